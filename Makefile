@@ -1,0 +1,127 @@
+# omniprof build. `make` builds build/omniprof; `make test` builds and runs every test.
+# Sources are discovered by folder: a new src/<area>/<file>.c, bpf/<name>.bpf.c,
+# tests/unit/test_<x>.c or tests/e2e/test_<x>.c needs no edit here.
+
+BUILD    ?= build
+CC       ?= gcc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+PROTOC_C ?= protoc-c
+SAN      ?=
+
+PKGS     := libbpf libelf libdw zlib libprotobuf-c
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+GEN      := $(BUILD)/gen
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \
+	    -Isrc -Ibpf -I$(GEN) $(PKG_CFLAGS)
+ifneq ($(SAN),)
+CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=all
+LDFLAGS  += -fsanitize=address,undefined
+endif
+LDLIBS   := $(PKG_LIBS) -lpthread
+
+# ---- generated headers: vmlinux.h, BPF skeletons, protobuf-c ----------------
+BPF_SRCS   := $(wildcard bpf/*.bpf.c)
+BPF_OBJS   := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
+SKELS      := $(BPF_SRCS:bpf/%.bpf.c=$(GEN)/%.skel.h)
+PROTOS     := $(wildcard proto/*.proto)
+PB_SRCS    := $(PROTOS:proto/%.proto=$(GEN)/%.pb-c.c)
+PB_HDRS    := $(PB_SRCS:.c=.h)
+GENERATED  := $(SKELS) $(PB_HDRS)
+
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -Wno-unused-function \
+	      -I$(GEN) -Ibpf $(shell pkg-config --cflags libbpf 2>/dev/null)
+
+$(GEN)/vmlinux.h:
+	@mkdir -p $(@D)
+	@if [ ! -r /sys/kernel/btf/vmlinux ]; then \
+		echo "error: this kernel has no BTF (/sys/kernel/btf/vmlinux missing)." >&2; \
+		echo "       omniprof needs a kernel built with CONFIG_DEBUG_INFO_BTF=y (Debian 12's is)." >&2; \
+		exit 1; fi
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(GEN)/vmlinux.h $(wildcard bpf/*.h bpf/*/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(GEN)/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+$(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: proto/%.proto
+	@mkdir -p $(GEN)
+	$(PROTOC_C) --proto_path=proto --c_out=$(GEN) $<
+
+# ---- the library and the binary ---------------------------------------------
+SRCS     := $(filter-out src/cli/main.c,$(shell find src -name '*.c' | sort))
+ASMS     := $(shell find src -name '*.S' | sort)
+OBJS     := $(SRCS:%.c=$(BUILD)/obj/%.o) $(ASMS:%.S=$(BUILD)/obj/%.o) \
+	    $(PB_SRCS:$(GEN)/%.c=$(BUILD)/obj/gen/%.o)
+LIB      := $(BUILD)/libomniprof.a
+BIN      := $(BUILD)/omniprof
+
+all: $(BIN)
+
+$(BUILD)/obj/%.o: %.c | $(GENERATED)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/gen/%.o: $(GEN)/%.c | $(GENERATED)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Wno-unused-parameter -c $< -o $@
+
+$(BUILD)/obj/%.o: %.S $(wildcard src/export/*.html)
+	@mkdir -p $(@D)
+	$(CC) -c $< -o $@
+
+$(LIB): $(OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(BUILD)/obj/src/cli/main.o $(LIB)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# ---- tests ------------------------------------------------------------------
+UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+E2E_SRCS   := $(wildcard tests/e2e/test_*.c)
+TEST_LIB_SRCS := $(wildcard tests/lib/*.c)
+TEST_BINS  := $(UNIT_SRCS:tests/%.c=$(BUILD)/tests/%) $(E2E_SRCS:tests/%.c=$(BUILD)/tests/%)
+TEST_LIB_OBJS := $(TEST_LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+
+$(BUILD)/tests/%: tests/%.c $(TEST_LIB_OBJS) $(LIB) | $(GENERATED)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/lib -MMD -MP $(LDFLAGS) $< $(TEST_LIB_OBJS) $(LIB) $(LDLIBS) -lcmocka -o $@
+
+# Workloads are the programs the end-to-end tests profile. Each states its
+# own compiler and flags on a line `// build: <cc> <flags>` so the unwinding
+# conditions they exercise (frame pointers or not, optimisation) are explicit.
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+WORKLOADS  := $(WORKLOAD_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%)
+
+$(BUILD)/workloads/%: tests/workloads/%.c
+	@mkdir -p $(@D)
+	$$(sed -n 's|^// build: ||p' $< | head -n1) $< -o $@
+
+tests: $(BIN) $(TEST_BINS) $(WORKLOADS)
+
+# The README's test command: every test, then the unit tests again under
+# AddressSanitizer + UndefinedBehaviorSanitizer.
+test: tests
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=1 asan-tests
+	OMNIPROF_BUILD=$(BUILD) tests/run.sh $(BUILD) $(BUILD)/asan
+
+asan-tests: $(UNIT_SRCS:tests/%.c=$(BUILD)/tests/%)
+
+format:
+	clang-format -i $$(find src bpf tests -name '*.[ch]' ! -name vmlinux.h)
+
+clean:
+	rm -rf $(BUILD)
+
+.PHONY: all tests test asan-tests format clean
+.SECONDARY:
+.DELETE_ON_ERROR:
+
+-include $(shell find $(BUILD)/obj $(BUILD)/tests -name '*.d' 2>/dev/null)

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
+/*
+ * The sampler: a perf_event (cpu-clock) program that runs on every CPU at the
+ * sampling frequency, records the interrupted thread's kernel stack and walks
+ * its user stack with our own unwinder, and sends one record per sample to
+ * user space through a ring buffer. Two tracepoints report exec and exit so
+ * user space reads a process's mappings while it still lives.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "types.h"
+
+#define OP_READ_USER(dst, size, addr) bpf_probe_read_user((dst), (size), (const void *)(addr))
+#include "unwind/native_unwind.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Set by user space before load. */
+const volatile bool filter_pids = false; /* only pids in pid_filter */
+const volatile bool kernel_stacks = true;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 21); /* resized by user space from the CPU count */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);  /* tgid */
+	__type(value, __u8);
+} pid_filter SEC(".maps");
+
+/* The record is built here (too big for the BPF stack), then copied out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct op_trace);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, OP_STAT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+static __always_inline void stat_inc(__u32 which)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &which);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline bool pid_wanted(__u32 tgid)
+{
+	return !filter_pids || bpf_map_lookup_elem(&pid_filter, &tgid);
+}
+
+struct walk_ctx {
+	struct op_unwinder u;
+	__u32 n;      /* frames written */
+	__s32 result; /* last op_step_result */
+};
+
+static long walk_one_frame(__u32 index, void *data)
+{
+	struct walk_ctx *w = data;
+	struct op_trace *t;
+	__u32 zero = 0;
+
+	/* Frame slot = iteration index (one frame per iteration): deriving it from the
+	 * loop's index rather than a counter keeps it an unknown scalar for the verifier,
+	 * which then checks the callback once instead of once per possible count. */
+	t = bpf_map_lookup_elem(&scratch, &zero);
+	if (!t)
+		return 1;
+	if (index >= OP_MAX_USER_FRAMES) {
+		w->result = OP_STEP_ERROR_BASE + OP_UNWIND_ERR_MAX_DEPTH;
+		return 1;
+	}
+	w->result = op_unwind_step(&w->u, &t->user[index & (OP_MAX_USER_FRAMES - 1)]);
+	w->n = index + 1;
+	return w->result != OP_STEP_CONTINUE;
+}
+
+/* User registers at the sample: from the context when the CPU was in user
+ * mode, else the ones the task saved on kernel entry. */
+static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct op_regs *r)
+{
+	struct task_struct *task;
+	struct pt_regs *regs;
+
+	/* The context allows only 8-byte loads of the x86-64 pt_regs (a fixed ABI layout). */
+	__u64 *ctx_regs = (__u64 *)&ctx->regs;
+
+	if ((ctx_regs[__builtin_offsetof(struct pt_regs, cs) / 8] & 3) == 3) {
+		r->pc = ctx_regs[__builtin_offsetof(struct pt_regs, ip) / 8];
+		r->sp = ctx_regs[__builtin_offsetof(struct pt_regs, sp) / 8];
+		r->fp = ctx_regs[__builtin_offsetof(struct pt_regs, bp) / 8];
+		return 0;
+	}
+	task = bpf_get_current_task_btf();
+	if (!task || !BPF_CORE_READ(task, mm) || (BPF_CORE_READ(task, flags) & 0x00200000 /* PF_KTHREAD */))
+		return -1;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return -1;
+	r->pc = BPF_CORE_READ(regs, ip);
+	r->sp = BPF_CORE_READ(regs, sp);
+	r->fp = BPF_CORE_READ(regs, bp);
+	return 0;
+}
+
+static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, struct op_trace *t)
+{
+	struct walk_ctx w = {};
+	struct op_regs r;
+	__u32 err;
+
+	if (user_regs(ctx, &r)) {
+		t->flags |= OP_TRACE_F_NO_USER;
+		return;
+	}
+	if (!r.pc) {
+		stat_inc(OP_STAT_USER_REGS_ERR);
+		t->flags |= OP_TRACE_F_NO_USER;
+		return;
+	}
+	op_unwinder__init(&w.u, r.pc, r.sp, r.fp);
+	bpf_loop(OP_MAX_USER_FRAMES + 1, walk_one_frame, &w, 0);
+
+	if (w.result > OP_STEP_END) {
+		err = w.result - OP_STEP_ERROR_BASE;
+		stat_inc(err == OP_UNWIND_ERR_MAX_DEPTH ? OP_STAT_USER_MAX_DEPTH
+			 : err == OP_UNWIND_ERR_BAD_FP  ? OP_STAT_USER_BAD_FP
+							: OP_STAT_USER_READ_ERR);
+		t->flags |= OP_TRACE_F_USER_TRUNCATED;
+		/* Mark where the walk stopped, unless the stack is full. */
+		if (w.n < OP_MAX_USER_FRAMES) {
+			op_frame__set_error(&t->user[w.n & (OP_MAX_USER_FRAMES - 1)], err);
+			w.n++;
+		}
+	}
+	t->n_user = w.n;
+}
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
+	struct task_struct *task;
+	struct op_trace *t;
+	long n, size;
+
+	stat_inc(OP_STAT_SAMPLES);
+	if (tgid == 0) {
+		stat_inc(OP_STAT_IDLE);
+		return 0;
+	}
+	if (!pid_wanted(tgid)) {
+		stat_inc(OP_STAT_FILTERED);
+		return 0;
+	}
+	t = bpf_map_lookup_elem(&scratch, &zero);
+	if (!t)
+		return 0;
+
+	t->hdr.type = OP_EVENT_TRACE;
+	t->hdr.pid = tgid;
+	t->tid = tid;
+	t->cpu = bpf_get_smp_processor_id();
+	t->ktime_ns = bpf_ktime_get_ns();
+	t->flags = 0;
+	t->n_kernel = 0;
+	t->n_user = 0;
+	bpf_get_current_comm(t->comm, sizeof(t->comm));
+	task = bpf_get_current_task_btf();
+	BPF_CORE_READ_STR_INTO(&t->pcomm, task, group_leader, comm);
+
+	if (kernel_stacks) {
+		n = bpf_get_stack(ctx, t->kernel, sizeof(t->kernel), 0);
+		if (n < 0) {
+			stat_inc(OP_STAT_KERNEL_STACK_ERR);
+			t->flags |= OP_TRACE_F_KERNEL_ERROR;
+		} else {
+			t->n_kernel = n / sizeof(__u64);
+		}
+	}
+	walk_user_stack(ctx, t);
+
+	size = __builtin_offsetof(struct op_trace, user) +
+	       (long)(t->n_user & (OP_MAX_USER_FRAMES * 2 - 1)) * sizeof(struct op_frame);
+	if (size > (long)sizeof(*t))
+		size = sizeof(*t);
+	if (bpf_ringbuf_output(&events, t, size, 0))
+		stat_inc(OP_STAT_RINGBUF_FULL);
+	return 0;
+}
+
+static __always_inline void proc_event(struct task_struct *task, __u32 type)
+{
+	struct op_proc_event *e;
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+
+	if (!pid_wanted(tgid))
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(OP_STAT_PROC_EVENT_LOST);
+		return;
+	}
+	e->hdr.type = type;
+	e->hdr.pid = tgid;
+	e->tid = BPF_CORE_READ(task, pid);
+	e->reserved = 0;
+	e->ktime_ns = bpf_ktime_get_ns();
+	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
+	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	proc_event(p, OP_EVENT_EXEC);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
+{
+	/* Only the whole process leaving matters: skip threads other than the leader. */
+	if (BPF_CORE_READ(p, pid) != BPF_CORE_READ(p, tgid))
+		return 0;
+	proc_event(p, OP_EVENT_EXIT);
+	return 0;
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Types shared by the BPF programs and user space: the ring-buffer records,
+ * the frame encoding and the counters. Fixed-width types only, sizes pinned
+ * with _Static_assert so both sides agree byte for byte.
+ *
+ * A frame is (kind, file_id, addr, aux). Today the BPF side emits native
+ * frames with file_id 0 and an absolute address that user space resolves
+ * through the process's mappings; once stack-delta tables live in BPF maps
+ * the same record carries (file id, file-relative address), and interpreter
+ * frames use addr/aux for (code object, instruction offset).
+ */
+#ifndef OMNIPROF_BPF_TYPES_H
+#define OMNIPROF_BPF_TYPES_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define OP_TASK_COMM_LEN     16
+#define OP_MAX_KERNEL_FRAMES 127 /* the kernel's default perf_event_max_stack */
+#define OP_MAX_USER_FRAMES   512
+
+enum op_event_type {
+	OP_EVENT_TRACE = 1,
+	OP_EVENT_EXEC = 2,
+	OP_EVENT_EXIT = 3,
+};
+
+enum op_frame_kind {
+	OP_FRAME_NATIVE = 0,
+	OP_FRAME_KERNEL = 1,
+	OP_FRAME_ERROR = 2, /* the unwinder stopped: addr holds an op_unwind_error */
+};
+
+enum op_frame_flags {
+	/* addr is a return address: symbolize addr - 1, the call instruction. */
+	OP_FRAME_F_RETURN_ADDRESS = 1 << 0,
+};
+
+/* Why a user stack ended early. Reported as an OP_FRAME_ERROR frame. */
+enum op_unwind_error {
+	OP_UNWIND_ERR_NONE = 0,
+	OP_UNWIND_ERR_READ = 1,      /* stack memory could not be read */
+	OP_UNWIND_ERR_MAX_DEPTH = 2, /* OP_MAX_USER_FRAMES reached */
+	OP_UNWIND_ERR_BAD_FP = 3,    /* frame pointer not above the stack pointer */
+	OP_UNWIND_ERR_NO_RULE = 4,   /* no unwind rule for this address */
+};
+
+struct op_frame {
+	__u64 addr;
+	__u64 file_id; /* 0: resolve addr through the process's mappings */
+	__u32 aux;
+	__u8 kind;     /* enum op_frame_kind */
+	__u8 flags;    /* enum op_frame_flags */
+	__u16 reserved;
+};
+
+enum op_trace_flags {
+	OP_TRACE_F_KERNEL_ERROR = 1 << 0,   /* bpf_get_stack failed */
+	OP_TRACE_F_USER_TRUNCATED = 1 << 1, /* user stack ended with an error frame */
+	OP_TRACE_F_NO_USER = 1 << 2,        /* kernel thread: no user stack */
+};
+
+struct op_event_header {
+	__u32 type; /* enum op_event_type */
+	__u32 pid;  /* process (tgid) */
+};
+
+/* One sample. Sent truncated after user[n_user - 1]. */
+struct op_trace {
+	struct op_event_header hdr;
+	__u32 tid;
+	__u32 cpu;
+	__u64 ktime_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	char comm[OP_TASK_COMM_LEN];  /* the thread's name */
+	char pcomm[OP_TASK_COMM_LEN]; /* the process's (group leader's) name */
+	__u16 n_kernel;
+	__u16 n_user;
+	__u32 flags; /* enum op_trace_flags */
+	__u64 kernel[OP_MAX_KERNEL_FRAMES + 1];
+	struct op_frame user[OP_MAX_USER_FRAMES];
+};
+
+/* Process lifecycle, so user space reads mappings while the process lives. */
+struct op_proc_event {
+	struct op_event_header hdr;
+	__u32 tid;
+	__u32 reserved;
+	__u64 ktime_ns;
+	char comm[OP_TASK_COMM_LEN];
+};
+
+/* Per-CPU counters (an array map indexed by these). */
+enum op_stat {
+	OP_STAT_SAMPLES = 0,       /* program runs */
+	OP_STAT_IDLE,              /* pid 0: CPU idle, not recorded */
+	OP_STAT_FILTERED,          /* not one of the -p processes */
+	OP_STAT_RINGBUF_FULL,      /* dropped: ring buffer full */
+	OP_STAT_KERNEL_STACK_ERR,  /* kernel stack missing (bpf_get_stack error) */
+	OP_STAT_USER_REGS_ERR,     /* user registers could not be read */
+	OP_STAT_USER_READ_ERR,     /* user stack ended on unreadable memory */
+	OP_STAT_USER_MAX_DEPTH,    /* user stack longer than OP_MAX_USER_FRAMES */
+	OP_STAT_USER_BAD_FP,       /* frame-pointer chain went backwards */
+	OP_STAT_PROC_EVENT_LOST,   /* exec/exit event dropped: ring buffer full */
+	OP_STAT__COUNT,
+};
+
+_Static_assert(sizeof(struct op_frame) == 24, "op_frame layout");
+_Static_assert(sizeof(struct op_event_header) == 8, "op_event_header layout");
+_Static_assert(sizeof(struct op_proc_event) == 40, "op_proc_event layout");
+_Static_assert(__builtin_offsetof(struct op_trace, kernel) == 64, "op_trace header layout");
+_Static_assert(sizeof(struct op_trace) ==
+		       64 + 8 * (OP_MAX_KERNEL_FRAMES + 1) + 24 * OP_MAX_USER_FRAMES,
+	       "op_trace layout");
+
+#endif

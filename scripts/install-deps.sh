@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs everything omniprof needs to build, run and test on Debian 12.
+# Used by both README commands and by .ci/run; safe to run again.
+set -euo pipefail
+
+PKGS=(
+	make gcc clang llvm pkg-config
+	libbpf-dev bpftool
+	libelf-dev libdw-dev zlib1g-dev
+	protobuf-c-compiler libprotobuf-c-dev
+	libcmocka-dev
+	golang-go protobuf-compiler
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "install-deps: missing packages (${missing[*]}); run as root or install them" >&2
+		exit 1
+	fi
+	echo "install-deps: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

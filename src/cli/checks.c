@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "util/log.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+static bool has_cap(const struct __user_cap_data_struct data[2], int cap)
+{
+	return data[cap / 32].effective & (1u << (cap % 32));
+}
+
+int cli__check_privileges(void)
+{
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[2] = {{0}};
+
+	if (syscall(SYS_capget, &hdr, data)) {
+		pr_err("cannot read this process's capabilities: %s", strerror(errno));
+		return -errno;
+	}
+	/* Loading the sampler needs BPF; opening cpu-clock events on every CPU needs perfmon
+	 * (CAP_SYS_ADMIN covers both); reading other processes' maps needs root-like access. */
+	if (has_cap(data, CAP_SYS_ADMIN) || (has_cap(data, CAP_BPF) && has_cap(data, CAP_PERFMON)))
+		return 0;
+	pr_err("omniprof needs root (or CAP_BPF and CAP_PERFMON): run it with sudo");
+	return -EPERM;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char path[4096];
+	size_t len = strlen(dir);
+
+	if (len == 0 || len >= sizeof(path))
+		return -ENAMETOOLONG;
+	memcpy(path, dir, len + 1);
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0755) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(path, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int cli__prepare_output_dir(const char *dir)
+{
+	char probe[4200];
+	struct stat st;
+	int fd, err;
+
+	err = mkdir_p(dir);
+	if (!err && (stat(dir, &st) || !S_ISDIR(st.st_mode)))
+		err = -ENOTDIR;
+	if (!err) {
+		/* Find out now, not after a long recording, that the files cannot be written. */
+		snprintf(probe, sizeof(probe), "%s/.omniprof-write-test", dir);
+		fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0)
+			err = -errno;
+		else {
+			close(fd);
+			unlink(probe);
+		}
+	}
+	if (err)
+		pr_err("cannot write to output folder '%s': %s (choose another with -o DIR)", dir,
+		       strerror(-err));
+	return err;
+}

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The command-line front end: one function per subcommand. */
+#ifndef OMNIPROF_CLI_CLI_H
+#define OMNIPROF_CLI_CLI_H
+
+#define OMNIPROF_VERSION "0.1.0"
+
+/* Each returns the process exit code. */
+int cmd_record(int argc, char **argv);
+
+/* Shared checks: print one line and return -errno when the requirement fails. */
+int cli__check_privileges(void);
+int cli__prepare_output_dir(const char *dir);
+
+#endif

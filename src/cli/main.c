@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: omniprof <command> [options]\n"
+		   "\n"
+		   "commands:\n"
+		   "  record    profile the whole system (or -p PIDs) and write pprof, folded\n"
+		   "            stacks and a flame graph; `omniprof record --help` for options\n"
+		   "  version   print the version\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "record"))
+		return cmd_record(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+		printf("omniprof %s\n", OMNIPROF_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "omniprof: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

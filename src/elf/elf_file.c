@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The file is untrusted input (any process can map any bytes), so every
+ * table libelf hands us is checked against the file size before use and
+ * anything inconsistent is reported as -ENOEXEC rather than trusted.
+ *
+ * libelf reads with ELF_C_READ (pread on demand) rather than mmap: a file
+ * truncated by its owner while we read it then gives a short read, which
+ * libelf reports as an error, instead of SIGBUS in the profiler.
+ */
+#include "elf/elf_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Real build ids are 8 to 32 bytes; anything far larger is not one. */
+#define BUILD_ID_MAX_BYTES 64
+
+static pthread_once_t libelf_once = PTHREAD_ONCE_INIT;
+static bool libelf_ok;
+
+static void libelf_init(void)
+{
+	libelf_ok = elf_version(EV_CURRENT) != EV_NONE;
+}
+
+/* True when [off, off + len) lies inside a file of size bytes, without overflow. */
+static bool range_in_file(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+/* Returns a malloc'd lowercase hex string (caller frees), or NULL on ENOMEM. */
+static char *hex_string(const unsigned char *bytes, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+	char *hex = malloc(len * 2 + 1);
+
+	if (!hex)
+		return NULL;
+	for (size_t i = 0; i < len; i++) {
+		hex[2 * i] = digits[bytes[i] >> 4];
+		hex[2 * i + 1] = digits[bytes[i] & 0xf];
+	}
+	hex[len * 2] = '\0';
+	return hex;
+}
+
+/*
+ * Looks for NT_GNU_BUILD_ID in one block of notes. Returns 1 and sets
+ * ef->build_id when found, 0 when not, -ENOMEM.
+ */
+static int find_build_id_in_notes(struct elf_file *ef, Elf_Data *data)
+{
+	GElf_Nhdr nhdr;
+	size_t off = 0, next, name_off, desc_off;
+
+	/* gelf_getnote() checks each header, name and descriptor against d_size. */
+	while (off < data->d_size &&
+	       (next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
+		off = next;
+		if (nhdr.n_type != NT_GNU_BUILD_ID || nhdr.n_namesz != sizeof(ELF_NOTE_GNU) ||
+		    memcmp((const char *)data->d_buf + name_off, ELF_NOTE_GNU,
+			   sizeof(ELF_NOTE_GNU)) != 0)
+			continue;
+		if (nhdr.n_descsz == 0 || nhdr.n_descsz > BUILD_ID_MAX_BYTES)
+			continue;
+		ef->build_id =
+		    hex_string((const unsigned char *)data->d_buf + desc_off, nhdr.n_descsz);
+		return ef->build_id ? 1 : -ENOMEM;
+	}
+	return 0;
+}
+
+/* PT_NOTE segments are what survives strip, so they are tried first. */
+static int find_build_id_in_segments(struct elf_file *ef, Elf *elf, size_t phnum)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr phdr;
+		Elf_Data *data;
+		int err;
+
+		if (!gelf_getphdr(elf, (int)i, &phdr))
+			return -ENOEXEC;
+		if (phdr.p_type != PT_NOTE || phdr.p_filesz == 0)
+			continue;
+		if (!range_in_file(phdr.p_offset, phdr.p_filesz, ef->size))
+			return -ENOEXEC;
+		/* Notes in an 8-aligned segment (GNU property notes) use 8-byte padding. */
+		data = elf_getdata_rawchunk(elf, (int64_t)phdr.p_offset, phdr.p_filesz,
+					    phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+		if (!data)
+			continue; /* unaligned or unreadable: maybe a section has it */
+		err = find_build_id_in_notes(ef, data);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int find_build_id_in_sections(struct elf_file *ef, Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+		int err;
+
+		if (!gelf_getshdr(scn, &shdr))
+			return -ENOEXEC;
+		if (shdr.sh_type != SHT_NOTE || shdr.sh_size == 0)
+			continue;
+		if (!range_in_file(shdr.sh_offset, shdr.sh_size, ef->size))
+			return -ENOEXEC;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf)
+			continue;
+		err = find_build_id_in_notes(ef, data);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The program and section header tables must lie inside the file. */
+static int check_header_tables(const struct elf_file *ef, Elf *elf, const GElf_Ehdr *ehdr,
+			       size_t phnum, size_t shnum)
+{
+	size_t phent = gelf_fsize(elf, ELF_T_PHDR, 1, EV_CURRENT);
+	size_t shent = gelf_fsize(elf, ELF_T_SHDR, 1, EV_CURRENT);
+
+	if (!phent || !shent)
+		return -ENOEXEC;
+	if (phnum && (ehdr->e_phentsize != phent || phnum > ef->size / phent ||
+		      !range_in_file(ehdr->e_phoff, phnum * phent, ef->size)))
+		return -ENOEXEC;
+	if (shnum && (ehdr->e_shentsize != shent || shnum > ef->size / shent ||
+		      !range_in_file(ehdr->e_shoff, shnum * shent, ef->size)))
+		return -ENOEXEC;
+	return 0;
+}
+
+static int collect_segments(struct elf_file *ef, Elf *elf, size_t phnum)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr phdr;
+
+		if (!gelf_getphdr(elf, (int)i, &phdr))
+			return -ENOEXEC;
+		if (phdr.p_type == PT_LOAD)
+			n++;
+	}
+	if (!n)
+		return 0;
+	ef->segments = calloc(n, sizeof(*ef->segments));
+	if (!ef->segments)
+		return -ENOMEM;
+
+	for (size_t i = 0; i < phnum; i++) {
+		struct elf_segment *seg;
+		GElf_Phdr phdr;
+
+		if (!gelf_getphdr(elf, (int)i, &phdr))
+			return -ENOEXEC;
+		if (phdr.p_type != PT_LOAD)
+			continue;
+		/*
+		 * A loader could not map a segment whose bytes are not in the
+		 * file, so such a file cannot be what a process is running.
+		 */
+		if (phdr.p_filesz > phdr.p_memsz ||
+		    !range_in_file(phdr.p_offset, phdr.p_filesz, ef->size) ||
+		    phdr.p_memsz > UINT64_MAX - phdr.p_vaddr)
+			return -ENOEXEC;
+		seg = &ef->segments[ef->n_segments++];
+		seg->vaddr = phdr.p_vaddr;
+		seg->memsz = phdr.p_memsz;
+		seg->offset = phdr.p_offset;
+		seg->filesz = phdr.p_filesz;
+		seg->flags = phdr.p_flags & (PF_X | PF_W | PF_R);
+	}
+	return 0;
+}
+
+static int parse_elf(struct elf_file *ef)
+{
+	size_t phnum, shnum;
+	GElf_Ehdr ehdr;
+	Elf *elf;
+	int err;
+
+	elf = elf_begin(ef->fd, ELF_C_READ, NULL);
+	if (!elf)
+		return -ENOEXEC;
+
+	err = -ENOEXEC;
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr))
+		goto cleanup;
+	if (ehdr.e_ident[EI_DATA] != ELFDATA2LSB && ehdr.e_ident[EI_DATA] != ELFDATA2MSB)
+		goto cleanup;
+	if (ehdr.e_version != EV_CURRENT)
+		goto cleanup;
+	/* Both also resolve the extended numbering kept in section 0. */
+	if (elf_getphdrnum(elf, &phnum) != 0 || elf_getshdrnum(elf, &shnum) != 0)
+		goto cleanup;
+	err = check_header_tables(ef, elf, &ehdr, phnum, shnum);
+	if (err)
+		goto cleanup;
+	ef->type = ehdr.e_type;
+
+	err = collect_segments(ef, elf, phnum);
+	if (err)
+		goto cleanup;
+	err = find_build_id_in_segments(ef, elf, phnum);
+	if (err == 0 && shnum)
+		err = find_build_id_in_sections(ef, elf);
+	if (err > 0)
+		err = 0;
+cleanup:
+	elf_end(elf);
+	return err;
+}
+
+int elf_file__open(const char *path, int fd, struct elf_file **out)
+{
+	struct elf_file *ef = NULL;
+	struct stat st;
+	int err;
+
+	*out = NULL;
+	pthread_once(&libelf_once, libelf_init);
+	if (!libelf_ok) {
+		err = -ENOSYS;
+		goto cleanup;
+	}
+	if (!path) {
+		err = -EINVAL;
+		goto cleanup;
+	}
+	if (fd < 0) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			err = -errno;
+			goto cleanup;
+		}
+	}
+
+	ef = calloc(1, sizeof(*ef));
+	if (!ef) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	ef->fd = fd;
+	fd = -1;
+	ef->path = strdup(path);
+	if (!ef->path) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+
+	if (fstat(ef->fd, &st) < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	/* Only a regular file has a size that bounds what we read. */
+	if (!S_ISREG(st.st_mode) || st.st_size <= 0) {
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	ef->size = (uint64_t)st.st_size;
+
+	err = parse_elf(ef);
+	if (err)
+		goto cleanup;
+	*out = ef;
+	return 0;
+
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	elf_file__close(ef);
+	return err;
+}
+
+void elf_file__close(struct elf_file *ef)
+{
+	if (!ef)
+		return;
+	if (ef->fd >= 0)
+		close(ef->fd);
+	free(ef->path);
+	free(ef->segments);
+	free(ef->build_id);
+	free(ef);
+}
+
+/*
+ * Only bytes inside a segment's [offset, offset + filesz) map: that is where
+ * every instruction lies. Two cases are deliberately not mapped:
+ *  - the page-rounding slack a mapping has before p_offset (those file bytes
+ *    belong to the neighbouring segment, or to none);
+ *  - the memsz - filesz tail (.bss), which is anonymous memory with no file
+ *    offset at all.
+ * A caller with an address in a mapping computes the offset as
+ * addr - map_start + map_pgoff.
+ */
+bool elf_file__offset_to_vaddr(const struct elf_file *ef, uint64_t offset, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < ef->n_segments; i++) {
+		const struct elf_segment *seg = &ef->segments[i];
+
+		if (offset >= seg->offset && offset - seg->offset < seg->filesz) {
+			*vaddr = seg->vaddr + (offset - seg->offset);
+			return true;
+		}
+	}
+	return false;
+}

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "elf/file_cache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elf/elf_file.h"
+#include "proc/proc_maps.h"
+#include "symbol/native_symbols.h"
+#include "util/log.h"
+
+struct file_key {
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	uint64_t inode;
+	const char *path; /* only compared for pseudo files (inode 0) */
+};
+
+static bool file_equal(const void *entry, const void *key, void *ctx)
+{
+	const struct cached_file *f = entry;
+	const struct file_key *k = key;
+
+	(void)ctx;
+	if (f->dev_major != k->dev_major || f->dev_minor != k->dev_minor || f->inode != k->inode)
+		return false;
+	return k->inode || !strcmp(f->path, k->path);
+}
+
+static uint64_t file_hash(const struct file_key *k)
+{
+	uint64_t h = hash_u64(k->inode ^ ((uint64_t)k->dev_major << 32 | k->dev_minor));
+
+	return k->inode ? h : hash_str(k->path, h);
+}
+
+void file_cache__init(struct file_cache *fc)
+{
+	memset(fc, 0, sizeof(*fc));
+	hashmap__init(&fc->by_key, file_equal, NULL);
+}
+
+static void cached_file__free(struct cached_file *f)
+{
+	if (!f)
+		return;
+	native_symbols__free(f->syms);
+	elf_file__close(f->elf);
+	free(f->path);
+	free(f);
+}
+
+void file_cache__clear(struct file_cache *fc)
+{
+	if (!fc)
+		return;
+	for (size_t i = 0; i < fc->n_files; i++)
+		cached_file__free(fc->files[i]);
+	free(fc->files);
+	hashmap__clear(&fc->by_key);
+	fc->files = NULL;
+	fc->n_files = fc->cap_files = 0;
+}
+
+/* Opens the mapped file the way the process sees it. Returns an fd or -errno. */
+static int open_mapped_file(pid_t pid, const struct proc_map *m)
+{
+	char path[4200];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	if (m->path[0] != '/')
+		return -errno;
+	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd >= 0 ? fd : -errno;
+}
+
+static void open_elf(struct file_cache *fc, struct cached_file *f, pid_t pid,
+		     const struct proc_map *m)
+{
+	int fd = open_mapped_file(pid, m), err;
+
+	if (fd < 0) {
+		f->open_error = fd;
+		fc->stats.open_errors++;
+		pr_info("cannot open %s of pid %d: %s (frames show as offsets)", m->path, (int)pid,
+			strerror(-fd));
+		return;
+	}
+	err = elf_file__open(f->path, fd, &f->elf);
+	if (err) {
+		f->open_error = err;
+		fc->stats.not_elf++;
+		pr_info("%s: not a readable ELF file: %s", f->path, strerror(-err));
+		return;
+	}
+	fc->stats.opened++;
+}
+
+uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map *m)
+{
+	/* Anonymous executable memory (JIT code) shares one pseudo file. */
+	struct file_key key = {m->dev_major, m->dev_minor, m->inode, m->path[0] ? m->path : "[anon]"};
+	uint64_t h = file_hash(&key);
+	struct cached_file *f = hashmap__find(&fc->by_key, h, &key), **tmp;
+	const char *slash;
+
+	if (f)
+		return f->id;
+	if (fc->n_files == fc->cap_files) {
+		size_t cap = fc->cap_files ? fc->cap_files * 2 : 64;
+
+		tmp = realloc(fc->files, cap * sizeof(*tmp));
+		if (!tmp)
+			return 0;
+		fc->files = tmp;
+		fc->cap_files = cap;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return 0;
+	f->dev_major = key.dev_major;
+	f->dev_minor = key.dev_minor;
+	f->inode = key.inode;
+	f->path = strdup(key.path);
+	if (!f->path) {
+		free(f);
+		return 0;
+	}
+	slash = strrchr(f->path, '/');
+	f->basename = slash ? slash + 1 : f->path;
+	key.path = f->path;
+	if (hashmap__insert(&fc->by_key, h, f)) {
+		cached_file__free(f);
+		return 0;
+	}
+	fc->files[fc->n_files++] = f;
+	f->id = (uint32_t)fc->n_files;
+	if (m->inode)
+		open_elf(fc, f, pid, m);
+	return f->id;
+}
+
+const char *file_cache__symbolize(struct file_cache *fc, uint32_t id, uint64_t vaddr)
+{
+	struct cached_file *f = file_cache__at(fc, id);
+	uint64_t off;
+	int err;
+
+	if (!f || !f->elf)
+		return NULL;
+	if (!f->syms_tried) {
+		f->syms_tried = true;
+		err = native_symbols__open(f->elf, &f->syms);
+		if (err)
+			pr_info("%s: no symbols: %s", f->path, strerror(-err));
+	}
+	return f->syms ? native_symbols__lookup(f->syms, vaddr, &off) : NULL;
+}

@@ -1,0 +1,586 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * pprof exporter: struct profile -> gzip-compressed perftools.profiles.Profile.
+ *
+ * The profile is streamed rather than built as one message. Protobuf defines
+ * the concatenation of two encodings of a message as their merge (repeated
+ * fields append), so each sample, mapping, location and function is packed as
+ * a Profile holding just that one element and the bytes go straight into
+ * deflate. Memory stays at a few scratch arrays plus the string index however
+ * many locations the profile has, and the output is still in field-number
+ * order like any other pprof writer's: string_table (6) is emitted after the
+ * functions (5), once every string has been interned.
+ *
+ * The file is written to "<path>.tmp", fsync'ed and renamed over path, so a
+ * reader never sees a half-written profile and a failed write leaves nothing.
+ */
+#include "export/exporters.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "profile.pb-c.h"
+#include "profile/profile.h"
+#include "util/hashmap.h"
+
+typedef Perftools__Profiles__Profile pb_profile;
+typedef Perftools__Profiles__ValueType pb_value_type;
+typedef Perftools__Profiles__Sample pb_sample;
+typedef Perftools__Profiles__Label pb_label;
+typedef Perftools__Profiles__Mapping pb_mapping;
+typedef Perftools__Profiles__Location pb_location;
+typedef Perftools__Profiles__Line pb_line;
+typedef Perftools__Profiles__Function pb_function;
+
+#define SINK_CHUNK (64 * 1024)
+
+/* ---- gzip sink: a ProtobufCBuffer that deflates into a file descriptor ---- */
+
+struct pb_sink {
+	ProtobufCBuffer base; /* first: protobuf-c hands back &base */
+	int fd;
+	int err; /* first failure, -errno; later appends are ignored */
+	z_stream zs;
+	bool zs_ready;
+	/*
+	 * protobuf-c appends a few bytes at a time (a tag, a varint); batching
+	 * them keeps deflate's per-call overhead off the hot path.
+	 */
+	size_t n_in;
+	uint8_t in[SINK_CHUNK];
+	uint8_t out[SINK_CHUNK];
+};
+
+static void sink__write_all(struct pb_sink *s, const uint8_t *buf, size_t len)
+{
+	while (len && !s->err) {
+		ssize_t n = write(s->fd, buf, len);
+
+		if (n < 0) {
+			if (errno != EINTR)
+				s->err = -errno;
+			continue;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+static void sink__deflate(struct pb_sink *s, const uint8_t *data, size_t len, int flush)
+{
+	do {
+		/* avail_in is a uInt: feed huge inputs in slices. */
+		uInt part = len > UINT_MAX ? UINT_MAX : (uInt)len;
+		int last = part == len ? flush : Z_NO_FLUSH;
+
+		s->zs.next_in = (Bytef *)data; /* zlib does not write through it */
+		s->zs.avail_in = part;
+		data += part;
+		len -= part;
+		for (;;) {
+			int ret;
+
+			s->zs.next_out = s->out;
+			s->zs.avail_out = sizeof(s->out);
+			ret = deflate(&s->zs, last);
+			if (ret == Z_STREAM_ERROR) {
+				s->err = -EIO;
+				return;
+			}
+			sink__write_all(s, s->out, sizeof(s->out) - s->zs.avail_out);
+			if (s->err)
+				return;
+			/* Z_NO_FLUSH is done once deflate left room in out[]. */
+			if (last == Z_FINISH ? ret == Z_STREAM_END : s->zs.avail_out != 0)
+				break;
+		}
+	} while (len);
+}
+
+static void sink__append(ProtobufCBuffer *buf, size_t len, const uint8_t *data)
+{
+	struct pb_sink *s = (struct pb_sink *)buf;
+
+	if (s->err)
+		return;
+	if (s->n_in + len > sizeof(s->in)) {
+		sink__deflate(s, s->in, s->n_in, Z_NO_FLUSH);
+		s->n_in = 0;
+	}
+	if (len >= sizeof(s->in)) {
+		sink__deflate(s, data, len, Z_NO_FLUSH);
+		return;
+	}
+	memcpy(s->in + s->n_in, data, len);
+	s->n_in += len;
+}
+
+/* Returns a sink ready for its fd (free with sink__free()), or NULL on ENOMEM. */
+static struct pb_sink *sink__new(void)
+{
+	struct pb_sink *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->base.append = sink__append;
+	s->fd = -1;
+	/* windowBits 15 + 16 selects the gzip wrapper that pprof expects. */
+	if (deflateInit2(&s->zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(s);
+		return NULL;
+	}
+	s->zs_ready = true;
+	return s;
+}
+
+/* Compresses what is buffered and writes the gzip trailer: 0 or -errno. */
+static int sink__finish(struct pb_sink *s)
+{
+	if (!s->err)
+		sink__deflate(s, s->in, s->n_in, Z_FINISH);
+	s->n_in = 0;
+	return s->err;
+}
+
+static void sink__free(struct pb_sink *s)
+{
+	if (!s)
+		return;
+	if (s->zs_ready)
+		deflateEnd(&s->zs);
+	free(s);
+}
+
+/* ---- string table: index 0 is "", every other string appears once ---- */
+
+struct strtab {
+	const char **v; /* borrowed from the profile, which outlives the write */
+	size_t n, cap;
+	struct hashmap index; /* entries are (void *)index into v, never 0 */
+};
+
+static bool strtab__equal(const void *entry, const void *key, void *ctx)
+{
+	const struct strtab *t = ctx;
+
+	return strcmp(t->v[(uintptr_t)entry], key) == 0;
+}
+
+static int strtab__init(struct strtab *t)
+{
+	t->cap = 1024;
+	t->n = 1;
+	t->v = malloc(t->cap * sizeof(*t->v));
+	if (!t->v)
+		return -ENOMEM;
+	t->v[0] = "";
+	hashmap__init(&t->index, strtab__equal, t);
+	return 0;
+}
+
+static void strtab__free(struct strtab *t)
+{
+	hashmap__clear(&t->index);
+	free(t->v);
+	t->v = NULL;
+}
+
+/* Returns s's string-table index (added if new), or -ENOMEM. */
+static int64_t strtab__intern(struct strtab *t, const char *s)
+{
+	uint64_t h;
+	void *found;
+
+	if (!s || !*s)
+		return 0;
+	h = hash_str(s, 0);
+	found = hashmap__find(&t->index, h, s);
+	if (found)
+		return (int64_t)(uintptr_t)found;
+	if (t->n == t->cap) {
+		const char **v = realloc(t->v, 2 * t->cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->v = v;
+		t->cap *= 2;
+	}
+	t->v[t->n] = s;
+	if (hashmap__insert(&t->index, h, (void *)(uintptr_t)t->n))
+		return -ENOMEM;
+	return (int64_t)t->n++;
+}
+
+/* ---- the writer ---- */
+
+/* Per-mapping symbolization facts, gathered before the mappings are written. */
+#define MAP_HAS_FILENAMES    0x1
+#define MAP_HAS_LINE_NUMBERS 0x2
+#define MAP_HAS_INLINE       0x4
+
+struct pprof_writer {
+	const struct profile *p;
+	struct pb_sink *sink;
+	struct strtab strings;
+	uint8_t *map_flags; /* n_mappings entries */
+
+	/* Scratch reused across elements, sized to the largest seen. */
+	uint64_t *loc_ids;
+	size_t loc_ids_cap;
+	pb_line *lines;
+	pb_line **line_ptrs;
+	size_t lines_cap;
+};
+
+/* Packs one record (a Profile carrying one element) into the sink. */
+static int writer__emit(struct pprof_writer *w, const pb_profile *rec)
+{
+	protobuf_c_message_pack_to_buffer(&rec->base, &w->sink->base);
+	return w->sink->err;
+}
+
+/* Same as strtab__intern() but for fields: stores the index or returns -ENOMEM. */
+static int writer__str(struct pprof_writer *w, const char *s, int64_t *idx)
+{
+	int64_t i = strtab__intern(&w->strings, s);
+
+	if (i < 0)
+		return (int)i;
+	*idx = i;
+	return 0;
+}
+
+/*
+ * Checks every id the locations hold and notes what symbol information each
+ * mapping's locations carry, so the has_* flags tell viewers the truth about
+ * whether re-symbolizing could add anything.
+ */
+static int writer__scan_locations(struct pprof_writer *w)
+{
+	const struct profile *p = w->p;
+
+	for (size_t i = 0; i < p->n_locations; i++) {
+		const struct profile_location *loc = &p->locations[i];
+		uint8_t flags = 0;
+
+		if (loc->mapping_id > p->n_mappings || (loc->n_lines && !loc->lines))
+			return -EINVAL;
+		if (loc->n_lines > 1)
+			flags |= MAP_HAS_INLINE;
+		for (uint32_t j = 0; j < loc->n_lines; j++) {
+			uint32_t fid = loc->lines[j].function_id;
+
+			if (!fid || fid > p->n_functions)
+				return -EINVAL;
+			if (loc->lines[j].line > 0)
+				flags |= MAP_HAS_LINE_NUMBERS;
+			if (p->functions[fid - 1].filename && *p->functions[fid - 1].filename)
+				flags |= MAP_HAS_FILENAMES;
+		}
+		if (loc->mapping_id)
+			w->map_flags[loc->mapping_id - 1] |= flags;
+	}
+	return 0;
+}
+
+static int writer__header(struct pprof_writer *w, int64_t *cpu_idx)
+{
+	pb_value_type types[2] = {PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
+				  PERFTOOLS__PROFILES__VALUE_TYPE__INIT};
+	pb_value_type *type_ptrs[2] = {&types[0], &types[1]};
+	pb_profile rec = PERFTOOLS__PROFILES__PROFILE__INIT;
+	int err;
+
+	if ((err = writer__str(w, "samples", &types[0].type)) ||
+	    (err = writer__str(w, "count", &types[0].unit)) ||
+	    (err = writer__str(w, "cpu", &types[1].type)) ||
+	    (err = writer__str(w, "nanoseconds", &types[1].unit)))
+		return err;
+	*cpu_idx = types[1].type;
+	rec.n_sample_type = 2;
+	rec.sample_type = type_ptrs;
+	return writer__emit(w, &rec);
+}
+
+/* Returns count * period, saturated: a wrapped total would be a wrong profile. */
+static int64_t cpu_ns(int64_t count, uint64_t period_ns)
+{
+	int64_t v;
+
+	if (period_ns > INT64_MAX || __builtin_mul_overflow(count, (int64_t)period_ns, &v))
+		return count < 0 ? INT64_MIN : INT64_MAX;
+	return v;
+}
+
+static int writer__samples(struct pprof_writer *w)
+{
+	const struct profile *p = w->p;
+	pb_label labels[4] = {PERFTOOLS__PROFILES__LABEL__INIT, PERFTOOLS__PROFILES__LABEL__INIT,
+			      PERFTOOLS__PROFILES__LABEL__INIT, PERFTOOLS__PROFILES__LABEL__INIT};
+	pb_label *label_ptrs[4] = {&labels[0], &labels[1], &labels[2], &labels[3]};
+	pb_sample sample = PERFTOOLS__PROFILES__SAMPLE__INIT;
+	pb_sample *sample_ptr = &sample;
+	pb_profile rec = PERFTOOLS__PROFILES__PROFILE__INIT;
+	int64_t values[2];
+	int err;
+
+	if ((err = writer__str(w, "pid", &labels[0].key)) ||
+	    (err = writer__str(w, "tid", &labels[1].key)) ||
+	    (err = writer__str(w, "comm", &labels[2].key)) ||
+	    (err = writer__str(w, "thread_name", &labels[3].key)))
+		return err;
+
+	sample.value = values;
+	sample.n_value = 2;
+	sample.label = label_ptrs;
+	sample.n_label = 4;
+	rec.sample = &sample_ptr;
+	rec.n_sample = 1;
+	for (size_t i = 0; i < p->n_samples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+
+		if (s->n_locations > w->loc_ids_cap) {
+			uint64_t *ids = realloc(w->loc_ids, s->n_locations * sizeof(*ids));
+
+			if (!ids)
+				return -ENOMEM;
+			w->loc_ids = ids;
+			w->loc_ids_cap = s->n_locations;
+		}
+		for (uint32_t j = 0; j < s->n_locations; j++) {
+			uint32_t id = s->location_ids[j];
+
+			if (!id || id > p->n_locations)
+				return -EINVAL;
+			w->loc_ids[j] = id;
+		}
+		sample.location_id = w->loc_ids;
+		sample.n_location_id = s->n_locations;
+		values[0] = s->count;
+		values[1] = cpu_ns(s->count, p->period_ns);
+		labels[0].num = s->pid;
+		labels[1].num = s->tid;
+		/* An empty name has index 0, which readers take as "no label". */
+		if ((err = writer__str(w, s->comm, &labels[2].str)) ||
+		    (err = writer__str(w, s->thread_name, &labels[3].str)) ||
+		    (err = writer__emit(w, &rec)))
+			return err;
+	}
+	return 0;
+}
+
+static int writer__mappings(struct pprof_writer *w)
+{
+	const struct profile *p = w->p;
+	pb_mapping m;
+	pb_mapping *m_ptr = &m;
+	pb_profile rec = PERFTOOLS__PROFILES__PROFILE__INIT;
+	int err;
+
+	rec.mapping = &m_ptr;
+	rec.n_mapping = 1;
+	for (size_t i = 0; i < p->n_mappings; i++) {
+		const struct profile_mapping *pm = &p->mappings[i];
+		uint8_t flags = w->map_flags[i];
+
+		perftools__profiles__mapping__init(&m);
+		m.id = i + 1;
+		m.memory_start = pm->start;
+		m.memory_limit = pm->limit;
+		m.file_offset = pm->file_offset;
+		/* omniprof symbolizes every frame it keeps before exporting. */
+		m.has_functions = true;
+		m.has_filenames = !!(flags & MAP_HAS_FILENAMES);
+		m.has_line_numbers = !!(flags & MAP_HAS_LINE_NUMBERS);
+		m.has_inline_frames = !!(flags & MAP_HAS_INLINE);
+		if ((err = writer__str(w, pm->filename, &m.filename)) ||
+		    (err = writer__str(w, pm->build_id, &m.build_id)) ||
+		    (err = writer__emit(w, &rec)))
+			return err;
+	}
+	return 0;
+}
+
+static int writer__locations(struct pprof_writer *w)
+{
+	const struct profile *p = w->p;
+	pb_location loc = PERFTOOLS__PROFILES__LOCATION__INIT;
+	pb_location *loc_ptr = &loc;
+	pb_profile rec = PERFTOOLS__PROFILES__PROFILE__INIT;
+	int err;
+
+	rec.location = &loc_ptr;
+	rec.n_location = 1;
+	for (size_t i = 0; i < p->n_locations; i++) {
+		const struct profile_location *pl = &p->locations[i];
+
+		if (pl->n_lines > w->lines_cap) {
+			size_t cap = pl->n_lines;
+			pb_line *lines = realloc(w->lines, cap * sizeof(*lines));
+			pb_line **ptrs;
+
+			if (!lines)
+				return -ENOMEM;
+			w->lines = lines;
+			ptrs = realloc(w->line_ptrs, cap * sizeof(*ptrs));
+			if (!ptrs)
+				return -ENOMEM;
+			w->line_ptrs = ptrs;
+			w->lines_cap = cap;
+		}
+		/* The model's order (innermost first) is pprof's order too. */
+		for (uint32_t j = 0; j < pl->n_lines; j++) {
+			perftools__profiles__line__init(&w->lines[j]);
+			w->lines[j].function_id = pl->lines[j].function_id;
+			w->lines[j].line = pl->lines[j].line;
+			w->line_ptrs[j] = &w->lines[j];
+		}
+		loc.id = i + 1;
+		loc.mapping_id = pl->mapping_id;
+		loc.address = pl->address;
+		loc.line = w->line_ptrs;
+		loc.n_line = pl->n_lines;
+		err = writer__emit(w, &rec);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int writer__functions(struct pprof_writer *w)
+{
+	const struct profile *p = w->p;
+	pb_function fn;
+	pb_function *fn_ptr = &fn;
+	pb_profile rec = PERFTOOLS__PROFILES__PROFILE__INIT;
+	int err;
+
+	rec.function = &fn_ptr;
+	rec.n_function = 1;
+	for (size_t i = 0; i < p->n_functions; i++) {
+		const struct profile_function *pf = &p->functions[i];
+
+		perftools__profiles__function__init(&fn);
+		fn.id = i + 1;
+		if ((err = writer__str(w, pf->name, &fn.name)) ||
+		    (err = writer__str(w, pf->system_name, &fn.system_name)) ||
+		    (err = writer__str(w, pf->filename, &fn.filename)) ||
+		    (err = writer__emit(w, &rec)))
+			return err;
+	}
+	return 0;
+}
+
+/* The scalar fields and the string table, which must come after every intern. */
+static int writer__trailer(struct pprof_writer *w, int64_t cpu_idx)
+{
+	const struct profile *p = w->p;
+	pb_value_type period_type = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	pb_profile rec = PERFTOOLS__PROFILES__PROFILE__INIT;
+	char comment[64];
+	int64_t comment_idx;
+	int err;
+
+	/* Interned before the table is written; lives until writer__emit(). */
+	snprintf(comment, sizeof(comment), "omniprof, %u Hz", p->frequency_hz);
+	if ((err = writer__str(w, comment, &comment_idx)) ||
+	    (err = writer__str(w, "cpu", &period_type.type)) ||
+	    (err = writer__str(w, "nanoseconds", &period_type.unit)))
+		return err;
+
+	/* protobuf-c's repeated string field is char **, but it only reads. */
+	rec.string_table = (char **)w->strings.v;
+	rec.n_string_table = w->strings.n;
+	rec.time_nanos = p->time_ns > INT64_MAX ? INT64_MAX : (int64_t)p->time_ns;
+	rec.duration_nanos = p->duration_ns > INT64_MAX ? INT64_MAX : (int64_t)p->duration_ns;
+	rec.period_type = &period_type;
+	rec.period = p->period_ns > INT64_MAX ? INT64_MAX : (int64_t)p->period_ns;
+	rec.comment = &comment_idx;
+	rec.n_comment = 1;
+	rec.default_sample_type = cpu_idx;
+	return writer__emit(w, &rec);
+}
+
+static void writer__free(struct pprof_writer *w)
+{
+	sink__free(w->sink);
+	strtab__free(&w->strings);
+	free(w->map_flags);
+	free(w->loc_ids);
+	free(w->lines);
+	free(w->line_ptrs);
+}
+
+int pprof__write(const struct profile *p, const char *path)
+{
+	struct pprof_writer w = {.p = p};
+	char *tmp = NULL;
+	bool created = false;
+	int64_t cpu_idx;
+	int fd = -1, err;
+
+	if (!p || !path || !*path)
+		return -EINVAL;
+	if (asprintf(&tmp, "%s.tmp", path) < 0)
+		return -ENOMEM;
+
+	/* Everything that can fail without I/O happens before the file exists. */
+	err = strtab__init(&w.strings);
+	if (err)
+		goto cleanup;
+	w.sink = sink__new();
+	w.map_flags = calloc(p->n_mappings ? p->n_mappings : 1, 1);
+	if (!w.sink || !w.map_flags) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = writer__scan_locations(&w);
+	if (err)
+		goto cleanup;
+
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	created = true;
+	w.sink->fd = fd;
+
+	if ((err = writer__header(&w, &cpu_idx)) || (err = writer__samples(&w)) ||
+	    (err = writer__mappings(&w)) || (err = writer__locations(&w)) ||
+	    (err = writer__functions(&w)) || (err = writer__trailer(&w, cpu_idx)) ||
+	    (err = sink__finish(w.sink)))
+		goto cleanup;
+
+	/* Data on disk before the name points at it, or a crash could leave an empty file. */
+	if (fsync(fd)) {
+		err = -errno;
+		goto cleanup;
+	}
+	err = close(fd) ? -errno : 0;
+	fd = -1;
+	if (err)
+		goto cleanup;
+	if (rename(tmp, path)) {
+		err = -errno;
+		goto cleanup;
+	}
+	created = false;
+
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	if (created)
+		unlink(tmp);
+	writer__free(&w);
+	free(tmp);
+	return err;
+}

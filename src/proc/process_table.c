@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "proc/process_table.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "elf/elf_file.h"
+#include "elf/file_cache.h"
+#include "proc/proc_maps.h"
+#include "util/log.h"
+
+/* A process whose samples keep missing its maps is re-read at most this often. */
+#define REFRESH_MIN_INTERVAL_NS (50ull * 1000 * 1000)
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool pid_equal(const void *entry, const void *key, void *ctx)
+{
+	(void)ctx;
+	return ((const struct process *)entry)->pid == *(const uint32_t *)key;
+}
+
+void process_table__init(struct process_table *pt, struct file_cache *files)
+{
+	memset(pt, 0, sizeof(*pt));
+	hashmap__init(&pt->by_pid, pid_equal, NULL);
+	pt->files = files;
+}
+
+void process_table__clear(struct process_table *pt)
+{
+	struct process *p;
+	void *e;
+
+	if (!pt)
+		return;
+	for (size_t i = 0; hashmap__next(&pt->by_pid, &i, &e);) {
+		p = e;
+		free(p->maps);
+		free(p);
+	}
+	hashmap__clear(&pt->by_pid);
+}
+
+int process_table__refresh(struct process_table *pt, struct process *p)
+{
+	struct process_mapping *maps = NULL;
+	struct proc_map *raw = NULL;
+	size_t n_raw = 0, n = 0;
+	int err;
+
+	p->refreshed_ns = now_ns();
+	p->refreshes++;
+	pt->stats.maps_reads++;
+	err = proc_maps__read((pid_t)p->pid, &raw, &n_raw);
+	if (err) {
+		pt->stats.maps_errors++;
+		if (err == -ENOENT)
+			p->gone = true;
+		return err;
+	}
+	maps = malloc((n_raw ? n_raw : 1) * sizeof(*maps));
+	if (!maps) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	/* /proc/PID/maps is sorted by address; only executable code is sampled. */
+	for (size_t i = 0; i < n_raw; i++) {
+		uint32_t id;
+
+		if (!(raw[i].perms & PROC_MAP_X))
+			continue;
+		id = file_cache__get(pt->files, (pid_t)p->pid, &raw[i]);
+		if (!id) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		maps[n++] = (struct process_mapping){raw[i].start, raw[i].end, raw[i].offset, id};
+	}
+	free(p->maps);
+	p->maps = maps;
+	p->n_maps = n;
+	maps = NULL;
+cleanup:
+	free(maps);
+	proc_maps__free(raw, n_raw);
+	return err;
+}
+
+struct process *process_table__get(struct process_table *pt, uint32_t pid)
+{
+	uint64_t h = hash_u64(pid);
+	struct process *p = hashmap__find(&pt->by_pid, h, &pid);
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	if (hashmap__insert(&pt->by_pid, h, p)) {
+		free(p);
+		return NULL;
+	}
+	pt->stats.processes++;
+	process_table__refresh(pt, p);
+	return p;
+}
+
+int process_table__scan_all(struct process_table *pt)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		char *end;
+		unsigned long pid;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = strtoul(de->d_name, &end, 10);
+		if (*end || !pid || pid > UINT32_MAX)
+			continue;
+		if (process_table__get(pt, (uint32_t)pid))
+			n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+void process_table__mark_exited(struct process_table *pt, uint32_t pid)
+{
+	struct process *p = hashmap__find(&pt->by_pid, hash_u64(pid), &pid);
+
+	if (p)
+		p->exited = true;
+}
+
+static const struct process_mapping *find_mapping(const struct process *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->n_maps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < p->maps[mid].start)
+			hi = mid;
+		else if (addr >= p->maps[mid].end)
+			lo = mid + 1;
+		else
+			return &p->maps[mid];
+	}
+	return NULL;
+}
+
+bool process_table__resolve(struct process_table *pt, struct process *p, uint64_t addr,
+			    uint32_t *file_id, uint64_t *file_addr)
+{
+	const struct process_mapping *m = find_mapping(p, addr);
+	const struct cached_file *f;
+	uint64_t offset;
+
+	if (!m && !p->exited && !p->gone && now_ns() - p->refreshed_ns >= REFRESH_MIN_INTERVAL_NS) {
+		process_table__refresh(pt, p);
+		m = find_mapping(p, addr);
+	}
+	if (!m) {
+		pt->stats.unknown_address++;
+		return false;
+	}
+	f = file_cache__at(pt->files, m->file_id);
+	*file_id = m->file_id;
+	offset = addr - m->start + m->offset;
+	if (f && f->elf) {
+		if (!elf_file__offset_to_vaddr(f->elf, offset, file_addr))
+			*file_addr = offset;
+	} else if (f && f->inode == 0 && strcmp(f->path, "[vdso]")) {
+		*file_addr = addr; /* anonymous code: only the address means anything */
+	} else {
+		*file_addr = offset;
+	}
+	return true;
+}

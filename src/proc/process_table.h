@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What the profiler knows of each process: its executable mappings, each
+ * pointing at a file in the file cache, read from /proc/PID/maps while the
+ * process lives (at start-up, on exec, on first sight, and again when a
+ * sample lands outside every known mapping, e.g. after dlopen). Kept after
+ * the process exits so its samples are still named at the end.
+ */
+#ifndef OMNIPROF_PROC_PROCESS_TABLE_H
+#define OMNIPROF_PROC_PROCESS_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/hashmap.h"
+
+struct file_cache;
+
+struct process_mapping {
+	uint64_t start;
+	uint64_t end;
+	uint64_t offset;  /* file offset of start */
+	uint32_t file_id; /* in the file cache; never 0 */
+};
+
+struct process {
+	uint32_t pid;
+	bool exited;
+	bool gone;     /* maps could not be read: the process had already exited */
+	struct process_mapping *maps; /* executable mappings, sorted by start; owned */
+	size_t n_maps;
+	uint64_t refreshed_ns; /* CLOCK_MONOTONIC of the last maps read */
+	uint32_t refreshes;
+};
+
+struct process_table_stats {
+	uint64_t processes;       /* processes tracked */
+	uint64_t maps_reads;      /* /proc/PID/maps reads */
+	uint64_t maps_errors;     /* reads that failed (process gone, permission) */
+	uint64_t unknown_address; /* frames outside every mapping after a refresh */
+};
+
+struct process_table {
+	struct hashmap by_pid;
+	struct file_cache *files;
+	struct process_table_stats stats;
+};
+
+void process_table__init(struct process_table *pt, struct file_cache *files);
+void process_table__clear(struct process_table *pt); /* accepts NULL */
+
+/* The entry for pid, created (and its maps read) on first sight; NULL on ENOMEM. */
+struct process *process_table__get(struct process_table *pt, uint32_t pid);
+/* Re-reads pid's mappings now (exec, start-up scan). 0 or -errno. */
+int process_table__refresh(struct process_table *pt, struct process *p);
+/* Learns every process in /proc. Returns how many were read. */
+int process_table__scan_all(struct process_table *pt);
+void process_table__mark_exited(struct process_table *pt, uint32_t pid);
+
+/*
+ * Resolves an absolute user address of pid to (file id, address in the
+ * file's own terms: ELF virtual address for ELF files, offset for pseudo
+ * files, the address itself for anonymous memory). Re-reads the maps (rate
+ * limited) when the address is outside them. Returns false when still unknown.
+ */
+bool process_table__resolve(struct process_table *pt, struct process *p, uint64_t addr,
+			    uint32_t *file_id, uint64_t *file_addr);
+
+#endif

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "profile/collector.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "types.h"
+#include "util/log.h"
+
+int collector__init(struct collector *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->scratch = malloc(sizeof(struct trace) +
+			    (OP_MAX_KERNEL_FRAMES + 1 + OP_MAX_USER_FRAMES) * sizeof(struct trace_frame));
+	if (!c->scratch)
+		return -ENOMEM;
+	file_cache__init(&c->files);
+	process_table__init(&c->procs, &c->files);
+	trace_table__init(&c->traces);
+	return 0;
+}
+
+void collector__clear(struct collector *c)
+{
+	if (!c)
+		return;
+	trace_table__clear(&c->traces);
+	process_table__clear(&c->procs);
+	file_cache__clear(&c->files);
+	free(c->scratch);
+	c->scratch = NULL;
+}
+
+static void copy_comm(char *dst, const char *src)
+{
+	/* BPF may leave bytes after the NUL: zero them so equal names hash equal. */
+	size_t len = strnlen(src, OP_TASK_COMM_LEN - 1);
+
+	memset(dst, 0, OP_TASK_COMM_LEN);
+	memcpy(dst, src, len);
+}
+
+static int handle_trace(struct collector *c, const struct op_trace *e, size_t size)
+{
+	const size_t head = offsetof(struct op_trace, user);
+	struct trace *t = c->scratch;
+	struct process *p = NULL;
+	uint32_t n = 0;
+
+	if (size < head || e->n_kernel > OP_MAX_KERNEL_FRAMES + 1 ||
+	    e->n_user > OP_MAX_USER_FRAMES || size < head + e->n_user * sizeof(e->user[0])) {
+		c->stats.bad_records++;
+		return -EINVAL;
+	}
+	c->stats.traces++;
+	memset(t, 0, sizeof(*t));
+	t->pid = e->hdr.pid;
+	t->tid = e->tid;
+	t->flags = e->flags;
+	copy_comm(t->comm, e->comm);
+	copy_comm(t->pcomm, e->pcomm);
+
+	for (uint32_t i = 0; i < e->n_kernel; i++)
+		t->frames[n++] = (struct trace_frame){.addr = e->kernel[i], .kind = OP_FRAME_KERNEL};
+
+	if (e->n_user) {
+		p = process_table__get(&c->procs, e->hdr.pid);
+		if (!p) {
+			c->stats.enomem++;
+			return -ENOMEM;
+		}
+	}
+	for (uint32_t i = 0; i < e->n_user; i++) {
+		const struct op_frame *f = &e->user[i];
+		struct trace_frame *tf = &t->frames[n++];
+
+		*tf = (struct trace_frame){.addr = f->addr, .kind = f->kind, .flags = f->flags};
+		if (f->kind != OP_FRAME_NATIVE || f->file_id)
+			continue;
+		if (!process_table__resolve(&c->procs, p, f->addr, &tf->file_id, &tf->addr))
+			c->stats.unresolved++;
+	}
+	t->n_frames = n;
+	if (trace_table__add(&c->traces, t)) {
+		c->stats.enomem++;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int handle_proc_event(struct collector *c, const struct op_proc_event *e, size_t size)
+{
+	struct process *p;
+
+	if (size < sizeof(*e)) {
+		c->stats.bad_records++;
+		return -EINVAL;
+	}
+	if (e->hdr.type == OP_EVENT_EXIT) {
+		c->stats.exits++;
+		process_table__mark_exited(&c->procs, e->hdr.pid);
+		return 0;
+	}
+	/* A new program image: read its mappings now, while it runs. */
+	c->stats.execs++;
+	p = process_table__get(&c->procs, e->hdr.pid);
+	if (!p)
+		return -ENOMEM;
+	p->exited = p->gone = false;
+	/* Unless the entry was created (and read) after the exec, read it again. */
+	if (p->refreshed_ns < e->ktime_ns)
+		process_table__refresh(&c->procs, p);
+	return 0;
+}
+
+int collector__handle(struct collector *c, const void *data, size_t size)
+{
+	const struct op_event_header *h = data;
+
+	if (size < sizeof(*h)) {
+		c->stats.bad_records++;
+		return -EINVAL;
+	}
+	switch (h->type) {
+	case OP_EVENT_TRACE:
+		return handle_trace(c, data, size);
+	case OP_EVENT_EXEC:
+	case OP_EVENT_EXIT:
+		return handle_proc_event(c, data, size);
+	default:
+		c->stats.bad_records++;
+		return -EINVAL;
+	}
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The user-space half of the data path: takes each ring-buffer record from
+ * the sampler, keeps the process table in step (exec, exit, first sight),
+ * resolves the sample's user frames to (file, address) while the process
+ * lives, and aggregates the result in the trace table.
+ */
+#ifndef OMNIPROF_PROFILE_COLLECTOR_H
+#define OMNIPROF_PROFILE_COLLECTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "elf/file_cache.h"
+#include "proc/process_table.h"
+#include "profile/trace_table.h"
+
+struct collector_stats {
+	uint64_t traces;        /* trace records received */
+	uint64_t bad_records;   /* malformed ring-buffer records */
+	uint64_t execs;
+	uint64_t exits;
+	uint64_t unresolved;    /* frames left without a mapping */
+	uint64_t enomem;        /* samples lost to allocation failure */
+};
+
+struct collector {
+	struct file_cache files;
+	struct process_table procs;
+	struct trace_table traces;
+	struct collector_stats stats;
+	struct trace *scratch; /* one trace of maximal size, reused per record */
+};
+
+/* 0 or -ENOMEM. Free with collector__clear(). */
+int collector__init(struct collector *c);
+void collector__clear(struct collector *c); /* accepts NULL */
+
+/* Handles one ring-buffer record (any enum op_event_type). 0 or -errno. */
+int collector__handle(struct collector *c, const void *data, size_t size);
+
+#endif

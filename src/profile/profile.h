@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The symbolized profile: the one model every exporter reads (pprof, folded
+ * stacks, flame graph, terminal summary; OTLP later).
+ *
+ * It follows pprof's shape because pprof and OTLP share it: samples point at
+ * locations (leaf first), a location has one line per function (innermost
+ * first, so inline frames are several lines of one location) and may belong to
+ * a mapping (the file it came from). Mappings, functions and locations are
+ * interned: adding the same one twice returns the same id. Ids are 1-based;
+ * 0 means "none" for a mapping and "out of memory" for a returned id.
+ *
+ * All strings are copied into the profile; callers keep ownership of theirs.
+ */
+#ifndef OMNIPROF_PROFILE_H
+#define OMNIPROF_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum profile_frame_kind {
+	PROFILE_FRAME_NATIVE = 0, /* user-space machine code (C, C++, Rust, Go, ...) */
+	PROFILE_FRAME_KERNEL = 1,
+	PROFILE_FRAME_ERROR = 2, /* the unwinder stopped here: name says why */
+	/* interpreters (cpython, ...) are added after these */
+};
+
+struct profile_mapping {
+	uint64_t start;       /* file-relative addresses the locations use */
+	uint64_t limit;
+	uint64_t file_offset;
+	const char *filename; /* path as the process saw it, "" for none */
+	const char *build_id; /* hex GNU build id, "" when unknown */
+};
+
+struct profile_function {
+	const char *name;        /* display name, demangled when possible */
+	const char *system_name; /* name as found in the binary */
+	const char *filename;    /* source file, "" when unknown */
+};
+
+struct profile_line {
+	uint32_t function_id; /* 1-based */
+	int64_t line;         /* 0 when unknown */
+};
+
+struct profile_location {
+	uint32_t mapping_id; /* 1-based, 0 for kernel / none */
+	uint64_t address;    /* file-relative for native frames, absolute for kernel */
+	enum profile_frame_kind kind;
+	uint32_t n_lines;    /* >= 1 */
+	struct profile_line *lines; /* innermost (inlined) first, outermost caller last */
+};
+
+struct profile_sample {
+	uint32_t n_locations;
+	uint32_t *location_ids; /* 1-based, leaf first */
+	uint32_t pid;
+	uint32_t tid;
+	const char *comm;        /* the process's command name */
+	const char *thread_name; /* the sampled thread's name */
+	int64_t count;           /* number of samples with exactly this stack */
+};
+
+/* Totals the exporters and the summary report. */
+struct profile_stats {
+	uint64_t samples;   /* samples in the profile (sum of counts) */
+	uint64_t processes; /* distinct pids */
+	uint64_t dropped;   /* samples lost before aggregation (all reasons) */
+	uint64_t truncated; /* samples kept with an incomplete stack */
+};
+
+struct profile {
+	uint32_t frequency_hz;
+	uint64_t period_ns;   /* 1e9 / frequency_hz */
+	uint64_t time_ns;     /* wall-clock start, ns since the epoch */
+	uint64_t duration_ns;
+	struct profile_stats stats;
+
+	/* Read-only for exporters: element i has id i + 1. */
+	struct profile_mapping *mappings;
+	size_t n_mappings;
+	struct profile_function *functions;
+	size_t n_functions;
+	struct profile_location *locations;
+	size_t n_locations;
+	struct profile_sample *samples;
+	size_t n_samples;
+
+	struct profile_intern *intern; /* private: interning tables, string pool */
+};
+
+/* Returns a new empty profile (free with profile__free()), NULL on ENOMEM. */
+struct profile *profile__new(uint32_t frequency_hz);
+void profile__free(struct profile *p); /* accepts NULL */
+
+uint32_t profile__add_mapping(struct profile *p, uint64_t start, uint64_t limit,
+			      uint64_t file_offset, const char *filename, const char *build_id);
+uint32_t profile__add_function(struct profile *p, const char *name, const char *system_name,
+			       const char *filename);
+uint32_t profile__add_location(struct profile *p, uint32_t mapping_id, uint64_t address,
+			       enum profile_frame_kind kind, const struct profile_line *lines,
+			       uint32_t n_lines);
+/* Samples are not merged: the caller aggregates. Returns 0 or -ENOMEM. */
+int profile__add_sample(struct profile *p, const uint32_t *location_ids, uint32_t n_locations,
+			uint32_t pid, uint32_t tid, const char *comm, const char *thread_name,
+			int64_t count);
+
+/* Name of a location's outermost function (the one a flat listing shows). */
+static inline const struct profile_function *profile__function(const struct profile *p,
+								uint32_t function_id)
+{
+	return &p->functions[function_id - 1];
+}
+
+static inline const struct profile_location *profile__location(const struct profile *p,
+								uint32_t location_id)
+{
+	return &p->locations[location_id - 1];
+}
+
+#endif

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "profile/trace_table.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Everything but the count identifies a trace. */
+#define TRACE_KEY_SIZE offsetof(struct trace, count)
+
+static bool trace_equal(const void *entry, const void *key, void *ctx)
+{
+	const struct trace *a = entry, *b = key;
+
+	(void)ctx;
+	return !memcmp(a, b, TRACE_KEY_SIZE) &&
+	       !memcmp(a->frames, b->frames, a->n_frames * sizeof(a->frames[0]));
+}
+
+static uint64_t trace_hash(const struct trace *t)
+{
+	uint64_t h = hash_bytes(t, TRACE_KEY_SIZE, 0);
+
+	return hash_bytes(t->frames, t->n_frames * sizeof(t->frames[0]), h);
+}
+
+void trace_table__init(struct trace_table *tt)
+{
+	memset(tt, 0, sizeof(*tt));
+	hashmap__init(&tt->traces, trace_equal, NULL);
+}
+
+void trace_table__clear(struct trace_table *tt)
+{
+	void *e;
+
+	if (!tt)
+		return;
+	for (size_t i = 0; hashmap__next(&tt->traces, &i, &e);)
+		free(e);
+	hashmap__clear(&tt->traces);
+	tt->samples = tt->truncated = 0;
+}
+
+int trace_table__add(struct trace_table *tt, const struct trace *t)
+{
+	uint64_t h = trace_hash(t);
+	struct trace *e = hashmap__find(&tt->traces, h, t);
+	size_t size;
+
+	if (!e) {
+		size = sizeof(*t) + t->n_frames * sizeof(t->frames[0]);
+		e = malloc(size);
+		if (!e)
+			return -ENOMEM;
+		memcpy(e, t, size);
+		e->count = 0;
+		if (hashmap__insert(&tt->traces, h, e)) {
+			free(e);
+			return -ENOMEM;
+		}
+	}
+	e->count++;
+	tt->samples++;
+	if (t->flags & OP_TRACE_F_USER_TRUNCATED)
+		tt->truncated++;
+	return 0;
+}

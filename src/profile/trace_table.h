@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Aggregation of identical traces. A trace is a sample after its user
+ * addresses were resolved to (file id, file address) while the process lived:
+ * frames are stored leaf first, kernel frames before user frames, and two
+ * samples with the same process, thread, names and frames share one entry.
+ */
+#ifndef OMNIPROF_PROFILE_TRACE_TABLE_H
+#define OMNIPROF_PROFILE_TRACE_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "types.h"
+#include "util/hashmap.h"
+
+struct trace_frame {
+	uint64_t addr;    /* kernel: absolute; native: in file_id's terms; error: the reason */
+	uint32_t file_id; /* file cache id, 0 when the address is in no known mapping */
+	uint8_t kind;     /* enum op_frame_kind */
+	uint8_t flags;    /* enum op_frame_flags */
+	uint16_t reserved;
+};
+_Static_assert(sizeof(struct trace_frame) == 16, "trace_frame layout");
+
+struct trace {
+	uint32_t pid;
+	uint32_t tid;
+	char comm[OP_TASK_COMM_LEN];  /* thread name */
+	char pcomm[OP_TASK_COMM_LEN]; /* process name */
+	uint32_t flags;               /* enum op_trace_flags */
+	uint32_t n_frames;
+	uint64_t count;
+	struct trace_frame frames[];
+};
+
+struct trace_table {
+	struct hashmap traces; /* of struct trace, owned */
+	uint64_t samples;
+	uint64_t truncated; /* samples whose stack ended with an error frame */
+};
+
+void trace_table__init(struct trace_table *tt);
+void trace_table__clear(struct trace_table *tt); /* frees every trace; accepts NULL */
+/* Counts one sample of t (copied when new). 0 or -ENOMEM. */
+int trace_table__add(struct trace_table *tt, const struct trace *t);
+
+#endif

@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sampler/sampler.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "proc/proc_maps.h"
+#include "sampler.skel.h"
+#include "util/log.h"
+
+struct sampler {
+	struct sampler_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	int *perf_fds;
+	int n_cpus;
+	sampler_event_fn fn;
+	void *ctx;
+};
+
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	/* libbpf's warnings are noise unless -v; its debug output (verifier) needs -vv. */
+	if (level == LIBBPF_DEBUG ? log_verbosity < 2 : log_verbosity < 1)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+int sampler__parse_cpu_list(const char *text, int *cpus, int max)
+{
+	const char *p = text;
+	int n = 0;
+
+	while (*p && *p != '\n') {
+		char *end;
+		long lo = strtol(p, &end, 10), hi;
+
+		if (end == p || lo < 0)
+			return -EINVAL;
+		hi = lo;
+		p = end;
+		if (*p == '-') {
+			hi = strtol(p + 1, &end, 10);
+			if (end == p + 1 || hi < lo)
+				return -EINVAL;
+			p = end;
+		}
+		for (long c = lo; c <= hi && n < max; c++)
+			cpus[n++] = (int)c;
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			return -EINVAL;
+	}
+	return n;
+}
+
+static int online_cpus(int **out)
+{
+	int max = libbpf_num_possible_cpus(), n, err;
+	char *text;
+	size_t len;
+	int *cpus;
+
+	if (max <= 0)
+		return max ? max : -ENODEV;
+	err = proc__read_file("/sys/devices/system/cpu/online", &text, &len);
+	if (err)
+		return err;
+	cpus = calloc((size_t)max, sizeof(*cpus));
+	if (!cpus) {
+		free(text);
+		return -ENOMEM;
+	}
+	n = sampler__parse_cpu_list(text, cpus, max);
+	free(text);
+	if (n <= 0) {
+		free(cpus);
+		return n ? n : -ENODEV;
+	}
+	*out = cpus;
+	return n;
+}
+
+static int open_cpu_clock(int cpu, uint32_t hz)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		.freq = 1,
+		.sample_freq = hz,
+	};
+	int fd = (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+
+	s->fn(s->ctx, data, size);
+	return 0;
+}
+
+static size_t ring_size(int n_cpus)
+{
+	/* ~256 KiB per CPU, at least 1 MiB, a power of two as the map requires. */
+	size_t want = (size_t)n_cpus * 256 * 1024, size = 1 << 20;
+
+	while (size < want && size < (1u << 30))
+		size <<= 1;
+	return size;
+}
+
+static void explain_load_error(int err)
+{
+	if (err == -EPERM)
+		pr_err("not allowed to load BPF programs (%s): run as root, or with CAP_BPF, "
+		       "CAP_PERFMON and CAP_SYS_RESOURCE",
+		       strerror(-err));
+	else if (err == -EACCES)
+		pr_err("the kernel's verifier rejected the BPF sampler (run with -vv for its log)");
+	else
+		pr_err("cannot load the BPF sampler: %s (run with -vv for the verifier log)",
+		       strerror(-err));
+}
+
+int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ctx,
+		  struct sampler **out)
+{
+	struct sampler *s;
+	int *cpus = NULL, n_cpus, err, opened = 0;
+	uint8_t one = 1;
+
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		pr_err("this kernel has no BTF (/sys/kernel/btf/vmlinux): omniprof needs a kernel "
+		       "built with CONFIG_DEBUG_INFO_BTF=y");
+		return -EOPNOTSUPP;
+	}
+	libbpf_set_print(libbpf_log);
+	n_cpus = online_cpus(&cpus);
+	if (n_cpus < 0) {
+		pr_err("cannot list online CPUs: %s", strerror(-n_cpus));
+		return n_cpus;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		free(cpus);
+		return -ENOMEM;
+	}
+	s->fn = fn;
+	s->ctx = ctx;
+	s->links = calloc((size_t)n_cpus, sizeof(*s->links));
+	s->perf_fds = malloc((size_t)n_cpus * sizeof(*s->perf_fds));
+	if (!s->links || !s->perf_fds) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (int i = 0; i < n_cpus; i++)
+		s->perf_fds[i] = -1;
+
+	s->skel = sampler_bpf__open();
+	if (!s->skel) {
+		err = -errno;
+		explain_load_error(err);
+		goto cleanup;
+	}
+	s->skel->rodata->filter_pids = opts->n_pids > 0;
+	s->skel->rodata->kernel_stacks = opts->kernel_stacks;
+	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)ring_size(n_cpus));
+	if (opts->n_pids > 4096)
+		bpf_map__set_max_entries(s->skel->maps.pid_filter, (uint32_t)opts->n_pids);
+	err = sampler_bpf__load(s->skel);
+	if (err) {
+		explain_load_error(err);
+		goto cleanup;
+	}
+	for (size_t i = 0; i < opts->n_pids; i++) {
+		err = bpf_map_update_elem(bpf_map__fd(s->skel->maps.pid_filter), &opts->pids[i],
+					  &one, BPF_ANY);
+		if (err) {
+			err = -errno;
+			pr_err("cannot add pid %u to the filter: %s", opts->pids[i], strerror(-err));
+			goto cleanup;
+		}
+	}
+	err = sampler_bpf__attach(s->skel); /* the exec/exit tracepoints */
+	if (err) {
+		pr_err("cannot attach the process tracepoints: %s", strerror(-err));
+		goto cleanup;
+	}
+
+	for (int i = 0; i < n_cpus; i++) {
+		int fd = open_cpu_clock(cpus[i], opts->frequency_hz);
+
+		if (fd == -ENODEV || fd == -ENOENT) {
+			/* The CPU went offline since we listed it: sample the others. */
+			pr_info("cpu %d is offline, not sampled", cpus[i]);
+			continue;
+		}
+		if (fd < 0) {
+			err = fd;
+			if (err == -EACCES || err == -EPERM)
+				pr_err("perf_event_open refused (%s): run as root or grant CAP_PERFMON "
+				       "(kernel.perf_event_paranoid limits unprivileged users)",
+				       strerror(-err));
+			else if (err == -EINVAL)
+				pr_err("perf_event_open rejected %u Hz on cpu %d: lower -F or raise "
+				       "kernel.perf_event_max_sample_rate",
+				       opts->frequency_hz, cpus[i]);
+			else
+				pr_err("perf_event_open on cpu %d failed: %s", cpus[i],
+				       strerror(-err));
+			goto cleanup;
+		}
+		s->perf_fds[opened] = fd;
+		s->links[opened] = bpf_program__attach_perf_event(s->skel->progs.on_sample, fd);
+		if (!s->links[opened]) {
+			err = -errno;
+			pr_err("cannot attach the sampler to cpu %d: %s", cpus[i], strerror(-err));
+			close(fd);
+			s->perf_fds[opened] = -1;
+			goto cleanup;
+		}
+		opened++;
+	}
+	s->n_cpus = opened;
+	if (!opened) {
+		pr_err("no CPU could be sampled");
+		err = -ENODEV;
+		goto cleanup;
+	}
+
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_record, s, NULL);
+	if (!s->rb) {
+		err = -errno;
+		pr_err("cannot map the ring buffer: %s", strerror(-err));
+		goto cleanup;
+	}
+	free(cpus);
+	*out = s;
+	return 0;
+
+cleanup:
+	s->n_cpus = opened;
+	free(cpus);
+	sampler__free(s);
+	return err;
+}
+
+void sampler__free(struct sampler *s)
+{
+	if (!s)
+		return;
+	ring_buffer__free(s->rb);
+	for (int i = 0; i < s->n_cpus; i++) {
+		bpf_link__destroy(s->links[i]);
+		if (s->perf_fds[i] >= 0)
+			close(s->perf_fds[i]);
+	}
+	sampler_bpf__destroy(s->skel);
+	free(s->links);
+	free(s->perf_fds);
+	free(s);
+}
+
+int sampler__poll(struct sampler *s, int timeout_ms)
+{
+	int n = ring_buffer__poll(s->rb, timeout_ms);
+
+	return n;
+}
+
+int sampler__drain(struct sampler *s)
+{
+	return ring_buffer__consume(s->rb);
+}
+
+int sampler__read_stats(struct sampler *s, uint64_t out[OP_STAT__COUNT])
+{
+	int n = libbpf_num_possible_cpus(), fd = bpf_map__fd(s->skel->maps.stats);
+	uint64_t *values;
+
+	if (n <= 0)
+		return -ENODEV;
+	values = calloc((size_t)n, sizeof(*values));
+	if (!values)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < OP_STAT__COUNT; k++) {
+		out[k] = 0;
+		if (bpf_map_lookup_elem(fd, &k, values))
+			continue;
+		for (int c = 0; c < n; c++)
+			out[k] += values[c];
+	}
+	free(values);
+	return 0;
+}
+
+int sampler__n_cpus(const struct sampler *s)
+{
+	return s->n_cpus;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The kernel side, seen from user space: loads the BPF sampler, opens one
+ * cpu-clock perf event per online CPU and attaches the program to each, and
+ * delivers every ring-buffer record to a callback.
+ */
+#ifndef OMNIPROF_SAMPLER_SAMPLER_H
+#define OMNIPROF_SAMPLER_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "types.h"
+
+struct sampler_opts {
+	uint32_t frequency_hz;
+	bool kernel_stacks;
+	const uint32_t *pids; /* only these processes; all when n_pids is 0 */
+	size_t n_pids;
+};
+
+/* Called for each record; a non-zero return is counted, not fatal. */
+typedef int (*sampler_event_fn)(void *ctx, const void *data, size_t size);
+
+struct sampler;
+
+/*
+ * Loads and attaches everything. Returns 0 and *out (free with
+ * sampler__free()), or -errno after logging one line that says what is
+ * wrong and what to do.
+ */
+int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ctx,
+		  struct sampler **out);
+void sampler__free(struct sampler *s); /* detaches; accepts NULL */
+
+/* Waits up to timeout_ms for records and consumes them. Returns the number
+ * consumed or -errno (-EINTR when a signal arrived). */
+int sampler__poll(struct sampler *s, int timeout_ms);
+/* Consumes whatever is left without waiting. */
+int sampler__drain(struct sampler *s);
+
+/* Sums the per-CPU counters of the BPF side. 0 or -errno. */
+int sampler__read_stats(struct sampler *s, uint64_t out[OP_STAT__COUNT]);
+/* Number of CPUs sampled. */
+int sampler__n_cpus(const struct sampler *s);
+
+/* Parses a CPU list such as "0-3,5" (from /sys/devices/system/cpu/online).
+ * Returns the count and fills cpus (up to max), or -EINVAL. */
+int sampler__parse_cpu_list(const char *text, int *cpus, int max);
+
+#endif

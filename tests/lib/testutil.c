@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char *tu_build_dir(void)
+{
+	const char *b = getenv("OMNIPROF_BUILD");
+
+	return b && *b ? b : "build";
+}
+
+char *tu_mkdtemp(void)
+{
+	char *dir = strdup("/tmp/omniprof-test-XXXXXX");
+
+	if (dir && !mkdtemp(dir)) {
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
+
+void tu_rmtree(const char *dir)
+{
+	if (dir && !strncmp(dir, "/tmp/omniprof-test-", 19))
+		tu_run(NULL, "rm -rf '%s'", dir);
+}
+
+int tu_run(char **out, const char *fmt, ...)
+{
+	char *cmd = NULL, *full = NULL, *buf = NULL;
+	size_t len = 0, cap = 0;
+	va_list ap;
+	FILE *p;
+	int status, n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&cmd, fmt, ap);
+	va_end(ap);
+	if (n < 0 || asprintf(&full, "(%s) 2>&1", cmd) < 0) {
+		free(cmd);
+		return -1;
+	}
+	free(cmd);
+	p = popen(full, "r");
+	free(full);
+	if (!p)
+		return -1;
+	for (;;) {
+		if (cap - len < 4096) {
+			char *tmp = realloc(buf, cap ? cap * 2 : 8192);
+			if (!tmp)
+				break;
+			buf = tmp;
+			cap = cap ? cap * 2 : 8192;
+		}
+		size_t r = fread(buf + len, 1, cap - len - 1, p);
+		if (!r)
+			break;
+		len += r;
+	}
+	if (buf)
+		buf[len] = '\0';
+	status = pclose(p);
+	if (out)
+		*out = buf;
+	else
+		free(buf);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+char *tu_read_file(const char *path, size_t *len_out)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long len;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)len + 1);
+	if (buf && fread(buf, 1, (size_t)len, f) != (size_t)len) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	if (!buf)
+		return NULL;
+	buf[len] = '\0';
+	if (len_out)
+		*len_out = (size_t)len;
+	return buf;
+}
+
+pid_t tu_spawn_ready(char *const argv[])
+{
+	int fds[2];
+	char line[64];
+	pid_t pid;
+	ssize_t n;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		dup2(fds[1], STDOUT_FILENO);
+		close(fds[0]);
+		close(fds[1]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	n = read(fds[0], line, sizeof(line) - 1);
+	close(fds[0]);
+	if (n <= 0 || strncmp(line, "ready", 5)) {
+		tu_reap(pid);
+		return -1;
+	}
+	return pid;
+}
+
+void tu_reap(pid_t pid)
+{
+	if (pid <= 0)
+		return;
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Helpers shared by the tests: running commands, temporary folders, files. */
+#ifndef OMNIPROF_TESTS_TESTUTIL_H
+#define OMNIPROF_TESTS_TESTUTIL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* The build folder (OMNIPROF_BUILD, default "build"). */
+const char *tu_build_dir(void);
+/* Creates a fresh temporary folder; the caller frees the returned path. */
+char *tu_mkdtemp(void);
+/* Removes a folder tree (rm -rf). */
+void tu_rmtree(const char *dir);
+/* Runs a shell command, capturing stdout+stderr into *out (caller frees; may be NULL).
+ * Returns the exit status, or -1 when it did not exit normally. */
+int tu_run(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Reads a whole file (NUL-terminated; caller frees), NULL on error. */
+char *tu_read_file(const char *path, size_t *len);
+/* Starts argv in the background with stdout on a pipe and waits for its first
+ * line ("ready"). Returns the pid, or -1. */
+pid_t tu_spawn_ready(char *const argv[]);
+/* Kills and reaps a spawned process. */
+void tu_reap(pid_t pid);
+
+#endif

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Runs every test binary: unit tests, end-to-end tests (root + BPF), then the
+# unit tests again as built with ASan + UBSan. Ends with "N passed, M failed".
+# Usage: tests/run.sh BUILD_DIR ASAN_BUILD_DIR
+set -u
+build=${1:-build}
+asan=${2:-build/asan}
+passed=0
+failed=0
+failed_names=()
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+run_one() {
+	local bin=$1 label=$2 log rc ok
+	log=$(mktemp)
+	echo "== $label"
+	OMNIPROF_BUILD=$build "$bin" 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	ok=$(grep -c '^\[       OK \]' "$log")
+	passed=$((passed + ok))
+	if [ "$rc" -ne 0 ]; then
+		# cmocka exits with the number of failed tests; a crash counts as one.
+		if [ "$rc" -lt 128 ]; then failed=$((failed + rc)); else failed=$((failed + 1)); fi
+		failed_names+=("$label (exit $rc)")
+	fi
+	if grep -qE '^(==[0-9]+==ERROR|.*runtime error:)' "$log"; then
+		failed=$((failed + 1))
+		failed_names+=("$label (sanitizer report)")
+	fi
+	rm -f "$log"
+}
+
+for bin in "$build"/tests/unit/test_* "$build"/tests/e2e/test_*; do
+	[ -x "$bin" ] || continue
+	run_one "$bin" "${bin#"$build"/tests/}"
+done
+for bin in "$asan"/tests/unit/test_*; do
+	[ -x "$bin" ] || continue
+	run_one "$bin" "asan/${bin#"$asan"/tests/}"
+done
+
+echo
+if ((${#failed_names[@]})); then
+	printf 'failed: %s\n' "${failed_names[@]}"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

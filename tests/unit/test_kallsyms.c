@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbol/kallsyms.h"
+
+/*
+ * Parses exactly len bytes copied into a buffer of that size, so any read
+ * past the end or reliance on a terminating NUL shows up under ASan.
+ */
+static struct kallsyms *parse_exact(const char *text, size_t len)
+{
+	struct kallsyms *ks = NULL;
+	char *copy = malloc(len ? len : 1);
+
+	assert_non_null(copy);
+	memcpy(copy, text, len);
+	assert_int_equal(kallsyms__parse(copy, len, &ks), 0);
+	assert_non_null(ks);
+	free(copy);
+	return ks;
+}
+
+static struct kallsyms *parse_str(const char *text)
+{
+	return parse_exact(text, strlen(text));
+}
+
+static void assert_sym(const struct kallsyms *ks, uint64_t addr, uint64_t want_addr,
+		       const char *want_name, const char *want_module)
+{
+	const struct ksym *s = kallsyms__find(ks, addr);
+
+	assert_non_null(s);
+	assert_true(s->addr == want_addr);
+	assert_string_equal(s->name, want_name);
+	if (want_module)
+		assert_string_equal(s->module, want_module);
+	else
+		assert_null(s->module);
+}
+
+static void test_basic_with_modules(void **state)
+{
+	(void)state;
+	/* Deliberately out of order: modules are listed after the core image. */
+	struct kallsyms *ks = parse_str("ffffffff81000000 T _stext\n"
+					"ffffffff81000100 t do_one_thing\n"
+					"ffffffffc0300000 t ext4_helper\t[ext4]\n"
+					"ffffffffc0300080 T ext4_main\t[ext4]\n"
+					"ffffffffc0100000 t vfat_fill\t[vfat]\n"
+					"ffffffffc0300100 W ext4_weak\t[ext4]\n"
+					"ffffffff81000200 w weak_core\n");
+
+	assert_int_equal(kallsyms__count(ks), 7);
+	assert_int_equal(kallsyms__skipped_lines(ks), 0);
+	assert_false(kallsyms__restricted(ks));
+
+	assert_null(kallsyms__find(ks, 0));
+	assert_null(kallsyms__find(ks, 0xffffffff80ffffffull));
+	assert_sym(ks, 0xffffffff81000000ull, 0xffffffff81000000ull, "_stext", NULL);
+	assert_sym(ks, 0xffffffff810000ffull, 0xffffffff81000000ull, "_stext", NULL);
+	assert_sym(ks, 0xffffffff81000100ull, 0xffffffff81000100ull, "do_one_thing", NULL);
+	assert_sym(ks, 0xffffffff81000250ull, 0xffffffff81000200ull, "weak_core", NULL);
+	assert_sym(ks, 0xffffffffc0100010ull, 0xffffffffc0100000ull, "vfat_fill", "vfat");
+	assert_sym(ks, 0xffffffffc030007full, 0xffffffffc0300000ull, "ext4_helper", "ext4");
+	assert_sym(ks, 0xffffffffc0300080ull, 0xffffffffc0300080ull, "ext4_main", "ext4");
+	/* The last symbol has no known end: it covers everything above it. */
+	assert_sym(ks, UINT64_MAX, 0xffffffffc0300100ull, "ext4_weak", "ext4");
+
+	/* One module string is shared by all of that module's symbols. */
+	const struct ksym *a = kallsyms__find(ks, 0xffffffffc0300000ull);
+	const struct ksym *b = kallsyms__find(ks, 0xffffffffc0300080ull);
+	const struct ksym *c = kallsyms__find(ks, 0xffffffffc0300100ull);
+	assert_ptr_equal(a->module, b->module);
+	assert_ptr_equal(a->module, c->module);
+	kallsyms__free(ks);
+}
+
+static void test_only_text_symbols_kept(void **state)
+{
+	(void)state;
+	struct kallsyms *ks = parse_str("0000000000001000 T text_a\n"
+					"0000000000002000 D data_b\n"
+					"0000000000003000 r rodata_c\n"
+					"0000000000004000 B bss_d\n"
+					"0000000000005000 A abs_e\n"
+					"0000000000006000 t text_f\n");
+
+	assert_int_equal(kallsyms__count(ks), 2);
+	/* Valid lines of other types are not malformed. */
+	assert_int_equal(kallsyms__skipped_lines(ks), 0);
+	/* Data symbols do not end text_a: it extends to the next text symbol. */
+	assert_sym(ks, 0x2000, 0x1000, "text_a", NULL);
+	assert_sym(ks, 0x5fff, 0x1000, "text_a", NULL);
+	assert_sym(ks, 0x6000, 0x6000, "text_f", NULL);
+	kallsyms__free(ks);
+}
+
+static void test_malformed_lines_skipped(void **state)
+{
+	(void)state;
+	static const char text[] = "0000000000001000 T good_one\n"
+				   "zzzz T bad_hex\n"
+				   "00000000000010000 T seventeen_digits\n"
+				   "0000000000002000 T\n"
+				   "0000000000002000\n"
+				   "0000000000002000 TT two_letter_type\n"
+				   "0000000000002000 T name\text4]\n"
+				   "0000000000002000 T name\t[ext4\n"
+				   "0000000000002000 T name\t[]\n"
+				   "0000000000002000 T name [m] extra\n"
+				   "0000000000002000 T ctl\x01name\n"
+				   "0000000000002000 T nul\0name\n"
+				   "0000000000002000 T high\xc3\xa9name\n"
+				   "0x2000 T prefixed\n"
+				   "\n"
+				   "   \t  \n"
+				   "0000000000003000 t good_two\t[mod]\n";
+	struct kallsyms *ks = parse_exact(text, sizeof(text) - 1);
+
+	assert_int_equal(kallsyms__count(ks), 2);
+	/* Blank lines are not counted; the thirteen broken ones are. */
+	assert_int_equal(kallsyms__skipped_lines(ks), 13);
+	assert_sym(ks, 0x2000, 0x1000, "good_one", NULL);
+	assert_sym(ks, 0x3000, 0x3000, "good_two", "mod");
+	kallsyms__free(ks);
+}
+
+static void test_no_trailing_newline(void **state)
+{
+	(void)state;
+	struct kallsyms *ks = parse_str("0000000000001000 T first\n"
+					"0000000000002000 t last_without_newline\t[m1]");
+
+	assert_int_equal(kallsyms__count(ks), 2);
+	assert_sym(ks, 0x2001, 0x2000, "last_without_newline", "m1");
+	kallsyms__free(ks);
+
+	/* A line cut inside the address is just a malformed line. */
+	ks = parse_str("0000000000001000 T first\n00000000");
+	assert_int_equal(kallsyms__count(ks), 1);
+	assert_int_equal(kallsyms__skipped_lines(ks), 1);
+	kallsyms__free(ks);
+}
+
+static void test_restricted(void **state)
+{
+	(void)state;
+	struct kallsyms *ks = parse_str("0000000000000000 T _stext\n"
+					"0000000000000000 t helper\n"
+					"0000000000000000 D data\n"
+					"0000000000000000 t modfn\t[ext4]\n");
+
+	assert_true(kallsyms__restricted(ks));
+	assert_null(kallsyms__find(ks, 0));
+	assert_null(kallsyms__find(ks, 0xffffffff81000000ull));
+	kallsyms__free(ks);
+
+	/* One real address means the addresses are not hidden. */
+	ks = parse_str("0000000000000000 D fixed_percpu_data\n"
+		       "ffffffff81000000 T _stext\n");
+	assert_false(kallsyms__restricted(ks));
+	assert_int_equal(kallsyms__count(ks), 1);
+	kallsyms__free(ks);
+
+	/* Nothing parsed is not evidence of restriction. */
+	ks = parse_str("");
+	assert_false(kallsyms__restricted(ks));
+	assert_int_equal(kallsyms__count(ks), 0);
+	assert_null(kallsyms__find(ks, 1234));
+	kallsyms__free(ks);
+
+	ks = NULL;
+	assert_int_equal(kallsyms__parse(NULL, 0, &ks), 0);
+	assert_int_equal(kallsyms__count(ks), 0);
+	kallsyms__free(ks);
+	assert_int_equal(kallsyms__parse(NULL, 5, &ks), -EINVAL);
+	kallsyms__free(NULL);
+}
+
+static void test_aliases_give_first_listed(void **state)
+{
+	(void)state;
+	struct kallsyms *ks = parse_str("ffffffff81000000 T _text\n"
+					"ffffffff81000000 T _stext\n"
+					"ffffffff81000000 t alias_three\n"
+					"ffffffff81000040 T next_fn\n");
+
+	assert_int_equal(kallsyms__count(ks), 4);
+	assert_sym(ks, 0xffffffff81000000ull, 0xffffffff81000000ull, "_text", NULL);
+	assert_sym(ks, 0xffffffff8100003full, 0xffffffff81000000ull, "_text", NULL);
+	assert_sym(ks, 0xffffffff81000040ull, 0xffffffff81000040ull, "next_fn", NULL);
+	kallsyms__free(ks);
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* Every kept symbol must be findable at its own address, and the table sorted. */
+static void check_consistent(const struct kallsyms *ks)
+{
+	const struct ksym *prev = NULL;
+
+	for (uint64_t probe = 0; probe < 64; probe++) {
+		const struct ksym *s = kallsyms__find(ks, rng());
+
+		if (!s)
+			continue;
+		assert_non_null(s->name);
+		assert_true(strlen(s->name) > 0);
+		if (s->module)
+			assert_true(strlen(s->module) > 0);
+		if (prev && prev->addr == s->addr)
+			assert_ptr_equal(prev, s);
+		prev = s;
+	}
+}
+
+static void test_fuzz_mutations(void **state)
+{
+	(void)state;
+	static const char seed[] = "ffffffff81000000 T _stext\n"
+				   "ffffffff81000100 t do_one_thing\n"
+				   "ffffffff81000200 D some_data\n"
+				   "ffffffffc0300000 t ext4_helper\t[ext4]\n"
+				   "ffffffffc0300080 T ext4_main\t[ext4]\n"
+				   "ffffffffc0100000 t vfat_fill\t[vfat]\n";
+	static const char alphabet[] = "0123456789abcdefTtWwD[] \t\n\0x\xff";
+	size_t len = sizeof(seed) - 1;
+
+	for (int iter = 0; iter < 20000; iter++) {
+		size_t n = len + rng() % 16;
+		char *buf = malloc(n);
+		struct kallsyms *ks = NULL;
+
+		assert_non_null(buf);
+		for (size_t i = 0; i < n; i++)
+			buf[i] = i < len ? seed[i] : alphabet[rng() % (sizeof(alphabet) - 1)];
+		for (int k = (int)(rng() % 8); k >= 0; k--)
+			buf[rng() % n] = alphabet[rng() % (sizeof(alphabet) - 1)];
+		if (iter % 4 == 0)
+			n = rng() % (n + 1); /* truncated anywhere */
+		size_t lines = 1;
+		for (size_t i = 0; i < n; i++)
+			lines += buf[i] == '\n';
+		assert_int_equal(kallsyms__parse(buf, n, &ks), 0);
+		check_consistent(ks);
+		assert_true(kallsyms__count(ks) + kallsyms__skipped_lines(ks) <= lines);
+		kallsyms__free(ks);
+		free(buf);
+	}
+
+	/* Pure noise. */
+	for (int iter = 0; iter < 2000; iter++) {
+		size_t n = rng() % 512;
+		char *buf = malloc(n ? n : 1);
+		struct kallsyms *ks = NULL;
+
+		assert_non_null(buf);
+		for (size_t i = 0; i < n; i++)
+			buf[i] = (char)rng();
+		assert_int_equal(kallsyms__parse(buf, n, &ks), 0);
+		check_consistent(ks);
+		kallsyms__free(ks);
+		free(buf);
+	}
+}
+
+/* The test's own reading of /proc/kallsyms, to compare the parser against. */
+struct real_sym {
+	uint64_t addr;
+	char type;
+	char name[128];
+	char module[64];
+};
+
+static struct real_sym *read_real(size_t *n_out)
+{
+	size_t n = 0, cap = 4096;
+	struct real_sym *syms = malloc(cap * sizeof(*syms));
+	char line[512];
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	assert_non_null(syms);
+	if (!f) {
+		free(syms);
+		*n_out = 0;
+		return NULL;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		struct real_sym s = {0};
+		unsigned long long addr;
+		int fields = sscanf(line, "%llx %c %127s [%63[^]]]", &addr, &s.type, s.name,
+				    s.module);
+
+		if (fields < 3)
+			continue;
+		s.addr = addr;
+		if (n == cap) {
+			cap *= 2;
+			syms = realloc(syms, cap * sizeof(*syms));
+			assert_non_null(syms);
+		}
+		syms[n++] = s;
+	}
+	fclose(f);
+	*n_out = n;
+	return syms;
+}
+
+static bool is_text(char t)
+{
+	return t == 't' || t == 'T' || t == 'w' || t == 'W';
+}
+
+/* True when no other text symbol of the file shares s's address. */
+static bool unique_text_addr(const struct real_sym *syms, size_t n, const struct real_sym *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (&syms[i] != s && is_text(syms[i].type) && syms[i].addr == s->addr)
+			return false;
+	return true;
+}
+
+static void test_real_proc_kallsyms(void **state)
+{
+	(void)state;
+	struct kallsyms *ks = NULL;
+	struct real_sym *syms;
+	size_t n;
+
+	syms = read_real(&n);
+	if (!syms || n == 0) {
+		free(syms);
+		skip();
+	}
+	assert_int_equal(kallsyms__load(NULL, &ks), 0);
+	if (kallsyms__restricted(ks)) {
+		/* kptr_restrict hides addresses even from us: nothing more to check. */
+		assert_int_equal(kallsyms__count(ks), 0);
+		kallsyms__free(ks);
+		free(syms);
+		skip();
+	}
+	assert_true(kallsyms__count(ks) > 1000);
+	assert_int_equal(kallsyms__skipped_lines(ks), 0);
+
+	const struct real_sym *sched = NULL, *modsym = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!sched && strcmp(syms[i].name, "schedule") == 0 && is_text(syms[i].type))
+			sched = &syms[i];
+		/* A module symbol with a unique address, to check its name and module. */
+		if (!modsym && syms[i].module[0] && is_text(syms[i].type) &&
+		    unique_text_addr(syms, n, &syms[i]))
+			modsym = &syms[i];
+	}
+	assert_non_null(sched);
+	const struct ksym *s = kallsyms__find(ks, sched->addr);
+	assert_non_null(s);
+	assert_true(s->addr == sched->addr);
+	if (unique_text_addr(syms, n, sched))
+		assert_string_equal(s->name, "schedule");
+	assert_null(s->module);
+	/* An address inside schedule() still resolves to it. */
+	s = kallsyms__find(ks, sched->addr + 1);
+	assert_true(s->addr == sched->addr);
+
+	if (modsym) {
+		s = kallsyms__find(ks, modsym->addr);
+		assert_non_null(s);
+		assert_string_equal(s->name, modsym->name);
+		assert_non_null(s->module);
+		assert_string_equal(s->module, modsym->module);
+	}
+	kallsyms__free(ks);
+	free(syms);
+
+	assert_int_equal(kallsyms__load("/nonexistent/kallsyms", &ks), -ENOENT);
+	assert_null(ks);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_basic_with_modules),
+	    cmocka_unit_test(test_only_text_symbols_kept),
+	    cmocka_unit_test(test_malformed_lines_skipped),
+	    cmocka_unit_test(test_no_trailing_newline),
+	    cmocka_unit_test(test_restricted),
+	    cmocka_unit_test(test_aliases_give_first_listed),
+	    cmocka_unit_test(test_fuzz_mutations),
+	    cmocka_unit_test(test_real_proc_kallsyms),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
