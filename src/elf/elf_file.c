@@ -129,20 +129,39 @@ static int find_build_id_in_sections(struct elf_file *ef, Elf *elf)
 	return 0;
 }
 
-/* The program and section header tables must lie inside the file. */
+/*
+ * The program and section header tables the ELF header describes must lie
+ * inside the file. This reads the counts from the header itself: libelf
+ * quietly shrinks them to what fits in the file, which would let a truncated
+ * file pass for a well-formed one. Returns the counts in *phnum, *shnum.
+ */
 static int check_header_tables(const struct elf_file *ef, Elf *elf, const GElf_Ehdr *ehdr,
-			       size_t phnum, size_t shnum)
+			       size_t *phnum, size_t *shnum)
 {
 	size_t phent = gelf_fsize(elf, ELF_T_PHDR, 1, EV_CURRENT);
 	size_t shent = gelf_fsize(elf, ELF_T_SHDR, 1, EV_CURRENT);
+	size_t lib_phnum, lib_shnum;
+	bool extended;
 
 	if (!phent || !shent)
 		return -ENOEXEC;
-	if (phnum && (ehdr->e_phentsize != phent || phnum > ef->size / phent ||
-		      !range_in_file(ehdr->e_phoff, phnum * phent, ef->size)))
+	/* Counts too large for the header live in section 0, which must then exist. */
+	extended = ehdr->e_phnum == PN_XNUM || (ehdr->e_shnum == 0 && ehdr->e_shoff != 0);
+	if (extended && (ehdr->e_shentsize != shent || !range_in_file(ehdr->e_shoff, shent, ef->size)))
 		return -ENOEXEC;
-	if (shnum && (ehdr->e_shentsize != shent || shnum > ef->size / shent ||
-		      !range_in_file(ehdr->e_shoff, shnum * shent, ef->size)))
+	if (elf_getphdrnum(elf, &lib_phnum) != 0 || elf_getshdrnum(elf, &lib_shnum) != 0)
+		return -ENOEXEC;
+	*phnum = ehdr->e_phnum == PN_XNUM ? lib_phnum : ehdr->e_phnum;
+	*shnum = ehdr->e_shnum == 0 && ehdr->e_shoff != 0 ? lib_shnum : ehdr->e_shnum;
+
+	if (*phnum && (ehdr->e_phentsize != phent || *phnum > ef->size / phent ||
+		       !range_in_file(ehdr->e_phoff, *phnum * phent, ef->size)))
+		return -ENOEXEC;
+	if (*shnum && (ehdr->e_shentsize != shent || *shnum > ef->size / shent ||
+		       !range_in_file(ehdr->e_shoff, *shnum * shent, ef->size)))
+		return -ENOEXEC;
+	/* Both tables fit, so libelf must see them whole. */
+	if (lib_phnum != *phnum || lib_shnum != *shnum)
 		return -ENOEXEC;
 	return 0;
 }
@@ -209,10 +228,7 @@ static int parse_elf(struct elf_file *ef)
 		goto cleanup;
 	if (ehdr.e_version != EV_CURRENT)
 		goto cleanup;
-	/* Both also resolve the extended numbering kept in section 0. */
-	if (elf_getphdrnum(elf, &phnum) != 0 || elf_getshdrnum(elf, &shnum) != 0)
-		goto cleanup;
-	err = check_header_tables(ef, elf, &ehdr, phnum, shnum);
+	err = check_header_tables(ef, elf, &ehdr, &phnum, &shnum);
 	if (err)
 		goto cleanup;
 	ef->type = ehdr.e_type;

@@ -162,7 +162,7 @@ static void sink__free(struct pb_sink *s)
 /* ---- string table: index 0 is "", every other string appears once ---- */
 
 struct strtab {
-	const char **v; /* borrowed from the profile, which outlives the write */
+	const char **v; /* borrowed: profile strings, literals, the trailer's comment */
 	size_t n, cap;
 	struct hashmap index; /* entries are (void *)index into v, never 0 */
 };
@@ -224,11 +224,12 @@ static int64_t strtab__intern(struct strtab *t, const char *s)
 /* Per-mapping symbolization facts, gathered before the mappings are written. */
 #define MAP_HAS_FILENAMES    0x1
 #define MAP_HAS_LINE_NUMBERS 0x2
-#define MAP_HAS_INLINE       0x4
+#define MAP_HAS_INLINE	     0x4
 
 struct pprof_writer {
 	const struct profile *p;
 	struct pb_sink *sink;
+	int err; /* first failure to intern a string (-ENOMEM), reported by emit */
 	struct strtab strings;
 	uint8_t *map_flags; /* n_mappings entries */
 
@@ -240,22 +241,32 @@ struct pprof_writer {
 	size_t lines_cap;
 };
 
-/* Packs one record (a Profile carrying one element) into the sink. */
+/*
+ * Packs one record (a Profile carrying one element) into the sink: 0 or
+ * -errno, including an interning failure while the record was filled in.
+ */
 static int writer__emit(struct pprof_writer *w, const pb_profile *rec)
 {
+	if (w->err)
+		return w->err;
 	protobuf_c_message_pack_to_buffer(&rec->base, &w->sink->base);
 	return w->sink->err;
 }
 
-/* Same as strtab__intern() but for fields: stores the index or returns -ENOMEM. */
-static int writer__str(struct pprof_writer *w, const char *s, int64_t *idx)
+/*
+ * s's string-table index. On ENOMEM it returns 0 and leaves the error for the
+ * next writer__emit(), so filling in a message needs no check per field.
+ */
+static int64_t writer__str(struct pprof_writer *w, const char *s)
 {
 	int64_t i = strtab__intern(&w->strings, s);
 
-	if (i < 0)
-		return (int)i;
-	*idx = i;
-	return 0;
+	if (i < 0) {
+		if (!w->err)
+			w->err = (int)i;
+		return 0;
+	}
+	return i;
 }
 
 /*
@@ -297,13 +308,11 @@ static int writer__header(struct pprof_writer *w, int64_t *cpu_idx)
 				  PERFTOOLS__PROFILES__VALUE_TYPE__INIT};
 	pb_value_type *type_ptrs[2] = {&types[0], &types[1]};
 	pb_profile rec = PERFTOOLS__PROFILES__PROFILE__INIT;
-	int err;
 
-	if ((err = writer__str(w, "samples", &types[0].type)) ||
-	    (err = writer__str(w, "count", &types[0].unit)) ||
-	    (err = writer__str(w, "cpu", &types[1].type)) ||
-	    (err = writer__str(w, "nanoseconds", &types[1].unit)))
-		return err;
+	types[0].type = writer__str(w, "samples");
+	types[0].unit = writer__str(w, "count");
+	types[1].type = writer__str(w, "cpu");
+	types[1].unit = writer__str(w, "nanoseconds");
 	*cpu_idx = types[1].type;
 	rec.n_sample_type = 2;
 	rec.sample_type = type_ptrs;
@@ -332,11 +341,10 @@ static int writer__samples(struct pprof_writer *w)
 	int64_t values[2];
 	int err;
 
-	if ((err = writer__str(w, "pid", &labels[0].key)) ||
-	    (err = writer__str(w, "tid", &labels[1].key)) ||
-	    (err = writer__str(w, "comm", &labels[2].key)) ||
-	    (err = writer__str(w, "thread_name", &labels[3].key)))
-		return err;
+	labels[0].key = writer__str(w, "pid");
+	labels[1].key = writer__str(w, "tid");
+	labels[2].key = writer__str(w, "comm");
+	labels[3].key = writer__str(w, "thread_name");
 
 	sample.value = values;
 	sample.n_value = 2;
@@ -369,9 +377,10 @@ static int writer__samples(struct pprof_writer *w)
 		labels[0].num = s->pid;
 		labels[1].num = s->tid;
 		/* An empty name has index 0, which readers take as "no label". */
-		if ((err = writer__str(w, s->comm, &labels[2].str)) ||
-		    (err = writer__str(w, s->thread_name, &labels[3].str)) ||
-		    (err = writer__emit(w, &rec)))
+		labels[2].str = writer__str(w, s->comm);
+		labels[3].str = writer__str(w, s->thread_name);
+		err = writer__emit(w, &rec);
+		if (err)
 			return err;
 	}
 	return 0;
@@ -401,9 +410,10 @@ static int writer__mappings(struct pprof_writer *w)
 		m.has_filenames = !!(flags & MAP_HAS_FILENAMES);
 		m.has_line_numbers = !!(flags & MAP_HAS_LINE_NUMBERS);
 		m.has_inline_frames = !!(flags & MAP_HAS_INLINE);
-		if ((err = writer__str(w, pm->filename, &m.filename)) ||
-		    (err = writer__str(w, pm->build_id, &m.build_id)) ||
-		    (err = writer__emit(w, &rec)))
+		m.filename = writer__str(w, pm->filename);
+		m.build_id = writer__str(w, pm->build_id);
+		err = writer__emit(w, &rec);
+		if (err)
 			return err;
 	}
 	return 0;
@@ -470,10 +480,11 @@ static int writer__functions(struct pprof_writer *w)
 
 		perftools__profiles__function__init(&fn);
 		fn.id = i + 1;
-		if ((err = writer__str(w, pf->name, &fn.name)) ||
-		    (err = writer__str(w, pf->system_name, &fn.system_name)) ||
-		    (err = writer__str(w, pf->filename, &fn.filename)) ||
-		    (err = writer__emit(w, &rec)))
+		fn.name = writer__str(w, pf->name);
+		fn.system_name = writer__str(w, pf->system_name);
+		fn.filename = writer__str(w, pf->filename);
+		err = writer__emit(w, &rec);
+		if (err)
 			return err;
 	}
 	return 0;
@@ -487,14 +498,12 @@ static int writer__trailer(struct pprof_writer *w, int64_t cpu_idx)
 	pb_profile rec = PERFTOOLS__PROFILES__PROFILE__INIT;
 	char comment[64];
 	int64_t comment_idx;
-	int err;
 
-	/* Interned before the table is written; lives until writer__emit(). */
+	/* The table borrows comment: it must outlive the writer__emit() below. */
 	snprintf(comment, sizeof(comment), "omniprof, %u Hz", p->frequency_hz);
-	if ((err = writer__str(w, comment, &comment_idx)) ||
-	    (err = writer__str(w, "cpu", &period_type.type)) ||
-	    (err = writer__str(w, "nanoseconds", &period_type.unit)))
-		return err;
+	comment_idx = writer__str(w, comment);
+	period_type.type = writer__str(w, "cpu");
+	period_type.unit = writer__str(w, "nanoseconds");
 
 	/* protobuf-c's repeated string field is char **, but it only reads. */
 	rec.string_table = (char **)w->strings.v;
@@ -509,6 +518,33 @@ static int writer__trailer(struct pprof_writer *w, int64_t cpu_idx)
 	return writer__emit(w, &rec);
 }
 
+/* Every record in field-number order, then the gzip trailer: 0 or -errno. */
+static int writer__write(struct pprof_writer *w)
+{
+	int64_t cpu_idx;
+	int err;
+
+	err = writer__header(w, &cpu_idx);
+	if (err)
+		return err;
+	err = writer__samples(w);
+	if (err)
+		return err;
+	err = writer__mappings(w);
+	if (err)
+		return err;
+	err = writer__locations(w);
+	if (err)
+		return err;
+	err = writer__functions(w);
+	if (err)
+		return err;
+	err = writer__trailer(w, cpu_idx);
+	if (err)
+		return err;
+	return sink__finish(w->sink);
+}
+
 static void writer__free(struct pprof_writer *w)
 {
 	sink__free(w->sink);
@@ -519,12 +555,26 @@ static void writer__free(struct pprof_writer *w)
 	free(w->line_ptrs);
 }
 
+/*
+ * Creates path afresh: returns an fd or -errno. omniprof runs as root and may
+ * write into a shared directory, so never open through a file (or symlink)
+ * someone else put there; a leftover from an earlier crashed run is replaced.
+ */
+static int open_new(const char *path)
+{
+	const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	int fd = open(path, flags, 0644);
+
+	if (fd < 0 && errno == EEXIST && unlink(path) == 0)
+		fd = open(path, flags, 0644);
+	return fd < 0 ? -errno : fd;
+}
+
 int pprof__write(const struct profile *p, const char *path)
 {
 	struct pprof_writer w = {.p = p};
 	char *tmp = NULL;
 	bool created = false;
-	int64_t cpu_idx;
 	int fd = -1, err;
 
 	if (!p || !path || !*path)
@@ -546,18 +596,16 @@ int pprof__write(const struct profile *p, const char *path)
 	if (err)
 		goto cleanup;
 
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open_new(tmp);
 	if (fd < 0) {
-		err = -errno;
+		err = fd;
 		goto cleanup;
 	}
 	created = true;
 	w.sink->fd = fd;
 
-	if ((err = writer__header(&w, &cpu_idx)) || (err = writer__samples(&w)) ||
-	    (err = writer__mappings(&w)) || (err = writer__locations(&w)) ||
-	    (err = writer__functions(&w)) || (err = writer__trailer(&w, cpu_idx)) ||
-	    (err = sink__finish(w.sink)))
+	err = writer__write(&w);
+	if (err)
 		goto cleanup;
 
 	/* Data on disk before the name points at it, or a crash could leave an empty file. */

@@ -6,7 +6,9 @@
  * the leaf's samples, in stacks.folded and in the pprof file (read back by
  * `go tool pprof`). Needs root and BPF: without them the tests fail.
  */
+#include <fcntl.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -81,7 +83,7 @@ static struct chain_count count_folded(const char *text, const char *comm)
 /*
  * `go tool pprof -traces` prints one block per sample: a line with the count
  * and the leaf function, then one caller per line, separated by dashed lines.
- * Labels print as "key:[value]" lines, which we skip.
+ * Label lines ("comm:  fp_chain") come before the count line and are skipped.
  */
 static struct chain_count count_pprof_traces(const char *text)
 {
@@ -106,13 +108,17 @@ static struct chain_count count_pprof_traces(const char *text)
 			fn = buf;
 			while (*fn == ' ')
 				fn++;
-			if (first && *fn >= '0' && *fn <= '9') {
+			if (first) {
+				if (*fn < '0' || *fn > '9') {
+					line = nl ? nl + 1 : NULL;
+					continue; /* a label */
+				}
 				count = strtol(fn, &fn, 10);
 				while (*fn == ' ')
 					fn++;
 				first = false;
 			}
-			if (*fn && !strstr(fn, ":[") && off < sizeof(stack) - 1) {
+			if (*fn && off < sizeof(stack) - 1) {
 				/* Callers come after the leaf: build "root;...;leaf" by prepending. */
 				char tmp[8192];
 				snprintf(tmp, sizeof(tmp), "%s%s%s", fn, off ? ";" : "", stack);
@@ -181,7 +187,7 @@ static void test_record_pid_folded_and_pprof(void **state)
 	assert_chain_share(count_folded(text, "fp_chain"), "stacks.folded");
 	free(text);
 
-	rc = tu_run(&out, "HOME=%s GOCACHE=%s/gocache go tool pprof -traces %s/profile.pb.gz", dir,
+	rc = tu_run(&out, "HOME=%s GOCACHE=%s/gocache go tool pprof -sample_index=samples -traces %s/profile.pb.gz", dir,
 		    dir, dir);
 	if (rc)
 		print_error("go tool pprof failed (%d):\n%s\n", rc, out ? out : "");

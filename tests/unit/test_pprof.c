@@ -30,8 +30,8 @@
 #define KERNEL_ADDR_1 0xffffffff81000100ull
 #define KERNEL_ADDR_2 0xffffffff81000200ull
 
-#define APP_PATH "/usr/bin/omni_test_app"
-#define LIB_PATH "/usr/lib/libomni_test.so"
+#define APP_PATH     "/usr/bin/omni_test_app"
+#define LIB_PATH     "/usr/lib/libomni_test.so"
 #define APP_BUILD_ID "abcdef0123456789"
 
 struct fixture {
@@ -243,7 +243,8 @@ static void raw_parse(char *text, struct raw_profile *rp)
 				assert_true(rp->n_samples <= MAX_ITEMS);
 				s->count = count;
 				s->cpu = cpu;
-				for (long id; (id = strtol(rest, &end, 10)), end != rest; rest = end) {
+				for (long id; (id = strtol(rest, &end, 10)), end != rest;
+				     rest = end) {
 					assert_true(s->n_locs < MAX_ITEMS);
 					s->locs[s->n_locs++] = (int)id;
 				}
@@ -284,8 +285,8 @@ static void raw_parse(char *text, struct raw_profile *rp)
 			char range[MAX_NAME], third[MAX_NAME] = "";
 
 			assert_true(rp->n_mappings <= MAX_ITEMS);
-			assert_true(sscanf(ln, "%d: %95s %95s %95s", &m->id, range, m->file,
-					   third) >= 3);
+			assert_true(
+			    sscanf(ln, "%d: %95s %95s %95s", &m->id, range, m->file, third) >= 3);
 			if (third[0] != '[') /* flags like [FN] follow the build id */
 				copy_str(m->build_id, sizeof(m->build_id), third);
 		}
@@ -427,36 +428,36 @@ static void test_go_pprof_raw(void **state)
  * a message, such as many hex build ids, as a nested message.)
  */
 static const char test_schema[] =
-	"syntax = \"proto3\";\n"
-	"package perftools.profiles;\n"
-	"message Profile {\n"
-	"  repeated ValueType sample_type = 1; repeated Sample sample = 2;\n"
-	"  repeated Mapping mapping = 3; repeated Location location = 4;\n"
-	"  repeated Function function = 5; repeated string string_table = 6;\n"
-	"  int64 drop_frames = 7; int64 keep_frames = 8; int64 time_nanos = 9;\n"
-	"  int64 duration_nanos = 10; ValueType period_type = 11; int64 period = 12;\n"
-	"  repeated int64 comment = 13; int64 default_sample_type = 14;\n"
-	"}\n"
-	"message ValueType { int64 type = 1; int64 unit = 2; }\n"
-	"message Sample {\n"
-	"  repeated uint64 location_id = 1; repeated int64 value = 2; repeated Label label = 3;\n"
-	"}\n"
-	"message Label { int64 key = 1; int64 str = 2; int64 num = 3; int64 num_unit = 4; }\n"
-	"message Mapping {\n"
-	"  uint64 id = 1; uint64 memory_start = 2; uint64 memory_limit = 3;\n"
-	"  uint64 file_offset = 4; int64 filename = 5; int64 build_id = 6;\n"
-	"  bool has_functions = 7; bool has_filenames = 8; bool has_line_numbers = 9;\n"
-	"  bool has_inline_frames = 10;\n"
-	"}\n"
-	"message Location {\n"
-	"  uint64 id = 1; uint64 mapping_id = 2; uint64 address = 3;\n"
-	"  repeated Line line = 4; bool is_folded = 5;\n"
-	"}\n"
-	"message Line { uint64 function_id = 1; int64 line = 2; int64 column = 3; }\n"
-	"message Function {\n"
-	"  uint64 id = 1; int64 name = 2; int64 system_name = 3; int64 filename = 4;\n"
-	"  int64 start_line = 5;\n"
-	"}\n";
+    "syntax = \"proto3\";\n"
+    "package perftools.profiles;\n"
+    "message Profile {\n"
+    "  repeated ValueType sample_type = 1; repeated Sample sample = 2;\n"
+    "  repeated Mapping mapping = 3; repeated Location location = 4;\n"
+    "  repeated Function function = 5; repeated string string_table = 6;\n"
+    "  int64 drop_frames = 7; int64 keep_frames = 8; int64 time_nanos = 9;\n"
+    "  int64 duration_nanos = 10; ValueType period_type = 11; int64 period = 12;\n"
+    "  repeated int64 comment = 13; int64 default_sample_type = 14;\n"
+    "}\n"
+    "message ValueType { int64 type = 1; int64 unit = 2; }\n"
+    "message Sample {\n"
+    "  repeated uint64 location_id = 1; repeated int64 value = 2; repeated Label label = 3;\n"
+    "}\n"
+    "message Label { int64 key = 1; int64 str = 2; int64 num = 3; int64 num_unit = 4; }\n"
+    "message Mapping {\n"
+    "  uint64 id = 1; uint64 memory_start = 2; uint64 memory_limit = 3;\n"
+    "  uint64 file_offset = 4; int64 filename = 5; int64 build_id = 6;\n"
+    "  bool has_functions = 7; bool has_filenames = 8; bool has_line_numbers = 9;\n"
+    "  bool has_inline_frames = 10;\n"
+    "}\n"
+    "message Location {\n"
+    "  uint64 id = 1; uint64 mapping_id = 2; uint64 address = 3;\n"
+    "  repeated Line line = 4; bool is_folded = 5;\n"
+    "}\n"
+    "message Line { uint64 function_id = 1; int64 line = 2; int64 column = 3; }\n"
+    "message Function {\n"
+    "  uint64 id = 1; int64 name = 2; int64 system_name = 3; int64 filename = 4;\n"
+    "  int64 start_line = 5;\n"
+    "}\n";
 
 /* Writes test_schema into dir and returns the protoc decode pipeline for path. */
 static void decode_command(const struct fixture *fx, const char *path, char *cmd, size_t size)
@@ -631,28 +632,28 @@ static void test_protoc_decode(void **state)
 	struct fixture *fx = *state;
 	struct text_profile *tp = calloc(1, sizeof(*tp));
 	static const char *const expected[] = {
-		"samples",
-		"count",
-		"cpu",
-		"nanoseconds",
-		"pid",
-		"tid",
-		"comm",
-		"thread_name",
-		"omni_app",
-		"worker",
-		APP_PATH,
-		LIB_PATH,
-		APP_BUILD_ID,
-		"main",
-		"ns::Work::run()",
-		"_ZN2ns4Work3runEv",
-		"lib_compute",
-		"lib_inlined_helper",
-		"app.c",
-		"lib.c",
-		"do_syscall_64",
-		"entry_SYSCALL_64_after_hwframe",
+	    "samples",
+	    "count",
+	    "cpu",
+	    "nanoseconds",
+	    "pid",
+	    "tid",
+	    "comm",
+	    "thread_name",
+	    "omni_app",
+	    "worker",
+	    APP_PATH,
+	    LIB_PATH,
+	    APP_BUILD_ID,
+	    "main",
+	    "ns::Work::run()",
+	    "_ZN2ns4Work3runEv",
+	    "lib_compute",
+	    "lib_inlined_helper",
+	    "app.c",
+	    "lib.c",
+	    "do_syscall_64",
+	    "entry_SYSCALL_64_after_hwframe",
 	};
 	int n_sample_type = 0, n_inline = 0, n_kernel = 0, n_func = 0;
 	char cmd[512];
@@ -777,22 +778,41 @@ static void test_rename_failure_leaves_nothing(void **state)
 	assert_true(S_ISDIR(st.st_mode));
 }
 
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * An existing profile is replaced, and a leftover "<path>.tmp" (here a
+ * symlink, as someone could plant in a shared directory) is not written
+ * through.
+ */
 static void test_replaces_existing_file(void **state)
 {
 	struct fixture *fx = *state;
 	unsigned char magic[2] = {0};
-	char path[160], tmp[170];
+	char path[160], tmp[170], victim[160], buf[32] = "";
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/old.pb.gz", fx->dir);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("not a profile", f);
-	assert_int_equal(fclose(f), 0);
+	snprintf(victim, sizeof(victim), "%s/victim", fx->dir);
+	write_text(path, "not a profile");
+	write_text(victim, "precious");
+	assert_int_equal(symlink(victim, tmp), 0);
 
 	assert_int_equal(pprof__write(fx->p, path), 0);
 	assert_false(exists(tmp));
+	f = fopen(victim, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	assert_string_equal(buf, "precious");
 	f = fopen(path, "rb");
 	assert_non_null(f);
 	assert_int_equal(fread(magic, 1, 2, f), 2);
@@ -851,8 +871,8 @@ static void test_many_locations(void **state)
 		line.function_id = profile__add_function(p, name, name, "big.c");
 		line.line = i + 1;
 		assert_int_not_equal(line.function_id, 0);
-		loc[0] = profile__add_location(p, m, 0x1000 + 16ull * i, PROFILE_FRAME_NATIVE,
-					       &line, 1);
+		loc[0] =
+		    profile__add_location(p, m, 0x1000 + 16ull * i, PROFILE_FRAME_NATIVE, &line, 1);
 		assert_int_not_equal(loc[0], 0);
 		loc[1] = loc[0] > 1 ? loc[0] - 1 : loc[0];
 		/* pids cycle so comm strings repeat: they must be stored once. */
@@ -888,13 +908,13 @@ static void test_many_locations(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_go_pprof_raw),
-		cmocka_unit_test(test_protoc_decode),
-		cmocka_unit_test(test_unwritable_path),
-		cmocka_unit_test(test_rename_failure_leaves_nothing),
-		cmocka_unit_test(test_replaces_existing_file),
-		cmocka_unit_test(test_dangling_location_id_is_rejected),
-		cmocka_unit_test(test_many_locations),
+	    cmocka_unit_test(test_go_pprof_raw),
+	    cmocka_unit_test(test_protoc_decode),
+	    cmocka_unit_test(test_unwritable_path),
+	    cmocka_unit_test(test_rename_failure_leaves_nothing),
+	    cmocka_unit_test(test_replaces_existing_file),
+	    cmocka_unit_test(test_dangling_location_id_is_rejected),
+	    cmocka_unit_test(test_many_locations),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

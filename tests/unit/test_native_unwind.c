@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The BPF unwinder (bpf/unwind/native_unwind.h) compiled as ordinary C and run
+ * over a stack image built here: the same per-frame code the kernel runs.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+/* "User memory" is a fake stack at a fake address. */
+#define STACK_BASE 0x7ffc0000000ull
+#define STACK_SIZE 4096
+static uint8_t stack_image[STACK_SIZE];
+
+static int fake_read(void *dst, size_t size, uint64_t addr)
+{
+	if (addr < STACK_BASE || addr + size > STACK_BASE + STACK_SIZE)
+		return -14; /* -EFAULT, as bpf_probe_read_user */
+	memcpy(dst, &stack_image[addr - STACK_BASE], size);
+	return 0;
+}
+
+#define OP_READ_USER(dst, size, addr) fake_read((dst), (size), (addr))
+#include "unwind/native_unwind.h"
+
+static void put(uint64_t addr, uint64_t value)
+{
+	memcpy(&stack_image[addr - STACK_BASE], &value, sizeof(value));
+}
+
+/* Lays out n frame records, innermost at the lowest address: [saved rbp][return addr]. */
+static uint64_t build_chain(int n, const uint64_t *return_addrs, uint64_t outer_fp)
+{
+	uint64_t fp = STACK_BASE + 64, first = fp;
+
+	memset(stack_image, 0, sizeof(stack_image));
+	for (int i = 0; i < n; i++) {
+		uint64_t caller_fp = i + 1 < n ? fp + 64 : outer_fp;
+
+		put(fp, caller_fp);
+		put(fp + 8, return_addrs[i]);
+		fp += 64;
+	}
+	return first;
+}
+
+static int unwind_all(uint64_t pc, uint64_t sp, uint64_t fp, struct op_frame *frames, int max,
+		      int *result)
+{
+	struct op_unwinder u;
+	int n = 0;
+
+	op_unwinder__init(&u, pc, sp, fp);
+	do {
+		*result = op_unwind_step(&u, &frames[n++]);
+	} while (*result == OP_STEP_CONTINUE && n < max);
+	return n;
+}
+
+static void test_walks_frame_pointer_chain(void **state)
+{
+	const uint64_t ras[] = {0x401010, 0x401020, 0x401030};
+	struct op_frame frames[16];
+	uint64_t fp = build_chain(3, ras, 0);
+	int result, n;
+
+	(void)state;
+	n = unwind_all(0x401000, STACK_BASE + 16, fp, frames, 16, &result);
+	assert_int_equal(result, OP_STEP_END);
+	assert_int_equal(n, 4);
+	assert_int_equal(frames[0].addr, 0x401000);
+	assert_int_equal(frames[0].flags, 0); /* the interrupted PC is exact */
+	for (int i = 1; i < 4; i++) {
+		assert_int_equal(frames[i].addr, ras[i - 1]);
+		assert_int_equal(frames[i].kind, OP_FRAME_NATIVE);
+		assert_int_equal(frames[i].flags, OP_FRAME_F_RETURN_ADDRESS);
+	}
+}
+
+static void test_stops_on_unreadable_memory(void **state)
+{
+	const uint64_t ras[] = {0x401010, 0x401020};
+	struct op_frame frames[16];
+	/* The outermost saved rbp points outside the readable stack. */
+	uint64_t fp = build_chain(2, ras, STACK_BASE + 10 * STACK_SIZE);
+	int result;
+
+	(void)state;
+	unwind_all(0x401000, STACK_BASE, fp, frames, 16, &result);
+	assert_int_equal(result, OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ);
+}
+
+static void test_rejects_frame_pointer_below_sp(void **state)
+{
+	struct op_frame frames[4];
+	int result, n;
+
+	(void)state;
+	memset(stack_image, 0, sizeof(stack_image));
+	n = unwind_all(0x401000, STACK_BASE + 512, STACK_BASE + 64, frames, 4, &result);
+	assert_int_equal(n, 1);
+	assert_int_equal(result, OP_STEP_ERROR_BASE + OP_UNWIND_ERR_BAD_FP);
+}
+
+static void test_error_frame_encoding(void **state)
+{
+	struct op_frame f;
+
+	(void)state;
+	memset(&f, 0xff, sizeof(f));
+	op_frame__set_error(&f, OP_UNWIND_ERR_MAX_DEPTH);
+	assert_int_equal(f.kind, OP_FRAME_ERROR);
+	assert_int_equal(f.addr, OP_UNWIND_ERR_MAX_DEPTH);
+	assert_int_equal(f.file_id, 0);
+	assert_int_equal(f.flags, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_walks_frame_pointer_chain),
+		cmocka_unit_test(test_stops_on_unreadable_memory),
+		cmocka_unit_test(test_rejects_frame_pointer_below_sp),
+		cmocka_unit_test(test_error_frame_encoding),
+	};
+
+	return cmocka_run_group_tests_name("native_unwind", tests, NULL, NULL);
+}
