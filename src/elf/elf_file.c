@@ -147,7 +147,8 @@ static int check_header_tables(const struct elf_file *ef, Elf *elf, const GElf_E
 		return -ENOEXEC;
 	/* Counts too large for the header live in section 0, which must then exist. */
 	extended = ehdr->e_phnum == PN_XNUM || (ehdr->e_shnum == 0 && ehdr->e_shoff != 0);
-	if (extended && (ehdr->e_shentsize != shent || !range_in_file(ehdr->e_shoff, shent, ef->size)))
+	if (extended &&
+	    (ehdr->e_shentsize != shent || !range_in_file(ehdr->e_shoff, shent, ef->size)))
 		return -ENOEXEC;
 	if (elf_getphdrnum(elf, &lib_phnum) != 0 || elf_getshdrnum(elf, &lib_shnum) != 0)
 		return -ENOEXEC;

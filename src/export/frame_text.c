@@ -267,11 +267,11 @@ static int tree_child(struct frame_tree *t, uint32_t parent, uint32_t text, int3
 		return -ENOMEM;
 	node = &t->nodes[t->n_nodes];
 	*node = (struct frame_tree_node){
-		.text = text,
-		.kind = kind,
-		.parent = parent,
-		.next_sibling = t->nodes[parent].first_child,
-		.depth = t->nodes[parent].depth + 1,
+	    .text = text,
+	    .kind = kind,
+	    .parent = parent,
+	    .next_sibling = t->nodes[parent].first_child,
+	    .depth = t->nodes[parent].depth + 1,
 	};
 	t->nodes[parent].first_child = (uint32_t)t->n_nodes;
 	if (node->depth > t->max_depth)

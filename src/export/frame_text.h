@@ -45,7 +45,8 @@ const char *frame_text__kind_name(int kind);
 struct frame_names {
 	char **texts; /* owned */
 	size_t n_texts;
-	uint32_t *line_text; /* text id of line j of location id: line_text[loc_first[id - 1] + j] */
+	/* Text id of line j of location id: line_text[loc_first[id - 1] + j]. */
+	uint32_t *line_text;
 	uint32_t *loc_first;
 
 	/* private */

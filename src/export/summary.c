@@ -38,7 +38,7 @@ static int by_self(const void *a, const void *b, void *ctx)
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
 	return cmp_counts(c->self[x], c->total[x], c->self[y], c->total[y])
-		       ?: strcmp(c->names->texts[x], c->names->texts[y]);
+		   ?: strcmp(c->names->texts[x], c->names->texts[y]);
 }
 
 static int by_total(const void *a, const void *b, void *ctx)
@@ -47,7 +47,7 @@ static int by_total(const void *a, const void *b, void *ctx)
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
 	return cmp_counts(c->total[x], c->self[x], c->total[y], c->self[y])
-		       ?: strcmp(c->names->texts[x], c->names->texts[y]);
+		   ?: strcmp(c->names->texts[x], c->names->texts[y]);
 }
 
 static int digits(uint64_t v)
@@ -131,7 +131,8 @@ void summary__print(const struct profile *p, FILE *f, int top_n)
 		c.self[frame_names__line(&names, s->location_ids[0], 0)] += count;
 		/* A recursive function appears many times in one stack but used the CPU once. */
 		for (uint32_t l = 0; l < s->n_locations; l++) {
-			const struct profile_location *loc = profile__location(p, s->location_ids[l]);
+			const struct profile_location *loc =
+			    profile__location(p, s->location_ids[l]);
 
 			for (uint32_t j = 0; j < loc->n_lines; j++) {
 				uint32_t text = frame_names__line(&names, s->location_ids[l], j);

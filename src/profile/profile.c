@@ -86,7 +86,7 @@ static void *pool_alloc(struct profile_intern *in, size_t size)
 	void *mem;
 
 	if (!b || b->size - b->used < need) {
-		/* Oversized requests get their own block so small ones keep filling the current one. */
+		/* Big requests get their own block; small ones keep filling the current one. */
 		size_t bsize = need > POOL_BLOCK_SIZE / 4 ? need : POOL_BLOCK_SIZE;
 
 		b = malloc(sizeof(*b) + bsize);
@@ -188,8 +188,7 @@ static bool function_equal(const void *entry, const void *key, void *ctx)
 	const struct profile_function *f = &p->functions[entry_id(entry) - 1];
 	const struct function_key *k = key;
 
-	return f->name == k->name && f->system_name == k->system_name &&
-	       f->filename == k->filename;
+	return f->name == k->name && f->system_name == k->system_name && f->filename == k->filename;
 }
 
 static bool location_equal(const void *entry, const void *key, void *ctx)
@@ -308,8 +307,8 @@ uint32_t profile__add_function(struct profile *p, const char *name, const char *
 	k.filename = intern_string(in, filename);
 	if (!k.name || !k.system_name || !k.filename)
 		return 0;
-	hash = mix(mix(hash_u64((uintptr_t)k.name), (uintptr_t)k.system_name),
-		   (uintptr_t)k.filename);
+	hash =
+	    mix(mix(hash_u64((uintptr_t)k.name), (uintptr_t)k.system_name), (uintptr_t)k.filename);
 	found = hashmap__find(&in->functions, hash, &k);
 	if (found)
 		return entry_id(found);
@@ -331,11 +330,11 @@ uint32_t profile__add_location(struct profile *p, uint32_t mapping_id, uint64_t 
 {
 	struct profile_intern *in = p->intern;
 	struct location_key k = {
-		.mapping_id = mapping_id,
-		.address = address,
-		.kind = kind,
-		.lines = lines,
-		.n_lines = n_lines,
+	    .mapping_id = mapping_id,
+	    .address = address,
+	    .kind = kind,
+	    .lines = lines,
+	    .n_lines = n_lines,
 	};
 	struct profile_location *l;
 	struct profile_line *copy;

@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 /* The kernel's KSYM_NAME_LEN is 512; anything much longer is not kallsyms. */
-#define KSYM_NAME_MAX   1024
-#define KSYM_MODULE_MAX 1024
+#define KSYM_NAME_MAX	  1024
+#define KSYM_MODULE_MAX	  1024
 #define KALLSYMS_MAX_FILE (1u << 30)
 
 struct kmodule {
@@ -33,7 +33,7 @@ struct kmodule {
 struct kallsyms {
 	struct ksym *syms; /* sorted by address, then file order */
 	size_t n_syms;
-	char *names;        /* every kept name, NUL-terminated, in file order */
+	char *names;		/* every kept name, NUL-terminated, in file order */
 	struct hashmap modules; /* struct kmodule entries, owned */
 	size_t skipped;
 	bool restricted;
@@ -185,7 +185,7 @@ static const char *intern_module(struct kallsyms *ks, const char *name, size_t l
 }
 
 struct scan_totals {
-	size_t n_text;     /* text symbols */
+	size_t n_text;	   /* text symbols */
 	size_t name_bytes; /* their names with NULs */
 	bool any_line;
 	bool any_nonzero;
@@ -267,7 +267,8 @@ static int ksym_cmp(const void *a, const void *b)
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
 	/* Names sit in the arena in file order, so this keeps aliases in file order. */
-	return ((uintptr_t)x->name > (uintptr_t)y->name) - ((uintptr_t)x->name < (uintptr_t)y->name);
+	return ((uintptr_t)x->name > (uintptr_t)y->name) -
+	       ((uintptr_t)x->name < (uintptr_t)y->name);
 }
 
 int kallsyms__parse(const char *buf, size_t len, struct kallsyms **out)

@@ -25,8 +25,8 @@
 #define MAX_SYM_FILES 4
 
 struct native_func {
-	uint64_t start; /* ELF virtual address */
-	uint64_t end;   /* exclusive */
+	uint64_t start;	  /* ELF virtual address */
+	uint64_t end;	  /* exclusive */
 	const char *name; /* in libelf's string table data, alive with the Dwfl */
 };
 
@@ -44,7 +44,8 @@ struct sym_candidate {
 	uint64_t size;
 	uint64_t section_end; /* 0 when unknown */
 	const char *name;
-	int rank; /* lower wins among aliases */
+	int rank;	 /* binding: lower wins among aliases */
+	int underscores; /* leading '_': fewer wins ("malloc" over "__libc_malloc") */
 	int ndx;
 };
 
@@ -79,8 +80,8 @@ static int find_debuginfo_offline(Dwfl_Module *mod, void **userdata, const char 
 				  Dwarf_Addr base, const char *file_name, const char *debuglink,
 				  GElf_Word crc, char **debuginfo_file_name)
 {
-	return dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink,
-					    crc, debuginfo_file_name);
+	return dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink, crc,
+					    debuginfo_file_name);
 }
 
 static const Dwfl_Callbacks offline_callbacks = {
@@ -176,6 +177,8 @@ static int candidate_cmp(const void *a, const void *b)
 		return x->size == 0 ? 1 : -1;
 	if (x->rank != y->rank)
 		return x->rank < y->rank ? -1 : 1;
+	if (x->underscores != y->underscores)
+		return x->underscores < y->underscores ? -1 : 1;
 	return (x->ndx > y->ndx) - (x->ndx < y->ndx);
 }
 
@@ -198,7 +201,8 @@ static uint64_t section_end(Elf *elf, GElf_Word shndx, const GElf_Sym *sym, Dwar
 }
 
 /* Reads the module's function symbols. *out is malloc'd (caller frees). */
-static int read_candidates(Dwfl_Module *mod, uint64_t bias, struct sym_candidate **out, size_t *n_out)
+static int read_candidates(Dwfl_Module *mod, uint64_t bias, struct sym_candidate **out,
+			   size_t *n_out)
 {
 	struct name_guard guard = {0};
 	struct sym_candidate *cands = NULL;
@@ -248,6 +252,7 @@ static int read_candidates(Dwfl_Module *mod, uint64_t bias, struct sym_candidate
 			    cands[n].section_end > bias ? cands[n].section_end - bias : 0;
 		cands[n].name = name;
 		cands[n].rank = binding_rank(GELF_ST_BIND(sym.st_info));
+		cands[n].underscores = (int)strspn(name, "_");
 		cands[n].ndx = ndx;
 		n++;
 	}
@@ -290,8 +295,10 @@ static int build_table(struct native_symbols *ns, uint64_t bias)
 	int err;
 
 	err = read_candidates(ns->mod, bias, &cands, &n);
-	if (err || !n)
+	if (err || !n) {
+		free(cands);
 		return err;
+	}
 	qsort(cands, n, sizeof(*cands), candidate_cmp);
 
 	/* Aliases collapse onto the first (preferred) candidate of their address. */

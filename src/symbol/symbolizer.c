@@ -80,7 +80,8 @@ const char *symbolizer__native(struct symbolizer *s, uint32_t file_id, uint64_t 
 		snprintf(buf, len, "%s+0x%llx", f->basename, (unsigned long long)addr);
 		return buf;
 	}
-	snprintf(buf, len, "%s", name);
+	/* Drop the ELF symbol version (memcpy@@GLIBC_2.14): it names the same function. */
+	snprintf(buf, len, "%.*s", (int)strcspn(name, "@"), name);
 	return buf;
 }
 

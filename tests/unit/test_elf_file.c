@@ -23,13 +23,14 @@
 /* Given to the linker in upper case: the note holds bytes, we print lower case. */
 #define CHOSEN_BUILD_ID "0123456789ABCDEF00112233445566778899AABB"
 
-static const char lib_src[] = "#define NOINL __attribute__((noinline))\n"
-			      "volatile int omni_sink;\n"
-			      "int omni_data[512] = {1};\n"
-			      "NOINL int omni_alpha(int x) {\n"
-			      "  int s = 0; for (int i = 0; i < x; i++) s += i * omni_sink;\n"
-			      "  return s; }\n"
-			      "NOINL int omni_beta(int x) { return omni_alpha(x) * 3 + omni_data[x]; }\n";
+static const char lib_src[] =
+    "#define NOINL __attribute__((noinline))\n"
+    "volatile int omni_sink;\n"
+    "int omni_data[512] = {1};\n"
+    "NOINL int omni_alpha(int x) {\n"
+    "  int s = 0; for (int i = 0; i < x; i++) s += i * omni_sink;\n"
+    "  return s; }\n"
+    "NOINL int omni_beta(int x) { return omni_alpha(x) * 3 + omni_data[x]; }\n";
 
 static const char main_src[] = "#include <stdio.h>\n"
 			       "__attribute__((noinline)) int omni_main_fn(int x) {\n"
@@ -39,9 +40,9 @@ static const char main_src[] = "#include <stdio.h>\n"
 
 struct fixture {
 	char *dir;
-	char lib[256];    /* shared library, CHOSEN_BUILD_ID */
-	char pie[256];    /* PIE executable, sha1 build id */
-	char nobid[256];  /* shared library without a build id */
+	char lib[256];	 /* shared library, CHOSEN_BUILD_ID */
+	char pie[256];	 /* PIE executable, sha1 build id */
+	char nobid[256]; /* shared library without a build id */
 };
 
 static struct fixture fx;
@@ -275,8 +276,8 @@ static void test_offset_from_proc_maps(void **state)
 		unsigned long long start, end, pgoff;
 		char path[256] = "";
 
-		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %255s", &start, &end, &pgoff,
-			   path) < 3)
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %255s", &start, &end, &pgoff, path) <
+		    3)
 			continue;
 		if (addr < start || addr >= end)
 			continue;

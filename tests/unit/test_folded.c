@@ -60,10 +60,10 @@ static struct profile *build(bool reverse)
 	x.work3 = add_loc(p, m, 0x1220, PROFILE_FRAME_NATIVE, "work", NULL);
 	x.compute = add_loc(p, m, 0x1300, PROFILE_FRAME_NATIVE, "compute", NULL);
 	x.weird = add_loc(p, m, 0x1400, PROFILE_FRAME_NATIVE, "operator;weird\nname", NULL);
-	x.k_sys_read = add_loc(p, 0, 0xffffffff81001000ull, PROFILE_FRAME_KERNEL, "ksys_read",
-			       NULL);
-	x.k_syscall = add_loc(p, 0, 0xffffffff81002000ull, PROFILE_FRAME_KERNEL,
-			      "do_syscall_64", NULL);
+	x.k_sys_read =
+	    add_loc(p, 0, 0xffffffff81001000ull, PROFILE_FRAME_KERNEL, "ksys_read", NULL);
+	x.k_syscall =
+	    add_loc(p, 0, 0xffffffff81002000ull, PROFILE_FRAME_KERNEL, "do_syscall_64", NULL);
 	x.trunc = add_loc(p, 0, 0, PROFILE_FRAME_ERROR, "truncated", NULL);
 
 	const uint32_t s1[] = {x.compute, x.work_inl, x.main};
@@ -131,13 +131,13 @@ struct expect {
 static void test_folded_lines(void **state)
 {
 	struct expect want[] = {
-		{{"my app", "main", "work", "inlined_helper", "compute"}, 7, 0},
-		{{"my app", "main", "do_syscall_64_[k]", "ksys_read_[k]"}, 2, 0},
-		{{"my app", "main", "operator:weird name"}, 1, 0},
-		{{"other", "[truncated]", "compute"}, 5, 0},
-		{{"my app", "main", "work"}, 3, 0},
-		{{"idle"}, 4, 0},
-		{{"my:app", "main"}, 6, 0},
+	    {{"my app", "main", "work", "inlined_helper", "compute"}, 7, 0},
+	    {{"my app", "main", "do_syscall_64_[k]", "ksys_read_[k]"}, 2, 0},
+	    {{"my app", "main", "operator:weird name"}, 1, 0},
+	    {{"other", "[truncated]", "compute"}, 5, 0},
+	    {{"my app", "main", "work"}, 3, 0},
+	    {{"idle"}, 4, 0},
+	    {{"my:app", "main"}, 6, 0},
 	};
 	const size_t n_want = sizeof(want) / sizeof(want[0]);
 	struct profile *p = build(false);
@@ -223,19 +223,22 @@ static void test_frame_text(void **state)
 	size_t len;
 
 	(void)state;
-	len = frame_text__format(p, profile__location(p, profile__add_location(
-							     p, m, 0xabc, PROFILE_FRAME_NATIVE, &l1, 1)),
-				 0, buf, sizeof(buf));
+	len = frame_text__format(
+	    p,
+	    profile__location(p, profile__add_location(p, m, 0xabc, PROFILE_FRAME_NATIVE, &l1, 1)),
+	    0, buf, sizeof(buf));
 	assert_string_equal(buf, "libfoo.so.1+0xabc");
 	assert_int_equal(len, strlen(buf));
-	frame_text__format(p, profile__location(p, profile__add_location(
-						       p, 0, 0xffff0000, PROFILE_FRAME_KERNEL, &l1, 1)),
-			   0, buf, sizeof(buf));
+	frame_text__format(
+	    p,
+	    profile__location(
+		p, profile__add_location(p, 0, 0xffff0000, PROFILE_FRAME_KERNEL, &l1, 1)),
+	    0, buf, sizeof(buf));
 	assert_string_equal(buf, "0xffff0000_[k]");
 	/* An error name that is already bracketed is not bracketed twice. */
-	frame_text__format(p, profile__location(p, profile__add_location(
-						       p, 0, 0, PROFILE_FRAME_ERROR, &l2, 1)),
-			   0, buf, sizeof(buf));
+	frame_text__format(
+	    p, profile__location(p, profile__add_location(p, 0, 0, PROFILE_FRAME_ERROR, &l2, 1)), 0,
+	    buf, sizeof(buf));
 	assert_string_equal(buf, "[unknown]");
 	/* Truncation works like snprintf. */
 	len = frame_text__format(p, profile__location(p, 1), 0, small, sizeof(small));
@@ -249,10 +252,10 @@ static void test_frame_text(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_folded_lines),
-		cmocka_unit_test(test_folded_deterministic),
-		cmocka_unit_test(test_folded_empty),
-		cmocka_unit_test(test_frame_text),
+	    cmocka_unit_test(test_folded_lines),
+	    cmocka_unit_test(test_folded_deterministic),
+	    cmocka_unit_test(test_folded_empty),
+	    cmocka_unit_test(test_frame_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

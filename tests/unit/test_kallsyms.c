@@ -306,8 +306,8 @@ static struct real_sym *read_real(size_t *n_out)
 	while (fgets(line, sizeof(line), f)) {
 		struct real_sym s = {0};
 		unsigned long long addr;
-		int fields = sscanf(line, "%llx %c %127s [%63[^]]]", &addr, &s.type, s.name,
-				    s.module);
+		int fields =
+		    sscanf(line, "%llx %c %127s [%63[^]]]", &addr, &s.type, s.name, s.module);
 
 		if (fields < 3)
 			continue;

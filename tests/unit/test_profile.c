@@ -150,8 +150,8 @@ static void test_samples(void **state)
 	struct profile *p = *state;
 	uint32_t f = profile__add_function(p, "f", "f", "");
 	struct profile_line line = {f, 0};
-	uint32_t loc = profile__add_location(p, 0, 0xffffffff81000000ull, PROFILE_FRAME_KERNEL,
-					     &line, 1);
+	uint32_t loc =
+	    profile__add_location(p, 0, 0xffffffff81000000ull, PROFILE_FRAME_KERNEL, &line, 1);
 	uint32_t ids[3] = {loc, loc, loc};
 	char comm[16] = "worker";
 
@@ -200,9 +200,8 @@ static void test_growth(void **state)
 		assert_int_equal(ids[i], i + 1);
 	}
 	for (uint32_t i = 0; i < 20000; i++)
-		assert_int_equal(profile__add_sample(p, ids + i % 1000, 50, i % 777, i, "big",
-						     "big", 1),
-				 0);
+		assert_int_equal(
+		    profile__add_sample(p, ids + i % 1000, 50, i % 777, i, "big", "big", 1), 0);
 	/* Everything is still found and intact after all the reallocations. */
 	for (uint32_t i = 0; i < 3000; i += 7) {
 		struct profile_line line;
@@ -212,8 +211,8 @@ static void test_growth(void **state)
 		line.line = i;
 		assert_int_equal(line.function_id, i + 1);
 		assert_string_equal(profile__function(p, i + 1)->name, name);
-		assert_int_equal(profile__add_location(p, 0, i * 16, PROFILE_FRAME_NATIVE, &line, 1),
-				 i + 1);
+		assert_int_equal(
+		    profile__add_location(p, 0, i * 16, PROFILE_FRAME_NATIVE, &line, 1), i + 1);
 	}
 	assert_int_equal(p->n_functions, 3000);
 	assert_int_equal(p->stats.samples, 20000);
@@ -266,13 +265,13 @@ static void test_hashmap(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_new, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_mappings, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_functions, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_locations, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_samples, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_growth, setup, teardown),
-		cmocka_unit_test(test_hashmap),
+	    cmocka_unit_test_setup_teardown(test_new, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_mappings, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_functions, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_locations, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_samples, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_growth, setup, teardown),
+	    cmocka_unit_test(test_hashmap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

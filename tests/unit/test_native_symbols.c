@@ -1,0 +1,561 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "elf/elf_file.h"
+#include "symbol/native_symbols.h"
+#include "testutil.h"
+
+/*
+ * The functions get different bodies so the compiler cannot fold them into
+ * one, and loops so they are long enough to have a middle.
+ */
+static const char lib_src[] =
+    "#define NOINL __attribute__((noinline))\n"
+    "volatile int omni_sink;\n"
+    "int omni_data_table[256] = {1};\n"
+    "NOINL int omni_alpha(int x) {\n"
+    "  int s = 0; for (int i = 0; i < x; i++) s += i * omni_sink; return s; }\n"
+    "NOINL int omni_beta(int x) {\n"
+    "  int s = 1; for (int i = 0; i < x; i++) s ^= (s << 3) + omni_sink * i; return s; }\n"
+    "NOINL static int omni_local_gamma(int x) {\n"
+    "  int s = 2; for (int i = x; i > 0; i--) s = s * 5 - omni_data_table[i & 255]; return s; }\n"
+    "void *omni_gamma_addr(void) { return (void *)omni_local_gamma; }\n"
+    "NOINL int omni_delta(int x) { return omni_local_gamma(x) + omni_alpha(x) - omni_beta(x); }\n"
+    "NOINL int __omni_internal(int x) { return x * omni_sink + 11; }\n"
+    "int omni_public(int) __attribute__((alias(\"__omni_internal\")));\n"
+    "int omni_weak_alpha(int) __attribute__((weak, alias(\"omni_alpha\")));\n";
+
+static const char exe_src[] =
+    "#define NOINL __attribute__((noinline))\n"
+    "volatile int omni_sink;\n"
+    "NOINL int omni_exe_one(int x) {\n"
+    "  int s = 0; for (int i = 0; i < x; i++) s += omni_sink; return s; }\n"
+    "NOINL static int omni_exe_two(int x) {\n"
+    "  int s = 3; for (int i = 0; i < x; i++) s *= omni_sink; return s; }\n"
+    "int main(int argc, char **argv) {\n"
+    "  (void)argv; return omni_exe_one(argc) + omni_exe_two(argc); }\n";
+
+static const char *const exported[] = {"omni_alpha", "omni_beta", "omni_delta", "omni_gamma_addr"};
+
+struct fixture {
+	char *dir;
+	char lib[256];	    /* full .symtab */
+	char stripped[256]; /* strip --strip-all: .dynsym only */
+	char based[256];    /* ET_DYN whose first segment is not at 0 */
+	char pie[256];
+	char nopie[256]; /* ET_EXEC */
+};
+
+static struct fixture fx;
+
+static int setup(void **state)
+{
+	char path[256], *out = NULL;
+	FILE *f;
+	int rc;
+
+	(void)state;
+	fx.dir = tu_mkdtemp();
+	if (!fx.dir)
+		return -1;
+	snprintf(path, sizeof(path), "%s/lib.c", fx.dir);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs(lib_src, f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/exe.c", fx.dir);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs(exe_src, f);
+	fclose(f);
+	snprintf(fx.lib, sizeof(fx.lib), "%s/libomni.so", fx.dir);
+	snprintf(fx.stripped, sizeof(fx.stripped), "%s/libomni-stripped.so", fx.dir);
+	snprintf(fx.based, sizeof(fx.based), "%s/libomni-based.so", fx.dir);
+	snprintf(fx.pie, sizeof(fx.pie), "%s/pie", fx.dir);
+	snprintf(fx.nopie, sizeof(fx.nopie), "%s/nopie", fx.dir);
+
+	rc = tu_run(
+	    &out,
+	    "cd '%s' && "
+	    "cc -O1 -fno-ipa-icf -fPIC -shared -Wl,--build-id -o '%s' lib.c && "
+	    "cp '%s' '%s' && strip --strip-all '%s' && "
+	    "cc -O1 -fno-ipa-icf -fPIC -shared -Wl,-Ttext-segment=0x40000000 -o '%s' lib.c && "
+	    "cc -O1 -fno-ipa-icf -fPIE -pie -o '%s' exe.c && "
+	    "cc -O1 -fno-ipa-icf -fno-pie -no-pie -o '%s' exe.c",
+	    fx.dir, fx.lib, fx.lib, fx.stripped, fx.stripped, fx.based, fx.pie, fx.nopie);
+	if (rc != 0)
+		fprintf(stderr, "building test inputs failed:\n%s\n", out ? out : "");
+	free(out);
+	return rc == 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	tu_rmtree(fx.dir);
+	free(fx.dir);
+	return 0;
+}
+
+struct opened {
+	struct elf_file *ef;
+	struct native_symbols *ns;
+};
+
+static struct opened open_syms(const char *path)
+{
+	struct opened o = {0};
+
+	assert_int_equal(elf_file__open(path, -1, &o.ef), 0);
+	assert_int_equal(native_symbols__open(o.ef, &o.ns), 0);
+	assert_non_null(o.ns);
+	return o;
+}
+
+static void close_syms(struct opened *o)
+{
+	native_symbols__free(o->ns);
+	elf_file__close(o->ef);
+}
+
+/* Asserts that [vaddr, vaddr + size) resolves to name at the start, middle and end. */
+static void check_function(struct native_symbols *ns, const char *name, uint64_t vaddr,
+			   uint64_t size)
+{
+	uint64_t probes[] = {0, size / 2, size - 1};
+	uint64_t off = UINT64_MAX;
+	const char *got;
+
+	assert_true(size > 4);
+	for (size_t i = 0; i < 3; i++) {
+		got = native_symbols__lookup(ns, vaddr + probes[i], &off);
+		assert_non_null(got);
+		assert_string_equal(got, name);
+		assert_true(off == probes[i]);
+	}
+	/* The first byte after the function belongs to something else, if anything. */
+	got = native_symbols__lookup(ns, vaddr + size, &off);
+	if (got)
+		assert_string_not_equal(got, name);
+}
+
+struct nm_sym {
+	uint64_t addr;
+	uint64_t size;
+	char type;
+};
+
+/* The symbol as `nm -S` (binutils, not elfutils) prints it. */
+static bool nm_lookup(const char *path, const char *name, struct nm_sym *out)
+{
+	char *text = NULL, *line, *save = NULL;
+	bool found = false;
+
+	assert_int_equal(tu_run(&text, "nm -S --defined-only '%s'", path), 0);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long addr, size;
+		char type, sym[256];
+
+		if (sscanf(line, "%llx %llx %c %255s", &addr, &size, &type, sym) != 4)
+			continue;
+		if (strcmp(sym, name) == 0) {
+			*out = (struct nm_sym){addr, size, type};
+			found = true;
+			break;
+		}
+	}
+	free(text);
+	return found;
+}
+
+struct phdr_match {
+	const char *path;
+	uint64_t bias;
+	bool found;
+};
+
+static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct phdr_match *m = data;
+
+	(void)size;
+	if (info->dlpi_name && strcmp(info->dlpi_name, m->path) == 0) {
+		m->bias = info->dlpi_addr;
+		m->found = true;
+		return 1;
+	}
+	return 0;
+}
+
+/* The load bias of a dlopen'ed library, found two independent ways. */
+static uint64_t load_bias(void *handle, const char *path)
+{
+	struct phdr_match m = {.path = path};
+	struct link_map *lm = NULL;
+
+	assert_int_equal(dlinfo(handle, RTLD_DI_LINKMAP, &lm), 0);
+	dl_iterate_phdr(phdr_cb, &m);
+	assert_true(m.found);
+	assert_true(m.bias == lm->l_addr);
+	return m.bias;
+}
+
+/* Runtime addresses of a loaded copy, minus the load bias, are ELF vaddrs. */
+static void check_exported_at_runtime(const char *path, struct native_symbols *ns)
+{
+	void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	uint64_t bias;
+
+	assert_non_null(handle);
+	bias = load_bias(handle, path);
+	for (size_t i = 0; i < sizeof(exported) / sizeof(exported[0]); i++) {
+		const ElfW(Sym) *sym = NULL;
+		void *addr = dlsym(handle, exported[i]);
+		Dl_info info;
+
+		assert_non_null(addr);
+		assert_int_not_equal(dladdr1(addr, &info, (void **)&sym, RTLD_DL_SYMENT), 0);
+		assert_non_null(sym);
+		assert_true(ELF64_ST_TYPE(sym->st_info) == STT_FUNC);
+		check_function(ns, exported[i], (uint64_t)(uintptr_t)addr - bias, sym->st_size);
+	}
+	dlclose(handle);
+}
+
+static void test_exported_functions(void **state)
+{
+	struct opened o = open_syms(fx.lib);
+
+	(void)state;
+	check_exported_at_runtime(fx.lib, o.ns);
+	close_syms(&o);
+}
+
+static void test_local_function_from_symtab(void **state)
+{
+	struct opened o = open_syms(fx.lib);
+	void *handle = dlopen(fx.lib, RTLD_NOW | RTLD_LOCAL);
+	void *(*gamma_addr)(void);
+	struct nm_sym nm;
+	uint64_t vaddr;
+
+	(void)state;
+	assert_non_null(handle);
+	*(void **)&gamma_addr = dlsym(handle, "omni_gamma_addr");
+	assert_non_null(gamma_addr);
+	vaddr = (uint64_t)(uintptr_t)gamma_addr() - load_bias(handle, fx.lib);
+
+	assert_true(nm_lookup(fx.lib, "omni_local_gamma", &nm));
+	assert_int_equal(nm.type, 't');
+	assert_true(nm.addr == vaddr);
+	check_function(o.ns, "omni_local_gamma", vaddr, nm.size);
+	dlclose(handle);
+	close_syms(&o);
+}
+
+static void test_not_in_a_function(void **state)
+{
+	struct opened o = open_syms(fx.lib);
+	void *handle = dlopen(fx.lib, RTLD_NOW | RTLD_LOCAL);
+	uint64_t off = 42, data;
+	void *addr;
+
+	(void)state;
+	assert_non_null(handle);
+	addr = dlsym(handle, "omni_data_table");
+	assert_non_null(addr);
+	data = (uint64_t)(uintptr_t)addr - load_bias(handle, fx.lib);
+	/* A data object is a symbol, but not a function. */
+	assert_null(native_symbols__lookup(o.ns, data, &off));
+	assert_null(native_symbols__lookup(o.ns, data + 100, &off));
+	/* The ELF header and far beyond the file. */
+	assert_null(native_symbols__lookup(o.ns, 0, &off));
+	assert_null(native_symbols__lookup(o.ns, 0x7fffffff0000ull, &off));
+	assert_null(native_symbols__lookup(o.ns, UINT64_MAX, NULL));
+	assert_true(off == 42);
+	dlclose(handle);
+	close_syms(&o);
+}
+
+static void test_stripped_keeps_dynsym(void **state)
+{
+	struct opened o = open_syms(fx.stripped);
+	struct nm_sym nm;
+	char *out = NULL;
+	const char *got;
+
+	(void)state;
+	/* The copy really lost its .symtab. */
+	assert_int_equal(tu_run(&out, "readelf -SW '%s'", fx.stripped), 0);
+	assert_null(strstr(out, ".symtab"));
+	free(out);
+
+	check_exported_at_runtime(fx.stripped, o.ns);
+	/* The static function was only in .symtab. */
+	assert_true(nm_lookup(fx.lib, "omni_local_gamma", &nm));
+	got = native_symbols__lookup(o.ns, nm.addr, NULL);
+	if (got)
+		assert_string_not_equal(got, "omni_local_gamma");
+	close_syms(&o);
+}
+
+/* MiniDebugInfo: an xz-compressed .symtab-only ELF in .gnu_debugdata. */
+static void test_minidebuginfo(void **state)
+{
+	char mini[300], *out = NULL;
+	struct nm_sym nm;
+	struct opened o;
+	int rc;
+
+	(void)state;
+	if (tu_run(NULL, "command -v xz && command -v objcopy") != 0)
+		skip();
+	snprintf(mini, sizeof(mini), "%s/libomni-mini.so", fx.dir);
+	rc = tu_run(&out,
+		    "cd '%s' && "
+		    "objcopy --only-keep-debug --strip-debug '%s' mini.elf && "
+		    "xz -f mini.elf && "
+		    "cp '%s' '%s' && strip --strip-all '%s' && "
+		    "objcopy --add-section .gnu_debugdata=mini.elf.xz '%s'",
+		    fx.dir, fx.lib, fx.lib, mini, mini, mini);
+	if (rc != 0)
+		fprintf(stderr, "%s\n", out ? out : "");
+	free(out);
+	assert_int_equal(rc, 0);
+
+	o = open_syms(mini);
+	assert_true(nm_lookup(fx.lib, "omni_local_gamma", &nm));
+	check_function(o.ns, "omni_local_gamma", nm.addr, nm.size);
+	assert_true(nm_lookup(fx.lib, "omni_alpha", &nm));
+	check_function(o.ns, "omni_alpha", nm.addr, nm.size);
+	close_syms(&o);
+}
+
+/* For ET_EXEC and for ET_DYN not based at 0 alike, lookups take ELF vaddrs. */
+static void check_by_nm(const char *path, uint16_t want_type, const char *const *names, size_t n)
+{
+	struct opened o = open_syms(path);
+
+	assert_int_equal(o.ef->type, want_type);
+	for (size_t i = 0; i < n; i++) {
+		struct nm_sym nm;
+
+		assert_true(nm_lookup(path, names[i], &nm));
+		check_function(o.ns, names[i], nm.addr, nm.size);
+	}
+	close_syms(&o);
+}
+
+static void test_executables(void **state)
+{
+	static const char *const names[] = {"omni_exe_one", "omni_exe_two", "main"};
+	struct elf_file *ef = NULL;
+
+	(void)state;
+	check_by_nm(fx.nopie, ET_EXEC, names, 3);
+	check_by_nm(fx.pie, ET_DYN, names, 3);
+	/* The non-PIE one really is linked away from 0. */
+	assert_int_equal(elf_file__open(fx.nopie, -1, &ef), 0);
+	assert_true(ef->segments[0].vaddr >= 0x400000);
+	elf_file__close(ef);
+}
+
+static void test_library_not_based_at_zero(void **state)
+{
+	struct elf_file *ef = NULL;
+	struct opened o;
+
+	(void)state;
+	assert_int_equal(elf_file__open(fx.based, -1, &ef), 0);
+	assert_true(ef->segments[0].vaddr >= 0x40000000);
+	elf_file__close(ef);
+	check_by_nm(fx.based, ET_DYN, exported, sizeof(exported) / sizeof(exported[0]));
+
+	/* And loaded: runtime address minus load bias is still the vaddr. */
+	o = open_syms(fx.based);
+	check_exported_at_runtime(fx.based, o.ns);
+	close_syms(&o);
+}
+
+static void test_string_outlives_lookups(void **state)
+{
+	struct opened o = open_syms(fx.lib);
+	struct nm_sym a, b;
+	const char *first;
+
+	(void)state;
+	assert_true(nm_lookup(fx.lib, "omni_alpha", &a));
+	assert_true(nm_lookup(fx.lib, "omni_beta", &b));
+	first = native_symbols__lookup(o.ns, a.addr, NULL);
+	assert_non_null(first);
+	assert_non_null(native_symbols__lookup(o.ns, b.addr, NULL));
+	assert_string_equal(first, "omni_alpha");
+	close_syms(&o);
+	native_symbols__free(NULL);
+}
+
+/*
+ * A .symtab name that runs to the end of .strtab without a NUL: the bytes
+ * after it belong to another section (or to nothing), so it must be refused.
+ */
+static void test_unterminated_name_refused(void **state)
+{
+	char path[300];
+	size_t len;
+	char *buf = tu_read_file(fx.lib, &len);
+	Elf64_Shdr *shdrs, *symtab = NULL, *strtab;
+	Elf64_Sym *beta = NULL;
+	struct opened o;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(buf);
+	shdrs = (Elf64_Shdr *)(buf + ((Elf64_Ehdr *)buf)->e_shoff);
+	for (size_t i = 0; i < ((Elf64_Ehdr *)buf)->e_shnum; i++)
+		if (shdrs[i].sh_type == SHT_SYMTAB)
+			symtab = &shdrs[i];
+	assert_non_null(symtab);
+	strtab = &shdrs[symtab->sh_link];
+	for (size_t i = 0; i < symtab->sh_size / sizeof(Elf64_Sym); i++) {
+		Elf64_Sym *sym = (Elf64_Sym *)(buf + symtab->sh_offset) + i;
+
+		if (strcmp(buf + strtab->sh_offset + sym->st_name, "omni_beta") == 0)
+			beta = sym;
+	}
+	assert_non_null(beta);
+	memcpy(buf + strtab->sh_offset + strtab->sh_size - 3, "XYZ", 3);
+	beta->st_name = (Elf64_Word)(strtab->sh_size - 3);
+	snprintf(path, sizeof(path), "%s/libomni-badname.so", fx.dir);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+
+	o = open_syms(path);
+	assert_null(native_symbols__lookup(o.ns, beta->st_value, NULL));
+	/* The rest of the table is still usable. */
+	struct nm_sym nm;
+	assert_true(nm_lookup(fx.lib, "omni_alpha", &nm));
+	check_function(o.ns, "omni_alpha", nm.addr, nm.size);
+	close_syms(&o);
+	free(buf);
+}
+
+/* Of several names for one address, a global one without leading '_' is shown. */
+static void test_alias_preference(void **state)
+{
+	struct opened o = open_syms(fx.lib);
+	struct nm_sym internal, public, alpha, weak;
+
+	(void)state;
+	assert_true(nm_lookup(fx.lib, "__omni_internal", &internal));
+	assert_true(nm_lookup(fx.lib, "omni_public", &public));
+	assert_true(internal.addr == public.addr);
+	assert_string_equal(native_symbols__lookup(o.ns, public.addr, NULL), "omni_public");
+
+	assert_true(nm_lookup(fx.lib, "omni_alpha", &alpha));
+	assert_true(nm_lookup(fx.lib, "omni_weak_alpha", &weak));
+	assert_int_equal(weak.type, 'W');
+	assert_true(alpha.addr == weak.addr);
+	assert_string_equal(native_symbols__lookup(o.ns, alpha.addr, NULL), "omni_alpha");
+	close_syms(&o);
+}
+
+static uint64_t rng_state = 0x853c49e6748fea9bull;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* Damaged files must give errors or odd names, never a crash or a bad read. */
+static void test_mutated_files(void **state)
+{
+	size_t len, opened = 0;
+	char *lib, *buf;
+
+	(void)state;
+	lib = tu_read_file(fx.lib, &len);
+	assert_non_null(lib);
+	buf = malloc(len);
+	assert_non_null(buf);
+	for (int iter = 0; iter < 1500; iter++) {
+		struct elf_file *ef = NULL;
+		struct native_symbols *ns = NULL;
+		int fd;
+
+		memcpy(buf, lib, len);
+		for (int k = (int)(rng() % 8); k >= 0; k--) {
+			/* The ELF header, the tail (.symtab, .strtab, section headers), anywhere.
+			 */
+			switch (rng() % 3) {
+			case 0:
+				buf[rng() % 128] = (char)rng();
+				break;
+			case 1:
+				buf[len - 1 - rng() % 4096 % len] = (char)rng();
+				break;
+			default:
+				buf[rng() % len] = (char)rng();
+			}
+		}
+		fd = memfd_create("omniprof-test", MFD_CLOEXEC);
+		assert_true(fd >= 0);
+		assert_true(write(fd, buf, len) == (ssize_t)len);
+		if (elf_file__open("memfd", fd, &ef) != 0)
+			continue;
+		if (native_symbols__open(ef, &ns) == 0) {
+			opened++;
+			for (int p = 0; p < 64; p++) {
+				const char *name = native_symbols__lookup(ns, rng() % 0x6000, NULL);
+
+				if (name)
+					assert_true(strlen(name) > 0);
+			}
+			native_symbols__free(ns);
+		}
+		elf_file__close(ef);
+	}
+	/* Most damage is harmless: the loop did exercise lookups. */
+	assert_true(opened > 100);
+	free(buf);
+	free(lib);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_exported_functions),
+	    cmocka_unit_test(test_local_function_from_symtab),
+	    cmocka_unit_test(test_not_in_a_function),
+	    cmocka_unit_test(test_stripped_keeps_dynsym),
+	    cmocka_unit_test(test_minidebuginfo),
+	    cmocka_unit_test(test_executables),
+	    cmocka_unit_test(test_library_not_based_at_zero),
+	    cmocka_unit_test(test_string_outlives_lookups),
+	    cmocka_unit_test(test_alias_preference),
+	    cmocka_unit_test(test_unterminated_name_refused),
+	    cmocka_unit_test(test_mutated_files),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
