@@ -30,7 +30,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
-	__type(key, __u32);  /* tgid */
+	__type(key, __u32); /* tgid */
 	__type(value, __u8);
 } pid_filter SEC(".maps");
 
@@ -106,7 +106,8 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct op_
 		return 0;
 	}
 	task = bpf_get_current_task_btf();
-	if (!task || !BPF_CORE_READ(task, mm) || (BPF_CORE_READ(task, flags) & 0x00200000 /* PF_KTHREAD */))
+	if (!task || !BPF_CORE_READ(task, mm) ||
+	    (BPF_CORE_READ(task, flags) & 0x00200000 /* PF_KTHREAD */))
 		return -1;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (!regs)
@@ -138,7 +139,7 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 	if (w.result > OP_STEP_END) {
 		err = w.result - OP_STEP_ERROR_BASE;
 		stat_inc(err == OP_UNWIND_ERR_MAX_DEPTH ? OP_STAT_USER_MAX_DEPTH
-			 : err == OP_UNWIND_ERR_BAD_FP  ? OP_STAT_USER_BAD_FP
+			 : err == OP_UNWIND_ERR_BAD_FP	? OP_STAT_USER_BAD_FP
 							: OP_STAT_USER_READ_ERR);
 		t->flags |= OP_TRACE_F_USER_TRUNCATED;
 		/* Mark where the walk stopped, unless the stack is full. */

@@ -41,7 +41,7 @@ enum op_frame_flags {
 /* Why a user stack ended early. Reported as an OP_FRAME_ERROR frame. */
 enum op_unwind_error {
 	OP_UNWIND_ERR_NONE = 0,
-	OP_UNWIND_ERR_READ = 1,      /* stack memory could not be read */
+	OP_UNWIND_ERR_READ = 1,	     /* stack memory could not be read */
 	OP_UNWIND_ERR_MAX_DEPTH = 2, /* OP_MAX_USER_FRAMES reached */
 	OP_UNWIND_ERR_BAD_FP = 3,    /* frame pointer not above the stack pointer */
 	OP_UNWIND_ERR_NO_RULE = 4,   /* no unwind rule for this address */
@@ -51,15 +51,15 @@ struct op_frame {
 	__u64 addr;
 	__u64 file_id; /* 0: resolve addr through the process's mappings */
 	__u32 aux;
-	__u8 kind;     /* enum op_frame_kind */
-	__u8 flags;    /* enum op_frame_flags */
+	__u8 kind;  /* enum op_frame_kind */
+	__u8 flags; /* enum op_frame_flags */
 	__u16 reserved;
 };
 
 enum op_trace_flags {
 	OP_TRACE_F_KERNEL_ERROR = 1 << 0,   /* bpf_get_stack failed */
 	OP_TRACE_F_USER_TRUNCATED = 1 << 1, /* user stack ended with an error frame */
-	OP_TRACE_F_NO_USER = 1 << 2,        /* kernel thread: no user stack */
+	OP_TRACE_F_NO_USER = 1 << 2,	    /* kernel thread: no user stack */
 };
 
 struct op_event_header {
@@ -72,7 +72,7 @@ struct op_trace {
 	struct op_event_header hdr;
 	__u32 tid;
 	__u32 cpu;
-	__u64 ktime_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u64 ktime_ns;		      /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	char comm[OP_TASK_COMM_LEN];  /* the thread's name */
 	char pcomm[OP_TASK_COMM_LEN]; /* the process's (group leader's) name */
 	__u16 n_kernel;
@@ -93,16 +93,16 @@ struct op_proc_event {
 
 /* Per-CPU counters (an array map indexed by these). */
 enum op_stat {
-	OP_STAT_SAMPLES = 0,       /* program runs */
-	OP_STAT_IDLE,              /* pid 0: CPU idle, not recorded */
-	OP_STAT_FILTERED,          /* not one of the -p processes */
-	OP_STAT_RINGBUF_FULL,      /* dropped: ring buffer full */
-	OP_STAT_KERNEL_STACK_ERR,  /* kernel stack missing (bpf_get_stack error) */
-	OP_STAT_USER_REGS_ERR,     /* user registers could not be read */
-	OP_STAT_USER_READ_ERR,     /* user stack ended on unreadable memory */
-	OP_STAT_USER_MAX_DEPTH,    /* user stack longer than OP_MAX_USER_FRAMES */
-	OP_STAT_USER_BAD_FP,       /* frame-pointer chain went backwards */
-	OP_STAT_PROC_EVENT_LOST,   /* exec/exit event dropped: ring buffer full */
+	OP_STAT_SAMPLES = 0,	  /* program runs */
+	OP_STAT_IDLE,		  /* pid 0: CPU idle, not recorded */
+	OP_STAT_FILTERED,	  /* not one of the -p processes */
+	OP_STAT_RINGBUF_FULL,	  /* dropped: ring buffer full */
+	OP_STAT_KERNEL_STACK_ERR, /* kernel stack missing (bpf_get_stack error) */
+	OP_STAT_USER_REGS_ERR,	  /* user registers could not be read */
+	OP_STAT_USER_READ_ERR,	  /* user stack ended on unreadable memory */
+	OP_STAT_USER_MAX_DEPTH,	  /* user stack longer than OP_MAX_USER_FRAMES */
+	OP_STAT_USER_BAD_FP,	  /* frame-pointer chain went backwards */
+	OP_STAT_PROC_EVENT_LOST,  /* exec/exit event dropped: ring buffer full */
 	OP_STAT__COUNT,
 };
 
@@ -111,7 +111,7 @@ _Static_assert(sizeof(struct op_event_header) == 8, "op_event_header layout");
 _Static_assert(sizeof(struct op_proc_event) == 40, "op_proc_event layout");
 _Static_assert(__builtin_offsetof(struct op_trace, kernel) == 64, "op_trace header layout");
 _Static_assert(sizeof(struct op_trace) ==
-		       64 + 8 * (OP_MAX_KERNEL_FRAMES + 1) + 24 * OP_MAX_USER_FRAMES,
+		   64 + 8 * (OP_MAX_KERNEL_FRAMES + 1) + 24 * OP_MAX_USER_FRAMES,
 	       "op_trace layout");
 
 #endif

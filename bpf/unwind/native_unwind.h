@@ -43,8 +43,8 @@ enum op_rule_cmd {
 };
 
 struct op_unwind_rule {
-	__u8 cmd;       /* enum op_rule_cmd */
-	__u8 cfa_base;  /* enum op_cfa_base */
+	__u8 cmd;	 /* enum op_rule_cmd */
+	__u8 cfa_base;	 /* enum op_cfa_base */
 	__s16 fp_offset; /* caller's rbp saved at CFA + fp_offset; 0: rbp unchanged */
 	__s32 cfa_offset;
 };
@@ -80,7 +80,8 @@ static __always_inline void op_unwind_find_rule(__u64 pc, struct op_unwind_rule 
 }
 
 /* Moves regs to the caller's frame according to rule. */
-static __always_inline int op_unwind_apply_rule(struct op_regs *r, const struct op_unwind_rule *rule)
+static __always_inline int op_unwind_apply_rule(struct op_regs *r,
+						const struct op_unwind_rule *rule)
 {
 	__u64 base, cfa, ra = 0, fp = r->fp;
 

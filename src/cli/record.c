@@ -28,7 +28,7 @@
  * to rank hot functions, while the kernel side costs well under 0.1% of a CPU. */
 #define DEFAULT_FREQUENCY_HZ 20
 #define DEFAULT_OUTPUT_DIR   "omniprof-out"
-#define MAX_PIDS             4096
+#define MAX_PIDS	     4096
 
 struct record_opts {
 	double duration_s; /* 0: until Ctrl-C / SIGTERM */
@@ -49,19 +49,20 @@ static void on_signal(int sig)
 
 static void record_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: omniprof record [-d SECONDS] [-F HZ] [-p PID]... [-o DIR] [--no-kernel] [-v]\n"
-		"\n"
-		"  -d, --duration SECONDS  stop after SECONDS (default: run until Ctrl-C or SIGTERM)\n"
-		"  -F, --frequency HZ      samples per second per CPU (default %d)\n"
-		"  -p, --pid PID           profile only this process and its threads (repeatable,\n"
-		"                          or comma-separated); default: the whole system\n"
-		"  -o, --output DIR        output folder (default ./%s)\n"
-		"      --no-kernel         do not record kernel frames\n"
-		"  -v, --verbose           print counters at the end (-vv: debug output)\n"
-		"\n"
-		"Writes DIR/profile.pb.gz (pprof), DIR/stacks.folded and DIR/flamegraph.html.\n",
-		DEFAULT_FREQUENCY_HZ, DEFAULT_OUTPUT_DIR);
+	fprintf(
+	    f,
+	    "usage: omniprof record [-d SECONDS] [-F HZ] [-p PID]... [-o DIR] [--no-kernel] [-v]\n"
+	    "\n"
+	    "  -d, --duration SECONDS  stop after SECONDS (default: run until Ctrl-C or SIGTERM)\n"
+	    "  -F, --frequency HZ      samples per second per CPU (default %d)\n"
+	    "  -p, --pid PID           profile only this process and its threads (repeatable,\n"
+	    "                          or comma-separated); default: the whole system\n"
+	    "  -o, --output DIR        output folder (default ./%s)\n"
+	    "      --no-kernel         do not record kernel frames\n"
+	    "  -v, --verbose           print counters at the end (-vv: debug output)\n"
+	    "\n"
+	    "Writes DIR/profile.pb.gz (pprof), DIR/stacks.folded and DIR/flamegraph.html.\n",
+	    DEFAULT_FREQUENCY_HZ, DEFAULT_OUTPUT_DIR);
 }
 
 /* Resolves a pid or thread id to its process id; -ESRCH when there is none. */
@@ -122,14 +123,10 @@ static int add_pids(struct record_opts *o, const char *arg)
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	static const struct option longopts[] = {
-		{"duration", required_argument, NULL, 'd'},
-		{"frequency", required_argument, NULL, 'F'},
-		{"pid", required_argument, NULL, 'p'},
-		{"output", required_argument, NULL, 'o'},
-		{"no-kernel", no_argument, NULL, 'K'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"duration", required_argument, NULL, 'd'}, {"frequency", required_argument, NULL, 'F'},
+	    {"pid", required_argument, NULL, 'p'},	{"output", required_argument, NULL, 'o'},
+	    {"no-kernel", no_argument, NULL, 'K'},	{"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},		{NULL, 0, NULL, 0},
 	};
 	char *end;
 	int c;
@@ -151,7 +148,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'F':
 			v = strtol(optarg, &end, 10);
 			if (*end || v < 1 || v > 100000) {
-				pr_err("-F: '%s' is not a frequency between 1 and 100000 Hz", optarg);
+				pr_err("-F: '%s' is not a frequency between 1 and 100000 Hz",
+				       optarg);
 				return -EINVAL;
 			}
 			o->frequency_hz = (uint32_t)v;
@@ -213,35 +211,39 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 			   const struct symbolizer *sym)
 {
 	static const char *const names[OP_STAT__COUNT] = {
-		[OP_STAT_SAMPLES] = "bpf: program runs",
-		[OP_STAT_IDLE] = "bpf: idle CPU (not recorded)",
-		[OP_STAT_FILTERED] = "bpf: other processes (not recorded)",
-		[OP_STAT_RINGBUF_FULL] = "dropped: ring buffer full",
-		[OP_STAT_KERNEL_STACK_ERR] = "truncated: kernel stack unavailable",
-		[OP_STAT_USER_REGS_ERR] = "truncated: user registers unavailable",
-		[OP_STAT_USER_READ_ERR] = "truncated: user stack unreadable",
-		[OP_STAT_USER_MAX_DEPTH] = "truncated: user stack too deep",
-		[OP_STAT_USER_BAD_FP] = "truncated: bad frame pointer",
-		[OP_STAT_PROC_EVENT_LOST] = "lost: exec/exit events",
+	    [OP_STAT_SAMPLES] = "bpf: program runs",
+	    [OP_STAT_IDLE] = "bpf: idle CPU (not recorded)",
+	    [OP_STAT_FILTERED] = "bpf: other processes (not recorded)",
+	    [OP_STAT_RINGBUF_FULL] = "dropped: ring buffer full",
+	    [OP_STAT_KERNEL_STACK_ERR] = "truncated: kernel stack unavailable",
+	    [OP_STAT_USER_REGS_ERR] = "truncated: user registers unavailable",
+	    [OP_STAT_USER_READ_ERR] = "truncated: user stack unreadable",
+	    [OP_STAT_USER_MAX_DEPTH] = "truncated: user stack too deep",
+	    [OP_STAT_USER_BAD_FP] = "truncated: bad frame pointer",
+	    [OP_STAT_PROC_EVENT_LOST] = "lost: exec/exit events",
 	};
 
 	fprintf(stderr, "counters:\n");
 	for (int i = 0; i < OP_STAT__COUNT; i++)
 		fprintf(stderr, "  %-40s %llu\n", names[i], (unsigned long long)bpf[i]);
-	fprintf(stderr, "  %-40s %llu\n", "user: trace records", (unsigned long long)c->stats.traces);
+	fprintf(stderr, "  %-40s %llu\n", "user: trace records",
+		(unsigned long long)c->stats.traces);
 	fprintf(stderr, "  %-40s %llu\n", "dropped: malformed records",
 		(unsigned long long)c->stats.bad_records);
-	fprintf(stderr, "  %-40s %llu\n", "dropped: out of memory", (unsigned long long)c->stats.enomem);
+	fprintf(stderr, "  %-40s %llu\n", "dropped: out of memory",
+		(unsigned long long)c->stats.enomem);
 	fprintf(stderr, "  %-40s %llu\n", "user: exec events", (unsigned long long)c->stats.execs);
 	fprintf(stderr, "  %-40s %llu\n", "user: exit events", (unsigned long long)c->stats.exits);
 	fprintf(stderr, "  %-40s %llu\n", "user: processes tracked",
 		(unsigned long long)c->procs.stats.processes);
-	fprintf(stderr, "  %-40s %llu\n", "user: maps reads", (unsigned long long)c->procs.stats.maps_reads);
+	fprintf(stderr, "  %-40s %llu\n", "user: maps reads",
+		(unsigned long long)c->procs.stats.maps_reads);
 	fprintf(stderr, "  %-40s %llu\n", "user: maps read errors (process gone)",
 		(unsigned long long)c->procs.stats.maps_errors);
 	fprintf(stderr, "  %-40s %llu\n", "unnamed: frames outside known mappings",
 		(unsigned long long)c->stats.unresolved);
-	fprintf(stderr, "  %-40s %llu\n", "user: files opened", (unsigned long long)c->files.stats.opened);
+	fprintf(stderr, "  %-40s %llu\n", "user: files opened",
+		(unsigned long long)c->files.stats.opened);
 	fprintf(stderr, "  %-40s %llu\n", "user: files that could not be opened",
 		(unsigned long long)c->files.stats.open_errors);
 	fprintf(stderr, "  %-40s %llu\n", "unnamed: native frames",
@@ -370,8 +372,8 @@ int cmd_record(int argc, char **argv)
 	if (!p->stats.samples)
 		pr_warn("no samples were recorded: the %s did not run on a CPU while sampling",
 			o->n_pids ? "processes" : "system");
-	printf("\nwrote %s/profile.pb.gz, %s/stacks.folded and %s/flamegraph.html\n",
-	       o->output_dir, o->output_dir, o->output_dir);
+	printf("\nwrote %s/profile.pb.gz, %s/stacks.folded and %s/flamegraph.html\n", o->output_dir,
+	       o->output_dir, o->output_dir);
 	ret = 0;
 
 cleanup:

@@ -21,13 +21,13 @@ struct elf_segment {
 };
 
 struct elf_file {
-	int fd;       /* owned, open for reading */
-	char *path;   /* owned; the name used in reports */
-	uint16_t type; /* ET_EXEC, ET_DYN, ... */
+	int fd;			      /* owned, open for reading */
+	char *path;		      /* owned; the name used in reports */
+	uint16_t type;		      /* ET_EXEC, ET_DYN, ... */
 	struct elf_segment *segments; /* PT_LOAD only, in file order; owned */
 	size_t n_segments;
 	char *build_id; /* lowercase hex of the NT_GNU_BUILD_ID note, NULL when absent; owned */
-	uint64_t size;  /* file size in bytes */
+	uint64_t size;	/* file size in bytes */
 };
 
 /*

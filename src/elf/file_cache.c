@@ -109,7 +109,8 @@ static void open_elf(struct file_cache *fc, struct cached_file *f, pid_t pid,
 uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map *m)
 {
 	/* Anonymous executable memory (JIT code) shares one pseudo file. */
-	struct file_key key = {m->dev_major, m->dev_minor, m->inode, m->path[0] ? m->path : "[anon]"};
+	struct file_key key = {m->dev_major, m->dev_minor, m->inode,
+			       m->path[0] ? m->path : "[anon]"};
 	uint64_t h = file_hash(&key);
 	struct cached_file *f = hashmap__find(&fc->by_key, h, &key), **tmp;
 	const char *slash;

@@ -24,14 +24,14 @@ struct elf_file;
 struct native_symbols;
 
 struct cached_file {
-	uint32_t id;          /* 1-based, stable for the cache's life */
+	uint32_t id; /* 1-based, stable for the cache's life */
 	uint32_t dev_major;
 	uint32_t dev_minor;
 	uint64_t inode;
-	char *path;           /* as the process saw it, or "[vdso]" / "[anon]" */
-	const char *basename; /* points into path */
-	struct elf_file *elf; /* NULL for pseudo files and files that failed to open */
-	int open_error;       /* -errno of the failed open, 0 otherwise */
+	char *path;		     /* as the process saw it, or "[vdso]" / "[anon]" */
+	const char *basename;	     /* points into path */
+	struct elf_file *elf;	     /* NULL for pseudo files and files that failed to open */
+	int open_error;		     /* -errno of the failed open, 0 otherwise */
 	struct native_symbols *syms; /* loaded on first lookup */
 	bool syms_tried;
 };

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "proc/proc_maps.h"
+#include "util/read_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -100,8 +101,7 @@ static int parse_line(const char *line, const char *end, struct proc_map *m)
 	return m->path ? 0 : -ENOMEM;
 }
 
-int proc_maps__parse(const char *buf, size_t len, struct proc_map **out, size_t *n,
-		     size_t *skipped)
+int proc_maps__parse(const char *buf, size_t len, struct proc_map **out, size_t *n, size_t *skipped)
 {
 	const char *p = buf, *end = buf + len;
 	struct proc_map *maps = NULL, *tmp;
@@ -143,53 +143,6 @@ cleanup:
 	return err;
 }
 
-int proc__read_file(const char *path, char **out, size_t *out_len)
-{
-	size_t len = 0, cap = 16384;
-	char *buf = malloc(cap), *tmp;
-	int fd, err = 0;
-	ssize_t r;
-
-	if (!buf)
-		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	/* /proc files report size 0: read until EOF. */
-	for (;;) {
-		if (cap - len < 4096) {
-			cap *= 2;
-			tmp = realloc(buf, cap);
-			if (!tmp) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			buf = tmp;
-		}
-		r = read(fd, buf + len, cap - len - 1);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			goto cleanup;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-	}
-	buf[len] = '\0';
-	*out = buf;
-	*out_len = len;
-	buf = NULL;
-cleanup:
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return err;
-}
-
 int proc_maps__read(pid_t pid, struct proc_map **out, size_t *n)
 {
 	char path[64], *buf;
@@ -197,7 +150,7 @@ int proc_maps__read(pid_t pid, struct proc_map **out, size_t *n)
 	int err;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	err = proc__read_file(path, &buf, &len);
+	err = read_file(path, &buf, &len);
 	if (err)
 		return err == -ESRCH ? -ENOENT : err;
 	err = proc_maps__parse(buf, len, out, n, NULL);

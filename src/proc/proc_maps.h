@@ -22,7 +22,7 @@ struct proc_map {
 	uint32_t dev_major;
 	uint32_t dev_minor;
 	uint32_t perms; /* enum proc_map_perm */
-	char *path;     /* owned; "" for anonymous memory; "[vdso]", "[heap]", ... */
+	char *path;	/* owned; "" for anonymous memory; "[vdso]", "[heap]", ... */
 };
 
 /*
@@ -35,11 +35,5 @@ int proc_maps__parse(const char *buf, size_t len, struct proc_map **out, size_t 
 /* Reads and parses /proc/PID/maps: 0, or -errno (-ENOENT: the process is gone). */
 int proc_maps__read(pid_t pid, struct proc_map **out, size_t *n);
 void proc_maps__free(struct proc_map *maps, size_t n); /* accepts NULL */
-
-/*
- * Reads a whole /proc file into a NUL-terminated buffer (caller frees).
- * 0 with *buf and *len, or -errno.
- */
-int proc__read_file(const char *path, char **buf, size_t *len);
 
 #endif

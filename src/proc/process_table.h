@@ -28,7 +28,7 @@ struct process_mapping {
 struct process {
 	uint32_t pid;
 	bool exited;
-	bool gone;     /* maps could not be read: the process had already exited */
+	bool gone;		      /* maps could not be read: the process had already exited */
 	struct process_mapping *maps; /* executable mappings, sorted by start; owned */
 	size_t n_maps;
 	uint64_t refreshed_ns; /* CLOCK_MONOTONIC of the last maps read */
@@ -36,9 +36,9 @@ struct process {
 };
 
 struct process_table_stats {
-	uint64_t processes;       /* processes tracked */
-	uint64_t maps_reads;      /* /proc/PID/maps reads */
-	uint64_t maps_errors;     /* reads that failed (process gone, permission) */
+	uint64_t processes;	  /* processes tracked */
+	uint64_t maps_reads;	  /* /proc/PID/maps reads */
+	uint64_t maps_errors;	  /* reads that failed (process gone, permission) */
 	uint64_t unknown_address; /* frames outside every mapping after a refresh */
 };
 

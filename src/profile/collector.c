@@ -11,8 +11,8 @@
 int collector__init(struct collector *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->scratch = malloc(sizeof(struct trace) +
-			    (OP_MAX_KERNEL_FRAMES + 1 + OP_MAX_USER_FRAMES) * sizeof(struct trace_frame));
+	c->scratch = malloc(sizeof(struct trace) + (OP_MAX_KERNEL_FRAMES + 1 + OP_MAX_USER_FRAMES) *
+						       sizeof(struct trace_frame));
 	if (!c->scratch)
 		return -ENOMEM;
 	file_cache__init(&c->files);
@@ -62,7 +62,8 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 	copy_comm(t->pcomm, e->pcomm);
 
 	for (uint32_t i = 0; i < e->n_kernel; i++)
-		t->frames[n++] = (struct trace_frame){.addr = e->kernel[i], .kind = OP_FRAME_KERNEL};
+		t->frames[n++] =
+		    (struct trace_frame){.addr = e->kernel[i], .kind = OP_FRAME_KERNEL};
 
 	if (e->n_user) {
 		p = process_table__get(&c->procs, e->hdr.pid);

@@ -16,12 +16,12 @@
 #include "profile/trace_table.h"
 
 struct collector_stats {
-	uint64_t traces;        /* trace records received */
-	uint64_t bad_records;   /* malformed ring-buffer records */
+	uint64_t traces;      /* trace records received */
+	uint64_t bad_records; /* malformed ring-buffer records */
 	uint64_t execs;
 	uint64_t exits;
-	uint64_t unresolved;    /* frames left without a mapping */
-	uint64_t enomem;        /* samples lost to allocation failure */
+	uint64_t unresolved; /* frames left without a mapping */
+	uint64_t enomem;     /* samples lost to allocation failure */
 };
 
 struct collector {

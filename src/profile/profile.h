@@ -23,11 +23,11 @@ enum profile_frame_kind {
 	PROFILE_FRAME_NATIVE = 0, /* user-space machine code (C, C++, Rust, Go, ...) */
 	PROFILE_FRAME_KERNEL = 1,
 	PROFILE_FRAME_ERROR = 2, /* the unwinder stopped here: name says why */
-	/* interpreters (cpython, ...) are added after these */
+				 /* interpreters (cpython, ...) are added after these */
 };
 
 struct profile_mapping {
-	uint64_t start;       /* file-relative addresses the locations use */
+	uint64_t start; /* file-relative addresses the locations use */
 	uint64_t limit;
 	uint64_t file_offset;
 	const char *filename; /* path as the process saw it, "" for none */
@@ -35,21 +35,21 @@ struct profile_mapping {
 };
 
 struct profile_function {
-	const char *name;        /* display name, demangled when possible */
+	const char *name;	 /* display name, demangled when possible */
 	const char *system_name; /* name as found in the binary */
-	const char *filename;    /* source file, "" when unknown */
+	const char *filename;	 /* source file, "" when unknown */
 };
 
 struct profile_line {
 	uint32_t function_id; /* 1-based */
-	int64_t line;         /* 0 when unknown */
+	int64_t line;	      /* 0 when unknown */
 };
 
 struct profile_location {
 	uint32_t mapping_id; /* 1-based, 0 for kernel / none */
 	uint64_t address;    /* file-relative for native frames, absolute for kernel */
 	enum profile_frame_kind kind;
-	uint32_t n_lines;    /* >= 1 */
+	uint32_t n_lines;	    /* >= 1 */
 	struct profile_line *lines; /* innermost (inlined) first, outermost caller last */
 };
 
@@ -58,9 +58,9 @@ struct profile_sample {
 	uint32_t *location_ids; /* 1-based, leaf first */
 	uint32_t pid;
 	uint32_t tid;
-	const char *comm;        /* the process's command name */
+	const char *comm;	 /* the process's command name */
 	const char *thread_name; /* the sampled thread's name */
-	int64_t count;           /* number of samples with exactly this stack */
+	int64_t count;		 /* number of samples with exactly this stack */
 };
 
 /* Totals the exporters and the summary report. */
@@ -73,8 +73,8 @@ struct profile_stats {
 
 struct profile {
 	uint32_t frequency_hz;
-	uint64_t period_ns;   /* 1e9 / frequency_hz */
-	uint64_t time_ns;     /* wall-clock start, ns since the epoch */
+	uint64_t period_ns; /* 1e9 / frequency_hz */
+	uint64_t time_ns;   /* wall-clock start, ns since the epoch */
 	uint64_t duration_ns;
 	struct profile_stats stats;
 
@@ -109,13 +109,13 @@ int profile__add_sample(struct profile *p, const uint32_t *location_ids, uint32_
 
 /* Name of a location's outermost function (the one a flat listing shows). */
 static inline const struct profile_function *profile__function(const struct profile *p,
-								uint32_t function_id)
+							       uint32_t function_id)
 {
 	return &p->functions[function_id - 1];
 }
 
 static inline const struct profile_location *profile__location(const struct profile *p,
-								uint32_t location_id)
+							       uint32_t location_id)
 {
 	return &p->locations[location_id - 1];
 }

@@ -70,13 +70,14 @@ static uint32_t new_location(struct builder *b, const struct trace_frame *tf)
 			mapping = profile__add_mapping(b->p, 0, UINT64_MAX, 0, modname, "");
 		} else {
 			if (!b->kernel_mapping)
-				b->kernel_mapping = profile__add_mapping(
-					b->p, 0, UINT64_MAX, 0, "[kernel.kallsyms]", "");
+				b->kernel_mapping = profile__add_mapping(b->p, 0, UINT64_MAX, 0,
+									 "[kernel.kallsyms]", "");
 			mapping = b->kernel_mapping;
 		}
 		break;
 	case OP_FRAME_NATIVE:
-		name = symbolizer__native(b->sym, tf->file_id, tf->addr, is_return, buf, sizeof(buf));
+		name =
+		    symbolizer__native(b->sym, tf->file_id, tf->addr, is_return, buf, sizeof(buf));
 		mapping = file_mapping(b, tf->file_id);
 		break;
 	default:

@@ -15,10 +15,10 @@
 #include "util/hashmap.h"
 
 struct trace_frame {
-	uint64_t addr;    /* kernel: absolute; native: in file_id's terms; error: the reason */
+	uint64_t addr;	  /* kernel: absolute; native: in file_id's terms; error: the reason */
 	uint32_t file_id; /* file cache id, 0 when the address is in no known mapping */
-	uint8_t kind;     /* enum op_frame_kind */
-	uint8_t flags;    /* enum op_frame_flags */
+	uint8_t kind;	  /* enum op_frame_kind */
+	uint8_t flags;	  /* enum op_frame_flags */
 	uint16_t reserved;
 };
 _Static_assert(sizeof(struct trace_frame) == 16, "trace_frame layout");
@@ -28,7 +28,7 @@ struct trace {
 	uint32_t tid;
 	char comm[OP_TASK_COMM_LEN];  /* thread name */
 	char pcomm[OP_TASK_COMM_LEN]; /* process name */
-	uint32_t flags;               /* enum op_trace_flags */
+	uint32_t flags;		      /* enum op_trace_flags */
 	uint32_t n_frames;
 	uint64_t count;
 	struct trace_frame frames[];

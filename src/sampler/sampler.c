@@ -13,7 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "proc/proc_maps.h"
+#include "util/read_file.h"
 #include "sampler.skel.h"
 #include "util/log.h"
 
@@ -73,7 +73,7 @@ static int online_cpus(int **out)
 
 	if (max <= 0)
 		return max ? max : -ENODEV;
-	err = proc__read_file("/sys/devices/system/cpu/online", &text, &len);
+	err = read_file("/sys/devices/system/cpu/online", &text, &len);
 	if (err)
 		return err;
 	cpus = calloc((size_t)max, sizeof(*cpus));
@@ -94,11 +94,11 @@ static int online_cpus(int **out)
 static int open_cpu_clock(int cpu, uint32_t hz)
 {
 	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.size = sizeof(attr),
-		.freq = 1,
-		.sample_freq = hz,
+	    .type = PERF_TYPE_SOFTWARE,
+	    .config = PERF_COUNT_SW_CPU_CLOCK,
+	    .size = sizeof(attr),
+	    .freq = 1,
+	    .sample_freq = hz,
 	};
 	int fd = (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
@@ -191,7 +191,8 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 					  &one, BPF_ANY);
 		if (err) {
 			err = -errno;
-			pr_err("cannot add pid %u to the filter: %s", opts->pids[i], strerror(-err));
+			pr_err("cannot add pid %u to the filter: %s", opts->pids[i],
+			       strerror(-err));
 			goto cleanup;
 		}
 	}
@@ -212,13 +213,15 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 		if (fd < 0) {
 			err = fd;
 			if (err == -EACCES || err == -EPERM)
-				pr_err("perf_event_open refused (%s): run as root or grant CAP_PERFMON "
+				pr_err("perf_event_open refused (%s): run as root or grant "
+				       "CAP_PERFMON "
 				       "(kernel.perf_event_paranoid limits unprivileged users)",
 				       strerror(-err));
 			else if (err == -EINVAL)
-				pr_err("perf_event_open rejected %u Hz on cpu %d: lower -F or raise "
-				       "kernel.perf_event_max_sample_rate",
-				       opts->frequency_hz, cpus[i]);
+				pr_err(
+				    "perf_event_open rejected %u Hz on cpu %d: lower -F or raise "
+				    "kernel.perf_event_max_sample_rate",
+				    opts->frequency_hz, cpus[i]);
 			else
 				pr_err("perf_event_open on cpu %d failed: %s", cpus[i],
 				       strerror(-err));

@@ -11,6 +11,7 @@
  * (w/W are weak symbols; in kallsyms they are functions.)
  */
 #include "symbol/kallsyms.h"
+#include "util/read_file.h"
 
 #include "util/hashmap.h"
 
@@ -309,63 +310,6 @@ done:
 
 cleanup:
 	kallsyms__free(ks);
-	return err;
-}
-
-/* Reads the whole file into a malloc'd buffer (caller frees). */
-static int read_file(const char *path, char **out, size_t *out_len)
-{
-	size_t cap = 1 << 20, len = 0;
-	char *buf = NULL;
-	int fd, err;
-
-	*out = NULL;
-	*out_len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	buf = malloc(cap);
-	if (!buf) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	/* /proc files report size 0, so read until EOF rather than trusting fstat. */
-	for (;;) {
-		ssize_t r;
-
-		if (len == cap) {
-			char *bigger;
-
-			if (cap >= KALLSYMS_MAX_FILE) {
-				err = -EFBIG;
-				goto cleanup;
-			}
-			bigger = realloc(buf, cap * 2);
-			if (!bigger) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			buf = bigger;
-			cap *= 2;
-		}
-		r = read(fd, buf + len, cap - len);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			goto cleanup;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-	}
-	*out = buf;
-	*out_len = len;
-	buf = NULL;
-	err = 0;
-cleanup:
-	free(buf);
-	close(fd);
 	return err;
 }
 

@@ -71,8 +71,8 @@ static struct chain_count count_folded(const char *text, const char *comm)
 		    has_frame(line, len, "leaf")) {
 			c.leaf += count;
 			const char *m = memmem(line, len, expected_chain, strlen(expected_chain));
-			if (m && m[-1] == ';' && (m[strlen(expected_chain)] == ';' ||
-						  m[strlen(expected_chain)] == ' '))
+			if (m && m[-1] == ';' &&
+			    (m[strlen(expected_chain)] == ';' || m[strlen(expected_chain)] == ' '))
 				c.complete += count;
 		}
 		line = nl ? nl + 1 : line + len;
@@ -119,7 +119,8 @@ static struct chain_count count_pprof_traces(const char *text)
 				first = false;
 			}
 			if (*fn && off < sizeof(stack) - 1) {
-				/* Callers come after the leaf: build "root;...;leaf" by prepending. */
+				/* Callers come after the leaf: build "root;...;leaf" by prepending.
+				 */
 				char tmp[8192];
 				snprintf(tmp, sizeof(tmp), "%s%s%s", fn, off ? ";" : "", stack);
 				off = (size_t)snprintf(stack, sizeof(stack), "%s", tmp);
@@ -187,8 +188,10 @@ static void test_record_pid_folded_and_pprof(void **state)
 	assert_chain_share(count_folded(text, "fp_chain"), "stacks.folded");
 	free(text);
 
-	rc = tu_run(&out, "HOME=%s GOCACHE=%s/gocache go tool pprof -sample_index=samples -traces %s/profile.pb.gz", dir,
-		    dir, dir);
+	rc = tu_run(&out,
+		    "HOME=%s GOCACHE=%s/gocache go tool pprof -sample_index=samples -traces "
+		    "%s/profile.pb.gz",
+		    dir, dir, dir);
 	if (rc)
 		print_error("go tool pprof failed (%d):\n%s\n", rc, out ? out : "");
 	assert_int_equal(rc, 0);
@@ -297,10 +300,10 @@ static void test_clear_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_clear_errors),
-		cmocka_unit_test(test_record_pid_folded_and_pprof),
-		cmocka_unit_test(test_record_whole_system),
-		cmocka_unit_test(test_sigterm_still_writes),
+	    cmocka_unit_test(test_clear_errors),
+	    cmocka_unit_test(test_record_pid_folded_and_pprof),
+	    cmocka_unit_test(test_record_whole_system),
+	    cmocka_unit_test(test_sigterm_still_writes),
 	};
 
 	build_expected_chain();

@@ -122,10 +122,10 @@ static void test_error_frame_encoding(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_walks_frame_pointer_chain),
-		cmocka_unit_test(test_stops_on_unreadable_memory),
-		cmocka_unit_test(test_rejects_frame_pointer_below_sp),
-		cmocka_unit_test(test_error_frame_encoding),
+	    cmocka_unit_test(test_walks_frame_pointer_chain),
+	    cmocka_unit_test(test_stops_on_unreadable_memory),
+	    cmocka_unit_test(test_rejects_frame_pointer_below_sp),
+	    cmocka_unit_test(test_error_frame_encoding),
 	};
 
 	return cmocka_run_group_tests_name("native_unwind", tests, NULL, NULL);

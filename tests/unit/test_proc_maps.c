@@ -17,11 +17,11 @@
 static void test_parses_lines(void **state)
 {
 	const char text[] =
-		"55d4a0a00000-55d4a0a02000 r--p 00000000 fe:01 1312  /usr/bin/cat\n"
-		"55d4a0a02000-55d4a0a07000 r-xp 00002000 fe:01 1312  /usr/bin/cat\n"
-		"7f0000000000-7f0000021000 rw-p 00000000 00:00 0 \n"
-		"7ffd1c5e0000-7ffd1c5e2000 r-xp 00000000 00:00 0                          [vdso]\n"
-		"7f1000000000-7f1000001000 r-xp 00000000 08:02 99 /tmp/a file with spaces (deleted)";
+	    "55d4a0a00000-55d4a0a02000 r--p 00000000 fe:01 1312  /usr/bin/cat\n"
+	    "55d4a0a02000-55d4a0a07000 r-xp 00002000 fe:01 1312  /usr/bin/cat\n"
+	    "7f0000000000-7f0000021000 rw-p 00000000 00:00 0 \n"
+	    "7ffd1c5e0000-7ffd1c5e2000 r-xp 00000000 00:00 0                          [vdso]\n"
+	    "7f1000000000-7f1000001000 r-xp 00000000 08:02 99 /tmp/a file with spaces (deleted)";
 	struct proc_map *m;
 	size_t n, skipped;
 
@@ -99,10 +99,10 @@ static void test_cpu_list(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parses_lines),
-		cmocka_unit_test(test_skips_malformed_lines),
-		cmocka_unit_test(test_reads_own_maps),
-		cmocka_unit_test(test_cpu_list),
+	    cmocka_unit_test(test_parses_lines),
+	    cmocka_unit_test(test_skips_malformed_lines),
+	    cmocka_unit_test(test_reads_own_maps),
+	    cmocka_unit_test(test_cpu_list),
 	};
 
 	return cmocka_run_group_tests_name("proc_maps", tests, NULL, NULL);

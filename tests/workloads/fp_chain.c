@@ -1,4 +1,5 @@
-// build: gcc -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls
+// build: gcc -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+// -fno-optimize-sibling-calls
 /*
  * A chain of 24 functions, main -> chain_01 -> ... -> chain_24 -> leaf, built
  * with frame pointers; leaf spins on the CPU. The end-to-end tests profile it
@@ -27,12 +28,12 @@ __attribute__((noinline)) unsigned long leaf(unsigned long x)
 }
 
 /* Each link calls the next and uses the result, so no call becomes a jump. */
-#define LINK(n, next)                                                                       \
-	__attribute__((noinline)) unsigned long chain_##n(unsigned long x)                  \
-	{                                                                                   \
-		unsigned long r = next(x + 1##n % 97);                                              \
-		__asm__ volatile("" : "+r"(r));                                             \
-		return r ^ 1##n;                                                           \
+#define LINK(n, next)                                                                              \
+	__attribute__((noinline)) unsigned long chain_##n(unsigned long x)                         \
+	{                                                                                          \
+		unsigned long r = next(x + 1##n % 97);                                             \
+		__asm__ volatile("" : "+r"(r));                                                    \
+		return r ^ 1##n;                                                                   \
 	}
 
 LINK(24, leaf)
