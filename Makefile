@@ -115,7 +115,7 @@ test: tests
 asan-tests: $(UNIT_SRCS:tests/%.c=$(BUILD)/tests/%)
 
 format:
-	clang-format -i $$(find src bpf tests -name '*.[ch]' ! -name vmlinux.h)
+	clang-format -i $$(find src bpf tests -name '*.[ch]' ! -path 'tests/workloads/*')
 
 clean:
 	rm -rf $(BUILD)

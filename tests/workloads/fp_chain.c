@@ -1,5 +1,4 @@
-// build: gcc -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
-// -fno-optimize-sibling-calls
+// build: gcc -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls
 /*
  * A chain of 24 functions, main -> chain_01 -> ... -> chain_24 -> leaf, built
  * with frame pointers; leaf spins on the CPU. The end-to-end tests profile it
