@@ -47,6 +47,32 @@ enum op_unwind_error {
 	OP_UNWIND_ERR_NO_RULE = 4,   /* no unwind rule for this address */
 };
 
+/*
+ * How to find the caller's frame at some PC: the "stack delta" rule. One per
+ * address range of a file, built from .eh_frame / .debug_frame (or frame
+ * pointers). x86-64: the return address is always at CFA - 8.
+ */
+enum op_cfa_base {
+	OP_CFA_RSP = 0,
+	OP_CFA_RBP = 1,
+};
+
+enum op_rule_cmd {
+	OP_RULE_CFA = 0,       /* CFA = base + cfa_offset */
+	OP_RULE_STOP = 1,      /* outermost frame (return address undefined): end of stack */
+	OP_RULE_INVALID = 2,   /* no usable rule (gap, unsupported CFI): stop with an error */
+	OP_RULE_PLT = 3,       /* PLT stub: CFA = rsp + cfa_offset + ((pc & 15) >= 11 ? 8 : 0) */
+	OP_RULE_CFA_DEREF = 4, /* realigned stack: CFA = *(base + cfa_offset) */
+	OP_RULE_SIGNAL = 5,    /* rt_sigreturn trampoline: registers from the ucontext at rsp */
+};
+
+struct op_unwind_rule {
+	__u8 cmd;        /* enum op_rule_cmd */
+	__u8 cfa_base;   /* enum op_cfa_base */
+	__s16 fp_offset; /* caller's rbp saved at CFA + fp_offset; 0: rbp unchanged */
+	__s32 cfa_offset;
+};
+
 struct op_frame {
 	__u64 addr;
 	__u64 file_id; /* 0: resolve addr through the process's mappings */
@@ -107,6 +133,7 @@ enum op_stat {
 };
 
 _Static_assert(sizeof(struct op_frame) == 24, "op_frame layout");
+_Static_assert(sizeof(struct op_unwind_rule) == 8, "op_unwind_rule layout");
 _Static_assert(sizeof(struct op_event_header) == 8, "op_event_header layout");
 _Static_assert(sizeof(struct op_proc_event) == 40, "op_proc_event layout");
 _Static_assert(__builtin_offsetof(struct op_trace, kernel) == 64, "op_trace header layout");

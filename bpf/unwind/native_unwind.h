@@ -32,23 +32,6 @@ struct op_regs {
 	__u64 fp; /* rbp */
 };
 
-enum op_cfa_base {
-	OP_CFA_RSP = 0,
-	OP_CFA_RBP = 1,
-};
-
-enum op_rule_cmd {
-	OP_RULE_CFA = 0,  /* CFA = base + cfa_offset; RA at CFA - 8 */
-	OP_RULE_STOP = 1, /* outermost frame: nothing above */
-};
-
-struct op_unwind_rule {
-	__u8 cmd;	 /* enum op_rule_cmd */
-	__u8 cfa_base;	 /* enum op_cfa_base */
-	__s16 fp_offset; /* caller's rbp saved at CFA + fp_offset; 0: rbp unchanged */
-	__s32 cfa_offset;
-};
-
 enum op_step_result {
 	OP_STEP_CONTINUE = 0, /* regs now describe the caller */
 	OP_STEP_END = 1,      /* the frame emitted was the outermost */
