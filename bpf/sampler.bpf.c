@@ -13,7 +13,11 @@
 
 #include "types.h"
 
+struct op_unwinder;
+static __always_inline void find_rule(struct op_unwinder *u, __u64 pc, struct op_unwind_rule *rule);
+
 #define OP_READ_USER(dst, size, addr) bpf_probe_read_user((dst), (size), (const void *)(addr))
+#define OP_FIND_RULE(u, pc, rule)     find_rule((u), (pc), (rule))
 #include "unwind/native_unwind.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -33,6 +37,56 @@ struct {
 	__type(key, __u32); /* tgid */
 	__type(value, __u8);
 } pid_filter SEC(".maps");
+
+/* (pid, address) -> (file id, bias); see struct op_mapping_key. Sized by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1 << 20);
+	__type(key, struct op_mapping_key);
+	__type(value, struct op_mapping_value);
+} exe_mappings SEC(".maps");
+
+/* One array of stack deltas per file, each sized to its table. */
+struct delta_array {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_INNER_MAP);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct op_delta));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+	__uint(max_entries, 16384);
+	__type(key, __u64); /* file id */
+	__array(values, struct delta_array);
+} unwind_tables SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64); /* file id */
+	__type(value, struct op_table_info);
+} table_info SEC(".maps");
+
+/* Rules shared by every table (few distinct ones exist). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << 16);
+	__type(key, __u32);
+	__type(value, struct op_unwind_rule);
+} unwind_rules SEC(".maps");
+
+/* Last time each pid was reported unknown: one report per pid per interval. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u64);
+} unknown_reported SEC(".maps");
+
+#define UNKNOWN_REPORT_INTERVAL_NS (200ull * 1000 * 1000)
 
 /* The record is built here (too big for the BPF stack), then copied out. */
 struct {
@@ -62,6 +116,95 @@ static __always_inline bool pid_wanted(__u32 tgid)
 	return !filter_pids || bpf_map_lookup_elem(&pid_filter, &tgid);
 }
 
+static __always_inline void report_unknown(__u32 pid, __u64 addr)
+{
+	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&unknown_reported, &pid);
+	struct op_unknown_event *e;
+
+	if (last && now - *last < UNKNOWN_REPORT_INTERVAL_NS)
+		return;
+	bpf_map_update_elem(&unknown_reported, &pid, &now, BPF_ANY);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(OP_STAT_UNKNOWN_LOST);
+		return;
+	}
+	e->hdr.type = OP_EVENT_UNKNOWN;
+	e->hdr.pid = pid;
+	e->addr = addr;
+	bpf_ringbuf_submit(e, 0);
+}
+
+#define MAX_SEARCH_STEPS 24 /* tables of up to 16M deltas */
+
+/* The stack-delta rule for pc, or the frame-pointer rule when there is no table. */
+static __always_inline void find_rule(struct op_unwinder *u, __u64 pc, struct op_unwind_rule *rule)
+{
+	struct op_mapping_key key = {
+		.prefixlen = 32 + 64,
+		.pid = u->pid,
+		.addr_be = __builtin_bswap64(pc),
+	};
+	struct op_mapping_value *m;
+	struct op_table_info *info;
+	struct op_unwind_rule *r;
+	struct op_delta *d;
+	__u32 lo = 0, hi, idx;
+	__u64 vaddr;
+	void *deltas;
+
+	m = bpf_map_lookup_elem(&exe_mappings, &key);
+	if (!m || !m->file_id) {
+		report_unknown(u->pid, m ? pc : 0);
+		stat_inc(m ? OP_STAT_FP_NO_MAPPING : OP_STAT_FP_UNKNOWN_PID);
+		goto frame_pointer;
+	}
+	info = bpf_map_lookup_elem(&table_info, &m->file_id);
+	deltas = bpf_map_lookup_elem(&unwind_tables, &m->file_id);
+	if (!info || !deltas) {
+		stat_inc(OP_STAT_FP_NO_TABLE);
+		goto frame_pointer;
+	}
+	vaddr = pc - m->bias;
+	if (vaddr < info->base || vaddr - info->base > 0xffffffffull)
+		goto invalid;
+	hi = info->n_deltas;
+	/* The last delta at or below vaddr. */
+	for (int i = 0; i < MAX_SEARCH_STEPS && lo < hi; i++) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		d = bpf_map_lookup_elem(deltas, &mid);
+		if (!d)
+			goto invalid;
+		if (d->addr <= (__u32)(vaddr - info->base))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		goto invalid;
+	idx = lo - 1;
+	d = bpf_map_lookup_elem(deltas, &idx);
+	if (!d)
+		goto invalid;
+	r = bpf_map_lookup_elem(&unwind_rules, &d->rule);
+	if (!r)
+		goto invalid;
+	*rule = *r;
+	stat_inc(OP_STAT_FRAMES_CFI);
+	return;
+
+invalid:
+	rule->cmd = OP_RULE_INVALID;
+	rule->cfa_base = 0;
+	rule->fp_offset = 0;
+	rule->cfa_offset = 0;
+	return;
+frame_pointer:
+	stat_inc(OP_STAT_FRAMES_FP);
+	op_unwind_fp_rule(rule);
+}
+
 struct walk_ctx {
 	struct op_unwinder u;
 	__u32 n;      /* frames written */
@@ -72,7 +215,7 @@ static long walk_one_frame(__u32 index, void *data)
 {
 	struct walk_ctx *w = data;
 	struct op_trace *t;
-	__u32 zero = 0;
+	__u32 zero = 0, slot;
 
 	/* Frame slot = iteration index (one frame per iteration): deriving it from the
 	 * loop's index rather than a counter keeps it an unknown scalar for the verifier,
@@ -84,7 +227,11 @@ static long walk_one_frame(__u32 index, void *data)
 		w->result = OP_STEP_ERROR_BASE + OP_UNWIND_ERR_MAX_DEPTH;
 		return 1;
 	}
-	w->result = op_unwind_step(&w->u, &t->user[index & (OP_MAX_USER_FRAMES - 1)]);
+	/* Mask after an opaque copy so the compiler keeps the bound the verifier needs. */
+	slot = index;
+	__asm__ volatile("" : "+r"(slot));
+	slot &= OP_MAX_USER_FRAMES - 1;
+	w->result = op_unwind_step(&w->u, &t->user[slot]);
 	w->n = index + 1;
 	return w->result != OP_STEP_CONTINUE;
 }
@@ -118,6 +265,22 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct op_
 	return 0;
 }
 
+static __always_inline __u32 err_stat(__u32 err)
+{
+	switch (err) {
+	case OP_UNWIND_ERR_MAX_DEPTH:
+		return OP_STAT_USER_MAX_DEPTH;
+	case OP_UNWIND_ERR_BAD_FP:
+		return OP_STAT_USER_BAD_FP;
+	case OP_UNWIND_ERR_NO_RULE:
+		return OP_STAT_USER_NO_RULE;
+	case OP_UNWIND_ERR_BAD_CFA:
+		return OP_STAT_USER_BAD_CFA;
+	default:
+		return OP_STAT_USER_READ_ERR;
+	}
+}
+
 static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, struct op_trace *t)
 {
 	struct walk_ctx w = {};
@@ -133,14 +296,12 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 		t->flags |= OP_TRACE_F_NO_USER;
 		return;
 	}
-	op_unwinder__init(&w.u, r.pc, r.sp, r.fp);
+	op_unwinder__init(&w.u, t->hdr.pid, r.pc, r.sp, r.fp);
 	bpf_loop(OP_MAX_USER_FRAMES + 1, walk_one_frame, &w, 0);
 
 	if (w.result > OP_STEP_END) {
 		err = w.result - OP_STEP_ERROR_BASE;
-		stat_inc(err == OP_UNWIND_ERR_MAX_DEPTH ? OP_STAT_USER_MAX_DEPTH
-			 : err == OP_UNWIND_ERR_BAD_FP	? OP_STAT_USER_BAD_FP
-							: OP_STAT_USER_READ_ERR);
+		stat_inc(err_stat(err));
 		t->flags |= OP_TRACE_F_USER_TRUNCATED;
 		/* Mark where the walk stopped, unless the stack is full. */
 		if (w.n < OP_MAX_USER_FRAMES) {

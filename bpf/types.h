@@ -25,6 +25,7 @@ enum op_event_type {
 	OP_EVENT_TRACE = 1,
 	OP_EVENT_EXEC = 2,
 	OP_EVENT_EXIT = 3,
+	OP_EVENT_UNKNOWN = 4, /* the unwinder met an unknown pid or address: read its maps */
 };
 
 enum op_frame_kind {
@@ -45,6 +46,7 @@ enum op_unwind_error {
 	OP_UNWIND_ERR_MAX_DEPTH = 2, /* OP_MAX_USER_FRAMES reached */
 	OP_UNWIND_ERR_BAD_FP = 3,    /* frame pointer not above the stack pointer */
 	OP_UNWIND_ERR_NO_RULE = 4,   /* no unwind rule for this address */
+	OP_UNWIND_ERR_BAD_CFA = 5,   /* the rule gave a CFA below the stack pointer */
 };
 
 /*
@@ -82,6 +84,37 @@ struct op_frame {
 	__u16 reserved;
 };
 
+/*
+ * (pid, address) -> file: an LPM trie. Every executable mapping is split into
+ * power-of-two aligned blocks, each an entry whose prefix covers the pid and
+ * the block's high address bits. A pid-only entry (prefixlen 32, file_id 0)
+ * marks a known process, so a miss tells "unknown process" apart from
+ * "address outside every mapping" (JIT code, or a dlopen not seen yet).
+ */
+struct op_mapping_key {
+	__u32 prefixlen; /* 32 (pid) + significant address bits */
+	__u32 pid;
+	__u64 addr_be;   /* big endian, so prefixes compare high bits first */
+};
+
+struct op_mapping_value {
+	__u64 file_id; /* stack-delta table id (file hash); 0: no table (anonymous, pid marker) */
+	__u64 bias;    /* ELF vaddr = address - bias */
+};
+
+/* Per file: where its stack deltas start. Deltas store addr - base in 32 bits. */
+struct op_table_info {
+	__u64 base;
+	__u32 n_deltas;
+	__u32 reserved;
+};
+
+/* One stack delta in a file's table: from vaddr base + addr on, rule applies. */
+struct op_delta {
+	__u32 addr;
+	__u32 rule; /* index into the shared, deduplicated rule array */
+};
+
 enum op_trace_flags {
 	OP_TRACE_F_KERNEL_ERROR = 1 << 0,   /* bpf_get_stack failed */
 	OP_TRACE_F_USER_TRUNCATED = 1 << 1, /* user stack ended with an error frame */
@@ -117,6 +150,12 @@ struct op_proc_event {
 	char comm[OP_TASK_COMM_LEN];
 };
 
+/* The unwinder met a pid or an address user space has no mapping for. */
+struct op_unknown_event {
+	struct op_event_header hdr;
+	__u64 addr; /* 0: the whole process is unknown */
+};
+
 /* Per-CPU counters (an array map indexed by these). */
 enum op_stat {
 	OP_STAT_SAMPLES = 0,	  /* program runs */
@@ -129,11 +168,24 @@ enum op_stat {
 	OP_STAT_USER_MAX_DEPTH,	  /* user stack longer than OP_MAX_USER_FRAMES */
 	OP_STAT_USER_BAD_FP,	  /* frame-pointer chain went backwards */
 	OP_STAT_PROC_EVENT_LOST,  /* exec/exit event dropped: ring buffer full */
+	OP_STAT_FP_UNKNOWN_PID,   /* frame-pointer fallback: process not known yet */
+	OP_STAT_FP_NO_MAPPING,    /* frame-pointer fallback: address in no file mapping */
+	OP_STAT_FP_NO_TABLE,      /* frame-pointer fallback: file's table not loaded */
+	OP_STAT_USER_NO_RULE,     /* truncated: no unwind rule (gap, unsupported CFI) */
+	OP_STAT_USER_BAD_CFA,     /* truncated: a rule produced an impossible CFA */
+	OP_STAT_FRAMES_CFI,       /* user frames unwound with stack deltas */
+	OP_STAT_FRAMES_FP,        /* user frames unwound with frame pointers */
+	OP_STAT_UNKNOWN_LOST,     /* unknown pid/address report dropped: ring buffer full */
 	OP_STAT__COUNT,
 };
 
 _Static_assert(sizeof(struct op_frame) == 24, "op_frame layout");
 _Static_assert(sizeof(struct op_unwind_rule) == 8, "op_unwind_rule layout");
+_Static_assert(sizeof(struct op_mapping_key) == 16, "op_mapping_key layout");
+_Static_assert(sizeof(struct op_mapping_value) == 16, "op_mapping_value layout");
+_Static_assert(sizeof(struct op_table_info) == 16, "op_table_info layout");
+_Static_assert(sizeof(struct op_delta) == 8, "op_delta layout");
+_Static_assert(sizeof(struct op_unknown_event) == 16, "op_unknown_event layout");
 _Static_assert(sizeof(struct op_event_header) == 8, "op_event_header layout");
 _Static_assert(sizeof(struct op_proc_event) == 40, "op_proc_event layout");
 _Static_assert(__builtin_offsetof(struct op_trace, kernel) == 64, "op_trace header layout");

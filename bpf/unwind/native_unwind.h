@@ -1,30 +1,41 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The per-frame native unwinder, written once for two targets: the BPF
- * sampler includes it, and so can ordinary C (tests, a later user-space
- * replay), which is why it uses only fixed-width types and reaches memory
- * through OP_READ_USER(dst, size, addr), a macro the includer defines
- * (bpf_probe_read_user in BPF; a snapshot read in user space) returning 0 on
- * success.
+ * sampler includes it, and so does ordinary C (unit tests, user-space replay),
+ * which is why it uses only fixed-width types and reaches the outside world
+ * through two macros the includer defines first:
  *
- * Each step: emit the frame for the current PC, find the unwind rule for that
- * PC, apply it to get the caller's registers. Today the only rule is "frame
- * pointer" (CFA = rbp + 16, return address at CFA - 8, caller's rbp at
- * CFA - 16); stack-delta tables from .eh_frame replace op_unwind_find_rule
- * without changing the loop.
+ *   OP_READ_USER(dst, size, addr)   copy user memory; 0 on success
+ *                                   (bpf_probe_read_user in BPF; a snapshot
+ *                                   read in user space)
+ *   OP_FIND_RULE(u, pc, rule)       fill *rule (struct op_unwind_rule) for the
+ *                                   instruction at pc: a stack-delta lookup in
+ *                                   BPF maps, or an in-memory table; the
+ *                                   includer picks the frame-pointer rule
+ *                                   (op_unwind_fp_rule) when it has no table
+ *
+ * Each step emits the frame for the current PC, finds the rule for that PC and
+ * applies it to get the caller's registers (x86-64: return address at CFA - 8).
  */
 #ifndef OMNIPROF_BPF_UNWIND_NATIVE_UNWIND_H
 #define OMNIPROF_BPF_UNWIND_NATIVE_UNWIND_H
 
 #include "types.h"
 
-#ifndef OP_READ_USER
-#error "define OP_READ_USER(dst, size, addr) before including native_unwind.h"
+#if !defined(OP_READ_USER) || !defined(OP_FIND_RULE)
+#error "define OP_READ_USER and OP_FIND_RULE before including native_unwind.h"
 #endif
 
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
 #endif
+
+/* Where the kernel's rt_sigframe keeps the interrupted registers, relative to
+ * rsp in the signal trampoline: struct ucontext (uc_mcontext at 40) gregs[]
+ * REG_RBP = 10, REG_RSP = 15, REG_RIP = 16. The x86-64 ABI fixes them. */
+#define OP_SIGFRAME_RBP (40 + 10 * 8)
+#define OP_SIGFRAME_RSP (40 + 15 * 8)
+#define OP_SIGFRAME_RIP (40 + 16 * 8)
 
 struct op_regs {
 	__u64 pc;
@@ -42,42 +53,88 @@ enum op_step_result {
 struct op_unwinder {
 	struct op_regs regs;
 	__u32 n_frames; /* frames emitted so far */
+	__u32 pid;
+	/* regs.pc is where the thread stopped (first frame, or the frame a signal
+	 * interrupted), not a return address: look it up as is, not as pc - 1. */
+	__u8 pc_exact;
+	__u8 reserved[7];
 };
 
-static __always_inline void op_unwinder__init(struct op_unwinder *u, __u64 pc, __u64 sp, __u64 fp)
+static __always_inline void op_unwinder__init(struct op_unwinder *u, __u32 pid, __u64 pc, __u64 sp,
+					      __u64 fp)
 {
 	u->regs.pc = pc;
 	u->regs.sp = sp;
 	u->regs.fp = fp;
 	u->n_frames = 0;
+	u->pid = pid;
+	u->pc_exact = 1;
 }
 
-/* The unwind rule for pc. Frame pointers until stack deltas arrive. */
-static __always_inline void op_unwind_find_rule(__u64 pc, struct op_unwind_rule *rule)
+/* The frame-pointer rule: CFA = rbp + 16, caller's rbp at CFA - 16. */
+static __always_inline void op_unwind_fp_rule(struct op_unwind_rule *rule)
 {
-	(void)pc;
 	rule->cmd = OP_RULE_CFA;
 	rule->cfa_base = OP_CFA_RBP;
 	rule->cfa_offset = 16;
 	rule->fp_offset = -16;
 }
 
-/* Moves regs to the caller's frame according to rule. */
-static __always_inline int op_unwind_apply_rule(struct op_regs *r,
+static __always_inline int op_unwind_signal_frame(struct op_regs *r)
+{
+	__u64 pc = 0, sp = 0, fp = 0;
+
+	if (OP_READ_USER(&pc, sizeof(pc), r->sp + OP_SIGFRAME_RIP) ||
+	    OP_READ_USER(&sp, sizeof(sp), r->sp + OP_SIGFRAME_RSP) ||
+	    OP_READ_USER(&fp, sizeof(fp), r->sp + OP_SIGFRAME_RBP))
+		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ;
+	if (!pc)
+		return OP_STEP_END;
+	r->pc = pc;
+	r->sp = sp;
+	r->fp = fp;
+	return OP_STEP_CONTINUE;
+}
+
+/* Moves u->regs to the caller's frame according to rule. */
+static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 						const struct op_unwind_rule *rule)
 {
+	struct op_regs *r = &u->regs;
 	__u64 base, cfa, ra = 0, fp = r->fp;
+	int err;
 
-	if (rule->cmd == OP_RULE_STOP)
+	switch (rule->cmd) {
+	case OP_RULE_STOP:
 		return OP_STEP_END;
+	case OP_RULE_SIGNAL:
+		err = op_unwind_signal_frame(r);
+		u->pc_exact = 1; /* the interrupted instruction, not a return address */
+		return err;
+	case OP_RULE_CFA:
+	case OP_RULE_PLT:
+	case OP_RULE_CFA_DEREF:
+		break;
+	default:
+		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_NO_RULE;
+	}
+
 	base = rule->cfa_base == OP_CFA_RBP ? r->fp : r->sp;
-	/* A zero frame pointer marks the outermost frame (_start clears rbp). */
-	if (rule->cfa_base == OP_CFA_RBP && base == 0)
-		return OP_STEP_END;
-	/* Callers live at higher addresses: a base below sp is not a frame. */
-	if (base < r->sp)
-		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_BAD_FP;
+	if (rule->cfa_base == OP_CFA_RBP) {
+		/* A zero frame pointer marks the outermost frame (_start clears rbp). */
+		if (base == 0)
+			return OP_STEP_END;
+		/* Callers live at higher addresses: a base below sp is not a frame. */
+		if (base < r->sp)
+			return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_BAD_FP;
+	}
 	cfa = base + (__s64)rule->cfa_offset;
+	if (rule->cmd == OP_RULE_PLT && (r->pc & 15) >= 11)
+		cfa += 8; /* past the stub's push: the second half of each 16-byte PLT entry */
+	if (rule->cmd == OP_RULE_CFA_DEREF && OP_READ_USER(&cfa, sizeof(cfa), cfa))
+		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ;
+	if (cfa < r->sp + 8)
+		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_BAD_CFA;
 	if (OP_READ_USER(&ra, sizeof(ra), cfa - 8))
 		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ;
 	if (rule->fp_offset && OP_READ_USER(&fp, sizeof(fp), cfa + (__s64)rule->fp_offset))
@@ -87,6 +144,7 @@ static __always_inline int op_unwind_apply_rule(struct op_regs *r,
 	r->pc = ra;
 	r->sp = cfa;
 	r->fp = fp;
+	u->pc_exact = 0;
 	return OP_STEP_CONTINUE;
 }
 
@@ -97,18 +155,21 @@ static __always_inline int op_unwind_apply_rule(struct op_regs *r,
 static __always_inline int op_unwind_step(struct op_unwinder *u, struct op_frame *frame)
 {
 	struct op_unwind_rule rule;
+	/* A return address points after the call; the call itself (pc - 1) is in the
+	 * caller's function and under its unwind rule, which matters for calls to
+	 * noreturn functions at the very end of a function. */
+	__u64 lookup_pc = u->pc_exact ? u->regs.pc : u->regs.pc - 1;
 
 	frame->addr = u->regs.pc;
 	frame->file_id = 0;
 	frame->aux = 0;
 	frame->kind = OP_FRAME_NATIVE;
-	/* Every frame but the first was reached through a return address. */
-	frame->flags = u->n_frames ? OP_FRAME_F_RETURN_ADDRESS : 0;
+	frame->flags = u->pc_exact ? 0 : OP_FRAME_F_RETURN_ADDRESS;
 	frame->reserved = 0;
 	u->n_frames++;
 
-	op_unwind_find_rule(u->regs.pc, &rule);
-	return op_unwind_apply_rule(&u->regs, &rule);
+	OP_FIND_RULE(u, lookup_pc, &rule);
+	return op_unwind_apply_rule(u, &rule);
 }
 
 static __always_inline void op_frame__set_error(struct op_frame *frame, __u32 error)

@@ -24,7 +24,34 @@ static int fake_read(void *dst, size_t size, uint64_t addr)
 	return 0;
 }
 
+#include "types.h"
+
+/* Rule lookup: a small table of (address range -> rule); frame pointers elsewhere. */
+struct test_range {
+	uint64_t start, end;
+	struct op_unwind_rule rule;
+};
+static struct test_range ranges[8];
+static int n_ranges;
+static uint64_t looked_up[64];
+static int n_looked_up;
+
+struct op_unwinder;
+static void op_unwind_fp_rule(struct op_unwind_rule *rule);
+static void test_find_rule(uint64_t pc, struct op_unwind_rule *rule)
+{
+	if (n_looked_up < 64)
+		looked_up[n_looked_up++] = pc;
+	for (int i = 0; i < n_ranges; i++)
+		if (pc >= ranges[i].start && pc < ranges[i].end) {
+			*rule = ranges[i].rule;
+			return;
+		}
+	op_unwind_fp_rule(rule);
+}
+
 #define OP_READ_USER(dst, size, addr) fake_read((dst), (size), (addr))
+#define OP_FIND_RULE(u, pc, rule)     test_find_rule((pc), (rule))
 #include "unwind/native_unwind.h"
 
 static void put(uint64_t addr, uint64_t value)
@@ -54,7 +81,7 @@ static int unwind_all(uint64_t pc, uint64_t sp, uint64_t fp, struct op_frame *fr
 	struct op_unwinder u;
 	int n = 0;
 
-	op_unwinder__init(&u, pc, sp, fp);
+	op_unwinder__init(&u, 1234, pc, sp, fp);
 	do {
 		*result = op_unwind_step(&u, &frames[n++]);
 	} while (*result == OP_STEP_CONTINUE && n < max);
@@ -106,6 +133,86 @@ static void test_rejects_frame_pointer_below_sp(void **state)
 	assert_int_equal(result, OP_STEP_ERROR_BASE + OP_UNWIND_ERR_BAD_FP);
 }
 
+static void test_cfi_rules_without_frame_pointers(void **state)
+{
+	/* leaf at 0x500000 (CFA = rsp + 8, rbp untouched), mid at 0x501000 (CFA = rsp + 48,
+	 * rbp saved at CFA - 16), a PLT stub, then a frame-pointer caller. */
+	const uint64_t sp0 = STACK_BASE + 256;
+	struct op_frame frames[16];
+	int result, n;
+
+	(void)state;
+	memset(stack_image, 0, sizeof(stack_image));
+	n_ranges = 0;
+	n_looked_up = 0;
+	ranges[n_ranges++] = (struct test_range){0x500000, 0x500100, {OP_RULE_CFA, OP_CFA_RSP, 0, 8}};
+	ranges[n_ranges++] =
+		(struct test_range){0x501000, 0x501100, {OP_RULE_CFA, OP_CFA_RSP, -16, 48}};
+	ranges[n_ranges++] = (struct test_range){0x502000, 0x502100, {OP_RULE_STOP, 0, 0, 0}};
+	/* leaf: return address at sp0 */
+	put(sp0, 0x501010);
+	/* mid: frame of 48 bytes from sp0 + 8: RA at CFA - 8, saved rbp at CFA - 16 */
+	put(sp0 + 8 + 48 - 8, 0x502020);
+	put(sp0 + 8 + 48 - 16, 0xfeed);
+	n = unwind_all(0x500010, sp0, 0x1111 /* garbage rbp */, frames, 16, &result);
+	assert_int_equal(result, OP_STEP_END);
+	assert_int_equal(n, 3);
+	assert_int_equal(frames[1].addr, 0x501010);
+	assert_int_equal(frames[2].addr, 0x502020);
+	/* First frame looked up as is, return addresses as pc - 1. */
+	assert_int_equal(looked_up[0], 0x500010);
+	assert_int_equal(looked_up[1], 0x501010 - 1);
+	assert_int_equal(looked_up[2], 0x502020 - 1);
+	n_ranges = 0;
+}
+
+static void test_signal_frame(void **state)
+{
+	const uint64_t sp0 = STACK_BASE + 512;
+	struct op_frame frames[8];
+	int result, n;
+
+	(void)state;
+	memset(stack_image, 0, sizeof(stack_image));
+	n_ranges = 0;
+	n_looked_up = 0;
+	ranges[n_ranges++] = (struct test_range){0x600000, 0x600010, {OP_RULE_SIGNAL, 0, 0, 0}};
+	ranges[n_ranges++] = (struct test_range){0x700000, 0x700100, {OP_RULE_STOP, 0, 0, 0}};
+	put(sp0 + OP_SIGFRAME_RIP, 0x700040);
+	put(sp0 + OP_SIGFRAME_RSP, STACK_BASE + 2048);
+	put(sp0 + OP_SIGFRAME_RBP, 0);
+	n = unwind_all(0x600004, sp0, 0, frames, 8, &result);
+	assert_int_equal(n, 2);
+	assert_int_equal(result, OP_STEP_END);
+	/* The interrupted instruction is exact: no return-address flag, looked up as is. */
+	assert_int_equal(frames[1].addr, 0x700040);
+	assert_int_equal(frames[1].flags, 0);
+	assert_int_equal(looked_up[1], 0x700040);
+	n_ranges = 0;
+}
+
+static void test_plt_rule(void **state)
+{
+	const uint64_t sp0 = STACK_BASE + 128;
+	struct op_frame frames[4];
+	int result;
+
+	(void)state;
+	memset(stack_image, 0, sizeof(stack_image));
+	n_ranges = 0;
+	ranges[n_ranges++] = (struct test_range){0x401020, 0x401040, {OP_RULE_PLT, OP_CFA_RSP, 0, 8}};
+	ranges[n_ranges++] = (struct test_range){0x800000, 0x800100, {OP_RULE_STOP, 0, 0, 0}};
+	/* First half of a PLT entry (pc & 15 < 11): return address at rsp. */
+	put(sp0, 0x800010);
+	unwind_all(0x401026, sp0, 0, frames, 4, &result);
+	assert_int_equal(frames[1].addr, 0x800010);
+	/* After the push (pc & 15 >= 11): one more word on the stack. */
+	put(sp0 + 8, 0x800020);
+	unwind_all(0x40102b, sp0, 0, frames, 4, &result);
+	assert_int_equal(frames[1].addr, 0x800020);
+	n_ranges = 0;
+}
+
 static void test_error_frame_encoding(void **state)
 {
 	struct op_frame f;
@@ -125,6 +232,9 @@ int main(void)
 	    cmocka_unit_test(test_walks_frame_pointer_chain),
 	    cmocka_unit_test(test_stops_on_unreadable_memory),
 	    cmocka_unit_test(test_rejects_frame_pointer_below_sp),
+	    cmocka_unit_test(test_cfi_rules_without_frame_pointers),
+	    cmocka_unit_test(test_signal_frame),
+	    cmocka_unit_test(test_plt_rule),
 	    cmocka_unit_test(test_error_frame_encoding),
 	};
 
