@@ -221,11 +221,20 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 	    [OP_STAT_USER_MAX_DEPTH] = "truncated: user stack too deep",
 	    [OP_STAT_USER_BAD_FP] = "truncated: bad frame pointer",
 	    [OP_STAT_PROC_EVENT_LOST] = "lost: exec/exit events",
+	    [OP_STAT_FP_UNKNOWN_PID] = "fallback to frame pointers: unknown pid",
+	    [OP_STAT_FP_NO_MAPPING] = "fallback to frame pointers: no mapping",
+	    [OP_STAT_FP_NO_TABLE] = "fallback to frame pointers: no table",
+	    [OP_STAT_USER_NO_RULE] = "truncated: no unwind rule",
+	    [OP_STAT_USER_BAD_CFA] = "truncated: impossible CFA",
+	    [OP_STAT_FRAMES_CFI] = "frames: unwound with stack deltas",
+	    [OP_STAT_FRAMES_FP] = "frames: unwound with frame pointers",
+	    [OP_STAT_UNKNOWN_LOST] = "lost: unknown-pid reports",
 	};
 
 	fprintf(stderr, "counters:\n");
 	for (int i = 0; i < OP_STAT__COUNT; i++)
-		fprintf(stderr, "  %-40s %llu\n", names[i], (unsigned long long)bpf[i]);
+		fprintf(stderr, "  %-40s %llu\n", names[i] ? names[i] : "bpf: (unnamed counter)",
+			(unsigned long long)bpf[i]);
 	fprintf(stderr, "  %-40s %llu\n", "user: trace records",
 		(unsigned long long)c->stats.traces);
 	fprintf(stderr, "  %-40s %llu\n", "dropped: malformed records",
