@@ -9,7 +9,7 @@ BPFTOOL  ?= bpftool
 PROTOC_C ?= protoc-c
 SAN      ?=
 
-PKGS     := libbpf libelf libdw zlib libprotobuf-c
+PKGS     := libbpf libelf libdw zlib libprotobuf-c libcrypto
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -95,14 +95,41 @@ $(BUILD)/tests/%: tests/%.c $(TEST_LIB_OBJS) $(LIB) | $(GENERATED)
 	$(CC) $(CFLAGS) -Itests/lib -MMD -MP $(LDFLAGS) $< $(TEST_LIB_OBJS) $(LIB) $(LDLIBS) -lcmocka -o $@
 
 # Workloads are the programs the end-to-end tests profile. Each states its
-# own compiler and flags on a line `// build: <cc> <flags>` so the unwinding
-# conditions they exercise (frame pointers or not, optimisation) are explicit.
-WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
-WORKLOADS  := $(WORKLOAD_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%)
+# own compiler and flags on its first `// build: <command> <flags>` line so the
+# unwinding conditions they exercise (frame pointers or not, optimisation,
+# language) are explicit. C, C++ and Rust sources are built as
+# `<command> <flags> SOURCE -o OUTPUT`, Go ones as `<command> -o OUTPUT SOURCE`;
+# tests/workloads/lib/*.c are shared libraries the workloads load.
+WL_DIR     := tests/workloads
+WL_BUILD   := $(BUILD)/workloads
+WL_HDRS    := $(wildcard $(WL_DIR)/*.h)
+WL_LINE     = $$(sed -n 's|^// build: ||p' $< | head -n1)
+WL_SRCS    := $(wildcard $(WL_DIR)/*.c $(WL_DIR)/*.cc $(WL_DIR)/*.rs $(WL_DIR)/*.go)
+WL_LIBS    := $(patsubst $(WL_DIR)/lib/%.c,$(WL_BUILD)/lib/%.so,$(wildcard $(WL_DIR)/lib/*.c))
+WORKLOADS  := $(foreach s,$(WL_SRCS),$(WL_BUILD)/$(basename $(notdir $(s)))) $(WL_LIBS)
 
-$(BUILD)/workloads/%: tests/workloads/%.c
+$(WL_BUILD)/%: $(WL_DIR)/%.c $(WL_HDRS)
 	@mkdir -p $(@D)
-	$$(sed -n 's|^// build: ||p' $< | head -n1) $< -o $@
+	$(WL_LINE) $< -o $@
+
+$(WL_BUILD)/%: $(WL_DIR)/%.cc $(WL_HDRS)
+	@mkdir -p $(@D)
+	$(WL_LINE) $< -o $@
+
+# rustc would try make's job server, whose descriptors it does not get.
+$(WL_BUILD)/%: $(WL_DIR)/%.rs
+	@mkdir -p $(@D)
+	MAKEFLAGS= $(WL_LINE) $< -o $@
+
+# Go keeps its build cache under the build folder: no HOME needed.
+$(WL_BUILD)/%: $(WL_DIR)/%.go
+	@mkdir -p $(@D)
+	GOCACHE=$(abspath $(BUILD))/gocache GOPATH=$(abspath $(BUILD))/gopath GOFLAGS= \
+		$(WL_LINE) -o $@ $<
+
+$(WL_BUILD)/lib/%.so: $(WL_DIR)/lib/%.c $(WL_HDRS)
+	@mkdir -p $(@D)
+	$(WL_LINE) $< -o $@
 
 tests: $(BIN) $(TEST_BINS) $(WORKLOADS)
 

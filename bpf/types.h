@@ -59,19 +59,39 @@ enum op_cfa_base {
 	OP_CFA_RBP = 1,
 };
 
+/*
+ * STOP, INVALID and SIGNAL carry no operands (the other fields are 0).
+ *
+ * PLT: the lazy-binding .plt that GNU ld writes (16-byte entries: jmp *GOT,
+ * push index at byte 6, jmp .plt0 at byte 11) describes its CFA as
+ * rsp + 8 + ((rip & 15) >= 11 ? 8 : 0). Only threshold 11 is encoded: IBT
+ * PLTs (ld -z ibtplt) use 9 and become INVALID.
+ *
+ * CFA_DEREF: GCC's dynamic realignment (DRAP: -mstackrealign, over-aligned
+ * locals with variable-length arrays) keeps the incoming CFA in a stack
+ * slot, giving CFA = *(base + cfa_offset) (base + cfa_offset = rbp - 8, ...).
+ * Here fp_offset is relative to the base register's value, not to the CFA
+ * (the two are no fixed distance apart after realignment), and is always
+ * applied, 0 included: caller's rbp = *(base + fp_offset). GCC's DRAP frames
+ * push the caller's rbp and set rbp = rsp, so it is *(rbp + 0).
+ */
 enum op_rule_cmd {
 	OP_RULE_CFA = 0,       /* CFA = base + cfa_offset */
 	OP_RULE_STOP = 1,      /* outermost frame (return address undefined): end of stack */
 	OP_RULE_INVALID = 2,   /* no usable rule (gap, unsupported CFI): stop with an error */
 	OP_RULE_PLT = 3,       /* PLT stub: CFA = rsp + cfa_offset + ((pc & 15) >= 11 ? 8 : 0) */
-	OP_RULE_CFA_DEREF = 4, /* realigned stack: CFA = *(base + cfa_offset) */
+	OP_RULE_CFA_DEREF = 4, /* realigned stack: CFA = *(base + cfa_offset), see above */
 	OP_RULE_SIGNAL = 5,    /* rt_sigreturn trampoline: registers from the ucontext at rsp */
 };
 
 struct op_unwind_rule {
-	__u8 cmd;        /* enum op_rule_cmd */
-	__u8 cfa_base;   /* enum op_cfa_base */
-	__s16 fp_offset; /* caller's rbp saved at CFA + fp_offset; 0: rbp unchanged */
+	__u8 cmd;      /* enum op_rule_cmd */
+	__u8 cfa_base; /* enum op_cfa_base */
+	/*
+	 * CFA, PLT: caller's rbp saved at CFA + fp_offset; 0: rbp unchanged.
+	 * CFA_DEREF: caller's rbp saved at base + fp_offset (always).
+	 */
+	__s16 fp_offset;
 	__s32 cfa_offset;
 };
 

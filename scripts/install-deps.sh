@@ -6,10 +6,11 @@ set -euo pipefail
 PKGS=(
 	make gcc clang llvm pkg-config
 	libbpf-dev bpftool
-	libelf-dev libdw-dev zlib1g-dev
+	libelf-dev libdw-dev zlib1g-dev libssl-dev
 	protobuf-c-compiler libprotobuf-c-dev
 	libcmocka-dev
 	golang-go protobuf-compiler
+	g++ rustc
 )
 
 missing=()

@@ -137,8 +137,15 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_BAD_CFA;
 	if (OP_READ_USER(&ra, sizeof(ra), cfa - 8))
 		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ;
-	if (rule->fp_offset && OP_READ_USER(&fp, sizeof(fp), cfa + (__s64)rule->fp_offset))
+	if (rule->cmd == OP_RULE_CFA_DEREF) {
+		/* Realigned frame: the caller's rbp sits at a fixed place from the base
+		 * register, not from the CFA (see OP_RULE_CFA_DEREF). */
+		if (OP_READ_USER(&fp, sizeof(fp), base + (__s64)rule->fp_offset))
+			return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ;
+	} else if (rule->fp_offset &&
+		   OP_READ_USER(&fp, sizeof(fp), cfa + (__s64)rule->fp_offset)) {
 		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ;
+	}
 	if (ra == 0)
 		return OP_STEP_END;
 	r->pc = ra;

@@ -21,6 +21,7 @@
 #include "profile/profile_builder.h"
 #include "sampler/sampler.h"
 #include "symbol/symbolizer.h"
+#include "unwind/unwind_maps.h"
 #include "util/log.h"
 
 /* Why 20 Hz: it is what the reference agent of this field samples at, so profiles compare
@@ -208,7 +209,7 @@ static void raise_fd_limit(void)
 }
 
 static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct collector *c,
-			   const struct symbolizer *sym)
+			   const struct symbolizer *sym, const struct unwind_maps *um)
 {
 	static const char *const names[OP_STAT__COUNT] = {
 	    [OP_STAT_SAMPLES] = "bpf: program runs",
@@ -259,6 +260,21 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 		(unsigned long long)sym->stats.native_unnamed);
 	fprintf(stderr, "  %-40s %llu\n", "unnamed: kernel frames",
 		(unsigned long long)sym->stats.kernel_unnamed);
+	fprintf(stderr, "  %-40s %llu\n", "user: unknown pid/address reports",
+		(unsigned long long)c->stats.unknown_reports);
+	fprintf(stderr, "  %-40s %llu (%llu failed or without CFI, %llu unloaded)\n",
+		"tables: loaded", (unsigned long long)um->stats.tables_loaded,
+		(unsigned long long)um->stats.tables_failed,
+		(unsigned long long)um->stats.tables_unloaded);
+	fprintf(stderr, "  %-40s %llu now, %llu peak (%llu bytes peak)\n", "tables: deltas",
+		(unsigned long long)um->stats.deltas_loaded, (unsigned long long)um->stats.deltas_peak,
+		(unsigned long long)um->stats.deltas_peak * sizeof(struct op_delta));
+	fprintf(stderr, "  %-40s %llu\n", "tables: distinct rules", (unsigned long long)um->stats.rules);
+	fprintf(stderr, "  %-40s %.1f ms\n", "tables: build time", (double)um->stats.build_ns / 1e6);
+	fprintf(stderr, "  %-40s %llu\n", "tables: mapping entries (LPM)",
+		(unsigned long long)um->stats.mapping_entries);
+	fprintf(stderr, "  %-40s %llu\n", "tables: inserts refused (map full)",
+		(unsigned long long)um->stats.map_full);
 }
 
 static int write_outputs(const struct profile *p, const char *dir)
@@ -297,6 +313,8 @@ int cmd_record(int argc, char **argv)
 	uint64_t bpf_stats[OP_STAT__COUNT] = {0};
 	struct symbolizer sym = {0};
 	struct sampler *s = NULL;
+	struct sampler_unwind_fds ufds;
+	struct unwind_maps um = {0};
 	struct profile *p = NULL;
 	struct collector c;
 	uint64_t start_ns, start_wall_ns, deadline_ns;
@@ -322,20 +340,24 @@ int cmd_record(int argc, char **argv)
 	collector_ready = true;
 	symbolizer__init(&sym, &c.files);
 
-	/* Learn the processes that already run before the first sample arrives. */
-	if (o->n_pids) {
-		for (size_t i = 0; i < o->n_pids; i++)
-			process_table__get(&c.procs, o->pids[i]);
-	} else {
-		process_table__scan_all(&c.procs);
-	}
-
 	sopts.frequency_hz = o->frequency_hz;
 	sopts.kernel_stacks = o->kernel_stacks;
 	sopts.pids = o->pids;
 	sopts.n_pids = o->n_pids;
 	if (sampler__open(&sopts, on_event, &c, &s))
 		goto cleanup;
+	sampler__unwind_fds(s, &ufds);
+	unwind_maps__init(&um, ufds.mappings, ufds.tables, ufds.info, ufds.rules, ufds.max_rules);
+	process_table__set_unwind_maps(&c.procs, &um);
+
+	/* Learn the processes that already run (and load their unwind tables); the
+	 * ones that start later arrive through exec events and unknown-pid reports. */
+	if (o->n_pids) {
+		for (size_t i = 0; i < o->n_pids; i++)
+			process_table__get(&c.procs, o->pids[i]);
+	} else {
+		process_table__scan_all(&c.procs);
+	}
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -361,6 +383,8 @@ int cmd_record(int argc, char **argv)
 	}
 	sampler__drain(s);
 	sampler__read_stats(s, bpf_stats);
+	/* The tables go with the BPF object: stop keeping them in step first. */
+	process_table__set_unwind_maps(&c.procs, NULL);
 	sampler__free(s);
 	s = NULL;
 
@@ -377,7 +401,7 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	summary__print(p, stdout, 10);
 	if (log_verbosity > 0)
-		print_counters(bpf_stats, &c, &sym);
+		print_counters(bpf_stats, &c, &sym, &um);
 	if (!p->stats.samples)
 		pr_warn("no samples were recorded: the %s did not run on a CPU while sampling",
 			o->n_pids ? "processes" : "system");
@@ -386,7 +410,10 @@ int cmd_record(int argc, char **argv)
 	ret = 0;
 
 cleanup:
+	if (collector_ready)
+		process_table__set_unwind_maps(&c.procs, NULL);
 	sampler__free(s);
+	unwind_maps__clear(&um);
 	profile__free(p);
 	symbolizer__clear(&sym);
 	if (collector_ready)

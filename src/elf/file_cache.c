@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "elf/elf_file.h"
+#include "elf/file_id.h"
 #include "proc/proc_maps.h"
 #include "symbol/native_symbols.h"
 #include "util/log.h"
@@ -104,6 +105,8 @@ static void open_elf(struct file_cache *fc, struct cached_file *f, pid_t pid,
 		return;
 	}
 	fc->stats.opened++;
+	if (!file_id__htlhash(f->elf->fd, f->elf->size, f->htlhash))
+		f->table_id = file_id__from_htlhash(f->htlhash);
 }
 
 uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map *m)

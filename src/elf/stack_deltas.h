@@ -22,10 +22,16 @@ struct stack_delta {
 };
 
 struct stack_delta_stats {
-	uint64_t cies;
-	uint64_t fdes;
+	uint64_t cies;	      /* usable CIEs */
+	uint64_t fdes;	      /* FDEs used (empty ones and .debug_frame tombstones included) */
 	uint64_t unsupported; /* rows whose rule could not be expressed (became OP_RULE_INVALID) */
-	uint64_t bad_entries; /* malformed CIEs/FDEs skipped */
+	/*
+	 * Entries skipped: malformed CIEs and FDEs, CIEs with an unknown
+	 * augmentation or version, every FDE of such a CIE, FDEs whose
+	 * pointer encoding needs more than the section (datarel, textrel,
+	 * indirect), and one for a broken length that ends a section's walk.
+	 */
+	uint64_t bad_entries;
 };
 
 struct stack_delta_table {
@@ -37,24 +43,31 @@ struct stack_delta_table {
 /*
  * Builds the table of ef from .eh_frame (and .debug_frame when present;
  * .eh_frame wins where both describe an address). Gaps between FDEs become
- * OP_RULE_INVALID entries; consecutive equal rules are merged. Returns 0 and
- * fills *out (free with stack_delta_table__free()), -ENOENT when the file has
- * no CFI at all, -ENOEXEC for malformed sections (parsed bytes are untrusted),
- * or -ENOMEM.
+ * OP_RULE_INVALID entries, and so does the end of the last FDE; consecutive
+ * equal rules are merged. Within one section FDEs that overlap are clipped:
+ * the FDE starting lower keeps its whole range (equal starts: the earlier
+ * one in the section). .eh_frame_hdr is not needed (the whole section is
+ * walked). Returns 0 and fills *out (free with stack_delta_table__free()),
+ * -ENOENT when the file has no CFI at all (NOBITS sections of a debug file
+ * count as none), -ENOEXEC when the CFI sections are malformed throughout
+ * (parsed bytes are untrusted; a section that is only partly malformed
+ * gives a table and out->stats.bad_entries), -EOPNOTSUPP for an ELF file
+ * that is not x86-64, or -ENOMEM. out->stats is filled on errors too.
  */
 int stack_deltas__build(const struct elf_file *ef, struct stack_delta_table *out);
 
 /* Same, from raw section bytes (for tests and fuzzing): data is the section
  * contents, section_vaddr its address (pc-relative encodings need it),
  * is_debug_frame selects the .debug_frame dialect (CIE id 0xffffffff,
- * absolute addresses). */
-int stack_deltas__parse(const uint8_t *data, size_t len, uint64_t section_vaddr,
-			int is_debug_frame, struct stack_delta_table *out);
+ * absolute addresses). An empty section gives 0 and an empty table.
+ * In the 64-bit DWARF format (length escape 0xffffffff) the CIE id / CIE
+ * pointer is 8 bytes in both dialects. */
+int stack_deltas__parse(const uint8_t *data, size_t len, uint64_t section_vaddr, int is_debug_frame,
+			struct stack_delta_table *out);
 
 void stack_delta_table__free(struct stack_delta_table *t); /* accepts NULL and empty */
 
 /* The rule covering addr (binary search), or NULL when addr is before the first entry. */
-const struct stack_delta *stack_delta_table__find(const struct stack_delta_table *t,
-						  uint64_t addr);
+const struct stack_delta *stack_delta_table__find(const struct stack_delta_table *t, uint64_t addr);
 
 #endif

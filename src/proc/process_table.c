@@ -11,6 +11,7 @@
 #include "elf/elf_file.h"
 #include "elf/file_cache.h"
 #include "proc/proc_maps.h"
+#include "unwind/unwind_maps.h"
 #include "util/log.h"
 
 /* A process whose samples keep missing its maps is re-read at most this often. */
@@ -22,6 +23,57 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Removes p's mappings from the BPF maps and drops its table references. */
+static void unpublish(struct process_table *pt, struct process *p)
+{
+	if (!pt->unwind)
+		return;
+	for (size_t i = 0; i < p->n_maps; i++) {
+		struct process_mapping *m = &p->maps[i];
+
+		if (!m->table_id)
+			continue;
+		unwind_maps__remove_range(pt->unwind, p->pid, m->start, m->end);
+		unwind_maps__release(pt->unwind, m->table_id);
+		m->table_id = 0;
+	}
+	unwind_maps__remove_pid(pt->unwind, p->pid);
+}
+
+/* Puts p's executable file mappings into the BPF maps, loading tables as needed. */
+static void publish(struct process_table *pt, struct process *p)
+{
+	if (!pt->unwind)
+		return;
+	unwind_maps__add_pid(pt->unwind, p->pid);
+	for (size_t i = 0; i < p->n_maps; i++) {
+		struct process_mapping *m = &p->maps[i];
+		struct cached_file *f = file_cache__at(pt->files, m->file_id);
+		uint64_t vaddr;
+
+		if (!f || !f->elf || !f->table_id ||
+		    !elf_file__offset_to_vaddr(f->elf, m->offset, &vaddr))
+			continue;
+		if (unwind_maps__acquire(pt->unwind, f->table_id, f->elf)) {
+			/* No table (counted there): frame pointers for this file. */
+			unwind_maps__release(pt->unwind, f->table_id);
+			continue;
+		}
+		m->bias = m->start - vaddr;
+		if (unwind_maps__add_range(pt->unwind, p->pid, m->start, m->end, f->table_id,
+					   m->bias)) {
+			unwind_maps__release(pt->unwind, f->table_id);
+			continue;
+		}
+		m->table_id = f->table_id;
+	}
+}
+
+void process_table__set_unwind_maps(struct process_table *pt, struct unwind_maps *um)
+{
+	pt->unwind = um;
 }
 
 static bool pid_equal(const void *entry, const void *key, void *ctx)
@@ -85,12 +137,14 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 			err = -ENOMEM;
 			goto cleanup;
 		}
-		maps[n++] = (struct process_mapping){raw[i].start, raw[i].end, raw[i].offset, id};
+		maps[n++] = (struct process_mapping){raw[i].start, raw[i].end, raw[i].offset, id, 0, 0};
 	}
+	unpublish(pt, p);
 	free(p->maps);
 	p->maps = maps;
 	p->n_maps = n;
 	maps = NULL;
+	publish(pt, p);
 cleanup:
 	free(maps);
 	proc_maps__free(raw, n_raw);
@@ -145,8 +199,18 @@ void process_table__mark_exited(struct process_table *pt, uint32_t pid)
 {
 	struct process *p = hashmap__find(&pt->by_pid, hash_u64(pid), &pid);
 
-	if (p)
+	if (p && !p->exited) {
 		p->exited = true;
+		unpublish(pt, p);
+	}
+}
+
+bool process_table__refresh_if_stale(struct process_table *pt, struct process *p)
+{
+	if (p->exited || p->gone || now_ns() - p->refreshed_ns < REFRESH_MIN_INTERVAL_NS)
+		return false;
+	process_table__refresh(pt, p);
+	return true;
 }
 
 static const struct process_mapping *find_mapping(const struct process *p, uint64_t addr)
@@ -173,10 +237,8 @@ bool process_table__resolve(struct process_table *pt, struct process *p, uint64_
 	const struct cached_file *f;
 	uint64_t offset;
 
-	if (!m && !p->exited && !p->gone && now_ns() - p->refreshed_ns >= REFRESH_MIN_INTERVAL_NS) {
-		process_table__refresh(pt, p);
+	if (!m && process_table__refresh_if_stale(pt, p))
 		m = find_mapping(p, addr);
-	}
 	if (!m) {
 		pt->stats.unknown_address++;
 		return false;

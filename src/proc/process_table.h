@@ -17,12 +17,15 @@
 #include "util/hashmap.h"
 
 struct file_cache;
+struct unwind_maps;
 
 struct process_mapping {
 	uint64_t start;
 	uint64_t end;
 	uint64_t offset;  /* file offset of start */
 	uint32_t file_id; /* in the file cache; never 0 */
+	uint64_t table_id; /* stack-delta table referenced in BPF maps, 0: none */
+	uint64_t bias;     /* ELF vaddr = address - bias */
 };
 
 struct process {
@@ -45,6 +48,7 @@ struct process_table_stats {
 struct process_table {
 	struct hashmap by_pid;
 	struct file_cache *files;
+	struct unwind_maps *unwind; /* NULL: no in-kernel unwinding tables to keep in step */
 	struct process_table_stats stats;
 };
 
@@ -55,9 +59,14 @@ void process_table__clear(struct process_table *pt); /* accepts NULL */
 struct process *process_table__get(struct process_table *pt, uint32_t pid);
 /* Re-reads pid's mappings now (exec, start-up scan). 0 or -errno. */
 int process_table__refresh(struct process_table *pt, struct process *p);
+/* Re-reads p's mappings unless it was read very recently or is gone. True if read. */
+bool process_table__refresh_if_stale(struct process_table *pt, struct process *p);
 /* Learns every process in /proc. Returns how many were read. */
 int process_table__scan_all(struct process_table *pt);
+/* The process left: its mappings leave the BPF maps, its names stay for the report. */
 void process_table__mark_exited(struct process_table *pt, uint32_t pid);
+/* Also keep the in-kernel unwinder's maps in step with every maps read. */
+void process_table__set_unwind_maps(struct process_table *pt, struct unwind_maps *um);
 
 /*
  * Resolves an absolute user address of pid to (file id, address in the

@@ -115,6 +115,28 @@ static int handle_proc_event(struct collector *c, const struct op_proc_event *e,
 	return 0;
 }
 
+/* The in-kernel unwinder met a process or an address it has no table for. */
+static int handle_unknown(struct collector *c, const struct op_unknown_event *e, size_t size)
+{
+	struct process *p;
+	uint64_t reads;
+	uint32_t pid;
+
+	if (size < sizeof(*e)) {
+		c->stats.bad_records++;
+		return -EINVAL;
+	}
+	c->stats.unknown_reports++;
+	pid = e->hdr.pid;
+	reads = c->procs.stats.maps_reads;
+	p = process_table__get(&c->procs, pid); /* reads the maps of a new process */
+	if (!p)
+		return -ENOMEM;
+	if (reads == c->procs.stats.maps_reads)
+		process_table__refresh_if_stale(&c->procs, p); /* known: dlopen or a new image */
+	return 0;
+}
+
 int collector__handle(struct collector *c, const void *data, size_t size)
 {
 	const struct op_event_header *h = data;
@@ -129,6 +151,8 @@ int collector__handle(struct collector *c, const void *data, size_t size)
 	case OP_EVENT_EXEC:
 	case OP_EVENT_EXIT:
 		return handle_proc_event(c, data, size);
+	case OP_EVENT_UNKNOWN:
+		return handle_unknown(c, data, size);
 	default:
 		c->stats.bad_records++;
 		return -EINVAL;

@@ -311,6 +311,15 @@ int sampler__read_stats(struct sampler *s, uint64_t out[OP_STAT__COUNT])
 	return 0;
 }
 
+void sampler__unwind_fds(const struct sampler *s, struct sampler_unwind_fds *out)
+{
+	out->mappings = bpf_map__fd(s->skel->maps.exe_mappings);
+	out->tables = bpf_map__fd(s->skel->maps.unwind_tables);
+	out->info = bpf_map__fd(s->skel->maps.table_info);
+	out->rules = bpf_map__fd(s->skel->maps.unwind_rules);
+	out->max_rules = bpf_map__max_entries(s->skel->maps.unwind_rules);
+}
+
 int sampler__n_cpus(const struct sampler *s)
 {
 	return s->n_cpus;

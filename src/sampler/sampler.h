@@ -42,6 +42,16 @@ int sampler__drain(struct sampler *s);
 
 /* Sums the per-CPU counters of the BPF side. 0 or -errno. */
 int sampler__read_stats(struct sampler *s, uint64_t out[OP_STAT__COUNT]);
+/* The maps the in-kernel unwinder reads (see src/unwind/unwind_maps.h). */
+struct sampler_unwind_fds {
+	int mappings;
+	int tables;
+	int info;
+	int rules;
+	uint32_t max_rules;
+};
+void sampler__unwind_fds(const struct sampler *s, struct sampler_unwind_fds *out);
+
 /* Number of CPUs sampled. */
 int sampler__n_cpus(const struct sampler *s);
 

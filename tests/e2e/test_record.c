@@ -6,6 +6,7 @@
  * the leaf's samples, in stacks.folded and in the pprof file (read back by
  * `go tool pprof`). Needs root and BPF: without them the tests fail.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdbool.h>
@@ -20,64 +21,30 @@
 
 #include <cmocka.h>
 
+#include "folded_check.h"
 #include "testutil.h"
 
 #define CHAIN_LEN 24
 
-static char expected_chain[1024]; /* "main;chain_01;...;chain_24;leaf" */
+/* main -> chain_01 -> ... -> chain_24 -> leaf, as fp_chain.c calls them. */
+static struct chain_spec *expected_chain;
 
-static void build_expected_chain(void)
+static int build_expected_chain(void)
 {
-	size_t off = (size_t)snprintf(expected_chain, sizeof(expected_chain), "main");
+	int err;
 
-	for (int i = 1; i <= CHAIN_LEN; i++)
-		off += (size_t)snprintf(expected_chain + off, sizeof(expected_chain) - off,
-					";chain_%02d", i);
-	snprintf(expected_chain + off, sizeof(expected_chain) - off, ";leaf");
-}
-
-struct chain_count {
-	long leaf;     /* samples whose stack contains the leaf function */
-	long complete; /* ... and the whole chain in order above it */
-};
-
-/* A folded line's frames (between the comm and the count) contain `frame` as a whole frame. */
-static bool has_frame(const char *line, size_t len, const char *frame)
-{
-	size_t flen = strlen(frame);
-
-	for (const char *p = line; (p = memmem(p, len - (size_t)(p - line), frame, flen));
-	     p += flen) {
-		char before = p > line ? p[-1] : ';', after = p[flen];
-
-		if (before == ';' && (after == ';' || after == ' '))
-			return true;
-	}
-	return false;
+	expected_chain = chain_spec__new();
+	if (!expected_chain)
+		return -ENOMEM;
+	err = chain_spec__add(expected_chain, "main");
+	for (int i = 1; i <= CHAIN_LEN && !err; i++)
+		err = chain_spec__add(expected_chain, "chain_%02d", i);
+	return err ?: chain_spec__add(expected_chain, "leaf");
 }
 
 static struct chain_count count_folded(const char *text, const char *comm)
 {
-	struct chain_count c = {0, 0};
-	size_t comm_len = strlen(comm);
-
-	for (const char *line = text; *line;) {
-		const char *nl = strchr(line, '\n');
-		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		const char *sp = memrchr(line, ' ', len);
-		long count = sp ? atol(sp + 1) : 0;
-
-		if (len > comm_len && !strncmp(line, comm, comm_len) && line[comm_len] == ';' &&
-		    has_frame(line, len, "leaf")) {
-			c.leaf += count;
-			const char *m = memmem(line, len, expected_chain, strlen(expected_chain));
-			if (m && m[-1] == ';' &&
-			    (m[strlen(expected_chain)] == ';' || m[strlen(expected_chain)] == ' '))
-				c.complete += count;
-		}
-		line = nl ? nl + 1 : line + len;
-	}
-	return c;
+	return chain_spec__count_folded(expected_chain, text, comm);
 }
 
 /*
@@ -87,7 +54,7 @@ static struct chain_count count_folded(const char *text, const char *comm)
  */
 static struct chain_count count_pprof_traces(const char *text)
 {
-	struct chain_count c = {0, 0};
+	struct chain_count c = {0};
 	const char *block = strstr(text, "-----------+");
 
 	while (block) {
@@ -127,9 +94,9 @@ static struct chain_count count_pprof_traces(const char *text)
 			}
 			line = nl ? nl + 1 : NULL;
 		}
-		if (strstr(stack, ";leaf") || !strncmp(stack, "leaf", 4)) {
+		if (chain_spec__has_leaf(expected_chain, stack, strlen(stack))) {
 			c.leaf += count;
-			if (strstr(stack, expected_chain))
+			if (chain_spec__matches(expected_chain, stack, strlen(stack)))
 				c.complete += count;
 		}
 		block = next;
@@ -159,8 +126,8 @@ static void assert_chain_share(struct chain_count c, const char *where)
 {
 	double share = c.leaf ? 100.0 * (double)c.complete / (double)c.leaf : 0;
 
-	printf("    %s: %ld of %ld leaf samples have the full 26-frame chain (%.1f%%)\n", where,
-	       c.complete, c.leaf, share);
+	printf("    %s: %ld of %ld leaf samples have the full %zu-frame chain (%.1f%%)\n", where,
+	       c.complete, c.leaf, chain_spec__len(expected_chain), share);
 	assert_true(c.leaf >= 20);
 	assert_true(c.complete * 100 >= c.leaf * 95);
 }
@@ -306,6 +273,13 @@ int main(void)
 	    cmocka_unit_test(test_sigterm_still_writes),
 	};
 
-	build_expected_chain();
-	return cmocka_run_group_tests_name("e2e_record", tests, NULL, NULL);
+	int failed;
+
+	if (build_expected_chain()) {
+		fprintf(stderr, "test_record: out of memory\n");
+		return 1;
+	}
+	failed = cmocka_run_group_tests_name("e2e_record", tests, NULL, NULL);
+	chain_spec__free(expected_chain);
+	return failed;
 }

@@ -1,0 +1,1517 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Call-frame information (.eh_frame, .debug_frame) to stack-delta tables.
+ *
+ * Three stages:
+ *  1. Walk a section's entries (CIEs and FDEs). Each FDE's instructions run
+ *     through a DW_CFA interpreter that tracks only what the BPF unwinder
+ *     can use: the CFA, the rule for rbp (DWARF register 6) and for the
+ *     return address (16). Every row is turned into a struct op_unwind_rule
+ *     right away and appended as a range [start, end); equal neighbouring
+ *     rows are merged as they come.
+ *  2. FDEs are sorted by start address and clipped so none overlaps another
+ *     (the lowest start wins, ties go to the FDE that comes first in the
+ *     section). Where .eh_frame and .debug_frame both exist, .debug_frame
+ *     ranges only fill what .eh_frame leaves uncovered.
+ *  3. The disjoint ranges become deltas: one per range start, an
+ *     OP_RULE_INVALID delta where a range ends without the next one starting
+ *     there (and after the last one), equal consecutive rules merged.
+ *
+ * Every byte is untrusted (any process can map any file). Reads go through a
+ * cursor that never passes the end of its entry, the interpreter consumes at
+ * least one byte per instruction (so it ends), the state stack is bounded, and
+ * an entry that does not parse is skipped and counted, never trusted in part.
+ */
+#include "elf/stack_deltas.h"
+
+#include <errno.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf/elf_file.h"
+
+/* x86-64 psABI DWARF register numbers. */
+#define DWREG_RBP 6
+#define DWREG_RSP 7
+#define DWREG_RA  16
+
+/* Pointer encodings (LSB, "DWARF Extensions"). */
+#define DW_EH_PE_absptr	  0x00
+#define DW_EH_PE_uleb128  0x01
+#define DW_EH_PE_udata2	  0x02
+#define DW_EH_PE_udata4	  0x03
+#define DW_EH_PE_udata8	  0x04
+#define DW_EH_PE_signed	  0x08
+#define DW_EH_PE_sleb128  0x09
+#define DW_EH_PE_sdata2	  0x0a
+#define DW_EH_PE_sdata4	  0x0b
+#define DW_EH_PE_sdata8	  0x0c
+#define DW_EH_PE_pcrel	  0x10
+#define DW_EH_PE_indirect 0x80
+#define DW_EH_PE_omit	  0xff
+
+enum dw_cfa {
+	DW_CFA_nop = 0x00,
+	DW_CFA_set_loc = 0x01,
+	DW_CFA_advance_loc1 = 0x02,
+	DW_CFA_advance_loc2 = 0x03,
+	DW_CFA_advance_loc4 = 0x04,
+	DW_CFA_offset_extended = 0x05,
+	DW_CFA_restore_extended = 0x06,
+	DW_CFA_undefined = 0x07,
+	DW_CFA_same_value = 0x08,
+	DW_CFA_register = 0x09,
+	DW_CFA_remember_state = 0x0a,
+	DW_CFA_restore_state = 0x0b,
+	DW_CFA_def_cfa = 0x0c,
+	DW_CFA_def_cfa_register = 0x0d,
+	DW_CFA_def_cfa_offset = 0x0e,
+	DW_CFA_def_cfa_expression = 0x0f,
+	DW_CFA_expression = 0x10,
+	DW_CFA_offset_extended_sf = 0x11,
+	DW_CFA_def_cfa_sf = 0x12,
+	DW_CFA_def_cfa_offset_sf = 0x13,
+	DW_CFA_val_offset = 0x14,
+	DW_CFA_val_offset_sf = 0x15,
+	DW_CFA_val_expression = 0x16,
+	DW_CFA_GNU_args_size = 0x2e,
+	DW_CFA_GNU_negative_offset_extended = 0x2f,
+	/* High two bits carry the opcode, low six the operand. */
+	DW_CFA_advance_loc = 0x40,
+	DW_CFA_offset = 0x80,
+	DW_CFA_restore = 0xc0,
+};
+
+enum dw_op {
+	DW_OP_deref = 0x06,
+	DW_OP_and = 0x1a,
+	DW_OP_plus = 0x22,
+	DW_OP_shl = 0x24,
+	DW_OP_ge = 0x2a,
+	DW_OP_lit0 = 0x30,
+	DW_OP_breg0 = 0x70,
+};
+
+/*
+ * The PLT's `(rip & 15) >= 11` threshold: binutils' lazy .plt entries are
+ * push (at 6) then jmp (at 11). IBT PLTs (ld -z ibtplt) compare with 9 and
+ * are not expressible with the one threshold OP_RULE_PLT has.
+ */
+#define PLT_THRESHOLD 11
+
+#define STATE_STACK_DEPTH 16 /* DW_CFA_remember_state nesting; GCC uses 1 */
+
+/* ---- bounded reads -------------------------------------------------------- */
+
+/*
+ * Reads from data[pos] up to (not including) data[end]. A read that would
+ * pass end sets bad, returns 0 and leaves pos at end, so parsers can check
+ * bad once after a group of reads.
+ */
+struct cursor {
+	const uint8_t *data;
+	size_t pos;
+	size_t end;
+	bool bad;
+};
+
+static uint64_t cursor__uint(struct cursor *c, size_t n)
+{
+	uint64_t v = 0;
+
+	if (c->bad || c->end - c->pos < n) {
+		c->bad = true;
+		c->pos = c->end;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		v |= (uint64_t)c->data[c->pos + i] << (8 * i);
+	c->pos += n;
+	return v;
+}
+
+static uint8_t cursor__u8(struct cursor *c)
+{
+	return (uint8_t)cursor__uint(c, 1);
+}
+
+/* Bits past the 64th are dropped: padded encodings stay valid, huge ones are junk anyway. */
+static uint64_t cursor__uleb(struct cursor *c)
+{
+	uint64_t v = 0;
+	unsigned int shift = 0;
+	uint8_t b;
+
+	do {
+		if (c->bad || c->pos >= c->end) {
+			c->bad = true;
+			return 0;
+		}
+		b = c->data[c->pos++];
+		if (shift < 64) {
+			v |= (uint64_t)(b & 0x7f) << shift;
+			shift += 7;
+		}
+	} while (b & 0x80);
+	return v;
+}
+
+static int64_t cursor__sleb(struct cursor *c)
+{
+	uint64_t v = 0;
+	unsigned int shift = 0;
+	uint8_t b;
+
+	do {
+		if (c->bad || c->pos >= c->end) {
+			c->bad = true;
+			return 0;
+		}
+		b = c->data[c->pos++];
+		if (shift < 64) {
+			v |= (uint64_t)(b & 0x7f) << shift;
+			shift += 7;
+		}
+	} while (b & 0x80);
+	if (shift < 64 && (b & 0x40))
+		v |= ~(uint64_t)0 << shift;
+	return (int64_t)v;
+}
+
+/* Reads a value in the format part (low nibble) of enc, without its base. */
+static int cursor__encoded_value(struct cursor *c, uint8_t enc, uint8_t ptr_size, uint64_t *val)
+{
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr:
+		*val = cursor__uint(c, ptr_size);
+		break;
+	case DW_EH_PE_signed:
+		*val = cursor__uint(c, ptr_size);
+		if (ptr_size == 4)
+			*val = (uint64_t)(int64_t)(int32_t)*val;
+		break;
+	case DW_EH_PE_uleb128:
+		*val = cursor__uleb(c);
+		break;
+	case DW_EH_PE_udata2:
+		*val = cursor__uint(c, 2);
+		break;
+	case DW_EH_PE_udata4:
+		*val = cursor__uint(c, 4);
+		break;
+	case DW_EH_PE_udata8:
+	case DW_EH_PE_sdata8:
+		*val = cursor__uint(c, 8);
+		break;
+	case DW_EH_PE_sleb128:
+		*val = (uint64_t)cursor__sleb(c);
+		break;
+	case DW_EH_PE_sdata2:
+		*val = (uint64_t)(int64_t)(int16_t)cursor__uint(c, 2);
+		break;
+	case DW_EH_PE_sdata4:
+		*val = (uint64_t)(int64_t)(int32_t)cursor__uint(c, 4);
+		break;
+	default:
+		return -EINVAL;
+	}
+	return c->bad ? -EINVAL : 0;
+}
+
+/*
+ * Reads a code address. pcrel is relative to the field's own address
+ * (section_vaddr + its offset). textrel/datarel/funcrel/aligned and
+ * indirect need more than the section to resolve: -EOPNOTSUPP.
+ */
+static int cursor__encoded_addr(struct cursor *c, uint8_t enc, uint8_t ptr_size,
+				uint64_t section_vaddr, uint64_t *addr)
+{
+	uint64_t field = section_vaddr + c->pos;
+	int err;
+
+	if (enc == DW_EH_PE_omit || (enc & DW_EH_PE_indirect))
+		return -EOPNOTSUPP;
+	if ((enc & 0x70) != DW_EH_PE_absptr && (enc & 0x70) != DW_EH_PE_pcrel)
+		return -EOPNOTSUPP;
+	err = cursor__encoded_value(c, enc, ptr_size, addr);
+	if (err)
+		return err;
+	if ((enc & 0x70) == DW_EH_PE_pcrel)
+		*addr += field; /* wraps like the hardware would */
+	return 0;
+}
+
+/* ---- growable arrays -------------------------------------------------------- */
+
+/* A rule applying to [start, end). */
+struct range {
+	uint64_t start;
+	uint64_t end;
+	struct op_unwind_rule rule;
+};
+
+struct range_vec {
+	struct range *v;
+	size_t n, cap;
+};
+
+/* One FDE's rows: rows.v[first .. first + n). */
+struct fde_span {
+	uint64_t start, end;
+	size_t first, n;
+	size_t seq; /* position in the section: the tie-break */
+};
+
+struct span_vec {
+	struct fde_span *v;
+	size_t n, cap;
+};
+
+static int grow(void **v, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap;
+	void *nv;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 64;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2 / elem)
+			return -ENOMEM;
+		ncap *= 2;
+	}
+	nv = realloc(*v, ncap * elem);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = ncap;
+	return 0;
+}
+
+static int range_vec__push(struct range_vec *rv, uint64_t start, uint64_t end,
+			   struct op_unwind_rule rule)
+{
+	int err = grow((void **)&rv->v, &rv->cap, rv->n + 1, sizeof(*rv->v));
+
+	if (err)
+		return err;
+	rv->v[rv->n++] = (struct range){.start = start, .end = end, .rule = rule};
+	return 0;
+}
+
+static bool rule_eq(const struct op_unwind_rule *a, const struct op_unwind_rule *b)
+{
+	return a->cmd == b->cmd && a->cfa_base == b->cfa_base && a->fp_offset == b->fp_offset &&
+	       a->cfa_offset == b->cfa_offset;
+}
+
+static struct op_unwind_rule rule_cmd(uint8_t cmd)
+{
+	return (struct op_unwind_rule){.cmd = cmd};
+}
+
+/* ---- section entries ------------------------------------------------------ */
+
+struct section {
+	const uint8_t *data;
+	size_t len;
+	uint64_t vaddr;
+	bool debug; /* .debug_frame dialect */
+};
+
+/* The framing of one CIE or FDE. */
+struct entry {
+	size_t end;    /* first byte after the entry */
+	size_t id_pos; /* offset of the CIE id / CIE pointer field */
+	size_t body;   /* first byte after it */
+	bool is_cie;
+	uint64_t cie_off; /* FDE: offset of its CIE in the section */
+};
+
+enum entry_status {
+	ENTRY_OK = 0,
+	ENTRY_ZERO = 1, /* zero terminator: 4 bytes, no content */
+	ENTRY_SKIP = 2, /* framing fine (end is known), content unusable */
+};
+
+/*
+ * Reads the entry header at off. Returns an enum entry_status (end set) or
+ * -EINVAL when even the length is unusable, which ends the walk: the next
+ * entry cannot be found.
+ *
+ * In the 64-bit format the CIE id / pointer is 8 bytes in both dialects, as
+ * DWARF specifies for .debug_frame (GCC never emits 64-bit .eh_frame).
+ */
+static int entry__read(const struct section *s, size_t off, struct entry *e)
+{
+	struct cursor c = {.data = s->data, .pos = off, .end = s->len};
+	uint64_t length, id;
+	bool is64 = false;
+
+	length = cursor__uint(&c, 4);
+	if (c.bad)
+		return -EINVAL;
+	if (length == 0) {
+		e->end = c.pos;
+		return ENTRY_ZERO;
+	}
+	if (length == 0xffffffff) {
+		is64 = true;
+		length = cursor__uint(&c, 8);
+	} else if (length >= 0xfffffff0) {
+		return -EINVAL; /* reserved */
+	}
+	if (c.bad || length > c.end - c.pos)
+		return -EINVAL;
+	e->end = c.pos + length;
+	c.end = e->end;
+	e->id_pos = c.pos;
+	id = cursor__uint(&c, is64 ? 8 : 4);
+	if (c.bad)
+		return ENTRY_SKIP;
+	e->body = c.pos;
+	if (s->debug) {
+		e->is_cie = id == (is64 ? UINT64_MAX : 0xffffffff);
+		e->cie_off = id;
+	} else {
+		/* The pointer counts backwards from its own field. */
+		e->is_cie = id == 0;
+		if (!e->is_cie && id > e->id_pos)
+			return ENTRY_SKIP;
+		e->cie_off = e->id_pos - id;
+	}
+	return ENTRY_OK;
+}
+
+/* ---- the interpreter's state ------------------------------------------------ */
+
+enum reg_how {
+	REG_UNSPEC = 0, /* no rule given: callee-saved registers keep their value */
+	REG_UNDEF,
+	REG_SAME,
+	REG_OFFSET, /* saved at CFA + off */
+	REG_VAL_OFFSET,
+	REG_REGISTER,
+	REG_EXPR, /* saved at the address expr computes */
+	REG_VAL_EXPR,
+};
+
+struct reg_rule {
+	uint8_t how; /* enum reg_how */
+	int64_t off;
+	size_t expr, expr_len; /* REG_EXPR: the block, as offsets into the section */
+};
+
+enum cfa_how {
+	CFA_NONE = 0,
+	CFA_REG_OFF,
+	CFA_EXPR,
+};
+
+struct cfi_state {
+	uint8_t cfa_how; /* enum cfa_how */
+	uint64_t cfa_reg;
+	int64_t cfa_off;
+	size_t cfa_expr, cfa_expr_len;
+	struct reg_rule rbp;
+	struct reg_rule ra; /* the CIE's return-address column */
+};
+
+struct cie {
+	size_t off; /* of its entry in the section */
+	bool valid; /* parsed, known augmentation */
+	uint64_t code_align;
+	int64_t data_align;
+	uint64_t ra_reg;
+	uint8_t fde_enc;
+	uint8_t ptr_size;
+	bool has_aug_data; /* 'z': FDEs carry an augmentation data block */
+	bool signal;	   /* 'S' */
+	struct cfi_state init;
+};
+
+struct interp {
+	const struct section *s;
+	const struct cie *cie;
+	struct cfi_state st;
+	struct cfi_state stack[STATE_STACK_DEPTH];
+	unsigned int depth;
+	/* FDE mode only: the row being built and where rows go. */
+	bool fde;
+	uint64_t loc, end;
+	bool done; /* loc reached end: later instructions cannot matter */
+	struct range_vec *rows;
+	size_t first_row;
+	struct stack_delta_stats *stats;
+};
+
+/* ---- turning a row into an op_unwind_rule ------------------------------------ */
+
+static bool fits_s32(int64_t v)
+{
+	return v >= INT32_MIN && v <= INT32_MAX;
+}
+
+static bool fits_s16(int64_t v)
+{
+	return v >= INT16_MIN && v <= INT16_MAX;
+}
+
+/* Matches an expression that is exactly DW_OP_breg<reg> <off>. */
+static bool expr_is_breg(const struct section *s, size_t expr, size_t len, unsigned int reg,
+			 int64_t *off)
+{
+	struct cursor c = {.data = s->data, .pos = expr, .end = expr + len};
+
+	if (cursor__u8(&c) != DW_OP_breg0 + reg)
+		return false;
+	*off = cursor__sleb(&c);
+	return !c.bad && c.pos == c.end;
+}
+
+/* DW_OP_breg<reg> <off>; DW_OP_deref: the DRAP realignment prologue's CFA. */
+static bool expr_is_breg_deref(const struct section *s, size_t expr, size_t len, unsigned int reg,
+			       int64_t *off)
+{
+	struct cursor c = {.data = s->data, .pos = expr, .end = expr + len};
+
+	if (cursor__u8(&c) != DW_OP_breg0 + reg)
+		return false;
+	*off = cursor__sleb(&c);
+	if (cursor__u8(&c) != DW_OP_deref)
+		return false;
+	return !c.bad && c.pos == c.end;
+}
+
+/*
+ * The lazy PLT's CFA: rsp + off + ((rip & 15) >= 11 ? 8 : 0), written as
+ * breg7 off; breg16 0; lit15; and; lit11; ge; lit3; shl; plus.
+ */
+static bool expr_is_plt(const struct section *s, size_t expr, size_t len, int64_t *off)
+{
+	static const uint8_t tail[] = {DW_OP_lit0 + 15, DW_OP_and,	DW_OP_lit0 + PLT_THRESHOLD,
+				       DW_OP_ge,	DW_OP_lit0 + 3, DW_OP_shl,
+				       DW_OP_plus};
+	struct cursor c = {.data = s->data, .pos = expr, .end = expr + len};
+
+	if (cursor__u8(&c) != DW_OP_breg0 + DWREG_RSP)
+		return false;
+	*off = cursor__sleb(&c);
+	if (cursor__u8(&c) != DW_OP_breg0 + DWREG_RA || cursor__sleb(&c) != 0 || c.bad)
+		return false;
+	if (c.end - c.pos != sizeof(tail))
+		return false;
+	return memcmp(s->data + c.pos, tail, sizeof(tail)) == 0;
+}
+
+/*
+ * fp_offset for a CFA computed as <base_reg> + cfa_off: where the caller's
+ * rbp is, relative to the CFA (0 when rbp is not saved). An rbp rule of
+ * "at base_reg + k" is the same place as CFA + (k - cfa_off); base_reg < 0
+ * when the CFA is no fixed distance from any register.
+ */
+static bool rbp_fp_offset(const struct section *s, const struct cfi_state *st, int base_reg,
+			  int64_t cfa_off, int16_t *fp)
+{
+	int64_t k;
+
+	switch (st->rbp.how) {
+	case REG_UNSPEC:
+	case REG_SAME:
+	case REG_UNDEF:
+		*fp = 0;
+		return true;
+	case REG_OFFSET:
+		k = st->rbp.off;
+		break;
+	case REG_EXPR:
+		if (base_reg < 0 ||
+		    !expr_is_breg(s, st->rbp.expr, st->rbp.expr_len, (unsigned int)base_reg, &k))
+			return false;
+		k -= cfa_off;
+		break;
+	default:
+		return false;
+	}
+	/* 0 would read as "unchanged"; a save slot at the CFA itself is the caller's frame. */
+	if (k == 0 || !fits_s16(k))
+		return false;
+	*fp = (int16_t)k;
+	return true;
+}
+
+/* Returns false (the row is then OP_RULE_INVALID) when the state has no expressible rule. */
+static bool state__to_rule(const struct interp *it, struct op_unwind_rule *r)
+{
+	const struct cfi_state *st = &it->st;
+	const struct section *s = it->s;
+	int64_t off, k;
+	int16_t fp;
+
+	*r = rule_cmd(OP_RULE_INVALID);
+	if (it->cie->ra_reg != DWREG_RA)
+		return false;
+	if (st->ra.how == REG_UNDEF) {
+		*r = rule_cmd(OP_RULE_STOP);
+		return true;
+	}
+	if (st->ra.how != REG_OFFSET || st->ra.off != -8)
+		return false;
+
+	if (st->cfa_how == CFA_REG_OFF) {
+		if (st->cfa_reg != DWREG_RSP && st->cfa_reg != DWREG_RBP)
+			return false;
+		if (!fits_s32(st->cfa_off) ||
+		    !rbp_fp_offset(s, st, (int)st->cfa_reg, st->cfa_off, &fp))
+			return false;
+		r->cmd = OP_RULE_CFA;
+		r->cfa_base = st->cfa_reg == DWREG_RSP ? OP_CFA_RSP : OP_CFA_RBP;
+		r->cfa_offset = (int32_t)st->cfa_off;
+		r->fp_offset = fp;
+		return true;
+	}
+	if (st->cfa_how != CFA_EXPR)
+		return false;
+
+	if (expr_is_plt(s, st->cfa_expr, st->cfa_expr_len, &off)) {
+		/* The CFA moves inside the entry: only a CFA-relative save has one place. */
+		if (!fits_s32(off) || !rbp_fp_offset(s, st, -1, 0, &fp))
+			return false;
+		r->cmd = OP_RULE_PLT;
+		r->cfa_base = OP_CFA_RSP;
+		r->cfa_offset = (int32_t)off;
+		r->fp_offset = fp;
+		return true;
+	}
+	for (unsigned int reg = DWREG_RBP; reg <= DWREG_RSP; reg++) {
+		if (!expr_is_breg_deref(s, st->cfa_expr, st->cfa_expr_len, reg, &off))
+			continue;
+		/*
+		 * CFA_DEREF's fp_offset is relative to the base register, not
+		 * the CFA (the two are no fixed distance apart after
+		 * realignment), and always applies: GCC's DRAP frames save
+		 * the caller's rbp at the frame's own rbp + 0.
+		 */
+		if (st->rbp.how != REG_EXPR ||
+		    !expr_is_breg(s, st->rbp.expr, st->rbp.expr_len, reg, &k) || !fits_s32(off) ||
+		    !fits_s16(k))
+			return false;
+		r->cmd = OP_RULE_CFA_DEREF;
+		r->cfa_base = reg == DWREG_RSP ? OP_CFA_RSP : OP_CFA_RBP;
+		r->cfa_offset = (int32_t)off;
+		r->fp_offset = (int16_t)k;
+		return true;
+	}
+	return false;
+}
+
+/* Appends [it->loc, to) with the current state's rule, merged into the previous row when equal. */
+static int interp__emit(struct interp *it, uint64_t to)
+{
+	struct op_unwind_rule rule;
+	struct range *last;
+
+	if (to <= it->loc)
+		return 0;
+	if (!state__to_rule(it, &rule))
+		it->stats->unsupported++;
+	last = it->rows->n > it->first_row ? &it->rows->v[it->rows->n - 1] : NULL;
+	if (last && last->end == it->loc && rule_eq(&last->rule, &rule)) {
+		last->end = to;
+		return 0;
+	}
+	return range_vec__push(it->rows, it->loc, to, rule);
+}
+
+/* Moves the row boundary to new_loc (already checked >= loc), emitting the finished row. */
+static int interp__advance(struct interp *it, uint64_t new_loc)
+{
+	int err;
+
+	if (!it->fde)
+		return -EINVAL; /* CIE initial instructions describe one row */
+	if (new_loc >= it->end) {
+		new_loc = it->end;
+		it->done = true;
+	}
+	err = interp__emit(it, new_loc);
+	if (err)
+		return err;
+	if (new_loc > it->loc)
+		it->loc = new_loc;
+	return 0;
+}
+
+static int interp__advance_by(struct interp *it, uint64_t delta)
+{
+	uint64_t scaled, to;
+
+	if (__builtin_mul_overflow(delta, it->cie->code_align, &scaled) ||
+	    __builtin_add_overflow(it->loc, scaled, &to))
+		to = UINT64_MAX; /* past any FDE end: the rest cannot matter */
+	return interp__advance(it, to);
+}
+
+/* The register rule slot for reg, or NULL for registers the rules do not use. */
+static struct reg_rule *interp__reg(struct interp *it, uint64_t reg)
+{
+	if (reg == DWREG_RBP)
+		return &it->st.rbp;
+	if (reg == it->cie->ra_reg)
+		return &it->st.ra;
+	return NULL;
+}
+
+/* DW_CFA_restore: back to the CIE's rule (in the CIE itself: to no rule). */
+static void interp__restore(struct interp *it, uint64_t reg)
+{
+	if (reg == DWREG_RBP)
+		it->st.rbp = it->fde ? it->cie->init.rbp : (struct reg_rule){0};
+	else if (reg == it->cie->ra_reg)
+		it->st.ra = it->fde ? it->cie->init.ra : (struct reg_rule){0};
+}
+
+static void interp__set(struct interp *it, uint64_t reg, uint8_t how, int64_t off)
+{
+	struct reg_rule *r = interp__reg(it, reg);
+
+	if (r)
+		*r = (struct reg_rule){.how = how, .off = off};
+}
+
+/* off * data_align, saturating: an absurd offset just becomes unexpressible. */
+static int64_t interp__factor(const struct interp *it, int64_t off)
+{
+	int64_t v;
+
+	if (__builtin_mul_overflow(off, it->cie->data_align, &v))
+		return INT64_MAX;
+	return v;
+}
+
+static int64_t uleb_as_s64(uint64_t v)
+{
+	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/* Reads a DWARF block (ULEB length + bytes) and returns its place in the section. */
+static bool cursor__block(struct cursor *c, size_t *start, size_t *len)
+{
+	uint64_t n = cursor__uleb(c);
+
+	if (c->bad || n > c->end - c->pos) {
+		c->bad = true;
+		return false;
+	}
+	*start = c->pos;
+	*len = (size_t)n;
+	c->pos += n;
+	return true;
+}
+
+/*
+ * Runs the instructions in [start, end). In FDE mode rows are emitted as
+ * the location advances. Returns 0, -EINVAL for malformed or unknown
+ * instructions, -ENOMEM.
+ */
+static int interp__run(struct interp *it, size_t start, size_t end)
+{
+	struct cursor c = {.data = it->s->data, .pos = start, .end = end};
+	struct reg_rule *rr;
+	uint64_t reg, u, addr;
+	size_t bstart, blen;
+	int64_t off;
+	int err = 0;
+
+	while (c.pos < c.end && !it->done && !err) {
+		uint8_t op = cursor__u8(&c);
+
+		switch (op & 0xc0) {
+		case DW_CFA_advance_loc:
+			err = interp__advance_by(it, op & 0x3f);
+			continue;
+		case DW_CFA_offset:
+			off = interp__factor(it, uleb_as_s64(cursor__uleb(&c)));
+			interp__set(it, op & 0x3f, REG_OFFSET, off);
+			continue;
+		case DW_CFA_restore:
+			interp__restore(it, op & 0x3f);
+			continue;
+		}
+
+		switch (op) {
+		case DW_CFA_nop:
+			break;
+		case DW_CFA_GNU_args_size:
+			cursor__uleb(&c); /* bytes of outgoing arguments: the CFA already accounts
+					 for them */
+			break;
+		case DW_CFA_set_loc:
+			if (!it->fde)
+				return -EINVAL;
+			err = cursor__encoded_addr(&c, it->cie->fde_enc, it->cie->ptr_size,
+						   it->s->vaddr, &addr);
+			if (err)
+				return -EINVAL;
+			/* Rows only move forward; anything else makes the FDE meaningless. */
+			if (addr < it->loc)
+				return -EINVAL;
+			err = interp__advance(it, addr);
+			break;
+		case DW_CFA_advance_loc1:
+			u = cursor__uint(&c, 1);
+			if (!c.bad)
+				err = interp__advance_by(it, u);
+			break;
+		case DW_CFA_advance_loc2:
+			u = cursor__uint(&c, 2);
+			if (!c.bad)
+				err = interp__advance_by(it, u);
+			break;
+		case DW_CFA_advance_loc4:
+			u = cursor__uint(&c, 4);
+			if (!c.bad)
+				err = interp__advance_by(it, u);
+			break;
+		case DW_CFA_offset_extended:
+			reg = cursor__uleb(&c);
+			off = interp__factor(it, uleb_as_s64(cursor__uleb(&c)));
+			interp__set(it, reg, REG_OFFSET, off);
+			break;
+		case DW_CFA_offset_extended_sf:
+			reg = cursor__uleb(&c);
+			off = interp__factor(it, cursor__sleb(&c));
+			interp__set(it, reg, REG_OFFSET, off);
+			break;
+		case DW_CFA_GNU_negative_offset_extended:
+			reg = cursor__uleb(&c);
+			off = interp__factor(it, uleb_as_s64(cursor__uleb(&c)));
+			interp__set(it, reg, REG_OFFSET, off == INT64_MAX ? INT64_MAX : -off);
+			break;
+		case DW_CFA_val_offset:
+			reg = cursor__uleb(&c);
+			off = interp__factor(it, uleb_as_s64(cursor__uleb(&c)));
+			interp__set(it, reg, REG_VAL_OFFSET, off);
+			break;
+		case DW_CFA_val_offset_sf:
+			reg = cursor__uleb(&c);
+			off = interp__factor(it, cursor__sleb(&c));
+			interp__set(it, reg, REG_VAL_OFFSET, off);
+			break;
+		case DW_CFA_restore_extended:
+			interp__restore(it, cursor__uleb(&c));
+			break;
+		case DW_CFA_undefined:
+			interp__set(it, cursor__uleb(&c), REG_UNDEF, 0);
+			break;
+		case DW_CFA_same_value:
+			interp__set(it, cursor__uleb(&c), REG_SAME, 0);
+			break;
+		case DW_CFA_register:
+			reg = cursor__uleb(&c);
+			interp__set(it, reg, REG_REGISTER, uleb_as_s64(cursor__uleb(&c)));
+			break;
+		case DW_CFA_remember_state:
+			if (it->depth >= STATE_STACK_DEPTH)
+				return -EINVAL;
+			it->stack[it->depth++] = it->st;
+			break;
+		case DW_CFA_restore_state:
+			if (it->depth == 0)
+				return -EINVAL;
+			/* With the CFA rule too, as libgcc and libunwind do: GCC's
+			 * epilogue CFI relies on it. */
+			it->st = it->stack[--it->depth];
+			break;
+		case DW_CFA_def_cfa:
+			it->st.cfa_reg = cursor__uleb(&c);
+			it->st.cfa_off = uleb_as_s64(cursor__uleb(&c));
+			it->st.cfa_how = CFA_REG_OFF;
+			break;
+		case DW_CFA_def_cfa_sf:
+			it->st.cfa_reg = cursor__uleb(&c);
+			it->st.cfa_off = interp__factor(it, cursor__sleb(&c));
+			it->st.cfa_how = CFA_REG_OFF;
+			break;
+		case DW_CFA_def_cfa_register:
+			it->st.cfa_reg = cursor__uleb(&c);
+			it->st.cfa_how = CFA_REG_OFF;
+			break;
+		case DW_CFA_def_cfa_offset:
+			it->st.cfa_off = uleb_as_s64(cursor__uleb(&c));
+			it->st.cfa_how = CFA_REG_OFF;
+			break;
+		case DW_CFA_def_cfa_offset_sf:
+			it->st.cfa_off = interp__factor(it, cursor__sleb(&c));
+			it->st.cfa_how = CFA_REG_OFF;
+			break;
+		case DW_CFA_def_cfa_expression:
+			if (cursor__block(&c, &bstart, &blen)) {
+				it->st.cfa_how = CFA_EXPR;
+				it->st.cfa_expr = bstart;
+				it->st.cfa_expr_len = blen;
+			}
+			break;
+		case DW_CFA_expression:
+		case DW_CFA_val_expression:
+			reg = cursor__uleb(&c);
+			if (cursor__block(&c, &bstart, &blen) &&
+			    (rr = interp__reg(it, reg)) != NULL)
+				*rr = (struct reg_rule){
+				    .how = op == DW_CFA_expression ? REG_EXPR : REG_VAL_EXPR,
+				    .expr = bstart,
+				    .expr_len = blen};
+			break;
+		default:
+			/* Unknown (or another architecture's) opcode: its length is unknown. */
+			return -EINVAL;
+		}
+		if (c.bad)
+			return -EINVAL;
+	}
+	if (c.bad)
+		return -EINVAL;
+	return err;
+}
+
+/* ---- CIEs ----------------------------------------------------------------------- */
+
+/*
+ * Parses the CIE at off into *cie; cie->valid says whether it is usable
+ * (well formed, known version and augmentation). Returns 0 or -ENOMEM.
+ */
+static int cie__parse(const struct section *s, size_t off, struct cie *cie,
+		      struct stack_delta_stats *stats)
+{
+	struct cursor c = {.data = s->data};
+	struct interp it = {.s = s, .cie = cie, .stats = stats};
+	const char *aug;
+	struct entry e;
+	size_t aug_len;
+	uint8_t version;
+	int err;
+
+	memset(cie, 0, sizeof(*cie));
+	cie->off = off;
+	cie->ptr_size = 8;
+	cie->fde_enc = DW_EH_PE_absptr;
+
+	if (off >= s->len || entry__read(s, off, &e) != ENTRY_OK || !e.is_cie)
+		return 0;
+	c.pos = e.body;
+	c.end = e.end;
+
+	version = cursor__u8(&c);
+	if (version != 1 && version != 3 && version != 4)
+		return 0;
+	aug = (const char *)s->data + c.pos;
+	aug_len = strnlen(aug, c.end - c.pos);
+	if (aug_len == c.end - c.pos)
+		return 0; /* no NUL inside the entry */
+	c.pos += aug_len + 1;
+
+	/* GCC before 3.0: a pointer-sized EH data word follows "eh". */
+	if (aug[0] == 'e' && aug[1] == 'h') {
+		cursor__uint(&c, cie->ptr_size);
+		aug += 2;
+	}
+	if (version == 4) {
+		uint8_t addr_size = cursor__u8(&c), seg_size = cursor__u8(&c);
+
+		if ((addr_size != 4 && addr_size != 8) || seg_size != 0)
+			return 0;
+		cie->ptr_size = addr_size;
+	}
+	cie->code_align = cursor__uleb(&c);
+	cie->data_align = cursor__sleb(&c);
+	cie->ra_reg = version == 1 ? cursor__u8(&c) : cursor__uleb(&c);
+	if (c.bad)
+		return 0;
+
+	if (aug[0]) {
+		struct cursor a;
+		uint64_t n, ignored;
+
+		/* Without 'z' an unknown letter leaves the rest of the layout unknown. */
+		if (aug[0] != 'z')
+			return 0;
+		n = cursor__uleb(&c);
+		if (c.bad || n > c.end - c.pos)
+			return 0;
+		a = (struct cursor){.data = s->data, .pos = c.pos, .end = c.pos + n};
+		c.pos += n;
+		cie->has_aug_data = true;
+		for (const char *p = aug + 1; *p; p++) {
+			uint8_t enc;
+
+			switch (*p) {
+			case 'R':
+				cie->fde_enc = cursor__u8(&a);
+				break;
+			case 'L':
+				/* the encoding of the LSDA pointer in each FDE's augmentation data
+				 */
+				cursor__u8(&a);
+				break;
+			case 'P':
+				/* Only its size matters; "aligned" needs the field's address. */
+				enc = cursor__u8(&a);
+				if ((enc & 0x70) == 0x50 || enc == DW_EH_PE_omit ||
+				    cursor__encoded_value(&a, enc, cie->ptr_size, &ignored))
+					return 0;
+				break;
+			case 'S':
+				cie->signal = true;
+				break;
+			default:
+				return 0; /* an extension we do not know the effect of */
+			}
+			if (a.bad)
+				return 0;
+		}
+	}
+
+	/* Initial instructions: run once here, every FDE starts from the result. */
+	err = interp__run(&it, c.pos, c.end);
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		return 0;
+	cie->init = it.st;
+	cie->valid = true;
+	return 0;
+}
+
+/* ---- FDEs and a section's walk ---------------------------------------------------- */
+
+struct cie_vec {
+	struct cie *v; /* sorted by off: the walk meets them in that order */
+	size_t n, cap;
+};
+
+struct walk {
+	const struct section *s;
+	struct stack_delta_stats *stats;
+	struct cie_vec cies;
+	struct range_vec rows;
+	struct span_vec spans;
+	struct interp it; /* reused: its state stack is too large to clear per FDE */
+};
+
+/*
+ * The CIE that starts at off, parsed or not, or NULL when no CIE entry
+ * starts there. Every CIE is parsed once, so many FDEs sharing a large
+ * CIE cost nothing extra.
+ */
+static const struct cie *walk__find_cie(const struct walk *w, uint64_t off)
+{
+	size_t lo = 0, hi = w->cies.n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (w->cies.v[mid].off == off)
+			return &w->cies.v[mid];
+		if (w->cies.v[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Returns 0 (FDE used, or skipped and counted) or -ENOMEM. */
+static int walk__fde(struct walk *w, const struct entry *e, size_t seq)
+{
+	const struct section *s = w->s;
+	struct cursor c = {.data = s->data, .pos = e->body, .end = e->end};
+	uint64_t start, range, end, unsupported = w->stats->unsupported;
+	struct interp *it = &w->it;
+	const struct cie *cie;
+	struct fde_span *span;
+	int err;
+
+	cie = walk__find_cie(w, e->cie_off);
+	if (!cie || !cie->valid)
+		goto bad;
+	if (cursor__encoded_addr(&c, cie->fde_enc, cie->ptr_size, s->vaddr, &start) ||
+	    cursor__encoded_value(&c, cie->fde_enc, cie->ptr_size, &range))
+		goto bad;
+	if (cie->has_aug_data) {
+		uint64_t n = cursor__uleb(&c);
+
+		if (c.bad || n > c.end - c.pos)
+			goto bad;
+		c.pos += n;
+	}
+	if (__builtin_add_overflow(start, range, &end))
+		goto bad;
+	/* Empty, or a .debug_frame tombstone (the linker's mark for a discarded function). */
+	if (range == 0 || (s->debug && start == 0)) {
+		w->stats->fdes++;
+		return 0;
+	}
+
+	it->s = s;
+	it->cie = cie;
+	it->st = cie->init;
+	it->depth = 0;
+	it->fde = true;
+	it->loc = start;
+	it->end = end;
+	it->done = false;
+	it->rows = &w->rows;
+	it->first_row = w->rows.n;
+	it->stats = w->stats;
+	if (cie->signal) {
+		/* The trampoline's CFI describes the ucontext: the BPF side knows that layout. */
+		err = range_vec__push(&w->rows, start, end, rule_cmd(OP_RULE_SIGNAL));
+	} else {
+		err = interp__run(it, c.pos, c.end);
+		if (!err)
+			err = interp__emit(it, end);
+	}
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		/* Nothing of a malformed FDE is kept, so its rows are not counted either. */
+		w->rows.n = it->first_row;
+		w->stats->unsupported = unsupported;
+		goto bad;
+	}
+	err = grow((void **)&w->spans.v, &w->spans.cap, w->spans.n + 1, sizeof(*w->spans.v));
+	if (err)
+		return err;
+	span = &w->spans.v[w->spans.n++];
+	span->start = start;
+	span->end = end;
+	span->first = it->first_row;
+	span->n = w->rows.n - it->first_row;
+	span->seq = seq;
+	w->stats->fdes++;
+	return 0;
+bad:
+	w->stats->bad_entries++;
+	return 0;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct fde_span *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * Lays the FDEs' rows out as sorted, disjoint ranges in *out: an FDE only
+ * keeps the part of its range no earlier-starting FDE covered.
+ */
+static int walk__flatten(struct walk *w, struct range_vec *out)
+{
+	uint64_t covered = 0;
+	int err;
+
+	for (size_t i = 1; i < w->spans.n; i++) {
+		if (span_cmp(&w->spans.v[i - 1], &w->spans.v[i]) > 0) {
+			qsort(w->spans.v, w->spans.n, sizeof(*w->spans.v), span_cmp);
+			break;
+		}
+	}
+	err = grow((void **)&out->v, &out->cap, w->rows.n, sizeof(*out->v));
+	if (err)
+		return err;
+	for (size_t i = 0; i < w->spans.n; i++) {
+		const struct fde_span *sp = &w->spans.v[i];
+		uint64_t from = covered > sp->start ? covered : sp->start;
+
+		if (from >= sp->end)
+			continue;
+		for (size_t j = sp->first; j < sp->first + sp->n; j++) {
+			struct range r = w->rows.v[j];
+
+			if (r.end <= from)
+				continue;
+			if (r.start < from)
+				r.start = from;
+			err = range_vec__push(out, r.start, r.end, r.rule);
+			if (err)
+				return err;
+		}
+		covered = sp->end;
+	}
+	return 0;
+}
+
+/*
+ * Calls fn for each entry of the section in order, until fn fails or the
+ * framing breaks (counted: nothing after it can be found).
+ */
+static int walk__entries(struct walk *w,
+			 int (*fn)(struct walk *w, size_t off, const struct entry *e, size_t *seq))
+{
+	size_t off = 0, seq = 0;
+
+	while (off < w->s->len) {
+		struct entry e;
+		int st = entry__read(w->s, off, &e), err = 0;
+
+		if (st < 0) {
+			if (!fn)
+				w->stats->bad_entries++;
+			return 0;
+		}
+		if (st == ENTRY_SKIP && !fn)
+			w->stats->bad_entries++;
+		if (st == ENTRY_OK && fn)
+			err = fn(w, off, &e, &seq);
+		if (err)
+			return err;
+		off = e.end; /* > off: every entry has at least its 4-byte length */
+	}
+	return 0;
+}
+
+static int walk__cie_entry(struct walk *w, size_t off, const struct entry *e, size_t *seq)
+{
+	struct cie *cie;
+	int err;
+
+	(void)seq;
+	if (!e->is_cie)
+		return 0;
+	err = grow((void **)&w->cies.v, &w->cies.cap, w->cies.n + 1, sizeof(*w->cies.v));
+	if (err)
+		return err;
+	cie = &w->cies.v[w->cies.n];
+	err = cie__parse(w->s, off, cie, w->stats);
+	if (err)
+		return err;
+	w->cies.n++;
+	if (cie->valid)
+		w->stats->cies++;
+	else
+		w->stats->bad_entries++;
+	return 0;
+}
+
+static int walk__fde_entry(struct walk *w, size_t off, const struct entry *e, size_t *seq)
+{
+	(void)off;
+	if (e->is_cie)
+		return 0;
+	return walk__fde(w, e, (*seq)++);
+}
+
+/*
+ * Walks one section into sorted disjoint ranges (*out, caller frees
+ * out->v). CIEs first: in .debug_frame an FDE may point forward. Returns 0,
+ * -ENOEXEC when nothing in it was usable but something was malformed,
+ * -ENOMEM.
+ */
+static int section__ranges(const struct section *s, struct range_vec *out,
+			   struct stack_delta_stats *stats)
+{
+	struct walk w = {.s = s, .stats = stats};
+	uint64_t fdes_before = stats->fdes, bad_before = stats->bad_entries;
+	int err;
+
+	err = walk__entries(&w, NULL); /* framing errors, counted once */
+	if (!err)
+		err = walk__entries(&w, walk__cie_entry);
+	if (!err)
+		err = walk__entries(&w, walk__fde_entry);
+	if (!err)
+		err = walk__flatten(&w, out);
+	if (!err && stats->fdes == fdes_before && stats->bad_entries > bad_before)
+		err = -ENOEXEC;
+	free(w.cies.v);
+	free(w.rows.v);
+	free(w.spans.v);
+	return err;
+}
+
+/* ---- the table ---------------------------------------------------------------------- */
+
+/*
+ * Adds to *hi the parts of lo's ranges that hi's do not cover, keeping *hi
+ * sorted: both inputs are sorted and disjoint, and so is the result.
+ */
+static int ranges__fill_gaps(struct range_vec *hi, const struct range_vec *lo)
+{
+	struct range_vec res = {0};
+	size_t i = 0, a = 0, b;
+	int err = 0;
+
+	/* Pieces of lo outside hi, in order. */
+	struct range_vec pieces = {0};
+
+	for (size_t j = 0; j < lo->n; j++) {
+		const struct range *r = &lo->v[j];
+		uint64_t cur = r->start;
+
+		while (i < hi->n && hi->v[i].end <= r->start)
+			i++;
+		for (size_t k = i; k < hi->n && hi->v[k].start < r->end; k++) {
+			if (hi->v[k].start > cur) {
+				err = range_vec__push(&pieces, cur, hi->v[k].start, r->rule);
+				if (err)
+					goto cleanup;
+			}
+			if (hi->v[k].end > cur)
+				cur = hi->v[k].end;
+			if (cur >= r->end)
+				break;
+		}
+		if (cur < r->end) {
+			err = range_vec__push(&pieces, cur, r->end, r->rule);
+			if (err)
+				goto cleanup;
+		}
+	}
+	if (!pieces.n)
+		goto cleanup;
+
+	err = grow((void **)&res.v, &res.cap, hi->n + pieces.n, sizeof(*res.v));
+	if (err)
+		goto cleanup;
+	for (b = 0; a < hi->n || b < pieces.n;) {
+		if (b >= pieces.n || (a < hi->n && hi->v[a].start < pieces.v[b].start))
+			res.v[res.n++] = hi->v[a++];
+		else
+			res.v[res.n++] = pieces.v[b++];
+	}
+	free(hi->v);
+	*hi = res;
+	res.v = NULL;
+cleanup:
+	free(pieces.v);
+	free(res.v);
+	return err;
+}
+
+static int table__push(struct stack_delta_table *t, size_t *cap, uint64_t addr,
+		       struct op_unwind_rule rule)
+{
+	int err;
+
+	if (t->n && rule_eq(&t->deltas[t->n - 1].rule, &rule))
+		return 0;
+	err = grow((void **)&t->deltas, cap, t->n + 1, sizeof(*t->deltas));
+	if (err)
+		return err;
+	t->deltas[t->n].addr = addr;
+	t->deltas[t->n].rule = rule;
+	t->n++;
+	return 0;
+}
+
+static int table__from_ranges(struct stack_delta_table *t, const struct range_vec *rv)
+{
+	size_t cap = 0;
+	int err;
+
+	for (size_t i = 0; i < rv->n; i++) {
+		const struct range *r = &rv->v[i];
+
+		if (i && rv->v[i - 1].end < r->start) {
+			err = table__push(t, &cap, rv->v[i - 1].end, rule_cmd(OP_RULE_INVALID));
+			if (err)
+				return err;
+		}
+		err = table__push(t, &cap, r->start, r->rule);
+		if (err)
+			return err;
+	}
+	if (rv->n)
+		return table__push(t, &cap, rv->v[rv->n - 1].end, rule_cmd(OP_RULE_INVALID));
+	return 0;
+}
+
+int stack_deltas__parse(const uint8_t *data, size_t len, uint64_t section_vaddr, int is_debug_frame,
+			struct stack_delta_table *out)
+{
+	struct section s = {
+	    .data = data, .len = data ? len : 0, .vaddr = section_vaddr, .debug = is_debug_frame};
+	struct range_vec rv = {0};
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = section__ranges(&s, &rv, &out->stats);
+	if (!err)
+		err = table__from_ranges(out, &rv);
+	free(rv.v);
+	if (err) {
+		struct stack_delta_stats stats = out->stats;
+
+		stack_delta_table__free(out);
+		out->stats = stats;
+	}
+	return err;
+}
+
+/* ---- ELF sections --------------------------------------------------------------------- */
+
+struct cfi_sections {
+	Elf_Scn *eh_frame, *debug_frame;
+	GElf_Shdr eh_shdr, debug_shdr;
+};
+
+/*
+ * The section's bytes through libelf (decompressed when SHF_COMPRESSED),
+ * owned by elf. Returns 0, -ENOENT for an empty or NOBITS section (debug
+ * files keep the header only), -ENOEXEC for one outside the file.
+ */
+static int section__bytes(const struct elf_file *ef, Elf_Scn *scn, const GElf_Shdr *shdr,
+			  Elf_Data **data)
+{
+	if (shdr->sh_type == SHT_NOBITS || shdr->sh_size == 0)
+		return -ENOENT;
+	if (shdr->sh_offset > ef->size || shdr->sh_size > ef->size - shdr->sh_offset)
+		return -ENOEXEC;
+	if ((shdr->sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		return -ENOEXEC;
+	*data = shdr->sh_flags & SHF_COMPRESSED ? elf_getdata(scn, NULL) : elf_rawdata(scn, NULL);
+	if (!*data || !(*data)->d_buf || (*data)->d_size == 0)
+		return -ENOEXEC;
+	return 0;
+}
+
+static int find_sections(Elf *elf, struct cfi_sections *cs)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return -ENOEXEC;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &shdr))
+			return -ENOEXEC;
+		name = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (!name)
+			continue;
+		if (!strcmp(name, ".eh_frame") && !cs->eh_frame) {
+			cs->eh_frame = scn;
+			cs->eh_shdr = shdr;
+		} else if (!strcmp(name, ".debug_frame") && !cs->debug_frame) {
+			cs->debug_frame = scn;
+			cs->debug_shdr = shdr;
+		}
+	}
+	return 0;
+}
+
+/* Walks one section into *rv. Returns 0, -ENOENT (absent/empty), -ENOEXEC or -ENOMEM. */
+static int elf_section_ranges(const struct elf_file *ef, Elf_Scn *scn, const GElf_Shdr *shdr,
+			      bool debug, struct range_vec *rv, struct stack_delta_stats *stats)
+{
+	struct section s = {.vaddr = shdr->sh_addr, .debug = debug};
+	Elf_Data *data;
+	int err;
+
+	if (!scn)
+		return -ENOENT;
+	err = section__bytes(ef, scn, shdr, &data);
+	if (err)
+		return err;
+	s.data = data->d_buf;
+	s.len = data->d_size;
+	return section__ranges(&s, rv, stats);
+}
+
+/*
+ * libelf is initialised by elf_file__open(), which every struct elf_file
+ * went through.
+ */
+int stack_deltas__build(const struct elf_file *ef, struct stack_delta_table *out)
+{
+	struct range_vec eh = {0}, dbg = {0};
+	struct cfi_sections cs = {0};
+	int err, err_eh, err_dbg;
+	GElf_Ehdr ehdr;
+	Elf *elf;
+
+	memset(out, 0, sizeof(*out));
+	elf = elf_begin(ef->fd, ELF_C_READ, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	err = -ENOEXEC;
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr))
+		goto cleanup;
+	/* Register numbers and the rules' meaning are x86-64's. */
+	if (ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    ehdr.e_machine != EM_X86_64) {
+		err = -EOPNOTSUPP;
+		goto cleanup;
+	}
+	err = find_sections(elf, &cs);
+	if (err)
+		goto cleanup;
+
+	err_eh = elf_section_ranges(ef, cs.eh_frame, &cs.eh_shdr, false, &eh, &out->stats);
+	err_dbg = elf_section_ranges(ef, cs.debug_frame, &cs.debug_shdr, true, &dbg, &out->stats);
+	if (err_eh == -ENOMEM || err_dbg == -ENOMEM) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	if (err_eh && err_dbg) {
+		/* Nothing usable: malformed beats absent. */
+		err = err_eh == -ENOEXEC || err_dbg == -ENOEXEC ? -ENOEXEC : -ENOENT;
+		goto cleanup;
+	}
+	if (err_eh) {
+		free(eh.v);
+		eh = dbg;
+		dbg = (struct range_vec){0};
+	} else if (!err_dbg) {
+		err = ranges__fill_gaps(&eh, &dbg);
+		if (err)
+			goto cleanup;
+	}
+	err = table__from_ranges(out, &eh);
+cleanup:
+	free(eh.v);
+	free(dbg.v);
+	elf_end(elf);
+	if (err) {
+		struct stack_delta_stats stats = out->stats;
+
+		stack_delta_table__free(out);
+		out->stats = stats;
+	}
+	return err;
+}
+
+void stack_delta_table__free(struct stack_delta_table *t)
+{
+	if (!t)
+		return;
+	free(t->deltas);
+	t->deltas = NULL;
+	t->n = 0;
+}
+
+const struct stack_delta *stack_delta_table__find(const struct stack_delta_table *t, uint64_t addr)
+{
+	size_t lo = 0, hi;
+
+	if (!t || !t->n || addr < t->deltas[0].addr)
+		return NULL;
+	/* Invariant: deltas[lo].addr <= addr, and every index >= hi is above addr. */
+	hi = t->n;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->deltas[mid].addr <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &t->deltas[lo];
+}

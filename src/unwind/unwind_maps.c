@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "unwind/unwind_maps.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "elf/stack_deltas.h"
+#include "types.h"
+#include "util/log.h"
+
+struct rule_entry {
+	struct op_unwind_rule rule;
+	uint32_t index;
+};
+
+struct loaded_table {
+	uint64_t id;
+	uint32_t refs;
+	uint32_t n_deltas;
+	int error; /* non-zero: building failed, nothing loaded */
+};
+
+static bool rule_equal(const void *entry, const void *key, void *ctx)
+{
+	(void)ctx;
+	return !memcmp(&((const struct rule_entry *)entry)->rule, key, sizeof(struct op_unwind_rule));
+}
+
+static bool table_equal(const void *entry, const void *key, void *ctx)
+{
+	(void)ctx;
+	return ((const struct loaded_table *)entry)->id == *(const uint64_t *)key;
+}
+
+void unwind_maps__init(struct unwind_maps *um, int mappings_fd, int tables_fd, int info_fd,
+		       int rules_fd, uint32_t max_rules)
+{
+	memset(um, 0, sizeof(*um));
+	um->mappings_fd = mappings_fd;
+	um->tables_fd = tables_fd;
+	um->info_fd = info_fd;
+	um->rules_fd = rules_fd;
+	um->max_rules = max_rules;
+	hashmap__init(&um->rules, rule_equal, NULL);
+	hashmap__init(&um->tables, table_equal, NULL);
+}
+
+void unwind_maps__clear(struct unwind_maps *um)
+{
+	void *e;
+
+	if (!um)
+		return;
+	for (size_t i = 0; hashmap__next(&um->rules, &i, &e);)
+		free(e);
+	for (size_t i = 0; hashmap__next(&um->tables, &i, &e);)
+		free(e);
+	hashmap__clear(&um->rules);
+	hashmap__clear(&um->tables);
+}
+
+/* The shared index of rule, adding it to the rule map when new. UINT32_MAX when full. */
+static uint32_t rule_index(struct unwind_maps *um, const struct op_unwind_rule *rule)
+{
+	uint64_t h = hash_bytes(rule, sizeof(*rule), 0);
+	struct rule_entry *e = hashmap__find(&um->rules, h, rule);
+
+	if (e)
+		return e->index;
+	if (um->stats.rules >= um->max_rules)
+		return UINT32_MAX;
+	e = malloc(sizeof(*e));
+	if (!e)
+		return UINT32_MAX;
+	e->rule = *rule;
+	e->index = (uint32_t)um->stats.rules;
+	if (bpf_map_update_elem(um->rules_fd, &e->index, rule, BPF_ANY) ||
+	    hashmap__insert(&um->rules, h, e)) {
+		free(e);
+		return UINT32_MAX;
+	}
+	um->stats.rules++;
+	return e->index;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Builds ef's table and loads it under id. 0 or -errno. */
+static int load_table(struct unwind_maps *um, uint64_t id, const struct elf_file *ef,
+		      uint32_t *n_out)
+{
+	struct stack_delta_table t = {0};
+	struct op_delta *deltas = NULL;
+	struct op_table_info info = {0};
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP);
+	uint64_t start = now_ns();
+	uint32_t *keys = NULL, count;
+	int fd = -1, err;
+
+	err = stack_deltas__build(ef, &t);
+	um->stats.build_ns += now_ns() - start;
+	if (err)
+		goto cleanup;
+	if (!t.n || t.n > UINT32_MAX || t.deltas[t.n - 1].addr - t.deltas[0].addr > UINT32_MAX) {
+		err = -E2BIG; /* deltas hold 32-bit offsets from the first address */
+		goto cleanup;
+	}
+	info.base = t.deltas[0].addr;
+	info.n_deltas = (uint32_t)t.n;
+	deltas = malloc(t.n * sizeof(*deltas));
+	keys = malloc(t.n * sizeof(*keys));
+	if (!deltas || !keys) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < t.n; i++) {
+		keys[i] = (uint32_t)i;
+		deltas[i].addr = (uint32_t)(t.deltas[i].addr - info.base);
+		deltas[i].rule = rule_index(um, &t.deltas[i].rule);
+		if (deltas[i].rule == UINT32_MAX) {
+			um->stats.map_full++;
+			err = -ENOSPC;
+			goto cleanup;
+		}
+	}
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "op_deltas", sizeof(uint32_t), sizeof(*deltas),
+			    (uint32_t)t.n, &opts);
+	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	count = (uint32_t)t.n;
+	if (bpf_map_update_batch(fd, keys, deltas, &count, NULL)) {
+		/* Older kernels: one at a time. */
+		for (size_t i = 0; i < t.n; i++)
+			if (bpf_map_update_elem(fd, &keys[i], &deltas[i], BPF_ANY)) {
+				err = -errno;
+				goto cleanup;
+			}
+	}
+	if (bpf_map_update_elem(um->tables_fd, &id, &fd, BPF_ANY) ||
+	    bpf_map_update_elem(um->info_fd, &id, &info, BPF_ANY)) {
+		err = -errno;
+		if (err == -E2BIG || err == -ENOSPC)
+			um->stats.map_full++;
+		bpf_map_delete_elem(um->tables_fd, &id);
+		goto cleanup;
+	}
+	*n_out = info.n_deltas;
+cleanup:
+	if (fd >= 0)
+		close(fd); /* the outer map holds the inner one */
+	free(keys);
+	free(deltas);
+	stack_delta_table__free(&t);
+	return err;
+}
+
+int unwind_maps__acquire(struct unwind_maps *um, uint64_t id, const struct elf_file *ef)
+{
+	uint64_t h = hash_u64(id);
+	struct loaded_table *lt = hashmap__find(&um->tables, h, &id);
+
+	if (!lt) {
+		lt = calloc(1, sizeof(*lt));
+		if (!lt)
+			return -ENOMEM;
+		lt->id = id;
+		if (hashmap__insert(&um->tables, h, lt)) {
+			free(lt);
+			return -ENOMEM;
+		}
+		lt->error = ef ? load_table(um, id, ef, &lt->n_deltas) : -ENOENT;
+		if (lt->error) {
+			um->stats.tables_failed++;
+			if (lt->error != -ENOENT)
+				pr_info("no unwind table for %s: %s (frame pointers are used)",
+					ef ? "a file" : "?", strerror(-lt->error));
+		} else {
+			um->stats.tables_loaded++;
+			um->stats.deltas_loaded += lt->n_deltas;
+			if (um->stats.deltas_loaded > um->stats.deltas_peak)
+				um->stats.deltas_peak = um->stats.deltas_loaded;
+		}
+	}
+	lt->refs++;
+	return lt->error;
+}
+
+void unwind_maps__release(struct unwind_maps *um, uint64_t id)
+{
+	uint64_t h = hash_u64(id);
+	struct loaded_table *lt = hashmap__find(&um->tables, h, &id);
+
+	if (!lt || --lt->refs)
+		return;
+	if (!lt->error) {
+		bpf_map_delete_elem(um->info_fd, &id);
+		bpf_map_delete_elem(um->tables_fd, &id);
+		um->stats.tables_unloaded++;
+		um->stats.deltas_loaded -= lt->n_deltas;
+	}
+	hashmap__remove(&um->tables, h, &id);
+	free(lt);
+}
+
+/* Calls fn for each power-of-two aligned block covering [start, end). */
+static int for_each_block(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end,
+			  const struct op_mapping_value *value)
+{
+	int err = 0;
+
+	while (start < end) {
+		/* The largest aligned block starting at start that fits. */
+		int bits = start ? __builtin_ctzll(start) : 63;
+		struct op_mapping_key key;
+
+		while (bits > 0 && (bits >= 64 || start + (1ull << bits) > end || start + (1ull << bits) < start))
+			bits--;
+		key.prefixlen = 32 + 64 - (uint32_t)bits;
+		key.pid = pid;
+		key.addr_be = __builtin_bswap64(start);
+		if (value) {
+			if (bpf_map_update_elem(um->mappings_fd, &key, value, BPF_ANY)) {
+				err = -errno;
+				um->stats.map_full += err == -ENOSPC || err == -E2BIG;
+				return err;
+			}
+			um->stats.mapping_entries++;
+		} else if (!bpf_map_delete_elem(um->mappings_fd, &key)) {
+			um->stats.mapping_entries--;
+		}
+		start += 1ull << bits;
+	}
+	return err;
+}
+
+int unwind_maps__add_range(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end,
+			   uint64_t table_id, uint64_t bias)
+{
+	struct op_mapping_value v = {.file_id = table_id, .bias = bias};
+
+	return for_each_block(um, pid, start, end, &v);
+}
+
+void unwind_maps__remove_range(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end)
+{
+	for_each_block(um, pid, start, end, NULL);
+}
+
+int unwind_maps__add_pid(struct unwind_maps *um, uint32_t pid)
+{
+	struct op_mapping_key key = {.prefixlen = 32, .pid = pid};
+	struct op_mapping_value v = {0};
+
+	if (bpf_map_update_elem(um->mappings_fd, &key, &v, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void unwind_maps__remove_pid(struct unwind_maps *um, uint32_t pid)
+{
+	struct op_mapping_key key = {.prefixlen = 32, .pid = pid};
+
+	bpf_map_delete_elem(um->mappings_fd, &key);
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The BPF maps the in-kernel unwinder reads, kept in step from user space:
+ *   exe_mappings   (pid, address) -> (table id, bias), an LPM trie
+ *   unwind_tables  table id -> array of stack deltas (one map per file,
+ *                  sized to its table: no fixed ceiling shared by all files)
+ *   table_info     table id -> (base address, number of deltas)
+ *   unwind_rules   rule index -> rule, deduplicated across every file
+ * Tables are built once per file id (htlhash), shared by every process that
+ * maps the file, reference counted and unloaded when the last mapping goes.
+ */
+#ifndef OMNIPROF_UNWIND_UNWIND_MAPS_H
+#define OMNIPROF_UNWIND_UNWIND_MAPS_H
+
+#include <stdint.h>
+
+#include "util/hashmap.h"
+
+struct elf_file;
+
+struct unwind_maps_stats {
+	uint64_t tables_loaded;
+	uint64_t tables_unloaded;
+	uint64_t tables_failed;  /* no CFI, malformed, or the maps were full */
+	uint64_t deltas_loaded;  /* currently loaded */
+	uint64_t deltas_peak;
+	uint64_t rules;          /* distinct rules */
+	uint64_t build_ns;       /* time spent building tables */
+	uint64_t map_full;       /* inserts refused because a map was full */
+	uint64_t mapping_entries; /* LPM entries currently in the trie */
+};
+
+struct unwind_maps {
+	int mappings_fd;
+	int tables_fd;
+	int info_fd;
+	int rules_fd;
+	uint32_t max_rules;
+	struct hashmap rules;  /* struct rule_entry: rule -> index */
+	struct hashmap tables; /* struct loaded_table: table id -> refcount */
+	struct unwind_maps_stats stats;
+};
+
+void unwind_maps__init(struct unwind_maps *um, int mappings_fd, int tables_fd, int info_fd,
+		       int rules_fd, uint32_t max_rules);
+void unwind_maps__clear(struct unwind_maps *um); /* accepts NULL */
+
+/*
+ * Takes a reference on the table of file table_id, building it from ef and
+ * loading it first when it is not loaded. Returns 0 (table usable), -ENOENT
+ * (the file has no CFI: its frames fall back to frame pointers), or -errno.
+ * A failed table is remembered so it is not rebuilt for every process.
+ */
+int unwind_maps__acquire(struct unwind_maps *um, uint64_t table_id, const struct elf_file *ef);
+void unwind_maps__release(struct unwind_maps *um, uint64_t table_id);
+
+/* Inserts/removes the LPM entries covering [start, end) of pid. 0 or -errno. */
+int unwind_maps__add_range(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end,
+			   uint64_t table_id, uint64_t bias);
+void unwind_maps__remove_range(struct unwind_maps *um, uint32_t pid, uint64_t start,
+			       uint64_t end);
+/* The "known process" marker: a pid-only entry with no table. */
+int unwind_maps__add_pid(struct unwind_maps *um, uint32_t pid);
+void unwind_maps__remove_pid(struct unwind_maps *um, uint32_t pid);
+
+#endif

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * End-to-end unwinding: profile workloads built without frame pointers (GCC,
+ * clang, C++ with exceptions, Rust), through libc (qsort's callback), through
+ * a signal frame, 300 frames deep, in a library loaded after the recording
+ * started, and in processes that live 200 ms, plus Go (which keeps frame
+ * pointers). Each test builds the chain the workload is known to call, from
+ * the workload's structure, and requires it complete, in order, in at least
+ * 95% of the samples that land in the chain's leaf. Needs root and BPF.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "folded_check.h"
+#include "testutil.h"
+
+/* The shapes of the workloads (see tests/workloads/). */
+#define NOFP_LINKS	20  /* nofp_chain.h: a_01 .. a_20 */
+#define RECURSION_DEPTH 300 /* passed to deep_recursion */
+#define STRINGIFY(x)	#x
+#define TO_STRING(x)	STRINGIFY(x)
+#define CPP_STAGES	12 /* cpp_templates.cc: Stage<12> .. Stage<0> */
+#define RUST_LINKS	12 /* rust_chain.rs: rc_link_01 .. rc_link_12 */
+#define GO_LINKS	12 /* go_chain.go: chain_01 .. chain_12 */
+#define SHORT_LINKS	8  /* short_lived.h: sl_01 .. sl_08 */
+#define SHORT_RUNS	10 /* launches of each short-lived workload */
+#define SHORT_RUN_MS	"200"
+
+#define RECORD_SECONDS 4
+#define MIN_LEAF       20 /* fewer leaf samples than this says nothing */
+
+/* Adds one frame to the expected chain, failing the test when out of memory. */
+#define EXPECT(call) assert_int_equal((call), 0)
+
+struct unwind_case {
+	const char *workload; /* its file in BUILD/workloads; also its comm */
+	const char *arg2;     /* a second argument after SECONDS, or NULL */
+	void (*expect)(struct chain_spec *cs);
+};
+
+static char *omniprof(void)
+{
+	static char path[512];
+
+	snprintf(path, sizeof(path), "%s/omniprof", tu_build_dir());
+	return path;
+}
+
+static void workload_path(char *buf, size_t size, const char *name)
+{
+	snprintf(buf, size, "%s/workloads/%s", tu_build_dir(), name);
+}
+
+/* ---- expected chains ------------------------------------------------------ */
+
+static void expect_nofp(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "main"));
+	for (int i = 1; i <= NOFP_LINKS; i++)
+		EXPECT(chain_spec__add(cs, "a_%02d", i));
+	EXPECT(chain_spec__add(cs, "leaf"));
+}
+
+/* qsort's own frames (qsort_r, the merge sort's recursion) are libc's: any 1 to 32. */
+static void expect_libc_qsort(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "main"));
+	EXPECT(chain_spec__add(cs, "sort_outer"));
+	EXPECT(chain_spec__add(cs, "sort_inner"));
+	EXPECT(chain_spec__add_gap(cs, 1, 32));
+	EXPECT(chain_spec__add(cs, "cmp_compare"));
+	EXPECT(chain_spec__add(cs, "cmp_leaf"));
+}
+
+/*
+ * Between the interrupted wait_loop and the handler is the signal return
+ * trampoline (libc's __restore_rt, whatever name it gets), and when the
+ * signal came during a clock read, the vDSO's frames too.
+ */
+static void expect_signal_handler(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "main"));
+	EXPECT(chain_spec__add(cs, "wait_outer"));
+	EXPECT(chain_spec__add(cs, "wait_loop"));
+	EXPECT(chain_spec__add_gap(cs, 1, 3));
+	EXPECT(chain_spec__add(cs, "on_sigprof"));
+	EXPECT(chain_spec__add(cs, "handler_leaf"));
+}
+
+static void expect_deep_recursion(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "main"));
+	for (int i = 0; i < RECURSION_DEPTH; i++)
+		EXPECT(chain_spec__add(cs, "recurse"));
+	EXPECT(chain_spec__add(cs, "leaf"));
+}
+
+/* C++ names are matched in their mangled or their demangled spelling. */
+static void expect_cpp_templates(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "main"));
+	EXPECT(chain_spec__add_like(cs, "guarded_run"));
+	for (int n = CPP_STAGES; n >= 0; n--)
+		EXPECT(chain_spec__add_like(cs, "tmpl5StageILi%dEE|tmpl::Stage<%d>", n, n));
+	EXPECT(chain_spec__add_like(cs, "spin_leafImE|spin_leaf<unsigned long>"));
+}
+
+/* Rust names are mangled (legacy or v0) or demangled: both hold "crate<len>name" or "::name". */
+static void expect_rust_chain(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add_like(cs, "rust_chain4main|rust_chain::main"));
+	for (int i = 1; i <= RUST_LINKS; i++)
+		EXPECT(chain_spec__add_like(cs, "rc_link_%02d", i));
+	EXPECT(chain_spec__add_like(cs, "rc_leaf"));
+}
+
+static void expect_go_chain(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "main.main"));
+	for (int i = 1; i <= GO_LINKS; i++)
+		EXPECT(chain_spec__add(cs, "main.chain_%02d", i));
+	EXPECT(chain_spec__add(cs, "main.leaf"));
+}
+
+static void expect_dlopen_late(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "main"));
+	EXPECT(chain_spec__add(cs, "run_late"));
+	EXPECT(chain_spec__add(cs, "lib_outer"));
+	EXPECT(chain_spec__add(cs, "lib_mid"));
+	EXPECT(chain_spec__add(cs, "lib_leaf"));
+}
+
+static void expect_short_lived(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "main"));
+	for (int i = 1; i <= SHORT_LINKS; i++)
+		EXPECT(chain_spec__add(cs, "sl_%02d", i));
+	EXPECT(chain_spec__add(cs, "sl_leaf"));
+}
+
+/* ---- reporting ------------------------------------------------------------ */
+
+static double share_of(struct chain_count c)
+{
+	return c.leaf ? 100.0 * (double)c.complete / (double)c.leaf : 0;
+}
+
+/* Prints the share; for an incomplete result also the stack that misses the chain most. */
+static void report(const char *name, struct chain_count c)
+{
+	printf("    %s: %ld of %ld leaf samples complete (%.1f%%)\n", name, c.complete, c.leaf,
+	       share_of(c));
+	if (!c.worst || c.complete * 100 >= c.leaf * 95) {
+		fflush(stdout);
+		return;
+	}
+	/* Deep stacks are long: the root end and the leaf end tell where the walk broke. */
+	if (c.worst_len <= 700)
+		printf("      most frequent incomplete stack (%ld samples): %.*s\n", c.worst_count,
+		       (int)c.worst_len, c.worst);
+	else
+		printf("      most frequent incomplete stack (%ld samples): %.200s ... %.400s\n",
+		       c.worst_count, c.worst, c.worst + c.worst_len - 400);
+	fflush(stdout); /* before cmocka's failure message on stderr */
+}
+
+static void assert_share(struct chain_count c)
+{
+	assert_true(c.leaf >= MIN_LEAF);
+	assert_true(c.complete * 100 >= c.leaf * 95);
+}
+
+/* ---- one process, recorded with -p ---------------------------------------- */
+
+static void test_pid_case(void **state)
+{
+	const struct unwind_case *uc = *state;
+	struct chain_spec *cs = chain_spec__new();
+	char path[512], folded[1024], *dir = tu_mkdtemp(), *out = NULL, *text;
+	char *argv[] = {path, "60", (char *)uc->arg2, NULL};
+	struct chain_count c = {0};
+	bool have_text;
+	pid_t pid;
+	int rc;
+
+	assert_non_null(cs);
+	assert_non_null(dir);
+	uc->expect(cs);
+	workload_path(path, sizeof(path), uc->workload);
+	pid = tu_spawn_ready(argv);
+	if (pid <= 0) {
+		tu_rmtree(dir);
+		fail_msg("%s did not start", path);
+	}
+	rc =
+	    tu_run(&out, "%s record -p %d -d %d -F 99 -o %s", omniprof(), pid, RECORD_SECONDS, dir);
+	tu_reap(pid);
+	if (rc)
+		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
+	free(out);
+	snprintf(folded, sizeof(folded), "%s/stacks.folded", dir);
+	text = tu_read_file(folded, NULL);
+	tu_rmtree(dir);
+	free(dir);
+	have_text = text != NULL;
+	if (text)
+		c = chain_spec__count_folded(cs, text, uc->workload);
+	report(uc->workload, c);
+	free(text);
+	chain_spec__free(cs);
+	assert_int_equal(rc, 0);
+	assert_true(have_text);
+	assert_share(c);
+}
+
+/* ---- short-lived processes, recorded system-wide -------------------------- */
+
+/*
+ * Starts argv with stdout and stderr on a pipe and reads until `line` has been
+ * printed. Returns the pid (the pipe's read end in *fd, and what was read in
+ * *got, both the caller's to close/free), or -1.
+ */
+static pid_t spawn_until(char *const argv[], const char *line, int *fd, char **got)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+	int fds[2];
+	pid_t pid;
+	ssize_t n;
+
+	*got = NULL;
+	if (!buf || pipe(fds)) {
+		free(buf);
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		free(buf);
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		dup2(fds[1], STDOUT_FILENO);
+		dup2(fds[1], STDERR_FILENO);
+		close(fds[0]);
+		close(fds[1]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	buf[0] = '\0';
+	while (!strstr(buf, line) && len < cap - 1 &&
+	       (n = read(fds[0], buf + len, cap - 1 - len)) > 0) {
+		len += (size_t)n;
+		buf[len] = '\0';
+	}
+	*got = buf;
+	if (!strstr(buf, line)) {
+		close(fds[0]);
+		tu_reap(pid);
+		return -1;
+	}
+	*fd = fds[0];
+	return pid;
+}
+
+/* Runs a workload to its end with its output discarded; true when it exited 0. */
+static bool run_to_end(const char *name, const char *arg)
+{
+	char path[512];
+	int status;
+	pid_t pid;
+
+	workload_path(path, sizeof(path), name);
+	pid = fork();
+	if (pid < 0)
+		return false;
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, STDOUT_FILENO);
+		execl(path, name, arg, NULL);
+		_exit(127);
+	}
+	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && !WEXITSTATUS(status);
+}
+
+/*
+ * short_lived has no frame pointers; short_lived_fp, the same program with
+ * them, tells apart an unwinding failure from a failure to track or name a
+ * process that has exited by the time the recording ends.
+ */
+static void test_short_lived_whole_system(void **state)
+{
+	const char *names[] = {"short_lived", "short_lived_fp"};
+	struct chain_spec *cs = chain_spec__new();
+	char folded[1024], *dir = tu_mkdtemp(), *out = NULL, *text;
+	char *argv[] = {omniprof(), "record", "-d", "60", "-F", "99", "-o", dir, NULL};
+	struct chain_count c[2] = {{0}, {0}};
+	int fd = -1, status = -1, runs_ok = 0;
+	bool have_text;
+	pid_t rec;
+
+	(void)state;
+	assert_non_null(cs);
+	assert_non_null(dir);
+	expect_short_lived(cs);
+	rec = spawn_until(argv, "omniprof: sampling", &fd, &out);
+	if (rec < 0) {
+		tu_rmtree(dir);
+		fail_msg("omniprof record did not start:\n%s", out ? out : "");
+	}
+	free(out);
+	for (int i = 0; i < SHORT_RUNS; i++)
+		for (int w = 0; w < 2; w++)
+			runs_ok += run_to_end(names[w], SHORT_RUN_MS);
+	kill(rec, SIGTERM);
+	/* Drain the summary so the recorder never blocks on a full pipe. */
+	for (char buf[4096]; read(fd, buf, sizeof(buf)) > 0;)
+		;
+	close(fd);
+	waitpid(rec, &status, 0);
+	snprintf(folded, sizeof(folded), "%s/stacks.folded", dir);
+	text = tu_read_file(folded, NULL);
+	tu_rmtree(dir);
+	free(dir);
+	have_text = text != NULL;
+	for (int w = 0; w < 2 && text; w++) {
+		c[w] = chain_spec__count_folded(cs, text, names[w]);
+		report(names[w], c[w]);
+	}
+	free(text);
+	chain_spec__free(cs);
+	assert_int_equal(runs_ok, 2 * SHORT_RUNS);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_true(have_text);
+	assert_share(c[1]);
+	assert_share(c[0]);
+}
+
+/* ---- the list --------------------------------------------------------------- */
+
+static const struct unwind_case cases[] = {
+    {"go_chain", NULL, expect_go_chain},
+    {"nofp_gcc", NULL, expect_nofp},
+    {"nofp_clang", NULL, expect_nofp},
+    {"libc_qsort", NULL, expect_libc_qsort},
+    {"signal_handler", NULL, expect_signal_handler},
+    {"deep_recursion", TO_STRING(RECURSION_DEPTH), expect_deep_recursion},
+    {"cpp_templates", NULL, expect_cpp_templates},
+    {"rust_chain", NULL, expect_rust_chain},
+    {"dlopen_late", NULL, expect_dlopen_late},
+};
+
+#define N_CASES (sizeof(cases) / sizeof(cases[0]))
+
+int main(void)
+{
+	struct CMUnitTest tests[N_CASES + 1];
+
+	/* One test per workload, named after it. */
+	for (size_t i = 0; i < N_CASES; i++)
+		tests[i] = (struct CMUnitTest){.name = cases[i].workload,
+					       .test_func = test_pid_case,
+					       .initial_state = (void *)&cases[i]};
+	tests[N_CASES] = (struct CMUnitTest){.name = "short_lived (whole system)",
+					     .test_func = test_short_lived_whole_system};
+	return cmocka_run_group_tests_name("e2e_unwind", tests, NULL, NULL);
+}

@@ -1,0 +1,7 @@
+// build: gcc -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls
+/*
+ * main -> a_01 -> ... -> a_20 -> leaf built by GCC without frame pointers;
+ * leaf spins on the CPU. The chain is in nofp_chain.h.
+ * Usage: nofp_gcc SECONDS
+ */
+#include "nofp_chain.h"
