@@ -342,3 +342,22 @@ bool elf_file__offset_to_vaddr(const struct elf_file *ef, uint64_t offset, uint6
 	}
 	return false;
 }
+
+bool elf_file__mapping_bias(const struct elf_file *ef, uint64_t map_offset, uint64_t map_size,
+			    uint32_t flags, uint64_t *bias_vaddr)
+{
+	for (size_t i = 0; i < ef->n_segments; i++) {
+		const struct elf_segment *seg = &ef->segments[i];
+		/* The loader maps whole pages: the mapping starts at the segment's offset
+		 * rounded down to a page, and may begin in bytes of the segment before. */
+		uint64_t page_start = seg->offset & ~0xfffull;
+
+		if ((seg->flags & flags) != flags || map_offset < page_start ||
+		    map_offset >= seg->offset + seg->filesz ||
+		    map_offset + map_size <= seg->offset)
+			continue;
+		*bias_vaddr = seg->vaddr - seg->offset + map_offset;
+		return true;
+	}
+	return false;
+}

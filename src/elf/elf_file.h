@@ -42,4 +42,14 @@ void elf_file__close(struct elf_file *ef); /* accepts NULL */
 /* Maps a file offset to the ELF virtual address of the PT_LOAD covering it. */
 bool elf_file__offset_to_vaddr(const struct elf_file *ef, uint64_t offset, uint64_t *vaddr);
 
+/*
+ * The ELF virtual address of the first byte of a mapping of map_size bytes at
+ * file offset map_offset, taken from the PT_LOAD segment with (at least) the
+ * permission flags given (PF_X for code) that the mapping holds. Unlike
+ * elf_file__offset_to_vaddr this accounts for the page rounding of the loader,
+ * where a mapping starts in bytes belonging to the previous segment.
+ */
+bool elf_file__mapping_bias(const struct elf_file *ef, uint64_t map_offset, uint64_t map_size,
+			    uint32_t flags, uint64_t *vaddr);
+
 #endif

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <gelf.h>
+
 #include "elf/elf_file.h"
 #include "elf/file_cache.h"
 #include "proc/proc_maps.h"
@@ -51,17 +53,14 @@ static void publish(struct process_table *pt, struct process *p)
 	for (size_t i = 0; i < p->n_maps; i++) {
 		struct process_mapping *m = &p->maps[i];
 		struct cached_file *f = file_cache__at(pt->files, m->file_id);
-		uint64_t vaddr;
 
-		if (!f || !f->elf || !f->table_id ||
-		    !elf_file__offset_to_vaddr(f->elf, m->offset, &vaddr))
+		if (!f || !f->elf || !f->table_id || !m->has_bias)
 			continue;
 		if (unwind_maps__acquire(pt->unwind, f->table_id, f->elf)) {
 			/* No table (counted there): frame pointers for this file. */
 			unwind_maps__release(pt->unwind, f->table_id);
 			continue;
 		}
-		m->bias = m->start - vaddr;
 		if (unwind_maps__add_range(pt->unwind, p->pid, m->start, m->end, f->table_id,
 					   m->bias)) {
 			unwind_maps__release(pt->unwind, f->table_id);
@@ -108,6 +107,8 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 {
 	struct process_mapping *maps = NULL;
 	struct proc_map *raw = NULL;
+	struct cached_file *f;
+	uint64_t vaddr;
 	size_t n_raw = 0, n = 0;
 	int err;
 
@@ -137,7 +138,15 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 			err = -ENOMEM;
 			goto cleanup;
 		}
-		maps[n++] = (struct process_mapping){raw[i].start, raw[i].end, raw[i].offset, id, 0, 0};
+		maps[n] = (struct process_mapping){raw[i].start, raw[i].end, raw[i].offset, id, 0, 0, false};
+		f = file_cache__at(pt->files, id);
+		if (f && f->elf &&
+		    elf_file__mapping_bias(f->elf, raw[i].offset, raw[i].end - raw[i].start, PF_X,
+					   &vaddr)) {
+			maps[n].bias = raw[i].start - vaddr;
+			maps[n].has_bias = true;
+		}
+		n++;
 	}
 	unpublish(pt, p);
 	free(p->maps);
@@ -246,7 +255,9 @@ bool process_table__resolve(struct process_table *pt, struct process *p, uint64_
 	f = file_cache__at(pt->files, m->file_id);
 	*file_id = m->file_id;
 	offset = addr - m->start + m->offset;
-	if (f && f->elf) {
+	if (f && f->elf && m->has_bias) {
+		*file_addr = addr - m->bias;
+	} else if (f && f->elf) {
 		if (!elf_file__offset_to_vaddr(f->elf, offset, file_addr))
 			*file_addr = offset;
 	} else if (f && f->inode == 0 && strcmp(f->path, "[vdso]")) {
