@@ -47,7 +47,12 @@ struct {
 	__type(value, struct op_mapping_value);
 } exe_mappings SEC(".maps");
 
-/* One array of stack deltas per file, each sized to its table. */
+/*
+ * Stack deltas live in large "chunk" arrays, each holding the tables of many
+ * files at offsets user space allocates. Changing a map-in-map costs an RCU
+ * grace period, so chunks are added rarely (when the others are full) and
+ * loading a file's table is plain array writes: no fixed ceiling, no stall.
+ */
 struct delta_array {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_INNER_MAP);
@@ -57,15 +62,15 @@ struct delta_array {
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
-	__uint(max_entries, 16384);
-	__type(key, __u64); /* file id */
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, OP_MAX_DELTA_CHUNKS);
+	__type(key, __u32); /* chunk index */
 	__array(values, struct delta_array);
 } unwind_tables SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 65536);
 	__type(key, __u64); /* file id */
 	__type(value, struct op_table_info);
 } table_info SEC(".maps");
@@ -149,7 +154,7 @@ static __always_inline void find_rule(struct op_unwinder *u, __u64 pc, struct op
 	struct op_table_info *info;
 	struct op_unwind_rule *r;
 	struct op_delta *d;
-	__u32 lo = 0, hi, idx;
+	__u32 lo, hi, idx, first;
 	__u64 vaddr;
 	void *deltas;
 
@@ -160,7 +165,7 @@ static __always_inline void find_rule(struct op_unwinder *u, __u64 pc, struct op
 		goto frame_pointer;
 	}
 	info = bpf_map_lookup_elem(&table_info, &m->file_id);
-	deltas = bpf_map_lookup_elem(&unwind_tables, &m->file_id);
+	deltas = info ? bpf_map_lookup_elem(&unwind_tables, &info->chunk) : NULL;
 	if (!info || !deltas) {
 		stat_inc(OP_STAT_FP_NO_TABLE);
 		goto frame_pointer;
@@ -168,7 +173,9 @@ static __always_inline void find_rule(struct op_unwinder *u, __u64 pc, struct op
 	vaddr = pc - m->bias;
 	if (vaddr < info->base || vaddr - info->base > 0xffffffffull)
 		goto invalid;
-	hi = info->n_deltas;
+	first = info->offset;
+	lo = first;
+	hi = first + info->n_deltas;
 	/* The last delta at or below vaddr. */
 	for (int i = 0; i < MAX_SEARCH_STEPS && lo < hi; i++) {
 		__u32 mid = lo + (hi - lo) / 2;
@@ -181,7 +188,7 @@ static __always_inline void find_rule(struct op_unwinder *u, __u64 pc, struct op
 		else
 			hi = mid;
 	}
-	if (lo == 0)
+	if (lo == first)
 		goto invalid;
 	idx = lo - 1;
 	d = bpf_map_lookup_elem(deltas, &idx);

@@ -122,12 +122,17 @@ struct op_mapping_value {
 	__u64 bias;    /* ELF vaddr = address - bias */
 };
 
-/* Per file: where its stack deltas start. Deltas store addr - base in 32 bits. */
+/* Per file: where its stack deltas are (see unwind_tables in sampler.bpf.c).
+ * Deltas store addr - base in 32 bits. */
 struct op_table_info {
 	__u64 base;
 	__u32 n_deltas;
+	__u32 chunk;  /* index in the array of delta chunks */
+	__u32 offset; /* first delta's index in that chunk */
 	__u32 reserved;
 };
+
+#define OP_MAX_DELTA_CHUNKS 256
 
 /* One stack delta in a file's table: from vaddr base + addr on, rule applies. */
 struct op_delta {
@@ -203,7 +208,7 @@ _Static_assert(sizeof(struct op_frame) == 24, "op_frame layout");
 _Static_assert(sizeof(struct op_unwind_rule) == 8, "op_unwind_rule layout");
 _Static_assert(sizeof(struct op_mapping_key) == 16, "op_mapping_key layout");
 _Static_assert(sizeof(struct op_mapping_value) == 16, "op_mapping_value layout");
-_Static_assert(sizeof(struct op_table_info) == 16, "op_table_info layout");
+_Static_assert(sizeof(struct op_table_info) == 24, "op_table_info layout");
 _Static_assert(sizeof(struct op_delta) == 8, "op_delta layout");
 _Static_assert(sizeof(struct op_unknown_event) == 16, "op_unknown_event layout");
 _Static_assert(sizeof(struct op_event_header) == 8, "op_event_header layout");

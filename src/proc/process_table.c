@@ -27,25 +27,40 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static void remove_ranges(struct process_table *pt, uint32_t pid,
+			  const struct process_mapping *maps, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (maps[i].table_id)
+			unwind_maps__remove_range(pt->unwind, pid, maps[i].start, maps[i].end);
+}
+
+static void release_tables(struct process_table *pt, struct process_mapping *maps, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (maps[i].table_id) {
+			unwind_maps__release(pt->unwind, maps[i].table_id);
+			maps[i].table_id = 0;
+		}
+}
+
 /* Removes p's mappings from the BPF maps and drops its table references. */
 static void unpublish(struct process_table *pt, struct process *p)
 {
 	if (!pt->unwind)
 		return;
-	for (size_t i = 0; i < p->n_maps; i++) {
-		struct process_mapping *m = &p->maps[i];
-
-		if (!m->table_id)
-			continue;
-		unwind_maps__remove_range(pt->unwind, p->pid, m->start, m->end);
-		unwind_maps__release(pt->unwind, m->table_id);
-		m->table_id = 0;
-	}
+	remove_ranges(pt, p->pid, p->maps, p->n_maps);
+	release_tables(pt, p->maps, p->n_maps);
 	unwind_maps__remove_pid(pt->unwind, p->pid);
 }
 
-/* Puts p's executable file mappings into the BPF maps, loading tables as needed. */
-static void publish(struct process_table *pt, struct process *p)
+/*
+ * Puts p's new executable file mappings into the BPF maps in place of the old
+ * ones. Tables of the new mappings are acquired before the old ones are
+ * released, so a file mapped before and after keeps its loaded table.
+ */
+static void publish(struct process_table *pt, struct process *p, struct process_mapping *old,
+		    size_t n_old)
 {
 	if (!pt->unwind)
 		return;
@@ -54,6 +69,7 @@ static void publish(struct process_table *pt, struct process *p)
 		struct process_mapping *m = &p->maps[i];
 		struct cached_file *f = file_cache__at(pt->files, m->file_id);
 
+		m->table_id = 0;
 		if (!f || !f->elf || !f->table_id || !m->has_bias)
 			continue;
 		if (unwind_maps__acquire(pt->unwind, f->table_id, f->elf)) {
@@ -61,13 +77,19 @@ static void publish(struct process_table *pt, struct process *p)
 			unwind_maps__release(pt->unwind, f->table_id);
 			continue;
 		}
-		if (unwind_maps__add_range(pt->unwind, p->pid, m->start, m->end, f->table_id,
-					   m->bias)) {
-			unwind_maps__release(pt->unwind, f->table_id);
-			continue;
-		}
 		m->table_id = f->table_id;
 	}
+	remove_ranges(pt, p->pid, old, n_old);
+	for (size_t i = 0; i < p->n_maps; i++) {
+		struct process_mapping *m = &p->maps[i];
+
+		if (m->table_id && unwind_maps__add_range(pt->unwind, p->pid, m->start, m->end,
+							  m->table_id, m->bias)) {
+			unwind_maps__release(pt->unwind, m->table_id);
+			m->table_id = 0;
+		}
+	}
+	release_tables(pt, old, n_old);
 }
 
 void process_table__set_unwind_maps(struct process_table *pt, struct unwind_maps *um)
@@ -105,9 +127,10 @@ void process_table__clear(struct process_table *pt)
 
 int process_table__refresh(struct process_table *pt, struct process *p)
 {
-	struct process_mapping *maps = NULL;
+	struct process_mapping *maps = NULL, *old;
 	struct proc_map *raw = NULL;
 	struct cached_file *f;
+	size_t n_old;
 	uint64_t vaddr;
 	size_t n_raw = 0, n = 0;
 	int err;
@@ -148,12 +171,13 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 		}
 		n++;
 	}
-	unpublish(pt, p);
-	free(p->maps);
+	old = p->maps;
+	n_old = p->n_maps;
 	p->maps = maps;
 	p->n_maps = n;
 	maps = NULL;
-	publish(pt, p);
+	publish(pt, p, old, n_old);
+	free(old);
 cleanup:
 	free(maps);
 	proc_maps__free(raw, n_raw);

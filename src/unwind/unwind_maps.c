@@ -18,10 +18,15 @@ struct rule_entry {
 	uint32_t index;
 };
 
+/* Deltas per chunk: 8 MiB of kernel memory, enough for a typical host's libraries. */
+#define CHUNK_DELTAS (1u << 20)
+
 struct loaded_table {
 	uint64_t id;
 	uint32_t refs;
 	uint32_t n_deltas;
+	uint32_t chunk;
+	uint32_t offset;
 	int error; /* non-zero: building failed, nothing loaded */
 };
 
@@ -62,6 +67,118 @@ void unwind_maps__clear(struct unwind_maps *um)
 		free(e);
 	hashmap__clear(&um->rules);
 	hashmap__clear(&um->tables);
+	for (uint32_t i = 0; i < um->n_chunks; i++) {
+		free(um->chunks[i].free);
+		close(um->chunks[i].fd);
+	}
+	um->n_chunks = 0;
+}
+
+static int extent_insert(struct delta_chunk *c, size_t at, struct delta_extent e)
+{
+	if (c->n_free == c->cap_free) {
+		size_t cap = c->cap_free ? c->cap_free * 2 : 16;
+		struct delta_extent *tmp = realloc(c->free, cap * sizeof(*tmp));
+
+		if (!tmp)
+			return -ENOMEM;
+		c->free = tmp;
+		c->cap_free = cap;
+	}
+	memmove(&c->free[at + 1], &c->free[at], (c->n_free - at) * sizeof(*c->free));
+	c->free[at] = e;
+	c->n_free++;
+	return 0;
+}
+
+/* Adds a chunk of at least n deltas to the outer array (the one RCU wait). */
+static int chunk_add(struct unwind_maps *um, uint32_t n)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP);
+	struct delta_chunk *c;
+	uint32_t idx = um->n_chunks, size = n > CHUNK_DELTAS ? n : CHUNK_DELTAS;
+	int fd, err = 0;
+
+	if (idx >= OP_MAX_DELTA_CHUNKS)
+		return -ENOSPC;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "op_deltas", sizeof(uint32_t),
+			    sizeof(struct op_delta), size, &opts);
+	if (fd < 0)
+		return -errno;
+	c = &um->chunks[idx];
+	memset(c, 0, sizeof(*c));
+	c->fd = fd;
+	c->size = size;
+	if (bpf_map_update_elem(um->tables_fd, &idx, &fd, BPF_ANY))
+		err = -errno;
+	if (!err)
+		err = extent_insert(c, 0, (struct delta_extent){0, size});
+	if (err) {
+		close(fd);
+		return err;
+	}
+	um->n_chunks++;
+	um->stats.chunk_deltas += size;
+	return 0;
+}
+
+/* First fit over every chunk, adding one when none has room. */
+static int deltas_alloc(struct unwind_maps *um, uint32_t n, uint32_t *chunk, uint32_t *offset)
+{
+	for (int attempt = 0; attempt < 2; attempt++) {
+		for (uint32_t ci = 0; ci < um->n_chunks; ci++) {
+			struct delta_chunk *c = &um->chunks[ci];
+
+			for (size_t i = 0; i < c->n_free; i++) {
+				struct delta_extent *e = &c->free[i];
+
+				if (e->len < n)
+					continue;
+				*chunk = ci;
+				*offset = e->offset;
+				e->offset += n;
+				e->len -= n;
+				if (!e->len) {
+					memmove(e, e + 1, (c->n_free - i - 1) * sizeof(*e));
+					c->n_free--;
+				}
+				return 0;
+			}
+		}
+		if (attempt == 0) {
+			int err = chunk_add(um, n);
+
+			if (err)
+				return err;
+		}
+	}
+	return -ENOSPC;
+}
+
+static void deltas_free(struct unwind_maps *um, uint32_t chunk, uint32_t offset, uint32_t n)
+{
+	struct delta_chunk *c = &um->chunks[chunk];
+	size_t i = 0;
+
+	while (i < c->n_free && c->free[i].offset < offset)
+		i++;
+	/* Merge with the neighbours where they touch; insert otherwise. */
+	if (i > 0 && c->free[i - 1].offset + c->free[i - 1].len == offset) {
+		c->free[i - 1].len += n;
+		if (i < c->n_free && offset + n == c->free[i].offset) {
+			c->free[i - 1].len += c->free[i].len;
+			memmove(&c->free[i], &c->free[i + 1], (c->n_free - i - 1) * sizeof(*c->free));
+			c->n_free--;
+		}
+		return;
+	}
+	if (i < c->n_free && offset + n == c->free[i].offset) {
+		c->free[i].offset = offset;
+		c->free[i].len += n;
+		return;
+	}
+	if (extent_insert(c, i, (struct delta_extent){offset, n}))
+		pr_warn("out of memory: %u stack deltas leak until exit", n);
 }
 
 /* The shared index of rule, adding it to the rule map when new. UINT32_MAX when full. */
@@ -98,15 +215,15 @@ static uint64_t now_ns(void)
 
 /* Builds ef's table and loads it under id. 0 or -errno. */
 static int load_table(struct unwind_maps *um, uint64_t id, const struct elf_file *ef,
-		      uint32_t *n_out)
+		      struct loaded_table *lt)
 {
 	struct stack_delta_table t = {0};
 	struct op_delta *deltas = NULL;
 	struct op_table_info info = {0};
-	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP);
 	uint64_t start = now_ns();
 	uint32_t *keys = NULL, count;
-	int fd = -1, err;
+	bool allocated = false;
+	int chunk_fd, err;
 
 	err = stack_deltas__build(ef, &t);
 	um->stats.build_ns += now_ns() - start;
@@ -118,6 +235,12 @@ static int load_table(struct unwind_maps *um, uint64_t id, const struct elf_file
 	}
 	info.base = t.deltas[0].addr;
 	info.n_deltas = (uint32_t)t.n;
+	err = deltas_alloc(um, info.n_deltas, &info.chunk, &info.offset);
+	if (err) {
+		um->stats.map_full++;
+		goto cleanup;
+	}
+	allocated = true;
 	deltas = malloc(t.n * sizeof(*deltas));
 	keys = malloc(t.n * sizeof(*keys));
 	if (!deltas || !keys) {
@@ -125,7 +248,7 @@ static int load_table(struct unwind_maps *um, uint64_t id, const struct elf_file
 		goto cleanup;
 	}
 	for (size_t i = 0; i < t.n; i++) {
-		keys[i] = (uint32_t)i;
+		keys[i] = info.offset + (uint32_t)i;
 		deltas[i].addr = (uint32_t)(t.deltas[i].addr - info.base);
 		deltas[i].rule = rule_index(um, &t.deltas[i].rule);
 		if (deltas[i].rule == UINT32_MAX) {
@@ -134,33 +257,30 @@ static int load_table(struct unwind_maps *um, uint64_t id, const struct elf_file
 			goto cleanup;
 		}
 	}
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "op_deltas", sizeof(uint32_t), sizeof(*deltas),
-			    (uint32_t)t.n, &opts);
-	if (fd < 0) {
-		err = -errno;
-		goto cleanup;
-	}
+	chunk_fd = um->chunks[info.chunk].fd;
 	count = (uint32_t)t.n;
-	if (bpf_map_update_batch(fd, keys, deltas, &count, NULL)) {
+	if (bpf_map_update_batch(chunk_fd, keys, deltas, &count, NULL)) {
 		/* Older kernels: one at a time. */
 		for (size_t i = 0; i < t.n; i++)
-			if (bpf_map_update_elem(fd, &keys[i], &deltas[i], BPF_ANY)) {
+			if (bpf_map_update_elem(chunk_fd, &keys[i], &deltas[i], BPF_ANY)) {
 				err = -errno;
 				goto cleanup;
 			}
 	}
-	if (bpf_map_update_elem(um->tables_fd, &id, &fd, BPF_ANY) ||
-	    bpf_map_update_elem(um->info_fd, &id, &info, BPF_ANY)) {
+	/* Published last: the unwinder sees a table only once it is complete. */
+	if (bpf_map_update_elem(um->info_fd, &id, &info, BPF_ANY)) {
 		err = -errno;
 		if (err == -E2BIG || err == -ENOSPC)
 			um->stats.map_full++;
-		bpf_map_delete_elem(um->tables_fd, &id);
 		goto cleanup;
 	}
-	*n_out = info.n_deltas;
+	lt->n_deltas = info.n_deltas;
+	lt->chunk = info.chunk;
+	lt->offset = info.offset;
+	allocated = false;
 cleanup:
-	if (fd >= 0)
-		close(fd); /* the outer map holds the inner one */
+	if (allocated)
+		deltas_free(um, info.chunk, info.offset, info.n_deltas);
 	free(keys);
 	free(deltas);
 	stack_delta_table__free(&t);
@@ -181,7 +301,7 @@ int unwind_maps__acquire(struct unwind_maps *um, uint64_t id, const struct elf_f
 			free(lt);
 			return -ENOMEM;
 		}
-		lt->error = ef ? load_table(um, id, ef, &lt->n_deltas) : -ENOENT;
+		lt->error = ef ? load_table(um, id, ef, lt) : -ENOENT;
 		if (lt->error) {
 			um->stats.tables_failed++;
 			if (lt->error != -ENOENT)
@@ -206,8 +326,10 @@ void unwind_maps__release(struct unwind_maps *um, uint64_t id)
 	if (!lt || --lt->refs)
 		return;
 	if (!lt->error) {
+		/* Unpublish, then reuse the space: a sample already past the lookup may read
+		 * a newer table's deltas once, at worst one odd frame, never a fault. */
 		bpf_map_delete_elem(um->info_fd, &id);
-		bpf_map_delete_elem(um->tables_fd, &id);
+		deltas_free(um, lt->chunk, lt->offset, lt->n_deltas);
 		um->stats.tables_unloaded++;
 		um->stats.deltas_loaded -= lt->n_deltas;
 	}

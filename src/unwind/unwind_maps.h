@@ -2,9 +2,11 @@
 /*
  * The BPF maps the in-kernel unwinder reads, kept in step from user space:
  *   exe_mappings   (pid, address) -> (table id, bias), an LPM trie
- *   unwind_tables  table id -> array of stack deltas (one map per file,
- *                  sized to its table: no fixed ceiling shared by all files)
- *   table_info     table id -> (base address, number of deltas)
+ *   unwind_tables  chunk index -> a large array of stack deltas holding the
+ *                  tables of many files; a chunk is added when the others are
+ *                  full (a map-in-map change costs an RCU grace period, so
+ *                  loading a table must not need one)
+ *   table_info     table id -> (base address, chunk, offset, number of deltas)
  *   unwind_rules   rule index -> rule, deduplicated across every file
  * Tables are built once per file id (htlhash), shared by every process that
  * maps the file, reference counted and unloaded when the last mapping goes.
@@ -14,6 +16,7 @@
 
 #include <stdint.h>
 
+#include "types.h"
 #include "util/hashmap.h"
 
 struct elf_file;
@@ -28,6 +31,21 @@ struct unwind_maps_stats {
 	uint64_t build_ns;       /* time spent building tables */
 	uint64_t map_full;       /* inserts refused because a map was full */
 	uint64_t mapping_entries; /* LPM entries currently in the trie */
+	uint64_t chunk_deltas;    /* capacity of all delta chunks (kernel memory / 8 bytes) */
+};
+
+struct delta_extent {
+	uint32_t offset;
+	uint32_t len;
+};
+
+/* One chunk of the delta arrays, with its free extents sorted by offset. */
+struct delta_chunk {
+	int fd; /* the inner array, kept open to write tables into */
+	uint32_t size;
+	struct delta_extent *free;
+	size_t n_free;
+	size_t cap_free;
 };
 
 struct unwind_maps {
@@ -38,6 +56,8 @@ struct unwind_maps {
 	uint32_t max_rules;
 	struct hashmap rules;  /* struct rule_entry: rule -> index */
 	struct hashmap tables; /* struct loaded_table: table id -> refcount */
+	struct delta_chunk chunks[OP_MAX_DELTA_CHUNKS];
+	uint32_t n_chunks;
 	struct unwind_maps_stats stats;
 };
 
