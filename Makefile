@@ -141,13 +141,22 @@ test: tests
 
 asan-tests: $(UNIT_SRCS:tests/%.c=$(BUILD)/tests/%)
 
+# Measurements (not part of `make test`).
+$(BUILD)/bench/stack_deltas_bench: bench/stack_deltas_bench.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+
+bench: $(BIN) $(WORKLOADS) $(BUILD)/bench/stack_deltas_bench
+	$(BUILD)/bench/stack_deltas_bench
+	OMNIPROF_BUILD=$(BUILD) bench/bpf_cost.sh
+
 format:
 	clang-format -i $$(find src bpf tests -name '*.[ch]' ! -path 'tests/workloads/*')
 
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all tests test asan-tests format clean
+.PHONY: all tests test asan-tests bench format clean
 .SECONDARY:
 .DELETE_ON_ERROR:
 
