@@ -137,17 +137,19 @@ static uint8_t cursor__u8(struct cursor *c)
 	return (uint8_t)cursor__uint(c, 1);
 }
 
-/* Bits past the 64th are dropped: padded encodings stay valid, huge ones are junk anyway. */
-static uint64_t cursor__uleb(struct cursor *c)
+/* LEB128 digits; bits past the 64th are dropped: padded encodings stay valid, huge
+ * ones are junk anyway. *shift and *last tell a signed reader how to extend. */
+static uint64_t cursor__leb(struct cursor *c, unsigned int *shift_out, uint8_t *last)
 {
 	uint64_t v = 0;
 	unsigned int shift = 0;
-	uint8_t b;
+	uint8_t b = 0;
 
 	do {
 		if (c->bad || c->pos >= c->end) {
 			c->bad = true;
-			return 0;
+			b = 0;
+			break;
 		}
 		b = c->data[c->pos++];
 		if (shift < 64) {
@@ -155,27 +157,26 @@ static uint64_t cursor__uleb(struct cursor *c)
 			shift += 7;
 		}
 	} while (b & 0x80);
-	return v;
+	*shift_out = shift;
+	*last = b;
+	return c->bad ? 0 : v;
+}
+
+static uint64_t cursor__uleb(struct cursor *c)
+{
+	unsigned int shift;
+	uint8_t last;
+
+	return cursor__leb(c, &shift, &last);
 }
 
 static int64_t cursor__sleb(struct cursor *c)
 {
-	uint64_t v = 0;
-	unsigned int shift = 0;
-	uint8_t b;
+	unsigned int shift;
+	uint8_t last;
+	uint64_t v = cursor__leb(c, &shift, &last);
 
-	do {
-		if (c->bad || c->pos >= c->end) {
-			c->bad = true;
-			return 0;
-		}
-		b = c->data[c->pos++];
-		if (shift < 64) {
-			v |= (uint64_t)(b & 0x7f) << shift;
-			shift += 7;
-		}
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
+	if (!c->bad && shift < 64 && (last & 0x40))
 		v |= ~(uint64_t)0 << shift;
 	return (int64_t)v;
 }
