@@ -9,6 +9,7 @@
 
 #include <bpf/bpf.h>
 
+#include "elf/elf_file.h"
 #include "elf/stack_deltas.h"
 #include "types.h"
 #include "util/log.h"
@@ -306,7 +307,7 @@ int unwind_maps__acquire(struct unwind_maps *um, uint64_t id, const struct elf_f
 			um->stats.tables_failed++;
 			if (lt->error != -ENOENT)
 				pr_info("no unwind table for %s: %s (frame pointers are used)",
-					ef ? "a file" : "?", strerror(-lt->error));
+					ef->path, strerror(-lt->error));
 		} else {
 			um->stats.tables_loaded++;
 			um->stats.deltas_loaded += lt->n_deltas;

@@ -64,32 +64,35 @@ static int chain_spec__push(struct chain_spec *cs, enum pattern_kind kind, char 
 	return 0;
 }
 
-int chain_spec__add(struct chain_spec *cs, const char *fmt, ...)
+static int chain_spec__vpush(struct chain_spec *cs, int kind, const char *fmt, va_list ap)
 {
 	char *text;
+
+	if (vasprintf(&text, fmt, ap) < 0)
+		return -ENOMEM;
+	return chain_spec__push(cs, kind, text, 1, 1);
+}
+
+int chain_spec__add(struct chain_spec *cs, const char *fmt, ...)
+{
 	va_list ap;
-	int n;
+	int err;
 
 	va_start(ap, fmt);
-	n = vasprintf(&text, fmt, ap);
+	err = chain_spec__vpush(cs, PATTERN_EXACT, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return -ENOMEM;
-	return chain_spec__push(cs, PATTERN_EXACT, text, 1, 1);
+	return err;
 }
 
 int chain_spec__add_like(struct chain_spec *cs, const char *fmt, ...)
 {
-	char *text;
 	va_list ap;
-	int n;
+	int err;
 
 	va_start(ap, fmt);
-	n = vasprintf(&text, fmt, ap);
+	err = chain_spec__vpush(cs, PATTERN_LIKE, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return -ENOMEM;
-	return chain_spec__push(cs, PATTERN_LIKE, text, 1, 1);
+	return err;
 }
 
 int chain_spec__add_gap(struct chain_spec *cs, unsigned int min, unsigned int max)
