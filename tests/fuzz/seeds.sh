@@ -48,6 +48,15 @@ fuzz_build_id)
 fuzz_proc_maps)
 	cat /proc/self/maps >"$out/self_maps"
 	;;
+fuzz_user_unwind)
+	# Registers (pc odd: sp and fp land in the stack), frame-pointer rules, a stack.
+	{
+		printf '\x01\x10\x40\x00\x00\x00\x00\x00'
+		printf '\x00\x00\x00\x00\x00\x00\x00\x00%.0s' 1 2
+		for i in 1 2 3 4 5 6 7 8; do printf '\x00\x01\xf0\xff\x10\x00\x00\x00'; done
+		head -c 512 /dev/urandom
+	} >"$out/fp_rules"
+	;;
 fuzz_kallsyms)
 	# A slice of the real table, with and without module symbols.
 	[ -r /proc/kallsyms ] && head -n 2000 /proc/kallsyms >"$out/kallsyms_head"
