@@ -217,6 +217,11 @@ int user_unwind_tables__add(struct user_unwind_tables *t, uint64_t start, uint64
 	return 0;
 }
 
+void user_unwind_tables__reset_mappings(struct user_unwind_tables *t)
+{
+	t->n_maps = 0;
+}
+
 static const struct mapping *mapping_find(const struct user_unwind_tables *t, uint64_t pc)
 {
 	size_t lo = 0, hi = t->n_maps;

@@ -82,6 +82,10 @@ void user_unwind_tables__free(struct user_unwind_tables *t); /* accepts NULL */
 int user_unwind_tables__add(struct user_unwind_tables *t, uint64_t start, uint64_t end,
 			    uint64_t bias, const struct elf_file *ef);
 
+/* Forgets every mapping but keeps the tables built, to unwind another process
+ * of the same files without building their tables again. */
+void user_unwind_tables__reset_mappings(struct user_unwind_tables *t);
+
 /*
  * Same as find_rule in bpf/sampler.bpf.c for one process: the mapping holding
  * pc, its table, the last delta at or below pc - bias, its rule; frame

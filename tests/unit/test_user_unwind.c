@@ -277,6 +277,12 @@ static void test_table_gap_is_invalid(void **state)
 	assert_int_equal(rule.cfa_base, OP_CFA_RBP);
 	assert_int_equal(user_unwind_tables__stats(t)->frames_cfi, 1);
 	assert_int_equal(user_unwind_tables__stats(t)->fp_no_mapping, 1);
+	/* Another process of the same file: the mapping goes, the table stays built. */
+	user_unwind_tables__reset_mappings(t);
+	user_unwind_tables__find_rule(t, 0, (uintptr_t)test_table_gap_is_invalid, &rule);
+	assert_int_equal(user_unwind_tables__stats(t)->fp_no_mapping, 2);
+	assert_int_equal(user_unwind_tables__add(t, 0x1000, 0x2000, 0, ef), 0);
+	assert_int_equal(user_unwind_tables__stats(t)->tables_built, 1);
 	proc_maps__free(maps, n);
 	user_unwind_tables__free(t);
 	elf_file__close(ef);
