@@ -11,6 +11,7 @@ PKGS=(
 	libcmocka-dev
 	golang-go protobuf-compiler
 	g++ rustc
+	libclang-rt-14-dev # libFuzzer for `make fuzz`
 )
 
 missing=()
