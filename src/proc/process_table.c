@@ -54,17 +54,39 @@ static void unpublish(struct process_table *pt, struct process *p)
 	unwind_maps__remove_pid(pt->unwind, p->pid);
 }
 
+static bool same_range(const struct process_mapping *a, const struct process_mapping *b)
+{
+	return a->start == b->start && a->end == b->end && a->table_id == b->table_id &&
+	       a->bias == b->bias;
+}
+
+/* Does [start, end) overlap a mapping of maps (sorted) with a table? */
+static bool overlaps_table(const struct process_mapping *maps, size_t n, uint64_t start,
+			   uint64_t end)
+{
+	for (size_t i = 0; i < n && maps[i].start < end; i++)
+		if (maps[i].table_id && maps[i].end > start)
+			return true;
+	return false;
+}
+
 /*
  * Puts p's new executable file mappings into the BPF maps in place of the old
- * ones. Tables of the new mappings are acquired before the old ones are
- * released, so a file mapped before and after keeps its loaded table.
+ * ones, never leaving a moment where a mapping present before and after is
+ * missing: new ranges go in first, then old ranges that changed come out (and
+ * new ones they overlapped are written again). Tables of the new mappings are
+ * acquired before the old ones are released, so a file mapped before and
+ * after keeps its loaded table. The pid marker goes in last: until then the
+ * unwinder treats the process as unknown rather than as mapped nowhere.
  */
 static void publish(struct process_table *pt, struct process *p, struct process_mapping *old,
 		    size_t n_old)
 {
+	bool rewrite = false;
+	size_t j = 0;
+
 	if (!pt->unwind)
 		return;
-	unwind_maps__add_pid(pt->unwind, p->pid);
 	for (size_t i = 0; i < p->n_maps; i++) {
 		struct process_mapping *m = &p->maps[i];
 		struct cached_file *f = file_cache__at(pt->files, m->file_id);
@@ -79,7 +101,6 @@ static void publish(struct process_table *pt, struct process *p, struct process_
 		}
 		m->table_id = f->table_id;
 	}
-	remove_ranges(pt, p->pid, old, n_old);
 	for (size_t i = 0; i < p->n_maps; i++) {
 		struct process_mapping *m = &p->maps[i];
 
@@ -89,7 +110,25 @@ static void publish(struct process_table *pt, struct process *p, struct process_
 			m->table_id = 0;
 		}
 	}
+	/* Both lists are sorted by start: one merge walk finds the unchanged ranges. */
+	for (size_t i = 0; i < n_old; i++) {
+		if (!old[i].table_id)
+			continue;
+		while (j < p->n_maps && p->maps[j].start < old[i].start)
+			j++;
+		if (j < p->n_maps && same_range(&old[i], &p->maps[j]))
+			continue;
+		unwind_maps__remove_range(pt->unwind, p->pid, old[i].start, old[i].end);
+		rewrite |= overlaps_table(p->maps, p->n_maps, old[i].start, old[i].end);
+	}
+	if (rewrite)
+		for (size_t i = 0; i < p->n_maps; i++)
+			if (p->maps[i].table_id)
+				unwind_maps__add_range(pt->unwind, p->pid, p->maps[i].start,
+						       p->maps[i].end, p->maps[i].table_id,
+						       p->maps[i].bias);
 	release_tables(pt, old, n_old);
+	unwind_maps__add_pid(pt->unwind, p->pid);
 }
 
 void process_table__set_unwind_maps(struct process_table *pt, struct unwind_maps *um)
@@ -161,7 +200,8 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 			err = -ENOMEM;
 			goto cleanup;
 		}
-		maps[n] = (struct process_mapping){raw[i].start, raw[i].end, raw[i].offset, id, 0, 0, false};
+		maps[n] = (struct process_mapping){
+		    raw[i].start, raw[i].end, raw[i].offset, id, 0, 0, false};
 		f = file_cache__at(pt->files, id);
 		if (f && f->elf &&
 		    elf_file__mapping_bias(f->elf, raw[i].offset, raw[i].end - raw[i].start, PF_X,

@@ -3,7 +3,7 @@
  * End-to-end unwinding: profile workloads built without frame pointers (GCC,
  * clang, C++ with exceptions, Rust), through libc (qsort's callback), through
  * a signal frame, 300 frames deep, in a library loaded after the recording
- * started, and in processes that live 200 ms, plus Go (which keeps frame
+ * started, in the vDSO, and in processes that live 200 ms, plus Go (which keeps frame
  * pointers). Each test builds the chain the workload is known to call, from
  * the workload's structure, and requires it complete, in order, in at least
  * 95% of the samples that land in the chain's leaf. Needs root and BPF.
@@ -35,6 +35,7 @@
 #define RUST_LINKS	12 /* rust_chain.rs: rc_link_01 .. rc_link_12 */
 #define GO_LINKS	12 /* go_chain.go: chain_01 .. chain_12 */
 #define SHORT_LINKS	8  /* short_lived.h: sl_01 .. sl_08 */
+#define VDSO_LINKS	6  /* vdso_clock.c: vd_01 .. vd_06 */
 #define SHORT_RUNS	10 /* launches of each short-lived workload */
 #define SHORT_RUN_MS	"200"
 
@@ -141,6 +142,21 @@ static void expect_dlopen_late(struct chain_spec *cs)
 	EXPECT(chain_spec__add(cs, "lib_outer"));
 	EXPECT(chain_spec__add(cs, "lib_mid"));
 	EXPECT(chain_spec__add(cs, "lib_leaf"));
+}
+
+/*
+ * The leaf is the vDSO's own function (named from the image's .dynsym, so
+ * only when the vDSO was read), reached straight from vd_leaf
+ * (gettimeofday binds to the vDSO) or through libc's clock_gettime.
+ */
+static void expect_vdso_clock(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "main"));
+	for (int i = 1; i <= VDSO_LINKS; i++)
+		EXPECT(chain_spec__add(cs, "vd_%02d", i));
+	EXPECT(chain_spec__add(cs, "vd_leaf"));
+	EXPECT(chain_spec__add_gap(cs, 0, 1));
+	EXPECT(chain_spec__add_like(cs, "__vdso_clock_gettime|__vdso_gettimeofday"));
 }
 
 static void expect_short_lived(struct chain_spec *cs)
@@ -365,6 +381,7 @@ static const struct unwind_case cases[] = {
     {"cpp_templates", NULL, expect_cpp_templates},
     {"rust_chain", NULL, expect_rust_chain},
     {"dlopen_late", NULL, expect_dlopen_late},
+    {"vdso_clock", NULL, expect_vdso_clock},
 };
 
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
