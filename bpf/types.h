@@ -47,6 +47,7 @@ enum op_unwind_error {
 	OP_UNWIND_ERR_BAD_FP = 3,    /* frame pointer not above the stack pointer */
 	OP_UNWIND_ERR_NO_RULE = 4,   /* no unwind rule for this address */
 	OP_UNWIND_ERR_BAD_CFA = 5,   /* the rule gave a CFA below the stack pointer */
+	OP_UNWIND_ERR_ANON_CODE = 6, /* JIT/anonymous code without a frame pointer */
 };
 
 /*
@@ -82,6 +83,10 @@ enum op_rule_cmd {
 	OP_RULE_PLT = 3,       /* PLT stub: CFA = rsp + cfa_offset + ((pc & 15) >= 11 ? 8 : 0) */
 	OP_RULE_CFA_DEREF = 4, /* realigned stack: CFA = *(base + cfa_offset), see above */
 	OP_RULE_SIGNAL = 5,    /* rt_sigreturn trampoline: registers from the ucontext at rsp */
+	/* Anonymous executable memory (JIT code): the frame-pointer rule, where any
+	 * failure (rbp 0 or below rsp, unreadable) is OP_UNWIND_ERR_ANON_CODE. Made
+	 * by the lookup for OP_FILE_ID_ANON mappings, never stored in a table. */
+	OP_RULE_ANON = 6,
 };
 
 struct op_unwind_rule {
@@ -117,8 +122,13 @@ struct op_mapping_key {
 	__u64 addr_be;   /* big endian, so prefixes compare high bits first */
 };
 
+/* op_mapping_value.file_id of anonymous executable memory (JIT code); htlhash ids avoid it. */
+#define OP_FILE_ID_ANON (~0ull)
+
 struct op_mapping_value {
-	__u64 file_id; /* stack-delta table id (file hash); 0: no table (anonymous, pid marker) */
+	/* stack-delta table id (file hash): a file without a table uses frame pointers;
+	 * OP_FILE_ID_ANON: anonymous code; 0: the pid marker */
+	__u64 file_id;
 	__u64 bias;    /* ELF vaddr = address - bias */
 };
 
@@ -201,6 +211,8 @@ enum op_stat {
 	OP_STAT_FRAMES_CFI,       /* user frames unwound with stack deltas */
 	OP_STAT_FRAMES_FP,        /* user frames unwound with frame pointers */
 	OP_STAT_UNKNOWN_LOST,     /* unknown pid/address report dropped: ring buffer full */
+	OP_STAT_FRAMES_ANON,      /* user frames in anonymous (JIT) code, via frame pointers */
+	OP_STAT_USER_ANON_STOP,   /* truncated: anonymous (JIT) code without a frame pointer */
 	OP_STAT__COUNT,
 };
 

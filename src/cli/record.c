@@ -230,6 +230,8 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 	    [OP_STAT_FRAMES_CFI] = "frames: unwound with stack deltas",
 	    [OP_STAT_FRAMES_FP] = "frames: unwound with frame pointers",
 	    [OP_STAT_UNKNOWN_LOST] = "lost: unknown-pid reports",
+	    [OP_STAT_FRAMES_ANON] = "frames: in anonymous (JIT) code",
+	    [OP_STAT_USER_ANON_STOP] = "truncated: JIT code without frame pointer",
 	};
 
 	fprintf(stderr, "counters:\n");

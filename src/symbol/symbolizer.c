@@ -96,6 +96,8 @@ const char *symbolizer__error(uint64_t reason)
 		return "[unwind stopped: bad frame pointer]";
 	case OP_UNWIND_ERR_NO_RULE:
 		return "[unwind stopped: no unwind rule]";
+	case OP_UNWIND_ERR_ANON_CODE:
+		return "[unwind stopped: JIT/anonymous code without frame pointer]";
 	default:
 		return "[unwind stopped]";
 	}

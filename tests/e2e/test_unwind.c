@@ -3,7 +3,8 @@
  * End-to-end unwinding: profile workloads built without frame pointers (GCC,
  * clang, C++ with exceptions, Rust), through libc (qsort's callback), through
  * a signal frame, 300 frames deep, in a library loaded after the recording
- * started, in the vDSO, and in processes that live 200 ms, plus Go (which keeps frame
+ * started, in the vDSO, through JIT code (with a frame pointer; without one
+ * the walk must stop with a reason), in processes that live 200 ms, plus Go (which keeps frame
  * pointers). Each test builds the chain the workload is known to call, from
  * the workload's structure, and requires it complete, in order, in at least
  * 95% of the samples that land in the chain's leaf. Needs root and BPF.
@@ -49,6 +50,7 @@ struct unwind_case {
 	const char *workload; /* its file in BUILD/workloads; also its comm */
 	const char *arg2;     /* a second argument after SECONDS, or NULL */
 	void (*expect)(struct chain_spec *cs);
+	void (*expect2)(struct chain_spec *cs); /* a second chain in the same recording, or NULL */
 };
 
 static char *omniprof(void)
@@ -159,6 +161,25 @@ static void expect_vdso_clock(struct chain_spec *cs)
 	EXPECT(chain_spec__add_like(cs, "__vdso_clock_gettime|__vdso_gettimeofday"));
 }
 
+/* Through JIT code with a frame pointer: frame pointers carry the walk on. */
+static void expect_jit_framed(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "main"));
+	EXPECT(chain_spec__add(cs, "jit_outer"));
+	EXPECT(chain_spec__add_like(cs, "[anon]"));
+	EXPECT(chain_spec__add(cs, "cb_framed"));
+	EXPECT(chain_spec__add(cs, "leaf_framed"));
+}
+
+/* JIT code without one: the walk stops there, and the stop says why. */
+static void expect_jit_frameless(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "[unwind stopped: JIT/anonymous code without frame pointer]"));
+	EXPECT(chain_spec__add_like(cs, "[anon]"));
+	EXPECT(chain_spec__add(cs, "cb_frameless"));
+	EXPECT(chain_spec__add(cs, "leaf_frameless"));
+}
+
 static void expect_short_lived(struct chain_spec *cs)
 {
 	EXPECT(chain_spec__add(cs, "main"));
@@ -204,17 +225,21 @@ static void assert_share(struct chain_count c)
 static void test_pid_case(void **state)
 {
 	const struct unwind_case *uc = *state;
-	struct chain_spec *cs = chain_spec__new();
+	void (*expects[2])(struct chain_spec *) = {uc->expect, uc->expect2};
+	struct chain_spec *cs[2] = {NULL, NULL};
 	char path[512], folded[1024], *dir = tu_mkdtemp(), *out = NULL, *text;
 	char *argv[] = {path, "60", (char *)uc->arg2, NULL};
-	struct chain_count c = {0};
+	struct chain_count c[2] = {{0}, {0}};
+	int rc, n = expects[1] ? 2 : 1;
 	bool have_text;
 	pid_t pid;
-	int rc;
 
-	assert_non_null(cs);
 	assert_non_null(dir);
-	uc->expect(cs);
+	for (int i = 0; i < n; i++) {
+		cs[i] = chain_spec__new();
+		assert_non_null(cs[i]);
+		expects[i](cs[i]);
+	}
 	workload_path(path, sizeof(path), uc->workload);
 	pid = tu_spawn_ready(argv);
 	if (pid <= 0) {
@@ -232,14 +257,17 @@ static void test_pid_case(void **state)
 	tu_rmtree(dir);
 	free(dir);
 	have_text = text != NULL;
-	if (text)
-		c = chain_spec__count_folded(cs, text, uc->workload);
-	report(uc->workload, c);
+	for (int i = 0; i < n && text; i++) {
+		c[i] = chain_spec__count_folded(cs[i], text, uc->workload);
+		report(uc->workload, c[i]);
+	}
 	free(text);
-	chain_spec__free(cs);
+	for (int i = 0; i < n; i++)
+		chain_spec__free(cs[i]);
 	assert_int_equal(rc, 0);
 	assert_true(have_text);
-	assert_share(c);
+	for (int i = 0; i < n; i++)
+		assert_share(c[i]);
 }
 
 /* ---- short-lived processes, recorded system-wide -------------------------- */
@@ -372,16 +400,17 @@ static void test_short_lived_whole_system(void **state)
 /* ---- the list --------------------------------------------------------------- */
 
 static const struct unwind_case cases[] = {
-    {"go_chain", NULL, expect_go_chain},
-    {"nofp_gcc", NULL, expect_nofp},
-    {"nofp_clang", NULL, expect_nofp},
-    {"libc_qsort", NULL, expect_libc_qsort},
-    {"signal_handler", NULL, expect_signal_handler},
-    {"deep_recursion", TO_STRING(RECURSION_DEPTH), expect_deep_recursion},
-    {"cpp_templates", NULL, expect_cpp_templates},
-    {"rust_chain", NULL, expect_rust_chain},
-    {"dlopen_late", NULL, expect_dlopen_late},
-    {"vdso_clock", NULL, expect_vdso_clock},
+    {"go_chain", NULL, expect_go_chain, NULL},
+    {"nofp_gcc", NULL, expect_nofp, NULL},
+    {"nofp_clang", NULL, expect_nofp, NULL},
+    {"libc_qsort", NULL, expect_libc_qsort, NULL},
+    {"signal_handler", NULL, expect_signal_handler, NULL},
+    {"deep_recursion", TO_STRING(RECURSION_DEPTH), expect_deep_recursion, NULL},
+    {"cpp_templates", NULL, expect_cpp_templates, NULL},
+    {"rust_chain", NULL, expect_rust_chain, NULL},
+    {"dlopen_late", NULL, expect_dlopen_late, NULL},
+    {"vdso_clock", NULL, expect_vdso_clock, NULL},
+    {"jit_code", NULL, expect_jit_framed, expect_jit_frameless},
 };
 
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
