@@ -36,7 +36,7 @@
 #define RUST_LINKS	12 /* rust_chain.rs: rc_link_01 .. rc_link_12 */
 #define GO_LINKS	12 /* go_chain.go: chain_01 .. chain_12 */
 #define SHORT_LINKS	8  /* short_lived.h: sl_01 .. sl_08 */
-#define VDSO_LINKS	6  /* vdso_clock.c: vd_01 .. vd_06 */
+#define VDSO_LINKS	6  /* vdso_chain.c: vd_01 .. vd_06 */
 #define SHORT_RUNS	10 /* launches of each short-lived workload */
 #define SHORT_RUN_MS	"200"
 
@@ -151,7 +151,7 @@ static void expect_dlopen_late(struct chain_spec *cs)
  * only when the vDSO was read), reached straight from vd_leaf
  * (gettimeofday binds to the vDSO) or through libc's clock_gettime.
  */
-static void expect_vdso_clock(struct chain_spec *cs)
+static void expect_vdso_chain(struct chain_spec *cs)
 {
 	EXPECT(chain_spec__add(cs, "main"));
 	for (int i = 1; i <= VDSO_LINKS; i++)
@@ -409,7 +409,7 @@ static const struct unwind_case cases[] = {
     {"cpp_templates", NULL, expect_cpp_templates, NULL},
     {"rust_chain", NULL, expect_rust_chain, NULL},
     {"dlopen_late", NULL, expect_dlopen_late, NULL},
-    {"vdso_clock", NULL, expect_vdso_clock, NULL},
+    {"vdso_chain", NULL, expect_vdso_chain, NULL},
     {"jit_code", NULL, expect_jit_framed, expect_jit_frameless},
 };
 
