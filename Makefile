@@ -133,7 +133,22 @@ $(WL_BUILD)/lib/%.so: $(WL_DIR)/lib/%.c $(WL_HDRS)
 	@mkdir -p $(@D)
 	$(WL_LINE) $< -o $@
 
-tests: $(BIN) $(TEST_BINS) $(WORKLOADS)
+# The replay suite (tests/replay/): the BPF unwinders run in user space over
+# process snapshots, one binary from every .c there; cases in tests/replay/cases/.
+REPLAY_SRCS := $(wildcard tests/replay/*.c)
+REPLAY_BIN  := $(BUILD)/tests/replay/replay
+REPLAY_CASES := $(sort $(wildcard tests/replay/cases/*.case))
+
+$(REPLAY_BIN): $(REPLAY_SRCS) $(wildcard tests/replay/*.h) $(TEST_LIB_OBJS) $(LIB) | $(GENERATED)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/lib -Itests/replay $(LDFLAGS) $(REPLAY_SRCS) $(TEST_LIB_OBJS) $(LIB) \
+		$(LDLIBS) -o $@
+
+tests: $(BIN) $(TEST_BINS) $(REPLAY_BIN) $(WORKLOADS)
+
+# No BPF and no privilege needed (it traces only its own children).
+test-replay: $(REPLAY_BIN) $(WORKLOADS)
+	OMNIPROF_BUILD=$(BUILD) $(REPLAY_BIN) $(REPLAY_CASES)
 
 # The README's test command: every test, then the unit tests again under
 # AddressSanitizer + UndefinedBehaviorSanitizer.
@@ -141,7 +156,7 @@ test: tests
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=1 asan-tests
 	OMNIPROF_BUILD=$(BUILD) tests/run.sh $(BUILD) $(BUILD)/asan
 
-asan-tests: $(UNIT_SRCS:tests/%.c=$(BUILD)/tests/%)
+asan-tests: $(UNIT_SRCS:tests/%.c=$(BUILD)/tests/%) $(REPLAY_BIN)
 
 # Measurements (not part of `make test`).
 $(BUILD)/bench/stack_deltas_bench: bench/stack_deltas_bench.c $(LIB)
@@ -158,7 +173,7 @@ format:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all tests test asan-tests bench format clean
+.PHONY: all tests test test-replay asan-tests bench format clean
 .SECONDARY:
 .DELETE_ON_ERROR:
 
