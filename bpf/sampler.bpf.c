@@ -326,6 +326,8 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 	t->n_user = w.n;
 }
 
+#include "stack_copy.h"
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -344,6 +346,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		stat_inc(OP_STAT_FILTERED);
 		return 0;
 	}
+	if (stack_copy_wanted(tgid) && !send_stack_copy(ctx, tgid, tid))
+		return 0;
 	t = bpf_map_lookup_elem(&scratch, &zero);
 	if (!t)
 		return 0;

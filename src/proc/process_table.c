@@ -307,7 +307,7 @@ bool process_table__refresh_if_stale(struct process_table *pt, struct process *p
 	return true;
 }
 
-static const struct process_mapping *find_mapping(const struct process *p, uint64_t addr)
+const struct process_mapping *process_table__find_mapping(const struct process *p, uint64_t addr)
 {
 	size_t lo = 0, hi = p->n_maps;
 
@@ -327,12 +327,12 @@ static const struct process_mapping *find_mapping(const struct process *p, uint6
 bool process_table__resolve(struct process_table *pt, struct process *p, uint64_t addr,
 			    uint32_t *file_id, uint64_t *file_addr)
 {
-	const struct process_mapping *m = find_mapping(p, addr);
+	const struct process_mapping *m = process_table__find_mapping(p, addr);
 	const struct cached_file *f;
 	uint64_t offset;
 
 	if (!m && process_table__refresh_if_stale(pt, p))
-		m = find_mapping(p, addr);
+		m = process_table__find_mapping(p, addr);
 	if (!m) {
 		pt->stats.unknown_address++;
 		return false;

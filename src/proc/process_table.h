@@ -70,6 +70,9 @@ void process_table__mark_exited(struct process_table *pt, uint32_t pid);
 /* Also keep the in-kernel unwinder's maps in step with every maps read. */
 void process_table__set_unwind_maps(struct process_table *pt, struct unwind_maps *um);
 
+/* The executable mapping of p holding addr, or NULL (no re-read). */
+const struct process_mapping *process_table__find_mapping(const struct process *p, uint64_t addr);
+
 /*
  * Resolves an absolute user address of pid to (file id, address in the
  * file's own terms: ELF virtual address for ELF files, offset for pseudo

@@ -24,6 +24,7 @@ struct rule_entry {
 
 struct loaded_table {
 	uint64_t id;
+	uint64_t base; /* ELF vaddr the deltas' 32-bit offsets start from */
 	uint32_t refs;
 	uint32_t n_deltas;
 	uint32_t chunk;
@@ -277,6 +278,7 @@ static int load_table(struct unwind_maps *um, uint64_t id, const struct elf_file
 			um->stats.map_full++;
 		goto cleanup;
 	}
+	lt->base = info.base;
 	lt->n_deltas = info.n_deltas;
 	lt->chunk = info.chunk;
 	lt->offset = info.offset;
@@ -338,6 +340,45 @@ void unwind_maps__release(struct unwind_maps *um, uint64_t id)
 	}
 	hashmap__remove(&um->tables, h, &id);
 	free(lt);
+}
+
+/* MAX_SEARCH_STEPS of find_rule() in bpf/sampler.bpf.c. */
+#define LOOKUP_SEARCH_STEPS 24
+
+int unwind_maps__lookup_rule(const struct unwind_maps *um, uint64_t id, uint64_t vaddr,
+			     struct op_unwind_rule *rule)
+{
+	const struct loaded_table *lt = hashmap__find(&um->tables, hash_u64(id), &id);
+	uint32_t lo, hi, first, idx;
+	struct op_delta d;
+	int fd;
+
+	if (!lt || lt->error)
+		return -ENOENT;
+	memset(rule, 0, sizeof(*rule));
+	rule->cmd = OP_RULE_INVALID;
+	if (vaddr < lt->base || vaddr - lt->base > 0xffffffffull)
+		return 0;
+	/* The same search as the BPF side, over the same bytes (read back from the map). */
+	fd = um->chunks[lt->chunk].fd;
+	first = lo = lt->offset;
+	hi = lt->offset + lt->n_deltas;
+	for (int i = 0; i < LOOKUP_SEARCH_STEPS && lo < hi; i++) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (bpf_map_lookup_elem(fd, &mid, &d))
+			return -errno;
+		if (d.addr <= (uint32_t)(vaddr - lt->base))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == first)
+		return 0;
+	idx = lo - 1;
+	if (bpf_map_lookup_elem(fd, &idx, &d) || bpf_map_lookup_elem(um->rules_fd, &d.rule, rule))
+		return -errno;
+	return 0;
 }
 
 /* Calls fn for each power-of-two aligned block covering [start, end). */

@@ -39,6 +39,7 @@
 #define VDSO_LINKS	6  /* vdso_chain.c: vd_01 .. vd_06 */
 #define SHORT_RUNS	10 /* launches of each short-lived workload */
 #define SHORT_RUN_MS	"200"
+#define VERY_SHORT_MS	"50" /* very_short.c: the same program, living 50 ms */
 
 #define RECORD_SECONDS 4
 #define MIN_LEAF       20 /* fewer leaf samples than this says nothing */
@@ -51,6 +52,10 @@ struct unwind_case {
 	const char *arg2;     /* a second argument after SECONDS, or NULL */
 	void (*expect)(struct chain_spec *cs);
 	void (*expect2)(struct chain_spec *cs); /* a second chain in the same recording, or NULL */
+	/* The test's name when the workload is recorded twice; then record_flags,
+	 * passed to `record`, set how (e.g. the stack-copy test hook). */
+	const char *name;
+	const char *record_flags;
 };
 
 static char *omniprof(void)
@@ -214,6 +219,31 @@ static void report(const char *name, struct chain_count c)
 	fflush(stdout); /* before cmocka's failure message on stderr */
 }
 
+/*
+ * Prints the stack-copy counters of `record -v` output (samples of processes
+ * whose tables were not loaded, unwound in user space) and returns how many
+ * copies were unwound, -1 when the line is missing.
+ */
+static long report_copies(const char *out)
+{
+	const char *keys[] = {"bpf: stack copies", "copies: unwound in user space",
+			      "copies: process maps never read", "not copied (ring half full)"};
+	long unwound = -1;
+
+	for (size_t i = 0; out && i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *line = strstr(out, keys[i]), *end;
+
+		if (!line)
+			continue;
+		end = strchr(line, '\n');
+		printf("      %.*s\n", end ? (int)(end - line) : (int)strlen(line), line);
+		if (i == 1)
+			unwound = strtol(line + strlen(keys[i]), NULL, 10);
+	}
+	fflush(stdout);
+	return unwound;
+}
+
 static void assert_share(struct chain_count c)
 {
 	assert_true(c.leaf >= MIN_LEAF);
@@ -231,6 +261,7 @@ static void test_pid_case(void **state)
 	char *argv[] = {path, "60", (char *)uc->arg2, NULL};
 	struct chain_count c[2] = {{0}, {0}};
 	int rc, n = expects[1] ? 2 : 1;
+	long copies = -1;
 	bool have_text;
 	pid_t pid;
 
@@ -246,11 +277,13 @@ static void test_pid_case(void **state)
 		tu_rmtree(dir);
 		fail_msg("%s did not start", path);
 	}
-	rc =
-	    tu_run(&out, "%s record -p %d -d %d -F 99 -o %s", omniprof(), pid, RECORD_SECONDS, dir);
+	rc = tu_run(&out, "%s record -v -p %d -d %d -F 99 -o %s %s", omniprof(), pid,
+		    RECORD_SECONDS, dir, uc->record_flags ? uc->record_flags : "");
 	tu_reap(pid);
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
+	if (uc->record_flags)
+		copies = report_copies(out);
 	free(out);
 	snprintf(folded, sizeof(folded), "%s/stacks.folded", dir);
 	text = tu_read_file(folded, NULL);
@@ -268,6 +301,9 @@ static void test_pid_case(void **state)
 	assert_true(have_text);
 	for (int i = 0; i < n; i++)
 		assert_share(c[i]);
+	/* Unwound from copies in user space: every sample went that way. */
+	if (uc->record_flags)
+		assert_true(copies >= c[0].leaf);
 }
 
 /* ---- short-lived processes, recorded system-wide -------------------------- */
@@ -346,15 +382,19 @@ static bool run_to_end(const char *name, const char *arg)
 /*
  * short_lived has no frame pointers; short_lived_fp, the same program with
  * them, tells apart an unwinding failure from a failure to track or name a
- * process that has exited by the time the recording ends.
+ * process that has exited by the time the recording ends. very_short lives
+ * 50 ms: most of its samples come before its tables are loaded, as stack
+ * copies unwound in user space.
  */
 static void test_short_lived_whole_system(void **state)
 {
-	const char *names[] = {"short_lived", "short_lived_fp"};
+	const char *names[] = {"short_lived", "short_lived_fp", "very_short"};
+	const char *run_ms[] = {SHORT_RUN_MS, SHORT_RUN_MS, VERY_SHORT_MS};
 	struct chain_spec *cs = chain_spec__new();
-	char folded[1024], *dir = tu_mkdtemp(), *out = NULL, *text;
-	char *argv[] = {omniprof(), "record", "-d", "60", "-F", "99", "-o", dir, NULL};
-	struct chain_count c[2] = {{0}, {0}};
+	char folded[1024], *dir = tu_mkdtemp(), *out = NULL, *text, *tail = NULL;
+	char *argv[] = {omniprof(), "record", "-v", "-d", "60", "-F", "99", "-o", dir, NULL};
+	struct chain_count c[3] = {{0}, {0}, {0}};
+	size_t tail_len = 0;
 	int fd = -1, status = -1, runs_ok = 0;
 	bool have_text;
 	pid_t rec;
@@ -370,47 +410,61 @@ static void test_short_lived_whole_system(void **state)
 	}
 	free(out);
 	for (int i = 0; i < SHORT_RUNS; i++)
-		for (int w = 0; w < 2; w++)
-			runs_ok += run_to_end(names[w], SHORT_RUN_MS);
+		for (int w = 0; w < 3; w++)
+			runs_ok += run_to_end(names[w], run_ms[w]);
 	kill(rec, SIGTERM);
-	/* Drain the summary so the recorder never blocks on a full pipe. */
+	/* Read the summary and counters so the recorder never blocks on a full pipe. */
+	tail = malloc(1 << 16);
+	for (ssize_t r; tail && tail_len < (1 << 16) - 1 &&
+			(r = read(fd, tail + tail_len, (1 << 16) - 1 - tail_len)) > 0;)
+		tail_len += (size_t)r;
+	if (tail)
+		tail[tail_len] = '\0';
 	for (char buf[4096]; read(fd, buf, sizeof(buf)) > 0;)
 		;
 	close(fd);
+	report_copies(tail);
+	free(tail);
 	waitpid(rec, &status, 0);
 	snprintf(folded, sizeof(folded), "%s/stacks.folded", dir);
 	text = tu_read_file(folded, NULL);
 	tu_rmtree(dir);
 	free(dir);
 	have_text = text != NULL;
-	for (int w = 0; w < 2 && text; w++) {
+	for (int w = 0; w < 3 && text; w++) {
 		c[w] = chain_spec__count_folded(cs, text, names[w]);
 		report(names[w], c[w]);
 	}
 	free(text);
 	chain_spec__free(cs);
-	assert_int_equal(runs_ok, 2 * SHORT_RUNS);
+	assert_int_equal(runs_ok, 3 * SHORT_RUNS);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	assert_true(have_text);
 	assert_share(c[1]);
 	assert_share(c[0]);
+	assert_share(c[2]);
 }
 
 /* ---- the list --------------------------------------------------------------- */
 
 static const struct unwind_case cases[] = {
-    {"go_chain", NULL, expect_go_chain, NULL},
-    {"nofp_gcc", NULL, expect_nofp, NULL},
-    {"nofp_clang", NULL, expect_nofp, NULL},
-    {"libc_qsort", NULL, expect_libc_qsort, NULL},
-    {"signal_handler", NULL, expect_signal_handler, NULL},
-    {"deep_recursion", TO_STRING(RECURSION_DEPTH), expect_deep_recursion, NULL},
-    {"cpp_templates", NULL, expect_cpp_templates, NULL},
-    {"rust_chain", NULL, expect_rust_chain, NULL},
-    {"dlopen_late", NULL, expect_dlopen_late, NULL},
-    {"vdso_chain", NULL, expect_vdso_chain, NULL},
-    {"jit_code", NULL, expect_jit_framed, expect_jit_frameless},
+    {"go_chain", NULL, expect_go_chain, NULL, NULL, NULL},
+    {"nofp_gcc", NULL, expect_nofp, NULL, NULL, NULL},
+    {"nofp_clang", NULL, expect_nofp, NULL, NULL, NULL},
+    {"libc_qsort", NULL, expect_libc_qsort, NULL, NULL, NULL},
+    {"signal_handler", NULL, expect_signal_handler, NULL, NULL, NULL},
+    {"deep_recursion", TO_STRING(RECURSION_DEPTH), expect_deep_recursion, NULL, NULL, NULL},
+    {"cpp_templates", NULL, expect_cpp_templates, NULL, NULL, NULL},
+    {"rust_chain", NULL, expect_rust_chain, NULL, NULL, NULL},
+    {"dlopen_late", NULL, expect_dlopen_late, NULL, NULL, NULL},
+    {"vdso_chain", NULL, expect_vdso_chain, NULL, NULL, NULL},
+    {"jit_code", NULL, expect_jit_framed, expect_jit_frameless, NULL, NULL},
+    /* The stack-copy path forced for every sample (a test hook): the copies are
+     * unwound in user space by the same unwinder with the same rules. */
+    {"nofp_gcc", NULL, expect_nofp, NULL, "nofp_gcc (stack copies)", "--copy-all-stacks"},
+    {"deep_recursion", TO_STRING(RECURSION_DEPTH), expect_deep_recursion, NULL,
+     "deep_recursion (stack copies)", "--copy-all-stacks"},
 };
 
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
@@ -421,9 +475,10 @@ int main(void)
 
 	/* One test per workload, named after it. */
 	for (size_t i = 0; i < N_CASES; i++)
-		tests[i] = (struct CMUnitTest){.name = cases[i].workload,
-					       .test_func = test_pid_case,
-					       .initial_state = (void *)&cases[i]};
+		tests[i] =
+		    (struct CMUnitTest){.name = cases[i].name ? cases[i].name : cases[i].workload,
+					.test_func = test_pid_case,
+					.initial_state = (void *)&cases[i]};
 	tests[N_CASES] = (struct CMUnitTest){.name = "short_lived (whole system)",
 					     .test_func = test_short_lived_whole_system};
 	return cmocka_run_group_tests_name("e2e_unwind", tests, NULL, NULL);
