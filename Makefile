@@ -13,6 +13,8 @@ PKGS     := libbpf libelf libdw zlib libprotobuf-c libcrypto
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
+.DEFAULT_GOAL := all
+
 GEN      := $(BUILD)/gen
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \

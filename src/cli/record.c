@@ -38,6 +38,7 @@ struct record_opts {
 	size_t n_pids;
 	const char *output_dir;
 	bool kernel_stacks;
+	bool copy_all_stacks;
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -127,7 +128,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	    {"duration", required_argument, NULL, 'd'}, {"frequency", required_argument, NULL, 'F'},
 	    {"pid", required_argument, NULL, 'p'},	{"output", required_argument, NULL, 'o'},
 	    {"no-kernel", no_argument, NULL, 'K'},	{"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},		{NULL, 0, NULL, 0},
+	    {"help", no_argument, NULL, 'h'},
+	    /* Test hook (not in the usage): every sample is unwound in user space from a copy. */
+	    {"copy-all-stacks", no_argument, NULL, 'C'},
+	    {NULL, 0, NULL, 0},
 	};
 	char *end;
 	int c;
@@ -164,6 +168,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'K':
 			o->kernel_stacks = false;
+			break;
+		case 'C':
+			o->copy_all_stacks = true;
 			break;
 		case 'v':
 			log_verbosity++;
@@ -230,6 +237,11 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 	    [OP_STAT_FRAMES_CFI] = "frames: unwound with stack deltas",
 	    [OP_STAT_FRAMES_FP] = "frames: unwound with frame pointers",
 	    [OP_STAT_UNKNOWN_LOST] = "lost: unknown-pid reports",
+	    [OP_STAT_FRAMES_ANON] = "frames: in anonymous (JIT) code",
+	    [OP_STAT_USER_ANON_STOP] = "truncated: JIT code without frame pointer",
+	    [OP_STAT_STACK_COPIES] = "bpf: stack copies (process not known yet)",
+	    [OP_STAT_STACK_COPY_LOST] = "dropped: stack copies, ring buffer full",
+	    [OP_STAT_STACK_COPY_SKIPPED] = "not copied (ring half full): frame pointers",
 	};
 
 	fprintf(stderr, "counters:\n");
@@ -256,10 +268,22 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 		(unsigned long long)c->files.stats.opened);
 	fprintf(stderr, "  %-40s %llu\n", "user: files that could not be opened",
 		(unsigned long long)c->files.stats.open_errors);
+	fprintf(stderr, "  %-40s %llu\n", "user: [vdso] images unreadable",
+		(unsigned long long)c->files.stats.vdso_errors);
 	fprintf(stderr, "  %-40s %llu\n", "unnamed: native frames",
 		(unsigned long long)sym->stats.native_unnamed);
 	fprintf(stderr, "  %-40s %llu\n", "unnamed: kernel frames",
 		(unsigned long long)sym->stats.kernel_unnamed);
+	fprintf(stderr, "  %-40s %llu (%llu complete, %llu truncated, %llu past the copy)\n",
+		"copies: unwound in user space", (unsigned long long)c->copies.received,
+		(unsigned long long)c->copies.complete, (unsigned long long)c->copies.truncated,
+		(unsigned long long)c->copies.beyond_copy);
+	fprintf(stderr, "  %-40s %llu\n", "copies: process maps never read",
+		(unsigned long long)c->copies.no_maps);
+	fprintf(stderr, "  %-40s %llu\n", "copies: malformed",
+		(unsigned long long)c->copies.bad_records);
+	fprintf(stderr, "  %-40s %llu cfi, %llu frame pointers\n", "copies: frames",
+		(unsigned long long)c->copies.frames_cfi, (unsigned long long)c->copies.frames_fp);
 	fprintf(stderr, "  %-40s %llu\n", "user: unknown pid/address reports",
 		(unsigned long long)c->stats.unknown_reports);
 	fprintf(stderr, "  %-40s %llu (%llu failed or without CFI, %llu unloaded)\n",
@@ -267,10 +291,13 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 		(unsigned long long)um->stats.tables_failed,
 		(unsigned long long)um->stats.tables_unloaded);
 	fprintf(stderr, "  %-40s %llu now, %llu peak (%llu bytes peak)\n", "tables: deltas",
-		(unsigned long long)um->stats.deltas_loaded, (unsigned long long)um->stats.deltas_peak,
+		(unsigned long long)um->stats.deltas_loaded,
+		(unsigned long long)um->stats.deltas_peak,
 		(unsigned long long)um->stats.deltas_peak * sizeof(struct op_delta));
-	fprintf(stderr, "  %-40s %llu\n", "tables: distinct rules", (unsigned long long)um->stats.rules);
-	fprintf(stderr, "  %-40s %.1f ms\n", "tables: build time", (double)um->stats.build_ns / 1e6);
+	fprintf(stderr, "  %-40s %llu\n", "tables: distinct rules",
+		(unsigned long long)um->stats.rules);
+	fprintf(stderr, "  %-40s %.1f ms\n", "tables: build time",
+		(double)um->stats.build_ns / 1e6);
 	fprintf(stderr, "  %-40s %llu\n", "tables: mapping entries (LPM)",
 		(unsigned long long)um->stats.mapping_entries);
 	fprintf(stderr, "  %-40s %llu\n", "tables: inserts refused (map full)",
@@ -344,6 +371,7 @@ int cmd_record(int argc, char **argv)
 	sopts.kernel_stacks = o->kernel_stacks;
 	sopts.pids = o->pids;
 	sopts.n_pids = o->n_pids;
+	sopts.copy_all_stacks = o->copy_all_stacks;
 	if (sampler__open(&sopts, on_event, &c, &s))
 		goto cleanup;
 	sampler__unwind_fds(s, &ufds);
@@ -358,6 +386,9 @@ int cmd_record(int argc, char **argv)
 	} else {
 		process_table__scan_all(&c.procs);
 	}
+	/* The ring buffer is read from now on: processes still unknown (started
+	 * since) send stack copies instead of frame-pointer guesses. */
+	sampler__enable_stack_copies(s);
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -395,7 +426,8 @@ int cmd_record(int argc, char **argv)
 	}
 	p->time_ns = start_wall_ns;
 	p->duration_ns = clock_ns(CLOCK_MONOTONIC) - start_ns;
-	p->stats.dropped = bpf_stats[OP_STAT_RINGBUF_FULL] + c.stats.bad_records + c.stats.enomem;
+	p->stats.dropped = bpf_stats[OP_STAT_RINGBUF_FULL] + bpf_stats[OP_STAT_STACK_COPY_LOST] +
+			   c.stats.bad_records + c.copies.bad_records + c.stats.enomem;
 
 	if (write_outputs(p, o->output_dir))
 		goto cleanup;

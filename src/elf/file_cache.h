@@ -6,8 +6,9 @@
  * /proc/PID/map_files (the exact inode the process mapped, containers and
  * deleted files included), falling back to /proc/PID/root/PATH.
  *
- * Special mappings ([vdso], anonymous executable memory) get pseudo-file
- * entries with no ELF behind them so their frames still carry a name.
+ * Anonymous executable memory gets a pseudo-file entry with no ELF behind it
+ * so its frames still carry a name. The vDSO is copied out of the process
+ * (elf/vdso_image.h) and opened like a file, one entry per distinct image.
  */
 #ifndef OMNIPROF_ELF_FILE_CACHE_H
 #define OMNIPROF_ELF_FILE_CACHE_H
@@ -32,8 +33,8 @@ struct cached_file {
 	const char *basename;	     /* points into path */
 	struct elf_file *elf;	     /* NULL for pseudo files and files that failed to open */
 	int open_error;		     /* -errno of the failed open, 0 otherwise */
-	uint8_t htlhash[16];  /* file_id__htlhash(); all zero when unknown */
-	uint64_t table_id;    /* id of its stack-delta table in BPF maps, 0 when unknown */
+	uint8_t htlhash[16];	     /* file_id__htlhash(); all zero when unknown */
+	uint64_t table_id;	     /* id of its stack-delta table in BPF maps, 0 when unknown */
 	struct native_symbols *syms; /* loaded on first lookup */
 	bool syms_tried;
 };
@@ -42,6 +43,7 @@ struct file_cache_stats {
 	uint64_t opened;
 	uint64_t open_errors;
 	uint64_t not_elf;
+	uint64_t vdso_errors; /* [vdso] images that could not be read (named "[vdso]" only) */
 };
 
 struct file_cache {

@@ -96,6 +96,10 @@ const char *symbolizer__error(uint64_t reason)
 		return "[unwind stopped: bad frame pointer]";
 	case OP_UNWIND_ERR_NO_RULE:
 		return "[unwind stopped: no unwind rule]";
+	case OP_UNWIND_ERR_ANON_CODE:
+		return "[unwind stopped: JIT/anonymous code without frame pointer]";
+	case OP_UNWIND_ERR_NO_MAPS:
+		return "[unwind stopped: process exited before its maps were read]";
 	default:
 		return "[unwind stopped]";
 	}
