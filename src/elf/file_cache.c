@@ -11,7 +11,6 @@
 #include "elf/elf_file.h"
 #include "elf/file_id.h"
 #include "proc/proc_maps.h"
-#include "symbol/native_symbols.h"
 #include "util/log.h"
 
 struct file_key {
@@ -49,7 +48,6 @@ static void cached_file__free(struct cached_file *f)
 {
 	if (!f)
 		return;
-	native_symbols__free(f->syms);
 	elf_file__close(f->elf);
 	free(f->path);
 	free(f);
@@ -152,21 +150,4 @@ uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map
 	if (m->inode)
 		open_elf(fc, f, pid, m);
 	return f->id;
-}
-
-const char *file_cache__symbolize(struct file_cache *fc, uint32_t id, uint64_t vaddr)
-{
-	struct cached_file *f = file_cache__at(fc, id);
-	uint64_t off;
-	int err;
-
-	if (!f || !f->elf)
-		return NULL;
-	if (!f->syms_tried) {
-		f->syms_tried = true;
-		err = native_symbols__open(f->elf, &f->syms);
-		if (err)
-			pr_info("%s: no symbols: %s", f->path, strerror(-err));
-	}
-	return f->syms ? native_symbols__lookup(f->syms, vaddr, &off) : NULL;
 }
