@@ -146,9 +146,9 @@ static __always_inline void report_unknown(__u32 pid, __u64 addr)
 static __always_inline void find_rule(struct op_unwinder *u, __u64 pc, struct op_unwind_rule *rule)
 {
 	struct op_mapping_key key = {
-	    .prefixlen = 32 + 64,
-	    .pid = u->pid,
-	    .addr_be = __builtin_bswap64(pc),
+		.prefixlen = 32 + 64,
+		.pid = u->pid,
+		.addr_be = __builtin_bswap64(pc),
 	};
 	struct op_mapping_value *m;
 	struct op_table_info *info;
