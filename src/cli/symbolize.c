@@ -31,10 +31,10 @@
 
 typedef Perftools__Profiles__Profile pb_profile;
 
-#define MAX_DEBUG_DIRS	   64
-#define MAX_INPUT_BYTES	   (1ull << 31)
-#define MAX_MATCHES	   16
-#define MAPPING_COMMENT	   "omniprof.mapping "
+#define MAX_DEBUG_DIRS	64
+#define MAX_INPUT_BYTES (1ull << 31)
+#define MAX_MATCHES	16
+#define MAPPING_COMMENT "omniprof.mapping "
 
 struct symbolize_opts {
 	const char *input;
@@ -110,8 +110,9 @@ static int parse_args(int argc, char **argv, struct symbolize_opts *o)
 			break;
 		case 'M':
 			if (demangle__parse_mode(optarg, &o->sym.demangle)) {
-				pr_err("--demangle: '%s' is not none, simplified, templates or full",
-				       optarg);
+				pr_err(
+				    "--demangle: '%s' is not none, simplified, templates or full",
+				    optarg);
 				return -EINVAL;
 			}
 			break;
@@ -248,14 +249,13 @@ static bool function_equal(const void *entry, const void *key, void *ctx)
 	const Perftools__Profiles__Function *f = p->function[(uintptr_t)entry - 1];
 	const struct function_key *k = key;
 
-	return f->name == k->name && f->system_name == k->system_name &&
-	       f->filename == k->filename;
+	return f->name == k->name && f->system_name == k->system_name && f->filename == k->filename;
 }
 
 static uint64_t function_hash(const struct function_key *k)
 {
-	return hash_u64((uint64_t)k->name * 0x9e3779b97f4a7c15ull ^
-			(uint64_t)k->system_name * 31 ^ (uint64_t)k->filename);
+	return hash_u64((uint64_t)k->name * 0x9e3779b97f4a7c15ull ^ (uint64_t)k->system_name * 31 ^
+			(uint64_t)k->filename);
 }
 
 static int editor__init(struct editor *e, pb_profile *p)
@@ -463,8 +463,7 @@ static int open_best(struct symbolizer *s, const struct file_index *fi,
 	int best_score = -1;
 	size_t n;
 
-	n = file_index__match(fi, str_at(p, pm->build_id),
-			      value(st->go_build_id, go, sizeof(go)),
+	n = file_index__match(fi, str_at(p, pm->build_id), value(st->go_build_id, go, sizeof(go)),
 			      value(st->file_hash, hash, sizeof(hash)), matches, MAX_MATCHES);
 	for (size_t i = 0; i < n; i++) {
 		struct native_symbols_info info;

@@ -97,9 +97,8 @@ static bool same(const char *a, const char *b)
 	return a && b && *a && !strcasecmp(a, b);
 }
 
-size_t file_index__match(const struct file_index *fi, const char *build_id,
-			 const char *go_build_id, const char *file_hash,
-			 const struct indexed_file **out, size_t max)
+size_t file_index__match(const struct file_index *fi, const char *build_id, const char *go_build_id,
+			 const char *file_hash, const struct indexed_file **out, size_t max)
 {
 	size_t n = 0;
 

@@ -12,8 +12,8 @@
 
 struct indexed_file {
 	char *path;
-	char *build_id;	   /* hex, NULL when none */
-	char *go_build_id; /* NULL when none */
+	char *build_id;	    /* hex, NULL when none */
+	char *go_build_id;  /* NULL when none */
 	char file_hash[33]; /* hex htlhash, "" when unknown */
 };
 
@@ -31,8 +31,7 @@ void file_index__clear(struct file_index *fi); /* accepts NULL */
  * The files matching any of the identities given (each may be NULL or ""),
  * in index order, written to out (max entries). Returns how many matched.
  */
-size_t file_index__match(const struct file_index *fi, const char *build_id,
-			 const char *go_build_id, const char *file_hash,
-			 const struct indexed_file **out, size_t max);
+size_t file_index__match(const struct file_index *fi, const char *build_id, const char *go_build_id,
+			 const char *file_hash, const struct indexed_file **out, size_t max);
 
 #endif

@@ -12,7 +12,7 @@
 namespace kern
 {
 
-template <typename T> static inline __attribute__((always_inline)) T mix(T x, long rounds)
+template <typename T> inline __attribute__((always_inline)) T mix(T x, long rounds)
 {
 	for (long i = 0; i < rounds; i++) {
 		x = x * 6364136223846793005ul + 1442695040888963407ul;
