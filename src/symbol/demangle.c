@@ -54,10 +54,15 @@ static size_t operator_len(const char *start, const char *p)
 	static const char kw[] = "operator";
 	size_t n = sizeof(kw) - 1;
 
+	/* Longest first, so "operator<<=" is not read as "operator<" + "<=". */
+	static const char *const ops[] = {"<=>", "<<=", ">>=", "->*", "<<", ">>",
+					  "<=",	 ">=",	"->",  "<",   ">"};
+
 	if (strncmp(p, kw, n) || (p > start && is_ident(p[-1])))
 		return 0;
-	while (p[n] && strchr("<>=-*", p[n]))
-		n++;
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!strncmp(p + n, ops[i], strlen(ops[i])))
+			return n + strlen(ops[i]);
 	return n;
 }
 
