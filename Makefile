@@ -9,9 +9,11 @@ BPFTOOL  ?= bpftool
 PROTOC_C ?= protoc-c
 SAN      ?=
 
-PKGS     := libbpf libelf libdw zlib libprotobuf-c libcrypto
+PKGS     := libbpf libelf libdw libdebuginfod zlib libprotobuf-c libcrypto
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+.DEFAULT_GOAL := all
 
 GEN      := $(BUILD)/gen
 CFLAGS   ?= -O2 -g
@@ -25,7 +27,7 @@ endif
 ifneq ($(FUZZ),)
 CFLAGS   += -fsanitize=fuzzer-no-link
 endif
-LDLIBS   := $(PKG_LIBS) -lpthread
+LDLIBS   := $(PKG_LIBS) -liberty -lpthread
 
 # ---- generated headers: vmlinux.h, BPF skeletons, protobuf-c ----------------
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
