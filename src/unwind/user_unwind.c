@@ -79,7 +79,7 @@ struct file_table {
 
 struct mapping {
 	uint64_t start, end, bias;
-	struct file_table *table; /* NULL: no table (frame pointers) */
+	struct file_table *table; /* NULL: anonymous code */
 };
 
 struct user_unwind_tables {
@@ -188,18 +188,11 @@ static struct file_table *table_get(struct user_unwind_tables *t, const struct e
 	return ft;
 }
 
-int user_unwind_tables__add(struct user_unwind_tables *t, uint64_t start, uint64_t end,
-			    uint64_t bias, const struct elf_file *ef)
+static int mapping_insert(struct user_unwind_tables *t, uint64_t start, uint64_t end, uint64_t bias,
+			  struct file_table *ft)
 {
-	struct file_table *ft = ef ? table_get(t, ef) : NULL;
 	size_t at;
 
-	if (ef && !ft)
-		return -ENOMEM;
-	if (ft && ft->error)
-		return ft->error; /* like the agent: no LPM entry, frame pointers */
-	if (!ft)
-		return -ENOENT;
 	if (t->n_maps == t->cap_maps) {
 		size_t cap = t->cap_maps ? 2 * t->cap_maps : 32;
 		struct mapping *maps = realloc(t->maps, cap * sizeof(*maps));
@@ -215,6 +208,25 @@ int user_unwind_tables__add(struct user_unwind_tables *t, uint64_t start, uint64
 	t->maps[at] = (struct mapping){start, end, bias, ft};
 	t->n_maps++;
 	return 0;
+}
+
+int user_unwind_tables__add(struct user_unwind_tables *t, uint64_t start, uint64_t end,
+			    uint64_t bias, const struct elf_file *ef)
+{
+	struct file_table *ft = ef ? table_get(t, ef) : NULL;
+
+	if (ef && !ft)
+		return -ENOMEM;
+	if (!ft)
+		return -ENOENT;
+	if (ft->error)
+		return ft->error; /* like the agent: no table, frame pointers */
+	return mapping_insert(t, start, end, bias, ft);
+}
+
+int user_unwind_tables__add_anon(struct user_unwind_tables *t, uint64_t start, uint64_t end)
+{
+	return mapping_insert(t, start, end, 0, NULL);
 }
 
 void user_unwind_tables__reset_mappings(struct user_unwind_tables *t)
@@ -250,6 +262,11 @@ void user_unwind_tables__find_rule(void *ctx, uint32_t pid, uint64_t pc,
 	if (!m) {
 		t->stats.fp_no_mapping++;
 		op_unwind_fp_rule(rule);
+		return;
+	}
+	if (!m->table) {
+		t->stats.frames_anon++;
+		op_unwind_anon_rule(rule);
 		return;
 	}
 	ft = m->table;

@@ -59,6 +59,7 @@ struct user_unwind_result user_unwind__run(const struct user_unwind_ops *ops, ui
 struct user_unwind_tables_stats {
 	uint64_t frames_cfi;	/* OP_STAT_FRAMES_CFI: a rule from a table */
 	uint64_t fp_no_mapping; /* OP_STAT_FP_NO_MAPPING: address in no mapping with a table */
+	uint64_t frames_anon;	/* OP_STAT_FRAMES_ANON: anonymous code, frame pointers */
 	uint64_t invalid;	/* the table has no rule there: OP_RULE_INVALID */
 	uint64_t tables_built;
 	uint64_t
@@ -82,6 +83,11 @@ void user_unwind_tables__free(struct user_unwind_tables *t); /* accepts NULL */
 int user_unwind_tables__add(struct user_unwind_tables *t, uint64_t start, uint64_t end,
 			    uint64_t bias, const struct elf_file *ef);
 
+/* Adds anonymous executable memory [start, end) (JIT code; the agent's
+ * OP_FILE_ID_ANON): frame pointers, stopping with OP_UNWIND_ERR_ANON_CODE
+ * where they fail. 0 or -ENOMEM. */
+int user_unwind_tables__add_anon(struct user_unwind_tables *t, uint64_t start, uint64_t end);
+
 /* Forgets every mapping but keeps the tables built, to unwind another process
  * of the same files without building their tables again. */
 void user_unwind_tables__reset_mappings(struct user_unwind_tables *t);
@@ -89,7 +95,8 @@ void user_unwind_tables__reset_mappings(struct user_unwind_tables *t);
 /*
  * Same as find_rule in bpf/sampler.bpf.c for one process: the mapping holding
  * pc, its table, the last delta at or below pc - bias, its rule; frame
- * pointers when no mapping has a table. ctx is the struct user_unwind_tables
+ * pointers when no mapping has a table; the anonymous-code rule
+ * (OP_RULE_ANON) in anonymous code. ctx is the struct user_unwind_tables
  * (pid is ignored: one rule source per process).
  */
 void user_unwind_tables__find_rule(void *ctx, uint32_t pid, uint64_t pc,

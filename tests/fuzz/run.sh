@@ -19,9 +19,11 @@ for target in "$@"; do
 	log=$build/logs/$target.log
 	mkdir -p "$artifacts" "$(dirname "$log")"
 	"$here/seeds.sh" "$target" "$corpus" "$wl"
-	# -max_len: ELF files need room; text and section inputs stay small.
+	# -max_len: ELF files need room; a Go program's .gopclntab is hundreds of KiB.
+	max_len=65536
+	[ "$target" = fuzz_gopclntab ] && max_len=1048576
 	"$build/libfuzzer/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-		-max_len=65536 -print_final_stats=1 -artifact_prefix="$artifacts" "$corpus" \
+		-max_len="$max_len" -print_final_stats=1 -artifact_prefix="$artifacts" "$corpus" \
 		>"$log" 2>&1
 	rc=$?
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n1)

@@ -57,6 +57,10 @@ fuzz_user_unwind)
 		head -c 512 /dev/urandom
 	} >"$out/fp_rules"
 	;;
+fuzz_gopclntab)
+	# The table of the Go workload (TEXT_START of the target is Go's amd64 .text).
+	[ -f "$wl/go_chain" ] && section "$wl/go_chain" .gopclntab "$out/go_chain.gopclntab"
+	;;
 fuzz_kallsyms)
 	# A slice of the real table, with and without module symbols.
 	[ -r /proc/kallsyms ] && head -n 2000 /proc/kallsyms >"$out/kallsyms_head"

@@ -120,10 +120,6 @@ static int parse_line(struct replay_case *c, char *line, int lineno, char *err, 
 		c->step_main = !strcmp(words[1], "main");
 		return 0;
 	}
-	if (!strcmp(words[0], "vdso_tables") && n == 1) {
-		c->vdso_tables = true;
-		return 0;
-	}
 	if (!strcmp(words[0], "known_failure") && n >= 2)
 		return (c->known_failure = strdup(rest)) ? 0 : -ENOMEM;
 	if (!strcmp(words[0], "thread") && n == 2) {

@@ -13,7 +13,6 @@
  *   stop vdso                ... when a thread is inside the vDSO
  *   settle MS                wait MS after "ready" before stopping (default 200)
  *   step main|none           single-step the main thread towards the stop (default main)
- *   vdso_tables              give the vDSO a stack-delta table (built from its image)
  *   known_failure REASON     the case documents a known gap: failing is reported as
  *                            XFAIL, passing as XPASS (a failure: drop the line)
  *   thread stopped|COMM      the expectations that follow are for this thread
@@ -74,7 +73,6 @@ struct replay_case {
 	char *stop_name; /* STOP_IN, STOP_AT */
 	int settle_ms;
 	bool step_main;
-	bool vdso_tables;
 	char *known_failure;
 	struct case_thread *threads;
 	size_t n_threads;

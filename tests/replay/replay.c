@@ -195,7 +195,7 @@ static int replay_snapshot(const struct replay_case *c, const struct snapshot *s
 	err = user_unwind_tables__new(&tables);
 	if (err)
 		goto cleanup;
-	space__add_tables(&sp, tables, c->vdso_tables);
+	space__add_tables(&sp, tables);
 	for (size_t i = 0; i < c->n_threads; i++) {
 		char one[512];
 
@@ -208,9 +208,10 @@ static int replay_snapshot(const struct replay_case *c, const struct snapshot *s
 	}
 	if (used < len)
 		snprintf(summary + used, len - used,
-			 "; %llu frames by tables, %llu by frame pointers",
+			 "; rules: %llu from tables, %llu frame pointers, %llu anonymous code",
 			 (unsigned long long)user_unwind_tables__stats(tables)->frames_cfi,
-			 (unsigned long long)user_unwind_tables__stats(tables)->fp_no_mapping);
+			 (unsigned long long)user_unwind_tables__stats(tables)->fp_no_mapping,
+			 (unsigned long long)user_unwind_tables__stats(tables)->frames_anon);
 	err = failed ? -EINVAL : 0;
 cleanup:
 	user_unwind_tables__free(tables);

@@ -125,6 +125,7 @@ int space__open(struct space *sp, const char *text, size_t len, space_read_fn re
 		m->end = raw[i].end;
 		m->offset = raw[i].offset;
 		m->is_vdso = !strcmp(raw[i].path, "[vdso]");
+		m->inode = raw[i].inode;
 		if (raw[i].path[0] == '/' || m->is_vdso) {
 			m->file = file_get(sp, &raw[i], read, ctx);
 			if (!m->file) {
@@ -202,6 +203,8 @@ const char *space__name(const struct space *sp, uint64_t addr, bool is_return, c
 	else if (m && m->file && m->has_bias)
 		snprintf(buf, len, "%s+0x%llx", m->file->path,
 			 (unsigned long long)(addr - is_return - m->bias));
+	else if (m && !m->file)
+		snprintf(buf, len, "[anon]+0x%llx", (unsigned long long)(addr - m->start));
 	else
 		snprintf(buf, len, "[unknown 0x%llx]", (unsigned long long)addr);
 	return buf;
@@ -219,18 +222,23 @@ bool space__in_plt(const struct space *sp, uint64_t addr)
 	return false;
 }
 
-int space__add_tables(const struct space *sp, struct user_unwind_tables *t, bool with_vdso)
+int space__add_tables(const struct space *sp, struct user_unwind_tables *t)
 {
 	int n = 0;
 
 	for (size_t i = 0; i < sp->n_maps; i++) {
 		const struct space_map *m = &sp->maps[i];
+		const struct space_file *f = m->file;
 
-		if (!m->file || !m->file->ef || !m->has_bias || (m->is_vdso && !with_vdso))
-			continue;
-		/* A file without a usable table falls back to frame pointers, as in the agent. */
-		if (!user_unwind_tables__add(t, m->start, m->end, m->bias, m->file->ef))
-			n++;
+		if (f && f->ef) {
+			/* A file without a usable table falls back to frame pointers. */
+			if (m->has_bias &&
+			    !user_unwind_tables__add(t, m->start, m->end, m->bias, f->ef))
+				n++;
+		} else if ((m->inode == 0 && !m->is_vdso) || (f && f->open_error == -ENOEXEC)) {
+			if (!user_unwind_tables__add_anon(t, m->start, m->end))
+				n++;
+		}
 	}
 	return n;
 }

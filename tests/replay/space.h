@@ -36,6 +36,7 @@ struct space_map {
 	uint64_t bias; /* ELF vaddr = address - bias, when has_bias */
 	bool has_bias;
 	bool is_vdso;
+	uint64_t inode;
 	struct space_file *file; /* NULL: anonymous memory */
 };
 
@@ -59,16 +60,19 @@ const struct space_map *space__find(const struct space *sp, uint64_t addr);
  */
 const char *space__function(const struct space *sp, uint64_t addr, bool is_return,
 			    uint64_t *offset);
-/* A frame's name: the function, else "file+0xVADDR", else "[unknown]"; written into buf. */
+/* A frame's name: the function, else "file+0xVADDR", "[anon]+0xOFFSET" in anonymous
+ * memory, else "[unknown 0xADDR]"; written into buf. */
 const char *space__name(const struct space *sp, uint64_t addr, bool is_return, char *buf,
 			size_t len);
 /* True when addr is inside a .plt section of its file. */
 bool space__in_plt(const struct space *sp, uint64_t addr);
 /*
- * Adds every mapping the agent would give a table (an ELF file whose code
- * segment it holds) to t; the vDSO too when with_vdso. Returns the number of
+ * Adds to t what the agent puts in its mappings trie (range_id_of() in
+ * process_table.c): each ELF file whose code segment a mapping holds, the
+ * vDSO included, with its table (frame pointers when it has none); code with
+ * no file or no ELF behind it as anonymous code. Returns the number of
  * mappings added.
  */
-int space__add_tables(const struct space *sp, struct user_unwind_tables *t, bool with_vdso);
+int space__add_tables(const struct space *sp, struct user_unwind_tables *t);
 
 #endif

@@ -283,6 +283,11 @@ static void test_table_gap_is_invalid(void **state)
 	assert_int_equal(user_unwind_tables__stats(t)->fp_no_mapping, 2);
 	assert_int_equal(user_unwind_tables__add(t, 0x1000, 0x2000, 0, ef), 0);
 	assert_int_equal(user_unwind_tables__stats(t)->tables_built, 1);
+	/* Anonymous code (JIT): the frame-pointer rule that stops with its own error. */
+	assert_int_equal(user_unwind_tables__add_anon(t, 0x3000, 0x4000), 0);
+	user_unwind_tables__find_rule(t, 0, 0x3800, &rule);
+	assert_int_equal(rule.cmd, OP_RULE_ANON);
+	assert_int_equal(user_unwind_tables__stats(t)->frames_anon, 1);
 	proc_maps__free(maps, n);
 	user_unwind_tables__free(t);
 	elf_file__close(ef);
