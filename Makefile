@@ -3,13 +3,14 @@
 # tests/unit/test_<x>.c or tests/e2e/test_<x>.c needs no edit here.
 
 BUILD    ?= build
+.DEFAULT_GOAL := all
 CC       ?= gcc
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
 PROTOC_C ?= protoc-c
 SAN      ?=
 
-PKGS     := libbpf libelf libdw zlib libprotobuf-c libcrypto
+PKGS     := libbpf libelf libdw zlib libprotobuf-c libcrypto libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

@@ -8,10 +8,18 @@ PKGS=(
 	libbpf-dev bpftool
 	libelf-dev libdw-dev zlib1g-dev libssl-dev
 	protobuf-c-compiler libprotobuf-c-dev
+	libcurl4-openssl-dev openssl
 	libcmocka-dev
 	golang-go protobuf-compiler
 	g++ rustc
 )
+
+# The agent's end-to-end tests run an OTLP receiver on Node.js (gRPC stack
+# from npm, installed by the tests). Debian's nodejs ships npm separately;
+# a Node.js that came with its own npm is kept as it is.
+if ! command -v npm >/dev/null 2>&1; then
+	PKGS+=(nodejs npm)
+fi
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -31,6 +31,8 @@ struct collector {
 	struct trace_table traces;
 	struct collector_stats stats;
 	struct trace *scratch; /* one trace of maximal size, reused per record */
+	/* Added to a sample's CLOCK_MONOTONIC time to get the wall clock (keep_events). */
+	int64_t monotonic_to_wall_ns;
 };
 
 /* 0 or -ENOMEM. Free with collector__clear(). */
