@@ -288,6 +288,7 @@ uint32_t profile__add_mapping(struct profile *p, uint64_t start, uint64_t limit,
 	m->file_offset = file_offset;
 	m->filename = k.filename;
 	m->build_id = k.build_id;
+	m->go_build_id = m->htlhash = k.filename + strlen(k.filename); /* "" */
 	if (hashmap__insert(&in->mappings, hash, id_entry(p->n_mappings + 1)))
 		return 0;
 	return ++p->n_mappings;
@@ -453,5 +454,25 @@ int profile__set_sample_events(struct profile *p, uint32_t cpu, const uint64_t *
 	s->cpu = cpu;
 	s->timestamps = copy;
 	s->n_timestamps = n;
+	return 0;
+}
+
+int profile__set_mapping_ids(struct profile *p, uint32_t mapping_id, const char *go_build_id,
+			     const char *htlhash)
+{
+	struct profile_mapping *m;
+	const char *go = NULL, *hash = NULL;
+
+	if (!mapping_id || mapping_id > p->n_mappings)
+		return -EINVAL;
+	m = &p->mappings[mapping_id - 1];
+	if (go_build_id && !(go = intern_string(p->intern, go_build_id)))
+		return -ENOMEM;
+	if (htlhash && !(hash = intern_string(p->intern, htlhash)))
+		return -ENOMEM;
+	if (go)
+		m->go_build_id = go;
+	if (hash)
+		m->htlhash = hash;
 	return 0;
 }

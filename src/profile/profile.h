@@ -32,6 +32,9 @@ struct profile_mapping {
 	uint64_t file_offset;
 	const char *filename; /* path as the process saw it, "" for none */
 	const char *build_id; /* hex GNU build id, "" when unknown */
+	/* Other identities (profile__set_mapping_ids()), "" when unknown. */
+	const char *go_build_id; /* the Go toolchain's build id */
+	const char *htlhash;	 /* file_id__htlhash() as 32 hex digits */
 };
 
 struct profile_function {
@@ -80,6 +83,7 @@ struct profile {
 	uint64_t period_ns; /* 1e9 / frequency_hz */
 	uint64_t time_ns;   /* wall-clock start, ns since the epoch */
 	uint64_t duration_ns;
+	bool has_events; /* samples carry their CPU and, within budget, per-event times */
 	struct profile_stats stats;
 
 	/* Read-only for exporters: element i has id i + 1. */
@@ -110,6 +114,10 @@ uint32_t profile__add_location(struct profile *p, uint32_t mapping_id, uint64_t 
 int profile__add_sample(struct profile *p, const uint32_t *location_ids, uint32_t n_locations,
 			uint32_t pid, uint32_t tid, const char *comm, const char *thread_name,
 			int64_t count);
+
+/* Sets mapping_id's Go build id and file hash (copied; NULL leaves one as it is). 0 or -errno. */
+int profile__set_mapping_ids(struct profile *p, uint32_t mapping_id, const char *go_build_id,
+			     const char *htlhash);
 
 /* Gives the last sample added its CPU and per-event times (copied; n == its count or 0).
  * 0, -EINVAL or -ENOMEM. */

@@ -8,6 +8,7 @@
 
 #include "elf/elf_file.h"
 #include "elf/file_cache.h"
+#include "elf/file_id.h"
 #include "profile/profile.h"
 #include "profile/trace_table.h"
 #include "symbol/symbolizer.h"
@@ -37,7 +38,10 @@ struct builder {
 static uint32_t file_mapping(struct builder *b, uint32_t file_id)
 {
 	const struct cached_file *f = file_cache__at(b->sym->files, file_id);
+	static const uint8_t no_hash[FILE_ID_HTLHASH_LEN];
+	char hash[2 * FILE_ID_HTLHASH_LEN + 1];
 	uint64_t limit = 0;
+	uint32_t id;
 
 	if (!f)
 		return 0;
@@ -48,8 +52,14 @@ static uint32_t file_mapping(struct builder *b, uint32_t file_id)
 			if (s->vaddr + s->memsz > limit)
 				limit = s->vaddr + s->memsz;
 		}
-	return profile__add_mapping(b->p, 0, limit ? limit : UINT64_MAX, 0, f->path,
-				    f->elf && f->elf->build_id ? f->elf->build_id : "");
+	id = profile__add_mapping(b->p, 0, limit ? limit : UINT64_MAX, 0, f->path,
+				  f->elf && f->elf->build_id ? f->elf->build_id : "");
+	if (id && memcmp(f->htlhash, no_hash, sizeof(no_hash))) {
+		file_id__hex(f->htlhash, hash);
+		if (profile__set_mapping_ids(b->p, id, NULL, hash))
+			return 0;
+	}
+	return id;
 }
 
 static uint32_t new_location(struct builder *b, const struct trace_frame *tf)
@@ -149,6 +159,7 @@ int profile_builder__build(struct profile *p, const struct trace_table *tt, stru
 			goto cleanup;
 	}
 	p->stats.truncated += tt->truncated;
+	p->has_events = tt->keep_events;
 cleanup:
 	for (size_t it = 0; hashmap__next(&b.frames, &it, &e);)
 		free(e);
