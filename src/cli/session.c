@@ -150,7 +150,11 @@ int session__take_profile(struct session *ss, struct profile **out)
 	p->duration_ns = now - ss->interval_start_ns;
 	p->stats.dropped = dropped - ss->dropped_before;
 	ss->dropped_before = dropped;
-	set_clock_offset(ss);
+	/* Intervals tile time exactly: the next starts where this one ended. */
+	ss->interval_start_wall_ns += p->duration_ns;
+	ss->interval_start_ns = now;
+	ss->c.monotonic_to_wall_ns =
+	    (int64_t)(session__clock_ns(CLOCK_REALTIME) - session__clock_ns(CLOCK_MONOTONIC));
 	*out = p;
 	return 0;
 }
