@@ -132,7 +132,16 @@ $(WL_BUILD)/lib/%.so: $(WL_DIR)/lib/%.c $(WL_HDRS)
 	@mkdir -p $(@D)
 	$(WL_LINE) $< -o $@
 
-tests: $(BIN) $(TEST_BINS) $(WORKLOADS)
+# The agent's end-to-end tests run receivers on Node.js: their npm packages,
+# pinned by the lock file, are installed under the build folder.
+NODE_DIR   := $(BUILD)/node
+$(NODE_DIR)/node_modules/.installed: tests/e2e/otlp/package.json tests/e2e/otlp/package-lock.json
+	@mkdir -p $(NODE_DIR)
+	cp $^ $(NODE_DIR)/
+	cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+tests: $(BIN) $(TEST_BINS) $(WORKLOADS) $(NODE_DIR)/node_modules/.installed
 
 # The README's test command: every test, then the unit tests again under
 # AddressSanitizer + UndefinedBehaviorSanitizer.

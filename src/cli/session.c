@@ -75,6 +75,8 @@ int session__start(struct session *ss, const struct session_opts *o)
 	sopts.kernel_stacks = o->kernel_stacks;
 	sopts.pids = o->pids;
 	sopts.n_pids = o->n_pids;
+	/* The first interval starts when sampling can: before the program is attached. */
+	set_clock_offset(ss);
 	err = sampler__open(&sopts, on_event, &ss->c, &ss->s);
 	if (err)
 		return err;
@@ -91,7 +93,6 @@ int session__start(struct session *ss, const struct session_opts *o)
 	} else {
 		process_table__scan_all(&ss->c.procs);
 	}
-	set_clock_offset(ss);
 	return 0;
 }
 
@@ -128,13 +129,22 @@ void session__stop_sampling(struct session *ss)
 
 int session__take_profile(struct session *ss, struct profile **out)
 {
-	struct trace_table done = ss->c.traces;
-	uint64_t now = session__clock_ns(CLOCK_MONOTONIC), dropped;
+	struct trace_table done;
+	uint64_t now, dropped;
 	struct profile *p;
 	int err;
 
-	if (ss->s)
+	/*
+	 * Records still in the ring buffer were sampled in this interval: take
+	 * them in, then end the interval. What the BPF side writes meanwhile is
+	 * stamped after now (but for the few microseconds of a program in flight).
+	 */
+	if (ss->s) {
+		sampler__drain(ss->s);
 		sampler__read_stats(ss->s, ss->bpf_stats);
+	}
+	now = session__clock_ns(CLOCK_MONOTONIC);
+	done = ss->c.traces;
 	dropped =
 	    ss->bpf_stats[OP_STAT_RINGBUF_FULL] + ss->c.stats.bad_records + ss->c.stats.enomem;
 	/* New samples go to a fresh table from here on. */

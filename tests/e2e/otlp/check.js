@@ -6,6 +6,7 @@
 //   node check.js --file F --mode otlp|pyroscope|continuity --pid N
 //        --exe PATH --service NAME --chain main,chain_01,...,leaf
 //        [--frequency HZ] [--transport grpc|http] [--min-seconds S]
+//        [--authorization VALUE] [--auth USER:PASSWORD]
 'use strict';
 const crypto = require('crypto');
 const fs = require('fs');
@@ -92,6 +93,9 @@ function otlpProcess(transportFilter) {
     if (r.transport !== 'grpc' && r.transport !== 'http') continue;
     if (transportFilter && r.transport !== transportFilter) continue;
     out.requests++;
+    if (args.authorization)
+      expect(r.headers.authorization === args.authorization,
+        `authorization header ${r.headers.authorization}, not ${args.authorization}`);
     const d = r.request.dictionary;
     checkDictionary(d);
     const s = (i) => d.string_table[i];
