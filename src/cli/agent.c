@@ -609,6 +609,9 @@ int cmd_agent(int argc, char **argv)
 	session__stop_sampling(&a->ss);
 	export_interval(a);
 	flush_ms = (uint32_t)(a->o->flush_s * 1000);
+	/* Both destinations flush at once, within the one timeout. */
+	export_queue__begin_stop(a->otlp.q, flush_ms);
+	export_queue__begin_stop(a->pyroscope.q, flush_ms);
 	destination__stop(&a->otlp, flush_ms, true);
 	destination__stop(&a->pyroscope, flush_ms, true);
 	ret = 0;

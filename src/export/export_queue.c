@@ -268,6 +268,19 @@ void export_queue__stats(struct export_queue *q, struct export_queue_stats *out)
 	pthread_mutex_unlock(&q->lock);
 }
 
+void export_queue__begin_stop(struct export_queue *q, uint32_t timeout_ms)
+{
+	if (!q)
+		return;
+	pthread_mutex_lock(&q->lock);
+	if (!q->stopping) {
+		q->stopping = true;
+		q->deadline_ns = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	}
+	pthread_cond_signal(&q->wake);
+	pthread_mutex_unlock(&q->lock);
+}
+
 void export_queue__stop(struct export_queue *q, uint32_t timeout_ms,
 			struct export_queue_stats *stats)
 {
@@ -275,11 +288,7 @@ void export_queue__stop(struct export_queue *q, uint32_t timeout_ms,
 
 	if (!q)
 		return;
-	pthread_mutex_lock(&q->lock);
-	q->stopping = true;
-	q->deadline_ns = now_ns() + (uint64_t)timeout_ms * 1000000ull;
-	pthread_cond_signal(&q->wake);
-	pthread_mutex_unlock(&q->lock);
+	export_queue__begin_stop(q, timeout_ms);
 	/* A request in flight ends within the transport's own timeout. */
 	pthread_join(q->thread, NULL);
 

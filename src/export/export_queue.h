@@ -64,8 +64,11 @@ int export_queue__start(const struct export_queue_opts *opts, export_send_fn sen
 			struct export_queue **out);
 /* Queues b (the queue owns it from here, even on error). Never blocks on the network. */
 void export_queue__push(struct export_queue *q, struct export_batch *b);
+/* Starts the flush without waiting: the timeout runs from here (then call _stop()). */
+void export_queue__begin_stop(struct export_queue *q, uint32_t timeout_ms);
 /*
- * Sends what is queued for up to timeout_ms (retrying as usual), then stops
+ * Sends what is queued for up to timeout_ms (counted from begin_stop() when
+ * that came first) (retrying as usual), then stops
  * the thread, counts what is left as dropped_shutdown and frees the queue.
  * Fills *stats when not NULL. Accepts NULL.
  */
