@@ -69,12 +69,17 @@ int session__start(struct session *ss, const struct session_opts *o)
 	}
 	ss->collector_ready = true;
 	reset_traces(ss);
-	symbolizer__init(&ss->sym, &ss->c.files);
+	err = symbolizer__init(&ss->sym, &ss->c.files, o->sym);
+	if (err) {
+		pr_err("out of memory");
+		return err;
+	}
 
 	sopts.frequency_hz = o->frequency_hz;
 	sopts.kernel_stacks = o->kernel_stacks;
 	sopts.pids = o->pids;
 	sopts.n_pids = o->n_pids;
+	sopts.copy_all_stacks = o->copy_all_stacks;
 	/* The first interval starts when sampling can: before the program is attached. */
 	set_clock_offset(ss);
 	err = sampler__open(&sopts, on_event, &ss->c, &ss->s);
@@ -93,6 +98,9 @@ int session__start(struct session *ss, const struct session_opts *o)
 	} else {
 		process_table__scan_all(&ss->c.procs);
 	}
+	/* The ring buffer is read from now on: processes still unknown (started
+	 * since) send stack copies instead of frame-pointer guesses. */
+	sampler__enable_stack_copies(ss->s);
 	return 0;
 }
 

@@ -25,8 +25,10 @@ struct session_opts {
 	bool kernel_stacks;
 	const uint32_t *pids; /* only these processes; all when n_pids is 0 */
 	size_t n_pids;
-	bool keep_events;	 /* per-event times and CPUs (for OTLP) */
-	uint64_t max_timestamps; /* per interval, with keep_events */
+	bool copy_all_stacks;		   /* test hook (see sampler.h) */
+	const struct symbolizer_opts *sym; /* NULL: defaults */
+	bool keep_events;		   /* per-event times and CPUs (for OTLP) */
+	uint64_t max_timestamps;	   /* per interval, with keep_events */
 };
 
 struct session {

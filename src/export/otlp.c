@@ -362,9 +362,9 @@ static int encode_mappings(struct encoder *e)
 		if (pm->go_build_id && *pm->go_build_id)
 			attrs[na++] =
 			    enc_attr_str(e, "process.executable.build_id.go", pm->go_build_id);
-		if (pm->htlhash && *pm->htlhash)
+		if (pm->file_hash && *pm->file_hash)
 			attrs[na++] =
-			    enc_attr_str(e, "process.executable.build_id.htlhash", pm->htlhash);
+			    enc_attr_str(e, "process.executable.build_id.htlhash", pm->file_hash);
 		m->attribute_indices = attrs;
 		m->n_attribute_indices = na;
 	}

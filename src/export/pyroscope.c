@@ -53,8 +53,8 @@ static struct profile *subset(const struct profile *p, const size_t *idx, size_t
 	for (size_t i = 0; i < p->n_mappings; i++) {
 		const struct profile_mapping *m = &p->mappings[i];
 
-		if (profile__add_mapping(s, m->start, m->limit, m->file_offset, m->filename,
-					 m->build_id) != i + 1)
+		if (profile__add_file_mapping(s, m->start, m->limit, m->file_offset, m->filename,
+					      m->build_id, m->go_build_id, m->file_hash) != i + 1)
 			goto fail;
 	}
 	for (size_t i = 0; i < p->n_functions; i++) {

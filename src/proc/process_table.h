@@ -22,11 +22,12 @@ struct unwind_maps;
 struct process_mapping {
 	uint64_t start;
 	uint64_t end;
-	uint64_t offset;  /* file offset of start */
-	uint32_t file_id; /* in the file cache; never 0 */
+	uint64_t offset;   /* file offset of start */
+	uint32_t file_id;  /* in the file cache; never 0 */
 	uint64_t table_id; /* stack-delta table referenced in BPF maps, 0: none */
-	uint64_t bias;     /* ELF vaddr = address - bias, when has_bias */
-	bool has_bias;     /* an ELF file whose code segment this mapping holds */
+	uint64_t range_id; /* file id of its LPM entries (OP_FILE_ID_ANON: JIT), 0: none */
+	uint64_t bias;	   /* ELF vaddr = address - bias, when has_bias */
+	bool has_bias;	   /* an ELF file whose code segment this mapping holds */
 };
 
 struct process {
@@ -68,6 +69,9 @@ int process_table__scan_all(struct process_table *pt);
 void process_table__mark_exited(struct process_table *pt, uint32_t pid);
 /* Also keep the in-kernel unwinder's maps in step with every maps read. */
 void process_table__set_unwind_maps(struct process_table *pt, struct unwind_maps *um);
+
+/* The executable mapping of p holding addr, or NULL (no re-read). */
+const struct process_mapping *process_table__find_mapping(const struct process *p, uint64_t addr);
 
 /*
  * Resolves an absolute user address of pid to (file id, address in the

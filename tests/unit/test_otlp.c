@@ -97,8 +97,8 @@ static void test_encode(void **state)
 	p->time_ns = 1700000000000000000ull;
 	p->duration_ns = 1000000000ull;
 	p->has_events = true;
-	app = profile__add_mapping(p, 0, 0x5000, 0, "/usr/bin/app", "abcdef");
-	assert_int_equal(profile__set_mapping_ids(p, app, NULL, HTLHASH), 0);
+	app = profile__add_file_mapping(p, 0, 0x5000, 0, "/usr/bin/app", "abcdef", "go-id/x",
+					HTLHASH);
 	kmap = profile__add_mapping(p, 0, UINT64_MAX, 0, "[kernel.kallsyms]", "");
 	f_main = profile__add_function(p, "main", "main", "app.c");
 	f_inl = profile__add_function(p, "inlined", "inlined", "app.c");
@@ -154,6 +154,10 @@ static void test_encode(void **state)
 		      "process.executable.build_id.gnu");
 	assert_non_null(v);
 	assert_string_equal(v->string_value, "abcdef");
+	v = find_attr(d, d->mapping_table[app]->attribute_indices,
+		      d->mapping_table[app]->n_attribute_indices, "process.executable.build_id.go");
+	assert_non_null(v);
+	assert_string_equal(v->string_value, "go-id/x");
 	v = find_attr(d, d->mapping_table[app]->attribute_indices,
 		      d->mapping_table[app]->n_attribute_indices,
 		      "process.executable.build_id.htlhash");
