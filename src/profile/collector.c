@@ -64,6 +64,10 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 	t->pid = e->hdr.pid;
 	t->tid = e->tid;
 	t->flags = e->flags;
+	if (c->traces.keep_events) {
+		t->cpu = e->cpu;
+		t->time_ns = e->ktime_ns + (uint64_t)c->monotonic_to_wall_ns;
+	}
 	copy_comm(t->comm, e->comm);
 	copy_comm(t->pcomm, e->pcomm);
 

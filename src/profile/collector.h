@@ -34,6 +34,8 @@ struct collector {
 	struct stack_copy_stats copies;
 	struct trace *scratch; /* one trace of maximal size, reused per record */
 	struct op_trace *copy_trace; /* a stack copy, unwound (src/unwind/stack_copy.h) */
+	/* Added to a sample's CLOCK_MONOTONIC time to get the wall clock (keep_events). */
+	int64_t monotonic_to_wall_ns;
 };
 
 /* 0 or -ENOMEM. Free with collector__clear(). */

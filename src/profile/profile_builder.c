@@ -181,10 +181,15 @@ int profile_builder__build(struct profile *p, const struct trace_table *tt, stru
 		}
 		err = profile__add_sample(p, ids, t->n_frames, t->pid, t->tid, t->pcomm, t->comm,
 					  (int64_t)t->count);
+		if (!err && tt->keep_events)
+			err = profile__set_sample_events(
+			    p, t->cpu, t->timestamps,
+			    t->n_timestamps == t->count ? t->n_timestamps : 0);
 		if (err)
 			goto cleanup;
 	}
 	p->stats.truncated += tt->truncated;
+	p->has_events = tt->keep_events;
 cleanup:
 	for (size_t it = 0; hashmap__next(&b.frames, &it, &e);)
 		free(e);
