@@ -16,6 +16,7 @@
 
 #include "cli/cli.h"
 #include "export/exporters.h"
+#include "interp/python/python.h"
 #include "profile/collector.h"
 #include "profile/profile.h"
 #include "profile/profile_builder.h"
@@ -312,6 +313,9 @@ int cmd_record(int argc, char **argv)
 	struct sampler_opts sopts = {0};
 	uint64_t bpf_stats[OP_STAT__COUNT] = {0};
 	struct symbolizer sym = {0};
+	struct python py;
+	uint64_t py_stats[OP_PY_STAT__COUNT] = {0};
+	bool python_ready = false;
 	struct sampler *s = NULL;
 	struct sampler_unwind_fds ufds;
 	struct unwind_maps um = {0};
@@ -349,6 +353,12 @@ int cmd_record(int argc, char **argv)
 	sampler__unwind_fds(s, &ufds);
 	unwind_maps__init(&um, ufds.mappings, ufds.tables, ufds.info, ufds.rules, ufds.max_rules);
 	process_table__set_unwind_maps(&c.procs, &um);
+	/* Python: interpreters found in every maps read, frames named as they arrive. */
+	python__init(&py, &c.files, sampler__map_fd(s, "py_procs"));
+	python_ready = true;
+	process_table__set_observer(&c.procs, python__process_changed, &py);
+	c.python = &py;
+	sym.python = &py;
 
 	/* Learn the processes that already run (and load their unwind tables); the
 	 * ones that start later arrive through exec events and unknown-pid reports. */
@@ -385,6 +395,9 @@ int cmd_record(int argc, char **argv)
 	sampler__read_stats(s, bpf_stats);
 	/* The tables go with the BPF object: stop keeping them in step first. */
 	process_table__set_unwind_maps(&c.procs, NULL);
+	sampler__read_percpu(s, "py_stats", py_stats, OP_PY_STAT__COUNT);
+	process_table__set_observer(&c.procs, NULL, NULL);
+	python__detach(&py);
 	sampler__free(s);
 	s = NULL;
 
@@ -400,8 +413,10 @@ int cmd_record(int argc, char **argv)
 	if (write_outputs(p, o->output_dir))
 		goto cleanup;
 	summary__print(p, stdout, 10);
-	if (log_verbosity > 0)
+	if (log_verbosity > 0) {
 		print_counters(bpf_stats, &c, &sym, &um);
+		python__print_counters(&py, py_stats, stderr);
+	}
 	if (!p->stats.samples)
 		pr_warn("no samples were recorded: the %s did not run on a CPU while sampling",
 			o->n_pids ? "processes" : "system");
@@ -410,12 +425,16 @@ int cmd_record(int argc, char **argv)
 	ret = 0;
 
 cleanup:
-	if (collector_ready)
+	if (collector_ready) {
 		process_table__set_unwind_maps(&c.procs, NULL);
+		process_table__set_observer(&c.procs, NULL, NULL);
+	}
 	sampler__free(s);
 	unwind_maps__clear(&um);
 	profile__free(p);
 	symbolizer__clear(&sym);
+	if (python_ready)
+		python__clear(&py);
 	if (collector_ready)
 		collector__clear(&c);
 	free(o);

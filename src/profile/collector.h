@@ -15,6 +15,8 @@
 #include "proc/process_table.h"
 #include "profile/trace_table.h"
 
+struct python;
+
 struct collector_stats {
 	uint64_t traces;      /* trace records received */
 	uint64_t bad_records; /* malformed ring-buffer records */
@@ -31,6 +33,7 @@ struct collector {
 	struct trace_table traces;
 	struct collector_stats stats;
 	struct trace *scratch; /* one trace of maximal size, reused per record */
+	struct python *python; /* names Python frames; NULL: they stay unnamed */
 };
 
 /* 0 or -ENOMEM. Free with collector__clear(). */

@@ -8,6 +8,7 @@
 
 #include "elf/elf_file.h"
 #include "elf/file_cache.h"
+#include "interp/python/python.h"
 #include "profile/profile.h"
 #include "profile/trace_table.h"
 #include "symbol/symbolizer.h"
@@ -58,7 +59,7 @@ static uint32_t new_location(struct builder *b, const struct trace_frame *tf)
 	enum profile_frame_kind kind = PROFILE_FRAME_NATIVE;
 	struct profile_line line = {0, 0};
 	uint32_t mapping = 0;
-	const char *name, *module;
+	const char *name, *module, *filename = "";
 	char buf[512], modname[300];
 
 	switch (tf->kind) {
@@ -80,12 +81,17 @@ static uint32_t new_location(struct builder *b, const struct trace_frame *tf)
 		    symbolizer__native(b->sym, tf->file_id, tf->addr, is_return, buf, sizeof(buf));
 		mapping = file_mapping(b, tf->file_id);
 		break;
+	case OP_FRAME_PYTHON:
+		kind = PROFILE_FRAME_PYTHON;
+		python__describe(b->sym->python, tf->file_id, (uint32_t)tf->addr, &name, &filename,
+				 &line.line);
+		break;
 	default:
 		kind = PROFILE_FRAME_ERROR;
 		name = symbolizer__error(tf->addr);
 		break;
 	}
-	line.function_id = profile__add_function(b->p, name, name, "");
+	line.function_id = profile__add_function(b->p, name, name, filename);
 	if (!line.function_id)
 		return 0;
 	return profile__add_location(b->p, mapping, tf->addr, kind, &line, 1);

@@ -13,6 +13,7 @@
 
 struct file_cache;
 struct kallsyms;
+struct python;
 
 struct symbolizer_stats {
 	uint64_t kernel_unnamed;
@@ -22,6 +23,7 @@ struct symbolizer_stats {
 struct symbolizer {
 	struct file_cache *files;
 	struct kallsyms *ksyms; /* loaded on the first kernel frame */
+	const struct python *python; /* names Python frames; NULL: shown unnamed */
 	bool ksyms_tried;
 	struct symbolizer_stats stats;
 };
