@@ -43,13 +43,13 @@ struct op_py_offsets {
 	__u16 interp_threads;	/* PyInterpreterState -> first PyThreadState */
 	__u16 tstate_next;	/* PyThreadState -> next */
 	__u16 tstate_thread_id; /* pthread_self() of the thread: its thread pointer (fs base) */
-	__u16 tstate_frame;	/* ->frame (<=3.10), ->cframe (3.11, 3.12), ->current_frame (3.13+) */
-	__u16 cframe_current;	/* _PyCFrame -> current_frame (3.11, 3.12) */
-	__u16 frame_back;	/* f_back / previous */
-	__u16 frame_code;	/* f_code / f_executable */
-	__u16 frame_instr;	/* f_lasti (int), prev_instr / instr_ptr (pointer) */
-	__u16 frame_entry;	/* is_entry (3.11) / owner (3.12+) */
-	__u16 code_instr;	/* co_code_adaptive: first instruction (3.11+) */
+	__u16 tstate_frame;   /* ->frame (<=3.10), ->cframe (3.11, 3.12), ->current_frame (3.13+) */
+	__u16 cframe_current; /* _PyCFrame -> current_frame (3.11, 3.12) */
+	__u16 frame_back;     /* f_back / previous */
+	__u16 frame_code;     /* f_code / f_executable */
+	__u16 frame_instr;    /* f_lasti (int), prev_instr / instr_ptr (pointer) */
+	__u16 frame_entry;    /* is_entry (3.11) / owner (3.12+) */
+	__u16 code_instr;     /* co_code_adaptive: first instruction (3.11+) */
 	__u16 code_fingerprint; /* co_firstlineno and the 4 bytes after it */
 	__u8 layout;		/* enum op_py_layout */
 	__u8 cstack_owner;	/* value of FRAME_OWNED_BY_CSTACK (3.12+) */

@@ -95,8 +95,7 @@ static __always_inline int op_py_begin(struct op_py_walker *py, __u64 tstate)
 	py->deferred = OP_STEP_END;
 	if (op_py_read_ptr(&p, tstate + o->tstate_frame))
 		return -1;
-	if (o->cframe_current != OP_PY_NONE && p &&
-	    op_py_read_ptr(&p, p + o->cframe_current))
+	if (o->cframe_current != OP_PY_NONE && p && op_py_read_ptr(&p, p + o->cframe_current))
 		return -1;
 	py->frame = p;
 	return 0;

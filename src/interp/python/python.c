@@ -214,8 +214,7 @@ static uint32_t add_code(struct python *py, struct python_code *code)
 	return (uint32_t)py->n_codes;
 }
 
-uint32_t python__resolve(struct python *py, uint32_t pid, uint64_t code_addr,
-			 uint64_t fingerprint)
+uint32_t python__resolve(struct python *py, uint32_t pid, uint64_t code_addr, uint64_t fingerprint)
 {
 	struct code_key key = {.pid = pid, .addr = code_addr}, *k;
 	uint64_t h = hash_u64(code_addr ^ hash_u64(pid));

@@ -27,12 +27,12 @@ struct file_cache;
 struct process;
 
 struct python_stats {
-	uint64_t processes;    /* processes found running a supported CPython */
-	uint64_t unsupported;  /* interpreters this build has no layout for */
-	uint64_t map_errors;   /* py_procs updates that failed */
-	uint64_t codes;	       /* code objects read */
-	uint64_t code_reused;  /* a code object address found holding another one */
-	uint64_t code_errors;  /* code objects that could not be read */
+	uint64_t processes;	/* processes found running a supported CPython */
+	uint64_t unsupported;	/* interpreters this build has no layout for */
+	uint64_t map_errors;	/* py_procs updates that failed */
+	uint64_t codes;		/* code objects read */
+	uint64_t code_reused;	/* a code object address found holding another one */
+	uint64_t code_errors;	/* code objects that could not be read */
 	uint64_t cold_from_cfi; /* eval loops whose .cold part was found without symbols */
 };
 
@@ -40,10 +40,10 @@ struct python_code; /* one code object's name, file and line table */
 
 struct python {
 	struct file_cache *files;
-	int procs_fd;		   /* the py_procs BPF map, -1: none */
-	struct hashmap binaries;   /* file id -> struct python_file */
-	struct hashmap procs;	   /* pid -> struct python_proc */
-	struct hashmap code_keys;  /* (pid, address) -> struct code_key */
+	int procs_fd;		    /* the py_procs BPF map, -1: none */
+	struct hashmap binaries;    /* file id -> struct python_file */
+	struct hashmap procs;	    /* pid -> struct python_proc */
+	struct hashmap code_keys;   /* (pid, address) -> struct code_key */
 	struct python_code **codes; /* codes[id - 1] */
 	size_t n_codes;
 	size_t cap_codes;
@@ -67,8 +67,7 @@ void python__process_changed(void *ctx, const struct process *p);
  * code object at code_addr whose fingerprint the walker read, 0 when it
  * cannot be read (the frame is then shown unnamed).
  */
-uint32_t python__resolve(struct python *py, uint32_t pid, uint64_t code_addr,
-			 uint64_t fingerprint);
+uint32_t python__resolve(struct python *py, uint32_t pid, uint64_t code_addr, uint64_t fingerprint);
 
 /*
  * Name (qualified name from 3.11), file name and line of instruction

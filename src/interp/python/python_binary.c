@@ -101,7 +101,9 @@ static bool version_from_name(const char *path, unsigned int *major, unsigned in
 	const char *base = strrchr(path, '/'), *p;
 
 	base = base ? base + 1 : path;
-	p = !strncmp(base, "libpython", 9) ? base + 9 : !strncmp(base, "python", 6) ? base + 6 : NULL;
+	p = !strncmp(base, "libpython", 9) ? base + 9
+	    : !strncmp(base, "python", 6)  ? base + 6
+					   : NULL;
 	return p && sscanf(p, "%u.%u", major, minor) == 2 && *major == 3;
 }
 
@@ -209,8 +211,7 @@ static int fde_range(const struct elf_file *ef, const struct fde_entry *e, struc
 }
 
 /* Target of a jmp/jcc rel32 encoded at code[i] (code starts at address base). */
-static bool rel32_target(const uint8_t *code, size_t len, size_t i, uint64_t base,
-			 uint64_t *target)
+static bool rel32_target(const uint8_t *code, size_t len, size_t i, uint64_t base, uint64_t *target)
 {
 	if (code[i] == 0xe9 && i + 5 <= len) {
 		*target = base + i + 5 + (uint64_t)(int64_t)le32(code + i + 1);
@@ -348,7 +349,7 @@ int python_binary__inspect(const struct elf_file *ef, const char *name, struct p
 	if (w.cold && w.cold_size) {
 		out->eval[out->n_eval++] = (struct op_py_range){w.cold, w.cold + w.cold_size};
 	} else if (!w.symtab && !python_binary__find_cold(ef, w.eval, w.eval + w.eval_size,
-					     &out->eval[out->n_eval])) {
+							  &out->eval[out->n_eval])) {
 		out->n_eval++;
 		out->cold_from_cfi = true;
 	}

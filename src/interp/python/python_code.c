@@ -101,7 +101,8 @@ int python_code__read_str(uint32_t pid, const struct python_layout *layout, uint
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = read_mem(pid, addr + (ascii ? layout->unicode_ascii_size : layout->unicode_compact_size),
+	err = read_mem(pid,
+		       addr + (ascii ? layout->unicode_ascii_size : layout->unicode_compact_size),
 		       raw, (size_t)length * kind);
 	if (err && length)
 		goto cleanup;
@@ -173,8 +174,9 @@ static bool is_code_object(uint32_t pid, const uint8_t *obj)
 /* Bytes up to the end of the last field read: no further (the object may end there). */
 static size_t code_header_len(const struct python_layout *l)
 {
-	uint16_t offs[] = {l->code_filename, l->code_name,	  l->code_qualname,
-			   l->code_line_table, l->bpf.code_fingerprint, l->code_firstlineno};
+	uint16_t offs[] = {l->code_filename,	    l->code_name,
+			   l->code_qualname,	    l->code_line_table,
+			   l->bpf.code_fingerprint, l->code_firstlineno};
 	size_t end = 0;
 
 	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++)

@@ -13,9 +13,9 @@
 #include "python_types.h"
 
 enum python_line_table {
-	PYTHON_LNOTAB = 1,	/* 3.6-3.9 co_lnotab: (byte delta, line delta) pairs */
-	PYTHON_LINETABLE_310,	/* 3.10 co_linetable: (byte delta, line delta or -128) pairs */
-	PYTHON_LOCATIONS_311,	/* 3.11+ co_linetable: the location table (PEP 657) */
+	PYTHON_LNOTAB = 1,    /* 3.6-3.9 co_lnotab: (byte delta, line delta) pairs */
+	PYTHON_LINETABLE_310, /* 3.10 co_linetable: (byte delta, line delta or -128) pairs */
+	PYTHON_LOCATIONS_311, /* 3.11+ co_linetable: the location table (PEP 657) */
 };
 
 struct python_layout {

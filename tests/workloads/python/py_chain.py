@@ -2,6 +2,7 @@
 # so nearly every sample lands in it with the whole chain below.
 # Usage: python py_chain.py SECONDS [DEPTH]
 #   DEPTH (default 0): extra recursion levels (rec) between link_10 and py_leaf.
+import os
 import sys
 import time
 
@@ -61,7 +62,7 @@ def link_01(d, depth):
 
 
 def run(seconds, depth):
-    print("ready", flush=True)
+    os.write(1, b"ready\n")  # one write: the reader closes the pipe after it
     return link_01(time.time() + seconds, depth)
 
 
