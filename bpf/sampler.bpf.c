@@ -147,9 +147,9 @@ static __always_inline void report_unknown(__u32 pid, __u64 addr)
 static __always_inline void find_rule(struct op_unwinder *u, __u64 pc, struct op_unwind_rule *rule)
 {
 	struct op_mapping_key key = {
-	    .prefixlen = 32 + 64,
-	    .pid = u->pid,
-	    .addr_be = __builtin_bswap64(pc),
+		.prefixlen = 32 + 64,
+		.pid = u->pid,
+		.addr_be = __builtin_bswap64(pc),
 	};
 	struct op_mapping_value *m;
 	struct op_table_info *info;
@@ -240,8 +240,8 @@ static long walk_one_frame(__u32 index, void *data)
 	slot = index;
 	__asm__ volatile("" : "+r"(slot));
 	slot &= OP_MAX_USER_FRAMES - 1;
-	w->result =
-	    w->python ? py_walk_step(&w->u, &t->user[slot]) : op_unwind_step(&w->u, &t->user[slot]);
+	w->result = w->python ? py_walk_step(&w->u, &t->user[slot])
+			      : op_unwind_step(&w->u, &t->user[slot]);
 	w->n = index + 1;
 	return w->result != OP_STEP_CONTINUE;
 }

@@ -31,7 +31,7 @@ enum op_event_type {
 enum op_frame_kind {
 	OP_FRAME_NATIVE = 0,
 	OP_FRAME_KERNEL = 1,
-	OP_FRAME_ERROR = 2,  /* the unwinder stopped: addr holds an op_unwind_error */
+	OP_FRAME_ERROR = 2, /* the unwinder stopped: addr holds an op_unwind_error */
 	OP_FRAME_PYTHON = 3, /* CPython code object + instruction offset: see python_types.h */
 };
 
@@ -115,7 +115,7 @@ struct op_frame {
 struct op_mapping_key {
 	__u32 prefixlen; /* 32 (pid) + significant address bits */
 	__u32 pid;
-	__u64 addr_be; /* big endian, so prefixes compare high bits first */
+	__u64 addr_be;   /* big endian, so prefixes compare high bits first */
 };
 
 struct op_mapping_value {
@@ -194,14 +194,14 @@ enum op_stat {
 	OP_STAT_USER_MAX_DEPTH,	  /* user stack longer than OP_MAX_USER_FRAMES */
 	OP_STAT_USER_BAD_FP,	  /* frame-pointer chain went backwards */
 	OP_STAT_PROC_EVENT_LOST,  /* exec/exit event dropped: ring buffer full */
-	OP_STAT_FP_UNKNOWN_PID,	  /* frame-pointer fallback: process not known yet */
-	OP_STAT_FP_NO_MAPPING,	  /* frame-pointer fallback: address in no file mapping */
-	OP_STAT_FP_NO_TABLE,	  /* frame-pointer fallback: file's table not loaded */
-	OP_STAT_USER_NO_RULE,	  /* truncated: no unwind rule (gap, unsupported CFI) */
-	OP_STAT_USER_BAD_CFA,	  /* truncated: a rule produced an impossible CFA */
-	OP_STAT_FRAMES_CFI,	  /* user frames unwound with stack deltas */
-	OP_STAT_FRAMES_FP,	  /* user frames unwound with frame pointers */
-	OP_STAT_UNKNOWN_LOST,	  /* unknown pid/address report dropped: ring buffer full */
+	OP_STAT_FP_UNKNOWN_PID,   /* frame-pointer fallback: process not known yet */
+	OP_STAT_FP_NO_MAPPING,    /* frame-pointer fallback: address in no file mapping */
+	OP_STAT_FP_NO_TABLE,      /* frame-pointer fallback: file's table not loaded */
+	OP_STAT_USER_NO_RULE,     /* truncated: no unwind rule (gap, unsupported CFI) */
+	OP_STAT_USER_BAD_CFA,     /* truncated: a rule produced an impossible CFA */
+	OP_STAT_FRAMES_CFI,       /* user frames unwound with stack deltas */
+	OP_STAT_FRAMES_FP,        /* user frames unwound with frame pointers */
+	OP_STAT_UNKNOWN_LOST,     /* unknown pid/address report dropped: ring buffer full */
 	OP_STAT__COUNT,
 };
 

@@ -142,7 +142,8 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 		 * register, not from the CFA (see OP_RULE_CFA_DEREF). */
 		if (OP_READ_USER(&fp, sizeof(fp), base + (__s64)rule->fp_offset))
 			return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ;
-	} else if (rule->fp_offset && OP_READ_USER(&fp, sizeof(fp), cfa + (__s64)rule->fp_offset)) {
+	} else if (rule->fp_offset &&
+		   OP_READ_USER(&fp, sizeof(fp), cfa + (__s64)rule->fp_offset)) {
 		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ;
 	}
 	if (ra == 0)

@@ -353,7 +353,8 @@ bool elf_file__mapping_bias(const struct elf_file *ef, uint64_t map_offset, uint
 		uint64_t page_start = seg->offset & ~0xfffull;
 
 		if ((seg->flags & flags) != flags || map_offset < page_start ||
-		    map_offset >= seg->offset + seg->filesz || map_offset + map_size <= seg->offset)
+		    map_offset >= seg->offset + seg->filesz ||
+		    map_offset + map_size <= seg->offset)
 			continue;
 		*bias_vaddr = seg->vaddr - seg->offset + map_offset;
 		return true;

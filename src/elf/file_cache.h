@@ -32,8 +32,8 @@ struct cached_file {
 	const char *basename;	     /* points into path */
 	struct elf_file *elf;	     /* NULL for pseudo files and files that failed to open */
 	int open_error;		     /* -errno of the failed open, 0 otherwise */
-	uint8_t htlhash[16];	     /* file_id__htlhash(); all zero when unknown */
-	uint64_t table_id;	     /* id of its stack-delta table in BPF maps, 0 when unknown */
+	uint8_t htlhash[16];  /* file_id__htlhash(); all zero when unknown */
+	uint64_t table_id;    /* id of its stack-delta table in BPF maps, 0 when unknown */
 	struct native_symbols *syms; /* loaded on first lookup */
 	bool syms_tried;
 };

@@ -167,8 +167,7 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 			err = -ENOMEM;
 			goto cleanup;
 		}
-		maps[n] = (struct process_mapping){
-		    raw[i].start, raw[i].end, raw[i].offset, id, 0, 0, false};
+		maps[n] = (struct process_mapping){raw[i].start, raw[i].end, raw[i].offset, id, 0, 0, false};
 		f = file_cache__at(pt->files, id);
 		if (f && f->elf &&
 		    elf_file__mapping_bias(f->elf, raw[i].offset, raw[i].end - raw[i].start, PF_X,

@@ -22,11 +22,11 @@ struct unwind_maps;
 struct process_mapping {
 	uint64_t start;
 	uint64_t end;
-	uint64_t offset;   /* file offset of start */
-	uint32_t file_id;  /* in the file cache; never 0 */
+	uint64_t offset;  /* file offset of start */
+	uint32_t file_id; /* in the file cache; never 0 */
 	uint64_t table_id; /* stack-delta table referenced in BPF maps, 0: none */
-	uint64_t bias;	   /* ELF vaddr = address - bias, when has_bias */
-	bool has_bias;	   /* an ELF file whose code segment this mapping holds */
+	uint64_t bias;     /* ELF vaddr = address - bias, when has_bias */
+	bool has_bias;     /* an ELF file whose code segment this mapping holds */
 };
 
 struct process {
@@ -52,7 +52,7 @@ typedef void (*process_observer_fn)(void *ctx, const struct process *p);
 struct process_table {
 	struct hashmap by_pid;
 	struct file_cache *files;
-	struct unwind_maps *unwind;   /* NULL: no in-kernel unwinding tables to keep in step */
+	struct unwind_maps *unwind; /* NULL: no in-kernel unwinding tables to keep in step */
 	process_observer_fn observer; /* NULL: none (interpreter support, src/interp/) */
 	void *observer_ctx;
 	struct process_table_stats stats;

@@ -81,9 +81,9 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 		if (f->kind == OP_FRAME_PYTHON) {
 			/* (code object id, instruction offset): named while the process lives. */
 			tf->addr = f->aux;
-			tf->file_id =
-			    c->python ? python__resolve(c->python, e->hdr.pid, f->addr, f->file_id)
-				      : 0;
+			tf->file_id = c->python ? python__resolve(c->python, e->hdr.pid, f->addr,
+								  f->file_id)
+						: 0;
 			continue;
 		}
 		if (f->kind != OP_FRAME_NATIVE || f->file_id)

@@ -22,9 +22,9 @@ struct collector_stats {
 	uint64_t bad_records; /* malformed ring-buffer records */
 	uint64_t execs;
 	uint64_t exits;
-	uint64_t unresolved;	  /* frames left without a mapping */
+	uint64_t unresolved; /* frames left without a mapping */
 	uint64_t unknown_reports; /* unknown pid/address reports from the unwinder */
-	uint64_t enomem;	  /* samples lost to allocation failure */
+	uint64_t enomem;     /* samples lost to allocation failure */
 };
 
 struct collector {

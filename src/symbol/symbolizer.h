@@ -22,7 +22,7 @@ struct symbolizer_stats {
 
 struct symbolizer {
 	struct file_cache *files;
-	struct kallsyms *ksyms;	     /* loaded on the first kernel frame */
+	struct kallsyms *ksyms; /* loaded on the first kernel frame */
 	const struct python *python; /* names Python frames; NULL: shown unnamed */
 	bool ksyms_tried;
 	struct symbolizer_stats stats;

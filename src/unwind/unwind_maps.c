@@ -34,8 +34,7 @@ struct loaded_table {
 static bool rule_equal(const void *entry, const void *key, void *ctx)
 {
 	(void)ctx;
-	return !memcmp(&((const struct rule_entry *)entry)->rule, key,
-		       sizeof(struct op_unwind_rule));
+	return !memcmp(&((const struct rule_entry *)entry)->rule, key, sizeof(struct op_unwind_rule));
 }
 
 static bool table_equal(const void *entry, const void *key, void *ctx)
@@ -169,8 +168,7 @@ static void deltas_free(struct unwind_maps *um, uint32_t chunk, uint32_t offset,
 		c->free[i - 1].len += n;
 		if (i < c->n_free && offset + n == c->free[i].offset) {
 			c->free[i - 1].len += c->free[i].len;
-			memmove(&c->free[i], &c->free[i + 1],
-				(c->n_free - i - 1) * sizeof(*c->free));
+			memmove(&c->free[i], &c->free[i + 1], (c->n_free - i - 1) * sizeof(*c->free));
 			c->n_free--;
 		}
 		return;
@@ -351,8 +349,7 @@ static int for_each_block(struct unwind_maps *um, uint32_t pid, uint64_t start, 
 		int bits = start ? __builtin_ctzll(start) : 63;
 		struct op_mapping_key key;
 
-		while (bits > 0 && (bits >= 64 || start + (1ull << bits) > end ||
-				    start + (1ull << bits) < start))
+		while (bits > 0 && (bits >= 64 || start + (1ull << bits) > end || start + (1ull << bits) < start))
 			bits--;
 		key.prefixlen = 32 + 64 - (uint32_t)bits;
 		key.pid = pid;

@@ -24,14 +24,14 @@ struct elf_file;
 struct unwind_maps_stats {
 	uint64_t tables_loaded;
 	uint64_t tables_unloaded;
-	uint64_t tables_failed; /* no CFI, malformed, or the maps were full */
-	uint64_t deltas_loaded; /* currently loaded */
+	uint64_t tables_failed;  /* no CFI, malformed, or the maps were full */
+	uint64_t deltas_loaded;  /* currently loaded */
 	uint64_t deltas_peak;
-	uint64_t rules;		  /* distinct rules */
-	uint64_t build_ns;	  /* time spent building tables */
-	uint64_t map_full;	  /* inserts refused because a map was full */
+	uint64_t rules;          /* distinct rules */
+	uint64_t build_ns;       /* time spent building tables */
+	uint64_t map_full;       /* inserts refused because a map was full */
 	uint64_t mapping_entries; /* LPM entries currently in the trie */
-	uint64_t chunk_deltas;	  /* capacity of all delta chunks (kernel memory / 8 bytes) */
+	uint64_t chunk_deltas;    /* capacity of all delta chunks (kernel memory / 8 bytes) */
 };
 
 struct delta_extent {
@@ -77,7 +77,8 @@ void unwind_maps__release(struct unwind_maps *um, uint64_t table_id);
 /* Inserts/removes the LPM entries covering [start, end) of pid. 0 or -errno. */
 int unwind_maps__add_range(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end,
 			   uint64_t table_id, uint64_t bias);
-void unwind_maps__remove_range(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end);
+void unwind_maps__remove_range(struct unwind_maps *um, uint32_t pid, uint64_t start,
+			       uint64_t end);
 /* The "known process" marker: a pid-only entry with no table. */
 int unwind_maps__add_pid(struct unwind_maps *um, uint32_t pid);
 void unwind_maps__remove_pid(struct unwind_maps *um, uint32_t pid);

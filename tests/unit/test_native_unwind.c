@@ -145,10 +145,9 @@ static void test_cfi_rules_without_frame_pointers(void **state)
 	memset(stack_image, 0, sizeof(stack_image));
 	n_ranges = 0;
 	n_looked_up = 0;
+	ranges[n_ranges++] = (struct test_range){0x500000, 0x500100, {OP_RULE_CFA, OP_CFA_RSP, 0, 8}};
 	ranges[n_ranges++] =
-	    (struct test_range){0x500000, 0x500100, {OP_RULE_CFA, OP_CFA_RSP, 0, 8}};
-	ranges[n_ranges++] =
-	    (struct test_range){0x501000, 0x501100, {OP_RULE_CFA, OP_CFA_RSP, -16, 48}};
+		(struct test_range){0x501000, 0x501100, {OP_RULE_CFA, OP_CFA_RSP, -16, 48}};
 	ranges[n_ranges++] = (struct test_range){0x502000, 0x502100, {OP_RULE_STOP, 0, 0, 0}};
 	/* leaf: return address at sp0 */
 	put(sp0, 0x501010);
@@ -201,8 +200,7 @@ static void test_plt_rule(void **state)
 	(void)state;
 	memset(stack_image, 0, sizeof(stack_image));
 	n_ranges = 0;
-	ranges[n_ranges++] =
-	    (struct test_range){0x401020, 0x401040, {OP_RULE_PLT, OP_CFA_RSP, 0, 8}};
+	ranges[n_ranges++] = (struct test_range){0x401020, 0x401040, {OP_RULE_PLT, OP_CFA_RSP, 0, 8}};
 	ranges[n_ranges++] = (struct test_range){0x800000, 0x800100, {OP_RULE_STOP, 0, 0, 0}};
 	/* First half of a PLT entry (pc & 15 < 11): return address at rsp. */
 	put(sp0, 0x800010);
