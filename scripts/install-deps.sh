@@ -11,6 +11,7 @@ PKGS=(
 	libcmocka-dev
 	golang-go protobuf-compiler
 	g++ rustc
+	python3
 )
 
 missing=()

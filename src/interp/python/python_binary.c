@@ -60,8 +60,8 @@ static void note_symbol(struct wanted_syms *w, const char *name, const GElf_Sym 
 	}
 }
 
-/* Scans .symtab and .dynsym for the symbols above. 0 or -errno. */
-static int scan_symbols(Elf *elf, struct wanted_syms *w)
+/* Scans the symbol tables of type sh_type (SHT_DYNSYM, SHT_SYMTAB) for the symbols above. */
+static void scan_symbols(Elf *elf, uint32_t sh_type, struct wanted_syms *w)
 {
 	Elf_Scn *scn = NULL;
 
@@ -70,8 +70,7 @@ static int scan_symbols(Elf *elf, struct wanted_syms *w)
 		Elf_Data *data;
 		size_t n;
 
-		if (!gelf_getshdr(scn, &shdr) ||
-		    (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM) || !shdr.sh_entsize)
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != sh_type || !shdr.sh_entsize)
 			continue;
 		if (shdr.sh_type == SHT_SYMTAB)
 			w->symtab = true;
@@ -92,7 +91,6 @@ static int scan_symbols(Elf *elf, struct wanted_syms *w)
 				note_symbol(w, name, &sym);
 		}
 	}
-	return 0;
 }
 
 /* "libpython3.11.so.1.0", "libpython3.6m.so", "python3.11": the version in the name. */
@@ -255,7 +253,7 @@ int python_binary__find_cold(const struct elf_file *ef, uint64_t hot_start, uint
 
 	if (hot_end <= hot_start || len > (64u << 20))
 		return -EINVAL;
-	elf = elf_begin(ef->fd, ELF_C_READ, NULL);
+	elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
 	if (!elf)
 		return -ENOEXEC;
 	err = read_fde_index(elf, &fdes, &n_fdes);
@@ -314,16 +312,18 @@ int python_binary__inspect(const struct elf_file *ef, const char *name, struct p
 	struct wanted_syms w = {0};
 	uint32_t hex = 0;
 	Elf *elf;
-	int err;
 
 	memset(out, 0, sizeof(*out));
-	elf = elf_begin(ef->fd, ELF_C_READ, NULL);
+	/* Mapped, not read: every file a process maps comes through here once. */
+	elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
 	if (!elf)
 		return -ENOEXEC;
-	err = scan_symbols(elf, &w);
+	/* Every CPython exports the eval loop (extensions may call it): files
+	 * that do not are rejected after their small dynamic symbol table. */
+	scan_symbols(elf, SHT_DYNSYM, &w);
+	if (w.eval)
+		scan_symbols(elf, SHT_SYMTAB, &w);
 	elf_end(elf);
-	if (err)
-		return err;
 	if (!w.eval || !w.eval_size)
 		return -ENOENT;
 	/* PY_VERSION_HEX: major in bits 24-31, minor in 16-23. */

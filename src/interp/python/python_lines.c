@@ -94,8 +94,12 @@ static int64_t locations_line(const uint8_t *t, size_t len, int64_t first, uint3
 				return first;
 		} else if (code >= 10 && code <= 12) {
 			delta = code - 10;
+			if (c.end - c.p < 2)
+				return first;
 			c.p += 2;
 		} else if (code < 10) {
+			if (c.p == c.end)
+				return first;
 			c.p += 1;
 		}
 		line += delta;
