@@ -160,6 +160,11 @@ static __always_inline void find_rule(struct op_unwinder *u, __u64 pc, struct op
 	void *deltas;
 
 	m = bpf_map_lookup_elem(&exe_mappings, &key);
+	if (m && m->file_id == OP_FILE_ID_ANON) {
+		stat_inc(OP_STAT_FRAMES_ANON);
+		op_unwind_anon_rule(rule);
+		return;
+	}
 	if (!m || !m->file_id) {
 		report_unknown(u->pid, m ? pc : 0);
 		stat_inc(m ? OP_STAT_FP_NO_MAPPING : OP_STAT_FP_UNKNOWN_PID);
@@ -286,6 +291,8 @@ static __always_inline __u32 err_stat(__u32 err)
 		return OP_STAT_USER_NO_RULE;
 	case OP_UNWIND_ERR_BAD_CFA:
 		return OP_STAT_USER_BAD_CFA;
+	case OP_UNWIND_ERR_ANON_CODE:
+		return OP_STAT_USER_ANON_STOP;
 	default:
 		return OP_STAT_USER_READ_ERR;
 	}
@@ -323,6 +330,8 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 	t->n_user = w.n;
 }
 
+#include "stack_copy.h"
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -341,6 +350,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		stat_inc(OP_STAT_FILTERED);
 		return 0;
 	}
+	if (stack_copy_wanted(tgid) && !send_stack_copy(ctx, tgid, tid))
+		return 0;
 	t = bpf_map_lookup_elem(&scratch, &zero);
 	if (!t)
 		return 0;

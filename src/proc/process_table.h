@@ -22,11 +22,12 @@ struct unwind_maps;
 struct process_mapping {
 	uint64_t start;
 	uint64_t end;
-	uint64_t offset;  /* file offset of start */
-	uint32_t file_id; /* in the file cache; never 0 */
+	uint64_t offset;   /* file offset of start */
+	uint32_t file_id;  /* in the file cache; never 0 */
 	uint64_t table_id; /* stack-delta table referenced in BPF maps, 0: none */
-	uint64_t bias;     /* ELF vaddr = address - bias, when has_bias */
-	bool has_bias;     /* an ELF file whose code segment this mapping holds */
+	uint64_t range_id; /* file id of its LPM entries (OP_FILE_ID_ANON: JIT), 0: none */
+	uint64_t bias;	   /* ELF vaddr = address - bias, when has_bias */
+	bool has_bias;	   /* an ELF file whose code segment this mapping holds */
 };
 
 struct process {
@@ -75,6 +76,9 @@ void process_table__mark_exited(struct process_table *pt, uint32_t pid);
 void process_table__set_unwind_maps(struct process_table *pt, struct unwind_maps *um);
 /* Calls fn(ctx, p) after every maps read and exit; fn NULL: no more calls. */
 void process_table__set_observer(struct process_table *pt, process_observer_fn fn, void *ctx);
+
+/* The executable mapping of p holding addr, or NULL (no re-read). */
+const struct process_mapping *process_table__find_mapping(const struct process *p, uint64_t addr);
 
 /*
  * Resolves an absolute user address of pid to (file id, address in the

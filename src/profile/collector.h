@@ -14,6 +14,7 @@
 #include "elf/file_cache.h"
 #include "proc/process_table.h"
 #include "profile/trace_table.h"
+#include "unwind/stack_copy.h"
 
 struct python;
 
@@ -32,7 +33,9 @@ struct collector {
 	struct process_table procs;
 	struct trace_table traces;
 	struct collector_stats stats;
+	struct stack_copy_stats copies;
 	struct trace *scratch; /* one trace of maximal size, reused per record */
+	struct op_trace *copy_trace; /* a stack copy, unwound (src/unwind/stack_copy.h) */
 	struct python *python; /* names Python frames; NULL: they stay unnamed */
 };
 

@@ -178,7 +178,11 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 	}
 	s->skel->rodata->filter_pids = opts->n_pids > 0;
 	s->skel->rodata->kernel_stacks = opts->kernel_stacks;
+	s->skel->rodata->copy_all_stacks = opts->copy_all_stacks;
 	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)ring_size(n_cpus));
+	/* One stack-copy buffer per possible CPU (bpf/stack_copy.h). */
+	bpf_map__set_max_entries(s->skel->maps.stack_copy_scratch,
+				 (uint32_t)libbpf_num_possible_cpus());
 	if (opts->n_pids > 4096)
 		bpf_map__set_max_entries(s->skel->maps.pid_filter, (uint32_t)opts->n_pids);
 	err = sampler_bpf__load(s->skel);
@@ -318,6 +322,11 @@ void sampler__unwind_fds(const struct sampler *s, struct sampler_unwind_fds *out
 	out->info = bpf_map__fd(s->skel->maps.table_info);
 	out->rules = bpf_map__fd(s->skel->maps.unwind_rules);
 	out->max_rules = bpf_map__max_entries(s->skel->maps.unwind_rules);
+}
+
+void sampler__enable_stack_copies(struct sampler *s)
+{
+	s->skel->bss->stack_copy_enabled = true;
 }
 
 int sampler__n_cpus(const struct sampler *s)

@@ -24,6 +24,7 @@ struct rule_entry {
 
 struct loaded_table {
 	uint64_t id;
+	uint64_t base; /* ELF vaddr the deltas' 32-bit offsets start from */
 	uint32_t refs;
 	uint32_t n_deltas;
 	uint32_t chunk;
@@ -34,7 +35,8 @@ struct loaded_table {
 static bool rule_equal(const void *entry, const void *key, void *ctx)
 {
 	(void)ctx;
-	return !memcmp(&((const struct rule_entry *)entry)->rule, key, sizeof(struct op_unwind_rule));
+	return !memcmp(&((const struct rule_entry *)entry)->rule, key,
+		       sizeof(struct op_unwind_rule));
 }
 
 static bool table_equal(const void *entry, const void *key, void *ctx)
@@ -168,7 +170,8 @@ static void deltas_free(struct unwind_maps *um, uint32_t chunk, uint32_t offset,
 		c->free[i - 1].len += n;
 		if (i < c->n_free && offset + n == c->free[i].offset) {
 			c->free[i - 1].len += c->free[i].len;
-			memmove(&c->free[i], &c->free[i + 1], (c->n_free - i - 1) * sizeof(*c->free));
+			memmove(&c->free[i], &c->free[i + 1],
+				(c->n_free - i - 1) * sizeof(*c->free));
 			c->n_free--;
 		}
 		return;
@@ -275,6 +278,7 @@ static int load_table(struct unwind_maps *um, uint64_t id, const struct elf_file
 			um->stats.map_full++;
 		goto cleanup;
 	}
+	lt->base = info.base;
 	lt->n_deltas = info.n_deltas;
 	lt->chunk = info.chunk;
 	lt->offset = info.offset;
@@ -338,6 +342,45 @@ void unwind_maps__release(struct unwind_maps *um, uint64_t id)
 	free(lt);
 }
 
+/* MAX_SEARCH_STEPS of find_rule() in bpf/sampler.bpf.c. */
+#define LOOKUP_SEARCH_STEPS 24
+
+int unwind_maps__lookup_rule(const struct unwind_maps *um, uint64_t id, uint64_t vaddr,
+			     struct op_unwind_rule *rule)
+{
+	const struct loaded_table *lt = hashmap__find(&um->tables, hash_u64(id), &id);
+	uint32_t lo, hi, first, idx;
+	struct op_delta d;
+	int fd;
+
+	if (!lt || lt->error)
+		return -ENOENT;
+	memset(rule, 0, sizeof(*rule));
+	rule->cmd = OP_RULE_INVALID;
+	if (vaddr < lt->base || vaddr - lt->base > 0xffffffffull)
+		return 0;
+	/* The same search as the BPF side, over the same bytes (read back from the map). */
+	fd = um->chunks[lt->chunk].fd;
+	first = lo = lt->offset;
+	hi = lt->offset + lt->n_deltas;
+	for (int i = 0; i < LOOKUP_SEARCH_STEPS && lo < hi; i++) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (bpf_map_lookup_elem(fd, &mid, &d))
+			return -errno;
+		if (d.addr <= (uint32_t)(vaddr - lt->base))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == first)
+		return 0;
+	idx = lo - 1;
+	if (bpf_map_lookup_elem(fd, &idx, &d) || bpf_map_lookup_elem(um->rules_fd, &d.rule, rule))
+		return -errno;
+	return 0;
+}
+
 /* Calls fn for each power-of-two aligned block covering [start, end). */
 static int for_each_block(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end,
 			  const struct op_mapping_value *value)
@@ -349,18 +392,22 @@ static int for_each_block(struct unwind_maps *um, uint32_t pid, uint64_t start, 
 		int bits = start ? __builtin_ctzll(start) : 63;
 		struct op_mapping_key key;
 
-		while (bits > 0 && (bits >= 64 || start + (1ull << bits) > end || start + (1ull << bits) < start))
+		while (bits > 0 && (bits >= 64 || start + (1ull << bits) > end ||
+				    start + (1ull << bits) < start))
 			bits--;
 		key.prefixlen = 32 + 64 - (uint32_t)bits;
 		key.pid = pid;
 		key.addr_be = __builtin_bswap64(start);
 		if (value) {
-			if (bpf_map_update_elem(um->mappings_fd, &key, value, BPF_ANY)) {
+			/* Count new entries only: a re-read writes unchanged ranges again. */
+			if (!bpf_map_update_elem(um->mappings_fd, &key, value, BPF_NOEXIST)) {
+				um->stats.mapping_entries++;
+			} else if (errno != EEXIST ||
+				   bpf_map_update_elem(um->mappings_fd, &key, value, BPF_EXIST)) {
 				err = -errno;
 				um->stats.map_full += err == -ENOSPC || err == -E2BIG;
 				return err;
 			}
-			um->stats.mapping_entries++;
 		} else if (!bpf_map_delete_elem(um->mappings_fd, &key)) {
 			um->stats.mapping_entries--;
 		}

@@ -24,14 +24,14 @@ struct elf_file;
 struct unwind_maps_stats {
 	uint64_t tables_loaded;
 	uint64_t tables_unloaded;
-	uint64_t tables_failed;  /* no CFI, malformed, or the maps were full */
-	uint64_t deltas_loaded;  /* currently loaded */
+	uint64_t tables_failed; /* no CFI, malformed, or the maps were full */
+	uint64_t deltas_loaded; /* currently loaded */
 	uint64_t deltas_peak;
-	uint64_t rules;          /* distinct rules */
-	uint64_t build_ns;       /* time spent building tables */
-	uint64_t map_full;       /* inserts refused because a map was full */
+	uint64_t rules;		  /* distinct rules */
+	uint64_t build_ns;	  /* time spent building tables */
+	uint64_t map_full;	  /* inserts refused because a map was full */
 	uint64_t mapping_entries; /* LPM entries currently in the trie */
-	uint64_t chunk_deltas;    /* capacity of all delta chunks (kernel memory / 8 bytes) */
+	uint64_t chunk_deltas;	  /* capacity of all delta chunks (kernel memory / 8 bytes) */
 };
 
 struct delta_extent {
@@ -74,11 +74,19 @@ void unwind_maps__clear(struct unwind_maps *um); /* accepts NULL */
 int unwind_maps__acquire(struct unwind_maps *um, uint64_t table_id, const struct elf_file *ef);
 void unwind_maps__release(struct unwind_maps *um, uint64_t table_id);
 
+/*
+ * The rule the in-kernel unwinder finds at ELF vaddr of loaded table table_id,
+ * by the same search over the deltas read back from the maps (for stacks
+ * unwound in user space). 0 with *rule (OP_RULE_INVALID where the table has
+ * none), -ENOENT when the table is not loaded, -errno.
+ */
+int unwind_maps__lookup_rule(const struct unwind_maps *um, uint64_t table_id, uint64_t vaddr,
+			     struct op_unwind_rule *rule);
+
 /* Inserts/removes the LPM entries covering [start, end) of pid. 0 or -errno. */
 int unwind_maps__add_range(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end,
 			   uint64_t table_id, uint64_t bias);
-void unwind_maps__remove_range(struct unwind_maps *um, uint32_t pid, uint64_t start,
-			       uint64_t end);
+void unwind_maps__remove_range(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end);
 /* The "known process" marker: a pid-only entry with no table. */
 int unwind_maps__add_pid(struct unwind_maps *um, uint32_t pid);
 void unwind_maps__remove_pid(struct unwind_maps *um, uint32_t pid);
