@@ -15,6 +15,7 @@ PKGS=(
 	golang-go protobuf-compiler
 	g++ rustc
 	libclang-rt-14-dev # libFuzzer for `make fuzz`
+	python3
 )
 
 # The agent's end-to-end tests run an OTLP receiver on Node.js (gRPC stack

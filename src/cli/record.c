@@ -426,8 +426,10 @@ int cmd_record(int argc, char **argv)
 	if (write_outputs(p, o->output_dir))
 		goto cleanup;
 	summary__print(p, stdout, 10);
-	if (log_verbosity > 0)
+	if (log_verbosity > 0) {
 		print_counters(ss.bpf_stats, &ss.c, &ss.sym, &ss.um);
+		python__print_counters(&ss.py, ss.py_stats, stderr);
+	}
 	if (!p->stats.samples)
 		pr_warn("no samples were recorded: the %s did not run on a CPU while sampling",
 			o->n_pids ? "processes" : "system");

@@ -89,6 +89,12 @@ int session__start(struct session *ss, const struct session_opts *o)
 	unwind_maps__init(&ss->um, ufds.mappings, ufds.tables, ufds.info, ufds.rules,
 			  ufds.max_rules);
 	process_table__set_unwind_maps(&ss->c.procs, &ss->um);
+	/* Python: interpreters found in every maps read, frames named as they arrive. */
+	python__init(&ss->py, &ss->c.files, sampler__map_fd(ss->s, "py_procs"));
+	ss->python_ready = true;
+	process_table__set_observer(&ss->c.procs, python__process_changed, &ss->py);
+	ss->c.python = &ss->py;
+	ss->sym.python = &ss->py;
 
 	/* Learn the processes that already run (and load their unwind tables); the
 	 * ones that start later arrive through exec events and unknown-pid reports. */
@@ -129,8 +135,11 @@ void session__stop_sampling(struct session *ss)
 		return;
 	sampler__drain(ss->s);
 	sampler__read_stats(ss->s, ss->bpf_stats);
+	sampler__read_percpu(ss->s, "py_stats", ss->py_stats, OP_PY_STAT__COUNT);
 	/* The tables go with the BPF object: stop keeping them in step first. */
 	process_table__set_unwind_maps(&ss->c.procs, NULL);
+	process_table__set_observer(&ss->c.procs, NULL, NULL);
+	python__detach(&ss->py);
 	sampler__free(ss->s);
 	ss->s = NULL;
 }
@@ -150,11 +159,12 @@ int session__take_profile(struct session *ss, struct profile **out)
 	if (ss->s) {
 		sampler__drain(ss->s);
 		sampler__read_stats(ss->s, ss->bpf_stats);
+		sampler__read_percpu(ss->s, "py_stats", ss->py_stats, OP_PY_STAT__COUNT);
 	}
 	now = session__clock_ns(CLOCK_MONOTONIC);
 	done = ss->c.traces;
-	dropped =
-	    ss->bpf_stats[OP_STAT_RINGBUF_FULL] + ss->c.stats.bad_records + ss->c.stats.enomem;
+	dropped = ss->bpf_stats[OP_STAT_RINGBUF_FULL] + ss->bpf_stats[OP_STAT_STACK_COPY_LOST] +
+		  ss->c.stats.bad_records + ss->c.copies.bad_records + ss->c.stats.enomem;
 	/* New samples go to a fresh table from here on. */
 	reset_traces(ss);
 	p = profile__new(ss->opts.frequency_hz);
@@ -179,12 +189,17 @@ int session__take_profile(struct session *ss, struct profile **out)
 
 void session__clear(struct session *ss)
 {
-	if (ss->collector_ready)
+	if (ss->collector_ready) {
 		process_table__set_unwind_maps(&ss->c.procs, NULL);
+		process_table__set_observer(&ss->c.procs, NULL, NULL);
+	}
 	sampler__free(ss->s);
 	ss->s = NULL;
 	unwind_maps__clear(&ss->um);
 	symbolizer__clear(&ss->sym);
+	if (ss->python_ready)
+		python__clear(&ss->py);
+	ss->python_ready = false;
 	if (ss->collector_ready)
 		collector__clear(&ss->c);
 	ss->collector_ready = false;

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "interp/python/python.h"
 #include "profile/collector.h"
 #include "sampler/sampler.h"
 #include "symbol/symbolizer.h"
@@ -37,8 +38,11 @@ struct session {
 	struct symbolizer sym;
 	struct sampler *s;
 	struct unwind_maps um;
+	struct python py; /* CPython interpreters found in the processes' maps */
 	bool collector_ready;
+	bool python_ready;
 	uint64_t bpf_stats[OP_STAT__COUNT]; /* last read */
+	uint64_t py_stats[OP_PY_STAT__COUNT]; /* last read (bpf/python_types.h) */
 	uint64_t interval_start_ns;	    /* CLOCK_MONOTONIC */
 	uint64_t interval_start_wall_ns;
 	uint64_t dropped_before; /* drops counted in earlier profiles */

@@ -325,6 +325,8 @@ static const char *frame_type(enum profile_frame_kind kind)
 		return "native";
 	case PROFILE_FRAME_KERNEL:
 		return "kernel";
+	case PROFILE_FRAME_PYTHON:
+		return "cpython"; /* the semantic conventions' value for CPython frames */
 	default:
 		/* Not a well-known value: the spec allows a custom one for the unwinder's stop. */
 		return "abort";
