@@ -24,6 +24,7 @@
 #include "elf/stack_deltas.h"
 #include "elf/vdso_image.h"
 #include "proc/proc_maps.h"
+#include "symbol/symbolizer.h"
 
 /* This process's [vdso] line of /proc/self/maps; fails the test when absent. */
 static struct proc_map *own_vdso(struct proc_map **all, size_t *n)
@@ -76,6 +77,8 @@ static void test_vdso_table_and_symbols(void **state)
 	struct file_cache fc;
 	uint64_t fn, vaddr;
 	const char *name;
+	const struct sym_frame *frames;
+	struct symbolizer sym;
 	uint32_t id;
 	size_t n = 0;
 	int fd;
@@ -107,9 +110,11 @@ static void test_vdso_table_and_symbols(void **state)
 	assert_int_equal(file_cache__get(&fc, getpid(), m), id);
 	assert_non_null(file_cache__at(&fc, id)->elf);
 	assert_true(file_cache__at(&fc, id)->table_id != 0);
-	name = file_cache__symbolize(&fc, id, fn + 1);
-	assert_non_null(name);
+	assert_int_equal(symbolizer__init(&sym, &fc, NULL), 0);
+	assert_true(symbolizer__native(&sym, id, fn + 1, &frames) >= 1);
+	name = frames[0].name;
 	assert_non_null(strstr(name, "clock_gettime"));
+	symbolizer__clear(&sym);
 	assert_int_equal(fc.stats.vdso_errors, 0);
 
 	file_cache__clear(&fc);
