@@ -9,7 +9,7 @@ BPFTOOL  ?= bpftool
 PROTOC_C ?= protoc-c
 SAN      ?=
 
-PKGS     := libbpf libelf libdw zlib libprotobuf-c libcrypto
+PKGS     := libbpf libelf libdw libdebuginfod zlib libprotobuf-c libcrypto
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -23,7 +23,11 @@ ifneq ($(SAN),)
 CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=address,undefined
 endif
-LDLIBS   := $(PKG_LIBS) -lpthread
+# libFuzzer builds (make fuzz): clang, coverage for the fuzzer in every object.
+ifneq ($(FUZZ),)
+CFLAGS   += -fsanitize=fuzzer-no-link
+endif
+LDLIBS   := $(PKG_LIBS) -liberty -lpthread
 
 # ---- generated headers: vmlinux.h, BPF skeletons, protobuf-c ----------------
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
@@ -144,7 +148,30 @@ $(REPLAY_BIN): $(REPLAY_SRCS) $(wildcard tests/replay/*.h) $(TEST_LIB_OBJS) $(LI
 	$(CC) $(CFLAGS) -Itests/lib -Itests/replay $(LDFLAGS) $(REPLAY_SRCS) $(TEST_LIB_OBJS) $(LIB) \
 		$(LDLIBS) -o $@
 
-tests: $(BIN) $(TEST_BINS) $(REPLAY_BIN) $(WORKLOADS)
+# Fuzz targets (tests/fuzz/fuzz_<name>.c, each one LLVMFuzzerTestOneInput for
+# one parser of untrusted bytes). `make test` builds each with a plain main
+# that replays the committed seeds and every crash kept in
+# tests/fuzz/regressions/<name>/; `make fuzz` builds them with clang's
+# libFuzzer and runs each for FUZZ_SECONDS.
+FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_NAMES   := $(FUZZ_SRCS:tests/fuzz/%.c=%)
+FUZZ_REPLAYS := $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/%)
+FUZZ_SECONDS ?= 10
+
+$(BUILD)/tests/fuzz/%: tests/fuzz/%.c tests/fuzz/standalone_main.c $(LIB) | $(GENERATED)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) $< tests/fuzz/standalone_main.c $(LIB) $(LDLIBS) -o $@
+
+$(BUILD)/libfuzzer/%: tests/fuzz/%.c $(LIB) | $(GENERATED)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -fsanitize=fuzzer $< $(LIB) $(LDLIBS) -o $@
+
+fuzz: $(WORKLOADS)
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz CC=$(CLANG) SAN=1 FUZZ=1 \
+		$(FUZZ_NAMES:%=$(BUILD)/fuzz/libfuzzer/%)
+	tests/fuzz/run.sh $(BUILD)/fuzz $(BUILD)/workloads $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
+tests: $(BIN) $(TEST_BINS) $(REPLAY_BIN) $(FUZZ_REPLAYS) $(WORKLOADS)
 
 # No BPF and no privilege needed (it traces only its own children).
 test-replay: $(REPLAY_BIN) $(WORKLOADS)
@@ -156,7 +183,7 @@ test: tests
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=1 asan-tests
 	OMNIPROF_BUILD=$(BUILD) tests/run.sh $(BUILD) $(BUILD)/asan
 
-asan-tests: $(UNIT_SRCS:tests/%.c=$(BUILD)/tests/%) $(REPLAY_BIN)
+asan-tests: $(UNIT_SRCS:tests/%.c=$(BUILD)/tests/%) $(REPLAY_BIN) $(FUZZ_REPLAYS)
 
 # Measurements (not part of `make test`).
 $(BUILD)/bench/stack_deltas_bench: bench/stack_deltas_bench.c $(LIB)
@@ -173,7 +200,7 @@ format:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all tests test test-replay asan-tests bench format clean
+.PHONY: all tests test test-replay fuzz asan-tests bench format clean
 .SECONDARY:
 .DELETE_ON_ERROR:
 

@@ -7,6 +7,8 @@ PKGS=(
 	make gcc clang llvm pkg-config
 	libbpf-dev bpftool
 	libelf-dev libdw-dev zlib1g-dev libssl-dev
+	libdebuginfod-dev libiberty-dev
+	binutils xz-utils debuginfod
 	protobuf-c-compiler libprotobuf-c-dev
 	libcmocka-dev
 	golang-go protobuf-compiler

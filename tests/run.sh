@@ -70,6 +70,19 @@ cases=(tests/replay/cases/*.case)
 run_suite replay "$build"/tests/replay/replay "${cases[@]}"
 run_suite asan/replay "$asan"/tests/replay/replay "${cases[@]}"
 
+# Fuzz targets over their committed seeds and every crash input kept.
+for bin in "$build"/tests/fuzz/fuzz_* "$asan"/tests/fuzz/fuzz_*; do
+	[ -x "$bin" ] || continue
+	name=${bin##*/}
+	inputs=()
+	for d in tests/fuzz/seeds/"$name" tests/fuzz/regressions/"$name"; do
+		[ -d "$d" ] && inputs+=("$d")
+	done
+	label=${bin#"$build"/tests/}
+	[ "${bin#"$asan"/}" != "$bin" ] && label=asan/${bin#"$asan"/tests/}
+	run_suite "$label" "$bin" "${inputs[@]}"
+done
+
 echo
 if ((${#failed_names[@]})); then
 	printf 'failed: %s\n' "${failed_names[@]}"

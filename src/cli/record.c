@@ -30,6 +30,7 @@
 #define DEFAULT_FREQUENCY_HZ 20
 #define DEFAULT_OUTPUT_DIR   "omniprof-out"
 #define MAX_PIDS	     4096
+#define MAX_DEBUG_DIRS	     64
 
 struct record_opts {
 	double duration_s; /* 0: until Ctrl-C / SIGTERM */
@@ -39,6 +40,8 @@ struct record_opts {
 	const char *output_dir;
 	bool kernel_stacks;
 	bool copy_all_stacks;
+	struct symbolizer_opts sym;
+	const char *debug_dirs[MAX_DEBUG_DIRS];
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -53,7 +56,9 @@ static void record_usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "usage: omniprof record [-d SECONDS] [-F HZ] [-p PID]... [-o DIR] [--no-kernel] [-v]\n"
+	    "usage: omniprof record [-d SECONDS] [-F HZ] [-p PID]... [-o DIR] [--no-kernel]\n"
+	    "                       [--demangle MODE] [--debug-dir DIR]... [--no-debuginfod]\n"
+	    "                       [--symbol-cache-mb MB] [-v]\n"
 	    "\n"
 	    "  -d, --duration SECONDS  stop after SECONDS (default: run until Ctrl-C or SIGTERM)\n"
 	    "  -F, --frequency HZ      samples per second per CPU (default %d)\n"
@@ -61,10 +66,18 @@ static void record_usage(FILE *f)
 	    "                          or comma-separated); default: the whole system\n"
 	    "  -o, --output DIR        output folder (default ./%s)\n"
 	    "      --no-kernel         do not record kernel frames\n"
+	    "      --demangle MODE     C++/Rust names: none, simplified, templates or full\n"
+	    "                          (default %s)\n"
+	    "      --debug-dir DIR     also look for separate debug files under DIR\n"
+	    "                          (repeatable; searched before /usr/lib/debug)\n"
+	    "      --no-debuginfod     do not ask debuginfod servers even if DEBUGINFOD_URLS\n"
+	    "                          is set\n"
+	    "      --symbol-cache-mb MB  memory bound of the symbol cache (default %d)\n"
 	    "  -v, --verbose           print counters at the end (-vv: debug output)\n"
 	    "\n"
 	    "Writes DIR/profile.pb.gz (pprof), DIR/stacks.folded and DIR/flamegraph.html.\n",
-	    DEFAULT_FREQUENCY_HZ, DEFAULT_OUTPUT_DIR);
+	    DEFAULT_FREQUENCY_HZ, DEFAULT_OUTPUT_DIR, demangle__mode_name(DEMANGLE_DEFAULT),
+	    SYMBOL_CACHE_DEFAULT_MB);
 }
 
 /* Resolves a pid or thread id to its process id; -ESRCH when there is none. */
@@ -125,12 +138,19 @@ static int add_pids(struct record_opts *o, const char *arg)
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	static const struct option longopts[] = {
-	    {"duration", required_argument, NULL, 'd'}, {"frequency", required_argument, NULL, 'F'},
-	    {"pid", required_argument, NULL, 'p'},	{"output", required_argument, NULL, 'o'},
-	    {"no-kernel", no_argument, NULL, 'K'},	{"verbose", no_argument, NULL, 'v'},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"frequency", required_argument, NULL, 'F'},
+	    {"pid", required_argument, NULL, 'p'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"no-kernel", no_argument, NULL, 'K'},
+	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
+	    {"demangle", required_argument, NULL, 'M'},
+	    {"debug-dir", required_argument, NULL, 'D'},
+	    {"no-debuginfod", no_argument, NULL, 'N'},
+	    {"symbol-cache-mb", required_argument, NULL, 'C'},
 	    /* Test hook (not in the usage): every sample is unwound in user space from a copy. */
-	    {"copy-all-stacks", no_argument, NULL, 'C'},
+	    {"copy-all-stacks", no_argument, NULL, 'A'},
 	    {NULL, 0, NULL, 0},
 	};
 	char *end;
@@ -140,6 +160,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	o->frequency_hz = DEFAULT_FREQUENCY_HZ;
 	o->output_dir = DEFAULT_OUTPUT_DIR;
 	o->kernel_stacks = true;
+	o->sym.demangle = DEMANGLE_DEFAULT;
+	o->sym.debuginfod = true;
+	o->sym.debug_dirs = o->debug_dirs;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "d:F:p:o:vh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -169,8 +192,36 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'K':
 			o->kernel_stacks = false;
 			break;
-		case 'C':
+		case 'A':
 			o->copy_all_stacks = true;
+			break;
+		case 'M':
+			if (demangle__parse_mode(optarg, &o->sym.demangle)) {
+				pr_err(
+				    "--demangle: '%s' is not none, simplified, templates or full",
+				    optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'D':
+			if (o->sym.n_debug_dirs == MAX_DEBUG_DIRS) {
+				pr_err("--debug-dir: at most %d folders", MAX_DEBUG_DIRS);
+				return -EINVAL;
+			}
+			o->debug_dirs[o->sym.n_debug_dirs++] = optarg;
+			break;
+		case 'N':
+			o->sym.debuginfod = false;
+			break;
+		case 'C':
+			v = strtol(optarg, &end, 10);
+			if (*end || v < 1 || v > 1024 * 1024) {
+				pr_err(
+				    "--symbol-cache-mb: '%s' is not a size between 1 and 1048576",
+				    optarg);
+				return -EINVAL;
+			}
+			o->sym.cache_bytes = (size_t)v << 20;
 			break;
 		case 'v':
 			log_verbosity++;
@@ -284,6 +335,23 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 		(unsigned long long)c->copies.bad_records);
 	fprintf(stderr, "  %-40s %llu cfi, %llu frame pointers\n", "copies: frames",
 		(unsigned long long)c->copies.frames_cfi, (unsigned long long)c->copies.frames_fp);
+	fprintf(stderr, "  %-40s %llu\n", "symbols: inline frames added",
+		(unsigned long long)sym->stats.native_inline);
+	fprintf(stderr, "  %-40s %llu (%llu without symbols)\n", "symbols: file loads",
+		(unsigned long long)sym->stats.files_loaded,
+		(unsigned long long)sym->stats.files_without_symbols);
+	fprintf(stderr, "  %-40s %llu hits, %llu misses, %llu evictions, %zu bytes peak\n",
+		"symbols: cache", (unsigned long long)sym->cache.stats.hits,
+		(unsigned long long)sym->cache.stats.misses,
+		(unsigned long long)sym->cache.stats.evictions, sym->cache.stats.peak_cost);
+	fprintf(stderr,
+		"  %-40s %llu by build id, %llu by debuglink, %llu by debuginfod, %llu not "
+		"found, %llu refused\n",
+		"symbols: debug files", (unsigned long long)sym->debuginfo.stats.by_build_id,
+		(unsigned long long)sym->debuginfo.stats.by_debuglink,
+		(unsigned long long)sym->debuginfo.stats.by_debuginfod,
+		(unsigned long long)sym->debuginfo.stats.not_found,
+		(unsigned long long)sym->debuginfo.stats.mismatched);
 	fprintf(stderr, "  %-40s %llu\n", "user: unknown pid/address reports",
 		(unsigned long long)c->stats.unknown_reports);
 	fprintf(stderr, "  %-40s %llu (%llu failed or without CFI, %llu unloaded)\n",
@@ -367,7 +435,10 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 	collector_ready = true;
-	symbolizer__init(&sym, &c.files);
+	if (symbolizer__init(&sym, &c.files, &o->sym)) {
+		pr_err("out of memory");
+		goto cleanup;
+	}
 
 	sopts.frequency_hz = o->frequency_hz;
 	sopts.kernel_stacks = o->kernel_stacks;

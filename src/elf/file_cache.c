@@ -12,7 +12,6 @@
 #include "elf/file_id.h"
 #include "elf/vdso_image.h"
 #include "proc/proc_maps.h"
-#include "symbol/native_symbols.h"
 #include "util/log.h"
 
 struct file_key {
@@ -51,7 +50,6 @@ static void cached_file__free(struct cached_file *f)
 {
 	if (!f)
 		return;
-	native_symbols__free(f->syms);
 	elf_file__close(f->elf);
 	free(f->path);
 	free(f);
@@ -210,21 +208,4 @@ enomem:
 	if (vdso_fd >= 0)
 		close(vdso_fd);
 	return 0;
-}
-
-const char *file_cache__symbolize(struct file_cache *fc, uint32_t id, uint64_t vaddr)
-{
-	struct cached_file *f = file_cache__at(fc, id);
-	uint64_t off;
-	int err;
-
-	if (!f || !f->elf)
-		return NULL;
-	if (!f->syms_tried) {
-		f->syms_tried = true;
-		err = native_symbols__open(f->elf, &f->syms);
-		if (err)
-			pr_info("%s: no symbols: %s", f->path, strerror(-err));
-	}
-	return f->syms ? native_symbols__lookup(f->syms, vaddr, &off) : NULL;
 }

@@ -32,12 +32,20 @@ struct profile_mapping {
 	uint64_t file_offset;
 	const char *filename; /* path as the process saw it, "" for none */
 	const char *build_id; /* hex GNU build id, "" when unknown */
+	/* More identities for naming frames later (omniprof symbolize, a backend): */
+	const char *go_build_id; /* Go's build id, "" when none */
+	const char *file_hash;	 /* hex htlhash of the file (see elf/file_id.h), "" when unknown */
 };
 
 struct profile_function {
-	const char *name;	 /* display name, demangled when possible */
-	const char *system_name; /* name as found in the binary */
-	const char *filename;	 /* source file, "" when unknown */
+	const char *name; /* display name, demangled when possible */
+	/*
+	 * Name as found in the binary. "" marks a native frame nothing could
+	 * name (name then reads "file+0xOFFSET"): exporters report such
+	 * mappings as not symbolized.
+	 */
+	const char *system_name;
+	const char *filename; /* source file, "" when unknown */
 };
 
 struct profile_line {
@@ -47,7 +55,12 @@ struct profile_line {
 
 struct profile_location {
 	uint32_t mapping_id; /* 1-based, 0 for kernel / none */
-	uint64_t address;    /* file-relative for native frames, absolute for kernel */
+	/*
+	 * Native frames: the ELF virtual address in the mapping's file (for a
+	 * return address, the call instruction: return address - 1), so the
+	 * file alone names it. Kernel: the absolute address.
+	 */
+	uint64_t address;
 	enum profile_frame_kind kind;
 	uint32_t n_lines;	    /* >= 1 */
 	struct profile_line *lines; /* innermost (inlined) first, outermost caller last */
@@ -97,6 +110,10 @@ void profile__free(struct profile *p); /* accepts NULL */
 
 uint32_t profile__add_mapping(struct profile *p, uint64_t start, uint64_t limit,
 			      uint64_t file_offset, const char *filename, const char *build_id);
+/* The same with every identity of the file (go_build_id, file_hash may be NULL). */
+uint32_t profile__add_file_mapping(struct profile *p, uint64_t start, uint64_t limit,
+				   uint64_t file_offset, const char *filename, const char *build_id,
+				   const char *go_build_id, const char *file_hash);
 uint32_t profile__add_function(struct profile *p, const char *name, const char *system_name,
 			       const char *filename);
 uint32_t profile__add_location(struct profile *p, uint32_t mapping_id, uint64_t address,

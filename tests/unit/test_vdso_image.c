@@ -3,7 +3,7 @@
  * The vDSO as a file: copied out of this process's own [vdso] mapping, it is
  * an ELF image whose .eh_frame gives a stack-delta table (the entry of
  * __vdso_clock_gettime has CFA = rsp + 8, as every function's first
- * instruction), whose .dynsym names its functions through the file cache, and
+ * instruction), whose .dynsym names its functions through the symbolizer, and
  * whose identity is its content (two reads give one cache entry).
  */
 #include <errno.h>
@@ -24,6 +24,7 @@
 #include "elf/stack_deltas.h"
 #include "elf/vdso_image.h"
 #include "proc/proc_maps.h"
+#include "symbol/symbolizer.h"
 
 /* This process's [vdso] line of /proc/self/maps; fails the test when absent. */
 static struct proc_map *own_vdso(struct proc_map **all, size_t *n)
@@ -74,8 +75,9 @@ static void test_vdso_table_and_symbols(void **state)
 	struct proc_map *all = NULL, *m;
 	struct elf_file *ef = NULL;
 	struct file_cache fc;
+	struct symbolizer sym;
+	const struct sym_frame *frames = NULL;
 	uint64_t fn, vaddr;
-	const char *name;
 	uint32_t id;
 	size_t n = 0;
 	int fd;
@@ -107,11 +109,12 @@ static void test_vdso_table_and_symbols(void **state)
 	assert_int_equal(file_cache__get(&fc, getpid(), m), id);
 	assert_non_null(file_cache__at(&fc, id)->elf);
 	assert_true(file_cache__at(&fc, id)->table_id != 0);
-	name = file_cache__symbolize(&fc, id, fn + 1);
-	assert_non_null(name);
-	assert_non_null(strstr(name, "clock_gettime"));
+	assert_int_equal(symbolizer__init(&sym, &fc, NULL), 0);
+	assert_true(symbolizer__native(&sym, id, fn + 1, &frames) >= 1);
+	assert_non_null(strstr(frames[0].name, "clock_gettime"));
 	assert_int_equal(fc.stats.vdso_errors, 0);
 
+	symbolizer__clear(&sym);
 	file_cache__clear(&fc);
 	stack_delta_table__free(&t);
 	elf_file__close(ef);
