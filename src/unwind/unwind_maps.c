@@ -21,8 +21,14 @@ struct rule_entry {
 
 /* Deltas per chunk: 8 MiB of kernel memory, enough for a typical host's libraries. */
 #define CHUNK_DELTAS (1u << 20)
-/* Deltas of tables no process uses kept loaded for the next process (8 MiB). */
-#define UNUSED_DELTAS_BUDGET (1u << 20)
+/*
+ * Tables no process uses stay loaded while their space is not needed: the
+ * chunks are allocated anyway (they never shrink), so keeping them costs no
+ * memory, and a table is unloaded (oldest first) when a new one needs room
+ * before a chunk is added. At most this many unused tables (table_info
+ * entries).
+ */
+#define UNUSED_TABLES_MAX 4096
 
 struct loaded_table {
 	uint64_t id;
@@ -61,7 +67,7 @@ void unwind_maps__init(struct unwind_maps *um, int mappings_fd, int tables_fd, i
 	um->max_rules = max_rules;
 	hashmap__init(&um->rules, rule_equal, NULL);
 	hashmap__init(&um->tables, table_equal, NULL);
-	um->unused_budget = UNUSED_DELTAS_BUDGET;
+	um->unused_budget = UINT64_MAX;
 }
 
 void unwind_maps__clear(struct unwind_maps *um)
@@ -319,6 +325,7 @@ static void unused_unlink(struct unwind_maps *um, struct loaded_table *lt)
 	lt->prev_unused = lt->next_unused = NULL;
 	lt->unused = false;
 	um->stats.deltas_unused -= lt->n_deltas;
+	um->n_unused--;
 }
 
 int unwind_maps__acquire(struct unwind_maps *um, uint64_t id, const struct elf_file *ef)
@@ -392,10 +399,10 @@ void unwind_maps__release(struct unwind_maps *um, uint64_t id)
 		return;
 	}
 	/*
-	 * Kept loaded a while: the same programs start again and again (a build
-	 * runs cc1, as and ld hundreds of times), and rebuilding their tables each
-	 * time would stall the reader. The oldest unused go first, past a budget
-	 * or when the space is needed.
+	 * Kept loaded: the same programs start again and again (a build runs cc1,
+	 * as and ld hundreds of times; clang maps 2M deltas of LLVM), and
+	 * rebuilding their tables each time would stall the reader. The oldest
+	 * unused go first when the space is needed (see UNUSED_TABLES_MAX).
 	 */
 	lt->unused = true;
 	lt->prev_unused = um->unused_last;
@@ -406,7 +413,9 @@ void unwind_maps__release(struct unwind_maps *um, uint64_t id)
 		um->unused_first = lt;
 	um->unused_last = lt;
 	um->stats.deltas_unused += lt->n_deltas;
-	while (um->stats.deltas_unused > um->unused_budget && evict_oldest_unused(um))
+	um->n_unused++;
+	while ((um->stats.deltas_unused > um->unused_budget || um->n_unused > UNUSED_TABLES_MAX) &&
+	       evict_oldest_unused(um))
 		;
 }
 

@@ -61,7 +61,9 @@ struct unwind_maps {
 	struct hashmap tables; /* struct loaded_table: table id -> refcount */
 	/* Loaded tables no process uses, oldest first (a doubly linked list). */
 	struct loaded_table *unused_first, *unused_last;
-	uint64_t unused_budget; /* deltas of unused tables kept loaded at most */
+	size_t n_unused;
+	uint64_t unused_budget; /* deltas of unused tables kept at most (default: no bound
+				 * but the chunks' space) */
 	struct delta_chunk chunks[OP_MAX_DELTA_CHUNKS];
 	uint32_t n_chunks;
 	struct unwind_maps_stats stats;
