@@ -3,7 +3,6 @@
 # tests/unit/test_<x>.c or tests/e2e/test_<x>.c needs no edit here.
 
 BUILD    ?= build
-.DEFAULT_GOAL := all
 CC       ?= gcc
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
@@ -14,7 +13,7 @@ PKGS     := libbpf libelf libdw libdebuginfod zlib libprotobuf-c libcrypto libcu
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-.DEFAULT_GOAL := all
+.DEFAULT_GOAL := all # the first rule below is vmlinux.h's
 
 GEN      := $(BUILD)/gen
 CFLAGS   ?= -O2 -g
