@@ -2,6 +2,8 @@
 # Sources are discovered by folder: a new src/<area>/<file>.c, bpf/<name>.bpf.c,
 # tests/unit/test_<x>.c or tests/e2e/test_<x>.c needs no edit here.
 
+.DEFAULT_GOAL := all
+
 BUILD    ?= build
 CC       ?= gcc
 CLANG    ?= clang

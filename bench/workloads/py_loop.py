@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A busy Python workload for the benchmarks: DEPTH nested Python calls, then a
+loop of pure-Python arithmetic until SECONDS have passed (or SIGTERM), after
+which it prints "iterations_per_s N". It prints "ready" once running.
+
+Usage: python3 py_loop.py SECONDS DEPTH
+"""
+
+import signal
+import sys
+import time
+
+stop = False
+
+
+def on_term(*_):
+    global stop
+    stop = True
+
+
+def leaf_loop(deadline):
+    n, x = 0, 1
+    while not stop:
+        for _ in range(1000):
+            x = (x * 1103515245 + 12345) & 0xFFFFFFFF
+        n += 1
+        if n % 64 == 0 and time.monotonic() >= deadline:
+            break
+    return n
+
+
+def nest(depth, deadline):
+    if depth > 1:
+        return nest(depth - 1, deadline)
+    return leaf_loop(deadline)
+
+
+def main():
+    seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 10
+    depth = int(sys.argv[2]) if len(sys.argv) > 2 else 20
+    sys.setrecursionlimit(depth + 100)
+    signal.signal(signal.SIGTERM, on_term)
+    start = time.monotonic()
+    print("ready", flush=True)
+    n = nest(depth, start + seconds)
+    print(f"iterations_per_s {n * 1000 / (time.monotonic() - start):.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
