@@ -380,6 +380,15 @@ static long walk_one_frame(__u32 index, void *data)
 	return w->result != OP_STEP_CONTINUE;
 }
 
+/* Whether the sample interrupted user code (then there is no kernel stack). */
+static __always_inline bool in_user_mode(struct bpf_perf_event_data *ctx)
+{
+	/* The context allows only 8-byte loads of the x86-64 pt_regs (a fixed ABI layout). */
+	__u64 *ctx_regs = (__u64 *)&ctx->regs;
+
+	return (ctx_regs[__builtin_offsetof(struct pt_regs, cs) / 8] & 3) == 3;
+}
+
 /* User registers at the sample: from the context when the CPU was in user
  * mode, else the ones the task saved on kernel entry. */
 static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct op_regs *r)
@@ -390,7 +399,7 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct op_
 	/* The context allows only 8-byte loads of the x86-64 pt_regs (a fixed ABI layout). */
 	__u64 *ctx_regs = (__u64 *)&ctx->regs;
 
-	if ((ctx_regs[__builtin_offsetof(struct pt_regs, cs) / 8] & 3) == 3) {
+	if (in_user_mode(ctx)) {
 		r->pc = ctx_regs[__builtin_offsetof(struct pt_regs, ip) / 8];
 		r->sp = ctx_regs[__builtin_offsetof(struct pt_regs, sp) / 8];
 		r->fp = ctx_regs[__builtin_offsetof(struct pt_regs, bp) / 8];
@@ -501,7 +510,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	task = bpf_get_current_task_btf();
 	BPF_CORE_READ_STR_INTO(&t->pcomm, task, group_leader, comm);
 
-	if (kernel_stacks) {
+	if (kernel_stacks && !in_user_mode(ctx)) {
 		n = bpf_get_stack(ctx, t->kernel, sizeof(t->kernel), 0);
 		if (n < 0) {
 			stat_inc(OP_STAT_KERNEL_STACK_ERR);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything omniprof needs to build, run and test on Debian 12.
 # Used by both README commands and by .ci/run; safe to run again.
+# Usage: scripts/install-deps.sh [--bench]
 set -euo pipefail
 
 PKGS=(
@@ -12,6 +13,11 @@ PKGS=(
 	golang-go protobuf-compiler
 	g++ rustc
 )
+
+# --bench: also the tools `make bench` compares omniprof with.
+if [ "${1:-}" = "--bench" ]; then
+	PKGS+=(linux-perf bpftrace python3)
+fi
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """A busy Python workload for the benchmarks: DEPTH nested Python calls, then a
-loop of pure-Python arithmetic until SECONDS have passed (or SIGTERM), after
-which it prints "iterations_per_s N". It prints "ready" once running.
+loop of pure-Python arithmetic until SECONDS have passed (or SIGTERM),
+printing "progress TIME_NS ITERATIONS" (CLOCK_MONOTONIC) four times a second
+and "iterations_per_s N" at the end. It prints "ready" once running.
 
 Usage: python3 py_loop.py SECONDS DEPTH
 """
@@ -19,13 +20,19 @@ def on_term(*_):
 
 
 def leaf_loop(deadline):
-    n, x = 0, 1
+    n, x, last = 0, 1, 0
     while not stop:
         for _ in range(1000):
             x = (x * 1103515245 + 12345) & 0xFFFFFFFF
         n += 1
-        if n % 64 == 0 and time.monotonic() >= deadline:
-            break
+        if n % 16 == 0:
+            now = time.monotonic_ns()
+            if now - last >= 250_000_000:
+                print(f"progress {now} {n * 1000}", flush=True)
+                last = now
+            if now >= deadline * 1e9:
+                break
+    print(f"progress {time.monotonic_ns()} {n * 1000}", flush=True)
     return n
 
 
