@@ -236,10 +236,11 @@ class Bench:
         except OSError:
             return first
         for line in text.splitlines():
-            frames = line.rsplit(" ", 1)[0].split(";")
-            if frames[0] not in first or "[unwind stopped" in line:
+            body = line.rsplit(" ", 1)[0]
+            frames = body.split(";")
+            if frames[0] not in first or "[unwind stopped" in body:
                 continue
-            m = re.search(r";main;step_a;step_b;phase_(\d\d|late)(;|$)", line)
+            m = re.search(r";main;step_a;step_b;phase_(\d\d|late)(;|$)", body)
             if not m:
                 continue
             end_ms = 205.0 if m.group(1) == "late" else (int(m.group(1)) + 1) * 5.0
@@ -386,7 +387,7 @@ class Bench:
             row["data"] = f"{mem / 2**20:.1f} MiB maps"
             stacks = parse_folded(os.path.join(out, "stacks.folded"))
         row["chain_complete"] = chain_completeness(stacks)
-        row["py_complete"] = python_completeness(stacks, os.path.basename(self.python))
+        row["py_complete"] = python_completeness(stacks)
         return row
 
     # ---- the results file ----------------------------------------------------------
@@ -499,7 +500,8 @@ def parse_perf_script(path):
                 comm, frames = line.split()[0], []
             else:
                 parts = line.split(None, 1)
-                if len(parts) < 2 or "[kernel.kallsyms]" in parts[1]:
+                # Kernel frames are not compared; inlined frames only omniprof lacks.
+                if len(parts) < 2 or "[kernel.kallsyms]" in parts[1] or "(inlined)" in parts[1]:
                     continue
                 sym = parts[1].rsplit(" (", 1)[0].strip()
                 frames.append(sym.split("+0x")[0])
@@ -533,15 +535,17 @@ def chain_completeness(stacks):
     return done, total
 
 
-def python_completeness(stacks, comm):
-    """(complete, total) over the Python process's samples: complete when the
-    native stack reaches main (the interpreter's entry point)."""
+def python_completeness(stacks, comm="py_loop"):
+    """(complete, total) over the Python workload's samples: complete when the
+    native stack reaches libc's __libc_start_call_main (under the interpreter's
+    main, which the compiler may inline)."""
     done = total = 0
     for c, frames, n in stacks:
-        if c != comm[:15] or not frames:
+        if c != comm or not frames:
             continue
         total += n
-        if "main" in frames and not any(f.startswith("[unwind stopped") for f in frames):
+        if "__libc_start_call_main" in frames and \
+                not any(f.startswith("[unwind stopped") for f in frames):
             done += n
     return done, total
 
