@@ -80,6 +80,16 @@ class Child:
         return self.rusage.ru_maxrss / 1024.0
 
 
+def proc_cpu_s(pid):
+    """User + system CPU seconds pid has used so far (/proc/PID/stat), or None."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def fdinfo(pid):
     """Yields (fd, dict) for every BPF program or map fd that pid holds."""
     base = f"/proc/{pid}/fdinfo"

@@ -154,12 +154,16 @@ class Bench:
                 out = self.out_dir(f"agent-{hz}")
                 rec = self.record([], seconds, hz, out, verbose=True)
                 mem = (0, 0)
-                first = last = None
+                first = last = cpu_first = None
+                cpu_last = (0, None)
                 if bl.wait_for_prog(rec.pid):
                     t_end = time.monotonic() + seconds - 2
+                    time.sleep(3)  # start-up done: /proc scanned, tables built
                     first = (time.monotonic(), bl.sampler_prog_stats(rec.pid))
+                    cpu_first = bl.proc_cpu_s(rec.pid)
                     while time.monotonic() < t_end and rec.proc.poll() is None:
                         time.sleep(1)
+                        cpu_last = (time.monotonic(), bl.proc_cpu_s(rec.pid))
                         m = bl.bpf_map_memory(rec.pid)
                         if m[0] > mem[0]:
                             mem = m
@@ -168,7 +172,9 @@ class Bench:
                             last = (time.monotonic(), s)
                 rec.wait(timeout=120)
                 self.finish_busy(busy)
-                bpf_pct = ns = None
+                bpf_pct = ns = steady = None
+                if first and cpu_first is not None and cpu_last[1] is not None:
+                    steady = (cpu_last[1] - cpu_first) / (cpu_last[0] - first[0]) * 100
                 if first and last and first[1] and last[1][1] > first[1][1]:
                     bpf_pct = (last[1][0] - first[1][0]) / ((last[0] - first[0]) * 1e9) * 100
                     ns = (last[1][0] - first[1][0]) / (last[1][1] - first[1][1])
@@ -177,15 +183,20 @@ class Bench:
                     "cpu_pct": rec.cpu_s / rec.wall * 100, "cpu_s": rec.cpu_s,
                     "utime": rec.rusage.ru_utime, "stime": rec.rusage.ru_stime,
                     "rss": rec.maxrss_mib, "map_mib": mem[0] / 2**20, "maps": mem[1],
-                    "bpf_pct": bpf_pct, "bpf_ns_run": ns, "status": rec.status,
+                    "bpf_pct": bpf_pct, "bpf_ns_run": ns, "status": rec.status, "steady": steady,
                 })
-        lines = ["| frequency | agent CPU (user+sys) | % of one CPU | peak RSS | BPF map memory "
-                 "| BPF time, % of one CPU (all CPUs) | BPF ns per program run |",
-                 "|---|---|---|---|---|---|---|"]
+        lines = ["Agent CPU counts the whole run: loading the BPF programs, scanning every "
+                 "process, building their tables, and writing the profile at the end; the steady "
+                 "state column is the CPU used between 3 s after start and the end of sampling "
+                 "(/proc/PID/stat, 10 ms ticks). BPF time is charged to the interrupted processes.", "",
+                 "| frequency | agent CPU (user+sys) | % of one CPU | steady state | peak RSS | BPF map memory "
+                 "| BPF time, % of one CPU (all CPUs) | BPF ns per program run (all processes) |",
+                 "|---|---|---|---|---|---|---|---|"]
         for r in rows:
             lines.append(
                 f"| {r['hz']} Hz, {r['seconds']} s | {r['cpu_s']:.2f} s ({r['utime']:.2f} user, "
                 f"{r['stime']:.2f} sys) in {r['wall']:.1f} s | **{r['cpu_pct']:.2f}%** "
+                f"| {bl.fmt(r['steady'], '{:.2f}%')} "
                 f"| **{r['rss']:.1f} MiB** | {r['map_mib']:.1f} MiB in {r['maps']} maps "
                 f"| {bl.fmt(r['bpf_pct'], '{:.2f}%')} | {bl.fmt(r['bpf_ns_run'], '{:.0f}')} |")
         self.sections["agent"] = (rows, lines)
@@ -435,7 +446,9 @@ class Bench:
 
         agent = {r["hz"]: r for r in self.sections.get("agent", ([], []))[0]}
         if 20 in agent:
-            row("agent CPU ≤ 1% of one CPU at 20 Hz (aim ≤ 0.2%)", f"{agent[20]['cpu_pct']:.2f}%",
+            row("agent CPU ≤ 1% of one CPU at 20 Hz (aim ≤ 0.2%)",
+                f"{agent[20]['cpu_pct']:.2f}% over the whole run, "
+                f"{bl.fmt(agent[20]['steady'], '{:.2f}%')} in steady state",
                 agent[20]["cpu_pct"] <= 1.0)
             rss = max(r["rss"] for r in agent.values())
             row("peak RSS ≤ 64 MiB (aim ≤ 32 MiB)", f"{rss:.1f} MiB", rss <= 64)
