@@ -2,18 +2,19 @@
 # Sources are discovered by folder: a new src/<area>/<file>.c, bpf/<name>.bpf.c,
 # tests/unit/test_<x>.c or tests/e2e/test_<x>.c needs no edit here.
 
-.DEFAULT_GOAL := all
-
 BUILD    ?= build
+.DEFAULT_GOAL := all
 CC       ?= gcc
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
 PROTOC_C ?= protoc-c
 SAN      ?=
 
-PKGS     := libbpf libelf libdw zlib libprotobuf-c libcrypto
+PKGS     := libbpf libelf libdw libdebuginfod zlib libprotobuf-c libcrypto libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+.DEFAULT_GOAL := all
 
 GEN      := $(BUILD)/gen
 CFLAGS   ?= -O2 -g
@@ -23,7 +24,11 @@ ifneq ($(SAN),)
 CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=address,undefined
 endif
-LDLIBS   := $(PKG_LIBS) -lpthread
+# libFuzzer builds (make fuzz): clang, coverage for the fuzzer in every object.
+ifneq ($(FUZZ),)
+CFLAGS   += -fsanitize=fuzzer-no-link
+endif
+LDLIBS   := $(PKG_LIBS) -liberty -lpthread
 
 # ---- generated headers: vmlinux.h, BPF skeletons, protobuf-c ----------------
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
@@ -133,7 +138,55 @@ $(WL_BUILD)/lib/%.so: $(WL_DIR)/lib/%.c $(WL_HDRS)
 	@mkdir -p $(@D)
 	$(WL_LINE) $< -o $@
 
-tests: $(BIN) $(TEST_BINS) $(WORKLOADS)
+# The agent's end-to-end tests run receivers on Node.js: their npm packages,
+# pinned by the lock file, are installed under the build folder.
+NODE_DIR   := $(BUILD)/node
+$(NODE_DIR)/node_modules/.installed: tests/e2e/otlp/package.json tests/e2e/otlp/package-lock.json
+	@mkdir -p $(NODE_DIR)
+	cp $^ $(NODE_DIR)/
+	cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# The replay suite (tests/replay/): the BPF unwinders run in user space over
+# process snapshots, one binary from every .c there; cases in tests/replay/cases/.
+REPLAY_SRCS := $(wildcard tests/replay/*.c)
+REPLAY_BIN  := $(BUILD)/tests/replay/replay
+REPLAY_CASES := $(sort $(wildcard tests/replay/cases/*.case))
+
+$(REPLAY_BIN): $(REPLAY_SRCS) $(wildcard tests/replay/*.h) $(TEST_LIB_OBJS) $(LIB) | $(GENERATED)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/lib -Itests/replay $(LDFLAGS) $(REPLAY_SRCS) $(TEST_LIB_OBJS) $(LIB) \
+		$(LDLIBS) -o $@
+
+# Fuzz targets (tests/fuzz/fuzz_<name>.c, each one LLVMFuzzerTestOneInput for
+# one parser of untrusted bytes). `make test` builds each with a plain main
+# that replays the committed seeds and every crash kept in
+# tests/fuzz/regressions/<name>/; `make fuzz` builds them with clang's
+# libFuzzer and runs each for FUZZ_SECONDS.
+FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_NAMES   := $(FUZZ_SRCS:tests/fuzz/%.c=%)
+FUZZ_REPLAYS := $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/%)
+FUZZ_SECONDS ?= 10
+
+$(BUILD)/tests/fuzz/%: tests/fuzz/%.c tests/fuzz/standalone_main.c $(LIB) | $(GENERATED)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) $< tests/fuzz/standalone_main.c $(LIB) $(LDLIBS) -o $@
+
+$(BUILD)/libfuzzer/%: tests/fuzz/%.c $(LIB) | $(GENERATED)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -fsanitize=fuzzer $< $(LIB) $(LDLIBS) -o $@
+
+fuzz: $(WORKLOADS)
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz CC=$(CLANG) SAN=1 FUZZ=1 \
+		$(FUZZ_NAMES:%=$(BUILD)/fuzz/libfuzzer/%)
+	tests/fuzz/run.sh $(BUILD)/fuzz $(BUILD)/workloads $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
+tests: $(BIN) $(TEST_BINS) $(REPLAY_BIN) $(FUZZ_REPLAYS) $(WORKLOADS) \
+       $(NODE_DIR)/node_modules/.installed
+
+# No BPF and no privilege needed (it traces only its own children).
+test-replay: $(REPLAY_BIN) $(WORKLOADS)
+	OMNIPROF_BUILD=$(BUILD) $(REPLAY_BIN) $(REPLAY_CASES)
 
 # The README's test command: every test, then the unit tests again under
 # AddressSanitizer + UndefinedBehaviorSanitizer.
@@ -141,7 +194,7 @@ test: tests
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=1 asan-tests
 	OMNIPROF_BUILD=$(BUILD) tests/run.sh $(BUILD) $(BUILD)/asan
 
-asan-tests: $(UNIT_SRCS:tests/%.c=$(BUILD)/tests/%)
+asan-tests: $(UNIT_SRCS:tests/%.c=$(BUILD)/tests/%) $(REPLAY_BIN) $(FUZZ_REPLAYS)
 
 # Measurements (not part of `make test`): bench/run.py writes bench/RESULTS.md.
 # Its workloads in bench/workloads/ follow the `// build:` convention above.
@@ -167,7 +220,7 @@ format:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all tests test asan-tests bench bench-tools format clean
+.PHONY: all tests test test-replay fuzz asan-tests bench bench-tools format clean
 .SECONDARY:
 .DELETE_ON_ERROR:
 

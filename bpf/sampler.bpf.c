@@ -26,6 +26,7 @@ __noinline int read_user_u64(__u64 *dst, __u64 addr);
 		     : bpf_probe_read_user((dst), (size), (const void *)(addr)))
 #define OP_FIND_RULE(u, pc, rule) lookup_rule((u)->pid, (pc), (rule))
 #include "unwind/native_unwind.h"
+#include "python_maps.h"
 
 #define OP_DELTA_PAGE(chunk, index)                                                                \
 	((const struct op_delta_page *)bpf_map_lookup_elem((chunk), &(__u32){(index)}))
@@ -105,6 +106,7 @@ struct {
  */
 #define MAPPING_CACHE_SIZE 4
 #define STACK_WINDOW	   2048 /* a power of two, at most a page */
+#define STACK_SPAN	   (8u << 20) /* reads this far above sp are stack reads */
 
 struct mapping_cache_entry {
 	__u64 start; /* the mapping [start, end); start == end: unused */
@@ -118,6 +120,7 @@ struct walk_scratch {
 	__u32 next_mapping; /* round-robin replacement */
 	__u32 window_len;   /* bytes valid in window */
 	__u64 window_start; /* user address of window[0] */
+	__u64 stack_lo;	    /* the sample's sp: the window serves [stack_lo, + STACK_SPAN) */
 	__u8 window[STACK_WINDOW + 16];
 	__u32 frames_cfi; /* counters, added to stats once per sample */
 	__u32 frames_fp;
@@ -190,7 +193,9 @@ __noinline int read_user_u64(__u64 *dst, __u64 addr)
 
 	if (!dst)
 		return -1;
-	if (!ws)
+	/* Other reads (Python's heap objects, signal frames) go straight to memory,
+	 * so they do not evict the stack from the window. */
+	if (!ws || addr - ws->stack_lo >= STACK_SPAN)
 		return bpf_probe_read_user(dst, 8, (const void *)addr) ? -1 : 0;
 	off = addr - ws->window_start;
 	if (off >= ws->window_len || ws->window_len - off < 8) {
@@ -277,6 +282,10 @@ static __always_inline struct mapping_cache_entry *find_mapping(struct walk_scra
 			return c;
 	}
 	m = bpf_map_lookup_elem(&exe_mappings, &key);
+	if (m && m->file_id == OP_FILE_ID_ANON) {
+		*fallback = OP_STAT_FRAMES_ANON; /* anonymous code: the caller's anon rule */
+		return NULL;
+	}
 	if (!m || !m->file_id) {
 		report_unknown(pid, m ? pc : 0);
 		*fallback = m ? OP_STAT_FP_NO_MAPPING : OP_STAT_FP_UNKNOWN_PID;
@@ -316,6 +325,11 @@ __noinline int lookup_rule(__u32 pid, __u64 pc, struct op_unwind_rule *rule)
 	if (!ws)
 		goto invalid;
 	c = find_mapping(ws, pid, pc, &fallback);
+	if (!c && fallback == OP_STAT_FRAMES_ANON) {
+		stat_inc(OP_STAT_FRAMES_ANON);
+		op_unwind_anon_rule(rule);
+		return 0;
+	}
 	if (!c) {
 		stat_inc(fallback);
 		goto frame_pointer;
@@ -353,6 +367,7 @@ struct walk_ctx {
 	struct op_unwinder u;
 	__u32 n;      /* frames written */
 	__s32 result; /* last op_step_result */
+	bool python;  /* a Python process: the mixed walk of python_maps.h */
 };
 
 static long walk_one_frame(__u32 index, void *data)
@@ -375,7 +390,8 @@ static long walk_one_frame(__u32 index, void *data)
 	slot = index;
 	__asm__ volatile("" : "+r"(slot));
 	slot &= OP_MAX_USER_FRAMES - 1;
-	w->result = op_unwind_step(&w->u, &t->user[slot]);
+	w->result = w->python ? py_walk_step(&w->u, &t->user[slot])
+			      : op_unwind_step(&w->u, &t->user[slot]);
 	w->n = index + 1;
 	return w->result != OP_STEP_CONTINUE;
 }
@@ -429,6 +445,8 @@ static __always_inline __u32 err_stat(__u32 err)
 		return OP_STAT_USER_NO_RULE;
 	case OP_UNWIND_ERR_BAD_CFA:
 		return OP_STAT_USER_BAD_CFA;
+	case OP_UNWIND_ERR_ANON_CODE:
+		return OP_STAT_USER_ANON_STOP;
 	default:
 		return OP_STAT_USER_READ_ERR;
 	}
@@ -457,8 +475,10 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 	for (int i = 0; i < MAPPING_CACHE_SIZE; i++)
 		ws->mappings[i].start = ws->mappings[i].end = 0;
 	ws->window_len = 0;
+	ws->stack_lo = r.sp;
 	ws->frames_cfi = ws->frames_fp = 0;
 	op_unwinder__init(&w.u, t->hdr.pid, r.pc, r.sp, r.fp);
+	w.python = py_walk_begin(bpf_get_current_task_btf(), t->hdr.pid);
 	bpf_loop(OP_MAX_USER_FRAMES + 1, walk_one_frame, &w, 0);
 	stat_add(OP_STAT_FRAMES_CFI, ws->frames_cfi);
 	stat_add(OP_STAT_FRAMES_FP, ws->frames_fp);
@@ -475,6 +495,8 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 	}
 	t->n_user = w.n;
 }
+
+#include "stack_copy.h"
 
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
@@ -494,6 +516,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		stat_inc(OP_STAT_FILTERED);
 		return 0;
 	}
+	if (stack_copy_wanted(tgid) && !send_stack_copy(ctx, tgid, tid))
+		return 0;
 	t = bpf_map_lookup_elem(&scratch, &zero);
 	if (!t)
 		return 0;

@@ -26,12 +26,14 @@ enum op_event_type {
 	OP_EVENT_EXEC = 2,
 	OP_EVENT_EXIT = 3,
 	OP_EVENT_UNKNOWN = 4, /* the unwinder met an unknown pid or address: read its maps */
+	OP_EVENT_STACK_COPY = 5, /* a sample of a process not known yet: registers and stack */
 };
 
 enum op_frame_kind {
 	OP_FRAME_NATIVE = 0,
 	OP_FRAME_KERNEL = 1,
 	OP_FRAME_ERROR = 2, /* the unwinder stopped: addr holds an op_unwind_error */
+	OP_FRAME_PYTHON = 3, /* CPython code object + instruction offset: see python_types.h */
 };
 
 enum op_frame_flags {
@@ -47,6 +49,8 @@ enum op_unwind_error {
 	OP_UNWIND_ERR_BAD_FP = 3,    /* frame pointer not above the stack pointer */
 	OP_UNWIND_ERR_NO_RULE = 4,   /* no unwind rule for this address */
 	OP_UNWIND_ERR_BAD_CFA = 5,   /* the rule gave a CFA below the stack pointer */
+	OP_UNWIND_ERR_ANON_CODE = 6, /* JIT/anonymous code without a frame pointer */
+	OP_UNWIND_ERR_NO_MAPS = 7,   /* stack copy of a process whose maps were never read */
 };
 
 /*
@@ -82,6 +86,10 @@ enum op_rule_cmd {
 	OP_RULE_PLT = 3,       /* PLT stub: CFA = rsp + cfa_offset + ((pc & 15) >= 11 ? 8 : 0) */
 	OP_RULE_CFA_DEREF = 4, /* realigned stack: CFA = *(base + cfa_offset), see above */
 	OP_RULE_SIGNAL = 5,    /* rt_sigreturn trampoline: registers from the ucontext at rsp */
+	/* Anonymous executable memory (JIT code): the frame-pointer rule, where any
+	 * failure (rbp 0 or below rsp, unreadable) is OP_UNWIND_ERR_ANON_CODE. Made
+	 * by the lookup for OP_FILE_ID_ANON mappings, never stored in a table. */
+	OP_RULE_ANON = 6,
 };
 
 struct op_unwind_rule {
@@ -117,8 +125,13 @@ struct op_mapping_key {
 	__u64 addr_be; /* big endian, so prefixes compare high bits first */
 };
 
+/* op_mapping_value.file_id of anonymous executable memory (JIT code); htlhash ids avoid it. */
+#define OP_FILE_ID_ANON (~0ull)
+
 struct op_mapping_value {
-	__u64 file_id; /* stack-delta table id (file hash); 0: no table (anonymous, pid marker) */
+	/* stack-delta table id (file hash): a file without a table uses frame pointers;
+	 * OP_FILE_ID_ANON: anonymous code; 0: the pid marker */
+	__u64 file_id;
 	__u64 bias;    /* ELF vaddr = address - bias */
 	/* The whole mapping [start, end) this block belongs to: every address in it
 	 * has this value, so the unwinder looks the trie up once per mapping per sample. */
@@ -196,6 +209,36 @@ struct op_unknown_event {
 	__u64 addr; /* 0: the whole process is unknown */
 };
 
+/*
+ * A sample of a process whose unwind tables are not in the maps yet (no pid
+ * marker): instead of guessing with frame pointers, the BPF side sends the
+ * user registers and the stack from rsp up (whole pages, up to
+ * OP_STACK_COPY_MAX bytes, fewer where the stack ends), and user space
+ * unwinds it with the same unwinder once it has read the process's maps.
+ * The first 64 bytes are laid out as in struct op_trace. Sent truncated
+ * after stack[stack_len - 1].
+ */
+#define OP_STACK_COPY_MAX (32 * 1024)
+
+struct op_stack_copy {
+	struct op_event_header hdr;
+	__u32 tid;
+	__u32 cpu;
+	__u64 ktime_ns;
+	char comm[OP_TASK_COMM_LEN];
+	char pcomm[OP_TASK_COMM_LEN];
+	__u16 n_kernel;
+	__u16 reserved;
+	__u32 flags; /* enum op_trace_flags (kernel stack only) */
+	__u64 pc;
+	__u64 sp;
+	__u64 fp;
+	__u32 stack_len; /* bytes of stack[] from sp */
+	__u32 reserved2;
+	__u64 kernel[OP_MAX_KERNEL_FRAMES + 1];
+	__u8 stack[OP_STACK_COPY_MAX];
+};
+
 /* Per-CPU counters (an array map indexed by these). */
 enum op_stat {
 	OP_STAT_SAMPLES = 0,	  /* program runs */
@@ -208,14 +251,19 @@ enum op_stat {
 	OP_STAT_USER_MAX_DEPTH,	  /* user stack longer than OP_MAX_USER_FRAMES */
 	OP_STAT_USER_BAD_FP,	  /* frame-pointer chain went backwards */
 	OP_STAT_PROC_EVENT_LOST,  /* exec/exit event dropped: ring buffer full */
-	OP_STAT_FP_UNKNOWN_PID,	  /* frame-pointer fallback: process not known yet */
-	OP_STAT_FP_NO_MAPPING,	  /* frame-pointer fallback: address in no file mapping */
-	OP_STAT_FP_NO_TABLE,	  /* frame-pointer fallback: file's table not loaded */
-	OP_STAT_USER_NO_RULE,	  /* truncated: no unwind rule (gap, unsupported CFI) */
-	OP_STAT_USER_BAD_CFA,	  /* truncated: a rule produced an impossible CFA */
-	OP_STAT_FRAMES_CFI,	  /* user frames unwound with stack deltas */
-	OP_STAT_FRAMES_FP,	  /* user frames unwound with frame pointers */
-	OP_STAT_UNKNOWN_LOST,	  /* unknown pid/address report dropped: ring buffer full */
+	OP_STAT_FP_UNKNOWN_PID,   /* frame-pointer fallback: process not known yet */
+	OP_STAT_FP_NO_MAPPING,    /* frame-pointer fallback: address in no file mapping */
+	OP_STAT_FP_NO_TABLE,      /* frame-pointer fallback: file's table not loaded */
+	OP_STAT_USER_NO_RULE,     /* truncated: no unwind rule (gap, unsupported CFI) */
+	OP_STAT_USER_BAD_CFA,     /* truncated: a rule produced an impossible CFA */
+	OP_STAT_FRAMES_CFI,       /* user frames unwound with stack deltas */
+	OP_STAT_FRAMES_FP,        /* user frames unwound with frame pointers */
+	OP_STAT_UNKNOWN_LOST,     /* unknown pid/address report dropped: ring buffer full */
+	OP_STAT_FRAMES_ANON,      /* user frames in anonymous (JIT) code, via frame pointers */
+	OP_STAT_USER_ANON_STOP,   /* truncated: anonymous (JIT) code without a frame pointer */
+	OP_STAT_STACK_COPIES,     /* samples of unknown processes sent as stack copies */
+	OP_STAT_STACK_COPY_LOST,  /* ... dropped: ring buffer full */
+	OP_STAT_STACK_COPY_SKIPPED, /* not copied, ring buffer half full: frame pointers instead */
 	OP_STAT__COUNT,
 };
 
@@ -229,6 +277,9 @@ _Static_assert(sizeof(struct op_unknown_event) == 16, "op_unknown_event layout")
 _Static_assert(sizeof(struct op_event_header) == 8, "op_event_header layout");
 _Static_assert(sizeof(struct op_proc_event) == 40, "op_proc_event layout");
 _Static_assert(__builtin_offsetof(struct op_trace, kernel) == 64, "op_trace header layout");
+_Static_assert(__builtin_offsetof(struct op_stack_copy, kernel) == 96, "op_stack_copy layout");
+_Static_assert(__builtin_offsetof(struct op_stack_copy, flags) == __builtin_offsetof(struct op_trace, flags),
+	       "op_stack_copy header as op_trace's");
 _Static_assert(sizeof(struct op_trace) ==
 		   64 + 8 * (OP_MAX_KERNEL_FRAMES + 1) + 24 * OP_MAX_USER_FRAMES,
 	       "op_trace layout");

@@ -8,15 +8,27 @@ PKGS=(
 	make gcc clang llvm pkg-config
 	libbpf-dev bpftool
 	libelf-dev libdw-dev zlib1g-dev libssl-dev
+	libdebuginfod-dev libiberty-dev
+	binutils xz-utils debuginfod
 	protobuf-c-compiler libprotobuf-c-dev
+	libcurl4-openssl-dev openssl
 	libcmocka-dev
 	golang-go protobuf-compiler
 	g++ rustc
+	libclang-rt-14-dev # libFuzzer for `make fuzz`
+	python3
 )
+
+# The agent's end-to-end tests run an OTLP receiver on Node.js (gRPC stack
+# from npm, installed by the tests). Debian's nodejs ships npm separately;
+# a Node.js that came with its own npm is kept as it is.
+if ! command -v npm >/dev/null 2>&1; then
+	PKGS+=(nodejs npm)
+fi
 
 # --bench: also the tools `make bench` compares omniprof with.
 if [ "${1:-}" = "--bench" ]; then
-	PKGS+=(linux-perf bpftrace python3)
+	PKGS+=(linux-perf bpftrace)
 fi
 
 missing=()

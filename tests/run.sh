@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test binary: unit tests, end-to-end tests (root + BPF), then the
-# unit tests again as built with ASan + UBSan. Ends with "N passed, M failed".
+# unit tests again as built with ASan + UBSan, then the replay suite (normal
+# and ASan + UBSan). Ends with "N passed, M failed".
 # Usage: tests/run.sh BUILD_DIR ASAN_BUILD_DIR
 set -u
 build=${1:-build}
@@ -32,6 +33,30 @@ run_one() {
 	rm -f "$log"
 }
 
+# A suite that prints its own "N passed, M failed" line (the replay suite).
+run_suite() {
+	local label=$1 log rc line
+	shift
+	log=$(mktemp)
+	echo "== $label"
+	OMNIPROF_BUILD=$build "$@" 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n1)
+	if [ -n "$line" ]; then
+		passed=$((passed + ${line%% *}))
+		line=${line#*, }
+		failed=$((failed + ${line%% *}))
+	else
+		failed=$((failed + 1))
+	fi
+	[ "$rc" -eq 0 ] || failed_names+=("$label (exit $rc)")
+	if grep -qE '^(==[0-9]+==ERROR|.*runtime error:)' "$log"; then
+		failed=$((failed + 1))
+		failed_names+=("$label (sanitizer report)")
+	fi
+	rm -f "$log"
+}
+
 for bin in "$build"/tests/unit/test_* "$build"/tests/e2e/test_*; do
 	[ -x "$bin" ] || continue
 	run_one "$bin" "${bin#"$build"/tests/}"
@@ -39,6 +64,23 @@ done
 for bin in "$asan"/tests/unit/test_*; do
 	[ -x "$bin" ] || continue
 	run_one "$bin" "asan/${bin#"$asan"/tests/}"
+done
+
+cases=(tests/replay/cases/*.case)
+run_suite replay "$build"/tests/replay/replay "${cases[@]}"
+run_suite asan/replay "$asan"/tests/replay/replay "${cases[@]}"
+
+# Fuzz targets over their committed seeds and every crash input kept.
+for bin in "$build"/tests/fuzz/fuzz_* "$asan"/tests/fuzz/fuzz_*; do
+	[ -x "$bin" ] || continue
+	name=${bin##*/}
+	inputs=()
+	for d in tests/fuzz/seeds/"$name" tests/fuzz/regressions/"$name"; do
+		[ -d "$d" ] && inputs+=("$d")
+	done
+	label=${bin#"$build"/tests/}
+	[ "${bin#"$asan"/}" != "$bin" ] && label=asan/${bin#"$asan"/tests/}
+	run_suite "$label" "$bin" "${inputs[@]}"
 done
 
 echo

@@ -80,6 +80,13 @@ static __always_inline void op_unwind_fp_rule(struct op_unwind_rule *rule)
 	rule->fp_offset = -16;
 }
 
+/* Anonymous executable memory: frame pointers, or a stop that says so. */
+static __always_inline void op_unwind_anon_rule(struct op_unwind_rule *rule)
+{
+	op_unwind_fp_rule(rule);
+	rule->cmd = OP_RULE_ANON;
+}
+
 static __always_inline int op_unwind_signal_frame(struct op_regs *r)
 {
 	__u64 pc = 0, sp = 0, fp = 0;
@@ -102,7 +109,11 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 {
 	struct op_regs *r = &u->regs;
 	__u64 base, cfa, ra = 0, fp = r->fp;
-	int err;
+	/* In anonymous code the frame pointer is a guess: every way it fails says so. */
+	int anon = rule->cmd == OP_RULE_ANON, err;
+	__u32 bad_fp = anon ? OP_UNWIND_ERR_ANON_CODE : OP_UNWIND_ERR_BAD_FP;
+	__u32 bad_cfa = anon ? OP_UNWIND_ERR_ANON_CODE : OP_UNWIND_ERR_BAD_CFA;
+	__u32 bad_read = anon ? OP_UNWIND_ERR_ANON_CODE : OP_UNWIND_ERR_READ;
 
 	switch (rule->cmd) {
 	case OP_RULE_STOP:
@@ -114,6 +125,7 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 	case OP_RULE_CFA:
 	case OP_RULE_PLT:
 	case OP_RULE_CFA_DEREF:
+	case OP_RULE_ANON:
 		break;
 	default:
 		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_NO_RULE;
@@ -121,12 +133,13 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 
 	base = rule->cfa_base == OP_CFA_RBP ? r->fp : r->sp;
 	if (rule->cfa_base == OP_CFA_RBP) {
-		/* A zero frame pointer marks the outermost frame (_start clears rbp). */
+		/* A zero frame pointer marks the outermost frame (_start clears rbp);
+		 * JIT code is never outermost. */
 		if (base == 0)
-			return OP_STEP_END;
+			return anon ? OP_STEP_ERROR_BASE + bad_fp : OP_STEP_END;
 		/* Callers live at higher addresses: a base below sp is not a frame. */
 		if (base < r->sp)
-			return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_BAD_FP;
+			return OP_STEP_ERROR_BASE + bad_fp;
 	}
 	cfa = base + (__s64)rule->cfa_offset;
 	if (rule->cmd == OP_RULE_PLT && (r->pc & 15) >= 11)
@@ -134,20 +147,19 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 	if (rule->cmd == OP_RULE_CFA_DEREF && OP_READ_USER(&cfa, sizeof(cfa), cfa))
 		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ;
 	if (cfa < r->sp + 8)
-		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_BAD_CFA;
+		return OP_STEP_ERROR_BASE + bad_cfa;
 	if (OP_READ_USER(&ra, sizeof(ra), cfa - 8))
-		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ;
+		return OP_STEP_ERROR_BASE + bad_read;
 	if (rule->cmd == OP_RULE_CFA_DEREF) {
 		/* Realigned frame: the caller's rbp sits at a fixed place from the base
 		 * register, not from the CFA (see OP_RULE_CFA_DEREF). */
 		if (OP_READ_USER(&fp, sizeof(fp), base + (__s64)rule->fp_offset))
 			return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ;
-	} else if (rule->fp_offset &&
-		   OP_READ_USER(&fp, sizeof(fp), cfa + (__s64)rule->fp_offset)) {
-		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ;
+	} else if (rule->fp_offset && OP_READ_USER(&fp, sizeof(fp), cfa + (__s64)rule->fp_offset)) {
+		return OP_STEP_ERROR_BASE + bad_read;
 	}
 	if (ra == 0)
-		return OP_STEP_END;
+		return anon ? OP_STEP_ERROR_BASE + bad_fp : OP_STEP_END;
 	r->pc = ra;
 	r->sp = cfa;
 	r->fp = fp;

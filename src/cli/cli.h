@@ -7,6 +7,8 @@
 
 /* Each returns the process exit code. */
 int cmd_record(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
+int cmd_symbolize(int argc, char **argv);
 
 /* Shared checks: print one line and return -errno when the requirement fails. */
 int cli__check_privileges(void);

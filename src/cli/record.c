@@ -16,6 +16,7 @@
 
 #include "cli/cli.h"
 #include "export/exporters.h"
+#include "cli/session.h"
 #include "profile/collector.h"
 #include "profile/profile.h"
 #include "profile/profile_builder.h"
@@ -30,6 +31,7 @@
 #define DEFAULT_FREQUENCY_HZ 20
 #define DEFAULT_OUTPUT_DIR   "omniprof-out"
 #define MAX_PIDS	     4096
+#define MAX_DEBUG_DIRS	     64
 
 struct record_opts {
 	double duration_s; /* 0: until Ctrl-C / SIGTERM */
@@ -38,6 +40,9 @@ struct record_opts {
 	size_t n_pids;
 	const char *output_dir;
 	bool kernel_stacks;
+	bool copy_all_stacks;
+	struct symbolizer_opts sym;
+	const char *debug_dirs[MAX_DEBUG_DIRS];
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -52,7 +57,9 @@ static void record_usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "usage: omniprof record [-d SECONDS] [-F HZ] [-p PID]... [-o DIR] [--no-kernel] [-v]\n"
+	    "usage: omniprof record [-d SECONDS] [-F HZ] [-p PID]... [-o DIR] [--no-kernel]\n"
+	    "                       [--demangle MODE] [--debug-dir DIR]... [--no-debuginfod]\n"
+	    "                       [--symbol-cache-mb MB] [-v]\n"
 	    "\n"
 	    "  -d, --duration SECONDS  stop after SECONDS (default: run until Ctrl-C or SIGTERM)\n"
 	    "  -F, --frequency HZ      samples per second per CPU (default %d)\n"
@@ -60,10 +67,18 @@ static void record_usage(FILE *f)
 	    "                          or comma-separated); default: the whole system\n"
 	    "  -o, --output DIR        output folder (default ./%s)\n"
 	    "      --no-kernel         do not record kernel frames\n"
+	    "      --demangle MODE     C++/Rust names: none, simplified, templates or full\n"
+	    "                          (default %s)\n"
+	    "      --debug-dir DIR     also look for separate debug files under DIR\n"
+	    "                          (repeatable; searched before /usr/lib/debug)\n"
+	    "      --no-debuginfod     do not ask debuginfod servers even if DEBUGINFOD_URLS\n"
+	    "                          is set\n"
+	    "      --symbol-cache-mb MB  memory bound of the symbol cache (default %d)\n"
 	    "  -v, --verbose           print counters at the end (-vv: debug output)\n"
 	    "\n"
 	    "Writes DIR/profile.pb.gz (pprof), DIR/stacks.folded and DIR/flamegraph.html.\n",
-	    DEFAULT_FREQUENCY_HZ, DEFAULT_OUTPUT_DIR);
+	    DEFAULT_FREQUENCY_HZ, DEFAULT_OUTPUT_DIR, demangle__mode_name(DEMANGLE_DEFAULT),
+	    SYMBOL_CACHE_DEFAULT_MB);
 }
 
 /* Resolves a pid or thread id to its process id; -ESRCH when there is none. */
@@ -124,10 +139,20 @@ static int add_pids(struct record_opts *o, const char *arg)
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	static const struct option longopts[] = {
-	    {"duration", required_argument, NULL, 'd'}, {"frequency", required_argument, NULL, 'F'},
-	    {"pid", required_argument, NULL, 'p'},	{"output", required_argument, NULL, 'o'},
-	    {"no-kernel", no_argument, NULL, 'K'},	{"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},		{NULL, 0, NULL, 0},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"frequency", required_argument, NULL, 'F'},
+	    {"pid", required_argument, NULL, 'p'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"no-kernel", no_argument, NULL, 'K'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"demangle", required_argument, NULL, 'M'},
+	    {"debug-dir", required_argument, NULL, 'D'},
+	    {"no-debuginfod", no_argument, NULL, 'N'},
+	    {"symbol-cache-mb", required_argument, NULL, 'C'},
+	    /* Test hook (not in the usage): every sample is unwound in user space from a copy. */
+	    {"copy-all-stacks", no_argument, NULL, 'A'},
+	    {NULL, 0, NULL, 0},
 	};
 	char *end;
 	int c;
@@ -136,6 +161,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	o->frequency_hz = DEFAULT_FREQUENCY_HZ;
 	o->output_dir = DEFAULT_OUTPUT_DIR;
 	o->kernel_stacks = true;
+	o->sym.demangle = DEMANGLE_DEFAULT;
+	o->sym.debuginfod = true;
+	o->sym.debug_dirs = o->debug_dirs;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "d:F:p:o:vh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -165,6 +193,37 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'K':
 			o->kernel_stacks = false;
 			break;
+		case 'A':
+			o->copy_all_stacks = true;
+			break;
+		case 'M':
+			if (demangle__parse_mode(optarg, &o->sym.demangle)) {
+				pr_err(
+				    "--demangle: '%s' is not none, simplified, templates or full",
+				    optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'D':
+			if (o->sym.n_debug_dirs == MAX_DEBUG_DIRS) {
+				pr_err("--debug-dir: at most %d folders", MAX_DEBUG_DIRS);
+				return -EINVAL;
+			}
+			o->debug_dirs[o->sym.n_debug_dirs++] = optarg;
+			break;
+		case 'N':
+			o->sym.debuginfod = false;
+			break;
+		case 'C':
+			v = strtol(optarg, &end, 10);
+			if (*end || v < 1 || v > 1024 * 1024) {
+				pr_err(
+				    "--symbol-cache-mb: '%s' is not a size between 1 and 1048576",
+				    optarg);
+				return -EINVAL;
+			}
+			o->sym.cache_bytes = (size_t)v << 20;
+			break;
 		case 'v':
 			log_verbosity++;
 			break;
@@ -182,30 +241,6 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		return -EINVAL;
 	}
 	return 0;
-}
-
-static int on_event(void *ctx, const void *data, size_t size)
-{
-	return collector__handle(ctx, data, size);
-}
-
-static uint64_t clock_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void raise_fd_limit(void)
-{
-	struct rlimit rl;
-
-	/* One fd per distinct mapped file is kept open: allow as many as we may. */
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
 }
 
 static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct collector *c,
@@ -230,6 +265,11 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 	    [OP_STAT_FRAMES_CFI] = "frames: unwound with stack deltas",
 	    [OP_STAT_FRAMES_FP] = "frames: unwound with frame pointers",
 	    [OP_STAT_UNKNOWN_LOST] = "lost: unknown-pid reports",
+	    [OP_STAT_FRAMES_ANON] = "frames: in anonymous (JIT) code",
+	    [OP_STAT_USER_ANON_STOP] = "truncated: JIT code without frame pointer",
+	    [OP_STAT_STACK_COPIES] = "bpf: stack copies (process not known yet)",
+	    [OP_STAT_STACK_COPY_LOST] = "dropped: stack copies, ring buffer full",
+	    [OP_STAT_STACK_COPY_SKIPPED] = "not copied (ring half full): frame pointers",
 	};
 
 	fprintf(stderr, "counters:\n");
@@ -256,10 +296,39 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 		(unsigned long long)c->files.stats.opened);
 	fprintf(stderr, "  %-40s %llu\n", "user: files that could not be opened",
 		(unsigned long long)c->files.stats.open_errors);
+	fprintf(stderr, "  %-40s %llu\n", "user: [vdso] images unreadable",
+		(unsigned long long)c->files.stats.vdso_errors);
 	fprintf(stderr, "  %-40s %llu\n", "unnamed: native frames",
 		(unsigned long long)sym->stats.native_unnamed);
 	fprintf(stderr, "  %-40s %llu\n", "unnamed: kernel frames",
 		(unsigned long long)sym->stats.kernel_unnamed);
+	fprintf(stderr, "  %-40s %llu (%llu complete, %llu truncated, %llu past the copy)\n",
+		"copies: unwound in user space", (unsigned long long)c->copies.received,
+		(unsigned long long)c->copies.complete, (unsigned long long)c->copies.truncated,
+		(unsigned long long)c->copies.beyond_copy);
+	fprintf(stderr, "  %-40s %llu\n", "copies: process maps never read",
+		(unsigned long long)c->copies.no_maps);
+	fprintf(stderr, "  %-40s %llu\n", "copies: malformed",
+		(unsigned long long)c->copies.bad_records);
+	fprintf(stderr, "  %-40s %llu cfi, %llu frame pointers\n", "copies: frames",
+		(unsigned long long)c->copies.frames_cfi, (unsigned long long)c->copies.frames_fp);
+	fprintf(stderr, "  %-40s %llu\n", "symbols: inline frames added",
+		(unsigned long long)sym->stats.native_inline);
+	fprintf(stderr, "  %-40s %llu (%llu without symbols)\n", "symbols: file loads",
+		(unsigned long long)sym->stats.files_loaded,
+		(unsigned long long)sym->stats.files_without_symbols);
+	fprintf(stderr, "  %-40s %llu hits, %llu misses, %llu evictions, %zu bytes peak\n",
+		"symbols: cache", (unsigned long long)sym->cache.stats.hits,
+		(unsigned long long)sym->cache.stats.misses,
+		(unsigned long long)sym->cache.stats.evictions, sym->cache.stats.peak_cost);
+	fprintf(stderr,
+		"  %-40s %llu by build id, %llu by debuglink, %llu by debuginfod, %llu not "
+		"found, %llu refused\n",
+		"symbols: debug files", (unsigned long long)sym->debuginfo.stats.by_build_id,
+		(unsigned long long)sym->debuginfo.stats.by_debuglink,
+		(unsigned long long)sym->debuginfo.stats.by_debuginfod,
+		(unsigned long long)sym->debuginfo.stats.not_found,
+		(unsigned long long)sym->debuginfo.stats.mismatched);
 	fprintf(stderr, "  %-40s %llu\n", "user: unknown pid/address reports",
 		(unsigned long long)c->stats.unknown_reports);
 	fprintf(stderr, "  %-40s %llu (%llu failed or without CFI, %llu unloaded)\n",
@@ -267,10 +336,15 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 		(unsigned long long)um->stats.tables_failed,
 		(unsigned long long)um->stats.tables_unloaded);
 	fprintf(stderr, "  %-40s %llu now, %llu peak (%llu bytes peak)\n", "tables: deltas",
-		(unsigned long long)um->stats.deltas_loaded, (unsigned long long)um->stats.deltas_peak,
+		(unsigned long long)um->stats.deltas_loaded,
+		(unsigned long long)um->stats.deltas_peak,
 		(unsigned long long)um->stats.pages_peak * sizeof(struct op_delta_page));
-	fprintf(stderr, "  %-40s %llu\n", "tables: distinct rules", (unsigned long long)um->stats.rules);
-	fprintf(stderr, "  %-40s %.1f ms\n", "tables: build time", (double)um->stats.build_ns / 1e6);
+	fprintf(stderr, "  %-40s %llu\n", "tables: distinct rules",
+		(unsigned long long)um->stats.rules);
+	fprintf(stderr, "  %-40s %.1f ms\n", "tables: build time",
+		(double)um->stats.build_ns / 1e6);
+	fprintf(stderr, "  %-40s %llu deltas unused but kept, %llu reuses\n", "tables: cache",
+		(unsigned long long)um->stats.deltas_unused, (unsigned long long)um->stats.cache_hits);
 	fprintf(stderr, "  %-40s %llu\n", "tables: mapping entries (LPM)",
 		(unsigned long long)um->stats.mapping_entries);
 	fprintf(stderr, "  %-40s %llu\n", "tables: inserts refused (map full)",
@@ -309,16 +383,10 @@ static int write_outputs(const struct profile *p, const char *dir)
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts *o = calloc(1, sizeof(*o));
-	struct sampler_opts sopts = {0};
-	uint64_t bpf_stats[OP_STAT__COUNT] = {0};
-	struct symbolizer sym = {0};
-	struct sampler *s = NULL;
-	struct sampler_unwind_fds ufds;
-	struct unwind_maps um = {0};
+	struct session_opts sopts = {0};
+	struct session ss = {0};
 	struct profile *p = NULL;
-	struct collector c;
-	uint64_t start_ns, start_wall_ns, deadline_ns;
-	bool collector_ready = false;
+	uint64_t deadline_ns;
 	int ret = 1, err;
 
 	if (!o) {
@@ -332,76 +400,38 @@ int cmd_record(int argc, char **argv)
 	}
 	if (cli__check_privileges() || cli__prepare_output_dir(o->output_dir))
 		goto cleanup;
-	raise_fd_limit();
-	if (collector__init(&c)) {
-		pr_err("out of memory");
-		goto cleanup;
-	}
-	collector_ready = true;
-	symbolizer__init(&sym, &c.files);
 
 	sopts.frequency_hz = o->frequency_hz;
 	sopts.kernel_stacks = o->kernel_stacks;
 	sopts.pids = o->pids;
 	sopts.n_pids = o->n_pids;
-	if (sampler__open(&sopts, on_event, &c, &s))
+	sopts.copy_all_stacks = o->copy_all_stacks;
+	sopts.sym = &o->sym;
+	if (session__start(&ss, &sopts))
 		goto cleanup;
-	sampler__unwind_fds(s, &ufds);
-	unwind_maps__init(&um, ufds.mappings, ufds.tables, ufds.info, ufds.rules, ufds.max_rules);
-	process_table__set_unwind_maps(&c.procs, &um);
-
-	/* Learn the processes that already run (and load their unwind tables); the
-	 * ones that start later arrive through exec events and unknown-pid reports. */
-	if (o->n_pids) {
-		for (size_t i = 0; i < o->n_pids; i++)
-			process_table__get(&c.procs, o->pids[i]);
-	} else {
-		process_table__scan_all(&c.procs);
-	}
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	start_ns = clock_ns(CLOCK_MONOTONIC);
-	start_wall_ns = clock_ns(CLOCK_REALTIME);
-	deadline_ns = o->duration_s > 0 ? start_ns + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
+	deadline_ns =
+	    o->duration_s > 0 ? ss.interval_start_ns + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
 	fprintf(stderr, "omniprof: sampling %s on %d CPUs at %u Hz%s\n",
-		o->n_pids ? "the given processes" : "the whole system", sampler__n_cpus(s),
+		o->n_pids ? "the given processes" : "the whole system", sampler__n_cpus(ss.s),
 		o->frequency_hz, o->duration_s > 0 ? "" : " until Ctrl-C");
 
-	while (!stop_requested) {
-		uint64_t now = clock_ns(CLOCK_MONOTONIC);
-		int64_t left_ms;
+	session__run(&ss, deadline_ns, &stop_requested);
+	session__stop_sampling(&ss);
 
-		if (now >= deadline_ns)
-			break;
-		left_ms = (int64_t)((deadline_ns - now) / 1000000);
-		err = sampler__poll(s, left_ms < 100 ? (int)left_ms + 1 : 100);
-		if (err < 0 && err != -EINTR) {
-			pr_err("reading samples failed: %s", strerror(-err));
-			break;
-		}
-	}
-	sampler__drain(s);
-	sampler__read_stats(s, bpf_stats);
-	/* The tables go with the BPF object: stop keeping them in step first. */
-	process_table__set_unwind_maps(&c.procs, NULL);
-	sampler__free(s);
-	s = NULL;
-
-	p = profile__new(o->frequency_hz);
-	if (!p || profile_builder__build(p, &c.traces, &sym)) {
+	if (session__take_profile(&ss, &p)) {
 		pr_err("out of memory while building the profile");
 		goto cleanup;
 	}
-	p->time_ns = start_wall_ns;
-	p->duration_ns = clock_ns(CLOCK_MONOTONIC) - start_ns;
-	p->stats.dropped = bpf_stats[OP_STAT_RINGBUF_FULL] + c.stats.bad_records + c.stats.enomem;
-
 	if (write_outputs(p, o->output_dir))
 		goto cleanup;
 	summary__print(p, stdout, 10);
-	if (log_verbosity > 0)
-		print_counters(bpf_stats, &c, &sym, &um);
+	if (log_verbosity > 0) {
+		print_counters(ss.bpf_stats, &ss.c, &ss.sym, &ss.um);
+		python__print_counters(&ss.py, ss.py_stats, stderr);
+	}
 	if (!p->stats.samples)
 		pr_warn("no samples were recorded: the %s did not run on a CPU while sampling",
 			o->n_pids ? "processes" : "system");
@@ -410,14 +440,8 @@ int cmd_record(int argc, char **argv)
 	ret = 0;
 
 cleanup:
-	if (collector_ready)
-		process_table__set_unwind_maps(&c.procs, NULL);
-	sampler__free(s);
-	unwind_maps__clear(&um);
 	profile__free(p);
-	symbolizer__clear(&sym);
-	if (collector_ready)
-		collector__clear(&c);
+	session__clear(&ss);
 	free(o);
 	return ret;
 }

@@ -52,9 +52,23 @@ static char *hex_string(const unsigned char *bytes, size_t len)
 	return hex;
 }
 
+/* Go's linker writes its build id as a note named "Go" of this type (.note.go.buildid). */
+#define GO_NOTE_BUILD_ID 4
+#define GO_BUILD_ID_MAX	 256
+
+/* A copy of the Go build id of desc (len bytes), NULL unless printable ASCII. */
+static char *go_build_id_string(const char *desc, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (desc[i] <= ' ' || desc[i] >= 0x7f)
+			return NULL;
+	return strndup(desc, len);
+}
+
 /*
- * Looks for NT_GNU_BUILD_ID in one block of notes. Returns 1 and sets
- * ef->build_id when found, 0 when not, -ENOMEM.
+ * Looks for NT_GNU_BUILD_ID and Go's build id note in one block of notes.
+ * Sets ef->build_id / ef->go_build_id when found and not set yet. Returns
+ * 0, or -ENOMEM.
  */
 static int find_build_id_in_notes(struct elf_file *ef, Elf_Data *data)
 {
@@ -64,16 +78,26 @@ static int find_build_id_in_notes(struct elf_file *ef, Elf_Data *data)
 	/* gelf_getnote() checks each header, name and descriptor against d_size. */
 	while (off < data->d_size &&
 	       (next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
+		const char *name = (const char *)data->d_buf + name_off;
+		const char *desc = (const char *)data->d_buf + desc_off;
+
 		off = next;
-		if (nhdr.n_type != NT_GNU_BUILD_ID || nhdr.n_namesz != sizeof(ELF_NOTE_GNU) ||
-		    memcmp((const char *)data->d_buf + name_off, ELF_NOTE_GNU,
-			   sizeof(ELF_NOTE_GNU)) != 0)
+		if (!ef->go_build_id && nhdr.n_type == GO_NOTE_BUILD_ID && nhdr.n_namesz == 4 &&
+		    !memcmp(name, "Go\0\0", 4) && nhdr.n_descsz &&
+		    nhdr.n_descsz <= GO_BUILD_ID_MAX) {
+			/* A malformed id is ignored; only ENOMEM would leave it NULL otherwise. */
+			ef->go_build_id = go_build_id_string(desc, nhdr.n_descsz);
+			continue;
+		}
+		if (ef->build_id || nhdr.n_type != NT_GNU_BUILD_ID ||
+		    nhdr.n_namesz != sizeof(ELF_NOTE_GNU) ||
+		    memcmp(name, ELF_NOTE_GNU, sizeof(ELF_NOTE_GNU)) != 0)
 			continue;
 		if (nhdr.n_descsz == 0 || nhdr.n_descsz > BUILD_ID_MAX_BYTES)
 			continue;
-		ef->build_id =
-		    hex_string((const unsigned char *)data->d_buf + desc_off, nhdr.n_descsz);
-		return ef->build_id ? 1 : -ENOMEM;
+		ef->build_id = hex_string((const unsigned char *)desc, nhdr.n_descsz);
+		if (!ef->build_id)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -238,10 +262,8 @@ static int parse_elf(struct elf_file *ef)
 	if (err)
 		goto cleanup;
 	err = find_build_id_in_segments(ef, elf, phnum);
-	if (err == 0 && shnum)
+	if (err == 0 && shnum && (!ef->build_id || !ef->go_build_id))
 		err = find_build_id_in_sections(ef, elf);
-	if (err > 0)
-		err = 0;
 cleanup:
 	elf_end(elf);
 	return err;
@@ -317,6 +339,7 @@ void elf_file__close(struct elf_file *ef)
 	free(ef->path);
 	free(ef->segments);
 	free(ef->build_id);
+	free(ef->go_build_id);
 	free(ef);
 }
 
@@ -353,8 +376,7 @@ bool elf_file__mapping_bias(const struct elf_file *ef, uint64_t map_offset, uint
 		uint64_t page_start = seg->offset & ~0xfffull;
 
 		if ((seg->flags & flags) != flags || map_offset < page_start ||
-		    map_offset >= seg->offset + seg->filesz ||
-		    map_offset + map_size <= seg->offset)
+		    map_offset >= seg->offset + seg->filesz || map_offset + map_size <= seg->offset)
 			continue;
 		*bias_vaddr = seg->vaddr - seg->offset + map_offset;
 		return true;

@@ -26,8 +26,9 @@ struct elf_file {
 	uint16_t type;		      /* ET_EXEC, ET_DYN, ... */
 	struct elf_segment *segments; /* PT_LOAD only, in file order; owned */
 	size_t n_segments;
-	char *build_id; /* lowercase hex of the NT_GNU_BUILD_ID note, NULL when absent; owned */
-	uint64_t size;	/* file size in bytes */
+	char *build_id;	   /* lowercase hex of the NT_GNU_BUILD_ID note, NULL when absent; owned */
+	char *go_build_id; /* Go's build id (the "Go" note), NULL when absent; owned */
+	uint64_t size;	   /* file size in bytes */
 };
 
 /*

@@ -10,15 +10,16 @@
 
 #include "elf/elf_file.h"
 #include "elf/file_id.h"
+#include "elf/vdso_image.h"
 #include "proc/proc_maps.h"
-#include "symbol/native_symbols.h"
 #include "util/log.h"
 
 struct file_key {
 	uint32_t dev_major;
 	uint32_t dev_minor;
 	uint64_t inode;
-	const char *path; /* only compared for pseudo files (inode 0) */
+	const char *path;    /* only compared for pseudo files (inode 0) */
+	uint64_t content_id; /* pseudo files with an image ([vdso]): its table id; else 0 */
 };
 
 static bool file_equal(const void *entry, const void *key, void *ctx)
@@ -29,14 +30,14 @@ static bool file_equal(const void *entry, const void *key, void *ctx)
 	(void)ctx;
 	if (f->dev_major != k->dev_major || f->dev_minor != k->dev_minor || f->inode != k->inode)
 		return false;
-	return k->inode || !strcmp(f->path, k->path);
+	return k->inode || (!strcmp(f->path, k->path) && f->table_id == k->content_id);
 }
 
 static uint64_t file_hash(const struct file_key *k)
 {
 	uint64_t h = hash_u64(k->inode ^ ((uint64_t)k->dev_major << 32 | k->dev_minor));
 
-	return k->inode ? h : hash_str(k->path, h);
+	return k->inode ? h : hash_str(k->path, h ^ k->content_id);
 }
 
 void file_cache__init(struct file_cache *fc)
@@ -49,7 +50,6 @@ static void cached_file__free(struct cached_file *f)
 {
 	if (!f)
 		return;
-	native_symbols__free(f->syms);
 	elf_file__close(f->elf);
 	free(f->path);
 	free(f);
@@ -109,64 +109,103 @@ static void open_elf(struct file_cache *fc, struct cached_file *f, pid_t pid,
 		f->table_id = file_id__from_htlhash(f->htlhash);
 }
 
+/*
+ * Copies pid's vDSO into a memfd and identifies it by content: every process
+ * of one kernel (and ABI) maps the same image, so it is opened, its table
+ * built and its symbols read once. Returns the fd (*content_id set) or -errno;
+ * the caller owns the fd.
+ */
+static int vdso_open(struct file_cache *fc, pid_t pid, const struct proc_map *m,
+		     uint64_t *content_id)
+{
+	uint8_t hash[FILE_ID_HTLHASH_LEN];
+	int fd = vdso_image__copy(pid, m->start, m->end), err;
+
+	if (fd < 0) {
+		fc->stats.vdso_errors++;
+		return fd;
+	}
+	err = file_id__htlhash(fd, m->end - m->start, hash);
+	if (err) {
+		fc->stats.vdso_errors++;
+		close(fd);
+		return err;
+	}
+	*content_id = file_id__from_htlhash(hash);
+	return fd;
+}
+
+static void open_vdso(struct file_cache *fc, struct cached_file *f, int fd)
+{
+	int err = elf_file__open(f->path, fd, &f->elf);
+
+	if (err) {
+		f->open_error = err;
+		fc->stats.not_elf++;
+		pr_info("[vdso]: not a readable ELF image: %s", strerror(-err));
+		return;
+	}
+	fc->stats.opened++;
+	if (!file_id__htlhash(f->elf->fd, f->elf->size, f->htlhash))
+		f->table_id = file_id__from_htlhash(f->htlhash);
+}
+
 uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map *m)
 {
 	/* Anonymous executable memory (JIT code) shares one pseudo file. */
 	struct file_key key = {m->dev_major, m->dev_minor, m->inode,
-			       m->path[0] ? m->path : "[anon]"};
-	uint64_t h = file_hash(&key);
-	struct cached_file *f = hashmap__find(&fc->by_key, h, &key), **tmp;
+			       m->path[0] ? m->path : "[anon]", 0};
+	struct cached_file *f, **tmp;
 	const char *slash;
+	int vdso_fd = -1;
+	uint64_t h;
 
-	if (f)
+	if (!m->inode && !strcmp(m->path, "[vdso]"))
+		vdso_fd = vdso_open(fc, pid, m, &key.content_id);
+	h = file_hash(&key);
+	f = hashmap__find(&fc->by_key, h, &key);
+	if (f) {
+		if (vdso_fd >= 0)
+			close(vdso_fd);
 		return f->id;
+	}
 	if (fc->n_files == fc->cap_files) {
 		size_t cap = fc->cap_files ? fc->cap_files * 2 : 64;
 
 		tmp = realloc(fc->files, cap * sizeof(*tmp));
 		if (!tmp)
-			return 0;
+			goto enomem;
 		fc->files = tmp;
 		fc->cap_files = cap;
 	}
 	f = calloc(1, sizeof(*f));
 	if (!f)
-		return 0;
+		goto enomem;
 	f->dev_major = key.dev_major;
 	f->dev_minor = key.dev_minor;
 	f->inode = key.inode;
 	f->path = strdup(key.path);
 	if (!f->path) {
 		free(f);
-		return 0;
+		goto enomem;
 	}
 	slash = strrchr(f->path, '/');
 	f->basename = slash ? slash + 1 : f->path;
-	key.path = f->path;
+	/* The key's content id is the table id: the hash of the same bytes. */
+	f->table_id = key.content_id;
 	if (hashmap__insert(&fc->by_key, h, f)) {
 		cached_file__free(f);
-		return 0;
+		goto enomem;
 	}
 	fc->files[fc->n_files++] = f;
 	f->id = (uint32_t)fc->n_files;
 	if (m->inode)
 		open_elf(fc, f, pid, m);
+	else if (vdso_fd >= 0)
+		open_vdso(fc, f, vdso_fd); /* owns the fd from here on */
 	return f->id;
-}
-
-const char *file_cache__symbolize(struct file_cache *fc, uint32_t id, uint64_t vaddr)
-{
-	struct cached_file *f = file_cache__at(fc, id);
-	uint64_t off;
-	int err;
-
-	if (!f || !f->elf)
-		return NULL;
-	if (!f->syms_tried) {
-		f->syms_tried = true;
-		err = native_symbols__open(f->elf, &f->syms);
-		if (err)
-			pr_info("%s: no symbols: %s", f->path, strerror(-err));
-	}
-	return f->syms ? native_symbols__lookup(f->syms, vaddr, &off) : NULL;
+enomem:
+	if (vdso_fd >= 0)
+		close(vdso_fd);
+	return 0;
 }

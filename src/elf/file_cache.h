@@ -6,8 +6,9 @@
  * /proc/PID/map_files (the exact inode the process mapped, containers and
  * deleted files included), falling back to /proc/PID/root/PATH.
  *
- * Special mappings ([vdso], anonymous executable memory) get pseudo-file
- * entries with no ELF behind them so their frames still carry a name.
+ * Anonymous executable memory gets a pseudo-file entry with no ELF behind it
+ * so its frames still carry a name. The vDSO is copied out of the process
+ * (elf/vdso_image.h) and opened like a file, one entry per distinct image.
  */
 #ifndef OMNIPROF_ELF_FILE_CACHE_H
 #define OMNIPROF_ELF_FILE_CACHE_H
@@ -21,27 +22,25 @@
 
 struct proc_map;
 struct elf_file;
-struct native_symbols;
 
 struct cached_file {
 	uint32_t id; /* 1-based, stable for the cache's life */
 	uint32_t dev_major;
 	uint32_t dev_minor;
 	uint64_t inode;
-	char *path;		     /* as the process saw it, or "[vdso]" / "[anon]" */
-	const char *basename;	     /* points into path */
-	struct elf_file *elf;	     /* NULL for pseudo files and files that failed to open */
-	int open_error;		     /* -errno of the failed open, 0 otherwise */
+	char *path;	      /* as the process saw it, or "[vdso]" / "[anon]" */
+	const char *basename; /* points into path */
+	struct elf_file *elf; /* NULL for pseudo files and files that failed to open */
+	int open_error;	      /* -errno of the failed open, 0 otherwise */
 	uint8_t htlhash[16];  /* file_id__htlhash(); all zero when unknown */
 	uint64_t table_id;    /* id of its stack-delta table in BPF maps, 0 when unknown */
-	struct native_symbols *syms; /* loaded on first lookup */
-	bool syms_tried;
 };
 
 struct file_cache_stats {
 	uint64_t opened;
 	uint64_t open_errors;
 	uint64_t not_elf;
+	uint64_t vdso_errors; /* [vdso] images that could not be read (named "[vdso]" only) */
 };
 
 struct file_cache {
@@ -66,11 +65,5 @@ static inline struct cached_file *file_cache__at(const struct file_cache *fc, ui
 {
 	return id && id <= fc->n_files ? fc->files[id - 1] : NULL;
 }
-
-/*
- * The function name covering ELF virtual address vaddr of file id, or NULL.
- * Loads the file's symbols on first use. The string belongs to the cache.
- */
-const char *file_cache__symbolize(struct file_cache *fc, uint32_t id, uint64_t vaddr);
 
 #endif

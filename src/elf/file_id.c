@@ -66,7 +66,8 @@ uint64_t file_id__from_htlhash(const uint8_t hash[FILE_ID_HTLHASH_LEN])
 
 	for (int i = 0; i < 8; i++)
 		id = id << 8 | hash[i];
-	return id ? id : 1;
+	/* 0 and ~0 are reserved in the BPF maps (pid marker, anonymous code). */
+	return id && id != ~0ull ? id : 1;
 }
 
 void file_id__hex(const uint8_t hash[FILE_ID_HTLHASH_LEN], char out[2 * FILE_ID_HTLHASH_LEN + 1])

@@ -225,6 +225,7 @@ static int64_t strtab__intern(struct strtab *t, const char *s)
 #define MAP_HAS_FILENAMES    0x1
 #define MAP_HAS_LINE_NUMBERS 0x2
 #define MAP_HAS_INLINE	     0x4
+#define MAP_UNNAMED	     0x8 /* a native location nothing could name */
 
 struct pprof_writer {
 	const struct profile *p;
@@ -232,6 +233,10 @@ struct pprof_writer {
 	int err; /* first failure to intern a string (-ENOMEM), reported by emit */
 	struct strtab strings;
 	uint8_t *map_flags; /* n_mappings entries */
+	/* The mapping identity comments (see writer__mapping_comments), owned. */
+	char **comments;
+	int64_t *comment_idx;
+	size_t n_comments;
 
 	/* Scratch reused across elements, sized to the largest seen. */
 	uint64_t *loc_ids;
@@ -295,6 +300,10 @@ static int writer__scan_locations(struct pprof_writer *w)
 				flags |= MAP_HAS_LINE_NUMBERS;
 			if (p->functions[fid - 1].filename && *p->functions[fid - 1].filename)
 				flags |= MAP_HAS_FILENAMES;
+			if (loc->kind == PROFILE_FRAME_NATIVE &&
+			    !(p->functions[fid - 1].system_name &&
+			      *p->functions[fid - 1].system_name))
+				flags |= MAP_UNNAMED;
 		}
 		if (loc->mapping_id)
 			w->map_flags[loc->mapping_id - 1] |= flags;
@@ -405,8 +414,8 @@ static int writer__mappings(struct pprof_writer *w)
 		m.memory_start = pm->start;
 		m.memory_limit = pm->limit;
 		m.file_offset = pm->file_offset;
-		/* omniprof symbolizes every frame it keeps before exporting. */
-		m.has_functions = true;
+		/* False when some frame stayed "file+0xOFFSET": naming it later could help. */
+		m.has_functions = !(flags & MAP_UNNAMED);
 		m.has_filenames = !!(flags & MAP_HAS_FILENAMES);
 		m.has_line_numbers = !!(flags & MAP_HAS_LINE_NUMBERS);
 		m.has_inline_frames = !!(flags & MAP_HAS_INLINE);
@@ -490,6 +499,40 @@ static int writer__functions(struct pprof_writer *w)
 	return 0;
 }
 
+/*
+ * pprof's Mapping has one build_id field (the GNU build id goes there, as
+ * every pprof tool expects) and no attributes, so the other identities of a
+ * file travel as profile comments, one per mapping that has any:
+ *   "omniprof.mapping id=<mapping id> htlhash=<32 hex> go_build_id=<id>"
+ * (a key is left out when unknown). `omniprof symbolize` reads them back to
+ * match files by Go build id or file hash; viewers show them as comments.
+ */
+static int writer__mapping_comments(struct pprof_writer *w)
+{
+	const struct profile *p = w->p;
+
+	w->comments = calloc(p->n_mappings + 1, sizeof(*w->comments));
+	w->comment_idx = calloc(p->n_mappings + 1, sizeof(*w->comment_idx));
+	if (!w->comments || !w->comment_idx)
+		return -ENOMEM;
+	w->n_comments = 1; /* [0] is the trailer's "omniprof, N Hz" */
+	for (size_t i = 0; i < p->n_mappings; i++) {
+		const struct profile_mapping *m = &p->mappings[i];
+		bool hash = m->file_hash && *m->file_hash, go = m->go_build_id && *m->go_build_id;
+		char *c;
+
+		if (!hash && !go)
+			continue;
+		if (asprintf(&c, "omniprof.mapping id=%zu%s%s%s%s", i + 1, hash ? " htlhash=" : "",
+			     hash ? m->file_hash : "", go ? " go_build_id=" : "",
+			     go ? m->go_build_id : "") < 0)
+			return -ENOMEM;
+		w->comments[w->n_comments] = c;
+		w->comment_idx[w->n_comments++] = writer__str(w, c);
+	}
+	return 0;
+}
+
 /* The scalar fields and the string table, which must come after every intern. */
 static int writer__trailer(struct pprof_writer *w, int64_t cpu_idx)
 {
@@ -497,11 +540,14 @@ static int writer__trailer(struct pprof_writer *w, int64_t cpu_idx)
 	pb_value_type period_type = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
 	pb_profile rec = PERFTOOLS__PROFILES__PROFILE__INIT;
 	char comment[64];
-	int64_t comment_idx;
+	int err;
 
 	/* The table borrows comment: it must outlive the writer__emit() below. */
 	snprintf(comment, sizeof(comment), "omniprof, %u Hz", p->frequency_hz);
-	comment_idx = writer__str(w, comment);
+	err = writer__mapping_comments(w);
+	if (err)
+		return err;
+	w->comment_idx[0] = writer__str(w, comment);
 	period_type.type = writer__str(w, "cpu");
 	period_type.unit = writer__str(w, "nanoseconds");
 
@@ -512,8 +558,8 @@ static int writer__trailer(struct pprof_writer *w, int64_t cpu_idx)
 	rec.duration_nanos = p->duration_ns > INT64_MAX ? INT64_MAX : (int64_t)p->duration_ns;
 	rec.period_type = &period_type;
 	rec.period = p->period_ns > INT64_MAX ? INT64_MAX : (int64_t)p->period_ns;
-	rec.comment = &comment_idx;
-	rec.n_comment = 1;
+	rec.comment = w->comment_idx;
+	rec.n_comment = w->n_comments;
 	rec.default_sample_type = cpu_idx;
 	return writer__emit(w, &rec);
 }
@@ -550,6 +596,10 @@ static void writer__free(struct pprof_writer *w)
 	sink__free(w->sink);
 	strtab__free(&w->strings);
 	free(w->map_flags);
+	for (size_t i = 0; i < w->n_comments; i++)
+		free(w->comments[i]);
+	free(w->comments);
+	free(w->comment_idx);
 	free(w->loc_ids);
 	free(w->lines);
 	free(w->line_ptrs);
@@ -630,5 +680,31 @@ cleanup:
 		unlink(tmp);
 	writer__free(&w);
 	free(tmp);
+	return err;
+}
+
+int pprof__write_fd(const struct profile *p, int fd)
+{
+	struct pprof_writer w = {.p = p};
+	int err;
+
+	if (!p || fd < 0)
+		return -EINVAL;
+	err = strtab__init(&w.strings);
+	if (err)
+		goto cleanup;
+	w.sink = sink__new();
+	w.map_flags = calloc(p->n_mappings ? p->n_mappings : 1, 1);
+	if (!w.sink || !w.map_flags) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = writer__scan_locations(&w);
+	if (err)
+		goto cleanup;
+	w.sink->fd = fd;
+	err = writer__write(&w);
+cleanup:
+	writer__free(&w);
 	return err;
 }

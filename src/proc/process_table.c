@@ -13,6 +13,7 @@
 #include "elf/elf_file.h"
 #include "elf/file_cache.h"
 #include "proc/proc_maps.h"
+#include "types.h"
 #include "unwind/unwind_maps.h"
 #include "util/log.h"
 
@@ -31,7 +32,7 @@ static void remove_ranges(struct process_table *pt, uint32_t pid,
 			  const struct process_mapping *maps, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (maps[i].table_id)
+		if (maps[i].range_id)
 			unwind_maps__remove_range(pt->unwind, pid, maps[i].start, maps[i].end);
 }
 
@@ -55,21 +56,60 @@ static void unpublish(struct process_table *pt, struct process *p)
 }
 
 /*
+ * What the LPM trie says about a mapping of file f: its table id (a file with
+ * no usable table keeps the id, so the unwinder finds no table and uses frame
+ * pointers without asking again), OP_FILE_ID_ANON for code with no file or no
+ * ELF behind it (JIT), 0 for no entry (the file could not be opened: the
+ * unwinder reports the address and the maps are read again).
+ */
+static uint64_t range_id_of(const struct cached_file *f)
+{
+	if (!f)
+		return 0;
+	if (f->elf)
+		return f->table_id;
+	return f->inode == 0 || f->open_error == -ENOEXEC ? OP_FILE_ID_ANON : 0;
+}
+
+static bool same_range(const struct process_mapping *a, const struct process_mapping *b)
+{
+	return a->start == b->start && a->end == b->end && a->range_id == b->range_id &&
+	       a->bias == b->bias;
+}
+
+/* Does [start, end) overlap a mapping of maps (sorted) with a table? */
+static bool overlaps_table(const struct process_mapping *maps, size_t n, uint64_t start,
+			   uint64_t end)
+{
+	for (size_t i = 0; i < n && maps[i].start < end; i++)
+		if (maps[i].range_id && maps[i].end > start)
+			return true;
+	return false;
+}
+
+/*
  * Puts p's new executable file mappings into the BPF maps in place of the old
- * ones. Tables of the new mappings are acquired before the old ones are
- * released, so a file mapped before and after keeps its loaded table.
+ * ones, never leaving a moment where a mapping present before and after is
+ * missing: new ranges go in first, then old ranges that changed come out (and
+ * new ones they overlapped are written again). Tables of the new mappings are
+ * acquired before the old ones are released, so a file mapped before and
+ * after keeps its loaded table. The pid marker goes in last: until then the
+ * unwinder treats the process as unknown rather than as mapped nowhere.
  */
 static void publish(struct process_table *pt, struct process *p, struct process_mapping *old,
 		    size_t n_old)
 {
+	bool rewrite = false;
+	size_t j = 0;
+
 	if (!pt->unwind)
 		return;
-	unwind_maps__add_pid(pt->unwind, p->pid);
 	for (size_t i = 0; i < p->n_maps; i++) {
 		struct process_mapping *m = &p->maps[i];
 		struct cached_file *f = file_cache__at(pt->files, m->file_id);
 
 		m->table_id = 0;
+		m->range_id = range_id_of(f);
 		if (!f || !f->elf || !f->table_id || !m->has_bias)
 			continue;
 		if (unwind_maps__acquire(pt->unwind, f->table_id, f->elf)) {
@@ -79,22 +119,46 @@ static void publish(struct process_table *pt, struct process *p, struct process_
 		}
 		m->table_id = f->table_id;
 	}
-	remove_ranges(pt, p->pid, old, n_old);
 	for (size_t i = 0; i < p->n_maps; i++) {
 		struct process_mapping *m = &p->maps[i];
 
-		if (m->table_id && unwind_maps__add_range(pt->unwind, p->pid, m->start, m->end,
-							  m->table_id, m->bias)) {
-			unwind_maps__release(pt->unwind, m->table_id);
-			m->table_id = 0;
+		if (m->range_id && unwind_maps__add_range(pt->unwind, p->pid, m->start, m->end,
+							  m->range_id, m->bias)) {
+			if (m->table_id)
+				unwind_maps__release(pt->unwind, m->table_id);
+			m->table_id = m->range_id = 0;
 		}
 	}
+	/* Both lists are sorted by start: one merge walk finds the unchanged ranges. */
+	for (size_t i = 0; i < n_old; i++) {
+		if (!old[i].range_id)
+			continue;
+		while (j < p->n_maps && p->maps[j].start < old[i].start)
+			j++;
+		if (j < p->n_maps && same_range(&old[i], &p->maps[j]))
+			continue;
+		unwind_maps__remove_range(pt->unwind, p->pid, old[i].start, old[i].end);
+		rewrite |= overlaps_table(p->maps, p->n_maps, old[i].start, old[i].end);
+	}
+	if (rewrite)
+		for (size_t i = 0; i < p->n_maps; i++)
+			if (p->maps[i].range_id)
+				unwind_maps__add_range(pt->unwind, p->pid, p->maps[i].start,
+						       p->maps[i].end, p->maps[i].range_id,
+						       p->maps[i].bias);
 	release_tables(pt, old, n_old);
+	unwind_maps__add_pid(pt->unwind, p->pid);
 }
 
 void process_table__set_unwind_maps(struct process_table *pt, struct unwind_maps *um)
 {
 	pt->unwind = um;
+}
+
+void process_table__set_observer(struct process_table *pt, process_observer_fn fn, void *ctx)
+{
+	pt->observer = fn;
+	pt->observer_ctx = ctx;
 }
 
 static bool pid_equal(const void *entry, const void *key, void *ctx)
@@ -161,7 +225,10 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 			err = -ENOMEM;
 			goto cleanup;
 		}
-		maps[n] = (struct process_mapping){raw[i].start, raw[i].end, raw[i].offset, id, 0, 0, false};
+		maps[n] = (struct process_mapping){.start = raw[i].start,
+						   .end = raw[i].end,
+						   .offset = raw[i].offset,
+						   .file_id = id};
 		f = file_cache__at(pt->files, id);
 		if (f && f->elf &&
 		    elf_file__mapping_bias(f->elf, raw[i].offset, raw[i].end - raw[i].start, PF_X,
@@ -178,6 +245,8 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 	maps = NULL;
 	publish(pt, p, old, n_old);
 	free(old);
+	if (pt->observer)
+		pt->observer(pt->observer_ctx, p);
 cleanup:
 	free(maps);
 	proc_maps__free(raw, n_raw);
@@ -235,6 +304,8 @@ void process_table__mark_exited(struct process_table *pt, uint32_t pid)
 	if (p && !p->exited) {
 		p->exited = true;
 		unpublish(pt, p);
+		if (pt->observer)
+			pt->observer(pt->observer_ctx, p);
 	}
 }
 
@@ -246,7 +317,7 @@ bool process_table__refresh_if_stale(struct process_table *pt, struct process *p
 	return true;
 }
 
-static const struct process_mapping *find_mapping(const struct process *p, uint64_t addr)
+const struct process_mapping *process_table__find_mapping(const struct process *p, uint64_t addr)
 {
 	size_t lo = 0, hi = p->n_maps;
 
@@ -266,12 +337,12 @@ static const struct process_mapping *find_mapping(const struct process *p, uint6
 bool process_table__resolve(struct process_table *pt, struct process *p, uint64_t addr,
 			    uint32_t *file_id, uint64_t *file_addr)
 {
-	const struct process_mapping *m = find_mapping(p, addr);
+	const struct process_mapping *m = process_table__find_mapping(p, addr);
 	const struct cached_file *f;
 	uint64_t offset;
 
 	if (!m && process_table__refresh_if_stale(pt, p))
-		m = find_mapping(p, addr);
+		m = process_table__find_mapping(p, addr);
 	if (!m) {
 		pt->stats.unknown_address++;
 		return false;

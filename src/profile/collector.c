@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/python/python.h"
 #include "types.h"
 #include "util/log.h"
 
@@ -13,8 +14,12 @@ int collector__init(struct collector *c)
 	memset(c, 0, sizeof(*c));
 	c->scratch = malloc(sizeof(struct trace) + (OP_MAX_KERNEL_FRAMES + 1 + OP_MAX_USER_FRAMES) *
 						       sizeof(struct trace_frame));
-	if (!c->scratch)
+	c->copy_trace = malloc(sizeof(*c->copy_trace));
+	if (!c->scratch || !c->copy_trace) {
+		free(c->scratch);
+		free(c->copy_trace);
 		return -ENOMEM;
+	}
 	file_cache__init(&c->files);
 	process_table__init(&c->procs, &c->files);
 	trace_table__init(&c->traces);
@@ -29,7 +34,9 @@ void collector__clear(struct collector *c)
 	process_table__clear(&c->procs);
 	file_cache__clear(&c->files);
 	free(c->scratch);
+	free(c->copy_trace);
 	c->scratch = NULL;
+	c->copy_trace = NULL;
 }
 
 static void copy_comm(char *dst, const char *src)
@@ -58,6 +65,10 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 	t->pid = e->hdr.pid;
 	t->tid = e->tid;
 	t->flags = e->flags;
+	if (c->traces.keep_events) {
+		t->cpu = e->cpu;
+		t->time_ns = e->ktime_ns + (uint64_t)c->monotonic_to_wall_ns;
+	}
 	copy_comm(t->comm, e->comm);
 	copy_comm(t->pcomm, e->pcomm);
 
@@ -77,6 +88,14 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 		struct trace_frame *tf = &t->frames[n++];
 
 		*tf = (struct trace_frame){.addr = f->addr, .kind = f->kind, .flags = f->flags};
+		if (f->kind == OP_FRAME_PYTHON) {
+			/* (code object id, instruction offset): named while the process lives. */
+			tf->addr = f->aux;
+			tf->file_id = c->python ? python__resolve(c->python, e->hdr.pid, f->addr,
+								  f->file_id)
+						: 0;
+			continue;
+		}
 		if (f->kind != OP_FRAME_NATIVE || f->file_id)
 			continue;
 		if (!process_table__resolve(&c->procs, p, f->addr, &tf->file_id, &tf->addr))
@@ -137,6 +156,37 @@ static int handle_unknown(struct collector *c, const struct op_unknown_event *e,
 	return 0;
 }
 
+/*
+ * A sample of a process whose tables were not loaded: read its maps now
+ * unless done (loading its tables), then unwind the copy as the kernel would
+ * have. Records arrive in order, so its exec event, when it had one, was
+ * handled first and its exit comes after.
+ */
+static int handle_stack_copy(struct collector *c, const struct op_stack_copy *e, size_t size)
+{
+	struct process *p;
+	long n;
+
+	if (size < offsetof(struct op_stack_copy, stack)) {
+		c->copies.bad_records++;
+		return -EINVAL;
+	}
+	p = process_table__get(&c->procs, e->hdr.pid);
+	if (!p) {
+		c->stats.enomem++;
+		return -ENOMEM;
+	}
+	if (p->exited) {
+		/* No sample follows an exit: this is a new process with the pid. */
+		p->exited = p->gone = false;
+		process_table__refresh(&c->procs, p);
+	}
+	n = stack_copy__to_trace(e, size, &c->procs, p, c->copy_trace, &c->copies);
+	if (n < 0)
+		return (int)n;
+	return handle_trace(c, c->copy_trace, (size_t)n);
+}
+
 int collector__handle(struct collector *c, const void *data, size_t size)
 {
 	const struct op_event_header *h = data;
@@ -153,6 +203,8 @@ int collector__handle(struct collector *c, const void *data, size_t size)
 		return handle_proc_event(c, data, size);
 	case OP_EVENT_UNKNOWN:
 		return handle_unknown(c, data, size);
+	case OP_EVENT_STACK_COPY:
+		return handle_stack_copy(c, data, size);
 	default:
 		c->stats.bad_records++;
 		return -EINVAL;

@@ -14,6 +14,9 @@
 #include "elf/file_cache.h"
 #include "proc/process_table.h"
 #include "profile/trace_table.h"
+#include "unwind/stack_copy.h"
+
+struct python;
 
 struct collector_stats {
 	uint64_t traces;      /* trace records received */
@@ -30,7 +33,12 @@ struct collector {
 	struct process_table procs;
 	struct trace_table traces;
 	struct collector_stats stats;
+	struct stack_copy_stats copies;
 	struct trace *scratch; /* one trace of maximal size, reused per record */
+	struct op_trace *copy_trace; /* a stack copy, unwound (src/unwind/stack_copy.h) */
+	/* Added to a sample's CLOCK_MONOTONIC time to get the wall clock (keep_events). */
+	int64_t monotonic_to_wall_ns;
+	struct python *python; /* names Python frames; NULL: they stay unnamed */
 };
 
 /* 0 or -ENOMEM. Free with collector__clear(). */

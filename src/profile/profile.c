@@ -46,7 +46,7 @@ struct profile_intern {
 /* Lookup keys: strings are already interned, so they compare by pointer. */
 struct mapping_key {
 	uint64_t start, limit, file_offset;
-	const char *filename, *build_id;
+	const char *filename, *build_id, *go_build_id, *file_hash;
 };
 
 struct function_key {
@@ -179,7 +179,8 @@ static bool mapping_equal(const void *entry, const void *key, void *ctx)
 	const struct mapping_key *k = key;
 
 	return m->start == k->start && m->limit == k->limit && m->file_offset == k->file_offset &&
-	       m->filename == k->filename && m->build_id == k->build_id;
+	       m->filename == k->filename && m->build_id == k->build_id &&
+	       m->go_build_id == k->go_build_id && m->file_hash == k->file_hash;
 }
 
 static bool function_equal(const void *entry, const void *key, void *ctx)
@@ -264,6 +265,13 @@ void profile__free(struct profile *p)
 uint32_t profile__add_mapping(struct profile *p, uint64_t start, uint64_t limit,
 			      uint64_t file_offset, const char *filename, const char *build_id)
 {
+	return profile__add_file_mapping(p, start, limit, file_offset, filename, build_id, "", "");
+}
+
+uint32_t profile__add_file_mapping(struct profile *p, uint64_t start, uint64_t limit,
+				   uint64_t file_offset, const char *filename, const char *build_id,
+				   const char *go_build_id, const char *file_hash)
+{
 	struct profile_intern *in = p->intern;
 	struct mapping_key k = {.start = start, .limit = limit, .file_offset = file_offset};
 	struct profile_mapping *m;
@@ -272,10 +280,13 @@ uint32_t profile__add_mapping(struct profile *p, uint64_t start, uint64_t limit,
 
 	k.filename = intern_string(in, filename);
 	k.build_id = intern_string(in, build_id);
-	if (!k.filename || !k.build_id)
+	k.go_build_id = intern_string(in, go_build_id);
+	k.file_hash = intern_string(in, file_hash);
+	if (!k.filename || !k.build_id || !k.go_build_id || !k.file_hash)
 		return 0;
 	hash = mix(mix(mix(mix(hash_u64(start), limit), file_offset), (uintptr_t)k.filename),
 		   (uintptr_t)k.build_id);
+	hash = mix(mix(hash, (uintptr_t)k.go_build_id), (uintptr_t)k.file_hash);
 	found = hashmap__find(&in->mappings, hash, &k);
 	if (found)
 		return entry_id(found);
@@ -288,6 +299,8 @@ uint32_t profile__add_mapping(struct profile *p, uint64_t start, uint64_t limit,
 	m->file_offset = file_offset;
 	m->filename = k.filename;
 	m->build_id = k.build_id;
+	m->go_build_id = k.go_build_id;
+	m->file_hash = k.file_hash;
 	if (hashmap__insert(&in->mappings, hash, id_entry(p->n_mappings + 1)))
 		return 0;
 	return ++p->n_mappings;
@@ -424,8 +437,34 @@ int profile__add_sample(struct profile *p, const uint32_t *location_ids, uint32_
 	s->comm = comm_copy;
 	s->thread_name = thread_copy;
 	s->count = count;
+	s->cpu = 0;
+	s->n_timestamps = 0;
+	s->timestamps = NULL;
 	p->stats.samples += (uint64_t)count;
 	if (new_pid)
 		p->stats.processes++;
+	return 0;
+}
+
+int profile__set_sample_events(struct profile *p, uint32_t cpu, const uint64_t *timestamps,
+			       uint32_t n)
+{
+	struct profile_sample *s;
+	uint64_t *copy = NULL;
+
+	if (!p->n_samples || (n && !timestamps))
+		return -EINVAL;
+	s = &p->samples[p->n_samples - 1];
+	if (n && (int64_t)n != s->count)
+		return -EINVAL;
+	if (n) {
+		copy = pool_alloc(p->intern, sizeof(*copy) * n);
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, timestamps, sizeof(*copy) * n);
+	}
+	s->cpu = cpu;
+	s->timestamps = copy;
+	s->n_timestamps = n;
 	return 0;
 }

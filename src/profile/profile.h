@@ -23,7 +23,7 @@ enum profile_frame_kind {
 	PROFILE_FRAME_NATIVE = 0, /* user-space machine code (C, C++, Rust, Go, ...) */
 	PROFILE_FRAME_KERNEL = 1,
 	PROFILE_FRAME_ERROR = 2, /* the unwinder stopped here: name says why */
-				 /* interpreters (cpython, ...) are added after these */
+	PROFILE_FRAME_PYTHON = 3, /* CPython function: address = instruction offset */
 };
 
 struct profile_mapping {
@@ -32,12 +32,20 @@ struct profile_mapping {
 	uint64_t file_offset;
 	const char *filename; /* path as the process saw it, "" for none */
 	const char *build_id; /* hex GNU build id, "" when unknown */
+	/* More identities for naming frames later (omniprof symbolize, a backend): */
+	const char *go_build_id; /* Go's build id, "" when none */
+	const char *file_hash;	 /* hex htlhash of the file (see elf/file_id.h), "" when unknown */
 };
 
 struct profile_function {
-	const char *name;	 /* display name, demangled when possible */
-	const char *system_name; /* name as found in the binary */
-	const char *filename;	 /* source file, "" when unknown */
+	const char *name; /* display name, demangled when possible */
+	/*
+	 * Name as found in the binary. "" marks a native frame nothing could
+	 * name (name then reads "file+0xOFFSET"): exporters report such
+	 * mappings as not symbolized.
+	 */
+	const char *system_name;
+	const char *filename; /* source file, "" when unknown */
 };
 
 struct profile_line {
@@ -47,7 +55,12 @@ struct profile_line {
 
 struct profile_location {
 	uint32_t mapping_id; /* 1-based, 0 for kernel / none */
-	uint64_t address;    /* file-relative for native frames, absolute for kernel */
+	/*
+	 * Native frames: the ELF virtual address in the mapping's file (for a
+	 * return address, the call instruction: return address - 1), so the
+	 * file alone names it. Kernel: the absolute address.
+	 */
+	uint64_t address;
 	enum profile_frame_kind kind;
 	uint32_t n_lines;	    /* >= 1 */
 	struct profile_line *lines; /* innermost (inlined) first, outermost caller last */
@@ -61,6 +74,10 @@ struct profile_sample {
 	const char *comm;	 /* the process's command name */
 	const char *thread_name; /* the sampled thread's name */
 	int64_t count;		 /* number of samples with exactly this stack */
+	/* Events, when the session kept them (profile__set_sample_events()). */
+	uint32_t cpu;		    /* the CPU every one of these samples ran on */
+	uint32_t n_timestamps;	    /* == count, or 0: only the count is known */
+	const uint64_t *timestamps; /* wall clock, ns since the epoch */
 };
 
 /* Totals the exporters and the summary report. */
@@ -76,6 +93,7 @@ struct profile {
 	uint64_t period_ns; /* 1e9 / frequency_hz */
 	uint64_t time_ns;   /* wall-clock start, ns since the epoch */
 	uint64_t duration_ns;
+	bool has_events; /* samples carry their CPU and, within budget, per-event times */
 	struct profile_stats stats;
 
 	/* Read-only for exporters: element i has id i + 1. */
@@ -97,6 +115,10 @@ void profile__free(struct profile *p); /* accepts NULL */
 
 uint32_t profile__add_mapping(struct profile *p, uint64_t start, uint64_t limit,
 			      uint64_t file_offset, const char *filename, const char *build_id);
+/* The same with every identity of the file (go_build_id, file_hash may be NULL). */
+uint32_t profile__add_file_mapping(struct profile *p, uint64_t start, uint64_t limit,
+				   uint64_t file_offset, const char *filename, const char *build_id,
+				   const char *go_build_id, const char *file_hash);
 uint32_t profile__add_function(struct profile *p, const char *name, const char *system_name,
 			       const char *filename);
 uint32_t profile__add_location(struct profile *p, uint32_t mapping_id, uint64_t address,
@@ -106,6 +128,11 @@ uint32_t profile__add_location(struct profile *p, uint32_t mapping_id, uint64_t 
 int profile__add_sample(struct profile *p, const uint32_t *location_ids, uint32_t n_locations,
 			uint32_t pid, uint32_t tid, const char *comm, const char *thread_name,
 			int64_t count);
+
+/* Gives the last sample added its CPU and per-event times (copied; n == its count or 0).
+ * 0, -EINVAL or -ENOMEM. */
+int profile__set_sample_events(struct profile *p, uint32_t cpu, const uint64_t *timestamps,
+			       uint32_t n);
 
 /* Name of a location's outermost function (the one a flat listing shows). */
 static inline const struct profile_function *profile__function(const struct profile *p,

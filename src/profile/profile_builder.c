@@ -8,6 +8,8 @@
 
 #include "elf/elf_file.h"
 #include "elf/file_cache.h"
+#include "elf/file_id.h"
+#include "interp/python/python.h"
 #include "profile/profile.h"
 #include "profile/trace_table.h"
 #include "symbol/symbolizer.h"
@@ -37,10 +39,14 @@ struct builder {
 static uint32_t file_mapping(struct builder *b, uint32_t file_id)
 {
 	const struct cached_file *f = file_cache__at(b->sym->files, file_id);
+	static const uint8_t zero[FILE_ID_HTLHASH_LEN];
+	char hash[2 * FILE_ID_HTLHASH_LEN + 1] = "";
 	uint64_t limit = 0;
 
 	if (!f)
 		return 0;
+	if (memcmp(f->htlhash, zero, sizeof(zero)))
+		file_id__hex(f->htlhash, hash);
 	if (f->elf)
 		for (size_t i = 0; i < f->elf->n_segments; i++) {
 			const struct elf_segment *s = &f->elf->segments[i];
@@ -48,8 +54,46 @@ static uint32_t file_mapping(struct builder *b, uint32_t file_id)
 			if (s->vaddr + s->memsz > limit)
 				limit = s->vaddr + s->memsz;
 		}
-	return profile__add_mapping(b->p, 0, limit ? limit : UINT64_MAX, 0, f->path,
-				    f->elf && f->elf->build_id ? f->elf->build_id : "");
+	return profile__add_file_mapping(b->p, 0, limit ? limit : UINT64_MAX, 0, f->path,
+					 f->elf && f->elf->build_id ? f->elf->build_id : "",
+					 f->elf ? f->elf->go_build_id : NULL, hash);
+}
+
+/*
+ * A native frame: one line per frame the symbolizer found (inlined calls
+ * first), or one line "file+0xOFFSET" with an empty system name when nothing
+ * names it. The location's address is the one looked up.
+ */
+static uint32_t native_location(struct builder *b, const struct trace_frame *tf, bool is_return)
+{
+	uint64_t vaddr = is_return && tf->addr ? tf->addr - 1 : tf->addr;
+	uint32_t mapping = file_mapping(b, tf->file_id);
+	struct profile_line lines[SYM_MAX_FRAMES];
+	const struct sym_frame *frames;
+	size_t n = symbolizer__native(b->sym, tf->file_id, vaddr, &frames);
+	char buf[512];
+
+	for (size_t i = 0; i < n; i++) {
+		lines[i].function_id =
+		    profile__add_function(b->p, frames[i].name, frames[i].system_name,
+					  frames[i].file ? frames[i].file : "");
+		lines[i].line = frames[i].line;
+		if (!lines[i].function_id)
+			return 0;
+	}
+	if (!n) {
+		const struct cached_file *f = file_cache__at(b->sym->files, tf->file_id);
+
+		snprintf(buf, sizeof(buf), "%s+0x%llx", f ? f->basename : "[unknown]",
+			 (unsigned long long)vaddr);
+		lines[0].function_id = profile__add_function(b->p, buf, "", "");
+		lines[0].line = 0;
+		if (!lines[0].function_id)
+			return 0;
+		n = 1;
+	}
+	return profile__add_location(b->p, mapping, vaddr, PROFILE_FRAME_NATIVE, lines,
+				     (uint32_t)n);
 }
 
 static uint32_t new_location(struct builder *b, const struct trace_frame *tf)
@@ -58,7 +102,7 @@ static uint32_t new_location(struct builder *b, const struct trace_frame *tf)
 	enum profile_frame_kind kind = PROFILE_FRAME_NATIVE;
 	struct profile_line line = {0, 0};
 	uint32_t mapping = 0;
-	const char *name, *module;
+	const char *name, *module, *filename = "";
 	char buf[512], modname[300];
 
 	switch (tf->kind) {
@@ -76,16 +120,18 @@ static uint32_t new_location(struct builder *b, const struct trace_frame *tf)
 		}
 		break;
 	case OP_FRAME_NATIVE:
-		name =
-		    symbolizer__native(b->sym, tf->file_id, tf->addr, is_return, buf, sizeof(buf));
-		mapping = file_mapping(b, tf->file_id);
+		return native_location(b, tf, is_return);
+	case OP_FRAME_PYTHON:
+		kind = PROFILE_FRAME_PYTHON;
+		python__describe(b->sym->python, tf->file_id, (uint32_t)tf->addr, &name, &filename,
+				 &line.line);
 		break;
 	default:
 		kind = PROFILE_FRAME_ERROR;
 		name = symbolizer__error(tf->addr);
 		break;
 	}
-	line.function_id = profile__add_function(b->p, name, name, "");
+	line.function_id = profile__add_function(b->p, name, name, filename);
 	if (!line.function_id)
 		return 0;
 	return profile__add_location(b->p, mapping, tf->addr, kind, &line, 1);
@@ -141,10 +187,15 @@ int profile_builder__build(struct profile *p, const struct trace_table *tt, stru
 		}
 		err = profile__add_sample(p, ids, t->n_frames, t->pid, t->tid, t->pcomm, t->comm,
 					  (int64_t)t->count);
+		if (!err && tt->keep_events)
+			err = profile__set_sample_events(
+			    p, t->cpu, t->timestamps,
+			    t->n_timestamps == t->count ? t->n_timestamps : 0);
 		if (err)
 			goto cleanup;
 	}
 	p->stats.truncated += tt->truncated;
+	p->has_events = tt->keep_events;
 cleanup:
 	for (size_t it = 0; hashmap__next(&b.frames, &it, &e);)
 		free(e);

@@ -178,7 +178,11 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 	}
 	s->skel->rodata->filter_pids = opts->n_pids > 0;
 	s->skel->rodata->kernel_stacks = opts->kernel_stacks;
+	s->skel->rodata->copy_all_stacks = opts->copy_all_stacks;
 	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)ring_size(n_cpus));
+	/* One stack-copy buffer per possible CPU (bpf/stack_copy.h). */
+	bpf_map__set_max_entries(s->skel->maps.stack_copy_scratch,
+				 (uint32_t)libbpf_num_possible_cpus());
 	if (opts->n_pids > 4096)
 		bpf_map__set_max_entries(s->skel->maps.pid_filter, (uint32_t)opts->n_pids);
 	err = sampler_bpf__load(s->skel);
@@ -325,7 +329,42 @@ void sampler__unwind_fds(const struct sampler *s, struct sampler_unwind_fds *out
 	out->max_rules = bpf_map__max_entries(s->skel->maps.unwind_rules);
 }
 
+void sampler__enable_stack_copies(struct sampler *s)
+{
+	s->skel->bss->stack_copy_enabled = true;
+}
+
 int sampler__n_cpus(const struct sampler *s)
 {
 	return s->n_cpus;
+}
+
+int sampler__map_fd(const struct sampler *s, const char *name)
+{
+	int fd = bpf_object__find_map_fd_by_name(s->skel->obj, name);
+
+	return fd < 0 ? -ENOENT : fd;
+}
+
+int sampler__read_percpu(const struct sampler *s, const char *name, uint64_t *out, uint32_t n)
+{
+	int cpus = libbpf_num_possible_cpus(), fd = sampler__map_fd(s, name);
+	uint64_t *values;
+
+	if (fd < 0)
+		return fd;
+	if (cpus <= 0)
+		return -ENODEV;
+	values = calloc((size_t)cpus, sizeof(*values));
+	if (!values)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < n; k++) {
+		out[k] = 0;
+		if (bpf_map_lookup_elem(fd, &k, values))
+			continue;
+		for (int c = 0; c < cpus; c++)
+			out[k] += values[c];
+	}
+	free(values);
+	return 0;
 }

@@ -18,6 +18,7 @@ struct sampler_opts {
 	bool kernel_stacks;
 	const uint32_t *pids; /* only these processes; all when n_pids is 0 */
 	size_t n_pids;
+	bool copy_all_stacks; /* test hook: every sample goes to user space as a stack copy */
 };
 
 /* Called for each record; a non-zero return is counted, not fatal. */
@@ -51,6 +52,14 @@ struct sampler_unwind_fds {
 	uint32_t max_rules;
 };
 void sampler__unwind_fds(const struct sampler *s, struct sampler_unwind_fds *out);
+
+/* From now on, samples of processes without unwind tables come as stack copies
+ * (struct op_stack_copy) rather than frame-pointer walks. */
+void sampler__enable_stack_copies(struct sampler *s);
+/* The fd of the BPF map called name (e.g. "py_procs"), or -ENOENT. */
+int sampler__map_fd(const struct sampler *s, const char *name);
+/* Sums the per-CPU values of the array map name into out[0..n). 0 or -errno. */
+int sampler__read_percpu(const struct sampler *s, const char *name, uint64_t *out, uint32_t n);
 
 /* Number of CPUs sampled. */
 int sampler__n_cpus(const struct sampler *s);

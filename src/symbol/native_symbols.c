@@ -1,8 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * libdwfl finds the symbols (.symtab, else .dynsym, plus a .gnu_debugdata
- * MiniDebugInfo table or a separate debug file found by build id); this file
- * keeps the function symbols in a sorted table. dwfl_module_addrinfo() would
+ * MiniDebugInfo table or a separate debug file that debuginfo.c finds); this
+ * file keeps the function symbols in a sorted table, asks libdw for the
+ * inline chain and source line of an address (dwarf_getscopes: the DIEs
+ * covering it, innermost first; each inlined call's DW_AT_call_file/line
+ * is the line of its caller), and reads .gopclntab for Go binaries.
+ *
+ * The symbol table names the function that holds the code, not DWARF's
+ * subprogram name: DWARF names a C++ method "run" where the symbol says
+ * tmpl::Stage<3>::run. Inlined frames take DWARF's linkage name when it has
+ * one, so they demangle to qualified names too. dwfl_module_addrinfo() would
  * answer lookups too, but it scans every symbol on each call and also
  * returns data and untyped symbols, while a profiler looks up thousands of
  * addresses in files with up to a million symbols and wants functions only.
@@ -10,14 +18,21 @@
 #include "symbol/native_symbols.h"
 
 #include "elf/elf_file.h"
+#include "elf/gopclntab.h"
+#include "symbol/debuginfo.h"
 
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <stdio.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "util/log.h"
 
 /* How many earlier symbols a lookup tries when the closest one ends too soon. */
 #define NESTED_LOOKBACK 8
@@ -32,10 +47,16 @@ struct native_func {
 
 struct native_symbols {
 	const struct elf_file *ef;
+	struct symbol_options opts;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	struct native_func *funcs; /* sorted by start, one per address */
 	size_t n_funcs;
+	Dwarf *dwarf; /* NULL without DWARF */
+	Dwarf_Addr dwarf_bias;
+	struct gopclntab *go; /* NULL unless a Go binary */
+	char *debug_file;     /* the separate debug file found, or NULL */
+	size_t cost;
 };
 
 /* A symbol as read, before aliases are merged and ends are decided. */
@@ -72,21 +93,35 @@ static int find_elf_none(Dwfl_Module *mod, void **userdata, const char *modname,
 }
 
 /*
- * Local lookup by build id under /usr/lib/debug only. The standard callback
- * would fall back to debuginfod (network) when DEBUGINFOD_URLS is set; a
- * profiler must not block on the network per file, so it is not used.
+ * The separate debug file, found by debuginfo__find() (--debug-dir roots,
+ * build id, debuglink, debuginfod when enabled). Without options: by build id
+ * under /usr/lib/debug only. libdwfl's standard callback is not used: it
+ * would also ask debuginfod whenever DEBUGINFOD_URLS is set, which must be
+ * the user's choice.
  */
-static int find_debuginfo_offline(Dwfl_Module *mod, void **userdata, const char *modname,
-				  Dwarf_Addr base, const char *file_name, const char *debuglink,
-				  GElf_Word crc, char **debuginfo_file_name)
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink, GElf_Word crc,
+			  char **debuginfo_file_name)
 {
-	return dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink, crc,
-					    debuginfo_file_name);
+	struct native_symbols *ns = userdata ? *userdata : NULL;
+	const unsigned char *bits = NULL;
+	GElf_Addr id_vaddr;
+	int len, fd;
+
+	if (!ns || !ns->opts.debuginfo)
+		return dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
+						    debuglink, crc, debuginfo_file_name);
+	len = dwfl_module_build_id(mod, &bits, &id_vaddr);
+	fd = debuginfo__find(ns->opts.debuginfo, ns->ef->path, len > 0 ? bits : NULL,
+			     len > 0 ? (size_t)len : 0, debuglink, crc, debuginfo_file_name);
+	if (fd >= 0 && *debuginfo_file_name && !ns->debug_file)
+		ns->debug_file = strdup(*debuginfo_file_name);
+	return fd >= 0 ? fd : -1;
 }
 
 static const Dwfl_Callbacks offline_callbacks = {
     .find_elf = find_elf_none,
-    .find_debuginfo = find_debuginfo_offline,
+    .find_debuginfo = find_debuginfo,
     .section_address = dwfl_offline_section_address,
 };
 
@@ -321,10 +356,81 @@ static int build_table(struct native_symbols *ns, uint64_t bias)
 	return 0;
 }
 
+/* The section called name in elf, or NULL. */
+static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		const char *sname;
+
+		if (!gelf_getshdr(scn, shdr))
+			continue;
+		sname = elf_strptr(elf, shstrndx, shdr->sh_name);
+		if (sname && !strcmp(sname, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/* Go's table, when the binary has one. Its absence or damage only means no Go names. */
+static void open_gopclntab(struct native_symbols *ns, Elf *elf)
+{
+	GElf_Shdr shdr, text;
+	Elf_Scn *scn = find_section(elf, ".gopclntab", &shdr);
+	Elf_Data *data;
+	int err;
+
+	if (!scn || shdr.sh_type == SHT_NOBITS)
+		return;
+	data = elf_getdata(scn, NULL);
+	if (!data || !data->d_buf || !data->d_size)
+		return;
+	if (!find_section(elf, ".text", &text))
+		text.sh_addr = 0;
+	err = gopclntab__open(data->d_buf, data->d_size, text.sh_addr, &ns->go);
+	if (err)
+		pr_info("%s: unreadable .gopclntab (%s): Go functions show as offsets",
+			ns->ef->path, strerror(-err));
+}
+
+/* Sizes of the sections whose contents elfutils reads for names and lines. */
+static size_t section_bytes(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, total = 0;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNSYM ||
+		    shdr.sh_type == SHT_STRTAB || (name && !strncmp(name, ".debug_", 7)))
+			total += shdr.sh_size;
+	}
+	return total;
+}
+
 int native_symbols__open(const struct elf_file *ef, struct native_symbols **out)
+{
+	return native_symbols__open_opts(ef, NULL, out);
+}
+
+int native_symbols__open_opts(const struct elf_file *ef, const struct symbol_options *opts,
+			      struct native_symbols **out)
 {
 	struct native_symbols *ns;
 	GElf_Addr bias = 0;
+	void **userdata = NULL;
+	Elf *elf;
 	int fd = -1, err;
 
 	*out = NULL;
@@ -332,6 +438,8 @@ int native_symbols__open(const struct elf_file *ef, struct native_symbols **out)
 	if (!ns)
 		return -ENOMEM;
 	ns->ef = ef;
+	if (opts)
+		ns->opts = *opts;
 	ns->dwfl = dwfl_begin(&offline_callbacks);
 	if (!ns->dwfl) {
 		err = -ENOMEM;
@@ -365,7 +473,12 @@ int native_symbols__open(const struct elf_file *ef, struct native_symbols **out)
 		err = -ENOEXEC;
 		goto cleanup;
 	}
-	if (!dwfl_module_getelf(ns->mod, &bias)) {
+	/* The debug-file callback finds ns through the module's user data. */
+	dwfl_module_info(ns->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (userdata)
+		*userdata = ns;
+	elf = dwfl_module_getelf(ns->mod, &bias);
+	if (!elf) {
 		err = -ENOEXEC;
 		goto cleanup;
 	}
@@ -373,6 +486,13 @@ int native_symbols__open(const struct elf_file *ef, struct native_symbols **out)
 	err = build_table(ns, bias);
 	if (err)
 		goto cleanup;
+	open_gopclntab(ns, elf);
+	/* Go code is named from .gopclntab; DWARF (and a debug-file search) only for the rest. */
+	if (!ns->go)
+		ns->dwarf = dwfl_module_getdwarf(ns->mod, &ns->dwarf_bias);
+	ns->cost = sizeof(*ns) + ns->n_funcs * sizeof(*ns->funcs) + section_bytes(elf);
+	if (ns->dwarf && dwarf_getelf(ns->dwarf) != elf)
+		ns->cost += section_bytes(dwarf_getelf(ns->dwarf));
 	*out = ns;
 	return 0;
 
@@ -386,9 +506,24 @@ void native_symbols__free(struct native_symbols *ns)
 	if (!ns)
 		return;
 	free(ns->funcs);
+	gopclntab__free(ns->go);
 	if (ns->dwfl)
 		dwfl_end(ns->dwfl);
+	free(ns->debug_file);
 	free(ns);
+}
+
+size_t native_symbols__cost(const struct native_symbols *ns)
+{
+	return ns->cost;
+}
+
+void native_symbols__info(const struct native_symbols *ns, struct native_symbols_info *info)
+{
+	info->debug_file = ns->debug_file;
+	info->has_dwarf = ns->dwarf != NULL;
+	info->has_gopclntab = ns->go != NULL;
+	info->n_funcs = ns->n_funcs;
 }
 
 const char *native_symbols__lookup(struct native_symbols *ns, uint64_t vaddr, uint64_t *offset)
@@ -415,4 +550,230 @@ const char *native_symbols__lookup(struct native_symbols *ns, uint64_t vaddr, ui
 		}
 	}
 	return NULL;
+}
+
+/* ---- frames: symbols + DWARF inline chains + Go ---------------------------- */
+
+/* Copies a symbol name without its ELF version ("memcpy@@GLIBC_2.14" names memcpy). */
+static void set_names(const struct native_symbols *ns, struct sym_frame *f, const char *raw)
+{
+	char buf[SYM_NAME_MAX];
+
+	snprintf(f->system_name, sizeof(f->system_name), "%.*s", (int)strcspn(raw, "@"), raw);
+	snprintf(f->name, sizeof(f->name), "%s",
+		 demangle(f->system_name, ns->opts.demangle, buf, sizeof(buf)));
+	/* DWARF's own names ("ns::f<int>") are not mangled but follow the mode too. */
+	if (ns->opts.demangle == DEMANGLE_SIMPLIFIED)
+		demangle__strip_templates(f->name);
+}
+
+/* Follows abstract_origin / specification links to the DIE that holds the name. */
+static bool name_die(Dwarf_Die *die, Dwarf_Die *out)
+{
+	Dwarf_Attribute attr;
+
+	*out = *die;
+	for (int hops = 0; hops < 8 && !dwarf_hasattr(out, DW_AT_name); hops++) {
+		if (!dwarf_attr(out, DW_AT_abstract_origin, &attr) &&
+		    !dwarf_attr(out, DW_AT_specification, &attr))
+			return false;
+		if (!dwarf_formref_die(&attr, out))
+			return false;
+	}
+	return dwarf_hasattr(out, DW_AT_name);
+}
+
+/*
+ * "ns::Class::name" from the DIE's enclosing namespaces, classes, structs
+ * and unions (DWARF names a function without them). NULL when unnamed.
+ */
+static const char *qualified_name(Dwarf_Die *die, char *buf, size_t len)
+{
+	Dwarf_Die decl, *scopes = NULL;
+	const char *name;
+	size_t used = 0;
+	int n;
+
+	if (!name_die(die, &decl) || !(name = dwarf_diename(&decl)) || !*name)
+		return NULL;
+	n = dwarf_getscopes_die(&decl, &scopes);
+	buf[0] = '\0';
+	/* scopes[0] is the DIE itself, the CU last: prefixes from the outside in. */
+	for (int i = n - 1; i >= 1 && used < len; i--) {
+		int tag = dwarf_tag(&scopes[i]);
+		const char *scope;
+
+		if (tag != DW_TAG_namespace && tag != DW_TAG_class_type &&
+		    tag != DW_TAG_structure_type && tag != DW_TAG_union_type)
+			continue;
+		scope = dwarf_diename(&scopes[i]);
+		used += (size_t)snprintf(buf + used, len - used,
+					 "%s::", scope ? scope : "(anonymous namespace)");
+	}
+	free(scopes);
+	if (used < len)
+		snprintf(buf + used, len - used, "%s", name);
+	return buf;
+}
+
+/*
+ * The linkage (mangled) name of a function DIE, else its qualified DWARF
+ * name (written into buf), else NULL.
+ */
+static const char *die_name(Dwarf_Die *die, char *buf, size_t len)
+{
+	Dwarf_Attribute attr;
+	const char *name;
+
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	if (name && *name)
+		return name;
+	return qualified_name(die, buf, len);
+}
+
+/* The file and line an inlined call was made from (in its caller). */
+static void call_site(Dwarf_Die *cu, Dwarf_Die *inlined, const char **file, int64_t *line)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Files *files;
+	Dwarf_Word v;
+	size_t nfiles;
+
+	*file = NULL;
+	*line = 0;
+	if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line, &attr), &v) == 0)
+		*line = (int64_t)v;
+	if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &v) == 0 &&
+	    dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && v < nfiles)
+		*file = dwarf_filesrc(files, v, NULL, NULL);
+}
+
+/*
+ * The DWARF view of vaddr: inlined calls innermost first, then the function
+ * holding them. Returns the number of frames (0: no DWARF covers vaddr).
+ * *outer is set when the last frame is the (non-inlined) function.
+ */
+static size_t dwarf_frames(struct native_symbols *ns, uint64_t vaddr, struct sym_frame *out,
+			   size_t max, bool *outer)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(ns->mod, vaddr, &bias), *scopes = NULL;
+	Dwfl_Line *l;
+	const char *file = NULL;
+	char qualified[SYM_NAME_MAX];
+	int line = 0, nscopes;
+	int64_t cur_line;
+	size_t n = 0;
+
+	*outer = false;
+	if (!cu)
+		return 0;
+	l = dwfl_module_getsrc(ns->mod, vaddr);
+	if (l)
+		file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+	cur_line = line;
+	nscopes = dwarf_getscopes(cu, vaddr - bias, &scopes);
+	for (int i = 0; i < nscopes && n < max; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		const char *name;
+
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;
+		/* Keep the last slot for the function itself. */
+		if (tag == DW_TAG_inlined_subroutine && n == max - 1)
+			continue;
+		name = die_name(&scopes[i], qualified, sizeof(qualified));
+		set_names(ns, &out[n], name ? name : "");
+		out[n].file = file;
+		out[n].line = cur_line;
+		out[n].inlined = tag == DW_TAG_inlined_subroutine;
+		n++;
+		if (tag == DW_TAG_subprogram) {
+			*outer = true;
+			break;
+		}
+		call_site(cu, &scopes[i], &file, &cur_line);
+	}
+	free(scopes);
+	if (n && !*outer && n < max) {
+		/*
+		 * The chain ended in inlined calls without the function that
+		 * holds them (libdw does not always list it): an unnamed frame
+		 * at the call site, which the symbol table names.
+		 */
+		out[n].name[0] = out[n].system_name[0] = '\0';
+		out[n].file = file;
+		out[n].line = cur_line;
+		out[n].inlined = 0;
+		return n + 1;
+	}
+	if (n == 0 && file) {
+		/* Lines but no function DIE (assembly): keep the line for the symbol's frame. */
+		out[0].name[0] = out[0].system_name[0] = '\0';
+		out[0].file = file;
+		out[0].line = line;
+		out[0].inlined = 0;
+		return 1;
+	}
+	return n;
+}
+
+static size_t go_frames(struct native_symbols *ns, uint64_t vaddr, struct sym_frame *out)
+{
+	struct gopclntab_frame gf;
+
+	if (gopclntab__lookup(ns->go, vaddr, &gf))
+		return 0;
+	set_names(ns, out, gf.name);
+	out->file = gf.file;
+	out->line = gf.line;
+	out->inlined = 0;
+	return 1;
+}
+
+size_t native_symbols__frames(struct native_symbols *ns, uint64_t vaddr, struct sym_frame *out,
+			      size_t max)
+{
+	const char *sym;
+	bool outer = false;
+	size_t n = 0, kept = 0;
+
+	if (!max)
+		return 0;
+	if (ns->go && (n = go_frames(ns, vaddr, out)))
+		return n;
+	if (ns->dwarf)
+		n = dwarf_frames(ns, vaddr, out, max, &outer);
+	sym = native_symbols__lookup(ns, vaddr, NULL);
+	if (n && sym && (outer || !out[n - 1].name[0])) {
+		/*
+		 * The symbol table names the function holding the code with its
+		 * full linkage name (DWARF may only give "run" for a method).
+		 */
+		set_names(ns, &out[n - 1], sym);
+	} else if (n && sym && n < max) {
+		/* DWARF had inlined calls but no function DIE: the symbol closes the chain. */
+		set_names(ns, &out[n], sym);
+		out[n].file = NULL;
+		out[n].line = 0;
+		out[n].inlined = 0;
+		n++;
+	} else if (!n && sym) {
+		set_names(ns, &out[0], sym);
+		out[0].file = NULL;
+		out[0].line = 0;
+		out[0].inlined = 0;
+		n = 1;
+	}
+	/* Frames DWARF could not name are dropped from the chain rather than shown empty. */
+	for (size_t i = 0; i < n; i++) {
+		if (!out[i].name[0])
+			continue;
+		if (i != kept)
+			out[kept] = out[i];
+		kept++;
+	}
+	return kept;
 }

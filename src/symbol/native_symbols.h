@@ -1,29 +1,81 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Function names for addresses in one ELF file, from its .symtab / .dynsym
- * (through elfutils' libdwfl, which later issues extend to DWARF, inline
- * frames and separate debug files).
+ * Names for addresses in one ELF file, through elfutils' libdwfl/libdw:
+ * function symbols from .symtab / .dynsym (or a separate debug file's, or
+ * MiniDebugInfo's), inline frames and source lines from DWARF, and Go's
+ * .gopclntab for Go binaries (stripped ones included).
  */
 #ifndef OMNIPROF_SYMBOL_NATIVE_SYMBOLS_H
 #define OMNIPROF_SYMBOL_NATIVE_SYMBOLS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
+#include "symbol/demangle.h"
+
 struct elf_file;
+struct debuginfo;
 struct native_symbols;
 
+struct symbol_options {
+	enum demangle_mode demangle;
+	struct debuginfo *debuginfo; /* where separate debug files are looked for; NULL: the
+					global folder only, by build id */
+};
+
+/* Deeper inline chains are cut to their innermost frames plus the outermost function. */
+#define SYM_MAX_FRAMES 16
+/* Longer names are truncated (C++ template names can run to kilobytes). */
+#define SYM_NAME_MAX 1024
+
+/* One frame of an address: a function (inlined or not) and where in its source. */
+struct sym_frame {
+	char name[SYM_NAME_MAX];	/* display name, demangled as the options say */
+	char system_name[SYM_NAME_MAX]; /* as found in the binary (mangled) */
+	const char *file;		/* source file or NULL; valid while the symbols are open */
+	int64_t line;			/* 0 when unknown */
+	int inlined;			/* 1 when this call was inlined into the next frame */
+};
+
 /*
- * Prepares lookups in ef (which must outlive the result). Returns 0 and *out
- * (free with native_symbols__free()), or -errno.
+ * Prepares lookups in ef (which must outlive the result). opts may be NULL
+ * (no demangling, global debug folder only). Returns 0 and *out (free with
+ * native_symbols__free()), or -errno.
  */
 int native_symbols__open(const struct elf_file *ef, struct native_symbols **out);
+int native_symbols__open_opts(const struct elf_file *ef, const struct symbol_options *opts,
+			      struct native_symbols **out);
 void native_symbols__free(struct native_symbols *ns); /* accepts NULL */
 
 /*
- * Name of the function containing the ELF virtual address vaddr, or NULL when
- * no symbol covers it. *offset receives vaddr - symbol start. The string
- * belongs to ns and stays valid until native_symbols__free().
+ * Name of the function symbol containing the ELF virtual address vaddr, or
+ * NULL when no symbol covers it. *offset receives vaddr - symbol start. The
+ * string belongs to ns and stays valid until native_symbols__free().
  */
 const char *native_symbols__lookup(struct native_symbols *ns, uint64_t vaddr, uint64_t *offset);
+
+/*
+ * The frames at vaddr, innermost (inlined) first, the function that holds
+ * the code last, into out (max entries). Returns how many; 0 when nothing
+ * names the address.
+ */
+size_t native_symbols__frames(struct native_symbols *ns, uint64_t vaddr, struct sym_frame *out,
+			      size_t max);
+
+/*
+ * Approximate memory the symbols hold, in bytes, for the cache bound: the
+ * tables built here plus the sizes of the symbol, string and DWARF sections
+ * elfutils reads (an over-estimate: elfutils maps files rather than copying).
+ */
+size_t native_symbols__cost(const struct native_symbols *ns);
+
+/* What was found: for reports and tests. */
+struct native_symbols_info {
+	const char *debug_file; /* separate debug file in use, or NULL */
+	int has_dwarf;
+	int has_gopclntab;
+	size_t n_funcs; /* function symbols in the table */
+};
+void native_symbols__info(const struct native_symbols *ns, struct native_symbols_info *info);
 
 #endif

@@ -3,17 +3,45 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "elf/file_cache.h"
 #include "symbol/kallsyms.h"
 #include "types.h"
 #include "util/log.h"
+#include "util/read_file.h"
 
-void symbolizer__init(struct symbolizer *s, struct file_cache *files)
+/* The cost of remembering that a file has no symbols. */
+#define NEGATIVE_ENTRY_COST 64
+
+static void free_symbols(void *value)
 {
+	native_symbols__free(value);
+}
+
+int symbolizer__init(struct symbolizer *s, struct file_cache *files,
+		     const struct symbolizer_opts *opts)
+{
+	struct symbolizer_opts defaults = {.demangle = DEMANGLE_DEFAULT};
+	size_t bound;
+	int err;
+
+	if (!opts)
+		opts = &defaults;
 	memset(s, 0, sizeof(*s));
 	s->files = files;
+	bound = opts->cache_bytes ? opts->cache_bytes : (size_t)SYMBOL_CACHE_DEFAULT_MB << 20;
+	symbol_cache__init(&s->cache, bound, free_symbols);
+	err =
+	    debuginfo__init(&s->debuginfo, opts->debug_dirs, opts->n_debug_dirs, opts->debuginfod);
+	if (err)
+		return err;
+	s->sym_opts.demangle = opts->demangle;
+	s->sym_opts.debuginfo = &s->debuginfo;
+	s->frames = calloc(SYM_MAX_FRAMES, sizeof(*s->frames));
+	return s->frames ? 0 : -ENOMEM;
 }
 
 void symbolizer__clear(struct symbolizer *s)
@@ -22,6 +50,24 @@ void symbolizer__clear(struct symbolizer *s)
 		return;
 	kallsyms__free(s->ksyms);
 	s->ksyms = NULL;
+	symbol_cache__clear(&s->cache);
+	debuginfo__clear(&s->debuginfo);
+	free(s->frames);
+	s->frames = NULL;
+}
+
+/* kernel.kptr_restrict's value, or -1 when unreadable. */
+static int kptr_restrict(void)
+{
+	char *buf;
+	size_t len;
+	int v = -1;
+
+	if (read_file("/proc/sys/kernel/kptr_restrict", &buf, &len) == 0) {
+		v = atoi(buf);
+		free(buf);
+	}
+	return v;
 }
 
 static struct kallsyms *kernel_symbols(struct symbolizer *s)
@@ -38,8 +84,12 @@ static struct kallsyms *kernel_symbols(struct symbolizer *s)
 		return NULL;
 	}
 	if (kallsyms__restricted(s->ksyms)) {
-		pr_warn("/proc/kallsyms hides addresses (kernel.kptr_restrict): run as root or "
-			"set sysctl kernel.kptr_restrict=0 to name kernel frames");
+		s->stats.kernel_restricted = true;
+		pr_warn("/proc/kallsyms shows every address as 0 (kernel.kptr_restrict=%d, "
+			"uid %d): kernel frames show as [kernel]+0xADDRESS; run as root with "
+			"CAP_SYSLOG, or set sysctl kernel.kptr_restrict=0 (2 hides them even "
+			"from root)",
+			kptr_restrict(), (int)getuid());
 		kallsyms__free(s->ksyms);
 		s->ksyms = NULL;
 	}
@@ -58,31 +108,53 @@ const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_retu
 		snprintf(buf, len, "[kernel]+0x%llx", (unsigned long long)addr);
 		return buf;
 	}
+	/* BPF programs are listed as "bpf_prog_<tag>_<name>  [bpf]": kept as they are. */
 	*module = sym->module;
 	snprintf(buf, len, "%s", sym->name);
 	return buf;
 }
 
-const char *symbolizer__native(struct symbolizer *s, uint32_t file_id, uint64_t addr,
-			       bool is_return, char *buf, size_t len)
+/* The symbols of file_id from the cache, loading them on a miss; NULL when it has none. */
+static struct native_symbols *file_symbols(struct symbolizer *s, uint32_t file_id)
 {
-	const struct cached_file *f = file_cache__at(s->files, file_id);
-	const char *name;
+	struct symbol_cache_entry *e = symbol_cache__get(&s->cache, file_id);
+	const struct cached_file *f;
+	struct native_symbols *ns = NULL;
+	int err;
 
-	if (!f) {
-		s->stats.native_unnamed++;
-		snprintf(buf, len, "[unknown]+0x%llx", (unsigned long long)addr);
-		return buf;
+	if (e)
+		return e->value;
+	f = file_cache__at(s->files, file_id);
+	if (!f || !f->elf)
+		return NULL;
+	err = native_symbols__open_opts(f->elf, &s->sym_opts, &ns);
+	s->stats.files_loaded++;
+	if (err) {
+		s->stats.files_without_symbols++;
+		pr_info("%s: no symbols: %s", f->path, strerror(-err));
 	}
-	name = file_cache__symbolize(s->files, file_id, is_return && addr ? addr - 1 : addr);
-	if (!name) {
+	e = symbol_cache__put(&s->cache, file_id, ns,
+			      ns ? native_symbols__cost(ns) : NEGATIVE_ENTRY_COST);
+	return e ? e->value : NULL;
+}
+
+size_t symbolizer__native_in(struct symbolizer *s, struct native_symbols *ns, uint64_t vaddr,
+			     const struct sym_frame **frames)
+{
+	size_t n = ns ? native_symbols__frames(ns, vaddr, s->frames, SYM_MAX_FRAMES) : 0;
+
+	*frames = s->frames;
+	if (!n)
 		s->stats.native_unnamed++;
-		snprintf(buf, len, "%s+0x%llx", f->basename, (unsigned long long)addr);
-		return buf;
-	}
-	/* Drop the ELF symbol version (memcpy@@GLIBC_2.14): it names the same function. */
-	snprintf(buf, len, "%.*s", (int)strcspn(name, "@"), name);
-	return buf;
+	else
+		s->stats.native_inline += n - 1;
+	return n;
+}
+
+size_t symbolizer__native(struct symbolizer *s, uint32_t file_id, uint64_t vaddr,
+			  const struct sym_frame **frames)
+{
+	return symbolizer__native_in(s, file_symbols(s, file_id), vaddr, frames);
 }
 
 const char *symbolizer__error(uint64_t reason)
@@ -96,6 +168,10 @@ const char *symbolizer__error(uint64_t reason)
 		return "[unwind stopped: bad frame pointer]";
 	case OP_UNWIND_ERR_NO_RULE:
 		return "[unwind stopped: no unwind rule]";
+	case OP_UNWIND_ERR_ANON_CODE:
+		return "[unwind stopped: JIT/anonymous code without frame pointer]";
+	case OP_UNWIND_ERR_NO_MAPS:
+		return "[unwind stopped: process exited before its maps were read]";
 	default:
 		return "[unwind stopped]";
 	}

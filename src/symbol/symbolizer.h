@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Names for frames: kernel addresses through kallsyms, native addresses
- * through the symbols of the file they were resolved to. A frame that cannot
- * be named gets "module+0xOFFSET", never dropped.
+ * Names for frames: kernel addresses through kallsyms (modules and BPF
+ * programs included), native addresses through the symbols, DWARF and Go
+ * tables of the file they were resolved to, loaded per file id into a
+ * memory-bounded LRU cache. A frame that cannot be named gets
+ * "module+0xOFFSET", never dropped.
  */
 #ifndef OMNIPROF_SYMBOL_SYMBOLIZER_H
 #define OMNIPROF_SYMBOL_SYMBOLIZER_H
@@ -11,33 +13,73 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "symbol/debuginfo.h"
+#include "symbol/native_symbols.h"
+#include "symbol/symbol_cache.h"
+
 struct file_cache;
 struct kallsyms;
+struct python;
+
+struct symbolizer_opts {
+	enum demangle_mode demangle;   /* DEMANGLE_DEFAULT unless set */
+	const char *const *debug_dirs; /* --debug-dir roots, searched before /usr/lib/debug */
+	size_t n_debug_dirs;
+	bool debuginfod;    /* ask debuginfod servers (when DEBUGINFOD_URLS is set) */
+	size_t cache_bytes; /* bound of the symbol cache; 0 means the default */
+};
 
 struct symbolizer_stats {
 	uint64_t kernel_unnamed;
 	uint64_t native_unnamed;
+	uint64_t native_inline; /* inlined frames added */
+	uint64_t files_loaded;	/* symbol loads (a file evicted and needed again counts twice) */
+	uint64_t files_without_symbols;
+	bool kernel_restricted; /* kptr_restrict hid kernel addresses */
 };
 
 struct symbolizer {
 	struct file_cache *files;
 	struct kallsyms *ksyms; /* loaded on the first kernel frame */
+	const struct python *python; /* names Python frames; NULL: shown unnamed */
 	bool ksyms_tried;
+	struct symbol_options sym_opts;
+	struct debuginfo debuginfo;
+	struct symbol_cache cache; /* file id -> struct native_symbols * */
+	struct sym_frame *frames;  /* SYM_MAX_FRAMES, the result of the last native lookup */
 	struct symbolizer_stats stats;
 };
 
-void symbolizer__init(struct symbolizer *s, struct file_cache *files);
+/* opts may be NULL (defaults). 0 or -ENOMEM; clear with symbolizer__clear() either way. */
+int symbolizer__init(struct symbolizer *s, struct file_cache *files,
+		     const struct symbolizer_opts *opts);
 void symbolizer__clear(struct symbolizer *s); /* accepts NULL */
 
 /*
  * Writes the name of a frame into buf (len bytes) and returns buf.
  * is_return: addr is a return address (look up addr - 1, the call).
- * Kernel: *module receives the module name, or NULL for the kernel image.
+ * Kernel: *module receives the module name ("bpf" for BPF programs), or NULL
+ * for the kernel image.
  */
 const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return,
 			       const char **module, char *buf, size_t len);
-const char *symbolizer__native(struct symbolizer *s, uint32_t file_id, uint64_t addr,
-			       bool is_return, char *buf, size_t len);
+
+/*
+ * The frames at ELF virtual address vaddr of file file_id (already the call
+ * instruction for return addresses), innermost inlined call first. Returns
+ * their number and *frames (valid until the next call), or 0 when nothing
+ * names the address (counted).
+ */
+size_t symbolizer__native(struct symbolizer *s, uint32_t file_id, uint64_t vaddr,
+			  const struct sym_frame **frames);
+
+/*
+ * The same for a file opened by the caller (omniprof symbolize): ns may be
+ * NULL. Uses the symbolizer's scratch frames.
+ */
+size_t symbolizer__native_in(struct symbolizer *s, struct native_symbols *ns, uint64_t vaddr,
+			     const struct sym_frame **frames);
+
 /* Text for an OP_FRAME_ERROR frame's reason. */
 const char *symbolizer__error(uint64_t reason);
 

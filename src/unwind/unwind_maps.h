@@ -21,6 +21,7 @@
 #include "util/hashmap.h"
 
 struct elf_file;
+struct loaded_table;
 
 struct unwind_maps_stats {
 	uint64_t tables_loaded;
@@ -28,12 +29,14 @@ struct unwind_maps_stats {
 	uint64_t tables_failed; /* no CFI, malformed, or the maps were full */
 	uint64_t deltas_loaded; /* currently loaded */
 	uint64_t deltas_peak;
-	uint64_t pages_loaded; /* delta pages (struct op_delta_page) currently loaded */
+	uint64_t pages_loaded;	  /* delta pages (struct op_delta_page) currently loaded */
 	uint64_t pages_peak;
 	uint64_t rules;		  /* distinct rules */
 	uint64_t build_ns;	  /* time spent building tables */
 	uint64_t map_full;	  /* inserts refused because a map was full */
 	uint64_t mapping_entries; /* LPM entries currently in the trie */
+	uint64_t deltas_unused;	  /* ... of tables no process uses, kept for reuse */
+	uint64_t cache_hits;	  /* tables reused from those instead of rebuilt */
 	uint64_t chunk_pages;	  /* capacity of all delta chunks, in pages */
 };
 
@@ -59,6 +62,11 @@ struct unwind_maps {
 	uint32_t max_rules;
 	struct hashmap rules;  /* struct rule_entry: rule -> index */
 	struct hashmap tables; /* struct loaded_table: table id -> refcount */
+	/* Loaded tables no process uses, oldest first (a doubly linked list). */
+	struct loaded_table *unused_first, *unused_last;
+	size_t n_unused;
+	uint64_t unused_budget; /* deltas of unused tables kept at most (default: no bound
+				 * but the chunks' space) */
 	struct delta_chunk chunks[OP_MAX_DELTA_CHUNKS];
 	uint32_t n_chunks;
 	struct unwind_maps_stats stats;
@@ -76,6 +84,15 @@ void unwind_maps__clear(struct unwind_maps *um); /* accepts NULL */
  */
 int unwind_maps__acquire(struct unwind_maps *um, uint64_t table_id, const struct elf_file *ef);
 void unwind_maps__release(struct unwind_maps *um, uint64_t table_id);
+
+/*
+ * The rule the in-kernel unwinder finds at ELF vaddr of loaded table table_id,
+ * by the same search over the deltas read back from the maps (for stacks
+ * unwound in user space). 0 with *rule (OP_RULE_INVALID where the table has
+ * none), -ENOENT when the table is not loaded, -errno.
+ */
+int unwind_maps__lookup_rule(const struct unwind_maps *um, uint64_t table_id, uint64_t vaddr,
+			     struct op_unwind_rule *rule);
 
 /* Inserts/removes the LPM entries covering [start, end) of pid. 0 or -errno. */
 int unwind_maps__add_range(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end,

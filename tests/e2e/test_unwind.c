@@ -3,7 +3,8 @@
  * End-to-end unwinding: profile workloads built without frame pointers (GCC,
  * clang, C++ with exceptions, Rust), through libc (qsort's callback), through
  * a signal frame, 300 frames deep, in a library loaded after the recording
- * started, and in processes that live 200 ms, plus Go (which keeps frame
+ * started, in the vDSO, through JIT code (with a frame pointer; without one
+ * the walk must stop with a reason), in processes that live 200 ms, plus Go (which keeps frame
  * pointers). Each test builds the chain the workload is known to call, from
  * the workload's structure, and requires it complete, in order, in at least
  * 95% of the samples that land in the chain's leaf. Needs root and BPF.
@@ -35,8 +36,10 @@
 #define RUST_LINKS	12 /* rust_chain.rs: rc_link_01 .. rc_link_12 */
 #define GO_LINKS	12 /* go_chain.go: chain_01 .. chain_12 */
 #define SHORT_LINKS	8  /* short_lived.h: sl_01 .. sl_08 */
+#define VDSO_LINKS	6  /* vdso_chain.c: vd_01 .. vd_06 */
 #define SHORT_RUNS	10 /* launches of each short-lived workload */
 #define SHORT_RUN_MS	"200"
+#define VERY_SHORT_MS	"50" /* very_short.c: the same program, living 50 ms */
 
 #define RECORD_SECONDS 4
 #define MIN_LEAF       20 /* fewer leaf samples than this says nothing */
@@ -48,6 +51,11 @@ struct unwind_case {
 	const char *workload; /* its file in BUILD/workloads; also its comm */
 	const char *arg2;     /* a second argument after SECONDS, or NULL */
 	void (*expect)(struct chain_spec *cs);
+	void (*expect2)(struct chain_spec *cs); /* a second chain in the same recording, or NULL */
+	/* The test's name when the workload is recorded twice; then record_flags,
+	 * passed to `record`, set how (e.g. the stack-copy test hook). */
+	const char *name;
+	const char *record_flags;
 };
 
 static char *omniprof(void)
@@ -143,6 +151,40 @@ static void expect_dlopen_late(struct chain_spec *cs)
 	EXPECT(chain_spec__add(cs, "lib_leaf"));
 }
 
+/*
+ * The leaf is the vDSO's own function (named from the image's .dynsym, so
+ * only when the vDSO was read), reached straight from vd_leaf
+ * (gettimeofday binds to the vDSO) or through libc's clock_gettime.
+ */
+static void expect_vdso_chain(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "main"));
+	for (int i = 1; i <= VDSO_LINKS; i++)
+		EXPECT(chain_spec__add(cs, "vd_%02d", i));
+	EXPECT(chain_spec__add(cs, "vd_leaf"));
+	EXPECT(chain_spec__add_gap(cs, 0, 1));
+	EXPECT(chain_spec__add_like(cs, "__vdso_clock_gettime|__vdso_gettimeofday"));
+}
+
+/* Through JIT code with a frame pointer: frame pointers carry the walk on. */
+static void expect_jit_framed(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "main"));
+	EXPECT(chain_spec__add(cs, "jit_outer"));
+	EXPECT(chain_spec__add_like(cs, "[anon]"));
+	EXPECT(chain_spec__add(cs, "cb_framed"));
+	EXPECT(chain_spec__add(cs, "leaf_framed"));
+}
+
+/* JIT code without one: the walk stops there, and the stop says why. */
+static void expect_jit_frameless(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "[unwind stopped: JIT/anonymous code without frame pointer]"));
+	EXPECT(chain_spec__add_like(cs, "[anon]"));
+	EXPECT(chain_spec__add(cs, "cb_frameless"));
+	EXPECT(chain_spec__add(cs, "leaf_frameless"));
+}
+
 static void expect_short_lived(struct chain_spec *cs)
 {
 	EXPECT(chain_spec__add(cs, "main"));
@@ -177,6 +219,31 @@ static void report(const char *name, struct chain_count c)
 	fflush(stdout); /* before cmocka's failure message on stderr */
 }
 
+/*
+ * Prints the stack-copy counters of `record -v` output (samples of processes
+ * whose tables were not loaded, unwound in user space) and returns how many
+ * copies were unwound, -1 when the line is missing.
+ */
+static long report_copies(const char *out)
+{
+	const char *keys[] = {"bpf: stack copies", "copies: unwound in user space",
+			      "copies: process maps never read", "not copied (ring half full)"};
+	long unwound = -1;
+
+	for (size_t i = 0; out && i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *line = strstr(out, keys[i]), *end;
+
+		if (!line)
+			continue;
+		end = strchr(line, '\n');
+		printf("      %.*s\n", end ? (int)(end - line) : (int)strlen(line), line);
+		if (i == 1)
+			unwound = strtol(line + strlen(keys[i]), NULL, 10);
+	}
+	fflush(stdout);
+	return unwound;
+}
+
 static void assert_share(struct chain_count c)
 {
 	assert_true(c.leaf >= MIN_LEAF);
@@ -188,42 +255,55 @@ static void assert_share(struct chain_count c)
 static void test_pid_case(void **state)
 {
 	const struct unwind_case *uc = *state;
-	struct chain_spec *cs = chain_spec__new();
+	void (*expects[2])(struct chain_spec *) = {uc->expect, uc->expect2};
+	struct chain_spec *cs[2] = {NULL, NULL};
 	char path[512], folded[1024], *dir = tu_mkdtemp(), *out = NULL, *text;
 	char *argv[] = {path, "60", (char *)uc->arg2, NULL};
-	struct chain_count c = {0};
+	struct chain_count c[2] = {{0}, {0}};
+	int rc, n = expects[1] ? 2 : 1;
+	long copies = -1;
 	bool have_text;
 	pid_t pid;
-	int rc;
 
-	assert_non_null(cs);
 	assert_non_null(dir);
-	uc->expect(cs);
+	for (int i = 0; i < n; i++) {
+		cs[i] = chain_spec__new();
+		assert_non_null(cs[i]);
+		expects[i](cs[i]);
+	}
 	workload_path(path, sizeof(path), uc->workload);
 	pid = tu_spawn_ready(argv);
 	if (pid <= 0) {
 		tu_rmtree(dir);
 		fail_msg("%s did not start", path);
 	}
-	rc =
-	    tu_run(&out, "%s record -p %d -d %d -F 99 -o %s", omniprof(), pid, RECORD_SECONDS, dir);
+	rc = tu_run(&out, "%s record -v -p %d -d %d -F 99 -o %s %s", omniprof(), pid,
+		    RECORD_SECONDS, dir, uc->record_flags ? uc->record_flags : "");
 	tu_reap(pid);
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
+	if (uc->record_flags)
+		copies = report_copies(out);
 	free(out);
 	snprintf(folded, sizeof(folded), "%s/stacks.folded", dir);
 	text = tu_read_file(folded, NULL);
 	tu_rmtree(dir);
 	free(dir);
 	have_text = text != NULL;
-	if (text)
-		c = chain_spec__count_folded(cs, text, uc->workload);
-	report(uc->workload, c);
+	for (int i = 0; i < n && text; i++) {
+		c[i] = chain_spec__count_folded(cs[i], text, uc->workload);
+		report(uc->workload, c[i]);
+	}
 	free(text);
-	chain_spec__free(cs);
+	for (int i = 0; i < n; i++)
+		chain_spec__free(cs[i]);
 	assert_int_equal(rc, 0);
 	assert_true(have_text);
-	assert_share(c);
+	for (int i = 0; i < n; i++)
+		assert_share(c[i]);
+	/* Unwound from copies in user space: every sample went that way. */
+	if (uc->record_flags)
+		assert_true(copies >= c[0].leaf);
 }
 
 /* ---- short-lived processes, recorded system-wide -------------------------- */
@@ -302,15 +382,19 @@ static bool run_to_end(const char *name, const char *arg)
 /*
  * short_lived has no frame pointers; short_lived_fp, the same program with
  * them, tells apart an unwinding failure from a failure to track or name a
- * process that has exited by the time the recording ends.
+ * process that has exited by the time the recording ends. very_short lives
+ * 50 ms: most of its samples come before its tables are loaded, as stack
+ * copies unwound in user space.
  */
 static void test_short_lived_whole_system(void **state)
 {
-	const char *names[] = {"short_lived", "short_lived_fp"};
+	const char *names[] = {"short_lived", "short_lived_fp", "very_short"};
+	const char *run_ms[] = {SHORT_RUN_MS, SHORT_RUN_MS, VERY_SHORT_MS};
 	struct chain_spec *cs = chain_spec__new();
-	char folded[1024], *dir = tu_mkdtemp(), *out = NULL, *text;
-	char *argv[] = {omniprof(), "record", "-d", "60", "-F", "99", "-o", dir, NULL};
-	struct chain_count c[2] = {{0}, {0}};
+	char folded[1024], *dir = tu_mkdtemp(), *out = NULL, *text, *tail = NULL;
+	char *argv[] = {omniprof(), "record", "-v", "-d", "60", "-F", "99", "-o", dir, NULL};
+	struct chain_count c[3] = {{0}, {0}, {0}};
+	size_t tail_len = 0;
 	int fd = -1, status = -1, runs_ok = 0;
 	bool have_text;
 	pid_t rec;
@@ -326,45 +410,61 @@ static void test_short_lived_whole_system(void **state)
 	}
 	free(out);
 	for (int i = 0; i < SHORT_RUNS; i++)
-		for (int w = 0; w < 2; w++)
-			runs_ok += run_to_end(names[w], SHORT_RUN_MS);
+		for (int w = 0; w < 3; w++)
+			runs_ok += run_to_end(names[w], run_ms[w]);
 	kill(rec, SIGTERM);
-	/* Drain the summary so the recorder never blocks on a full pipe. */
+	/* Read the summary and counters so the recorder never blocks on a full pipe. */
+	tail = malloc(1 << 16);
+	for (ssize_t r; tail && tail_len < (1 << 16) - 1 &&
+			(r = read(fd, tail + tail_len, (1 << 16) - 1 - tail_len)) > 0;)
+		tail_len += (size_t)r;
+	if (tail)
+		tail[tail_len] = '\0';
 	for (char buf[4096]; read(fd, buf, sizeof(buf)) > 0;)
 		;
 	close(fd);
+	report_copies(tail);
+	free(tail);
 	waitpid(rec, &status, 0);
 	snprintf(folded, sizeof(folded), "%s/stacks.folded", dir);
 	text = tu_read_file(folded, NULL);
 	tu_rmtree(dir);
 	free(dir);
 	have_text = text != NULL;
-	for (int w = 0; w < 2 && text; w++) {
+	for (int w = 0; w < 3 && text; w++) {
 		c[w] = chain_spec__count_folded(cs, text, names[w]);
 		report(names[w], c[w]);
 	}
 	free(text);
 	chain_spec__free(cs);
-	assert_int_equal(runs_ok, 2 * SHORT_RUNS);
+	assert_int_equal(runs_ok, 3 * SHORT_RUNS);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	assert_true(have_text);
 	assert_share(c[1]);
 	assert_share(c[0]);
+	assert_share(c[2]);
 }
 
 /* ---- the list --------------------------------------------------------------- */
 
 static const struct unwind_case cases[] = {
-    {"go_chain", NULL, expect_go_chain},
-    {"nofp_gcc", NULL, expect_nofp},
-    {"nofp_clang", NULL, expect_nofp},
-    {"libc_qsort", NULL, expect_libc_qsort},
-    {"signal_handler", NULL, expect_signal_handler},
-    {"deep_recursion", TO_STRING(RECURSION_DEPTH), expect_deep_recursion},
-    {"cpp_templates", NULL, expect_cpp_templates},
-    {"rust_chain", NULL, expect_rust_chain},
-    {"dlopen_late", NULL, expect_dlopen_late},
+    {"go_chain", NULL, expect_go_chain, NULL, NULL, NULL},
+    {"nofp_gcc", NULL, expect_nofp, NULL, NULL, NULL},
+    {"nofp_clang", NULL, expect_nofp, NULL, NULL, NULL},
+    {"libc_qsort", NULL, expect_libc_qsort, NULL, NULL, NULL},
+    {"signal_handler", NULL, expect_signal_handler, NULL, NULL, NULL},
+    {"deep_recursion", TO_STRING(RECURSION_DEPTH), expect_deep_recursion, NULL, NULL, NULL},
+    {"cpp_templates", NULL, expect_cpp_templates, NULL, NULL, NULL},
+    {"rust_chain", NULL, expect_rust_chain, NULL, NULL, NULL},
+    {"dlopen_late", NULL, expect_dlopen_late, NULL, NULL, NULL},
+    {"vdso_chain", NULL, expect_vdso_chain, NULL, NULL, NULL},
+    {"jit_code", NULL, expect_jit_framed, expect_jit_frameless, NULL, NULL},
+    /* The stack-copy path forced for every sample (a test hook): the copies are
+     * unwound in user space by the same unwinder with the same rules. */
+    {"nofp_gcc", NULL, expect_nofp, NULL, "nofp_gcc (stack copies)", "--copy-all-stacks"},
+    {"deep_recursion", TO_STRING(RECURSION_DEPTH), expect_deep_recursion, NULL,
+     "deep_recursion (stack copies)", "--copy-all-stacks"},
 };
 
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
@@ -375,9 +475,10 @@ int main(void)
 
 	/* One test per workload, named after it. */
 	for (size_t i = 0; i < N_CASES; i++)
-		tests[i] = (struct CMUnitTest){.name = cases[i].workload,
-					       .test_func = test_pid_case,
-					       .initial_state = (void *)&cases[i]};
+		tests[i] =
+		    (struct CMUnitTest){.name = cases[i].name ? cases[i].name : cases[i].workload,
+					.test_func = test_pid_case,
+					.initial_state = (void *)&cases[i]};
 	tests[N_CASES] = (struct CMUnitTest){.name = "short_lived (whole system)",
 					     .test_func = test_short_lived_whole_system};
 	return cmocka_run_group_tests_name("e2e_unwind", tests, NULL, NULL);

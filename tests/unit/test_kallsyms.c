@@ -338,6 +338,28 @@ static bool unique_text_addr(const struct real_sym *syms, size_t n, const struct
 	return true;
 }
 
+/* JIT-compiled BPF programs are listed as bpf_prog_<tag>_<name> in the [bpf] module. */
+static void test_bpf_programs(void **state)
+{
+	static const char text[] = "ffffffff81000000 T _text\n"
+				   "ffffffffc0201000 t bpf_prog_6deef7357e7b4530_on_sample\t[bpf]\n"
+				   "ffffffffc0203000 t bpf_prog_3a1c0bd4c1d21b35_handle_exec\t[bpf]\n";
+	const struct ksym *k;
+	struct kallsyms *ks;
+
+	(void)state;
+	assert_int_equal(kallsyms__parse(text, sizeof(text) - 1, &ks), 0);
+	k = kallsyms__find(ks, 0xffffffffc0201040ull);
+	assert_non_null(k);
+	assert_string_equal(k->name, "bpf_prog_6deef7357e7b4530_on_sample");
+	assert_non_null(k->module);
+	assert_string_equal(k->module, "bpf");
+	k = kallsyms__find(ks, 0xffffffffc0203001ull);
+	assert_non_null(k);
+	assert_string_equal(k->name, "bpf_prog_3a1c0bd4c1d21b35_handle_exec");
+	kallsyms__free(ks);
+}
+
 static void test_real_proc_kallsyms(void **state)
 {
 	(void)state;
@@ -405,6 +427,7 @@ int main(void)
 	    cmocka_unit_test(test_restricted),
 	    cmocka_unit_test(test_aliases_give_first_listed),
 	    cmocka_unit_test(test_fuzz_mutations),
+	    cmocka_unit_test(test_bpf_programs),
 	    cmocka_unit_test(test_real_proc_kallsyms),
 	};
 

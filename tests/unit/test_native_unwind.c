@@ -145,9 +145,10 @@ static void test_cfi_rules_without_frame_pointers(void **state)
 	memset(stack_image, 0, sizeof(stack_image));
 	n_ranges = 0;
 	n_looked_up = 0;
-	ranges[n_ranges++] = (struct test_range){0x500000, 0x500100, {OP_RULE_CFA, OP_CFA_RSP, 0, 8}};
 	ranges[n_ranges++] =
-		(struct test_range){0x501000, 0x501100, {OP_RULE_CFA, OP_CFA_RSP, -16, 48}};
+	    (struct test_range){0x500000, 0x500100, {OP_RULE_CFA, OP_CFA_RSP, 0, 8}};
+	ranges[n_ranges++] =
+	    (struct test_range){0x501000, 0x501100, {OP_RULE_CFA, OP_CFA_RSP, -16, 48}};
 	ranges[n_ranges++] = (struct test_range){0x502000, 0x502100, {OP_RULE_STOP, 0, 0, 0}};
 	/* leaf: return address at sp0 */
 	put(sp0, 0x501010);
@@ -200,7 +201,8 @@ static void test_plt_rule(void **state)
 	(void)state;
 	memset(stack_image, 0, sizeof(stack_image));
 	n_ranges = 0;
-	ranges[n_ranges++] = (struct test_range){0x401020, 0x401040, {OP_RULE_PLT, OP_CFA_RSP, 0, 8}};
+	ranges[n_ranges++] =
+	    (struct test_range){0x401020, 0x401040, {OP_RULE_PLT, OP_CFA_RSP, 0, 8}};
 	ranges[n_ranges++] = (struct test_range){0x800000, 0x800100, {OP_RULE_STOP, 0, 0, 0}};
 	/* First half of a PLT entry (pc & 15 < 11): return address at rsp. */
 	put(sp0, 0x800010);
@@ -210,6 +212,42 @@ static void test_plt_rule(void **state)
 	put(sp0 + 8, 0x800020);
 	unwind_all(0x40102b, sp0, 0, frames, 4, &result);
 	assert_int_equal(frames[1].addr, 0x800020);
+	n_ranges = 0;
+}
+
+/*
+ * Anonymous (JIT) code: frame pointers where the code keeps a frame, and an
+ * explicit stop where it does not, even for rbp 0 (JIT code is never the
+ * outermost frame, unlike _start).
+ */
+static void test_anonymous_code(void **state)
+{
+	const uint64_t ras[] = {0x401010};
+	struct op_unwind_rule anon;
+	struct op_frame frames[8];
+	uint64_t fp;
+	int result, n;
+
+	(void)state;
+	op_unwind_anon_rule(&anon);
+	n_ranges = 0;
+	ranges[n_ranges++] = (struct test_range){0x7f0000, 0x7f1000, anon};
+	/* A proper frame: the walk goes on into the (frame-pointer) caller. */
+	fp = build_chain(1, ras, 0);
+	n = unwind_all(0x7f0010, STACK_BASE + 16, fp, frames, 8, &result);
+	assert_int_equal(result, OP_STEP_END);
+	assert_int_equal(n, 2);
+	assert_int_equal(frames[1].addr, 0x401010);
+	/* rbp used as a scratch register (below sp), or cleared: stop, saying why. */
+	n = unwind_all(0x7f0010, STACK_BASE + 512, 0x1234, frames, 8, &result);
+	assert_int_equal(n, 1);
+	assert_int_equal(result, OP_STEP_ERROR_BASE + OP_UNWIND_ERR_ANON_CODE);
+	n = unwind_all(0x7f0010, STACK_BASE + 512, 0, frames, 8, &result);
+	assert_int_equal(result, OP_STEP_ERROR_BASE + OP_UNWIND_ERR_ANON_CODE);
+	/* rbp pointing outside the readable stack. */
+	n = unwind_all(0x7f0010, STACK_BASE + 512, STACK_BASE + 100 * STACK_SIZE, frames, 8,
+		       &result);
+	assert_int_equal(result, OP_STEP_ERROR_BASE + OP_UNWIND_ERR_ANON_CODE);
 	n_ranges = 0;
 }
 
@@ -235,6 +273,7 @@ int main(void)
 	    cmocka_unit_test(test_cfi_rules_without_frame_pointers),
 	    cmocka_unit_test(test_signal_frame),
 	    cmocka_unit_test(test_plt_rule),
+	    cmocka_unit_test(test_anonymous_code),
 	    cmocka_unit_test(test_error_frame_encoding),
 	};
 

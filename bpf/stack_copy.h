@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Apache-2.0 */
+/*
+ * Samples of processes whose unwind tables are not loaded yet (no pid marker
+ * in exe_mappings: a process that just started, or one not read yet) are not
+ * guessed at with frame pointers: the user registers and a copy of the stack
+ * go to user space (struct op_stack_copy), which unwinds them with the same
+ * unwinder once it has read the process's maps (src/unwind/stack_copy.c).
+ * Included by sampler.bpf.c after its maps and helpers.
+ */
+#ifndef OMNIPROF_BPF_STACK_COPY_H
+#define OMNIPROF_BPF_STACK_COPY_H
+
+/* Set by user space: copy stacks of unknown processes (off while it learns the
+ * processes already running, when the ring buffer is not read); copy_all_stacks
+ * (a test hook) treats every process as unknown. */
+bool stack_copy_enabled = false;
+const volatile bool copy_all_stacks = false;
+
+#define STACK_COPY_PAGE 4096
+
+/* The copy is built here; the slack lets a page-sized read at any offset
+ * below OP_STACK_COPY_MAX stay inside the value, as the verifier requires. */
+struct stack_copy_buf {
+	struct op_stack_copy c;
+	__u8 slack[STACK_COPY_PAGE];
+};
+
+/* One slot per CPU, indexed by CPU number: per-CPU maps cap values at 32 KiB,
+ * and a sample never migrates or nests on its CPU. Sized by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stack_copy_buf);
+} stack_copy_scratch SEC(".maps");
+
+static __always_inline bool stack_copy_wanted(__u32 tgid)
+{
+	struct op_mapping_key key = {.prefixlen = 32, .pid = tgid};
+
+	if (copy_all_stacks)
+		return true;
+	/* A lookup limited to 32 bits matches the pid marker only. */
+	return stack_copy_enabled && !bpf_map_lookup_elem(&exe_mappings, &key);
+}
+
+struct copy_ctx {
+	struct stack_copy_buf *b;
+	__u64 sp;
+	__u32 pos; /* bytes walked from sp */
+	__u32 len; /* ... up to the end of the last page read */
+};
+
+/*
+ * One page (the first: up to its end) per round, up to OP_STACK_COPY_MAX. A
+ * page that cannot be read is zeroed and the walk goes on: inside a stack it
+ * is one never touched (a large local array; the read cannot fault it in),
+ * past the stack's top nothing follows, and len ends at the last page read.
+ */
+static long copy_stack_page(__u32 index, void *data)
+{
+	struct copy_ctx *x = data;
+	__u64 addr = x->sp + x->pos;
+	/* 64-bit so the register checked is the register passed (no 32-bit copy). */
+	__u64 off = x->pos, n = STACK_COPY_PAGE - (addr & (STACK_COPY_PAGE - 1));
+
+	(void)index;
+	if (off >= OP_STACK_COPY_MAX)
+		return 1;
+	if (n > OP_STACK_COPY_MAX - off)
+		n = OP_STACK_COPY_MAX - off;
+	/* Bounds the verifier can follow (off < MAX, 0 < n <= one page), on opaque
+	 * copies so the compiler cannot drop checks it proves redundant. */
+	__asm__ volatile("" : "+r"(off));
+	__asm__ volatile("" : "+r"(n));
+	off &= OP_STACK_COPY_MAX - 1;
+	if (n == 0 || n > STACK_COPY_PAGE)
+		return 1;
+	x->pos += n;
+	/* bpf_probe_read_user zeroes the destination when it fails. */
+	if (!bpf_probe_read_user(&x->b->c.stack[off], n, (const void *)addr))
+		x->len = x->pos;
+	return 0;
+}
+
+/*
+ * Sends the sample as a stack copy. Returns 0 when it was handled (sent, or
+ * dropped and counted), non-zero when the caller records it as usual: the
+ * thread has no user context (kernel thread), or the ring buffer is already
+ * half full (copies are large: they never crowd out ordinary samples).
+ */
+static __always_inline int send_stack_copy(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid)
+{
+	struct copy_ctx x = {};
+	struct task_struct *task;
+	struct op_regs r;
+	__u32 cpu = bpf_get_smp_processor_id();
+	long n, size;
+
+	if (user_regs(ctx, &r) || !r.pc)
+		return 1;
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) + sizeof(struct op_stack_copy) >
+	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2) {
+		stat_inc(OP_STAT_STACK_COPY_SKIPPED);
+		return 1;
+	}
+	x.b = bpf_map_lookup_elem(&stack_copy_scratch, &cpu);
+	if (!x.b)
+		return 1;
+	x.b->c.hdr.type = OP_EVENT_STACK_COPY;
+	x.b->c.hdr.pid = tgid;
+	x.b->c.tid = tid;
+	x.b->c.cpu = cpu;
+	x.b->c.ktime_ns = bpf_ktime_get_ns();
+	x.b->c.flags = 0;
+	x.b->c.n_kernel = 0;
+	x.b->c.reserved = 0;
+	x.b->c.reserved2 = 0;
+	bpf_get_current_comm(x.b->c.comm, sizeof(x.b->c.comm));
+	task = bpf_get_current_task_btf();
+	BPF_CORE_READ_STR_INTO(&x.b->c.pcomm, task, group_leader, comm);
+	if (kernel_stacks) {
+		n = bpf_get_stack(ctx, x.b->c.kernel, sizeof(x.b->c.kernel), 0);
+		if (n < 0) {
+			stat_inc(OP_STAT_KERNEL_STACK_ERR);
+			x.b->c.flags |= OP_TRACE_F_KERNEL_ERROR;
+		} else {
+			x.b->c.n_kernel = n / sizeof(__u64);
+		}
+	}
+	x.b->c.pc = r.pc;
+	x.b->c.sp = r.sp;
+	x.b->c.fp = r.fp;
+	x.sp = r.sp;
+	bpf_loop(OP_STACK_COPY_MAX / STACK_COPY_PAGE + 1, copy_stack_page, &x, 0);
+	x.b->c.stack_len = x.len;
+
+	size = __builtin_offsetof(struct op_stack_copy, stack) +
+	       (long)(x.len & (2 * OP_STACK_COPY_MAX - 1));
+	if (size > (long)sizeof(x.b->c))
+		size = sizeof(x.b->c);
+	stat_inc(OP_STAT_STACK_COPIES);
+	if (bpf_ringbuf_output(&events, &x.b->c, size, 0))
+		stat_inc(OP_STAT_STACK_COPY_LOST);
+	return 0;
+}
+
+#endif

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Layout (from the Go runtime's documented structures):
+ *
+ *   header: magic u32, 2 zero bytes, PC quantum u8, pointer size u8, then
+ *     1.2:   nfunc word; the function table follows the header
+ *     1.16:  nfunc, nfiles, funcname, cu, filetab, pctab, functab offsets
+ *     1.18+: nfunc, nfiles, text start, funcname, cu, filetab, pctab, functab
+ *   function table: nfunc + 1 (pc, func offset) pairs sorted by pc; the last
+ *     pc ends the last function. Words in 1.2/1.16, u32 offsets from the
+ *     text start in 1.18+.
+ *   function record (at the function table + func offset; 1.2: at the start):
+ *     entry (word; u32 offset in 1.18+), name offset i32, args i32,
+ *     deferreturn u32, pcsp u32, pcfile u32, pcln u32, npcdata u32,
+ *     cu offset u32 (1.16+)
+ *   pc-value tables: pairs of varints (zig-zag value delta, pc delta in
+ *     quanta), starting at value -1 and the function's entry; a zero value
+ *     delta after the first pair ends the table.
+ *   files: 1.2 a u32 table of offsets, indexed by the pcfile value; 1.16+
+ *     the cu table (u32) indexed by cu offset + pcfile value gives an offset
+ *     into the file name table.
+ */
+#include "elf/gopclntab.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAGIC_GO12  0xfffffffbu
+#define MAGIC_GO116 0xfffffffau
+#define MAGIC_GO118 0xfffffff0u
+#define MAGIC_GO120 0xfffffff1u
+
+/* A pc-value table longer than this is corrupt (real ones have a few hundred pairs). */
+#define MAX_PCVALUE_STEPS (1u << 20)
+
+struct gopclntab {
+	const uint8_t *data;
+	size_t len;
+	enum gopclntab_version version;
+	uint32_t quantum;
+	uint32_t ptrsize;
+	uint64_t nfunc;
+	uint64_t text_start;
+	/* Offsets into data. */
+	uint64_t funcnametab, cutab, filetab, pctab, functab, funcdata;
+};
+
+/* ---- bounds-checked little-endian reads --------------------------------- */
+
+static bool read_u32(const struct gopclntab *t, uint64_t off, uint32_t *v)
+{
+	const uint8_t *p;
+
+	if (off > t->len || t->len - off < 4)
+		return false;
+	p = t->data + off;
+	*v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	return true;
+}
+
+static bool read_word(const struct gopclntab *t, uint64_t off, uint64_t *v)
+{
+	uint32_t lo, hi = 0;
+
+	if (!read_u32(t, off, &lo))
+		return false;
+	if (t->ptrsize == 8 && !read_u32(t, off + 4, &hi))
+		return false;
+	*v = (uint64_t)hi << 32 | lo;
+	return true;
+}
+
+/* A NUL-terminated string at off, or NULL. */
+static const char *string_at(const struct gopclntab *t, uint64_t off)
+{
+	if (off >= t->len || !memchr(t->data + off, '\0', t->len - off))
+		return NULL;
+	return (const char *)t->data + off;
+}
+
+static bool add_off(uint64_t a, uint64_t b, uint64_t *sum)
+{
+	return !__builtin_add_overflow(a, b, sum);
+}
+
+/* ---- header --------------------------------------------------------------- */
+
+int gopclntab__open(const uint8_t *data, size_t len, uint64_t text_start, struct gopclntab **out)
+{
+	struct gopclntab h = {.data = data, .len = len}, *t;
+	uint64_t w[8];
+	uint32_t magic;
+	size_t nwords;
+
+	*out = NULL;
+	if (!data || len < 16 || data[4] || data[5])
+		return -ENOEXEC;
+	h.quantum = data[6];
+	h.ptrsize = data[7];
+	if ((h.quantum != 1 && h.quantum != 2 && h.quantum != 4) ||
+	    (h.ptrsize != 4 && h.ptrsize != 8))
+		return -ENOEXEC;
+	read_u32(&h, 0, &magic);
+	switch (magic) {
+	case MAGIC_GO12:
+		h.version = GOPCLNTAB_GO12;
+		nwords = 1;
+		break;
+	case MAGIC_GO116:
+		h.version = GOPCLNTAB_GO116;
+		nwords = 7;
+		break;
+	case MAGIC_GO118:
+		h.version = GOPCLNTAB_GO118;
+		nwords = 8;
+		break;
+	case MAGIC_GO120:
+		h.version = GOPCLNTAB_GO120;
+		nwords = 8;
+		break;
+	default:
+		return -ENOEXEC;
+	}
+	for (size_t i = 0; i < nwords; i++)
+		if (!read_word(&h, 8 + i * h.ptrsize, &w[i]))
+			return -ENOEXEC;
+	h.nfunc = w[0];
+	h.text_start = text_start;
+	switch (h.version) {
+	case GOPCLNTAB_GO12:
+		/* Offsets of names, files and tables are from the start. */
+		h.functab = 8 + h.ptrsize;
+		break;
+	case GOPCLNTAB_GO116:
+		h.funcnametab = w[2];
+		h.cutab = w[3];
+		h.filetab = w[4];
+		h.pctab = w[5];
+		h.functab = w[6];
+		break;
+	default:
+		if (w[2])
+			h.text_start = w[2];
+		h.funcnametab = w[3];
+		h.cutab = w[4];
+		h.filetab = w[5];
+		h.pctab = w[6];
+		h.functab = w[7];
+		break;
+	}
+	h.funcdata = h.version == GOPCLNTAB_GO12 ? 0 : h.functab;
+	/* The function table (nfunc + 1 pairs) must fit. */
+	{
+		uint64_t pair = h.version >= GOPCLNTAB_GO118 ? 8 : 2ull * h.ptrsize, need;
+
+		if (h.nfunc == 0 || h.nfunc > len / pair ||
+		    __builtin_mul_overflow(h.nfunc + 1, pair, &need) || h.functab > len ||
+		    len - h.functab < need)
+			return -ENOEXEC;
+	}
+	if (h.funcnametab > len || h.cutab > len || h.filetab > len || h.pctab > len)
+		return -ENOEXEC;
+
+	t = malloc(sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	*t = h;
+	*out = t;
+	return 0;
+}
+
+void gopclntab__free(struct gopclntab *t)
+{
+	free(t);
+}
+
+enum gopclntab_version gopclntab__version(const struct gopclntab *t)
+{
+	return t->version;
+}
+
+size_t gopclntab__n_funcs(const struct gopclntab *t)
+{
+	return (size_t)t->nfunc;
+}
+
+/* ---- function table --------------------------------------------------------- */
+
+/* The pc and record offset of function table entry i (0..nfunc). */
+static bool functab_entry(const struct gopclntab *t, uint64_t i, uint64_t *pc, uint64_t *funcoff)
+{
+	if (t->version >= GOPCLNTAB_GO118) {
+		uint32_t a, b;
+
+		if (!read_u32(t, t->functab + i * 8, &a) ||
+		    !read_u32(t, t->functab + i * 8 + 4, &b))
+			return false;
+		*pc = t->text_start + a;
+		*funcoff = b;
+		return true;
+	}
+	return read_word(t, t->functab + i * 2 * t->ptrsize, pc) &&
+	       read_word(t, t->functab + (i * 2 + 1) * t->ptrsize, funcoff);
+}
+
+/* Decodes an unsigned LEB128-style varint at *off (advanced). */
+static bool read_uvarint(const struct gopclntab *t, uint64_t *off, uint32_t *v)
+{
+	uint32_t result = 0;
+
+	for (unsigned shift = 0; shift < 35; shift += 7) {
+		uint8_t b;
+
+		if (*off >= t->len)
+			return false;
+		b = t->data[(*off)++];
+		result |= (uint32_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = result;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The value a pc-value table at off gives for pc in a function starting at entry. */
+static bool pcvalue(const struct gopclntab *t, uint64_t off, uint64_t entry, uint64_t pc,
+		    int32_t *out)
+{
+	uint64_t cur = entry;
+	int32_t val = -1;
+
+	for (uint32_t step = 0; step < MAX_PCVALUE_STEPS; step++) {
+		uint32_t uvdelta, pcdelta;
+
+		if (!read_uvarint(t, &off, &uvdelta))
+			return false;
+		if (uvdelta == 0 && step > 0)
+			return false; /* end of table before pc */
+		val += (int32_t)(-(uvdelta & 1) ^ (uvdelta >> 1));
+		if (!read_uvarint(t, &off, &pcdelta))
+			return false;
+		cur += (uint64_t)pcdelta * t->quantum;
+		if (pc < cur) {
+			*out = val;
+			return true;
+		}
+	}
+	return false;
+}
+
+static const char *file_name(const struct gopclntab *t, uint32_t cu_offset, int32_t fileno)
+{
+	uint64_t off;
+	uint32_t name_off;
+
+	if (fileno < 0)
+		return NULL;
+	if (t->version == GOPCLNTAB_GO12) {
+		/* The file table's first entry counts the entries. */
+		uint32_t nfiles;
+
+		if (!read_u32(t, t->filetab, &nfiles) || (uint32_t)fileno >= nfiles ||
+		    !read_u32(t, t->filetab + 4ull * (uint32_t)fileno, &name_off))
+			return NULL;
+		return string_at(t, name_off);
+	}
+	off = t->cutab + 4ull * ((uint64_t)cu_offset + (uint32_t)fileno);
+	if (!read_u32(t, off, &name_off) || name_off == UINT32_MAX)
+		return NULL;
+	return add_off(t->filetab, name_off, &off) ? string_at(t, off) : NULL;
+}
+
+int gopclntab__lookup(const struct gopclntab *t, uint64_t pc, struct gopclntab_frame *out)
+{
+	uint64_t lo = 0, hi = t->nfunc, first, end, funcoff, rec, entry, name_off;
+	uint32_t fields[9];
+	size_t n_fields;
+	int32_t line = 0, fileno = -1;
+
+	if (!functab_entry(t, 0, &first, &funcoff) || !functab_entry(t, t->nfunc, &end, &funcoff))
+		return -EINVAL;
+	if (pc < first || pc >= end)
+		return -ENOENT;
+	/* The last entry whose pc is <= pc. */
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2, mpc;
+
+		if (!functab_entry(t, mid, &mpc, &funcoff))
+			return -EINVAL;
+		if (mpc <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (!functab_entry(t, lo, &entry, &funcoff) || !add_off(t->funcdata, funcoff, &rec))
+		return -EINVAL;
+
+	/* The record: entry, then u32 fields (name, args, deferreturn, pcsp, pcfile, pcln, npcdata,
+	 * cu). */
+	if (t->version >= GOPCLNTAB_GO118) {
+		uint32_t entryoff;
+
+		if (!read_u32(t, rec, &entryoff))
+			return -EINVAL;
+		rec += 4;
+	} else {
+		uint64_t e;
+
+		if (!read_word(t, rec, &e))
+			return -EINVAL;
+		rec += t->ptrsize;
+	}
+	n_fields = t->version == GOPCLNTAB_GO12 ? 6 : 8;
+	for (size_t i = 0; i < n_fields; i++)
+		if (!read_u32(t, rec + 4 * i, &fields[i]))
+			return -EINVAL;
+
+	name_off = (uint32_t)fields[0];
+	if (!add_off(t->funcnametab, name_off, &name_off))
+		return -EINVAL;
+	out->name = string_at(t, name_off);
+	if (!out->name || !out->name[0])
+		return -EINVAL;
+	out->entry = entry;
+	out->file = NULL;
+	out->line = 0;
+
+	/* pcfile and pcln are offsets into the pc-value tables (from the start in 1.2). */
+	{
+		uint64_t base = t->version == GOPCLNTAB_GO12 ? 0 : t->pctab, off;
+
+		if (fields[5] && add_off(base, fields[5], &off) &&
+		    pcvalue(t, off, entry, pc, &line) && line > 0)
+			out->line = (uint32_t)line;
+		if (fields[4] && add_off(base, fields[4], &off) &&
+		    pcvalue(t, off, entry, pc, &fileno))
+			out->file = file_name(t, n_fields > 7 ? fields[7] : 0, fileno);
+	}
+	return 0;
+}

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "elf/vdso_image.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+static int write_all(int fd, const uint8_t *buf, size_t len)
+{
+	while (len) {
+		ssize_t w = write(fd, buf, len);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int vdso_image__copy(pid_t pid, uint64_t start, uint64_t end)
+{
+	size_t len = (size_t)(end - start);
+	struct iovec local, remote;
+	uint8_t *buf = NULL;
+	ssize_t got;
+	int fd = -1, err;
+
+	if (end <= start || end - start > VDSO_IMAGE_MAX)
+		return -E2BIG;
+	buf = malloc(len);
+	if (!buf)
+		return -ENOMEM;
+	local = (struct iovec){buf, len};
+	remote = (struct iovec){(void *)(uintptr_t)start, len};
+	/* process_vm_readv only reads: the target is not stopped or touched. */
+	got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (got < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	if ((size_t)got != len) {
+		err = -EIO;
+		goto cleanup;
+	}
+	fd = memfd_create("vdso", MFD_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	err = write_all(fd, buf, len);
+cleanup:
+	free(buf);
+	if (err) {
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	return fd;
+}

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "symbol/symbol_cache.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool entry_equal(const void *entry, const void *key, void *ctx)
+{
+	(void)ctx;
+	return ((const struct symbol_cache_entry *)entry)->key == *(const uint64_t *)key;
+}
+
+void symbol_cache__init(struct symbol_cache *c, size_t limit, void (*free_value)(void *value))
+{
+	memset(c, 0, sizeof(*c));
+	hashmap__init(&c->index, entry_equal, NULL);
+	c->lru.next = c->lru.prev = &c->lru;
+	c->limit = limit;
+	c->free_value = free_value;
+}
+
+static void unlink_entry(struct symbol_cache_entry *e)
+{
+	e->prev->next = e->next;
+	e->next->prev = e->prev;
+}
+
+static void push_front(struct symbol_cache *c, struct symbol_cache_entry *e)
+{
+	e->next = c->lru.next;
+	e->prev = &c->lru;
+	c->lru.next->prev = e;
+	c->lru.next = e;
+}
+
+static void drop(struct symbol_cache *c, struct symbol_cache_entry *e)
+{
+	unlink_entry(e);
+	hashmap__remove(&c->index, hash_u64(e->key), &e->key);
+	c->cost -= e->cost;
+	c->n_entries--;
+	if (c->free_value && e->value)
+		c->free_value(e->value);
+	free(e);
+}
+
+void symbol_cache__clear(struct symbol_cache *c)
+{
+	if (!c || !c->lru.next)
+		return;
+	while (c->lru.next != &c->lru)
+		drop(c, c->lru.next);
+	hashmap__clear(&c->index);
+}
+
+struct symbol_cache_entry *symbol_cache__get(struct symbol_cache *c, uint64_t key)
+{
+	struct symbol_cache_entry *e = hashmap__find(&c->index, hash_u64(key), &key);
+
+	if (!e) {
+		c->stats.misses++;
+		return NULL;
+	}
+	c->stats.hits++;
+	unlink_entry(e);
+	push_front(c, e);
+	return e;
+}
+
+struct symbol_cache_entry *symbol_cache__put(struct symbol_cache *c, uint64_t key, void *value,
+					     size_t cost)
+{
+	struct symbol_cache_entry *e = calloc(1, sizeof(*e));
+
+	if (!e || hashmap__insert(&c->index, hash_u64(key), e)) {
+		free(e);
+		if (c->free_value && value)
+			c->free_value(value);
+		return NULL;
+	}
+	e->key = key;
+	e->value = value;
+	e->cost = cost;
+	push_front(c, e);
+	c->cost += cost;
+	c->n_entries++;
+	/* The new entry is the first in the list: evict from the other end, never it. */
+	while (c->limit && c->cost > c->limit && c->lru.prev != e) {
+		drop(c, c->lru.prev);
+		c->stats.evictions++;
+	}
+	if (c->cost > c->stats.peak_cost)
+		c->stats.peak_cost = c->cost;
+	return e;
+}

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "unwind/stack_copy.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "proc/process_table.h"
+#include "unwind/unwind_maps.h"
+#include "unwind/user_unwind.h"
+
+struct copy_walk {
+	const struct op_stack_copy *copy;
+	struct process_table *pt;
+	const struct process *p;
+	struct stack_copy_stats *stats;
+	bool beyond_copy; /* a read fell outside the copied bytes */
+};
+
+/* The target's memory is what was copied: [sp, sp + stack_len). */
+static int copy_read(void *ctx, void *dst, size_t size, uint64_t addr)
+{
+	struct copy_walk *w = ctx;
+	uint64_t sp = w->copy->sp, len = w->copy->stack_len;
+
+	if (addr < sp || addr - sp > len || size > len - (addr - sp)) {
+		w->beyond_copy |= addr >= sp;
+		return -EFAULT;
+	}
+	memcpy(dst, &w->copy->stack[addr - sp], size);
+	return 0;
+}
+
+static void fp_rule(struct op_unwind_rule *rule)
+{
+	*rule = (struct op_unwind_rule){
+	    .cmd = OP_RULE_CFA, .cfa_base = OP_CFA_RBP, .fp_offset = -16, .cfa_offset = 16};
+}
+
+/* find_rule() of bpf/sampler.bpf.c, over the process table instead of the LPM trie. */
+static void copy_find_rule(void *ctx, uint32_t pid, uint64_t pc, struct op_unwind_rule *rule)
+{
+	struct copy_walk *w = ctx;
+	const struct process_mapping *m = process_table__find_mapping(w->p, pc);
+
+	(void)pid;
+	if (m && m->range_id == OP_FILE_ID_ANON) {
+		fp_rule(rule);
+		rule->cmd = OP_RULE_ANON;
+		w->stats->frames_fp++;
+		return;
+	}
+	if (m && m->table_id && w->pt->unwind &&
+	    !unwind_maps__lookup_rule(w->pt->unwind, m->table_id, pc - m->bias, rule)) {
+		w->stats->frames_cfi++;
+		return;
+	}
+	w->stats->frames_fp++;
+	fp_rule(rule);
+}
+
+long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct process_table *pt,
+			  const struct process *p, struct op_trace *out,
+			  struct stack_copy_stats *stats)
+{
+	const size_t head = offsetof(struct op_stack_copy, stack);
+	struct copy_walk w = {copy, pt, p, stats, false};
+	struct user_unwind_ops ops = {copy_read, copy_find_rule, &w, &w};
+	struct user_unwind_result res;
+
+	if (size < head || copy->stack_len > OP_STACK_COPY_MAX || size < head + copy->stack_len ||
+	    copy->n_kernel > OP_MAX_KERNEL_FRAMES + 1) {
+		stats->bad_records++;
+		return -EINVAL;
+	}
+	stats->received++;
+	/* The header is op_trace's, field for field (see bpf/types.h). */
+	memcpy(out, copy, offsetof(struct op_trace, kernel));
+	out->hdr.type = OP_EVENT_TRACE;
+	out->n_user = 0;
+	memcpy(out->kernel, copy->kernel, copy->n_kernel * sizeof(copy->kernel[0]));
+
+	if (!p || !p->n_maps) {
+		/* Nothing to unwind with: keep where it was, and say why it stops there. */
+		stats->no_maps++;
+		out->user[0] = (struct op_frame){.addr = copy->pc, .kind = OP_FRAME_NATIVE};
+		out->user[1] =
+		    (struct op_frame){.addr = OP_UNWIND_ERR_NO_MAPS, .kind = OP_FRAME_ERROR};
+		out->n_user = 2;
+		out->flags |= OP_TRACE_F_USER_TRUNCATED;
+	} else {
+		res = user_unwind__run(&ops, copy->hdr.pid, copy->pc, copy->sp, copy->fp, out->user,
+				       OP_MAX_USER_FRAMES);
+		out->n_user = (uint16_t)res.n_frames;
+		out->flags |= res.flags;
+		if (res.flags & OP_TRACE_F_USER_TRUNCATED) {
+			stats->truncated++;
+			stats->beyond_copy += w.beyond_copy;
+		} else {
+			stats->complete++;
+		}
+	}
+	return (long)(offsetof(struct op_trace, user) + out->n_user * sizeof(out->user[0]));
+}

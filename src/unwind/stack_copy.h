@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Samples the in-kernel unwinder could not unwind because the process's
+ * tables were not loaded yet (a process that just started): the BPF side sent
+ * the user registers and a copy of the stack (struct op_stack_copy, see
+ * bpf/stack_copy.h). Once user space has read the process's maps and loaded
+ * its tables, the copy is unwound here with the same unwinder
+ * (bpf/unwind/native_unwind.h through unwind/user_unwind.h) and the same
+ * rules (read back from the BPF maps), giving the record the kernel would
+ * have sent.
+ */
+#ifndef OMNIPROF_UNWIND_STACK_COPY_H
+#define OMNIPROF_UNWIND_STACK_COPY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "types.h"
+
+struct process;
+struct process_table;
+
+struct stack_copy_stats {
+	uint64_t received;    /* stack copies from the BPF side */
+	uint64_t complete;    /* unwound to the outermost frame */
+	uint64_t truncated;   /* unwound, but the walk stopped early (an error frame) */
+	uint64_t beyond_copy; /* ... of which it needed stack past the copied bytes */
+	uint64_t no_maps;     /* the process's maps were never read: its first frame only */
+	uint64_t bad_records; /* malformed copies */
+	uint64_t frames_cfi;  /* frames unwound with a loaded table's rule */
+	uint64_t frames_fp;   /* frames unwound with frame pointers (no table) */
+};
+
+/*
+ * Fills *out (a whole struct op_trace) with the record the BPF sampler would
+ * have sent for copy (size bytes): its header and kernel frames, and the user
+ * stack unwound over the copied bytes with the rules of p's mappings in pt
+ * (the tables pt keeps loaded; frame pointers where none is, as in the
+ * kernel). p NULL, or p's maps never read: the first frame and an
+ * OP_UNWIND_ERR_NO_MAPS error frame. Returns the record's size, or -EINVAL
+ * for a malformed copy (counted in stats).
+ */
+long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct process_table *pt,
+			  const struct process *p, struct op_trace *out,
+			  struct stack_copy_stats *stats);
+
+#endif

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "unwind/user_unwind.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf/stack_deltas.h"
+
+/* Enough steps for any 32-bit table (the BPF side searches a page tree,
+ * bpf/unwind/delta_search.h, which finds the same delta: tests/unit/test_delta_pages.c). */
+#define USER_UNWIND_SEARCH_STEPS 32
+
+/* The ops of the walk running on this thread: the unwinder's macros take no context. */
+static __thread const struct user_unwind_ops *cur_ops;
+
+static int read_user(void *dst, size_t size, uint64_t addr)
+{
+	if (cur_ops->read(cur_ops->read_ctx, dst, size, addr)) {
+		/* bpf_probe_read_user zeroes the destination on failure. */
+		memset(dst, 0, size);
+		return -14; /* -EFAULT */
+	}
+	return 0;
+}
+
+#define OP_READ_USER(dst, size, addr) read_user((dst), (size), (addr))
+#define OP_FIND_RULE(u, pc, rule)     cur_ops->find_rule(cur_ops->rule_ctx, (u)->pid, (pc), (rule))
+#include "unwind/native_unwind.h"
+
+struct user_unwind_result user_unwind__run(const struct user_unwind_ops *ops, uint32_t pid,
+					   uint64_t pc, uint64_t sp, uint64_t fp,
+					   struct op_frame *frames, uint32_t max_frames)
+{
+	const struct user_unwind_ops *saved = cur_ops;
+	struct user_unwind_result res = {0};
+	struct op_unwinder u;
+	int result = OP_STEP_CONTINUE;
+
+	if (!pc) {
+		res.flags = OP_TRACE_F_NO_USER;
+		return res;
+	}
+	cur_ops = ops;
+	op_unwinder__init(&u, pid, pc, sp, fp);
+	/* walk_user_stack() and walk_one_frame(): max_frames + 1 rounds, the last
+	 * one only to tell a stack that ends at exactly max_frames from a longer one. */
+	for (uint32_t index = 0; index <= max_frames; index++) {
+		if (index >= max_frames) {
+			result = OP_STEP_ERROR_BASE + OP_UNWIND_ERR_MAX_DEPTH;
+			break;
+		}
+		result = op_unwind_step(&u, &frames[index]);
+		res.n_frames = index + 1;
+		if (result != OP_STEP_CONTINUE)
+			break;
+	}
+	cur_ops = saved;
+	if (result > OP_STEP_END) {
+		res.error = (uint32_t)(result - OP_STEP_ERROR_BASE);
+		res.flags |= OP_TRACE_F_USER_TRUNCATED;
+		if (res.n_frames < max_frames)
+			op_frame__set_error(&frames[res.n_frames++], res.error);
+	}
+	return res;
+}
+
+/* ---- the in-memory rule source ------------------------------------------- */
+
+/* One delta as unwind_maps.c loads it: the address relative to the table's base. */
+struct file_delta {
+	uint32_t addr;
+	uint32_t rule; /* index into file_table.rules */
+};
+
+/* One file's table as unwind_maps.c loads it: deltas relative to base. */
+struct file_table {
+	const struct elf_file *ef;
+	int error; /* non-zero: no table, frame pointers */
+	uint64_t base;
+	uint32_t n_deltas;
+	struct file_delta *deltas;    /* owned */
+	struct op_unwind_rule *rules; /* owned; deltas[i].rule indexes it */
+};
+
+struct mapping {
+	uint64_t start, end, bias;
+	struct file_table *table; /* NULL: anonymous code */
+};
+
+struct user_unwind_tables {
+	struct file_table **tables; /* owned */
+	size_t n_tables, cap_tables;
+	struct mapping *maps; /* sorted by start */
+	size_t n_maps, cap_maps;
+	struct user_unwind_tables_stats stats;
+};
+
+int user_unwind_tables__new(struct user_unwind_tables **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+void user_unwind_tables__free(struct user_unwind_tables *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n_tables; i++) {
+		free(t->tables[i]->deltas);
+		free(t->tables[i]->rules);
+		free(t->tables[i]);
+	}
+	free(t->tables);
+	free(t->maps);
+	free(t);
+}
+
+const struct user_unwind_tables_stats *user_unwind_tables__stats(const struct user_unwind_tables *t)
+{
+	return &t->stats;
+}
+
+/* Builds ef's table in the loaded form; the same limits as load_table() in unwind_maps.c. */
+static int table_build(struct file_table *ft)
+{
+	struct stack_delta_table t = {0};
+	int err;
+
+	err = stack_deltas__build(ft->ef, &t);
+	if (err)
+		goto cleanup;
+	if (!t.n || t.n >= OP_DELTA_PAD || t.deltas[t.n - 1].addr - t.deltas[0].addr >= OP_DELTA_PAD) {
+		err = -E2BIG;
+		goto cleanup;
+	}
+	ft->deltas = malloc(t.n * sizeof(*ft->deltas));
+	ft->rules = malloc(t.n * sizeof(*ft->rules));
+	if (!ft->deltas || !ft->rules) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	ft->base = t.deltas[0].addr;
+	ft->n_deltas = (uint32_t)t.n;
+	/* Rules are not deduplicated here: the lookup result is the same. */
+	for (size_t i = 0; i < t.n; i++) {
+		ft->deltas[i].addr = (uint32_t)(t.deltas[i].addr - ft->base);
+		ft->deltas[i].rule = (uint32_t)i;
+		ft->rules[i] = t.deltas[i].rule;
+	}
+cleanup:
+	if (err) {
+		free(ft->deltas);
+		free(ft->rules);
+		ft->deltas = NULL;
+		ft->rules = NULL;
+		ft->n_deltas = 0;
+	}
+	stack_delta_table__free(&t);
+	return err;
+}
+
+/* ef's table, built on first use; NULL on ENOMEM. */
+static struct file_table *table_get(struct user_unwind_tables *t, const struct elf_file *ef)
+{
+	struct file_table *ft;
+
+	for (size_t i = 0; i < t->n_tables; i++)
+		if (t->tables[i]->ef == ef)
+			return t->tables[i];
+	if (t->n_tables == t->cap_tables) {
+		size_t cap = t->cap_tables ? 2 * t->cap_tables : 16;
+		struct file_table **tables = realloc(t->tables, cap * sizeof(*tables));
+
+		if (!tables)
+			return NULL;
+		t->tables = tables;
+		t->cap_tables = cap;
+	}
+	ft = calloc(1, sizeof(*ft));
+	if (!ft)
+		return NULL;
+	ft->ef = ef;
+	ft->error = table_build(ft);
+	if (ft->error == -ENOMEM) {
+		free(ft);
+		return NULL;
+	}
+	if (ft->error)
+		t->stats.tables_failed++;
+	else
+		t->stats.tables_built++;
+	t->tables[t->n_tables++] = ft;
+	return ft;
+}
+
+static int mapping_insert(struct user_unwind_tables *t, uint64_t start, uint64_t end, uint64_t bias,
+			  struct file_table *ft)
+{
+	size_t at;
+
+	if (t->n_maps == t->cap_maps) {
+		size_t cap = t->cap_maps ? 2 * t->cap_maps : 32;
+		struct mapping *maps = realloc(t->maps, cap * sizeof(*maps));
+
+		if (!maps)
+			return -ENOMEM;
+		t->maps = maps;
+		t->cap_maps = cap;
+	}
+	for (at = t->n_maps; at > 0 && t->maps[at - 1].start > start; at--)
+		;
+	memmove(&t->maps[at + 1], &t->maps[at], (t->n_maps - at) * sizeof(*t->maps));
+	t->maps[at] = (struct mapping){start, end, bias, ft};
+	t->n_maps++;
+	return 0;
+}
+
+int user_unwind_tables__add(struct user_unwind_tables *t, uint64_t start, uint64_t end,
+			    uint64_t bias, const struct elf_file *ef)
+{
+	struct file_table *ft = ef ? table_get(t, ef) : NULL;
+
+	if (ef && !ft)
+		return -ENOMEM;
+	if (!ft)
+		return -ENOENT;
+	if (ft->error)
+		return ft->error; /* like the agent: no table, frame pointers */
+	return mapping_insert(t, start, end, bias, ft);
+}
+
+int user_unwind_tables__add_anon(struct user_unwind_tables *t, uint64_t start, uint64_t end)
+{
+	return mapping_insert(t, start, end, 0, NULL);
+}
+
+void user_unwind_tables__reset_mappings(struct user_unwind_tables *t)
+{
+	t->n_maps = 0;
+}
+
+static const struct mapping *mapping_find(const struct user_unwind_tables *t, uint64_t pc)
+{
+	size_t lo = 0, hi = t->n_maps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->maps[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && pc < t->maps[lo - 1].end ? &t->maps[lo - 1] : NULL;
+}
+
+void user_unwind_tables__find_rule(void *ctx, uint32_t pid, uint64_t pc,
+				   struct op_unwind_rule *rule)
+{
+	struct user_unwind_tables *t = ctx;
+	const struct mapping *m = mapping_find(t, pc);
+	const struct file_table *ft;
+	uint32_t lo, hi;
+	uint64_t vaddr;
+
+	(void)pid;
+	if (!m) {
+		t->stats.fp_no_mapping++;
+		op_unwind_fp_rule(rule);
+		return;
+	}
+	if (!m->table) {
+		t->stats.frames_anon++;
+		op_unwind_anon_rule(rule);
+		return;
+	}
+	ft = m->table;
+	vaddr = pc - m->bias;
+	if (vaddr < ft->base || vaddr - ft->base >= OP_DELTA_PAD)
+		goto invalid;
+	/* The last delta at or below vaddr, compared in 32 bits as the BPF side does. */
+	lo = 0;
+	hi = ft->n_deltas;
+	for (int i = 0; i < USER_UNWIND_SEARCH_STEPS && lo < hi; i++) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (ft->deltas[mid].addr <= (uint32_t)(vaddr - ft->base))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		goto invalid;
+	*rule = ft->rules[ft->deltas[lo - 1].rule];
+	t->stats.frames_cfi++;
+	return;
+invalid:
+	t->stats.invalid++;
+	memset(rule, 0, sizeof(*rule));
+	rule->cmd = OP_RULE_INVALID;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The BPF native unwinder (bpf/unwind/native_unwind.h) run in user space: the
+ * same per-frame code, with memory reads and rule lookups supplied by the
+ * caller. Used to replay captured stacks in tests (tests/replay/) and to
+ * unwind copies of stacks the kernel side could not finish.
+ *
+ * Two parts:
+ *  - user_unwind__run(): the walk of walk_user_stack() in sampler.bpf.c, frame
+ *    for frame and error frame for error frame;
+ *  - struct user_unwind_tables: an in-memory rule source that mirrors
+ *    find_rule() in sampler.bpf.c over tables built by the real ELF code
+ *    (stack_deltas__build), in the same compact form unwind_maps.c loads
+ *    (32-bit offsets from the table's first address).
+ */
+#ifndef OMNIPROF_UNWIND_USER_UNWIND_H
+#define OMNIPROF_UNWIND_USER_UNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "types.h"
+
+struct elf_file;
+
+struct user_unwind_ops {
+	/* Copies size bytes of the target's memory at addr into dst: 0, or
+	 * non-zero when unreadable (bpf_probe_read_user's contract). */
+	int (*read)(void *ctx, void *dst, size_t size, uint64_t addr);
+	/* Fills *rule for the instruction at pc of process pid (find_rule's
+	 * contract: OP_RULE_INVALID when a table has no rule, the frame-pointer
+	 * rule when there is no table). user_unwind_tables__find_rule fits. */
+	void (*find_rule)(void *ctx, uint32_t pid, uint64_t pc, struct op_unwind_rule *rule);
+	void *read_ctx;
+	void *rule_ctx;
+};
+
+struct user_unwind_result {
+	uint32_t n_frames; /* frames written, the error frame included */
+	uint32_t flags;	   /* enum op_trace_flags: OP_TRACE_F_USER_TRUNCATED, OP_TRACE_F_NO_USER */
+	uint32_t error;	   /* enum op_unwind_error that stopped the walk, 0 when it ended cleanly */
+};
+
+/*
+ * Unwinds from (pc, sp, fp = rbp) into frames[0 .. max_frames), exactly as the
+ * BPF sampler fills struct op_trace.user when max_frames is
+ * OP_MAX_USER_FRAMES: native frames with absolute addresses and file_id 0,
+ * then an OP_FRAME_ERROR frame when the walk stopped early and there is room.
+ * pc == 0 gives no frames and OP_TRACE_F_NO_USER. Safe to call from several
+ * threads at once (the ops pointer is kept per thread during the walk).
+ */
+struct user_unwind_result user_unwind__run(const struct user_unwind_ops *ops, uint32_t pid,
+					   uint64_t pc, uint64_t sp, uint64_t fp,
+					   struct op_frame *frames, uint32_t max_frames);
+
+/* ---- the in-memory rule source ------------------------------------------- */
+
+/* What find_rule decided per lookup, as the BPF counters (enum op_stat) count it. */
+struct user_unwind_tables_stats {
+	uint64_t frames_cfi;	/* OP_STAT_FRAMES_CFI: a rule from a table */
+	uint64_t fp_no_mapping; /* OP_STAT_FP_NO_MAPPING: address in no mapping with a table */
+	uint64_t frames_anon;	/* OP_STAT_FRAMES_ANON: anonymous code, frame pointers */
+	uint64_t invalid;	/* the table has no rule there: OP_RULE_INVALID */
+	uint64_t tables_built;
+	uint64_t
+	    tables_failed; /* no CFI, malformed, too large: the file falls back to frame pointers */
+};
+
+struct user_unwind_tables;
+
+/* An empty rule source: every address falls back to frame pointers. 0 or -ENOMEM. */
+int user_unwind_tables__new(struct user_unwind_tables **out);
+void user_unwind_tables__free(struct user_unwind_tables *t); /* accepts NULL */
+
+/*
+ * Adds the executable mapping [start, end) of ef, where ELF vaddr = address -
+ * bias. ef's table is built on first use (stack_deltas__build) and shared by
+ * every mapping of the same ef, which must outlive t. Returns 0 (the mapping
+ * unwinds with the table), -ENOENT / -ENOEXEC / -E2BIG when ef has no usable
+ * table (the mapping falls back to frame pointers, as in the agent), or
+ * -ENOMEM. Mappings must not overlap; any order.
+ */
+int user_unwind_tables__add(struct user_unwind_tables *t, uint64_t start, uint64_t end,
+			    uint64_t bias, const struct elf_file *ef);
+
+/* Adds anonymous executable memory [start, end) (JIT code; the agent's
+ * OP_FILE_ID_ANON): frame pointers, stopping with OP_UNWIND_ERR_ANON_CODE
+ * where they fail. 0 or -ENOMEM. */
+int user_unwind_tables__add_anon(struct user_unwind_tables *t, uint64_t start, uint64_t end);
+
+/* Forgets every mapping but keeps the tables built, to unwind another process
+ * of the same files without building their tables again. */
+void user_unwind_tables__reset_mappings(struct user_unwind_tables *t);
+
+/*
+ * Same as find_rule in bpf/sampler.bpf.c for one process: the mapping holding
+ * pc, its table, the last delta at or below pc - bias, its rule; frame
+ * pointers when no mapping has a table; the anonymous-code rule
+ * (OP_RULE_ANON) in anonymous code. ctx is the struct user_unwind_tables
+ * (pid is ignored: one rule source per process).
+ */
+void user_unwind_tables__find_rule(void *ctx, uint32_t pid, uint64_t pc,
+				   struct op_unwind_rule *rule);
+
+const struct user_unwind_tables_stats *
+user_unwind_tables__stats(const struct user_unwind_tables *t);
+
+#endif

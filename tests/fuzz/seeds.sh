@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Writes a seed corpus for one fuzz target into OUT, from real files of this
+# machine and of the build (workloads), plus the committed seeds and every
+# regression input. Usage: tests/fuzz/seeds.sh TARGET OUT WORKLOADS_DIR
+set -eu
+target=$1 out=$2 wl=$3
+here=$(dirname "$0")
+mkdir -p "$out"
+for d in "$here/seeds/$target" "$here/regressions/$target"; do
+	[ -d "$d" ] && cp -f "$d"/* "$out"/ 2>/dev/null || true
+done
+elfs=()
+for f in "$wl"/nofp_gcc "$wl"/nofp_clang "$wl"/plt_calls "$wl"/cpp_templates "$wl"/lib/late_lib.so; do
+	[ -f "$f" ] && elfs+=("$f")
+done
+# A section's bytes, optionally prefixed with one byte (the target's options).
+section() { # FILE SECTION OUT [PREFIX_BYTE]
+	local tmp
+	tmp=$(mktemp)
+	if objcopy --dump-section "$2=$tmp" "$1" /dev/null 2>/dev/null && [ -s "$tmp" ]; then
+		if [ $# -ge 4 ]; then printf "\\x$4" >"$3"; else : >"$3"; fi
+		cat "$tmp" >>"$3"
+	fi
+	rm -f "$tmp"
+}
+case $target in
+fuzz_elf_file)
+	for f in "${elfs[@]}"; do
+		strip -o "$out/$(basename "$f").stripped" "$f"
+	done
+	;;
+fuzz_eh_frame)
+	for f in "${elfs[@]}"; do
+		section "$f" .eh_frame "$out/$(basename "$f").eh_frame" 00
+	done
+	# .debug_frame: what GCC writes without asynchronous unwind tables.
+	obj=$(mktemp --suffix=.o)
+	echo 'int f(int x) { volatile int a[8]; a[x & 7] = x; return a[1] + x; }' |
+		gcc -O1 -g -fno-asynchronous-unwind-tables -fno-exceptions -x c -c - -o "$obj"
+	section "$obj" .debug_frame "$out/debug_frame" 01
+	rm -f "$obj"
+	;;
+fuzz_build_id)
+	for f in "${elfs[@]}"; do
+		section "$f" .note.gnu.build-id "$out/$(basename "$f").note"
+	done
+	;;
+fuzz_proc_maps)
+	cat /proc/self/maps >"$out/self_maps"
+	;;
+fuzz_user_unwind)
+	# Registers (pc odd: sp and fp land in the stack), frame-pointer rules, a stack.
+	{
+		printf '\x01\x10\x40\x00\x00\x00\x00\x00'
+		printf '\x00\x00\x00\x00\x00\x00\x00\x00%.0s' 1 2
+		for i in 1 2 3 4 5 6 7 8; do printf '\x00\x01\xf0\xff\x10\x00\x00\x00'; done
+		head -c 512 /dev/urandom
+	} >"$out/fp_rules"
+	;;
+fuzz_gopclntab)
+	# The table of the Go workload (TEXT_START of the target is Go's amd64 .text).
+	[ -f "$wl/go_chain" ] && section "$wl/go_chain" .gopclntab "$out/go_chain.gopclntab"
+	;;
+fuzz_kallsyms)
+	# A slice of the real table, with and without module symbols.
+	[ -r /proc/kallsyms ] && head -n 2000 /proc/kallsyms >"$out/kallsyms_head"
+	[ -r /proc/kallsyms ] && tail -n 2000 /proc/kallsyms >"$out/kallsyms_tail"
+	;;
+esac
+# A target with no seed still gets one input.
+[ -n "$(ls -A "$out")" ] || printf 'x' >"$out/empty"

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "capture.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "case.h"
+#include "elf/elf_file.h"
+#include "proc/proc_maps.h"
+#include "snapshot.h"
+#include "space.h"
+#include "testutil.h"
+#include "util/read_file.h"
+
+#define MAX_TRACEES	  64
+#define MAX_ATTEMPTS	  200
+#define STEPS_PER_ATTEMPT 20000
+#define STACK_ABOVE_SP	  (1u << 20) /* bytes of stack kept above each thread's sp */
+#define STACK_BELOW_SP	  256	     /* and below it (the red zone, 128 bytes, and margin) */
+
+struct tracee {
+	pid_t tid;
+	int pending_sig; /* a signal the thread stopped for, delivered when it resumes */
+};
+
+struct capture {
+	pid_t pid;
+	struct tracee t[MAX_TRACEES];
+	int n;
+	char *maps;
+	struct space sp;
+	bool sp_open;
+	char *err;
+	size_t err_len;
+};
+
+static int live_read(void *ctx, void *dst, size_t len, uint64_t addr)
+{
+	pid_t pid = *(pid_t *)ctx;
+	struct iovec local = {dst, len}, remote = {(void *)(uintptr_t)addr, len};
+
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+/* Waits for tr's next stop and notes a signal to pass on. 0, or -ESRCH when it is gone. */
+static int wait_stop(struct tracee *tr)
+{
+	int st;
+
+	if (waitpid(tr->tid, &st, __WALL) < 0 || !WIFSTOPPED(st))
+		return -ESRCH;
+	/* A signal-delivery stop (not our trap, not an event): the signal must go on. */
+	if ((st >> 16) == 0 && WSTOPSIG(st) != SIGTRAP)
+		tr->pending_sig = WSTOPSIG(st);
+	return 0;
+}
+
+static bool attached(const struct capture *cap, pid_t tid)
+{
+	for (int i = 0; i < cap->n; i++)
+		if (cap->t[i].tid == tid)
+			return true;
+	return false;
+}
+
+/* Seizes and stops every thread, again until no new one appears. */
+static int attach_all(struct capture *cap)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task", cap->pid);
+	for (int round = 0; round < 5; round++) {
+		DIR *dir = opendir(path);
+		struct dirent *de;
+		int added = 0;
+
+		if (!dir)
+			return -errno;
+		while ((de = readdir(dir)) && cap->n < MAX_TRACEES) {
+			pid_t tid = atoi(de->d_name);
+			struct tracee *tr = &cap->t[cap->n];
+
+			if (tid <= 0 || attached(cap, tid))
+				continue;
+			if (ptrace(PTRACE_SEIZE, tid, 0, 0) || ptrace(PTRACE_INTERRUPT, tid, 0, 0))
+				continue; /* the thread just exited */
+			*tr = (struct tracee){tid, 0};
+			if (wait_stop(tr))
+				continue;
+			cap->n++;
+			added++;
+		}
+		closedir(dir);
+		if (!added)
+			return cap->n ? 0 : -ESRCH;
+	}
+	return 0;
+}
+
+static void resume_all(struct capture *cap)
+{
+	for (int i = 0; i < cap->n; i++) {
+		ptrace(PTRACE_CONT, cap->t[i].tid, 0, (void *)(long)cap->t[i].pending_sig);
+		cap->t[i].pending_sig = 0;
+	}
+}
+
+static void stop_all(struct capture *cap)
+{
+	for (int i = 0; i < cap->n; i++)
+		if (ptrace(PTRACE_INTERRUPT, cap->t[i].tid, 0, 0) || wait_stop(&cap->t[i]))
+			cap->t[i--] = cap->t[--cap->n]; /* gone */
+}
+
+/* (Re)builds the address space when the maps changed (dlopen). */
+static int refresh_space(struct capture *cap)
+{
+	char path[64], *text = NULL;
+	size_t len = 0;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", cap->pid);
+	err = read_file(path, &text, &len);
+	if (err)
+		return err;
+	if (cap->maps && !strcmp(cap->maps, text)) {
+		free(text);
+		return 0;
+	}
+	if (cap->sp_open)
+		space__close(&cap->sp);
+	free(cap->maps);
+	cap->maps = text;
+	err = space__open(&cap->sp, text, len, live_read, &cap->pid);
+	cap->sp_open = !err;
+	return err;
+}
+
+static bool at_stop_point(struct capture *cap, const struct replay_case *c, uint64_t pc)
+{
+	const struct space_map *m;
+	const char *name;
+	uint64_t off = 0;
+
+	switch (c->stop) {
+	case STOP_IN:
+	case STOP_AT:
+		name = space__function(&cap->sp, pc, false, &off);
+		return name && case__name_matches(c->stop_name, false, name) &&
+		       (c->stop == STOP_IN || off == 0);
+	case STOP_PLT:
+		return space__in_plt(&cap->sp, pc);
+	case STOP_VDSO:
+		m = space__find(&cap->sp, pc);
+		return m && m->is_vdso;
+	}
+	return false;
+}
+
+static int get_pc(pid_t tid, uint64_t *pc)
+{
+	struct user_regs_struct regs;
+
+	if (ptrace(PTRACE_GETREGS, tid, 0, &regs))
+		return -errno;
+	*pc = regs.rip;
+	return 0;
+}
+
+/* The stopped thread at the stop point, or NULL. */
+static struct tracee *find_stopped(struct capture *cap, const struct replay_case *c)
+{
+	uint64_t pc = 0;
+
+	for (int i = 0; i < cap->n; i++)
+		if (!get_pc(cap->t[i].tid, &pc) && at_stop_point(cap, c, pc))
+			return &cap->t[i];
+	return NULL;
+}
+
+/* Single-steps the main thread (others stay stopped) until it reaches the stop point. */
+static struct tracee *step_main(struct capture *cap, const struct replay_case *c)
+{
+	struct tracee *tr = NULL;
+	uint64_t pc = 0;
+
+	for (int i = 0; i < cap->n; i++)
+		if (cap->t[i].tid == cap->pid)
+			tr = &cap->t[i];
+	if (!tr)
+		return NULL;
+	for (int i = 0; i < STEPS_PER_ATTEMPT; i++) {
+		if (ptrace(PTRACE_SINGLESTEP, tr->tid, 0, (void *)(long)tr->pending_sig))
+			return NULL;
+		tr->pending_sig = 0;
+		if (wait_stop(tr) || get_pc(tr->tid, &pc))
+			return NULL;
+		if (at_stop_point(cap, c, pc))
+			return tr;
+	}
+	return NULL;
+}
+
+struct range {
+	uint64_t start, end;
+};
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Copies one range of memory in pages, keeping what is readable. */
+static int copy_mem(struct capture *cap, struct snapshot *snap, uint64_t start, uint64_t end)
+{
+	uint8_t *buf = malloc(end - start);
+	int err = -ENOMEM;
+
+	if (buf) {
+		err = live_read(&cap->pid, buf, end - start, start) ? -EFAULT : 0;
+		if (!err)
+			err = snapshot__add_mem(snap, start, buf, end - start);
+	}
+	free(buf);
+	return err;
+}
+
+static int take_snapshot(struct capture *cap, pid_t stopped, struct snapshot *snap)
+{
+	struct proc_map *maps = NULL;
+	struct range ranges[MAX_TRACEES + 1];
+	size_t n_maps = 0, n_ranges = 0;
+	int err;
+
+	snap->pid = (uint32_t)cap->pid;
+	snap->stopped_tid = (uint32_t)stopped;
+	snap->maps = strdup(cap->maps);
+	if (!snap->maps)
+		return -ENOMEM;
+	snap->maps_len = strlen(cap->maps);
+	err = proc_maps__parse(cap->maps, snap->maps_len, &maps, &n_maps, NULL);
+	if (err)
+		return err;
+	for (int i = 0; i < cap->n; i++) {
+		struct snapshot_thread t = {.tid = (uint32_t)cap->t[i].tid};
+		char path[96], *comm = NULL;
+		size_t len;
+
+		if (ptrace(PTRACE_GETREGS, t.tid, 0, &t.regs))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", cap->pid, cap->t[i].tid);
+		if (!read_file(path, &comm, &len)) {
+			comm[strcspn(comm, "\n")] = 0;
+			snprintf(t.comm, sizeof(t.comm), "%s", comm);
+		}
+		free(comm);
+		err = snapshot__add_thread(snap, &t);
+		if (err)
+			goto cleanup;
+		/* The stack around sp, within the mapping that holds it. */
+		for (size_t j = 0; j < n_maps; j++)
+			if (t.regs.rsp >= maps[j].start && t.regs.rsp < maps[j].end) {
+				uint64_t lo = t.regs.rsp - STACK_BELOW_SP,
+					 hi = t.regs.rsp + STACK_ABOVE_SP;
+
+				ranges[n_ranges].start = lo < maps[j].start ? maps[j].start : lo;
+				ranges[n_ranges].end = hi > maps[j].end ? maps[j].end : hi;
+				n_ranges++;
+				break;
+			}
+	}
+	for (size_t j = 0; j < n_maps; j++)
+		if (!strcmp(maps[j].path, "[vdso]"))
+			ranges[n_ranges++] = (struct range){maps[j].start, maps[j].end};
+	qsort(ranges, n_ranges, sizeof(ranges[0]), cmp_range);
+	for (size_t j = 0; j < n_ranges; j++) {
+		struct range r = ranges[j];
+
+		/* Merge overlapping ranges (threads sharing a stack mapping, as Go's may). */
+		while (j + 1 < n_ranges && ranges[j + 1].start <= r.end) {
+			if (ranges[j + 1].end > r.end)
+				r.end = ranges[j + 1].end;
+			j++;
+		}
+		err = copy_mem(cap, snap, r.start, r.end);
+		if (err)
+			goto cleanup;
+	}
+	for (size_t i = 0; i < cap->sp.n_files; i++) {
+		const struct space_file *f = cap->sp.files[i];
+
+		if (f->path[0] != '/')
+			continue;
+		err = snapshot__add_file(snap, f->path,
+					 f->ef && f->ef->build_id ? f->ef->build_id : "");
+		if (err)
+			goto cleanup;
+	}
+cleanup:
+	proc_maps__free(maps, n_maps);
+	return err;
+}
+
+static int capture_fail(struct capture *cap, int err, const char *fmt, const char *arg)
+{
+	snprintf(cap->err, cap->err_len, fmt, arg);
+	return err ? err : -EINVAL;
+}
+
+int capture__run(const struct replay_case *c, const char *build_dir, struct snapshot *snap,
+		 char *err_buf, size_t err_len)
+{
+	struct capture cap = {.err = err_buf, .err_len = err_len};
+	char exe[512], *argv[CASE_MAX_ARGS + 2];
+	struct tracee *found = NULL;
+	struct timespec settle = {c->settle_ms / 1000, (c->settle_ms % 1000) * 1000000L};
+	int err;
+
+	snprintf(exe, sizeof(exe), "%s/workloads/%s", build_dir, c->workload);
+	argv[0] = exe;
+	for (int i = 0; i < c->n_args; i++)
+		argv[i + 1] = c->args[i];
+	argv[c->n_args + 1] = NULL;
+	cap.pid = tu_spawn_ready(argv);
+	if (cap.pid < 0)
+		return capture_fail(&cap, -ECHILD, "%s did not start (built?)", exe);
+	nanosleep(&settle, NULL);
+	err = attach_all(&cap);
+	if (err) {
+		capture_fail(&cap, err, "cannot stop %s with ptrace", exe);
+		goto cleanup;
+	}
+	srand((unsigned int)cap.pid);
+	for (int attempt = 0; attempt < MAX_ATTEMPTS && !found; attempt++) {
+		struct timespec pause = {0, (2 + rand() % 15) * 1000000L};
+
+		if (attempt) {
+			resume_all(&cap);
+			nanosleep(&pause, NULL);
+			stop_all(&cap);
+			if (!cap.n) {
+				err = capture_fail(&cap, -ESRCH, "%s exited", exe);
+				goto cleanup;
+			}
+		}
+		err = refresh_space(&cap);
+		if (err) {
+			capture_fail(&cap, err, "cannot read the maps of %s", exe);
+			goto cleanup;
+		}
+		found = find_stopped(&cap, c);
+		if (!found && c->step_main)
+			found = step_main(&cap, c);
+	}
+	if (!found) {
+		err = capture_fail(&cap, -ETIMEDOUT, "%s never reached the stop point", exe);
+		goto cleanup;
+	}
+	err = take_snapshot(&cap, found->tid, snap);
+	if (err)
+		capture_fail(&cap, err, "copying the memory of %s failed", exe);
+cleanup:
+	for (int i = 0; i < cap.n; i++)
+		ptrace(PTRACE_DETACH, cap.t[i].tid, 0, 0);
+	tu_reap(cap.pid);
+	if (cap.sp_open)
+		space__close(&cap.sp);
+	free(cap.maps);
+	return err;
+}

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "case.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_REPEAT 4096
+
+bool case__name_matches(const char *pattern, bool like, const char *name)
+{
+	const char *p = pattern;
+
+	while (*p) {
+		const char *bar = strchr(p, '|');
+		size_t n = bar ? (size_t)(bar - p) : strlen(p);
+		bool sub = like || *p == '~';
+		const char *alt = *p == '~' ? p + 1 : p;
+		size_t alen = n - (size_t)(alt - p);
+
+		if (sub) {
+			for (const char *s = name; alen && *s; s++)
+				if (!strncmp(s, alt, alen))
+					return true;
+		} else if (strlen(name) == alen && !strncmp(name, alt, alen)) {
+			return true;
+		}
+		p += n + (bar ? 1 : 0);
+	}
+	return false;
+}
+
+static int fail(char *err, size_t len, int line, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(err, len, "line %d: ", line);
+
+	va_start(ap, fmt);
+	if (n >= 0 && (size_t)n < len)
+		vsnprintf(err + n, len - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int add_expect(struct case_thread *t, enum expect_kind kind, const char *text,
+		      unsigned int min, unsigned int max)
+{
+	struct expect *exp = realloc(t->exp, (t->n_exp + 1) * sizeof(*exp));
+	char *copy = strdup(text ? text : "");
+
+	if (exp)
+		t->exp = exp;
+	if (!exp || !copy) {
+		free(copy);
+		return -ENOMEM;
+	}
+	t->exp[t->n_exp++] = (struct expect){kind, copy, min, max};
+	return 0;
+}
+
+/* Splits line into at most max words (in place); returns the count. */
+static int split(char *line, char **words, int max)
+{
+	int n = 0;
+	char *save = NULL;
+
+	for (char *w = strtok_r(line, " \t", &save); w && n < max; w = strtok_r(NULL, " \t", &save))
+		words[n++] = w;
+	return n;
+}
+
+/* The rest of the line after the first word (the line has no trailing blanks). */
+static char *rest_of(char *line)
+{
+	char *p = line + strcspn(line, " \t");
+
+	p += strspn(p, " \t");
+	return p;
+}
+
+static int parse_line(struct replay_case *c, char *line, int lineno, char *err, size_t len)
+{
+	char *words[CASE_MAX_ARGS + 2], *rest = rest_of(line), copy[512];
+	struct case_thread *t = c->n_threads ? &c->threads[c->n_threads - 1] : NULL;
+	int n;
+
+	snprintf(copy, sizeof(copy), "%s", line);
+	n = split(copy, words, CASE_MAX_ARGS + 2);
+	if (!n)
+		return 0;
+	if (!strcmp(words[0], "workload") && n >= 2) {
+		c->workload = strdup(words[1]);
+		for (int i = 2; i < n && c->n_args < CASE_MAX_ARGS; i++)
+			c->args[c->n_args++] = strdup(words[i]);
+		return c->workload ? 0 : -ENOMEM;
+	}
+	if (!strcmp(words[0], "snapshot") && n == 2)
+		return (c->snapshot = strdup(words[1])) ? 0 : -ENOMEM;
+	if (!strcmp(words[0], "stop") && n >= 2) {
+		if (!strcmp(words[1], "plt"))
+			c->stop = STOP_PLT;
+		else if (!strcmp(words[1], "vdso"))
+			c->stop = STOP_VDSO;
+		else if (n == 3 && (!strcmp(words[1], "in") || !strcmp(words[1], "at")))
+			c->stop = words[1][0] == 'i' ? STOP_IN : STOP_AT;
+		else
+			return fail(err, len, lineno, "stop in|at NAME, stop plt or stop vdso");
+		if (c->stop == STOP_IN || c->stop == STOP_AT)
+			return (c->stop_name = strdup(words[2])) ? 0 : -ENOMEM;
+		return 0;
+	}
+	if (!strcmp(words[0], "settle") && n == 2) {
+		c->settle_ms = atoi(words[1]);
+		return 0;
+	}
+	if (!strcmp(words[0], "step") && n == 2) {
+		c->step_main = !strcmp(words[1], "main");
+		return 0;
+	}
+	if (!strcmp(words[0], "known_failure") && n >= 2)
+		return (c->known_failure = strdup(rest)) ? 0 : -ENOMEM;
+	if (!strcmp(words[0], "thread") && n == 2) {
+		struct case_thread *threads =
+		    realloc(c->threads, (c->n_threads + 1) * sizeof(*threads));
+
+		if (!threads)
+			return -ENOMEM;
+		c->threads = threads;
+		c->threads[c->n_threads] = (struct case_thread){strdup(words[1]), NULL, 0};
+		return c->threads[c->n_threads++].select ? 0 : -ENOMEM;
+	}
+	if (!t)
+		return fail(err, len, lineno, "'%s' before any 'thread' line, or unknown",
+			    words[0]);
+	/* Names may hold spaces (demangled C++): the rest of the line. */
+	if (!strcmp(words[0], "frame") && n >= 2)
+		return add_expect(t, EXPECT_FRAME, rest, 1, 1);
+	if (!strcmp(words[0], "like") && n >= 2)
+		return add_expect(t, EXPECT_LIKE, rest, 1, 1);
+	if (!strcmp(words[0], "error") && n >= 2)
+		return add_expect(t, EXPECT_ERROR, rest, 1, 1);
+	if (!strcmp(words[0], "gap") && n == 3) {
+		unsigned int min = (unsigned int)atoi(words[1]), max = (unsigned int)atoi(words[2]);
+
+		if (min > max || max > MAX_REPEAT)
+			return fail(err, len, lineno, "gap MIN MAX with MIN <= MAX <= %d",
+				    MAX_REPEAT);
+		return add_expect(t, EXPECT_GAP, NULL, min, max);
+	}
+	if (!strcmp(words[0], "repeat") && n == 3) {
+		int count = atoi(words[1]);
+
+		if (count < 1 || count > MAX_REPEAT)
+			return fail(err, len, lineno, "repeat N NAME with 1 <= N <= %d",
+				    MAX_REPEAT);
+		for (int i = 0; i < count; i++)
+			if (add_expect(t, EXPECT_FRAME, words[2], 1, 1))
+				return -ENOMEM;
+		return 0;
+	}
+	if (!strcmp(words[0], "seq") && n == 4) {
+		int from = atoi(words[2]), to = atoi(words[3]), step = from <= to ? 1 : -1;
+		char name[256];
+
+		if (!strchr(words[1], '%') || abs(to - from) > MAX_REPEAT)
+			return fail(err, len, lineno, "seq FORMAT FROM TO (FORMAT holds one %%d)");
+		for (int i = from;; i += step) {
+			snprintf(name, sizeof(name), words[1], i);
+			if (add_expect(t, EXPECT_FRAME, name, 1, 1))
+				return -ENOMEM;
+			if (i == to)
+				break;
+		}
+		return 0;
+	}
+	return fail(err, len, lineno, "cannot parse '%s'", line);
+}
+
+int case__load(const char *path, struct replay_case *c, char *err, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	char line[512], *copy, *base;
+	int lineno = 0, rc = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->settle_ms = 200;
+	c->step_main = true;
+	if (!f) {
+		snprintf(err, len, "%s", strerror(errno));
+		return -errno;
+	}
+	copy = strdup(path);
+	if (!copy) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	c->dir = strdup(dirname(copy));
+	strcpy(copy, path);
+	base = basename(copy);
+	if (strlen(base) > 5 && !strcmp(base + strlen(base) - 5, ".case"))
+		base[strlen(base) - 5] = 0;
+	c->name = strdup(base);
+	free(copy);
+	while (!rc && fgets(line, sizeof(line), f)) {
+		char *hash = strchr(line, '#');
+
+		lineno++;
+		if (hash)
+			*hash = 0;
+		line[strcspn(line, "\r\n")] = 0;
+		for (size_t n = strlen(line); n && (line[n - 1] == ' ' || line[n - 1] == '\t'); n--)
+			line[n - 1] = 0;
+		rc = parse_line(c, line + strspn(line, " \t"), lineno, err, len);
+	}
+	fclose(f);
+	if (!rc && !c->workload && !c->snapshot)
+		rc = fail(err, len, lineno, "no 'workload' or 'snapshot' line");
+	if (!rc && !c->n_threads)
+		rc = fail(err, len, lineno, "no 'thread' line: the case would assert nothing");
+	for (size_t i = 0; !rc && i < c->n_threads; i++)
+		if (!c->threads[i].n_exp)
+			rc = fail(err, len, lineno, "thread %s expects no frames",
+				  c->threads[i].select);
+	if (rc == -ENOMEM)
+		snprintf(err, len, "out of memory");
+	if (rc)
+		case__free(c);
+	return rc;
+}
+
+void case__free(struct replay_case *c)
+{
+	free(c->name);
+	free(c->dir);
+	free(c->workload);
+	for (int i = 0; i < c->n_args; i++)
+		free(c->args[i]);
+	free(c->snapshot);
+	free(c->stop_name);
+	free(c->known_failure);
+	for (size_t i = 0; i < c->n_threads; i++) {
+		for (size_t j = 0; j < c->threads[i].n_exp; j++)
+			free(c->threads[i].exp[j].text);
+		free(c->threads[i].exp);
+		free(c->threads[i].select);
+	}
+	free(c->threads);
+	memset(c, 0, sizeof(*c));
+}

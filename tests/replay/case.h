@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A replay test case (tests/replay/cases/NAME.case): which workload to run
+ * and where to stop it, or which committed snapshot to load, and per thread
+ * the frames the unwinder must produce, innermost first. Line format
+ * ('#' starts a comment):
+ *
+ *   workload NAME [ARG...]   build/workloads/NAME, run until it prints "ready"
+ *   snapshot PATH            a committed snapshot instead (relative to the case file)
+ *   stop in NAME             capture when a thread's innermost function is NAME
+ *   stop at NAME             ... when a thread is at NAME's first instruction
+ *   stop plt                 ... when a thread is inside a .plt section
+ *   stop vdso                ... when a thread is inside the vDSO
+ *   settle MS                wait MS after "ready" before stopping (default 200)
+ *   step main|none           single-step the main thread towards the stop (default main)
+ *   known_failure REASON     the case documents a known gap: failing is reported as
+ *                            XFAIL, passing as XPASS (a failure: drop the line)
+ *   thread stopped|COMM      the expectations that follow are for this thread
+ *   frame NAME[|NAME...]     one frame named exactly one of these
+ *   like TEXT[|TEXT...]      one frame whose name contains one of these
+ *   seq FORMAT FROM TO       frames FORMAT % i for i from FROM to TO (either direction)
+ *   repeat N NAME            N frames named NAME
+ *   gap MIN MAX              MIN to MAX frames of any name (never an error frame)
+ *   error TEXT               an error frame whose text contains TEXT
+ *
+ * The expectations of a thread describe its whole stack: every frame must be
+ * matched, and a stack that ends in an error frame fails unless `error` says so.
+ * In `stop in/at` and `frame`, NAME matches exactly; write ~TEXT to match a
+ * substring instead (mangled and demangled C++ and Rust names).
+ */
+#ifndef OMNIPROF_TESTS_REPLAY_CASE_H
+#define OMNIPROF_TESTS_REPLAY_CASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum expect_kind {
+	EXPECT_FRAME, /* text: alternatives, exact */
+	EXPECT_LIKE,  /* text: alternatives, substring */
+	EXPECT_GAP,
+	EXPECT_ERROR,
+};
+
+struct expect {
+	enum expect_kind kind;
+	char *text; /* owned */
+	unsigned int min, max;
+};
+
+struct case_thread {
+	char *select;	    /* owned: "stopped" or a thread name (comm) */
+	struct expect *exp; /* owned */
+	size_t n_exp;
+};
+
+enum stop_kind {
+	STOP_IN,
+	STOP_AT,
+	STOP_PLT,
+	STOP_VDSO,
+};
+
+#define CASE_MAX_ARGS 8
+
+struct replay_case {
+	char *name; /* the file name without .case; owned */
+	char *dir;  /* the case file's folder; owned */
+	char *workload;
+	char *args[CASE_MAX_ARGS + 1];
+	int n_args;
+	char *snapshot;
+	enum stop_kind stop;
+	char *stop_name; /* STOP_IN, STOP_AT */
+	int settle_ms;
+	bool step_main;
+	char *known_failure;
+	struct case_thread *threads;
+	size_t n_threads;
+};
+
+/* Parses a case file. 0, or -errno with a message in err (len bytes). Free with case__free. */
+int case__load(const char *path, struct replay_case *c, char *err, size_t len);
+void case__free(struct replay_case *c); /* accepts a zeroed case */
+
+/* Whether name matches a `frame`/`stop` pattern: '|' alternatives, a leading '~' for substrings. */
+bool case__name_matches(const char *pattern, bool like, const char *name);
+
+#endif

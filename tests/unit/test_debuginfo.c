@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Separate debug files found the way gdb finds them, each place on its own:
+ * .gnu_debuglink in the binary's .debug/ folder, under a debug root
+ * mirroring the binary's folder, by build id; a debug file with the right
+ * name but the wrong contents is refused; MiniDebugInfo (.gnu_debugdata)
+ * names functions of a stripped binary with no file at all.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elf/elf_file.h"
+#include "symbol/debuginfo.h"
+#include "symbol/native_symbols.h"
+#include "testutil.h"
+
+static const char src[] = "__attribute__((noinline)) int dbg_static_fn(int x) {\n"
+			  "  volatile int s = 0; for (int i = 0; i < x; i++) s += i; return s; }\n"
+			  "int main(int argc, char **argv) { (void)argv;\n"
+			  "  return dbg_static_fn(argc); }\n";
+
+struct fx {
+	char *dir;
+	uint64_t fn_addr;
+};
+
+static int run(const char *cmd_fmt, const char *dir)
+{
+	char *out = NULL;
+	int rc = tu_run(&out, cmd_fmt, dir, dir, dir, dir, dir, dir);
+
+	if (rc)
+		print_error("%s\n", out ? out : "");
+	free(out);
+	return rc;
+}
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	char path[512], *out = NULL;
+	FILE *src_file;
+
+	assert_non_null(f);
+	f->dir = tu_mkdtemp();
+	assert_non_null(f->dir);
+	snprintf(path, sizeof(path), "%s/prog.c", f->dir);
+	src_file = fopen(path, "w");
+	assert_non_null(src_file);
+	fputs(src, src_file);
+	fclose(src_file);
+	assert_int_equal(run("cd %s && cc -O1 -g -Wl,--build-id prog.c -o prog.full", f->dir), 0);
+	assert_int_equal(
+	    tu_run(&out, "nm %s/prog.full | awk '/ dbg_static_fn$/ {print $1}'", f->dir), 0);
+	f->fn_addr = strtoull(out, NULL, 16);
+	free(out);
+	assert_true(f->fn_addr != 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	tu_rmtree(f->dir);
+	free(f->dir);
+	free(f);
+	return 0;
+}
+
+/* Names dbg_static_fn in bin with the given search roots; returns the debug file used. */
+static void expect_named(const char *bin, const char *root, uint64_t addr, const char *want_debug)
+{
+	struct debuginfo d;
+	struct symbol_options o = {.demangle = DEMANGLE_DEFAULT, .debuginfo = &d};
+	struct native_symbols *ns;
+	struct native_symbols_info info;
+	struct sym_frame frames[SYM_MAX_FRAMES];
+	struct elf_file *ef;
+	size_t n;
+
+	assert_int_equal(debuginfo__init(&d, &root, root ? 1 : 0, false), 0);
+	assert_int_equal(elf_file__open(bin, -1, &ef), 0);
+	assert_int_equal(native_symbols__open_opts(ef, &o, &ns), 0);
+	n = native_symbols__frames(ns, addr + 2, frames, SYM_MAX_FRAMES);
+	native_symbols__info(ns, &info);
+	if (want_debug) {
+		assert_non_null(info.debug_file);
+		assert_string_equal(info.debug_file, want_debug);
+		assert_true(info.has_dwarf);
+		assert_int_equal(n, 1);
+		assert_string_equal(frames[0].name, "dbg_static_fn");
+		assert_non_null(frames[0].file);
+		assert_non_null(strstr(frames[0].file, "prog.c"));
+		assert_true(frames[0].line > 0);
+	} else {
+		assert_null(info.debug_file);
+		assert_int_equal(n, 0);
+	}
+	native_symbols__free(ns);
+	elf_file__close(ef);
+	debuginfo__clear(&d);
+}
+
+static void test_debuglink_dot_debug(void **state)
+{
+	struct fx *f = *state;
+	char bin[512], want[512];
+
+	assert_int_equal(
+	    run("cd %s && rm -rf a && mkdir -p a/.debug && "
+		"objcopy --only-keep-debug prog.full a/.debug/prog.debug && "
+		"objcopy --strip-all --add-gnu-debuglink=a/.debug/prog.debug prog.full "
+		"a/prog",
+		f->dir),
+	    0);
+	snprintf(bin, sizeof(bin), "%s/a/prog", f->dir);
+	snprintf(want, sizeof(want), "%s/a/.debug/prog.debug", f->dir);
+	expect_named(bin, NULL, f->fn_addr, want);
+}
+
+static void test_debuglink_under_root(void **state)
+{
+	struct fx *f = *state;
+	char bin[512], root[512], want[512];
+
+	/* ROOT/<the binary's folder>/NAME, like /usr/lib/debug/usr/bin/x.debug. */
+	assert_int_equal(run("cd %s && rm -rf b root && mkdir -p b root%s/b && "
+			     "objcopy --only-keep-debug prog.full root%s/b/prog.debug && "
+			     "objcopy --strip-all --add-gnu-debuglink=root%s/b/prog.debug "
+			     "prog.full b/prog",
+			     f->dir),
+			 0);
+	snprintf(bin, sizeof(bin), "%s/b/prog", f->dir);
+	snprintf(root, sizeof(root), "%s/root", f->dir);
+	snprintf(want, sizeof(want), "%s/root%s/b/prog.debug", f->dir, f->dir);
+	expect_named(bin, root, f->fn_addr, want);
+}
+
+static void test_build_id(void **state)
+{
+	struct fx *f = *state;
+	char bin[512], root[512], want[512];
+	struct elf_file *ef;
+
+	snprintf(bin, sizeof(bin), "%s/prog.full", f->dir);
+	assert_int_equal(elf_file__open(bin, -1, &ef), 0);
+	assert_non_null(ef->build_id);
+	snprintf(want, sizeof(want), "%s/ids/.build-id/%.2s/%s.debug", f->dir, ef->build_id,
+		 ef->build_id + 2);
+	assert_int_equal(tu_run(NULL,
+				"mkdir -p $(dirname %s) && objcopy --only-keep-debug %s %s && "
+				"objcopy --strip-all %s %s/c_prog",
+				want, bin, want, bin, f->dir),
+			 0);
+	elf_file__close(ef);
+	snprintf(bin, sizeof(bin), "%s/c_prog", f->dir);
+	snprintf(root, sizeof(root), "%s/ids", f->dir);
+	expect_named(bin, root, f->fn_addr, want);
+}
+
+static void test_wrong_file_refused(void **state)
+{
+	struct fx *f = *state;
+	char bin[512];
+
+	/* The debuglink's name, but another program's debug file: CRC and build id differ. */
+	assert_int_equal(
+	    run("cd %s && rm -rf d && mkdir d && "
+		"objcopy --only-keep-debug prog.full d/prog.debug && "
+		"objcopy --strip-all --add-gnu-debuglink=d/prog.debug prog.full d/prog && "
+		"sed 's/s += i/s ^= i/' prog.c > other.c && "
+		"cc -O1 -g other.c -o other && objcopy --only-keep-debug other d/prog.debug",
+		f->dir),
+	    0);
+	snprintf(bin, sizeof(bin), "%s/d/prog", f->dir);
+	expect_named(bin, NULL, f->fn_addr, NULL);
+}
+
+static void test_minidebuginfo(void **state)
+{
+	struct fx *f = *state;
+	struct elf_file *ef;
+	struct native_symbols *ns;
+	const char *name;
+	char bin[512];
+
+	/* gdb's recipe, in short: a symbol table only, xz'ed into .gnu_debugdata. */
+	assert_int_equal(
+	    run("cd %s && rm -f mini mini.xz e_prog && "
+		"objcopy --only-keep-debug prog.full mini && "
+		"objcopy --strip-debug --remove-section .comment mini && xz -k mini && "
+		"objcopy --strip-all prog.full e_prog && "
+		"objcopy --add-section .gnu_debugdata=mini.xz e_prog",
+		f->dir),
+	    0);
+	snprintf(bin, sizeof(bin), "%s/e_prog", f->dir);
+	assert_int_equal(elf_file__open(bin, -1, &ef), 0);
+	assert_int_equal(native_symbols__open(ef, &ns), 0);
+	name = native_symbols__lookup(ns, f->fn_addr + 2, NULL);
+	assert_non_null(name);
+	assert_string_equal(name, "dbg_static_fn");
+	native_symbols__free(ns);
+	elf_file__close(ef);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_debuglink_dot_debug),
+	    cmocka_unit_test(test_debuglink_under_root),
+	    cmocka_unit_test(test_build_id),
+	    cmocka_unit_test(test_wrong_file_refused),
+	    cmocka_unit_test(test_minidebuginfo),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Stack copies (samples of processes whose tables were not loaded) turned
+ * into the record the kernel would have sent: the walk over the copied
+ * bytes, the stop where the copy ends, the process that was never read, and
+ * malformed records counted rather than trusted.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "proc/process_table.h"
+#include "unwind/stack_copy.h"
+
+#define SP 0x7ffd00001000ull
+
+static struct op_stack_copy *new_copy(void)
+{
+	struct op_stack_copy *c = calloc(1, sizeof(*c));
+
+	assert_non_null(c);
+	c->hdr.type = OP_EVENT_STACK_COPY;
+	c->hdr.pid = 4242;
+	c->tid = 4243;
+	c->n_kernel = 2;
+	c->kernel[0] = 0xffffffff81000010ull;
+	c->kernel[1] = 0xffffffff81000020ull;
+	c->pc = 0x401000;
+	c->sp = SP;
+	return c;
+}
+
+static void put(struct op_stack_copy *c, uint64_t addr, uint64_t value)
+{
+	memcpy(&c->stack[addr - SP], &value, sizeof(value));
+}
+
+static size_t copy_size(const struct op_stack_copy *c)
+{
+	return offsetof(struct op_stack_copy, stack) + c->stack_len;
+}
+
+/* A process with one mapping and no tables: frame pointers, as in the kernel. */
+static void test_frame_pointer_walk_over_copy(void **state)
+{
+	struct process_mapping map = {.start = 0x400000, .end = 0x500000, .file_id = 1};
+	struct process p = {.pid = 4242, .maps = &map, .n_maps = 1, .refreshes = 1};
+	struct process_table pt = {0};
+	struct stack_copy_stats st = {0};
+	struct op_stack_copy *c = new_copy();
+	struct op_trace *t = malloc(sizeof(*t));
+	long n;
+
+	(void)state;
+	assert_non_null(t);
+	/* rbp chain: SP+0x40 -> SP+0x80 -> 0 (outermost), return addresses above each. */
+	c->fp = SP + 0x40;
+	put(c, SP + 0x40, SP + 0x80);
+	put(c, SP + 0x48, 0x401100);
+	put(c, SP + 0x80, 0);
+	put(c, SP + 0x88, 0x401200);
+	c->stack_len = 0x100;
+	n = stack_copy__to_trace(c, copy_size(c), &pt, &p, t, &st);
+	assert_int_equal(n, offsetof(struct op_trace, user) + 3 * sizeof(struct op_frame));
+	assert_int_equal(t->hdr.type, OP_EVENT_TRACE);
+	assert_int_equal(t->hdr.pid, 4242);
+	assert_int_equal(t->tid, 4243);
+	assert_int_equal(t->n_kernel, 2);
+	assert_int_equal(t->kernel[1], 0xffffffff81000020ull);
+	assert_int_equal(t->n_user, 3);
+	assert_int_equal(t->user[0].addr, 0x401000);
+	assert_int_equal(t->user[1].addr, 0x401100);
+	assert_int_equal(t->user[2].addr, 0x401200);
+	assert_int_equal(t->flags & OP_TRACE_F_USER_TRUNCATED, 0);
+	assert_int_equal(st.complete, 1);
+	assert_int_equal(st.frames_fp, 3);
+
+	/* The copy ends before the second frame record: stop there, and say so. */
+	c->stack_len = 0x60;
+	n = stack_copy__to_trace(c, copy_size(c), &pt, &p, t, &st);
+	assert_true(n > 0);
+	assert_int_equal(t->n_user, 3);
+	assert_int_equal(t->user[2].kind, OP_FRAME_ERROR);
+	assert_int_equal(t->user[2].addr, OP_UNWIND_ERR_READ);
+	assert_true(t->flags & OP_TRACE_F_USER_TRUNCATED);
+	assert_int_equal(st.truncated, 1);
+	assert_int_equal(st.beyond_copy, 1);
+	free(t);
+	free(c);
+}
+
+/* Maps never read (the process exited first): the first frame and the reason. */
+static void test_process_never_read(void **state)
+{
+	struct process_table pt = {0};
+	struct stack_copy_stats st = {0};
+	struct op_stack_copy *c = new_copy();
+	struct op_trace *t = malloc(sizeof(*t));
+	struct process gone = {.pid = 4242, .gone = true, .refreshes = 1};
+
+	(void)state;
+	assert_non_null(t);
+	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, NULL, t, &st) > 0);
+	assert_int_equal(t->n_user, 2);
+	assert_int_equal(t->user[0].addr, 0x401000);
+	assert_int_equal(t->user[1].kind, OP_FRAME_ERROR);
+	assert_int_equal(t->user[1].addr, OP_UNWIND_ERR_NO_MAPS);
+	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, &gone, t, &st) > 0);
+	assert_int_equal(st.no_maps, 2);
+	free(t);
+	free(c);
+}
+
+static void test_malformed_copies(void **state)
+{
+	struct process_table pt = {0};
+	struct stack_copy_stats st = {0};
+	struct op_stack_copy *c = new_copy();
+	struct op_trace *t = malloc(sizeof(*t));
+
+	(void)state;
+	assert_non_null(t);
+	c->stack_len = 64;
+	/* Shorter than its header, shorter than its stated stack, a stack too large,
+	 * too many kernel frames. */
+	assert_int_equal(stack_copy__to_trace(c, 10, &pt, NULL, t, &st), -EINVAL);
+	assert_int_equal(stack_copy__to_trace(c, copy_size(c) - 1, &pt, NULL, t, &st), -EINVAL);
+	c->stack_len = OP_STACK_COPY_MAX + 8;
+	assert_int_equal(stack_copy__to_trace(c, sizeof(*c), &pt, NULL, t, &st), -EINVAL);
+	c->stack_len = 0;
+	c->n_kernel = OP_MAX_KERNEL_FRAMES + 2;
+	assert_int_equal(stack_copy__to_trace(c, copy_size(c), &pt, NULL, t, &st), -EINVAL);
+	assert_int_equal(st.bad_records, 4);
+	assert_int_equal(st.received, 0);
+	free(t);
+	free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_frame_pointer_walk_over_copy),
+	    cmocka_unit_test(test_process_never_read),
+	    cmocka_unit_test(test_malformed_copies),
+	};
+
+	return cmocka_run_group_tests_name("stack_copy", tests, NULL, NULL);
+}

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+
+#include "symbol/symbol_cache.h"
+
+static int freed;
+
+static void free_value(void *v)
+{
+	freed++;
+	free(v);
+}
+
+static void *value(void)
+{
+	void *v = malloc(16);
+
+	assert_non_null(v);
+	return v;
+}
+
+/* Never more than the bound, and the least recently used goes first. */
+static void test_bound_and_order(void **state)
+{
+	struct symbol_cache c;
+
+	(void)state;
+	freed = 0;
+	symbol_cache__init(&c, 1000, free_value);
+	for (uint64_t k = 1; k <= 4; k++)
+		assert_non_null(symbol_cache__put(&c, k, value(), 250));
+	assert_int_equal(c.cost, 1000);
+	assert_int_equal(freed, 0);
+	/* Use 1: now 2 is the least recently used. */
+	assert_non_null(symbol_cache__get(&c, 1));
+	assert_non_null(symbol_cache__put(&c, 5, value(), 250));
+	assert_int_equal(freed, 1);
+	assert_null(symbol_cache__get(&c, 2));
+	assert_non_null(symbol_cache__get(&c, 1));
+	assert_non_null(symbol_cache__get(&c, 3));
+	assert_true(c.cost <= c.limit);
+	/* A big entry pushes out as many as needed, never itself. */
+	assert_non_null(symbol_cache__put(&c, 6, value(), 900));
+	assert_true(c.cost <= c.limit);
+	assert_non_null(symbol_cache__get(&c, 6));
+	assert_int_equal(c.n_entries, 1);
+	assert_int_equal(c.stats.evictions, 5);
+	/* Larger than the bound: kept alone. */
+	assert_non_null(symbol_cache__put(&c, 7, value(), 5000));
+	assert_int_equal(c.n_entries, 1);
+	assert_null(symbol_cache__get(&c, 6));
+	symbol_cache__clear(&c);
+	assert_int_equal(freed, 7);
+	symbol_cache__clear(NULL);
+}
+
+/* An hour of churn in miniature: 100k distinct files through a bound of 64 entries. */
+static void test_churn_stays_bounded(void **state)
+{
+	struct symbol_cache c;
+	size_t peak = 0;
+
+	(void)state;
+	freed = 0;
+	symbol_cache__init(&c, 64 * 100, free_value);
+	for (uint64_t k = 1; k <= 100000; k++) {
+		if (!symbol_cache__get(&c, k % 5000 + 1))
+			assert_non_null(symbol_cache__put(&c, k % 5000 + 1, value(), 100));
+		if (c.cost > peak)
+			peak = c.cost;
+	}
+	assert_true(peak <= 64 * 100);
+	assert_int_equal(c.n_entries, 64);
+	assert_int_equal(c.stats.peak_cost, 64 * 100);
+	symbol_cache__clear(&c);
+	assert_int_equal(freed, (int)(c.stats.misses));
+}
+
+/* NULL values (a file without symbols) are cached too. */
+static void test_negative_entries(void **state)
+{
+	struct symbol_cache c;
+	struct symbol_cache_entry *e;
+
+	(void)state;
+	symbol_cache__init(&c, 0, free_value);
+	assert_non_null(symbol_cache__put(&c, 9, NULL, 64));
+	e = symbol_cache__get(&c, 9);
+	assert_non_null(e);
+	assert_null(e->value);
+	symbol_cache__clear(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_bound_and_order),
+	    cmocka_unit_test(test_churn_stays_bounded),
+	    cmocka_unit_test(test_negative_entries),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The vDSO as a file: copied out of this process's own [vdso] mapping, it is
+ * an ELF image whose .eh_frame gives a stack-delta table (the entry of
+ * __vdso_clock_gettime has CFA = rsp + 8, as every function's first
+ * instruction), whose .dynsym names its functions through the file cache, and
+ * whose identity is its content (two reads give one cache entry).
+ */
+#include <errno.h>
+#include <gelf.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "elf/elf_file.h"
+#include "elf/file_cache.h"
+#include "elf/stack_deltas.h"
+#include "elf/vdso_image.h"
+#include "proc/proc_maps.h"
+#include "symbol/symbolizer.h"
+
+/* This process's [vdso] line of /proc/self/maps; fails the test when absent. */
+static struct proc_map *own_vdso(struct proc_map **all, size_t *n)
+{
+	assert_int_equal(proc_maps__read(getpid(), all, n), 0);
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*all)[i].path, "[vdso]"))
+			return &(*all)[i];
+	fail_msg("no [vdso] in /proc/self/maps");
+	return NULL;
+}
+
+/* The st_value of symbol name in the image's .dynsym, or 0. */
+static uint64_t dynsym_value(int fd, const char *name)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	Elf_Scn *scn = NULL;
+	uint64_t value = 0;
+
+	while (elf && !value && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNSYM || !shdr.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && i < shdr.sh_size / shdr.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *s;
+
+			if (!gelf_getsym(data, (int)i, &sym))
+				break;
+			s = elf_strptr(elf, shdr.sh_link, sym.st_name);
+			if (s && !strcmp(s, name)) {
+				value = sym.st_value;
+				break;
+			}
+		}
+	}
+	elf_end(elf);
+	return value;
+}
+
+static void test_vdso_table_and_symbols(void **state)
+{
+	struct stack_delta_table t = {0};
+	const struct stack_delta *d;
+	struct proc_map *all = NULL, *m;
+	struct elf_file *ef = NULL;
+	struct file_cache fc;
+	uint64_t fn, vaddr;
+	const char *name;
+	struct symbolizer sym;
+	const struct sym_frame *frames;
+	uint32_t id;
+	size_t n = 0;
+	int fd;
+
+	(void)state;
+	m = own_vdso(&all, &n);
+	fd = vdso_image__copy(getpid(), m->start, m->end);
+	assert_true(fd >= 0);
+	assert_int_equal(elf_file__open("[vdso]", fd, &ef), 0);
+	fn = dynsym_value(ef->fd, "__vdso_clock_gettime");
+	assert_true(fn != 0);
+	/* The code segment covers the whole mapping from offset 0. */
+	assert_true(elf_file__mapping_bias(ef, m->offset, m->end - m->start, PF_X, &vaddr));
+	assert_int_equal(vaddr, 0);
+
+	assert_int_equal(stack_deltas__build(ef, &t), 0);
+	printf("    [vdso]: %zu bytes, %zu stack deltas\n", (size_t)(m->end - m->start), t.n);
+	assert_true(t.n > 2);
+	d = stack_delta_table__find(&t, fn);
+	assert_non_null(d);
+	assert_int_equal(d->rule.cmd, OP_RULE_CFA);
+	assert_int_equal(d->rule.cfa_base, OP_CFA_RSP);
+	assert_int_equal(d->rule.cfa_offset, 8);
+
+	/* Through the file cache: one entry for both reads, named by its .dynsym. */
+	file_cache__init(&fc);
+	id = file_cache__get(&fc, getpid(), m);
+	assert_true(id != 0);
+	assert_int_equal(file_cache__get(&fc, getpid(), m), id);
+	assert_non_null(file_cache__at(&fc, id)->elf);
+	assert_true(file_cache__at(&fc, id)->table_id != 0);
+	assert_int_equal(symbolizer__init(&sym, &fc, NULL), 0);
+	assert_true(symbolizer__native(&sym, id, fn + 1, &frames) >= 1);
+	name = frames[0].name;
+	assert_non_null(strstr(name, "clock_gettime"));
+	symbolizer__clear(&sym);
+	assert_int_equal(fc.stats.vdso_errors, 0);
+
+	file_cache__clear(&fc);
+	stack_delta_table__free(&t);
+	elf_file__close(ef);
+	proc_maps__free(all, n);
+}
+
+static void test_vdso_copy_errors(void **state)
+{
+	(void)state;
+	/* A range that is not a vDSO's size, and one nobody maps. */
+	assert_int_equal(vdso_image__copy(getpid(), 0x1000, 0x1000 + VDSO_IMAGE_MAX + 1), -E2BIG);
+	assert_int_equal(vdso_image__copy(getpid(), 0x1000, 0x1000), -E2BIG);
+	assert_int_equal(vdso_image__copy(getpid(), 0x1000, 0x3000), -EFAULT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_vdso_table_and_symbols),
+	    cmocka_unit_test(test_vdso_copy_errors),
+	};
+
+	return cmocka_run_group_tests_name("vdso_image", tests, NULL, NULL);
+}
