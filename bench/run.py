@@ -413,7 +413,8 @@ class Bench:
                  f"- {m['os']}, kernel {m['kernel']}",
                  f"- load average before: {load_before}; after: {m['load']} "
                  "(other work on the machine inflates every figure here)",
-                 f"- Python workload: `{self.python}`", "",
+                 f"- Python workload: `{self.python}`",
+                 f"- omniprof: commit {git_commit()}", "",
                  "## How to rerun", "",
                  "```sh",
                  "scripts/install-deps.sh --bench   # linux-perf, bpftrace",
@@ -477,6 +478,12 @@ class Bench:
                 f"{o['cpu_s']:.1f} s vs {d['cpu_s'] + d.get('post_cpu_s', 0):.1f} s (dwarf)",
                 o["cpu_s"] < d["cpu_s"] + d.get("post_cpu_s", 0))
         return out
+
+
+def git_commit():
+    r = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
+                       capture_output=True, text=True)
+    return r.stdout.strip() or "unknown"
 
 
 # ---- stacks from each tool: lists of frames, leaf first ---------------------------
