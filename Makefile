@@ -195,14 +195,23 @@ test: tests
 
 asan-tests: $(UNIT_SRCS:tests/%.c=$(BUILD)/tests/%) $(REPLAY_BIN) $(FUZZ_REPLAYS)
 
-# Measurements (not part of `make test`).
+# Measurements (not part of `make test`): bench/run.py writes bench/RESULTS.md.
+# Its workloads in bench/workloads/ follow the `// build:` convention above.
+BENCH_WL := $(patsubst bench/workloads/%.c,$(BUILD)/bench/workloads/%,$(wildcard bench/workloads/*.c))
+
+$(BUILD)/bench/workloads/%: bench/workloads/%.c $(WL_HDRS)
+	@mkdir -p $(@D)
+	$(WL_LINE) $< -o $@
+
 $(BUILD)/bench/stack_deltas_bench: bench/stack_deltas_bench.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
-bench: $(BIN) $(WORKLOADS) $(BUILD)/bench/stack_deltas_bench
-	$(BUILD)/bench/stack_deltas_bench
-	OMNIPROF_BUILD=$(BUILD) bench/bpf_cost.sh
+bench-tools: $(BIN) $(WORKLOADS) $(BENCH_WL) $(BUILD)/bench/stack_deltas_bench
+
+bench: bench-tools
+	scripts/install-deps.sh --bench
+	python3 bench/run.py --build $(BUILD) --out bench/RESULTS.md
 
 format:
 	clang-format -i $$(find src bpf tests -name '*.[ch]' ! -path 'tests/workloads/*')
@@ -210,7 +219,7 @@ format:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all tests test test-replay fuzz asan-tests bench format clean
+.PHONY: all tests test test-replay fuzz asan-tests bench bench-tools format clean
 .SECONDARY:
 .DELETE_ON_ERROR:
 
