@@ -3,13 +3,14 @@
 # tests/unit/test_<x>.c or tests/e2e/test_<x>.c needs no edit here.
 
 BUILD    ?= build
+.DEFAULT_GOAL := all
 CC       ?= gcc
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
 PROTOC_C ?= protoc-c
 SAN      ?=
 
-PKGS     := libbpf libelf libdw libdebuginfod zlib libprotobuf-c libcrypto
+PKGS     := libbpf libelf libdw libdebuginfod zlib libprotobuf-c libcrypto libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -137,6 +138,15 @@ $(WL_BUILD)/lib/%.so: $(WL_DIR)/lib/%.c $(WL_HDRS)
 	@mkdir -p $(@D)
 	$(WL_LINE) $< -o $@
 
+# The agent's end-to-end tests run receivers on Node.js: their npm packages,
+# pinned by the lock file, are installed under the build folder.
+NODE_DIR   := $(BUILD)/node
+$(NODE_DIR)/node_modules/.installed: tests/e2e/otlp/package.json tests/e2e/otlp/package-lock.json
+	@mkdir -p $(NODE_DIR)
+	cp $^ $(NODE_DIR)/
+	cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
 # The replay suite (tests/replay/): the BPF unwinders run in user space over
 # process snapshots, one binary from every .c there; cases in tests/replay/cases/.
 REPLAY_SRCS := $(wildcard tests/replay/*.c)
@@ -171,7 +181,8 @@ fuzz: $(WORKLOADS)
 		$(FUZZ_NAMES:%=$(BUILD)/fuzz/libfuzzer/%)
 	tests/fuzz/run.sh $(BUILD)/fuzz $(BUILD)/workloads $(FUZZ_SECONDS) $(FUZZ_NAMES)
 
-tests: $(BIN) $(TEST_BINS) $(REPLAY_BIN) $(FUZZ_REPLAYS) $(WORKLOADS)
+tests: $(BIN) $(TEST_BINS) $(REPLAY_BIN) $(FUZZ_REPLAYS) $(WORKLOADS) \
+       $(NODE_DIR)/node_modules/.installed
 
 # No BPF and no privilege needed (it traces only its own children).
 test-replay: $(REPLAY_BIN) $(WORKLOADS)

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # BPF time per sample (kernel.bpf_stats_enabled) for user stacks of a given depth.
 # Usage: bench/bpf_cost.sh [DEPTH...]   (root; run `make tests` first)
+# RECORD_FLAGS adds options to `record`, e.g. RECORD_FLAGS=--copy-all-stacks
+# for the cost of sending stack copies instead of unwinding.
 set -u
 build=${OMNIPROF_BUILD:-build}
 old=$(sysctl -n kernel.bpf_stats_enabled)
@@ -17,7 +19,7 @@ for depth in "${depths[@]}"; do
 		pids+=($!)
 	done
 	sleep 0.3
-	"$build/omniprof" record -p "$(IFS=,; echo "${pids[*]}")" -d 8 -F 999 -o "$(mktemp -d)" >/dev/null 2>&1 &
+	"$build/omniprof" record -p "$(IFS=,; echo "${pids[*]}")" -d 8 -F 999 -o "$(mktemp -d)" ${RECORD_FLAGS:-} >/dev/null 2>&1 &
 	rec=$!
 	sleep 6
 	line=$(bpftool prog show name on_sample | head -1)

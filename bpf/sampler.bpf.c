@@ -19,6 +19,7 @@ static __always_inline void find_rule(struct op_unwinder *u, __u64 pc, struct op
 #define OP_READ_USER(dst, size, addr) bpf_probe_read_user((dst), (size), (const void *)(addr))
 #define OP_FIND_RULE(u, pc, rule)     find_rule((u), (pc), (rule))
 #include "unwind/native_unwind.h"
+#include "python_maps.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -221,6 +222,7 @@ struct walk_ctx {
 	struct op_unwinder u;
 	__u32 n;      /* frames written */
 	__s32 result; /* last op_step_result */
+	bool python;  /* a Python process: the mixed walk of python_maps.h */
 };
 
 static long walk_one_frame(__u32 index, void *data)
@@ -243,7 +245,8 @@ static long walk_one_frame(__u32 index, void *data)
 	slot = index;
 	__asm__ volatile("" : "+r"(slot));
 	slot &= OP_MAX_USER_FRAMES - 1;
-	w->result = op_unwind_step(&w->u, &t->user[slot]);
+	w->result = w->python ? py_walk_step(&w->u, &t->user[slot])
+			      : op_unwind_step(&w->u, &t->user[slot]);
 	w->n = index + 1;
 	return w->result != OP_STEP_CONTINUE;
 }
@@ -311,6 +314,7 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 		return;
 	}
 	op_unwinder__init(&w.u, t->hdr.pid, r.pc, r.sp, r.fp);
+	w.python = py_walk_begin(bpf_get_current_task_btf(), t->hdr.pid);
 	bpf_loop(OP_MAX_USER_FRAMES + 1, walk_one_frame, &w, 0);
 
 	if (w.result > OP_STEP_END) {

@@ -33,6 +33,7 @@ enum op_frame_kind {
 	OP_FRAME_NATIVE = 0,
 	OP_FRAME_KERNEL = 1,
 	OP_FRAME_ERROR = 2, /* the unwinder stopped: addr holds an op_unwind_error */
+	OP_FRAME_PYTHON = 3, /* CPython code object + instruction offset: see python_types.h */
 };
 
 enum op_frame_flags {

@@ -10,11 +10,20 @@ PKGS=(
 	libdebuginfod-dev libiberty-dev
 	binutils xz-utils debuginfod
 	protobuf-c-compiler libprotobuf-c-dev
+	libcurl4-openssl-dev openssl
 	libcmocka-dev
 	golang-go protobuf-compiler
 	g++ rustc
 	libclang-rt-14-dev # libFuzzer for `make fuzz`
+	python3
 )
+
+# The agent's end-to-end tests run an OTLP receiver on Node.js (gRPC stack
+# from npm, installed by the tests). Debian's nodejs ships npm separately;
+# a Node.js that came with its own npm is kept as it is.
+if ! command -v npm >/dev/null 2>&1; then
+	PKGS+=(nodejs npm)
+fi
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -7,6 +7,7 @@
 
 /* Each returns the process exit code. */
 int cmd_record(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 
 /* Shared checks: print one line and return -errno when the requirement fails. */

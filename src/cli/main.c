@@ -11,6 +11,8 @@ static void usage(FILE *f)
 		   "commands:\n"
 		   "  record    profile the whole system (or -p PIDs) and write pprof, folded\n"
 		   "            stacks and a flame graph; `omniprof record --help` for options\n"
+		   "  agent     profile continuously and report every few seconds over OTLP\n"
+		   "            (gRPC or HTTP) and/or to Pyroscope; `omniprof agent --help`\n"
 		   "  symbolize name the frames of a recorded profile afterwards from binaries\n"
 		   "            or debug files; `omniprof symbolize --help` for options\n"
 		   "  version   print the version\n");
@@ -24,6 +26,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "record"))
 		return cmd_record(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "agent"))
+		return cmd_agent(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "symbolize"))
 		return cmd_symbolize(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {

@@ -16,6 +16,7 @@
 
 #include "cli/cli.h"
 #include "export/exporters.h"
+#include "cli/session.h"
 #include "profile/collector.h"
 #include "profile/profile.h"
 #include "profile/profile_builder.h"
@@ -242,30 +243,6 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	return 0;
 }
 
-static int on_event(void *ctx, const void *data, size_t size)
-{
-	return collector__handle(ctx, data, size);
-}
-
-static uint64_t clock_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void raise_fd_limit(void)
-{
-	struct rlimit rl;
-
-	/* One fd per distinct mapped file is kept open: allow as many as we may. */
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
 static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct collector *c,
 			   const struct symbolizer *sym, const struct unwind_maps *um)
 {
@@ -366,6 +343,8 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 		(unsigned long long)um->stats.rules);
 	fprintf(stderr, "  %-40s %.1f ms\n", "tables: build time",
 		(double)um->stats.build_ns / 1e6);
+	fprintf(stderr, "  %-40s %llu deltas unused but kept, %llu reuses\n", "tables: cache",
+		(unsigned long long)um->stats.deltas_unused, (unsigned long long)um->stats.cache_hits);
 	fprintf(stderr, "  %-40s %llu\n", "tables: mapping entries (LPM)",
 		(unsigned long long)um->stats.mapping_entries);
 	fprintf(stderr, "  %-40s %llu\n", "tables: inserts refused (map full)",
@@ -404,16 +383,10 @@ static int write_outputs(const struct profile *p, const char *dir)
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts *o = calloc(1, sizeof(*o));
-	struct sampler_opts sopts = {0};
-	uint64_t bpf_stats[OP_STAT__COUNT] = {0};
-	struct symbolizer sym = {0};
-	struct sampler *s = NULL;
-	struct sampler_unwind_fds ufds;
-	struct unwind_maps um = {0};
+	struct session_opts sopts = {0};
+	struct session ss = {0};
 	struct profile *p = NULL;
-	struct collector c;
-	uint64_t start_ns, start_wall_ns, deadline_ns;
-	bool collector_ready = false;
+	uint64_t deadline_ns;
 	int ret = 1, err;
 
 	if (!o) {
@@ -427,84 +400,38 @@ int cmd_record(int argc, char **argv)
 	}
 	if (cli__check_privileges() || cli__prepare_output_dir(o->output_dir))
 		goto cleanup;
-	raise_fd_limit();
-	if (collector__init(&c)) {
-		pr_err("out of memory");
-		goto cleanup;
-	}
-	collector_ready = true;
-	if (symbolizer__init(&sym, &c.files, &o->sym)) {
-		pr_err("out of memory");
-		goto cleanup;
-	}
 
 	sopts.frequency_hz = o->frequency_hz;
 	sopts.kernel_stacks = o->kernel_stacks;
 	sopts.pids = o->pids;
 	sopts.n_pids = o->n_pids;
 	sopts.copy_all_stacks = o->copy_all_stacks;
-	if (sampler__open(&sopts, on_event, &c, &s))
+	sopts.sym = &o->sym;
+	if (session__start(&ss, &sopts))
 		goto cleanup;
-	sampler__unwind_fds(s, &ufds);
-	unwind_maps__init(&um, ufds.mappings, ufds.tables, ufds.info, ufds.rules, ufds.max_rules);
-	process_table__set_unwind_maps(&c.procs, &um);
-
-	/* Learn the processes that already run (and load their unwind tables); the
-	 * ones that start later arrive through exec events and unknown-pid reports. */
-	if (o->n_pids) {
-		for (size_t i = 0; i < o->n_pids; i++)
-			process_table__get(&c.procs, o->pids[i]);
-	} else {
-		process_table__scan_all(&c.procs);
-	}
-	/* The ring buffer is read from now on: processes still unknown (started
-	 * since) send stack copies instead of frame-pointer guesses. */
-	sampler__enable_stack_copies(s);
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	start_ns = clock_ns(CLOCK_MONOTONIC);
-	start_wall_ns = clock_ns(CLOCK_REALTIME);
-	deadline_ns = o->duration_s > 0 ? start_ns + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
+	deadline_ns =
+	    o->duration_s > 0 ? ss.interval_start_ns + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
 	fprintf(stderr, "omniprof: sampling %s on %d CPUs at %u Hz%s\n",
-		o->n_pids ? "the given processes" : "the whole system", sampler__n_cpus(s),
+		o->n_pids ? "the given processes" : "the whole system", sampler__n_cpus(ss.s),
 		o->frequency_hz, o->duration_s > 0 ? "" : " until Ctrl-C");
 
-	while (!stop_requested) {
-		uint64_t now = clock_ns(CLOCK_MONOTONIC);
-		int64_t left_ms;
+	session__run(&ss, deadline_ns, &stop_requested);
+	session__stop_sampling(&ss);
 
-		if (now >= deadline_ns)
-			break;
-		left_ms = (int64_t)((deadline_ns - now) / 1000000);
-		err = sampler__poll(s, left_ms < 100 ? (int)left_ms + 1 : 100);
-		if (err < 0 && err != -EINTR) {
-			pr_err("reading samples failed: %s", strerror(-err));
-			break;
-		}
-	}
-	sampler__drain(s);
-	sampler__read_stats(s, bpf_stats);
-	/* The tables go with the BPF object: stop keeping them in step first. */
-	process_table__set_unwind_maps(&c.procs, NULL);
-	sampler__free(s);
-	s = NULL;
-
-	p = profile__new(o->frequency_hz);
-	if (!p || profile_builder__build(p, &c.traces, &sym)) {
+	if (session__take_profile(&ss, &p)) {
 		pr_err("out of memory while building the profile");
 		goto cleanup;
 	}
-	p->time_ns = start_wall_ns;
-	p->duration_ns = clock_ns(CLOCK_MONOTONIC) - start_ns;
-	p->stats.dropped = bpf_stats[OP_STAT_RINGBUF_FULL] + bpf_stats[OP_STAT_STACK_COPY_LOST] +
-			   c.stats.bad_records + c.copies.bad_records + c.stats.enomem;
-
 	if (write_outputs(p, o->output_dir))
 		goto cleanup;
 	summary__print(p, stdout, 10);
-	if (log_verbosity > 0)
-		print_counters(bpf_stats, &c, &sym, &um);
+	if (log_verbosity > 0) {
+		print_counters(ss.bpf_stats, &ss.c, &ss.sym, &ss.um);
+		python__print_counters(&ss.py, ss.py_stats, stderr);
+	}
 	if (!p->stats.samples)
 		pr_warn("no samples were recorded: the %s did not run on a CPU while sampling",
 			o->n_pids ? "processes" : "system");
@@ -513,14 +440,8 @@ int cmd_record(int argc, char **argv)
 	ret = 0;
 
 cleanup:
-	if (collector_ready)
-		process_table__set_unwind_maps(&c.procs, NULL);
-	sampler__free(s);
-	unwind_maps__clear(&um);
 	profile__free(p);
-	symbolizer__clear(&sym);
-	if (collector_ready)
-		collector__clear(&c);
+	session__clear(&ss);
 	free(o);
 	return ret;
 }

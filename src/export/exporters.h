@@ -9,6 +9,8 @@ struct profile;
 
 /* pprof protobuf, gzip-compressed, to path. 0 or -errno. */
 int pprof__write(const struct profile *p, const char *path);
+/* The same bytes to an open file descriptor (not closed). 0 or -errno. */
+int pprof__write_fd(const struct profile *p, int fd);
 /* Folded stacks: "comm;root;...;leaf COUNT" per unique stack. 0 or -errno. */
 int folded__write(const struct profile *p, FILE *f);
 /* A self-contained interactive flame graph page. 0 or -errno. */

@@ -106,6 +106,8 @@ const char *frame_text__kind_name(int kind)
 		return "kernel";
 	case PROFILE_FRAME_ERROR:
 		return "error";
+	case PROFILE_FRAME_PYTHON:
+		return "python";
 	default:
 		return "other";
 	}

@@ -682,3 +682,29 @@ cleanup:
 	free(tmp);
 	return err;
 }
+
+int pprof__write_fd(const struct profile *p, int fd)
+{
+	struct pprof_writer w = {.p = p};
+	int err;
+
+	if (!p || fd < 0)
+		return -EINVAL;
+	err = strtab__init(&w.strings);
+	if (err)
+		goto cleanup;
+	w.sink = sink__new();
+	w.map_flags = calloc(p->n_mappings ? p->n_mappings : 1, 1);
+	if (!w.sink || !w.map_flags) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = writer__scan_locations(&w);
+	if (err)
+		goto cleanup;
+	w.sink->fd = fd;
+	err = writer__write(&w);
+cleanup:
+	writer__free(&w);
+	return err;
+}

@@ -155,6 +155,12 @@ void process_table__set_unwind_maps(struct process_table *pt, struct unwind_maps
 	pt->unwind = um;
 }
 
+void process_table__set_observer(struct process_table *pt, process_observer_fn fn, void *ctx)
+{
+	pt->observer = fn;
+	pt->observer_ctx = ctx;
+}
+
 static bool pid_equal(const void *entry, const void *key, void *ctx)
 {
 	(void)ctx;
@@ -239,6 +245,8 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 	maps = NULL;
 	publish(pt, p, old, n_old);
 	free(old);
+	if (pt->observer)
+		pt->observer(pt->observer_ctx, p);
 cleanup:
 	free(maps);
 	proc_maps__free(raw, n_raw);
@@ -296,6 +304,8 @@ void process_table__mark_exited(struct process_table *pt, uint32_t pid)
 	if (p && !p->exited) {
 		p->exited = true;
 		unpublish(pt, p);
+		if (pt->observer)
+			pt->observer(pt->observer_ctx, p);
 	}
 }
 

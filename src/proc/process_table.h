@@ -47,10 +47,15 @@ struct process_table_stats {
 	uint64_t unknown_address; /* frames outside every mapping after a refresh */
 };
 
+/* Told after a process's maps were read and after it exited (p->exited). */
+typedef void (*process_observer_fn)(void *ctx, const struct process *p);
+
 struct process_table {
 	struct hashmap by_pid;
 	struct file_cache *files;
 	struct unwind_maps *unwind; /* NULL: no in-kernel unwinding tables to keep in step */
+	process_observer_fn observer; /* NULL: none (interpreter support, src/interp/) */
+	void *observer_ctx;
 	struct process_table_stats stats;
 };
 
@@ -69,6 +74,8 @@ int process_table__scan_all(struct process_table *pt);
 void process_table__mark_exited(struct process_table *pt, uint32_t pid);
 /* Also keep the in-kernel unwinder's maps in step with every maps read. */
 void process_table__set_unwind_maps(struct process_table *pt, struct unwind_maps *um);
+/* Calls fn(ctx, p) after every maps read and exit; fn NULL: no more calls. */
+void process_table__set_observer(struct process_table *pt, process_observer_fn fn, void *ctx);
 
 /* The executable mapping of p holding addr, or NULL (no re-read). */
 const struct process_mapping *process_table__find_mapping(const struct process *p, uint64_t addr);

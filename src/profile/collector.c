@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/python/python.h"
 #include "types.h"
 #include "util/log.h"
 
@@ -64,6 +65,10 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 	t->pid = e->hdr.pid;
 	t->tid = e->tid;
 	t->flags = e->flags;
+	if (c->traces.keep_events) {
+		t->cpu = e->cpu;
+		t->time_ns = e->ktime_ns + (uint64_t)c->monotonic_to_wall_ns;
+	}
 	copy_comm(t->comm, e->comm);
 	copy_comm(t->pcomm, e->pcomm);
 
@@ -83,6 +88,14 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 		struct trace_frame *tf = &t->frames[n++];
 
 		*tf = (struct trace_frame){.addr = f->addr, .kind = f->kind, .flags = f->flags};
+		if (f->kind == OP_FRAME_PYTHON) {
+			/* (code object id, instruction offset): named while the process lives. */
+			tf->addr = f->aux;
+			tf->file_id = c->python ? python__resolve(c->python, e->hdr.pid, f->addr,
+								  f->file_id)
+						: 0;
+			continue;
+		}
 		if (f->kind != OP_FRAME_NATIVE || f->file_id)
 			continue;
 		if (!process_table__resolve(&c->procs, p, f->addr, &tf->file_id, &tf->addr))

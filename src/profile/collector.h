@@ -16,6 +16,8 @@
 #include "profile/trace_table.h"
 #include "unwind/stack_copy.h"
 
+struct python;
+
 struct collector_stats {
 	uint64_t traces;      /* trace records received */
 	uint64_t bad_records; /* malformed ring-buffer records */
@@ -34,6 +36,9 @@ struct collector {
 	struct stack_copy_stats copies;
 	struct trace *scratch; /* one trace of maximal size, reused per record */
 	struct op_trace *copy_trace; /* a stack copy, unwound (src/unwind/stack_copy.h) */
+	/* Added to a sample's CLOCK_MONOTONIC time to get the wall clock (keep_events). */
+	int64_t monotonic_to_wall_ns;
+	struct python *python; /* names Python frames; NULL: they stay unnamed */
 };
 
 /* 0 or -ENOMEM. Free with collector__clear(). */

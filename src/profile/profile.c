@@ -437,8 +437,34 @@ int profile__add_sample(struct profile *p, const uint32_t *location_ids, uint32_
 	s->comm = comm_copy;
 	s->thread_name = thread_copy;
 	s->count = count;
+	s->cpu = 0;
+	s->n_timestamps = 0;
+	s->timestamps = NULL;
 	p->stats.samples += (uint64_t)count;
 	if (new_pid)
 		p->stats.processes++;
+	return 0;
+}
+
+int profile__set_sample_events(struct profile *p, uint32_t cpu, const uint64_t *timestamps,
+			       uint32_t n)
+{
+	struct profile_sample *s;
+	uint64_t *copy = NULL;
+
+	if (!p->n_samples || (n && !timestamps))
+		return -EINVAL;
+	s = &p->samples[p->n_samples - 1];
+	if (n && (int64_t)n != s->count)
+		return -EINVAL;
+	if (n) {
+		copy = pool_alloc(p->intern, sizeof(*copy) * n);
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, timestamps, sizeof(*copy) * n);
+	}
+	s->cpu = cpu;
+	s->timestamps = copy;
+	s->n_timestamps = n;
 	return 0;
 }

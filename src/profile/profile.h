@@ -23,7 +23,7 @@ enum profile_frame_kind {
 	PROFILE_FRAME_NATIVE = 0, /* user-space machine code (C, C++, Rust, Go, ...) */
 	PROFILE_FRAME_KERNEL = 1,
 	PROFILE_FRAME_ERROR = 2, /* the unwinder stopped here: name says why */
-				 /* interpreters (cpython, ...) are added after these */
+	PROFILE_FRAME_PYTHON = 3, /* CPython function: address = instruction offset */
 };
 
 struct profile_mapping {
@@ -74,6 +74,10 @@ struct profile_sample {
 	const char *comm;	 /* the process's command name */
 	const char *thread_name; /* the sampled thread's name */
 	int64_t count;		 /* number of samples with exactly this stack */
+	/* Events, when the session kept them (profile__set_sample_events()). */
+	uint32_t cpu;		    /* the CPU every one of these samples ran on */
+	uint32_t n_timestamps;	    /* == count, or 0: only the count is known */
+	const uint64_t *timestamps; /* wall clock, ns since the epoch */
 };
 
 /* Totals the exporters and the summary report. */
@@ -89,6 +93,7 @@ struct profile {
 	uint64_t period_ns; /* 1e9 / frequency_hz */
 	uint64_t time_ns;   /* wall-clock start, ns since the epoch */
 	uint64_t duration_ns;
+	bool has_events; /* samples carry their CPU and, within budget, per-event times */
 	struct profile_stats stats;
 
 	/* Read-only for exporters: element i has id i + 1. */
@@ -123,6 +128,11 @@ uint32_t profile__add_location(struct profile *p, uint32_t mapping_id, uint64_t 
 int profile__add_sample(struct profile *p, const uint32_t *location_ids, uint32_t n_locations,
 			uint32_t pid, uint32_t tid, const char *comm, const char *thread_name,
 			int64_t count);
+
+/* Gives the last sample added its CPU and per-event times (copied; n == its count or 0).
+ * 0, -EINVAL or -ENOMEM. */
+int profile__set_sample_events(struct profile *p, uint32_t cpu, const uint64_t *timestamps,
+			       uint32_t n);
 
 /* Name of a location's outermost function (the one a flat listing shows). */
 static inline const struct profile_function *profile__function(const struct profile *p,

@@ -9,6 +9,7 @@
 #include "elf/elf_file.h"
 #include "elf/file_cache.h"
 #include "elf/file_id.h"
+#include "interp/python/python.h"
 #include "profile/profile.h"
 #include "profile/trace_table.h"
 #include "symbol/symbolizer.h"
@@ -101,7 +102,7 @@ static uint32_t new_location(struct builder *b, const struct trace_frame *tf)
 	enum profile_frame_kind kind = PROFILE_FRAME_NATIVE;
 	struct profile_line line = {0, 0};
 	uint32_t mapping = 0;
-	const char *name, *module;
+	const char *name, *module, *filename = "";
 	char buf[512], modname[300];
 
 	switch (tf->kind) {
@@ -120,12 +121,17 @@ static uint32_t new_location(struct builder *b, const struct trace_frame *tf)
 		break;
 	case OP_FRAME_NATIVE:
 		return native_location(b, tf, is_return);
+	case OP_FRAME_PYTHON:
+		kind = PROFILE_FRAME_PYTHON;
+		python__describe(b->sym->python, tf->file_id, (uint32_t)tf->addr, &name, &filename,
+				 &line.line);
+		break;
 	default:
 		kind = PROFILE_FRAME_ERROR;
 		name = symbolizer__error(tf->addr);
 		break;
 	}
-	line.function_id = profile__add_function(b->p, name, name, "");
+	line.function_id = profile__add_function(b->p, name, name, filename);
 	if (!line.function_id)
 		return 0;
 	return profile__add_location(b->p, mapping, tf->addr, kind, &line, 1);
@@ -181,10 +187,15 @@ int profile_builder__build(struct profile *p, const struct trace_table *tt, stru
 		}
 		err = profile__add_sample(p, ids, t->n_frames, t->pid, t->tid, t->pcomm, t->comm,
 					  (int64_t)t->count);
+		if (!err && tt->keep_events)
+			err = profile__set_sample_events(
+			    p, t->cpu, t->timestamps,
+			    t->n_timestamps == t->count ? t->n_timestamps : 0);
 		if (err)
 			goto cleanup;
 	}
 	p->stats.truncated += tt->truncated;
+	p->has_events = tt->keep_events;
 cleanup:
 	for (size_t it = 0; hashmap__next(&b.frames, &it, &e);)
 		free(e);

@@ -36,10 +36,36 @@ void trace_table__clear(struct trace_table *tt)
 
 	if (!tt)
 		return;
-	for (size_t i = 0; hashmap__next(&tt->traces, &i, &e);)
+	for (size_t i = 0; hashmap__next(&tt->traces, &i, &e);) {
+		free(((struct trace *)e)->timestamps);
 		free(e);
+	}
 	hashmap__clear(&tt->traces);
 	tt->samples = tt->truncated = 0;
+	tt->n_timestamps = tt->timestamps_dropped = 0;
+}
+
+/* Appends t's time to e, within the table's budget: 0, or -ENOMEM (the sample still counts). */
+static int add_timestamp(struct trace_table *tt, struct trace *e, uint64_t time_ns)
+{
+	if (tt->n_timestamps >= tt->max_timestamps) {
+		tt->timestamps_dropped++;
+		return 0;
+	}
+	if (e->n_timestamps == e->cap_timestamps) {
+		uint32_t cap = e->cap_timestamps ? e->cap_timestamps * 2 : 4;
+		uint64_t *ts = realloc(e->timestamps, cap * sizeof(*ts));
+
+		if (!ts) {
+			tt->timestamps_dropped++;
+			return -ENOMEM;
+		}
+		e->timestamps = ts;
+		e->cap_timestamps = cap;
+	}
+	e->timestamps[e->n_timestamps++] = time_ns;
+	tt->n_timestamps++;
+	return 0;
 }
 
 int trace_table__add(struct trace_table *tt, const struct trace *t)
@@ -55,6 +81,8 @@ int trace_table__add(struct trace_table *tt, const struct trace *t)
 			return -ENOMEM;
 		memcpy(e, t, size);
 		e->count = 0;
+		e->timestamps = NULL;
+		e->n_timestamps = e->cap_timestamps = 0;
 		if (hashmap__insert(&tt->traces, h, e)) {
 			free(e);
 			return -ENOMEM;
@@ -62,6 +90,8 @@ int trace_table__add(struct trace_table *tt, const struct trace *t)
 	}
 	e->count++;
 	tt->samples++;
+	if (tt->keep_events)
+		add_timestamp(tt, e, t->time_ns);
 	if (t->flags & OP_TRACE_F_USER_TRUNCATED)
 		tt->truncated++;
 	return 0;

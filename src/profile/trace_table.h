@@ -8,6 +8,7 @@
 #ifndef OMNIPROF_PROFILE_TRACE_TABLE_H
 #define OMNIPROF_PROFILE_TRACE_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,14 +31,32 @@ struct trace {
 	char pcomm[OP_TASK_COMM_LEN]; /* process name */
 	uint32_t flags;		      /* enum op_trace_flags */
 	uint32_t n_frames;
+	uint32_t cpu;	   /* with keep_events only (it splits traces), else 0 */
+	uint32_t reserved; /* 0: part of the key */
 	uint64_t count;
+	/* Events (keep_events): the wall-clock time of each sample, in arrival order. */
+	uint64_t time_ns; /* on trace_table__add(): this sample's time */
+	uint64_t *timestamps;
+	uint32_t n_timestamps; /* < count when the table's budget ran out */
+	uint32_t cap_timestamps;
 	struct trace_frame frames[];
 };
 
+/*
+ * A continuous exporter wants one entry per event (OTLP: a timestamp per
+ * sample, and the CPU as a sample attribute). With keep_events set, the CPU
+ * becomes part of a trace's identity and each sample's time is kept, up to
+ * max_timestamps for the whole table (then samples are only counted), so
+ * memory stays bounded whatever the sampling rate.
+ */
 struct trace_table {
 	struct hashmap traces; /* of struct trace, owned */
 	uint64_t samples;
 	uint64_t truncated; /* samples whose stack ended with an error frame */
+	bool keep_events;
+	uint64_t max_timestamps;
+	uint64_t n_timestamps;
+	uint64_t timestamps_dropped; /* samples counted without their time */
 };
 
 void trace_table__init(struct trace_table *tt);

@@ -333,3 +333,33 @@ int sampler__n_cpus(const struct sampler *s)
 {
 	return s->n_cpus;
 }
+
+int sampler__map_fd(const struct sampler *s, const char *name)
+{
+	int fd = bpf_object__find_map_fd_by_name(s->skel->obj, name);
+
+	return fd < 0 ? -ENOENT : fd;
+}
+
+int sampler__read_percpu(const struct sampler *s, const char *name, uint64_t *out, uint32_t n)
+{
+	int cpus = libbpf_num_possible_cpus(), fd = sampler__map_fd(s, name);
+	uint64_t *values;
+
+	if (fd < 0)
+		return fd;
+	if (cpus <= 0)
+		return -ENODEV;
+	values = calloc((size_t)cpus, sizeof(*values));
+	if (!values)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < n; k++) {
+		out[k] = 0;
+		if (bpf_map_lookup_elem(fd, &k, values))
+			continue;
+		for (int c = 0; c < cpus; c++)
+			out[k] += values[c];
+	}
+	free(values);
+	return 0;
+}

@@ -56,6 +56,10 @@ void sampler__unwind_fds(const struct sampler *s, struct sampler_unwind_fds *out
 /* From now on, samples of processes without unwind tables come as stack copies
  * (struct op_stack_copy) rather than frame-pointer walks. */
 void sampler__enable_stack_copies(struct sampler *s);
+/* The fd of the BPF map called name (e.g. "py_procs"), or -ENOENT. */
+int sampler__map_fd(const struct sampler *s, const char *name);
+/* Sums the per-CPU values of the array map name into out[0..n). 0 or -errno. */
+int sampler__read_percpu(const struct sampler *s, const char *name, uint64_t *out, uint32_t n);
 
 /* Number of CPUs sampled. */
 int sampler__n_cpus(const struct sampler *s);

@@ -19,6 +19,7 @@
 
 struct file_cache;
 struct kallsyms;
+struct python;
 
 struct symbolizer_opts {
 	enum demangle_mode demangle;   /* DEMANGLE_DEFAULT unless set */
@@ -40,6 +41,7 @@ struct symbolizer_stats {
 struct symbolizer {
 	struct file_cache *files;
 	struct kallsyms *ksyms; /* loaded on the first kernel frame */
+	const struct python *python; /* names Python frames; NULL: shown unnamed */
 	bool ksyms_tried;
 	struct symbol_options sym_opts;
 	struct debuginfo debuginfo;

@@ -21,9 +21,20 @@ struct rule_entry {
 
 /* Deltas per chunk: 8 MiB of kernel memory, enough for a typical host's libraries. */
 #define CHUNK_DELTAS (1u << 20)
+/*
+ * Tables no process uses stay loaded while their space is not needed: the
+ * chunks are allocated anyway (they never shrink), so keeping them costs no
+ * memory, and a table is unloaded (oldest first) when a new one needs room
+ * before a chunk is added. At most this many unused tables (table_info
+ * entries).
+ */
+#define UNUSED_TABLES_MAX 4096
 
 struct loaded_table {
 	uint64_t id;
+	/* In the list of loaded tables no process uses (refs 0), oldest first. */
+	struct loaded_table *prev_unused, *next_unused;
+	bool unused;
 	uint64_t base; /* ELF vaddr the deltas' 32-bit offsets start from */
 	uint32_t refs;
 	uint32_t n_deltas;
@@ -56,6 +67,7 @@ void unwind_maps__init(struct unwind_maps *um, int mappings_fd, int tables_fd, i
 	um->max_rules = max_rules;
 	hashmap__init(&um->rules, rule_equal, NULL);
 	hashmap__init(&um->tables, table_equal, NULL);
+	um->unused_budget = UINT64_MAX;
 }
 
 void unwind_maps__clear(struct unwind_maps *um)
@@ -75,6 +87,7 @@ void unwind_maps__clear(struct unwind_maps *um)
 		close(um->chunks[i].fd);
 	}
 	um->n_chunks = 0;
+	um->unused_first = um->unused_last = NULL;
 }
 
 static int extent_insert(struct delta_chunk *c, size_t at, struct delta_extent e)
@@ -125,10 +138,15 @@ static int chunk_add(struct unwind_maps *um, uint32_t n)
 	return 0;
 }
 
-/* First fit over every chunk, adding one when none has room. */
+static void deltas_free(struct unwind_maps *um, uint32_t chunk, uint32_t offset, uint32_t n);
+static bool evict_oldest_unused(struct unwind_maps *um);
+
+/* First fit over every chunk; tables no process uses are unloaded to make
+ * room (oldest first) before a chunk is added. */
 static int deltas_alloc(struct unwind_maps *um, uint32_t n, uint32_t *chunk, uint32_t *offset)
 {
 	for (int attempt = 0; attempt < 2; attempt++) {
+	retry:
 		for (uint32_t ci = 0; ci < um->n_chunks; ci++) {
 			struct delta_chunk *c = &um->chunks[ci];
 
@@ -148,6 +166,8 @@ static int deltas_alloc(struct unwind_maps *um, uint32_t n, uint32_t *chunk, uin
 				return 0;
 			}
 		}
+		if (attempt == 0 && evict_oldest_unused(um))
+			goto retry;
 		if (attempt == 0) {
 			int err = chunk_add(um, n);
 
@@ -292,6 +312,22 @@ cleanup:
 	return err;
 }
 
+static void unused_unlink(struct unwind_maps *um, struct loaded_table *lt)
+{
+	if (lt->prev_unused)
+		lt->prev_unused->next_unused = lt->next_unused;
+	else
+		um->unused_first = lt->next_unused;
+	if (lt->next_unused)
+		lt->next_unused->prev_unused = lt->prev_unused;
+	else
+		um->unused_last = lt->prev_unused;
+	lt->prev_unused = lt->next_unused = NULL;
+	lt->unused = false;
+	um->stats.deltas_unused -= lt->n_deltas;
+	um->n_unused--;
+}
+
 int unwind_maps__acquire(struct unwind_maps *um, uint64_t id, const struct elf_file *ef)
 {
 	uint64_t h = hash_u64(id);
@@ -319,27 +355,68 @@ int unwind_maps__acquire(struct unwind_maps *um, uint64_t id, const struct elf_f
 				um->stats.deltas_peak = um->stats.deltas_loaded;
 		}
 	}
-	lt->refs++;
+	if (!lt->refs++ && lt->unused) {
+		/* Loaded and unused: used again without a rebuild. */
+		unused_unlink(um, lt);
+		um->stats.cache_hits++;
+	}
 	return lt->error;
 }
 
-void unwind_maps__release(struct unwind_maps *um, uint64_t id)
+static void unload(struct unwind_maps *um, struct loaded_table *lt)
 {
-	uint64_t h = hash_u64(id);
-	struct loaded_table *lt = hashmap__find(&um->tables, h, &id);
-
-	if (!lt || --lt->refs)
-		return;
 	if (!lt->error) {
 		/* Unpublish, then reuse the space: a sample already past the lookup may read
 		 * a newer table's deltas once, at worst one odd frame, never a fault. */
-		bpf_map_delete_elem(um->info_fd, &id);
+		bpf_map_delete_elem(um->info_fd, &lt->id);
 		deltas_free(um, lt->chunk, lt->offset, lt->n_deltas);
 		um->stats.tables_unloaded++;
 		um->stats.deltas_loaded -= lt->n_deltas;
 	}
-	hashmap__remove(&um->tables, h, &id);
+	hashmap__remove(&um->tables, hash_u64(lt->id), &lt->id);
 	free(lt);
+}
+
+static bool evict_oldest_unused(struct unwind_maps *um)
+{
+	struct loaded_table *lt = um->unused_first;
+
+	if (!lt)
+		return false;
+	unused_unlink(um, lt);
+	unload(um, lt);
+	return true;
+}
+
+void unwind_maps__release(struct unwind_maps *um, uint64_t id)
+{
+	struct loaded_table *lt = hashmap__find(&um->tables, hash_u64(id), &id);
+
+	if (!lt || --lt->refs)
+		return;
+	if (lt->error) {
+		unload(um, lt);
+		return;
+	}
+	/*
+	 * Kept loaded: the same programs start again and again (a build runs cc1,
+	 * as and ld hundreds of times; clang maps 2M deltas of LLVM), and
+	 * rebuilding their tables each time would stall the reader. The oldest
+	 * unused go first when the space is needed (see UNUSED_TABLES_MAX).
+	 */
+	lt->unused = true;
+	lt->prev_unused = um->unused_last;
+	lt->next_unused = NULL;
+	if (um->unused_last)
+		um->unused_last->next_unused = lt;
+	else
+		um->unused_first = lt;
+	um->unused_last = lt;
+	um->stats.deltas_unused += lt->n_deltas;
+	um->n_unused++;
+	while ((um->stats.deltas_unused > um->unused_budget || um->n_unused > UNUSED_TABLES_MAX) &&
+	       evict_oldest_unused(um))
+		;
 }
 
 /* MAX_SEARCH_STEPS of find_rule() in bpf/sampler.bpf.c. */

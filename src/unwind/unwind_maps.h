@@ -20,6 +20,7 @@
 #include "util/hashmap.h"
 
 struct elf_file;
+struct loaded_table;
 
 struct unwind_maps_stats {
 	uint64_t tables_loaded;
@@ -31,6 +32,8 @@ struct unwind_maps_stats {
 	uint64_t build_ns;	  /* time spent building tables */
 	uint64_t map_full;	  /* inserts refused because a map was full */
 	uint64_t mapping_entries; /* LPM entries currently in the trie */
+	uint64_t deltas_unused;	  /* ... of tables no process uses, kept for reuse */
+	uint64_t cache_hits;	  /* tables reused from those instead of rebuilt */
 	uint64_t chunk_deltas;	  /* capacity of all delta chunks (kernel memory / 8 bytes) */
 };
 
@@ -56,6 +59,11 @@ struct unwind_maps {
 	uint32_t max_rules;
 	struct hashmap rules;  /* struct rule_entry: rule -> index */
 	struct hashmap tables; /* struct loaded_table: table id -> refcount */
+	/* Loaded tables no process uses, oldest first (a doubly linked list). */
+	struct loaded_table *unused_first, *unused_last;
+	size_t n_unused;
+	uint64_t unused_budget; /* deltas of unused tables kept at most (default: no bound
+				 * but the chunks' space) */
 	struct delta_chunk chunks[OP_MAX_DELTA_CHUNKS];
 	uint32_t n_chunks;
 	struct unwind_maps_stats stats;

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The BPF side of the Python unwinder: its maps and the two calls the
+ * sampler makes (include after native_unwind.h, in sampler.bpf.c only).
+ *
+ *   py_walk_begin(task, pid)  before the user walk: is pid a Python process
+ *                             (user space put it in `py_procs`)? Then find
+ *                             the sampled thread's thread state and the
+ *                             frame it runs. True when the walk must use
+ *                             py_walk_step() instead of op_unwind_step().
+ *   py_walk_step(u, frame)    one step of the mixed walk (op_py_step()).
+ *
+ * The walk state lives in a per-CPU array (too big for the BPF stack, and a
+ * sample runs to its end on one CPU).
+ */
+#ifndef OMNIPROF_BPF_PYTHON_MAPS_H
+#define OMNIPROF_BPF_PYTHON_MAPS_H
+
+#include "python_types.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, OP_PY_STAT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} py_stats SEC(".maps");
+
+static __always_inline void py_stat_inc(__u32 which)
+{
+	__u64 *v = bpf_map_lookup_elem(&py_stats, &which);
+
+	if (v)
+		*v += 1;
+}
+
+#define OP_PY_STAT(which) py_stat_inc(which)
+#include "unwind/python_unwind.h"
+
+/* pid -> where its interpreter is. Written by user space (src/interp/python/). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct op_py_proc);
+} py_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct op_py_walker);
+} py_walk SEC(".maps");
+
+struct py_thread_search {
+	__u64 tstate; /* candidate */
+	__u64 thread_ptr;
+	__u64 found;
+};
+
+static long py_thread_search_one(__u32 index, void *data)
+{
+	struct py_thread_search *s = data;
+	struct op_py_walker *py;
+	__u32 zero = 0;
+	__u64 next;
+	int r;
+
+	(void)index;
+	py = bpf_map_lookup_elem(&py_walk, &zero);
+	if (!py || !s->tstate)
+		return 1;
+	r = op_py_thread_matches(py, s->tstate, s->thread_ptr, &next);
+	if (r == 1)
+		s->found = s->tstate;
+	s->tstate = next;
+	return r != 0;
+}
+
+static __always_inline bool py_walk_begin(struct task_struct *task, __u32 pid)
+{
+	struct op_py_proc *proc = bpf_map_lookup_elem(&py_procs, &pid);
+	struct py_thread_search s = {};
+	struct op_py_walker *py;
+	__u32 zero = 0;
+
+	if (!proc)
+		return false;
+	py = bpf_map_lookup_elem(&py_walk, &zero);
+	if (!py)
+		return false;
+	py_stat_inc(OP_PY_STAT_WALKS);
+	py->proc = *proc;
+	py->frame = 0;
+	py->pending = 0;
+	s.thread_ptr = BPF_CORE_READ(task, thread.fsbase);
+	if (op_py_first_thread(py, &s.tstate) || !s.tstate) {
+		py_stat_inc(OP_PY_STAT_NO_THREAD);
+		return false;
+	}
+	bpf_loop(OP_PY_MAX_THREADS, py_thread_search_one, &s, 0);
+	if (!s.found) {
+		py_stat_inc(OP_PY_STAT_NO_THREAD);
+		return false;
+	}
+	if (op_py_begin(py, s.found) || !py->frame) {
+		py_stat_inc(OP_PY_STAT_NO_FRAME);
+		return false;
+	}
+	return true;
+}
+
+static __always_inline int py_walk_step(struct op_unwinder *u, struct op_frame *frame)
+{
+	struct op_py_walker *py;
+	__u32 zero = 0;
+
+	py = bpf_map_lookup_elem(&py_walk, &zero);
+	if (!py)
+		return op_unwind_step(u, frame);
+	return op_py_step(py, u, frame);
+}
+
+#endif

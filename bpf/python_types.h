@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Types the Python unwinder shares with user space: where a process's
+ * interpreter is (struct op_py_proc, one per pid in the `py_procs` map) and
+ * the handful of struct offsets the kernel side needs to walk CPython's
+ * thread states and frames (struct op_py_offsets). User space fills both from
+ * src/interp/python/ (detection and the per-version offset table).
+ *
+ * A Python frame travels as a struct op_frame of kind OP_FRAME_PYTHON:
+ *   addr     the code object's address in the process
+ *   aux      the instruction offset: f_lasti as the interpreter stores it
+ *            (bytes up to 3.9, code units in 3.10; 0xffffffff before the
+ *            first instruction), code units from the start of the bytecode
+ *            from 3.11 on
+ *   file_id  8 bytes read from the code object (its first line number and
+ *            the field next to it), so user space notices a code object freed
+ *            and another one allocated at the same address
+ */
+#ifndef OMNIPROF_BPF_PYTHON_TYPES_H
+#define OMNIPROF_BPF_PYTHON_TYPES_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define OP_PY_MAX_RANGES  4   /* eval-loop address ranges (hot and .cold parts) */
+#define OP_PY_MAX_THREADS 512 /* thread states searched for the sampled thread */
+#define OP_PY_NONE	  0xffff
+
+/* How interpreter frames are chained and where an eval-loop invocation ends. */
+enum op_py_layout {
+	/* 3.6-3.10: PyFrameObject, one per _PyEval_EvalFrameDefault call. */
+	OP_PY_LAYOUT_FRAME_OBJECT = 1,
+	/* 3.11: _PyInterpreterFrame; the first frame of an invocation has is_entry set. */
+	OP_PY_LAYOUT_ENTRY_FLAG = 2,
+	/* 3.12+: _PyInterpreterFrame; each invocation starts after a frame the C
+	 * stack owns (owner == FRAME_OWNED_BY_CSTACK), which is not shown. */
+	OP_PY_LAYOUT_CSTACK_OWNER = 3,
+};
+
+/* Byte offsets into CPython's structures (OP_PY_NONE: absent in this version). */
+struct op_py_offsets {
+	__u16 interp_threads;	/* PyInterpreterState -> first PyThreadState */
+	__u16 tstate_next;	/* PyThreadState -> next */
+	__u16 tstate_thread_id; /* pthread_self() of the thread: its thread pointer (fs base) */
+	__u16 tstate_frame;   /* ->frame (<=3.10), ->cframe (3.11, 3.12), ->current_frame (3.13+) */
+	__u16 cframe_current; /* _PyCFrame -> current_frame (3.11, 3.12) */
+	__u16 frame_back;     /* f_back / previous */
+	__u16 frame_code;     /* f_code / f_executable */
+	__u16 frame_instr;    /* f_lasti (int), prev_instr / instr_ptr (pointer) */
+	__u16 frame_entry;    /* is_entry (3.11) / owner (3.12+) */
+	__u16 code_instr;     /* co_code_adaptive: first instruction (3.11+) */
+	__u16 code_fingerprint; /* co_firstlineno and the 4 bytes after it */
+	__u8 layout;		/* enum op_py_layout */
+	__u8 cstack_owner;	/* value of FRAME_OWNED_BY_CSTACK (3.12+) */
+};
+
+struct op_py_range {
+	__u64 start;
+	__u64 end; /* exclusive; start == end: unused */
+};
+
+/* Value of the `py_procs` map, key: pid (tgid). */
+struct op_py_proc {
+	__u64 interp_head; /* address of the pointer to the first interpreter */
+	struct op_py_range eval[OP_PY_MAX_RANGES]; /* absolute addresses */
+	struct op_py_offsets off;
+	__u16 version; /* major << 8 | minor, for reports */
+	__u16 reserved[3];
+};
+
+/* Per-CPU counters of the Python unwinder (the `py_stats` array map). */
+enum op_py_stat {
+	OP_PY_STAT_WALKS = 0,	  /* samples of a Python process */
+	OP_PY_STAT_NO_THREAD,	  /* the sampled thread has no thread state (yet) */
+	OP_PY_STAT_NO_FRAME,	  /* thread state found, no Python frame running */
+	OP_PY_STAT_FRAMES,	  /* Python frames emitted */
+	OP_PY_STAT_READ_ERR,	  /* an interpreter frame could not be read */
+	OP_PY_STAT_EVAL_NO_FRAME, /* an eval-loop frame with no Python frame left */
+	OP_PY_STAT__COUNT,
+};
+
+_Static_assert(sizeof(struct op_py_offsets) == 24, "op_py_offsets layout");
+_Static_assert(sizeof(struct op_py_proc) == 8 + 16 * OP_PY_MAX_RANGES + 24 + 8,
+	       "op_py_proc layout");
+
+#endif

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The CPython frame walker, written once for two targets like
+ * native_unwind.h (include that first): the BPF sampler and ordinary C. It
+ * reads user memory only through OP_READ_USER; the includer may define
+ * OP_PY_STAT(which) to count enum op_py_stat events.
+ *
+ * How Python frames join the native stack. The native unwinder walks the
+ * machine stack; each frame of CPython's eval loop (_PyEval_EvalFrameDefault,
+ * hot and .cold parts) is one invocation of the interpreter, and the Python
+ * frames that invocation runs are, innermost first, the next ones on the
+ * thread's chain of interpreter frames:
+ *   3.6-3.10  exactly one PyFrameObject per invocation (follow f_back);
+ *   3.11      frames up to and including the one marked is_entry;
+ *   3.12+     frames up to the C-stack-owned "entry" frame the invocation
+ *             pushed first (skipped: it is no Python code).
+ * So the walker replaces each eval-loop native frame by that invocation's
+ * Python frames, then the native walk resumes from the eval loop's caller:
+ * Python -> C extension -> Python callback comes out interleaved in order.
+ *
+ * One frame is written per step (the caller gives each step its own slot),
+ * so a deep Python stack costs one bpf_loop iteration per frame.
+ */
+#ifndef OMNIPROF_BPF_UNWIND_PYTHON_UNWIND_H
+#define OMNIPROF_BPF_UNWIND_PYTHON_UNWIND_H
+
+#include "python_types.h"
+#include "types.h"
+
+#ifndef OMNIPROF_BPF_UNWIND_NATIVE_UNWIND_H
+#error "include native_unwind.h before python_unwind.h"
+#endif
+
+#ifndef OP_PY_STAT
+#define OP_PY_STAT(which) ((void)0)
+#endif
+
+/* The state of one stack walk of a Python process. */
+struct op_py_walker {
+	struct op_py_proc proc; /* copied from the pid's entry */
+	__u64 frame;		/* next interpreter frame to emit, 0: none */
+	__s32 deferred;		/* native step result owed once pending frames are out */
+	__u8 pending;		/* the current eval-loop invocation has more frames */
+	__u8 reserved[3];
+};
+
+static __always_inline int op_py_read_ptr(__u64 *dst, __u64 addr)
+{
+	*dst = 0;
+	return OP_READ_USER(dst, sizeof(*dst), addr);
+}
+
+/* The first thread state of the first interpreter, in *tstate. 0 or -1. */
+static __always_inline int op_py_first_thread(const struct op_py_walker *py, __u64 *tstate)
+{
+	__u64 interp;
+
+	*tstate = 0;
+	if (op_py_read_ptr(&interp, py->proc.interp_head) || !interp)
+		return -1;
+	if (op_py_read_ptr(tstate, interp + py->proc.off.interp_threads))
+		return -1;
+	return 0;
+}
+
+/*
+ * Is tstate the thread whose thread pointer is thread_ptr? CPython stores
+ * pthread_self() in thread_id, and on x86-64 glibc and musl a pthread_t is
+ * the thread's TCB address, the fs base. Returns 1 (match), 0 (no: *next is
+ * the following thread state, 0 at the end) or -1 (unreadable).
+ */
+static __always_inline int op_py_thread_matches(const struct op_py_walker *py, __u64 tstate,
+						__u64 thread_ptr, __u64 *next)
+{
+	__u64 id;
+
+	*next = 0;
+	if (op_py_read_ptr(&id, tstate + py->proc.off.tstate_thread_id))
+		return -1;
+	if (id == thread_ptr)
+		return 1;
+	if (op_py_read_ptr(next, tstate + py->proc.off.tstate_next))
+		return -1;
+	return 0;
+}
+
+/* Sets py->frame to the frame tstate runs now (0 when none). 0 or -1. */
+static __always_inline int op_py_begin(struct op_py_walker *py, __u64 tstate)
+{
+	const struct op_py_offsets *o = &py->proc.off;
+	__u64 p;
+
+	py->frame = 0;
+	py->pending = 0;
+	py->deferred = OP_STEP_END;
+	if (op_py_read_ptr(&p, tstate + o->tstate_frame))
+		return -1;
+	if (o->cframe_current != OP_PY_NONE && p && op_py_read_ptr(&p, p + o->cframe_current))
+		return -1;
+	py->frame = p;
+	return 0;
+}
+
+static __always_inline int op_py_in_eval(const struct op_py_walker *py, __u64 pc)
+{
+	for (int i = 0; i < OP_PY_MAX_RANGES; i++)
+		if (pc >= py->proc.eval[i].start && pc < py->proc.eval[i].end)
+			return 1;
+	return 0;
+}
+
+/* 3.12+: is frame f the C-stack-owned entry frame of an invocation? */
+static __always_inline int op_py_is_cstack(const struct op_py_walker *py, __u64 f)
+{
+	__u8 owner = 0;
+
+	if (py->proc.off.layout != OP_PY_LAYOUT_CSTACK_OWNER || !f)
+		return 0;
+	if (OP_READ_USER(&owner, sizeof(owner), f + py->proc.off.frame_entry))
+		return 0;
+	return owner == py->proc.off.cstack_owner;
+}
+
+/*
+ * Writes interpreter frame py->frame into *frame and moves py->frame to the
+ * next one. Returns 1 when the same eval-loop invocation has more frames.
+ */
+static __always_inline int op_py_emit(struct op_py_walker *py, struct op_frame *frame)
+{
+	const struct op_py_offsets *o = &py->proc.off;
+	__u64 f = py->frame, code = 0, back = 0, instr = 0, fingerprint = 0;
+	__u32 aux = 0xffffffff;
+	__s32 lasti = -1;
+	__u8 entry = 0;
+	int more = 1;
+
+	frame->addr = 0;
+	frame->file_id = 0;
+	frame->aux = aux;
+	frame->kind = OP_FRAME_PYTHON;
+	frame->flags = 0;
+	frame->reserved = 0;
+	py->frame = 0;
+	if (op_py_read_ptr(&code, f + o->frame_code) || op_py_read_ptr(&back, f + o->frame_back)) {
+		OP_PY_STAT(OP_PY_STAT_READ_ERR);
+		return 0; /* an unnamed Python frame, then the native walk goes on */
+	}
+	switch (o->layout) {
+	case OP_PY_LAYOUT_FRAME_OBJECT:
+		if (!OP_READ_USER(&lasti, sizeof(lasti), f + o->frame_instr))
+			aux = (__u32)lasti;
+		more = 0;
+		break;
+	case OP_PY_LAYOUT_ENTRY_FLAG:
+		if (OP_READ_USER(&entry, sizeof(entry), f + o->frame_entry) || entry)
+			more = 0;
+		/* fall through */
+	default:
+		if (!op_py_read_ptr(&instr, f + o->frame_instr) && instr >= code + o->code_instr &&
+		    instr - (code + o->code_instr) < 0x1ffffffffull)
+			aux = (__u32)((instr - (code + o->code_instr)) / 2);
+		break;
+	}
+	if (op_py_is_cstack(py, back)) {
+		/* The invocation's first frame: the chain goes on past its entry frame. */
+		more = 0;
+		if (op_py_read_ptr(&back, back + o->frame_back))
+			back = 0;
+	}
+	if (code)
+		OP_READ_USER(&fingerprint, sizeof(fingerprint), code + o->code_fingerprint);
+	frame->addr = code;
+	frame->file_id = fingerprint;
+	frame->aux = aux;
+	py->frame = back;
+	OP_PY_STAT(OP_PY_STAT_FRAMES);
+	return back ? more : 0;
+}
+
+/*
+ * One step of the mixed walk: a pending Python frame, or a native frame
+ * that is replaced by the Python frames of its eval-loop invocation.
+ * Returns an enum op_step_result like op_unwind_step().
+ */
+static __always_inline int op_py_step(struct op_py_walker *py, struct op_unwinder *u,
+				      struct op_frame *frame)
+{
+	__u64 pc;
+	int res;
+
+	if (py->pending) {
+		py->pending = op_py_emit(py, frame);
+		return py->pending ? OP_STEP_CONTINUE : py->deferred;
+	}
+	res = op_unwind_step(u, frame);
+	if (frame->kind != OP_FRAME_NATIVE)
+		return res;
+	pc = frame->flags & OP_FRAME_F_RETURN_ADDRESS ? frame->addr - 1 : frame->addr;
+	if (!op_py_in_eval(py, pc))
+		return res;
+	if (op_py_is_cstack(py, py->frame)) {
+		/* An invocation that has not pushed a Python frame yet (3.12+): keep
+		 * the native frame, the next invocation's frames are past the entry. */
+		if (op_py_read_ptr(&py->frame, py->frame + py->proc.off.frame_back))
+			py->frame = 0;
+		return res;
+	}
+	if (!py->frame) {
+		/* Keep the native frame: better than nothing. */
+		OP_PY_STAT(OP_PY_STAT_EVAL_NO_FRAME);
+		return res;
+	}
+	py->pending = op_py_emit(py, frame);
+	if (!py->pending)
+		return res;
+	py->deferred = res;
+	return OP_STEP_CONTINUE;
+}
+
+#endif

@@ -1,0 +1,629 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * `omniprof agent`: sample continuously and, every interval, hand that
+ * interval's profile to each destination's export queue (OTLP over gRPC or
+ * HTTP, Pyroscope). The sampling thread only builds and encodes the profile;
+ * the network belongs to the queues' threads, so a slow or absent backend
+ * never delays reading the ring buffer. SIGINT / SIGTERM stop sampling, send
+ * the last partial interval and flush the queues within --flush-timeout.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "cli/session.h"
+#include "export/export_queue.h"
+#include "export/otlp.h"
+#include "export/pyroscope.h"
+#include "export/transport.h"
+#include "proc/process_labels.h"
+#include "profile/profile.h"
+#include "util/log.h"
+
+#define DEFAULT_FREQUENCY_HZ 20
+#define DEFAULT_INTERVAL_S   5.0
+#define DEFAULT_QUEUE_SIZE   60 /* intervals: 5 minutes at the default interval */
+#define DEFAULT_FLUSH_S	     10.0
+#define MAX_PIDS	     4096
+#define MAX_HEADERS	     32
+/* Per interval: 8 MiB of event times at most, then samples are only counted. */
+#define MAX_TIMESTAMPS	       (1u << 20)
+#define BACKOFF_MIN_MS	       500
+#define BACKOFF_MAX_MS	       8000
+#define OTLP_GRPC_DEFAULT_PORT "4317"
+#define OTLP_HTTP_DEFAULT_PORT "4318"
+#define OTLP_GRPC_PATH                                                                             \
+	"/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
+#define OTLP_HTTP_PATH "/v1development/profiles"
+
+struct agent_opts {
+	double interval_s;
+	uint32_t frequency_hz;
+	uint32_t pids[MAX_PIDS];
+	size_t n_pids;
+	bool kernel_stacks;
+	const char *otlp_endpoint;
+	enum transport_kind otlp_protocol;
+	bool insecure;
+	const char *ca_file, *cert_file, *key_file;
+	char *headers[MAX_HEADERS]; /* "Key: value", owned */
+	size_t n_headers;
+	const char *pyroscope_url;
+	const char *pyroscope_auth; /* user:password */
+	const char *service_name;
+	size_t queue_size;
+	double flush_s;
+};
+
+/* One destination: its queue, and the transport its thread uses. */
+struct destination {
+	char name[300];
+	char *url; /* OTLP: the full request URL; Pyroscope: the base */
+	struct transport *t;
+	struct export_queue *q;
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void agent_usage(FILE *f)
+{
+	fprintf(
+	    f,
+	    "usage: omniprof agent [--interval SECONDS] [-F HZ] [-p PID]... [--no-kernel]\n"
+	    "                      [--otlp-endpoint HOST:PORT [--otlp-protocol grpc|http]]\n"
+	    "                      [--pyroscope-url URL] [options]\n"
+	    "\n"
+	    "  -i, --interval SECONDS     report every SECONDS (default %.0f)\n"
+	    "  -F, --frequency HZ         samples per second per CPU (default %d)\n"
+	    "  -p, --pid PID              only this process (repeatable, or comma-separated)\n"
+	    "      --no-kernel            do not record kernel frames\n"
+	    "      --otlp-endpoint H:P    send OTLP profiles (gRPC default port %s, HTTP %s)\n"
+	    "      --otlp-protocol P      grpc (default) or http\n"
+	    "      --insecure             plain text instead of TLS\n"
+	    "      --ca-file FILE         trust this CA bundle instead of the system's\n"
+	    "      --cert-file FILE       client certificate (mutual TLS)\n"
+	    "      --key-file FILE        client key\n"
+	    "      --header KEY=VALUE     add a request header, e.g. for auth (repeatable)\n"
+	    "      --pyroscope-url URL    push pprof to a Pyroscope server (http://host:4040)\n"
+	    "      --pyroscope-basic-auth USER:PASSWORD\n"
+	    "                             (or OMNIPROF_PYROSCOPE_BASIC_AUTH in the environment)\n"
+	    "      --service-name NAME    service.name of every process (default: the container's\n"
+	    "                             name when known, else the executable's name)\n"
+	    "      --queue-size N         intervals kept per destination while it is down\n"
+	    "                             (default %d; then the oldest are dropped)\n"
+	    "      --flush-timeout SECONDS  time to deliver what is queued at exit (default %.0f)\n"
+	    "  -v, --verbose              one line per interval (-vv: debug output)\n",
+	    DEFAULT_INTERVAL_S, DEFAULT_FREQUENCY_HZ, OTLP_GRPC_DEFAULT_PORT,
+	    OTLP_HTTP_DEFAULT_PORT, DEFAULT_QUEUE_SIZE, DEFAULT_FLUSH_S);
+}
+
+/* Resolves a pid or thread id to its process id; -ESRCH when there is none. */
+static int process_of(long id, uint32_t *pid)
+{
+	char path[64], line[256];
+	FILE *f;
+	int err = -ESRCH;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", id);
+	f = fopen(path, "re");
+	if (!f)
+		return -ESRCH;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Tgid:", 5)) {
+			*pid = (uint32_t)strtoul(line + 5, NULL, 10);
+			err = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return err;
+}
+
+static int add_pids(struct agent_opts *o, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long id = strtol(tok, &end, 10);
+		uint32_t pid;
+
+		if (*end || id <= 0 || id > INT_MAX) {
+			pr_err("-p: '%s' is not a process id", tok);
+			err = -EINVAL;
+			break;
+		}
+		if (process_of(id, &pid)) {
+			pr_err("-p %ld: no such process", id);
+			err = -ESRCH;
+			break;
+		}
+		if (o->n_pids == MAX_PIDS) {
+			pr_err("-p: at most %d processes", MAX_PIDS);
+			err = -E2BIG;
+			break;
+		}
+		o->pids[o->n_pids++] = pid;
+	}
+	free(copy);
+	return err;
+}
+
+static int add_header(struct agent_opts *o, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	const char *bad = strpbrk(arg, "\r\n:");
+
+	if (!eq || eq == arg || (bad && bad < eq)) {
+		pr_err("--header: '%s' is not KEY=VALUE", arg);
+		return -EINVAL;
+	}
+	if (strpbrk(eq, "\r\n")) {
+		pr_err("--header: a value cannot span lines");
+		return -EINVAL;
+	}
+	if (o->n_headers == MAX_HEADERS) {
+		pr_err("--header: at most %d headers", MAX_HEADERS);
+		return -E2BIG;
+	}
+	if (asprintf(&o->headers[o->n_headers], "%.*s: %s", (int)(eq - arg), arg, eq + 1) < 0)
+		return -ENOMEM;
+	o->n_headers++;
+	return 0;
+}
+
+static int parse_seconds(const char *flag, const char *arg, double *out)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (*end || !(v > 0) || v > 86400) {
+		pr_err("%s: '%s' is not a number of seconds between 0 and 86400", flag, arg);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+enum {
+	OPT_NO_KERNEL = 256,
+	OPT_OTLP_ENDPOINT,
+	OPT_OTLP_PROTOCOL,
+	OPT_INSECURE,
+	OPT_CA_FILE,
+	OPT_CERT_FILE,
+	OPT_KEY_FILE,
+	OPT_HEADER,
+	OPT_PYROSCOPE_URL,
+	OPT_PYROSCOPE_AUTH,
+	OPT_SERVICE_NAME,
+	OPT_QUEUE_SIZE,
+	OPT_FLUSH_TIMEOUT,
+};
+
+static int parse_args(int argc, char **argv, struct agent_opts *o)
+{
+	static const struct option longopts[] = {
+	    {"interval", required_argument, NULL, 'i'},
+	    {"frequency", required_argument, NULL, 'F'},
+	    {"pid", required_argument, NULL, 'p'},
+	    {"no-kernel", no_argument, NULL, OPT_NO_KERNEL},
+	    {"otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT},
+	    {"otlp-protocol", required_argument, NULL, OPT_OTLP_PROTOCOL},
+	    {"insecure", no_argument, NULL, OPT_INSECURE},
+	    {"ca-file", required_argument, NULL, OPT_CA_FILE},
+	    {"cert-file", required_argument, NULL, OPT_CERT_FILE},
+	    {"key-file", required_argument, NULL, OPT_KEY_FILE},
+	    {"header", required_argument, NULL, OPT_HEADER},
+	    {"pyroscope-url", required_argument, NULL, OPT_PYROSCOPE_URL},
+	    {"pyroscope-basic-auth", required_argument, NULL, OPT_PYROSCOPE_AUTH},
+	    {"service-name", required_argument, NULL, OPT_SERVICE_NAME},
+	    {"queue-size", required_argument, NULL, OPT_QUEUE_SIZE},
+	    {"flush-timeout", required_argument, NULL, OPT_FLUSH_TIMEOUT},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	char *end;
+	long v;
+	int c;
+
+	o->interval_s = DEFAULT_INTERVAL_S;
+	o->frequency_hz = DEFAULT_FREQUENCY_HZ;
+	o->kernel_stacks = true;
+	o->otlp_protocol = TRANSPORT_GRPC;
+	o->queue_size = DEFAULT_QUEUE_SIZE;
+	o->flush_s = DEFAULT_FLUSH_S;
+	o->pyroscope_auth = getenv("OMNIPROF_PYROSCOPE_BASIC_AUTH");
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:F:p:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			if (parse_seconds("--interval", optarg, &o->interval_s))
+				return -EINVAL;
+			break;
+		case 'F':
+			v = strtol(optarg, &end, 10);
+			if (*end || v < 1 || v > 100000) {
+				pr_err("-F: '%s' is not a frequency between 1 and 100000 Hz",
+				       optarg);
+				return -EINVAL;
+			}
+			o->frequency_hz = (uint32_t)v;
+			break;
+		case 'p':
+			if (add_pids(o, optarg))
+				return -EINVAL;
+			break;
+		case OPT_NO_KERNEL:
+			o->kernel_stacks = false;
+			break;
+		case OPT_OTLP_ENDPOINT:
+			o->otlp_endpoint = optarg;
+			break;
+		case OPT_OTLP_PROTOCOL:
+			if (!strcmp(optarg, "grpc")) {
+				o->otlp_protocol = TRANSPORT_GRPC;
+			} else if (!strcmp(optarg, "http") || !strcmp(optarg, "http/protobuf")) {
+				o->otlp_protocol = TRANSPORT_HTTP;
+			} else {
+				pr_err("--otlp-protocol: '%s' is neither grpc nor http", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_INSECURE:
+			o->insecure = true;
+			break;
+		case OPT_CA_FILE:
+			o->ca_file = optarg;
+			break;
+		case OPT_CERT_FILE:
+			o->cert_file = optarg;
+			break;
+		case OPT_KEY_FILE:
+			o->key_file = optarg;
+			break;
+		case OPT_HEADER:
+			if (add_header(o, optarg))
+				return -EINVAL;
+			break;
+		case OPT_PYROSCOPE_URL:
+			o->pyroscope_url = optarg;
+			break;
+		case OPT_PYROSCOPE_AUTH:
+			o->pyroscope_auth = optarg;
+			break;
+		case OPT_SERVICE_NAME:
+			o->service_name = optarg;
+			break;
+		case OPT_QUEUE_SIZE:
+			v = strtol(optarg, &end, 10);
+			if (*end || v < 1 || v > 100000) {
+				pr_err("--queue-size: '%s' is not a number between 1 and 100000",
+				       optarg);
+				return -EINVAL;
+			}
+			o->queue_size = (size_t)v;
+			break;
+		case OPT_FLUSH_TIMEOUT:
+			if (parse_seconds("--flush-timeout", optarg, &o->flush_s))
+				return -EINVAL;
+			break;
+		case 'v':
+			log_verbosity++;
+			break;
+		case 'h':
+			agent_usage(stdout);
+			return 1;
+		default:
+			agent_usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		pr_err("unexpected argument '%s'", argv[optind]);
+		agent_usage(stderr);
+		return -EINVAL;
+	}
+	if (!o->otlp_endpoint && !o->pyroscope_url) {
+		pr_err("nowhere to send profiles: give --otlp-endpoint and/or --pyroscope-url");
+		return -EINVAL;
+	}
+	if ((o->cert_file != NULL) != (o->key_file != NULL)) {
+		pr_err("--cert-file and --key-file go together");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* "HOST:PORT" (or a URL) → the request URL of the OTLP call. NULL on ENOMEM. */
+static char *otlp_url(const struct agent_opts *o)
+{
+	const char *ep = o->otlp_endpoint;
+	bool grpc = o->otlp_protocol == TRANSPORT_GRPC;
+	const char *path = grpc ? OTLP_GRPC_PATH : OTLP_HTTP_PATH;
+	const char *last_colon = strrchr(ep, ':');
+	const char *close_bracket = strrchr(ep, ']');
+	bool has_port = last_colon && (!close_bracket || last_colon > close_bracket);
+	char *url;
+	size_t len;
+
+	if (strstr(ep, "://")) {
+		len = strlen(ep);
+		while (len && ep[len - 1] == '/')
+			len--;
+		return asprintf(&url, "%.*s%s", (int)len, ep, path) < 0 ? NULL : url;
+	}
+	return asprintf(&url, "%s://%s%s%s%s", o->insecure ? "http" : "https", ep,
+			has_port ? "" : ":",
+			has_port ? "" : (grpc ? OTLP_GRPC_DEFAULT_PORT : OTLP_HTTP_DEFAULT_PORT),
+			path) < 0
+		   ? NULL
+		   : url;
+}
+
+static int send_request(void *ctx, const struct export_request *r, char *why, size_t why_len)
+{
+	struct destination *d = ctx;
+
+	return transport__post(d->t, r->url, r->content_type, r->body, r->len, why, why_len);
+}
+
+static void destination__stop(struct destination *d, uint32_t flush_ms, bool report)
+{
+	struct export_queue_stats st;
+
+	if (d->q) {
+		export_queue__stop(d->q, flush_ms, &st);
+		d->q = NULL;
+		if (report)
+			fprintf(stderr,
+				"omniprof: %s: %llu intervals delivered, %llu retries, dropped: "
+				"%llu (queue full), %llu (rejected), %llu (at exit)\n",
+				d->name, (unsigned long long)st.batches_sent,
+				(unsigned long long)st.retries, (unsigned long long)st.dropped_full,
+				(unsigned long long)st.dropped_rejected,
+				(unsigned long long)st.dropped_shutdown);
+	}
+	transport__free(d->t);
+	d->t = NULL;
+	free(d->url);
+	d->url = NULL;
+}
+
+static int destination__start(struct destination *d, const struct agent_opts *o,
+			      const struct transport_opts *topts, const char *name)
+{
+	struct export_queue_opts qopts = {
+	    .name = name,
+	    .max_batches = o->queue_size,
+	    .backoff_min_ms = BACKOFF_MIN_MS,
+	    .backoff_max_ms = BACKOFF_MAX_MS,
+	};
+	int err;
+
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	err = transport__new(topts, &d->t);
+	if (!err)
+		err = export_queue__start(&qopts, send_request, d, &d->q);
+	if (err)
+		pr_err("%s: cannot start: %s", name, strerror(-err));
+	return err;
+}
+
+struct agent {
+	struct agent_opts *o;
+	struct session ss;
+	struct label_cache labels;
+	struct destination otlp, pyroscope;
+	uint64_t intervals;
+};
+
+static int describe_process(void *ctx, uint32_t pid, const char *comm, struct otlp_resource *out)
+{
+	struct agent *a = ctx;
+	const struct process_labels *l = label_cache__get(&a->labels, pid, comm);
+
+	if (!l)
+		return -ENOMEM;
+	out->service_name = l->service;
+	out->host_name = a->labels.host_name;
+	out->executable_name = l->exe_name;
+	out->executable_path = l->exe_path;
+	out->container_id = l->container_id;
+	return 0;
+}
+
+/* Takes the interval's profile and queues it for every destination. */
+static void export_interval(struct agent *a)
+{
+	struct profile *p = NULL;
+	int err;
+
+	err = session__take_profile(&a->ss, &p);
+	if (err) {
+		pr_warn("interval %llu lost: cannot build its profile: %s",
+			(unsigned long long)a->intervals, strerror(-err));
+		return;
+	}
+	a->intervals++;
+	if (!p->n_samples) {
+		pr_info("interval %llu: no samples", (unsigned long long)a->intervals);
+		goto done;
+	}
+	if (a->otlp.q) {
+		struct export_batch *b = export_batch__new(1);
+
+		if (!b || !(b->requests[0].url = strdup(a->otlp.url))) {
+			err = -ENOMEM;
+		} else {
+			b->requests[0].content_type = "application/x-protobuf";
+			err = otlp__encode(p, describe_process, a, &b->requests[0].body,
+					   &b->requests[0].len);
+		}
+		if (err) {
+			pr_warn("interval %llu: cannot encode OTLP: %s",
+				(unsigned long long)a->intervals, strerror(-err));
+			export_batch__free(b);
+		} else {
+			pr_info("interval %llu: %llu samples, %llu processes, OTLP %zu bytes",
+				(unsigned long long)a->intervals,
+				(unsigned long long)p->stats.samples,
+				(unsigned long long)p->stats.processes, b->requests[0].len);
+			export_queue__push(a->otlp.q, b);
+		}
+	}
+	if (a->pyroscope.q) {
+		struct export_batch *b = pyroscope__batch(p, a->pyroscope.url, describe_process, a);
+
+		if (!b)
+			pr_warn("interval %llu: cannot encode the Pyroscope push: %s",
+				(unsigned long long)a->intervals, strerror(errno));
+		else
+			export_queue__push(a->pyroscope.q, b);
+	}
+done:
+	label_cache__expire(&a->labels);
+	profile__free(p);
+}
+
+int cmd_agent(int argc, char **argv)
+{
+	struct agent *a = calloc(1, sizeof(*a));
+	struct session_opts sopts = {0};
+	uint64_t interval_ns, next_ns;
+	uint32_t flush_ms;
+	int ret = 1, err;
+
+	if (!a || !(a->o = calloc(1, sizeof(*a->o)))) {
+		pr_err("out of memory");
+		free(a);
+		return 1;
+	}
+	err = parse_args(argc, argv, a->o);
+	if (err) {
+		ret = err > 0 ? 0 : 2;
+		goto cleanup;
+	}
+	if (cli__check_privileges())
+		goto cleanup;
+	if (transport__global_init()) {
+		pr_err("cannot initialise libcurl");
+		goto cleanup;
+	}
+	label_cache__init(&a->labels, a->o->service_name);
+
+	if (a->o->otlp_endpoint) {
+		struct transport_opts t = {
+		    .kind = a->o->otlp_protocol,
+		    .insecure = a->o->insecure,
+		    .ca_file = a->o->ca_file,
+		    .cert_file = a->o->cert_file,
+		    .key_file = a->o->key_file,
+		    .headers = (const char *const *)a->o->headers,
+		    .n_headers = a->o->n_headers,
+		    .gzip = true,
+		};
+		char name[300];
+
+		a->otlp.url = otlp_url(a->o);
+		if (!a->otlp.url)
+			goto cleanup;
+		snprintf(name, sizeof(name), "OTLP %s %s",
+			 a->o->otlp_protocol == TRANSPORT_GRPC ? "gRPC" : "HTTP",
+			 a->o->otlp_endpoint);
+		if (destination__start(&a->otlp, a->o, &t, name))
+			goto cleanup;
+	}
+	if (a->o->pyroscope_url) {
+		struct transport_opts t = {
+		    .kind = TRANSPORT_HTTP,
+		    .ca_file = a->o->ca_file,
+		    .cert_file = a->o->cert_file,
+		    .key_file = a->o->key_file,
+		    .headers = (const char *const *)a->o->headers,
+		    .n_headers = a->o->n_headers,
+		    .basic_auth = a->o->pyroscope_auth,
+		};
+		size_t len = strlen(a->o->pyroscope_url);
+		char name[300];
+
+		while (len && a->o->pyroscope_url[len - 1] == '/')
+			len--;
+		a->pyroscope.url = strndup(a->o->pyroscope_url, len);
+		if (!a->pyroscope.url)
+			goto cleanup;
+		snprintf(name, sizeof(name), "Pyroscope %s", a->pyroscope.url);
+		if (destination__start(&a->pyroscope, a->o, &t, name))
+			goto cleanup;
+	}
+
+	sopts.frequency_hz = a->o->frequency_hz;
+	sopts.kernel_stacks = a->o->kernel_stacks;
+	sopts.pids = a->o->pids;
+	sopts.n_pids = a->o->n_pids;
+	sopts.keep_events = true;
+	sopts.max_timestamps = MAX_TIMESTAMPS;
+	if (session__start(&a->ss, &sopts))
+		goto cleanup;
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	/* A queue's thread is blocked in the network at worst: SIGPIPE must not kill us. */
+	signal(SIGPIPE, SIG_IGN);
+	fprintf(stderr, "omniprof agent: sampling %s on %d CPUs at %u Hz, reporting every %gs\n",
+		a->o->n_pids ? "the given processes" : "the whole system", sampler__n_cpus(a->ss.s),
+		a->o->frequency_hz, a->o->interval_s);
+
+	interval_ns = (uint64_t)(a->o->interval_s * 1e9);
+	next_ns = a->ss.interval_start_ns + interval_ns;
+	while (!stop_requested) {
+		uint64_t now;
+
+		if (session__run(&a->ss, next_ns, &stop_requested))
+			break;
+		if (stop_requested)
+			break;
+		export_interval(a);
+		now = session__clock_ns(CLOCK_MONOTONIC);
+		next_ns += interval_ns;
+		if (next_ns <= now) /* building took longer than an interval: skip ahead */
+			next_ns = now + interval_ns;
+	}
+	/* The last, partial interval, then whatever the queues still hold. */
+	session__stop_sampling(&a->ss);
+	export_interval(a);
+	flush_ms = (uint32_t)(a->o->flush_s * 1000);
+	/* Both destinations flush at once, within the one timeout. */
+	export_queue__begin_stop(a->otlp.q, flush_ms);
+	export_queue__begin_stop(a->pyroscope.q, flush_ms);
+	destination__stop(&a->otlp, flush_ms, true);
+	destination__stop(&a->pyroscope, flush_ms, true);
+	ret = 0;
+
+cleanup:
+	destination__stop(&a->otlp, 0, false);
+	destination__stop(&a->pyroscope, 0, false);
+	session__clear(&a->ss);
+	label_cache__clear(&a->labels);
+	for (size_t i = 0; i < a->o->n_headers; i++)
+		free(a->o->headers[i]);
+	free(a->o);
+	free(a);
+	return ret;
+}

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/session.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "profile/profile.h"
+#include "profile/profile_builder.h"
+#include "util/log.h"
+
+uint64_t session__clock_ns(int clock)
+{
+	struct timespec ts;
+
+	clock_gettime((clockid_t)clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int on_event(void *ctx, const void *data, size_t size)
+{
+	return collector__handle(ctx, data, size);
+}
+
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	/* One fd per distinct mapped file is kept open: allow as many as we may. */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* The collector stamps samples in wall-clock time: keep the offset current (NTP steps). */
+static void set_clock_offset(struct session *ss)
+{
+	uint64_t mono = session__clock_ns(CLOCK_MONOTONIC);
+	uint64_t wall = session__clock_ns(CLOCK_REALTIME);
+
+	ss->c.monotonic_to_wall_ns = (int64_t)(wall - mono);
+	ss->interval_start_ns = mono;
+	ss->interval_start_wall_ns = wall;
+}
+
+static void reset_traces(struct session *ss)
+{
+	trace_table__init(&ss->c.traces);
+	ss->c.traces.keep_events = ss->opts.keep_events;
+	ss->c.traces.max_timestamps = ss->opts.max_timestamps;
+}
+
+int session__start(struct session *ss, const struct session_opts *o)
+{
+	struct sampler_opts sopts = {0};
+	struct sampler_unwind_fds ufds;
+	int err;
+
+	memset(ss, 0, sizeof(*ss));
+	ss->opts = *o;
+	raise_fd_limit();
+	err = collector__init(&ss->c);
+	if (err) {
+		pr_err("out of memory");
+		return err;
+	}
+	ss->collector_ready = true;
+	reset_traces(ss);
+	err = symbolizer__init(&ss->sym, &ss->c.files, o->sym);
+	if (err) {
+		pr_err("out of memory");
+		return err;
+	}
+
+	sopts.frequency_hz = o->frequency_hz;
+	sopts.kernel_stacks = o->kernel_stacks;
+	sopts.pids = o->pids;
+	sopts.n_pids = o->n_pids;
+	sopts.copy_all_stacks = o->copy_all_stacks;
+	/* The first interval starts when sampling can: before the program is attached. */
+	set_clock_offset(ss);
+	err = sampler__open(&sopts, on_event, &ss->c, &ss->s);
+	if (err)
+		return err;
+	sampler__unwind_fds(ss->s, &ufds);
+	unwind_maps__init(&ss->um, ufds.mappings, ufds.tables, ufds.info, ufds.rules,
+			  ufds.max_rules);
+	process_table__set_unwind_maps(&ss->c.procs, &ss->um);
+	/* Python: interpreters found in every maps read, frames named as they arrive. */
+	python__init(&ss->py, &ss->c.files, sampler__map_fd(ss->s, "py_procs"));
+	ss->python_ready = true;
+	process_table__set_observer(&ss->c.procs, python__process_changed, &ss->py);
+	ss->c.python = &ss->py;
+	ss->sym.python = &ss->py;
+
+	/* Learn the processes that already run (and load their unwind tables); the
+	 * ones that start later arrive through exec events and unknown-pid reports. */
+	if (o->n_pids) {
+		for (size_t i = 0; i < o->n_pids; i++)
+			process_table__get(&ss->c.procs, o->pids[i]);
+	} else {
+		process_table__scan_all(&ss->c.procs);
+	}
+	/* The ring buffer is read from now on: processes still unknown (started
+	 * since) send stack copies instead of frame-pointer guesses. */
+	sampler__enable_stack_copies(ss->s);
+	return 0;
+}
+
+int session__run(struct session *ss, uint64_t deadline_ns, volatile sig_atomic_t *stop)
+{
+	while (!*stop) {
+		uint64_t now = session__clock_ns(CLOCK_MONOTONIC);
+		int64_t left_ms;
+		int err;
+
+		if (now >= deadline_ns)
+			break;
+		left_ms = (int64_t)((deadline_ns - now) / 1000000);
+		err = sampler__poll(ss->s, left_ms < 100 ? (int)left_ms + 1 : 100);
+		if (err < 0 && err != -EINTR) {
+			pr_err("reading samples failed: %s", strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+void session__stop_sampling(struct session *ss)
+{
+	if (!ss->s)
+		return;
+	sampler__drain(ss->s);
+	sampler__read_stats(ss->s, ss->bpf_stats);
+	sampler__read_percpu(ss->s, "py_stats", ss->py_stats, OP_PY_STAT__COUNT);
+	/* The tables go with the BPF object: stop keeping them in step first. */
+	process_table__set_unwind_maps(&ss->c.procs, NULL);
+	process_table__set_observer(&ss->c.procs, NULL, NULL);
+	python__detach(&ss->py);
+	sampler__free(ss->s);
+	ss->s = NULL;
+}
+
+int session__take_profile(struct session *ss, struct profile **out)
+{
+	struct trace_table done;
+	uint64_t now, dropped;
+	struct profile *p;
+	int err;
+
+	/*
+	 * Records still in the ring buffer were sampled in this interval: take
+	 * them in, then end the interval. What the BPF side writes meanwhile is
+	 * stamped after now (but for the few microseconds of a program in flight).
+	 */
+	if (ss->s) {
+		sampler__drain(ss->s);
+		sampler__read_stats(ss->s, ss->bpf_stats);
+		sampler__read_percpu(ss->s, "py_stats", ss->py_stats, OP_PY_STAT__COUNT);
+	}
+	now = session__clock_ns(CLOCK_MONOTONIC);
+	done = ss->c.traces;
+	dropped = ss->bpf_stats[OP_STAT_RINGBUF_FULL] + ss->bpf_stats[OP_STAT_STACK_COPY_LOST] +
+		  ss->c.stats.bad_records + ss->c.copies.bad_records + ss->c.stats.enomem;
+	/* New samples go to a fresh table from here on. */
+	reset_traces(ss);
+	p = profile__new(ss->opts.frequency_hz);
+	err = p ? profile_builder__build(p, &done, &ss->sym) : -ENOMEM;
+	trace_table__clear(&done);
+	if (err) {
+		profile__free(p);
+		return err;
+	}
+	p->time_ns = ss->interval_start_wall_ns;
+	p->duration_ns = now - ss->interval_start_ns;
+	p->stats.dropped = dropped - ss->dropped_before;
+	ss->dropped_before = dropped;
+	/* Intervals tile time exactly: the next starts where this one ended. */
+	ss->interval_start_wall_ns += p->duration_ns;
+	ss->interval_start_ns = now;
+	ss->c.monotonic_to_wall_ns =
+	    (int64_t)(session__clock_ns(CLOCK_REALTIME) - session__clock_ns(CLOCK_MONOTONIC));
+	*out = p;
+	return 0;
+}
+
+void session__clear(struct session *ss)
+{
+	if (ss->collector_ready) {
+		process_table__set_unwind_maps(&ss->c.procs, NULL);
+		process_table__set_observer(&ss->c.procs, NULL, NULL);
+	}
+	sampler__free(ss->s);
+	ss->s = NULL;
+	unwind_maps__clear(&ss->um);
+	symbolizer__clear(&ss->sym);
+	if (ss->python_ready)
+		python__clear(&ss->py);
+	ss->python_ready = false;
+	if (ss->collector_ready)
+		collector__clear(&ss->c);
+	ss->collector_ready = false;
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A sampling session, shared by `record` (one profile at the end) and
+ * `agent` (one profile per interval): the collector, the symbolizer, the BPF
+ * sampler and the unwinder's maps, set up and torn down in the right order,
+ * and the loop that feeds ring-buffer records to the collector.
+ */
+#ifndef OMNIPROF_CLI_SESSION_H
+#define OMNIPROF_CLI_SESSION_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "interp/python/python.h"
+#include "profile/collector.h"
+#include "sampler/sampler.h"
+#include "symbol/symbolizer.h"
+#include "unwind/unwind_maps.h"
+
+struct profile;
+
+struct session_opts {
+	uint32_t frequency_hz;
+	bool kernel_stacks;
+	const uint32_t *pids; /* only these processes; all when n_pids is 0 */
+	size_t n_pids;
+	bool copy_all_stacks;		   /* test hook (see sampler.h) */
+	const struct symbolizer_opts *sym; /* NULL: defaults */
+	bool keep_events;		   /* per-event times and CPUs (for OTLP) */
+	uint64_t max_timestamps;	   /* per interval, with keep_events */
+};
+
+struct session {
+	struct session_opts opts;
+	struct collector c;
+	struct symbolizer sym;
+	struct sampler *s;
+	struct unwind_maps um;
+	struct python py; /* CPython interpreters found in the processes' maps */
+	bool collector_ready;
+	bool python_ready;
+	uint64_t bpf_stats[OP_STAT__COUNT]; /* last read */
+	uint64_t py_stats[OP_PY_STAT__COUNT]; /* last read (bpf/python_types.h) */
+	uint64_t interval_start_ns;	    /* CLOCK_MONOTONIC */
+	uint64_t interval_start_wall_ns;
+	uint64_t dropped_before; /* drops counted in earlier profiles */
+};
+
+/* Loads and attaches everything, learns running processes. 0 or -errno (logged). */
+int session__start(struct session *ss, const struct session_opts *o);
+/* Feeds records to the collector until deadline_ns (CLOCK_MONOTONIC) or *stop is set.
+ * 0, or -errno when reading samples failed (logged). */
+int session__run(struct session *ss, uint64_t deadline_ns, volatile sig_atomic_t *stop);
+/* Drains the ring buffer, reads the BPF counters and detaches (record's end). */
+void session__stop_sampling(struct session *ss);
+/*
+ * The profile of everything collected since the session started or the last
+ * call, which starts a new interval. 0 and *out (free with profile__free()),
+ * or -ENOMEM.
+ */
+int session__take_profile(struct session *ss, struct profile **out);
+void session__clear(struct session *ss); /* accepts a zeroed session */
+
+uint64_t session__clock_ns(int clock);
+
+#endif

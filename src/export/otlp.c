@@ -1,0 +1,788 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * OTLP profiles encoder. The model's ids are already the dictionary's
+ * indices: mapping, location and function id i (1-based) is table entry i,
+ * after the zero entry every table starts with. Strings, attributes and
+ * stacks are interned here. The whole request is built as protobuf-c structs
+ * pointing into the profile (its strings and arrays stay valid meanwhile) and
+ * packed once: an interval's profile is small, and the transports want one
+ * contiguous body anyway.
+ */
+#include "export/otlp.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "cli/cli.h"
+#include "otlp_profiles_service.pb-c.h"
+#include "profile/profile.h"
+#include "util/hashmap.h"
+
+typedef Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest
+    pb_request;
+typedef Opentelemetry__Proto__Profiles__V1development__ProfilesDictionary pb_dictionary;
+typedef Opentelemetry__Proto__Profiles__V1development__ResourceProfiles pb_resource_profiles;
+typedef Opentelemetry__Proto__Profiles__V1development__ScopeProfiles pb_scope_profiles;
+typedef Opentelemetry__Proto__Profiles__V1development__Profile pb_profile;
+typedef Opentelemetry__Proto__Profiles__V1development__ValueType pb_value_type;
+typedef Opentelemetry__Proto__Profiles__V1development__Sample pb_sample;
+typedef Opentelemetry__Proto__Profiles__V1development__Mapping pb_mapping;
+typedef Opentelemetry__Proto__Profiles__V1development__Location pb_location;
+typedef Opentelemetry__Proto__Profiles__V1development__Line pb_line;
+typedef Opentelemetry__Proto__Profiles__V1development__Function pb_function;
+typedef Opentelemetry__Proto__Profiles__V1development__Stack pb_stack;
+typedef Opentelemetry__Proto__Profiles__V1development__Link pb_link;
+typedef Opentelemetry__Proto__Profiles__V1development__KeyValueAndUnit pb_attribute;
+typedef Opentelemetry__Proto__Resource__V1__Resource pb_resource;
+typedef Opentelemetry__Proto__Common__V1__KeyValue pb_key_value;
+typedef Opentelemetry__Proto__Common__V1__AnyValue pb_any_value;
+typedef Opentelemetry__Proto__Common__V1__InstrumentationScope pb_scope;
+
+#define MAX_RESOURCE_ATTRS 6
+#define MAX_SAMPLE_ATTRS   3
+#define MAX_MAPPING_ATTRS  3
+
+/* ---- interning ----------------------------------------------------------- */
+
+/* Strings are borrowed (profile pool or constants): they outlive the encoder. */
+struct strtab {
+	struct hashmap index; /* entry: (void *)(uintptr_t)i, i > 0 */
+	const char **v;
+	size_t n, cap;
+};
+
+static bool strtab_equal(const void *entry, const void *key, void *ctx)
+{
+	const struct strtab *t = ctx;
+
+	return strcmp(t->v[(uintptr_t)entry], key) == 0;
+}
+
+/* Makes room for one more element in *v (n used of *cap): 0 or -ENOMEM. */
+static int grow(void **v, size_t *cap, size_t n, size_t elem)
+{
+	size_t new_cap;
+	void *mem;
+
+	if (n < *cap)
+		return 0;
+	new_cap = *cap ? *cap * 2 : 64;
+	if (new_cap > INT32_MAX) /* indices are int32 */
+		return -ENOMEM;
+	mem = realloc(*v, new_cap * elem);
+	if (!mem)
+		return -ENOMEM;
+	*v = mem;
+	*cap = new_cap;
+	return 0;
+}
+
+/* Returns s's index (0 for "" and NULL), or -ENOMEM. */
+static int32_t strtab_intern(struct strtab *t, const char *s)
+{
+	uint64_t h;
+	void *found;
+
+	if (!s || !*s)
+		return 0;
+	h = hash_str(s, 0);
+	found = hashmap__find(&t->index, h, s);
+	if (found)
+		return (int32_t)(uintptr_t)found;
+	if (grow((void **)&t->v, &t->cap, t->n, sizeof(*t->v)))
+		return -ENOMEM;
+	t->v[t->n] = s;
+	if (hashmap__insert(&t->index, h, (void *)(uintptr_t)t->n))
+		return -ENOMEM;
+	return (int32_t)t->n++;
+}
+
+struct attr {
+	int32_t key;
+	bool is_int;
+	int64_t i;
+	const char *s;
+};
+
+struct attrtab {
+	struct hashmap index; /* entry: (void *)(uintptr_t)i, i > 0 */
+	struct attr *v;
+	size_t n, cap;
+};
+
+static bool attr_equal(const void *entry, const void *key, void *ctx)
+{
+	const struct attrtab *t = ctx;
+	const struct attr *a = &t->v[(uintptr_t)entry], *b = key;
+
+	return a->key == b->key && a->is_int == b->is_int &&
+	       (a->is_int ? a->i == b->i : strcmp(a->s, b->s) == 0);
+}
+
+static int32_t attrtab_intern(struct attrtab *t, const struct attr *a)
+{
+	uint64_t h = hash_u64((uint64_t)a->key * 2 + a->is_int);
+	void *found;
+
+	h = a->is_int ? hash_u64(h ^ (uint64_t)a->i) : hash_str(a->s, h);
+	found = hashmap__find(&t->index, h, a);
+	if (found)
+		return (int32_t)(uintptr_t)found;
+	if (grow((void **)&t->v, &t->cap, t->n, sizeof(*t->v)))
+		return -ENOMEM;
+	t->v[t->n] = *a;
+	if (hashmap__insert(&t->index, h, (void *)(uintptr_t)t->n))
+		return -ENOMEM;
+	return (int32_t)t->n++;
+}
+
+/* Stacks point at the samples' location id arrays (in the profile's pool). */
+struct stack_ref {
+	const uint32_t *ids;
+	uint32_t n;
+};
+
+struct stacktab {
+	struct hashmap index; /* entry: (void *)(uintptr_t)i, i > 0 */
+	struct stack_ref *v;
+	size_t n, cap;
+};
+
+static bool stack_equal(const void *entry, const void *key, void *ctx)
+{
+	const struct stacktab *t = ctx;
+	const struct stack_ref *a = &t->v[(uintptr_t)entry], *b = key;
+
+	return a->n == b->n && !memcmp(a->ids, b->ids, a->n * sizeof(*a->ids));
+}
+
+static int32_t stacktab_intern(struct stacktab *t, const uint32_t *ids, uint32_t n)
+{
+	struct stack_ref k = {ids, n};
+	uint64_t h = hash_bytes(ids, n * sizeof(*ids), n);
+	void *found = hashmap__find(&t->index, h, &k);
+
+	if (found)
+		return (int32_t)(uintptr_t)found;
+	if (grow((void **)&t->v, &t->cap, t->n, sizeof(*t->v)))
+		return -ENOMEM;
+	t->v[t->n] = k;
+	if (hashmap__insert(&t->index, h, (void *)(uintptr_t)t->n))
+		return -ENOMEM;
+	return (int32_t)t->n++;
+}
+
+/* ---- the encoder ----------------------------------------------------------- */
+
+struct encoder {
+	const struct profile *p;
+	struct strtab strings;
+	struct attrtab attrs;
+	struct stacktab stacks;
+	int err; /* first interning failure */
+
+	/* Dictionary storage: element i is table entry i (0 = zero value). */
+	pb_mapping *mappings;
+	pb_mapping **mapping_ptrs;
+	int32_t *mapping_attrs; /* MAX_MAPPING_ATTRS per mapping */
+	pb_location *locations;
+	pb_location **location_ptrs;
+	int32_t *location_attrs; /* one per location */
+	pb_line *lines;
+	pb_line **line_ptrs;
+	pb_function *functions;
+	pb_function **function_ptrs;
+	pb_stack *stack_msgs;
+	pb_stack **stack_ptrs;
+	int32_t *stack_ids; /* every stack's location indices, back to back */
+	pb_attribute *attr_msgs;
+	pb_attribute **attr_ptrs;
+	pb_any_value *attr_values;
+	char **string_ptrs;
+
+	/* Per sample, in resource order. */
+	size_t *order; /* sample indices sorted by pid */
+	pb_sample *samples;
+	pb_sample **sample_ptrs;
+	int32_t *sample_attrs; /* MAX_SAMPLE_ATTRS per sample */
+	int64_t *values;       /* one per sample, for those sent without times */
+
+	/* Per process. */
+	size_t n_resources;
+	pb_resource_profiles *rps;
+	pb_resource_profiles **rp_ptrs;
+	pb_resource *resources;
+	pb_key_value *kvs; /* MAX_RESOURCE_ATTRS per resource */
+	pb_key_value **kv_ptrs;
+	pb_any_value *kv_values;
+	pb_scope_profiles *sps;
+	pb_scope_profiles **sp_ptrs;
+	pb_profile *profiles;
+	pb_profile **profile_ptrs;
+	uint8_t (*profile_ids)[16];
+	char (*pid_names)[24]; /* fallback executable names */
+};
+
+static int32_t enc_str(struct encoder *e, const char *s)
+{
+	int32_t i = strtab_intern(&e->strings, s);
+
+	if (i < 0) {
+		if (!e->err)
+			e->err = i;
+		return 0;
+	}
+	return i;
+}
+
+static int32_t enc_attr_str(struct encoder *e, const char *key, const char *value)
+{
+	struct attr a = {.key = enc_str(e, key), .s = value};
+	int32_t i;
+
+	if (!value || !*value)
+		return 0;
+	i = attrtab_intern(&e->attrs, &a);
+	if (i < 0) {
+		if (!e->err)
+			e->err = i;
+		return 0;
+	}
+	return i;
+}
+
+static int32_t enc_attr_int(struct encoder *e, const char *key, int64_t value)
+{
+	struct attr a = {.key = enc_str(e, key), .is_int = true, .i = value};
+	int32_t i = attrtab_intern(&e->attrs, &a);
+
+	if (i < 0) {
+		if (!e->err)
+			e->err = i;
+		return 0;
+	}
+	return i;
+}
+
+static void encoder_free(struct encoder *e)
+{
+	hashmap__clear(&e->strings.index);
+	free(e->strings.v);
+	hashmap__clear(&e->attrs.index);
+	free(e->attrs.v);
+	hashmap__clear(&e->stacks.index);
+	free(e->stacks.v);
+	free(e->mappings);
+	free(e->mapping_ptrs);
+	free(e->mapping_attrs);
+	free(e->locations);
+	free(e->location_ptrs);
+	free(e->location_attrs);
+	free(e->lines);
+	free(e->line_ptrs);
+	free(e->functions);
+	free(e->function_ptrs);
+	free(e->stack_msgs);
+	free(e->stack_ptrs);
+	free(e->stack_ids);
+	free(e->attr_msgs);
+	free(e->attr_ptrs);
+	free(e->attr_values);
+	free(e->string_ptrs);
+	free(e->order);
+	free(e->samples);
+	free(e->sample_ptrs);
+	free(e->sample_attrs);
+	free(e->values);
+	free(e->rps);
+	free(e->rp_ptrs);
+	free(e->resources);
+	free(e->kvs);
+	free(e->kv_ptrs);
+	free(e->kv_values);
+	free(e->sps);
+	free(e->sp_ptrs);
+	free(e->profiles);
+	free(e->profile_ptrs);
+	free(e->profile_ids);
+	free(e->pid_names);
+}
+
+/* calloc(n ? n : 1, size): every table has at least its zero entry. */
+static void *alloc_n(size_t n, size_t size)
+{
+	return calloc(n ? n : 1, size);
+}
+
+static const char *frame_type(enum profile_frame_kind kind)
+{
+	switch (kind) {
+	case PROFILE_FRAME_NATIVE:
+		return "native";
+	case PROFILE_FRAME_KERNEL:
+		return "kernel";
+	case PROFILE_FRAME_PYTHON:
+		return "cpython"; /* the semantic conventions' value for CPython frames */
+	default:
+		/* Not a well-known value: the spec allows a custom one for the unwinder's stop. */
+		return "abort";
+	}
+}
+
+static int encode_mappings(struct encoder *e)
+{
+	const struct profile *p = e->p;
+	size_t n = p->n_mappings + 1;
+
+	e->mappings = alloc_n(n, sizeof(*e->mappings));
+	e->mapping_ptrs = alloc_n(n, sizeof(*e->mapping_ptrs));
+	e->mapping_attrs = alloc_n(n * MAX_MAPPING_ATTRS, sizeof(*e->mapping_attrs));
+	if (!e->mappings || !e->mapping_ptrs || !e->mapping_attrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		pb_mapping *m = &e->mappings[i];
+		int32_t *attrs = &e->mapping_attrs[i * MAX_MAPPING_ATTRS];
+		const struct profile_mapping *pm;
+		size_t na = 0;
+
+		opentelemetry__proto__profiles__v1development__mapping__init(m);
+		e->mapping_ptrs[i] = m;
+		if (!i)
+			continue;
+		pm = &p->mappings[i - 1];
+		m->memory_start = pm->start;
+		m->memory_limit = pm->limit;
+		m->file_offset = pm->file_offset;
+		m->filename_strindex = enc_str(e, pm->filename);
+		if (pm->build_id && *pm->build_id)
+			attrs[na++] =
+			    enc_attr_str(e, "process.executable.build_id.gnu", pm->build_id);
+		if (pm->go_build_id && *pm->go_build_id)
+			attrs[na++] =
+			    enc_attr_str(e, "process.executable.build_id.go", pm->go_build_id);
+		if (pm->file_hash && *pm->file_hash)
+			attrs[na++] =
+			    enc_attr_str(e, "process.executable.build_id.htlhash", pm->file_hash);
+		m->attribute_indices = attrs;
+		m->n_attribute_indices = na;
+	}
+	return 0;
+}
+
+static int encode_functions(struct encoder *e)
+{
+	const struct profile *p = e->p;
+	size_t n = p->n_functions + 1;
+
+	e->functions = alloc_n(n, sizeof(*e->functions));
+	e->function_ptrs = alloc_n(n, sizeof(*e->function_ptrs));
+	if (!e->functions || !e->function_ptrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		pb_function *f = &e->functions[i];
+
+		opentelemetry__proto__profiles__v1development__function__init(f);
+		e->function_ptrs[i] = f;
+		if (!i)
+			continue;
+		f->name_strindex = enc_str(e, p->functions[i - 1].name);
+		f->system_name_strindex = enc_str(e, p->functions[i - 1].system_name);
+		f->filename_strindex = enc_str(e, p->functions[i - 1].filename);
+	}
+	return 0;
+}
+
+static int encode_locations(struct encoder *e)
+{
+	const struct profile *p = e->p;
+	size_t n = p->n_locations + 1, n_lines = 0, li = 0;
+
+	for (size_t i = 0; i < p->n_locations; i++)
+		n_lines += p->locations[i].n_lines;
+	e->locations = alloc_n(n, sizeof(*e->locations));
+	e->location_ptrs = alloc_n(n, sizeof(*e->location_ptrs));
+	e->location_attrs = alloc_n(n, sizeof(*e->location_attrs));
+	e->lines = alloc_n(n_lines, sizeof(*e->lines));
+	e->line_ptrs = alloc_n(n_lines, sizeof(*e->line_ptrs));
+	if (!e->locations || !e->location_ptrs || !e->location_attrs || !e->lines || !e->line_ptrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		pb_location *l = &e->locations[i];
+		const struct profile_location *pl;
+
+		opentelemetry__proto__profiles__v1development__location__init(l);
+		e->location_ptrs[i] = l;
+		if (!i)
+			continue;
+		pl = &p->locations[i - 1];
+		if (pl->mapping_id > p->n_mappings)
+			return -EINVAL;
+		l->mapping_index = (int32_t)pl->mapping_id;
+		l->address = pl->address;
+		e->location_attrs[i] = enc_attr_str(e, "profile.frame.type", frame_type(pl->kind));
+		l->attribute_indices = &e->location_attrs[i];
+		l->n_attribute_indices = 1;
+		/* Both orders agree: innermost (inlined) function first, outermost caller last. */
+		l->lines = &e->line_ptrs[li];
+		l->n_lines = pl->n_lines;
+		for (uint32_t j = 0; j < pl->n_lines; j++, li++) {
+			pb_line *line = &e->lines[li];
+
+			if (!pl->lines[j].function_id || pl->lines[j].function_id > p->n_functions)
+				return -EINVAL;
+			opentelemetry__proto__profiles__v1development__line__init(line);
+			line->function_index = (int32_t)pl->lines[j].function_id;
+			line->line = pl->lines[j].line;
+			e->line_ptrs[li] = line;
+		}
+	}
+	return 0;
+}
+
+static int cmp_by_pid(const void *a, const void *b, void *ctx)
+{
+	const struct profile *p = ctx;
+	uint32_t pa = p->samples[*(const size_t *)a].pid, pb = p->samples[*(const size_t *)b].pid;
+
+	if (pa != pb)
+		return pa < pb ? -1 : 1;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+static int encode_samples(struct encoder *e)
+{
+	const struct profile *p = e->p;
+	size_t n = p->n_samples;
+
+	e->order = alloc_n(n, sizeof(*e->order));
+	e->samples = alloc_n(n, sizeof(*e->samples));
+	e->sample_ptrs = alloc_n(n, sizeof(*e->sample_ptrs));
+	e->sample_attrs = alloc_n(n * MAX_SAMPLE_ATTRS, sizeof(*e->sample_attrs));
+	e->values = alloc_n(n, sizeof(*e->values));
+	if (!e->order || !e->samples || !e->sample_ptrs || !e->sample_attrs || !e->values)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		e->order[i] = i;
+	qsort_r(e->order, n, sizeof(*e->order), cmp_by_pid, (void *)p);
+
+	for (size_t k = 0; k < n; k++) {
+		const struct profile_sample *ps = &p->samples[e->order[k]];
+		pb_sample *s = &e->samples[k];
+		int32_t *attrs = &e->sample_attrs[k * MAX_SAMPLE_ATTRS];
+		size_t na = 0;
+		int32_t stack;
+
+		for (uint32_t j = 0; j < ps->n_locations; j++)
+			if (!ps->location_ids[j] || ps->location_ids[j] > p->n_locations)
+				return -EINVAL;
+		stack = stacktab_intern(&e->stacks, ps->location_ids, ps->n_locations);
+		if (stack < 0)
+			return stack;
+		opentelemetry__proto__profiles__v1development__sample__init(s);
+		e->sample_ptrs[k] = s;
+		s->stack_index = stack;
+		if (ps->thread_name && *ps->thread_name)
+			attrs[na++] = enc_attr_str(e, "thread.name", ps->thread_name);
+		attrs[na++] = enc_attr_int(e, "thread.id", ps->tid);
+		if (p->has_events)
+			attrs[na++] = enc_attr_int(e, "cpu.logical_number", ps->cpu);
+		s->attribute_indices = attrs;
+		s->n_attribute_indices = na;
+		if (ps->n_timestamps && (int64_t)ps->n_timestamps == ps->count) {
+			/* Timestamps alone: each one is an event of value 1. */
+			s->timestamps_unix_nano = (uint64_t *)ps->timestamps; /* only read */
+			s->n_timestamps_unix_nano = ps->n_timestamps;
+		} else {
+			e->values[k] = ps->count;
+			s->values = &e->values[k];
+			s->n_values = 1;
+		}
+	}
+	return 0;
+}
+
+static int encode_stacks(struct encoder *e)
+{
+	size_t n = e->stacks.n, total = 0, off = 0;
+
+	for (size_t i = 1; i < n; i++)
+		total += e->stacks.v[i].n;
+	e->stack_msgs = alloc_n(n, sizeof(*e->stack_msgs));
+	e->stack_ptrs = alloc_n(n, sizeof(*e->stack_ptrs));
+	e->stack_ids = alloc_n(total, sizeof(*e->stack_ids));
+	if (!e->stack_msgs || !e->stack_ptrs || !e->stack_ids)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		pb_stack *s = &e->stack_msgs[i];
+
+		opentelemetry__proto__profiles__v1development__stack__init(s);
+		e->stack_ptrs[i] = s;
+		if (!i)
+			continue;
+		s->location_indices = &e->stack_ids[off];
+		s->n_location_indices = e->stacks.v[i].n;
+		for (uint32_t j = 0; j < e->stacks.v[i].n; j++)
+			e->stack_ids[off++] = (int32_t)e->stacks.v[i].ids[j];
+	}
+	return 0;
+}
+
+/* The attribute and string tables: last, once everything was interned. */
+static int encode_attributes_and_strings(struct encoder *e)
+{
+	size_t n = e->attrs.n;
+
+	e->attr_msgs = alloc_n(n, sizeof(*e->attr_msgs));
+	e->attr_ptrs = alloc_n(n, sizeof(*e->attr_ptrs));
+	e->attr_values = alloc_n(n, sizeof(*e->attr_values));
+	e->string_ptrs = alloc_n(e->strings.n, sizeof(*e->string_ptrs));
+	if (!e->attr_msgs || !e->attr_ptrs || !e->attr_values || !e->string_ptrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		pb_attribute *a = &e->attr_msgs[i];
+		pb_any_value *v = &e->attr_values[i];
+
+		opentelemetry__proto__profiles__v1development__key_value_and_unit__init(a);
+		opentelemetry__proto__common__v1__any_value__init(v);
+		e->attr_ptrs[i] = a;
+		if (!i)
+			continue; /* the zero entry: no key, no value */
+		a->key_strindex = e->attrs.v[i].key;
+		if (e->attrs.v[i].is_int) {
+			v->value_case =
+			    OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_INT_VALUE;
+			v->int_value = e->attrs.v[i].i;
+		} else {
+			v->value_case =
+			    OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_STRING_VALUE;
+			v->string_value = (char *)e->attrs.v[i].s; /* only read */
+		}
+		a->value = v;
+	}
+	for (size_t i = 0; i < e->strings.n; i++)
+		e->string_ptrs[i] = (char *)e->strings.v[i]; /* only read */
+	return 0;
+}
+
+/* Appends key=value to a resource's attributes; empty values are left out. */
+static void add_kv_str(pb_key_value *kvs, pb_any_value *vals, size_t *n, const char *key,
+		       const char *value)
+{
+	if (!value || !*value)
+		return;
+	opentelemetry__proto__common__v1__key_value__init(&kvs[*n]);
+	opentelemetry__proto__common__v1__any_value__init(&vals[*n]);
+	kvs[*n].key = (char *)key; /* only read */
+	vals[*n].value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_STRING_VALUE;
+	vals[*n].string_value = (char *)value;
+	kvs[*n].value = &vals[*n];
+	(*n)++;
+}
+
+static void add_kv_int(pb_key_value *kvs, pb_any_value *vals, size_t *n, const char *key,
+		       int64_t value)
+{
+	opentelemetry__proto__common__v1__key_value__init(&kvs[*n]);
+	opentelemetry__proto__common__v1__any_value__init(&vals[*n]);
+	kvs[*n].key = (char *)key; /* only read */
+	vals[*n].value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_INT_VALUE;
+	vals[*n].int_value = value;
+	kvs[*n].value = &vals[*n];
+	(*n)++;
+}
+
+/* One ResourceProfiles per run of samples with the same pid. */
+static int encode_resources(struct encoder *e, otlp_resource_fn describe, void *ctx,
+			    pb_scope *scope, pb_value_type *sample_type, pb_value_type *period_type)
+{
+	const struct profile *p = e->p;
+	size_t n = 0;
+
+	for (size_t k = 0; k < p->n_samples; k++)
+		if (!k || p->samples[e->order[k]].pid != p->samples[e->order[k - 1]].pid)
+			n++;
+	e->rps = alloc_n(n, sizeof(*e->rps));
+	e->rp_ptrs = alloc_n(n, sizeof(*e->rp_ptrs));
+	e->resources = alloc_n(n, sizeof(*e->resources));
+	e->kvs = alloc_n(n * MAX_RESOURCE_ATTRS, sizeof(*e->kvs));
+	e->kv_ptrs = alloc_n(n * MAX_RESOURCE_ATTRS, sizeof(*e->kv_ptrs));
+	e->kv_values = alloc_n(n * MAX_RESOURCE_ATTRS, sizeof(*e->kv_values));
+	e->sps = alloc_n(n, sizeof(*e->sps));
+	e->sp_ptrs = alloc_n(n, sizeof(*e->sp_ptrs));
+	e->profiles = alloc_n(n, sizeof(*e->profiles));
+	e->profile_ptrs = alloc_n(n, sizeof(*e->profile_ptrs));
+	e->profile_ids = alloc_n(n, sizeof(*e->profile_ids));
+	e->pid_names = alloc_n(n, sizeof(*e->pid_names));
+	if (!e->rps || !e->rp_ptrs || !e->resources || !e->kvs || !e->kv_ptrs || !e->kv_values ||
+	    !e->sps || !e->sp_ptrs || !e->profiles || !e->profile_ptrs || !e->profile_ids ||
+	    !e->pid_names)
+		return -ENOMEM;
+	e->n_resources = n;
+
+	for (size_t r = 0, k = 0; r < n; r++) {
+		const struct profile_sample *first = &p->samples[e->order[k]];
+		struct otlp_resource info = {0};
+		pb_key_value *kvs = &e->kvs[r * MAX_RESOURCE_ATTRS];
+		pb_key_value **kv_ptrs = &e->kv_ptrs[r * MAX_RESOURCE_ATTRS];
+		pb_any_value *vals = &e->kv_values[r * MAX_RESOURCE_ATTRS];
+		pb_profile *prof = &e->profiles[r];
+		size_t nkv = 0, start = k;
+
+		while (k < p->n_samples && p->samples[e->order[k]].pid == first->pid)
+			k++;
+		if (!describe || describe(ctx, first->pid, first->comm, &info)) {
+			memset(&info, 0, sizeof(info));
+			snprintf(e->pid_names[r], sizeof(e->pid_names[r]), "%s", first->comm);
+			info.executable_name = e->pid_names[r];
+		}
+		add_kv_str(kvs, vals, &nkv, "service.name", info.service_name);
+		add_kv_str(kvs, vals, &nkv, "host.name", info.host_name);
+		add_kv_int(kvs, vals, &nkv, "process.pid", first->pid);
+		add_kv_str(kvs, vals, &nkv, "process.executable.name", info.executable_name);
+		add_kv_str(kvs, vals, &nkv, "process.executable.path", info.executable_path);
+		add_kv_str(kvs, vals, &nkv, "container.id", info.container_id);
+		for (size_t i = 0; i < nkv; i++)
+			kv_ptrs[i] = &kvs[i];
+
+		opentelemetry__proto__resource__v1__resource__init(&e->resources[r]);
+		e->resources[r].attributes = kv_ptrs;
+		e->resources[r].n_attributes = nkv;
+
+		opentelemetry__proto__profiles__v1development__profile__init(prof);
+		prof->sample_type = sample_type;
+		prof->period_type = period_type;
+		prof->period = p->period_ns > INT64_MAX ? INT64_MAX : (int64_t)p->period_ns;
+		prof->time_unix_nano = p->time_ns;
+		prof->duration_nano = p->duration_ns;
+		prof->samples = &e->sample_ptrs[start];
+		prof->n_samples = k - start;
+		/* Random and non-zero: backends may deduplicate on it. */
+		if (getrandom(e->profile_ids[r], 16, 0) != 16)
+			memset(e->profile_ids[r], 0, 16);
+		e->profile_ids[r][0] |= 1;
+		prof->profile_id.data = e->profile_ids[r];
+		prof->profile_id.len = 16;
+		e->profile_ptrs[r] = prof;
+
+		opentelemetry__proto__profiles__v1development__scope_profiles__init(&e->sps[r]);
+		e->sps[r].scope = scope;
+		e->sps[r].profiles = &e->profile_ptrs[r];
+		e->sps[r].n_profiles = 1;
+		e->sp_ptrs[r] = &e->sps[r];
+
+		opentelemetry__proto__profiles__v1development__resource_profiles__init(&e->rps[r]);
+		e->rps[r].resource = &e->resources[r];
+		e->rps[r].scope_profiles = &e->sp_ptrs[r];
+		e->rps[r].n_scope_profiles = 1;
+		e->rp_ptrs[r] = &e->rps[r];
+	}
+	return 0;
+}
+
+int otlp__encode(const struct profile *p, otlp_resource_fn describe, void *ctx, uint8_t **buf,
+		 size_t *len)
+{
+	static uint8_t zero_trace_id[16], zero_span_id[8];
+	struct encoder e = {.p = p};
+	pb_request req =
+	    OPENTELEMETRY__PROTO__COLLECTOR__PROFILES__V1DEVELOPMENT__EXPORT_PROFILES_SERVICE_REQUEST__INIT;
+	pb_dictionary dict =
+	    OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__PROFILES_DICTIONARY__INIT;
+	pb_link zero_link = OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__LINK__INIT;
+	pb_link *link_ptr = &zero_link;
+	pb_value_type sample_type = OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__VALUE_TYPE__INIT;
+	pb_value_type period_type = OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__VALUE_TYPE__INIT;
+	pb_scope scope = OPENTELEMETRY__PROTO__COMMON__V1__INSTRUMENTATION_SCOPE__INIT;
+	uint8_t *out = NULL;
+	size_t size;
+	int err;
+
+	if (!p || !buf || !len)
+		return -EINVAL;
+	*buf = NULL;
+	*len = 0;
+	hashmap__init(&e.strings.index, strtab_equal, &e.strings);
+	hashmap__init(&e.attrs.index, attr_equal, &e.attrs);
+	hashmap__init(&e.stacks.index, stack_equal, &e.stacks);
+
+	/* The zero entries, outside the indexes: nothing interned later may land on them. */
+	err = -ENOMEM;
+	if (grow((void **)&e.strings.v, &e.strings.cap, 0, sizeof(*e.strings.v)) ||
+	    grow((void **)&e.attrs.v, &e.attrs.cap, 0, sizeof(*e.attrs.v)) ||
+	    grow((void **)&e.stacks.v, &e.stacks.cap, 0, sizeof(*e.stacks.v)))
+		goto cleanup;
+	e.strings.v[e.strings.n++] = "";
+	e.attrs.v[e.attrs.n++] = (struct attr){.s = ""};
+	e.stacks.v[e.stacks.n++] = (struct stack_ref){NULL, 0};
+
+	sample_type.type_strindex = enc_str(&e, "samples");
+	sample_type.unit_strindex = enc_str(&e, "count");
+	period_type.type_strindex = enc_str(&e, "cpu");
+	period_type.unit_strindex = enc_str(&e, "nanoseconds");
+	scope.name = "omniprof";
+	scope.version = OMNIPROF_VERSION;
+
+	err = encode_mappings(&e);
+	if (!err)
+		err = encode_functions(&e);
+	if (!err)
+		err = encode_locations(&e);
+	if (!err)
+		err = encode_samples(&e);
+	if (!err)
+		err = encode_stacks(&e);
+	if (!err)
+		err = encode_resources(&e, describe, ctx, &scope, &sample_type, &period_type);
+	if (!err)
+		err = e.err;
+	if (!err)
+		err = encode_attributes_and_strings(&e);
+	if (err)
+		goto cleanup;
+
+	zero_link.trace_id.data = zero_trace_id;
+	zero_link.trace_id.len = sizeof(zero_trace_id);
+	zero_link.span_id.data = zero_span_id;
+	zero_link.span_id.len = sizeof(zero_span_id);
+
+	dict.mapping_table = e.mapping_ptrs;
+	dict.n_mapping_table = p->n_mappings + 1;
+	dict.location_table = e.location_ptrs;
+	dict.n_location_table = p->n_locations + 1;
+	dict.function_table = e.function_ptrs;
+	dict.n_function_table = p->n_functions + 1;
+	dict.link_table = &link_ptr;
+	dict.n_link_table = 1;
+	dict.string_table = e.string_ptrs;
+	dict.n_string_table = e.strings.n;
+	dict.attribute_table = e.attr_ptrs;
+	dict.n_attribute_table = e.attrs.n;
+	dict.stack_table = e.stack_ptrs;
+	dict.n_stack_table = e.stacks.n;
+	req.dictionary = &dict;
+	req.resource_profiles = e.rp_ptrs;
+	req.n_resource_profiles = e.n_resources;
+
+	size = protobuf_c_message_get_packed_size(&req.base);
+	out = malloc(size ? size : 1);
+	if (!out) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	if (protobuf_c_message_pack(&req.base, out) != size) {
+		err = -EIO;
+		goto cleanup;
+	}
+	*buf = out;
+	*len = size;
+	out = NULL;
+	err = 0;
+cleanup:
+	free(out);
+	encoder_free(&e);
+	return err;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * OTLP profiles exporter: struct profile -> one
+ * opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest
+ * (opentelemetry-proto 1.10 / 1.11 layout), the bytes both the gRPC and the
+ * OTLP/HTTP transports send.
+ */
+#ifndef OMNIPROF_EXPORT_OTLP_H
+#define OMNIPROF_EXPORT_OTLP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct profile;
+
+/* What the resource of one process says; NULL or "" leaves an attribute out. */
+struct otlp_resource {
+	const char *service_name;    /* service.name */
+	const char *host_name;	     /* host.name */
+	const char *executable_name; /* process.executable.name */
+	const char *executable_path; /* process.executable.path */
+	const char *container_id;    /* container.id */
+};
+
+/*
+ * Describes process pid (comm: the process name its samples carry). The
+ * strings must stay valid until otlp__encode() returns. A non-zero return
+ * leaves the resource with process.pid and the executable name from comm.
+ */
+typedef int (*otlp_resource_fn)(void *ctx, uint32_t pid, const char *comm,
+				struct otlp_resource *out);
+
+/*
+ * Encodes p: one ResourceProfiles per process (service.name, host.name,
+ * process.pid, process.executable.*, container.id), each with one CPU
+ * profile (sample type samples/count, period type cpu/nanoseconds), all
+ * sharing one dictionary whose tables start with their zero entry. Samples
+ * carry thread.name, thread.id and, when p->has_events, cpu.logical_number
+ * and one timestamp per event.
+ *
+ * Returns 0 with *buf (malloc'ed, the caller frees it) and *len, or -errno.
+ */
+int otlp__encode(const struct profile *p, otlp_resource_fn describe, void *ctx, uint8_t **buf,
+		 size_t *len);
+
+#endif

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * libcurl underneath. gRPC is plain HTTP/2 to libcurl: the request body is
+ * the message behind a 5-byte prefix (compressed flag, big-endian length),
+ * headers say content-type application/grpc and te: trailers, and the call's
+ * outcome is the grpc-status trailer (or header, for a trailers-only reply),
+ * which libcurl hands to the header callback like any other header line.
+ */
+#include "export/transport.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+#include <zlib.h>
+
+#define DEFAULT_TIMEOUT_MS 10000
+#define CONNECT_TIMEOUT_MS 5000
+#define MAX_RESPONSE	   (1 << 20)
+
+/* gRPC status codes worth retrying (the others mean the request itself is wrong). */
+#define GRPC_CANCELLED		2 /* UNKNOWN; retried: often a proxy hiccup */
+#define GRPC_DEADLINE_EXCEEDED	4
+#define GRPC_RESOURCE_EXHAUSTED 8
+#define GRPC_ABORTED		10
+#define GRPC_UNAVAILABLE	14
+
+struct transport {
+	struct transport_opts opts;
+	CURL *curl;
+	struct curl_slist *headers; /* the caller's, plus the protocol's */
+	/* The current response. */
+	int grpc_status; /* -1: none seen */
+	char grpc_message[160];
+	size_t response_len;
+};
+
+int transport__global_init(void)
+{
+	return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -EIO;
+}
+
+int transport__gzip(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len)
+{
+	z_stream zs = {0};
+	uLong bound;
+	uint8_t *buf;
+	int ret;
+
+	*out = NULL;
+	*out_len = 0;
+	if (len > UINT32_MAX)
+		return -E2BIG;
+	/* 15 + 16: a gzip header and trailer around the deflate stream. */
+	if (deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	bound = deflateBound(&zs, (uLong)len) + 32;
+	buf = malloc(bound);
+	if (!buf) {
+		deflateEnd(&zs);
+		return -ENOMEM;
+	}
+	zs.next_in = (Bytef *)data; /* zlib does not write through it */
+	zs.avail_in = (uInt)len;
+	zs.next_out = buf;
+	zs.avail_out = (uInt)bound;
+	ret = deflate(&zs, Z_FINISH);
+	if (ret != Z_STREAM_END) {
+		deflateEnd(&zs);
+		free(buf);
+		return -EIO;
+	}
+	*out_len = zs.total_out;
+	deflateEnd(&zs);
+	*out = buf;
+	return 0;
+}
+
+/* Response bodies are read and dropped: OTLP's partial-success details are not acted on. */
+static size_t on_body(char *data, size_t size, size_t n, void *ctx)
+{
+	struct transport *t = ctx;
+
+	(void)data;
+	t->response_len += size * n;
+	return t->response_len > MAX_RESPONSE ? 0 : size * n;
+}
+
+static size_t on_header(char *line, size_t size, size_t n, void *ctx)
+{
+	struct transport *t = ctx;
+	size_t len = size * n;
+
+	if (len > 12 && !strncasecmp(line, "grpc-status:", 12)) {
+		t->grpc_status = atoi(line + 12);
+	} else if (len > 13 && !strncasecmp(line, "grpc-message:", 13)) {
+		const char *v = line + 13;
+		size_t vlen = len - 13;
+
+		while (vlen && (*v == ' ' || *v == '\t'))
+			v++, vlen--;
+		while (vlen && isspace((unsigned char)v[vlen - 1]))
+			vlen--;
+		snprintf(t->grpc_message, sizeof(t->grpc_message), "%.*s", (int)vlen, v);
+	}
+	return len;
+}
+
+int transport__new(const struct transport_opts *opts, struct transport **out)
+{
+	struct transport *t = calloc(1, sizeof(*t));
+	struct curl_slist *h;
+	int err = -ENOMEM;
+
+	if (!t)
+		return -ENOMEM;
+	t->opts = *opts;
+	t->curl = curl_easy_init();
+	if (!t->curl)
+		goto cleanup;
+	for (size_t i = 0; i < opts->n_headers; i++) {
+		h = curl_slist_append(t->headers, opts->headers[i]);
+		if (!h)
+			goto cleanup;
+		t->headers = h;
+	}
+	/* No "Expect: 100-continue" round trip before each body. */
+	h = curl_slist_append(t->headers, "Expect:");
+	if (!h)
+		goto cleanup;
+	t->headers = h;
+	if (opts->kind == TRANSPORT_GRPC) {
+		static const char *const grpc[] = {"te: trailers", "grpc-accept-encoding: gzip",
+						   "user-agent: omniprof-grpc"};
+
+		for (size_t i = 0; i < sizeof(grpc) / sizeof(grpc[0]); i++) {
+			h = curl_slist_append(t->headers, grpc[i]);
+			if (!h)
+				goto cleanup;
+			t->headers = h;
+		}
+		if (opts->gzip) {
+			h = curl_slist_append(t->headers, "grpc-encoding: gzip");
+			if (!h)
+				goto cleanup;
+			t->headers = h;
+		}
+	} else if (opts->gzip) {
+		h = curl_slist_append(t->headers, "Content-Encoding: gzip");
+		if (!h)
+			goto cleanup;
+		t->headers = h;
+	}
+	*out = t;
+	return 0;
+cleanup:
+	transport__free(t);
+	return err;
+}
+
+void transport__free(struct transport *t)
+{
+	if (!t)
+		return;
+	if (t->curl)
+		curl_easy_cleanup(t->curl);
+	curl_slist_free_all(t->headers);
+	free(t);
+}
+
+static bool grpc_retryable(int status)
+{
+	return status == GRPC_CANCELLED || status == GRPC_DEADLINE_EXCEEDED ||
+	       status == GRPC_RESOURCE_EXHAUSTED || status == GRPC_ABORTED ||
+	       status == GRPC_UNAVAILABLE;
+}
+
+/* The body as sent: gzip'ed when asked; for gRPC, behind the 5-byte message prefix. */
+static int frame_body(const struct transport *t, const uint8_t *body, size_t len, uint8_t **out,
+		      size_t *out_len)
+{
+	uint8_t *z = NULL, *buf;
+	size_t zlen = len;
+	const uint8_t *payload = body;
+	size_t prefix = t->opts.kind == TRANSPORT_GRPC ? 5 : 0;
+	int err;
+
+	if (t->opts.gzip) {
+		err = transport__gzip(body, len, &z, &zlen);
+		if (err)
+			return err;
+		payload = z;
+	}
+	if (zlen > UINT32_MAX - prefix) {
+		free(z);
+		return -E2BIG;
+	}
+	buf = malloc(zlen + prefix ? zlen + prefix : 1);
+	if (!buf) {
+		free(z);
+		return -ENOMEM;
+	}
+	if (prefix) {
+		buf[0] = t->opts.gzip ? 1 : 0;
+		buf[1] = (uint8_t)(zlen >> 24);
+		buf[2] = (uint8_t)(zlen >> 16);
+		buf[3] = (uint8_t)(zlen >> 8);
+		buf[4] = (uint8_t)zlen;
+	}
+	memcpy(buf + prefix, payload, zlen);
+	free(z);
+	*out = buf;
+	*out_len = zlen + prefix;
+	return 0;
+}
+
+int transport__post(struct transport *t, const char *url, const char *content_type,
+		    const uint8_t *body, size_t len, char *why, size_t why_len)
+{
+	char ctype[128], errbuf[CURL_ERROR_SIZE] = "";
+	struct curl_slist *headers = NULL, *h;
+	uint8_t *framed = NULL;
+	size_t framed_len;
+	long status = 0;
+	CURLcode rc;
+	CURL *c = t->curl;
+	int err;
+
+	why[0] = '\0';
+	err = frame_body(t, body, len, &framed, &framed_len);
+	if (err) {
+		snprintf(why, why_len, "cannot encode the request: %s", strerror(-err));
+		return err;
+	}
+	/* Content-Type is per request: copy the shared headers behind it. */
+	snprintf(ctype, sizeof(ctype), "Content-Type: %s",
+		 t->opts.kind == TRANSPORT_GRPC ? "application/grpc" : content_type);
+	headers = curl_slist_append(NULL, ctype);
+	for (struct curl_slist *s = t->headers; headers && s; s = s->next) {
+		h = curl_slist_append(headers, s->data);
+		if (!h) {
+			curl_slist_free_all(headers);
+			headers = NULL;
+		}
+		headers = h;
+	}
+	if (!headers) {
+		free(framed);
+		snprintf(why, why_len, "out of memory");
+		return -ENOMEM;
+	}
+
+	t->grpc_status = -1;
+	t->grpc_message[0] = '\0';
+	t->response_len = 0;
+	curl_easy_reset(c);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_POST, 1L);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, framed);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)framed_len);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, t);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, t);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
+			 t->opts.timeout_ms > 0 ? t->opts.timeout_ms : (long)DEFAULT_TIMEOUT_MS);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)CONNECT_TIMEOUT_MS);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (t->opts.kind == TRANSPORT_GRPC) {
+		curl_easy_setopt(c, CURLOPT_HTTP_VERSION,
+				 t->opts.insecure ? (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+						  : (long)CURL_HTTP_VERSION_2TLS);
+		/*
+		 * A fresh connection per call: Debian 12's libcurl (7.88) sends nothing
+		 * for a second request on a reused HTTP/2 connection (seen with the
+		 * curl tool too), and one connect per interval costs nothing.
+		 */
+		curl_easy_setopt(c, CURLOPT_FORBID_REUSE, 1L);
+	}
+	if (t->opts.ca_file)
+		curl_easy_setopt(c, CURLOPT_CAINFO, t->opts.ca_file);
+	if (t->opts.cert_file)
+		curl_easy_setopt(c, CURLOPT_SSLCERT, t->opts.cert_file);
+	if (t->opts.key_file)
+		curl_easy_setopt(c, CURLOPT_SSLKEY, t->opts.key_file);
+	if (t->opts.basic_auth) {
+		curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_easy_setopt(c, CURLOPT_USERPWD, t->opts.basic_auth);
+	}
+
+	rc = curl_easy_perform(c);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	/* The handle keeps pointers to these until the next reset. */
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, NULL);
+	curl_slist_free_all(headers);
+	free(framed);
+
+	if (rc != CURLE_OK) {
+		snprintf(why, why_len, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+		return -EAGAIN;
+	}
+	if (status < 200 || status > 299) {
+		snprintf(why, why_len, "HTTP status %ld", status);
+		if (status == 408 || status == 429 || status >= 500)
+			return -EAGAIN;
+		return -EPROTO;
+	}
+	if (t->opts.kind == TRANSPORT_GRPC) {
+		if (t->grpc_status < 0) {
+			snprintf(why, why_len, "no grpc-status in the reply");
+			return -EAGAIN;
+		}
+		if (t->grpc_status) {
+			snprintf(why, why_len, "grpc-status %d%s%s", t->grpc_status,
+				 t->grpc_message[0] ? ": " : "", t->grpc_message);
+			return grpc_retryable(t->grpc_status) ? -EAGAIN : -EPROTO;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "interp/python/python.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+
+#include "elf/file_cache.h"
+#include "interp/python/python_binary.h"
+#include "interp/python/python_code.h"
+#include "interp/python/python_layout.h"
+#include "interp/python/python_lines.h"
+#include "proc/process_table.h"
+#include "util/log.h"
+
+/* What one file is, inspected once per file id. */
+struct python_file {
+	uint32_t file_id;
+	int err; /* python_binary__inspect() result: 0 = a supported interpreter */
+	struct python_binary bin;
+};
+
+struct python_proc {
+	uint32_t pid;
+	bool published; /* in the BPF map */
+	const struct python_layout *layout;
+	struct op_py_proc bpf;
+};
+
+struct code_key {
+	uint32_t pid;
+	uint64_t addr;
+	uint64_t fingerprint;
+	uint32_t id;
+};
+
+static bool file_equal(const void *entry, const void *key, void *ctx)
+{
+	(void)ctx;
+	return ((const struct python_file *)entry)->file_id == *(const uint32_t *)key;
+}
+
+static bool proc_equal(const void *entry, const void *key, void *ctx)
+{
+	(void)ctx;
+	return ((const struct python_proc *)entry)->pid == *(const uint32_t *)key;
+}
+
+static bool code_key_equal(const void *entry, const void *key, void *ctx)
+{
+	const struct code_key *a = entry, *b = key;
+
+	(void)ctx;
+	return a->pid == b->pid && a->addr == b->addr;
+}
+
+void python__init(struct python *py, struct file_cache *files, int procs_fd)
+{
+	memset(py, 0, sizeof(*py));
+	py->files = files;
+	py->procs_fd = procs_fd;
+	hashmap__init(&py->binaries, file_equal, NULL);
+	hashmap__init(&py->procs, proc_equal, NULL);
+	hashmap__init(&py->code_keys, code_key_equal, NULL);
+}
+
+void python__detach(struct python *py)
+{
+	if (py)
+		py->procs_fd = -1;
+}
+
+void python__clear(struct python *py)
+{
+	void *e;
+
+	if (!py)
+		return;
+	for (size_t i = 0; hashmap__next(&py->binaries, &i, &e);)
+		free(e);
+	for (size_t i = 0; hashmap__next(&py->procs, &i, &e);)
+		free(e);
+	for (size_t i = 0; hashmap__next(&py->code_keys, &i, &e);)
+		free(e);
+	hashmap__clear(&py->binaries);
+	hashmap__clear(&py->procs);
+	hashmap__clear(&py->code_keys);
+	for (size_t i = 0; i < py->n_codes; i++)
+		python_code__free(py->codes[i]);
+	free(py->codes);
+	py->codes = NULL;
+	py->n_codes = py->cap_codes = 0;
+}
+
+/* The inspection of file id (done on first sight), NULL on ENOMEM. */
+static const struct python_file *file_info(struct python *py, uint32_t file_id)
+{
+	uint64_t h = hash_u64(file_id);
+	struct python_file *pf = hashmap__find(&py->binaries, h, &file_id);
+	const struct cached_file *f;
+
+	if (pf)
+		return pf;
+	pf = calloc(1, sizeof(*pf));
+	if (!pf)
+		return NULL;
+	pf->file_id = file_id;
+	f = file_cache__at(py->files, file_id);
+	pf->err = f && f->elf ? python_binary__inspect(f->elf, f->path, &pf->bin) : -ENOENT;
+	if (pf->err == -ENOTSUP) {
+		py->stats.unsupported++;
+		pr_warn("%s: CPython %u.%u is not supported: its frames show as native code",
+			f->path, pf->bin.major, pf->bin.minor);
+	} else if (!pf->err) {
+		if (pf->bin.cold_from_cfi)
+			py->stats.cold_from_cfi++;
+		pr_debug("%s: CPython %u.%u, eval loop in %zu range(s)%s", f->path, pf->bin.major,
+			 pf->bin.minor, pf->bin.n_eval,
+			 pf->bin.cold_from_cfi ? " (.cold part found from CFI)" : "");
+	}
+	if (hashmap__insert(&py->binaries, h, pf)) {
+		free(pf);
+		return NULL;
+	}
+	return pf;
+}
+
+static void unpublish(struct python *py, struct python_proc *pp)
+{
+	if (pp->published && py->procs_fd >= 0)
+		bpf_map_delete_elem(py->procs_fd, &pp->pid);
+	pp->published = false;
+}
+
+/* Finds p's interpreter among its executable mappings; true with *out filled. */
+static bool find_interpreter(struct python *py, const struct process *p, struct op_py_proc *out,
+			     const struct python_layout **layout)
+{
+	for (size_t i = 0; i < p->n_maps; i++) {
+		const struct process_mapping *m = &p->maps[i];
+		const struct python_file *pf;
+
+		if (!m->has_bias)
+			continue;
+		pf = file_info(py, m->file_id);
+		if (!pf || pf->err)
+			continue;
+		memset(out, 0, sizeof(*out));
+		out->interp_head = pf->bin.interp_head + m->bias;
+		for (size_t r = 0; r < pf->bin.n_eval; r++) {
+			out->eval[r].start = pf->bin.eval[r].start + m->bias;
+			out->eval[r].end = pf->bin.eval[r].end + m->bias;
+		}
+		out->off = pf->bin.layout->bpf;
+		out->version = (uint16_t)(pf->bin.major << 8 | pf->bin.minor);
+		*layout = pf->bin.layout;
+		return true;
+	}
+	return false;
+}
+
+void python__process_changed(void *ctx, const struct process *p)
+{
+	struct python *py = ctx;
+	uint32_t pid = p->pid;
+	uint64_t h = hash_u64(pid);
+	struct python_proc *pp = hashmap__find(&py->procs, h, &pid);
+	const struct python_layout *layout = NULL;
+	struct op_py_proc proc;
+
+	if (p->exited || !find_interpreter(py, p, &proc, &layout)) {
+		/* Kept (unpublished) so the frames already seen are still named. */
+		if (pp)
+			unpublish(py, pp);
+		return;
+	}
+	if (!pp) {
+		pp = calloc(1, sizeof(*pp));
+		if (!pp || hashmap__insert(&py->procs, h, pp)) {
+			free(pp);
+			return;
+		}
+		pp->pid = pid;
+		py->stats.processes++;
+	} else if (pp->published && !memcmp(&pp->bpf, &proc, sizeof(proc))) {
+		return;
+	}
+	pp->layout = layout;
+	pp->bpf = proc;
+	if (py->procs_fd < 0)
+		return;
+	if (bpf_map_update_elem(py->procs_fd, &pid, &proc, BPF_ANY)) {
+		py->stats.map_errors++;
+		pr_debug("pid %u: cannot publish its Python interpreter: %s", pid, strerror(errno));
+		return;
+	}
+	pp->published = true;
+}
+
+static uint32_t add_code(struct python *py, struct python_code *code)
+{
+	if (py->n_codes == py->cap_codes) {
+		size_t cap = py->cap_codes ? py->cap_codes * 2 : 256;
+		struct python_code **tmp = realloc(py->codes, cap * sizeof(*tmp));
+
+		if (!tmp)
+			return 0;
+		py->codes = tmp;
+		py->cap_codes = cap;
+	}
+	py->codes[py->n_codes++] = code;
+	return (uint32_t)py->n_codes;
+}
+
+uint32_t python__resolve(struct python *py, uint32_t pid, uint64_t code_addr, uint64_t fingerprint)
+{
+	struct code_key key = {.pid = pid, .addr = code_addr}, *k;
+	uint64_t h = hash_u64(code_addr ^ hash_u64(pid));
+	struct python_proc *pp;
+	struct python_code *code;
+	int err;
+
+	if (!code_addr)
+		return 0;
+	k = hashmap__find(&py->code_keys, h, &key);
+	if (k && k->fingerprint == fingerprint)
+		return k->id;
+	pp = hashmap__find(&py->procs, hash_u64(pid), &pid);
+	if (!pp)
+		return 0;
+	if (k)
+		py->stats.code_reused++;
+	err = python_code__read(pid, pp->layout, code_addr, fingerprint, &code);
+	if (err) {
+		py->stats.code_errors++;
+		return 0;
+	}
+	py->stats.codes++;
+	if (!k) {
+		k = calloc(1, sizeof(*k));
+		if (!k || hashmap__insert(&py->code_keys, h, k)) {
+			free(k);
+			python_code__free(code);
+			return 0;
+		}
+		k->pid = pid;
+		k->addr = code_addr;
+	}
+	k->fingerprint = fingerprint;
+	k->id = add_code(py, code);
+	if (!k->id)
+		python_code__free(code);
+	return k->id;
+}
+
+bool python__describe(const struct python *py, uint32_t id, uint32_t offset, const char **name,
+		      const char **filename, int64_t *line)
+{
+	const struct python_code *c = py && id && id <= py->n_codes ? py->codes[id - 1] : NULL;
+
+	if (!c) {
+		*name = "[unknown Python code]";
+		*filename = "";
+		*line = 0;
+		return false;
+	}
+	*name = c->name;
+	*filename = c->filename;
+	*line = python_lines__find(c->line_kind, c->lines, c->n_lines, c->firstlineno, offset);
+	return true;
+}
+
+void python__print_counters(const struct python *py, const uint64_t *bpf, FILE *f)
+{
+	static const char *const names[OP_PY_STAT__COUNT] = {
+	    [OP_PY_STAT_WALKS] = "python: samples of Python processes",
+	    [OP_PY_STAT_NO_THREAD] = "python: thread without a thread state",
+	    [OP_PY_STAT_NO_FRAME] = "python: thread state without a frame",
+	    [OP_PY_STAT_FRAMES] = "python: frames walked in BPF",
+	    [OP_PY_STAT_READ_ERR] = "python: unreadable interpreter frames",
+	    [OP_PY_STAT_EVAL_NO_FRAME] = "python: eval loop without a Python frame",
+	};
+	const struct {
+		const char *name;
+		uint64_t value;
+	} host[] = {
+	    {"python: interpreters found (processes)", py->stats.processes},
+	    {"python: unsupported interpreters", py->stats.unsupported},
+	    {"python: eval .cold parts found from CFI", py->stats.cold_from_cfi},
+	    {"python: py_procs updates that failed", py->stats.map_errors},
+	    {"python: code objects read", py->stats.codes},
+	    {"python: code object addresses reused", py->stats.code_reused},
+	    {"python: code objects unreadable", py->stats.code_errors},
+	};
+
+	for (int i = 0; i < OP_PY_STAT__COUNT; i++)
+		fprintf(f, "  %-40s %llu\n", names[i], (unsigned long long)bpf[i]);
+	for (size_t i = 0; i < sizeof(host) / sizeof(host[0]); i++)
+		fprintf(f, "  %-40s %llu\n", host[i].name, (unsigned long long)host[i].value);
+}

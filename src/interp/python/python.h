@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * CPython support on the host side:
+ *
+ *   - finds the interpreter of each process whose maps are read (a libpython
+ *     or an executable with the interpreter linked in, python_binary.h) and
+ *     tells the in-kernel walker where it is: one `py_procs` entry per pid
+ *     (struct op_py_proc: eval-loop ranges, interpreters list, offsets);
+ *   - names Python frames: reads each code object the walker reports from
+ *     the process (process_vm_readv, never writing or stopping it) while the
+ *     process lives, once per (pid, code object address), and reads it again
+ *     when the code object's fingerprint says the address now holds another
+ *     one; names and line tables are kept until the end of the recording.
+ */
+#ifndef OMNIPROF_INTERP_PYTHON_H
+#define OMNIPROF_INTERP_PYTHON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "python_types.h"
+#include "util/hashmap.h"
+
+struct file_cache;
+struct process;
+
+struct python_stats {
+	uint64_t processes;	/* processes found running a supported CPython */
+	uint64_t unsupported;	/* interpreters this build has no layout for */
+	uint64_t map_errors;	/* py_procs updates that failed */
+	uint64_t codes;		/* code objects read */
+	uint64_t code_reused;	/* a code object address found holding another one */
+	uint64_t code_errors;	/* code objects that could not be read */
+	uint64_t cold_from_cfi; /* eval loops whose .cold part was found without symbols */
+};
+
+struct python_code; /* one code object's name, file and line table */
+
+struct python {
+	struct file_cache *files;
+	int procs_fd;		    /* the py_procs BPF map, -1: none */
+	struct hashmap binaries;    /* file id -> struct python_file */
+	struct hashmap procs;	    /* pid -> struct python_proc */
+	struct hashmap code_keys;   /* (pid, address) -> struct code_key */
+	struct python_code **codes; /* codes[id - 1] */
+	size_t n_codes;
+	size_t cap_codes;
+	struct python_stats stats;
+};
+
+/* procs_fd: the py_procs map (see bpf/python_maps.h) or -1. Free with python__clear(). */
+void python__init(struct python *py, struct file_cache *files, int procs_fd);
+void python__clear(struct python *py); /* accepts NULL */
+/* Stop writing the BPF map (it is about to be closed). */
+void python__detach(struct python *py);
+
+/*
+ * Process-table observer: p's maps were just read, or p exited. Publishes
+ * or removes p's py_procs entry. ctx is a struct python.
+ */
+void python__process_changed(void *ctx, const struct process *p);
+
+/*
+ * Resolves a Python frame of pid while the process lives: the id of the
+ * code object at code_addr whose fingerprint the walker read, 0 when it
+ * cannot be read (the frame is then shown unnamed).
+ */
+uint32_t python__resolve(struct python *py, uint32_t pid, uint64_t code_addr, uint64_t fingerprint);
+
+/*
+ * Name (qualified name from 3.11), file name and line of instruction
+ * `offset` of code object id. The strings belong to py. Returns false
+ * for id 0 or an unknown id (*name is then a placeholder).
+ */
+bool python__describe(const struct python *py, uint32_t id, uint32_t offset, const char **name,
+		      const char **filename, int64_t *line);
+
+/* Prints the host's and the BPF side's (bpf: enum op_py_stat) Python counters. */
+void python__print_counters(const struct python *py, const uint64_t *bpf, FILE *f);
+
+#endif

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Is an ELF file a CPython interpreter (libpythonX.Y.so, or an executable
+ * with the interpreter linked in, such as Debian's /usr/bin/python3.11)?
+ * Which version, where its eval loop is (the hot function and its .cold
+ * part) and where the interpreters list starts, all in the file's own
+ * virtual addresses. Read from the file only: the process is not touched.
+ */
+#ifndef OMNIPROF_INTERP_PYTHON_BINARY_H
+#define OMNIPROF_INTERP_PYTHON_BINARY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "python_types.h"
+
+struct elf_file;
+struct python_layout;
+
+struct python_binary {
+	unsigned int major, minor;
+	const struct python_layout *layout;
+	/* Address of the pointer to the first interpreter (ELF vaddr). */
+	uint64_t interp_head;
+	struct op_py_range eval[OP_PY_MAX_RANGES]; /* ELF vaddrs; n_eval used */
+	size_t n_eval;
+	bool cold_from_cfi; /* the .cold part was found without symbols */
+};
+
+/*
+ * Fills *out from ef. Returns 0, -ENOENT (not a CPython interpreter),
+ * -ENOTSUP (a CPython this version of omniprof has no layout for, or one
+ * missing the symbols it needs; *out still holds the version) or -errno.
+ * name is the file's path or base name (for versions only found there).
+ */
+int python_binary__inspect(const struct elf_file *ef, const char *name, struct python_binary *out);
+
+/*
+ * The .cold part of the function [hot_start, hot_end) of ef found without
+ * symbols: the call-frame information entry (FDE, through .eh_frame_hdr)
+ * that most of the function's out-of-range rel32 jumps land in. 0 and the
+ * range, -ENOENT or -errno. Exposed for the tests.
+ */
+int python_binary__find_cold(const struct elf_file *ef, uint64_t hot_start, uint64_t hot_end,
+			     struct op_py_range *cold);
+
+#endif

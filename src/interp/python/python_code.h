@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * One CPython code object read out of a live process with
+ * process_vm_readv (read only: the process is neither stopped nor written):
+ * its name, file name, first line and line table.
+ */
+#ifndef OMNIPROF_INTERP_PYTHON_CODE_H
+#define OMNIPROF_INTERP_PYTHON_CODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct python_layout;
+
+struct python_code {
+	char *name;	/* co_qualname (3.11+) or co_name; owned */
+	char *filename; /* co_filename; owned */
+	int64_t firstlineno;
+	uint8_t *lines; /* the line table's bytes; owned, NULL when unreadable */
+	size_t n_lines;
+	int line_kind; /* enum python_line_table */
+};
+
+/*
+ * Reads the code object at addr of pid. fingerprint is what the walker read
+ * at layout->bpf.code_fingerprint: the object must still hold it (else it
+ * was freed and the address reused: -ESTALE). Returns 0 and *out (free with
+ * python_code__free()), -ESTALE, -EINVAL (not a code object) or -errno.
+ */
+int python_code__read(uint32_t pid, const struct python_layout *layout, uint64_t addr,
+		      uint64_t fingerprint, struct python_code **out);
+void python_code__free(struct python_code *c); /* accepts NULL */
+
+/*
+ * Reads the compact str object at addr of pid as UTF-8 into *out (the
+ * caller frees it). Exposed for the tests. 0, -EINVAL (not a compact str)
+ * or -errno.
+ */
+int python_code__read_str(uint32_t pid, const struct python_layout *layout, uint64_t addr,
+			  char **out);
+
+#endif

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "proc/process_labels.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static bool labels_equal(const void *entry, const void *key, void *ctx)
+{
+	(void)ctx;
+	return ((const struct process_labels *)entry)->pid == *(const uint32_t *)key;
+}
+
+void label_cache__init(struct label_cache *lc, const char *service_override)
+{
+	memset(lc, 0, sizeof(*lc));
+	hashmap__init(&lc->by_pid, labels_equal, NULL);
+	lc->service_override = service_override && *service_override ? service_override : NULL;
+	lc->root = "/";
+	if (gethostname(lc->host_name, sizeof(lc->host_name) - 1))
+		lc->host_name[0] = '\0';
+}
+
+void label_cache__clear(struct label_cache *lc)
+{
+	void *e;
+
+	if (!lc)
+		return;
+	for (size_t i = 0; hashmap__next(&lc->by_pid, &i, &e);)
+		free(e);
+	hashmap__clear(&lc->by_pid);
+}
+
+static void read_labels(struct label_cache *lc, struct process_labels *l, const char *comm)
+{
+	char path[64];
+	ssize_t n;
+	char *slash;
+
+	snprintf(l->comm, sizeof(l->comm), "%s", comm ? comm : "");
+	snprintf(path, sizeof(path), "/proc/%u/exe", l->pid);
+	n = readlink(path, l->exe_path, sizeof(l->exe_path) - 1);
+	l->exe_path[n > 0 ? n : 0] = '\0';
+	/* The kernel marks a replaced or removed file; the name it had is what matters. */
+	if (n > 10 && !strcmp(l->exe_path + n - 10, " (deleted)"))
+		l->exe_path[n - 10] = '\0';
+	slash = strrchr(l->exe_path, '/');
+	l->exe_name = slash && slash[1] ? slash + 1 : l->comm;
+
+	l->container_id[0] = l->container_name[0] = '\0';
+	if (!cgroup__container_id(l->pid, l->container_id))
+		cgroup__container_name(lc->root, l->container_id, l->container_name,
+				       sizeof(l->container_name));
+	if (lc->service_override)
+		l->service = lc->service_override;
+	else if (l->container_name[0])
+		l->service = l->container_name;
+	else
+		l->service = l->exe_name;
+}
+
+const struct process_labels *label_cache__get(struct label_cache *lc, uint32_t pid,
+					      const char *comm)
+{
+	uint64_t h = hash_u64(pid);
+	struct process_labels *l = hashmap__find(&lc->by_pid, h, &pid);
+
+	if (l && comm && strncmp(l->comm, comm, sizeof(l->comm) - 1))
+		read_labels(lc, l, comm); /* exec: a new image */
+	if (!l) {
+		l = calloc(1, sizeof(*l));
+		if (!l)
+			return NULL;
+		l->pid = pid;
+		read_labels(lc, l, comm);
+		if (hashmap__insert(&lc->by_pid, h, l)) {
+			free(l);
+			return NULL;
+		}
+	}
+	l->used_epoch = lc->epoch;
+	return l;
+}
+
+void label_cache__expire(struct label_cache *lc)
+{
+	struct process_labels *stale[256];
+	size_t n;
+	void *e;
+
+	do {
+		n = 0;
+		for (size_t i = 0; n < 256 && hashmap__next(&lc->by_pid, &i, &e);) {
+			struct process_labels *l = e;
+
+			/* Kept when used in this interval or the one before. */
+			if (l->used_epoch + 1 < lc->epoch)
+				stale[n++] = l;
+		}
+		for (size_t i = 0; i < n; i++) {
+			hashmap__remove(&lc->by_pid, hash_u64(stale[i]->pid), &stale[i]->pid);
+			free(stale[i]);
+		}
+	} while (n == 256);
+	lc->epoch++;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What a continuous exporter says about each process: executable path and
+ * name, container id and name, host name and the service it belongs to.
+ * Read from /proc once per process image and cached; entries not asked for
+ * during two intervals are dropped, so the cache follows the live processes.
+ *
+ * service.name: the --service-name flag when given; else the container's
+ * name when the runtime's files name it; else the executable's file name.
+ */
+#ifndef OMNIPROF_PROC_PROCESS_LABELS_H
+#define OMNIPROF_PROC_PROCESS_LABELS_H
+
+#include <stdint.h>
+
+#include "proc/cgroup.h"
+#include "types.h"
+#include "util/hashmap.h"
+
+struct process_labels {
+	uint32_t pid;
+	char comm[OP_TASK_COMM_LEN];	      /* the name the samples carried when this was read */
+	char exe_path[512];		      /* "" when unreadable (kernel thread, gone) */
+	const char *exe_name;		      /* basename of exe_path, else comm */
+	char container_id[CGROUP_ID_LEN + 1]; /* "" outside containers */
+	char container_name[128];
+	const char *service; /* see above; never NULL */
+	uint64_t used_epoch;
+};
+
+struct label_cache {
+	struct hashmap by_pid;	      /* of struct process_labels, owned */
+	const char *service_override; /* --service-name, or NULL */
+	const char *root;	      /* where runtimes keep container files: "/" */
+	char host_name[256];
+	uint64_t epoch;
+};
+
+void label_cache__init(struct label_cache *lc, const char *service_override);
+void label_cache__clear(struct label_cache *lc); /* accepts NULL */
+/* The labels of pid (re-read when its name changed: a new image). NULL on ENOMEM.
+ * Valid until the next label_cache__expire(). */
+const struct process_labels *label_cache__get(struct label_cache *lc, uint32_t pid,
+					      const char *comm);
+/* Ends an interval: forgets processes not asked for in this one and the one before. */
+void label_cache__expire(struct label_cache *lc);
+
+#endif

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Judges what receiver.js recorded. Prints one line per finding and
+// "check: OK ..." at the end; exits 1 on the first failure.
+//
+//   node check.js --file F --mode otlp|pyroscope|continuity --pid N
+//        --exe PATH --service NAME --chain main,chain_01,...,leaf
+//        [--frequency HZ] [--transport grpc|http] [--min-seconds S]
+//        [--authorization VALUE] [--auth USER:PASSWORD]
+'use strict';
+const crypto = require('crypto');
+const fs = require('fs');
+const os = require('os');
+
+const args = {};
+for (let i = 2; i < process.argv.length; i += 2)
+  args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
+
+function fail(msg) {
+  console.log(`check: FAIL: ${msg}`);
+  process.exit(1);
+}
+function expect(cond, msg) { if (!cond) fail(msg); }
+
+const records = fs.readFileSync(args.file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const pid = Number(args.pid);
+const chain = (args.chain || '').split(',').filter(Boolean);
+const hz = Number(args.frequency || 20);
+
+for (const r of records) expect(!r.error, `a ${r.transport} request did not decode: ${r.error}`);
+
+// The file identity the agent should report: SHA-256 over the first and last
+// 4 KiB and the length (big-endian u64), first 16 bytes in hex.
+function htlhash(path) {
+  const data = fs.readFileSync(path);
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64BE(BigInt(data.length));
+  const h = crypto.createHash('sha256');
+  h.update(data.subarray(0, 4096));
+  h.update(data.subarray(Math.max(0, data.length - 4096)));
+  h.update(len);
+  return h.digest('hex').slice(0, 32);
+}
+
+// Counts samples (events) whose stack holds the chain ending at its last
+// frame, and those where that frame is the leaf at all. stack: root first.
+function chainCounts(stacks) {
+  let leaf = 0, complete = 0;
+  const want = chain.join(';');
+  for (const { stack, n } of stacks) {
+    const idx = stack.lastIndexOf(chain[chain.length - 1]);
+    if (idx < 0) continue;
+    leaf += n;
+    if (stack.slice(0, idx + 1).join(';').endsWith(want)) complete += n;
+  }
+  return { leaf, complete };
+}
+
+function attrValue(v) {
+  if (!v) return undefined;
+  if (v.value === 'string_value') return v.string_value;
+  if (v.value === 'int_value') return Number(v.int_value);
+  if (v.value === 'bool_value') return v.bool_value;
+  return v[v.value];
+}
+
+function checkDictionary(d) {
+  const zeroMsg = (m, what) => {
+    for (const [k, v] of Object.entries(m)) {
+      const empty = v === 0 || v === '0' || v === '' || v === null ||
+        (Array.isArray(v) && v.length === 0) || (Buffer.isBuffer(v) && v.length === 0) ||
+        (typeof v === 'string' && /^0*$/.test(v));
+      expect(empty, `${what}[0] is not the zero value (${k}=${JSON.stringify(v)})`);
+    }
+  };
+  expect(d.string_table[0] === '', 'string_table[0] is not ""');
+  zeroMsg(d.mapping_table[0], 'mapping_table');
+  zeroMsg(d.location_table[0], 'location_table');
+  zeroMsg(d.function_table[0], 'function_table');
+  zeroMsg(d.stack_table[0], 'stack_table');
+  expect(d.attribute_table[0].key_strindex === 0 && !d.attribute_table[0].value,
+    'attribute_table[0] is not the zero value');
+  const link = d.link_table[0];
+  expect(link && link.trace_id === '0'.repeat(32) && link.span_id === '0'.repeat(16),
+    `link_table[0] is not 16 + 8 zero bytes (${JSON.stringify(link)})`);
+}
+
+// Everything one process reported over the OTLP requests.
+function otlpProcess(transportFilter) {
+  const out = { requests: 0, profiles: [], stacks: [], events: 0, resources: [], mappings: [],
+                frameTypes: new Set(), threadIds: new Set(), threadNames: new Set(), cpus: new Set() };
+  for (const r of records) {
+    if (r.transport !== 'grpc' && r.transport !== 'http') continue;
+    if (transportFilter && r.transport !== transportFilter) continue;
+    out.requests++;
+    if (args.authorization)
+      expect(r.headers.authorization === args.authorization,
+        `authorization header ${r.headers.authorization}, not ${args.authorization}`);
+    const d = r.request.dictionary;
+    checkDictionary(d);
+    const s = (i) => d.string_table[i];
+    const attr = (i) => {
+      const a = d.attribute_table[i];
+      return [s(a.key_strindex), attrValue(a.value)];
+    };
+    for (const rp of r.request.resource_profiles) {
+      const ra = Object.fromEntries(rp.resource.attributes.map((kv) => [kv.key, attrValue(kv.value)]));
+      if (ra['process.pid'] !== pid) continue;
+      out.resources.push(ra);
+      for (const sp of rp.scope_profiles) {
+        for (const prof of sp.profiles) {
+          out.profiles.push({ time: BigInt(prof.time_unix_nano), duration: BigInt(prof.duration_nano),
+                              sampleType: [s(prof.sample_type.type_strindex), s(prof.sample_type.unit_strindex)],
+                              periodType: [s(prof.period_type.type_strindex), s(prof.period_type.unit_strindex)],
+                              period: Number(prof.period), idLen: prof.profile_id.length / 2 });
+          const t0 = BigInt(prof.time_unix_nano), t1 = t0 + BigInt(prof.duration_nano);
+          for (const smp of prof.samples) {
+            const sa = Object.fromEntries(smp.attribute_indices.map(attr));
+            expect(typeof sa['thread.id'] === 'number' && sa['thread.id'] > 0, 'sample without thread.id');
+            expect(typeof sa['thread.name'] === 'string', 'sample without thread.name');
+            expect(typeof sa['cpu.logical_number'] === 'number' && sa['cpu.logical_number'] < os.cpus().length,
+              `sample without a valid cpu.logical_number (${sa['cpu.logical_number']})`);
+            out.threadIds.add(sa['thread.id']);
+            out.threadNames.add(sa['thread.name']);
+            out.cpus.add(sa['cpu.logical_number']);
+            const ts = smp.timestamps_unix_nano.map(BigInt);
+            const n = ts.length || smp.values.reduce((a, v) => a + Number(v), 0);
+            expect(n > 0, 'sample with neither timestamps nor values');
+            if (ts.length && smp.values.length)
+              expect(ts.length === smp.values.length, 'timestamps and values differ in length');
+            for (const t of ts)
+              expect(t >= t0 - 1000000n && t <= t1 + 1000000n,
+                `timestamp ${t} outside its profile [${t0}, ${t1}]`);
+            out.events += n;
+            const locs = d.stack_table[smp.stack_index].location_indices;
+            const names = [];
+            for (const li of locs) { // leaf first; lines innermost first
+              const loc = d.location_table[li];
+              const la = Object.fromEntries(loc.attribute_indices.map(attr));
+              out.frameTypes.add(la['profile.frame.type']);
+              for (const ln of loc.lines) names.push(s(d.function_table[ln.function_index].name_strindex));
+              if (loc.mapping_index) {
+                const m = d.mapping_table[loc.mapping_index];
+                out.mappings.push({ file: s(m.filename_strindex),
+                                    attrs: Object.fromEntries(m.attribute_indices.map(attr)),
+                                    type: la['profile.frame.type'] });
+              }
+            }
+            out.stacks.push({ stack: names.reverse(), n });
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+function checkOtlp() {
+  const p = otlpProcess(args.transport);
+  expect(p.requests > 0, `no ${args.transport || 'OTLP'} request arrived`);
+  expect(p.profiles.length > 0, `no profile for pid ${pid} in ${p.requests} requests`);
+  for (const ra of p.resources) {
+    expect(ra['service.name'] === args.service, `service.name is ${ra['service.name']}, not ${args.service}`);
+    expect(ra['host.name'] === os.hostname(), `host.name is ${ra['host.name']}, not ${os.hostname()}`);
+    expect(ra['process.executable.path'] === args.exe, `process.executable.path is ${ra['process.executable.path']}`);
+    expect(ra['process.executable.name'] === args.exe.split('/').pop(), `process.executable.name is ${ra['process.executable.name']}`);
+    if (ra['container.id'] !== undefined)
+      expect(/^[0-9a-f]{64}$/.test(ra['container.id']), `container.id ${ra['container.id']} is not an id`);
+  }
+  for (const pr of p.profiles) {
+    expect(pr.sampleType.join('/') === 'samples/count', `sample type ${pr.sampleType.join('/')}`);
+    expect(pr.periodType.join('/') === 'cpu/nanoseconds', `period type ${pr.periodType.join('/')}`);
+    expect(pr.period === Math.round(1e9 / hz), `period ${pr.period}, not 1e9/${hz}`);
+    expect(pr.idLen === 16, 'profile_id is not 16 bytes');
+  }
+  for (const t of p.frameTypes)
+    expect(['native', 'kernel', 'abort'].includes(t), `unexpected profile.frame.type ${t}`);
+  expect(p.frameTypes.has('native'), 'no native frame');
+  const exeMaps = p.mappings.filter((m) => m.file === args.exe);
+  expect(exeMaps.length > 0, `no mapping for ${args.exe}`);
+  const ids = exeMaps[0].attrs;
+  expect(/^[0-9a-f]{40}$/.test(ids['process.executable.build_id.gnu'] || ''),
+    `build_id.gnu missing or malformed: ${ids['process.executable.build_id.gnu']}`);
+  expect(ids['process.executable.build_id.htlhash'] === htlhash(args.exe),
+    `build_id.htlhash ${ids['process.executable.build_id.htlhash']} != ${htlhash(args.exe)}`);
+  expect(exeMaps.every((m) => m.type === 'native'), 'the executable\'s frames are not native');
+  const c = chainCounts(p.stacks);
+  expect(c.leaf >= 10, `only ${c.leaf} events in ${chain[chain.length - 1]}`);
+  expect(c.complete * 10 >= c.leaf * 9, `only ${c.complete} of ${c.leaf} leaf events have the whole chain`);
+  console.log(`check: OK ${p.requests} requests, ${p.profiles.length} profiles, ${p.events} events ` +
+              `(${c.complete}/${c.leaf} with the whole chain), threads ${[...p.threadNames].join(',')}, ` +
+              `cpus ${[...p.cpus].sort().join(',')}`);
+}
+
+function checkPyroscope() {
+  const pushes = records.filter((r) => r.transport === 'pyroscope');
+  expect(pushes.length > 0, 'no Pyroscope push arrived');
+  const mine = pushes.filter((r) => r.query.name.startsWith(`${args.service}{`));
+  expect(mine.length > 0, `no push named ${args.service}{...}: ${pushes.map((r) => r.query.name).join(' ')}`);
+  const stacks = [];
+  for (const r of mine) {
+    const q = r.query;
+    expect(q.format === 'pprof', `format=${q.format}`);
+    expect(/[{,]service_name=/.test(q.name) && q.name.includes(`service_name=${args.service}`),
+      `name ${q.name} lacks service_name=${args.service}`);
+    expect(Number(q.from) > 1e9 && Number(q.until) >= Number(q.from), `from=${q.from} until=${q.until}`);
+    expect(Number(q.sampleRate) === hz, `sampleRate=${q.sampleRate}`);
+    if (args.auth) expect(r.authorization === 'Basic ' + Buffer.from(args.auth).toString('base64'),
+      `authorization header ${r.authorization}`);
+    const types = r.profile.sampleTypes.map((t) => t.join('/'));
+    expect(types.includes('samples/count') && types.includes('cpu/nanoseconds'), `sample types ${types}`);
+    for (const s of r.profile.samples)
+      if (s.labels.pid === String(pid))
+        stacks.push({ stack: [...s.stack].reverse(), n: Number(s.values[0]) });
+  }
+  const c = chainCounts(stacks);
+  expect(c.leaf >= 10, `only ${c.leaf} samples in ${chain[chain.length - 1]} in Pyroscope pushes`);
+  expect(c.complete * 10 >= c.leaf * 9, `only ${c.complete} of ${c.leaf} leaf samples have the whole chain`);
+  console.log(`check: OK ${mine.length} pushes named ${mine[0].query.name}, ${c.complete}/${c.leaf} samples with the whole chain`);
+}
+
+// Intervals tile time: each profile starts where the previous one ended.
+function checkContinuity() {
+  const p = otlpProcess(args.transport);
+  expect(p.profiles.length > 0, `no profile for pid ${pid}`);
+  const byTime = new Map();
+  for (const pr of p.profiles) byTime.set(pr.time, pr); // a retried duplicate counts once
+  const list = [...byTime.values()].sort((a, b) => (a.time < b.time ? -1 : 1));
+  let gaps = 0;
+  for (let i = 1; i < list.length; i++) {
+    const end = list[i - 1].time + list[i - 1].duration;
+    if (end !== list[i].time) {
+      console.log(`check: gap between ${end} and ${list[i].time}`);
+      gaps++;
+    }
+  }
+  const span = Number(list[list.length - 1].time + list[list.length - 1].duration - list[0].time) / 1e9;
+  expect(gaps === 0, `${gaps} intervals missing`);
+  expect(span >= Number(args['min-seconds'] || 0), `profiles cover ${span.toFixed(1)} s only`);
+  console.log(`check: OK ${list.length} consecutive intervals over ${span.toFixed(1)} s, no gap`);
+}
+
+({ otlp: checkOtlp, pyroscope: checkPyroscope, continuity: checkContinuity })[args.mode]();

@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * End-to-end: `omniprof agent` profiles a workload built by the test suite
+ * (tests/workloads/fp_chain.c) with the real BPF sampler and reports to
+ * receivers built on independent stacks (tests/e2e/otlp/receiver.js: a gRPC
+ * server on @grpc/grpc-js, an HTTP server for OTLP/HTTP and Pyroscope
+ * pushes, decoding with protobufjs from the receiver's own schema and with
+ * pprof-format). tests/e2e/otlp/check.js then asserts what arrived: the
+ * shared dictionary and its zero entries, resource, sample and mapping
+ * attributes, per-event timestamps, the workload's whole call chain, and that
+ * intervals tile time with no gap, also across a backend outage. Needs root,
+ * BPF and Node.js (the Makefile installs the npm packages under BUILD/node).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "testutil.h"
+
+#define HZ	       99
+#define CHAIN_LEN      24
+#define MAX_AGENT_ARGS 40
+
+static char chain_arg[512]; /* main,chain_01,...,chain_24,leaf */
+static char exe_path[1024];
+
+static int setup(void **state)
+{
+	size_t off;
+
+	(void)state;
+	off = (size_t)snprintf(chain_arg, sizeof(chain_arg), "main");
+	for (int i = 1; i <= CHAIN_LEN; i++)
+		off += (size_t)snprintf(chain_arg + off, sizeof(chain_arg) - off, ",chain_%02d", i);
+	snprintf(chain_arg + off, sizeof(chain_arg) - off, ",leaf");
+	if (!realpath(tu_build_dir(), exe_path))
+		return -1;
+	strncat(exe_path, "/workloads/fp_chain", sizeof(exe_path) - strlen(exe_path) - 1);
+	return 0;
+}
+
+/* A TCP port nothing listens on right now. */
+static int free_port(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port;
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
+static pid_t start_workload(int seconds)
+{
+	char path[1024], secs[16];
+	char *argv[] = {path, secs, NULL};
+
+	snprintf(path, sizeof(path), "%s/workloads/fp_chain", tu_build_dir());
+	snprintf(secs, sizeof(secs), "%d", seconds);
+	return tu_spawn_ready(argv);
+}
+
+/* Starts receiver.js (0 = that server off); returns its pid once it listens. */
+static pid_t start_receiver(const char *out, int grpc_port, int http_port, const char *tls_dir)
+{
+	char node_path[1100], script[1100], gp[16], hp[16], cert[1100], key[1100];
+	char *argv[16];
+	int n = 0;
+	pid_t pid;
+
+	snprintf(node_path, sizeof(node_path), "NODE_PATH=%s/node/node_modules", tu_build_dir());
+	snprintf(script, sizeof(script), "tests/e2e/otlp/receiver.js");
+	snprintf(gp, sizeof(gp), "%d", grpc_port);
+	snprintf(hp, sizeof(hp), "%d", http_port);
+	argv[n++] = "/usr/bin/env";
+	argv[n++] = node_path;
+	argv[n++] = "node";
+	argv[n++] = script;
+	argv[n++] = "--out";
+	argv[n++] = (char *)out;
+	argv[n++] = "--max-seconds";
+	argv[n++] = "120";
+	if (grpc_port) {
+		argv[n++] = "--grpc-port";
+		argv[n++] = gp;
+	}
+	if (http_port) {
+		argv[n++] = "--http-port";
+		argv[n++] = hp;
+	}
+	if (tls_dir) {
+		snprintf(cert, sizeof(cert), "%s/server.pem", tls_dir);
+		snprintf(key, sizeof(key), "%s/server.key", tls_dir);
+		argv[n++] = "--tls-cert";
+		argv[n++] = cert;
+		argv[n++] = "--tls-key";
+		argv[n++] = key;
+	}
+	argv[n] = NULL;
+	pid = tu_spawn_ready(argv);
+	if (pid <= 0)
+		print_error(
+		    "the receiver did not start: is Node.js installed and `make tests` run?\n");
+	return pid;
+}
+
+/* Starts `omniprof agent ARGS...` with stderr to log_path; returns its pid. */
+static pid_t start_agent(const char *log_path, const char *const *args)
+{
+	char bin[1024];
+	const char *argv[MAX_AGENT_ARGS + 3];
+	size_t n = 0;
+	pid_t pid;
+
+	snprintf(bin, sizeof(bin), "%s/omniprof", tu_build_dir());
+	argv[n++] = bin;
+	argv[n++] = "agent";
+	for (; *args && n < MAX_AGENT_ARGS + 2; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		if (fd >= 0) {
+			dup2(fd, STDERR_FILENO);
+			dup2(fd, STDOUT_FILENO);
+		}
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* SIGTERM, then wait (bounded) for a clean exit; the agent flushes on the way. */
+static void stop_agent(pid_t pid, const char *log_path)
+{
+	int status = -1;
+	char *log;
+
+	kill(pid, SIGTERM);
+	for (int i = 0; i < 300; i++) { /* 30 s at most */
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+		usleep(100 * 1000);
+		if (i == 299) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+		}
+	}
+	log = tu_read_file(log_path, NULL);
+	printf("    agent log:\n%s", log ? log : "(none)\n");
+	free(log);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void check(const char *records, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Runs check.js on the receiver's records with the given extra arguments. */
+static void check(const char *records, const char *fmt, ...)
+{
+	char extra[2048], *out = NULL;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(extra, sizeof(extra), fmt, ap);
+	va_end(ap);
+	rc = tu_run(&out,
+		    "node tests/e2e/otlp/check.js --file %s --exe %s --chain %s --frequency %d %s",
+		    records, exe_path, chain_arg, HZ, extra);
+	printf("    %s", out ? out : "(no output)\n");
+	free(out);
+	assert_int_equal(rc, 0);
+}
+
+static int count_lines_with(const char *path, const char *needle)
+{
+	char *text = tu_read_file(path, NULL), *p;
+	int n = 0;
+
+	assert_non_null(text);
+	for (p = text; (p = strstr(p, needle)); p++)
+		n++;
+	free(text);
+	return n;
+}
+
+/* gRPC (h2c) and Pyroscope at once, from one agent. */
+static void test_grpc_and_pyroscope(void **state)
+{
+	char *dir = tu_mkdtemp(), records[1100], log[1100], endpoint[64], url[64], pid_s[16];
+	int gport = free_port(), hport = free_port();
+	pid_t wl, rx, agent;
+
+	(void)state;
+	snprintf(records, sizeof(records), "%s/records.jsonl", dir);
+	snprintf(log, sizeof(log), "%s/agent.log", dir);
+	snprintf(endpoint, sizeof(endpoint), "127.0.0.1:%d", gport);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", hport);
+	rx = start_receiver(records, gport, hport, NULL);
+	assert_true(rx > 0);
+	wl = start_workload(60);
+	assert_true(wl > 0);
+	snprintf(pid_s, sizeof(pid_s), "%d", wl);
+	{
+		const char *args[] = {"--interval",
+				      "1",
+				      "-F",
+				      "99",
+				      "-p",
+				      pid_s,
+				      "--otlp-endpoint",
+				      endpoint,
+				      "--insecure",
+				      "--pyroscope-url",
+				      url,
+				      "--pyroscope-basic-auth",
+				      "tenant:secret",
+				      "-v",
+				      NULL};
+
+		agent = start_agent(log, args);
+	}
+	sleep(5);
+	stop_agent(agent, log);
+	tu_reap(wl);
+	tu_reap(rx);
+
+	check(records, "--mode otlp --transport grpc --pid %d --service fp_chain", wl);
+	check(records, "--mode continuity --transport grpc --pid %d --min-seconds 3", wl);
+	check(records, "--mode pyroscope --pid %d --service fp_chain --auth tenant:secret", wl);
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/* OTLP/HTTP with an auth header and an explicit service name. */
+static void test_http(void **state)
+{
+	char *dir = tu_mkdtemp(), records[1100], log[1100], endpoint[64], pid_s[16];
+	int hport = free_port();
+	pid_t wl, rx, agent;
+
+	(void)state;
+	snprintf(records, sizeof(records), "%s/records.jsonl", dir);
+	snprintf(log, sizeof(log), "%s/agent.log", dir);
+	snprintf(endpoint, sizeof(endpoint), "127.0.0.1:%d", hport);
+	rx = start_receiver(records, 0, hport, NULL);
+	assert_true(rx > 0);
+	wl = start_workload(60);
+	assert_true(wl > 0);
+	snprintf(pid_s, sizeof(pid_s), "%d", wl);
+	{
+		const char *args[] = {"--interval",
+				      "1",
+				      "-F",
+				      "99",
+				      "-p",
+				      pid_s,
+				      "--otlp-endpoint",
+				      endpoint,
+				      "--otlp-protocol",
+				      "http",
+				      "--insecure",
+				      "--header",
+				      "Authorization=Bearer e2e-token",
+				      "--service-name",
+				      "checkout",
+				      NULL};
+
+		agent = start_agent(log, args);
+	}
+	sleep(4);
+	stop_agent(agent, log);
+	tu_reap(wl);
+	tu_reap(rx);
+
+	check(records,
+	      "--mode otlp --transport http --pid %d --service checkout "
+	      "--authorization 'Bearer e2e-token'",
+	      wl);
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/* gRPC over TLS, trusting a CA this test makes. */
+static void test_grpc_tls(void **state)
+{
+	char *dir = tu_mkdtemp(), records[1100], log[1100], endpoint[64], pid_s[16], ca[1100];
+	char *out = NULL;
+	int gport = free_port(), rc;
+	pid_t wl, rx, agent;
+
+	(void)state;
+	rc = tu_run(&out,
+		    "cd %s && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem "
+		    "-days 1 -subj '/CN=omniprof test CA' && "
+		    "openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr "
+		    "-subj '/CN=localhost' && "
+		    "printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > ext && "
+		    "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+		    "-out server.pem -days 1 -extfile ext",
+		    dir);
+	if (rc)
+		print_error("openssl failed:\n%s\n", out ? out : "");
+	free(out);
+	assert_int_equal(rc, 0);
+	snprintf(records, sizeof(records), "%s/records.jsonl", dir);
+	snprintf(log, sizeof(log), "%s/agent.log", dir);
+	snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
+	snprintf(endpoint, sizeof(endpoint), "localhost:%d", gport);
+	rx = start_receiver(records, gport, 0, dir);
+	assert_true(rx > 0);
+	wl = start_workload(60);
+	assert_true(wl > 0);
+	snprintf(pid_s, sizeof(pid_s), "%d", wl);
+	{
+		const char *args[] = {"--interval",	 "1",	   "-F",	"99", "-p", pid_s,
+				      "--otlp-endpoint", endpoint, "--ca-file", ca,   NULL};
+
+		agent = start_agent(log, args);
+	}
+	sleep(4);
+	stop_agent(agent, log);
+	tu_reap(wl);
+	tu_reap(rx);
+
+	check(records, "--mode otlp --transport grpc --pid %d --service fp_chain", wl);
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/*
+ * The backend is down for the agent's first 20 s, then comes up: every
+ * interval since the start still arrives (the queue holds 60), the outage is
+ * logged once when it starts and once when it ends, and sampling went on.
+ */
+static void test_backend_down_then_back(void **state)
+{
+	char *dir = tu_mkdtemp(), records[1100], log[1100], endpoint[64], pid_s[16];
+	int gport = free_port();
+	pid_t wl, rx, agent;
+
+	(void)state;
+	snprintf(records, sizeof(records), "%s/records.jsonl", dir);
+	snprintf(log, sizeof(log), "%s/agent.log", dir);
+	snprintf(endpoint, sizeof(endpoint), "127.0.0.1:%d", gport);
+	wl = start_workload(90);
+	assert_true(wl > 0);
+	snprintf(pid_s, sizeof(pid_s), "%d", wl);
+	{
+		const char *args[] = {
+		    "--interval",      "1",	 "-F",	       "99",	       "-p", pid_s,
+		    "--otlp-endpoint", endpoint, "--insecure", "--queue-size", "60", NULL};
+
+		agent = start_agent(log, args);
+	}
+	sleep(20);
+	rx = start_receiver(records, gport, 0, NULL);
+	assert_true(rx > 0);
+	sleep(8); /* the longest backoff is 8 s: the queue drains within it */
+	stop_agent(agent, log);
+	tu_reap(wl);
+	tu_reap(rx);
+
+	/* Consecutive intervals spanning at least the outage reached the receiver. */
+	check(records, "--mode continuity --transport grpc --pid %d --min-seconds 20", wl);
+	check(records, "--mode otlp --transport grpc --pid %d --service fp_chain", wl);
+	assert_int_equal(count_lines_with(log, "export failing"), 1);
+	assert_int_equal(count_lines_with(log, "export recovered"), 1);
+	assert_int_equal(
+	    count_lines_with(log, "dropped: 0 (queue full), 0 (rejected), 0 (at exit)"), 1);
+	tu_rmtree(dir);
+	free(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_grpc_and_pyroscope),
+	    cmocka_unit_test(test_http),
+	    cmocka_unit_test(test_grpc_tls),
+	    cmocka_unit_test(test_backend_down_then_back),
+	};
+
+	return cmocka_run_group_tests(tests, setup, NULL);
+}

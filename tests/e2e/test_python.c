@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * End-to-end Python: every CPython 3 under pyenv's versions folder and
+ * Debian's own /usr/bin/python3.11 (the interpreter linked into the
+ * executable, symbols stripped) run a known chain of nested functions that
+ * spins in its innermost one, recorded with -p. Each case requires the whole
+ * chain, in order, in at least 95% of the innermost function's samples, and
+ * checks in the pprof output that the frames carry the script's file name
+ * and the exact line of each call. Plus: 130 levels of recursion (more than
+ * 128 Python frames in one stack), Python -> C (ctypes) -> Python callback
+ * interleaved with the native frames, and three threads each in its own
+ * chain. Needs root and BPF.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <zlib.h>
+
+#include "folded_check.h"
+#include "profile.pb-c.h"
+#include "testutil.h"
+
+#define RECORD_SECONDS "3"
+#define FREQUENCY      "199"
+#define MIN_LEAF       20  /* fewer leaf samples than this says nothing */
+#define CHAIN_LINKS    10  /* py_chain.py: link_01 .. link_10 */
+#define DEEP_LEVELS    130 /* recursion levels of the deep cases */
+#define GLUE_MAX       4   /* interpreter frames between two Python frames (<= 3.10) */
+#define MAX_CASES      32
+
+#define EXPECT(call) assert_int_equal((call), 0)
+
+enum workload { CHAIN, DEEP, MIXED, THREADS };
+
+struct py_case {
+	char name[96];	   /* the cmocka test name */
+	char python[1024]; /* interpreter path */
+	enum workload what;
+};
+
+static struct py_case cases[MAX_CASES];
+static size_t n_cases;
+
+static const char *script_dir(void)
+{
+	return "tests/workloads/python";
+}
+
+static char *omniprof(void)
+{
+	static char path[512];
+
+	snprintf(path, sizeof(path), "%s/omniprof", tu_build_dir());
+	return path;
+}
+
+/* The command name the kernel gives a process started from path. */
+static void comm_of(const char *path, char *comm)
+{
+	const char *base = strrchr(path, '/');
+
+	snprintf(comm, 16, "%.15s", base ? base + 1 : path);
+}
+
+/* ---- expected chains ------------------------------------------------------ */
+
+/* A Python frame, after 0..GLUE_MAX interpreter frames (3.6-3.10 show the
+ * C functions that call the eval loop between two Python functions). */
+static void add_py(struct chain_spec *cs, const char *name)
+{
+	EXPECT(chain_spec__add_gap(cs, 0, GLUE_MAX));
+	EXPECT(chain_spec__add(cs, "%s", name));
+}
+
+static void expect_chain(struct chain_spec *cs, int depth)
+{
+	char name[16];
+
+	EXPECT(chain_spec__add(cs, "<module>"));
+	add_py(cs, "main");
+	add_py(cs, "run");
+	for (int i = 1; i <= CHAIN_LINKS; i++) {
+		snprintf(name, sizeof(name), "link_%02d", i);
+		add_py(cs, name);
+	}
+	for (int i = 0; i <= depth; i++)
+		add_py(cs, "rec");
+	add_py(cs, "py_leaf");
+}
+
+/* Python -> ctypes -> C -> libffi closure -> Python. */
+static void expect_mixed(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "<module>"));
+	add_py(cs, "main");
+	add_py(cs, "call_into_c");
+	EXPECT(chain_spec__add_gap(cs, 1, 12)); /* ctypes' call path and libffi */
+	EXPECT(chain_spec__add(cs, "cb_outer"));
+	EXPECT(chain_spec__add(cs, "cb_middle"));
+	EXPECT(chain_spec__add_gap(cs, 1, 12)); /* libffi's closure and ctypes' callback */
+	EXPECT(chain_spec__add(cs, "py_callback"));
+	add_py(cs, "cb_leaf");
+}
+
+static void expect_thread(struct chain_spec *cs, char t)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "worker_%c", t);
+	EXPECT(chain_spec__add(cs, "%s", name));
+	snprintf(name, sizeof(name), "%c_mid", t);
+	add_py(cs, name);
+	snprintf(name, sizeof(name), "%c_leaf", t);
+	add_py(cs, name);
+}
+
+/* ---- reporting ------------------------------------------------------------ */
+
+static void report(const char *what, struct chain_count c)
+{
+	printf("    %s: %ld of %ld leaf samples complete (%.1f%%)\n", what, c.complete, c.leaf,
+	       c.leaf ? 100.0 * (double)c.complete / (double)c.leaf : 0.0);
+	if (c.worst && c.complete * 100 < c.leaf * 95) {
+		if (c.worst_len <= 900)
+			printf("      most frequent incomplete stack (%ld samples): %.*s\n",
+			       c.worst_count, (int)c.worst_len, c.worst);
+		else
+			printf("      most frequent incomplete stack (%ld samples): %.300s ... "
+			       "%.500s\n",
+			       c.worst_count, c.worst, c.worst + c.worst_len - 500);
+	}
+	fflush(stdout);
+}
+
+static void assert_share(struct chain_count c)
+{
+	assert_true(c.leaf >= MIN_LEAF);
+	assert_true(c.complete * 100 >= c.leaf * 95);
+}
+
+/* ---- pprof: file names and lines ------------------------------------------ */
+
+static Perftools__Profiles__Profile *read_pprof(const char *path)
+{
+	gzFile gz = gzopen(path, "rb");
+	size_t len = 0, cap = 1 << 16;
+	uint8_t *buf = malloc(cap);
+	Perftools__Profiles__Profile *p = NULL;
+	int n;
+
+	if (!gz || !buf)
+		goto cleanup;
+	while ((n = gzread(gz, buf + len, (unsigned int)(cap - len))) > 0) {
+		len += (size_t)n;
+		if (len == cap) {
+			uint8_t *tmp = realloc(buf, cap * 2);
+
+			if (!tmp)
+				goto cleanup;
+			buf = tmp;
+			cap *= 2;
+		}
+	}
+	p = perftools__profiles__profile__unpack(NULL, len, buf);
+cleanup:
+	if (gz)
+		gzclose(gz);
+	free(buf);
+	return p;
+}
+
+/* Line number (1-based) of the first line of file text that contains needle, 0 if none. */
+static long line_of(const char *text, const char *needle)
+{
+	const char *at = strstr(text, needle);
+	long line = 1;
+
+	if (!at)
+		return 0;
+	for (const char *p = text; p < at; p++)
+		line += *p == '\n';
+	return line;
+}
+
+struct line_check {
+	const char *function;
+	long min, max; /* lines every location of the function must have */
+	long seen;     /* locations of it found */
+};
+
+/*
+ * Every location of each checked function must come from a file ending in
+ * file_suffix, at a line in [min, max]; each function must be seen.
+ */
+static void check_lines(const char *pprof, const char *file_suffix, struct line_check *checks,
+			size_t n)
+{
+	Perftools__Profiles__Profile *p = read_pprof(pprof);
+	size_t suffix_len = strlen(file_suffix);
+
+	assert_non_null(p);
+	for (size_t l = 0; l < p->n_location; l++) {
+		const Perftools__Profiles__Location *loc = p->location[l];
+
+		for (size_t j = 0; j < loc->n_line; j++) {
+			const Perftools__Profiles__Function *f = NULL;
+			const char *name, *file;
+
+			for (size_t k = 0; k < p->n_function && !f; k++)
+				if (p->function[k]->id == loc->line[j]->function_id)
+					f = p->function[k];
+			if (!f || f->name >= (int64_t)p->n_string_table ||
+			    f->filename >= (int64_t)p->n_string_table)
+				continue;
+			name = p->string_table[f->name];
+			file = p->string_table[f->filename];
+			for (size_t c = 0; c < n; c++) {
+				size_t flen = strlen(file);
+
+				if (strcmp(name, checks[c].function))
+					continue;
+				checks[c].seen++;
+				if (flen < suffix_len ||
+				    strcmp(file + flen - suffix_len, file_suffix) ||
+				    loc->line[j]->line < checks[c].min ||
+				    loc->line[j]->line > checks[c].max)
+					fail_msg(
+					    "%s: file %s line %lld, expected *%s lines %ld-%ld",
+					    name, file, (long long)loc->line[j]->line, file_suffix,
+					    checks[c].min, checks[c].max);
+			}
+		}
+	}
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	for (size_t c = 0; c < n; c++) {
+		printf("    %s: %ld location(s) at %s:%ld%s\n", checks[c].function, checks[c].seen,
+		       file_suffix, checks[c].min, checks[c].min == checks[c].max ? "" : "+");
+		assert_true(checks[c].seen > 0);
+	}
+}
+
+/* The chain's calls: link_NN's frame is at its `return link_NN+1(...)` line, etc. */
+static void check_chain_lines(const char *pprof)
+{
+	char script[512], needle[64], *text;
+	struct line_check checks[CHAIN_LINKS + 3] = {{0}};
+	static char names[CHAIN_LINKS][16];
+	size_t n = 0;
+
+	snprintf(script, sizeof(script), "%s/py_chain.py", script_dir());
+	text = tu_read_file(script, NULL);
+	assert_non_null(text);
+	for (int i = 1; i <= CHAIN_LINKS; i++) {
+		snprintf(names[i - 1], sizeof(names[i - 1]), "link_%02d", i);
+		if (i < CHAIN_LINKS)
+			snprintf(needle, sizeof(needle), "return link_%02d(d, depth)", i + 1);
+		else
+			snprintf(needle, sizeof(needle), "return rec(depth, d)");
+		checks[n++] = (struct line_check){names[i - 1], line_of(text, needle),
+						  line_of(text, needle), 0};
+	}
+	checks[n++] = (struct line_check){"run", line_of(text, "return link_01("),
+					  line_of(text, "return link_01("), 0};
+	/* The leaf runs its loop: any line of its body. */
+	checks[n++] = (struct line_check){"py_leaf", line_of(text, "def py_leaf") + 1,
+					  line_of(text, "return x"), 0};
+	free(text);
+	for (size_t i = 0; i < n; i++)
+		assert_true(checks[i].min > 0);
+	check_lines(pprof, "/py_chain.py", checks, n);
+}
+
+/* ---- one case ----------------------------------------------------------------- */
+
+static void test_case(void **state)
+{
+	const struct py_case *pc = *state;
+	char script[512], lib[512], depth[16], comm[16], folded[1024], pprof[1024];
+	char *dir = tu_mkdtemp(), *out = NULL, *text = NULL;
+	char *argv[6] = {(char *)pc->python, script, "60", NULL, NULL, NULL};
+	struct chain_spec *cs[3] = {chain_spec__new(), chain_spec__new(), chain_spec__new()};
+	struct chain_count c[3] = {{0}, {0}, {0}};
+	const char *labels[3] = {"chain", NULL, NULL};
+	size_t n_chains = 1;
+	pid_t pid;
+	int rc;
+
+	assert_non_null(dir);
+	for (int i = 0; i < 3; i++)
+		assert_non_null(cs[i]);
+	comm_of(pc->python, comm);
+	switch (pc->what) {
+	case CHAIN:
+	case DEEP:
+		snprintf(script, sizeof(script), "%s/py_chain.py", script_dir());
+		snprintf(depth, sizeof(depth), "%d", pc->what == DEEP ? DEEP_LEVELS : 0);
+		argv[3] = depth;
+		expect_chain(cs[0], pc->what == DEEP ? DEEP_LEVELS : 0);
+		break;
+	case MIXED:
+		snprintf(script, sizeof(script), "%s/py_mixed.py", script_dir());
+		snprintf(lib, sizeof(lib), "%s/workloads/lib/py_callback.so", tu_build_dir());
+		argv[3] = lib;
+		expect_mixed(cs[0]);
+		labels[0] = "python -> C -> python";
+		break;
+	case THREADS:
+		snprintf(script, sizeof(script), "%s/py_threads.py", script_dir());
+		for (int i = 0; i < 3; i++)
+			expect_thread(cs[i], (char)('a' + i));
+		labels[0] = "thread a";
+		labels[1] = "thread b";
+		labels[2] = "thread c";
+		n_chains = 3;
+		break;
+	}
+	pid = tu_spawn_ready(argv);
+	if (pid <= 0) {
+		tu_rmtree(dir);
+		fail_msg("%s %s did not start", pc->python, script);
+	}
+	rc = tu_run(&out, "%s record -p %d -d " RECORD_SECONDS " -F " FREQUENCY " -o %s",
+		    omniprof(), pid, dir);
+	tu_reap(pid);
+	if (rc)
+		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
+	free(out);
+	snprintf(folded, sizeof(folded), "%s/stacks.folded", dir);
+	snprintf(pprof, sizeof(pprof), "%s/profile.pb.gz", dir);
+	text = tu_read_file(folded, NULL);
+	for (size_t i = 0; i < n_chains && text; i++) {
+		c[i] = chain_spec__count_folded(cs[i], text, comm);
+		report(labels[i], c[i]);
+	}
+	if (!rc && text && pc->what == CHAIN)
+		check_chain_lines(pprof);
+	tu_rmtree(dir);
+	free(dir);
+	free(text);
+	for (int i = 0; i < 3; i++)
+		chain_spec__free(cs[i]);
+	assert_int_equal(rc, 0);
+	for (size_t i = 0; i < n_chains; i++)
+		assert_share(c[i]);
+}
+
+/* ---- the interpreters ------------------------------------------------------- */
+
+static void add_case(const char *name, const char *python, enum workload what)
+{
+	struct py_case *pc;
+
+	if (n_cases == MAX_CASES)
+		return;
+	pc = &cases[n_cases++];
+	snprintf(pc->name, sizeof(pc->name), "%s", name);
+	snprintf(pc->python, sizeof(pc->python), "%s", python);
+	pc->what = what;
+}
+
+/* "3.9.18" before "3.10.13": by major, then minor number. */
+static int version_cmp(const void *a, const void *b)
+{
+	unsigned int ma = 0, na = 0, mb = 0, nb = 0;
+
+	sscanf(a, "%u.%u", &ma, &na);
+	sscanf(b, "%u.%u", &mb, &nb);
+	return ma != mb ? (ma > mb) - (ma < mb) : (na > nb) - (na < nb);
+}
+
+/* pyenv's root: $PYENV_ROOT, else what `pyenv root` says, else ~/.pyenv. */
+static void pyenv_root(char *buf, size_t len)
+{
+	const char *env = getenv("PYENV_ROOT"), *home = getenv("HOME");
+	char *out = NULL;
+
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return;
+	}
+	if (!tu_run(&out, "pyenv root 2>/dev/null") && out && *out) {
+		out[strcspn(out, "\n")] = '\0';
+		snprintf(buf, len, "%s", out);
+		free(out);
+		return;
+	}
+	free(out);
+	snprintf(buf, len, "%s/.pyenv", home ? home : "/root");
+}
+
+/* Every pyenv CPython 3 (python 2 is not supported), oldest first. */
+static size_t find_pyenv_versions(char names[][64], size_t max, char *root, size_t root_len)
+{
+	char path[1024];
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d;
+
+	pyenv_root(root, root_len);
+	snprintf(path, sizeof(path), "%s/versions", root);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && n < max) {
+		snprintf(path, sizeof(path), "%.400s/versions/%.60s/bin/python3", root, de->d_name);
+		if (de->d_name[0] == '3' && de->d_name[1] == '.' && access(path, X_OK) == 0)
+			snprintf(names[n++], 64, "%.63s", de->d_name);
+	}
+	closedir(d);
+	qsort(names, n, sizeof(names[0]), version_cmp);
+	return n;
+}
+
+/* The machine must have the interpreters this suite is about: no silent skip. */
+static void test_interpreters_present(void **state)
+{
+	const char *need_pyenv = getenv("OMNIPROF_NO_PYENV");
+	size_t pyenv = 0;
+
+	(void)state;
+	for (size_t i = 0; i < n_cases; i++)
+		pyenv += strstr(cases[i].name, "pyenv") != NULL;
+	printf("    %zu pyenv interpreter case(s), Debian's python3.11: %s\n", pyenv,
+	       access("/usr/bin/python3.11", X_OK) ? "missing" : "present");
+	assert_int_equal(access("/usr/bin/python3.11", X_OK), 0);
+	if (!need_pyenv || strcmp(need_pyenv, "1"))
+		assert_true(pyenv > 0);
+}
+
+int main(void)
+{
+	static char versions[MAX_CASES][64];
+	struct CMUnitTest tests[MAX_CASES + 1];
+	char root[512], python[1024], name[96];
+	size_t n_versions = find_pyenv_versions(versions, 16, root, sizeof(root));
+	const char *oldest = NULL, *newest = NULL;
+
+	for (size_t i = 0; i < n_versions; i++) {
+		snprintf(python, sizeof(python), "%.400s/versions/%.60s/bin/python3", root,
+			 versions[i]);
+		snprintf(name, sizeof(name), "pyenv %.60s", versions[i]);
+		add_case(name, python, CHAIN);
+	}
+	add_case("debian python3.11 (static, stripped)", "/usr/bin/python3.11", CHAIN);
+	/* Deep: the oldest version (most native frames per Python frame) and the newest. */
+	if (n_versions) {
+		oldest = versions[0];
+		newest = versions[n_versions - 1];
+		snprintf(python, sizeof(python), "%.400s/versions/%.60s/bin/python3", root, oldest);
+		snprintf(name, sizeof(name), "pyenv %.60s, %d levels deep", oldest, DEEP_LEVELS);
+		add_case(name, python, DEEP);
+		snprintf(python, sizeof(python), "%.400s/versions/%.60s/bin/python3", root, newest);
+		snprintf(name, sizeof(name), "pyenv %.60s, %d levels deep", newest, DEEP_LEVELS);
+		add_case(name, python, DEEP);
+		snprintf(name, sizeof(name), "pyenv %.60s, ctypes callback", oldest);
+		snprintf(python, sizeof(python), "%.400s/versions/%.60s/bin/python3", root, oldest);
+		add_case(name, python, MIXED);
+	}
+	add_case("debian python3.11, ctypes callback", "/usr/bin/python3.11", MIXED);
+	add_case("debian python3.11, three threads", "/usr/bin/python3.11", THREADS);
+	if (n_versions) {
+		snprintf(python, sizeof(python), "%.400s/versions/%.60s/bin/python3", root, oldest);
+		snprintf(name, sizeof(name), "pyenv %.60s, three threads", oldest);
+		add_case(name, python, THREADS);
+	}
+
+	tests[0] = (struct CMUnitTest){.name = "interpreters present",
+				       .test_func = test_interpreters_present};
+	for (size_t i = 0; i < n_cases; i++)
+		tests[i + 1] = (struct CMUnitTest){
+		    .name = cases[i].name, .test_func = test_case, .initial_state = &cases[i]};
+	return _cmocka_run_group_tests("e2e_python", tests, n_cases + 1, NULL, NULL);
+}

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * OTLP encoder: a small profile encoded and read back with protobuf-c. The
+ * wire layout itself is checked end to end against an independent decoder
+ * (tests/e2e/otlp/); this test pins the mapping from the model: zero entries,
+ * ids as indices, one resource per process, attributes, times or counts.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "export/otlp.h"
+#include "otlp_profiles_service.pb-c.h"
+#include "profile/profile.h"
+
+typedef Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest
+    pb_request;
+typedef Opentelemetry__Proto__Profiles__V1development__ProfilesDictionary pb_dictionary;
+typedef Opentelemetry__Proto__Common__V1__AnyValue pb_any_value;
+
+#define HTLHASH "00112233445566778899aabbccddeeff"
+
+static int describe(void *ctx, uint32_t pid, const char *comm, struct otlp_resource *out)
+{
+	(void)ctx;
+	(void)comm;
+	if (pid != 100)
+		return -ENOENT; /* the encoder falls back to pid and comm */
+	out->service_name = "checkout";
+	out->host_name = "host-a";
+	out->executable_name = "app";
+	out->executable_path = "/usr/bin/app";
+	out->container_id = "";
+	return 0;
+}
+
+static const char *str(const pb_dictionary *d, int32_t i)
+{
+	assert_true(i >= 0 && (size_t)i < d->n_string_table);
+	return d->string_table[i];
+}
+
+/* The value of attribute key among indices, as a string or (int_out) a number. */
+static const pb_any_value *find_attr(const pb_dictionary *d, const int32_t *idx, size_t n,
+				     const char *key)
+{
+	for (size_t i = 0; i < n; i++) {
+		assert_true(idx[i] > 0 && (size_t)idx[i] < d->n_attribute_table);
+		if (!strcmp(str(d, d->attribute_table[idx[i]]->key_strindex), key))
+			return d->attribute_table[idx[i]]->value;
+	}
+	return NULL;
+}
+
+static const char *resource_str(Opentelemetry__Proto__Resource__V1__Resource *r, const char *key)
+{
+	for (size_t i = 0; i < r->n_attributes; i++)
+		if (!strcmp(r->attributes[i]->key, key))
+			return r->attributes[i]->value->value_case ==
+				       OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_STRING_VALUE
+				   ? r->attributes[i]->value->string_value
+				   : "(int)";
+	return NULL;
+}
+
+static int64_t resource_int(Opentelemetry__Proto__Resource__V1__Resource *r, const char *key)
+{
+	for (size_t i = 0; i < r->n_attributes; i++)
+		if (!strcmp(r->attributes[i]->key, key))
+			return r->attributes[i]->value->int_value;
+	return -1;
+}
+
+static void test_encode(void **state)
+{
+	struct profile *p = profile__new(20);
+	uint32_t app, kmap, f_main, f_inl, f_k, f_err, l_native, l_kernel, l_err, stack[3];
+	struct profile_line lines[2];
+	uint64_t times[3] = {1700000000100000000ull, 1700000000200000000ull,
+			     1700000000300000000ull};
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	pb_request *req;
+	const pb_dictionary *d;
+	const pb_any_value *v;
+
+	(void)state;
+	assert_non_null(p);
+	p->time_ns = 1700000000000000000ull;
+	p->duration_ns = 1000000000ull;
+	p->has_events = true;
+	app = profile__add_file_mapping(p, 0, 0x5000, 0, "/usr/bin/app", "abcdef", "go-id/x",
+					HTLHASH);
+	kmap = profile__add_mapping(p, 0, UINT64_MAX, 0, "[kernel.kallsyms]", "");
+	f_main = profile__add_function(p, "main", "main", "app.c");
+	f_inl = profile__add_function(p, "inlined", "inlined", "app.c");
+	f_k = profile__add_function(p, "do_syscall_64", "do_syscall_64", "");
+	f_err = profile__add_function(p, "[unwind stopped]", "[unwind stopped]", "");
+	lines[0] = (struct profile_line){f_inl, 7};
+	lines[1] = (struct profile_line){f_main, 3};
+	l_native = profile__add_location(p, app, 0x1234, PROFILE_FRAME_NATIVE, lines, 2);
+	l_kernel = profile__add_location(p, kmap, 0xffffffff81000000ull, PROFILE_FRAME_KERNEL,
+					 &(struct profile_line){f_k, 0}, 1);
+	l_err = profile__add_location(p, 0, 1, PROFILE_FRAME_ERROR,
+				      &(struct profile_line){f_err, 0}, 1);
+	stack[0] = l_kernel;
+	stack[1] = l_native;
+	stack[2] = l_err;
+	assert_int_equal(profile__add_sample(p, stack, 3, 100, 101, "app", "worker", 3), 0);
+	assert_int_equal(profile__set_sample_events(p, 1, times, 3), 0);
+	assert_int_equal(profile__add_sample(p, stack + 1, 1, 200, 200, "other", "other", 5), 0);
+	assert_int_equal(profile__set_sample_events(p, 0, NULL, 0), 0); /* times lost: a count */
+	assert_int_equal(profile__add_sample(p, stack, 3, 100, 102, "app", "", 1), 0);
+	assert_int_equal(profile__set_sample_events(p, 1, times, 1), 0);
+	/* A count of 3 cannot have 2 times. */
+	assert_int_equal(profile__set_sample_events(p, 1, times, 2), -EINVAL);
+
+	assert_int_equal(otlp__encode(p, describe, NULL, &buf, &len), 0);
+	req =
+	    opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__unpack(
+		NULL, len, buf);
+	assert_non_null(req);
+	d = req->dictionary;
+	assert_non_null(d);
+
+	/* Zero entries, and the model's ids as indices. */
+	assert_string_equal(d->string_table[0], "");
+	assert_int_equal(d->n_mapping_table, 3);
+	assert_int_equal(d->mapping_table[0]->filename_strindex, 0);
+	assert_int_equal(d->mapping_table[0]->n_attribute_indices, 0);
+	assert_int_equal(d->n_location_table, 4);
+	assert_int_equal(d->location_table[0]->n_lines, 0);
+	assert_int_equal(d->n_function_table, 5);
+	assert_int_equal(d->function_table[0]->name_strindex, 0);
+	assert_int_equal(d->n_link_table, 1);
+	assert_int_equal(d->link_table[0]->trace_id.len, 16);
+	assert_int_equal(d->link_table[0]->span_id.len, 8);
+	assert_int_equal(d->attribute_table[0]->key_strindex, 0);
+	assert_null(d->attribute_table[0]->value);
+	assert_int_equal(d->stack_table[0]->n_location_indices, 0);
+	assert_string_equal(str(d, d->mapping_table[app]->filename_strindex), "/usr/bin/app");
+
+	/* Mapping ids, frame types, inline lines innermost first. */
+	v = find_attr(d, d->mapping_table[app]->attribute_indices,
+		      d->mapping_table[app]->n_attribute_indices,
+		      "process.executable.build_id.gnu");
+	assert_non_null(v);
+	assert_string_equal(v->string_value, "abcdef");
+	v = find_attr(d, d->mapping_table[app]->attribute_indices,
+		      d->mapping_table[app]->n_attribute_indices, "process.executable.build_id.go");
+	assert_non_null(v);
+	assert_string_equal(v->string_value, "go-id/x");
+	v = find_attr(d, d->mapping_table[app]->attribute_indices,
+		      d->mapping_table[app]->n_attribute_indices,
+		      "process.executable.build_id.htlhash");
+	assert_non_null(v);
+	assert_string_equal(v->string_value, HTLHASH);
+	assert_null(find_attr(d, d->mapping_table[kmap]->attribute_indices,
+			      d->mapping_table[kmap]->n_attribute_indices,
+			      "process.executable.build_id.gnu"));
+	assert_int_equal(d->location_table[l_native]->n_lines, 2);
+	assert_int_equal(d->location_table[l_native]->lines[0]->function_index, f_inl);
+	assert_int_equal(d->location_table[l_native]->lines[0]->line, 7);
+	assert_int_equal(d->location_table[l_native]->lines[1]->function_index, f_main);
+	assert_int_equal(d->location_table[l_native]->mapping_index, app);
+	assert_string_equal(
+	    find_attr(d, d->location_table[l_native]->attribute_indices, 1, "profile.frame.type")
+		->string_value,
+	    "native");
+	assert_string_equal(
+	    find_attr(d, d->location_table[l_kernel]->attribute_indices, 1, "profile.frame.type")
+		->string_value,
+	    "kernel");
+	assert_int_equal(d->location_table[l_err]->mapping_index, 0);
+
+	/* One resource per process, sorted by pid; the fallback for an undescribed one. */
+	assert_int_equal(req->n_resource_profiles, 2);
+	{
+		Opentelemetry__Proto__Resource__V1__Resource *r0 =
+		    req->resource_profiles[0]->resource;
+		Opentelemetry__Proto__Resource__V1__Resource *r1 =
+		    req->resource_profiles[1]->resource;
+		Opentelemetry__Proto__Profiles__V1development__Profile *prof =
+		    req->resource_profiles[0]->scope_profiles[0]->profiles[0];
+		Opentelemetry__Proto__Profiles__V1development__Sample *s;
+
+		assert_int_equal(resource_int(r0, "process.pid"), 100);
+		assert_string_equal(resource_str(r0, "service.name"), "checkout");
+		assert_string_equal(resource_str(r0, "host.name"), "host-a");
+		assert_string_equal(resource_str(r0, "process.executable.path"), "/usr/bin/app");
+		assert_null(resource_str(r0, "container.id")); /* empty: left out */
+		assert_int_equal(resource_int(r1, "process.pid"), 200);
+		assert_string_equal(resource_str(r1, "process.executable.name"), "other");
+		assert_null(resource_str(r1, "service.name"));
+
+		assert_string_equal(str(d, prof->sample_type->type_strindex), "samples");
+		assert_string_equal(str(d, prof->sample_type->unit_strindex), "count");
+		assert_string_equal(str(d, prof->period_type->type_strindex), "cpu");
+		assert_string_equal(str(d, prof->period_type->unit_strindex), "nanoseconds");
+		assert_int_equal(prof->period, 50000000);
+		assert_int_equal(prof->time_unix_nano, 1700000000000000000ull);
+		assert_int_equal(prof->duration_nano, 1000000000ull);
+		assert_int_equal(prof->profile_id.len, 16);
+		assert_int_equal(prof->n_samples, 2);
+
+		s = prof->samples[0];
+		assert_int_equal(s->n_timestamps_unix_nano, 3);
+		assert_int_equal(s->n_values, 0);
+		assert_int_equal(s->timestamps_unix_nano[2], times[2]);
+		assert_int_equal(d->stack_table[s->stack_index]->n_location_indices, 3);
+		assert_int_equal(d->stack_table[s->stack_index]->location_indices[0], l_kernel);
+		assert_string_equal(
+		    find_attr(d, s->attribute_indices, s->n_attribute_indices, "thread.name")
+			->string_value,
+		    "worker");
+		assert_int_equal(
+		    find_attr(d, s->attribute_indices, s->n_attribute_indices, "thread.id")
+			->int_value,
+		    101);
+		assert_int_equal(
+		    find_attr(d, s->attribute_indices, s->n_attribute_indices, "cpu.logical_number")
+			->int_value,
+		    1);
+		/* The same stack is one stack entry. */
+		assert_int_equal(prof->samples[1]->stack_index, s->stack_index);
+		assert_null(find_attr(d, prof->samples[1]->attribute_indices,
+				      prof->samples[1]->n_attribute_indices, "thread.name"));
+
+		s = req->resource_profiles[1]->scope_profiles[0]->profiles[0]->samples[0];
+		assert_int_equal(s->n_timestamps_unix_nano, 0);
+		assert_int_equal(s->n_values, 1);
+		assert_int_equal(s->values[0], 5);
+	}
+	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__free_unpacked(
+	    req, NULL);
+	free(buf);
+	profile__free(p);
+}
+
+static void test_empty_profile(void **state)
+{
+	struct profile *p = profile__new(20);
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	pb_request *req;
+
+	(void)state;
+	assert_int_equal(otlp__encode(p, NULL, NULL, &buf, &len), 0);
+	req =
+	    opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__unpack(
+		NULL, len, buf);
+	assert_non_null(req);
+	assert_int_equal(req->n_resource_profiles, 0);
+	assert_int_equal(req->dictionary->n_string_table, 1 + 4); /* "", value type names */
+	assert_int_equal(req->dictionary->n_mapping_table, 1);
+	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__free_unpacked(
+	    req, NULL);
+	free(buf);
+	profile__free(p);
+	assert_int_equal(otlp__encode(NULL, NULL, NULL, &buf, &len), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_encode),
+	    cmocka_unit_test(test_empty_profile),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The table manager against real BPF maps (root): a table loaded for libc
+ * gives, read back from the maps, the rule the in-memory table has at every
+ * address probed (what stacks unwound in user space rely on); a released
+ * table stays loaded for the next process and is reused, not rebuilt; past
+ * the budget the oldest unused table is unloaded.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <cmocka.h>
+
+#include "elf/elf_file.h"
+#include "elf/file_id.h"
+#include "elf/stack_deltas.h"
+#include "testutil.h"
+#include "unwind/unwind_maps.h"
+
+#define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
+
+struct fixture {
+	int fds[5]; /* mappings, tables, info, rules, inner template */
+	struct unwind_maps um;
+};
+
+/* The maps of bpf/sampler.bpf.c, made by hand. Fails the test when BPF is missing. */
+static void maps_create(struct fixture *fx)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, lpm, .map_flags = BPF_F_NO_PREALLOC);
+	LIBBPF_OPTS(bpf_map_create_opts, outer);
+	LIBBPF_OPTS(bpf_map_create_opts, inner, .map_flags = BPF_F_INNER_MAP);
+
+	fx->fds[0] = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, "t_map", sizeof(struct op_mapping_key),
+				    sizeof(struct op_mapping_value), 1024, &lpm);
+	fx->fds[4] =
+	    bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_inner", 4, sizeof(struct op_delta), 1, &inner);
+	assert_true(fx->fds[0] >= 0 && fx->fds[4] >= 0);
+	outer.inner_map_fd = fx->fds[4];
+	fx->fds[1] = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "t_tables", 4, 4,
+				    OP_MAX_DELTA_CHUNKS, &outer);
+	fx->fds[2] = bpf_map_create(BPF_MAP_TYPE_HASH, "t_info", 8, sizeof(struct op_table_info),
+				    1024, NULL);
+	fx->fds[3] = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_rules", 4, sizeof(struct op_unwind_rule),
+				    1 << 16, NULL);
+	assert_true(fx->fds[1] >= 0 && fx->fds[2] >= 0 && fx->fds[3] >= 0);
+	unwind_maps__init(&fx->um, fx->fds[0], fx->fds[1], fx->fds[2], fx->fds[3], 1 << 16);
+}
+
+static void maps_destroy(struct fixture *fx)
+{
+	unwind_maps__clear(&fx->um);
+	for (int i = 0; i < 5; i++)
+		close(fx->fds[i]);
+}
+
+static uint64_t table_id_of(const struct elf_file *ef)
+{
+	uint8_t hash[FILE_ID_HTLHASH_LEN];
+
+	assert_int_equal(file_id__htlhash(ef->fd, ef->size, hash), 0);
+	return file_id__from_htlhash(hash);
+}
+
+static void test_rules_read_back_and_reuse(void **state)
+{
+	struct stack_delta_table t = {0};
+	struct elf_file *libc = NULL, *other = NULL;
+	struct op_table_info info;
+	struct fixture fx;
+	uint64_t id, other_id;
+	char path[512];
+
+	(void)state;
+	maps_create(&fx);
+	assert_int_equal(elf_file__open(LIBC, -1, &libc), 0);
+	id = table_id_of(libc);
+	assert_int_equal(stack_deltas__build(libc, &t), 0);
+	assert_int_equal(unwind_maps__acquire(&fx.um, id, libc), 0);
+	assert_int_equal(fx.um.stats.tables_loaded, 1);
+
+	/* Every 97th delta, at its start and just before the next: the same rule. */
+	for (size_t i = 0; i + 1 < t.n; i += 97) {
+		uint64_t probes[] = {t.deltas[i].addr, t.deltas[i + 1].addr - 1};
+
+		for (int k = 0; k < 2; k++) {
+			struct op_unwind_rule r;
+
+			assert_int_equal(unwind_maps__lookup_rule(&fx.um, id, probes[k], &r), 0);
+			assert_memory_equal(&r, &t.deltas[i].rule, sizeof(r));
+		}
+	}
+	/* Before the table: no rule. Not loaded: -ENOENT. */
+	{
+		struct op_unwind_rule r;
+
+		assert_int_equal(unwind_maps__lookup_rule(&fx.um, id, t.deltas[0].addr - 1, &r), 0);
+		assert_int_equal(r.cmd, OP_RULE_INVALID);
+		assert_int_equal(unwind_maps__lookup_rule(&fx.um, id ^ 1, 0x1000, &r), -ENOENT);
+	}
+
+	/* Released: kept loaded, then reused without a rebuild. */
+	unwind_maps__release(&fx.um, id);
+	assert_int_equal(fx.um.stats.deltas_unused, fx.um.stats.deltas_loaded);
+	assert_int_equal(bpf_map_lookup_elem(fx.fds[2], &id, &info), 0);
+	assert_int_equal(unwind_maps__acquire(&fx.um, id, libc), 0);
+	assert_int_equal(fx.um.stats.tables_loaded, 1);
+	assert_int_equal(fx.um.stats.cache_hits, 1);
+	assert_int_equal(fx.um.stats.deltas_unused, 0);
+
+	/* With no budget, a released table is unloaded at once. */
+	snprintf(path, sizeof(path), "%s/workloads/nofp_gcc", tu_build_dir());
+	assert_int_equal(elf_file__open(path, -1, &other), 0);
+	other_id = table_id_of(other);
+	unwind_maps__release(&fx.um, id); /* libc unused, kept */
+	fx.um.unused_budget = 0;
+	assert_int_equal(unwind_maps__acquire(&fx.um, other_id, other), 0);
+	unwind_maps__release(&fx.um, other_id);
+	assert_int_equal(fx.um.stats.tables_unloaded, 2);
+	assert_int_equal(fx.um.stats.deltas_loaded, 0);
+	assert_int_equal(bpf_map_lookup_elem(fx.fds[2], &id, &info), -ENOENT);
+
+	stack_delta_table__free(&t);
+	elf_file__close(libc);
+	elf_file__close(other);
+	maps_destroy(&fx);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_rules_read_back_and_reuse),
+	};
+
+	return cmocka_run_group_tests_name("unwind_maps", tests, NULL, NULL);
+}
