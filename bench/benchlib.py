@@ -189,22 +189,31 @@ def ns_per_sample_series(pid, seconds, interval=0.5):
     """BPF run time per sample that walked a stack, over successive intervals
     while pid profiles. Runs for other processes (filtered early) are cheap
     but counted in the run time, which makes this an upper bound."""
-    map_id = stats_map_id(pid)
-    if map_id is None:
-        return []
+    return ns_per_sample_series_of([pid], seconds, interval)[0]
 
-    def snap():
+
+def ns_per_sample_series_of(pids, seconds, interval=0.5):
+    """ns_per_sample_series for several profilers running at once (one series
+    per pid, read in the same intervals): side by side, so the load of the
+    machine weighs on each alike."""
+    map_ids = [stats_map_id(pid) for pid in pids]
+
+    def snap(pid, map_id):
+        if map_id is None:
+            return None
         prog, ctr = sampler_prog_stats(pid), read_counters(map_id)
         return None if prog is None or ctr is None else (prog[0], walked_samples(ctr))
 
-    series, last = [], snap()
+    series = [[] for _ in pids]
+    last = [snap(p, m) for p, m in zip(pids, map_ids)]
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         time.sleep(interval)
-        now = snap()
-        if now is not None and last is not None and now[1] > last[1]:
-            series.append((now[0] - last[0]) / (now[1] - last[1]))
-        last = now
+        for i, (pid, map_id) in enumerate(zip(pids, map_ids)):
+            now = snap(pid, map_id)
+            if now is not None and last[i] is not None and now[1] > last[i][1]:
+                series[i].append((now[0] - last[i][0]) / (now[1] - last[i][1]))
+            last[i] = now
     return series
 
 

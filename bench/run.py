@@ -32,6 +32,8 @@ class Bench:
         self.build = os.path.abspath(args.build)
         self.quick = args.quick
         self.omniprof = os.path.join(self.build, "omniprof")
+        # bpf-cost --against: another build's omniprof, profiling the same workload at the same time
+        self.against = os.path.join(os.path.abspath(args.against), "omniprof") if args.against else None
         self.wl = os.path.join(self.build, "workloads")
         self.bwl = os.path.join(self.build, "bench", "workloads")
         self.python = os.environ.get("OMNIPROF_BENCH_PYTHON", "/usr/bin/python3")
@@ -51,8 +53,8 @@ class Bench:
             raise RuntimeError(f"workload did not start: {argv}")
         return c
 
-    def record(self, extra, seconds, hz, out, verbose=False):
-        argv = [self.omniprof, "record", "-d", str(seconds), "-F", str(hz), "-o", out]
+    def record(self, extra, seconds, hz, out, verbose=False, omniprof=None):
+        argv = [omniprof or self.omniprof, "record", "-d", str(seconds), "-F", str(hz), "-o", out]
         if verbose:
             argv.append("-v")
         return bl.Child(argv + extra, stdout=subprocess.DEVNULL,
@@ -62,13 +64,21 @@ class Bench:
     def bpf_cost_one(self, label, make_workload, seconds):
         workers = [make_workload() for _ in range(os.cpu_count() or 1)]
         out = self.out_dir(f"bpf-cost-{label}")
-        rec = self.record(["-p", ",".join(str(w.pid) for w in workers)], seconds + 3, 999, out,
-                          verbose=True)
-        series = []
-        if bl.wait_for_prog(rec.pid):
+        pids = ["-p", ",".join(str(w.pid) for w in workers)]
+        rec = self.record(pids, seconds + 3, 999, out, verbose=True)
+        other = None
+        if self.against:
+            other = self.record(pids, seconds + 3, 999, out + "-against", omniprof=self.against)
+        series = other_series = []
+        if bl.wait_for_prog(rec.pid) and (not other or bl.wait_for_prog(other.pid)):
             time.sleep(1.0)  # tables built and loaded
-            series = bl.ns_per_sample_series(rec.pid, seconds)
+            if other:
+                series, other_series = bl.ns_per_sample_series_of([rec.pid, other.pid], seconds)
+            else:
+                series = bl.ns_per_sample_series(rec.pid, seconds)
         rec.wait(timeout=60)
+        if other:
+            other.wait(timeout=60)
         for w in workers:
             w.signal(signal.SIGKILL)
             w.wait()
@@ -87,6 +97,7 @@ class Bench:
             "p90": sorted(series)[int(len(series) * 0.9)] if series else None,
             "intervals": len(series),
             "frames": frames / samples if samples else None,
+            "against": bl.median(other_series),
         }
 
     def bpf_cost(self, depths=None):
@@ -104,11 +115,13 @@ class Bench:
                 lambda: self.start_ready([self.python, os.path.join(HERE, "workloads", "py_loop.py"),
                                           "600", "30"]),
                 seconds))
-        lines = ["| stack | user frames per sample | BPF ns per sample (median) | p90 | intervals |",
-                 "|---|---|---|---|---|"]
+        lines = ["| stack | user frames per sample | BPF ns per sample (median) | p90 | intervals |"
+                 + (" --against build, same time (median) |" if self.against else ""),
+                 "|---|---|---|---|---|" + ("---|" if self.against else "")]
         for r in rows:
             lines.append(f"| {r['label']} | {bl.fmt(r['frames'])} | {bl.fmt(r['ns'], '{:.0f}')} "
-                         f"| {bl.fmt(r['p90'], '{:.0f}')} | {r['intervals']} |")
+                         f"| {bl.fmt(r['p90'], '{:.0f}')} | {r['intervals']} |"
+                         + (f" {bl.fmt(r['against'], '{:.0f}')} |" if self.against else ""))
         self.sections["bpf-cost"] = (rows, lines)
         return lines
 
@@ -629,6 +642,9 @@ def main():
     ap.add_argument("--out", default=None, help="write the markdown results here")
     ap.add_argument("--quick", action="store_true", help="shorter runs (a smoke test)")
     ap.add_argument("--depths", default=None, help="bpf-cost depths, e.g. 10,40")
+    ap.add_argument("--against", default=None, metavar="BUILD",
+                    help="bpf-cost: also run this build's omniprof on the same workload at the "
+                         "same time (before/after comparisons on a busy machine)")
     ap.add_argument("sections", nargs="*", help=", ".join(SECTIONS))
     args = ap.parse_args()
     if os.geteuid() != 0:

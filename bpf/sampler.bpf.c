@@ -143,13 +143,36 @@ struct {
 
 #define UNKNOWN_REPORT_INTERVAL_NS (200ull * 1000 * 1000)
 
-/* The record is built here (too big for the BPF stack), then copied out. */
+/*
+ * The record is built here (too big for the BPF stack) in its final layout:
+ * header, kernel frames, then the user frames right after them; then its
+ * exact size is copied out with one bpf_ringbuf_output (a reservation needs a
+ * size known when the program is loaded).
+ */
+struct trace_buf {
+	struct op_trace t;
+	__u64 body[(OP_TRACE_MAX_SIZE - sizeof(struct op_trace)) / 8];
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct op_trace);
+	__type(value, struct trace_buf);
 } scratch SEC(".maps");
+
+/* User frame i of the sample, placed after its n_kernel kernel frames; NULL past the end. */
+static __always_inline struct op_frame *trace_user_frame(struct trace_buf *b, __u32 i)
+{
+	__u64 nk = b->t.n_kernel, slot = i;
+
+	/* Bounds the verifier can follow, on opaque copies so the compiler keeps them. */
+	__asm__ volatile("" : "+r"(nk));
+	__asm__ volatile("" : "+r"(slot));
+	if (nk > OP_MAX_KERNEL_FRAMES + 1 || slot >= OP_MAX_USER_FRAMES)
+		return NULL;
+	return (struct op_frame *)((__u8 *)b->body + nk * 8 + slot * sizeof(struct op_frame));
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -373,25 +396,24 @@ struct walk_ctx {
 static long walk_one_frame(__u32 index, void *data)
 {
 	struct walk_ctx *w = data;
-	struct op_trace *t;
-	__u32 zero = 0, slot;
+	struct op_frame *frame;
+	struct trace_buf *b;
+	__u32 zero = 0;
 
 	/* Frame slot = iteration index (one frame per iteration): deriving it from the
 	 * loop's index rather than a counter keeps it an unknown scalar for the verifier,
 	 * which then checks the callback once instead of once per possible count. */
-	t = bpf_map_lookup_elem(&scratch, &zero);
-	if (!t)
+	b = bpf_map_lookup_elem(&scratch, &zero);
+	if (!b)
 		return 1;
 	if (index >= OP_MAX_USER_FRAMES) {
 		w->result = OP_STEP_ERROR_BASE + OP_UNWIND_ERR_MAX_DEPTH;
 		return 1;
 	}
-	/* Mask after an opaque copy so the compiler keeps the bound the verifier needs. */
-	slot = index;
-	__asm__ volatile("" : "+r"(slot));
-	slot &= OP_MAX_USER_FRAMES - 1;
-	w->result = w->python ? py_walk_step(&w->u, &t->user[slot])
-			      : op_unwind_step(&w->u, &t->user[slot]);
+	frame = trace_user_frame(b, index);
+	if (!frame)
+		return 1;
+	w->result = w->python ? py_walk_step(&w->u, frame) : op_unwind_step(&w->u, frame);
 	w->n = index + 1;
 	return w->result != OP_STEP_CONTINUE;
 }
@@ -452,8 +474,10 @@ static __always_inline __u32 err_stat(__u32 err)
 	}
 }
 
-static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, struct op_trace *t)
+static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, struct trace_buf *b)
 {
+	struct op_trace *t = &b->t;
+	struct op_frame *frame;
 	struct walk_ctx w = {};
 	struct walk_scratch *ws;
 	struct op_regs r;
@@ -488,8 +512,9 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 		stat_inc(err_stat(err));
 		t->flags |= OP_TRACE_F_USER_TRUNCATED;
 		/* Mark where the walk stopped, unless the stack is full. */
-		if (w.n < OP_MAX_USER_FRAMES) {
-			op_frame__set_error(&t->user[w.n & (OP_MAX_USER_FRAMES - 1)], err);
+		frame = trace_user_frame(b, w.n);
+		if (frame) {
+			op_frame__set_error(frame, err);
 			w.n++;
 		}
 	}
@@ -504,8 +529,10 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
 	struct task_struct *task;
+	struct trace_buf *b;
 	struct op_trace *t;
 	long n, size;
+	__u64 nk, nu;
 
 	stat_inc(OP_STAT_SAMPLES);
 	if (tgid == 0) {
@@ -518,9 +545,10 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	}
 	if (stack_copy_wanted(tgid) && !send_stack_copy(ctx, tgid, tid))
 		return 0;
-	t = bpf_map_lookup_elem(&scratch, &zero);
-	if (!t)
+	b = bpf_map_lookup_elem(&scratch, &zero);
+	if (!b)
 		return 0;
+	t = &b->t;
 
 	t->hdr.type = OP_EVENT_TRACE;
 	t->hdr.pid = tgid;
@@ -535,7 +563,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	BPF_CORE_READ_STR_INTO(&t->pcomm, task, group_leader, comm);
 
 	if (kernel_stacks && !in_user_mode(ctx)) {
-		n = bpf_get_stack(ctx, t->kernel, sizeof(t->kernel), 0);
+		n = bpf_get_stack(ctx, b->body, 8 * (OP_MAX_KERNEL_FRAMES + 1), 0);
 		if (n < 0) {
 			stat_inc(OP_STAT_KERNEL_STACK_ERR);
 			t->flags |= OP_TRACE_F_KERNEL_ERROR;
@@ -543,13 +571,14 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			t->n_kernel = n / sizeof(__u64);
 		}
 	}
-	walk_user_stack(ctx, t);
+	walk_user_stack(ctx, b);
 
-	size = __builtin_offsetof(struct op_trace, user) +
-	       (long)(t->n_user & (OP_MAX_USER_FRAMES * 2 - 1)) * sizeof(struct op_frame);
-	if (size > (long)sizeof(*t))
-		size = sizeof(*t);
-	if (bpf_ringbuf_output(&events, t, size, trace_wakeup(size)))
+	nk = t->n_kernel & 255;
+	nu = t->n_user & (OP_MAX_USER_FRAMES * 2 - 1);
+	size = OP_TRACE_SIZE(nk, nu);
+	if (size > (long)sizeof(*b))
+		size = sizeof(*b);
+	if (bpf_ringbuf_output(&events, b, size, trace_wakeup(size)))
 		stat_inc(OP_STAT_RINGBUF_FULL);
 	return 0;
 }

@@ -179,7 +179,12 @@ struct op_event_header {
 	__u32 pid;  /* process (tgid) */
 };
 
-/* One sample. Sent truncated after user[n_user - 1]. */
+/*
+ * One sample: this header, then __u64 kernel[n_kernel] (innermost first),
+ * then struct op_frame user[n_user]; the record is exactly
+ * OP_TRACE_SIZE(n_kernel, n_user) bytes. Variable length, so a sample taken
+ * in user mode (no kernel stack) with a short walk copies only what it holds.
+ */
 struct op_trace {
 	struct op_event_header hdr;
 	__u32 tid;
@@ -187,12 +192,14 @@ struct op_trace {
 	__u64 ktime_ns;		      /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	char comm[OP_TASK_COMM_LEN];  /* the thread's name */
 	char pcomm[OP_TASK_COMM_LEN]; /* the process's (group leader's) name */
-	__u16 n_kernel;
-	__u16 n_user;
-	__u32 flags; /* enum op_trace_flags */
-	__u64 kernel[OP_MAX_KERNEL_FRAMES + 1];
-	struct op_frame user[OP_MAX_USER_FRAMES];
+	__u16 n_kernel;		      /* <= OP_MAX_KERNEL_FRAMES + 1 */
+	__u16 n_user;		      /* <= OP_MAX_USER_FRAMES */
+	__u32 flags;		      /* enum op_trace_flags */
 };
+
+#define OP_TRACE_SIZE(n_kernel, n_user)                                                            \
+	(sizeof(struct op_trace) + 8 * (n_kernel) + sizeof(struct op_frame) * (n_user))
+#define OP_TRACE_MAX_SIZE OP_TRACE_SIZE(OP_MAX_KERNEL_FRAMES + 1, OP_MAX_USER_FRAMES)
 
 /* Process lifecycle, so user space reads mappings while the process lives. */
 struct op_proc_event {
@@ -215,8 +222,9 @@ struct op_unknown_event {
  * user registers and the stack from rsp up (whole pages, up to
  * OP_STACK_COPY_MAX bytes, fewer where the stack ends), and user space
  * unwinds it with the same unwinder once it has read the process's maps.
- * The first 64 bytes are laid out as in struct op_trace. Sent truncated
- * after stack[stack_len - 1].
+ * The first 64 bytes are laid out as in struct op_trace. This header is
+ * followed by __u64 kernel[n_kernel], then the stack_len bytes of stack:
+ * exactly OP_STACK_COPY_SIZE(n_kernel, stack_len) bytes.
  */
 #define OP_STACK_COPY_MAX (32 * 1024)
 
@@ -233,11 +241,13 @@ struct op_stack_copy {
 	__u64 pc;
 	__u64 sp;
 	__u64 fp;
-	__u32 stack_len; /* bytes of stack[] from sp */
+	__u32 stack_len; /* bytes of stack, from sp */
 	__u32 reserved2;
-	__u64 kernel[OP_MAX_KERNEL_FRAMES + 1];
-	__u8 stack[OP_STACK_COPY_MAX];
 };
+
+#define OP_STACK_COPY_SIZE(n_kernel, stack_len)                                                    \
+	(sizeof(struct op_stack_copy) + 8 * (n_kernel) + (stack_len))
+#define OP_STACK_COPY_MAX_SIZE OP_STACK_COPY_SIZE(OP_MAX_KERNEL_FRAMES + 1, OP_STACK_COPY_MAX)
 
 /* Per-CPU counters (an array map indexed by these). */
 enum op_stat {
@@ -276,12 +286,17 @@ _Static_assert(sizeof(struct op_delta_page) == 6 * OP_PAGE_DELTAS, "op_delta_pag
 _Static_assert(sizeof(struct op_unknown_event) == 16, "op_unknown_event layout");
 _Static_assert(sizeof(struct op_event_header) == 8, "op_event_header layout");
 _Static_assert(sizeof(struct op_proc_event) == 40, "op_proc_event layout");
-_Static_assert(__builtin_offsetof(struct op_trace, kernel) == 64, "op_trace header layout");
-_Static_assert(__builtin_offsetof(struct op_stack_copy, kernel) == 96, "op_stack_copy layout");
-_Static_assert(__builtin_offsetof(struct op_stack_copy, flags) == __builtin_offsetof(struct op_trace, flags),
+_Static_assert(sizeof(struct op_trace) == 64, "op_trace header layout");
+_Static_assert(sizeof(struct op_stack_copy) == 96, "op_stack_copy layout");
+_Static_assert(__builtin_offsetof(struct op_stack_copy, flags) ==
+		   __builtin_offsetof(struct op_trace, flags),
 	       "op_stack_copy header as op_trace's");
-_Static_assert(sizeof(struct op_trace) ==
-		   64 + 8 * (OP_MAX_KERNEL_FRAMES + 1) + 24 * OP_MAX_USER_FRAMES,
-	       "op_trace layout");
+/* The arrays after the headers stay 8-byte aligned. */
+_Static_assert(sizeof(struct op_trace) % 8 == 0 && sizeof(struct op_frame) % 8 == 0,
+	       "op_trace alignment");
+_Static_assert(OP_TRACE_MAX_SIZE == 64 + 8 * (OP_MAX_KERNEL_FRAMES + 1) + 24 * OP_MAX_USER_FRAMES,
+	       "op_trace size");
+_Static_assert(OP_STACK_COPY_MAX_SIZE == 96 + 8 * (OP_MAX_KERNEL_FRAMES + 1) + OP_STACK_COPY_MAX,
+	       "op_stack_copy size");
 
 #endif

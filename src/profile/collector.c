@@ -14,7 +14,7 @@ int collector__init(struct collector *c)
 	memset(c, 0, sizeof(*c));
 	c->scratch = malloc(sizeof(struct trace) + (OP_MAX_KERNEL_FRAMES + 1 + OP_MAX_USER_FRAMES) *
 						       sizeof(struct trace_frame));
-	c->copy_trace = malloc(sizeof(*c->copy_trace));
+	c->copy_trace = malloc(OP_TRACE_MAX_SIZE);
 	if (!c->scratch || !c->copy_trace) {
 		free(c->scratch);
 		free(c->copy_trace);
@@ -50,16 +50,19 @@ static void copy_comm(char *dst, const char *src)
 
 static int handle_trace(struct collector *c, const struct op_trace *e, size_t size)
 {
-	const size_t head = offsetof(struct op_trace, user);
+	const uint64_t *kernel = (const uint64_t *)(e + 1);
+	const struct op_frame *user;
 	struct trace *t = c->scratch;
 	struct process *p = NULL;
 	uint32_t n = 0;
 
-	if (size < head || e->n_kernel > OP_MAX_KERNEL_FRAMES + 1 ||
-	    e->n_user > OP_MAX_USER_FRAMES || size < head + e->n_user * sizeof(e->user[0])) {
+	/* The size must be exactly what the counts say (see struct op_trace). */
+	if (size < sizeof(*e) || e->n_kernel > OP_MAX_KERNEL_FRAMES + 1 ||
+	    e->n_user > OP_MAX_USER_FRAMES || size != OP_TRACE_SIZE(e->n_kernel, e->n_user)) {
 		c->stats.bad_records++;
 		return -EINVAL;
 	}
+	user = (const struct op_frame *)(kernel + e->n_kernel);
 	c->stats.traces++;
 	memset(t, 0, sizeof(*t));
 	t->pid = e->hdr.pid;
@@ -73,8 +76,7 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 	copy_comm(t->pcomm, e->pcomm);
 
 	for (uint32_t i = 0; i < e->n_kernel; i++)
-		t->frames[n++] =
-		    (struct trace_frame){.addr = e->kernel[i], .kind = OP_FRAME_KERNEL};
+		t->frames[n++] = (struct trace_frame){.addr = kernel[i], .kind = OP_FRAME_KERNEL};
 
 	if (e->n_user) {
 		p = process_table__get(&c->procs, e->hdr.pid);
@@ -84,7 +86,7 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 		}
 	}
 	for (uint32_t i = 0; i < e->n_user; i++) {
-		const struct op_frame *f = &e->user[i];
+		const struct op_frame *f = &user[i];
 		struct trace_frame *tf = &t->frames[n++];
 
 		*tf = (struct trace_frame){.addr = f->addr, .kind = f->kind, .flags = f->flags};
@@ -167,7 +169,7 @@ static int handle_stack_copy(struct collector *c, const struct op_stack_copy *e,
 	struct process *p;
 	long n;
 
-	if (size < offsetof(struct op_stack_copy, stack)) {
+	if (size < sizeof(*e)) {
 		c->copies.bad_records++;
 		return -EINVAL;
 	}

@@ -32,7 +32,7 @@ struct stack_copy_stats {
 };
 
 /*
- * Fills *out (a whole struct op_trace) with the record the BPF sampler would
+ * Fills out (OP_TRACE_MAX_SIZE bytes) with the record the BPF sampler would
  * have sent for copy (size bytes): its header and kernel frames, and the user
  * stack unwound over the copied bytes with the rules of p's mappings in pt
  * (the tables pt keeps loaded; frame pointers where none is, as in the

@@ -20,17 +20,18 @@
 
 #define SP 0x7ffd00001000ull
 
+/* A record as the BPF side sends it: header, 2 kernel frames, then the stack. */
 static struct op_stack_copy *new_copy(void)
 {
-	struct op_stack_copy *c = calloc(1, sizeof(*c));
+	struct op_stack_copy *c = calloc(1, OP_STACK_COPY_MAX_SIZE);
+	uint64_t kernel[2] = {0xffffffff81000010ull, 0xffffffff81000020ull};
 
 	assert_non_null(c);
 	c->hdr.type = OP_EVENT_STACK_COPY;
 	c->hdr.pid = 4242;
 	c->tid = 4243;
 	c->n_kernel = 2;
-	c->kernel[0] = 0xffffffff81000010ull;
-	c->kernel[1] = 0xffffffff81000020ull;
+	memcpy(c + 1, kernel, sizeof(kernel));
 	c->pc = 0x401000;
 	c->sp = SP;
 	return c;
@@ -38,12 +39,24 @@ static struct op_stack_copy *new_copy(void)
 
 static void put(struct op_stack_copy *c, uint64_t addr, uint64_t value)
 {
-	memcpy(&c->stack[addr - SP], &value, sizeof(value));
+	uint8_t *stack = (uint8_t *)((uint64_t *)(c + 1) + c->n_kernel);
+
+	memcpy(&stack[addr - SP], &value, sizeof(value));
 }
 
 static size_t copy_size(const struct op_stack_copy *c)
 {
-	return offsetof(struct op_stack_copy, stack) + c->stack_len;
+	return OP_STACK_COPY_SIZE(c->n_kernel, c->stack_len);
+}
+
+static const uint64_t *kernel_of(const struct op_trace *t)
+{
+	return (const uint64_t *)(t + 1);
+}
+
+static const struct op_frame *user_of(const struct op_trace *t)
+{
+	return (const struct op_frame *)(kernel_of(t) + t->n_kernel);
 }
 
 /* A process with one mapping and no tables: frame pointers, as in the kernel. */
@@ -54,7 +67,7 @@ static void test_frame_pointer_walk_over_copy(void **state)
 	struct process_table pt = {0};
 	struct stack_copy_stats st = {0};
 	struct op_stack_copy *c = new_copy();
-	struct op_trace *t = malloc(sizeof(*t));
+	struct op_trace *t = malloc(OP_TRACE_MAX_SIZE);
 	long n;
 
 	(void)state;
@@ -67,16 +80,16 @@ static void test_frame_pointer_walk_over_copy(void **state)
 	put(c, SP + 0x88, 0x401200);
 	c->stack_len = 0x100;
 	n = stack_copy__to_trace(c, copy_size(c), &pt, &p, t, &st);
-	assert_int_equal(n, offsetof(struct op_trace, user) + 3 * sizeof(struct op_frame));
+	assert_int_equal(n, sizeof(*t) + 2 * 8 + 3 * sizeof(struct op_frame));
 	assert_int_equal(t->hdr.type, OP_EVENT_TRACE);
 	assert_int_equal(t->hdr.pid, 4242);
 	assert_int_equal(t->tid, 4243);
 	assert_int_equal(t->n_kernel, 2);
-	assert_int_equal(t->kernel[1], 0xffffffff81000020ull);
+	assert_int_equal(kernel_of(t)[1], 0xffffffff81000020ull);
 	assert_int_equal(t->n_user, 3);
-	assert_int_equal(t->user[0].addr, 0x401000);
-	assert_int_equal(t->user[1].addr, 0x401100);
-	assert_int_equal(t->user[2].addr, 0x401200);
+	assert_int_equal(user_of(t)[0].addr, 0x401000);
+	assert_int_equal(user_of(t)[1].addr, 0x401100);
+	assert_int_equal(user_of(t)[2].addr, 0x401200);
 	assert_int_equal(t->flags & OP_TRACE_F_USER_TRUNCATED, 0);
 	assert_int_equal(st.complete, 1);
 	assert_int_equal(st.frames_fp, 3);
@@ -86,8 +99,8 @@ static void test_frame_pointer_walk_over_copy(void **state)
 	n = stack_copy__to_trace(c, copy_size(c), &pt, &p, t, &st);
 	assert_true(n > 0);
 	assert_int_equal(t->n_user, 3);
-	assert_int_equal(t->user[2].kind, OP_FRAME_ERROR);
-	assert_int_equal(t->user[2].addr, OP_UNWIND_ERR_READ);
+	assert_int_equal(user_of(t)[2].kind, OP_FRAME_ERROR);
+	assert_int_equal(user_of(t)[2].addr, OP_UNWIND_ERR_READ);
 	assert_true(t->flags & OP_TRACE_F_USER_TRUNCATED);
 	assert_int_equal(st.truncated, 1);
 	assert_int_equal(st.beyond_copy, 1);
@@ -101,16 +114,16 @@ static void test_process_never_read(void **state)
 	struct process_table pt = {0};
 	struct stack_copy_stats st = {0};
 	struct op_stack_copy *c = new_copy();
-	struct op_trace *t = malloc(sizeof(*t));
+	struct op_trace *t = malloc(OP_TRACE_MAX_SIZE);
 	struct process gone = {.pid = 4242, .gone = true, .refreshes = 1};
 
 	(void)state;
 	assert_non_null(t);
 	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, NULL, t, &st) > 0);
 	assert_int_equal(t->n_user, 2);
-	assert_int_equal(t->user[0].addr, 0x401000);
-	assert_int_equal(t->user[1].kind, OP_FRAME_ERROR);
-	assert_int_equal(t->user[1].addr, OP_UNWIND_ERR_NO_MAPS);
+	assert_int_equal(user_of(t)[0].addr, 0x401000);
+	assert_int_equal(user_of(t)[1].kind, OP_FRAME_ERROR);
+	assert_int_equal(user_of(t)[1].addr, OP_UNWIND_ERR_NO_MAPS);
 	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, &gone, t, &st) > 0);
 	assert_int_equal(st.no_maps, 2);
 	free(t);
@@ -122,21 +135,22 @@ static void test_malformed_copies(void **state)
 	struct process_table pt = {0};
 	struct stack_copy_stats st = {0};
 	struct op_stack_copy *c = new_copy();
-	struct op_trace *t = malloc(sizeof(*t));
+	struct op_trace *t = malloc(OP_TRACE_MAX_SIZE);
 
 	(void)state;
 	assert_non_null(t);
 	c->stack_len = 64;
-	/* Shorter than its header, shorter than its stated stack, a stack too large,
-	 * too many kernel frames. */
+	/* Shorter than its header, shorter or longer than its counts say, a stack
+	 * too large, too many kernel frames. */
 	assert_int_equal(stack_copy__to_trace(c, 10, &pt, NULL, t, &st), -EINVAL);
 	assert_int_equal(stack_copy__to_trace(c, copy_size(c) - 1, &pt, NULL, t, &st), -EINVAL);
+	assert_int_equal(stack_copy__to_trace(c, copy_size(c) + 8, &pt, NULL, t, &st), -EINVAL);
 	c->stack_len = OP_STACK_COPY_MAX + 8;
-	assert_int_equal(stack_copy__to_trace(c, sizeof(*c), &pt, NULL, t, &st), -EINVAL);
+	assert_int_equal(stack_copy__to_trace(c, copy_size(c), &pt, NULL, t, &st), -EINVAL);
 	c->stack_len = 0;
 	c->n_kernel = OP_MAX_KERNEL_FRAMES + 2;
 	assert_int_equal(stack_copy__to_trace(c, copy_size(c), &pt, NULL, t, &st), -EINVAL);
-	assert_int_equal(st.bad_records, 4);
+	assert_int_equal(st.bad_records, 5);
 	assert_int_equal(st.received, 0);
 	free(t);
 	free(c);
