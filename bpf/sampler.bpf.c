@@ -105,7 +105,7 @@ struct {
  * it outlives the sample it was read for.
  */
 #define MAPPING_CACHE_SIZE 4
-#define STACK_WINDOW	   2048 /* a power of two, at most a page */
+#define STACK_WINDOW	   2048	      /* a power of two, at most a page */
 #define STACK_SPAN	   (8u << 20) /* reads this far above sp are stack reads */
 
 struct mapping_cache_entry {
@@ -124,6 +124,7 @@ struct walk_scratch {
 	__u8 window[STACK_WINDOW + 16];
 	__u32 frames_cfi; /* counters, added to stats once per sample */
 	__u32 frames_fp;
+	__u32 reported; /* this sample reported an address in no known mapping */
 };
 
 struct {
@@ -261,23 +262,25 @@ static __always_inline bool pid_wanted(__u32 tgid)
 	return !filter_pids || bpf_map_lookup_elem(&pid_filter, &tgid);
 }
 
-static __always_inline void report_unknown(__u32 pid, __u64 addr)
+/* True when the report was sent. */
+static __always_inline bool report_unknown(__u32 pid, __u64 addr)
 {
 	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&unknown_reported, &pid);
 	struct op_unknown_event *e;
 
 	if (last && now - *last < UNKNOWN_REPORT_INTERVAL_NS)
-		return;
+		return false;
 	bpf_map_update_elem(&unknown_reported, &pid, &now, BPF_ANY);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		stat_inc(OP_STAT_UNKNOWN_LOST);
-		return;
+		return false;
 	}
 	e->hdr.type = OP_EVENT_UNKNOWN;
 	e->hdr.pid = pid;
 	e->addr = addr;
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	return true;
 }
 
 /*
@@ -310,7 +313,7 @@ static __always_inline struct mapping_cache_entry *find_mapping(struct walk_scra
 		return NULL;
 	}
 	if (!m || !m->file_id) {
-		report_unknown(pid, m ? pc : 0);
+		ws->reported |= report_unknown(pid, m ? pc : 0);
 		*fallback = m ? OP_STAT_FP_NO_MAPPING : OP_STAT_FP_UNKNOWN_PID;
 		return NULL;
 	}
@@ -500,7 +503,7 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 		ws->mappings[i].start = ws->mappings[i].end = 0;
 	ws->window_len = 0;
 	ws->stack_lo = r.sp;
-	ws->frames_cfi = ws->frames_fp = 0;
+	ws->frames_cfi = ws->frames_fp = ws->reported = 0;
 	op_unwinder__init(&w.u, t->hdr.pid, r.pc, r.sp, r.fp);
 	w.python = py_walk_begin(bpf_get_current_task_btf(), t->hdr.pid);
 	bpf_loop(OP_MAX_USER_FRAMES + 1, walk_one_frame, &w, 0);
@@ -529,6 +532,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
 	struct task_struct *task;
+	struct walk_scratch *ws;
 	struct trace_buf *b;
 	struct op_trace *t;
 	long n, size;
@@ -572,6 +576,17 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		}
 	}
 	walk_user_stack(ctx, b);
+	/*
+	 * The walk met an address in no known mapping (libraries the dynamic
+	 * loader mapped after the exec was handled, a dlopen) and reported it:
+	 * user space reads the maps again when the report arrives, before the
+	 * records after it, so a stack copy of this sample (sent after the report)
+	 * is unwound completely with the new mappings rather than kept truncated.
+	 * At most one per report (UNKNOWN_REPORT_INTERVAL_NS per pid).
+	 */
+	ws = walk_scratch__get();
+	if (ws && ws->reported && stack_copy_enabled && !send_stack_copy(ctx, tgid, tid))
+		return 0;
 
 	nk = t->n_kernel & 255;
 	nu = t->n_user & (OP_MAX_USER_FRAMES * 2 - 1);
@@ -607,6 +622,11 @@ static __always_inline void proc_event(struct task_struct *task, __u32 type)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+
+	/* A new image: its first unknown address is reported at once, whatever
+	 * the process reported before the exec (fork children usually do). */
+	bpf_map_delete_elem(&unknown_reported, &tgid);
 	proc_event(p, OP_EVENT_EXEC);
 	return 0;
 }

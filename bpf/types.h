@@ -271,7 +271,7 @@ enum op_stat {
 	OP_STAT_UNKNOWN_LOST,     /* unknown pid/address report dropped: ring buffer full */
 	OP_STAT_FRAMES_ANON,      /* user frames in anonymous (JIT) code, via frame pointers */
 	OP_STAT_USER_ANON_STOP,   /* truncated: anonymous (JIT) code without a frame pointer */
-	OP_STAT_STACK_COPIES,     /* samples of unknown processes sent as stack copies */
+	OP_STAT_STACK_COPIES,     /* samples sent as stack copies (unknown process or address) */
 	OP_STAT_STACK_COPY_LOST,  /* ... dropped: ring buffer full */
 	OP_STAT_STACK_COPY_SKIPPED, /* not copied, ring buffer half full: frame pointers instead */
 	OP_STAT__COUNT,

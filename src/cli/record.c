@@ -267,7 +267,7 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 	    [OP_STAT_UNKNOWN_LOST] = "lost: unknown-pid reports",
 	    [OP_STAT_FRAMES_ANON] = "frames: in anonymous (JIT) code",
 	    [OP_STAT_USER_ANON_STOP] = "truncated: JIT code without frame pointer",
-	    [OP_STAT_STACK_COPIES] = "bpf: stack copies (process not known yet)",
+	    [OP_STAT_STACK_COPIES] = "bpf: stack copies (unknown process/address)",
 	    [OP_STAT_STACK_COPY_LOST] = "dropped: stack copies, ring buffer full",
 	    [OP_STAT_STACK_COPY_SKIPPED] = "not copied (ring half full): frame pointers",
 	};
@@ -329,8 +329,9 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 		(unsigned long long)sym->debuginfo.stats.by_debuginfod,
 		(unsigned long long)sym->debuginfo.stats.not_found,
 		(unsigned long long)sym->debuginfo.stats.mismatched);
-	fprintf(stderr, "  %-40s %llu\n", "user: unknown pid/address reports",
-		(unsigned long long)c->stats.unknown_reports);
+	fprintf(stderr, "  %-40s %llu (%llu new addresses: maps read at once)\n",
+		"user: unknown pid/address reports", (unsigned long long)c->stats.unknown_reports,
+		(unsigned long long)c->stats.unknown_rereads);
 	fprintf(stderr, "  %-40s %llu (%llu failed or without CFI, %llu unloaded)\n",
 		"tables: loaded", (unsigned long long)um->stats.tables_loaded,
 		(unsigned long long)um->stats.tables_failed,

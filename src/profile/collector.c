@@ -93,9 +93,9 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 		if (f->kind == OP_FRAME_PYTHON) {
 			/* (code object id, instruction offset): named while the process lives. */
 			tf->addr = f->aux;
-			tf->file_id = c->python ? python__resolve(c->python, e->hdr.pid, f->addr,
-								  f->file_id)
-						: 0;
+			tf->file_id =
+			    c->python ? python__resolve(c->python, e->hdr.pid, f->addr, f->file_id)
+				      : 0;
 			continue;
 		}
 		if (f->kind != OP_FRAME_NATIVE || f->file_id)
@@ -136,9 +136,17 @@ static int handle_proc_event(struct collector *c, const struct op_proc_event *e,
 	return 0;
 }
 
-/* The in-kernel unwinder met a process or an address it has no table for. */
+/*
+ * The in-kernel unwinder met a process or an address it has no table for.
+ * An address outside every mapping read so far was mapped since (the dynamic
+ * loader's libraries right after an exec, a dlopen): read the maps now, not
+ * after the usual minimum interval, since the stack copy of the sample that
+ * reported it comes next and the process's next samples wait for it. The
+ * kernel sends at most one report per pid per 200 ms.
+ */
 static int handle_unknown(struct collector *c, const struct op_unknown_event *e, size_t size)
 {
+	const struct process_mapping *m;
 	struct process *p;
 	uint64_t reads;
 	uint32_t pid;
@@ -153,8 +161,17 @@ static int handle_unknown(struct collector *c, const struct op_unknown_event *e,
 	p = process_table__get(&c->procs, pid); /* reads the maps of a new process */
 	if (!p)
 		return -ENOMEM;
-	if (reads == c->procs.stats.maps_reads)
-		process_table__refresh_if_stale(&c->procs, p); /* known: dlopen or a new image */
+	if (reads != c->procs.stats.maps_reads)
+		return 0; /* read just now */
+	m = e->addr ? process_table__find_mapping(p, e->addr) : NULL;
+	if (e->addr && !m && !p->exited && !p->gone) {
+		c->stats.unknown_rereads++;
+		process_table__refresh(&c->procs, p);
+	} else if (!m || (!m->range_id && c->procs.unwind)) {
+		/* The whole process, or a mapping the BPF maps could not place: rate limited. */
+		process_table__refresh_if_stale(&c->procs, p);
+	}
+	/* Else the address was mapped by the last read, after the sample: nothing new. */
 	return 0;
 }
 

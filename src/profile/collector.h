@@ -25,6 +25,7 @@ struct collector_stats {
 	uint64_t exits;
 	uint64_t unresolved; /* frames left without a mapping */
 	uint64_t unknown_reports; /* unknown pid/address reports from the unwinder */
+	uint64_t unknown_rereads; /* ... of an address outside the maps: maps read at once */
 	uint64_t enomem;     /* samples lost to allocation failure */
 };
 
