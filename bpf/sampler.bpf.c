@@ -321,8 +321,10 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 		err = w.result - OP_STEP_ERROR_BASE;
 		stat_inc(err_stat(err));
 		t->flags |= OP_TRACE_F_USER_TRUNCATED;
-		/* Mark where the walk stopped, unless the stack is full. */
-		if (w.n < OP_MAX_USER_FRAMES) {
+		/* Mark where the walk stopped, unless the stack is full or the
+		 * step wrote its own error frame (the Python walker does). */
+		if (w.n < OP_MAX_USER_FRAMES &&
+		    !(w.n && t->user[(w.n - 1) & (OP_MAX_USER_FRAMES - 1)].kind == OP_FRAME_ERROR)) {
 			op_frame__set_error(&t->user[w.n & (OP_MAX_USER_FRAMES - 1)], err);
 			w.n++;
 		}

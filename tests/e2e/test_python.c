@@ -378,26 +378,6 @@ static int version_cmp(const void *a, const void *b)
 	return ma != mb ? (ma > mb) - (ma < mb) : (na > nb) - (na < nb);
 }
 
-/* pyenv's root: $PYENV_ROOT, else what `pyenv root` says, else ~/.pyenv. */
-static void pyenv_root(char *buf, size_t len)
-{
-	const char *env = getenv("PYENV_ROOT"), *home = getenv("HOME");
-	char *out = NULL;
-
-	if (env && *env) {
-		snprintf(buf, len, "%s", env);
-		return;
-	}
-	if (!tu_run(&out, "pyenv root 2>/dev/null") && out && *out) {
-		out[strcspn(out, "\n")] = '\0';
-		snprintf(buf, len, "%s", out);
-		free(out);
-		return;
-	}
-	free(out);
-	snprintf(buf, len, "%s/.pyenv", home ? home : "/root");
-}
-
 /* Every pyenv CPython 3 (python 2 is not supported), oldest first. */
 static size_t find_pyenv_versions(char names[][64], size_t max, char *root, size_t root_len)
 {
@@ -406,7 +386,7 @@ static size_t find_pyenv_versions(char names[][64], size_t max, char *root, size
 	size_t n = 0;
 	DIR *d;
 
-	pyenv_root(root, root_len);
+	tu_pyenv_root(root, root_len);
 	snprintf(path, sizeof(path), "%s/versions", root);
 	d = opendir(path);
 	if (!d)

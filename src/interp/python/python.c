@@ -147,14 +147,7 @@ static bool find_interpreter(struct python *py, const struct process *p, struct 
 		pf = file_info(py, m->file_id);
 		if (!pf || pf->err)
 			continue;
-		memset(out, 0, sizeof(*out));
-		out->interp_head = pf->bin.interp_head + m->bias;
-		for (size_t r = 0; r < pf->bin.n_eval; r++) {
-			out->eval[r].start = pf->bin.eval[r].start + m->bias;
-			out->eval[r].end = pf->bin.eval[r].end + m->bias;
-		}
-		out->off = pf->bin.layout->bpf;
-		out->version = (uint16_t)(pf->bin.major << 8 | pf->bin.minor);
+		python_binary__proc_info(&pf->bin, m->bias, out);
 		*layout = pf->bin.layout;
 		return true;
 	}
