@@ -219,6 +219,7 @@ struct op_stack_copy {
 	__u64 pc;
 	__u64 sp;
 	__u64 fp;
+	__u64 tls_base;	 /* the thread pointer (fs base): finds a Python thread's state */
 	__u32 stack_len; /* bytes of stack[] from sp */
 	__u32 reserved2;
 	__u64 kernel[OP_MAX_KERNEL_FRAMES + 1];
@@ -263,7 +264,7 @@ _Static_assert(sizeof(struct op_unknown_event) == 16, "op_unknown_event layout")
 _Static_assert(sizeof(struct op_event_header) == 8, "op_event_header layout");
 _Static_assert(sizeof(struct op_proc_event) == 40, "op_proc_event layout");
 _Static_assert(__builtin_offsetof(struct op_trace, kernel) == 64, "op_trace header layout");
-_Static_assert(__builtin_offsetof(struct op_stack_copy, kernel) == 96, "op_stack_copy layout");
+_Static_assert(__builtin_offsetof(struct op_stack_copy, kernel) == 104, "op_stack_copy layout");
 _Static_assert(__builtin_offsetof(struct op_stack_copy, flags) == __builtin_offsetof(struct op_trace, flags),
 	       "op_stack_copy header as op_trace's");
 _Static_assert(sizeof(struct op_trace) ==

@@ -46,6 +46,7 @@ struct py_case {
 	char name[96];	   /* the cmocka test name */
 	char python[1024]; /* interpreter path */
 	enum workload what;
+	bool copies; /* record --copy-all-stacks: every sample unwound in user space */
 };
 
 static struct py_case cases[MAX_CASES];
@@ -329,8 +330,8 @@ static void test_case(void **state)
 		tu_rmtree(dir);
 		fail_msg("%s %s did not start", pc->python, script);
 	}
-	rc = tu_run(&out, "%s record -p %d -d " RECORD_SECONDS " -F " FREQUENCY " -o %s",
-		    omniprof(), pid, dir);
+	rc = tu_run(&out, "%s record -p %d -d " RECORD_SECONDS " -F " FREQUENCY " -o %s%s",
+		    omniprof(), pid, dir, pc->copies ? " --copy-all-stacks" : "");
 	tu_reap(pid);
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
@@ -366,6 +367,7 @@ static void add_case(const char *name, const char *python, enum workload what)
 	snprintf(pc->name, sizeof(pc->name), "%s", name);
 	snprintf(pc->python, sizeof(pc->python), "%s", python);
 	pc->what = what;
+	pc->copies = false;
 }
 
 /* "3.9.18" before "3.10.13": by major, then minor number. */
@@ -453,6 +455,17 @@ int main(void)
 		snprintf(name, sizeof(name), "pyenv %.60s, three threads", oldest);
 		add_case(name, python, THREADS);
 	}
+	/* Young processes' samples, unwound from stack copies in user space (the
+	 * Python walker reading the live process): the newest version, whose
+	 * entry frames are on the copied stack, and Debian's, with threads. */
+	if (n_versions) {
+		snprintf(python, sizeof(python), "%.400s/versions/%.60s/bin/python3", root, newest);
+		snprintf(name, sizeof(name), "pyenv %.40s, ctypes callback (stack copies)", newest);
+		add_case(name, python, MIXED);
+		cases[n_cases - 1].copies = true;
+	}
+	add_case("debian python3.11, three threads (stack copies)", "/usr/bin/python3.11", THREADS);
+	cases[n_cases - 1].copies = true;
 
 	tests[0] = (struct CMUnitTest){.name = "interpreters present",
 				       .test_func = test_interpreters_present};
