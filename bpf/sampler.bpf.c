@@ -13,13 +13,24 @@
 
 #include "types.h"
 
-struct op_unwinder;
-static __always_inline void find_rule(struct op_unwinder *u, __u64 pc, struct op_unwind_rule *rule);
+/*
+ * The rule lookup and the stack reads are global functions: the verifier
+ * checks each once, on its own, instead of once per path through the
+ * unwinder (their branches multiplied would exceed its budget).
+ */
+__noinline int lookup_rule(__u32 pid, __u64 pc, struct op_unwind_rule *rule);
+__noinline int read_user_u64(__u64 *dst, __u64 addr);
 
-#define OP_READ_USER(dst, size, addr) bpf_probe_read_user((dst), (size), (const void *)(addr))
-#define OP_FIND_RULE(u, pc, rule)     find_rule((u), (pc), (rule))
+#define OP_READ_USER(dst, size, addr)                                                              \
+	((size) == 8 ? read_user_u64((__u64 *)(dst), (addr))                                       \
+		     : bpf_probe_read_user((dst), (size), (const void *)(addr)))
+#define OP_FIND_RULE(u, pc, rule) lookup_rule((u)->pid, (pc), (rule))
 #include "unwind/native_unwind.h"
 #include "python_maps.h"
+
+#define OP_DELTA_PAGE(chunk, index)                                                                \
+	((const struct op_delta_page *)bpf_map_lookup_elem((chunk), &(__u32){(index)}))
+#include "unwind/delta_search.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -49,17 +60,19 @@ struct {
 } exe_mappings SEC(".maps");
 
 /*
- * Stack deltas live in large "chunk" arrays, each holding the tables of many
- * files at offsets user space allocates. Changing a map-in-map costs an RCU
- * grace period, so chunks are added rarely (when the others are full) and
- * loading a file's table is plain array writes: no fixed ceiling, no stall.
+ * Stack deltas live in large "chunk" arrays of pages, each holding the tables
+ * of many files at offsets user space allocates. Changing a map-in-map costs
+ * an RCU grace period, so chunks are added rarely (when the others are full)
+ * and loading a file's table is plain array writes: no fixed ceiling, no
+ * stall. A page per lookup (not a delta) keeps helper calls per frame at one
+ * per tree level.
  */
 struct delta_array {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_INNER_MAP);
 	__uint(max_entries, 1);
 	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(struct op_delta));
+	__uint(value_size, sizeof(struct op_delta_page));
 };
 
 struct {
@@ -79,10 +92,46 @@ struct {
 /* Rules shared by every table (few distinct ones exist). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1 << 16);
+	__uint(max_entries, OP_MAX_RULES);
 	__type(key, __u32);
 	__type(value, struct op_unwind_rule);
 } unwind_rules SEC(".maps");
+
+/*
+ * Per-sample memory of the walk, so each frame costs a few loads instead of
+ * helper calls: the mappings (with their tables) already met in this sample,
+ * and a window of user stack copied with one read, from which the unwinder's
+ * 8-byte reads are served. Reset at the start of every sample, so nothing in
+ * it outlives the sample it was read for.
+ */
+#define MAPPING_CACHE_SIZE 4
+#define STACK_WINDOW	   2048 /* a power of two, at most a page */
+#define STACK_SPAN	   (8u << 20) /* reads this far above sp are stack reads */
+
+struct mapping_cache_entry {
+	__u64 start; /* the mapping [start, end); start == end: unused */
+	__u64 end;
+	__u64 bias;
+	struct op_table_info info;
+};
+
+struct walk_scratch {
+	struct mapping_cache_entry mappings[MAPPING_CACHE_SIZE];
+	__u32 next_mapping; /* round-robin replacement */
+	__u32 window_len;   /* bytes valid in window */
+	__u64 window_start; /* user address of window[0] */
+	__u64 stack_lo;	    /* the sample's sp: the window serves [stack_lo, + STACK_SPAN) */
+	__u8 window[STACK_WINDOW + 16];
+	__u32 frames_cfi; /* counters, added to stats once per sample */
+	__u32 frames_fp;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct walk_scratch);
+} walk_scratch SEC(".maps");
 
 /* Last time each pid was reported unknown: one report per pid per interval. */
 struct {
@@ -109,12 +158,79 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
-static __always_inline void stat_inc(__u32 which)
+static __always_inline void stat_add(__u32 which, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &which);
 
 	if (v)
-		*v += 1;
+		*v += n;
+}
+
+static __always_inline void stat_inc(__u32 which)
+{
+	stat_add(which, 1);
+}
+
+static __always_inline struct walk_scratch *walk_scratch__get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&walk_scratch, &zero);
+}
+
+/*
+ * OP_READ_USER for the unwinder's 8-byte reads: from the stack window when it
+ * holds [addr, addr + 8), else one read of the user stack from addr to the
+ * end of its page (at most STACK_WINDOW bytes; never past the page, which may
+ * be the last one of the stack) where the next frames' reads, at higher
+ * addresses, mostly land. 0 or -1.
+ */
+__noinline int read_user_u64(__u64 *dst, __u64 addr)
+{
+	struct walk_scratch *ws = walk_scratch__get();
+	__u64 off;
+	__u32 len;
+
+	if (!dst)
+		return -1;
+	/* Other reads (Python's heap objects, signal frames) go straight to memory,
+	 * so they do not evict the stack from the window. */
+	if (!ws || addr - ws->stack_lo >= STACK_SPAN)
+		return bpf_probe_read_user(dst, 8, (const void *)addr) ? -1 : 0;
+	off = addr - ws->window_start;
+	if (off >= ws->window_len || ws->window_len - off < 8) {
+		len = 4096 - (addr & 4095);
+		if (len > STACK_WINDOW)
+			len = STACK_WINDOW;
+		if (len < 8)
+			return bpf_probe_read_user(dst, 8, (const void *)addr) ? -1 : 0;
+		ws->window_len = 0;
+		if (bpf_probe_read_user(ws->window, len & (2 * STACK_WINDOW - 1),
+					(const void *)addr))
+			return -1;
+		ws->window_start = addr;
+		ws->window_len = len;
+		off = 0;
+	}
+	/* off + 8 <= window_len <= STACK_WINDOW; the mask restates it for the verifier. */
+	__builtin_memcpy(dst, &ws->window[off & (STACK_WINDOW - 1)], 8);
+	return 0;
+}
+
+/*
+ * Waking the reader is an interrupt (an IPI to this CPU): several microseconds,
+ * more than the whole unwind, and a reader wakeup per sample. So samples do
+ * not wake it, except the one that fills the ring past a quarter (the reader
+ * polls with a timeout anyway); the rare process and unknown-address events
+ * wake it at once, since the tables they lead to decide how the next samples
+ * unwind.
+ */
+static __always_inline __u64 trace_wakeup(long size)
+{
+	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	__u64 quarter = bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4;
+
+	return avail < quarter && avail + size >= quarter ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
 static __always_inline bool pid_wanted(__u32 tgid)
@@ -138,84 +254,113 @@ static __always_inline void report_unknown(__u32 pid, __u64 addr)
 	e->hdr.type = OP_EVENT_UNKNOWN;
 	e->hdr.pid = pid;
 	e->addr = addr;
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
-#define MAX_SEARCH_STEPS 24 /* tables of up to 16M deltas */
-
-/* The stack-delta rule for pc, or the frame-pointer rule when there is no table. */
-static __always_inline void find_rule(struct op_unwinder *u, __u64 pc, struct op_unwind_rule *rule)
+/*
+ * The mapping holding pc, with its table: from the sample's cache, else from
+ * the LPM trie and table_info, remembered for the next frames. NULL with
+ * *fallback set to the counter of why frame pointers must do.
+ */
+static __always_inline struct mapping_cache_entry *find_mapping(struct walk_scratch *ws, __u32 pid,
+								__u64 pc, __u32 *fallback)
 {
 	struct op_mapping_key key = {
-		.prefixlen = 32 + 64,
-		.pid = u->pid,
-		.addr_be = __builtin_bswap64(pc),
+	    .prefixlen = 32 + 64,
+	    .pid = pid,
+	    .addr_be = __builtin_bswap64(pc),
 	};
+	struct mapping_cache_entry *c;
 	struct op_mapping_value *m;
 	struct op_table_info *info;
-	struct op_unwind_rule *r;
-	struct op_delta *d;
-	__u32 lo, hi, idx, first;
-	__u64 vaddr;
-	void *deltas;
+	__u32 slot;
 
+#pragma unroll
+	for (int i = 0; i < MAPPING_CACHE_SIZE; i++) {
+		c = &ws->mappings[i];
+		if (pc - c->start < c->end - c->start)
+			return c;
+	}
 	m = bpf_map_lookup_elem(&exe_mappings, &key);
 	if (m && m->file_id == OP_FILE_ID_ANON) {
-		stat_inc(OP_STAT_FRAMES_ANON);
-		op_unwind_anon_rule(rule);
-		return;
+		*fallback = OP_STAT_FRAMES_ANON; /* anonymous code: the caller's anon rule */
+		return NULL;
 	}
 	if (!m || !m->file_id) {
-		report_unknown(u->pid, m ? pc : 0);
-		stat_inc(m ? OP_STAT_FP_NO_MAPPING : OP_STAT_FP_UNKNOWN_PID);
-		goto frame_pointer;
+		report_unknown(pid, m ? pc : 0);
+		*fallback = m ? OP_STAT_FP_NO_MAPPING : OP_STAT_FP_UNKNOWN_PID;
+		return NULL;
 	}
 	info = bpf_map_lookup_elem(&table_info, &m->file_id);
-	deltas = info ? bpf_map_lookup_elem(&unwind_tables, &info->chunk) : NULL;
-	if (!info || !deltas) {
+	if (!info) {
+		*fallback = OP_STAT_FP_NO_TABLE;
+		return NULL;
+	}
+	slot = ws->next_mapping++ & (MAPPING_CACHE_SIZE - 1);
+	c = &ws->mappings[slot];
+	c->start = m->start;
+	c->end = m->end;
+	c->bias = m->bias;
+	c->info = *info;
+	/* An entry written by an older user space (no range) still serves this frame. */
+	if (pc - c->start >= c->end - c->start) {
+		c->start = pc;
+		c->end = pc + 1;
+	}
+	return c;
+}
+
+/* The stack-delta rule for pc, or the frame-pointer rule when there is no table. Returns 0. */
+__noinline int lookup_rule(__u32 pid, __u64 pc, struct op_unwind_rule *rule)
+{
+	struct walk_scratch *ws = walk_scratch__get();
+	struct mapping_cache_entry *c;
+	struct op_unwind_rule *r;
+	__u32 fallback = 0, index;
+	__u64 vaddr;
+	void *chunk;
+
+	if (!rule)
+		return 0;
+	if (!ws)
+		goto invalid;
+	c = find_mapping(ws, pid, pc, &fallback);
+	if (!c && fallback == OP_STAT_FRAMES_ANON) {
+		stat_inc(OP_STAT_FRAMES_ANON);
+		op_unwind_anon_rule(rule);
+		return 0;
+	}
+	if (!c) {
+		stat_inc(fallback);
+		goto frame_pointer;
+	}
+	chunk = bpf_map_lookup_elem(&unwind_tables, &c->info.chunk);
+	if (!chunk) {
 		stat_inc(OP_STAT_FP_NO_TABLE);
 		goto frame_pointer;
 	}
-	vaddr = pc - m->bias;
-	if (vaddr < info->base || vaddr - info->base > 0xffffffffull)
+	vaddr = pc - c->bias;
+	if (vaddr < c->info.base || vaddr - c->info.base >= OP_DELTA_PAD)
 		goto invalid;
-	first = info->offset;
-	lo = first;
-	hi = first + info->n_deltas;
-	/* The last delta at or below vaddr. */
-	for (int i = 0; i < MAX_SEARCH_STEPS && lo < hi; i++) {
-		__u32 mid = lo + (hi - lo) / 2;
-
-		d = bpf_map_lookup_elem(deltas, &mid);
-		if (!d)
-			goto invalid;
-		if (d->addr <= (__u32)(vaddr - info->base))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == first)
+	if (op_delta_table__find(&c->info, chunk, (__u32)(vaddr - c->info.base), &index))
 		goto invalid;
-	idx = lo - 1;
-	d = bpf_map_lookup_elem(deltas, &idx);
-	if (!d)
-		goto invalid;
-	r = bpf_map_lookup_elem(&unwind_rules, &d->rule);
+	r = bpf_map_lookup_elem(&unwind_rules, &index);
 	if (!r)
 		goto invalid;
 	*rule = *r;
-	stat_inc(OP_STAT_FRAMES_CFI);
-	return;
+	ws->frames_cfi++;
+	return 0;
 
 invalid:
 	rule->cmd = OP_RULE_INVALID;
 	rule->cfa_base = 0;
 	rule->fp_offset = 0;
 	rule->cfa_offset = 0;
-	return;
+	return 0;
 frame_pointer:
-	stat_inc(OP_STAT_FRAMES_FP);
+	ws->frames_fp++;
 	op_unwind_fp_rule(rule);
+	return 0;
 }
 
 struct walk_ctx {
@@ -251,6 +396,15 @@ static long walk_one_frame(__u32 index, void *data)
 	return w->result != OP_STEP_CONTINUE;
 }
 
+/* Whether the sample interrupted user code (then there is no kernel stack). */
+static __always_inline bool in_user_mode(struct bpf_perf_event_data *ctx)
+{
+	/* The context allows only 8-byte loads of the x86-64 pt_regs (a fixed ABI layout). */
+	__u64 *ctx_regs = (__u64 *)&ctx->regs;
+
+	return (ctx_regs[__builtin_offsetof(struct pt_regs, cs) / 8] & 3) == 3;
+}
+
 /* User registers at the sample: from the context when the CPU was in user
  * mode, else the ones the task saved on kernel entry. */
 static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct op_regs *r)
@@ -261,7 +415,7 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct op_
 	/* The context allows only 8-byte loads of the x86-64 pt_regs (a fixed ABI layout). */
 	__u64 *ctx_regs = (__u64 *)&ctx->regs;
 
-	if ((ctx_regs[__builtin_offsetof(struct pt_regs, cs) / 8] & 3) == 3) {
+	if (in_user_mode(ctx)) {
 		r->pc = ctx_regs[__builtin_offsetof(struct pt_regs, ip) / 8];
 		r->sp = ctx_regs[__builtin_offsetof(struct pt_regs, sp) / 8];
 		r->fp = ctx_regs[__builtin_offsetof(struct pt_regs, bp) / 8];
@@ -301,6 +455,7 @@ static __always_inline __u32 err_stat(__u32 err)
 static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, struct op_trace *t)
 {
 	struct walk_ctx w = {};
+	struct walk_scratch *ws;
 	struct op_regs r;
 	__u32 err;
 
@@ -313,9 +468,20 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 		t->flags |= OP_TRACE_F_NO_USER;
 		return;
 	}
+	ws = walk_scratch__get();
+	if (!ws)
+		return;
+#pragma unroll
+	for (int i = 0; i < MAPPING_CACHE_SIZE; i++)
+		ws->mappings[i].start = ws->mappings[i].end = 0;
+	ws->window_len = 0;
+	ws->stack_lo = r.sp;
+	ws->frames_cfi = ws->frames_fp = 0;
 	op_unwinder__init(&w.u, t->hdr.pid, r.pc, r.sp, r.fp);
 	w.python = py_walk_begin(bpf_get_current_task_btf(), t->hdr.pid);
 	bpf_loop(OP_MAX_USER_FRAMES + 1, walk_one_frame, &w, 0);
+	stat_add(OP_STAT_FRAMES_CFI, ws->frames_cfi);
+	stat_add(OP_STAT_FRAMES_FP, ws->frames_fp);
 
 	if (w.result > OP_STEP_END) {
 		err = w.result - OP_STEP_ERROR_BASE;
@@ -370,7 +536,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	task = bpf_get_current_task_btf();
 	BPF_CORE_READ_STR_INTO(&t->pcomm, task, group_leader, comm);
 
-	if (kernel_stacks) {
+	if (kernel_stacks && !in_user_mode(ctx)) {
 		n = bpf_get_stack(ctx, t->kernel, sizeof(t->kernel), 0);
 		if (n < 0) {
 			stat_inc(OP_STAT_KERNEL_STACK_ERR);
@@ -385,7 +551,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	       (long)(t->n_user & (OP_MAX_USER_FRAMES * 2 - 1)) * sizeof(struct op_frame);
 	if (size > (long)sizeof(*t))
 		size = sizeof(*t);
-	if (bpf_ringbuf_output(&events, t, size, 0))
+	if (bpf_ringbuf_output(&events, t, size, trace_wakeup(size)))
 		stat_inc(OP_STAT_RINGBUF_FULL);
 	return 0;
 }
@@ -408,7 +574,7 @@ static __always_inline void proc_event(struct task_struct *task, __u32 type)
 	e->reserved = 0;
 	e->ktime_ns = bpf_ktime_get_ns();
 	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
 SEC("tp_btf/sched_process_exec")

@@ -123,7 +123,7 @@ struct op_frame {
 struct op_mapping_key {
 	__u32 prefixlen; /* 32 (pid) + significant address bits */
 	__u32 pid;
-	__u64 addr_be;   /* big endian, so prefixes compare high bits first */
+	__u64 addr_be; /* big endian, so prefixes compare high bits first */
 };
 
 /* op_mapping_value.file_id of anonymous executable memory (JIT code); htlhash ids avoid it. */
@@ -134,25 +134,40 @@ struct op_mapping_value {
 	 * OP_FILE_ID_ANON: anonymous code; 0: the pid marker */
 	__u64 file_id;
 	__u64 bias;    /* ELF vaddr = address - bias */
+	/* The whole mapping [start, end) this block belongs to: every address in it
+	 * has this value, so the unwinder looks the trie up once per mapping per sample. */
+	__u64 start;
+	__u64 end;
 };
 
-/* Per file: where its stack deltas are (see unwind_tables in sampler.bpf.c).
- * Deltas store addr - base in 32 bits. */
+/*
+ * A file's stack deltas are a search tree of pages (struct op_delta_page) in
+ * one delta chunk (see unwind_tables in sampler.bpf.c): level 0 is a single
+ * root page, the last level holds the deltas in address order, and slot i of
+ * page p in level l holds the first address of child page
+ * p' = level_first[l + 1] + (p - level_first[l]) * OP_PAGE_DELTAS + i.
+ * Finding a rule costs one map lookup per level (2 for up to 65536 deltas)
+ * plus a fixed 8-step search inside each page, done by plain loads.
+ */
+#define OP_PAGE_DELTAS	   256
+#define OP_PAGE_LEVELS_MAX 4	       /* 256^4 deltas: any 32-bit count */
+#define OP_DELTA_PAD	   0xffffffffu /* unused slots: above every address */
+
+struct op_delta_page {
+	__u32 addr[OP_PAGE_DELTAS]; /* vaddr - base, ascending; OP_DELTA_PAD past the end */
+	__u16 rule[OP_PAGE_DELTAS]; /* last level: index into the shared rule array */
+};
+
+/* Per file: where its delta pages are. Addresses are stored as vaddr - base. */
 struct op_table_info {
 	__u64 base;
-	__u32 n_deltas;
-	__u32 chunk;  /* index in the array of delta chunks */
-	__u32 offset; /* first delta's index in that chunk */
-	__u32 reserved;
+	__u32 chunk;			       /* index in the array of delta chunks */
+	__u32 n_levels;			       /* 1..OP_PAGE_LEVELS_MAX */
+	__u32 level_first[OP_PAGE_LEVELS_MAX]; /* first page of each level in the chunk */
 };
 
 #define OP_MAX_DELTA_CHUNKS 256
-
-/* One stack delta in a file's table: from vaddr base + addr on, rule applies. */
-struct op_delta {
-	__u32 addr;
-	__u32 rule; /* index into the shared, deduplicated rule array */
-};
+#define OP_MAX_RULES	    (1 << 16) /* rule indexes are 16 bits */
 
 enum op_trace_flags {
 	OP_TRACE_F_KERNEL_ERROR = 1 << 0,   /* bpf_get_stack failed */
@@ -257,9 +272,9 @@ enum op_stat {
 _Static_assert(sizeof(struct op_frame) == 24, "op_frame layout");
 _Static_assert(sizeof(struct op_unwind_rule) == 8, "op_unwind_rule layout");
 _Static_assert(sizeof(struct op_mapping_key) == 16, "op_mapping_key layout");
-_Static_assert(sizeof(struct op_mapping_value) == 16, "op_mapping_value layout");
-_Static_assert(sizeof(struct op_table_info) == 24, "op_table_info layout");
-_Static_assert(sizeof(struct op_delta) == 8, "op_delta layout");
+_Static_assert(sizeof(struct op_mapping_value) == 32, "op_mapping_value layout");
+_Static_assert(sizeof(struct op_table_info) == 32, "op_table_info layout");
+_Static_assert(sizeof(struct op_delta_page) == 6 * OP_PAGE_DELTAS, "op_delta_page layout");
 _Static_assert(sizeof(struct op_unknown_event) == 16, "op_unknown_event layout");
 _Static_assert(sizeof(struct op_event_header) == 8, "op_event_header layout");
 _Static_assert(sizeof(struct op_proc_event) == 40, "op_proc_event layout");

@@ -343,7 +343,7 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 	fprintf(stderr, "  %-40s %llu now, %llu peak (%llu bytes peak)\n", "tables: deltas",
 		(unsigned long long)um->stats.deltas_loaded,
 		(unsigned long long)um->stats.deltas_peak,
-		(unsigned long long)um->stats.deltas_peak * sizeof(struct op_delta));
+		(unsigned long long)um->stats.pages_peak * sizeof(struct op_delta_page));
 	fprintf(stderr, "  %-40s %llu\n", "tables: distinct rules",
 		(unsigned long long)um->stats.rules);
 	fprintf(stderr, "  %-40s %.1f ms\n", "tables: build time",

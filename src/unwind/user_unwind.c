@@ -8,8 +8,9 @@
 
 #include "elf/stack_deltas.h"
 
-/* MAX_SEARCH_STEPS of bpf/sampler.bpf.c. */
-#define USER_UNWIND_SEARCH_STEPS 24
+/* Enough steps for any 32-bit table (the BPF side searches a page tree,
+ * bpf/unwind/delta_search.h, which finds the same delta: tests/unit/test_delta_pages.c). */
+#define USER_UNWIND_SEARCH_STEPS 32
 
 /* The ops of the walk running on this thread: the unwinder's macros take no context. */
 static __thread const struct user_unwind_ops *cur_ops;
@@ -119,13 +120,19 @@ struct user_unwind_result user_unwind__run(const struct user_unwind_ops *ops, ui
 
 /* ---- the in-memory rule source ------------------------------------------- */
 
+/* One delta as unwind_maps.c loads it: the address relative to the table's base. */
+struct file_delta {
+	uint32_t addr;
+	uint32_t rule; /* index into file_table.rules */
+};
+
 /* One file's table as unwind_maps.c loads it: deltas relative to base. */
 struct file_table {
 	const struct elf_file *ef;
 	int error; /* non-zero: no table, frame pointers */
 	uint64_t base;
 	uint32_t n_deltas;
-	struct op_delta *deltas;      /* owned */
+	struct file_delta *deltas;    /* owned */
 	struct op_unwind_rule *rules; /* owned; deltas[i].rule indexes it */
 };
 
@@ -176,7 +183,7 @@ static int table_build(struct file_table *ft)
 	err = stack_deltas__build(ft->ef, &t);
 	if (err)
 		goto cleanup;
-	if (!t.n || t.n > UINT32_MAX || t.deltas[t.n - 1].addr - t.deltas[0].addr > UINT32_MAX) {
+	if (!t.n || t.n >= OP_DELTA_PAD || t.deltas[t.n - 1].addr - t.deltas[0].addr >= OP_DELTA_PAD) {
 		err = -E2BIG;
 		goto cleanup;
 	}
@@ -323,10 +330,9 @@ void user_unwind_tables__find_rule(void *ctx, uint32_t pid, uint64_t pc,
 	}
 	ft = m->table;
 	vaddr = pc - m->bias;
-	if (vaddr < ft->base || vaddr - ft->base > 0xffffffffull)
+	if (vaddr < ft->base || vaddr - ft->base >= OP_DELTA_PAD)
 		goto invalid;
-	/* The last delta at or below vaddr, compared in 32 bits and with the step
-	 * bound of the BPF side (MAX_SEARCH_STEPS: tables of up to 16M deltas). */
+	/* The last delta at or below vaddr, compared in 32 bits as the BPF side does. */
 	lo = 0;
 	hi = ft->n_deltas;
 	for (int i = 0; i < USER_UNWIND_SEARCH_STEPS && lo < hi; i++) {
