@@ -152,7 +152,9 @@ struct {
  */
 struct trace_buf {
 	struct op_trace t;
-	__u64 body[(OP_TRACE_MAX_SIZE - sizeof(struct op_trace)) / 8];
+	/* Room for 256 kernel slots (bpf_get_stack fills at most 128), so that
+	 * masked offsets stay inside whatever the order the compiler picks. */
+	__u64 body[(8 * 256 + sizeof(struct op_frame) * OP_MAX_USER_FRAMES) / 8];
 };
 
 struct {
@@ -162,16 +164,16 @@ struct {
 	__type(value, struct trace_buf);
 } scratch SEC(".maps");
 
-/* User frame i of the sample, placed after its n_kernel kernel frames; NULL past the end. */
+/* User frame i (< OP_MAX_USER_FRAMES) of the sample, after its n_kernel kernel frames. */
 static __always_inline struct op_frame *trace_user_frame(struct trace_buf *b, __u32 i)
 {
 	__u64 nk = b->t.n_kernel, slot = i;
 
-	/* Bounds the verifier can follow, on opaque copies so the compiler keeps them. */
+	/* Masks the verifier can follow, on opaque copies so the compiler keeps them. */
 	__asm__ volatile("" : "+r"(nk));
 	__asm__ volatile("" : "+r"(slot));
-	if (nk > OP_MAX_KERNEL_FRAMES + 1 || slot >= OP_MAX_USER_FRAMES)
-		return NULL;
+	nk &= 255;
+	slot &= OP_MAX_USER_FRAMES - 1;
 	return (struct op_frame *)((__u8 *)b->body + nk * 8 + slot * sizeof(struct op_frame));
 }
 
@@ -414,8 +416,6 @@ static long walk_one_frame(__u32 index, void *data)
 		return 1;
 	}
 	frame = trace_user_frame(b, index);
-	if (!frame)
-		return 1;
 	w->result = w->python ? py_walk_step(&w->u, frame) : op_unwind_step(&w->u, frame);
 	w->n = index + 1;
 	return w->result != OP_STEP_CONTINUE;
@@ -480,7 +480,6 @@ static __always_inline __u32 err_stat(__u32 err)
 static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, struct trace_buf *b)
 {
 	struct op_trace *t = &b->t;
-	struct op_frame *frame;
 	struct walk_ctx w = {};
 	struct walk_scratch *ws;
 	struct op_regs r;
@@ -514,10 +513,11 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 		err = w.result - OP_STEP_ERROR_BASE;
 		stat_inc(err_stat(err));
 		t->flags |= OP_TRACE_F_USER_TRUNCATED;
-		/* Mark where the walk stopped, unless the stack is full. */
-		frame = trace_user_frame(b, w.n);
-		if (frame) {
-			op_frame__set_error(frame, err);
+		/* Mark where the walk stopped, unless the stack is full or the
+		 * step wrote its own error frame (the Python walker does). */
+		if (w.n < OP_MAX_USER_FRAMES &&
+		    !(w.n && trace_user_frame(b, w.n - 1)->kind == OP_FRAME_ERROR)) {
+			op_frame__set_error(trace_user_frame(b, w.n), err);
 			w.n++;
 		}
 	}

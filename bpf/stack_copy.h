@@ -137,6 +137,7 @@ static __always_inline int send_stack_copy(struct bpf_perf_event_data *ctx, __u3
 	x.b->c.pc = r.pc;
 	x.b->c.sp = r.sp;
 	x.b->c.fp = r.fp;
+	x.b->c.tls_base = BPF_CORE_READ(task, thread.fsbase);
 	x.sp = r.sp;
 	bpf_loop(OP_STACK_COPY_MAX / STACK_COPY_PAGE + 1, copy_stack_page, &x, 0);
 	x.b->c.stack_len = x.len;

@@ -51,6 +51,7 @@ enum op_unwind_error {
 	OP_UNWIND_ERR_BAD_CFA = 5,   /* the rule gave a CFA below the stack pointer */
 	OP_UNWIND_ERR_ANON_CODE = 6, /* JIT/anonymous code without a frame pointer */
 	OP_UNWIND_ERR_NO_MAPS = 7,   /* stack copy of a process whose maps were never read */
+	OP_UNWIND_ERR_PYTHON = 8,    /* an interpreter frame could not be read */
 };
 
 /*
@@ -241,6 +242,7 @@ struct op_stack_copy {
 	__u64 pc;
 	__u64 sp;
 	__u64 fp;
+	__u64 tls_base;	 /* the thread pointer (fs base): finds a Python thread's state */
 	__u32 stack_len; /* bytes of stack, from sp */
 	__u32 reserved2;
 };
@@ -287,7 +289,7 @@ _Static_assert(sizeof(struct op_unknown_event) == 16, "op_unknown_event layout")
 _Static_assert(sizeof(struct op_event_header) == 8, "op_event_header layout");
 _Static_assert(sizeof(struct op_proc_event) == 40, "op_proc_event layout");
 _Static_assert(sizeof(struct op_trace) == 64, "op_trace header layout");
-_Static_assert(sizeof(struct op_stack_copy) == 96, "op_stack_copy layout");
+_Static_assert(sizeof(struct op_stack_copy) == 104, "op_stack_copy layout");
 _Static_assert(__builtin_offsetof(struct op_stack_copy, flags) ==
 		   __builtin_offsetof(struct op_trace, flags),
 	       "op_stack_copy header as op_trace's");
@@ -296,7 +298,7 @@ _Static_assert(sizeof(struct op_trace) % 8 == 0 && sizeof(struct op_frame) % 8 =
 	       "op_trace alignment");
 _Static_assert(OP_TRACE_MAX_SIZE == 64 + 8 * (OP_MAX_KERNEL_FRAMES + 1) + 24 * OP_MAX_USER_FRAMES,
 	       "op_trace size");
-_Static_assert(OP_STACK_COPY_MAX_SIZE == 96 + 8 * (OP_MAX_KERNEL_FRAMES + 1) + OP_STACK_COPY_MAX,
+_Static_assert(OP_STACK_COPY_MAX_SIZE == 104 + 8 * (OP_MAX_KERNEL_FRAMES + 1) + OP_STACK_COPY_MAX,
 	       "op_stack_copy size");
 
 #endif

@@ -312,6 +312,11 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 		(unsigned long long)c->copies.bad_records);
 	fprintf(stderr, "  %-40s %llu cfi, %llu frame pointers\n", "copies: frames",
 		(unsigned long long)c->copies.frames_cfi, (unsigned long long)c->copies.frames_fp);
+	fprintf(stderr, "  %-40s %llu (%llu frames, %llu no thread state, %llu errors)\n",
+		"copies: Python walks", (unsigned long long)c->copies.python_walks,
+		(unsigned long long)c->copies.python_frames,
+		(unsigned long long)c->copies.python_no_thread,
+		(unsigned long long)c->copies.python_errors);
 	fprintf(stderr, "  %-40s %llu\n", "symbols: inline frames added",
 		(unsigned long long)sym->stats.native_inline);
 	fprintf(stderr, "  %-40s %llu (%llu without symbols)\n", "symbols: file loads",

@@ -200,7 +200,9 @@ static int handle_stack_copy(struct collector *c, const struct op_stack_copy *e,
 		p->exited = p->gone = false;
 		process_table__refresh(&c->procs, p);
 	}
-	n = stack_copy__to_trace(e, size, &c->procs, p, c->copy_trace, &c->copies);
+	n = stack_copy__to_trace(e, size, &c->procs, p,
+				 c->python ? python__proc(c->python, e->hdr.pid) : NULL, c->copy_trace,
+				 &c->copies);
 	if (n < 0)
 		return (int)n;
 	return handle_trace(c, c->copy_trace, (size_t)n);

@@ -14,36 +14,77 @@
 
 /* The ops of the walk running on this thread: the unwinder's macros take no context. */
 static __thread const struct user_unwind_ops *cur_ops;
+static __thread struct user_unwind_python *cur_py;
 
-static int read_user(void *dst, size_t size, uint64_t addr)
+/* bpf_probe_read_user's contract: the destination is zeroed on failure. */
+static int read_with(int (*read)(void *, void *, size_t, uint64_t), void *ctx, void *dst,
+		     size_t size, uint64_t addr)
 {
-	if (cur_ops->read(cur_ops->read_ctx, dst, size, addr)) {
-		/* bpf_probe_read_user zeroes the destination on failure. */
+	if (read(ctx, dst, size, addr)) {
 		memset(dst, 0, size);
 		return -14; /* -EFAULT */
 	}
 	return 0;
 }
 
+static int read_user(void *dst, size_t size, uint64_t addr)
+{
+	return read_with(cur_ops->read, cur_ops->read_ctx, dst, size, addr);
+}
+
+static int read_python(void *dst, size_t size, uint64_t addr)
+{
+	if (cur_py->read)
+		return read_with(cur_py->read, cur_py->read_ctx, dst, size, addr);
+	return read_user(dst, size, addr);
+}
+
+static void python_stat(uint32_t which)
+{
+	if (which < OP_PY_STAT__COUNT)
+		cur_py->stats[which]++;
+}
+
 #define OP_READ_USER(dst, size, addr) read_user((dst), (size), (addr))
 #define OP_FIND_RULE(u, pc, rule)     cur_ops->find_rule(cur_ops->rule_ctx, (u)->pid, (pc), (rule))
 #include "unwind/native_unwind.h"
 
-struct user_unwind_result user_unwind__run(const struct user_unwind_ops *ops, uint32_t pid,
-					   uint64_t pc, uint64_t sp, uint64_t fp,
-					   struct op_frame *frames, uint32_t max_frames)
+/* The Python walker's own reads (interpreter memory) may come from another
+ * source than the stack's: macros expand where the functions are defined, so
+ * native_unwind.h above keeps read_user() and python_unwind.h gets this one. */
+#undef OP_READ_USER
+#define OP_READ_USER(dst, size, addr) read_python((dst), (size), (addr))
+#define OP_PY_STAT(which)	      python_stat(which)
+#include "unwind/python_unwind.h"
+
+struct user_unwind_result user_unwind__run_python(const struct user_unwind_ops *ops,
+						  struct user_unwind_python *py, uint32_t pid,
+						  uint64_t pc, uint64_t sp, uint64_t fp,
+						  struct op_frame *frames, uint32_t max_frames)
 {
 	const struct user_unwind_ops *saved = cur_ops;
+	struct user_unwind_python *saved_py = cur_py;
 	struct user_unwind_result res = {0};
+	struct op_py_thread_search search;
+	struct op_py_walker walker;
 	struct op_unwinder u;
 	int result = OP_STEP_CONTINUE;
+	bool python = false;
 
 	if (!pc) {
 		res.flags = OP_TRACE_F_NO_USER;
 		return res;
 	}
 	cur_ops = ops;
+	cur_py = py;
 	op_unwinder__init(&u, pid, pc, sp, fp);
+	/* py_walk_begin() of bpf/python_maps.h, the bpf_loop as a loop. */
+	if (py && py->proc && !op_py_search_init(&walker, py->proc, &search, py->thread_ptr)) {
+		for (int i = 0; i < OP_PY_MAX_THREADS; i++)
+			if (op_py_search_step(&walker, &search))
+				break;
+		python = op_py_search_done(&walker, &search);
+	}
 	/* walk_user_stack() and walk_one_frame(): max_frames + 1 rounds, the last
 	 * one only to tell a stack that ends at exactly max_frames from a longer one. */
 	for (uint32_t index = 0; index <= max_frames; index++) {
@@ -51,19 +92,30 @@ struct user_unwind_result user_unwind__run(const struct user_unwind_ops *ops, ui
 			result = OP_STEP_ERROR_BASE + OP_UNWIND_ERR_MAX_DEPTH;
 			break;
 		}
-		result = op_unwind_step(&u, &frames[index]);
+		result = python ? op_py_step(&walker, &u, &frames[index])
+				: op_unwind_step(&u, &frames[index]);
 		res.n_frames = index + 1;
 		if (result != OP_STEP_CONTINUE)
 			break;
 	}
 	cur_ops = saved;
+	cur_py = saved_py;
 	if (result > OP_STEP_END) {
 		res.error = (uint32_t)(result - OP_STEP_ERROR_BASE);
 		res.flags |= OP_TRACE_F_USER_TRUNCATED;
-		if (res.n_frames < max_frames)
+		/* Unless the stack is full or the step wrote its own error frame. */
+		if (res.n_frames < max_frames &&
+		    !(res.n_frames && frames[res.n_frames - 1].kind == OP_FRAME_ERROR))
 			op_frame__set_error(&frames[res.n_frames++], res.error);
 	}
 	return res;
+}
+
+struct user_unwind_result user_unwind__run(const struct user_unwind_ops *ops, uint32_t pid,
+					   uint64_t pc, uint64_t sp, uint64_t fp,
+					   struct op_frame *frames, uint32_t max_frames)
+{
+	return user_unwind__run_python(ops, NULL, pid, pc, sp, fp, frames, max_frames);
 }
 
 /* ---- the in-memory rule source ------------------------------------------- */
