@@ -115,6 +115,11 @@ class Bench:
                 lambda: self.start_ready([self.python, os.path.join(HERE, "workloads", "py_loop.py"),
                                           "600", "30"]),
                 seconds))
+            rows.append(self.bpf_cost_one(
+                "Python, 30 Python frames, 16 threads",
+                lambda: self.start_ready([self.python, os.path.join(HERE, "workloads", "py_loop.py"),
+                                          "600", "30", "16"]),
+                seconds))
         lines = ["| stack | user frames per sample | BPF ns per sample (median) | p90 | intervals |"
                  + (" --against build, same time (median) |" if self.against else ""),
                  "|---|---|---|---|---|" + ("---|" if self.against else "")]

@@ -54,6 +54,21 @@ struct {
 	__type(value, struct op_py_walker);
 } py_walk SEC(".maps");
 
+/*
+ * Thread id -> its thread state, from an earlier search, so most samples read
+ * one thread id instead of walking the interpreter's list of threads. Checked
+ * at every use (its thread_id must still be the sampled thread's fs base);
+ * on a mismatch the list is searched again. A thread state freed while its
+ * memory still holds the id would pass the check: CPython reuses such memory
+ * for the thread's next state, which is then the right one.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);   /* thread id */
+	__type(value, __u64); /* its PyThreadState */
+} py_tstate_cache SEC(".maps");
+
 static long py_thread_search_one(__u32 index, void *data)
 {
 	struct op_py_walker *py;
@@ -70,17 +85,24 @@ static __always_inline bool py_walk_begin(struct task_struct *task, __u32 pid)
 {
 	struct op_py_proc *proc = bpf_map_lookup_elem(&py_procs, &pid);
 	struct op_py_thread_search s = {};
+	__u32 zero = 0, tid = (__u32)bpf_get_current_pid_tgid();
 	struct op_py_walker *py;
-	__u32 zero = 0;
+	__u64 *cached;
 
 	if (!proc)
 		return false;
 	py = bpf_map_lookup_elem(&py_walk, &zero);
 	if (!py)
 		return false;
-	if (op_py_search_init(py, proc, &s, BPF_CORE_READ(task, thread.fsbase)))
-		return false;
-	bpf_loop(OP_PY_MAX_THREADS, py_thread_search_one, &s, 0);
+	op_py_search_reset(py, proc, &s, BPF_CORE_READ(task, thread.fsbase));
+	cached = bpf_map_lookup_elem(&py_tstate_cache, &tid);
+	if (!cached || !op_py_search_try(py, &s, *cached)) {
+		if (op_py_search_first(py, &s))
+			return false;
+		bpf_loop(OP_PY_MAX_THREADS, py_thread_search_one, &s, 0);
+		if (s.found)
+			bpf_map_update_elem(&py_tstate_cache, &tid, &s.found, BPF_ANY);
+	}
 	return op_py_search_done(py, &s);
 }
 

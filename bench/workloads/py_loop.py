@@ -2,13 +2,16 @@
 """A busy Python workload for the benchmarks: DEPTH nested Python calls, then a
 loop of pure-Python arithmetic until SECONDS have passed (or SIGTERM),
 printing "progress TIME_NS ITERATIONS" (CLOCK_MONOTONIC) four times a second
-and "iterations_per_s N" at the end. It prints "ready" once running.
+and "iterations_per_s N" at the end. It prints "ready" once running. With
+THREADS > 1, as many threads run the same loop (sharing the GIL; only the
+main thread reports progress), so samples land in a long list of thread states.
 
-Usage: python3 py_loop.py SECONDS DEPTH
+Usage: python3 py_loop.py SECONDS DEPTH [THREADS]
 """
 
 import signal
 import sys
+import threading
 import time
 
 stop = False
@@ -19,7 +22,7 @@ def on_term(*_):
     stop = True
 
 
-def leaf_loop(deadline):
+def leaf_loop(deadline, report=True):
     n, x, last = 0, 1, 0
     while not stop:
         for _ in range(1000):
@@ -27,19 +30,20 @@ def leaf_loop(deadline):
         n += 1
         if n % 16 == 0:
             now = time.monotonic_ns()
-            if now - last >= 250_000_000:
+            if report and now - last >= 250_000_000:
                 print(f"progress {now} {n * 1000}", flush=True)
                 last = now
             if now >= deadline * 1e9:
                 break
-    print(f"progress {time.monotonic_ns()} {n * 1000}", flush=True)
+    if report:
+        print(f"progress {time.monotonic_ns()} {n * 1000}", flush=True)
     return n
 
 
-def nest(depth, deadline):
+def nest(depth, deadline, report=True):
     if depth > 1:
-        return nest(depth - 1, deadline)
-    return leaf_loop(deadline)
+        return nest(depth - 1, deadline, report)
+    return leaf_loop(deadline, report)
 
 
 def name_process(name):
@@ -56,9 +60,12 @@ def main():
     name_process("py_loop")
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 10
     depth = int(sys.argv[2]) if len(sys.argv) > 2 else 20
+    threads = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     sys.setrecursionlimit(depth + 100)
     signal.signal(signal.SIGTERM, on_term)
     start = time.monotonic()
+    for _ in range(threads - 1):
+        threading.Thread(target=nest, args=(depth, start + seconds, False), daemon=True).start()
     print("ready", flush=True)
     n = nest(depth, start + seconds)
     print(f"iterations_per_s {n * 1000 / (time.monotonic() - start):.1f}", flush=True)

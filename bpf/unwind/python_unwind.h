@@ -117,13 +117,10 @@ static __always_inline int op_py_begin(struct op_py_walker *py, __u64 tstate)
 	return 0;
 }
 
-/*
- * Starts a walk of a process running proc: resets py and points the search
- * at the first thread state. Returns 0, or -1 when the interpreter has no
- * thread state to search (counted: OP_PY_STAT_NO_THREAD).
- */
-static __always_inline int op_py_search_init(struct op_py_walker *py, const struct op_py_proc *proc,
-					     struct op_py_thread_search *s, __u64 thread_ptr)
+/* Starts a walk of a process running proc: resets py and the search (no read). */
+static __always_inline void op_py_search_reset(struct op_py_walker *py,
+					       const struct op_py_proc *proc,
+					       struct op_py_thread_search *s, __u64 thread_ptr)
 {
 	OP_PY_STAT(OP_PY_STAT_WALKS);
 	py->proc = *proc;
@@ -131,12 +128,45 @@ static __always_inline int op_py_search_init(struct op_py_walker *py, const stru
 	py->pending = 0;
 	py->deferred = OP_STEP_END;
 	s->thread_ptr = thread_ptr;
+	s->tstate = 0;
 	s->found = 0;
+}
+
+/* Points the search at the first thread state. Returns 0, or -1 when the
+ * interpreter has no thread state to search (counted: OP_PY_STAT_NO_THREAD). */
+static __always_inline int op_py_search_first(struct op_py_walker *py,
+					      struct op_py_thread_search *s)
+{
 	if (op_py_first_thread(py, &s->tstate) || !s->tstate) {
 		OP_PY_STAT(OP_PY_STAT_NO_THREAD);
 		return -1;
 	}
 	return 0;
+}
+
+/* op_py_search_reset() then op_py_search_first(). */
+static __always_inline int op_py_search_init(struct op_py_walker *py, const struct op_py_proc *proc,
+					     struct op_py_thread_search *s, __u64 thread_ptr)
+{
+	op_py_search_reset(py, proc, s, thread_ptr);
+	return op_py_search_first(py, s);
+}
+
+/*
+ * After op_py_search_reset(): a thread state remembered from an earlier
+ * search of this thread is the result when its thread id is still the
+ * thread's (one read instead of the walk of the list). 1 when it is, 0 when
+ * the list must be searched.
+ */
+static __always_inline int op_py_search_try(const struct op_py_walker *py,
+					    struct op_py_thread_search *s, __u64 tstate)
+{
+	__u64 next;
+
+	if (!tstate || op_py_thread_matches(py, tstate, s->thread_ptr, &next) != 1)
+		return 0;
+	s->found = tstate;
+	return 1;
 }
 
 /* Checks one thread state. Returns 1 when the search is over (found, end of
