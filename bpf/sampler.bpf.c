@@ -112,6 +112,7 @@ struct mapping_cache_entry {
 	__u64 start; /* the mapping [start, end); start == end: unused */
 	__u64 end;
 	__u64 bias;
+	__u64 file_id;
 	struct op_table_info info;
 };
 
@@ -133,6 +134,28 @@ struct {
 	__type(key, __u32);
 	__type(value, struct walk_scratch);
 } walk_scratch SEC(".maps");
+
+/*
+ * Rules found, across samples: (file id, ELF address) -> rule, direct-mapped
+ * per CPU. A file id names a file's content, so the rule for an address of it
+ * never changes and nothing here can go stale; hot code returns to the same
+ * addresses sample after sample, and a hit saves the page-tree search (a map
+ * lookup per level, pages that have left the cache since the last sample).
+ */
+#define RULE_CACHE_SIZE 1024 /* a power of two */
+
+struct rule_cache_entry {
+	__u64 file_id; /* 0: empty (file ids are never 0) */
+	__u64 vaddr;
+	struct op_unwind_rule rule;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, RULE_CACHE_SIZE);
+	__type(key, __u32);
+	__type(value, struct rule_cache_entry);
+} rule_cache SEC(".maps");
 
 /* Last time each pid was reported unknown: one report per pid per interval. */
 struct {
@@ -329,6 +352,7 @@ static __always_inline struct mapping_cache_entry *find_mapping(struct walk_scra
 	c->start = m->start;
 	c->end = m->end;
 	c->bias = m->bias;
+	c->file_id = m->file_id;
 	c->info = *info;
 	/* An entry written by an older user space (no range) still serves this frame. */
 	if (pc - c->start >= c->end - c->start) {
@@ -343,8 +367,9 @@ __noinline int lookup_rule(__u32 pid, __u64 pc, struct op_unwind_rule *rule)
 {
 	struct walk_scratch *ws = walk_scratch__get();
 	struct mapping_cache_entry *c;
+	struct rule_cache_entry *rc;
 	struct op_unwind_rule *r;
-	__u32 fallback = 0, index;
+	__u32 fallback = 0, index, slot;
 	__u64 vaddr;
 	void *chunk;
 
@@ -362,12 +387,20 @@ __noinline int lookup_rule(__u32 pid, __u64 pc, struct op_unwind_rule *rule)
 		stat_inc(fallback);
 		goto frame_pointer;
 	}
+	vaddr = pc - c->bias;
+	slot =
+	    (__u32)(((c->file_id ^ vaddr) * 0x9e3779b97f4a7c15ull) >> 54) & (RULE_CACHE_SIZE - 1);
+	rc = bpf_map_lookup_elem(&rule_cache, &slot);
+	if (rc && rc->file_id == c->file_id && rc->vaddr == vaddr) {
+		*rule = rc->rule;
+		ws->frames_cfi++;
+		return 0;
+	}
 	chunk = bpf_map_lookup_elem(&unwind_tables, &c->info.chunk);
 	if (!chunk) {
 		stat_inc(OP_STAT_FP_NO_TABLE);
 		goto frame_pointer;
 	}
-	vaddr = pc - c->bias;
 	if (vaddr < c->info.base || vaddr - c->info.base >= OP_DELTA_PAD)
 		goto invalid;
 	if (op_delta_table__find(&c->info, chunk, (__u32)(vaddr - c->info.base), &index))
@@ -376,6 +409,11 @@ __noinline int lookup_rule(__u32 pid, __u64 pc, struct op_unwind_rule *rule)
 	if (!r)
 		goto invalid;
 	*rule = *r;
+	if (rc) {
+		rc->file_id = c->file_id;
+		rc->vaddr = vaddr;
+		rc->rule = *r;
+	}
 	ws->frames_cfi++;
 	return 0;
 
