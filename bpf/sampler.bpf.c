@@ -125,7 +125,7 @@ struct walk_scratch {
 	__u8 window[STACK_WINDOW + 16];
 	__u32 frames_cfi; /* counters, added to stats once per sample */
 	__u32 frames_fp;
-	__u32 reported; /* this sample reported an address in no known mapping */
+	__u32 reported; /* this sample sent its pid's first unknown-address report */
 };
 
 struct {
@@ -287,11 +287,13 @@ static __always_inline bool pid_wanted(__u32 tgid)
 	return !filter_pids || bpf_map_lookup_elem(&pid_filter, &tgid);
 }
 
-/* True when the report was sent. */
+/* True when the report was sent and is the pid's first since its exec (or
+ * since the LRU map forgot it). */
 static __always_inline bool report_unknown(__u32 pid, __u64 addr)
 {
 	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&unknown_reported, &pid);
 	struct op_unknown_event *e;
+	bool first = !last;
 
 	if (last && now - *last < UNKNOWN_REPORT_INTERVAL_NS)
 		return false;
@@ -305,7 +307,7 @@ static __always_inline bool report_unknown(__u32 pid, __u64 addr)
 	e->hdr.pid = pid;
 	e->addr = addr;
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
-	return true;
+	return first;
 }
 
 /* Puts mapping m (a file's, not the marker) into the sample's cache with its
@@ -653,11 +655,13 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	walk_user_stack(b, ws, &r, regs_err);
 	/*
 	 * The walk met an address in no known mapping (libraries the dynamic
-	 * loader mapped after the exec was handled, a dlopen) and reported it:
-	 * user space reads the maps again when the report arrives, before the
-	 * records after it, so a stack copy of this sample (sent after the report)
-	 * is unwound completely with the new mappings rather than kept truncated.
-	 * At most one per report (UNKNOWN_REPORT_INTERVAL_NS per pid).
+	 * loader mapped after the exec was handled, a dlopen) and sent the pid's
+	 * first report since its exec: user space reads the maps again when the
+	 * report arrives, before the records after it, so a stack copy of this
+	 * sample (sent after the report) is unwound completely with the new
+	 * mappings rather than kept truncated. One per exec, so a process whose
+	 * walks keep meeting garbage addresses does not send copies every
+	 * UNKNOWN_REPORT_INTERVAL_NS.
 	 */
 	if (ws->reported && stack_copy_enabled && !send_stack_copy(ctx, tgid, tid))
 		return 0;

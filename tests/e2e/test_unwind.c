@@ -56,9 +56,9 @@ struct unwind_case {
 	 * passed to `record`, set how (e.g. the stack-copy test hook). */
 	const char *name;
 	const char *record_flags;
-	/* The first samples in a mapping the process made while recorded (dlopen) are
-	 * sent as stack copies after the unknown-address report, and unwound with
-	 * the maps read on that report: at least one copy must come back. */
+	/* The first sample in a mapping the process made while recorded (dlopen)
+	 * sends the process's first unknown-address report, then a stack copy,
+	 * unwound with the maps read on that report: a copy must come back. */
 	bool copies_on_new_mapping;
 };
 
