@@ -3,7 +3,6 @@
 # tests/unit/test_<x>.c or tests/e2e/test_<x>.c needs no edit here.
 
 BUILD    ?= build
-.DEFAULT_GOAL := all
 CC       ?= gcc
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
@@ -14,7 +13,7 @@ PKGS     := libbpf libelf libdw libdebuginfod zlib libprotobuf-c libcrypto libcu
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-.DEFAULT_GOAL := all
+.DEFAULT_GOAL := all # the first rule below is vmlinux.h's
 
 GEN      := $(BUILD)/gen
 CFLAGS   ?= -O2 -g
@@ -196,14 +195,23 @@ test: tests
 
 asan-tests: $(UNIT_SRCS:tests/%.c=$(BUILD)/tests/%) $(REPLAY_BIN) $(FUZZ_REPLAYS)
 
-# Measurements (not part of `make test`).
+# Measurements (not part of `make test`): bench/run.py writes bench/RESULTS.md.
+# Its workloads in bench/workloads/ follow the `// build:` convention above.
+BENCH_WL := $(patsubst bench/workloads/%.c,$(BUILD)/bench/workloads/%,$(wildcard bench/workloads/*.c))
+
+$(BUILD)/bench/workloads/%: bench/workloads/%.c $(WL_HDRS)
+	@mkdir -p $(@D)
+	$(WL_LINE) $< -o $@
+
 $(BUILD)/bench/stack_deltas_bench: bench/stack_deltas_bench.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
-bench: $(BIN) $(WORKLOADS) $(BUILD)/bench/stack_deltas_bench
-	$(BUILD)/bench/stack_deltas_bench
-	OMNIPROF_BUILD=$(BUILD) bench/bpf_cost.sh
+bench-tools: $(BIN) $(WORKLOADS) $(BENCH_WL) $(BUILD)/bench/stack_deltas_bench
+
+bench: bench-tools
+	scripts/install-deps.sh --bench
+	python3 bench/run.py --build $(BUILD) --out bench/RESULTS.md
 
 format:
 	clang-format -i $$(find src bpf tests -name '*.[ch]' ! -path 'tests/workloads/*')
@@ -211,7 +219,7 @@ format:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all tests test test-replay fuzz asan-tests bench format clean
+.PHONY: all tests test test-replay fuzz asan-tests bench bench-tools format clean
 .SECONDARY:
 .DELETE_ON_ERROR:
 

@@ -2,11 +2,9 @@
 /*
  * Stack-delta table build cost and size for some ELF files.
  *
- *   make build/libomniprof.a
- *   cc -O2 -D_GNU_SOURCE -Isrc -Ibpf bench/stack_deltas_bench.c build/libomniprof.a \
- *      $(pkg-config --libs libelf libdw zlib) -o build/stack_deltas_bench
- *   build/stack_deltas_bench [FILE...]
- *   build/stack_deltas_bench --dump FILE    (the table, one delta a line)
+ *   make build/bench/stack_deltas_bench
+ *   build/bench/stack_deltas_bench [FILE...]
+ *   build/bench/stack_deltas_bench --dump FILE    (the table, one delta a line)
  *
  * Without arguments it measures libc, libstdc++, node and the libjvm.so
  * files it can find. Each file is built REPEAT times; the best time is
@@ -22,6 +20,7 @@
 
 #include "elf/elf_file.h"
 #include "elf/stack_deltas.h"
+#include "unwind/delta_pages.h"
 
 #define REPEAT 10
 
@@ -66,6 +65,7 @@ static void bench_file(const char *path)
 	struct stack_delta_table t = {0};
 	size_t counts[8] = {0};
 	struct elf_file *ef;
+	uint32_t pages, levels;
 	double best = 0;
 	int err;
 
@@ -91,8 +91,11 @@ static void bench_file(const char *path)
 	for (size_t i = 0; i < t.n; i++)
 		counts[t.deltas[i].rule.cmd & 7]++;
 	printf("%s (%llu bytes)\n", path, (unsigned long long)ef->size);
-	printf("  deltas %zu, %zu bytes as struct stack_delta, ~%zu bytes at 8 per delta\n", t.n,
-	       t.n * sizeof(struct stack_delta), t.n * 8);
+	pages = delta_pages__count(t.n, &levels);
+	printf("  deltas %zu, %zu bytes as struct stack_delta, %u pages in %u levels, %zu bytes in "
+	       "BPF maps\n",
+	       t.n, t.n * sizeof(struct stack_delta), pages, levels,
+	       (size_t)pages * sizeof(struct op_delta_page));
 	printf("  build %.2f ms (best of %d)\n", best, REPEAT);
 	printf("  cies %llu fdes %llu unsupported rows %llu bad entries %llu\n",
 	       (unsigned long long)t.stats.cies, (unsigned long long)t.stats.fdes,

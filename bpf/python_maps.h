@@ -10,6 +10,9 @@
  *                             py_walk_step() instead of op_unwind_step().
  *   py_walk_step(u, frame)    one step of the mixed walk (op_py_step()).
  *
+ * Both drive the walker's functions in the order python_unwind.h describes,
+ * as user_unwind__run_python() does in user space.
+ *
  * The walk state lives in a per-CPU array (too big for the BPF stack, and a
  * sample runs to its end on one CPU).
  */
@@ -51,62 +54,56 @@ struct {
 	__type(value, struct op_py_walker);
 } py_walk SEC(".maps");
 
-struct py_thread_search {
-	__u64 tstate; /* candidate */
-	__u64 thread_ptr;
-	__u64 found;
-};
+/*
+ * Thread id -> its thread state, from an earlier search, so most samples read
+ * one thread id instead of walking the interpreter's list of threads. Checked
+ * at every use (its thread_id must still be the sampled thread's fs base);
+ * on a mismatch the list is searched again. A thread state freed while its
+ * memory still holds the id would pass the check: CPython reuses such memory
+ * for the thread's next state, which is then the right one.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);   /* thread id */
+	__type(value, __u64); /* its PyThreadState */
+} py_tstate_cache SEC(".maps");
 
 static long py_thread_search_one(__u32 index, void *data)
 {
-	struct py_thread_search *s = data;
 	struct op_py_walker *py;
 	__u32 zero = 0;
-	__u64 next;
-	int r;
 
 	(void)index;
 	py = bpf_map_lookup_elem(&py_walk, &zero);
-	if (!py || !s->tstate)
+	if (!py)
 		return 1;
-	r = op_py_thread_matches(py, s->tstate, s->thread_ptr, &next);
-	if (r == 1)
-		s->found = s->tstate;
-	s->tstate = next;
-	return r != 0;
+	return op_py_search_step(py, data);
 }
 
 static __always_inline bool py_walk_begin(struct task_struct *task, __u32 pid)
 {
 	struct op_py_proc *proc = bpf_map_lookup_elem(&py_procs, &pid);
-	struct py_thread_search s = {};
+	struct op_py_thread_search s = {};
+	__u32 zero = 0, tid = (__u32)bpf_get_current_pid_tgid();
 	struct op_py_walker *py;
-	__u32 zero = 0;
+	__u64 *cached;
 
 	if (!proc)
 		return false;
 	py = bpf_map_lookup_elem(&py_walk, &zero);
 	if (!py)
 		return false;
-	py_stat_inc(OP_PY_STAT_WALKS);
-	py->proc = *proc;
-	py->frame = 0;
-	py->pending = 0;
-	s.thread_ptr = BPF_CORE_READ(task, thread.fsbase);
-	if (op_py_first_thread(py, &s.tstate) || !s.tstate) {
-		py_stat_inc(OP_PY_STAT_NO_THREAD);
-		return false;
+	op_py_search_reset(py, proc, &s, BPF_CORE_READ(task, thread.fsbase));
+	cached = bpf_map_lookup_elem(&py_tstate_cache, &tid);
+	if (!cached || !op_py_search_try(py, &s, *cached)) {
+		if (op_py_search_first(py, &s))
+			return false;
+		bpf_loop(OP_PY_MAX_THREADS, py_thread_search_one, &s, 0);
+		if (s.found)
+			bpf_map_update_elem(&py_tstate_cache, &tid, &s.found, BPF_ANY);
 	}
-	bpf_loop(OP_PY_MAX_THREADS, py_thread_search_one, &s, 0);
-	if (!s.found) {
-		py_stat_inc(OP_PY_STAT_NO_THREAD);
-		return false;
-	}
-	if (op_py_begin(py, s.found) || !py->frame) {
-		py_stat_inc(OP_PY_STAT_NO_FRAME);
-		return false;
-	}
-	return true;
+	return op_py_search_done(py, &s);
 }
 
 static __always_inline int py_walk_step(struct op_unwinder *u, struct op_frame *frame)

@@ -13,13 +13,24 @@
 
 #include "types.h"
 
-struct op_unwinder;
-static __always_inline void find_rule(struct op_unwinder *u, __u64 pc, struct op_unwind_rule *rule);
+/*
+ * The rule lookup and the stack reads are global functions: the verifier
+ * checks each once, on its own, instead of once per path through the
+ * unwinder (their branches multiplied would exceed its budget).
+ */
+__noinline int lookup_rule(__u32 pid, __u64 pc, struct op_unwind_rule *rule);
+__noinline int read_user_u64(__u64 *dst, __u64 addr);
 
-#define OP_READ_USER(dst, size, addr) bpf_probe_read_user((dst), (size), (const void *)(addr))
-#define OP_FIND_RULE(u, pc, rule)     find_rule((u), (pc), (rule))
+#define OP_READ_USER(dst, size, addr)                                                              \
+	((size) == 8 ? read_user_u64((__u64 *)(dst), (addr))                                       \
+		     : bpf_probe_read_user((dst), (size), (const void *)(addr)))
+#define OP_FIND_RULE(u, pc, rule) lookup_rule((u)->pid, (pc), (rule))
 #include "unwind/native_unwind.h"
 #include "python_maps.h"
+
+#define OP_DELTA_PAGE(chunk, index)                                                                \
+	((const struct op_delta_page *)bpf_map_lookup_elem((chunk), &(__u32){(index)}))
+#include "unwind/delta_search.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -49,17 +60,19 @@ struct {
 } exe_mappings SEC(".maps");
 
 /*
- * Stack deltas live in large "chunk" arrays, each holding the tables of many
- * files at offsets user space allocates. Changing a map-in-map costs an RCU
- * grace period, so chunks are added rarely (when the others are full) and
- * loading a file's table is plain array writes: no fixed ceiling, no stall.
+ * Stack deltas live in large "chunk" arrays of pages, each holding the tables
+ * of many files at offsets user space allocates. Changing a map-in-map costs
+ * an RCU grace period, so chunks are added rarely (when the others are full)
+ * and loading a file's table is plain array writes: no fixed ceiling, no
+ * stall. A page per lookup (not a delta) keeps helper calls per frame at one
+ * per tree level.
  */
 struct delta_array {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_INNER_MAP);
 	__uint(max_entries, 1);
 	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(struct op_delta));
+	__uint(value_size, sizeof(struct op_delta_page));
 };
 
 struct {
@@ -79,10 +92,70 @@ struct {
 /* Rules shared by every table (few distinct ones exist). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1 << 16);
+	__uint(max_entries, OP_MAX_RULES);
 	__type(key, __u32);
 	__type(value, struct op_unwind_rule);
 } unwind_rules SEC(".maps");
+
+/*
+ * Per-sample memory of the walk, so each frame costs a few loads instead of
+ * helper calls: the mappings (with their tables) already met in this sample,
+ * and a window of user stack copied with one read, from which the unwinder's
+ * 8-byte reads are served. Reset at the start of every sample, so nothing in
+ * it outlives the sample it was read for.
+ */
+#define MAPPING_CACHE_SIZE 4
+#define STACK_WINDOW	   2048	      /* a power of two, at most a page */
+#define STACK_SPAN	   (8u << 20) /* reads this far above sp are stack reads */
+
+struct mapping_cache_entry {
+	__u64 start; /* the mapping [start, end); start == end: unused */
+	__u64 end;
+	__u64 bias;
+	__u64 file_id;
+	struct op_table_info info;
+};
+
+struct walk_scratch {
+	struct mapping_cache_entry mappings[MAPPING_CACHE_SIZE];
+	__u32 next_mapping; /* round-robin replacement */
+	__u32 window_len;   /* bytes valid in window */
+	__u64 window_start; /* user address of window[0] */
+	__u64 stack_lo;	    /* the sample's sp: the window serves [stack_lo, + STACK_SPAN) */
+	__u8 window[STACK_WINDOW + 16];
+	__u32 frames_cfi; /* counters, added to stats once per sample */
+	__u32 frames_fp;
+	__u32 reported; /* this sample reported an address in no known mapping */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct walk_scratch);
+} walk_scratch SEC(".maps");
+
+/*
+ * Rules found, across samples: (file id, ELF address) -> rule, direct-mapped
+ * per CPU. A file id names a file's content, so the rule for an address of it
+ * never changes and nothing here can go stale; hot code returns to the same
+ * addresses sample after sample, and a hit saves the page-tree search (a map
+ * lookup per level, pages that have left the cache since the last sample).
+ */
+#define RULE_CACHE_SIZE 1024 /* a power of two */
+
+struct rule_cache_entry {
+	__u64 file_id; /* 0: empty (file ids are never 0) */
+	__u64 vaddr;
+	struct op_unwind_rule rule;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, RULE_CACHE_SIZE);
+	__type(key, __u32);
+	__type(value, struct rule_cache_entry);
+} rule_cache SEC(".maps");
 
 /* Last time each pid was reported unknown: one report per pid per interval. */
 struct {
@@ -94,13 +167,38 @@ struct {
 
 #define UNKNOWN_REPORT_INTERVAL_NS (200ull * 1000 * 1000)
 
-/* The record is built here (too big for the BPF stack), then copied out. */
+/*
+ * The record is built here (too big for the BPF stack) in its final layout:
+ * header, kernel frames, then the user frames right after them; then its
+ * exact size is copied out with one bpf_ringbuf_output (a reservation needs a
+ * size known when the program is loaded).
+ */
+struct trace_buf {
+	struct op_trace t;
+	/* Room for 256 kernel slots (bpf_get_stack fills at most 128), so that
+	 * masked offsets stay inside whatever the order the compiler picks. */
+	__u64 body[(8 * 256 + sizeof(struct op_frame) * OP_MAX_USER_FRAMES) / 8];
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct op_trace);
+	__type(value, struct trace_buf);
 } scratch SEC(".maps");
+
+/* User frame i (< OP_MAX_USER_FRAMES) of the sample, after its n_kernel kernel frames. */
+static __always_inline struct op_frame *trace_user_frame(struct trace_buf *b, __u32 i)
+{
+	__u64 nk = b->t.n_kernel, slot = i;
+
+	/* Masks the verifier can follow, on opaque copies so the compiler keeps them. */
+	__asm__ volatile("" : "+r"(nk));
+	__asm__ volatile("" : "+r"(slot));
+	nk &= 255;
+	slot &= OP_MAX_USER_FRAMES - 1;
+	return (struct op_frame *)((__u8 *)b->body + nk * 8 + slot * sizeof(struct op_frame));
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -109,12 +207,79 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
-static __always_inline void stat_inc(__u32 which)
+static __always_inline void stat_add(__u32 which, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &which);
 
 	if (v)
-		*v += 1;
+		*v += n;
+}
+
+static __always_inline void stat_inc(__u32 which)
+{
+	stat_add(which, 1);
+}
+
+static __always_inline struct walk_scratch *walk_scratch__get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&walk_scratch, &zero);
+}
+
+/*
+ * OP_READ_USER for the unwinder's 8-byte reads: from the stack window when it
+ * holds [addr, addr + 8), else one read of the user stack from addr to the
+ * end of its page (at most STACK_WINDOW bytes; never past the page, which may
+ * be the last one of the stack) where the next frames' reads, at higher
+ * addresses, mostly land. 0 or -1.
+ */
+__noinline int read_user_u64(__u64 *dst, __u64 addr)
+{
+	struct walk_scratch *ws = walk_scratch__get();
+	__u64 off;
+	__u32 len;
+
+	if (!dst)
+		return -1;
+	/* Other reads (Python's heap objects, signal frames) go straight to memory,
+	 * so they do not evict the stack from the window. */
+	if (!ws || addr - ws->stack_lo >= STACK_SPAN)
+		return bpf_probe_read_user(dst, 8, (const void *)addr) ? -1 : 0;
+	off = addr - ws->window_start;
+	if (off >= ws->window_len || ws->window_len - off < 8) {
+		len = 4096 - (addr & 4095);
+		if (len > STACK_WINDOW)
+			len = STACK_WINDOW;
+		if (len < 8)
+			return bpf_probe_read_user(dst, 8, (const void *)addr) ? -1 : 0;
+		ws->window_len = 0;
+		if (bpf_probe_read_user(ws->window, len & (2 * STACK_WINDOW - 1),
+					(const void *)addr))
+			return -1;
+		ws->window_start = addr;
+		ws->window_len = len;
+		off = 0;
+	}
+	/* off + 8 <= window_len <= STACK_WINDOW; the mask restates it for the verifier. */
+	__builtin_memcpy(dst, &ws->window[off & (STACK_WINDOW - 1)], 8);
+	return 0;
+}
+
+/*
+ * Waking the reader is an interrupt (an IPI to this CPU): several microseconds,
+ * more than the whole unwind, and a reader wakeup per sample. So samples do
+ * not wake it, except the one that fills the ring past a quarter (the reader
+ * polls with a timeout anyway); the rare process and unknown-address events
+ * wake it at once, since the tables they lead to decide how the next samples
+ * unwind.
+ */
+static __always_inline __u64 trace_wakeup(long size)
+{
+	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	__u64 quarter = bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4;
+
+	return avail < quarter && avail + size >= quarter ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
 static __always_inline bool pid_wanted(__u32 tgid)
@@ -122,100 +287,146 @@ static __always_inline bool pid_wanted(__u32 tgid)
 	return !filter_pids || bpf_map_lookup_elem(&pid_filter, &tgid);
 }
 
-static __always_inline void report_unknown(__u32 pid, __u64 addr)
+/* True when the report was sent. */
+static __always_inline bool report_unknown(__u32 pid, __u64 addr)
 {
 	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&unknown_reported, &pid);
 	struct op_unknown_event *e;
 
 	if (last && now - *last < UNKNOWN_REPORT_INTERVAL_NS)
-		return;
+		return false;
 	bpf_map_update_elem(&unknown_reported, &pid, &now, BPF_ANY);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		stat_inc(OP_STAT_UNKNOWN_LOST);
-		return;
+		return false;
 	}
 	e->hdr.type = OP_EVENT_UNKNOWN;
 	e->hdr.pid = pid;
 	e->addr = addr;
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	return true;
 }
 
-#define MAX_SEARCH_STEPS 24 /* tables of up to 16M deltas */
-
-/* The stack-delta rule for pc, or the frame-pointer rule when there is no table. */
-static __always_inline void find_rule(struct op_unwinder *u, __u64 pc, struct op_unwind_rule *rule)
+/*
+ * The mapping holding pc, with its table: from the sample's cache, else from
+ * the LPM trie and table_info, remembered for the next frames. NULL with
+ * *fallback set to the counter of why frame pointers must do.
+ */
+static __always_inline struct mapping_cache_entry *find_mapping(struct walk_scratch *ws, __u32 pid,
+								__u64 pc, __u32 *fallback)
 {
 	struct op_mapping_key key = {
-		.prefixlen = 32 + 64,
-		.pid = u->pid,
-		.addr_be = __builtin_bswap64(pc),
+	    .prefixlen = 32 + 64,
+	    .pid = pid,
+	    .addr_be = __builtin_bswap64(pc),
 	};
+	struct mapping_cache_entry *c;
 	struct op_mapping_value *m;
 	struct op_table_info *info;
-	struct op_unwind_rule *r;
-	struct op_delta *d;
-	__u32 lo, hi, idx, first;
-	__u64 vaddr;
-	void *deltas;
+	__u32 slot;
 
+#pragma unroll
+	for (int i = 0; i < MAPPING_CACHE_SIZE; i++) {
+		c = &ws->mappings[i];
+		if (pc - c->start < c->end - c->start)
+			return c;
+	}
 	m = bpf_map_lookup_elem(&exe_mappings, &key);
 	if (m && m->file_id == OP_FILE_ID_ANON) {
-		stat_inc(OP_STAT_FRAMES_ANON);
-		op_unwind_anon_rule(rule);
-		return;
+		*fallback = OP_STAT_FRAMES_ANON; /* anonymous code: the caller's anon rule */
+		return NULL;
 	}
 	if (!m || !m->file_id) {
-		report_unknown(u->pid, m ? pc : 0);
-		stat_inc(m ? OP_STAT_FP_NO_MAPPING : OP_STAT_FP_UNKNOWN_PID);
-		goto frame_pointer;
+		ws->reported |= report_unknown(pid, m ? pc : 0);
+		*fallback = m ? OP_STAT_FP_NO_MAPPING : OP_STAT_FP_UNKNOWN_PID;
+		return NULL;
 	}
 	info = bpf_map_lookup_elem(&table_info, &m->file_id);
-	deltas = info ? bpf_map_lookup_elem(&unwind_tables, &info->chunk) : NULL;
-	if (!info || !deltas) {
+	if (!info) {
+		*fallback = OP_STAT_FP_NO_TABLE;
+		return NULL;
+	}
+	slot = ws->next_mapping++ & (MAPPING_CACHE_SIZE - 1);
+	c = &ws->mappings[slot];
+	c->start = m->start;
+	c->end = m->end;
+	c->bias = m->bias;
+	c->file_id = m->file_id;
+	c->info = *info;
+	/* An entry written by an older user space (no range) still serves this frame. */
+	if (pc - c->start >= c->end - c->start) {
+		c->start = pc;
+		c->end = pc + 1;
+	}
+	return c;
+}
+
+/* The stack-delta rule for pc, or the frame-pointer rule when there is no table. Returns 0. */
+__noinline int lookup_rule(__u32 pid, __u64 pc, struct op_unwind_rule *rule)
+{
+	struct walk_scratch *ws = walk_scratch__get();
+	struct mapping_cache_entry *c;
+	struct rule_cache_entry *rc;
+	struct op_unwind_rule *r;
+	__u32 fallback = 0, index, slot;
+	__u64 vaddr;
+	void *chunk;
+
+	if (!rule)
+		return 0;
+	if (!ws)
+		goto invalid;
+	c = find_mapping(ws, pid, pc, &fallback);
+	if (!c && fallback == OP_STAT_FRAMES_ANON) {
+		stat_inc(OP_STAT_FRAMES_ANON);
+		op_unwind_anon_rule(rule);
+		return 0;
+	}
+	if (!c) {
+		stat_inc(fallback);
+		goto frame_pointer;
+	}
+	vaddr = pc - c->bias;
+	slot =
+	    (__u32)(((c->file_id ^ vaddr) * 0x9e3779b97f4a7c15ull) >> 54) & (RULE_CACHE_SIZE - 1);
+	rc = bpf_map_lookup_elem(&rule_cache, &slot);
+	if (rc && rc->file_id == c->file_id && rc->vaddr == vaddr) {
+		*rule = rc->rule;
+		ws->frames_cfi++;
+		return 0;
+	}
+	chunk = bpf_map_lookup_elem(&unwind_tables, &c->info.chunk);
+	if (!chunk) {
 		stat_inc(OP_STAT_FP_NO_TABLE);
 		goto frame_pointer;
 	}
-	vaddr = pc - m->bias;
-	if (vaddr < info->base || vaddr - info->base > 0xffffffffull)
+	if (vaddr < c->info.base || vaddr - c->info.base >= OP_DELTA_PAD)
 		goto invalid;
-	first = info->offset;
-	lo = first;
-	hi = first + info->n_deltas;
-	/* The last delta at or below vaddr. */
-	for (int i = 0; i < MAX_SEARCH_STEPS && lo < hi; i++) {
-		__u32 mid = lo + (hi - lo) / 2;
-
-		d = bpf_map_lookup_elem(deltas, &mid);
-		if (!d)
-			goto invalid;
-		if (d->addr <= (__u32)(vaddr - info->base))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == first)
+	if (op_delta_table__find(&c->info, chunk, (__u32)(vaddr - c->info.base), &index))
 		goto invalid;
-	idx = lo - 1;
-	d = bpf_map_lookup_elem(deltas, &idx);
-	if (!d)
-		goto invalid;
-	r = bpf_map_lookup_elem(&unwind_rules, &d->rule);
+	r = bpf_map_lookup_elem(&unwind_rules, &index);
 	if (!r)
 		goto invalid;
 	*rule = *r;
-	stat_inc(OP_STAT_FRAMES_CFI);
-	return;
+	if (rc) {
+		rc->file_id = c->file_id;
+		rc->vaddr = vaddr;
+		rc->rule = *r;
+	}
+	ws->frames_cfi++;
+	return 0;
 
 invalid:
 	rule->cmd = OP_RULE_INVALID;
 	rule->cfa_base = 0;
 	rule->fp_offset = 0;
 	rule->cfa_offset = 0;
-	return;
+	return 0;
 frame_pointer:
-	stat_inc(OP_STAT_FRAMES_FP);
+	ws->frames_fp++;
 	op_unwind_fp_rule(rule);
+	return 0;
 }
 
 struct walk_ctx {
@@ -228,27 +439,33 @@ struct walk_ctx {
 static long walk_one_frame(__u32 index, void *data)
 {
 	struct walk_ctx *w = data;
-	struct op_trace *t;
-	__u32 zero = 0, slot;
+	struct op_frame *frame;
+	struct trace_buf *b;
+	__u32 zero = 0;
 
 	/* Frame slot = iteration index (one frame per iteration): deriving it from the
 	 * loop's index rather than a counter keeps it an unknown scalar for the verifier,
 	 * which then checks the callback once instead of once per possible count. */
-	t = bpf_map_lookup_elem(&scratch, &zero);
-	if (!t)
+	b = bpf_map_lookup_elem(&scratch, &zero);
+	if (!b)
 		return 1;
 	if (index >= OP_MAX_USER_FRAMES) {
 		w->result = OP_STEP_ERROR_BASE + OP_UNWIND_ERR_MAX_DEPTH;
 		return 1;
 	}
-	/* Mask after an opaque copy so the compiler keeps the bound the verifier needs. */
-	slot = index;
-	__asm__ volatile("" : "+r"(slot));
-	slot &= OP_MAX_USER_FRAMES - 1;
-	w->result = w->python ? py_walk_step(&w->u, &t->user[slot])
-			      : op_unwind_step(&w->u, &t->user[slot]);
+	frame = trace_user_frame(b, index);
+	w->result = w->python ? py_walk_step(&w->u, frame) : op_unwind_step(&w->u, frame);
 	w->n = index + 1;
 	return w->result != OP_STEP_CONTINUE;
+}
+
+/* Whether the sample interrupted user code (then there is no kernel stack). */
+static __always_inline bool in_user_mode(struct bpf_perf_event_data *ctx)
+{
+	/* The context allows only 8-byte loads of the x86-64 pt_regs (a fixed ABI layout). */
+	__u64 *ctx_regs = (__u64 *)&ctx->regs;
+
+	return (ctx_regs[__builtin_offsetof(struct pt_regs, cs) / 8] & 3) == 3;
 }
 
 /* User registers at the sample: from the context when the CPU was in user
@@ -261,7 +478,7 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct op_
 	/* The context allows only 8-byte loads of the x86-64 pt_regs (a fixed ABI layout). */
 	__u64 *ctx_regs = (__u64 *)&ctx->regs;
 
-	if ((ctx_regs[__builtin_offsetof(struct pt_regs, cs) / 8] & 3) == 3) {
+	if (in_user_mode(ctx)) {
 		r->pc = ctx_regs[__builtin_offsetof(struct pt_regs, ip) / 8];
 		r->sp = ctx_regs[__builtin_offsetof(struct pt_regs, sp) / 8];
 		r->fp = ctx_regs[__builtin_offsetof(struct pt_regs, bp) / 8];
@@ -298,9 +515,11 @@ static __always_inline __u32 err_stat(__u32 err)
 	}
 }
 
-static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, struct op_trace *t)
+static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, struct trace_buf *b)
 {
+	struct op_trace *t = &b->t;
 	struct walk_ctx w = {};
+	struct walk_scratch *ws;
 	struct op_regs r;
 	__u32 err;
 
@@ -313,17 +532,30 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 		t->flags |= OP_TRACE_F_NO_USER;
 		return;
 	}
+	ws = walk_scratch__get();
+	if (!ws)
+		return;
+#pragma unroll
+	for (int i = 0; i < MAPPING_CACHE_SIZE; i++)
+		ws->mappings[i].start = ws->mappings[i].end = 0;
+	ws->window_len = 0;
+	ws->stack_lo = r.sp;
+	ws->frames_cfi = ws->frames_fp = ws->reported = 0;
 	op_unwinder__init(&w.u, t->hdr.pid, r.pc, r.sp, r.fp);
 	w.python = py_walk_begin(bpf_get_current_task_btf(), t->hdr.pid);
 	bpf_loop(OP_MAX_USER_FRAMES + 1, walk_one_frame, &w, 0);
+	stat_add(OP_STAT_FRAMES_CFI, ws->frames_cfi);
+	stat_add(OP_STAT_FRAMES_FP, ws->frames_fp);
 
 	if (w.result > OP_STEP_END) {
 		err = w.result - OP_STEP_ERROR_BASE;
 		stat_inc(err_stat(err));
 		t->flags |= OP_TRACE_F_USER_TRUNCATED;
-		/* Mark where the walk stopped, unless the stack is full. */
-		if (w.n < OP_MAX_USER_FRAMES) {
-			op_frame__set_error(&t->user[w.n & (OP_MAX_USER_FRAMES - 1)], err);
+		/* Mark where the walk stopped, unless the stack is full or the
+		 * step wrote its own error frame (the Python walker does). */
+		if (w.n < OP_MAX_USER_FRAMES &&
+		    !(w.n && trace_user_frame(b, w.n - 1)->kind == OP_FRAME_ERROR)) {
+			op_frame__set_error(trace_user_frame(b, w.n), err);
 			w.n++;
 		}
 	}
@@ -338,8 +570,11 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
 	struct task_struct *task;
+	struct walk_scratch *ws;
+	struct trace_buf *b;
 	struct op_trace *t;
 	long n, size;
+	__u64 nk, nu;
 
 	stat_inc(OP_STAT_SAMPLES);
 	if (tgid == 0) {
@@ -352,9 +587,10 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	}
 	if (stack_copy_wanted(tgid) && !send_stack_copy(ctx, tgid, tid))
 		return 0;
-	t = bpf_map_lookup_elem(&scratch, &zero);
-	if (!t)
+	b = bpf_map_lookup_elem(&scratch, &zero);
+	if (!b)
 		return 0;
+	t = &b->t;
 
 	t->hdr.type = OP_EVENT_TRACE;
 	t->hdr.pid = tgid;
@@ -368,8 +604,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	task = bpf_get_current_task_btf();
 	BPF_CORE_READ_STR_INTO(&t->pcomm, task, group_leader, comm);
 
-	if (kernel_stacks) {
-		n = bpf_get_stack(ctx, t->kernel, sizeof(t->kernel), 0);
+	if (kernel_stacks && !in_user_mode(ctx)) {
+		n = bpf_get_stack(ctx, b->body, 8 * (OP_MAX_KERNEL_FRAMES + 1), 0);
 		if (n < 0) {
 			stat_inc(OP_STAT_KERNEL_STACK_ERR);
 			t->flags |= OP_TRACE_F_KERNEL_ERROR;
@@ -377,13 +613,25 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			t->n_kernel = n / sizeof(__u64);
 		}
 	}
-	walk_user_stack(ctx, t);
+	walk_user_stack(ctx, b);
+	/*
+	 * The walk met an address in no known mapping (libraries the dynamic
+	 * loader mapped after the exec was handled, a dlopen) and reported it:
+	 * user space reads the maps again when the report arrives, before the
+	 * records after it, so a stack copy of this sample (sent after the report)
+	 * is unwound completely with the new mappings rather than kept truncated.
+	 * At most one per report (UNKNOWN_REPORT_INTERVAL_NS per pid).
+	 */
+	ws = walk_scratch__get();
+	if (ws && ws->reported && stack_copy_enabled && !send_stack_copy(ctx, tgid, tid))
+		return 0;
 
-	size = __builtin_offsetof(struct op_trace, user) +
-	       (long)(t->n_user & (OP_MAX_USER_FRAMES * 2 - 1)) * sizeof(struct op_frame);
-	if (size > (long)sizeof(*t))
-		size = sizeof(*t);
-	if (bpf_ringbuf_output(&events, t, size, 0))
+	nk = t->n_kernel & 255;
+	nu = t->n_user & (OP_MAX_USER_FRAMES * 2 - 1);
+	size = OP_TRACE_SIZE(nk, nu);
+	if (size > (long)sizeof(*b))
+		size = sizeof(*b);
+	if (bpf_ringbuf_output(&events, b, size, trace_wakeup(size)))
 		stat_inc(OP_STAT_RINGBUF_FULL);
 	return 0;
 }
@@ -406,12 +654,17 @@ static __always_inline void proc_event(struct task_struct *task, __u32 type)
 	e->reserved = 0;
 	e->ktime_ns = bpf_ktime_get_ns();
 	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+
+	/* A new image: its first unknown address is reported at once, whatever
+	 * the process reported before the exec (fork children usually do). */
+	bpf_map_delete_elem(&unknown_reported, &tgid);
 	proc_event(p, OP_EVENT_EXEC);
 	return 0;
 }

@@ -18,10 +18,12 @@ const volatile bool copy_all_stacks = false;
 
 #define STACK_COPY_PAGE 4096
 
-/* The copy is built here; the slack lets a page-sized read at any offset
- * below OP_STACK_COPY_MAX stay inside the value, as the verifier requires. */
+/* The copy is built here in its final layout (header, kernel frames, stack);
+ * the slack lets a page-sized read at any offset below OP_STACK_COPY_MAX stay
+ * inside the value, as the verifier requires. */
 struct stack_copy_buf {
 	struct op_stack_copy c;
+	__u8 body[OP_STACK_COPY_MAX_SIZE - sizeof(struct op_stack_copy)];
 	__u8 slack[STACK_COPY_PAGE];
 };
 
@@ -63,6 +65,7 @@ static long copy_stack_page(__u32 index, void *data)
 	__u64 addr = x->sp + x->pos;
 	/* 64-bit so the register checked is the register passed (no 32-bit copy). */
 	__u64 off = x->pos, n = STACK_COPY_PAGE - (addr & (STACK_COPY_PAGE - 1));
+	__u64 nk = x->b->c.n_kernel;
 
 	(void)index;
 	if (off >= OP_STACK_COPY_MAX)
@@ -73,12 +76,14 @@ static long copy_stack_page(__u32 index, void *data)
 	 * copies so the compiler cannot drop checks it proves redundant. */
 	__asm__ volatile("" : "+r"(off));
 	__asm__ volatile("" : "+r"(n));
+	__asm__ volatile("" : "+r"(nk));
 	off &= OP_STACK_COPY_MAX - 1;
-	if (n == 0 || n > STACK_COPY_PAGE)
+	if (n == 0 || n > STACK_COPY_PAGE || nk > OP_MAX_KERNEL_FRAMES + 1)
 		return 1;
 	x->pos += n;
-	/* bpf_probe_read_user zeroes the destination when it fails. */
-	if (!bpf_probe_read_user(&x->b->c.stack[off], n, (const void *)addr))
+	/* The stack goes after the kernel frames. bpf_probe_read_user zeroes the
+	 * destination when it fails. */
+	if (!bpf_probe_read_user(&x->b->body[nk * 8 + off], n, (const void *)addr))
 		x->len = x->pos;
 	return 0;
 }
@@ -96,10 +101,11 @@ static __always_inline int send_stack_copy(struct bpf_perf_event_data *ctx, __u3
 	struct op_regs r;
 	__u32 cpu = bpf_get_smp_processor_id();
 	long n, size;
+	__u64 nk;
 
 	if (user_regs(ctx, &r) || !r.pc)
 		return 1;
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) + sizeof(struct op_stack_copy) >
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) + OP_STACK_COPY_MAX_SIZE >
 	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2) {
 		stat_inc(OP_STAT_STACK_COPY_SKIPPED);
 		return 1;
@@ -120,7 +126,7 @@ static __always_inline int send_stack_copy(struct bpf_perf_event_data *ctx, __u3
 	task = bpf_get_current_task_btf();
 	BPF_CORE_READ_STR_INTO(&x.b->c.pcomm, task, group_leader, comm);
 	if (kernel_stacks) {
-		n = bpf_get_stack(ctx, x.b->c.kernel, sizeof(x.b->c.kernel), 0);
+		n = bpf_get_stack(ctx, x.b->body, 8 * (OP_MAX_KERNEL_FRAMES + 1), 0);
 		if (n < 0) {
 			stat_inc(OP_STAT_KERNEL_STACK_ERR);
 			x.b->c.flags |= OP_TRACE_F_KERNEL_ERROR;
@@ -131,14 +137,15 @@ static __always_inline int send_stack_copy(struct bpf_perf_event_data *ctx, __u3
 	x.b->c.pc = r.pc;
 	x.b->c.sp = r.sp;
 	x.b->c.fp = r.fp;
+	x.b->c.tls_base = BPF_CORE_READ(task, thread.fsbase);
 	x.sp = r.sp;
 	bpf_loop(OP_STACK_COPY_MAX / STACK_COPY_PAGE + 1, copy_stack_page, &x, 0);
 	x.b->c.stack_len = x.len;
 
-	size = __builtin_offsetof(struct op_stack_copy, stack) +
-	       (long)(x.len & (2 * OP_STACK_COPY_MAX - 1));
-	if (size > (long)sizeof(x.b->c))
-		size = sizeof(x.b->c);
+	nk = x.b->c.n_kernel & 255;
+	size = OP_STACK_COPY_SIZE(nk, x.len & (2 * OP_STACK_COPY_MAX - 1));
+	if (size > (long)OP_STACK_COPY_MAX_SIZE)
+		size = OP_STACK_COPY_MAX_SIZE;
 	stat_inc(OP_STAT_STACK_COPIES);
 	if (bpf_ringbuf_output(&events, &x.b->c, size, 0))
 		stat_inc(OP_STAT_STACK_COPY_LOST);

@@ -51,6 +51,7 @@ enum op_unwind_error {
 	OP_UNWIND_ERR_BAD_CFA = 5,   /* the rule gave a CFA below the stack pointer */
 	OP_UNWIND_ERR_ANON_CODE = 6, /* JIT/anonymous code without a frame pointer */
 	OP_UNWIND_ERR_NO_MAPS = 7,   /* stack copy of a process whose maps were never read */
+	OP_UNWIND_ERR_PYTHON = 8,    /* an interpreter frame could not be read */
 };
 
 /*
@@ -122,7 +123,7 @@ struct op_frame {
 struct op_mapping_key {
 	__u32 prefixlen; /* 32 (pid) + significant address bits */
 	__u32 pid;
-	__u64 addr_be;   /* big endian, so prefixes compare high bits first */
+	__u64 addr_be; /* big endian, so prefixes compare high bits first */
 };
 
 /* op_mapping_value.file_id of anonymous executable memory (JIT code); htlhash ids avoid it. */
@@ -133,25 +134,40 @@ struct op_mapping_value {
 	 * OP_FILE_ID_ANON: anonymous code; 0: the pid marker */
 	__u64 file_id;
 	__u64 bias;    /* ELF vaddr = address - bias */
+	/* The whole mapping [start, end) this block belongs to: every address in it
+	 * has this value, so the unwinder looks the trie up once per mapping per sample. */
+	__u64 start;
+	__u64 end;
 };
 
-/* Per file: where its stack deltas are (see unwind_tables in sampler.bpf.c).
- * Deltas store addr - base in 32 bits. */
+/*
+ * A file's stack deltas are a search tree of pages (struct op_delta_page) in
+ * one delta chunk (see unwind_tables in sampler.bpf.c): level 0 is a single
+ * root page, the last level holds the deltas in address order, and slot i of
+ * page p in level l holds the first address of child page
+ * p' = level_first[l + 1] + (p - level_first[l]) * OP_PAGE_DELTAS + i.
+ * Finding a rule costs one map lookup per level (2 for up to 65536 deltas)
+ * plus a fixed 8-step search inside each page, done by plain loads.
+ */
+#define OP_PAGE_DELTAS	   256
+#define OP_PAGE_LEVELS_MAX 4	       /* 256^4 deltas: any 32-bit count */
+#define OP_DELTA_PAD	   0xffffffffu /* unused slots: above every address */
+
+struct op_delta_page {
+	__u32 addr[OP_PAGE_DELTAS]; /* vaddr - base, ascending; OP_DELTA_PAD past the end */
+	__u16 rule[OP_PAGE_DELTAS]; /* last level: index into the shared rule array */
+};
+
+/* Per file: where its delta pages are. Addresses are stored as vaddr - base. */
 struct op_table_info {
 	__u64 base;
-	__u32 n_deltas;
-	__u32 chunk;  /* index in the array of delta chunks */
-	__u32 offset; /* first delta's index in that chunk */
-	__u32 reserved;
+	__u32 chunk;			       /* index in the array of delta chunks */
+	__u32 n_levels;			       /* 1..OP_PAGE_LEVELS_MAX */
+	__u32 level_first[OP_PAGE_LEVELS_MAX]; /* first page of each level in the chunk */
 };
 
 #define OP_MAX_DELTA_CHUNKS 256
-
-/* One stack delta in a file's table: from vaddr base + addr on, rule applies. */
-struct op_delta {
-	__u32 addr;
-	__u32 rule; /* index into the shared, deduplicated rule array */
-};
+#define OP_MAX_RULES	    (1 << 16) /* rule indexes are 16 bits */
 
 enum op_trace_flags {
 	OP_TRACE_F_KERNEL_ERROR = 1 << 0,   /* bpf_get_stack failed */
@@ -164,7 +180,12 @@ struct op_event_header {
 	__u32 pid;  /* process (tgid) */
 };
 
-/* One sample. Sent truncated after user[n_user - 1]. */
+/*
+ * One sample: this header, then __u64 kernel[n_kernel] (innermost first),
+ * then struct op_frame user[n_user]; the record is exactly
+ * OP_TRACE_SIZE(n_kernel, n_user) bytes. Variable length, so a sample taken
+ * in user mode (no kernel stack) with a short walk copies only what it holds.
+ */
 struct op_trace {
 	struct op_event_header hdr;
 	__u32 tid;
@@ -172,12 +193,14 @@ struct op_trace {
 	__u64 ktime_ns;		      /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	char comm[OP_TASK_COMM_LEN];  /* the thread's name */
 	char pcomm[OP_TASK_COMM_LEN]; /* the process's (group leader's) name */
-	__u16 n_kernel;
-	__u16 n_user;
-	__u32 flags; /* enum op_trace_flags */
-	__u64 kernel[OP_MAX_KERNEL_FRAMES + 1];
-	struct op_frame user[OP_MAX_USER_FRAMES];
+	__u16 n_kernel;		      /* <= OP_MAX_KERNEL_FRAMES + 1 */
+	__u16 n_user;		      /* <= OP_MAX_USER_FRAMES */
+	__u32 flags;		      /* enum op_trace_flags */
 };
+
+#define OP_TRACE_SIZE(n_kernel, n_user)                                                            \
+	(sizeof(struct op_trace) + 8 * (n_kernel) + sizeof(struct op_frame) * (n_user))
+#define OP_TRACE_MAX_SIZE OP_TRACE_SIZE(OP_MAX_KERNEL_FRAMES + 1, OP_MAX_USER_FRAMES)
 
 /* Process lifecycle, so user space reads mappings while the process lives. */
 struct op_proc_event {
@@ -200,8 +223,9 @@ struct op_unknown_event {
  * user registers and the stack from rsp up (whole pages, up to
  * OP_STACK_COPY_MAX bytes, fewer where the stack ends), and user space
  * unwinds it with the same unwinder once it has read the process's maps.
- * The first 64 bytes are laid out as in struct op_trace. Sent truncated
- * after stack[stack_len - 1].
+ * The first 64 bytes are laid out as in struct op_trace. This header is
+ * followed by __u64 kernel[n_kernel], then the stack_len bytes of stack:
+ * exactly OP_STACK_COPY_SIZE(n_kernel, stack_len) bytes.
  */
 #define OP_STACK_COPY_MAX (32 * 1024)
 
@@ -218,11 +242,14 @@ struct op_stack_copy {
 	__u64 pc;
 	__u64 sp;
 	__u64 fp;
-	__u32 stack_len; /* bytes of stack[] from sp */
+	__u64 tls_base;	 /* the thread pointer (fs base): finds a Python thread's state */
+	__u32 stack_len; /* bytes of stack, from sp */
 	__u32 reserved2;
-	__u64 kernel[OP_MAX_KERNEL_FRAMES + 1];
-	__u8 stack[OP_STACK_COPY_MAX];
 };
+
+#define OP_STACK_COPY_SIZE(n_kernel, stack_len)                                                    \
+	(sizeof(struct op_stack_copy) + 8 * (n_kernel) + (stack_len))
+#define OP_STACK_COPY_MAX_SIZE OP_STACK_COPY_SIZE(OP_MAX_KERNEL_FRAMES + 1, OP_STACK_COPY_MAX)
 
 /* Per-CPU counters (an array map indexed by these). */
 enum op_stat {
@@ -246,7 +273,7 @@ enum op_stat {
 	OP_STAT_UNKNOWN_LOST,     /* unknown pid/address report dropped: ring buffer full */
 	OP_STAT_FRAMES_ANON,      /* user frames in anonymous (JIT) code, via frame pointers */
 	OP_STAT_USER_ANON_STOP,   /* truncated: anonymous (JIT) code without a frame pointer */
-	OP_STAT_STACK_COPIES,     /* samples of unknown processes sent as stack copies */
+	OP_STAT_STACK_COPIES,     /* samples sent as stack copies (unknown process or address) */
 	OP_STAT_STACK_COPY_LOST,  /* ... dropped: ring buffer full */
 	OP_STAT_STACK_COPY_SKIPPED, /* not copied, ring buffer half full: frame pointers instead */
 	OP_STAT__COUNT,
@@ -255,18 +282,23 @@ enum op_stat {
 _Static_assert(sizeof(struct op_frame) == 24, "op_frame layout");
 _Static_assert(sizeof(struct op_unwind_rule) == 8, "op_unwind_rule layout");
 _Static_assert(sizeof(struct op_mapping_key) == 16, "op_mapping_key layout");
-_Static_assert(sizeof(struct op_mapping_value) == 16, "op_mapping_value layout");
-_Static_assert(sizeof(struct op_table_info) == 24, "op_table_info layout");
-_Static_assert(sizeof(struct op_delta) == 8, "op_delta layout");
+_Static_assert(sizeof(struct op_mapping_value) == 32, "op_mapping_value layout");
+_Static_assert(sizeof(struct op_table_info) == 32, "op_table_info layout");
+_Static_assert(sizeof(struct op_delta_page) == 6 * OP_PAGE_DELTAS, "op_delta_page layout");
 _Static_assert(sizeof(struct op_unknown_event) == 16, "op_unknown_event layout");
 _Static_assert(sizeof(struct op_event_header) == 8, "op_event_header layout");
 _Static_assert(sizeof(struct op_proc_event) == 40, "op_proc_event layout");
-_Static_assert(__builtin_offsetof(struct op_trace, kernel) == 64, "op_trace header layout");
-_Static_assert(__builtin_offsetof(struct op_stack_copy, kernel) == 96, "op_stack_copy layout");
-_Static_assert(__builtin_offsetof(struct op_stack_copy, flags) == __builtin_offsetof(struct op_trace, flags),
+_Static_assert(sizeof(struct op_trace) == 64, "op_trace header layout");
+_Static_assert(sizeof(struct op_stack_copy) == 104, "op_stack_copy layout");
+_Static_assert(__builtin_offsetof(struct op_stack_copy, flags) ==
+		   __builtin_offsetof(struct op_trace, flags),
 	       "op_stack_copy header as op_trace's");
-_Static_assert(sizeof(struct op_trace) ==
-		   64 + 8 * (OP_MAX_KERNEL_FRAMES + 1) + 24 * OP_MAX_USER_FRAMES,
-	       "op_trace layout");
+/* The arrays after the headers stay 8-byte aligned. */
+_Static_assert(sizeof(struct op_trace) % 8 == 0 && sizeof(struct op_frame) % 8 == 0,
+	       "op_trace alignment");
+_Static_assert(OP_TRACE_MAX_SIZE == 64 + 8 * (OP_MAX_KERNEL_FRAMES + 1) + 24 * OP_MAX_USER_FRAMES,
+	       "op_trace size");
+_Static_assert(OP_STACK_COPY_MAX_SIZE == 104 + 8 * (OP_MAX_KERNEL_FRAMES + 1) + OP_STACK_COPY_MAX,
+	       "op_stack_copy size");
 
 #endif

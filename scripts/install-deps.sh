@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything omniprof needs to build, run and test on Debian 12.
 # Used by both README commands and by .ci/run; safe to run again.
+# Usage: scripts/install-deps.sh [--bench]
 set -euo pipefail
 
 PKGS=(
@@ -23,6 +24,11 @@ PKGS=(
 # a Node.js that came with its own npm is kept as it is.
 if ! command -v npm >/dev/null 2>&1; then
 	PKGS+=(nodejs npm)
+fi
+
+# --bench: also the tools `make bench` compares omniprof with.
+if [ "${1:-}" = "--bench" ]; then
+	PKGS+=(linux-perf bpftrace)
 fi
 
 missing=()

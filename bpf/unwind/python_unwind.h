@@ -20,6 +20,15 @@
  *
  * One frame is written per step (the caller gives each step its own slot),
  * so a deep Python stack costs one bpf_loop iteration per frame.
+ *
+ * The whole walk, as both targets drive it:
+ *   op_py_search_init()           the pid's struct op_py_proc, the thread pointer
+ *   op_py_search_step() x N       one thread state per call (bpf_loop in BPF)
+ *   op_py_search_done()           the thread's current frame: mixed walk or not
+ *   op_py_step() per frame        instead of op_unwind_step()
+ * An interpreter frame that cannot be read ends the walk with an
+ * OP_UNWIND_ERR_PYTHON error frame, written by the step itself (see
+ * op_py_step()): the rest of the chain cannot be trusted.
  */
 #ifndef OMNIPROF_BPF_UNWIND_PYTHON_UNWIND_H
 #define OMNIPROF_BPF_UNWIND_PYTHON_UNWIND_H
@@ -84,6 +93,13 @@ static __always_inline int op_py_thread_matches(const struct op_py_walker *py, _
 	return 0;
 }
 
+/* The search for the sampled thread's thread state (op_py_search_*). */
+struct op_py_thread_search {
+	__u64 tstate;	  /* next candidate, 0: none left */
+	__u64 thread_ptr; /* the sampled thread's fs base */
+	__u64 found;	  /* its thread state, 0: not found (yet) */
+};
+
 /* Sets py->frame to the frame tstate runs now (0 when none). 0 or -1. */
 static __always_inline int op_py_begin(struct op_py_walker *py, __u64 tstate)
 {
@@ -99,6 +115,91 @@ static __always_inline int op_py_begin(struct op_py_walker *py, __u64 tstate)
 		return -1;
 	py->frame = p;
 	return 0;
+}
+
+/* Starts a walk of a process running proc: resets py and the search (no read). */
+static __always_inline void op_py_search_reset(struct op_py_walker *py,
+					       const struct op_py_proc *proc,
+					       struct op_py_thread_search *s, __u64 thread_ptr)
+{
+	OP_PY_STAT(OP_PY_STAT_WALKS);
+	py->proc = *proc;
+	py->frame = 0;
+	py->pending = 0;
+	py->deferred = OP_STEP_END;
+	s->thread_ptr = thread_ptr;
+	s->tstate = 0;
+	s->found = 0;
+}
+
+/* Points the search at the first thread state. Returns 0, or -1 when the
+ * interpreter has no thread state to search (counted: OP_PY_STAT_NO_THREAD). */
+static __always_inline int op_py_search_first(struct op_py_walker *py,
+					      struct op_py_thread_search *s)
+{
+	if (op_py_first_thread(py, &s->tstate) || !s->tstate) {
+		OP_PY_STAT(OP_PY_STAT_NO_THREAD);
+		return -1;
+	}
+	return 0;
+}
+
+/* op_py_search_reset() then op_py_search_first(). */
+static __always_inline int op_py_search_init(struct op_py_walker *py, const struct op_py_proc *proc,
+					     struct op_py_thread_search *s, __u64 thread_ptr)
+{
+	op_py_search_reset(py, proc, s, thread_ptr);
+	return op_py_search_first(py, s);
+}
+
+/*
+ * After op_py_search_reset(): a thread state remembered from an earlier
+ * search of this thread is the result when its thread id is still the
+ * thread's (one read instead of the walk of the list). 1 when it is, 0 when
+ * the list must be searched.
+ */
+static __always_inline int op_py_search_try(const struct op_py_walker *py,
+					    struct op_py_thread_search *s, __u64 tstate)
+{
+	__u64 next;
+
+	if (!tstate || op_py_thread_matches(py, tstate, s->thread_ptr, &next) != 1)
+		return 0;
+	s->found = tstate;
+	return 1;
+}
+
+/* Checks one thread state. Returns 1 when the search is over (found, end of
+ * the list, unreadable), 0 to go on: at most OP_PY_MAX_THREADS calls. */
+static __always_inline int op_py_search_step(const struct op_py_walker *py,
+					     struct op_py_thread_search *s)
+{
+	__u64 next;
+	int r;
+
+	if (!s->tstate)
+		return 1;
+	r = op_py_thread_matches(py, s->tstate, s->thread_ptr, &next);
+	if (r == 1)
+		s->found = s->tstate;
+	s->tstate = next;
+	return r != 0;
+}
+
+/* Ends the search: 1 when the walk must use op_py_step() (the thread runs
+ * Python code), 0 when plain native steps will do (counted). */
+static __always_inline int op_py_search_done(struct op_py_walker *py,
+					     const struct op_py_thread_search *s)
+{
+	if (!s->found) {
+		OP_PY_STAT(OP_PY_STAT_NO_THREAD);
+		return 0;
+	}
+	if (op_py_begin(py, s->found) || !py->frame) {
+		OP_PY_STAT(OP_PY_STAT_NO_FRAME);
+		return 0;
+	}
+	return 1;
 }
 
 static __always_inline int op_py_in_eval(const struct op_py_walker *py, __u64 pc)
@@ -123,7 +224,9 @@ static __always_inline int op_py_is_cstack(const struct op_py_walker *py, __u64 
 
 /*
  * Writes interpreter frame py->frame into *frame and moves py->frame to the
- * next one. Returns 1 when the same eval-loop invocation has more frames.
+ * next one. Returns 1 when the same eval-loop invocation has more frames, 0
+ * when it has no more, -1 when the frame could not be read (*frame is then
+ * an OP_UNWIND_ERR_PYTHON error frame).
  */
 static __always_inline int op_py_emit(struct op_py_walker *py, struct op_frame *frame)
 {
@@ -142,8 +245,10 @@ static __always_inline int op_py_emit(struct op_py_walker *py, struct op_frame *
 	frame->reserved = 0;
 	py->frame = 0;
 	if (op_py_read_ptr(&code, f + o->frame_code) || op_py_read_ptr(&back, f + o->frame_back)) {
+		/* A bad pointer in the chain: nothing past it can be trusted. */
 		OP_PY_STAT(OP_PY_STAT_READ_ERR);
-		return 0; /* an unnamed Python frame, then the native walk goes on */
+		op_frame__set_error(frame, OP_UNWIND_ERR_PYTHON);
+		return -1;
 	}
 	switch (o->layout) {
 	case OP_PY_LAYOUT_FRAME_OBJECT:
@@ -180,17 +285,22 @@ static __always_inline int op_py_emit(struct op_py_walker *py, struct op_frame *
 /*
  * One step of the mixed walk: a pending Python frame, or a native frame
  * that is replaced by the Python frames of its eval-loop invocation.
- * Returns an enum op_step_result like op_unwind_step().
+ * Returns an enum op_step_result like op_unwind_step(). Unlike
+ * op_unwind_step(), an OP_UNWIND_ERR_PYTHON error comes with its error frame
+ * already in *frame: the caller must not add another one.
  */
 static __always_inline int op_py_step(struct op_py_walker *py, struct op_unwinder *u,
 				      struct op_frame *frame)
 {
 	__u64 pc;
-	int res;
+	int res, more;
 
 	if (py->pending) {
-		py->pending = op_py_emit(py, frame);
-		return py->pending ? OP_STEP_CONTINUE : py->deferred;
+		more = op_py_emit(py, frame);
+		if (more < 0)
+			return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_PYTHON;
+		py->pending = (__u8)more;
+		return more ? OP_STEP_CONTINUE : py->deferred;
 	}
 	res = op_unwind_step(u, frame);
 	if (frame->kind != OP_FRAME_NATIVE)
@@ -210,8 +320,11 @@ static __always_inline int op_py_step(struct op_py_walker *py, struct op_unwinde
 		OP_PY_STAT(OP_PY_STAT_EVAL_NO_FRAME);
 		return res;
 	}
-	py->pending = op_py_emit(py, frame);
-	if (!py->pending)
+	more = op_py_emit(py, frame);
+	if (more < 0)
+		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_PYTHON;
+	py->pending = (__u8)more;
+	if (!more)
 		return res;
 	py->deferred = res;
 	return OP_STEP_CONTINUE;

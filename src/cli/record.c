@@ -267,7 +267,7 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 	    [OP_STAT_UNKNOWN_LOST] = "lost: unknown-pid reports",
 	    [OP_STAT_FRAMES_ANON] = "frames: in anonymous (JIT) code",
 	    [OP_STAT_USER_ANON_STOP] = "truncated: JIT code without frame pointer",
-	    [OP_STAT_STACK_COPIES] = "bpf: stack copies (process not known yet)",
+	    [OP_STAT_STACK_COPIES] = "bpf: stack copies (unknown process/address)",
 	    [OP_STAT_STACK_COPY_LOST] = "dropped: stack copies, ring buffer full",
 	    [OP_STAT_STACK_COPY_SKIPPED] = "not copied (ring half full): frame pointers",
 	};
@@ -312,6 +312,11 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 		(unsigned long long)c->copies.bad_records);
 	fprintf(stderr, "  %-40s %llu cfi, %llu frame pointers\n", "copies: frames",
 		(unsigned long long)c->copies.frames_cfi, (unsigned long long)c->copies.frames_fp);
+	fprintf(stderr, "  %-40s %llu (%llu frames, %llu no thread state, %llu errors)\n",
+		"copies: Python walks", (unsigned long long)c->copies.python_walks,
+		(unsigned long long)c->copies.python_frames,
+		(unsigned long long)c->copies.python_no_thread,
+		(unsigned long long)c->copies.python_errors);
 	fprintf(stderr, "  %-40s %llu\n", "symbols: inline frames added",
 		(unsigned long long)sym->stats.native_inline);
 	fprintf(stderr, "  %-40s %llu (%llu without symbols)\n", "symbols: file loads",
@@ -329,8 +334,9 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 		(unsigned long long)sym->debuginfo.stats.by_debuginfod,
 		(unsigned long long)sym->debuginfo.stats.not_found,
 		(unsigned long long)sym->debuginfo.stats.mismatched);
-	fprintf(stderr, "  %-40s %llu\n", "user: unknown pid/address reports",
-		(unsigned long long)c->stats.unknown_reports);
+	fprintf(stderr, "  %-40s %llu (%llu new addresses: maps read at once)\n",
+		"user: unknown pid/address reports", (unsigned long long)c->stats.unknown_reports,
+		(unsigned long long)c->stats.unknown_rereads);
 	fprintf(stderr, "  %-40s %llu (%llu failed or without CFI, %llu unloaded)\n",
 		"tables: loaded", (unsigned long long)um->stats.tables_loaded,
 		(unsigned long long)um->stats.tables_failed,
@@ -338,7 +344,7 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 	fprintf(stderr, "  %-40s %llu now, %llu peak (%llu bytes peak)\n", "tables: deltas",
 		(unsigned long long)um->stats.deltas_loaded,
 		(unsigned long long)um->stats.deltas_peak,
-		(unsigned long long)um->stats.deltas_peak * sizeof(struct op_delta));
+		(unsigned long long)um->stats.pages_peak * sizeof(struct op_delta_page));
 	fprintf(stderr, "  %-40s %llu\n", "tables: distinct rules",
 		(unsigned long long)um->stats.rules);
 	fprintf(stderr, "  %-40s %.1f ms\n", "tables: build time",

@@ -239,7 +239,9 @@ static bool pcvalue(const struct gopclntab *t, uint64_t off, uint64_t entry, uin
 			return false;
 		if (uvdelta == 0 && step > 0)
 			return false; /* end of table before pc */
-		val += (int32_t)(-(uvdelta & 1) ^ (uvdelta >> 1));
+		/* Zig-zag delta, added with wrap-around as Go's int32 does: values come
+		 * from the file, so the sum can overflow, which signed C must not. */
+		val = (int32_t)((uint32_t)val + (-(uvdelta & 1) ^ (uvdelta >> 1)));
 		if (!read_uvarint(t, &off, &pcdelta))
 			return false;
 		cur += (uint64_t)pcdelta * t->quantum;

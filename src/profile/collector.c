@@ -14,7 +14,7 @@ int collector__init(struct collector *c)
 	memset(c, 0, sizeof(*c));
 	c->scratch = malloc(sizeof(struct trace) + (OP_MAX_KERNEL_FRAMES + 1 + OP_MAX_USER_FRAMES) *
 						       sizeof(struct trace_frame));
-	c->copy_trace = malloc(sizeof(*c->copy_trace));
+	c->copy_trace = malloc(OP_TRACE_MAX_SIZE);
 	if (!c->scratch || !c->copy_trace) {
 		free(c->scratch);
 		free(c->copy_trace);
@@ -50,16 +50,19 @@ static void copy_comm(char *dst, const char *src)
 
 static int handle_trace(struct collector *c, const struct op_trace *e, size_t size)
 {
-	const size_t head = offsetof(struct op_trace, user);
+	const uint64_t *kernel = (const uint64_t *)(e + 1);
+	const struct op_frame *user;
 	struct trace *t = c->scratch;
 	struct process *p = NULL;
 	uint32_t n = 0;
 
-	if (size < head || e->n_kernel > OP_MAX_KERNEL_FRAMES + 1 ||
-	    e->n_user > OP_MAX_USER_FRAMES || size < head + e->n_user * sizeof(e->user[0])) {
+	/* The size must be exactly what the counts say (see struct op_trace). */
+	if (size < sizeof(*e) || e->n_kernel > OP_MAX_KERNEL_FRAMES + 1 ||
+	    e->n_user > OP_MAX_USER_FRAMES || size != OP_TRACE_SIZE(e->n_kernel, e->n_user)) {
 		c->stats.bad_records++;
 		return -EINVAL;
 	}
+	user = (const struct op_frame *)(kernel + e->n_kernel);
 	c->stats.traces++;
 	memset(t, 0, sizeof(*t));
 	t->pid = e->hdr.pid;
@@ -73,8 +76,7 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 	copy_comm(t->pcomm, e->pcomm);
 
 	for (uint32_t i = 0; i < e->n_kernel; i++)
-		t->frames[n++] =
-		    (struct trace_frame){.addr = e->kernel[i], .kind = OP_FRAME_KERNEL};
+		t->frames[n++] = (struct trace_frame){.addr = kernel[i], .kind = OP_FRAME_KERNEL};
 
 	if (e->n_user) {
 		p = process_table__get(&c->procs, e->hdr.pid);
@@ -84,16 +86,16 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 		}
 	}
 	for (uint32_t i = 0; i < e->n_user; i++) {
-		const struct op_frame *f = &e->user[i];
+		const struct op_frame *f = &user[i];
 		struct trace_frame *tf = &t->frames[n++];
 
 		*tf = (struct trace_frame){.addr = f->addr, .kind = f->kind, .flags = f->flags};
 		if (f->kind == OP_FRAME_PYTHON) {
 			/* (code object id, instruction offset): named while the process lives. */
 			tf->addr = f->aux;
-			tf->file_id = c->python ? python__resolve(c->python, e->hdr.pid, f->addr,
-								  f->file_id)
-						: 0;
+			tf->file_id =
+			    c->python ? python__resolve(c->python, e->hdr.pid, f->addr, f->file_id)
+				      : 0;
 			continue;
 		}
 		if (f->kind != OP_FRAME_NATIVE || f->file_id)
@@ -134,9 +136,17 @@ static int handle_proc_event(struct collector *c, const struct op_proc_event *e,
 	return 0;
 }
 
-/* The in-kernel unwinder met a process or an address it has no table for. */
+/*
+ * The in-kernel unwinder met a process or an address it has no table for.
+ * An address outside every mapping read so far was mapped since (the dynamic
+ * loader's libraries right after an exec, a dlopen): read the maps now, not
+ * after the usual minimum interval, since the stack copy of the sample that
+ * reported it comes next and the process's next samples wait for it. The
+ * kernel sends at most one report per pid per 200 ms.
+ */
 static int handle_unknown(struct collector *c, const struct op_unknown_event *e, size_t size)
 {
+	const struct process_mapping *m;
 	struct process *p;
 	uint64_t reads;
 	uint32_t pid;
@@ -151,8 +161,17 @@ static int handle_unknown(struct collector *c, const struct op_unknown_event *e,
 	p = process_table__get(&c->procs, pid); /* reads the maps of a new process */
 	if (!p)
 		return -ENOMEM;
-	if (reads == c->procs.stats.maps_reads)
-		process_table__refresh_if_stale(&c->procs, p); /* known: dlopen or a new image */
+	if (reads != c->procs.stats.maps_reads)
+		return 0; /* read just now */
+	m = e->addr ? process_table__find_mapping(p, e->addr) : NULL;
+	if (e->addr && !m && !p->exited && !p->gone) {
+		c->stats.unknown_rereads++;
+		process_table__refresh(&c->procs, p);
+	} else if (!m || (!m->range_id && c->procs.unwind)) {
+		/* The whole process, or a mapping the BPF maps could not place: rate limited. */
+		process_table__refresh_if_stale(&c->procs, p);
+	}
+	/* Else the address was mapped by the last read, after the sample: nothing new. */
 	return 0;
 }
 
@@ -167,7 +186,7 @@ static int handle_stack_copy(struct collector *c, const struct op_stack_copy *e,
 	struct process *p;
 	long n;
 
-	if (size < offsetof(struct op_stack_copy, stack)) {
+	if (size < sizeof(*e)) {
 		c->copies.bad_records++;
 		return -EINVAL;
 	}
@@ -181,7 +200,9 @@ static int handle_stack_copy(struct collector *c, const struct op_stack_copy *e,
 		p->exited = p->gone = false;
 		process_table__refresh(&c->procs, p);
 	}
-	n = stack_copy__to_trace(e, size, &c->procs, p, c->copy_trace, &c->copies);
+	n = stack_copy__to_trace(e, size, &c->procs, p,
+				 c->python ? python__proc(c->python, e->hdr.pid) : NULL, c->copy_trace,
+				 &c->copies);
 	if (n < 0)
 		return (int)n;
 	return handle_trace(c, c->copy_trace, (size_t)n);

@@ -25,6 +25,7 @@ struct collector_stats {
 	uint64_t exits;
 	uint64_t unresolved; /* frames left without a mapping */
 	uint64_t unknown_reports; /* unknown pid/address reports from the unwinder */
+	uint64_t unknown_rereads; /* ... of an address outside the maps: maps read at once */
 	uint64_t enomem;     /* samples lost to allocation failure */
 };
 
@@ -35,7 +36,7 @@ struct collector {
 	struct collector_stats stats;
 	struct stack_copy_stats copies;
 	struct trace *scratch; /* one trace of maximal size, reused per record */
-	struct op_trace *copy_trace; /* a stack copy, unwound (src/unwind/stack_copy.h) */
+	struct op_trace *copy_trace; /* a stack copy, unwound (OP_TRACE_MAX_SIZE bytes) */
 	/* Added to a sample's CLOCK_MONOTONIC time to get the wall clock (keep_events). */
 	int64_t monotonic_to_wall_ns;
 	struct python *python; /* names Python frames; NULL: they stay unnamed */

@@ -284,9 +284,14 @@ void sampler__free(struct sampler *s)
 
 int sampler__poll(struct sampler *s, int timeout_ms)
 {
-	int n = ring_buffer__poll(s->rb, timeout_ms);
+	int n = ring_buffer__poll(s->rb, timeout_ms), more;
 
-	return n;
+	/* Samples do not wake the reader (see trace_wakeup in sampler.bpf.c): a
+	 * timeout is the usual way here, and what it left is read now. */
+	if (n < 0)
+		return n;
+	more = ring_buffer__consume(s->rb);
+	return more < 0 ? more : n + more;
 }
 
 int sampler__drain(struct sampler *s)

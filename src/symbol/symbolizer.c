@@ -195,6 +195,8 @@ const char *symbolizer__error(uint64_t reason)
 		return "[unwind stopped: JIT/anonymous code without frame pointer]";
 	case OP_UNWIND_ERR_NO_MAPS:
 		return "[unwind stopped: process exited before its maps were read]";
+	case OP_UNWIND_ERR_PYTHON:
+		return "[unwind stopped: unreadable Python frame]";
 	default:
 		return "[unwind stopped]";
 	}

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "proc/process_table.h"
 #include "unwind/unwind_maps.h"
@@ -10,6 +11,7 @@
 
 struct copy_walk {
 	const struct op_stack_copy *copy;
+	const uint8_t *stack; /* the copied bytes, after the kernel frames */
 	struct process_table *pt;
 	const struct process *p;
 	struct stack_copy_stats *stats;
@@ -26,7 +28,29 @@ static int copy_read(void *ctx, void *dst, size_t size, uint64_t addr)
 		w->beyond_copy |= addr >= sp;
 		return -EFAULT;
 	}
-	memcpy(dst, &w->copy->stack[addr - sp], size);
+	memcpy(dst, &w->stack[addr - sp], size);
+	return 0;
+}
+
+/*
+ * The Python walker's reads: the copy where it holds the address (3.12+
+ * entry frames live on the machine stack), else the live process, read
+ * with process_vm_readv (never stopped nor written). The live memory is
+ * newer than the sample: see stack_copy.h.
+ */
+static int copy_read_python(void *ctx, void *dst, size_t size, uint64_t addr)
+{
+	struct copy_walk *w = ctx;
+	uint64_t sp = w->copy->sp, len = w->copy->stack_len;
+	struct iovec local = {dst, size}, remote = {(void *)(uintptr_t)addr, size};
+
+	if (addr >= sp && addr - sp <= len && size <= len - (addr - sp)) {
+		memcpy(dst, &w->stack[addr - sp], size);
+		return 0;
+	}
+	w->stats->python_reads++;
+	if (process_vm_readv((pid_t)w->copy->hdr.pid, &local, 1, &remote, 1, 0) != (ssize_t)size)
+		return -EFAULT;
 	return 0;
 }
 
@@ -59,37 +83,52 @@ static void copy_find_rule(void *ctx, uint32_t pid, uint64_t pc, struct op_unwin
 }
 
 long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct process_table *pt,
-			  const struct process *p, struct op_trace *out,
-			  struct stack_copy_stats *stats)
+			  const struct process *p, const struct op_py_proc *py,
+			  struct op_trace *out, struct stack_copy_stats *stats)
 {
-	const size_t head = offsetof(struct op_stack_copy, stack);
-	struct copy_walk w = {copy, pt, p, stats, false};
+	const uint64_t *kernel = (const uint64_t *)(copy + 1);
+	struct copy_walk w = {copy, NULL, pt, p, stats, false};
 	struct user_unwind_ops ops = {copy_read, copy_find_rule, &w, &w};
+	struct user_unwind_python walk_py = {
+	    .proc = py, .thread_ptr = copy->tls_base, .read = copy_read_python, .read_ctx = &w};
 	struct user_unwind_result res;
+	uint64_t *out_kernel = (uint64_t *)(out + 1);
+	struct op_frame *user;
 
-	if (size < head || copy->stack_len > OP_STACK_COPY_MAX || size < head + copy->stack_len ||
-	    copy->n_kernel > OP_MAX_KERNEL_FRAMES + 1) {
+	/* The size must be exactly what the counts say (see struct op_stack_copy). */
+	if (size < sizeof(*copy) || copy->stack_len > OP_STACK_COPY_MAX ||
+	    copy->n_kernel > OP_MAX_KERNEL_FRAMES + 1 ||
+	    size != OP_STACK_COPY_SIZE(copy->n_kernel, copy->stack_len)) {
 		stats->bad_records++;
 		return -EINVAL;
 	}
 	stats->received++;
+	w.stack = (const uint8_t *)(kernel + copy->n_kernel);
 	/* The header is op_trace's, field for field (see bpf/types.h). */
-	memcpy(out, copy, offsetof(struct op_trace, kernel));
+	memcpy(out, copy, sizeof(*out));
 	out->hdr.type = OP_EVENT_TRACE;
 	out->n_user = 0;
-	memcpy(out->kernel, copy->kernel, copy->n_kernel * sizeof(copy->kernel[0]));
+	memcpy(out_kernel, kernel, copy->n_kernel * sizeof(kernel[0]));
+	user = (struct op_frame *)(out_kernel + out->n_kernel);
 
 	if (!p || !p->n_maps) {
 		/* Nothing to unwind with: keep where it was, and say why it stops there. */
 		stats->no_maps++;
-		out->user[0] = (struct op_frame){.addr = copy->pc, .kind = OP_FRAME_NATIVE};
-		out->user[1] =
-		    (struct op_frame){.addr = OP_UNWIND_ERR_NO_MAPS, .kind = OP_FRAME_ERROR};
+		user[0] = (struct op_frame){.addr = copy->pc, .kind = OP_FRAME_NATIVE};
+		user[1] = (struct op_frame){.addr = OP_UNWIND_ERR_NO_MAPS, .kind = OP_FRAME_ERROR};
 		out->n_user = 2;
 		out->flags |= OP_TRACE_F_USER_TRUNCATED;
 	} else {
-		res = user_unwind__run(&ops, copy->hdr.pid, copy->pc, copy->sp, copy->fp, out->user,
-				       OP_MAX_USER_FRAMES);
+		/* As the sampler: the mixed walk for a CPython process (py_walk_begin). */
+		res = user_unwind__run_python(&ops, py ? &walk_py : NULL, copy->hdr.pid, copy->pc,
+					      copy->sp, copy->fp, user, OP_MAX_USER_FRAMES);
+		if (py) {
+			stats->python_walks++;
+			stats->python_frames += walk_py.stats[OP_PY_STAT_FRAMES];
+			stats->python_no_thread += walk_py.stats[OP_PY_STAT_NO_THREAD] +
+						   walk_py.stats[OP_PY_STAT_NO_FRAME];
+			stats->python_errors += walk_py.stats[OP_PY_STAT_READ_ERR];
+		}
 		out->n_user = (uint16_t)res.n_frames;
 		out->flags |= res.flags;
 		if (res.flags & OP_TRACE_F_USER_TRUNCATED) {
@@ -99,5 +138,5 @@ long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct 
 			stats->complete++;
 		}
 	}
-	return (long)(offsetof(struct op_trace, user) + out->n_user * sizeof(out->user[0]));
+	return (long)OP_TRACE_SIZE(out->n_kernel, out->n_user);
 }

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "python_types.h"
 #include "types.h"
 
 struct process;
@@ -29,19 +30,36 @@ struct stack_copy_stats {
 	uint64_t bad_records; /* malformed copies */
 	uint64_t frames_cfi;  /* frames unwound with a loaded table's rule */
 	uint64_t frames_fp;   /* frames unwound with frame pointers (no table) */
+	/* Copies of CPython processes walked with the Python walker too. */
+	uint64_t python_walks;
+	uint64_t python_frames;	   /* Python frames they gave */
+	uint64_t python_no_thread; /* no thread state or no frame found for the thread */
+	uint64_t python_errors;	   /* walks ended by an unreadable interpreter frame */
+	uint64_t python_reads;	   /* reads of the live process (process_vm_readv) */
 };
 
 /*
- * Fills *out (a whole struct op_trace) with the record the BPF sampler would
+ * Fills out (OP_TRACE_MAX_SIZE bytes) with the record the BPF sampler would
  * have sent for copy (size bytes): its header and kernel frames, and the user
  * stack unwound over the copied bytes with the rules of p's mappings in pt
  * (the tables pt keeps loaded; frame pointers where none is, as in the
  * kernel). p NULL, or p's maps never read: the first frame and an
  * OP_UNWIND_ERR_NO_MAPS error frame. Returns the record's size, or -EINVAL
  * for a malformed copy (counted in stats).
+ *
+ * py: the process's `py_procs` value when it runs CPython (python__proc()),
+ * else NULL. Then the walk is the sampler's mixed walk: eval-loop frames
+ * become Python frames, found from the thread pointer in the copy. The
+ * stack comes from the copy; thread states, frames and code objects are
+ * read from the live process (process_vm_readv: bounded by the walk's
+ * limits, the process is never stopped nor written). They are newer than
+ * the sample by the time the record took to arrive (milliseconds): a
+ * thread that returned from or entered Python functions since shows its
+ * Python frames of now, under the native frames of then; the eval-loop
+ * frames of the copy bound how many invocations are replaced.
  */
 long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct process_table *pt,
-			  const struct process *p, struct op_trace *out,
-			  struct stack_copy_stats *stats);
+			  const struct process *p, const struct op_py_proc *py,
+			  struct op_trace *out, struct stack_copy_stats *stats);
 
 #endif

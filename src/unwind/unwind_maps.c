@@ -12,6 +12,7 @@
 #include "elf/elf_file.h"
 #include "elf/stack_deltas.h"
 #include "types.h"
+#include "unwind/delta_pages.h"
 #include "util/log.h"
 
 struct rule_entry {
@@ -19,8 +20,9 @@ struct rule_entry {
 	uint32_t index;
 };
 
-/* Deltas per chunk: 8 MiB of kernel memory, enough for a typical host's libraries. */
-#define CHUNK_DELTAS (1u << 20)
+/* Pages per chunk: 6 MiB of kernel memory, up to a million deltas, enough for a
+ * typical host's libraries. Chunk space is counted in pages. */
+#define CHUNK_PAGES (1u << 12)
 /*
  * Tables no process uses stay loaded while their space is not needed: the
  * chunks are allocated anyway (they never shrink), so keeping them costs no
@@ -36,11 +38,13 @@ struct loaded_table {
 	struct loaded_table *prev_unused, *next_unused;
 	bool unused;
 	uint64_t base; /* ELF vaddr the deltas' 32-bit offsets start from */
+	struct op_table_info info; /* as published in table_info */
 	uint32_t refs;
 	uint32_t n_deltas;
+	uint32_t n_pages;
 	uint32_t chunk;
-	uint32_t offset;
-	int error; /* non-zero: building failed, nothing loaded */
+	uint32_t offset; /* first page */
+	int error;	 /* non-zero: building failed, nothing loaded */
 };
 
 static bool rule_equal(const void *entry, const void *key, void *ctx)
@@ -107,18 +111,18 @@ static int extent_insert(struct delta_chunk *c, size_t at, struct delta_extent e
 	return 0;
 }
 
-/* Adds a chunk of at least n deltas to the outer array (the one RCU wait). */
+/* Adds a chunk of at least n pages to the outer array (the one RCU wait). */
 static int chunk_add(struct unwind_maps *um, uint32_t n)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP);
 	struct delta_chunk *c;
-	uint32_t idx = um->n_chunks, size = n > CHUNK_DELTAS ? n : CHUNK_DELTAS;
+	uint32_t idx = um->n_chunks, size = n > CHUNK_PAGES ? n : CHUNK_PAGES;
 	int fd, err = 0;
 
 	if (idx >= OP_MAX_DELTA_CHUNKS)
 		return -ENOSPC;
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "op_deltas", sizeof(uint32_t),
-			    sizeof(struct op_delta), size, &opts);
+			    sizeof(struct op_delta_page), size, &opts);
 	if (fd < 0)
 		return -errno;
 	c = &um->chunks[idx];
@@ -134,7 +138,7 @@ static int chunk_add(struct unwind_maps *um, uint32_t n)
 		return err;
 	}
 	um->n_chunks++;
-	um->stats.chunk_deltas += size;
+	um->stats.chunk_pages += size;
 	return 0;
 }
 
@@ -205,7 +209,8 @@ static void deltas_free(struct unwind_maps *um, uint32_t chunk, uint32_t offset,
 		pr_warn("out of memory: %u stack deltas leak until exit", n);
 }
 
-/* The shared index of rule, adding it to the rule map when new. UINT32_MAX when full. */
+/* The shared index of rule, adding it to the rule map when new. UINT32_MAX when full
+ * (indexes are 16 bits in the delta pages). */
 static uint32_t rule_index(struct unwind_maps *um, const struct op_unwind_rule *rule)
 {
 	uint64_t h = hash_bytes(rule, sizeof(*rule), 0);
@@ -213,7 +218,7 @@ static uint32_t rule_index(struct unwind_maps *um, const struct op_unwind_rule *
 
 	if (e)
 		return e->index;
-	if (um->stats.rules >= um->max_rules)
+	if (um->stats.rules >= um->max_rules || um->stats.rules >= OP_MAX_RULES)
 		return UINT32_MAX;
 	e = malloc(sizeof(*e));
 	if (!e)
@@ -242,10 +247,11 @@ static int load_table(struct unwind_maps *um, uint64_t id, const struct elf_file
 		      struct loaded_table *lt)
 {
 	struct stack_delta_table t = {0};
-	struct op_delta *deltas = NULL;
+	struct op_delta_page *pages = NULL;
 	struct op_table_info info = {0};
 	uint64_t start = now_ns();
-	uint32_t *keys = NULL, count;
+	uint32_t *keys = NULL, *addr = NULL, count, n_pages = 0, levels, offset = 0;
+	uint16_t *rule = NULL;
 	bool allocated = false;
 	int chunk_fd, err;
 
@@ -253,40 +259,50 @@ static int load_table(struct unwind_maps *um, uint64_t id, const struct elf_file
 	um->stats.build_ns += now_ns() - start;
 	if (err)
 		goto cleanup;
-	if (!t.n || t.n > UINT32_MAX || t.deltas[t.n - 1].addr - t.deltas[0].addr > UINT32_MAX) {
-		err = -E2BIG; /* deltas hold 32-bit offsets from the first address */
+	/* Deltas hold 32-bit offsets from the first address (OP_DELTA_PAD excluded). */
+	if (!t.n || t.n >= OP_DELTA_PAD ||
+	    t.deltas[t.n - 1].addr - t.deltas[0].addr >= OP_DELTA_PAD) {
+		err = -E2BIG;
 		goto cleanup;
 	}
+	n_pages = delta_pages__count(t.n, &levels);
 	info.base = t.deltas[0].addr;
-	info.n_deltas = (uint32_t)t.n;
-	err = deltas_alloc(um, info.n_deltas, &info.chunk, &info.offset);
+	err = deltas_alloc(um, n_pages, &info.chunk, &offset);
 	if (err) {
 		um->stats.map_full++;
 		goto cleanup;
 	}
 	allocated = true;
-	deltas = malloc(t.n * sizeof(*deltas));
-	keys = malloc(t.n * sizeof(*keys));
-	if (!deltas || !keys) {
+	addr = malloc(t.n * sizeof(*addr));
+	rule = malloc(t.n * sizeof(*rule));
+	pages = malloc((size_t)n_pages * sizeof(*pages));
+	keys = malloc((size_t)n_pages * sizeof(*keys));
+	if (!addr || !rule || !pages || !keys) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
 	for (size_t i = 0; i < t.n; i++) {
-		keys[i] = info.offset + (uint32_t)i;
-		deltas[i].addr = (uint32_t)(t.deltas[i].addr - info.base);
-		deltas[i].rule = rule_index(um, &t.deltas[i].rule);
-		if (deltas[i].rule == UINT32_MAX) {
+		uint32_t r = rule_index(um, &t.deltas[i].rule);
+
+		if (r == UINT32_MAX) {
 			um->stats.map_full++;
 			err = -ENOSPC;
 			goto cleanup;
 		}
+		addr[i] = (uint32_t)(t.deltas[i].addr - info.base);
+		rule[i] = (uint16_t)r;
 	}
+	err = delta_pages__build(addr, rule, t.n, offset, pages, &info);
+	if (err)
+		goto cleanup;
+	for (uint32_t i = 0; i < n_pages; i++)
+		keys[i] = offset + i;
 	chunk_fd = um->chunks[info.chunk].fd;
-	count = (uint32_t)t.n;
-	if (bpf_map_update_batch(chunk_fd, keys, deltas, &count, NULL)) {
+	count = n_pages;
+	if (bpf_map_update_batch(chunk_fd, keys, pages, &count, NULL)) {
 		/* Older kernels: one at a time. */
-		for (size_t i = 0; i < t.n; i++)
-			if (bpf_map_update_elem(chunk_fd, &keys[i], &deltas[i], BPF_ANY)) {
+		for (uint32_t i = 0; i < n_pages; i++)
+			if (bpf_map_update_elem(chunk_fd, &keys[i], &pages[i], BPF_ANY)) {
 				err = -errno;
 				goto cleanup;
 			}
@@ -299,15 +315,19 @@ static int load_table(struct unwind_maps *um, uint64_t id, const struct elf_file
 		goto cleanup;
 	}
 	lt->base = info.base;
-	lt->n_deltas = info.n_deltas;
+	lt->info = info;
+	lt->n_deltas = (uint32_t)t.n;
+	lt->n_pages = n_pages;
 	lt->chunk = info.chunk;
-	lt->offset = info.offset;
+	lt->offset = offset;
 	allocated = false;
 cleanup:
 	if (allocated)
-		deltas_free(um, info.chunk, info.offset, info.n_deltas);
+		deltas_free(um, info.chunk, offset, n_pages);
 	free(keys);
-	free(deltas);
+	free(pages);
+	free(rule);
+	free(addr);
 	stack_delta_table__free(&t);
 	return err;
 }
@@ -351,8 +371,11 @@ int unwind_maps__acquire(struct unwind_maps *um, uint64_t id, const struct elf_f
 		} else {
 			um->stats.tables_loaded++;
 			um->stats.deltas_loaded += lt->n_deltas;
+			um->stats.pages_loaded += lt->n_pages;
 			if (um->stats.deltas_loaded > um->stats.deltas_peak)
 				um->stats.deltas_peak = um->stats.deltas_loaded;
+			if (um->stats.pages_loaded > um->stats.pages_peak)
+				um->stats.pages_peak = um->stats.pages_loaded;
 		}
 	}
 	if (!lt->refs++ && lt->unused) {
@@ -369,9 +392,10 @@ static void unload(struct unwind_maps *um, struct loaded_table *lt)
 		/* Unpublish, then reuse the space: a sample already past the lookup may read
 		 * a newer table's deltas once, at worst one odd frame, never a fault. */
 		bpf_map_delete_elem(um->info_fd, &lt->id);
-		deltas_free(um, lt->chunk, lt->offset, lt->n_deltas);
+		deltas_free(um, lt->chunk, lt->offset, lt->n_pages);
 		um->stats.tables_unloaded++;
 		um->stats.deltas_loaded -= lt->n_deltas;
+		um->stats.pages_loaded -= lt->n_pages;
 	}
 	hashmap__remove(&um->tables, hash_u64(lt->id), &lt->id);
 	free(lt);
@@ -419,43 +443,52 @@ void unwind_maps__release(struct unwind_maps *um, uint64_t id)
 		;
 }
 
-/* MAX_SEARCH_STEPS of find_rule() in bpf/sampler.bpf.c. */
-#define LOOKUP_SEARCH_STEPS 24
+/* A page of a chunk read back from the kernel, for the shared delta search. */
+struct page_reader {
+	int fd;
+	int err;
+	struct op_delta_page page;
+};
+
+static const struct op_delta_page *page_read(struct page_reader *r, uint32_t index)
+{
+	if (bpf_map_lookup_elem(r->fd, &index, &r->page)) {
+		r->err = -errno;
+		return NULL;
+	}
+	return &r->page;
+}
+
+#define OP_DELTA_PAGE(chunk, index) page_read((chunk), (index))
+#include "unwind/delta_search.h"
 
 int unwind_maps__lookup_rule(const struct unwind_maps *um, uint64_t id, uint64_t vaddr,
 			     struct op_unwind_rule *rule)
 {
 	const struct loaded_table *lt = hashmap__find(&um->tables, hash_u64(id), &id);
-	uint32_t lo, hi, first, idx;
-	struct op_delta d;
-	int fd;
+	struct page_reader *r;
+	uint32_t index;
+	int err = 0;
 
 	if (!lt || lt->error)
 		return -ENOENT;
 	memset(rule, 0, sizeof(*rule));
 	rule->cmd = OP_RULE_INVALID;
-	if (vaddr < lt->base || vaddr - lt->base > 0xffffffffull)
+	if (vaddr < lt->base || vaddr - lt->base >= OP_DELTA_PAD)
 		return 0;
+	r = malloc(sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->fd = um->chunks[lt->chunk].fd;
+	r->err = 0;
 	/* The same search as the BPF side, over the same bytes (read back from the map). */
-	fd = um->chunks[lt->chunk].fd;
-	first = lo = lt->offset;
-	hi = lt->offset + lt->n_deltas;
-	for (int i = 0; i < LOOKUP_SEARCH_STEPS && lo < hi; i++) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (bpf_map_lookup_elem(fd, &mid, &d))
-			return -errno;
-		if (d.addr <= (uint32_t)(vaddr - lt->base))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == first)
-		return 0;
-	idx = lo - 1;
-	if (bpf_map_lookup_elem(fd, &idx, &d) || bpf_map_lookup_elem(um->rules_fd, &d.rule, rule))
-		return -errno;
-	return 0;
+	if (!op_delta_table__find(&lt->info, r, (uint32_t)(vaddr - lt->base), &index) &&
+	    bpf_map_lookup_elem(um->rules_fd, &index, rule))
+		err = -errno;
+	if (r->err)
+		err = r->err;
+	free(r);
+	return err;
 }
 
 /* Calls fn for each power-of-two aligned block covering [start, end). */
@@ -496,7 +529,7 @@ static int for_each_block(struct unwind_maps *um, uint32_t pid, uint64_t start, 
 int unwind_maps__add_range(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end,
 			   uint64_t table_id, uint64_t bias)
 {
-	struct op_mapping_value v = {.file_id = table_id, .bias = bias};
+	struct op_mapping_value v = {.file_id = table_id, .bias = bias, .start = start, .end = end};
 
 	return for_each_block(um, pid, start, end, &v);
 }

@@ -2,11 +2,12 @@
 /*
  * The BPF maps the in-kernel unwinder reads, kept in step from user space:
  *   exe_mappings   (pid, address) -> (table id, bias), an LPM trie
- *   unwind_tables  chunk index -> a large array of stack deltas holding the
- *                  tables of many files; a chunk is added when the others are
- *                  full (a map-in-map change costs an RCU grace period, so
- *                  loading a table must not need one)
- *   table_info     table id -> (base address, chunk, offset, number of deltas)
+ *   unwind_tables  chunk index -> a large array of delta pages holding the
+ *                  tables of many files (each a page tree, see struct
+ *                  op_delta_page); a chunk is added when the others are full
+ *                  (a map-in-map change costs an RCU grace period, so loading
+ *                  a table must not need one)
+ *   table_info     table id -> (base address, chunk, the tree's levels)
  *   unwind_rules   rule index -> rule, deduplicated across every file
  * Tables are built once per file id (htlhash), shared by every process that
  * maps the file, reference counted and unloaded when the last mapping goes.
@@ -28,13 +29,15 @@ struct unwind_maps_stats {
 	uint64_t tables_failed; /* no CFI, malformed, or the maps were full */
 	uint64_t deltas_loaded; /* currently loaded */
 	uint64_t deltas_peak;
+	uint64_t pages_loaded;	  /* delta pages (struct op_delta_page) currently loaded */
+	uint64_t pages_peak;
 	uint64_t rules;		  /* distinct rules */
 	uint64_t build_ns;	  /* time spent building tables */
 	uint64_t map_full;	  /* inserts refused because a map was full */
 	uint64_t mapping_entries; /* LPM entries currently in the trie */
 	uint64_t deltas_unused;	  /* ... of tables no process uses, kept for reuse */
 	uint64_t cache_hits;	  /* tables reused from those instead of rebuilt */
-	uint64_t chunk_deltas;	  /* capacity of all delta chunks (kernel memory / 8 bytes) */
+	uint64_t chunk_pages;	  /* capacity of all delta chunks, in pages */
 };
 
 struct delta_extent {
@@ -42,7 +45,7 @@ struct delta_extent {
 	uint32_t len;
 };
 
-/* One chunk of the delta arrays, with its free extents sorted by offset. */
+/* One chunk of the delta arrays, with its free extents (in pages) sorted by offset. */
 struct delta_chunk {
 	int fd; /* the inner array, kept open to write tables into */
 	uint32_t size;

@@ -8,41 +8,83 @@
 
 #include "elf/stack_deltas.h"
 
-/* MAX_SEARCH_STEPS of bpf/sampler.bpf.c. */
-#define USER_UNWIND_SEARCH_STEPS 24
+/* Enough steps for any 32-bit table (the BPF side searches a page tree,
+ * bpf/unwind/delta_search.h, which finds the same delta: tests/unit/test_delta_pages.c). */
+#define USER_UNWIND_SEARCH_STEPS 32
 
 /* The ops of the walk running on this thread: the unwinder's macros take no context. */
 static __thread const struct user_unwind_ops *cur_ops;
+static __thread struct user_unwind_python *cur_py;
 
-static int read_user(void *dst, size_t size, uint64_t addr)
+/* bpf_probe_read_user's contract: the destination is zeroed on failure. */
+static int read_with(int (*read)(void *, void *, size_t, uint64_t), void *ctx, void *dst,
+		     size_t size, uint64_t addr)
 {
-	if (cur_ops->read(cur_ops->read_ctx, dst, size, addr)) {
-		/* bpf_probe_read_user zeroes the destination on failure. */
+	if (read(ctx, dst, size, addr)) {
 		memset(dst, 0, size);
 		return -14; /* -EFAULT */
 	}
 	return 0;
 }
 
+static int read_user(void *dst, size_t size, uint64_t addr)
+{
+	return read_with(cur_ops->read, cur_ops->read_ctx, dst, size, addr);
+}
+
+static int read_python(void *dst, size_t size, uint64_t addr)
+{
+	if (cur_py->read)
+		return read_with(cur_py->read, cur_py->read_ctx, dst, size, addr);
+	return read_user(dst, size, addr);
+}
+
+static void python_stat(uint32_t which)
+{
+	if (which < OP_PY_STAT__COUNT)
+		cur_py->stats[which]++;
+}
+
 #define OP_READ_USER(dst, size, addr) read_user((dst), (size), (addr))
 #define OP_FIND_RULE(u, pc, rule)     cur_ops->find_rule(cur_ops->rule_ctx, (u)->pid, (pc), (rule))
 #include "unwind/native_unwind.h"
 
-struct user_unwind_result user_unwind__run(const struct user_unwind_ops *ops, uint32_t pid,
-					   uint64_t pc, uint64_t sp, uint64_t fp,
-					   struct op_frame *frames, uint32_t max_frames)
+/* The Python walker's own reads (interpreter memory) may come from another
+ * source than the stack's: macros expand where the functions are defined, so
+ * native_unwind.h above keeps read_user() and python_unwind.h gets this one. */
+#undef OP_READ_USER
+#define OP_READ_USER(dst, size, addr) read_python((dst), (size), (addr))
+#define OP_PY_STAT(which)	      python_stat(which)
+#include "unwind/python_unwind.h"
+
+struct user_unwind_result user_unwind__run_python(const struct user_unwind_ops *ops,
+						  struct user_unwind_python *py, uint32_t pid,
+						  uint64_t pc, uint64_t sp, uint64_t fp,
+						  struct op_frame *frames, uint32_t max_frames)
 {
 	const struct user_unwind_ops *saved = cur_ops;
+	struct user_unwind_python *saved_py = cur_py;
 	struct user_unwind_result res = {0};
+	struct op_py_thread_search search;
+	struct op_py_walker walker;
 	struct op_unwinder u;
 	int result = OP_STEP_CONTINUE;
+	bool python = false;
 
 	if (!pc) {
 		res.flags = OP_TRACE_F_NO_USER;
 		return res;
 	}
 	cur_ops = ops;
+	cur_py = py;
 	op_unwinder__init(&u, pid, pc, sp, fp);
+	/* py_walk_begin() of bpf/python_maps.h, the bpf_loop as a loop. */
+	if (py && py->proc && !op_py_search_init(&walker, py->proc, &search, py->thread_ptr)) {
+		for (int i = 0; i < OP_PY_MAX_THREADS; i++)
+			if (op_py_search_step(&walker, &search))
+				break;
+		python = op_py_search_done(&walker, &search);
+	}
 	/* walk_user_stack() and walk_one_frame(): max_frames + 1 rounds, the last
 	 * one only to tell a stack that ends at exactly max_frames from a longer one. */
 	for (uint32_t index = 0; index <= max_frames; index++) {
@@ -50,22 +92,39 @@ struct user_unwind_result user_unwind__run(const struct user_unwind_ops *ops, ui
 			result = OP_STEP_ERROR_BASE + OP_UNWIND_ERR_MAX_DEPTH;
 			break;
 		}
-		result = op_unwind_step(&u, &frames[index]);
+		result = python ? op_py_step(&walker, &u, &frames[index])
+				: op_unwind_step(&u, &frames[index]);
 		res.n_frames = index + 1;
 		if (result != OP_STEP_CONTINUE)
 			break;
 	}
 	cur_ops = saved;
+	cur_py = saved_py;
 	if (result > OP_STEP_END) {
 		res.error = (uint32_t)(result - OP_STEP_ERROR_BASE);
 		res.flags |= OP_TRACE_F_USER_TRUNCATED;
-		if (res.n_frames < max_frames)
+		/* Unless the stack is full or the step wrote its own error frame. */
+		if (res.n_frames < max_frames &&
+		    !(res.n_frames && frames[res.n_frames - 1].kind == OP_FRAME_ERROR))
 			op_frame__set_error(&frames[res.n_frames++], res.error);
 	}
 	return res;
 }
 
+struct user_unwind_result user_unwind__run(const struct user_unwind_ops *ops, uint32_t pid,
+					   uint64_t pc, uint64_t sp, uint64_t fp,
+					   struct op_frame *frames, uint32_t max_frames)
+{
+	return user_unwind__run_python(ops, NULL, pid, pc, sp, fp, frames, max_frames);
+}
+
 /* ---- the in-memory rule source ------------------------------------------- */
+
+/* One delta as unwind_maps.c loads it: the address relative to the table's base. */
+struct file_delta {
+	uint32_t addr;
+	uint32_t rule; /* index into file_table.rules */
+};
 
 /* One file's table as unwind_maps.c loads it: deltas relative to base. */
 struct file_table {
@@ -73,7 +132,7 @@ struct file_table {
 	int error; /* non-zero: no table, frame pointers */
 	uint64_t base;
 	uint32_t n_deltas;
-	struct op_delta *deltas;      /* owned */
+	struct file_delta *deltas;    /* owned */
 	struct op_unwind_rule *rules; /* owned; deltas[i].rule indexes it */
 };
 
@@ -124,7 +183,7 @@ static int table_build(struct file_table *ft)
 	err = stack_deltas__build(ft->ef, &t);
 	if (err)
 		goto cleanup;
-	if (!t.n || t.n > UINT32_MAX || t.deltas[t.n - 1].addr - t.deltas[0].addr > UINT32_MAX) {
+	if (!t.n || t.n >= OP_DELTA_PAD || t.deltas[t.n - 1].addr - t.deltas[0].addr >= OP_DELTA_PAD) {
 		err = -E2BIG;
 		goto cleanup;
 	}
@@ -271,10 +330,9 @@ void user_unwind_tables__find_rule(void *ctx, uint32_t pid, uint64_t pc,
 	}
 	ft = m->table;
 	vaddr = pc - m->bias;
-	if (vaddr < ft->base || vaddr - ft->base > 0xffffffffull)
+	if (vaddr < ft->base || vaddr - ft->base >= OP_DELTA_PAD)
 		goto invalid;
-	/* The last delta at or below vaddr, compared in 32 bits and with the step
-	 * bound of the BPF side (MAX_SEARCH_STEPS: tables of up to 16M deltas). */
+	/* The last delta at or below vaddr, compared in 32 bits as the BPF side does. */
 	lo = 0;
 	hi = ft->n_deltas;
 	for (int i = 0; i < USER_UNWIND_SEARCH_STEPS && lo < hi; i++) {

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "python_types.h"
 #include "types.h"
 
 struct elf_file;
@@ -43,7 +44,7 @@ struct user_unwind_result {
 
 /*
  * Unwinds from (pc, sp, fp = rbp) into frames[0 .. max_frames), exactly as the
- * BPF sampler fills struct op_trace.user when max_frames is
+ * BPF sampler fills the user frames of struct op_trace when max_frames is
  * OP_MAX_USER_FRAMES: native frames with absolute addresses and file_id 0,
  * then an OP_FRAME_ERROR frame when the walk stopped early and there is room.
  * pc == 0 gives no frames and OP_TRACE_F_NO_USER. Safe to call from several
@@ -52,6 +53,29 @@ struct user_unwind_result {
 struct user_unwind_result user_unwind__run(const struct user_unwind_ops *ops, uint32_t pid,
 					   uint64_t pc, uint64_t sp, uint64_t fp,
 					   struct op_frame *frames, uint32_t max_frames);
+
+/* A Python process (python_types.h): the mixed walk of bpf/python_maps.h. */
+struct user_unwind_python {
+	const struct op_py_proc *proc; /* its py_procs value (src/interp/python/); NULL: none */
+	uint64_t thread_ptr;	       /* the walked thread's fs base */
+	/* Reads of the interpreter's memory (thread states, frames, code
+	 * objects), same contract as user_unwind_ops.read; NULL: ops->read. */
+	int (*read)(void *ctx, void *dst, size_t size, uint64_t addr);
+	void *read_ctx;
+	uint64_t stats[OP_PY_STAT__COUNT]; /* enum op_py_stat, added to */
+};
+
+/*
+ * user_unwind__run() for a thread of a Python process, as the BPF sampler
+ * walks it when the pid is in `py_procs`: the thread state whose thread_id
+ * is py->thread_ptr, then op_py_step() per frame, so each eval-loop frame
+ * is replaced by its Python frames (OP_FRAME_PYTHON: code object, offset,
+ * fingerprint). py NULL, or no thread state or frame found: user_unwind__run().
+ */
+struct user_unwind_result user_unwind__run_python(const struct user_unwind_ops *ops,
+						  struct user_unwind_python *py, uint32_t pid,
+						  uint64_t pc, uint64_t sp, uint64_t fp,
+						  struct op_frame *frames, uint32_t max_frames);
 
 /* ---- the in-memory rule source ------------------------------------------- */
 

@@ -46,6 +46,7 @@ struct py_case {
 	char name[96];	   /* the cmocka test name */
 	char python[1024]; /* interpreter path */
 	enum workload what;
+	bool copies; /* record --copy-all-stacks: every sample unwound in user space */
 };
 
 static struct py_case cases[MAX_CASES];
@@ -329,8 +330,8 @@ static void test_case(void **state)
 		tu_rmtree(dir);
 		fail_msg("%s %s did not start", pc->python, script);
 	}
-	rc = tu_run(&out, "%s record -p %d -d " RECORD_SECONDS " -F " FREQUENCY " -o %s",
-		    omniprof(), pid, dir);
+	rc = tu_run(&out, "%s record -p %d -d " RECORD_SECONDS " -F " FREQUENCY " -o %s%s",
+		    omniprof(), pid, dir, pc->copies ? " --copy-all-stacks" : "");
 	tu_reap(pid);
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
@@ -366,6 +367,7 @@ static void add_case(const char *name, const char *python, enum workload what)
 	snprintf(pc->name, sizeof(pc->name), "%s", name);
 	snprintf(pc->python, sizeof(pc->python), "%s", python);
 	pc->what = what;
+	pc->copies = false;
 }
 
 /* "3.9.18" before "3.10.13": by major, then minor number. */
@@ -378,26 +380,6 @@ static int version_cmp(const void *a, const void *b)
 	return ma != mb ? (ma > mb) - (ma < mb) : (na > nb) - (na < nb);
 }
 
-/* pyenv's root: $PYENV_ROOT, else what `pyenv root` says, else ~/.pyenv. */
-static void pyenv_root(char *buf, size_t len)
-{
-	const char *env = getenv("PYENV_ROOT"), *home = getenv("HOME");
-	char *out = NULL;
-
-	if (env && *env) {
-		snprintf(buf, len, "%s", env);
-		return;
-	}
-	if (!tu_run(&out, "pyenv root 2>/dev/null") && out && *out) {
-		out[strcspn(out, "\n")] = '\0';
-		snprintf(buf, len, "%s", out);
-		free(out);
-		return;
-	}
-	free(out);
-	snprintf(buf, len, "%s/.pyenv", home ? home : "/root");
-}
-
 /* Every pyenv CPython 3 (python 2 is not supported), oldest first. */
 static size_t find_pyenv_versions(char names[][64], size_t max, char *root, size_t root_len)
 {
@@ -406,7 +388,7 @@ static size_t find_pyenv_versions(char names[][64], size_t max, char *root, size
 	size_t n = 0;
 	DIR *d;
 
-	pyenv_root(root, root_len);
+	tu_pyenv_root(root, root_len);
 	snprintf(path, sizeof(path), "%s/versions", root);
 	d = opendir(path);
 	if (!d)
@@ -473,6 +455,17 @@ int main(void)
 		snprintf(name, sizeof(name), "pyenv %.60s, three threads", oldest);
 		add_case(name, python, THREADS);
 	}
+	/* Young processes' samples, unwound from stack copies in user space (the
+	 * Python walker reading the live process): the newest version, whose
+	 * entry frames are on the copied stack, and Debian's, with threads. */
+	if (n_versions) {
+		snprintf(python, sizeof(python), "%.400s/versions/%.60s/bin/python3", root, newest);
+		snprintf(name, sizeof(name), "pyenv %.40s, ctypes callback (stack copies)", newest);
+		add_case(name, python, MIXED);
+		cases[n_cases - 1].copies = true;
+	}
+	add_case("debian python3.11, three threads (stack copies)", "/usr/bin/python3.11", THREADS);
+	cases[n_cases - 1].copies = true;
 
 	tests[0] = (struct CMUnitTest){.name = "interpreters present",
 				       .test_func = test_interpreters_present};

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "testutil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -138,4 +139,49 @@ void tu_reap(pid_t pid)
 		return;
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+}
+
+void tu_pyenv_root(char *buf, size_t len)
+{
+	const char *env = getenv("PYENV_ROOT"), *home = getenv("HOME");
+	char *out = NULL;
+
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return;
+	}
+	if (!tu_run(&out, "pyenv root 2>/dev/null") && out && *out) {
+		out[strcspn(out, "\n")] = '\0';
+		snprintf(buf, len, "%s", out);
+		free(out);
+		return;
+	}
+	free(out);
+	snprintf(buf, len, "%s/.pyenv", home ? home : "/root");
+}
+
+int tu_pyenv_python(const char *version, char *buf, size_t len)
+{
+	char root[512], path[1024];
+	size_t vlen = strlen(version);
+	struct dirent *de;
+	int err = -ENOENT;
+	DIR *d;
+
+	tu_pyenv_root(root, sizeof(root));
+	snprintf(path, sizeof(path), "%s/versions", root);
+	d = opendir(path);
+	if (!d)
+		return -ENOENT;
+	while (err && (de = readdir(d))) {
+		if (strncmp(de->d_name, version, vlen) || de->d_name[vlen] != '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/versions/%s/bin/python3", root, de->d_name);
+		if (access(path, X_OK) == 0) {
+			snprintf(buf, len, "%s", path);
+			err = 0;
+		}
+	}
+	closedir(d);
+	return err;
 }

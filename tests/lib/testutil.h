@@ -22,5 +22,10 @@ char *tu_read_file(const char *path, size_t *len);
 pid_t tu_spawn_ready(char *const argv[]);
 /* Kills and reaps a spawned process. */
 void tu_reap(pid_t pid);
+/* pyenv's root: $PYENV_ROOT, else what `pyenv root` says, else ~/.pyenv. */
+void tu_pyenv_root(char *buf, size_t len);
+/* The python3 of pyenv's CPython VERSION ("3.8": the first versions/3.8.*
+ * folder holding bin/python3) into buf. 0, or -ENOENT. */
+int tu_pyenv_python(const char *version, char *buf, size_t len);
 
 #endif

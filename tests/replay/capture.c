@@ -17,17 +17,20 @@
 
 #include "case.h"
 #include "elf/elf_file.h"
+#include "interp/python/python_code.h"
 #include "proc/proc_maps.h"
 #include "snapshot.h"
 #include "space.h"
 #include "testutil.h"
+#include "unwind/user_unwind.h"
 #include "util/read_file.h"
 
 #define MAX_TRACEES	  64
 #define MAX_ATTEMPTS	  200
 #define STEPS_PER_ATTEMPT 20000
-#define STACK_ABOVE_SP	  (1u << 20) /* bytes of stack kept above each thread's sp */
-#define STACK_BELOW_SP	  256	     /* and below it (the red zone, 128 bytes, and margin) */
+#define STACK_ABOVE_SP	  (1u << 20)   /* bytes of stack kept above each thread's sp */
+#define STACK_BELOW_SP	  256	       /* and below it (the red zone, 128 bytes, and margin) */
+#define WRITABLE_MAX	  (256u << 20) /* bytes of writable mappings copied (memory writable) */
 
 struct tracee {
 	pid_t tid;
@@ -41,6 +44,10 @@ struct capture {
 	char *maps;
 	struct space sp;
 	bool sp_open;
+	/* stop python: the walk's rules and interpreter, made on first use per space */
+	struct user_unwind_tables *tables;
+	struct space_python py;
+	int py_err;
 	char *err;
 	size_t err_len;
 };
@@ -140,6 +147,8 @@ static int refresh_space(struct capture *cap)
 	}
 	if (cap->sp_open)
 		space__close(&cap->sp);
+	user_unwind_tables__free(cap->tables);
+	cap->tables = NULL;
 	free(cap->maps);
 	cap->maps = text;
 	err = space__open(&cap->sp, text, len, live_read, &cap->pid);
@@ -147,13 +156,59 @@ static int refresh_space(struct capture *cap)
 	return err;
 }
 
-static bool at_stop_point(struct capture *cap, const struct replay_case *c, uint64_t pc)
+/*
+ * Is thread tid, stopped at pc, running Python function name? pc in the eval
+ * loop, and the first Python frame of the mixed walk (the replay's own walk,
+ * over the live memory of the stopped process) is a code object of that name.
+ */
+static bool in_python_function(struct capture *cap, pid_t tid, uint64_t pc, const char *name)
+{
+	static struct op_frame frames[OP_MAX_USER_FRAMES];
+	struct user_unwind_ops ops = {live_read, user_unwind_tables__find_rule, &cap->pid, NULL};
+	struct user_unwind_python py = {0};
+	struct user_unwind_result r;
+	struct user_regs_struct regs;
+	struct python_code *code = NULL;
+	bool in_eval = false, match = false;
+
+	if (!cap->tables) {
+		if (user_unwind_tables__new(&cap->tables))
+			return false;
+		space__add_tables(&cap->sp, cap->tables);
+		cap->py_err = space__python(&cap->sp, &cap->py);
+	}
+	if (cap->py_err)
+		return false;
+	for (int i = 0; i < OP_PY_MAX_RANGES; i++)
+		in_eval |= pc >= cap->py.proc.eval[i].start && pc < cap->py.proc.eval[i].end;
+	if (!in_eval || ptrace(PTRACE_GETREGS, tid, 0, &regs))
+		return false;
+	ops.rule_ctx = cap->tables;
+	py.proc = &cap->py.proc;
+	py.thread_ptr = regs.fs_base;
+	r = user_unwind__run_python(&ops, &py, (uint32_t)cap->pid, regs.rip, regs.rsp, regs.rbp,
+				    frames, OP_MAX_USER_FRAMES);
+	for (uint32_t i = 0; i < r.n_frames; i++) {
+		if (frames[i].kind != OP_FRAME_PYTHON)
+			continue;
+		if (!python_code__read((uint32_t)cap->pid, cap->py.layout, frames[i].addr,
+				       frames[i].file_id, &code))
+			match = !strcmp(code->name, name);
+		python_code__free(code);
+		break;
+	}
+	return match;
+}
+
+static bool at_stop_point(struct capture *cap, const struct replay_case *c, pid_t tid, uint64_t pc)
 {
 	const struct space_map *m;
 	const char *name;
 	uint64_t off = 0;
 
 	switch (c->stop) {
+	case STOP_PYTHON:
+		return in_python_function(cap, tid, pc, c->stop_name);
 	case STOP_IN:
 	case STOP_AT:
 		name = space__function(&cap->sp, pc, false, &off);
@@ -184,7 +239,7 @@ static struct tracee *find_stopped(struct capture *cap, const struct replay_case
 	uint64_t pc = 0;
 
 	for (int i = 0; i < cap->n; i++)
-		if (!get_pc(cap->t[i].tid, &pc) && at_stop_point(cap, c, pc))
+		if (!get_pc(cap->t[i].tid, &pc) && at_stop_point(cap, c, cap->t[i].tid, pc))
 			return &cap->t[i];
 	return NULL;
 }
@@ -206,7 +261,7 @@ static struct tracee *step_main(struct capture *cap, const struct replay_case *c
 		tr->pending_sig = 0;
 		if (wait_stop(tr) || get_pc(tr->tid, &pc))
 			return NULL;
-		if (at_stop_point(cap, c, pc))
+		if (at_stop_point(cap, c, tr->tid, pc))
 			return tr;
 	}
 	return NULL;
@@ -238,10 +293,40 @@ static int copy_mem(struct capture *cap, struct snapshot *snap, uint64_t start, 
 	return err;
 }
 
-static int take_snapshot(struct capture *cap, pid_t stopped, struct snapshot *snap)
+/*
+ * Every writable mapping (heap, anonymous memory, files' data), within
+ * WRITABLE_MAX in all: what an interpreter's walker reads besides the
+ * stack. Added to ranges (room for n_maps more); returns the new count.
+ */
+static size_t add_writable(const struct proc_map *maps, size_t n_maps, struct range *ranges,
+			   size_t n_ranges)
+{
+	size_t n_stacks = n_ranges;
+	uint64_t total = 0;
+
+	for (size_t j = 0; j < n_maps; j++) {
+		const struct proc_map *m = &maps[j];
+		bool stack = false;
+
+		/* [vvar] cannot be read; stacks are copied around each sp (ranges[0 ..
+		 * n_stacks) hold those), not whole (8 MiB per thread). */
+		for (size_t k = 0; k < n_stacks; k++)
+			stack |= ranges[k].start >= m->start && ranges[k].start < m->end;
+		if (!(m->perms & PROC_MAP_W) || stack || !strncmp(m->path, "[v", 2))
+			continue;
+		if (total + (m->end - m->start) > WRITABLE_MAX)
+			break;
+		total += m->end - m->start;
+		ranges[n_ranges++] = (struct range){m->start, m->end};
+	}
+	return n_ranges;
+}
+
+static int take_snapshot(struct capture *cap, const struct replay_case *c, pid_t stopped,
+			 struct snapshot *snap)
 {
 	struct proc_map *maps = NULL;
-	struct range ranges[MAX_TRACEES + 1];
+	struct range *ranges = NULL;
 	size_t n_maps = 0, n_ranges = 0;
 	int err;
 
@@ -254,6 +339,11 @@ static int take_snapshot(struct capture *cap, pid_t stopped, struct snapshot *sn
 	err = proc_maps__parse(cap->maps, snap->maps_len, &maps, &n_maps, NULL);
 	if (err)
 		return err;
+	ranges = calloc(MAX_TRACEES + 1 + n_maps, sizeof(*ranges));
+	if (!ranges) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
 	for (int i = 0; i < cap->n; i++) {
 		struct snapshot_thread t = {.tid = (uint32_t)cap->t[i].tid};
 		char path[96], *comm = NULL;
@@ -285,6 +375,8 @@ static int take_snapshot(struct capture *cap, pid_t stopped, struct snapshot *sn
 	for (size_t j = 0; j < n_maps; j++)
 		if (!strcmp(maps[j].path, "[vdso]"))
 			ranges[n_ranges++] = (struct range){maps[j].start, maps[j].end};
+	if (c->copy_writable)
+		n_ranges = add_writable(maps, n_maps, ranges, n_ranges);
 	qsort(ranges, n_ranges, sizeof(ranges[0]), cmp_range);
 	for (size_t j = 0; j < n_ranges; j++) {
 		struct range r = ranges[j];
@@ -310,6 +402,7 @@ static int take_snapshot(struct capture *cap, pid_t stopped, struct snapshot *sn
 			goto cleanup;
 	}
 cleanup:
+	free(ranges);
 	proc_maps__free(maps, n_maps);
 	return err;
 }
@@ -320,20 +413,58 @@ static int capture_fail(struct capture *cap, int err, const char *fmt, const cha
 	return err ? err : -EINVAL;
 }
 
+/*
+ * The command line: build/workloads/NAME ARGS, or for a Python case the
+ * interpreter, the script in tests/workloads/python/ and ARGS with each
+ * @PATH made build/workloads/PATH. bufs holds the strings built. 0 or -ENOENT.
+ */
+static int build_argv(const struct replay_case *c, const char *build_dir, char *exe, size_t len,
+		      char **argv, char bufs[][512])
+{
+	int n = 0;
+
+	if (!c->python) {
+		snprintf(exe, len, "%s/workloads/%s", build_dir, c->workload);
+	} else if (c->python[0] == '/') {
+		snprintf(exe, len, "%s", c->python);
+	} else if (tu_pyenv_python(c->python, exe, len)) {
+		return -ENOENT;
+	}
+	argv[n++] = exe;
+	if (c->python) {
+		char rel[512], *abs;
+
+		/* Absolute, as the code objects' file names then are. */
+		snprintf(rel, sizeof(rel), "%s/../../workloads/python/%s", c->dir, c->workload);
+		abs = realpath(rel, NULL);
+		snprintf(bufs[0], 512, "%s", abs ? abs : rel);
+		free(abs);
+		argv[n++] = bufs[0];
+	}
+	for (int i = 0; i < c->n_args; i++) {
+		if (c->args[i][0] == '@') {
+			snprintf(bufs[i + 1], 512, "%s/workloads/%s", build_dir, c->args[i] + 1);
+			argv[n++] = bufs[i + 1];
+		} else {
+			argv[n++] = c->args[i];
+		}
+	}
+	argv[n] = NULL;
+	return 0;
+}
+
 int capture__run(const struct replay_case *c, const char *build_dir, struct snapshot *snap,
 		 char *err_buf, size_t err_len)
 {
 	struct capture cap = {.err = err_buf, .err_len = err_len};
-	char exe[512], *argv[CASE_MAX_ARGS + 2];
+	char exe[512], *argv[CASE_MAX_ARGS + 3], bufs[CASE_MAX_ARGS + 1][512];
 	struct tracee *found = NULL;
 	struct timespec settle = {c->settle_ms / 1000, (c->settle_ms % 1000) * 1000000L};
 	int err;
 
-	snprintf(exe, sizeof(exe), "%s/workloads/%s", build_dir, c->workload);
-	argv[0] = exe;
-	for (int i = 0; i < c->n_args; i++)
-		argv[i + 1] = c->args[i];
-	argv[c->n_args + 1] = NULL;
+	err = build_argv(c, build_dir, exe, sizeof(exe), argv, bufs);
+	if (err)
+		return capture_fail(&cap, err, "no CPython %s (pyenv root's versions/)", c->python);
 	cap.pid = tu_spawn_ready(argv);
 	if (cap.pid < 0)
 		return capture_fail(&cap, -ECHILD, "%s did not start (built?)", exe);
@@ -369,7 +500,7 @@ int capture__run(const struct replay_case *c, const char *build_dir, struct snap
 		err = capture_fail(&cap, -ETIMEDOUT, "%s never reached the stop point", exe);
 		goto cleanup;
 	}
-	err = take_snapshot(&cap, found->tid, snap);
+	err = take_snapshot(&cap, c, found->tid, snap);
 	if (err)
 		capture_fail(&cap, err, "copying the memory of %s failed", exe);
 cleanup:
@@ -378,6 +509,7 @@ cleanup:
 	tu_reap(cap.pid);
 	if (cap.sp_open)
 		space__close(&cap.sp);
+	user_unwind_tables__free(cap.tables);
 	free(cap.maps);
 	return err;
 }

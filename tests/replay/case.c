@@ -57,7 +57,7 @@ static int add_expect(struct case_thread *t, enum expect_kind kind, const char *
 		free(copy);
 		return -ENOMEM;
 	}
-	t->exp[t->n_exp++] = (struct expect){kind, copy, min, max};
+	t->exp[t->n_exp++] = (struct expect){kind, copy, min, max, NULL};
 	return 0;
 }
 
@@ -97,6 +97,17 @@ static int parse_line(struct replay_case *c, char *line, int lineno, char *err, 
 			c->args[c->n_args++] = strdup(words[i]);
 		return c->workload ? 0 : -ENOMEM;
 	}
+	if (!strcmp(words[0], "python") && n >= 3) {
+		c->python = strdup(words[1]);
+		c->workload = strdup(words[2]);
+		for (int i = 3; i < n && c->n_args < CASE_MAX_ARGS; i++)
+			c->args[c->n_args++] = strdup(words[i]);
+		return c->python && c->workload ? 0 : -ENOMEM;
+	}
+	if (!strcmp(words[0], "memory") && n == 2 && !strcmp(words[1], "writable")) {
+		c->copy_writable = true;
+		return 0;
+	}
 	if (!strcmp(words[0], "snapshot") && n == 2)
 		return (c->snapshot = strdup(words[1])) ? 0 : -ENOMEM;
 	if (!strcmp(words[0], "stop") && n >= 2) {
@@ -106,9 +117,12 @@ static int parse_line(struct replay_case *c, char *line, int lineno, char *err, 
 			c->stop = STOP_VDSO;
 		else if (n == 3 && (!strcmp(words[1], "in") || !strcmp(words[1], "at")))
 			c->stop = words[1][0] == 'i' ? STOP_IN : STOP_AT;
+		else if (n == 3 && !strcmp(words[1], "python"))
+			c->stop = STOP_PYTHON;
 		else
-			return fail(err, len, lineno, "stop in|at NAME, stop plt or stop vdso");
-		if (c->stop == STOP_IN || c->stop == STOP_AT)
+			return fail(err, len, lineno,
+				    "stop in|at|python NAME, stop plt or stop vdso");
+		if (c->stop == STOP_IN || c->stop == STOP_AT || c->stop == STOP_PYTHON)
 			return (c->stop_name = strdup(words[2])) ? 0 : -ENOMEM;
 		return 0;
 	}
@@ -142,6 +156,13 @@ static int parse_line(struct replay_case *c, char *line, int lineno, char *err, 
 		return add_expect(t, EXPECT_LIKE, rest, 1, 1);
 	if (!strcmp(words[0], "error") && n >= 2)
 		return add_expect(t, EXPECT_ERROR, rest, 1, 1);
+	if (!strcmp(words[0], "py") && (n == 2 || n == 3)) {
+		if (add_expect(t, EXPECT_PYTHON, words[1], 1, 1))
+			return -ENOMEM;
+		if (n == 3 && !(t->exp[t->n_exp - 1].where = strdup(words[2])))
+			return -ENOMEM;
+		return 0;
+	}
 	if (!strcmp(words[0], "gap") && n == 3) {
 		unsigned int min = (unsigned int)atoi(words[1]), max = (unsigned int)atoi(words[2]);
 
@@ -236,14 +257,17 @@ void case__free(struct replay_case *c)
 	free(c->name);
 	free(c->dir);
 	free(c->workload);
+	free(c->python);
 	for (int i = 0; i < c->n_args; i++)
 		free(c->args[i]);
 	free(c->snapshot);
 	free(c->stop_name);
 	free(c->known_failure);
 	for (size_t i = 0; i < c->n_threads; i++) {
-		for (size_t j = 0; j < c->threads[i].n_exp; j++)
+		for (size_t j = 0; j < c->threads[i].n_exp; j++) {
 			free(c->threads[i].exp[j].text);
+			free(c->threads[i].exp[j].where);
+		}
 		free(c->threads[i].exp);
 		free(c->threads[i].select);
 	}

@@ -6,21 +6,35 @@
  * ('#' starts a comment):
  *
  *   workload NAME [ARG...]   build/workloads/NAME, run until it prints "ready"
+ *   python VERSION SCRIPT [ARG...]
+ *                            tests/workloads/python/SCRIPT run by CPython VERSION
+ *                            (3.8: pyenv root's versions/3.8.*; or an absolute
+ *                            path); an ARG @PATH is build/workloads/PATH
+ *   memory writable          also copy every writable mapping (an interpreter's
+ *                            heap and data: what the Python walker reads)
  *   snapshot PATH            a committed snapshot instead (relative to the case file)
  *   stop in NAME             capture when a thread's innermost function is NAME
  *   stop at NAME             ... when a thread is at NAME's first instruction
  *   stop plt                 ... when a thread is inside a .plt section
  *   stop vdso                ... when a thread is inside the vDSO
+ *   stop python NAME         ... when a thread is in the interpreter's eval loop
+ *                            running Python function NAME (its innermost Python
+ *                            frame, as the walker sees it on the live process)
  *   settle MS                wait MS after "ready" before stopping (default 200)
  *   step main|none           single-step the main thread towards the stop (default main)
  *   known_failure REASON     the case documents a known gap: failing is reported as
  *                            XFAIL, passing as XPASS (a failure: drop the line)
- *   thread stopped|COMM      the expectations that follow are for this thread
+ *   thread stopped|COMM|oldest+N
+ *                            the expectations that follow are for this thread
+ *                            (oldest+N: the one with N lower thread ids)
  *   frame NAME[|NAME...]     one frame named exactly one of these
  *   like TEXT[|TEXT...]      one frame whose name contains one of these
  *   seq FORMAT FROM TO       frames FORMAT % i for i from FROM to TO (either direction)
  *   repeat N NAME            N frames named NAME
- *   gap MIN MAX              MIN to MAX frames of any name (never an error frame)
+ *   py NAME [FILE[:LINE]]    one Python frame: function NAME (qualified from
+ *                            3.11), in a file whose name ends with FILE, at LINE
+ *   gap MIN MAX              MIN to MAX native frames of any name (never an error
+ *                            or a Python frame)
  *   error TEXT               an error frame whose text contains TEXT
  *
  * The expectations of a thread describe its whole stack: every frame must be
@@ -39,12 +53,14 @@ enum expect_kind {
 	EXPECT_LIKE,  /* text: alternatives, substring */
 	EXPECT_GAP,
 	EXPECT_ERROR,
+	EXPECT_PYTHON, /* text: the function; where: FILE[:LINE] or NULL */
 };
 
 struct expect {
 	enum expect_kind kind;
 	char *text; /* owned */
 	unsigned int min, max;
+	char *where; /* owned; EXPECT_PYTHON only */
 };
 
 struct case_thread {
@@ -58,19 +74,22 @@ enum stop_kind {
 	STOP_AT,
 	STOP_PLT,
 	STOP_VDSO,
+	STOP_PYTHON,
 };
 
 #define CASE_MAX_ARGS 8
 
 struct replay_case {
-	char *name; /* the file name without .case; owned */
-	char *dir;  /* the case file's folder; owned */
-	char *workload;
+	char *name;	/* the file name without .case; owned */
+	char *dir;	/* the case file's folder; owned */
+	char *workload; /* a program in build/workloads, or a script (python) */
+	char *python;	/* the interpreter: a version or a path; NULL: not Python */
+	bool copy_writable;
 	char *args[CASE_MAX_ARGS + 1];
 	int n_args;
 	char *snapshot;
 	enum stop_kind stop;
-	char *stop_name; /* STOP_IN, STOP_AT */
+	char *stop_name; /* STOP_IN, STOP_AT, STOP_PYTHON */
 	int settle_ms;
 	bool step_main;
 	char *known_failure;

@@ -23,6 +23,9 @@
 #include "capture.h"
 #include "case.h"
 #include "elf/elf_file.h"
+#include "interp/python/python_code.h"
+#include "interp/python/python_layout.h"
+#include "interp/python/python_lines.h"
 #include "snapshot.h"
 #include "space.h"
 #include "symbol/symbolizer.h"
@@ -35,7 +38,9 @@ static bool verbose; /* -v: print every stack, not only failing ones */
 
 struct named_frame {
 	char name[NAME_LEN];
+	char where[NAME_LEN]; /* Python frames: FILE:LINE */
 	bool error;
+	bool python;
 };
 
 static int snap_read(void *ctx, void *dst, size_t len, uint64_t addr)
@@ -43,17 +48,55 @@ static int snap_read(void *ctx, void *dst, size_t len, uint64_t addr)
 	return snapshot__read_mem(ctx, dst, len, addr);
 }
 
+/* The process's memory besides its stacks: what the snapshot copied, else
+ * what a read-only file mapping holds (the file). */
+struct full_mem {
+	const struct snapshot *s;
+	const struct space *sp;
+};
+
+static int full_read(void *ctx, void *dst, size_t len, uint64_t addr)
+{
+	const struct full_mem *m = ctx;
+
+	if (!snapshot__read_mem(m->s, dst, len, addr))
+		return 0;
+	return space__read_file(m->sp, dst, len, addr);
+}
+
+/* python_mem's reader. */
+static int full_read_py(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return full_read(ctx, buf, len, addr);
+}
+
+/* Does a Python frame's FILE:LINE match the expected FILE[:LINE]? FILE is a
+ * suffix of the file name (the path depends on the checkout). */
+static bool where_matches(const char *want, const char *where)
+{
+	const char *colon = strrchr(want, ':'), *have_colon = strrchr(where, ':');
+	size_t flen = colon ? (size_t)(colon - want) : strlen(want);
+	size_t have_flen = have_colon ? (size_t)(have_colon - where) : strlen(where);
+
+	if (flen > have_flen || strncmp(where + have_flen - flen, want, flen))
+		return false;
+	return !colon || (have_colon && !strcmp(colon, have_colon));
+}
+
 static bool frame_matches(const struct expect *e, const struct named_frame *f)
 {
 	switch (e->kind) {
 	case EXPECT_FRAME:
-		return !f->error && case__name_matches(e->text, false, f->name);
+		return !f->error && !f->python && case__name_matches(e->text, false, f->name);
 	case EXPECT_LIKE:
-		return !f->error && case__name_matches(e->text, true, f->name);
+		return !f->error && !f->python && case__name_matches(e->text, true, f->name);
 	case EXPECT_ERROR:
 		return f->error && strstr(f->name, e->text);
 	case EXPECT_GAP:
-		return !f->error;
+		return !f->error && !f->python;
+	case EXPECT_PYTHON:
+		return f->python && !strcmp(e->text, f->name) &&
+		       (!e->where || where_matches(e->where, f->where));
 	}
 	return false;
 }
@@ -70,7 +113,7 @@ static bool match(const struct expect *exp, size_t n_exp, size_t j, const struct
 		return i == n;
 	if (exp[j].kind == EXPECT_GAP) {
 		for (size_t k = 0; k <= exp[j].max && i + k <= n; k++) {
-			if (k && f[i + k - 1].error)
+			if (k && (f[i + k - 1].error || f[i + k - 1].python))
 				break;
 			if (k >= exp[j].min &&
 			    match(exp, n_exp, j + 1, f, n, i + k, deepest, deepest_exp))
@@ -91,6 +134,10 @@ static const char *expect_text(const struct expect *e, char *buf, size_t len)
 	case EXPECT_ERROR:
 		snprintf(buf, len, "error '%s'", e->text);
 		break;
+	case EXPECT_PYTHON:
+		snprintf(buf, len, "Python %s%s%s", e->text, e->where ? " at " : "",
+			 e->where ? e->where : "");
+		break;
 	default:
 		snprintf(buf, len, "%s%s", e->kind == EXPECT_LIKE ? "like " : "", e->text);
 	}
@@ -104,12 +151,29 @@ static void print_stack(const struct named_frame *f, size_t n)
 			printf("      ... %zu frames ...\n", n - 40);
 			i = n - 16;
 		}
-		printf("      #%-3zu %s\n", i, f[i].name);
+		if (f[i].python)
+			printf("      #%-3zu py %s (%s)\n", i, f[i].name, f[i].where);
+		else
+			printf("      #%-3zu %s\n", i, f[i].name);
 	}
 }
 
 static const struct snapshot_thread *pick_thread(const struct snapshot *s, const char *select)
 {
+	if (!strncmp(select, "oldest+", 7)) {
+		/* The one with N older threads (lower thread ids). */
+		size_t n = (size_t)atoi(select + 7);
+
+		for (size_t i = 0; i < s->n_threads; i++) {
+			size_t older = 0;
+
+			for (size_t j = 0; j < s->n_threads; j++)
+				older += s->threads[j].tid < s->threads[i].tid;
+			if (older == n)
+				return &s->threads[i];
+		}
+		return NULL;
+	}
 	for (size_t i = 0; i < s->n_threads; i++) {
 		const struct snapshot_thread *t = &s->threads[i];
 
@@ -120,35 +184,75 @@ static const struct snapshot_thread *pick_thread(const struct snapshot *s, const
 	return NULL;
 }
 
+/*
+ * Names a Python frame as the agent does (python__resolve and
+ * python__describe): the code object read by python_code from the
+ * snapshot's memory, checked against the walker's fingerprint.
+ */
+static void name_python(struct full_mem *full, const struct space_python *py,
+			const struct op_frame *f, struct named_frame *out)
+{
+	struct python_mem mem = {full_read_py, full};
+	struct python_code *code = NULL;
+	int err = python_code__read_from(&mem, py->layout, f->addr, f->file_id, &code);
+
+	out->python = true;
+	if (err) {
+		snprintf(out->name, NAME_LEN, "[unknown Python code]");
+		snprintf(out->where, NAME_LEN, "code 0x%llx: %s", (unsigned long long)f->addr,
+			 strerror(-err));
+		return;
+	}
+	snprintf(out->name, NAME_LEN, "%s", code->name);
+	snprintf(out->where, NAME_LEN, "%s:%lld", code->filename,
+		 (long long)python_lines__find(code->line_kind, code->lines, code->n_lines,
+					       code->firstlineno, f->aux));
+	python_code__free(code);
+}
+
 /* Checks one thread of the case. true when it matches; prints why not. */
 static bool replay_thread(const struct replay_case *c, const struct case_thread *ct,
 			  const struct snapshot *s, const struct space *sp,
-			  struct user_unwind_tables *tables, char *summary, size_t len)
+			  const struct space_python *py, struct user_unwind_tables *tables,
+			  char *summary, size_t len)
 {
 	static struct op_frame frames[OP_MAX_USER_FRAMES];
 	static struct named_frame named[OP_MAX_USER_FRAMES];
 	const struct snapshot_thread *t = pick_thread(s, ct->select);
 	struct user_unwind_ops ops = {snap_read, user_unwind_tables__find_rule, (void *)s, tables};
+	struct full_mem full = {s, sp};
+	struct user_unwind_python walk_py = {.read = full_read, .read_ctx = &full};
 	struct user_unwind_result r;
-	size_t deepest = 0, deepest_exp = 0;
+	size_t deepest = 0, deepest_exp = 0, n_python = 0;
 	char want[NAME_LEN];
 
 	if (!t) {
 		snprintf(summary, len, "no thread '%s' in the snapshot", ct->select);
 		return false;
 	}
-	r = user_unwind__run(&ops, s->pid, t->regs.rip, t->regs.rsp, t->regs.rbp, frames,
-			     OP_MAX_USER_FRAMES);
+	/* As the sampler: the mixed walk when the pid has a py_procs entry. */
+	walk_py.proc = py ? &py->proc : NULL;
+	walk_py.thread_ptr = t->regs.fs_base;
+	r = user_unwind__run_python(&ops, &walk_py, s->pid, t->regs.rip, t->regs.rsp, t->regs.rbp,
+				    frames, OP_MAX_USER_FRAMES);
 	for (uint32_t i = 0; i < r.n_frames; i++) {
+		memset(&named[i], 0, sizeof(named[i]));
 		named[i].error = frames[i].kind == OP_FRAME_ERROR;
 		if (named[i].error)
 			snprintf(named[i].name, NAME_LEN, "%s", symbolizer__error(frames[i].addr));
+		else if (frames[i].kind == OP_FRAME_PYTHON && py)
+			name_python(&full, py, &frames[i], &named[i]);
 		else
 			space__name(sp, frames[i].addr, frames[i].flags & OP_FRAME_F_RETURN_ADDRESS,
 				    named[i].name, NAME_LEN);
+		n_python += named[i].python;
 	}
 	if (match(ct->exp, ct->n_exp, 0, named, r.n_frames, 0, &deepest, &deepest_exp)) {
-		snprintf(summary, len, "thread %s: %u frames", t->comm, r.n_frames);
+		if (py)
+			snprintf(summary, len, "thread %s: %u frames, %zu Python", t->comm,
+				 r.n_frames, n_python);
+		else
+			snprintf(summary, len, "thread %s: %u frames", t->comm, r.n_frames);
 		if (verbose) {
 			printf("     %s, thread %s:\n", c->name, t->comm);
 			print_stack(named, r.n_frames);
@@ -171,8 +275,9 @@ static int replay_snapshot(const struct replay_case *c, const struct snapshot *s
 			   size_t len)
 {
 	struct user_unwind_tables *tables = NULL;
+	struct space_python py;
 	struct space sp;
-	int err, failed = 0;
+	int err, failed = 0, py_err;
 	size_t used = 0;
 
 	err = space__open(&sp, s->maps, s->maps_len, snap_read, (void *)s);
@@ -196,13 +301,27 @@ static int replay_snapshot(const struct replay_case *c, const struct snapshot *s
 	if (err)
 		goto cleanup;
 	space__add_tables(&sp, tables);
+	py_err = space__python(&sp, &py);
+	if (py_err && c->python) {
+		snprintf(summary, len, "no supported CPython found in the snapshot: %s",
+			 strerror(-py_err));
+		err = py_err;
+		goto cleanup;
+	}
+	if (!py_err) {
+		used = (size_t)snprintf(summary, len, "CPython %u.%u: ", py.proc.version >> 8,
+					py.proc.version & 0xff);
+		if (used >= len)
+			used = len;
+	}
 	for (size_t i = 0; i < c->n_threads; i++) {
 		char one[512];
 
-		if (!replay_thread(c, &c->threads[i], s, &sp, tables, one, sizeof(one)))
+		if (!replay_thread(c, &c->threads[i], s, &sp, py_err ? NULL : &py, tables, one,
+				   sizeof(one)))
 			failed++;
 		used += (size_t)snprintf(summary + used, used < len ? len - used : 0, "%s%s",
-					 i ? "; " : "", one);
+					 i && used ? "; " : "", one);
 		if (used >= len)
 			used = len;
 	}

@@ -3,6 +3,7 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,10 +116,28 @@ int space__open(struct space *sp, const char *text, size_t len, space_read_fn re
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	sp->ro = calloc(n_raw ? n_raw : 1, sizeof(*sp->ro));
+	if (!sp->ro) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
 	/* As process_table__refresh: executable mappings, bias from the code segment. */
 	for (size_t i = 0; i < n_raw; i++) {
 		struct space_map *m = &sp->maps[sp->n_maps];
 
+		if (raw[i].path[0] == '/' && !(raw[i].perms & PROC_MAP_W)) {
+			struct space_ro *ro = &sp->ro[sp->n_ro];
+
+			ro->path = strdup(raw[i].path);
+			if (!ro->path) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			ro->start = raw[i].start;
+			ro->end = raw[i].end;
+			ro->offset = raw[i].offset;
+			sp->n_ro++;
+		}
 		if (!(raw[i].perms & PROC_MAP_X))
 			continue;
 		m->start = raw[i].start;
@@ -160,6 +179,9 @@ void space__close(struct space *sp)
 	}
 	free(sp->files);
 	free(sp->maps);
+	for (size_t i = 0; i < sp->n_ro; i++)
+		free(sp->ro[i].path);
+	free(sp->ro);
 	memset(sp, 0, sizeof(*sp));
 }
 
@@ -210,6 +232,25 @@ const char *space__name(const struct space *sp, uint64_t addr, bool is_return, c
 	return buf;
 }
 
+int space__read_file(const struct space *sp, void *dst, size_t len, uint64_t addr)
+{
+	for (size_t i = 0; i < sp->n_ro; i++) {
+		const struct space_ro *ro = &sp->ro[i];
+		ssize_t n;
+		int fd;
+
+		if (addr < ro->start || addr >= ro->end || len > ro->end - addr)
+			continue;
+		fd = open(ro->path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -EFAULT;
+		n = pread(fd, dst, len, (off_t)(ro->offset + (addr - ro->start)));
+		close(fd);
+		return n == (ssize_t)len ? 0 : -EFAULT;
+	}
+	return -EFAULT;
+}
+
 bool space__in_plt(const struct space *sp, uint64_t addr)
 {
 	const struct space_map *m = space__find(sp, addr);
@@ -241,4 +282,32 @@ int space__add_tables(const struct space *sp, struct user_unwind_tables *t)
 		}
 	}
 	return n;
+}
+
+int space__python(const struct space *sp, struct space_python *out)
+{
+	int err = -ENOENT;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < sp->n_maps; i++) {
+		const struct space_map *m = &sp->maps[i];
+		struct space_file *f = m->file;
+
+		if (!f || !f->ef || !m->has_bias)
+			continue;
+		if (!f->py_tried) {
+			f->py_tried = true;
+			f->py_err = python_binary__inspect(f->ef, f->path, &f->py);
+		}
+		if (f->py_err) {
+			if (f->py_err == -ENOTSUP)
+				err = -ENOTSUP;
+			continue;
+		}
+		python_binary__proc_info(&f->py, m->bias, &out->proc);
+		out->layout = f->py.layout;
+		out->file = f;
+		return 0;
+	}
+	return err;
 }

@@ -15,6 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "interp/python/python_binary.h"
+#include "python_types.h"
+
 struct elf_file;
 struct native_symbols;
 struct user_unwind_tables;
@@ -29,6 +32,9 @@ struct space_file {
 	bool syms_tried;
 	uint64_t plt[SPACE_MAX_PLT][2]; /* ELF vaddr ranges of .plt* sections */
 	int n_plt;
+	int py_err; /* python_binary__inspect() result, once py_tried */
+	bool py_tried;
+	struct python_binary py;
 };
 
 struct space_map {
@@ -42,11 +48,26 @@ struct space_map {
 
 typedef int (*space_read_fn)(void *ctx, void *dst, size_t len, uint64_t addr);
 
+/* The CPython interpreter a process runs, as the agent finds it. */
+struct space_python {
+	struct op_py_proc proc; /* the `py_procs` value the agent would publish */
+	const struct python_layout *layout;
+	const struct space_file *file; /* the interpreter's file */
+};
+
+/* A mapping of a file that is not writable: its bytes are the file's. */
+struct space_ro {
+	uint64_t start, end, offset;
+	char *path; /* owned */
+};
+
 struct space {
 	struct space_map *maps; /* executable mappings, sorted by start; owned */
 	size_t n_maps;
 	struct space_file **files; /* owned */
 	size_t n_files;
+	struct space_ro *ro; /* read-only file mappings, any order; owned */
+	size_t n_ro;
 };
 
 /* Builds sp from maps text; read gives the vDSO's bytes. 0 or -errno. */
@@ -64,8 +85,22 @@ const char *space__function(const struct space *sp, uint64_t addr, bool is_retur
  * memory, else "[unknown 0xADDR]"; written into buf. */
 const char *space__name(const struct space *sp, uint64_t addr, bool is_return, char *buf,
 			size_t len);
+/*
+ * Copies len bytes at addr from the file behind a read-only file mapping
+ * (what a snapshot does not copy: its bytes are the file's, such as the
+ * strings a type object points to). 0, or -EFAULT.
+ */
+int space__read_file(const struct space *sp, void *dst, size_t len, uint64_t addr);
 /* True when addr is inside a .plt section of its file. */
 bool space__in_plt(const struct space *sp, uint64_t addr);
+/*
+ * The process's CPython interpreter as python__process_changed() finds it
+ * (src/interp/python/python.c): the first executable mapping of a file
+ * that python_binary__inspect() accepts, through python_binary__proc_info().
+ * 0 and *out, -ENOENT (no CPython), or -ENOTSUP (a CPython with no layout).
+ */
+int space__python(const struct space *sp, struct space_python *out);
+
 /*
  * Adds to t what the agent puts in its mappings trie (range_id_of() in
  * process_table.c): each ELF file whose code segment a mapping holds, the

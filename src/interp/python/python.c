@@ -25,6 +25,7 @@ struct python_file {
 struct python_proc {
 	uint32_t pid;
 	bool published; /* in the BPF map */
+	bool running;	/* the process runs this interpreter now (not exited, no exec since) */
 	size_t n_codes; /* code objects held (counted by python__end_interval) */
 	const struct python_layout *layout;
 	struct op_py_proc bpf;
@@ -160,14 +161,7 @@ static bool find_interpreter(struct python *py, const struct process *p, struct 
 		pf = file_info(py, m->file_id);
 		if (!pf || pf->err)
 			continue;
-		memset(out, 0, sizeof(*out));
-		out->interp_head = pf->bin.interp_head + m->bias;
-		for (size_t r = 0; r < pf->bin.n_eval; r++) {
-			out->eval[r].start = pf->bin.eval[r].start + m->bias;
-			out->eval[r].end = pf->bin.eval[r].end + m->bias;
-		}
-		out->off = pf->bin.layout->bpf;
-		out->version = (uint16_t)(pf->bin.major << 8 | pf->bin.minor);
+		python_binary__proc_info(&pf->bin, m->bias, out);
 		*layout = pf->bin.layout;
 		return true;
 	}
@@ -185,8 +179,10 @@ void python__process_changed(void *ctx, const struct process *p)
 
 	if (p->exited || !find_interpreter(py, p, &proc, &layout)) {
 		/* Kept (unpublished) so the frames already seen are still named. */
-		if (pp)
+		if (pp) {
 			unpublish(py, pp);
+			pp->running = false;
+		}
 		return;
 	}
 	if (!pp) {
@@ -202,6 +198,7 @@ void python__process_changed(void *ctx, const struct process *p)
 	}
 	pp->layout = layout;
 	pp->bpf = proc;
+	pp->running = true;
 	if (py->procs_fd < 0)
 		return;
 	if (bpf_map_update_elem(py->procs_fd, &pid, &proc, BPF_ANY)) {
@@ -210,6 +207,14 @@ void python__process_changed(void *ctx, const struct process *p)
 		return;
 	}
 	pp->published = true;
+}
+
+const struct op_py_proc *python__proc(const struct python *py, uint32_t pid)
+{
+	const struct python_proc *pp = hashmap__find(&py->procs, hash_u64(pid), &pid);
+
+	/* Entries stay after exit or exec, to name frames already seen. */
+	return pp && pp->running ? &pp->bpf : NULL;
 }
 
 static uint32_t add_code(struct python *py, struct python_code *code)

@@ -78,6 +78,10 @@ void python__detach(struct python *py);
  */
 void python__process_changed(void *ctx, const struct process *p);
 
+/* pid's `py_procs` value when its interpreter was found (published or not),
+ * else NULL. Valid until the next python__process_changed(). */
+const struct op_py_proc *python__proc(const struct python *py, uint32_t pid);
+
 /*
  * Resolves a Python frame of pid while the process lives: the id of the
  * code object at code_addr whose fingerprint the walker read, 0 when it

@@ -355,3 +355,16 @@ int python_binary__inspect(const struct elf_file *ef, const char *name, struct p
 	}
 	return 0;
 }
+
+void python_binary__proc_info(const struct python_binary *bin, uint64_t bias,
+			      struct op_py_proc *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->interp_head = bin->interp_head + bias;
+	for (size_t r = 0; r < bin->n_eval && r < OP_PY_MAX_RANGES; r++) {
+		out->eval[r].start = bin->eval[r].start + bias;
+		out->eval[r].end = bin->eval[r].end + bias;
+	}
+	out->off = bin->layout->bpf;
+	out->version = (uint16_t)(bin->major << 8 | bin->minor);
+}

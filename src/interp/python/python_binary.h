@@ -37,6 +37,13 @@ struct python_binary {
 int python_binary__inspect(const struct elf_file *ef, const char *name, struct python_binary *out);
 
 /*
+ * The `py_procs` value of a process that maps bin's file with bias (ELF
+ * vaddr = address - bias): bin's addresses made absolute, its offsets.
+ */
+void python_binary__proc_info(const struct python_binary *bin, uint64_t bias,
+			      struct op_py_proc *out);
+
+/*
  * The .cold part of the function [hot_start, hot_end) of ef found without
  * symbols: the call-frame information entry (FDE, through .eh_frame_hdr)
  * that most of the function's out-of-range rel32 jumps land in. 0 and the

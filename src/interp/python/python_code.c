@@ -14,18 +14,26 @@
 #define CODE_HEADER_LEN 256 /* more than the last field read below, in every version */
 #define STR_HEADER_LEN	72  /* sizeof(PyCompactUnicodeObject), the larger of the two */
 
-/* Reads len bytes at addr of pid, all or nothing. 0 or -errno. */
-static int read_mem(uint32_t pid, uint64_t addr, void *buf, size_t len)
+int python_code__read_live(void *ctx, uint64_t addr, void *buf, size_t len)
 {
+	uint32_t pid = (uint32_t)(uintptr_t)ctx;
 	struct iovec local = {buf, len}, remote = {(void *)(uintptr_t)addr, len};
 	ssize_t n;
 
-	if (!addr)
-		return -EFAULT;
 	n = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
 	if (n < 0)
 		return -errno;
 	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+/* Reads len bytes at addr, all or nothing. 0 or -errno. */
+static int read_mem(const struct python_mem *mem, uint64_t addr, void *buf, size_t len)
+{
+	if (!addr)
+		return -EFAULT;
+	if (!len)
+		return 0;
+	return mem->read(mem->ctx, addr, buf, len);
 }
 
 static uint64_t get_u64(const uint8_t *buf, uint16_t off)
@@ -72,8 +80,8 @@ static char *put_utf8(char *p, uint32_t cp)
  * size depends on ascii (Include/cpython/unicodeobject.h). Code names and
  * file names are always compact.
  */
-int python_code__read_str(uint32_t pid, const struct python_layout *layout, uint64_t addr,
-			  char **out)
+int python_code__read_str(const struct python_mem *mem, const struct python_layout *layout,
+			  uint64_t addr, char **out)
 {
 	uint8_t hdr[STR_HEADER_LEN];
 	uint32_t state, kind;
@@ -84,7 +92,7 @@ int python_code__read_str(uint32_t pid, const struct python_layout *layout, uint
 	int err;
 
 	*out = NULL;
-	err = read_mem(pid, addr, hdr, layout->unicode_compact_size);
+	err = read_mem(mem, addr, hdr, layout->unicode_compact_size);
 	if (err)
 		return err;
 	memcpy(&length, hdr + PYTHON_OB_SIZE, sizeof(length));
@@ -101,7 +109,7 @@ int python_code__read_str(uint32_t pid, const struct python_layout *layout, uint
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = read_mem(pid,
+	err = read_mem(mem,
 		       addr + (ascii ? layout->unicode_ascii_size : layout->unicode_compact_size),
 		       raw, (size_t)length * kind);
 	if (err && length)
@@ -135,7 +143,7 @@ cleanup:
 }
 
 /* The bytes of a bytes object (PyBytesObject): size at 16, data at 32. */
-static int read_bytes(uint32_t pid, uint64_t addr, uint8_t **out, size_t *len)
+static int read_bytes(const struct python_mem *mem, uint64_t addr, uint8_t **out, size_t *len)
 {
 	int64_t size;
 	uint8_t *buf;
@@ -143,7 +151,7 @@ static int read_bytes(uint32_t pid, uint64_t addr, uint8_t **out, size_t *len)
 
 	*out = NULL;
 	*len = 0;
-	err = read_mem(pid, addr + PYTHON_OB_SIZE, &size, sizeof(size));
+	err = read_mem(mem, addr + PYTHON_OB_SIZE, &size, sizeof(size));
 	if (err)
 		return err;
 	if (size < 0 || size > (int64_t)MAX_LINE_TABLE)
@@ -151,7 +159,7 @@ static int read_bytes(uint32_t pid, uint64_t addr, uint8_t **out, size_t *len)
 	buf = malloc(size ? (size_t)size : 1);
 	if (!buf)
 		return -ENOMEM;
-	err = read_mem(pid, addr + PYTHON_BYTES_DATA, buf, (size_t)size);
+	err = read_mem(mem, addr + PYTHON_BYTES_DATA, buf, (size_t)size);
 	if (err && size) {
 		free(buf);
 		return err;
@@ -162,13 +170,13 @@ static int read_bytes(uint32_t pid, uint64_t addr, uint8_t **out, size_t *len)
 }
 
 /* Is the object at addr of type "code"? (ob_type -> tp_name) */
-static bool is_code_object(uint32_t pid, const uint8_t *obj)
+static bool is_code_object(const struct python_mem *mem, const uint8_t *obj)
 {
 	uint64_t type = get_u64(obj, PYTHON_OB_TYPE), name_ptr;
 	char name[8] = {0};
 
-	return !read_mem(pid, type + PYTHON_TP_NAME, &name_ptr, sizeof(name_ptr)) &&
-	       !read_mem(pid, name_ptr, name, 5) && !memcmp(name, "code", 5);
+	return !read_mem(mem, type + PYTHON_TP_NAME, &name_ptr, sizeof(name_ptr)) &&
+	       !read_mem(mem, name_ptr, name, 5) && !memcmp(name, "code", 5);
 }
 
 /* Bytes up to the end of the last field read: no further (the object may end there). */
@@ -198,6 +206,14 @@ void python_code__free(struct python_code *c)
 int python_code__read(uint32_t pid, const struct python_layout *layout, uint64_t addr,
 		      uint64_t fingerprint, struct python_code **out)
 {
+	struct python_mem mem = {python_code__read_live, (void *)(uintptr_t)pid};
+
+	return python_code__read_from(&mem, layout, addr, fingerprint, out);
+}
+
+int python_code__read_from(const struct python_mem *mem, const struct python_layout *layout,
+			   uint64_t addr, uint64_t fingerprint, struct python_code **out)
+{
 	uint8_t obj[CODE_HEADER_LEN];
 	uint16_t name_off =
 	    layout->code_qualname != OP_PY_NONE ? layout->code_qualname : layout->code_name;
@@ -205,29 +221,29 @@ int python_code__read(uint32_t pid, const struct python_layout *layout, uint64_t
 	int err;
 
 	*out = NULL;
-	err = read_mem(pid, addr, obj, code_header_len(layout));
+	err = read_mem(mem, addr, obj, code_header_len(layout));
 	if (err)
 		return err;
 	if (get_u64(obj, layout->bpf.code_fingerprint) != fingerprint)
 		return -ESTALE;
-	if (!is_code_object(pid, obj))
+	if (!is_code_object(mem, obj))
 		return -EINVAL;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	c->firstlineno = get_i32(obj, layout->code_firstlineno);
 	c->line_kind = layout->line_table;
-	err = python_code__read_str(pid, layout, get_u64(obj, name_off), &c->name);
+	err = python_code__read_str(mem, layout, get_u64(obj, name_off), &c->name);
 	if (err)
 		goto fail;
 	/* A file name or line table that cannot be read still leaves a name. */
-	if (python_code__read_str(pid, layout, get_u64(obj, layout->code_filename), &c->filename))
+	if (python_code__read_str(mem, layout, get_u64(obj, layout->code_filename), &c->filename))
 		c->filename = strdup("");
 	if (!c->filename) {
 		err = -ENOMEM;
 		goto fail;
 	}
-	read_bytes(pid, get_u64(obj, layout->code_line_table), &c->lines, &c->n_lines);
+	read_bytes(mem, get_u64(obj, layout->code_line_table), &c->lines, &c->n_lines);
 	*out = c;
 	return 0;
 fail:

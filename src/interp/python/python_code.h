@@ -2,7 +2,9 @@
 /*
  * One CPython code object read out of a live process with
  * process_vm_readv (read only: the process is neither stopped nor written):
- * its name, file name, first line and line table.
+ * its name, file name, first line and line table. The reads go through
+ * struct python_mem, so the replay suite names frames from snapshots with
+ * the same code.
  */
 #ifndef OMNIPROF_INTERP_PYTHON_CODE_H
 #define OMNIPROF_INTERP_PYTHON_CODE_H
@@ -21,6 +23,16 @@ struct python_code {
 	int line_kind; /* enum python_line_table */
 };
 
+/* Where the target's memory comes from: a live process, or a snapshot (tests). */
+struct python_mem {
+	/* Copies len bytes at addr into buf, all or nothing: 0 or -errno. */
+	int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
+	void *ctx;
+};
+
+/* The live reader: process_vm_readv of the pid in ctx ((void *)(uintptr_t)pid). */
+int python_code__read_live(void *ctx, uint64_t addr, void *buf, size_t len);
+
 /*
  * Reads the code object at addr of pid. fingerprint is what the walker read
  * at layout->bpf.code_fingerprint: the object must still hold it (else it
@@ -29,14 +41,16 @@ struct python_code {
  */
 int python_code__read(uint32_t pid, const struct python_layout *layout, uint64_t addr,
 		      uint64_t fingerprint, struct python_code **out);
+/* python_code__read() from any memory. */
+int python_code__read_from(const struct python_mem *mem, const struct python_layout *layout,
+			   uint64_t addr, uint64_t fingerprint, struct python_code **out);
 void python_code__free(struct python_code *c); /* accepts NULL */
 
 /*
- * Reads the compact str object at addr of pid as UTF-8 into *out (the
- * caller frees it). Exposed for the tests. 0, -EINVAL (not a compact str)
- * or -errno.
+ * Reads the compact str object at addr as UTF-8 into *out (the caller frees
+ * it). Exposed for the tests. 0, -EINVAL (not a compact str) or -errno.
  */
-int python_code__read_str(uint32_t pid, const struct python_layout *layout, uint64_t addr,
-			  char **out);
+int python_code__read_str(const struct python_mem *mem, const struct python_layout *layout,
+			  uint64_t addr, char **out);
 
 #endif

@@ -1,0 +1,252 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Shared pieces of the omniprof benchmarks: starting workloads, reading a
+process's CPU time and peak memory, BPF program run time and map memory from
+/proc/PID/fdinfo, and medians. Python 3 standard library only."""
+
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import time
+
+BPF_PROG_TYPE_PERF_EVENT = 7
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def fmt(value, spec="{:.1f}", none="n/a"):
+    return none if value is None else spec.format(value)
+
+
+class Child:
+    """A process we start and later reap with wait4, so its own user + system
+    CPU time and peak RSS come from the kernel's accounting (rusage)."""
+
+    def __init__(self, argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=None):
+        self.argv = argv
+        self.start = time.monotonic()
+        self.proc = subprocess.Popen(argv, stdout=stdout, stderr=stderr, env=env,
+                                     start_new_session=True)
+        self.pid = self.proc.pid
+        self.rusage = None
+        self.status = None
+        self.wall = None
+
+    def wait_line(self, text, timeout=20):
+        """Reads stdout lines until one equals text (the workloads' "ready")."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                return False
+            if line.decode(errors="replace").strip() == text:
+                return True
+        return False
+
+    def signal(self, sig=signal.SIGTERM):
+        try:
+            os.kill(self.pid, sig)
+        except ProcessLookupError:
+            pass
+
+    def wait(self, timeout=None):
+        """Reaps the child: returns (exit status, user+sys seconds, peak RSS KiB)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            pid, status, ru = os.wait4(self.pid, os.WNOHANG)
+            if pid:
+                break
+            if deadline is not None and time.monotonic() > deadline:
+                self.signal(signal.SIGKILL)
+                deadline = None
+            time.sleep(0.02)
+        self.wall = time.monotonic() - self.start
+        self.status = os.waitstatus_to_exitcode(status)
+        self.rusage = ru
+        self.proc.returncode = self.status
+        return self.status
+
+    @property
+    def cpu_s(self):
+        return self.rusage.ru_utime + self.rusage.ru_stime
+
+    @property
+    def maxrss_mib(self):
+        return self.rusage.ru_maxrss / 1024.0
+
+
+def proc_cpu_s(pid):
+    """User + system CPU seconds pid has used so far (/proc/PID/stat), or None."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def fdinfo(pid):
+    """Yields (fd, dict) for every BPF program or map fd that pid holds."""
+    base = f"/proc/{pid}/fdinfo"
+    try:
+        fds = os.listdir(base)
+    except OSError:
+        return
+    for fd in fds:
+        try:
+            with open(f"{base}/{fd}") as f:
+                text = f.read()
+        except OSError:
+            continue
+        if "prog_type:" not in text and "map_type:" not in text:
+            continue
+        info = {}
+        for line in text.splitlines():
+            key, _, value = line.partition(":")
+            info[key.strip()] = value.strip()
+        yield fd, info
+
+
+def sampler_prog_stats(pid):
+    """(run_time_ns, run_cnt) of the perf_event program pid loaded, or None.
+    Needs kernel.bpf_stats_enabled=1."""
+    for _, info in fdinfo(pid):
+        if info.get("prog_type") == str(BPF_PROG_TYPE_PERF_EVENT) and "run_cnt" in info:
+            return int(info.get("run_time_ns", 0)), int(info["run_cnt"])
+    return None
+
+
+def bpf_map_memory(pid):
+    """Bytes of kernel memory in the BPF maps pid holds (fdinfo memlock: the
+    kernel's own usage estimate per map), and the map count."""
+    total, seen = 0, set()
+    for _, info in fdinfo(pid):
+        if "map_type" in info and info.get("map_id") not in seen:
+            seen.add(info.get("map_id"))
+            total += int(info.get("memlock", 0))
+    return total, len(seen)
+
+
+class BpfStats:
+    """Turns kernel.bpf_stats_enabled on for the duration, restoring it after."""
+
+    PATH = "/proc/sys/kernel/bpf_stats_enabled"
+
+    def __enter__(self):
+        with open(self.PATH) as f:
+            self.old = f.read().strip()
+        with open(self.PATH, "w") as f:
+            f.write("1")
+        return self
+
+    def __exit__(self, *exc):
+        with open(self.PATH, "w") as f:
+            f.write(self.old)
+
+
+BPF_MAP_TYPE_PERCPU_ARRAY = 6
+# enum op_stat in bpf/types.h
+OP_STAT_SAMPLES, OP_STAT_IDLE, OP_STAT_FILTERED = 0, 1, 2
+
+
+def stats_map_id(pid):
+    """Id of the sampler's per-CPU counter map (named "stats") that pid holds."""
+    for _, info in fdinfo(pid):
+        if info.get("map_type") != str(BPF_MAP_TYPE_PERCPU_ARRAY):
+            continue
+        r = subprocess.run(["bpftool", "-j", "map", "show", "id", info["map_id"]],
+                           capture_output=True, text=True)
+        if r.returncode == 0 and json.loads(r.stdout).get("name") == "stats":
+            return info["map_id"]
+    return None
+
+
+def read_counters(map_id):
+    """The sampler's counters summed over CPUs, indexed by enum op_stat."""
+    r = subprocess.run(["bpftool", "-j", "map", "dump", "id", str(map_id)],
+                       capture_output=True, text=True)
+    if r.returncode:
+        return None
+    out = {}
+    for entry in json.loads(r.stdout):
+        f = entry.get("formatted", {})
+        out[f.get("key")] = sum(v["value"] for v in f.get("values", []))
+    return out
+
+
+def walked_samples(counters):
+    """Program runs that walked a stack: not idle, not another process."""
+    return counters.get(OP_STAT_SAMPLES, 0) - counters.get(OP_STAT_IDLE, 0) - \
+        counters.get(OP_STAT_FILTERED, 0)
+
+
+def ns_per_sample_series(pid, seconds, interval=0.5):
+    """BPF run time per sample that walked a stack, over successive intervals
+    while pid profiles. Runs for other processes (filtered early) are cheap
+    but counted in the run time, which makes this an upper bound."""
+    return ns_per_sample_series_of([pid], seconds, interval)[0]
+
+
+def ns_per_sample_series_of(pids, seconds, interval=0.5):
+    """ns_per_sample_series for several profilers running at once (one series
+    per pid, read in the same intervals): side by side, so the load of the
+    machine weighs on each alike."""
+    map_ids = [stats_map_id(pid) for pid in pids]
+
+    def snap(pid, map_id):
+        if map_id is None:
+            return None
+        prog, ctr = sampler_prog_stats(pid), read_counters(map_id)
+        return None if prog is None or ctr is None else (prog[0], walked_samples(ctr))
+
+    series = [[] for _ in pids]
+    last = [snap(p, m) for p, m in zip(pids, map_ids)]
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        time.sleep(interval)
+        for i, (pid, map_id) in enumerate(zip(pids, map_ids)):
+            now = snap(pid, map_id)
+            if now is not None and last[i] is not None and now[1] > last[i][1]:
+                series[i].append((now[0] - last[i][0]) / (now[1] - last[i][1]))
+            last[i] = now
+    return series
+
+
+def wait_for_prog(pid, timeout=30):
+    """Waits until pid has loaded its sampler program."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if sampler_prog_stats(pid) is not None:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def machine_description():
+    def read(path):
+        try:
+            with open(path) as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    model = re.search(r"model name\s*:\s*(.*)", read("/proc/cpuinfo"))
+    mem = re.search(r"MemTotal:\s*(\d+)", read("/proc/meminfo"))
+    virt = subprocess.run(["systemd-detect-virt"], capture_output=True, text=True) \
+        if os.path.exists("/usr/bin/systemd-detect-virt") else None
+    os_name = re.search(r'PRETTY_NAME="([^"]*)"', read("/etc/os-release"))
+    load = read("/proc/loadavg").split()[:3]
+    return {
+        "cpu": model.group(1) if model else "?",
+        "cpus": os.cpu_count(),
+        "mem_gib": int(mem.group(1)) / 1024 / 1024 if mem else 0,
+        "kernel": os.uname().release,
+        "os": os_name.group(1) if os_name else "?",
+        "virt": virt.stdout.strip() if virt and virt.stdout.strip() else "unknown",
+        "load": " ".join(load),
+    }
