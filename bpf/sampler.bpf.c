@@ -105,7 +105,7 @@ struct {
  * it outlives the sample it was read for.
  */
 #define MAPPING_CACHE_SIZE 4
-#define STACK_WINDOW	   2048	      /* a power of two, at most a page */
+#define STACK_WINDOW	   2048 /* a power of two, at most a page */
 #define STACK_SPAN	   (8u << 20) /* reads this far above sp are stack reads */
 
 struct mapping_cache_entry {
@@ -308,40 +308,15 @@ static __always_inline bool report_unknown(__u32 pid, __u64 addr)
 	return true;
 }
 
-/*
- * The mapping holding pc, with its table: from the sample's cache, else from
- * the LPM trie and table_info, remembered for the next frames. NULL with
- * *fallback set to the counter of why frame pointers must do.
- */
-static __always_inline struct mapping_cache_entry *find_mapping(struct walk_scratch *ws, __u32 pid,
-								__u64 pc, __u32 *fallback)
+/* Puts mapping m (a file's, not the marker) into the sample's cache with its
+ * table; NULL with *fallback set when the file has no table loaded. */
+static __always_inline struct mapping_cache_entry *
+cache_mapping(struct walk_scratch *ws, const struct op_mapping_value *m, __u64 pc, __u32 *fallback)
 {
-	struct op_mapping_key key = {
-	    .prefixlen = 32 + 64,
-	    .pid = pid,
-	    .addr_be = __builtin_bswap64(pc),
-	};
 	struct mapping_cache_entry *c;
-	struct op_mapping_value *m;
 	struct op_table_info *info;
 	__u32 slot;
 
-#pragma unroll
-	for (int i = 0; i < MAPPING_CACHE_SIZE; i++) {
-		c = &ws->mappings[i];
-		if (pc - c->start < c->end - c->start)
-			return c;
-	}
-	m = bpf_map_lookup_elem(&exe_mappings, &key);
-	if (m && m->file_id == OP_FILE_ID_ANON) {
-		*fallback = OP_STAT_FRAMES_ANON; /* anonymous code: the caller's anon rule */
-		return NULL;
-	}
-	if (!m || !m->file_id) {
-		ws->reported |= report_unknown(pid, m ? pc : 0);
-		*fallback = m ? OP_STAT_FP_NO_MAPPING : OP_STAT_FP_UNKNOWN_PID;
-		return NULL;
-	}
 	info = bpf_map_lookup_elem(&table_info, &m->file_id);
 	if (!info) {
 		*fallback = OP_STAT_FP_NO_TABLE;
@@ -360,6 +335,64 @@ static __always_inline struct mapping_cache_entry *find_mapping(struct walk_scra
 		c->end = pc + 1;
 	}
 	return c;
+}
+
+/*
+ * The mapping holding pc, with its table: from the sample's cache, else from
+ * the LPM trie and table_info, remembered for the next frames. NULL with
+ * *fallback set to the counter of why frame pointers must do.
+ */
+static __always_inline struct mapping_cache_entry *find_mapping(struct walk_scratch *ws, __u32 pid,
+								__u64 pc, __u32 *fallback)
+{
+	struct op_mapping_key key = {
+	    .prefixlen = 32 + 64,
+	    .pid = pid,
+	    .addr_be = __builtin_bswap64(pc),
+	};
+	struct mapping_cache_entry *c;
+	struct op_mapping_value *m;
+
+#pragma unroll
+	for (int i = 0; i < MAPPING_CACHE_SIZE; i++) {
+		c = &ws->mappings[i];
+		if (pc - c->start < c->end - c->start)
+			return c;
+	}
+	m = bpf_map_lookup_elem(&exe_mappings, &key);
+	if (m && m->file_id == OP_FILE_ID_ANON) {
+		*fallback = OP_STAT_FRAMES_ANON; /* anonymous code: the caller's anon rule */
+		return NULL;
+	}
+	if (!m || !m->file_id) {
+		ws->reported |= report_unknown(pid, m ? pc : 0);
+		*fallback = m ? OP_STAT_FP_NO_MAPPING : OP_STAT_FP_UNKNOWN_PID;
+		return NULL;
+	}
+	return cache_mapping(ws, m, pc, fallback);
+}
+
+/*
+ * Whether pid's maps were read (its ranges, or its marker, are in the trie;
+ * the marker goes in last but a walk with part of the ranges is no worse
+ * than one after a dlopen): one lookup of the sample's pc answers it and
+ * finds the first frame's mapping, put into the sample's cache for the walk.
+ */
+static __always_inline bool process_known(struct walk_scratch *ws, __u32 pid, __u64 pc)
+{
+	struct op_mapping_key key = {
+	    .prefixlen = 32 + 64,
+	    .pid = pid,
+	    .addr_be = __builtin_bswap64(pc),
+	};
+	struct op_mapping_value *m = bpf_map_lookup_elem(&exe_mappings, &key);
+	__u32 fallback;
+
+	if (!m)
+		return false;
+	if (m->file_id && m->file_id != OP_FILE_ID_ANON)
+		cache_mapping(ws, m, pc, &fallback);
+	return true;
 }
 
 /* The stack-delta rule for pc, or the frame-pointer rule when there is no table. Returns 0. */
@@ -515,33 +548,32 @@ static __always_inline __u32 err_stat(__u32 err)
 	}
 }
 
-static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, struct trace_buf *b)
+/* Forgets the previous sample: nothing in the scratch outlives its sample. */
+static __always_inline void walk_scratch__reset(struct walk_scratch *ws, __u64 sp)
 {
-	struct op_trace *t = &b->t;
-	struct walk_ctx w = {};
-	struct walk_scratch *ws;
-	struct op_regs r;
-	__u32 err;
-
-	if (user_regs(ctx, &r)) {
-		t->flags |= OP_TRACE_F_NO_USER;
-		return;
-	}
-	if (!r.pc) {
-		stat_inc(OP_STAT_USER_REGS_ERR);
-		t->flags |= OP_TRACE_F_NO_USER;
-		return;
-	}
-	ws = walk_scratch__get();
-	if (!ws)
-		return;
 #pragma unroll
 	for (int i = 0; i < MAPPING_CACHE_SIZE; i++)
 		ws->mappings[i].start = ws->mappings[i].end = 0;
 	ws->window_len = 0;
-	ws->stack_lo = r.sp;
+	ws->stack_lo = sp;
 	ws->frames_cfi = ws->frames_fp = ws->reported = 0;
-	op_unwinder__init(&w.u, t->hdr.pid, r.pc, r.sp, r.fp);
+}
+
+/* regs_err: 0, -1 no user context (kernel thread), -2 a user pc of 0. ws was reset. */
+static __always_inline void walk_user_stack(struct trace_buf *b, struct walk_scratch *ws,
+					    const struct op_regs *r, int regs_err)
+{
+	struct op_trace *t = &b->t;
+	struct walk_ctx w = {};
+	__u32 err;
+
+	if (regs_err) {
+		if (regs_err == -2)
+			stat_inc(OP_STAT_USER_REGS_ERR);
+		t->flags |= OP_TRACE_F_NO_USER;
+		return;
+	}
+	op_unwinder__init(&w.u, t->hdr.pid, r->pc, r->sp, r->fp);
 	w.python = py_walk_begin(bpf_get_current_task_btf(), t->hdr.pid);
 	bpf_loop(OP_MAX_USER_FRAMES + 1, walk_one_frame, &w, 0);
 	stat_add(OP_STAT_FRAMES_CFI, ws->frames_cfi);
@@ -573,8 +605,10 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	struct walk_scratch *ws;
 	struct trace_buf *b;
 	struct op_trace *t;
+	struct op_regs r = {};
 	long n, size;
 	__u64 nk, nu;
+	int regs_err;
 
 	stat_inc(OP_STAT_SAMPLES);
 	if (tgid == 0) {
@@ -585,10 +619,13 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		stat_inc(OP_STAT_FILTERED);
 		return 0;
 	}
-	if (stack_copy_wanted(tgid) && !send_stack_copy(ctx, tgid, tid))
-		return 0;
+	ws = walk_scratch__get();
 	b = bpf_map_lookup_elem(&scratch, &zero);
-	if (!b)
+	if (!ws || !b)
+		return 0;
+	regs_err = user_regs(ctx, &r) ? -1 : !r.pc ? -2 : 0;
+	walk_scratch__reset(ws, r.sp);
+	if (stack_copy_wanted(ws, tgid, !regs_err, r.pc) && !send_stack_copy(ctx, tgid, tid))
 		return 0;
 	t = &b->t;
 
@@ -613,7 +650,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			t->n_kernel = n / sizeof(__u64);
 		}
 	}
-	walk_user_stack(ctx, b);
+	walk_user_stack(b, ws, &r, regs_err);
 	/*
 	 * The walk met an address in no known mapping (libraries the dynamic
 	 * loader mapped after the exec was handled, a dlopen) and reported it:
@@ -622,8 +659,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	 * is unwound completely with the new mappings rather than kept truncated.
 	 * At most one per report (UNKNOWN_REPORT_INTERVAL_NS per pid).
 	 */
-	ws = walk_scratch__get();
-	if (ws && ws->reported && stack_copy_enabled && !send_stack_copy(ctx, tgid, tid))
+	if (ws->reported && stack_copy_enabled && !send_stack_copy(ctx, tgid, tid))
 		return 0;
 
 	nk = t->n_kernel & 255;

@@ -36,14 +36,15 @@ struct {
 	__type(value, struct stack_copy_buf);
 } stack_copy_scratch SEC(".maps");
 
-static __always_inline bool stack_copy_wanted(__u32 tgid)
+/* Whether to copy this sample's stack rather than walk it: the process's maps
+ * were not read yet (process_known() in sampler.bpf.c, which also caches the
+ * first frame's mapping for the walk). regs_ok: the sample has user registers. */
+static __always_inline bool stack_copy_wanted(struct walk_scratch *ws, __u32 tgid, bool regs_ok,
+					      __u64 pc)
 {
-	struct op_mapping_key key = {.prefixlen = 32, .pid = tgid};
-
 	if (copy_all_stacks)
 		return true;
-	/* A lookup limited to 32 bits matches the pid marker only. */
-	return stack_copy_enabled && !bpf_map_lookup_elem(&exe_mappings, &key);
+	return stack_copy_enabled && regs_ok && !process_known(ws, tgid, pc);
 }
 
 struct copy_ctx {
