@@ -105,7 +105,7 @@ struct {
  * it outlives the sample it was read for.
  */
 #define MAPPING_CACHE_SIZE 4
-#define STACK_WINDOW	   2048 /* a power of two, at most a page */
+#define STACK_WINDOW	   2048	      /* a power of two, at most a page */
 #define STACK_SPAN	   (8u << 20) /* reads this far above sp are stack reads */
 
 struct mapping_cache_entry {

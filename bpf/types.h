@@ -25,14 +25,14 @@ enum op_event_type {
 	OP_EVENT_TRACE = 1,
 	OP_EVENT_EXEC = 2,
 	OP_EVENT_EXIT = 3,
-	OP_EVENT_UNKNOWN = 4, /* the unwinder met an unknown pid or address: read its maps */
+	OP_EVENT_UNKNOWN = 4,	 /* the unwinder met an unknown pid or address: read its maps */
 	OP_EVENT_STACK_COPY = 5, /* a sample of a process not known yet: registers and stack */
 };
 
 enum op_frame_kind {
 	OP_FRAME_NATIVE = 0,
 	OP_FRAME_KERNEL = 1,
-	OP_FRAME_ERROR = 2, /* the unwinder stopped: addr holds an op_unwind_error */
+	OP_FRAME_ERROR = 2,  /* the unwinder stopped: addr holds an op_unwind_error */
 	OP_FRAME_PYTHON = 3, /* CPython code object + instruction offset: see python_types.h */
 };
 
@@ -133,7 +133,7 @@ struct op_mapping_value {
 	/* stack-delta table id (file hash): a file without a table uses frame pointers;
 	 * OP_FILE_ID_ANON: anonymous code; 0: the pid marker */
 	__u64 file_id;
-	__u64 bias;    /* ELF vaddr = address - bias */
+	__u64 bias; /* ELF vaddr = address - bias */
 	/* The whole mapping [start, end) this block belongs to: every address in it
 	 * has this value, so the unwinder looks the trie up once per mapping per sample. */
 	__u64 start;
@@ -253,28 +253,28 @@ struct op_stack_copy {
 
 /* Per-CPU counters (an array map indexed by these). */
 enum op_stat {
-	OP_STAT_SAMPLES = 0,	  /* program runs */
-	OP_STAT_IDLE,		  /* pid 0: CPU idle, not recorded */
-	OP_STAT_FILTERED,	  /* not one of the -p processes */
-	OP_STAT_RINGBUF_FULL,	  /* dropped: ring buffer full */
-	OP_STAT_KERNEL_STACK_ERR, /* kernel stack missing (bpf_get_stack error) */
-	OP_STAT_USER_REGS_ERR,	  /* user registers could not be read */
-	OP_STAT_USER_READ_ERR,	  /* user stack ended on unreadable memory */
-	OP_STAT_USER_MAX_DEPTH,	  /* user stack longer than OP_MAX_USER_FRAMES */
-	OP_STAT_USER_BAD_FP,	  /* frame-pointer chain went backwards */
-	OP_STAT_PROC_EVENT_LOST,  /* exec/exit event dropped: ring buffer full */
-	OP_STAT_FP_UNKNOWN_PID,   /* frame-pointer fallback: process not known yet */
-	OP_STAT_FP_NO_MAPPING,    /* frame-pointer fallback: address in no file mapping */
-	OP_STAT_FP_NO_TABLE,      /* frame-pointer fallback: file's table not loaded */
-	OP_STAT_USER_NO_RULE,     /* truncated: no unwind rule (gap, unsupported CFI) */
-	OP_STAT_USER_BAD_CFA,     /* truncated: a rule produced an impossible CFA */
-	OP_STAT_FRAMES_CFI,       /* user frames unwound with stack deltas */
-	OP_STAT_FRAMES_FP,        /* user frames unwound with frame pointers */
-	OP_STAT_UNKNOWN_LOST,     /* unknown pid/address report dropped: ring buffer full */
-	OP_STAT_FRAMES_ANON,      /* user frames in anonymous (JIT) code, via frame pointers */
-	OP_STAT_USER_ANON_STOP,   /* truncated: anonymous (JIT) code without a frame pointer */
-	OP_STAT_STACK_COPIES,     /* samples sent as stack copies (unknown process or address) */
-	OP_STAT_STACK_COPY_LOST,  /* ... dropped: ring buffer full */
+	OP_STAT_SAMPLES = 0,	    /* program runs */
+	OP_STAT_IDLE,		    /* pid 0: CPU idle, not recorded */
+	OP_STAT_FILTERED,	    /* not one of the -p processes */
+	OP_STAT_RINGBUF_FULL,	    /* dropped: ring buffer full */
+	OP_STAT_KERNEL_STACK_ERR,   /* kernel stack missing (bpf_get_stack error) */
+	OP_STAT_USER_REGS_ERR,	    /* user registers could not be read */
+	OP_STAT_USER_READ_ERR,	    /* user stack ended on unreadable memory */
+	OP_STAT_USER_MAX_DEPTH,	    /* user stack longer than OP_MAX_USER_FRAMES */
+	OP_STAT_USER_BAD_FP,	    /* frame-pointer chain went backwards */
+	OP_STAT_PROC_EVENT_LOST,    /* exec/exit event dropped: ring buffer full */
+	OP_STAT_FP_UNKNOWN_PID,	    /* frame-pointer fallback: process not known yet */
+	OP_STAT_FP_NO_MAPPING,	    /* frame-pointer fallback: address in no file mapping */
+	OP_STAT_FP_NO_TABLE,	    /* frame-pointer fallback: file's table not loaded */
+	OP_STAT_USER_NO_RULE,	    /* truncated: no unwind rule (gap, unsupported CFI) */
+	OP_STAT_USER_BAD_CFA,	    /* truncated: a rule produced an impossible CFA */
+	OP_STAT_FRAMES_CFI,	    /* user frames unwound with stack deltas */
+	OP_STAT_FRAMES_FP,	    /* user frames unwound with frame pointers */
+	OP_STAT_UNKNOWN_LOST,	    /* unknown pid/address report dropped: ring buffer full */
+	OP_STAT_FRAMES_ANON,	    /* user frames in anonymous (JIT) code, via frame pointers */
+	OP_STAT_USER_ANON_STOP,	    /* truncated: anonymous (JIT) code without a frame pointer */
+	OP_STAT_STACK_COPIES,	    /* samples sent as stack copies (unknown process or address) */
+	OP_STAT_STACK_COPY_LOST,    /* ... dropped: ring buffer full */
 	OP_STAT_STACK_COPY_SKIPPED, /* not copied, ring buffer half full: frame pointers instead */
 	OP_STAT__COUNT,
 };

@@ -59,6 +59,7 @@ struct agent_opts {
 	const char *service_name;
 	size_t queue_size;
 	double flush_s;
+	struct symbolizer_opts sym;
 };
 
 /* One destination: its queue, and the transport its thread uses. */
@@ -104,9 +105,11 @@ static void agent_usage(FILE *f)
 	    "      --queue-size N         intervals kept per destination while it is down\n"
 	    "                             (default %d; then the oldest are dropped)\n"
 	    "      --flush-timeout SECONDS  time to deliver what is queued at exit (default %.0f)\n"
+	    "      --symbol-cache-mb MB   memory bound of the symbol cache (default %d; more\n"
+	    "                             saves reloading symbols each interval)\n"
 	    "  -v, --verbose              one line per interval (-vv: debug output)\n",
 	    DEFAULT_INTERVAL_S, DEFAULT_FREQUENCY_HZ, OTLP_GRPC_DEFAULT_PORT,
-	    OTLP_HTTP_DEFAULT_PORT, DEFAULT_QUEUE_SIZE, DEFAULT_FLUSH_S);
+	    OTLP_HTTP_DEFAULT_PORT, DEFAULT_QUEUE_SIZE, DEFAULT_FLUSH_S, SYMBOL_CACHE_DEFAULT_MB);
 }
 
 /* Resolves a pid or thread id to its process id; -ESRCH when there is none. */
@@ -214,6 +217,7 @@ enum {
 	OPT_SERVICE_NAME,
 	OPT_QUEUE_SIZE,
 	OPT_FLUSH_TIMEOUT,
+	OPT_SYMBOL_CACHE_MB,
 };
 
 static int parse_args(int argc, char **argv, struct agent_opts *o)
@@ -235,6 +239,7 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 	    {"service-name", required_argument, NULL, OPT_SERVICE_NAME},
 	    {"queue-size", required_argument, NULL, OPT_QUEUE_SIZE},
 	    {"flush-timeout", required_argument, NULL, OPT_FLUSH_TIMEOUT},
+	    {"symbol-cache-mb", required_argument, NULL, OPT_SYMBOL_CACHE_MB},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -250,6 +255,7 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 	o->queue_size = DEFAULT_QUEUE_SIZE;
 	o->flush_s = DEFAULT_FLUSH_S;
 	o->pyroscope_auth = getenv("OMNIPROF_PYROSCOPE_BASIC_AUTH");
+	o->sym.demangle = DEMANGLE_DEFAULT; /* as before: no debuginfod from the agent */
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:F:p:vh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -323,6 +329,16 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 		case OPT_FLUSH_TIMEOUT:
 			if (parse_seconds("--flush-timeout", optarg, &o->flush_s))
 				return -EINVAL;
+			break;
+		case OPT_SYMBOL_CACHE_MB:
+			v = strtol(optarg, &end, 10);
+			if (*end || v < 1 || v > 1024 * 1024) {
+				pr_err(
+				    "--symbol-cache-mb: '%s' is not a size between 1 and 1048576",
+				    optarg);
+				return -EINVAL;
+			}
+			o->sym.cache_bytes = (size_t)v << 20;
 			break;
 		case 'v':
 			log_verbosity++;
@@ -449,6 +465,18 @@ static int describe_process(void *ctx, uint32_t pid, const char *comm, struct ot
 	return 0;
 }
 
+/* -v: what the tables hold now, so growth would show. */
+static void log_tables(const struct agent *a)
+{
+	const struct session_tables *t = &a->ss.tables;
+
+	pr_info("tables: %zu processes, %zu files, %zu Python code objects, %zu symbol files "
+		"(%zu KiB); forgotten so far: %llu processes, %llu files; traces dropped: %llu",
+		t->processes, t->files, t->python_codes, a->ss.sym.cache.n_entries,
+		a->ss.sym.cache.cost >> 10, (unsigned long long)t->processes_purged,
+		(unsigned long long)t->files_evicted, (unsigned long long)t->traces_dropped);
+}
+
 /* Takes the interval's profile and queues it for every destination. */
 static void export_interval(struct agent *a)
 {
@@ -485,6 +513,7 @@ static void export_interval(struct agent *a)
 				(unsigned long long)a->intervals,
 				(unsigned long long)p->stats.samples,
 				(unsigned long long)p->stats.processes, b->requests[0].len);
+			log_tables(a);
 			export_queue__push(a->otlp.q, b);
 		}
 	}
@@ -579,6 +608,8 @@ int cmd_agent(int argc, char **argv)
 	sopts.n_pids = a->o->n_pids;
 	sopts.keep_events = true;
 	sopts.max_timestamps = MAX_TIMESTAMPS;
+	sopts.bounded = true;
+	sopts.sym = &a->o->sym;
 	if (session__start(&a->ss, &sopts))
 		goto cleanup;
 

@@ -350,7 +350,8 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 	fprintf(stderr, "  %-40s %.1f ms\n", "tables: build time",
 		(double)um->stats.build_ns / 1e6);
 	fprintf(stderr, "  %-40s %llu deltas unused but kept, %llu reuses\n", "tables: cache",
-		(unsigned long long)um->stats.deltas_unused, (unsigned long long)um->stats.cache_hits);
+		(unsigned long long)um->stats.deltas_unused,
+		(unsigned long long)um->stats.cache_hits);
 	fprintf(stderr, "  %-40s %llu\n", "tables: mapping entries (LPM)",
 		(unsigned long long)um->stats.mapping_entries);
 	fprintf(stderr, "  %-40s %llu\n", "tables: inserts refused (map full)",

@@ -10,6 +10,7 @@
 #include "profile/profile.h"
 #include "profile/profile_builder.h"
 #include "util/log.h"
+#include "util/memory.h"
 
 uint64_t session__clock_ns(int clock)
 {
@@ -51,6 +52,40 @@ static void reset_traces(struct session *ss)
 	trace_table__init(&ss->c.traces);
 	ss->c.traces.keep_events = ss->opts.keep_events;
 	ss->c.traces.max_timestamps = ss->opts.max_timestamps;
+	if (ss->opts.bounded)
+		ss->c.traces.max_bytes =
+		    ss->opts.max_trace_bytes ? ss->opts.max_trace_bytes : SESSION_TRACE_BYTES;
+}
+
+/* A file is closed and its id freed: nothing may keep data under the id. */
+static void forget_file(void *ctx, uint32_t id)
+{
+	struct session *ss = ctx;
+
+	symbolizer__forget_file(&ss->sym, id);
+	if (ss->python_ready)
+		python__forget_file(&ss->py, id);
+}
+
+/*
+ * Between two profiles every sample taken so far is named, so what only
+ * exited processes needed can go: their entries, their Python code objects,
+ * and the files no process maps any more (the most recent kept open).
+ */
+static void end_interval(struct session *ss)
+{
+	struct session_tables *t = &ss->tables;
+
+	t->processes_purged += process_table__purge(&ss->c.procs, ss->s != NULL);
+	t->python_codes = ss->python_ready ? python__end_interval(&ss->py, &ss->c.procs) : 0;
+	t->files_evicted += file_cache__evict_unused(
+	    &ss->c.files,
+	    ss->opts.files_kept_unused ? ss->opts.files_kept_unused : SESSION_FILES_KEPT_UNUSED,
+	    forget_file, ss);
+	t->processes = ss->c.procs.by_pid.len;
+	t->files = ss->c.files.n_open;
+	/* The interval's traces, profile and what was forgotten were freed: return the pages. */
+	memory__release();
 }
 
 int session__start(struct session *ss, const struct session_opts *o)
@@ -62,6 +97,7 @@ int session__start(struct session *ss, const struct session_opts *o)
 	memset(ss, 0, sizeof(*ss));
 	ss->opts = *o;
 	raise_fd_limit();
+	memory__tune();
 	err = collector__init(&ss->c);
 	if (err) {
 		pr_err("out of memory");
@@ -147,7 +183,7 @@ void session__stop_sampling(struct session *ss)
 int session__take_profile(struct session *ss, struct profile **out)
 {
 	struct trace_table done;
-	uint64_t now, dropped;
+	uint64_t now, dropped, traces_dropped;
 	struct profile *p;
 	int err;
 
@@ -165,18 +201,22 @@ int session__take_profile(struct session *ss, struct profile **out)
 	done = ss->c.traces;
 	dropped = ss->bpf_stats[OP_STAT_RINGBUF_FULL] + ss->bpf_stats[OP_STAT_STACK_COPY_LOST] +
 		  ss->c.stats.bad_records + ss->c.copies.bad_records + ss->c.stats.enomem;
+	traces_dropped = done.dropped; /* cleared with the table below */
+	ss->tables.traces_dropped += traces_dropped;
 	/* New samples go to a fresh table from here on. */
 	reset_traces(ss);
 	p = profile__new(ss->opts.frequency_hz);
 	err = p ? profile_builder__build(p, &done, &ss->sym) : -ENOMEM;
 	trace_table__clear(&done);
+	if (ss->opts.bounded)
+		end_interval(ss);
 	if (err) {
 		profile__free(p);
 		return err;
 	}
 	p->time_ns = ss->interval_start_wall_ns;
 	p->duration_ns = now - ss->interval_start_ns;
-	p->stats.dropped = dropped - ss->dropped_before;
+	p->stats.dropped = dropped - ss->dropped_before + traces_dropped;
 	ss->dropped_before = dropped;
 	/* Intervals tile time exactly: the next starts where this one ended. */
 	ss->interval_start_wall_ns += p->duration_ns;

@@ -30,6 +30,30 @@ struct session_opts {
 	const struct symbolizer_opts *sym; /* NULL: defaults */
 	bool keep_events;		   /* per-event times and CPUs (for OTLP) */
 	uint64_t max_timestamps;	   /* per interval, with keep_events */
+	/*
+	 * A continuous run: after each profile, forget exited processes and
+	 * their Python code objects, close files no process uses (but the
+	 * SESSION_FILES_KEPT_UNUSED most recent) and bound each interval's traces.
+	 */
+	bool bounded;
+	uint64_t max_trace_bytes; /* with bounded: per interval; 0: SESSION_TRACE_BYTES */
+	size_t files_kept_unused; /* with bounded; 0: SESSION_FILES_KEPT_UNUSED */
+};
+
+/* Files no process maps kept open for programs that start again (bounded runs). */
+#define SESSION_FILES_KEPT_UNUSED 256
+/* Memory of one interval's distinct traces (bounded runs): new traces beyond it are
+ * dropped and counted. 20 Hz x 64 CPUs x 5 s of 100-frame stacks need 11 MiB. */
+#define SESSION_TRACE_BYTES (32u << 20)
+
+/* What the tables hold after the last profile (bounded runs), and what left them. */
+struct session_tables {
+	size_t processes;
+	size_t files;
+	size_t python_codes;
+	uint64_t processes_purged;
+	uint64_t files_evicted;
+	uint64_t traces_dropped;
 };
 
 struct session {
@@ -41,11 +65,12 @@ struct session {
 	struct python py; /* CPython interpreters found in the processes' maps */
 	bool collector_ready;
 	bool python_ready;
-	uint64_t bpf_stats[OP_STAT__COUNT]; /* last read */
+	uint64_t bpf_stats[OP_STAT__COUNT];   /* last read */
 	uint64_t py_stats[OP_PY_STAT__COUNT]; /* last read (bpf/python_types.h) */
-	uint64_t interval_start_ns;	    /* CLOCK_MONOTONIC */
+	uint64_t interval_start_ns;	      /* CLOCK_MONOTONIC */
 	uint64_t interval_start_wall_ns;
 	uint64_t dropped_before; /* drops counted in earlier profiles */
+	struct session_tables tables;
 };
 
 /* Loads and attaches everything, learns running processes. 0 or -errno (logged). */

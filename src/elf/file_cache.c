@@ -62,9 +62,88 @@ void file_cache__clear(struct file_cache *fc)
 	for (size_t i = 0; i < fc->n_files; i++)
 		cached_file__free(fc->files[i]);
 	free(fc->files);
+	free(fc->free_ids);
 	hashmap__clear(&fc->by_key);
 	fc->files = NULL;
-	fc->n_files = fc->cap_files = 0;
+	fc->free_ids = NULL;
+	fc->n_files = fc->cap_files = fc->n_free_ids = fc->cap_free_ids = 0;
+	fc->n_open = fc->n_unused = 0;
+	fc->unused_first = fc->unused_last = NULL;
+}
+
+static void unused_push(struct file_cache *fc, struct cached_file *f)
+{
+	f->next_unused = NULL;
+	f->prev_unused = fc->unused_last;
+	if (fc->unused_last)
+		fc->unused_last->next_unused = f;
+	else
+		fc->unused_first = f;
+	fc->unused_last = f;
+	fc->n_unused++;
+}
+
+static void unused_unlink(struct file_cache *fc, struct cached_file *f)
+{
+	if (f->prev_unused)
+		f->prev_unused->next_unused = f->next_unused;
+	else
+		fc->unused_first = f->next_unused;
+	if (f->next_unused)
+		f->next_unused->prev_unused = f->prev_unused;
+	else
+		fc->unused_last = f->prev_unused;
+	f->prev_unused = f->next_unused = NULL;
+	fc->n_unused--;
+}
+
+void file_cache__ref(struct file_cache *fc, uint32_t id)
+{
+	struct cached_file *f = file_cache__at(fc, id);
+
+	if (f && !f->users++)
+		unused_unlink(fc, f);
+}
+
+void file_cache__unref(struct file_cache *fc, uint32_t id)
+{
+	struct cached_file *f = file_cache__at(fc, id);
+
+	/* The most recently released goes last: the oldest are closed first. */
+	if (f && f->users && !--f->users)
+		unused_push(fc, f);
+}
+
+size_t file_cache__evict_unused(struct file_cache *fc, size_t keep, file_evict_fn fn, void *ctx)
+{
+	size_t n = 0;
+
+	while (fc->n_unused > keep) {
+		struct cached_file *f = fc->unused_first;
+		uint32_t id = f->id;
+
+		/* The id is free from here on: reserve its slot first (no failure after). */
+		if (fc->n_free_ids == fc->cap_free_ids) {
+			size_t cap = fc->cap_free_ids ? fc->cap_free_ids * 2 : 64;
+			uint32_t *tmp = realloc(fc->free_ids, cap * sizeof(*tmp));
+
+			if (!tmp)
+				break; /* kept open: tried again next time */
+			fc->free_ids = tmp;
+			fc->cap_free_ids = cap;
+		}
+		if (fn)
+			fn(ctx, id);
+		unused_unlink(fc, f);
+		hashmap__remove_entry(&fc->by_key, f->key_hash, f);
+		fc->files[id - 1] = NULL;
+		fc->free_ids[fc->n_free_ids++] = id;
+		fc->n_open--;
+		cached_file__free(f);
+		fc->stats.evicted++;
+		n++;
+	}
+	return n;
 }
 
 /* Opens the mapped file the way the process sees it. Returns an fd or -errno. */
@@ -169,7 +248,7 @@ uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map
 			close(vdso_fd);
 		return f->id;
 	}
-	if (fc->n_files == fc->cap_files) {
+	if (!fc->n_free_ids && fc->n_files == fc->cap_files) {
 		size_t cap = fc->cap_files ? fc->cap_files * 2 : 64;
 
 		tmp = realloc(fc->files, cap * sizeof(*tmp));
@@ -193,12 +272,21 @@ uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map
 	f->basename = slash ? slash + 1 : f->path;
 	/* The key's content id is the table id: the hash of the same bytes. */
 	f->table_id = key.content_id;
+	f->key_hash = h;
 	if (hashmap__insert(&fc->by_key, h, f)) {
 		cached_file__free(f);
 		goto enomem;
 	}
-	fc->files[fc->n_files++] = f;
-	f->id = (uint32_t)fc->n_files;
+	if (fc->n_free_ids) {
+		f->id = fc->free_ids[--fc->n_free_ids];
+	} else {
+		fc->files[fc->n_files++] = f;
+		f->id = (uint32_t)fc->n_files;
+	}
+	fc->files[f->id - 1] = f;
+	fc->n_open++;
+	/* Nothing uses it until the process table takes a reference. */
+	unused_push(fc, f);
 	if (m->inode)
 		open_elf(fc, f, pid, m);
 	else if (vdso_fd >= 0)

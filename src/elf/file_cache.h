@@ -9,6 +9,12 @@
  * Anonymous executable memory gets a pseudo-file entry with no ELF behind it
  * so its frames still carry a name. The vDSO is copied out of the process
  * (elf/vdso_image.h) and opened like a file, one entry per distinct image.
+ *
+ * Each file counts the process mappings that use it (the process table takes
+ * and drops these references). A long-running agent closes files no process
+ * uses any more with file_cache__evict_unused(), keeping the most recently
+ * used of them open for programs that start again; an evicted file's id is
+ * given to the next new file, so whoever keeps data per file id is told.
  */
 #ifndef OMNIPROF_ELF_FILE_CACHE_H
 #define OMNIPROF_ELF_FILE_CACHE_H
@@ -34,6 +40,9 @@ struct cached_file {
 	int open_error;	      /* -errno of the failed open, 0 otherwise */
 	uint8_t htlhash[16];  /* file_id__htlhash(); all zero when unknown */
 	uint64_t table_id;    /* id of its stack-delta table in BPF maps, 0 when unknown */
+	uint32_t users;	      /* process mappings holding it (file_cache__ref) */
+	uint64_t key_hash;    /* its hash in by_key */
+	struct cached_file *prev_unused, *next_unused; /* while users == 0, oldest first */
 };
 
 struct file_cache_stats {
@@ -41,15 +50,26 @@ struct file_cache_stats {
 	uint64_t open_errors;
 	uint64_t not_elf;
 	uint64_t vdso_errors; /* [vdso] images that could not be read (named "[vdso]" only) */
+	uint64_t evicted;     /* files closed because no process used them any more */
 };
 
 struct file_cache {
 	struct hashmap by_key;
-	struct cached_file **files; /* files[id - 1] */
-	size_t n_files;
+	struct cached_file **files; /* files[id - 1]; NULL: an evicted file's free id */
+	size_t n_files;		    /* ids handed out (the highest id) */
 	size_t cap_files;
+	uint32_t *free_ids; /* ids of evicted files, reused first */
+	size_t n_free_ids;
+	size_t cap_free_ids;
+	size_t n_open; /* entries present (n_files minus free ids) */
+	/* Files no process uses, least recently used first (see file_cache__evict_unused). */
+	struct cached_file *unused_first, *unused_last;
+	size_t n_unused;
 	struct file_cache_stats stats;
 };
+
+/* Told the id of each file just before it is closed and its id freed. */
+typedef void (*file_evict_fn)(void *ctx, uint32_t id);
 
 void file_cache__init(struct file_cache *fc);
 void file_cache__clear(struct file_cache *fc); /* closes everything; accepts NULL */
@@ -60,6 +80,18 @@ void file_cache__clear(struct file_cache *fc); /* closes everything; accepts NUL
  * (its frames show as path+0xOFFSET) and the failure is counted.
  */
 uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map *m);
+
+/* One more / one less process mapping uses file id (0 and unknown ids are ignored). */
+void file_cache__ref(struct file_cache *fc, uint32_t id);
+void file_cache__unref(struct file_cache *fc, uint32_t id);
+
+/*
+ * Closes the files no process uses but the keep most recently used, calling
+ * fn (may be NULL) with each id first. Only call it when nothing still refers
+ * to those ids: between profiles, when every sample taken so far was named.
+ * Returns how many were closed.
+ */
+size_t file_cache__evict_unused(struct file_cache *fc, size_t keep, file_evict_fn fn, void *ctx);
 
 static inline struct cached_file *file_cache__at(const struct file_cache *fc, uint32_t id)
 {

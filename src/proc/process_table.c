@@ -2,6 +2,7 @@
 #include "proc/process_table.h"
 
 #include <ctype.h>
+#include <signal.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -150,6 +151,12 @@ static void publish(struct process_table *pt, struct process *p, struct process_
 	unwind_maps__add_pid(pt->unwind, p->pid);
 }
 
+static void unref_files(struct process_table *pt, const struct process_mapping *maps, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		file_cache__unref(pt->files, maps[i].file_id);
+}
+
 void process_table__set_unwind_maps(struct process_table *pt, struct unwind_maps *um)
 {
 	pt->unwind = um;
@@ -225,6 +232,7 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 			err = -ENOMEM;
 			goto cleanup;
 		}
+		file_cache__ref(pt->files, id);
 		maps[n] = (struct process_mapping){.start = raw[i].start,
 						   .end = raw[i].end,
 						   .offset = raw[i].offset,
@@ -244,10 +252,13 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 	p->n_maps = n;
 	maps = NULL;
 	publish(pt, p, old, n_old);
+	unref_files(pt, old, n_old);
 	free(old);
 	if (pt->observer)
 		pt->observer(pt->observer_ctx, p);
 cleanup:
+	if (maps)
+		unref_files(pt, maps, n);
 	free(maps);
 	proc_maps__free(raw, n_raw);
 	return err;
@@ -307,6 +318,53 @@ void process_table__mark_exited(struct process_table *pt, uint32_t pid)
 		if (pt->observer)
 			pt->observer(pt->observer_ctx, p);
 	}
+}
+
+struct process *process_table__find(const struct process_table *pt, uint32_t pid)
+{
+	return hashmap__find(&pt->by_pid, hash_u64(pid), &pid);
+}
+
+size_t process_table__purge(struct process_table *pt, bool check_alive)
+{
+	struct process **dead = NULL;
+	size_t n = 0, cap = 0;
+	void *e;
+
+	for (size_t i = 0; hashmap__next(&pt->by_pid, &i, &e);) {
+		struct process *p = e;
+
+		/* An exit event lost in a full ring buffer: the pid no longer exists. */
+		if (check_alive && !p->exited && !p->gone && kill((pid_t)p->pid, 0) &&
+		    errno == ESRCH) {
+			pt->stats.lost_exits++;
+			process_table__mark_exited(pt, p->pid);
+		}
+		if (!p->exited && !p->gone)
+			continue;
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 64;
+			struct process **tmp = realloc(dead, c * sizeof(*tmp));
+
+			if (!tmp)
+				break; /* the rest goes next time */
+			dead = tmp;
+			cap = c;
+		}
+		dead[n++] = p;
+	}
+	/* Removed after the walk: removing moves entries the iteration has not reached. */
+	for (size_t i = 0; i < n; i++) {
+		struct process *p = dead[i];
+
+		hashmap__remove_entry(&pt->by_pid, hash_u64(p->pid), p);
+		unref_files(pt, p->maps, p->n_maps);
+		free(p->maps);
+		free(p);
+	}
+	free(dead);
+	pt->stats.purged += n;
+	return n;
 }
 
 bool process_table__refresh_if_stale(struct process_table *pt, struct process *p)

@@ -4,7 +4,8 @@
  * pointing at a file in the file cache, read from /proc/PID/maps while the
  * process lives (at start-up, on exec, on first sight, and again when a
  * sample lands outside every known mapping, e.g. after dlopen). Kept after
- * the process exits so its samples are still named at the end.
+ * the process exits so its samples are still named when the profile is
+ * built; a long-running agent purges exited processes after each profile.
  */
 #ifndef OMNIPROF_PROC_PROCESS_TABLE_H
 #define OMNIPROF_PROC_PROCESS_TABLE_H
@@ -45,15 +46,17 @@ struct process_table_stats {
 	uint64_t maps_reads;	  /* /proc/PID/maps reads */
 	uint64_t maps_errors;	  /* reads that failed (process gone, permission) */
 	uint64_t unknown_address; /* frames outside every mapping after a refresh */
+	uint64_t purged;	  /* exited processes forgotten (process_table__purge) */
+	uint64_t lost_exits;	  /* processes found gone without an exit event */
 };
 
 /* Told after a process's maps were read and after it exited (p->exited). */
 typedef void (*process_observer_fn)(void *ctx, const struct process *p);
 
 struct process_table {
-	struct hashmap by_pid;
+	struct hashmap by_pid; /* of struct process, owned */
 	struct file_cache *files;
-	struct unwind_maps *unwind; /* NULL: no in-kernel unwinding tables to keep in step */
+	struct unwind_maps *unwind;   /* NULL: no in-kernel unwinding tables to keep in step */
 	process_observer_fn observer; /* NULL: none (interpreter support, src/interp/) */
 	void *observer_ctx;
 	struct process_table_stats stats;
@@ -70,6 +73,16 @@ int process_table__refresh(struct process_table *pt, struct process *p);
 bool process_table__refresh_if_stale(struct process_table *pt, struct process *p);
 /* Learns every process in /proc. Returns how many were read. */
 int process_table__scan_all(struct process_table *pt);
+/* The entry for pid, or NULL (never created, no maps read). */
+struct process *process_table__find(const struct process_table *pt, uint32_t pid);
+/*
+ * Forgets processes that exited or whose maps could not be read (gone),
+ * dropping their file references; check_alive also looks for processes that
+ * no longer exist although no exit event came (counted as lost_exits). Call
+ * it only when no unnamed sample still refers to them (after a profile was
+ * built). Returns how many were forgotten.
+ */
+size_t process_table__purge(struct process_table *pt, bool check_alive);
 /* The process left: its mappings leave the BPF maps, its names stay for the report. */
 void process_table__mark_exited(struct process_table *pt, uint32_t pid);
 /* Also keep the in-kernel unwinder's maps in step with every maps read. */

@@ -201,8 +201,8 @@ static int handle_stack_copy(struct collector *c, const struct op_stack_copy *e,
 		process_table__refresh(&c->procs, p);
 	}
 	n = stack_copy__to_trace(e, size, &c->procs, p,
-				 c->python ? python__proc(c->python, e->hdr.pid) : NULL, c->copy_trace,
-				 &c->copies);
+				 c->python ? python__proc(c->python, e->hdr.pid) : NULL,
+				 c->copy_trace, &c->copies);
 	if (n < 0)
 		return (int)n;
 	return handle_trace(c, c->copy_trace, (size_t)n);

@@ -23,10 +23,10 @@ struct collector_stats {
 	uint64_t bad_records; /* malformed ring-buffer records */
 	uint64_t execs;
 	uint64_t exits;
-	uint64_t unresolved; /* frames left without a mapping */
+	uint64_t unresolved;	  /* frames left without a mapping */
 	uint64_t unknown_reports; /* unknown pid/address reports from the unwinder */
 	uint64_t unknown_rereads; /* ... of an address outside the maps: maps read at once */
-	uint64_t enomem;     /* samples lost to allocation failure */
+	uint64_t enomem;	  /* samples lost to allocation failure */
 };
 
 struct collector {
@@ -35,7 +35,7 @@ struct collector {
 	struct trace_table traces;
 	struct collector_stats stats;
 	struct stack_copy_stats copies;
-	struct trace *scratch; /* one trace of maximal size, reused per record */
+	struct trace *scratch;	     /* one trace of maximal size, reused per record */
 	struct op_trace *copy_trace; /* a stack copy, unwound (OP_TRACE_MAX_SIZE bytes) */
 	/* Added to a sample's CLOCK_MONOTONIC time to get the wall clock (keep_events). */
 	int64_t monotonic_to_wall_ns;

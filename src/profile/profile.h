@@ -22,7 +22,7 @@
 enum profile_frame_kind {
 	PROFILE_FRAME_NATIVE = 0, /* user-space machine code (C, C++, Rust, Go, ...) */
 	PROFILE_FRAME_KERNEL = 1,
-	PROFILE_FRAME_ERROR = 2, /* the unwinder stopped here: name says why */
+	PROFILE_FRAME_ERROR = 2,  /* the unwinder stopped here: name says why */
 	PROFILE_FRAME_PYTHON = 3, /* CPython function: address = instruction offset */
 };
 

@@ -156,6 +156,71 @@ static uint32_t location_of(struct builder *b, const struct trace_frame *tf)
 	return fl->location_id;
 }
 
+static int native_frame_cmp(const void *a, const void *b)
+{
+	const struct trace_frame *x = *(struct trace_frame *const *)a;
+	const struct trace_frame *y = *(struct trace_frame *const *)b;
+
+	if (x->file_id != y->file_id)
+		return x->file_id < y->file_id ? -1 : 1;
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+/*
+ * Names every distinct native frame, one file after the other, before the
+ * samples are built: each file's symbols are then needed once, so a symbol
+ * cache smaller than the files of one profile holds one file at a time
+ * instead of loading them again and again. 0 or -ENOMEM.
+ */
+static int name_native_frames(struct builder *b, const struct trace_table *tt)
+{
+	struct trace_frame **frames = NULL;
+	size_t n = 0, cap = 0;
+	struct hashmap seen;
+	void *e;
+	int err = 0;
+
+	hashmap__init(&seen, frame_equal, NULL);
+	for (size_t it = 0; hashmap__next(&tt->traces, &it, &e);) {
+		struct trace *t = e;
+
+		for (uint32_t i = 0; i < t->n_frames; i++) {
+			struct trace_frame *tf = &t->frames[i];
+			uint64_t h = hash_bytes(tf, sizeof(*tf), 0);
+
+			if (tf->kind != OP_FRAME_NATIVE || hashmap__find(&seen, h, tf))
+				continue;
+			if (n == cap) {
+				size_t c = cap ? cap * 2 : 256;
+				struct trace_frame **tmp = realloc(frames, c * sizeof(*tmp));
+
+				if (!tmp) {
+					err = -ENOMEM;
+					goto cleanup;
+				}
+				frames = tmp;
+				cap = c;
+			}
+			/* The key compares a frame_location's leading trace_frame: tf is one. */
+			if (hashmap__insert(&seen, h, tf)) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			frames[n++] = tf;
+		}
+	}
+	qsort(frames, n, sizeof(*frames), native_frame_cmp);
+	for (size_t i = 0; i < n; i++)
+		if (!location_of(b, frames[i])) {
+			err = -ENOMEM;
+			break;
+		}
+cleanup:
+	hashmap__clear(&seen);
+	free(frames);
+	return err;
+}
+
 int profile_builder__build(struct profile *p, const struct trace_table *tt, struct symbolizer *sym)
 {
 	struct builder b = {.p = p, .sym = sym};
@@ -165,6 +230,9 @@ int profile_builder__build(struct profile *p, const struct trace_table *tt, stru
 	int err = 0;
 
 	hashmap__init(&b.frames, frame_equal, NULL);
+	err = name_native_frames(&b, tt);
+	if (err)
+		goto cleanup;
 	for (size_t it = 0; hashmap__next(&tt->traces, &it, &e);) {
 		const struct trace *t = e;
 

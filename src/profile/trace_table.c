@@ -43,6 +43,7 @@ void trace_table__clear(struct trace_table *tt)
 	hashmap__clear(&tt->traces);
 	tt->samples = tt->truncated = 0;
 	tt->n_timestamps = tt->timestamps_dropped = 0;
+	tt->bytes = tt->dropped = 0;
 }
 
 /* Appends t's time to e, within the table's budget: 0, or -ENOMEM (the sample still counts). */
@@ -76,6 +77,10 @@ int trace_table__add(struct trace_table *tt, const struct trace *t)
 
 	if (!e) {
 		size = sizeof(*t) + t->n_frames * sizeof(t->frames[0]);
+		if (tt->max_bytes && tt->bytes + size > tt->max_bytes) {
+			tt->dropped++;
+			return 0;
+		}
 		e = malloc(size);
 		if (!e)
 			return -ENOMEM;
@@ -87,6 +92,7 @@ int trace_table__add(struct trace_table *tt, const struct trace *t)
 			free(e);
 			return -ENOMEM;
 		}
+		tt->bytes += size;
 	}
 	e->count++;
 	tt->samples++;

@@ -47,7 +47,8 @@ struct trace {
  * sample, and the CPU as a sample attribute). With keep_events set, the CPU
  * becomes part of a trace's identity and each sample's time is kept, up to
  * max_timestamps for the whole table (then samples are only counted), so
- * memory stays bounded whatever the sampling rate.
+ * memory stays bounded whatever the sampling rate. max_bytes bounds the
+ * distinct traces the same way (an agent's interval).
  */
 struct trace_table {
 	struct hashmap traces; /* of struct trace, owned */
@@ -57,11 +58,17 @@ struct trace_table {
 	uint64_t max_timestamps;
 	uint64_t n_timestamps;
 	uint64_t timestamps_dropped; /* samples counted without their time */
+	uint64_t max_bytes;	     /* bound of the traces' memory; 0: none */
+	uint64_t bytes;		     /* memory the traces hold (without timestamps) */
+	uint64_t dropped;	     /* samples of new traces refused at max_bytes */
 };
 
 void trace_table__init(struct trace_table *tt);
 void trace_table__clear(struct trace_table *tt); /* frees every trace; accepts NULL */
-/* Counts one sample of t (copied when new). 0 or -ENOMEM. */
+/*
+ * Counts one sample of t (copied when new). A new trace that would take the
+ * table past max_bytes is not kept: the sample is counted in dropped. 0 or -ENOMEM.
+ */
 int trace_table__add(struct trace_table *tt, const struct trace *t);
 
 #endif

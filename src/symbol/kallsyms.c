@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * /proc/kallsyms lines are "ADDR TYPE NAME" with an optional "\t[MODULE]".
- * A real file has ~200k lines, so names live in one arena sized by a first
- * counting pass over the text, and each module name is stored once and
- * shared by all its symbols.
+ * A real file has ~200k lines, so names live in one arena, the file is
+ * read in pieces and parsed as it comes, and each module name is stored
+ * once and shared by all its symbols.
  *
  * Only the text types t, T, w and W are kept: samples are instruction
  * addresses, and letting a data symbol (d, r, b, ...) be the "last symbol at
@@ -11,7 +11,6 @@
  * (w/W are weak symbols; in kallsyms they are functions.)
  */
 #include "symbol/kallsyms.h"
-#include "util/read_file.h"
 
 #include "util/hashmap.h"
 
@@ -185,80 +184,99 @@ static const char *intern_module(struct kallsyms *ks, const char *name, size_t l
 	return m->name;
 }
 
-struct scan_totals {
-	size_t n_text;	   /* text symbols */
-	size_t name_bytes; /* their names with NULs */
+/*
+ * Symbols are added as lines arrive, so /proc/kallsyms (5 MB of text) is read
+ * in small pieces rather than held whole. Until kallsyms_builder__finish(),
+ * a symbol's name field holds its offset in the growing name arena.
+ */
+struct kallsyms_builder {
+	struct kallsyms *ks;
+	size_t cap_syms;
+	size_t names_len;
+	size_t cap_names;
+	/* A module's symbols are listed together: the last one is usually it. */
+	const char *last_mod, *last_src;
+	size_t last_len;
+	char last_buf[KSYM_MODULE_MAX]; /* the last module name as read (its text goes away) */
 	bool any_line;
 	bool any_nonzero;
 };
 
-/* State of the filling pass. */
-struct fill_state {
-	size_t name_off;
-	/* A module's symbols are listed together: the last one is usually it. */
-	const char *last_mod, *last_src;
-	size_t last_len;
-};
-
-static int store_symbol(struct kallsyms *ks, struct fill_state *fs, const struct kline *l)
+static int grow(void **p, size_t *cap, size_t need, size_t elem, size_t first)
 {
-	struct ksym *s = &ks->syms[ks->n_syms];
-	char *name = ks->names + fs->name_off;
+	size_t c = *cap ? *cap : first;
+	void *tmp;
 
-	if (l->module && (!fs->last_mod || fs->last_len != l->module_len ||
-			  memcmp(fs->last_src, l->module, l->module_len) != 0)) {
-		fs->last_mod = intern_module(ks, l->module, l->module_len);
-		if (!fs->last_mod)
-			return -ENOMEM;
-		fs->last_src = l->module;
-		fs->last_len = l->module_len;
-	}
-	memcpy(name, l->name, l->name_len);
-	name[l->name_len] = '\0';
-	fs->name_off += l->name_len + 1;
-	s->addr = l->addr;
-	s->name = name;
-	s->module = l->module ? fs->last_mod : NULL;
-	ks->n_syms++;
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	tmp = realloc(*p, c * elem);
+	if (!tmp)
+		return -ENOMEM;
+	*p = tmp;
+	*cap = c;
 	return 0;
 }
 
-/*
- * Walks every line. With fill false it only counts (into *t); with fill
- * true it stores the text symbols into ks, whose arrays were sized by a
- * counting pass over the same text.
- */
-static int scan(struct kallsyms *ks, const char *buf, size_t len, bool fill, struct scan_totals *t)
+static int store_symbol(struct kallsyms_builder *b, const struct kline *l)
+{
+	struct kallsyms *ks = b->ks;
+	struct ksym *s;
+
+	if (l->module && (!b->last_mod || b->last_len != l->module_len ||
+			  memcmp(b->last_buf, l->module, l->module_len) != 0)) {
+		b->last_mod = intern_module(ks, l->module, l->module_len);
+		if (!b->last_mod)
+			return -ENOMEM;
+		memcpy(b->last_buf, l->module, l->module_len);
+		b->last_len = l->module_len;
+	}
+	if (grow((void **)&ks->syms, &b->cap_syms, ks->n_syms + 1, sizeof(*ks->syms), 4096) ||
+	    grow((void **)&ks->names, &b->cap_names, b->names_len + l->name_len + 1, 1, 65536))
+		return -ENOMEM;
+	s = &ks->syms[ks->n_syms++];
+	memcpy(ks->names + b->names_len, l->name, l->name_len);
+	ks->names[b->names_len + l->name_len] = '\0';
+	s->addr = l->addr;
+	s->name = (const char *)(uintptr_t)b->names_len; /* made a pointer at the end */
+	s->module = l->module ? b->last_mod : NULL;
+	b->names_len += l->name_len + 1;
+	return 0;
+}
+
+/* One line [p, end) without its newline. 0 or -ENOMEM. */
+static int builder_line(struct kallsyms_builder *b, const char *p, const char *end)
+{
+	struct kline l;
+	int r = parse_line(p, end, &l);
+
+	if (r == 0)
+		return 0;
+	if (r < 0) {
+		b->ks->skipped++;
+		return 0;
+	}
+	b->any_line = true;
+	b->any_nonzero |= l.addr != 0;
+	return is_text_type(l.type) ? store_symbol(b, &l) : 0;
+}
+
+/* Every complete line of [buf, buf + len); returns the bytes used, or -ENOMEM. */
+static long builder_lines(struct kallsyms_builder *b, const char *buf, size_t len, bool last)
 {
 	const char *p = buf, *end = buf + len;
-	struct fill_state fs = {0};
 
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *line_end = nl ? nl : end;
-		struct kline l;
-		int r = parse_line(p, line_end, &l);
 
+		if (!nl && !last)
+			break;
+		if (builder_line(b, p, nl ? nl : end))
+			return -ENOMEM;
 		p = nl ? nl + 1 : end;
-		if (r == 0)
-			continue;
-		if (fill) {
-			if (r > 0 && is_text_type(l.type) && store_symbol(ks, &fs, &l))
-				return -ENOMEM;
-			continue;
-		}
-		if (r < 0) {
-			ks->skipped++;
-			continue;
-		}
-		t->any_line = true;
-		t->any_nonzero |= l.addr != 0;
-		if (is_text_type(l.type)) {
-			t->n_text++;
-			t->name_bytes += l.name_len + 1;
-		}
 	}
-	return 0;
+	return (long)(p - buf);
 }
 
 static int ksym_cmp(const void *a, const void *b)
@@ -272,59 +290,117 @@ static int ksym_cmp(const void *a, const void *b)
 	       ((uintptr_t)x->name < (uintptr_t)y->name);
 }
 
+static int builder_start(struct kallsyms_builder *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->ks = calloc(1, sizeof(*b->ks));
+	if (!b->ks)
+		return -ENOMEM;
+	hashmap__init(&b->ks->modules, module_equal, NULL);
+	return 0;
+}
+
+/* Sorts, turns name offsets into pointers and returns the table. */
+static struct kallsyms *builder_finish(struct kallsyms_builder *b)
+{
+	struct kallsyms *ks = b->ks;
+
+	ks->restricted = b->any_line && !b->any_nonzero;
+	/* With every address hidden there is nothing a lookup could return. */
+	if (ks->restricted || !ks->n_syms) {
+		free(ks->syms);
+		free(ks->names);
+		ks->syms = NULL;
+		ks->names = NULL;
+		ks->n_syms = 0;
+		return ks;
+	}
+	/* Give back what the doubling left unused (a mapping shrinks in place). */
+	ks->syms = realloc(ks->syms, ks->n_syms * sizeof(*ks->syms)) ?: ks->syms;
+	ks->names = realloc(ks->names, b->names_len) ?: ks->names;
+	qsort(ks->syms, ks->n_syms, sizeof(*ks->syms), ksym_cmp);
+	for (size_t i = 0; i < ks->n_syms; i++)
+		ks->syms[i].name = ks->names + (uintptr_t)ks->syms[i].name;
+	return ks;
+}
+
 int kallsyms__parse(const char *buf, size_t len, struct kallsyms **out)
 {
-	struct scan_totals totals = {0};
-	struct kallsyms *ks;
+	struct kallsyms_builder b;
 	int err;
 
 	*out = NULL;
 	if (!buf && len)
 		return -EINVAL;
-	ks = calloc(1, sizeof(*ks));
-	if (!ks)
-		return -ENOMEM;
-	hashmap__init(&ks->modules, module_equal, NULL);
-	if (!len)
-		goto done;
-
-	scan(ks, buf, len, false, &totals);
-	ks->restricted = totals.any_line && !totals.any_nonzero;
-	/* With every address hidden there is nothing a lookup could return. */
-	if (ks->restricted || !totals.n_text)
-		goto done;
-
-	ks->syms = malloc(totals.n_text * sizeof(*ks->syms));
-	ks->names = malloc(totals.name_bytes);
-	if (!ks->syms || !ks->names) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	err = scan(ks, buf, len, true, &totals);
+	err = builder_start(&b);
 	if (err)
-		goto cleanup;
-	qsort(ks->syms, ks->n_syms, sizeof(*ks->syms), ksym_cmp);
-done:
-	*out = ks;
+		return err;
+	if (len && builder_lines(&b, buf, len, true) < 0) {
+		kallsyms__free(b.ks);
+		return -ENOMEM;
+	}
+	*out = builder_finish(&b);
 	return 0;
-
-cleanup:
-	kallsyms__free(ks);
-	return err;
 }
+
+/* Pieces read at a time: a line is at most ~2 KiB (name and module bounds). */
+#define READ_CHUNK (64u << 10)
 
 int kallsyms__load(const char *path, struct kallsyms **out)
 {
-	size_t len;
-	char *buf;
-	int err;
+	struct kallsyms_builder b;
+	size_t have = 0, total = 0;
+	char *buf = NULL;
+	int fd = -1, err;
 
 	*out = NULL;
-	err = read_file(path ? path : "/proc/kallsyms", &buf, &len);
+	err = builder_start(&b);
 	if (err)
 		return err;
-	err = kallsyms__parse(buf, len, out);
+	buf = malloc(READ_CHUNK);
+	fd = open(path ? path : "/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	if (!buf || fd < 0) {
+		err = !buf ? -ENOMEM : -errno;
+		goto cleanup;
+	}
+	for (;;) {
+		ssize_t r = read(fd, buf + have, READ_CHUNK - have);
+		long used;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			goto cleanup;
+		}
+		total += (size_t)r;
+		if (total > KALLSYMS_MAX_FILE) {
+			err = -EFBIG;
+			goto cleanup;
+		}
+		have += (size_t)r;
+		used = builder_lines(&b, buf, have, r == 0);
+		if (used < 0) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		if (r == 0)
+			break;
+		if (!used && have == READ_CHUNK) {
+			/* No newline in a whole piece: not kallsyms text; drop it. */
+			b.ks->skipped++;
+			used = (long)have;
+		}
+		memmove(buf, buf + used, have - (size_t)used);
+		have -= (size_t)used;
+	}
+	*out = builder_finish(&b);
+	b.ks = NULL;
+cleanup:
+	if (fd >= 0)
+		close(fd);
 	free(buf);
+	kallsyms__free(b.ks);
 	return err;
 }
 

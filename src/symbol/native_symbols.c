@@ -397,7 +397,11 @@ static void open_gopclntab(struct native_symbols *ns, Elf *elf)
 			ns->ef->path, strerror(-err));
 }
 
-/* Sizes of the sections whose contents elfutils reads for names and lines. */
+/*
+ * Sizes of the sections elfutils reads in place from its mapping of the file
+ * for names and lines (compressed ones are inflated into the heap instead,
+ * which the symbolizer measures).
+ */
 static size_t section_bytes(Elf *elf)
 {
 	Elf_Scn *scn = NULL;
@@ -409,7 +413,8 @@ static size_t section_bytes(Elf *elf)
 		GElf_Shdr shdr;
 		const char *name;
 
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS ||
+		    (shdr.sh_flags & SHF_COMPRESSED))
 			continue;
 		name = elf_strptr(elf, shstrndx, shdr.sh_name);
 		if (shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNSYM ||
@@ -490,7 +495,7 @@ int native_symbols__open_opts(const struct elf_file *ef, const struct symbol_opt
 	/* Go code is named from .gopclntab; DWARF (and a debug-file search) only for the rest. */
 	if (!ns->go)
 		ns->dwarf = dwfl_module_getdwarf(ns->mod, &ns->dwarf_bias);
-	ns->cost = sizeof(*ns) + ns->n_funcs * sizeof(*ns->funcs) + section_bytes(elf);
+	ns->cost = section_bytes(elf);
 	if (ns->dwarf && dwarf_getelf(ns->dwarf) != elf)
 		ns->cost += section_bytes(dwarf_getelf(ns->dwarf));
 	*out = ns;

@@ -63,9 +63,12 @@ size_t native_symbols__frames(struct native_symbols *ns, uint64_t vaddr, struct 
 			      size_t max);
 
 /*
- * Approximate memory the symbols hold, in bytes, for the cache bound: the
- * tables built here plus the sizes of the symbol, string and DWARF sections
- * elfutils reads (an over-estimate: elfutils maps files rather than copying).
+ * File-backed memory the symbols may hold, in bytes, for the cache bound:
+ * the sizes of the symbol, string and uncompressed DWARF sections elfutils
+ * reads in place from its mapping of the file (an upper bound: only the
+ * pages touched become resident). Heap (the tables built here, inflated
+ * compressed sections, libdw's parsed units) is not included: the caller
+ * measures it (symbolizer.c).
  */
 size_t native_symbols__cost(const struct native_symbols *ns);
 

@@ -4,6 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/memory.h"
+
+/* Evictions freeing this much are followed by returning free heap pages. */
+#define RELEASE_AFTER_BYTES (1u << 20)
+
 static bool entry_equal(const void *entry, const void *key, void *ctx)
 {
 	(void)ctx;
@@ -80,16 +85,54 @@ struct symbol_cache_entry *symbol_cache__put(struct symbol_cache *c, uint64_t ke
 	}
 	e->key = key;
 	e->value = value;
-	e->cost = cost;
 	push_front(c, e);
-	c->cost += cost;
 	c->n_entries++;
-	/* The new entry is the first in the list: evict from the other end, never it. */
-	while (c->limit && c->cost > c->limit && c->lru.prev != e) {
-		drop(c, c->lru.prev);
+	symbol_cache__charge(c, e, cost);
+	return e;
+}
+
+void symbol_cache__charge(struct symbol_cache *c, struct symbol_cache_entry *e, size_t cost)
+{
+	size_t evicted = 0;
+
+	e->cost += cost;
+	c->cost += cost;
+	/* Evict from the least recently used end, never e itself. */
+	while (c->limit && c->cost > c->limit && c->lru.prev != &c->lru) {
+		struct symbol_cache_entry *victim = c->lru.prev == e ? e->prev : c->lru.prev;
+
+		if (victim == &c->lru)
+			break;
+		evicted += victim->cost;
+		drop(c, victim);
 		c->stats.evictions++;
 	}
 	if (c->cost > c->stats.peak_cost)
 		c->stats.peak_cost = c->cost;
-	return e;
+	/* What the evicted files freed is mostly small chunks: give the pages back. */
+	if (evicted >= RELEASE_AFTER_BYTES)
+		memory__release();
+}
+
+bool symbol_cache__remove(struct symbol_cache *c, uint64_t key)
+{
+	struct symbol_cache_entry *e = hashmap__find(&c->index, hash_u64(key), &key);
+
+	if (!e)
+		return false;
+	drop(c, e);
+	return true;
+}
+
+void symbol_cache__trim(struct symbol_cache *c, size_t bound)
+{
+	size_t evicted = 0;
+
+	while (c->cost > bound && c->lru.prev != &c->lru) {
+		evicted += c->lru.prev->cost;
+		drop(c, c->lru.prev);
+		c->stats.evictions++;
+	}
+	if (evicted >= RELEASE_AFTER_BYTES)
+		memory__release();
 }

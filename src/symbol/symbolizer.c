@@ -11,6 +11,7 @@
 #include "symbol/kallsyms.h"
 #include "types.h"
 #include "util/log.h"
+#include "util/memory.h"
 #include "util/read_file.h"
 
 /* The cost of remembering that a file has no symbols. */
@@ -114,28 +115,42 @@ const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_retu
 	return buf;
 }
 
-/* The symbols of file_id from the cache, loading them on a miss; NULL when it has none. */
-static struct native_symbols *file_symbols(struct symbolizer *s, uint32_t file_id)
+/* Heap allocated since before (0 when other frees outweighed it). */
+static size_t heap_growth(size_t before)
+{
+	size_t now = memory__heap_in_use();
+
+	return now > before ? now - before : 0;
+}
+
+/*
+ * The cache entry of file_id, loading its symbols on a miss; NULL when the
+ * file is not open. An entry costs the file-backed sections elfutils reads
+ * plus the heap that opening it allocated (measured, elfutils' own included).
+ */
+static struct symbol_cache_entry *file_entry(struct symbolizer *s, uint32_t file_id)
 {
 	struct symbol_cache_entry *e = symbol_cache__get(&s->cache, file_id);
 	const struct cached_file *f;
 	struct native_symbols *ns = NULL;
+	size_t heap;
 	int err;
 
 	if (e)
-		return e->value;
+		return e;
 	f = file_cache__at(s->files, file_id);
 	if (!f || !f->elf)
 		return NULL;
+	heap = memory__heap_in_use();
 	err = native_symbols__open_opts(f->elf, &s->sym_opts, &ns);
 	s->stats.files_loaded++;
 	if (err) {
 		s->stats.files_without_symbols++;
 		pr_info("%s: no symbols: %s", f->path, strerror(-err));
 	}
-	e = symbol_cache__put(&s->cache, file_id, ns,
-			      ns ? native_symbols__cost(ns) : NEGATIVE_ENTRY_COST);
-	return e ? e->value : NULL;
+	return symbol_cache__put(&s->cache, file_id, ns,
+				 ns ? native_symbols__cost(ns) + heap_growth(heap)
+				    : NEGATIVE_ENTRY_COST);
 }
 
 size_t symbolizer__native_in(struct symbolizer *s, struct native_symbols *ns, uint64_t vaddr,
@@ -154,7 +169,15 @@ size_t symbolizer__native_in(struct symbolizer *s, struct native_symbols *ns, ui
 size_t symbolizer__native(struct symbolizer *s, uint32_t file_id, uint64_t vaddr,
 			  const struct sym_frame **frames)
 {
-	return symbolizer__native_in(s, file_symbols(s, file_id), vaddr, frames);
+	struct symbol_cache_entry *e = file_entry(s, file_id);
+	size_t heap = memory__heap_in_use(), n;
+
+	n = symbolizer__native_in(s, e ? e->value : NULL, vaddr, frames);
+	/* libdw parses units, lines and abbreviations as lookups reach them: charged
+	 * to the file, which may push others out (never this one: *frames use it). */
+	if (e && e->value)
+		symbol_cache__charge(&s->cache, e, heap_growth(heap));
+	return n;
 }
 
 const char *symbolizer__error(uint64_t reason)
@@ -177,4 +200,9 @@ const char *symbolizer__error(uint64_t reason)
 	default:
 		return "[unwind stopped]";
 	}
+}
+
+void symbolizer__forget_file(struct symbolizer *s, uint32_t file_id)
+{
+	symbol_cache__remove(&s->cache, file_id);
 }

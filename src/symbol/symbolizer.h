@@ -40,7 +40,7 @@ struct symbolizer_stats {
 
 struct symbolizer {
 	struct file_cache *files;
-	struct kallsyms *ksyms; /* loaded on the first kernel frame */
+	struct kallsyms *ksyms;	     /* loaded on the first kernel frame */
 	const struct python *python; /* names Python frames; NULL: shown unnamed */
 	bool ksyms_tried;
 	struct symbol_options sym_opts;
@@ -79,6 +79,9 @@ size_t symbolizer__native(struct symbolizer *s, uint32_t file_id, uint64_t vaddr
  */
 size_t symbolizer__native_in(struct symbolizer *s, struct native_symbols *ns, uint64_t vaddr,
 			     const struct sym_frame **frames);
+
+/* The file cache is closing file_id (its id will name another file): drop its symbols. */
+void symbolizer__forget_file(struct symbolizer *s, uint32_t file_id);
 
 /* Text for an OP_FRAME_ERROR frame's reason. */
 const char *symbolizer__error(uint64_t reason);

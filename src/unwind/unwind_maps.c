@@ -37,7 +37,7 @@ struct loaded_table {
 	/* In the list of loaded tables no process uses (refs 0), oldest first. */
 	struct loaded_table *prev_unused, *next_unused;
 	bool unused;
-	uint64_t base; /* ELF vaddr the deltas' 32-bit offsets start from */
+	uint64_t base;		   /* ELF vaddr the deltas' 32-bit offsets start from */
 	struct op_table_info info; /* as published in table_info */
 	uint32_t refs;
 	uint32_t n_deltas;

@@ -29,7 +29,7 @@ struct unwind_maps_stats {
 	uint64_t tables_failed; /* no CFI, malformed, or the maps were full */
 	uint64_t deltas_loaded; /* currently loaded */
 	uint64_t deltas_peak;
-	uint64_t pages_loaded;	  /* delta pages (struct op_delta_page) currently loaded */
+	uint64_t pages_loaded; /* delta pages (struct op_delta_page) currently loaded */
 	uint64_t pages_peak;
 	uint64_t rules;		  /* distinct rules */
 	uint64_t build_ns;	  /* time spent building tables */

@@ -183,7 +183,8 @@ static int table_build(struct file_table *ft)
 	err = stack_deltas__build(ft->ef, &t);
 	if (err)
 		goto cleanup;
-	if (!t.n || t.n >= OP_DELTA_PAD || t.deltas[t.n - 1].addr - t.deltas[0].addr >= OP_DELTA_PAD) {
+	if (!t.n || t.n >= OP_DELTA_PAD ||
+	    t.deltas[t.n - 1].addr - t.deltas[0].addr >= OP_DELTA_PAD) {
 		err = -E2BIG;
 		goto cleanup;
 	}

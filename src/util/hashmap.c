@@ -82,10 +82,25 @@ int hashmap__insert(struct hashmap *m, uint64_t hash, void *entry)
 	return 0;
 }
 
+/* Empties slot i and re-places the rest of its cluster (backward-shift deletion). */
+static void *remove_slot(struct hashmap *m, size_t i)
+{
+	void *entry = m->slots[i].entry;
+	size_t j;
+
+	m->slots[i].hash = 0;
+	m->len--;
+	for (j = (i + 1) & (m->cap - 1); m->slots[j].hash; j = (j + 1) & (m->cap - 1)) {
+		struct hashmap_slot s = m->slots[j];
+		m->slots[j].hash = 0;
+		place(m->slots, m->cap, s.hash, s.entry);
+	}
+	return entry;
+}
+
 void *hashmap__remove(struct hashmap *m, uint64_t hash, const void *key)
 {
-	size_t i, j;
-	void *entry;
+	size_t i;
 
 	if (!m->cap)
 		return NULL;
@@ -94,18 +109,25 @@ void *hashmap__remove(struct hashmap *m, uint64_t hash, const void *key)
 		if (!m->slots[i].hash)
 			return NULL;
 		if (m->slots[i].hash == hash && m->equal(m->slots[i].entry, key, m->ctx))
-			break;
+			return remove_slot(m, i);
 	}
-	entry = m->slots[i].entry;
-	m->slots[i].hash = 0;
-	m->len--;
-	/* Backward-shift deletion: re-place the rest of the cluster. */
-	for (j = (i + 1) & (m->cap - 1); m->slots[j].hash; j = (j + 1) & (m->cap - 1)) {
-		struct hashmap_slot s = m->slots[j];
-		m->slots[j].hash = 0;
-		place(m->slots, m->cap, s.hash, s.entry);
+}
+
+bool hashmap__remove_entry(struct hashmap *m, uint64_t hash, const void *entry)
+{
+	size_t i;
+
+	if (!m->cap)
+		return false;
+	hash = fix_hash(hash);
+	for (i = hash & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->slots[i].hash)
+			return false;
+		if (m->slots[i].hash == hash && m->slots[i].entry == entry) {
+			remove_slot(m, i);
+			return true;
+		}
 	}
-	return entry;
 }
 
 bool hashmap__next(const struct hashmap *m, size_t *iter, void **entry)

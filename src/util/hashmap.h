@@ -37,6 +37,8 @@ void *hashmap__find(const struct hashmap *m, uint64_t hash, const void *key);
 int hashmap__insert(struct hashmap *m, uint64_t hash, void *entry);
 /* Removes and returns the entry matching key, or NULL. */
 void *hashmap__remove(struct hashmap *m, uint64_t hash, const void *key);
+/* Removes this very entry (stored under hash); false when absent. */
+bool hashmap__remove_entry(struct hashmap *m, uint64_t hash, const void *entry);
 
 /* Iteration: for (size_t i = 0; hashmap__next(m, &i, &entry);) ... */
 bool hashmap__next(const struct hashmap *m, size_t *iter, void **entry);

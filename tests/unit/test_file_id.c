@@ -30,11 +30,12 @@ static void check_size(size_t size)
 		fputc((int)((i * 2654435761u) >> 13) & 0xff, f);
 	fclose(f);
 
-	assert_int_equal(tu_run(&expected,
-				"{ head -c 4096 '%s'; tail -c 4096 '%s'; perl -e 'print pack(\"Q>\", %zu)'; }"
-				" | sha256sum | cut -c1-32",
-				path, path, size),
-			 0);
+	assert_int_equal(
+	    tu_run(&expected,
+		   "{ head -c 4096 '%s'; tail -c 4096 '%s'; perl -e 'print pack(\"Q>\", %zu)'; }"
+		   " | sha256sum | cut -c1-32",
+		   path, path, size),
+	    0);
 	fd = open(path, O_RDONLY);
 	assert_true(fd >= 0);
 	assert_int_equal(file_id__htlhash(fd, size, hash), 0);
@@ -53,7 +54,7 @@ static void test_htlhash_matches_coreutils(void **state)
 	check_size(1);
 	check_size(100);
 	check_size(4096);
-	check_size(5000);  /* head and tail overlap */
+	check_size(5000); /* head and tail overlap */
 	check_size(100000);
 }
 

@@ -341,9 +341,10 @@ static bool unique_text_addr(const struct real_sym *syms, size_t n, const struct
 /* JIT-compiled BPF programs are listed as bpf_prog_<tag>_<name> in the [bpf] module. */
 static void test_bpf_programs(void **state)
 {
-	static const char text[] = "ffffffff81000000 T _text\n"
-				   "ffffffffc0201000 t bpf_prog_6deef7357e7b4530_on_sample\t[bpf]\n"
-				   "ffffffffc0203000 t bpf_prog_3a1c0bd4c1d21b35_handle_exec\t[bpf]\n";
+	static const char text[] =
+	    "ffffffff81000000 T _text\n"
+	    "ffffffffc0201000 t bpf_prog_6deef7357e7b4530_on_sample\t[bpf]\n"
+	    "ffffffffc0203000 t bpf_prog_3a1c0bd4c1d21b35_handle_exec\t[bpf]\n";
 	const struct ksym *k;
 	struct kallsyms *ks;
 

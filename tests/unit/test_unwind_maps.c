@@ -40,8 +40,8 @@ static void maps_create(struct fixture *fx)
 
 	fx->fds[0] = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, "t_map", sizeof(struct op_mapping_key),
 				    sizeof(struct op_mapping_value), 1024, &lpm);
-	fx->fds[4] =
-	    bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_inner", 4, sizeof(struct op_delta_page), 1, &inner);
+	fx->fds[4] = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_inner", 4, sizeof(struct op_delta_page),
+				    1, &inner);
 	assert_true(fx->fds[0] >= 0 && fx->fds[4] >= 0);
 	outer.inner_map_fd = fx->fds[4];
 	fx->fds[1] = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "t_tables", 4, 4,

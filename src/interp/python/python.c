@@ -26,6 +26,7 @@ struct python_proc {
 	uint32_t pid;
 	bool published; /* in the BPF map */
 	bool running;	/* the process runs this interpreter now (not exited, no exec since) */
+	size_t n_codes; /* code objects held (counted by python__end_interval) */
 	const struct python_layout *layout;
 	struct op_py_proc bpf;
 };
@@ -35,6 +36,7 @@ struct code_key {
 	uint64_t addr;
 	uint64_t fingerprint;
 	uint32_t id;
+	uint64_t used; /* py->interval when a sample last named it */
 };
 
 static bool file_equal(const void *entry, const void *key, void *ctx)
@@ -55,6 +57,11 @@ static bool code_key_equal(const void *entry, const void *key, void *ctx)
 
 	(void)ctx;
 	return a->pid == b->pid && a->addr == b->addr;
+}
+
+static uint64_t code_key_hash(uint32_t pid, uint64_t addr)
+{
+	return hash_u64(addr ^ hash_u64(pid));
 }
 
 void python__init(struct python *py, struct file_cache *files, int procs_fd)
@@ -91,8 +98,14 @@ void python__clear(struct python *py)
 	for (size_t i = 0; i < py->n_codes; i++)
 		python_code__free(py->codes[i]);
 	free(py->codes);
+	free(py->free_codes);
+	free(py->retired);
+	py->retired = NULL;
+	py->n_retired = py->cap_retired = 0;
 	py->codes = NULL;
-	py->n_codes = py->cap_codes = 0;
+	py->free_codes = NULL;
+	py->n_codes = py->cap_codes = py->n_free_codes = py->cap_free_codes = 0;
+	py->live_codes = 0;
 }
 
 /* The inspection of file id (done on first sight), NULL on ENOMEM. */
@@ -206,6 +219,13 @@ const struct op_py_proc *python__proc(const struct python *py, uint32_t pid)
 
 static uint32_t add_code(struct python *py, struct python_code *code)
 {
+	if (py->n_free_codes) {
+		uint32_t id = py->free_codes[--py->n_free_codes];
+
+		py->codes[id - 1] = code;
+		py->live_codes++;
+		return id;
+	}
 	if (py->n_codes == py->cap_codes) {
 		size_t cap = py->cap_codes ? py->cap_codes * 2 : 256;
 		struct python_code **tmp = realloc(py->codes, cap * sizeof(*tmp));
@@ -216,13 +236,156 @@ static uint32_t add_code(struct python *py, struct python_code *code)
 		py->cap_codes = cap;
 	}
 	py->codes[py->n_codes++] = code;
+	py->live_codes++;
 	return (uint32_t)py->n_codes;
+}
+
+/* Frees code object id; its id goes to the next new one. */
+static void free_code(struct python *py, uint32_t id)
+{
+	if (!id || id > py->n_codes || !py->codes[id - 1])
+		return;
+	if (py->n_free_codes == py->cap_free_codes) {
+		size_t cap = py->cap_free_codes ? py->cap_free_codes * 2 : 256;
+		uint32_t *tmp = realloc(py->free_codes, cap * sizeof(*tmp));
+
+		if (!tmp)
+			return; /* kept: freed at the end */
+		py->free_codes = tmp;
+		py->cap_free_codes = cap;
+	}
+	python_code__free(py->codes[id - 1]);
+	py->codes[id - 1] = NULL;
+	py->free_codes[py->n_free_codes++] = id;
+	py->live_codes--;
+	py->stats.codes_evicted++;
+}
+
+/* Queues id to be freed by python__end_interval(). 0, or -ENOMEM (not queued). */
+static int retire_code(struct python *py, uint32_t id)
+{
+	if (py->n_retired == py->cap_retired) {
+		size_t cap = py->cap_retired ? py->cap_retired * 2 : 64;
+		uint32_t *tmp = realloc(py->retired, cap * sizeof(*tmp));
+
+		if (!tmp)
+			return -ENOMEM;
+		py->retired = tmp;
+		py->cap_retired = cap;
+	}
+	py->retired[py->n_retired++] = id;
+	return 0;
+}
+
+static bool code_key_stale(const struct python *py, const struct code_key *k,
+			   const struct process_table *pt, bool over_cap)
+{
+	const struct process *p = process_table__find(pt, k->pid);
+
+	if (!p || p->exited)
+		return true;
+	return over_cap && k->used != py->interval;
+}
+
+size_t python__end_interval(struct python *py, const struct process_table *pt)
+{
+	struct code_key **drop = NULL;
+	size_t n = 0, cap = 0;
+	void *e;
+
+	for (size_t i = 0; i < py->n_retired; i++)
+		free_code(py, py->retired[i]);
+	py->n_retired = 0;
+	/* Per process: how many code objects it holds (python_proc.n_codes). */
+	for (size_t i = 0; hashmap__next(&py->procs, &i, &e);)
+		((struct python_proc *)e)->n_codes = 0;
+	for (size_t i = 0; hashmap__next(&py->code_keys, &i, &e);) {
+		struct code_key *k = e;
+		struct python_proc *pp = hashmap__find(&py->procs, hash_u64(k->pid), &k->pid);
+
+		if (pp)
+			pp->n_codes++;
+	}
+	for (size_t i = 0; hashmap__next(&py->code_keys, &i, &e);) {
+		struct code_key *k = e;
+		struct python_proc *pp = hashmap__find(&py->procs, hash_u64(k->pid), &k->pid);
+		bool over_cap = !pp || pp->n_codes > PYTHON_CODES_PER_PROCESS;
+
+		if (!code_key_stale(py, k, pt, over_cap))
+			continue;
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 256;
+			struct code_key **tmp = realloc(drop, c * sizeof(*tmp));
+
+			if (!tmp)
+				break;
+			drop = tmp;
+			cap = c;
+		}
+		drop[n++] = k;
+	}
+	for (size_t i = 0; i < n; i++) {
+		hashmap__remove_entry(&py->code_keys, code_key_hash(drop[i]->pid, drop[i]->addr),
+				      drop[i]);
+		free_code(py, drop[i]->id);
+		free(drop[i]);
+	}
+	free(drop);
+	/* Processes that left: their interpreter entry goes too (unpublished at exit). */
+	n = 0;
+	cap = 0;
+	{
+		struct python_proc **gone = NULL;
+
+		for (size_t i = 0; hashmap__next(&py->procs, &i, &e);) {
+			struct python_proc *pp = e;
+			const struct process *p = process_table__find(pt, pp->pid);
+
+			if (p && !p->exited)
+				continue;
+			if (n == cap) {
+				size_t c = cap ? cap * 2 : 64;
+				struct python_proc **tmp = realloc(gone, c * sizeof(*tmp));
+
+				if (!tmp)
+					break;
+				gone = tmp;
+				cap = c;
+			}
+			gone[n++] = pp;
+		}
+		for (size_t i = 0; i < n; i++) {
+			unpublish(py, gone[i]);
+			hashmap__remove_entry(&py->procs, hash_u64(gone[i]->pid), gone[i]);
+			free(gone[i]);
+		}
+		free(gone);
+	}
+	py->interval++;
+	return py->live_codes;
+}
+
+size_t python__codes_held(const struct python *py, uint32_t pid)
+{
+	size_t n = 0;
+	void *e;
+
+	for (size_t i = 0; hashmap__next(&py->code_keys, &i, &e);)
+		n += ((const struct code_key *)e)->pid == pid;
+	return n;
+}
+
+void python__forget_file(struct python *py, uint32_t file_id)
+{
+	struct python_file *pf = hashmap__remove(&py->binaries, hash_u64(file_id), &file_id);
+
+	free(pf);
 }
 
 uint32_t python__resolve(struct python *py, uint32_t pid, uint64_t code_addr, uint64_t fingerprint)
 {
 	struct code_key key = {.pid = pid, .addr = code_addr}, *k;
-	uint64_t h = hash_u64(code_addr ^ hash_u64(pid));
+	uint64_t h = code_key_hash(pid, code_addr);
 	struct python_proc *pp;
 	struct python_code *code;
 	int err;
@@ -230,8 +393,10 @@ uint32_t python__resolve(struct python *py, uint32_t pid, uint64_t code_addr, ui
 	if (!code_addr)
 		return 0;
 	k = hashmap__find(&py->code_keys, h, &key);
-	if (k && k->fingerprint == fingerprint)
+	if (k && k->fingerprint == fingerprint) {
+		k->used = py->interval;
 		return k->id;
+	}
 	pp = hashmap__find(&py->procs, hash_u64(pid), &pid);
 	if (!pp)
 		return 0;
@@ -253,7 +418,12 @@ uint32_t python__resolve(struct python *py, uint32_t pid, uint64_t code_addr, ui
 		k->pid = pid;
 		k->addr = code_addr;
 	}
+	/* The address holds another code object now: samples of this interval may
+	 * still name the old one, so it goes when the interval ends. */
+	if (k->id && retire_code(py, k->id))
+		free_code(py, k->id);
 	k->fingerprint = fingerprint;
+	k->used = py->interval;
 	k->id = add_code(py, code);
 	if (!k->id)
 		python_code__free(code);
@@ -298,6 +468,7 @@ void python__print_counters(const struct python *py, const uint64_t *bpf, FILE *
 	    {"python: code objects read", py->stats.codes},
 	    {"python: code object addresses reused", py->stats.code_reused},
 	    {"python: code objects unreadable", py->stats.code_errors},
+	    {"python: code objects forgotten", py->stats.codes_evicted},
 	};
 
 	for (int i = 0; i < OP_PY_STAT__COUNT; i++)

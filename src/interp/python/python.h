@@ -10,7 +10,10 @@
  *     the process (process_vm_readv, never writing or stopping it) while the
  *     process lives, once per (pid, code object address), and reads it again
  *     when the code object's fingerprint says the address now holds another
- *     one; names and line tables are kept until the end of the recording.
+ *     one; names and line tables are kept until the profile is built (an
+ *     agent forgets those of exited processes after each interval, and of a
+ *     process holding more than PYTHON_CODES_PER_PROCESS, the ones its last
+ *     interval did not use).
  */
 #ifndef OMNIPROF_INTERP_PYTHON_H
 #define OMNIPROF_INTERP_PYTHON_H
@@ -34,9 +37,14 @@ struct python_stats {
 	uint64_t code_reused;	/* a code object address found holding another one */
 	uint64_t code_errors;	/* code objects that could not be read */
 	uint64_t cold_from_cfi; /* eval loops whose .cold part was found without symbols */
+	uint64_t codes_evicted; /* code objects forgotten (exit, cap, reuse) */
 };
 
 struct python_code; /* one code object's name, file and line table */
+struct process_table;
+
+/* Code objects kept per process between intervals, beyond those just used. */
+#define PYTHON_CODES_PER_PROCESS 4096
 
 struct python {
 	struct file_cache *files;
@@ -44,9 +52,17 @@ struct python {
 	struct hashmap binaries;    /* file id -> struct python_file */
 	struct hashmap procs;	    /* pid -> struct python_proc */
 	struct hashmap code_keys;   /* (pid, address) -> struct code_key */
-	struct python_code **codes; /* codes[id - 1] */
-	size_t n_codes;
+	struct python_code **codes; /* codes[id - 1]; NULL: a free id */
+	size_t n_codes;		    /* ids handed out */
 	size_t cap_codes;
+	uint32_t *free_codes; /* ids of forgotten code objects, reused first */
+	size_t n_free_codes;
+	size_t cap_free_codes;
+	uint32_t *retired; /* ids replaced during this interval, freed at its end */
+	size_t n_retired;
+	size_t cap_retired;
+	size_t live_codes; /* code objects held */
+	uint64_t interval; /* python__end_interval() calls */
 	struct python_stats stats;
 };
 
@@ -80,6 +96,18 @@ uint32_t python__resolve(struct python *py, uint32_t pid, uint64_t code_addr, ui
  */
 bool python__describe(const struct python *py, uint32_t id, uint32_t offset, const char **name,
 		      const char **filename, int64_t *line);
+
+/*
+ * After a profile was built (no sample refers to a code id any more): forgets
+ * the code objects and interpreter entries of processes pt no longer holds or
+ * that exited, and, for a process holding more than PYTHON_CODES_PER_PROCESS,
+ * those the interval did not use. Returns the code objects still held.
+ */
+size_t python__end_interval(struct python *py, const struct process_table *pt);
+/* Code objects held for pid (for tests and reports; walks every one). */
+size_t python__codes_held(const struct python *py, uint32_t pid);
+/* The file cache closed file_id: forget what was learnt about it. */
+void python__forget_file(struct python *py, uint32_t file_id);
 
 /* Prints the host's and the BPF side's (bpf: enum op_py_stat) Python counters. */
 void python__print_counters(const struct python *py, const uint64_t *bpf, FILE *f);

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The process's own heap: how it is tuned for a long-running profiler and
+ * how much of it is in use (the symbol cache charges each file what loading
+ * and looking up its symbols allocated, elfutils' allocations included).
+ */
+#ifndef OMNIPROF_UTIL_MEMORY_H
+#define OMNIPROF_UTIL_MEMORY_H
+
+#include <stddef.h>
+
+/*
+ * Serves every allocation of 256 KiB or more (stack-delta tables, DWARF
+ * sections elfutils decompresses, kallsyms) from its own mapping, so freeing
+ * it gives the memory back at once. glibc would otherwise raise that
+ * threshold after the first such free and take later big buffers from the
+ * heap, where a small allocation above them keeps them resident. Call once,
+ * before the big allocations.
+ */
+void memory__tune(void);
+/* Bytes of heap in use (every arena), for charging allocations to their cause. */
+size_t memory__heap_in_use(void);
+/* Returns free heap pages to the kernel (after a batch of frees). */
+void memory__release(void);
+
+#endif
