@@ -1,7 +1,0 @@
-build-m/obj/src/export/flamegraph.o: src/export/flamegraph.c \
- src/export/exporters.h src/export/frame_text.h src/profile/profile.h \
- src/util/hashmap.h
-src/export/exporters.h:
-src/export/frame_text.h:
-src/profile/profile.h:
-src/util/hashmap.h:

@@ -1,2 +1,0 @@
-build-m/obj/src/util/hashmap.o: src/util/hashmap.c src/util/hashmap.h
-src/util/hashmap.h:
