@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -85,5 +87,60 @@ int cli__prepare_output_dir(const char *dir)
 	if (err)
 		pr_err("cannot write to output folder '%s': %s (choose another with -o DIR)", dir,
 		       strerror(-err));
+	return err;
+}
+
+/* Resolves a pid or thread id to its process id; -ESRCH when there is none. */
+static int process_of(long id, uint32_t *pid)
+{
+	char path[64], line[256];
+	FILE *f;
+	int err = -ESRCH;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", id);
+	f = fopen(path, "re");
+	if (!f)
+		return -ESRCH;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Tgid:", 5)) {
+			*pid = (uint32_t)strtoul(line + 5, NULL, 10);
+			err = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return err;
+}
+
+int cli__add_pids(uint32_t *pids, size_t *n_pids, size_t max, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long id = strtol(tok, &end, 10);
+		uint32_t pid;
+
+		if (*end || id <= 0 || id > INT_MAX) {
+			pr_err("-p: '%s' is not a process id", tok);
+			err = -EINVAL;
+			break;
+		}
+		if (process_of(id, &pid)) {
+			pr_err("-p %ld: no such process", id);
+			err = -ESRCH;
+			break;
+		}
+		if (*n_pids == max) {
+			pr_err("-p: at most %zu processes", max);
+			err = -E2BIG;
+			break;
+		}
+		pids[(*n_pids)++] = pid;
+	}
+	free(copy);
 	return err;
 }

@@ -3,6 +3,9 @@
 #ifndef OMNIPROF_CLI_CLI_H
 #define OMNIPROF_CLI_CLI_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #define OMNIPROF_VERSION "0.1.0"
 
 /* Each returns the process exit code. */
@@ -13,5 +16,11 @@ int cmd_symbolize(int argc, char **argv);
 /* Shared checks: print one line and return -errno when the requirement fails. */
 int cli__check_privileges(void);
 int cli__prepare_output_dir(const char *dir);
+
+/*
+ * -p: appends the process ids in arg ("1,2,3"; a thread id selects its
+ * process) to pids[*n_pids .. max). 0, or -errno after one clear line.
+ */
+int cli__add_pids(uint32_t *pids, size_t *n_pids, size_t max, const char *arg);
 
 #endif

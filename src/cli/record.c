@@ -81,61 +81,6 @@ static void record_usage(FILE *f)
 	    SYMBOL_CACHE_DEFAULT_MB);
 }
 
-/* Resolves a pid or thread id to its process id; -ESRCH when there is none. */
-static int process_of(long id, uint32_t *pid)
-{
-	char path[64], line[256];
-	FILE *f;
-	int err = -ESRCH;
-
-	snprintf(path, sizeof(path), "/proc/%ld/status", id);
-	f = fopen(path, "re");
-	if (!f)
-		return -ESRCH;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "Tgid:", 5)) {
-			*pid = (uint32_t)strtoul(line + 5, NULL, 10);
-			err = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return err;
-}
-
-static int add_pids(struct record_opts *o, const char *arg)
-{
-	char *copy = strdup(arg), *tok, *save = NULL;
-	int err = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-		long id = strtol(tok, &end, 10);
-		uint32_t pid;
-
-		if (*end || id <= 0 || id > INT_MAX) {
-			pr_err("-p: '%s' is not a process id", tok);
-			err = -EINVAL;
-			break;
-		}
-		if (process_of(id, &pid)) {
-			pr_err("-p %ld: no such process", id);
-			err = -ESRCH;
-			break;
-		}
-		if (o->n_pids == MAX_PIDS) {
-			pr_err("-p: at most %d processes", MAX_PIDS);
-			err = -E2BIG;
-			break;
-		}
-		o->pids[o->n_pids++] = pid;
-	}
-	free(copy);
-	return err;
-}
-
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	static const struct option longopts[] = {
@@ -184,7 +129,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			o->frequency_hz = (uint32_t)v;
 			break;
 		case 'p':
-			if (add_pids(o, optarg))
+			if (cli__add_pids(o->pids, &o->n_pids, MAX_PIDS, optarg))
 				return -EINVAL;
 			break;
 		case 'o':
