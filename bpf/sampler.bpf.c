@@ -220,6 +220,23 @@ static __always_inline void stat_inc(__u32 which)
 	stat_add(which, 1);
 }
 
+/*
+ * The names of the sampled thread and of its process: 16 bytes each, read
+ * with plain loads through the task's BTF pointer. The helpers (a string copy
+ * of the thread's name, probe reads of the leader and its name) cost about
+ * 300 ns per sample, a sixth of a short walk. The kernel keeps the last byte
+ * of comm NUL, so a read racing a rename is still a terminated string.
+ */
+static __always_inline void task_comms(struct task_struct *task, char *comm, char *pcomm)
+{
+	const __u64 *c = (const __u64 *)task->comm, *p = (const __u64 *)task->group_leader->comm;
+
+	__builtin_memcpy(comm, c, 8);
+	__builtin_memcpy(comm + 8, c + 1, 8);
+	__builtin_memcpy(pcomm, p, 8);
+	__builtin_memcpy(pcomm + 8, p + 1, 8);
+}
+
 static __always_inline struct walk_scratch *walk_scratch__get(void)
 {
 	__u32 zero = 0;
@@ -639,9 +656,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	t->flags = 0;
 	t->n_kernel = 0;
 	t->n_user = 0;
-	bpf_get_current_comm(t->comm, sizeof(t->comm));
 	task = bpf_get_current_task_btf();
-	BPF_CORE_READ_STR_INTO(&t->pcomm, task, group_leader, comm);
+	task_comms(task, t->comm, t->pcomm);
 
 	if (kernel_stacks && !in_user_mode(ctx)) {
 		n = bpf_get_stack(ctx, b->body, 8 * (OP_MAX_KERNEL_FRAMES + 1), 0);

@@ -123,9 +123,8 @@ static __always_inline int send_stack_copy(struct bpf_perf_event_data *ctx, __u3
 	x.b->c.n_kernel = 0;
 	x.b->c.reserved = 0;
 	x.b->c.reserved2 = 0;
-	bpf_get_current_comm(x.b->c.comm, sizeof(x.b->c.comm));
 	task = bpf_get_current_task_btf();
-	BPF_CORE_READ_STR_INTO(&x.b->c.pcomm, task, group_leader, comm);
+	task_comms(task, x.b->c.comm, x.b->c.pcomm);
 	if (kernel_stacks) {
 		n = bpf_get_stack(ctx, x.b->body, 8 * (OP_MAX_KERNEL_FRAMES + 1), 0);
 		if (n < 0) {

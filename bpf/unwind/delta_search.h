@@ -40,11 +40,18 @@ static __always_inline __u32 op_delta_page__search(const struct op_delta_page *p
 
 	OP_UNROLL
 	for (__u32 step = OP_PAGE_DELTAS / 2; step; step /= 2) {
-		__u64 above = ((__u64)target - p->addr[(i + step) & (OP_PAGE_DELTAS - 1)]) >> 63;
+		__u64 diff = (__u64)target - p->addr[(i + step) & (OP_PAGE_DELTAS - 1)];
 
-		/* Kept opaque so the compiler does not turn it back into a branch. */
-		__asm__ volatile("" : "+r"(above));
-		i += step & ((__u32)above - 1);
+		__u64 below;
+
+		/* Opaque values, so the sign is taken with a shift: on anything it can
+		 * see through, the compiler turns the sign back into a compare and a
+		 * branch (8 per page, 2^8 paths for the verifier). And a multiply, not
+		 * a mask of 0 or -1: the verifier forks its state on such masks. */
+		__asm__ volatile("" : "+r"(diff));
+		below = diff >> 63;
+		__asm__ volatile("" : "+r"(below));
+		i += (__u32)(below ^ 1) * step;
 	}
 	return i & (OP_PAGE_DELTAS - 1);
 }
