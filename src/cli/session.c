@@ -140,6 +140,7 @@ int session__start(struct session *ss, const struct session_opts *o)
 	} else {
 		process_table__scan_all(&ss->c.procs);
 	}
+	memory__release(); /* the tables' build buffers */
 	/* The ring buffer is read from now on: processes still unknown (started
 	 * since) send stack copies instead of frame-pointer guesses. */
 	sampler__enable_stack_copies(ss->s);

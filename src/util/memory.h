@@ -14,7 +14,8 @@
  * sections elfutils decompresses, kallsyms) from its own mapping, so freeing
  * it gives the memory back at once. glibc would otherwise raise that
  * threshold after the first such free and take later big buffers from the
- * heap, where a small allocation above them keeps them resident. Call once,
+ * heap, where a small allocation above them keeps them resident. Smaller
+ * free pages stay in the heap for reuse until memory__release(). Call once,
  * before the big allocations.
  */
 void memory__tune(void);
