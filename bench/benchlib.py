@@ -3,12 +3,14 @@
 process's CPU time and peak memory, BPF program run time and map memory from
 /proc/PID/fdinfo, and medians. Python 3 standard library only."""
 
+import http.server
 import json
 import os
 import re
 import signal
 import statistics
 import subprocess
+import threading
 import time
 
 BPF_PROG_TYPE_PERF_EVENT = 7
@@ -250,3 +252,38 @@ def machine_description():
         "virt": virt.stdout.strip() if virt and virt.stdout.strip() else "unknown",
         "load": " ".join(load),
     }
+
+
+class OtlpHttpSink:
+    """A local OTLP/HTTP receiver for the agent's exports: answers every POST
+    with 200 and an empty body and counts the requests and bytes, so the
+    agent's whole reporting path (profile building, encoding, gzip, HTTP) is
+    part of its measured cost while nothing is parsed here."""
+
+    def __init__(self):
+        sink = self
+        self.requests = 0
+        self.bytes = 0
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length", 0))
+                body = self.rfile.read(n)
+                sink.requests += 1
+                sink.bytes += len(body)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()

@@ -167,10 +167,19 @@ class Bench:
         seconds = 10 if self.quick else 60
         rows = []
         with bl.BpfStats():
-            for hz in (20, 99):
+            for hz, mode in ((20, "record"), (99, "record"), (20, "agent")):
                 busy = self.start_busy(seconds + 30)
-                out = self.out_dir(f"agent-{hz}")
-                rec = self.record([], seconds, hz, out, verbose=True)
+                out = self.out_dir(f"agent-{hz}-{mode}")
+                sink = None
+                if mode == "agent":
+                    # The long-running agent: a report every 5 s over OTLP/HTTP.
+                    sink = bl.OtlpHttpSink()
+                    rec = bl.Child([self.omniprof, "agent", "-F", str(hz), "--interval", "5",
+                                    "--otlp-endpoint", f"127.0.0.1:{sink.port}",
+                                    "--otlp-protocol", "http", "--insecure", "-v"],
+                                   stderr=open(out + ".stderr", "w"))
+                else:
+                    rec = self.record([], seconds, hz, out, verbose=True)
                 mem = (0, 0)
                 first = last = cpu_first = None
                 cpu_last = (0, None)
@@ -188,8 +197,16 @@ class Bench:
                         s = bl.sampler_prog_stats(rec.pid)
                         if s:
                             last = (time.monotonic(), s)
+                if sink:
+                    while time.monotonic() < rec.start + seconds:
+                        time.sleep(0.2)
+                    rec.signal(signal.SIGTERM)
                 rec.wait(timeout=120)
                 self.finish_busy(busy)
+                exports = None
+                if sink:
+                    exports = (sink.requests, sink.bytes)
+                    sink.close()
                 bpf_pct = ns = steady = None
                 if first and cpu_first is not None and cpu_last[1] is not None:
                     steady = (cpu_last[1] - cpu_first) / (cpu_last[0] - first[0]) * 100
@@ -197,7 +214,7 @@ class Bench:
                     bpf_pct = (last[1][0] - first[1][0]) / ((last[0] - first[0]) * 1e9) * 100
                     ns = (last[1][0] - first[1][0]) / (last[1][1] - first[1][1])
                 rows.append({
-                    "hz": hz, "seconds": seconds, "wall": rec.wall,
+                    "hz": hz, "mode": mode, "exports": exports, "seconds": seconds, "wall": rec.wall,
                     "cpu_pct": rec.cpu_s / rec.wall * 100, "cpu_s": rec.cpu_s,
                     "utime": rec.rusage.ru_utime, "stime": rec.rusage.ru_stime,
                     "rss": rec.maxrss_mib, "map_mib": mem[0] / 2**20, "maps": mem[1],
@@ -206,13 +223,19 @@ class Bench:
         lines = ["Agent CPU counts the whole run: loading the BPF programs, scanning every "
                  "process, building their tables, and writing the profile at the end; the steady "
                  "state column is the CPU used between 3 s after start and the end of sampling "
-                 "(/proc/PID/stat, 10 ms ticks). BPF time is charged to the interrupted processes.", "",
-                 "| frequency | agent CPU (user+sys) | % of one CPU | steady state | peak RSS | BPF map memory "
+                 "(/proc/PID/stat, 10 ms ticks). BPF time is charged to the interrupted processes. "
+                 "`record` writes one profile at the end; `agent` symbolizes, encodes and sends an "
+                 "OTLP/HTTP report every 5 s to a local receiver (bench/benchlib.py OtlpHttpSink) "
+                 "and is stopped with SIGTERM after the same time.", "",
+                 "| mode, frequency | agent CPU (user+sys) | % of one CPU | steady state | peak RSS | BPF map memory "
                  "| BPF time, % of one CPU (all CPUs) | BPF ns per program run (all processes) |",
                  "|---|---|---|---|---|---|---|---|"]
         for r in rows:
+            sent = ""
+            if r["exports"]:
+                sent = f", {r['exports'][0]} reports ({r['exports'][1] / 1024:.0f} KiB) sent"
             lines.append(
-                f"| {r['hz']} Hz, {r['seconds']} s | {r['cpu_s']:.2f} s ({r['utime']:.2f} user, "
+                f"| `{r['mode']}`, {r['hz']} Hz, {r['seconds']} s{sent} | {r['cpu_s']:.2f} s ({r['utime']:.2f} user, "
                 f"{r['stime']:.2f} sys) in {r['wall']:.1f} s | **{r['cpu_pct']:.2f}%** "
                 f"| {bl.fmt(r['steady'], '{:.2f}%')} "
                 f"| **{r['rss']:.1f} MiB** | {r['map_mib']:.1f} MiB in {r['maps']} maps "
@@ -463,12 +486,13 @@ class Bench:
         def row(name, value, ok):
             out.append(f"| {name} | {value} | {'yes' if ok else ('no' if ok is not None else 'not measured')} |")
 
-        agent = {r["hz"]: r for r in self.sections.get("agent", ([], []))[0]}
-        if 20 in agent:
+        agent = {(r["mode"], r["hz"]): r for r in self.sections.get("agent", ([], []))[0]}
+        at20 = [agent[k] for k in (("record", 20), ("agent", 20)) if k in agent]
+        if at20:
             row("agent CPU ≤ 1% of one CPU at 20 Hz (aim ≤ 0.2%)",
-                f"{agent[20]['cpu_pct']:.2f}% over the whole run, "
-                f"{bl.fmt(agent[20]['steady'], '{:.2f}%')} in steady state",
-                agent[20]["cpu_pct"] <= 1.0)
+                "; ".join(f"`{r['mode']}` {r['cpu_pct']:.2f}% over the whole run, "
+                          f"{bl.fmt(r['steady'], '{:.2f}%')} in steady state" for r in at20),
+                all(r["cpu_pct"] <= 1.0 for r in at20))
             rss = max(r["rss"] for r in agent.values())
             row("peak RSS ≤ 64 MiB (aim ≤ 32 MiB)", f"{rss:.1f} MiB", rss <= 64)
         cost = self.sections.get("bpf-cost", ([], []))[0]
