@@ -230,6 +230,7 @@ int profile_builder__build(struct profile *p, const struct trace_table *tt, stru
 	int err = 0;
 
 	hashmap__init(&b.frames, frame_equal, NULL);
+	symbolizer__new_pass(sym);
 	err = name_native_frames(&b, tt);
 	if (err)
 		goto cleanup;

@@ -67,6 +67,7 @@ struct symbol_cache_entry *symbol_cache__get(struct symbol_cache *c, uint64_t ke
 		return NULL;
 	}
 	c->stats.hits++;
+	e->pass = c->pass;
 	unlink_entry(e);
 	push_front(c, e);
 	return e;
@@ -85,24 +86,42 @@ struct symbol_cache_entry *symbol_cache__put(struct symbol_cache *c, uint64_t ke
 	}
 	e->key = key;
 	e->value = value;
+	e->pass = c->pass;
 	push_front(c, e);
 	c->n_entries++;
 	symbol_cache__charge(c, e, cost);
 	return e;
 }
 
+void symbol_cache__new_pass(struct symbol_cache *c)
+{
+	c->pass++;
+}
+
+/*
+ * The entry to evict for e, NULL when e is alone: the least recently used if
+ * neither this pass nor the one before used it, else the most recently used.
+ */
+static struct symbol_cache_entry *victim_for(struct symbol_cache *c, struct symbol_cache_entry *e)
+{
+	struct symbol_cache_entry *v = c->lru.prev == e ? e->prev : c->lru.prev;
+
+	if (v == &c->lru)
+		return NULL;
+	if (v->pass + 1 < c->pass)
+		return v;
+	v = c->lru.next == e ? e->next : c->lru.next;
+	return v == &c->lru ? NULL : v;
+}
+
 void symbol_cache__charge(struct symbol_cache *c, struct symbol_cache_entry *e, size_t cost)
 {
+	struct symbol_cache_entry *victim;
 	size_t evicted = 0;
 
 	e->cost += cost;
 	c->cost += cost;
-	/* Evict from the least recently used end, never e itself. */
-	while (c->limit && c->cost > c->limit && c->lru.prev != &c->lru) {
-		struct symbol_cache_entry *victim = c->lru.prev == e ? e->prev : c->lru.prev;
-
-		if (victim == &c->lru)
-			break;
+	while (c->limit && c->cost > c->limit && (victim = victim_for(c, e))) {
 		evicted += victim->cost;
 		drop(c, victim);
 		c->stats.evictions++;

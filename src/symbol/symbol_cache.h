@@ -1,10 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A least-recently-used cache with a memory bound: symbol data per file id
- * (sorted symbol tables, elfutils sessions, Go tables). Each entry states its
- * cost in bytes; adding one evicts the least recently used others until the
- * total fits the bound again, so a long run over churning processes keeps a
- * steady footprint: an evicted file is simply loaded again when next needed.
+ * A cache with a memory bound: symbol data per file id (sorted symbol tables,
+ * elfutils sessions, Go tables). Each entry states its cost in bytes; adding
+ * one evicts others until the total fits the bound again, so a long run over
+ * churning processes keeps a steady footprint: an evicted file is simply
+ * loaded again when next needed.
+ *
+ * Which others: the profile builder names one file after the other, in the
+ * same order every interval (a "pass", symbol_cache__new_pass()). Files no
+ * pass used since the one before the current go first, least recently used
+ * first (processes that left). Then the most recently used: the file the
+ * pass has just finished with, which is the one needed furthest ahead. With
+ * plain LRU, a set of files a little larger than the bound missed on every
+ * file of every interval; this way the same part of it stays, and only the
+ * rest is loaded again.
  */
 #ifndef OMNIPROF_SYMBOL_SYMBOL_CACHE_H
 #define OMNIPROF_SYMBOL_SYMBOL_CACHE_H
@@ -30,6 +39,7 @@ struct symbol_cache_entry {
 	uint64_t key;
 	void *value; /* owned by the cache (freed with free_value); may be NULL */
 	size_t cost;
+	uint64_t pass;				/* the last pass that used it */
 	struct symbol_cache_entry *prev, *next; /* most recently used first */
 };
 
@@ -46,6 +56,7 @@ struct symbol_cache {
 	size_t cost;
 	size_t limit;
 	size_t n_entries;
+	uint64_t pass; /* the current pass */
 	void (*free_value)(void *value);
 	struct symbol_cache_stats stats;
 };
@@ -57,9 +68,12 @@ void symbol_cache__clear(struct symbol_cache *c); /* frees every value; accepts 
 /* The entry for key, now the most recently used, or NULL (counted as a miss). */
 struct symbol_cache_entry *symbol_cache__get(struct symbol_cache *c, uint64_t key);
 
+/* A new pass over the files starts (a profile is about to be named). */
+void symbol_cache__new_pass(struct symbol_cache *c);
+
 /*
  * Adds value under key (absent: the caller looked it up) with its cost, then
- * evicts least recently used other entries until the total is within the
+ * evicts other entries, in the order above, until the total is within the
  * bound (an entry larger than the bound stays alone). Returns the entry, or
  * NULL on ENOMEM (value is then freed).
  */
@@ -68,7 +82,7 @@ struct symbol_cache_entry *symbol_cache__put(struct symbol_cache *c, uint64_t ke
 
 /*
  * Adds cost to entry e (it grew: more of its file was parsed), then evicts
- * least recently used other entries until the total is within the bound.
+ * other entries, in the order above, until the total is within the bound.
  */
 void symbol_cache__charge(struct symbol_cache *c, struct symbol_cache_entry *e, size_t cost);
 /* Drops key's entry (its file went away). True when there was one. */

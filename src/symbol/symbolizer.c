@@ -202,6 +202,11 @@ const char *symbolizer__error(uint64_t reason)
 	}
 }
 
+void symbolizer__new_pass(struct symbolizer *s)
+{
+	symbol_cache__new_pass(&s->cache);
+}
+
 void symbolizer__forget_file(struct symbolizer *s, uint32_t file_id)
 {
 	symbol_cache__remove(&s->cache, file_id);

@@ -82,6 +82,8 @@ size_t symbolizer__native_in(struct symbolizer *s, struct native_symbols *ns, ui
 
 /* The file cache is closing file_id (its id will name another file): drop its symbols. */
 void symbolizer__forget_file(struct symbolizer *s, uint32_t file_id);
+/* A profile is about to be named: one pass of the symbol cache (symbol_cache.h). */
+void symbolizer__new_pass(struct symbolizer *s);
 
 /* Text for an OP_FRAME_ERROR frame's reason. */
 const char *symbolizer__error(uint64_t reason);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -25,7 +26,7 @@ static void *value(void)
 	return v;
 }
 
-/* Never more than the bound, and the least recently used goes first. */
+/* Never more than the bound; within a pass the file just finished goes first. */
 static void test_bound_and_order(void **state)
 {
 	struct symbol_cache c;
@@ -37,12 +38,12 @@ static void test_bound_and_order(void **state)
 		assert_non_null(symbol_cache__put(&c, k, value(), 250));
 	assert_int_equal(c.cost, 1000);
 	assert_int_equal(freed, 0);
-	/* Use 1: now 2 is the least recently used. */
+	/* Use 1, then add 5: 1 is the most recently used other than 5. */
 	assert_non_null(symbol_cache__get(&c, 1));
 	assert_non_null(symbol_cache__put(&c, 5, value(), 250));
 	assert_int_equal(freed, 1);
-	assert_null(symbol_cache__get(&c, 2));
-	assert_non_null(symbol_cache__get(&c, 1));
+	assert_null(symbol_cache__get(&c, 1));
+	assert_non_null(symbol_cache__get(&c, 2));
 	assert_non_null(symbol_cache__get(&c, 3));
 	assert_true(c.cost <= c.limit);
 	/* A big entry pushes out as many as needed, never itself. */
@@ -58,6 +59,67 @@ static void test_bound_and_order(void **state)
 	symbol_cache__clear(&c);
 	assert_int_equal(freed, 7);
 	symbol_cache__clear(NULL);
+}
+
+/* Looks key up, loading it on a miss (cost 100); true on a hit. */
+static bool use(struct symbol_cache *c, uint64_t key)
+{
+	if (symbol_cache__get(c, key))
+		return true;
+	assert_non_null(symbol_cache__put(c, key, value(), 100));
+	return false;
+}
+
+/*
+ * Intervals that need a few more files than fit (5 files, room for 3): all
+ * but the first pass find at least two of them still loaded (plain LRU found
+ * none, every pass, and loaded all five again).
+ */
+static void test_passes_larger_than_bound(void **state)
+{
+	struct symbol_cache c;
+
+	(void)state;
+	freed = 0;
+	symbol_cache__init(&c, 300, free_value);
+	for (int pass = 0; pass < 20; pass++) {
+		int hits = 0;
+
+		symbol_cache__new_pass(&c);
+		for (uint64_t k = 1; k <= 5; k++)
+			hits += use(&c, k);
+		assert_true(c.cost <= c.limit);
+		if (pass)
+			assert_true(hits >= 2);
+	}
+	symbol_cache__clear(&c);
+	assert_int_equal(freed, (int)c.stats.misses);
+}
+
+/* Files no pass used since the one before go first, whatever their recency. */
+static void test_unused_files_go_first(void **state)
+{
+	struct symbol_cache c;
+
+	(void)state;
+	freed = 0;
+	symbol_cache__init(&c, 300, free_value);
+	symbol_cache__new_pass(&c);
+	use(&c, 1);
+	use(&c, 2);
+	use(&c, 9); /* its process exits after this pass */
+	for (int pass = 0; pass < 2; pass++) {
+		symbol_cache__new_pass(&c);
+		assert_true(use(&c, 1));
+		assert_true(use(&c, 2));
+	}
+	assert_false(use(&c, 3));
+	assert_int_equal(c.stats.evictions, 1);
+	assert_true(use(&c, 1));
+	assert_true(use(&c, 2));
+	assert_true(use(&c, 3));
+	assert_null(symbol_cache__get(&c, 9));
+	symbol_cache__clear(&c);
 }
 
 /* An hour of churn in miniature: 100k distinct files through a bound of 64 entries. */
@@ -101,6 +163,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_bound_and_order),
+	    cmocka_unit_test(test_passes_larger_than_bound),
+	    cmocka_unit_test(test_unused_files_go_first),
 	    cmocka_unit_test(test_churn_stays_bounded),
 	    cmocka_unit_test(test_negative_entries),
 	};
