@@ -56,7 +56,7 @@ struct native_symbols {
 	Dwarf_Addr dwarf_bias;
 	struct gopclntab *go; /* NULL unless a Go binary */
 	char *debug_file;     /* the separate debug file found, or NULL */
-	size_t cost;
+	size_t file_charged;  /* native_symbols__file_growth() reported so far */
 };
 
 /* A symbol as read, before aliases are merged and ends are decided. */
@@ -398,17 +398,59 @@ static void open_gopclntab(struct native_symbols *ns, Elf *elf)
 }
 
 /*
- * Sizes of the sections elfutils reads in place from its mapping of the file
+ * Bytes of [p, p + len), a range of a file mapping, that this process has
+ * mapped in (touched): the "present" bit of each page in /proc/self/pagemap.
+ * Page-cache residency (mincore) would not do: a file read once stays cached
+ * whole, touched by us or not. The whole length when pagemap is unreadable.
+ */
+static size_t resident_bytes(const void *p, size_t len)
+{
+	static int pagemap = -2;
+	static size_t page;
+	uint64_t entries[512];
+	uintptr_t first, last;
+	size_t total = 0;
+
+	if (pagemap == -2) {
+		pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+		page = (size_t)sysconf(_SC_PAGESIZE);
+	}
+	if (pagemap < 0 || !len)
+		return len;
+	first = (uintptr_t)p / page;
+	last = ((uintptr_t)p + len - 1) / page;
+	for (uintptr_t at = first; at <= last;) {
+		size_t n = last - at + 1 < 512 ? last - at + 1 : 512;
+		ssize_t got = pread(pagemap, entries, n * sizeof(*entries), (off_t)(at * 8));
+
+		if (got <= 0)
+			return len;
+		n = (size_t)got / sizeof(*entries);
+		for (size_t i = 0; i < n; i++)
+			total += (entries[i] >> 63) ? page : 0;
+		at += n;
+	}
+	return total < len ? total : len;
+}
+
+/*
+ * Memory of the sections elfutils reads in place from its mapping of the file
  * for names and lines (compressed ones are inflated into the heap instead,
- * which the symbolizer measures).
+ * which the symbolizer measures): the resident pages when the file is mapped,
+ * else (read into memory) their whole size. Charging whole sizes made a
+ * library built with -g (libpython: 17 MB of DWARF, a few hundred KiB of it
+ * ever read) look as large as libc's inflated debug file, and the two no
+ * longer fit the cache together.
  */
 static size_t section_bytes(Elf *elf)
 {
 	Elf_Scn *scn = NULL;
-	size_t shstrndx, total = 0;
+	size_t shstrndx, total = 0, image_len = 0;
+	const char *image;
 
 	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
 		return 0;
+	image = elf_rawfile(elf, &image_len);
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
 		GElf_Shdr shdr;
 		const char *name;
@@ -417,10 +459,25 @@ static size_t section_bytes(Elf *elf)
 		    (shdr.sh_flags & SHF_COMPRESSED))
 			continue;
 		name = elf_strptr(elf, shstrndx, shdr.sh_name);
-		if (shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNSYM ||
-		    shdr.sh_type == SHT_STRTAB || (name && !strncmp(name, ".debug_", 7)))
+		if (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM &&
+		    shdr.sh_type != SHT_STRTAB && !(name && !strncmp(name, ".debug_", 7)))
+			continue;
+		if (image && shdr.sh_offset <= image_len &&
+		    shdr.sh_size <= image_len - shdr.sh_offset)
+			total += resident_bytes(image + shdr.sh_offset, shdr.sh_size);
+		else
 			total += shdr.sh_size;
 	}
+	return total;
+}
+
+static size_t file_bytes(const struct native_symbols *ns)
+{
+	Elf *elf = ns->mod ? dwfl_module_getelf(ns->mod, &(GElf_Addr){0}) : NULL;
+	size_t total = section_bytes(elf);
+
+	if (ns->dwarf && dwarf_getelf(ns->dwarf) != elf)
+		total += section_bytes(dwarf_getelf(ns->dwarf));
 	return total;
 }
 
@@ -495,9 +552,6 @@ int native_symbols__open_opts(const struct elf_file *ef, const struct symbol_opt
 	/* Go code is named from .gopclntab; DWARF (and a debug-file search) only for the rest. */
 	if (!ns->go)
 		ns->dwarf = dwfl_module_getdwarf(ns->mod, &ns->dwarf_bias);
-	ns->cost = section_bytes(elf);
-	if (ns->dwarf && dwarf_getelf(ns->dwarf) != elf)
-		ns->cost += section_bytes(dwarf_getelf(ns->dwarf));
 	*out = ns;
 	return 0;
 
@@ -518,9 +572,12 @@ void native_symbols__free(struct native_symbols *ns)
 	free(ns);
 }
 
-size_t native_symbols__cost(const struct native_symbols *ns)
+size_t native_symbols__file_growth(struct native_symbols *ns)
 {
-	return ns->cost;
+	size_t now = file_bytes(ns), grown = now > ns->file_charged ? now - ns->file_charged : 0;
+
+	ns->file_charged += grown;
+	return grown;
 }
 
 void native_symbols__info(const struct native_symbols *ns, struct native_symbols_info *info)

@@ -63,14 +63,15 @@ size_t native_symbols__frames(struct native_symbols *ns, uint64_t vaddr, struct 
 			      size_t max);
 
 /*
- * File-backed memory the symbols may hold, in bytes, for the cache bound:
- * the sizes of the symbol, string and uncompressed DWARF sections elfutils
- * reads in place from its mapping of the file (an upper bound: only the
- * pages touched become resident). Heap (the tables built here, inflated
- * compressed sections, libdw's parsed units) is not included: the caller
- * measures it (symbolizer.c).
+ * File-backed memory the symbols came to hold since the last call, in bytes,
+ * for the cache bound: the resident pages of the symbol, string and
+ * uncompressed DWARF sections elfutils reads in place from its mapping of
+ * the file (their whole size when it read the file into memory). Lookups
+ * touch more pages, so callers ask again now and then. Heap (the tables
+ * built here, inflated compressed sections, libdw's parsed units) is not
+ * included: the caller measures it (symbolizer.c).
  */
-size_t native_symbols__cost(const struct native_symbols *ns);
+size_t native_symbols__file_growth(struct native_symbols *ns);
 
 /* What was found: for reports and tests. */
 struct native_symbols_info {

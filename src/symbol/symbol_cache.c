@@ -73,6 +73,42 @@ struct symbol_cache_entry *symbol_cache__get(struct symbol_cache *c, uint64_t ke
 	return e;
 }
 
+/*
+ * The entry to evict for room beside keep (NULL: none), NULL when there is
+ * none to take: the least recently used if neither this pass nor the one
+ * before used it; else, unless only_unused, the most recently used.
+ */
+static struct symbol_cache_entry *
+victim_for(struct symbol_cache *c, const struct symbol_cache_entry *keep, bool only_unused)
+{
+	struct symbol_cache_entry *v = c->lru.prev == keep ? keep->prev : c->lru.prev;
+
+	if (v == &c->lru)
+		return NULL;
+	if (v->pass + 1 < c->pass)
+		return v;
+	if (only_unused)
+		return NULL;
+	v = c->lru.next == keep ? keep->next : c->lru.next;
+	return v == &c->lru ? NULL : v;
+}
+
+/* Evicts until the total is within the bound or victim_for() finds none. */
+static void evict(struct symbol_cache *c, const struct symbol_cache_entry *keep, bool only_unused)
+{
+	struct symbol_cache_entry *victim;
+	size_t evicted = 0;
+
+	while (c->limit && c->cost > c->limit && (victim = victim_for(c, keep, only_unused))) {
+		evicted += victim->cost;
+		drop(c, victim);
+		c->stats.evictions++;
+	}
+	/* What the evicted files freed is mostly small chunks: give the pages back. */
+	if (evicted >= RELEASE_AFTER_BYTES)
+		memory__release();
+}
+
 struct symbol_cache_entry *symbol_cache__put(struct symbol_cache *c, uint64_t key, void *value,
 					     size_t cost)
 {
@@ -87,50 +123,29 @@ struct symbol_cache_entry *symbol_cache__put(struct symbol_cache *c, uint64_t ke
 	e->key = key;
 	e->value = value;
 	e->pass = c->pass;
+	e->cost = cost;
+	c->cost += cost;
 	push_front(c, e);
 	c->n_entries++;
-	symbol_cache__charge(c, e, cost);
+	evict(c, e, false);
+	if (c->cost > c->stats.peak_cost)
+		c->stats.peak_cost = c->cost;
 	return e;
 }
 
 void symbol_cache__new_pass(struct symbol_cache *c)
 {
 	c->pass++;
-}
-
-/*
- * The entry to evict for e, NULL when e is alone: the least recently used if
- * neither this pass nor the one before used it, else the most recently used.
- */
-static struct symbol_cache_entry *victim_for(struct symbol_cache *c, struct symbol_cache_entry *e)
-{
-	struct symbol_cache_entry *v = c->lru.prev == e ? e->prev : c->lru.prev;
-
-	if (v == &c->lru)
-		return NULL;
-	if (v->pass + 1 < c->pass)
-		return v;
-	v = c->lru.next == e ? e->next : c->lru.next;
-	return v == &c->lru ? NULL : v;
+	evict(c, NULL, false);
 }
 
 void symbol_cache__charge(struct symbol_cache *c, struct symbol_cache_entry *e, size_t cost)
 {
-	struct symbol_cache_entry *victim;
-	size_t evicted = 0;
-
 	e->cost += cost;
 	c->cost += cost;
-	while (c->limit && c->cost > c->limit && (victim = victim_for(c, e))) {
-		evicted += victim->cost;
-		drop(c, victim);
-		c->stats.evictions++;
-	}
+	evict(c, e, true);
 	if (c->cost > c->stats.peak_cost)
 		c->stats.peak_cost = c->cost;
-	/* What the evicted files freed is mostly small chunks: give the pages back. */
-	if (evicted >= RELEASE_AFTER_BYTES)
-		memory__release();
 }
 
 bool symbol_cache__remove(struct symbol_cache *c, uint64_t key)

@@ -10,10 +10,15 @@
  * same order every interval (a "pass", symbol_cache__new_pass()). Files no
  * pass used since the one before the current go first, least recently used
  * first (processes that left). Then the most recently used: the file the
- * pass has just finished with, which is the one needed furthest ahead. With
- * plain LRU, a set of files a little larger than the bound missed on every
- * file of every interval; this way the same part of it stays, and only the
- * rest is loaded again.
+ * pass has just finished with, which is the one needed furthest ahead. A
+ * file that grows while it is looked up (libdw parses more of its DWARF)
+ * only pushes out unused files; if that is not enough, the total stays over
+ * the bound until the next file is added or the next pass starts, and the
+ * grown file, then the most recently used, is the one to go. With plain LRU,
+ * a set of files a little larger than the bound missed on every file of
+ * every interval (with libc's inflated debug file and a libpython built with
+ * -g, both reloaded every 5 s); this way the same part of it stays, and only
+ * the rest is loaded again.
  */
 #ifndef OMNIPROF_SYMBOL_SYMBOL_CACHE_H
 #define OMNIPROF_SYMBOL_SYMBOL_CACHE_H
@@ -68,7 +73,8 @@ void symbol_cache__clear(struct symbol_cache *c); /* frees every value; accepts 
 /* The entry for key, now the most recently used, or NULL (counted as a miss). */
 struct symbol_cache_entry *symbol_cache__get(struct symbol_cache *c, uint64_t key);
 
-/* A new pass over the files starts (a profile is about to be named). */
+/* A new pass over the files starts (a profile is about to be named); brings
+ * the total back within the bound. */
 void symbol_cache__new_pass(struct symbol_cache *c);
 
 /*
@@ -82,7 +88,7 @@ struct symbol_cache_entry *symbol_cache__put(struct symbol_cache *c, uint64_t ke
 
 /*
  * Adds cost to entry e (it grew: more of its file was parsed), then evicts
- * other entries, in the order above, until the total is within the bound.
+ * unused entries until the total is within the bound (see above).
  */
 void symbol_cache__charge(struct symbol_cache *c, struct symbol_cache_entry *e, size_t cost);
 /* Drops key's entry (its file went away). True when there was one. */

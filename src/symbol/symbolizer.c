@@ -115,12 +115,27 @@ const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_retu
 	return buf;
 }
 
+/* Native lookups between two re-measures of a file's resident pages (a
+ * mincore call over its symbol and DWARF sections). */
+#define FILE_PAGES_EVERY 64
+
 /* Heap allocated since before (0 when other frees outweighed it). */
 static size_t heap_growth(size_t before)
 {
 	size_t now = memory__heap_in_use();
 
 	return now > before ? now - before : 0;
+}
+
+/* What a lookup in ns added: heap since heap_before, and now and then the
+ * file pages it came to hold. */
+static size_t lookup_growth(struct symbolizer *s, struct native_symbols *ns, size_t heap_before)
+{
+	size_t grown = heap_growth(heap_before);
+
+	if (++s->lookups % FILE_PAGES_EVERY == 0)
+		grown += native_symbols__file_growth(ns);
+	return grown;
 }
 
 /*
@@ -149,7 +164,7 @@ static struct symbol_cache_entry *file_entry(struct symbolizer *s, uint32_t file
 		pr_info("%s: no symbols: %s", f->path, strerror(-err));
 	}
 	return symbol_cache__put(&s->cache, file_id, ns,
-				 ns ? native_symbols__cost(ns) + heap_growth(heap)
+				 ns ? native_symbols__file_growth(ns) + heap_growth(heap)
 				    : NEGATIVE_ENTRY_COST);
 }
 
@@ -173,10 +188,11 @@ size_t symbolizer__native(struct symbolizer *s, uint32_t file_id, uint64_t vaddr
 	size_t heap = memory__heap_in_use(), n;
 
 	n = symbolizer__native_in(s, e ? e->value : NULL, vaddr, frames);
-	/* libdw parses units, lines and abbreviations as lookups reach them: charged
-	 * to the file, which may push others out (never this one: *frames use it). */
+	/* libdw parses units, lines and abbreviations as lookups reach them, and
+	 * reads more pages of the file: charged to the file, which may push others
+	 * out (never this one: *frames use it). */
 	if (e && e->value)
-		symbol_cache__charge(&s->cache, e, heap_growth(heap));
+		symbol_cache__charge(&s->cache, e, lookup_growth(s, e->value, heap));
 	return n;
 }
 

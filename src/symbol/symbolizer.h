@@ -47,6 +47,7 @@ struct symbolizer {
 	struct debuginfo debuginfo;
 	struct symbol_cache cache; /* file id -> struct native_symbols * */
 	struct sym_frame *frames;  /* SYM_MAX_FRAMES, the result of the last native lookup */
+	uint32_t lookups;	   /* native lookups, to re-measure file pages now and then */
 	struct symbolizer_stats stats;
 };
 

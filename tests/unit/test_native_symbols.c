@@ -8,6 +8,9 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,6 +239,76 @@ static void check_exported_at_runtime(const char *path, struct native_symbols *n
 		check_function(ns, exported[i], (uint64_t)(uintptr_t)addr - bias, sym->st_size);
 	}
 	dlclose(handle);
+}
+
+/* Bytes of the symbol, string and .debug_ sections of path (what the cache
+ * charged, whole, before it counted pages). */
+static size_t symbol_section_bytes(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, total = 0;
+
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *name;
+
+		assert_non_null(gelf_getshdr(scn, &sh));
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM ||
+		    sh.sh_type == SHT_STRTAB || (name && !strncmp(name, ".debug_", 7)))
+			total += sh.sh_size;
+	}
+	elf_end(elf);
+	close(fd);
+	return total;
+}
+
+/*
+ * The file pages symbols hold are the pages read, not the sections' sizes:
+ * for a library built with -g, opening its symbols reads the symbol table
+ * but little DWARF; naming an address (inline frames and line) reads more,
+ * never more than the sections hold, and asking again without a lookup
+ * finds nothing new.
+ */
+static void test_file_pages_charged_as_read(void **state)
+{
+	char lib[300], *out = NULL;
+	struct opened o;
+	struct sym_frame frames[8];
+	struct nm_sym nm;
+	size_t sections, opened, looked_up;
+
+	(void)state;
+	snprintf(lib, sizeof(lib), "%s/libbig.so", fx.dir);
+	assert_int_equal(tu_run(&out,
+				"cd '%s' && for u in $(seq 1 4); do for f in $(seq 1 500); do "
+				"echo \"int big_${u}_$f(int x) { int a = x * $f; "
+				"struct { int p, q; } s = { a, x }; return s.p - s.q; }\"; "
+				"done > big$u.c; done && cc -g -O0 -fPIC -shared -o '%s' big*.c",
+				fx.dir, lib),
+			 0);
+	free(out);
+	sections = symbol_section_bytes(lib);
+	o = open_syms(lib);
+	opened = native_symbols__file_growth(o.ns);
+	assert_true(opened > 0);
+	assert_true(opened < sections / 2);
+	assert_true(nm_lookup(lib, "big_3_250", &nm));
+	assert_true(native_symbols__frames(o.ns, nm.addr, frames, 8) >= 1);
+	assert_string_equal(frames[0].name, "big_3_250");
+	assert_true(frames[0].line > 0);
+	looked_up = native_symbols__file_growth(o.ns);
+	assert_true(looked_up > 0);
+	assert_true(opened + looked_up <= sections);
+	assert_int_equal(native_symbols__file_growth(o.ns), 0);
+	close_syms(&o);
 }
 
 static void test_exported_functions(void **state)
@@ -555,6 +628,7 @@ int main(void)
 	    cmocka_unit_test(test_alias_preference),
 	    cmocka_unit_test(test_unterminated_name_refused),
 	    cmocka_unit_test(test_mutated_files),
+	    cmocka_unit_test(test_file_pages_charged_as_read),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -122,6 +122,42 @@ static void test_unused_files_go_first(void **state)
 	symbol_cache__clear(&c);
 }
 
+/*
+ * A file that grows while it is looked up pushes out only unused files: the
+ * ones the pass still needs stay, and the grown file is the one to go when
+ * the next file comes.
+ */
+static void test_growth_waits_for_next_file(void **state)
+{
+	struct symbol_cache c;
+	struct symbol_cache_entry *big;
+
+	(void)state;
+	freed = 0;
+	symbol_cache__init(&c, 300, free_value);
+	symbol_cache__new_pass(&c);
+	use(&c, 1);
+	use(&c, 2);
+	big = symbol_cache__put(&c, 3, value(), 50);
+	assert_non_null(big);
+	symbol_cache__charge(&c, big, 150); /* libdw parsed more of file 3 */
+	assert_int_equal(c.n_entries, 3);
+	assert_true(c.cost > c.limit);
+	assert_false(use(&c, 4));
+	assert_true(c.cost <= c.limit);
+	assert_null(symbol_cache__get(&c, 3));
+	assert_non_null(symbol_cache__get(&c, 1));
+	assert_non_null(symbol_cache__get(&c, 2));
+	/* A new pass brings an overgrown total back within the bound too. */
+	big = symbol_cache__get(&c, 4);
+	symbol_cache__charge(&c, big, 200);
+	assert_true(c.cost > c.limit);
+	symbol_cache__new_pass(&c);
+	assert_true(c.cost <= c.limit);
+	symbol_cache__clear(&c);
+	assert_int_equal(freed, 4);
+}
+
 /* An hour of churn in miniature: 100k distinct files through a bound of 64 entries. */
 static void test_churn_stays_bounded(void **state)
 {
@@ -165,6 +201,7 @@ int main(void)
 	    cmocka_unit_test(test_bound_and_order),
 	    cmocka_unit_test(test_passes_larger_than_bound),
 	    cmocka_unit_test(test_unused_files_go_first),
+	    cmocka_unit_test(test_growth_waits_for_next_file),
 	    cmocka_unit_test(test_churn_stays_bounded),
 	    cmocka_unit_test(test_negative_entries),
 	};
