@@ -30,7 +30,19 @@ size_t memory__heap_in_use(void)
 	return mi.uordblks + mi.hblkhd;
 }
 
+/* Free heap below which a release is not worth its cost. */
+#define RELEASE_MIN (4 << 20)
+
 void memory__release(void)
 {
+	struct mallinfo2 mi = mallinfo2();
+
+	/*
+	 * Trimming returns pages with madvise over the whole heap, and each call
+	 * ends in a TLB shootdown on every CPU: after an agent interval that
+	 * freed little it cost more than building the interval's profile.
+	 */
+	if (mi.fordblks < RELEASE_MIN)
+		return;
 	malloc_trim(0);
 }

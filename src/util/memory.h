@@ -21,7 +21,8 @@
 void memory__tune(void);
 /* Bytes of heap in use (every arena), for charging allocations to their cause. */
 size_t memory__heap_in_use(void);
-/* Returns free heap pages to the kernel (after a batch of frees). */
+/* Returns free heap pages to the kernel (after a batch of frees), when
+ * there are at least a few MiB of them. */
 void memory__release(void);
 
 #endif
