@@ -37,6 +37,7 @@ static __always_inline void py_stat_inc(__u32 which)
 }
 
 #define OP_PY_STAT(which) py_stat_inc(which)
+#define OP_PY_FILL_FN	  __noinline int
 #include "unwind/python_unwind.h"
 
 /* pid -> where its interpreter is. Written by user space (src/interp/python/). */

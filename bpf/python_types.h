@@ -27,6 +27,14 @@
 #define OP_PY_MAX_THREADS 512 /* thread states searched for the sampled thread */
 #define OP_PY_NONE	  0xffff
 
+/*
+ * The walker reads the first OP_PY_BLOCK bytes of each interpreter frame at
+ * once: every frame_* offset plus its field's size must fit in them, and be
+ * a multiple of that size (python_layout__frame_fits(); a layout that does
+ * not is refused). 3.6's f_lasti (120 + 4 bytes) is the farthest field.
+ */
+#define OP_PY_BLOCK 128
+
 /* How interpreter frames are chained and where an eval-loop invocation ends. */
 enum op_py_layout {
 	/* 3.6-3.10: PyFrameObject, one per _PyEval_EvalFrameDefault call. */
@@ -77,6 +85,7 @@ enum op_py_stat {
 	OP_PY_STAT_FRAMES,	  /* Python frames emitted */
 	OP_PY_STAT_READ_ERR,	  /* an interpreter frame could not be read */
 	OP_PY_STAT_EVAL_NO_FRAME, /* an eval-loop frame with no Python frame left */
+	OP_PY_STAT_FIELD_READS,	  /* frames whose block was unreadable: read field by field */
 	OP_PY_STAT__COUNT,
 };
 

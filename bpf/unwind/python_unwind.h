@@ -21,6 +21,15 @@
  * One frame is written per step (the caller gives each step its own slot),
  * so a deep Python stack costs one bpf_loop iteration per frame.
  *
+ * Reads: an interpreter frame's fields are taken from one read of its first
+ * OP_PY_BLOCK bytes (in BPF each read is a bpf_probe_read_user call), and
+ * the code object's fingerprint is a second read. The block of the frame that
+ * comes next is kept in the walker: 3.12+ reads it to see whether that frame
+ * is an entry frame, and the next step takes its fields from it without
+ * reading again. So a Python frame costs two reads, one more when an entry
+ * frame is skipped. When a block cannot be read (a frame near the end of a
+ * mapping), that frame's fields are read one by one, as they always could be.
+ *
  * The whole walk, as both targets drive it:
  *   op_py_search_init()           the pid's struct op_py_proc, the thread pointer
  *   op_py_search_step() x N       one thread state per call (bpf_loop in BPF)
@@ -44,19 +53,132 @@
 #define OP_PY_STAT(which) ((void)0)
 #endif
 
+/* How op_py_block_fill() is defined: BPF makes it a global function, which
+ * the verifier checks once instead of at each place the walk loads a block. */
+#ifndef OP_PY_FILL_FN
+#define OP_PY_FILL_FN static __always_inline int
+#endif
+
+_Static_assert((OP_PY_BLOCK & (OP_PY_BLOCK - 1)) == 0, "the block's masks need a power of 2");
+
+/* The first OP_PY_BLOCK bytes of an interpreter frame, by field size. */
+union op_py_block {
+	__u64 q[OP_PY_BLOCK / 8];
+	__u32 d[OP_PY_BLOCK / 4];
+	__u8 b[OP_PY_BLOCK];
+};
+
 /* The state of one stack walk of a Python process. */
 struct op_py_walker {
 	struct op_py_proc proc; /* copied from the pid's entry */
 	__u64 frame;		/* next interpreter frame to emit, 0: none */
+	__u64 block_frame;	/* the interpreter frame `block` holds, 0: none */
 	__s32 deferred;		/* native step result owed once pending frames are out */
 	__u8 pending;		/* the current eval-loop invocation has more frames */
-	__u8 reserved[3];
+	__u8 block_ok;		/* block_frame's code and previous frame are known */
+	__u8 reserved[2];
+	union op_py_block block;
 };
 
 static __always_inline int op_py_read_ptr(__u64 *dst, __u64 addr)
 {
 	*dst = 0;
 	return OP_READ_USER(dst, sizeof(*dst), addr);
+}
+
+/*
+ * Where the field at frame offset off is in the block. off is a frame_*
+ * offset of the pid's layout, which user space publishes only when it lies
+ * in the block at a multiple of the field's size (python_layout__frame_fits()):
+ * the masks only keep the verifier, and a corrupt map entry, inside the block.
+ */
+static __always_inline __u64 *op_py_block_u64(struct op_py_walker *py, __u16 off)
+{
+	return &py->block.q[(off / 8) & (OP_PY_BLOCK / 8 - 1)];
+}
+
+static __always_inline __u32 *op_py_block_u32(struct op_py_walker *py, __u16 off)
+{
+	return &py->block.d[(off / 4) & (OP_PY_BLOCK / 4 - 1)];
+}
+
+static __always_inline __u8 *op_py_block_u8(struct op_py_walker *py, __u16 off)
+{
+	return &py->block.b[off & (OP_PY_BLOCK - 1)];
+}
+
+/* Forgets the block: the per-CPU walker outlives the sample, and the frame
+ * at that address in another process is another frame. */
+static __always_inline void op_py_block_reset(struct op_py_walker *py)
+{
+	py->block_frame = 0;
+	py->block_ok = 0;
+}
+
+/*
+ * For a frame whose block cannot be read (one near the end of a mapping):
+ * the fields the walk uses, read one by one into their places in the block.
+ * A field that cannot be read gets the value that means "not known", which
+ * the walk treats as it treated a failed read: code and previous frame 0,
+ * f_lasti -1 and instruction pointer 0 (no instruction offset), is_entry
+ * set (the invocation ends here), owner not the C stack. Returns 1 when code
+ * and previous frame were read, else 0 (the frame is unreadable).
+ */
+OP_PY_FILL_FN op_py_block_fill(struct op_py_walker *py, __u64 f)
+{
+	const struct op_py_offsets *o;
+	__u64 *code, *back, *instr;
+	__u32 *lasti;
+	__u8 *entry;
+	int ok = 1;
+
+	if (!py) /* a global function's pointer may be NULL for the verifier */
+		return 0;
+	o = &py->proc.off;
+	code = op_py_block_u64(py, o->frame_code);
+	back = op_py_block_u64(py, o->frame_back);
+	instr = op_py_block_u64(py, o->frame_instr);
+	lasti = op_py_block_u32(py, o->frame_instr);
+	entry = op_py_block_u8(py, o->frame_entry);
+	if (OP_READ_USER(code, sizeof(*code), f + o->frame_code)) {
+		*code = 0;
+		ok = 0;
+	}
+	if (OP_READ_USER(back, sizeof(*back), f + o->frame_back)) {
+		*back = 0;
+		ok = 0;
+	}
+	switch (o->layout) {
+	case OP_PY_LAYOUT_FRAME_OBJECT:
+		if (OP_READ_USER(lasti, sizeof(*lasti), f + o->frame_instr))
+			*lasti = 0xffffffff;
+		return ok;
+	case OP_PY_LAYOUT_ENTRY_FLAG:
+		if (OP_READ_USER(entry, sizeof(*entry), f + o->frame_entry))
+			*entry = 1;
+		break;
+	default:
+		if (OP_READ_USER(entry, sizeof(*entry), f + o->frame_entry))
+			*entry = (__u8)~o->cstack_owner;
+		break;
+	}
+	if (OP_READ_USER(instr, sizeof(*instr), f + o->frame_instr))
+		*instr = 0;
+	return ok;
+}
+
+/* Makes py->block interpreter frame f's: one read, unless it already is. */
+static __always_inline void op_py_block_load(struct op_py_walker *py, __u64 f)
+{
+	if (py->block_frame == f)
+		return;
+	py->block_frame = f;
+	if (!OP_READ_USER(&py->block, sizeof(py->block), f)) {
+		py->block_ok = 1;
+		return;
+	}
+	OP_PY_STAT(OP_PY_STAT_FIELD_READS);
+	py->block_ok = (__u8)op_py_block_fill(py, f);
 }
 
 /* The first thread state of the first interpreter, in *tstate. 0 or -1. */
@@ -109,6 +231,7 @@ static __always_inline int op_py_begin(struct op_py_walker *py, __u64 tstate)
 	py->frame = 0;
 	py->pending = 0;
 	py->deferred = OP_STEP_END;
+	op_py_block_reset(py);
 	if (op_py_read_ptr(&p, tstate + o->tstate_frame))
 		return -1;
 	if (o->cframe_current != OP_PY_NONE && p && op_py_read_ptr(&p, p + o->cframe_current))
@@ -127,6 +250,7 @@ static __always_inline void op_py_search_reset(struct op_py_walker *py,
 	py->frame = 0;
 	py->pending = 0;
 	py->deferred = OP_STEP_END;
+	op_py_block_reset(py);
 	s->thread_ptr = thread_ptr;
 	s->tstate = 0;
 	s->found = 0;
@@ -210,16 +334,23 @@ static __always_inline int op_py_in_eval(const struct op_py_walker *py, __u64 pc
 	return 0;
 }
 
-/* 3.12+: is frame f the C-stack-owned entry frame of an invocation? */
-static __always_inline int op_py_is_cstack(const struct op_py_walker *py, __u64 f)
+/* 3.12+: is frame f the C-stack-owned entry frame of an invocation? Leaves
+ * f's block loaded: f is the frame the walk reads next. */
+static __always_inline int op_py_is_cstack(struct op_py_walker *py, __u64 f)
 {
-	__u8 owner = 0;
+	const struct op_py_offsets *o = &py->proc.off;
 
-	if (py->proc.off.layout != OP_PY_LAYOUT_CSTACK_OWNER || !f)
+	if (o->layout != OP_PY_LAYOUT_CSTACK_OWNER || !f)
 		return 0;
-	if (OP_READ_USER(&owner, sizeof(owner), f + py->proc.off.frame_entry))
-		return 0;
-	return owner == py->proc.off.cstack_owner;
+	op_py_block_load(py, f);
+	return *op_py_block_u8(py, o->frame_entry) == o->cstack_owner;
+}
+
+/* Frame f's previous frame (entry frames are skipped through this), 0 when unreadable. */
+static __always_inline __u64 op_py_back(struct op_py_walker *py, __u64 f)
+{
+	op_py_block_load(py, f);
+	return *op_py_block_u64(py, py->proc.off.frame_back);
 }
 
 /*
@@ -231,10 +362,8 @@ static __always_inline int op_py_is_cstack(const struct op_py_walker *py, __u64 
 static __always_inline int op_py_emit(struct op_py_walker *py, struct op_frame *frame)
 {
 	const struct op_py_offsets *o = &py->proc.off;
-	__u64 f = py->frame, code = 0, back = 0, instr = 0, fingerprint = 0;
+	__u64 f = py->frame, code, back, instr, fingerprint = 0;
 	__u32 aux = 0xffffffff;
-	__s32 lasti = -1;
-	__u8 entry = 0;
 	int more = 1;
 
 	frame->addr = 0;
@@ -244,24 +373,27 @@ static __always_inline int op_py_emit(struct op_py_walker *py, struct op_frame *
 	frame->flags = 0;
 	frame->reserved = 0;
 	py->frame = 0;
-	if (op_py_read_ptr(&code, f + o->frame_code) || op_py_read_ptr(&back, f + o->frame_back)) {
+	op_py_block_load(py, f);
+	if (!py->block_ok) {
 		/* A bad pointer in the chain: nothing past it can be trusted. */
 		OP_PY_STAT(OP_PY_STAT_READ_ERR);
 		op_frame__set_error(frame, OP_UNWIND_ERR_PYTHON);
 		return -1;
 	}
+	code = *op_py_block_u64(py, o->frame_code);
+	back = *op_py_block_u64(py, o->frame_back);
 	switch (o->layout) {
 	case OP_PY_LAYOUT_FRAME_OBJECT:
-		if (!OP_READ_USER(&lasti, sizeof(lasti), f + o->frame_instr))
-			aux = (__u32)lasti;
+		aux = *op_py_block_u32(py, o->frame_instr); /* f_lasti, -1 before the first */
 		more = 0;
 		break;
 	case OP_PY_LAYOUT_ENTRY_FLAG:
-		if (OP_READ_USER(&entry, sizeof(entry), f + o->frame_entry) || entry)
+		if (*op_py_block_u8(py, o->frame_entry))
 			more = 0;
 		/* fall through */
 	default:
-		if (!op_py_read_ptr(&instr, f + o->frame_instr) && instr >= code + o->code_instr &&
+		instr = *op_py_block_u64(py, o->frame_instr);
+		if (instr >= code + o->code_instr &&
 		    instr - (code + o->code_instr) < 0x1ffffffffull)
 			aux = (__u32)((instr - (code + o->code_instr)) / 2);
 		break;
@@ -269,8 +401,7 @@ static __always_inline int op_py_emit(struct op_py_walker *py, struct op_frame *
 	if (op_py_is_cstack(py, back)) {
 		/* The invocation's first frame: the chain goes on past its entry frame. */
 		more = 0;
-		if (op_py_read_ptr(&back, back + o->frame_back))
-			back = 0;
+		back = op_py_back(py, back);
 	}
 	if (code)
 		OP_READ_USER(&fingerprint, sizeof(fingerprint), code + o->code_fingerprint);
@@ -311,8 +442,7 @@ static __always_inline int op_py_step(struct op_py_walker *py, struct op_unwinde
 	if (op_py_is_cstack(py, py->frame)) {
 		/* An invocation that has not pushed a Python frame yet (3.12+): keep
 		 * the native frame, the next invocation's frames are past the entry. */
-		if (op_py_read_ptr(&py->frame, py->frame + py->proc.off.frame_back))
-			py->frame = 0;
+		py->frame = op_py_back(py, py->frame);
 		return res;
 	}
 	if (!py->frame) {

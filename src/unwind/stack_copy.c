@@ -36,20 +36,28 @@ static int copy_read(void *ctx, void *dst, size_t size, uint64_t addr)
  * The Python walker's reads: the copy where it holds the address (3.12+
  * entry frames live on the machine stack), else the live process, read
  * with process_vm_readv (never stopped nor written). The live memory is
- * newer than the sample: see stack_copy.h.
+ * newer than the sample: see stack_copy.h. A read that starts in the copy
+ * and runs past its end (a frame's whole block) takes what the copy holds
+ * from the copy, so the fields in it are the sample's.
  */
 static int copy_read_python(void *ctx, void *dst, size_t size, uint64_t addr)
 {
 	struct copy_walk *w = ctx;
 	uint64_t sp = w->copy->sp, len = w->copy->stack_len;
-	struct iovec local = {dst, size}, remote = {(void *)(uintptr_t)addr, size};
+	struct iovec local, remote;
+	size_t head = 0;
 
-	if (addr >= sp && addr - sp <= len && size <= len - (addr - sp)) {
-		memcpy(dst, &w->stack[addr - sp], size);
-		return 0;
+	if (addr >= sp && addr - sp < len) {
+		head = len - (addr - sp) < size ? (size_t)(len - (addr - sp)) : size;
+		memcpy(dst, &w->stack[addr - sp], head);
+		if (head == size)
+			return 0;
 	}
+	local = (struct iovec){(uint8_t *)dst + head, size - head};
+	remote = (struct iovec){(void *)(uintptr_t)(addr + head), size - head};
 	w->stats->python_reads++;
-	if (process_vm_readv((pid_t)w->copy->hdr.pid, &local, 1, &remote, 1, 0) != (ssize_t)size)
+	if (process_vm_readv((pid_t)w->copy->hdr.pid, &local, 1, &remote, 1, 0) !=
+	    (ssize_t)(size - head))
 		return -EFAULT;
 	return 0;
 }

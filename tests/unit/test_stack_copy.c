@@ -256,6 +256,79 @@ static void test_python_frames_from_copy(void **state)
 	free(c);
 }
 
+/*
+ * A 3.12 entry frame near the end of the copy: its block runs past the copy
+ * into memory the process still has. The copy's bytes must win over the
+ * live ones (here, the live stack has moved on: another owner, another
+ * previous frame), so the entry frame is still skipped. The copy's "stack"
+ * is a buffer of this test, which the walk reads live past the copy.
+ */
+static void test_python_block_past_copy_end(void **state)
+{
+	const struct python_layout *l = python_layout__find(3, 12);
+	const struct op_py_offsets *o = &l->bpf;
+	struct process_mapping map = {.start = 0x400000, .end = 0x700000, .file_id = 1};
+	struct process p = {.pid = 4242, .maps = &map, .n_maps = 1, .refreshes = 1};
+	struct process_table pt = {0};
+	struct stack_copy_stats st = {0};
+	struct op_stack_copy *c = new_copy();
+	struct op_trace *t = malloc(OP_TRACE_MAX_SIZE);
+	uint8_t *heap = calloc(1, 0x4000), *live = calloc(1, 0x1000);
+	uint64_t h = (uintptr_t)heap, sp = (uintptr_t)live, interp = h + 0x100, tstate = h + 0x400,
+		 cframe = h + 0x800, a1 = h + 0x1000, code_a = h + 0x2000, stray = h + 0x3000,
+		 entry_a;
+	struct op_py_proc py = {.interp_head = h, .off = *o, .version = 0x30c};
+	uint64_t v;
+
+	(void)state;
+	assert_non_null(t);
+	assert_non_null(heap);
+	assert_non_null(live);
+	py.eval[0] = (struct op_py_range){0x600000, 0x601000};
+	c->hdr.pid = (uint32_t)getpid();
+	c->tls_base = 0x7f0012340640ull;
+	c->pc = 0x600500; /* eval A, running a1 */
+	c->sp = sp;
+	c->stack_len = 0x400;
+	c->fp = sp + 0x40;
+	entry_a = sp + c->stack_len - o->frame_entry - 1; /* owner: the copy's last byte */
+	v = 0;
+	memcpy(&stack_of(c)[0x40], &v, 8);
+	v = 0x400100; /* main */
+	memcpy(&stack_of(c)[0x48], &v, 8);
+	v = 0;
+	memcpy(&stack_of(c)[entry_a + o->frame_back - sp], &v, 8);
+	stack_of(c)[entry_a + o->frame_entry - sp] = o->cstack_owner;
+	/* What the process's stack holds there now. */
+	put_heap(live, entry_a + o->frame_back, stray, 8);
+	live[entry_a + o->frame_entry - sp] = 0;
+	put_heap(heap, h, interp, 8);
+	put_heap(heap, interp + o->interp_threads, tstate, 8);
+	put_heap(heap, tstate + o->tstate_thread_id, c->tls_base, 8);
+	put_heap(heap, tstate + o->tstate_frame, cframe, 8);
+	put_heap(heap, cframe + o->cframe_current, a1, 8);
+	put_heap(heap, a1 + o->frame_code, code_a, 8);
+	put_heap(heap, a1 + o->frame_back, entry_a, 8);
+	put_heap(heap, a1 + o->frame_instr, code_a + o->code_instr + 2 * 3, 8);
+	put_heap(heap, code_a + o->code_fingerprint, 33, 4);
+	put_heap(heap, stray + o->frame_code, code_a, 8);
+
+	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, &p, &py, t, &st) > 0);
+	assert_int_equal(t->n_user, 2);
+	assert_int_equal(user_of(t)[0].kind, OP_FRAME_PYTHON);
+	assert_int_equal(user_of(t)[0].addr, code_a);
+	assert_int_equal(user_of(t)[0].aux, 3);
+	assert_int_equal(user_of(t)[0].file_id, 33);
+	assert_int_equal(user_of(t)[1].kind, OP_FRAME_NATIVE);
+	assert_int_equal(user_of(t)[1].addr, 0x400100);
+	assert_int_equal(t->flags & OP_TRACE_F_USER_TRUNCATED, 0);
+	assert_int_equal(st.python_frames, 1);
+	free(live);
+	free(heap);
+	free(t);
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -263,6 +336,7 @@ int main(void)
 	    cmocka_unit_test(test_process_never_read),
 	    cmocka_unit_test(test_malformed_copies),
 	    cmocka_unit_test(test_python_frames_from_copy),
+	    cmocka_unit_test(test_python_block_past_copy_end),
 	};
 
 	return cmocka_run_group_tests_name("stack_copy", tests, NULL, NULL);

@@ -456,6 +456,7 @@ void python__print_counters(const struct python *py, const uint64_t *bpf, FILE *
 	    [OP_PY_STAT_FRAMES] = "python: frames walked in BPF",
 	    [OP_PY_STAT_READ_ERR] = "python: unreadable interpreter frames",
 	    [OP_PY_STAT_EVAL_NO_FRAME] = "python: eval loop without a Python frame",
+	    [OP_PY_STAT_FIELD_READS] = "python: frames read field by field",
 	};
 	const struct {
 		const char *name;

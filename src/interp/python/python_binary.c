@@ -12,6 +12,7 @@
 
 #include "elf/elf_file.h"
 #include "interp/python/python_layout.h"
+#include "util/log.h"
 
 #define EVAL_FUNC "_PyEval_EvalFrameDefault"
 
@@ -336,6 +337,12 @@ int python_binary__inspect(const struct elf_file *ef, const char *name, struct p
 	out->layout = python_layout__find(out->major, out->minor);
 	if (!out->layout)
 		return -ENOTSUP;
+	if (!python_layout__frame_fits(&out->layout->bpf)) {
+		pr_warn("%s: CPython %u.%u: interpreter frame fields lie past the %d bytes the "
+			"walker reads per frame",
+			name, out->major, out->minor, OP_PY_BLOCK);
+		return -ENOTSUP;
+	}
 	if (out->layout->runtime_interp_head != OP_PY_NONE && w.runtime)
 		out->interp_head = w.runtime + out->layout->runtime_interp_head;
 	else if (out->layout->runtime_interp_head == OP_PY_NONE && w.interp_head)

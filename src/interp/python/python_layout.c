@@ -249,3 +249,17 @@ const struct python_layout *python_layout__find(unsigned int major, unsigned int
 			return &layouts[i];
 	return NULL;
 }
+
+static bool field_fits(uint16_t off, uint16_t size)
+{
+	return off <= OP_PY_BLOCK - size && off % size == 0;
+}
+
+bool python_layout__frame_fits(const struct op_py_offsets *o)
+{
+	bool frame_object = o->layout == OP_PY_LAYOUT_FRAME_OBJECT;
+
+	return field_fits(o->frame_back, 8) && field_fits(o->frame_code, 8) &&
+	       field_fits(o->frame_instr, frame_object ? 4 : 8) && /* int f_lasti / a pointer */
+	       (frame_object || field_fits(o->frame_entry, 1));	   /* is_entry / owner: 3.11+ */
+}

@@ -8,6 +8,7 @@
 #ifndef OMNIPROF_INTERP_PYTHON_LAYOUT_H
 #define OMNIPROF_INTERP_PYTHON_LAYOUT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "python_types.h"
@@ -42,6 +43,13 @@ struct python_layout {
 
 /* The layout of major.minor, or NULL when this version is not supported. */
 const struct python_layout *python_layout__find(unsigned int major, unsigned int minor);
+
+/*
+ * Does every interpreter-frame field of o lie in the OP_PY_BLOCK bytes the
+ * walker reads per frame, at a multiple of its size? A layout that does not
+ * cannot be walked (python_binary__inspect() refuses it).
+ */
+bool python_layout__frame_fits(const struct op_py_offsets *o);
 
 /*
  * Fixed by the CPython object model in every supported version (x86-64):
