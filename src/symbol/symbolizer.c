@@ -35,6 +35,7 @@ int symbolizer__init(struct symbolizer *s, struct file_cache *files,
 	s->files = files;
 	bound = opts->cache_bytes ? opts->cache_bytes : (size_t)SYMBOL_CACHE_DEFAULT_MB << 20;
 	symbol_cache__init(&s->cache, bound, free_symbols);
+	frame_memo__init(&s->memo, 0);
 	err =
 	    debuginfo__init(&s->debuginfo, opts->debug_dirs, opts->n_debug_dirs, opts->debuginfod);
 	if (err)
@@ -52,6 +53,7 @@ void symbolizer__clear(struct symbolizer *s)
 	kallsyms__free(s->ksyms);
 	s->ksyms = NULL;
 	symbol_cache__clear(&s->cache);
+	frame_memo__clear(&s->memo);
 	debuginfo__clear(&s->debuginfo);
 	free(s->frames);
 	s->frames = NULL;
@@ -168,31 +170,48 @@ static struct symbol_cache_entry *file_entry(struct symbolizer *s, uint32_t file
 				    : NEGATIVE_ENTRY_COST);
 }
 
+/* Counts a native lookup's result in the stats. */
+static void count_frames(struct symbolizer *s, size_t n)
+{
+	if (!n)
+		s->stats.native_unnamed++;
+	else
+		s->stats.native_inline += n - 1;
+}
+
 size_t symbolizer__native_in(struct symbolizer *s, struct native_symbols *ns, uint64_t vaddr,
 			     const struct sym_frame **frames)
 {
 	size_t n = ns ? native_symbols__frames(ns, vaddr, s->frames, SYM_MAX_FRAMES) : 0;
 
 	*frames = s->frames;
-	if (!n)
-		s->stats.native_unnamed++;
-	else
-		s->stats.native_inline += n - 1;
+	count_frames(s, n);
 	return n;
 }
 
 size_t symbolizer__native(struct symbolizer *s, uint32_t file_id, uint64_t vaddr,
 			  const struct sym_frame **frames)
 {
-	struct symbol_cache_entry *e = file_entry(s, file_id);
-	size_t heap = memory__heap_in_use(), n;
+	long memo = frame_memo__get(&s->memo, file_id, vaddr, s->frames, SYM_MAX_FRAMES);
+	struct symbol_cache_entry *e;
+	size_t heap, n;
 
+	if (memo >= 0) {
+		*frames = s->frames;
+		count_frames(s, (size_t)memo);
+		return (size_t)memo;
+	}
+	e = file_entry(s, file_id);
+	heap = memory__heap_in_use();
 	n = symbolizer__native_in(s, e ? e->value : NULL, vaddr, frames);
 	/* libdw parses units, lines and abbreviations as lookups reach them, and
 	 * reads more pages of the file: charged to the file, which may push others
 	 * out (never this one: *frames use it). */
 	if (e && e->value)
 		symbol_cache__charge(&s->cache, e, lookup_growth(s, e->value, heap));
+	/* Remembered only when the file was open: a file not open yet may be later. */
+	if (e)
+		frame_memo__put(&s->memo, file_id, vaddr, s->frames, n);
 	return n;
 }
 
@@ -225,5 +244,6 @@ void symbolizer__new_pass(struct symbolizer *s)
 
 void symbolizer__forget_file(struct symbolizer *s, uint32_t file_id)
 {
+	frame_memo__forget_file(&s->memo, file_id);
 	symbol_cache__remove(&s->cache, file_id);
 }

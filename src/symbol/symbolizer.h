@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "symbol/debuginfo.h"
+#include "symbol/frame_memo.h"
 #include "symbol/native_symbols.h"
 #include "symbol/symbol_cache.h"
 
@@ -46,6 +47,7 @@ struct symbolizer {
 	struct symbol_options sym_opts;
 	struct debuginfo debuginfo;
 	struct symbol_cache cache; /* file id -> struct native_symbols * */
+	struct frame_memo memo;	   /* (file id, address) -> frames named before */
 	struct sym_frame *frames;  /* SYM_MAX_FRAMES, the result of the last native lookup */
 	uint32_t lookups;	   /* native lookups, to re-measure file pages now and then */
 	struct symbolizer_stats stats;

@@ -30,8 +30,8 @@ size_t memory__heap_in_use(void)
 	return mi.uordblks + mi.hblkhd;
 }
 
-/* Free heap below which a release is not worth its cost. */
-#define RELEASE_MIN (4 << 20)
+/* Free heap below which a release is not worth its cost (see below). */
+#define RELEASE_MIN TRIM_THRESHOLD
 
 void memory__release(void)
 {
@@ -39,8 +39,10 @@ void memory__release(void)
 
 	/*
 	 * Trimming returns pages with madvise over the whole heap, and each call
-	 * ends in a TLB shootdown on every CPU: after an agent interval that
-	 * freed little it cost more than building the interval's profile.
+	 * ends in a TLB shootdown on every CPU; the next interval then faults the
+	 * same pages in again. Done every agent interval, the two cost more than
+	 * building the interval's profile. So up to the trim threshold of free
+	 * heap stays for reuse, as it would at the top of the heap.
 	 */
 	if (mi.fordblks < RELEASE_MIN)
 		return;
