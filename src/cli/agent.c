@@ -276,14 +276,8 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 				return -EINVAL;
 			break;
 		case OPT_SYMBOL_CACHE_MB:
-			v = strtol(optarg, &end, 10);
-			if (*end || v < 1 || v > 1024 * 1024) {
-				pr_err(
-				    "--symbol-cache-mb: '%s' is not a size between 1 and 1048576",
-				    optarg);
+			if (cli__parse_symbol_cache_mb(optarg, &o->sym.cache_bytes))
 				return -EINVAL;
-			}
-			o->sym.cache_bytes = (size_t)v << 20;
 			break;
 		case 'v':
 			log_verbosity++;

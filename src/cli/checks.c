@@ -144,3 +144,16 @@ int cli__add_pids(uint32_t *pids, size_t *n_pids, size_t max, const char *arg)
 	free(copy);
 	return err;
 }
+
+int cli__parse_symbol_cache_mb(const char *arg, size_t *bytes)
+{
+	char *end;
+	long v = strtol(arg, &end, 10);
+
+	if (end == arg || *end || v < 1 || v > 1024 * 1024) {
+		pr_err("--symbol-cache-mb: '%s' is not a size between 1 and 1048576", arg);
+		return -EINVAL;
+	}
+	*bytes = (size_t)v << 20;
+	return 0;
+}

@@ -23,4 +23,8 @@ int cli__prepare_output_dir(const char *dir);
  */
 int cli__add_pids(uint32_t *pids, size_t *n_pids, size_t max, const char *arg);
 
+/* --symbol-cache-mb: *bytes from a size in MiB (1 to 1048576). 0, or -EINVAL
+ * after one clear line. */
+int cli__parse_symbol_cache_mb(const char *arg, size_t *bytes);
+
 #endif

@@ -160,14 +160,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			o->sym.debuginfod = false;
 			break;
 		case 'C':
-			v = strtol(optarg, &end, 10);
-			if (*end || v < 1 || v > 1024 * 1024) {
-				pr_err(
-				    "--symbol-cache-mb: '%s' is not a size between 1 and 1048576",
-				    optarg);
+			if (cli__parse_symbol_cache_mb(optarg, &o->sym.cache_bytes))
 				return -EINVAL;
-			}
-			o->sym.cache_bytes = (size_t)v << 20;
 			break;
 		case 'v':
 			log_verbosity++;
