@@ -405,7 +405,7 @@ static void open_gopclntab(struct native_symbols *ns, Elf *elf)
  */
 static size_t resident_bytes(const void *p, size_t len)
 {
-	static int pagemap = -2;
+	static int pagemap = -2; /* opened once, kept for the life of the process */
 	static size_t page;
 	uint64_t entries[512];
 	uintptr_t first, last;
