@@ -117,8 +117,8 @@ const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_retu
 	return buf;
 }
 
-/* Native lookups between two re-measures of a file's resident pages (a
- * mincore call over its symbol and DWARF sections). */
+/* Native lookups between two re-measures of the file pages a lookup read (a
+ * read of /proc/self/pagemap over its symbol and DWARF sections). */
 #define FILE_PAGES_EVERY 64
 
 /* Heap allocated since before (0 when other frees outweighed it). */
@@ -142,8 +142,9 @@ static size_t lookup_growth(struct symbolizer *s, struct native_symbols *ns, siz
 
 /*
  * The cache entry of file_id, loading its symbols on a miss; NULL when the
- * file is not open. An entry costs the file-backed sections elfutils reads
- * plus the heap that opening it allocated (measured, elfutils' own included).
+ * file is not open. An entry costs the pages of the file-backed sections
+ * elfutils has read plus the heap that opening it allocated (measured,
+ * elfutils' own included).
  */
 static struct symbol_cache_entry *file_entry(struct symbolizer *s, uint32_t file_id)
 {

@@ -3,7 +3,8 @@
  * Names for frames: kernel addresses through kallsyms (modules and BPF
  * programs included), native addresses through the symbols, DWARF and Go
  * tables of the file they were resolved to, loaded per file id into a
- * memory-bounded LRU cache. A frame that cannot be named gets
+ * memory-bounded cache (symbol_cache.h), with the frames of addresses named
+ * before remembered (frame_memo.h). A frame that cannot be named gets
  * "module+0xOFFSET", never dropped.
  */
 #ifndef OMNIPROF_SYMBOL_SYMBOLIZER_H
