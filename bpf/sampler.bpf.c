@@ -602,12 +602,15 @@ static __always_inline void walk_user_stack(struct trace_buf *b, struct walk_scr
 		err = w.result - OP_STEP_ERROR_BASE;
 		stat_inc(err_stat(err));
 		t->flags |= OP_TRACE_F_USER_TRUNCATED;
-		/* Mark where the walk stopped, unless the stack is full or the
-		 * step wrote its own error frame (the Python walker does). */
-		if (w.n < OP_MAX_USER_FRAMES &&
-		    !(w.n && trace_user_frame(b, w.n - 1)->kind == OP_FRAME_ERROR)) {
-			op_frame__set_error(trace_user_frame(b, w.n), err);
-			w.n++;
+		/* Mark where the walk stopped, unless the step wrote its own error
+		 * frame (the Python walker does). A full stack gives its outermost
+		 * frame to the marker: a cut stack (deep recursion, a loop of
+		 * frames) must not pass for a whole one. */
+		if (!(w.n && trace_user_frame(b, w.n - 1)->kind == OP_FRAME_ERROR)) {
+			__u32 at = w.n < OP_MAX_USER_FRAMES ? w.n : OP_MAX_USER_FRAMES - 1;
+
+			op_frame__set_error(trace_user_frame(b, at), err);
+			w.n = at + 1;
 		}
 	}
 	t->n_user = w.n;

@@ -235,6 +235,8 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 		(unsigned long long)c->files.stats.opened);
 	fprintf(stderr, "  %-40s %llu\n", "user: files that could not be opened",
 		(unsigned long long)c->files.stats.open_errors);
+	fprintf(stderr, "  %-40s %llu\n", "user: files not ELF or malformed",
+		(unsigned long long)c->files.stats.not_elf);
 	fprintf(stderr, "  %-40s %llu\n", "user: [vdso] images unreadable",
 		(unsigned long long)c->files.stats.vdso_errors);
 	fprintf(stderr, "  %-40s %llu\n", "unnamed: native frames",
@@ -284,6 +286,8 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 		(unsigned long long)um->stats.deltas_loaded,
 		(unsigned long long)um->stats.deltas_peak,
 		(unsigned long long)um->stats.pages_peak * sizeof(struct op_delta_page));
+	fprintf(stderr, "  %-40s %llu\n", "tables: malformed CFI entries skipped",
+		(unsigned long long)um->stats.cfi_bad_entries);
 	fprintf(stderr, "  %-40s %llu\n", "tables: distinct rules",
 		(unsigned long long)um->stats.rules);
 	fprintf(stderr, "  %-40s %.1f ms\n", "tables: build time",

@@ -257,6 +257,7 @@ static int load_table(struct unwind_maps *um, uint64_t id, const struct elf_file
 
 	err = stack_deltas__build(ef, &t);
 	um->stats.build_ns += now_ns() - start;
+	um->stats.cfi_bad_entries += t.stats.bad_entries;
 	if (err)
 		goto cleanup;
 	/* Deltas hold 32-bit offsets from the first address (OP_DELTA_PAD excluded). */

@@ -33,6 +33,7 @@ struct unwind_maps_stats {
 	uint64_t pages_peak;
 	uint64_t rules;		  /* distinct rules */
 	uint64_t build_ns;	  /* time spent building tables */
+	uint64_t cfi_bad_entries; /* malformed CIEs/FDEs skipped while building (stack_deltas) */
 	uint64_t map_full;	  /* inserts refused because a map was full */
 	uint64_t mapping_entries; /* LPM entries currently in the trie */
 	uint64_t deltas_unused;	  /* ... of tables no process uses, kept for reuse */

@@ -103,10 +103,14 @@ struct user_unwind_result user_unwind__run_python(const struct user_unwind_ops *
 	if (result > OP_STEP_END) {
 		res.error = (uint32_t)(result - OP_STEP_ERROR_BASE);
 		res.flags |= OP_TRACE_F_USER_TRUNCATED;
-		/* Unless the stack is full or the step wrote its own error frame. */
-		if (res.n_frames < max_frames &&
-		    !(res.n_frames && frames[res.n_frames - 1].kind == OP_FRAME_ERROR))
+		/* Unless the step wrote its own error frame; a full stack gives its
+		 * outermost frame to the marker, as walk_user_stack() does. */
+		if (max_frames &&
+		    !(res.n_frames && frames[res.n_frames - 1].kind == OP_FRAME_ERROR)) {
+			if (res.n_frames == max_frames)
+				res.n_frames--;
 			op_frame__set_error(&frames[res.n_frames++], res.error);
+		}
 	}
 	return res;
 }

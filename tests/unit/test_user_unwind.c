@@ -203,12 +203,15 @@ static void test_depth_limit(void **state)
 	(void)state;
 	assert_int_equal(user_unwind_tables__new(&t), 0);
 	ops.rule_ctx = t;
-	/* Deeper than the buffer: no room for an error frame, as in the BPF record. */
+	/* Deeper than the buffer: the outermost slot says the stack was cut, as in
+	 * the BPF record, so a cut stack never passes for a whole one. */
 	r = user_unwind__run(&ops, 1, 0x400000, FAKE_BASE, fake_chain(10, 0), f, 4);
 	assert_int_equal(r.n_frames, 4);
 	assert_int_equal(r.error, OP_UNWIND_ERR_MAX_DEPTH);
 	assert_int_equal(r.flags, OP_TRACE_F_USER_TRUNCATED);
-	assert_int_equal(f[3].kind, OP_FRAME_NATIVE);
+	assert_int_equal(f[2].kind, OP_FRAME_NATIVE);
+	assert_int_equal(f[3].kind, OP_FRAME_ERROR);
+	assert_int_equal(f[3].addr, OP_UNWIND_ERR_MAX_DEPTH);
 	/* Exactly as deep as the buffer: three frames then rbp 0 ends it cleanly. */
 	r = user_unwind__run(&ops, 1, 0x400000, FAKE_BASE, fake_chain(3, 0), f, 4);
 	assert_int_equal(r.n_frames, 4);
