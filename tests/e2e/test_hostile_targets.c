@@ -60,9 +60,9 @@
 #include "folded_check.h"
 #include "testutil.h"
 
-#define RECORD_SECONDS 6
+#define RECORD_SECONDS 8
 #define RECORD_SLACK_S 40 /* start-up, naming, writing: far more than ever seen */
-#define RSS_BOUND_MB   200
+#define RSS_BOUND_MB   128
 #define FREQUENCY      "199"
 #define MIN_LEAF       20 /* control leaf samples, as test_unwind.c */
 #define MIN_HOSTILE    5  /* hostile leaf samples: the case was sampled at all */
@@ -159,7 +159,10 @@ static void session__free(struct session *s)
 	for (size_t i = 0; i < s->n_pids; i++)
 		tu_reap(s->pids[i]);
 	s->n_pids = 0;
-	tu_rmtree(s->dir);
+	if (getenv("OMNIPROF_KEEP_TEST_DIR"))
+		printf("    kept %s\n", s->dir);
+	else
+		tu_rmtree(s->dir);
 	free(s->dir);
 	free(s->log);
 	free(s->folded);
@@ -326,8 +329,9 @@ static void assert_controls(const struct session *s)
 /* ---- "marked, never garbage" ------------------------------------------------- */
 
 /* Frames of libc's process and thread start-up, below main or a thread's function. */
-static const char *const root_frames[] = {"_start", "__libc_start_main", "__libc_start_call_main",
-					  "clone3", "clone", "start_thread", NULL};
+static const char *const root_frames[] = {
+    "_start", "__libc_start_main", "__libc_start_call_main", "clone3", "clone", "start_thread",
+    NULL};
 
 /* The workloads' spin loops, inlined into each leaf (tests/workloads/workload.h). */
 static const char *const leaf_inlines[] = {"wl_spin_n", "wl_spin_until", NULL};
@@ -387,7 +391,8 @@ static struct marked_count count_marked(const char *text, const char *comm, cons
 		frames = line + comm_len + 1;
 		/* The leaf: its last occurrence (recursion repeats names). */
 		for (f = frames; f < space;) {
-			const char *semi = memchr(f, ';', (size_t)(space - f)), *fe = semi ? semi : space;
+			const char *semi = memchr(f, ';', (size_t)(space - f)),
+				   *fe = semi ? semi : space;
 
 			if (frame_matches(f, (size_t)(fe - f), leaf))
 				leaf_at = f;
@@ -396,13 +401,16 @@ static struct marked_count count_marked(const char *text, const char *comm, cons
 		if (!leaf_at)
 			goto next;
 		mc.leaf += count;
-		if (must_hold && memmem(frames, (size_t)(space - frames), must_hold, strlen(must_hold)))
+		if (must_hold &&
+		    memmem(frames, (size_t)(space - frames), must_hold, strlen(must_hold)))
 			mc.extra += count;
 		for (f = frames; f < space;) {
-			const char *semi = memchr(f, ';', (size_t)(space - f)), *fe = semi ? semi : space;
+			const char *semi = memchr(f, ';', (size_t)(space - f)),
+				   *fe = semi ? semi : space;
 			size_t len = (size_t)(fe - f);
 
-			if (f == frames && len > strlen(MARKER) && !memcmp(f, MARKER, strlen(MARKER)))
+			if (f == frames && len > strlen(MARKER) &&
+			    !memcmp(f, MARKER, strlen(MARKER)))
 				mc.marked += count;
 			else if (f < leaf_at)
 				bad |= !frame_in(f, len, root_frames) && !frame_in(f, len, allowed);
@@ -416,7 +424,7 @@ static struct marked_count count_marked(const char *text, const char *comm, cons
 				snprintf(mc.bad, sizeof(mc.bad), "%.*s", (int)(end - line), line);
 			mc.garbage += count;
 		}
-next:
+	next:
 		line = eol ? eol + 1 : NULL;
 	}
 	return mc;
@@ -452,7 +460,7 @@ static void assert_marked(const struct session *s, const char *comm, const char 
 
 /* ---- damaged files, deleted and memfd binaries, self-modifying code ------------ */
 
-static const char *const damage_modes[] = {"ehdr",	"shdr",	 "notes",
+static const char *const damage_modes[] = {"ehdr",    "shdr",	   "notes",
 					   "ehframe", "truncated", "empty"};
 #define N_DAMAGE (sizeof(damage_modes) / sizeof(damage_modes[0]))
 
@@ -523,7 +531,7 @@ static void test_damaged_files(void **state)
 		assert_true(mc.marked > 0);
 		assert_true(mc.marked < mc.leaf);
 		assert_non_null(strstr(s.folded, "hostile_rwx;" MARKER
-						  " JIT/anonymous code without frame pointer]"));
+						 " JIT/anonymous code without frame pointer]"));
 	}
 	/* The damage was met: files refused, CFI entries skipped. */
 	assert_true(show_counter(&s, "user: files not ELF or malformed") >= 3);
@@ -538,7 +546,10 @@ static void test_ten_thousand_threads(void **state)
 {
 	char many[512];
 	char *argv[] = {many, "threads", N_THREADS, WORKLOAD_SECS, NULL};
-	const char *allowed[] = {"mt_thread", "mt_work", NULL};
+	/* A sample taken before the maps were read is walked with frame pointers,
+	 * which these functions lack: what it finds is an address in no mapping,
+	 * shown as "[unknown]+0x...", never a name. */
+	const char *allowed[] = {"mt_thread", "mt_work", "[unknown]+0x*", NULL};
 	struct session s;
 
 	(void)state;
@@ -554,6 +565,20 @@ static void test_ten_thousand_threads(void **state)
 	session__free(&s);
 }
 
+/*
+ * FRAGILE until the `async` part is merged (per-process cap on the mappings
+ * tracked, file work off the sampling thread), with `budgets` (LPM budgets
+ * per process): re-run it then, and assert the cap's truncation counter
+ * here. What it finds today: every read of this process's maps publishes
+ * all 50,000 LPM ranges again (about 1 s of BPF syscalls on this machine,
+ * unchanged ranges included), and each unknown-pid report the kernel sends
+ * while the first read runs (one per 200 ms) makes handle_unknown() read
+ * them all again (8 maps reads in a passing run). With the hostile
+ * processes at 50% duty and a CPU taken offline by another test, `record
+ * -d 6` was still re-reading when it was killed at 46 s, twice: the
+ * sampling thread never got back to the ring buffer. The bound asserted is
+ * the one every case has: exit 0 within RECORD_SECONDS + RECORD_SLACK_S.
+ */
 static void test_fifty_thousand_mappings(void **state)
 {
 	char elf[512];
@@ -603,8 +628,11 @@ static void test_hundred_thousand_deep(void **state)
 
 /* ---- CPython damaging its own interpreter state -------------------------------- */
 
-/* The samples of `comm` whose stack holds `needle`. */
-static long samples_with(const char *text, const char *comm, const char *needle)
+/*
+ * The samples of `comm` whose stack holds `needle` and, when `first` is not
+ * NULL, whose frames start with it (the outermost frame, after the comm).
+ */
+static long samples_with(const char *text, const char *comm, const char *needle, const char *first)
 {
 	size_t comm_len = strlen(comm);
 	long n = 0;
@@ -616,18 +644,21 @@ static long samples_with(const char *text, const char *comm, const char *needle)
 		while (space > line && *space != ' ')
 			space--;
 		if (space > line && !memcmp(line, comm, comm_len) && line[comm_len] == ';' &&
-		    memmem(line, (size_t)(space - line), needle, strlen(needle)))
+		    memmem(line, (size_t)(space - line), needle, strlen(needle)) &&
+		    (!first || !strncmp(line + comm_len + 1, first, strlen(first))))
 			n += strtol(space + 1, NULL, 10);
 		line = eol ? eol + 1 : NULL;
 	}
 	return n;
 }
 
-static long report_samples(const struct session *s, const char *comm, const char *needle)
+static long report_samples(const struct session *s, const char *comm, const char *needle,
+			   const char *first)
 {
-	long n = samples_with(s->folded, comm, needle);
+	long n = samples_with(s->folded, comm, needle, first);
 
-	printf("    %s: %ld samples hold \"%s\"\n", comm, n, needle);
+	printf("    %s: %ld samples hold \"%s\"%s%s\n", comm, n, needle,
+	       first ? " and start with " : "", first ? first : "");
 	fflush(stdout);
 	return n;
 }
@@ -660,8 +691,9 @@ static void test_python_damages_itself(void **state)
 	{
 		char *out = NULL;
 
-		assert_int_equal(tu_run(&out, "cp tests/workloads/python/hostile_frames.py %s && "
-					      "chmod 644 %s",
+		assert_int_equal(tu_run(&out,
+					"cp tests/workloads/python/hostile_frames.py %s && "
+					"chmod 644 %s",
 					script, script),
 				 0);
 		free(out);
@@ -674,30 +706,30 @@ static void test_python_damages_itself(void **state)
 	session__assert_ran_well(&s);
 	assert_controls(&s);
 
-	all = report_samples(&s, "hp_garbage", "hp_garbage_inner");
+	all = report_samples(&s, "hp_garbage", "hp_garbage_inner", NULL);
 	assert_true(all >= MIN_HOSTILE);
-	assert_int_equal(report_samples(&s, "hp_garbage",
-					"hp_garbage;[unwind stopped: unreadable Python frame];"
-					"hp_garbage_inner"),
-			 all);
-	assert_int_equal(report_samples(&s, "hp_garbage", "hp_garbage_outer"), 0);
+	assert_int_equal(
+	    report_samples(&s, "hp_garbage", "hp_garbage_inner",
+			   "[unwind stopped: unreadable Python frame];hp_garbage_inner"),
+	    all);
+	assert_int_equal(report_samples(&s, "hp_garbage", "hp_garbage_outer", NULL), 0);
 
-	all = report_samples(&s, "hp_loop", "hp_loop_inner");
+	all = report_samples(&s, "hp_loop", "hp_loop_inner", NULL);
 	assert_true(all >= MIN_HOSTILE);
-	assert_int_equal(report_samples(&s, "hp_loop", "hp_loop;" MARKER), all);
-	assert_int_equal(report_samples(&s, "hp_loop", "hp_loop_outer"), 0);
-	assert_int_equal(report_samples(&s, "hp_loop", "<module>"), 0);
+	assert_int_equal(report_samples(&s, "hp_loop", "hp_loop_inner", MARKER), all);
+	assert_int_equal(report_samples(&s, "hp_loop", "hp_loop_outer", NULL), 0);
+	assert_int_equal(report_samples(&s, "hp_loop", "<module>", NULL), 0);
 
-	all = report_samples(&s, "hp_code", "hp_code_inner");
+	all = report_samples(&s, "hp_code", "hp_code_inner", NULL);
 	assert_true(all >= MIN_HOSTILE);
-	assert_int_equal(report_samples(&s, "hp_code", "[unknown Python code];hp_code_inner"),
+	assert_int_equal(report_samples(&s, "hp_code", "[unknown Python code];hp_code_inner", NULL),
 			 all);
-	assert_int_equal(report_samples(&s, "hp_code", "hp_code_outer"), 0);
+	assert_int_equal(report_samples(&s, "hp_code", "hp_code_outer", NULL), 0);
 
 	snprintf(comm, sizeof(comm), "hp_tstate");
-	assert_true(report_samples(&s, comm, ";") >= MIN_HOSTILE);
-	assert_int_equal(report_samples(&s, comm, "hp_tstate_"), 0);
-	assert_int_equal(report_samples(&s, comm, "<module>"), 0);
+	assert_true(report_samples(&s, comm, ";", NULL) >= MIN_HOSTILE);
+	assert_int_equal(report_samples(&s, comm, "hp_tstate_", NULL), 0);
+	assert_int_equal(report_samples(&s, comm, "<module>", NULL), 0);
 
 	assert_true(show_counter(&s, "python: thread without a thread state") >= 1);
 	assert_true(show_counter(&s, "python: unreadable interpreter frames") >= 1);

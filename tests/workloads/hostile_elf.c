@@ -7,7 +7,7 @@
  * hx_stub() is mapped PROT_EXEC from it; hx_stub() uses no data, so the
  * copy of its bytes runs anywhere. Then main -> hx_run -> hx_stub (in the
  * copy) -> hx_cb -> hx_leaf, hx_leaf spinning about a millisecond, then a
- * millisecond of sleep, until SECONDS pass. MODE:
+ * 3 ms of sleep, until SECONDS pass. MODE:
  *   ehdr       ELF header: header tables past the end, absurd counts/sizes
  *   shdr       every section header out of bounds, links to themselves
  *   notes      every note: absurd name and descriptor sizes
@@ -160,8 +160,8 @@ static void corrupt_note(uint8_t *p, size_t size, int variant)
 {
 	if (size < 12)
 		return;
-	put32(p, variant ? 0xfffffff0u : 4);		/* n_namesz */
-	put32(p + 4, variant ? 20 : 0xfffffff0u);	/* n_descsz */
+	put32(p, variant ? 0xfffffff0u : 4);	  /* n_namesz */
+	put32(p + 4, variant ? 20 : 0xfffffff0u); /* n_descsz */
 	put32(p + 8, NT_GNU_BUILD_ID);
 }
 
@@ -241,8 +241,8 @@ static void *map_page(const char *path, uint64_t off, void *at)
 
 	if (fd < 0)
 		die(path);
-	p = mmap(at, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | (at ? MAP_FIXED_NOREPLACE : 0),
-		 fd, (off_t)off);
+	p = mmap(at, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | (at ? MAP_FIXED_NOREPLACE : 0), fd,
+		 (off_t)off);
 	close(fd);
 	return p == MAP_FAILED ? NULL : p;
 }
@@ -250,7 +250,7 @@ static void *map_page(const char *path, uint64_t off, void *at)
 WL_NOINLINE unsigned long hx_run(stub_fn *stubs, long n, time_t deadline)
 {
 	unsigned long x = 1;
-	struct timespec nap = {0, 1000000};
+	struct timespec nap = {0, 3000000};
 
 	for (long i = 0; time(NULL) < deadline; i++) {
 		x = stubs[i % n](hx_cb, x);
@@ -296,6 +296,18 @@ int main(int argc, char **argv)
 		len = 0;
 	else if (strcmp(mode, "maps"))
 		die("unknown mode");
+	/* Padding makes each damaged copy's length, and so its file id (htlhash:
+	 * length, first and last 4 KiB), its own: else a copy damaged past its
+	 * first 4 KiB would share the intact executable's id and table. */
+	if (len && strcmp(mode, "truncated")) {
+		uint8_t *tmp = realloc(self, len + 64);
+
+		if (!tmp)
+			die("realloc");
+		self = tmp;
+		memset(self + len, 0, 64);
+		len += 8 + strlen(mode);
+	}
 	write_file(path, self, len);
 	free(self);
 

@@ -6,7 +6,8 @@
  * garbage in rbp, and the code rewrites an instruction of its own every time
  * it runs (it bumps the immediate of a later `mov`). So the bytes a profiler
  * may find at a sampled address keep changing under it.
- *   main -> rwx_run -> [the page] -> rwx_cb -> rwx_leaf (about a millisecond)
+ *   main -> rwx_run -> [the page] -> rwx_cb -> rwx_leaf (about a millisecond,
+ *   then 3 ms of sleep)
  * Usage: hostile_rwx SECONDS
  */
 #include <string.h>
@@ -42,32 +43,32 @@ WL_NOINLINE unsigned long rwx_cb(unsigned long x)
  *   ret
  */
 static const unsigned char framed[] = {
-    0x55,			    /* push rbp */
-    0x48, 0x89, 0xe5,		    /* mov rbp, rsp */
+    0x55,			     /* push rbp */
+    0x48, 0x89, 0xe5,		     /* mov rbp, rsp */
     0x83, 0x05, 0x08, 0, 0, 0, 0x01, /* add dword [rip+8], 1 */
-    0x48, 0x89, 0xf8,		    /* mov rax, rdi */
-    0x48, 0x89, 0xf7,		    /* mov rdi, rsi */
-    0x41, 0xb8, 0, 0, 0, 0,	    /* mov r8d, imm32 (rewritten) */
-    0xff, 0xd0,			    /* call rax */
-    0x5d,			    /* pop rbp */
-    0xc3,			    /* ret */
+    0x48, 0x89, 0xf8,		     /* mov rax, rdi */
+    0x48, 0x89, 0xf7,		     /* mov rdi, rsi */
+    0x41, 0xb8, 0,    0, 0, 0,	     /* mov r8d, imm32 (rewritten) */
+    0xff, 0xd0,			     /* call rax */
+    0x5d,			     /* pop rbp */
+    0xc3,			     /* ret */
 };
 static const unsigned char garbage[] = {
-    0x55,			    /* push rbp */
-    0xbd, 0x34, 0x12, 0, 0,	    /* mov ebp, 0x1234 */
+    0x55,			     /* push rbp */
+    0xbd, 0x34, 0x12, 0, 0,	     /* mov ebp, 0x1234 */
     0x83, 0x05, 0x08, 0, 0, 0, 0x01, /* add dword [rip+8], 1 */
-    0x48, 0x89, 0xf8,		    /* mov rax, rdi */
-    0x48, 0x89, 0xf7,		    /* mov rdi, rsi */
-    0x41, 0xb8, 0, 0, 0, 0,	    /* mov r8d, imm32 (rewritten) */
-    0xff, 0xd0,			    /* call rax */
-    0x5d,			    /* pop rbp */
-    0xc3,			    /* ret */
+    0x48, 0x89, 0xf8,		     /* mov rax, rdi */
+    0x48, 0x89, 0xf7,		     /* mov rdi, rsi */
+    0x41, 0xb8, 0,    0, 0, 0,	     /* mov r8d, imm32 (rewritten) */
+    0xff, 0xd0,			     /* call rax */
+    0x5d,			     /* pop rbp */
+    0xc3,			     /* ret */
 };
 
 WL_NOINLINE unsigned long rwx_run(unsigned char *page, time_t deadline)
 {
 	unsigned long x = 1;
-	struct timespec nap = {0, 1000000};
+	struct timespec nap = {0, 3000000};
 
 	for (unsigned int i = 0; time(NULL) < deadline; i++) {
 		const unsigned char *code = i % 2 ? garbage : framed;
