@@ -19,6 +19,8 @@
  *              from the executable itself
  *   maps       an intact copy whose stub page is mapped COUNT times at
  *              distinct addresses; each round runs the stub of the next one
+ *   jit        COUNT anonymous executable regions (JIT code), each holding
+ *              a copy of hx_stub's bytes; each round runs the next one
  * The process names itself hx_MODE (its command name in profiles).
  * Usage: hostile_elf MODE DIR SECONDS [COUNT]
  */
@@ -35,6 +37,8 @@
 #include "workload.h"
 
 #define PAGE 4096ul
+/* More than hx_stub's code (18 bytes with GCC 12 -O2). */
+#define STUB_BYTES 64
 
 typedef unsigned long (*cb_fn)(unsigned long);
 typedef unsigned long (*stub_fn)(cb_fn, unsigned long);
@@ -294,7 +298,7 @@ int main(int argc, char **argv)
 		len = page_off + 2 * PAGE;
 	else if (!strcmp(mode, "empty"))
 		len = 0;
-	else if (strcmp(mode, "maps"))
+	else if (strcmp(mode, "maps") && strcmp(mode, "jit"))
 		die("unknown mode");
 	/* Padding makes each damaged copy's length, and so its file id (htlhash:
 	 * length, first and last 4 KiB), its own: else a copy damaged past its
@@ -311,13 +315,31 @@ int main(int argc, char **argv)
 	write_file(path, self, len);
 	free(self);
 
-	stubs = malloc(sizeof(*stubs) * (size_t)(strcmp(mode, "maps") ? 1 : count));
+	stubs = malloc(sizeof(*stubs) * (size_t)count);
 	if (!stubs)
 		die("malloc");
 	if (!strcmp(mode, "empty")) {
 		if (!map_page(path, 0, NULL))
 			die("mmap empty file");
 		stubs[0] = hx_stub;
+	} else if (!strcmp(mode, "jit")) {
+		/* As the maps mode, anonymous: hx_stub is position-independent. */
+		uint8_t *base = (uint8_t *)0x200000000000ul;
+
+		for (n = 0; n < count; n++) {
+			uint8_t *p =
+			    mmap(base + (uint64_t)n * 2 * PAGE, PAGE, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+			if (p == MAP_FAILED) {
+				fprintf(stderr, "region %ld: %s\n", n, strerror(errno));
+				return 1;
+			}
+			memcpy(p, (const void *)hx_stub, STUB_BYTES);
+			if (mprotect(p, PAGE, PROT_READ | PROT_EXEC))
+				die("mprotect");
+			stubs[n] = (stub_fn)(void *)p;
+		}
 	} else if (!strcmp(mode, "maps")) {
 		/* Two pages apart: no two mappings merge, nothing else lies between. */
 		uint8_t *base = (uint8_t *)0x100000000000ul;
