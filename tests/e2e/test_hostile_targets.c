@@ -98,11 +98,12 @@ static void workload_path(char *buf, size_t size, const char *name)
 /* ---- a recording and its processes ----------------------------------------- */
 
 struct session {
-	char *dir;	    /* test folder (root's) */
-	char hostile[1100]; /* DIR/attacker: owned by the attacker, its files go there */
-	char out[1100];	    /* DIR/out: omniprof's output folder */
-	pid_t pids[MAX_PROCS];
+	char *dir;	       /* test folder (root's) */
+	char hostile[1100];    /* DIR/attacker: owned by the attacker, its files go there */
+	char out[1100];	       /* DIR/out: omniprof's output folder */
+	pid_t pids[MAX_PROCS]; /* the controls first */
 	size_t n_pids;
+	size_t n_controls;
 	/* After the recording: */
 	char *log;    /* record -v's stdout + stderr */
 	char *folded; /* stacks.folded */
@@ -135,12 +136,22 @@ static void session__add(struct session *s, pid_t pid, const char *what)
 	s->pids[s->n_pids++] = pid;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /*
  * The controls: another user's ordinary programs, recorded alongside. They
- * come first in -p, so omniprof reads their maps before the hostile ones':
- * what they measure is sampling next to hostile processes, not the start-up
- * (a sample taken before its process's maps are read is walked with frame
- * pointers, which nofp_gcc lacks; "fallback to frame pointers: unknown pid").
+ * come first in -p and are stopped (SIGSTOP) until omniprof says it is
+ * sampling: a sample taken before omniprof has read its process's maps is
+ * walked with frame pointers, which nofp_gcc lacks ("fallback to frame
+ * pointers: unknown pid"). With the hostile processes starving omniprof of
+ * CPU, that start-up window held up to 10 of nofp_gcc's ~170 leaf samples;
+ * what the controls measure here is sampling next to hostile processes.
  */
 static void session__add_controls(struct session *s)
 {
@@ -151,6 +162,30 @@ static void session__add_controls(struct session *s)
 	workload_path(nofp, sizeof(nofp), "nofp_gcc");
 	session__add(s, tu_spawn_ready(fp_argv), "fp_chain");
 	session__add(s, tu_spawn_ready(nofp_argv), "nofp_gcc");
+	s->n_controls = 2;
+	for (size_t i = 0; i < s->n_controls; i++)
+		assert_int_equal(kill(s->pids[i], SIGSTOP), 0);
+}
+
+/* Lets the controls run once `record` printed that it samples (or gave up). */
+static void session__resume_controls(struct session *s, const char *log, pid_t rec, double limit)
+{
+	double start = now_s();
+
+	while (now_s() - start < limit) {
+		char *text = tu_read_file(log, NULL);
+		bool sampling = text && strstr(text, "omniprof: sampling");
+		siginfo_t info = {0};
+
+		free(text);
+		/* Exited already (then reaped by the caller, so not here: WNOWAIT). */
+		if (sampling || (!waitid(P_PID, (id_t)rec, &info, WEXITED | WNOHANG | WNOWAIT) &&
+				 info.si_pid == rec))
+			break;
+		usleep(20 * 1000);
+	}
+	for (size_t i = 0; i < s->n_controls; i++)
+		kill(s->pids[i], SIGCONT);
 }
 
 static void session__attack(struct session *s, char *const argv[])
@@ -171,14 +206,6 @@ static void session__free(struct session *s)
 	free(s->log);
 	free(s->folded);
 	memset(s, 0, sizeof(*s));
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /*
@@ -222,6 +249,7 @@ static void session__record(struct session *s)
 		execv(argv[0], argv);
 		_exit(127);
 	}
+	session__resume_controls(s, log, rec, limit);
 	while ((got = wait4(rec, &s->status, WNOHANG, &ru)) == 0 && now_s() - start < limit)
 		usleep(50 * 1000);
 	if (got != rec) {
@@ -522,7 +550,8 @@ static void test_damaged_files(void **state)
 		/* hx_run reaches hx_cb only through the stub: each leaf stack went through it. */
 		assert_marked(&s, comm, "hx_leaf", allowed, NULL);
 	}
-	/* memfd and deleted binaries are ordinary programs: whole chains, named. */
+	/* memfd and deleted binaries are ordinary programs (with frame pointers,
+	 * so not paused over the start-up either): whole chains, named. */
 	assert_control(&s, "hx_memfd", expect_memfd);
 	assert_control(&s, "deleted_chain", expect_fp_chain);
 	{

@@ -1,10 +1,11 @@
-// build: gcc -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls
+// build: gcc -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls
 /*
  * A program that runs from memory only: it copies its own executable into
  * a memfd_create() file and fexecve()s it, so the running image has no path
  * (/proc/PID/maps says "/memfd:hx_memfd (deleted)"). The new image names
  * its process "hx_memfd" and runs main -> mf_01 .. mf_06 -> mf_leaf,
- * spinning, until SECONDS pass.
+ * spinning, until SECONDS pass. Built with frame pointers: what it tests is
+ * a file with no path, not unwinding without them.
  * Usage: hostile_memfd SECONDS
  */
 #define _GNU_SOURCE /* memfd_create */
