@@ -112,12 +112,16 @@ struct session {
 	int status;
 };
 
+/* The session of the running test, for teardown() when an assertion ends it early. */
+static struct session *active;
+
 static void session__init(struct session *s)
 {
 	uid_t uid;
 	gid_t gid;
 
 	memset(s, 0, sizeof(*s));
+	active = s;
 	s->dir = tu_mkdtemp();
 	assert_non_null(s->dir);
 	EXPECT(attacker__ensure(&uid, &gid));
@@ -195,6 +199,7 @@ static void session__attack(struct session *s, char *const argv[])
 
 static void session__free(struct session *s)
 {
+	active = NULL;
 	for (size_t i = 0; i < s->n_pids; i++)
 		tu_reap(s->pids[i]);
 	s->n_pids = 0;
@@ -511,7 +516,7 @@ static void test_damaged_files(void **state)
 	char *memfd_argv[] = {memfd, WORKLOAD_SECS, NULL};
 	char *rwx_argv[] = {rwx, WORKLOAD_SECS, NULL};
 	char *deleted_argv[] = {deleted, WORKLOAD_SECS, NULL};
-	struct session s;
+	static struct session s; /* static: the teardown reaches it after a failure */
 	char *out = NULL;
 
 	(void)state;
@@ -583,7 +588,7 @@ static void test_ten_thousand_threads(void **state)
 	 * which these functions lack: what it finds is an address in no mapping,
 	 * shown as "[unknown]+0x...", never a name. */
 	const char *allowed[] = {"mt_thread", "mt_work", "[unknown]+0x*", NULL};
-	struct session s;
+	static struct session s; /* static: the teardown reaches it after a failure */
 
 	(void)state;
 	session__init(&s);
@@ -619,7 +624,7 @@ static void test_fifty_thousand_mappings(void **state)
 	char elf[512];
 	char *argv[] = {elf, "maps", NULL, WORKLOAD_SECS, N_MAPPINGS, NULL};
 	const char *allowed[] = {"main", "hx_run", "hx_cb", "hx_stub", "hx_maps.bin+0x*", NULL};
-	struct session s;
+	static struct session s; /* static: the teardown reaches it after a failure */
 
 	(void)state;
 	session__init(&s);
@@ -648,7 +653,7 @@ static void test_fifty_thousand_jit_regions(void **state)
 	char elf[512];
 	char *argv[] = {elf, "jit", NULL, WORKLOAD_SECS, N_MAPPINGS, NULL};
 	const char *allowed[] = {"main", "hx_run", "hx_cb", "[anon]*", NULL};
-	struct session s;
+	static struct session s; /* static: the teardown reaches it after a failure */
 
 	(void)state;
 	session__init(&s);
@@ -672,7 +677,7 @@ static void test_hundred_thousand_deep(void **state)
 	char *argv[] = {many, "deep", N_DEPTH, WORKLOAD_SECS, NULL};
 	const char *allowed[] = {"dp_recurse", NULL};
 	struct marked_count mc;
-	struct session s;
+	static struct session s; /* static: the teardown reaches it after a failure */
 
 	(void)state;
 	session__init(&s);
@@ -743,7 +748,7 @@ static void test_python_damages_itself(void **state)
 	const char *modes[] = {"garbage", "loop", "code", "tstate"};
 	char script[1200], comm[16];
 	char *argv[] = {"/usr/bin/python3.11", script, NULL, WORKLOAD_SECS, NULL};
-	struct session s;
+	static struct session s; /* static: the teardown reaches it after a failure */
 	long all;
 
 	(void)state;
@@ -800,15 +805,24 @@ static void test_python_damages_itself(void **state)
 	session__free(&s);
 }
 
+/* After a failed assertion: no process stays behind, stopped or running. */
+static int teardown(void **state)
+{
+	(void)state;
+	if (active)
+		session__free(active);
+	return 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_damaged_files),
-	    cmocka_unit_test(test_ten_thousand_threads),
-	    cmocka_unit_test(test_fifty_thousand_mappings),
-	    cmocka_unit_test(test_fifty_thousand_jit_regions),
-	    cmocka_unit_test(test_hundred_thousand_deep),
-	    cmocka_unit_test(test_python_damages_itself),
+	    cmocka_unit_test_teardown(test_damaged_files, teardown),
+	    cmocka_unit_test_teardown(test_ten_thousand_threads, teardown),
+	    cmocka_unit_test_teardown(test_fifty_thousand_mappings, teardown),
+	    cmocka_unit_test_teardown(test_fifty_thousand_jit_regions, teardown),
+	    cmocka_unit_test_teardown(test_hundred_thousand_deep, teardown),
+	    cmocka_unit_test_teardown(test_python_damages_itself, teardown),
 	};
 
 	return cmocka_run_group_tests_name("e2e_hostile_targets", tests, NULL, NULL);
