@@ -22,10 +22,9 @@
  * RECORD_SLACK_S, writes its three outputs, and its peak RSS (the kernel's
  * high-water mark, ru_maxrss of wait4: what VmHWM says at exit) stays under
  * RSS_BOUND_MB (OMNIPROF_TEST_RSS_BOUND_MB for a sanitizer build); both
- * controls keep their whole chain in >= 95% of their
- * leaf's samples (as tests/e2e/test_unwind.c requires), at least MIN_LEAF
- * of them. For the hostile processes, "marked, never garbage" means, per
- * stack that holds the case's leaf function: every frame between the root
+ * controls keep their whole chain in >= 95% of their leaf's samples (as
+ * tests/e2e/test_unwind.c requires), at least MIN_LEAF of them. For the hostile processes, "marked,
+ * never garbage" means, per stack that holds the case's leaf function: every frame between the root
  * and the leaf is one the program really has on that path (its own
  * functions, libc's start-up frames, the damaged copy's frame named by its
  * own symbol or as file+0xOFFSET of that copy, `[anon]` for the RWX page),
