@@ -84,6 +84,8 @@ static void end_interval(struct session *ss)
 	    forget_file, ss);
 	t->processes = ss->c.procs.by_pid.len;
 	t->files = ss->c.files.n_open;
+	/* Lines held back by the rate limit get their "(N more ...)" line now. */
+	log__flush_suppressed();
 	/* The interval's traces, profile and what was forgotten were freed: return the pages. */
 	memory__release();
 }
@@ -244,4 +246,5 @@ void session__clear(struct session *ss)
 	if (ss->collector_ready)
 		collector__clear(&ss->c);
 	ss->collector_ready = false;
+	log__flush_suppressed();
 }
