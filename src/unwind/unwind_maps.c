@@ -363,6 +363,9 @@ int unwind_maps__acquire(struct unwind_maps *um, uint64_t id, const struct elf_f
 			return -ENOMEM;
 		}
 		lt->error = ef ? load_table(um, id, ef, lt) : -ENOENT;
+		/* -vv: which file got which table (the id is a hash of the table's inputs). */
+		pr_debug("table %016llx for %s: %s", (unsigned long long)id, ef ? ef->path : "?",
+			 lt->error ? strerror(-lt->error) : "loaded");
 		if (lt->error) {
 			um->stats.tables_failed++;
 			if (lt->error != -ENOENT)

@@ -76,6 +76,8 @@ void log_msg(int level, const char *fmt, ...)
 		return;
 	pthread_mutex_lock(&log_lock);
 	out = log_stream ? log_stream : stderr;
+	if (level == LOG_DEBUG)
+		goto print; /* -vv asks for every line */
 	now = log_clock ? log_clock() : monotonic_ns();
 	s = slot_of(fmt);
 	if (!s->window_start || now - s->window_start >= LOG_WINDOW_NS) {
@@ -90,6 +92,7 @@ void log_msg(int level, const char *fmt, ...)
 		return;
 	}
 	s->printed++;
+print:
 	fputs("omniprof: ", out);
 	fputs(prefix[level], out);
 	va_start(ap, fmt);

@@ -6,7 +6,8 @@
  * LOG_BURST lines of a format in each LOG_WINDOW_NS window are printed; the
  * rest are counted, and the next line of that format after the window (or
  * log__flush_suppressed()) prints "(N more like this suppressed: FORMAT)"
- * once. Thread safe.
+ * once. Debug lines (-vv) are not limited: asking for them is asking for
+ * every one. Thread safe.
  */
 #ifndef OMNIPROF_UTIL_LOG_H
 #define OMNIPROF_UTIL_LOG_H

@@ -99,6 +99,12 @@ static void quiet_levels(void)
 		pr_info("hidden info %d", i);
 	/* Lines the verbosity hides are not counted as suppressed. */
 	assert_int_equal(log__suppressed_total(), 0);
+	/* -vv: every debug line shows. */
+	log_verbosity = 2;
+	for (int i = 0; i < 20; i++)
+		pr_debug("debug line %d", i);
+	log_verbosity = 0;
+	assert_int_equal(log__suppressed_total(), 0);
 }
 
 static void test_hidden_levels_not_counted(void **state)
@@ -107,6 +113,7 @@ static void test_hidden_levels_not_counted(void **state)
 
 	(void)state;
 	assert_int_equal(count(out, "hidden info"), 0);
+	assert_int_equal(count(out, "debug: debug line"), 20);
 	free(out);
 }
 
