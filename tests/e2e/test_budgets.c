@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -271,10 +272,175 @@ static void test_table_poisoning(void **state)
 	assert_true(id_genuine != id_copy);
 }
 
+/* ---- Python: one 1 MiB line table shared by thousands of code objects ---- */
+
+#define PY_RSS_BOUND_KB (128 * 1024) /* the profiler's peak RSS */
+#define PY_CHAINS	"30"	     /* the attacker's chains of distinct code objects ... */
+#define PY_DEPTH	"200"	     /* ... each this deep: 6,000 code objects */
+
+static const char py_flood_script[] =
+    "# Many code objects, each at its own address, all sharing one 1 MiB line\n"
+    "# table and one 100,000-character name; chains of them called in turn.\n"
+    "import os, sys, time, types\n"
+    "seconds, chains, depth = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])\n"
+    "big = bytes(1 << 20)\n"
+    "name = 'n' * 100000\n"
+    "def leaf(i, deadline):\n"
+    "    x = 0\n"
+    "    while time.time() < deadline:\n"
+    "        for j in range(300):\n"
+    "            x = (x * 31 + j) % 1000003\n"
+    "    return x\n"
+    "def make_chain():\n"
+    "    ns = {}\n"
+    "    exec('def f(i, deadline):\\n    return funcs[i + 1](i + 1, deadline)\\n', ns)\n"
+    "    funcs = []\n"
+    "    for i in range(depth):\n"
+    "        code = ns['f'].__code__.replace(co_linetable=big, co_name=name, co_qualname=name)\n"
+    "        funcs.append(types.FunctionType(code, ns))\n"
+    "    funcs.append(leaf)\n"
+    "    ns['funcs'] = funcs\n"
+    "    return funcs\n"
+    "all_chains = [make_chain() for _ in range(chains)]\n"
+    "sys.setrecursionlimit(10000)\n"
+    "os.write(1, b'ready\\n')\n"
+    "end = time.time() + seconds\n"
+    "while time.time() < end:\n"
+    "    for funcs in all_chains:\n"
+    "        funcs[0](0, time.time() + 0.02)\n";
+
+static void expect_py_chain(struct chain_spec *cs)
+{
+	assert_int_equal(chain_spec__add(cs, "<module>"), 0);
+	assert_int_equal(chain_spec__add(cs, "main"), 0);
+	assert_int_equal(chain_spec__add(cs, "run"), 0);
+	for (int i = 1; i <= 10; i++)
+		assert_int_equal(chain_spec__add(cs, "link_%02d", i), 0);
+	assert_int_equal(chain_spec__add(cs, "rec"), 0); /* depth 0: one level */
+	assert_int_equal(chain_spec__add(cs, "py_leaf"), 0);
+}
+
+/* A counter's value in record -v's output ("  NAME   VALUE"), -1 when absent. */
+static long long counter_in(const char *log, const char *name)
+{
+	const char *p = strstr(log, name);
+
+	return p ? strtoll(p + strlen(name), NULL, 10) : -1;
+}
+
+/*
+ * Runs `omniprof record` itself (fork, exec, wait4) so its own peak RSS is
+ * known: ru_maxrss of that child. Output in dir/record.log (caller frees *log).
+ */
+static long record_rss_kb(const char *pids, const char *dir, char **log)
+{
+	char out[600], logpath[600], secs[16];
+	struct rusage ru;
+	int status, fd;
+	pid_t pid;
+
+	snprintf(out, sizeof(out), "%s/out", dir);
+	snprintf(logpath, sizeof(logpath), "%s/record.log", dir);
+	snprintf(secs, sizeof(secs), "%d", 2 * RECORD_SECONDS);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char *argv[] = {omniprof(), "record", "-v",  "-p", (char *)pids, "-d",
+				secs,	    "-F",     "199", "-o", out,		 NULL};
+
+		fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+			_exit(127);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	assert_int_equal(wait4(pid, &status, 0, &ru), pid);
+	*log = tu_read_file(logpath, NULL);
+	assert_non_null(*log);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		print_message("record failed:\n%s\n", *log);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	return ru.ru_maxrss;
+}
+
+static void test_python_line_table_flood(void **state)
+{
+	char *top, *atk = attacker_dir(&top), script[600], pyexe[600], victim_script[4200];
+	char cwd[4096], pids[64], folded[700], *log = NULL, *text, *dir;
+	struct chain_spec *cs = chain_spec__new();
+	struct chain_count c;
+	pid_t attacker, victim;
+	long rss_kb;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(cs);
+	expect_py_chain(cs);
+	assert_int_equal(access("/usr/bin/python3.11", X_OK), 0);
+	snprintf(script, sizeof(script), "%s/flood.py", top);
+	f = fopen(script, "w");
+	assert_non_null(f);
+	fputs(py_flood_script, f);
+	fclose(f);
+	chmod(script, 0644);
+	/* The attacker's interpreter under its own name (comm), copied by it. */
+	snprintf(pyexe, sizeof(pyexe), "%s/atkpy", atk);
+	{
+		char cmd[1400];
+
+		snprintf(cmd, sizeof(cmd), "cp /usr/bin/python3.11 %s", pyexe);
+		assert_int_equal(attacker__system(cmd), 0);
+	}
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	snprintf(victim_script, sizeof(victim_script), "%s/tests/workloads/python/py_chain.py",
+		 cwd);
+	{
+		char *aargv[] = {pyexe, script, "60", PY_CHAINS, PY_DEPTH, NULL};
+		char *vargv[] = {"/usr/bin/python3.11", victim_script, "60", NULL};
+
+		attacker = attacker__spawn_ready(aargv, atk);
+		assert_true(attacker > 0);
+		victim = tu_spawn_ready(vargv);
+		assert_true(victim > 0);
+	}
+	dir = tu_mkdtemp();
+	assert_non_null(dir);
+	snprintf(pids, sizeof(pids), "%d,%d", (int)attacker, (int)victim);
+	rss_kb = record_rss_kb(pids, dir, &log);
+	tu_reap(victim);
+	tu_reap(attacker);
+	snprintf(folded, sizeof(folded), "%s/out/stacks.folded", dir);
+	text = tu_read_file(folded, NULL);
+	assert_non_null(text);
+	c = chain_spec__count_folded(cs, text, "python3.11");
+	report("normal Python process beside the attacker", c);
+	c.worst = NULL;
+	print_message("profiler peak RSS %ld KiB (bound %d KiB); line tables cut %lld, names cut "
+		      "%lld, frames not named (byte budget) %lld, bytes peak %lld\n",
+		      rss_kb, PY_RSS_BOUND_KB, counter_in(log, "python: line tables cut (64 KiB)"),
+		      counter_in(log, "python: names cut (PYTHON_STR_MAX_CHARS)"),
+		      counter_in(log, "python: frames not named (byte budget)"),
+		      counter_in(log, "python: code object bytes peak"));
+	/* The attack reached the agent: its code objects were read and cut. */
+	assert_true(counter_in(log, "python: line tables cut (64 KiB)") > 0);
+	assert_true(counter_in(log, "python: names cut (PYTHON_STR_MAX_CHARS)") > 0);
+	assert_true(rss_kb < PY_RSS_BOUND_KB);
+	assert_true(c.leaf >= MIN_LEAF);
+	assert_true(c.complete >= MIN_SHARE * c.leaf);
+	free(text);
+	free(log);
+	chain_spec__free(cs);
+	tu_rmtree(dir);
+	free(dir);
+	tu_rmtree(top);
+	free(top);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_table_poisoning),
+	    cmocka_unit_test(test_python_line_table_flood),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
