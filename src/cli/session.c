@@ -118,6 +118,7 @@ int session__start(struct session *ss, const struct session_opts *o)
 	sopts.pids = o->pids;
 	sopts.n_pids = o->n_pids;
 	sopts.copy_all_stacks = o->copy_all_stacks;
+	sopts.max_mappings = o->max_mappings;
 	/* The first interval starts when sampling can: before the program is attached. */
 	set_clock_offset(ss);
 	err = sampler__open(&sopts, on_event, &ss->c, &ss->s);
@@ -126,6 +127,7 @@ int session__start(struct session *ss, const struct session_opts *o)
 	sampler__unwind_fds(ss->s, &ufds);
 	unwind_maps__init(&ss->um, ufds.mappings, ufds.tables, ufds.info, ufds.rules,
 			  ufds.max_rules);
+	unwind_maps__set_capacity(&ss->um, ufds.max_mappings);
 	process_table__set_unwind_maps(&ss->c.procs, &ss->um);
 	/* Python: interpreters found in every maps read, frames named as they arrive. */
 	python__init(&ss->py, &ss->c.files, sampler__map_fd(ss->s, "py_procs"));
