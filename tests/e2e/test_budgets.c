@@ -436,11 +436,129 @@ static void test_python_line_table_flood(void **state)
 	free(top);
 }
 
+/* ---- LPM exhaustion: attackers fill their budgets, a later victim is whole ---- */
+
+#define LPM_TRIE_ENTRIES "65536" /* --lpm-entries: budget 2048 per process, high water 57344 */
+#define LPM_ATTACKERS	 40	 /* x 2048 entries: past the high-water mark */
+#define LPM_FILES	 "100"	 /* files each attacker maps ... */
+#define LPM_RANGES	 "100"	 /* ... in this many ranges of 46 entries each */
+#define LPM_RECORD_S	 12
+
+static void expect_nofp(struct chain_spec *cs)
+{
+	assert_int_equal(chain_spec__add(cs, "main"), 0);
+	for (int i = 1; i <= 20; i++)
+		assert_int_equal(chain_spec__add(cs, "a_%02d", i), 0);
+	assert_int_equal(chain_spec__add(cs, "leaf"), 0);
+}
+
+/* Waits (up to 60 s) until path holds needle. */
+static bool wait_for_text(const char *path, const char *needle)
+{
+	for (int i = 0; i < 600; i++) {
+		char *t = tu_read_file(path, NULL);
+		bool found = t && strstr(t, needle);
+
+		free(t);
+		if (found)
+			return true;
+		usleep(100 * 1000);
+	}
+	return false;
+}
+
+static void test_lpm_exhaustion(void **state)
+{
+	char *top, *atk = attacker_dir(&top), flood[600], victim_exe[600], cmd[1400], secs[16];
+	char *dir = tu_mkdtemp(), out[600], logpath[600], folded[700], *log, *text;
+	struct chain_spec *cs = chain_spec__new();
+	pid_t attackers[LPM_ATTACKERS], victim, rec;
+	long long refused, evicted;
+	struct chain_count c;
+	int status;
+
+	(void)state;
+	assert_non_null(cs);
+	assert_non_null(dir);
+	expect_nofp(cs);
+	build_path(flood, sizeof(flood), "workloads/lpm_flood");
+	build_path(victim_exe, sizeof(victim_exe), "workloads/nofp_gcc");
+	/* The attacker's small files, made by it. */
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && for i in $(seq 0 %d); do printf 'x' > f$i || exit 1; done", atk,
+		 atoi(LPM_FILES) - 1);
+	assert_int_equal(attacker__system(cmd), 0);
+	for (int i = 0; i < LPM_ATTACKERS; i++) {
+		char *argv[] = {flood, "120", atk, LPM_FILES, LPM_RANGES, NULL};
+
+		attackers[i] = attacker__spawn_ready(argv, atk);
+		assert_true(attackers[i] > 0);
+	}
+	/* The whole system, with a small trie (test hook) so the attack is quick. */
+	snprintf(out, sizeof(out), "%s/out", dir);
+	snprintf(logpath, sizeof(logpath), "%s/record.log", dir);
+	snprintf(secs, sizeof(secs), "%d", LPM_RECORD_S);
+	rec = fork();
+	assert_true(rec >= 0);
+	if (rec == 0) {
+		char *argv[] = {omniprof(),	 "record",	   "-v", "-d", secs, "-F", "99",
+				"--lpm-entries", LPM_TRIE_ENTRIES, "-o", out,  NULL};
+		int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+			_exit(127);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	assert_true(wait_for_text(logpath, "sampling the whole system"));
+	/* The victim starts after the attackers' maps were read (the start-up scan). */
+	{
+		char *argv[] = {victim_exe, "60", NULL};
+
+		victim = tu_spawn_ready(argv);
+		assert_true(victim > 0);
+	}
+	assert_int_equal(waitpid(rec, &status, 0), rec);
+	tu_reap(victim);
+	for (int i = 0; i < LPM_ATTACKERS; i++)
+		tu_reap(attackers[i]);
+	log = tu_read_file(logpath, NULL);
+	assert_non_null(log);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		print_message("record failed:\n%s\n", log);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	snprintf(folded, sizeof(folded), "%s/stacks.folded", out);
+	text = tu_read_file(folded, NULL);
+	assert_non_null(text);
+	c = chain_spec__count_folded(cs, text, "nofp_gcc");
+	report("victim started after the attackers", c);
+	c.worst = NULL;
+	refused = counter_in(log, "tables: ranges refused (pid budget)");
+	evicted = counter_in(log, "tables: processes evicted (greediest)");
+	print_message("ranges refused (pid budget) %lld, processes evicted %lld, refused (trie "
+		      "full) %lld, entries now %lld\n",
+		      refused, evicted, counter_in(log, "tables: ranges refused (trie full)"),
+		      counter_in(log, "tables: mapping entries (LPM)"));
+	/* Every attacker hit its budget; together they passed the high-water mark. */
+	assert_true(refused >= LPM_ATTACKERS);
+	assert_true(evicted >= 1);
+	assert_true(c.leaf >= MIN_LEAF);
+	assert_true(c.complete >= MIN_SHARE * c.leaf);
+	free(text);
+	free(log);
+	chain_spec__free(cs);
+	tu_rmtree(dir);
+	free(dir);
+	tu_rmtree(top);
+	free(top);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_table_poisoning),
 	    cmocka_unit_test(test_python_line_table_flood),
+	    cmocka_unit_test(test_lpm_exhaustion),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
