@@ -9,8 +9,9 @@
  *                  a table must not need one)
  *   table_info     table id -> (base address, chunk, the tree's levels)
  *   unwind_rules   rule index -> rule, deduplicated across every file
- * Tables are built once per file id (htlhash), shared by every process that
- * maps the file, reference counted and unloaded when the last mapping goes.
+ * Tables are built once per table id (a hash of the table's inputs,
+ * stack_deltas__table_id()), shared by every process that maps a file with
+ * that CFI, reference counted and unloaded when the last mapping goes.
  */
 #ifndef OMNIPROF_UNWIND_UNWIND_MAPS_H
 #define OMNIPROF_UNWIND_UNWIND_MAPS_H
