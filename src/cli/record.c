@@ -312,6 +312,8 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 		(unsigned long long)um->stats.refused_pid_budget, um->pid_budget);
 	fprintf(stderr, "  %-40s %llu\n", "tables: ranges refused (trie full)",
 		(unsigned long long)um->stats.refused_map_full);
+	fprintf(stderr, "  %-40s %llu\n", "tables: refused (process's page share)",
+		(unsigned long long)um->stats.tables_refused_share);
 	fprintf(stderr, "  %-40s %llu (%llu entries)\n", "tables: processes evicted (greediest)",
 		(unsigned long long)um->stats.evicted_processes,
 		(unsigned long long)um->stats.evicted_entries);

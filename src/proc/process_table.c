@@ -115,6 +115,31 @@ static bool evict_greediest(struct process_table *pt)
 	return true;
 }
 
+/*
+ * Takes a reference on f's table for a mapping of a process whose tables
+ * already take *pages delta pages: refused (0, counted) when that is its
+ * whole share and the table would have to be built. 0 or the table id.
+ */
+static uint64_t acquire_within_share(struct process_table *pt, const struct cached_file *f,
+				     uint64_t *pages)
+{
+	uint32_t n = 0;
+	bool loaded = unwind_maps__table_loaded(pt->unwind, f->table_id, &n);
+
+	if (!loaded && *pages >= UNWIND_TABLE_PAGES_PER_PROCESS) {
+		pt->unwind->stats.tables_refused_share++;
+		return 0;
+	}
+	if (unwind_maps__acquire(pt->unwind, f->table_id, f->elf)) {
+		/* No table (counted there): frame pointers for this file. */
+		unwind_maps__release(pt->unwind, f->table_id);
+		return 0;
+	}
+	unwind_maps__table_loaded(pt->unwind, f->table_id, &n);
+	*pages += n;
+	return f->table_id;
+}
+
 /* Inserts m's range; a full trie evicts the greediest process and tries once more. */
 static int add_range_evicting(struct process_table *pt, uint32_t pid, struct process_mapping *m)
 {
@@ -157,6 +182,7 @@ static void publish_evicted(struct process_table *pt, struct process *p,
 static void publish(struct process_table *pt, struct process *p, struct process_mapping *old,
 		    size_t n_old)
 {
+	uint64_t table_pages = 0; /* of the tables p's mappings took so far */
 	bool rewrite = false;
 	size_t j = 0;
 
@@ -174,12 +200,7 @@ static void publish(struct process_table *pt, struct process *p, struct process_
 		m->range_id = range_id_of(f);
 		if (!f || !f->elf || !f->table_id || !m->has_bias)
 			continue;
-		if (unwind_maps__acquire(pt->unwind, f->table_id, f->elf)) {
-			/* No table (counted there): frame pointers for this file. */
-			unwind_maps__release(pt->unwind, f->table_id);
-			continue;
-		}
-		m->table_id = f->table_id;
+		m->table_id = acquire_within_share(pt, f, &table_pages);
 	}
 	for (size_t i = 0; i < p->n_maps && !p->lpm_evicted; i++) {
 		struct process_mapping *m = &p->maps[i];

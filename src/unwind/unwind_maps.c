@@ -463,6 +463,14 @@ void unwind_maps__release(struct unwind_maps *um, uint64_t id)
 		;
 }
 
+bool unwind_maps__table_loaded(const struct unwind_maps *um, uint64_t id, uint32_t *pages)
+{
+	const struct loaded_table *lt = hashmap__find(&um->tables, hash_u64(id), &id);
+
+	*pages = lt && !lt->error ? lt->n_pages : 0;
+	return lt && !lt->error;
+}
+
 /* A page of a chunk read back from the kernel, for the shared delta search. */
 struct page_reader {
 	int fd;

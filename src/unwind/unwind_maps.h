@@ -41,10 +41,11 @@ struct unwind_maps_stats {
 	uint64_t cache_hits;	  /* tables reused from those instead of rebuilt */
 	uint64_t chunk_pages;	  /* capacity of all delta chunks, in pages */
 	/* LPM budgets (see unwind_maps__set_capacity) */
-	uint64_t refused_pid_budget; /* ranges refused: their pid held its budget of entries */
-	uint64_t refused_map_full;   /* ranges refused: the trie was full */
-	uint64_t evicted_processes;  /* processes whose entries were evicted (the greediest) */
-	uint64_t evicted_entries;    /* ... and the entries that went with them */
+	uint64_t refused_pid_budget;   /* ranges refused: their pid held its budget of entries */
+	uint64_t refused_map_full;     /* ranges refused: the trie was full */
+	uint64_t evicted_processes;    /* processes whose entries were evicted (the greediest) */
+	uint64_t evicted_entries;      /* ... and the entries that went with them */
+	uint64_t tables_refused_share; /* tables not built: the process held its share of pages */
 };
 
 struct delta_extent {
@@ -95,6 +96,18 @@ void unwind_maps__clear(struct unwind_maps *um); /* accepts NULL */
  */
 int unwind_maps__acquire(struct unwind_maps *um, uint64_t table_id, const struct elf_file *ef);
 void unwind_maps__release(struct unwind_maps *um, uint64_t table_id);
+
+/*
+ * Delta pages one process's tables may take (each distinct table it maps,
+ * counted whole, shared or not): 32768 pages (8M deltas, 48 MiB of kernel
+ * memory; libLLVM takes 8,000). A process at its share gets no table for
+ * files whose table is not loaded yet (frame pointers there, counted in
+ * tables_refused_share), so its files cannot grow the chunks without end.
+ */
+#define UNWIND_TABLE_PAGES_PER_PROCESS (1u << 15)
+
+/* Is table id loaded (built without error)? *pages: its size in delta pages. */
+bool unwind_maps__table_loaded(const struct unwind_maps *um, uint64_t table_id, uint32_t *pages);
 
 /*
  * The rule the in-kernel unwinder finds at ELF vaddr of loaded table table_id,

@@ -86,6 +86,15 @@ static void test_rules_read_back_and_reuse(void **state)
 	id = table_id_of(libc);
 	assert_int_equal(stack_deltas__build(libc, &t), 0);
 	assert_int_equal(unwind_maps__acquire(&fx.um, id, libc), 0);
+	/* What the process table charges a process for it (its page share). */
+	{
+		uint32_t pages = 0;
+
+		assert_true(unwind_maps__table_loaded(&fx.um, id, &pages));
+		assert_int_equal(pages, fx.um.stats.pages_loaded);
+		assert_false(unwind_maps__table_loaded(&fx.um, id ^ 1, &pages));
+		assert_int_equal(pages, 0);
+	}
 	assert_int_equal(fx.um.stats.tables_loaded, 1);
 
 	/* Every 97th delta, at its start and just before the next: the same rule. */
