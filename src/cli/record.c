@@ -41,6 +41,7 @@ struct record_opts {
 	const char *output_dir;
 	bool kernel_stacks;
 	bool copy_all_stacks;
+	uint32_t max_mappings;
 	struct symbolizer_opts sym;
 	const char *debug_dirs[MAX_DEBUG_DIRS];
 };
@@ -97,6 +98,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	    {"symbol-cache-mb", required_argument, NULL, 'C'},
 	    /* Test hook (not in the usage): every sample is unwound in user space from a copy. */
 	    {"copy-all-stacks", no_argument, NULL, 'A'},
+	    /* Test hook (not in the usage): the LPM trie's size, so a test fills it quickly. */
+	    {"lpm-entries", required_argument, NULL, 'L'},
 	    {NULL, 0, NULL, 0},
 	};
 	char *end;
@@ -140,6 +143,15 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'A':
 			o->copy_all_stacks = true;
+			break;
+		case 'L':
+			v = strtol(optarg, &end, 10);
+			if (*end || v < 1024 || v > (1l << 24)) {
+				pr_err("--lpm-entries: '%s' is not between 1024 and 16777216",
+				       optarg);
+				return -EINVAL;
+			}
+			o->max_mappings = (uint32_t)v;
 			break;
 		case 'M':
 			if (demangle__parse_mode(optarg, &o->sym.demangle)) {
@@ -299,6 +311,16 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 		(unsigned long long)um->stats.mapping_entries);
 	fprintf(stderr, "  %-40s %llu\n", "tables: inserts refused (map full)",
 		(unsigned long long)um->stats.map_full);
+	fprintf(stderr, "  %-40s %llu (budget %u entries per process)\n",
+		"tables: ranges refused (pid budget)",
+		(unsigned long long)um->stats.refused_pid_budget, um->pid_budget);
+	fprintf(stderr, "  %-40s %llu\n", "tables: ranges refused (trie full)",
+		(unsigned long long)um->stats.refused_map_full);
+	fprintf(stderr, "  %-40s %llu\n", "tables: refused (process's page share)",
+		(unsigned long long)um->stats.tables_refused_share);
+	fprintf(stderr, "  %-40s %llu (%llu entries)\n", "tables: processes evicted (greediest)",
+		(unsigned long long)um->stats.evicted_processes,
+		(unsigned long long)um->stats.evicted_entries);
 }
 
 static int write_outputs(const struct profile *p, const char *dir)
@@ -356,6 +378,7 @@ int cmd_record(int argc, char **argv)
 	sopts.pids = o->pids;
 	sopts.n_pids = o->n_pids;
 	sopts.copy_all_stacks = o->copy_all_stacks;
+	sopts.max_mappings = o->max_mappings;
 	sopts.sym = &o->sym;
 	if (session__start(&ss, &sopts))
 		goto cleanup;

@@ -84,6 +84,8 @@ static void end_interval(struct session *ss)
 	    forget_file, ss);
 	t->processes = ss->c.procs.by_pid.len;
 	t->files = ss->c.files.n_open;
+	/* Lines held back by the rate limit get their "(N more ...)" line now. */
+	log__flush_suppressed();
 	/* The interval's traces, profile and what was forgotten were freed: return the pages. */
 	memory__release();
 }
@@ -116,6 +118,7 @@ int session__start(struct session *ss, const struct session_opts *o)
 	sopts.pids = o->pids;
 	sopts.n_pids = o->n_pids;
 	sopts.copy_all_stacks = o->copy_all_stacks;
+	sopts.max_mappings = o->max_mappings;
 	/* The first interval starts when sampling can: before the program is attached. */
 	set_clock_offset(ss);
 	err = sampler__open(&sopts, on_event, &ss->c, &ss->s);
@@ -124,6 +127,7 @@ int session__start(struct session *ss, const struct session_opts *o)
 	sampler__unwind_fds(ss->s, &ufds);
 	unwind_maps__init(&ss->um, ufds.mappings, ufds.tables, ufds.info, ufds.rules,
 			  ufds.max_rules);
+	unwind_maps__set_capacity(&ss->um, ufds.max_mappings);
 	process_table__set_unwind_maps(&ss->c.procs, &ss->um);
 	/* Python: interpreters found in every maps read, frames named as they arrive. */
 	python__init(&ss->py, &ss->c.files, sampler__map_fd(ss->s, "py_procs"));
@@ -244,4 +248,5 @@ void session__clear(struct session *ss)
 	if (ss->collector_ready)
 		collector__clear(&ss->c);
 	ss->collector_ready = false;
+	log__flush_suppressed();
 }

@@ -30,6 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "elf/elf_file.h"
 
 /* x86-64 psABI DWARF register numbers. */
@@ -1515,4 +1517,89 @@ const struct stack_delta *stack_delta_table__find(const struct stack_delta_table
 			hi = mid;
 	}
 	return &t->deltas[lo];
+}
+
+/* ---- table identity ------------------------------------------------------------------ */
+
+struct id_hash {
+	EVP_MD_CTX *ctx;
+	bool failed;
+};
+
+static void id_hash__add(struct id_hash *h, const void *data, size_t len)
+{
+	if (!h->failed && EVP_DigestUpdate(h->ctx, data, len) != 1)
+		h->failed = true;
+}
+
+static void id_hash__u64(struct id_hash *h, uint64_t v)
+{
+	id_hash__add(h, &v, sizeof(v));
+}
+
+/* One CFI section as stack_deltas__build() sees it: its outcome, address and bytes. */
+static void id_hash__section(struct id_hash *h, const struct elf_file *ef, Elf_Scn *scn,
+			     const GElf_Shdr *shdr, uint64_t tag)
+{
+	Elf_Data *data = NULL;
+	int err = scn ? section__bytes(ef, scn, shdr, &data) : -ENOENT;
+
+	id_hash__u64(h, tag);
+	id_hash__u64(h, (uint64_t)(int64_t)err);
+	if (err)
+		return;
+	id_hash__u64(h, shdr->sh_addr);
+	id_hash__u64(h, data->d_size);
+	id_hash__add(h, data->d_buf, data->d_size);
+}
+
+/*
+ * Hashes every input stack_deltas__build() reads, in the order it reads
+ * them: the ELF header fields it checks, then .eh_frame and .debug_frame
+ * (first of each name, bytes after decompression, the section address
+ * pc-relative encodings use, or why the section is unusable). Must change
+ * whenever stack_deltas__build() starts reading something else.
+ */
+int stack_deltas__table_id(const struct elf_file *ef, uint8_t out[STACK_DELTAS_ID_LEN])
+{
+	unsigned char digest[EVP_MAX_MD_SIZE];
+	struct cfi_sections cs = {0};
+	struct id_hash h = {0};
+	unsigned int digest_len = 0;
+	GElf_Ehdr ehdr;
+	int err = 0;
+	Elf *elf;
+
+	h.ctx = EVP_MD_CTX_new();
+	if (!h.ctx)
+		return -ENOMEM;
+	if (EVP_DigestInit_ex(h.ctx, EVP_sha256(), NULL) != 1) {
+		err = -EIO;
+		goto cleanup;
+	}
+	id_hash__add(&h, "omniprof cfi 1", 14);
+	elf = elf_begin(ef->fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr)) {
+		id_hash__u64(&h, 1); /* not an ELF file libelf can read: no table */
+	} else {
+		id_hash__u64(&h, ehdr.e_ident[EI_CLASS]);
+		id_hash__u64(&h, ehdr.e_ident[EI_DATA]);
+		id_hash__u64(&h, ehdr.e_machine);
+		if (find_sections(elf, &cs)) {
+			id_hash__u64(&h, 2); /* section headers unreadable */
+		} else {
+			id_hash__section(&h, ef, cs.eh_frame, &cs.eh_shdr, 3);
+			id_hash__section(&h, ef, cs.debug_frame, &cs.debug_shdr, 4);
+		}
+	}
+	elf_end(elf);
+	if (h.failed || EVP_DigestFinal_ex(h.ctx, digest, &digest_len) != 1 ||
+	    digest_len < STACK_DELTAS_ID_LEN) {
+		err = -EIO;
+		goto cleanup;
+	}
+	memcpy(out, digest, STACK_DELTAS_ID_LEN);
+cleanup:
+	EVP_MD_CTX_free(h.ctx);
+	return err;
 }

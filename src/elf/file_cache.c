@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "elf/elf_file.h"
 #include "elf/file_id.h"
+#include "elf/stack_deltas.h"
 #include "elf/vdso_image.h"
 #include "proc/proc_maps.h"
 #include "util/log.h"
@@ -30,7 +32,7 @@ static bool file_equal(const void *entry, const void *key, void *ctx)
 	(void)ctx;
 	if (f->dev_major != k->dev_major || f->dev_minor != k->dev_minor || f->inode != k->inode)
 		return false;
-	return k->inode || (!strcmp(f->path, k->path) && f->table_id == k->content_id);
+	return k->inode || (!strcmp(f->path, k->path) && f->content_id == k->content_id);
 }
 
 static uint64_t file_hash(const struct file_key *k)
@@ -146,6 +148,34 @@ size_t file_cache__evict_unused(struct file_cache *fc, size_t keep, file_evict_f
 	return n;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The table id is a hash of what the table is built from, not the htlhash:
+ * a file made to share a library's htlhash (first and last 4 KiB and length)
+ * with other CFI in the middle would otherwise have its table serve every
+ * process that maps the real library. Identical CFI still shares one table
+ * (copies in containers, the same library under two paths). Without an id
+ * (I/O error) the file gets no table and no LPM entries: frame pointers.
+ */
+static void set_table_id(struct file_cache *fc, struct cached_file *f)
+{
+	uint8_t id[STACK_DELTAS_ID_LEN];
+	uint64_t start = now_ns();
+
+	if (!stack_deltas__table_id(f->elf, id))
+		f->table_id = file_id__from_htlhash(id);
+	else
+		fc->stats.table_id_errors++;
+	fc->stats.table_id_ns += now_ns() - start;
+}
+
 /* Opens the mapped file the way the process sees it. Returns an fd or -errno. */
 static int open_mapped_file(pid_t pid, const struct proc_map *m)
 {
@@ -184,8 +214,9 @@ static void open_elf(struct file_cache *fc, struct cached_file *f, pid_t pid,
 		return;
 	}
 	fc->stats.opened++;
-	if (!file_id__htlhash(f->elf->fd, f->elf->size, f->htlhash))
-		f->table_id = file_id__from_htlhash(f->htlhash);
+	/* The htlhash stays the file's identifier for backends, not a trust key. */
+	file_id__htlhash(f->elf->fd, f->elf->size, f->htlhash);
+	set_table_id(fc, f);
 }
 
 /*
@@ -204,7 +235,9 @@ static int vdso_open(struct file_cache *fc, pid_t pid, const struct proc_map *m,
 		fc->stats.vdso_errors++;
 		return fd;
 	}
-	err = file_id__htlhash(fd, m->end - m->start, hash);
+	/* Every byte: a process can rewrite its own vDSO (/proc/self/mem), and its
+	 * copy must not name another process's frames. */
+	err = file_id__content_hash(fd, m->end - m->start, hash);
 	if (err) {
 		fc->stats.vdso_errors++;
 		close(fd);
@@ -225,8 +258,9 @@ static void open_vdso(struct file_cache *fc, struct cached_file *f, int fd)
 		return;
 	}
 	fc->stats.opened++;
-	if (!file_id__htlhash(f->elf->fd, f->elf->size, f->htlhash))
-		f->table_id = file_id__from_htlhash(f->htlhash);
+	/* The htlhash stays the file's identifier for backends, not a trust key. */
+	file_id__htlhash(f->elf->fd, f->elf->size, f->htlhash);
+	set_table_id(fc, f);
 }
 
 uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map *m)
@@ -270,8 +304,7 @@ uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map
 	}
 	slash = strrchr(f->path, '/');
 	f->basename = slash ? slash + 1 : f->path;
-	/* The key's content id is the table id: the hash of the same bytes. */
-	f->table_id = key.content_id;
+	f->content_id = key.content_id;
 	f->key_hash = h;
 	if (hashmap__insert(&fc->by_key, h, f)) {
 		cached_file__free(f);

@@ -39,7 +39,9 @@ struct cached_file {
 	struct elf_file *elf; /* NULL for pseudo files and files that failed to open */
 	int open_error;	      /* -errno of the failed open, 0 otherwise */
 	uint8_t htlhash[16];  /* file_id__htlhash(); all zero when unknown */
-	uint64_t table_id;    /* id of its stack-delta table in BPF maps, 0 when unknown */
+	uint64_t table_id;    /* id of its stack-delta table in BPF maps (a hash of what the
+			       * table is built from, stack_deltas__table_id()), 0 when unknown */
+	uint64_t content_id;  /* pseudo files with an image ([vdso]): hash of the whole image */
 	uint32_t users;	      /* process mappings holding it (file_cache__ref) */
 	uint64_t key_hash;    /* its hash in by_key */
 	struct cached_file *prev_unused, *next_unused; /* while users == 0, oldest first */
@@ -49,8 +51,10 @@ struct file_cache_stats {
 	uint64_t opened;
 	uint64_t open_errors;
 	uint64_t not_elf;
-	uint64_t vdso_errors; /* [vdso] images that could not be read (named "[vdso]" only) */
-	uint64_t evicted;     /* files closed because no process used them any more */
+	uint64_t vdso_errors;	  /* [vdso] images that could not be read (named "[vdso]" only) */
+	uint64_t evicted;	  /* files closed because no process used them any more */
+	uint64_t table_id_ns;	  /* time spent hashing CFI into table ids */
+	uint64_t table_id_errors; /* files whose table id could not be computed (no table) */
 };
 
 struct file_cache {

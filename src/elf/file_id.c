@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -58,6 +59,36 @@ int file_id__htlhash(int fd, uint64_t size, uint8_t out[FILE_ID_HTLHASH_LEN])
 	for (int i = 0; i < FILE_ID_HTLHASH_LEN; i++)
 		out[i] = digest[i];
 	return 0;
+}
+
+int file_id__content_hash(int fd, uint64_t size, uint8_t out[FILE_ID_HTLHASH_LEN])
+{
+	uint8_t buf[CHUNK], digest[EVP_MAX_MD_SIZE];
+	unsigned int digest_len = 0;
+	EVP_MD_CTX *ctx;
+	int err = 0;
+
+	if (size > FILE_ID_CONTENT_MAX)
+		return -EFBIG;
+	ctx = EVP_MD_CTX_new();
+	if (!ctx)
+		return -ENOMEM;
+	if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
+		err = -EIO;
+	for (uint64_t off = 0; !err && off < size; off += CHUNK) {
+		size_t len = size - off < CHUNK ? (size_t)(size - off) : CHUNK;
+
+		err = read_at(fd, buf, len, off);
+		if (!err && EVP_DigestUpdate(ctx, buf, len) != 1)
+			err = -EIO;
+	}
+	if (!err &&
+	    (EVP_DigestFinal_ex(ctx, digest, &digest_len) != 1 || digest_len < FILE_ID_HTLHASH_LEN))
+		err = -EIO;
+	EVP_MD_CTX_free(ctx);
+	if (!err)
+		memcpy(out, digest, FILE_ID_HTLHASH_LEN);
+	return err;
 }
 
 uint64_t file_id__from_htlhash(const uint8_t hash[FILE_ID_HTLHASH_LEN])

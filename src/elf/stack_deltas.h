@@ -65,6 +65,18 @@ int stack_deltas__build(const struct elf_file *ef, struct stack_delta_table *out
 int stack_deltas__parse(const uint8_t *data, size_t len, uint64_t section_vaddr, int is_debug_frame,
 			struct stack_delta_table *out);
 
+/*
+ * The identity of the table stack_deltas__build() makes of ef: SHA-256 over
+ * everything the build reads (the ELF header fields it checks, the bytes and
+ * addresses of .eh_frame and .debug_frame, or why each is unusable), so two
+ * files share a table id exactly when their tables are the same. Not the
+ * htlhash, which a file built to collide (same first and last 4 KiB and
+ * length, other CFI in the middle) shares with its victim. Costs one read of
+ * the CFI sections (bench: stack_deltas_bench). 0 or -errno.
+ */
+#define STACK_DELTAS_ID_LEN 16
+int stack_deltas__table_id(const struct elf_file *ef, uint8_t out[STACK_DELTAS_ID_LEN]);
+
 void stack_delta_table__free(struct stack_delta_table *t); /* accepts NULL and empty */
 
 /* The rule covering addr (binary search), or NULL when addr is before the first entry. */

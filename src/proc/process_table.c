@@ -89,6 +89,88 @@ static bool overlaps_table(const struct process_mapping *maps, size_t n, uint64_
 }
 
 /*
+ * The shared LPM trie is nearly full (or refused an insert): the process
+ * holding the most entries loses all of them and unwinds with frame
+ * pointers from then on (its pid marker stays, so its samples are walked,
+ * not sent as stack copies), so the others keep their tables. True when a
+ * process was evicted.
+ */
+static bool evict_greediest(struct process_table *pt)
+{
+	uint32_t entries, pid = unwind_maps__greediest_pid(pt->unwind, &entries);
+	struct process *p = pid ? process_table__find(pt, pid) : NULL;
+
+	if (!p || p->lpm_evicted)
+		return false;
+	remove_ranges(pt, pid, p->maps, p->n_maps);
+	release_tables(pt, p->maps, p->n_maps);
+	for (size_t i = 0; i < p->n_maps; i++)
+		p->maps[i].range_id = 0;
+	p->lpm_evicted = true;
+	pt->unwind->stats.evicted_processes++;
+	pt->unwind->stats.evicted_entries += entries;
+	pr_warn("pid %u held %u of %u unwind mapping entries: evicted, its stacks use frame "
+		"pointers from now on",
+		pid, entries, pt->unwind->max_mappings);
+	return true;
+}
+
+/*
+ * Takes a reference on f's table for a mapping of a process whose tables
+ * already take *pages delta pages: refused (0, counted) when that is its
+ * whole share and the table would have to be built. 0 or the table id.
+ */
+static uint64_t acquire_within_share(struct process_table *pt, const struct cached_file *f,
+				     uint64_t *pages)
+{
+	uint32_t n = 0;
+	bool loaded = unwind_maps__table_loaded(pt->unwind, f->table_id, &n);
+
+	if (!loaded && *pages >= UNWIND_TABLE_PAGES_PER_PROCESS) {
+		pt->unwind->stats.tables_refused_share++;
+		return 0;
+	}
+	if (unwind_maps__acquire(pt->unwind, f->table_id, f->elf)) {
+		/* No table (counted there): frame pointers for this file. */
+		unwind_maps__release(pt->unwind, f->table_id);
+		return 0;
+	}
+	unwind_maps__table_loaded(pt->unwind, f->table_id, &n);
+	*pages += n;
+	return f->table_id;
+}
+
+/* Inserts m's range; a full trie evicts the greediest process and tries once more. */
+static int add_range_evicting(struct process_table *pt, uint32_t pid, struct process_mapping *m)
+{
+	int err = unwind_maps__add_range(pt->unwind, pid, m->start, m->end, m->range_id, m->bias);
+
+	if ((err == -ENOSPC || err == -E2BIG) && evict_greediest(pt)) {
+		struct process *self = process_table__find(pt, pid);
+
+		if (self && self->lpm_evicted)
+			return err;
+		err =
+		    unwind_maps__add_range(pt->unwind, pid, m->start, m->end, m->range_id, m->bias);
+	}
+	return err;
+}
+
+/* An evicted process publishes nothing but its pid marker; its old ranges are gone. */
+static void publish_evicted(struct process_table *pt, struct process *p,
+			    struct process_mapping *old, size_t n_old)
+{
+	for (size_t i = 0; i < p->n_maps; i++)
+		p->maps[i].table_id = p->maps[i].range_id = 0;
+	remove_ranges(pt, p->pid, old, n_old);
+	release_tables(pt, old, n_old);
+	unwind_maps__add_pid(pt->unwind, p->pid);
+	/* Headroom for the next process: the greediest go while the trie is nearly full. */
+	while (unwind_maps__over_high_water(pt->unwind) && evict_greediest(pt))
+		;
+}
+
+/*
  * Puts p's new executable file mappings into the BPF maps in place of the old
  * ones, never leaving a moment where a mapping present before and after is
  * missing: new ranges go in first, then old ranges that changed come out (and
@@ -100,11 +182,16 @@ static bool overlaps_table(const struct process_mapping *maps, size_t n, uint64_
 static void publish(struct process_table *pt, struct process *p, struct process_mapping *old,
 		    size_t n_old)
 {
+	uint64_t table_pages = 0; /* of the tables p's mappings took so far */
 	bool rewrite = false;
 	size_t j = 0;
 
 	if (!pt->unwind)
 		return;
+	if (p->lpm_evicted) {
+		publish_evicted(pt, p, old, n_old);
+		return;
+	}
 	for (size_t i = 0; i < p->n_maps; i++) {
 		struct process_mapping *m = &p->maps[i];
 		struct cached_file *f = file_cache__at(pt->files, m->file_id);
@@ -113,22 +200,22 @@ static void publish(struct process_table *pt, struct process *p, struct process_
 		m->range_id = range_id_of(f);
 		if (!f || !f->elf || !f->table_id || !m->has_bias)
 			continue;
-		if (unwind_maps__acquire(pt->unwind, f->table_id, f->elf)) {
-			/* No table (counted there): frame pointers for this file. */
-			unwind_maps__release(pt->unwind, f->table_id);
-			continue;
-		}
-		m->table_id = f->table_id;
+		m->table_id = acquire_within_share(pt, f, &table_pages);
 	}
-	for (size_t i = 0; i < p->n_maps; i++) {
+	for (size_t i = 0; i < p->n_maps && !p->lpm_evicted; i++) {
 		struct process_mapping *m = &p->maps[i];
+		int err = m->range_id ? add_range_evicting(pt, p->pid, m) : 0;
 
-		if (m->range_id && unwind_maps__add_range(pt->unwind, p->pid, m->start, m->end,
-							  m->range_id, m->bias)) {
+		if (err) {
 			if (m->table_id)
 				unwind_maps__release(pt->unwind, m->table_id);
 			m->table_id = m->range_id = 0;
 		}
+	}
+	if (p->lpm_evicted) {
+		/* p was the greediest: what it still held goes too. */
+		publish_evicted(pt, p, old, n_old);
+		return;
 	}
 	/* Both lists are sorted by start: one merge walk finds the unchanged ranges. */
 	for (size_t i = 0; i < n_old; i++) {

@@ -34,7 +34,9 @@ struct process_mapping {
 struct process {
 	uint32_t pid;
 	bool exited;
-	bool gone;		      /* maps could not be read: the process had already exited */
+	bool gone;	  /* maps could not be read: the process had already exited */
+	bool lpm_evicted; /* its LPM entries were evicted (the greediest when the trie filled):
+			   * frame pointers until it exits */
 	struct process_mapping *maps; /* executable mappings, sorted by start; owned */
 	size_t n_maps;
 	uint64_t refreshed_ns; /* CLOCK_MONOTONIC of the last maps read */

@@ -183,6 +183,8 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 	/* One stack-copy buffer per possible CPU (bpf/stack_copy.h). */
 	bpf_map__set_max_entries(s->skel->maps.stack_copy_scratch,
 				 (uint32_t)libbpf_num_possible_cpus());
+	if (opts->max_mappings)
+		bpf_map__set_max_entries(s->skel->maps.exe_mappings, opts->max_mappings);
 	if (opts->n_pids > 4096)
 		bpf_map__set_max_entries(s->skel->maps.pid_filter, (uint32_t)opts->n_pids);
 	err = sampler_bpf__load(s->skel);
@@ -327,6 +329,7 @@ void sampler__unwind_fds(const struct sampler *s, struct sampler_unwind_fds *out
 	out->info = bpf_map__fd(s->skel->maps.table_info);
 	out->rules = bpf_map__fd(s->skel->maps.unwind_rules);
 	out->max_rules = bpf_map__max_entries(s->skel->maps.unwind_rules);
+	out->max_mappings = bpf_map__max_entries(s->skel->maps.exe_mappings);
 }
 
 void sampler__enable_stack_copies(struct sampler *s)

@@ -18,7 +18,8 @@ struct sampler_opts {
 	bool kernel_stacks;
 	const uint32_t *pids; /* only these processes; all when n_pids is 0 */
 	size_t n_pids;
-	bool copy_all_stacks; /* test hook: every sample goes to user space as a stack copy */
+	bool copy_all_stacks;  /* test hook: every sample goes to user space as a stack copy */
+	uint32_t max_mappings; /* test hook: exe_mappings' size (LPM entries); 0: 1M */
 };
 
 /* Called for each record; a non-zero return is counted, not fatal. */
@@ -50,6 +51,7 @@ struct sampler_unwind_fds {
 	int info;
 	int rules;
 	uint32_t max_rules;
+	uint32_t max_mappings; /* exe_mappings' size */
 };
 void sampler__unwind_fds(const struct sampler *s, struct sampler_unwind_fds *out);
 

@@ -60,6 +60,18 @@ static bool table_equal(const void *entry, const void *key, void *ctx)
 	return ((const struct loaded_table *)entry)->id == *(const uint64_t *)key;
 }
 
+/* LPM entries one pid holds (unwind_maps.pid_entries). */
+struct lpm_pid {
+	uint32_t pid;
+	uint32_t entries;
+};
+
+static bool lpm_pid_equal(const void *entry, const void *key, void *ctx)
+{
+	(void)ctx;
+	return ((const struct lpm_pid *)entry)->pid == *(const uint32_t *)key;
+}
+
 void unwind_maps__init(struct unwind_maps *um, int mappings_fd, int tables_fd, int info_fd,
 		       int rules_fd, uint32_t max_rules)
 {
@@ -71,7 +83,9 @@ void unwind_maps__init(struct unwind_maps *um, int mappings_fd, int tables_fd, i
 	um->max_rules = max_rules;
 	hashmap__init(&um->rules, rule_equal, NULL);
 	hashmap__init(&um->tables, table_equal, NULL);
+	hashmap__init(&um->pid_entries, lpm_pid_equal, NULL);
 	um->unused_budget = UINT64_MAX;
+	unwind_maps__set_capacity(um, 1u << 20); /* exe_mappings' size in sampler.bpf.c */
 }
 
 void unwind_maps__clear(struct unwind_maps *um)
@@ -84,8 +98,11 @@ void unwind_maps__clear(struct unwind_maps *um)
 		free(e);
 	for (size_t i = 0; hashmap__next(&um->tables, &i, &e);)
 		free(e);
+	for (size_t i = 0; hashmap__next(&um->pid_entries, &i, &e);)
+		free(e);
 	hashmap__clear(&um->rules);
 	hashmap__clear(&um->tables);
+	hashmap__clear(&um->pid_entries);
 	for (uint32_t i = 0; i < um->n_chunks; i++) {
 		free(um->chunks[i].free);
 		close(um->chunks[i].fd);
@@ -364,6 +381,9 @@ int unwind_maps__acquire(struct unwind_maps *um, uint64_t id, const struct elf_f
 			return -ENOMEM;
 		}
 		lt->error = ef ? load_table(um, id, ef, lt) : -ENOENT;
+		/* -vv: which file got which table (the id is a hash of the table's inputs). */
+		pr_debug("table %016llx for %s: %s", (unsigned long long)id, ef ? ef->path : "?",
+			 lt->error ? strerror(-lt->error) : "loaded");
 		if (lt->error) {
 			um->stats.tables_failed++;
 			if (lt->error != -ENOENT)
@@ -444,6 +464,14 @@ void unwind_maps__release(struct unwind_maps *um, uint64_t id)
 		;
 }
 
+bool unwind_maps__table_loaded(const struct unwind_maps *um, uint64_t id, uint32_t *pages)
+{
+	const struct loaded_table *lt = hashmap__find(&um->tables, hash_u64(id), &id);
+
+	*pages = lt && !lt->error ? lt->n_pages : 0;
+	return lt && !lt->error;
+}
+
 /* A page of a chunk read back from the kernel, for the shared delta search. */
 struct page_reader {
 	int fd;
@@ -492,37 +520,167 @@ int unwind_maps__lookup_rule(const struct unwind_maps *um, uint64_t id, uint64_t
 	return err;
 }
 
-/* Calls fn for each power-of-two aligned block covering [start, end). */
-static int for_each_block(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end,
-			  const struct op_mapping_value *value)
+/* ---- LPM entries and their per-pid budget ------------------------------------ */
+
+void unwind_maps__set_capacity(struct unwind_maps *um, uint32_t max_mappings)
 {
-	int err = 0;
+	um->max_mappings = max_mappings;
+	um->pid_budget = max_mappings / UNWIND_LPM_PID_SHARE;
+	if (um->pid_budget < UNWIND_LPM_PID_MIN)
+		um->pid_budget = UNWIND_LPM_PID_MIN;
+}
+
+bool unwind_maps__over_high_water(const struct unwind_maps *um)
+{
+	return um->stats.mapping_entries > (uint64_t)um->max_mappings / 8 * 7;
+}
+
+uint32_t unwind_maps__greediest_pid(const struct unwind_maps *um, uint32_t *entries)
+{
+	uint32_t pid = 0, most = 0;
+	void *e;
+
+	for (size_t i = 0; hashmap__next(&um->pid_entries, &i, &e);) {
+		const struct lpm_pid *lp = e;
+
+		if (lp->entries > most) {
+			most = lp->entries;
+			pid = lp->pid;
+		}
+	}
+	*entries = most;
+	return pid;
+}
+
+uint32_t unwind_maps__pid_entries(const struct unwind_maps *um, uint32_t pid)
+{
+	const struct lpm_pid *lp = hashmap__find(&um->pid_entries, hash_u64(pid), &pid);
+
+	return lp ? lp->entries : 0;
+}
+
+/* pid's count, created at 0 when create; NULL when absent (or ENOMEM). */
+static struct lpm_pid *lpm_pid_get(struct unwind_maps *um, uint32_t pid, bool create)
+{
+	uint64_t h = hash_u64(pid);
+	struct lpm_pid *lp = hashmap__find(&um->pid_entries, h, &pid);
+
+	if (lp || !create)
+		return lp;
+	lp = calloc(1, sizeof(*lp));
+	if (!lp)
+		return NULL;
+	lp->pid = pid;
+	if (hashmap__insert(&um->pid_entries, h, lp)) {
+		free(lp);
+		return NULL;
+	}
+	return lp;
+}
+
+static void lpm_pid_sub(struct unwind_maps *um, uint32_t pid, uint32_t n)
+{
+	struct lpm_pid *lp = lpm_pid_get(um, pid, false);
+
+	if (!lp)
+		return;
+	lp->entries -= n < lp->entries ? n : lp->entries;
+	if (!lp->entries) {
+		hashmap__remove_entry(&um->pid_entries, hash_u64(pid), lp);
+		free(lp);
+	}
+}
+
+/* The largest power-of-two aligned block starting at start that fits in [start, end). */
+static int block_bits(uint64_t start, uint64_t end)
+{
+	int bits = start ? __builtin_ctzll(start) : 63;
+
+	while (bits > 0 &&
+	       (bits >= 64 || start + (1ull << bits) > end || start + (1ull << bits) < start))
+		bits--;
+	return bits;
+}
+
+static struct op_mapping_key block_key(uint32_t pid, uint64_t start, int bits)
+{
+	struct op_mapping_key key;
+
+	key.prefixlen = 32 + 64 - (uint32_t)bits;
+	key.pid = pid;
+	key.addr_be = __builtin_bswap64(start);
+	return key;
+}
+
+/* Blocks of [start, end): at most 2 x 64 (up, then down the powers of two). */
+#define RANGE_BLOCKS_MAX 128
+
+static void remove_blocks(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end)
+{
+	uint32_t removed = 0;
 
 	while (start < end) {
-		/* The largest aligned block starting at start that fits. */
-		int bits = start ? __builtin_ctzll(start) : 63;
-		struct op_mapping_key key;
+		int bits = block_bits(start, end);
+		struct op_mapping_key key = block_key(pid, start, bits);
 
-		while (bits > 0 && (bits >= 64 || start + (1ull << bits) > end ||
-				    start + (1ull << bits) < start))
-			bits--;
-		key.prefixlen = 32 + 64 - (uint32_t)bits;
-		key.pid = pid;
-		key.addr_be = __builtin_bswap64(start);
-		if (value) {
-			/* Count new entries only: a re-read writes unchanged ranges again. */
-			if (!bpf_map_update_elem(um->mappings_fd, &key, value, BPF_NOEXIST)) {
-				um->stats.mapping_entries++;
-			} else if (errno != EEXIST ||
-				   bpf_map_update_elem(um->mappings_fd, &key, value, BPF_EXIST)) {
-				err = -errno;
-				um->stats.map_full += err == -ENOSPC || err == -E2BIG;
-				return err;
-			}
-		} else if (!bpf_map_delete_elem(um->mappings_fd, &key)) {
+		if (!bpf_map_delete_elem(um->mappings_fd, &key)) {
 			um->stats.mapping_entries--;
+			removed++;
 		}
 		start += 1ull << bits;
+	}
+	lpm_pid_sub(um, pid, removed);
+}
+
+/*
+ * Writes the blocks of [start, end): entries already there are updated
+ * (a re-read writes unchanged ranges again) and cost no budget; new ones
+ * are taken from pid's budget. A failure takes back this call's new entries.
+ */
+static int insert_blocks(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end,
+			 const struct op_mapping_value *value)
+{
+	struct op_mapping_key added[RANGE_BLOCKS_MAX];
+	struct lpm_pid *lp = lpm_pid_get(um, pid, true);
+	uint32_t n_added = 0;
+	int err = 0;
+
+	if (!lp)
+		return -ENOMEM;
+	while (start < end && !err) {
+		int bits = block_bits(start, end);
+		struct op_mapping_key key = block_key(pid, start, bits);
+
+		start += 1ull << bits;
+		if (lp->entries + n_added < um->pid_budget && n_added < RANGE_BLOCKS_MAX) {
+			if (!bpf_map_update_elem(um->mappings_fd, &key, value, BPF_NOEXIST)) {
+				added[n_added++] = key;
+				continue;
+			}
+			if (errno != EEXIST) {
+				err = -errno;
+				break;
+			}
+		}
+		if (!bpf_map_update_elem(um->mappings_fd, &key, value, BPF_EXIST))
+			continue;
+		err = errno == ENOENT ? -EDQUOT : -errno;
+	}
+	if (err) {
+		for (uint32_t i = 0; i < n_added; i++)
+			bpf_map_delete_elem(um->mappings_fd, &added[i]);
+		n_added = 0;
+		if (err == -EDQUOT)
+			um->stats.refused_pid_budget++;
+		else if (err == -ENOSPC || err == -E2BIG)
+			um->stats.refused_map_full++;
+		um->stats.map_full += err == -ENOSPC || err == -E2BIG;
+	}
+	lp->entries += n_added;
+	um->stats.mapping_entries += n_added;
+	if (!lp->entries) {
+		hashmap__remove_entry(&um->pid_entries, hash_u64(pid), lp);
+		free(lp);
 	}
 	return err;
 }
@@ -532,12 +690,12 @@ int unwind_maps__add_range(struct unwind_maps *um, uint32_t pid, uint64_t start,
 {
 	struct op_mapping_value v = {.file_id = table_id, .bias = bias, .start = start, .end = end};
 
-	return for_each_block(um, pid, start, end, &v);
+	return insert_blocks(um, pid, start, end, &v);
 }
 
 void unwind_maps__remove_range(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end)
 {
-	for_each_block(um, pid, start, end, NULL);
+	remove_blocks(um, pid, start, end);
 }
 
 int unwind_maps__add_pid(struct unwind_maps *um, uint32_t pid)

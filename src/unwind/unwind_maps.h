@@ -9,12 +9,14 @@
  *                  a table must not need one)
  *   table_info     table id -> (base address, chunk, the tree's levels)
  *   unwind_rules   rule index -> rule, deduplicated across every file
- * Tables are built once per file id (htlhash), shared by every process that
- * maps the file, reference counted and unloaded when the last mapping goes.
+ * Tables are built once per table id (a hash of the table's inputs,
+ * stack_deltas__table_id()), shared by every process that maps a file with
+ * that CFI, reference counted and unloaded when the last mapping goes.
  */
 #ifndef OMNIPROF_UNWIND_UNWIND_MAPS_H
 #define OMNIPROF_UNWIND_UNWIND_MAPS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "types.h"
@@ -39,6 +41,12 @@ struct unwind_maps_stats {
 	uint64_t deltas_unused;	  /* ... of tables no process uses, kept for reuse */
 	uint64_t cache_hits;	  /* tables reused from those instead of rebuilt */
 	uint64_t chunk_pages;	  /* capacity of all delta chunks, in pages */
+	/* LPM budgets (see unwind_maps__set_capacity) */
+	uint64_t refused_pid_budget;   /* ranges refused: their pid held its budget of entries */
+	uint64_t refused_map_full;     /* ranges refused: the trie was full */
+	uint64_t evicted_processes;    /* processes whose entries were evicted (the greediest) */
+	uint64_t evicted_entries;      /* ... and the entries that went with them */
+	uint64_t tables_refused_share; /* tables not built: the process held its share of pages */
 };
 
 struct delta_extent {
@@ -70,6 +78,10 @@ struct unwind_maps {
 				 * but the chunks' space) */
 	struct delta_chunk chunks[OP_MAX_DELTA_CHUNKS];
 	uint32_t n_chunks;
+	/* The LPM trie is shared by every process: each pid may hold pid_budget entries. */
+	uint32_t max_mappings;	    /* the trie's capacity (exe_mappings max_entries) */
+	uint32_t pid_budget;	    /* entries one pid may hold */
+	struct hashmap pid_entries; /* struct lpm_pid: pid -> entries it holds */
 	struct unwind_maps_stats stats;
 };
 
@@ -87,6 +99,18 @@ int unwind_maps__acquire(struct unwind_maps *um, uint64_t table_id, const struct
 void unwind_maps__release(struct unwind_maps *um, uint64_t table_id);
 
 /*
+ * Delta pages one process's tables may take (each distinct table it maps,
+ * counted whole, shared or not): 32768 pages (8M deltas, 48 MiB of kernel
+ * memory; libLLVM takes 8,000). A process at its share gets no table for
+ * files whose table is not loaded yet (frame pointers there, counted in
+ * tables_refused_share), so its files cannot grow the chunks without end.
+ */
+#define UNWIND_TABLE_PAGES_PER_PROCESS (1u << 15)
+
+/* Is table id loaded (built without error)? *pages: its size in delta pages. */
+bool unwind_maps__table_loaded(const struct unwind_maps *um, uint64_t table_id, uint32_t *pages);
+
+/*
  * The rule the in-kernel unwinder finds at ELF vaddr of loaded table table_id,
  * by the same search over the deltas read back from the maps (for stacks
  * unwound in user space). 0 with *rule (OP_RULE_INVALID where the table has
@@ -95,7 +119,34 @@ void unwind_maps__release(struct unwind_maps *um, uint64_t table_id);
 int unwind_maps__lookup_rule(const struct unwind_maps *um, uint64_t table_id, uint64_t vaddr,
 			     struct op_unwind_rule *rule);
 
-/* Inserts/removes the LPM entries covering [start, end) of pid. 0 or -errno. */
+/*
+ * LPM budgets. A range takes one trie entry per power-of-two block covering
+ * it (up to about 2 x 36 for a range starting on an odd page), so a process
+ * that maps many oddly placed ranges could fill the trie every process
+ * shares. Each pid may hold max_mappings / UNWIND_LPM_PID_SHARE entries
+ * (32768 of the default 1M: a typical process needs a few hundred to a few
+ * thousand); a range past it is refused whole (-EDQUOT, counted). Many
+ * processes can still fill the trie together: past the high-water mark
+ * (7/8 full) the process table evicts the pid holding the most entries
+ * (unwind_maps__greediest_pid()), which then unwinds with frame pointers.
+ */
+#define UNWIND_LPM_PID_SHARE 32
+#define UNWIND_LPM_PID_MIN   64 /* the smallest budget, whatever the trie's size */
+
+/* The trie holds max_mappings entries: sets the per-pid budget from it. */
+void unwind_maps__set_capacity(struct unwind_maps *um, uint32_t max_mappings);
+/* True past the high-water mark: the greediest process should be evicted. */
+bool unwind_maps__over_high_water(const struct unwind_maps *um);
+/* The pid holding the most entries (0 when none holds any), *entries set. */
+uint32_t unwind_maps__greediest_pid(const struct unwind_maps *um, uint32_t *entries);
+/* Entries pid holds now. */
+uint32_t unwind_maps__pid_entries(const struct unwind_maps *um, uint32_t pid);
+
+/*
+ * Inserts/removes the LPM entries covering [start, end) of pid. 0 or
+ * -errno: -EDQUOT past pid's budget, -ENOSPC/-E2BIG when the trie is full;
+ * a refused range leaves none of its new entries behind.
+ */
 int unwind_maps__add_range(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end,
 			   uint64_t table_id, uint64_t bias);
 void unwind_maps__remove_range(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end);

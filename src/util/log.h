@@ -1,16 +1,35 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * One-line diagnostics on stderr. log_warn_once-style rate limiting lives with
- * the callers that need it (they count every occurrence and log the first).
+ * One-line diagnostics on stderr, rate limited per message format (each call
+ * site's format string): a hostile host can make the same line come back
+ * thousands of times (a process mapping 20,000 unreadable files). The first
+ * LOG_BURST lines of a format in each LOG_WINDOW_NS window are printed; the
+ * rest are counted, and the next line of that format after the window (or
+ * log__flush_suppressed()) prints "(N more like this suppressed: FORMAT)"
+ * once. Debug lines (-vv) are not limited: asking for them is asking for
+ * every one. Thread safe.
  */
 #ifndef OMNIPROF_UTIL_LOG_H
 #define OMNIPROF_UTIL_LOG_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 
 extern int log_verbosity; /* 0 = warnings and errors, 1 = -v, 2 = -vv */
 
+#define LOG_BURST     5			      /* lines of one format per window */
+#define LOG_WINDOW_NS (10ull * 1000000000ull) /* 10 s */
+
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Prints the summary of every format with suppressed lines (at exit, interval ends). */
+void log__flush_suppressed(void);
+/* Lines suppressed so far, over all formats (for -v counters and tests). */
+uint64_t log__suppressed_total(void);
+/* Tests: write to stream (NULL: stderr) and take the time from clock (NULL: monotonic);
+ * forgets every format's state. */
+void log__set_output(FILE *stream, uint64_t (*clock)(void));
 
 #define LOG_ERROR 0
 #define LOG_WARN  1

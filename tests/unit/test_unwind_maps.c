@@ -4,7 +4,9 @@
  * gives, read back from the maps, the rule the in-memory table has at every
  * address probed (what stacks unwound in user space rely on); a released
  * table stays loaded for the next process and is reused, not rebuilt; past
- * the budget the oldest unused table is unloaded.
+ * the budget the oldest unused table is unloaded. LPM entries: each pid
+ * holds at most its budget, a range past it is refused whole (none of its
+ * entries stay), others still get theirs, and the greediest pid is named.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -84,6 +86,15 @@ static void test_rules_read_back_and_reuse(void **state)
 	id = table_id_of(libc);
 	assert_int_equal(stack_deltas__build(libc, &t), 0);
 	assert_int_equal(unwind_maps__acquire(&fx.um, id, libc), 0);
+	/* What the process table charges a process for it (its page share). */
+	{
+		uint32_t pages = 0;
+
+		assert_true(unwind_maps__table_loaded(&fx.um, id, &pages));
+		assert_int_equal(pages, fx.um.stats.pages_loaded);
+		assert_false(unwind_maps__table_loaded(&fx.um, id ^ 1, &pages));
+		assert_int_equal(pages, 0);
+	}
 	assert_int_equal(fx.um.stats.tables_loaded, 1);
 
 	/* Every 97th delta, at its start and just before the next: the same rule. */
@@ -133,10 +144,81 @@ static void test_rules_read_back_and_reuse(void **state)
 	maps_destroy(&fx);
 }
 
+/* Entries really in the trie (walked with get_next_key). */
+static uint32_t trie_entries(int fd)
+{
+	struct op_mapping_key key, next;
+	uint32_t n = 0;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	return n;
+}
+
+/* Odd page-aligned ranges split into many prefixes: [start + 4K, start + 1M - 4K). */
+static int add_odd_range(struct unwind_maps *um, uint32_t pid, uint64_t i)
+{
+	uint64_t base = 0x7f0000000000ull + i * (1ull << 20);
+
+	return unwind_maps__add_range(um, pid, base + 0x1000, base + (1ull << 20) - 0x1000, 42, 0);
+}
+
+static void test_lpm_budget(void **state)
+{
+	struct fixture fx;
+	uint32_t entries, before;
+	uint64_t i;
+	int err = 0;
+
+	(void)state;
+	maps_create(&fx);
+	unwind_maps__set_capacity(&fx.um, 1024);
+	assert_int_equal(fx.um.pid_budget, 64); /* 1024 / 32 = 32, raised to the minimum */
+	for (i = 0; i < 100 && !err; i++)
+		err = add_odd_range(&fx.um, 100, i);
+	assert_int_equal(err, -EDQUOT);
+	assert_int_equal(fx.um.stats.refused_pid_budget, 1);
+	/* The refused range left nothing: the count is what the trie holds. */
+	assert_true(unwind_maps__pid_entries(&fx.um, 100) <= 64);
+	assert_int_equal(trie_entries(fx.fds[0]), unwind_maps__pid_entries(&fx.um, 100));
+	assert_int_equal(fx.um.stats.mapping_entries, trie_entries(fx.fds[0]));
+	/* Writing a range already there again costs nothing and is not refused. */
+	before = unwind_maps__pid_entries(&fx.um, 100);
+	assert_int_equal(add_odd_range(&fx.um, 100, 0), 0);
+	assert_int_equal(unwind_maps__pid_entries(&fx.um, 100), before);
+	/* Another pid has its own budget. */
+	assert_int_equal(add_odd_range(&fx.um, 200, 0), 0);
+	assert_int_equal(unwind_maps__greediest_pid(&fx.um, &entries), 100);
+	assert_int_equal(entries, before);
+	/* Removing a pid's ranges gives its entries back. */
+	for (uint64_t j = 0; j < i; j++) {
+		uint64_t base = 0x7f0000000000ull + j * (1ull << 20);
+
+		unwind_maps__remove_range(&fx.um, 100, base + 0x1000, base + (1ull << 20) - 0x1000);
+	}
+	assert_int_equal(unwind_maps__pid_entries(&fx.um, 100), 0);
+	assert_int_equal(unwind_maps__greediest_pid(&fx.um, &entries), 200);
+	assert_int_equal(fx.um.stats.mapping_entries, trie_entries(fx.fds[0]));
+	/* Many pids together reach the high-water mark (7/8 of 1024). */
+	assert_false(unwind_maps__over_high_water(&fx.um));
+	for (uint32_t pid = 300; pid < 330 && !unwind_maps__over_high_water(&fx.um); pid++)
+		for (uint64_t j = 0; j < 100; j++)
+			if (add_odd_range(&fx.um, pid, j))
+				break;
+	assert_true(unwind_maps__over_high_water(&fx.um));
+	assert_int_equal(fx.um.stats.mapping_entries, trie_entries(fx.fds[0]));
+	maps_destroy(&fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_rules_read_back_and_reuse),
+	    cmocka_unit_test(test_lpm_budget),
 	};
 
 	return cmocka_run_group_tests_name("unwind_maps", tests, NULL, NULL);

@@ -24,9 +24,10 @@ struct python_file {
 
 struct python_proc {
 	uint32_t pid;
-	bool published; /* in the BPF map */
-	bool running;	/* the process runs this interpreter now (not exited, no exec since) */
-	size_t n_codes; /* code objects held (counted by python__end_interval) */
+	bool published;	   /* in the BPF map */
+	bool running;	   /* the process runs this interpreter now (not exited, no exec since) */
+	size_t n_codes;	   /* code objects held (counted by python__end_interval) */
+	size_t code_bytes; /* their bytes: added as read, recounted by python__end_interval */
 	const struct python_layout *layout;
 	struct op_py_proc bpf;
 };
@@ -106,6 +107,7 @@ void python__clear(struct python *py)
 	py->free_codes = NULL;
 	py->n_codes = py->cap_codes = py->n_free_codes = py->cap_free_codes = 0;
 	py->live_codes = 0;
+	py->code_bytes = 0;
 }
 
 /* The inspection of file id (done on first sight), NULL on ENOMEM. */
@@ -219,6 +221,11 @@ const struct op_py_proc *python__proc(const struct python *py, uint32_t pid)
 
 static uint32_t add_code(struct python *py, struct python_code *code)
 {
+	size_t bytes = python_code__bytes(code);
+
+	py->code_bytes += bytes;
+	if (py->code_bytes > py->stats.bytes_peak)
+		py->stats.bytes_peak = py->code_bytes;
 	if (py->n_free_codes) {
 		uint32_t id = py->free_codes[--py->n_free_codes];
 
@@ -230,8 +237,10 @@ static uint32_t add_code(struct python *py, struct python_code *code)
 		size_t cap = py->cap_codes ? py->cap_codes * 2 : 256;
 		struct python_code **tmp = realloc(py->codes, cap * sizeof(*tmp));
 
-		if (!tmp)
+		if (!tmp) {
+			py->code_bytes -= bytes;
 			return 0;
+		}
 		py->codes = tmp;
 		py->cap_codes = cap;
 	}
@@ -254,6 +263,7 @@ static void free_code(struct python *py, uint32_t id)
 		py->free_codes = tmp;
 		py->cap_free_codes = cap;
 	}
+	py->code_bytes -= python_code__bytes(py->codes[id - 1]);
 	python_code__free(py->codes[id - 1]);
 	py->codes[id - 1] = NULL;
 	py->free_codes[py->n_free_codes++] = id;
@@ -296,20 +306,27 @@ size_t python__end_interval(struct python *py, const struct process_table *pt)
 	for (size_t i = 0; i < py->n_retired; i++)
 		free_code(py, py->retired[i]);
 	py->n_retired = 0;
-	/* Per process: how many code objects it holds (python_proc.n_codes). */
-	for (size_t i = 0; hashmap__next(&py->procs, &i, &e);)
+	/* Per process: how many code objects it holds and their bytes. */
+	for (size_t i = 0; hashmap__next(&py->procs, &i, &e);) {
 		((struct python_proc *)e)->n_codes = 0;
-	for (size_t i = 0; hashmap__next(&py->code_keys, &i, &e);) {
-		struct code_key *k = e;
-		struct python_proc *pp = hashmap__find(&py->procs, hash_u64(k->pid), &k->pid);
-
-		if (pp)
-			pp->n_codes++;
+		((struct python_proc *)e)->code_bytes = 0;
 	}
 	for (size_t i = 0; hashmap__next(&py->code_keys, &i, &e);) {
 		struct code_key *k = e;
 		struct python_proc *pp = hashmap__find(&py->procs, hash_u64(k->pid), &k->pid);
-		bool over_cap = !pp || pp->n_codes > PYTHON_CODES_PER_PROCESS;
+
+		if (pp) {
+			pp->n_codes++;
+			if (k->id && k->id <= py->n_codes)
+				pp->code_bytes += python_code__bytes(py->codes[k->id - 1]);
+		}
+	}
+	for (size_t i = 0; hashmap__next(&py->code_keys, &i, &e);) {
+		struct code_key *k = e;
+		struct python_proc *pp = hashmap__find(&py->procs, hash_u64(k->pid), &k->pid);
+		bool over_cap = !pp || pp->n_codes > PYTHON_CODES_PER_PROCESS ||
+				pp->code_bytes > PYTHON_CODE_BYTES_PER_PROCESS ||
+				py->code_bytes > PYTHON_CODE_BYTES_MAX;
 
 		if (!code_key_stale(py, k, pt, over_cap))
 			continue;
@@ -382,6 +399,23 @@ void python__forget_file(struct python *py, uint32_t file_id)
 	free(pf);
 }
 
+/*
+ * May one more code object of pp be read? Not while its process, or all
+ * processes together, hold their byte budget (the objects are freed at an
+ * interval's end, when no sample still names them).
+ */
+static bool budget_allows(struct python *py, const struct python_proc *pp)
+{
+	if (pp->code_bytes < PYTHON_CODE_BYTES_PER_PROCESS &&
+	    py->code_bytes < PYTHON_CODE_BYTES_MAX)
+		return true;
+	if (!py->stats.over_budget++)
+		pr_warn("pid %u: Python code objects hold %zu bytes (all processes: %zu): new ones "
+			"are not read until the budget frees up",
+			pp->pid, pp->code_bytes, py->code_bytes);
+	return false;
+}
+
 uint32_t python__resolve(struct python *py, uint32_t pid, uint64_t code_addr, uint64_t fingerprint)
 {
 	struct code_key key = {.pid = pid, .addr = code_addr}, *k;
@@ -402,12 +436,17 @@ uint32_t python__resolve(struct python *py, uint32_t pid, uint64_t code_addr, ui
 		return 0;
 	if (k)
 		py->stats.code_reused++;
+	if (!budget_allows(py, pp))
+		return 0;
 	err = python_code__read(pid, pp->layout, code_addr, fingerprint, &code);
 	if (err) {
 		py->stats.code_errors++;
 		return 0;
 	}
 	py->stats.codes++;
+	py->stats.names_cut += !!(code->cut & (PYTHON_CODE_CUT_NAME | PYTHON_CODE_CUT_FILENAME));
+	py->stats.lines_cut += !!(code->cut & PYTHON_CODE_CUT_LINES);
+	pp->code_bytes += python_code__bytes(code);
 	if (!k) {
 		k = calloc(1, sizeof(*k));
 		if (!k || hashmap__insert(&py->code_keys, h, k)) {
@@ -470,6 +509,11 @@ void python__print_counters(const struct python *py, const uint64_t *bpf, FILE *
 	    {"python: code object addresses reused", py->stats.code_reused},
 	    {"python: code objects unreadable", py->stats.code_errors},
 	    {"python: code objects forgotten", py->stats.codes_evicted},
+	    {"python: names cut (PYTHON_STR_MAX_CHARS)", py->stats.names_cut},
+	    {"python: line tables cut (64 KiB)", py->stats.lines_cut},
+	    {"python: frames not named (byte budget)", py->stats.over_budget},
+	    {"python: code object bytes peak", py->stats.bytes_peak},
+	    {"python: code object bytes now", py->code_bytes},
 	};
 
 	for (int i = 0; i < OP_PY_STAT__COUNT; i++)

@@ -38,6 +38,10 @@ struct python_stats {
 	uint64_t code_errors;	/* code objects that could not be read */
 	uint64_t cold_from_cfi; /* eval loops whose .cold part was found without symbols */
 	uint64_t codes_evicted; /* code objects forgotten (exit, cap, reuse) */
+	uint64_t names_cut;	/* names or file names cut at PYTHON_STR_MAX_CHARS */
+	uint64_t lines_cut;	/* line tables cut at PYTHON_LINE_TABLE_MAX */
+	uint64_t over_budget;	/* frames whose code object was not read: a byte budget was full */
+	uint64_t bytes_peak;	/* most bytes held by code objects at once */
 };
 
 struct python_code; /* one code object's name, file and line table */
@@ -45,6 +49,19 @@ struct process_table;
 
 /* Code objects kept per process between intervals, beyond those just used. */
 #define PYTHON_CODES_PER_PROCESS 4096
+/*
+ * Byte budgets of the code objects held (names, file names, line tables as
+ * python_code__bytes() counts them): per process, and for all together.
+ * While a budget is full, new code objects of that process (or of any) are
+ * not read (their frames show as "[unknown Python code]", counted in
+ * over_budget); at an interval's end a process over its budget, or every
+ * process when the total is over, keeps only the code objects that interval
+ * used. One process (whatever its line tables claim) can hold at most a
+ * quarter of the total, so others keep being named. An ordinary program
+ * holds a few hundred bytes per code object: 16 MiB is some 50,000 of them.
+ */
+#define PYTHON_CODE_BYTES_PER_PROCESS (16u << 20)
+#define PYTHON_CODE_BYTES_MAX	      (64u << 20)
 
 struct python {
 	struct file_cache *files;
@@ -62,6 +79,7 @@ struct python {
 	size_t n_retired;
 	size_t cap_retired;
 	size_t live_codes; /* code objects held */
+	size_t code_bytes; /* bytes they hold (python_code__bytes()) */
 	uint64_t interval; /* python__end_interval() calls */
 	struct python_stats stats;
 };

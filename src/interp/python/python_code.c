@@ -9,8 +9,6 @@
 
 #include "interp/python/python_layout.h"
 
-#define MAX_STR_CHARS	4096
-#define MAX_LINE_TABLE	(1u << 20)
 #define CODE_HEADER_LEN 256 /* more than the last field read below, in every version */
 #define STR_HEADER_LEN	72  /* sizeof(PyCompactUnicodeObject), the larger of the two */
 
@@ -81,7 +79,7 @@ static char *put_utf8(char *p, uint32_t cp)
  * file names are always compact.
  */
 int python_code__read_str(const struct python_mem *mem, const struct python_layout *layout,
-			  uint64_t addr, char **out)
+			  uint64_t addr, char **out, bool *cut)
 {
 	uint8_t hdr[STR_HEADER_LEN];
 	uint32_t state, kind;
@@ -101,8 +99,11 @@ int python_code__read_str(const struct python_mem *mem, const struct python_layo
 	ascii = (state >> 6) & 1;
 	if (!((state >> 5) & 1) || (kind != 1 && kind != 2 && kind != 4) || length < 0)
 		return -EINVAL;
-	if (length > MAX_STR_CHARS)
-		length = MAX_STR_CHARS;
+	if (length > PYTHON_STR_MAX_CHARS) {
+		length = PYTHON_STR_MAX_CHARS;
+		if (cut)
+			*cut = true;
+	}
 	raw = malloc((size_t)length * kind + 1);
 	s = malloc((size_t)length * 4 + 1);
 	if (!raw || !s) {
@@ -134,7 +135,10 @@ int python_code__read_str(const struct python_mem *mem, const struct python_layo
 		p = put_utf8(p, cp);
 	}
 	*p = '\0';
-	*out = s;
+	/* Held until the profile is built: no more than the characters need. */
+	*out = realloc(s, (size_t)(p - s) + 1);
+	if (!*out)
+		*out = s;
 	s = NULL;
 cleanup:
 	free(raw);
@@ -142,8 +146,10 @@ cleanup:
 	return err;
 }
 
-/* The bytes of a bytes object (PyBytesObject): size at 16, data at 32. */
-static int read_bytes(const struct python_mem *mem, uint64_t addr, uint8_t **out, size_t *len)
+/* The bytes of a bytes object (PyBytesObject): size at 16, data at 32; at most
+ * PYTHON_LINE_TABLE_MAX of them (*cut set when there are more). */
+static int read_bytes(const struct python_mem *mem, uint64_t addr, uint8_t **out, size_t *len,
+		      bool *cut)
 {
 	int64_t size;
 	uint8_t *buf;
@@ -154,8 +160,12 @@ static int read_bytes(const struct python_mem *mem, uint64_t addr, uint8_t **out
 	err = read_mem(mem, addr + PYTHON_OB_SIZE, &size, sizeof(size));
 	if (err)
 		return err;
-	if (size < 0 || size > (int64_t)MAX_LINE_TABLE)
+	if (size < 0)
 		return -EINVAL;
+	if (size > (int64_t)PYTHON_LINE_TABLE_MAX) {
+		size = PYTHON_LINE_TABLE_MAX;
+		*cut = true;
+	}
 	buf = malloc(size ? (size_t)size : 1);
 	if (!buf)
 		return -ENOMEM;
@@ -193,6 +203,14 @@ static size_t code_header_len(const struct python_layout *l)
 	return end < CODE_HEADER_LEN ? end : CODE_HEADER_LEN;
 }
 
+size_t python_code__bytes(const struct python_code *c)
+{
+	if (!c)
+		return 0;
+	return sizeof(*c) + (c->name ? strlen(c->name) + 1 : 0) +
+	       (c->filename ? strlen(c->filename) + 1 : 0) + c->n_lines;
+}
+
 void python_code__free(struct python_code *c)
 {
 	if (!c)
@@ -217,6 +235,7 @@ int python_code__read_from(const struct python_mem *mem, const struct python_lay
 	uint8_t obj[CODE_HEADER_LEN];
 	uint16_t name_off =
 	    layout->code_qualname != OP_PY_NONE ? layout->code_qualname : layout->code_name;
+	bool cut_name = false, cut_file = false, cut_lines = false;
 	struct python_code *c;
 	int err;
 
@@ -233,17 +252,20 @@ int python_code__read_from(const struct python_mem *mem, const struct python_lay
 		return -ENOMEM;
 	c->firstlineno = get_i32(obj, layout->code_firstlineno);
 	c->line_kind = layout->line_table;
-	err = python_code__read_str(mem, layout, get_u64(obj, name_off), &c->name);
+	err = python_code__read_str(mem, layout, get_u64(obj, name_off), &c->name, &cut_name);
 	if (err)
 		goto fail;
 	/* A file name or line table that cannot be read still leaves a name. */
-	if (python_code__read_str(mem, layout, get_u64(obj, layout->code_filename), &c->filename))
+	if (python_code__read_str(mem, layout, get_u64(obj, layout->code_filename), &c->filename,
+				  &cut_file))
 		c->filename = strdup("");
 	if (!c->filename) {
 		err = -ENOMEM;
 		goto fail;
 	}
-	read_bytes(mem, get_u64(obj, layout->code_line_table), &c->lines, &c->n_lines);
+	read_bytes(mem, get_u64(obj, layout->code_line_table), &c->lines, &c->n_lines, &cut_lines);
+	c->cut = (cut_name ? PYTHON_CODE_CUT_NAME : 0) | (cut_file ? PYTHON_CODE_CUT_FILENAME : 0) |
+		 (cut_lines ? PYTHON_CODE_CUT_LINES : 0);
 	*out = c;
 	return 0;
 fail:
