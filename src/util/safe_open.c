@@ -158,6 +158,23 @@ static int reason_errno(int r)
 	}
 }
 
+bool safe_open__is_refusal(int err)
+{
+	switch (err) {
+	case -ELOOP:
+	case -EISDIR:
+	case -ESPIPE:
+	case -ENXIO:
+	case -ENODEV:
+	case -EXDEV:
+	case -EFBIG:
+	case -ESTALE:
+		return true;
+	default:
+		return false;
+	}
+}
+
 int safe_open__check(int fd, uint64_t max_size)
 {
 	int r = classify(fd, max_size);

@@ -32,6 +32,7 @@
 #ifndef OMNIPROF_UTIL_SAFE_OPEN_H
 #define OMNIPROF_UTIL_SAFE_OPEN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -92,6 +93,9 @@ int safe_open__check(int fd, uint64_t max_size);
 
 /* Counts a refusal made by a caller (SAFE_OPEN_R_MISMATCH) and logs its first of a kind. */
 void safe_open__refuse(enum safe_open_reason r, const char *what);
+
+/* Whether err (-errno) is one of the refusals above (or -ESTALE, file_cache's mismatch). */
+bool safe_open__is_refusal(int err);
 
 /* A snapshot of the process-wide counters. */
 void safe_open__stats(struct safe_open_stats *out);
