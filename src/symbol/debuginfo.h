@@ -14,6 +14,8 @@
  * has one, else the CRC32 the debuglink states. MiniDebugInfo
  * (.gnu_debugdata) needs no file: libdwfl reads it from the binary itself.
  *
+ * A debuglink is the target's word: only a plain file name is looked up, and
+ * a CRC is computed only over a file safe_open accepted (capped size).
  * Lookups can read whole files (CRC) and, with debuginfod, wait on the
  * network: they run when a profile is named, never while sampling.
  */
@@ -32,6 +34,10 @@ struct debuginfo_stats {
 	uint64_t by_debuginfod;
 	uint64_t not_found;
 	uint64_t mismatched; /* candidates refused: wrong build id or CRC */
+	uint64_t refused;    /* candidates safe_open refused (FIFO, device, too big, ...) */
+	uint64_t bad_links;  /* debuglinks that were not a plain file name */
+	uint64_t root_gone;  /* the binary's root was gone: its folder not searched */
+	uint64_t crc_bytes;  /* bytes read to check CRCs */
 };
 
 struct debuginfo {
@@ -40,6 +46,7 @@ struct debuginfo {
 	bool use_debuginfod;
 	void *debuginfod; /* debuginfod_client *, begun on first use */
 	bool debuginfod_tried;
+	bool logged_bad_link;
 	struct debuginfo_stats stats;
 };
 
@@ -51,13 +58,24 @@ struct debuginfo {
 int debuginfo__init(struct debuginfo *d, const char *const *dirs, size_t n, bool use_debuginfod);
 void debuginfo__clear(struct debuginfo *d); /* accepts NULL */
 
+/* What is known of the binary whose debug file is looked for. */
+struct debuginfo_query {
+	const char *path;	 /* as the process saw it; may be NULL */
+	int root_pid;		 /* path is inside /proc/root_pid/root; 0: the host's root */
+	int self_fd;		 /* the binary itself (never its own debug file), or -1 */
+	const uint8_t *build_id; /* may be NULL (build_id_len 0) */
+	size_t build_id_len;
+	const char *debuglink; /* .gnu_debuglink name, may be NULL; untrusted */
+	uint32_t crc;
+};
+
 /*
- * Looks for the debug file of the binary at path (as the process saw it;
- * may be NULL), with build id bytes (may be NULL/0) and debuglink name +
- * crc (name may be NULL). Returns an fd open for reading and *found (the
+ * Looks for the debug file of q's binary. Every candidate is opened with
+ * util/safe_open.h (regular files of at most SAFE_OPEN_MAX_ELF bytes): the
+ * ones next to the binary inside the binary's root, the ones under the debug
+ * roots as host paths. Returns an fd open for reading and *found (the
  * file's path, caller frees), or -ENOENT / -ENOMEM.
  */
-int debuginfo__find(struct debuginfo *d, const char *path, const uint8_t *build_id,
-		    size_t build_id_len, const char *debuglink, uint32_t crc, char **found);
+int debuginfo__find(struct debuginfo *d, const struct debuginfo_query *q, char **found);
 
 #endif

@@ -104,6 +104,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 			  char **debuginfo_file_name)
 {
 	struct native_symbols *ns = userdata ? *userdata : NULL;
+	struct debuginfo_query q;
 	const unsigned char *bits = NULL;
 	GElf_Addr id_vaddr;
 	int len, fd;
@@ -112,8 +113,16 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 		return dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
 						    debuglink, crc, debuginfo_file_name);
 	len = dwfl_module_build_id(mod, &bits, &id_vaddr);
-	fd = debuginfo__find(ns->opts.debuginfo, ns->ef->path, len > 0 ? bits : NULL,
-			     len > 0 ? (size_t)len : 0, debuglink, crc, debuginfo_file_name);
+	q = (struct debuginfo_query){
+	    .path = ns->ef->path,
+	    .root_pid = ns->ef->root_pid,
+	    .self_fd = ns->ef->fd,
+	    .build_id = len > 0 ? bits : NULL,
+	    .build_id_len = len > 0 ? (size_t)len : 0,
+	    .debuglink = debuglink,
+	    .crc = crc,
+	};
+	fd = debuginfo__find(ns->opts.debuginfo, &q, debuginfo_file_name);
 	if (fd >= 0 && *debuginfo_file_name && !ns->debug_file)
 		ns->debug_file = strdup(*debuginfo_file_name);
 	return fd >= 0 ? fd : -1;
