@@ -6,8 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "elf/elf_file.h"
@@ -151,8 +149,8 @@ size_t file_cache__evict_unused(struct file_cache *fc, size_t keep, file_evict_f
 
 int file_cache__open_mapped(pid_t pid, const struct proc_map *m)
 {
+	struct safe_open_id want = {m->dev_major, m->dev_minor, m->inode};
 	char path[64];
-	struct stat st;
 	int fd;
 
 	/*
@@ -173,16 +171,7 @@ int file_cache__open_mapped(pid_t pid, const struct proc_map *m)
 	 * the process's root and never out of it. The process may have put
 	 * anything there since, so only the inode /proc/PID/maps named counts.
 	 */
-	fd = safe_open_in_pid_root(pid, m->path, 0, SAFE_OPEN_MAX_ELF);
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &st) || st.st_ino != m->inode || major(st.st_dev) != m->dev_major ||
-	    minor(st.st_dev) != m->dev_minor) {
-		close(fd);
-		safe_open__refuse(SAFE_OPEN_R_MISMATCH, m->path);
-		return -ESTALE;
-	}
-	return fd;
+	return safe_open_in_pid_root(pid, m->path, 0, SAFE_OPEN_MAX_ELF, &want);
 }
 
 /* Opens the mapped file the way the process sees it. Returns an fd or -errno. */

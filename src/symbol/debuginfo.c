@@ -173,7 +173,7 @@ static int try_host_candidate(struct debuginfo *d, const char *candidate,
 static int try_root_candidate(struct debuginfo *d, int root_fd, const char *candidate,
 			      const struct debuginfo_query *q)
 {
-	int fd = safe_open_in_root(root_fd, candidate, 0, SAFE_OPEN_MAX_ELF);
+	int fd = safe_open_in_root(root_fd, candidate, 0, SAFE_OPEN_MAX_ELF, NULL);
 
 	if (fd < 0) {
 		d->stats.refused += safe_open__is_refusal(fd);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "util/log.h"
@@ -188,10 +189,12 @@ int safe_open__check(int fd, uint64_t max_size)
  * Checks the O_PATH descriptor pfd (closed here) and reopens its inode for
  * reading. Returns the new fd or -errno.
  */
-static int check_and_reopen(int pfd, uint64_t max_size, const char *what)
+static int check_and_reopen(int pfd, uint64_t max_size, const char *what,
+			    const struct safe_open_id *want)
 {
 	char self[64];
 	int r = classify(pfd, max_size), fd, flags;
+	struct stat st;
 
 	if (r == -2) {
 		r = -errno;
@@ -202,6 +205,12 @@ static int check_and_reopen(int pfd, uint64_t max_size, const char *what)
 		close(pfd);
 		safe_open__refuse(r, what);
 		return reason_errno(r);
+	}
+	if (want && (fstat(pfd, &st) || st.st_ino != want->inode ||
+		     major(st.st_dev) != want->dev_major || minor(st.st_dev) != want->dev_minor)) {
+		close(pfd);
+		safe_open__refuse(SAFE_OPEN_R_MISMATCH, what);
+		return -ESTALE;
 	}
 	/* The checked inode itself, not the path again: nothing can be swapped in between. */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
@@ -223,7 +232,7 @@ int safe_open(const char *path, unsigned flags, uint64_t max_size)
 
 	if (pfd < 0)
 		return -errno;
-	return check_and_reopen(pfd, max_size, path);
+	return check_and_reopen(pfd, max_size, path, NULL);
 }
 
 /* A symlink on procfs is a magic link (/proc/PID/fd/N, /proc/PID/root, ...) or /proc/self. */
@@ -390,7 +399,8 @@ static int openat2_in_root(int root_fd, const char *path, bool nofollow_last)
 	return fd >= 0 ? (int)fd : -errno;
 }
 
-int safe_open_in_root(int root_fd, const char *path, unsigned flags, uint64_t max_size)
+int safe_open_in_root(int root_fd, const char *path, unsigned flags, uint64_t max_size,
+		      const struct safe_open_id *want)
 {
 	static bool no_openat2;
 	bool nofollow = flags & SAFE_OPEN_NOFOLLOW;
@@ -409,10 +419,11 @@ int safe_open_in_root(int root_fd, const char *path, unsigned flags, uint64_t ma
 	}
 	if (pfd < 0)
 		return pfd;
-	return check_and_reopen(pfd, max_size, path);
+	return check_and_reopen(pfd, max_size, path, want);
 }
 
-int safe_open_in_pid_root(pid_t pid, const char *path, unsigned flags, uint64_t max_size)
+int safe_open_in_pid_root(pid_t pid, const char *path, unsigned flags, uint64_t max_size,
+			  const struct safe_open_id *want)
 {
 	char root[64];
 	int root_fd, fd;
@@ -422,7 +433,7 @@ int safe_open_in_pid_root(pid_t pid, const char *path, unsigned flags, uint64_t 
 	root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root_fd < 0)
 		return -errno;
-	fd = safe_open_in_root(root_fd, path, flags, max_size);
+	fd = safe_open_in_root(root_fd, path, flags, max_size, want);
 	close(root_fd);
 	return fd;
 }

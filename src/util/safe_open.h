@@ -75,18 +75,30 @@ struct safe_open_stats {
  */
 int safe_open(const char *path, unsigned flags, uint64_t max_size);
 
+/* The file a caller expects (as /proc/PID/maps states it). */
+struct safe_open_id {
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	uint64_t inode;
+};
+
 /*
  * Opens path inside the folder root_fd as if root_fd were "/": ".." and
  * absolute symlinks never leave it, magic links (/proc/PID/fd/N, ...) are
  * refused; symlinks inside are followed. openat2(RESOLVE_IN_ROOT |
  * RESOLVE_NO_MAGICLINKS); without openat2 (ENOSYS) or with SAFE_OPEN_WALK,
  * an equivalent walk one component at a time with O_PATH | O_NOFOLLOW.
- * Then the same checks as safe_open(). Returns an fd or -errno.
+ * Then the same checks as safe_open(), and when want is not NULL, the file
+ * must be that (device, inode): checked before the file is opened for
+ * reading, so another file is never opened at all (-ESTALE, counted as
+ * SAFE_OPEN_R_MISMATCH). Returns an fd or -errno.
  */
-int safe_open_in_root(int root_fd, const char *path, unsigned flags, uint64_t max_size);
+int safe_open_in_root(int root_fd, const char *path, unsigned flags, uint64_t max_size,
+		      const struct safe_open_id *want);
 
 /* safe_open_in_root() in /proc/PID/root, the root process pid sees. */
-int safe_open_in_pid_root(pid_t pid, const char *path, unsigned flags, uint64_t max_size);
+int safe_open_in_pid_root(pid_t pid, const char *path, unsigned flags, uint64_t max_size,
+			  const struct safe_open_id *want);
 
 /* Checks an fd opened elsewhere by the same rules. 0 or the refusal's -errno (fd untouched). */
 int safe_open__check(int fd, uint64_t max_size);

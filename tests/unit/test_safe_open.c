@@ -207,31 +207,35 @@ static void in_root_cases(struct fx *f, unsigned walk)
 {
 	int root = make_root(f), fd;
 
-	expect_contents(safe_open_in_root(root, "../../etc/shadow", walk, SAFE_OPEN_MAX_ELF),
+	expect_contents(safe_open_in_root(root, "../../etc/shadow", walk, SAFE_OPEN_MAX_ELF, NULL),
 			"inside");
-	expect_contents(safe_open_in_root(root, "/etc/shadow", walk, SAFE_OPEN_MAX_ELF), "inside");
-	expect_contents(safe_open_in_root(root, "abs", walk, SAFE_OPEN_MAX_ELF), "inside");
-	expect_contents(safe_open_in_root(root, "/up", walk, SAFE_OPEN_MAX_ELF), "inside");
-	expect_contents(safe_open_in_root(root, "etc/sub", walk, SAFE_OPEN_MAX_ELF), "inside");
-	expect_contents(safe_open_in_root(root, "/etc/../../etc/shadow", walk, SAFE_OPEN_MAX_ELF),
+	expect_contents(safe_open_in_root(root, "/etc/shadow", walk, SAFE_OPEN_MAX_ELF, NULL),
 			"inside");
+	expect_contents(safe_open_in_root(root, "abs", walk, SAFE_OPEN_MAX_ELF, NULL), "inside");
+	expect_contents(safe_open_in_root(root, "/up", walk, SAFE_OPEN_MAX_ELF, NULL), "inside");
+	expect_contents(safe_open_in_root(root, "etc/sub", walk, SAFE_OPEN_MAX_ELF, NULL),
+			"inside");
+	expect_contents(
+	    safe_open_in_root(root, "/etc/../../etc/shadow", walk, SAFE_OPEN_MAX_ELF, NULL),
+	    "inside");
 	assert_int_equal(
-	    safe_open_in_root(root, "abs", walk | SAFE_OPEN_NOFOLLOW, SAFE_OPEN_MAX_ELF), -ELOOP);
-	assert_int_equal(safe_open_in_root(root, "fifo", walk, SAFE_OPEN_MAX_ELF), -ESPIPE);
-	assert_int_equal(safe_open_in_root(root, "etc", walk, SAFE_OPEN_MAX_ELF), -EISDIR);
+	    safe_open_in_root(root, "abs", walk | SAFE_OPEN_NOFOLLOW, SAFE_OPEN_MAX_ELF, NULL),
+	    -ELOOP);
+	assert_int_equal(safe_open_in_root(root, "fifo", walk, SAFE_OPEN_MAX_ELF, NULL), -ESPIPE);
+	assert_int_equal(safe_open_in_root(root, "etc", walk, SAFE_OPEN_MAX_ELF, NULL), -EISDIR);
 	/* Inside this root /proc does not exist: the absolute link stays in. */
-	assert_int_equal(safe_open_in_root(root, "magic", walk, SAFE_OPEN_MAX_ELF), -ENOENT);
+	assert_int_equal(safe_open_in_root(root, "magic", walk, SAFE_OPEN_MAX_ELF, NULL), -ENOENT);
 	close(root);
 
 	/* With the real root, /proc/self/... is a magic link: refused. */
 	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	assert_true(root >= 0);
 	assert_int_equal(
-	    safe_open_in_root(root, "/proc/self/root/etc/hostname", walk, SAFE_OPEN_MAX_ELF),
+	    safe_open_in_root(root, "/proc/self/root/etc/hostname", walk, SAFE_OPEN_MAX_ELF, NULL),
 	    -ELOOP);
-	assert_int_equal(safe_open_in_root(root, "/proc/self/exe", walk, SAFE_OPEN_MAX_ELF),
+	assert_int_equal(safe_open_in_root(root, "/proc/self/exe", walk, SAFE_OPEN_MAX_ELF, NULL),
 			 -ELOOP);
-	fd = safe_open_in_root(root, "/proc/self/status", walk, SAFE_OPEN_MAX_ELF);
+	fd = safe_open_in_root(root, "/proc/self/status", walk, SAFE_OPEN_MAX_ELF, NULL);
 	/* openat2 stops at the magic "self" link; the walk refuses procfs links too. */
 	assert_true(fd == -ELOOP || fd == -EXDEV);
 	close(root);
@@ -254,9 +258,10 @@ static void test_in_pid_root(void **state)
 
 	put(path_in(f, "mine"), "mine");
 	snprintf(p, sizeof(p), "%s/mine", f->dir);
-	expect_contents(safe_open_in_pid_root(getpid(), p, SAFE_OPEN_NOFOLLOW, SAFE_OPEN_MAX_ELF),
-			"mine");
-	assert_true(safe_open_in_pid_root(999999999, p, 0, SAFE_OPEN_MAX_ELF) < 0);
+	expect_contents(
+	    safe_open_in_pid_root(getpid(), p, SAFE_OPEN_NOFOLLOW, SAFE_OPEN_MAX_ELF, NULL),
+	    "mine");
+	assert_true(safe_open_in_pid_root(999999999, p, 0, SAFE_OPEN_MAX_ELF, NULL) < 0);
 }
 
 static void test_check_fd(void **state)
