@@ -302,6 +302,13 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 		(unsigned long long)sym->debuginfo.stats.bad_links,
 		(unsigned long long)sym->debuginfo.stats.root_gone,
 		(unsigned long long)sym->debuginfo.stats.crc_bytes);
+	fprintf(stderr,
+		"  %-40s %llu timeouts, %llu over the size cap, %llu invalid, %llu skipped\n",
+		"symbols: debuginfod failures",
+		(unsigned long long)sym->debuginfo.stats.debuginfod_timeouts,
+		(unsigned long long)sym->debuginfo.stats.debuginfod_too_big,
+		(unsigned long long)sym->debuginfo.stats.debuginfod_invalid,
+		(unsigned long long)sym->debuginfo.stats.debuginfod_skipped);
 	print_safe_open_stats();
 	fprintf(stderr, "  %-40s %llu (%llu new addresses: maps read at once)\n",
 		"user: unknown pid/address reports", (unsigned long long)c->stats.unknown_reports,

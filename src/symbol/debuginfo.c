@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -308,25 +309,142 @@ static int by_debuglink(struct debuginfo *d, const struct debuginfo_query *q, ch
 	return fd >= 0 ? fd : -ENOENT;
 }
 
-static int by_debuginfod(struct debuginfo *d, const uint8_t *id, size_t len, char **found)
+/* Monotonic seconds. */
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The user's cap in an environment variable (a positive number), or def. */
+static uint64_t env_cap(const char *name, uint64_t def)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long long n;
+
+	if (!v || !*v)
+		return def;
+	n = strtoull(v, &end, 10);
+	return (*end || !n || n > def) ? def : n;
+}
+
+/*
+ * Called by libdebuginfod while a request runs (about once a second even
+ * when nothing arrives, and as data comes): a non-zero return aborts it.
+ * a is what was received so far, b the announced size (0 unknown).
+ */
+static int debuginfod_progress(debuginfod_client *c, long a, long b)
+{
+	struct debuginfo *d = debuginfod_get_user_data(c);
+
+	if ((a > 0 && (uint64_t)a > d->dfd_max_bytes) ||
+	    (b > 0 && (uint64_t)b > d->dfd_max_bytes)) {
+		d->dfd_abort = DEBUGINFOD_ABORT_TOO_BIG;
+		return 1;
+	}
+	if (now_s() > d->dfd_request_deadline) {
+		d->dfd_abort = DEBUGINFOD_ABORT_TIMEOUT;
+		return 1;
+	}
+	return 0;
+}
+
+static bool debuginfod_client_ready(struct debuginfo *d)
+{
+	if (d->debuginfod_tried)
+		return d->debuginfod != NULL;
+	d->debuginfod_tried = true;
+	/*
+	 * libdebuginfod waits DEBUGINFOD_TIMEOUT (90 s by default) for a server
+	 * that accepted the connection and says nothing: ours unless the user
+	 * chose one. It is read at each request, from the environment.
+	 */
+	if (!getenv(DEBUGINFOD_TIMEOUT_ENV_VAR))
+		setenv(DEBUGINFOD_TIMEOUT_ENV_VAR, DEBUGINFOD_STALL_S_STR, 0);
+	d->dfd_max_bytes = env_cap(DEBUGINFOD_MAXSIZE_ENV_VAR, DEBUGINFOD_MAX_BYTES);
+	d->dfd_request_s = (double)env_cap(DEBUGINFOD_MAXTIME_ENV_VAR, DEBUGINFOD_REQUEST_S);
+	d->dfd_total_deadline = now_s() + DEBUGINFOD_TOTAL_S;
+	d->debuginfod = debuginfod_begin();
+	if (!d->debuginfod) {
+		pr_warn("debuginfod: cannot start a client; debug files come from disk only");
+		return false;
+	}
+	debuginfod_set_user_data(d->debuginfod, d);
+	debuginfod_set_progressfn(d->debuginfod, debuginfod_progress);
+	return true;
+}
+
+/* Logs the first of each kind of debuginfod failure; the rest are counted. */
+static void debuginfod_note(struct debuginfo *d, unsigned kind, const char *fmt, const char *arg)
+{
+	if (d->dfd_logged & kind)
+		return;
+	d->dfd_logged |= kind;
+	pr_warn(fmt, arg);
+}
+
+static int by_debuginfod(struct debuginfo *d, const struct debuginfo_query *q, char **found)
 {
 	const char *urls = getenv(DEBUGINFOD_URLS_ENV_VAR);
-	int fd;
+	char hex[2 * 64 + 1];
+	uint8_t got[64];
+	size_t got_len;
+	double now;
+	int fd, err;
 
-	if (!d->use_debuginfod || !len || !urls || !*urls)
+	if (!d->use_debuginfod || !q->build_id_len || q->build_id_len > 64 || !urls || !*urls)
 		return -ENOENT;
-	if (!d->debuginfod_tried) {
-		d->debuginfod_tried = true;
-		d->debuginfod = debuginfod_begin();
-		if (!d->debuginfod)
-			pr_warn(
-			    "debuginfod: cannot start a client; debug files come from disk only");
+	if (!debuginfod_client_ready(d))
+		return -ENOENT;
+	now = now_s();
+	if (now >= d->dfd_total_deadline) {
+		d->stats.debuginfod_skipped++;
+		debuginfod_note(d, 1, "debuginfod: %s spent; further build ids are not asked for",
+				"the time budget (" DEBUGINFOD_TOTAL_S_STR " s per run)");
+		return -ENOENT;
 	}
-	if (!d->debuginfod)
-		return -ENOENT;
-	fd = debuginfod_find_debuginfo(d->debuginfod, id, (int)len, found);
+	d->dfd_abort = DEBUGINFOD_ABORT_NONE;
+	d->dfd_request_deadline = now + d->dfd_request_s;
+	if (d->dfd_request_deadline > d->dfd_total_deadline)
+		d->dfd_request_deadline = d->dfd_total_deadline;
+	fd = debuginfod_find_debuginfo(d->debuginfod, q->build_id, (int)q->build_id_len, found);
+	for (size_t i = 0; i < q->build_id_len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", q->build_id[i]);
 	if (fd < 0) {
-		pr_debug("debuginfod: no debug file for this build id: %s", strerror(-fd));
+		if (d->dfd_abort == DEBUGINFOD_ABORT_TOO_BIG) {
+			d->stats.debuginfod_too_big++;
+			debuginfod_note(d, 2,
+					"debuginfod: the debug file of %s is over the size cap "
+					"(DEBUGINFOD_MAXSIZE); not downloaded",
+					hex);
+		} else if (d->dfd_abort == DEBUGINFOD_ABORT_TIMEOUT || fd == -ETIME ||
+			   fd == -ETIMEDOUT) {
+			d->stats.debuginfod_timeouts++;
+			debuginfod_note(d, 4, "debuginfod: no answer in time for %s; given up",
+					hex);
+		} else {
+			pr_debug("debuginfod: no debug file for %s: %s", hex, strerror(-fd));
+		}
+		return -ENOENT;
+	}
+	/* What came back must be a sane file and the debug file asked for. */
+	err = safe_open__check(fd, d->dfd_max_bytes);
+	got_len = err ? 0 : file_build_id(fd, got, sizeof(got));
+	if (err || got_len != q->build_id_len || memcmp(got, q->build_id, got_len)) {
+		d->stats.debuginfod_invalid++;
+		debuginfod_note(d, 8,
+				"debuginfod: the file served for %s is not its debug file; "
+				"removed from the cache",
+				hex);
+		close(fd);
+		/* libdebuginfod's own cache: nothing there may claim to be this build id. */
+		if (*found && unlink(*found))
+			pr_debug("debuginfod: cannot remove %s: %s", *found, strerror(errno));
+		free(*found);
+		*found = NULL;
 		return -ENOENT;
 	}
 	return fd;
@@ -347,7 +465,7 @@ int debuginfo__find(struct debuginfo *d, const struct debuginfo_query *q, char *
 		d->stats.by_debuglink += fd >= 0;
 		return fd;
 	}
-	fd = by_debuginfod(d, q->build_id, q->build_id_len, found);
+	fd = by_debuginfod(d, q, found);
 	if (fd >= 0) {
 		d->stats.by_debuginfod++;
 		return fd;

@@ -8,7 +8,9 @@
  *      .debug/ folder, then ROOT/<binary's folder>/NAME under each root
  *      (and ROOT/NAME under the --debug-dir roots, for flat folders);
  *   3. debuginfod (libdebuginfod, with its own cache) when enabled and
- *      DEBUGINFOD_URLS is set.
+ *      DEBUGINFOD_URLS is set: bounded in time and size (below), and what it
+ *      serves must carry the build id asked for (else it is removed from
+ *      the cache and counted). The agent never asks debuginfod.
  *
  * A candidate counts only when it matches: same build id when the binary
  * has one, else the CRC32 the debuglink states. MiniDebugInfo
@@ -28,6 +30,26 @@
 
 #define DEBUGINFO_GLOBAL_DIR "/usr/lib/debug"
 
+/*
+ * debuginfod bounds (defaults; the user's DEBUGINFOD_TIMEOUT, DEBUGINFOD_MAXTIME
+ * and DEBUGINFOD_MAXSIZE apply when set, and only lower the last two):
+ * a server that says nothing for DEBUGINFOD_STALL_S is given up, one request
+ * lasts at most DEBUGINFOD_REQUEST_S, all requests of a run together at most
+ * DEBUGINFOD_TOTAL_S (later build ids are not asked for), and a download over
+ * DEBUGINFOD_MAX_BYTES is aborted.
+ */
+#define DEBUGINFOD_STALL_S_STR "5"
+#define DEBUGINFOD_REQUEST_S   10
+#define DEBUGINFOD_TOTAL_S     30
+#define DEBUGINFOD_TOTAL_S_STR "30"
+#define DEBUGINFOD_MAX_BYTES   (1ULL << 30)
+
+enum debuginfod_abort {
+	DEBUGINFOD_ABORT_NONE,
+	DEBUGINFOD_ABORT_TOO_BIG,
+	DEBUGINFOD_ABORT_TIMEOUT,
+};
+
 struct debuginfo_stats {
 	uint64_t by_build_id;
 	uint64_t by_debuglink;
@@ -38,6 +60,10 @@ struct debuginfo_stats {
 	uint64_t bad_links;  /* debuglinks that were not a plain file name */
 	uint64_t root_gone;  /* the binary's root was gone: its folder not searched */
 	uint64_t crc_bytes;  /* bytes read to check CRCs */
+	uint64_t debuginfod_timeouts; /* requests given up: no answer in time */
+	uint64_t debuginfod_too_big;  /* downloads aborted at the size cap */
+	uint64_t debuginfod_invalid;  /* files served that were not the debug file asked for */
+	uint64_t debuginfod_skipped;  /* build ids not asked for: the run's time budget was spent */
 };
 
 struct debuginfo {
@@ -47,6 +73,13 @@ struct debuginfo {
 	void *debuginfod; /* debuginfod_client *, begun on first use */
 	bool debuginfod_tried;
 	bool logged_bad_link;
+	/* debuginfod request state (see by_debuginfod) */
+	uint64_t dfd_max_bytes;
+	double dfd_request_s;
+	double dfd_request_deadline; /* CLOCK_MONOTONIC seconds */
+	double dfd_total_deadline;
+	enum debuginfod_abort dfd_abort;
+	unsigned dfd_logged; /* kinds of failure logged once */
 	struct debuginfo_stats stats;
 };
 
