@@ -11,7 +11,10 @@
  *  - the /proc/PID/root fallback of file_cache__open_mapped() for a process
  *    in its own mount namespace (unshare -Urm as the attacker) whose mapped
  *    path was swapped for a symlink to a root-only host file, then for a
- *    FIFO: the host file is never opened for reading, nothing blocks.
+ *    FIFO: the host file is never opened for reading, nothing blocks;
+ *  - debuginfod servers (tests/e2e/fake_debuginfod.py) that never answer,
+ *    stream without end, or serve garbage: the recording ends within the
+ *    documented budget, each failure is counted, nothing is kept.
  *
  * Needs root, BPF, and the attacker account (tests/lib/attacker.h).
  */
@@ -160,7 +163,8 @@ static long long counter(const char *out, const char *label)
  * Starts att/hostile as the attacker, records it with -v under a hard
  * time limit, and returns record's output (caller frees); *elapsed set.
  */
-static char *record_hostile(struct fx *f, double *elapsed)
+static char *record_hostile_env(struct fx *f, double *elapsed, const char *env, int limit_s,
+				const char *extra)
 {
 	char bin[PATH_MAX], secs[16], path[PATH_MAX], *out = NULL, *folded;
 	char *argv[] = {bin, secs, NULL};
@@ -174,10 +178,8 @@ static char *record_hostile(struct fx *f, double *elapsed)
 	assert_true(pid > 0);
 	f->pids[0] = pid;
 	t0 = now_s();
-	rc = tu_run(&out,
-		    "timeout -s KILL %d %s record -p %d -d %d -F 99 -o %s/out -v "
-		    "--no-debuginfod",
-		    HARD_LIMIT_S, omniprof(), (int)pid, RECORD_SECONDS, f->dir);
+	rc = tu_run(&out, "%s timeout -s KILL %d %s record -p %d -d %d -F 99 -o %s/out -v %s", env,
+		    limit_s, omniprof(), (int)pid, RECORD_SECONDS, f->dir, extra);
 	*elapsed = now_s() - t0;
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
@@ -185,7 +187,7 @@ static char *record_hostile(struct fx *f, double *elapsed)
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
 	assert_int_equal(rc, 0);
-	assert_true(*elapsed < HARD_LIMIT_S);
+	assert_true(*elapsed < limit_s);
 	/* The process itself was profiled all along. */
 	snprintf(path, sizeof(path), "%s/out/stacks.folded", f->dir);
 	folded = tu_read_file(path, NULL);
@@ -195,6 +197,11 @@ static char *record_hostile(struct fx *f, double *elapsed)
 	assert_non_null(strstr(folded, "hostile+0x"));
 	free(folded);
 	return out;
+}
+
+static char *record_hostile(struct fx *f, double *elapsed)
+{
+	return record_hostile_env(f, elapsed, "", HARD_LIMIT_S, "--no-debuginfod");
 }
 
 static void test_fifo_debuglink(void **state)
@@ -352,12 +359,112 @@ static void test_root_fallback_swapped_path(void **state)
 	waitpid(sh, NULL, 0);
 }
 
+/* ---- debuginfod servers that misbehave ---------------------------------------------- */
+
+/*
+ * One server per mode (tests/e2e/fake_debuginfod.py); the hostile binary has
+ * no debug file anywhere else, so its build id (and those of the libraries
+ * without local debug files) goes to the server. The recording must end
+ * within the documented budget (30 s for all requests, 10 s each) plus
+ * sampling and slack, and count what went wrong.
+ */
+enum { DFD_TIMEOUTS, DFD_TOO_BIG, DFD_INVALID, DFD_SKIPPED };
+
+/* One of the numbers of record -v's "symbols: debuginfod failures" line, or -1. */
+static long long debuginfod_count(const char *out, int which)
+{
+	const char *p = strstr(out, "symbols: debuginfod failures");
+	long long v[4];
+
+	if (!p)
+		return -1;
+	p += strlen("symbols: debuginfod failures");
+	if (sscanf(p, " %lld timeouts, %lld over the size cap, %lld invalid, %lld skipped", &v[0],
+		   &v[1], &v[2], &v[3]) != 4)
+		return -1;
+	return v[which];
+}
+
+static void run_debuginfod_case(struct fx *f, const char *mode, int which)
+{
+	char port_file[PATH_MAX], env[PATH_MAX * 2], cache[PATH_MAX], *port, *out, *found = NULL;
+	char script[PATH_MAX];
+	char *argv[] = {"/usr/bin/python3", script, (char *)mode, port_file, NULL};
+	double elapsed;
+	long long n;
+	pid_t srv;
+
+	make_hostile_binary(f);
+	assert_non_null(realpath("tests/e2e/fake_debuginfod.py", script));
+	snprintf(port_file, sizeof(port_file), "%s/port-%s", f->dir, mode);
+	snprintf(cache, sizeof(cache), "%s/cache-%s", f->dir, mode);
+	srv = fork();
+	assert_true(srv >= 0);
+	if (!srv) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, STDOUT_FILENO);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	f->pids[1] = srv;
+	/* The server writes its port once it listens. */
+	assert_true(wait_file(port_file, 30));
+	port = tu_read_file(port_file, NULL);
+	assert_non_null(port);
+	/* A 10 MB cap for the endless stream: nothing near it may land in the cache. */
+	snprintf(env, sizeof(env),
+		 "DEBUGINFOD_URLS=http://127.0.0.1:%s DEBUGINFOD_CACHE_PATH=%s "
+		 "DEBUGINFOD_MAXSIZE=10000000",
+		 port, cache);
+	free(port);
+	out = record_hostile_env(f, &elapsed, env, 120, "");
+	n = debuginfod_count(out, which);
+	printf("    %s server: %lld counted (timeouts %lld, too big %lld, invalid %lld, skipped "
+	       "%lld)\n",
+	       mode, n, debuginfod_count(out, DFD_TIMEOUTS), debuginfod_count(out, DFD_TOO_BIG),
+	       debuginfod_count(out, DFD_INVALID), debuginfod_count(out, DFD_SKIPPED));
+	if (n < 1)
+		print_error("%s\n", out);
+	assert_true(n >= 1);
+	/* 3 s of sampling, at most 30 s of debuginfod, start-up and naming. */
+	assert_true(elapsed < 90);
+	free(out);
+	/* Nothing the server sent is kept as a debug file. */
+	assert_int_equal(
+	    tu_run(&found, "find %s -type f -size +0 -name debuginfo 2>/dev/null", cache), 0);
+	if (found && *found)
+		print_error("kept in the cache: %s\n", found);
+	assert_true(!found || !*found);
+	free(found);
+	tu_reap(srv);
+	f->pids[1] = 0;
+}
+
+static void test_debuginfod_silent(void **state)
+{
+	run_debuginfod_case(*state, "silent", DFD_TIMEOUTS);
+}
+
+static void test_debuginfod_stream(void **state)
+{
+	run_debuginfod_case(*state, "stream", DFD_TOO_BIG);
+}
+
+static void test_debuginfod_garbage(void **state)
+{
+	run_debuginfod_case(*state, "garbage", DFD_INVALID);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_fifo_debuglink, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_huge_sparse_debuglink, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_root_fallback_swapped_path, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_debuginfod_silent, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_debuginfod_stream, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_debuginfod_garbage, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
