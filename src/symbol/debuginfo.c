@@ -450,6 +450,14 @@ static int by_debuginfod(struct debuginfo *d, const struct debuginfo_query *q, c
 	return fd;
 }
 
+int debuginfo__find_by_build_id(struct debuginfo *d, const void *id, size_t len, char **found)
+{
+	struct debuginfo_query q = {.self_fd = -1, .build_id = id, .build_id_len = len};
+
+	*found = NULL;
+	return by_build_id(d, &q, found);
+}
+
 int debuginfo__find(struct debuginfo *d, const struct debuginfo_query *q, char **found)
 {
 	int fd;

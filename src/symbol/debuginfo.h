@@ -111,4 +111,10 @@ struct debuginfo_query {
  */
 int debuginfo__find(struct debuginfo *d, const struct debuginfo_query *q, char **found);
 
+/*
+ * A file by its build id only, under the debug roots (the dwz alt file of a
+ * debug file). An fd and *found (caller frees), or -ENOENT / -ENOMEM.
+ */
+int debuginfo__find_by_build_id(struct debuginfo *d, const void *id, size_t len, char **found);
+
 #endif
