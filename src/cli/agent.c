@@ -25,6 +25,7 @@
 #include "proc/process_labels.h"
 #include "profile/profile.h"
 #include "util/log.h"
+#include "util/safe_open.h"
 
 #define DEFAULT_FREQUENCY_HZ 20
 #define DEFAULT_INTERVAL_S   5.0
@@ -408,12 +409,26 @@ static int describe_process(void *ctx, uint32_t pid, const char *comm, struct ot
 static void log_tables(const struct agent *a)
 {
 	const struct session_tables *t = &a->ss.tables;
+	struct safe_open_stats so;
 
 	pr_info("tables: %zu processes, %zu files, %zu Python code objects, %zu symbol files "
 		"(%zu KiB); forgotten so far: %llu processes, %llu files; traces dropped: %llu",
 		t->processes, t->files, t->python_codes, a->ss.sym.cache.n_entries,
 		a->ss.sym.cache.cost >> 10, (unsigned long long)t->processes_purged,
 		(unsigned long long)t->files_evicted, (unsigned long long)t->traces_dropped);
+	safe_open__stats(&so);
+	pr_info("files of targets: %llu opened; refused: %llu symlink, %llu directory, %llu FIFO, "
+		"%llu socket, %llu device, %llu pseudo fs, %llu over the size cap, %llu magic "
+		"link, %llu not the mapped inode",
+		(unsigned long long)so.opened, (unsigned long long)so.refused[SAFE_OPEN_R_SYMLINK],
+		(unsigned long long)so.refused[SAFE_OPEN_R_DIR],
+		(unsigned long long)so.refused[SAFE_OPEN_R_FIFO],
+		(unsigned long long)so.refused[SAFE_OPEN_R_SOCKET],
+		(unsigned long long)so.refused[SAFE_OPEN_R_DEVICE],
+		(unsigned long long)so.refused[SAFE_OPEN_R_PSEUDO_FS],
+		(unsigned long long)so.refused[SAFE_OPEN_R_TOO_BIG],
+		(unsigned long long)so.refused[SAFE_OPEN_R_ESCAPE],
+		(unsigned long long)so.refused[SAFE_OPEN_R_MISMATCH]);
 }
 
 /* Takes the interval's profile and queues it for every destination. */

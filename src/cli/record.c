@@ -24,6 +24,7 @@
 #include "symbol/symbolizer.h"
 #include "unwind/unwind_maps.h"
 #include "util/log.h"
+#include "util/safe_open.h"
 
 /* Why 20 Hz: it is what the reference agent of this field samples at, so profiles compare
  * one to one; at 20 samples per second per busy CPU a minute gives 1,200 samples, enough
@@ -194,6 +195,26 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	return 0;
 }
 
+/* Files of targets refused by util/safe_open.h, by reason. */
+static void print_safe_open_stats(void)
+{
+	struct safe_open_stats st;
+	char label[64];
+
+	safe_open__stats(&st);
+	fprintf(stderr, "  %-40s %llu\n", "files: opened for targets (checked)",
+		(unsigned long long)st.opened);
+	for (int r = 0; r < SAFE_OPEN_R__COUNT; r++) {
+		snprintf(label, sizeof(label), "files: refused, %s",
+			 r == SAFE_OPEN_R_PSEUDO_FS  ? "pseudo filesystem"
+			 : r == SAFE_OPEN_R_ESCAPE   ? "magic link in a root"
+			 : r == SAFE_OPEN_R_MISMATCH ? "not the mapped inode"
+			 : r == SAFE_OPEN_R_TOO_BIG  ? "over the size cap"
+						     : safe_open__reason_name(r));
+		fprintf(stderr, "  %-40s %llu\n", label, (unsigned long long)st.refused[r]);
+	}
+}
+
 static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct collector *c,
 			   const struct symbolizer *sym, const struct unwind_maps *um)
 {
@@ -287,6 +308,22 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 		(unsigned long long)sym->debuginfo.stats.by_debuginfod,
 		(unsigned long long)sym->debuginfo.stats.not_found,
 		(unsigned long long)sym->debuginfo.stats.mismatched);
+	fprintf(stderr,
+		"  %-40s %llu unsafe, %llu bad debuglink names, %llu roots gone, %llu CRC "
+		"bytes\n",
+		"symbols: debug candidates refused",
+		(unsigned long long)sym->debuginfo.stats.refused,
+		(unsigned long long)sym->debuginfo.stats.bad_links,
+		(unsigned long long)sym->debuginfo.stats.root_gone,
+		(unsigned long long)sym->debuginfo.stats.crc_bytes);
+	fprintf(stderr,
+		"  %-40s %llu timeouts, %llu over the size cap, %llu invalid, %llu skipped\n",
+		"symbols: debuginfod failures",
+		(unsigned long long)sym->debuginfo.stats.debuginfod_timeouts,
+		(unsigned long long)sym->debuginfo.stats.debuginfod_too_big,
+		(unsigned long long)sym->debuginfo.stats.debuginfod_invalid,
+		(unsigned long long)sym->debuginfo.stats.debuginfod_skipped);
+	print_safe_open_stats();
 	fprintf(stderr, "  %-40s %llu (%llu new addresses: maps read at once)\n",
 		"user: unknown pid/address reports", (unsigned long long)c->stats.unknown_reports,
 		(unsigned long long)c->stats.unknown_rereads);

@@ -9,6 +9,7 @@
  * libelf reports as an error, instead of SIGBUS in the profiler.
  */
 #include "elf/elf_file.h"
+#include "util/safe_open.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -286,9 +287,12 @@ int elf_file__open(const char *path, int fd, struct elf_file **out)
 		goto cleanup;
 	}
 	if (fd < 0) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		/* Paths come from folders a user named (--debug-dir): still no FIFO or device. */
+		fd = safe_open(path, 0, SAFE_OPEN_MAX_ELF);
 		if (fd < 0) {
-			err = -errno;
+			/* Not a regular file of sane size: not an ELF file (the refusal is
+			 * counted). */
+			err = safe_open__is_refusal(fd) ? -ENOEXEC : fd;
 			goto cleanup;
 		}
 	}

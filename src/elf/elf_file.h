@@ -29,6 +29,7 @@ struct elf_file {
 	char *build_id;	   /* lowercase hex of the NT_GNU_BUILD_ID note, NULL when absent; owned */
 	char *go_build_id; /* Go's build id (the "Go" note), NULL when absent; owned */
 	uint64_t size;	   /* file size in bytes */
+	int root_pid;	   /* the process whose root path is in; 0: the host's root */
 };
 
 /*

@@ -15,6 +15,7 @@
 #include "elf/vdso_image.h"
 #include "proc/proc_maps.h"
 #include "util/log.h"
+#include "util/safe_open.h"
 
 struct file_key {
 	uint32_t dev_major;
@@ -176,22 +177,37 @@ static void set_table_id(struct file_cache *fc, struct cached_file *f)
 	fc->stats.table_id_ns += now_ns() - start;
 }
 
+int file_cache__open_mapped(pid_t pid, const struct proc_map *m)
+{
+	struct safe_open_id want = {m->dev_major, m->dev_minor, m->inode};
+	char path[64];
+	int fd;
+
+	/*
+	 * map_files is the inode really mapped at that range, whatever its path
+	 * says now (containers, deleted or replaced files): its magic link is
+	 * followed on purpose, the file it leads to is checked like any other
+	 * (a mapping of a device or of a pseudo file is refused).
+	 */
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	fd = safe_open(path, 0, SAFE_OPEN_MAX_ELF);
+	if (fd >= 0 || (fd != -ENOENT && fd != -EACCES && fd != -EPERM))
+		return fd;
+	if (m->path[0] != '/')
+		return fd;
+	/*
+	 * The mapping is gone (or map_files is not readable): its path, inside
+	 * the process's root and never out of it. The process may have put
+	 * anything there since, so only the inode /proc/PID/maps named counts.
+	 */
+	return safe_open_in_pid_root(pid, m->path, 0, SAFE_OPEN_MAX_ELF, &want);
+}
+
 /* Opens the mapped file the way the process sees it. Returns an fd or -errno. */
 static int open_mapped_file(pid_t pid, const struct proc_map *m)
 {
-	char path[4200];
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	if (m->path[0] != '/')
-		return -errno;
-	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	return fd >= 0 ? fd : -errno;
+	return file_cache__open_mapped(pid, m);
 }
 
 static void open_elf(struct file_cache *fc, struct cached_file *f, pid_t pid,
@@ -202,8 +218,13 @@ static void open_elf(struct file_cache *fc, struct cached_file *f, pid_t pid,
 	if (fd < 0) {
 		f->open_error = fd;
 		fc->stats.open_errors++;
-		pr_info("cannot open %s of pid %d: %s (frames show as offsets)", m->path, (int)pid,
-			strerror(-fd));
+		/* Refusals were logged once per kind by safe_open: one line per file is too many.
+		 */
+		if (safe_open__is_refusal(fd))
+			pr_debug("refused %s of pid %d: %s", m->path, (int)pid, strerror(-fd));
+		else
+			pr_info("cannot open %s of pid %d: %s (frames show as offsets)", m->path,
+				(int)pid, strerror(-fd));
 		return;
 	}
 	err = elf_file__open(f->path, fd, &f->elf);
@@ -213,6 +234,8 @@ static void open_elf(struct file_cache *fc, struct cached_file *f, pid_t pid,
 		pr_info("%s: not a readable ELF file: %s", f->path, strerror(-err));
 		return;
 	}
+	/* Its debug files next to it are looked for in the same root. */
+	f->elf->root_pid = pid;
 	fc->stats.opened++;
 	/* The htlhash stays the file's identifier for backends, not a trust key. */
 	file_id__htlhash(f->elf->fd, f->elf->size, f->htlhash);

@@ -4,7 +4,10 @@
  * open, so frames are named even after the process that mapped the file
  * exited or the file was deleted. Files are reached through
  * /proc/PID/map_files (the exact inode the process mapped, containers and
- * deleted files included), falling back to /proc/PID/root/PATH.
+ * deleted files included), falling back to PATH resolved inside
+ * /proc/PID/root (never out of it) when the inode found is the one
+ * /proc/PID/maps named; both through util/safe_open.h (regular files of at
+ * most SAFE_OPEN_MAX_ELF bytes only).
  *
  * Anonymous executable memory gets a pseudo-file entry with no ELF behind it
  * so its frames still carry a name. The vDSO is copied out of the process
@@ -96,6 +99,14 @@ void file_cache__unref(struct file_cache *fc, uint32_t id);
  * Returns how many were closed.
  */
 size_t file_cache__evict_unused(struct file_cache *fc, size_t keep, file_evict_fn fn, void *ctx);
+
+/*
+ * Opens the file behind mapping m of pid for reading: /proc/PID/map_files
+ * first, else m->path inside the process's root, accepted only when its
+ * (device, inode) is m's (-ESTALE otherwise). Every refusal of
+ * util/safe_open.h applies. Returns an fd or -errno.
+ */
+int file_cache__open_mapped(pid_t pid, const struct proc_map *m);
 
 static inline struct cached_file *file_cache__at(const struct file_cache *fc, uint32_t id)
 {

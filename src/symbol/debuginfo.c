@@ -11,10 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "util/log.h"
+#include "util/safe_open.h"
 
 int debuginfo__init(struct debuginfo *d, const char *const *dirs, size_t n, bool use_debuginfod)
 {
@@ -87,80 +89,115 @@ static size_t file_build_id(int fd, uint8_t *buf, size_t size)
 	return found;
 }
 
-static bool file_crc_matches(int fd, uint32_t want)
+/*
+ * Whether the CRC32 of the whole file is want. fd went through safe_open, so
+ * the file is regular and at most SAFE_OPEN_MAX_ELF bytes; the loop still
+ * stops at the size fstat gave, whatever the file does meanwhile.
+ */
+static bool file_crc_matches(struct debuginfo *d, int fd, uint32_t want)
 {
 	unsigned char buf[64 * 1024];
 	uLong crc = crc32(0, Z_NULL, 0);
-	off_t off = 0;
+	struct stat st;
+	off_t off = 0, size;
 
-	for (;;) {
-		ssize_t n = pread(fd, buf, sizeof(buf), off);
+	if (fstat(fd, &st) || st.st_size < 0 || (uint64_t)st.st_size > SAFE_OPEN_MAX_ELF)
+		return false;
+	size = st.st_size;
+	while (off < size) {
+		size_t want_n =
+		    (size_t)(size - off) < sizeof(buf) ? (size_t)(size - off) : sizeof(buf);
+		ssize_t n = pread(fd, buf, want_n, off);
 
-		if (n < 0)
-			return false;
-		if (n == 0)
-			break;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false; /* shorter than it said: not the file the link names */
 		crc = crc32(crc, buf, (uInt)n);
 		off += n;
 	}
+	d->stats.crc_bytes += (uint64_t)off;
 	return (uint32_t)crc == want;
 }
 
 /*
- * Opens candidate and checks it is the right debug file. Returns an fd, or
- * -ENOENT (absent, not a regular file, or the binary itself), -EBADF when it
- * does not match.
+ * Checks the candidate open on fd (owned) is the right debug file. Returns
+ * fd, or -ENOENT (the binary itself), -EBADF when it does not match.
  */
-static int try_candidate(struct debuginfo *d, const char *candidate, const char *path,
-			 const uint8_t *build_id, size_t build_id_len, bool check_crc, uint32_t crc)
+static int check_candidate(struct debuginfo *d, int fd, const char *candidate,
+			   const struct debuginfo_query *q, bool check_crc)
 {
 	uint8_t got[64];
 	struct stat st, self;
 	size_t got_len;
-	int fd = open(candidate, O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
-		return -ENOENT;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-	    (path && !stat(path, &self) && self.st_dev == st.st_dev && self.st_ino == st.st_ino)) {
+	if (fstat(fd, &st) || (q->self_fd >= 0 && !fstat(q->self_fd, &self) &&
+			       self.st_dev == st.st_dev && self.st_ino == st.st_ino)) {
 		close(fd);
 		return -ENOENT;
 	}
-	if (build_id_len) {
+	if (q->build_id_len) {
 		got_len = file_build_id(fd, got, sizeof(got));
-		if (got_len == build_id_len && !memcmp(got, build_id, got_len))
+		if (got_len == q->build_id_len && !memcmp(got, q->build_id, got_len))
 			return fd;
 		/* A debuglink target without a build id is judged by its CRC. */
-		if (!(got_len == 0 && check_crc && file_crc_matches(fd, crc)))
+		if (!(got_len == 0 && check_crc && file_crc_matches(d, fd, q->crc)))
 			goto mismatch;
 		return fd;
 	}
-	if (check_crc && !file_crc_matches(fd, crc))
+	if (check_crc && !file_crc_matches(d, fd, q->crc))
 		goto mismatch;
 	return fd;
 mismatch:
 	d->stats.mismatched++;
 	pr_debug("%s: not the debug file of %s (build id or CRC differs)", candidate,
-		 path ? path : "the binary");
+		 q->path ? q->path : "the binary");
 	close(fd);
 	return -EBADF;
 }
 
-static int by_build_id(struct debuginfo *d, const char *path, const uint8_t *id, size_t len,
-		       char **found)
+/* A candidate under a folder the host controls (debug roots). */
+static int try_host_candidate(struct debuginfo *d, const char *candidate,
+			      const struct debuginfo_query *q, bool check_crc)
+{
+	/* Symlinks are followed: distributions link .build-id entries to the files. */
+	int fd = safe_open(candidate, 0, SAFE_OPEN_MAX_ELF);
+
+	if (fd < 0) {
+		d->stats.refused += safe_open__is_refusal(fd);
+		return -ENOENT;
+	}
+	return check_candidate(d, fd, candidate, q, check_crc);
+}
+
+/* A candidate next to the binary: inside the root the binary came from. */
+static int try_root_candidate(struct debuginfo *d, int root_fd, const char *candidate,
+			      const struct debuginfo_query *q)
+{
+	int fd = safe_open_in_root(root_fd, candidate, 0, SAFE_OPEN_MAX_ELF, NULL);
+
+	if (fd < 0) {
+		d->stats.refused += safe_open__is_refusal(fd);
+		return -ENOENT;
+	}
+	return check_candidate(d, fd, candidate, q, true);
+}
+
+static int by_build_id(struct debuginfo *d, const struct debuginfo_query *q, char **found)
 {
 	char cand[PATH_MAX], hex[2 * 64 + 1];
+	size_t len = q->build_id_len;
 
 	if (len < 2 || len > 64)
 		return -ENOENT;
 	for (size_t i = 0; i < len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+		snprintf(hex + 2 * i, 3, "%02x", q->build_id[i]);
 	for (size_t r = 0; r < d->n_roots; r++) {
 		int fd;
 
 		snprintf(cand, sizeof(cand), "%s/.build-id/%.2s/%s.debug", d->roots[r], hex,
 			 hex + 2);
-		fd = try_candidate(d, cand, path, id, len, false, 0);
+		fd = try_host_candidate(d, cand, q, false);
 		if (fd >= 0) {
 			*found = strdup(cand);
 			if (!*found) {
@@ -173,94 +210,270 @@ static int by_build_id(struct debuginfo *d, const char *path, const uint8_t *id,
 	return -ENOENT;
 }
 
-static int by_debuglink(struct debuginfo *d, const char *path, const uint8_t *id, size_t len,
-			const char *link, uint32_t crc, char **found)
+/*
+ * A .gnu_debuglink comes from the target's file: only a plain file name is
+ * looked up, never a path, "." or "..", nor anything with control bytes.
+ */
+static bool debuglink_name_ok(const char *link)
+{
+	size_t n = link ? strlen(link) : 0;
+
+	if (!n || n > NAME_MAX || strchr(link, '/') || strstr(link, ".."))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)link[i] < 0x20 || link[i] == 0x7f)
+			return false;
+	return strcmp(link, ".") != 0;
+}
+
+/* The binary's folder as the process named it: absolute, no "." or ".." components. */
+static bool binary_dir_ok(const char *dir)
+{
+	return dir[0] == '/' && !strstr(dir, "/../") && !strstr(dir, "/./") &&
+	       !(strlen(dir) >= 3 && !strcmp(dir + strlen(dir) - 3, "/..")) &&
+	       !(strlen(dir) >= 2 && !strcmp(dir + strlen(dir) - 2, "/."));
+}
+
+/* The folder the binary's root is: /proc/PID/root, or the host's. An O_PATH fd or -errno. */
+static int open_binary_root(const struct debuginfo_query *q)
+{
+	char root[64];
+	int fd;
+
+	if (q->root_pid > 0)
+		snprintf(root, sizeof(root), "/proc/%d/root", q->root_pid);
+	else
+		snprintf(root, sizeof(root), "/");
+	fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return fd >= 0 ? fd : -errno;
+}
+
+static int by_debuglink(struct debuginfo *d, const struct debuginfo_query *q, char **found)
 {
 	char dir[PATH_MAX], cand[PATH_MAX];
+	const char *link = q->debuglink, *path = q->path;
 	const char *slash;
-	size_t n_cands = 0;
-	char *cands[64];
-	int fd = -ENOENT;
+	int fd = -ENOENT, root_fd = -1;
 
-	/* A debuglink is a file name, never a path. */
-	if (!link || !*link || strchr(link, '/'))
+	if (!link)
 		return -ENOENT;
+	if (!debuglink_name_ok(link)) {
+		d->stats.bad_links++;
+		if (!d->logged_bad_link) {
+			d->logged_bad_link = true;
+			pr_warn("ignoring a .gnu_debuglink that is not a plain file name (in %s); "
+				"further ones are only counted",
+				path ? path : "a binary");
+		}
+		return -ENOENT;
+	}
 	dir[0] = '\0';
 	slash = path ? strrchr(path, '/') : NULL;
-	if (slash)
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-
-#define ADD(...)                                                                                   \
-	do {                                                                                       \
-		snprintf(cand, sizeof(cand), __VA_ARGS__);                                         \
-		if (n_cands < sizeof(cands) / sizeof(cands[0]) && (cands[n_cands] = strdup(cand))) \
-			n_cands++;                                                                 \
-	} while (0)
 	if (slash) {
-		ADD("%s/%s", dir, link);
-		ADD("%s/.debug/%s", dir, link);
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+		if (!binary_dir_ok(slash == path ? "/" : dir))
+			slash = NULL;
 	}
-	for (size_t r = 0; r < d->n_roots; r++) {
-		if (slash)
-			ADD("%s%s/%s", d->roots[r], dir, link);
+	if (slash) {
+		root_fd = open_binary_root(q);
+		if (root_fd < 0)
+			d->stats.root_gone++; /* the process left: its folder is out of reach */
+	}
+	if (root_fd >= 0) {
+		const char *const fmts[] = {"%s/%s", "%s/.debug/%s"};
+
+		for (size_t i = 0; i < 2 && fd < 0; i++) {
+			snprintf(cand, sizeof(cand), fmts[i], dir, link);
+			fd = try_root_candidate(d, root_fd, cand, q);
+		}
+		close(root_fd);
+	}
+	for (size_t r = 0; r < d->n_roots && fd < 0; r++) {
+		if (slash) {
+			snprintf(cand, sizeof(cand), "%s%s/%s", d->roots[r], dir, link);
+			fd = try_host_candidate(d, cand, q, true);
+		}
 		/* The --debug-dir roots may also be flat folders of debug files. */
-		if (r + 1 < d->n_roots)
-			ADD("%s/%s", d->roots[r], link);
-	}
-#undef ADD
-	for (size_t i = 0; i < n_cands && fd < 0; i++) {
-		fd = try_candidate(d, cands[i], path, id, len, true, crc);
-		if (fd >= 0) {
-			*found = cands[i];
-			cands[i] = NULL;
+		if (fd < 0 && r + 1 < d->n_roots) {
+			snprintf(cand, sizeof(cand), "%s/%s", d->roots[r], link);
+			fd = try_host_candidate(d, cand, q, true);
 		}
 	}
-	for (size_t i = 0; i < n_cands; i++)
-		free(cands[i]);
+	if (fd >= 0) {
+		*found = strdup(cand);
+		if (!*found) {
+			close(fd);
+			return -ENOMEM;
+		}
+	}
 	return fd >= 0 ? fd : -ENOENT;
 }
 
-static int by_debuginfod(struct debuginfo *d, const uint8_t *id, size_t len, char **found)
+/* Monotonic seconds. */
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The user's cap in an environment variable (a positive number), or def. */
+static uint64_t env_cap(const char *name, uint64_t def)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long long n;
+
+	if (!v || !*v)
+		return def;
+	n = strtoull(v, &end, 10);
+	return (*end || !n || n > def) ? def : n;
+}
+
+/*
+ * Called by libdebuginfod while a request runs (about once a second even
+ * when nothing arrives, and as data comes): a non-zero return aborts it.
+ * a is what was received so far, b the announced size (0 unknown).
+ */
+static int debuginfod_progress(debuginfod_client *c, long a, long b)
+{
+	struct debuginfo *d = debuginfod_get_user_data(c);
+
+	if ((a > 0 && (uint64_t)a > d->dfd_max_bytes) ||
+	    (b > 0 && (uint64_t)b > d->dfd_max_bytes)) {
+		d->dfd_abort = DEBUGINFOD_ABORT_TOO_BIG;
+		return 1;
+	}
+	if (now_s() > d->dfd_request_deadline) {
+		d->dfd_abort = DEBUGINFOD_ABORT_TIMEOUT;
+		return 1;
+	}
+	return 0;
+}
+
+static bool debuginfod_client_ready(struct debuginfo *d)
+{
+	if (d->debuginfod_tried)
+		return d->debuginfod != NULL;
+	d->debuginfod_tried = true;
+	/*
+	 * libdebuginfod waits DEBUGINFOD_TIMEOUT (90 s by default) for a server
+	 * that accepted the connection and says nothing: ours unless the user
+	 * chose one. It is read at each request, from the environment.
+	 */
+	if (!getenv(DEBUGINFOD_TIMEOUT_ENV_VAR))
+		setenv(DEBUGINFOD_TIMEOUT_ENV_VAR, DEBUGINFOD_STALL_S_STR, 0);
+	d->dfd_max_bytes = env_cap(DEBUGINFOD_MAXSIZE_ENV_VAR, DEBUGINFOD_MAX_BYTES);
+	d->dfd_request_s = (double)env_cap(DEBUGINFOD_MAXTIME_ENV_VAR, DEBUGINFOD_REQUEST_S);
+	d->dfd_total_deadline = now_s() + DEBUGINFOD_TOTAL_S;
+	d->debuginfod = debuginfod_begin();
+	if (!d->debuginfod) {
+		pr_warn("debuginfod: cannot start a client; debug files come from disk only");
+		return false;
+	}
+	debuginfod_set_user_data(d->debuginfod, d);
+	debuginfod_set_progressfn(d->debuginfod, debuginfod_progress);
+	return true;
+}
+
+/* Logs the first of each kind of debuginfod failure; the rest are counted. */
+static void debuginfod_note(struct debuginfo *d, unsigned kind, const char *fmt, const char *arg)
+{
+	if (d->dfd_logged & kind)
+		return;
+	d->dfd_logged |= kind;
+	pr_warn(fmt, arg);
+}
+
+static int by_debuginfod(struct debuginfo *d, const struct debuginfo_query *q, char **found)
 {
 	const char *urls = getenv(DEBUGINFOD_URLS_ENV_VAR);
-	int fd;
+	char hex[2 * 64 + 1];
+	uint8_t got[64];
+	size_t got_len;
+	double now;
+	int fd, err;
 
-	if (!d->use_debuginfod || !len || !urls || !*urls)
+	if (!d->use_debuginfod || !q->build_id_len || q->build_id_len > 64 || !urls || !*urls)
 		return -ENOENT;
-	if (!d->debuginfod_tried) {
-		d->debuginfod_tried = true;
-		d->debuginfod = debuginfod_begin();
-		if (!d->debuginfod)
-			pr_warn(
-			    "debuginfod: cannot start a client; debug files come from disk only");
+	if (!debuginfod_client_ready(d))
+		return -ENOENT;
+	now = now_s();
+	if (now >= d->dfd_total_deadline) {
+		d->stats.debuginfod_skipped++;
+		debuginfod_note(d, 1, "debuginfod: %s spent; further build ids are not asked for",
+				"the time budget (" DEBUGINFOD_TOTAL_S_STR " s per run)");
+		return -ENOENT;
 	}
-	if (!d->debuginfod)
-		return -ENOENT;
-	fd = debuginfod_find_debuginfo(d->debuginfod, id, (int)len, found);
+	d->dfd_abort = DEBUGINFOD_ABORT_NONE;
+	d->dfd_request_deadline = now + d->dfd_request_s;
+	if (d->dfd_request_deadline > d->dfd_total_deadline)
+		d->dfd_request_deadline = d->dfd_total_deadline;
+	fd = debuginfod_find_debuginfo(d->debuginfod, q->build_id, (int)q->build_id_len, found);
+	for (size_t i = 0; i < q->build_id_len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", q->build_id[i]);
 	if (fd < 0) {
-		pr_debug("debuginfod: no debug file for this build id: %s", strerror(-fd));
+		if (d->dfd_abort == DEBUGINFOD_ABORT_TOO_BIG) {
+			d->stats.debuginfod_too_big++;
+			debuginfod_note(d, 2,
+					"debuginfod: the debug file of %s is over the size cap "
+					"(DEBUGINFOD_MAXSIZE); not downloaded",
+					hex);
+		} else if (d->dfd_abort == DEBUGINFOD_ABORT_TIMEOUT || fd == -ETIME ||
+			   fd == -ETIMEDOUT) {
+			d->stats.debuginfod_timeouts++;
+			debuginfod_note(d, 4, "debuginfod: no answer in time for %s; given up",
+					hex);
+		} else {
+			pr_debug("debuginfod: no debug file for %s: %s", hex, strerror(-fd));
+		}
+		return -ENOENT;
+	}
+	/* What came back must be a sane file and the debug file asked for. */
+	err = safe_open__check(fd, d->dfd_max_bytes);
+	got_len = err ? 0 : file_build_id(fd, got, sizeof(got));
+	if (err || got_len != q->build_id_len || memcmp(got, q->build_id, got_len)) {
+		d->stats.debuginfod_invalid++;
+		debuginfod_note(d, 8,
+				"debuginfod: the file served for %s is not its debug file; "
+				"removed from the cache",
+				hex);
+		close(fd);
+		/* libdebuginfod's own cache: nothing there may claim to be this build id. */
+		if (*found && unlink(*found))
+			pr_debug("debuginfod: cannot remove %s: %s", *found, strerror(errno));
+		free(*found);
+		*found = NULL;
 		return -ENOENT;
 	}
 	return fd;
 }
 
-int debuginfo__find(struct debuginfo *d, const char *path, const uint8_t *build_id,
-		    size_t build_id_len, const char *debuglink, uint32_t crc, char **found)
+int debuginfo__find_by_build_id(struct debuginfo *d, const void *id, size_t len, char **found)
+{
+	struct debuginfo_query q = {.self_fd = -1, .build_id = id, .build_id_len = len};
+
+	*found = NULL;
+	return by_build_id(d, &q, found);
+}
+
+int debuginfo__find(struct debuginfo *d, const struct debuginfo_query *q, char **found)
 {
 	int fd;
 
 	*found = NULL;
-	fd = by_build_id(d, path, build_id, build_id_len, found);
+	fd = by_build_id(d, q, found);
 	if (fd >= 0 || fd == -ENOMEM) {
 		d->stats.by_build_id += fd >= 0;
 		return fd;
 	}
-	fd = by_debuglink(d, path, build_id, build_id_len, debuglink, crc, found);
-	if (fd >= 0) {
-		d->stats.by_debuglink++;
+	fd = by_debuglink(d, q, found);
+	if (fd >= 0 || fd == -ENOMEM) {
+		d->stats.by_debuglink += fd >= 0;
 		return fd;
 	}
-	fd = by_debuginfod(d, build_id, build_id_len, found);
+	fd = by_debuginfod(d, q, found);
 	if (fd >= 0) {
 		d->stats.by_debuginfod++;
 		return fd;

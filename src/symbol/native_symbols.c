@@ -23,6 +23,7 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <stdio.h>
 #include <errno.h>
@@ -54,9 +55,13 @@ struct native_symbols {
 	size_t n_funcs;
 	Dwarf *dwarf; /* NULL without DWARF */
 	Dwarf_Addr dwarf_bias;
-	struct gopclntab *go; /* NULL unless a Go binary */
-	char *debug_file;     /* the separate debug file found, or NULL */
-	size_t file_charged;  /* native_symbols__file_growth() reported so far */
+	struct gopclntab *go;  /* NULL unless a Go binary */
+	char *debug_file;      /* the separate debug file found, or NULL */
+	const char *main_link; /* the binary's own .gnu_debuglink name (libelf's data), or NULL */
+	bool main_link_known;  /* main_link was read: later lookups are for the dwz alt file */
+	Dwarf *alt;	       /* the dwz alt file we opened and handed to libdw, or NULL */
+	int alt_fd;	       /* its fd, -1 when none */
+	size_t file_charged;   /* native_symbols__file_growth() reported so far */
 };
 
 /* A symbol as read, before aliases are merged and ends are decided. */
@@ -104,16 +109,33 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 			  char **debuginfo_file_name)
 {
 	struct native_symbols *ns = userdata ? *userdata : NULL;
+	struct debuginfo_query q;
 	const unsigned char *bits = NULL;
 	GElf_Addr id_vaddr;
 	int len, fd;
 
+	/*
+	 * libdwfl asks for the dwz alt file (.gnu_debugaltlink) through this
+	 * callback too, with its name as debuglink: a path the target chose.
+	 * Refused here; guard_dwarf() finds the alt file by its build id.
+	 */
+	if (ns && ns->main_link_known && debuglink &&
+	    (!ns->main_link || strcmp(debuglink, ns->main_link)))
+		return -1;
 	if (!ns || !ns->opts.debuginfo)
 		return dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
 						    debuglink, crc, debuginfo_file_name);
 	len = dwfl_module_build_id(mod, &bits, &id_vaddr);
-	fd = debuginfo__find(ns->opts.debuginfo, ns->ef->path, len > 0 ? bits : NULL,
-			     len > 0 ? (size_t)len : 0, debuglink, crc, debuginfo_file_name);
+	q = (struct debuginfo_query){
+	    .path = ns->ef->path,
+	    .root_pid = ns->ef->root_pid,
+	    .self_fd = ns->ef->fd,
+	    .build_id = len > 0 ? bits : NULL,
+	    .build_id_len = len > 0 ? (size_t)len : 0,
+	    .debuglink = debuglink,
+	    .crc = crc,
+	};
+	fd = debuginfo__find(ns->opts.debuginfo, &q, debuginfo_file_name);
 	if (fd >= 0 && *debuginfo_file_name && !ns->debug_file)
 		ns->debug_file = strdup(*debuginfo_file_name);
 	return fd >= 0 ? fd : -1;
@@ -481,6 +503,48 @@ static size_t file_bytes(const struct native_symbols *ns)
 	return total;
 }
 
+/*
+ * libdw opens the dwz alt file (.gnu_debugaltlink: a path the target's
+ * file names, absolute or relative) on its own when an alt form is first
+ * read. It must not: the alt file is looked up here by its build id under
+ * the debug roots (safe_open) and handed to libdw; a DWARF whose alt file
+ * is not found is not used (names then come from the symbol table only).
+ * Split DWARF (.dwo files of skeleton units, which libdwfl also opens by
+ * the path the DWARF names) is not guarded yet: detecting skeleton units
+ * means reading every unit's header, which costs the memory
+ * test_file_pages_charged_as_read bounds.
+ */
+static void guard_dwarf(struct native_symbols *ns)
+{
+	const char *alt_name;
+	const void *alt_id;
+	ssize_t n = dwelf_dwarf_gnu_debugaltlink(ns->dwarf, &alt_name, &alt_id);
+	char *found = NULL;
+	int fd;
+
+	if (n > 0) {
+		fd = ns->opts.debuginfo ? debuginfo__find_by_build_id(ns->opts.debuginfo, alt_id,
+								      (size_t)n, &found)
+					: -ENOENT;
+		free(found);
+		if (fd >= 0) {
+			ns->alt = dwarf_begin(fd, DWARF_C_READ);
+			if (ns->alt) {
+				ns->alt_fd = fd;
+				dwarf_setalt(ns->dwarf, ns->alt);
+			} else {
+				close(fd);
+			}
+		}
+		if (!ns->alt) {
+			pr_debug("%s: its dwz alt file is not found by build id: DWARF not used",
+				 ns->ef->path);
+			ns->dwarf = NULL;
+			return;
+		}
+	}
+}
+
 int native_symbols__open(const struct elf_file *ef, struct native_symbols **out)
 {
 	return native_symbols__open_opts(ef, NULL, out);
@@ -500,6 +564,7 @@ int native_symbols__open_opts(const struct elf_file *ef, const struct symbol_opt
 	if (!ns)
 		return -ENOMEM;
 	ns->ef = ef;
+	ns->alt_fd = -1;
 	if (opts)
 		ns->opts = *opts;
 	ns->dwfl = dwfl_begin(&offline_callbacks);
@@ -550,8 +615,15 @@ int native_symbols__open_opts(const struct elf_file *ef, const struct symbol_opt
 		goto cleanup;
 	open_gopclntab(ns, elf);
 	/* Go code is named from .gopclntab; DWARF (and a debug-file search) only for the rest. */
-	if (!ns->go)
+	if (!ns->go) {
+		GElf_Word link_crc;
+
+		ns->main_link = dwelf_elf_gnu_debuglink(elf, &link_crc);
+		ns->main_link_known = true;
 		ns->dwarf = dwfl_module_getdwarf(ns->mod, &ns->dwarf_bias);
+		if (ns->dwarf)
+			guard_dwarf(ns);
+	}
 	*out = ns;
 	return 0;
 
@@ -568,6 +640,11 @@ void native_symbols__free(struct native_symbols *ns)
 	gopclntab__free(ns->go);
 	if (ns->dwfl)
 		dwfl_end(ns->dwfl);
+	/* After the main Dwarf: libdw does not own an alt file set with dwarf_setalt(). */
+	if (ns->alt)
+		dwarf_end(ns->alt);
+	if (ns->alt_fd >= 0)
+		close(ns->alt_fd);
 	free(ns->debug_file);
 	free(ns);
 }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int read_file(const char *path, char **out, size_t *out_len)
@@ -11,17 +12,31 @@ int read_file(const char *path, char **out, size_t *out_len)
 	size_t len = 0, cap = 16384;
 	char *buf = malloc(cap), *tmp;
 	int fd, err = 0;
+	struct stat st;
 	ssize_t r;
 
 	if (!buf)
 		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO planted where a file was expected does not block the open. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		err = -errno;
 		goto cleanup;
 	}
-	/* /proc files report size 0: read until EOF. */
+	if (fstat(fd, &st)) {
+		err = -errno;
+		goto cleanup;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = S_ISDIR(st.st_mode) ? -EISDIR : -ENODEV;
+		goto cleanup;
+	}
+	/* /proc files report size 0: read until EOF, but never without end. */
 	for (;;) {
+		if (len >= READ_FILE_MAX) {
+			err = -EFBIG;
+			goto cleanup;
+		}
 		if (cap - len < 4096) {
 			cap *= 2;
 			tmp = realloc(buf, cap);

@@ -214,6 +214,45 @@ static void test_minidebuginfo(void **state)
 	elf_file__close(ef);
 }
 
+/*
+ * A .gnu_debugaltlink naming a FIFO (a path the file chooses, which libdw
+ * would open itself): the alt file is looked up by build id only, and the
+ * DWARF is set aside when it is not found; symbols still name the function
+ * and nothing blocks (alarm).
+ */
+static void test_altlink_never_opened_by_path(void **state)
+{
+	struct fx *f = *state;
+	struct debuginfo d;
+	struct symbol_options o = {.demangle = DEMANGLE_DEFAULT, .debuginfo = &d};
+	struct native_symbols *ns;
+	struct native_symbols_info info;
+	struct elf_file *ef;
+	const char *name;
+	char bin[512];
+
+	assert_int_equal(run("cd %s && rm -f alt.fifo altlink alt_prog && mkfifo alt.fifo && "
+			     "{ printf '%%s/alt.fifo\\0' \"$PWD\"; "
+			     "printf '0123456789abcdef0123'; } > altlink && "
+			     "objcopy --add-section .gnu_debugaltlink=altlink prog.full alt_prog",
+			     f->dir),
+			 0);
+	snprintf(bin, sizeof(bin), "%s/alt_prog", f->dir);
+	alarm(20);
+	assert_int_equal(debuginfo__init(&d, NULL, 0, false), 0);
+	assert_int_equal(elf_file__open(bin, -1, &ef), 0);
+	assert_int_equal(native_symbols__open_opts(ef, &o, &ns), 0);
+	native_symbols__info(ns, &info);
+	assert_false(info.has_dwarf);
+	name = native_symbols__lookup(ns, f->fn_addr + 2, NULL);
+	assert_non_null(name);
+	assert_string_equal(name, "dbg_static_fn");
+	alarm(0);
+	native_symbols__free(ns);
+	elf_file__close(ef);
+	debuginfo__clear(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -222,6 +261,7 @@ int main(void)
 	    cmocka_unit_test(test_build_id),
 	    cmocka_unit_test(test_wrong_file_refused),
 	    cmocka_unit_test(test_minidebuginfo),
+	    cmocka_unit_test(test_altlink_never_opened_by_path),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
