@@ -425,6 +425,18 @@ static void test_folder_rules(void **state)
 	free(base);
 }
 
+/* The tmpfs of a failed test is detached, not left mounted on /tmp. */
+static const char *mounted;
+
+static int unmount_teardown(void **state)
+{
+	(void)state;
+	if (mounted)
+		umount2(mounted, MNT_DETACH);
+	mounted = NULL;
+	return 0;
+}
+
 /* ---- a full disk ------------------------------------------------------------------ */
 
 static void test_enospc_on_tmpfs(void **state)
@@ -434,6 +446,7 @@ static void test_enospc_on_tmpfs(void **state)
 	int err;
 
 	(void)state;
+	mounted = base;
 	assert_int_equal(mount("omniprof-test", base, "tmpfs", 0, "size=64k,mode=0755"), 0);
 	/* nothing fits: error, nothing under a final name, nothing left behind */
 	err = write_set(base, &(struct content){"huge", 100000, -1, 0});
@@ -473,6 +486,7 @@ static void test_enospc_on_tmpfs(void **state)
 		free(t);
 	}
 	assert_int_equal(umount(base), 0);
+	mounted = NULL;
 	tu_rmtree(base);
 	free(base);
 }
@@ -486,7 +500,7 @@ int main(void)
 	    cmocka_unit_test(test_stale_cleanup_follows_nothing),
 	    cmocka_unit_test(test_planted_final_names),
 	    cmocka_unit_test(test_folder_rules),
-	    cmocka_unit_test(test_enospc_on_tmpfs),
+	    cmocka_unit_test_teardown(test_enospc_on_tmpfs, unmount_teardown),
 	};
 
 	return cmocka_run_group_tests_name("output_set", tests, NULL, NULL);
