@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "export/output_set.h"
 #include "util/log.h"
 
 #ifndef CAP_PERFMON
@@ -43,50 +44,15 @@ int cli__check_privileges(void)
 	return -EPERM;
 }
 
-static int mkdir_p(const char *dir)
+int cli__prepare_output_dir(const char *dir, struct output_dir *out)
 {
-	char path[4096];
-	size_t len = strlen(dir);
+	/* Find out now, not after a long recording, that the files cannot be written. */
+	int err = output_dir__open(out, dir, OUTPUT_DIR_CREATE);
 
-	if (len == 0 || len >= sizeof(path))
-		return -ENAMETOOLONG;
-	memcpy(path, dir, len + 1);
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0755) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(path, 0755) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-int cli__prepare_output_dir(const char *dir)
-{
-	char probe[4200];
-	struct stat st;
-	int fd, err;
-
-	err = mkdir_p(dir);
-	if (!err && (stat(dir, &st) || !S_ISDIR(st.st_mode)))
-		err = -ENOTDIR;
-	if (!err) {
-		/* Find out now, not after a long recording, that the files cannot be written. */
-		snprintf(probe, sizeof(probe), "%s/.omniprof-write-test", dir);
-		fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0)
-			err = -errno;
-		else {
-			close(fd);
-			unlink(probe);
-		}
-	}
+	if (!err)
+		err = output_dir__probe(out);
 	if (err)
-		pr_err("cannot write to output folder '%s': %s (choose another with -o DIR)", dir,
-		       strerror(-err));
+		output_dir__close(out);
 	return err;
 }
 

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct output_dir;
+
 #define OMNIPROF_VERSION "0.1.0"
 
 /* Each returns the process exit code. */
@@ -15,7 +17,12 @@ int cmd_symbolize(int argc, char **argv);
 
 /* Shared checks: print one line and return -errno when the requirement fails. */
 int cli__check_privileges(void);
-int cli__prepare_output_dir(const char *dir);
+/*
+ * Opens (creating it if missing) the output folder under the rules of
+ * output_set.h and proves a file can be created there. 0, or -errno after one
+ * clear line; on success the caller closes *out with output_dir__close().
+ */
+int cli__prepare_output_dir(const char *dir, struct output_dir *out);
 
 /*
  * -p: appends the process ids in arg ("1,2,3"; a thread id selects its

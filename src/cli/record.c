@@ -16,6 +16,7 @@
 
 #include "cli/cli.h"
 #include "export/exporters.h"
+#include "export/output_set.h"
 #include "cli/session.h"
 #include "profile/collector.h"
 #include "profile/profile.h"
@@ -67,7 +68,9 @@ static void record_usage(FILE *f)
 	    "  -F, --frequency HZ      samples per second per CPU (default %d)\n"
 	    "  -p, --pid PID           profile only this process and its threads (repeatable,\n"
 	    "                          or comma-separated); default: the whole system\n"
-	    "  -o, --output DIR        output folder (default ./%s)\n"
+	    "  -o, --output DIR        output folder (default ./%s); created if missing;\n"
+	    "                          refused if a symlink, another user's, or writable\n"
+	    "                          by group or others (so not /tmp itself)\n"
 	    "      --no-kernel         do not record kernel frames\n"
 	    "      --demangle MODE     C++/Rust names: none, simplified, templates or full\n"
 	    "                          (default %s)\n"
@@ -360,33 +363,41 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 		(unsigned long long)um->stats.evicted_entries);
 }
 
-static int write_outputs(const struct profile *p, const char *dir)
+static int pprof_cb(int fd, void *ctx)
 {
-	char path[4200];
-	FILE *f;
-	int err;
+	return pprof__write_fd(ctx, fd);
+}
 
-	snprintf(path, sizeof(path), "%s/profile.pb.gz", dir);
-	err = pprof__write(p, path);
-	if (err) {
-		pr_err("cannot write %s: %s", path, strerror(-err));
-		return err;
-	}
-	snprintf(path, sizeof(path), "%s/stacks.folded", dir);
-	f = fopen(path, "we");
-	if (!f || folded__write(p, f) || fclose(f)) {
-		err = -errno ? -errno : -EIO;
-		pr_err("cannot write %s: %s", path, strerror(-err));
-		return err;
-	}
-	snprintf(path, sizeof(path), "%s/flamegraph.html", dir);
-	f = fopen(path, "we");
-	if (!f || flamegraph__write(p, f, "omniprof CPU profile") || fclose(f)) {
-		err = -errno ? -errno : -EIO;
-		pr_err("cannot write %s: %s", path, strerror(-err));
-		return err;
-	}
-	return 0;
+static int folded_stdio(FILE *f, void *ctx)
+{
+	return folded__write(ctx, f);
+}
+
+static int folded_cb(int fd, void *ctx)
+{
+	return output_fd__stdio(fd, folded_stdio, ctx);
+}
+
+static int flamegraph_stdio(FILE *f, void *ctx)
+{
+	return flamegraph__write(ctx, f, "omniprof CPU profile");
+}
+
+static int flamegraph_cb(int fd, void *ctx)
+{
+	return output_fd__stdio(fd, flamegraph_stdio, ctx);
+}
+
+/* The three files as one set: a crash or a full disk leaves the previous set whole. */
+static int write_outputs(const struct profile *p, struct output_dir *dir)
+{
+	const struct output_item items[] = {
+	    {"profile.pb.gz", pprof_cb, (void *)p},
+	    {"stacks.folded", folded_cb, (void *)p},
+	    {"flamegraph.html", flamegraph_cb, (void *)p},
+	};
+
+	return output_set__write(dir, items, sizeof(items) / sizeof(items[0]));
 }
 
 int cmd_record(int argc, char **argv)
@@ -395,6 +406,7 @@ int cmd_record(int argc, char **argv)
 	struct session_opts sopts = {0};
 	struct session ss = {0};
 	struct profile *p = NULL;
+	struct output_dir dir = {.fd = -1};
 	uint64_t deadline_ns;
 	int ret = 1, err;
 
@@ -407,7 +419,7 @@ int cmd_record(int argc, char **argv)
 		ret = err > 0 ? 0 : 2;
 		goto cleanup;
 	}
-	if (cli__check_privileges() || cli__prepare_output_dir(o->output_dir))
+	if (cli__check_privileges() || cli__prepare_output_dir(o->output_dir, &dir))
 		goto cleanup;
 
 	sopts.frequency_hz = o->frequency_hz;
@@ -435,7 +447,7 @@ int cmd_record(int argc, char **argv)
 		pr_err("out of memory while building the profile");
 		goto cleanup;
 	}
-	if (write_outputs(p, o->output_dir))
+	if (write_outputs(p, &dir))
 		goto cleanup;
 	summary__print(p, stdout, 10);
 	if (log_verbosity > 0) {
@@ -452,6 +464,7 @@ int cmd_record(int argc, char **argv)
 cleanup:
 	profile__free(p);
 	session__clear(&ss);
+	output_dir__close(&dir);
 	free(o);
 	return ret;
 }

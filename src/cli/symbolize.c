@@ -23,6 +23,7 @@
 
 #include "cli/cli.h"
 #include "elf/elf_file.h"
+#include "export/output_set.h"
 #include "profile.pb-c.h"
 #include "symbol/file_index.h"
 #include "symbol/symbolizer.h"
@@ -189,44 +190,69 @@ static int read_gz(const char *path, uint8_t **buf, size_t *len)
 	return 0;
 }
 
-/* Writes data gzip'ed to path through path.tmp and a rename. 0 or -errno. */
-static int write_gz(const char *path, const uint8_t *data, size_t len)
-{
-	char *tmp = NULL;
-	gzFile gz;
-	int fd, err = 0;
+struct gz_data {
+	const uint8_t *data;
+	size_t len;
+};
 
-	if (asprintf(&tmp, "%s.tmp", path) < 0)
-		return -ENOMEM;
-	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		err = -errno;
-		free(tmp);
-		return err;
-	}
-	gz = gzdopen(fd, "wb");
+/* Writes the bytes gzip'ed to fd (left open). 0 or -errno. */
+static int gz_cb(int fd, void *ctx)
+{
+	const struct gz_data *g = ctx;
+	const uint8_t *data = g->data;
+	size_t len = g->len;
+	int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0), err = 0, rc;
+	gzFile gz;
+
+	if (copy < 0)
+		return -errno;
+	gz = gzdopen(copy, "wb");
 	if (!gz) {
-		close(fd);
-		err = -ENOMEM;
-		goto cleanup;
+		close(copy);
+		return -ENOMEM;
 	}
 	while (len && !err) {
 		unsigned part = len > (1u << 30) ? 1u << 30 : (unsigned)len;
 
+		errno = 0;
 		if (gzwrite(gz, data, part) != (int)part)
-			err = -EIO;
+			err = errno ? -errno : -EIO;
 		data += part;
 		len -= part;
 	}
-	if (gzclose(gz) != Z_OK && !err)
-		err = -EIO;
-	if (!err && rename(tmp, path))
-		err = -errno;
-cleanup:
-	if (err)
-		unlink(tmp);
-	free(tmp);
+	errno = 0;
+	rc = gzclose(gz);
+	if (rc != Z_OK && !err)
+		err = rc == Z_ERRNO && errno ? -errno : -EIO;
+	return err;
+}
+
+/*
+ * Writes data gzip'ed to path through the shared output writer: the folder
+ * under the output folder rules, a temporary name, then a rename. 0, or
+ * -errno after one clear line.
+ */
+static int write_gz(const char *path, const uint8_t *data, size_t len)
+{
+	struct gz_data g = {data, len};
+	struct output_dir d = {.fd = -1};
+	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+	char *dir = NULL;
+	int err;
+
+	if (!*name || !strcmp(name, ".") || !strcmp(name, "..")) {
+		pr_err("cannot write %s: not a file name", path);
+		return -EINVAL;
+	}
+	if (asprintf(&dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".") < 0) {
+		pr_err("out of memory");
+		return -ENOMEM;
+	}
+	err = output_dir__open(&d, dir, 0);
+	if (!err)
+		err = output_file__write(&d, name, gz_cb, &g);
+	output_dir__close(&d);
+	free(dir);
 	return err;
 }
 
@@ -652,11 +678,8 @@ int cmd_symbolize(int argc, char **argv)
 		pr_err("out of memory");
 		goto cleanup;
 	}
-	err = write_gz(out_path, out, out_len);
-	if (err) {
-		pr_err("cannot write %s: %s", out_path, strerror(-err));
-		goto cleanup;
-	}
+	if (write_gz(out_path, out, out_len))
+		goto cleanup; /* write_gz said why */
 	printf("wrote %s\n", out_path);
 	ret = 0;
 cleanup:

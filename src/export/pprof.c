@@ -11,8 +11,9 @@
  * order like any other pprof writer's: string_table (6) is emitted after the
  * functions (5), once every string has been interned.
  *
- * The file is written to "<path>.tmp", fsync'ed and renamed over path, so a
- * reader never sees a half-written profile and a failed write leaves nothing.
+ * pprof__write() goes through the shared output writer (output_set.h): a
+ * temporary name, fsync and a rename, so a reader never sees a half-written
+ * profile and a failed write leaves nothing.
  */
 #include "export/exporters.h"
 
@@ -26,6 +27,7 @@
 
 #include <zlib.h>
 
+#include "export/output_set.h"
 #include "profile.pb-c.h"
 #include "profile/profile.h"
 #include "util/hashmap.h"
@@ -605,81 +607,32 @@ static void writer__free(struct pprof_writer *w)
 	free(w->line_ptrs);
 }
 
-/*
- * Creates path afresh: returns an fd or -errno. omniprof runs as root and may
- * write into a shared directory, so never open through a file (or symlink)
- * someone else put there; a leftover from an earlier crashed run is replaced.
- */
-static int open_new(const char *path)
+static int write_fd_cb(int fd, void *ctx)
 {
-	const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-	int fd = open(path, flags, 0644);
-
-	if (fd < 0 && errno == EEXIST && unlink(path) == 0)
-		fd = open(path, flags, 0644);
-	return fd < 0 ? -errno : fd;
+	return pprof__write_fd(ctx, fd);
 }
 
 int pprof__write(const struct profile *p, const char *path)
 {
-	struct pprof_writer w = {.p = p};
-	char *tmp = NULL;
-	bool created = false;
-	int fd = -1, err;
+	struct output_dir d = {.fd = -1};
+	const char *slash, *name;
+	char *dir = NULL;
+	int err;
 
 	if (!p || !path || !*path)
 		return -EINVAL;
-	if (asprintf(&tmp, "%s.tmp", path) < 0)
+	slash = strrchr(path, '/');
+	name = slash ? slash + 1 : path;
+	if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
+		return -EINVAL;
+	if (asprintf(&dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".") < 0)
 		return -ENOMEM;
-
-	/* Everything that can fail without I/O happens before the file exists. */
-	err = strtab__init(&w.strings);
-	if (err)
-		goto cleanup;
-	w.sink = sink__new();
-	w.map_flags = calloc(p->n_mappings ? p->n_mappings : 1, 1);
-	if (!w.sink || !w.map_flags) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	err = writer__scan_locations(&w);
-	if (err)
-		goto cleanup;
-
-	fd = open_new(tmp);
-	if (fd < 0) {
-		err = fd;
-		goto cleanup;
-	}
-	created = true;
-	w.sink->fd = fd;
-
-	err = writer__write(&w);
-	if (err)
-		goto cleanup;
-
-	/* Data on disk before the name points at it, or a crash could leave an empty file. */
-	if (fsync(fd)) {
-		err = -errno;
-		goto cleanup;
-	}
-	err = close(fd) ? -errno : 0;
-	fd = -1;
-	if (err)
-		goto cleanup;
-	if (rename(tmp, path)) {
-		err = -errno;
-		goto cleanup;
-	}
-	created = false;
-
-cleanup:
-	if (fd >= 0)
-		close(fd);
-	if (created)
-		unlink(tmp);
-	writer__free(&w);
-	free(tmp);
+	/* The one writer of output files: folder rules, temporary name, rename. */
+	err = output_dir__open(&d, dir, 0);
+	if (!err)
+		err = output_file__write(&d, name, write_fd_cb, (void *)p);
+	output_dir__close(&d);
+	free(dir);
 	return err;
 }
 
