@@ -336,6 +336,9 @@ static void destination__stop(struct destination *d, uint32_t flush_ms, bool rep
 	struct export_queue_stats st;
 
 	if (d->q) {
+		/* A transfer in flight ends by the same time (else libcurl's timeouts). */
+		transport__set_deadline(d->t, session__clock_ns(CLOCK_MONOTONIC) +
+						  (uint64_t)flush_ms * 1000000ull);
 		export_queue__stop(d->q, flush_ms, &st);
 		d->q = NULL;
 		if (report)
@@ -409,6 +412,9 @@ static void log_tables(const struct agent *a)
 {
 	const struct session_tables *t = &a->ss.tables;
 
+	pr_info("cpus: %d sampled; hotplug: %llu events closed, %llu reopened",
+		a->ss.s ? sampler__n_cpus(a->ss.s) : 0, (unsigned long long)a->ss.hotplug.closed,
+		(unsigned long long)a->ss.hotplug.reopened);
 	pr_info("tables: %zu processes, %zu files, %zu Python code objects, %zu symbol files "
 		"(%zu KiB); forgotten so far: %llu processes, %llu files; traces dropped: %llu",
 		t->processes, t->files, t->python_codes, a->ss.sym.cache.n_entries,

@@ -54,7 +54,7 @@ static void record_usage(FILE *f)
 	    "                       [--demangle MODE] [--debug-dir DIR]... [--no-debuginfod]\n"
 	    "                       [--symbol-cache-mb MB] [-v]\n"
 	    "\n"
-	    "  -d, --duration SECONDS  stop after SECONDS (default: until Ctrl-C, SIGTERM or SIGHUP)\n"
+	    "  -d, --duration SECONDS  stop after SECONDS (default: until Ctrl-C/SIGTERM/SIGHUP)\n"
 	    "  -F, --frequency HZ      samples per second per CPU (default %d, at most %d and\n"
 	    "                          kernel.perf_event_max_sample_rate)\n"
 	    "  -p, --pid PID           profile only this process and its threads (repeatable,\n"
@@ -71,8 +71,8 @@ static void record_usage(FILE *f)
 	    "  -v, --verbose           print counters at the end (-vv: debug output)\n"
 	    "\n"
 	    "Writes DIR/profile.pb.gz (pprof), DIR/stacks.folded and DIR/flamegraph.html.\n",
-	    DEFAULT_FREQUENCY_HZ, CLI_MAX_FREQUENCY_HZ, DEFAULT_OUTPUT_DIR, demangle__mode_name(DEMANGLE_DEFAULT),
-	    SYMBOL_CACHE_DEFAULT_MB);
+	    DEFAULT_FREQUENCY_HZ, CLI_MAX_FREQUENCY_HZ, DEFAULT_OUTPUT_DIR,
+	    demangle__mode_name(DEMANGLE_DEFAULT), SYMBOL_CACHE_DEFAULT_MB);
 }
 
 static int parse_args(int argc, char **argv, struct record_opts *o)
@@ -170,7 +170,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	return 0;
 }
 
-static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct collector *c,
+static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
+			   const struct sampler_hotplug_stats *hotplug, const struct collector *c,
 			   const struct symbolizer *sym, const struct unwind_maps *um)
 {
 	static const char *const names[OP_STAT__COUNT] = {
@@ -203,6 +204,9 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 	for (int i = 0; i < OP_STAT__COUNT; i++)
 		fprintf(stderr, "  %-40s %llu\n", names[i] ? names[i] : "bpf: (unnamed counter)",
 			(unsigned long long)bpf[i]);
+	fprintf(stderr, "  %-40s %llu closed, %llu reopened, %llu open errors\n",
+		"cpus: hotplug events", (unsigned long long)hotplug->closed,
+		(unsigned long long)hotplug->reopened, (unsigned long long)hotplug->open_errors);
 	fprintf(stderr, "  %-40s %llu\n", "user: trace records",
 		(unsigned long long)c->stats.traces);
 	fprintf(stderr, "  %-40s %llu\n", "dropped: malformed records",
@@ -366,7 +370,7 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	summary__print(p, stdout, 10);
 	if (log_verbosity > 0) {
-		print_counters(ss.bpf_stats, &ss.c, &ss.sym, &ss.um);
+		print_counters(ss.bpf_stats, &ss.hotplug, &ss.c, &ss.sym, &ss.um);
 		python__print_counters(&ss.py, ss.py_stats, stderr);
 	}
 	if (!p->stats.samples)

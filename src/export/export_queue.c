@@ -361,8 +361,7 @@ void export_queue__stop(struct export_queue *q, uint32_t timeout_ms,
 	q->stats.queued = 0;
 	if (q->stats.dropped_shutdown)
 		pr_warn("%s: %llu intervals not delivered at exit (flush timeout or second signal)",
-			q->name,
-			(unsigned long long)q->stats.dropped_shutdown);
+			q->name, (unsigned long long)q->stats.dropped_shutdown);
 	if (stats)
 		*stats = q->stats;
 	pthread_cond_destroy(&q->done);

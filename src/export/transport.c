@@ -134,8 +134,8 @@ static size_t on_body(char *data, size_t size, size_t n, void *ctx)
 /* The start of the kept body as one printable line (for error messages). */
 static void body_excerpt(const struct transport *t, char *out, size_t out_len)
 {
-	size_t n = 0, kept = t->response_len < sizeof(t->response) ? t->response_len
-								   : sizeof(t->response);
+	size_t n = 0,
+	       kept = t->response_len < sizeof(t->response) ? t->response_len : sizeof(t->response);
 
 	for (size_t i = 0; i < kept && n + 1 < out_len && n < 120; i++) {
 		unsigned char c = (unsigned char)t->response[i];
