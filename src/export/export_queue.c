@@ -203,10 +203,9 @@ static void *run(void *arg)
 			if (q->stopping && until > q->deadline_ns)
 				until = q->deadline_ns;
 			while (now_ns() < until) {
-				bool was_stopping = q->stopping;
-
 				wait_until(q, until);
-				if (q->stopping && !was_stopping && until > q->deadline_ns)
+				/* A stop, or a deadline brought forward (a second signal). */
+				if (q->stopping && until > q->deadline_ns)
 					until = q->deadline_ns;
 			}
 		}

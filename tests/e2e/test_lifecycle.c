@@ -218,11 +218,14 @@ static void test_frequency_refused_before_loading(void **state)
 	snprintf(trace, sizeof(trace), "%s/strace.txt", dir);
 	for (size_t s = 0; s < 2; s++) {
 		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-			int rc = tu_run(&out,
-					"strace -f -qq -e trace=bpf,perf_event_open -o %s "
-					"%s/omniprof %s -F %s -d 1 -o %s/out "
-					"--otlp-endpoint 127.0.0.1:1 2>&1",
-					trace, tu_build_dir(), subs[s], bad[i], dir);
+			int rc =
+			    tu_run(&out,
+				   /* LeakSanitizer cannot run under ptrace (sanitizer builds) */
+				   "ASAN_OPTIONS=detect_leaks=0 "
+				   "strace -f -qq -e trace=bpf,perf_event_open -o %s "
+				   "%s/omniprof %s -F %s -d 1 -o %s/out "
+				   "--otlp-endpoint 127.0.0.1:1 2>&1",
+				   trace, tu_build_dir(), subs[s], bad[i], dir);
 
 			printf("    %s -F %s: exit %d: %s", subs[s], bad[i], rc, out);
 			/* The agent takes no -d: use only what it parses before -F fails. */
