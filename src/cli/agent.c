@@ -528,6 +528,9 @@ int cmd_agent(int argc, char **argv)
 		pr_err("cannot install signal handlers: %s", strerror(errno));
 		goto cleanup;
 	}
+	/* The exit's parts that cannot be interrupted (the last build, a main thread
+	 * stuck in a file) are bounded by a timer started by the stop signal itself. */
+	cli__exit_backstop((unsigned int)a->o->flush_s + 3);
 	if (transport__global_init()) {
 		pr_err("cannot initialise libcurl");
 		goto cleanup;
@@ -613,8 +616,6 @@ int cmd_agent(int argc, char **argv)
 	 * within --flush-timeout of the stop. */
 	flush_ms = (uint32_t)(a->o->flush_s * 1000);
 	flush_deadline = session__clock_ns(CLOCK_MONOTONIC) + (uint64_t)flush_ms * 1000000ull;
-	/* The build below cannot be interrupted: a timer bounds the whole exit. */
-	cli__exit_backstop((unsigned int)a->o->flush_s + 3);
 	/* A transfer in flight gives up at the deadline, whatever libcurl's own timeouts. */
 	if (a->otlp.t)
 		transport__set_deadline(a->otlp.t, flush_deadline);

@@ -8,7 +8,7 @@
 volatile sig_atomic_t cli__stop_requests;
 
 static volatile sig_atomic_t exit_on_second_signal;
-static volatile sig_atomic_t backstop_armed;
+static volatile sig_atomic_t backstop_s; /* 0: none */
 
 /* Only async-signal-safe calls below: write, alarm, _exit. */
 static void say(const char *msg)
@@ -22,14 +22,18 @@ static void on_stop_signal(int sig)
 {
 	/* The other stop signals are blocked while this runs (sa_mask): no lost count. */
 	cli__stop_requests++;
-	if (cli__stop_requests < 2)
+	if (cli__stop_requests < 2) {
+		/* Armed here, not by the main thread: that may be stuck (in a file). */
+		if (backstop_s)
+			alarm((unsigned int)backstop_s);
 		return;
+	}
 	if (exit_on_second_signal) {
 		say("omniprof: second stop signal: exiting without writing the outputs\n");
 		_exit(128 + sig);
 	}
 	/* The agent's exit loop sees the count and stops flushing; bound it all the same. */
-	if (backstop_armed)
+	if (backstop_s)
 		alarm(2);
 }
 
@@ -69,8 +73,10 @@ int cli__catch_stop_signals(bool exit_on_second)
 
 void cli__exit_backstop(unsigned int seconds)
 {
-	backstop_armed = 1;
-	alarm(seconds ? seconds : 1);
-	if (cli__stop_requests >= 2)
+	backstop_s = (sig_atomic_t)(seconds ? seconds : 1);
+	/* A signal that came before this was set armed nothing. */
+	if (cli__stop_requests == 1)
+		alarm(seconds ? seconds : 1);
+	else if (cli__stop_requests >= 2)
 		alarm(2);
 }

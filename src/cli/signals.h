@@ -19,14 +19,17 @@ extern volatile sig_atomic_t cli__stop_requests;
 /*
  * Installs the handlers (sigaction) and ignores SIGPIPE. exit_on_second:
  * a second stop signal exits at once with 128 + its number; otherwise it is
- * only counted, and an exit deadline armed with cli__exit_backstop() is
+ * only counted, and an exit bound set with cli__exit_backstop() is
  * brought forward to 2 s. 0 or -errno.
  */
 int cli__catch_stop_signals(bool exit_on_second);
 
-/* From now on the process exits (status 1, one line on stderr) if it is
- * still running after seconds: the bound of an exit whose parts cannot all
- * be interrupted (the last interval's build). */
+/*
+ * A bound on the exit: from the first stop signal (from now if one came
+ * already) the process exits (status 1, one line on stderr) if it is still
+ * running after seconds, 2 s after a second signal; for an exit whose parts
+ * cannot all be interrupted (the last interval's build, a stuck main thread).
+ */
 void cli__exit_backstop(unsigned int seconds);
 
 #endif
