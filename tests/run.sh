@@ -17,8 +17,10 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # The end-to-end tests run again against the sanitizer build of omniprof:
 # the agent's and record's whole life (sampling, naming, export, signals,
 # exit) with every leak and undefined behaviour fatal. A subset, to keep
-# `make test` short: these cover both commands end to end.
-ASAN_E2E=${ASAN_E2E:-test_record test_agent test_lifecycle}
+# `make test` short: the agent's four transports and its outage, and the
+# lifecycle suite (record and agent stopped by signals, hotplug, flush
+# deadlines, a hostile reply). Another list: ASAN_E2E="test_x test_y".
+ASAN_E2E=${ASAN_E2E:-test_agent test_lifecycle}
 
 run_one() {
 	local bin=$1 label=$2 tbuild=${3:-$build} log rc ok
