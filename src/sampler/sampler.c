@@ -207,7 +207,8 @@ void sampler__check_cpus(struct sampler *s)
 			continue;
 		n = open_cpu(s, cpu);
 		if (n) {
-			/* Said once per CPU and outage: a CPU coming up may refuse a while. */
+			/* Said the first time only (every time with -v): a CPU coming up
+			 * may refuse a while, and it is retried every second. */
 			if (!s->hotplug.open_errors++ || log_verbosity > 0)
 				pr_warn("cpu %d is online but cannot be sampled: %s (retried)", cpu,
 					strerror(-n));
