@@ -188,12 +188,13 @@ test-replay: $(REPLAY_BIN) $(WORKLOADS)
 	OMNIPROF_BUILD=$(BUILD) $(REPLAY_BIN) $(REPLAY_CASES)
 
 # The README's test command: every test, then the unit tests again under
-# AddressSanitizer + UndefinedBehaviorSanitizer.
+# AddressSanitizer + UndefinedBehaviorSanitizer, and a subset of the
+# end-to-end tests against omniprof built that way (tests/run.sh says which).
 test: tests
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=1 asan-tests
 	OMNIPROF_BUILD=$(BUILD) tests/run.sh $(BUILD) $(BUILD)/asan
 
-asan-tests: $(UNIT_SRCS:tests/%.c=$(BUILD)/tests/%) $(REPLAY_BIN) $(FUZZ_REPLAYS)
+asan-tests: $(BIN) $(UNIT_SRCS:tests/%.c=$(BUILD)/tests/%) $(REPLAY_BIN) $(FUZZ_REPLAYS)
 
 # Measurements (not part of `make test`): bench/run.py writes bench/RESULTS.md.
 # Its workloads in bench/workloads/ follow the `// build:` convention above.

@@ -17,6 +17,7 @@ PKGS=(
 	g++ rustc
 	libclang-rt-14-dev # libFuzzer for `make fuzz`
 	python3
+	strace # tests: a refused option must not reach bpf(2)
 )
 
 # The agent's end-to-end tests run an OTLP receiver on Node.js (gRPC stack

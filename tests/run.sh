@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test binary: unit tests, end-to-end tests (root + BPF), then the
-# unit tests again as built with ASan + UBSan, then the replay suite (normal
-# and ASan + UBSan). Ends with "N passed, M failed".
+# unit tests again as built with ASan + UBSan, a subset of the end-to-end
+# tests against omniprof built with ASan + UBSan (ASAN_E2E), then the replay
+# suite (normal and ASan + UBSan). Ends with "N passed, M failed".
 # Usage: tests/run.sh BUILD_DIR ASAN_BUILD_DIR
 set -u
 build=${1:-build}
@@ -13,11 +14,19 @@ failed_names=()
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
+# The end-to-end tests run again against the sanitizer build of omniprof:
+# the agent's and record's whole life (sampling, naming, export, signals,
+# exit) with every leak and undefined behaviour fatal. A subset, to keep
+# `make test` short: the agent's four transports and its outage, and the
+# lifecycle suite (record and agent stopped by signals, hotplug, flush
+# deadlines, a hostile reply). Another list: ASAN_E2E="test_x test_y".
+ASAN_E2E=${ASAN_E2E:-test_agent test_lifecycle}
+
 run_one() {
-	local bin=$1 label=$2 log rc ok
+	local bin=$1 label=$2 tbuild=${3:-$build} log rc ok
 	log=$(mktemp)
 	echo "== $label"
-	OMNIPROF_BUILD=$build "$bin" 2>&1 | tee "$log"
+	OMNIPROF_BUILD=$tbuild "$bin" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	ok=$(grep -c '^\[       OK \]' "$log")
 	passed=$((passed + ok))
@@ -65,6 +74,25 @@ for bin in "$asan"/tests/unit/test_*; do
 	[ -x "$bin" ] || continue
 	run_one "$bin" "asan/${bin#"$asan"/tests/}"
 done
+
+# A build folder for them whose omniprof is the sanitizer one; the workloads
+# are hard links (the tests compare executable paths), node's packages shared.
+if [ -x "$asan/omniprof" ]; then
+	e2e=$asan/e2e
+	rm -rf "$e2e"
+	mkdir -p "$e2e"
+	ln -s "$(realpath "$asan/omniprof")" "$e2e/omniprof"
+	ln -s "$(realpath "$build/node")" "$e2e/node"
+	cp -al "$build/workloads" "$e2e/workloads"
+	for name in $ASAN_E2E; do
+		bin=$build/tests/e2e/$name
+		[ -x "$bin" ] || continue
+		run_one "$bin" "asan/e2e/$name" "$e2e"
+	done
+else
+	failed=$((failed + 1))
+	failed_names+=("asan/omniprof (not built)")
+fi
 
 cases=(tests/replay/cases/*.case)
 run_suite replay "$build"/tests/replay/replay "${cases[@]}"

@@ -4,8 +4,10 @@
  * interval's profile to each destination's export queue (OTLP over gRPC or
  * HTTP, Pyroscope). The sampling thread only builds and encodes the profile;
  * the network belongs to the queues' threads, so a slow or absent backend
- * never delays reading the ring buffer. SIGINT / SIGTERM stop sampling, send
- * the last partial interval and flush the queues within --flush-timeout.
+ * never delays reading the ring buffer. SIGINT, SIGTERM and SIGHUP stop
+ * sampling, send the last partial interval and flush the queues; the whole
+ * exit (last build, encode, deliveries) ends within --flush-timeout, and a
+ * second signal ends the flush at once.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +20,7 @@
 
 #include "cli/cli.h"
 #include "cli/session.h"
+#include "cli/signals.h"
 #include "export/export_queue.h"
 #include "export/otlp.h"
 #include "export/pyroscope.h"
@@ -71,14 +74,6 @@ struct destination {
 	struct export_queue *q;
 };
 
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
-
 static void agent_usage(FILE *f)
 {
 	fprintf(
@@ -88,7 +83,8 @@ static void agent_usage(FILE *f)
 	    "                      [--pyroscope-url URL] [options]\n"
 	    "\n"
 	    "  -i, --interval SECONDS     report every SECONDS (default %.0f)\n"
-	    "  -F, --frequency HZ         samples per second per CPU (default %d)\n"
+	    "  -F, --frequency HZ         samples per second per CPU (default %d, at most %d\n"
+	    "                             and kernel.perf_event_max_sample_rate)\n"
 	    "  -p, --pid PID              only this process (repeatable, or comma-separated)\n"
 	    "      --no-kernel            do not record kernel frames\n"
 	    "      --otlp-endpoint H:P    send OTLP profiles (gRPC default port %s, HTTP %s)\n"
@@ -105,11 +101,12 @@ static void agent_usage(FILE *f)
 	    "                             name when known, else the executable's name)\n"
 	    "      --queue-size N         intervals kept per destination while it is down\n"
 	    "                             (default %d; then the oldest are dropped)\n"
-	    "      --flush-timeout SECONDS  time to deliver what is queued at exit (default %.0f)\n"
+	    "      --flush-timeout SECONDS  bound of the exit after a stop signal: last interval\n"
+	    "                             and delivery of what is queued (default %.0f)\n"
 	    "      --symbol-cache-mb MB   memory bound of the symbol cache (default %d; more\n"
 	    "                             saves reloading symbols each interval)\n"
 	    "  -v, --verbose              one line per interval (-vv: debug output)\n",
-	    DEFAULT_INTERVAL_S, DEFAULT_FREQUENCY_HZ, OTLP_GRPC_DEFAULT_PORT,
+	    DEFAULT_INTERVAL_S, DEFAULT_FREQUENCY_HZ, CLI_MAX_FREQUENCY_HZ, OTLP_GRPC_DEFAULT_PORT,
 	    OTLP_HTTP_DEFAULT_PORT, DEFAULT_QUEUE_SIZE, DEFAULT_FLUSH_S, SYMBOL_CACHE_DEFAULT_MB);
 }
 
@@ -210,13 +207,8 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 				return -EINVAL;
 			break;
 		case 'F':
-			v = strtol(optarg, &end, 10);
-			if (*end || v < 1 || v > 100000) {
-				pr_err("-F: '%s' is not a frequency between 1 and 100000 Hz",
-				       optarg);
+			if (cli__parse_frequency(optarg, &o->frequency_hz))
 				return -EINVAL;
-			}
-			o->frequency_hz = (uint32_t)v;
 			break;
 		case 'p':
 			if (cli__add_pids(o->pids, &o->n_pids, MAX_PIDS, optarg))
@@ -345,6 +337,9 @@ static void destination__stop(struct destination *d, uint32_t flush_ms, bool rep
 	struct export_queue_stats st;
 
 	if (d->q) {
+		/* A transfer in flight ends by the same time (else libcurl's timeouts). */
+		transport__set_deadline(d->t, session__clock_ns(CLOCK_MONOTONIC) +
+						  (uint64_t)flush_ms * 1000000ull);
 		export_queue__stop(d->q, flush_ms, &st);
 		d->q = NULL;
 		if (report)
@@ -360,6 +355,14 @@ static void destination__stop(struct destination *d, uint32_t flush_ms, bool rep
 	d->t = NULL;
 	free(d->url);
 	d->url = NULL;
+}
+
+static void destination__set_deadline(struct destination *d, uint64_t deadline_ns)
+{
+	if (d->t)
+		transport__set_deadline(d->t, deadline_ns);
+	if (d->q)
+		export_queue__set_deadline(d->q, deadline_ns);
 }
 
 static int destination__start(struct destination *d, const struct agent_opts *o,
@@ -411,6 +414,9 @@ static void log_tables(const struct agent *a)
 	const struct session_tables *t = &a->ss.tables;
 	struct safe_open_stats so;
 
+	pr_info("cpus: %d sampled; hotplug: %llu events closed, %llu reopened",
+		a->ss.s ? sampler__n_cpus(a->ss.s) : 0, (unsigned long long)a->ss.hotplug.closed,
+		(unsigned long long)a->ss.hotplug.reopened);
 	pr_info("tables: %zu processes, %zu files, %zu Python code objects, %zu symbol files "
 		"(%zu KiB); forgotten so far: %llu processes, %llu files; traces dropped: %llu",
 		t->processes, t->files, t->python_codes, a->ss.sym.cache.n_entries,
@@ -485,11 +491,38 @@ done:
 	profile__free(p);
 }
 
+/*
+ * Waits for the queues to deliver what they hold, until deadline_ns
+ * (CLOCK_MONOTONIC); a second stop signal brings the deadline to now. The
+ * queues' threads end by themselves at the deadline (transfers in flight are
+ * aborted then); what they did not deliver is counted when they stop.
+ */
+static void flush(struct agent *a, uint64_t deadline_ns)
+{
+	struct destination *ds[] = {&a->otlp, &a->pyroscope};
+	bool cut = false;
+
+	for (size_t i = 0; i < 2; i++)
+		destination__set_deadline(ds[i], deadline_ns);
+	for (size_t i = 0; i < 2;) {
+		if (!cut && cli__stop_requests >= 2) {
+			cut = true;
+			pr_warn("second stop signal: cutting the exit flush short");
+			for (size_t j = 0; j < 2; j++)
+				destination__set_deadline(ds[j],
+							  session__clock_ns(CLOCK_MONOTONIC));
+		}
+		if (export_queue__wait(ds[i]->q, 100))
+			i++;
+	}
+}
+
 int cmd_agent(int argc, char **argv)
 {
 	struct agent *a = calloc(1, sizeof(*a));
 	struct session_opts sopts = {0};
 	uint64_t interval_ns, next_ns;
+	uint64_t flush_deadline;
 	uint32_t flush_ms;
 	int ret = 1, err;
 
@@ -505,6 +538,14 @@ int cmd_agent(int argc, char **argv)
 	}
 	if (cli__check_privileges())
 		goto cleanup;
+	/* From here a stop signal ends the run cleanly, even while it starts. */
+	if (cli__catch_stop_signals(false)) {
+		pr_err("cannot install signal handlers: %s", strerror(errno));
+		goto cleanup;
+	}
+	/* The exit's parts that cannot be interrupted (the last build, a main thread
+	 * stuck in a file) are bounded by a timer started by the stop signal itself. */
+	cli__exit_backstop((unsigned int)a->o->flush_s + 3);
 	if (transport__global_init()) {
 		pr_err("cannot initialise libcurl");
 		goto cleanup;
@@ -567,22 +608,18 @@ int cmd_agent(int argc, char **argv)
 	if (session__start(&a->ss, &sopts))
 		goto cleanup;
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	/* A queue's thread is blocked in the network at worst: SIGPIPE must not kill us. */
-	signal(SIGPIPE, SIG_IGN);
 	fprintf(stderr, "omniprof agent: sampling %s on %d CPUs at %u Hz, reporting every %gs\n",
 		a->o->n_pids ? "the given processes" : "the whole system", sampler__n_cpus(a->ss.s),
 		a->o->frequency_hz, a->o->interval_s);
 
 	interval_ns = (uint64_t)(a->o->interval_s * 1e9);
 	next_ns = a->ss.interval_start_ns + interval_ns;
-	while (!stop_requested) {
+	while (!cli__stop_requests) {
 		uint64_t now;
 
-		if (session__run(&a->ss, next_ns, &stop_requested))
+		if (session__run(&a->ss, next_ns, &cli__stop_requests))
 			break;
-		if (stop_requested)
+		if (cli__stop_requests)
 			break;
 		export_interval(a);
 		now = session__clock_ns(CLOCK_MONOTONIC);
@@ -590,15 +627,22 @@ int cmd_agent(int argc, char **argv)
 		if (next_ns <= now) /* building took longer than an interval: skip ahead */
 			next_ns = now + interval_ns;
 	}
-	/* The last, partial interval, then whatever the queues still hold. */
-	session__stop_sampling(&a->ss);
-	export_interval(a);
+	/* The last, partial interval, then whatever the queues still hold: all of it
+	 * within --flush-timeout of the stop. */
 	flush_ms = (uint32_t)(a->o->flush_s * 1000);
-	/* Both destinations flush at once, within the one timeout. */
-	export_queue__begin_stop(a->otlp.q, flush_ms);
-	export_queue__begin_stop(a->pyroscope.q, flush_ms);
-	destination__stop(&a->otlp, flush_ms, true);
-	destination__stop(&a->pyroscope, flush_ms, true);
+	flush_deadline = session__clock_ns(CLOCK_MONOTONIC) + (uint64_t)flush_ms * 1000000ull;
+	/* A transfer in flight gives up at the deadline, whatever libcurl's own timeouts. */
+	if (a->otlp.t)
+		transport__set_deadline(a->otlp.t, flush_deadline);
+	if (a->pyroscope.t)
+		transport__set_deadline(a->pyroscope.t, flush_deadline);
+	session__stop_sampling(&a->ss);
+	if (cli__stop_requests < 2)
+		export_interval(a);
+	/* Both destinations flush at once, within the one deadline. */
+	flush(a, flush_deadline);
+	destination__stop(&a->otlp, 0, true);
+	destination__stop(&a->pyroscope, 0, true);
 	ret = 0;
 
 cleanup:

@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "export/output_set.h"
 #include "util/log.h"
+#include "util/read_file.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -122,4 +123,43 @@ int cli__parse_symbol_cache_mb(const char *arg, size_t *bytes)
 	}
 	*bytes = (size_t)v << 20;
 	return 0;
+}
+
+int cli__parse_frequency_max(const char *arg, uint32_t max_hz, const char *max_why, uint32_t *hz)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (end == arg || *end || errno || v < 1) {
+		pr_err("-F: '%s' is not a frequency (a whole number of Hz, at least 1)", arg);
+		return -EINVAL;
+	}
+	if ((unsigned long)v > max_hz) {
+		pr_err("-F: %ld Hz is above the maximum of %u Hz (%s)", v, max_hz, max_why);
+		return -ERANGE;
+	}
+	*hz = (uint32_t)v;
+	return 0;
+}
+
+int cli__parse_frequency(const char *arg, uint32_t *hz)
+{
+	char *text = NULL, *end, why[160];
+	uint32_t max = CLI_MAX_FREQUENCY_HZ;
+	size_t len;
+	long kmax;
+
+	snprintf(why, sizeof(why), "omniprof's own limit");
+	/* The kernel lowers this when sampling interrupts take too long: respect it. */
+	if (!read_file("/proc/sys/kernel/perf_event_max_sample_rate", &text, &len)) {
+		kmax = strtol(text, &end, 10);
+		if (end != text && kmax >= 1 && kmax < (long)max) {
+			max = (uint32_t)kmax;
+			snprintf(why, sizeof(why), "kernel.perf_event_max_sample_rate");
+		}
+		free(text);
+	}
+	return cli__parse_frequency_max(arg, max, why, hz);
 }

@@ -34,4 +34,19 @@ int cli__add_pids(uint32_t *pids, size_t *n_pids, size_t max, const char *arg);
  * after one clear line. */
 int cli__parse_symbol_cache_mb(const char *arg, size_t *bytes);
 
+/*
+ * -F: omniprof samples at most this often per CPU. Every sample interrupts
+ * the CPU and runs the BPF walk (about 3 us for a 40-frame stack, up to a
+ * 32 KiB stack copy for a young process): 1000 Hz keeps that near 0.3% of
+ * each CPU in the common case and the ring buffer's traffic bounded, and is
+ * 50 times the default; more adds no insight a longer recording cannot give.
+ */
+#define CLI_MAX_FREQUENCY_HZ 1000
+
+/* -F: *hz from arg, at most the lower of CLI_MAX_FREQUENCY_HZ and
+ * kernel.perf_event_max_sample_rate. 0, or -EINVAL / -ERANGE after one clear line. */
+int cli__parse_frequency(const char *arg, uint32_t *hz);
+/* The same against max_hz (max_why names where the limit comes from, for the message). */
+int cli__parse_frequency_max(const char *arg, uint32_t max_hz, const char *max_why, uint32_t *hz);
+
 #endif

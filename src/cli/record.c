@@ -18,6 +18,7 @@
 #include "export/exporters.h"
 #include "export/output_set.h"
 #include "cli/session.h"
+#include "cli/signals.h"
 #include "profile/collector.h"
 #include "profile/profile.h"
 #include "profile/profile_builder.h"
@@ -48,14 +49,6 @@ struct record_opts {
 	const char *debug_dirs[MAX_DEBUG_DIRS];
 };
 
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
-
 static void record_usage(FILE *f)
 {
 	fprintf(
@@ -64,8 +57,9 @@ static void record_usage(FILE *f)
 	    "                       [--demangle MODE] [--debug-dir DIR]... [--no-debuginfod]\n"
 	    "                       [--symbol-cache-mb MB] [-v]\n"
 	    "\n"
-	    "  -d, --duration SECONDS  stop after SECONDS (default: run until Ctrl-C or SIGTERM)\n"
-	    "  -F, --frequency HZ      samples per second per CPU (default %d)\n"
+	    "  -d, --duration SECONDS  stop after SECONDS (default: until Ctrl-C/SIGTERM/SIGHUP)\n"
+	    "  -F, --frequency HZ      samples per second per CPU (default %d, at most %d and\n"
+	    "                          kernel.perf_event_max_sample_rate)\n"
 	    "  -p, --pid PID           profile only this process and its threads (repeatable,\n"
 	    "                          or comma-separated); default: the whole system\n"
 	    "  -o, --output DIR        output folder (default ./%s); created if missing;\n"
@@ -82,8 +76,8 @@ static void record_usage(FILE *f)
 	    "  -v, --verbose           print counters at the end (-vv: debug output)\n"
 	    "\n"
 	    "Writes DIR/profile.pb.gz (pprof), DIR/stacks.folded and DIR/flamegraph.html.\n",
-	    DEFAULT_FREQUENCY_HZ, DEFAULT_OUTPUT_DIR, demangle__mode_name(DEMANGLE_DEFAULT),
-	    SYMBOL_CACHE_DEFAULT_MB);
+	    DEFAULT_FREQUENCY_HZ, CLI_MAX_FREQUENCY_HZ, DEFAULT_OUTPUT_DIR,
+	    demangle__mode_name(DEMANGLE_DEFAULT), SYMBOL_CACHE_DEFAULT_MB);
 }
 
 static int parse_args(int argc, char **argv, struct record_opts *o)
@@ -108,7 +102,6 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	};
 	char *end;
 	int c;
-	long v;
 
 	o->frequency_hz = DEFAULT_FREQUENCY_HZ;
 	o->output_dir = DEFAULT_OUTPUT_DIR;
@@ -127,13 +120,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			}
 			break;
 		case 'F':
-			v = strtol(optarg, &end, 10);
-			if (*end || v < 1 || v > 100000) {
-				pr_err("-F: '%s' is not a frequency between 1 and 100000 Hz",
-				       optarg);
+			if (cli__parse_frequency(optarg, &o->frequency_hz))
 				return -EINVAL;
-			}
-			o->frequency_hz = (uint32_t)v;
 			break;
 		case 'p':
 			if (cli__add_pids(o->pids, &o->n_pids, MAX_PIDS, optarg))
@@ -218,7 +206,8 @@ static void print_safe_open_stats(void)
 	}
 }
 
-static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct collector *c,
+static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
+			   const struct sampler_hotplug_stats *hotplug, const struct collector *c,
 			   const struct symbolizer *sym, const struct unwind_maps *um)
 {
 	static const char *const names[OP_STAT__COUNT] = {
@@ -251,6 +240,9 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 	for (int i = 0; i < OP_STAT__COUNT; i++)
 		fprintf(stderr, "  %-40s %llu\n", names[i] ? names[i] : "bpf: (unnamed counter)",
 			(unsigned long long)bpf[i]);
+	fprintf(stderr, "  %-40s %llu closed, %llu reopened, %llu open errors\n",
+		"cpus: hotplug events", (unsigned long long)hotplug->closed,
+		(unsigned long long)hotplug->reopened, (unsigned long long)hotplug->open_errors);
 	fprintf(stderr, "  %-40s %llu\n", "user: trace records",
 		(unsigned long long)c->stats.traces);
 	fprintf(stderr, "  %-40s %llu\n", "dropped: malformed records",
@@ -421,6 +413,11 @@ int cmd_record(int argc, char **argv)
 	}
 	if (cli__check_privileges() || cli__prepare_output_dir(o->output_dir, &dir))
 		goto cleanup;
+	/* From here a stop signal still writes what was sampled (none yet: an empty profile). */
+	if (cli__catch_stop_signals(true)) {
+		pr_err("cannot install signal handlers: %s", strerror(errno));
+		goto cleanup;
+	}
 
 	sopts.frequency_hz = o->frequency_hz;
 	sopts.kernel_stacks = o->kernel_stacks;
@@ -432,15 +429,13 @@ int cmd_record(int argc, char **argv)
 	if (session__start(&ss, &sopts))
 		goto cleanup;
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
 	deadline_ns =
 	    o->duration_s > 0 ? ss.interval_start_ns + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
 	fprintf(stderr, "omniprof: sampling %s on %d CPUs at %u Hz%s\n",
 		o->n_pids ? "the given processes" : "the whole system", sampler__n_cpus(ss.s),
 		o->frequency_hz, o->duration_s > 0 ? "" : " until Ctrl-C");
 
-	session__run(&ss, deadline_ns, &stop_requested);
+	session__run(&ss, deadline_ns, &cli__stop_requests);
 	session__stop_sampling(&ss);
 
 	if (session__take_profile(&ss, &p)) {
@@ -451,7 +446,7 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	summary__print(p, stdout, 10);
 	if (log_verbosity > 0) {
-		print_counters(ss.bpf_stats, &ss.c, &ss.sym, &ss.um);
+		print_counters(ss.bpf_stats, &ss.hotplug, &ss.c, &ss.sym, &ss.um);
 		python__print_counters(&ss.py, ss.py_stats, stderr);
 	}
 	if (!p->stats.samples)

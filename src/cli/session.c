@@ -177,6 +177,7 @@ void session__stop_sampling(struct session *ss)
 	sampler__drain(ss->s);
 	sampler__read_stats(ss->s, ss->bpf_stats);
 	sampler__read_percpu(ss->s, "py_stats", ss->py_stats, OP_PY_STAT__COUNT);
+	sampler__hotplug_stats(ss->s, &ss->hotplug);
 	/* The tables go with the BPF object: stop keeping them in step first. */
 	process_table__set_unwind_maps(&ss->c.procs, NULL);
 	process_table__set_observer(&ss->c.procs, NULL, NULL);
@@ -201,6 +202,7 @@ int session__take_profile(struct session *ss, struct profile **out)
 		sampler__drain(ss->s);
 		sampler__read_stats(ss->s, ss->bpf_stats);
 		sampler__read_percpu(ss->s, "py_stats", ss->py_stats, OP_PY_STAT__COUNT);
+		sampler__hotplug_stats(ss->s, &ss->hotplug);
 	}
 	now = session__clock_ns(CLOCK_MONOTONIC);
 	done = ss->c.traces;

@@ -26,6 +26,8 @@ struct export_queue {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake; /* a push, or a stop request */
+	pthread_cond_t done; /* the thread ended (finished) */
+	bool finished;
 	struct export_batch *head, *tail;
 	bool busy; /* the thread is sending head */
 	bool stopping;
@@ -37,7 +39,30 @@ struct export_queue {
 	bool rejecting;
 	uint64_t failures; /* consecutive */
 	uint64_t dropped_at_failure;
+	/* Rejection reasons already logged (hashes), so each distinct one is said once. */
+	uint64_t reasons[16];
+	size_t n_reasons;
 };
+
+#define MAX_REASONS (sizeof(((struct export_queue *)0)->reasons) / sizeof(uint64_t))
+
+/* true the first time this reason is seen (and remembered, while there is room). */
+static bool new_reason(struct export_queue *q, const char *why)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (const char *p = why; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	for (size_t i = 0; i < q->n_reasons; i++)
+		if (q->reasons[i] == h)
+			return false;
+	/* Bodies that differ every time (request ids) would flood the log: the first
+	 * MAX_REASONS are said, the rest only counted. */
+	if (q->n_reasons == MAX_REASONS)
+		return false;
+	q->reasons[q->n_reasons++] = h;
+	return true;
+}
 
 static uint64_t now_ns(void)
 {
@@ -88,9 +113,9 @@ static void note_failure(struct export_queue *q, const char *why, int err)
 	q->failures++;
 	if (err != -EAGAIN) {
 		/* Not an outage, and retrying would not help: drop, count, say it once. */
-		if (!q->rejecting)
+		if (new_reason(q, why))
 			pr_warn("%s: receiver rejected a request (%s); dropping such requests "
-				"(counted) until one is accepted",
+				"(counted)",
 				q->name, why);
 		q->rejecting = true;
 		return;
@@ -178,16 +203,17 @@ static void *run(void *arg)
 			if (q->stopping && until > q->deadline_ns)
 				until = q->deadline_ns;
 			while (now_ns() < until) {
-				bool was_stopping = q->stopping;
-
 				wait_until(q, until);
-				if (q->stopping && !was_stopping && until > q->deadline_ns)
+				/* A stop, or a deadline brought forward (a second signal). */
+				if (q->stopping && until > q->deadline_ns)
 					until = q->deadline_ns;
 			}
 		}
 		backoff_ms = backoff_ms * 2 > q->opts.backoff_max_ms ? q->opts.backoff_max_ms
 								     : backoff_ms * 2;
 	}
+	q->finished = true;
+	pthread_cond_broadcast(&q->done);
 	pthread_mutex_unlock(&q->lock);
 	return NULL;
 }
@@ -215,9 +241,11 @@ int export_queue__start(const struct export_queue_opts *opts, export_send_fn sen
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&q->wake, &ca);
+	pthread_cond_init(&q->done, &ca);
 	pthread_condattr_destroy(&ca);
 	err = -pthread_create(&q->thread, NULL, run, q);
 	if (err) {
+		pthread_cond_destroy(&q->done);
 		pthread_cond_destroy(&q->wake);
 		pthread_mutex_destroy(&q->lock);
 		free(q);
@@ -268,6 +296,18 @@ void export_queue__stats(struct export_queue *q, struct export_queue_stats *out)
 	pthread_mutex_unlock(&q->lock);
 }
 
+void export_queue__set_deadline(struct export_queue *q, uint64_t deadline_ns)
+{
+	if (!q)
+		return;
+	pthread_mutex_lock(&q->lock);
+	if (!q->stopping || deadline_ns < q->deadline_ns)
+		q->deadline_ns = deadline_ns;
+	q->stopping = true;
+	pthread_cond_signal(&q->wake);
+	pthread_mutex_unlock(&q->lock);
+}
+
 void export_queue__begin_stop(struct export_queue *q, uint32_t timeout_ms)
 {
 	if (!q)
@@ -281,6 +321,25 @@ void export_queue__begin_stop(struct export_queue *q, uint32_t timeout_ms)
 	pthread_mutex_unlock(&q->lock);
 }
 
+bool export_queue__wait(struct export_queue *q, uint32_t timeout_ms)
+{
+	uint64_t until = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	bool finished;
+
+	if (!q)
+		return true;
+	pthread_mutex_lock(&q->lock);
+	while (!q->finished && now_ns() < until) {
+		struct timespec ts = {.tv_sec = (time_t)(until / 1000000000ull),
+				      .tv_nsec = (long)(until % 1000000000ull)};
+
+		pthread_cond_timedwait(&q->done, &q->lock, &ts);
+	}
+	finished = q->finished;
+	pthread_mutex_unlock(&q->lock);
+	return finished;
+}
+
 void export_queue__stop(struct export_queue *q, uint32_t timeout_ms,
 			struct export_queue_stats *stats)
 {
@@ -289,7 +348,7 @@ void export_queue__stop(struct export_queue *q, uint32_t timeout_ms,
 	if (!q)
 		return;
 	export_queue__begin_stop(q, timeout_ms);
-	/* A request in flight ends within the transport's own timeout. */
+	/* A request in flight ends at the transport's deadline (or its own timeout). */
 	pthread_join(q->thread, NULL);
 
 	for (b = q->head; b; b = next) {
@@ -300,10 +359,11 @@ void export_queue__stop(struct export_queue *q, uint32_t timeout_ms,
 	q->head = q->tail = NULL;
 	q->stats.queued = 0;
 	if (q->stats.dropped_shutdown)
-		pr_warn("%s: %llu intervals not delivered before the flush timeout", q->name,
-			(unsigned long long)q->stats.dropped_shutdown);
+		pr_warn("%s: %llu intervals not delivered at exit (flush timeout or second signal)",
+			q->name, (unsigned long long)q->stats.dropped_shutdown);
 	if (stats)
 		*stats = q->stats;
+	pthread_cond_destroy(&q->done);
 	pthread_cond_destroy(&q->wake);
 	pthread_mutex_destroy(&q->lock);
 	free(q);

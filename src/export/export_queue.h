@@ -16,6 +16,7 @@
 #ifndef OMNIPROF_EXPORT_EXPORT_QUEUE_H
 #define OMNIPROF_EXPORT_EXPORT_QUEUE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,6 +67,16 @@ int export_queue__start(const struct export_queue_opts *opts, export_send_fn sen
 void export_queue__push(struct export_queue *q, struct export_batch *b);
 /* Starts the flush without waiting: the timeout runs from here (then call _stop()). */
 void export_queue__begin_stop(struct export_queue *q, uint32_t timeout_ms);
+/*
+ * Starts the flush, or brings its deadline forward, to deadline_ns
+ * (CLOCK_MONOTONIC); a later deadline than the current one is ignored. The
+ * thread sends nothing new from then on and ends; a send in flight must end
+ * by itself (the transport's own deadline). Accepts NULL.
+ */
+void export_queue__set_deadline(struct export_queue *q, uint64_t deadline_ns);
+/* Waits up to timeout_ms for the thread to end after a stop: true when it has
+ * (or q is NULL). */
+bool export_queue__wait(struct export_queue *q, uint32_t timeout_ms);
 /*
  * Sends what is queued for up to timeout_ms (counted from begin_stop() when
  * that came first) (retrying as usual), then stops

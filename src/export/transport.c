@@ -10,16 +10,17 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <curl/curl.h>
 #include <zlib.h>
 
 #define DEFAULT_TIMEOUT_MS 10000
 #define CONNECT_TIMEOUT_MS 5000
-#define MAX_RESPONSE	   (1 << 20)
 
 /* gRPC status codes worth retrying (the others mean the request itself is wrong). */
 #define GRPC_CANCELLED		2 /* UNKNOWN; retried: often a proxy hiccup */
@@ -35,8 +36,35 @@ struct transport {
 	/* The current response. */
 	int grpc_status; /* -1: none seen */
 	char grpc_message[160];
-	size_t response_len;
+	size_t response_len;  /* bytes received */
+	bool response_capped; /* more than TRANSPORT_RESPONSE_KEEP arrived */
+	char response[TRANSPORT_RESPONSE_KEEP];
+	_Atomic uint64_t deadline_ns; /* set from another thread; 0: none */
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void transport__set_deadline(struct transport *t, uint64_t deadline_ns)
+{
+	atomic_store(&t->deadline_ns, deadline_ns);
+}
+
+/* libcurl calls this at least once a second during a transfer: non-zero aborts it. */
+static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	struct transport *t = ctx;
+	uint64_t deadline = atomic_load(&t->deadline_ns);
+
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return deadline && now_ns() >= deadline;
+}
 
 int transport__global_init(void)
 {
@@ -79,14 +107,44 @@ int transport__gzip(const uint8_t *data, size_t len, uint8_t **out, size_t *out_
 	return 0;
 }
 
-/* Response bodies are read and dropped: OTLP's partial-success details are not acted on. */
+/*
+ * The reply's body only serves error messages (OTLP's partial-success
+ * details are not acted on): keep its start, never all of it. A plain HTTP
+ * reply is cut off past the cap (the status is known by then); a gRPC one is
+ * read on and dropped, since its status comes in the trailers after it.
+ */
 static size_t on_body(char *data, size_t size, size_t n, void *ctx)
 {
 	struct transport *t = ctx;
+	size_t len = size * n, keep = 0;
 
-	(void)data;
-	t->response_len += size * n;
-	return t->response_len > MAX_RESPONSE ? 0 : size * n;
+	if (t->response_len < sizeof(t->response)) {
+		keep = sizeof(t->response) - t->response_len;
+		if (keep > len)
+			keep = len;
+		memcpy(t->response + t->response_len, data, keep);
+	}
+	t->response_len += len;
+	if (keep == len)
+		return len;
+	t->response_capped = true;
+	return t->opts.kind == TRANSPORT_GRPC ? len : 0;
+}
+
+/* The start of the kept body as one printable line (for error messages). */
+static void body_excerpt(const struct transport *t, char *out, size_t out_len)
+{
+	size_t n = 0,
+	       kept = t->response_len < sizeof(t->response) ? t->response_len : sizeof(t->response);
+
+	for (size_t i = 0; i < kept && n + 1 < out_len && n < 120; i++) {
+		unsigned char c = (unsigned char)t->response[i];
+
+		out[n++] = c >= 0x20 && c < 0x7f ? (char)c : ' ';
+	}
+	while (n && out[n - 1] == ' ')
+		n--;
+	out[n] = '\0';
 }
 
 static size_t on_header(char *line, size_t size, size_t n, void *ctx)
@@ -224,7 +282,8 @@ int transport__post(struct transport *t, const char *url, const char *content_ty
 	struct curl_slist *headers = NULL, *h;
 	uint8_t *framed = NULL;
 	size_t framed_len;
-	long status = 0;
+	long status = 0, timeout_ms, connect_ms;
+	uint64_t deadline;
 	CURLcode rc;
 	CURL *c = t->curl;
 	int err;
@@ -256,6 +315,25 @@ int transport__post(struct transport *t, const char *url, const char *content_ty
 	t->grpc_status = -1;
 	t->grpc_message[0] = '\0';
 	t->response_len = 0;
+	t->response_capped = false;
+	deadline = atomic_load(&t->deadline_ns);
+	timeout_ms = t->opts.timeout_ms > 0 ? t->opts.timeout_ms : (long)DEFAULT_TIMEOUT_MS;
+	connect_ms = CONNECT_TIMEOUT_MS;
+	if (deadline) {
+		uint64_t now = now_ns();
+		long left_ms = now >= deadline ? 0 : (long)((deadline - now) / 1000000);
+
+		if (left_ms <= 0) {
+			curl_slist_free_all(headers);
+			free(framed);
+			snprintf(why, why_len, "exit deadline reached");
+			return -EAGAIN;
+		}
+		if (left_ms < timeout_ms)
+			timeout_ms = left_ms;
+		if (left_ms < connect_ms)
+			connect_ms = left_ms;
+	}
 	curl_easy_reset(c);
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -268,9 +346,12 @@ int transport__post(struct transport *t, const char *url, const char *content_ty
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, t);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
-			 t->opts.timeout_ms > 0 ? t->opts.timeout_ms : (long)DEFAULT_TIMEOUT_MS);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)CONNECT_TIMEOUT_MS);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
+	/* The deadline can come forward during the transfer (a stop, a second signal). */
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, t);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (t->opts.kind == TRANSPORT_GRPC) {
 		curl_easy_setopt(c, CURLOPT_HTTP_VERSION,
@@ -302,12 +383,22 @@ int transport__post(struct transport *t, const char *url, const char *content_ty
 	curl_slist_free_all(headers);
 	free(framed);
 
+	/* A body cut off at the cap still has its status: judge by that. */
+	if (rc == CURLE_WRITE_ERROR && t->response_capped && status > 0)
+		rc = CURLE_OK;
 	if (rc != CURLE_OK) {
-		snprintf(why, why_len, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+		if (rc == CURLE_ABORTED_BY_CALLBACK)
+			snprintf(why, why_len, "exit deadline reached during the transfer");
+		else
+			snprintf(why, why_len, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
 		return -EAGAIN;
 	}
 	if (status < 200 || status > 299) {
-		snprintf(why, why_len, "HTTP status %ld", status);
+		char excerpt[128];
+
+		body_excerpt(t, excerpt, sizeof(excerpt));
+		snprintf(why, why_len, "HTTP status %ld%s%s", status, excerpt[0] ? ": " : "",
+			 excerpt);
 		if (status == 408 || status == 429 || status >= 500)
 			return -EAGAIN;
 		return -EPROTO;

@@ -33,6 +33,8 @@ struct transport_opts {
 
 struct transport;
 
+#define TRANSPORT_RESPONSE_KEEP (64u << 10)
+
 /* 0 and *out (free with transport__free()), or -errno. */
 int transport__new(const struct transport_opts *opts, struct transport **out);
 void transport__free(struct transport *t); /* accepts NULL */
@@ -42,10 +44,22 @@ void transport__free(struct transport *t); /* accepts NULL */
  * -EAGAIN when trying again later may succeed (connection refused, timeout,
  * 5xx, 429, gRPC UNAVAILABLE...), another -errno when the receiver rejected
  * the request for good (4xx, gRPC INVALID_ARGUMENT...). why gets one line
- * saying what happened.
+ * saying what happened (for an HTTP error, with the start of the reply's
+ * body). Any 2xx is success; of the reply's body at most
+ * TRANSPORT_RESPONSE_KEEP bytes are kept (for that message): a plain HTTP
+ * transfer ends as soon as the body exceeds it and is judged by its status; a
+ * gRPC one reads on, discarding, for the grpc-status trailer.
  */
 int transport__post(struct transport *t, const char *url, const char *content_type,
 		    const uint8_t *body, size_t len, char *why, size_t why_len);
+
+/*
+ * From any thread: requests end by deadline_ns (CLOCK_MONOTONIC; 0: no
+ * deadline). A transfer in flight is aborted then (checked at least once a
+ * second), a new one gets what time is left and none once it passed
+ * (-EAGAIN, "deadline"). Used for the agent's bounded exit.
+ */
+void transport__set_deadline(struct transport *t, uint64_t deadline_ns);
 
 /* gzip (RFC 1952) of data: 0 with *out (malloc'ed) and *out_len, or -errno. */
 int transport__gzip(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len);

@@ -376,7 +376,8 @@ uint32_t profile__add_location(struct profile *p, uint32_t mapping_id, uint64_t 
 	copy = pool_alloc(in, sizeof(*copy) * n_lines);
 	if (!copy)
 		goto enomem;
-	memcpy(copy, lines, sizeof(*copy) * n_lines);
+	if (n_lines) /* lines may be NULL then: memcpy(x, NULL, 0) is undefined */
+		memcpy(copy, lines, sizeof(*copy) * n_lines);
 	if (grow_one((void **)&p->locations, &in->cap_locations, p->n_locations, sizeof(*l)))
 		goto enomem;
 	l = &p->locations[p->n_locations];

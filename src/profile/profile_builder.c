@@ -209,7 +209,8 @@ static int name_native_frames(struct builder *b, const struct trace_table *tt)
 			frames[n++] = tf;
 		}
 	}
-	qsort(frames, n, sizeof(*frames), native_frame_cmp);
+	if (n > 1) /* frames is NULL when no frame is native: qsort(NULL, 0) is undefined */
+		qsort(frames, n, sizeof(*frames), native_frame_cmp);
 	for (size_t i = 0; i < n; i++)
 		if (!location_of(b, frames[i])) {
 			err = -ENOMEM;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -17,15 +18,32 @@
 #include "sampler.skel.h"
 #include "util/log.h"
 
+/* How often the poll loop looks for CPUs that went offline or came online. */
+#define HOTPLUG_CHECK_NS 1000000000ull
+
 struct sampler {
 	struct sampler_bpf *skel;
 	struct ring_buffer *rb;
+	/* Indexed by CPU number, max_cpus (possible CPUs) long; -1 / NULL: not sampled. */
 	struct bpf_link **links;
 	int *perf_fds;
-	int n_cpus;
+	uint64_t *enabled_ns; /* the event's time enabled at the last check */
+	int max_cpus;
+	int n_cpus; /* events open now */
+	uint32_t frequency_hz;
+	uint64_t next_check_ns;
+	struct sampler_hotplug_stats hotplug;
 	sampler_event_fn fn;
 	void *ctx;
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -99,6 +117,8 @@ static int open_cpu_clock(int cpu, uint32_t hz)
 	    .size = sizeof(attr),
 	    .freq = 1,
 	    .sample_freq = hz,
+	    /* read() gives the time enabled: it stops growing when the CPU went away. */
+	    .read_format = PERF_FORMAT_TOTAL_TIME_ENABLED,
 	};
 	int fd = (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
@@ -111,6 +131,101 @@ static int on_record(void *ctx, void *data, size_t size)
 
 	s->fn(s->ctx, data, size);
 	return 0;
+}
+
+/* Opens cpu's event and attaches the program: 0, or -errno (nothing left open). */
+static int open_cpu(struct sampler *s, int cpu)
+{
+	int fd = open_cpu_clock(cpu, s->frequency_hz), err;
+
+	if (fd < 0)
+		return fd;
+	s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.on_sample, fd);
+	if (!s->links[cpu]) {
+		err = -errno;
+		close(fd);
+		return err ? err : -EINVAL;
+	}
+	s->perf_fds[cpu] = fd;
+	s->enabled_ns[cpu] = 0;
+	s->n_cpus++;
+	return 0;
+}
+
+static void close_cpu(struct sampler *s, int cpu)
+{
+	if (s->perf_fds[cpu] < 0)
+		return;
+	bpf_link__destroy(s->links[cpu]);
+	s->links[cpu] = NULL;
+	close(s->perf_fds[cpu]);
+	s->perf_fds[cpu] = -1;
+	s->n_cpus--;
+}
+
+/* The event's time enabled, or 0 when it cannot be read. */
+static uint64_t time_enabled(int fd)
+{
+	uint64_t v[2] = {0, 0};
+
+	return read(fd, v, sizeof(v)) == (ssize_t)sizeof(v) ? v[1] : 0;
+}
+
+void sampler__check_cpus(struct sampler *s)
+{
+	bool *online = calloc((size_t)s->max_cpus, sizeof(*online));
+	int *cpus = calloc((size_t)s->max_cpus, sizeof(*cpus)), n = -ENOMEM;
+	char *text = NULL;
+	size_t len;
+
+	if (!online || !cpus)
+		goto cleanup;
+	n = read_file("/sys/devices/system/cpu/online", &text, &len);
+	if (!n)
+		n = sampler__parse_cpu_list(text, cpus, s->max_cpus);
+	if (n <= 0)
+		goto cleanup; /* keep what runs; look again next time */
+	for (int i = 0; i < n; i++)
+		if (cpus[i] >= 0 && cpus[i] < s->max_cpus)
+			online[cpus[i]] = true;
+	for (int cpu = 0; cpu < s->max_cpus; cpu++) {
+		if (s->perf_fds[cpu] >= 0) {
+			/* A CPU offline now, or one that went and came back since the last
+			 * look (its event stopped: the time enabled no longer grows). */
+			uint64_t enabled = time_enabled(s->perf_fds[cpu]);
+			bool stopped = enabled && enabled == s->enabled_ns[cpu];
+
+			s->enabled_ns[cpu] = enabled;
+			if (online[cpu] && !stopped)
+				continue;
+			pr_info("cpu %d %s: its sampling event is closed", cpu,
+				online[cpu] ? "was offline meanwhile" : "went offline");
+			close_cpu(s, cpu);
+			s->hotplug.closed++;
+		}
+		if (!online[cpu])
+			continue;
+		n = open_cpu(s, cpu);
+		if (n) {
+			/* Said the first time only (every time with -v): a CPU coming up
+			 * may refuse a while, and it is retried every second. */
+			if (!s->hotplug.open_errors++ || log_verbosity > 0)
+				pr_warn("cpu %d is online but cannot be sampled: %s (retried)", cpu,
+					strerror(-n));
+			continue;
+		}
+		s->hotplug.reopened++;
+		pr_info("cpu %d is online: sampled again", cpu);
+	}
+cleanup:
+	free(text);
+	free(cpus);
+	free(online);
+}
+
+void sampler__hotplug_stats(const struct sampler *s, struct sampler_hotplug_stats *out)
+{
+	*out = s->hotplug;
 }
 
 static size_t ring_size(int n_cpus)
@@ -140,7 +255,7 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 		  struct sampler **out)
 {
 	struct sampler *s;
-	int *cpus = NULL, n_cpus, err, opened = 0;
+	int *cpus = NULL, n_cpus, err;
 	uint8_t one = 1;
 
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
@@ -161,13 +276,16 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 	}
 	s->fn = fn;
 	s->ctx = ctx;
-	s->links = calloc((size_t)n_cpus, sizeof(*s->links));
-	s->perf_fds = malloc((size_t)n_cpus * sizeof(*s->perf_fds));
-	if (!s->links || !s->perf_fds) {
+	s->frequency_hz = opts->frequency_hz;
+	s->max_cpus = libbpf_num_possible_cpus();
+	s->links = calloc((size_t)s->max_cpus, sizeof(*s->links));
+	s->perf_fds = malloc((size_t)s->max_cpus * sizeof(*s->perf_fds));
+	s->enabled_ns = calloc((size_t)s->max_cpus, sizeof(*s->enabled_ns));
+	if (!s->links || !s->perf_fds || !s->enabled_ns) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	for (int i = 0; i < n_cpus; i++)
+	for (int i = 0; i < s->max_cpus; i++)
 		s->perf_fds[i] = -1;
 
 	s->skel = sampler_bpf__open();
@@ -209,15 +327,16 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 	}
 
 	for (int i = 0; i < n_cpus; i++) {
-		int fd = open_cpu_clock(cpus[i], opts->frequency_hz);
-
-		if (fd == -ENODEV || fd == -ENOENT) {
-			/* The CPU went offline since we listed it: sample the others. */
+		if (cpus[i] >= s->max_cpus)
+			continue;
+		err = open_cpu(s, cpus[i]);
+		if (err == -ENODEV || err == -ENOENT) {
+			/* The CPU went offline since we listed it: sample the others (and
+			 * this one when it is back). */
 			pr_info("cpu %d is offline, not sampled", cpus[i]);
 			continue;
 		}
-		if (fd < 0) {
-			err = fd;
+		if (err) {
 			if (err == -EACCES || err == -EPERM)
 				pr_err("perf_event_open refused (%s): run as root or grant "
 				       "CAP_PERFMON "
@@ -229,27 +348,16 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 				    "kernel.perf_event_max_sample_rate",
 				    opts->frequency_hz, cpus[i]);
 			else
-				pr_err("perf_event_open on cpu %d failed: %s", cpus[i],
-				       strerror(-err));
+				pr_err("cannot sample cpu %d: %s", cpus[i], strerror(-err));
 			goto cleanup;
 		}
-		s->perf_fds[opened] = fd;
-		s->links[opened] = bpf_program__attach_perf_event(s->skel->progs.on_sample, fd);
-		if (!s->links[opened]) {
-			err = -errno;
-			pr_err("cannot attach the sampler to cpu %d: %s", cpus[i], strerror(-err));
-			close(fd);
-			s->perf_fds[opened] = -1;
-			goto cleanup;
-		}
-		opened++;
 	}
-	s->n_cpus = opened;
-	if (!opened) {
+	if (!s->n_cpus) {
 		pr_err("no CPU could be sampled");
 		err = -ENODEV;
 		goto cleanup;
 	}
+	s->next_check_ns = now_ns() + HOTPLUG_CHECK_NS;
 
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_record, s, NULL);
 	if (!s->rb) {
@@ -262,7 +370,6 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 	return 0;
 
 cleanup:
-	s->n_cpus = opened;
 	free(cpus);
 	sampler__free(s);
 	return err;
@@ -273,14 +380,12 @@ void sampler__free(struct sampler *s)
 	if (!s)
 		return;
 	ring_buffer__free(s->rb);
-	for (int i = 0; i < s->n_cpus; i++) {
-		bpf_link__destroy(s->links[i]);
-		if (s->perf_fds[i] >= 0)
-			close(s->perf_fds[i]);
-	}
+	for (int i = 0; s->perf_fds && i < s->max_cpus; i++)
+		close_cpu(s, i);
 	sampler_bpf__destroy(s->skel);
 	free(s->links);
 	free(s->perf_fds);
+	free(s->enabled_ns);
 	free(s);
 }
 
@@ -292,6 +397,10 @@ int sampler__poll(struct sampler *s, int timeout_ms)
 	 * timeout is the usual way here, and what it left is read now. */
 	if (n < 0)
 		return n;
+	if (now_ns() >= s->next_check_ns) {
+		sampler__check_cpus(s);
+		s->next_check_ns = now_ns() + HOTPLUG_CHECK_NS;
+	}
 	more = ring_buffer__consume(s->rb);
 	return more < 0 ? more : n + more;
 }

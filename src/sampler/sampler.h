@@ -2,7 +2,10 @@
 /*
  * The kernel side, seen from user space: loads the BPF sampler, opens one
  * cpu-clock perf event per online CPU and attaches the program to each, and
- * delivers every ring-buffer record to a callback.
+ * delivers every ring-buffer record to a callback. CPUs that go offline and
+ * come back (hotplug) are followed from the poll loop, once a second: the
+ * kernel ends a CPU's event when the CPU goes offline and never restarts it,
+ * so the event is closed and a new one opened when the CPU is back.
  */
 #ifndef OMNIPROF_SAMPLER_SAMPLER_H
 #define OMNIPROF_SAMPLER_SAMPLER_H
@@ -63,8 +66,18 @@ int sampler__map_fd(const struct sampler *s, const char *name);
 /* Sums the per-CPU values of the array map name into out[0..n). 0 or -errno. */
 int sampler__read_percpu(const struct sampler *s, const char *name, uint64_t *out, uint32_t n);
 
-/* Number of CPUs sampled. */
+/* Number of CPUs sampled now. */
 int sampler__n_cpus(const struct sampler *s);
+
+/* CPU hotplug as seen by the sampler. */
+struct sampler_hotplug_stats {
+	uint64_t closed;      /* events closed: their CPU went offline (or the event stopped) */
+	uint64_t reopened;    /* events opened for a CPU that came (back) online */
+	uint64_t open_errors; /* failed attempts to open one (retried at the next check) */
+};
+void sampler__hotplug_stats(const struct sampler *s, struct sampler_hotplug_stats *out);
+/* Looks at the online CPUs now (sampler__poll() does it once a second). */
+void sampler__check_cpus(struct sampler *s);
 
 /* Parses a CPU list such as "0-3,5" (from /sys/devices/system/cpu/online).
  * Returns the count and fills cpus (up to max), or -EINVAL. */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -175,6 +176,99 @@ static void test_rejected_request_is_dropped(void **state)
 	assert_int_equal(f.sent[2], 4);
 }
 
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * A destination that keeps failing, with an 8 s backoff: a far deadline
+ * keeps the thread flushing, bringing it to now (a second signal) ends the
+ * thread at once, and what was not delivered is counted at exit.
+ */
+static void test_deadline_brought_forward(void **state)
+{
+	struct export_queue_opts o = {
+	    .name = "test", .max_batches = 16, .backoff_min_ms = 8000, .backoff_max_ms = 8000};
+	struct fake f = {.fail_always = true};
+	struct export_queue *q = NULL;
+	struct export_queue_stats st;
+	uint64_t t0;
+
+	(void)state;
+	pthread_mutex_init(&f.lock, NULL);
+	assert_int_equal(export_queue__start(&o, fake_send, &f, &q), 0);
+	export_queue__push(q, batch(1, 1));
+	export_queue__push(q, batch(2, 1));
+	export_queue__set_deadline(q, (mono_ms() + 60000) * 1000000ull);
+	assert_false(export_queue__wait(q, 200)); /* still trying, in its backoff */
+	/* A later deadline does not extend an earlier one; an earlier one wins. */
+	export_queue__set_deadline(q, (mono_ms() + 120000) * 1000000ull);
+	t0 = mono_ms();
+	export_queue__set_deadline(q, mono_ms() * 1000000ull);
+	assert_true(export_queue__wait(q, 5000));
+	assert_true(mono_ms() - t0 < 2000);
+	export_queue__stop(q, 0, &st);
+	assert_int_equal(st.dropped_shutdown, 2);
+	assert_int_equal(st.batches_sent, 0);
+	assert_true(st.retries >= 1);
+	assert_true(export_queue__wait(NULL, 0));
+}
+
+/* Rejects every request, with a reason that depends on its body byte's parity. */
+static int reject_send(void *ctx, const struct export_request *r, char *why, size_t why_len)
+{
+	(void)ctx;
+	snprintf(why, why_len, "HTTP status 400: %s", r->body[0] % 2 ? "bad field" : "too big");
+	return -EPROTO;
+}
+
+/* Each distinct rejection reason is logged once, however often it recurs. */
+static void test_rejection_reasons_logged_once(void **state)
+{
+	struct export_queue_opts o = {.name = "test", .max_batches = 16, .backoff_min_ms = 1};
+	struct export_queue *q = NULL;
+	struct export_queue_stats st;
+	char *log_text, path[] = "/tmp/omniprof-test-log-XXXXXX";
+	int fd = mkstemp(path), saved = dup(STDERR_FILENO), n_bad = 0, n_big = 0;
+	FILE *f;
+	long len;
+
+	(void)state;
+	assert_true(fd >= 0 && saved >= 0);
+	fflush(stderr);
+	dup2(fd, STDERR_FILENO);
+	assert_int_equal(export_queue__start(&o, reject_send, NULL, &q), 0);
+	for (int i = 1; i <= 10; i++)
+		export_queue__push(q, batch(i, 1));
+	export_queue__stop(q, 5000, &st);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	assert_int_equal(st.dropped_rejected, 10);
+	f = fdopen(fd, "r");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	log_text = calloc(1, (size_t)len + 1);
+	assert_non_null(log_text);
+	assert_int_equal(fread(log_text, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	unlink(path);
+	for (char *p = log_text; (p = strstr(p, "bad field")); p++)
+		n_bad++;
+	for (char *p = log_text; (p = strstr(p, "too big")); p++)
+		n_big++;
+	printf("%s", log_text);
+	free(log_text);
+	assert_int_equal(n_bad, 1);
+	assert_int_equal(n_big, 1);
+}
+
 static void test_stop_null_and_empty(void **state)
 {
 	struct fake f = {0};
@@ -197,6 +291,8 @@ int main(void)
 	    cmocka_unit_test(test_full_queue_drops_oldest),
 	    cmocka_unit_test(test_kept_intervals_arrive_after_outage),
 	    cmocka_unit_test(test_rejected_request_is_dropped),
+	    cmocka_unit_test(test_deadline_brought_forward),
+	    cmocka_unit_test(test_rejection_reasons_logged_once),
 	    cmocka_unit_test(test_stop_null_and_empty),
 	};
 

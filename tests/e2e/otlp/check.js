@@ -7,6 +7,7 @@
 //        --exe PATH --service NAME --chain main,chain_01,...,leaf
 //        [--frequency HZ] [--transport grpc|http] [--min-seconds S]
 //        [--authorization VALUE] [--auth USER:PASSWORD]
+//   node check.js --file F --mode cpu-after --pid N --cpu C --after-ns T [--min-events K]
 'use strict';
 const crypto = require('crypto');
 const fs = require('fs');
@@ -88,7 +89,8 @@ function checkDictionary(d) {
 // Everything one process reported over the OTLP requests.
 function otlpProcess(transportFilter) {
   const out = { requests: 0, profiles: [], stacks: [], events: 0, resources: [], mappings: [],
-                frameTypes: new Set(), threadIds: new Set(), threadNames: new Set(), cpus: new Set() };
+                frameTypes: new Set(), threadIds: new Set(), threadNames: new Set(), cpus: new Set(),
+                cpuEvents: [] };
   for (const r of records) {
     if (r.transport !== 'grpc' && r.transport !== 'http') continue;
     if (transportFilter && r.transport !== transportFilter) continue;
@@ -132,6 +134,7 @@ function otlpProcess(transportFilter) {
               expect(t >= t0 - 1000000n && t <= t1 + 1000000n,
                 `timestamp ${t} outside its profile [${t0}, ${t1}]`);
             out.events += n;
+            out.cpuEvents.push({ cpu: sa['cpu.logical_number'], ts });
             const locs = d.stack_table[smp.stack_index].location_indices;
             const names = [];
             for (const li of locs) { // leaf first; lines innermost first
@@ -219,6 +222,20 @@ function checkPyroscope() {
   console.log(`check: OK ${mine.length} pushes named ${mine[0].query.name}, ${c.complete}/${c.leaf} samples with the whole chain`);
 }
 
+// Events of the process on --cpu N stamped after --after-ns T (wall clock): at least --min-events.
+function checkCpuAfter() {
+  const p = otlpProcess(args.transport);
+  const cpu = Number(args.cpu), after = BigInt(args['after-ns']);
+  let n = 0, before = 0;
+  for (const e of p.cpuEvents) {
+    if (e.cpu !== cpu) continue;
+    for (const t of e.ts) (t > after ? n++ : before++);
+  }
+  console.log(`check: ${n} events on cpu ${cpu} after ${after} (${before} before)`);
+  expect(n >= Number(args['min-events'] || 1), `only ${n} events on cpu ${cpu} after ${after}`);
+  console.log('check: OK');
+}
+
 // Intervals tile time: each profile starts where the previous one ended.
 function checkContinuity() {
   const p = otlpProcess(args.transport);
@@ -240,4 +257,5 @@ function checkContinuity() {
   console.log(`check: OK ${list.length} consecutive intervals over ${span.toFixed(1)} s, no gap`);
 }
 
-({ otlp: checkOtlp, pyroscope: checkPyroscope, continuity: checkContinuity })[args.mode]();
+({ otlp: checkOtlp, pyroscope: checkPyroscope, continuity: checkContinuity,
+   "cpu-after": checkCpuAfter })[args.mode]();
