@@ -136,8 +136,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'A':
 			o->copy_all_stacks = true;
 			break;
-		case 'L':
-			v = strtol(optarg, &end, 10);
+		case 'L': {
+			long v = strtol(optarg, &end, 10);
+
 			if (*end || v < 1024 || v > (1l << 24)) {
 				pr_err("--lpm-entries: '%s' is not between 1024 and 16777216",
 				       optarg);
@@ -145,6 +146,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			}
 			o->max_mappings = (uint32_t)v;
 			break;
+		}
 		case 'M':
 			if (demangle__parse_mode(optarg, &o->sym.demangle)) {
 				pr_err(
