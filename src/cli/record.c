@@ -235,6 +235,30 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 		(unsigned long long)c->files.stats.opened);
 	fprintf(stderr, "  %-40s %llu\n", "user: files that could not be opened",
 		(unsigned long long)c->files.stats.open_errors);
+	fprintf(stderr, "  %-40s %llu posted, %llu timed out\n", "user: file opens on the file worker",
+		(unsigned long long)c->files.stats.jobs, (unsigned long long)c->files.stats.timed_out);
+	if (c->files.worker) {
+		struct file_worker_stats ws;
+
+		file_worker__stats(c->files.worker, &ws);
+		fprintf(stderr,
+			"  %-40s %llu queued, %llu done, %llu abandoned, %llu refused, %llu late, "
+			"%llu threads\n",
+			"file worker: jobs", (unsigned long long)ws.queued,
+			(unsigned long long)ws.done, (unsigned long long)ws.abandoned,
+			(unsigned long long)ws.refused, (unsigned long long)ws.late,
+			(unsigned long long)ws.threads);
+	}
+	fprintf(stderr, "  %-40s %llu (%llu released ready, %llu unready, %llu over budget)\n",
+		"held: records waiting for files", (unsigned long long)c->held.held,
+		(unsigned long long)c->held.released, (unsigned long long)c->held.unready,
+		(unsigned long long)c->held.overflow);
+	fprintf(stderr, "  %-40s %llu bytes peak\n", "held: memory",
+		(unsigned long long)c->held.peak_bytes);
+	fprintf(stderr, "  %-40s %llu (%llu maps reads waited)\n",
+		"user: mappings past the cap (untracked)",
+		(unsigned long long)c->procs.stats.maps_truncated,
+		(unsigned long long)c->procs.stats.waited);
 	fprintf(stderr, "  %-40s %llu\n", "user: [vdso] images unreadable",
 		(unsigned long long)c->files.stats.vdso_errors);
 	fprintf(stderr, "  %-40s %llu\n", "unnamed: native frames",
@@ -295,6 +319,9 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 		(unsigned long long)um->stats.mapping_entries);
 	fprintf(stderr, "  %-40s %llu\n", "tables: inserts refused (map full)",
 		(unsigned long long)um->stats.map_full);
+	fprintf(stderr, "  %-40s %llu posted, %llu timed out\n", "tables: builds on the file worker",
+		(unsigned long long)um->stats.builds_posted,
+		(unsigned long long)um->stats.builds_timed_out);
 }
 
 static int write_outputs(const struct profile *p, const char *dir)

@@ -118,9 +118,15 @@ size_t file_cache__evict_unused(struct file_cache *fc, size_t keep, file_evict_f
 {
 	size_t n = 0;
 
-	while (fc->n_unused > keep) {
-		struct cached_file *f = fc->unused_first;
+	struct cached_file *next = fc->unused_first;
+
+	while (fc->n_unused > keep && next) {
+		struct cached_file *f = next;
 		uint32_t id = f->id;
+
+		next = f->next_unused;
+		if (f->pending)
+			continue; /* its job comes back with this id */
 
 		/* The id is free from here on: reserve its slot first (no failure after). */
 		if (fc->n_free_ids == fc->cap_free_ids) {
@@ -164,28 +170,143 @@ static int open_mapped_file(pid_t pid, const struct proc_map *m)
 	return fd >= 0 ? fd : -errno;
 }
 
-static void open_elf(struct file_cache *fc, struct cached_file *f, pid_t pid,
-		     const struct proc_map *m)
+/*
+ * Everything that touches the file itself: the open, the ELF headers and the
+ * htlhash. Runs on the file worker (or inline without one), so it may block.
+ */
+static void load_file(struct file_open_job *j)
 {
-	int fd = open_mapped_file(pid, m), err;
+	int fd = open_mapped_file(j->pid, &j->map);
 
 	if (fd < 0) {
-		f->open_error = fd;
-		fc->stats.open_errors++;
-		pr_info("cannot open %s of pid %d: %s (frames show as offsets)", m->path, (int)pid,
-			strerror(-fd));
+		j->job.err = fd;
 		return;
 	}
-	err = elf_file__open(f->path, fd, &f->elf);
+	j->opened = true;
+	j->job.err = elf_file__open(j->map.path, fd, &j->elf);
+	if (j->job.err)
+		return;
+	j->has_htlhash = !file_id__htlhash(j->elf->fd, j->elf->size, j->htlhash);
+}
+
+static void open_job_run(struct file_job *job)
+{
+	load_file((struct file_open_job *)job);
+}
+
+static void open_job_free(struct file_job *job)
+{
+	struct file_open_job *j = (struct file_open_job *)job;
+
+	if (!j)
+		return;
+	elf_file__close(j->elf);
+	free(j->map.path);
+	free(j);
+}
+
+/* The job for mapping m of pid (file f). NULL on ENOMEM. */
+static struct file_open_job *open_job_new(const struct cached_file *f, pid_t pid,
+					  const struct proc_map *m)
+{
+	struct file_open_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	j->job.kind = FILE_JOB_OPEN;
+	j->job.run = open_job_run;
+	j->job.free = open_job_free;
+	j->file_id = f->id;
+	j->dev_major = f->dev_major;
+	j->dev_minor = f->dev_minor;
+	j->inode = f->inode;
+	j->pid = pid;
+	j->map = *m;
+	j->map.path = strdup(m->path);
+	if (!j->map.path) {
+		free(j);
+		return NULL;
+	}
+	return j;
+}
+
+/* Puts j's results into f and counts them. Takes j->elf. */
+static void apply_open(struct file_cache *fc, struct cached_file *f, struct file_open_job *j)
+{
+	int err = j->job.err;
+
+	f->pending = false;
+	if (err == -ETIMEDOUT || err == -EBUSY) {
+		f->open_error = -ETIMEDOUT;
+		fc->stats.timed_out++;
+		/* One line per file; the worker counts and caps the stuck threads. */
+		pr_warn("%s of pid %d: %s, abandoned (frames show as offsets)", f->path,
+			(int)j->pid,
+			err == -EBUSY ? "every file worker is stuck" : "open took over the timeout");
+		return;
+	}
+	if (err && !j->opened) {
+		f->open_error = err;
+		fc->stats.open_errors++;
+		pr_info("cannot open %s of pid %d: %s (frames show as offsets)", f->path,
+			(int)j->pid, strerror(-err));
+		return;
+	}
 	if (err) {
 		f->open_error = err;
 		fc->stats.not_elf++;
 		pr_info("%s: not a readable ELF file: %s", f->path, strerror(-err));
 		return;
 	}
+	f->elf = j->elf;
+	j->elf = NULL;
 	fc->stats.opened++;
-	if (!file_id__htlhash(f->elf->fd, f->elf->size, f->htlhash))
+	if (j->has_htlhash) {
+		memcpy(f->htlhash, j->htlhash, sizeof(f->htlhash));
 		f->table_id = file_id__from_htlhash(f->htlhash);
+	}
+}
+
+static void open_elf(struct file_cache *fc, struct cached_file *f, pid_t pid,
+		     const struct proc_map *m)
+{
+	struct file_open_job *j = open_job_new(f, pid, m);
+
+	if (!j) {
+		f->open_error = -ENOMEM;
+		fc->stats.open_errors++;
+		return;
+	}
+	if (fc->worker) {
+		f->pending = true;
+		fc->stats.jobs++;
+		file_worker__post(fc->worker, &j->job);
+		return;
+	}
+	load_file(j);
+	apply_open(fc, f, j);
+	open_job_free(&j->job);
+}
+
+uint32_t file_cache__install(struct file_cache *fc, struct file_open_job *j, bool abandoned)
+{
+	struct cached_file *f = file_cache__at(fc, j->file_id);
+
+	/* The id may have been given to another file since (it never is while pending). */
+	if (!f || !f->pending || f->inode != j->inode || f->dev_major != j->dev_major ||
+	    f->dev_minor != j->dev_minor)
+		return 0;
+	if (abandoned) {
+		/* The job is still its thread's: nothing of it is taken. */
+		struct file_open_job stub = *j;
+
+		stub.job.err = j->job.err;
+		stub.elf = NULL;
+		apply_open(fc, f, &stub);
+		return f->id;
+	}
+	apply_open(fc, f, j);
+	return f->id;
 }
 
 /*

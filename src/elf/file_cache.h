@@ -24,9 +24,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "elf/file_worker.h"
+#include "proc/proc_maps.h"
 #include "util/hashmap.h"
 
-struct proc_map;
 struct elf_file;
 
 struct cached_file {
@@ -42,6 +43,7 @@ struct cached_file {
 	uint64_t table_id;    /* id of its stack-delta table in BPF maps, 0 when unknown */
 	uint32_t users;	      /* process mappings holding it (file_cache__ref) */
 	uint64_t key_hash;    /* its hash in by_key */
+	bool pending;	      /* being opened on the file worker: nothing known yet */
 	struct cached_file *prev_unused, *next_unused; /* while users == 0, oldest first */
 };
 
@@ -51,6 +53,8 @@ struct file_cache_stats {
 	uint64_t not_elf;
 	uint64_t vdso_errors; /* [vdso] images that could not be read (named "[vdso]" only) */
 	uint64_t evicted;     /* files closed because no process used them any more */
+	uint64_t timed_out;   /* opens abandoned after FILE_WORKER_TIMEOUT_MS (or refused) */
+	uint64_t jobs;	      /* opens posted to the file worker */
 };
 
 struct file_cache {
@@ -66,6 +70,25 @@ struct file_cache {
 	struct cached_file *unused_first, *unused_last;
 	size_t n_unused;
 	struct file_cache_stats stats;
+	/* Opens go here when set (the sampling thread never opens a target's file);
+	 * NULL: opened in file_cache__get (tests, the replay suite). */
+	struct file_worker *worker;
+};
+
+/* An open on the file worker: inputs copied from the mapping, results for
+ * file_cache__install(). */
+struct file_open_job {
+	struct file_job job;
+	uint32_t file_id;
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	uint64_t inode;
+	pid_t pid;
+	struct proc_map map;  /* a copy, path owned */
+	struct elf_file *elf; /* result; owned until installed */
+	uint8_t htlhash[16];
+	bool has_htlhash;
+	bool opened; /* the open worked (an error after it: not an ELF file) */
 };
 
 /* Told the id of each file just before it is closed and its id freed. */
@@ -77,9 +100,18 @@ void file_cache__clear(struct file_cache *fc); /* closes everything; accepts NUL
 /*
  * Returns the id of the file behind mapping m of process pid, opening it on
  * first sight; 0 on ENOMEM. A file that cannot be opened still gets an id
- * (its frames show as path+0xOFFSET) and the failure is counted.
+ * (its frames show as path+0xOFFSET) and the failure is counted. With a
+ * worker, a new file is opened there: it stays pending (no elf) until its
+ * job comes back through file_cache__install().
  */
 uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map *m);
+
+/*
+ * Puts the result of an open job into its file (abandoned: the file is
+ * marked failed, -ETIMEDOUT, and keeps no elf). Takes the job's elf when
+ * not abandoned. Returns the file's id, or 0 when the file is gone.
+ */
+uint32_t file_cache__install(struct file_cache *fc, struct file_open_job *j, bool abandoned);
 
 /* One more / one less process mapping uses file id (0 and unknown ids are ignored). */
 void file_cache__ref(struct file_cache *fc, uint32_t id);

@@ -13,10 +13,18 @@
 
 #include "elf/elf_file.h"
 #include "elf/file_cache.h"
+#include "elf/file_worker.h"
 #include "proc/proc_maps.h"
 #include "types.h"
 #include "unwind/unwind_maps.h"
 #include "util/log.h"
+
+/*
+ * The LPM value of a file whose open was abandoned (timed out): a table id no
+ * table has, so the unwinder uses frame pointers there and does not report
+ * the address as unknown again and again.
+ */
+#define FILE_ID_NO_TABLE (OP_FILE_ID_ANON - 1)
 
 /* A process whose samples keep missing its maps is re-read at most this often. */
 #define REFRESH_MIN_INTERVAL_NS (50ull * 1000 * 1000)
@@ -49,10 +57,13 @@ static void release_tables(struct process_table *pt, struct process_mapping *map
 /* Removes p's mappings from the BPF maps and drops its table references. */
 static void unpublish(struct process_table *pt, struct process *p)
 {
+	struct process_mapping *maps = p->waiting ? p->published : p->maps;
+	size_t n = p->waiting ? p->n_published : p->n_maps;
+
 	if (!pt->unwind)
 		return;
-	remove_ranges(pt, p->pid, p->maps, p->n_maps);
-	release_tables(pt, p->maps, p->n_maps);
+	remove_ranges(pt, p->pid, maps, n);
+	release_tables(pt, maps, n);
 	unwind_maps__remove_pid(pt->unwind, p->pid);
 }
 
@@ -69,6 +80,8 @@ static uint64_t range_id_of(const struct cached_file *f)
 		return 0;
 	if (f->elf)
 		return f->table_id;
+	if (f->open_error == -ETIMEDOUT)
+		return FILE_ID_NO_TABLE;
 	return f->inode == 0 || f->open_error == -ENOEXEC ? OP_FILE_ID_ANON : 0;
 }
 
@@ -89,6 +102,31 @@ static bool overlaps_table(const struct process_mapping *maps, size_t n, uint64_
 }
 
 /*
+ * Takes references on the tables of p's mappings (set in table_id). With a
+ * file worker every table is built (READY) by now; without one, a table not
+ * built yet is built here.
+ */
+static void acquire_tables(struct process_table *pt, struct process *p)
+{
+	for (size_t i = 0; i < p->n_maps; i++) {
+		struct process_mapping *m = &p->maps[i];
+		struct cached_file *f = file_cache__at(pt->files, m->file_id);
+
+		m->table_id = 0;
+		m->range_id = range_id_of(f);
+		if (!f || !f->elf || !f->table_id || !m->has_bias)
+			continue;
+		if (unwind_maps__acquire(pt->unwind, f->table_id,
+					 pt->files->worker ? NULL : f->elf)) {
+			/* No table (counted there): frame pointers for this file. */
+			unwind_maps__release(pt->unwind, f->table_id);
+			continue;
+		}
+		m->table_id = f->table_id;
+	}
+}
+
+/*
  * Puts p's new executable file mappings into the BPF maps in place of the old
  * ones, never leaving a moment where a mapping present before and after is
  * missing: new ranges go in first, then old ranges that changed come out (and
@@ -105,21 +143,7 @@ static void publish(struct process_table *pt, struct process *p, struct process_
 
 	if (!pt->unwind)
 		return;
-	for (size_t i = 0; i < p->n_maps; i++) {
-		struct process_mapping *m = &p->maps[i];
-		struct cached_file *f = file_cache__at(pt->files, m->file_id);
-
-		m->table_id = 0;
-		m->range_id = range_id_of(f);
-		if (!f || !f->elf || !f->table_id || !m->has_bias)
-			continue;
-		if (unwind_maps__acquire(pt->unwind, f->table_id, f->elf)) {
-			/* No table (counted there): frame pointers for this file. */
-			unwind_maps__release(pt->unwind, f->table_id);
-			continue;
-		}
-		m->table_id = f->table_id;
-	}
+	acquire_tables(pt, p);
 	for (size_t i = 0; i < p->n_maps; i++) {
 		struct process_mapping *m = &p->maps[i];
 
@@ -191,9 +215,131 @@ void process_table__clear(struct process_table *pt)
 	for (size_t i = 0; hashmap__next(&pt->by_pid, &i, &e);) {
 		p = e;
 		free(p->maps);
+		free(p->published);
 		free(p);
 	}
 	hashmap__clear(&pt->by_pid);
+}
+
+/* The ELF address of each mapping's first byte, for files opened since the read. */
+static void set_biases(struct process_table *pt, struct process *p)
+{
+	for (size_t i = 0; i < p->n_maps; i++) {
+		struct process_mapping *m = &p->maps[i];
+		struct cached_file *f = file_cache__at(pt->files, m->file_id);
+		uint64_t vaddr;
+
+		if (m->has_bias || !f || !f->elf)
+			continue;
+		if (elf_file__mapping_bias(f->elf, m->offset, m->end - m->start, PF_X, &vaddr)) {
+			m->bias = m->start - vaddr;
+			m->has_bias = true;
+		}
+	}
+}
+
+/*
+ * Whether every file of p's maps is ready to publish: opened (or failed),
+ * and its table built (or failed). Posts the builds still missing.
+ */
+static bool files_ready(struct process_table *pt, struct process *p)
+{
+	bool ready = true;
+
+	for (size_t i = 0; i < p->n_maps; i++) {
+		struct cached_file *f = file_cache__at(pt->files, p->maps[i].file_id);
+		struct table_build_job *j;
+
+		if (f && f->pending) {
+			ready = false;
+			continue;
+		}
+		if (!pt->unwind || !pt->files->worker || !f || !f->elf || !f->table_id ||
+		    !p->maps[i].has_bias)
+			continue;
+		switch (unwind_maps__table_state(pt->unwind, f->table_id)) {
+		case UNWIND_TABLE_READY:
+			break;
+		case UNWIND_TABLE_BUILDING:
+			ready = false;
+			break;
+		case UNWIND_TABLE_UNKNOWN:
+			j = unwind_maps__build_job(pt->unwind, f->table_id, f->elf);
+			if (j) {
+				file_worker__post(pt->files->worker, &j->job);
+				ready = false;
+			}
+			break;
+		}
+	}
+	return ready;
+}
+
+/*
+ * Publishes p's maps in place of p->published when its files are ready (the
+ * old list's files and tables released then). False: p has to wait.
+ */
+static bool try_publish(struct process_table *pt, struct process *p)
+{
+	set_biases(pt, p);
+	if (!files_ready(pt, p))
+		return false;
+	if (p->exited) {
+		/* Exited while waiting: nothing to publish, its held samples still need the
+		 * tables (see process_table__publish_ready). */
+		return true;
+	}
+	publish(pt, p, p->published, p->n_published);
+	unref_files(pt, p->published, p->n_published);
+	free(p->published);
+	p->published = NULL;
+	p->n_published = 0;
+	if (pt->observer)
+		pt->observer(pt->observer_ctx, p);
+	return true;
+}
+
+size_t process_table__publish_ready(struct process_table *pt, process_ready_fn fn, void *ctx)
+{
+	struct process **ready = NULL;
+	size_t n = 0, cap = 0;
+	void *e;
+
+	if (!pt->n_waiting)
+		return 0;
+	for (size_t i = 0; hashmap__next(&pt->by_pid, &i, &e);) {
+		struct process *p = e;
+
+		if (!p->waiting || !try_publish(pt, p))
+			continue;
+		p->waiting = false;
+		pt->n_waiting--;
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 16;
+			struct process **tmp = realloc(ready, c * sizeof(*tmp));
+
+			if (!tmp)
+				continue; /* published; its held records go with the next release */
+			ready = tmp;
+			cap = c;
+		}
+		ready[n++] = p;
+	}
+	/* Called after the walk: fn may read maps (hashmap changes) for other pids. */
+	for (size_t i = 0; i < n; i++) {
+		struct process *p = ready[i];
+
+		if (p->exited && pt->unwind) {
+			acquire_tables(pt, p);
+			if (fn)
+				fn(ctx, p);
+			release_tables(pt, p->maps, p->n_maps);
+		} else if (fn) {
+			fn(ctx, p);
+		}
+	}
+	free(ready);
+	return n;
 }
 
 int process_table__refresh(struct process_table *pt, struct process *p)
@@ -227,6 +373,11 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 
 		if (!(raw[i].perms & PROC_MAP_X))
 			continue;
+		if (n >= PROCESS_MAPS_MAX) {
+			/* A bounded cost per process: the rest is counted, not tracked. */
+			pt->stats.maps_truncated++;
+			continue;
+		}
 		id = file_cache__get(pt->files, (pid_t)p->pid, &raw[i]);
 		if (!id) {
 			err = -ENOMEM;
@@ -251,11 +402,20 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 	p->maps = maps;
 	p->n_maps = n;
 	maps = NULL;
-	publish(pt, p, old, n_old);
-	unref_files(pt, old, n_old);
-	free(old);
-	if (pt->observer)
-		pt->observer(pt->observer_ctx, p);
+	if (p->waiting) {
+		/* Read while waiting: this read replaces the one never published. */
+		unref_files(pt, old, n_old);
+		free(old);
+	} else {
+		p->published = old;
+		p->n_published = n_old;
+	}
+	if (!try_publish(pt, p)) {
+		pt->stats.waited++;
+		if (!p->waiting)
+			pt->n_waiting++;
+		p->waiting = true;
+	}
 cleanup:
 	if (maps)
 		unref_files(pt, maps, n);
@@ -340,8 +500,8 @@ size_t process_table__purge(struct process_table *pt, bool check_alive)
 			pt->stats.lost_exits++;
 			process_table__mark_exited(pt, p->pid);
 		}
-		if (!p->exited && !p->gone)
-			continue;
+		if ((!p->exited && !p->gone) || p->waiting)
+			continue; /* waiting: its held samples are not named yet */
 		if (n == cap) {
 			size_t c = cap ? cap * 2 : 64;
 			struct process **tmp = realloc(dead, c * sizeof(*tmp));
@@ -359,7 +519,9 @@ size_t process_table__purge(struct process_table *pt, bool check_alive)
 
 		hashmap__remove_entry(&pt->by_pid, hash_u64(p->pid), p);
 		unref_files(pt, p->maps, p->n_maps);
+		unref_files(pt, p->published, p->n_published);
 		free(p->maps);
+		free(p->published);
 		free(p);
 	}
 	free(dead);

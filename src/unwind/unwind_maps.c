@@ -2,6 +2,7 @@
 #include "unwind/unwind_maps.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -45,6 +46,8 @@ struct loaded_table {
 	uint32_t chunk;
 	uint32_t offset; /* first page */
 	int error;	 /* non-zero: building failed, nothing loaded */
+	bool building;	 /* a build job is out (refs 0, nothing loaded) */
+	bool fresh;	 /* built for waiting processes: their first acquire is no reuse */
 };
 
 static bool rule_equal(const void *entry, const void *key, void *ctx)
@@ -242,23 +245,18 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Builds ef's table and loads it under id. 0 or -errno. */
-static int load_table(struct unwind_maps *um, uint64_t id, const struct elf_file *ef,
+/* Loads the built table t under id. 0 or -errno. */
+static int load_built(struct unwind_maps *um, uint64_t id, const struct stack_delta_table *tp,
 		      struct loaded_table *lt)
 {
-	struct stack_delta_table t = {0};
+	const struct stack_delta_table t = *tp;
 	struct op_delta_page *pages = NULL;
 	struct op_table_info info = {0};
-	uint64_t start = now_ns();
 	uint32_t *keys = NULL, *addr = NULL, count, n_pages = 0, levels, offset = 0;
 	uint16_t *rule = NULL;
 	bool allocated = false;
 	int chunk_fd, err;
 
-	err = stack_deltas__build(ef, &t);
-	um->stats.build_ns += now_ns() - start;
-	if (err)
-		goto cleanup;
 	/* Deltas hold 32-bit offsets from the first address (OP_DELTA_PAD excluded). */
 	if (!t.n || t.n >= OP_DELTA_PAD ||
 	    t.deltas[t.n - 1].addr - t.deltas[0].addr >= OP_DELTA_PAD) {
@@ -328,8 +326,42 @@ cleanup:
 	free(pages);
 	free(rule);
 	free(addr);
+	return err;
+}
+
+/* Builds ef's table and loads it under id. 0 or -errno. */
+static int load_table(struct unwind_maps *um, uint64_t id, const struct elf_file *ef,
+		      struct loaded_table *lt)
+{
+	struct stack_delta_table t = {0};
+	uint64_t start = now_ns();
+	int err;
+
+	err = stack_deltas__build(ef, &t);
+	um->stats.build_ns += now_ns() - start;
+	if (!err)
+		err = load_built(um, id, &t, lt);
 	stack_delta_table__free(&t);
 	return err;
+}
+
+/* Counts a table that was just loaded (or failed) into lt. */
+static void count_load(struct unwind_maps *um, struct loaded_table *lt, const char *path)
+{
+	if (lt->error) {
+		um->stats.tables_failed++;
+		if (lt->error != -ENOENT)
+			pr_info("no unwind table for %s: %s (frame pointers are used)", path,
+				strerror(-lt->error));
+		return;
+	}
+	um->stats.tables_loaded++;
+	um->stats.deltas_loaded += lt->n_deltas;
+	um->stats.pages_loaded += lt->n_pages;
+	if (um->stats.deltas_loaded > um->stats.deltas_peak)
+		um->stats.deltas_peak = um->stats.deltas_loaded;
+	if (um->stats.pages_loaded > um->stats.pages_peak)
+		um->stats.pages_peak = um->stats.pages_loaded;
 }
 
 static void unused_unlink(struct unwind_maps *um, struct loaded_table *lt)
@@ -363,25 +395,18 @@ int unwind_maps__acquire(struct unwind_maps *um, uint64_t id, const struct elf_f
 			return -ENOMEM;
 		}
 		lt->error = ef ? load_table(um, id, ef, lt) : -ENOENT;
-		if (lt->error) {
-			um->stats.tables_failed++;
-			if (lt->error != -ENOENT)
-				pr_info("no unwind table for %s: %s (frame pointers are used)",
-					ef->path, strerror(-lt->error));
-		} else {
-			um->stats.tables_loaded++;
-			um->stats.deltas_loaded += lt->n_deltas;
-			um->stats.pages_loaded += lt->n_pages;
-			if (um->stats.deltas_loaded > um->stats.deltas_peak)
-				um->stats.deltas_peak = um->stats.deltas_loaded;
-			if (um->stats.pages_loaded > um->stats.pages_peak)
-				um->stats.pages_peak = um->stats.pages_loaded;
-		}
+		count_load(um, lt, ef ? ef->path : "?");
+	}
+	if (lt->building) {
+		/* Not loaded yet: frame pointers meanwhile (callers wait for READY). */
+		lt->refs++;
+		return -EAGAIN;
 	}
 	if (!lt->refs++ && lt->unused) {
 		/* Loaded and unused: used again without a rebuild. */
 		unused_unlink(um, lt);
-		um->stats.cache_hits++;
+		um->stats.cache_hits += !lt->fresh;
+		lt->fresh = false;
 	}
 	return lt->error;
 }
@@ -416,10 +441,12 @@ void unwind_maps__release(struct unwind_maps *um, uint64_t id)
 {
 	struct loaded_table *lt = hashmap__find(&um->tables, hash_u64(id), &id);
 
-	if (!lt || --lt->refs)
+	if (!lt || --lt->refs || lt->building)
 		return;
 	if (lt->error) {
-		unload(um, lt);
+		/* A build that timed out is not tried again (each try may strand a thread). */
+		if (lt->error != -ETIMEDOUT)
+			unload(um, lt);
 		return;
 	}
 	/*
@@ -441,6 +468,105 @@ void unwind_maps__release(struct unwind_maps *um, uint64_t id)
 	while ((um->stats.deltas_unused > um->unused_budget || um->n_unused > UNUSED_TABLES_MAX) &&
 	       evict_oldest_unused(um))
 		;
+}
+
+enum unwind_table_state unwind_maps__table_state(const struct unwind_maps *um, uint64_t id)
+{
+	const struct loaded_table *lt = hashmap__find(&um->tables, hash_u64(id), &id);
+
+	if (!lt)
+		return UNWIND_TABLE_UNKNOWN;
+	return lt->building ? UNWIND_TABLE_BUILDING : UNWIND_TABLE_READY;
+}
+
+/* On the file worker: reads and parses the file, touches nothing shared. */
+static void build_job_run(struct file_job *job)
+{
+	struct table_build_job *j = (struct table_build_job *)job;
+	struct elf_file ef = {.fd = j->fd, .path = j->path, .size = j->size};
+
+	job->err = stack_deltas__build(&ef, &j->table);
+}
+
+static void build_job_free(struct file_job *job)
+{
+	struct table_build_job *j = (struct table_build_job *)job;
+
+	if (!j)
+		return;
+	stack_delta_table__free(&j->table);
+	if (j->fd >= 0)
+		close(j->fd);
+	free(j->path);
+	free(j);
+}
+
+struct table_build_job *unwind_maps__build_job(struct unwind_maps *um, uint64_t id,
+					       const struct elf_file *ef)
+{
+	struct table_build_job *j = calloc(1, sizeof(*j));
+	struct loaded_table *lt = calloc(1, sizeof(*lt));
+	uint64_t h = hash_u64(id);
+
+	if (!j || !lt)
+		goto enomem;
+	j->fd = -1;
+	j->job.kind = FILE_JOB_BUILD;
+	j->job.run = build_job_run;
+	j->job.free = build_job_free;
+	j->table_id = id;
+	j->size = ef->size;
+	j->path = strdup(ef->path);
+	j->fd = fcntl(ef->fd, F_DUPFD_CLOEXEC, 0);
+	if (!j->path || j->fd < 0)
+		goto enomem;
+	lt->id = id;
+	lt->building = true;
+	if (hashmap__insert(&um->tables, h, lt))
+		goto enomem;
+	um->stats.builds_posted++;
+	return j;
+enomem:
+	free(lt);
+	if (j)
+		build_job_free(&j->job);
+	return NULL;
+}
+
+void unwind_maps__finish_build(struct unwind_maps *um, struct table_build_job *j, bool abandoned)
+{
+	uint64_t id = j->table_id;
+	struct loaded_table *lt = hashmap__find(&um->tables, hash_u64(id), &id);
+
+	if (!lt || !lt->building)
+		return;
+	lt->building = false;
+	if (abandoned) {
+		lt->error = -ETIMEDOUT;
+		um->stats.builds_timed_out++;
+		pr_warn("%s: building its unwind table took over the timeout, abandoned "
+			"(frame pointers are used)",
+			j->path);
+	} else {
+		um->stats.build_ns += j->job.run_ns;
+		lt->error = j->job.err ? j->job.err : load_built(um, id, &j->table, lt);
+	}
+	count_load(um, lt, j->path);
+	/* Built for processes that wait for it: they acquire it next. Until then it
+	 * is an unused table (unloaded first when room is needed), or a failure kept. */
+	if (!lt->error && !lt->refs) {
+		lt->unused = true;
+		lt->fresh = true;
+		lt->prev_unused = um->unused_last;
+		lt->next_unused = NULL;
+		if (um->unused_last)
+			um->unused_last->next_unused = lt;
+		else
+			um->unused_first = lt;
+		um->unused_last = lt;
+		um->stats.deltas_unused += lt->n_deltas;
+		um->n_unused++;
+	}
 }
 
 /* A page of a chunk read back from the kernel, for the shared delta search. */

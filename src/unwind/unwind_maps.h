@@ -17,6 +17,8 @@
 
 #include <stdint.h>
 
+#include "elf/file_worker.h"
+#include "elf/stack_deltas.h"
 #include "types.h"
 #include "util/hashmap.h"
 
@@ -38,6 +40,8 @@ struct unwind_maps_stats {
 	uint64_t deltas_unused;	  /* ... of tables no process uses, kept for reuse */
 	uint64_t cache_hits;	  /* tables reused from those instead of rebuilt */
 	uint64_t chunk_pages;	  /* capacity of all delta chunks, in pages */
+	uint64_t builds_posted;	  /* builds run on the file worker */
+	uint64_t builds_timed_out; /* ... abandoned past the timeout (frame pointers then) */
 };
 
 struct delta_extent {
@@ -84,6 +88,37 @@ void unwind_maps__clear(struct unwind_maps *um); /* accepts NULL */
  */
 int unwind_maps__acquire(struct unwind_maps *um, uint64_t table_id, const struct elf_file *ef);
 void unwind_maps__release(struct unwind_maps *um, uint64_t table_id);
+
+/*
+ * Building off the sampling thread: the build (stack_deltas__build(), the
+ * file's CFI parsed) runs on the file worker, the load (BPF map writes) on
+ * the sampling thread when the job comes back, so the maps and this struct
+ * stay single-threaded.
+ */
+enum unwind_table_state {
+	UNWIND_TABLE_UNKNOWN,  /* never built: unwind_maps__build_job() */
+	UNWIND_TABLE_BUILDING, /* a build job is out */
+	UNWIND_TABLE_READY,    /* loaded, or failed (remembered): acquire it */
+};
+enum unwind_table_state unwind_maps__table_state(const struct unwind_maps *um, uint64_t table_id);
+
+struct table_build_job {
+	struct file_job job;
+	uint64_t table_id;
+	int fd; /* a duplicate of the file's: the job may outlive the file cache entry */
+	uint64_t size;
+	char *path;
+	struct stack_delta_table table; /* the result */
+};
+
+/*
+ * Marks table_id as building and returns its job (post it to the worker), or
+ * NULL on ENOMEM (nothing marked). ef is the file's, only its fd is duplicated.
+ */
+struct table_build_job *unwind_maps__build_job(struct unwind_maps *um, uint64_t table_id,
+					       const struct elf_file *ef);
+/* Loads what j built (abandoned or failed: remembered as failed, frame pointers). */
+void unwind_maps__finish_build(struct unwind_maps *um, struct table_build_job *j, bool abandoned);
 
 /*
  * The rule the in-kernel unwinder finds at ELF vaddr of loaded table table_id,
