@@ -380,11 +380,11 @@ int cmd_record(int argc, char **argv)
 	sopts.n_pids = o->n_pids;
 	sopts.copy_all_stacks = o->copy_all_stacks;
 	sopts.sym = &o->sym;
-	if (session__start(&ss, &sopts))
-		goto cleanup;
-
+	/* Before the start: it waits (bounded) for the running processes' files. */
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	if (session__start(&ss, &sopts))
+		goto cleanup;
 	deadline_ns =
 	    o->duration_s > 0 ? ss.interval_start_ns + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
 	fprintf(stderr, "omniprof: sampling %s on %d CPUs at %u Hz%s\n",

@@ -411,6 +411,13 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 		p->n_published = n_old;
 	}
 	if (!try_publish(pt, p)) {
+		/*
+		 * Without its marker, samples whose pc is in no published range
+		 * (the new files) come as stack copies, held until the tables are
+		 * in, instead of walks cut short where a file has no table yet.
+		 */
+		if (pt->unwind)
+			unwind_maps__remove_pid(pt->unwind, p->pid);
 		pt->stats.waited++;
 		if (!p->waiting)
 			pt->n_waiting++;

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * File work never blocks sampling (issue 13): a library served by a FUSE
+ * file system that hangs every open and read (tests/workloads/fuse_hang.c,
+ * mounted as root with allow_other) is mapped by a process of the attacker
+ * account; `omniprof record` must still finish and write its outputs in
+ * bounded time, abandon the stuck open (counted), and record every sample
+ * of a busy process next to it. Real BPF, real processes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "attacker.h"
+#include "testutil.h"
+
+#define RECORD_SECONDS 5
+#define HZ	       99
+/* The record must be done this long after it started, or it hung. */
+#define RECORD_BOUND_S 60
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU seconds (user + system) pid used so far, from /proc/PID/stat; -1 if unreadable. */
+static double cpu_seconds(pid_t pid)
+{
+	char path[64], *text, *p;
+	unsigned long long ut, st;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	text = tu_read_file(path, NULL);
+	if (!text)
+		return -1;
+	p = strrchr(text, ')');
+	if (!p ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2) {
+		free(text);
+		return -1;
+	}
+	free(text);
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* The state letter of pid ('Z': its main thread exited), or 0 when it is gone. */
+static char proc_state(pid_t pid)
+{
+	char path[64], *text, *p, c = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	text = tu_read_file(path, NULL);
+	if (text && (p = strrchr(text, ')')))
+		c = p[2];
+	free(text);
+	return c;
+}
+
+/* Samples of comm in stacks.folded text ("comm;frames COUNT" lines). */
+static long folded_samples(const char *text, const char *comm)
+{
+	size_t len = strlen(comm);
+	long total = 0;
+
+	for (const char *line = text; line && *line;) {
+		const char *end = strchr(line, '\n'), *sp;
+
+		if (!end)
+			end = line + strlen(line);
+		if (!strncmp(line, comm, len) && line[len] == ';') {
+			for (sp = end; sp > line && sp[-1] != ' ';)
+				sp--;
+			total += strtol(sp, NULL, 10);
+		}
+		line = *end ? end + 1 : end;
+	}
+	return total;
+}
+
+/* The number after `label` in `record -v` output, or -1. */
+static long counter(const char *out, const char *label, const char *word)
+{
+	const char *p = out ? strstr(out, label) : NULL, *q;
+
+	if (!p)
+		return -1;
+	q = strstr(p, word);
+	if (!q || strchr(p, '\n') < q)
+		return -1;
+	while (q > p && (q[-1] == ' '))
+		q--;
+	while (q > p && q[-1] >= '0' && q[-1] <= '9')
+		q--;
+	return strtol(q, NULL, 10);
+}
+
+static bool wait_for(bool (*cond)(const void *), const void *arg, int seconds)
+{
+	for (int i = 0; i < seconds * 20; i++) {
+		if (cond(arg))
+			return true;
+		usleep(50000);
+	}
+	return false;
+}
+
+static bool exists(const void *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+struct maps_query {
+	pid_t pid;
+	const char *needle;
+};
+
+static bool maps_hold(const void *arg)
+{
+	const struct maps_query *q = arg;
+	char path[64], *text;
+	bool found;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)q->pid);
+	text = tu_read_file(path, NULL);
+	found = text && strstr(text, q->needle);
+	free(text);
+	return found;
+}
+
+static void test_hung_fuse_file(void **state)
+{
+	char *dir = tu_mkdtemp(), mnt[512], wl[400], flag[512], lib[512], server[512], exe[512],
+	     busy_exe[512], out_dir[512], log[512], folded[1024], srcexe[512];
+	char *server_argv[] = {server, lib,  "late_lib.so", flag, mnt,
+			       "-f",   "-o", "allow_other", NULL};
+	char *hung_argv[] = {exe, "90", "0", NULL};
+	char *busy_argv[] = {busy_exe, "90", NULL};
+	char *text = NULL, *out = NULL;
+	pid_t srv, hung, busy, rec;
+	double t0, t_done = -1, busy_cpu0, busy_cpu1, hung_cpu0, hung_cpu1;
+	long busy_samples, hung_samples, abandoned;
+	int status = -1, fd;
+	bool exited = false;
+	struct maps_query q;
+	uid_t uid;
+	gid_t gid;
+
+	(void)state;
+	assert_non_null(dir);
+	assert_int_equal(attacker__ensure(&uid, &gid), 0);
+	chmod(dir, 0755);
+	snprintf(mnt, sizeof(mnt), "%s/mnt", dir);
+	snprintf(wl, sizeof(wl), "%s/wl", dir);
+	snprintf(flag, sizeof(flag), "%s/hang", dir);
+	snprintf(out_dir, sizeof(out_dir), "%s/out", dir);
+	snprintf(log, sizeof(log), "%s/record.log", dir);
+	snprintf(lib, sizeof(lib), "%s/workloads/lib/late_lib.so", tu_build_dir());
+	snprintf(server, sizeof(server), "%s/workloads/fuse_hang", tu_build_dir());
+	snprintf(srcexe, sizeof(srcexe), "%s/workloads/dlopen_late", tu_build_dir());
+	snprintf(busy_exe, sizeof(busy_exe), "%s/workloads/fp_chain", tu_build_dir());
+	snprintf(exe, sizeof(exe), "%s/dlopen_late", wl);
+	assert_int_equal(mkdir(mnt, 0755), 0);
+	assert_int_equal(mkdir(wl, 0755), 0);
+	/* dlopen_late loads lib/late_lib.so next to itself: lib is the FUSE mount. */
+	assert_int_equal(tu_run(NULL, "cp %s %s && ln -s %s %s/lib", srcexe, exe, mnt, wl), 0);
+
+	srv = fork();
+	assert_true(srv >= 0);
+	if (srv == 0) {
+		execv(server, server_argv);
+		_exit(127);
+	}
+	{
+		char served[600];
+
+		snprintf(served, sizeof(served), "%s/late_lib.so", mnt);
+		assert_true(wait_for(exists, served, 20));
+	}
+	/* The attacker maps the library while the server still answers. */
+	hung = attacker__spawn_ready(hung_argv, wl);
+	assert_true(hung > 0);
+	q = (struct maps_query){hung, "late_lib.so"};
+	assert_true(wait_for(maps_hold, &q, 20));
+	/* From now on every open and read of it blocks for ever. */
+	fd = open(flag, O_CREAT | O_WRONLY, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	busy = tu_spawn_ready(busy_argv);
+	assert_true(busy > 0);
+
+	busy_cpu0 = cpu_seconds(busy);
+	hung_cpu0 = cpu_seconds(hung);
+	t0 = now_s();
+	rec = fork();
+	assert_true(rec >= 0);
+	if (rec == 0) {
+		char cmd[2048];
+
+		snprintf(cmd, sizeof(cmd),
+			 "exec %s/omniprof record -v -F %d -d %d -p %d -p %d -o %s >%s 2>&1",
+			 tu_build_dir(), HZ, RECORD_SECONDS, (int)busy, (int)hung, out_dir, log);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	/*
+	 * Done when reaped, or when its main thread exited (state Z) while a
+	 * worker thread stays blocked in the hung open: the kernel keeps the
+	 * process until the FUSE request is answered, which is the server's
+	 * doing, not the profiler's.
+	 */
+	while (now_s() - t0 < RECORD_BOUND_S) {
+		pid_t w = waitpid(rec, &status, WNOHANG);
+
+		if (w == rec) {
+			exited = true;
+			break;
+		}
+		if (proc_state(rec) == 'Z') {
+			break;
+		}
+		usleep(50000);
+	}
+	t_done = now_s() - t0;
+	busy_cpu1 = cpu_seconds(busy);
+	hung_cpu1 = cpu_seconds(hung);
+	/* Let the stuck requests go: kill the server, unmount. */
+	kill(srv, SIGKILL);
+	waitpid(srv, NULL, 0);
+	umount2(mnt, MNT_DETACH);
+	if (!exited) {
+		if (now_s() - t0 >= RECORD_BOUND_S)
+			kill(rec, SIGKILL);
+		waitpid(rec, &status, 0);
+	}
+	tu_reap(busy);
+	kill(hung, SIGKILL);
+	waitpid(hung, NULL, 0);
+
+	out = tu_read_file(log, NULL);
+	snprintf(folded, sizeof(folded), "%s/stacks.folded", out_dir);
+	text = tu_read_file(folded, NULL);
+	busy_samples = text ? folded_samples(text, "fp_chain") : -1;
+	hung_samples = text ? folded_samples(text, "dlopen_late") : -1;
+	abandoned = counter(out, "file worker: jobs", "abandoned");
+	print_message("record done after %.1f s (bound %d s); fp_chain %ld samples for %.2f CPU s, "
+		      "dlopen_late %ld for %.2f CPU s; jobs abandoned %ld\n",
+		      t_done, RECORD_BOUND_S, busy_samples, busy_cpu1 - busy_cpu0, hung_samples,
+		      hung_cpu1 - hung_cpu0, abandoned);
+	if (!text || abandoned < 1)
+		print_message("%s\n", out ? out : "(no log)");
+	tu_rmtree(dir);
+	free(dir);
+	free(text);
+	free(out);
+
+	assert_true(t_done < RECORD_BOUND_S);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_true(abandoned >= 1);
+	/* Every sample of the busy process, at the rate, for the CPU it used (generous). */
+	assert_true(busy_samples >=
+		    (long)((busy_cpu1 - busy_cpu0) / t_done * RECORD_SECONDS * HZ * 0.6));
+	assert_true(busy_samples >= 20);
+	/* The process whose file hangs is still profiled (its library's frames unnamed). */
+	assert_true(hung_samples >=
+		    (long)((hung_cpu1 - hung_cpu0) / t_done * RECORD_SECONDS * HZ * 0.6));
+	assert_true(hung_samples >= 20);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_hung_fuse_file),
+	};
+
+	return cmocka_run_group_tests_name("e2e_file_worker", tests, NULL, NULL);
+}
