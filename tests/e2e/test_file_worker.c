@@ -28,7 +28,7 @@
 #include "attacker.h"
 #include "testutil.h"
 
-#define RECORD_SECONDS 5
+#define RECORD_SECONDS 8 /* past the file worker's 5 s timeout */
 #define HZ	       99
 /* The record must be done this long after it started, or it hung. */
 #define RECORD_BOUND_S 60
@@ -41,6 +41,36 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* A /proc file's text (its size says 0, so it is read to the end); caller frees. NULL on error. */
+static char *read_proc(const char *path)
+{
+	size_t len = 0, cap = 1 << 16;
+	char *buf = malloc(cap);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (!buf || fd < 0) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
+		len += (size_t)n;
+		if (cap - len < 4096) {
+			char *tmp = realloc(buf, cap * 2);
+
+			if (!tmp)
+				break;
+			buf = tmp;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	buf[len] = '\0';
+	return buf;
+}
+
 /* CPU seconds (user + system) pid used so far, from /proc/PID/stat; -1 if unreadable. */
 static double cpu_seconds(pid_t pid)
 {
@@ -48,7 +78,7 @@ static double cpu_seconds(pid_t pid)
 	unsigned long long ut, st;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	text = tu_read_file(path, NULL);
+	text = read_proc(path);
 	if (!text)
 		return -1;
 	p = strrchr(text, ')');
@@ -67,7 +97,7 @@ static char proc_state(pid_t pid)
 	char path[64], *text, *p, c = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	text = tu_read_file(path, NULL);
+	text = read_proc(path);
 	if (text && (p = strrchr(text, ')')))
 		c = p[2];
 	free(text);
@@ -139,7 +169,7 @@ static bool maps_hold(const void *arg)
 	bool found;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)q->pid);
-	text = tu_read_file(path, NULL);
+	text = read_proc(path);
 	found = text && strstr(text, q->needle);
 	free(text);
 	return found;
@@ -264,7 +294,7 @@ static void test_hung_fuse_file(void **state)
 		      "dlopen_late %ld for %.2f CPU s; jobs abandoned %ld\n",
 		      t_done, RECORD_BOUND_S, busy_samples, busy_cpu1 - busy_cpu0, hung_samples,
 		      hung_cpu1 - hung_cpu0, abandoned);
-	if (!text || abandoned < 1)
+	if (!text || abandoned < 1 || busy_samples < 20 || hung_samples < 20)
 		print_message("%s\n", out ? out : "(no log)");
 	tu_rmtree(dir);
 	free(dir);
@@ -277,11 +307,11 @@ static void test_hung_fuse_file(void **state)
 	assert_true(abandoned >= 1);
 	/* Every sample of the busy process, at the rate, for the CPU it used (generous). */
 	assert_true(busy_samples >=
-		    (long)((busy_cpu1 - busy_cpu0) / t_done * RECORD_SECONDS * HZ * 0.6));
+		    (long)((busy_cpu1 - busy_cpu0) / t_done * RECORD_SECONDS * HZ * 0.4));
 	assert_true(busy_samples >= 20);
 	/* The process whose file hangs is still profiled (its library's frames unnamed). */
 	assert_true(hung_samples >=
-		    (long)((hung_cpu1 - hung_cpu0) / t_done * RECORD_SECONDS * HZ * 0.6));
+		    (long)((hung_cpu1 - hung_cpu0) / t_done * RECORD_SECONDS * HZ * 0.4));
 	assert_true(hung_samples >= 20);
 }
 
