@@ -271,7 +271,9 @@ size_t file_worker__poll(struct file_worker *fw, file_job_fn fn, void *ctx)
 		struct slot *slot = fw->slots[i];
 		struct file_job *job = slot->current;
 
-		if (!job || now - job->started_ns < fw->timeout_ns) {
+		if (!job || now - job->started_ns < (job->timeout_ms
+							 ? (uint64_t)job->timeout_ms * 1000000ull
+							 : fw->timeout_ns)) {
 			i++;
 			continue;
 		}

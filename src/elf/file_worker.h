@@ -26,7 +26,7 @@
 
 /* Threads that run jobs. Two, so one long table build does not hold back opens. */
 #define FILE_WORKER_THREADS 2
-/* A job running longer than this is abandoned. */
+/* A job running longer than this is abandoned (unless the job sets its own). */
 #define FILE_WORKER_TIMEOUT_MS 5000
 /* Stuck threads left behind at most; past it no replacement is started. */
 #define FILE_WORKER_MAX_ABANDONED 16
@@ -46,10 +46,11 @@ struct file_job {
 	enum file_job_kind kind;
 	void (*run)(struct file_job *job);
 	void (*free)(struct file_job *job);
-	int err;	     /* set by run(); -ETIMEDOUT abandoned, -EBUSY refused */
-	uint64_t started_ns; /* CLOCK_MONOTONIC when a thread took it */
-	uint64_t run_ns;     /* how long run() took */
-	bool abandoned;	     /* under the lock */
+	int err;		 /* set by run(); -ETIMEDOUT abandoned, -EBUSY refused */
+	uint64_t started_ns;	 /* CLOCK_MONOTONIC when a thread took it */
+	uint64_t run_ns;	 /* how long run() took */
+	unsigned int timeout_ms; /* 0: the worker's */
+	bool abandoned;		 /* under the lock */
 	struct file_job *next;
 };
 

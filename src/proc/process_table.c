@@ -475,6 +475,23 @@ int process_table__scan_all(struct process_table *pt)
 	return n;
 }
 
+void process_table__forget_image(struct process_table *pt, struct process *p)
+{
+	unpublish(pt, p);
+	if (p->waiting) {
+		unref_files(pt, p->published, p->n_published);
+		free(p->published);
+		p->published = NULL;
+		p->n_published = 0;
+		p->waiting = false;
+		pt->n_waiting--;
+	}
+	unref_files(pt, p->maps, p->n_maps);
+	free(p->maps);
+	p->maps = NULL;
+	p->n_maps = 0;
+}
+
 void process_table__mark_exited(struct process_table *pt, uint32_t pid)
 {
 	struct process *p = hashmap__find(&pt->by_pid, hash_u64(pid), &pid);

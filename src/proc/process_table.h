@@ -99,6 +99,12 @@ struct process *process_table__find(const struct process_table *pt, uint32_t pid
  * built). Returns how many were forgotten.
  */
 size_t process_table__purge(struct process_table *pt, bool check_alive);
+/*
+ * p exec'ed: its old image's mappings leave the BPF maps and the table now,
+ * before its new maps are read (they may wait for the file worker, and the
+ * old ranges must not serve the new image's addresses meanwhile).
+ */
+void process_table__forget_image(struct process_table *pt, struct process *p);
 /* The process left: its mappings leave the BPF maps, its names stay for the report. */
 void process_table__mark_exited(struct process_table *pt, uint32_t pid);
 /* Also keep the in-kernel unwinder's maps in step with every maps read. */

@@ -263,8 +263,11 @@ static int handle_proc_event(struct collector *c, const struct op_proc_event *e,
 		release(c, false, p->pid);
 	p->exited = p->gone = false;
 	/* Unless the entry was created (and read) after the exec, read it again. */
-	if (p->refreshed_ns < e->ktime_ns)
+	if (p->refreshed_ns < e->ktime_ns) {
+		if (c->files.worker)
+			process_table__forget_image(&c->procs, p);
 		process_table__refresh(&c->procs, p);
+	}
 	return 0;
 }
 
@@ -334,7 +337,14 @@ static int handle_stack_copy(struct collector *c, const struct op_stack_copy *e,
 		p->exited = p->gone = false;
 		process_table__refresh(&c->procs, p);
 	}
-	/* Unwound when its files are ready (opened, tables built), not before. */
+	/*
+	 * Unwound when its files are ready (opened, tables built), not before.
+	 * A pc outside the maps read so far is a mapping made while waiting (a
+	 * second dlopen): read the maps again (rate limited) so its file is
+	 * opened too before the copy is unwound.
+	 */
+	if (p->waiting && !c->releasing && !process_table__find_mapping(p, e->pc))
+		process_table__refresh_if_stale(&c->procs, p);
 	if (hold(c, p, e, size))
 		return 0;
 	n = stack_copy__to_trace(e, size, &c->procs, p,

@@ -514,6 +514,7 @@ struct table_build_job *unwind_maps__build_job(struct unwind_maps *um, uint64_t 
 	j->job.kind = FILE_JOB_BUILD;
 	j->job.run = build_job_run;
 	j->job.free = build_job_free;
+	j->job.timeout_ms = UNWIND_BUILD_TIMEOUT_MS;
 	j->table_id = id;
 	j->size = ef->size;
 	j->path = strdup(ef->path);

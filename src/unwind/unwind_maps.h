@@ -102,6 +102,13 @@ enum unwind_table_state {
 };
 enum unwind_table_state unwind_maps__table_state(const struct unwind_maps *um, uint64_t table_id);
 
+/*
+ * A build is CPU work over a file already open (libLLVM: 0.3-0.8 s on an idle
+ * machine, several seconds on a busy one): it gets longer than an open
+ * before it is abandoned, but it reads the file, which may hang as well.
+ */
+#define UNWIND_BUILD_TIMEOUT_MS 30000
+
 struct table_build_job {
 	struct file_job job;
 	uint64_t table_id;

@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "attacker.h"
+#include "folded_check.h"
 #include "testutil.h"
 
 #define RECORD_SECONDS 8 /* past the file worker's 5 s timeout */
@@ -315,10 +316,137 @@ static void test_hung_fuse_file(void **state)
 	assert_true(hung_samples >= 20);
 }
 
+/* The value right after `label` in `record -v` output, or -1. */
+static long value_after(const char *out, const char *label)
+{
+	const char *p = out ? strstr(out, label) : NULL;
+
+	return p ? strtol(p + strlen(label), NULL, 10) : -1;
+}
+
+static bool log_says_sampling(const void *path)
+{
+	char *text = read_proc(path);
+	bool yes = text && strstr(text, "omniprof: sampling");
+
+	free(text);
+	return yes;
+}
+
+#define LLVM_LIB      "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1"
+#define BUILD_SECONDS 15
+
+/*
+ * A process maps a copy of libLLVM (a new file id: its table is built, not
+ * reused; the build takes a second or more) and then a small library it
+ * spins in without frame pointers. Meanwhile another process keeps being
+ * sampled (no ring-buffer loss, its samples all there), and the samples of
+ * the first taken while the table is built are held and unwound complete
+ * once its tables are in.
+ */
+static void test_long_table_build(void **state)
+{
+	char *dir = tu_mkdtemp(), lib[512], flag[512], log[512], out_dir[512], folded[600],
+	     busy_exe[512], big_exe[512], cmd[2048];
+	char *busy_argv[] = {busy_exe, "90", NULL};
+	char *big_argv[] = {big_exe, "90", lib, flag, NULL};
+	struct chain_spec *cs = chain_spec__new();
+	struct chain_count cc = {0};
+	double t0, t_done, cpu0, cpu1;
+	long busy_samples, released, ring_lost, copies_lost, builds;
+	char *text, *out;
+	int status = -1, fd;
+	pid_t busy, big, rec;
+
+	(void)state;
+	assert_non_null(dir);
+	assert_non_null(cs);
+	assert_int_equal(chain_spec__add(cs, "main"), 0);
+	assert_int_equal(chain_spec__add(cs, "lib_outer"), 0);
+	assert_int_equal(chain_spec__add(cs, "lib_mid"), 0);
+	assert_int_equal(chain_spec__add(cs, "lib_leaf"), 0);
+	snprintf(lib, sizeof(lib), "%s/libbig.so", dir);
+	snprintf(flag, sizeof(flag), "%s/go", dir);
+	snprintf(log, sizeof(log), "%s/record.log", dir);
+	snprintf(out_dir, sizeof(out_dir), "%s/out", dir);
+	snprintf(busy_exe, sizeof(busy_exe), "%s/workloads/fp_chain", tu_build_dir());
+	snprintf(big_exe, sizeof(big_exe), "%s/workloads/big_lib_chain", tu_build_dir());
+	/* Bytes appended change the htlhash: a table no process on the host has loaded. */
+	assert_int_equal(tu_run(NULL, "cp %s %s && echo %s >> %s", LLVM_LIB, lib, dir, lib), 0);
+
+	busy = tu_spawn_ready(busy_argv);
+	assert_true(busy > 0);
+	big = tu_spawn_ready(big_argv);
+	assert_true(big > 0);
+	cpu0 = cpu_seconds(busy);
+	t0 = now_s();
+	rec = fork();
+	assert_true(rec >= 0);
+	if (rec == 0) {
+		snprintf(cmd, sizeof(cmd),
+			 "exec %s/omniprof record -v -F %d -d %d -p %d -p %d -o %s >%s 2>&1",
+			 tu_build_dir(), HZ, BUILD_SECONDS, (int)busy, (int)big, out_dir, log);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	assert_true(wait_for(log_says_sampling, log, 60));
+	sleep(1);
+	/* Now it maps the big library, then spins. */
+	fd = open(flag, O_CREAT | O_WRONLY, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	while (now_s() - t0 < RECORD_BOUND_S + BUILD_SECONDS && waitpid(rec, &status, WNOHANG) == 0)
+		usleep(50000);
+	t_done = now_s() - t0;
+	cpu1 = cpu_seconds(busy);
+	if (t_done >= RECORD_BOUND_S + BUILD_SECONDS) {
+		kill(rec, SIGKILL);
+		waitpid(rec, &status, 0);
+	}
+	tu_reap(busy);
+	tu_reap(big);
+
+	out = tu_read_file(log, NULL);
+	snprintf(folded, sizeof(folded), "%s/stacks.folded", out_dir);
+	text = tu_read_file(folded, NULL);
+	busy_samples = text ? folded_samples(text, "fp_chain") : -1;
+	if (text)
+		cc = chain_spec__count_folded(cs, text, "big_lib_chain");
+	released = counter(out, "held: records waiting for files", "released");
+	ring_lost = value_after(out, "dropped: ring buffer full");
+	copies_lost = value_after(out, "dropped: stack copies, ring buffer full");
+	builds = counter(out, "tables: builds on the file worker", "posted");
+	print_message("record done after %.1f s; fp_chain %ld samples for %.2f CPU s; "
+		      "big_lib_chain %ld of %ld leaf samples complete; held released %ld; "
+		      "ring lost %ld + %ld copies; builds %ld\n",
+		      t_done, busy_samples, cpu1 - cpu0, cc.complete, cc.leaf, released, ring_lost,
+		      copies_lost, builds);
+	if (!text || cc.leaf < 20 || cc.complete * 100 < cc.leaf * 90 || released < 1)
+		print_message("%s\n", out ? out : "(no log)");
+	tu_rmtree(dir);
+	free(dir);
+	free(text);
+	free(out);
+	chain_spec__free(cs);
+
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_true(builds >= 1);
+	assert_int_equal(ring_lost, 0);
+	assert_int_equal(copies_lost, 0);
+	assert_true(busy_samples >= (long)((cpu1 - cpu0) / t_done * BUILD_SECONDS * HZ * 0.4));
+	assert_true(busy_samples >= 20);
+	/* Samples taken during the build were held, then unwound with the tables. */
+	assert_true(released >= 1);
+	assert_true(cc.leaf >= 20);
+	assert_true(cc.complete * 100 >= cc.leaf * 90);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hung_fuse_file),
+	    cmocka_unit_test(test_long_table_build),
 	};
 
 	return cmocka_run_group_tests_name("e2e_file_worker", tests, NULL, NULL);
