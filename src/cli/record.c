@@ -249,6 +249,11 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 			(unsigned long long)ws.refused, (unsigned long long)ws.late,
 			(unsigned long long)ws.threads);
 	}
+	fprintf(stderr, "  %-40s %llu closed past %u, %llu reopened, %llu not reopened\n",
+		"user: file descriptors", (unsigned long long)c->files.stats.fds_closed,
+		(unsigned)(c->files.max_fds ? c->files.max_fds : FILE_CACHE_MAX_FDS),
+		(unsigned long long)c->files.stats.fds_reopened,
+		(unsigned long long)c->files.stats.reopen_failed);
 	fprintf(stderr, "  %-40s %llu (%llu released ready, %llu unready, %llu over budget)\n",
 		"held: records waiting for files", (unsigned long long)c->held.held,
 		(unsigned long long)c->held.released, (unsigned long long)c->held.unready,

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "elf/elf_file.h"
@@ -40,6 +42,52 @@ static uint64_t file_hash(const struct file_key *k)
 	return k->inode ? h : hash_str(k->path, h ^ k->content_id);
 }
 
+static void fd_unlink(struct file_cache *fc, struct cached_file *f)
+{
+	if (!f->fd_listed)
+		return;
+	if (f->prev_fd)
+		f->prev_fd->next_fd = f->next_fd;
+	else
+		fc->fd_first = f->next_fd;
+	if (f->next_fd)
+		f->next_fd->prev_fd = f->prev_fd;
+	else
+		fc->fd_last = f->prev_fd;
+	f->prev_fd = f->next_fd = NULL;
+	f->fd_listed = false;
+	fc->n_fds--;
+}
+
+/* f's descriptor was just used (or opened): last to be closed. */
+static void fd_touch(struct file_cache *fc, struct cached_file *f)
+{
+	size_t max = fc->max_fds ? fc->max_fds : FILE_CACHE_MAX_FDS;
+
+	/* Only files that can be reopened (not the vDSO's memfd). */
+	if (!f->elf || f->elf->fd < 0 || !f->inode)
+		return;
+	fd_unlink(fc, f);
+	f->prev_fd = fc->fd_last;
+	f->next_fd = NULL;
+	if (fc->fd_last)
+		fc->fd_last->next_fd = f;
+	else
+		fc->fd_first = f;
+	fc->fd_last = f;
+	f->fd_listed = true;
+	fc->n_fds++;
+	while (fc->n_fds > max && fc->fd_first != f) {
+		struct cached_file *old = fc->fd_first;
+
+		/* What was read from it (segments, ids, table) stays. */
+		fd_unlink(fc, old);
+		close(old->elf->fd);
+		old->elf->fd = -1;
+		fc->stats.fds_closed++;
+	}
+}
+
 void file_cache__init(struct file_cache *fc)
 {
 	memset(fc, 0, sizeof(*fc));
@@ -64,6 +112,8 @@ void file_cache__clear(struct file_cache *fc)
 	free(fc->files);
 	free(fc->free_ids);
 	hashmap__clear(&fc->by_key);
+	fc->fd_first = fc->fd_last = NULL;
+	fc->n_fds = 0;
 	fc->files = NULL;
 	fc->free_ids = NULL;
 	fc->n_files = fc->cap_files = fc->n_free_ids = fc->cap_free_ids = 0;
@@ -141,6 +191,7 @@ size_t file_cache__evict_unused(struct file_cache *fc, size_t keep, file_evict_f
 		if (fn)
 			fn(ctx, id);
 		unused_unlink(fc, f);
+		fd_unlink(fc, f);
 		hashmap__remove_entry(&fc->by_key, f->key_hash, f);
 		fc->files[id - 1] = NULL;
 		fc->free_ids[fc->n_free_ids++] = id;
@@ -239,7 +290,12 @@ static void apply_open(struct file_cache *fc, struct cached_file *f, struct file
 	if (err == -ETIMEDOUT || err == -EBUSY) {
 		f->open_error = -ETIMEDOUT;
 		fc->stats.timed_out++;
-		/* One line per file; the worker counts and caps the stuck threads. */
+		/* One line per file, for the first few: a flood helps no one. */
+		if (fc->stats.timed_out > FILE_WORKER_MAX_ABANDONED) {
+			if (fc->stats.timed_out == FILE_WORKER_MAX_ABANDONED + 1)
+				pr_warn("more files timed out: counted, no longer logged");
+			return;
+		}
 		pr_warn("%s of pid %d: %s, abandoned (frames show as offsets)", f->path,
 			(int)j->pid,
 			err == -EBUSY ? "every file worker is stuck" : "open took over the timeout");
@@ -261,6 +317,7 @@ static void apply_open(struct file_cache *fc, struct cached_file *f, struct file
 	f->elf = j->elf;
 	j->elf = NULL;
 	fc->stats.opened++;
+	fd_touch(fc, f);
 	if (j->has_htlhash) {
 		memcpy(f->htlhash, j->htlhash, sizeof(f->htlhash));
 		f->table_id = file_id__from_htlhash(f->htlhash);
@@ -350,6 +407,53 @@ static void open_vdso(struct file_cache *fc, struct cached_file *f, int fd)
 		f->table_id = file_id__from_htlhash(f->htlhash);
 }
 
+static void set_origin(struct cached_file *f, pid_t pid, const struct proc_map *m)
+{
+	f->origin_pid = pid;
+	f->origin_start = m->start;
+	f->origin_end = m->end;
+	f->origin_offset = m->offset;
+}
+
+int file_cache__ensure_fd(struct file_cache *fc, uint32_t id)
+{
+	struct cached_file *f = file_cache__at(fc, id);
+	struct proc_map m;
+	struct stat st;
+	int fd;
+
+	if (!f || !f->elf)
+		return -ENOENT;
+	if (f->elf->fd >= 0) {
+		fd_touch(fc, f);
+		return 0;
+	}
+	m = (struct proc_map){.start = f->origin_start,
+			      .end = f->origin_end,
+			      .offset = f->origin_offset,
+			      .inode = f->inode,
+			      .dev_major = f->dev_major,
+			      .dev_minor = f->dev_minor,
+			      .perms = PROC_MAP_R | PROC_MAP_X,
+			      .path = f->path};
+	fd = open_mapped_file(f->origin_pid, &m);
+	/* Only the very file: the mapping may hold another one by now. */
+	if (fd >= 0 && (fstat(fd, &st) || st.st_ino != f->inode ||
+			major(st.st_dev) != f->dev_major || minor(st.st_dev) != f->dev_minor ||
+			(uint64_t)st.st_size != f->elf->size)) {
+		close(fd);
+		fd = -ESTALE;
+	}
+	if (fd < 0) {
+		fc->stats.reopen_failed++;
+		return fd;
+	}
+	f->elf->fd = fd;
+	fc->stats.fds_reopened++;
+	fd_touch(fc, f);
+	return 0;
+}
+
 uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map *m)
 {
 	/* Anonymous executable memory (JIT code) shares one pseudo file. */
@@ -367,6 +471,7 @@ uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map
 	if (f) {
 		if (vdso_fd >= 0)
 			close(vdso_fd);
+		set_origin(f, pid, m);
 		return f->id;
 	}
 	if (!fc->n_free_ids && fc->n_files == fc->cap_files) {
@@ -391,6 +496,7 @@ uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map
 	}
 	slash = strrchr(f->path, '/');
 	f->basename = slash ? slash + 1 : f->path;
+	set_origin(f, pid, m);
 	/* The key's content id is the table id: the hash of the same bytes. */
 	f->table_id = key.content_id;
 	f->key_hash = h;

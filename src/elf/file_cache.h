@@ -44,6 +44,11 @@ struct cached_file {
 	uint32_t users;	      /* process mappings holding it (file_cache__ref) */
 	uint64_t key_hash;    /* its hash in by_key */
 	bool pending;	      /* being opened on the file worker: nothing known yet */
+	/* The last mapping seen of it: where to reopen it (file_cache__ensure_fd). */
+	pid_t origin_pid;
+	uint64_t origin_start, origin_end, origin_offset;
+	bool fd_listed; /* its elf's descriptor is open and in the LRU of descriptors */
+	struct cached_file *prev_fd, *next_fd;
 	struct cached_file *prev_unused, *next_unused; /* while users == 0, oldest first */
 };
 
@@ -55,7 +60,15 @@ struct file_cache_stats {
 	uint64_t evicted;     /* files closed because no process used them any more */
 	uint64_t timed_out;   /* opens abandoned after FILE_WORKER_TIMEOUT_MS (or refused) */
 	uint64_t jobs;	      /* opens posted to the file worker */
+	uint64_t fds_closed;  /* descriptors closed past max_fds (the file stays known) */
+	uint64_t fds_reopened;
+	uint64_t reopen_failed; /* no process maps it any more, or another file is there now */
 };
+
+/* Descriptors of mapped files kept open at most (file_cache.max_fds default):
+ * well below RLIMIT_NOFILE, so the agent never runs out (a process mapping
+ * 22,000 files took it to 20,000 before). */
+#define FILE_CACHE_MAX_FDS 1024
 
 struct file_cache {
 	struct hashmap by_key;
@@ -70,6 +83,10 @@ struct file_cache {
 	struct cached_file *unused_first, *unused_last;
 	size_t n_unused;
 	struct file_cache_stats stats;
+	/* Open descriptors, least recently used first; closed past max_fds. */
+	struct cached_file *fd_first, *fd_last;
+	size_t n_fds;
+	size_t max_fds; /* 0: FILE_CACHE_MAX_FDS */
 	/* Opens go here when set (the sampling thread never opens a target's file);
 	 * NULL: opened in file_cache__get (tests, the replay suite). */
 	struct file_worker *worker;
@@ -112,6 +129,15 @@ uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map
  * not abandoned. Returns the file's id, or 0 when the file is gone.
  */
 uint32_t file_cache__install(struct file_cache *fc, struct file_open_job *j, bool abandoned);
+
+/*
+ * Makes sure file id's ELF descriptor is open, reopening it when it was
+ * closed to stay under max_fds: through /proc/PID/map_files of the last
+ * process seen mapping it (the same device and inode, checked), which may
+ * block like any open of a target's file (callers: profile building, the
+ * table build's set-up). 0, or -errno (counted; its frames stay file+0xOFF).
+ */
+int file_cache__ensure_fd(struct file_cache *fc, uint32_t id);
 
 /* One more / one less process mapping uses file id (0 and unknown ids are ignored). */
 void file_cache__ref(struct file_cache *fc, uint32_t id);

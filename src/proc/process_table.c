@@ -264,6 +264,9 @@ static bool files_ready(struct process_table *pt, struct process *p)
 			ready = false;
 			break;
 		case UNWIND_TABLE_UNKNOWN:
+			/* Its descriptor may have been closed (bounded): no table then. */
+			if (file_cache__ensure_fd(pt->files, f->id))
+				break;
 			j = unwind_maps__build_job(pt->unwind, f->table_id, f->elf);
 			if (j) {
 				file_worker__post(pt->files->worker, &j->job);
