@@ -235,8 +235,9 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 		(unsigned long long)c->files.stats.opened);
 	fprintf(stderr, "  %-40s %llu\n", "user: files that could not be opened",
 		(unsigned long long)c->files.stats.open_errors);
-	fprintf(stderr, "  %-40s %llu posted, %llu timed out\n", "user: file opens on the file worker",
-		(unsigned long long)c->files.stats.jobs, (unsigned long long)c->files.stats.timed_out);
+	fprintf(stderr, "  %-40s %llu posted, %llu timed out\n",
+		"user: file opens on the file worker", (unsigned long long)c->files.stats.jobs,
+		(unsigned long long)c->files.stats.timed_out);
 	if (c->files.worker) {
 		struct file_worker_stats ws;
 
@@ -324,8 +325,8 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT], const struct coll
 		(unsigned long long)um->stats.mapping_entries);
 	fprintf(stderr, "  %-40s %llu\n", "tables: inserts refused (map full)",
 		(unsigned long long)um->stats.map_full);
-	fprintf(stderr, "  %-40s %llu posted, %llu timed out\n", "tables: builds on the file worker",
-		(unsigned long long)um->stats.builds_posted,
+	fprintf(stderr, "  %-40s %llu posted, %llu timed out\n",
+		"tables: builds on the file worker", (unsigned long long)um->stats.builds_posted,
 		(unsigned long long)um->stats.builds_timed_out);
 }
 

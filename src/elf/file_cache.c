@@ -296,9 +296,9 @@ static void apply_open(struct file_cache *fc, struct cached_file *f, struct file
 				pr_warn("more files timed out: counted, no longer logged");
 			return;
 		}
-		pr_warn("%s of pid %d: %s, abandoned (frames show as offsets)", f->path,
-			(int)j->pid,
-			err == -EBUSY ? "every file worker is stuck" : "open took over the timeout");
+		pr_warn(
+		    "%s of pid %d: %s, abandoned (frames show as offsets)", f->path, (int)j->pid,
+		    err == -EBUSY ? "every file worker is stuck" : "open took over the timeout");
 		return;
 	}
 	if (err && !j->opened) {
@@ -415,11 +415,68 @@ static void set_origin(struct cached_file *f, pid_t pid, const struct proc_map *
 	f->origin_offset = m->offset;
 }
 
+int file_cache__origin(const struct file_cache *fc, uint32_t id, struct file_origin *o)
+{
+	const struct cached_file *f = file_cache__at(fc, id);
+
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	if (!f || !f->elf)
+		return -ENOENT;
+	*o = (struct file_origin){.pid = f->origin_pid,
+				  .start = f->origin_start,
+				  .end = f->origin_end,
+				  .offset = f->origin_offset,
+				  .dev_major = f->dev_major,
+				  .dev_minor = f->dev_minor,
+				  .inode = f->inode,
+				  .size = f->elf->size,
+				  .path = strdup(f->path),
+				  .fd = -1};
+	if (!o->path)
+		return -ENOMEM;
+	/* The vDSO's image lives in a memfd of ours only. */
+	if (!f->inode && (o->fd = fcntl(f->elf->fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+		free(o->path);
+		o->path = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+int file_cache__open_origin(const struct file_origin *o)
+{
+	struct proc_map m = {.start = o->start,
+			     .end = o->end,
+			     .offset = o->offset,
+			     .inode = o->inode,
+			     .dev_major = o->dev_major,
+			     .dev_minor = o->dev_minor,
+			     .perms = PROC_MAP_R | PROC_MAP_X,
+			     .path = o->path};
+	struct stat st;
+	int fd;
+
+	if (o->fd >= 0) {
+		fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 0);
+		return fd >= 0 ? fd : -errno;
+	}
+	fd = open_mapped_file(o->pid, &m);
+
+	/* Only the very file: the mapping may hold another one by now. */
+	if (fd >= 0 &&
+	    (fstat(fd, &st) || st.st_ino != o->inode || major(st.st_dev) != o->dev_major ||
+	     minor(st.st_dev) != o->dev_minor || (uint64_t)st.st_size != o->size)) {
+		close(fd);
+		fd = -ESTALE;
+	}
+	return fd;
+}
+
 int file_cache__ensure_fd(struct file_cache *fc, uint32_t id)
 {
 	struct cached_file *f = file_cache__at(fc, id);
-	struct proc_map m;
-	struct stat st;
+	struct file_origin o;
 	int fd;
 
 	if (!f || !f->elf)
@@ -428,22 +485,12 @@ int file_cache__ensure_fd(struct file_cache *fc, uint32_t id)
 		fd_touch(fc, f);
 		return 0;
 	}
-	m = (struct proc_map){.start = f->origin_start,
-			      .end = f->origin_end,
-			      .offset = f->origin_offset,
-			      .inode = f->inode,
-			      .dev_major = f->dev_major,
-			      .dev_minor = f->dev_minor,
-			      .perms = PROC_MAP_R | PROC_MAP_X,
-			      .path = f->path};
-	fd = open_mapped_file(f->origin_pid, &m);
-	/* Only the very file: the mapping may hold another one by now. */
-	if (fd >= 0 && (fstat(fd, &st) || st.st_ino != f->inode ||
-			major(st.st_dev) != f->dev_major || minor(st.st_dev) != f->dev_minor ||
-			(uint64_t)st.st_size != f->elf->size)) {
-		close(fd);
-		fd = -ESTALE;
-	}
+	fd = file_cache__origin(fc, id, &o);
+	if (!fd)
+		fd = file_cache__open_origin(&o);
+	free(o.path);
+	if (o.fd >= 0)
+		close(o.fd);
 	if (fd < 0) {
 		fc->stats.reopen_failed++;
 		return fd;

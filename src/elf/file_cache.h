@@ -130,6 +130,27 @@ uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map
  */
 uint32_t file_cache__install(struct file_cache *fc, struct file_open_job *j, bool abandoned);
 
+/* Where a cached file can be opened again: the last mapping seen of it. */
+struct file_origin {
+	pid_t pid;
+	uint64_t start, end, offset;
+	uint32_t dev_major, dev_minor;
+	uint64_t inode;
+	uint64_t size;
+	char *path; /* owned */
+	int fd;	    /* owned, -1: none; a duplicate for files no path reopens ([vdso]) */
+};
+
+/* Fills *o for file id (o->path, o->fd: the caller's). 0, or -ENOENT (no ELF file),
+ * -errno. */
+int file_cache__origin(const struct file_cache *fc, uint32_t id, struct file_origin *o);
+/*
+ * Opens the file o names through open_mapped_file() and checks it is that
+ * very file (device, inode, size). Touches no cache state: safe on the file
+ * worker. An fd, or -errno (-ESTALE: another file is mapped there now).
+ */
+int file_cache__open_origin(const struct file_origin *o);
+
 /*
  * Makes sure file id's ELF descriptor is open, reopening it when it was
  * closed to stay under max_fds: through /proc/PID/map_files of the last

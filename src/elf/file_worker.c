@@ -19,6 +19,7 @@ struct shared {
 	pthread_cond_t cond;
 	struct file_job *queue_first, *queue_last;
 	struct file_job *done_first, *done_last;
+	size_t n_done;
 	bool stopping;
 	unsigned int refs; /* the owner and every thread alive */
 	struct file_worker_stats stats;
@@ -100,7 +101,7 @@ static void *worker_main(void *arg)
 		struct file_job *job;
 		bool free_it;
 
-		while (!sh->queue_first && !sh->stopping)
+		while ((!sh->queue_first || sh->n_done >= FILE_WORKER_MAX_DONE) && !sh->stopping)
 			pthread_cond_wait(&sh->cond, &sh->lock);
 		if (sh->stopping)
 			break;
@@ -135,6 +136,7 @@ static void *worker_main(void *arg)
 			break;
 		}
 		push(&sh->done_first, &sh->done_last, job);
+		sh->n_done++;
 		if (slot->abandoned)
 			break;
 	}
@@ -289,6 +291,9 @@ size_t file_worker__poll(struct file_worker *fw, file_job_fn fn, void *ctx)
 	}
 	done = sh->done_first;
 	sh->done_first = sh->done_last = NULL;
+	if (sh->n_done >= FILE_WORKER_MAX_DONE)
+		pthread_cond_broadcast(&sh->cond); /* threads waited for room */
+	sh->n_done = 0;
 	pthread_mutex_unlock(&sh->lock);
 
 	for (size_t i = 0; i < n_stuck; i++) {

@@ -28,6 +28,9 @@
 #define FILE_WORKER_THREADS 2
 /* A job running longer than this is abandoned (unless the job sets its own). */
 #define FILE_WORKER_TIMEOUT_MS 5000
+/* Finished jobs waiting to be collected at most: threads wait beyond it (an
+ * opened file holds a descriptor until the cache takes it and bounds them). */
+#define FILE_WORKER_MAX_DONE 128
 /* Stuck threads left behind at most; past it no replacement is started. */
 #define FILE_WORKER_MAX_ABANDONED 16
 

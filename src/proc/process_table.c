@@ -28,6 +28,9 @@
 
 /* A process whose samples keep missing its maps is re-read at most this often. */
 #define REFRESH_MIN_INTERVAL_NS (50ull * 1000 * 1000)
+/* ... and one with more mappings than are tracked (its untracked addresses always
+ * miss; reading 20,000 lines of maps costs the kernel tens of milliseconds). */
+#define REFRESH_TRUNCATED_INTERVAL_NS (5000ull * 1000 * 1000)
 
 static uint64_t now_ns(void)
 {
@@ -248,6 +251,7 @@ static bool files_ready(struct process_table *pt, struct process *p)
 
 	for (size_t i = 0; i < p->n_maps; i++) {
 		struct cached_file *f = file_cache__at(pt->files, p->maps[i].file_id);
+		struct file_origin origin;
 		struct table_build_job *j;
 
 		if (f && f->pending) {
@@ -264,10 +268,10 @@ static bool files_ready(struct process_table *pt, struct process *p)
 			ready = false;
 			break;
 		case UNWIND_TABLE_UNKNOWN:
-			/* Its descriptor may have been closed (bounded): no table then. */
-			if (file_cache__ensure_fd(pt->files, f->id))
+			/* Opened again on the worker: a queued job holds no descriptor. */
+			if (file_cache__origin(pt->files, f->id, &origin))
 				break;
-			j = unwind_maps__build_job(pt->unwind, f->table_id, f->elf);
+			j = unwind_maps__build_job(pt->unwind, f->table_id, &origin);
 			if (j) {
 				file_worker__post(pt->files->worker, &j->job);
 				ready = false;
@@ -370,6 +374,7 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	p->truncated = false;
 	/* /proc/PID/maps is sorted by address; only executable code is sampled. */
 	for (size_t i = 0; i < n_raw; i++) {
 		uint32_t id;
@@ -379,6 +384,7 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 		if (n >= PROCESS_MAPS_MAX) {
 			/* A bounded cost per process: the rest is counted, not tracked. */
 			pt->stats.maps_truncated++;
+			p->truncated = true;
 			continue;
 		}
 		id = file_cache__get(pt->files, (pid_t)p->pid, &raw[i]);
@@ -558,7 +564,9 @@ size_t process_table__purge(struct process_table *pt, bool check_alive)
 
 bool process_table__refresh_if_stale(struct process_table *pt, struct process *p)
 {
-	if (p->exited || p->gone || now_ns() - p->refreshed_ns < REFRESH_MIN_INTERVAL_NS)
+	if (p->exited || p->gone ||
+	    now_ns() - p->refreshed_ns <
+		(p->truncated ? REFRESH_TRUNCATED_INTERVAL_NS : REFRESH_MIN_INTERVAL_NS))
 		return false;
 	process_table__refresh(pt, p);
 	return true;

@@ -46,7 +46,8 @@ struct process {
 	bool waiting;
 	struct process_mapping *published; /* owned; with waiting only */
 	size_t n_published;
-	uint64_t held_bytes; /* the collector's: records held until it is published */
+	uint64_t held_bytes;   /* the collector's: records held until it is published */
+	bool truncated;	       /* its last maps read had more than PROCESS_MAPS_MAX mappings */
 	uint64_t refreshed_ns; /* CLOCK_MONOTONIC of the last maps read */
 	uint32_t refreshes;
 };

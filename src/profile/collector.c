@@ -299,7 +299,14 @@ static int handle_unknown(struct collector *c, const struct op_unknown_event *e,
 	if (reads != c->procs.stats.maps_reads)
 		return 0; /* read just now */
 	m = e->addr ? process_table__find_mapping(p, e->addr) : NULL;
-	if (e->addr && !m && !p->exited && !p->gone) {
+	/*
+	 * Waiting for its files, it has no pid marker: reports are expected
+	 * until it is published. And past PROCESS_MAPS_MAX mappings, untracked
+	 * addresses always miss. Both re-read at the slow rate only.
+	 */
+	if (p->waiting || p->truncated) {
+		process_table__refresh_if_stale(&c->procs, p);
+	} else if (e->addr && !m && !p->exited && !p->gone) {
 		c->stats.unknown_rereads++;
 		process_table__refresh(&c->procs, p);
 	} else if (!m || (!m->range_id && c->procs.unwind)) {

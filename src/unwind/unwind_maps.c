@@ -479,13 +479,19 @@ enum unwind_table_state unwind_maps__table_state(const struct unwind_maps *um, u
 	return lt->building ? UNWIND_TABLE_BUILDING : UNWIND_TABLE_READY;
 }
 
-/* On the file worker: reads and parses the file, touches nothing shared. */
+/* On the file worker: opens, reads and parses the file, touches nothing shared. */
 static void build_job_run(struct file_job *job)
 {
 	struct table_build_job *j = (struct table_build_job *)job;
-	struct elf_file ef = {.fd = j->fd, .path = j->path, .size = j->size};
+	struct elf_file ef = {.path = j->origin.path, .size = j->origin.size};
 
+	ef.fd = file_cache__open_origin(&j->origin);
+	if (ef.fd < 0) {
+		job->err = ef.fd;
+		return;
+	}
 	job->err = stack_deltas__build(&ef, &j->table);
+	close(ef.fd);
 }
 
 static void build_job_free(struct file_job *job)
@@ -495,32 +501,31 @@ static void build_job_free(struct file_job *job)
 	if (!j)
 		return;
 	stack_delta_table__free(&j->table);
-	if (j->fd >= 0)
-		close(j->fd);
-	free(j->path);
+	free(j->origin.path);
+	if (j->origin.fd >= 0)
+		close(j->origin.fd);
 	free(j);
 }
 
 struct table_build_job *unwind_maps__build_job(struct unwind_maps *um, uint64_t id,
-					       const struct elf_file *ef)
+					       struct file_origin *o)
 {
 	struct table_build_job *j = calloc(1, sizeof(*j));
 	struct loaded_table *lt = calloc(1, sizeof(*lt));
 	uint64_t h = hash_u64(id);
 
+	if (j)
+		j->origin.fd = -1;
 	if (!j || !lt)
 		goto enomem;
-	j->fd = -1;
 	j->job.kind = FILE_JOB_BUILD;
 	j->job.run = build_job_run;
 	j->job.free = build_job_free;
 	j->job.timeout_ms = UNWIND_BUILD_TIMEOUT_MS;
 	j->table_id = id;
-	j->size = ef->size;
-	j->path = strdup(ef->path);
-	j->fd = fcntl(ef->fd, F_DUPFD_CLOEXEC, 0);
-	if (!j->path || j->fd < 0)
-		goto enomem;
+	j->origin = *o;
+	o->path = NULL;
+	o->fd = -1;
 	lt->id = id;
 	lt->building = true;
 	if (hashmap__insert(&um->tables, h, lt))
@@ -531,6 +536,11 @@ enomem:
 	free(lt);
 	if (j)
 		build_job_free(&j->job);
+	free(o->path);
+	o->path = NULL;
+	if (o->fd >= 0)
+		close(o->fd);
+	o->fd = -1;
 	return NULL;
 }
 
@@ -547,12 +557,12 @@ void unwind_maps__finish_build(struct unwind_maps *um, struct table_build_job *j
 		um->stats.builds_timed_out++;
 		pr_warn("%s: building its unwind table took over the timeout, abandoned "
 			"(frame pointers are used)",
-			j->path);
+			j->origin.path);
 	} else {
 		um->stats.build_ns += j->job.run_ns;
 		lt->error = j->job.err ? j->job.err : load_built(um, id, &j->table, lt);
 	}
-	count_load(um, lt, j->path);
+	count_load(um, lt, j->origin.path);
 	/* Built for processes that wait for it: they acquire it next. Until then it
 	 * is an unused table (unloaded first when room is needed), or a failure kept. */
 	if (!lt->error && !lt->refs) {

@@ -17,6 +17,7 @@
 
 #include <stdint.h>
 
+#include "elf/file_cache.h"
 #include "elf/file_worker.h"
 #include "elf/stack_deltas.h"
 #include "types.h"
@@ -33,14 +34,14 @@ struct unwind_maps_stats {
 	uint64_t deltas_peak;
 	uint64_t pages_loaded; /* delta pages (struct op_delta_page) currently loaded */
 	uint64_t pages_peak;
-	uint64_t rules;		  /* distinct rules */
-	uint64_t build_ns;	  /* time spent building tables */
-	uint64_t map_full;	  /* inserts refused because a map was full */
-	uint64_t mapping_entries; /* LPM entries currently in the trie */
-	uint64_t deltas_unused;	  /* ... of tables no process uses, kept for reuse */
-	uint64_t cache_hits;	  /* tables reused from those instead of rebuilt */
-	uint64_t chunk_pages;	  /* capacity of all delta chunks, in pages */
-	uint64_t builds_posted;	  /* builds run on the file worker */
+	uint64_t rules;		   /* distinct rules */
+	uint64_t build_ns;	   /* time spent building tables */
+	uint64_t map_full;	   /* inserts refused because a map was full */
+	uint64_t mapping_entries;  /* LPM entries currently in the trie */
+	uint64_t deltas_unused;	   /* ... of tables no process uses, kept for reuse */
+	uint64_t cache_hits;	   /* tables reused from those instead of rebuilt */
+	uint64_t chunk_pages;	   /* capacity of all delta chunks, in pages */
+	uint64_t builds_posted;	   /* builds run on the file worker */
 	uint64_t builds_timed_out; /* ... abandoned past the timeout (frame pointers then) */
 };
 
@@ -112,18 +113,19 @@ enum unwind_table_state unwind_maps__table_state(const struct unwind_maps *um, u
 struct table_build_job {
 	struct file_job job;
 	uint64_t table_id;
-	int fd; /* a duplicate of the file's: the job may outlive the file cache entry */
-	uint64_t size;
-	char *path;
+	/* The job opens the file itself (on the worker): queued jobs hold no
+	 * descriptor, so thousands of them do not exhaust the agent's. */
+	struct file_origin origin;
 	struct stack_delta_table table; /* the result */
 };
 
 /*
  * Marks table_id as building and returns its job (post it to the worker), or
- * NULL on ENOMEM (nothing marked). ef is the file's, only its fd is duplicated.
+ * NULL on ENOMEM (nothing marked). Takes o (o->path owned by the job from
+ * then on, also on failure).
  */
 struct table_build_job *unwind_maps__build_job(struct unwind_maps *um, uint64_t table_id,
-					       const struct elf_file *ef);
+					       struct file_origin *o);
 /* Loads what j built (abandoned or failed: remembered as failed, frame pointers). */
 void unwind_maps__finish_build(struct unwind_maps *um, struct table_build_job *j, bool abandoned);
 

@@ -7,6 +7,7 @@
  * bounded time, abandon the stuck open (counted), and record every sample
  * of a busy process next to it. Real BPF, real processes.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -442,11 +443,137 @@ static void test_long_table_build(void **state)
 	assert_true(cc.complete * 100 >= cc.leaf * 90);
 }
 
+static int count_fds(pid_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+#define MANY_FILES 22000
+#define FDS_BOUND  1024 /* FILE_CACHE_MAX_FDS */
+#define FDS_SLACK                                                                                  \
+	(128 + 96) /* FILE_WORKER_MAX_DONE opened files not collected yet; BPF maps and programs,  \
+		      perf events, stdio */
+#define MAX_LOG_LINES 150 /* the -v counters are about 100 */
+
+/*
+ * An attacker maps 22,000 distinct small ELF files: the agent's descriptors
+ * stay under the bound (least recently used closed), another process's
+ * frames are all named, and the log is not flooded.
+ */
+static void test_many_files_bounded_fds(void **state)
+{
+	char *dir = tu_mkdtemp(), files[512], log[512], out_dir[512], folded[600], many_exe[512],
+	     busy_exe[512], cmd[2048], n_files[16];
+	char *busy_argv[] = {busy_exe, "90", NULL};
+	char *many_argv[] = {many_exe, "120", files, n_files, NULL};
+	struct chain_spec *cs = chain_spec__new();
+	struct chain_count cc = {0};
+	long truncated, log_lines = 0;
+	int status = -1, max_fds = 0;
+	char *text, *out;
+	pid_t busy, many, rec;
+	double t0;
+	uid_t uid;
+	gid_t gid;
+
+	(void)state;
+	assert_non_null(dir);
+	assert_non_null(cs);
+	assert_int_equal(chain_spec__add(cs, "main"), 0);
+	for (int i = 1; i <= 24; i++)
+		assert_int_equal(chain_spec__add(cs, "chain_%02d", i), 0);
+	assert_int_equal(chain_spec__add(cs, "leaf"), 0);
+	assert_int_equal(attacker__ensure(&uid, &gid), 0);
+	chmod(dir, 0755);
+	snprintf(files, sizeof(files), "%s/files", dir);
+	snprintf(log, sizeof(log), "%s/record.log", dir);
+	snprintf(out_dir, sizeof(out_dir), "%s/out", dir);
+	snprintf(n_files, sizeof(n_files), "%d", MANY_FILES);
+	snprintf(busy_exe, sizeof(busy_exe), "%s/workloads/fp_chain", tu_build_dir());
+	snprintf(many_exe, sizeof(many_exe), "%s/many_files", dir);
+	assert_int_equal(mkdir(files, 0755), 0);
+	/* Where the attacker can run it from. */
+	assert_int_equal(tu_run(NULL, "cp %s/workloads/many_files %s", tu_build_dir(), many_exe),
+			 0);
+	assert_int_equal(chown(files, uid, gid), 0);
+
+	many = attacker__spawn_ready(many_argv, files);
+	assert_true(many > 0);
+	busy = tu_spawn_ready(busy_argv);
+	assert_true(busy > 0);
+	t0 = now_s();
+	rec = fork();
+	assert_true(rec >= 0);
+	if (rec == 0) {
+		snprintf(cmd, sizeof(cmd),
+			 "exec %s/omniprof record -v -F %d -d %d -p %d -p %d -o %s >%s 2>&1",
+			 tu_build_dir(), HZ, RECORD_SECONDS, (int)busy, (int)many, out_dir, log);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	while (now_s() - t0 < RECORD_BOUND_S + RECORD_SECONDS &&
+	       waitpid(rec, &status, WNOHANG) == 0) {
+		int n = count_fds(rec);
+
+		if (n > max_fds)
+			max_fds = n;
+		usleep(20000);
+	}
+	if (now_s() - t0 >= RECORD_BOUND_S + RECORD_SECONDS) {
+		kill(rec, SIGKILL);
+		waitpid(rec, &status, 0);
+	}
+	tu_reap(busy);
+	kill(many, SIGKILL);
+	waitpid(many, NULL, 0);
+
+	out = tu_read_file(log, NULL);
+	snprintf(folded, sizeof(folded), "%s/stacks.folded", out_dir);
+	text = tu_read_file(folded, NULL);
+	if (text)
+		cc = chain_spec__count_folded(cs, text, "fp_chain");
+	for (const char *p = out; p && *p; p++)
+		log_lines += *p == '\n';
+	truncated = value_after(out, "user: mappings past the cap (untracked)");
+	print_message("at most %d descriptors (bound %d + %d); fp_chain %ld of %ld leaf samples "
+		      "complete; %ld log lines; %ld mappings past the cap\n",
+		      max_fds, FDS_BOUND, FDS_SLACK, cc.complete, cc.leaf, log_lines, truncated);
+	if (cc.leaf < 20 || log_lines > MAX_LOG_LINES)
+		print_message("%s\n", out ? out : "(no log)");
+	tu_rmtree(dir);
+	free(dir);
+	free(text);
+	free(out);
+	chain_spec__free(cs);
+
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_true(max_fds > 0);
+	assert_true(max_fds <= FDS_BOUND + FDS_SLACK);
+	assert_true(truncated >= 1);
+	assert_true(cc.leaf >= 20);
+	assert_true(cc.complete * 100 >= cc.leaf * 95);
+	assert_true(log_lines <= MAX_LOG_LINES);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hung_fuse_file),
 	    cmocka_unit_test(test_long_table_build),
+	    cmocka_unit_test(test_many_files_bounded_fds),
 	};
 
 	return cmocka_run_group_tests_name("e2e_file_worker", tests, NULL, NULL);
