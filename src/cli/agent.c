@@ -549,11 +549,11 @@ int cmd_agent(int argc, char **argv)
 	sopts.max_timestamps = MAX_TIMESTAMPS;
 	sopts.bounded = true;
 	sopts.sym = &a->o->sym;
-	if (session__start(&a->ss, &sopts))
-		goto cleanup;
-
+	/* Before the start: it waits (bounded) for the running processes' files. */
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	if (session__start(&a->ss, &sopts))
+		goto cleanup;
 	/* A queue's thread is blocked in the network at worst: SIGPIPE must not kill us. */
 	signal(SIGPIPE, SIG_IGN);
 	fprintf(stderr, "omniprof agent: sampling %s on %d CPUs at %u Hz, reporting every %gs\n",

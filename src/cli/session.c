@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #include "profile/profile.h"
 #include "profile/profile_builder.h"
 #include "util/log.h"
@@ -121,6 +123,13 @@ int session__start(struct session *ss, const struct session_opts *o)
 		return err;
 	}
 	ss->collector_ready = true;
+	/*
+	 * The worker threads hash files (htlhash: OpenSSL's SHA-256) and may
+	 * still run, or be stuck, when the process exits: OpenSSL's exit-time
+	 * cleanup would free what they use under them (a crash in libcrypto
+	 * after the outputs were written). Nothing to clean at exit anyway.
+	 */
+	OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
 	err = file_worker__new(0, 0, &ss->fw);
 	if (err) {
 		pr_err("cannot start the file worker: %s", strerror(-err));
