@@ -18,6 +18,7 @@ PKGS=(
 	libclang-rt-14-dev # libFuzzer for `make fuzz`
 	python3
 	strace # tests: a refused option must not reach bpf(2)
+	fuse3 libfuse3-dev # the hung-file-server test (tests/workloads/fuse_hang.c)
 )
 
 # The agent's end-to-end tests run an OTLP receiver on Node.js (gRPC stack

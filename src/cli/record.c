@@ -267,6 +267,36 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 		(unsigned long long)c->files.stats.open_errors);
 	fprintf(stderr, "  %-40s %llu\n", "user: files not ELF or malformed",
 		(unsigned long long)c->files.stats.not_elf);
+	fprintf(stderr, "  %-40s %llu posted, %llu timed out\n",
+		"user: file opens on the file worker", (unsigned long long)c->files.stats.jobs,
+		(unsigned long long)c->files.stats.timed_out);
+	if (c->files.worker) {
+		struct file_worker_stats ws;
+
+		file_worker__stats(c->files.worker, &ws);
+		fprintf(stderr,
+			"  %-40s %llu queued, %llu done, %llu abandoned, %llu refused, %llu late, "
+			"%llu threads\n",
+			"file worker: jobs", (unsigned long long)ws.queued,
+			(unsigned long long)ws.done, (unsigned long long)ws.abandoned,
+			(unsigned long long)ws.refused, (unsigned long long)ws.late,
+			(unsigned long long)ws.threads);
+	}
+	fprintf(stderr, "  %-40s %llu closed past %u, %llu reopened, %llu not reopened\n",
+		"user: file descriptors", (unsigned long long)c->files.stats.fds_closed,
+		(unsigned)(c->files.max_fds ? c->files.max_fds : FILE_CACHE_MAX_FDS),
+		(unsigned long long)c->files.stats.fds_reopened,
+		(unsigned long long)c->files.stats.reopen_failed);
+	fprintf(stderr, "  %-40s %llu (%llu released ready, %llu unready, %llu over budget)\n",
+		"held: records waiting for files", (unsigned long long)c->held.held,
+		(unsigned long long)c->held.released, (unsigned long long)c->held.unready,
+		(unsigned long long)c->held.overflow);
+	fprintf(stderr, "  %-40s %llu bytes peak\n", "held: memory",
+		(unsigned long long)c->held.peak_bytes);
+	fprintf(stderr, "  %-40s %llu (%llu maps reads waited)\n",
+		"user: mappings past the cap (untracked)",
+		(unsigned long long)c->procs.stats.maps_truncated,
+		(unsigned long long)c->procs.stats.waited);
 	fprintf(stderr, "  %-40s %llu\n", "user: [vdso] images unreadable",
 		(unsigned long long)c->files.stats.vdso_errors);
 	fprintf(stderr, "  %-40s %llu\n", "unnamed: native frames",
@@ -355,6 +385,11 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 	fprintf(stderr, "  %-40s %llu (%llu entries)\n", "tables: processes evicted (greediest)",
 		(unsigned long long)um->stats.evicted_processes,
 		(unsigned long long)um->stats.evicted_entries);
+	fprintf(stderr, "  %-40s %llu posted, %llu timed out\n",
+		"tables: builds on the file worker", (unsigned long long)um->stats.builds_posted,
+		(unsigned long long)um->stats.builds_timed_out);
+	fprintf(stderr, "  %-40s %llu\n", "tables: refused (file changed under us)",
+		(unsigned long long)um->stats.tables_changed);
 }
 
 static int pprof_cb(int fd, void *ctx)

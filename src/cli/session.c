@@ -6,6 +6,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
 
 #include "profile/profile.h"
 #include "profile/profile_builder.h"
@@ -33,6 +36,22 @@ static void raise_fd_limit(void)
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/*
+ * Takes in the file worker's results for up to wait_ms while jobs are out
+ * (a stuck one is abandoned by the worker's timeout, never waited for past
+ * wait_ms).
+ */
+static void settle_files(struct session *ss, unsigned int wait_ms)
+{
+	uint64_t end = session__clock_ns(CLOCK_MONOTONIC) + (uint64_t)wait_ms * 1000000ull;
+
+	collector__poll_files(&ss->c);
+	while (file_worker__in_flight(ss->fw) && session__clock_ns(CLOCK_MONOTONIC) < end) {
+		usleep(5000);
+		collector__poll_files(&ss->c);
 	}
 }
 
@@ -106,6 +125,19 @@ int session__start(struct session *ss, const struct session_opts *o)
 		return err;
 	}
 	ss->collector_ready = true;
+	/*
+	 * The worker threads hash files (htlhash: OpenSSL's SHA-256) and may
+	 * still run, or be stuck, when the process exits: OpenSSL's exit-time
+	 * cleanup would free what they use under them (a crash in libcrypto
+	 * after the outputs were written). Nothing to clean at exit anyway.
+	 */
+	OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
+	err = file_worker__new(0, 0, &ss->fw);
+	if (err) {
+		pr_err("cannot start the file worker: %s", strerror(-err));
+		return err;
+	}
+	ss->c.files.worker = ss->fw;
 	reset_traces(ss);
 	err = symbolizer__init(&ss->sym, &ss->c.files, o->sym);
 	if (err) {
@@ -144,6 +176,7 @@ int session__start(struct session *ss, const struct session_opts *o)
 	} else {
 		process_table__scan_all(&ss->c.procs);
 	}
+	settle_files(ss, SESSION_STARTUP_WAIT_MS);
 	memory__release(); /* the tables' build buffers */
 	/* The ring buffer is read from now on: processes still unknown (started
 	 * since) send stack copies instead of frame-pointer guesses. */
@@ -166,6 +199,8 @@ int session__run(struct session *ss, uint64_t deadline_ns, volatile sig_atomic_t
 			pr_err("reading samples failed: %s", strerror(-err));
 			return err;
 		}
+		/* Files opened and tables built meanwhile: publish, unwind held copies. */
+		collector__poll_files(&ss->c);
 	}
 	return 0;
 }
@@ -175,6 +210,9 @@ void session__stop_sampling(struct session *ss)
 	if (!ss->s)
 		return;
 	sampler__drain(ss->s);
+	/* Held samples are unwound with the tables in the BPF maps: before they go. */
+	settle_files(ss, SESSION_FINAL_WAIT_MS);
+	collector__release_held(&ss->c);
 	sampler__read_stats(ss->s, ss->bpf_stats);
 	sampler__read_percpu(ss->s, "py_stats", ss->py_stats, OP_PY_STAT__COUNT);
 	sampler__hotplug_stats(ss->s, &ss->hotplug);
@@ -200,6 +238,7 @@ int session__take_profile(struct session *ss, struct profile **out)
 	 */
 	if (ss->s) {
 		sampler__drain(ss->s);
+		collector__poll_files(&ss->c);
 		sampler__read_stats(ss->s, ss->bpf_stats);
 		sampler__read_percpu(ss->s, "py_stats", ss->py_stats, OP_PY_STAT__COUNT);
 		sampler__hotplug_stats(ss->s, &ss->hotplug);
@@ -251,4 +290,7 @@ void session__clear(struct session *ss)
 		collector__clear(&ss->c);
 	ss->collector_ready = false;
 	log__flush_suppressed();
+	/* Busy (or stuck) jobs finish alone: never waited for. */
+	file_worker__free(ss->fw);
+	ss->fw = NULL;
 }

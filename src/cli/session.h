@@ -57,8 +57,15 @@ struct session_tables {
 	uint64_t traces_dropped;
 };
 
+/* At start-up, the files of the processes already running are opened and their
+ * tables built for at most this long before sampling is read; the rest follow. */
+#define SESSION_STARTUP_WAIT_MS 3000
+/* At the end of a recording, jobs still out are given this long to finish. */
+#define SESSION_FINAL_WAIT_MS 1000
+
 struct session {
 	struct session_opts opts;
+	struct file_worker *fw; /* file work off the sampling thread */
 	struct collector c;
 	struct symbolizer sym;
 	struct sampler *s;

@@ -1428,6 +1428,8 @@ static int elf_section_ranges(const struct elf_file *ef, Elf_Scn *scn, const GEl
 	return section__ranges(&s, rv, stats);
 }
 
+static int cfi_id(const struct elf_file *ef, Elf *elf, uint8_t out[STACK_DELTAS_ID_LEN]);
+
 /*
  * libelf is initialised by elf_file__open(), which every struct elf_file
  * went through.
@@ -1456,6 +1458,8 @@ int stack_deltas__build(const struct elf_file *ef, struct stack_delta_table *out
 	err = find_sections(elf, &cs);
 	if (err)
 		goto cleanup;
+	/* What is parsed below is what is hashed here: the table and its id cannot disagree. */
+	out->has_id = !cfi_id(ef, elf, out->id);
 
 	err_eh = elf_section_ranges(ef, cs.eh_frame, &cs.eh_shdr, false, &eh, &out->stats);
 	err_dbg = elf_section_ranges(ef, cs.debug_frame, &cs.debug_shdr, true, &dbg, &out->stats);
@@ -1560,7 +1564,12 @@ static void id_hash__section(struct id_hash *h, const struct elf_file *ef, Elf_S
  * pc-relative encodings use, or why the section is unusable). Must change
  * whenever stack_deltas__build() starts reading something else.
  */
-int stack_deltas__table_id(const struct elf_file *ef, uint8_t out[STACK_DELTAS_ID_LEN])
+/*
+ * The id of the CFI elf (an open handle of ef) holds. Section bytes come from
+ * libelf's copy of the handle (ELF_C_READ reads a section once), so a caller
+ * that parses the same handle parses exactly the bytes hashed here.
+ */
+static int cfi_id(const struct elf_file *ef, Elf *elf, uint8_t out[STACK_DELTAS_ID_LEN])
 {
 	unsigned char digest[EVP_MAX_MD_SIZE];
 	struct cfi_sections cs = {0};
@@ -1568,7 +1577,6 @@ int stack_deltas__table_id(const struct elf_file *ef, uint8_t out[STACK_DELTAS_I
 	unsigned int digest_len = 0;
 	GElf_Ehdr ehdr;
 	int err = 0;
-	Elf *elf;
 
 	h.ctx = EVP_MD_CTX_new();
 	if (!h.ctx)
@@ -1578,7 +1586,6 @@ int stack_deltas__table_id(const struct elf_file *ef, uint8_t out[STACK_DELTAS_I
 		goto cleanup;
 	}
 	id_hash__add(&h, "omniprof cfi 1", 14);
-	elf = elf_begin(ef->fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr)) {
 		id_hash__u64(&h, 1); /* not an ELF file libelf can read: no table */
 	} else {
@@ -1592,7 +1599,6 @@ int stack_deltas__table_id(const struct elf_file *ef, uint8_t out[STACK_DELTAS_I
 			id_hash__section(&h, ef, cs.debug_frame, &cs.debug_shdr, 4);
 		}
 	}
-	elf_end(elf);
 	if (h.failed || EVP_DigestFinal_ex(h.ctx, digest, &digest_len) != 1 ||
 	    digest_len < STACK_DELTAS_ID_LEN) {
 		err = -EIO;
@@ -1601,5 +1607,14 @@ int stack_deltas__table_id(const struct elf_file *ef, uint8_t out[STACK_DELTAS_I
 	memcpy(out, digest, STACK_DELTAS_ID_LEN);
 cleanup:
 	EVP_MD_CTX_free(h.ctx);
+	return err;
+}
+
+int stack_deltas__table_id(const struct elf_file *ef, uint8_t out[STACK_DELTAS_ID_LEN])
+{
+	Elf *elf = elf_begin(ef->fd, ELF_C_READ, NULL);
+	int err = cfi_id(ef, elf, out);
+
+	elf_end(elf);
 	return err;
 }

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "elf/elf_file.h"
@@ -43,6 +45,52 @@ static uint64_t file_hash(const struct file_key *k)
 	return k->inode ? h : hash_str(k->path, h ^ k->content_id);
 }
 
+static void fd_unlink(struct file_cache *fc, struct cached_file *f)
+{
+	if (!f->fd_listed)
+		return;
+	if (f->prev_fd)
+		f->prev_fd->next_fd = f->next_fd;
+	else
+		fc->fd_first = f->next_fd;
+	if (f->next_fd)
+		f->next_fd->prev_fd = f->prev_fd;
+	else
+		fc->fd_last = f->prev_fd;
+	f->prev_fd = f->next_fd = NULL;
+	f->fd_listed = false;
+	fc->n_fds--;
+}
+
+/* f's descriptor was just used (or opened): last to be closed. */
+static void fd_touch(struct file_cache *fc, struct cached_file *f)
+{
+	size_t max = fc->max_fds ? fc->max_fds : FILE_CACHE_MAX_FDS;
+
+	/* Only files that can be reopened (not the vDSO's memfd). */
+	if (!f->elf || f->elf->fd < 0 || !f->inode)
+		return;
+	fd_unlink(fc, f);
+	f->prev_fd = fc->fd_last;
+	f->next_fd = NULL;
+	if (fc->fd_last)
+		fc->fd_last->next_fd = f;
+	else
+		fc->fd_first = f;
+	fc->fd_last = f;
+	f->fd_listed = true;
+	fc->n_fds++;
+	while (fc->n_fds > max && fc->fd_first != f) {
+		struct cached_file *old = fc->fd_first;
+
+		/* What was read from it (segments, ids, table) stays. */
+		fd_unlink(fc, old);
+		close(old->elf->fd);
+		old->elf->fd = -1;
+		fc->stats.fds_closed++;
+	}
+}
+
 void file_cache__init(struct file_cache *fc)
 {
 	memset(fc, 0, sizeof(*fc));
@@ -67,6 +115,8 @@ void file_cache__clear(struct file_cache *fc)
 	free(fc->files);
 	free(fc->free_ids);
 	hashmap__clear(&fc->by_key);
+	fc->fd_first = fc->fd_last = NULL;
+	fc->n_fds = 0;
 	fc->files = NULL;
 	fc->free_ids = NULL;
 	fc->n_files = fc->cap_files = fc->n_free_ids = fc->cap_free_ids = 0;
@@ -121,9 +171,15 @@ size_t file_cache__evict_unused(struct file_cache *fc, size_t keep, file_evict_f
 {
 	size_t n = 0;
 
-	while (fc->n_unused > keep) {
-		struct cached_file *f = fc->unused_first;
+	struct cached_file *next = fc->unused_first;
+
+	while (fc->n_unused > keep && next) {
+		struct cached_file *f = next;
 		uint32_t id = f->id;
+
+		next = f->next_unused;
+		if (f->pending)
+			continue; /* its job comes back with this id */
 
 		/* The id is free from here on: reserve its slot first (no failure after). */
 		if (fc->n_free_ids == fc->cap_free_ids) {
@@ -138,6 +194,7 @@ size_t file_cache__evict_unused(struct file_cache *fc, size_t keep, file_evict_f
 		if (fn)
 			fn(ctx, id);
 		unused_unlink(fc, f);
+		fd_unlink(fc, f);
 		hashmap__remove_entry(&fc->by_key, f->key_hash, f);
 		fc->files[id - 1] = NULL;
 		fc->free_ids[fc->n_free_ids++] = id;
@@ -210,36 +267,176 @@ static int open_mapped_file(pid_t pid, const struct proc_map *m)
 	return file_cache__open_mapped(pid, m);
 }
 
-static void open_elf(struct file_cache *fc, struct cached_file *f, pid_t pid,
-		     const struct proc_map *m)
+/*
+ * The table id is a hash of what the table is built from, not the htlhash
+ * (see set_table_id()); it reads the CFI sections, so it runs with the open.
+ */
+static void table_id_of(struct file_open_job *j)
 {
-	int fd = open_mapped_file(pid, m), err;
+	uint8_t id[STACK_DELTAS_ID_LEN];
+	uint64_t start = now_ns();
+
+	j->has_table_id = !stack_deltas__table_id(j->elf, id);
+	if (j->has_table_id)
+		j->table_id = file_id__from_htlhash(id);
+	j->table_id_ns = now_ns() - start;
+}
+
+/*
+ * Everything that touches the file itself: the open, the ELF headers and the
+ * htlhash. Runs on the file worker (or inline without one), so it may block.
+ */
+static void load_file(struct file_open_job *j)
+{
+	int fd = open_mapped_file(j->pid, &j->map);
 
 	if (fd < 0) {
-		f->open_error = fd;
+		j->job.err = fd;
+		return;
+	}
+	j->opened = true;
+	j->job.err = elf_file__open(j->map.path, fd, &j->elf);
+	if (j->job.err)
+		return;
+	j->has_htlhash = !file_id__htlhash(j->elf->fd, j->elf->size, j->htlhash);
+	table_id_of(j);
+}
+
+static void open_job_run(struct file_job *job)
+{
+	load_file((struct file_open_job *)job);
+}
+
+static void open_job_free(struct file_job *job)
+{
+	struct file_open_job *j = (struct file_open_job *)job;
+
+	if (!j)
+		return;
+	elf_file__close(j->elf);
+	free(j->map.path);
+	free(j);
+}
+
+/* The job for mapping m of pid (file f). NULL on ENOMEM. */
+static struct file_open_job *open_job_new(const struct cached_file *f, pid_t pid,
+					  const struct proc_map *m)
+{
+	struct file_open_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	j->job.kind = FILE_JOB_OPEN;
+	j->job.run = open_job_run;
+	j->job.free = open_job_free;
+	j->file_id = f->id;
+	j->dev_major = f->dev_major;
+	j->dev_minor = f->dev_minor;
+	j->inode = f->inode;
+	j->pid = pid;
+	j->map = *m;
+	j->map.path = strdup(m->path);
+	if (!j->map.path) {
+		free(j);
+		return NULL;
+	}
+	return j;
+}
+
+/* Puts j's results into f and counts them. Takes j->elf. */
+static void apply_open(struct file_cache *fc, struct cached_file *f, struct file_open_job *j)
+{
+	int err = j->job.err;
+
+	f->pending = false;
+	if (err == -ETIMEDOUT || err == -EBUSY) {
+		f->open_error = -ETIMEDOUT;
+		fc->stats.timed_out++;
+		/* One line per file, for the first few: a flood helps no one. */
+		if (fc->stats.timed_out > FILE_WORKER_MAX_ABANDONED) {
+			if (fc->stats.timed_out == FILE_WORKER_MAX_ABANDONED + 1)
+				pr_warn("more files timed out: counted, no longer logged");
+			return;
+		}
+		pr_warn(
+		    "%s of pid %d: %s, abandoned (frames show as offsets)", f->path, (int)j->pid,
+		    err == -EBUSY ? "every file worker is stuck" : "open took over the timeout");
+		return;
+	}
+	if (err && !j->opened) {
+		f->open_error = err;
 		fc->stats.open_errors++;
 		/* Refusals were logged once per kind by safe_open: one line per file is too many.
 		 */
-		if (safe_open__is_refusal(fd))
-			pr_debug("refused %s of pid %d: %s", m->path, (int)pid, strerror(-fd));
+		if (safe_open__is_refusal(err))
+			pr_debug("refused %s of pid %d: %s", f->path, (int)j->pid, strerror(-err));
 		else
-			pr_info("cannot open %s of pid %d: %s (frames show as offsets)", m->path,
-				(int)pid, strerror(-fd));
+			pr_info("cannot open %s of pid %d: %s (frames show as offsets)", f->path,
+				(int)j->pid, strerror(-err));
 		return;
 	}
-	err = elf_file__open(f->path, fd, &f->elf);
 	if (err) {
 		f->open_error = err;
 		fc->stats.not_elf++;
 		pr_info("%s: not a readable ELF file: %s", f->path, strerror(-err));
 		return;
 	}
+	f->elf = j->elf;
+	j->elf = NULL;
 	/* Its debug files next to it are looked for in the same root. */
-	f->elf->root_pid = pid;
+	f->elf->root_pid = j->pid;
 	fc->stats.opened++;
+	fd_touch(fc, f);
 	/* The htlhash stays the file's identifier for backends, not a trust key. */
-	file_id__htlhash(f->elf->fd, f->elf->size, f->htlhash);
-	set_table_id(fc, f);
+	if (j->has_htlhash)
+		memcpy(f->htlhash, j->htlhash, sizeof(f->htlhash));
+	fc->stats.table_id_ns += j->table_id_ns;
+	if (j->has_table_id)
+		f->table_id = j->table_id;
+	else
+		fc->stats.table_id_errors++;
+}
+
+static void open_elf(struct file_cache *fc, struct cached_file *f, pid_t pid,
+		     const struct proc_map *m)
+{
+	struct file_open_job *j = open_job_new(f, pid, m);
+
+	if (!j) {
+		f->open_error = -ENOMEM;
+		fc->stats.open_errors++;
+		return;
+	}
+	if (fc->worker) {
+		f->pending = true;
+		fc->stats.jobs++;
+		file_worker__post(fc->worker, &j->job);
+		return;
+	}
+	load_file(j);
+	apply_open(fc, f, j);
+	open_job_free(&j->job);
+}
+
+uint32_t file_cache__install(struct file_cache *fc, struct file_open_job *j, bool abandoned)
+{
+	struct cached_file *f = file_cache__at(fc, j->file_id);
+
+	/* The id may have been given to another file since (it never is while pending). */
+	if (!f || !f->pending || f->inode != j->inode || f->dev_major != j->dev_major ||
+	    f->dev_minor != j->dev_minor)
+		return 0;
+	if (abandoned) {
+		/* The job is still its thread's: nothing of it is taken. */
+		struct file_open_job stub = *j;
+
+		stub.job.err = j->job.err;
+		stub.elf = NULL;
+		apply_open(fc, f, &stub);
+		return f->id;
+	}
+	apply_open(fc, f, j);
+	return f->id;
 }
 
 /*
@@ -286,6 +483,100 @@ static void open_vdso(struct file_cache *fc, struct cached_file *f, int fd)
 	set_table_id(fc, f);
 }
 
+static void set_origin(struct cached_file *f, pid_t pid, const struct proc_map *m)
+{
+	f->origin_pid = pid;
+	f->origin_start = m->start;
+	f->origin_end = m->end;
+	f->origin_offset = m->offset;
+}
+
+int file_cache__origin(const struct file_cache *fc, uint32_t id, struct file_origin *o)
+{
+	const struct cached_file *f = file_cache__at(fc, id);
+
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	if (!f || !f->elf)
+		return -ENOENT;
+	*o = (struct file_origin){.pid = f->origin_pid,
+				  .start = f->origin_start,
+				  .end = f->origin_end,
+				  .offset = f->origin_offset,
+				  .dev_major = f->dev_major,
+				  .dev_minor = f->dev_minor,
+				  .inode = f->inode,
+				  .size = f->elf->size,
+				  .path = strdup(f->path),
+				  .fd = -1};
+	if (!o->path)
+		return -ENOMEM;
+	/* The vDSO's image lives in a memfd of ours only. */
+	if (!f->inode && (o->fd = fcntl(f->elf->fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+		free(o->path);
+		o->path = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+int file_cache__open_origin(const struct file_origin *o)
+{
+	struct proc_map m = {.start = o->start,
+			     .end = o->end,
+			     .offset = o->offset,
+			     .inode = o->inode,
+			     .dev_major = o->dev_major,
+			     .dev_minor = o->dev_minor,
+			     .perms = PROC_MAP_R | PROC_MAP_X,
+			     .path = o->path};
+	struct stat st;
+	int fd;
+
+	if (o->fd >= 0) {
+		fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 0);
+		return fd >= 0 ? fd : -errno;
+	}
+	fd = open_mapped_file(o->pid, &m);
+
+	/* Only the very file: the mapping may hold another one by now. */
+	if (fd >= 0 &&
+	    (fstat(fd, &st) || st.st_ino != o->inode || major(st.st_dev) != o->dev_major ||
+	     minor(st.st_dev) != o->dev_minor || (uint64_t)st.st_size != o->size)) {
+		close(fd);
+		fd = -ESTALE;
+	}
+	return fd;
+}
+
+int file_cache__ensure_fd(struct file_cache *fc, uint32_t id)
+{
+	struct cached_file *f = file_cache__at(fc, id);
+	struct file_origin o;
+	int fd;
+
+	if (!f || !f->elf)
+		return -ENOENT;
+	if (f->elf->fd >= 0) {
+		fd_touch(fc, f);
+		return 0;
+	}
+	fd = file_cache__origin(fc, id, &o);
+	if (!fd)
+		fd = file_cache__open_origin(&o);
+	free(o.path);
+	if (o.fd >= 0)
+		close(o.fd);
+	if (fd < 0) {
+		fc->stats.reopen_failed++;
+		return fd;
+	}
+	f->elf->fd = fd;
+	fc->stats.fds_reopened++;
+	fd_touch(fc, f);
+	return 0;
+}
+
 uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map *m)
 {
 	/* Anonymous executable memory (JIT code) shares one pseudo file. */
@@ -303,6 +594,7 @@ uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map
 	if (f) {
 		if (vdso_fd >= 0)
 			close(vdso_fd);
+		set_origin(f, pid, m);
 		return f->id;
 	}
 	if (!fc->n_free_ids && fc->n_files == fc->cap_files) {
@@ -327,6 +619,7 @@ uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map
 	}
 	slash = strrchr(f->path, '/');
 	f->basename = slash ? slash + 1 : f->path;
+	set_origin(f, pid, m);
 	f->content_id = key.content_id;
 	f->key_hash = h;
 	if (hashmap__insert(&fc->by_key, h, f)) {

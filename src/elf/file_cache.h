@@ -27,9 +27,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "elf/file_worker.h"
+#include "proc/proc_maps.h"
 #include "util/hashmap.h"
 
-struct proc_map;
 struct elf_file;
 
 struct cached_file {
@@ -47,6 +48,12 @@ struct cached_file {
 	uint64_t content_id;  /* pseudo files with an image ([vdso]): hash of the whole image */
 	uint32_t users;	      /* process mappings holding it (file_cache__ref) */
 	uint64_t key_hash;    /* its hash in by_key */
+	bool pending;	      /* being opened on the file worker: nothing known yet */
+	/* The last mapping seen of it: where to reopen it (file_cache__ensure_fd). */
+	pid_t origin_pid;
+	uint64_t origin_start, origin_end, origin_offset;
+	bool fd_listed; /* its elf's descriptor is open and in the LRU of descriptors */
+	struct cached_file *prev_fd, *next_fd;
 	struct cached_file *prev_unused, *next_unused; /* while users == 0, oldest first */
 };
 
@@ -58,7 +65,17 @@ struct file_cache_stats {
 	uint64_t evicted;	  /* files closed because no process used them any more */
 	uint64_t table_id_ns;	  /* time spent hashing CFI into table ids */
 	uint64_t table_id_errors; /* files whose table id could not be computed (no table) */
+	uint64_t timed_out;	  /* opens abandoned after FILE_WORKER_TIMEOUT_MS (or refused) */
+	uint64_t jobs;		  /* opens posted to the file worker */
+	uint64_t fds_closed;	  /* descriptors closed past max_fds (the file stays known) */
+	uint64_t fds_reopened;
+	uint64_t reopen_failed; /* no process maps it any more, or another file is there now */
 };
+
+/* Descriptors of mapped files kept open at most (file_cache.max_fds default):
+ * well below RLIMIT_NOFILE, so the agent never runs out (a process mapping
+ * 22,000 files took it to 20,000 before). */
+#define FILE_CACHE_MAX_FDS 1024
 
 struct file_cache {
 	struct hashmap by_key;
@@ -73,6 +90,32 @@ struct file_cache {
 	struct cached_file *unused_first, *unused_last;
 	size_t n_unused;
 	struct file_cache_stats stats;
+	/* Open descriptors, least recently used first; closed past max_fds. */
+	struct cached_file *fd_first, *fd_last;
+	size_t n_fds;
+	size_t max_fds; /* 0: FILE_CACHE_MAX_FDS */
+	/* Opens go here when set (the sampling thread never opens a target's file);
+	 * NULL: opened in file_cache__get (tests, the replay suite). */
+	struct file_worker *worker;
+};
+
+/* An open on the file worker: inputs copied from the mapping, results for
+ * file_cache__install(). */
+struct file_open_job {
+	struct file_job job;
+	uint32_t file_id;
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	uint64_t inode;
+	pid_t pid;
+	struct proc_map map;  /* a copy, path owned */
+	struct elf_file *elf; /* result; owned until installed */
+	uint8_t htlhash[16];
+	bool has_htlhash;
+	uint64_t table_id; /* stack_deltas__table_id() folded to 64 bits, when has_table_id */
+	uint64_t table_id_ns;
+	bool has_table_id;
+	bool opened; /* the open worked (an error after it: not an ELF file) */
 };
 
 /* Told the id of each file just before it is closed and its id freed. */
@@ -84,9 +127,48 @@ void file_cache__clear(struct file_cache *fc); /* closes everything; accepts NUL
 /*
  * Returns the id of the file behind mapping m of process pid, opening it on
  * first sight; 0 on ENOMEM. A file that cannot be opened still gets an id
- * (its frames show as path+0xOFFSET) and the failure is counted.
+ * (its frames show as path+0xOFFSET) and the failure is counted. With a
+ * worker, a new file is opened there: it stays pending (no elf) until its
+ * job comes back through file_cache__install().
  */
 uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map *m);
+
+/*
+ * Puts the result of an open job into its file (abandoned: the file is
+ * marked failed, -ETIMEDOUT, and keeps no elf). Takes the job's elf when
+ * not abandoned. Returns the file's id, or 0 when the file is gone.
+ */
+uint32_t file_cache__install(struct file_cache *fc, struct file_open_job *j, bool abandoned);
+
+/* Where a cached file can be opened again: the last mapping seen of it. */
+struct file_origin {
+	pid_t pid;
+	uint64_t start, end, offset;
+	uint32_t dev_major, dev_minor;
+	uint64_t inode;
+	uint64_t size;
+	char *path; /* owned */
+	int fd;	    /* owned, -1: none; a duplicate for files no path reopens ([vdso]) */
+};
+
+/* Fills *o for file id (o->path, o->fd: the caller's). 0, or -ENOENT (no ELF file),
+ * -errno. */
+int file_cache__origin(const struct file_cache *fc, uint32_t id, struct file_origin *o);
+/*
+ * Opens the file o names through open_mapped_file() and checks it is that
+ * very file (device, inode, size). Touches no cache state: safe on the file
+ * worker. An fd, or -errno (-ESTALE: another file is mapped there now).
+ */
+int file_cache__open_origin(const struct file_origin *o);
+
+/*
+ * Makes sure file id's ELF descriptor is open, reopening it when it was
+ * closed to stay under max_fds: through /proc/PID/map_files of the last
+ * process seen mapping it (the same device and inode, checked), which may
+ * block like any open of a target's file (callers: profile building, the
+ * table build's set-up). 0, or -errno (counted; its frames stay file+0xOFF).
+ */
+int file_cache__ensure_fd(struct file_cache *fc, uint32_t id);
 
 /* One more / one less process mapping uses file id (0 and unknown ids are ignored). */
 void file_cache__ref(struct file_cache *fc, uint32_t id);

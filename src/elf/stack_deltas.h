@@ -9,6 +9,7 @@
 #ifndef OMNIPROF_ELF_STACK_DELTAS_H
 #define OMNIPROF_ELF_STACK_DELTAS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,10 +35,16 @@ struct stack_delta_stats {
 	uint64_t bad_entries;
 };
 
+#define STACK_DELTAS_ID_LEN 16
+
 struct stack_delta_table {
 	struct stack_delta *deltas; /* sorted by addr, no two equal addrs; owned */
 	size_t n;
 	struct stack_delta_stats stats;
+	/* stack_deltas__table_id() of the very bytes the table was built from (a
+	 * build that reopened the file checks it against the id it was asked for). */
+	uint8_t id[STACK_DELTAS_ID_LEN];
+	bool has_id;
 };
 
 /*
@@ -74,7 +81,6 @@ int stack_deltas__parse(const uint8_t *data, size_t len, uint64_t section_vaddr,
  * length, other CFI in the middle) shares with its victim. Costs one read of
  * the CFI sections (bench: stack_deltas_bench). 0 or -errno.
  */
-#define STACK_DELTAS_ID_LEN 16
 int stack_deltas__table_id(const struct elf_file *ef, uint8_t out[STACK_DELTAS_ID_LEN]);
 
 void stack_delta_table__free(struct stack_delta_table *t); /* accepts NULL and empty */

@@ -13,13 +13,24 @@
 
 #include "elf/elf_file.h"
 #include "elf/file_cache.h"
+#include "elf/file_worker.h"
 #include "proc/proc_maps.h"
 #include "types.h"
 #include "unwind/unwind_maps.h"
 #include "util/log.h"
 
+/*
+ * The LPM value of a file whose open was abandoned (timed out): a table id no
+ * table has, so the unwinder uses frame pointers there and does not report
+ * the address as unknown again and again.
+ */
+#define FILE_ID_NO_TABLE (OP_FILE_ID_ANON - 1)
+
 /* A process whose samples keep missing its maps is re-read at most this often. */
 #define REFRESH_MIN_INTERVAL_NS (50ull * 1000 * 1000)
+/* ... and one with more mappings than are tracked (its untracked addresses always
+ * miss; reading 20,000 lines of maps costs the kernel tens of milliseconds). */
+#define REFRESH_TRUNCATED_INTERVAL_NS (5000ull * 1000 * 1000)
 
 static uint64_t now_ns(void)
 {
@@ -49,10 +60,13 @@ static void release_tables(struct process_table *pt, struct process_mapping *map
 /* Removes p's mappings from the BPF maps and drops its table references. */
 static void unpublish(struct process_table *pt, struct process *p)
 {
+	struct process_mapping *maps = p->waiting ? p->published : p->maps;
+	size_t n = p->waiting ? p->n_published : p->n_maps;
+
 	if (!pt->unwind)
 		return;
-	remove_ranges(pt, p->pid, p->maps, p->n_maps);
-	release_tables(pt, p->maps, p->n_maps);
+	remove_ranges(pt, p->pid, maps, n);
+	release_tables(pt, maps, n);
 	unwind_maps__remove_pid(pt->unwind, p->pid);
 }
 
@@ -69,6 +83,8 @@ static uint64_t range_id_of(const struct cached_file *f)
 		return 0;
 	if (f->elf)
 		return f->table_id;
+	if (f->open_error == -ETIMEDOUT)
+		return FILE_ID_NO_TABLE;
 	return f->inode == 0 || f->open_error == -ENOEXEC ? OP_FILE_ID_ANON : 0;
 }
 
@@ -130,7 +146,8 @@ static uint64_t acquire_within_share(struct process_table *pt, const struct cach
 		pt->unwind->stats.tables_refused_share++;
 		return 0;
 	}
-	if (unwind_maps__acquire(pt->unwind, f->table_id, f->elf)) {
+	/* With a file worker every table is built by now; without one it is built here. */
+	if (unwind_maps__acquire(pt->unwind, f->table_id, pt->files->worker ? NULL : f->elf)) {
 		/* No table (counted there): frame pointers for this file. */
 		unwind_maps__release(pt->unwind, f->table_id);
 		return 0;
@@ -171,6 +188,24 @@ static void publish_evicted(struct process_table *pt, struct process *p,
 }
 
 /*
+ * Takes references on the tables of p's mappings (set in table_id), within
+ * the process's share of delta pages (acquire_within_share()).
+ */
+static void acquire_tables(struct process_table *pt, struct process *p, uint64_t *table_pages)
+{
+	for (size_t i = 0; i < p->n_maps; i++) {
+		struct process_mapping *m = &p->maps[i];
+		struct cached_file *f = file_cache__at(pt->files, m->file_id);
+
+		m->table_id = 0;
+		m->range_id = range_id_of(f);
+		if (!f || !f->elf || !f->table_id || !m->has_bias)
+			continue;
+		m->table_id = acquire_within_share(pt, f, table_pages);
+	}
+}
+
+/*
  * Puts p's new executable file mappings into the BPF maps in place of the old
  * ones, never leaving a moment where a mapping present before and after is
  * missing: new ranges go in first, then old ranges that changed come out (and
@@ -192,16 +227,7 @@ static void publish(struct process_table *pt, struct process *p, struct process_
 		publish_evicted(pt, p, old, n_old);
 		return;
 	}
-	for (size_t i = 0; i < p->n_maps; i++) {
-		struct process_mapping *m = &p->maps[i];
-		struct cached_file *f = file_cache__at(pt->files, m->file_id);
-
-		m->table_id = 0;
-		m->range_id = range_id_of(f);
-		if (!f || !f->elf || !f->table_id || !m->has_bias)
-			continue;
-		m->table_id = acquire_within_share(pt, f, &table_pages);
-	}
+	acquire_tables(pt, p, &table_pages);
 	for (size_t i = 0; i < p->n_maps && !p->lpm_evicted; i++) {
 		struct process_mapping *m = &p->maps[i];
 		int err = m->range_id ? add_range_evicting(pt, p->pid, m) : 0;
@@ -278,9 +304,211 @@ void process_table__clear(struct process_table *pt)
 	for (size_t i = 0; hashmap__next(&pt->by_pid, &i, &e);) {
 		p = e;
 		free(p->maps);
+		free(p->published);
 		free(p);
 	}
 	hashmap__clear(&pt->by_pid);
+}
+
+/* The ELF address of each mapping's first byte, for files opened since the read. */
+static void set_biases(struct process_table *pt, struct process *p)
+{
+	for (size_t i = 0; i < p->n_maps; i++) {
+		struct process_mapping *m = &p->maps[i];
+		struct cached_file *f = file_cache__at(pt->files, m->file_id);
+		uint64_t vaddr;
+
+		if (m->has_bias || !f || !f->elf)
+			continue;
+		if (elf_file__mapping_bias(f->elf, m->offset, m->end - m->start, PF_X, &vaddr)) {
+			m->bias = m->start - vaddr;
+			m->has_bias = true;
+		}
+	}
+}
+
+/*
+ * Whether every file of p's maps is ready to publish: opened (or failed),
+ * and its table built (or failed). Posts the builds still missing.
+ */
+static bool files_ready(struct process_table *pt, struct process *p)
+{
+	bool ready = true;
+
+	for (size_t i = 0; i < p->n_maps; i++) {
+		struct cached_file *f = file_cache__at(pt->files, p->maps[i].file_id);
+		struct file_origin origin;
+		struct table_build_job *j;
+
+		if (f && f->pending) {
+			ready = false;
+			continue;
+		}
+		if (!pt->unwind || !pt->files->worker || !f || !f->elf || !f->table_id ||
+		    !p->maps[i].has_bias)
+			continue;
+		switch (unwind_maps__table_state(pt->unwind, f->table_id)) {
+		case UNWIND_TABLE_READY:
+			break;
+		case UNWIND_TABLE_BUILDING:
+			ready = false;
+			break;
+		case UNWIND_TABLE_UNKNOWN:
+			/* Opened again on the worker: a queued job holds no descriptor. */
+			if (file_cache__origin(pt->files, f->id, &origin))
+				break;
+			j = unwind_maps__build_job(pt->unwind, f->table_id, &origin);
+			if (j) {
+				file_worker__post(pt->files->worker, &j->job);
+				ready = false;
+			}
+			break;
+		}
+	}
+	return ready;
+}
+
+/*
+ * Publishes p's maps in place of p->published when its files are ready (the
+ * old list's files and tables released then). False: p has to wait.
+ */
+static bool try_publish(struct process_table *pt, struct process *p)
+{
+	set_biases(pt, p);
+	if (!files_ready(pt, p))
+		return false;
+	if (p->exited) {
+		/* Exited while waiting: nothing to publish, its held samples still need the
+		 * tables (see process_table__publish_ready). */
+		return true;
+	}
+	publish(pt, p, p->published, p->n_published);
+	unref_files(pt, p->published, p->n_published);
+	free(p->published);
+	p->published = NULL;
+	p->n_published = 0;
+	if (pt->observer)
+		pt->observer(pt->observer_ctx, p);
+	return true;
+}
+
+size_t process_table__publish_ready(struct process_table *pt, process_ready_fn fn, void *ctx)
+{
+	struct process **ready = NULL;
+	size_t n = 0, cap = 0;
+	void *e;
+
+	if (!pt->n_waiting)
+		return 0;
+	for (size_t i = 0; hashmap__next(&pt->by_pid, &i, &e);) {
+		struct process *p = e;
+
+		if (!p->waiting || !try_publish(pt, p))
+			continue;
+		p->waiting = false;
+		pt->n_waiting--;
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 16;
+			struct process **tmp = realloc(ready, c * sizeof(*tmp));
+
+			if (!tmp)
+				continue; /* published; its held records go with the next release */
+			ready = tmp;
+			cap = c;
+		}
+		ready[n++] = p;
+	}
+	/* Called after the walk: fn may read maps (hashmap changes) for other pids. */
+	for (size_t i = 0; i < n; i++) {
+		struct process *p = ready[i];
+
+		if (p->exited && pt->unwind) {
+			uint64_t pages = 0;
+
+			acquire_tables(pt, p, &pages);
+			if (fn)
+				fn(ctx, p);
+			release_tables(pt, p->maps, p->n_maps);
+		} else if (fn) {
+			fn(ctx, p);
+		}
+	}
+	free(ready);
+	return n;
+}
+
+/* One executable mapping of a maps read, with how many its file has. */
+struct map_pick {
+	const struct proc_map *m;
+	size_t index;
+	size_t per_file;
+};
+
+static int pick_by_file(const void *a, const void *b)
+{
+	const struct proc_map *x = ((const struct map_pick *)a)->m;
+	const struct proc_map *y = ((const struct map_pick *)b)->m;
+
+	if (x->dev_major != y->dev_major)
+		return x->dev_major < y->dev_major ? -1 : 1;
+	if (x->dev_minor != y->dev_minor)
+		return x->dev_minor < y->dev_minor ? -1 : 1;
+	if (x->inode != y->inode)
+		return x->inode < y->inode ? -1 : 1;
+	return x->inode ? 0 : strcmp(x->path, y->path);
+}
+
+static int pick_by_share(const void *a, const void *b)
+{
+	const struct map_pick *x = a, *y = b;
+
+	if (x->per_file != y->per_file)
+		return x->per_file < y->per_file ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/*
+ * Which executable mappings of raw to track when there are more than
+ * PROCESS_MAPS_MAX: the files mapped fewest times first, so that a process
+ * mapping one file (or anonymous JIT memory) 50,000 times still has its
+ * executable, libc and every other file tracked, and only copies of the
+ * mass-mapped file go untracked. Returns a mask (caller frees) or NULL when
+ * everything fits (or on ENOMEM: then the first PROCESS_MAPS_MAX are kept).
+ */
+static bool *pick_mappings(const struct proc_map *raw, size_t n_raw)
+{
+	struct map_pick *picks;
+	size_t n = 0;
+	bool *keep;
+
+	for (size_t i = 0; i < n_raw; i++)
+		n += !!(raw[i].perms & PROC_MAP_X);
+	if (n <= PROCESS_MAPS_MAX)
+		return NULL;
+	picks = malloc(n * sizeof(*picks));
+	keep = calloc(n_raw, sizeof(*keep));
+	if (!picks || !keep)
+		goto enomem;
+	n = 0;
+	for (size_t i = 0; i < n_raw; i++)
+		if (raw[i].perms & PROC_MAP_X)
+			picks[n++] = (struct map_pick){.m = &raw[i], .index = i};
+	qsort(picks, n, sizeof(*picks), pick_by_file);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && !pick_by_file(&picks[i], &picks[j]); j++)
+			;
+		for (size_t k = i; k < j; k++)
+			picks[k].per_file = j - i;
+	}
+	qsort(picks, n, sizeof(*picks), pick_by_share);
+	for (size_t i = 0; i < PROCESS_MAPS_MAX; i++)
+		keep[picks[i].index] = true;
+	free(picks);
+	return keep;
+enomem:
+	free(picks);
+	free(keep);
+	return NULL;
 }
 
 int process_table__refresh(struct process_table *pt, struct process *p)
@@ -288,6 +516,7 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 	struct process_mapping *maps = NULL, *old;
 	struct proc_map *raw = NULL;
 	struct cached_file *f;
+	bool *keep = NULL;
 	size_t n_old;
 	uint64_t vaddr;
 	size_t n_raw = 0, n = 0;
@@ -308,12 +537,20 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	p->truncated = false;
+	keep = pick_mappings(raw, n_raw);
 	/* /proc/PID/maps is sorted by address; only executable code is sampled. */
 	for (size_t i = 0; i < n_raw; i++) {
 		uint32_t id;
 
 		if (!(raw[i].perms & PROC_MAP_X))
 			continue;
+		if ((keep && !keep[i]) || n >= PROCESS_MAPS_MAX) {
+			/* A bounded cost per process: the rest is counted, not tracked. */
+			pt->stats.maps_truncated++;
+			p->truncated = true;
+			continue;
+		}
 		id = file_cache__get(pt->files, (pid_t)p->pid, &raw[i]);
 		if (!id) {
 			err = -ENOMEM;
@@ -338,15 +575,32 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 	p->maps = maps;
 	p->n_maps = n;
 	maps = NULL;
-	publish(pt, p, old, n_old);
-	unref_files(pt, old, n_old);
-	free(old);
-	if (pt->observer)
-		pt->observer(pt->observer_ctx, p);
+	if (p->waiting) {
+		/* Read while waiting: this read replaces the one never published. */
+		unref_files(pt, old, n_old);
+		free(old);
+	} else {
+		p->published = old;
+		p->n_published = n_old;
+	}
+	if (!try_publish(pt, p)) {
+		/*
+		 * Without its marker, samples whose pc is in no published range
+		 * (the new files) come as stack copies, held until the tables are
+		 * in, instead of walks cut short where a file has no table yet.
+		 */
+		if (pt->unwind)
+			unwind_maps__remove_pid(pt->unwind, p->pid);
+		pt->stats.waited++;
+		if (!p->waiting)
+			pt->n_waiting++;
+		p->waiting = true;
+	}
 cleanup:
 	if (maps)
 		unref_files(pt, maps, n);
 	free(maps);
+	free(keep);
 	proc_maps__free(raw, n_raw);
 	return err;
 }
@@ -395,6 +649,23 @@ int process_table__scan_all(struct process_table *pt)
 	return n;
 }
 
+void process_table__forget_image(struct process_table *pt, struct process *p)
+{
+	unpublish(pt, p);
+	if (p->waiting) {
+		unref_files(pt, p->published, p->n_published);
+		free(p->published);
+		p->published = NULL;
+		p->n_published = 0;
+		p->waiting = false;
+		pt->n_waiting--;
+	}
+	unref_files(pt, p->maps, p->n_maps);
+	free(p->maps);
+	p->maps = NULL;
+	p->n_maps = 0;
+}
+
 void process_table__mark_exited(struct process_table *pt, uint32_t pid)
 {
 	struct process *p = hashmap__find(&pt->by_pid, hash_u64(pid), &pid);
@@ -427,8 +698,8 @@ size_t process_table__purge(struct process_table *pt, bool check_alive)
 			pt->stats.lost_exits++;
 			process_table__mark_exited(pt, p->pid);
 		}
-		if (!p->exited && !p->gone)
-			continue;
+		if ((!p->exited && !p->gone) || p->waiting)
+			continue; /* waiting: its held samples are not named yet */
 		if (n == cap) {
 			size_t c = cap ? cap * 2 : 64;
 			struct process **tmp = realloc(dead, c * sizeof(*tmp));
@@ -446,7 +717,9 @@ size_t process_table__purge(struct process_table *pt, bool check_alive)
 
 		hashmap__remove_entry(&pt->by_pid, hash_u64(p->pid), p);
 		unref_files(pt, p->maps, p->n_maps);
+		unref_files(pt, p->published, p->n_published);
 		free(p->maps);
+		free(p->published);
 		free(p);
 	}
 	free(dead);
@@ -456,7 +729,9 @@ size_t process_table__purge(struct process_table *pt, bool check_alive)
 
 bool process_table__refresh_if_stale(struct process_table *pt, struct process *p)
 {
-	if (p->exited || p->gone || now_ns() - p->refreshed_ns < REFRESH_MIN_INTERVAL_NS)
+	if (p->exited || p->gone ||
+	    now_ns() - p->refreshed_ns <
+		(p->truncated ? REFRESH_TRUNCATED_INTERVAL_NS : REFRESH_MIN_INTERVAL_NS))
 		return false;
 	process_table__refresh(pt, p);
 	return true;

@@ -39,6 +39,17 @@ struct process {
 			   * frame pointers until it exits */
 	struct process_mapping *maps; /* executable mappings, sorted by start; owned */
 	size_t n_maps;
+	/*
+	 * Some file of maps is still being opened or its table built on the
+	 * file worker: maps is not in the BPF maps yet (published holds what
+	 * is, NULL for a new process, which then has no pid marker and sends
+	 * stack copies). process_table__publish_ready() publishes it.
+	 */
+	bool waiting;
+	struct process_mapping *published; /* owned; with waiting only */
+	size_t n_published;
+	uint64_t held_bytes;   /* the collector's: records held until it is published */
+	bool truncated;	       /* its last maps read had more than PROCESS_MAPS_MAX mappings */
 	uint64_t refreshed_ns; /* CLOCK_MONOTONIC of the last maps read */
 	uint32_t refreshes;
 };
@@ -50,7 +61,12 @@ struct process_table_stats {
 	uint64_t unknown_address; /* frames outside every mapping after a refresh */
 	uint64_t purged;	  /* exited processes forgotten (process_table__purge) */
 	uint64_t lost_exits;	  /* processes found gone without an exit event */
+	uint64_t maps_truncated;  /* executable mappings past PROCESS_MAPS_MAX, not tracked */
+	uint64_t waited;	  /* maps reads that had to wait for the file worker */
 };
+
+/* Executable mappings tracked per process at most; more are counted and ignored. */
+#define PROCESS_MAPS_MAX 8192
 
 /* Told after a process's maps were read and after it exited (p->exited). */
 typedef void (*process_observer_fn)(void *ctx, const struct process *p);
@@ -61,6 +77,7 @@ struct process_table {
 	struct unwind_maps *unwind;   /* NULL: no in-kernel unwinding tables to keep in step */
 	process_observer_fn observer; /* NULL: none (interpreter support, src/interp/) */
 	void *observer_ctx;
+	size_t n_waiting; /* processes with waiting set */
 	struct process_table_stats stats;
 };
 
@@ -85,12 +102,27 @@ struct process *process_table__find(const struct process_table *pt, uint32_t pid
  * built). Returns how many were forgotten.
  */
 size_t process_table__purge(struct process_table *pt, bool check_alive);
+/*
+ * p exec'ed: its old image's mappings leave the BPF maps and the table now,
+ * before its new maps are read (they may wait for the file worker, and the
+ * old ranges must not serve the new image's addresses meanwhile).
+ */
+void process_table__forget_image(struct process_table *pt, struct process *p);
 /* The process left: its mappings leave the BPF maps, its names stay for the report. */
 void process_table__mark_exited(struct process_table *pt, uint32_t pid);
 /* Also keep the in-kernel unwinder's maps in step with every maps read. */
 void process_table__set_unwind_maps(struct process_table *pt, struct unwind_maps *um);
 /* Calls fn(ctx, p) after every maps read and exit; fn NULL: no more calls. */
 void process_table__set_observer(struct process_table *pt, process_observer_fn fn, void *ctx);
+
+/*
+ * After the file worker's jobs came back: publishes each waiting process
+ * whose files are all ready (building the tables they still lack first) and
+ * calls fn(ctx, p) for it, when the process's tables are acquired (an exited
+ * process's only for the call). Returns how many.
+ */
+typedef void (*process_ready_fn)(void *ctx, struct process *p);
+size_t process_table__publish_ready(struct process_table *pt, process_ready_fn fn, void *ctx);
 
 /* The executable mapping of p holding addr, or NULL (no re-read). */
 const struct process_mapping *process_table__find_mapping(const struct process *p, uint64_t addr);

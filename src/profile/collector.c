@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "interp/python/python.h"
+#include "unwind/unwind_maps.h"
 #include "types.h"
 #include "util/log.h"
 
@@ -26,10 +27,25 @@ int collector__init(struct collector *c)
 	return 0;
 }
 
+struct held_record {
+	struct held_record *next;
+	uint32_t pid;
+	uint32_t size;
+	uint8_t data[];
+};
+
 void collector__clear(struct collector *c)
 {
 	if (!c)
 		return;
+	while (c->held_first) {
+		struct held_record *r = c->held_first;
+
+		c->held_first = r->next;
+		free(r);
+	}
+	c->held_last = NULL;
+	c->held.bytes = 0;
 	trace_table__clear(&c->traces);
 	process_table__clear(&c->procs);
 	file_cache__clear(&c->files);
@@ -48,6 +64,116 @@ static void copy_comm(char *dst, const char *src)
 	memcpy(dst, src, len);
 }
 
+/* Keeps a record of p while p waits for its files. True when held (a copy taken). */
+static bool hold(struct collector *c, struct process *p, const void *data, size_t size)
+{
+	struct held_record *r;
+
+	if (c->releasing || !p->waiting)
+		return false;
+	if (p->held_bytes + size > COLLECTOR_HELD_PROCESS_BYTES ||
+	    c->held.bytes + size > COLLECTOR_HELD_BYTES) {
+		c->held.overflow++;
+		return false;
+	}
+	r = malloc(sizeof(*r) + size);
+	if (!r) {
+		c->held.overflow++;
+		return false;
+	}
+	r->next = NULL;
+	r->pid = p->pid;
+	r->size = (uint32_t)size;
+	memcpy(r->data, data, size);
+	if (c->held_last)
+		c->held_last->next = r;
+	else
+		c->held_first = r;
+	c->held_last = r;
+	p->held_bytes += size;
+	c->held.bytes += size;
+	if (c->held.bytes > c->held.peak_bytes)
+		c->held.peak_bytes = c->held.bytes;
+	c->held.held++;
+	return true;
+}
+
+static int handle_trace(struct collector *c, const struct op_trace *e, size_t size);
+static int handle_stack_copy(struct collector *c, const struct op_stack_copy *e, size_t size);
+
+/* Handles the held records of pid (every pid: all), oldest first. */
+static void release(struct collector *c, bool all, uint32_t pid)
+{
+	struct held_record *r = c->held_first, *prev = NULL, *next;
+
+	c->releasing = true;
+	for (; r; r = next) {
+		struct process *p;
+
+		next = r->next;
+		if (!all && r->pid != pid) {
+			prev = r;
+			continue;
+		}
+		if (prev)
+			prev->next = next;
+		else
+			c->held_first = next;
+		if (c->held_last == r)
+			c->held_last = prev;
+		p = process_table__find(&c->procs, r->pid);
+		if (p) {
+			p->held_bytes -= r->size;
+			if (p->waiting)
+				c->held.unready++;
+			else
+				c->held.released++;
+		}
+		c->held.bytes -= r->size;
+		collector__handle(c, r->data, r->size);
+		free(r);
+	}
+	c->releasing = false;
+}
+
+static void on_ready(void *ctx, struct process *p)
+{
+	struct collector *c = ctx;
+
+	if (p->held_bytes)
+		release(c, false, p->pid);
+}
+
+static void on_job(void *ctx, struct file_job *job, bool abandoned)
+{
+	struct collector *c = ctx;
+
+	if (job->kind == FILE_JOB_OPEN)
+		file_cache__install(&c->files, (struct file_open_job *)job, abandoned);
+	else if (job->kind == FILE_JOB_BUILD && c->procs.unwind)
+		unwind_maps__finish_build(c->procs.unwind, (struct table_build_job *)job,
+					  abandoned);
+	if (!abandoned)
+		job->free(job);
+}
+
+size_t collector__poll_files(struct collector *c)
+{
+	size_t n;
+
+	if (!c->files.worker)
+		return 0;
+	n = file_worker__poll(c->files.worker, on_job, c);
+	if (n)
+		process_table__publish_ready(&c->procs, on_ready, c);
+	return n;
+}
+
+void collector__release_held(struct collector *c)
+{
+	release(c, true, 0);
+}
+
 static int handle_trace(struct collector *c, const struct op_trace *e, size_t size)
 {
 	const uint64_t *kernel = (const uint64_t *)(e + 1);
@@ -63,6 +189,16 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 		return -EINVAL;
 	}
 	user = (const struct op_frame *)(kernel + e->n_kernel);
+	if (e->n_user) {
+		p = process_table__get(&c->procs, e->hdr.pid);
+		if (!p) {
+			c->stats.enomem++;
+			return -ENOMEM;
+		}
+		/* Its frames are named against files still being opened: later. */
+		if (hold(c, p, e, size))
+			return 0;
+	}
 	c->stats.traces++;
 	memset(t, 0, sizeof(*t));
 	t->pid = e->hdr.pid;
@@ -78,13 +214,6 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 	for (uint32_t i = 0; i < e->n_kernel; i++)
 		t->frames[n++] = (struct trace_frame){.addr = kernel[i], .kind = OP_FRAME_KERNEL};
 
-	if (e->n_user) {
-		p = process_table__get(&c->procs, e->hdr.pid);
-		if (!p) {
-			c->stats.enomem++;
-			return -ENOMEM;
-		}
-	}
 	for (uint32_t i = 0; i < e->n_user; i++) {
 		const struct op_frame *f = &user[i];
 		struct trace_frame *tf = &t->frames[n++];
@@ -129,10 +258,16 @@ static int handle_proc_event(struct collector *c, const struct op_proc_event *e,
 	p = process_table__get(&c->procs, e->hdr.pid);
 	if (!p)
 		return -ENOMEM;
+	/* Held samples are the old image's: named with its maps, before they go. */
+	if (p->held_bytes && !c->releasing)
+		release(c, false, p->pid);
 	p->exited = p->gone = false;
 	/* Unless the entry was created (and read) after the exec, read it again. */
-	if (p->refreshed_ns < e->ktime_ns)
+	if (p->refreshed_ns < e->ktime_ns) {
+		if (c->files.worker)
+			process_table__forget_image(&c->procs, p);
 		process_table__refresh(&c->procs, p);
+	}
 	return 0;
 }
 
@@ -164,7 +299,14 @@ static int handle_unknown(struct collector *c, const struct op_unknown_event *e,
 	if (reads != c->procs.stats.maps_reads)
 		return 0; /* read just now */
 	m = e->addr ? process_table__find_mapping(p, e->addr) : NULL;
-	if (e->addr && !m && !p->exited && !p->gone) {
+	/*
+	 * Waiting for its files, it has no pid marker: reports are expected
+	 * until it is published. And past PROCESS_MAPS_MAX mappings, untracked
+	 * addresses always miss. Both re-read at the slow rate only.
+	 */
+	if (p->waiting || p->truncated) {
+		process_table__refresh_if_stale(&c->procs, p);
+	} else if (e->addr && !m && !p->exited && !p->gone) {
 		c->stats.unknown_rereads++;
 		process_table__refresh(&c->procs, p);
 	} else if (!m || (!m->range_id && c->procs.unwind)) {
@@ -195,11 +337,23 @@ static int handle_stack_copy(struct collector *c, const struct op_stack_copy *e,
 		c->stats.enomem++;
 		return -ENOMEM;
 	}
-	if (p->exited) {
+	if (p->exited && !c->releasing) {
 		/* No sample follows an exit: this is a new process with the pid. */
+		if (p->held_bytes)
+			release(c, false, p->pid);
 		p->exited = p->gone = false;
 		process_table__refresh(&c->procs, p);
 	}
+	/*
+	 * Unwound when its files are ready (opened, tables built), not before.
+	 * A pc outside the maps read so far is a mapping made while waiting (a
+	 * second dlopen): read the maps again (rate limited) so its file is
+	 * opened too before the copy is unwound.
+	 */
+	if (p->waiting && !c->releasing && !process_table__find_mapping(p, e->pc))
+		process_table__refresh_if_stale(&c->procs, p);
+	if (hold(c, p, e, size))
+		return 0;
 	n = stack_copy__to_trace(e, size, &c->procs, p,
 				 c->python ? python__proc(c->python, e->hdr.pid) : NULL,
 				 c->copy_trace, &c->copies);

@@ -29,6 +29,26 @@ struct collector_stats {
 	uint64_t enomem;	  /* samples lost to allocation failure */
 };
 
+/*
+ * Records of a process whose files are not ready yet (opened and tables built
+ * on the file worker) are held, in arrival order, and handled when it is
+ * published, so slow I/O costs no sample and no completeness. Bounded: a
+ * record past either budget is handled at once with what is known (counted).
+ */
+#define COLLECTOR_HELD_BYTES	     (64u << 20)
+#define COLLECTOR_HELD_PROCESS_BYTES (16u << 20)
+
+struct collector_held_stats {
+	uint64_t held;	   /* records held for a process's files */
+	uint64_t released; /* ... handled once they were ready */
+	uint64_t unready;  /* ... handled before (the end, an exec): frame pointers there */
+	uint64_t overflow; /* not held, past a byte budget: handled at once */
+	uint64_t bytes;	   /* held now */
+	uint64_t peak_bytes;
+};
+
+struct held_record;
+
 struct collector {
 	struct file_cache files;
 	struct process_table procs;
@@ -40,6 +60,9 @@ struct collector {
 	/* Added to a sample's CLOCK_MONOTONIC time to get the wall clock (keep_events). */
 	int64_t monotonic_to_wall_ns;
 	struct python *python; /* names Python frames; NULL: they stay unnamed */
+	struct held_record *held_first, *held_last;
+	bool releasing; /* handling held records: hold nothing */
+	struct collector_held_stats held;
 };
 
 /* 0 or -ENOMEM. Free with collector__clear(). */
@@ -48,5 +71,14 @@ void collector__clear(struct collector *c); /* accepts NULL */
 
 /* Handles one ring-buffer record (any enum op_event_type). 0 or -errno. */
 int collector__handle(struct collector *c, const void *data, size_t size);
+
+/*
+ * Takes in what the file worker finished (c->files.worker; none: nothing to
+ * do): files opened, tables built and loaded, processes published, their
+ * held records handled. Never waits. Returns how many jobs came back.
+ */
+size_t collector__poll_files(struct collector *c);
+/* Handles every held record now, ready or not (the end of a recording). */
+void collector__release_held(struct collector *c);
 
 #endif

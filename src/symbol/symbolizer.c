@@ -159,6 +159,9 @@ static struct symbol_cache_entry *file_entry(struct symbolizer *s, uint32_t file
 	f = file_cache__at(s->files, file_id);
 	if (!f || !f->elf)
 		return NULL;
+	/* Its descriptor may have been closed to bound them: reopened by file id. */
+	if (file_cache__ensure_fd(s->files, file_id))
+		return symbol_cache__put(&s->cache, file_id, NULL, NEGATIVE_ENTRY_COST);
 	heap = memory__heap_in_use();
 	err = native_symbols__open_opts(f->elf, &s->sym_opts, &ns);
 	s->stats.files_loaded++;

@@ -2,6 +2,7 @@
 #include "unwind/unwind_maps.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -10,6 +11,7 @@
 #include <bpf/bpf.h>
 
 #include "elf/elf_file.h"
+#include "elf/file_id.h"
 #include "elf/stack_deltas.h"
 #include "types.h"
 #include "unwind/delta_pages.h"
@@ -45,6 +47,8 @@ struct loaded_table {
 	uint32_t chunk;
 	uint32_t offset; /* first page */
 	int error;	 /* non-zero: building failed, nothing loaded */
+	bool building;	 /* a build job is out (refs 0, nothing loaded) */
+	bool fresh;	 /* built for waiting processes: their first acquire is no reuse */
 };
 
 static bool rule_equal(const void *entry, const void *key, void *ctx)
@@ -259,24 +263,18 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Builds ef's table and loads it under id. 0 or -errno. */
-static int load_table(struct unwind_maps *um, uint64_t id, const struct elf_file *ef,
+/* Loads the built table t under id. 0 or -errno. */
+static int load_built(struct unwind_maps *um, uint64_t id, const struct stack_delta_table *tp,
 		      struct loaded_table *lt)
 {
-	struct stack_delta_table t = {0};
+	const struct stack_delta_table t = *tp;
 	struct op_delta_page *pages = NULL;
 	struct op_table_info info = {0};
-	uint64_t start = now_ns();
 	uint32_t *keys = NULL, *addr = NULL, count, n_pages = 0, levels, offset = 0;
 	uint16_t *rule = NULL;
 	bool allocated = false;
 	int chunk_fd, err;
 
-	err = stack_deltas__build(ef, &t);
-	um->stats.build_ns += now_ns() - start;
-	um->stats.cfi_bad_entries += t.stats.bad_entries;
-	if (err)
-		goto cleanup;
 	/* Deltas hold 32-bit offsets from the first address (OP_DELTA_PAD excluded). */
 	if (!t.n || t.n >= OP_DELTA_PAD ||
 	    t.deltas[t.n - 1].addr - t.deltas[0].addr >= OP_DELTA_PAD) {
@@ -346,8 +344,63 @@ cleanup:
 	free(pages);
 	free(rule);
 	free(addr);
+	return err;
+}
+
+/* Builds ef's table and loads it under id. 0 or -errno. */
+/*
+ * A table is loaded under id only when it was built from the bytes id names:
+ * the file may have been rewritten since its id was computed (by its owner,
+ * while the build waited for the worker), and a table built from other CFI
+ * must never serve the processes that map the file id stands for.
+ */
+static int check_built(struct unwind_maps *um, uint64_t id, const struct stack_delta_table *t)
+{
+	um->stats.cfi_bad_entries += t->stats.bad_entries;
+	if (!t->has_id || file_id__from_htlhash(t->id) != id) {
+		um->stats.tables_changed++;
+		return -ESTALE;
+	}
+	return 0;
+}
+
+static int load_table(struct unwind_maps *um, uint64_t id, const struct elf_file *ef,
+		      struct loaded_table *lt)
+{
+	struct stack_delta_table t = {0};
+	uint64_t start = now_ns();
+	int err;
+
+	err = stack_deltas__build(ef, &t);
+	um->stats.build_ns += now_ns() - start;
+	if (!err)
+		err = check_built(um, id, &t);
+	if (!err)
+		err = load_built(um, id, &t, lt);
 	stack_delta_table__free(&t);
 	return err;
+}
+
+/* Counts a table that was just loaded (or failed) into lt. */
+static void count_load(struct unwind_maps *um, struct loaded_table *lt, const char *path)
+{
+	/* -vv: which file got which table (the id is a hash of the table's inputs). */
+	pr_debug("table %016llx for %s: %s", (unsigned long long)lt->id, path,
+		 lt->error ? strerror(-lt->error) : "loaded");
+	if (lt->error) {
+		um->stats.tables_failed++;
+		if (lt->error != -ENOENT)
+			pr_info("no unwind table for %s: %s (frame pointers are used)", path,
+				strerror(-lt->error));
+		return;
+	}
+	um->stats.tables_loaded++;
+	um->stats.deltas_loaded += lt->n_deltas;
+	um->stats.pages_loaded += lt->n_pages;
+	if (um->stats.deltas_loaded > um->stats.deltas_peak)
+		um->stats.deltas_peak = um->stats.deltas_loaded;
+	if (um->stats.pages_loaded > um->stats.pages_peak)
+		um->stats.pages_peak = um->stats.pages_loaded;
 }
 
 static void unused_unlink(struct unwind_maps *um, struct loaded_table *lt)
@@ -381,28 +434,18 @@ int unwind_maps__acquire(struct unwind_maps *um, uint64_t id, const struct elf_f
 			return -ENOMEM;
 		}
 		lt->error = ef ? load_table(um, id, ef, lt) : -ENOENT;
-		/* -vv: which file got which table (the id is a hash of the table's inputs). */
-		pr_debug("table %016llx for %s: %s", (unsigned long long)id, ef ? ef->path : "?",
-			 lt->error ? strerror(-lt->error) : "loaded");
-		if (lt->error) {
-			um->stats.tables_failed++;
-			if (lt->error != -ENOENT)
-				pr_info("no unwind table for %s: %s (frame pointers are used)",
-					ef->path, strerror(-lt->error));
-		} else {
-			um->stats.tables_loaded++;
-			um->stats.deltas_loaded += lt->n_deltas;
-			um->stats.pages_loaded += lt->n_pages;
-			if (um->stats.deltas_loaded > um->stats.deltas_peak)
-				um->stats.deltas_peak = um->stats.deltas_loaded;
-			if (um->stats.pages_loaded > um->stats.pages_peak)
-				um->stats.pages_peak = um->stats.pages_loaded;
-		}
+		count_load(um, lt, ef ? ef->path : "?");
+	}
+	if (lt->building) {
+		/* Not loaded yet: frame pointers meanwhile (callers wait for READY). */
+		lt->refs++;
+		return -EAGAIN;
 	}
 	if (!lt->refs++ && lt->unused) {
 		/* Loaded and unused: used again without a rebuild. */
 		unused_unlink(um, lt);
-		um->stats.cache_hits++;
+		um->stats.cache_hits += !lt->fresh;
+		lt->fresh = false;
 	}
 	return lt->error;
 }
@@ -437,10 +480,12 @@ void unwind_maps__release(struct unwind_maps *um, uint64_t id)
 {
 	struct loaded_table *lt = hashmap__find(&um->tables, hash_u64(id), &id);
 
-	if (!lt || --lt->refs)
+	if (!lt || --lt->refs || lt->building)
 		return;
 	if (lt->error) {
-		unload(um, lt);
+		/* A build that timed out is not tried again (each try may strand a thread). */
+		if (lt->error != -ETIMEDOUT)
+			unload(um, lt);
 		return;
 	}
 	/*
@@ -470,6 +515,118 @@ bool unwind_maps__table_loaded(const struct unwind_maps *um, uint64_t id, uint32
 
 	*pages = lt && !lt->error ? lt->n_pages : 0;
 	return lt && !lt->error;
+}
+
+enum unwind_table_state unwind_maps__table_state(const struct unwind_maps *um, uint64_t id)
+{
+	const struct loaded_table *lt = hashmap__find(&um->tables, hash_u64(id), &id);
+
+	if (!lt)
+		return UNWIND_TABLE_UNKNOWN;
+	return lt->building ? UNWIND_TABLE_BUILDING : UNWIND_TABLE_READY;
+}
+
+/* On the file worker: opens, reads and parses the file, touches nothing shared. */
+static void build_job_run(struct file_job *job)
+{
+	struct table_build_job *j = (struct table_build_job *)job;
+	struct elf_file ef = {.path = j->origin.path, .size = j->origin.size};
+
+	ef.fd = file_cache__open_origin(&j->origin);
+	if (ef.fd < 0) {
+		job->err = ef.fd;
+		return;
+	}
+	job->err = stack_deltas__build(&ef, &j->table);
+	close(ef.fd);
+}
+
+static void build_job_free(struct file_job *job)
+{
+	struct table_build_job *j = (struct table_build_job *)job;
+
+	if (!j)
+		return;
+	stack_delta_table__free(&j->table);
+	free(j->origin.path);
+	if (j->origin.fd >= 0)
+		close(j->origin.fd);
+	free(j);
+}
+
+struct table_build_job *unwind_maps__build_job(struct unwind_maps *um, uint64_t id,
+					       struct file_origin *o)
+{
+	struct table_build_job *j = calloc(1, sizeof(*j));
+	struct loaded_table *lt = calloc(1, sizeof(*lt));
+	uint64_t h = hash_u64(id);
+
+	if (j)
+		j->origin.fd = -1;
+	if (!j || !lt)
+		goto enomem;
+	j->job.kind = FILE_JOB_BUILD;
+	j->job.run = build_job_run;
+	j->job.free = build_job_free;
+	j->job.timeout_ms = UNWIND_BUILD_TIMEOUT_MS;
+	j->table_id = id;
+	j->origin = *o;
+	o->path = NULL;
+	o->fd = -1;
+	lt->id = id;
+	lt->building = true;
+	if (hashmap__insert(&um->tables, h, lt))
+		goto enomem;
+	um->stats.builds_posted++;
+	return j;
+enomem:
+	free(lt);
+	if (j)
+		build_job_free(&j->job);
+	free(o->path);
+	o->path = NULL;
+	if (o->fd >= 0)
+		close(o->fd);
+	o->fd = -1;
+	return NULL;
+}
+
+void unwind_maps__finish_build(struct unwind_maps *um, struct table_build_job *j, bool abandoned)
+{
+	uint64_t id = j->table_id;
+	struct loaded_table *lt = hashmap__find(&um->tables, hash_u64(id), &id);
+
+	if (!lt || !lt->building)
+		return;
+	lt->building = false;
+	if (abandoned) {
+		lt->error = -ETIMEDOUT;
+		um->stats.builds_timed_out++;
+		pr_warn("%s: building its unwind table took over the timeout, abandoned "
+			"(frame pointers are used)",
+			j->origin.path);
+	} else {
+		um->stats.build_ns += j->job.run_ns;
+		lt->error = j->job.err ?: check_built(um, id, &j->table);
+		if (!lt->error)
+			lt->error = load_built(um, id, &j->table, lt);
+	}
+	count_load(um, lt, j->origin.path);
+	/* Built for processes that wait for it: they acquire it next. Until then it
+	 * is an unused table (unloaded first when room is needed), or a failure kept. */
+	if (!lt->error && !lt->refs) {
+		lt->unused = true;
+		lt->fresh = true;
+		lt->prev_unused = um->unused_last;
+		lt->next_unused = NULL;
+		if (um->unused_last)
+			um->unused_last->next_unused = lt;
+		else
+			um->unused_first = lt;
+		um->unused_last = lt;
+		um->stats.deltas_unused += lt->n_deltas;
+		um->n_unused++;
+	}
 }
 
 /* A page of a chunk read back from the kernel, for the shared delta search. */

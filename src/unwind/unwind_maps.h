@@ -19,6 +19,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "elf/file_cache.h"
+#include "elf/file_worker.h"
+#include "elf/stack_deltas.h"
 #include "types.h"
 #include "util/hashmap.h"
 
@@ -47,6 +50,9 @@ struct unwind_maps_stats {
 	uint64_t evicted_processes;    /* processes whose entries were evicted (the greediest) */
 	uint64_t evicted_entries;      /* ... and the entries that went with them */
 	uint64_t tables_refused_share; /* tables not built: the process held its share of pages */
+	uint64_t builds_posted;	       /* builds run on the file worker */
+	uint64_t builds_timed_out;     /* ... abandoned past the timeout (frame pointers then) */
+	uint64_t tables_changed;       /* built from other bytes than its id names: refused */
 };
 
 struct delta_extent {
@@ -111,6 +117,45 @@ void unwind_maps__release(struct unwind_maps *um, uint64_t table_id);
 bool unwind_maps__table_loaded(const struct unwind_maps *um, uint64_t table_id, uint32_t *pages);
 
 /*
+ * Building off the sampling thread: the build (stack_deltas__build(), the
+ * file's CFI parsed) runs on the file worker, the load (BPF map writes) on
+ * the sampling thread when the job comes back, so the maps and this struct
+ * stay single-threaded.
+ */
+enum unwind_table_state {
+	UNWIND_TABLE_UNKNOWN,  /* never built: unwind_maps__build_job() */
+	UNWIND_TABLE_BUILDING, /* a build job is out */
+	UNWIND_TABLE_READY,    /* loaded, or failed (remembered): acquire it */
+};
+enum unwind_table_state unwind_maps__table_state(const struct unwind_maps *um, uint64_t table_id);
+
+ /*
+  * A build is CPU work over a file already open (libLLVM: 0.3-0.8 s on an idle
+  * machine, several seconds on a busy one): it gets longer than an open
+  * before it is abandoned, but it reads the file, which may hang as well.
+  */
+#define UNWIND_BUILD_TIMEOUT_MS 30000
+
+struct table_build_job {
+	struct file_job job;
+	uint64_t table_id;
+	/* The job opens the file itself (on the worker): queued jobs hold no
+	 * descriptor, so thousands of them do not exhaust the agent's. */
+	struct file_origin origin;
+	struct stack_delta_table table; /* the result */
+};
+
+/*
+ * Marks table_id as building and returns its job (post it to the worker), or
+ * NULL on ENOMEM (nothing marked). Takes o (o->path owned by the job from
+ * then on, also on failure).
+ */
+struct table_build_job *unwind_maps__build_job(struct unwind_maps *um, uint64_t table_id,
+					       struct file_origin *o);
+/* Loads what j built (abandoned or failed: remembered as failed, frame pointers). */
+void unwind_maps__finish_build(struct unwind_maps *um, struct table_build_job *j, bool abandoned);
+
+/*
  * The rule the in-kernel unwinder finds at ELF vaddr of loaded table table_id,
  * by the same search over the deltas read back from the maps (for stacks
  * unwound in user space). 0 with *rule (OP_RULE_INVALID where the table has
@@ -119,17 +164,17 @@ bool unwind_maps__table_loaded(const struct unwind_maps *um, uint64_t table_id, 
 int unwind_maps__lookup_rule(const struct unwind_maps *um, uint64_t table_id, uint64_t vaddr,
 			     struct op_unwind_rule *rule);
 
-/*
- * LPM budgets. A range takes one trie entry per power-of-two block covering
- * it (up to about 2 x 36 for a range starting on an odd page), so a process
- * that maps many oddly placed ranges could fill the trie every process
- * shares. Each pid may hold max_mappings / UNWIND_LPM_PID_SHARE entries
- * (32768 of the default 1M: a typical process needs a few hundred to a few
- * thousand); a range past it is refused whole (-EDQUOT, counted). Many
- * processes can still fill the trie together: past the high-water mark
- * (7/8 full) the process table evicts the pid holding the most entries
- * (unwind_maps__greediest_pid()), which then unwinds with frame pointers.
- */
+ /*
+  * LPM budgets. A range takes one trie entry per power-of-two block covering
+  * it (up to about 2 x 36 for a range starting on an odd page), so a process
+  * that maps many oddly placed ranges could fill the trie every process
+  * shares. Each pid may hold max_mappings / UNWIND_LPM_PID_SHARE entries
+  * (32768 of the default 1M: a typical process needs a few hundred to a few
+  * thousand); a range past it is refused whole (-EDQUOT, counted). Many
+  * processes can still fill the trie together: past the high-water mark
+  * (7/8 full) the process table evicts the pid holding the most entries
+  * (unwind_maps__greediest_pid()), which then unwinds with frame pointers.
+  */
 #define UNWIND_LPM_PID_SHARE 32
 #define UNWIND_LPM_PID_MIN   64 /* the smallest budget, whatever the trie's size */
 

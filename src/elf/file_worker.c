@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "elf/file_worker.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/log.h"
+
+/*
+ * What the threads share with the owner. It outlives the owner while a
+ * thread still runs (a stuck one may never return): the last of them frees it.
+ */
+struct shared {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct file_job *queue_first, *queue_last;
+	struct file_job *done_first, *done_last;
+	size_t n_done;
+	bool stopping;
+	unsigned int refs; /* the owner and every thread alive */
+	struct file_worker_stats stats;
+};
+
+/* One thread's state; freed by the thread itself when it ends. */
+struct slot {
+	struct shared *sh;
+	struct file_job *current; /* under the lock */
+	bool abandoned;		  /* left behind: end after the current job */
+};
+
+struct file_worker {
+	struct shared *sh;
+	struct slot *slots[FILE_WORKER_THREADS * 4]; /* the active (not abandoned) threads */
+	unsigned int n_slots;
+	unsigned int want_threads;
+	unsigned int n_abandoned;
+	uint64_t timeout_ns;
+	size_t in_flight;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void push(struct file_job **first, struct file_job **last, struct file_job *job)
+{
+	job->next = NULL;
+	if (*last)
+		(*last)->next = job;
+	else
+		*first = job;
+	*last = job;
+}
+
+static void shared_free(struct shared *sh)
+{
+	struct file_job *j, *next;
+
+	for (j = sh->queue_first; j; j = next) {
+		next = j->next;
+		j->free(j);
+	}
+	for (j = sh->done_first; j; j = next) {
+		next = j->next;
+		j->free(j);
+	}
+	pthread_cond_destroy(&sh->cond);
+	pthread_mutex_destroy(&sh->lock);
+	free(sh);
+}
+
+/*
+ * A job abandoned by the poller holds two references (job->abandoned set,
+ * job->next used as the count, see release_abandoned): the thread's and the
+ * poller's. Called under the lock; true when the caller must free it.
+ */
+static bool drop_abandoned(struct file_job *job)
+{
+	uintptr_t refs = (uintptr_t)job->next;
+
+	job->next = (struct file_job *)(refs - 1);
+	return refs == 1;
+}
+
+static void *worker_main(void *arg)
+{
+	struct slot *slot = arg;
+	struct shared *sh = slot->sh;
+	bool last;
+
+	pthread_mutex_lock(&sh->lock);
+	for (;;) {
+		struct file_job *job;
+		bool free_it;
+
+		while ((!sh->queue_first || sh->n_done >= FILE_WORKER_MAX_DONE) && !sh->stopping)
+			pthread_cond_wait(&sh->cond, &sh->lock);
+		if (sh->stopping)
+			break;
+		job = sh->queue_first;
+		sh->queue_first = job->next;
+		if (!sh->queue_first)
+			sh->queue_last = NULL;
+		job->next = NULL;
+		job->started_ns = now_ns();
+		slot->current = job;
+		pthread_mutex_unlock(&sh->lock);
+
+		job->run(job);
+
+		pthread_mutex_lock(&sh->lock);
+		slot->current = NULL;
+		if (job->abandoned) {
+			/* Too late: the poller reported it and replaced this thread. */
+			sh->stats.late++;
+			free_it = drop_abandoned(job);
+			pthread_mutex_unlock(&sh->lock);
+			if (free_it)
+				job->free(job);
+			pthread_mutex_lock(&sh->lock);
+			break;
+		}
+		job->run_ns = now_ns() - job->started_ns;
+		if (sh->stopping) {
+			pthread_mutex_unlock(&sh->lock);
+			job->free(job);
+			pthread_mutex_lock(&sh->lock);
+			break;
+		}
+		push(&sh->done_first, &sh->done_last, job);
+		sh->n_done++;
+		if (slot->abandoned)
+			break;
+	}
+	last = --sh->refs == 0;
+	pthread_mutex_unlock(&sh->lock);
+	free(slot);
+	if (last)
+		shared_free(sh);
+	return NULL;
+}
+
+/* Starts one thread (signals blocked: they are the sampling thread's). Under no lock. */
+static int start_thread(struct file_worker *fw)
+{
+	struct slot *slot;
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t t;
+	int err;
+
+	if (fw->n_slots >= sizeof(fw->slots) / sizeof(fw->slots[0]))
+		return -ENOSPC;
+	slot = calloc(1, sizeof(*slot));
+	if (!slot)
+		return -ENOMEM;
+	slot->sh = fw->sh;
+	pthread_mutex_lock(&fw->sh->lock);
+	fw->sh->refs++;
+	pthread_mutex_unlock(&fw->sh->lock);
+	pthread_attr_init(&attr);
+	/* Never joined: a stuck thread must not hold anyone up. */
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&t, &attr, worker_main, slot);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (err) {
+		pthread_mutex_lock(&fw->sh->lock);
+		fw->sh->refs--;
+		pthread_mutex_unlock(&fw->sh->lock);
+		free(slot);
+		return -err;
+	}
+	fw->slots[fw->n_slots++] = slot;
+	pthread_mutex_lock(&fw->sh->lock);
+	fw->sh->stats.threads++;
+	pthread_mutex_unlock(&fw->sh->lock);
+	return 0;
+}
+
+int file_worker__new(unsigned int n_threads, unsigned int timeout_ms, struct file_worker **out)
+{
+	struct file_worker *fw = calloc(1, sizeof(*fw));
+	int err = -ENOMEM;
+
+	*out = NULL;
+	if (!fw)
+		return -ENOMEM;
+	fw->sh = calloc(1, sizeof(*fw->sh));
+	if (!fw->sh)
+		goto cleanup;
+	pthread_mutex_init(&fw->sh->lock, NULL);
+	pthread_cond_init(&fw->sh->cond, NULL);
+	fw->sh->refs = 1;
+	fw->want_threads = n_threads ? n_threads : FILE_WORKER_THREADS;
+	if (fw->want_threads > FILE_WORKER_THREADS * 4)
+		fw->want_threads = FILE_WORKER_THREADS * 4;
+	fw->timeout_ns = (uint64_t)(timeout_ms ? timeout_ms : FILE_WORKER_TIMEOUT_MS) * 1000000ull;
+	for (unsigned int i = 0; i < fw->want_threads; i++) {
+		err = start_thread(fw);
+		if (err)
+			goto cleanup;
+	}
+	*out = fw;
+	return 0;
+cleanup:
+	file_worker__free(fw);
+	return err;
+}
+
+void file_worker__free(struct file_worker *fw)
+{
+	struct shared *sh;
+	bool last;
+
+	if (!fw)
+		return;
+	sh = fw->sh;
+	if (sh) {
+		pthread_mutex_lock(&sh->lock);
+		sh->stopping = true;
+		pthread_cond_broadcast(&sh->cond);
+		last = --sh->refs == 0;
+		pthread_mutex_unlock(&sh->lock);
+		/* Busy threads finish (or stay stuck) on their own; the last one frees sh. */
+		if (last)
+			shared_free(sh);
+	}
+	free(fw);
+}
+
+void file_worker__post(struct file_worker *fw, struct file_job *job)
+{
+	struct shared *sh = fw->sh;
+
+	job->err = 0;
+	job->abandoned = false;
+	fw->in_flight++;
+	pthread_mutex_lock(&sh->lock);
+	sh->stats.queued++;
+	if (!fw->n_slots) {
+		/* Every thread is stuck and no more may be started. */
+		job->err = -EBUSY;
+		sh->stats.refused++;
+		push(&sh->done_first, &sh->done_last, job);
+	} else {
+		push(&sh->queue_first, &sh->queue_last, job);
+		pthread_cond_signal(&sh->cond);
+	}
+	pthread_mutex_unlock(&sh->lock);
+}
+
+size_t file_worker__poll(struct file_worker *fw, file_job_fn fn, void *ctx)
+{
+	struct shared *sh = fw->sh;
+	struct file_job *stuck[sizeof(fw->slots) / sizeof(fw->slots[0])];
+	struct file_job *done, *next;
+	size_t n_stuck = 0, n = 0;
+	uint64_t now = now_ns();
+
+	pthread_mutex_lock(&sh->lock);
+	for (unsigned int i = 0; i < fw->n_slots;) {
+		struct slot *slot = fw->slots[i];
+		struct file_job *job = slot->current;
+
+		if (!job || now - job->started_ns < (job->timeout_ms
+							 ? (uint64_t)job->timeout_ms * 1000000ull
+							 : fw->timeout_ns)) {
+			i++;
+			continue;
+		}
+		/* Left to its thread, which ends if it ever returns; reported now. */
+		job->abandoned = true;
+		job->err = -ETIMEDOUT;
+		job->next = (struct file_job *)(uintptr_t)2; /* the thread's and ours */
+		slot->abandoned = true;
+		sh->stats.abandoned++;
+		stuck[n_stuck++] = job;
+		fw->slots[i] = fw->slots[--fw->n_slots];
+		fw->n_abandoned++;
+	}
+	done = sh->done_first;
+	sh->done_first = sh->done_last = NULL;
+	if (sh->n_done >= FILE_WORKER_MAX_DONE)
+		pthread_cond_broadcast(&sh->cond); /* threads waited for room */
+	sh->n_done = 0;
+	pthread_mutex_unlock(&sh->lock);
+
+	for (size_t i = 0; i < n_stuck; i++) {
+		if (fw->n_abandoned <= FILE_WORKER_MAX_ABANDONED) {
+			if (start_thread(fw))
+				pr_warn("cannot start a file worker thread: file work slows down");
+		} else if (fw->n_abandoned == FILE_WORKER_MAX_ABANDONED + 1 && i == 0) {
+			pr_warn("%u file worker threads are stuck: no more are started",
+				FILE_WORKER_MAX_ABANDONED);
+		}
+	}
+	if (!fw->n_slots) {
+		/* Nothing will run what is queued: fail it now rather than never. */
+		pthread_mutex_lock(&sh->lock);
+		while (sh->queue_first) {
+			struct file_job *job = sh->queue_first;
+
+			sh->queue_first = job->next;
+			job->err = -EBUSY;
+			sh->stats.refused++;
+			push(&sh->done_first, &sh->done_last, job);
+		}
+		sh->queue_last = NULL;
+		pthread_mutex_unlock(&sh->lock);
+	}
+	for (size_t i = 0; i < n_stuck; i++) {
+		bool free_it;
+
+		fw->in_flight--;
+		n++;
+		fn(ctx, stuck[i], true);
+		pthread_mutex_lock(&sh->lock);
+		free_it = drop_abandoned(stuck[i]);
+		pthread_mutex_unlock(&sh->lock);
+		if (free_it)
+			stuck[i]->free(stuck[i]);
+	}
+	for (; done; done = next) {
+		next = done->next;
+		fw->in_flight--;
+		n++;
+		pthread_mutex_lock(&sh->lock);
+		sh->stats.done++;
+		pthread_mutex_unlock(&sh->lock);
+		fn(ctx, done, false);
+	}
+	return n;
+}
+
+size_t file_worker__in_flight(const struct file_worker *fw)
+{
+	return fw ? fw->in_flight : 0;
+}
+
+void file_worker__stats(struct file_worker *fw, struct file_worker_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!fw)
+		return;
+	pthread_mutex_lock(&fw->sh->lock);
+	*out = fw->sh->stats;
+	pthread_mutex_unlock(&fw->sh->lock);
+}

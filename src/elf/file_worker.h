@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * File work off the sampling thread. Opening a file a target maps, parsing
+ * it and building its stack-delta table can block for ever (a hung NFS or
+ * FUSE server, a FIFO swapped in) or take a second (libLLVM's table): none
+ * of it may run in the ring-buffer callback. The sampling thread posts jobs
+ * here; a small pool of threads runs them; after each ring-buffer poll the
+ * sampling thread collects what finished (file_worker__poll).
+ *
+ * A job running longer than the timeout is abandoned: it is reported at once
+ * as abandoned, its thread is left blocked (detached, never joined) and a new
+ * thread takes its place. Past FILE_WORKER_MAX_ABANDONED stuck threads no new
+ * one is started: once every thread is stuck, jobs fail at once (-EBUSY,
+ * counted as refused) instead of queueing for ever. If a stuck job ever
+ * returns, its thread frees it and ends.
+ *
+ * Nothing here waits for a job: neither the sampling thread nor
+ * file_worker__free(), which leaves busy threads to finish (or not) alone.
+ */
+#ifndef OMNIPROF_ELF_FILE_WORKER_H
+#define OMNIPROF_ELF_FILE_WORKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Threads that run jobs. Two, so one long table build does not hold back opens. */
+#define FILE_WORKER_THREADS 2
+/* A job running longer than this is abandoned (unless the job sets its own). */
+#define FILE_WORKER_TIMEOUT_MS 5000
+/* Finished jobs waiting to be collected at most: threads wait beyond it (an
+ * opened file holds a descriptor until the cache takes it and bounds them). */
+#define FILE_WORKER_MAX_DONE 128
+/* Stuck threads left behind at most; past it no replacement is started. */
+#define FILE_WORKER_MAX_ABANDONED 16
+
+enum file_job_kind {
+	FILE_JOB_OPEN,	/* struct file_open_job (elf/file_cache.h) */
+	FILE_JOB_BUILD, /* struct table_build_job (unwind/unwind_maps.h) */
+};
+
+/*
+ * A job, embedded first in the struct of its kind. run() executes on a
+ * worker thread and may touch only the job; free() releases the job and
+ * everything it holds (called by whoever owns the job last: the sampling
+ * thread after handling it, or a stuck thread that came back too late).
+ */
+struct file_job {
+	enum file_job_kind kind;
+	void (*run)(struct file_job *job);
+	void (*free)(struct file_job *job);
+	int err;		 /* set by run(); -ETIMEDOUT abandoned, -EBUSY refused */
+	uint64_t started_ns;	 /* CLOCK_MONOTONIC when a thread took it */
+	uint64_t run_ns;	 /* how long run() took */
+	unsigned int timeout_ms; /* 0: the worker's */
+	bool abandoned;		 /* under the lock */
+	struct file_job *next;
+};
+
+struct file_worker_stats {
+	uint64_t queued;
+	uint64_t done;
+	uint64_t abandoned; /* jobs that ran past the timeout */
+	uint64_t refused;   /* failed at once: every thread was stuck */
+	uint64_t threads;   /* threads started */
+	uint64_t late;	    /* abandoned jobs that returned after all (freed by their thread) */
+};
+
+struct file_worker;
+
+/* n_threads workers (0: FILE_WORKER_THREADS), timeout_ms (0: FILE_WORKER_TIMEOUT_MS).
+ * 0 and *out (free with file_worker__free()), or -errno. */
+int file_worker__new(unsigned int n_threads, unsigned int timeout_ms, struct file_worker **out);
+/* Stops idle threads and drops queued jobs; never waits for a busy one. Accepts NULL. */
+void file_worker__free(struct file_worker *fw);
+
+/* Queues job (owned by the worker until it comes back from file_worker__poll). */
+void file_worker__post(struct file_worker *fw, struct file_job *job);
+
+/*
+ * Called with each job that finished (abandoned false: fn owns the job and
+ * frees it with job->free) or that was just abandoned (abandoned true,
+ * job->err -ETIMEDOUT: fn may read the job's inputs but neither frees nor
+ * keeps it, its thread still runs it).
+ */
+typedef void (*file_job_fn)(void *ctx, struct file_job *job, bool abandoned);
+
+/* Abandons jobs past the timeout and hands back finished ones. Returns how many. */
+size_t file_worker__poll(struct file_worker *fw, file_job_fn fn, void *ctx);
+/* Jobs posted and not handed back yet (queued, running, finished). */
+size_t file_worker__in_flight(const struct file_worker *fw);
+void file_worker__stats(struct file_worker *fw, struct file_worker_stats *out);
+
+#endif

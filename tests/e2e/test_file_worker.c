@@ -1,0 +1,580 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * File work never blocks sampling (issue 13): a library served by a FUSE
+ * file system that hangs every open and read (tests/workloads/fuse_hang.c,
+ * mounted as root with allow_other) is mapped by a process of the attacker
+ * account; `omniprof record` must still finish and write its outputs in
+ * bounded time, abandon the stuck open (counted), and record every sample
+ * of a busy process next to it. Real BPF, real processes.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "attacker.h"
+#include "folded_check.h"
+#include "testutil.h"
+
+#define RECORD_SECONDS 8 /* past the file worker's 5 s timeout */
+#define HZ	       99
+/* The record must be done this long after it started, or it hung. */
+#define RECORD_BOUND_S 60
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A /proc file's text (its size says 0, so it is read to the end); caller frees. NULL on error. */
+static char *read_proc(const char *path)
+{
+	size_t len = 0, cap = 1 << 16;
+	char *buf = malloc(cap);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (!buf || fd < 0) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
+		len += (size_t)n;
+		if (cap - len < 4096) {
+			char *tmp = realloc(buf, cap * 2);
+
+			if (!tmp)
+				break;
+			buf = tmp;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	buf[len] = '\0';
+	return buf;
+}
+
+/* CPU seconds (user + system) pid used so far, from /proc/PID/stat; -1 if unreadable. */
+static double cpu_seconds(pid_t pid)
+{
+	char path[64], *text, *p;
+	unsigned long long ut, st;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	text = read_proc(path);
+	if (!text)
+		return -1;
+	p = strrchr(text, ')');
+	if (!p ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2) {
+		free(text);
+		return -1;
+	}
+	free(text);
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* The state letter of pid ('Z': its main thread exited), or 0 when it is gone. */
+static char proc_state(pid_t pid)
+{
+	char path[64], *text, *p, c = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	text = read_proc(path);
+	if (text && (p = strrchr(text, ')')))
+		c = p[2];
+	free(text);
+	return c;
+}
+
+/* Samples of comm in stacks.folded text ("comm;frames COUNT" lines). */
+static long folded_samples(const char *text, const char *comm)
+{
+	size_t len = strlen(comm);
+	long total = 0;
+
+	for (const char *line = text; line && *line;) {
+		const char *end = strchr(line, '\n'), *sp;
+
+		if (!end)
+			end = line + strlen(line);
+		if (!strncmp(line, comm, len) && line[len] == ';') {
+			for (sp = end; sp > line && sp[-1] != ' ';)
+				sp--;
+			total += strtol(sp, NULL, 10);
+		}
+		line = *end ? end + 1 : end;
+	}
+	return total;
+}
+
+/* The number after `label` in `record -v` output, or -1. */
+static long counter(const char *out, const char *label, const char *word)
+{
+	const char *p = out ? strstr(out, label) : NULL, *q;
+
+	if (!p)
+		return -1;
+	q = strstr(p, word);
+	if (!q || strchr(p, '\n') < q)
+		return -1;
+	while (q > p && (q[-1] == ' '))
+		q--;
+	while (q > p && q[-1] >= '0' && q[-1] <= '9')
+		q--;
+	return strtol(q, NULL, 10);
+}
+
+static bool wait_for(bool (*cond)(const void *), const void *arg, int seconds)
+{
+	for (int i = 0; i < seconds * 20; i++) {
+		if (cond(arg))
+			return true;
+		usleep(50000);
+	}
+	return false;
+}
+
+static bool exists(const void *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+struct maps_query {
+	pid_t pid;
+	const char *needle;
+};
+
+static bool maps_hold(const void *arg)
+{
+	const struct maps_query *q = arg;
+	char path[64], *text;
+	bool found;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)q->pid);
+	text = read_proc(path);
+	found = text && strstr(text, q->needle);
+	free(text);
+	return found;
+}
+
+static void test_hung_fuse_file(void **state)
+{
+	char *dir = tu_mkdtemp(), mnt[512], wl[400], flag[512], lib[512], server[512], exe[512],
+	     busy_exe[512], out_dir[512], log[512], folded[1024], srcexe[512];
+	char *server_argv[] = {server, lib,  "late_lib.so", flag, mnt,
+			       "-f",   "-o", "allow_other", NULL};
+	char *hung_argv[] = {exe, "90", "0", NULL};
+	char *busy_argv[] = {busy_exe, "90", NULL};
+	char *text = NULL, *out = NULL;
+	pid_t srv, hung, busy, rec;
+	double t0, t_done = -1, busy_cpu0, busy_cpu1, hung_cpu0, hung_cpu1;
+	long busy_samples, hung_samples, abandoned;
+	int status = -1, fd;
+	bool exited = false;
+	struct maps_query q;
+	uid_t uid;
+	gid_t gid;
+
+	(void)state;
+	assert_non_null(dir);
+	assert_int_equal(attacker__ensure(&uid, &gid), 0);
+	chmod(dir, 0755);
+	snprintf(mnt, sizeof(mnt), "%s/mnt", dir);
+	snprintf(wl, sizeof(wl), "%s/wl", dir);
+	snprintf(flag, sizeof(flag), "%s/hang", dir);
+	snprintf(out_dir, sizeof(out_dir), "%s/out", dir);
+	snprintf(log, sizeof(log), "%s/record.log", dir);
+	snprintf(lib, sizeof(lib), "%s/workloads/lib/late_lib.so", tu_build_dir());
+	snprintf(server, sizeof(server), "%s/workloads/fuse_hang", tu_build_dir());
+	snprintf(srcexe, sizeof(srcexe), "%s/workloads/dlopen_late", tu_build_dir());
+	snprintf(busy_exe, sizeof(busy_exe), "%s/workloads/fp_chain", tu_build_dir());
+	snprintf(exe, sizeof(exe), "%s/dlopen_late", wl);
+	assert_int_equal(mkdir(mnt, 0755), 0);
+	assert_int_equal(mkdir(wl, 0755), 0);
+	/* dlopen_late loads lib/late_lib.so next to itself: lib is the FUSE mount. */
+	assert_int_equal(tu_run(NULL, "cp %s %s && ln -s %s %s/lib", srcexe, exe, mnt, wl), 0);
+
+	srv = fork();
+	assert_true(srv >= 0);
+	if (srv == 0) {
+		execv(server, server_argv);
+		_exit(127);
+	}
+	{
+		char served[600];
+
+		snprintf(served, sizeof(served), "%s/late_lib.so", mnt);
+		assert_true(wait_for(exists, served, 20));
+	}
+	/* The attacker maps the library while the server still answers. */
+	hung = attacker__spawn_ready(hung_argv, wl);
+	assert_true(hung > 0);
+	q = (struct maps_query){hung, "late_lib.so"};
+	assert_true(wait_for(maps_hold, &q, 20));
+	/* From now on every open and read of it blocks for ever. */
+	fd = open(flag, O_CREAT | O_WRONLY, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	busy = tu_spawn_ready(busy_argv);
+	assert_true(busy > 0);
+
+	busy_cpu0 = cpu_seconds(busy);
+	hung_cpu0 = cpu_seconds(hung);
+	t0 = now_s();
+	rec = fork();
+	assert_true(rec >= 0);
+	if (rec == 0) {
+		char cmd[2048];
+
+		snprintf(cmd, sizeof(cmd),
+			 "exec %s/omniprof record -v -F %d -d %d -p %d -p %d -o %s >%s 2>&1",
+			 tu_build_dir(), HZ, RECORD_SECONDS, (int)busy, (int)hung, out_dir, log);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	/*
+	 * Done when reaped, or when its main thread exited (state Z) while a
+	 * worker thread stays blocked in the hung open: the kernel keeps the
+	 * process until the FUSE request is answered, which is the server's
+	 * doing, not the profiler's.
+	 */
+	while (now_s() - t0 < RECORD_BOUND_S) {
+		pid_t w = waitpid(rec, &status, WNOHANG);
+
+		if (w == rec) {
+			exited = true;
+			break;
+		}
+		if (proc_state(rec) == 'Z') {
+			break;
+		}
+		usleep(50000);
+	}
+	t_done = now_s() - t0;
+	busy_cpu1 = cpu_seconds(busy);
+	hung_cpu1 = cpu_seconds(hung);
+	/* Let the stuck requests go: kill the server, unmount. */
+	kill(srv, SIGKILL);
+	waitpid(srv, NULL, 0);
+	umount2(mnt, MNT_DETACH);
+	if (!exited) {
+		if (now_s() - t0 >= RECORD_BOUND_S)
+			kill(rec, SIGKILL);
+		waitpid(rec, &status, 0);
+	}
+	tu_reap(busy);
+	kill(hung, SIGKILL);
+	waitpid(hung, NULL, 0);
+
+	out = tu_read_file(log, NULL);
+	snprintf(folded, sizeof(folded), "%s/stacks.folded", out_dir);
+	text = tu_read_file(folded, NULL);
+	busy_samples = text ? folded_samples(text, "fp_chain") : -1;
+	hung_samples = text ? folded_samples(text, "dlopen_late") : -1;
+	abandoned = counter(out, "file worker: jobs", "abandoned");
+	print_message("record done after %.1f s (bound %d s); fp_chain %ld samples for %.2f CPU s, "
+		      "dlopen_late %ld for %.2f CPU s; jobs abandoned %ld\n",
+		      t_done, RECORD_BOUND_S, busy_samples, busy_cpu1 - busy_cpu0, hung_samples,
+		      hung_cpu1 - hung_cpu0, abandoned);
+	if (!text || abandoned < 1 || busy_samples < 20 || hung_samples < 20)
+		print_message("%s\n", out ? out : "(no log)");
+	tu_rmtree(dir);
+	free(dir);
+	free(text);
+	free(out);
+
+	assert_true(t_done < RECORD_BOUND_S);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_true(abandoned >= 1);
+	/* Every sample of the busy process, at the rate, for the CPU it used (generous). */
+	assert_true(busy_samples >=
+		    (long)((busy_cpu1 - busy_cpu0) / t_done * RECORD_SECONDS * HZ * 0.4));
+	assert_true(busy_samples >= 20);
+	/* The process whose file hangs is still profiled (its library's frames unnamed). */
+	assert_true(hung_samples >=
+		    (long)((hung_cpu1 - hung_cpu0) / t_done * RECORD_SECONDS * HZ * 0.4));
+	assert_true(hung_samples >= 20);
+}
+
+/* The value right after `label` in `record -v` output, or -1. */
+static long value_after(const char *out, const char *label)
+{
+	const char *p = out ? strstr(out, label) : NULL;
+
+	return p ? strtol(p + strlen(label), NULL, 10) : -1;
+}
+
+static bool log_says_sampling(const void *path)
+{
+	char *text = read_proc(path);
+	bool yes = text && strstr(text, "omniprof: sampling");
+
+	free(text);
+	return yes;
+}
+
+#define LLVM_LIB      "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1"
+#define BUILD_SECONDS 15
+
+/*
+ * A process maps a copy of libLLVM (a new file id: its table is built, not
+ * reused; the build takes a second or more) and then a small library it
+ * spins in without frame pointers. Meanwhile another process keeps being
+ * sampled (no ring-buffer loss, its samples all there), and the samples of
+ * the first taken while the table is built are held and unwound complete
+ * once its tables are in.
+ */
+static void test_long_table_build(void **state)
+{
+	char *dir = tu_mkdtemp(), lib[512], flag[512], log[512], out_dir[512], folded[600],
+	     busy_exe[512], big_exe[512], cmd[2048];
+	char *busy_argv[] = {busy_exe, "90", NULL};
+	char *big_argv[] = {big_exe, "90", lib, flag, NULL};
+	struct chain_spec *cs = chain_spec__new();
+	struct chain_count cc = {0};
+	double t0, t_done, cpu0, cpu1;
+	long busy_samples, released, ring_lost, copies_lost, builds;
+	char *text, *out;
+	int status = -1, fd;
+	pid_t busy, big, rec;
+
+	(void)state;
+	assert_non_null(dir);
+	assert_non_null(cs);
+	assert_int_equal(chain_spec__add(cs, "main"), 0);
+	assert_int_equal(chain_spec__add(cs, "lib_outer"), 0);
+	assert_int_equal(chain_spec__add(cs, "lib_mid"), 0);
+	assert_int_equal(chain_spec__add(cs, "lib_leaf"), 0);
+	snprintf(lib, sizeof(lib), "%s/libbig.so", dir);
+	snprintf(flag, sizeof(flag), "%s/go", dir);
+	snprintf(log, sizeof(log), "%s/record.log", dir);
+	snprintf(out_dir, sizeof(out_dir), "%s/out", dir);
+	snprintf(busy_exe, sizeof(busy_exe), "%s/workloads/fp_chain", tu_build_dir());
+	snprintf(big_exe, sizeof(big_exe), "%s/workloads/big_lib_chain", tu_build_dir());
+	/* Bytes appended change the htlhash: a table no process on the host has loaded. */
+	assert_int_equal(tu_run(NULL, "cp %s %s && echo %s >> %s", LLVM_LIB, lib, dir, lib), 0);
+
+	busy = tu_spawn_ready(busy_argv);
+	assert_true(busy > 0);
+	big = tu_spawn_ready(big_argv);
+	assert_true(big > 0);
+	cpu0 = cpu_seconds(busy);
+	t0 = now_s();
+	rec = fork();
+	assert_true(rec >= 0);
+	if (rec == 0) {
+		snprintf(cmd, sizeof(cmd),
+			 "exec %s/omniprof record -v -F %d -d %d -p %d -p %d -o %s >%s 2>&1",
+			 tu_build_dir(), HZ, BUILD_SECONDS, (int)busy, (int)big, out_dir, log);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	assert_true(wait_for(log_says_sampling, log, 60));
+	sleep(1);
+	/* Now it maps the big library, then spins. */
+	fd = open(flag, O_CREAT | O_WRONLY, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	while (now_s() - t0 < RECORD_BOUND_S + BUILD_SECONDS && waitpid(rec, &status, WNOHANG) == 0)
+		usleep(50000);
+	t_done = now_s() - t0;
+	cpu1 = cpu_seconds(busy);
+	if (t_done >= RECORD_BOUND_S + BUILD_SECONDS) {
+		kill(rec, SIGKILL);
+		waitpid(rec, &status, 0);
+	}
+	tu_reap(busy);
+	tu_reap(big);
+
+	out = tu_read_file(log, NULL);
+	snprintf(folded, sizeof(folded), "%s/stacks.folded", out_dir);
+	text = tu_read_file(folded, NULL);
+	busy_samples = text ? folded_samples(text, "fp_chain") : -1;
+	if (text)
+		cc = chain_spec__count_folded(cs, text, "big_lib_chain");
+	released = counter(out, "held: records waiting for files", "released");
+	ring_lost = value_after(out, "dropped: ring buffer full");
+	copies_lost = value_after(out, "dropped: stack copies, ring buffer full");
+	builds = counter(out, "tables: builds on the file worker", "posted");
+	print_message("record done after %.1f s; fp_chain %ld samples for %.2f CPU s; "
+		      "big_lib_chain %ld of %ld leaf samples complete; held released %ld; "
+		      "ring lost %ld + %ld copies; builds %ld\n",
+		      t_done, busy_samples, cpu1 - cpu0, cc.complete, cc.leaf, released, ring_lost,
+		      copies_lost, builds);
+	if (!text || cc.leaf < 20 || cc.complete * 100 < cc.leaf * 90 || released < 1)
+		print_message("%s\n", out ? out : "(no log)");
+	tu_rmtree(dir);
+	free(dir);
+	free(text);
+	free(out);
+	chain_spec__free(cs);
+
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_true(builds >= 1);
+	assert_int_equal(ring_lost, 0);
+	assert_int_equal(copies_lost, 0);
+	assert_true(busy_samples >= (long)((cpu1 - cpu0) / t_done * BUILD_SECONDS * HZ * 0.4));
+	assert_true(busy_samples >= 20);
+	/* Samples taken during the build were held, then unwound with the tables. */
+	assert_true(released >= 1);
+	assert_true(cc.leaf >= 20);
+	assert_true(cc.complete * 100 >= cc.leaf * 90);
+}
+
+static int count_fds(pid_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+#define MANY_FILES 22000
+#define FDS_BOUND  1024 /* FILE_CACHE_MAX_FDS */
+#define FDS_SLACK                                                                                  \
+	(128 + 96) /* FILE_WORKER_MAX_DONE opened files not collected yet; BPF maps and programs,  \
+		      perf events, stdio */
+#define MAX_LOG_LINES 150 /* the -v counters are about 100 */
+
+/*
+ * An attacker maps 22,000 distinct small ELF files: the agent's descriptors
+ * stay under the bound (least recently used closed), another process's
+ * frames are all named, and the log is not flooded.
+ */
+static void test_many_files_bounded_fds(void **state)
+{
+	char *dir = tu_mkdtemp(), files[512], log[512], out_dir[512], folded[600], many_exe[512],
+	     busy_exe[512], cmd[2048], n_files[16];
+	char *busy_argv[] = {busy_exe, "90", NULL};
+	char *many_argv[] = {many_exe, "120", files, n_files, NULL};
+	struct chain_spec *cs = chain_spec__new();
+	struct chain_count cc = {0};
+	long truncated, log_lines = 0;
+	int status = -1, max_fds = 0;
+	char *text, *out;
+	pid_t busy, many, rec;
+	double t0;
+	uid_t uid;
+	gid_t gid;
+
+	(void)state;
+	assert_non_null(dir);
+	assert_non_null(cs);
+	assert_int_equal(chain_spec__add(cs, "main"), 0);
+	for (int i = 1; i <= 24; i++)
+		assert_int_equal(chain_spec__add(cs, "chain_%02d", i), 0);
+	assert_int_equal(chain_spec__add(cs, "leaf"), 0);
+	assert_int_equal(attacker__ensure(&uid, &gid), 0);
+	chmod(dir, 0755);
+	snprintf(files, sizeof(files), "%s/files", dir);
+	snprintf(log, sizeof(log), "%s/record.log", dir);
+	snprintf(out_dir, sizeof(out_dir), "%s/out", dir);
+	snprintf(n_files, sizeof(n_files), "%d", MANY_FILES);
+	snprintf(busy_exe, sizeof(busy_exe), "%s/workloads/fp_chain", tu_build_dir());
+	snprintf(many_exe, sizeof(many_exe), "%s/many_files", dir);
+	assert_int_equal(mkdir(files, 0755), 0);
+	/* Where the attacker can run it from. */
+	assert_int_equal(tu_run(NULL, "cp %s/workloads/many_files %s", tu_build_dir(), many_exe),
+			 0);
+	assert_int_equal(chown(files, uid, gid), 0);
+
+	many = attacker__spawn_ready(many_argv, files);
+	assert_true(many > 0);
+	busy = tu_spawn_ready(busy_argv);
+	assert_true(busy > 0);
+	t0 = now_s();
+	rec = fork();
+	assert_true(rec >= 0);
+	if (rec == 0) {
+		snprintf(cmd, sizeof(cmd),
+			 "exec %s/omniprof record -v -F %d -d %d -p %d -p %d -o %s >%s 2>&1",
+			 tu_build_dir(), HZ, RECORD_SECONDS, (int)busy, (int)many, out_dir, log);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	while (now_s() - t0 < RECORD_BOUND_S + RECORD_SECONDS &&
+	       waitpid(rec, &status, WNOHANG) == 0) {
+		int n = count_fds(rec);
+
+		if (n > max_fds)
+			max_fds = n;
+		usleep(20000);
+	}
+	if (now_s() - t0 >= RECORD_BOUND_S + RECORD_SECONDS) {
+		kill(rec, SIGKILL);
+		waitpid(rec, &status, 0);
+	}
+	tu_reap(busy);
+	kill(many, SIGKILL);
+	waitpid(many, NULL, 0);
+
+	out = tu_read_file(log, NULL);
+	snprintf(folded, sizeof(folded), "%s/stacks.folded", out_dir);
+	text = tu_read_file(folded, NULL);
+	if (text)
+		cc = chain_spec__count_folded(cs, text, "fp_chain");
+	for (const char *p = out; p && *p; p++)
+		log_lines += *p == '\n';
+	truncated = value_after(out, "user: mappings past the cap (untracked)");
+	print_message("at most %d descriptors (bound %d + %d); fp_chain %ld of %ld leaf samples "
+		      "complete; %ld log lines; %ld mappings past the cap\n",
+		      max_fds, FDS_BOUND, FDS_SLACK, cc.complete, cc.leaf, log_lines, truncated);
+	if (cc.leaf < 20 || log_lines > MAX_LOG_LINES)
+		print_message("%s\n", out ? out : "(no log)");
+	tu_rmtree(dir);
+	free(dir);
+	free(text);
+	free(out);
+	chain_spec__free(cs);
+
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_true(max_fds > 0);
+	assert_true(max_fds <= FDS_BOUND + FDS_SLACK);
+	assert_true(truncated >= 1);
+	assert_true(cc.leaf >= 20);
+	assert_true(cc.complete * 100 >= cc.leaf * 95);
+	assert_true(log_lines <= MAX_LOG_LINES);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_hung_fuse_file),
+	    cmocka_unit_test(test_long_table_build),
+	    cmocka_unit_test(test_many_files_bounded_fds),
+	};
+
+	return cmocka_run_group_tests_name("e2e_file_worker", tests, NULL, NULL);
+}

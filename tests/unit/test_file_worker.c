@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The file worker: jobs run off the calling thread and come back through
+ * file_worker__poll(); a job blocked past the timeout is abandoned (reported
+ * at once, its thread replaced and never waited for), a late return frees the
+ * job on its own thread, past the cap of stuck threads jobs fail at once, and
+ * freeing the worker does not wait for a stuck job.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "elf/file_worker.h"
+
+struct test_job {
+	struct file_job job;
+	int fd; /* read end of a pipe to block on; -1: return at once */
+	int value;
+};
+
+static atomic_int freed;
+
+static void job_run(struct file_job *job)
+{
+	struct test_job *j = (struct test_job *)job;
+	char c;
+
+	if (j->fd >= 0 && read(j->fd, &c, 1) != 1)
+		job->err = -EIO;
+	j->value *= 2;
+}
+
+static void job_free(struct file_job *job)
+{
+	atomic_fetch_add(&freed, 1);
+	free(job);
+}
+
+static struct test_job *job_new(int fd, int value)
+{
+	struct test_job *j = calloc(1, sizeof(*j));
+
+	assert_non_null(j);
+	j->job.kind = FILE_JOB_OPEN;
+	j->job.run = job_run;
+	j->job.free = job_free;
+	j->fd = fd;
+	j->value = value;
+	return j;
+}
+
+struct seen {
+	int done;
+	int abandoned;
+	int sum;
+};
+
+static void on_job(void *ctx, struct file_job *job, bool abandoned)
+{
+	struct seen *s = ctx;
+
+	if (abandoned) {
+		assert_int_equal(job->err, -ETIMEDOUT);
+		s->abandoned++;
+		return; /* still its thread's */
+	}
+	s->done++;
+	s->sum += ((struct test_job *)job)->value;
+	job->free(job);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Polls until cond holds or 10 s passed. */
+#define POLL_UNTIL(fw, seen, cond)                                                                 \
+	do {                                                                                       \
+		double t0_ = now_s();                                                              \
+		while (!(cond) && now_s() - t0_ < 10) {                                            \
+			file_worker__poll((fw), on_job, (seen));                                   \
+			usleep(2000);                                                              \
+		}                                                                                  \
+	} while (0)
+
+static void test_jobs_come_back(void **state)
+{
+	struct file_worker *fw;
+	struct seen s = {0};
+
+	(void)state;
+	assert_int_equal(file_worker__new(2, 1000, &fw), 0);
+	for (int i = 1; i <= 10; i++)
+		file_worker__post(fw, &job_new(-1, i)->job);
+	assert_int_equal(file_worker__in_flight(fw), 10);
+	POLL_UNTIL(fw, &s, s.done == 10);
+	assert_int_equal(s.done, 10);
+	assert_int_equal(s.sum, 2 * 55);
+	assert_int_equal(file_worker__in_flight(fw), 0);
+	file_worker__free(fw);
+}
+
+static void test_stuck_job_abandoned(void **state)
+{
+	struct file_worker_stats st;
+	struct file_worker *fw;
+	struct seen s = {0};
+	int p[2], before;
+	double t0;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(file_worker__new(1, 100, &fw), 0);
+	before = atomic_load(&freed);
+	file_worker__post(fw, &job_new(p[0], 1)->job);
+	POLL_UNTIL(fw, &s, s.abandoned == 1);
+	assert_int_equal(s.abandoned, 1);
+	assert_int_equal(file_worker__in_flight(fw), 0);
+	/* The replacement runs the next job while the first is still blocked. */
+	file_worker__post(fw, &job_new(-1, 21)->job);
+	POLL_UNTIL(fw, &s, s.done == 1);
+	assert_int_equal(s.done, 1);
+	assert_int_equal(s.sum, 42);
+	file_worker__stats(fw, &st);
+	assert_int_equal(st.abandoned, 1);
+	assert_int_equal(st.threads, 2);
+	assert_int_equal(st.late, 0);
+	/* It comes back after all: its own thread frees it. */
+	assert_int_equal(write(p[1], "x", 1), 1);
+	t0 = now_s();
+	while (atomic_load(&freed) < before + 2 && now_s() - t0 < 10)
+		usleep(2000);
+	assert_int_equal(atomic_load(&freed), before + 2);
+	file_worker__stats(fw, &st);
+	assert_int_equal(st.late, 1);
+	file_worker__free(fw);
+	close(p[0]);
+	close(p[1]);
+}
+
+static void test_cap_then_refused_and_free_never_waits(void **state)
+{
+	struct file_worker_stats st;
+	struct file_worker *fw;
+	struct seen s = {0};
+	int p[2];
+	double t0;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(file_worker__new(1, 50, &fw), 0);
+	/* Every job blocks: each strands a thread, up to the cap and one more. */
+	for (int i = 0; i <= FILE_WORKER_MAX_ABANDONED; i++) {
+		file_worker__post(fw, &job_new(p[0], 1)->job);
+		POLL_UNTIL(fw, &s, s.abandoned == i + 1);
+	}
+	assert_int_equal(s.abandoned, FILE_WORKER_MAX_ABANDONED + 1);
+	file_worker__stats(fw, &st);
+	assert_int_equal(st.threads, FILE_WORKER_MAX_ABANDONED + 1);
+	/* No thread is left to run it: it fails at once rather than never. */
+	file_worker__post(fw, &job_new(-1, 5)->job);
+	file_worker__poll(fw, on_job, &s);
+	file_worker__stats(fw, &st);
+	assert_int_equal(st.refused, 1);
+	assert_int_equal(s.done, 1);
+	t0 = now_s();
+	file_worker__free(fw);
+	assert_true(now_s() - t0 < 1.0);
+	/* Let the stuck threads go (they free their jobs and the shared state). */
+	for (int i = 0; i <= FILE_WORKER_MAX_ABANDONED; i++)
+		assert_int_equal(write(p[1], "x", 1), 1);
+	usleep(200000);
+	close(p[1]);
+	close(p[0]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_jobs_come_back),
+	    cmocka_unit_test(test_stuck_job_abandoned),
+	    cmocka_unit_test(test_cap_then_refused_and_free_never_waits),
+	};
+
+	return cmocka_run_group_tests_name("file_worker", tests, NULL, NULL);
+}
