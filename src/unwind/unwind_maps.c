@@ -403,6 +403,21 @@ static void count_load(struct unwind_maps *um, struct loaded_table *lt, const ch
 		um->stats.pages_peak = um->stats.pages_loaded;
 }
 
+/* Appends lt to the tables no process uses (newest last: the oldest go first). */
+static void unused_push(struct unwind_maps *um, struct loaded_table *lt)
+{
+	lt->unused = true;
+	lt->prev_unused = um->unused_last;
+	lt->next_unused = NULL;
+	if (um->unused_last)
+		um->unused_last->next_unused = lt;
+	else
+		um->unused_first = lt;
+	um->unused_last = lt;
+	um->stats.deltas_unused += lt->n_deltas;
+	um->n_unused++;
+}
+
 static void unused_unlink(struct unwind_maps *um, struct loaded_table *lt)
 {
 	if (lt->prev_unused)
@@ -494,16 +509,7 @@ void unwind_maps__release(struct unwind_maps *um, uint64_t id)
 	 * rebuilding their tables each time would stall the reader. The oldest
 	 * unused go first when the space is needed (see UNUSED_TABLES_MAX).
 	 */
-	lt->unused = true;
-	lt->prev_unused = um->unused_last;
-	lt->next_unused = NULL;
-	if (um->unused_last)
-		um->unused_last->next_unused = lt;
-	else
-		um->unused_first = lt;
-	um->unused_last = lt;
-	um->stats.deltas_unused += lt->n_deltas;
-	um->n_unused++;
+	unused_push(um, lt);
 	while ((um->stats.deltas_unused > um->unused_budget || um->n_unused > UNUSED_TABLES_MAX) &&
 	       evict_oldest_unused(um))
 		;
@@ -615,17 +621,8 @@ void unwind_maps__finish_build(struct unwind_maps *um, struct table_build_job *j
 	/* Built for processes that wait for it: they acquire it next. Until then it
 	 * is an unused table (unloaded first when room is needed), or a failure kept. */
 	if (!lt->error && !lt->refs) {
-		lt->unused = true;
+		unused_push(um, lt);
 		lt->fresh = true;
-		lt->prev_unused = um->unused_last;
-		lt->next_unused = NULL;
-		if (um->unused_last)
-			um->unused_last->next_unused = lt;
-		else
-			um->unused_first = lt;
-		um->unused_last = lt;
-		um->stats.deltas_unused += lt->n_deltas;
-		um->n_unused++;
 	}
 }
 

@@ -63,12 +63,13 @@ static void maps_destroy(struct fixture *fx)
 		close(fx->fds[i]);
 }
 
+/* The id the file cache gives ef's table: a table is loaded only under it. */
 static uint64_t table_id_of(const struct elf_file *ef)
 {
-	uint8_t hash[FILE_ID_HTLHASH_LEN];
+	uint8_t id[STACK_DELTAS_ID_LEN];
 
-	assert_int_equal(file_id__htlhash(ef->fd, ef->size, hash), 0);
-	return file_id__from_htlhash(hash);
+	assert_int_equal(stack_deltas__table_id(ef, id), 0);
+	return file_id__from_htlhash(id);
 }
 
 static void test_rules_read_back_and_reuse(void **state)
@@ -214,11 +215,38 @@ static void test_lpm_budget(void **state)
 	maps_destroy(&fx);
 }
 
+/*
+ * A table is loaded only under the id of the bytes it was built from: an id
+ * computed before the file was rewritten (or any other id) is refused, so a
+ * file's owner cannot swap its CFI between the hash and the build.
+ */
+static void test_table_only_under_its_own_id(void **state)
+{
+	struct elf_file *libc = NULL;
+	struct fixture fx;
+	uint64_t id;
+
+	(void)state;
+	maps_create(&fx);
+	assert_int_equal(elf_file__open(LIBC, -1, &libc), 0);
+	id = table_id_of(libc);
+	assert_int_equal(unwind_maps__acquire(&fx.um, id ^ 0x5a, libc), -ESTALE);
+	unwind_maps__release(&fx.um, id ^ 0x5a);
+	assert_int_equal(fx.um.stats.tables_changed, 1);
+	assert_int_equal(fx.um.stats.tables_loaded, 0);
+	assert_int_equal(unwind_maps__acquire(&fx.um, id, libc), 0);
+	assert_int_equal(fx.um.stats.tables_loaded, 1);
+	unwind_maps__release(&fx.um, id);
+	elf_file__close(libc);
+	maps_destroy(&fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_rules_read_back_and_reuse),
 	    cmocka_unit_test(test_lpm_budget),
+	    cmocka_unit_test(test_table_only_under_its_own_id),
 	};
 
 	return cmocka_run_group_tests_name("unwind_maps", tests, NULL, NULL);
