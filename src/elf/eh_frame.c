@@ -1375,8 +1375,15 @@ static int section__bytes(const struct elf_file *ef, Elf_Scn *scn, const GElf_Sh
 		return -ENOENT;
 	if (shdr->sh_offset > ef->size || shdr->sh_size > ef->size - shdr->sh_offset)
 		return -ENOEXEC;
-	if ((shdr->sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
-		return -ENOEXEC;
+	if (shdr->sh_flags & SHF_COMPRESSED) {
+		GElf_Shdr now;
+
+		/* Decompressed in place once per handle: the id and the build read it twice. */
+		if (!gelf_getshdr(scn, &now))
+			return -ENOEXEC;
+		if ((now.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+			return -ENOEXEC;
+	}
 	*data = shdr->sh_flags & SHF_COMPRESSED ? elf_getdata(scn, NULL) : elf_rawdata(scn, NULL);
 	if (!*data || !(*data)->d_buf || (*data)->d_size == 0)
 		return -ENOEXEC;
