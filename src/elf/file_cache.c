@@ -375,6 +375,8 @@ static void apply_open(struct file_cache *fc, struct cached_file *f, struct file
 				(int)j->pid, strerror(-err));
 		return;
 	}
+	if (!err && !j->elf)
+		err = -EIO; /* never trusted to have set both */
 	if (err) {
 		f->open_error = err;
 		fc->stats.not_elf++;
@@ -427,11 +429,13 @@ uint32_t file_cache__install(struct file_cache *fc, struct file_open_job *j, boo
 	    f->dev_minor != j->dev_minor)
 		return 0;
 	if (abandoned) {
-		/* The job is still its thread's: nothing of it is taken. */
-		struct file_open_job stub = *j;
+		/*
+		 * The job is still its thread's, which may be writing its results
+		 * (err, elf) right now: only what was set before it was posted is
+		 * read, and the outcome is the timeout, whatever the thread says.
+		 */
+		struct file_open_job stub = {.job.err = -ETIMEDOUT, .pid = j->pid};
 
-		stub.job.err = j->job.err;
-		stub.elf = NULL;
 		apply_open(fc, f, &stub);
 		return f->id;
 	}
