@@ -20,8 +20,17 @@ char *tu_read_file(const char *path, size_t *len);
 /* Starts argv in the background with stdout on a pipe and waits for its first
  * line ("ready"). Returns the pid, or -1. */
 pid_t tu_spawn_ready(char *const argv[]);
+/* Starts build/workloads/NAME SECONDS (tu_spawn_ready): its pid, or -1. */
+pid_t tu_workload_start(const char *name, int seconds);
 /* Kills and reaps a spawned process. */
 void tu_reap(pid_t pid);
+/* Writes text to path (created or truncated): 0, or -errno. */
+int tu_write_file(const char *path, const char *text);
+/* How many entries of dir (with "." and "..") have a name starting with prefix; -errno when dir
+ * cannot be read. */
+int tu_count_prefix(const char *dir, const char *prefix);
+/* How many entries dir holds besides "." and ".."; -errno when dir cannot be read. */
+int tu_count_entries(const char *dir);
 /* pyenv's root: $PYENV_ROOT, else what `pyenv root` says, else ~/.pyenv. */
 void tu_pyenv_root(char *buf, size_t len);
 /* The python3 of pyenv's CPython VERSION ("3.8": the first versions/3.8.*
