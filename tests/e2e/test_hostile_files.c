@@ -49,16 +49,6 @@
 #define HARD_LIMIT_S   60 /* the recording is killed past this: a hang fails the test */
 #define MIN_SAMPLES    20
 
-#define SH(...)                                                                                    \
-	do {                                                                                       \
-		char *o_ = NULL;                                                                   \
-		int rc_ = tu_run(&o_, __VA_ARGS__);                                                \
-		if (rc_)                                                                           \
-			print_error("command failed (%d): %s\n", rc_, o_ ? o_ : "");               \
-		free(o_);                                                                          \
-		assert_int_equal(rc_, 0);                                                          \
-	} while (0)
-
 struct fx {
 	char *dir;     /* root-owned, 0755 */
 	char att[512]; /* dir/att, the attacker's folder */
@@ -104,11 +94,12 @@ static void make_hostile_binary(struct fx *f)
 	char wl[PATH_MAX];
 
 	assert_non_null(realpath(tu_build_dir(), wl));
-	SH("cd %s && cp %s/workloads/fp_chain hostile && "
-	   "objcopy --only-keep-debug hostile hostile.debug && "
-	   "objcopy --strip-all --add-gnu-debuglink=hostile.debug hostile && rm hostile.debug && "
-	   "chown %d:%d hostile",
-	   f->att, wl, (int)f->uid, (int)f->gid);
+	TU_SH(
+	    "cd %s && cp %s/workloads/fp_chain hostile && "
+	    "objcopy --only-keep-debug hostile hostile.debug && "
+	    "objcopy --strip-all --add-gnu-debuglink=hostile.debug hostile && rm hostile.debug && "
+	    "chown %d:%d hostile",
+	    f->att, wl, (int)f->uid, (int)f->gid);
 }
 
 static double now_s(void)

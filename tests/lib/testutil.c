@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -236,4 +237,34 @@ int tu_count_prefix(const char *dir, const char *prefix)
 int tu_count_entries(const char *dir)
 {
 	return count_dir(dir, "", 1);
+}
+
+/* The tmpfs tu_tmpfs_mount put up, "" when none. */
+static char tmpfs_dir[4096];
+
+int tu_tmpfs_mount(const char *dir, const char *size)
+{
+	char opts[64];
+
+	/* Remembered first: a failed mount is detached by the teardown too (harmless). */
+	snprintf(tmpfs_dir, sizeof(tmpfs_dir), "%s", dir);
+	snprintf(opts, sizeof(opts), "size=%s,mode=0755", size);
+	return mount("omniprof-test", dir, "tmpfs", 0, opts) ? -errno : 0;
+}
+
+int tu_tmpfs_unmount(void)
+{
+	if (umount(tmpfs_dir))
+		return -errno;
+	tmpfs_dir[0] = '\0';
+	return 0;
+}
+
+int tu_tmpfs_teardown(void **state)
+{
+	(void)state;
+	if (tmpfs_dir[0])
+		umount2(tmpfs_dir, MNT_DETACH);
+	tmpfs_dir[0] = '\0';
+	return 0;
 }

@@ -402,18 +402,6 @@ static void test_folder_rules(void **state)
 	free(base);
 }
 
-/* The tmpfs of a failed test is detached, not left mounted on /tmp. */
-static const char *mounted;
-
-static int unmount_teardown(void **state)
-{
-	(void)state;
-	if (mounted)
-		umount2(mounted, MNT_DETACH);
-	mounted = NULL;
-	return 0;
-}
-
 /* ---- a full disk ------------------------------------------------------------------ */
 
 static void test_enospc_on_tmpfs(void **state)
@@ -423,8 +411,7 @@ static void test_enospc_on_tmpfs(void **state)
 	int err;
 
 	(void)state;
-	mounted = base;
-	assert_int_equal(mount("omniprof-test", base, "tmpfs", 0, "size=64k,mode=0755"), 0);
+	assert_int_equal(tu_tmpfs_mount(base, "64k"), 0);
 	/* nothing fits: error, nothing under a final name, nothing left behind */
 	err = write_set(base, &(struct content){"huge", 100000, -1, 0});
 	assert_int_equal(err, -ENOSPC);
@@ -462,8 +449,7 @@ static void test_enospc_on_tmpfs(void **state)
 		assert_int_equal(strncmp(t, before[i], strlen(before[i])), 0);
 		free(t);
 	}
-	assert_int_equal(umount(base), 0);
-	mounted = NULL;
+	assert_int_equal(tu_tmpfs_unmount(), 0);
 	tu_rmtree(base);
 	free(base);
 }
@@ -477,7 +463,7 @@ int main(void)
 	    cmocka_unit_test(test_stale_cleanup_follows_nothing),
 	    cmocka_unit_test(test_planted_final_names),
 	    cmocka_unit_test(test_folder_rules),
-	    cmocka_unit_test_teardown(test_enospc_on_tmpfs, unmount_teardown),
+	    cmocka_unit_test_teardown(test_enospc_on_tmpfs, tu_tmpfs_teardown),
 	};
 
 	return cmocka_run_group_tests_name("output_set", tests, NULL, NULL);
