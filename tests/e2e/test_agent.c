@@ -53,16 +53,6 @@ static int setup(void **state)
 	return 0;
 }
 
-static pid_t start_workload(int seconds)
-{
-	char path[1024], secs[16];
-	char *argv[] = {path, secs, NULL};
-
-	snprintf(path, sizeof(path), "%s/workloads/fp_chain", tu_build_dir());
-	snprintf(secs, sizeof(secs), "%d", seconds);
-	return tu_spawn_ready(argv);
-}
-
 /* Starts receiver.js (0 = that server off); returns its pid once it listens. */
 static pid_t start_receiver(const char *out, int grpc_port, int http_port, const char *tls_dir)
 {
@@ -164,7 +154,7 @@ static void test_grpc_and_pyroscope(void **state)
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", hport);
 	rx = start_receiver(records, gport, hport, NULL);
 	assert_true(rx > 0);
-	wl = start_workload(60);
+	wl = tu_workload_start("fp_chain", 60);
 	assert_true(wl > 0);
 	snprintf(pid_s, sizeof(pid_s), "%d", wl);
 	{
@@ -212,7 +202,7 @@ static void test_http(void **state)
 	snprintf(endpoint, sizeof(endpoint), "127.0.0.1:%d", hport);
 	rx = start_receiver(records, 0, hport, NULL);
 	assert_true(rx > 0);
-	wl = start_workload(60);
+	wl = tu_workload_start("fp_chain", 60);
 	assert_true(wl > 0);
 	snprintf(pid_s, sizeof(pid_s), "%d", wl);
 	{
@@ -277,7 +267,7 @@ static void test_grpc_tls(void **state)
 	snprintf(endpoint, sizeof(endpoint), "localhost:%d", gport);
 	rx = start_receiver(records, gport, 0, dir);
 	assert_true(rx > 0);
-	wl = start_workload(60);
+	wl = tu_workload_start("fp_chain", 60);
 	assert_true(wl > 0);
 	snprintf(pid_s, sizeof(pid_s), "%d", wl);
 	{
@@ -312,7 +302,7 @@ static void test_backend_down_then_back(void **state)
 	snprintf(log, sizeof(log), "%s/agent.log", dir);
 	assert_true(gport > 0);
 	snprintf(endpoint, sizeof(endpoint), "127.0.0.1:%d", gport);
-	wl = start_workload(90);
+	wl = tu_workload_start("fp_chain", 90);
 	assert_true(wl > 0);
 	snprintf(pid_s, sizeof(pid_s), "%d", wl);
 	{

@@ -539,18 +539,6 @@ static void expect_enospc(const char *dir, pid_t wl)
 	assert_int_equal(tu_count_prefix(dir, ".omniprof-tmp."), 0);
 }
 
-/* The tmpfs of a failed test is detached, not left mounted on /tmp. */
-static const char *mounted;
-
-static int unmount_teardown(void **state)
-{
-	(void)state;
-	if (mounted)
-		umount2(mounted, MNT_DETACH);
-	mounted = NULL;
-	return 0;
-}
-
 static void test_enospc(void **state)
 {
 	char *base = tu_mkdtemp(), *out = NULL, filler[512], *before[N_SET];
@@ -563,8 +551,7 @@ static void test_enospc(void **state)
 	(void)state;
 	assert_true(wl > 0);
 	/* Too small for the flame graph page alone: nothing can be presented. */
-	mounted = base;
-	assert_int_equal(mount("omniprof-test", base, "tmpfs", 0, "size=16k,mode=0755"), 0);
+	assert_int_equal(tu_tmpfs_mount(base, "16k"), 0);
 	expect_enospc(base, wl);
 	for (int i = 0; i < N_SET; i++) {
 		char path[512];
@@ -574,12 +561,10 @@ static void test_enospc(void **state)
 		assert_int_equal(lstat(path, &st), -1);
 	}
 	assert_int_equal(tu_count_entries(base), 0);
-	assert_int_equal(umount(base), 0);
-	mounted = NULL;
+	assert_int_equal(tu_tmpfs_unmount(), 0);
 
 	/* The previous set fits; the new one does not. */
-	mounted = base;
-	assert_int_equal(mount("omniprof-test", base, "tmpfs", 0, "size=64k,mode=0755"), 0);
+	assert_int_equal(tu_tmpfs_mount(base, "64k"), 0);
 	rc = tu_run(&out, "%s record -d 1 -p %d -o %s", tu_omniprof_path(), wl, base);
 	if (rc)
 		print_error("record failed (%d):\n%s\n", rc, out ? out : "");
@@ -625,8 +610,7 @@ static void test_enospc(void **state)
 	read_set(base, &t);
 	assert_true(t.pprof == t.folded && t.folded == t.html);
 	assert_int_equal(tu_count_prefix(base, ".omniprof-set."), 1);
-	assert_int_equal(umount(base), 0);
-	mounted = NULL;
+	assert_int_equal(tu_tmpfs_unmount(), 0);
 	tu_rmtree(base);
 	free(base);
 }
@@ -639,7 +623,7 @@ int main(void)
 	    cmocka_unit_test(test_traps_left_in_own_folder),
 	    cmocka_unit_test(test_refused_folders),
 	    cmocka_unit_test(test_kill_during_write_leaves_whole_set),
-	    cmocka_unit_test_teardown(test_enospc, unmount_teardown),
+	    cmocka_unit_test_teardown(test_enospc, tu_tmpfs_teardown),
 	};
 
 	return cmocka_run_group_tests_name("e2e_outputs", tests, NULL, NULL);
