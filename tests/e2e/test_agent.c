@@ -29,11 +29,11 @@
 
 #include <cmocka.h>
 
+#include "omniprof_run.h"
 #include "testutil.h"
 
-#define HZ	       99
-#define CHAIN_LEN      24
-#define MAX_AGENT_ARGS 40
+#define HZ	  99
+#define CHAIN_LEN 24
 
 static char chain_arg[512]; /* main,chain_01,...,chain_24,leaf */
 static char exe_path[1024];
@@ -53,123 +53,56 @@ static int setup(void **state)
 	return 0;
 }
 
-/* A TCP port nothing listens on right now. */
-static int free_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port;
-
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	port = ntohs(a.sin_port);
-	close(fd);
-	return port;
-}
-
-static pid_t start_workload(int seconds)
-{
-	char path[1024], secs[16];
-	char *argv[] = {path, secs, NULL};
-
-	snprintf(path, sizeof(path), "%s/workloads/fp_chain", tu_build_dir());
-	snprintf(secs, sizeof(secs), "%d", seconds);
-	return tu_spawn_ready(argv);
-}
-
 /* Starts receiver.js (0 = that server off); returns its pid once it listens. */
 static pid_t start_receiver(const char *out, int grpc_port, int http_port, const char *tls_dir)
 {
-	char node_path[1100], script[1100], gp[16], hp[16], cert[1100], key[1100];
-	char *argv[16];
+	char gp[16], hp[16], cert[1100], key[1100];
+	const char *args[16];
 	int n = 0;
-	pid_t pid;
 
-	snprintf(node_path, sizeof(node_path), "NODE_PATH=%s/node/node_modules", tu_build_dir());
-	snprintf(script, sizeof(script), "tests/e2e/otlp/receiver.js");
 	snprintf(gp, sizeof(gp), "%d", grpc_port);
 	snprintf(hp, sizeof(hp), "%d", http_port);
-	argv[n++] = "/usr/bin/env";
-	argv[n++] = node_path;
-	argv[n++] = "node";
-	argv[n++] = script;
-	argv[n++] = "--out";
-	argv[n++] = (char *)out;
-	argv[n++] = "--max-seconds";
-	argv[n++] = "120";
+	args[n++] = "--out";
+	args[n++] = out;
+	args[n++] = "--max-seconds";
+	args[n++] = "120";
 	if (grpc_port) {
-		argv[n++] = "--grpc-port";
-		argv[n++] = gp;
+		args[n++] = "--grpc-port";
+		args[n++] = gp;
 	}
 	if (http_port) {
-		argv[n++] = "--http-port";
-		argv[n++] = hp;
+		args[n++] = "--http-port";
+		args[n++] = hp;
 	}
 	if (tls_dir) {
 		snprintf(cert, sizeof(cert), "%s/server.pem", tls_dir);
 		snprintf(key, sizeof(key), "%s/server.key", tls_dir);
-		argv[n++] = "--tls-cert";
-		argv[n++] = cert;
-		argv[n++] = "--tls-key";
-		argv[n++] = key;
+		args[n++] = "--tls-cert";
+		args[n++] = cert;
+		args[n++] = "--tls-key";
+		args[n++] = key;
 	}
-	argv[n] = NULL;
-	pid = tu_spawn_ready(argv);
-	if (pid <= 0)
-		print_error(
-		    "the receiver did not start: is Node.js installed and `make tests` run?\n");
-	return pid;
+	args[n] = NULL;
+	return tu_node_start("receiver.js", args);
 }
 
-/* Starts `omniprof agent ARGS...` with stderr to log_path; returns its pid. */
+/* Starts `omniprof agent ARGS...` with its output in log_path; returns its pid. */
 static pid_t start_agent(const char *log_path, const char *const *args)
 {
-	char bin[1024];
-	const char *argv[MAX_AGENT_ARGS + 3];
-	size_t n = 0;
-	pid_t pid;
+	pid_t pid = tu_omniprof_start(log_path, "agent", args);
 
-	snprintf(bin, sizeof(bin), "%s/omniprof", tu_build_dir());
-	argv[n++] = bin;
-	argv[n++] = "agent";
-	for (; *args && n < MAX_AGENT_ARGS + 2; args++)
-		argv[n++] = *args;
-	argv[n] = NULL;
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-		if (fd >= 0) {
-			dup2(fd, STDERR_FILENO);
-			dup2(fd, STDOUT_FILENO);
-		}
-		execv(bin, (char *const *)argv);
-		_exit(127);
-	}
+	assert_true(pid > 0);
 	return pid;
 }
 
 /* SIGTERM, then wait (bounded) for a clean exit; the agent flushes on the way. */
 static void stop_agent(pid_t pid, const char *log_path)
 {
-	int status = -1;
-	char *log;
+	int status;
 
 	kill(pid, SIGTERM);
-	for (int i = 0; i < 300; i++) { /* 30 s at most */
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			break;
-		usleep(100 * 1000);
-		if (i == 299) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-		}
-	}
-	log = tu_read_file(log_path, NULL);
-	printf("    agent log:\n%s", log ? log : "(none)\n");
-	free(log);
+	status = tu_wait_bounded(pid, 30000, 100, NULL); /* 30 s at most */
+	tu_print_log("agent log", log_path);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
@@ -210,17 +143,18 @@ static int count_lines_with(const char *path, const char *needle)
 static void test_grpc_and_pyroscope(void **state)
 {
 	char *dir = tu_mkdtemp(), records[1100], log[1100], endpoint[64], url[64], pid_s[16];
-	int gport = free_port(), hport = free_port();
+	int gport = tu_free_port(), hport = tu_free_port();
 	pid_t wl, rx, agent;
 
 	(void)state;
 	snprintf(records, sizeof(records), "%s/records.jsonl", dir);
 	snprintf(log, sizeof(log), "%s/agent.log", dir);
+	assert_true(gport > 0 && hport > 0);
 	snprintf(endpoint, sizeof(endpoint), "127.0.0.1:%d", gport);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", hport);
 	rx = start_receiver(records, gport, hport, NULL);
 	assert_true(rx > 0);
-	wl = start_workload(60);
+	wl = tu_workload_start("fp_chain", 60);
 	assert_true(wl > 0);
 	snprintf(pid_s, sizeof(pid_s), "%d", wl);
 	{
@@ -258,16 +192,17 @@ static void test_grpc_and_pyroscope(void **state)
 static void test_http(void **state)
 {
 	char *dir = tu_mkdtemp(), records[1100], log[1100], endpoint[64], pid_s[16];
-	int hport = free_port();
+	int hport = tu_free_port();
 	pid_t wl, rx, agent;
 
 	(void)state;
 	snprintf(records, sizeof(records), "%s/records.jsonl", dir);
 	snprintf(log, sizeof(log), "%s/agent.log", dir);
+	assert_true(hport > 0);
 	snprintf(endpoint, sizeof(endpoint), "127.0.0.1:%d", hport);
 	rx = start_receiver(records, 0, hport, NULL);
 	assert_true(rx > 0);
-	wl = start_workload(60);
+	wl = tu_workload_start("fp_chain", 60);
 	assert_true(wl > 0);
 	snprintf(pid_s, sizeof(pid_s), "%d", wl);
 	{
@@ -308,7 +243,7 @@ static void test_grpc_tls(void **state)
 {
 	char *dir = tu_mkdtemp(), records[1100], log[1100], endpoint[64], pid_s[16], ca[1100];
 	char *out = NULL;
-	int gport = free_port(), rc;
+	int gport = tu_free_port(), rc;
 	pid_t wl, rx, agent;
 
 	(void)state;
@@ -328,10 +263,11 @@ static void test_grpc_tls(void **state)
 	snprintf(records, sizeof(records), "%s/records.jsonl", dir);
 	snprintf(log, sizeof(log), "%s/agent.log", dir);
 	snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
+	assert_true(gport > 0);
 	snprintf(endpoint, sizeof(endpoint), "localhost:%d", gport);
 	rx = start_receiver(records, gport, 0, dir);
 	assert_true(rx > 0);
-	wl = start_workload(60);
+	wl = tu_workload_start("fp_chain", 60);
 	assert_true(wl > 0);
 	snprintf(pid_s, sizeof(pid_s), "%d", wl);
 	{
@@ -358,14 +294,15 @@ static void test_grpc_tls(void **state)
 static void test_backend_down_then_back(void **state)
 {
 	char *dir = tu_mkdtemp(), records[1100], log[1100], endpoint[64], pid_s[16];
-	int gport = free_port();
+	int gport = tu_free_port();
 	pid_t wl, rx, agent;
 
 	(void)state;
 	snprintf(records, sizeof(records), "%s/records.jsonl", dir);
 	snprintf(log, sizeof(log), "%s/agent.log", dir);
+	assert_true(gport > 0);
 	snprintf(endpoint, sizeof(endpoint), "127.0.0.1:%d", gport);
-	wl = start_workload(90);
+	wl = tu_workload_start("fp_chain", 90);
 	assert_true(wl > 0);
 	snprintf(pid_s, sizeof(pid_s), "%d", wl);
 	{

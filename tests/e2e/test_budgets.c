@@ -36,19 +36,12 @@
 #include "attacker.h"
 #include "elf/file_id.h"
 #include "folded_check.h"
+#include "omniprof_run.h"
 #include "testutil.h"
 
 #define RECORD_SECONDS 4
 #define MIN_LEAF       20
 #define MIN_SHARE      0.9
-
-static char *omniprof(void)
-{
-	static char path[512];
-
-	snprintf(path, sizeof(path), "%s/omniprof", tu_build_dir());
-	return path;
-}
 
 /* Absolute, so the attacker (another cwd) finds the files too. */
 static void build_path(char *buf, size_t size, const char *rel)
@@ -120,7 +113,7 @@ static struct chain_count record_chain(const char *pids, const char *comm,
 	assert_non_null(cs);
 	assert_non_null(dir);
 	expect(cs);
-	rc = tu_run(log, "%s record -vv -p %s -d %d -F 99 -o %s 2>&1", omniprof(), pids,
+	rc = tu_run(log, "%s record -vv -p %s -d %d -F 99 -o %s 2>&1", tu_omniprof_path(), pids,
 		    RECORD_SECONDS, dir);
 	if (rc)
 		print_message("record failed (%d):\n%s\n", rc, *log ? *log : "");
@@ -321,12 +314,19 @@ static void expect_py_chain(struct chain_spec *cs)
 	assert_int_equal(chain_spec__add(cs, "py_leaf"), 0);
 }
 
-/* A counter's value in record -v's output ("  NAME   VALUE"), -1 when absent. */
-static long long counter_in(const char *log, const char *name)
+/*
+ * record's output in logpath once it exited with status (caller frees),
+ * printed when record failed; the test fails unless it exited 0.
+ */
+static char *record_log_after_exit(const char *logpath, int status)
 {
-	const char *p = strstr(log, name);
+	char *log = tu_read_file(logpath, NULL);
 
-	return p ? strtoll(p + strlen(name), NULL, 10) : -1;
+	assert_non_null(log);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		print_message("record failed:\n%s\n", log);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	return log;
 }
 
 /*
@@ -337,30 +337,31 @@ static long record_rss_kb(const char *pids, const char *dir, char **log)
 {
 	char out[600], logpath[600], secs[16];
 	struct rusage ru;
-	int status, fd;
+	int status;
 	pid_t pid;
 
 	snprintf(out, sizeof(out), "%s/out", dir);
 	snprintf(logpath, sizeof(logpath), "%s/record.log", dir);
 	snprintf(secs, sizeof(secs), "%d", 2 * RECORD_SECONDS);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		char *argv[] = {omniprof(), "record", "-v",  "-p", (char *)pids, "-d",
-				secs,	    "-F",     "199", "-o", out,		 NULL};
+	{
+		char *argv[] = {tu_omniprof_path(),
+				"record",
+				"-v",
+				"-p",
+				(char *)pids,
+				"-d",
+				secs,
+				"-F",
+				"199",
+				"-o",
+				out,
+				NULL};
 
-		fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
-			_exit(127);
-		execv(argv[0], argv);
-		_exit(127);
+		pid = tu_spawn_logged(argv, logpath, 0644, false);
 	}
+	assert_true(pid >= 0);
 	assert_int_equal(wait4(pid, &status, 0, &ru), pid);
-	*log = tu_read_file(logpath, NULL);
-	assert_non_null(*log);
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		print_message("record failed:\n%s\n", *log);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	*log = record_log_after_exit(logpath, status);
 	return ru.ru_maxrss;
 }
 
@@ -418,13 +419,14 @@ static void test_python_line_table_flood(void **state)
 	c.worst = NULL;
 	print_message("profiler peak RSS %ld KiB (bound %d KiB); line tables cut %lld, names cut "
 		      "%lld, frames not named (byte budget) %lld, bytes peak %lld\n",
-		      rss_kb, PY_RSS_BOUND_KB, counter_in(log, "python: line tables cut (64 KiB)"),
-		      counter_in(log, "python: names cut (PYTHON_STR_MAX_CHARS)"),
-		      counter_in(log, "python: frames not named (byte budget)"),
-		      counter_in(log, "python: code object bytes peak"));
+		      rss_kb, PY_RSS_BOUND_KB,
+		      tu_counter_after(log, "python: line tables cut (64 KiB)"),
+		      tu_counter_after(log, "python: names cut (PYTHON_STR_MAX_CHARS)"),
+		      tu_counter_after(log, "python: frames not named (byte budget)"),
+		      tu_counter_after(log, "python: code object bytes peak"));
 	/* The attack reached the agent: its code objects were read and cut. */
-	assert_true(counter_in(log, "python: line tables cut (64 KiB)") > 0);
-	assert_true(counter_in(log, "python: names cut (PYTHON_STR_MAX_CHARS)") > 0);
+	assert_true(tu_counter_after(log, "python: line tables cut (64 KiB)") > 0);
+	assert_true(tu_counter_after(log, "python: names cut (PYTHON_STR_MAX_CHARS)") > 0);
 	assert_true(rss_kb < PY_RSS_BOUND_KB);
 	assert_true(c.leaf >= MIN_LEAF);
 	assert_true(c.complete >= MIN_SHARE * c.leaf);
@@ -451,21 +453,6 @@ static void expect_nofp(struct chain_spec *cs)
 	for (int i = 1; i <= 20; i++)
 		assert_int_equal(chain_spec__add(cs, "a_%02d", i), 0);
 	assert_int_equal(chain_spec__add(cs, "leaf"), 0);
-}
-
-/* Waits (up to 60 s) until path holds needle. */
-static bool wait_for_text(const char *path, const char *needle)
-{
-	for (int i = 0; i < 600; i++) {
-		char *t = tu_read_file(path, NULL);
-		bool found = t && strstr(t, needle);
-
-		free(t);
-		if (found)
-			return true;
-		usleep(100 * 1000);
-	}
-	return false;
 }
 
 static void test_lpm_exhaustion(void **state)
@@ -503,19 +490,14 @@ static void test_lpm_exhaustion(void **state)
 	snprintf(out, sizeof(out), "%s/out", dir);
 	snprintf(logpath, sizeof(logpath), "%s/record.log", dir);
 	snprintf(secs, sizeof(secs), "%d", LPM_RECORD_S);
-	rec = fork();
-	assert_true(rec >= 0);
-	if (rec == 0) {
-		char *argv[] = {omniprof(),	 "record",	   "-v", "-d", secs, "-F", "99",
-				"--lpm-entries", LPM_TRIE_ENTRIES, "-o", out,  NULL};
-		int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	{
+		char *argv[] = {tu_omniprof_path(), "record",	      "-v", "-d", secs, "-F", "99",
+				"--lpm-entries",    LPM_TRIE_ENTRIES, "-o", out,  NULL};
 
-		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
-			_exit(127);
-		execv(argv[0], argv);
-		_exit(127);
+		rec = tu_spawn_logged(argv, logpath, 0644, false);
 	}
-	assert_true(wait_for_text(logpath, "sampling the whole system"));
+	assert_true(rec >= 0);
+	assert_true(tu_wait_log(logpath, "sampling the whole system", 60000)); /* 60 s */
 	/* The victim starts after the attackers' maps were read (the start-up scan). */
 	{
 		char *argv[] = {victim_exe, "60", NULL};
@@ -527,23 +509,19 @@ static void test_lpm_exhaustion(void **state)
 	tu_reap(victim);
 	for (int i = 0; i < LPM_ATTACKERS; i++)
 		tu_reap(attackers[i]);
-	log = tu_read_file(logpath, NULL);
-	assert_non_null(log);
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		print_message("record failed:\n%s\n", log);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	log = record_log_after_exit(logpath, status);
 	snprintf(folded, sizeof(folded), "%s/stacks.folded", out);
 	text = tu_read_file(folded, NULL);
 	assert_non_null(text);
 	c = chain_spec__count_folded(cs, text, "lpm_victim");
 	report("victim started after the attackers", c);
 	c.worst = NULL;
-	refused = counter_in(log, "tables: ranges refused (pid budget)");
-	evicted = counter_in(log, "tables: processes evicted (greediest)");
+	refused = tu_counter_after(log, "tables: ranges refused (pid budget)");
+	evicted = tu_counter_after(log, "tables: processes evicted (greediest)");
 	print_message("ranges refused (pid budget) %lld, processes evicted %lld, refused (trie "
 		      "full) %lld, entries now %lld\n",
-		      refused, evicted, counter_in(log, "tables: ranges refused (trie full)"),
-		      counter_in(log, "tables: mapping entries (LPM)"));
+		      refused, evicted, tu_counter_after(log, "tables: ranges refused (trie full)"),
+		      tu_counter_after(log, "tables: mapping entries (LPM)"));
 	/* Every attacker hit its budget; together they passed the high-water mark. */
 	assert_true(refused >= LPM_ATTACKERS);
 	assert_true(evicted >= 1);

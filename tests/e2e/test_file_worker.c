@@ -28,6 +28,7 @@
 
 #include "attacker.h"
 #include "folded_check.h"
+#include "omniprof_run.h"
 #include "testutil.h"
 
 #define RECORD_SECONDS 8 /* past the file worker's 5 s timeout */
@@ -37,10 +38,7 @@
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)tu_now_ms() / 1000.0;
 }
 
 /* A /proc file's text (its size says 0, so it is read to the end); caller frees. NULL on error. */
@@ -127,6 +125,49 @@ static long folded_samples(const char *text, const char *comm)
 	return total;
 }
 
+/*
+ * Starts `omniprof record -v -F HZ -d seconds -p a -p b -o out_dir` with its
+ * output in log; returns its pid (the caller reaps it).
+ */
+static pid_t start_record(const char *log, const char *out_dir, int seconds, pid_t a, pid_t b)
+{
+	char hz[16], secs[16], pid_a[16], pid_b[16];
+	char *argv[] = {tu_omniprof_path(),
+			"record",
+			"-v",
+			"-F",
+			hz,
+			"-d",
+			secs,
+			"-p",
+			pid_a,
+			"-p",
+			pid_b,
+			"-o",
+			(char *)out_dir,
+			NULL};
+	pid_t pid;
+
+	snprintf(hz, sizeof(hz), "%d", HZ);
+	snprintf(secs, sizeof(secs), "%d", seconds);
+	snprintf(pid_a, sizeof(pid_a), "%d", (int)a);
+	snprintf(pid_b, sizeof(pid_b), "%d", (int)b);
+	pid = tu_spawn_logged(argv, log, 0644, false);
+	assert_true(pid >= 0);
+	return pid;
+}
+
+/* record's output (*out) and out_dir/stacks.folded (*text); NULL when unreadable, caller frees
+ * both. */
+static void read_outputs(const char *log, const char *out_dir, char **out, char **text)
+{
+	char folded[1200];
+
+	*out = tu_read_file(log, NULL);
+	snprintf(folded, sizeof(folded), "%s/stacks.folded", out_dir);
+	*text = tu_read_file(folded, NULL);
+}
+
 /* The number after `label` in `record -v` output, or -1. */
 static long counter(const char *out, const char *label, const char *word)
 {
@@ -180,7 +221,7 @@ static bool maps_hold(const void *arg)
 static void test_hung_fuse_file(void **state)
 {
 	char *dir = tu_mkdtemp(), mnt[512], wl[400], flag[512], lib[512], server[512], exe[512],
-	     busy_exe[512], out_dir[512], log[512], folded[1024], srcexe[512];
+	     busy_exe[512], out_dir[512], log[512], srcexe[512];
 	char *server_argv[] = {server, lib,  "late_lib.so", flag, mnt,
 			       "-f",   "-o", "allow_other", NULL};
 	char *hung_argv[] = {exe, "90", "0", NULL};
@@ -241,17 +282,7 @@ static void test_hung_fuse_file(void **state)
 	busy_cpu0 = cpu_seconds(busy);
 	hung_cpu0 = cpu_seconds(hung);
 	t0 = now_s();
-	rec = fork();
-	assert_true(rec >= 0);
-	if (rec == 0) {
-		char cmd[2048];
-
-		snprintf(cmd, sizeof(cmd),
-			 "exec %s/omniprof record -v -F %d -d %d -p %d -p %d -o %s >%s 2>&1",
-			 tu_build_dir(), HZ, RECORD_SECONDS, (int)busy, (int)hung, out_dir, log);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
+	rec = start_record(log, out_dir, RECORD_SECONDS, busy, hung);
 	/*
 	 * Done when reaped, or when its main thread exited (state Z) while a
 	 * worker thread stays blocked in the hung open: the kernel keeps the
@@ -286,9 +317,7 @@ static void test_hung_fuse_file(void **state)
 	kill(hung, SIGKILL);
 	waitpid(hung, NULL, 0);
 
-	out = tu_read_file(log, NULL);
-	snprintf(folded, sizeof(folded), "%s/stacks.folded", out_dir);
-	text = tu_read_file(folded, NULL);
+	read_outputs(log, out_dir, &out, &text);
 	busy_samples = text ? folded_samples(text, "fp_chain") : -1;
 	hung_samples = text ? folded_samples(text, "dlopen_late") : -1;
 	abandoned = counter(out, "file worker: jobs", "abandoned");
@@ -317,21 +346,9 @@ static void test_hung_fuse_file(void **state)
 	assert_true(hung_samples >= 20);
 }
 
-/* The value right after `label` in `record -v` output, or -1. */
-static long value_after(const char *out, const char *label)
-{
-	const char *p = out ? strstr(out, label) : NULL;
-
-	return p ? strtol(p + strlen(label), NULL, 10) : -1;
-}
-
 static bool log_says_sampling(const void *path)
 {
-	char *text = read_proc(path);
-	bool yes = text && strstr(text, "omniprof: sampling");
-
-	free(text);
-	return yes;
+	return tu_log_has(path, "omniprof: sampling");
 }
 
 #define LLVM_LIB      "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1"
@@ -347,8 +364,8 @@ static bool log_says_sampling(const void *path)
  */
 static void test_long_table_build(void **state)
 {
-	char *dir = tu_mkdtemp(), lib[512], flag[512], log[512], out_dir[512], folded[600],
-	     busy_exe[512], big_exe[512], cmd[2048];
+	char *dir = tu_mkdtemp(), lib[512], flag[512], log[512], out_dir[512], busy_exe[512],
+	     big_exe[512];
 	char *busy_argv[] = {busy_exe, "90", NULL};
 	char *big_argv[] = {big_exe, "90", lib, flag, NULL};
 	struct chain_spec *cs = chain_spec__new();
@@ -381,15 +398,7 @@ static void test_long_table_build(void **state)
 	assert_true(big > 0);
 	cpu0 = cpu_seconds(busy);
 	t0 = now_s();
-	rec = fork();
-	assert_true(rec >= 0);
-	if (rec == 0) {
-		snprintf(cmd, sizeof(cmd),
-			 "exec %s/omniprof record -v -F %d -d %d -p %d -p %d -o %s >%s 2>&1",
-			 tu_build_dir(), HZ, BUILD_SECONDS, (int)busy, (int)big, out_dir, log);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
+	rec = start_record(log, out_dir, BUILD_SECONDS, busy, big);
 	assert_true(wait_for(log_says_sampling, log, 60));
 	sleep(1);
 	/* Now it maps the big library, then spins. */
@@ -407,15 +416,13 @@ static void test_long_table_build(void **state)
 	tu_reap(busy);
 	tu_reap(big);
 
-	out = tu_read_file(log, NULL);
-	snprintf(folded, sizeof(folded), "%s/stacks.folded", out_dir);
-	text = tu_read_file(folded, NULL);
+	read_outputs(log, out_dir, &out, &text);
 	busy_samples = text ? folded_samples(text, "fp_chain") : -1;
 	if (text)
 		cc = chain_spec__count_folded(cs, text, "big_lib_chain");
 	released = counter(out, "held: records waiting for files", "released");
-	ring_lost = value_after(out, "dropped: ring buffer full");
-	copies_lost = value_after(out, "dropped: stack copies, ring buffer full");
+	ring_lost = tu_counter_after(out, "dropped: ring buffer full");
+	copies_lost = tu_counter_after(out, "dropped: stack copies, ring buffer full");
 	builds = counter(out, "tables: builds on the file worker", "posted");
 	print_message("record done after %.1f s; fp_chain %ld samples for %.2f CPU s; "
 		      "big_lib_chain %ld of %ld leaf samples complete; held released %ld; "
@@ -474,8 +481,8 @@ static int count_fds(pid_t pid)
  */
 static void test_many_files_bounded_fds(void **state)
 {
-	char *dir = tu_mkdtemp(), files[512], log[512], out_dir[512], folded[600], many_exe[512],
-	     busy_exe[512], cmd[2048], n_files[16];
+	char *dir = tu_mkdtemp(), files[512], log[512], out_dir[512], many_exe[512], busy_exe[512],
+	     n_files[16];
 	char *busy_argv[] = {busy_exe, "90", NULL};
 	char *many_argv[] = {many_exe, "120", files, n_files, NULL};
 	struct chain_spec *cs = chain_spec__new();
@@ -514,15 +521,7 @@ static void test_many_files_bounded_fds(void **state)
 	busy = tu_spawn_ready(busy_argv);
 	assert_true(busy > 0);
 	t0 = now_s();
-	rec = fork();
-	assert_true(rec >= 0);
-	if (rec == 0) {
-		snprintf(cmd, sizeof(cmd),
-			 "exec %s/omniprof record -v -F %d -d %d -p %d -p %d -o %s >%s 2>&1",
-			 tu_build_dir(), HZ, RECORD_SECONDS, (int)busy, (int)many, out_dir, log);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
+	rec = start_record(log, out_dir, RECORD_SECONDS, busy, many);
 	while (now_s() - t0 < RECORD_BOUND_S + RECORD_SECONDS &&
 	       waitpid(rec, &status, WNOHANG) == 0) {
 		int n = count_fds(rec);
@@ -539,14 +538,12 @@ static void test_many_files_bounded_fds(void **state)
 	kill(many, SIGKILL);
 	waitpid(many, NULL, 0);
 
-	out = tu_read_file(log, NULL);
-	snprintf(folded, sizeof(folded), "%s/stacks.folded", out_dir);
-	text = tu_read_file(folded, NULL);
+	read_outputs(log, out_dir, &out, &text);
 	if (text)
 		cc = chain_spec__count_folded(cs, text, "fp_chain");
 	for (const char *p = out; p && *p; p++)
 		log_lines += *p == '\n';
-	truncated = value_after(out, "user: mappings past the cap (untracked)");
+	truncated = tu_counter_after(out, "user: mappings past the cap (untracked)");
 	print_message("at most %d descriptors (bound %d + %d); fp_chain %ld of %ld leaf samples "
 		      "complete; %ld log lines; %ld mappings past the cap\n",
 		      max_fds, FDS_BOUND, FDS_SLACK, cc.complete, cc.leaf, log_lines, truncated);

@@ -40,6 +40,7 @@
 
 #include "attacker.h"
 #include "elf/file_cache.h"
+#include "omniprof_run.h"
 #include "proc/proc_maps.h"
 #include "testutil.h"
 #include "util/safe_open.h"
@@ -48,16 +49,6 @@
 #define HARD_LIMIT_S   60 /* the recording is killed past this: a hang fails the test */
 #define MIN_SAMPLES    20
 
-#define SH(...)                                                                                    \
-	do {                                                                                       \
-		char *o_ = NULL;                                                                   \
-		int rc_ = tu_run(&o_, __VA_ARGS__);                                                \
-		if (rc_)                                                                           \
-			print_error("command failed (%d): %s\n", rc_, o_ ? o_ : "");               \
-		free(o_);                                                                          \
-		assert_int_equal(rc_, 0);                                                          \
-	} while (0)
-
 struct fx {
 	char *dir;     /* root-owned, 0755 */
 	char att[512]; /* dir/att, the attacker's folder */
@@ -65,14 +56,6 @@ struct fx {
 	gid_t gid;
 	pid_t pids[2]; /* the attacker's processes, killed at teardown whatever happened */
 };
-
-static const char *omniprof(void)
-{
-	static char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/omniprof", tu_build_dir());
-	return path;
-}
 
 static int setup(void **state)
 {
@@ -111,19 +94,17 @@ static void make_hostile_binary(struct fx *f)
 	char wl[PATH_MAX];
 
 	assert_non_null(realpath(tu_build_dir(), wl));
-	SH("cd %s && cp %s/workloads/fp_chain hostile && "
-	   "objcopy --only-keep-debug hostile hostile.debug && "
-	   "objcopy --strip-all --add-gnu-debuglink=hostile.debug hostile && rm hostile.debug && "
-	   "chown %d:%d hostile",
-	   f->att, wl, (int)f->uid, (int)f->gid);
+	TU_SH(
+	    "cd %s && cp %s/workloads/fp_chain hostile && "
+	    "objcopy --only-keep-debug hostile hostile.debug && "
+	    "objcopy --strip-all --add-gnu-debuglink=hostile.debug hostile && rm hostile.debug && "
+	    "chown %d:%d hostile",
+	    f->att, wl, (int)f->uid, (int)f->gid);
 }
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)tu_now_ms() / 1000.0;
 }
 
 /* Samples of comm in folded text ("comm;...;leaf COUNT" lines). */
@@ -179,7 +160,7 @@ static char *record_hostile_env(struct fx *f, double *elapsed, const char *env, 
 	f->pids[0] = pid;
 	t0 = now_s();
 	rc = tu_run(&out, "%s timeout -s KILL %d %s record -p %d -d %d -F 99 -o %s/out -v %s", env,
-		    limit_s, omniprof(), (int)pid, RECORD_SECONDS, f->dir, extra);
+		    limit_s, tu_omniprof_path(), (int)pid, RECORD_SECONDS, f->dir, extra);
 	*elapsed = now_s() - t0;
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
@@ -257,10 +238,32 @@ static bool wait_file(const char *path, int seconds)
 	return false;
 }
 
+/*
+ * Tells the attacker to swap the mapped file (touches att/goSTEP), waits for
+ * att/doneSTEP, then opens the mapping again through the fallback. Returns
+ * what file_cache__open_mapped returned (an fd the caller closes, or -errno);
+ * *before and *after: the safe_open counters around that open.
+ */
+static int swap_then_open(struct fx *f, int step, pid_t victim, const struct proc_map *m,
+			  struct safe_open_stats *before, struct safe_open_stats *after)
+{
+	char flag[PATH_MAX], path[PATH_MAX];
+	int fd;
+
+	snprintf(flag, sizeof(flag), "%s/go%d", f->att, step);
+	assert_int_equal(tu_run(NULL, "touch %s", flag), 0);
+	snprintf(path, sizeof(path), "%s/done%d", f->att, step);
+	assert_true(wait_file(path, 30));
+	safe_open__stats(before);
+	fd = file_cache__open_mapped(victim, m);
+	safe_open__stats(after);
+	return fd;
+}
+
 static void test_root_fallback_swapped_path(void **state)
 {
 	struct fx *f = *state;
-	char script[PATH_MAX * 4], path[PATH_MAX], mapped[PATH_MAX], flag[PATH_MAX], *pidtext;
+	char script[PATH_MAX * 4], path[PATH_MAX], mapped[PATH_MAX], *pidtext;
 	char *argv[] = {"/bin/sh", "-c", script, NULL};
 	struct proc_map *maps = NULL, m = {0};
 	struct safe_open_stats before, after;
@@ -324,13 +327,7 @@ static void test_root_fallback_swapped_path(void **state)
 
 	/* Swapped for a symlink to a root-only host file: refused before it is opened to read. */
 	assert_int_equal(stat("/etc/shadow", &shadow), 0);
-	snprintf(flag, sizeof(flag), "%s/go1", f->att);
-	assert_int_equal(tu_run(NULL, "touch %s", flag), 0);
-	snprintf(path, sizeof(path), "%s/done1", f->att);
-	assert_true(wait_file(path, 30));
-	safe_open__stats(&before);
-	fd = file_cache__open_mapped(victim, &m);
-	safe_open__stats(&after);
+	fd = swap_then_open(f, 1, victim, &m, &before, &after);
 	printf("    symlink to /etc/shadow: %d (%s)\n", fd, fd < 0 ? strerror(-fd) : "opened");
 	assert_int_equal(fd, -ESTALE);
 	assert_int_equal(after.refused[SAFE_OPEN_R_MISMATCH],
@@ -339,13 +336,7 @@ static void test_root_fallback_swapped_path(void **state)
 	assert_int_equal(after.opened, before.opened);
 
 	/* Swapped for a FIFO: refused at once, nothing blocks (alarm above). */
-	snprintf(flag, sizeof(flag), "%s/go2", f->att);
-	assert_int_equal(tu_run(NULL, "touch %s", flag), 0);
-	snprintf(path, sizeof(path), "%s/done2", f->att);
-	assert_true(wait_file(path, 30));
-	safe_open__stats(&before);
-	fd = file_cache__open_mapped(victim, &m);
-	safe_open__stats(&after);
+	fd = swap_then_open(f, 2, victim, &m, &before, &after);
 	printf("    FIFO: %d (%s)\n", fd, fd < 0 ? strerror(-fd) : "opened");
 	assert_int_equal(fd, -ESPIPE);
 	assert_int_equal(after.refused[SAFE_OPEN_R_FIFO], before.refused[SAFE_OPEN_R_FIFO] + 1);

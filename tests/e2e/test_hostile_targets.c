@@ -62,6 +62,7 @@
 
 #include "attacker.h"
 #include "folded_check.h"
+#include "omniprof_run.h"
 #include "testutil.h"
 
 #define RECORD_SECONDS 8
@@ -77,14 +78,6 @@
 #define MAX_PROCS      16
 
 #define EXPECT(call) assert_int_equal((call), 0)
-
-static char *omniprof(void)
-{
-	static char path[512];
-
-	snprintf(path, sizeof(path), "%s/omniprof", tu_build_dir());
-	return path;
-}
 
 /* Absolute: the attacker's processes start in a folder of their own. */
 static void workload_path(char *buf, size_t size, const char *name)
@@ -156,10 +149,7 @@ static void session__add(struct session *s, pid_t pid, const char *what)
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)tu_now_ms() / 1000.0;
 }
 
 /*
@@ -191,11 +181,9 @@ static void session__resume_controls(struct session *s, const char *log, pid_t r
 	double start = now_s();
 
 	while (now_s() - start < limit) {
-		char *text = tu_read_file(log, NULL);
-		bool sampling = text && strstr(text, "omniprof: sampling");
+		bool sampling = tu_log_has(log, "omniprof: sampling");
 		siginfo_t info = {0};
 
-		free(text);
 		/* Exited already (then reaped by the caller, so not here: WNOWAIT). */
 		if (sampling || (!waitid(P_PID, (id_t)rec, &info, WEXITED | WNOHANG | WNOWAIT) &&
 				 info.si_pid == rec))
@@ -242,7 +230,7 @@ static void session__record(struct session *s)
 
 	snprintf(secs, sizeof(secs), "%d", RECORD_SECONDS);
 	snprintf(log, sizeof(log), "%s/record.log", s->dir);
-	argv[n++] = omniprof();
+	argv[n++] = tu_omniprof_path();
 	argv[n++] = "record";
 	argv[n++] = "-v";
 	argv[n++] = "-d";
@@ -258,16 +246,8 @@ static void session__record(struct session *s)
 	}
 	argv[n] = NULL;
 	start = now_s();
-	rec = fork();
+	rec = tu_spawn_logged(argv, log, 0600, false);
 	assert_true(rec >= 0);
-	if (!rec) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
-			_exit(126);
-		execv(argv[0], argv);
-		_exit(127);
-	}
 	session__resume_controls(s, log, rec, limit);
 	while ((got = wait4(rec, &s->status, WNOHANG, &ru)) == 0 && now_s() - start < limit)
 		usleep(50 * 1000);
@@ -297,9 +277,7 @@ static void session__record(struct session *s)
 /* The value printed after `key` in record -v's counters, -1 when missing. */
 static long long counter(const struct session *s, const char *key)
 {
-	const char *at = s->log ? strstr(s->log, key) : NULL;
-
-	return at ? strtoll(at + strlen(key), NULL, 10) : -1;
+	return tu_counter_after(s->log, key);
 }
 
 static long long show_counter(const struct session *s, const char *key)
@@ -386,6 +364,23 @@ static const char *const root_frames[] = {
 
 /* The workloads' spin loops, inlined into each leaf (tests/workloads/workload.h). */
 static const char *const leaf_inlines[] = {"wl_spin_n", "wl_spin_until", NULL};
+
+/* record ran well with the attack going on, and the controls were sampled whole. */
+static void session__record_checked(struct session *s)
+{
+	session__record(s);
+	session__assert_ran_well(s);
+	assert_controls(s);
+}
+
+/* Mappings past the per-process cap went untracked (counted), with the table counters. */
+static void assert_mappings_capped(const struct session *s)
+{
+	assert_true(show_counter(s, "user: mappings past the cap (untracked)") > 0);
+	show_counter(s, "tables: mapping entries (LPM)");
+	show_counter(s, "tables: inserts refused (map full)");
+	show_counter(s, "user: maps reads");
+}
 
 /* A frame name matches a pattern exactly, or by prefix when it ends in '*'. */
 static bool frame_matches(const char *frame, size_t len, const char *pattern)
@@ -554,9 +549,7 @@ static void test_damaged_files(void **state)
 	session__attack(&s, deleted_argv);
 	assert_int_equal(unlink(deleted), 0);
 
-	session__record(&s);
-	session__assert_ran_well(&s);
-	assert_controls(&s);
+	session__record_checked(&s);
 
 	/* Both runs through the damaged copy's frame, named by the copy's own
 	 * symbol or as an offset in the copy. */
@@ -609,9 +602,7 @@ static void test_ten_thousand_threads(void **state)
 	session__add_controls(&s);
 	workload_path(many, sizeof(many), "hostile_many");
 	session__attack(&s, argv);
-	session__record(&s);
-	session__assert_ran_well(&s);
-	assert_controls(&s);
+	session__record_checked(&s);
 	assert_marked(&s, "hm_threads", "mt_leaf", allowed, NULL);
 	show_counter(&s, "user: trace records");
 	session__free(&s);
@@ -639,14 +630,9 @@ static void test_fifty_thousand_mappings(void **state)
 	workload_path(elf, sizeof(elf), "hostile_elf");
 	argv[2] = s.hostile;
 	session__attack(&s, argv);
-	session__record(&s);
-	session__assert_ran_well(&s);
-	assert_controls(&s);
+	session__record_checked(&s);
 	assert_marked(&s, "hx_maps", "hx_leaf", allowed, NULL);
-	assert_true(show_counter(&s, "user: mappings past the cap (untracked)") > 0);
-	show_counter(&s, "tables: mapping entries (LPM)");
-	show_counter(&s, "tables: inserts refused (map full)");
-	show_counter(&s, "user: maps reads");
+	assert_mappings_capped(&s);
 	session__free(&s);
 }
 
@@ -668,14 +654,9 @@ static void test_fifty_thousand_jit_regions(void **state)
 	workload_path(elf, sizeof(elf), "hostile_elf");
 	argv[2] = s.hostile;
 	session__attack(&s, argv);
-	session__record(&s);
-	session__assert_ran_well(&s);
-	assert_controls(&s);
+	session__record_checked(&s);
 	assert_marked(&s, "hx_jit", "hx_leaf", allowed, "[anon]");
-	assert_true(show_counter(&s, "user: mappings past the cap (untracked)") > 0);
-	show_counter(&s, "tables: mapping entries (LPM)");
-	show_counter(&s, "tables: inserts refused (map full)");
-	show_counter(&s, "user: maps reads");
+	assert_mappings_capped(&s);
 	session__free(&s);
 }
 
@@ -692,9 +673,7 @@ static void test_hundred_thousand_deep(void **state)
 	session__add_controls(&s);
 	workload_path(many, sizeof(many), "hostile_many");
 	session__attack(&s, argv);
-	session__record(&s);
-	session__assert_ran_well(&s);
-	assert_controls(&s);
+	session__record_checked(&s);
 	/* Never the thread's start: every stack stops, marked, long before it. */
 	assert_marked(&s, "hm_deep", "dp_leaf", allowed, NULL);
 	mc = count_marked(s.folded, "hm_deep", "dp_leaf", allowed, NULL);
@@ -779,9 +758,7 @@ static void test_python_damages_itself(void **state)
 		argv[2] = (char *)modes[i];
 		session__attack(&s, argv);
 	}
-	session__record(&s);
-	session__assert_ran_well(&s);
-	assert_controls(&s);
+	session__record_checked(&s);
 
 	all = report_samples(&s, "hp_garbage", "hp_garbage_inner", NULL);
 	assert_true(all >= MIN_HOSTILE);

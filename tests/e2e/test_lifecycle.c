@@ -30,10 +30,10 @@
 #include <cmocka.h>
 
 #include "folded_check.h"
+#include "omniprof_run.h"
 #include "testutil.h"
 
 #define CHAIN_LEN 24
-#define MAX_ARGS  40
 
 static struct chain_spec *chain; /* fp_chain's main -> chain_01 .. chain_24 -> leaf */
 static char chain_arg[512];	 /* the same, comma-separated, for check.js */
@@ -70,28 +70,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static int free_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port;
-
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	port = ntohs(a.sin_port);
-	close(fd);
-	return port;
-}
-
 static pid_t start_workload(const char *path, int seconds)
 {
 	char secs[16];
@@ -101,106 +79,12 @@ static pid_t start_workload(const char *path, int seconds)
 	return tu_spawn_ready(argv);
 }
 
-/* Starts `omniprof SUBCOMMAND ARGS...` with stdout and stderr to log_path. */
-static pid_t start_omniprof(const char *log_path, const char *sub, const char *const *args)
-{
-	char bin[1024];
-	const char *argv[MAX_ARGS + 3];
-	size_t n = 0;
-	pid_t pid;
-
-	snprintf(bin, sizeof(bin), "%s/omniprof", tu_build_dir());
-	argv[n++] = bin;
-	argv[n++] = sub;
-	for (; *args && n < MAX_ARGS + 2; args++)
-		argv[n++] = *args;
-	argv[n] = NULL;
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-		if (fd >= 0) {
-			dup2(fd, STDERR_FILENO);
-			dup2(fd, STDOUT_FILENO);
-		}
-		execv(bin, (char *const *)argv);
-		_exit(127);
-	}
-	return pid;
-}
-
-/* Waits up to limit_ms for pid; SIGKILL after that. Returns the wait status, *ru filled. */
-static int wait_bounded(pid_t pid, uint64_t limit_ms, struct rusage *ru)
-{
-	uint64_t start = now_ms();
-	int status = -1;
-
-	for (;;) {
-		if (wait4(pid, &status, WNOHANG, ru) == pid)
-			return status;
-		if (now_ms() - start > limit_ms) {
-			kill(pid, SIGKILL);
-			wait4(pid, &status, 0, ru);
-			return -1;
-		}
-		usleep(20 * 1000);
-	}
-}
-
 /* The session is up once the first line about sampling was printed. */
 static void wait_sampling(const char *log_path)
 {
-	for (int i = 0; i < 300; i++) { /* 30 s: slow under the other tests' load */
-		char *log = tu_read_file(log_path, NULL);
-		bool up = log && strstr(log, "sampling");
-
-		free(log);
-		if (up)
-			return;
-		usleep(100 * 1000);
-	}
-	fail_msg("omniprof did not start sampling within 30 s");
-}
-
-static void print_log(const char *log_path)
-{
-	char *log = tu_read_file(log_path, NULL);
-
-	printf("    log:\n%s", log ? log : "(none)\n");
-	free(log);
-}
-
-static bool log_has(const char *log_path, const char *needle)
-{
-	char *log = tu_read_file(log_path, NULL);
-	bool has = log && strstr(log, needle);
-
-	free(log);
-	return has;
-}
-
-static pid_t start_node(const char *script, const char *const *args)
-{
-	char node_path[1100], path[1100];
-	char *argv[MAX_ARGS];
-	int n = 0;
-	pid_t pid;
-
-	snprintf(node_path, sizeof(node_path), "NODE_PATH=%s/node/node_modules", tu_build_dir());
-	snprintf(path, sizeof(path), "tests/e2e/otlp/%s", script);
-	argv[n++] = "/usr/bin/env";
-	argv[n++] = node_path;
-	argv[n++] = "node";
-	argv[n++] = path;
-	for (; *args && n < MAX_ARGS - 1; args++)
-		argv[n++] = (char *)*args;
-	argv[n] = NULL;
-	pid = tu_spawn_ready(argv);
-	if (pid <= 0)
-		print_error("%s did not start: is Node.js installed and `make tests` run?\n",
-			    script);
-	return pid;
+	/* 30 s: slow under the other tests' load */
+	if (!tu_wait_log(log_path, "sampling", 30000))
+		fail_msg("omniprof did not start sampling within 30 s");
 }
 
 /*
@@ -309,7 +193,7 @@ static void test_cpu_hotplug(void **state)
 {
 	char *dir = tu_mkdtemp(), log[1100], records[1100], endpoint[64], pid_s[16], port_s[16];
 	char *out = NULL;
-	int port = free_port(), status, rc;
+	int port = tu_free_port(), status, rc;
 	uint64_t pinned_ns;
 	pid_t agent, wl, rx;
 
@@ -317,12 +201,13 @@ static void test_cpu_hotplug(void **state)
 	assert_int_equal(cpu1_online(), 1); /* a 2-CPU machine whose cpu1 can go offline */
 	snprintf(log, sizeof(log), "%s/agent.log", dir);
 	snprintf(records, sizeof(records), "%s/records.jsonl", dir);
+	assert_true(port > 0);
 	snprintf(endpoint, sizeof(endpoint), "127.0.0.1:%d", port);
 	snprintf(port_s, sizeof(port_s), "%d", port);
 	{
 		const char *args[] = {"--out", records, "--http-port", port_s, NULL};
 
-		rx = start_node("receiver.js", args);
+		rx = tu_node_start("receiver.js", args);
 	}
 	assert_true(rx > 0);
 	{
@@ -347,8 +232,9 @@ static void test_cpu_hotplug(void **state)
 				      "-v",
 				      NULL};
 
-		agent = start_omniprof(log, "agent", args);
+		agent = tu_omniprof_start(log, "agent", args);
 	}
+	assert_true(agent > 0);
 	wait_sampling(log);
 	sleep(1);
 	set_cpu1_online(0);
@@ -365,10 +251,10 @@ static void test_cpu_hotplug(void **state)
 	pinned_ns = wall_ns();
 	sleep(3);
 	kill(agent, SIGTERM);
-	status = wait_bounded(agent, 30000, NULL);
+	status = tu_wait_bounded(agent, 30000, 20, NULL);
 	tu_reap(wl);
 	tu_reap(rx);
-	print_log(log);
+	tu_print_log("log", log);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	/* ~99 Hz for 3 s; a loaded machine gives fewer, none means cpu1 is not sampled. */
@@ -380,9 +266,9 @@ static void test_cpu_hotplug(void **state)
 	free(out);
 	assert_int_equal(rc, 0);
 	/* "went offline", or "was offline meanwhile" when the loop was busy throughout. */
-	assert_true(log_has(log, "cpu 1 went offline") ||
-		    log_has(log, "cpu 1 was offline meanwhile"));
-	assert_true(log_has(log, "cpu 1 is online: sampled again"));
+	assert_true(tu_log_has(log, "cpu 1 went offline") ||
+		    tu_log_has(log, "cpu 1 was offline meanwhile"));
+	assert_true(tu_log_has(log, "cpu 1 is online: sampled again"));
 	tu_rmtree(dir);
 	free(dir);
 }
@@ -404,14 +290,15 @@ static void test_record_sighup(void **state)
 	{
 		const char *args[] = {"-F", "99", "-p", pid_s, "-o", out_dir, NULL};
 
-		rec = start_omniprof(log, "record", args);
+		rec = tu_omniprof_start(log, "record", args);
 	}
+	assert_true(rec > 0);
 	wait_sampling(log);
 	sleep(3);
 	kill(rec, SIGHUP);
-	status = wait_bounded(rec, 60000, NULL);
+	status = tu_wait_bounded(rec, 60000, 20, NULL);
 	tu_reap(wl);
-	print_log(log);
+	tu_print_log("log", log);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	snprintf(path, sizeof(path), "%s/stacks.folded", out_dir);
@@ -425,55 +312,72 @@ static void test_record_sighup(void **state)
 	free(dir);
 }
 
+/*
+ * Starts fp_chain and `omniprof agent` profiling it at -F freq, sending
+ * OTLP/HTTP to 127.0.0.1:port every interval seconds (with --flush-timeout
+ * flush_s unless NULL), output in log; returns the agent's pid once it
+ * samples. *wl: the workload's pid. The caller reaps both.
+ */
+static pid_t start_http_agent(const char *log, int port, const char *interval, const char *freq,
+			      const char *flush_s, pid_t *wl)
+{
+	char endpoint[64], pid_s[16];
+	const char *args[] = {"--interval",
+			      interval,
+			      "-F",
+			      freq,
+			      "-p",
+			      pid_s,
+			      "--otlp-endpoint",
+			      endpoint,
+			      "--otlp-protocol",
+			      "http",
+			      "--insecure",
+			      flush_s ? "--flush-timeout" : NULL,
+			      flush_s,
+			      NULL};
+	pid_t agent;
+
+	*wl = start_workload(exe_path, 60);
+	assert_true(*wl > 0);
+	snprintf(pid_s, sizeof(pid_s), "%d", *wl);
+	snprintf(endpoint, sizeof(endpoint), "127.0.0.1:%d", port);
+	agent = tu_omniprof_start(log, "agent", args);
+	assert_true(agent > 0);
+	wait_sampling(log);
+	return agent;
+}
+
 /* agent until SIGHUP: exits 0 and flushes; the receiver got the intervals. */
 static void test_agent_sighup(void **state)
 {
-	char *dir = tu_mkdtemp(), log[1100], records[1100], endpoint[64], pid_s[16], port_s[16];
+	char *dir = tu_mkdtemp(), log[1100], records[1100], port_s[16];
 	char *out = NULL;
-	int port = free_port(), status, rc;
+	int port = tu_free_port(), status, rc;
 	pid_t agent, wl, rx;
 
 	(void)state;
 	snprintf(log, sizeof(log), "%s/agent.log", dir);
 	snprintf(records, sizeof(records), "%s/records.jsonl", dir);
-	snprintf(endpoint, sizeof(endpoint), "127.0.0.1:%d", port);
+	assert_true(port > 0);
 	snprintf(port_s, sizeof(port_s), "%d", port);
 	{
 		const char *args[] = {"--out", records, "--http-port", port_s, NULL};
 
-		rx = start_node("receiver.js", args);
+		rx = tu_node_start("receiver.js", args);
 	}
 	assert_true(rx > 0);
-	wl = start_workload(exe_path, 60);
-	assert_true(wl > 0);
-	snprintf(pid_s, sizeof(pid_s), "%d", wl);
-	{
-		/* One long interval: what arrives was sent by the exit flush. */
-		const char *args[] = {"--interval",
-				      "60",
-				      "-F",
-				      "99",
-				      "-p",
-				      pid_s,
-				      "--otlp-endpoint",
-				      endpoint,
-				      "--otlp-protocol",
-				      "http",
-				      "--insecure",
-				      NULL};
-
-		agent = start_omniprof(log, "agent", args);
-	}
-	wait_sampling(log);
+	/* One long interval: what arrives was sent by the exit flush. */
+	agent = start_http_agent(log, port, "60", "99", NULL, &wl);
 	sleep(3);
 	kill(agent, SIGHUP);
-	status = wait_bounded(agent, 30000, NULL);
+	status = tu_wait_bounded(agent, 30000, 20, NULL);
 	tu_reap(wl);
 	tu_reap(rx);
-	print_log(log);
+	tu_print_log("log", log);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
-	assert_true(log_has(log, "1 intervals delivered"));
+	assert_true(tu_log_has(log, "1 intervals delivered"));
 	rc = tu_run(&out,
 		    "node tests/e2e/otlp/check.js --file %s --exe %s --chain %s --frequency 99 "
 		    "--mode otlp --transport http --pid %d --service fp_chain",
@@ -488,40 +392,19 @@ static void test_agent_sighup(void **state)
 /* An agent sending to a receiver that accepts connections and never answers. */
 static pid_t start_agent_black_hole(const char *log, const char *flush_s, pid_t *rx, pid_t *wl)
 {
-	char endpoint[64], port_s[16], pid_s[16];
-	int port = free_port();
+	char port_s[16];
+	int port = tu_free_port();
 	pid_t agent;
 
-	*wl = start_workload(exe_path, 60);
-	assert_true(*wl > 0);
-	snprintf(pid_s, sizeof(pid_s), "%d", *wl);
-	snprintf(endpoint, sizeof(endpoint), "127.0.0.1:%d", port);
+	assert_true(port > 0);
 	snprintf(port_s, sizeof(port_s), "%d", port);
 	{
 		const char *args[] = {"--mode", "blackhole", "--port", port_s, NULL};
 
-		*rx = start_node("misbehaving.js", args);
+		*rx = tu_node_start("misbehaving.js", args);
 	}
 	assert_true(*rx > 0);
-	{
-		const char *args[] = {"--interval",
-				      "1",
-				      "-F",
-				      "49",
-				      "-p",
-				      pid_s,
-				      "--otlp-endpoint",
-				      endpoint,
-				      "--otlp-protocol",
-				      "http",
-				      "--insecure",
-				      "--flush-timeout",
-				      flush_s,
-				      NULL};
-
-		agent = start_omniprof(log, "agent", args);
-	}
-	wait_sampling(log);
+	agent = start_http_agent(log, port, "1", "49", flush_s, wl);
 	sleep(3); /* intervals queue up behind the first transfer, which hangs */
 	return agent;
 }
@@ -537,19 +420,19 @@ static void test_flush_timeout_bounds_exit(void **state)
 	(void)state;
 	snprintf(log, sizeof(log), "%s/agent.log", dir);
 	agent = start_agent_black_hole(log, "1", &rx, &wl);
-	t0 = now_ms();
+	t0 = tu_now_ms();
 	kill(agent, SIGTERM);
-	status = wait_bounded(agent, 30000, NULL);
-	took = now_ms() - t0;
+	status = tu_wait_bounded(agent, 30000, 20, NULL);
+	took = tu_now_ms() - t0;
 	tu_reap(rx);
 	tu_reap(wl);
-	print_log(log);
+	tu_print_log("log", log);
 	printf("    exit took %llu ms after SIGTERM (--flush-timeout 1)\n",
 	       (unsigned long long)took);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	assert_true(took < 4000);
-	assert_true(log_has(log, "not delivered at exit"));
+	assert_true(tu_log_has(log, "not delivered at exit"));
 	tu_rmtree(dir);
 	free(dir);
 }
@@ -569,18 +452,18 @@ static void test_second_signal_cuts_flush(void **state)
 	sleep(1);
 	/* Still flushing: the first signal alone would wait up to 60 s. */
 	assert_int_equal(waitpid(agent, &status, WNOHANG), 0);
-	t0 = now_ms();
+	t0 = tu_now_ms();
 	kill(agent, SIGTERM);
-	status = wait_bounded(agent, 30000, NULL);
-	took = now_ms() - t0;
+	status = tu_wait_bounded(agent, 30000, 20, NULL);
+	took = tu_now_ms() - t0;
 	tu_reap(rx);
 	tu_reap(wl);
-	print_log(log);
+	tu_print_log("log", log);
 	printf("    exit took %llu ms after the second SIGTERM\n", (unsigned long long)took);
 	assert_true(WIFEXITED(status));
 	assert_true(took < 3000);
-	assert_true(log_has(log, "cutting the exit flush short"));
-	assert_true(log_has(log, "not delivered at exit"));
+	assert_true(tu_log_has(log, "cutting the exit flush short"));
+	assert_true(tu_log_has(log, "not delivered at exit"));
 	tu_rmtree(dir);
 	free(dir);
 }
@@ -604,50 +487,31 @@ static int count_lines(const char *path, const char *prefix)
  */
 static void test_big_reply_is_success(void **state)
 {
-	char *dir = tu_mkdtemp(), log[1100], reqs[1100], endpoint[64], port_s[16], pid_s[16];
+	char *dir = tu_mkdtemp(), log[1100], reqs[1100], port_s[16];
 	char line[128];
-	int port = free_port(), status, requests;
+	int port = tu_free_port(), status, requests;
 	struct rusage ru;
 	pid_t agent, rx, wl;
 
 	(void)state;
 	snprintf(log, sizeof(log), "%s/agent.log", dir);
 	snprintf(reqs, sizeof(reqs), "%s/requests.txt", dir);
-	snprintf(endpoint, sizeof(endpoint), "127.0.0.1:%d", port);
+	assert_true(port > 0);
 	snprintf(port_s, sizeof(port_s), "%d", port);
 	{
 		const char *args[] = {"--mode", "bigreply", "--port", port_s, "--out",
 				      reqs,	"--mb",	    "512",    NULL};
 
-		rx = start_node("misbehaving.js", args);
+		rx = tu_node_start("misbehaving.js", args);
 	}
 	assert_true(rx > 0);
-	wl = start_workload(exe_path, 60);
-	assert_true(wl > 0);
-	snprintf(pid_s, sizeof(pid_s), "%d", wl);
-	{
-		const char *args[] = {"--interval",
-				      "1",
-				      "-F",
-				      "99",
-				      "-p",
-				      pid_s,
-				      "--otlp-endpoint",
-				      endpoint,
-				      "--otlp-protocol",
-				      "http",
-				      "--insecure",
-				      NULL};
-
-		agent = start_omniprof(log, "agent", args);
-	}
-	wait_sampling(log);
+	agent = start_http_agent(log, port, "1", "99", NULL, &wl);
 	sleep(5);
 	kill(agent, SIGTERM);
-	status = wait_bounded(agent, 30000, &ru);
+	status = tu_wait_bounded(agent, 30000, 20, &ru);
 	tu_reap(wl);
 	tu_reap(rx);
-	print_log(log);
+	tu_print_log("log", log);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	requests = count_lines(reqs, "request ");
@@ -655,8 +519,8 @@ static void test_big_reply_is_success(void **state)
 	assert_true(requests >= 3);
 	snprintf(line, sizeof(line),
 		 ": %d intervals delivered, 0 retries, dropped: 0 (queue full), 0", requests);
-	assert_true(log_has(log, line));
-	assert_false(log_has(log, "export failing"));
+	assert_true(tu_log_has(log, line));
+	assert_false(tu_log_has(log, "export failing"));
 	/* The body is never held: far below the 512 MiB it would take (with room for a
 	 * sanitizer build's shadow memory). */
 	assert_true(ru.ru_maxrss < 200 * 1024);

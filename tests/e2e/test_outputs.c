@@ -39,6 +39,7 @@
 
 #include "attacker.h"
 #include "profile.pb-c.h"
+#include "omniprof_run.h"
 #include "testutil.h"
 
 static const char *const set_names[] = {"profile.pb.gz", "stacks.folded", "flamegraph.html"};
@@ -59,24 +60,6 @@ static const char *const trap_names[] = {
 };
 #define N_TRAPS (sizeof(trap_names) / sizeof(trap_names[0]))
 
-static char *omniprof(void)
-{
-	static char path[512];
-
-	snprintf(path, sizeof(path), "%s/omniprof", tu_build_dir());
-	return path;
-}
-
-static pid_t start_workload(int seconds)
-{
-	char path[512], secs[16];
-	char *argv[] = {path, secs, NULL};
-
-	snprintf(path, sizeof(path), "%s/workloads/fp_chain", tu_build_dir());
-	snprintf(secs, sizeof(secs), "%d", seconds);
-	return tu_spawn_ready(argv);
-}
-
 static int count_lines_with(const char *text, const char *needle)
 {
 	int n = 0;
@@ -84,42 +67,6 @@ static int count_lines_with(const char *text, const char *needle)
 	for (const char *p = text; p && (p = strstr(p, needle)); p++)
 		n++;
 	return n;
-}
-
-/* Entries of dir other than "." and "..". */
-static int count_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-	closedir(d);
-	return n;
-}
-
-static int count_prefix(const char *dir, const char *prefix)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		n += !strncmp(e->d_name, prefix, strlen(prefix));
-	closedir(d);
-	return n;
-}
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	assert_true(fputs(text, f) >= 0);
-	assert_int_equal(fclose(f), 0);
 }
 
 /* ---- victims and traps ------------------------------------------------------------ */
@@ -138,7 +85,7 @@ static void victims__make(struct victims *v, const char *base)
 	for (size_t i = 0; i < N_TRAPS; i++) {
 		snprintf(v->path[i], sizeof(v->path[i]), "%s/victim%zu", v->dir, i);
 		snprintf(v->text[i], sizeof(v->text[i]), "root's file %zu, keep me\n", i);
-		write_file(v->path[i], v->text[i]);
+		assert_int_equal(tu_write_file(v->path[i], v->text[i]), 0);
 	}
 }
 
@@ -156,7 +103,7 @@ static void victims__assert_unchanged(const struct victims *v)
 		assert_int_equal(stat(v->path[i], &st), 0);
 		assert_int_equal(st.st_uid, 0);
 	}
-	assert_int_equal(count_entries(v->dir), (int)N_TRAPS);
+	assert_int_equal(tu_count_entries(v->dir), (int)N_TRAPS);
 }
 
 /* The attacker plants dir/<trap name> -> victim for every trap name. */
@@ -187,7 +134,7 @@ static void assert_traps_untouched(const char *dir, const struct victims *v, uid
 		target[n] = '\0';
 		assert_string_equal(target, v->path[i]);
 	}
-	assert_int_equal(count_entries(dir), (int)N_TRAPS);
+	assert_int_equal(tu_count_entries(dir), (int)N_TRAPS);
 }
 
 /* A folder the attacker can reach (the test's base is 0700 otherwise). */
@@ -203,7 +150,7 @@ static char *reachable_base(void)
 static void expect_refused(const char *dir, const char *must_say)
 {
 	char *out = NULL;
-	int rc = tu_run(&out, "%s record -d 1 -o %s", omniprof(), dir);
+	int rc = tu_run(&out, "%s record -d 1 -o %s", tu_omniprof_path(), dir);
 
 	printf("    -o %s: exit %d: %s", dir, rc, out ? out : "(no output)\n");
 	assert_true(rc != 0);
@@ -212,6 +159,21 @@ static void expect_refused(const char *dir, const char *must_say)
 	assert_non_null(strstr(out, "cannot write to output folder"));
 	assert_non_null(strstr(out, must_say));
 	free(out);
+}
+
+/*
+ * Plants the traps in dir, expects record to refuse it saying must_say, and
+ * checks the victims and traps kept their bytes; then removes base and frees it.
+ */
+static void expect_traps_refused(char *base, const char *dir, const struct victims *v, uid_t uid,
+				 const char *must_say)
+{
+	plant_traps(dir, v);
+	expect_refused(dir, must_say);
+	victims__assert_unchanged(v);
+	assert_traps_untouched(dir, v, uid);
+	tu_rmtree(base);
+	free(base);
 }
 
 /* ---- planted links ---------------------------------------------------------------- */
@@ -230,12 +192,7 @@ static void test_traps_in_world_writable_folder(void **state)
 	snprintf(dir, sizeof(dir), "%s/out", base);
 	assert_int_equal(mkdir(dir, 0755), 0);
 	assert_int_equal(chmod(dir, 0777), 0);
-	plant_traps(dir, &v);
-	expect_refused(dir, "other users may write to it");
-	victims__assert_unchanged(&v);
-	assert_traps_untouched(dir, &v, uid);
-	tu_rmtree(base);
-	free(base);
+	expect_traps_refused(base, dir, &v, uid, "other users may write to it");
 }
 
 /* The folder belongs to the attacker: refused. */
@@ -253,12 +210,7 @@ static void test_traps_in_attacker_folder(void **state)
 	snprintf(dir, sizeof(dir), "%s/out", base);
 	snprintf(cmd, sizeof(cmd), "mkdir -m 0755 '%s'", dir);
 	assert_int_equal(attacker__system(cmd), 0);
-	plant_traps(dir, &v);
-	expect_refused(dir, "belongs to uid");
-	victims__assert_unchanged(&v);
-	assert_traps_untouched(dir, &v, uid);
-	tu_rmtree(base);
-	free(base);
+	expect_traps_refused(base, dir, &v, uid, "belongs to uid");
 }
 
 /*
@@ -270,7 +222,7 @@ static void test_traps_in_attacker_folder(void **state)
 static void test_traps_left_in_own_folder(void **state)
 {
 	char *base = reachable_base(), dir[256], *out = NULL;
-	pid_t wl = start_workload(30);
+	pid_t wl = tu_workload_start("fp_chain", 30);
 	struct victims v;
 	uid_t uid;
 	gid_t gid;
@@ -286,7 +238,7 @@ static void test_traps_left_in_own_folder(void **state)
 	plant_traps(dir, &v);
 	assert_int_equal(chmod(dir, 0755), 0);
 
-	rc = tu_run(&out, "%s record -d 1 -p %d -o %s", omniprof(), wl, dir);
+	rc = tu_run(&out, "%s record -d 1 -p %d -o %s", tu_omniprof_path(), wl, dir);
 	tu_reap(wl);
 	if (rc)
 		print_error("record failed (%d):\n%s\n", rc, out ? out : "");
@@ -318,14 +270,27 @@ static void test_traps_left_in_own_folder(void **state)
 	}
 	/* the other traps are gone (the old write-test name, temporaries, the old
 	 * generation name) or replaced (the switch link) */
-	assert_int_equal(count_entries(dir), N_SET + 2);
-	assert_int_equal(count_prefix(dir, ".omniprof-set."), 1);
-	assert_int_equal(count_prefix(dir, ".omniprof-tmp."), 0);
+	assert_int_equal(tu_count_entries(dir), N_SET + 2);
+	assert_int_equal(tu_count_prefix(dir, ".omniprof-set."), 1);
+	assert_int_equal(tu_count_prefix(dir, ".omniprof-tmp."), 0);
 	tu_rmtree(base);
 	free(base);
 }
 
 /* ---- refused folders ---------------------------------------------------------------- */
+
+/* base/NAME made with mode is refused, saying must_say, and left empty. */
+static void expect_mode_refused(const char *base, const char *name, mode_t mode,
+				const char *must_say)
+{
+	char dir[256];
+
+	snprintf(dir, sizeof(dir), "%s/%s", base, name);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(chmod(dir, mode), 0);
+	expect_refused(dir, must_say);
+	assert_int_equal(tu_count_entries(dir), 0);
+}
 
 static void test_refused_folders(void **state)
 {
@@ -342,26 +307,12 @@ static void test_refused_folders(void **state)
 	assert_int_equal(mkdir(dir, 0755), 0);
 	assert_int_equal(chown(dir, uid, gid), 0);
 	expect_refused(dir, "belongs to uid");
-	assert_int_equal(count_entries(dir), 0);
+	assert_int_equal(tu_count_entries(dir), 0);
 
-	snprintf(dir, sizeof(dir), "%s/group", base);
-	assert_int_equal(mkdir(dir, 0755), 0);
-	assert_int_equal(chmod(dir, 0775), 0);
-	expect_refused(dir, "other users may write to it");
-	assert_int_equal(count_entries(dir), 0);
-
-	snprintf(dir, sizeof(dir), "%s/other", base);
-	assert_int_equal(mkdir(dir, 0755), 0);
-	assert_int_equal(chmod(dir, 0757), 0);
-	expect_refused(dir, "other users may write to it");
-	assert_int_equal(count_entries(dir), 0);
-
+	expect_mode_refused(base, "group", 0775, "other users may write to it");
+	expect_mode_refused(base, "other", 0757, "other users may write to it");
 	/* like /tmp: sticky does not make it ours */
-	snprintf(dir, sizeof(dir), "%s/sticky", base);
-	assert_int_equal(mkdir(dir, 0755), 0);
-	assert_int_equal(chmod(dir, 01777), 0);
-	expect_refused(dir, "other users may write to it");
-	assert_int_equal(count_entries(dir), 0);
+	expect_mode_refused(base, "sticky", 01777, "other users may write to it");
 
 	for (int i = 0; i < 4; i++)
 		tmp_had[i] = access(tmp_names[i], F_OK) == 0;
@@ -376,7 +327,7 @@ static void test_refused_folders(void **state)
 	assert_int_equal(mkdir(dir, 0755), 0);
 	assert_int_equal(symlink(dir, link), 0);
 	expect_refused(link, "symbolic link");
-	assert_int_equal(count_entries(dir), 0);
+	assert_int_equal(tu_count_entries(dir), 0);
 	tu_rmtree(base);
 	free(base);
 }
@@ -484,8 +435,8 @@ static pid_t start_paused_record(const char *dir, pid_t wl, FILE **err)
 		snprintf(pidarg, sizeof(pidarg), "%d", wl);
 		snprintf(ms, sizeof(ms), "%d", PAUSE_MS);
 		setenv("OMNIPROF_TEST_OUTPUT_PAUSE_MS", ms, 1);
-		execl(omniprof(), "omniprof", "record", "-d", "1", "-F", "199", "-p", pidarg, "-o",
-		      dir, NULL);
+		execl(tu_omniprof_path(), "omniprof", "record", "-d", "1", "-F", "199", "-p",
+		      pidarg, "-o", dir, NULL);
 		_exit(127);
 	}
 	close(fds[1]);
@@ -505,14 +456,14 @@ static pid_t start_paused_record(const char *dir, pid_t wl, FILE **err)
 static void test_kill_during_write_leaves_whole_set(void **state)
 {
 	char *base = tu_mkdtemp(), dir[256], *out = NULL, gen[128], gen_before[128];
-	pid_t wl = start_workload(600);
+	pid_t wl = tu_workload_start("fp_chain", 600);
 	struct set_totals prev, t;
 	int kept_old = 0, got_new = 0, status, rc;
 
 	(void)state;
 	assert_true(wl > 0);
 	snprintf(dir, sizeof(dir), "%s/out", base);
-	rc = tu_run(&out, "%s record -d 1 -p %d -o %s", omniprof(), wl, dir);
+	rc = tu_run(&out, "%s record -d 1 -p %d -o %s", tu_omniprof_path(), wl, dir);
 	if (rc)
 		print_error("record failed (%d):\n%s\n", rc, out ? out : "");
 	assert_int_equal(rc, 0);
@@ -558,15 +509,15 @@ static void test_kill_during_write_leaves_whole_set(void **state)
 	assert_true(got_new > 0);
 
 	/* The next run removes what the killed runs left. */
-	rc = tu_run(&out, "%s record -d 1 -p %d -o %s", omniprof(), wl, dir);
+	rc = tu_run(&out, "%s record -d 1 -p %d -o %s", tu_omniprof_path(), wl, dir);
 	tu_reap(wl);
 	assert_int_equal(rc, 0);
 	free(out);
 	read_set(dir, &t);
 	assert_true(t.pprof == t.folded && t.folded == t.html);
-	assert_int_equal(count_prefix(dir, ".omniprof-set."), 1);
-	assert_int_equal(count_prefix(dir, ".omniprof-tmp."), 0);
-	assert_int_equal(count_entries(dir), N_SET + 2);
+	assert_int_equal(tu_count_prefix(dir, ".omniprof-set."), 1);
+	assert_int_equal(tu_count_prefix(dir, ".omniprof-tmp."), 0);
+	assert_int_equal(tu_count_entries(dir), N_SET + 2);
 	tu_rmtree(base);
 	free(base);
 }
@@ -576,7 +527,7 @@ static void test_kill_during_write_leaves_whole_set(void **state)
 static void expect_enospc(const char *dir, pid_t wl)
 {
 	char *out = NULL;
-	int rc = tu_run(&out, "%s record -d 1 -p %d -o %s", omniprof(), wl, dir);
+	int rc = tu_run(&out, "%s record -d 1 -p %d -o %s", tu_omniprof_path(), wl, dir);
 
 	printf("    full tmpfs: exit %d: %s", rc, out ? out : "(no output)\n");
 	assert_true(rc != 0);
@@ -585,26 +536,14 @@ static void expect_enospc(const char *dir, pid_t wl)
 	assert_non_null(strstr(out, "No space left on device"));
 	assert_non_null(strstr(out, "cannot write "));
 	free(out);
-	assert_int_equal(count_prefix(dir, ".omniprof-tmp."), 0);
-}
-
-/* The tmpfs of a failed test is detached, not left mounted on /tmp. */
-static const char *mounted;
-
-static int unmount_teardown(void **state)
-{
-	(void)state;
-	if (mounted)
-		umount2(mounted, MNT_DETACH);
-	mounted = NULL;
-	return 0;
+	assert_int_equal(tu_count_prefix(dir, ".omniprof-tmp."), 0);
 }
 
 static void test_enospc(void **state)
 {
 	char *base = tu_mkdtemp(), *out = NULL, filler[512], *before[N_SET];
 	size_t before_len[N_SET];
-	pid_t wl = start_workload(120);
+	pid_t wl = tu_workload_start("fp_chain", 120);
 	struct statvfs vfs;
 	struct set_totals t;
 	int rc;
@@ -612,8 +551,7 @@ static void test_enospc(void **state)
 	(void)state;
 	assert_true(wl > 0);
 	/* Too small for the flame graph page alone: nothing can be presented. */
-	mounted = base;
-	assert_int_equal(mount("omniprof-test", base, "tmpfs", 0, "size=16k,mode=0755"), 0);
+	assert_int_equal(tu_tmpfs_mount(base, "16k"), 0);
 	expect_enospc(base, wl);
 	for (int i = 0; i < N_SET; i++) {
 		char path[512];
@@ -622,14 +560,12 @@ static void test_enospc(void **state)
 		snprintf(path, sizeof(path), "%s/%s", base, set_names[i]);
 		assert_int_equal(lstat(path, &st), -1);
 	}
-	assert_int_equal(count_entries(base), 0);
-	assert_int_equal(umount(base), 0);
-	mounted = NULL;
+	assert_int_equal(tu_count_entries(base), 0);
+	assert_int_equal(tu_tmpfs_unmount(), 0);
 
 	/* The previous set fits; the new one does not. */
-	mounted = base;
-	assert_int_equal(mount("omniprof-test", base, "tmpfs", 0, "size=64k,mode=0755"), 0);
-	rc = tu_run(&out, "%s record -d 1 -p %d -o %s", omniprof(), wl, base);
+	assert_int_equal(tu_tmpfs_mount(base, "64k"), 0);
+	rc = tu_run(&out, "%s record -d 1 -p %d -o %s", tu_omniprof_path(), wl, base);
 	if (rc)
 		print_error("record failed (%d):\n%s\n", rc, out ? out : "");
 	assert_int_equal(rc, 0);
@@ -673,9 +609,8 @@ static void test_enospc(void **state)
 	}
 	read_set(base, &t);
 	assert_true(t.pprof == t.folded && t.folded == t.html);
-	assert_int_equal(count_prefix(base, ".omniprof-set."), 1);
-	assert_int_equal(umount(base), 0);
-	mounted = NULL;
+	assert_int_equal(tu_count_prefix(base, ".omniprof-set."), 1);
+	assert_int_equal(tu_tmpfs_unmount(), 0);
 	tu_rmtree(base);
 	free(base);
 }
@@ -688,7 +623,7 @@ int main(void)
 	    cmocka_unit_test(test_traps_left_in_own_folder),
 	    cmocka_unit_test(test_refused_folders),
 	    cmocka_unit_test(test_kill_during_write_leaves_whole_set),
-	    cmocka_unit_test_teardown(test_enospc, unmount_teardown),
+	    cmocka_unit_test_teardown(test_enospc, tu_tmpfs_teardown),
 	};
 
 	return cmocka_run_group_tests_name("e2e_outputs", tests, NULL, NULL);

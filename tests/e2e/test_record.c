@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "folded_check.h"
+#include "omniprof_run.h"
 #include "testutil.h"
 
 #define CHAIN_LEN 24
@@ -104,24 +105,6 @@ static struct chain_count count_pprof_traces(const char *text)
 	return c;
 }
 
-static char *omniprof(void)
-{
-	static char path[512];
-
-	snprintf(path, sizeof(path), "%s/omniprof", tu_build_dir());
-	return path;
-}
-
-static pid_t start_workload(int seconds)
-{
-	char path[512], secs[16];
-	char *argv[] = {path, secs, NULL};
-
-	snprintf(path, sizeof(path), "%s/workloads/fp_chain", tu_build_dir());
-	snprintf(secs, sizeof(secs), "%d", seconds);
-	return tu_spawn_ready(argv);
-}
-
 static void assert_chain_share(struct chain_count c, const char *where)
 {
 	double share = c.leaf ? 100.0 * (double)c.complete / (double)c.leaf : 0;
@@ -135,13 +118,13 @@ static void assert_chain_share(struct chain_count c, const char *where)
 static void test_record_pid_folded_and_pprof(void **state)
 {
 	char *dir = tu_mkdtemp(), *out = NULL, *text, path[1024];
-	pid_t pid = start_workload(60);
+	pid_t pid = tu_workload_start("fp_chain", 60);
 	int rc;
 
 	(void)state;
 	assert_non_null(dir);
 	assert_true(pid > 0);
-	rc = tu_run(&out, "%s record -p %d -d 4 -F 99 -o %s", omniprof(), pid, dir);
+	rc = tu_run(&out, "%s record -p %d -d 4 -F 99 -o %s", tu_omniprof_path(), pid, dir);
 	tu_reap(pid);
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
@@ -177,12 +160,12 @@ static void test_record_pid_folded_and_pprof(void **state)
 static void test_record_whole_system(void **state)
 {
 	char *dir = tu_mkdtemp(), *out = NULL, *text, path[1024];
-	pid_t pid = start_workload(60);
+	pid_t pid = tu_workload_start("fp_chain", 60);
 	int rc;
 
 	(void)state;
 	assert_true(pid > 0);
-	rc = tu_run(&out, "%s record -d 3 -F 49 -o %s", omniprof(), dir);
+	rc = tu_run(&out, "%s record -d 3 -F 49 -o %s", tu_omniprof_path(), dir);
 	tu_reap(pid);
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
@@ -200,7 +183,7 @@ static void test_record_whole_system(void **state)
 static void test_sigterm_still_writes(void **state)
 {
 	char *dir = tu_mkdtemp(), *out = NULL, path[1024], *text;
-	pid_t work = start_workload(60), rec;
+	pid_t work = tu_workload_start("fp_chain", 60), rec;
 	int status;
 
 	(void)state;
@@ -214,7 +197,8 @@ static void test_sigterm_still_writes(void **state)
 		dup2(null, 1);
 		dup2(null, 2);
 		snprintf(pidarg, sizeof(pidarg), "%d", work);
-		execl(omniprof(), "omniprof", "record", "-p", pidarg, "-F", "99", "-o", dir, NULL);
+		execl(tu_omniprof_path(), "omniprof", "record", "-p", pidarg, "-F", "99", "-o", dir,
+		      NULL);
 		_exit(127);
 	}
 	sleep(3);
@@ -255,13 +239,14 @@ static void expect_failure(const char *what, const char *must_say, const char *f
 static void test_clear_errors(void **state)
 {
 	(void)state;
-	expect_failure("missing pid", "no such process", "%s record -d 1 -p 999999999", omniprof());
+	expect_failure("missing pid", "no such process", "%s record -d 1 -p 999999999",
+		       tu_omniprof_path());
 	expect_failure("unwritable output", "cannot write to output folder",
-		       "%s record -d 1 -o /proc/omniprof-cannot-exist", omniprof());
+		       "%s record -d 1 -o /proc/omniprof-cannot-exist", tu_omniprof_path());
 	expect_failure("not root", "needs root",
 		       "setpriv --reuid=65534 --regid=65534 --clear-groups %s record -d 1 -o /tmp",
-		       omniprof());
-	expect_failure("bad frequency", "-F", "%s record -F 0", omniprof());
+		       tu_omniprof_path());
+	expect_failure("bad frequency", "-F", "%s record -F 0", tu_omniprof_path());
 }
 
 int main(void)

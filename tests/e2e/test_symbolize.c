@@ -61,17 +61,6 @@ static const char *workload(const char *name)
 	return path;
 }
 
-/* Runs a shell command that must succeed. */
-#define SH(...)                                                                                    \
-	do {                                                                                       \
-		char *o_ = NULL;                                                                   \
-		int rc_ = tu_run(&o_, __VA_ARGS__);                                                \
-		if (rc_)                                                                           \
-			print_error("command failed (%d): %s\n", rc_, o_ ? o_ : "");               \
-		free(o_);                                                                          \
-		assert_int_equal(rc_, 0);                                                          \
-	} while (0)
-
 /*
  * Starts bin (which prints "ready"), records it with extra options (and env,
  * a prefix for the command line) into dir/out, stops it. Returns the folded
@@ -231,10 +220,11 @@ static void test_debuglink(void **state)
 	(void)state;
 	assert_non_null(dir);
 	/* Stripped, with a .gnu_debuglink naming the debug file next to it. */
-	SH("cp %s %s/sym_dlink && cd %s && objcopy --only-keep-debug sym_dlink sym_dlink.debug && "
-	   "objcopy --strip-all --add-gnu-debuglink=sym_dlink.debug sym_dlink",
-	   workload("cpp_inline"), dir, dir);
-	SH("! readelf -S %s/sym_dlink | grep -qE '\\.symtab|\\.debug_info'", dir);
+	TU_SH(
+	    "cp %s %s/sym_dlink && cd %s && objcopy --only-keep-debug sym_dlink sym_dlink.debug && "
+	    "objcopy --strip-all --add-gnu-debuglink=sym_dlink.debug sym_dlink",
+	    workload("cpp_inline"), dir, dir);
+	TU_SH("! readelf -S %s/sym_dlink | grep -qE '\\.symtab|\\.debug_info'", dir);
 	record_cpp_copy(dir, "sym_dlink", NULL, "--no-debuginfod");
 	tu_rmtree(dir);
 	free(dir);
@@ -247,12 +237,12 @@ static void test_build_id_path(void **state)
 	(void)state;
 	assert_non_null(dir);
 	/* Stripped without a debuglink; the debug file only at ROOT/.build-id/xx/rest.debug. */
-	SH("cp %s %s/sym_bid", workload("cpp_inline"), dir);
+	TU_SH("cp %s %s/sym_bid", workload("cpp_inline"), dir);
 	id = build_id_of(workload("cpp_inline"));
-	SH("cd %s && mkdir -p dbg/.build-id/%.2s && objcopy --only-keep-debug sym_bid "
-	   "dbg/.build-id/%.2s/%s.debug && objcopy --strip-all sym_bid",
-	   dir, id, id, id + 2);
-	SH("! readelf -S %s/sym_bid | grep -qE '\\.symtab|\\.debug_info|debuglink'", dir);
+	TU_SH("cd %s && mkdir -p dbg/.build-id/%.2s && objcopy --only-keep-debug sym_bid "
+	      "dbg/.build-id/%.2s/%s.debug && objcopy --strip-all sym_bid",
+	      dir, id, id, id + 2);
+	TU_SH("! readelf -S %s/sym_bid | grep -qE '\\.symtab|\\.debug_info|debuglink'", dir);
 	snprintf(opt, sizeof(opt), "--no-debuginfod --debug-dir %s/dbg", dir);
 	record_cpp_copy(dir, "sym_bid", NULL, opt);
 	free(id);
@@ -275,7 +265,7 @@ static void test_rust_v0(void **state)
 	EXPECT(chain_spec__add(cs, "rust_v0::rv_middle"));
 	EXPECT(chain_spec__add(cs, "rust_v0::rv_leaf::<u32>"));
 	/* The binary really has v0 names (and no DWARF to take names from instead). */
-	SH("nm %s | grep -q ' _RINv.*7rv_leaf'", workload("rust_v0"));
+	TU_SH("nm %s | grep -q ' _RINv.*7rv_leaf'", workload("rust_v0"));
 	text = record(workload("rust_v0"), dir, NULL, NULL);
 	assert_chain(cs, text, "rust_v0");
 	/* pprof keeps the mangled name as the system name. */
@@ -304,10 +294,10 @@ static void test_go_stripped(void **state)
 		EXPECT(chain_spec__add(cs, "main.chain_%02d", i));
 	EXPECT(chain_spec__add(cs, "main.leaf"));
 	snprintf(bin, sizeof(bin), "%s/go_stripped", dir);
-	SH("GOCACHE=%s/gocache GOPATH=%s/gopath GOFLAGS= go build -ldflags='-s -w' -o %s "
-	   "tests/workloads/go_chain.go",
-	   build, build, bin);
-	SH("! readelf -S %s | grep -qE '\\.symtab|\\.debug_info'", bin);
+	TU_SH("GOCACHE=%s/gocache GOPATH=%s/gopath GOFLAGS= go build -ldflags='-s -w' -o %s "
+	      "tests/workloads/go_chain.go",
+	      build, build, bin);
+	TU_SH("! readelf -S %s | grep -qE '\\.symtab|\\.debug_info'", bin);
 	text = record(bin, dir, NULL, NULL);
 	assert_chain(cs, text, "go_stripped");
 	snprintf(profile, sizeof(profile), "%s/out/profile.pb.gz", dir);
@@ -315,9 +305,9 @@ static void test_go_stripped(void **state)
 	/* File and line from the pc tables; the Go build id travels in a comment. */
 	assert_non_null(strstr(raw, "go_chain.go:"));
 	free(raw);
-	SH("HOME=/tmp GOCACHE=/tmp/omniprof-gocache go tool pprof -comments %s | "
-	   "grep -q 'omniprof.mapping id=.* go_build_id='",
-	   profile);
+	TU_SH("HOME=/tmp GOCACHE=/tmp/omniprof-gocache go tool pprof -comments %s | "
+	      "grep -q 'omniprof.mapping id=.* go_build_id='",
+	      profile);
 	free(text);
 	chain_spec__free(cs);
 	tu_rmtree(dir);
@@ -334,9 +324,9 @@ static void test_symbolize_round_trip(void **state)
 	(void)state;
 	assert_non_null(dir);
 	/* Recorded stripped with no debug file anywhere: frames are offsets. */
-	SH("mkdir %s/gathered && cp %s %s/gathered/sym_rt && cp %s %s/sym_rt && "
-	   "objcopy --strip-all %s/sym_rt",
-	   dir, workload("cpp_inline"), dir, workload("cpp_inline"), dir, dir);
+	TU_SH("mkdir %s/gathered && cp %s %s/gathered/sym_rt && cp %s %s/sym_rt && "
+	      "objcopy --strip-all %s/sym_rt",
+	      dir, workload("cpp_inline"), dir, workload("cpp_inline"), dir, dir);
 	{
 		char bin[PATH_MAX];
 		char *argv[] = {bin, "60", NULL};
@@ -398,9 +388,10 @@ static void test_debuginfod(void **state)
 	(void)state;
 	assert_non_null(dir);
 	/* A stripped binary whose debug file only the server has. */
-	SH("mkdir %s/srv && cp %s %s/sym_dinfod && cd %s && objcopy --only-keep-debug sym_dinfod "
-	   "srv/sym_dinfod.debug && objcopy --strip-all sym_dinfod",
-	   dir, workload("cpp_inline"), dir, dir);
+	TU_SH(
+	    "mkdir %s/srv && cp %s %s/sym_dinfod && cd %s && objcopy --only-keep-debug sym_dinfod "
+	    "srv/sym_dinfod.debug && objcopy --strip-all sym_dinfod",
+	    dir, workload("cpp_inline"), dir, dir);
 	id = build_id_of(workload("cpp_inline"));
 	snprintf(srv, sizeof(srv), "%s/srv", dir);
 	snprintf(db, sizeof(db), "%s/db.sqlite", dir);

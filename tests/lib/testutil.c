@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -184,4 +185,86 @@ int tu_pyenv_python(const char *version, char *buf, size_t len)
 	}
 	closedir(d);
 	return err;
+}
+
+pid_t tu_workload_start(const char *name, int seconds)
+{
+	char path[512], secs[16];
+	char *argv[] = {path, secs, NULL};
+
+	snprintf(path, sizeof(path), "%s/workloads/%s", tu_build_dir(), name);
+	snprintf(secs, sizeof(secs), "%d", seconds);
+	return tu_spawn_ready(argv);
+}
+
+int tu_write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	if (fputs(text, f) < 0)
+		err = -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+/* Entries of dir whose name starts with prefix, skipping "." and ".." when skip_dots. */
+static int count_dir(const char *dir, const char *prefix, int skip_dots)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		if (skip_dots && (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")))
+			continue;
+		n += !strncmp(e->d_name, prefix, strlen(prefix));
+	}
+	closedir(d);
+	return n;
+}
+
+int tu_count_prefix(const char *dir, const char *prefix)
+{
+	return count_dir(dir, prefix, 0);
+}
+
+int tu_count_entries(const char *dir)
+{
+	return count_dir(dir, "", 1);
+}
+
+/* The tmpfs tu_tmpfs_mount put up, "" when none. */
+static char tmpfs_dir[4096];
+
+int tu_tmpfs_mount(const char *dir, const char *size)
+{
+	char opts[64];
+
+	/* Remembered first: a failed mount is detached by the teardown too (harmless). */
+	snprintf(tmpfs_dir, sizeof(tmpfs_dir), "%s", dir);
+	snprintf(opts, sizeof(opts), "size=%s,mode=0755", size);
+	return mount("omniprof-test", dir, "tmpfs", 0, opts) ? -errno : 0;
+}
+
+int tu_tmpfs_unmount(void)
+{
+	if (umount(tmpfs_dir))
+		return -errno;
+	tmpfs_dir[0] = '\0';
+	return 0;
+}
+
+int tu_tmpfs_teardown(void **state)
+{
+	(void)state;
+	if (tmpfs_dir[0])
+		umount2(tmpfs_dir, MNT_DETACH);
+	tmpfs_dir[0] = '\0';
+	return 0;
 }

@@ -15,13 +15,44 @@ void tu_rmtree(const char *dir);
 /* Runs a shell command, capturing stdout+stderr into *out (caller frees; may be NULL).
  * Returns the exit status, or -1 when it did not exit normally. */
 int tu_run(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * Runs a shell command (tu_run's arguments) that must succeed: on failure its
+ * output is printed and the test fails. A cmocka assertion: for test bodies.
+ */
+#define TU_SH(...)                                                                                 \
+	do {                                                                                       \
+		char *o_ = NULL;                                                                   \
+		int rc_ = tu_run(&o_, __VA_ARGS__);                                                \
+		if (rc_)                                                                           \
+			print_error("command failed (%d): %s\n", rc_, o_ ? o_ : "");               \
+		free(o_);                                                                          \
+		assert_int_equal(rc_, 0);                                                          \
+	} while (0)
 /* Reads a whole file (NUL-terminated; caller frees), NULL on error. */
 char *tu_read_file(const char *path, size_t *len);
 /* Starts argv in the background with stdout on a pipe and waits for its first
  * line ("ready"). Returns the pid, or -1. */
 pid_t tu_spawn_ready(char *const argv[]);
+/* Starts build/workloads/NAME SECONDS (tu_spawn_ready): its pid, or -1. */
+pid_t tu_workload_start(const char *name, int seconds);
 /* Kills and reaps a spawned process. */
 void tu_reap(pid_t pid);
+/* Writes text to path (created or truncated): 0, or -errno. */
+int tu_write_file(const char *path, const char *text);
+/* How many entries of dir (with "." and "..") have a name starting with prefix; -errno when dir
+ * cannot be read. */
+int tu_count_prefix(const char *dir, const char *prefix);
+/* How many entries dir holds besides "." and ".."; -errno when dir cannot be read. */
+int tu_count_entries(const char *dir);
+/*
+ * Mounts a tmpfs of size (a tmpfs size= value, "64k"), mode 0755, on dir, and
+ * remembers dir for tu_tmpfs_unmount and tu_tmpfs_teardown: 0, or -errno.
+ */
+int tu_tmpfs_mount(const char *dir, const char *size);
+/* Unmounts the remembered tmpfs and forgets it: 0, or -errno (then it stays remembered). */
+int tu_tmpfs_unmount(void);
+/* cmocka teardown: detaches (MNT_DETACH) a tmpfs a failed test left mounted. Returns 0. */
+int tu_tmpfs_teardown(void **state);
 /* pyenv's root: $PYENV_ROOT, else what `pyenv root` says, else ~/.pyenv. */
 void tu_pyenv_root(char *buf, size_t len);
 /* The python3 of pyenv's CPython VERSION ("3.8": the first versions/3.8.*

@@ -112,29 +112,6 @@ static void visible_set(const char *dir, char *tag, size_t len)
 		snprintf(tag, len, "MIXED");
 }
 
-/* Entries of dir whose name starts with prefix. */
-static int count_prefix(const char *dir, const char *prefix)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		n += !strncmp(e->d_name, prefix, strlen(prefix));
-	closedir(d);
-	return n;
-}
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	assert_true(fputs(text, f) >= 0);
-	assert_int_equal(fclose(f), 0);
-}
-
 static void assert_file_is(const char *path, const char *text)
 {
 	char *got = tu_read_file(path, NULL);
@@ -146,8 +123,8 @@ static void assert_file_is(const char *path, const char *text)
 
 static void assert_clean(const char *dir)
 {
-	assert_int_equal(count_prefix(dir, OUTPUT_TMP_PREFIX), 0);
-	assert_int_equal(count_prefix(dir, OUTPUT_SET_GEN_PREFIX), 1);
+	assert_int_equal(tu_count_prefix(dir, OUTPUT_TMP_PREFIX), 0);
+	assert_int_equal(tu_count_prefix(dir, OUTPUT_SET_GEN_PREFIX), 1);
 }
 
 /* ---- writing sets --------------------------------------------------------------- */
@@ -190,8 +167,8 @@ static void test_failed_write_keeps_previous(void **state)
 	assert_int_equal(write_set(base, &bad_eio), -EIO);
 	visible_set(base, tag, sizeof(tag));
 	assert_string_equal(tag, "");
-	assert_int_equal(count_prefix(base, OUTPUT_SET_GEN_PREFIX), 0);
-	assert_int_equal(count_prefix(base, OUTPUT_TMP_PREFIX), 0);
+	assert_int_equal(tu_count_prefix(base, OUTPUT_SET_GEN_PREFIX), 0);
+	assert_int_equal(tu_count_prefix(base, OUTPUT_TMP_PREFIX), 0);
 
 	assert_int_equal(write_set(base, &one), 0);
 	assert_int_equal(write_set(base, &bad_eio), -EIO);
@@ -286,10 +263,10 @@ static void test_stale_cleanup_follows_nothing(void **state)
 	snprintf(victim, sizeof(victim), "%s/victims/precious", base);
 	assert_int_equal(mkdir(dir, 0755), 0);
 	assert_int_equal(mkdir(victim_dir, 0755), 0);
-	write_file(victim, "precious\n");
+	assert_int_equal(tu_write_file(victim, "precious\n"), 0);
 
 	snprintf(p, sizeof(p), "%s/" OUTPUT_TMP_PREFIX "0000000000000001", dir);
-	write_file(p, "stale");
+	assert_int_equal(tu_write_file(p, "stale"), 0);
 	snprintf(p, sizeof(p), "%s/" OUTPUT_TMP_PREFIX "0000000000000002", dir);
 	assert_int_equal(symlink(victim, p), 0);
 	/* a generation folder linked to the victims' folder */
@@ -310,7 +287,7 @@ static void test_stale_cleanup_follows_nothing(void **state)
 	assert_clean(dir);
 	assert_int_equal(access(p, F_OK), -1);
 	assert_file_is(victim, "precious\n");
-	assert_int_equal(count_prefix(victim_dir, ""), 3); /* ".", "..", precious */
+	assert_int_equal(tu_count_prefix(victim_dir, ""), 3); /* ".", "..", precious */
 	tu_rmtree(base);
 	free(base);
 }
@@ -329,7 +306,7 @@ static void test_planted_final_names(void **state)
 	snprintf(dir, sizeof(dir), "%s/out", base);
 	snprintf(victim, sizeof(victim), "%s/victim", base);
 	assert_int_equal(mkdir(dir, 0755), 0);
-	write_file(victim, "precious\n");
+	assert_int_equal(tu_write_file(victim, "precious\n"), 0);
 	for (int i = 0; i < N_NAMES; i++) {
 		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
 		assert_int_equal(symlink(victim, p), 0);
@@ -350,7 +327,7 @@ static void test_planted_final_names(void **state)
 	assert_int_equal(lstat(p, &st), 0);
 	assert_true(S_ISREG(st.st_mode));
 	assert_file_is(victim, "precious\n");
-	assert_int_equal(count_prefix(dir, OUTPUT_TMP_PREFIX), 0);
+	assert_int_equal(tu_count_prefix(dir, OUTPUT_TMP_PREFIX), 0);
 	tu_rmtree(base);
 	free(base);
 }
@@ -377,7 +354,7 @@ static void test_folder_rules(void **state)
 	snprintf(p, sizeof(p), "%s/new", base);
 	assert_int_equal(output_dir__open(&d, p, OUTPUT_DIR_CREATE), 0);
 	assert_int_equal(output_dir__probe(&d), 0);
-	assert_int_equal(count_prefix(p, "."), 2); /* the probe left nothing */
+	assert_int_equal(tu_count_prefix(p, "."), 2); /* the probe left nothing */
 	output_dir__close(&d);
 	assert_int_equal(stat(p, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0755);
@@ -425,18 +402,6 @@ static void test_folder_rules(void **state)
 	free(base);
 }
 
-/* The tmpfs of a failed test is detached, not left mounted on /tmp. */
-static const char *mounted;
-
-static int unmount_teardown(void **state)
-{
-	(void)state;
-	if (mounted)
-		umount2(mounted, MNT_DETACH);
-	mounted = NULL;
-	return 0;
-}
-
 /* ---- a full disk ------------------------------------------------------------------ */
 
 static void test_enospc_on_tmpfs(void **state)
@@ -446,15 +411,14 @@ static void test_enospc_on_tmpfs(void **state)
 	int err;
 
 	(void)state;
-	mounted = base;
-	assert_int_equal(mount("omniprof-test", base, "tmpfs", 0, "size=64k,mode=0755"), 0);
+	assert_int_equal(tu_tmpfs_mount(base, "64k"), 0);
 	/* nothing fits: error, nothing under a final name, nothing left behind */
 	err = write_set(base, &(struct content){"huge", 100000, -1, 0});
 	assert_int_equal(err, -ENOSPC);
 	visible_set(base, tag, sizeof(tag));
 	assert_string_equal(tag, "");
-	assert_int_equal(count_prefix(base, OUTPUT_TMP_PREFIX), 0);
-	assert_int_equal(count_prefix(base, OUTPUT_SET_GEN_PREFIX), 0);
+	assert_int_equal(tu_count_prefix(base, OUTPUT_TMP_PREFIX), 0);
+	assert_int_equal(tu_count_prefix(base, OUTPUT_SET_GEN_PREFIX), 0);
 
 	/* the previous set fits, the new one does not */
 	assert_int_equal(write_set(base, &small), 0);
@@ -485,8 +449,7 @@ static void test_enospc_on_tmpfs(void **state)
 		assert_int_equal(strncmp(t, before[i], strlen(before[i])), 0);
 		free(t);
 	}
-	assert_int_equal(umount(base), 0);
-	mounted = NULL;
+	assert_int_equal(tu_tmpfs_unmount(), 0);
 	tu_rmtree(base);
 	free(base);
 }
@@ -500,7 +463,7 @@ int main(void)
 	    cmocka_unit_test(test_stale_cleanup_follows_nothing),
 	    cmocka_unit_test(test_planted_final_names),
 	    cmocka_unit_test(test_folder_rules),
-	    cmocka_unit_test_teardown(test_enospc_on_tmpfs, unmount_teardown),
+	    cmocka_unit_test_teardown(test_enospc_on_tmpfs, tu_tmpfs_teardown),
 	};
 
 	return cmocka_run_group_tests_name("output_set", tests, NULL, NULL);
