@@ -222,16 +222,26 @@ static uint64_t now_ns(void)
  * (copies in containers, the same library under two paths). Without an id
  * (I/O error) the file gets no table and no LPM entries: frame pointers.
  */
+static bool table_id_of(const struct elf_file *ef, uint64_t *id, uint64_t *ns)
+{
+	uint8_t hash[STACK_DELTAS_ID_LEN];
+	uint64_t start = now_ns();
+	bool ok = !stack_deltas__table_id(ef, hash);
+
+	if (ok)
+		*id = file_id__from_htlhash(hash);
+	*ns = now_ns() - start;
+	return ok;
+}
+
+/* For images opened here (the vDSO); mapped files get theirs on the worker. */
 static void set_table_id(struct file_cache *fc, struct cached_file *f)
 {
-	uint8_t id[STACK_DELTAS_ID_LEN];
-	uint64_t start = now_ns();
+	uint64_t ns;
 
-	if (!stack_deltas__table_id(f->elf, id))
-		f->table_id = file_id__from_htlhash(id);
-	else
+	if (!table_id_of(f->elf, &f->table_id, &ns))
 		fc->stats.table_id_errors++;
-	fc->stats.table_id_ns += now_ns() - start;
+	fc->stats.table_id_ns += ns;
 }
 
 int file_cache__open_mapped(pid_t pid, const struct proc_map *m)
@@ -261,34 +271,13 @@ int file_cache__open_mapped(pid_t pid, const struct proc_map *m)
 	return safe_open_in_pid_root(pid, m->path, 0, SAFE_OPEN_MAX_ELF, &want);
 }
 
-/* Opens the mapped file the way the process sees it. Returns an fd or -errno. */
-static int open_mapped_file(pid_t pid, const struct proc_map *m)
-{
-	return file_cache__open_mapped(pid, m);
-}
-
-/*
- * The table id is a hash of what the table is built from, not the htlhash
- * (see set_table_id()); it reads the CFI sections, so it runs with the open.
- */
-static void table_id_of(struct file_open_job *j)
-{
-	uint8_t id[STACK_DELTAS_ID_LEN];
-	uint64_t start = now_ns();
-
-	j->has_table_id = !stack_deltas__table_id(j->elf, id);
-	if (j->has_table_id)
-		j->table_id = file_id__from_htlhash(id);
-	j->table_id_ns = now_ns() - start;
-}
-
 /*
  * Everything that touches the file itself: the open, the ELF headers and the
  * htlhash. Runs on the file worker (or inline without one), so it may block.
  */
 static void load_file(struct file_open_job *j)
 {
-	int fd = open_mapped_file(j->pid, &j->map);
+	int fd = file_cache__open_mapped(j->pid, &j->map);
 
 	if (fd < 0) {
 		j->job.err = fd;
@@ -299,7 +288,8 @@ static void load_file(struct file_open_job *j)
 	if (j->job.err)
 		return;
 	j->has_htlhash = !file_id__htlhash(j->elf->fd, j->elf->size, j->htlhash);
-	table_id_of(j);
+	/* It reads the CFI sections: with the open, off the sampling thread. */
+	j->has_table_id = table_id_of(j->elf, &j->table_id, &j->table_id_ns);
 }
 
 static void open_job_run(struct file_job *job)
@@ -541,7 +531,7 @@ int file_cache__open_origin(const struct file_origin *o)
 		fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 0);
 		return fd >= 0 ? fd : -errno;
 	}
-	fd = open_mapped_file(o->pid, &m);
+	fd = file_cache__open_mapped(o->pid, &m);
 
 	/* Only the very file: the mapping may hold another one by now. */
 	if (fd >= 0 &&

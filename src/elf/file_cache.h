@@ -155,7 +155,7 @@ struct file_origin {
  * -errno. */
 int file_cache__origin(const struct file_cache *fc, uint32_t id, struct file_origin *o);
 /*
- * Opens the file o names through open_mapped_file() and checks it is that
+ * Opens the file o names through file_cache__open_mapped() and checks it is that
  * very file (device, inode, size). Touches no cache state: safe on the file
  * worker. An fd, or -errno (-ESTALE: another file is mapped there now).
  */
