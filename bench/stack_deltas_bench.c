@@ -19,7 +19,7 @@
 #include <time.h>
 
 #include "elf/elf_file.h"
-#include "elf/stack_deltas.h"
+#include "unwind/stack_deltas.h"
 #include "unwind/delta_pages.h"
 
 #define REPEAT 10

@@ -4,7 +4,7 @@
  * in exe_mappings: a process that just started, or one not read yet) are not
  * guessed at with frame pointers: the user registers and a copy of the stack
  * go to user space (struct op_stack_copy), which unwinds them with the same
- * unwinder once it has read the process's maps (src/unwind/stack_copy.c).
+ * unwinder once it has read the process's maps (src/engine/stack_copy.c).
  * Included by sampler.bpf.c after its maps and helpers.
  */
 #ifndef OMNIPROF_BPF_STACK_COPY_H

@@ -19,7 +19,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
-#include "cli/session.h"
+#include "engine/session.h"
 #include "cli/signals.h"
 #include "export/export_queue.h"
 #include "export/otlp.h"

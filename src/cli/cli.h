@@ -8,7 +8,7 @@
 
 struct output_dir;
 
-#define OMNIPROF_VERSION "0.1.0"
+#include "util/version.h"
 
 /* Each returns the process exit code. */
 int cmd_record(int argc, char **argv);

@@ -17,9 +17,9 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "cli/cli.h"
 #include "otlp_profiles_service.pb-c.h"
 #include "profile/profile.h"
+#include "util/version.h"
 #include "util/hashmap.h"
 
 typedef Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest

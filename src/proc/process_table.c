@@ -12,8 +12,8 @@
 #include <gelf.h>
 
 #include "elf/elf_file.h"
-#include "elf/file_cache.h"
-#include "elf/file_worker.h"
+#include "proc/file_cache.h"
+#include "util/file_worker.h"
 #include "proc/proc_maps.h"
 #include "types.h"
 #include "unwind/unwind_maps.h"

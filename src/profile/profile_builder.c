@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "elf/elf_file.h"
-#include "elf/file_cache.h"
+#include "proc/file_cache.h"
 #include "elf/file_id.h"
 #include "interp/python/python.h"
 #include "profile/profile.h"

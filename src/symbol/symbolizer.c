@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elf/file_cache.h"
+#include "proc/file_cache.h"
 #include "symbol/kallsyms.h"
 #include "types.h"
 #include "util/log.h"

@@ -12,7 +12,7 @@
 
 #include "elf/elf_file.h"
 #include "elf/file_id.h"
-#include "elf/stack_deltas.h"
+#include "unwind/stack_deltas.h"
 #include "types.h"
 #include "unwind/delta_pages.h"
 #include "util/log.h"

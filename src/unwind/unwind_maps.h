@@ -19,9 +19,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "elf/file_cache.h"
-#include "elf/file_worker.h"
-#include "elf/stack_deltas.h"
+#include "proc/file_cache.h"
+#include "util/file_worker.h"
+#include "unwind/stack_deltas.h"
 #include "types.h"
 #include "util/hashmap.h"
 

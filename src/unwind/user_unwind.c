@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elf/stack_deltas.h"
+#include "unwind/stack_deltas.h"
 
 /* Enough steps for any 32-bit table (the BPF side searches a page tree,
  * bpf/unwind/delta_search.h, which finds the same delta: tests/unit/test_delta_pages.c). */

@@ -24,8 +24,8 @@
 
 #include <cmocka.h>
 
-#include "cli/session.h"
-#include "elf/file_cache.h"
+#include "engine/session.h"
+#include "proc/file_cache.h"
 #include "interp/python/python.h"
 #include "profile/profile.h"
 #include "testutil.h"

@@ -39,7 +39,7 @@
 #include <cmocka.h>
 
 #include "attacker.h"
-#include "elf/file_cache.h"
+#include "proc/file_cache.h"
 #include "omniprof_run.h"
 #include "proc/proc_maps.h"
 #include "testutil.h"

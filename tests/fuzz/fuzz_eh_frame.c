@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "elf/stack_deltas.h"
+#include "unwind/stack_deltas.h"
 
 #define SECTION_VADDR 0x10000
 

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "elf/elf_file.h"
-#include "elf/stack_deltas.h"
+#include "unwind/stack_deltas.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "profile/collector.h"
+#include "engine/collector.h"
 
 /* A trace record of this process with nk kernel and nu user frames; free() it. */
 static struct op_trace *new_trace(uint16_t nk, uint16_t nu, size_t *size)

@@ -16,7 +16,7 @@
 
 #include "elf/elf_file.h"
 #include "elf/file_id.h"
-#include "elf/stack_deltas.h"
+#include "unwind/stack_deltas.h"
 #include "testutil.h"
 
 static void check_size(size_t size)

@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "elf/file_worker.h"
+#include "util/file_worker.h"
 
 struct test_job {
 	struct file_job job;

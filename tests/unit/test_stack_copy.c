@@ -18,7 +18,7 @@
 
 #include "interp/python/python_layout.h"
 #include "proc/process_table.h"
-#include "unwind/stack_copy.h"
+#include "engine/stack_copy.h"
 
 #define SP 0x7ffd00001000ull
 

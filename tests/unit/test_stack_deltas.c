@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "elf/elf_file.h"
-#include "elf/stack_deltas.h"
+#include "unwind/stack_deltas.h"
 #include "testutil.h"
 
 /* ---- a small assembler for hand-written CFI sections ------------------------------ */

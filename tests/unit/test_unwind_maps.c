@@ -22,7 +22,7 @@
 
 #include "elf/elf_file.h"
 #include "elf/file_id.h"
-#include "elf/stack_deltas.h"
+#include "unwind/stack_deltas.h"
 #include "testutil.h"
 #include "unwind/unwind_maps.h"
 

@@ -20,9 +20,9 @@
 #include <cmocka.h>
 
 #include "elf/elf_file.h"
-#include "elf/file_cache.h"
-#include "elf/stack_deltas.h"
-#include "elf/vdso_image.h"
+#include "proc/file_cache.h"
+#include "unwind/stack_deltas.h"
+#include "proc/vdso_image.h"
 #include "proc/proc_maps.h"
 #include "symbol/symbolizer.h"
 

@@ -7,7 +7,7 @@
 
 #include <bpf/bpf.h>
 
-#include "elf/file_cache.h"
+#include "proc/file_cache.h"
 #include "interp/python/python_binary.h"
 #include "interp/python/python_code.h"
 #include "interp/python/python_layout.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "elf/file_worker.h"
+#include "util/file_worker.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "elf/vdso_image.h"
+#include "proc/vdso_image.h"
 
 #include <errno.h>
 #include <stdlib.h>

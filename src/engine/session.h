@@ -5,8 +5,8 @@
  * sampler and the unwinder's maps, set up and torn down in the right order,
  * and the loop that feeds ring-buffer records to the collector.
  */
-#ifndef OMNIPROF_CLI_SESSION_H
-#define OMNIPROF_CLI_SESSION_H
+#ifndef OMNIPROF_ENGINE_SESSION_H
+#define OMNIPROF_ENGINE_SESSION_H
 
 #include <signal.h>
 #include <stdbool.h>
@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "interp/python/python.h"
-#include "profile/collector.h"
+#include "engine/collector.h"
 #include "sampler/sampler.h"
 #include "symbol/symbolizer.h"
 #include "unwind/unwind_maps.h"

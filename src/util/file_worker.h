@@ -17,8 +17,8 @@
  * Nothing here waits for a job: neither the sampling thread nor
  * file_worker__free(), which leaves busy threads to finish (or not) alone.
  */
-#ifndef OMNIPROF_ELF_FILE_WORKER_H
-#define OMNIPROF_ELF_FILE_WORKER_H
+#ifndef OMNIPROF_UTIL_FILE_WORKER_H
+#define OMNIPROF_UTIL_FILE_WORKER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -35,7 +35,7 @@
 #define FILE_WORKER_MAX_ABANDONED 16
 
 enum file_job_kind {
-	FILE_JOB_OPEN,	/* struct file_open_job (elf/file_cache.h) */
+	FILE_JOB_OPEN,	/* struct file_open_job (proc/file_cache.h) */
 	FILE_JOB_BUILD, /* struct table_build_job (unwind/unwind_maps.h) */
 };
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "profile/collector.h"
+#include "engine/collector.h"
 
 #include <errno.h>
 #include <stdlib.h>

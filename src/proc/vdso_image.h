@@ -6,8 +6,8 @@
  * of the profiler (file identity, .eh_frame tables, symbols) treats it like
  * any other ELF file. Read-only: the target process is never written.
  */
-#ifndef OMNIPROF_ELF_VDSO_IMAGE_H
-#define OMNIPROF_ELF_VDSO_IMAGE_H
+#ifndef OMNIPROF_PROC_VDSO_IMAGE_H
+#define OMNIPROF_PROC_VDSO_IMAGE_H
 
 #include <stdint.h>
 #include <sys/types.h>

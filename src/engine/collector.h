@@ -5,16 +5,16 @@
  * resolves the sample's user frames to (file, address) while the process
  * lives, and aggregates the result in the trace table.
  */
-#ifndef OMNIPROF_PROFILE_COLLECTOR_H
-#define OMNIPROF_PROFILE_COLLECTOR_H
+#ifndef OMNIPROF_ENGINE_COLLECTOR_H
+#define OMNIPROF_ENGINE_COLLECTOR_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "elf/file_cache.h"
+#include "proc/file_cache.h"
 #include "proc/process_table.h"
 #include "profile/trace_table.h"
-#include "unwind/stack_copy.h"
+#include "engine/stack_copy.h"
 
 struct python;
 

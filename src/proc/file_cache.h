@@ -11,7 +11,7 @@
  *
  * Anonymous executable memory gets a pseudo-file entry with no ELF behind it
  * so its frames still carry a name. The vDSO is copied out of the process
- * (elf/vdso_image.h) and opened like a file, one entry per distinct image.
+ * (proc/vdso_image.h) and opened like a file, one entry per distinct image.
  *
  * Each file counts the process mappings that use it (the process table takes
  * and drops these references). A long-running agent closes files no process
@@ -19,15 +19,15 @@
  * used of them open for programs that start again; an evicted file's id is
  * given to the next new file, so whoever keeps data per file id is told.
  */
-#ifndef OMNIPROF_ELF_FILE_CACHE_H
-#define OMNIPROF_ELF_FILE_CACHE_H
+#ifndef OMNIPROF_PROC_FILE_CACHE_H
+#define OMNIPROF_PROC_FILE_CACHE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "elf/file_worker.h"
+#include "util/file_worker.h"
 #include "proc/proc_maps.h"
 #include "util/hashmap.h"
 

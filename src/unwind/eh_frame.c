@@ -22,7 +22,7 @@
  * least one byte per instruction (so it ends), the state stack is bounded, and
  * an entry that does not parse is skipped and counted, never trusted in part.
  */
-#include "elf/stack_deltas.h"
+#include "unwind/stack_deltas.h"
 
 #include <errno.h>
 #include <gelf.h>

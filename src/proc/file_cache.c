@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "elf/file_cache.h"
+#include "proc/file_cache.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,8 +13,8 @@
 
 #include "elf/elf_file.h"
 #include "elf/file_id.h"
-#include "elf/stack_deltas.h"
-#include "elf/vdso_image.h"
+#include "unwind/stack_deltas.h"
+#include "proc/vdso_image.h"
 #include "proc/proc_maps.h"
 #include "util/log.h"
 #include "util/safe_open.h"

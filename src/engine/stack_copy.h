@@ -9,8 +9,8 @@
  * rules (read back from the BPF maps), giving the record the kernel would
  * have sent.
  */
-#ifndef OMNIPROF_UNWIND_STACK_COPY_H
-#define OMNIPROF_UNWIND_STACK_COPY_H
+#ifndef OMNIPROF_ENGINE_STACK_COPY_H
+#define OMNIPROF_ENGINE_STACK_COPY_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "unwind/stack_copy.h"
+#include "engine/stack_copy.h"
 
 #include <errno.h>
 #include <string.h>

@@ -6,8 +6,8 @@
  * file, loaded into BPF maps, and read by the unwinder in
  * bpf/unwind/native_unwind.h (rules in bpf/types.h, struct op_unwind_rule).
  */
-#ifndef OMNIPROF_ELF_STACK_DELTAS_H
-#define OMNIPROF_ELF_STACK_DELTAS_H
+#ifndef OMNIPROF_UNWIND_STACK_DELTAS_H
+#define OMNIPROF_UNWIND_STACK_DELTAS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "cli/session.h"
+#include "engine/session.h"
 
 #include <errno.h>
 #include <stdio.h>
