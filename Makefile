@@ -18,7 +18,7 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 GEN      := $(BUILD)/gen
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \
-	    -Isrc -Ibpf -I$(GEN) $(PKG_CFLAGS)
+	    -Isrc -Ibpf/include -I$(GEN) $(PKG_CFLAGS)
 ifneq ($(SAN),)
 CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=address,undefined
@@ -39,7 +39,7 @@ PB_HDRS    := $(PB_SRCS:.c=.h)
 GENERATED  := $(SKELS) $(PB_HDRS)
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -Wno-unused-function \
-	      -I$(GEN) -Ibpf $(shell pkg-config --cflags libbpf 2>/dev/null)
+	      -I$(GEN) -Ibpf -Ibpf/include $(shell pkg-config --cflags libbpf 2>/dev/null)
 
 $(GEN)/vmlinux.h:
 	@mkdir -p $(@D)
@@ -49,7 +49,7 @@ $(GEN)/vmlinux.h:
 		exit 1; fi
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(GEN)/vmlinux.h $(wildcard bpf/*.h bpf/*/*.h)
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(GEN)/vmlinux.h $(shell find bpf -name "*.h")
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 

@@ -152,7 +152,7 @@ class BpfStats:
 
 
 BPF_MAP_TYPE_PERCPU_ARRAY = 6
-# enum op_stat in bpf/types.h
+# enum op_stat in bpf/include/omniprof/abi.h
 OP_STAT_SAMPLES, OP_STAT_IDLE, OP_STAT_FILTERED = 0, 1, 2
 
 

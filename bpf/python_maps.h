@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The BPF side of the Python unwinder: its maps and the two calls the
- * sampler makes (include after native_unwind.h, in sampler.bpf.c only).
+ * sampler makes (include after omniprof/unwind/native.h, in sampler.bpf.c only).
  *
  *   py_walk_begin(task, pid)  before the user walk: is pid a Python process
  *                             (user space put it in `py_procs`)? Then find
@@ -10,7 +10,7 @@
  *                             py_walk_step() instead of op_unwind_step().
  *   py_walk_step(u, frame)    one step of the mixed walk (op_py_step()).
  *
- * Both drive the walker's functions in the order python_unwind.h describes,
+ * Both drive the walker's functions in the order omniprof/interp/python_walk.h describes,
  * as user_unwind__run_python() does in user space.
  *
  * The walk state lives in a per-CPU array (too big for the BPF stack, and a
@@ -19,7 +19,7 @@
 #ifndef OMNIPROF_BPF_PYTHON_MAPS_H
 #define OMNIPROF_BPF_PYTHON_MAPS_H
 
-#include "python_types.h"
+#include "omniprof/interp/python_abi.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -38,7 +38,7 @@ static __always_inline void py_stat_inc(__u32 which)
 
 #define OP_PY_STAT(which) py_stat_inc(which)
 #define OP_PY_FILL_FN	  __noinline int
-#include "unwind/python_unwind.h"
+#include "omniprof/interp/python_walk.h"
 
 /* pid -> where its interpreter is. Written by user space (src/interp/python/). */
 struct {

@@ -11,7 +11,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
-#include "types.h"
+#include "omniprof/abi.h"
 
 /*
  * The rule lookup and the stack reads are global functions: the verifier
@@ -25,12 +25,12 @@ __noinline int read_user_u64(__u64 *dst, __u64 addr);
 	((size) == 8 ? read_user_u64((__u64 *)(dst), (addr))                                       \
 		     : bpf_probe_read_user((dst), (size), (const void *)(addr)))
 #define OP_FIND_RULE(u, pc, rule) lookup_rule((u)->pid, (pc), (rule))
-#include "unwind/native_unwind.h"
+#include "omniprof/unwind/native.h"
 #include "python_maps.h"
 
 #define OP_DELTA_PAGE(chunk, index)                                                                \
 	((const struct op_delta_page *)bpf_map_lookup_elem((chunk), &(__u32){(index)}))
-#include "unwind/delta_search.h"
+#include "omniprof/unwind/delta_search.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 

@@ -7,7 +7,7 @@
 
 #include "interp/python/python.h"
 #include "unwind/unwind_maps.h"
-#include "types.h"
+#include "omniprof/abi.h"
 #include "util/log.h"
 
 int collector__init(struct collector *c)

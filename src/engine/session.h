@@ -74,7 +74,7 @@ struct session {
 	bool collector_ready;
 	bool python_ready;
 	uint64_t bpf_stats[OP_STAT__COUNT];   /* last read */
-	uint64_t py_stats[OP_PY_STAT__COUNT]; /* last read (bpf/python_types.h) */
+	uint64_t py_stats[OP_PY_STAT__COUNT]; /* last read (bpf/include/omniprof/interp/python_abi.h) */
 	struct sampler_hotplug_stats hotplug; /* last read */
 	uint64_t interval_start_ns;	      /* CLOCK_MONOTONIC */
 	uint64_t interval_start_wall_ns;

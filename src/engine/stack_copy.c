@@ -112,7 +112,7 @@ long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct 
 	}
 	stats->received++;
 	w.stack = (const uint8_t *)(kernel + copy->n_kernel);
-	/* The header is op_trace's, field for field (see bpf/types.h). */
+	/* The header is op_trace's, field for field (see bpf/include/omniprof/abi.h). */
 	memcpy(out, copy, sizeof(*out));
 	out->hdr.type = OP_EVENT_TRACE;
 	out->n_user = 0;

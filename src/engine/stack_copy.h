@@ -5,7 +5,7 @@
  * the user registers and a copy of the stack (struct op_stack_copy, see
  * bpf/stack_copy.h). Once user space has read the process's maps and loaded
  * its tables, the copy is unwound here with the same unwinder
- * (bpf/unwind/native_unwind.h through unwind/user_unwind.h) and the same
+ * (bpf/include/omniprof/unwind/native.h through unwind/user_unwind.h) and the same
  * rules (read back from the BPF maps), giving the record the kernel would
  * have sent.
  */
@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "python_types.h"
-#include "types.h"
+#include "omniprof/interp/python_abi.h"
+#include "omniprof/abi.h"
 
 struct process;
 struct process_table;

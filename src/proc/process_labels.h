@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "proc/cgroup.h"
-#include "types.h"
+#include "omniprof/abi.h"
 #include "util/hashmap.h"
 
 struct process_labels {

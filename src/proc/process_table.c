@@ -15,7 +15,7 @@
 #include "proc/file_cache.h"
 #include "util/file_worker.h"
 #include "proc/proc_maps.h"
-#include "types.h"
+#include "omniprof/abi.h"
 #include "unwind/unwind_maps.h"
 #include "util/log.h"
 

@@ -13,7 +13,7 @@
 #include "profile/profile.h"
 #include "profile/trace_table.h"
 #include "symbol/symbolizer.h"
-#include "types.h"
+#include "omniprof/abi.h"
 #include "util/hashmap.h"
 
 /* Frames seen before map to the same location: name each distinct frame once. */

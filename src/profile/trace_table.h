@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "types.h"
+#include "omniprof/abi.h"
 #include "util/hashmap.h"
 
 struct trace_frame {

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "types.h"
+#include "omniprof/abi.h"
 
 struct sampler_opts {
 	uint32_t frequency_hz;

@@ -9,7 +9,7 @@
 
 #include "proc/file_cache.h"
 #include "symbol/kallsyms.h"
-#include "types.h"
+#include "omniprof/abi.h"
 #include "util/log.h"
 #include "util/memory.h"
 #include "util/read_file.h"

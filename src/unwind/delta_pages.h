@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Lays a file's stack deltas out as the page tree the BPF unwinder searches
- * (struct op_delta_page, described in types.h; the search is
- * bpf/unwind/delta_search.h).
+ * (struct op_delta_page, described in omniprof/abi.h; the search is
+ * bpf/include/omniprof/unwind/delta_search.h).
  */
 #ifndef OMNIPROF_UNWIND_DELTA_PAGES_H
 #define OMNIPROF_UNWIND_DELTA_PAGES_H
@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "types.h"
+#include "omniprof/abi.h"
 
 /* Pages a table of n deltas takes (0 when n is 0 or too large); sets *n_levels. */
 uint32_t delta_pages__count(size_t n, uint32_t *n_levels);

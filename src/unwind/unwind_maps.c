@@ -13,7 +13,7 @@
 #include "elf/elf_file.h"
 #include "elf/file_id.h"
 #include "unwind/stack_deltas.h"
-#include "types.h"
+#include "omniprof/abi.h"
 #include "unwind/delta_pages.h"
 #include "util/log.h"
 
@@ -643,7 +643,7 @@ static const struct op_delta_page *page_read(struct page_reader *r, uint32_t ind
 }
 
 #define OP_DELTA_PAGE(chunk, index) page_read((chunk), (index))
-#include "unwind/delta_search.h"
+#include "omniprof/unwind/delta_search.h"
 
 int unwind_maps__lookup_rule(const struct unwind_maps *um, uint64_t id, uint64_t vaddr,
 			     struct op_unwind_rule *rule)

@@ -22,7 +22,7 @@
 #include "proc/file_cache.h"
 #include "util/file_worker.h"
 #include "unwind/stack_deltas.h"
-#include "types.h"
+#include "omniprof/abi.h"
 #include "util/hashmap.h"
 
 struct elf_file;

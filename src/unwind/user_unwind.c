@@ -9,7 +9,7 @@
 #include "unwind/stack_deltas.h"
 
 /* Enough steps for any 32-bit table (the BPF side searches a page tree,
- * bpf/unwind/delta_search.h, which finds the same delta: tests/unit/test_delta_pages.c). */
+ * bpf/include/omniprof/unwind/delta_search.h, which finds the same delta: tests/unit/test_delta_pages.c). */
 #define USER_UNWIND_SEARCH_STEPS 32
 
 /* The ops of the walk running on this thread: the unwinder's macros take no context. */
@@ -47,15 +47,15 @@ static void python_stat(uint32_t which)
 
 #define OP_READ_USER(dst, size, addr) read_user((dst), (size), (addr))
 #define OP_FIND_RULE(u, pc, rule)     cur_ops->find_rule(cur_ops->rule_ctx, (u)->pid, (pc), (rule))
-#include "unwind/native_unwind.h"
+#include "omniprof/unwind/native.h"
 
 /* The Python walker's own reads (interpreter memory) may come from another
  * source than the stack's: macros expand where the functions are defined, so
- * native_unwind.h above keeps read_user() and python_unwind.h gets this one. */
+ * omniprof/unwind/native.h above keeps read_user() and omniprof/interp/python_walk.h gets this one. */
 #undef OP_READ_USER
 #define OP_READ_USER(dst, size, addr) read_python((dst), (size), (addr))
 #define OP_PY_STAT(which)	      python_stat(which)
-#include "unwind/python_unwind.h"
+#include "omniprof/interp/python_walk.h"
 
 struct user_unwind_result user_unwind__run_python(const struct user_unwind_ops *ops,
 						  struct user_unwind_python *py, uint32_t pid,

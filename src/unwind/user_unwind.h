@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The BPF native unwinder (bpf/unwind/native_unwind.h) run in user space: the
+ * The BPF native unwinder (bpf/include/omniprof/unwind/native.h) run in user space: the
  * same per-frame code, with memory reads and rule lookups supplied by the
  * caller. Used to replay captured stacks in tests (tests/replay/) and to
  * unwind copies of stacks the kernel side could not finish.
@@ -19,8 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "python_types.h"
-#include "types.h"
+#include "omniprof/interp/python_abi.h"
+#include "omniprof/abi.h"
 
 struct elf_file;
 
@@ -54,7 +54,7 @@ struct user_unwind_result user_unwind__run(const struct user_unwind_ops *ops, ui
 					   uint64_t pc, uint64_t sp, uint64_t fp,
 					   struct op_frame *frames, uint32_t max_frames);
 
-/* A Python process (python_types.h): the mixed walk of bpf/python_maps.h. */
+/* A Python process (omniprof/interp/python_abi.h): the mixed walk of bpf/python_maps.h. */
 struct user_unwind_python {
 	const struct op_py_proc *proc; /* its py_procs value (src/interp/python/); NULL: none */
 	uint64_t thread_ptr;	       /* the walked thread's fs base */

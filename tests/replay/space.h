@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "interp/python/python_binary.h"
-#include "python_types.h"
+#include "omniprof/interp/python_abi.h"
 
 struct elf_file;
 struct native_symbols;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The stack-delta page tree: built by src/unwind/delta_pages.c, searched by
- * bpf/unwind/delta_search.h compiled as ordinary C (the code the kernel runs),
+ * bpf/include/omniprof/unwind/delta_search.h compiled as ordinary C (the code the kernel runs),
  * checked against a plain binary search for tables of one, two and three
  * levels and at every page boundary.
  */
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "types.h"
+#include "omniprof/abi.h"
 #include "unwind/delta_pages.h"
 
 /* The "chunk": pages at indexes [page_base, page_base + n_pages). */
@@ -35,7 +35,7 @@ static const struct op_delta_page *chunk_page(void *chunk, uint32_t index)
 }
 
 #define OP_DELTA_PAGE(chunk, index) chunk_page((chunk), (index))
-#include "unwind/delta_search.h"
+#include "omniprof/unwind/delta_search.h"
 
 /* Index of the last addr[i] <= target, or -1. */
 static long reference_find(const uint32_t *addr, size_t n, uint32_t target)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The BPF unwinder (bpf/unwind/native_unwind.h) compiled as ordinary C and run
+ * The BPF unwinder (bpf/include/omniprof/unwind/native.h) compiled as ordinary C and run
  * over a stack image built here: the same per-frame code the kernel runs.
  */
 #include <setjmp.h>
@@ -24,7 +24,7 @@ static int fake_read(void *dst, size_t size, uint64_t addr)
 	return 0;
 }
 
-#include "types.h"
+#include "omniprof/abi.h"
 
 /* Rule lookup: a small table of (address range -> rule); frame pointers elsewhere. */
 struct test_range {
@@ -52,7 +52,7 @@ static void test_find_rule(uint64_t pc, struct op_unwind_rule *rule)
 
 #define OP_READ_USER(dst, size, addr) fake_read((dst), (size), (addr))
 #define OP_FIND_RULE(u, pc, rule)     test_find_rule((pc), (rule))
-#include "unwind/native_unwind.h"
+#include "omniprof/unwind/native.h"
 
 static void put(uint64_t addr, uint64_t value)
 {

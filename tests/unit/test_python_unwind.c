@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The Python walker (bpf/unwind/python_unwind.h, through its plain-C build
+ * The Python walker (bpf/include/omniprof/interp/python_walk.h, through its plain-C build
  * in user_unwind__run_python(), which drives it as the sampler does) over
  * memory built here by hand: a machine stack with frame pointers, thread
  * states and interpreter frames laid out with the real offset table

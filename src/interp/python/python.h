@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "python_types.h"
+#include "omniprof/interp/python_abi.h"
 #include "util/hashmap.h"
 
 struct file_cache;

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "python_types.h"
+#include "omniprof/interp/python_abi.h"
 
 struct elf_file;
 struct python_layout;

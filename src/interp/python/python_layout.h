@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "python_types.h"
+#include "omniprof/interp/python_abi.h"
 
 enum python_line_table {
 	PYTHON_LNOTAB = 1,    /* 3.6-3.9 co_lnotab: (byte delta, line delta) pairs */

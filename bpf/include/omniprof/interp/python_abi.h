@@ -16,8 +16,8 @@
  *            the field next to it), so user space notices a code object freed
  *            and another one allocated at the same address
  */
-#ifndef OMNIPROF_BPF_PYTHON_TYPES_H
-#define OMNIPROF_BPF_PYTHON_TYPES_H
+#ifndef OMNIPROF_INTERP_PYTHON_ABI_H
+#define OMNIPROF_INTERP_PYTHON_ABI_H
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Finding the stack delta for an address in a file's page tree (struct
- * op_delta_page, layout in types.h), written once for two targets like
- * native_unwind.h: the BPF sampler and ordinary C (the unit test checks it
+ * op_delta_page, layout in omniprof/abi.h), written once for two targets like
+ * omniprof/unwind/native.h: the BPF sampler and ordinary C (the unit test checks it
  * against a linear search). The includer defines how a page is reached:
  *
  *   OP_DELTA_PAGE(chunk, index)   const struct op_delta_page * or NULL
  *                                 (a map lookup in BPF; an array in C)
  */
-#ifndef OMNIPROF_BPF_UNWIND_DELTA_SEARCH_H
-#define OMNIPROF_BPF_UNWIND_DELTA_SEARCH_H
+#ifndef OMNIPROF_UNWIND_DELTA_SEARCH_H
+#define OMNIPROF_UNWIND_DELTA_SEARCH_H
 
-#include "types.h"
+#include "omniprof/abi.h"
 
 #ifndef OP_DELTA_PAGE
 #error "define OP_DELTA_PAGE before including delta_search.h"

@@ -10,8 +10,8 @@
  * the same record carries (file id, file-relative address), and interpreter
  * frames use addr/aux for (code object, instruction offset).
  */
-#ifndef OMNIPROF_BPF_TYPES_H
-#define OMNIPROF_BPF_TYPES_H
+#ifndef OMNIPROF_ABI_H
+#define OMNIPROF_ABI_H
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
@@ -33,7 +33,7 @@ enum op_frame_kind {
 	OP_FRAME_NATIVE = 0,
 	OP_FRAME_KERNEL = 1,
 	OP_FRAME_ERROR = 2,  /* the unwinder stopped: addr holds an op_unwind_error */
-	OP_FRAME_PYTHON = 3, /* CPython code object + instruction offset: see python_types.h */
+	OP_FRAME_PYTHON = 3, /* CPython code object + instruction offset: see omniprof/interp/python_abi.h */
 };
 
 enum op_frame_flags {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The CPython frame walker, written once for two targets like
- * native_unwind.h (include that first): the BPF sampler and ordinary C. It
+ * omniprof/unwind/native.h (include that first): the BPF sampler and ordinary C. It
  * reads user memory only through OP_READ_USER; the includer may define
  * OP_PY_STAT(which) to count enum op_py_stat events.
  *
@@ -39,14 +39,14 @@
  * OP_UNWIND_ERR_PYTHON error frame, written by the step itself (see
  * op_py_step()): the rest of the chain cannot be trusted.
  */
-#ifndef OMNIPROF_BPF_UNWIND_PYTHON_UNWIND_H
-#define OMNIPROF_BPF_UNWIND_PYTHON_UNWIND_H
+#ifndef OMNIPROF_INTERP_PYTHON_WALK_H
+#define OMNIPROF_INTERP_PYTHON_WALK_H
 
-#include "python_types.h"
-#include "types.h"
+#include "omniprof/interp/python_abi.h"
+#include "omniprof/abi.h"
 
-#ifndef OMNIPROF_BPF_UNWIND_NATIVE_UNWIND_H
-#error "include native_unwind.h before python_unwind.h"
+#ifndef OMNIPROF_UNWIND_NATIVE_H
+#error "include omniprof/unwind/native.h before omniprof/interp/python_walk.h"
 #endif
 
 #ifndef OP_PY_STAT

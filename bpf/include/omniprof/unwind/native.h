@@ -17,13 +17,13 @@
  * Each step emits the frame for the current PC, finds the rule for that PC and
  * applies it to get the caller's registers (x86-64: return address at CFA - 8).
  */
-#ifndef OMNIPROF_BPF_UNWIND_NATIVE_UNWIND_H
-#define OMNIPROF_BPF_UNWIND_NATIVE_UNWIND_H
+#ifndef OMNIPROF_UNWIND_NATIVE_H
+#define OMNIPROF_UNWIND_NATIVE_H
 
-#include "types.h"
+#include "omniprof/abi.h"
 
 #if !defined(OP_READ_USER) || !defined(OP_FIND_RULE)
-#error "define OP_READ_USER and OP_FIND_RULE before including native_unwind.h"
+#error "define OP_READ_USER and OP_FIND_RULE before including omniprof/unwind/native.h"
 #endif
 
 #ifndef __always_inline
