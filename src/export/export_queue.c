@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "util/log.h"
+#include "util/clock.h"
 
 struct export_queue {
 	struct export_queue_opts opts;
@@ -62,14 +63,6 @@ static bool new_reason(struct export_queue *q, const char *why)
 		return false;
 	q->reasons[q->n_reasons++] = h;
 	return true;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 struct export_batch *export_batch__new(size_t n)
@@ -158,7 +151,7 @@ static void *run(void *arg)
 
 		while (!q->head && !q->stopping)
 			pthread_cond_wait(&q->wake, &q->lock);
-		if (!q->head || (q->stopping && now_ns() >= q->deadline_ns))
+		if (!q->head || (q->stopping && clock__now_ns() >= q->deadline_ns))
 			break;
 		b = q->head;
 		r = &b->requests[b->sent];
@@ -198,11 +191,11 @@ static void *run(void *arg)
 		note_failure(q, why, err);
 		/* Back off, but wake for a stop; pushes do not shorten the wait. */
 		{
-			uint64_t until = now_ns() + (uint64_t)backoff_ms * 1000000ull;
+			uint64_t until = clock__deadline_ns(backoff_ms);
 
 			if (q->stopping && until > q->deadline_ns)
 				until = q->deadline_ns;
-			while (now_ns() < until) {
+			while (clock__now_ns() < until) {
 				wait_until(q, until);
 				/* A stop, or a deadline brought forward (a second signal). */
 				if (q->stopping && until > q->deadline_ns)
@@ -315,7 +308,7 @@ void export_queue__begin_stop(struct export_queue *q, uint32_t timeout_ms)
 	pthread_mutex_lock(&q->lock);
 	if (!q->stopping) {
 		q->stopping = true;
-		q->deadline_ns = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+		q->deadline_ns = clock__deadline_ns(timeout_ms);
 	}
 	pthread_cond_signal(&q->wake);
 	pthread_mutex_unlock(&q->lock);
@@ -323,13 +316,13 @@ void export_queue__begin_stop(struct export_queue *q, uint32_t timeout_ms)
 
 bool export_queue__wait(struct export_queue *q, uint32_t timeout_ms)
 {
-	uint64_t until = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	uint64_t until = clock__deadline_ns(timeout_ms);
 	bool finished;
 
 	if (!q)
 		return true;
 	pthread_mutex_lock(&q->lock);
-	while (!q->finished && now_ns() < until) {
+	while (!q->finished && clock__now_ns() < until) {
 		struct timespec ts = {.tv_sec = (time_t)(until / 1000000000ull),
 				      .tv_nsec = (long)(until % 1000000000ull)};
 

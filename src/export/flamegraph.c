@@ -103,7 +103,7 @@ static int write_json(const struct profile *p, const struct frame_tree *t, FILE 
 	uint32_t n_names = 0, node;
 	int32_t max_kind = FRAME_KIND_END - 1;
 
-	remap = calloc(t->names.n_texts + 1, sizeof(*remap));
+	remap = calloc(frame_names__count(&t->names) + 1, sizeof(*remap));
 	if (!remap)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->n_nodes; i++) {
@@ -137,7 +137,7 @@ static int write_json(const struct profile *p, const struct frame_tree *t, FILE 
 		remap[text] = ++n_names;
 		if (n_names > 1)
 			fputc(',', f);
-		json_string(f, t->names.texts[text]);
+		json_string(f, frame_names__text(&t->names, text));
 	}
 
 	/* Pre-order walk (the order the page rebuilds the tree in). */

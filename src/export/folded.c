@@ -12,6 +12,7 @@
 
 #include "export/exporters.h"
 #include "export/frame_text.h"
+#include "util/array.h"
 
 struct path_buf {
 	char *s;
@@ -22,18 +23,8 @@ static int path_append(struct path_buf *b, const char *sep, const char *text)
 {
 	size_t ls = strlen(sep), lt = strlen(text);
 
-	if (b->len + ls + lt + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 1024;
-		char *s;
-
-		while (cap < b->len + ls + lt + 1)
-			cap *= 2;
-		s = realloc(b->s, cap);
-		if (!s)
-			return -ENOMEM;
-		b->s = s;
-		b->cap = cap;
-	}
+	if (array__reserve(b->s, b->cap, b->len + ls + lt + 1))
+		return -ENOMEM;
 	memcpy(b->s + b->len, sep, ls);
 	memcpy(b->s + b->len + ls, text, lt + 1);
 	b->len += ls + lt;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
+
 /* ---- formatting ---------------------------------------------------------- */
 
 /* snprintf-style output: counts every character, stores what fits. */
@@ -115,44 +117,13 @@ const char *frame_text__kind_name(int kind)
 
 /* ---- frame_names --------------------------------------------------------- */
 
-static bool text_equal(const void *entry, const void *key, void *ctx)
-{
-	const struct frame_names *n = ctx;
-
-	return strcmp(n->texts[(uintptr_t)entry - 1], key) == 0;
-}
-
 int frame_names__intern(struct frame_names *n, const char *text, uint32_t *id)
 {
-	uint64_t hash = hash_str(text, 0);
-	void *found = hashmap__find(&n->index, hash, text);
-	char *copy;
+	int64_t i = string_intern__add(&n->texts, text);
 
-	if (found) {
-		*id = (uint32_t)((uintptr_t)found - 1);
-		return 0;
-	}
-	if (n->n_texts == n->cap_texts) {
-		size_t cap = n->cap_texts ? n->cap_texts * 2 : 256;
-		char **texts;
-
-		if (cap > UINT32_MAX)
-			return -ENOMEM;
-		texts = realloc(n->texts, cap * sizeof(*texts));
-		if (!texts)
-			return -ENOMEM;
-		n->texts = texts;
-		n->cap_texts = cap;
-	}
-	copy = strdup(text);
-	if (!copy)
-		return -ENOMEM;
-	if (hashmap__insert(&n->index, hash, (void *)(uintptr_t)(n->n_texts + 1))) {
-		free(copy);
-		return -ENOMEM;
-	}
-	n->texts[n->n_texts] = copy;
-	*id = (uint32_t)n->n_texts++;
+	if (i < 0)
+		return -ENOMEM; /* text is never NULL */
+	*id = (uint32_t)i;
 	return 0;
 }
 
@@ -180,7 +151,7 @@ int frame_names__build(struct frame_names *n, const struct profile *p)
 	int err = -ENOMEM;
 
 	memset(n, 0, sizeof(*n));
-	hashmap__init(&n->index, text_equal, n);
+	string_intern__init(&n->texts, STRING_INTERN_COPY); /* allocates nothing yet */
 	n->buf_size = 256;
 	n->buf = malloc(n->buf_size);
 	for (size_t i = 0; i < p->n_locations; i++)
@@ -213,13 +184,10 @@ void frame_names__free(struct frame_names *n)
 {
 	if (!n)
 		return;
-	for (size_t i = 0; i < n->n_texts; i++)
-		free(n->texts[i]);
-	free(n->texts);
+	string_intern__free(&n->texts);
 	free(n->line_text);
 	free(n->loc_first);
 	free(n->buf);
-	hashmap__clear(&n->index);
 	memset(n, 0, sizeof(*n));
 }
 
@@ -253,18 +221,8 @@ static int tree_child(struct frame_tree *t, uint32_t parent, uint32_t text, int3
 		*child = (uint32_t)(uintptr_t)found;
 		return 0;
 	}
-	if (t->n_nodes == t->cap_nodes) {
-		size_t cap = t->cap_nodes ? t->cap_nodes * 2 : 1024;
-		struct frame_tree_node *nodes;
-
-		if (cap > UINT32_MAX)
-			return -ENOMEM;
-		nodes = realloc(t->nodes, cap * sizeof(*nodes));
-		if (!nodes)
-			return -ENOMEM;
-		t->nodes = nodes;
-		t->cap_nodes = cap;
-	}
+	if (array__reserve_max(t->nodes, t->cap_nodes, t->n_nodes + 1, UINT32_MAX))
+		return -ENOMEM;
 	if (hashmap__insert(&t->children, hash, (void *)(uintptr_t)t->n_nodes))
 		return -ENOMEM;
 	node = &t->nodes[t->n_nodes];
@@ -287,7 +245,7 @@ static int child_cmp(const void *a, const void *b, void *ctx)
 	const struct frame_tree *t = ctx;
 	const struct frame_tree_node *x = &t->nodes[*(const uint32_t *)a];
 	const struct frame_tree_node *y = &t->nodes[*(const uint32_t *)b];
-	int c = strcmp(t->names.texts[x->text], t->names.texts[y->text]);
+	int c = strcmp(frame_names__text(&t->names, x->text), frame_names__text(&t->names, y->text));
 
 	if (c)
 		return c;
@@ -304,16 +262,9 @@ static int tree_sort(struct frame_tree *t)
 		size_t n = 0;
 
 		for (uint32_t c = t->nodes[i].first_child; c; c = t->nodes[c].next_sibling) {
-			if (n == cap) {
-				size_t new_cap = cap ? cap * 2 : 64;
-				uint32_t *mem = realloc(tmp, new_cap * sizeof(*tmp));
-
-				if (!mem) {
-					free(tmp);
-					return -ENOMEM;
-				}
-				tmp = mem;
-				cap = new_cap;
+			if (array__grow(tmp, cap, n)) {
+				free(tmp);
+				return -ENOMEM;
 			}
 			tmp[n++] = c;
 		}

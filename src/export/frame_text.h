@@ -18,6 +18,7 @@
 
 #include "profile/profile.h"
 #include "util/hashmap.h"
+#include "util/string_intern.h"
 
 /* Node kinds beyond enum profile_frame_kind used by struct frame_tree. */
 #define FRAME_KIND_ROOT	   (-2) /* the "all" node */
@@ -43,18 +44,27 @@ const char *frame_text__kind_name(int kind);
  * frames do not format names again).
  */
 struct frame_names {
-	char **texts; /* owned */
-	size_t n_texts;
+	struct string_intern texts; /* text id = index; owned copies */
 	/* Text id of line j of location id: line_text[loc_first[id - 1] + j]. */
 	uint32_t *line_text;
 	uint32_t *loc_first;
 
 	/* private */
-	size_t cap_texts;
-	struct hashmap index;
 	char *buf;
 	size_t buf_size;
 };
+
+/* The text of id (id < frame_names__count(n)). */
+static inline const char *frame_names__text(const struct frame_names *n, uint32_t id)
+{
+	return string_intern__at(&n->texts, id);
+}
+
+/* How many distinct texts (ids 0 .. count - 1). */
+static inline size_t frame_names__count(const struct frame_names *n)
+{
+	return string_intern__count(&n->texts);
+}
 
 /* Fills n for p: 0 or -ENOMEM (n is then freed). Free with frame_names__free(). */
 int frame_names__build(struct frame_names *n, const struct profile *p);
@@ -102,7 +112,7 @@ void frame_tree__free(struct frame_tree *t); /* accepts NULL */
 
 static inline const char *frame_tree__text(const struct frame_tree *t, uint32_t node)
 {
-	return t->names.texts[t->nodes[node].text];
+	return frame_names__text(&t->names, t->nodes[node].text);
 }
 
 #endif

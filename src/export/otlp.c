@@ -20,7 +20,9 @@
 #include "otlp_profiles_service.pb-c.h"
 #include "profile/profile.h"
 #include "util/version.h"
+#include "util/array.h"
 #include "util/hashmap.h"
+#include "util/string_intern.h"
 
 typedef Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest
     pb_request;
@@ -47,59 +49,6 @@ typedef Opentelemetry__Proto__Common__V1__InstrumentationScope pb_scope;
 #define MAX_MAPPING_ATTRS  3
 
 /* ---- interning ----------------------------------------------------------- */
-
-/* Strings are borrowed (profile pool or constants): they outlive the encoder. */
-struct strtab {
-	struct hashmap index; /* entry: (void *)(uintptr_t)i, i > 0 */
-	const char **v;
-	size_t n, cap;
-};
-
-static bool strtab_equal(const void *entry, const void *key, void *ctx)
-{
-	const struct strtab *t = ctx;
-
-	return strcmp(t->v[(uintptr_t)entry], key) == 0;
-}
-
-/* Makes room for one more element in *v (n used of *cap): 0 or -ENOMEM. */
-static int grow(void **v, size_t *cap, size_t n, size_t elem)
-{
-	size_t new_cap;
-	void *mem;
-
-	if (n < *cap)
-		return 0;
-	new_cap = *cap ? *cap * 2 : 64;
-	if (new_cap > INT32_MAX) /* indices are int32 */
-		return -ENOMEM;
-	mem = realloc(*v, new_cap * elem);
-	if (!mem)
-		return -ENOMEM;
-	*v = mem;
-	*cap = new_cap;
-	return 0;
-}
-
-/* Returns s's index (0 for "" and NULL), or -ENOMEM. */
-static int32_t strtab_intern(struct strtab *t, const char *s)
-{
-	uint64_t h;
-	void *found;
-
-	if (!s || !*s)
-		return 0;
-	h = hash_str(s, 0);
-	found = hashmap__find(&t->index, h, s);
-	if (found)
-		return (int32_t)(uintptr_t)found;
-	if (grow((void **)&t->v, &t->cap, t->n, sizeof(*t->v)))
-		return -ENOMEM;
-	t->v[t->n] = s;
-	if (hashmap__insert(&t->index, h, (void *)(uintptr_t)t->n))
-		return -ENOMEM;
-	return (int32_t)t->n++;
-}
 
 struct attr {
 	int32_t key;
@@ -132,7 +81,7 @@ static int32_t attrtab_intern(struct attrtab *t, const struct attr *a)
 	found = hashmap__find(&t->index, h, a);
 	if (found)
 		return (int32_t)(uintptr_t)found;
-	if (grow((void **)&t->v, &t->cap, t->n, sizeof(*t->v)))
+	if (array__reserve_max(t->v, t->cap, t->n + 1, INT32_MAX)) /* indices are int32 */
 		return -ENOMEM;
 	t->v[t->n] = *a;
 	if (hashmap__insert(&t->index, h, (void *)(uintptr_t)t->n))
@@ -168,7 +117,7 @@ static int32_t stacktab_intern(struct stacktab *t, const uint32_t *ids, uint32_t
 
 	if (found)
 		return (int32_t)(uintptr_t)found;
-	if (grow((void **)&t->v, &t->cap, t->n, sizeof(*t->v)))
+	if (array__reserve_max(t->v, t->cap, t->n + 1, INT32_MAX)) /* indices are int32 */
 		return -ENOMEM;
 	t->v[t->n] = k;
 	if (hashmap__insert(&t->index, h, (void *)(uintptr_t)t->n))
@@ -180,7 +129,7 @@ static int32_t stacktab_intern(struct stacktab *t, const uint32_t *ids, uint32_t
 
 struct encoder {
 	const struct profile *p;
-	struct strtab strings;
+	struct string_intern strings; /* borrowed (profile pool or constants): they outlive the encoder */
 	struct attrtab attrs;
 	struct stacktab stacks;
 	int err; /* first interning failure */
@@ -229,7 +178,7 @@ struct encoder {
 
 static int32_t enc_str(struct encoder *e, const char *s)
 {
-	int32_t i = strtab_intern(&e->strings, s);
+	int32_t i = (int32_t)string_intern__add(&e->strings, s);
 
 	if (i < 0) {
 		if (!e->err)
@@ -270,8 +219,7 @@ static int32_t enc_attr_int(struct encoder *e, const char *key, int64_t value)
 
 static void encoder_free(struct encoder *e)
 {
-	hashmap__clear(&e->strings.index);
-	free(e->strings.v);
+	string_intern__free(&e->strings);
 	hashmap__clear(&e->attrs.index);
 	free(e->attrs.v);
 	hashmap__clear(&e->stacks.index);
@@ -539,7 +487,7 @@ static int encode_attributes_and_strings(struct encoder *e)
 	e->attr_msgs = alloc_n(n, sizeof(*e->attr_msgs));
 	e->attr_ptrs = alloc_n(n, sizeof(*e->attr_ptrs));
 	e->attr_values = alloc_n(n, sizeof(*e->attr_values));
-	e->string_ptrs = alloc_n(e->strings.n, sizeof(*e->string_ptrs));
+	e->string_ptrs = alloc_n(string_intern__count(&e->strings), sizeof(*e->string_ptrs));
 	if (!e->attr_msgs || !e->attr_ptrs || !e->attr_values || !e->string_ptrs)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
@@ -563,8 +511,8 @@ static int encode_attributes_and_strings(struct encoder *e)
 		}
 		a->value = v;
 	}
-	for (size_t i = 0; i < e->strings.n; i++)
-		e->string_ptrs[i] = (char *)e->strings.v[i]; /* only read */
+	for (size_t i = 0; i < string_intern__count(&e->strings); i++)
+		e->string_ptrs[i] = (char *)string_intern__at(&e->strings, i); /* only read */
 	return 0;
 }
 
@@ -705,17 +653,14 @@ int otlp__encode(const struct profile *p, otlp_resource_fn describe, void *ctx, 
 		return -EINVAL;
 	*buf = NULL;
 	*len = 0;
-	hashmap__init(&e.strings.index, strtab_equal, &e.strings);
 	hashmap__init(&e.attrs.index, attr_equal, &e.attrs);
 	hashmap__init(&e.stacks.index, stack_equal, &e.stacks);
 
 	/* The zero entries, outside the indexes: nothing interned later may land on them. */
 	err = -ENOMEM;
-	if (grow((void **)&e.strings.v, &e.strings.cap, 0, sizeof(*e.strings.v)) ||
-	    grow((void **)&e.attrs.v, &e.attrs.cap, 0, sizeof(*e.attrs.v)) ||
-	    grow((void **)&e.stacks.v, &e.stacks.cap, 0, sizeof(*e.stacks.v)))
+	if (string_intern__init(&e.strings, STRING_INTERN_EMPTY_ZERO) ||
+	    array__grow(e.attrs.v, e.attrs.cap, 0) || array__grow(e.stacks.v, e.stacks.cap, 0))
 		goto cleanup;
-	e.strings.v[e.strings.n++] = "";
 	e.attrs.v[e.attrs.n++] = (struct attr){.s = ""};
 	e.stacks.v[e.stacks.n++] = (struct stack_ref){NULL, 0};
 
@@ -758,7 +703,7 @@ int otlp__encode(const struct profile *p, otlp_resource_fn describe, void *ctx, 
 	dict.link_table = &link_ptr;
 	dict.n_link_table = 1;
 	dict.string_table = e.string_ptrs;
-	dict.n_string_table = e.strings.n;
+	dict.n_string_table = string_intern__count(&e.strings);
 	dict.attribute_table = e.attr_ptrs;
 	dict.n_attribute_table = e.attrs.n;
 	dict.stack_table = e.stack_ptrs;

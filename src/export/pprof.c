@@ -30,7 +30,7 @@
 #include "export/output_set.h"
 #include "profile.pb-c.h"
 #include "profile/profile.h"
-#include "util/hashmap.h"
+#include "util/string_intern.h"
 
 typedef Perftools__Profiles__Profile pb_profile;
 typedef Perftools__Profiles__ValueType pb_value_type;
@@ -161,66 +161,6 @@ static void sink__free(struct pb_sink *s)
 	free(s);
 }
 
-/* ---- string table: index 0 is "", every other string appears once ---- */
-
-struct strtab {
-	const char **v; /* borrowed: profile strings, literals, the trailer's comment */
-	size_t n, cap;
-	struct hashmap index; /* entries are (void *)index into v, never 0 */
-};
-
-static bool strtab__equal(const void *entry, const void *key, void *ctx)
-{
-	const struct strtab *t = ctx;
-
-	return strcmp(t->v[(uintptr_t)entry], key) == 0;
-}
-
-static int strtab__init(struct strtab *t)
-{
-	t->cap = 1024;
-	t->n = 1;
-	t->v = malloc(t->cap * sizeof(*t->v));
-	if (!t->v)
-		return -ENOMEM;
-	t->v[0] = "";
-	hashmap__init(&t->index, strtab__equal, t);
-	return 0;
-}
-
-static void strtab__free(struct strtab *t)
-{
-	hashmap__clear(&t->index);
-	free(t->v);
-	t->v = NULL;
-}
-
-/* Returns s's string-table index (added if new), or -ENOMEM. */
-static int64_t strtab__intern(struct strtab *t, const char *s)
-{
-	uint64_t h;
-	void *found;
-
-	if (!s || !*s)
-		return 0;
-	h = hash_str(s, 0);
-	found = hashmap__find(&t->index, h, s);
-	if (found)
-		return (int64_t)(uintptr_t)found;
-	if (t->n == t->cap) {
-		const char **v = realloc(t->v, 2 * t->cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->v = v;
-		t->cap *= 2;
-	}
-	t->v[t->n] = s;
-	if (hashmap__insert(&t->index, h, (void *)(uintptr_t)t->n))
-		return -ENOMEM;
-	return (int64_t)t->n++;
-}
-
 /* ---- the writer ---- */
 
 /* Per-mapping symbolization facts, gathered before the mappings are written. */
@@ -233,7 +173,7 @@ struct pprof_writer {
 	const struct profile *p;
 	struct pb_sink *sink;
 	int err; /* first failure to intern a string (-ENOMEM), reported by emit */
-	struct strtab strings;
+	struct string_intern strings; /* index 0 is ""; borrowed: profile strings, literals, the trailer's comment */
 	uint8_t *map_flags; /* n_mappings entries */
 	/* The mapping identity comments (see writer__mapping_comments), owned. */
 	char **comments;
@@ -266,7 +206,7 @@ static int writer__emit(struct pprof_writer *w, const pb_profile *rec)
  */
 static int64_t writer__str(struct pprof_writer *w, const char *s)
 {
-	int64_t i = strtab__intern(&w->strings, s);
+	int64_t i = string_intern__add(&w->strings, s);
 
 	if (i < 0) {
 		if (!w->err)
@@ -554,8 +494,8 @@ static int writer__trailer(struct pprof_writer *w, int64_t cpu_idx)
 	period_type.unit = writer__str(w, "nanoseconds");
 
 	/* protobuf-c's repeated string field is char **, but it only reads. */
-	rec.string_table = (char **)w->strings.v;
-	rec.n_string_table = w->strings.n;
+	rec.string_table = (char **)string_intern__strings(&w->strings);
+	rec.n_string_table = string_intern__count(&w->strings);
 	rec.time_nanos = p->time_ns > INT64_MAX ? INT64_MAX : (int64_t)p->time_ns;
 	rec.duration_nanos = p->duration_ns > INT64_MAX ? INT64_MAX : (int64_t)p->duration_ns;
 	rec.period_type = &period_type;
@@ -596,7 +536,7 @@ static int writer__write(struct pprof_writer *w)
 static void writer__free(struct pprof_writer *w)
 {
 	sink__free(w->sink);
-	strtab__free(&w->strings);
+	string_intern__free(&w->strings);
 	free(w->map_flags);
 	for (size_t i = 0; i < w->n_comments; i++)
 		free(w->comments[i]);
@@ -643,7 +583,7 @@ int pprof__write_fd(const struct profile *p, int fd)
 
 	if (!p || fd < 0)
 		return -EINVAL;
-	err = strtab__init(&w.strings);
+	err = string_intern__init(&w.strings, STRING_INTERN_EMPTY_ZERO);
 	if (err)
 		goto cleanup;
 	w.sink = sink__new();

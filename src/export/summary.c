@@ -38,7 +38,7 @@ static int by_self(const void *a, const void *b, void *ctx)
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
 	return cmp_counts(c->self[x], c->total[x], c->self[y], c->total[y])
-		   ?: strcmp(c->names->texts[x], c->names->texts[y]);
+		   ?: strcmp(frame_names__text(c->names, x), frame_names__text(c->names, y));
 }
 
 static int by_total(const void *a, const void *b, void *ctx)
@@ -47,7 +47,7 @@ static int by_total(const void *a, const void *b, void *ctx)
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
 	return cmp_counts(c->total[x], c->self[x], c->total[y], c->self[y])
-		   ?: strcmp(c->names->texts[x], c->names->texts[y]);
+		   ?: strcmp(frame_names__text(c->names, x), frame_names__text(c->names, y));
 }
 
 static int digits(uint64_t v)
@@ -81,7 +81,7 @@ static void print_table(FILE *f, const char *title, const struct fn_counts *c,
 
 		fprintf(f, "  %*" PRIu64 " %6.2f%%  %*" PRIu64 " %6.2f%%  %s\n", w, first[id],
 			percent(first[id], samples), w, second[id], percent(second[id], samples),
-			c->names->texts[id]);
+			frame_names__text(c->names, id));
 	}
 }
 
@@ -110,10 +110,10 @@ void summary__print(const struct profile *p, FILE *f, int top_n)
 		fprintf(f, "(no function table: out of memory)\n");
 		return;
 	}
-	c.self = calloc(names.n_texts + 1, sizeof(*c.self));
-	c.total = calloc(names.n_texts + 1, sizeof(*c.total));
-	seen = calloc(names.n_texts + 1, sizeof(*seen));
-	order = malloc((names.n_texts + 1) * sizeof(*order));
+	c.self = calloc(frame_names__count(&names) + 1, sizeof(*c.self));
+	c.total = calloc(frame_names__count(&names) + 1, sizeof(*c.total));
+	seen = calloc(frame_names__count(&names) + 1, sizeof(*seen));
+	order = malloc((frame_names__count(&names) + 1) * sizeof(*order));
 	if (!c.self || !c.total || !seen || !order) {
 		fprintf(f, "(no function table: out of memory)\n");
 		goto cleanup;
@@ -145,14 +145,14 @@ void summary__print(const struct profile *p, FILE *f, int top_n)
 		}
 	}
 
-	for (uint32_t id = 0; id < names.n_texts; id++)
+	for (uint32_t id = 0; id < frame_names__count(&names); id++)
 		if (c.self[id])
 			order[n_self++] = id;
 	qsort_r(order, n_self, sizeof(*order), by_self, &c);
 	print_table(f, "Top functions by self samples (the function itself was running):", &c,
 		    order, n_self < (size_t)top_n ? n_self : (size_t)top_n, true, samples);
 
-	for (uint32_t id = 0; id < names.n_texts; id++)
+	for (uint32_t id = 0; id < frame_names__count(&names); id++)
 		if (c.total[id])
 			order[n_total++] = id;
 	qsort_r(order, n_total, sizeof(*order), by_total, &c);

@@ -19,6 +19,8 @@
 #include <curl/curl.h>
 #include <zlib.h>
 
+#include "util/clock.h"
+
 #define DEFAULT_TIMEOUT_MS 10000
 #define CONNECT_TIMEOUT_MS 5000
 
@@ -42,14 +44,6 @@ struct transport {
 	_Atomic uint64_t deadline_ns; /* set from another thread; 0: none */
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void transport__set_deadline(struct transport *t, uint64_t deadline_ns)
 {
 	atomic_store(&t->deadline_ns, deadline_ns);
@@ -63,7 +57,7 @@ static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off
 	uint64_t deadline = atomic_load(&t->deadline_ns);
 
 	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-	return deadline && now_ns() >= deadline;
+	return deadline && clock__now_ns() >= deadline;
 }
 
 int transport__global_init(void)
@@ -320,7 +314,7 @@ int transport__post(struct transport *t, const char *url, const char *content_ty
 	timeout_ms = t->opts.timeout_ms > 0 ? t->opts.timeout_ms : (long)DEFAULT_TIMEOUT_MS;
 	connect_ms = CONNECT_TIMEOUT_MS;
 	if (deadline) {
-		uint64_t now = now_ns();
+		uint64_t now = clock__now_ns();
 		long left_ms = now >= deadline ? 0 : (long)((deadline - now) / 1000000);
 
 		if (left_ms <= 0) {
