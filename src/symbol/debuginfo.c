@@ -17,6 +17,7 @@
 
 #include "util/log.h"
 #include "util/safe_open.h"
+#include "util/clock.h"
 
 int debuginfo__init(struct debuginfo *d, const char *const *dirs, size_t n, bool use_debuginfod)
 {
@@ -312,10 +313,7 @@ static int by_debuglink(struct debuginfo *d, const struct debuginfo_query *q, ch
 /* Monotonic seconds. */
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)clock__now_ns() / 1e9;
 }
 
 /* The user's cap in an environment variable (a positive number), or def. */

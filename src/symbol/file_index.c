@@ -10,6 +10,7 @@
 #include "elf/elf_file.h"
 #include "elf/file_id.h"
 #include "util/log.h"
+#include "util/array.h"
 
 /* A folder with more files than this is not a debug-file collection (or is a mistake). */
 #define MAX_INDEXED_FILES 200000
@@ -36,15 +37,8 @@ static int add_file(const char *path, const struct stat *st, int type, struct FT
 		building->skipped++;
 		return 0;
 	}
-	if (building->n_files == building->cap_files) {
-		size_t cap = building->cap_files ? building->cap_files * 2 : 64;
-		struct indexed_file *files = realloc(building->files, cap * sizeof(*files));
-
-		if (!files)
-			goto enomem;
-		building->files = files;
-		building->cap_files = cap;
-	}
+	if (array__grow(building->files, building->cap_files, building->n_files))
+		goto enomem;
 	f = &building->files[building->n_files];
 	memset(f, 0, sizeof(*f));
 	f->path = strdup(path);

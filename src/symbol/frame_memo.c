@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
+
 /* One remembered frame: offsets of its strings in the entry's string area. */
 struct memo_frame {
 	uint32_t name;
@@ -167,18 +169,11 @@ void frame_memo__forget_file(struct frame_memo *m, uint32_t file_id)
 	for (size_t it = 0; hashmap__next(&m->index, &it, &e);) {
 		if (((struct memo_entry *)e)->file_id != file_id)
 			continue;
-		if (n == cap) {
-			size_t c = cap ? cap * 2 : 64;
-			struct memo_entry **tmp = realloc(gone, c * sizeof(*gone));
-
-			if (!tmp) {
-				/* Cannot list them: forgetting everything is also right. */
-				free(gone);
-				frame_memo__clear(m);
-				return;
-			}
-			gone = tmp;
-			cap = c;
+		if (array__grow(gone, cap, n)) {
+			/* Cannot list them: forgetting everything is also right. */
+			free(gone);
+			frame_memo__clear(m);
+			return;
 		}
 		gone[n++] = e;
 	}

@@ -12,7 +12,8 @@
  */
 #include "symbol/kallsyms.h"
 
-#include "util/hashmap.h"
+#include "util/array.h"
+#include "util/string_intern.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,16 +26,11 @@
 #define KSYM_MODULE_MAX	  1024
 #define KALLSYMS_MAX_FILE (1u << 30)
 
-struct kmodule {
-	size_t len;
-	char name[]; /* NUL-terminated */
-};
-
 struct kallsyms {
 	struct ksym *syms; /* sorted by address, then file order */
 	size_t n_syms;
 	char *names;		/* every kept name, NUL-terminated, in file order */
-	struct hashmap modules; /* struct kmodule entries, owned */
+	struct string_intern modules; /* module names, copies shared by their symbols */
 	size_t skipped;
 	bool restricted;
 };
@@ -48,20 +44,6 @@ struct kline {
 	const char *module; /* without brackets; NULL when absent */
 	size_t module_len;
 };
-
-struct module_key {
-	const char *name;
-	size_t len;
-};
-
-static bool module_equal(const void *entry, const void *key, void *ctx)
-{
-	const struct kmodule *m = entry;
-	const struct module_key *k = key;
-
-	(void)ctx;
-	return m->len == k->len && memcmp(m->name, k->name, k->len) == 0;
-}
 
 static bool is_blank(char c)
 {
@@ -164,24 +146,9 @@ static bool is_text_type(char type)
 /* The shared copy of a module name (owned by ks), or NULL on ENOMEM. */
 static const char *intern_module(struct kallsyms *ks, const char *name, size_t len)
 {
-	struct module_key key = {name, len};
-	uint64_t hash = hash_bytes(name, len, 0);
-	struct kmodule *m;
+	int64_t i = string_intern__add_len(&ks->modules, name, len);
 
-	m = hashmap__find(&ks->modules, hash, &key);
-	if (m)
-		return m->name;
-	m = malloc(sizeof(*m) + len + 1);
-	if (!m)
-		return NULL;
-	m->len = len;
-	memcpy(m->name, name, len);
-	m->name[len] = '\0';
-	if (hashmap__insert(&ks->modules, hash, m) != 0) {
-		free(m);
-		return NULL;
-	}
-	return m->name;
+	return i < 0 ? NULL : string_intern__at(&ks->modules, (size_t)i);
 }
 
 /*
@@ -202,23 +169,6 @@ struct kallsyms_builder {
 	bool any_nonzero;
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem, size_t first)
-{
-	size_t c = *cap ? *cap : first;
-	void *tmp;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	tmp = realloc(*p, c * elem);
-	if (!tmp)
-		return -ENOMEM;
-	*p = tmp;
-	*cap = c;
-	return 0;
-}
-
 static int store_symbol(struct kallsyms_builder *b, const struct kline *l)
 {
 	struct kallsyms *ks = b->ks;
@@ -232,8 +182,8 @@ static int store_symbol(struct kallsyms_builder *b, const struct kline *l)
 		memcpy(b->last_buf, l->module, l->module_len);
 		b->last_len = l->module_len;
 	}
-	if (grow((void **)&ks->syms, &b->cap_syms, ks->n_syms + 1, sizeof(*ks->syms), 4096) ||
-	    grow((void **)&ks->names, &b->cap_names, b->names_len + l->name_len + 1, 1, 65536))
+	if (array__grow(ks->syms, b->cap_syms, ks->n_syms) ||
+	    array__reserve(ks->names, b->cap_names, b->names_len + l->name_len + 1))
 		return -ENOMEM;
 	s = &ks->syms[ks->n_syms++];
 	memcpy(ks->names + b->names_len, l->name, l->name_len);
@@ -296,7 +246,7 @@ static int builder_start(struct kallsyms_builder *b)
 	b->ks = calloc(1, sizeof(*b->ks));
 	if (!b->ks)
 		return -ENOMEM;
-	hashmap__init(&b->ks->modules, module_equal, NULL);
+	string_intern__init(&b->ks->modules, STRING_INTERN_COPY); /* allocates nothing yet */
 	return 0;
 }
 
@@ -406,13 +356,9 @@ cleanup:
 
 void kallsyms__free(struct kallsyms *ks)
 {
-	void *entry;
-
 	if (!ks)
 		return;
-	for (size_t i = 0; hashmap__next(&ks->modules, &i, &entry);)
-		free(entry);
-	hashmap__clear(&ks->modules);
+	string_intern__free(&ks->modules);
 	free(ks->syms);
 	free(ks->names);
 	free(ks);

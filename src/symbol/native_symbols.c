@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "util/log.h"
+#include "util/array.h"
 
 /* How many earlier symbols a lookup tries when the closest one ends too soon. */
 #define NESTED_LOOKBACK 8
@@ -163,15 +164,8 @@ static int guard_scan(struct name_guard *g, Elf *elf)
 		data = elf_getdata(scn, NULL);
 		if (!data || !data->d_buf || !data->d_size)
 			continue;
-		if (g->n_spans == g->cap_spans) {
-			size_t cap = g->cap_spans ? g->cap_spans * 2 : 8;
-			struct strtab_span *spans = realloc(g->spans, cap * sizeof(*spans));
-
-			if (!spans)
-				return -ENOMEM;
-			g->spans = spans;
-			g->cap_spans = cap;
-		}
+		if (array__grow(g->spans, g->cap_spans, g->n_spans))
+			return -ENOMEM;
 		g->spans[g->n_spans++] = (struct strtab_span){elf, data->d_buf, data->d_size};
 	}
 	return 0;

@@ -19,28 +19,19 @@ void symbol_cache__init(struct symbol_cache *c, size_t limit, void (*free_value)
 {
 	memset(c, 0, sizeof(*c));
 	hashmap__init(&c->index, entry_equal, NULL);
-	c->lru.next = c->lru.prev = &c->lru;
+	list__init(&c->lru);
 	c->limit = limit;
 	c->free_value = free_value;
 }
 
-static void unlink_entry(struct symbol_cache_entry *e)
+static struct symbol_cache_entry *entry_of(struct list_node *n)
 {
-	e->prev->next = e->next;
-	e->next->prev = e->prev;
-}
-
-static void push_front(struct symbol_cache *c, struct symbol_cache_entry *e)
-{
-	e->next = c->lru.next;
-	e->prev = &c->lru;
-	c->lru.next->prev = e;
-	c->lru.next = e;
+	return n ? list_entry(n, struct symbol_cache_entry, lru) : NULL;
 }
 
 static void drop(struct symbol_cache *c, struct symbol_cache_entry *e)
 {
-	unlink_entry(e);
+	list__del(&e->lru);
 	hashmap__remove(&c->index, hash_u64(e->key), &e->key);
 	c->cost -= e->cost;
 	c->n_entries--;
@@ -53,8 +44,8 @@ void symbol_cache__clear(struct symbol_cache *c)
 {
 	if (!c || !c->lru.next)
 		return;
-	while (c->lru.next != &c->lru)
-		drop(c, c->lru.next);
+	while (!list__empty(&c->lru))
+		drop(c, entry_of(list__first(&c->lru)));
 	hashmap__clear(&c->index);
 }
 
@@ -68,8 +59,7 @@ struct symbol_cache_entry *symbol_cache__get(struct symbol_cache *c, uint64_t ke
 	}
 	c->stats.hits++;
 	e->pass = c->pass;
-	unlink_entry(e);
-	push_front(c, e);
+	list__move_head(&c->lru, &e->lru);
 	return e;
 }
 
@@ -81,16 +71,22 @@ struct symbol_cache_entry *symbol_cache__get(struct symbol_cache *c, uint64_t ke
 static struct symbol_cache_entry *
 victim_for(struct symbol_cache *c, const struct symbol_cache_entry *keep, bool only_unused)
 {
-	struct symbol_cache_entry *v = c->lru.prev == keep ? keep->prev : c->lru.prev;
+	struct list_node *n = list__last(&c->lru);
+	struct symbol_cache_entry *v;
 
-	if (v == &c->lru)
+	if (n && keep && n == &keep->lru)
+		n = list__prev(&c->lru, n);
+	v = entry_of(n);
+	if (!v)
 		return NULL;
 	if (v->pass + 1 < c->pass)
 		return v;
 	if (only_unused)
 		return NULL;
-	v = c->lru.next == keep ? keep->next : c->lru.next;
-	return v == &c->lru ? NULL : v;
+	n = list__first(&c->lru);
+	if (n && keep && n == &keep->lru)
+		n = list__next(&c->lru, n);
+	return entry_of(n);
 }
 
 /* Evicts until the total is within the bound or victim_for() finds none. */
@@ -125,7 +121,7 @@ struct symbol_cache_entry *symbol_cache__put(struct symbol_cache *c, uint64_t ke
 	e->pass = c->pass;
 	e->cost = cost;
 	c->cost += cost;
-	push_front(c, e);
+	list__add_head(&c->lru, &e->lru);
 	c->n_entries++;
 	evict(c, e, false);
 	if (c->cost > c->stats.peak_cost)
@@ -162,9 +158,11 @@ void symbol_cache__trim(struct symbol_cache *c, size_t bound)
 {
 	size_t evicted = 0;
 
-	while (c->cost > bound && c->lru.prev != &c->lru) {
-		evicted += c->lru.prev->cost;
-		drop(c, c->lru.prev);
+	while (c->cost > bound && !list__empty(&c->lru)) {
+		struct symbol_cache_entry *e = entry_of(list__last(&c->lru));
+
+		evicted += e->cost;
+		drop(c, e);
 		c->stats.evictions++;
 	}
 	if (evicted >= RELEASE_AFTER_BYTES)

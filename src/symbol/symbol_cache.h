@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "util/hashmap.h"
+#include "util/list.h"
 
 /*
  * Why 32 MiB: the agent's whole footprint is meant to stay under 64 MiB (aim:
@@ -44,8 +45,8 @@ struct symbol_cache_entry {
 	uint64_t key;
 	void *value; /* owned by the cache (freed with free_value); may be NULL */
 	size_t cost;
-	uint64_t pass;				/* the last pass that used it */
-	struct symbol_cache_entry *prev, *next; /* most recently used first */
+	uint64_t pass;	      /* the last pass that used it */
+	struct list_node lru; /* in the cache's order, most recently used first */
 };
 
 struct symbol_cache_stats {
@@ -57,7 +58,7 @@ struct symbol_cache_stats {
 
 struct symbol_cache {
 	struct hashmap index;	       /* key -> struct symbol_cache_entry * */
-	struct symbol_cache_entry lru; /* sentinel: lru.next is the most recent */
+	struct list_node lru;	       /* head: the first is the most recently used */
 	size_t cost;
 	size_t limit;
 	size_t n_entries;
