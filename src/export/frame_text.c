@@ -245,7 +245,8 @@ static int child_cmp(const void *a, const void *b, void *ctx)
 	const struct frame_tree *t = ctx;
 	const struct frame_tree_node *x = &t->nodes[*(const uint32_t *)a];
 	const struct frame_tree_node *y = &t->nodes[*(const uint32_t *)b];
-	int c = strcmp(frame_names__text(&t->names, x->text), frame_names__text(&t->names, y->text));
+	int c =
+	    strcmp(frame_names__text(&t->names, x->text), frame_names__text(&t->names, y->text));
 
 	if (c)
 		return c;

@@ -129,7 +129,8 @@ static int32_t stacktab_intern(struct stacktab *t, const uint32_t *ids, uint32_t
 
 struct encoder {
 	const struct profile *p;
-	struct string_intern strings; /* borrowed (profile pool or constants): they outlive the encoder */
+	/* Strings are borrowed (profile pool or constants): they outlive the encoder. */
+	struct string_intern strings;
 	struct attrtab attrs;
 	struct stacktab stacks;
 	int err; /* first interning failure */

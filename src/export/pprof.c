@@ -173,7 +173,8 @@ struct pprof_writer {
 	const struct profile *p;
 	struct pb_sink *sink;
 	int err; /* first failure to intern a string (-ENOMEM), reported by emit */
-	struct string_intern strings; /* index 0 is ""; borrowed: profile strings, literals, the trailer's comment */
+	/* Index 0 is ""; borrowed: profile strings, literals, the trailer's comment. */
+	struct string_intern strings;
 	uint8_t *map_flags; /* n_mappings entries */
 	/* The mapping identity comments (see writer__mapping_comments), owned. */
 	char **comments;
