@@ -16,6 +16,8 @@
 #include "unwind/stack_deltas.h"
 #include "proc/vdso_image.h"
 #include "proc/proc_maps.h"
+#include "util/array.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/safe_open.h"
 
@@ -47,18 +49,9 @@ static uint64_t file_hash(const struct file_key *k)
 
 static void fd_unlink(struct file_cache *fc, struct cached_file *f)
 {
-	if (!f->fd_listed)
+	if (!list__linked(&f->fd_node))
 		return;
-	if (f->prev_fd)
-		f->prev_fd->next_fd = f->next_fd;
-	else
-		fc->fd_first = f->next_fd;
-	if (f->next_fd)
-		f->next_fd->prev_fd = f->prev_fd;
-	else
-		fc->fd_last = f->prev_fd;
-	f->prev_fd = f->next_fd = NULL;
-	f->fd_listed = false;
+	list__del(&f->fd_node);
 	fc->n_fds--;
 }
 
@@ -71,17 +64,11 @@ static void fd_touch(struct file_cache *fc, struct cached_file *f)
 	if (!f->elf || f->elf->fd < 0 || !f->inode)
 		return;
 	fd_unlink(fc, f);
-	f->prev_fd = fc->fd_last;
-	f->next_fd = NULL;
-	if (fc->fd_last)
-		fc->fd_last->next_fd = f;
-	else
-		fc->fd_first = f;
-	fc->fd_last = f;
-	f->fd_listed = true;
+	list__add_tail(&fc->fds, &f->fd_node);
 	fc->n_fds++;
-	while (fc->n_fds > max && fc->fd_first != f) {
-		struct cached_file *old = fc->fd_first;
+	while (fc->n_fds > max && list__first(&fc->fds) != &f->fd_node) {
+		struct cached_file *old =
+		    list_entry(list__first(&fc->fds), struct cached_file, fd_node);
 
 		/* What was read from it (segments, ids, table) stays. */
 		fd_unlink(fc, old);
@@ -95,6 +82,8 @@ void file_cache__init(struct file_cache *fc)
 {
 	memset(fc, 0, sizeof(*fc));
 	hashmap__init(&fc->by_key, file_equal, NULL);
+	list__init(&fc->fds);
+	list__init(&fc->unused);
 }
 
 static void cached_file__free(struct cached_file *f)
@@ -115,38 +104,24 @@ void file_cache__clear(struct file_cache *fc)
 	free(fc->files);
 	free(fc->free_ids);
 	hashmap__clear(&fc->by_key);
-	fc->fd_first = fc->fd_last = NULL;
+	list__init(&fc->fds);
 	fc->n_fds = 0;
 	fc->files = NULL;
 	fc->free_ids = NULL;
 	fc->n_files = fc->cap_files = fc->n_free_ids = fc->cap_free_ids = 0;
 	fc->n_open = fc->n_unused = 0;
-	fc->unused_first = fc->unused_last = NULL;
+	list__init(&fc->unused);
 }
 
 static void unused_push(struct file_cache *fc, struct cached_file *f)
 {
-	f->next_unused = NULL;
-	f->prev_unused = fc->unused_last;
-	if (fc->unused_last)
-		fc->unused_last->next_unused = f;
-	else
-		fc->unused_first = f;
-	fc->unused_last = f;
+	list__add_tail(&fc->unused, &f->unused_node);
 	fc->n_unused++;
 }
 
 static void unused_unlink(struct file_cache *fc, struct cached_file *f)
 {
-	if (f->prev_unused)
-		f->prev_unused->next_unused = f->next_unused;
-	else
-		fc->unused_first = f->next_unused;
-	if (f->next_unused)
-		f->next_unused->prev_unused = f->prev_unused;
-	else
-		fc->unused_last = f->prev_unused;
-	f->prev_unused = f->next_unused = NULL;
+	list__del(&f->unused_node);
 	fc->n_unused--;
 }
 
@@ -171,26 +146,19 @@ size_t file_cache__evict_unused(struct file_cache *fc, size_t keep, file_evict_f
 {
 	size_t n = 0;
 
-	struct cached_file *next = fc->unused_first;
+	struct list_node *next = list__first(&fc->unused);
 
 	while (fc->n_unused > keep && next) {
-		struct cached_file *f = next;
+		struct cached_file *f = list_entry(next, struct cached_file, unused_node);
 		uint32_t id = f->id;
 
-		next = f->next_unused;
+		next = list__next(&fc->unused, next);
 		if (f->pending)
 			continue; /* its job comes back with this id */
 
 		/* The id is free from here on: reserve its slot first (no failure after). */
-		if (fc->n_free_ids == fc->cap_free_ids) {
-			size_t cap = fc->cap_free_ids ? fc->cap_free_ids * 2 : 64;
-			uint32_t *tmp = realloc(fc->free_ids, cap * sizeof(*tmp));
-
-			if (!tmp)
-				break; /* kept open: tried again next time */
-			fc->free_ids = tmp;
-			fc->cap_free_ids = cap;
-		}
+		if (array__grow(fc->free_ids, fc->cap_free_ids, fc->n_free_ids))
+			break; /* kept open: tried again next time */
 		if (fn)
 			fn(ctx, id);
 		unused_unlink(fc, f);
@@ -206,14 +174,6 @@ size_t file_cache__evict_unused(struct file_cache *fc, size_t keep, file_evict_f
 	return n;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * The table id is a hash of what the table is built from, not the htlhash:
  * a file made to share a library's htlhash (first and last 4 KiB and length)
@@ -225,12 +185,12 @@ static uint64_t now_ns(void)
 static bool table_id_of(const struct elf_file *ef, uint64_t *id, uint64_t *ns)
 {
 	uint8_t hash[STACK_DELTAS_ID_LEN];
-	uint64_t start = now_ns();
+	uint64_t start = clock__now_ns();
 	bool ok = !stack_deltas__table_id(ef, hash);
 
 	if (ok)
 		*id = file_id__from_htlhash(hash);
-	*ns = now_ns() - start;
+	*ns = clock__now_ns() - start;
 	return ok;
 }
 
@@ -442,8 +402,9 @@ uint32_t file_cache__install(struct file_cache *fc, struct file_open_job *j, boo
 static int vdso_open(struct file_cache *fc, pid_t pid, const struct proc_map *m,
 		     uint64_t *content_id)
 {
+	struct remote_memory mem = remote_memory__live((uint32_t)pid);
 	uint8_t hash[FILE_ID_HTLHASH_LEN];
-	int fd = vdso_image__copy(pid, m->start, m->end), err;
+	int fd = vdso_image__copy(&mem, m->start, m->end), err;
 
 	if (fd < 0) {
 		fc->stats.vdso_errors++;
@@ -576,7 +537,7 @@ uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map
 	/* Anonymous executable memory (JIT code) shares one pseudo file. */
 	struct file_key key = {m->dev_major, m->dev_minor, m->inode,
 			       m->path[0] ? m->path : "[anon]", 0};
-	struct cached_file *f, **tmp;
+	struct cached_file *f;
 	const char *slash;
 	int vdso_fd = -1;
 	uint64_t h;
@@ -591,15 +552,8 @@ uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map
 		set_origin(f, pid, m);
 		return f->id;
 	}
-	if (!fc->n_free_ids && fc->n_files == fc->cap_files) {
-		size_t cap = fc->cap_files ? fc->cap_files * 2 : 64;
-
-		tmp = realloc(fc->files, cap * sizeof(*tmp));
-		if (!tmp)
-			goto enomem;
-		fc->files = tmp;
-		fc->cap_files = cap;
-	}
+	if (!fc->n_free_ids && array__grow(fc->files, fc->cap_files, fc->n_files))
+		goto enomem;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		goto enomem;

@@ -30,6 +30,7 @@
 #include "util/file_worker.h"
 #include "proc/proc_maps.h"
 #include "util/hashmap.h"
+#include "util/list.h"
 
 struct elf_file;
 
@@ -52,9 +53,9 @@ struct cached_file {
 	/* The last mapping seen of it: where to reopen it (file_cache__ensure_fd). */
 	pid_t origin_pid;
 	uint64_t origin_start, origin_end, origin_offset;
-	bool fd_listed; /* its elf's descriptor is open and in the LRU of descriptors */
-	struct cached_file *prev_fd, *next_fd;
-	struct cached_file *prev_unused, *next_unused; /* while users == 0, oldest first */
+	/* On fds while its elf's descriptor is open and can be closed (LRU order). */
+	struct list_node fd_node;
+	struct list_node unused_node; /* on unused while users == 0, oldest first */
 };
 
 struct file_cache_stats {
@@ -87,11 +88,11 @@ struct file_cache {
 	size_t cap_free_ids;
 	size_t n_open; /* entries present (n_files minus free ids) */
 	/* Files no process uses, least recently used first (see file_cache__evict_unused). */
-	struct cached_file *unused_first, *unused_last;
+	struct list_node unused; /* of cached_file.unused_node */
 	size_t n_unused;
 	struct file_cache_stats stats;
 	/* Open descriptors, least recently used first; closed past max_fds. */
-	struct cached_file *fd_first, *fd_last;
+	struct list_node fds; /* of cached_file.fd_node */
 	size_t n_fds;
 	size_t max_fds; /* 0: FILE_CACHE_MAX_FDS */
 	/* Opens go here when set (the sampling thread never opens a target's file);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "proc/proc_maps.h"
+#include "util/array.h"
 #include "util/read_file.h"
 
 #include <errno.h>
@@ -104,7 +105,7 @@ static int parse_line(const char *line, const char *end, struct proc_map *m)
 int proc_maps__parse(const char *buf, size_t len, struct proc_map **out, size_t *n, size_t *skipped)
 {
 	const char *p = buf, *end = buf + len;
-	struct proc_map *maps = NULL, *tmp;
+	struct proc_map *maps = NULL;
 	size_t count = 0, cap = 0, bad = 0;
 	int err;
 
@@ -113,14 +114,9 @@ int proc_maps__parse(const char *buf, size_t len, struct proc_map **out, size_t 
 		const char *line_end = nl ? nl : end;
 
 		if (line_end > p) {
-			if (count == cap) {
-				cap = cap ? cap * 2 : 64;
-				tmp = realloc(maps, cap * sizeof(*maps));
-				if (!tmp) {
-					err = -ENOMEM;
-					goto cleanup;
-				}
-				maps = tmp;
+			if (array__grow(maps, cap, count)) {
+				err = -ENOMEM;
+				goto cleanup;
 			}
 			err = parse_line(p, line_end, &maps[count]);
 			if (err == -ENOMEM)

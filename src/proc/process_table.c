@@ -18,6 +18,7 @@
 #include "omniprof/abi.h"
 #include "unwind/unwind_maps.h"
 #include "util/log.h"
+#include "util/clock.h"
 
 /*
  * The LPM value of a file whose open was abandoned (timed out): a table id no
@@ -31,14 +32,6 @@
 /* ... and one with more mappings than are tracked (its untracked addresses always
  * miss; reading 20,000 lines of maps costs the kernel tens of milliseconds). */
 #define REFRESH_TRUNCATED_INTERVAL_NS (5000ull * 1000 * 1000)
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void remove_ranges(struct process_table *pt, uint32_t pid,
 			  const struct process_mapping *maps, size_t n)
@@ -522,7 +515,7 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 	size_t n_raw = 0, n = 0;
 	int err;
 
-	p->refreshed_ns = now_ns();
+	p->refreshed_ns = clock__now_ns();
 	p->refreshes++;
 	pt->stats.maps_reads++;
 	err = proc_maps__read((pid_t)p->pid, &raw, &n_raw);
@@ -730,7 +723,7 @@ size_t process_table__purge(struct process_table *pt, bool check_alive)
 bool process_table__refresh_if_stale(struct process_table *pt, struct process *p)
 {
 	if (p->exited || p->gone ||
-	    now_ns() - p->refreshed_ns <
+	    clock__now_ns() - p->refreshed_ns <
 		(p->truncated ? REFRESH_TRUNCATED_INTERVAL_NS : REFRESH_MIN_INTERVAL_NS))
 		return false;
 	process_table__refresh(pt, p);

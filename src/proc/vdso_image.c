@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 static int write_all(int fd, const uint8_t *buf, size_t len)
@@ -23,12 +22,10 @@ static int write_all(int fd, const uint8_t *buf, size_t len)
 	return 0;
 }
 
-int vdso_image__copy(pid_t pid, uint64_t start, uint64_t end)
+int vdso_image__copy(const struct remote_memory *mem, uint64_t start, uint64_t end)
 {
 	size_t len = (size_t)(end - start);
-	struct iovec local, remote;
 	uint8_t *buf = NULL;
-	ssize_t got;
 	int fd = -1, err;
 
 	if (end <= start || end - start > VDSO_IMAGE_MAX)
@@ -36,18 +33,10 @@ int vdso_image__copy(pid_t pid, uint64_t start, uint64_t end)
 	buf = malloc(len);
 	if (!buf)
 		return -ENOMEM;
-	local = (struct iovec){buf, len};
-	remote = (struct iovec){(void *)(uintptr_t)start, len};
-	/* process_vm_readv only reads: the target is not stopped or touched. */
-	got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-	if (got < 0) {
-		err = -errno;
+	/* A live source only reads (process_vm_readv): the target is not stopped or touched. */
+	err = remote_memory__read(mem, start, buf, len);
+	if (err)
 		goto cleanup;
-	}
-	if ((size_t)got != len) {
-		err = -EIO;
-		goto cleanup;
-	}
 	fd = memfd_create("vdso", MFD_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;

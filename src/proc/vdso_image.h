@@ -10,16 +10,19 @@
 #define OMNIPROF_PROC_VDSO_IMAGE_H
 
 #include <stdint.h>
-#include <sys/types.h>
+
+#include "proc/remote_memory.h"
 
 /* A vDSO is a few pages; anything larger is not one. */
 #define VDSO_IMAGE_MAX (1u << 20)
 
 /*
- * Copies [start, end) of pid's memory (its [vdso] mapping) into a new memfd.
- * Returns the fd (the caller closes it), or -errno: -E2BIG for a mapping
- * larger than VDSO_IMAGE_MAX, -ESRCH when the process is gone.
+ * Copies [start, end) of a process's memory (its [vdso] mapping), read
+ * through mem (remote_memory__live(pid) for a running process), into a new
+ * memfd. Returns the fd (the caller closes it), or -errno: -E2BIG for a
+ * mapping larger than VDSO_IMAGE_MAX, -ESRCH when the process is gone,
+ * -EFAULT when not all of the range is readable.
  */
-int vdso_image__copy(pid_t pid, uint64_t start, uint64_t end);
+int vdso_image__copy(const struct remote_memory *mem, uint64_t start, uint64_t end);
 
 #endif

@@ -74,6 +74,7 @@ static void test_vdso_table_and_symbols(void **state)
 	const struct stack_delta *d;
 	struct proc_map *all = NULL, *m;
 	struct elf_file *ef = NULL;
+	struct remote_memory self = remote_memory__live((uint32_t)getpid());
 	struct file_cache fc;
 	uint64_t fn, vaddr;
 	const char *name;
@@ -85,7 +86,7 @@ static void test_vdso_table_and_symbols(void **state)
 
 	(void)state;
 	m = own_vdso(&all, &n);
-	fd = vdso_image__copy(getpid(), m->start, m->end);
+	fd = vdso_image__copy(&self, m->start, m->end);
 	assert_true(fd >= 0);
 	assert_int_equal(elf_file__open("[vdso]", fd, &ef), 0);
 	fn = dynsym_value(ef->fd, "__vdso_clock_gettime");
@@ -125,11 +126,78 @@ static void test_vdso_table_and_symbols(void **state)
 
 static void test_vdso_copy_errors(void **state)
 {
+	struct remote_memory self = remote_memory__live((uint32_t)getpid());
+
 	(void)state;
 	/* A range that is not a vDSO's size, and one nobody maps. */
-	assert_int_equal(vdso_image__copy(getpid(), 0x1000, 0x1000 + VDSO_IMAGE_MAX + 1), -E2BIG);
-	assert_int_equal(vdso_image__copy(getpid(), 0x1000, 0x1000), -E2BIG);
-	assert_int_equal(vdso_image__copy(getpid(), 0x1000, 0x3000), -EFAULT);
+	assert_int_equal(vdso_image__copy(&self, 0x1000, 0x1000 + VDSO_IMAGE_MAX + 1), -E2BIG);
+	assert_int_equal(vdso_image__copy(&self, 0x1000, 0x1000), -E2BIG);
+	assert_int_equal(vdso_image__copy(&self, 0x1000, 0x3000), -EFAULT);
+}
+
+/* The whole content of fd (len bytes expected) into a new buffer. */
+static uint8_t *read_back(int fd, size_t len)
+{
+	uint8_t *buf = malloc(len + 1);
+
+	assert_non_null(buf);
+	assert_int_equal(pread(fd, buf, len + 1, 0), (ssize_t)len);
+	return buf;
+}
+
+/*
+ * The reader takes its bytes from the remote-memory source it is given, not
+ * from a process of its own choosing: an overlay puts a marked first page
+ * over this process's real vDSO (the live source behind it), and the memfd
+ * holds the marked page, then the real rest; without a fallback, a range
+ * longer than the overlay is not readable.
+ */
+static void test_vdso_copy_through_source(void **state)
+{
+	struct remote_memory self = remote_memory__live((uint32_t)getpid());
+	struct proc_map *all = NULL, *m;
+	struct remote_memory_overlay o;
+	struct remote_memory over;
+	uint64_t fallback_reads = 0;
+	uint8_t *real, *got, mark[256];
+	size_t n = 0, len;
+	int fd;
+
+	(void)state;
+	m = own_vdso(&all, &n);
+	len = (size_t)(m->end - m->start);
+	assert_true(len > sizeof(mark));
+	for (size_t i = 0; i < sizeof(mark); i++)
+		mark[i] = (uint8_t)(0xa5 ^ i);
+	o = (struct remote_memory_overlay){mark, m->start, sizeof(mark), &self, &fallback_reads};
+	over = remote_memory__overlay(&o);
+
+	fd = vdso_image__copy(&self, m->start, m->end);
+	assert_true(fd >= 0);
+	real = read_back(fd, len);
+	close(fd);
+	fd = vdso_image__copy(&over, m->start, m->end);
+	assert_true(fd >= 0);
+	got = read_back(fd, len);
+	close(fd);
+	assert_int_equal(fallback_reads, 1);
+	assert_memory_equal(got, mark, sizeof(mark));
+	assert_memory_equal(got + sizeof(mark), real + sizeof(mark), len - sizeof(mark));
+	assert_memory_not_equal(got, real, sizeof(mark));
+
+	/* The overlay alone: its own bytes are a copy, anything longer is -EFAULT. */
+	o.fallback = NULL;
+	fd = vdso_image__copy(&over, m->start, m->start + sizeof(mark));
+	assert_true(fd >= 0);
+	free(got);
+	got = read_back(fd, sizeof(mark));
+	close(fd);
+	assert_memory_equal(got, mark, sizeof(mark));
+	assert_int_equal(vdso_image__copy(&over, m->start, m->end), -EFAULT);
+	assert_int_equal(fallback_reads, 1);
+	free(got);
+	free(real);
+	proc_maps__free(all, n);
 }
 
 int main(void)
@@ -137,6 +205,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_vdso_table_and_symbols),
 	    cmocka_unit_test(test_vdso_copy_errors),
+	    cmocka_unit_test(test_vdso_copy_through_source),
 	};
 
 	return cmocka_run_group_tests_name("vdso_image", tests, NULL, NULL);
