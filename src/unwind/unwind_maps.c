@@ -15,6 +15,8 @@
 #include "unwind/stack_deltas.h"
 #include "omniprof/abi.h"
 #include "unwind/delta_pages.h"
+#include "util/array.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 struct rule_entry {
@@ -37,7 +39,7 @@ struct rule_entry {
 struct loaded_table {
 	uint64_t id;
 	/* In the list of loaded tables no process uses (refs 0), oldest first. */
-	struct loaded_table *prev_unused, *next_unused;
+	struct list_node unused_node;
 	bool unused;
 	uint64_t base;		   /* ELF vaddr the deltas' 32-bit offsets start from */
 	struct op_table_info info; /* as published in table_info */
@@ -88,6 +90,7 @@ void unwind_maps__init(struct unwind_maps *um, int mappings_fd, int tables_fd, i
 	hashmap__init(&um->rules, rule_equal, NULL);
 	hashmap__init(&um->tables, table_equal, NULL);
 	hashmap__init(&um->pid_entries, lpm_pid_equal, NULL);
+	list__init(&um->unused);
 	um->unused_budget = UINT64_MAX;
 	unwind_maps__set_capacity(um, 1u << 20); /* exe_mappings' size in sampler.bpf.c */
 }
@@ -112,20 +115,13 @@ void unwind_maps__clear(struct unwind_maps *um)
 		close(um->chunks[i].fd);
 	}
 	um->n_chunks = 0;
-	um->unused_first = um->unused_last = NULL;
+	list__init(&um->unused);
 }
 
 static int extent_insert(struct delta_chunk *c, size_t at, struct delta_extent e)
 {
-	if (c->n_free == c->cap_free) {
-		size_t cap = c->cap_free ? c->cap_free * 2 : 16;
-		struct delta_extent *tmp = realloc(c->free, cap * sizeof(*tmp));
-
-		if (!tmp)
-			return -ENOMEM;
-		c->free = tmp;
-		c->cap_free = cap;
-	}
+	if (array__grow(c->free, c->cap_free, c->n_free))
+		return -ENOMEM;
 	memmove(&c->free[at + 1], &c->free[at], (c->n_free - at) * sizeof(*c->free));
 	c->free[at] = e;
 	c->n_free++;
@@ -255,14 +251,6 @@ static uint32_t rule_index(struct unwind_maps *um, const struct op_unwind_rule *
 	return e->index;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Loads the built table t under id. 0 or -errno. */
 static int load_built(struct unwind_maps *um, uint64_t id, const struct stack_delta_table *tp,
 		      struct loaded_table *lt)
@@ -368,11 +356,11 @@ static int load_table(struct unwind_maps *um, uint64_t id, const struct elf_file
 		      struct loaded_table *lt)
 {
 	struct stack_delta_table t = {0};
-	uint64_t start = now_ns();
+	uint64_t start = clock__now_ns();
 	int err;
 
 	err = stack_deltas__build(ef, &t);
-	um->stats.build_ns += now_ns() - start;
+	um->stats.build_ns += clock__now_ns() - start;
 	if (!err)
 		err = check_built(um, id, &t);
 	if (!err)
@@ -407,28 +395,14 @@ static void count_load(struct unwind_maps *um, struct loaded_table *lt, const ch
 static void unused_push(struct unwind_maps *um, struct loaded_table *lt)
 {
 	lt->unused = true;
-	lt->prev_unused = um->unused_last;
-	lt->next_unused = NULL;
-	if (um->unused_last)
-		um->unused_last->next_unused = lt;
-	else
-		um->unused_first = lt;
-	um->unused_last = lt;
+	list__add_tail(&um->unused, &lt->unused_node);
 	um->stats.deltas_unused += lt->n_deltas;
 	um->n_unused++;
 }
 
 static void unused_unlink(struct unwind_maps *um, struct loaded_table *lt)
 {
-	if (lt->prev_unused)
-		lt->prev_unused->next_unused = lt->next_unused;
-	else
-		um->unused_first = lt->next_unused;
-	if (lt->next_unused)
-		lt->next_unused->prev_unused = lt->prev_unused;
-	else
-		um->unused_last = lt->prev_unused;
-	lt->prev_unused = lt->next_unused = NULL;
+	list__del(&lt->unused_node);
 	lt->unused = false;
 	um->stats.deltas_unused -= lt->n_deltas;
 	um->n_unused--;
@@ -482,10 +456,12 @@ static void unload(struct unwind_maps *um, struct loaded_table *lt)
 
 static bool evict_oldest_unused(struct unwind_maps *um)
 {
-	struct loaded_table *lt = um->unused_first;
+	struct list_node *oldest = list__first(&um->unused);
+	struct loaded_table *lt;
 
-	if (!lt)
+	if (!oldest)
 		return false;
+	lt = list_entry(oldest, struct loaded_table, unused_node);
 	unused_unlink(um, lt);
 	unload(um, lt);
 	return true;

@@ -24,6 +24,7 @@
 #include "unwind/stack_deltas.h"
 #include "omniprof/abi.h"
 #include "util/hashmap.h"
+#include "util/list.h"
 
 struct elf_file;
 struct loaded_table;
@@ -77,8 +78,8 @@ struct unwind_maps {
 	uint32_t max_rules;
 	struct hashmap rules;  /* struct rule_entry: rule -> index */
 	struct hashmap tables; /* struct loaded_table: table id -> refcount */
-	/* Loaded tables no process uses, oldest first (a doubly linked list). */
-	struct loaded_table *unused_first, *unused_last;
+	/* Loaded tables no process uses, oldest first (of loaded_table.unused_node). */
+	struct list_node unused;
 	size_t n_unused;
 	uint64_t unused_budget; /* deltas of unused tables kept at most (default: no bound
 				 * but the chunks' space) */
