@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
 #include "util/log.h"
 
 /*
@@ -41,14 +42,6 @@ struct file_worker {
 	uint64_t timeout_ns;
 	size_t in_flight;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void push(struct file_job **first, struct file_job **last, struct file_job *job)
 {
@@ -110,7 +103,7 @@ static void *worker_main(void *arg)
 		if (!sh->queue_first)
 			sh->queue_last = NULL;
 		job->next = NULL;
-		job->started_ns = now_ns();
+		job->started_ns = clock__now_ns();
 		slot->current = job;
 		pthread_mutex_unlock(&sh->lock);
 
@@ -128,7 +121,7 @@ static void *worker_main(void *arg)
 			pthread_mutex_lock(&sh->lock);
 			break;
 		}
-		job->run_ns = now_ns() - job->started_ns;
+		job->run_ns = clock__now_ns() - job->started_ns;
 		if (sh->stopping) {
 			pthread_mutex_unlock(&sh->lock);
 			job->free(job);
@@ -266,7 +259,7 @@ size_t file_worker__poll(struct file_worker *fw, file_job_fn fn, void *ctx)
 	struct file_job *stuck[sizeof(fw->slots) / sizeof(fw->slots[0])];
 	struct file_job *done, *next;
 	size_t n_stuck = 0, n = 0;
-	uint64_t now = now_ns();
+	uint64_t now = clock__now_ns();
 
 	pthread_mutex_lock(&sh->lock);
 	for (unsigned int i = 0; i < fw->n_slots;) {

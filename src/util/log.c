@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
+
 int log_verbosity;
 
 /*
@@ -28,14 +30,6 @@ static struct log_slot slots[LOG_SLOTS + 1]; /* [LOG_SLOTS]: the overflow slot *
 static FILE *log_stream;
 static uint64_t (*log_clock)(void);
 static uint64_t suppressed_total;
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static struct log_slot *slot_of(const char *fmt)
 {
@@ -78,7 +72,7 @@ void log_msg(int level, const char *fmt, ...)
 	out = log_stream ? log_stream : stderr;
 	if (level == LOG_DEBUG)
 		goto print; /* -vv asks for every line */
-	now = log_clock ? log_clock() : monotonic_ns();
+	now = log_clock ? log_clock() : clock__now_ns();
 	s = slot_of(fmt);
 	if (!s->window_start || now - s->window_start >= LOG_WINDOW_NS) {
 		print_summary(out, s);
