@@ -16,6 +16,7 @@
 
 #include "util/read_file.h"
 #include "sampler.skel.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 /* How often the poll loop looks for CPUs that went offline or came online. */
@@ -36,14 +37,6 @@ struct sampler {
 	sampler_event_fn fn;
 	void *ctx;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -357,7 +350,7 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 		err = -ENODEV;
 		goto cleanup;
 	}
-	s->next_check_ns = now_ns() + HOTPLUG_CHECK_NS;
+	s->next_check_ns = clock__now_ns() + HOTPLUG_CHECK_NS;
 
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_record, s, NULL);
 	if (!s->rb) {
@@ -397,9 +390,9 @@ int sampler__poll(struct sampler *s, int timeout_ms)
 	 * timeout is the usual way here, and what it left is read now. */
 	if (n < 0)
 		return n;
-	if (now_ns() >= s->next_check_ns) {
+	if (clock__now_ns() >= s->next_check_ns) {
 		sampler__check_cpus(s);
-		s->next_check_ns = now_ns() + HOTPLUG_CHECK_NS;
+		s->next_check_ns = clock__now_ns() + HOTPLUG_CHECK_NS;
 	}
 	more = ring_buffer__consume(s->rb);
 	return more < 0 ? more : n + more;
