@@ -13,14 +13,12 @@
 #include "profile/profile.h"
 #include "profile/profile_builder.h"
 #include "util/log.h"
+#include "util/clock.h"
 #include "util/memory.h"
 
 uint64_t session__clock_ns(int clock)
 {
-	struct timespec ts;
-
-	clock_gettime((clockid_t)clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return clock__ns((clockid_t)clock);
 }
 
 static int on_event(void *ctx, const void *data, size_t size)
