@@ -33,6 +33,7 @@
 #include <openssl/evp.h>
 
 #include "elf/elf_file.h"
+#include "util/array.h"
 
 /* x86-64 psABI DWARF register numbers. */
 #define DWREG_RBP 6
@@ -272,31 +273,10 @@ struct span_vec {
 	size_t n, cap;
 };
 
-static int grow(void **v, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *nv;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 64;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2 / elem)
-			return -ENOMEM;
-		ncap *= 2;
-	}
-	nv = realloc(*v, ncap * elem);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = ncap;
-	return 0;
-}
-
 static int range_vec__push(struct range_vec *rv, uint64_t start, uint64_t end,
 			   struct op_unwind_rule rule)
 {
-	int err = grow((void **)&rv->v, &rv->cap, rv->n + 1, sizeof(*rv->v));
+	int err = array__reserve(rv->v, rv->cap, rv->n + 1);
 
 	if (err)
 		return err;
@@ -1084,7 +1064,7 @@ static int walk__fde(struct walk *w, const struct entry *e, size_t seq)
 		w->stats->unsupported = unsupported;
 		goto bad;
 	}
-	err = grow((void **)&w->spans.v, &w->spans.cap, w->spans.n + 1, sizeof(*w->spans.v));
+	err = array__reserve(w->spans.v, w->spans.cap, w->spans.n + 1);
 	if (err)
 		return err;
 	span = &w->spans.v[w->spans.n++];
@@ -1124,7 +1104,7 @@ static int walk__flatten(struct walk *w, struct range_vec *out)
 			break;
 		}
 	}
-	err = grow((void **)&out->v, &out->cap, w->rows.n, sizeof(*out->v));
+	err = array__reserve(out->v, out->cap, w->rows.n);
 	if (err)
 		return err;
 	for (size_t i = 0; i < w->spans.n; i++) {
@@ -1186,7 +1166,7 @@ static int walk__cie_entry(struct walk *w, size_t off, const struct entry *e, si
 	(void)seq;
 	if (!e->is_cie)
 		return 0;
-	err = grow((void **)&w->cies.v, &w->cies.cap, w->cies.n + 1, sizeof(*w->cies.v));
+	err = array__reserve(w->cies.v, w->cies.cap, w->cies.n + 1);
 	if (err)
 		return err;
 	cie = &w->cies.v[w->cies.n];
@@ -1278,7 +1258,7 @@ static int ranges__fill_gaps(struct range_vec *hi, const struct range_vec *lo)
 	if (!pieces.n)
 		goto cleanup;
 
-	err = grow((void **)&res.v, &res.cap, hi->n + pieces.n, sizeof(*res.v));
+	err = array__reserve(res.v, res.cap, hi->n + pieces.n);
 	if (err)
 		goto cleanup;
 	for (b = 0; a < hi->n || b < pieces.n;) {
@@ -1303,7 +1283,7 @@ static int table__push(struct stack_delta_table *t, size_t *cap, uint64_t addr,
 
 	if (t->n && rule_eq(&t->deltas[t->n - 1].rule, &rule))
 		return 0;
-	err = grow((void **)&t->deltas, cap, t->n + 1, sizeof(*t->deltas));
+	err = array__reserve(t->deltas, *cap, t->n + 1);
 	if (err)
 		return err;
 	t->deltas[t->n].addr = addr;
