@@ -7,10 +7,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/array.h"
+
 int read_file(const char *path, char **out, size_t *out_len)
 {
 	size_t len = 0, cap = 16384;
-	char *buf = malloc(cap), *tmp;
+	char *buf = malloc(cap);
 	int fd, err = 0;
 	struct stat st;
 	ssize_t r;
@@ -37,14 +39,9 @@ int read_file(const char *path, char **out, size_t *out_len)
 			err = -EFBIG;
 			goto cleanup;
 		}
-		if (cap - len < 4096) {
-			cap *= 2;
-			tmp = realloc(buf, cap);
-			if (!tmp) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			buf = tmp;
+		if (cap - len < 4096 && array__reserve(buf, cap, cap * 2)) {
+			err = -ENOMEM;
+			goto cleanup;
 		}
 		r = read(fd, buf + len, cap - len - 1);
 		if (r < 0) {
