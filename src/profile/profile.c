@@ -16,6 +16,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/array.h"
+#include "util/clock.h"
 #include "util/hashmap.h"
 
 #define POOL_BLOCK_SIZE (64 * 1024)
@@ -149,27 +151,6 @@ static const char *intern_string(struct profile_intern *in, const char *s)
 	return copy;
 }
 
-/* ---- array growth -------------------------------------------------------- */
-
-/* Makes room for one more element in *arr (n used of *cap): 0 or -ENOMEM. */
-static int grow_one(void **arr, size_t *cap, size_t n, size_t elem)
-{
-	size_t new_cap;
-	void *mem;
-
-	if (n < *cap)
-		return 0;
-	new_cap = *cap ? *cap * 2 : 64;
-	if (new_cap > SIZE_MAX / elem || new_cap > UINT32_MAX)
-		return -ENOMEM;
-	mem = realloc(*arr, new_cap * elem);
-	if (!mem)
-		return -ENOMEM;
-	*arr = mem;
-	*cap = new_cap;
-	return 0;
-}
-
 /* ---- equality callbacks (ctx is the profile) ------------------------------ */
 
 static bool mapping_equal(const void *entry, const void *key, void *ctx)
@@ -219,7 +200,6 @@ static bool pid_equal(const void *entry, const void *key, void *ctx)
 struct profile *profile__new(uint32_t frequency_hz)
 {
 	struct profile *p = calloc(1, sizeof(*p));
-	struct timespec ts;
 
 	if (!p)
 		return NULL;
@@ -237,8 +217,7 @@ struct profile *profile__new(uint32_t frequency_hz)
 	p->frequency_hz = frequency_hz;
 	p->period_ns = frequency_hz ? 1000000000ull / frequency_hz : 0;
 	/* A default start time; the session that records the profile sets the exact one. */
-	if (clock_gettime(CLOCK_REALTIME, &ts) == 0)
-		p->time_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	p->time_ns = clock__ns(CLOCK_REALTIME);
 	return p;
 }
 
@@ -291,7 +270,7 @@ uint32_t profile__add_file_mapping(struct profile *p, uint64_t start, uint64_t l
 	if (found)
 		return entry_id(found);
 
-	if (grow_one((void **)&p->mappings, &in->cap_mappings, p->n_mappings, sizeof(*m)))
+	if (array__reserve_max(p->mappings, in->cap_mappings, p->n_mappings + 1, UINT32_MAX))
 		return 0;
 	m = &p->mappings[p->n_mappings];
 	m->start = start;
@@ -326,7 +305,7 @@ uint32_t profile__add_function(struct profile *p, const char *name, const char *
 	if (found)
 		return entry_id(found);
 
-	if (grow_one((void **)&p->functions, &in->cap_functions, p->n_functions, sizeof(*f)))
+	if (array__reserve_max(p->functions, in->cap_functions, p->n_functions + 1, UINT32_MAX))
 		return 0;
 	f = &p->functions[p->n_functions];
 	f->name = k.name;
@@ -378,7 +357,7 @@ uint32_t profile__add_location(struct profile *p, uint32_t mapping_id, uint64_t 
 		goto enomem;
 	if (n_lines) /* lines may be NULL then: memcpy(x, NULL, 0) is undefined */
 		memcpy(copy, lines, sizeof(*copy) * n_lines);
-	if (grow_one((void **)&p->locations, &in->cap_locations, p->n_locations, sizeof(*l)))
+	if (array__reserve_max(p->locations, in->cap_locations, p->n_locations + 1, UINT32_MAX))
 		goto enomem;
 	l = &p->locations[p->n_locations];
 	l->mapping_id = mapping_id;
@@ -413,7 +392,7 @@ int profile__add_sample(struct profile *p, const uint32_t *location_ids, uint32_
 			return -EINVAL;
 
 	/* Everything that can fail happens before the sample becomes visible. */
-	if (grow_one((void **)&p->samples, &in->cap_samples, p->n_samples, sizeof(*s)))
+	if (array__reserve_max(p->samples, in->cap_samples, p->n_samples + 1, UINT32_MAX))
 		return -ENOMEM;
 	if (n_locations) {
 		ids = pool_alloc(in, sizeof(*ids) * n_locations);
