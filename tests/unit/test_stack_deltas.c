@@ -1229,7 +1229,17 @@ static const char *const variants[] = {
     "gcc -O2 -g -fno-asynchronous-unwind-tables",
 };
 #define N_VARIANTS (sizeof(variants) / sizeof(variants[0]))
-#define LIBC	   "/usr/lib/x86_64-linux-gnu/libc.so.6"
+
+/* The system's libc, found through the dynamic linker's cache. */
+static const char *libc_path(void)
+{
+	static char path[512];
+
+	if (!path[0] && tu_system_lib("libc.so.6", path, sizeof(path)))
+		fail_msg("libc.so.6 is not in the dynamic linker's cache (ldconfig -p)");
+	return path;
+}
+#define LIBC libc_path()
 
 static struct {
 	char *dir;
@@ -1882,7 +1892,8 @@ static void test_real_sections_malformed(void **state)
 
 	/* libc's .eh_frame at a few hundred cut points, and mutated */
 	assert_int_equal(
-	    tu_run(NULL, "objcopy -O binary --only-section=.eh_frame " LIBC " '%s'", fx.ehbin), 0);
+	    tu_run(NULL, "objcopy -O binary --only-section=.eh_frame '%s' '%s'", LIBC, fx.ehbin),
+	    0);
 	bytes = (uint8_t *)tu_read_file(fx.ehbin, &len);
 	assert_non_null(bytes);
 	assert_true(len > 4096);
