@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -158,7 +159,12 @@ void tu_pyenv_root(char *buf, size_t len)
 		return;
 	}
 	free(out);
-	snprintf(buf, len, "%s/.pyenv", home ? home : "/root");
+	if (!home || !*home) {
+		const struct passwd *pw = getpwuid(getuid());
+
+		home = pw ? pw->pw_dir : "";
+	}
+	snprintf(buf, len, "%s/.pyenv", home);
 }
 
 int tu_pyenv_python(const char *version, char *buf, size_t len)
