@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -331,6 +332,72 @@ static void test_backend_down_then_back(void **state)
 	free(dir);
 }
 
+/*
+ * A CPython process (Debian's python3 running tests/workloads/python/py_chain.py):
+ * its Python functions arrive as `cpython` frames of the script, each caller
+ * at the line that calls the next, between the interpreter's native frames
+ * (check.js --python-script).
+ */
+static void test_python_frames(void **state)
+{
+	char *dir = tu_mkdtemp(), records[1100], log[1100], endpoint[64], pid_s[16];
+	char python[1024], script[PATH_MAX], chain[512], *out = NULL;
+	char *wl_argv[] = {python, script, "60", NULL};
+	int gport = tu_free_port(), rc;
+	unsigned int minor;
+	size_t off;
+	pid_t wl, rx, agent;
+
+	(void)state;
+	assert_non_null(dir);
+	if (tu_distro_python(python, sizeof(python), &minor))
+		fail_msg("no python3 of Debian's python3-minimal package");
+	assert_non_null(realpath("tests/workloads/python/py_chain.py", script));
+	off = (size_t)snprintf(chain, sizeof(chain), "<module>,main,run");
+	for (int i = 1; i <= 10; i++)
+		off += (size_t)snprintf(chain + off, sizeof(chain) - off, ",link_%02d", i);
+	snprintf(chain + off, sizeof(chain) - off, ",rec,py_leaf");
+	snprintf(records, sizeof(records), "%s/records.jsonl", dir);
+	snprintf(log, sizeof(log), "%s/agent.log", dir);
+	assert_true(gport > 0);
+	snprintf(endpoint, sizeof(endpoint), "127.0.0.1:%d", gport);
+	rx = start_receiver(records, gport, 0, NULL);
+	assert_true(rx > 0);
+	wl = tu_spawn_ready(wl_argv);
+	assert_true(wl > 0);
+	snprintf(pid_s, sizeof(pid_s), "%d", wl);
+	{
+		const char *args[] = {"--interval",
+				      "1",
+				      "-F",
+				      "99",
+				      "-p",
+				      pid_s,
+				      "--otlp-endpoint",
+				      endpoint,
+				      "--insecure",
+				      "--service-name",
+				      "pyapp",
+				      NULL};
+
+		agent = start_agent(log, args);
+	}
+	sleep(5);
+	stop_agent(agent, log);
+	tu_reap(wl);
+	tu_reap(rx);
+
+	rc = tu_run(&out,
+		    "node tests/e2e/otlp/check.js --file %s --exe %s --chain '%s' --frequency %d "
+		    "--mode otlp --transport grpc --pid %d --service pyapp --python-script %s",
+		    records, python, chain, HZ, wl, script);
+	printf("    %s", out ? out : "(no output)\n");
+	free(out);
+	assert_int_equal(rc, 0);
+	tu_rmtree(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -338,6 +405,7 @@ int main(void)
 	    cmocka_unit_test(test_http),
 	    cmocka_unit_test(test_grpc_tls),
 	    cmocka_unit_test(test_backend_down_then_back),
+	    cmocka_unit_test(test_python_frames),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

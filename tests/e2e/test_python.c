@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * End-to-end Python: every CPython 3 under pyenv's versions folder and
- * Debian's own /usr/bin/python3.11 (the interpreter linked into the
+ * Debian's own python3 (3.11 on Debian 12; the interpreter linked into the
  * executable, symbols stripped) run a known chain of nested functions that
  * spins in its innermost one, recorded with -p. Each case requires the whole
  * chain, in order, in at least 95% of the innermost function's samples, and
@@ -11,7 +11,6 @@
  * interleaved with the native frames, and three threads each in its own
  * chain. Needs root and BPF.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -370,53 +369,28 @@ static void add_case(const char *name, const char *python, enum workload what)
 	pc->copies = false;
 }
 
-/* "3.9.18" before "3.10.13": by major, then minor number. */
-static int version_cmp(const void *a, const void *b)
-{
-	unsigned int ma = 0, na = 0, mb = 0, nb = 0;
-
-	sscanf(a, "%u.%u", &ma, &na);
-	sscanf(b, "%u.%u", &mb, &nb);
-	return ma != mb ? (ma > mb) - (ma < mb) : (na > nb) - (na < nb);
-}
-
-/* Every pyenv CPython 3 (python 2 is not supported), oldest first. */
-static size_t find_pyenv_versions(char names[][64], size_t max, char *root, size_t root_len)
-{
-	char path[1024];
-	struct dirent *de;
-	size_t n = 0;
-	DIR *d;
-
-	tu_pyenv_root(root, root_len);
-	snprintf(path, sizeof(path), "%s/versions", root);
-	d = opendir(path);
-	if (!d)
-		return 0;
-	while ((de = readdir(d)) && n < max) {
-		snprintf(path, sizeof(path), "%.400s/versions/%.60s/bin/python3", root, de->d_name);
-		if (de->d_name[0] == '3' && de->d_name[1] == '.' && access(path, X_OK) == 0)
-			snprintf(names[n++], 64, "%.63s", de->d_name);
-	}
-	closedir(d);
-	qsort(names, n, sizeof(names[0]), version_cmp);
-	return n;
-}
+/* Debian's python3 (tu_distro_python): its path and minor version, found once in main. */
+static char debian_python[1024];
+static unsigned int debian_minor;
+static int debian_found = -ENOENT;
 
 /* The machine must have the interpreters this suite is about: no silent skip. */
 static void test_interpreters_present(void **state)
 {
-	const char *need_pyenv = getenv("OMNIPROF_NO_PYENV");
+	char missing[128];
+	int n_missing = tu_pyenv_missing(missing, sizeof(missing));
 	size_t pyenv = 0;
 
 	(void)state;
 	for (size_t i = 0; i < n_cases; i++)
 		pyenv += strstr(cases[i].name, "pyenv") != NULL;
-	printf("    %zu pyenv interpreter case(s), Debian's python3.11: %s\n", pyenv,
-	       access("/usr/bin/python3.11", X_OK) ? "missing" : "present");
-	assert_int_equal(access("/usr/bin/python3.11", X_OK), 0);
-	if (!need_pyenv || strcmp(need_pyenv, "1"))
-		assert_true(pyenv > 0);
+	printf("    %zu pyenv interpreter case(s), Debian's python3: %s\n", pyenv,
+	       debian_found ? "missing" : debian_python);
+	if (debian_found)
+		fail_msg("no python3 of Debian's python3-minimal package");
+	if (n_missing)
+		fail_msg("pyenv has no CPython %s: this suite needs 3.%d to 3.%d", missing,
+			 TU_PYENV_FIRST_MINOR, TU_PYENV_LAST_MINOR);
 }
 
 int main(void)
@@ -424,8 +398,9 @@ int main(void)
 	static char versions[MAX_CASES][64];
 	struct CMUnitTest tests[MAX_CASES + 1];
 	char root[512], python[1024], name[96];
-	size_t n_versions = find_pyenv_versions(versions, 16, root, sizeof(root));
+	size_t n_versions = tu_pyenv_versions(versions, 16, root, sizeof(root));
 	const char *oldest = NULL, *newest = NULL;
+	char deb[32];
 
 	for (size_t i = 0; i < n_versions; i++) {
 		snprintf(python, sizeof(python), "%.400s/versions/%.60s/bin/python3", root,
@@ -433,7 +408,10 @@ int main(void)
 		snprintf(name, sizeof(name), "pyenv %.60s", versions[i]);
 		add_case(name, python, CHAIN);
 	}
-	add_case("debian python3.11 (static, stripped)", "/usr/bin/python3.11", CHAIN);
+	debian_found = tu_distro_python(debian_python, sizeof(debian_python), &debian_minor);
+	snprintf(deb, sizeof(deb), "debian python3.%u", debian_minor);
+	snprintf(name, sizeof(name), "%s (static, stripped)", deb);
+	add_case(name, debian_python, CHAIN);
 	/* Deep: the oldest version (most native frames per Python frame) and the newest. */
 	if (n_versions) {
 		oldest = versions[0];
@@ -448,8 +426,10 @@ int main(void)
 		snprintf(python, sizeof(python), "%.400s/versions/%.60s/bin/python3", root, oldest);
 		add_case(name, python, MIXED);
 	}
-	add_case("debian python3.11, ctypes callback", "/usr/bin/python3.11", MIXED);
-	add_case("debian python3.11, three threads", "/usr/bin/python3.11", THREADS);
+	snprintf(name, sizeof(name), "%s, ctypes callback", deb);
+	add_case(name, debian_python, MIXED);
+	snprintf(name, sizeof(name), "%s, three threads", deb);
+	add_case(name, debian_python, THREADS);
 	if (n_versions) {
 		snprintf(python, sizeof(python), "%.400s/versions/%.60s/bin/python3", root, oldest);
 		snprintf(name, sizeof(name), "pyenv %.60s, three threads", oldest);
@@ -464,7 +444,8 @@ int main(void)
 		add_case(name, python, MIXED);
 		cases[n_cases - 1].copies = true;
 	}
-	add_case("debian python3.11, three threads (stack copies)", "/usr/bin/python3.11", THREADS);
+	snprintf(name, sizeof(name), "%s, three threads (stack copies)", deb);
+	add_case(name, debian_python, THREADS);
 	cases[n_cases - 1].copies = true;
 
 	tests[0] = (struct CMUnitTest){.name = "interpreters present",

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -158,7 +159,12 @@ void tu_pyenv_root(char *buf, size_t len)
 		return;
 	}
 	free(out);
-	snprintf(buf, len, "%s/.pyenv", home ? home : "/root");
+	if (!home || !*home) {
+		const struct passwd *pw = getpwuid(getuid());
+
+		home = pw ? pw->pw_dir : "";
+	}
+	snprintf(buf, len, "%s/.pyenv", home);
 }
 
 int tu_pyenv_python(const char *version, char *buf, size_t len)
@@ -184,6 +190,120 @@ int tu_pyenv_python(const char *version, char *buf, size_t len)
 		}
 	}
 	closedir(d);
+	return err;
+}
+
+/* "3.9.18" before "3.10.13": by major, then minor number. */
+static int version_cmp(const void *a, const void *b)
+{
+	unsigned int ma = 0, na = 0, mb = 0, nb = 0;
+
+	sscanf(a, "%u.%u", &ma, &na);
+	sscanf(b, "%u.%u", &mb, &nb);
+	return ma != mb ? (ma > mb) - (ma < mb) : (na > nb) - (na < nb);
+}
+
+size_t tu_pyenv_versions(char names[][64], size_t max, char *root, size_t root_len)
+{
+	char path[1024];
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d;
+
+	tu_pyenv_root(root, root_len);
+	snprintf(path, sizeof(path), "%.900s/versions", root);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && n < max) {
+		snprintf(path, sizeof(path), "%.900s/versions/%.60s/bin/python3", root, de->d_name);
+		if (de->d_name[0] == '3' && de->d_name[1] == '.' && access(path, X_OK) == 0)
+			snprintf(names[n++], 64, "%.63s", de->d_name);
+	}
+	closedir(d);
+	qsort(names, n, sizeof(names[0]), version_cmp);
+	return n;
+}
+
+int tu_pyenv_missing(char *missing, size_t len)
+{
+	const char *opt_out = getenv("OMNIPROF_NO_PYENV");
+	char version[16], python[1024];
+	size_t used = 0;
+	int n = 0;
+
+	if (len)
+		missing[0] = '\0';
+	if (opt_out && !strcmp(opt_out, "1"))
+		return 0;
+	for (int minor = TU_PYENV_FIRST_MINOR; minor <= TU_PYENV_LAST_MINOR; minor++) {
+		snprintf(version, sizeof(version), "3.%d", minor);
+		if (!tu_pyenv_python(version, python, sizeof(python)))
+			continue;
+		n++;
+		if (used < len)
+			used += (size_t)snprintf(missing + used, len - used, "%s%s",
+						 used ? " " : "", version);
+	}
+	return n;
+}
+
+int tu_distro_python(char *buf, size_t len, unsigned int *minor)
+{
+	char *out = NULL, *line, *save = NULL, *resolved = NULL, *base;
+	int err = -ENOENT;
+
+	if (tu_run(&out, "dpkg-query -L python3-minimal 2>/dev/null") || !out)
+		goto cleanup;
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		size_t n = strlen(line);
+
+		if (n >= 12 && !strcmp(line + n - 12, "/bin/python3"))
+			break;
+	}
+	if (!line || !(resolved = realpath(line, NULL)) || access(resolved, X_OK))
+		goto cleanup;
+	base = strrchr(resolved, '/');
+	if (!base || sscanf(base, "/python3.%u", minor) != 1)
+		goto cleanup;
+	snprintf(buf, len, "%s", resolved);
+	err = 0;
+cleanup:
+	free(resolved);
+	free(out);
+	return err;
+}
+
+int tu_system_lib(const char *soname, char *buf, size_t len)
+{
+	char *out = NULL, *line, *save = NULL, *resolved = NULL;
+	size_t slen = strlen(soname);
+	int err = -ENOENT;
+
+	/* "\tlibc.so.6 (libc6,x86-64) => /lib/x86_64-linux-gnu/libc.so.6" */
+	if (tu_run(&out, "ldconfig -p 2>/dev/null") || !out)
+		goto cleanup;
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *arrow;
+
+		line += strspn(line, " \t");
+		if (strncmp(line, soname, slen) || line[slen] != ' ' || !strstr(line, "x86-64)"))
+			continue;
+		arrow = strstr(line, "=> ");
+		if (!arrow)
+			continue;
+		resolved = realpath(arrow + 3, NULL);
+		if (resolved && access(resolved, R_OK) == 0) {
+			snprintf(buf, len, "%s", resolved);
+			err = 0;
+			break;
+		}
+		free(resolved);
+		resolved = NULL;
+	}
+cleanup:
+	free(resolved);
+	free(out);
 	return err;
 }
 

@@ -53,10 +53,44 @@ int tu_tmpfs_mount(const char *dir, const char *size);
 int tu_tmpfs_unmount(void);
 /* cmocka teardown: detaches (MNT_DETACH) a tmpfs a failed test left mounted. Returns 0. */
 int tu_tmpfs_teardown(void **state);
-/* pyenv's root: $PYENV_ROOT, else what `pyenv root` says, else ~/.pyenv. */
+/* pyenv's root: $PYENV_ROOT, else what `pyenv root` says, else ~/.pyenv (pyenv's default). */
 void tu_pyenv_root(char *buf, size_t len);
 /* The python3 of pyenv's CPython VERSION ("3.8": the first versions/3.8.*
  * folder holding bin/python3) into buf. 0, or -ENOENT. */
 int tu_pyenv_python(const char *version, char *buf, size_t len);
+/*
+ * Every pyenv CPython 3 (a versions/3.* folder holding an executable
+ * bin/python3): the folder names ("3.9.18") into names, oldest first (by
+ * major, then minor number), and pyenv's root into root. Returns how many (at
+ * most max).
+ */
+size_t tu_pyenv_versions(char names[][64], size_t max, char *root, size_t root_len);
+/*
+ * The CPython minor versions (3.TU_PYENV_FIRST_MINOR to 3.TU_PYENV_LAST_MINOR)
+ * the Python tests run under pyenv: every version the Python walker supports.
+ * pyenv and these interpreters come with the machine, not from
+ * scripts/install-deps.sh (Debian has no package for them).
+ */
+#define TU_PYENV_FIRST_MINOR 6
+#define TU_PYENV_LAST_MINOR  13
+/*
+ * The required versions pyenv lacks, as "3.6 3.9" into missing ("" when
+ * none): their count. OMNIPROF_NO_PYENV=1 (a machine without pyenv, said
+ * out loud) requires none.
+ */
+int tu_pyenv_missing(char *missing, size_t len);
+/*
+ * The distribution's own python3 (the interpreter Debian's python3-minimal
+ * package installs, symlinks resolved: "/usr/bin/python3.11") into buf, and
+ * its minor version into *minor: 0, or -ENOENT.
+ */
+int tu_distro_python(char *buf, size_t len, unsigned int *minor);
+/*
+ * The path of the x86-64 shared library SONAME ("libc.so.6") the dynamic
+ * linker's cache (ldconfig -p) names, symlinks resolved, into buf: 0, or
+ * -ENOENT. Tests find system libraries through it instead of naming a
+ * distribution's folder.
+ */
+int tu_system_lib(const char *soname, char *buf, size_t len);
 
 #endif

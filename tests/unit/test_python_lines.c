@@ -2,11 +2,11 @@
 /*
  * Python line tables (src/interp/python/python_lines.c): hand-built tables
  * of each format, then real ones: every interpreter found (Debian's
- * python3.11, pyenv's CPython 3 versions when installed) compiles a function
+ * python3, pyenv's CPython 3 versions) compiles a function
  * with long jumps in lines and in bytecode, prints its line table and the
- * line `dis` gives each instruction, and each must match.
+ * line `dis` gives each instruction, and each must match. The interpreters are
+ * found through tests/lib (dpkg, pyenv), and missing ones fail the test.
  */
-#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -178,36 +178,52 @@ static void check_interpreter(const char *python, unsigned int minor)
 
 static void test_debian_python(void **state)
 {
+	char python[1024];
+	unsigned int minor = 0;
+
 	(void)state;
-	assert_int_equal(access("/usr/bin/python3.11", X_OK), 0);
-	check_interpreter("/usr/bin/python3.11", 11);
+	if (tu_distro_python(python, sizeof(python), &minor))
+		fail_msg("no python3 of Debian's python3-minimal package (scripts/install-deps.sh "
+			 "installs it)");
+	check_interpreter(python, minor);
 }
 
-/* Every CPython 3 under pyenv (when installed: the e2e tests require them). */
+/*
+ * Every pyenv CPython 3 the walker has a layout for; the versions the suite
+ * requires (3.6-3.13: every layout) must all be there.
+ */
 static void test_pyenv_pythons(void **state)
 {
-	const char *root = getenv("PYENV_ROOT");
-	char dir[512], python[1024];
-	struct dirent *de;
-	DIR *d;
+	static char versions[32][64];
+	char root[512], python[1024], missing[128];
+	size_t n = tu_pyenv_versions(versions, 32, root, sizeof(root)), checked = 0;
+	int n_missing = tu_pyenv_missing(missing, sizeof(missing));
+	const char *opt_out = getenv("OMNIPROF_NO_PYENV");
 
 	(void)state;
-	snprintf(dir, sizeof(dir), "%s/versions", root && *root ? root : "/root/.pyenv");
-	d = opendir(dir);
-	if (!d) {
-		printf("    no pyenv versions in %s\n", dir);
-		return;
-	}
-	while ((de = readdir(d))) {
-		unsigned int major, minor;
+	if (n_missing)
+		fail_msg("pyenv (root %s) has no CPython %s: the Python tests need 3.%d to 3.%d",
+			 root, missing, TU_PYENV_FIRST_MINOR, TU_PYENV_LAST_MINOR);
+	/* The required list covers every version the walker supports. */
+	for (unsigned int minor = 0; minor < 64; minor++)
+		if (python_layout__find(3, minor) &&
+		    (minor < TU_PYENV_FIRST_MINOR || minor > TU_PYENV_LAST_MINOR))
+			fail_msg("3.%u has a layout but tests/lib does not require it", minor);
+	for (size_t i = 0; i < n; i++) {
+		unsigned int minor = 0;
 
-		if (sscanf(de->d_name, "%u.%u", &major, &minor) != 2 || major != 3)
+		sscanf(versions[i], "3.%u", &minor);
+		if (!python_layout__find(3, minor)) {
+			printf("    %s: no layout in the walker, not checked\n", versions[i]);
 			continue;
-		snprintf(python, sizeof(python), "%s/%.60s/bin/python3", dir, de->d_name);
-		if (!access(python, X_OK) && python_layout__find(3, minor))
-			check_interpreter(python, minor);
+		}
+		snprintf(python, sizeof(python), "%.500s/versions/%.60s/bin/python3", root,
+			 versions[i]);
+		check_interpreter(python, minor);
+		checked++;
 	}
-	closedir(d);
+	if (!opt_out || strcmp(opt_out, "1"))
+		assert_true(checked >= TU_PYENV_LAST_MINOR - TU_PYENV_FIRST_MINOR + 1);
 }
 
 int main(void)

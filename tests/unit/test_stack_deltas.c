@@ -1005,37 +1005,190 @@ static void test_truncated_and_mutated(void **state)
 	mutate_many(b.d, b.n, 5000);
 }
 
-static void test_random_bytes(void **state)
+/*
+ * Random but well-formed sections, checked against a model. Arbitrary bytes
+ * are the fuzz target's job (tests/fuzz/fuzz_eh_frame.c: libFuzzer in `make
+ * fuzz`, its seeds and regressions in `make test`), and mutated real sections
+ * are test_truncated_and_mutated's: here every section is valid, so the parser
+ * must give exactly the rows the model computes. Each FDE of the standard CIE
+ * runs a random program of the instructions compilers write on x86-64
+ * (advance_loc, def_cfa, def_cfa_offset, def_cfa_register with rsp or rbp,
+ * offset/restore of rbp, balanced remember/restore_state); FDEs cover
+ * ascending ranges with random gaps (or none) but sit in the section in a
+ * random order, so the table is sorted by the parser, not by the input.
+ */
+struct model_rule {
+	uint8_t base;
+	int32_t cfa;
+	int16_t fp;
+};
+
+#define MODEL_FDES     12
+#define MODEL_MAX_LEN  200
+#define MODEL_MAX_OPS  16
+#define MODEL_MAX_SAVE 4
+
+struct model_fde {
+	uint64_t start;
+	uint32_t len;
+	uint8_t insns[MODEL_MAX_OPS * 4];
+	size_t n_insns;
+	struct model_rule at[MODEL_MAX_LEN]; /* the rule at each address of the range */
+};
+
+/* A random program for f (start and len set) and the rule it gives each address. */
+static void model_program(struct model_fde *f)
 {
-	uint8_t data[512];
+	struct model_rule cur = {.base = OP_CFA_RSP, .cfa = 8, .fp = 0}, saved[MODEL_MAX_SAVE];
+	int n_ops = (int)(rng() % MODEL_MAX_OPS), depth = 0;
+	uint32_t loc = 0;
+	struct buf b = {0};
+
+	for (int i = 0; i < n_ops; i++) {
+		uint8_t reg = rng() % 2 ? 6 : 7; /* DWARF rbp, rsp */
+		uint64_t off = 8 * (1 + rng() % 64);
+
+		switch (rng() % 8) {
+		case 0:
+		case 1: /* advance_loc: the rows so far apply up to the new location */
+			if (loc + 1 < f->len) {
+				uint32_t d = 1 + (uint32_t)(rng() % (f->len - 1 - loc));
+
+				d = d > 63 ? 63 : d;
+				b_u8(&b, (uint8_t)(0x40 | d));
+				for (; d; d--)
+					f->at[loc++] = cur;
+			}
+			break;
+		case 2: /* def_cfa_offset */
+			b_u8(&b, 0x0e);
+			b_uleb(&b, off);
+			cur.cfa = (int32_t)off;
+			break;
+		case 3: /* def_cfa reg off */
+			b_u8(&b, 0x0c);
+			b_uleb(&b, reg);
+			b_uleb(&b, off);
+			cur.base = reg == 6 ? OP_CFA_RBP : OP_CFA_RSP;
+			cur.cfa = (int32_t)off;
+			break;
+		case 4: /* def_cfa_register */
+			b_u8(&b, 0x0d);
+			b_uleb(&b, reg);
+			cur.base = reg == 6 ? OP_CFA_RBP : OP_CFA_RSP;
+			break;
+		case 5: { /* offset rbp at CFA - 8n, or restore rbp (the CIE leaves it unsaved) */
+			uint64_t n = 1 + rng() % 8;
+
+			if (rng() % 3) {
+				b_u8(&b, 0x86);
+				b_uleb(&b, n);
+				cur.fp = (int16_t)(-8 * (int64_t)n);
+			} else {
+				b_u8(&b, 0xc6);
+				cur.fp = 0;
+			}
+			break;
+		}
+		case 6: /* remember_state */
+			if (depth < MODEL_MAX_SAVE) {
+				b_u8(&b, 0x0a);
+				saved[depth++] = cur;
+			}
+			break;
+		default: /* restore_state: the CFA rule comes back too */
+			if (depth) {
+				b_u8(&b, 0x0b);
+				cur = saved[--depth];
+			}
+			break;
+		}
+	}
+	for (; loc < f->len; loc++)
+		f->at[loc] = cur;
+	assert_true(b.n <= sizeof(f->insns));
+	memcpy(f->insns, b.d, b.n);
+	f->n_insns = b.n;
+}
+
+static void check_model_rule(const struct stack_delta_table *t, uint64_t addr,
+			     const struct model_rule *m)
+{
+	const struct stack_delta *d = stack_delta_table__find(t, addr);
+
+	assert_non_null(d);
+	if (!m) {
+		if (d->rule.cmd != OP_RULE_INVALID)
+			print_table(t);
+		assert_int_equal(d->rule.cmd, OP_RULE_INVALID);
+		return;
+	}
+	if (d->rule.cmd != OP_RULE_CFA || d->rule.cfa_base != m->base ||
+	    d->rule.cfa_offset != m->cfa || d->rule.fp_offset != m->fp) {
+		print_table(t);
+		fail_msg("%#llx: want base %u cfa %d fp %d", (unsigned long long)addr, m->base,
+			 m->cfa, m->fp);
+	}
+}
+
+static void test_random_well_formed(void **state)
+{
+	static struct model_fde fdes[MODEL_FDES];
+	size_t checked = 0, max_rows = 0;
 
 	(void)state;
-	for (int r = 0; r < 3000; r++) {
-		size_t len = rng() % sizeof(data);
+	for (int r = 0; r < 300; r++) {
+		size_t n = 1 + rng() % MODEL_FDES, order[MODEL_FDES], cie;
+		uint64_t addr = 0x1000 + 16 * (rng() % 256);
+		struct stack_delta_table t;
+		struct buf b = {0};
 
-		for (size_t i = 0; i < len; i++)
-			data[i] = (uint8_t)rng();
-		/* Half the time, plausible framing so the bodies get parsed. */
-		if (r & 1) {
-			size_t off = 0;
-
-			while (off + 8 <= len) {
-				uint32_t l = (uint32_t)(4 + rng() % 40), id;
-
-				if (off + 4 + l > len)
-					l = (uint32_t)(len - off - 4);
-				memcpy(data + off, &l, 4);
-				id = rng() % 3 == 0 ? 0 : (uint32_t)(rng() % (off + 8));
-				if (rng() % 5 == 0)
-					id = 0xffffffff;
-				memcpy(data + off + 4, &id, 4);
-				if (rng() % 2)
-					data[off + 8 < len ? off + 8 : off] = 1; /* CIE version */
-				off += 4 + l;
-			}
+		for (size_t i = 0; i < n; i++) {
+			fdes[i].start = addr;
+			fdes[i].len = 1 + (uint32_t)(rng() % MODEL_MAX_LEN);
+			model_program(&fdes[i]);
+			addr += fdes[i].len + (rng() % 2 ? 0 : rng() % 17);
+			order[i] = i;
 		}
-		parse_any(data, len, NULL);
+		for (size_t i = n - 1; i > 0; i--) { /* Fisher-Yates */
+			size_t j = rng() % (i + 1), tmp = order[i];
+
+			order[i] = order[j];
+			order[j] = tmp;
+		}
+		cie = add_std_cie(&b);
+		for (size_t i = 0; i < n; i++) {
+			const struct model_fde *f = &fdes[order[i]];
+
+			add_fde(&b, cie, f->start, f->len, f->insns, f->n_insns);
+		}
+		parse_ok(&b, 0, &t);
+		assert_int_equal(t.stats.cies, 1);
+		assert_int_equal(t.stats.fdes, n);
+		assert_int_equal(t.stats.bad_entries, 0);
+		assert_int_equal(t.stats.unsupported, 0);
+		assert_true(t.n >= 2); /* a rule, and the end of the last FDE */
+		max_rows = t.n > max_rows ? t.n : max_rows;
+
+		assert_null(stack_delta_table__find(&t, fdes[0].start - 1));
+		for (size_t i = 0; i < n; i++) {
+			const struct model_fde *f = &fdes[i];
+			uint64_t end = f->start + f->len,
+				 next = i + 1 < n ? fdes[i + 1].start : end + 64;
+
+			for (uint64_t a = f->start; a < end; a++, checked++)
+				check_model_rule(&t, a, &f->at[a - f->start]);
+			for (uint64_t a = end; a < next; a++) /* gaps, and past the last FDE */
+				check_model_rule(&t, a, NULL);
+		}
+		/* Every entry starts inside the FDEs' span or at its end. */
+		assert_int_equal(t.deltas[0].addr, fdes[0].start);
+		assert_int_equal(t.deltas[t.n - 1].addr, fdes[n - 1].start + fdes[n - 1].len);
+		stack_delta_table__free(&t);
 	}
+	printf("    %zu addresses checked against the model, tables up to %zu rows\n", checked,
+	       max_rows);
+	assert_true(checked > 10000);
 }
 
 /* ---- real files, checked against readelf's own CFI interpreter -------------------------- */
@@ -1076,7 +1229,17 @@ static const char *const variants[] = {
     "gcc -O2 -g -fno-asynchronous-unwind-tables",
 };
 #define N_VARIANTS (sizeof(variants) / sizeof(variants[0]))
-#define LIBC	   "/usr/lib/x86_64-linux-gnu/libc.so.6"
+
+/* The system's libc, found through the dynamic linker's cache. */
+static const char *libc_path(void)
+{
+	static char path[512];
+
+	if (!path[0] && tu_system_lib("libc.so.6", path, sizeof(path)))
+		fail_msg("libc.so.6 is not in the dynamic linker's cache (ldconfig -p)");
+	return path;
+}
+#define LIBC libc_path()
 
 static struct {
 	char *dir;
@@ -1729,7 +1892,8 @@ static void test_real_sections_malformed(void **state)
 
 	/* libc's .eh_frame at a few hundred cut points, and mutated */
 	assert_int_equal(
-	    tu_run(NULL, "objcopy -O binary --only-section=.eh_frame " LIBC " '%s'", fx.ehbin), 0);
+	    tu_run(NULL, "objcopy -O binary --only-section=.eh_frame '%s' '%s'", LIBC, fx.ehbin),
+	    0);
 	bytes = (uint8_t *)tu_read_file(fx.ehbin, &len);
 	assert_non_null(bytes);
 	assert_true(len > 4096);
@@ -1809,7 +1973,7 @@ int main(void)
 	    cmocka_unit_test(test_debug_frame),
 	    cmocka_unit_test(test_garbage_is_enoexec),
 	    cmocka_unit_test(test_truncated_and_mutated),
-	    cmocka_unit_test(test_random_bytes),
+	    cmocka_unit_test(test_random_well_formed),
 	};
 
 	const struct CMUnitTest file_tests[] = {

@@ -26,7 +26,16 @@
 #include "testutil.h"
 #include "unwind/unwind_maps.h"
 
-#define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
+/* The system's libc, found through the dynamic linker's cache. */
+static const char *libc_path(void)
+{
+	static char path[512];
+
+	if (!path[0] && tu_system_lib("libc.so.6", path, sizeof(path)))
+		fail_msg("libc.so.6 is not in the dynamic linker's cache (ldconfig -p)");
+	return path;
+}
+#define LIBC libc_path()
 
 struct fixture {
 	int fds[5]; /* mappings, tables, info, rules, inner template */

@@ -7,6 +7,8 @@
 //        --exe PATH --service NAME --chain main,chain_01,...,leaf
 //        [--frequency HZ] [--transport grpc|http] [--min-seconds S]
 //        [--authorization VALUE] [--auth USER:PASSWORD]
+//        [--python-script PATH]  (otlp: a CPython process running PATH; --chain
+//                                 names its Python functions, outermost first)
 //   node check.js --file F --mode cpu-after --pid N --cpu C --after-ns T [--min-events K]
 'use strict';
 const crypto = require('crypto');
@@ -27,6 +29,13 @@ const records = fs.readFileSync(args.file, 'utf8').split('\n').filter(Boolean).m
 const pid = Number(args.pid);
 const chain = (args.chain || '').split(',').filter(Boolean);
 const hz = Number(args.frequency || 20);
+
+// The profile.frame.type values a location may carry: those of the semantic
+// conventions (the reference agent's spelling: one per runtime it unwinds)
+// and "abort", omniprof's frame for where the unwinder stopped (not a
+// well-known value; the conventions allow a custom one).
+const FRAME_TYPES = ['native', 'kernel', 'cpython', 'jvm', 'v8js', 'ruby', 'perl', 'php',
+                     'dotnet', 'beam', 'go', 'luajit', 'abort'];
 
 for (const r of records) expect(!r.error, `a ${r.transport} request did not decode: ${r.error}`);
 
@@ -136,12 +145,18 @@ function otlpProcess(transportFilter) {
             out.events += n;
             out.cpuEvents.push({ cpu: sa['cpu.logical_number'], ts });
             const locs = d.stack_table[smp.stack_index].location_indices;
-            const names = [];
+            const names = [], frames = [];
             for (const li of locs) { // leaf first; lines innermost first
               const loc = d.location_table[li];
               const la = Object.fromEntries(loc.attribute_indices.map(attr));
               out.frameTypes.add(la['profile.frame.type']);
-              for (const ln of loc.lines) names.push(s(d.function_table[ln.function_index].name_strindex));
+              for (const ln of loc.lines) {
+                const fn = d.function_table[ln.function_index];
+                names.push(s(fn.name_strindex));
+                frames.push({ name: s(fn.name_strindex), file: s(fn.filename_strindex),
+                              line: Number(ln.line), type: la['profile.frame.type'],
+                              mapped: loc.mapping_index !== 0 });
+              }
               if (loc.mapping_index) {
                 const m = d.mapping_table[loc.mapping_index];
                 out.mappings.push({ file: s(m.filename_strindex),
@@ -149,7 +164,7 @@ function otlpProcess(transportFilter) {
                                     type: la['profile.frame.type'] });
               }
             }
-            out.stacks.push({ stack: names.reverse(), n });
+            out.stacks.push({ stack: names.reverse(), n, frames });
           }
         }
       }
@@ -177,7 +192,7 @@ function checkOtlp() {
     expect(pr.idLen === 16, 'profile_id is not 16 bytes');
   }
   for (const t of p.frameTypes)
-    expect(['native', 'kernel', 'abort'].includes(t), `unexpected profile.frame.type ${t}`);
+    expect(FRAME_TYPES.includes(t), `unexpected profile.frame.type ${t}`);
   expect(p.frameTypes.has('native'), 'no native frame');
   const exeMaps = p.mappings.filter((m) => m.file === args.exe);
   expect(exeMaps.length > 0, `no mapping for ${args.exe}`);
@@ -187,12 +202,57 @@ function checkOtlp() {
   expect(ids['process.executable.build_id.htlhash'] === htlhash(args.exe),
     `build_id.htlhash ${ids['process.executable.build_id.htlhash']} != ${htlhash(args.exe)}`);
   expect(exeMaps.every((m) => m.type === 'native'), 'the executable\'s frames are not native');
-  const c = chainCounts(p.stacks);
+  const py = args['python-script'] ? checkPythonFrames(p) : null;
+  const c = chainCounts(py ? py.stacks : p.stacks);
   expect(c.leaf >= 10, `only ${c.leaf} events in ${chain[chain.length - 1]}`);
   expect(c.complete * 10 >= c.leaf * 9, `only ${c.complete} of ${c.leaf} leaf events have the whole chain`);
   console.log(`check: OK ${p.requests} requests, ${p.profiles.length} profiles, ${p.events} events ` +
               `(${c.complete}/${c.leaf} with the whole chain), threads ${[...p.threadNames].join(',')}, ` +
-              `cpus ${[...p.cpus].sort().join(',')}`);
+              `cpus ${[...p.cpus].sort().join(',')}, frame types ${[...p.frameTypes].sort().join(',')}` +
+              (py ? `, ${py.calls} Python calls at their line, ${py.leaves} leaf lines` : ''));
+}
+
+// A CPython process: its chain's functions come as cpython frames of the
+// script, without a mapping, each caller at a line of the script that calls
+// the next one, the leaf at a line of its own body. Returns the stacks of
+// Python frames only (the interpreter's frames between them left out) for
+// the chain count, and how many frames' lines were checked.
+function checkPythonFrames(p) {
+  const script = args['python-script'];
+  const text = fs.readFileSync(script, 'utf8').split('\n');
+  const leafName = chain[chain.length - 1];
+  const def = text.findIndex((l) => l.startsWith(`def ${leafName}(`));
+  let end = text.findIndex((l, i) => i > def && l.startsWith('def '));
+  if (end < 0) end = text.length;
+  expect(def >= 0, `no def ${leafName} in ${script}`);
+  expect(p.frameTypes.has('cpython'), 'no cpython frame');
+  const stacks = [];
+  let calls = 0, leaves = 0;
+  for (const st of p.stacks) {
+    const frames = st.frames.filter((f) => f.type === 'cpython'); // leaf first
+    for (const f of frames) {
+      expect(!f.mapped, `cpython frame ${f.name} has a mapping`);
+      if (!chain.includes(f.name)) continue;
+      expect(f.file === script, `cpython frame ${f.name} in file "${f.file}", not ${script}`);
+      expect(f.line > 0 && f.line <= text.length, `cpython frame ${f.name} at line ${f.line}`);
+    }
+    for (let i = 1; i < frames.length; i++) {
+      const caller = frames[i], callee = frames[i - 1];
+      if (!chain.includes(caller.name) || !chain.includes(callee.name)) continue;
+      const src = text[caller.line - 1];
+      expect(src.includes(`${callee.name}(`),
+        `${caller.name} at ${script}:${caller.line} ("${src.trim()}") does not call ${callee.name}`);
+      calls += st.n;
+    }
+    if (frames.length && frames[0].name === leafName) {
+      expect(frames[0].line > def + 1 && frames[0].line <= end,
+        `${leafName} at line ${frames[0].line}, outside its body (lines ${def + 2}-${end})`);
+      leaves += st.n;
+    }
+    stacks.push({ stack: frames.map((f) => f.name).reverse(), n: st.n });
+  }
+  expect(calls > 0 && leaves > 0, `no Python frame of the chain (${calls} calls, ${leaves} leaves)`);
+  return { stacks, calls, leaves };
 }
 
 function checkPyroscope() {
