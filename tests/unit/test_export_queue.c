@@ -117,6 +117,16 @@ static void test_retry_with_backoff(void **state)
 	assert_int_equal(st.batches_sent, 2);
 }
 
+static int attempts(struct fake *f)
+{
+	int n;
+
+	pthread_mutex_lock(&f->lock);
+	n = f->attempts;
+	pthread_mutex_unlock(&f->lock);
+	return n;
+}
+
 static void test_full_queue_drops_oldest(void **state)
 {
 	struct fake f = {.fail_always = true};
@@ -129,6 +139,11 @@ static void test_full_queue_drops_oldest(void **state)
 	export_queue__stats(q, &st);
 	assert_int_equal(st.dropped_full, 2);
 	assert_int_equal(st.queued, 3);
+	/* The sender thread keeps trying while the backend is down; under a
+	 * loaded machine (sanitizers, parallel tests) its first try can come
+	 * later than the short flush below, so wait for it (bounded). */
+	for (int waited = 0; waited < 5000 && !attempts(&f); waited++)
+		usleep(1000);
 	export_queue__stop(q, 20, &st);
 	assert_int_equal(f.n_sent, 0);
 	assert_true(f.attempts >= 1);
