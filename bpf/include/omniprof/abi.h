@@ -17,6 +17,8 @@
 #include <linux/types.h>
 #endif
 
+#include "omniprof/frame_kinds.h"
+
 #define OP_TASK_COMM_LEN     16
 #define OP_MAX_KERNEL_FRAMES 127 /* the kernel's default perf_event_max_stack */
 #define OP_MAX_USER_FRAMES   512
@@ -29,12 +31,8 @@ enum op_event_type {
 	OP_EVENT_STACK_COPY = 5, /* a sample of a process not known yet: registers and stack */
 };
 
-enum op_frame_kind {
-	OP_FRAME_NATIVE = 0,
-	OP_FRAME_KERNEL = 1,
-	OP_FRAME_ERROR = 2,  /* the unwinder stopped: addr holds an op_unwind_error */
-	OP_FRAME_PYTHON = 3, /* CPython code object + instruction offset: see omniprof/interp/python_abi.h */
-};
+/* OP_FRAME_NATIVE, OP_FRAME_KERNEL, OP_FRAME_ERROR and one per runtime: omniprof/frame_kinds.h */
+enum op_frame_kind { OP_FRAME_KINDS(OP_FRAME_KIND_ENUM) };
 
 enum op_frame_flags {
 	/* addr is a return address: symbolize addr - 1, the call instruction. */

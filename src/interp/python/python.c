@@ -40,12 +40,6 @@ struct code_key {
 	uint64_t used; /* py->interval when a sample last named it */
 };
 
-static bool file_equal(const void *entry, const void *key, void *ctx)
-{
-	(void)ctx;
-	return ((const struct python_file *)entry)->file_id == *(const uint32_t *)key;
-}
-
 static bool proc_equal(const void *entry, const void *key, void *ctx)
 {
 	(void)ctx;
@@ -70,13 +64,14 @@ void python__init(struct python *py, struct file_cache *files, int procs_fd)
 	memset(py, 0, sizeof(*py));
 	py->files = files;
 	py->procs_fd = procs_fd;
-	hashmap__init(&py->binaries, file_equal, NULL);
 	hashmap__init(&py->procs, proc_equal, NULL);
 	hashmap__init(&py->code_keys, code_key_equal, NULL);
 }
 
-void python__detach(struct python *py)
+static void python_unload(void *rt)
 {
+	struct python *py = rt;
+
 	if (py)
 		py->procs_fd = -1;
 }
@@ -87,13 +82,10 @@ void python__clear(struct python *py)
 
 	if (!py)
 		return;
-	for (size_t i = 0; hashmap__next(&py->binaries, &i, &e);)
-		free(e);
 	for (size_t i = 0; hashmap__next(&py->procs, &i, &e);)
 		free(e);
 	for (size_t i = 0; hashmap__next(&py->code_keys, &i, &e);)
 		free(e);
-	hashmap__clear(&py->binaries);
 	hashmap__clear(&py->procs);
 	hashmap__clear(&py->code_keys);
 	for (size_t i = 0; i < py->n_codes; i++)
@@ -110,21 +102,20 @@ void python__clear(struct python *py)
 	py->code_bytes = 0;
 }
 
-/* The inspection of file id (done on first sight), NULL on ENOMEM. */
-static const struct python_file *file_info(struct python *py, uint32_t file_id)
+/* Per file (interp.c asks once per file id): is f a supported CPython? */
+static int python_inspect_file(void *rt, const struct cached_file *f, void **data)
 {
-	uint64_t h = hash_u64(file_id);
-	struct python_file *pf = hashmap__find(&py->binaries, h, &file_id);
-	const struct cached_file *f;
+	struct python *py = rt;
+	struct python_file *pf;
 
-	if (pf)
-		return pf;
+	*data = NULL;
+	if (!f->elf)
+		return -ENOENT;
 	pf = calloc(1, sizeof(*pf));
 	if (!pf)
-		return NULL;
-	pf->file_id = file_id;
-	f = file_cache__at(py->files, file_id);
-	pf->err = f && f->elf ? python_binary__inspect(f->elf, f->path, &pf->bin) : -ENOENT;
+		return -ENOMEM;
+	pf->file_id = f->id;
+	pf->err = python_binary__inspect(f->elf, f->path, &pf->bin);
 	if (pf->err == -ENOTSUP) {
 		py->stats.unsupported++;
 		pr_warn("%s: CPython %u.%u is not supported: its frames show as native code",
@@ -136,11 +127,20 @@ static const struct python_file *file_info(struct python *py, uint32_t file_id)
 			 pf->bin.minor, pf->bin.n_eval,
 			 pf->bin.cold_from_cfi ? " (.cold part found from CFI)" : "");
 	}
-	if (hashmap__insert(&py->binaries, h, pf)) {
+	if (pf->err) {
+		int err = pf->err;
+
 		free(pf);
-		return NULL;
+		return err;
 	}
-	return pf;
+	*data = pf;
+	return 0;
+}
+
+static void python_free_file(void *rt, void *data)
+{
+	(void)rt;
+	free(data);
 }
 
 static void unpublish(struct python *py, struct python_proc *pp)
@@ -150,69 +150,67 @@ static void unpublish(struct python *py, struct python_proc *pp)
 	pp->published = false;
 }
 
-/* Finds p's interpreter among its executable mappings; true with *out filled. */
-static bool find_interpreter(struct python *py, const struct process *p, struct op_py_proc *out,
-			     const struct python_layout **layout)
+/* p no longer runs CPython (exited, exec'd): kept, unpublished, so the frames seen are named. */
+static void python_detach(void *rt, const struct process *p)
 {
-	for (size_t i = 0; i < p->n_maps; i++) {
-		const struct process_mapping *m = &p->maps[i];
-		const struct python_file *pf;
+	struct python *py = rt;
+	uint32_t pid = p->pid;
+	struct python_proc *pp = hashmap__find(&py->procs, hash_u64(pid), &pid);
 
-		if (!m->has_bias)
-			continue;
-		pf = file_info(py, m->file_id);
-		if (!pf || pf->err)
-			continue;
-		python_binary__proc_info(&pf->bin, m->bias, out);
-		*layout = pf->bin.layout;
-		return true;
+	if (pp) {
+		unpublish(py, pp);
+		pp->running = false;
 	}
-	return false;
 }
 
-void python__process_changed(void *ctx, const struct process *p)
+/* p maps the interpreter file data in m: publishes its py_procs entry. */
+static int python_attach(void *rt, const struct process *p, const struct process_mapping *m,
+			 const void *data, struct interp_range *ranges, size_t *n_ranges)
 {
-	struct python *py = ctx;
+	struct python *py = rt;
+	const struct python_file *pf = data;
 	uint32_t pid = p->pid;
 	uint64_t h = hash_u64(pid);
 	struct python_proc *pp = hashmap__find(&py->procs, h, &pid);
-	const struct python_layout *layout = NULL;
 	struct op_py_proc proc;
 
-	if (p->exited || !find_interpreter(py, p, &proc, &layout)) {
-		/* Kept (unpublished) so the frames already seen are still named. */
-		if (pp) {
-			unpublish(py, pp);
-			pp->running = false;
-		}
-		return;
+	python_binary__proc_info(&pf->bin, m->bias, &proc);
+	*n_ranges = 0;
+	for (size_t r = 0; r < OP_PY_MAX_RANGES && *n_ranges < INTERP_MAX_RANGES; r++) {
+		if (proc.eval[r].start >= proc.eval[r].end)
+			continue;
+		ranges[*n_ranges].start = proc.eval[r].start;
+		ranges[(*n_ranges)++].end = proc.eval[r].end;
 	}
 	if (!pp) {
 		pp = calloc(1, sizeof(*pp));
 		if (!pp || hashmap__insert(&py->procs, h, pp)) {
 			free(pp);
-			return;
+			return -ENOMEM;
 		}
 		pp->pid = pid;
 		py->stats.processes++;
 	} else if (pp->published && !memcmp(&pp->bpf, &proc, sizeof(proc))) {
-		return;
+		return 0;
 	}
-	pp->layout = layout;
+	pp->layout = pf->bin.layout;
 	pp->bpf = proc;
 	pp->running = true;
 	if (py->procs_fd < 0)
-		return;
+		return 0;
 	if (bpf_map_update_elem(py->procs_fd, &pid, &proc, BPF_ANY)) {
 		py->stats.map_errors++;
 		pr_debug("pid %u: cannot publish its Python interpreter: %s", pid, strerror(errno));
-		return;
+		return 0;
 	}
 	pp->published = true;
+	return 0;
 }
 
-const struct op_py_proc *python__proc(const struct python *py, uint32_t pid)
+/* pid's `py_procs` value while it runs CPython, else NULL (stack copies walk with it). */
+static const void *python_walk_state(const void *rt, uint32_t pid)
 {
+	const struct python *py = rt;
 	const struct python_proc *pp = hashmap__find(&py->procs, hash_u64(pid), &pid);
 
 	/* Entries stay after exit or exec, to name frames already seen. */
@@ -392,13 +390,6 @@ size_t python__codes_held(const struct python *py, uint32_t pid)
 	return n;
 }
 
-void python__forget_file(struct python *py, uint32_t file_id)
-{
-	struct python_file *pf = hashmap__remove(&py->binaries, hash_u64(file_id), &file_id);
-
-	free(pf);
-}
-
 /*
  * May one more code object of pp be read? Not while its process, or all
  * processes together, hold their byte budget (the objects are freed at an
@@ -486,9 +477,18 @@ bool python__describe(const struct python *py, uint32_t id, uint32_t offset, con
 	return true;
 }
 
-void python__print_counters(const struct python *py, const uint64_t *bpf, FILE *f)
+static void python_read_bpf_counters(void *rt, interp_read_percpu_fn read, void *ctx)
 {
-	static const char *const names[OP_PY_STAT__COUNT] = {
+	struct python *py = rt;
+
+	read(ctx, "py_stats", py->bpf_stats, OP_PY_STAT__COUNT);
+}
+
+/* `record -v`'s Python lines: the BPF side's (enum op_py_stat), then the host's. */
+#define PYTHON_COUNTERS 20
+static size_t python_counters(const void *rt, struct interp_counter *out)
+{
+	static const char *const bpf_names[OP_PY_STAT__COUNT] = {
 	    [OP_PY_STAT_WALKS] = "python: samples of Python processes",
 	    [OP_PY_STAT_NO_THREAD] = "python: thread without a thread state",
 	    [OP_PY_STAT_NO_FRAME] = "python: thread state without a frame",
@@ -497,10 +497,8 @@ void python__print_counters(const struct python *py, const uint64_t *bpf, FILE *
 	    [OP_PY_STAT_EVAL_NO_FRAME] = "python: eval loop without a Python frame",
 	    [OP_PY_STAT_FIELD_READS] = "python: frames read field by field",
 	};
-	const struct {
-		const char *name;
-		uint64_t value;
-	} host[] = {
+	const struct python *py = rt;
+	const struct interp_counter host[] = {
 	    {"python: interpreters found (processes)", py->stats.processes},
 	    {"python: unsupported interpreters", py->stats.unsupported},
 	    {"python: eval .cold parts found from CFI", py->stats.cold_from_cfi},
@@ -515,9 +513,72 @@ void python__print_counters(const struct python *py, const uint64_t *bpf, FILE *
 	    {"python: code object bytes peak", py->stats.bytes_peak},
 	    {"python: code object bytes now", py->code_bytes},
 	};
+	size_t n = 0;
 
+	_Static_assert(OP_PY_STAT__COUNT + sizeof(host) / sizeof(host[0]) <= PYTHON_COUNTERS,
+		       "PYTHON_COUNTERS");
 	for (int i = 0; i < OP_PY_STAT__COUNT; i++)
-		fprintf(f, "  %-40s %llu\n", names[i], (unsigned long long)bpf[i]);
+		out[n++] = (struct interp_counter){bpf_names[i], py->bpf_stats[i]};
 	for (size_t i = 0; i < sizeof(host) / sizeof(host[0]); i++)
-		fprintf(f, "  %-40s %llu\n", host[i].name, (unsigned long long)host[i].value);
+		out[n++] = host[i];
+	return n;
 }
+
+static int python_new_rt(const struct interp_env *env, void **rt)
+{
+	struct python *py = malloc(sizeof(*py));
+
+	if (!py)
+		return -ENOMEM;
+	python__init(py, env->files, env->map_fd ? env->map_fd(env->ctx, "py_procs") : -1);
+	*rt = py;
+	return 0;
+}
+
+static void python_free_rt(void *rt)
+{
+	python__clear(rt);
+	free(rt);
+}
+
+static uint32_t python_resolve(void *rt, uint32_t pid, const struct op_frame *f)
+{
+	/* addr: the code object; file_id: its fingerprint (omniprof/interp/python_abi.h). */
+	return python__resolve(rt, pid, f->addr, f->file_id);
+}
+
+static void python_describe(const void *rt, uint32_t id, uint64_t offset, const char **name,
+			    const char **filename, int64_t *line)
+{
+	python__describe(rt, id, (uint32_t)offset, name, filename, line);
+}
+
+static size_t python_end_interval(void *rt, const struct process_table *pt)
+{
+	return python__end_interval(rt, pt);
+}
+
+static size_t python_held(const void *rt, uint32_t pid)
+{
+	return python__codes_held(rt, pid);
+}
+
+const struct interp_ops python_interp_ops = {
+    .name = "python",
+    .kind = OP_FRAME_PYTHON,
+    .max_counters = PYTHON_COUNTERS,
+    .new_rt = python_new_rt,
+    .free_rt = python_free_rt,
+    .unload = python_unload,
+    .inspect_file = python_inspect_file,
+    .free_file = python_free_file,
+    .attach = python_attach,
+    .detach = python_detach,
+    .walk_state = python_walk_state,
+    .resolve = python_resolve,
+    .describe = python_describe,
+    .end_interval = python_end_interval,
+    .held = python_held,
+    .read_bpf_counters = python_read_bpf_counters,
+    .counters = python_counters,
+};
