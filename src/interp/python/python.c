@@ -24,20 +24,10 @@ struct python_file {
 
 struct python_proc {
 	uint32_t pid;
-	bool published;	   /* in the BPF map */
-	bool running;	   /* the process runs this interpreter now (not exited, no exec since) */
-	size_t n_codes;	   /* code objects held (counted by python__end_interval) */
-	size_t code_bytes; /* their bytes: added as read, recounted by python__end_interval */
+	bool published; /* in the BPF map */
+	bool running;	/* the process runs this interpreter now (not exited, no exec since) */
 	const struct python_layout *layout;
 	struct op_py_proc bpf;
-};
-
-struct code_key {
-	uint32_t pid;
-	uint64_t addr;
-	uint64_t fingerprint;
-	uint32_t id;
-	uint64_t used; /* py->interval when a sample last named it */
 };
 
 static bool proc_equal(const void *entry, const void *key, void *ctx)
@@ -46,26 +36,29 @@ static bool proc_equal(const void *entry, const void *key, void *ctx)
 	return ((const struct python_proc *)entry)->pid == *(const uint32_t *)key;
 }
 
-static bool code_key_equal(const void *entry, const void *key, void *ctx)
+static void free_code(void *code)
 {
-	const struct code_key *a = entry, *b = key;
-
-	(void)ctx;
-	return a->pid == b->pid && a->addr == b->addr;
+	python_code__free(code);
 }
 
-static uint64_t code_key_hash(uint32_t pid, uint64_t addr)
+static size_t code_bytes(const void *code)
 {
-	return hash_u64(addr ^ hash_u64(pid));
+	return python_code__bytes(code);
 }
 
 void python__init(struct python *py, struct file_cache *files, int procs_fd)
 {
+	const struct frame_store_limits limits = {
+	    .objects_per_process = PYTHON_CODES_PER_PROCESS,
+	    .bytes_per_process = PYTHON_CODE_BYTES_PER_PROCESS,
+	    .bytes_total = PYTHON_CODE_BYTES_MAX,
+	};
+
 	memset(py, 0, sizeof(*py));
 	py->files = files;
 	py->procs_fd = procs_fd;
 	hashmap__init(&py->procs, proc_equal, NULL);
-	hashmap__init(&py->code_keys, code_key_equal, NULL);
+	frame_store__init(&py->codes, &limits, free_code, code_bytes);
 }
 
 static void python_unload(void *rt)
@@ -84,22 +77,8 @@ void python__clear(struct python *py)
 		return;
 	for (size_t i = 0; hashmap__next(&py->procs, &i, &e);)
 		free(e);
-	for (size_t i = 0; hashmap__next(&py->code_keys, &i, &e);)
-		free(e);
 	hashmap__clear(&py->procs);
-	hashmap__clear(&py->code_keys);
-	for (size_t i = 0; i < py->n_codes; i++)
-		python_code__free(py->codes[i]);
-	free(py->codes);
-	free(py->free_codes);
-	free(py->retired);
-	py->retired = NULL;
-	py->n_retired = py->cap_retired = 0;
-	py->codes = NULL;
-	py->free_codes = NULL;
-	py->n_codes = py->cap_codes = py->n_free_codes = py->cap_free_codes = 0;
-	py->live_codes = 0;
-	py->code_bytes = 0;
+	frame_store__clear(&py->codes);
 }
 
 /* Per file (interp.c asks once per file id): is f a supported CPython? */
@@ -217,217 +196,79 @@ static const void *python_walk_state(const void *rt, uint32_t pid)
 	return pp && pp->running ? &pp->bpf : NULL;
 }
 
-static uint32_t add_code(struct python *py, struct python_code *code)
-{
-	size_t bytes = python_code__bytes(code);
-
-	py->code_bytes += bytes;
-	if (py->code_bytes > py->stats.bytes_peak)
-		py->stats.bytes_peak = py->code_bytes;
-	if (py->n_free_codes) {
-		uint32_t id = py->free_codes[--py->n_free_codes];
-
-		py->codes[id - 1] = code;
-		py->live_codes++;
-		return id;
-	}
-	if (py->n_codes == py->cap_codes) {
-		size_t cap = py->cap_codes ? py->cap_codes * 2 : 256;
-		struct python_code **tmp = realloc(py->codes, cap * sizeof(*tmp));
-
-		if (!tmp) {
-			py->code_bytes -= bytes;
-			return 0;
-		}
-		py->codes = tmp;
-		py->cap_codes = cap;
-	}
-	py->codes[py->n_codes++] = code;
-	py->live_codes++;
-	return (uint32_t)py->n_codes;
-}
-
-/* Frees code object id; its id goes to the next new one. */
-static void free_code(struct python *py, uint32_t id)
-{
-	if (!id || id > py->n_codes || !py->codes[id - 1])
-		return;
-	if (py->n_free_codes == py->cap_free_codes) {
-		size_t cap = py->cap_free_codes ? py->cap_free_codes * 2 : 256;
-		uint32_t *tmp = realloc(py->free_codes, cap * sizeof(*tmp));
-
-		if (!tmp)
-			return; /* kept: freed at the end */
-		py->free_codes = tmp;
-		py->cap_free_codes = cap;
-	}
-	py->code_bytes -= python_code__bytes(py->codes[id - 1]);
-	python_code__free(py->codes[id - 1]);
-	py->codes[id - 1] = NULL;
-	py->free_codes[py->n_free_codes++] = id;
-	py->live_codes--;
-	py->stats.codes_evicted++;
-}
-
-/* Queues id to be freed by python__end_interval(). 0, or -ENOMEM (not queued). */
-static int retire_code(struct python *py, uint32_t id)
-{
-	if (py->n_retired == py->cap_retired) {
-		size_t cap = py->cap_retired ? py->cap_retired * 2 : 64;
-		uint32_t *tmp = realloc(py->retired, cap * sizeof(*tmp));
-
-		if (!tmp)
-			return -ENOMEM;
-		py->retired = tmp;
-		py->cap_retired = cap;
-	}
-	py->retired[py->n_retired++] = id;
-	return 0;
-}
-
-static bool code_key_stale(const struct python *py, const struct code_key *k,
-			   const struct process_table *pt, bool over_cap)
-{
-	const struct process *p = process_table__find(pt, k->pid);
-
-	if (!p || p->exited)
-		return true;
-	return over_cap && k->used != py->interval;
-}
-
 size_t python__end_interval(struct python *py, const struct process_table *pt)
 {
-	struct code_key **drop = NULL;
-	size_t n = 0, cap = 0;
+	struct python_proc **gone = NULL;
+	size_t n = 0, cap = 0, held;
 	void *e;
 
-	for (size_t i = 0; i < py->n_retired; i++)
-		free_code(py, py->retired[i]);
-	py->n_retired = 0;
-	/* Per process: how many code objects it holds and their bytes. */
+	held = frame_store__end_interval(&py->codes, pt);
+	/* Processes that left: their interpreter entry goes too (unpublished at exit). */
 	for (size_t i = 0; hashmap__next(&py->procs, &i, &e);) {
-		((struct python_proc *)e)->n_codes = 0;
-		((struct python_proc *)e)->code_bytes = 0;
-	}
-	for (size_t i = 0; hashmap__next(&py->code_keys, &i, &e);) {
-		struct code_key *k = e;
-		struct python_proc *pp = hashmap__find(&py->procs, hash_u64(k->pid), &k->pid);
+		struct python_proc *pp = e;
+		const struct process *p = process_table__find(pt, pp->pid);
 
-		if (pp) {
-			pp->n_codes++;
-			if (k->id && k->id <= py->n_codes)
-				pp->code_bytes += python_code__bytes(py->codes[k->id - 1]);
-		}
-	}
-	for (size_t i = 0; hashmap__next(&py->code_keys, &i, &e);) {
-		struct code_key *k = e;
-		struct python_proc *pp = hashmap__find(&py->procs, hash_u64(k->pid), &k->pid);
-		bool over_cap = !pp || pp->n_codes > PYTHON_CODES_PER_PROCESS ||
-				pp->code_bytes > PYTHON_CODE_BYTES_PER_PROCESS ||
-				py->code_bytes > PYTHON_CODE_BYTES_MAX;
-
-		if (!code_key_stale(py, k, pt, over_cap))
+		if (p && !p->exited)
 			continue;
 		if (n == cap) {
-			size_t c = cap ? cap * 2 : 256;
-			struct code_key **tmp = realloc(drop, c * sizeof(*tmp));
+			size_t c = cap ? cap * 2 : 64;
+			struct python_proc **tmp = realloc(gone, c * sizeof(*tmp));
 
 			if (!tmp)
 				break;
-			drop = tmp;
+			gone = tmp;
 			cap = c;
 		}
-		drop[n++] = k;
+		gone[n++] = pp;
 	}
 	for (size_t i = 0; i < n; i++) {
-		hashmap__remove_entry(&py->code_keys, code_key_hash(drop[i]->pid, drop[i]->addr),
-				      drop[i]);
-		free_code(py, drop[i]->id);
-		free(drop[i]);
+		unpublish(py, gone[i]);
+		hashmap__remove_entry(&py->procs, hash_u64(gone[i]->pid), gone[i]);
+		free(gone[i]);
 	}
-	free(drop);
-	/* Processes that left: their interpreter entry goes too (unpublished at exit). */
-	n = 0;
-	cap = 0;
-	{
-		struct python_proc **gone = NULL;
-
-		for (size_t i = 0; hashmap__next(&py->procs, &i, &e);) {
-			struct python_proc *pp = e;
-			const struct process *p = process_table__find(pt, pp->pid);
-
-			if (p && !p->exited)
-				continue;
-			if (n == cap) {
-				size_t c = cap ? cap * 2 : 64;
-				struct python_proc **tmp = realloc(gone, c * sizeof(*tmp));
-
-				if (!tmp)
-					break;
-				gone = tmp;
-				cap = c;
-			}
-			gone[n++] = pp;
-		}
-		for (size_t i = 0; i < n; i++) {
-			unpublish(py, gone[i]);
-			hashmap__remove_entry(&py->procs, hash_u64(gone[i]->pid), gone[i]);
-			free(gone[i]);
-		}
-		free(gone);
-	}
-	py->interval++;
-	return py->live_codes;
+	free(gone);
+	return held;
 }
 
 size_t python__codes_held(const struct python *py, uint32_t pid)
 {
-	size_t n = 0;
-	void *e;
-
-	for (size_t i = 0; hashmap__next(&py->code_keys, &i, &e);)
-		n += ((const struct code_key *)e)->pid == pid;
-	return n;
+	return frame_store__held(&py->codes, pid);
 }
 
 /*
- * May one more code object of pp be read? Not while its process, or all
+ * May one more code object of pid be read? Not while its process, or all
  * processes together, hold their byte budget (the objects are freed at an
  * interval's end, when no sample still names them).
  */
-static bool budget_allows(struct python *py, const struct python_proc *pp)
+static bool budget_allows(struct python *py, uint32_t pid)
 {
-	if (pp->code_bytes < PYTHON_CODE_BYTES_PER_PROCESS &&
-	    py->code_bytes < PYTHON_CODE_BYTES_MAX)
+	if (frame_store__budget_allows(&py->codes, pid))
 		return true;
 	if (!py->stats.over_budget++)
 		pr_warn("pid %u: Python code objects hold %zu bytes (all processes: %zu): new ones "
 			"are not read until the budget frees up",
-			pp->pid, pp->code_bytes, py->code_bytes);
+			pid, frame_store__proc_bytes(&py->codes, pid), py->codes.bytes);
 	return false;
 }
 
 uint32_t python__resolve(struct python *py, uint32_t pid, uint64_t code_addr, uint64_t fingerprint)
 {
-	struct code_key key = {.pid = pid, .addr = code_addr}, *k;
-	uint64_t h = code_key_hash(pid, code_addr);
 	struct python_proc *pp;
 	struct python_code *code;
+	bool reused;
+	uint32_t id;
 	int err;
 
 	if (!code_addr)
 		return 0;
-	k = hashmap__find(&py->code_keys, h, &key);
-	if (k && k->fingerprint == fingerprint) {
-		k->used = py->interval;
-		return k->id;
-	}
+	if (frame_store__find(&py->codes, pid, code_addr, fingerprint, &id, &reused))
+		return id;
 	pp = hashmap__find(&py->procs, hash_u64(pid), &pid);
 	if (!pp)
 		return 0;
-	if (k)
+	if (reused)
 		py->stats.code_reused++;
-	if (!budget_allows(py, pp))
+	if (!budget_allows(py, pid))
 		return 0;
 	err = python_code__read(pid, pp->layout, code_addr, fingerprint, &code);
 	if (err) {
@@ -437,33 +278,14 @@ uint32_t python__resolve(struct python *py, uint32_t pid, uint64_t code_addr, ui
 	py->stats.codes++;
 	py->stats.names_cut += !!(code->cut & (PYTHON_CODE_CUT_NAME | PYTHON_CODE_CUT_FILENAME));
 	py->stats.lines_cut += !!(code->cut & PYTHON_CODE_CUT_LINES);
-	pp->code_bytes += python_code__bytes(code);
-	if (!k) {
-		k = calloc(1, sizeof(*k));
-		if (!k || hashmap__insert(&py->code_keys, h, k)) {
-			free(k);
-			python_code__free(code);
-			return 0;
-		}
-		k->pid = pid;
-		k->addr = code_addr;
-	}
-	/* The address holds another code object now: samples of this interval may
-	 * still name the old one, so it goes when the interval ends. */
-	if (k->id && retire_code(py, k->id))
-		free_code(py, k->id);
-	k->fingerprint = fingerprint;
-	k->used = py->interval;
-	k->id = add_code(py, code);
-	if (!k->id)
-		python_code__free(code);
-	return k->id;
+	/* A code object another one replaced at this address goes when the interval ends. */
+	return frame_store__add(&py->codes, pid, code_addr, fingerprint, code);
 }
 
 bool python__describe(const struct python *py, uint32_t id, uint32_t offset, const char **name,
 		      const char **filename, int64_t *line)
 {
-	const struct python_code *c = py && id && id <= py->n_codes ? py->codes[id - 1] : NULL;
+	const struct python_code *c = py ? frame_store__get(&py->codes, id) : NULL;
 
 	if (!c) {
 		*name = "[unknown Python code]";
@@ -506,12 +328,12 @@ static size_t python_counters(const void *rt, struct interp_counter *out)
 	    {"python: code objects read", py->stats.codes},
 	    {"python: code object addresses reused", py->stats.code_reused},
 	    {"python: code objects unreadable", py->stats.code_errors},
-	    {"python: code objects forgotten", py->stats.codes_evicted},
+	    {"python: code objects forgotten", py->codes.stats.evicted},
 	    {"python: names cut (PYTHON_STR_MAX_CHARS)", py->stats.names_cut},
 	    {"python: line tables cut (64 KiB)", py->stats.lines_cut},
 	    {"python: frames not named (byte budget)", py->stats.over_budget},
-	    {"python: code object bytes peak", py->stats.bytes_peak},
-	    {"python: code object bytes now", py->code_bytes},
+	    {"python: code object bytes peak", py->codes.stats.bytes_peak},
+	    {"python: code object bytes now", py->codes.bytes},
 	};
 	size_t n = 0;
 

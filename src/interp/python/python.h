@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "interp/frame_store.h"
 #include "interp/interp.h"
 #include "omniprof/interp/python_abi.h"
 #include "util/hashmap.h"
@@ -38,11 +39,9 @@ struct python_stats {
 	uint64_t code_reused;	/* a code object address found holding another one */
 	uint64_t code_errors;	/* code objects that could not be read */
 	uint64_t cold_from_cfi; /* eval loops whose .cold part was found without symbols */
-	uint64_t codes_evicted; /* code objects forgotten (exit, cap, reuse) */
 	uint64_t names_cut;	/* names or file names cut at PYTHON_STR_MAX_CHARS */
 	uint64_t lines_cut;	/* line tables cut at PYTHON_LINE_TABLE_MAX */
 	uint64_t over_budget;	/* frames whose code object was not read: a byte budget was full */
-	uint64_t bytes_peak;	/* most bytes held by code objects at once */
 };
 
 struct python_code; /* one code object's name, file and line table */
@@ -66,21 +65,9 @@ struct process_table;
 
 struct python {
 	struct file_cache *files;
-	int procs_fd;		    /* the py_procs BPF map, -1: none */
-	struct hashmap procs;	    /* pid -> struct python_proc */
-	struct hashmap code_keys;   /* (pid, address) -> struct code_key */
-	struct python_code **codes; /* codes[id - 1]; NULL: a free id */
-	size_t n_codes;		    /* ids handed out */
-	size_t cap_codes;
-	uint32_t *free_codes; /* ids of forgotten code objects, reused first */
-	size_t n_free_codes;
-	size_t cap_free_codes;
-	uint32_t *retired; /* ids replaced during this interval, freed at its end */
-	size_t n_retired;
-	size_t cap_retired;
-	size_t live_codes; /* code objects held */
-	size_t code_bytes; /* bytes they hold (python_code__bytes()) */
-	uint64_t interval; /* python__end_interval() calls */
+	int procs_fd;		  /* the py_procs BPF map, -1: none */
+	struct hashmap procs;	  /* pid -> struct python_proc */
+	struct frame_store codes; /* code objects: struct python_code */
 	struct python_stats stats;
 	uint64_t bpf_stats[OP_PY_STAT__COUNT]; /* last read (py_stats) */
 };
