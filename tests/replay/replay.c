@@ -64,7 +64,7 @@ static int full_read(void *ctx, void *dst, size_t len, uint64_t addr)
 	return space__read_file(m->sp, dst, len, addr);
 }
 
-/* python_mem's reader. */
+/* The snapshot as a struct remote_memory. */
 static int full_read_py(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	return full_read(ctx, buf, len, addr);
@@ -192,7 +192,7 @@ static const struct snapshot_thread *pick_thread(const struct snapshot *s, const
 static void name_python(struct full_mem *full, const struct space_python *py,
 			const struct op_frame *f, struct named_frame *out)
 {
-	struct python_mem mem = {full_read_py, full};
+	struct remote_memory mem = {full_read_py, full};
 	struct python_code *code = NULL;
 	int err = python_code__read_from(&mem, py->layout, f->addr, f->file_id, &code);
 
