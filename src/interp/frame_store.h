@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What names a runtime's frames, read from the process while it lives and
- * kept until the profile is built: one object per (pid, address) (CPython:
- * a code object's name, file and line table), under a small id that the
+ * kept until the profile is built: one object per (pid, address) (e.g. a
+ * code object's name, file and line table), under a small id that the
  * trace carries (util/id_pool.h). Every runtime uses one; the runtime reads
  * and frees the objects, the store keeps, bounds and retires them:
  *

@@ -59,6 +59,14 @@ const struct interp_ops *interp__of_kind(unsigned int kind)
 	return NULL;
 }
 
+const char *interp__unwind_error(uint64_t reason)
+{
+	for (size_t r = 0; reason && r < interp_registry_len; r++)
+		if (interp_registry[r]->unwind_error == reason)
+			return interp_registry[r]->unwind_error_text;
+	return NULL;
+}
+
 static size_t runtime_index(const struct interp_ops *ops)
 {
 	for (size_t r = 0; r < interp_registry_len; r++)

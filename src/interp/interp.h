@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The seam between the profiler and the language runtimes it walks
- * (CPython today; HotSpot, V8, Ruby, Perl, PHP next). Nothing above
+ * (one today; HotSpot, V8, Ruby, Perl, PHP next). Nothing above
  * src/interp/ names a runtime: the engine, the profile builder, the
  * symbolizer and the exporters talk to struct interp, and each runtime is
  * one struct interp_ops listed in src/interp/registry.c.
@@ -65,8 +65,11 @@ struct interp_range {
 };
 
 struct interp_ops {
-	const char *name;	 /* for logs: "python" */
+	const char *name;	 /* for logs: its folder's name */
 	enum op_frame_kind kind; /* the kind of its frames */
+	/* The enum op_unwind_error its walker ends a stack with (0: none), and its text. */
+	uint64_t unwind_error;
+	const char *unwind_error_text;
 	/* Most counters counters() reports. */
 	size_t max_counters;
 
@@ -133,6 +136,9 @@ int interp__new(const struct interp_env *env, struct process_table *pt, struct i
 void interp__free(struct interp *in); /* accepts NULL */
 /* The BPF object is about to close: no runtime writes its maps from now on. */
 void interp__unload(struct interp *in);
+
+/* The text of a runtime's unwind error reason (an OP_FRAME_ERROR frame), or NULL. */
+const char *interp__unwind_error(uint64_t reason);
 
 /* The runtime of frame kind `kind`, or NULL (native, kernel, error or unknown kinds). */
 const struct interp_ops *interp__of_kind(unsigned int kind);

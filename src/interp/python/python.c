@@ -388,6 +388,8 @@ static size_t python_held(const void *rt, uint32_t pid)
 const struct interp_ops python_interp_ops = {
     .name = "python",
     .kind = OP_FRAME_PYTHON,
+    .unwind_error = OP_UNWIND_ERR_PYTHON,
+    .unwind_error_text = "[unwind stopped: unreadable Python frame]",
     .max_counters = PYTHON_COUNTERS,
     .new_rt = python_new_rt,
     .free_rt = python_free_rt,
