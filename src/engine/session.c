@@ -162,7 +162,8 @@ int session__start(struct session *ss, const struct session_opts *o)
 	unwind_maps__set_capacity(&ss->um, ufds.max_mappings);
 	process_table__set_unwind_maps(&ss->c.procs, &ss->um);
 	/* Python: interpreters found in every maps read, frames named as they arrive. */
-	python__init(&ss->py, &ss->c.files, sampler__map_fd(ss->s, "py_procs"));
+	python__init(&ss->py, &ss->c.files, sampler__map_fd(ss->s, "py_procs"),
+		     sampler__map_fd(ss->s, "interp_procs"));
 	ss->python_ready = true;
 	process_table__set_observer(&ss->c.procs, python__process_changed, &ss->py);
 	ss->c.python = &ss->py;

@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 
 #include "proc/file_cache.h"
+#include "unwind/interp_ranges.h"
 #include "interp/python/python_binary.h"
 #include "interp/python/python_code.h"
 #include "interp/python/python_layout.h"
@@ -30,6 +31,7 @@ struct python_proc {
 	size_t code_bytes; /* their bytes: added as read, recounted by python__end_interval */
 	const struct python_layout *layout;
 	struct op_py_proc bpf;
+	struct op_interp_proc ranges; /* its eval loop's, in interp_procs */
 };
 
 struct code_key {
@@ -65,11 +67,12 @@ static uint64_t code_key_hash(uint32_t pid, uint64_t addr)
 	return hash_u64(addr ^ hash_u64(pid));
 }
 
-void python__init(struct python *py, struct file_cache *files, int procs_fd)
+void python__init(struct python *py, struct file_cache *files, int procs_fd, int interp_fd)
 {
 	memset(py, 0, sizeof(*py));
 	py->files = files;
 	py->procs_fd = procs_fd;
+	py->interp_fd = interp_fd;
 	hashmap__init(&py->binaries, file_equal, NULL);
 	hashmap__init(&py->procs, proc_equal, NULL);
 	hashmap__init(&py->code_keys, code_key_equal, NULL);
@@ -77,8 +80,10 @@ void python__init(struct python *py, struct file_cache *files, int procs_fd)
 
 void python__detach(struct python *py)
 {
-	if (py)
+	if (py) {
 		py->procs_fd = -1;
+		py->interp_fd = -1;
+	}
 }
 
 void python__clear(struct python *py)
@@ -145,14 +150,16 @@ static const struct python_file *file_info(struct python *py, uint32_t file_id)
 
 static void unpublish(struct python *py, struct python_proc *pp)
 {
-	if (pp->published && py->procs_fd >= 0)
+	if (pp->published && py->procs_fd >= 0) {
 		bpf_map_delete_elem(py->procs_fd, &pp->pid);
+		interp_procs__remove(py->interp_fd, pp->pid);
+	}
 	pp->published = false;
 }
 
 /* Finds p's interpreter among its executable mappings; true with *out filled. */
 static bool find_interpreter(struct python *py, const struct process *p, struct op_py_proc *out,
-			     const struct python_layout **layout)
+			     struct op_interp_proc *ranges, const struct python_layout **layout)
 {
 	for (size_t i = 0; i < p->n_maps; i++) {
 		const struct process_mapping *m = &p->maps[i];
@@ -164,6 +171,7 @@ static bool find_interpreter(struct python *py, const struct process *p, struct 
 		if (!pf || pf->err)
 			continue;
 		python_binary__proc_info(&pf->bin, m->bias, out);
+		python_binary__interp_ranges(&pf->bin, m->bias, ranges);
 		*layout = pf->bin.layout;
 		return true;
 	}
@@ -177,9 +185,10 @@ void python__process_changed(void *ctx, const struct process *p)
 	uint64_t h = hash_u64(pid);
 	struct python_proc *pp = hashmap__find(&py->procs, h, &pid);
 	const struct python_layout *layout = NULL;
+	struct op_interp_proc ranges;
 	struct op_py_proc proc;
 
-	if (p->exited || !find_interpreter(py, p, &proc, &layout)) {
+	if (p->exited || !find_interpreter(py, p, &proc, &ranges, &layout)) {
 		/* Kept (unpublished) so the frames already seen are still named. */
 		if (pp) {
 			unpublish(py, pp);
@@ -195,15 +204,20 @@ void python__process_changed(void *ctx, const struct process *p)
 		}
 		pp->pid = pid;
 		py->stats.processes++;
-	} else if (pp->published && !memcmp(&pp->bpf, &proc, sizeof(proc))) {
+	} else if (pp->published && !memcmp(&pp->bpf, &proc, sizeof(proc)) &&
+		   !memcmp(&pp->ranges, &ranges, sizeof(ranges))) {
 		return;
 	}
 	pp->layout = layout;
 	pp->bpf = proc;
+	pp->ranges = ranges;
 	pp->running = true;
 	if (py->procs_fd < 0)
 		return;
-	if (bpf_map_update_elem(py->procs_fd, &pid, &proc, BPF_ANY)) {
+	/* The walk hands frames to Python only through interp_procs: py_procs first,
+	 * so the step finds the interpreter when the ranges appear. */
+	if (bpf_map_update_elem(py->procs_fd, &pid, &proc, BPF_ANY) ||
+	    interp_procs__publish(py->interp_fd, pid, &ranges)) {
 		py->stats.map_errors++;
 		pr_debug("pid %u: cannot publish its Python interpreter: %s", pid, strerror(errno));
 		return;
@@ -217,6 +231,13 @@ const struct op_py_proc *python__proc(const struct python *py, uint32_t pid)
 
 	/* Entries stay after exit or exec, to name frames already seen. */
 	return pp && pp->running ? &pp->bpf : NULL;
+}
+
+const struct op_interp_proc *python__ranges(const struct python *py, uint32_t pid)
+{
+	const struct python_proc *pp = hashmap__find(&py->procs, hash_u64(pid), &pid);
+
+	return pp && pp->running ? &pp->ranges : NULL;
 }
 
 static uint32_t add_code(struct python *py, struct python_code *code)

@@ -66,6 +66,7 @@ struct process_table;
 struct python {
 	struct file_cache *files;
 	int procs_fd;		    /* the py_procs BPF map, -1: none */
+	int interp_fd;		    /* the interp_procs BPF map, -1: none */
 	struct hashmap binaries;    /* file id -> struct python_file */
 	struct hashmap procs;	    /* pid -> struct python_proc */
 	struct hashmap code_keys;   /* (pid, address) -> struct code_key */
@@ -84,8 +85,9 @@ struct python {
 	struct python_stats stats;
 };
 
-/* procs_fd: the py_procs map (see bpf/python_maps.h) or -1. Free with python__clear(). */
-void python__init(struct python *py, struct file_cache *files, int procs_fd);
+/* procs_fd: the py_procs map (see bpf/python_maps.h) or -1; interp_fd: the
+ * interp_procs map (src/unwind/interp_ranges.h) or -1. Free with python__clear(). */
+void python__init(struct python *py, struct file_cache *files, int procs_fd, int interp_fd);
 void python__clear(struct python *py); /* accepts NULL */
 /* Stop writing the BPF map (it is about to be closed). */
 void python__detach(struct python *py);
@@ -99,6 +101,10 @@ void python__process_changed(void *ctx, const struct process *p);
 /* pid's `py_procs` value when its interpreter was found (published or not),
  * else NULL. Valid until the next python__process_changed(). */
 const struct op_py_proc *python__proc(const struct python *py, uint32_t pid);
+
+/* pid's `interp_procs` value (its eval loop's ranges), under the same
+ * conditions as python__proc(). */
+const struct op_interp_proc *python__ranges(const struct python *py, uint32_t pid);
 
 /*
  * Resolves a Python frame of pid while the process lives: the id of the
