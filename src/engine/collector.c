@@ -349,9 +349,9 @@ static int handle_stack_copy(struct collector *c, const struct op_stack_copy *e,
 		process_table__refresh_if_stale(&c->procs, p);
 	if (hold(c, p, e, size))
 		return 0;
-	n = stack_copy__to_trace(e, size, &c->procs, p,
-				 interp__walk_state(c->interp, e->hdr.pid),
-				 c->copy_trace, &c->copies);
+	n = stack_copy__to_trace(e, size, &c->procs, p, interp__ranges(c->interp, e->hdr.pid),
+				 interp__walk_state(c->interp, e->hdr.pid), c->copy_trace,
+				 &c->copies);
 	if (n < 0)
 		return (int)n;
 	return handle_trace(c, c->copy_trace, (size_t)n);

@@ -7,6 +7,7 @@
 
 #include "proc/file_cache.h"
 #include "proc/process_table.h"
+#include "unwind/interp_ranges.h"
 #include "util/hashmap.h"
 #include "util/log.h"
 
@@ -25,11 +26,15 @@ struct interp_proc {
 	struct interp_range ranges[INTERP_MAX_RANGES];
 	uint8_t range_runtime[INTERP_MAX_RANGES]; /* index in interp_registry */
 	size_t n_ranges;
+	struct op_interp_proc value; /* what interp_procs holds (or would: no map) */
+	bool published;		     /* value is in interp_procs */
 };
 
 struct interp {
 	struct interp_env env;
 	struct process_table *pt; /* listened to; NULL once interp__free() began */
+	int ranges_fd;		  /* the interp_procs BPF map, -1: none */
+	uint64_t range_errors;	  /* interp_procs updates that failed */
 	void **rt;		  /* rt[r]: runtime r's state */
 	struct hashmap files;	  /* file id -> struct interp_file */
 	struct hashmap procs;	  /* pid -> struct interp_proc */
@@ -111,14 +116,40 @@ static const void *file_data(struct interp *in, size_t r, uint32_t file_id)
 }
 
 /*
- * The code ranges of pid's runtimes, for the walk's dispatch. Kept here
- * until the generic per-pid BPF map (interp_procs) replaces each runtime's
- * own: this is the one place that publishes it then.
+ * The code ranges of pid's runtimes go to the walk's dispatch (interp_procs):
+ * the one place that writes the map. Called after the runtimes attached
+ * (their own per-pid state is in place when the ranges appear) and before
+ * they detach (the ranges go first).
  */
 static void publish_ranges(struct interp *in, struct interp_proc *ip)
 {
-	(void)in;
-	(void)ip;
+	struct op_interp_proc v;
+	int err = 0;
+
+	if (!ip)
+		return;
+	memset(&v, 0, sizeof(v));
+	for (size_t i = 0; i < ip->n_ranges; i++)
+		op_interp_proc__add(&v, interp_registry[ip->range_runtime[i]]->interp,
+				    ip->ranges[i].start, ip->ranges[i].end);
+	if (!memcmp(&v, &ip->value, sizeof(v)) && (ip->published || in->ranges_fd < 0))
+		return;
+	ip->value = v;
+	if (in->ranges_fd < 0)
+		return;
+	if (op_interp_proc__empty(&v)) {
+		if (ip->published)
+			err = interp_procs__remove(in->ranges_fd, ip->pid);
+		ip->published = false;
+	} else {
+		err = interp_procs__publish(in->ranges_fd, ip->pid, &v);
+		ip->published = !err;
+	}
+	if (err) {
+		in->range_errors++;
+		pr_debug("pid %u: cannot publish its runtimes' code ranges: %s", ip->pid,
+			 strerror(-err));
+	}
 }
 
 static struct interp_proc *proc_of(struct interp *in, uint32_t pid, bool create)
@@ -163,8 +194,11 @@ static void detach_runtime(struct interp *in, struct interp_proc *ip, size_t r,
 	drop_ranges(ip, r);
 }
 
-/* Runtime r on p's maps: attach to the first mapping of one of its files, else detach. */
-static void sync_runtime(struct interp *in, const struct process *p, size_t r)
+/*
+ * Runtime r on p's maps: attaches it to the first mapping of one of its
+ * files. False when p maps none (or attaching failed): r is to be detached.
+ */
+static bool sync_runtime(struct interp *in, const struct process *p, size_t r)
 {
 	const struct interp_ops *ops = interp_registry[r];
 	struct interp_proc *ip = proc_of(in, p->pid, false);
@@ -185,7 +219,7 @@ static void sync_runtime(struct interp *in, const struct process *p, size_t r)
 			break;
 		ip = proc_of(in, p->pid, true);
 		if (!ip)
-			return;
+			return true; /* attached; no ranges to publish (ENOMEM) */
 		drop_ranges(ip, r);
 		for (size_t k = 0; k < n && ip->n_ranges < INTERP_MAX_RANGES; k++) {
 			ip->ranges[ip->n_ranges] = ranges[k];
@@ -194,18 +228,29 @@ static void sync_runtime(struct interp *in, const struct process *p, size_t r)
 		ip->attached |= 1u << r;
 		if (ops->sync_mappings)
 			ops->sync_mappings(in->rt[r], p);
-		return;
+		return true;
 	}
-	detach_runtime(in, ip, r, p);
+	return false;
 }
 
 static void on_maps_read(void *ctx, const struct process *p)
 {
 	struct interp *in = ctx;
+	uint32_t detach = 0;
+	struct interp_proc *ip;
 
 	for (size_t r = 0; r < interp_registry_len; r++)
-		sync_runtime(in, p, r);
-	publish_ranges(in, proc_of(in, p->pid, false));
+		if (!sync_runtime(in, p, r))
+			detach |= 1u << r;
+	/* Ranges of runtimes p no longer runs leave the dispatch before their state does. */
+	ip = proc_of(in, p->pid, false);
+	for (size_t r = 0; ip && r < interp_registry_len; r++)
+		if (detach & (1u << r))
+			drop_ranges(ip, r);
+	publish_ranges(in, ip);
+	for (size_t r = 0; r < interp_registry_len; r++)
+		if (detach & (1u << r))
+			detach_runtime(in, ip, r, p);
 }
 
 static void on_exited(void *ctx, const struct process *p)
@@ -213,10 +258,13 @@ static void on_exited(void *ctx, const struct process *p)
 	struct interp *in = ctx;
 	struct interp_proc *ip = proc_of(in, p->pid, false);
 
+	if (ip) {
+		ip->n_ranges = 0;
+		publish_ranges(in, ip);
+	}
 	/* Each runtime keeps what names the frames already seen until the interval ends. */
 	for (size_t r = 0; r < interp_registry_len; r++)
 		detach_runtime(in, ip, r, p);
-	publish_ranges(in, ip);
 }
 
 static void on_forget(void *ctx, const struct process *p)
@@ -224,6 +272,8 @@ static void on_forget(void *ctx, const struct process *p)
 	struct interp *in = ctx;
 	struct interp_proc *ip = hashmap__remove(&in->procs, hash_u64(p->pid), &p->pid);
 
+	if (ip && ip->published && in->ranges_fd >= 0)
+		interp_procs__remove(in->ranges_fd, ip->pid);
 	free(ip);
 }
 
@@ -241,6 +291,7 @@ int interp__new(const struct interp_env *env, struct process_table *pt, struct i
 	if (!in)
 		return -ENOMEM;
 	in->env = *env;
+	in->ranges_fd = env->map_fd ? env->map_fd(env->ctx, "interp_procs") : -1;
 	hashmap__init(&in->files, file_equal, NULL);
 	hashmap__init(&in->procs, proc_equal, NULL);
 	in->rt = calloc(interp_registry_len ? interp_registry_len : 1, sizeof(*in->rt));
@@ -297,6 +348,7 @@ void interp__unload(struct interp *in)
 		process_table__remove_listener(in->pt, in);
 	in->pt = NULL;
 	in->env.map_fd = NULL;
+	in->ranges_fd = -1;
 	for (size_t r = 0; r < interp_registry_len; r++)
 		if (interp_registry[r]->unload)
 			interp_registry[r]->unload(in->rt[r]);
@@ -338,6 +390,13 @@ const void *interp__walk_state(const struct interp *in, uint32_t pid)
 	return NULL;
 }
 
+const struct op_interp_proc *interp__ranges(const struct interp *in, uint32_t pid)
+{
+	const struct interp_proc *ip = in ? hashmap__find(&in->procs, hash_u64(pid), &pid) : NULL;
+
+	return ip && ip->n_ranges ? &ip->value : NULL;
+}
+
 void interp__forget_file(struct interp *in, uint32_t file_id)
 {
 	struct interp_file *f;
@@ -376,6 +435,9 @@ void interp__read_bpf_counters(struct interp *in, interp_read_percpu_fn read, vo
 
 void interp__print_counters(const struct interp *in, FILE *f)
 {
+	if (in)
+		fprintf(f, "  %-40s %llu\n", "runtimes: interp_procs updates failed",
+			(unsigned long long)in->range_errors);
 	for (size_t r = 0; in && r < interp_registry_len; r++) {
 		const struct interp_ops *ops = interp_registry[r];
 		struct interp_counter *c =

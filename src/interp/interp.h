@@ -58,7 +58,7 @@ struct interp_counter {
 };
 
 /* Code ranges a process's runtime owns, for the walk's dispatch (see interp.c). */
-#define INTERP_MAX_RANGES 8
+#define INTERP_MAX_RANGES OP_INTERP_MAX_RANGES
 struct interp_range {
 	uint64_t start; /* absolute, [start, end) */
 	uint64_t end;
@@ -67,6 +67,7 @@ struct interp_range {
 struct interp_ops {
 	const char *name;	 /* for logs: its folder's name */
 	enum op_frame_kind kind; /* the kind of its frames */
+	enum op_interp interp;	 /* its id in the walk's dispatch (interp_procs ranges) */
 	/* The enum op_unwind_error its walker ends a stack with (0: none), and its text. */
 	uint64_t unwind_error;
 	const char *unwind_error_text;
@@ -159,6 +160,8 @@ bool interp__describe(const struct interp *in, unsigned int kind, uint32_t id, u
 
 /* The per-pid state the walk reads for pid (the first runtime it runs), or NULL. */
 const void *interp__walk_state(const struct interp *in, uint32_t pid);
+/* pid's `interp_procs` value (where the walk hands frames to a runtime), or NULL: none. */
+const struct op_interp_proc *interp__ranges(const struct interp *in, uint32_t pid);
 
 /* The file cache closed file_id: what was learnt of the file goes. */
 void interp__forget_file(struct interp *in, uint32_t file_id);

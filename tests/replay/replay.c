@@ -230,11 +230,13 @@ static bool replay_thread(const struct replay_case *c, const struct case_thread 
 		snprintf(summary, len, "no thread '%s' in the snapshot", ct->select);
 		return false;
 	}
-	/* As the sampler: the mixed walk when the pid has a py_procs entry. */
+	/* As the sampler: frames in the eval loop go to Python's step when the
+	 * pid has interp_procs and py_procs entries. */
 	walk_py.proc = py ? &py->proc : NULL;
 	walk_py.thread_ptr = t->regs.fs_base;
-	r = user_unwind__run_python(&ops, &walk_py, s->pid, t->regs.rip, t->regs.rsp, t->regs.rbp,
-				    frames, OP_MAX_USER_FRAMES);
+	r = user_unwind__walk(&ops, &(struct user_unwind_interp){py ? &py->ranges : NULL, &walk_py},
+			      s->pid, t->regs.rip, t->regs.rsp, t->regs.rbp, frames,
+			      OP_MAX_USER_FRAMES);
 	for (uint32_t i = 0; i < r.n_frames; i++) {
 		memset(&named[i], 0, sizeof(named[i]));
 		named[i].error = frames[i].kind == OP_FRAME_ERROR;

@@ -151,15 +151,19 @@ static int python_attach(void *rt, const struct process *p, const struct process
 	uint32_t pid = p->pid;
 	uint64_t h = hash_u64(pid);
 	struct python_proc *pp = hashmap__find(&py->procs, h, &pid);
+	struct op_interp_proc eval;
 	struct op_py_proc proc;
 
 	python_binary__proc_info(&pf->bin, m->bias, &proc);
+	/* The eval loop's parts: where the walk hands frames to python_walk.h's step
+	 * (the replay suite computes them with the same function). */
+	python_binary__interp_ranges(&pf->bin, m->bias, &eval);
 	*n_ranges = 0;
-	for (size_t r = 0; r < OP_PY_MAX_RANGES && *n_ranges < INTERP_MAX_RANGES; r++) {
-		if (proc.eval[r].start >= proc.eval[r].end)
+	for (size_t r = 0; r < OP_INTERP_MAX_RANGES; r++) {
+		if (eval.ranges[r].start >= eval.ranges[r].end)
 			continue;
-		ranges[*n_ranges].start = proc.eval[r].start;
-		ranges[(*n_ranges)++].end = proc.eval[r].end;
+		ranges[*n_ranges].start = eval.ranges[r].start;
+		ranges[(*n_ranges)++].end = eval.ranges[r].end;
 	}
 	if (!pp) {
 		pp = calloc(1, sizeof(*pp));
@@ -388,6 +392,7 @@ static size_t python_held(const void *rt, uint32_t pid)
 const struct interp_ops python_interp_ops = {
     .name = "python",
     .kind = OP_FRAME_PYTHON,
+    .interp = OP_INTERP_PYTHON,
     .unwind_error = OP_UNWIND_ERR_PYTHON,
     .unwind_error_text = "[unwind stopped: unreadable Python frame]",
     .max_counters = PYTHON_COUNTERS,
