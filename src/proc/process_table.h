@@ -88,7 +88,7 @@ struct process_listener {
 struct process_table {
 	struct hashmap by_pid; /* of struct process, owned */
 	struct file_cache *files;
-	struct unwind_maps *unwind;   /* NULL: no in-kernel unwinding tables to keep in step */
+	struct unwind_maps *unwind; /* NULL: no in-kernel unwinding tables to keep in step */
 	struct process_listener listeners[PROCESS_LISTENERS_MAX];
 	size_t n_listeners;
 	size_t n_waiting; /* processes with waiting set */

@@ -168,8 +168,8 @@ static void test_churn_stays_bounded(void **state)
 	print_message("churn: %zu children; tables: %zu processes, %zu files, %zu code objects; "
 		      "forgotten %llu processes, %llu files; traces dropped %llu; python codes "
 		      "of children before the profile: %zu\n",
-		      n_children, ss->tables.processes, ss->tables.files, ss->tables.runtime_objects,
-		      (unsigned long long)ss->tables.processes_purged,
+		      n_children, ss->tables.processes, ss->tables.files,
+		      ss->tables.runtime_objects, (unsigned long long)ss->tables.processes_purged,
 		      (unsigned long long)ss->tables.files_evicted,
 		      (unsigned long long)ss->tables.traces_dropped, codes_seen);
 	/* No exited child is remembered. */
