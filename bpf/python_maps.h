@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The BPF side of the Python unwinder: its maps and the two calls the
- * sampler makes (include after omniprof/unwind/native.h, in sampler.bpf.c only).
+ * The BPF side of the Python unwinder: its maps and its step, python_step(),
+ * the OP_INTERP_STEP the walk (omniprof/unwind/walk.h) calls when it meets
+ * CPython's eval loop. A kernel-only fragment, not a unit: it uses the
+ * sampler's helpers (read_user_u64 through OP_READ_USER) and is included by
+ * bpf/sampler.bpf.c only, after omniprof/unwind/walk.h.
  *
- *   py_walk_begin(task, pid)  before the user walk: is pid a Python process
- *                             (user space put it in `py_procs`)? Then find
- *                             the sampled thread's thread state and the
- *                             frame it runs. True when the walk must use
- *                             py_walk_step() instead of op_unwind_step().
- *   py_walk_step(u, frame)    one step of the mixed walk (op_py_step()).
- *
- * Both drive the walker's functions in the order omniprof/interp/python_walk.h describes,
- * as user_unwind__run_python() does in user space.
+ * python_step() is a global function: the verifier checks it once, on its
+ * own. Its set-up (find the sampled thread's thread state and the frame it
+ * runs) is lazy: the first time in a sample the walk meets the eval loop,
+ * not for every sample of a Python process. It drives the walker's functions
+ * in the order omniprof/interp/python_walk.h describes, as
+ * src/unwind/user_unwind.c does in user space.
  *
  * The walk state lives in a per-CPU array (too big for the BPF stack, and a
  * sample runs to its end on one CPU).
@@ -82,24 +82,23 @@ static long py_thread_search_one(__u32 index, void *data)
 	return op_py_search_step(py, data);
 }
 
-static __always_inline bool py_walk_begin(struct task_struct *task, __u32 pid)
+/* The set-up: the sampled thread's state and the frame it runs (py_tstate_cache,
+ * else a search of the interpreter's threads). 1 when Python frames follow. */
+static __always_inline int py_walk_setup(struct op_py_walker *py, __u32 pid)
 {
 	struct op_py_proc *proc = bpf_map_lookup_elem(&py_procs, &pid);
 	struct op_py_thread_search s = {};
-	__u32 zero = 0, tid = (__u32)bpf_get_current_pid_tgid();
-	struct op_py_walker *py;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 *cached;
 
 	if (!proc)
-		return false;
-	py = bpf_map_lookup_elem(&py_walk, &zero);
-	if (!py)
-		return false;
+		return 0;
 	op_py_search_reset(py, proc, &s, BPF_CORE_READ(task, thread.fsbase));
 	cached = bpf_map_lookup_elem(&py_tstate_cache, &tid);
 	if (!cached || !op_py_search_try(py, &s, *cached)) {
 		if (op_py_search_first(py, &s))
-			return false;
+			return 0;
 		bpf_loop(OP_PY_MAX_THREADS, py_thread_search_one, &s, 0);
 		if (s.found)
 			bpf_map_update_elem(&py_tstate_cache, &tid, &s.found, BPF_ANY);
@@ -107,15 +106,23 @@ static __always_inline bool py_walk_begin(struct task_struct *task, __u32 pid)
 	return op_py_search_done(py, &s);
 }
 
-static __always_inline int py_walk_step(struct op_unwinder *u, struct op_frame *frame)
+/* OP_INTERP_STEP for OP_INTERP_PYTHON (omniprof/unwind/walk.h): the set-up the
+ * first time the walk meets the eval loop, then op_py_walk_step(). */
+__noinline int python_step(struct op_walk *w, struct op_frame *frame, int res)
 {
 	struct op_py_walker *py;
 	__u32 zero = 0;
 
+	if (!w || !frame)
+		return res;
 	py = bpf_map_lookup_elem(&py_walk, &zero);
 	if (!py)
-		return op_unwind_step(u, frame);
-	return op_py_step(py, u, frame);
+		return res;
+	if (op_walk__setup_once(w, OP_INTERP_PYTHON) && py_walk_setup(py, w->u.pid))
+		op_walk__set_ready(w, OP_INTERP_PYTHON);
+	if (!op_walk__is_ready(w, OP_INTERP_PYTHON))
+		return res;
+	return op_py_walk_step(py, w, frame, res);
 }
 
 #endif

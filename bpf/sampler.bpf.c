@@ -26,6 +26,14 @@ __noinline int read_user_u64(__u64 *dst, __u64 addr);
 		     : bpf_probe_read_user((dst), (size), (const void *)(addr)))
 #define OP_FIND_RULE(u, pc, rule) lookup_rule((u)->pid, (pc), (rule))
 #include "omniprof/unwind/native.h"
+
+/* Each runtime's step is a global function (verified once, on its own). */
+struct op_walk;
+__noinline int python_step(struct op_walk *w, struct op_frame *frame, int res);
+
+#define OP_INTERP_STEP(w, interp, frame, res)                                                      \
+	((interp) == OP_INTERP_PYTHON ? python_step((w), (frame), (res)) : (res))
+#include "omniprof/unwind/walk.h"
 #include "python_maps.h"
 
 #define OP_DELTA_PAGE(chunk, index)                                                                \
@@ -58,6 +66,15 @@ struct {
 	__type(key, struct op_mapping_key);
 	__type(value, struct op_mapping_value);
 } exe_mappings SEC(".maps");
+
+/* pid -> its interpreter ranges: where the walk hands frames to a runtime's
+ * step (omniprof/unwind/walk.h). Written by user space (src/unwind/interp_ranges.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct op_interp_proc);
+} interp_procs SEC(".maps");
 
 /*
  * Stack deltas live in large "chunk" arrays of pages, each holding the tables
@@ -117,6 +134,7 @@ struct mapping_cache_entry {
 };
 
 struct walk_scratch {
+	struct op_walk walk; /* the user-stack walk (too big for the BPF stack) */
 	struct mapping_cache_entry mappings[MAPPING_CACHE_SIZE];
 	__u32 next_mapping; /* round-robin replacement */
 	__u32 window_len;   /* bytes valid in window */
@@ -481,34 +499,20 @@ frame_pointer:
 	return 0;
 }
 
-struct walk_ctx {
-	struct op_unwinder u;
-	__u32 n;      /* frames written */
-	__s32 result; /* last op_step_result */
-	bool python;  /* a Python process: the mixed walk of python_maps.h */
-};
-
 static long walk_one_frame(__u32 index, void *data)
 {
-	struct walk_ctx *w = data;
-	struct op_frame *frame;
+	struct walk_scratch *ws = walk_scratch__get();
 	struct trace_buf *b;
 	__u32 zero = 0;
 
+	(void)data;
 	/* Frame slot = iteration index (one frame per iteration): deriving it from the
 	 * loop's index rather than a counter keeps it an unknown scalar for the verifier,
 	 * which then checks the callback once instead of once per possible count. */
 	b = bpf_map_lookup_elem(&scratch, &zero);
-	if (!b)
+	if (!b || !ws)
 		return 1;
-	if (index >= OP_MAX_USER_FRAMES) {
-		w->result = OP_STEP_ERROR_BASE + OP_UNWIND_ERR_MAX_DEPTH;
-		return 1;
-	}
-	frame = trace_user_frame(b, index);
-	w->result = w->python ? py_walk_step(&w->u, frame) : op_unwind_step(&w->u, frame);
-	w->n = index + 1;
-	return w->result != OP_STEP_CONTINUE;
+	return op_walk__round(&ws->walk, index, OP_MAX_USER_FRAMES, trace_user_frame(b, index));
 }
 
 /* Whether the sample interrupted user code (then there is no kernel stack). */
@@ -583,8 +587,9 @@ static __always_inline void walk_user_stack(struct trace_buf *b, struct walk_scr
 					    const struct op_regs *r, int regs_err)
 {
 	struct op_trace *t = &b->t;
-	struct walk_ctx w = {};
-	__u32 err;
+	struct op_walk *w = &ws->walk;
+	__u32 pid = t->hdr.pid, err;
+	int at;
 
 	if (regs_err) {
 		if (regs_err == -2)
@@ -592,28 +597,24 @@ static __always_inline void walk_user_stack(struct trace_buf *b, struct walk_scr
 		t->flags |= OP_TRACE_F_NO_USER;
 		return;
 	}
-	op_unwinder__init(&w.u, t->hdr.pid, r->pc, r->sp, r->fp);
-	w.python = py_walk_begin(bpf_get_current_task_btf(), t->hdr.pid);
-	bpf_loop(OP_MAX_USER_FRAMES + 1, walk_one_frame, &w, 0);
+	/* One lookup per sample: does the process run a runtime at all? */
+	op_walk__init(w, pid, r->pc, r->sp, r->fp, bpf_map_lookup_elem(&interp_procs, &pid));
+	bpf_loop(OP_MAX_USER_FRAMES + 1, walk_one_frame, NULL, 0);
 	stat_add(OP_STAT_FRAMES_CFI, ws->frames_cfi);
 	stat_add(OP_STAT_FRAMES_FP, ws->frames_fp);
 
-	if (w.result > OP_STEP_END) {
-		err = w.result - OP_STEP_ERROR_BASE;
+	err = op_walk__error(w);
+	if (err) {
 		stat_inc(err_stat(err));
 		t->flags |= OP_TRACE_F_USER_TRUNCATED;
-		/* Mark where the walk stopped, unless the step wrote its own error
-		 * frame (the Python walker does). A full stack gives its outermost
-		 * frame to the marker: a cut stack (deep recursion, a loop of
-		 * frames) must not pass for a whole one. */
-		if (!(w.n && trace_user_frame(b, w.n - 1)->kind == OP_FRAME_ERROR)) {
-			__u32 at = w.n < OP_MAX_USER_FRAMES ? w.n : OP_MAX_USER_FRAMES - 1;
-
+		at = op_walk__error_at(w, OP_MAX_USER_FRAMES,
+				       w->n ? trace_user_frame(b, w->n - 1) : NULL);
+		if (at >= 0) {
 			op_frame__set_error(trace_user_frame(b, at), err);
-			w.n = at + 1;
+			w->n = at + 1;
 		}
 	}
-	t->n_user = w.n;
+	t->n_user = w->n;
 }
 
 #include "stack_copy.h"

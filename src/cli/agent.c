@@ -417,9 +417,9 @@ static void log_tables(const struct agent *a)
 	pr_info("cpus: %d sampled; hotplug: %llu events closed, %llu reopened",
 		a->ss.s ? sampler__n_cpus(a->ss.s) : 0, (unsigned long long)a->ss.hotplug.closed,
 		(unsigned long long)a->ss.hotplug.reopened);
-	pr_info("tables: %zu processes, %zu files, %zu Python code objects, %zu symbol files "
+	pr_info("tables: %zu processes, %zu files, %zu runtime code objects, %zu symbol files "
 		"(%zu KiB); forgotten so far: %llu processes, %llu files; traces dropped: %llu",
-		t->processes, t->files, t->python_codes, a->ss.sym.cache.n_entries,
+		t->processes, t->files, t->runtime_objects, a->ss.sym.cache.n_entries,
 		a->ss.sym.cache.cost >> 10, (unsigned long long)t->processes_purged,
 		(unsigned long long)t->files_evicted, (unsigned long long)t->traces_dropped);
 	safe_open__stats(&so);

@@ -484,7 +484,7 @@ int cmd_record(int argc, char **argv)
 	summary__print(p, stdout, 10);
 	if (log_verbosity > 0) {
 		print_counters(ss.bpf_stats, &ss.hotplug, &ss.c, &ss.sym, &ss.um);
-		python__print_counters(&ss.py, ss.py_stats, stderr);
+		interp__print_counters(ss.interp, stderr);
 	}
 	if (!p->stats.samples)
 		pr_warn("no samples were recorded: the %s did not run on a CPU while sampling",

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interp/python/python.h"
+#include "interp/interp.h"
 #include "unwind/unwind_maps.h"
 #include "omniprof/abi.h"
 #include "util/log.h"
@@ -219,14 +219,9 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 		struct trace_frame *tf = &t->frames[n++];
 
 		*tf = (struct trace_frame){.addr = f->addr, .kind = f->kind, .flags = f->flags};
-		if (f->kind == OP_FRAME_PYTHON) {
-			/* (code object id, instruction offset): named while the process lives. */
-			tf->addr = f->aux;
-			tf->file_id =
-			    c->python ? python__resolve(c->python, e->hdr.pid, f->addr, f->file_id)
-				      : 0;
+		/* A runtime's frame: (frame-store id, offset), named while the process lives. */
+		if (interp__resolve(c->interp, e->hdr.pid, f, &tf->file_id, &tf->addr))
 			continue;
-		}
 		if (f->kind != OP_FRAME_NATIVE || f->file_id)
 			continue;
 		if (!process_table__resolve(&c->procs, p, f->addr, &tf->file_id, &tf->addr))
@@ -354,9 +349,9 @@ static int handle_stack_copy(struct collector *c, const struct op_stack_copy *e,
 		process_table__refresh_if_stale(&c->procs, p);
 	if (hold(c, p, e, size))
 		return 0;
-	n = stack_copy__to_trace(e, size, &c->procs, p,
-				 c->python ? python__proc(c->python, e->hdr.pid) : NULL,
-				 c->copy_trace, &c->copies);
+	n = stack_copy__to_trace(e, size, &c->procs, p, interp__ranges(c->interp, e->hdr.pid),
+				 interp__walk_state(c->interp, e->hdr.pid), c->copy_trace,
+				 &c->copies);
 	if (n < 0)
 		return (int)n;
 	return handle_trace(c, c->copy_trace, (size_t)n);

@@ -16,7 +16,7 @@
 #include "profile/trace_table.h"
 #include "engine/stack_copy.h"
 
-struct python;
+struct interp;
 
 struct collector_stats {
 	uint64_t traces;      /* trace records received */
@@ -59,7 +59,7 @@ struct collector {
 	struct op_trace *copy_trace; /* a stack copy, unwound (OP_TRACE_MAX_SIZE bytes) */
 	/* Added to a sample's CLOCK_MONOTONIC time to get the wall clock (keep_events). */
 	int64_t monotonic_to_wall_ns;
-	struct python *python; /* names Python frames; NULL: they stay unnamed */
+	struct interp *interp; /* names runtimes' frames; NULL: they stay unnamed */
 	struct held_record *held_first, *held_last;
 	bool releasing; /* handling held records: hold nothing */
 	struct collector_held_stats held;

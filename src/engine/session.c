@@ -80,13 +80,12 @@ static void forget_file(void *ctx, uint32_t id)
 	struct session *ss = ctx;
 
 	symbolizer__forget_file(&ss->sym, id);
-	if (ss->python_ready)
-		python__forget_file(&ss->py, id);
+	interp__forget_file(ss->interp, id);
 }
 
 /*
  * Between two profiles every sample taken so far is named, so what only
- * exited processes needed can go: their entries, their Python code objects,
+ * exited processes needed can go: their entries, what runtimes read for them,
  * and the files no process maps any more (the most recent kept open).
  */
 static void end_interval(struct session *ss)
@@ -94,7 +93,7 @@ static void end_interval(struct session *ss)
 	struct session_tables *t = &ss->tables;
 
 	t->processes_purged += process_table__purge(&ss->c.procs, ss->s != NULL);
-	t->python_codes = ss->python_ready ? python__end_interval(&ss->py, &ss->c.procs) : 0;
+	t->runtime_objects = interp__end_interval(ss->interp, &ss->c.procs);
 	t->files_evicted += file_cache__evict_unused(
 	    &ss->c.files,
 	    ss->opts.files_kept_unused ? ss->opts.files_kept_unused : SESSION_FILES_KEPT_UNUSED,
@@ -107,8 +106,19 @@ static void end_interval(struct session *ss)
 	memory__release();
 }
 
+static int map_fd(void *ctx, const char *name)
+{
+	return sampler__map_fd(ctx, name);
+}
+
+static int read_percpu(void *ctx, const char *name, uint64_t *out, uint32_t n)
+{
+	return sampler__read_percpu(ctx, name, out, n);
+}
+
 int session__start(struct session *ss, const struct session_opts *o)
 {
+	struct interp_env env = {0};
 	struct sampler_opts sopts = {0};
 	struct sampler_unwind_fds ufds;
 	int err;
@@ -159,12 +169,17 @@ int session__start(struct session *ss, const struct session_opts *o)
 			  ufds.max_rules);
 	unwind_maps__set_capacity(&ss->um, ufds.max_mappings);
 	process_table__set_unwind_maps(&ss->c.procs, &ss->um);
-	/* Python: interpreters found in every maps read, frames named as they arrive. */
-	python__init(&ss->py, &ss->c.files, sampler__map_fd(ss->s, "py_procs"));
-	ss->python_ready = true;
-	process_table__set_observer(&ss->c.procs, python__process_changed, &ss->py);
-	ss->c.python = &ss->py;
-	ss->sym.python = &ss->py;
+	/* Runtimes: found in every maps read, their frames named as they arrive. */
+	env.files = &ss->c.files;
+	env.map_fd = map_fd;
+	env.ctx = ss->s;
+	err = interp__new(&env, &ss->c.procs, &ss->interp);
+	if (err) {
+		pr_err("cannot start the runtimes' support: %s", strerror(-err));
+		return err;
+	}
+	ss->c.interp = ss->interp;
+	ss->sym.interp = ss->interp;
 
 	/* Learn the processes that already run (and load their unwind tables); the
 	 * ones that start later arrive through exec events and unknown-pid reports. */
@@ -212,12 +227,11 @@ void session__stop_sampling(struct session *ss)
 	settle_files(ss, SESSION_FINAL_WAIT_MS);
 	collector__release_held(&ss->c);
 	sampler__read_stats(ss->s, ss->bpf_stats);
-	sampler__read_percpu(ss->s, "py_stats", ss->py_stats, OP_PY_STAT__COUNT);
+	interp__read_bpf_counters(ss->interp, read_percpu, ss->s);
 	sampler__hotplug_stats(ss->s, &ss->hotplug);
 	/* The tables go with the BPF object: stop keeping them in step first. */
 	process_table__set_unwind_maps(&ss->c.procs, NULL);
-	process_table__set_observer(&ss->c.procs, NULL, NULL);
-	python__detach(&ss->py);
+	interp__unload(ss->interp);
 	sampler__free(ss->s);
 	ss->s = NULL;
 }
@@ -238,7 +252,7 @@ int session__take_profile(struct session *ss, struct profile **out)
 		sampler__drain(ss->s);
 		collector__poll_files(&ss->c);
 		sampler__read_stats(ss->s, ss->bpf_stats);
-		sampler__read_percpu(ss->s, "py_stats", ss->py_stats, OP_PY_STAT__COUNT);
+		interp__read_bpf_counters(ss->interp, read_percpu, ss->s);
 		sampler__hotplug_stats(ss->s, &ss->hotplug);
 	}
 	now = session__clock_ns(CLOCK_MONOTONIC);
@@ -273,17 +287,15 @@ int session__take_profile(struct session *ss, struct profile **out)
 
 void session__clear(struct session *ss)
 {
-	if (ss->collector_ready) {
+	if (ss->collector_ready)
 		process_table__set_unwind_maps(&ss->c.procs, NULL);
-		process_table__set_observer(&ss->c.procs, NULL, NULL);
-	}
+	interp__unload(ss->interp);
 	sampler__free(ss->s);
 	ss->s = NULL;
 	unwind_maps__clear(&ss->um);
 	symbolizer__clear(&ss->sym);
-	if (ss->python_ready)
-		python__clear(&ss->py);
-	ss->python_ready = false;
+	interp__free(ss->interp);
+	ss->interp = NULL;
 	if (ss->collector_ready)
 		collector__clear(&ss->c);
 	ss->collector_ready = false;

@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "interp/python/python.h"
 #include "engine/collector.h"
+#include "interp/interp.h"
 #include "sampler/sampler.h"
 #include "symbol/symbolizer.h"
 #include "unwind/unwind_maps.h"
@@ -33,7 +33,7 @@ struct session_opts {
 	uint64_t max_timestamps;	   /* per interval, with keep_events */
 	/*
 	 * A continuous run: after each profile, forget exited processes and
-	 * their Python code objects, close files no process uses (but the
+	 * what the runtimes read for them (src/interp/), close files no process uses (but the
 	 * SESSION_FILES_KEPT_UNUSED most recent) and bound each interval's traces.
 	 */
 	bool bounded;
@@ -51,7 +51,7 @@ struct session_opts {
 struct session_tables {
 	size_t processes;
 	size_t files;
-	size_t python_codes;
+	size_t runtime_objects; /* what the runtimes hold to name frames (interp__end_interval) */
 	uint64_t processes_purged;
 	uint64_t files_evicted;
 	uint64_t traces_dropped;
@@ -70,11 +70,9 @@ struct session {
 	struct symbolizer sym;
 	struct sampler *s;
 	struct unwind_maps um;
-	struct python py; /* CPython interpreters found in the processes' maps */
+	struct interp *interp; /* language runtimes found in the processes' maps */
 	bool collector_ready;
-	bool python_ready;
 	uint64_t bpf_stats[OP_STAT__COUNT];   /* last read */
-	uint64_t py_stats[OP_PY_STAT__COUNT]; /* last read (bpf/include/omniprof/interp/python_abi.h) */
 	struct sampler_hotplug_stats hotplug; /* last read */
 	uint64_t interval_start_ns;	      /* CLOCK_MONOTONIC */
 	uint64_t interval_start_wall_ns;

@@ -91,14 +91,16 @@ static void copy_find_rule(void *ctx, uint32_t pid, uint64_t pc, struct op_unwin
 }
 
 long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct process_table *pt,
-			  const struct process *p, const struct op_py_proc *py,
-			  struct op_trace *out, struct stack_copy_stats *stats)
+			  const struct process *p, const struct op_interp_proc *ranges,
+			  const struct op_py_proc *py, struct op_trace *out,
+			  struct stack_copy_stats *stats)
 {
 	const uint64_t *kernel = (const uint64_t *)(copy + 1);
 	struct copy_walk w = {copy, NULL, pt, p, stats, false};
 	struct user_unwind_ops ops = {copy_read, copy_find_rule, &w, &w};
 	struct user_unwind_python walk_py = {
 	    .proc = py, .thread_ptr = copy->tls_base, .read = copy_read_python, .read_ctx = &w};
+	struct user_unwind_interp interp = {.ranges = ranges, .python = py ? &walk_py : NULL};
 	struct user_unwind_result res;
 	uint64_t *out_kernel = (uint64_t *)(out + 1);
 	struct op_frame *user;
@@ -127,9 +129,9 @@ long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct 
 		out->n_user = 2;
 		out->flags |= OP_TRACE_F_USER_TRUNCATED;
 	} else {
-		/* As the sampler: the mixed walk for a CPython process (py_walk_begin). */
-		res = user_unwind__run_python(&ops, py ? &walk_py : NULL, copy->hdr.pid, copy->pc,
-					      copy->sp, copy->fp, user, OP_MAX_USER_FRAMES);
+		/* As the sampler: frames in a runtime's code go to its step. */
+		res = user_unwind__walk(&ops, &interp, copy->hdr.pid, copy->pc, copy->sp, copy->fp,
+					user, OP_MAX_USER_FRAMES);
 		if (py) {
 			stats->python_walks++;
 			stats->python_frames += walk_py.stats[OP_PY_STAT_FRAMES];

@@ -47,9 +47,11 @@ struct stack_copy_stats {
  * OP_UNWIND_ERR_NO_MAPS error frame. Returns the record's size, or -EINVAL
  * for a malformed copy (counted in stats).
  *
- * py: the process's `py_procs` value when it runs CPython (python__proc()),
- * else NULL. Then the walk is the sampler's mixed walk: eval-loop frames
- * become Python frames, found from the thread pointer in the copy. The
+ * ranges: the process's `interp_procs` value (where the walk hands frames
+ * to a runtime), NULL when it has none. py: its `py_procs` value when it
+ * runs CPython (python__proc()), else NULL. Then the walk is the sampler's
+ * mixed walk: eval-loop frames become Python frames, found from the thread
+ * pointer in the copy. The
  * stack comes from the copy; thread states, frames and code objects are
  * read from the live process (process_vm_readv: bounded by the walk's
  * limits, the process is never stopped nor written). They are newer than
@@ -59,7 +61,8 @@ struct stack_copy_stats {
  * frames of the copy bound how many invocations are replaced.
  */
 long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct process_table *pt,
-			  const struct process *p, const struct op_py_proc *py,
-			  struct op_trace *out, struct stack_copy_stats *stats);
+			  const struct process *p, const struct op_interp_proc *ranges,
+			  const struct op_py_proc *py, struct op_trace *out,
+			  struct stack_copy_stats *stats);
 
 #endif

@@ -97,22 +97,14 @@ size_t frame_text__comm(const char *comm, char *buf, size_t size)
 
 const char *frame_text__kind_name(int kind)
 {
-	switch (kind) {
-	case FRAME_KIND_ROOT:
+	const char *name;
+
+	if (kind == FRAME_KIND_ROOT)
 		return "root";
-	case FRAME_KIND_PROCESS:
+	if (kind == FRAME_KIND_PROCESS)
 		return "process";
-	case PROFILE_FRAME_NATIVE:
-		return "native";
-	case PROFILE_FRAME_KERNEL:
-		return "kernel";
-	case PROFILE_FRAME_ERROR:
-		return "error";
-	case PROFILE_FRAME_PYTHON:
-		return "python";
-	default:
-		return "other";
-	}
+	name = kind >= 0 ? profile_frame_kind__name((enum profile_frame_kind)kind) : NULL;
+	return name ? name : "other";
 }
 
 /* ---- frame_names --------------------------------------------------------- */

@@ -36,7 +36,7 @@ size_t frame_text__comm(const char *comm, char *buf, size_t size);
 /* Short lower-case name of a node kind ("native", "kernel", "process", ...). */
 const char *frame_text__kind_name(int kind);
 /* One more than the largest kind frame_text__kind_name() knows. */
-#define FRAME_KIND_END (PROFILE_FRAME_PYTHON + 1)
+#define FRAME_KIND_END PROFILE_FRAME_KIND_COUNT
 
 /*
  * Every distinct frame text of a profile, numbered from 0, and the text id of

@@ -267,19 +267,10 @@ static void *alloc_n(size_t n, size_t size)
 	return calloc(n ? n : 1, size);
 }
 
+/* The semantic conventions' values, from omniprof/frame_kinds.h. */
 static const char *frame_type(enum profile_frame_kind kind)
 {
-	switch (kind) {
-	case PROFILE_FRAME_NATIVE:
-		return "native";
-	case PROFILE_FRAME_KERNEL:
-		return "kernel";
-	case PROFILE_FRAME_PYTHON:
-		return "cpython"; /* the semantic conventions' value for CPython frames */
-	default:
-		/* Not a well-known value: the spec allows a custom one for the unwinder's stop. */
-		return "abort";
-	}
+	return profile_frame_kind__otlp_type(kind);
 }
 
 static int encode_mappings(struct encoder *e)

@@ -268,11 +268,33 @@ void process_table__set_unwind_maps(struct process_table *pt, struct unwind_maps
 	pt->unwind = um;
 }
 
-void process_table__set_observer(struct process_table *pt, process_observer_fn fn, void *ctx)
+int process_table__add_listener(struct process_table *pt, const struct process_listener *l)
 {
-	pt->observer = fn;
-	pt->observer_ctx = ctx;
+	if (pt->n_listeners == PROCESS_LISTENERS_MAX)
+		return -ENOSPC;
+	pt->listeners[pt->n_listeners++] = *l;
+	return 0;
 }
+
+void process_table__remove_listener(struct process_table *pt, void *ctx)
+{
+	for (size_t i = 0; i < pt->n_listeners; i++) {
+		if (pt->listeners[i].ctx != ctx)
+			continue;
+		memmove(&pt->listeners[i], &pt->listeners[i + 1],
+			(pt->n_listeners - i - 1) * sizeof(pt->listeners[0]));
+		pt->n_listeners--;
+		return;
+	}
+}
+
+/* Calls callback cb of every listener that has one, with p. */
+#define TELL(pt, cb, p)                                                                            \
+	do {                                                                                       \
+		for (size_t i_ = 0; i_ < (pt)->n_listeners; i_++)                                  \
+			if ((pt)->listeners[i_].cb)                                                \
+				(pt)->listeners[i_].cb((pt)->listeners[i_].ctx, (p));              \
+	} while (0)
 
 static bool pid_equal(const void *entry, const void *key, void *ctx)
 {
@@ -380,8 +402,7 @@ static bool try_publish(struct process_table *pt, struct process *p)
 	free(p->published);
 	p->published = NULL;
 	p->n_published = 0;
-	if (pt->observer)
-		pt->observer(pt->observer_ctx, p);
+	TELL(pt, maps_read, p);
 	return true;
 }
 
@@ -666,8 +687,7 @@ void process_table__mark_exited(struct process_table *pt, uint32_t pid)
 	if (p && !p->exited) {
 		p->exited = true;
 		unpublish(pt, p);
-		if (pt->observer)
-			pt->observer(pt->observer_ctx, p);
+		TELL(pt, exited, p);
 	}
 }
 
@@ -708,6 +728,7 @@ size_t process_table__purge(struct process_table *pt, bool check_alive)
 	for (size_t i = 0; i < n; i++) {
 		struct process *p = dead[i];
 
+		TELL(pt, forget, p);
 		hashmap__remove_entry(&pt->by_pid, hash_u64(p->pid), p);
 		unref_files(pt, p->maps, p->n_maps);
 		unref_files(pt, p->published, p->n_published);

@@ -68,15 +68,29 @@ struct process_table_stats {
 /* Executable mappings tracked per process at most; more are counted and ignored. */
 #define PROCESS_MAPS_MAX 8192
 
-/* Told after a process's maps were read and after it exited (p->exited). */
-typedef void (*process_observer_fn)(void *ctx, const struct process *p);
+/*
+ * Told what happens to processes (interpreter support, src/interp/interp.c,
+ * is the one listener today). Any callback may be NULL.
+ */
+struct process_listener {
+	/* p's maps were read (and published: its mappings are in the BPF maps). */
+	void (*maps_read)(void *ctx, const struct process *p);
+	/* p exited (p->exited is set); its entry stays until it is forgotten. */
+	void (*exited)(void *ctx, const struct process *p);
+	/* p leaves the table (process_table__purge): nothing may refer to it after. */
+	void (*forget)(void *ctx, const struct process *p);
+	void *ctx;
+};
+
+/* Listeners a table holds at most. */
+#define PROCESS_LISTENERS_MAX 4
 
 struct process_table {
 	struct hashmap by_pid; /* of struct process, owned */
 	struct file_cache *files;
-	struct unwind_maps *unwind;   /* NULL: no in-kernel unwinding tables to keep in step */
-	process_observer_fn observer; /* NULL: none (interpreter support, src/interp/) */
-	void *observer_ctx;
+	struct unwind_maps *unwind; /* NULL: no in-kernel unwinding tables to keep in step */
+	struct process_listener listeners[PROCESS_LISTENERS_MAX];
+	size_t n_listeners;
 	size_t n_waiting; /* processes with waiting set */
 	struct process_table_stats stats;
 };
@@ -112,8 +126,10 @@ void process_table__forget_image(struct process_table *pt, struct process *p);
 void process_table__mark_exited(struct process_table *pt, uint32_t pid);
 /* Also keep the in-kernel unwinder's maps in step with every maps read. */
 void process_table__set_unwind_maps(struct process_table *pt, struct unwind_maps *um);
-/* Calls fn(ctx, p) after every maps read and exit; fn NULL: no more calls. */
-void process_table__set_observer(struct process_table *pt, process_observer_fn fn, void *ctx);
+/* Adds a listener (copied). 0, or -ENOSPC past PROCESS_LISTENERS_MAX. */
+int process_table__add_listener(struct process_table *pt, const struct process_listener *l);
+/* Removes the listener whose ctx is ctx: no more calls to it. */
+void process_table__remove_listener(struct process_table *pt, void *ctx);
 
 /*
  * After the file worker's jobs came back: publishes each waiting process

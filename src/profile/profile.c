@@ -448,3 +448,21 @@ int profile__set_sample_events(struct profile *p, uint32_t cpu, const uint64_t *
 	s->n_timestamps = n;
 	return 0;
 }
+
+#define FRAME_KIND_OTLP(name, value, otlp, display) [value] = otlp,
+#define FRAME_KIND_NAME(name, value, otlp, display) [value] = display,
+static const char *const frame_kind_otlp[PROFILE_FRAME_KIND_COUNT] = {
+    OP_FRAME_KINDS(FRAME_KIND_OTLP)};
+static const char *const frame_kind_name[PROFILE_FRAME_KIND_COUNT] = {
+    OP_FRAME_KINDS(FRAME_KIND_NAME)};
+
+const char *profile_frame_kind__otlp_type(enum profile_frame_kind kind)
+{
+	/* Not a well-known value: the spec allows a custom one for the unwinder's stop. */
+	return (unsigned)kind < PROFILE_FRAME_KIND_COUNT ? frame_kind_otlp[kind] : "abort";
+}
+
+const char *profile_frame_kind__name(enum profile_frame_kind kind)
+{
+	return (unsigned)kind < PROFILE_FRAME_KIND_COUNT ? frame_kind_name[kind] : NULL;
+}

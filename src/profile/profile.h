@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The symbolized profile: the one model every exporter reads (pprof, folded
- * stacks, flame graph, terminal summary; OTLP later).
+ * stacks, flame graph, terminal summary, OTLP).
  *
  * It follows pprof's shape because pprof and OTLP share it: samples point at
  * locations (leaf first), a location has one line per function (innermost
@@ -19,12 +19,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum profile_frame_kind {
-	PROFILE_FRAME_NATIVE = 0, /* user-space machine code (C, C++, Rust, Go, ...) */
-	PROFILE_FRAME_KERNEL = 1,
-	PROFILE_FRAME_ERROR = 2,  /* the unwinder stopped here: name says why */
-	PROFILE_FRAME_PYTHON = 3, /* CPython function: address = instruction offset */
-};
+#include "omniprof/frame_kinds.h"
+
+/*
+ * The kinds of omniprof/frame_kinds.h (same values as enum op_frame_kind):
+ * PROFILE_FRAME_NATIVE (user-space machine code: C, C++, Rust, Go, ...),
+ * PROFILE_FRAME_KERNEL, PROFILE_FRAME_ERROR (the unwinder stopped here: the
+ * name says why) and one per runtime (address: the runtime's offset in its
+ * function, e.g. an instruction offset).
+ */
+#define PROFILE_FRAME_KIND_ENUM(name, value, otlp, display) PROFILE_FRAME_##name = value,
+enum profile_frame_kind { OP_FRAME_KINDS(PROFILE_FRAME_KIND_ENUM) };
+#define PROFILE_FRAME_KIND_COUNT OP_FRAME_KIND_COUNT
+
+/* OTLP `profile.frame.type` of kind ("abort" for an unknown one). */
+const char *profile_frame_kind__otlp_type(enum profile_frame_kind kind);
+/* Short lower-case display name of kind ("native", "kernel", ...; NULL: unknown kind). */
+const char *profile_frame_kind__name(enum profile_frame_kind kind);
 
 struct profile_mapping {
 	uint64_t start; /* file-relative addresses the locations use */

@@ -9,7 +9,7 @@
 #include "elf/elf_file.h"
 #include "proc/file_cache.h"
 #include "elf/file_id.h"
-#include "interp/python/python.h"
+#include "interp/interp.h"
 #include "profile/profile.h"
 #include "profile/trace_table.h"
 #include "symbol/symbolizer.h"
@@ -121,12 +121,13 @@ static uint32_t new_location(struct builder *b, const struct trace_frame *tf)
 		break;
 	case OP_FRAME_NATIVE:
 		return native_location(b, tf, is_return);
-	case OP_FRAME_PYTHON:
-		kind = PROFILE_FRAME_PYTHON;
-		python__describe(b->sym->python, tf->file_id, (uint32_t)tf->addr, &name, &filename,
-				 &line.line);
-		break;
 	default:
+		/* A runtime's frame: (frame-store id, offset) from interp__resolve(). */
+		if (interp__describe(b->sym->interp, tf->kind, tf->file_id, tf->addr, &name,
+				     &filename, &line.line)) {
+			kind = (enum profile_frame_kind)tf->kind;
+			break;
+		}
 		kind = PROFILE_FRAME_ERROR;
 		name = symbolizer__error(tf->addr);
 		break;

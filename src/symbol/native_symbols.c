@@ -454,7 +454,7 @@ static size_t resident_bytes(const void *p, size_t len)
  * for names and lines (compressed ones are inflated into the heap instead,
  * which the symbolizer measures): the resident pages when the file is mapped,
  * else (read into memory) their whole size. Charging whole sizes made a
- * library built with -g (libpython: 17 MB of DWARF, a few hundred KiB of it
+ * library built with -g (an interpreter's: 17 MB of DWARF, a few hundred KiB of it
  * ever read) look as large as libc's inflated debug file, and the two no
  * longer fit the cache together.
  */

@@ -16,7 +16,7 @@
  * the bound until the next file is added or the next pass starts, and the
  * grown file, then the most recently used, is the one to go. With plain LRU,
  * a set of files a little larger than the bound missed on every file of
- * every interval (with libc's inflated debug file and a libpython built with
+ * every interval (with libc's inflated debug file and an interpreter library built with
  * -g, both reloaded every 5 s); this way the same part of it stays, and only
  * the rest is loaded again.
  */
@@ -36,7 +36,7 @@
  * loading and looking up, plus the file sections elfutils reads in place), and
  * a profile names its frames one file after the other, so a bound smaller than
  * the files of one profile costs no reloads within it: measured on a whole
- * system with libc's DWARF (libc6-dbg) and Python built with -g, record's peak
+ * system with libc's DWARF (libc6-dbg) and an interpreter built with -g, record's peak
  * RSS went from 74 MB (256 MiB bound) to 41 MB, with the same CPU time.
  */
 #define SYMBOL_CACHE_DEFAULT_MB 32

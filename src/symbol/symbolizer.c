@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "interp/interp.h"
 #include "proc/file_cache.h"
 #include "symbol/kallsyms.h"
 #include "omniprof/abi.h"
@@ -234,10 +235,12 @@ const char *symbolizer__error(uint64_t reason)
 		return "[unwind stopped: JIT/anonymous code without frame pointer]";
 	case OP_UNWIND_ERR_NO_MAPS:
 		return "[unwind stopped: process exited before its maps were read]";
-	case OP_UNWIND_ERR_PYTHON:
-		return "[unwind stopped: unreadable Python frame]";
-	default:
-		return "[unwind stopped]";
+	default: {
+		/* A runtime's own reason (its frames could not be read). */
+		const char *text = interp__unwind_error(reason);
+
+		return text ? text : "[unwind stopped]";
+	}
 	}
 }
 

@@ -21,7 +21,7 @@
 
 struct file_cache;
 struct kallsyms;
-struct python;
+struct interp;
 
 struct symbolizer_opts {
 	enum demangle_mode demangle;   /* DEMANGLE_DEFAULT unless set */
@@ -43,7 +43,7 @@ struct symbolizer_stats {
 struct symbolizer {
 	struct file_cache *files;
 	struct kallsyms *ksyms;	     /* loaded on the first kernel frame */
-	const struct python *python; /* names Python frames; NULL: shown unnamed */
+	const struct interp *interp; /* names runtimes' frames; NULL: shown unnamed */
 	bool ksyms_tried;
 	struct symbol_options sym_opts;
 	struct debuginfo debuginfo;

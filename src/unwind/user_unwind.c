@@ -9,7 +9,8 @@
 #include "unwind/stack_deltas.h"
 
 /* Enough steps for any 32-bit table (the BPF side searches a page tree,
- * bpf/include/omniprof/unwind/delta_search.h, which finds the same delta: tests/unit/test_delta_pages.c). */
+ * bpf/include/omniprof/unwind/delta_search.h, which finds the same delta:
+ * tests/unit/test_delta_pages.c). */
 #define USER_UNWIND_SEARCH_STEPS 32
 
 /* The ops of the walk running on this thread: the unwinder's macros take no context. */
@@ -45,71 +46,85 @@ static void python_stat(uint32_t which)
 		cur_py->stats[which]++;
 }
 
+struct op_walk;
+static int python_step(struct op_walk *w, struct op_frame *frame, int res);
+
 #define OP_READ_USER(dst, size, addr) read_user((dst), (size), (addr))
 #define OP_FIND_RULE(u, pc, rule)     cur_ops->find_rule(cur_ops->rule_ctx, (u)->pid, (pc), (rule))
+#define OP_INTERP_STEP(w, interp, frame, res)                                                      \
+	((interp) == OP_INTERP_PYTHON ? python_step((w), (frame), (res)) : (res))
 #include "omniprof/unwind/native.h"
+#include "omniprof/unwind/walk.h"
 
 /* The Python walker's own reads (interpreter memory) may come from another
  * source than the stack's: macros expand where the functions are defined, so
- * omniprof/unwind/native.h above keeps read_user() and omniprof/interp/python_walk.h gets this one. */
+ * omniprof/unwind/native.h above keeps read_user() and omniprof/interp/python_walk.h gets this one.
+ */
 #undef OP_READ_USER
 #define OP_READ_USER(dst, size, addr) read_python((dst), (size), (addr))
 #define OP_PY_STAT(which)	      python_stat(which)
 #include "omniprof/interp/python_walk.h"
 
-struct user_unwind_result user_unwind__run_python(const struct user_unwind_ops *ops,
-						  struct user_unwind_python *py, uint32_t pid,
-						  uint64_t pc, uint64_t sp, uint64_t fp,
-						  struct op_frame *frames, uint32_t max_frames)
+static __thread struct op_py_walker *cur_walker;
+
+/* python_step() of bpf/python_maps.h: the set-up (the bpf_loop as a loop) the
+ * first time the walk meets the eval loop, then op_py_walk_step(). */
+static int python_step(struct op_walk *w, struct op_frame *frame, int res)
+{
+	struct op_py_thread_search search;
+
+	if (!cur_py || !cur_py->proc)
+		return res;
+	if (op_walk__setup_once(w, OP_INTERP_PYTHON) &&
+	    !op_py_search_init(cur_walker, cur_py->proc, &search, cur_py->thread_ptr)) {
+		for (int i = 0; i < OP_PY_MAX_THREADS; i++)
+			if (op_py_search_step(cur_walker, &search))
+				break;
+		if (op_py_search_done(cur_walker, &search))
+			op_walk__set_ready(w, OP_INTERP_PYTHON);
+	}
+	if (!op_walk__is_ready(w, OP_INTERP_PYTHON))
+		return res;
+	return op_py_walk_step(cur_walker, w, frame, res);
+}
+
+struct user_unwind_result user_unwind__walk(const struct user_unwind_ops *ops,
+					    const struct user_unwind_interp *interp, uint32_t pid,
+					    uint64_t pc, uint64_t sp, uint64_t fp,
+					    struct op_frame *frames, uint32_t max_frames)
 {
 	const struct user_unwind_ops *saved = cur_ops;
 	struct user_unwind_python *saved_py = cur_py;
+	struct op_py_walker *saved_walker = cur_walker;
 	struct user_unwind_result res = {0};
-	struct op_py_thread_search search;
 	struct op_py_walker walker;
-	struct op_unwinder u;
-	int result = OP_STEP_CONTINUE;
-	bool python = false;
+	struct op_walk w;
+	int at;
 
 	if (!pc) {
 		res.flags = OP_TRACE_F_NO_USER;
 		return res;
 	}
 	cur_ops = ops;
-	cur_py = py;
-	op_unwinder__init(&u, pid, pc, sp, fp);
-	/* py_walk_begin() of bpf/python_maps.h, the bpf_loop as a loop. */
-	if (py && py->proc && !op_py_search_init(&walker, py->proc, &search, py->thread_ptr)) {
-		for (int i = 0; i < OP_PY_MAX_THREADS; i++)
-			if (op_py_search_step(&walker, &search))
-				break;
-		python = op_py_search_done(&walker, &search);
-	}
-	/* walk_user_stack() and walk_one_frame(): max_frames + 1 rounds, the last
-	 * one only to tell a stack that ends at exactly max_frames from a longer one. */
-	for (uint32_t index = 0; index <= max_frames; index++) {
-		if (index >= max_frames) {
-			result = OP_STEP_ERROR_BASE + OP_UNWIND_ERR_MAX_DEPTH;
+	cur_py = interp ? interp->python : NULL;
+	cur_walker = &walker;
+	/* walk_user_stack() and walk_one_frame() of bpf/sampler.bpf.c. */
+	op_walk__init(&w, pid, pc, sp, fp, interp ? interp->ranges : NULL);
+	for (uint32_t index = 0; index <= max_frames; index++)
+		if (op_walk__round(&w, index, max_frames, &frames[index < max_frames ? index : 0]))
 			break;
-		}
-		result = python ? op_py_step(&walker, &u, &frames[index])
-				: op_unwind_step(&u, &frames[index]);
-		res.n_frames = index + 1;
-		if (result != OP_STEP_CONTINUE)
-			break;
-	}
 	cur_ops = saved;
 	cur_py = saved_py;
-	if (result > OP_STEP_END) {
-		res.error = (uint32_t)(result - OP_STEP_ERROR_BASE);
+	cur_walker = saved_walker;
+	res.n_frames = w.n;
+	res.error = op_walk__error(&w);
+	if (res.error) {
 		res.flags |= OP_TRACE_F_USER_TRUNCATED;
-		/* Unless the step wrote its own error frame; a full stack gives its
-		 * outermost frame to the marker, as walk_user_stack() does. */
-		if (max_frames &&
-		    !(res.n_frames && frames[res.n_frames - 1].kind == OP_FRAME_ERROR)) {
-			if (res.n_frames == max_frames)
-				res.n_frames--;
-			op_frame__set_error(&frames[res.n_frames++], res.error);
+		at = max_frames ? op_walk__error_at(&w, max_frames, w.n ? &frames[w.n - 1] : NULL)
+				: -1;
+		if (at >= 0) {
+			op_frame__set_error(&frames[at], res.error);
+			res.n_frames = (uint32_t)at + 1;
 		}
 	}
 	return res;
@@ -119,7 +134,7 @@ struct user_unwind_result user_unwind__run(const struct user_unwind_ops *ops, ui
 					   uint64_t pc, uint64_t sp, uint64_t fp,
 					   struct op_frame *frames, uint32_t max_frames)
 {
-	return user_unwind__run_python(ops, NULL, pid, pc, sp, fp, frames, max_frames);
+	return user_unwind__walk(ops, NULL, pid, pc, sp, fp, frames, max_frames);
 }
 
 /* ---- the in-memory rule source ------------------------------------------- */

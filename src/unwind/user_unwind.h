@@ -54,7 +54,7 @@ struct user_unwind_result user_unwind__run(const struct user_unwind_ops *ops, ui
 					   uint64_t pc, uint64_t sp, uint64_t fp,
 					   struct op_frame *frames, uint32_t max_frames);
 
-/* A Python process (omniprof/interp/python_abi.h): the mixed walk of bpf/python_maps.h. */
+/* A Python process (omniprof/interp/python_abi.h): CPython's step of the walk. */
 struct user_unwind_python {
 	const struct op_py_proc *proc; /* its py_procs value (src/interp/python/); NULL: none */
 	uint64_t thread_ptr;	       /* the walked thread's fs base */
@@ -65,17 +65,24 @@ struct user_unwind_python {
 	uint64_t stats[OP_PY_STAT__COUNT]; /* enum op_py_stat, added to */
 };
 
+/* The runtimes a walk hands frames to (omniprof/unwind/walk.h). */
+struct user_unwind_interp {
+	const struct op_interp_proc *ranges; /* the pid's interp_procs value; NULL: native walk */
+	struct user_unwind_python *python;   /* OP_INTERP_PYTHON; NULL: its code stays native */
+};
+
 /*
- * user_unwind__run() for a thread of a Python process, as the BPF sampler
- * walks it when the pid is in `py_procs`: the thread state whose thread_id
- * is py->thread_ptr, then op_py_step() per frame, so each eval-loop frame
- * is replaced by its Python frames (OP_FRAME_PYTHON: code object, offset,
- * fingerprint). py NULL, or no thread state or frame found: user_unwind__run().
+ * user_unwind__run() handing frames to runtimes as the BPF sampler does: a
+ * native frame in one of interp->ranges goes to that runtime's step (CPython:
+ * the thread state whose thread_id is python->thread_ptr, found the first
+ * time the walk meets the eval loop; each eval-loop frame replaced by its
+ * Python frames, OP_FRAME_PYTHON: code object, offset, fingerprint).
+ * interp NULL: user_unwind__run().
  */
-struct user_unwind_result user_unwind__run_python(const struct user_unwind_ops *ops,
-						  struct user_unwind_python *py, uint32_t pid,
-						  uint64_t pc, uint64_t sp, uint64_t fp,
-						  struct op_frame *frames, uint32_t max_frames);
+struct user_unwind_result user_unwind__walk(const struct user_unwind_ops *ops,
+					    const struct user_unwind_interp *interp, uint32_t pid,
+					    uint64_t pc, uint64_t sp, uint64_t fp,
+					    struct op_frame *frames, uint32_t max_frames);
 
 /* ---- the in-memory rule source ------------------------------------------- */
 

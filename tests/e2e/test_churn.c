@@ -26,7 +26,7 @@
 
 #include "engine/session.h"
 #include "proc/file_cache.h"
-#include "interp/python/python.h"
+#include "interp/interp.h"
 #include "profile/profile.h"
 #include "testutil.h"
 
@@ -87,12 +87,12 @@ static size_t files_under(const struct file_cache *fc, const char *dir)
 	return n;
 }
 
-static size_t python_codes_of(const struct python *py, const pid_t *pids, size_t n)
+static size_t python_codes_of(const struct interp *in, const pid_t *pids, size_t n)
 {
 	size_t total = 0;
 
 	for (size_t i = 0; i < n; i++)
-		total += python__codes_held(py, (uint32_t)pids[i]);
+		total += interp__held(in, (uint32_t)pids[i]);
 	return total;
 }
 
@@ -158,7 +158,7 @@ static void test_churn_stays_bounded(void **state)
 		run_until_exit(ss, py_children[n_py++]);
 	}
 	/* Before the profile: the Python children's code objects were read... */
-	codes_seen = python_codes_of(&ss->py, py_children, n_py);
+	codes_seen = python_codes_of(ss->interp, py_children, n_py);
 	if (max_trace_bytes < ss->c.traces.bytes)
 		max_trace_bytes = ss->c.traces.bytes;
 	take_and_free(ss);
@@ -168,8 +168,8 @@ static void test_churn_stays_bounded(void **state)
 	print_message("churn: %zu children; tables: %zu processes, %zu files, %zu code objects; "
 		      "forgotten %llu processes, %llu files; traces dropped %llu; python codes "
 		      "of children before the profile: %zu\n",
-		      n_children, ss->tables.processes, ss->tables.files, ss->tables.python_codes,
-		      (unsigned long long)ss->tables.processes_purged,
+		      n_children, ss->tables.processes, ss->tables.files,
+		      ss->tables.runtime_objects, (unsigned long long)ss->tables.processes_purged,
 		      (unsigned long long)ss->tables.files_evicted,
 		      (unsigned long long)ss->tables.traces_dropped, codes_seen);
 	/* No exited child is remembered. */
@@ -183,7 +183,7 @@ static void test_churn_stays_bounded(void **state)
 	assert_true(ss->c.files.n_unused <= KEPT_UNUSED);
 	/* Python: the children were named while they ran, and nothing of them is left. */
 	assert_true(codes_seen > 0);
-	assert_int_equal(python_codes_of(&ss->py, py_children, n_py), 0);
+	assert_int_equal(python_codes_of(ss->interp, py_children, n_py), 0);
 	/* Each interval's traces stayed within their bound; what did not fit was counted. */
 	assert_true(max_trace_bytes <= TRACE_BYTES);
 	assert_true(ss->tables.traces_dropped > 0);

@@ -179,15 +179,18 @@ static bool in_python_function(struct capture *cap, pid_t tid, uint64_t pc, cons
 	}
 	if (cap->py_err)
 		return false;
-	for (int i = 0; i < OP_PY_MAX_RANGES; i++)
-		in_eval |= pc >= cap->py.proc.eval[i].start && pc < cap->py.proc.eval[i].end;
+	for (int i = 0; i < OP_INTERP_MAX_RANGES; i++)
+		in_eval |= cap->py.ranges.ranges[i].interp == OP_INTERP_PYTHON &&
+			   pc >= cap->py.ranges.ranges[i].start &&
+			   pc < cap->py.ranges.ranges[i].end;
 	if (!in_eval || ptrace(PTRACE_GETREGS, tid, 0, &regs))
 		return false;
 	ops.rule_ctx = cap->tables;
 	py.proc = &cap->py.proc;
 	py.thread_ptr = regs.fs_base;
-	r = user_unwind__run_python(&ops, &py, (uint32_t)cap->pid, regs.rip, regs.rsp, regs.rbp,
-				    frames, OP_MAX_USER_FRAMES);
+	r = user_unwind__walk(&ops, &(struct user_unwind_interp){&cap->py.ranges, &py},
+			      (uint32_t)cap->pid, regs.rip, regs.rsp, regs.rbp, frames,
+			      OP_MAX_USER_FRAMES);
 	for (uint32_t i = 0; i < r.n_frames; i++) {
 		if (frames[i].kind != OP_FRAME_PYTHON)
 			continue;

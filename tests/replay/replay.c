@@ -64,7 +64,7 @@ static int full_read(void *ctx, void *dst, size_t len, uint64_t addr)
 	return space__read_file(m->sp, dst, len, addr);
 }
 
-/* python_mem's reader. */
+/* The snapshot as a struct remote_memory. */
 static int full_read_py(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	return full_read(ctx, buf, len, addr);
@@ -192,7 +192,7 @@ static const struct snapshot_thread *pick_thread(const struct snapshot *s, const
 static void name_python(struct full_mem *full, const struct space_python *py,
 			const struct op_frame *f, struct named_frame *out)
 {
-	struct python_mem mem = {full_read_py, full};
+	struct remote_memory mem = {full_read_py, full};
 	struct python_code *code = NULL;
 	int err = python_code__read_from(&mem, py->layout, f->addr, f->file_id, &code);
 
@@ -230,11 +230,13 @@ static bool replay_thread(const struct replay_case *c, const struct case_thread 
 		snprintf(summary, len, "no thread '%s' in the snapshot", ct->select);
 		return false;
 	}
-	/* As the sampler: the mixed walk when the pid has a py_procs entry. */
+	/* As the sampler: frames in the eval loop go to Python's step when the
+	 * pid has interp_procs and py_procs entries. */
 	walk_py.proc = py ? &py->proc : NULL;
 	walk_py.thread_ptr = t->regs.fs_base;
-	r = user_unwind__run_python(&ops, &walk_py, s->pid, t->regs.rip, t->regs.rsp, t->regs.rbp,
-				    frames, OP_MAX_USER_FRAMES);
+	r = user_unwind__walk(&ops, &(struct user_unwind_interp){py ? &py->ranges : NULL, &walk_py},
+			      s->pid, t->regs.rip, t->regs.rsp, t->regs.rbp, frames,
+			      OP_MAX_USER_FRAMES);
 	for (uint32_t i = 0; i < r.n_frames; i++) {
 		memset(&named[i], 0, sizeof(named[i]));
 		named[i].error = frames[i].kind == OP_FRAME_ERROR;

@@ -305,6 +305,7 @@ int space__python(const struct space *sp, struct space_python *out)
 			continue;
 		}
 		python_binary__proc_info(&f->py, m->bias, &out->proc);
+		python_binary__interp_ranges(&f->py, m->bias, &out->ranges);
 		out->layout = f->py.layout;
 		out->file = f;
 		return 0;

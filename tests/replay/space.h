@@ -50,7 +50,8 @@ typedef int (*space_read_fn)(void *ctx, void *dst, size_t len, uint64_t addr);
 
 /* The CPython interpreter a process runs, as the agent finds it. */
 struct space_python {
-	struct op_py_proc proc; /* the `py_procs` value the agent would publish */
+	struct op_py_proc proc;	      /* the `py_procs` value the agent would publish */
+	struct op_interp_proc ranges; /* ... and its `interp_procs` value */
 	const struct python_layout *layout;
 	const struct space_file *file; /* the interpreter's file */
 };

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The Python walker (bpf/include/omniprof/interp/python_walk.h, through its plain-C build
- * in user_unwind__run_python(), which drives it as the sampler does) over
+ * in user_unwind__walk(), which drives it as the sampler does) over
  * memory built here by hand: a machine stack with frame pointers, thread
  * states and interpreter frames laid out with the real offset table
  * (python_layout.c) of 3.10 (frame objects), 3.11 (is_entry) and 3.12
@@ -134,8 +134,11 @@ static void put_code(const struct python_layout *l, uint64_t addr, uint32_t firs
 /*
  * The interpreter: RUNTIME holds the first interpreter, whose thread list is
  * another thread's state (running other_frame), then ours (running frame).
- * Fills *proc as python_binary__proc_info() would.
+ * Fills *proc as python_binary__proc_info() would, and the eval loop's
+ * ranges (interp_procs) as python_binary__interp_ranges() would.
  */
+static struct op_interp_proc eval_ranges;
+
 static void build_threads(const struct python_layout *l, uint64_t frame, uint64_t other_frame,
 			  struct op_py_proc *proc)
 {
@@ -161,8 +164,9 @@ static void build_threads(const struct python_layout *l, uint64_t frame, uint64_
 	}
 	memset(proc, 0, sizeof(*proc));
 	proc->interp_head = RUNTIME;
-	proc->eval[0] = (struct op_py_range){EVAL_START, EVAL_END};
-	proc->eval[1] = (struct op_py_range){COLD_START, COLD_END};
+	memset(&eval_ranges, 0, sizeof(eval_ranges));
+	eval_ranges.ranges[0] = (struct op_interp_range){EVAL_START, EVAL_END, OP_INTERP_PYTHON, 0};
+	eval_ranges.ranges[1] = (struct op_interp_range){COLD_START, COLD_END, OP_INTERP_PYTHON, 0};
 	proc->off = *o;
 	proc->version = (uint16_t)(l->major << 8 | l->minor);
 }
@@ -217,7 +221,8 @@ static struct user_unwind_result walk_logged(const struct op_py_proc *proc, uint
 		py->read = logged_read;
 		py->read_ctx = log;
 	}
-	return user_unwind__run_python(&ops, py, 42, pc, STACK, fp, frames, max);
+	return user_unwind__walk(&ops, &(struct user_unwind_interp){&eval_ranges, py}, 42, pc,
+				 STACK, fp, frames, max);
 }
 
 static struct user_unwind_result walk(const struct op_py_proc *proc, uint64_t pc, uint64_t fp,
@@ -545,8 +550,9 @@ static void test_unknown_thread_is_native(void **state)
 	memset(&py, 0, sizeof(py));
 	py.proc = &proc;
 	py.thread_ptr = 0x1234; /* no such thread */
-	r = user_unwind__run_python(&(struct user_unwind_ops){mem_read, fp_rule, NULL, NULL}, &py,
-				    42, EVAL_PC, STACK, fp, f, 32);
+	r = user_unwind__walk(&(struct user_unwind_ops){mem_read, fp_rule, NULL, NULL},
+			      &(struct user_unwind_interp){&eval_ranges, &py}, 42, EVAL_PC, STACK,
+			      fp, f, 32);
 	assert_int_equal(r.error, 0);
 	assert_int_equal(r.n_frames, 3);
 	assert_native(&f[0], EVAL_PC);

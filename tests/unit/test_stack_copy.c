@@ -85,7 +85,7 @@ static void test_frame_pointer_walk_over_copy(void **state)
 	put(c, SP + 0x80, 0);
 	put(c, SP + 0x88, 0x401200);
 	c->stack_len = 0x100;
-	n = stack_copy__to_trace(c, copy_size(c), &pt, &p, NULL, t, &st);
+	n = stack_copy__to_trace(c, copy_size(c), &pt, &p, NULL, NULL, t, &st);
 	assert_int_equal(n, sizeof(*t) + 2 * 8 + 3 * sizeof(struct op_frame));
 	assert_int_equal(t->hdr.type, OP_EVENT_TRACE);
 	assert_int_equal(t->hdr.pid, 4242);
@@ -102,7 +102,7 @@ static void test_frame_pointer_walk_over_copy(void **state)
 
 	/* The copy ends before the second frame record: stop there, and say so. */
 	c->stack_len = 0x60;
-	n = stack_copy__to_trace(c, copy_size(c), &pt, &p, NULL, t, &st);
+	n = stack_copy__to_trace(c, copy_size(c), &pt, &p, NULL, NULL, t, &st);
 	assert_true(n > 0);
 	assert_int_equal(t->n_user, 3);
 	assert_int_equal(user_of(t)[2].kind, OP_FRAME_ERROR);
@@ -125,12 +125,12 @@ static void test_process_never_read(void **state)
 
 	(void)state;
 	assert_non_null(t);
-	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, NULL, NULL, t, &st) > 0);
+	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, NULL, NULL, NULL, t, &st) > 0);
 	assert_int_equal(t->n_user, 2);
 	assert_int_equal(user_of(t)[0].addr, 0x401000);
 	assert_int_equal(user_of(t)[1].kind, OP_FRAME_ERROR);
 	assert_int_equal(user_of(t)[1].addr, OP_UNWIND_ERR_NO_MAPS);
-	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, &gone, NULL, t, &st) > 0);
+	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, &gone, NULL, NULL, t, &st) > 0);
 	assert_int_equal(st.no_maps, 2);
 	free(t);
 	free(c);
@@ -148,16 +148,18 @@ static void test_malformed_copies(void **state)
 	c->stack_len = 64;
 	/* Shorter than its header, shorter or longer than its counts say, a stack
 	 * too large, too many kernel frames. */
-	assert_int_equal(stack_copy__to_trace(c, 10, &pt, NULL, NULL, t, &st), -EINVAL);
-	assert_int_equal(stack_copy__to_trace(c, copy_size(c) - 1, &pt, NULL, NULL, t, &st),
+	assert_int_equal(stack_copy__to_trace(c, 10, &pt, NULL, NULL, NULL, t, &st), -EINVAL);
+	assert_int_equal(stack_copy__to_trace(c, copy_size(c) - 1, &pt, NULL, NULL, NULL, t, &st),
 			 -EINVAL);
-	assert_int_equal(stack_copy__to_trace(c, copy_size(c) + 8, &pt, NULL, NULL, t, &st),
+	assert_int_equal(stack_copy__to_trace(c, copy_size(c) + 8, &pt, NULL, NULL, NULL, t, &st),
 			 -EINVAL);
 	c->stack_len = OP_STACK_COPY_MAX + 8;
-	assert_int_equal(stack_copy__to_trace(c, copy_size(c), &pt, NULL, NULL, t, &st), -EINVAL);
+	assert_int_equal(stack_copy__to_trace(c, copy_size(c), &pt, NULL, NULL, NULL, t, &st),
+			 -EINVAL);
 	c->stack_len = 0;
 	c->n_kernel = OP_MAX_KERNEL_FRAMES + 2;
-	assert_int_equal(stack_copy__to_trace(c, copy_size(c), &pt, NULL, NULL, t, &st), -EINVAL);
+	assert_int_equal(stack_copy__to_trace(c, copy_size(c), &pt, NULL, NULL, NULL, t, &st),
+			 -EINVAL);
 	assert_int_equal(st.bad_records, 5);
 	assert_int_equal(st.received, 0);
 	free(t);
@@ -192,11 +194,12 @@ static void test_python_frames_from_copy(void **state)
 		 cframe = h + 0x800, b1 = h + 0x1000, a1 = h + 0x1100, code_b = h + 0x2000,
 		 code_a = h + 0x2400, entry_b = SP + 0x200, entry_a = SP + 0x300;
 	struct op_py_proc py = {.interp_head = head, .off = *o, .version = 0x30c};
+	struct op_interp_proc ranges = {0};
 
 	(void)state;
 	assert_non_null(t);
 	assert_non_null(heap);
-	py.eval[0] = (struct op_py_range){0x600000, 0x601000};
+	ranges.ranges[0] = (struct op_interp_range){0x600000, 0x601000, OP_INTERP_PYTHON, 0};
 	c->hdr.pid = (uint32_t)getpid();
 	c->tls_base = 0x7f0012340640ull;
 	c->pc = 0x600500; /* eval B */
@@ -227,7 +230,7 @@ static void test_python_frames_from_copy(void **state)
 	put_heap(heap, code_b + o->code_fingerprint, 11, 4);
 	put_heap(heap, code_a + o->code_fingerprint, 22, 4);
 
-	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, &p, &py, t, &st) > 0);
+	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, &p, &ranges, &py, t, &st) > 0);
 	assert_int_equal(t->n_user, 4);
 	assert_int_equal(user_of(t)[0].kind, OP_FRAME_PYTHON);
 	assert_int_equal(user_of(t)[0].addr, code_b);
@@ -246,7 +249,7 @@ static void test_python_frames_from_copy(void **state)
 
 	/* Another thread (no thread state has its thread pointer): native only. */
 	c->tls_base = 0x7f00ffff0640ull;
-	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, &p, &py, t, &st) > 0);
+	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, &p, &ranges, &py, t, &st) > 0);
 	assert_int_equal(t->n_user, 4);
 	assert_int_equal(user_of(t)[0].kind, OP_FRAME_NATIVE);
 	assert_int_equal(user_of(t)[0].addr, 0x600500);
@@ -278,13 +281,14 @@ static void test_python_block_past_copy_end(void **state)
 		 cframe = h + 0x800, a1 = h + 0x1000, code_a = h + 0x2000, stray = h + 0x3000,
 		 entry_a;
 	struct op_py_proc py = {.interp_head = h, .off = *o, .version = 0x30c};
+	struct op_interp_proc ranges = {0};
 	uint64_t v;
 
 	(void)state;
 	assert_non_null(t);
 	assert_non_null(heap);
 	assert_non_null(live);
-	py.eval[0] = (struct op_py_range){0x600000, 0x601000};
+	ranges.ranges[0] = (struct op_interp_range){0x600000, 0x601000, OP_INTERP_PYTHON, 0};
 	c->hdr.pid = (uint32_t)getpid();
 	c->tls_base = 0x7f0012340640ull;
 	c->pc = 0x600500; /* eval A, running a1 */
@@ -313,7 +317,7 @@ static void test_python_block_past_copy_end(void **state)
 	put_heap(heap, code_a + o->code_fingerprint, 33, 4);
 	put_heap(heap, stray + o->frame_code, code_a, 8);
 
-	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, &p, &py, t, &st) > 0);
+	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, &p, &ranges, &py, t, &st) > 0);
 	assert_int_equal(t->n_user, 2);
 	assert_int_equal(user_of(t)[0].kind, OP_FRAME_PYTHON);
 	assert_int_equal(user_of(t)[0].addr, code_a);

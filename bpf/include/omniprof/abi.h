@@ -17,6 +17,8 @@
 #include <linux/types.h>
 #endif
 
+#include "omniprof/frame_kinds.h"
+
 #define OP_TASK_COMM_LEN     16
 #define OP_MAX_KERNEL_FRAMES 127 /* the kernel's default perf_event_max_stack */
 #define OP_MAX_USER_FRAMES   512
@@ -29,12 +31,8 @@ enum op_event_type {
 	OP_EVENT_STACK_COPY = 5, /* a sample of a process not known yet: registers and stack */
 };
 
-enum op_frame_kind {
-	OP_FRAME_NATIVE = 0,
-	OP_FRAME_KERNEL = 1,
-	OP_FRAME_ERROR = 2,  /* the unwinder stopped: addr holds an op_unwind_error */
-	OP_FRAME_PYTHON = 3, /* CPython code object + instruction offset: see omniprof/interp/python_abi.h */
-};
+/* OP_FRAME_NATIVE, OP_FRAME_KERNEL, OP_FRAME_ERROR and one per runtime: omniprof/frame_kinds.h */
+enum op_frame_kind { OP_FRAME_KINDS(OP_FRAME_KIND_ENUM) };
 
 enum op_frame_flags {
 	/* addr is a return address: symbolize addr - 1, the call instruction. */
@@ -251,6 +249,40 @@ struct op_stack_copy {
 	(sizeof(struct op_stack_copy) + 8 * (n_kernel) + (stack_len))
 #define OP_STACK_COPY_MAX_SIZE OP_STACK_COPY_SIZE(OP_MAX_KERNEL_FRAMES + 1, OP_STACK_COPY_MAX)
 
+/*
+ * Runtimes (interpreters, JITs) whose code the walk hands over to: when a
+ * native frame's pc falls in one of the pid's interpreter ranges (the
+ * `interp_procs` map: pid -> struct op_interp_proc), that runtime's step
+ * replaces the frame with the runtime's own frames (see
+ * omniprof/unwind/walk.h). 0 is no runtime.
+ */
+enum op_interp {
+	OP_INTERP_NONE = 0,
+	OP_INTERP_PYTHON = 1, /* CPython's eval loop: omniprof/interp/python_abi.h */
+	OP_INTERP__COUNT,
+};
+
+#define OP_INTERP_MAX_RANGES 8
+
+struct op_interp_range {
+	__u64 start;
+	__u64 end;    /* exclusive; start == end: unused */
+	__u32 interp; /* enum op_interp */
+	__u32 reserved;
+};
+
+/*
+ * Value of the `interp_procs` map, key: pid (tgid). Per process, not per
+ * file: the ranges are absolute, so the walk tests a frame's pc without
+ * finding its mapping first, and one lookup per sample (not one per frame)
+ * tells whether the process runs any runtime at all. User space fills it
+ * (src/unwind/interp_ranges.h) from the files each runtime inspected, when
+ * the process's maps are read; ranges of several runtimes may mix.
+ */
+struct op_interp_proc {
+	struct op_interp_range ranges[OP_INTERP_MAX_RANGES];
+};
+
 /* Per-CPU counters (an array map indexed by these). */
 enum op_stat {
 	OP_STAT_SAMPLES = 0,	    /* program runs */
@@ -283,6 +315,7 @@ _Static_assert(sizeof(struct op_frame) == 24, "op_frame layout");
 _Static_assert(sizeof(struct op_unwind_rule) == 8, "op_unwind_rule layout");
 _Static_assert(sizeof(struct op_mapping_key) == 16, "op_mapping_key layout");
 _Static_assert(sizeof(struct op_mapping_value) == 32, "op_mapping_value layout");
+_Static_assert(sizeof(struct op_interp_proc) == 24 * OP_INTERP_MAX_RANGES, "op_interp_proc layout");
 _Static_assert(sizeof(struct op_table_info) == 32, "op_table_info layout");
 _Static_assert(sizeof(struct op_delta_page) == 6 * OP_PAGE_DELTAS, "op_delta_page layout");
 _Static_assert(sizeof(struct op_unknown_event) == 16, "op_unknown_event layout");

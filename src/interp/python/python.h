@@ -3,8 +3,9 @@
  * CPython support on the host side:
  *
  *   - finds the interpreter of each process whose maps are read (a libpython
- *     or an executable with the interpreter linked in, python_binary.h) and
- *     tells the in-kernel walker where it is: one `py_procs` entry per pid
+ *     or an executable with the interpreter linked in, python_binary.h; the
+ *     file inspected once, src/interp/interp.c calls attach for the process)
+ *     and tells the in-kernel walker where it is: one `py_procs` entry per pid
  *     (struct op_py_proc: eval-loop ranges, interpreters list, offsets);
  *   - names Python frames: reads each code object the walker reports from
  *     the process (process_vm_readv, never writing or stopping it) while the
@@ -21,8 +22,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
+#include "interp/frame_store.h"
+#include "interp/interp.h"
 #include "omniprof/interp/python_abi.h"
 #include "util/hashmap.h"
 
@@ -37,11 +39,9 @@ struct python_stats {
 	uint64_t code_reused;	/* a code object address found holding another one */
 	uint64_t code_errors;	/* code objects that could not be read */
 	uint64_t cold_from_cfi; /* eval loops whose .cold part was found without symbols */
-	uint64_t codes_evicted; /* code objects forgotten (exit, cap, reuse) */
 	uint64_t names_cut;	/* names or file names cut at PYTHON_STR_MAX_CHARS */
 	uint64_t lines_cut;	/* line tables cut at PYTHON_LINE_TABLE_MAX */
 	uint64_t over_budget;	/* frames whose code object was not read: a byte budget was full */
-	uint64_t bytes_peak;	/* most bytes held by code objects at once */
 };
 
 struct python_code; /* one code object's name, file and line table */
@@ -65,40 +65,19 @@ struct process_table;
 
 struct python {
 	struct file_cache *files;
-	int procs_fd;		    /* the py_procs BPF map, -1: none */
-	struct hashmap binaries;    /* file id -> struct python_file */
-	struct hashmap procs;	    /* pid -> struct python_proc */
-	struct hashmap code_keys;   /* (pid, address) -> struct code_key */
-	struct python_code **codes; /* codes[id - 1]; NULL: a free id */
-	size_t n_codes;		    /* ids handed out */
-	size_t cap_codes;
-	uint32_t *free_codes; /* ids of forgotten code objects, reused first */
-	size_t n_free_codes;
-	size_t cap_free_codes;
-	uint32_t *retired; /* ids replaced during this interval, freed at its end */
-	size_t n_retired;
-	size_t cap_retired;
-	size_t live_codes; /* code objects held */
-	size_t code_bytes; /* bytes they hold (python_code__bytes()) */
-	uint64_t interval; /* python__end_interval() calls */
+	int procs_fd;		  /* the py_procs BPF map, -1: none */
+	struct hashmap procs;	  /* pid -> struct python_proc */
+	struct frame_store codes; /* code objects: struct python_code */
 	struct python_stats stats;
+	uint64_t bpf_stats[OP_PY_STAT__COUNT]; /* last read (py_stats) */
 };
+
+/* CPython's entry in the runtime registry (src/interp/registry.c, interp.h). */
+extern const struct interp_ops python_interp_ops;
 
 /* procs_fd: the py_procs map (see bpf/python_maps.h) or -1. Free with python__clear(). */
 void python__init(struct python *py, struct file_cache *files, int procs_fd);
 void python__clear(struct python *py); /* accepts NULL */
-/* Stop writing the BPF map (it is about to be closed). */
-void python__detach(struct python *py);
-
-/*
- * Process-table observer: p's maps were just read, or p exited. Publishes
- * or removes p's py_procs entry. ctx is a struct python.
- */
-void python__process_changed(void *ctx, const struct process *p);
-
-/* pid's `py_procs` value when its interpreter was found (published or not),
- * else NULL. Valid until the next python__process_changed(). */
-const struct op_py_proc *python__proc(const struct python *py, uint32_t pid);
 
 /*
  * Resolves a Python frame of pid while the process lives: the id of the
@@ -124,10 +103,5 @@ bool python__describe(const struct python *py, uint32_t id, uint32_t offset, con
 size_t python__end_interval(struct python *py, const struct process_table *pt);
 /* Code objects held for pid (for tests and reports; walks every one). */
 size_t python__codes_held(const struct python *py, uint32_t pid);
-/* The file cache closed file_id: forget what was learnt about it. */
-void python__forget_file(struct python *py, uint32_t file_id);
-
-/* Prints the host's and the BPF side's (bpf: enum op_py_stat) Python counters. */
-void python__print_counters(const struct python *py, const uint64_t *bpf, FILE *f);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "elf/elf_file.h"
 #include "interp/python/python_layout.h"
+#include "unwind/interp_ranges.h"
 #include "util/log.h"
 
 #define EVAL_FUNC "_PyEval_EvalFrameDefault"
@@ -368,10 +369,15 @@ void python_binary__proc_info(const struct python_binary *bin, uint64_t bias,
 {
 	memset(out, 0, sizeof(*out));
 	out->interp_head = bin->interp_head + bias;
-	for (size_t r = 0; r < bin->n_eval && r < OP_PY_MAX_RANGES; r++) {
-		out->eval[r].start = bin->eval[r].start + bias;
-		out->eval[r].end = bin->eval[r].end + bias;
-	}
 	out->off = bin->layout->bpf;
 	out->version = (uint16_t)(bin->major << 8 | bin->minor);
+}
+
+void python_binary__interp_ranges(const struct python_binary *bin, uint64_t bias,
+				  struct op_interp_proc *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t r = 0; r < bin->n_eval && r < OP_PY_MAX_RANGES; r++)
+		op_interp_proc__add(out, OP_INTERP_PYTHON, bin->eval[r].start + bias,
+				    bin->eval[r].end + bias);
 }

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "omniprof/abi.h"
 #include "omniprof/interp/python_abi.h"
 
 struct elf_file;
@@ -42,6 +43,11 @@ int python_binary__inspect(const struct elf_file *ef, const char *name, struct p
  */
 void python_binary__proc_info(const struct python_binary *bin, uint64_t bias,
 			      struct op_py_proc *out);
+
+/* The eval loop's ranges in such a process, absolute: the OP_INTERP_PYTHON
+ * ranges of its `interp_procs` value (*out is reset first). */
+void python_binary__interp_ranges(const struct python_binary *bin, uint64_t bias,
+				  struct op_interp_proc *out);
 
 /*
  * The .cold part of the function [hot_start, hot_end) of ef found without

@@ -5,33 +5,20 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include "interp/python/python_layout.h"
 
 #define CODE_HEADER_LEN 256 /* more than the last field read below, in every version */
 #define STR_HEADER_LEN	72  /* sizeof(PyCompactUnicodeObject), the larger of the two */
 
-int python_code__read_live(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	uint32_t pid = (uint32_t)(uintptr_t)ctx;
-	struct iovec local = {buf, len}, remote = {(void *)(uintptr_t)addr, len};
-	ssize_t n;
-
-	n = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
-}
-
 /* Reads len bytes at addr, all or nothing. 0 or -errno. */
-static int read_mem(const struct python_mem *mem, uint64_t addr, void *buf, size_t len)
+static int read_mem(const struct remote_memory *mem, uint64_t addr, void *buf, size_t len)
 {
 	if (!addr)
 		return -EFAULT;
 	if (!len)
 		return 0;
-	return mem->read(mem->ctx, addr, buf, len);
+	return remote_memory__read(mem, addr, buf, len);
 }
 
 static uint64_t get_u64(const uint8_t *buf, uint16_t off)
@@ -78,7 +65,7 @@ static char *put_utf8(char *p, uint32_t cp)
  * size depends on ascii (Include/cpython/unicodeobject.h). Code names and
  * file names are always compact.
  */
-int python_code__read_str(const struct python_mem *mem, const struct python_layout *layout,
+int python_code__read_str(const struct remote_memory *mem, const struct python_layout *layout,
 			  uint64_t addr, char **out, bool *cut)
 {
 	uint8_t hdr[STR_HEADER_LEN];
@@ -148,7 +135,7 @@ cleanup:
 
 /* The bytes of a bytes object (PyBytesObject): size at 16, data at 32; at most
  * PYTHON_LINE_TABLE_MAX of them (*cut set when there are more). */
-static int read_bytes(const struct python_mem *mem, uint64_t addr, uint8_t **out, size_t *len,
+static int read_bytes(const struct remote_memory *mem, uint64_t addr, uint8_t **out, size_t *len,
 		      bool *cut)
 {
 	int64_t size;
@@ -180,7 +167,7 @@ static int read_bytes(const struct python_mem *mem, uint64_t addr, uint8_t **out
 }
 
 /* Is the object at addr of type "code"? (ob_type -> tp_name) */
-static bool is_code_object(const struct python_mem *mem, const uint8_t *obj)
+static bool is_code_object(const struct remote_memory *mem, const uint8_t *obj)
 {
 	uint64_t type = get_u64(obj, PYTHON_OB_TYPE), name_ptr;
 	char name[8] = {0};
@@ -224,12 +211,12 @@ void python_code__free(struct python_code *c)
 int python_code__read(uint32_t pid, const struct python_layout *layout, uint64_t addr,
 		      uint64_t fingerprint, struct python_code **out)
 {
-	struct python_mem mem = {python_code__read_live, (void *)(uintptr_t)pid};
+	struct remote_memory mem = remote_memory__live(pid);
 
 	return python_code__read_from(&mem, layout, addr, fingerprint, out);
 }
 
-int python_code__read_from(const struct python_mem *mem, const struct python_layout *layout,
+int python_code__read_from(const struct remote_memory *mem, const struct python_layout *layout,
 			   uint64_t addr, uint64_t fingerprint, struct python_code **out)
 {
 	uint8_t obj[CODE_HEADER_LEN];

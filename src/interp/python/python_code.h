@@ -3,8 +3,8 @@
  * One CPython code object read out of a live process with
  * process_vm_readv (read only: the process is neither stopped nor written):
  * its name, file name, first line and line table. The reads go through
- * struct python_mem, so the replay suite names frames from snapshots with
- * the same code.
+ * struct remote_memory (proc/remote_memory.h), so the replay suite names
+ * frames from snapshots with the same code.
  */
 #ifndef OMNIPROF_INTERP_PYTHON_CODE_H
 #define OMNIPROF_INTERP_PYTHON_CODE_H
@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "proc/remote_memory.h"
 
 struct python_layout;
 
@@ -45,16 +47,6 @@ struct python_code {
 /* The heap bytes c holds (for the byte budgets), 0 for NULL. */
 size_t python_code__bytes(const struct python_code *c);
 
-/* Where the target's memory comes from: a live process, or a snapshot (tests). */
-struct python_mem {
-	/* Copies len bytes at addr into buf, all or nothing: 0 or -errno. */
-	int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
-	void *ctx;
-};
-
-/* The live reader: process_vm_readv of the pid in ctx ((void *)(uintptr_t)pid). */
-int python_code__read_live(void *ctx, uint64_t addr, void *buf, size_t len);
-
 /*
  * Reads the code object at addr of pid. fingerprint is what the walker read
  * at layout->bpf.code_fingerprint: the object must still hold it (else it
@@ -64,7 +56,7 @@ int python_code__read_live(void *ctx, uint64_t addr, void *buf, size_t len);
 int python_code__read(uint32_t pid, const struct python_layout *layout, uint64_t addr,
 		      uint64_t fingerprint, struct python_code **out);
 /* python_code__read() from any memory. */
-int python_code__read_from(const struct python_mem *mem, const struct python_layout *layout,
+int python_code__read_from(const struct remote_memory *mem, const struct python_layout *layout,
 			   uint64_t addr, uint64_t fingerprint, struct python_code **out);
 void python_code__free(struct python_code *c); /* accepts NULL */
 
@@ -74,7 +66,7 @@ void python_code__free(struct python_code *c); /* accepts NULL */
  * may be NULL). Exposed for the tests. 0, -EINVAL (not a compact str) or
  * -errno.
  */
-int python_code__read_str(const struct python_mem *mem, const struct python_layout *layout,
+int python_code__read_str(const struct remote_memory *mem, const struct python_layout *layout,
 			  uint64_t addr, char **out, bool *cut);
 
 #endif

@@ -23,7 +23,7 @@
 #include <linux/types.h>
 #endif
 
-#define OP_PY_MAX_RANGES  4   /* eval-loop address ranges (hot and .cold parts) */
+#define OP_PY_MAX_RANGES  4   /* eval-loop address ranges (hot and .cold parts): in interp_procs */
 #define OP_PY_MAX_THREADS 512 /* thread states searched for the sampled thread */
 #define OP_PY_NONE	  0xffff
 
@@ -68,10 +68,11 @@ struct op_py_range {
 	__u64 end; /* exclusive; start == end: unused */
 };
 
-/* Value of the `py_procs` map, key: pid (tgid). */
+/* Value of the `py_procs` map, key: pid (tgid). The eval loop's ranges (where
+ * the walk hands frames to CPython) are the pid's OP_INTERP_PYTHON ranges in
+ * `interp_procs` (struct op_interp_proc, omniprof/abi.h). */
 struct op_py_proc {
 	__u64 interp_head; /* address of the pointer to the first interpreter */
-	struct op_py_range eval[OP_PY_MAX_RANGES]; /* absolute addresses */
 	struct op_py_offsets off;
 	__u16 version; /* major << 8 | minor, for reports */
 	__u16 reserved[3];
@@ -90,7 +91,6 @@ enum op_py_stat {
 };
 
 _Static_assert(sizeof(struct op_py_offsets) == 24, "op_py_offsets layout");
-_Static_assert(sizeof(struct op_py_proc) == 8 + 16 * OP_PY_MAX_RANGES + 24 + 8,
-	       "op_py_proc layout");
+_Static_assert(sizeof(struct op_py_proc) == 8 + 24 + 8, "op_py_proc layout");
 
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The CPython frame walker, written once for two targets like
- * omniprof/unwind/native.h (include that first): the BPF sampler and ordinary C. It
+ * omniprof/unwind/native.h (include it and omniprof/unwind/walk.h first): the BPF
+ * sampler and ordinary C. It
  * reads user memory only through OP_READ_USER; the includer may define
  * OP_PY_STAT(which) to count enum op_py_stat events.
  *
@@ -30,14 +31,18 @@
  * frame is skipped. When a block cannot be read (a frame near the end of a
  * mapping), that frame's fields are read one by one, as they always could be.
  *
- * The whole walk, as both targets drive it:
+ * The whole walk, as both targets drive it: the generic walk
+ * (omniprof/unwind/walk.h) meets a native frame in the eval loop (the pid's
+ * OP_INTERP_PYTHON ranges) and calls CPython's step, which the first time
+ * in the sample runs the set-up
  *   op_py_search_init()           the pid's struct op_py_proc, the thread pointer
  *   op_py_search_step() x N       one thread state per call (bpf_loop in BPF)
- *   op_py_search_done()           the thread's current frame: mixed walk or not
- *   op_py_step() per frame        instead of op_unwind_step()
+ *   op_py_search_done()           the thread's current frame: Python frames or not
+ * and then, when the set-up succeeded, op_py_walk_step() for this frame
+ * and for every pending frame of the invocation.
  * An interpreter frame that cannot be read ends the walk with an
  * OP_UNWIND_ERR_PYTHON error frame, written by the step itself (see
- * op_py_step()): the rest of the chain cannot be trusted.
+ * op_py_walk_step()): the rest of the chain cannot be trusted.
  */
 #ifndef OMNIPROF_INTERP_PYTHON_WALK_H
 #define OMNIPROF_INTERP_PYTHON_WALK_H
@@ -45,8 +50,8 @@
 #include "omniprof/interp/python_abi.h"
 #include "omniprof/abi.h"
 
-#ifndef OMNIPROF_UNWIND_NATIVE_H
-#error "include omniprof/unwind/native.h before omniprof/interp/python_walk.h"
+#ifndef OMNIPROF_UNWIND_WALK_H
+#error "include omniprof/unwind/walk.h before omniprof/interp/python_walk.h"
 #endif
 
 #ifndef OP_PY_STAT
@@ -74,9 +79,8 @@ struct op_py_walker {
 	__u64 frame;		/* next interpreter frame to emit, 0: none */
 	__u64 block_frame;	/* the interpreter frame `block` holds, 0: none */
 	__s32 deferred;		/* native step result owed once pending frames are out */
-	__u8 pending;		/* the current eval-loop invocation has more frames */
 	__u8 block_ok;		/* block_frame's code and previous frame are known */
-	__u8 reserved[2];
+	__u8 reserved[3];
 	union op_py_block block;
 };
 
@@ -229,7 +233,6 @@ static __always_inline int op_py_begin(struct op_py_walker *py, __u64 tstate)
 	__u64 p;
 
 	py->frame = 0;
-	py->pending = 0;
 	py->deferred = OP_STEP_END;
 	op_py_block_reset(py);
 	if (op_py_read_ptr(&p, tstate + o->tstate_frame))
@@ -248,7 +251,6 @@ static __always_inline void op_py_search_reset(struct op_py_walker *py,
 	OP_PY_STAT(OP_PY_STAT_WALKS);
 	py->proc = *proc;
 	py->frame = 0;
-	py->pending = 0;
 	py->deferred = OP_STEP_END;
 	op_py_block_reset(py);
 	s->thread_ptr = thread_ptr;
@@ -310,7 +312,7 @@ static __always_inline int op_py_search_step(const struct op_py_walker *py,
 	return r != 0;
 }
 
-/* Ends the search: 1 when the walk must use op_py_step() (the thread runs
+/* Ends the search: 1 when the walk must use op_py_walk_step() (the thread runs
  * Python code), 0 when plain native steps will do (counted). */
 static __always_inline int op_py_search_done(struct op_py_walker *py,
 					     const struct op_py_thread_search *s)
@@ -324,14 +326,6 @@ static __always_inline int op_py_search_done(struct op_py_walker *py,
 		return 0;
 	}
 	return 1;
-}
-
-static __always_inline int op_py_in_eval(const struct op_py_walker *py, __u64 pc)
-{
-	for (int i = 0; i < OP_PY_MAX_RANGES; i++)
-		if (pc >= py->proc.eval[i].start && pc < py->proc.eval[i].end)
-			return 1;
-	return 0;
 }
 
 /* 3.12+: is frame f the C-stack-owned entry frame of an invocation? Leaves
@@ -414,31 +408,29 @@ static __always_inline int op_py_emit(struct op_py_walker *py, struct op_frame *
 }
 
 /*
- * One step of the mixed walk: a pending Python frame, or a native frame
- * that is replaced by the Python frames of its eval-loop invocation.
- * Returns an enum op_step_result like op_unwind_step(). Unlike
- * op_unwind_step(), an OP_UNWIND_ERR_PYTHON error comes with its error frame
- * already in *frame: the caller must not add another one.
+ * CPython's step (OP_INTERP_STEP of omniprof/unwind/walk.h for
+ * OP_INTERP_PYTHON, after the includer's lazy set-up found the thread's
+ * frame): a pending Python frame, or the native eval-loop frame in *frame
+ * (res: its native step result) replaced by the first Python frame of its
+ * invocation. An OP_UNWIND_ERR_PYTHON error comes with its error frame
+ * already in *frame: the walk adds no other.
  */
-static __always_inline int op_py_step(struct op_py_walker *py, struct op_unwinder *u,
-				      struct op_frame *frame)
+static __always_inline int op_py_walk_step(struct op_py_walker *py, struct op_walk *w,
+					   struct op_frame *frame, int res)
 {
-	__u64 pc;
-	int res, more;
+	int more;
 
-	if (py->pending) {
+	if (w->active == OP_INTERP_PYTHON) {
 		more = op_py_emit(py, frame);
-		if (more < 0)
+		if (more < 0) {
+			w->active = 0;
 			return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_PYTHON;
-		py->pending = (__u8)more;
-		return more ? OP_STEP_CONTINUE : py->deferred;
+		}
+		if (more)
+			return OP_STEP_CONTINUE;
+		w->active = 0;
+		return py->deferred;
 	}
-	res = op_unwind_step(u, frame);
-	if (frame->kind != OP_FRAME_NATIVE)
-		return res;
-	pc = frame->flags & OP_FRAME_F_RETURN_ADDRESS ? frame->addr - 1 : frame->addr;
-	if (!op_py_in_eval(py, pc))
-		return res;
 	if (op_py_is_cstack(py, py->frame)) {
 		/* An invocation that has not pushed a Python frame yet (3.12+): keep
 		 * the native frame, the next invocation's frames are past the entry. */
@@ -453,10 +445,10 @@ static __always_inline int op_py_step(struct op_py_walker *py, struct op_unwinde
 	more = op_py_emit(py, frame);
 	if (more < 0)
 		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_PYTHON;
-	py->pending = (__u8)more;
 	if (!more)
 		return res;
 	py->deferred = res;
+	w->active = OP_INTERP_PYTHON;
 	return OP_STEP_CONTINUE;
 }
 

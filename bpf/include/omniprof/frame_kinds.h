@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Every kind of frame a trace can hold, in one table: the value carried in
+ * struct op_frame's kind (and enum profile_frame_kind), the OpenTelemetry
+ * `profile.frame.type` an exporter sends (the values the semantic
+ * conventions and the reference agent use), and the short display name
+ * (frame_text__kind_name(), the flame graph's legend).
+ *
+ *   X(NAME, value, otlp_type, display_name)
+ *
+ * Values are dense, in order, and never reused: records and profiles carry
+ * them. A runtime's frames get one row here; what the frame's payload means
+ * is documented in that runtime's ABI header (omniprof/interp/<runtime>_abi.h)
+ * and user space resolves and names them through src/interp/interp.h.
+ * The unwinder's stop (ERROR) has no well-known OTLP type: "abort" is the
+ * spec's custom-value escape.
+ */
+#ifndef OMNIPROF_FRAME_KINDS_H
+#define OMNIPROF_FRAME_KINDS_H
+
+#define OP_FRAME_KINDS(X)                                                                          \
+	X(NATIVE, 0, "native", "native")                                                           \
+	X(KERNEL, 1, "kernel", "kernel")                                                           \
+	X(ERROR, 2, "abort", "error") /* the unwinder stopped: addr holds an op_unwind_error */    \
+	X(PYTHON, 3, "cpython", "python") /* CPython: see omniprof/interp/python_abi.h */
+
+/* Generators for the enums built from the table. */
+#define OP_FRAME_KIND_ENUM(name, value, otlp, display)	    OP_FRAME_##name = value,
+#define OP_FRAME_KIND_COUNT_ONE(name, value, otlp, display) +1
+
+/* How many kinds there are (values 0 .. OP_FRAME_KIND_COUNT - 1). */
+#define OP_FRAME_KIND_COUNT (0 OP_FRAME_KINDS(OP_FRAME_KIND_COUNT_ONE))
+
+#endif

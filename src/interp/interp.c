@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "interp/interp.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proc/file_cache.h"
+#include "proc/process_table.h"
+#include "unwind/interp_ranges.h"
+#include "util/hashmap.h"
+#include "util/log.h"
+
+/* What each runtime found in one file, inspected once per file id and runtime. */
+struct interp_file {
+	uint32_t file_id;
+	uint32_t inspected; /* bit r: runtime r looked at it */
+	void *data[];	    /* runtime r's data, NULL: not its file */
+};
+
+/* A process one runtime or more is attached to. */
+struct interp_proc {
+	uint32_t pid;
+	uint32_t attached; /* bit r: runtime r is attached */
+	/* What the walk's dispatch gets for the pid (see publish_ranges). */
+	struct interp_range ranges[INTERP_MAX_RANGES];
+	uint8_t range_runtime[INTERP_MAX_RANGES]; /* index in interp_registry */
+	size_t n_ranges;
+	struct op_interp_proc value; /* what interp_procs holds (or would: no map) */
+	bool published;		     /* value is in interp_procs */
+};
+
+struct interp {
+	struct interp_env env;
+	struct process_table *pt; /* listened to; NULL once interp__free() began */
+	int ranges_fd;		  /* the interp_procs BPF map, -1: none */
+	uint64_t range_errors;	  /* interp_procs updates that failed */
+	void **rt;		  /* rt[r]: runtime r's state */
+	struct hashmap files;	  /* file id -> struct interp_file */
+	struct hashmap procs;	  /* pid -> struct interp_proc */
+};
+
+_Static_assert(sizeof(((struct interp_file *)0)->inspected) * 8 >= 32 &&
+		   sizeof(((struct interp_proc *)0)->attached) * 8 >= 32,
+	       "runtime bit masks");
+
+static bool file_equal(const void *entry, const void *key, void *ctx)
+{
+	(void)ctx;
+	return ((const struct interp_file *)entry)->file_id == *(const uint32_t *)key;
+}
+
+static bool proc_equal(const void *entry, const void *key, void *ctx)
+{
+	(void)ctx;
+	return ((const struct interp_proc *)entry)->pid == *(const uint32_t *)key;
+}
+
+const struct interp_ops *interp__of_kind(unsigned int kind)
+{
+	for (size_t r = 0; r < interp_registry_len; r++)
+		if ((unsigned int)interp_registry[r]->kind == kind)
+			return interp_registry[r];
+	return NULL;
+}
+
+const char *interp__unwind_error(uint64_t reason)
+{
+	for (size_t r = 0; reason && r < interp_registry_len; r++)
+		if (interp_registry[r]->unwind_error == reason)
+			return interp_registry[r]->unwind_error_text;
+	return NULL;
+}
+
+static size_t runtime_index(const struct interp_ops *ops)
+{
+	for (size_t r = 0; r < interp_registry_len; r++)
+		if (interp_registry[r] == ops)
+			return r;
+	return 0;
+}
+
+static void free_file(struct interp *in, struct interp_file *f)
+{
+	for (size_t r = 0; r < interp_registry_len; r++)
+		if (f->data[r] && interp_registry[r]->free_file)
+			interp_registry[r]->free_file(in->rt[r], f->data[r]);
+	free(f);
+}
+
+/* Runtime r's data for file_id (inspected on first sight), NULL when not its file. */
+static const void *file_data(struct interp *in, size_t r, uint32_t file_id)
+{
+	uint64_t h = hash_u64(file_id);
+	struct interp_file *f = hashmap__find(&in->files, h, &file_id);
+	const struct cached_file *cf;
+	void *data = NULL;
+
+	if (!f) {
+		f = calloc(1, sizeof(*f) + interp_registry_len * sizeof(f->data[0]));
+		if (!f)
+			return NULL;
+		f->file_id = file_id;
+		if (hashmap__insert(&in->files, h, f)) {
+			free(f);
+			return NULL;
+		}
+	}
+	if (f->inspected & (1u << r))
+		return f->data[r];
+	f->inspected |= 1u << r;
+	cf = in->env.files ? file_cache__at(in->env.files, file_id) : NULL;
+	if (cf && !interp_registry[r]->inspect_file(in->rt[r], cf, &data))
+		f->data[r] = data;
+	return f->data[r];
+}
+
+/*
+ * The code ranges of pid's runtimes go to the walk's dispatch (interp_procs):
+ * the one place that writes the map. Called after the runtimes attached
+ * (their own per-pid state is in place when the ranges appear) and before
+ * they detach (the ranges go first).
+ */
+static void publish_ranges(struct interp *in, struct interp_proc *ip)
+{
+	struct op_interp_proc v;
+	int err = 0;
+
+	if (!ip)
+		return;
+	memset(&v, 0, sizeof(v));
+	for (size_t i = 0; i < ip->n_ranges; i++)
+		op_interp_proc__add(&v, interp_registry[ip->range_runtime[i]]->interp,
+				    ip->ranges[i].start, ip->ranges[i].end);
+	if (!memcmp(&v, &ip->value, sizeof(v)) && (ip->published || in->ranges_fd < 0))
+		return;
+	ip->value = v;
+	if (in->ranges_fd < 0)
+		return;
+	if (op_interp_proc__empty(&v)) {
+		if (ip->published)
+			err = interp_procs__remove(in->ranges_fd, ip->pid);
+		ip->published = false;
+	} else {
+		err = interp_procs__publish(in->ranges_fd, ip->pid, &v);
+		ip->published = !err;
+	}
+	if (err) {
+		in->range_errors++;
+		pr_debug("pid %u: cannot publish its runtimes' code ranges: %s", ip->pid,
+			 strerror(-err));
+	}
+}
+
+static struct interp_proc *proc_of(struct interp *in, uint32_t pid, bool create)
+{
+	uint64_t h = hash_u64(pid);
+	struct interp_proc *ip = hashmap__find(&in->procs, h, &pid);
+
+	if (ip || !create)
+		return ip;
+	ip = calloc(1, sizeof(*ip));
+	if (!ip)
+		return NULL;
+	ip->pid = pid;
+	if (hashmap__insert(&in->procs, h, ip)) {
+		free(ip);
+		return NULL;
+	}
+	return ip;
+}
+
+/* Drops runtime r's ranges from ip. */
+static void drop_ranges(struct interp_proc *ip, size_t r)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ip->n_ranges; i++) {
+		if (ip->range_runtime[i] == r)
+			continue;
+		ip->ranges[n] = ip->ranges[i];
+		ip->range_runtime[n++] = ip->range_runtime[i];
+	}
+	ip->n_ranges = n;
+}
+
+static void detach_runtime(struct interp *in, struct interp_proc *ip, size_t r,
+			   const struct process *p)
+{
+	interp_registry[r]->detach(in->rt[r], p);
+	if (!ip || !(ip->attached & (1u << r)))
+		return;
+	ip->attached &= ~(1u << r);
+	drop_ranges(ip, r);
+}
+
+/*
+ * Runtime r on p's maps: attaches it to the first mapping of one of its
+ * files. False when p maps none (or attaching failed): r is to be detached.
+ */
+static bool sync_runtime(struct interp *in, const struct process *p, size_t r)
+{
+	const struct interp_ops *ops = interp_registry[r];
+	struct interp_proc *ip = proc_of(in, p->pid, false);
+	struct interp_range ranges[INTERP_MAX_RANGES];
+
+	for (size_t i = 0; i < p->n_maps; i++) {
+		const struct process_mapping *m = &p->maps[i];
+		const void *data;
+		size_t n = 0;
+
+		/* A runtime's file holds its code segment in this mapping. */
+		if (!m->has_bias)
+			continue;
+		data = file_data(in, r, m->file_id);
+		if (!data)
+			continue;
+		if (ops->attach(in->rt[r], p, m, data, ranges, &n))
+			break;
+		ip = proc_of(in, p->pid, true);
+		if (!ip)
+			return true; /* attached; no ranges to publish (ENOMEM) */
+		drop_ranges(ip, r);
+		for (size_t k = 0; k < n && ip->n_ranges < INTERP_MAX_RANGES; k++) {
+			ip->ranges[ip->n_ranges] = ranges[k];
+			ip->range_runtime[ip->n_ranges++] = (uint8_t)r;
+		}
+		ip->attached |= 1u << r;
+		if (ops->sync_mappings)
+			ops->sync_mappings(in->rt[r], p);
+		return true;
+	}
+	return false;
+}
+
+static void on_maps_read(void *ctx, const struct process *p)
+{
+	struct interp *in = ctx;
+	uint32_t detach = 0;
+	struct interp_proc *ip;
+
+	for (size_t r = 0; r < interp_registry_len; r++)
+		if (!sync_runtime(in, p, r))
+			detach |= 1u << r;
+	/* Ranges of runtimes p no longer runs leave the dispatch before their state does. */
+	ip = proc_of(in, p->pid, false);
+	for (size_t r = 0; ip && r < interp_registry_len; r++)
+		if (detach & (1u << r))
+			drop_ranges(ip, r);
+	publish_ranges(in, ip);
+	for (size_t r = 0; r < interp_registry_len; r++)
+		if (detach & (1u << r))
+			detach_runtime(in, ip, r, p);
+}
+
+static void on_exited(void *ctx, const struct process *p)
+{
+	struct interp *in = ctx;
+	struct interp_proc *ip = proc_of(in, p->pid, false);
+
+	if (ip) {
+		ip->n_ranges = 0;
+		publish_ranges(in, ip);
+	}
+	/* Each runtime keeps what names the frames already seen until the interval ends. */
+	for (size_t r = 0; r < interp_registry_len; r++)
+		detach_runtime(in, ip, r, p);
+}
+
+static void on_forget(void *ctx, const struct process *p)
+{
+	struct interp *in = ctx;
+	struct interp_proc *ip = hashmap__remove(&in->procs, hash_u64(p->pid), &p->pid);
+
+	if (ip && ip->published && in->ranges_fd >= 0)
+		interp_procs__remove(in->ranges_fd, ip->pid);
+	free(ip);
+}
+
+int interp__new(const struct interp_env *env, struct process_table *pt, struct interp **out)
+{
+	struct process_listener l = {
+	    .maps_read = on_maps_read, .exited = on_exited, .forget = on_forget};
+	struct interp *in;
+	int err;
+
+	*out = NULL;
+	if (interp_registry_len > 32)
+		return -E2BIG;
+	in = calloc(1, sizeof(*in));
+	if (!in)
+		return -ENOMEM;
+	in->env = *env;
+	in->ranges_fd = env->map_fd ? env->map_fd(env->ctx, "interp_procs") : -1;
+	hashmap__init(&in->files, file_equal, NULL);
+	hashmap__init(&in->procs, proc_equal, NULL);
+	in->rt = calloc(interp_registry_len ? interp_registry_len : 1, sizeof(*in->rt));
+	if (!in->rt) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t r = 0; r < interp_registry_len; r++) {
+		err = interp_registry[r]->new_rt(env, &in->rt[r]);
+		if (err)
+			goto cleanup;
+	}
+	if (pt) {
+		l.ctx = in;
+		err = process_table__add_listener(pt, &l);
+		if (err)
+			goto cleanup;
+		in->pt = pt;
+	}
+	*out = in;
+	return 0;
+cleanup:
+	interp__free(in);
+	return err;
+}
+
+void interp__free(struct interp *in)
+{
+	void *e;
+
+	if (!in)
+		return;
+	if (in->pt)
+		process_table__remove_listener(in->pt, in);
+	in->pt = NULL;
+	for (size_t i = 0; hashmap__next(&in->files, &i, &e);)
+		free_file(in, e);
+	for (size_t i = 0; hashmap__next(&in->procs, &i, &e);)
+		free(e);
+	hashmap__clear(&in->files);
+	hashmap__clear(&in->procs);
+	for (size_t r = 0; in->rt && r < interp_registry_len; r++)
+		interp_registry[r]->free_rt(in->rt[r]);
+	free(in->rt);
+	free(in);
+}
+
+void interp__unload(struct interp *in)
+{
+	if (!in)
+		return;
+	/* The BPF maps go: no more maps reads or exits to follow either. */
+	if (in->pt)
+		process_table__remove_listener(in->pt, in);
+	in->pt = NULL;
+	in->env.map_fd = NULL;
+	in->ranges_fd = -1;
+	for (size_t r = 0; r < interp_registry_len; r++)
+		if (interp_registry[r]->unload)
+			interp_registry[r]->unload(in->rt[r]);
+}
+
+bool interp__resolve(struct interp *in, uint32_t pid, const struct op_frame *f, uint32_t *id,
+		     uint64_t *offset)
+{
+	const struct interp_ops *ops = interp__of_kind(f->kind);
+
+	if (!ops)
+		return false;
+	*offset = f->aux;
+	*id = in ? ops->resolve(in->rt[runtime_index(ops)], pid, f) : 0;
+	return true;
+}
+
+bool interp__describe(const struct interp *in, unsigned int kind, uint32_t id, uint64_t offset,
+		      const char **name, const char **filename, int64_t *line)
+{
+	const struct interp_ops *ops = interp__of_kind(kind);
+
+	if (!ops)
+		return false;
+	ops->describe(in ? in->rt[runtime_index(ops)] : NULL, id, offset, name, filename, line);
+	return true;
+}
+
+const void *interp__walk_state(const struct interp *in, uint32_t pid)
+{
+	const struct interp_proc *ip;
+
+	if (!in)
+		return NULL;
+	ip = hashmap__find(&in->procs, hash_u64(pid), &pid);
+	for (size_t r = 0; ip && r < interp_registry_len; r++)
+		if ((ip->attached & (1u << r)) && interp_registry[r]->walk_state)
+			return interp_registry[r]->walk_state(in->rt[r], pid);
+	return NULL;
+}
+
+const struct op_interp_proc *interp__ranges(const struct interp *in, uint32_t pid)
+{
+	const struct interp_proc *ip = in ? hashmap__find(&in->procs, hash_u64(pid), &pid) : NULL;
+
+	return ip && ip->n_ranges ? &ip->value : NULL;
+}
+
+void interp__forget_file(struct interp *in, uint32_t file_id)
+{
+	struct interp_file *f;
+
+	if (!in)
+		return;
+	f = hashmap__remove(&in->files, hash_u64(file_id), &file_id);
+	if (f)
+		free_file(in, f);
+}
+
+size_t interp__end_interval(struct interp *in, const struct process_table *pt)
+{
+	size_t held = 0;
+
+	for (size_t r = 0; in && r < interp_registry_len; r++)
+		held += interp_registry[r]->end_interval(in->rt[r], pt);
+	return held;
+}
+
+size_t interp__held(const struct interp *in, uint32_t pid)
+{
+	size_t held = 0;
+
+	for (size_t r = 0; in && r < interp_registry_len; r++)
+		held += interp_registry[r]->held(in->rt[r], pid);
+	return held;
+}
+
+void interp__read_bpf_counters(struct interp *in, interp_read_percpu_fn read, void *ctx)
+{
+	for (size_t r = 0; in && r < interp_registry_len; r++)
+		if (interp_registry[r]->read_bpf_counters)
+			interp_registry[r]->read_bpf_counters(in->rt[r], read, ctx);
+}
+
+void interp__print_counters(const struct interp *in, FILE *f)
+{
+	if (in)
+		fprintf(f, "  %-40s %llu\n", "runtimes: interp_procs updates failed",
+			(unsigned long long)in->range_errors);
+	for (size_t r = 0; in && r < interp_registry_len; r++) {
+		const struct interp_ops *ops = interp_registry[r];
+		struct interp_counter *c =
+		    calloc(ops->max_counters ? ops->max_counters : 1, sizeof(*c));
+		size_t n;
+
+		if (!c)
+			return;
+		n = ops->counters(in->rt[r], c);
+		for (size_t i = 0; i < n && i < ops->max_counters; i++)
+			fprintf(f, "  %-40s %llu\n", c[i].name, (unsigned long long)c[i].value);
+		free(c);
+	}
+}

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The seam between the profiler and the language runtimes it walks
+ * (one today; HotSpot, V8, Ruby, Perl, PHP next). Nothing above
+ * src/interp/ names a runtime: the engine, the profile builder, the
+ * symbolizer and the exporters talk to struct interp, and each runtime is
+ * one struct interp_ops listed in src/interp/registry.c.
+ *
+ * A runtime's ops follow the life of what it learns:
+ *   - per file (once per file id, cached here): is this file the runtime's,
+ *     and what is needed to find it in a process (symbols, offsets);
+ *   - per process (interp.c is the process table's one listener for
+ *     runtimes): attach when a maps read finds one of its files mapped
+ *     (publish its per-pid BPF state), sync mappings (JIT/anonymous code
+ *     ranges; none yet), detach when the process exits, exec'd into
+ *     something else or unmapped it;
+ *   - per frame: resolve while the process lives (read what names the frame
+ *     into the runtime's frame store, return an id), describe when the
+ *     profile is built (name, file, line of that id);
+ *   - per interval: forget what only exited processes needed;
+ *   - counters: one list of {name, value}, printed by `record -v`.
+ *
+ * A runtime's frames have their own kind in omniprof/frame_kinds.h; the BPF
+ * walker emits them as struct op_frame {addr, aux, file_id}, whose meaning
+ * the runtime's ABI header documents; user space keeps (id, aux): the id the
+ * runtime's resolve returned and aux, its offset in the function.
+ */
+#ifndef OMNIPROF_INTERP_H
+#define OMNIPROF_INTERP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "omniprof/abi.h"
+
+struct cached_file;
+struct file_cache;
+struct process;
+struct process_mapping;
+struct process_table;
+
+/* What a runtime may use of the loaded BPF object. */
+struct interp_env {
+	struct file_cache *files;
+	/* The fd of the BPF map called name, or -1 (no BPF object: tests, replay). */
+	int (*map_fd)(void *ctx, const char *name);
+	void *ctx;
+};
+
+/* Reads n per-CPU u64 counters of the BPF map called name, summed, into out. 0 or -errno. */
+typedef int (*interp_read_percpu_fn)(void *ctx, const char *name, uint64_t *out, uint32_t n);
+
+struct interp_counter {
+	const char *name; /* as `record -v` prints it, "<runtime>: what" */
+	uint64_t value;
+};
+
+/* Code ranges a process's runtime owns, for the walk's dispatch (see interp.c). */
+#define INTERP_MAX_RANGES OP_INTERP_MAX_RANGES
+struct interp_range {
+	uint64_t start; /* absolute, [start, end) */
+	uint64_t end;
+};
+
+struct interp_ops {
+	const char *name;	 /* for logs: its folder's name */
+	enum op_frame_kind kind; /* the kind of its frames */
+	enum op_interp interp;	 /* its id in the walk's dispatch (interp_procs ranges) */
+	/* The enum op_unwind_error its walker ends a stack with (0: none), and its text. */
+	uint64_t unwind_error;
+	const char *unwind_error_text;
+	/* Most counters counters() reports. */
+	size_t max_counters;
+
+	/* The runtime's state, *rt, freed by free_rt (which accepts NULL). 0 or -errno. */
+	int (*new_rt)(const struct interp_env *env, void **rt);
+	void (*free_rt)(void *rt);
+	/* The BPF object is about to close: write none of its maps from now on. */
+	void (*unload)(void *rt);
+
+	/*
+	 * Per file, once per file id: 0 and *data when f is the runtime's,
+	 * -ENOENT when it is not, another -errno when it is but cannot be used
+	 * (logged and counted by the runtime). data is freed by free_file.
+	 */
+	int (*inspect_file)(void *rt, const struct cached_file *f, void **data);
+	void (*free_file)(void *rt, void *data);
+
+	/*
+	 * Per process: p's maps were read and mapping m holds file data. Publish
+	 * p's BPF state, and put the absolute code ranges whose frames the walk
+	 * hands to this runtime into ranges (at most INTERP_MAX_RANGES; *n_ranges
+	 * says how many). 0 or -errno (p is then treated as not running it).
+	 */
+	int (*attach)(void *rt, const struct process *p, const struct process_mapping *m,
+		      const void *data, struct interp_range *ranges, size_t *n_ranges);
+	/* p does not run the runtime (any more): exited, exec'd, or no file of it mapped. */
+	void (*detach)(void *rt, const struct process *p);
+	/* p's maps were read while attached: tag its JIT/anonymous code ranges. NULL: none. */
+	void (*sync_mappings)(void *rt, const struct process *p);
+	/* The per-pid state the walk reads (for stack copies unwound in user space), or NULL. */
+	const void *(*walk_state)(const void *rt, uint32_t pid);
+
+	/* Per frame: the frame store id of f (0: cannot be named), while pid lives. */
+	uint32_t (*resolve)(void *rt, uint32_t pid, const struct op_frame *f);
+	/*
+	 * Name, file name and line of frame id at offset. Strings belong to rt.
+	 * rt may be NULL and id 0: *name is then the runtime's placeholder.
+	 */
+	void (*describe)(const void *rt, uint32_t id, uint64_t offset, const char **name,
+			 const char **filename, int64_t *line);
+
+	/* After a profile was built: forget what exited processes needed. Returns objects held. */
+	size_t (*end_interval)(void *rt, const struct process_table *pt);
+	/* Frame-store objects held for pid (tests, reports). */
+	size_t (*held)(const void *rt, uint32_t pid);
+
+	/* Reads the runtime's BPF counters (kept until the next read). NULL: none. */
+	void (*read_bpf_counters)(void *rt, interp_read_percpu_fn read, void *ctx);
+	/* Fills out (at most max_counters) with the runtime's counters; returns how many. */
+	size_t (*counters)(const void *rt, struct interp_counter *out);
+};
+
+/* The runtimes, in the order they are tried on a process (src/interp/registry.c). */
+extern const struct interp_ops *const interp_registry[];
+extern const size_t interp_registry_len;
+
+struct interp; /* every runtime's state, per file and per process knowledge */
+
+/*
+ * Starts every runtime and listens to pt (maps read, exit, forget). Free
+ * with interp__free(), which stops listening. 0 or -errno.
+ */
+int interp__new(const struct interp_env *env, struct process_table *pt, struct interp **out);
+void interp__free(struct interp *in); /* accepts NULL */
+/* The BPF object is about to close: no runtime writes its maps from now on. */
+void interp__unload(struct interp *in);
+
+/* The text of a runtime's unwind error reason (an OP_FRAME_ERROR frame), or NULL. */
+const char *interp__unwind_error(uint64_t reason);
+
+/* The runtime of frame kind `kind`, or NULL (native, kernel, error or unknown kinds). */
+const struct interp_ops *interp__of_kind(unsigned int kind);
+
+/*
+ * A runtime's frame, while pid lives: *id (frame-store id, 0: unnamed) and
+ * *offset to keep in the trace. in may be NULL (frames then stay unnamed).
+ * False when f is no runtime's frame (nothing written).
+ */
+bool interp__resolve(struct interp *in, uint32_t pid, const struct op_frame *f, uint32_t *id,
+		     uint64_t *offset);
+/*
+ * Name, file and line of a runtime's frame (kind, id, offset) as kept by
+ * interp__resolve(). in may be NULL. False when kind is no runtime's.
+ */
+bool interp__describe(const struct interp *in, unsigned int kind, uint32_t id, uint64_t offset,
+		      const char **name, const char **filename, int64_t *line);
+
+/* The per-pid state the walk reads for pid (the first runtime it runs), or NULL. */
+const void *interp__walk_state(const struct interp *in, uint32_t pid);
+/* pid's `interp_procs` value (where the walk hands frames to a runtime), or NULL: none. */
+const struct op_interp_proc *interp__ranges(const struct interp *in, uint32_t pid);
+
+/* The file cache closed file_id: what was learnt of the file goes. */
+void interp__forget_file(struct interp *in, uint32_t file_id);
+/* After a profile was built (see interp_ops.end_interval). Returns objects held in all. */
+size_t interp__end_interval(struct interp *in, const struct process_table *pt);
+/* Frame-store objects held for pid by every runtime. */
+size_t interp__held(const struct interp *in, uint32_t pid);
+
+/* Reads every runtime's BPF counters now. */
+void interp__read_bpf_counters(struct interp *in, interp_read_percpu_fn read, void *ctx);
+/* Prints every runtime's counters, one "  %-40s %llu" line each. */
+void interp__print_counters(const struct interp *in, FILE *f);
+
+#endif

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "unwind/interp_ranges.h"
+
+#include <errno.h>
+
+#include <bpf/bpf.h>
+
+int op_interp_proc__add(struct op_interp_proc *v, uint32_t interp, uint64_t start, uint64_t end)
+{
+	if (interp == OP_INTERP_NONE || interp >= OP_INTERP__COUNT || start >= end)
+		return -EINVAL;
+	for (int i = 0; i < OP_INTERP_MAX_RANGES; i++) {
+		struct op_interp_range *r = &v->ranges[i];
+
+		if (r->start != r->end)
+			continue;
+		*r = (struct op_interp_range){.start = start, .end = end, .interp = interp};
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+int op_interp_proc__empty(const struct op_interp_proc *v)
+{
+	for (int i = 0; i < OP_INTERP_MAX_RANGES; i++)
+		if (v->ranges[i].start != v->ranges[i].end)
+			return 0;
+	return 1;
+}
+
+int interp_procs__publish(int map_fd, uint32_t pid, const struct op_interp_proc *v)
+{
+	if (map_fd < 0)
+		return -EBADF;
+	return bpf_map_update_elem(map_fd, &pid, v, BPF_ANY) ? -errno : 0;
+}
+
+int interp_procs__remove(int map_fd, uint32_t pid)
+{
+	if (map_fd < 0)
+		return -EBADF;
+	if (bpf_map_delete_elem(map_fd, &pid) && errno != ENOENT)
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The runtime seam: every registered runtime owns a frame kind of the
+ * frame-kind table and no two share one, every kind has an OTLP frame type
+ * and a display name, the generic resolve/describe keep (id, offset) for a
+ * runtime's frame and leave other frames alone, and the process table tells
+ * its listeners about maps reads, exits and forgotten processes (this
+ * test's own process).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "engine/collector.h"
+#include "interp/interp.h"
+#include "profile/profile.h"
+
+static void test_frame_kinds(void **state)
+{
+	(void)state;
+	assert_int_equal(OP_FRAME_KIND_COUNT, PROFILE_FRAME_KIND_COUNT);
+	for (unsigned int k = 0; k < OP_FRAME_KIND_COUNT; k++) {
+		const char *otlp = profile_frame_kind__otlp_type(k);
+		const char *name = profile_frame_kind__name(k);
+
+		assert_non_null(otlp);
+		assert_non_null(name);
+		for (unsigned int j = 0; j < k; j++) {
+			assert_string_not_equal(profile_frame_kind__otlp_type(j), otlp);
+			assert_string_not_equal(profile_frame_kind__name(j), name);
+		}
+	}
+	assert_null(profile_frame_kind__name(OP_FRAME_KIND_COUNT));
+	assert_string_equal(profile_frame_kind__otlp_type(OP_FRAME_KIND_COUNT), "abort");
+	assert_string_equal(profile_frame_kind__otlp_type(PROFILE_FRAME_NATIVE), "native");
+	assert_string_equal(profile_frame_kind__otlp_type(PROFILE_FRAME_KERNEL), "kernel");
+}
+
+static void test_registry(void **state)
+{
+	(void)state;
+	assert_true(interp_registry_len >= 1);
+	assert_null(interp__of_kind(OP_FRAME_NATIVE));
+	assert_null(interp__of_kind(OP_FRAME_KERNEL));
+	assert_null(interp__of_kind(OP_FRAME_ERROR));
+	assert_null(interp__of_kind(OP_FRAME_KIND_COUNT));
+	for (size_t r = 0; r < interp_registry_len; r++) {
+		const struct interp_ops *ops = interp_registry[r];
+		struct op_frame f = {.addr = 0x1234, .aux = 42, .kind = (uint8_t)ops->kind};
+		const char *name = NULL, *file = NULL;
+		uint32_t id = 99;
+		uint64_t offset = 0;
+		int64_t line = -1;
+
+		assert_true((unsigned)ops->kind < OP_FRAME_KIND_COUNT);
+		assert_ptr_equal(interp__of_kind(ops->kind), ops);
+		for (size_t q = 0; q < r; q++)
+			assert_int_not_equal(interp_registry[q]->kind, ops->kind);
+		/* No runtime state: the frame is kept unnamed, its offset kept. */
+		assert_true(interp__resolve(NULL, 1, &f, &id, &offset));
+		assert_int_equal(id, 0);
+		assert_int_equal(offset, 42);
+		assert_true(interp__describe(NULL, ops->kind, 0, 42, &name, &file, &line));
+		assert_non_null(name);
+		assert_non_null(file);
+		assert_int_equal(line, 0);
+	}
+	{
+		struct op_frame f = {.addr = 0x1234, .aux = 42, .kind = OP_FRAME_NATIVE};
+		uint32_t id = 99;
+		uint64_t offset = 7;
+
+		assert_false(interp__resolve(NULL, 1, &f, &id, &offset));
+		assert_int_equal(id, 99);
+		assert_int_equal(offset, 7);
+	}
+}
+
+struct seen {
+	uint32_t maps_read, exited, forget;
+	uint32_t pid;
+};
+
+static void on_maps_read(void *ctx, const struct process *p)
+{
+	((struct seen *)ctx)->maps_read++;
+	((struct seen *)ctx)->pid = p->pid;
+}
+
+static void on_exited(void *ctx, const struct process *p)
+{
+	assert_true(p->exited);
+	((struct seen *)ctx)->exited++;
+}
+
+static void on_forget(void *ctx, const struct process *p)
+{
+	(void)p;
+	((struct seen *)ctx)->forget++;
+}
+
+static void test_listeners(void **state)
+{
+	struct seen a = {0}, b = {0};
+	struct process_listener la = {on_maps_read, on_exited, on_forget, &a};
+	struct process_listener lb = {NULL, on_exited, NULL, &b};
+	struct collector c;
+	uint32_t self = (uint32_t)getpid();
+	struct interp_env env = {0};
+	struct interp *in = NULL;
+
+	(void)state;
+	assert_int_equal(collector__init(&c), 0);
+	assert_int_equal(process_table__add_listener(&c.procs, &la), 0);
+	assert_int_equal(process_table__add_listener(&c.procs, &lb), 0);
+	/* The runtimes' listener too: no BPF object, nothing to publish. */
+	env.files = &c.files;
+	assert_int_equal(interp__new(&env, &c.procs, &in), 0);
+	assert_int_equal(c.procs.n_listeners, 3);
+	assert_non_null(process_table__get(&c.procs, self));
+	collector__poll_files(&c);
+	for (int i = 0; i < 200 && c.procs.n_waiting; i++) {
+		usleep(10000);
+		collector__poll_files(&c);
+	}
+	assert_int_equal(c.procs.n_waiting, 0);
+	assert_true(a.maps_read >= 1);
+	assert_int_equal(a.pid, self);
+	process_table__mark_exited(&c.procs, self);
+	assert_int_equal(a.exited, 1);
+	assert_int_equal(b.exited, 1);
+	process_table__remove_listener(&c.procs, &b);
+	assert_int_equal(process_table__purge(&c.procs, false), 1);
+	assert_int_equal(a.forget, 1);
+	assert_int_equal(b.forget, 0);
+	interp__free(in);
+	assert_int_equal(c.procs.n_listeners, 1);
+	/* Full: the cap is reported, not overrun. */
+	for (size_t i = c.procs.n_listeners; i < PROCESS_LISTENERS_MAX; i++)
+		assert_int_equal(process_table__add_listener(&c.procs, &lb), 0);
+	assert_int_equal(process_table__add_listener(&c.procs, &lb), -ENOSPC);
+	collector__clear(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_frame_kinds),
+	    cmocka_unit_test(test_registry),
+	    cmocka_unit_test(test_listeners),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
