@@ -12,7 +12,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +21,7 @@
 #include <zlib.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "elf/elf_file.h"
 #include "export/output_set.h"
 #include "profile.pb-c.h"
@@ -32,16 +32,14 @@
 
 typedef Perftools__Profiles__Profile pb_profile;
 
-#define MAX_DEBUG_DIRS	64
 #define MAX_INPUT_BYTES (1ull << 31)
 #define MAX_MATCHES	16
 #define MAPPING_COMMENT "omniprof.mapping "
 
 struct symbolize_opts {
+	struct cli_common common; /* symbols, -v */
 	const char *input;
 	const char *output;
-	struct symbolizer_opts sym;
-	const char *debug_dirs[MAX_DEBUG_DIRS];
 };
 
 /* What one mapping is matched with. */
@@ -63,80 +61,54 @@ struct editor {
 	int err;
 };
 
-static void symbolize_usage(FILE *f)
+static const struct cli_option symbolize_options[] = {
+    {.key = CLI_KEY_DEBUG_DIR, .help = "folder with binaries / debug files (repeatable)"},
+    {.key = 'o',
+     .name = "output",
+     .arg = "FILE",
+     .help = "where to write (default: IN with .symbolized.pb.gz)"},
+    {.key = CLI_KEY_DEMANGLE, .help = "none, simplified, templates or full\n(default %s)"},
+    {.key = CLI_KEY_NO_DEBUGINFOD, .help = "do not ask debuginfod servers (DEBUGINFOD_URLS)"},
+    {.key = CLI_KEY_SYMBOL_CACHE_MB},
+    {.key = CLI_KEY_VERBOSE, .help = "say which file names each mapping"},
+};
+
+static int symbolize_option(void *ctx, int key, const char *arg)
 {
-	fprintf(f,
-		"usage: omniprof symbolize IN.pb.gz --debug-dir DIR... [-o OUT.pb.gz]\n"
-		"                          [--demangle MODE] [--no-debuginfod] [-v]\n"
-		"\n"
-		"Names the frames of a pprof profile from binaries or debug files found under\n"
-		"the --debug-dir folders (matched by GNU build id, Go build id or file hash).\n"
-		"\n"
-		"      --debug-dir DIR     folder with binaries / debug files (repeatable)\n"
-		"  -o, --output FILE       where to write (default: IN with .symbolized.pb.gz)\n"
-		"      --demangle MODE     none, simplified, templates or full (default %s)\n"
-		"      --no-debuginfod     do not ask debuginfod servers (DEBUGINFOD_URLS)\n"
-		"  -v, --verbose           say which file names each mapping\n",
-		demangle__mode_name(DEMANGLE_DEFAULT));
+	struct symbolize_opts *o = ctx;
+
+	if (key != 'o')
+		return -EINVAL;
+	o->output = arg;
+	return 0;
 }
+
+static const struct cli_command symbolize_command = {
+    .name = "symbolize",
+    .synopsis = "IN.pb.gz --debug-dir DIR... [-o OUT.pb.gz]\n"
+		"[--demangle MODE] [--no-debuginfod]\n"
+		"[--symbol-cache-mb MB] [-v]",
+    .intro = "Names the frames of a pprof profile from binaries or debug files found under\n"
+	     "the --debug-dir folders (matched by GNU build id, Go build id or file hash).",
+    .options = symbolize_options,
+    .n_options = sizeof(symbolize_options) / sizeof(symbolize_options[0]),
+    .own = symbolize_option,
+};
 
 static int parse_args(int argc, char **argv, struct symbolize_opts *o)
 {
-	static const struct option longopts[] = {
-	    {"debug-dir", required_argument, NULL, 'D'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"demangle", required_argument, NULL, 'M'},
-	    {"no-debuginfod", no_argument, NULL, 'N'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	int c;
+	int first_arg, err;
 
-	o->sym.demangle = DEMANGLE_DEFAULT;
-	o->sym.debuginfod = true;
-	o->sym.debug_dirs = o->debug_dirs;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'D':
-			if (o->sym.n_debug_dirs == MAX_DEBUG_DIRS) {
-				pr_err("--debug-dir: at most %d folders", MAX_DEBUG_DIRS);
-				return -EINVAL;
-			}
-			o->debug_dirs[o->sym.n_debug_dirs++] = optarg;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'M':
-			if (demangle__parse_mode(optarg, &o->sym.demangle)) {
-				pr_err(
-				    "--demangle: '%s' is not none, simplified, templates or full",
-				    optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'N':
-			o->sym.debuginfod = false;
-			break;
-		case 'v':
-			log_verbosity++;
-			break;
-		case 'h':
-			symbolize_usage(stdout);
-			return 1;
-		default:
-			symbolize_usage(stderr);
-			return -EINVAL;
-		}
-	}
-	if (optind != argc - 1) {
-		pr_err(optind < argc ? "one input profile, please" : "no input profile given");
-		symbolize_usage(stderr);
+	cli_common__init(&o->common, true);
+	err = cli__parse(&symbolize_command, argc, argv, &o->common, o, &first_arg);
+	if (err)
+		return err;
+	if (first_arg != argc - 1) {
+		pr_err(first_arg < argc ? "one input profile, please" : "no input profile given");
+		cli__usage(&symbolize_command, stderr);
 		return -EINVAL;
 	}
-	o->input = argv[optind];
+	o->input = argv[first_arg];
 	return 0;
 }
 
@@ -634,7 +606,7 @@ int cmd_symbolize(int argc, char **argv)
 	err = parse_args(argc, argv, &o);
 	if (err)
 		return err > 0 ? 0 : 2;
-	if (!o.sym.n_debug_dirs)
+	if (!o.common.sym.n_debug_dirs)
 		pr_warn("no --debug-dir given: only /usr/lib/debug and debuginfod are searched, "
 			"and only for files named by build id");
 	err = read_gz(o.input, &in, &len);
@@ -647,8 +619,8 @@ int cmd_symbolize(int argc, char **argv)
 		pr_err("%s: not a pprof profile", o.input);
 		goto cleanup;
 	}
-	if (symbolizer__init(&s, NULL, &o.sym) ||
-	    file_index__build(&fi, o.debug_dirs, o.sym.n_debug_dirs)) {
+	if (symbolizer__init(&s, NULL, &o.common.sym) ||
+	    file_index__build(&fi, o.common.debug_dirs, o.common.sym.n_debug_dirs)) {
 		pr_err("out of memory");
 		goto cleanup;
 	}
