@@ -21,9 +21,7 @@
 #include "cli/options.h"
 #include "engine/session.h"
 #include "cli/signals.h"
-#include "export/export_queue.h"
-#include "export/otlp.h"
-#include "export/pyroscope.h"
+#include "export/destination.h"
 #include "export/transport.h"
 #include "proc/process_labels.h"
 #include "profile/profile.h"
@@ -35,14 +33,7 @@
 #define DEFAULT_FLUSH_S	   10
 #define MAX_HEADERS	   32
 /* Per interval: 8 MiB of event times at most, then samples are only counted. */
-#define MAX_TIMESTAMPS	       (1u << 20)
-#define BACKOFF_MIN_MS	       500
-#define BACKOFF_MAX_MS	       8000
-#define OTLP_GRPC_DEFAULT_PORT "4317"
-#define OTLP_HTTP_DEFAULT_PORT "4318"
-#define OTLP_GRPC_PATH                                                                             \
-	"/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
-#define OTLP_HTTP_PATH "/v1development/profiles"
+#define MAX_TIMESTAMPS (1u << 20)
 
 struct agent_opts {
 	struct cli_common common; /* -F, -p, --no-kernel, symbols, -v */
@@ -58,14 +49,6 @@ struct agent_opts {
 	const char *service_name;
 	size_t queue_size;
 	double flush_s;
-};
-
-/* One destination: its queue, and the transport its thread uses. */
-struct destination {
-	char name[300];
-	char *url; /* OTLP: the full request URL; Pyroscope: the base */
-	struct transport *t;
-	struct export_queue *q;
 };
 
 static int add_header(struct agent_opts *o, const char *arg)
@@ -285,92 +268,6 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 	return 0;
 }
 
-/* "HOST:PORT" (or a URL) → the request URL of the OTLP call. NULL on ENOMEM. */
-static char *otlp_url(const struct agent_opts *o)
-{
-	const char *ep = o->otlp_endpoint;
-	bool grpc = o->otlp_protocol == TRANSPORT_GRPC;
-	const char *path = grpc ? OTLP_GRPC_PATH : OTLP_HTTP_PATH;
-	const char *last_colon = strrchr(ep, ':');
-	const char *close_bracket = strrchr(ep, ']');
-	bool has_port = last_colon && (!close_bracket || last_colon > close_bracket);
-	char *url;
-	size_t len;
-
-	if (strstr(ep, "://")) {
-		len = strlen(ep);
-		while (len && ep[len - 1] == '/')
-			len--;
-		return asprintf(&url, "%.*s%s", (int)len, ep, path) < 0 ? NULL : url;
-	}
-	return asprintf(&url, "%s://%s%s%s%s", o->insecure ? "http" : "https", ep,
-			has_port ? "" : ":",
-			has_port ? "" : (grpc ? OTLP_GRPC_DEFAULT_PORT : OTLP_HTTP_DEFAULT_PORT),
-			path) < 0
-		   ? NULL
-		   : url;
-}
-
-static int send_request(void *ctx, const struct export_request *r, char *why, size_t why_len)
-{
-	struct destination *d = ctx;
-
-	return transport__post(d->t, r->url, r->content_type, r->body, r->len, why, why_len);
-}
-
-static void destination__stop(struct destination *d, uint32_t flush_ms, bool report)
-{
-	struct export_queue_stats st;
-
-	if (d->q) {
-		/* A transfer in flight ends by the same time (else libcurl's timeouts). */
-		transport__set_deadline(d->t, session__clock_ns(CLOCK_MONOTONIC) +
-						  (uint64_t)flush_ms * 1000000ull);
-		export_queue__stop(d->q, flush_ms, &st);
-		d->q = NULL;
-		if (report)
-			fprintf(stderr,
-				"omniprof: %s: %llu intervals delivered, %llu retries, dropped: "
-				"%llu (queue full), %llu (rejected), %llu (at exit)\n",
-				d->name, (unsigned long long)st.batches_sent,
-				(unsigned long long)st.retries, (unsigned long long)st.dropped_full,
-				(unsigned long long)st.dropped_rejected,
-				(unsigned long long)st.dropped_shutdown);
-	}
-	transport__free(d->t);
-	d->t = NULL;
-	free(d->url);
-	d->url = NULL;
-}
-
-static void destination__set_deadline(struct destination *d, uint64_t deadline_ns)
-{
-	if (d->t)
-		transport__set_deadline(d->t, deadline_ns);
-	if (d->q)
-		export_queue__set_deadline(d->q, deadline_ns);
-}
-
-static int destination__start(struct destination *d, const struct agent_opts *o,
-			      const struct transport_opts *topts, const char *name)
-{
-	struct export_queue_opts qopts = {
-	    .name = name,
-	    .max_batches = o->queue_size,
-	    .backoff_min_ms = BACKOFF_MIN_MS,
-	    .backoff_max_ms = BACKOFF_MAX_MS,
-	};
-	int err;
-
-	snprintf(d->name, sizeof(d->name), "%s", name);
-	err = transport__new(topts, &d->t);
-	if (!err)
-		err = export_queue__start(&qopts, send_request, d, &d->q);
-	if (err)
-		pr_err("%s: cannot start: %s", name, strerror(-err));
-	return err;
-}
-
 struct agent {
 	struct agent_opts *o;
 	struct session ss;
@@ -441,36 +338,30 @@ static void export_interval(struct agent *a)
 		goto done;
 	}
 	if (a->otlp.q) {
-		struct export_batch *b = export_batch__new(1);
+		struct export_batch *b;
 
-		if (!b || !(b->requests[0].url = strdup(a->otlp.url))) {
-			err = -ENOMEM;
-		} else {
-			b->requests[0].content_type = "application/x-protobuf";
-			err = otlp__encode(p, describe_process, a, &b->requests[0].body,
-					   &b->requests[0].len);
-		}
+		err = destination__encode(&a->otlp, p, describe_process, a, &b);
 		if (err) {
 			pr_warn("interval %llu: cannot encode OTLP: %s",
 				(unsigned long long)a->intervals, strerror(-err));
-			export_batch__free(b);
 		} else {
 			pr_info("interval %llu: %llu samples, %llu processes, OTLP %zu bytes",
 				(unsigned long long)a->intervals,
 				(unsigned long long)p->stats.samples,
 				(unsigned long long)p->stats.processes, b->requests[0].len);
 			log_tables(a);
-			export_queue__push(a->otlp.q, b);
+			destination__push(&a->otlp, b);
 		}
 	}
 	if (a->pyroscope.q) {
-		struct export_batch *b = pyroscope__batch(p, a->pyroscope.url, describe_process, a);
+		struct export_batch *b;
 
-		if (!b)
+		err = destination__encode(&a->pyroscope, p, describe_process, a, &b);
+		if (err)
 			pr_warn("interval %llu: cannot encode the Pyroscope push: %s",
-				(unsigned long long)a->intervals, strerror(errno));
+				(unsigned long long)a->intervals, strerror(-err));
 		else
-			export_queue__push(a->pyroscope.q, b);
+			destination__push(&a->pyroscope, b);
 	}
 done:
 	label_cache__expire(&a->labels);
@@ -498,7 +389,7 @@ static void flush(struct agent *a, uint64_t deadline_ns)
 				destination__set_deadline(ds[j],
 							  session__clock_ns(CLOCK_MONOTONIC));
 		}
-		if (export_queue__wait(ds[i]->q, 100))
+		if (destination__wait(ds[i], 100))
 			i++;
 	}
 }
@@ -539,47 +430,36 @@ int cmd_agent(int argc, char **argv)
 	label_cache__init(&a->labels, a->o->service_name);
 
 	if (a->o->otlp_endpoint) {
-		struct transport_opts t = {
-		    .kind = a->o->otlp_protocol,
+		struct destination_opts d = {
+		    .kind = DESTINATION_OTLP,
+		    .endpoint = a->o->otlp_endpoint,
+		    .protocol = a->o->otlp_protocol,
 		    .insecure = a->o->insecure,
 		    .ca_file = a->o->ca_file,
 		    .cert_file = a->o->cert_file,
 		    .key_file = a->o->key_file,
 		    .headers = (const char *const *)a->o->headers,
 		    .n_headers = a->o->n_headers,
-		    .gzip = true,
+		    .queue_size = a->o->queue_size,
 		};
-		char name[300];
 
-		a->otlp.url = otlp_url(a->o);
-		if (!a->otlp.url)
-			goto cleanup;
-		snprintf(name, sizeof(name), "OTLP %s %s",
-			 a->o->otlp_protocol == TRANSPORT_GRPC ? "gRPC" : "HTTP",
-			 a->o->otlp_endpoint);
-		if (destination__start(&a->otlp, a->o, &t, name))
+		if (destination__start(&a->otlp, &d))
 			goto cleanup;
 	}
 	if (a->o->pyroscope_url) {
-		struct transport_opts t = {
-		    .kind = TRANSPORT_HTTP,
+		struct destination_opts d = {
+		    .kind = DESTINATION_PYROSCOPE,
+		    .endpoint = a->o->pyroscope_url,
 		    .ca_file = a->o->ca_file,
 		    .cert_file = a->o->cert_file,
 		    .key_file = a->o->key_file,
 		    .headers = (const char *const *)a->o->headers,
 		    .n_headers = a->o->n_headers,
 		    .basic_auth = a->o->pyroscope_auth,
+		    .queue_size = a->o->queue_size,
 		};
-		size_t len = strlen(a->o->pyroscope_url);
-		char name[300];
 
-		while (len && a->o->pyroscope_url[len - 1] == '/')
-			len--;
-		a->pyroscope.url = strndup(a->o->pyroscope_url, len);
-		if (!a->pyroscope.url)
-			goto cleanup;
-		snprintf(name, sizeof(name), "Pyroscope %s", a->pyroscope.url);
-		if (destination__start(&a->pyroscope, a->o, &t, name))
+		if (destination__start(&a->pyroscope, &d))
 			goto cleanup;
 	}
 
@@ -618,10 +498,8 @@ int cmd_agent(int argc, char **argv)
 	flush_ms = (uint32_t)(a->o->flush_s * 1000);
 	flush_deadline = session__clock_ns(CLOCK_MONOTONIC) + (uint64_t)flush_ms * 1000000ull;
 	/* A transfer in flight gives up at the deadline, whatever libcurl's own timeouts. */
-	if (a->otlp.t)
-		transport__set_deadline(a->otlp.t, flush_deadline);
-	if (a->pyroscope.t)
-		transport__set_deadline(a->pyroscope.t, flush_deadline);
+	destination__set_transfer_deadline(&a->otlp, flush_deadline);
+	destination__set_transfer_deadline(&a->pyroscope, flush_deadline);
 	session__stop_sampling(&a->ss);
 	if (cli__stop_requests < 2)
 		export_interval(a);
