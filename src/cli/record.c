@@ -334,43 +334,6 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 		(unsigned long long)um->stats.tables_changed);
 }
 
-static int pprof_cb(int fd, void *ctx)
-{
-	return pprof__write_fd(ctx, fd);
-}
-
-static int folded_stdio(FILE *f, void *ctx)
-{
-	return folded__write(ctx, f);
-}
-
-static int folded_cb(int fd, void *ctx)
-{
-	return output_fd__stdio(fd, folded_stdio, ctx);
-}
-
-static int flamegraph_stdio(FILE *f, void *ctx)
-{
-	return flamegraph__write(ctx, f, "omniprof CPU profile");
-}
-
-static int flamegraph_cb(int fd, void *ctx)
-{
-	return output_fd__stdio(fd, flamegraph_stdio, ctx);
-}
-
-/* The three files as one set: a crash or a full disk leaves the previous set whole. */
-static int write_outputs(const struct profile *p, struct output_dir *dir)
-{
-	const struct output_item items[] = {
-	    {"profile.pb.gz", pprof_cb, (void *)p},
-	    {"stacks.folded", folded_cb, (void *)p},
-	    {"flamegraph.html", flamegraph_cb, (void *)p},
-	};
-
-	return output_set__write(dir, items, sizeof(items) / sizeof(items[0]));
-}
-
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts *o = calloc(1, sizeof(*o));
@@ -422,7 +385,7 @@ int cmd_record(int argc, char **argv)
 		pr_err("out of memory while building the profile");
 		goto cleanup;
 	}
-	if (write_outputs(p, &dir))
+	if (record_set__write(p, &dir))
 		goto cleanup;
 	summary__print(p, stdout, 10);
 	if (log_verbosity > 0) {
