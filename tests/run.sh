@@ -2,7 +2,8 @@
 # Runs every test binary: unit tests, end-to-end tests (root + BPF), then the
 # unit tests again as built with ASan + UBSan, a subset of the end-to-end
 # tests against omniprof built with ASan + UBSan (ASAN_E2E), then the replay
-# suite (normal and ASan + UBSan). Ends with "N passed, M failed".
+# suite (normal and ASan + UBSan) and the folders' layering
+# (scripts/check-layers.sh). Ends with "N passed, M failed".
 # Usage: tests/run.sh BUILD_DIR ASAN_BUILD_DIR
 set -u
 build=${1:-build}
@@ -93,6 +94,9 @@ else
 	failed=$((failed + 1))
 	failed_names+=("asan/omniprof (not built)")
 fi
+
+# No include from a lower folder of src/ to a higher one.
+run_suite layers scripts/check-layers.sh src
 
 cases=(tests/replay/cases/*.case)
 run_suite replay "$build"/tests/replay/replay "${cases[@]}"

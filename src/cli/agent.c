@@ -10,7 +10,6 @@
  * second signal ends the flush at once.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,39 +18,26 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "engine/session.h"
 #include "cli/signals.h"
-#include "export/export_queue.h"
-#include "export/otlp.h"
-#include "export/pyroscope.h"
+#include "export/destination.h"
 #include "export/transport.h"
 #include "proc/process_labels.h"
 #include "profile/profile.h"
 #include "util/log.h"
 #include "util/safe_open.h"
 
-#define DEFAULT_FREQUENCY_HZ 20
-#define DEFAULT_INTERVAL_S   5.0
-#define DEFAULT_QUEUE_SIZE   60 /* intervals: 5 minutes at the default interval */
-#define DEFAULT_FLUSH_S	     10.0
-#define MAX_PIDS	     4096
-#define MAX_HEADERS	     32
+#define DEFAULT_INTERVAL_S 5
+#define DEFAULT_QUEUE_SIZE 60 /* intervals: 5 minutes at the default interval */
+#define DEFAULT_FLUSH_S	   10
+#define MAX_HEADERS	   32
 /* Per interval: 8 MiB of event times at most, then samples are only counted. */
-#define MAX_TIMESTAMPS	       (1u << 20)
-#define BACKOFF_MIN_MS	       500
-#define BACKOFF_MAX_MS	       8000
-#define OTLP_GRPC_DEFAULT_PORT "4317"
-#define OTLP_HTTP_DEFAULT_PORT "4318"
-#define OTLP_GRPC_PATH                                                                             \
-	"/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
-#define OTLP_HTTP_PATH "/v1development/profiles"
+#define MAX_TIMESTAMPS (1u << 20)
 
 struct agent_opts {
+	struct cli_common common; /* -F, -p, --no-kernel, symbols, -v */
 	double interval_s;
-	uint32_t frequency_hz;
-	uint32_t pids[MAX_PIDS];
-	size_t n_pids;
-	bool kernel_stacks;
 	const char *otlp_endpoint;
 	enum transport_kind otlp_protocol;
 	bool insecure;
@@ -63,52 +49,7 @@ struct agent_opts {
 	const char *service_name;
 	size_t queue_size;
 	double flush_s;
-	struct symbolizer_opts sym;
 };
-
-/* One destination: its queue, and the transport its thread uses. */
-struct destination {
-	char name[300];
-	char *url; /* OTLP: the full request URL; Pyroscope: the base */
-	struct transport *t;
-	struct export_queue *q;
-};
-
-static void agent_usage(FILE *f)
-{
-	fprintf(
-	    f,
-	    "usage: omniprof agent [--interval SECONDS] [-F HZ] [-p PID]... [--no-kernel]\n"
-	    "                      [--otlp-endpoint HOST:PORT [--otlp-protocol grpc|http]]\n"
-	    "                      [--pyroscope-url URL] [options]\n"
-	    "\n"
-	    "  -i, --interval SECONDS     report every SECONDS (default %.0f)\n"
-	    "  -F, --frequency HZ         samples per second per CPU (default %d, at most %d\n"
-	    "                             and kernel.perf_event_max_sample_rate)\n"
-	    "  -p, --pid PID              only this process (repeatable, or comma-separated)\n"
-	    "      --no-kernel            do not record kernel frames\n"
-	    "      --otlp-endpoint H:P    send OTLP profiles (gRPC default port %s, HTTP %s)\n"
-	    "      --otlp-protocol P      grpc (default) or http\n"
-	    "      --insecure             plain text instead of TLS\n"
-	    "      --ca-file FILE         trust this CA bundle instead of the system's\n"
-	    "      --cert-file FILE       client certificate (mutual TLS)\n"
-	    "      --key-file FILE        client key\n"
-	    "      --header KEY=VALUE     add a request header, e.g. for auth (repeatable)\n"
-	    "      --pyroscope-url URL    push pprof to a Pyroscope server (http://host:4040)\n"
-	    "      --pyroscope-basic-auth USER:PASSWORD\n"
-	    "                             (or OMNIPROF_PYROSCOPE_BASIC_AUTH in the environment)\n"
-	    "      --service-name NAME    service.name of every process (default: the container's\n"
-	    "                             name when known, else the executable's name)\n"
-	    "      --queue-size N         intervals kept per destination while it is down\n"
-	    "                             (default %d; then the oldest are dropped)\n"
-	    "      --flush-timeout SECONDS  bound of the exit after a stop signal: last interval\n"
-	    "                             and delivery of what is queued (default %.0f)\n"
-	    "      --symbol-cache-mb MB   memory bound of the symbol cache (default %d; more\n"
-	    "                             saves reloading symbols each interval)\n"
-	    "  -v, --verbose              one line per interval (-vv: debug output)\n",
-	    DEFAULT_INTERVAL_S, DEFAULT_FREQUENCY_HZ, CLI_MAX_FREQUENCY_HZ, OTLP_GRPC_DEFAULT_PORT,
-	    OTLP_HTTP_DEFAULT_PORT, DEFAULT_QUEUE_SIZE, DEFAULT_FLUSH_S, SYMBOL_CACHE_DEFAULT_MB);
-}
 
 static int add_header(struct agent_opts *o, const char *arg)
 {
@@ -146,9 +87,11 @@ static int parse_seconds(const char *flag, const char *arg, double *out)
 	return 0;
 }
 
+#define STR_(x) #x
+#define STR(x)	STR_(x)
+
 enum {
-	OPT_NO_KERNEL = 256,
-	OPT_OTLP_ENDPOINT,
+	OPT_OTLP_ENDPOINT = CLI_KEY_OWN,
 	OPT_OTLP_PROTOCOL,
 	OPT_INSECURE,
 	OPT_CA_FILE,
@@ -160,132 +103,158 @@ enum {
 	OPT_SERVICE_NAME,
 	OPT_QUEUE_SIZE,
 	OPT_FLUSH_TIMEOUT,
-	OPT_SYMBOL_CACHE_MB,
+};
+
+static const struct cli_option agent_options[] = {
+    {.key = 'i',
+     .name = "interval",
+     .arg = "SECONDS",
+     .help = "report every SECONDS (default " STR(DEFAULT_INTERVAL_S) ")"},
+    {.key = CLI_KEY_FREQUENCY},
+    {.key = CLI_KEY_PID, .help = "only this process (repeatable, or comma-separated)"},
+    {.key = CLI_KEY_NO_KERNEL},
+    {.key = OPT_OTLP_ENDPOINT,
+     .name = "otlp-endpoint",
+     .arg = "H:P",
+     .help = "send OTLP profiles (gRPC default port " OTLP_GRPC_DEFAULT_PORT ",\n"
+	     "HTTP " OTLP_HTTP_DEFAULT_PORT ")"},
+    {.key = OPT_OTLP_PROTOCOL,
+     .name = "otlp-protocol",
+     .arg = "P",
+     .help = "grpc (default) or http"},
+    {.key = OPT_INSECURE, .name = "insecure", .help = "plain text instead of TLS"},
+    {.key = OPT_CA_FILE,
+     .name = "ca-file",
+     .arg = "FILE",
+     .help = "trust this CA bundle instead of the system's"},
+    {.key = OPT_CERT_FILE,
+     .name = "cert-file",
+     .arg = "FILE",
+     .help = "client certificate (mutual TLS)"},
+    {.key = OPT_KEY_FILE, .name = "key-file", .arg = "FILE", .help = "client key"},
+    {.key = OPT_HEADER,
+     .name = "header",
+     .arg = "KEY=VALUE",
+     .help = "add a request header, e.g. for auth (repeatable)"},
+    {.key = OPT_PYROSCOPE_URL,
+     .name = "pyroscope-url",
+     .arg = "URL",
+     .help = "push pprof to a Pyroscope server (http://host:4040)"},
+    {.key = OPT_PYROSCOPE_AUTH,
+     .name = "pyroscope-basic-auth",
+     .arg = "USER:PASSWORD",
+     .help = "(or OMNIPROF_PYROSCOPE_BASIC_AUTH in the\nenvironment)"},
+    {.key = OPT_SERVICE_NAME,
+     .name = "service-name",
+     .arg = "NAME",
+     .help = "service.name of every process (default: the\ncontainer's name when known, else the "
+	     "executable's\nname)"},
+    {.key = OPT_QUEUE_SIZE,
+     .name = "queue-size",
+     .arg = "N",
+     .help = "intervals kept per destination while it is down\n(default " STR(
+	 DEFAULT_QUEUE_SIZE) "; then the oldest are dropped)"},
+    {.key = OPT_FLUSH_TIMEOUT,
+     .name = "flush-timeout",
+     .arg = "SECONDS",
+     .help = "bound of the exit after a stop signal: last interval\nand delivery of what is "
+	     "queued (default " STR(DEFAULT_FLUSH_S) ")"},
+    {.key = CLI_KEY_DEMANGLE},
+    {.key = CLI_KEY_DEBUG_DIR},
+    {.key = CLI_KEY_NO_DEBUGINFOD,
+     .help = "accepted as for record; the agent never asks\ndebuginfod servers"},
+    {.key = CLI_KEY_SYMBOL_CACHE_MB,
+     .help = "memory bound of the symbol cache (default %s; more\nsaves reloading symbols each "
+	     "interval)"},
+    {.key = CLI_KEY_VERBOSE, .help = "one line per interval (-vv: debug output)"},
+};
+
+static int agent_option(void *ctx, int key, const char *arg)
+{
+	struct agent_opts *o = ctx;
+	char *end;
+	long v;
+
+	switch (key) {
+	case 'i':
+		return parse_seconds("--interval", arg, &o->interval_s);
+	case OPT_OTLP_ENDPOINT:
+		o->otlp_endpoint = arg;
+		return 0;
+	case OPT_OTLP_PROTOCOL:
+		if (!strcmp(arg, "grpc")) {
+			o->otlp_protocol = TRANSPORT_GRPC;
+		} else if (!strcmp(arg, "http") || !strcmp(arg, "http/protobuf")) {
+			o->otlp_protocol = TRANSPORT_HTTP;
+		} else {
+			pr_err("--otlp-protocol: '%s' is neither grpc nor http", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_INSECURE:
+		o->insecure = true;
+		return 0;
+	case OPT_CA_FILE:
+		o->ca_file = arg;
+		return 0;
+	case OPT_CERT_FILE:
+		o->cert_file = arg;
+		return 0;
+	case OPT_KEY_FILE:
+		o->key_file = arg;
+		return 0;
+	case OPT_HEADER:
+		return add_header(o, arg) ? -EINVAL : 0;
+	case OPT_PYROSCOPE_URL:
+		o->pyroscope_url = arg;
+		return 0;
+	case OPT_PYROSCOPE_AUTH:
+		o->pyroscope_auth = arg;
+		return 0;
+	case OPT_SERVICE_NAME:
+		o->service_name = arg;
+		return 0;
+	case OPT_QUEUE_SIZE:
+		v = strtol(arg, &end, 10);
+		if (*end || v < 1 || v > 100000) {
+			pr_err("--queue-size: '%s' is not a number between 1 and 100000", arg);
+			return -EINVAL;
+		}
+		o->queue_size = (size_t)v;
+		return 0;
+	case OPT_FLUSH_TIMEOUT:
+		return parse_seconds("--flush-timeout", arg, &o->flush_s);
+	}
+	return -EINVAL;
+}
+
+static const struct cli_command agent_command = {
+    .name = "agent",
+    .synopsis = "[--interval SECONDS] [-F HZ] [-p PID]... [--no-kernel]\n"
+		"[--otlp-endpoint HOST:PORT [--otlp-protocol grpc|http]]\n"
+		"[--pyroscope-url URL] [options]",
+    .options = agent_options,
+    .n_options = sizeof(agent_options) / sizeof(agent_options[0]),
+    .own = agent_option,
 };
 
 static int parse_args(int argc, char **argv, struct agent_opts *o)
 {
-	static const struct option longopts[] = {
-	    {"interval", required_argument, NULL, 'i'},
-	    {"frequency", required_argument, NULL, 'F'},
-	    {"pid", required_argument, NULL, 'p'},
-	    {"no-kernel", no_argument, NULL, OPT_NO_KERNEL},
-	    {"otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT},
-	    {"otlp-protocol", required_argument, NULL, OPT_OTLP_PROTOCOL},
-	    {"insecure", no_argument, NULL, OPT_INSECURE},
-	    {"ca-file", required_argument, NULL, OPT_CA_FILE},
-	    {"cert-file", required_argument, NULL, OPT_CERT_FILE},
-	    {"key-file", required_argument, NULL, OPT_KEY_FILE},
-	    {"header", required_argument, NULL, OPT_HEADER},
-	    {"pyroscope-url", required_argument, NULL, OPT_PYROSCOPE_URL},
-	    {"pyroscope-basic-auth", required_argument, NULL, OPT_PYROSCOPE_AUTH},
-	    {"service-name", required_argument, NULL, OPT_SERVICE_NAME},
-	    {"queue-size", required_argument, NULL, OPT_QUEUE_SIZE},
-	    {"flush-timeout", required_argument, NULL, OPT_FLUSH_TIMEOUT},
-	    {"symbol-cache-mb", required_argument, NULL, OPT_SYMBOL_CACHE_MB},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	char *end;
-	long v;
-	int c;
+	int first_arg, err;
 
+	/* As before the shared table: the agent never asks debuginfod servers. */
+	cli_common__init(&o->common, false);
 	o->interval_s = DEFAULT_INTERVAL_S;
-	o->frequency_hz = DEFAULT_FREQUENCY_HZ;
-	o->kernel_stacks = true;
 	o->otlp_protocol = TRANSPORT_GRPC;
 	o->queue_size = DEFAULT_QUEUE_SIZE;
 	o->flush_s = DEFAULT_FLUSH_S;
 	o->pyroscope_auth = getenv("OMNIPROF_PYROSCOPE_BASIC_AUTH");
-	o->sym.demangle = DEMANGLE_DEFAULT; /* as before: no debuginfod from the agent */
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:F:p:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			if (parse_seconds("--interval", optarg, &o->interval_s))
-				return -EINVAL;
-			break;
-		case 'F':
-			if (cli__parse_frequency(optarg, &o->frequency_hz))
-				return -EINVAL;
-			break;
-		case 'p':
-			if (cli__add_pids(o->pids, &o->n_pids, MAX_PIDS, optarg))
-				return -EINVAL;
-			break;
-		case OPT_NO_KERNEL:
-			o->kernel_stacks = false;
-			break;
-		case OPT_OTLP_ENDPOINT:
-			o->otlp_endpoint = optarg;
-			break;
-		case OPT_OTLP_PROTOCOL:
-			if (!strcmp(optarg, "grpc")) {
-				o->otlp_protocol = TRANSPORT_GRPC;
-			} else if (!strcmp(optarg, "http") || !strcmp(optarg, "http/protobuf")) {
-				o->otlp_protocol = TRANSPORT_HTTP;
-			} else {
-				pr_err("--otlp-protocol: '%s' is neither grpc nor http", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_INSECURE:
-			o->insecure = true;
-			break;
-		case OPT_CA_FILE:
-			o->ca_file = optarg;
-			break;
-		case OPT_CERT_FILE:
-			o->cert_file = optarg;
-			break;
-		case OPT_KEY_FILE:
-			o->key_file = optarg;
-			break;
-		case OPT_HEADER:
-			if (add_header(o, optarg))
-				return -EINVAL;
-			break;
-		case OPT_PYROSCOPE_URL:
-			o->pyroscope_url = optarg;
-			break;
-		case OPT_PYROSCOPE_AUTH:
-			o->pyroscope_auth = optarg;
-			break;
-		case OPT_SERVICE_NAME:
-			o->service_name = optarg;
-			break;
-		case OPT_QUEUE_SIZE:
-			v = strtol(optarg, &end, 10);
-			if (*end || v < 1 || v > 100000) {
-				pr_err("--queue-size: '%s' is not a number between 1 and 100000",
-				       optarg);
-				return -EINVAL;
-			}
-			o->queue_size = (size_t)v;
-			break;
-		case OPT_FLUSH_TIMEOUT:
-			if (parse_seconds("--flush-timeout", optarg, &o->flush_s))
-				return -EINVAL;
-			break;
-		case OPT_SYMBOL_CACHE_MB:
-			if (cli__parse_symbol_cache_mb(optarg, &o->sym.cache_bytes))
-				return -EINVAL;
-			break;
-		case 'v':
-			log_verbosity++;
-			break;
-		case 'h':
-			agent_usage(stdout);
-			return 1;
-		default:
-			agent_usage(stderr);
-			return -EINVAL;
-		}
-	}
-	if (optind < argc) {
-		pr_err("unexpected argument '%s'", argv[optind]);
-		agent_usage(stderr);
+	err = cli__parse(&agent_command, argc, argv, &o->common, o, &first_arg);
+	if (err)
+		return err;
+	if (first_arg < argc) {
+		pr_err("unexpected argument '%s'", argv[first_arg]);
+		cli__usage(&agent_command, stderr);
 		return -EINVAL;
 	}
 	if (!o->otlp_endpoint && !o->pyroscope_url) {
@@ -297,92 +266,6 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 		return -EINVAL;
 	}
 	return 0;
-}
-
-/* "HOST:PORT" (or a URL) → the request URL of the OTLP call. NULL on ENOMEM. */
-static char *otlp_url(const struct agent_opts *o)
-{
-	const char *ep = o->otlp_endpoint;
-	bool grpc = o->otlp_protocol == TRANSPORT_GRPC;
-	const char *path = grpc ? OTLP_GRPC_PATH : OTLP_HTTP_PATH;
-	const char *last_colon = strrchr(ep, ':');
-	const char *close_bracket = strrchr(ep, ']');
-	bool has_port = last_colon && (!close_bracket || last_colon > close_bracket);
-	char *url;
-	size_t len;
-
-	if (strstr(ep, "://")) {
-		len = strlen(ep);
-		while (len && ep[len - 1] == '/')
-			len--;
-		return asprintf(&url, "%.*s%s", (int)len, ep, path) < 0 ? NULL : url;
-	}
-	return asprintf(&url, "%s://%s%s%s%s", o->insecure ? "http" : "https", ep,
-			has_port ? "" : ":",
-			has_port ? "" : (grpc ? OTLP_GRPC_DEFAULT_PORT : OTLP_HTTP_DEFAULT_PORT),
-			path) < 0
-		   ? NULL
-		   : url;
-}
-
-static int send_request(void *ctx, const struct export_request *r, char *why, size_t why_len)
-{
-	struct destination *d = ctx;
-
-	return transport__post(d->t, r->url, r->content_type, r->body, r->len, why, why_len);
-}
-
-static void destination__stop(struct destination *d, uint32_t flush_ms, bool report)
-{
-	struct export_queue_stats st;
-
-	if (d->q) {
-		/* A transfer in flight ends by the same time (else libcurl's timeouts). */
-		transport__set_deadline(d->t, session__clock_ns(CLOCK_MONOTONIC) +
-						  (uint64_t)flush_ms * 1000000ull);
-		export_queue__stop(d->q, flush_ms, &st);
-		d->q = NULL;
-		if (report)
-			fprintf(stderr,
-				"omniprof: %s: %llu intervals delivered, %llu retries, dropped: "
-				"%llu (queue full), %llu (rejected), %llu (at exit)\n",
-				d->name, (unsigned long long)st.batches_sent,
-				(unsigned long long)st.retries, (unsigned long long)st.dropped_full,
-				(unsigned long long)st.dropped_rejected,
-				(unsigned long long)st.dropped_shutdown);
-	}
-	transport__free(d->t);
-	d->t = NULL;
-	free(d->url);
-	d->url = NULL;
-}
-
-static void destination__set_deadline(struct destination *d, uint64_t deadline_ns)
-{
-	if (d->t)
-		transport__set_deadline(d->t, deadline_ns);
-	if (d->q)
-		export_queue__set_deadline(d->q, deadline_ns);
-}
-
-static int destination__start(struct destination *d, const struct agent_opts *o,
-			      const struct transport_opts *topts, const char *name)
-{
-	struct export_queue_opts qopts = {
-	    .name = name,
-	    .max_batches = o->queue_size,
-	    .backoff_min_ms = BACKOFF_MIN_MS,
-	    .backoff_max_ms = BACKOFF_MAX_MS,
-	};
-	int err;
-
-	snprintf(d->name, sizeof(d->name), "%s", name);
-	err = transport__new(topts, &d->t);
-	if (!err)
-		err = export_queue__start(&qopts, send_request, d, &d->q);
-	if (err)
-		pr_err("%s: cannot start: %s", name, strerror(-err));
-	return err;
 }
 
 struct agent {
@@ -455,36 +338,30 @@ static void export_interval(struct agent *a)
 		goto done;
 	}
 	if (a->otlp.q) {
-		struct export_batch *b = export_batch__new(1);
+		struct export_batch *b;
 
-		if (!b || !(b->requests[0].url = strdup(a->otlp.url))) {
-			err = -ENOMEM;
-		} else {
-			b->requests[0].content_type = "application/x-protobuf";
-			err = otlp__encode(p, describe_process, a, &b->requests[0].body,
-					   &b->requests[0].len);
-		}
+		err = destination__encode(&a->otlp, p, describe_process, a, &b);
 		if (err) {
 			pr_warn("interval %llu: cannot encode OTLP: %s",
 				(unsigned long long)a->intervals, strerror(-err));
-			export_batch__free(b);
 		} else {
 			pr_info("interval %llu: %llu samples, %llu processes, OTLP %zu bytes",
 				(unsigned long long)a->intervals,
 				(unsigned long long)p->stats.samples,
 				(unsigned long long)p->stats.processes, b->requests[0].len);
 			log_tables(a);
-			export_queue__push(a->otlp.q, b);
+			destination__push(&a->otlp, b);
 		}
 	}
 	if (a->pyroscope.q) {
-		struct export_batch *b = pyroscope__batch(p, a->pyroscope.url, describe_process, a);
+		struct export_batch *b;
 
-		if (!b)
+		err = destination__encode(&a->pyroscope, p, describe_process, a, &b);
+		if (err)
 			pr_warn("interval %llu: cannot encode the Pyroscope push: %s",
-				(unsigned long long)a->intervals, strerror(errno));
+				(unsigned long long)a->intervals, strerror(-err));
 		else
-			export_queue__push(a->pyroscope.q, b);
+			destination__push(&a->pyroscope, b);
 	}
 done:
 	label_cache__expire(&a->labels);
@@ -512,7 +389,7 @@ static void flush(struct agent *a, uint64_t deadline_ns)
 				destination__set_deadline(ds[j],
 							  session__clock_ns(CLOCK_MONOTONIC));
 		}
-		if (export_queue__wait(ds[i]->q, 100))
+		if (destination__wait(ds[i], 100))
 			i++;
 	}
 }
@@ -553,64 +430,53 @@ int cmd_agent(int argc, char **argv)
 	label_cache__init(&a->labels, a->o->service_name);
 
 	if (a->o->otlp_endpoint) {
-		struct transport_opts t = {
-		    .kind = a->o->otlp_protocol,
+		struct destination_opts d = {
+		    .kind = DESTINATION_OTLP,
+		    .endpoint = a->o->otlp_endpoint,
+		    .protocol = a->o->otlp_protocol,
 		    .insecure = a->o->insecure,
 		    .ca_file = a->o->ca_file,
 		    .cert_file = a->o->cert_file,
 		    .key_file = a->o->key_file,
 		    .headers = (const char *const *)a->o->headers,
 		    .n_headers = a->o->n_headers,
-		    .gzip = true,
+		    .queue_size = a->o->queue_size,
 		};
-		char name[300];
 
-		a->otlp.url = otlp_url(a->o);
-		if (!a->otlp.url)
-			goto cleanup;
-		snprintf(name, sizeof(name), "OTLP %s %s",
-			 a->o->otlp_protocol == TRANSPORT_GRPC ? "gRPC" : "HTTP",
-			 a->o->otlp_endpoint);
-		if (destination__start(&a->otlp, a->o, &t, name))
+		if (destination__start(&a->otlp, &d))
 			goto cleanup;
 	}
 	if (a->o->pyroscope_url) {
-		struct transport_opts t = {
-		    .kind = TRANSPORT_HTTP,
+		struct destination_opts d = {
+		    .kind = DESTINATION_PYROSCOPE,
+		    .endpoint = a->o->pyroscope_url,
 		    .ca_file = a->o->ca_file,
 		    .cert_file = a->o->cert_file,
 		    .key_file = a->o->key_file,
 		    .headers = (const char *const *)a->o->headers,
 		    .n_headers = a->o->n_headers,
 		    .basic_auth = a->o->pyroscope_auth,
+		    .queue_size = a->o->queue_size,
 		};
-		size_t len = strlen(a->o->pyroscope_url);
-		char name[300];
 
-		while (len && a->o->pyroscope_url[len - 1] == '/')
-			len--;
-		a->pyroscope.url = strndup(a->o->pyroscope_url, len);
-		if (!a->pyroscope.url)
-			goto cleanup;
-		snprintf(name, sizeof(name), "Pyroscope %s", a->pyroscope.url);
-		if (destination__start(&a->pyroscope, a->o, &t, name))
+		if (destination__start(&a->pyroscope, &d))
 			goto cleanup;
 	}
 
-	sopts.frequency_hz = a->o->frequency_hz;
-	sopts.kernel_stacks = a->o->kernel_stacks;
-	sopts.pids = a->o->pids;
-	sopts.n_pids = a->o->n_pids;
+	sopts.frequency_hz = a->o->common.frequency_hz;
+	sopts.kernel_stacks = a->o->common.kernel_stacks;
+	sopts.pids = a->o->common.pids;
+	sopts.n_pids = a->o->common.n_pids;
 	sopts.keep_events = true;
 	sopts.max_timestamps = MAX_TIMESTAMPS;
 	sopts.bounded = true;
-	sopts.sym = &a->o->sym;
+	sopts.sym = &a->o->common.sym;
 	if (session__start(&a->ss, &sopts))
 		goto cleanup;
 
 	fprintf(stderr, "omniprof agent: sampling %s on %d CPUs at %u Hz, reporting every %gs\n",
-		a->o->n_pids ? "the given processes" : "the whole system", sampler__n_cpus(a->ss.s),
-		a->o->frequency_hz, a->o->interval_s);
+		a->o->common.n_pids ? "the given processes" : "the whole system",
+		sampler__n_cpus(a->ss.s), a->o->common.frequency_hz, a->o->interval_s);
 
 	interval_ns = (uint64_t)(a->o->interval_s * 1e9);
 	next_ns = a->ss.interval_start_ns + interval_ns;
@@ -632,10 +498,8 @@ int cmd_agent(int argc, char **argv)
 	flush_ms = (uint32_t)(a->o->flush_s * 1000);
 	flush_deadline = session__clock_ns(CLOCK_MONOTONIC) + (uint64_t)flush_ms * 1000000ull;
 	/* A transfer in flight gives up at the deadline, whatever libcurl's own timeouts. */
-	if (a->otlp.t)
-		transport__set_deadline(a->otlp.t, flush_deadline);
-	if (a->pyroscope.t)
-		transport__set_deadline(a->pyroscope.t, flush_deadline);
+	destination__set_transfer_deadline(&a->otlp, flush_deadline);
+	destination__set_transfer_deadline(&a->pyroscope, flush_deadline);
 	session__stop_sampling(&a->ss);
 	if (cli__stop_requests < 2)
 		export_interval(a);

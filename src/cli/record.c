@@ -4,7 +4,6 @@
  * a flame graph to the output folder and print a summary.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "export/exporters.h"
 #include "export/output_set.h"
 #include "engine/session.h"
@@ -28,161 +28,103 @@
 #include "util/log.h"
 #include "util/safe_open.h"
 
-/* Why 20 Hz: it is what the reference agent of this field samples at, so profiles compare
- * one to one; at 20 samples per second per busy CPU a minute gives 1,200 samples, enough
- * to rank hot functions, while the kernel side costs well under 0.1% of a CPU. */
-#define DEFAULT_FREQUENCY_HZ 20
-#define DEFAULT_OUTPUT_DIR   "omniprof-out"
-#define MAX_PIDS	     4096
-#define MAX_DEBUG_DIRS	     64
+#define DEFAULT_OUTPUT_DIR "omniprof-out"
 
 struct record_opts {
-	double duration_s; /* 0: until Ctrl-C / SIGTERM */
-	uint32_t frequency_hz;
-	uint32_t pids[MAX_PIDS];
-	size_t n_pids;
+	struct cli_common common; /* -F, -p, --no-kernel, symbols, -v */
+	double duration_s;	  /* 0: until Ctrl-C / SIGTERM */
 	const char *output_dir;
-	bool kernel_stacks;
 	bool copy_all_stacks;
 	uint32_t max_mappings;
-	struct symbolizer_opts sym;
-	const char *debug_dirs[MAX_DEBUG_DIRS];
 };
 
-static void record_usage(FILE *f)
+enum {
+	OPT_COPY_ALL_STACKS = CLI_KEY_OWN,
+	OPT_LPM_ENTRIES,
+};
+
+static const struct cli_option record_options[] = {
+    {.key = 'd',
+     .name = "duration",
+     .arg = "SECONDS",
+     .help = "stop after SECONDS (default: until Ctrl-C,\n"
+	     "SIGTERM or SIGHUP)"},
+    {.key = CLI_KEY_FREQUENCY},
+    {.key = CLI_KEY_PID},
+    {.key = 'o',
+     .name = "output",
+     .arg = "DIR",
+     .help = "output folder (default ./" DEFAULT_OUTPUT_DIR "); created if\n"
+	     "missing; refused if a symlink, another user's, or\n"
+	     "writable by group or others (so not /tmp itself)"},
+    {.key = CLI_KEY_NO_KERNEL},
+    {.key = CLI_KEY_DEMANGLE},
+    {.key = CLI_KEY_DEBUG_DIR},
+    {.key = CLI_KEY_NO_DEBUGINFOD},
+    {.key = CLI_KEY_SYMBOL_CACHE_MB},
+    {.key = CLI_KEY_VERBOSE, .help = "print counters at the end (-vv: debug output)"},
+    /* Test hook: every sample is unwound in user space from a copy. */
+    {.key = OPT_COPY_ALL_STACKS, .name = "copy-all-stacks", .hidden = true},
+    /* Test hook: the LPM trie's size, so a test fills it quickly. */
+    {.key = OPT_LPM_ENTRIES, .name = "lpm-entries", .arg = "N", .hidden = true},
+};
+
+static int record_option(void *ctx, int key, const char *arg)
 {
-	fprintf(
-	    f,
-	    "usage: omniprof record [-d SECONDS] [-F HZ] [-p PID]... [-o DIR] [--no-kernel]\n"
-	    "                       [--demangle MODE] [--debug-dir DIR]... [--no-debuginfod]\n"
-	    "                       [--symbol-cache-mb MB] [-v]\n"
-	    "\n"
-	    "  -d, --duration SECONDS  stop after SECONDS (default: until Ctrl-C/SIGTERM/SIGHUP)\n"
-	    "  -F, --frequency HZ      samples per second per CPU (default %d, at most %d and\n"
-	    "                          kernel.perf_event_max_sample_rate)\n"
-	    "  -p, --pid PID           profile only this process and its threads (repeatable,\n"
-	    "                          or comma-separated); default: the whole system\n"
-	    "  -o, --output DIR        output folder (default ./%s); created if missing;\n"
-	    "                          refused if a symlink, another user's, or writable\n"
-	    "                          by group or others (so not /tmp itself)\n"
-	    "      --no-kernel         do not record kernel frames\n"
-	    "      --demangle MODE     C++/Rust names: none, simplified, templates or full\n"
-	    "                          (default %s)\n"
-	    "      --debug-dir DIR     also look for separate debug files under DIR\n"
-	    "                          (repeatable; searched before /usr/lib/debug)\n"
-	    "      --no-debuginfod     do not ask debuginfod servers even if DEBUGINFOD_URLS\n"
-	    "                          is set\n"
-	    "      --symbol-cache-mb MB  memory bound of the symbol cache (default %d)\n"
-	    "  -v, --verbose           print counters at the end (-vv: debug output)\n"
-	    "\n"
-	    "Writes DIR/profile.pb.gz (pprof), DIR/stacks.folded and DIR/flamegraph.html.\n",
-	    DEFAULT_FREQUENCY_HZ, CLI_MAX_FREQUENCY_HZ, DEFAULT_OUTPUT_DIR,
-	    demangle__mode_name(DEMANGLE_DEFAULT), SYMBOL_CACHE_DEFAULT_MB);
+	struct record_opts *o = ctx;
+	char *end;
+
+	switch (key) {
+	case 'd':
+		o->duration_s = strtod(arg, &end);
+		if (*end || !(o->duration_s > 0) || o->duration_s > 1e7) {
+			pr_err("-d: '%s' is not a positive number of seconds", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case 'o':
+		o->output_dir = arg;
+		return 0;
+	case OPT_COPY_ALL_STACKS:
+		o->copy_all_stacks = true;
+		return 0;
+	case OPT_LPM_ENTRIES: {
+		long v = strtol(arg, &end, 10);
+
+		if (*end || v < 1024 || v > (1l << 24)) {
+			pr_err("--lpm-entries: '%s' is not between 1024 and 16777216", arg);
+			return -EINVAL;
+		}
+		o->max_mappings = (uint32_t)v;
+		return 0;
+	}
+	}
+	return -EINVAL;
 }
+
+static const struct cli_command record_command = {
+    .name = "record",
+    .synopsis = "[-d SECONDS] [-F HZ] [-p PID]... [-o DIR] [--no-kernel]\n"
+		"[--demangle MODE] [--debug-dir DIR]... [--no-debuginfod]\n"
+		"[--symbol-cache-mb MB] [-v]",
+    .options = record_options,
+    .n_options = sizeof(record_options) / sizeof(record_options[0]),
+    .footer = "Writes DIR/profile.pb.gz (pprof), DIR/stacks.folded and DIR/flamegraph.html.",
+    .own = record_option,
+};
 
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
-	static const struct option longopts[] = {
-	    {"duration", required_argument, NULL, 'd'},
-	    {"frequency", required_argument, NULL, 'F'},
-	    {"pid", required_argument, NULL, 'p'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"no-kernel", no_argument, NULL, 'K'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"demangle", required_argument, NULL, 'M'},
-	    {"debug-dir", required_argument, NULL, 'D'},
-	    {"no-debuginfod", no_argument, NULL, 'N'},
-	    {"symbol-cache-mb", required_argument, NULL, 'C'},
-	    /* Test hook (not in the usage): every sample is unwound in user space from a copy. */
-	    {"copy-all-stacks", no_argument, NULL, 'A'},
-	    /* Test hook (not in the usage): the LPM trie's size, so a test fills it quickly. */
-	    {"lpm-entries", required_argument, NULL, 'L'},
-	    {NULL, 0, NULL, 0},
-	};
-	char *end;
-	int c;
+	int first_arg, err;
 
-	o->frequency_hz = DEFAULT_FREQUENCY_HZ;
+	cli_common__init(&o->common, true);
 	o->output_dir = DEFAULT_OUTPUT_DIR;
-	o->kernel_stacks = true;
-	o->sym.demangle = DEMANGLE_DEFAULT;
-	o->sym.debuginfod = true;
-	o->sym.debug_dirs = o->debug_dirs;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:F:p:o:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			o->duration_s = strtod(optarg, &end);
-			if (*end || !(o->duration_s > 0) || o->duration_s > 1e7) {
-				pr_err("-d: '%s' is not a positive number of seconds", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'F':
-			if (cli__parse_frequency(optarg, &o->frequency_hz))
-				return -EINVAL;
-			break;
-		case 'p':
-			if (cli__add_pids(o->pids, &o->n_pids, MAX_PIDS, optarg))
-				return -EINVAL;
-			break;
-		case 'o':
-			o->output_dir = optarg;
-			break;
-		case 'K':
-			o->kernel_stacks = false;
-			break;
-		case 'A':
-			o->copy_all_stacks = true;
-			break;
-		case 'L': {
-			long v = strtol(optarg, &end, 10);
-
-			if (*end || v < 1024 || v > (1l << 24)) {
-				pr_err("--lpm-entries: '%s' is not between 1024 and 16777216",
-				       optarg);
-				return -EINVAL;
-			}
-			o->max_mappings = (uint32_t)v;
-			break;
-		}
-		case 'M':
-			if (demangle__parse_mode(optarg, &o->sym.demangle)) {
-				pr_err(
-				    "--demangle: '%s' is not none, simplified, templates or full",
-				    optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'D':
-			if (o->sym.n_debug_dirs == MAX_DEBUG_DIRS) {
-				pr_err("--debug-dir: at most %d folders", MAX_DEBUG_DIRS);
-				return -EINVAL;
-			}
-			o->debug_dirs[o->sym.n_debug_dirs++] = optarg;
-			break;
-		case 'N':
-			o->sym.debuginfod = false;
-			break;
-		case 'C':
-			if (cli__parse_symbol_cache_mb(optarg, &o->sym.cache_bytes))
-				return -EINVAL;
-			break;
-		case 'v':
-			log_verbosity++;
-			break;
-		case 'h':
-			record_usage(stdout);
-			return 1;
-		default:
-			record_usage(stderr);
-			return -EINVAL;
-		}
-	}
-	if (optind < argc) {
-		pr_err("unexpected argument '%s'", argv[optind]);
-		record_usage(stderr);
+	err = cli__parse(&record_command, argc, argv, &o->common, o, &first_arg);
+	if (err)
+		return err;
+	if (first_arg < argc) {
+		pr_err("unexpected argument '%s'", argv[first_arg]);
+		cli__usage(&record_command, stderr);
 		return -EINVAL;
 	}
 	return 0;
@@ -392,43 +334,6 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 		(unsigned long long)um->stats.tables_changed);
 }
 
-static int pprof_cb(int fd, void *ctx)
-{
-	return pprof__write_fd(ctx, fd);
-}
-
-static int folded_stdio(FILE *f, void *ctx)
-{
-	return folded__write(ctx, f);
-}
-
-static int folded_cb(int fd, void *ctx)
-{
-	return output_fd__stdio(fd, folded_stdio, ctx);
-}
-
-static int flamegraph_stdio(FILE *f, void *ctx)
-{
-	return flamegraph__write(ctx, f, "omniprof CPU profile");
-}
-
-static int flamegraph_cb(int fd, void *ctx)
-{
-	return output_fd__stdio(fd, flamegraph_stdio, ctx);
-}
-
-/* The three files as one set: a crash or a full disk leaves the previous set whole. */
-static int write_outputs(const struct profile *p, struct output_dir *dir)
-{
-	const struct output_item items[] = {
-	    {"profile.pb.gz", pprof_cb, (void *)p},
-	    {"stacks.folded", folded_cb, (void *)p},
-	    {"flamegraph.html", flamegraph_cb, (void *)p},
-	};
-
-	return output_set__write(dir, items, sizeof(items) / sizeof(items[0]));
-}
-
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts *o = calloc(1, sizeof(*o));
@@ -456,21 +361,22 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 
-	sopts.frequency_hz = o->frequency_hz;
-	sopts.kernel_stacks = o->kernel_stacks;
-	sopts.pids = o->pids;
-	sopts.n_pids = o->n_pids;
+	sopts.frequency_hz = o->common.frequency_hz;
+	sopts.kernel_stacks = o->common.kernel_stacks;
+	sopts.pids = o->common.pids;
+	sopts.n_pids = o->common.n_pids;
 	sopts.copy_all_stacks = o->copy_all_stacks;
 	sopts.max_mappings = o->max_mappings;
-	sopts.sym = &o->sym;
+	sopts.sym = &o->common.sym;
 	if (session__start(&ss, &sopts))
 		goto cleanup;
 
 	deadline_ns =
 	    o->duration_s > 0 ? ss.interval_start_ns + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
 	fprintf(stderr, "omniprof: sampling %s on %d CPUs at %u Hz%s\n",
-		o->n_pids ? "the given processes" : "the whole system", sampler__n_cpus(ss.s),
-		o->frequency_hz, o->duration_s > 0 ? "" : " until Ctrl-C");
+		o->common.n_pids ? "the given processes" : "the whole system",
+		sampler__n_cpus(ss.s), o->common.frequency_hz,
+		o->duration_s > 0 ? "" : " until Ctrl-C");
 
 	session__run(&ss, deadline_ns, &cli__stop_requests);
 	session__stop_sampling(&ss);
@@ -479,7 +385,7 @@ int cmd_record(int argc, char **argv)
 		pr_err("out of memory while building the profile");
 		goto cleanup;
 	}
-	if (write_outputs(p, &dir))
+	if (record_set__write(p, &dir))
 		goto cleanup;
 	summary__print(p, stdout, 10);
 	if (log_verbosity > 0) {
@@ -488,7 +394,7 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!p->stats.samples)
 		pr_warn("no samples were recorded: the %s did not run on a CPU while sampling",
-			o->n_pids ? "processes" : "system");
+			o->common.n_pids ? "processes" : "system");
 	printf("\nwrote %s/profile.pb.gz, %s/stacks.folded and %s/flamegraph.html\n", o->output_dir,
 	       o->output_dir, o->output_dir);
 	ret = 0;

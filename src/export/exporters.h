@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+struct output_dir;
 struct profile;
 
 /* pprof protobuf, gzip-compressed, to path. 0 or -errno. */
@@ -17,5 +18,11 @@ int folded__write(const struct profile *p, FILE *f);
 int flamegraph__write(const struct profile *p, FILE *f, const char *title);
 /* Samples, processes, drops and the top_n functions by self and total. */
 void summary__print(const struct profile *p, FILE *f, int top_n);
+/*
+ * `record`'s three files, profile.pb.gz, stacks.folded and flamegraph.html,
+ * as one set in dir (output_set.h): a crash or a full disk leaves the
+ * previous set whole. 0, or -errno after one clear line.
+ */
+int record_set__write(const struct profile *p, struct output_dir *dir);
 
 #endif

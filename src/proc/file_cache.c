@@ -14,6 +14,7 @@
 #include "elf/elf_file.h"
 #include "elf/file_id.h"
 #include "unwind/stack_deltas.h"
+#include "unwind/unwind_maps.h"
 #include "proc/vdso_image.h"
 #include "proc/proc_maps.h"
 #include "util/array.h"
@@ -502,6 +503,45 @@ int file_cache__open_origin(const struct file_origin *o)
 		fd = -ESTALE;
 	}
 	return fd;
+}
+
+static int origin_open(void *ctx)
+{
+	return file_cache__open_origin(ctx);
+}
+
+static void origin_free(void *ctx)
+{
+	struct file_origin *o = ctx;
+
+	if (!o)
+		return;
+	free(o->path);
+	if (o->fd >= 0)
+		close(o->fd);
+	free(o);
+}
+
+int file_cache__table_source(const struct file_cache *fc, uint32_t id, struct table_source *src)
+{
+	struct file_origin *o = malloc(sizeof(*o));
+	int err;
+
+	memset(src, 0, sizeof(*src));
+	if (!o)
+		return -ENOMEM;
+	err = file_cache__origin(fc, id, o);
+	if (!err && !(src->path = strdup(o->path)))
+		err = -ENOMEM;
+	if (err) {
+		origin_free(o);
+		return err;
+	}
+	src->size = o->size;
+	src->open = origin_open;
+	src->free = origin_free;
+	src->ctx = o;
+	return 0;
 }
 
 int file_cache__ensure_fd(struct file_cache *fc, uint32_t id)

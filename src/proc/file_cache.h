@@ -162,6 +162,14 @@ int file_cache__origin(const struct file_cache *fc, uint32_t id, struct file_ori
  */
 int file_cache__open_origin(const struct file_origin *o);
 
+struct table_source;
+/*
+ * Fills *src (unwind/unwind_maps.h) so a table build job reopens file id on
+ * the worker through file_cache__open_origin(). 0 (src's owner frees it:
+ * unwind_maps__build_job() takes it), or -ENOENT (no ELF file), -errno.
+ */
+int file_cache__table_source(const struct file_cache *fc, uint32_t id, struct table_source *src);
+
 /*
  * Makes sure file id's ELF descriptor is open, reopening it when it was
  * closed to stay under max_fds: through /proc/PID/map_files of the last

@@ -352,7 +352,7 @@ static bool files_ready(struct process_table *pt, struct process *p)
 
 	for (size_t i = 0; i < p->n_maps; i++) {
 		struct cached_file *f = file_cache__at(pt->files, p->maps[i].file_id);
-		struct file_origin origin;
+		struct table_source src;
 		struct table_build_job *j;
 
 		if (f && f->pending) {
@@ -370,9 +370,9 @@ static bool files_ready(struct process_table *pt, struct process *p)
 			break;
 		case UNWIND_TABLE_UNKNOWN:
 			/* Opened again on the worker: a queued job holds no descriptor. */
-			if (file_cache__origin(pt->files, f->id, &origin))
+			if (file_cache__table_source(pt->files, f->id, &src))
 				break;
-			j = unwind_maps__build_job(pt->unwind, f->table_id, &origin);
+			j = unwind_maps__build_job(pt->unwind, f->table_id, &src);
 			if (j) {
 				file_worker__post(pt->files->worker, &j->job);
 				ready = false;

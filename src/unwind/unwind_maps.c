@@ -512,15 +512,23 @@ enum unwind_table_state unwind_maps__table_state(const struct unwind_maps *um, u
 static void build_job_run(struct file_job *job)
 {
 	struct table_build_job *j = (struct table_build_job *)job;
-	struct elf_file ef = {.path = j->origin.path, .size = j->origin.size};
+	struct elf_file ef = {.path = j->src.path, .size = j->src.size};
 
-	ef.fd = file_cache__open_origin(&j->origin);
+	ef.fd = j->src.open(j->src.ctx);
 	if (ef.fd < 0) {
 		job->err = ef.fd;
 		return;
 	}
 	job->err = stack_deltas__build(&ef, &j->table);
 	close(ef.fd);
+}
+
+static void table_source__clear(struct table_source *src)
+{
+	free(src->path);
+	if (src->free)
+		src->free(src->ctx);
+	memset(src, 0, sizeof(*src));
 }
 
 static void build_job_free(struct file_job *job)
@@ -530,21 +538,17 @@ static void build_job_free(struct file_job *job)
 	if (!j)
 		return;
 	stack_delta_table__free(&j->table);
-	free(j->origin.path);
-	if (j->origin.fd >= 0)
-		close(j->origin.fd);
+	table_source__clear(&j->src);
 	free(j);
 }
 
 struct table_build_job *unwind_maps__build_job(struct unwind_maps *um, uint64_t id,
-					       struct file_origin *o)
+					       struct table_source *src)
 {
 	struct table_build_job *j = calloc(1, sizeof(*j));
 	struct loaded_table *lt = calloc(1, sizeof(*lt));
 	uint64_t h = hash_u64(id);
 
-	if (j)
-		j->origin.fd = -1;
 	if (!j || !lt)
 		goto enomem;
 	j->job.kind = FILE_JOB_BUILD;
@@ -552,9 +556,8 @@ struct table_build_job *unwind_maps__build_job(struct unwind_maps *um, uint64_t 
 	j->job.free = build_job_free;
 	j->job.timeout_ms = UNWIND_BUILD_TIMEOUT_MS;
 	j->table_id = id;
-	j->origin = *o;
-	o->path = NULL;
-	o->fd = -1;
+	j->src = *src;
+	memset(src, 0, sizeof(*src));
 	lt->id = id;
 	lt->building = true;
 	if (hashmap__insert(&um->tables, h, lt))
@@ -565,11 +568,7 @@ enomem:
 	free(lt);
 	if (j)
 		build_job_free(&j->job);
-	free(o->path);
-	o->path = NULL;
-	if (o->fd >= 0)
-		close(o->fd);
-	o->fd = -1;
+	table_source__clear(src);
 	return NULL;
 }
 
@@ -586,14 +585,14 @@ void unwind_maps__finish_build(struct unwind_maps *um, struct table_build_job *j
 		um->stats.builds_timed_out++;
 		pr_warn("%s: building its unwind table took over the timeout, abandoned "
 			"(frame pointers are used)",
-			j->origin.path);
+			j->src.path);
 	} else {
 		um->stats.build_ns += j->job.run_ns;
 		lt->error = j->job.err ?: check_built(um, id, &j->table);
 		if (!lt->error)
 			lt->error = load_built(um, id, &j->table, lt);
 	}
-	count_load(um, lt, j->origin.path);
+	count_load(um, lt, j->src.path);
 	/* Built for processes that wait for it: they acquire it next. Until then it
 	 * is an unused table (unloaded first when room is needed), or a failure kept. */
 	if (!lt->error && !lt->refs) {

@@ -19,7 +19,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "proc/file_cache.h"
 #include "util/file_worker.h"
 #include "unwind/stack_deltas.h"
 #include "omniprof/abi.h"
@@ -137,22 +136,37 @@ enum unwind_table_state unwind_maps__table_state(const struct unwind_maps *um, u
   */
 #define UNWIND_BUILD_TIMEOUT_MS 30000
 
+/*
+ * Where a build job gets its file: the job opens it itself, on the worker
+ * (queued jobs hold no descriptor, so thousands of them do not exhaust the
+ * agent's). The caller says how to open it, so unwind/ knows no process
+ * (proc/file_cache.h: file_cache__table_source() reopens the mapping the
+ * file was last seen at, checking it is the same file).
+ */
+struct table_source {
+	char *path; /* owned; reports name it */
+	uint64_t size;
+	/* An fd of the very file (the job closes it), or -errno. Runs on the
+	 * worker: touches nothing shared. */
+	int (*open)(void *ctx);
+	void (*free)(void *ctx); /* frees ctx; NULL: nothing to free */
+	void *ctx;		 /* owned */
+};
+
 struct table_build_job {
 	struct file_job job;
 	uint64_t table_id;
-	/* The job opens the file itself (on the worker): queued jobs hold no
-	 * descriptor, so thousands of them do not exhaust the agent's. */
-	struct file_origin origin;
+	struct table_source src;
 	struct stack_delta_table table; /* the result */
 };
 
 /*
  * Marks table_id as building and returns its job (post it to the worker), or
- * NULL on ENOMEM (nothing marked). Takes o (o->path owned by the job from
- * then on, also on failure).
+ * NULL on ENOMEM (nothing marked). Takes src (owned by the job from then on,
+ * freed on failure; *src is left empty).
  */
 struct table_build_job *unwind_maps__build_job(struct unwind_maps *um, uint64_t table_id,
-					       struct file_origin *o);
+					       struct table_source *src);
 /* Loads what j built (abandoned or failed: remembered as failed, frame pointers). */
 void unwind_maps__finish_build(struct unwind_maps *um, struct table_build_job *j, bool abandoned);
 

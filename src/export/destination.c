@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "export/destination.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "export/pyroscope.h"
+#include "util/log.h"
+
+char *destination__otlp_url(const char *ep, enum transport_kind protocol, bool insecure)
+{
+	bool grpc = protocol == TRANSPORT_GRPC;
+	const char *path = grpc ? OTLP_GRPC_PATH : OTLP_HTTP_PATH;
+	const char *last_colon = strrchr(ep, ':');
+	const char *close_bracket = strrchr(ep, ']');
+	bool has_port = last_colon && (!close_bracket || last_colon > close_bracket);
+	char *url;
+	size_t len;
+
+	if (strstr(ep, "://")) {
+		len = strlen(ep);
+		while (len && ep[len - 1] == '/')
+			len--;
+		return asprintf(&url, "%.*s%s", (int)len, ep, path) < 0 ? NULL : url;
+	}
+	return asprintf(&url, "%s://%s%s%s%s", insecure ? "http" : "https", ep, has_port ? "" : ":",
+			has_port ? "" : (grpc ? OTLP_GRPC_DEFAULT_PORT : OTLP_HTTP_DEFAULT_PORT),
+			path) < 0
+		   ? NULL
+		   : url;
+}
+
+static int send_request(void *ctx, const struct export_request *r, char *why, size_t why_len)
+{
+	struct destination *d = ctx;
+
+	return transport__post(d->t, r->url, r->content_type, r->body, r->len, why, why_len);
+}
+
+int destination__start(struct destination *d, const struct destination_opts *o)
+{
+	struct transport_opts t = {
+	    .ca_file = o->ca_file,
+	    .cert_file = o->cert_file,
+	    .key_file = o->key_file,
+	    .headers = o->headers,
+	    .n_headers = o->n_headers,
+	};
+	struct export_queue_opts qopts = {
+	    .name = d->name,
+	    .max_batches = o->queue_size,
+	    .backoff_min_ms = DESTINATION_BACKOFF_MIN_MS,
+	    .backoff_max_ms = DESTINATION_BACKOFF_MAX_MS,
+	};
+	int err;
+
+	d->kind = o->kind;
+	if (o->kind == DESTINATION_OTLP) {
+		t.kind = o->protocol;
+		t.insecure = o->insecure;
+		t.gzip = true;
+		d->url = destination__otlp_url(o->endpoint, o->protocol, o->insecure);
+		snprintf(d->name, sizeof(d->name), "OTLP %s %s",
+			 o->protocol == TRANSPORT_GRPC ? "gRPC" : "HTTP", o->endpoint);
+	} else {
+		size_t len = strlen(o->endpoint);
+
+		t.kind = TRANSPORT_HTTP;
+		t.basic_auth = o->basic_auth;
+		while (len && o->endpoint[len - 1] == '/')
+			len--;
+		d->url = strndup(o->endpoint, len);
+		if (d->url)
+			snprintf(d->name, sizeof(d->name), "Pyroscope %s", d->url);
+	}
+	if (!d->url)
+		return -ENOMEM;
+	err = transport__new(&t, &d->t);
+	if (!err)
+		err = export_queue__start(&qopts, send_request, d, &d->q);
+	if (err)
+		pr_err("%s: cannot start: %s", d->name, strerror(-err));
+	return err;
+}
+
+int destination__encode(const struct destination *d, const struct profile *p,
+			otlp_resource_fn describe, void *ctx, struct export_batch **out)
+{
+	struct export_batch *b;
+	int err;
+
+	*out = NULL;
+	if (d->kind == DESTINATION_PYROSCOPE) {
+		b = pyroscope__batch(p, d->url, describe, ctx);
+		if (!b)
+			return errno ? -errno : -ENOMEM;
+		*out = b;
+		return 0;
+	}
+	b = export_batch__new(1);
+	if (!b || !(b->requests[0].url = strdup(d->url))) {
+		export_batch__free(b);
+		return -ENOMEM;
+	}
+	b->requests[0].content_type = "application/x-protobuf";
+	err = otlp__encode(p, describe, ctx, &b->requests[0].body, &b->requests[0].len);
+	if (err) {
+		export_batch__free(b);
+		return err;
+	}
+	*out = b;
+	return 0;
+}
+
+void destination__push(struct destination *d, struct export_batch *b)
+{
+	export_queue__push(d->q, b);
+}
+
+void destination__set_transfer_deadline(struct destination *d, uint64_t deadline_ns)
+{
+	if (d->t)
+		transport__set_deadline(d->t, deadline_ns);
+}
+
+void destination__set_deadline(struct destination *d, uint64_t deadline_ns)
+{
+	if (d->t)
+		transport__set_deadline(d->t, deadline_ns);
+	if (d->q)
+		export_queue__set_deadline(d->q, deadline_ns);
+}
+
+bool destination__wait(struct destination *d, uint32_t timeout_ms)
+{
+	return export_queue__wait(d->q, timeout_ms);
+}
+
+void destination__stop(struct destination *d, uint32_t flush_ms, bool report)
+{
+	struct export_queue_stats st;
+
+	if (d->q) {
+		struct timespec now;
+
+		/* A transfer in flight ends by the same time (else libcurl's timeouts). */
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		transport__set_deadline(d->t, (uint64_t)now.tv_sec * 1000000000ull +
+						  (uint64_t)now.tv_nsec +
+						  (uint64_t)flush_ms * 1000000ull);
+		export_queue__stop(d->q, flush_ms, &st);
+		d->q = NULL;
+		if (report)
+			fprintf(stderr,
+				"omniprof: %s: %llu intervals delivered, %llu retries, dropped: "
+				"%llu (queue full), %llu (rejected), %llu (at exit)\n",
+				d->name, (unsigned long long)st.batches_sent,
+				(unsigned long long)st.retries, (unsigned long long)st.dropped_full,
+				(unsigned long long)st.dropped_rejected,
+				(unsigned long long)st.dropped_shutdown);
+	}
+	transport__free(d->t);
+	d->t = NULL;
+	free(d->url);
+	d->url = NULL;
+}

@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The option table record, agent and symbolize share (src/cli/options.c). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cli/options.h"
+#include "symbol/demangle.h"
+#include "symbol/symbol_cache.h"
+#include "util/log.h"
+
+enum { OPT_OWN_FLAG = CLI_KEY_OWN, OPT_TEST_HOOK };
+
+struct own_seen {
+	int x_calls;
+	const char *x_arg;
+	bool flag;
+	bool hook;
+};
+
+static int own_option(void *ctx, int key, const char *arg)
+{
+	struct own_seen *s = ctx;
+
+	switch (key) {
+	case 'x':
+		if (!strcmp(arg, "bad"))
+			return -EINVAL;
+		s->x_calls++;
+		s->x_arg = arg;
+		return 0;
+	case OPT_OWN_FLAG:
+		s->flag = true;
+		return 0;
+	case OPT_TEST_HOOK:
+		s->hook = true;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static const struct cli_option every_option[] = {
+    {.key = 'x', .name = "ex", .arg = "ARG", .help = "an option of the command's own"},
+    {.key = CLI_KEY_FREQUENCY},
+    {.key = CLI_KEY_PID, .help = "the command's own wording of -p"},
+    {.key = CLI_KEY_NO_KERNEL},
+    {.key = CLI_KEY_DEMANGLE},
+    {.key = CLI_KEY_DEBUG_DIR},
+    {.key = CLI_KEY_NO_DEBUGINFOD},
+    {.key = CLI_KEY_SYMBOL_CACHE_MB},
+    {.key = CLI_KEY_VERBOSE},
+    {.key = OPT_OWN_FLAG, .name = "own-flag", .help = "a long-only flag"},
+    {.key = OPT_TEST_HOOK, .name = "test-hook", .hidden = true},
+};
+
+static const struct cli_command every_command = {
+    .name = "every",
+    .synopsis = "[options] OPERAND",
+    .options = every_option,
+    .n_options = sizeof(every_option) / sizeof(every_option[0]),
+    .footer = "the footer",
+    .own = own_option,
+};
+
+/* Only -v of the shared ones: the others must be refused. */
+static const struct cli_option few_option[] = {
+    {.key = CLI_KEY_VERBOSE},
+};
+
+static const struct cli_command few_command = {
+    .name = "few",
+    .synopsis = "[-v]",
+    .options = few_option,
+    .n_options = 1,
+    .own = own_option,
+};
+
+static int parse(const struct cli_command *cmd, struct cli_common *c, struct own_seen *seen,
+		 int *first, char **argv)
+{
+	int argc = 0;
+
+	while (argv[argc])
+		argc++;
+	return cli__parse(cmd, argc, argv, c, seen, first);
+}
+
+static void test_every_shared_option(void **state)
+{
+	struct cli_common *c = calloc(1, sizeof(*c));
+	struct own_seen seen = {0};
+	char pid[32];
+	int first = -1, verbosity = log_verbosity;
+
+	(void)state;
+	assert_non_null(c);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	char *argv[] = {"every",
+			"-F",
+			"50",
+			"-p",
+			pid,
+			"--no-kernel",
+			"--demangle",
+			"none",
+			"--debug-dir",
+			"/a",
+			"--debug-dir",
+			"/b",
+			"--no-debuginfod",
+			"--symbol-cache-mb",
+			"7",
+			"-v",
+			"-x",
+			"val",
+			"--own-flag",
+			"--test-hook",
+			"operand",
+			NULL};
+
+	cli_common__init(c, true);
+	assert_int_equal(parse(&every_command, c, &seen, &first, argv), 0);
+	assert_int_equal(c->frequency_hz, 50);
+	assert_int_equal(c->n_pids, 1);
+	assert_int_equal(c->pids[0], (uint32_t)getpid());
+	assert_false(c->kernel_stacks);
+	assert_int_equal(c->sym.demangle, DEMANGLE_NONE);
+	assert_int_equal(c->sym.n_debug_dirs, 2);
+	assert_ptr_equal(c->sym.debug_dirs, c->debug_dirs);
+	assert_string_equal(c->sym.debug_dirs[0], "/a");
+	assert_string_equal(c->sym.debug_dirs[1], "/b");
+	assert_false(c->sym.debuginfod);
+	assert_int_equal(c->sym.cache_bytes, (size_t)7 << 20);
+	assert_int_equal(log_verbosity, verbosity + 1);
+	assert_int_equal(seen.x_calls, 1);
+	assert_string_equal(seen.x_arg, "val");
+	assert_true(seen.flag);
+	assert_true(seen.hook);
+	assert_string_equal(argv[first], "operand");
+	log_verbosity = verbosity;
+	free(c);
+}
+
+static void test_defaults(void **state)
+{
+	struct cli_common *c = calloc(1, sizeof(*c));
+	struct own_seen seen = {0};
+	char *argv[] = {"every", NULL};
+	int first = -1;
+
+	(void)state;
+	assert_non_null(c);
+	cli_common__init(c, true);
+	assert_int_equal(parse(&every_command, c, &seen, &first, argv), 0);
+	assert_int_equal(first, 1);
+	assert_int_equal(c->frequency_hz, CLI_DEFAULT_FREQUENCY_HZ);
+	assert_int_equal(c->n_pids, 0);
+	assert_true(c->kernel_stacks);
+	assert_int_equal(c->sym.demangle, DEMANGLE_DEFAULT);
+	assert_true(c->sym.debuginfod);
+	assert_int_equal(c->sym.n_debug_dirs, 0);
+	assert_int_equal(c->sym.cache_bytes, 0); /* the symbol cache's own default */
+	/* The agent asks no debuginfod server. */
+	cli_common__init(c, false);
+	assert_false(c->sym.debuginfod);
+	free(c);
+}
+
+static void test_refused(void **state)
+{
+	struct cli_common *c = calloc(1, sizeof(*c));
+	struct own_seen seen = {0};
+	int first;
+
+	(void)state;
+	assert_non_null(c);
+	{
+		/* A shared option the command does not take. */
+		char *argv[] = {"few", "--debug-dir", "/a", NULL};
+
+		cli_common__init(c, true);
+		assert_int_equal(parse(&few_command, c, &seen, &first, argv), -EINVAL);
+		assert_int_equal(c->sym.n_debug_dirs, 0);
+	}
+	{
+		char *argv[] = {"every", "-F", "0", NULL};
+
+		cli_common__init(c, true);
+		assert_int_equal(parse(&every_command, c, &seen, &first, argv), -EINVAL);
+		assert_int_equal(c->frequency_hz, CLI_DEFAULT_FREQUENCY_HZ);
+	}
+	{
+		char *argv[] = {"every", "--demangle", "sometimes", NULL};
+
+		assert_int_equal(parse(&every_command, c, &seen, &first, argv), -EINVAL);
+	}
+	{
+		char *argv[] = {"every", "--symbol-cache-mb", "0", NULL};
+
+		assert_int_equal(parse(&every_command, c, &seen, &first, argv), -EINVAL);
+	}
+	{
+		/* The command's own callback says no. */
+		char *argv[] = {"every", "-x", "bad", NULL};
+
+		assert_int_equal(parse(&every_command, c, &seen, &first, argv), -EINVAL);
+		assert_int_equal(seen.x_calls, 0);
+	}
+	{
+		char *argv[] = {"every", "--help", NULL};
+
+		assert_int_equal(parse(&every_command, c, &seen, &first, argv), 1);
+	}
+	free(c);
+}
+
+static void test_usage(void **state)
+{
+	char *text = NULL, def[64];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	(void)state;
+	assert_non_null(f);
+	cli__usage(&every_command, f);
+	fclose(f);
+	assert_non_null(strstr(text, "usage: omniprof every [options] OPERAND\n"));
+	/* The shared table's names and wording, with the defaults filled in. */
+	assert_non_null(strstr(text, "  -F, --frequency HZ "));
+	snprintf(def, sizeof(def), "(default %d,", CLI_DEFAULT_FREQUENCY_HZ);
+	assert_non_null(strstr(text, def));
+	assert_non_null(strstr(text, "      --demangle MODE "));
+	snprintf(def, sizeof(def), "(default %s)", demangle__mode_name(DEMANGLE_DEFAULT));
+	assert_non_null(strstr(text, def));
+	snprintf(def, sizeof(def), "(default %d)", SYMBOL_CACHE_DEFAULT_MB);
+	assert_non_null(strstr(text, def));
+	assert_non_null(strstr(text, "      --debug-dir DIR "));
+	assert_non_null(strstr(text, "      --no-debuginfod "));
+	assert_non_null(strstr(text, "      --no-kernel "));
+	assert_non_null(strstr(text, "  -v, --verbose "));
+	/* A command's own wording replaces the table's. */
+	assert_non_null(strstr(text, "  -p, --pid PID "));
+	assert_non_null(strstr(text, "the command's own wording of -p"));
+	assert_null(strstr(text, "profile only this process"));
+	assert_non_null(strstr(text, "  -x, --ex ARG "));
+	assert_non_null(strstr(text, "      --own-flag "));
+	/* Test hooks are not shown; no placeholder is left. */
+	assert_null(strstr(text, "test-hook"));
+	assert_null(strstr(text, "%s"));
+	assert_non_null(strstr(text, "\nthe footer\n"));
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_every_shared_option),
+	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_refused),
+	    cmocka_unit_test(test_usage),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
