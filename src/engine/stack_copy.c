@@ -5,9 +5,12 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include <bpf/bpf.h>
+
 #include "proc/process_table.h"
 #include "unwind/unwind_maps.h"
 #include "unwind/user_unwind.h"
+#include "omniprof/unwind/lookup_cache.h"
 
 struct copy_walk {
 	const struct op_stack_copy *copy;
@@ -62,32 +65,83 @@ static int copy_read_python(void *ctx, void *dst, size_t size, uint64_t addr)
 	return 0;
 }
 
-static void fp_rule(struct op_unwind_rule *rule)
+/* The lookup's storage (omniprof/unwind/lookup.h): the process table's
+ * mappings, and the tables user space loaded, read back from the BPF maps. */
+struct copy_lookup {
+	struct copy_walk *w;
+	struct op_mapping_value m; /* the mapping found, as its LPM entry would be */
+	int chunk_fd;
+	struct op_delta_page page;
+	struct op_unwind_rule rule;
+	struct op_lookup_cache cache;
+};
+
+static const struct op_mapping_value *copy_mapping(struct copy_lookup *l, uint64_t pc);
+static const struct op_table_info *copy_table(struct copy_lookup *l, uint64_t table_id);
+static void *copy_chunk(struct copy_lookup *l, uint32_t chunk);
+static const struct op_delta_page *copy_page(struct copy_lookup *l, uint32_t index);
+static const struct op_unwind_rule *copy_rule(struct copy_lookup *l, uint32_t index);
+
+#define OP_LOOKUP_MAPPING(ctx, pid, pc) copy_mapping((ctx), (pc))
+#define OP_LOOKUP_TABLE(ctx, id)	copy_table((ctx), (id))
+#define OP_LOOKUP_CHUNK(ctx, chunk)	copy_chunk((ctx), (chunk))
+#define OP_LOOKUP_RULE(ctx, index)	copy_rule((ctx), (index))
+#define OP_DELTA_PAGE(chunk, index)	copy_page((chunk), (index))
+#include "omniprof/unwind/lookup.h"
+
+static const struct op_mapping_value *copy_mapping(struct copy_lookup *l, uint64_t pc)
 {
-	*rule = (struct op_unwind_rule){
-	    .cmd = OP_RULE_CFA, .cfa_base = OP_CFA_RBP, .fp_offset = -16, .cfa_offset = 16};
+	const struct process_mapping *m = process_table__find_mapping(l->w->p, pc);
+
+	/* The process is known (its maps were read): outside them is the marker. */
+	l->m = (struct op_mapping_value){0};
+	if (m)
+		l->m = (struct op_mapping_value){
+		    .table_id = m->range_id == OP_TABLE_ID_ANON ? OP_TABLE_ID_ANON : m->table_id,
+		    .bias = m->bias,
+		    .start = m->start,
+		    .end = m->end};
+	return &l->m;
 }
 
-/* find_rule() of bpf/sampler.bpf.c, over the process table instead of the LPM trie. */
+static const struct op_table_info *copy_table(struct copy_lookup *l, uint64_t table_id)
+{
+	return l->w->pt->unwind ? unwind_maps__table_info(l->w->pt->unwind, table_id) : NULL;
+}
+
+static void *copy_chunk(struct copy_lookup *l, uint32_t chunk)
+{
+	if (chunk >= l->w->pt->unwind->n_chunks)
+		return NULL;
+	l->chunk_fd = l->w->pt->unwind->chunks[chunk].fd;
+	return l;
+}
+
+static const struct op_delta_page *copy_page(struct copy_lookup *l, uint32_t index)
+{
+	return bpf_map_lookup_elem(l->chunk_fd, &index, &l->page) ? NULL : &l->page;
+}
+
+static const struct op_unwind_rule *copy_rule(struct copy_lookup *l, uint32_t index)
+{
+	return bpf_map_lookup_elem(l->w->pt->unwind->rules_fd, &index, &l->rule) ? NULL : &l->rule;
+}
+
+/* OP_FIND_RULE of bpf/sampler.bpf.c (lookup_rule), over the process table. */
 static void copy_find_rule(void *ctx, uint32_t pid, uint64_t pc, struct op_unwind_rule *rule)
 {
-	struct copy_walk *w = ctx;
-	const struct process_mapping *m = process_table__find_mapping(w->p, pc);
+	struct copy_lookup *l = ctx;
+	const struct op_mapping_value *m;
 
-	(void)pid;
-	if (m && m->range_id == OP_FILE_ID_ANON) {
-		fp_rule(rule);
-		rule->cmd = OP_RULE_ANON;
-		w->stats->frames_fp++;
-		return;
+	switch (op_lookup__rule(l, &l->cache, pid, pc, rule, &m)) {
+	case OP_LOOKUP_CFI:
+	case OP_LOOKUP_INVALID: /* a gap of a loaded table: its rule, as the kernel's */
+		l->w->stats->frames_cfi++;
+		break;
+	default: /* frame pointers, or anonymous code's */
+		l->w->stats->frames_fp++;
+		break;
 	}
-	if (m && m->table_id && w->pt->unwind &&
-	    !unwind_maps__lookup_rule(w->pt->unwind, m->table_id, pc - m->bias, rule)) {
-		w->stats->frames_cfi++;
-		return;
-	}
-	w->stats->frames_fp++;
-	fp_rule(rule);
 }
 
 long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct process_table *pt,
@@ -97,7 +151,8 @@ long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct 
 {
 	const uint64_t *kernel = (const uint64_t *)(copy + 1);
 	struct copy_walk w = {copy, NULL, pt, p, stats, false};
-	struct user_unwind_ops ops = {copy_read, copy_find_rule, &w, &w};
+	struct copy_lookup lookup = {.w = &w};
+	struct user_unwind_ops ops = {copy_read, copy_find_rule, &w, &lookup};
 	struct user_unwind_python walk_py = {
 	    .proc = py, .thread_ptr = copy->tls_base, .read = copy_read_python, .read_ctx = &w};
 	struct user_unwind_interp interp = {.ranges = ranges, .python = py ? &walk_py : NULL};

@@ -50,7 +50,7 @@ static void test_find_rule(uint64_t pc, struct op_unwind_rule *rule)
 	op_unwind_fp_rule(rule);
 }
 
-#define OP_READ_USER(dst, size, addr) fake_read((dst), (size), (addr))
+#define OP_READ_USER(u, dst, size, addr) fake_read((dst), (size), (addr))
 #define OP_FIND_RULE(u, pc, rule)     test_find_rule((pc), (rule))
 #include "omniprof/unwind/native.h"
 

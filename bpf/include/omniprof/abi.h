@@ -90,7 +90,7 @@ enum op_rule_cmd {
 	OP_RULE_SIGNAL = 5,    /* rt_sigreturn trampoline: registers from the ucontext at rsp */
 	/* Anonymous executable memory (JIT code): the frame-pointer rule, where any
 	 * failure (rbp 0 or below rsp, unreadable) is OP_UNWIND_ERR_ANON_CODE. Made
-	 * by the lookup for OP_FILE_ID_ANON mappings, never stored in a table. */
+	 * by the lookup for OP_TABLE_ID_ANON mappings, never stored in a table. */
 	OP_RULE_ANON = 6,
 };
 
@@ -117,7 +117,7 @@ struct op_frame {
 /*
  * (pid, address) -> file: an LPM trie. Every executable mapping is split into
  * power-of-two aligned blocks, each an entry whose prefix covers the pid and
- * the block's high address bits. A pid-only entry (prefixlen 32, file_id 0)
+ * the block's high address bits. A pid-only entry (prefixlen 32, table_id 0)
  * marks a known process, so a miss tells "unknown process" apart from
  * "address outside every mapping" (JIT code, or a dlopen not seen yet).
  */
@@ -127,13 +127,15 @@ struct op_mapping_key {
 	__u64 addr_be; /* big endian, so prefixes compare high bits first */
 };
 
-/* op_mapping_value.file_id of anonymous executable memory (JIT code); htlhash ids avoid it. */
-#define OP_FILE_ID_ANON (~0ull)
+/* op_mapping_value.table_id of anonymous executable memory (JIT code); table ids avoid it. */
+#define OP_TABLE_ID_ANON (~0ull)
 
 struct op_mapping_value {
-	/* stack-delta table id (file hash): a file without a table uses frame pointers;
-	 * OP_FILE_ID_ANON: anonymous code; 0: the pid marker */
-	__u64 file_id;
+	/* The file's stack-delta table id (stack_deltas__table_id(): a hash of the
+	 * CFI's inputs, the key of table_info; not the file's content id): a file
+	 * whose table is not loaded uses frame pointers; OP_TABLE_ID_ANON:
+	 * anonymous code; 0: the pid marker */
+	__u64 table_id;
 	__u64 bias; /* ELF vaddr = address - bias */
 	/* The whole mapping [start, end) this block belongs to: every address in it
 	 * has this value, so the unwinder looks the trie up once per mapping per sample. */
