@@ -3,66 +3,49 @@
 
 #include <errno.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include <bpf/bpf.h>
 
 #include "proc/process_table.h"
+#include "proc/remote_memory.h"
 #include "unwind/unwind_maps.h"
 #include "unwind/user_unwind.h"
 #include "omniprof/unwind/lookup_cache.h"
 
 struct copy_walk {
 	const struct op_stack_copy *copy;
-	const uint8_t *stack; /* the copied bytes, after the kernel frames */
 	struct process_table *pt;
 	const struct process *p;
 	struct stack_copy_stats *stats;
-	bool beyond_copy; /* a read fell outside the copied bytes */
+	struct remote_memory stack;  /* the copied bytes: [sp, sp + stack_len), nothing else */
+	struct remote_memory interp; /* the copy over the live process */
+	bool beyond_copy;	     /* a stack read fell outside the copied bytes */
 };
 
-/* The target's memory is what was copied: [sp, sp + stack_len). */
+/* The unwinder's reads: the target's stack is what was copied. */
 static int copy_read(void *ctx, void *dst, size_t size, uint64_t addr)
 {
 	struct copy_walk *w = ctx;
-	uint64_t sp = w->copy->sp, len = w->copy->stack_len;
+	int err = remote_memory__read(&w->stack, addr, dst, size);
 
-	if (addr < sp || addr - sp > len || size > len - (addr - sp)) {
-		w->beyond_copy |= addr >= sp;
-		return -EFAULT;
-	}
-	memcpy(dst, &w->stack[addr - sp], size);
-	return 0;
+	if (err)
+		w->beyond_copy |= addr >= w->copy->sp;
+	return err;
 }
 
 /*
- * The Python walker's reads: the copy where it holds the address (3.12+
- * entry frames live on the machine stack), else the live process, read
- * with process_vm_readv (never stopped nor written). The live memory is
- * newer than the sample: see stack_copy.h. A read that starts in the copy
- * and runs past its end (a frame's whole block) takes what the copy holds
- * from the copy, so the fields in it are the sample's.
+ * The runtimes' reads: the copy where it holds the address (3.12+ entry
+ * frames live on the machine stack), else the live process, read with
+ * process_vm_readv (never stopped nor written). The live memory is newer
+ * than the sample: see stack_copy.h. A read that starts in the copy and runs
+ * past its end (a frame's whole block) takes what the copy holds from the
+ * copy, so the fields in it are the sample's.
  */
-static int copy_read_python(void *ctx, void *dst, size_t size, uint64_t addr)
+static int copy_read_interp(void *ctx, void *dst, size_t size, uint64_t addr)
 {
 	struct copy_walk *w = ctx;
-	uint64_t sp = w->copy->sp, len = w->copy->stack_len;
-	struct iovec local, remote;
-	size_t head = 0;
 
-	if (addr >= sp && addr - sp < len) {
-		head = len - (addr - sp) < size ? (size_t)(len - (addr - sp)) : size;
-		memcpy(dst, &w->stack[addr - sp], head);
-		if (head == size)
-			return 0;
-	}
-	local = (struct iovec){(uint8_t *)dst + head, size - head};
-	remote = (struct iovec){(void *)(uintptr_t)(addr + head), size - head};
-	w->stats->python_reads++;
-	if (process_vm_readv((pid_t)w->copy->hdr.pid, &local, 1, &remote, 1, 0) !=
-	    (ssize_t)(size - head))
-		return -EFAULT;
-	return 0;
+	return remote_memory__read(&w->interp, addr, dst, size);
 }
 
 /* The lookup's storage (omniprof/unwind/lookup.h): the process table's
@@ -150,11 +133,17 @@ long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct 
 			  struct stack_copy_stats *stats)
 {
 	const uint64_t *kernel = (const uint64_t *)(copy + 1);
-	struct copy_walk w = {copy, NULL, pt, p, stats, false};
+	struct copy_walk w = {.copy = copy, .pt = pt, .p = p, .stats = stats};
+	struct remote_memory live = remote_memory__live(copy->hdr.pid);
+	struct remote_memory_overlay stack = {.base = copy->sp, .len = copy->stack_len};
+	struct remote_memory_overlay interp_mem = {.base = copy->sp,
+						   .len = copy->stack_len,
+						   .fallback = &live,
+						   .fallback_reads = &stats->python_reads};
 	struct copy_lookup lookup = {.w = &w};
 	struct user_unwind_ops ops = {copy_read, copy_find_rule, &w, &lookup};
 	struct user_unwind_python walk_py = {
-	    .proc = py, .thread_ptr = copy->tls_base, .read = copy_read_python, .read_ctx = &w};
+	    .proc = py, .thread_ptr = copy->tls_base, .read = copy_read_interp, .read_ctx = &w};
 	struct user_unwind_interp interp = {.ranges = ranges, .python = py ? &walk_py : NULL};
 	struct user_unwind_result res;
 	uint64_t *out_kernel = (uint64_t *)(out + 1);
@@ -168,7 +157,9 @@ long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct 
 		return -EINVAL;
 	}
 	stats->received++;
-	w.stack = (const uint8_t *)(kernel + copy->n_kernel);
+	stack.bytes = interp_mem.bytes = (const uint8_t *)(kernel + copy->n_kernel);
+	w.stack = remote_memory__overlay(&stack);
+	w.interp = remote_memory__overlay(&interp_mem);
 	/* The header is op_trace's, field for field (see bpf/include/omniprof/abi.h). */
 	memcpy(out, copy, sizeof(*out));
 	out->hdr.type = OP_EVENT_TRACE;
