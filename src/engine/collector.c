@@ -223,11 +223,11 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 			/* (code object id, instruction offset): named while the process lives. */
 			tf->addr = f->aux;
 			tf->file_id =
-			    c->python ? python__resolve(c->python, e->hdr.pid, f->addr, f->file_id)
+			    c->python ? python__resolve(c->python, e->hdr.pid, f->addr, f->data)
 				      : 0;
 			continue;
 		}
-		if (f->kind != OP_FRAME_NATIVE || f->file_id)
+		if (f->kind != OP_FRAME_NATIVE || f->data)
 			continue;
 		if (!process_table__resolve(&c->procs, p, f->addr, &tf->file_id, &tf->addr))
 			c->stats.unresolved++;

@@ -195,7 +195,7 @@ static bool in_python_function(struct capture *cap, pid_t tid, uint64_t pc, cons
 		if (frames[i].kind != OP_FRAME_PYTHON)
 			continue;
 		if (!python_code__read((uint32_t)cap->pid, cap->py.layout, frames[i].addr,
-				       frames[i].file_id, &code))
+				       frames[i].data, &code))
 			match = !strcmp(code->name, name);
 		python_code__free(code);
 		break;

@@ -194,7 +194,7 @@ static void name_python(struct full_mem *full, const struct space_python *py,
 {
 	struct python_mem mem = {full_read_py, full};
 	struct python_code *code = NULL;
-	int err = python_code__read_from(&mem, py->layout, f->addr, f->file_id, &code);
+	int err = python_code__read_from(&mem, py->layout, f->addr, f->data, &code);
 
 	out->python = true;
 	if (err) {

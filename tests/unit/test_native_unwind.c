@@ -260,7 +260,7 @@ static void test_error_frame_encoding(void **state)
 	op_frame__set_error(&f, OP_UNWIND_ERR_MAX_DEPTH);
 	assert_int_equal(f.kind, OP_FRAME_ERROR);
 	assert_int_equal(f.addr, OP_UNWIND_ERR_MAX_DEPTH);
-	assert_int_equal(f.file_id, 0);
+	assert_int_equal(f.data, 0);
 	assert_int_equal(f.flags, 0);
 }
 

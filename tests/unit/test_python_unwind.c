@@ -243,7 +243,7 @@ static void assert_python(const struct op_frame *f, uint64_t code, uint32_t firs
 {
 	assert_int_equal(f->kind, OP_FRAME_PYTHON);
 	assert_int_equal(f->addr, code);
-	assert_int_equal(f->file_id, firstlineno); /* the fingerprint read from the code object */
+	assert_int_equal(f->data, firstlineno); /* the fingerprint read from the code object */
 	assert_int_equal(f->aux, aux);
 }
 

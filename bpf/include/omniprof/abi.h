@@ -4,11 +4,8 @@
  * the frame encoding and the counters. Fixed-width types only, sizes pinned
  * with _Static_assert so both sides agree byte for byte.
  *
- * A frame is (kind, file_id, addr, aux). Today the BPF side emits native
- * frames with file_id 0 and an absolute address that user space resolves
- * through the process's mappings; once stack-delta tables live in BPF maps
- * the same record carries (file id, file-relative address), and interpreter
- * frames use addr/aux for (code object, instruction offset).
+ * A frame is (kind, flags, addr, data, aux): neutral payload fields whose
+ * meaning each frame kind documents (struct op_frame).
  */
 #ifndef OMNIPROF_ABI_H
 #define OMNIPROF_ABI_H
@@ -105,9 +102,18 @@ struct op_unwind_rule {
 	__s32 cfa_offset;
 };
 
+/*
+ * One user frame. The payload's meaning is the kind's:
+ *   OP_FRAME_NATIVE  addr: the absolute pc (OP_FRAME_F_RETURN_ADDRESS: a
+ *                    return address), resolved by user space through the
+ *                    process's mappings; data, aux: 0
+ *   OP_FRAME_ERROR   addr: the enum op_unwind_error; data, aux: 0
+ *   a runtime's kind what the runtime's ABI header says (CPython:
+ *                    omniprof/interp/python_abi.h)
+ */
 struct op_frame {
 	__u64 addr;
-	__u64 file_id; /* 0: resolve addr through the process's mappings */
+	__u64 data;
 	__u32 aux;
 	__u8 kind;  /* enum op_frame_kind */
 	__u8 flags; /* enum op_frame_flags */

@@ -12,7 +12,7 @@
  *            (bytes up to 3.9, code units in 3.10; 0xffffffff before the
  *            first instruction), code units from the start of the bytecode
  *            from 3.11 on
- *   file_id  8 bytes read from the code object (its first line number and
+ *   data     8 bytes read from the code object (its first line number and
  *            the field next to it), so user space notices a code object freed
  *            and another one allocated at the same address
  */

@@ -366,7 +366,7 @@ static __always_inline int op_py_emit(struct op_py_walker *py, struct op_frame *
 	int more = 1;
 
 	frame->addr = 0;
-	frame->file_id = 0;
+	frame->data = 0;
 	frame->aux = aux;
 	frame->kind = OP_FRAME_PYTHON;
 	frame->flags = 0;
@@ -405,7 +405,7 @@ static __always_inline int op_py_emit(struct op_py_walker *py, struct op_frame *
 	if (code)
 		OP_PY_READ(py, &fingerprint, sizeof(fingerprint), code + o->code_fingerprint);
 	frame->addr = code;
-	frame->file_id = fingerprint;
+	frame->data = fingerprint;
 	frame->aux = aux;
 	py->frame = back;
 	OP_PY_STAT(py, OP_PY_STAT_FRAMES);

@@ -166,7 +166,7 @@ static __always_inline int op_unwind_step(struct op_unwinder *u, struct op_frame
 	__u64 lookup_pc = u->pc_exact ? u->regs.pc : u->regs.pc - 1;
 
 	frame->addr = u->regs.pc;
-	frame->file_id = 0;
+	frame->data = 0;
 	frame->aux = 0;
 	frame->kind = OP_FRAME_NATIVE;
 	frame->flags = u->pc_exact ? 0 : OP_FRAME_F_RETURN_ADDRESS;
@@ -180,7 +180,7 @@ static __always_inline int op_unwind_step(struct op_unwinder *u, struct op_frame
 static __always_inline void op_frame__set_error(struct op_frame *frame, __u32 error)
 {
 	frame->addr = error;
-	frame->file_id = 0;
+	frame->data = 0;
 	frame->aux = 0;
 	frame->kind = OP_FRAME_ERROR;
 	frame->flags = 0;
