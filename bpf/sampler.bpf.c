@@ -27,7 +27,8 @@ __noinline int read_user_u64(__u64 *dst, __u64 addr);
 #define OP_FIND_RULE(u, pc, rule) lookup_rule((u)->pid, (pc), (rule))
 #include "omniprof/unwind/native.h"
 
-/* Each runtime's step is a global function (verified once, on its own). */
+/* The registry of runtime steps: each is a global function (verified once, on
+ * its own) in its runtime's header, bpf/<runtime>_maps.h. */
 struct op_walk;
 __noinline int python_step(struct op_walk *w, struct op_frame *frame, int res);
 
@@ -320,7 +321,7 @@ __noinline int read_user_u64(__u64 *dst, __u64 addr)
 
 	if (!dst)
 		return -1;
-	/* Other reads (Python's heap objects, signal frames) go straight to memory,
+	/* Other reads (runtimes' heap objects, signal frames) go straight to memory,
 	 * so they do not evict the stack from the window. */
 	if (!ws || addr - ws->stack_lo >= STACK_SPAN)
 		return bpf_probe_read_user(dst, 8, (const void *)addr) ? -1 : 0;

@@ -6,6 +6,7 @@
 
 #include <bpf/bpf.h>
 
+#include "interp/python/python_unwind.h"
 #include "proc/process_table.h"
 #include "proc/remote_memory.h"
 #include "unwind/unwind_maps.h"
@@ -142,9 +143,9 @@ long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct 
 						   .fallback_reads = &stats->python_reads};
 	struct copy_lookup lookup = {.w = &w};
 	struct user_unwind_ops ops = {copy_read, copy_find_rule, &w, &lookup};
-	struct user_unwind_python walk_py = {
+	struct python_unwind walk_py = {
 	    .proc = py, .thread_ptr = copy->tls_base, .read = copy_read_interp, .read_ctx = &w};
-	struct user_unwind_interp interp = {.ranges = ranges, .python = py ? &walk_py : NULL};
+	struct user_unwind_interp interp = {.ranges = ranges};
 	struct user_unwind_result res;
 	uint64_t *out_kernel = (uint64_t *)(out + 1);
 	struct op_frame *user;
@@ -160,6 +161,8 @@ long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct 
 	stack.bytes = interp_mem.bytes = (const uint8_t *)(kernel + copy->n_kernel);
 	w.stack = remote_memory__overlay(&stack);
 	w.interp = remote_memory__overlay(&interp_mem);
+	if (py)
+		interp.runtimes[OP_INTERP_PYTHON] = python_unwind__runtime(&walk_py);
 	/* The header is op_trace's, field for field (see bpf/include/omniprof/abi.h). */
 	memcpy(out, copy, sizeof(*out));
 	out->hdr.type = OP_EVENT_TRACE;

@@ -234,7 +234,7 @@ const char *symbolizer__error(uint64_t reason)
 		return "[unwind stopped: JIT/anonymous code without frame pointer]";
 	case OP_UNWIND_ERR_NO_MAPS:
 		return "[unwind stopped: process exited before its maps were read]";
-	case OP_UNWIND_ERR_PYTHON:
+	case OP_UNWIND_ERR_INTERP:
 		return "[unwind stopped: unreadable Python frame]";
 	default:
 		return "[unwind stopped]";

@@ -24,87 +24,49 @@ static int read_with(int (*read)(void *, void *, size_t, uint64_t), void *ctx, v
 
 struct user_walk;
 struct op_unwinder;
-struct op_py_walker;
 struct op_walk;
 
-static int walk_read(struct op_unwinder *u, void *dst, size_t size, uint64_t addr);
-static void walk_find_rule(struct op_unwinder *u, uint64_t pc, struct op_unwind_rule *rule);
-static int python_step(struct op_walk *w, struct op_frame *frame, int res);
-static int python_read(const struct op_py_walker *py, void *dst, size_t size, uint64_t addr);
-static void python_stat(const struct op_py_walker *py, uint32_t which);
+static int runtime_step(struct op_walk *w, uint32_t interp, struct op_frame *frame, int res);
 
-/* The walk's context is the struct user_walk the unwinder and walker are
- * embedded in: the shared headers' macros pass them along. */
-#define OP_READ_USER(u, dst, size, addr) walk_read((u), (dst), (size), (addr))
-#define OP_FIND_RULE(u, pc, rule)	 walk_find_rule((u), (pc), (rule))
-#define OP_INTERP_STEP(w, interp, frame, res)                                                      \
-	((interp) == OP_INTERP_PYTHON ? python_step((w), (frame), (res)) : (res))
-#define OP_PY_READ(py, dst, size, addr) python_read((py), (dst), (size), (addr))
-#define OP_PY_STAT(py, which)		python_stat((py), (which))
+/* The walk's context is the struct user_walk the unwinder is embedded in:
+ * the shared headers' macros pass it along. */
+#define OP_READ_USER(u, dst, size, addr)      user_unwind__read((u), (dst), (size), (addr))
+#define OP_FIND_RULE(u, pc, rule)	      user_unwind__find_rule((u), (pc), (rule))
+#define OP_INTERP_STEP(w, interp, frame, res) runtime_step((w), (interp), (frame), (res))
 #include "omniprof/unwind/native.h"
 #include "omniprof/unwind/walk.h"
-#include "omniprof/interp/python_walk.h"
 
 struct user_walk {
 	struct op_walk w;
-	struct op_py_walker py;
 	const struct user_unwind_ops *ops;
-	struct user_unwind_python *python; /* NULL: Python's code stays native */
+	const struct user_unwind_interp *interp; /* NULL: a native walk */
 };
 
 #define user_walk_of(ptr, member)                                                                  \
 	((struct user_walk *)((uintptr_t)(ptr)-offsetof(struct user_walk, member)))
 
-static int walk_read(struct op_unwinder *u, void *dst, size_t size, uint64_t addr)
+int user_unwind__read(struct op_unwinder *u, void *dst, size_t size, uint64_t addr)
 {
 	const struct user_unwind_ops *ops = user_walk_of(u, w.u)->ops;
 
 	return read_with(ops->read, ops->read_ctx, dst, size, addr);
 }
 
-static void walk_find_rule(struct op_unwinder *u, uint64_t pc, struct op_unwind_rule *rule)
+void user_unwind__find_rule(struct op_unwinder *u, uint64_t pc, struct op_unwind_rule *rule)
 {
 	const struct user_unwind_ops *ops = user_walk_of(u, w.u)->ops;
 
 	ops->find_rule(ops->rule_ctx, u->pid, pc, rule);
 }
 
-/* The Python walker's reads (interpreter memory) may have a source of their own. */
-static int python_read(const struct op_py_walker *py, void *dst, size_t size, uint64_t addr)
+/* OP_INTERP_STEP: the runtime's own step, as sampler.bpf.c calls its global function. */
+static int runtime_step(struct op_walk *w, uint32_t interp, struct op_frame *frame, int res)
 {
-	struct user_walk *uw = user_walk_of(py, py);
+	const struct user_unwind_interp *in = user_walk_of(w, w)->interp;
 
-	if (uw->python->read)
-		return read_with(uw->python->read, uw->python->read_ctx, dst, size, addr);
-	return walk_read(&uw->w.u, dst, size, addr);
-}
-
-static void python_stat(const struct op_py_walker *py, uint32_t which)
-{
-	if (which < OP_PY_STAT__COUNT)
-		user_walk_of(py, py)->python->stats[which]++;
-}
-
-/* python_step() of bpf/python_maps.h: the set-up (the bpf_loop as a loop) the
- * first time the walk meets the eval loop, then op_py_walk_step(). */
-static int python_step(struct op_walk *w, struct op_frame *frame, int res)
-{
-	struct user_walk *uw = user_walk_of(w, w);
-	struct op_py_thread_search search;
-
-	if (!uw->python || !uw->python->proc)
+	if (!in || interp >= OP_INTERP__COUNT || !in->runtimes[interp].step)
 		return res;
-	if (op_walk__setup_once(w, OP_INTERP_PYTHON) &&
-	    !op_py_search_init(&uw->py, uw->python->proc, &search, uw->python->thread_ptr)) {
-		for (int i = 0; i < OP_PY_MAX_THREADS; i++)
-			if (op_py_search_step(&uw->py, &search))
-				break;
-		if (op_py_search_done(&uw->py, &search))
-			op_walk__set_ready(w, OP_INTERP_PYTHON);
-	}
-	if (!op_walk__is_ready(w, OP_INTERP_PYTHON))
-		return res;
-	return op_py_walk_step(&uw->py, w, frame, res);
+	return in->runtimes[interp].step(in->runtimes[interp].ctx, w, frame, res);
 }
 
 struct user_unwind_result user_unwind__walk(const struct user_unwind_ops *ops,
@@ -122,7 +84,7 @@ struct user_unwind_result user_unwind__walk(const struct user_unwind_ops *ops,
 		return res;
 	}
 	uw.ops = ops;
-	uw.python = interp ? interp->python : NULL;
+	uw.interp = interp;
 	/* walk_user_stack() and walk_one_frame() of bpf/sampler.bpf.c. */
 	op_walk__init(w, pid, pc, sp, fp, interp ? interp->ranges : NULL);
 	for (uint32_t index = 0; index <= max_frames; index++)

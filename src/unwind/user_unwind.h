@@ -20,7 +20,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "omniprof/interp/python_abi.h"
 #include "omniprof/abi.h"
 
 struct elf_file;
@@ -55,30 +54,33 @@ struct user_unwind_result user_unwind__run(const struct user_unwind_ops *ops, ui
 					   uint64_t pc, uint64_t sp, uint64_t fp,
 					   struct op_frame *frames, uint32_t max_frames);
 
-/* A Python process (omniprof/interp/python_abi.h): CPython's step of the walk. */
-struct user_unwind_python {
-	const struct op_py_proc *proc; /* its py_procs value (src/interp/python/); NULL: none */
-	uint64_t thread_ptr;	       /* the walked thread's fs base */
-	/* Reads of the interpreter's memory (thread states, frames, code
-	 * objects), same contract as user_unwind_ops.read; NULL: ops->read. */
-	int (*read)(void *ctx, void *dst, size_t size, uint64_t addr);
-	void *read_ctx;
-	uint64_t stats[OP_PY_STAT__COUNT]; /* enum op_py_stat, added to */
+struct op_walk;
+struct op_unwinder;
+
+/* A runtime's step in user space: OP_INTERP_STEP of omniprof/unwind/walk.h
+ * (its contract), with ctx the runtime's state for this walk. */
+struct user_unwind_runtime {
+	int (*step)(void *ctx, struct op_walk *w, struct op_frame *frame, int res);
+	void *ctx;
 };
 
 /* The runtimes a walk hands frames to (omniprof/unwind/walk.h). */
 struct user_unwind_interp {
 	const struct op_interp_proc *ranges; /* the pid's interp_procs value; NULL: native walk */
-	struct user_unwind_python *python;   /* OP_INTERP_PYTHON; NULL: its code stays native */
+	struct user_unwind_runtime
+	    runtimes[OP_INTERP__COUNT]; /* step NULL: its code stays native */
 };
+
+/* For runtimes' steps (and their OP_READ_USER / OP_FIND_RULE): the walk's
+ * reads of the target (user_unwind_ops.read, zeroed on failure) and rules. */
+int user_unwind__read(struct op_unwinder *u, void *dst, size_t size, uint64_t addr);
+void user_unwind__find_rule(struct op_unwinder *u, uint64_t pc, struct op_unwind_rule *rule);
 
 /*
  * user_unwind__run() handing frames to runtimes as the BPF sampler does: a
- * native frame in one of interp->ranges goes to that runtime's step (CPython:
- * the thread state whose thread_id is python->thread_ptr, found the first
- * time the walk meets the eval loop; each eval-loop frame replaced by its
- * Python frames, OP_FRAME_PYTHON: code object, offset, fingerprint).
- * interp NULL: user_unwind__run().
+ * native frame in one of interp->ranges goes to that runtime's step, which
+ * may replace it by the runtime's frames (each runtime's user-space step is
+ * in its folder, e.g. src/interp/<runtime>/). interp NULL: user_unwind__run().
  */
 struct user_unwind_result user_unwind__walk(const struct user_unwind_ops *ops,
 					    const struct user_unwind_interp *interp, uint32_t pid,

@@ -22,6 +22,7 @@
 #include "snapshot.h"
 #include "space.h"
 #include "testutil.h"
+#include "interp/python/python_unwind.h"
 #include "unwind/user_unwind.h"
 #include "util/read_file.h"
 
@@ -165,7 +166,7 @@ static bool in_python_function(struct capture *cap, pid_t tid, uint64_t pc, cons
 {
 	static struct op_frame frames[OP_MAX_USER_FRAMES];
 	struct user_unwind_ops ops = {live_read, user_unwind_tables__find_rule, &cap->pid, NULL};
-	struct user_unwind_python py = {0};
+	struct python_unwind py = {0};
 	struct user_unwind_result r;
 	struct user_regs_struct regs;
 	struct python_code *code = NULL;
@@ -188,9 +189,11 @@ static bool in_python_function(struct capture *cap, pid_t tid, uint64_t pc, cons
 	ops.rule_ctx = cap->tables;
 	py.proc = &cap->py.proc;
 	py.thread_ptr = regs.fs_base;
-	r = user_unwind__walk(&ops, &(struct user_unwind_interp){&cap->py.ranges, &py},
-			      (uint32_t)cap->pid, regs.rip, regs.rsp, regs.rbp, frames,
-			      OP_MAX_USER_FRAMES);
+	r = user_unwind__walk(
+	    &ops,
+	    &(struct user_unwind_interp){&cap->py.ranges,
+					 {[OP_INTERP_PYTHON] = python_unwind__runtime(&py)}},
+	    (uint32_t)cap->pid, regs.rip, regs.rsp, regs.rbp, frames, OP_MAX_USER_FRAMES);
 	for (uint32_t i = 0; i < r.n_frames; i++) {
 		if (frames[i].kind != OP_FRAME_PYTHON)
 			continue;

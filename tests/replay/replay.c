@@ -30,6 +30,7 @@
 #include "space.h"
 #include "symbol/symbolizer.h"
 #include "testutil.h"
+#include "interp/python/python_unwind.h"
 #include "unwind/user_unwind.h"
 
 #define NAME_LEN 256
@@ -221,7 +222,7 @@ static bool replay_thread(const struct replay_case *c, const struct case_thread 
 	const struct snapshot_thread *t = pick_thread(s, ct->select);
 	struct user_unwind_ops ops = {snap_read, user_unwind_tables__find_rule, (void *)s, tables};
 	struct full_mem full = {s, sp};
-	struct user_unwind_python walk_py = {.read = full_read, .read_ctx = &full};
+	struct python_unwind walk_py = {.read = full_read, .read_ctx = &full};
 	struct user_unwind_result r;
 	size_t deepest = 0, deepest_exp = 0, n_python = 0;
 	char want[NAME_LEN];
@@ -234,9 +235,11 @@ static bool replay_thread(const struct replay_case *c, const struct case_thread 
 	 * pid has interp_procs and py_procs entries. */
 	walk_py.proc = py ? &py->proc : NULL;
 	walk_py.thread_ptr = t->regs.fs_base;
-	r = user_unwind__walk(&ops, &(struct user_unwind_interp){py ? &py->ranges : NULL, &walk_py},
-			      s->pid, t->regs.rip, t->regs.rsp, t->regs.rbp, frames,
-			      OP_MAX_USER_FRAMES);
+	r = user_unwind__walk(
+	    &ops,
+	    &(struct user_unwind_interp){py ? &py->ranges : NULL,
+					 {[OP_INTERP_PYTHON] = python_unwind__runtime(&walk_py)}},
+	    s->pid, t->regs.rip, t->regs.rsp, t->regs.rbp, frames, OP_MAX_USER_FRAMES);
 	for (uint32_t i = 0; i < r.n_frames; i++) {
 		memset(&named[i], 0, sizeof(named[i]));
 		named[i].error = frames[i].kind == OP_FRAME_ERROR;

@@ -49,7 +49,7 @@ enum op_unwind_error {
 	OP_UNWIND_ERR_BAD_CFA = 5,   /* the rule gave a CFA below the stack pointer */
 	OP_UNWIND_ERR_ANON_CODE = 6, /* JIT/anonymous code without a frame pointer */
 	OP_UNWIND_ERR_NO_MAPS = 7,   /* stack copy of a process whose maps were never read */
-	OP_UNWIND_ERR_PYTHON = 8,    /* an interpreter frame could not be read */
+	OP_UNWIND_ERR_INTERP = 8,    /* a runtime's frame could not be read */
 };
 
 /*

@@ -43,7 +43,7 @@
  * and then, when the set-up succeeded, op_py_walk_step() for this frame
  * and for every pending frame of the invocation.
  * An interpreter frame that cannot be read ends the walk with an
- * OP_UNWIND_ERR_PYTHON error frame, written by the step itself (see
+ * OP_UNWIND_ERR_INTERP error frame, written by the step itself (see
  * op_py_walk_step()): the rest of the chain cannot be trusted.
  */
 #ifndef OMNIPROF_INTERP_PYTHON_WALK_H
@@ -68,26 +68,6 @@
 #ifndef OP_PY_FILL_FN
 #define OP_PY_FILL_FN static __always_inline int
 #endif
-
-_Static_assert((OP_PY_BLOCK & (OP_PY_BLOCK - 1)) == 0, "the block's masks need a power of 2");
-
-/* The first OP_PY_BLOCK bytes of an interpreter frame, by field size. */
-union op_py_block {
-	__u64 q[OP_PY_BLOCK / 8];
-	__u32 d[OP_PY_BLOCK / 4];
-	__u8 b[OP_PY_BLOCK];
-};
-
-/* The state of one stack walk of a Python process. */
-struct op_py_walker {
-	struct op_py_proc proc; /* copied from the pid's entry */
-	__u64 frame;		/* next interpreter frame to emit, 0: none */
-	__u64 block_frame;	/* the interpreter frame `block` holds, 0: none */
-	__s32 deferred;		/* native step result owed once pending frames are out */
-	__u8 block_ok;		/* block_frame's code and previous frame are known */
-	__u8 reserved[3];
-	union op_py_block block;
-};
 
 static __always_inline int op_py_read_ptr(const struct op_py_walker *py, __u64 *dst, __u64 addr)
 {
@@ -356,7 +336,7 @@ static __always_inline __u64 op_py_back(struct op_py_walker *py, __u64 f)
  * Writes interpreter frame py->frame into *frame and moves py->frame to the
  * next one. Returns 1 when the same eval-loop invocation has more frames, 0
  * when it has no more, -1 when the frame could not be read (*frame is then
- * an OP_UNWIND_ERR_PYTHON error frame).
+ * an OP_UNWIND_ERR_INTERP error frame).
  */
 static __always_inline int op_py_emit(struct op_py_walker *py, struct op_frame *frame)
 {
@@ -376,7 +356,7 @@ static __always_inline int op_py_emit(struct op_py_walker *py, struct op_frame *
 	if (!py->block_ok) {
 		/* A bad pointer in the chain: nothing past it can be trusted. */
 		OP_PY_STAT(py, OP_PY_STAT_READ_ERR);
-		op_frame__set_error(frame, OP_UNWIND_ERR_PYTHON);
+		op_frame__set_error(frame, OP_UNWIND_ERR_INTERP);
 		return -1;
 	}
 	code = *op_py_block_u64(py, o->frame_code);
@@ -417,7 +397,7 @@ static __always_inline int op_py_emit(struct op_py_walker *py, struct op_frame *
  * OP_INTERP_PYTHON, after the includer's lazy set-up found the thread's
  * frame): a pending Python frame, or the native eval-loop frame in *frame
  * (res: its native step result) replaced by the first Python frame of its
- * invocation. An OP_UNWIND_ERR_PYTHON error comes with its error frame
+ * invocation. An OP_UNWIND_ERR_INTERP error comes with its error frame
  * already in *frame: the walk adds no other.
  */
 static __always_inline int op_py_walk_step(struct op_py_walker *py, struct op_walk *w,
@@ -429,7 +409,7 @@ static __always_inline int op_py_walk_step(struct op_py_walker *py, struct op_wa
 		more = op_py_emit(py, frame);
 		if (more < 0) {
 			w->active = 0;
-			return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_PYTHON;
+			return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_INTERP;
 		}
 		if (more)
 			return OP_STEP_CONTINUE;
@@ -449,7 +429,7 @@ static __always_inline int op_py_walk_step(struct op_py_walker *py, struct op_wa
 	}
 	more = op_py_emit(py, frame);
 	if (more < 0)
-		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_PYTHON;
+		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_INTERP;
 	if (!more)
 		return res;
 	py->deferred = res;
