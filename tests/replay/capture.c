@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,6 +22,7 @@
 #include "space.h"
 #include "testutil.h"
 #include "interp/python/python_unwind.h"
+#include "proc/remote_memory.h"
 #include "unwind/user_unwind.h"
 #include "util/read_file.h"
 
@@ -53,12 +53,12 @@ struct capture {
 	size_t err_len;
 };
 
+/* The stopped child's memory: proc/remote_memory's live source (ctx: the pid). */
 static int live_read(void *ctx, void *dst, size_t len, uint64_t addr)
 {
-	pid_t pid = *(pid_t *)ctx;
-	struct iovec local = {dst, len}, remote = {(void *)(uintptr_t)addr, len};
-
-	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+	return remote_memory__read_live((void *)(uintptr_t) * (pid_t *)ctx, addr, dst, len)
+		   ? -EFAULT
+		   : 0;
 }
 
 /* Waits for tr's next stop and notes a signal to pass on. 0, or -ESRCH when it is gone. */

@@ -44,15 +44,16 @@ struct named_frame {
 	bool python;
 };
 
+/* The unwinder's reads: the snapshot's memory (ctx: its remote_memory source). */
 static int snap_read(void *ctx, void *dst, size_t len, uint64_t addr)
 {
-	return snapshot__read_mem(ctx, dst, len, addr);
+	return remote_memory__read(ctx, addr, dst, len);
 }
 
 /* The process's memory besides its stacks: what the snapshot copied, else
  * what a read-only file mapping holds (the file). */
 struct full_mem {
-	const struct snapshot *s;
+	struct remote_memory snap;
 	const struct space *sp;
 };
 
@@ -60,7 +61,7 @@ static int full_read(void *ctx, void *dst, size_t len, uint64_t addr)
 {
 	const struct full_mem *m = ctx;
 
-	if (!snapshot__read_mem(m->s, dst, len, addr))
+	if (!remote_memory__read(&m->snap, addr, dst, len))
 		return 0;
 	return space__read_file(m->sp, dst, len, addr);
 }
@@ -220,8 +221,9 @@ static bool replay_thread(const struct replay_case *c, const struct case_thread 
 	static struct op_frame frames[OP_MAX_USER_FRAMES];
 	static struct named_frame named[OP_MAX_USER_FRAMES];
 	const struct snapshot_thread *t = pick_thread(s, ct->select);
-	struct user_unwind_ops ops = {snap_read, user_unwind_tables__find_rule, (void *)s, tables};
-	struct full_mem full = {s, sp};
+	struct remote_memory snap = snapshot__memory(s);
+	struct user_unwind_ops ops = {snap_read, user_unwind_tables__find_rule, &snap, tables};
+	struct full_mem full = {snapshot__memory(s), sp};
 	struct python_unwind walk_py = {.read = full_read, .read_ctx = &full};
 	struct user_unwind_result r;
 	size_t deepest = 0, deepest_exp = 0, n_python = 0;
@@ -280,12 +282,14 @@ static int replay_snapshot(const struct replay_case *c, const struct snapshot *s
 			   size_t len)
 {
 	struct user_unwind_tables *tables = NULL;
+	struct remote_memory snap;
 	struct space_python py;
 	struct space sp;
 	int err, failed = 0, py_err;
 	size_t used = 0;
 
-	err = space__open(&sp, s->maps, s->maps_len, snap_read, (void *)s);
+	snap = snapshot__memory(s);
+	err = space__open(&sp, s->maps, s->maps_len, snap_read, &snap);
 	if (err) {
 		snprintf(summary, len, "cannot read the snapshot's maps: %s", strerror(-err));
 		return err;
