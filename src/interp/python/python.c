@@ -510,7 +510,7 @@ bool python__describe(const struct python *py, uint32_t id, uint32_t offset, con
 void python__print_counters(const struct python *py, const uint64_t *bpf, FILE *f)
 {
 	static const char *const names[OP_PY_STAT__COUNT] = {
-	    [OP_PY_STAT_WALKS] = "python: samples of Python processes",
+	    [OP_PY_STAT_WALKS] = "python: samples whose walk met the eval loop",
 	    [OP_PY_STAT_NO_THREAD] = "python: thread without a thread state",
 	    [OP_PY_STAT_NO_FRAME] = "python: thread state without a frame",
 	    [OP_PY_STAT_FRAMES] = "python: frames walked in BPF",

@@ -101,7 +101,7 @@ struct op_py_walker {
 
 /* Per-CPU counters of the Python unwinder (the `py_stats` array map). */
 enum op_py_stat {
-	OP_PY_STAT_WALKS = 0,	  /* samples of a Python process */
+	OP_PY_STAT_WALKS = 0,	  /* samples whose walk met the eval loop (the set-up ran) */
 	OP_PY_STAT_NO_THREAD,	  /* the sampled thread has no thread state (yet) */
 	OP_PY_STAT_NO_FRAME,	  /* thread state found, no Python frame running */
 	OP_PY_STAT_FRAMES,	  /* Python frames emitted */
