@@ -208,7 +208,13 @@ $(BUILD)/bench/stack_deltas_bench: bench/stack_deltas_bench.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
-bench-tools: $(BIN) $(WORKLOADS) $(BENCH_WL) $(BUILD)/bench/stack_deltas_bench
+# The verifier's processed-instruction totals per BPF program and global function.
+$(BUILD)/bench/verifier_stats: bench/verifier_stats.c $(SKELS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< $(LDLIBS) -o $@
+
+bench-tools: $(BIN) $(WORKLOADS) $(BENCH_WL) $(BUILD)/bench/stack_deltas_bench \
+	     $(BUILD)/bench/verifier_stats
 
 bench: bench-tools
 	scripts/install-deps.sh --bench

@@ -330,6 +330,40 @@ class Bench:
         self.sections["tables"] = (rows, lines)
         return lines
 
+    # ---- verifier ------------------------------------------------------------------
+    def verifier(self):
+        r = subprocess.run([os.path.join(self.build, "bench", "verifier_stats")],
+                           capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(f"verifier_stats failed: {r.stderr.strip()}")
+        rows, prog = [], None
+        for line in r.stdout.splitlines():
+            m = re.match(r"program (\S+): (\d+) instructions, (\d+) verified", line)
+            if m:
+                prog = m.group(1)
+                rows.append({"program": prog, "function": "(total)", "insns": int(m.group(2)),
+                             "verified": int(m.group(3))})
+                continue
+            m = re.match(r"  ([^:]+): (\d+)$", line)
+            if m and prog:
+                rows.append({"program": prog, "function": m.group(1), "insns": None,
+                             "verified": int(m.group(2))})
+        limit = 1000000
+        lines = ["Instructions the verifier processed when the agent loads its programs (kernel "
+                 "stacks on): the kernel's `verified_insns`, against its limit of 1,000,000. Global "
+                 "functions (the rule lookup, each runtime's step) are verified once, on their own; "
+                 "their share is the count of instruction lines in the level-2 log between the "
+                 "verifier's \"Validating\" markers (an approximate split). A runtime's step past "
+                 "half the limit moves into a tail-called program of its own.", "",
+                 "| program | function | instructions | processed | % of the limit |",
+                 "|---|---|---|---|---|"]
+        for x in rows:
+            lines.append(f"| `{x['program']}` | {x['function']} | "
+                         f"{x['insns'] if x['insns'] is not None else ''} | {x['verified']} | "
+                         f"{100.0 * x['verified'] / limit:.2f}% |")
+        self.sections["verifier"] = (rows, lines)
+        return lines
+
     # ---- side by side ------------------------------------------------------------
     def compare(self):
         seconds = 8 if self.quick else 30
@@ -472,9 +506,10 @@ class Bench:
             "latency": "Latency: exec of a new program to its first completely unwound sample "
                        "(5 ms phases; a bound, not an exact time)",
             "tables": "Tables: stack-delta build time and size, largest .eh_frame on this machine",
+            "verifier": "Verifier: instructions processed per BPF program and global function",
             "compare": "Side by side: perf, bpftrace and omniprof, same workloads, same run",
         }
-        for key in ("agent", "bpf-cost", "latency", "tables", "compare"):
+        for key in ("agent", "bpf-cost", "latency", "tables", "verifier", "compare"):
             if key in self.sections:
                 lines += [f"## {titles[key]}", ""] + self.sections[key][1] + [""]
         lines += ["## Targets", ""] + self.targets() + [""]
@@ -666,7 +701,7 @@ def largest_eh_frame_files(n):
     return found[:n]
 
 
-SECTIONS = ["bpf-cost", "agent", "latency", "tables", "compare"]
+SECTIONS = ["bpf-cost", "agent", "latency", "tables", "verifier", "compare"]
 
 
 def main():

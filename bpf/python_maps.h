@@ -36,8 +36,9 @@ static __always_inline void py_stat_inc(__u32 which)
 		*v += 1;
 }
 
-#define OP_PY_STAT(which) py_stat_inc(which)
-#define OP_PY_FILL_FN	  __noinline int
+#define OP_PY_READ(py, dst, size, addr) OP_READ_USER(py, dst, size, addr)
+#define OP_PY_STAT(py, which)		py_stat_inc(which)
+#define OP_PY_FILL_FN			__noinline int
 #include "omniprof/interp/python_walk.h"
 
 /* pid -> where its interpreter is. Written by user space (src/interp/python/). */

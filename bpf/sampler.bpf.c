@@ -21,13 +21,14 @@
 __noinline int lookup_rule(__u32 pid, __u64 pc, struct op_unwind_rule *rule);
 __noinline int read_user_u64(__u64 *dst, __u64 addr);
 
-#define OP_READ_USER(dst, size, addr)                                                              \
+#define OP_READ_USER(u, dst, size, addr)                                                           \
 	((size) == 8 ? read_user_u64((__u64 *)(dst), (addr))                                       \
 		     : bpf_probe_read_user((dst), (size), (const void *)(addr)))
 #define OP_FIND_RULE(u, pc, rule) lookup_rule((u)->pid, (pc), (rule))
 #include "omniprof/unwind/native.h"
 
-/* Each runtime's step is a global function (verified once, on its own). */
+/* The registry of runtime steps: each is a global function (verified once, on
+ * its own) in its runtime's header, bpf/<runtime>_maps.h. */
 struct op_walk;
 __noinline int python_step(struct op_walk *w, struct op_frame *frame, int res);
 
@@ -58,7 +59,7 @@ struct {
 	__type(value, __u8);
 } pid_filter SEC(".maps");
 
-/* (pid, address) -> (file id, bias); see struct op_mapping_key. Sized by user space. */
+/* (pid, address) -> (table id, bias); see struct op_mapping_key. Sized by user space. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -102,7 +103,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
-	__type(key, __u64); /* file id */
+	__type(key, __u64); /* table id */
 	__type(value, struct op_table_info);
 } table_info SEC(".maps");
 
@@ -115,28 +116,93 @@ struct {
 } unwind_rules SEC(".maps");
 
 /*
+ * Rules found, across samples: (table id, ELF address) -> rule, direct-mapped
+ * per CPU. A table id names a table's content, so the rule for an address of it
+ * never changes and nothing here can go stale; hot code returns to the same
+ * addresses sample after sample, and a hit saves the page-tree search (a map
+ * lookup per level, pages that have left the cache since the last sample).
+ */
+#define RULE_CACHE_SIZE 1024 /* a power of two */
+
+struct rule_cache_entry {
+	__u64 table_id; /* 0: empty (table ids are never 0) */
+	__u64 vaddr;
+	struct op_unwind_rule rule;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, RULE_CACHE_SIZE);
+	__type(key, __u32);
+	__type(value, struct rule_cache_entry);
+} rule_cache SEC(".maps");
+
+static __always_inline const struct op_mapping_value *lpm_lookup(__u32 pid, __u64 pc)
+{
+	struct op_mapping_key key = {
+	    .prefixlen = 32 + 64,
+	    .pid = pid,
+	    .addr_be = __builtin_bswap64(pc),
+	};
+
+	return bpf_map_lookup_elem(&exe_mappings, &key);
+}
+
+static __always_inline struct rule_cache_entry *rule_cache_slot(__u64 table_id, __u64 vaddr)
+{
+	__u32 slot =
+	    (__u32)(((table_id ^ vaddr) * 0x9e3779b97f4a7c15ull) >> 54) & (RULE_CACHE_SIZE - 1);
+
+	return bpf_map_lookup_elem(&rule_cache, &slot);
+}
+
+static __always_inline int rule_cache_get(__u64 table_id, __u64 vaddr, struct op_unwind_rule *rule)
+{
+	struct rule_cache_entry *rc = rule_cache_slot(table_id, vaddr);
+
+	if (!rc || rc->table_id != table_id || rc->vaddr != vaddr)
+		return 0;
+	*rule = rc->rule;
+	return 1;
+}
+
+static __always_inline void rule_cache_put(__u64 table_id, __u64 vaddr,
+					   const struct op_unwind_rule *rule)
+{
+	struct rule_cache_entry *rc = rule_cache_slot(table_id, vaddr);
+
+	if (!rc)
+		return;
+	rc->table_id = table_id;
+	rc->vaddr = vaddr;
+	rc->rule = *rule;
+}
+
+/* The lookup's storage: the BPF maps user space fills (src/unwind/unwind_maps.c). */
+#define OP_LOOKUP_MAPPING(ctx, pid, pc) lpm_lookup((pid), (pc))
+#define OP_LOOKUP_TABLE(ctx, id)                                                                   \
+	((const struct op_table_info *)bpf_map_lookup_elem(&table_info, &(__u64){(id)}))
+#define OP_LOOKUP_CHUNK(ctx, chunk) bpf_map_lookup_elem(&unwind_tables, &(__u32){(chunk)})
+#define OP_LOOKUP_RULE(ctx, index)                                                                 \
+	((const struct op_unwind_rule *)bpf_map_lookup_elem(&unwind_rules, &(__u32){(index)}))
+#define OP_LOOKUP_CACHED(ctx, id, vaddr, rule)	 rule_cache_get((id), (vaddr), (rule))
+#define OP_LOOKUP_REMEMBER(ctx, id, vaddr, rule) rule_cache_put((id), (vaddr), (rule))
+#include "omniprof/unwind/lookup.h"
+
+/*
  * Per-sample memory of the walk, so each frame costs a few loads instead of
  * helper calls: the mappings (with their tables) already met in this sample,
  * and a window of user stack copied with one read, from which the unwinder's
  * 8-byte reads are served. Reset at the start of every sample, so nothing in
  * it outlives the sample it was read for.
  */
-#define MAPPING_CACHE_SIZE 4
-#define STACK_WINDOW	   2048	      /* a power of two, at most a page */
-#define STACK_SPAN	   (8u << 20) /* reads this far above sp are stack reads */
-
-struct mapping_cache_entry {
-	__u64 start; /* the mapping [start, end); start == end: unused */
-	__u64 end;
-	__u64 bias;
-	__u64 file_id;
-	struct op_table_info info;
-};
+#define STACK_WINDOW 2048	/* a power of two, at most a page */
+#define STACK_SPAN   (8u << 20) /* reads this far above sp are stack reads */
 
 struct walk_scratch {
 	struct op_walk walk; /* the user-stack walk (too big for the BPF stack) */
-	struct mapping_cache_entry mappings[MAPPING_CACHE_SIZE];
-	__u32 next_mapping; /* round-robin replacement */
+	struct op_lookup_cache
+	    lookup;	    /* the mappings met in this sample (omniprof/unwind/lookup.h) */
 	__u32 window_len;   /* bytes valid in window */
 	__u64 window_start; /* user address of window[0] */
 	__u64 stack_lo;	    /* the sample's sp: the window serves [stack_lo, + STACK_SPAN) */
@@ -152,28 +218,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct walk_scratch);
 } walk_scratch SEC(".maps");
-
-/*
- * Rules found, across samples: (file id, ELF address) -> rule, direct-mapped
- * per CPU. A file id names a file's content, so the rule for an address of it
- * never changes and nothing here can go stale; hot code returns to the same
- * addresses sample after sample, and a hit saves the page-tree search (a map
- * lookup per level, pages that have left the cache since the last sample).
- */
-#define RULE_CACHE_SIZE 1024 /* a power of two */
-
-struct rule_cache_entry {
-	__u64 file_id; /* 0: empty (file ids are never 0) */
-	__u64 vaddr;
-	struct op_unwind_rule rule;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, RULE_CACHE_SIZE);
-	__type(key, __u32);
-	__type(value, struct rule_cache_entry);
-} rule_cache SEC(".maps");
 
 /* Last time each pid was reported unknown: one report per pid per interval. */
 struct {
@@ -277,7 +321,7 @@ __noinline int read_user_u64(__u64 *dst, __u64 addr)
 
 	if (!dst)
 		return -1;
-	/* Other reads (Python's heap objects, signal frames) go straight to memory,
+	/* Other reads (runtimes' heap objects, signal frames) go straight to memory,
 	 * so they do not evict the stack from the window. */
 	if (!ws || addr - ws->stack_lo >= STACK_SPAN)
 		return bpf_probe_read_user(dst, 8, (const void *)addr) ? -1 : 0;
@@ -345,70 +389,6 @@ static __always_inline bool report_unknown(__u32 pid, __u64 addr)
 	return first;
 }
 
-/* Puts mapping m (a file's, not the marker) into the sample's cache with its
- * table; NULL with *fallback set when the file has no table loaded. */
-static __always_inline struct mapping_cache_entry *
-cache_mapping(struct walk_scratch *ws, const struct op_mapping_value *m, __u64 pc, __u32 *fallback)
-{
-	struct mapping_cache_entry *c;
-	struct op_table_info *info;
-	__u32 slot;
-
-	info = bpf_map_lookup_elem(&table_info, &m->file_id);
-	if (!info) {
-		*fallback = OP_STAT_FP_NO_TABLE;
-		return NULL;
-	}
-	slot = ws->next_mapping++ & (MAPPING_CACHE_SIZE - 1);
-	c = &ws->mappings[slot];
-	c->start = m->start;
-	c->end = m->end;
-	c->bias = m->bias;
-	c->file_id = m->file_id;
-	c->info = *info;
-	/* An entry written by an older user space (no range) still serves this frame. */
-	if (pc - c->start >= c->end - c->start) {
-		c->start = pc;
-		c->end = pc + 1;
-	}
-	return c;
-}
-
-/*
- * The mapping holding pc, with its table: from the sample's cache, else from
- * the LPM trie and table_info, remembered for the next frames. NULL with
- * *fallback set to the counter of why frame pointers must do.
- */
-static __always_inline struct mapping_cache_entry *find_mapping(struct walk_scratch *ws, __u32 pid,
-								__u64 pc, __u32 *fallback)
-{
-	struct op_mapping_key key = {
-	    .prefixlen = 32 + 64,
-	    .pid = pid,
-	    .addr_be = __builtin_bswap64(pc),
-	};
-	struct mapping_cache_entry *c;
-	struct op_mapping_value *m;
-
-#pragma unroll
-	for (int i = 0; i < MAPPING_CACHE_SIZE; i++) {
-		c = &ws->mappings[i];
-		if (pc - c->start < c->end - c->start)
-			return c;
-	}
-	m = bpf_map_lookup_elem(&exe_mappings, &key);
-	if (m && m->file_id == OP_FILE_ID_ANON) {
-		*fallback = OP_STAT_FRAMES_ANON; /* anonymous code: the caller's anon rule */
-		return NULL;
-	}
-	if (!m || !m->file_id) {
-		ws->reported |= report_unknown(pid, m ? pc : 0);
-		*fallback = m ? OP_STAT_FP_NO_MAPPING : OP_STAT_FP_UNKNOWN_PID;
-		return NULL;
-	}
-	return cache_mapping(ws, m, pc, fallback);
-}
-
 /*
  * Whether pid's maps were read (its ranges, or its marker, are in the trie;
  * the marker goes in last but a walk with part of the ranges is no worse
@@ -417,85 +397,62 @@ static __always_inline struct mapping_cache_entry *find_mapping(struct walk_scra
  */
 static __always_inline bool process_known(struct walk_scratch *ws, __u32 pid, __u64 pc)
 {
-	struct op_mapping_key key = {
-	    .prefixlen = 32 + 64,
-	    .pid = pid,
-	    .addr_be = __builtin_bswap64(pc),
-	};
-	struct op_mapping_value *m = bpf_map_lookup_elem(&exe_mappings, &key);
-	__u32 fallback;
+	const struct op_mapping_value *m = lpm_lookup(pid, pc);
+	const struct op_table_info *info;
 
 	if (!m)
 		return false;
-	if (m->file_id && m->file_id != OP_FILE_ID_ANON)
-		cache_mapping(ws, m, pc, &fallback);
+	if (m->table_id && m->table_id != OP_TABLE_ID_ANON) {
+		info = OP_LOOKUP_TABLE(NULL, m->table_id);
+		if (info)
+			op_lookup_cache__add(&ws->lookup, m, pc, info);
+	}
 	return true;
 }
 
-/* The stack-delta rule for pc, or the frame-pointer rule when there is no table. Returns 0. */
+/* The frame-pointer fallbacks' counters (enum op_lookup_how -> enum op_stat). */
+static __always_inline __u32 fallback_stat(__u32 how)
+{
+	switch (how) {
+	case OP_LOOKUP_FP_UNKNOWN_PID:
+		return OP_STAT_FP_UNKNOWN_PID;
+	case OP_LOOKUP_FP_NO_MAPPING:
+		return OP_STAT_FP_NO_MAPPING;
+	default:
+		return OP_STAT_FP_NO_TABLE;
+	}
+}
+
+/* OP_FIND_RULE: the shared lookup (omniprof/unwind/lookup.h), counted. Returns 0. */
 __noinline int lookup_rule(__u32 pid, __u64 pc, struct op_unwind_rule *rule)
 {
 	struct walk_scratch *ws = walk_scratch__get();
-	struct mapping_cache_entry *c;
-	struct rule_cache_entry *rc;
-	struct op_unwind_rule *r;
-	__u32 fallback = 0, index, slot;
-	__u64 vaddr;
-	void *chunk;
+	const struct op_mapping_value *m = NULL;
+	__u32 how;
 
 	if (!rule)
 		return 0;
-	if (!ws)
-		goto invalid;
-	c = find_mapping(ws, pid, pc, &fallback);
-	if (!c && fallback == OP_STAT_FRAMES_ANON) {
-		stat_inc(OP_STAT_FRAMES_ANON);
-		op_unwind_anon_rule(rule);
+	if (!ws) {
+		op_rule__set_invalid(rule);
 		return 0;
 	}
-	if (!c) {
-		stat_inc(fallback);
-		goto frame_pointer;
-	}
-	vaddr = pc - c->bias;
-	slot =
-	    (__u32)(((c->file_id ^ vaddr) * 0x9e3779b97f4a7c15ull) >> 54) & (RULE_CACHE_SIZE - 1);
-	rc = bpf_map_lookup_elem(&rule_cache, &slot);
-	if (rc && rc->file_id == c->file_id && rc->vaddr == vaddr) {
-		*rule = rc->rule;
+	how = op_lookup__rule(NULL, &ws->lookup, pid, pc, rule, &m);
+	switch (how) {
+	case OP_LOOKUP_CFI:
 		ws->frames_cfi++;
 		return 0;
+	case OP_LOOKUP_INVALID:
+		return 0;
+	case OP_LOOKUP_ANON:
+		stat_inc(OP_STAT_FRAMES_ANON);
+		return 0;
+	case OP_LOOKUP_FP_UNKNOWN_PID:
+	case OP_LOOKUP_FP_NO_MAPPING:
+		ws->reported |= report_unknown(pid, m ? pc : 0);
+		break;
 	}
-	chunk = bpf_map_lookup_elem(&unwind_tables, &c->info.chunk);
-	if (!chunk) {
-		stat_inc(OP_STAT_FP_NO_TABLE);
-		goto frame_pointer;
-	}
-	if (vaddr < c->info.base || vaddr - c->info.base >= OP_DELTA_PAD)
-		goto invalid;
-	if (op_delta_table__find(&c->info, chunk, (__u32)(vaddr - c->info.base), &index))
-		goto invalid;
-	r = bpf_map_lookup_elem(&unwind_rules, &index);
-	if (!r)
-		goto invalid;
-	*rule = *r;
-	if (rc) {
-		rc->file_id = c->file_id;
-		rc->vaddr = vaddr;
-		rc->rule = *r;
-	}
-	ws->frames_cfi++;
-	return 0;
-
-invalid:
-	rule->cmd = OP_RULE_INVALID;
-	rule->cfa_base = 0;
-	rule->fp_offset = 0;
-	rule->cfa_offset = 0;
-	return 0;
-frame_pointer:
+	stat_inc(fallback_stat(how));
 	ws->frames_fp++;
-	op_unwind_fp_rule(rule);
 	return 0;
 }
 
@@ -574,9 +531,7 @@ static __always_inline __u32 err_stat(__u32 err)
 /* Forgets the previous sample: nothing in the scratch outlives its sample. */
 static __always_inline void walk_scratch__reset(struct walk_scratch *ws, __u64 sp)
 {
-#pragma unroll
-	for (int i = 0; i < MAPPING_CACHE_SIZE; i++)
-		ws->mappings[i].start = ws->mappings[i].end = 0;
+	op_lookup_cache__reset(&ws->lookup);
 	ws->window_len = 0;
 	ws->stack_lo = sp;
 	ws->frames_cfi = ws->frames_fp = ws->reported = 0;

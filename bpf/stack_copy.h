@@ -5,7 +5,11 @@
  * guessed at with frame pointers: the user registers and a copy of the stack
  * go to user space (struct op_stack_copy), which unwinds them with the same
  * unwinder once it has read the process's maps (src/engine/stack_copy.c).
- * Included by sampler.bpf.c after its maps and helpers.
+ *
+ * A kernel-only fragment of bpf/sampler.bpf.c, not a unit nor a shared
+ * header: it uses the sampler's statics (the events ring, user_regs(),
+ * task_comms(), stat_inc(), process_known(), kernel_stacks) and is included
+ * once, after them. It is apart only to keep the copy path in one place.
  */
 #ifndef OMNIPROF_BPF_STACK_COPY_H
 #define OMNIPROF_BPF_STACK_COPY_H

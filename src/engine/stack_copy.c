@@ -3,91 +3,129 @@
 
 #include <errno.h>
 #include <string.h>
-#include <sys/uio.h>
 
+#include <bpf/bpf.h>
+
+#include "interp/python/python_unwind.h"
 #include "proc/process_table.h"
+#include "proc/remote_memory.h"
 #include "unwind/unwind_maps.h"
 #include "unwind/user_unwind.h"
+#include "omniprof/unwind/lookup_cache.h"
 
 struct copy_walk {
 	const struct op_stack_copy *copy;
-	const uint8_t *stack; /* the copied bytes, after the kernel frames */
 	struct process_table *pt;
 	const struct process *p;
 	struct stack_copy_stats *stats;
-	bool beyond_copy; /* a read fell outside the copied bytes */
+	struct remote_memory stack;  /* the copied bytes: [sp, sp + stack_len), nothing else */
+	struct remote_memory interp; /* the copy over the live process */
+	bool beyond_copy;	     /* a stack read fell outside the copied bytes */
 };
 
-/* The target's memory is what was copied: [sp, sp + stack_len). */
+/* The unwinder's reads: the target's stack is what was copied. */
 static int copy_read(void *ctx, void *dst, size_t size, uint64_t addr)
 {
 	struct copy_walk *w = ctx;
-	uint64_t sp = w->copy->sp, len = w->copy->stack_len;
+	int err = remote_memory__read(&w->stack, addr, dst, size);
 
-	if (addr < sp || addr - sp > len || size > len - (addr - sp)) {
-		w->beyond_copy |= addr >= sp;
-		return -EFAULT;
-	}
-	memcpy(dst, &w->stack[addr - sp], size);
-	return 0;
+	if (err)
+		w->beyond_copy |= addr >= w->copy->sp;
+	return err;
 }
 
 /*
- * The Python walker's reads: the copy where it holds the address (3.12+
- * entry frames live on the machine stack), else the live process, read
- * with process_vm_readv (never stopped nor written). The live memory is
- * newer than the sample: see stack_copy.h. A read that starts in the copy
- * and runs past its end (a frame's whole block) takes what the copy holds
- * from the copy, so the fields in it are the sample's.
+ * The runtimes' reads: the copy where it holds the address (3.12+ entry
+ * frames live on the machine stack), else the live process, read with
+ * process_vm_readv (never stopped nor written). The live memory is newer
+ * than the sample: see stack_copy.h. A read that starts in the copy and runs
+ * past its end (a frame's whole block) takes what the copy holds from the
+ * copy, so the fields in it are the sample's.
  */
-static int copy_read_python(void *ctx, void *dst, size_t size, uint64_t addr)
+static int copy_read_interp(void *ctx, void *dst, size_t size, uint64_t addr)
 {
 	struct copy_walk *w = ctx;
-	uint64_t sp = w->copy->sp, len = w->copy->stack_len;
-	struct iovec local, remote;
-	size_t head = 0;
 
-	if (addr >= sp && addr - sp < len) {
-		head = len - (addr - sp) < size ? (size_t)(len - (addr - sp)) : size;
-		memcpy(dst, &w->stack[addr - sp], head);
-		if (head == size)
-			return 0;
-	}
-	local = (struct iovec){(uint8_t *)dst + head, size - head};
-	remote = (struct iovec){(void *)(uintptr_t)(addr + head), size - head};
-	w->stats->python_reads++;
-	if (process_vm_readv((pid_t)w->copy->hdr.pid, &local, 1, &remote, 1, 0) !=
-	    (ssize_t)(size - head))
-		return -EFAULT;
-	return 0;
+	return remote_memory__read(&w->interp, addr, dst, size);
 }
 
-static void fp_rule(struct op_unwind_rule *rule)
+/* The lookup's storage (omniprof/unwind/lookup.h): the process table's
+ * mappings, and the tables user space loaded, read back from the BPF maps. */
+struct copy_lookup {
+	struct copy_walk *w;
+	struct op_mapping_value m; /* the mapping found, as its LPM entry would be */
+	int chunk_fd;
+	struct op_delta_page page;
+	struct op_unwind_rule rule;
+	struct op_lookup_cache cache;
+};
+
+static const struct op_mapping_value *copy_mapping(struct copy_lookup *l, uint64_t pc);
+static const struct op_table_info *copy_table(struct copy_lookup *l, uint64_t table_id);
+static void *copy_chunk(struct copy_lookup *l, uint32_t chunk);
+static const struct op_delta_page *copy_page(struct copy_lookup *l, uint32_t index);
+static const struct op_unwind_rule *copy_rule(struct copy_lookup *l, uint32_t index);
+
+#define OP_LOOKUP_MAPPING(ctx, pid, pc) copy_mapping((ctx), (pc))
+#define OP_LOOKUP_TABLE(ctx, id)	copy_table((ctx), (id))
+#define OP_LOOKUP_CHUNK(ctx, chunk)	copy_chunk((ctx), (chunk))
+#define OP_LOOKUP_RULE(ctx, index)	copy_rule((ctx), (index))
+#define OP_DELTA_PAGE(chunk, index)	copy_page((chunk), (index))
+#include "omniprof/unwind/lookup.h"
+
+static const struct op_mapping_value *copy_mapping(struct copy_lookup *l, uint64_t pc)
 {
-	*rule = (struct op_unwind_rule){
-	    .cmd = OP_RULE_CFA, .cfa_base = OP_CFA_RBP, .fp_offset = -16, .cfa_offset = 16};
+	const struct process_mapping *m = process_table__find_mapping(l->w->p, pc);
+
+	/* The process is known (its maps were read): outside them is the marker. */
+	l->m = (struct op_mapping_value){0};
+	if (m)
+		l->m = (struct op_mapping_value){
+		    .table_id = m->range_id == OP_TABLE_ID_ANON ? OP_TABLE_ID_ANON : m->table_id,
+		    .bias = m->bias,
+		    .start = m->start,
+		    .end = m->end};
+	return &l->m;
 }
 
-/* find_rule() of bpf/sampler.bpf.c, over the process table instead of the LPM trie. */
+static const struct op_table_info *copy_table(struct copy_lookup *l, uint64_t table_id)
+{
+	return l->w->pt->unwind ? unwind_maps__table_info(l->w->pt->unwind, table_id) : NULL;
+}
+
+static void *copy_chunk(struct copy_lookup *l, uint32_t chunk)
+{
+	if (chunk >= l->w->pt->unwind->n_chunks)
+		return NULL;
+	l->chunk_fd = l->w->pt->unwind->chunks[chunk].fd;
+	return l;
+}
+
+static const struct op_delta_page *copy_page(struct copy_lookup *l, uint32_t index)
+{
+	return bpf_map_lookup_elem(l->chunk_fd, &index, &l->page) ? NULL : &l->page;
+}
+
+static const struct op_unwind_rule *copy_rule(struct copy_lookup *l, uint32_t index)
+{
+	return bpf_map_lookup_elem(l->w->pt->unwind->rules_fd, &index, &l->rule) ? NULL : &l->rule;
+}
+
+/* OP_FIND_RULE of bpf/sampler.bpf.c (lookup_rule), over the process table. */
 static void copy_find_rule(void *ctx, uint32_t pid, uint64_t pc, struct op_unwind_rule *rule)
 {
-	struct copy_walk *w = ctx;
-	const struct process_mapping *m = process_table__find_mapping(w->p, pc);
+	struct copy_lookup *l = ctx;
+	const struct op_mapping_value *m;
 
-	(void)pid;
-	if (m && m->range_id == OP_FILE_ID_ANON) {
-		fp_rule(rule);
-		rule->cmd = OP_RULE_ANON;
-		w->stats->frames_fp++;
-		return;
+	switch (op_lookup__rule(l, &l->cache, pid, pc, rule, &m)) {
+	case OP_LOOKUP_CFI:
+	case OP_LOOKUP_INVALID: /* a gap of a loaded table: its rule, as the kernel's */
+		l->w->stats->frames_cfi++;
+		break;
+	default: /* frame pointers, or anonymous code's */
+		l->w->stats->frames_fp++;
+		break;
 	}
-	if (m && m->table_id && w->pt->unwind &&
-	    !unwind_maps__lookup_rule(w->pt->unwind, m->table_id, pc - m->bias, rule)) {
-		w->stats->frames_cfi++;
-		return;
-	}
-	w->stats->frames_fp++;
-	fp_rule(rule);
 }
 
 long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct process_table *pt,
@@ -96,11 +134,18 @@ long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct 
 			  struct stack_copy_stats *stats)
 {
 	const uint64_t *kernel = (const uint64_t *)(copy + 1);
-	struct copy_walk w = {copy, NULL, pt, p, stats, false};
-	struct user_unwind_ops ops = {copy_read, copy_find_rule, &w, &w};
-	struct user_unwind_python walk_py = {
-	    .proc = py, .thread_ptr = copy->tls_base, .read = copy_read_python, .read_ctx = &w};
-	struct user_unwind_interp interp = {.ranges = ranges, .python = py ? &walk_py : NULL};
+	struct copy_walk w = {.copy = copy, .pt = pt, .p = p, .stats = stats};
+	struct remote_memory live = remote_memory__live(copy->hdr.pid);
+	struct remote_memory_overlay stack = {.base = copy->sp, .len = copy->stack_len};
+	struct remote_memory_overlay interp_mem = {.base = copy->sp,
+						   .len = copy->stack_len,
+						   .fallback = &live,
+						   .fallback_reads = &stats->python_reads};
+	struct copy_lookup lookup = {.w = &w};
+	struct user_unwind_ops ops = {copy_read, copy_find_rule, &w, &lookup};
+	struct python_unwind walk_py = {
+	    .proc = py, .thread_ptr = copy->tls_base, .read = copy_read_interp, .read_ctx = &w};
+	struct user_unwind_interp interp = {.ranges = ranges};
 	struct user_unwind_result res;
 	uint64_t *out_kernel = (uint64_t *)(out + 1);
 	struct op_frame *user;
@@ -113,7 +158,11 @@ long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct 
 		return -EINVAL;
 	}
 	stats->received++;
-	w.stack = (const uint8_t *)(kernel + copy->n_kernel);
+	stack.bytes = interp_mem.bytes = (const uint8_t *)(kernel + copy->n_kernel);
+	w.stack = remote_memory__overlay(&stack);
+	w.interp = remote_memory__overlay(&interp_mem);
+	if (py)
+		interp.runtimes[OP_INTERP_PYTHON] = python_unwind__runtime(&walk_py);
 	/* The header is op_trace's, field for field (see bpf/include/omniprof/abi.h). */
 	memcpy(out, copy, sizeof(*out));
 	out->hdr.type = OP_EVENT_TRACE;

@@ -25,7 +25,7 @@
  * table has, so the unwinder uses frame pointers there and does not report
  * the address as unknown again and again.
  */
-#define FILE_ID_NO_TABLE (OP_FILE_ID_ANON - 1)
+#define FILE_ID_NO_TABLE (OP_TABLE_ID_ANON - 1)
 
 /* A process whose samples keep missing its maps is re-read at most this often. */
 #define REFRESH_MIN_INTERVAL_NS (50ull * 1000 * 1000)
@@ -66,7 +66,7 @@ static void unpublish(struct process_table *pt, struct process *p)
 /*
  * What the LPM trie says about a mapping of file f: its table id (a file with
  * no usable table keeps the id, so the unwinder finds no table and uses frame
- * pointers without asking again), OP_FILE_ID_ANON for code with no file or no
+ * pointers without asking again), OP_TABLE_ID_ANON for code with no file or no
  * ELF behind it (JIT), 0 for no entry (the file could not be opened: the
  * unwinder reports the address and the maps are read again).
  */
@@ -78,7 +78,7 @@ static uint64_t range_id_of(const struct cached_file *f)
 		return f->table_id;
 	if (f->open_error == -ETIMEDOUT)
 		return FILE_ID_NO_TABLE;
-	return f->inode == 0 || f->open_error == -ENOEXEC ? OP_FILE_ID_ANON : 0;
+	return f->inode == 0 || f->open_error == -ENOEXEC ? OP_TABLE_ID_ANON : 0;
 }
 
 static bool same_range(const struct process_mapping *a, const struct process_mapping *b)

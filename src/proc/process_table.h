@@ -26,7 +26,7 @@ struct process_mapping {
 	uint64_t offset;   /* file offset of start */
 	uint32_t file_id;  /* in the file cache; never 0 */
 	uint64_t table_id; /* stack-delta table referenced in BPF maps, 0: none */
-	uint64_t range_id; /* file id of its LPM entries (OP_FILE_ID_ANON: JIT), 0: none */
+	uint64_t range_id; /* file id of its LPM entries (OP_TABLE_ID_ANON: JIT), 0: none */
 	uint64_t bias;	   /* ELF vaddr = address - bias, when has_bias */
 	bool has_bias;	   /* an ELF file whose code segment this mapping holds */
 };

@@ -620,6 +620,13 @@ static const struct op_delta_page *page_read(struct page_reader *r, uint32_t ind
 #define OP_DELTA_PAGE(chunk, index) page_read((chunk), (index))
 #include "omniprof/unwind/delta_search.h"
 
+const struct op_table_info *unwind_maps__table_info(const struct unwind_maps *um, uint64_t table_id)
+{
+	const struct loaded_table *lt = hashmap__find(&um->tables, hash_u64(table_id), &table_id);
+
+	return lt && !lt->error && !lt->building ? &lt->info : NULL;
+}
+
 int unwind_maps__lookup_rule(const struct unwind_maps *um, uint64_t id, uint64_t vaddr,
 			     struct op_unwind_rule *rule)
 {
@@ -817,7 +824,8 @@ static int insert_blocks(struct unwind_maps *um, uint32_t pid, uint64_t start, u
 int unwind_maps__add_range(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end,
 			   uint64_t table_id, uint64_t bias)
 {
-	struct op_mapping_value v = {.file_id = table_id, .bias = bias, .start = start, .end = end};
+	struct op_mapping_value v = {
+	    .table_id = table_id, .bias = bias, .start = start, .end = end};
 
 	return insert_blocks(um, pid, start, end, &v);
 }

@@ -179,6 +179,11 @@ void unwind_maps__finish_build(struct unwind_maps *um, struct table_build_job *j
 int unwind_maps__lookup_rule(const struct unwind_maps *um, uint64_t table_id, uint64_t vaddr,
 			     struct op_unwind_rule *rule);
 
+/* Loaded table table_id's table_info value (omniprof/unwind/lookup.h's
+ * OP_LOOKUP_TABLE over the maps read back), NULL when it is not loaded. */
+const struct op_table_info *unwind_maps__table_info(const struct unwind_maps *um,
+						    uint64_t table_id);
+
  /*
   * LPM budgets. A range takes one trie entry per power-of-two block covering
   * it (up to about 2 x 36 for a range starting on an odd page), so a process

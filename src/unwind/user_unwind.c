@@ -2,20 +2,14 @@
 #include "unwind/user_unwind.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "omniprof/unwind/lookup_cache.h"
+#include "unwind/delta_pages.h"
 #include "unwind/stack_deltas.h"
-
-/* Enough steps for any 32-bit table (the BPF side searches a page tree,
- * bpf/include/omniprof/unwind/delta_search.h, which finds the same delta:
- * tests/unit/test_delta_pages.c). */
-#define USER_UNWIND_SEARCH_STEPS 32
-
-/* The ops of the walk running on this thread: the unwinder's macros take no context. */
-static __thread const struct user_unwind_ops *cur_ops;
-static __thread struct user_unwind_python *cur_py;
 
 /* bpf_probe_read_user's contract: the destination is zeroed on failure. */
 static int read_with(int (*read)(void *, void *, size_t, uint64_t), void *ctx, void *dst,
@@ -28,64 +22,51 @@ static int read_with(int (*read)(void *, void *, size_t, uint64_t), void *ctx, v
 	return 0;
 }
 
-static int read_user(void *dst, size_t size, uint64_t addr)
-{
-	return read_with(cur_ops->read, cur_ops->read_ctx, dst, size, addr);
-}
-
-static int read_python(void *dst, size_t size, uint64_t addr)
-{
-	if (cur_py->read)
-		return read_with(cur_py->read, cur_py->read_ctx, dst, size, addr);
-	return read_user(dst, size, addr);
-}
-
-static void python_stat(uint32_t which)
-{
-	if (which < OP_PY_STAT__COUNT)
-		cur_py->stats[which]++;
-}
-
+struct user_walk;
+struct op_unwinder;
 struct op_walk;
-static int python_step(struct op_walk *w, struct op_frame *frame, int res);
 
-#define OP_READ_USER(dst, size, addr) read_user((dst), (size), (addr))
-#define OP_FIND_RULE(u, pc, rule)     cur_ops->find_rule(cur_ops->rule_ctx, (u)->pid, (pc), (rule))
-#define OP_INTERP_STEP(w, interp, frame, res)                                                      \
-	((interp) == OP_INTERP_PYTHON ? python_step((w), (frame), (res)) : (res))
+static int runtime_step(struct op_walk *w, uint32_t interp, struct op_frame *frame, int res);
+
+/* The walk's context is the struct user_walk the unwinder is embedded in:
+ * the shared headers' macros pass it along. */
+#define OP_READ_USER(u, dst, size, addr)      user_unwind__read((u), (dst), (size), (addr))
+#define OP_FIND_RULE(u, pc, rule)	      user_unwind__find_rule((u), (pc), (rule))
+#define OP_INTERP_STEP(w, interp, frame, res) runtime_step((w), (interp), (frame), (res))
 #include "omniprof/unwind/native.h"
 #include "omniprof/unwind/walk.h"
 
-/* The Python walker's own reads (interpreter memory) may come from another
- * source than the stack's: macros expand where the functions are defined, so
- * omniprof/unwind/native.h above keeps read_user() and omniprof/interp/python_walk.h gets this one.
- */
-#undef OP_READ_USER
-#define OP_READ_USER(dst, size, addr) read_python((dst), (size), (addr))
-#define OP_PY_STAT(which)	      python_stat(which)
-#include "omniprof/interp/python_walk.h"
+struct user_walk {
+	struct op_walk w;
+	const struct user_unwind_ops *ops;
+	const struct user_unwind_interp *interp; /* NULL: a native walk */
+};
 
-static __thread struct op_py_walker *cur_walker;
+#define user_walk_of(ptr, member)                                                                  \
+	((struct user_walk *)((uintptr_t)(ptr)-offsetof(struct user_walk, member)))
 
-/* python_step() of bpf/python_maps.h: the set-up (the bpf_loop as a loop) the
- * first time the walk meets the eval loop, then op_py_walk_step(). */
-static int python_step(struct op_walk *w, struct op_frame *frame, int res)
+int user_unwind__read(struct op_unwinder *u, void *dst, size_t size, uint64_t addr)
 {
-	struct op_py_thread_search search;
+	const struct user_unwind_ops *ops = user_walk_of(u, w.u)->ops;
 
-	if (!cur_py || !cur_py->proc)
+	return read_with(ops->read, ops->read_ctx, dst, size, addr);
+}
+
+void user_unwind__find_rule(struct op_unwinder *u, uint64_t pc, struct op_unwind_rule *rule)
+{
+	const struct user_unwind_ops *ops = user_walk_of(u, w.u)->ops;
+
+	ops->find_rule(ops->rule_ctx, u->pid, pc, rule);
+}
+
+/* OP_INTERP_STEP: the runtime's own step, as sampler.bpf.c calls its global function. */
+static int runtime_step(struct op_walk *w, uint32_t interp, struct op_frame *frame, int res)
+{
+	const struct user_unwind_interp *in = user_walk_of(w, w)->interp;
+
+	if (!in || interp >= OP_INTERP__COUNT || !in->runtimes[interp].step)
 		return res;
-	if (op_walk__setup_once(w, OP_INTERP_PYTHON) &&
-	    !op_py_search_init(cur_walker, cur_py->proc, &search, cur_py->thread_ptr)) {
-		for (int i = 0; i < OP_PY_MAX_THREADS; i++)
-			if (op_py_search_step(cur_walker, &search))
-				break;
-		if (op_py_search_done(cur_walker, &search))
-			op_walk__set_ready(w, OP_INTERP_PYTHON);
-	}
-	if (!op_walk__is_ready(w, OP_INTERP_PYTHON))
-		return res;
-	return op_py_walk_step(cur_walker, w, frame, res);
+	return in->runtimes[interp].step(in->runtimes[interp].ctx, w, frame, res);
 }
 
 struct user_unwind_result user_unwind__walk(const struct user_unwind_ops *ops,
@@ -93,34 +74,27 @@ struct user_unwind_result user_unwind__walk(const struct user_unwind_ops *ops,
 					    uint64_t pc, uint64_t sp, uint64_t fp,
 					    struct op_frame *frames, uint32_t max_frames)
 {
-	const struct user_unwind_ops *saved = cur_ops;
-	struct user_unwind_python *saved_py = cur_py;
-	struct op_py_walker *saved_walker = cur_walker;
 	struct user_unwind_result res = {0};
-	struct op_py_walker walker;
-	struct op_walk w;
+	struct user_walk uw;
+	struct op_walk *w = &uw.w;
 	int at;
 
 	if (!pc) {
 		res.flags = OP_TRACE_F_NO_USER;
 		return res;
 	}
-	cur_ops = ops;
-	cur_py = interp ? interp->python : NULL;
-	cur_walker = &walker;
+	uw.ops = ops;
+	uw.interp = interp;
 	/* walk_user_stack() and walk_one_frame() of bpf/sampler.bpf.c. */
-	op_walk__init(&w, pid, pc, sp, fp, interp ? interp->ranges : NULL);
+	op_walk__init(w, pid, pc, sp, fp, interp ? interp->ranges : NULL);
 	for (uint32_t index = 0; index <= max_frames; index++)
-		if (op_walk__round(&w, index, max_frames, &frames[index < max_frames ? index : 0]))
+		if (op_walk__round(w, index, max_frames, &frames[index < max_frames ? index : 0]))
 			break;
-	cur_ops = saved;
-	cur_py = saved_py;
-	cur_walker = saved_walker;
-	res.n_frames = w.n;
-	res.error = op_walk__error(&w);
+	res.n_frames = w->n;
+	res.error = op_walk__error(w);
 	if (res.error) {
 		res.flags |= OP_TRACE_F_USER_TRUNCATED;
-		at = max_frames ? op_walk__error_at(&w, max_frames, w.n ? &frames[w.n - 1] : NULL)
+		at = max_frames ? op_walk__error_at(w, max_frames, w->n ? &frames[w->n - 1] : NULL)
 				: -1;
 		if (at >= 0) {
 			op_frame__set_error(&frames[at], res.error);
@@ -139,39 +113,52 @@ struct user_unwind_result user_unwind__run(const struct user_unwind_ops *ops, ui
 
 /* ---- the in-memory rule source ------------------------------------------- */
 
-/* One delta as unwind_maps.c loads it: the address relative to the table's base. */
-struct file_delta {
-	uint32_t addr;
-	uint32_t rule; /* index into file_table.rules */
-};
-
-/* One file's table as unwind_maps.c loads it: deltas relative to base. */
+/*
+ * Storage for omniprof/unwind/lookup.h in memory, in the layout the agent
+ * loads into the BPF maps: each file's deltas as a page tree
+ * (delta_pages__build, one chunk per table), rules deduplicated into one
+ * array of 16-bit indexes, mappings as their LPM values would be.
+ */
 struct file_table {
 	const struct elf_file *ef;
 	int error; /* non-zero: no table, frame pointers */
-	uint64_t base;
-	uint32_t n_deltas;
-	struct file_delta *deltas;    /* owned */
-	struct op_unwind_rule *rules; /* owned; deltas[i].rule indexes it */
+	struct op_table_info info;
+	uint32_t n_pages;
+	struct op_delta_page *pages; /* owned */
 };
 
 struct mapping {
-	uint64_t start, end, bias;
-	struct file_table *table; /* NULL: anonymous code */
+	struct op_mapping_value v; /* table_id: index in tables + 1, or OP_TABLE_ID_ANON */
 };
+
+#define RULE_SLOTS (2 * OP_MAX_RULES) /* open addressing, at most half full */
 
 struct user_unwind_tables {
 	struct file_table **tables; /* owned */
 	size_t n_tables, cap_tables;
 	struct mapping *maps; /* sorted by start */
 	size_t n_maps, cap_maps;
+	struct op_unwind_rule *rules; /* owned, OP_MAX_RULES */
+	uint32_t n_rules;
+	uint32_t *rule_slots;	      /* owned: index + 1 of the rule hashed there, 0: free */
+	struct op_lookup_cache cache; /* reset when the mappings change */
 	struct user_unwind_tables_stats stats;
 };
 
 int user_unwind_tables__new(struct user_unwind_tables **out)
 {
-	*out = calloc(1, sizeof(**out));
-	return *out ? 0 : -ENOMEM;
+	struct user_unwind_tables *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	t->rules = calloc(OP_MAX_RULES, sizeof(*t->rules));
+	t->rule_slots = calloc(RULE_SLOTS, sizeof(*t->rule_slots));
+	if (!t->rules || !t->rule_slots) {
+		user_unwind_tables__free(t);
+		return -ENOMEM;
+	}
+	*out = t;
+	return 0;
 }
 
 void user_unwind_tables__free(struct user_unwind_tables *t)
@@ -179,12 +166,13 @@ void user_unwind_tables__free(struct user_unwind_tables *t)
 	if (!t)
 		return;
 	for (size_t i = 0; i < t->n_tables; i++) {
-		free(t->tables[i]->deltas);
-		free(t->tables[i]->rules);
+		free(t->tables[i]->pages);
 		free(t->tables[i]);
 	}
 	free(t->tables);
 	free(t->maps);
+	free(t->rules);
+	free(t->rule_slots);
 	free(t);
 }
 
@@ -193,11 +181,36 @@ const struct user_unwind_tables_stats *user_unwind_tables__stats(const struct us
 	return &t->stats;
 }
 
-/* Builds ef's table in the loaded form; the same limits as load_table() in unwind_maps.c. */
-static int table_build(struct file_table *ft)
+/* The index of rule r in t->rules, added when new; -ENOSPC when full. */
+static int rule_index(struct user_unwind_tables *t, const struct op_unwind_rule *r)
+{
+	uint64_t key;
+	uint32_t slot;
+
+	memcpy(&key, r, sizeof(key));
+	slot = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 40) % RULE_SLOTS;
+	for (;; slot = (slot + 1) % RULE_SLOTS) {
+		uint32_t at = t->rule_slots[slot];
+
+		if (!at)
+			break;
+		if (!memcmp(&t->rules[at - 1], r, sizeof(*r)))
+			return (int)(at - 1);
+	}
+	if (t->n_rules >= OP_MAX_RULES)
+		return -ENOSPC;
+	t->rules[t->n_rules] = *r;
+	t->rule_slots[slot] = ++t->n_rules;
+	return (int)(t->n_rules - 1);
+}
+
+/* Builds ef's table in the loaded form; the same limits as load_built() in unwind_maps.c. */
+static int table_build(struct user_unwind_tables *ut, struct file_table *ft, uint32_t chunk)
 {
 	struct stack_delta_table t = {0};
-	int err;
+	uint32_t *addr = NULL, levels;
+	uint16_t *rule = NULL;
+	int err, r;
 
 	err = stack_deltas__build(ft->ef, &t);
 	if (err)
@@ -207,28 +220,34 @@ static int table_build(struct file_table *ft)
 		err = -E2BIG;
 		goto cleanup;
 	}
-	ft->deltas = malloc(t.n * sizeof(*ft->deltas));
-	ft->rules = malloc(t.n * sizeof(*ft->rules));
-	if (!ft->deltas || !ft->rules) {
+	ft->n_pages = delta_pages__count(t.n, &levels);
+	addr = malloc(t.n * sizeof(*addr));
+	rule = malloc(t.n * sizeof(*rule));
+	ft->pages = calloc(ft->n_pages, sizeof(*ft->pages));
+	if (!addr || !rule || !ft->pages) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	ft->base = t.deltas[0].addr;
-	ft->n_deltas = (uint32_t)t.n;
-	/* Rules are not deduplicated here: the lookup result is the same. */
+	ft->info.base = t.deltas[0].addr;
+	ft->info.chunk = chunk;
 	for (size_t i = 0; i < t.n; i++) {
-		ft->deltas[i].addr = (uint32_t)(t.deltas[i].addr - ft->base);
-		ft->deltas[i].rule = (uint32_t)i;
-		ft->rules[i] = t.deltas[i].rule;
+		r = rule_index(ut, &t.deltas[i].rule);
+		if (r < 0) {
+			err = r;
+			goto cleanup;
+		}
+		addr[i] = (uint32_t)(t.deltas[i].addr - ft->info.base);
+		rule[i] = (uint16_t)r;
 	}
+	err = delta_pages__build(addr, rule, t.n, 0, ft->pages, &ft->info);
 cleanup:
 	if (err) {
-		free(ft->deltas);
-		free(ft->rules);
-		ft->deltas = NULL;
-		ft->rules = NULL;
-		ft->n_deltas = 0;
+		free(ft->pages);
+		ft->pages = NULL;
+		ft->n_pages = 0;
 	}
+	free(addr);
+	free(rule);
 	stack_delta_table__free(&t);
 	return err;
 }
@@ -254,7 +273,7 @@ static struct file_table *table_get(struct user_unwind_tables *t, const struct e
 	if (!ft)
 		return NULL;
 	ft->ef = ef;
-	ft->error = table_build(ft);
+	ft->error = table_build(t, ft, (uint32_t)t->n_tables);
 	if (ft->error == -ENOMEM) {
 		free(ft);
 		return NULL;
@@ -268,7 +287,7 @@ static struct file_table *table_get(struct user_unwind_tables *t, const struct e
 }
 
 static int mapping_insert(struct user_unwind_tables *t, uint64_t start, uint64_t end, uint64_t bias,
-			  struct file_table *ft)
+			  uint64_t table_id)
 {
 	size_t at;
 
@@ -281,11 +300,13 @@ static int mapping_insert(struct user_unwind_tables *t, uint64_t start, uint64_t
 		t->maps = maps;
 		t->cap_maps = cap;
 	}
-	for (at = t->n_maps; at > 0 && t->maps[at - 1].start > start; at--)
+	for (at = t->n_maps; at > 0 && t->maps[at - 1].v.start > start; at--)
 		;
 	memmove(&t->maps[at + 1], &t->maps[at], (t->n_maps - at) * sizeof(*t->maps));
-	t->maps[at] = (struct mapping){start, end, bias, ft};
+	t->maps[at].v = (struct op_mapping_value){
+	    .table_id = table_id, .bias = bias, .start = start, .end = end};
 	t->n_maps++;
+	op_lookup_cache__reset(&t->cache);
 	return 0;
 }
 
@@ -300,76 +321,83 @@ int user_unwind_tables__add(struct user_unwind_tables *t, uint64_t start, uint64
 		return -ENOENT;
 	if (ft->error)
 		return ft->error; /* like the agent: no table, frame pointers */
-	return mapping_insert(t, start, end, bias, ft);
+	return mapping_insert(t, start, end, bias, ft->info.chunk + 1ull);
 }
 
 int user_unwind_tables__add_anon(struct user_unwind_tables *t, uint64_t start, uint64_t end)
 {
-	return mapping_insert(t, start, end, 0, NULL);
+	return mapping_insert(t, start, end, 0, OP_TABLE_ID_ANON);
 }
 
 void user_unwind_tables__reset_mappings(struct user_unwind_tables *t)
 {
 	t->n_maps = 0;
+	op_lookup_cache__reset(&t->cache);
 }
 
-static const struct mapping *mapping_find(const struct user_unwind_tables *t, uint64_t pc)
+/* OP_LOOKUP_MAPPING: the mapping holding pc, else the pid's marker (one
+ * process per rule source: it is known). */
+static const struct op_mapping_value *tables_mapping(const struct user_unwind_tables *t,
+						     uint64_t pc)
 {
+	static const struct op_mapping_value marker;
 	size_t lo = 0, hi = t->n_maps;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (t->maps[mid].start <= pc)
+		if (t->maps[mid].v.start <= pc)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo && pc < t->maps[lo - 1].end ? &t->maps[lo - 1] : NULL;
+	return lo && pc < t->maps[lo - 1].v.end ? &t->maps[lo - 1].v : &marker;
 }
+
+static const struct op_table_info *tables_info(const struct user_unwind_tables *t, uint64_t id)
+{
+	return id && id <= t->n_tables && !t->tables[id - 1]->error ? &t->tables[id - 1]->info
+								    : NULL;
+}
+
+static const struct file_table *tables_chunk(const struct user_unwind_tables *t, uint32_t chunk)
+{
+	return chunk < t->n_tables ? t->tables[chunk] : NULL;
+}
+
+static const struct op_delta_page *tables_page(const struct file_table *ft, uint32_t index)
+{
+	return index < ft->n_pages ? &ft->pages[index] : NULL;
+}
+
+#define OP_LOOKUP_MAPPING(ctx, pid, pc) tables_mapping((ctx), (pc))
+#define OP_LOOKUP_TABLE(ctx, id)	tables_info((ctx), (id))
+#define OP_LOOKUP_CHUNK(ctx, chunk)	((void *)tables_chunk((ctx), (chunk)))
+#define OP_LOOKUP_RULE(ctx, index)                                                                 \
+	((index) < ((struct user_unwind_tables *)(ctx))->n_rules                                   \
+	     ? &((struct user_unwind_tables *)(ctx))->rules[(index)]                               \
+	     : NULL)
+#define OP_DELTA_PAGE(chunk, index) tables_page((chunk), (index))
+#include "omniprof/unwind/lookup.h"
 
 void user_unwind_tables__find_rule(void *ctx, uint32_t pid, uint64_t pc,
 				   struct op_unwind_rule *rule)
 {
 	struct user_unwind_tables *t = ctx;
-	const struct mapping *m = mapping_find(t, pc);
-	const struct file_table *ft;
-	uint32_t lo, hi;
-	uint64_t vaddr;
+	const struct op_mapping_value *m;
 
-	(void)pid;
-	if (!m) {
-		t->stats.fp_no_mapping++;
-		op_unwind_fp_rule(rule);
-		return;
-	}
-	if (!m->table) {
+	switch (op_lookup__rule(t, &t->cache, pid, pc, rule, &m)) {
+	case OP_LOOKUP_CFI:
+		t->stats.frames_cfi++;
+		break;
+	case OP_LOOKUP_INVALID:
+		t->stats.invalid++;
+		break;
+	case OP_LOOKUP_ANON:
 		t->stats.frames_anon++;
-		op_unwind_anon_rule(rule);
-		return;
+		break;
+	default:
+		t->stats.fp_no_mapping++;
+		break;
 	}
-	ft = m->table;
-	vaddr = pc - m->bias;
-	if (vaddr < ft->base || vaddr - ft->base >= OP_DELTA_PAD)
-		goto invalid;
-	/* The last delta at or below vaddr, compared in 32 bits as the BPF side does. */
-	lo = 0;
-	hi = ft->n_deltas;
-	for (int i = 0; i < USER_UNWIND_SEARCH_STEPS && lo < hi; i++) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (ft->deltas[mid].addr <= (uint32_t)(vaddr - ft->base))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		goto invalid;
-	*rule = ft->rules[ft->deltas[lo - 1].rule];
-	t->stats.frames_cfi++;
-	return;
-invalid:
-	t->stats.invalid++;
-	memset(rule, 0, sizeof(*rule));
-	rule->cmd = OP_RULE_INVALID;
 }

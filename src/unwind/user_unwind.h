@@ -6,12 +6,13 @@
  * unwind copies of stacks the kernel side could not finish.
  *
  * Two parts:
- *  - user_unwind__run(): the walk of walk_user_stack() in sampler.bpf.c, frame
- *    for frame and error frame for error frame;
- *  - struct user_unwind_tables: an in-memory rule source that mirrors
- *    find_rule() in sampler.bpf.c over tables built by the real ELF code
- *    (stack_deltas__build), in the same compact form unwind_maps.c loads
- *    (32-bit offsets from the table's first address).
+ *  - user_unwind__walk(): the walk of walk_user_stack() in sampler.bpf.c,
+ *    the same loop (omniprof/unwind/walk.h), frame for frame and error
+ *    frame for error frame;
+ *  - struct user_unwind_tables: an in-memory rule source running the
+ *    sampler's lookup (omniprof/unwind/lookup.h) over tables built by the
+ *    real ELF code (stack_deltas__build) and laid out as the agent loads
+ *    them (delta_pages__build page trees, deduplicated 16-bit rule indexes).
  */
 #ifndef OMNIPROF_UNWIND_USER_UNWIND_H
 #define OMNIPROF_UNWIND_USER_UNWIND_H
@@ -19,7 +20,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "omniprof/interp/python_abi.h"
 #include "omniprof/abi.h"
 
 struct elf_file;
@@ -28,9 +28,9 @@ struct user_unwind_ops {
 	/* Copies size bytes of the target's memory at addr into dst: 0, or
 	 * non-zero when unreadable (bpf_probe_read_user's contract). */
 	int (*read)(void *ctx, void *dst, size_t size, uint64_t addr);
-	/* Fills *rule for the instruction at pc of process pid (find_rule's
-	 * contract: OP_RULE_INVALID when a table has no rule, the frame-pointer
-	 * rule when there is no table). user_unwind_tables__find_rule fits. */
+	/* Fills *rule for the instruction at pc of process pid (the contract of
+	 * omniprof/unwind/lookup.h: OP_RULE_INVALID when a table has no rule, the
+	 * frame-pointer rule when there is no table). user_unwind_tables__find_rule fits. */
 	void (*find_rule)(void *ctx, uint32_t pid, uint64_t pc, struct op_unwind_rule *rule);
 	void *read_ctx;
 	void *rule_ctx;
@@ -48,36 +48,39 @@ struct user_unwind_result {
  * OP_MAX_USER_FRAMES: native frames with absolute addresses and file_id 0,
  * then an OP_FRAME_ERROR frame when the walk stopped early and there is room.
  * pc == 0 gives no frames and OP_TRACE_F_NO_USER. Safe to call from several
- * threads at once (the ops pointer is kept per thread during the walk).
+ * threads at once (the walk's state is its own: no globals).
  */
 struct user_unwind_result user_unwind__run(const struct user_unwind_ops *ops, uint32_t pid,
 					   uint64_t pc, uint64_t sp, uint64_t fp,
 					   struct op_frame *frames, uint32_t max_frames);
 
-/* A Python process (omniprof/interp/python_abi.h): CPython's step of the walk. */
-struct user_unwind_python {
-	const struct op_py_proc *proc; /* its py_procs value (src/interp/python/); NULL: none */
-	uint64_t thread_ptr;	       /* the walked thread's fs base */
-	/* Reads of the interpreter's memory (thread states, frames, code
-	 * objects), same contract as user_unwind_ops.read; NULL: ops->read. */
-	int (*read)(void *ctx, void *dst, size_t size, uint64_t addr);
-	void *read_ctx;
-	uint64_t stats[OP_PY_STAT__COUNT]; /* enum op_py_stat, added to */
+struct op_walk;
+struct op_unwinder;
+
+/* A runtime's step in user space: OP_INTERP_STEP of omniprof/unwind/walk.h
+ * (its contract), with ctx the runtime's state for this walk. */
+struct user_unwind_runtime {
+	int (*step)(void *ctx, struct op_walk *w, struct op_frame *frame, int res);
+	void *ctx;
 };
 
 /* The runtimes a walk hands frames to (omniprof/unwind/walk.h). */
 struct user_unwind_interp {
 	const struct op_interp_proc *ranges; /* the pid's interp_procs value; NULL: native walk */
-	struct user_unwind_python *python;   /* OP_INTERP_PYTHON; NULL: its code stays native */
+	struct user_unwind_runtime
+	    runtimes[OP_INTERP__COUNT]; /* step NULL: its code stays native */
 };
+
+/* For runtimes' steps (and their OP_READ_USER / OP_FIND_RULE): the walk's
+ * reads of the target (user_unwind_ops.read, zeroed on failure) and rules. */
+int user_unwind__read(struct op_unwinder *u, void *dst, size_t size, uint64_t addr);
+void user_unwind__find_rule(struct op_unwinder *u, uint64_t pc, struct op_unwind_rule *rule);
 
 /*
  * user_unwind__run() handing frames to runtimes as the BPF sampler does: a
- * native frame in one of interp->ranges goes to that runtime's step (CPython:
- * the thread state whose thread_id is python->thread_ptr, found the first
- * time the walk meets the eval loop; each eval-loop frame replaced by its
- * Python frames, OP_FRAME_PYTHON: code object, offset, fingerprint).
- * interp NULL: user_unwind__run().
+ * native frame in one of interp->ranges goes to that runtime's step, which
+ * may replace it by the runtime's frames (each runtime's user-space step is
+ * in its folder, e.g. src/interp/<runtime>/). interp NULL: user_unwind__run().
  */
 struct user_unwind_result user_unwind__walk(const struct user_unwind_ops *ops,
 					    const struct user_unwind_interp *interp, uint32_t pid,
@@ -86,7 +89,7 @@ struct user_unwind_result user_unwind__walk(const struct user_unwind_ops *ops,
 
 /* ---- the in-memory rule source ------------------------------------------- */
 
-/* What find_rule decided per lookup, as the BPF counters (enum op_stat) count it. */
+/* What the lookup decided, as the BPF counters (enum op_stat) count it. */
 struct user_unwind_tables_stats {
 	uint64_t frames_cfi;	/* OP_STAT_FRAMES_CFI: a rule from a table */
 	uint64_t fp_no_mapping; /* OP_STAT_FP_NO_MAPPING: address in no mapping with a table */
@@ -115,7 +118,7 @@ int user_unwind_tables__add(struct user_unwind_tables *t, uint64_t start, uint64
 			    uint64_t bias, const struct elf_file *ef);
 
 /* Adds anonymous executable memory [start, end) (JIT code; the agent's
- * OP_FILE_ID_ANON): frame pointers, stopping with OP_UNWIND_ERR_ANON_CODE
+ * OP_TABLE_ID_ANON): frame pointers, stopping with OP_UNWIND_ERR_ANON_CODE
  * where they fail. 0 or -ENOMEM. */
 int user_unwind_tables__add_anon(struct user_unwind_tables *t, uint64_t start, uint64_t end);
 
@@ -124,11 +127,11 @@ int user_unwind_tables__add_anon(struct user_unwind_tables *t, uint64_t start, u
 void user_unwind_tables__reset_mappings(struct user_unwind_tables *t);
 
 /*
- * Same as find_rule in bpf/sampler.bpf.c for one process: the mapping holding
- * pc, its table, the last delta at or below pc - bias, its rule; frame
- * pointers when no mapping has a table; the anonymous-code rule
- * (OP_RULE_ANON) in anonymous code. ctx is the struct user_unwind_tables
- * (pid is ignored: one rule source per process).
+ * The lookup of bpf/sampler.bpf.c (omniprof/unwind/lookup.h) for one process,
+ * over the in-memory tables: the mapping holding pc, its table, the last
+ * delta at or below pc - bias, its rule; frame pointers when no mapping has
+ * a table; the anonymous-code rule (OP_RULE_ANON) in anonymous code. ctx is
+ * the struct user_unwind_tables (pid is ignored: one rule source per process).
  */
 void user_unwind_tables__find_rule(void *ctx, uint32_t pid, uint64_t pc,
 				   struct op_unwind_rule *rule);

@@ -638,7 +638,7 @@ static void test_fifty_thousand_mappings(void **state)
 
 /*
  * The same numbers as JIT code: 50,000 anonymous executable regions, each
- * an LPM entry of its own (OP_FILE_ID_ANON): held to the same per-process
+ * an LPM entry of its own (OP_TABLE_ID_ANON): held to the same per-process
  * cap (the anonymous regions, all one pseudo file, are the ones dropped).
  */
 static void test_fifty_thousand_jit_regions(void **state)

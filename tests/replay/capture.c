@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -22,6 +21,8 @@
 #include "snapshot.h"
 #include "space.h"
 #include "testutil.h"
+#include "interp/python/python_unwind.h"
+#include "proc/remote_memory.h"
 #include "unwind/user_unwind.h"
 #include "util/read_file.h"
 
@@ -52,12 +53,12 @@ struct capture {
 	size_t err_len;
 };
 
+/* The stopped child's memory: proc/remote_memory's live source (ctx: the pid). */
 static int live_read(void *ctx, void *dst, size_t len, uint64_t addr)
 {
-	pid_t pid = *(pid_t *)ctx;
-	struct iovec local = {dst, len}, remote = {(void *)(uintptr_t)addr, len};
-
-	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+	return remote_memory__read_live((void *)(uintptr_t) * (pid_t *)ctx, addr, dst, len)
+		   ? -EFAULT
+		   : 0;
 }
 
 /* Waits for tr's next stop and notes a signal to pass on. 0, or -ESRCH when it is gone. */
@@ -165,7 +166,7 @@ static bool in_python_function(struct capture *cap, pid_t tid, uint64_t pc, cons
 {
 	static struct op_frame frames[OP_MAX_USER_FRAMES];
 	struct user_unwind_ops ops = {live_read, user_unwind_tables__find_rule, &cap->pid, NULL};
-	struct user_unwind_python py = {0};
+	struct python_unwind py = {0};
 	struct user_unwind_result r;
 	struct user_regs_struct regs;
 	struct python_code *code = NULL;
@@ -188,14 +189,16 @@ static bool in_python_function(struct capture *cap, pid_t tid, uint64_t pc, cons
 	ops.rule_ctx = cap->tables;
 	py.proc = &cap->py.proc;
 	py.thread_ptr = regs.fs_base;
-	r = user_unwind__walk(&ops, &(struct user_unwind_interp){&cap->py.ranges, &py},
-			      (uint32_t)cap->pid, regs.rip, regs.rsp, regs.rbp, frames,
-			      OP_MAX_USER_FRAMES);
+	r = user_unwind__walk(
+	    &ops,
+	    &(struct user_unwind_interp){&cap->py.ranges,
+					 {[OP_INTERP_PYTHON] = python_unwind__runtime(&py)}},
+	    (uint32_t)cap->pid, regs.rip, regs.rsp, regs.rbp, frames, OP_MAX_USER_FRAMES);
 	for (uint32_t i = 0; i < r.n_frames; i++) {
 		if (frames[i].kind != OP_FRAME_PYTHON)
 			continue;
 		if (!python_code__read((uint32_t)cap->pid, cap->py.layout, frames[i].addr,
-				       frames[i].file_id, &code))
+				       frames[i].data, &code))
 			match = !strcmp(code->name, name);
 		python_code__free(code);
 		break;

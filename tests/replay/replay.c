@@ -30,6 +30,7 @@
 #include "space.h"
 #include "symbol/symbolizer.h"
 #include "testutil.h"
+#include "interp/python/python_unwind.h"
 #include "unwind/user_unwind.h"
 
 #define NAME_LEN 256
@@ -43,15 +44,16 @@ struct named_frame {
 	bool python;
 };
 
+/* The unwinder's reads: the snapshot's memory (ctx: its remote_memory source). */
 static int snap_read(void *ctx, void *dst, size_t len, uint64_t addr)
 {
-	return snapshot__read_mem(ctx, dst, len, addr);
+	return remote_memory__read(ctx, addr, dst, len);
 }
 
 /* The process's memory besides its stacks: what the snapshot copied, else
  * what a read-only file mapping holds (the file). */
 struct full_mem {
-	const struct snapshot *s;
+	struct remote_memory snap;
 	const struct space *sp;
 };
 
@@ -59,7 +61,7 @@ static int full_read(void *ctx, void *dst, size_t len, uint64_t addr)
 {
 	const struct full_mem *m = ctx;
 
-	if (!snapshot__read_mem(m->s, dst, len, addr))
+	if (!remote_memory__read(&m->snap, addr, dst, len))
 		return 0;
 	return space__read_file(m->sp, dst, len, addr);
 }
@@ -194,7 +196,7 @@ static void name_python(struct full_mem *full, const struct space_python *py,
 {
 	struct remote_memory mem = {full_read_py, full};
 	struct python_code *code = NULL;
-	int err = python_code__read_from(&mem, py->layout, f->addr, f->file_id, &code);
+	int err = python_code__read_from(&mem, py->layout, f->addr, f->data, &code);
 
 	out->python = true;
 	if (err) {
@@ -219,9 +221,10 @@ static bool replay_thread(const struct replay_case *c, const struct case_thread 
 	static struct op_frame frames[OP_MAX_USER_FRAMES];
 	static struct named_frame named[OP_MAX_USER_FRAMES];
 	const struct snapshot_thread *t = pick_thread(s, ct->select);
-	struct user_unwind_ops ops = {snap_read, user_unwind_tables__find_rule, (void *)s, tables};
-	struct full_mem full = {s, sp};
-	struct user_unwind_python walk_py = {.read = full_read, .read_ctx = &full};
+	struct remote_memory snap = snapshot__memory(s);
+	struct user_unwind_ops ops = {snap_read, user_unwind_tables__find_rule, &snap, tables};
+	struct full_mem full = {snapshot__memory(s), sp};
+	struct python_unwind walk_py = {.read = full_read, .read_ctx = &full};
 	struct user_unwind_result r;
 	size_t deepest = 0, deepest_exp = 0, n_python = 0;
 	char want[NAME_LEN];
@@ -234,9 +237,11 @@ static bool replay_thread(const struct replay_case *c, const struct case_thread 
 	 * pid has interp_procs and py_procs entries. */
 	walk_py.proc = py ? &py->proc : NULL;
 	walk_py.thread_ptr = t->regs.fs_base;
-	r = user_unwind__walk(&ops, &(struct user_unwind_interp){py ? &py->ranges : NULL, &walk_py},
-			      s->pid, t->regs.rip, t->regs.rsp, t->regs.rbp, frames,
-			      OP_MAX_USER_FRAMES);
+	r = user_unwind__walk(
+	    &ops,
+	    &(struct user_unwind_interp){py ? &py->ranges : NULL,
+					 {[OP_INTERP_PYTHON] = python_unwind__runtime(&walk_py)}},
+	    s->pid, t->regs.rip, t->regs.rsp, t->regs.rbp, frames, OP_MAX_USER_FRAMES);
 	for (uint32_t i = 0; i < r.n_frames; i++) {
 		memset(&named[i], 0, sizeof(named[i]));
 		named[i].error = frames[i].kind == OP_FRAME_ERROR;
@@ -277,12 +282,14 @@ static int replay_snapshot(const struct replay_case *c, const struct snapshot *s
 			   size_t len)
 {
 	struct user_unwind_tables *tables = NULL;
+	struct remote_memory snap;
 	struct space_python py;
 	struct space sp;
 	int err, failed = 0, py_err;
 	size_t used = 0;
 
-	err = space__open(&sp, s->maps, s->maps_len, snap_read, (void *)s);
+	snap = snapshot__memory(s);
+	err = space__open(&sp, s->maps, s->maps_len, snap_read, &snap);
 	if (err) {
 		snprintf(summary, len, "cannot read the snapshot's maps: %s", strerror(-err));
 		return err;

@@ -262,3 +262,13 @@ const char *snapshot__build_id(const struct snapshot *s, const char *path)
 			return s->files[i].build_id;
 	return NULL;
 }
+
+static int snapshot_memory_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return snapshot__read_mem(ctx, buf, len, addr) ? -EFAULT : 0;
+}
+
+struct remote_memory snapshot__memory(const struct snapshot *s)
+{
+	return (struct remote_memory){.read = snapshot_memory_read, .ctx = (void *)s};
+}

@@ -22,6 +22,8 @@
 #include <stdint.h>
 #include <sys/user.h>
 
+#include "proc/remote_memory.h"
+
 struct snapshot_thread {
 	uint32_t tid;
 	char comm[16];
@@ -67,6 +69,8 @@ int snapshot__read(struct snapshot *s, const char *path);
 
 /* Copies len bytes at addr from the captured memory: 0, or -EFAULT when not captured. */
 int snapshot__read_mem(const struct snapshot *s, void *dst, size_t len, uint64_t addr);
+/* The snapshot's memory as a proc/remote_memory source (s must outlive it). */
+struct remote_memory snapshot__memory(const struct snapshot *s);
 /* The build id recorded for path, or NULL when the file was not recorded. */
 const char *snapshot__build_id(const struct snapshot *s, const char *path);
 

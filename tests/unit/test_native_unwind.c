@@ -50,7 +50,7 @@ static void test_find_rule(uint64_t pc, struct op_unwind_rule *rule)
 	op_unwind_fp_rule(rule);
 }
 
-#define OP_READ_USER(dst, size, addr) fake_read((dst), (size), (addr))
+#define OP_READ_USER(u, dst, size, addr) fake_read((dst), (size), (addr))
 #define OP_FIND_RULE(u, pc, rule)     test_find_rule((pc), (rule))
 #include "omniprof/unwind/native.h"
 
@@ -260,7 +260,7 @@ static void test_error_frame_encoding(void **state)
 	op_frame__set_error(&f, OP_UNWIND_ERR_MAX_DEPTH);
 	assert_int_equal(f.kind, OP_FRAME_ERROR);
 	assert_int_equal(f.addr, OP_UNWIND_ERR_MAX_DEPTH);
-	assert_int_equal(f.file_id, 0);
+	assert_int_equal(f.data, 0);
 	assert_int_equal(f.flags, 0);
 }
 

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "interp/python/python_layout.h"
+#include "interp/python/python_unwind.h"
 #include "unwind/user_unwind.h"
 
 /* "User memory": one readable image; everything else faults. */
@@ -209,7 +210,7 @@ static void put_entry_frame(const struct python_layout *l, uint64_t f, uint64_t 
 /* Walks our thread; the Python walker's reads go to *log when it is not NULL. */
 static struct user_unwind_result walk_logged(const struct op_py_proc *proc, uint64_t pc,
 					     uint64_t fp, struct op_frame *frames, uint32_t max,
-					     struct user_unwind_python *py, struct read_log *log)
+					     struct python_unwind *py, struct read_log *log)
 {
 	struct user_unwind_ops ops = {mem_read, fp_rule, NULL, NULL};
 
@@ -221,13 +222,16 @@ static struct user_unwind_result walk_logged(const struct op_py_proc *proc, uint
 		py->read = logged_read;
 		py->read_ctx = log;
 	}
-	return user_unwind__walk(&ops, &(struct user_unwind_interp){&eval_ranges, py}, 42, pc,
-				 STACK, fp, frames, max);
+	return user_unwind__walk(
+	    &ops,
+	    &(struct user_unwind_interp){&eval_ranges,
+					 {[OP_INTERP_PYTHON] = python_unwind__runtime(py)}},
+	    42, pc, STACK, fp, frames, max);
 }
 
 static struct user_unwind_result walk(const struct op_py_proc *proc, uint64_t pc, uint64_t fp,
 				      struct op_frame *frames, uint32_t max,
-				      struct user_unwind_python *py)
+				      struct python_unwind *py)
 {
 	return walk_logged(proc, pc, fp, frames, max, py, NULL);
 }
@@ -243,7 +247,7 @@ static void assert_python(const struct op_frame *f, uint64_t code, uint32_t firs
 {
 	assert_int_equal(f->kind, OP_FRAME_PYTHON);
 	assert_int_equal(f->addr, code);
-	assert_int_equal(f->file_id, firstlineno); /* the fingerprint read from the code object */
+	assert_int_equal(f->data, firstlineno); /* the fingerprint read from the code object */
 	assert_int_equal(f->aux, aux);
 }
 
@@ -269,7 +273,7 @@ static void check_310_frame_objects(uint64_t leaf, int unreadable_blocks)
 	uint64_t c_leaf = HEAP + 0x2000, c_mid = HEAP + 0x2100, c_outer = HEAP + 0x2200,
 		 c_other = HEAP + 0x2300;
 	struct op_frame f[32];
-	struct user_unwind_python py;
+	struct python_unwind py;
 	struct user_unwind_result r;
 	struct read_log log;
 	struct op_py_proc proc;
@@ -342,7 +346,7 @@ static void test_311_entry_flag(void **state)
 	uint64_t c_c2 = HEAP + 0x2000, c_c1 = HEAP + 0x2400, c_b1 = HEAP + 0x2800,
 		 c_a2 = HEAP + 0x2c00, c_a1 = HEAP + 0x3000;
 	struct op_frame f[32];
-	struct user_unwind_python py;
+	struct python_unwind py;
 	struct user_unwind_result r;
 	struct read_log log;
 	struct op_py_proc proc;
@@ -399,7 +403,7 @@ static void check_312_entry_frames(uint64_t b2, uint64_t entry_b, int unreadable
 	uint64_t c_b2 = HEAP + 0x2000, c_b1 = HEAP + 0x2400, c_a1 = HEAP + 0x2800,
 		 c_other = HEAP + 0x2c00;
 	struct op_frame f[32];
-	struct user_unwind_python py;
+	struct python_unwind py;
 	struct user_unwind_result r;
 	struct read_log log;
 	struct op_py_proc proc;
@@ -476,7 +480,7 @@ static void test_312_entry_frame_past_memory(void **state)
 
 /*
  * A frame whose f_back points nowhere: the frame it leads to cannot be read,
- * so the walk stops there with exactly one OP_UNWIND_ERR_PYTHON error frame
+ * so the walk stops there with exactly one OP_UNWIND_ERR_INTERP error frame
  * (the step writes it; the driver must not add another), counted.
  */
 static void test_bad_pointer_stops_with_error(void **state)
@@ -485,7 +489,7 @@ static void test_bad_pointer_stops_with_error(void **state)
 	const uint64_t ras[] = {GLUE_RA, EVAL_PC + 0x10, MAIN_RA};
 	uint64_t leaf = HEAP + 0x1000, c_leaf = HEAP + 0x2000;
 	struct op_frame f[32];
-	struct user_unwind_python py;
+	struct python_unwind py;
 	struct user_unwind_result r;
 	struct op_py_proc proc;
 	uint64_t fp;
@@ -497,13 +501,13 @@ static void test_bad_pointer_stops_with_error(void **state)
 	fp = build_stack(ras, 3);
 
 	r = walk(&proc, EVAL_PC, fp, f, 32, &py);
-	assert_int_equal(r.error, OP_UNWIND_ERR_PYTHON);
+	assert_int_equal(r.error, OP_UNWIND_ERR_INTERP);
 	assert_true(r.flags & OP_TRACE_F_USER_TRUNCATED);
 	assert_int_equal(r.n_frames, 3);
 	assert_python(&f[0], c_leaf, 10, 4);
 	assert_native(&f[1], GLUE_RA);
 	assert_int_equal(f[2].kind, OP_FRAME_ERROR);
-	assert_int_equal(f[2].addr, OP_UNWIND_ERR_PYTHON);
+	assert_int_equal(f[2].addr, OP_UNWIND_ERR_INTERP);
 	assert_int_equal(py.stats[OP_PY_STAT_READ_ERR], 1);
 }
 
@@ -514,7 +518,7 @@ static void test_312_bad_previous(void **state)
 	const uint64_t ras[] = {MAIN_RA};
 	uint64_t b2 = HEAP + 0x1000, c_b2 = HEAP + 0x2000;
 	struct op_frame f[32];
-	struct user_unwind_python py;
+	struct python_unwind py;
 	struct user_unwind_result r;
 	struct op_py_proc proc;
 	uint64_t fp;
@@ -526,11 +530,11 @@ static void test_312_bad_previous(void **state)
 	fp = build_stack(ras, 1);
 
 	r = walk(&proc, EVAL_PC, fp, f, 32, &py);
-	assert_int_equal(r.error, OP_UNWIND_ERR_PYTHON);
+	assert_int_equal(r.error, OP_UNWIND_ERR_INTERP);
 	assert_int_equal(r.n_frames, 2);
 	assert_python(&f[0], c_b2, 5, 1);
 	assert_int_equal(f[1].kind, OP_FRAME_ERROR);
-	assert_int_equal(f[1].addr, OP_UNWIND_ERR_PYTHON);
+	assert_int_equal(f[1].addr, OP_UNWIND_ERR_INTERP);
 }
 
 /* A thread with no thread state (not created by Python): native frames only. */
@@ -539,7 +543,7 @@ static void test_unknown_thread_is_native(void **state)
 	const struct python_layout *l = python_layout__find(3, 12);
 	const uint64_t ras[] = {GLUE_RA, MAIN_RA};
 	struct op_frame f[32];
-	struct user_unwind_python py;
+	struct python_unwind py;
 	struct user_unwind_result r;
 	struct op_py_proc proc;
 	uint64_t fp;
@@ -551,8 +555,9 @@ static void test_unknown_thread_is_native(void **state)
 	py.proc = &proc;
 	py.thread_ptr = 0x1234; /* no such thread */
 	r = user_unwind__walk(&(struct user_unwind_ops){mem_read, fp_rule, NULL, NULL},
-			      &(struct user_unwind_interp){&eval_ranges, &py}, 42, EVAL_PC, STACK,
-			      fp, f, 32);
+			      &(struct user_unwind_interp){
+				  &eval_ranges, {[OP_INTERP_PYTHON] = python_unwind__runtime(&py)}},
+			      42, EVAL_PC, STACK, fp, f, 32);
 	assert_int_equal(r.error, 0);
 	assert_int_equal(r.n_frames, 3);
 	assert_native(&f[0], EVAL_PC);

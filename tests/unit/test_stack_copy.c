@@ -235,7 +235,7 @@ static void test_python_frames_from_copy(void **state)
 	assert_int_equal(user_of(t)[0].kind, OP_FRAME_PYTHON);
 	assert_int_equal(user_of(t)[0].addr, code_b);
 	assert_int_equal(user_of(t)[0].aux, 5);
-	assert_int_equal(user_of(t)[0].file_id, 11);
+	assert_int_equal(user_of(t)[0].data, 11);
 	assert_int_equal(user_of(t)[1].kind, OP_FRAME_NATIVE);
 	assert_int_equal(user_of(t)[1].addr, 0x500200);
 	assert_int_equal(user_of(t)[2].kind, OP_FRAME_PYTHON);
@@ -322,7 +322,7 @@ static void test_python_block_past_copy_end(void **state)
 	assert_int_equal(user_of(t)[0].kind, OP_FRAME_PYTHON);
 	assert_int_equal(user_of(t)[0].addr, code_a);
 	assert_int_equal(user_of(t)[0].aux, 3);
-	assert_int_equal(user_of(t)[0].file_id, 33);
+	assert_int_equal(user_of(t)[0].data, 33);
 	assert_int_equal(user_of(t)[1].kind, OP_FRAME_NATIVE);
 	assert_int_equal(user_of(t)[1].addr, 0x400100);
 	assert_int_equal(t->flags & OP_TRACE_F_USER_TRUNCATED, 0);

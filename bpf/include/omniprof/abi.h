@@ -4,11 +4,8 @@
  * the frame encoding and the counters. Fixed-width types only, sizes pinned
  * with _Static_assert so both sides agree byte for byte.
  *
- * A frame is (kind, file_id, addr, aux). Today the BPF side emits native
- * frames with file_id 0 and an absolute address that user space resolves
- * through the process's mappings; once stack-delta tables live in BPF maps
- * the same record carries (file id, file-relative address), and interpreter
- * frames use addr/aux for (code object, instruction offset).
+ * A frame is (kind, flags, addr, data, aux): neutral payload fields whose
+ * meaning each frame kind documents (struct op_frame).
  */
 #ifndef OMNIPROF_ABI_H
 #define OMNIPROF_ABI_H
@@ -49,7 +46,7 @@ enum op_unwind_error {
 	OP_UNWIND_ERR_BAD_CFA = 5,   /* the rule gave a CFA below the stack pointer */
 	OP_UNWIND_ERR_ANON_CODE = 6, /* JIT/anonymous code without a frame pointer */
 	OP_UNWIND_ERR_NO_MAPS = 7,   /* stack copy of a process whose maps were never read */
-	OP_UNWIND_ERR_PYTHON = 8,    /* an interpreter frame could not be read */
+	OP_UNWIND_ERR_INTERP = 8,    /* a runtime's frame could not be read */
 };
 
 /*
@@ -87,7 +84,7 @@ enum op_rule_cmd {
 	OP_RULE_SIGNAL = 5,    /* rt_sigreturn trampoline: registers from the ucontext at rsp */
 	/* Anonymous executable memory (JIT code): the frame-pointer rule, where any
 	 * failure (rbp 0 or below rsp, unreadable) is OP_UNWIND_ERR_ANON_CODE. Made
-	 * by the lookup for OP_FILE_ID_ANON mappings, never stored in a table. */
+	 * by the lookup for OP_TABLE_ID_ANON mappings, never stored in a table. */
 	OP_RULE_ANON = 6,
 };
 
@@ -102,9 +99,18 @@ struct op_unwind_rule {
 	__s32 cfa_offset;
 };
 
+/*
+ * One user frame. The payload's meaning is the kind's:
+ *   OP_FRAME_NATIVE  addr: the absolute pc (OP_FRAME_F_RETURN_ADDRESS: a
+ *                    return address), resolved by user space through the
+ *                    process's mappings; data, aux: 0
+ *   OP_FRAME_ERROR   addr: the enum op_unwind_error; data, aux: 0
+ *   a runtime's kind what the runtime's ABI header says (CPython:
+ *                    omniprof/interp/python_abi.h)
+ */
 struct op_frame {
 	__u64 addr;
-	__u64 file_id; /* 0: resolve addr through the process's mappings */
+	__u64 data;
 	__u32 aux;
 	__u8 kind;  /* enum op_frame_kind */
 	__u8 flags; /* enum op_frame_flags */
@@ -114,7 +120,7 @@ struct op_frame {
 /*
  * (pid, address) -> file: an LPM trie. Every executable mapping is split into
  * power-of-two aligned blocks, each an entry whose prefix covers the pid and
- * the block's high address bits. A pid-only entry (prefixlen 32, file_id 0)
+ * the block's high address bits. A pid-only entry (prefixlen 32, table_id 0)
  * marks a known process, so a miss tells "unknown process" apart from
  * "address outside every mapping" (JIT code, or a dlopen not seen yet).
  */
@@ -124,13 +130,15 @@ struct op_mapping_key {
 	__u64 addr_be; /* big endian, so prefixes compare high bits first */
 };
 
-/* op_mapping_value.file_id of anonymous executable memory (JIT code); htlhash ids avoid it. */
-#define OP_FILE_ID_ANON (~0ull)
+/* op_mapping_value.table_id of anonymous executable memory (JIT code); table ids avoid it. */
+#define OP_TABLE_ID_ANON (~0ull)
 
 struct op_mapping_value {
-	/* stack-delta table id (file hash): a file without a table uses frame pointers;
-	 * OP_FILE_ID_ANON: anonymous code; 0: the pid marker */
-	__u64 file_id;
+	/* The file's stack-delta table id (stack_deltas__table_id(): a hash of the
+	 * CFI's inputs, the key of table_info; not the file's content id): a file
+	 * whose table is not loaded uses frame pointers; OP_TABLE_ID_ANON:
+	 * anonymous code; 0: the pid marker */
+	__u64 table_id;
 	__u64 bias; /* ELF vaddr = address - bias */
 	/* The whole mapping [start, end) this block belongs to: every address in it
 	 * has this value, so the unwinder looks the trie up once per mapping per sample. */

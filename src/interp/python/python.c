@@ -315,7 +315,7 @@ static void python_read_bpf_counters(void *rt, interp_read_percpu_fn read, void 
 static size_t python_counters(const void *rt, struct interp_counter *out)
 {
 	static const char *const bpf_names[OP_PY_STAT__COUNT] = {
-	    [OP_PY_STAT_WALKS] = "python: samples of Python processes",
+	    [OP_PY_STAT_WALKS] = "python: samples whose walk met the eval loop",
 	    [OP_PY_STAT_NO_THREAD] = "python: thread without a thread state",
 	    [OP_PY_STAT_NO_FRAME] = "python: thread state without a frame",
 	    [OP_PY_STAT_FRAMES] = "python: frames walked in BPF",
@@ -369,8 +369,8 @@ static void python_free_rt(void *rt)
 
 static uint32_t python_resolve(void *rt, uint32_t pid, const struct op_frame *f)
 {
-	/* addr: the code object; file_id: its fingerprint (omniprof/interp/python_abi.h). */
-	return python__resolve(rt, pid, f->addr, f->file_id);
+	/* addr: the code object; data: its fingerprint (omniprof/interp/python_abi.h). */
+	return python__resolve(rt, pid, f->addr, f->data);
 }
 
 static void python_describe(const void *rt, uint32_t id, uint64_t offset, const char **name,
@@ -393,7 +393,7 @@ const struct interp_ops python_interp_ops = {
     .name = "python",
     .kind = OP_FRAME_PYTHON,
     .interp = OP_INTERP_PYTHON,
-    .unwind_error = OP_UNWIND_ERR_PYTHON,
+    .unwind_error = OP_UNWIND_ERR_INTERP,
     .unwind_error_text = "[unwind stopped: unreadable Python frame]",
     .max_counters = PYTHON_COUNTERS,
     .new_rt = python_new_rt,

@@ -12,7 +12,7 @@
  *            (bytes up to 3.9, code units in 3.10; 0xffffffff before the
  *            first instruction), code units from the start of the bytecode
  *            from 3.11 on
- *   file_id  8 bytes read from the code object (its first line number and
+ *   data     8 bytes read from the code object (its first line number and
  *            the field next to it), so user space notices a code object freed
  *            and another one allocated at the same address
  */
@@ -78,9 +78,30 @@ struct op_py_proc {
 	__u16 reserved[3];
 };
 
+_Static_assert((OP_PY_BLOCK & (OP_PY_BLOCK - 1)) == 0, "the block's masks need a power of 2");
+
+/* The first OP_PY_BLOCK bytes of an interpreter frame, by field size. */
+union op_py_block {
+	__u64 q[OP_PY_BLOCK / 8];
+	__u32 d[OP_PY_BLOCK / 4];
+	__u8 b[OP_PY_BLOCK];
+};
+
+/* The state of one stack walk of a Python process (the `py_walk` per-CPU
+ * map in BPF; omniprof/interp/python_walk.h works on it). */
+struct op_py_walker {
+	struct op_py_proc proc; /* copied from the pid's entry */
+	__u64 frame;		/* next interpreter frame to emit, 0: none */
+	__u64 block_frame;	/* the interpreter frame `block` holds, 0: none */
+	__s32 deferred;		/* native step result owed once pending frames are out */
+	__u8 block_ok;		/* block_frame's code and previous frame are known */
+	__u8 reserved[3];
+	union op_py_block block;
+};
+
 /* Per-CPU counters of the Python unwinder (the `py_stats` array map). */
 enum op_py_stat {
-	OP_PY_STAT_WALKS = 0,	  /* samples of a Python process */
+	OP_PY_STAT_WALKS = 0,	  /* samples whose walk met the eval loop (the set-up ran) */
 	OP_PY_STAT_NO_THREAD,	  /* the sampled thread has no thread state (yet) */
 	OP_PY_STAT_NO_FRAME,	  /* thread state found, no Python frame running */
 	OP_PY_STAT_FRAMES,	  /* Python frames emitted */

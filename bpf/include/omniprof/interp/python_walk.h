@@ -3,8 +3,10 @@
  * The CPython frame walker, written once for two targets like
  * omniprof/unwind/native.h (include it and omniprof/unwind/walk.h first): the BPF
  * sampler and ordinary C. It
- * reads user memory only through OP_READ_USER; the includer may define
- * OP_PY_STAT(which) to count enum op_py_stat events.
+ * reads the interpreter's memory only through OP_PY_READ(py, dst, size,
+ * addr) (OP_READ_USER's contract; py, the struct op_py_walker, is the
+ * includer's context: user space finds its read source from it), and the
+ * includer may define OP_PY_STAT(py, which) to count enum op_py_stat events.
  *
  * How Python frames join the native stack. The native unwinder walks the
  * machine stack; each frame of CPython's eval loop (_PyEval_EvalFrameDefault,
@@ -41,7 +43,7 @@
  * and then, when the set-up succeeded, op_py_walk_step() for this frame
  * and for every pending frame of the invocation.
  * An interpreter frame that cannot be read ends the walk with an
- * OP_UNWIND_ERR_PYTHON error frame, written by the step itself (see
+ * OP_UNWIND_ERR_INTERP error frame, written by the step itself (see
  * op_py_walk_step()): the rest of the chain cannot be trusted.
  */
 #ifndef OMNIPROF_INTERP_PYTHON_WALK_H
@@ -54,8 +56,11 @@
 #error "include omniprof/unwind/walk.h before omniprof/interp/python_walk.h"
 #endif
 
+#ifndef OP_PY_READ
+#error "define OP_PY_READ before including omniprof/interp/python_walk.h"
+#endif
 #ifndef OP_PY_STAT
-#define OP_PY_STAT(which) ((void)0)
+#define OP_PY_STAT(py, which) ((void)0)
 #endif
 
 /* How op_py_block_fill() is defined: BPF makes it a global function, which
@@ -64,30 +69,10 @@
 #define OP_PY_FILL_FN static __always_inline int
 #endif
 
-_Static_assert((OP_PY_BLOCK & (OP_PY_BLOCK - 1)) == 0, "the block's masks need a power of 2");
-
-/* The first OP_PY_BLOCK bytes of an interpreter frame, by field size. */
-union op_py_block {
-	__u64 q[OP_PY_BLOCK / 8];
-	__u32 d[OP_PY_BLOCK / 4];
-	__u8 b[OP_PY_BLOCK];
-};
-
-/* The state of one stack walk of a Python process. */
-struct op_py_walker {
-	struct op_py_proc proc; /* copied from the pid's entry */
-	__u64 frame;		/* next interpreter frame to emit, 0: none */
-	__u64 block_frame;	/* the interpreter frame `block` holds, 0: none */
-	__s32 deferred;		/* native step result owed once pending frames are out */
-	__u8 block_ok;		/* block_frame's code and previous frame are known */
-	__u8 reserved[3];
-	union op_py_block block;
-};
-
-static __always_inline int op_py_read_ptr(__u64 *dst, __u64 addr)
+static __always_inline int op_py_read_ptr(const struct op_py_walker *py, __u64 *dst, __u64 addr)
 {
 	*dst = 0;
-	return OP_READ_USER(dst, sizeof(*dst), addr);
+	return OP_PY_READ(py, dst, sizeof(*dst), addr);
 }
 
 /*
@@ -144,29 +129,29 @@ OP_PY_FILL_FN op_py_block_fill(struct op_py_walker *py, __u64 f)
 	instr = op_py_block_u64(py, o->frame_instr);
 	lasti = op_py_block_u32(py, o->frame_instr);
 	entry = op_py_block_u8(py, o->frame_entry);
-	if (OP_READ_USER(code, sizeof(*code), f + o->frame_code)) {
+	if (OP_PY_READ(py, code, sizeof(*code), f + o->frame_code)) {
 		*code = 0;
 		ok = 0;
 	}
-	if (OP_READ_USER(back, sizeof(*back), f + o->frame_back)) {
+	if (OP_PY_READ(py, back, sizeof(*back), f + o->frame_back)) {
 		*back = 0;
 		ok = 0;
 	}
 	switch (o->layout) {
 	case OP_PY_LAYOUT_FRAME_OBJECT:
-		if (OP_READ_USER(lasti, sizeof(*lasti), f + o->frame_instr))
+		if (OP_PY_READ(py, lasti, sizeof(*lasti), f + o->frame_instr))
 			*lasti = 0xffffffff;
 		return ok;
 	case OP_PY_LAYOUT_ENTRY_FLAG:
-		if (OP_READ_USER(entry, sizeof(*entry), f + o->frame_entry))
+		if (OP_PY_READ(py, entry, sizeof(*entry), f + o->frame_entry))
 			*entry = 1;
 		break;
 	default:
-		if (OP_READ_USER(entry, sizeof(*entry), f + o->frame_entry))
+		if (OP_PY_READ(py, entry, sizeof(*entry), f + o->frame_entry))
 			*entry = (__u8)~o->cstack_owner;
 		break;
 	}
-	if (OP_READ_USER(instr, sizeof(*instr), f + o->frame_instr))
+	if (OP_PY_READ(py, instr, sizeof(*instr), f + o->frame_instr))
 		*instr = 0;
 	return ok;
 }
@@ -177,11 +162,11 @@ static __always_inline void op_py_block_load(struct op_py_walker *py, __u64 f)
 	if (py->block_frame == f)
 		return;
 	py->block_frame = f;
-	if (!OP_READ_USER(&py->block, sizeof(py->block), f)) {
+	if (!OP_PY_READ(py, &py->block, sizeof(py->block), f)) {
 		py->block_ok = 1;
 		return;
 	}
-	OP_PY_STAT(OP_PY_STAT_FIELD_READS);
+	OP_PY_STAT(py, OP_PY_STAT_FIELD_READS);
 	py->block_ok = (__u8)op_py_block_fill(py, f);
 }
 
@@ -191,9 +176,9 @@ static __always_inline int op_py_first_thread(const struct op_py_walker *py, __u
 	__u64 interp;
 
 	*tstate = 0;
-	if (op_py_read_ptr(&interp, py->proc.interp_head) || !interp)
+	if (op_py_read_ptr(py, &interp, py->proc.interp_head) || !interp)
 		return -1;
-	if (op_py_read_ptr(tstate, interp + py->proc.off.interp_threads))
+	if (op_py_read_ptr(py, tstate, interp + py->proc.off.interp_threads))
 		return -1;
 	return 0;
 }
@@ -210,11 +195,11 @@ static __always_inline int op_py_thread_matches(const struct op_py_walker *py, _
 	__u64 id;
 
 	*next = 0;
-	if (op_py_read_ptr(&id, tstate + py->proc.off.tstate_thread_id))
+	if (op_py_read_ptr(py, &id, tstate + py->proc.off.tstate_thread_id))
 		return -1;
 	if (id == thread_ptr)
 		return 1;
-	if (op_py_read_ptr(next, tstate + py->proc.off.tstate_next))
+	if (op_py_read_ptr(py, next, tstate + py->proc.off.tstate_next))
 		return -1;
 	return 0;
 }
@@ -235,9 +220,9 @@ static __always_inline int op_py_begin(struct op_py_walker *py, __u64 tstate)
 	py->frame = 0;
 	py->deferred = OP_STEP_END;
 	op_py_block_reset(py);
-	if (op_py_read_ptr(&p, tstate + o->tstate_frame))
+	if (op_py_read_ptr(py, &p, tstate + o->tstate_frame))
 		return -1;
-	if (o->cframe_current != OP_PY_NONE && p && op_py_read_ptr(&p, p + o->cframe_current))
+	if (o->cframe_current != OP_PY_NONE && p && op_py_read_ptr(py, &p, p + o->cframe_current))
 		return -1;
 	py->frame = p;
 	return 0;
@@ -248,7 +233,7 @@ static __always_inline void op_py_search_reset(struct op_py_walker *py,
 					       const struct op_py_proc *proc,
 					       struct op_py_thread_search *s, __u64 thread_ptr)
 {
-	OP_PY_STAT(OP_PY_STAT_WALKS);
+	OP_PY_STAT(py, OP_PY_STAT_WALKS);
 	py->proc = *proc;
 	py->frame = 0;
 	py->deferred = OP_STEP_END;
@@ -264,7 +249,7 @@ static __always_inline int op_py_search_first(struct op_py_walker *py,
 					      struct op_py_thread_search *s)
 {
 	if (op_py_first_thread(py, &s->tstate) || !s->tstate) {
-		OP_PY_STAT(OP_PY_STAT_NO_THREAD);
+		OP_PY_STAT(py, OP_PY_STAT_NO_THREAD);
 		return -1;
 	}
 	return 0;
@@ -318,11 +303,11 @@ static __always_inline int op_py_search_done(struct op_py_walker *py,
 					     const struct op_py_thread_search *s)
 {
 	if (!s->found) {
-		OP_PY_STAT(OP_PY_STAT_NO_THREAD);
+		OP_PY_STAT(py, OP_PY_STAT_NO_THREAD);
 		return 0;
 	}
 	if (op_py_begin(py, s->found) || !py->frame) {
-		OP_PY_STAT(OP_PY_STAT_NO_FRAME);
+		OP_PY_STAT(py, OP_PY_STAT_NO_FRAME);
 		return 0;
 	}
 	return 1;
@@ -351,7 +336,7 @@ static __always_inline __u64 op_py_back(struct op_py_walker *py, __u64 f)
  * Writes interpreter frame py->frame into *frame and moves py->frame to the
  * next one. Returns 1 when the same eval-loop invocation has more frames, 0
  * when it has no more, -1 when the frame could not be read (*frame is then
- * an OP_UNWIND_ERR_PYTHON error frame).
+ * an OP_UNWIND_ERR_INTERP error frame).
  */
 static __always_inline int op_py_emit(struct op_py_walker *py, struct op_frame *frame)
 {
@@ -361,7 +346,7 @@ static __always_inline int op_py_emit(struct op_py_walker *py, struct op_frame *
 	int more = 1;
 
 	frame->addr = 0;
-	frame->file_id = 0;
+	frame->data = 0;
 	frame->aux = aux;
 	frame->kind = OP_FRAME_PYTHON;
 	frame->flags = 0;
@@ -370,8 +355,8 @@ static __always_inline int op_py_emit(struct op_py_walker *py, struct op_frame *
 	op_py_block_load(py, f);
 	if (!py->block_ok) {
 		/* A bad pointer in the chain: nothing past it can be trusted. */
-		OP_PY_STAT(OP_PY_STAT_READ_ERR);
-		op_frame__set_error(frame, OP_UNWIND_ERR_PYTHON);
+		OP_PY_STAT(py, OP_PY_STAT_READ_ERR);
+		op_frame__set_error(frame, OP_UNWIND_ERR_INTERP);
 		return -1;
 	}
 	code = *op_py_block_u64(py, o->frame_code);
@@ -398,12 +383,12 @@ static __always_inline int op_py_emit(struct op_py_walker *py, struct op_frame *
 		back = op_py_back(py, back);
 	}
 	if (code)
-		OP_READ_USER(&fingerprint, sizeof(fingerprint), code + o->code_fingerprint);
+		OP_PY_READ(py, &fingerprint, sizeof(fingerprint), code + o->code_fingerprint);
 	frame->addr = code;
-	frame->file_id = fingerprint;
+	frame->data = fingerprint;
 	frame->aux = aux;
 	py->frame = back;
-	OP_PY_STAT(OP_PY_STAT_FRAMES);
+	OP_PY_STAT(py, OP_PY_STAT_FRAMES);
 	return back ? more : 0;
 }
 
@@ -412,7 +397,7 @@ static __always_inline int op_py_emit(struct op_py_walker *py, struct op_frame *
  * OP_INTERP_PYTHON, after the includer's lazy set-up found the thread's
  * frame): a pending Python frame, or the native eval-loop frame in *frame
  * (res: its native step result) replaced by the first Python frame of its
- * invocation. An OP_UNWIND_ERR_PYTHON error comes with its error frame
+ * invocation. An OP_UNWIND_ERR_INTERP error comes with its error frame
  * already in *frame: the walk adds no other.
  */
 static __always_inline int op_py_walk_step(struct op_py_walker *py, struct op_walk *w,
@@ -424,7 +409,7 @@ static __always_inline int op_py_walk_step(struct op_py_walker *py, struct op_wa
 		more = op_py_emit(py, frame);
 		if (more < 0) {
 			w->active = 0;
-			return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_PYTHON;
+			return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_INTERP;
 		}
 		if (more)
 			return OP_STEP_CONTINUE;
@@ -439,12 +424,12 @@ static __always_inline int op_py_walk_step(struct op_py_walker *py, struct op_wa
 	}
 	if (!py->frame) {
 		/* Keep the native frame: better than nothing. */
-		OP_PY_STAT(OP_PY_STAT_EVAL_NO_FRAME);
+		OP_PY_STAT(py, OP_PY_STAT_EVAL_NO_FRAME);
 		return res;
 	}
 	more = op_py_emit(py, frame);
 	if (more < 0)
-		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_PYTHON;
+		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_INTERP;
 	if (!more)
 		return res;
 	py->deferred = res;

@@ -5,9 +5,12 @@
  * which is why it uses only fixed-width types and reaches the outside world
  * through two macros the includer defines first:
  *
- *   OP_READ_USER(dst, size, addr)   copy user memory; 0 on success
+ *   OP_READ_USER(u, dst, size, addr)  copy user memory; 0 on success
  *                                   (bpf_probe_read_user in BPF; a snapshot
- *                                   read in user space)
+ *                                   read in user space). u, the struct
+ *                                   op_unwinder, is the includer's context:
+ *                                   user space embeds it and finds its
+ *                                   sources from it (no globals)
  *   OP_FIND_RULE(u, pc, rule)       fill *rule (struct op_unwind_rule) for the
  *                                   instruction at pc: a stack-delta lookup in
  *                                   BPF maps, or an in-memory table; the
@@ -21,13 +24,10 @@
 #define OMNIPROF_UNWIND_NATIVE_H
 
 #include "omniprof/abi.h"
+#include "omniprof/unwind/rules.h"
 
 #if !defined(OP_READ_USER) || !defined(OP_FIND_RULE)
 #error "define OP_READ_USER and OP_FIND_RULE before including omniprof/unwind/native.h"
-#endif
-
-#ifndef __always_inline
-#define __always_inline inline __attribute__((always_inline))
 #endif
 
 /* Where the kernel's rt_sigframe keeps the interrupted registers, relative to
@@ -71,29 +71,14 @@ static __always_inline void op_unwinder__init(struct op_unwinder *u, __u32 pid, 
 	u->pc_exact = 1;
 }
 
-/* The frame-pointer rule: CFA = rbp + 16, caller's rbp at CFA - 16. */
-static __always_inline void op_unwind_fp_rule(struct op_unwind_rule *rule)
+static __always_inline int op_unwind_signal_frame(struct op_unwinder *u)
 {
-	rule->cmd = OP_RULE_CFA;
-	rule->cfa_base = OP_CFA_RBP;
-	rule->cfa_offset = 16;
-	rule->fp_offset = -16;
-}
-
-/* Anonymous executable memory: frame pointers, or a stop that says so. */
-static __always_inline void op_unwind_anon_rule(struct op_unwind_rule *rule)
-{
-	op_unwind_fp_rule(rule);
-	rule->cmd = OP_RULE_ANON;
-}
-
-static __always_inline int op_unwind_signal_frame(struct op_regs *r)
-{
+	struct op_regs *r = &u->regs;
 	__u64 pc = 0, sp = 0, fp = 0;
 
-	if (OP_READ_USER(&pc, sizeof(pc), r->sp + OP_SIGFRAME_RIP) ||
-	    OP_READ_USER(&sp, sizeof(sp), r->sp + OP_SIGFRAME_RSP) ||
-	    OP_READ_USER(&fp, sizeof(fp), r->sp + OP_SIGFRAME_RBP))
+	if (OP_READ_USER(u, &pc, sizeof(pc), r->sp + OP_SIGFRAME_RIP) ||
+	    OP_READ_USER(u, &sp, sizeof(sp), r->sp + OP_SIGFRAME_RSP) ||
+	    OP_READ_USER(u, &fp, sizeof(fp), r->sp + OP_SIGFRAME_RBP))
 		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ;
 	if (!pc)
 		return OP_STEP_END;
@@ -119,7 +104,7 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 	case OP_RULE_STOP:
 		return OP_STEP_END;
 	case OP_RULE_SIGNAL:
-		err = op_unwind_signal_frame(r);
+		err = op_unwind_signal_frame(u);
 		u->pc_exact = 1; /* the interrupted instruction, not a return address */
 		return err;
 	case OP_RULE_CFA:
@@ -144,18 +129,19 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 	cfa = base + (__s64)rule->cfa_offset;
 	if (rule->cmd == OP_RULE_PLT && (r->pc & 15) >= 11)
 		cfa += 8; /* past the stub's push: the second half of each 16-byte PLT entry */
-	if (rule->cmd == OP_RULE_CFA_DEREF && OP_READ_USER(&cfa, sizeof(cfa), cfa))
+	if (rule->cmd == OP_RULE_CFA_DEREF && OP_READ_USER(u, &cfa, sizeof(cfa), cfa))
 		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ;
 	if (cfa < r->sp + 8)
 		return OP_STEP_ERROR_BASE + bad_cfa;
-	if (OP_READ_USER(&ra, sizeof(ra), cfa - 8))
+	if (OP_READ_USER(u, &ra, sizeof(ra), cfa - 8))
 		return OP_STEP_ERROR_BASE + bad_read;
 	if (rule->cmd == OP_RULE_CFA_DEREF) {
 		/* Realigned frame: the caller's rbp sits at a fixed place from the base
 		 * register, not from the CFA (see OP_RULE_CFA_DEREF). */
-		if (OP_READ_USER(&fp, sizeof(fp), base + (__s64)rule->fp_offset))
+		if (OP_READ_USER(u, &fp, sizeof(fp), base + (__s64)rule->fp_offset))
 			return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ;
-	} else if (rule->fp_offset && OP_READ_USER(&fp, sizeof(fp), cfa + (__s64)rule->fp_offset)) {
+	} else if (rule->fp_offset &&
+		   OP_READ_USER(u, &fp, sizeof(fp), cfa + (__s64)rule->fp_offset)) {
 		return OP_STEP_ERROR_BASE + bad_read;
 	}
 	if (ra == 0)
@@ -180,7 +166,7 @@ static __always_inline int op_unwind_step(struct op_unwinder *u, struct op_frame
 	__u64 lookup_pc = u->pc_exact ? u->regs.pc : u->regs.pc - 1;
 
 	frame->addr = u->regs.pc;
-	frame->file_id = 0;
+	frame->data = 0;
 	frame->aux = 0;
 	frame->kind = OP_FRAME_NATIVE;
 	frame->flags = u->pc_exact ? 0 : OP_FRAME_F_RETURN_ADDRESS;
@@ -194,7 +180,7 @@ static __always_inline int op_unwind_step(struct op_unwinder *u, struct op_frame
 static __always_inline void op_frame__set_error(struct op_frame *frame, __u32 error)
 {
 	frame->addr = error;
-	frame->file_id = 0;
+	frame->data = 0;
 	frame->aux = 0;
 	frame->kind = OP_FRAME_ERROR;
 	frame->flags = 0;

@@ -8,9 +8,9 @@
  * Runtime dispatch. The walk holds the pid's interpreter ranges (struct
  * op_interp_proc, from the `interp_procs` map). When a native frame's pc is
  * in one of them, the walk hands the frame to that runtime's step, which may
- * replace it by the runtime's own frames (CPython: an eval-loop frame by the
- * Python frames its invocation runs) and keep the walk to itself while it has
- * more (w->active). A runtime's per-sample set-up (CPython: finding the
+ * replace it by the runtime's own frames (an interpreter loop's frame by the
+ * frames of the code it runs) and keep the walk to itself while it has more
+ * (w->active). A runtime's per-sample set-up (an interpreter: finding the
  * sampled thread's state) runs the first time the walk meets its code
  * (op_walk__setup_once), so samples that never enter the runtime's code
  * cost nothing more than the one map lookup.
