@@ -456,17 +456,23 @@ __noinline int lookup_rule(__u32 pid, __u64 pc, struct op_unwind_rule *rule)
 	return 0;
 }
 
+/* What every round of the walk uses, found once per sample: the callback
+ * reads the pointers back from the caller's stack instead of two map
+ * lookups per frame. */
+struct walk_loop {
+	struct walk_scratch *ws;
+	struct trace_buf *b;
+};
+
 static long walk_one_frame(__u32 index, void *data)
 {
-	struct walk_scratch *ws = walk_scratch__get();
-	struct trace_buf *b;
-	__u32 zero = 0;
+	struct walk_loop *l = data;
+	struct walk_scratch *ws = l->ws;
+	struct trace_buf *b = l->b;
 
-	(void)data;
 	/* Frame slot = iteration index (one frame per iteration): deriving it from the
 	 * loop's index rather than a counter keeps it an unknown scalar for the verifier,
 	 * which then checks the callback once instead of once per possible count. */
-	b = bpf_map_lookup_elem(&scratch, &zero);
 	if (!b || !ws)
 		return 1;
 	return op_walk__round(&ws->walk, index, OP_MAX_USER_FRAMES, trace_user_frame(b, index));
@@ -554,7 +560,11 @@ static __always_inline void walk_user_stack(struct trace_buf *b, struct walk_scr
 	}
 	/* One lookup per sample: does the process run a runtime at all? */
 	op_walk__init(w, pid, r->pc, r->sp, r->fp, bpf_map_lookup_elem(&interp_procs, &pid));
-	bpf_loop(OP_MAX_USER_FRAMES + 1, walk_one_frame, NULL, 0);
+	{
+		struct walk_loop l = {.ws = ws, .b = b};
+
+		bpf_loop(OP_MAX_USER_FRAMES + 1, walk_one_frame, &l, 0);
+	}
 	stat_add(OP_STAT_FRAMES_CFI, ws->frames_cfi);
 	stat_add(OP_STAT_FRAMES_FP, ws->frames_fp);
 
