@@ -15,17 +15,10 @@
 #include "proc/file_cache.h"
 #include "util/file_worker.h"
 #include "proc/proc_maps.h"
-#include "omniprof/abi.h"
+#include "unwind/lpm_ranges.h"
 #include "unwind/unwind_maps.h"
 #include "util/log.h"
 #include "util/clock.h"
-
-/*
- * The LPM value of a file whose open was abandoned (timed out): a table id no
- * table has, so the unwinder uses frame pointers there and does not report
- * the address as unknown again and again.
- */
-#define FILE_ID_NO_TABLE (OP_TABLE_ID_ANON - 1)
 
 /* A process whose samples keep missing its maps is re-read at most this often. */
 #define REFRESH_MIN_INTERVAL_NS (50ull * 1000 * 1000)
@@ -33,156 +26,54 @@
  * miss; reading 20,000 lines of maps costs the kernel tens of milliseconds). */
 #define REFRESH_TRUNCATED_INTERVAL_NS (5000ull * 1000 * 1000)
 
-static void remove_ranges(struct process_table *pt, uint32_t pid,
-			  const struct process_mapping *maps, size_t n)
+/* p's mappings as the ranges unwind/lpm_ranges.h publishes. */
+static struct lpm_ranges ranges_of(struct process_mapping *maps, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (maps[i].range_id)
-			unwind_maps__remove_range(pt->unwind, pid, maps[i].start, maps[i].end);
+	return (struct lpm_ranges){
+	    .first = maps ? &maps->lpm : NULL, .n = n, .stride = sizeof(*maps)};
 }
 
 static void release_tables(struct process_table *pt, struct process_mapping *maps, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (maps[i].table_id) {
-			unwind_maps__release(pt->unwind, maps[i].table_id);
-			maps[i].table_id = 0;
-		}
+	struct lpm_ranges r = ranges_of(maps, n);
+
+	lpm_ranges__release(pt->unwind, &r);
 }
 
 /* Removes p's mappings from the BPF maps and drops its table references. */
 static void unpublish(struct process_table *pt, struct process *p)
 {
-	struct process_mapping *maps = p->waiting ? p->published : p->maps;
-	size_t n = p->waiting ? p->n_published : p->n_maps;
+	struct lpm_ranges r = p->waiting ? ranges_of(p->published, p->n_published)
+					 : ranges_of(p->maps, p->n_maps);
 
 	if (!pt->unwind)
 		return;
-	remove_ranges(pt, p->pid, maps, n);
-	release_tables(pt, maps, n);
-	unwind_maps__remove_pid(pt->unwind, p->pid);
+	lpm_ranges__unpublish(pt->unwind, p->pid, &r);
 }
 
-/*
- * What the LPM trie says about a mapping of file f: its table id (a file with
- * no usable table keeps the id, so the unwinder finds no table and uses frame
- * pointers without asking again), OP_TABLE_ID_ANON for code with no file or no
- * ELF behind it (JIT), 0 for no entry (the file could not be opened: the
- * unwinder reports the address and the maps are read again).
- */
+/* What the LPM trie says about a mapping of file f (lpm_ranges__range_id()). */
 static uint64_t range_id_of(const struct cached_file *f)
 {
 	if (!f)
 		return 0;
-	if (f->elf)
-		return f->table_id;
-	if (f->open_error == -ETIMEDOUT)
-		return FILE_ID_NO_TABLE;
-	return f->inode == 0 || f->open_error == -ENOEXEC ? OP_TABLE_ID_ANON : 0;
+	return lpm_ranges__range_id(f->elf != NULL, f->table_id, f->open_error, f->inode == 0);
 }
 
-static bool same_range(const struct process_mapping *a, const struct process_mapping *b)
+/* lpm_owner.find: the greediest pid's mappings, for its eviction. */
+static bool find_ranges(void *ctx, uint32_t pid, struct lpm_ranges *ranges, bool **evicted)
 {
-	return a->start == b->start && a->end == b->end && a->range_id == b->range_id &&
-	       a->bias == b->bias;
-}
+	struct process *p = process_table__find(ctx, pid);
 
-/* Does [start, end) overlap a mapping of maps (sorted) with a table? */
-static bool overlaps_table(const struct process_mapping *maps, size_t n, uint64_t start,
-			   uint64_t end)
-{
-	for (size_t i = 0; i < n && maps[i].start < end; i++)
-		if (maps[i].range_id && maps[i].end > start)
-			return true;
-	return false;
-}
-
-/*
- * The shared LPM trie is nearly full (or refused an insert): the process
- * holding the most entries loses all of them and unwinds with frame
- * pointers from then on (its pid marker stays, so its samples are walked,
- * not sent as stack copies), so the others keep their tables. True when a
- * process was evicted.
- */
-static bool evict_greediest(struct process_table *pt)
-{
-	uint32_t entries, pid = unwind_maps__greediest_pid(pt->unwind, &entries);
-	struct process *p = pid ? process_table__find(pt, pid) : NULL;
-
-	if (!p || p->lpm_evicted)
+	if (!p)
 		return false;
-	remove_ranges(pt, pid, p->maps, p->n_maps);
-	release_tables(pt, p->maps, p->n_maps);
-	for (size_t i = 0; i < p->n_maps; i++)
-		p->maps[i].range_id = 0;
-	p->lpm_evicted = true;
-	pt->unwind->stats.evicted_processes++;
-	pt->unwind->stats.evicted_entries += entries;
-	pr_warn("pid %u held %u of %u unwind mapping entries: evicted, its stacks use frame "
-		"pointers from now on",
-		pid, entries, pt->unwind->max_mappings);
+	*ranges = ranges_of(p->maps, p->n_maps);
+	*evicted = &p->lpm_evicted;
 	return true;
 }
 
 /*
- * Takes a reference on f's table for a mapping of a process whose tables
- * already take *pages delta pages: refused (0, counted) when that is its
- * whole share and the table would have to be built. 0 or the table id.
- */
-static uint64_t acquire_within_share(struct process_table *pt, const struct cached_file *f,
-				     uint64_t *pages)
-{
-	uint32_t n = 0;
-	bool loaded = unwind_maps__table_loaded(pt->unwind, f->table_id, &n);
-
-	if (!loaded && *pages >= UNWIND_TABLE_PAGES_PER_PROCESS) {
-		pt->unwind->stats.tables_refused_share++;
-		return 0;
-	}
-	/* With a file worker every table is built by now; without one it is built here. */
-	if (unwind_maps__acquire(pt->unwind, f->table_id, pt->files->worker ? NULL : f->elf)) {
-		/* No table (counted there): frame pointers for this file. */
-		unwind_maps__release(pt->unwind, f->table_id);
-		return 0;
-	}
-	unwind_maps__table_loaded(pt->unwind, f->table_id, &n);
-	*pages += n;
-	return f->table_id;
-}
-
-/* Inserts m's range; a full trie evicts the greediest process and tries once more. */
-static int add_range_evicting(struct process_table *pt, uint32_t pid, struct process_mapping *m)
-{
-	int err = unwind_maps__add_range(pt->unwind, pid, m->start, m->end, m->range_id, m->bias);
-
-	if ((err == -ENOSPC || err == -E2BIG) && evict_greediest(pt)) {
-		struct process *self = process_table__find(pt, pid);
-
-		if (self && self->lpm_evicted)
-			return err;
-		err =
-		    unwind_maps__add_range(pt->unwind, pid, m->start, m->end, m->range_id, m->bias);
-	}
-	return err;
-}
-
-/* An evicted process publishes nothing but its pid marker; its old ranges are gone. */
-static void publish_evicted(struct process_table *pt, struct process *p,
-			    struct process_mapping *old, size_t n_old)
-{
-	for (size_t i = 0; i < p->n_maps; i++)
-		p->maps[i].table_id = p->maps[i].range_id = 0;
-	remove_ranges(pt, p->pid, old, n_old);
-	release_tables(pt, old, n_old);
-	unwind_maps__add_pid(pt->unwind, p->pid);
-	/* Headroom for the next process: the greediest go while the trie is nearly full. */
-	while (unwind_maps__over_high_water(pt->unwind) && evict_greediest(pt))
-		;
-}
-
-/*
  * Takes references on the tables of p's mappings (set in table_id), within
- * the process's share of delta pages (acquire_within_share()).
+ * the process's share of delta pages (lpm_ranges__acquire_within_share()).
  */
 static void acquire_tables(struct process_table *pt, struct process *p, uint64_t *table_pages)
 {
@@ -194,67 +85,29 @@ static void acquire_tables(struct process_table *pt, struct process *p, uint64_t
 		m->range_id = range_id_of(f);
 		if (!f || !f->elf || !f->table_id || !m->has_bias)
 			continue;
-		m->table_id = acquire_within_share(pt, f, table_pages);
+		/* With a file worker every table is built by now; without one it is built here. */
+		m->table_id = lpm_ranges__acquire_within_share(
+		    pt->unwind, f->table_id, pt->files->worker ? NULL : f->elf, table_pages);
 	}
 }
 
 /*
  * Puts p's new executable file mappings into the BPF maps in place of the old
- * ones, never leaving a moment where a mapping present before and after is
- * missing: new ranges go in first, then old ranges that changed come out (and
- * new ones they overlapped are written again). Tables of the new mappings are
- * acquired before the old ones are released, so a file mapped before and
- * after keeps its loaded table. The pid marker goes in last: until then the
- * unwinder treats the process as unknown rather than as mapped nowhere.
+ * ones (lpm_ranges__publish()), their tables acquired first.
  */
 static void publish(struct process_table *pt, struct process *p, struct process_mapping *old,
 		    size_t n_old)
 {
 	uint64_t table_pages = 0; /* of the tables p's mappings took so far */
-	bool rewrite = false;
-	size_t j = 0;
+	struct lpm_ranges r, o = ranges_of(old, n_old);
+	struct lpm_owner owner = {.find = find_ranges, .ctx = pt};
 
 	if (!pt->unwind)
 		return;
-	if (p->lpm_evicted) {
-		publish_evicted(pt, p, old, n_old);
-		return;
-	}
-	acquire_tables(pt, p, &table_pages);
-	for (size_t i = 0; i < p->n_maps && !p->lpm_evicted; i++) {
-		struct process_mapping *m = &p->maps[i];
-		int err = m->range_id ? add_range_evicting(pt, p->pid, m) : 0;
-
-		if (err) {
-			if (m->table_id)
-				unwind_maps__release(pt->unwind, m->table_id);
-			m->table_id = m->range_id = 0;
-		}
-	}
-	if (p->lpm_evicted) {
-		/* p was the greediest: what it still held goes too. */
-		publish_evicted(pt, p, old, n_old);
-		return;
-	}
-	/* Both lists are sorted by start: one merge walk finds the unchanged ranges. */
-	for (size_t i = 0; i < n_old; i++) {
-		if (!old[i].range_id)
-			continue;
-		while (j < p->n_maps && p->maps[j].start < old[i].start)
-			j++;
-		if (j < p->n_maps && same_range(&old[i], &p->maps[j]))
-			continue;
-		unwind_maps__remove_range(pt->unwind, p->pid, old[i].start, old[i].end);
-		rewrite |= overlaps_table(p->maps, p->n_maps, old[i].start, old[i].end);
-	}
-	if (rewrite)
-		for (size_t i = 0; i < p->n_maps; i++)
-			if (p->maps[i].range_id)
-				unwind_maps__add_range(pt->unwind, p->pid, p->maps[i].start,
-						       p->maps[i].end, p->maps[i].range_id,
-						       p->maps[i].bias);
-	release_tables(pt, old, n_old);
-	unwind_maps__add_pid(pt->unwind, p->pid);
+	if (!p->lpm_evicted)
+		acquire_tables(pt, p, &table_pages);
+	r = ranges_of(p->maps, p->n_maps);
+	lpm_ranges__publish(pt->unwind, p->pid, &r, &o, &p->lpm_evicted, &owner);
 }
 
 static void unref_files(struct process_table *pt, const struct process_mapping *maps, size_t n)

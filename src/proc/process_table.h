@@ -15,21 +15,37 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "unwind/lpm_ranges.h"
 #include "util/hashmap.h"
 
 struct file_cache;
 struct unwind_maps;
 
 struct process_mapping {
-	uint64_t start;
-	uint64_t end;
+	/* What the LPM trie holds for it (unwind/lpm_ranges.h: struct lpm_range
+	 * says what each field means), also reachable as lpm to publish it. */
+	union {
+		struct lpm_range lpm;
+		struct {
+			uint64_t start;
+			uint64_t end;
+			uint64_t table_id;
+			uint64_t range_id;
+			uint64_t bias; /* when has_bias */
+		};
+	};
 	uint64_t offset;   /* file offset of start */
 	uint32_t file_id;  /* in the file cache; never 0 */
-	uint64_t table_id; /* stack-delta table referenced in BPF maps, 0: none */
-	uint64_t range_id; /* file id of its LPM entries (OP_TABLE_ID_ANON: JIT), 0: none */
-	uint64_t bias;	   /* ELF vaddr = address - bias, when has_bias */
 	bool has_bias;	   /* an ELF file whose code segment this mapping holds */
 };
+#define PROCESS_MAPPING_IS_LPM(f)                                                                  \
+	(offsetof(struct process_mapping, f) == offsetof(struct lpm_range, f))
+_Static_assert(PROCESS_MAPPING_IS_LPM(start) && PROCESS_MAPPING_IS_LPM(end) &&
+		   PROCESS_MAPPING_IS_LPM(table_id) && PROCESS_MAPPING_IS_LPM(range_id) &&
+		   PROCESS_MAPPING_IS_LPM(bias) &&
+		   sizeof(struct lpm_range) == 5 * sizeof(uint64_t),
+	       "process_mapping's range fields are its lpm_range");
+#undef PROCESS_MAPPING_IS_LPM
 
 struct process {
 	uint32_t pid;

@@ -192,7 +192,7 @@ const struct op_table_info *unwind_maps__table_info(const struct unwind_maps *um
   * (32768 of the default 1M: a typical process needs a few hundred to a few
   * thousand); a range past it is refused whole (-EDQUOT, counted). Many
   * processes can still fill the trie together: past the high-water mark
-  * (7/8 full) the process table evicts the pid holding the most entries
+  * (7/8 full) lpm_ranges.h evicts the pid holding the most entries
   * (unwind_maps__greediest_pid()), which then unwinds with frame pointers.
   */
 #define UNWIND_LPM_PID_SHARE 32

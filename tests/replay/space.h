@@ -103,8 +103,8 @@ bool space__in_plt(const struct space *sp, uint64_t addr);
 int space__python(const struct space *sp, struct space_python *out);
 
 /*
- * Adds to t what the agent puts in its mappings trie (range_id_of() in
- * process_table.c): each ELF file whose code segment a mapping holds, the
+ * Adds to t what the agent puts in its mappings trie (lpm_ranges__range_id() in
+ * unwind/lpm_ranges.c): each ELF file whose code segment a mapping holds, the
  * vDSO included, with its table (frame pointers when it has none); code with
  * no file or no ELF behind it as anonymous code. Returns the number of
  * mappings added.
