@@ -220,11 +220,11 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 
 		*tf = (struct trace_frame){.addr = f->addr, .kind = f->kind, .flags = f->flags};
 		/* A runtime's frame: (frame-store id, offset), named while the process lives. */
-		if (interp__resolve(c->interp, e->hdr.pid, f, &tf->file_id, &tf->addr))
+		if (interp__resolve(c->interp, e->hdr.pid, f, &tf->frame_id, &tf->addr))
 			continue;
 		if (f->kind != OP_FRAME_NATIVE || f->data)
 			continue;
-		if (!process_table__resolve(&c->procs, p, f->addr, &tf->file_id, &tf->addr))
+		if (!process_table__resolve(&c->procs, p, f->addr, &tf->file_slot, &tf->addr))
 			c->stats.unresolved++;
 	}
 	t->n_frames = n;

@@ -74,13 +74,13 @@ static void reset_traces(struct session *ss)
 		    ss->opts.max_trace_bytes ? ss->opts.max_trace_bytes : SESSION_TRACE_BYTES;
 }
 
-/* A file is closed and its id freed: nothing may keep data under the id. */
-static void forget_file(void *ctx, uint32_t id)
+/* A file is closed and its slot freed: nothing may keep data under the slot. */
+static void forget_file(void *ctx, uint32_t slot)
 {
 	struct session *ss = ctx;
 
-	symbolizer__forget_file(&ss->sym, id);
-	interp__forget_file(ss->interp, id);
+	symbolizer__forget_file(&ss->sym, slot);
+	interp__forget_file(ss->interp, slot);
 }
 
 /*

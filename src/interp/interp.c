@@ -11,9 +11,9 @@
 #include "util/hashmap.h"
 #include "util/log.h"
 
-/* What each runtime found in one file, inspected once per file id and runtime. */
+/* What each runtime found in one file, inspected once per file slot and runtime. */
 struct interp_file {
-	uint32_t file_id;
+	uint32_t file_slot;
 	uint32_t inspected; /* bit r: runtime r looked at it */
 	void *data[];	    /* runtime r's data, NULL: not its file */
 };
@@ -36,7 +36,7 @@ struct interp {
 	int ranges_fd;		  /* the interp_procs BPF map, -1: none */
 	uint64_t range_errors;	  /* interp_procs updates that failed */
 	void **rt;		  /* rt[r]: runtime r's state */
-	struct hashmap files;	  /* file id -> struct interp_file */
+	struct hashmap files;	  /* file slot -> struct interp_file */
 	struct hashmap procs;	  /* pid -> struct interp_proc */
 };
 
@@ -47,7 +47,7 @@ _Static_assert(sizeof(((struct interp_file *)0)->inspected) * 8 >= 32 &&
 static bool file_equal(const void *entry, const void *key, void *ctx)
 {
 	(void)ctx;
-	return ((const struct interp_file *)entry)->file_id == *(const uint32_t *)key;
+	return ((const struct interp_file *)entry)->file_slot == *(const uint32_t *)key;
 }
 
 static bool proc_equal(const void *entry, const void *key, void *ctx)
@@ -88,11 +88,11 @@ static void free_file(struct interp *in, struct interp_file *f)
 	free(f);
 }
 
-/* Runtime r's data for file_id (inspected on first sight), NULL when not its file. */
-static const void *file_data(struct interp *in, size_t r, uint32_t file_id)
+/* Runtime r's data for file_slot (inspected on first sight), NULL when not its file. */
+static const void *file_data(struct interp *in, size_t r, uint32_t file_slot)
 {
-	uint64_t h = hash_u64(file_id);
-	struct interp_file *f = hashmap__find(&in->files, h, &file_id);
+	uint64_t h = hash_u64(file_slot);
+	struct interp_file *f = hashmap__find(&in->files, h, &file_slot);
 	const struct cached_file *cf;
 	void *data = NULL;
 
@@ -100,7 +100,7 @@ static const void *file_data(struct interp *in, size_t r, uint32_t file_id)
 		f = calloc(1, sizeof(*f) + interp_registry_len * sizeof(f->data[0]));
 		if (!f)
 			return NULL;
-		f->file_id = file_id;
+		f->file_slot = file_slot;
 		if (hashmap__insert(&in->files, h, f)) {
 			free(f);
 			return NULL;
@@ -109,7 +109,7 @@ static const void *file_data(struct interp *in, size_t r, uint32_t file_id)
 	if (f->inspected & (1u << r))
 		return f->data[r];
 	f->inspected |= 1u << r;
-	cf = in->env.files ? file_cache__at(in->env.files, file_id) : NULL;
+	cf = in->env.files ? file_cache__at(in->env.files, file_slot) : NULL;
 	if (cf && !interp_registry[r]->inspect_file(in->rt[r], cf, &data))
 		f->data[r] = data;
 	return f->data[r];
@@ -212,7 +212,7 @@ static bool sync_runtime(struct interp *in, const struct process *p, size_t r)
 		/* A runtime's file holds its code segment in this mapping. */
 		if (!m->has_bias)
 			continue;
-		data = file_data(in, r, m->file_id);
+		data = file_data(in, r, m->file_slot);
 		if (!data)
 			continue;
 		if (ops->attach(in->rt[r], p, m, data, ranges, &n))
@@ -397,13 +397,13 @@ const struct op_interp_proc *interp__ranges(const struct interp *in, uint32_t pi
 	return ip && ip->n_ranges ? &ip->value : NULL;
 }
 
-void interp__forget_file(struct interp *in, uint32_t file_id)
+void interp__forget_file(struct interp *in, uint32_t file_slot)
 {
 	struct interp_file *f;
 
 	if (!in)
 		return;
-	f = hashmap__remove(&in->files, hash_u64(file_id), &file_id);
+	f = hashmap__remove(&in->files, hash_u64(file_slot), &file_slot);
 	if (f)
 		free_file(in, f);
 }

@@ -7,7 +7,7 @@
  * one struct interp_ops listed in src/interp/registry.c.
  *
  * A runtime's ops follow the life of what it learns:
- *   - per file (once per file id, cached here): is this file the runtime's,
+ *   - per file (once per file slot, cached here): is this file the runtime's,
  *     and what is needed to find it in a process (symbols, offsets);
  *   - per process (interp.c is the process table's one listener for
  *     runtimes): attach when a maps read finds one of its files mapped
@@ -21,7 +21,7 @@
  *   - counters: one list of {name, value}, printed by `record -v`.
  *
  * A runtime's frames have their own kind in omniprof/frame_kinds.h; the BPF
- * walker emits them as struct op_frame {addr, aux, file_id}, whose meaning
+ * walker emits them as struct op_frame {addr, data, aux}, whose meaning
  * the runtime's ABI header documents; user space keeps (id, aux): the id the
  * runtime's resolve returned and aux, its offset in the function.
  */
@@ -81,7 +81,7 @@ struct interp_ops {
 	void (*unload)(void *rt);
 
 	/*
-	 * Per file, once per file id: 0 and *data when f is the runtime's,
+	 * Per file, once per file slot: 0 and *data when f is the runtime's,
 	 * -ENOENT when it is not, another -errno when it is but cannot be used
 	 * (logged and counted by the runtime). data is freed by free_file.
 	 */
@@ -163,8 +163,8 @@ const void *interp__walk_state(const struct interp *in, uint32_t pid);
 /* pid's `interp_procs` value (where the walk hands frames to a runtime), or NULL: none. */
 const struct op_interp_proc *interp__ranges(const struct interp *in, uint32_t pid);
 
-/* The file cache closed file_id: what was learnt of the file goes. */
-void interp__forget_file(struct interp *in, uint32_t file_id);
+/* The file cache closed file_slot: what was learnt of the file goes. */
+void interp__forget_file(struct interp *in, uint32_t file_slot);
 /* After a profile was built (see interp_ops.end_interval). Returns objects held in all. */
 size_t interp__end_interval(struct interp *in, const struct process_table *pt);
 /* Frame-store objects held for pid by every runtime. */

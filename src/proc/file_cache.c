@@ -103,13 +103,13 @@ void file_cache__clear(struct file_cache *fc)
 	for (size_t i = 0; i < fc->n_files; i++)
 		cached_file__free(fc->files[i]);
 	free(fc->files);
-	free(fc->free_ids);
+	free(fc->free_slots);
 	hashmap__clear(&fc->by_key);
 	list__init(&fc->fds);
 	fc->n_fds = 0;
 	fc->files = NULL;
-	fc->free_ids = NULL;
-	fc->n_files = fc->cap_files = fc->n_free_ids = fc->cap_free_ids = 0;
+	fc->free_slots = NULL;
+	fc->n_files = fc->cap_files = fc->n_free_slots = fc->cap_free_slots = 0;
 	fc->n_open = fc->n_unused = 0;
 	list__init(&fc->unused);
 }
@@ -126,17 +126,17 @@ static void unused_unlink(struct file_cache *fc, struct cached_file *f)
 	fc->n_unused--;
 }
 
-void file_cache__ref(struct file_cache *fc, uint32_t id)
+void file_cache__ref(struct file_cache *fc, uint32_t slot)
 {
-	struct cached_file *f = file_cache__at(fc, id);
+	struct cached_file *f = file_cache__at(fc, slot);
 
 	if (f && !f->users++)
 		unused_unlink(fc, f);
 }
 
-void file_cache__unref(struct file_cache *fc, uint32_t id)
+void file_cache__unref(struct file_cache *fc, uint32_t slot)
 {
-	struct cached_file *f = file_cache__at(fc, id);
+	struct cached_file *f = file_cache__at(fc, slot);
 
 	/* The most recently released goes last: the oldest are closed first. */
 	if (f && f->users && !--f->users)
@@ -151,22 +151,23 @@ size_t file_cache__evict_unused(struct file_cache *fc, size_t keep, file_evict_f
 
 	while (fc->n_unused > keep && next) {
 		struct cached_file *f = list_entry(next, struct cached_file, unused_node);
-		uint32_t id = f->id;
+		uint32_t slot = f->slot;
 
 		next = list__next(&fc->unused, next);
 		if (f->pending)
-			continue; /* its job comes back with this id */
+			continue; /* its job comes back with this slot */
 
-		/* The id is free from here on: reserve its slot first (no failure after). */
-		if (array__grow(fc->free_ids, fc->cap_free_ids, fc->n_free_ids))
+		/* The slot is free from here on: reserve room in free_slots first (no failure
+		 * after). */
+		if (array__grow(fc->free_slots, fc->cap_free_slots, fc->n_free_slots))
 			break; /* kept open: tried again next time */
 		if (fn)
-			fn(ctx, id);
+			fn(ctx, slot);
 		unused_unlink(fc, f);
 		fd_unlink(fc, f);
 		hashmap__remove_entry(&fc->by_key, f->key_hash, f);
-		fc->files[id - 1] = NULL;
-		fc->free_ids[fc->n_free_ids++] = id;
+		fc->files[slot - 1] = NULL;
+		fc->free_slots[fc->n_free_slots++] = slot;
 		fc->n_open--;
 		cached_file__free(f);
 		fc->stats.evicted++;
@@ -280,7 +281,7 @@ static struct file_open_job *open_job_new(const struct cached_file *f, pid_t pid
 	j->job.kind = FILE_JOB_OPEN;
 	j->job.run = open_job_run;
 	j->job.free = open_job_free;
-	j->file_id = f->id;
+	j->file_slot = f->slot;
 	j->dev_major = f->dev_major;
 	j->dev_minor = f->dev_minor;
 	j->inode = f->inode;
@@ -373,9 +374,9 @@ static void open_elf(struct file_cache *fc, struct cached_file *f, pid_t pid,
 
 uint32_t file_cache__install(struct file_cache *fc, struct file_open_job *j, bool abandoned)
 {
-	struct cached_file *f = file_cache__at(fc, j->file_id);
+	struct cached_file *f = file_cache__at(fc, j->file_slot);
 
-	/* The id may have been given to another file since (it never is while pending). */
+	/* The slot may have been given to another file since (it never is while pending). */
 	if (!f || !f->pending || f->inode != j->inode || f->dev_major != j->dev_major ||
 	    f->dev_minor != j->dev_minor)
 		return 0;
@@ -388,10 +389,10 @@ uint32_t file_cache__install(struct file_cache *fc, struct file_open_job *j, boo
 		struct file_open_job stub = {.job.err = -ETIMEDOUT, .pid = j->pid};
 
 		apply_open(fc, f, &stub);
-		return f->id;
+		return f->slot;
 	}
 	apply_open(fc, f, j);
-	return f->id;
+	return f->slot;
 }
 
 /*
@@ -447,9 +448,9 @@ static void set_origin(struct cached_file *f, pid_t pid, const struct proc_map *
 	f->origin_offset = m->offset;
 }
 
-int file_cache__origin(const struct file_cache *fc, uint32_t id, struct file_origin *o)
+int file_cache__origin(const struct file_cache *fc, uint32_t slot, struct file_origin *o)
 {
-	const struct cached_file *f = file_cache__at(fc, id);
+	const struct cached_file *f = file_cache__at(fc, slot);
 
 	memset(o, 0, sizeof(*o));
 	o->fd = -1;
@@ -522,7 +523,7 @@ static void origin_free(void *ctx)
 	free(o);
 }
 
-int file_cache__table_source(const struct file_cache *fc, uint32_t id, struct table_source *src)
+int file_cache__table_source(const struct file_cache *fc, uint32_t slot, struct table_source *src)
 {
 	struct file_origin *o = malloc(sizeof(*o));
 	int err;
@@ -530,7 +531,7 @@ int file_cache__table_source(const struct file_cache *fc, uint32_t id, struct ta
 	memset(src, 0, sizeof(*src));
 	if (!o)
 		return -ENOMEM;
-	err = file_cache__origin(fc, id, o);
+	err = file_cache__origin(fc, slot, o);
 	if (!err && !(src->path = strdup(o->path)))
 		err = -ENOMEM;
 	if (err) {
@@ -544,9 +545,9 @@ int file_cache__table_source(const struct file_cache *fc, uint32_t id, struct ta
 	return 0;
 }
 
-int file_cache__ensure_fd(struct file_cache *fc, uint32_t id)
+int file_cache__ensure_fd(struct file_cache *fc, uint32_t slot)
 {
-	struct cached_file *f = file_cache__at(fc, id);
+	struct cached_file *f = file_cache__at(fc, slot);
 	struct file_origin o;
 	int fd;
 
@@ -556,7 +557,7 @@ int file_cache__ensure_fd(struct file_cache *fc, uint32_t id)
 		fd_touch(fc, f);
 		return 0;
 	}
-	fd = file_cache__origin(fc, id, &o);
+	fd = file_cache__origin(fc, slot, &o);
 	if (!fd)
 		fd = file_cache__open_origin(&o);
 	free(o.path);
@@ -590,9 +591,9 @@ uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map
 		if (vdso_fd >= 0)
 			close(vdso_fd);
 		set_origin(f, pid, m);
-		return f->id;
+		return f->slot;
 	}
-	if (!fc->n_free_ids && array__grow(fc->files, fc->cap_files, fc->n_files))
+	if (!fc->n_free_slots && array__grow(fc->files, fc->cap_files, fc->n_files))
 		goto enomem;
 	f = calloc(1, sizeof(*f));
 	if (!f)
@@ -614,13 +615,13 @@ uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map
 		cached_file__free(f);
 		goto enomem;
 	}
-	if (fc->n_free_ids) {
-		f->id = fc->free_ids[--fc->n_free_ids];
+	if (fc->n_free_slots) {
+		f->slot = fc->free_slots[--fc->n_free_slots];
 	} else {
 		fc->files[fc->n_files++] = f;
-		f->id = (uint32_t)fc->n_files;
+		f->slot = (uint32_t)fc->n_files;
 	}
-	fc->files[f->id - 1] = f;
+	fc->files[f->slot - 1] = f;
 	fc->n_open++;
 	/* Nothing uses it until the process table takes a reference. */
 	unused_push(fc, f);
@@ -628,7 +629,7 @@ uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map
 		open_elf(fc, f, pid, m);
 	else if (vdso_fd >= 0)
 		open_vdso(fc, f, vdso_fd); /* owns the fd from here on */
-	return f->id;
+	return f->slot;
 enomem:
 	if (vdso_fd >= 0)
 		close(vdso_fd);

@@ -16,8 +16,8 @@
  * Each file counts the process mappings that use it (the process table takes
  * and drops these references). A long-running agent closes files no process
  * uses any more with file_cache__evict_unused(), keeping the most recently
- * used of them open for programs that start again; an evicted file's id is
- * given to the next new file, so whoever keeps data per file id is told.
+ * used of them open for programs that start again; an evicted file's slot is
+ * given to the next new file, so whoever keeps data per file slot is told.
  */
 #ifndef OMNIPROF_PROC_FILE_CACHE_H
 #define OMNIPROF_PROC_FILE_CACHE_H
@@ -35,7 +35,7 @@
 struct elf_file;
 
 struct cached_file {
-	uint32_t id; /* 1-based, stable for the cache's life */
+	uint32_t slot; /* 1-based, stable for the cache's life */
 	uint32_t dev_major;
 	uint32_t dev_minor;
 	uint64_t inode;
@@ -80,13 +80,13 @@ struct file_cache_stats {
 
 struct file_cache {
 	struct hashmap by_key;
-	struct cached_file **files; /* files[id - 1]; NULL: an evicted file's free id */
-	size_t n_files;		    /* ids handed out (the highest id) */
+	struct cached_file **files; /* files[slot - 1]; NULL: an evicted file's free slot */
+	size_t n_files;		    /* slots handed out (the highest slot) */
 	size_t cap_files;
-	uint32_t *free_ids; /* ids of evicted files, reused first */
-	size_t n_free_ids;
-	size_t cap_free_ids;
-	size_t n_open; /* entries present (n_files minus free ids) */
+	uint32_t *free_slots; /* slots of evicted files, reused first */
+	size_t n_free_slots;
+	size_t cap_free_slots;
+	size_t n_open; /* entries present (n_files minus free slots) */
 	/* Files no process uses, least recently used first (see file_cache__evict_unused). */
 	struct list_node unused; /* of cached_file.unused_node */
 	size_t n_unused;
@@ -104,7 +104,7 @@ struct file_cache {
  * file_cache__install(). */
 struct file_open_job {
 	struct file_job job;
-	uint32_t file_id;
+	uint32_t file_slot;
 	uint32_t dev_major;
 	uint32_t dev_minor;
 	uint64_t inode;
@@ -119,15 +119,15 @@ struct file_open_job {
 	bool opened; /* the open worked (an error after it: not an ELF file) */
 };
 
-/* Told the id of each file just before it is closed and its id freed. */
-typedef void (*file_evict_fn)(void *ctx, uint32_t id);
+/* Told the slot of each file just before it is closed and its slot freed. */
+typedef void (*file_evict_fn)(void *ctx, uint32_t slot);
 
 void file_cache__init(struct file_cache *fc);
 void file_cache__clear(struct file_cache *fc); /* closes everything; accepts NULL */
 
 /*
- * Returns the id of the file behind mapping m of process pid, opening it on
- * first sight; 0 on ENOMEM. A file that cannot be opened still gets an id
+ * Returns the slot of the file behind mapping m of process pid, opening it on
+ * first sight; 0 on ENOMEM. A file that cannot be opened still gets a slot
  * (its frames show as path+0xOFFSET) and the failure is counted. With a
  * worker, a new file is opened there: it stays pending (no elf) until its
  * job comes back through file_cache__install().
@@ -137,7 +137,7 @@ uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map
 /*
  * Puts the result of an open job into its file (abandoned: the file is
  * marked failed, -ETIMEDOUT, and keeps no elf). Takes the job's elf when
- * not abandoned. Returns the file's id, or 0 when the file is gone.
+ * not abandoned. Returns the file's slot, or 0 when the file is gone.
  */
 uint32_t file_cache__install(struct file_cache *fc, struct file_open_job *j, bool abandoned);
 
@@ -152,9 +152,9 @@ struct file_origin {
 	int fd;	    /* owned, -1: none; a duplicate for files no path reopens ([vdso]) */
 };
 
-/* Fills *o for file id (o->path, o->fd: the caller's). 0, or -ENOENT (no ELF file),
+/* Fills *o for file slot (o->path, o->fd: the caller's). 0, or -ENOENT (no ELF file),
  * -errno. */
-int file_cache__origin(const struct file_cache *fc, uint32_t id, struct file_origin *o);
+int file_cache__origin(const struct file_cache *fc, uint32_t slot, struct file_origin *o);
 /*
  * Opens the file o names through file_cache__open_mapped() and checks it is that
  * very file (device, inode, size). Touches no cache state: safe on the file
@@ -164,29 +164,29 @@ int file_cache__open_origin(const struct file_origin *o);
 
 struct table_source;
 /*
- * Fills *src (unwind/unwind_maps.h) so a table build job reopens file id on
+ * Fills *src (unwind/unwind_maps.h) so a table build job reopens file slot on
  * the worker through file_cache__open_origin(). 0 (src's owner frees it:
  * unwind_maps__build_job() takes it), or -ENOENT (no ELF file), -errno.
  */
-int file_cache__table_source(const struct file_cache *fc, uint32_t id, struct table_source *src);
+int file_cache__table_source(const struct file_cache *fc, uint32_t slot, struct table_source *src);
 
 /*
- * Makes sure file id's ELF descriptor is open, reopening it when it was
+ * Makes sure file slot's ELF descriptor is open, reopening it when it was
  * closed to stay under max_fds: through /proc/PID/map_files of the last
  * process seen mapping it (the same device and inode, checked), which may
  * block like any open of a target's file (callers: profile building, the
  * table build's set-up). 0, or -errno (counted; its frames stay file+0xOFF).
  */
-int file_cache__ensure_fd(struct file_cache *fc, uint32_t id);
+int file_cache__ensure_fd(struct file_cache *fc, uint32_t slot);
 
-/* One more / one less process mapping uses file id (0 and unknown ids are ignored). */
-void file_cache__ref(struct file_cache *fc, uint32_t id);
-void file_cache__unref(struct file_cache *fc, uint32_t id);
+/* One more / one less process mapping uses file slot (0 and unknown slots are ignored). */
+void file_cache__ref(struct file_cache *fc, uint32_t slot);
+void file_cache__unref(struct file_cache *fc, uint32_t slot);
 
 /*
  * Closes the files no process uses but the keep most recently used, calling
- * fn (may be NULL) with each id first. Only call it when nothing still refers
- * to those ids: between profiles, when every sample taken so far was named.
+ * fn (may be NULL) with each slot first. Only call it when nothing still refers
+ * to those slots: between profiles, when every sample taken so far was named.
  * Returns how many were closed.
  */
 size_t file_cache__evict_unused(struct file_cache *fc, size_t keep, file_evict_fn fn, void *ctx);
@@ -199,9 +199,9 @@ size_t file_cache__evict_unused(struct file_cache *fc, size_t keep, file_evict_f
  */
 int file_cache__open_mapped(pid_t pid, const struct proc_map *m);
 
-static inline struct cached_file *file_cache__at(const struct file_cache *fc, uint32_t id)
+static inline struct cached_file *file_cache__at(const struct file_cache *fc, uint32_t slot)
 {
-	return id && id <= fc->n_files ? fc->files[id - 1] : NULL;
+	return slot && slot <= fc->n_files ? fc->files[slot - 1] : NULL;
 }
 
 #endif

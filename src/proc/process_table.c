@@ -79,7 +79,7 @@ static void acquire_tables(struct process_table *pt, struct process *p, uint64_t
 {
 	for (size_t i = 0; i < p->n_maps; i++) {
 		struct process_mapping *m = &p->maps[i];
-		struct cached_file *f = file_cache__at(pt->files, m->file_id);
+		struct cached_file *f = file_cache__at(pt->files, m->file_slot);
 
 		m->table_id = 0;
 		m->range_id = range_id_of(f);
@@ -113,7 +113,7 @@ static void publish(struct process_table *pt, struct process *p, struct process_
 static void unref_files(struct process_table *pt, const struct process_mapping *maps, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		file_cache__unref(pt->files, maps[i].file_id);
+		file_cache__unref(pt->files, maps[i].file_slot);
 }
 
 void process_table__set_unwind_maps(struct process_table *pt, struct unwind_maps *um)
@@ -183,7 +183,7 @@ static void set_biases(struct process_table *pt, struct process *p)
 {
 	for (size_t i = 0; i < p->n_maps; i++) {
 		struct process_mapping *m = &p->maps[i];
-		struct cached_file *f = file_cache__at(pt->files, m->file_id);
+		struct cached_file *f = file_cache__at(pt->files, m->file_slot);
 		uint64_t vaddr;
 
 		if (m->has_bias || !f || !f->elf)
@@ -204,7 +204,7 @@ static bool files_ready(struct process_table *pt, struct process *p)
 	bool ready = true;
 
 	for (size_t i = 0; i < p->n_maps; i++) {
-		struct cached_file *f = file_cache__at(pt->files, p->maps[i].file_id);
+		struct cached_file *f = file_cache__at(pt->files, p->maps[i].file_slot);
 		struct table_source src;
 		struct table_build_job *j;
 
@@ -223,7 +223,7 @@ static bool files_ready(struct process_table *pt, struct process *p)
 			break;
 		case UNWIND_TABLE_UNKNOWN:
 			/* Opened again on the worker: a queued job holds no descriptor. */
-			if (file_cache__table_source(pt->files, f->id, &src))
+			if (file_cache__table_source(pt->files, f->slot, &src))
 				break;
 			j = unwind_maps__build_job(pt->unwind, f->table_id, &src);
 			if (j) {
@@ -408,7 +408,7 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 	keep = pick_mappings(raw, n_raw);
 	/* /proc/PID/maps is sorted by address; only executable code is sampled. */
 	for (size_t i = 0; i < n_raw; i++) {
-		uint32_t id;
+		uint32_t slot;
 
 		if (!(raw[i].perms & PROC_MAP_X))
 			continue;
@@ -418,17 +418,17 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 			p->truncated = true;
 			continue;
 		}
-		id = file_cache__get(pt->files, (pid_t)p->pid, &raw[i]);
-		if (!id) {
+		slot = file_cache__get(pt->files, (pid_t)p->pid, &raw[i]);
+		if (!slot) {
 			err = -ENOMEM;
 			goto cleanup;
 		}
-		file_cache__ref(pt->files, id);
+		file_cache__ref(pt->files, slot);
 		maps[n] = (struct process_mapping){.start = raw[i].start,
 						   .end = raw[i].end,
 						   .offset = raw[i].offset,
-						   .file_id = id};
-		f = file_cache__at(pt->files, id);
+						   .file_slot = slot};
+		f = file_cache__at(pt->files, slot);
 		if (f && f->elf &&
 		    elf_file__mapping_bias(f->elf, raw[i].offset, raw[i].end - raw[i].start, PF_X,
 					   &vaddr)) {
@@ -622,7 +622,7 @@ const struct process_mapping *process_table__find_mapping(const struct process *
 }
 
 bool process_table__resolve(struct process_table *pt, struct process *p, uint64_t addr,
-			    uint32_t *file_id, uint64_t *file_addr)
+			    uint32_t *file_slot, uint64_t *file_addr)
 {
 	const struct process_mapping *m = process_table__find_mapping(p, addr);
 	const struct cached_file *f;
@@ -634,8 +634,8 @@ bool process_table__resolve(struct process_table *pt, struct process *p, uint64_
 		pt->stats.unknown_address++;
 		return false;
 	}
-	f = file_cache__at(pt->files, m->file_id);
-	*file_id = m->file_id;
+	f = file_cache__at(pt->files, m->file_slot);
+	*file_slot = m->file_slot;
 	offset = addr - m->start + m->offset;
 	if (f && f->elf && m->has_bias) {
 		*file_addr = addr - m->bias;

@@ -35,7 +35,7 @@ struct process_mapping {
 		};
 	};
 	uint64_t offset;   /* file offset of start */
-	uint32_t file_id;  /* in the file cache; never 0 */
+	uint32_t file_slot; /* in the file cache; never 0 */
 	bool has_bias;	   /* an ELF file whose code segment this mapping holds */
 };
 #define PROCESS_MAPPING_IS_LPM(f)                                                                  \
@@ -160,12 +160,12 @@ size_t process_table__publish_ready(struct process_table *pt, process_ready_fn f
 const struct process_mapping *process_table__find_mapping(const struct process *p, uint64_t addr);
 
 /*
- * Resolves an absolute user address of pid to (file id, address in the
+ * Resolves an absolute user address of pid to (file slot, address in the
  * file's own terms: ELF virtual address for ELF files, offset for pseudo
  * files, the address itself for anonymous memory). Re-reads the maps (rate
  * limited) when the address is outside them. Returns false when still unknown.
  */
 bool process_table__resolve(struct process_table *pt, struct process *p, uint64_t addr,
-			    uint32_t *file_id, uint64_t *file_addr);
+			    uint32_t *file_slot, uint64_t *file_addr);
 
 #endif

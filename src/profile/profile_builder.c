@@ -36,9 +36,9 @@ struct builder {
 	uint32_t kernel_mapping;
 };
 
-static uint32_t file_mapping(struct builder *b, uint32_t file_id)
+static uint32_t file_mapping(struct builder *b, uint32_t file_slot)
 {
-	const struct cached_file *f = file_cache__at(b->sym->files, file_id);
+	const struct cached_file *f = file_cache__at(b->sym->files, file_slot);
 	static const uint8_t zero[FILE_ID_HTLHASH_LEN];
 	char hash[2 * FILE_ID_HTLHASH_LEN + 1] = "";
 	uint64_t limit = 0;
@@ -67,10 +67,10 @@ static uint32_t file_mapping(struct builder *b, uint32_t file_id)
 static uint32_t native_location(struct builder *b, const struct trace_frame *tf, bool is_return)
 {
 	uint64_t vaddr = is_return && tf->addr ? tf->addr - 1 : tf->addr;
-	uint32_t mapping = file_mapping(b, tf->file_id);
+	uint32_t mapping = file_mapping(b, tf->file_slot);
 	struct profile_line lines[SYM_MAX_FRAMES];
 	const struct sym_frame *frames;
-	size_t n = symbolizer__native(b->sym, tf->file_id, vaddr, &frames);
+	size_t n = symbolizer__native(b->sym, tf->file_slot, vaddr, &frames);
 	char buf[512];
 
 	for (size_t i = 0; i < n; i++) {
@@ -82,7 +82,7 @@ static uint32_t native_location(struct builder *b, const struct trace_frame *tf,
 			return 0;
 	}
 	if (!n) {
-		const struct cached_file *f = file_cache__at(b->sym->files, tf->file_id);
+		const struct cached_file *f = file_cache__at(b->sym->files, tf->file_slot);
 
 		snprintf(buf, sizeof(buf), "%s+0x%llx", f ? f->basename : "[unknown]",
 			 (unsigned long long)vaddr);
@@ -123,7 +123,7 @@ static uint32_t new_location(struct builder *b, const struct trace_frame *tf)
 		return native_location(b, tf, is_return);
 	default:
 		/* A runtime's frame: (frame-store id, offset) from interp__resolve(). */
-		if (interp__describe(b->sym->interp, tf->kind, tf->file_id, tf->addr, &name,
+		if (interp__describe(b->sym->interp, tf->kind, tf->frame_id, tf->addr, &name,
 				     &filename, &line.line)) {
 			kind = (enum profile_frame_kind)tf->kind;
 			break;
@@ -162,8 +162,8 @@ static int native_frame_cmp(const void *a, const void *b)
 	const struct trace_frame *x = *(struct trace_frame *const *)a;
 	const struct trace_frame *y = *(struct trace_frame *const *)b;
 
-	if (x->file_id != y->file_id)
-		return x->file_id < y->file_id ? -1 : 1;
+	if (x->file_slot != y->file_slot)
+		return x->file_slot < y->file_slot ? -1 : 1;
 	return (x->addr > y->addr) - (x->addr < y->addr);
 }
 

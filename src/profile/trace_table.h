@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Aggregation of identical traces. A trace is a sample after its user
- * addresses were resolved to (file id, file address) while the process lived:
+ * addresses were resolved to (file slot, file address) while the process lived:
  * frames are stored leaf first, kernel frames before user frames, and two
  * samples with the same process, thread, names and frames share one entry.
  */
@@ -16,8 +16,12 @@
 #include "util/hashmap.h"
 
 struct trace_frame {
-	uint64_t addr;	  /* kernel: absolute; native: in file_id's terms; error: the reason */
-	uint32_t file_id; /* file cache id, 0 when the address is in no known mapping */
+	uint64_t addr; /* kernel: absolute; native: in file_slot's terms; runtime: the offset;
+			* error: the reason */
+	union {
+		uint32_t file_slot; /* native: file cache slot, 0 when in no known mapping */
+		uint32_t frame_id;  /* runtime: its frame-store id (interp__resolve) */
+	};
 	uint8_t kind;	  /* enum op_frame_kind */
 	uint8_t flags;	  /* enum op_frame_flags */
 	uint16_t reserved;

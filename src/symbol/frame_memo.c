@@ -21,7 +21,7 @@ struct memo_frame {
 /* One address: its frames, then the strings they name (one allocation). */
 struct memo_entry {
 	uint64_t vaddr;
-	uint32_t file_id;
+	uint32_t file_slot;
 	uint32_t n;
 	size_t size; /* of the allocation */
 	struct memo_frame frames[];
@@ -29,12 +29,12 @@ struct memo_entry {
 
 struct memo_key {
 	uint64_t vaddr;
-	uint32_t file_id;
+	uint32_t file_slot;
 };
 
-static uint64_t key_hash(uint32_t file_id, uint64_t vaddr)
+static uint64_t key_hash(uint32_t file_slot, uint64_t vaddr)
 {
-	return hash_u64(vaddr * 31 + file_id);
+	return hash_u64(vaddr * 31 + file_slot);
 }
 
 static bool entry_equal(const void *entry, const void *key, void *ctx)
@@ -43,7 +43,7 @@ static bool entry_equal(const void *entry, const void *key, void *ctx)
 	const struct memo_key *k = key;
 
 	(void)ctx;
-	return e->vaddr == k->vaddr && e->file_id == k->file_id;
+	return e->vaddr == k->vaddr && e->file_slot == k->file_slot;
 }
 
 void frame_memo__init(struct frame_memo *m, size_t limit)
@@ -70,11 +70,11 @@ static const char *strings_of(const struct memo_entry *e)
 	return (const char *)&e->frames[e->n];
 }
 
-long frame_memo__get(struct frame_memo *m, uint32_t file_id, uint64_t vaddr, struct sym_frame *out,
-		     size_t max)
+long frame_memo__get(struct frame_memo *m, uint32_t file_slot, uint64_t vaddr,
+		     struct sym_frame *out, size_t max)
 {
-	struct memo_key key = {.vaddr = vaddr, .file_id = file_id};
-	const struct memo_entry *e = hashmap__find(&m->index, key_hash(file_id, vaddr), &key);
+	struct memo_key key = {.vaddr = vaddr, .file_slot = file_slot};
+	const struct memo_entry *e = hashmap__find(&m->index, key_hash(file_slot, vaddr), &key);
 	const char *strings;
 	size_t n;
 
@@ -115,7 +115,7 @@ static uint32_t put_string(char *area, size_t *at, const char *s, size_t len)
 	return (uint32_t)off;
 }
 
-int frame_memo__put(struct frame_memo *m, uint32_t file_id, uint64_t vaddr,
+int frame_memo__put(struct frame_memo *m, uint32_t file_slot, uint64_t vaddr,
 		    const struct sym_frame *frames, size_t n)
 {
 	size_t strings = 0, at = 0, size;
@@ -136,7 +136,7 @@ int frame_memo__put(struct frame_memo *m, uint32_t file_id, uint64_t vaddr,
 	if (!e)
 		return -ENOMEM;
 	e->vaddr = vaddr;
-	e->file_id = file_id;
+	e->file_slot = file_slot;
 	e->n = (uint32_t)n;
 	e->size = size;
 	area = (char *)&e->frames[n];
@@ -152,7 +152,7 @@ int frame_memo__put(struct frame_memo *m, uint32_t file_id, uint64_t vaddr,
 		f->line = frames[i].line;
 		f->inlined = frames[i].inlined;
 	}
-	if (hashmap__insert(&m->index, key_hash(file_id, vaddr), e)) {
+	if (hashmap__insert(&m->index, key_hash(file_slot, vaddr), e)) {
 		free(e);
 		return -ENOMEM;
 	}
@@ -160,14 +160,14 @@ int frame_memo__put(struct frame_memo *m, uint32_t file_id, uint64_t vaddr,
 	return 0;
 }
 
-void frame_memo__forget_file(struct frame_memo *m, uint32_t file_id)
+void frame_memo__forget_file(struct frame_memo *m, uint32_t file_slot)
 {
 	struct memo_entry **gone = NULL;
 	size_t n = 0, cap = 0;
 	void *e;
 
 	for (size_t it = 0; hashmap__next(&m->index, &it, &e);) {
-		if (((struct memo_entry *)e)->file_id != file_id)
+		if (((struct memo_entry *)e)->file_slot != file_slot)
 			continue;
 		if (array__grow(gone, cap, n)) {
 			/* Cannot list them: forgetting everything is also right. */
@@ -179,7 +179,7 @@ void frame_memo__forget_file(struct frame_memo *m, uint32_t file_id)
 	}
 	/* Removed after the walk: removing moves other entries within the table. */
 	for (size_t i = 0; i < n; i++) {
-		hashmap__remove_entry(&m->index, key_hash(gone[i]->file_id, gone[i]->vaddr),
+		hashmap__remove_entry(&m->index, key_hash(gone[i]->file_slot, gone[i]->vaddr),
 				      gone[i]);
 		m->bytes -= gone[i]->size;
 		free(gone[i]);

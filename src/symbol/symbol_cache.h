@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A cache with a memory bound: symbol data per file id (sorted symbol tables,
+ * A cache with a memory bound: symbol data per file slot (sorted symbol tables,
  * elfutils sessions, Go tables). Each entry states its cost in bytes; adding
  * one evicts others until the total fits the bound again, so a long run over
  * churning processes keeps a steady footprint: an evicted file is simply

@@ -142,14 +142,14 @@ static size_t lookup_growth(struct symbolizer *s, struct native_symbols *ns, siz
 }
 
 /*
- * The cache entry of file_id, loading its symbols on a miss; NULL when the
+ * The cache entry of file_slot, loading its symbols on a miss; NULL when the
  * file is not open. An entry costs the pages of the file-backed sections
  * elfutils has read plus the heap that opening it allocated (measured,
  * elfutils' own included).
  */
-static struct symbol_cache_entry *file_entry(struct symbolizer *s, uint32_t file_id)
+static struct symbol_cache_entry *file_entry(struct symbolizer *s, uint32_t file_slot)
 {
-	struct symbol_cache_entry *e = symbol_cache__get(&s->cache, file_id);
+	struct symbol_cache_entry *e = symbol_cache__get(&s->cache, file_slot);
 	const struct cached_file *f;
 	struct native_symbols *ns = NULL;
 	size_t heap;
@@ -157,12 +157,12 @@ static struct symbol_cache_entry *file_entry(struct symbolizer *s, uint32_t file
 
 	if (e)
 		return e;
-	f = file_cache__at(s->files, file_id);
+	f = file_cache__at(s->files, file_slot);
 	if (!f || !f->elf)
 		return NULL;
-	/* Its descriptor may have been closed to bound them: reopened by file id. */
-	if (file_cache__ensure_fd(s->files, file_id))
-		return symbol_cache__put(&s->cache, file_id, NULL, NEGATIVE_ENTRY_COST);
+	/* Its descriptor may have been closed to bound them: reopened by file slot. */
+	if (file_cache__ensure_fd(s->files, file_slot))
+		return symbol_cache__put(&s->cache, file_slot, NULL, NEGATIVE_ENTRY_COST);
 	heap = memory__heap_in_use();
 	err = native_symbols__open_opts(f->elf, &s->sym_opts, &ns);
 	s->stats.files_loaded++;
@@ -170,7 +170,7 @@ static struct symbol_cache_entry *file_entry(struct symbolizer *s, uint32_t file
 		s->stats.files_without_symbols++;
 		pr_info("%s: no symbols: %s", f->path, strerror(-err));
 	}
-	return symbol_cache__put(&s->cache, file_id, ns,
+	return symbol_cache__put(&s->cache, file_slot, ns,
 				 ns ? native_symbols__file_growth(ns) + heap_growth(heap)
 				    : NEGATIVE_ENTRY_COST);
 }
@@ -194,10 +194,10 @@ size_t symbolizer__native_in(struct symbolizer *s, struct native_symbols *ns, ui
 	return n;
 }
 
-size_t symbolizer__native(struct symbolizer *s, uint32_t file_id, uint64_t vaddr,
+size_t symbolizer__native(struct symbolizer *s, uint32_t file_slot, uint64_t vaddr,
 			  const struct sym_frame **frames)
 {
-	long memo = frame_memo__get(&s->memo, file_id, vaddr, s->frames, SYM_MAX_FRAMES);
+	long memo = frame_memo__get(&s->memo, file_slot, vaddr, s->frames, SYM_MAX_FRAMES);
 	struct symbol_cache_entry *e;
 	size_t heap, n;
 
@@ -206,7 +206,7 @@ size_t symbolizer__native(struct symbolizer *s, uint32_t file_id, uint64_t vaddr
 		count_frames(s, (size_t)memo);
 		return (size_t)memo;
 	}
-	e = file_entry(s, file_id);
+	e = file_entry(s, file_slot);
 	heap = memory__heap_in_use();
 	n = symbolizer__native_in(s, e ? e->value : NULL, vaddr, frames);
 	/* libdw parses units, lines and abbreviations as lookups reach them, and
@@ -216,7 +216,7 @@ size_t symbolizer__native(struct symbolizer *s, uint32_t file_id, uint64_t vaddr
 		symbol_cache__charge(&s->cache, e, lookup_growth(s, e->value, heap));
 	/* Remembered only when the file was open: a file not open yet may be later. */
 	if (e)
-		frame_memo__put(&s->memo, file_id, vaddr, s->frames, n);
+		frame_memo__put(&s->memo, file_slot, vaddr, s->frames, n);
 	return n;
 }
 
@@ -249,8 +249,8 @@ void symbolizer__new_pass(struct symbolizer *s)
 	symbol_cache__new_pass(&s->cache);
 }
 
-void symbolizer__forget_file(struct symbolizer *s, uint32_t file_id)
+void symbolizer__forget_file(struct symbolizer *s, uint32_t file_slot)
 {
-	frame_memo__forget_file(&s->memo, file_id);
-	symbol_cache__remove(&s->cache, file_id);
+	frame_memo__forget_file(&s->memo, file_slot);
+	symbol_cache__remove(&s->cache, file_slot);
 }

@@ -2,7 +2,7 @@
 /*
  * Names for frames: kernel addresses through kallsyms (modules and BPF
  * programs included), native addresses through the symbols, DWARF and Go
- * tables of the file they were resolved to, loaded per file id into a
+ * tables of the file they were resolved to, loaded per file slot into a
  * memory-bounded cache (symbol_cache.h), with the frames of addresses named
  * before remembered (frame_memo.h). A frame that cannot be named gets
  * "module+0xOFFSET", never dropped.
@@ -47,8 +47,8 @@ struct symbolizer {
 	bool ksyms_tried;
 	struct symbol_options sym_opts;
 	struct debuginfo debuginfo;
-	struct symbol_cache cache; /* file id -> struct native_symbols * */
-	struct frame_memo memo;	   /* (file id, address) -> frames named before */
+	struct symbol_cache cache; /* file slot -> struct native_symbols * */
+	struct frame_memo memo;	   /* (file slot, address) -> frames named before */
 	struct sym_frame *frames;  /* SYM_MAX_FRAMES, the result of the last native lookup */
 	uint32_t lookups;	   /* native lookups, to re-measure file pages now and then */
 	struct symbolizer_stats stats;
@@ -69,12 +69,12 @@ const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_retu
 			       const char **module, char *buf, size_t len);
 
 /*
- * The frames at ELF virtual address vaddr of file file_id (already the call
+ * The frames at ELF virtual address vaddr of file file_slot (already the call
  * instruction for return addresses), innermost inlined call first. Returns
  * their number and *frames (valid until the next call), or 0 when nothing
  * names the address (counted).
  */
-size_t symbolizer__native(struct symbolizer *s, uint32_t file_id, uint64_t vaddr,
+size_t symbolizer__native(struct symbolizer *s, uint32_t file_slot, uint64_t vaddr,
 			  const struct sym_frame **frames);
 
 /*
@@ -84,8 +84,8 @@ size_t symbolizer__native(struct symbolizer *s, uint32_t file_id, uint64_t vaddr
 size_t symbolizer__native_in(struct symbolizer *s, struct native_symbols *ns, uint64_t vaddr,
 			     const struct sym_frame **frames);
 
-/* The file cache is closing file_id (its id will name another file): drop its symbols. */
-void symbolizer__forget_file(struct symbolizer *s, uint32_t file_id);
+/* The file cache is closing file_slot (its slot will name another file): drop its symbols. */
+void symbolizer__forget_file(struct symbolizer *s, uint32_t file_slot);
 /* A profile is about to be named: one pass of the symbol cache (symbol_cache.h). */
 void symbolizer__new_pass(struct symbolizer *s);
 

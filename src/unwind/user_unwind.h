@@ -45,7 +45,7 @@ struct user_unwind_result {
 /*
  * Unwinds from (pc, sp, fp = rbp) into frames[0 .. max_frames), exactly as the
  * BPF sampler fills the user frames of struct op_trace when max_frames is
- * OP_MAX_USER_FRAMES: native frames with absolute addresses and file_id 0,
+ * OP_MAX_USER_FRAMES: native frames with absolute addresses (data and aux 0),
  * then an OP_FRAME_ERROR frame when the walk stopped early and there is room.
  * pc == 0 gives no frames and OP_TRACE_F_NO_USER. Safe to call from several
  * threads at once (the walk's state is its own: no globals).

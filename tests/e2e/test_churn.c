@@ -78,8 +78,8 @@ static size_t files_under(const struct file_cache *fc, const char *dir)
 {
 	size_t n = 0, len = strlen(dir);
 
-	for (uint32_t id = 1; id <= fc->n_files; id++) {
-		const struct cached_file *f = file_cache__at(fc, id);
+	for (uint32_t slot = 1; slot <= fc->n_files; slot++) {
+		const struct cached_file *f = file_cache__at(fc, slot);
 
 		if (f && !strncmp(f->path, dir, len))
 			n++;

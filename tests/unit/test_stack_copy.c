@@ -68,7 +68,7 @@ static const struct op_frame *user_of(const struct op_trace *t)
 /* A process with one mapping and no tables: frame pointers, as in the kernel. */
 static void test_frame_pointer_walk_over_copy(void **state)
 {
-	struct process_mapping map = {.start = 0x400000, .end = 0x500000, .file_id = 1};
+	struct process_mapping map = {.start = 0x400000, .end = 0x500000, .file_slot = 1};
 	struct process p = {.pid = 4242, .maps = &map, .n_maps = 1, .refreshes = 1};
 	struct process_table pt = {0};
 	struct stack_copy_stats st = {0};
@@ -183,7 +183,7 @@ static void test_python_frames_from_copy(void **state)
 {
 	const struct python_layout *l = python_layout__find(3, 12);
 	const struct op_py_offsets *o = &l->bpf;
-	struct process_mapping map = {.start = 0x400000, .end = 0x700000, .file_id = 1};
+	struct process_mapping map = {.start = 0x400000, .end = 0x700000, .file_slot = 1};
 	struct process p = {.pid = 4242, .maps = &map, .n_maps = 1, .refreshes = 1};
 	struct process_table pt = {0};
 	struct stack_copy_stats st = {0};
@@ -270,7 +270,7 @@ static void test_python_block_past_copy_end(void **state)
 {
 	const struct python_layout *l = python_layout__find(3, 12);
 	const struct op_py_offsets *o = &l->bpf;
-	struct process_mapping map = {.start = 0x400000, .end = 0x700000, .file_id = 1};
+	struct process_mapping map = {.start = 0x400000, .end = 0x700000, .file_slot = 1};
 	struct process p = {.pid = 4242, .maps = &map, .n_maps = 1, .refreshes = 1};
 	struct process_table pt = {0};
 	struct stack_copy_stats st = {0};

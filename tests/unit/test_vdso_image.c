@@ -80,7 +80,7 @@ static void test_vdso_table_and_symbols(void **state)
 	const char *name;
 	struct symbolizer sym;
 	const struct sym_frame *frames;
-	uint32_t id;
+	uint32_t slot;
 	size_t n = 0;
 	int fd;
 
@@ -106,13 +106,13 @@ static void test_vdso_table_and_symbols(void **state)
 
 	/* Through the file cache: one entry for both reads, named by its .dynsym. */
 	file_cache__init(&fc);
-	id = file_cache__get(&fc, getpid(), m);
-	assert_true(id != 0);
-	assert_int_equal(file_cache__get(&fc, getpid(), m), id);
-	assert_non_null(file_cache__at(&fc, id)->elf);
-	assert_true(file_cache__at(&fc, id)->table_id != 0);
+	slot = file_cache__get(&fc, getpid(), m);
+	assert_true(slot != 0);
+	assert_int_equal(file_cache__get(&fc, getpid(), m), slot);
+	assert_non_null(file_cache__at(&fc, slot)->elf);
+	assert_true(file_cache__at(&fc, slot)->table_id != 0);
 	assert_int_equal(symbolizer__init(&sym, &fc, NULL), 0);
-	assert_true(symbolizer__native(&sym, id, fn + 1, &frames) >= 1);
+	assert_true(symbolizer__native(&sym, slot, fn + 1, &frames) >= 1);
 	name = frames[0].name;
 	assert_non_null(strstr(name, "clock_gettime"));
 	symbolizer__clear(&sym);

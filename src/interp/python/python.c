@@ -15,9 +15,9 @@
 #include "proc/process_table.h"
 #include "util/log.h"
 
-/* What one file is, inspected once per file id. */
+/* What one file is, inspected once per file slot. */
 struct python_file {
-	uint32_t file_id;
+	uint32_t file_slot;
 	int err; /* python_binary__inspect() result: 0 = a supported interpreter */
 	struct python_binary bin;
 };
@@ -81,7 +81,7 @@ void python__clear(struct python *py)
 	frame_store__clear(&py->codes);
 }
 
-/* Per file (interp.c asks once per file id): is f a supported CPython? */
+/* Per file (interp.c asks once per file slot): is f a supported CPython? */
 static int python_inspect_file(void *rt, const struct cached_file *f, void **data)
 {
 	struct python *py = rt;
@@ -93,7 +93,7 @@ static int python_inspect_file(void *rt, const struct cached_file *f, void **dat
 	pf = calloc(1, sizeof(*pf));
 	if (!pf)
 		return -ENOMEM;
-	pf->file_id = f->id;
+	pf->file_slot = f->slot;
 	pf->err = python_binary__inspect(f->elf, f->path, &pf->bin);
 	if (pf->err == -ENOTSUP) {
 		py->stats.unsupported++;
