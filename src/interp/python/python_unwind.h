@@ -33,4 +33,11 @@ struct python_unwind {
 /* The OP_INTERP_PYTHON entry of a user_unwind_interp for pu. */
 struct user_unwind_runtime python_unwind__runtime(struct python_unwind *pu);
 
+/* interp_ops.walk_begin / walk_end (src/interp/interp.h): walk is a zeroed
+ * struct python_unwind, set up from env. */
+struct interp_walk_env;
+struct interp_walk_stats;
+struct user_unwind_runtime python_unwind__walk_begin(void *walk, const struct interp_walk_env *env);
+void python_unwind__walk_end(const void *walk, struct interp_walk_stats *stats);
+
 #endif
