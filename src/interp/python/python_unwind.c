@@ -46,7 +46,7 @@ static void python_stat(const struct op_py_walker *py, uint32_t which)
 		python_unwind_of(py)->stats[which]++;
 }
 
-/* python_step() of bpf/python_maps.h: the set-up (the bpf_loop as a loop) the
+/* python_step() of bpf/interp/python.bpf.h: the set-up (the bpf_loop as a loop) the
  * first time the walk meets the eval loop, then op_py_walk_step(). */
 static int python_unwind__step(void *ctx, struct op_walk *w, struct op_frame *frame, int res)
 {

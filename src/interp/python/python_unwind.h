@@ -2,7 +2,7 @@
 /*
  * CPython's step of the user-space walk (src/unwind/user_unwind.h): the
  * walker of omniprof/interp/python_walk.h compiled as C, driven as
- * python_step() in bpf/python_maps.h drives it in the kernel (the thread
+ * python_step() in bpf/interp/python.bpf.h drives it in the kernel (the thread
  * search the first time the walk meets the eval loop, then
  * op_py_walk_step()). Used by stack copies and the replay suite.
  */
