@@ -21,7 +21,7 @@
  *   - counters: one list of {name, value}, printed by `record -v`.
  *
  * A runtime's frames have their own kind in omniprof/frame_kinds.h; the BPF
- * walker emits them as struct op_frame {addr, aux, file_id}, whose meaning
+ * walker emits them as struct op_frame {addr, data, aux}, whose meaning
  * the runtime's ABI header documents; user space keeps (id, aux): the id the
  * runtime's resolve returned and aux, its offset in the function.
  */
