@@ -194,7 +194,7 @@ bool interp__resolve(struct interp *in, uint32_t pid, const struct op_frame *f, 
 bool interp__describe(const struct interp *in, unsigned int kind, uint32_t id, uint64_t offset,
 		      const char **name, const char **filename, int64_t *line);
 
-/* The per-pid state runtime `interp` (enum op_interp) walks pid with, or NULL: it does not run it. */
+/* The per-pid state runtime `interp` (enum op_interp) walks pid with; NULL: it does not run it. */
 const void *interp__walk_state(const struct interp *in, uint32_t pid, unsigned int interp);
 /* pid's `interp_procs` value (where the walk hands frames to a runtime), or NULL: none. */
 const struct op_interp_proc *interp__ranges(const struct interp *in, uint32_t pid);
