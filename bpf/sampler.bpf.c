@@ -27,15 +27,8 @@ __noinline int read_user_u64(__u64 *dst, __u64 addr);
 #define OP_FIND_RULE(u, pc, rule) lookup_rule((u)->pid, (pc), (rule))
 #include "omniprof/unwind/native.h"
 
-/* The registry of runtime steps: each is a global function (verified once, on
- * its own) in its runtime's header, bpf/<runtime>_maps.h. */
-struct op_walk;
-__noinline int python_step(struct op_walk *w, struct op_frame *frame, int res);
-
-#define OP_INTERP_STEP(w, interp, frame, res)                                                      \
-	((interp) == OP_INTERP_PYTHON ? python_step((w), (frame), (res)) : (res))
-#include "omniprof/unwind/walk.h"
-#include "python_maps.h"
+/* The walk (omniprof/unwind/walk.h) and the runtimes' steps it dispatches to. */
+#include "interp_steps.h"
 
 #define OP_DELTA_PAGE(chunk, index)                                                                \
 	((const struct op_delta_page *)bpf_map_lookup_elem((chunk), &(__u32){(index)}))

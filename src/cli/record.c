@@ -17,6 +17,7 @@
 #include "cli/options.h"
 #include "export/exporters.h"
 #include "export/output_set.h"
+#include "interp/interp.h"
 #include "engine/session.h"
 #include "cli/signals.h"
 #include "engine/collector.h"
@@ -255,11 +256,18 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 		(unsigned long long)c->copies.bad_records);
 	fprintf(stderr, "  %-40s %llu cfi, %llu frame pointers\n", "copies: frames",
 		(unsigned long long)c->copies.frames_cfi, (unsigned long long)c->copies.frames_fp);
-	fprintf(stderr, "  %-40s %llu (%llu frames, %llu no thread state, %llu errors)\n",
-		"copies: Python walks", (unsigned long long)c->copies.python_walks,
-		(unsigned long long)c->copies.python_frames,
-		(unsigned long long)c->copies.python_no_thread,
-		(unsigned long long)c->copies.python_errors);
+	for (unsigned int i = 1; i < OP_INTERP__COUNT; i++) {
+		const struct interp_ops *ops = interp__of_id(i);
+		const struct interp_walk_stats *ws = &c->copies.interp[i];
+		char label[64];
+
+		if (!ops)
+			continue;
+		snprintf(label, sizeof(label), "copies: %s walks", ops->name);
+		fprintf(stderr, "  %-40s %llu (%llu frames, %llu no thread state, %llu errors)\n",
+			label, (unsigned long long)ws->walks, (unsigned long long)ws->frames,
+			(unsigned long long)ws->no_state, (unsigned long long)ws->errors);
+	}
 	fprintf(stderr, "  %-40s %llu\n", "symbols: inline frames added",
 		(unsigned long long)sym->stats.native_inline);
 	fprintf(stderr, "  %-40s %llu (%llu without symbols)\n", "symbols: file loads",

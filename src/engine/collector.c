@@ -320,6 +320,7 @@ static int handle_unknown(struct collector *c, const struct op_unknown_event *e,
  */
 static int handle_stack_copy(struct collector *c, const struct op_stack_copy *e, size_t size)
 {
+	const void *states[OP_INTERP__COUNT];
 	struct process *p;
 	long n;
 
@@ -349,9 +350,10 @@ static int handle_stack_copy(struct collector *c, const struct op_stack_copy *e,
 		process_table__refresh_if_stale(&c->procs, p);
 	if (hold(c, p, e, size))
 		return 0;
+	for (unsigned int i = 0; i < OP_INTERP__COUNT; i++)
+		states[i] = interp__walk_state(c->interp, e->hdr.pid, i);
 	n = stack_copy__to_trace(e, size, &c->procs, p, interp__ranges(c->interp, e->hdr.pid),
-				 interp__walk_state(c->interp, e->hdr.pid), c->copy_trace,
-				 &c->copies);
+				 states, c->copy_trace, &c->copies);
 	if (n < 0)
 		return (int)n;
 	return handle_trace(c, c->copy_trace, (size_t)n);

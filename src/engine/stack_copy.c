@@ -2,11 +2,11 @@
 #include "engine/stack_copy.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <bpf/bpf.h>
 
-#include "interp/python/python_unwind.h"
 #include "proc/process_table.h"
 #include "proc/remote_memory.h"
 #include "unwind/unwind_maps.h"
@@ -35,8 +35,8 @@ static int copy_read(void *ctx, void *dst, size_t size, uint64_t addr)
 }
 
 /*
- * The runtimes' reads: the copy where it holds the address (3.12+ entry
- * frames live on the machine stack), else the live process, read with
+ * The runtimes' reads: the copy where it holds the address (an
+ * interpreter's frames may live on the machine stack), else the live process, read with
  * process_vm_readv (never stopped nor written). The live memory is newer
  * than the sample: see stack_copy.h. A read that starts in the copy and runs
  * past its end (a frame's whole block) takes what the copy holds from the
@@ -130,7 +130,7 @@ static void copy_find_rule(void *ctx, uint32_t pid, uint64_t pc, struct op_unwin
 
 long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct process_table *pt,
 			  const struct process *p, const struct op_interp_proc *ranges,
-			  const struct op_py_proc *py, struct op_trace *out,
+			  const void *const *states, struct op_trace *out,
 			  struct stack_copy_stats *stats)
 {
 	const uint64_t *kernel = (const uint64_t *)(copy + 1);
@@ -140,11 +140,12 @@ long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct 
 	struct remote_memory_overlay interp_mem = {.base = copy->sp,
 						   .len = copy->stack_len,
 						   .fallback = &live,
-						   .fallback_reads = &stats->python_reads};
+						   .fallback_reads = &stats->interp_reads};
 	struct copy_lookup lookup = {.w = &w};
 	struct user_unwind_ops ops = {copy_read, copy_find_rule, &w, &lookup};
-	struct python_unwind walk_py = {
-	    .proc = py, .thread_ptr = copy->tls_base, .read = copy_read_interp, .read_ctx = &w};
+	/* Each runtime's state for this walk (interp_ops.walk_size bytes). */
+	_Alignas(max_align_t) unsigned char walks[OP_INTERP__COUNT][INTERP_WALK_MAX_SIZE];
+	const struct interp_ops *runtime[OP_INTERP__COUNT] = {0};
 	struct user_unwind_interp interp = {.ranges = ranges};
 	struct user_unwind_result res;
 	uint64_t *out_kernel = (uint64_t *)(out + 1);
@@ -161,8 +162,19 @@ long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct 
 	stack.bytes = interp_mem.bytes = (const uint8_t *)(kernel + copy->n_kernel);
 	w.stack = remote_memory__overlay(&stack);
 	w.interp = remote_memory__overlay(&interp_mem);
-	if (py)
-		interp.runtimes[OP_INTERP_PYTHON] = python_unwind__runtime(&walk_py);
+	for (unsigned int i = 1; states && i < OP_INTERP__COUNT; i++) {
+		const struct interp_ops *ops = interp__of_id(i);
+		struct interp_walk_env env = {.state = states[i],
+					      .thread_ptr = copy->tls_base,
+					      .read = copy_read_interp,
+					      .read_ctx = &w};
+
+		if (!states[i] || !ops || !ops->walk_begin || ops->walk_size > sizeof(walks[i]))
+			continue;
+		memset(walks[i], 0, ops->walk_size);
+		interp.runtimes[i] = ops->walk_begin(walks[i], &env);
+		runtime[i] = ops;
+	}
 	/* The header is op_trace's, field for field (see bpf/include/omniprof/abi.h). */
 	memcpy(out, copy, sizeof(*out));
 	out->hdr.type = OP_EVENT_TRACE;
@@ -181,13 +193,9 @@ long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct 
 		/* As the sampler: frames in a runtime's code go to its step. */
 		res = user_unwind__walk(&ops, &interp, copy->hdr.pid, copy->pc, copy->sp, copy->fp,
 					user, OP_MAX_USER_FRAMES);
-		if (py) {
-			stats->python_walks++;
-			stats->python_frames += walk_py.stats[OP_PY_STAT_FRAMES];
-			stats->python_no_thread += walk_py.stats[OP_PY_STAT_NO_THREAD] +
-						   walk_py.stats[OP_PY_STAT_NO_FRAME];
-			stats->python_errors += walk_py.stats[OP_PY_STAT_READ_ERR];
-		}
+		for (unsigned int i = 1; i < OP_INTERP__COUNT; i++)
+			if (runtime[i] && runtime[i]->walk_end)
+				runtime[i]->walk_end(walks[i], &stats->interp[i]);
 		out->n_user = (uint16_t)res.n_frames;
 		out->flags |= res.flags;
 		if (res.flags & OP_TRACE_F_USER_TRUNCATED) {

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "omniprof/interp/python_abi.h"
+#include "interp/interp.h"
 #include "omniprof/abi.h"
 
 struct process;
@@ -30,12 +30,9 @@ struct stack_copy_stats {
 	uint64_t bad_records; /* malformed copies */
 	uint64_t frames_cfi;  /* frames unwound with a loaded table's rule */
 	uint64_t frames_fp;   /* frames unwound with frame pointers (no table) */
-	/* Copies of CPython processes walked with the Python walker too. */
-	uint64_t python_walks;
-	uint64_t python_frames;	   /* Python frames they gave */
-	uint64_t python_no_thread; /* no thread state or no frame found for the thread */
-	uint64_t python_errors;	   /* walks ended by an unreadable interpreter frame */
-	uint64_t python_reads;	   /* reads of the live process (process_vm_readv) */
+	/* Copies of processes running a runtime, walked with its step too, per enum op_interp. */
+	struct interp_walk_stats interp[OP_INTERP__COUNT];
+	uint64_t interp_reads; /* the runtimes' reads of the live process (process_vm_readv) */
 };
 
 /*
@@ -48,21 +45,24 @@ struct stack_copy_stats {
  * for a malformed copy (counted in stats).
  *
  * ranges: the process's `interp_procs` value (where the walk hands frames
- * to a runtime), NULL when it has none. py: its `py_procs` value when it
- * runs CPython (python__proc()), else NULL. Then the walk is the sampler's
- * mixed walk: eval-loop frames become Python frames, found from the thread
+ * to a runtime), NULL when it has none. states: NULL, or per enum
+ * op_interp the runtime's walk state for the process
+ * (interp__walk_state(): NULL when it does not run it). Then the walk is
+ * the sampler's mixed walk: frames in a runtime's code become the
+ * runtime's frames (its interp_ops.walk_begin step), found from the thread
  * pointer in the copy. The
- * stack comes from the copy; thread states, frames and code objects are
- * read from the live process (process_vm_readv: bounded by the walk's
- * limits, the process is never stopped nor written). They are newer than
- * the sample by the time the record took to arrive (milliseconds): a
- * thread that returned from or entered Python functions since shows its
- * Python frames of now, under the native frames of then; the eval-loop
- * frames of the copy bound how many invocations are replaced.
+ * stack comes from the copy; the runtime's own structures (an
+ * interpreter's thread states, frames, code objects) are read from the
+ * live process (process_vm_readv: bounded by the walk's limits, the
+ * process is never stopped nor written). They are newer than the sample by
+ * the time the record took to arrive (milliseconds): a thread that returned
+ * from or entered interpreted functions since shows its interpreted frames
+ * of now, under the native frames of then; the interpreter-loop frames of
+ * the copy bound how many invocations are replaced.
  */
 long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct process_table *pt,
 			  const struct process *p, const struct op_interp_proc *ranges,
-			  const struct op_py_proc *py, struct op_trace *out,
+			  const void *const *states, struct op_trace *out,
 			  struct stack_copy_stats *stats);
 
 #endif

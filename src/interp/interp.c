@@ -64,6 +64,14 @@ const struct interp_ops *interp__of_kind(unsigned int kind)
 	return NULL;
 }
 
+const struct interp_ops *interp__of_id(unsigned int interp)
+{
+	for (size_t r = 0; interp && r < interp_registry_len; r++)
+		if ((unsigned int)interp_registry[r]->interp == interp)
+			return interp_registry[r];
+	return NULL;
+}
+
 const char *interp__unwind_error(uint64_t reason)
 {
 	for (size_t r = 0; reason && r < interp_registry_len; r++)
@@ -377,7 +385,7 @@ bool interp__describe(const struct interp *in, unsigned int kind, uint32_t id, u
 	return true;
 }
 
-const void *interp__walk_state(const struct interp *in, uint32_t pid)
+const void *interp__walk_state(const struct interp *in, uint32_t pid, unsigned int interp)
 {
 	const struct interp_proc *ip;
 
@@ -385,7 +393,8 @@ const void *interp__walk_state(const struct interp *in, uint32_t pid)
 		return NULL;
 	ip = hashmap__find(&in->procs, hash_u64(pid), &pid);
 	for (size_t r = 0; ip && r < interp_registry_len; r++)
-		if ((ip->attached & (1u << r)) && interp_registry[r]->walk_state)
+		if ((ip->attached & (1u << r)) && interp_registry[r]->walk_state &&
+		    (unsigned int)interp_registry[r]->interp == interp)
 			return interp_registry[r]->walk_state(in->rt[r], pid);
 	return NULL;
 }

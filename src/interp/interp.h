@@ -34,6 +34,7 @@
 #include <stdio.h>
 
 #include "omniprof/abi.h"
+#include "unwind/user_unwind.h"
 
 struct cached_file;
 struct file_cache;
@@ -63,6 +64,29 @@ struct interp_range {
 	uint64_t start; /* absolute, [start, end) */
 	uint64_t end;
 };
+
+/*
+ * One user-space walk of a stack copy (src/engine/stack_copy.c) handing a
+ * runtime's code to the runtime: what its walk_begin gets.
+ */
+struct interp_walk_env {
+	const void *state;   /* walk_state() of the walked pid */
+	uint64_t thread_ptr; /* the walked thread's thread pointer (fs base) */
+	/* Reads of the runtime's memory, as user_unwind_ops.read. */
+	int (*read)(void *ctx, void *dst, size_t size, uint64_t addr);
+	void *read_ctx;
+};
+
+/* What a runtime's walks of stack copies found (struct stack_copy_stats). */
+struct interp_walk_stats {
+	uint64_t walks;	   /* copies walked with the runtime's step */
+	uint64_t frames;   /* the runtime's frames they gave */
+	uint64_t no_state; /* the runtime's per-thread state (or frame) not found */
+	uint64_t errors;   /* walks ended by an unreadable runtime frame */
+};
+
+/* Bytes a runtime's walk of one stack copy may keep (interp_ops.walk_size). */
+#define INTERP_WALK_MAX_SIZE 1024
 
 struct interp_ops {
 	const char *name;	 /* for logs: its folder's name */
@@ -102,6 +126,16 @@ struct interp_ops {
 	void (*sync_mappings)(void *rt, const struct process *p);
 	/* The per-pid state the walk reads (for stack copies unwound in user space), or NULL. */
 	const void *(*walk_state)(const void *rt, uint32_t pid);
+	/*
+	 * A stack copy's walk (src/engine/stack_copy.c): walk (walk_size bytes,
+	 * at most INTERP_WALK_MAX_SIZE, zeroed) holds the runtime's state for
+	 * one walk; walk_begin returns its user-space step (OP_INTERP_STEP of
+	 * omniprof/unwind/walk.h), walk_end adds what the walk found to stats.
+	 * walk_begin NULL: the runtime's code stays native in copies.
+	 */
+	size_t walk_size;
+	struct user_unwind_runtime (*walk_begin)(void *walk, const struct interp_walk_env *env);
+	void (*walk_end)(const void *walk, struct interp_walk_stats *stats);
 
 	/* Per frame: the frame store id of f (0: cannot be named), while pid lives. */
 	uint32_t (*resolve)(void *rt, uint32_t pid, const struct op_frame *f);
@@ -143,6 +177,8 @@ const char *interp__unwind_error(uint64_t reason);
 
 /* The runtime of frame kind `kind`, or NULL (native, kernel, error or unknown kinds). */
 const struct interp_ops *interp__of_kind(unsigned int kind);
+/* The runtime of walk id `interp` (enum op_interp), or NULL. */
+const struct interp_ops *interp__of_id(unsigned int interp);
 
 /*
  * A runtime's frame, while pid lives: *id (frame-store id, 0: unnamed) and
@@ -158,8 +194,8 @@ bool interp__resolve(struct interp *in, uint32_t pid, const struct op_frame *f, 
 bool interp__describe(const struct interp *in, unsigned int kind, uint32_t id, uint64_t offset,
 		      const char **name, const char **filename, int64_t *line);
 
-/* The per-pid state the walk reads for pid (the first runtime it runs), or NULL. */
-const void *interp__walk_state(const struct interp *in, uint32_t pid);
+/* The per-pid state runtime `interp` (enum op_interp) walks pid with; NULL: it does not run it. */
+const void *interp__walk_state(const struct interp *in, uint32_t pid, unsigned int interp);
 /* pid's `interp_procs` value (where the walk hands frames to a runtime), or NULL: none. */
 const struct op_interp_proc *interp__ranges(const struct interp *in, uint32_t pid);
 

@@ -230,7 +230,9 @@ static void test_python_frames_from_copy(void **state)
 	put_heap(heap, code_b + o->code_fingerprint, 11, 4);
 	put_heap(heap, code_a + o->code_fingerprint, 22, 4);
 
-	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, &p, &ranges, &py, t, &st) > 0);
+	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, &p, &ranges,
+					 (const void *[OP_INTERP__COUNT]){[OP_INTERP_PYTHON] = &py},
+					 t, &st) > 0);
 	assert_int_equal(t->n_user, 4);
 	assert_int_equal(user_of(t)[0].kind, OP_FRAME_PYTHON);
 	assert_int_equal(user_of(t)[0].addr, code_b);
@@ -243,17 +245,19 @@ static void test_python_frames_from_copy(void **state)
 	assert_int_equal(user_of(t)[2].aux, 9);
 	assert_int_equal(user_of(t)[3].addr, 0x400100);
 	assert_int_equal(t->flags & OP_TRACE_F_USER_TRUNCATED, 0);
-	assert_int_equal(st.python_walks, 1);
-	assert_int_equal(st.python_frames, 2);
-	assert_true(st.python_reads > 0);
+	assert_int_equal(st.interp[OP_INTERP_PYTHON].walks, 1);
+	assert_int_equal(st.interp[OP_INTERP_PYTHON].frames, 2);
+	assert_true(st.interp_reads > 0);
 
 	/* Another thread (no thread state has its thread pointer): native only. */
 	c->tls_base = 0x7f00ffff0640ull;
-	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, &p, &ranges, &py, t, &st) > 0);
+	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, &p, &ranges,
+					 (const void *[OP_INTERP__COUNT]){[OP_INTERP_PYTHON] = &py},
+					 t, &st) > 0);
 	assert_int_equal(t->n_user, 4);
 	assert_int_equal(user_of(t)[0].kind, OP_FRAME_NATIVE);
 	assert_int_equal(user_of(t)[0].addr, 0x600500);
-	assert_int_equal(st.python_no_thread, 1);
+	assert_int_equal(st.interp[OP_INTERP_PYTHON].no_state, 1);
 	free(heap);
 	free(t);
 	free(c);
@@ -317,7 +321,9 @@ static void test_python_block_past_copy_end(void **state)
 	put_heap(heap, code_a + o->code_fingerprint, 33, 4);
 	put_heap(heap, stray + o->frame_code, code_a, 8);
 
-	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, &p, &ranges, &py, t, &st) > 0);
+	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, &p, &ranges,
+					 (const void *[OP_INTERP__COUNT]){[OP_INTERP_PYTHON] = &py},
+					 t, &st) > 0);
 	assert_int_equal(t->n_user, 2);
 	assert_int_equal(user_of(t)[0].kind, OP_FRAME_PYTHON);
 	assert_int_equal(user_of(t)[0].addr, code_a);
@@ -326,7 +332,7 @@ static void test_python_block_past_copy_end(void **state)
 	assert_int_equal(user_of(t)[1].kind, OP_FRAME_NATIVE);
 	assert_int_equal(user_of(t)[1].addr, 0x400100);
 	assert_int_equal(t->flags & OP_TRACE_F_USER_TRUNCATED, 0);
-	assert_int_equal(st.python_frames, 1);
+	assert_int_equal(st.interp[OP_INTERP_PYTHON].frames, 1);
 	free(live);
 	free(heap);
 	free(t);

@@ -105,8 +105,9 @@ struct op_unwind_rule {
  *                    return address), resolved by user space through the
  *                    process's mappings; data, aux: 0
  *   OP_FRAME_ERROR   addr: the enum op_unwind_error; data, aux: 0
- *   a runtime's kind what the runtime's ABI header says (CPython:
- *                    omniprof/interp/python_abi.h)
+ *   a runtime's kind what the runtime's ABI header says
+ *                    (omniprof/interp/<runtime>_abi.h; the kinds:
+ *                    omniprof/frame_kinds.h)
  */
 struct op_frame {
 	__u64 addr;
@@ -248,7 +249,7 @@ struct op_stack_copy {
 	__u64 pc;
 	__u64 sp;
 	__u64 fp;
-	__u64 tls_base;	 /* the thread pointer (fs base): finds a Python thread's state */
+	__u64 tls_base;	 /* the thread pointer (fs base): finds a runtime's thread state */
 	__u32 stack_len; /* bytes of stack, from sp */
 	__u32 reserved2;
 };
@@ -262,11 +263,12 @@ struct op_stack_copy {
  * native frame's pc falls in one of the pid's interpreter ranges (the
  * `interp_procs` map: pid -> struct op_interp_proc), that runtime's step
  * replaces the frame with the runtime's own frames (see
- * omniprof/unwind/walk.h). 0 is no runtime.
+ * omniprof/unwind/walk.h). 0 is no runtime; the runtimes are listed in
+ * omniprof/frame_kinds.h (OP_INTERPS), each documented in its ABI header.
  */
 enum op_interp {
 	OP_INTERP_NONE = 0,
-	OP_INTERP_PYTHON = 1, /* CPython's eval loop: omniprof/interp/python_abi.h */
+	OP_INTERPS(OP_INTERP_ENUM) /* the runtimes: omniprof/frame_kinds.h */
 	OP_INTERP__COUNT,
 };
 

@@ -24,9 +24,23 @@
 	X(ERROR, 2, "abort", "error") /* the unwinder stopped: addr holds an op_unwind_error */    \
 	X(PYTHON, 3, "cpython", "python") /* CPython: see omniprof/interp/python_abi.h */
 
-/* Generators for the enums built from the table. */
+/*
+ * The runtimes whose code the walk hands to their step (enum op_interp:
+ * the id in the `interp_procs` ranges and src/interp/interp.h's ops),
+ * one row per runtime:
+ *
+ *   X(NAME, value, step)
+ *
+ * step: the runtime's global BPF step function, defined in its kernel
+ * header bpf/interp/<runtime>.bpf.h and called through bpf/interp_steps.h.
+ * Values are dense from 1 (0 is OP_INTERP_NONE), in order, never reused.
+ */
+#define OP_INTERPS(X) X(PYTHON, 1, python_step) /* CPython's eval loop */
+
+/* Generators for the enums built from the tables. */
 #define OP_FRAME_KIND_ENUM(name, value, otlp, display)	    OP_FRAME_##name = value,
 #define OP_FRAME_KIND_COUNT_ONE(name, value, otlp, display) +1
+#define OP_INTERP_ENUM(name, value, step)		    OP_INTERP_##name = value,
 
 /* How many kinds there are (values 0 .. OP_FRAME_KIND_COUNT - 1). */
 #define OP_FRAME_KIND_COUNT (0 OP_FRAME_KINDS(OP_FRAME_KIND_COUNT_ONE))

@@ -12,6 +12,7 @@
 #include "interp/python/python_code.h"
 #include "interp/python/python_layout.h"
 #include "interp/python/python_lines.h"
+#include "interp/python/python_unwind.h"
 #include "proc/process_table.h"
 #include "util/log.h"
 
@@ -189,6 +190,8 @@ static int python_attach(void *rt, const struct process *p, const struct process
 	pp->published = true;
 	return 0;
 }
+
+_Static_assert(sizeof(struct python_unwind) <= INTERP_WALK_MAX_SIZE, "a copy's Python walk");
 
 /* pid's `py_procs` value while it runs CPython, else NULL (stack copies walk with it). */
 static const void *python_walk_state(const void *rt, uint32_t pid)
@@ -404,6 +407,9 @@ const struct interp_ops python_interp_ops = {
     .attach = python_attach,
     .detach = python_detach,
     .walk_state = python_walk_state,
+    .walk_size = sizeof(struct python_unwind),
+    .walk_begin = python_unwind__walk_begin,
+    .walk_end = python_unwind__walk_end,
     .resolve = python_resolve,
     .describe = python_describe,
     .end_interval = python_end_interval,

@@ -75,7 +75,7 @@ struct python {
 /* CPython's entry in the runtime registry (src/interp/registry.c, interp.h). */
 extern const struct interp_ops python_interp_ops;
 
-/* procs_fd: the py_procs map (see bpf/python_maps.h) or -1. Free with python__clear(). */
+/* procs_fd: the py_procs map (see bpf/interp/python.bpf.h) or -1. Free with python__clear(). */
 void python__init(struct python *py, struct file_cache *files, int procs_fd);
 void python__clear(struct python *py); /* accepts NULL */
 

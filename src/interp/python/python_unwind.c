@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "interp/interp.h"
+
 struct op_py_walker;
 
 static int python_read(const struct op_py_walker *py, void *dst, size_t size, uint64_t addr);
@@ -44,7 +46,7 @@ static void python_stat(const struct op_py_walker *py, uint32_t which)
 		python_unwind_of(py)->stats[which]++;
 }
 
-/* python_step() of bpf/python_maps.h: the set-up (the bpf_loop as a loop) the
+/* python_step() of bpf/interp/python.bpf.h: the set-up (the bpf_loop as a loop) the
  * first time the walk meets the eval loop, then op_py_walk_step(). */
 static int python_unwind__step(void *ctx, struct op_walk *w, struct op_frame *frame, int res)
 {
@@ -70,4 +72,25 @@ static int python_unwind__step(void *ctx, struct op_walk *w, struct op_frame *fr
 struct user_unwind_runtime python_unwind__runtime(struct python_unwind *pu)
 {
 	return (struct user_unwind_runtime){python_unwind__step, pu};
+}
+
+struct user_unwind_runtime python_unwind__walk_begin(void *walk, const struct interp_walk_env *env)
+{
+	struct python_unwind *pu = walk;
+
+	pu->proc = env->state;
+	pu->thread_ptr = env->thread_ptr;
+	pu->read = env->read;
+	pu->read_ctx = env->read_ctx;
+	return python_unwind__runtime(pu);
+}
+
+void python_unwind__walk_end(const void *walk, struct interp_walk_stats *stats)
+{
+	const struct python_unwind *pu = walk;
+
+	stats->walks++;
+	stats->frames += pu->stats[OP_PY_STAT_FRAMES];
+	stats->no_state += pu->stats[OP_PY_STAT_NO_THREAD] + pu->stats[OP_PY_STAT_NO_FRAME];
+	stats->errors += pu->stats[OP_PY_STAT_READ_ERR];
 }

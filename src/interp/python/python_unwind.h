@@ -2,7 +2,7 @@
 /*
  * CPython's step of the user-space walk (src/unwind/user_unwind.h): the
  * walker of omniprof/interp/python_walk.h compiled as C, driven as
- * python_step() in bpf/python_maps.h drives it in the kernel (the thread
+ * python_step() in bpf/interp/python.bpf.h drives it in the kernel (the thread
  * search the first time the walk meets the eval loop, then
  * op_py_walk_step()). Used by stack copies and the replay suite.
  */
@@ -32,5 +32,12 @@ struct python_unwind {
 
 /* The OP_INTERP_PYTHON entry of a user_unwind_interp for pu. */
 struct user_unwind_runtime python_unwind__runtime(struct python_unwind *pu);
+
+/* interp_ops.walk_begin / walk_end (src/interp/interp.h): walk is a zeroed
+ * struct python_unwind, set up from env. */
+struct interp_walk_env;
+struct interp_walk_stats;
+struct user_unwind_runtime python_unwind__walk_begin(void *walk, const struct interp_walk_env *env);
+void python_unwind__walk_end(const void *walk, struct interp_walk_stats *stats);
 
 #endif

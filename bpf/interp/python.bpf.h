@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The BPF side of the Python unwinder: its maps and its step, python_step(),
- * the OP_INTERP_STEP the walk (omniprof/unwind/walk.h) calls when it meets
- * CPython's eval loop. A kernel-only fragment, not a unit: it uses the
+ * CPython's kernel header: the BPF side of the Python unwinder, its maps and
+ * its step, python_step(), which the walk (omniprof/unwind/walk.h) calls
+ * when it meets CPython's eval loop (its row in OP_INTERPS,
+ * omniprof/frame_kinds.h). A kernel-only fragment, not a unit: it uses the
  * sampler's helpers (read_user_u64 through OP_READ_USER) and is included by
- * bpf/sampler.bpf.c only, after omniprof/unwind/walk.h.
+ * bpf/interp_steps.h only, after omniprof/unwind/walk.h.
  *
  * python_step() is a global function: the verifier checks it once, on its
  * own. Its set-up (find the sampled thread's thread state and the frame it
@@ -16,8 +17,8 @@
  * The walk state lives in a per-CPU array (too big for the BPF stack, and a
  * sample runs to its end on one CPU).
  */
-#ifndef OMNIPROF_BPF_PYTHON_MAPS_H
-#define OMNIPROF_BPF_PYTHON_MAPS_H
+#ifndef OMNIPROF_BPF_INTERP_PYTHON_BPF_H
+#define OMNIPROF_BPF_INTERP_PYTHON_BPF_H
 
 #include "omniprof/interp/python_abi.h"
 
