@@ -71,7 +71,8 @@ int main(void)
 	libbpf_set_print(quiet);
 	skel = sampler_bpf__open();
 	if (!skel) {
-		fprintf(stderr, "verifier_stats: cannot open the BPF object: %s\n", strerror(errno));
+		fprintf(stderr, "verifier_stats: cannot open the BPF object: %s\n",
+			strerror(errno));
 		return 1;
 	}
 	skel->rodata->kernel_stacks = true;

@@ -43,8 +43,8 @@ static void release_tables(struct process_table *pt, struct process_mapping *map
 /* Removes p's mappings from the BPF maps and drops its table references. */
 static void unpublish(struct process_table *pt, struct process *p)
 {
-	struct lpm_ranges r = p->waiting ? ranges_of(p->published, p->n_published)
-					 : ranges_of(p->maps, p->n_maps);
+	struct lpm_ranges r =
+	    p->waiting ? ranges_of(p->published, p->n_published) : ranges_of(p->maps, p->n_maps);
 
 	if (!pt->unwind)
 		return;

@@ -34,16 +34,15 @@ struct process_mapping {
 			uint64_t bias; /* when has_bias */
 		};
 	};
-	uint64_t offset;   /* file offset of start */
+	uint64_t offset;    /* file offset of start */
 	uint32_t file_slot; /* in the file cache; never 0 */
-	bool has_bias;	   /* an ELF file whose code segment this mapping holds */
+	bool has_bias;	    /* an ELF file whose code segment this mapping holds */
 };
 #define PROCESS_MAPPING_IS_LPM(f)                                                                  \
 	(offsetof(struct process_mapping, f) == offsetof(struct lpm_range, f))
 _Static_assert(PROCESS_MAPPING_IS_LPM(start) && PROCESS_MAPPING_IS_LPM(end) &&
 		   PROCESS_MAPPING_IS_LPM(table_id) && PROCESS_MAPPING_IS_LPM(range_id) &&
-		   PROCESS_MAPPING_IS_LPM(bias) &&
-		   sizeof(struct lpm_range) == 5 * sizeof(uint64_t),
+		   PROCESS_MAPPING_IS_LPM(bias) && sizeof(struct lpm_range) == 5 * sizeof(uint64_t),
 	       "process_mapping's range fields are its lpm_range");
 #undef PROCESS_MAPPING_IS_LPM
 

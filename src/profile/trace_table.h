@@ -22,8 +22,8 @@ struct trace_frame {
 		uint32_t file_slot; /* native: file cache slot, 0 when in no known mapping */
 		uint32_t frame_id;  /* runtime: its frame-store id (interp__resolve) */
 	};
-	uint8_t kind;	  /* enum op_frame_kind */
-	uint8_t flags;	  /* enum op_frame_flags */
+	uint8_t kind;  /* enum op_frame_kind */
+	uint8_t flags; /* enum op_frame_flags */
 	uint16_t reserved;
 };
 _Static_assert(sizeof(struct trace_frame) == 16, "trace_frame layout");

@@ -29,7 +29,7 @@
 struct kallsyms {
 	struct ksym *syms; /* sorted by address, then file order */
 	size_t n_syms;
-	char *names;		/* every kept name, NUL-terminated, in file order */
+	char *names;		      /* every kept name, NUL-terminated, in file order */
 	struct string_intern modules; /* module names, copies shared by their symbols */
 	size_t skipped;
 	bool restricted;

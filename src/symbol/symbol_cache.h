@@ -57,8 +57,8 @@ struct symbol_cache_stats {
 };
 
 struct symbol_cache {
-	struct hashmap index;	       /* key -> struct symbol_cache_entry * */
-	struct list_node lru;	       /* head: the first is the most recently used */
+	struct hashmap index; /* key -> struct symbol_cache_entry * */
+	struct list_node lru; /* head: the first is the most recently used */
 	size_t cost;
 	size_t limit;
 	size_t n_entries;

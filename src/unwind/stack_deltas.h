@@ -4,7 +4,8 @@
  * .debug_frame) turned into a sorted list of (address, unwind rule). The rule
  * at address A applies from A up to the next entry's address. Built once per
  * file, loaded into BPF maps, and read by the unwinder in
- * bpf/include/omniprof/unwind/native.h (rules in bpf/include/omniprof/abi.h, struct op_unwind_rule).
+ * bpf/include/omniprof/unwind/native.h (rules in bpf/include/omniprof/abi.h, struct
+ * op_unwind_rule).
  */
 #ifndef OMNIPROF_UNWIND_STACK_DELTAS_H
 #define OMNIPROF_UNWIND_STACK_DELTAS_H

@@ -129,11 +129,11 @@ enum unwind_table_state {
 };
 enum unwind_table_state unwind_maps__table_state(const struct unwind_maps *um, uint64_t table_id);
 
- /*
-  * A build is CPU work over a file already open (libLLVM: 0.3-0.8 s on an idle
-  * machine, several seconds on a busy one): it gets longer than an open
-  * before it is abandoned, but it reads the file, which may hang as well.
-  */
+/*
+ * A build is CPU work over a file already open (libLLVM: 0.3-0.8 s on an idle
+ * machine, several seconds on a busy one): it gets longer than an open
+ * before it is abandoned, but it reads the file, which may hang as well.
+ */
 #define UNWIND_BUILD_TIMEOUT_MS 30000
 
 /*
@@ -184,17 +184,17 @@ int unwind_maps__lookup_rule(const struct unwind_maps *um, uint64_t table_id, ui
 const struct op_table_info *unwind_maps__table_info(const struct unwind_maps *um,
 						    uint64_t table_id);
 
- /*
-  * LPM budgets. A range takes one trie entry per power-of-two block covering
-  * it (up to about 2 x 36 for a range starting on an odd page), so a process
-  * that maps many oddly placed ranges could fill the trie every process
-  * shares. Each pid may hold max_mappings / UNWIND_LPM_PID_SHARE entries
-  * (32768 of the default 1M: a typical process needs a few hundred to a few
-  * thousand); a range past it is refused whole (-EDQUOT, counted). Many
-  * processes can still fill the trie together: past the high-water mark
-  * (7/8 full) lpm_ranges.h evicts the pid holding the most entries
-  * (unwind_maps__greediest_pid()), which then unwinds with frame pointers.
-  */
+/*
+ * LPM budgets. A range takes one trie entry per power-of-two block covering
+ * it (up to about 2 x 36 for a range starting on an odd page), so a process
+ * that maps many oddly placed ranges could fill the trie every process
+ * shares. Each pid may hold max_mappings / UNWIND_LPM_PID_SHARE entries
+ * (32768 of the default 1M: a typical process needs a few hundred to a few
+ * thousand); a range past it is refused whole (-EDQUOT, counted). Many
+ * processes can still fill the trie together: past the high-water mark
+ * (7/8 full) lpm_ranges.h evicts the pid holding the most entries
+ * (unwind_maps__greediest_pid()), which then unwinds with frame pointers.
+ */
 #define UNWIND_LPM_PID_SHARE 32
 #define UNWIND_LPM_PID_MIN   64 /* the smallest budget, whatever the trie's size */
 

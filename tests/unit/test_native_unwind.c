@@ -51,7 +51,7 @@ static void test_find_rule(uint64_t pc, struct op_unwind_rule *rule)
 }
 
 #define OP_READ_USER(u, dst, size, addr) fake_read((dst), (size), (addr))
-#define OP_FIND_RULE(u, pc, rule)     test_find_rule((pc), (rule))
+#define OP_FIND_RULE(u, pc, rule)	 test_find_rule((pc), (rule))
 #include "omniprof/unwind/native.h"
 
 static void put(uint64_t addr, uint64_t value)
