@@ -401,11 +401,12 @@ static bool frame_in(const char *frame, size_t len, const char *const *patterns)
 }
 
 struct marked_count {
-	long leaf;     /* samples whose stack holds the leaf */
-	long marked;   /* ... whose outermost frame is an [unwind stopped: ...] marker */
-	long garbage;  /* ... with a frame the program does not have on that path */
-	long extra;    /* samples that hold `must_hold` (when given) */
-	char bad[600]; /* the first garbage stack */
+	long leaf;	     /* samples whose stack holds the leaf */
+	long marked;	     /* ... whose outermost frame is an [unwind stopped: ...] marker */
+	long garbage;	     /* ... with a frame the program does not have on that path */
+	long extra;	     /* samples that hold `must_hold` (when given) */
+	char bad[600];	     /* the first garbage stack (its start) */
+	char bad_frame[200]; /* ... and the frame of it that is garbage, with its position */
 };
 
 #define MARKER "[unwind stopped:"
@@ -425,8 +426,8 @@ static struct marked_count count_marked(const char *text, const char *comm, cons
 	for (const char *line = text; line && *line;) {
 		const char *eol = strchr(line, '\n'), *end = eol ? eol : line + strlen(line);
 		const char *space = end, *frames, *f, *leaf_at = NULL;
-		long count;
-		bool bad = false;
+		long count, n_frame = 0;
+		bool bad = false, this_bad = false;
 
 		while (space > line && *space != ' ')
 			space--;
@@ -459,10 +460,19 @@ static struct marked_count count_marked(const char *text, const char *comm, cons
 			    !memcmp(f, MARKER, strlen(MARKER)))
 				mc.marked += count;
 			else if (f < leaf_at)
-				bad |= !frame_in(f, len, root_frames) && !frame_in(f, len, allowed);
+				this_bad =
+				    !frame_in(f, len, root_frames) && !frame_in(f, len, allowed);
 			else if (f > leaf_at)
-				bad |= !(len > 4 && !memcmp(fe - 4, "_[k]", 4)) &&
-				       !frame_in(f, len, leaf_inlines);
+				this_bad = !(len > 4 && !memcmp(fe - 4, "_[k]", 4)) &&
+					   !frame_in(f, len, leaf_inlines);
+			/* The stack can be 512 frames: say which one is wrong. */
+			if (this_bad && !bad && !mc.garbage)
+				snprintf(mc.bad_frame, sizeof(mc.bad_frame),
+					 "%s the leaf, frame %ld: %.*s",
+					 f < leaf_at ? "outside" : "inside", n_frame, (int)len, f);
+			bad |= this_bad;
+			this_bad = false;
+			n_frame++;
 			f = fe + 1;
 		}
 		if (bad) {
@@ -487,8 +497,10 @@ static struct marked_count report_marked(const struct session *s, const char *co
 	if (must_hold)
 		printf(", %ld through %s", mc.extra, must_hold);
 	printf("\n");
-	if (mc.garbage)
+	if (mc.garbage) {
 		printf("      first garbage stack: %.500s\n", mc.bad);
+		printf("      its garbage frame (%s)\n", mc.bad_frame);
+	}
 	fflush(stdout);
 	return mc;
 }
