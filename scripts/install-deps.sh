@@ -19,6 +19,11 @@ PKGS=(
 	python3
 	strace # tests: a refused option must not reach bpf(2)
 	fuse3 libfuse3-dev # the hung-file-server test (tests/workloads/fuse_hang.c)
+	# The runtimes the e2e tests profile (src/interp/<runtime>/):
+	openjdk-17-jdk-headless # HotSpot (java, javac, javap)
+	ruby ruby-dev		# CRuby 3.1 (ruby-dev: C extensions built by the tests)
+	perl			# Perl 5.36
+	php-cli php-fpm php-opcache libfcgi-bin # PHP 8.2, its FPM and JIT; cgi-fcgi
 )
 
 # The agent's end-to-end tests run an OTLP receiver on Node.js (gRPC stack

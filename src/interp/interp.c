@@ -139,7 +139,7 @@ static void publish_ranges(struct interp *in, struct interp_proc *ip)
 	memset(&v, 0, sizeof(v));
 	for (size_t i = 0; i < ip->n_ranges; i++)
 		op_interp_proc__add(&v, interp_registry[ip->range_runtime[i]]->interp,
-				    ip->ranges[i].start, ip->ranges[i].end);
+				    ip->ranges[i].start, ip->ranges[i].end, ip->ranges[i].flags);
 	if (!memcmp(&v, &ip->value, sizeof(v)) && (ip->published || in->ranges_fd < 0))
 		return;
 	ip->value = v;
@@ -210,7 +210,7 @@ static bool sync_runtime(struct interp *in, const struct process *p, size_t r)
 {
 	const struct interp_ops *ops = interp_registry[r];
 	struct interp_proc *ip = proc_of(in, p->pid, false);
-	struct interp_range ranges[INTERP_MAX_RANGES];
+	struct interp_range ranges[INTERP_MAX_RANGES] = {0};
 
 	for (size_t i = 0; i < p->n_maps; i++) {
 		const struct process_mapping *m = &p->maps[i];

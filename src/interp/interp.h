@@ -10,9 +10,11 @@
  *   - per file (once per file slot, cached here): is this file the runtime's,
  *     and what is needed to find it in a process (symbols, offsets);
  *   - per process (interp.c is the process table's one listener for
- *     runtimes): attach when a maps read finds one of its files mapped
- *     (publish its per-pid BPF state), sync mappings (JIT/anonymous code
- *     ranges; none yet), detach when the process exits, exec'd into
+ *     runtimes): attach on every maps read that finds one of its files
+ *     mapped (publish its per-pid BPF state; return its code ranges, JIT
+ *     code caches included: a pc in an anonymous mapping the tables do not
+ *     know makes the collector re-read the maps, so code that appears later
+ *     is found), sync mappings, detach when the process exits, exec'd into
  *     something else or unmapped it;
  *   - per frame: resolve while the process lives (read what names the frame
  *     into the runtime's frame store, return an id), describe when the
@@ -63,6 +65,12 @@ struct interp_counter {
 struct interp_range {
 	uint64_t start; /* absolute, [start, end) */
 	uint64_t end;
+	/*
+	 * OP_INTERP_RANGE_F_UNWINDS: JIT code the runtime unwinds itself (its
+	 * step gets the frame before the native rules do; see
+	 * omniprof/unwind/walk.h). 0: interpreter code the native rules unwind.
+	 */
+	uint32_t flags;
 };
 
 /*
@@ -113,10 +121,12 @@ struct interp_ops {
 	void (*free_file)(void *rt, void *data);
 
 	/*
-	 * Per process: p's maps were read and mapping m holds file data. Publish
-	 * p's BPF state, and put the absolute code ranges whose frames the walk
-	 * hands to this runtime into ranges (at most INTERP_MAX_RANGES; *n_ranges
-	 * says how many). 0 or -errno (p is then treated as not running it).
+	 * Per process, on every read of p's maps while mapping m holds file data
+	 * (so called again for a process already attached). Publish p's BPF
+	 * state, and put the absolute code ranges whose frames the walk hands
+	 * to this runtime into ranges (at most INTERP_MAX_RANGES; *n_ranges says
+	 * how many; they replace the previous call's). 0 or -errno (p is then
+	 * treated as not running it).
 	 */
 	int (*attach)(void *rt, const struct process *p, const struct process_mapping *m,
 		      const void *data, struct interp_range *ranges, size_t *n_ranges);

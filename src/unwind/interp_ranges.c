@@ -5,7 +5,8 @@
 
 #include <bpf/bpf.h>
 
-int op_interp_proc__add(struct op_interp_proc *v, uint32_t interp, uint64_t start, uint64_t end)
+int op_interp_proc__add(struct op_interp_proc *v, uint32_t interp, uint64_t start, uint64_t end,
+			uint32_t flags)
 {
 	if (interp == OP_INTERP_NONE || interp >= OP_INTERP__COUNT || start >= end)
 		return -EINVAL;
@@ -14,7 +15,8 @@ int op_interp_proc__add(struct op_interp_proc *v, uint32_t interp, uint64_t star
 
 		if (r->start != r->end)
 			continue;
-		*r = (struct op_interp_range){.start = start, .end = end, .interp = interp};
+		*r = (struct op_interp_range){
+		    .start = start, .end = end, .interp = interp, .flags = flags};
 		return 0;
 	}
 	return -ENOSPC;

@@ -14,9 +14,11 @@
 
 #include "omniprof/abi.h"
 
-/* Adds [start, end) of runtime interp to v. 0, or -ENOSPC when v is full
- * (OP_INTERP_MAX_RANGES), -EINVAL for an empty range or OP_INTERP_NONE. */
-int op_interp_proc__add(struct op_interp_proc *v, uint32_t interp, uint64_t start, uint64_t end);
+/* Adds [start, end) of runtime interp, with OP_INTERP_RANGE_F_* flags, to v.
+ * 0, or -ENOSPC when v is full (OP_INTERP_MAX_RANGES), -EINVAL for an empty
+ * range or OP_INTERP_NONE. */
+int op_interp_proc__add(struct op_interp_proc *v, uint32_t interp, uint64_t start, uint64_t end,
+			uint32_t flags);
 
 /* Whether v holds no range. */
 int op_interp_proc__empty(const struct op_interp_proc *v);

@@ -47,6 +47,7 @@ enum op_unwind_error {
 	OP_UNWIND_ERR_ANON_CODE = 6, /* JIT/anonymous code without a frame pointer */
 	OP_UNWIND_ERR_NO_MAPS = 7,   /* stack copy of a process whose maps were never read */
 	OP_UNWIND_ERR_INTERP = 8,    /* a runtime's frame could not be read */
+	/* 9 and up: a runtime's own reasons, named by its interp_ops.unwind_error. */
 };
 
 /*
@@ -274,11 +275,18 @@ enum op_interp {
 
 #define OP_INTERP_MAX_RANGES 8
 
+/*
+ * Range flag: the runtime unwinds its frames in this range itself (JIT code
+ * with no unwind tables and no frame pointer). The walk hands it the frame
+ * before any native step (omniprof/unwind/walk.h, OP_STEP_RUNTIME_UNWINDS).
+ */
+#define OP_INTERP_RANGE_F_UNWINDS 1u
+
 struct op_interp_range {
 	__u64 start;
 	__u64 end;    /* exclusive; start == end: unused */
 	__u32 interp; /* enum op_interp */
-	__u32 reserved;
+	__u32 flags;  /* OP_INTERP_RANGE_F_* */
 };
 
 /*

@@ -163,8 +163,8 @@ static int python_attach(void *rt, const struct process *p, const struct process
 	for (size_t r = 0; r < OP_INTERP_MAX_RANGES; r++) {
 		if (eval.ranges[r].start >= eval.ranges[r].end)
 			continue;
-		ranges[*n_ranges].start = eval.ranges[r].start;
-		ranges[(*n_ranges)++].end = eval.ranges[r].end;
+		ranges[(*n_ranges)++] = (struct interp_range){
+		    .start = eval.ranges[r].start, .end = eval.ranges[r].end, .flags = 0};
 	}
 	if (!pp) {
 		pp = calloc(1, sizeof(*pp));

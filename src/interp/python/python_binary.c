@@ -379,5 +379,5 @@ void python_binary__interp_ranges(const struct python_binary *bin, uint64_t bias
 	memset(out, 0, sizeof(*out));
 	for (size_t r = 0; r < bin->n_eval && r < OP_PY_MAX_RANGES; r++)
 		op_interp_proc__add(out, OP_INTERP_PYTHON, bin->eval[r].start + bias,
-				    bin->eval[r].end + bias);
+				    bin->eval[r].end + bias, 0);
 }

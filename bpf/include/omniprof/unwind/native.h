@@ -46,6 +46,10 @@ struct op_regs {
 enum op_step_result {
 	OP_STEP_CONTINUE = 0, /* regs now describe the caller */
 	OP_STEP_END = 1,      /* the frame emitted was the outermost */
+	/* In to a runtime's step only (omniprof/unwind/walk.h): the pc is in a range
+	 * the runtime unwinds itself; frame is an empty slot. A step that does not
+	 * take it returns it unchanged and the native step runs. */
+	OP_STEP_RUNTIME_UNWINDS = 2,
 	/* > OP_STEP_END: an enum op_unwind_error + OP_STEP_ERROR_BASE */
 	OP_STEP_ERROR_BASE = 16,
 };

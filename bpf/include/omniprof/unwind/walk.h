@@ -19,7 +19,10 @@
  *   OP_INTERP_STEP(w, interp, frame, res)   runtime interp's step: frame holds
  *           the native frame just written (res: its step result), or, when
  *           w->active == interp, is the empty slot for the runtime's next
- *           frame. Returns an enum op_step_result; a runtime that writes its
+ *           frame; or, when res is OP_STEP_RUNTIME_UNWINDS, the empty slot
+ *           for the frame at w->u's pc in the runtime's self-unwound code
+ *           (it writes the frame and moves w->u to the caller, or returns
+ *           OP_STEP_RUNTIME_UNWINDS untouched to leave it to the native step). Returns an enum op_step_result; a runtime that writes its
  *           own error frame returns the error too (op_walk__error_at skips
  *           adding one). A runtime the includer does not know returns res.
  */
@@ -64,16 +67,25 @@ static __always_inline void op_walk__init(struct op_walk *w, __u32 pid, __u64 pc
 		w->interp = *interp;
 }
 
-/* The runtime whose code holds pc, OP_INTERP_NONE when none does. */
-static __always_inline __u32 op_walk__interp_at(const struct op_walk *w, __u64 pc)
+/* The pid's range holding pc, or NULL when none does. */
+static __always_inline const struct op_interp_range *op_walk__range_at(const struct op_walk *w,
+								       __u64 pc)
 {
 	for (int i = 0; i < OP_INTERP_MAX_RANGES; i++) {
 		const struct op_interp_range *r = &w->interp.ranges[i];
 
 		if (pc >= r->start && pc < r->end)
-			return r->interp;
+			return r;
 	}
-	return OP_INTERP_NONE;
+	return NULL;
+}
+
+/* The runtime whose code holds pc, OP_INTERP_NONE when none does. */
+static __always_inline __u32 op_walk__interp_at(const struct op_walk *w, __u64 pc)
+{
+	const struct op_interp_range *r = op_walk__range_at(w, pc);
+
+	return r ? r->interp : OP_INTERP_NONE;
 }
 
 /*
@@ -101,22 +113,33 @@ static __always_inline int op_walk__is_ready(const struct op_walk *w, __u32 inte
 	return (w->ready >> (interp & 31)) & 1;
 }
 
-/* One frame: the pending runtime's next one, or a native step whose frame
- * the runtime owning its code may replace. An enum op_step_result. */
+/*
+ * One frame: the pending runtime's next one, or a native step whose frame
+ * the runtime owning its code may replace, or, in a range the runtime
+ * unwinds itself (OP_INTERP_RANGE_F_UNWINDS: JIT code), the runtime's
+ * frame in place of the native step. An enum op_step_result.
+ */
 static __always_inline int op_walk__step(struct op_walk *w, struct op_frame *frame)
 {
-	__u32 interp;
-	__u64 pc;
+	const struct op_interp_range *r = NULL;
+	__u32 interp = OP_INTERP_NONE;
 	int res;
 
 	if (w->active)
 		return OP_INTERP_STEP(w, w->active, frame, OP_STEP_CONTINUE);
+	if (w->has_interp) {
+		/* A return address is looked up as the call before it, as the rules are. */
+		r = op_walk__range_at(w, w->u.pc_exact ? w->u.regs.pc : w->u.regs.pc - 1);
+		if (r)
+			interp = r->interp;
+	}
+	if (r && (r->flags & OP_INTERP_RANGE_F_UNWINDS)) {
+		res = OP_INTERP_STEP(w, interp, frame, OP_STEP_RUNTIME_UNWINDS);
+		if (res != OP_STEP_RUNTIME_UNWINDS)
+			return res;
+		/* Not taken (its state was not found): the native rules try. */
+	}
 	res = op_unwind_step(&w->u, frame);
-	if (!w->has_interp)
-		return res;
-	/* A return address is looked up as the call before it, as the rules are. */
-	pc = frame->flags & OP_FRAME_F_RETURN_ADDRESS ? frame->addr - 1 : frame->addr;
-	interp = op_walk__interp_at(w, pc);
 	if (interp == OP_INTERP_NONE)
 		return res;
 	return OP_INTERP_STEP(w, interp, frame, res);
