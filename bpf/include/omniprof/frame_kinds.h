@@ -39,10 +39,15 @@
 
 /* Generators for the enums built from the tables. */
 #define OP_FRAME_KIND_ENUM(name, value, otlp, display)	    OP_FRAME_##name = value,
-#define OP_FRAME_KIND_COUNT_ONE(name, value, otlp, display) +1
+#define OP_FRAME_KIND_SIZE_ONE(name, value, otlp, display)  char kind_##name[(value) + 1];
 #define OP_INTERP_ENUM(name, value, step)		    OP_INTERP_##name = value,
 
-/* How many kinds there are (values 0 .. OP_FRAME_KIND_COUNT - 1). */
-#define OP_FRAME_KIND_COUNT (0 OP_FRAME_KINDS(OP_FRAME_KIND_COUNT_ONE))
+/*
+ * One more than the largest kind (values 0 .. OP_FRAME_KIND_COUNT - 1): the
+ * size of a union of char[value + 1] per row, so a branch that holds some
+ * runtimes' rows and not others (values given out ahead) still sizes its
+ * tables right; a value with no row has no name.
+ */
+#define OP_FRAME_KIND_COUNT sizeof(union { OP_FRAME_KINDS(OP_FRAME_KIND_SIZE_ONE) })
 
 #endif
