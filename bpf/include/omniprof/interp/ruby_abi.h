@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Types the Ruby (CRuby) unwinder shares with user space: where a process's
+ * current execution context is found (struct op_rb_proc, one per pid in the
+ * `rb_procs` map) and the struct offsets the walker needs to follow the VM's
+ * control frames (struct op_rb_offsets). User space fills both from
+ * src/interp/ruby/ (detection and the per-version offset table).
+ *
+ * A Ruby frame travels as a struct op_frame of kind OP_FRAME_RUBY:
+ *   iseq frame (a method, block, class body, <main>, <top (required)>):
+ *     addr   the rb_iseq_t's address in the process
+ *     data   its body pointer (iseq->body): user space notices an iseq freed
+ *            and another allocated at the same address
+ *     aux    the instruction's position: (cfp->pc - body->iseq_encoded) / 8,
+ *            VALUE units, pointing past the current instruction as the VM
+ *            keeps it (0xffffffff: not known)
+ *   C function called from Ruby (a CFUNC control frame, e.g. Integer#times):
+ *     addr   its method entry (rb_callable_method_entry_t)
+ *     data   OP_RB_DATA_CFUNC | the entry's definition pointer (me->def)
+ *     aux    0xffffffff
+ */
+#ifndef OMNIPROF_INTERP_RUBY_ABI_H
+#define OMNIPROF_INTERP_RUBY_ABI_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define OP_RB_DATA_CFUNC (1ull << 63) /* op_frame.data of a C function's frame */
+#define OP_RB_NO_POS	 0xffffffffu
+
+/*
+ * The walker reads the first OP_RB_CFP_BLOCK bytes of each control frame at
+ * once (pc, sp, iseq, self, ep in every version from 2.7: the frame is 56 or
+ * 64 bytes); every cfp_* offset must be a multiple of 8 below it.
+ */
+#define OP_RB_CFP_BLOCK 40
+/* Control frames a step looks at to find one to show (IFUNC and DUMMY frames are skipped). */
+#define OP_RB_SKIP_MAX 4
+
+/* The VM's frame flags (vm_core.h, the same values 2.7 to 3.4: ep[0]). */
+#define OP_RB_FRAME_MAGIC_MASK	0x7fff0001u
+#define OP_RB_FRAME_MAGIC_CFUNC 0x55550001u
+#define OP_RB_FRAME_FLAG_FINISH 0x0020u
+#define OP_RB_FRAME_FLAG_CFRAME 0x0080u
+
+/* How the current execution context is found from the sampled thread. */
+enum op_rb_tls_mode {
+	/*
+	 * A shared libruby (general dynamic TLS): its GOT holds the resolved
+	 * tls_index {module id, offset} of ruby_current_ec; the thread's DTV
+	 * (glibc: thread pointer + 8) gives the module's TLS block.
+	 */
+	OP_RB_TLS_DTV = 1,
+};
+
+/* Byte offsets into CRuby's structures. */
+struct op_rb_offsets {
+	__u16 ec_vm_stack;	/* rb_execution_context_t -> vm_stack */
+	__u16 ec_vm_stack_size; /* -> vm_stack_size (in VALUEs) */
+	__u16 ec_cfp;		/* -> cfp */
+	__u16 cfp_size;		/* sizeof(rb_control_frame_t) */
+	__u16 cfp_pc;		/* rb_control_frame_t -> pc */
+	__u16 cfp_iseq;		/* -> iseq */
+	__u16 cfp_ep;		/* -> ep (ep[0]: frame flags, ep[-2]: method entry or cref) */
+	__u16 iseq_body;	/* rb_iseq_t -> body */
+	__u16 body_encoded;	/* rb_iseq_constant_body -> iseq_encoded */
+	__u16 me_def;		/* rb_callable_method_entry_t -> def */
+	__u16 reserved[2];
+};
+
+/* Value of the `rb_procs` map, key: pid (tgid). The loop's ranges (where the
+ * walk hands frames to Ruby) are the pid's OP_INTERP_RUBY ranges in
+ * `interp_procs` (struct op_interp_proc, omniprof/abi.h). */
+struct op_rb_proc {
+	__u64 tls_index; /* OP_RB_TLS_DTV: address of ruby_current_ec's tls_index in the GOT */
+	__u8 tls_mode;	 /* enum op_rb_tls_mode */
+	__u8 reserved[3];
+	__u16 version; /* major << 8 | minor, for reports */
+	__u16 reserved2;
+	struct op_rb_offsets off;
+};
+
+/* The state of one stack walk of a Ruby process (the `rb_walk` per-CPU map
+ * in BPF; omniprof/interp/ruby_walk.h works on it). */
+struct op_rb_walker {
+	struct op_rb_proc proc; /* copied from the pid's entry */
+	__u64 cfp;		/* next control frame to look at, at or above end: none */
+	__u64 end;		/* the end of the control frames (vm_stack + vm_stack_size) */
+	__s32 deferred;		/* native step result owed once the loop's frames are out */
+	__u32 broken;		/* the next control frame is unreadable: the walk ends there */
+	/* cfp's fields, read once (block_cfp: the frame they are of, 0: none). */
+	__u64 block_cfp;
+	__u64 block[8]; /* OP_RB_CFP_BLOCK bytes read; 8 words so an index masks with & 7 */
+	__u64 env[3];	/* ep[-2], ep[-1], ep[0] */
+};
+
+/* Per-CPU counters of the Ruby unwinder (the `rb_stats` array map). */
+enum op_rb_stat {
+	OP_RB_STAT_WALKS = 0,	  /* samples whose walk met the VM loop (the set-up ran) */
+	OP_RB_STAT_NO_EC,	  /* the sampled thread has no execution context (yet) */
+	OP_RB_STAT_FRAMES,	  /* Ruby frames emitted (iseq frames) */
+	OP_RB_STAT_CFUNCS,	  /* C functions' frames emitted */
+	OP_RB_STAT_READ_ERR,	  /* a control frame could not be read */
+	OP_RB_STAT_LOOP_NO_FRAME, /* a VM loop frame with no control frame left */
+	OP_RB_STAT_SKIPPED,	  /* control frames not shown (IFUNC, DUMMY) */
+	OP_RB_STAT__COUNT,
+};
+
+_Static_assert(sizeof(struct op_rb_offsets) == 24, "op_rb_offsets layout");
+_Static_assert(sizeof(struct op_rb_proc) == 16 + 24, "op_rb_proc layout");
+
+#endif

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "interp/ruby/ruby_binary.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gelf.h>
+#include <libelf.h>
+
+#include "elf/elf_file.h"
+#include "interp/ruby/ruby_layout.h"
+
+#define TLS_EC "ruby_current_ec"
+
+struct wanted {
+	uint64_t vm_exec, vm_exec_size;
+	uint64_t version; /* ruby_version: "3.1.7" */
+	bool tls_ec;	  /* ruby_current_ec is a TLS symbol of the file */
+	uint64_t tls_index;
+};
+
+/* Copies len bytes at ELF virtual address vaddr out of the file. 0 or -errno. */
+static int read_vaddr(const struct elf_file *ef, uint64_t vaddr, void *buf, size_t len)
+{
+	for (size_t i = 0; i < ef->n_segments; i++) {
+		const struct elf_segment *s = &ef->segments[i];
+		ssize_t n;
+
+		if (vaddr < s->vaddr || vaddr - s->vaddr >= s->filesz)
+			continue;
+		if (len > s->filesz - (vaddr - s->vaddr))
+			len = s->filesz - (vaddr - s->vaddr);
+		n = pread(ef->fd, buf, len, (off_t)(s->offset + (vaddr - s->vaddr)));
+		return n > 0 ? 0 : -EIO;
+	}
+	return -ERANGE;
+}
+
+static void note_symbol(struct wanted *w, const char *name, const GElf_Sym *sym)
+{
+	if (!strcmp(name, "rb_vm_exec") && GELF_ST_TYPE(sym->st_info) == STT_FUNC) {
+		w->vm_exec = sym->st_value;
+		w->vm_exec_size = sym->st_size;
+	} else if (!strcmp(name, "ruby_version") && GELF_ST_TYPE(sym->st_info) == STT_OBJECT) {
+		w->version = sym->st_value;
+	} else if (!strcmp(name, TLS_EC) && GELF_ST_TYPE(sym->st_info) == STT_TLS) {
+		w->tls_ec = true;
+	}
+}
+
+static void scan_symbols(Elf *elf, uint32_t sh_type, struct wanted *w)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != sh_type || !shdr.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		n = shdr.sh_size / shdr.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+				continue;
+			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+			/* Cheap filter: every wanted name starts with 'r'. */
+			if (name && name[0] == 'r')
+				note_symbol(w, name, &sym);
+		}
+	}
+}
+
+/* The GOT slot of ruby_current_ec's tls_index: its R_X86_64_DTPMOD64 relocation. */
+static void scan_relocations(Elf *elf, struct wanted *w)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr, symhdr;
+		Elf_Scn *symscn;
+		Elf_Data *data, *syms;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_RELA || !shdr.sh_entsize)
+			continue;
+		symscn = elf_getscn(elf, shdr.sh_link);
+		if (!symscn || !gelf_getshdr(symscn, &symhdr))
+			continue;
+		data = elf_getdata(scn, NULL);
+		syms = elf_getdata(symscn, NULL);
+		if (!data || !syms)
+			continue;
+		n = shdr.sh_size / shdr.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Rela rela;
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getrela(data, (int)i, &rela) ||
+			    GELF_R_TYPE(rela.r_info) != R_X86_64_DTPMOD64 ||
+			    !gelf_getsym(syms, (int)GELF_R_SYM(rela.r_info), &sym))
+				continue;
+			name = elf_strptr(elf, symhdr.sh_link, sym.st_name);
+			if (name && !strcmp(name, TLS_EC)) {
+				w->tls_index = rela.r_offset;
+				return;
+			}
+		}
+	}
+}
+
+int ruby_binary__inspect(const struct elf_file *ef, struct ruby_binary *out)
+{
+	struct wanted w = {0};
+	char version[16] = {0};
+	Elf *elf;
+
+	memset(out, 0, sizeof(*out));
+	elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	scan_symbols(elf, SHT_DYNSYM, &w);
+	scan_symbols(elf, SHT_SYMTAB, &w);
+	if (w.vm_exec && w.tls_ec)
+		scan_relocations(elf, &w);
+	elf_end(elf);
+	if (!w.vm_exec || !w.vm_exec_size || !w.version)
+		return -ENOENT;
+	if (read_vaddr(ef, w.version, version, sizeof(version) - 1) ||
+	    sscanf(version, "%u.%u.%u", &out->major, &out->minor, &out->teeny) < 2)
+		return -ENOENT;
+	out->vm_exec = w.vm_exec;
+	out->vm_exec_size = w.vm_exec_size;
+	out->tls_index = w.tls_index;
+	out->layout = ruby_layout__find(out->major, out->minor);
+	/* A ruby with the VM in the executable (local-exec TLS, no tls_index) is not read yet. */
+	if (!out->layout || !out->tls_index)
+		return -ENOTSUP;
+	return 0;
+}
+
+void ruby_binary__proc_info(const struct ruby_binary *bin, uint64_t bias, struct op_rb_proc *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->tls_index = bin->tls_index + bias;
+	out->tls_mode = OP_RB_TLS_DTV;
+	out->version = (uint16_t)(bin->major << 8 | bin->minor);
+	out->off = bin->layout->off;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Is an ELF file CRuby's VM (libruby-X.Y.so, or a ruby executable with the
+ * VM linked in)? Which version, where its VM loop is (rb_vm_exec: each entry
+ * from C into the VM is one call of it) and where the thread-local
+ * ruby_current_ec is found, all in the file's own virtual addresses. Read
+ * from the file only: the process is not touched.
+ */
+#ifndef OMNIPROF_INTERP_RUBY_BINARY_H
+#define OMNIPROF_INTERP_RUBY_BINARY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "omniprof/interp/ruby_abi.h"
+
+struct elf_file;
+struct ruby_layout;
+
+struct ruby_binary {
+	unsigned int major, minor, teeny;
+	const struct ruby_layout *layout;
+	uint64_t vm_exec, vm_exec_size; /* rb_vm_exec */
+	/*
+	 * The GOT slot the dynamic linker fills with ruby_current_ec's
+	 * tls_index {module id, offset} (R_X86_64_DTPMOD64 against it).
+	 */
+	uint64_t tls_index;
+};
+
+/*
+ * Fills *out from ef. Returns 0, -ENOENT (not CRuby), -ENOTSUP (a CRuby
+ * this build has no layout for, or one whose ruby_current_ec it cannot
+ * find; *out still holds the version) or -errno.
+ */
+int ruby_binary__inspect(const struct elf_file *ef, struct ruby_binary *out);
+
+/* The `rb_procs` value of a process mapping bin's file with bias (vaddr = address - bias). */
+void ruby_binary__proc_info(const struct ruby_binary *bin, uint64_t bias, struct op_rb_proc *out);
+
+#endif

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * CRuby's struct layouts, per minor version: what the in-kernel walker needs
+ * (struct op_rb_offsets) and what naming a frame on the host reads (iseq
+ * body, location, line table, strings, arrays, method entries). Each row
+ * says where its figures come from.
+ */
+#ifndef OMNIPROF_INTERP_RUBY_LAYOUT_H
+#define OMNIPROF_INTERP_RUBY_LAYOUT_H
+
+#include <stdint.h>
+
+#include "omniprof/interp/ruby_abi.h"
+
+struct ruby_layout {
+	unsigned int major, minor;
+	struct op_rb_offsets off;
+	/* rb_iseq_constant_body */
+	uint16_t body_iseq_size;    /* unsigned int */
+	uint16_t body_pathobj;	    /* location.pathobj: String, or Array [path, realpath] */
+	uint16_t body_label;	    /* location.label: String */
+	uint16_t body_first_lineno; /* location.first_lineno: Fixnum */
+	uint16_t body_insns_info;   /* insns_info.body: struct iseq_insn_info_entry[] */
+	uint16_t body_positions;    /* insns_info.positions: unsigned int[] or NULL */
+	uint16_t body_insns_size;   /* insns_info.size: unsigned int */
+	uint16_t body_succ_table;   /* insns_info.succ_index_table (VM_INSN_INFO_TABLE_IMPL 2) */
+	uint16_t body_read;	    /* bytes of the body read at once (covers the fields above) */
+	uint16_t insn_info_size;    /* sizeof(struct iseq_insn_info_entry); line_no first */
+	/* RString */
+	uint16_t str_embed_ary;	     /* as.embed.ary */
+	uint16_t str_heap_len;	     /* as.heap.len */
+	uint16_t str_heap_ptr;	     /* as.heap.ptr */
+	uint64_t str_noembed;	     /* RSTRING_NOEMBED flag */
+	uint64_t str_embed_len_mask; /* RSTRING_EMBED_LEN_MASK (in flags) */
+	unsigned int str_embed_len_shift;
+	/* RArray */
+	uint16_t ary_embed_ary;	     /* as.ary */
+	uint16_t ary_heap_len;	     /* as.heap.len */
+	uint16_t ary_heap_ptr;	     /* as.heap.ptr */
+	uint64_t ary_embed_flag;     /* RARRAY_EMBED_FLAG */
+	uint64_t ary_embed_len_mask; /* RARRAY_EMBED_LEN_MASK */
+	unsigned int ary_embed_len_shift;
+	/* rb_method_definition_t */
+	uint16_t def_original_id; /* original_id (ID) */
+};
+
+/* The layout of CRuby major.minor, NULL when this build has none. */
+const struct ruby_layout *ruby_layout__find(unsigned int major, unsigned int minor);
+
+/* Ruby's object types (flags & 0x1f) the host reads. */
+#define RUBY_T_STRING 0x05
+#define RUBY_T_ARRAY  0x07
+#define RUBY_T_MASK   0x1f
+
+#endif

@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * End-to-end Ruby with Debian's ruby (3.1, libruby-3.1.so.3.1): each
+ * workload under tests/workloads/ruby_*.rb runs a known chain of methods and
+ * blocks that spins in its innermost one, recorded with -p. Each case
+ * requires the whole chain, Ruby frames and the native frames between them,
+ * in order, in at least 95% of the innermost method's samples: a chain of
+ * instance and singleton methods and a block through Integer#times (with the
+ * file and exact line of every frame checked in the pprof output), 500
+ * levels of recursion (all 501 frames, with the cut the 512-frame budget
+ * makes marked), 8 Ruby threads each in its own chain, Ruby -> a C extension
+ * -> a Ruby block, and a script that requires another file (frames from both
+ * files). Needs root, BPF and /usr/bin/ruby.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <zlib.h>
+
+#include "folded_check.h"
+#include "profile.pb-c.h"
+#include "testutil.h"
+
+#define RUBY		       "/usr/bin/ruby"
+#define COMM		       "ruby"
+#define RECORD_SECONDS	       "3"
+#define RECORD_SECONDS_THREADS "6"
+#define FREQUENCY	       "199"
+#define MIN_LEAF	       20  /* fewer leaf samples than this says nothing */
+#define DEEP_LEVELS	       500 /* Shop#rec levels of the deep case */
+#define THREADS		       8
+#define VM_GLUE		       12 /* native frames between a C function's frame and the block it yields to */
+
+#define EXPECT(call) assert_int_equal((call), 0)
+
+enum workload { CHAIN, DEEP, THREADS_CASE, CEXT, REQUIRE };
+
+struct rb_case {
+	const char *name;
+	enum workload what;
+};
+
+static char *omniprof(void)
+{
+	static char path[512];
+
+	snprintf(path, sizeof(path), "%s/omniprof", tu_build_dir());
+	return path;
+}
+
+/* ---- expected chains ------------------------------------------------------ */
+
+/* <main> -> Shop.open -> Shop#serve -> Shop#pick -> Integer#times (C) -> block in pick -> ... */
+static void expect_chain(struct chain_spec *cs, int depth)
+{
+	EXPECT(chain_spec__add(cs, "<main>"));
+	EXPECT(chain_spec__add(cs, "open"));
+	EXPECT(chain_spec__add(cs, "serve"));
+	EXPECT(chain_spec__add(cs, "pick"));
+	EXPECT(chain_spec__add(cs, "[C function]"));
+	EXPECT(chain_spec__add_gap(cs, 1, VM_GLUE));
+	EXPECT(chain_spec__add(cs, "block in pick"));
+	EXPECT(chain_spec__add(cs, "link_1"));
+	EXPECT(chain_spec__add(cs, "link_2"));
+	EXPECT(chain_spec__add(cs, "link_3"));
+	for (int i = 0; i <= depth; i++)
+		EXPECT(chain_spec__add(cs, "rec"));
+	EXPECT(chain_spec__add(cs, "leaf"));
+}
+
+/* The deep case's cut stack: the innermost part of the chain, all 501 levels. */
+static void expect_deep(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "link_3"));
+	for (int i = 0; i <= DEEP_LEVELS; i++)
+		EXPECT(chain_spec__add(cs, "rec"));
+	EXPECT(chain_spec__add(cs, "leaf"));
+}
+
+/* Thread n: its block, then Worker#run -> Worker#mid -> Worker#leaf_n (-> Worker#spin). */
+static void expect_thread(struct chain_spec *cs, int n)
+{
+	EXPECT(chain_spec__add(cs, "rb_vm_invoke_proc"));
+	EXPECT(chain_spec__add(cs, "block (2 levels) in <main>"));
+	EXPECT(chain_spec__add(cs, "run"));
+	EXPECT(chain_spec__add(cs, "mid"));
+	/* The leaf: Worker#spin, which every thread runs, would count all threads'. */
+	EXPECT(chain_spec__add(cs, "leaf_%d", n));
+}
+
+/* Ruby -> CExt.call_block (C) -> cext_middle -> rb_yield -> Ruby block. */
+static void expect_cext(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "<main>"));
+	EXPECT(chain_spec__add(cs, "go"));
+	EXPECT(chain_spec__add(cs, "[C function]"));
+	EXPECT(chain_spec__add_gap(cs, 1, VM_GLUE));
+	EXPECT(chain_spec__add(cs, "ruby_cext_call"));
+	EXPECT(chain_spec__add(cs, "cext_middle"));
+	EXPECT(chain_spec__add(cs, "rb_yield"));
+	EXPECT(chain_spec__add(cs, "block in go"));
+	EXPECT(chain_spec__add(cs, "cb_leaf"));
+}
+
+/* <main> -> load_it -> require_relative (C) -> <top (required)> -> Required.outer -> .inner */
+static void expect_require(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "<main>"));
+	EXPECT(chain_spec__add(cs, "load_it"));
+	EXPECT(chain_spec__add(cs, "[C function]"));
+	EXPECT(chain_spec__add_gap(cs, 1, VM_GLUE));
+	EXPECT(chain_spec__add(cs, "<top (required)>"));
+	EXPECT(chain_spec__add(cs, "outer"));
+	EXPECT(chain_spec__add(cs, "inner"));
+}
+
+/* ---- reporting ------------------------------------------------------------ */
+
+static void report(const char *what, struct chain_count c)
+{
+	printf("    %s: %ld of %ld leaf samples complete (%.1f%%)\n", what, c.complete, c.leaf,
+	       c.leaf ? 100.0 * (double)c.complete / (double)c.leaf : 0.0);
+	if (c.worst && c.complete * 100 < c.leaf * 95)
+		printf("      most frequent incomplete stack (%ld samples): %.900s\n",
+		       c.worst_count, c.worst);
+	fflush(stdout);
+}
+
+static void assert_share(struct chain_count c, long min_leaf)
+{
+	assert_true(c.leaf >= min_leaf);
+	assert_true(c.complete * 100 >= c.leaf * 95);
+}
+
+/*
+ * The deep case: each stack holding the leaf must either reach <main> or say
+ * it was cut ("[unwind stopped: too many frames]" at its root end).
+ */
+static void assert_deep_roots(const char *text)
+{
+	long leaf = 0, rooted = 0;
+
+	for (const char *line = text; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		char *copy = strndup(line, len);
+		char *count = copy ? strrchr(copy, ' ') : NULL;
+
+		assert_non_null(copy);
+		if (count && !strncmp(copy, COMM ";", strlen(COMM) + 1) && strstr(copy, ";leaf")) {
+			long n = strtol(count + 1, NULL, 10);
+
+			leaf += n;
+			if (strstr(copy, ";<main>;open;serve;pick;") ||
+			    !strncmp(copy, COMM ";[unwind stopped: too many frames];",
+				     strlen(COMM) + 35))
+				rooted += n;
+		}
+		free(copy);
+		line = end ? end + 1 : NULL;
+	}
+	printf("    deep: %ld of %ld leaf samples reach <main> or mark the cut\n", rooted, leaf);
+	assert_true(leaf >= MIN_LEAF);
+	assert_int_equal(rooted, leaf);
+}
+
+/* ---- pprof: file names and lines ------------------------------------------ */
+
+static Perftools__Profiles__Profile *read_pprof(const char *path)
+{
+	gzFile gz = gzopen(path, "rb");
+	size_t len = 0, cap = 1 << 16;
+	uint8_t *buf = malloc(cap);
+	Perftools__Profiles__Profile *p = NULL;
+	int n;
+
+	if (!gz || !buf)
+		goto cleanup;
+	while ((n = gzread(gz, buf + len, (unsigned int)(cap - len))) > 0) {
+		len += (size_t)n;
+		if (len == cap) {
+			uint8_t *tmp = realloc(buf, cap * 2);
+
+			if (!tmp)
+				goto cleanup;
+			buf = tmp;
+			cap *= 2;
+		}
+	}
+	p = perftools__profiles__profile__unpack(NULL, len, buf);
+cleanup:
+	if (gz)
+		gzclose(gz);
+	free(buf);
+	return p;
+}
+
+/* Line number (1-based) of the first line of file text that contains needle, 0 if none. */
+static long line_of(const char *text, const char *needle)
+{
+	const char *at = strstr(text, needle);
+	long line = 1;
+
+	if (!at)
+		return 0;
+	for (const char *p = text; p < at; p++)
+		line += *p == '\n';
+	return line;
+}
+
+struct line_check {
+	const char *function;
+	const char *file_suffix; /* "/ruby_chain.rb" */
+	long min, max;		 /* lines every location of the function must have */
+	long seen;		 /* locations of it found */
+};
+
+/* Every location of each checked function must be in its file, at a line in [min, max]. */
+static void check_lines(const char *pprof, struct line_check *checks, size_t n)
+{
+	Perftools__Profiles__Profile *p = read_pprof(pprof);
+
+	assert_non_null(p);
+	for (size_t l = 0; l < p->n_location; l++) {
+		const Perftools__Profiles__Location *loc = p->location[l];
+
+		for (size_t j = 0; j < loc->n_line; j++) {
+			const Perftools__Profiles__Function *f = NULL;
+			const char *name, *file;
+
+			for (size_t k = 0; k < p->n_function && !f; k++)
+				if (p->function[k]->id == loc->line[j]->function_id)
+					f = p->function[k];
+			if (!f || f->name >= (int64_t)p->n_string_table ||
+			    f->filename >= (int64_t)p->n_string_table)
+				continue;
+			name = p->string_table[f->name];
+			file = p->string_table[f->filename];
+			for (size_t c = 0; c < n; c++) {
+				size_t flen = strlen(file), slen = strlen(checks[c].file_suffix);
+
+				if (strcmp(name, checks[c].function))
+					continue;
+				checks[c].seen++;
+				if (flen < slen ||
+				    strcmp(file + flen - slen, checks[c].file_suffix) ||
+				    loc->line[j]->line < checks[c].min ||
+				    loc->line[j]->line > checks[c].max)
+					fail_msg(
+					    "%s: file %s line %lld, expected *%s lines %ld-%ld",
+					    name, file, (long long)loc->line[j]->line,
+					    checks[c].file_suffix, checks[c].min, checks[c].max);
+			}
+		}
+	}
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	for (size_t c = 0; c < n; c++) {
+		printf("    %s: %ld location(s) at %s:%ld%s\n", checks[c].function, checks[c].seen,
+		       checks[c].file_suffix, checks[c].min,
+		       checks[c].min == checks[c].max ? "" : "+");
+		assert_true(checks[c].seen > 0);
+	}
+}
+
+static char *read_workload(const char *name)
+{
+	char path[512];
+	char *text;
+
+	snprintf(path, sizeof(path), "tests/workloads/%s", name);
+	text = tu_read_file(path, NULL);
+	assert_non_null(text);
+	return text;
+}
+
+/* Each frame of the chain at the line of its call (the leaf: any line of its loop). */
+static void check_chain_lines(const char *pprof)
+{
+	char *text = read_workload("ruby_chain.rb");
+	const char *f = "/ruby_chain.rb";
+	struct line_check checks[] = {
+	    {"open", f, line_of(text, "new.serve("), line_of(text, "new.serve("), 0},
+	    {"serve", f, line_of(text, "  pick(deadline"), line_of(text, "  pick(deadline"), 0},
+	    {"pick", f, line_of(text, "1.times do"), line_of(text, "1.times do"), 0},
+	    {"block in pick", f, line_of(text, "r = link_1("), line_of(text, "r = link_1("), 0},
+	    {"link_1", f, line_of(text, "  link_2(deadline"), line_of(text, "  link_2(deadline"),
+	     0},
+	    {"link_2", f, line_of(text, "  link_3(deadline"), line_of(text, "  link_3(deadline"),
+	     0},
+	    {"link_3", f, line_of(text, "  rec(depth"), line_of(text, "  rec(depth"), 0},
+	    {"rec", f, line_of(text, "return leaf(deadline)"),
+	     line_of(text, "return leaf(deadline)"), 0},
+	    {"leaf", f, line_of(text, "def leaf") + 1, line_of(text, "def leaf") + 8, 0},
+	};
+	size_t n = sizeof(checks) / sizeof(checks[0]);
+
+	free(text);
+	for (size_t i = 0; i < n; i++)
+		assert_true(checks[i].min > 0);
+	check_lines(pprof, checks, n);
+}
+
+/* Frames from both files of the require case. */
+static void check_require_lines(const char *pprof)
+{
+	char *main_text = read_workload("ruby_require.rb");
+	char *req_text = read_workload("ruby_required.rb");
+	struct line_check checks[] = {
+	    {"load_it", "/ruby_require.rb", line_of(main_text, "  require_relative \""),
+	     line_of(main_text, "  require_relative \""), 0},
+	    {"<top (required)>", "/ruby_required.rb",
+	     line_of(req_text, "Required.outer($deadline)"),
+	     line_of(req_text, "Required.outer($deadline)"), 0},
+	    {"outer", "/ruby_required.rb", line_of(req_text, "    inner(deadline)"),
+	     line_of(req_text, "    inner(deadline)"), 0},
+	};
+	size_t n = sizeof(checks) / sizeof(checks[0]);
+
+	free(main_text);
+	free(req_text);
+	for (size_t i = 0; i < n; i++)
+		assert_true(checks[i].min > 0);
+	check_lines(pprof, checks, n);
+}
+
+/* ---- one case ----------------------------------------------------------------- */
+
+static void test_case(void **state)
+{
+	const struct rb_case *rc_ = *state;
+	char script[512], lib[512], folded[1024], pprof[1024], label[32];
+	char *dir = tu_mkdtemp(), *out = NULL, *text = NULL;
+	char *argv[6] = {RUBY, script, "60", NULL, NULL, NULL};
+	struct chain_spec *cs[THREADS];
+	struct chain_count c[THREADS] = {{0}};
+	size_t n_chains = 1;
+	pid_t pid;
+	int rc;
+
+	assert_non_null(dir);
+	for (int i = 0; i < THREADS; i++) {
+		cs[i] = chain_spec__new();
+		assert_non_null(cs[i]);
+	}
+	switch (rc_->what) {
+	case CHAIN:
+		snprintf(script, sizeof(script), "tests/workloads/ruby_chain.rb");
+		expect_chain(cs[0], 0);
+		break;
+	case DEEP:
+		snprintf(script, sizeof(script), "tests/workloads/ruby_chain.rb");
+		argv[3] = "500";
+		expect_deep(cs[0]);
+		break;
+	case THREADS_CASE:
+		snprintf(script, sizeof(script), "tests/workloads/ruby_threads.rb");
+		for (int i = 0; i < THREADS; i++)
+			expect_thread(cs[i], i);
+		n_chains = THREADS;
+		break;
+	case CEXT:
+		snprintf(script, sizeof(script), "tests/workloads/ruby_cext.rb");
+		snprintf(lib, sizeof(lib), "%s/workloads/lib/ruby_cext.so", tu_build_dir());
+		if (lib[0] != '/') {
+			char cwd[256];
+
+			assert_non_null(getcwd(cwd, sizeof(cwd)));
+			snprintf(lib, sizeof(lib), "%s/%s/workloads/lib/ruby_cext.so", cwd,
+				 tu_build_dir());
+		}
+		argv[3] = lib;
+		expect_cext(cs[0]);
+		break;
+	case REQUIRE:
+		snprintf(script, sizeof(script), "tests/workloads/ruby_require.rb");
+		expect_require(cs[0]);
+		break;
+	}
+	pid = tu_spawn_ready(argv);
+	if (pid <= 0) {
+		tu_rmtree(dir);
+		fail_msg("%s %s did not start", RUBY, script);
+	}
+	/* 8 threads share the GVL: twice the time, so each gets its samples. */
+	rc = tu_run(&out, "%s record -p %d -d %s -F " FREQUENCY " -o %s", omniprof(), pid,
+		    n_chains > 1 ? RECORD_SECONDS_THREADS : RECORD_SECONDS, dir);
+	tu_reap(pid);
+	if (rc)
+		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
+	free(out);
+	snprintf(folded, sizeof(folded), "%s/stacks.folded", dir);
+	snprintf(pprof, sizeof(pprof), "%s/profile.pb.gz", dir);
+	text = tu_read_file(folded, NULL);
+	for (size_t i = 0; i < n_chains && text; i++) {
+		c[i] = chain_spec__count_folded(cs[i], text, COMM);
+		snprintf(label, sizeof(label), n_chains > 1 ? "thread %zu" : "chain", i);
+		report(label, c[i]);
+	}
+	if (!rc && text && rc_->what == CHAIN)
+		check_chain_lines(pprof);
+	if (!rc && text && rc_->what == REQUIRE)
+		check_require_lines(pprof);
+	if (!rc && text && rc_->what == DEEP)
+		assert_deep_roots(text);
+	tu_rmtree(dir);
+	free(dir);
+	free(text);
+	for (int i = 0; i < THREADS; i++)
+		chain_spec__free(cs[i]);
+	assert_int_equal(rc, 0);
+	for (size_t i = 0; i < n_chains; i++)
+		assert_share(c[i], n_chains > 1 ? MIN_LEAF / 2 : MIN_LEAF);
+}
+
+static void test_ruby_present(void **state)
+{
+	(void)state;
+	/* Debian's ruby is a test dependency (scripts/install-deps.sh): never skipped. */
+	assert_int_equal(access(RUBY, X_OK), 0);
+	assert_int_equal(access("/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1", R_OK), 0);
+}
+
+int main(void)
+{
+	static const struct rb_case cases[] = {
+	    {"methods, singleton method and block (Integer#times)", CHAIN},
+	    {"500 levels of recursion", DEEP},
+	    {"8 threads", THREADS_CASE},
+	    {"Ruby -> C extension -> Ruby block", CEXT},
+	    {"require of another file", REQUIRE},
+	};
+	struct CMUnitTest tests[1 + sizeof(cases) / sizeof(cases[0])];
+	size_t n = sizeof(cases) / sizeof(cases[0]);
+
+	tests[0] = (struct CMUnitTest){.name = "ruby present", .test_func = test_ruby_present};
+	for (size_t i = 0; i < n; i++)
+		tests[i + 1] = (struct CMUnitTest){.name = cases[i].name,
+						   .test_func = test_case,
+						   .initial_state = (void *)&cases[i]};
+	return _cmocka_run_group_tests("e2e_ruby", tests, n + 1, NULL, NULL);
+}
