@@ -10,7 +10,8 @@
  * levels of recursion (all 501 frames, with the cut the 512-frame budget
  * makes marked), 8 Ruby threads each in its own chain, Ruby -> a C extension
  * -> a Ruby block, and a script that requires another file (frames from both
- * files). Needs root, BPF and /usr/bin/ruby.
+ * files). Two cases again through stack copies (--copy-all-stacks: the
+ * same walker in user space). Needs root, BPF and /usr/bin/ruby.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -47,6 +48,7 @@ enum workload { CHAIN, DEEP, THREADS_CASE, CEXT, REQUIRE };
 struct rb_case {
 	const char *name;
 	enum workload what;
+	bool copies; /* record --copy-all-stacks: every sample unwound in user space */
 };
 
 static char *omniprof(void)
@@ -391,8 +393,9 @@ static void test_case(void **state)
 		fail_msg("%s %s did not start", RUBY, script);
 	}
 	/* 8 threads share the GVL: twice the time, so each gets its samples. */
-	rc = tu_run(&out, "%s record -p %d -d %s -F " FREQUENCY " -o %s", omniprof(), pid,
-		    n_chains > 1 ? RECORD_SECONDS_THREADS : RECORD_SECONDS, dir);
+	rc = tu_run(&out, "%s record -p %d -d %s -F " FREQUENCY " -o %s%s", omniprof(), pid,
+		    n_chains > 1 ? RECORD_SECONDS_THREADS : RECORD_SECONDS, dir,
+		    rc_->copies ? " --copy-all-stacks" : "");
 	tu_reap(pid);
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
@@ -432,11 +435,14 @@ static void test_ruby_present(void **state)
 int main(void)
 {
 	static const struct rb_case cases[] = {
-	    {"methods, singleton method and block (Integer#times)", CHAIN},
-	    {"500 levels of recursion", DEEP},
-	    {"8 threads", THREADS_CASE},
-	    {"Ruby -> C extension -> Ruby block", CEXT},
-	    {"require of another file", REQUIRE},
+	    {"methods, singleton method and block (Integer#times)", CHAIN, false},
+	    {"500 levels of recursion", DEEP, false},
+	    {"8 threads", THREADS_CASE, false},
+	    {"Ruby -> C extension -> Ruby block", CEXT, false},
+	    {"require of another file", REQUIRE, false},
+	    /* The same walker in user space, reading the live process. */
+	    {"8 threads (stack copies)", THREADS_CASE, true},
+	    {"Ruby -> C extension -> Ruby block (stack copies)", CEXT, true},
 	};
 	struct CMUnitTest tests[1 + sizeof(cases) / sizeof(cases[0])];
 	size_t n = sizeof(cases) / sizeof(cases[0]);

@@ -11,6 +11,7 @@
 #include "interp/ruby/ruby_binary.h"
 #include "interp/ruby/ruby_iseq.h"
 #include "interp/ruby/ruby_layout.h"
+#include "interp/ruby/ruby_unwind.h"
 #include "omniprof/interp/ruby_abi.h"
 #include "proc/file_cache.h"
 #include "proc/process_table.h"
@@ -199,6 +200,8 @@ static int ruby_attach(void *rt, const struct process *p, const struct process_m
 	return 0;
 }
 
+_Static_assert(sizeof(struct ruby_unwind) <= INTERP_WALK_MAX_SIZE, "a copy's Ruby walk");
+
 static const void *ruby_walk_state(const void *rt, uint32_t pid)
 {
 	const struct ruby *rb = rt;
@@ -353,6 +356,9 @@ const struct interp_ops ruby_interp_ops = {
     .attach = ruby_attach,
     .detach = ruby_detach,
     .walk_state = ruby_walk_state,
+    .walk_size = sizeof(struct ruby_unwind),
+    .walk_begin = ruby_unwind__walk_begin,
+    .walk_end = ruby_unwind__walk_end,
     .resolve = ruby_resolve,
     .describe = ruby_describe,
     .end_interval = ruby_end_interval,
