@@ -65,27 +65,27 @@ static char *omniprof(void)
 static void expect_chain(struct chain_spec *cs, int depth)
 {
 	EXPECT(chain_spec__add(cs, "<main>"));
-	EXPECT(chain_spec__add(cs, "open"));
-	EXPECT(chain_spec__add(cs, "serve"));
-	EXPECT(chain_spec__add(cs, "pick"));
-	EXPECT(chain_spec__add(cs, "[C function]"));
+	EXPECT(chain_spec__add(cs, "Shop.open"));
+	EXPECT(chain_spec__add(cs, "Shop#serve"));
+	EXPECT(chain_spec__add(cs, "Shop#pick"));
+	EXPECT(chain_spec__add(cs, "Integer#times"));
 	EXPECT(chain_spec__add_gap(cs, 1, VM_GLUE));
-	EXPECT(chain_spec__add(cs, "block in pick"));
-	EXPECT(chain_spec__add(cs, "link_1"));
-	EXPECT(chain_spec__add(cs, "link_2"));
-	EXPECT(chain_spec__add(cs, "link_3"));
+	EXPECT(chain_spec__add(cs, "block in Shop#pick"));
+	EXPECT(chain_spec__add(cs, "Shop#link_1"));
+	EXPECT(chain_spec__add(cs, "Shop#link_2"));
+	EXPECT(chain_spec__add(cs, "Shop#link_3"));
 	for (int i = 0; i <= depth; i++)
-		EXPECT(chain_spec__add(cs, "rec"));
-	EXPECT(chain_spec__add(cs, "leaf"));
+		EXPECT(chain_spec__add(cs, "Shop#rec"));
+	EXPECT(chain_spec__add(cs, "Shop#leaf"));
 }
 
 /* The deep case's cut stack: the innermost part of the chain, all 501 levels. */
 static void expect_deep(struct chain_spec *cs)
 {
-	EXPECT(chain_spec__add(cs, "link_3"));
+	EXPECT(chain_spec__add(cs, "Shop#link_3"));
 	for (int i = 0; i <= DEEP_LEVELS; i++)
-		EXPECT(chain_spec__add(cs, "rec"));
-	EXPECT(chain_spec__add(cs, "leaf"));
+		EXPECT(chain_spec__add(cs, "Shop#rec"));
+	EXPECT(chain_spec__add(cs, "Shop#leaf"));
 }
 
 /* Thread n: its block, then Worker#run -> Worker#mid -> Worker#leaf_n (-> Worker#spin). */
@@ -93,36 +93,36 @@ static void expect_thread(struct chain_spec *cs, int n)
 {
 	EXPECT(chain_spec__add(cs, "rb_vm_invoke_proc"));
 	EXPECT(chain_spec__add(cs, "block (2 levels) in <main>"));
-	EXPECT(chain_spec__add(cs, "run"));
-	EXPECT(chain_spec__add(cs, "mid"));
+	EXPECT(chain_spec__add(cs, "Worker#run"));
+	EXPECT(chain_spec__add(cs, "Worker#mid"));
 	/* The leaf: Worker#spin, which every thread runs, would count all threads'. */
-	EXPECT(chain_spec__add(cs, "leaf_%d", n));
+	EXPECT(chain_spec__add(cs, "Worker#leaf_%d", n));
 }
 
 /* Ruby -> CExt.call_block (C) -> cext_middle -> rb_yield -> Ruby block. */
 static void expect_cext(struct chain_spec *cs)
 {
 	EXPECT(chain_spec__add(cs, "<main>"));
-	EXPECT(chain_spec__add(cs, "go"));
-	EXPECT(chain_spec__add(cs, "[C function]"));
+	EXPECT(chain_spec__add(cs, "Caller#go"));
+	EXPECT(chain_spec__add(cs, "CExt.call_block"));
 	EXPECT(chain_spec__add_gap(cs, 1, VM_GLUE));
 	EXPECT(chain_spec__add(cs, "ruby_cext_call"));
 	EXPECT(chain_spec__add(cs, "cext_middle"));
 	EXPECT(chain_spec__add(cs, "rb_yield"));
-	EXPECT(chain_spec__add(cs, "block in go"));
-	EXPECT(chain_spec__add(cs, "cb_leaf"));
+	EXPECT(chain_spec__add(cs, "block in Caller#go"));
+	EXPECT(chain_spec__add(cs, "Caller#cb_leaf"));
 }
 
 /* <main> -> load_it -> require_relative (C) -> <top (required)> -> Required.outer -> .inner */
 static void expect_require(struct chain_spec *cs)
 {
 	EXPECT(chain_spec__add(cs, "<main>"));
-	EXPECT(chain_spec__add(cs, "load_it"));
-	EXPECT(chain_spec__add(cs, "[C function]"));
+	EXPECT(chain_spec__add(cs, "Object#load_it"));
+	EXPECT(chain_spec__add(cs, "Kernel#require_relative"));
 	EXPECT(chain_spec__add_gap(cs, 1, VM_GLUE));
 	EXPECT(chain_spec__add(cs, "<top (required)>"));
-	EXPECT(chain_spec__add(cs, "outer"));
-	EXPECT(chain_spec__add(cs, "inner"));
+	EXPECT(chain_spec__add(cs, "Required.outer"));
+	EXPECT(chain_spec__add(cs, "Required.inner"));
 }
 
 /* ---- reporting ------------------------------------------------------------ */
@@ -158,11 +158,12 @@ static void assert_deep_roots(const char *text)
 		char *count = copy ? strrchr(copy, ' ') : NULL;
 
 		assert_non_null(copy);
-		if (count && !strncmp(copy, COMM ";", strlen(COMM) + 1) && strstr(copy, ";leaf")) {
+		if (count && !strncmp(copy, COMM ";", strlen(COMM) + 1) &&
+		    strstr(copy, ";Shop#leaf")) {
 			long n = strtol(count + 1, NULL, 10);
 
 			leaf += n;
-			if (strstr(copy, ";<main>;open;serve;pick;") ||
+			if (strstr(copy, ";<main>;Shop.open;Shop#serve;Shop#pick;") ||
 			    !strncmp(copy, COMM ";[unwind stopped: too many frames];",
 				     strlen(COMM) + 35))
 				rooted += n;
@@ -290,18 +291,20 @@ static void check_chain_lines(const char *pprof)
 	char *text = read_workload("ruby_chain.rb");
 	const char *f = "/ruby_chain.rb";
 	struct line_check checks[] = {
-	    {"open", f, line_of(text, "new.serve("), line_of(text, "new.serve("), 0},
-	    {"serve", f, line_of(text, "  pick(deadline"), line_of(text, "  pick(deadline"), 0},
-	    {"pick", f, line_of(text, "1.times do"), line_of(text, "1.times do"), 0},
-	    {"block in pick", f, line_of(text, "r = link_1("), line_of(text, "r = link_1("), 0},
-	    {"link_1", f, line_of(text, "  link_2(deadline"), line_of(text, "  link_2(deadline"),
+	    {"Shop.open", f, line_of(text, "new.serve("), line_of(text, "new.serve("), 0},
+	    {"Shop#serve", f, line_of(text, "  pick(deadline"), line_of(text, "  pick(deadline"),
 	     0},
-	    {"link_2", f, line_of(text, "  link_3(deadline"), line_of(text, "  link_3(deadline"),
+	    {"Shop#pick", f, line_of(text, "1.times do"), line_of(text, "1.times do"), 0},
+	    {"block in Shop#pick", f, line_of(text, "r = link_1("), line_of(text, "r = link_1("),
 	     0},
-	    {"link_3", f, line_of(text, "  rec(depth"), line_of(text, "  rec(depth"), 0},
-	    {"rec", f, line_of(text, "return leaf(deadline)"),
+	    {"Shop#link_1", f, line_of(text, "  link_2(deadline"),
+	     line_of(text, "  link_2(deadline"), 0},
+	    {"Shop#link_2", f, line_of(text, "  link_3(deadline"),
+	     line_of(text, "  link_3(deadline"), 0},
+	    {"Shop#link_3", f, line_of(text, "  rec(depth"), line_of(text, "  rec(depth"), 0},
+	    {"Shop#rec", f, line_of(text, "return leaf(deadline)"),
 	     line_of(text, "return leaf(deadline)"), 0},
-	    {"leaf", f, line_of(text, "def leaf") + 1, line_of(text, "def leaf") + 8, 0},
+	    {"Shop#leaf", f, line_of(text, "def leaf") + 1, line_of(text, "def leaf") + 8, 0},
 	};
 	size_t n = sizeof(checks) / sizeof(checks[0]);
 
@@ -317,12 +320,12 @@ static void check_require_lines(const char *pprof)
 	char *main_text = read_workload("ruby_require.rb");
 	char *req_text = read_workload("ruby_required.rb");
 	struct line_check checks[] = {
-	    {"load_it", "/ruby_require.rb", line_of(main_text, "  require_relative \""),
+	    {"Object#load_it", "/ruby_require.rb", line_of(main_text, "  require_relative \""),
 	     line_of(main_text, "  require_relative \""), 0},
 	    {"<top (required)>", "/ruby_required.rb",
 	     line_of(req_text, "Required.outer($deadline)"),
 	     line_of(req_text, "Required.outer($deadline)"), 0},
-	    {"outer", "/ruby_required.rb", line_of(req_text, "    inner(deadline)"),
+	    {"Required.outer", "/ruby_required.rb", line_of(req_text, "    inner(deadline)"),
 	     line_of(req_text, "    inner(deadline)"), 0},
 	};
 	size_t n = sizeof(checks) / sizeof(checks[0]);

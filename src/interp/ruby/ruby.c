@@ -22,6 +22,7 @@
 struct ruby_stats {
 	uint64_t processes;   /* processes found running a supported CRuby */
 	uint64_t unsupported; /* VMs this build has no layout for (or no ruby_current_ec) */
+	uint64_t no_symbols;  /* VMs whose global_symbols was not found: names not qualified */
 	uint64_t map_errors;  /* rb_procs updates that failed */
 	uint64_t iseqs;	      /* iseqs and method entries read */
 	uint64_t reused;      /* an address found holding another iseq */
@@ -43,6 +44,7 @@ struct ruby_proc {
 	bool published; /* in the BPF map */
 	bool running;	/* runs this VM now (not exited, no exec since) */
 	const struct ruby_layout *layout;
+	uint64_t global_symbols; /* absolute; 0: names are not qualified */
 	struct op_rb_proc bpf;
 };
 
@@ -122,8 +124,11 @@ static int ruby_inspect_file(void *rt, const struct cached_file *f, void **data)
 		pr_warn("%s: CRuby %u.%u is not supported: its frames show as native code", f->path,
 			bin->major, bin->minor);
 	} else if (!err) {
-		pr_debug("%s: CRuby %u.%u.%u, rb_vm_exec at %#llx", f->path, bin->major, bin->minor,
-			 bin->teeny, (unsigned long long)bin->vm_exec);
+		if (!bin->global_symbols)
+			rb->stats.no_symbols++;
+		pr_debug("%s: CRuby %u.%u.%u, rb_vm_exec at %#llx, global_symbols %s", f->path,
+			 bin->major, bin->minor, bin->teeny, (unsigned long long)bin->vm_exec,
+			 bin->global_symbols ? "found" : "not found (names not qualified)");
 	}
 	if (err) {
 		free(bin);
@@ -187,6 +192,7 @@ static int ruby_attach(void *rt, const struct process *p, const struct process_m
 		return 0;
 	}
 	rp->layout = bin->layout;
+	rp->global_symbols = bin->global_symbols ? bin->global_symbols + m->bias : 0;
 	rp->bpf = proc;
 	rp->running = true;
 	if (rb->procs_fd < 0)
@@ -244,10 +250,10 @@ static uint32_t ruby_resolve(void *rt, uint32_t pid, const struct op_frame *f)
 	if (!budget_allows(rb, pid))
 		return 0;
 	if (f->data & OP_RB_DATA_CFUNC)
-		err = ruby_iseq__read_cfunc(&mem, rp->layout, f->addr, f->data & ~OP_RB_DATA_CFUNC,
-					    &is);
+		err = ruby_iseq__read_cfunc(&mem, rp->layout, rp->global_symbols, f->addr,
+					    f->data & ~OP_RB_DATA_CFUNC, &is);
 	else
-		err = ruby_iseq__read(&mem, rp->layout, f->addr, f->data, &is);
+		err = ruby_iseq__read(&mem, rp->layout, rp->global_symbols, f->addr, f->data, &is);
 	if (err) {
 		rb->stats.errors++;
 		return 0;
@@ -322,6 +328,7 @@ static size_t ruby_counters(const void *rt, struct interp_counter *out)
 	const struct interp_counter host[] = {
 	    {"ruby: VMs found (processes)", rb->stats.processes},
 	    {"ruby: unsupported VMs", rb->stats.unsupported},
+	    {"ruby: VMs without global_symbols (unqualified)", rb->stats.no_symbols},
 	    {"ruby: rb_procs updates that failed", rb->stats.map_errors},
 	    {"ruby: iseqs and method entries read", rb->stats.iseqs},
 	    {"ruby: iseq addresses reused", rb->stats.reused},

@@ -17,6 +17,7 @@
 
 struct wanted {
 	uint64_t vm_exec, vm_exec_size;
+	uint64_t id2str;  /* rb_id2str */
 	uint64_t version; /* ruby_version: "3.1.7" */
 	bool tls_ec;	  /* ruby_current_ec is a TLS symbol of the file */
 	uint64_t tls_index;
@@ -44,6 +45,8 @@ static void note_symbol(struct wanted *w, const char *name, const GElf_Sym *sym)
 	if (!strcmp(name, "rb_vm_exec") && GELF_ST_TYPE(sym->st_info) == STT_FUNC) {
 		w->vm_exec = sym->st_value;
 		w->vm_exec_size = sym->st_size;
+	} else if (!strcmp(name, "rb_id2str") && GELF_ST_TYPE(sym->st_info) == STT_FUNC) {
+		w->id2str = sym->st_value;
 	} else if (!strcmp(name, "ruby_version") && GELF_ST_TYPE(sym->st_info) == STT_OBJECT) {
 		w->version = sym->st_value;
 	} else if (!strcmp(name, TLS_EC) && GELF_ST_TYPE(sym->st_info) == STT_TLS) {
@@ -119,6 +122,58 @@ static void scan_relocations(Elf *elf, struct wanted *w)
 	}
 }
 
+static int32_t le32(const uint8_t *p)
+{
+	return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+			 (uint32_t)p[3] << 24);
+}
+
+/*
+ * The first `cmp %r32, disp32(%rip)` in code (at vaddr base): what the ID
+ * lookup compares a serial with, global_symbols.last_id. 0: none.
+ */
+static uint64_t find_last_id_cmp(const uint8_t *code, size_t len, uint64_t base)
+{
+	for (size_t i = 0; i + 6 <= len; i++)
+		if (code[i] == 0x39 && (code[i + 1] & 0xc7) == 0x05)
+			return base + i + 6 + (uint64_t)(int64_t)le32(code + i + 2);
+	return 0;
+}
+
+/*
+ * global_symbols (not exported: static in symbol.c, no .symtab in Debian's
+ * libruby): rb_id2str (exported) tail-calls the serial lookup, whose first
+ * RIP-relative compare reads global_symbols.last_id, its first field. The
+ * code is read from the file: a pattern that is not there gives 0 (C
+ * functions' frames then stay "[C function]", methods unqualified).
+ */
+static uint64_t find_global_symbols(const struct elf_file *ef, uint64_t id2str)
+{
+	uint8_t code[32], callee[96];
+	uint64_t found;
+
+	if (!id2str || read_vaddr(ef, id2str, code, sizeof(code)))
+		return 0;
+	found = find_last_id_cmp(code, sizeof(code), id2str);
+	if (found)
+		return found;
+	/* No decoder: every e8/e9 byte is tried as a call/jmp rel32 (one inside
+	 * another instruction lands somewhere without the compare). */
+	for (size_t i = 0; i + 5 <= sizeof(code); i++) {
+		uint64_t target;
+
+		if (code[i] != 0xe9 && code[i] != 0xe8)
+			continue;
+		target = id2str + i + 5 + (uint64_t)(int64_t)le32(code + i + 1);
+		if (read_vaddr(ef, target, callee, sizeof(callee)))
+			continue;
+		found = find_last_id_cmp(callee, sizeof(callee), target);
+		if (found)
+			return found;
+	}
+	return 0;
+}
+
 int ruby_binary__inspect(const struct elf_file *ef, struct ruby_binary *out)
 {
 	struct wanted w = {0};
@@ -142,6 +197,7 @@ int ruby_binary__inspect(const struct elf_file *ef, struct ruby_binary *out)
 	out->vm_exec = w.vm_exec;
 	out->vm_exec_size = w.vm_exec_size;
 	out->tls_index = w.tls_index;
+	out->global_symbols = find_global_symbols(ef, w.id2str);
 	out->layout = ruby_layout__find(out->major, out->minor);
 	/* A ruby with the VM in the executable (local-exec TLS, no tls_index) is not read yet. */
 	if (!out->layout || !out->tls_index)

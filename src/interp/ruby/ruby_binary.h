@@ -27,6 +27,8 @@ struct ruby_binary {
 	 * tls_index {module id, offset} (R_X86_64_DTPMOD64 against it).
 	 */
 	uint64_t tls_index;
+	/* global_symbols (ID -> name), found in rb_id2str's code; 0: not found. */
+	uint64_t global_symbols;
 };
 
 /*

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,14 +91,16 @@ static int read_string(const struct remote_memory *mem, const struct ruby_layout
 	return 0;
 }
 
-/* Element 0 of a Ruby Array (pathobj's [path, realpath]), in *v. */
-static int array_first(const struct remote_memory *mem, const struct ruby_layout *l, uint64_t ary,
-		       uint64_t *v)
+/* Element idx of a Ruby Array, in *v. */
+static int array_elem(const struct remote_memory *mem, const struct ruby_layout *l, uint64_t ary,
+		      uint64_t idx, uint64_t *v)
 {
 	uint8_t hdr[OBJ_HEADER];
 	uint64_t flags, len;
 	int err;
 
+	if (!ary || (ary & 7))
+		return -EINVAL;
 	err = read_mem(mem, ary, hdr, sizeof(hdr));
 	if (err)
 		return err;
@@ -106,15 +109,15 @@ static int array_first(const struct remote_memory *mem, const struct ruby_layout
 		return -EINVAL;
 	if (flags & l->ary_embed_flag) {
 		len = (flags & l->ary_embed_len_mask) >> l->ary_embed_len_shift;
-		if (!len)
+		if (idx >= len || l->ary_embed_ary + (idx + 1) * 8 > sizeof(hdr))
 			return -EINVAL;
-		*v = get_u64(hdr, l->ary_embed_ary);
+		*v = get_u64(hdr, (uint16_t)(l->ary_embed_ary + idx * 8));
 		return 0;
 	}
 	len = get_u64(hdr, l->ary_heap_len);
-	if (!len)
+	if (idx >= len)
 		return -EINVAL;
-	return read_mem(mem, get_u64(hdr, l->ary_heap_ptr), v, sizeof(*v));
+	return read_mem(mem, get_u64(hdr, l->ary_heap_ptr) + idx * 8, v, sizeof(*v));
 }
 
 /* pathobj: a String, or an Array whose first element is the path String. */
@@ -127,11 +130,180 @@ static int read_path(const struct remote_memory *mem, const struct ruby_layout *
 	if (!pathobj || (pathobj & 7) || read_mem(mem, pathobj, &flags, sizeof(flags)))
 		return -EINVAL;
 	if ((flags & RUBY_T_MASK) == RUBY_T_ARRAY) {
-		if (array_first(mem, l, pathobj, &first))
+		if (array_elem(mem, l, pathobj, 0, &first))
 			return -EINVAL;
 		return read_string(mem, l, first, out);
 	}
 	return read_string(mem, l, pathobj, out);
+}
+
+/* ---- names: IDs, classes, method entries -------------------------------------- */
+
+#define ID_ENTRY_UNIT 512 /* IDs per chunk of global_symbols.ids, 2 VALUEs each */
+#define IV_MAX	      64  /* instance variables of a class looked at */
+
+/* The name of ID id, from global_symbols at symbols: *out (caller frees). */
+static int id_name(const struct remote_memory *mem, const struct ruby_layout *l, uint64_t symbols,
+		   uint64_t id, char **out)
+{
+	uint64_t serial = id > l->id_last_op ? id >> 4 : id, ids, chunk, str;
+	uint32_t last_id;
+	int err;
+
+	*out = NULL;
+	if (!symbols || !serial)
+		return -ENOENT;
+	err = read_mem(mem, symbols, &last_id, sizeof(last_id));
+	if (err)
+		return err;
+	if (serial > last_id)
+		return -ENOENT;
+	err = read_mem(mem, symbols + l->symbols_ids, &ids, sizeof(ids));
+	if (!err)
+		err = array_elem(mem, l, ids, serial / ID_ENTRY_UNIT, &chunk);
+	if (!err)
+		err = array_elem(mem, l, chunk, (serial % ID_ENTRY_UNIT) * 2, &str);
+	if (err)
+		return err;
+	return read_string(mem, l, str, out);
+}
+
+/* Class klass's instance variable called name (from its iv_tbl), in *v. */
+static int class_ivar(const struct remote_memory *mem, const struct ruby_layout *l,
+		      uint64_t symbols, uint64_t klass, const char *name, uint64_t *v)
+{
+	uint8_t tbl[64], entries[IV_MAX * 24];
+	uint64_t ext, iv_tbl, start, bound, n;
+	int err;
+
+	if (l->st_entry_size != 24 || (size_t)l->st_entries + 8 > sizeof(tbl))
+		return -EINVAL;
+	err = read_mem(mem, klass + l->class_ext, &ext, sizeof(ext));
+	if (!err)
+		err = read_mem(mem, ext + l->ext_iv_tbl, &iv_tbl, sizeof(iv_tbl));
+	if (!err)
+		err = read_mem(mem, iv_tbl, tbl, sizeof(tbl));
+	if (err)
+		return err;
+	start = get_u64(tbl, l->st_entries_start);
+	bound = get_u64(tbl, l->st_entries_bound);
+	if (bound < start || bound - start > IV_MAX)
+		return -E2BIG;
+	n = bound - start;
+	err = read_mem(mem, get_u64(tbl, l->st_entries) + start * 24, entries, n * 24);
+	if (err)
+		return err;
+	for (uint64_t i = 0; i < n; i++) {
+		char *key;
+		bool match;
+
+		if (id_name(mem, l, symbols, get_u64(entries, (uint16_t)(i * 24 + 8)), &key))
+			continue;
+		match = !strcmp(key, name);
+		free(key);
+		if (match) {
+			*v = get_u64(entries, (uint16_t)(i * 24 + 16));
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/*
+ * The name of class or module klass ("Shop", "Net::HTTP"), *singleton when
+ * klass is the singleton class of a named class or module (Shop's, for
+ * Shop.open): then the name is that class's.
+ */
+static int class_name(const struct remote_memory *mem, const struct ruby_layout *l,
+		      uint64_t symbols, uint64_t klass, char **out, bool *singleton)
+{
+	uint64_t flags, v;
+	int err;
+
+	*out = NULL;
+	*singleton = false;
+	for (int depth = 0; depth < 2; depth++) {
+		if (!klass || (klass & 7) || read_mem(mem, klass, &flags, sizeof(flags)))
+			return -EINVAL;
+		if ((flags & RUBY_T_MASK) != RUBY_T_CLASS && (flags & RUBY_T_MASK) != RUBY_T_MODULE)
+			return -EINVAL;
+		if (!(flags & l->fl_singleton))
+			break;
+		if (depth)
+			return -ENOENT; /* a singleton's singleton: not named */
+		err = class_ivar(mem, l, symbols, klass, "__attached__", &v);
+		if (err)
+			return err;
+		*singleton = true;
+		klass = v;
+	}
+	err = class_ivar(mem, l, symbols, klass, "__classpath__", &v);
+	if (err)
+		return err;
+	return read_string(mem, l, v, out);
+}
+
+/* me, when it is a method entry: its owner's name (see class_name()). */
+static int owner_name(const struct remote_memory *mem, const struct ruby_layout *l,
+		      uint64_t symbols, uint64_t me, char **out, bool *singleton)
+{
+	uint64_t flags, owner;
+	int err;
+
+	*out = NULL;
+	if (!me || (me & 7) || read_mem(mem, me, &flags, sizeof(flags)))
+		return -EINVAL;
+	if ((flags & RUBY_T_MASK) != RUBY_T_IMEMO || ((flags >> 12) & 0xf) != RUBY_IMEMO_MENT)
+		return -EINVAL;
+	err = read_mem(mem, me + l->me_owner, &owner, sizeof(owner));
+	if (err)
+		return err;
+	return class_name(mem, l, symbols, owner, out, singleton);
+}
+
+/* "Class#method" / "Class.method" (owner's name, separator, name): caller frees. */
+static char *qualify(const char *owner, bool singleton, const char *name)
+{
+	char *out;
+
+	if (asprintf(&out, "%s%s%s", owner, singleton ? "." : "#", name) < 0)
+		return NULL;
+	return out;
+}
+
+/*
+ * An iseq's name as Ruby 3.4's backtraces write it: "Shop#serve",
+ * "Shop.open", "block in Shop#pick", "block (2 levels) in Shop#pick"; the
+ * label as it is elsewhere (<main>, <top (required)>, <class:Shop>) or when
+ * the method's class has no name. Replaces is->name.
+ */
+static int qualify_iseq(const struct remote_memory *mem, const struct ruby_layout *l,
+			uint64_t symbols, uint64_t me, uint32_t type, struct ruby_iseq *is)
+{
+	const char *in;
+	char *owner, *name = NULL;
+	bool singleton;
+
+	if (type != RUBY_ISEQ_METHOD && type != RUBY_ISEQ_BLOCK)
+		return 0;
+	if (owner_name(mem, l, symbols, me, &owner, &singleton))
+		return 0;
+	if (type == RUBY_ISEQ_METHOD) {
+		name = qualify(owner, singleton, is->name);
+	} else if ((in = strstr(is->name, " in ")) != NULL) {
+		if (asprintf(&name, "%.*s%s%s%s", (int)(in + 4 - is->name), is->name, owner,
+			     singleton ? "." : "#", in + 4) < 0)
+			name = NULL;
+	} else {
+		free(owner);
+		return 0;
+	}
+	free(owner);
+	if (!name)
+		return -ENOMEM;
+	free(is->name);
+	is->name = name;
+	return 0;
 }
 
 size_t ruby_iseq__succ_bytes(uint32_t iseq_size)
@@ -247,29 +419,29 @@ cleanup:
 	return err;
 }
 
-int ruby_iseq__read(const struct remote_memory *mem, const struct ruby_layout *l, uint64_t addr,
-		    uint64_t body_addr, struct ruby_iseq **out)
+int ruby_iseq__read(const struct remote_memory *mem, const struct ruby_layout *l, uint64_t symbols,
+		    uint64_t addr, uint64_t me, struct ruby_iseq **out)
 {
 	uint8_t body[BODY_MAX_READ];
 	struct ruby_iseq *is;
-	uint64_t p, lineno;
+	uint64_t body_addr, lineno;
 	int err;
 
 	*out = NULL;
 	if (l->body_read > sizeof(body) || l->body_read < 8)
 		return -EINVAL;
-	err = read_mem(mem, addr + l->off.iseq_body, &p, sizeof(p));
-	if (err)
-		return err;
-	if (p != body_addr)
-		return -ESTALE;
-	err = read_mem(mem, body_addr, body, l->body_read);
+	err = read_mem(mem, addr + l->off.iseq_body, &body_addr, sizeof(body_addr));
+	if (!err)
+		err = read_mem(mem, body_addr, body, l->body_read);
 	if (err)
 		return err;
 	is = calloc(1, sizeof(*is));
 	if (!is)
 		return -ENOMEM;
 	err = read_string(mem, l, get_u64(body, l->body_label), &is->name);
+	if (err)
+		goto fail;
+	err = qualify_iseq(mem, l, symbols, me, get_u32(body, 0), is);
 	if (err)
 		goto fail;
 	if (read_path(mem, l, get_u64(body, l->body_pathobj), &is->path)) {
@@ -293,14 +465,15 @@ fail:
 	return err;
 }
 
-int ruby_iseq__read_cfunc(const struct remote_memory *mem, const struct ruby_layout *l, uint64_t me,
-			  uint64_t def, struct ruby_iseq **out)
+int ruby_iseq__read_cfunc(const struct remote_memory *mem, const struct ruby_layout *l,
+			  uint64_t symbols, uint64_t me, uint64_t def, struct ruby_iseq **out)
 {
 	struct ruby_iseq *is;
-	uint64_t p;
+	uint64_t p, id;
+	char *owner = NULL, *method = NULL;
+	bool singleton = false;
 	int err;
 
-	(void)def;
 	*out = NULL;
 	err = read_mem(mem, me + l->off.me_def, &p, sizeof(p));
 	if (err)
@@ -310,7 +483,16 @@ int ruby_iseq__read_cfunc(const struct remote_memory *mem, const struct ruby_lay
 	is = calloc(1, sizeof(*is));
 	if (!is)
 		return -ENOMEM;
-	is->name = strdup("[C function]");
+	if (!read_mem(mem, def + l->def_original_id, &id, sizeof(id)))
+		id_name(mem, l, symbols, id, &method);
+	if (method)
+		owner_name(mem, l, symbols, me, &owner, &singleton);
+	if (method && owner)
+		is->name = qualify(owner, singleton, method);
+	else
+		is->name = strdup(method ? method : "[C function]");
+	free(owner);
+	free(method);
 	is->path = strdup("");
 	if (!is->name || !is->path) {
 		ruby_iseq__free(is);

@@ -35,20 +35,22 @@ struct ruby_iseq {
 };
 
 /*
- * Reads the iseq at addr whose body pointer the walker saw (body; another
- * body: the address was reused, -ESTALE). 0 and *out (ruby_iseq__free()),
- * or -errno.
+ * Reads the iseq at addr; me: the frame's method (op_frame.data: a method
+ * entry qualifies the name with its class, "Shop#serve"; anything else
+ * leaves the label). symbols: global_symbols (0: names are not qualified).
+ * 0 and *out (ruby_iseq__free()), or -errno.
  */
 int ruby_iseq__read(const struct remote_memory *mem, const struct ruby_layout *layout,
-		    uint64_t addr, uint64_t body, struct ruby_iseq **out);
+		    uint64_t symbols, uint64_t addr, uint64_t me, struct ruby_iseq **out);
 
 /*
- * A C function's frame: method entry me (def: the definition the walker
- * read). The name comes from name_of(ctx, id) (the method's ID; NULL: not
- * known). 0 and *out, or -errno.
+ * A C function's frame: method entry me, def the definition the walker read
+ * (another one: the address was reused, -ESTALE). Named "Integer#times"
+ * from its owner and ID ("[C function]" without global_symbols). 0 and
+ * *out, or -errno.
  */
 int ruby_iseq__read_cfunc(const struct remote_memory *mem, const struct ruby_layout *layout,
-			  uint64_t me, uint64_t def, struct ruby_iseq **out);
+			  uint64_t symbols, uint64_t me, uint64_t def, struct ruby_iseq **out);
 
 void ruby_iseq__free(struct ruby_iseq *is); /* accepts NULL */
 

@@ -7,7 +7,8 @@
  * Ruby 3.1: every figure is offsetof()/sizeof() of the structures in
  * rb_mjit_min_header-3.1.7.h (Debian's ruby-dev: the internal headers
  * libruby-3.1.so.3.1 was built with, vm_core.h and iseq.h included),
- * computed by a C file including it, and checked against a live ruby 3.1.7
+ * computed by a C file including it (st_table_entry and rb_symbols_t, not
+ * in it, from st.c and symbol.h of 3.1), and checked against a live ruby 3.1.7
  * by tests/e2e/test_ruby.c (frame names and lines). The frame flags
  * (omniprof/interp/ruby_abi.h) are that header's VM_FRAME_* values.
  */
@@ -51,6 +52,16 @@ static const struct ruby_layout layouts[] = {
 	.ary_embed_len_mask = 0x18000,
 	.ary_embed_len_shift = 15,
 	.def_original_id = 32,
+	.me_owner = 32,
+	.class_ext = 24,
+	.ext_iv_tbl = 8,
+	.st_entries_start = 32,
+	.st_entries_bound = 40,
+	.st_entries = 48,
+	.st_entry_size = 24, /* st.c's st_table_entry */
+	.fl_singleton = 0x1000,
+	.symbols_ids = 16, /* symbol.h: last_id, str_sym, ids */
+	.id_last_op = 0xa9,
     },
 };
 

@@ -42,14 +42,33 @@ struct ruby_layout {
 	unsigned int ary_embed_len_shift;
 	/* rb_method_definition_t */
 	uint16_t def_original_id; /* original_id (ID) */
+	/* rb_callable_method_entry_t */
+	uint16_t me_owner; /* owner: the class or module that defines the method */
+	/* Classes: RClass -> ptr (rb_classext_t) -> iv_tbl (st_table of ID -> VALUE) */
+	uint16_t class_ext;
+	uint16_t ext_iv_tbl;
+	uint16_t st_entries_start; /* st_table -> entries_start, entries_bound, entries */
+	uint16_t st_entries_bound;
+	uint16_t st_entries;
+	uint16_t st_entry_size; /* {hash, key, record} */
+	uint64_t fl_singleton;	/* FL_SINGLETON: a singleton class */
+	/* IDs: rb_symbols_t global_symbols -> ids, chunks of 512 {String, Symbol} */
+	uint16_t symbols_ids;
+	uint32_t id_last_op; /* tLAST_OP_ID: IDs above it hold their serial << 4 */
 };
 
 /* The layout of CRuby major.minor, NULL when this build has none. */
 const struct ruby_layout *ruby_layout__find(unsigned int major, unsigned int minor);
 
 /* Ruby's object types (flags & 0x1f) the host reads. */
-#define RUBY_T_STRING 0x05
-#define RUBY_T_ARRAY  0x07
-#define RUBY_T_MASK   0x1f
+#define RUBY_T_STRING	 0x05
+#define RUBY_T_ARRAY	 0x07
+#define RUBY_T_MASK	 0x1f
+#define RUBY_T_CLASS	 0x02
+#define RUBY_T_MODULE	 0x03
+#define RUBY_T_IMEMO	 0x1a
+#define RUBY_ISEQ_METHOD 1 /* rb_iseq_constant_body.type */
+#define RUBY_ISEQ_BLOCK	 2
+#define RUBY_IMEMO_MENT	 6 /* imemo_ment: (flags >> 12) & 15 of a method entry */
 
 #endif

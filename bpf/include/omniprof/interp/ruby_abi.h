@@ -9,8 +9,11 @@
  * A Ruby frame travels as a struct op_frame of kind OP_FRAME_RUBY:
  *   iseq frame (a method, block, class body, <main>, <top (required)>):
  *     addr   the rb_iseq_t's address in the process
- *     data   its body pointer (iseq->body): user space notices an iseq freed
- *            and another allocated at the same address
+ *     data   the method it runs in: ep[-2] of the frame's local ep (for a
+ *            block, the method that holds it), a method entry
+ *            (rb_callable_method_entry_t, whose owner names the class), or a
+ *            cref or 0 at the top level and in class bodies; user space
+ *            checks what it is
  *     aux    the instruction's position: (cfp->pc - body->iseq_encoded) / 8,
  *            VALUE units, pointing past the current instruction as the VM
  *            keeps it (0xffffffff: not known)
@@ -43,6 +46,9 @@
 #define OP_RB_FRAME_MAGIC_CFUNC 0x55550001u
 #define OP_RB_FRAME_FLAG_FINISH 0x0020u
 #define OP_RB_FRAME_FLAG_CFRAME 0x0080u
+#define OP_RB_ENV_FLAG_LOCAL	0x0002u /* this ep is its method's own (not a block's) */
+/* ep[-1] links a block's ep to its parent's: at most this many followed to the method's. */
+#define OP_RB_EP_HOPS 4
 
 /* How the current execution context is found from the sampled thread. */
 enum op_rb_tls_mode {

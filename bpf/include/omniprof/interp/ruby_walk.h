@@ -179,7 +179,7 @@ static __always_inline int op_rb_seek(struct op_rb_walker *rb)
 static __always_inline int op_rb_emit(struct op_rb_walker *rb, struct op_frame *frame)
 {
 	const struct op_rb_offsets *o = &rb->proc.off;
-	__u64 iseq, body = 0, encoded = 0, pc, def = 0;
+	__u64 iseq, body = 0, encoded = 0, pc, def = 0, me;
 	__u32 aux = OP_RB_NO_POS;
 	int shown, finish, more;
 
@@ -199,6 +199,18 @@ static __always_inline int op_rb_emit(struct op_rb_walker *rb, struct op_frame *
 		frame->aux = aux;
 		OP_RB_STAT(rb, OP_RB_STAT_CFUNCS);
 	} else {
+		/* The method this frame runs in: ep[-2] of its local ep (a block's
+		 * ep chain leads there through ep[-1]); a method entry for a method
+		 * or a block in one, a cref (or nothing) at the top level. */
+		__u64 env[3] = {rb->env[0], rb->env[1], rb->env[2]};
+
+		for (int i = 0; i < OP_RB_EP_HOPS && !(env[2] & OP_RB_ENV_FLAG_LOCAL); i++) {
+			__u64 prev = env[1] & ~3ull;
+
+			if (prev < 16 || OP_RB_READ(rb, env, sizeof(env), prev - 16))
+				break;
+		}
+		me = env[2] & OP_RB_ENV_FLAG_LOCAL ? env[0] : 0;
 		iseq = op_rb_block_u64(rb, o->cfp_iseq);
 		pc = op_rb_block_u64(rb, o->cfp_pc);
 		if (!op_rb_read_u64(rb, &body, iseq + o->iseq_body) && body)
@@ -206,7 +218,7 @@ static __always_inline int op_rb_emit(struct op_rb_walker *rb, struct op_frame *
 		if (encoded && pc >= encoded && pc - encoded < 0x7ffffffffull)
 			aux = (__u32)((pc - encoded) / 8);
 		frame->addr = iseq;
-		frame->data = body;
+		frame->data = me & ~OP_RB_DATA_CFUNC;
 		frame->aux = aux;
 		OP_RB_STAT(rb, OP_RB_STAT_FRAMES);
 	}
