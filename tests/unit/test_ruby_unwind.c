@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The Ruby walker (bpf/include/omniprof/interp/ruby_walk.h, through its
+ * plain-C build in user_unwind__walk(), which drives it as the sampler does)
+ * over memory built here by hand with the real 3.1 offsets (ruby_layout.c):
+ * a machine stack with frame pointers, the thread's DTV and TLS block
+ * holding ruby_current_ec, and control frames at the end of the VM stack.
+ * Checks which native rb_vm_exec frames are replaced by which Ruby frames
+ * (each up to its FINISH frame, C functions' frames with the entry that
+ * called them, IFUNC frames not shown), what each frame carries (iseq, the
+ * method entry of its local ep, the instruction position), that a thread
+ * without an execution context keeps its native frames, and that a bad
+ * control frame ends the walk with one clear error frame after the good ones.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "interp/ruby/ruby_layout.h"
+#include "interp/ruby/ruby_unwind.h"
+#include "unwind/user_unwind.h"
+
+#define MEM_BASE 0x7f0000000000ull
+#define MEM_SIZE 0x20000
+#define STACK	 (MEM_BASE + 0x1000) /* machine stack: frame records */
+#define TCB	 (MEM_BASE + 0x3000) /* the thread pointer: TCB, dtv at +8 */
+#define DTV	 (MEM_BASE + 0x3400)
+#define TLS	 (MEM_BASE + 0x3800) /* libruby's TLS block */
+#define GOT	 (MEM_BASE + 0x3c00) /* ruby_current_ec's tls_index */
+#define EC	 (MEM_BASE + 0x4000)
+#define VM_STACK (MEM_BASE + 0x8000) /* VALUEs, control frames at its end */
+#define VM_WORDS 0x800		     /* vm_stack_size: 16 KiB */
+#define HEAP	 (MEM_BASE + 0x10000)
+#define BAD_PTR	 0xdead0000ull
+
+#define VM_EXEC_START 0x600000ull /* rb_vm_exec */
+#define VM_EXEC_END   0x601000ull
+#define VM_EXEC_RA    0x600500ull
+#define CORE_PC	      0x5f0000ull /* vm_exec_core: native */
+#define CEXT_RA	      0x500200ull
+#define MAIN_RA	      0x400100ull
+
+#define MODID	     2
+#define TLS_OFFSET   8
+#define MAGIC_METHOD 0x11110001ull
+#define MAGIC_BLOCK  0x22220001ull
+#define MAGIC_TOP    0x44440001ull
+#define MAGIC_CFUNC  0x55550001ull
+#define MAGIC_IFUNC  0x66660001ull
+#define MAGIC_DUMMY  0x79990001ull
+#define FINISH	     0x20ull
+#define CFRAME	     0x80ull
+#define LOCAL	     0x2ull
+
+static uint8_t mem[MEM_SIZE];
+static const struct ruby_layout *l;
+static struct op_interp_proc ranges;
+static struct op_rb_proc proc;
+
+static int mem_read(void *ctx, void *dst, size_t size, uint64_t addr)
+{
+	(void)ctx;
+	if (addr < MEM_BASE || addr - MEM_BASE > MEM_SIZE || size > MEM_SIZE - (addr - MEM_BASE))
+		return -14;
+	memcpy(dst, &mem[addr - MEM_BASE], size);
+	return 0;
+}
+
+static void fp_rule(void *ctx, uint32_t pid, uint64_t pc, struct op_unwind_rule *rule)
+{
+	(void)ctx;
+	(void)pid;
+	(void)pc;
+	*rule = (struct op_unwind_rule){
+	    .cmd = OP_RULE_CFA, .cfa_base = OP_CFA_RBP, .cfa_offset = 16, .fp_offset = -16};
+}
+
+static void put64(uint64_t addr, uint64_t v)
+{
+	memcpy(&mem[addr - MEM_BASE], &v, sizeof(v));
+}
+
+static uint64_t build_stack(const uint64_t *ras, int n)
+{
+	uint64_t fp = STACK + 0x100;
+
+	for (int i = 0; i < n; i++) {
+		put64(fp + 0x40 * i, i + 1 < n ? fp + 0x40 * (i + 1) : 0);
+		put64(fp + 0x40 * i + 8, ras[i]);
+	}
+	return fp;
+}
+
+/* The thread's TLS and execution context; its current frame is control frame `top`
+ * (0: the innermost slot) of n, the VM stack ending right after the last. */
+static uint64_t cfp_at(int i, int n)
+{
+	return VM_STACK + VM_WORDS * 8 - (uint64_t)(n - i) * l->off.cfp_size;
+}
+
+static void build_ec(int n)
+{
+	put64(GOT, MODID);
+	put64(GOT + 8, TLS_OFFSET);
+	put64(TCB + 8, DTV);
+	put64(DTV + MODID * 16, TLS);
+	put64(TLS + TLS_OFFSET, EC);
+	put64(EC + l->off.ec_vm_stack, VM_STACK);
+	put64(EC + l->off.ec_vm_stack_size, VM_WORDS);
+	put64(EC + l->off.ec_cfp, cfp_at(0, n));
+	memset(&proc, 0, sizeof(proc));
+	proc.tls_index = GOT;
+	proc.tls_mode = OP_RB_TLS_DTV;
+	proc.version = 0x301;
+	proc.off = l->off;
+	memset(&ranges, 0, sizeof(ranges));
+	ranges.ranges[0] = (struct op_interp_range){VM_EXEC_START, VM_EXEC_END, OP_INTERP_RUBY, 0};
+}
+
+/* Each control frame's env (ep[-2..0]) lives in the heap, 0x100 apart. */
+static uint64_t ep_of(int i)
+{
+	return HEAP + 0x100 * (uint64_t)i + 0x10;
+}
+
+/* An iseq at iseq whose body's instructions start at encoded; pc at VALUE pos. */
+static void put_iseq(uint64_t iseq, uint64_t body, uint64_t encoded)
+{
+	put64(iseq + l->off.iseq_body, body);
+	put64(body + l->off.body_encoded, encoded);
+}
+
+static void put_cfp(int i, int n, uint64_t iseq, uint64_t pc, uint64_t me_cref, uint64_t specval,
+		    uint64_t flags)
+{
+	uint64_t cfp = cfp_at(i, n), ep = ep_of(i);
+
+	put64(cfp + l->off.cfp_pc, pc);
+	put64(cfp + l->off.cfp_iseq, iseq);
+	put64(cfp + l->off.cfp_ep, ep);
+	put64(ep - 16, me_cref);
+	put64(ep - 8, specval);
+	put64(ep, flags);
+}
+
+static struct user_unwind_result walk(uint64_t fp, struct op_frame *frames, uint32_t max,
+				      struct ruby_unwind *ru)
+{
+	struct user_unwind_ops ops = {mem_read, fp_rule, NULL, NULL};
+
+	memset(ru, 0, sizeof(*ru));
+	ru->proc = &proc;
+	ru->thread_ptr = TCB;
+	ru->read = mem_read;
+	return user_unwind__walk(
+	    &ops,
+	    &(struct user_unwind_interp){&ranges, {[OP_INTERP_RUBY] = ruby_unwind__runtime(ru)}},
+	    42, CORE_PC, STACK, fp, frames, max);
+}
+
+static void assert_native(const struct op_frame *f, uint64_t addr)
+{
+	assert_int_equal(f->kind, OP_FRAME_NATIVE);
+	assert_int_equal(f->addr, addr);
+}
+
+static void assert_ruby(const struct op_frame *f, uint64_t addr, uint64_t data, uint32_t aux)
+{
+	assert_int_equal(f->kind, OP_FRAME_RUBY);
+	assert_int_equal(f->addr, addr);
+	assert_int_equal(f->data, data);
+	assert_int_equal(f->aux, aux);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	memset(mem, 0, sizeof(mem));
+	l = ruby_layout__find(3, 1);
+	assert_non_null(l);
+	return 0;
+}
+
+/*
+ * Native: vm_exec_core (leaf), rb_vm_exec, a C extension, rb_vm_exec, main.
+ * Control frames, innermost first: block (FINISH: entered from C), the C
+ * function that yielded (CFUNC), an IFUNC (not shown), the method holding
+ * the block, <main> (FINISH), the VM's dummy frame (FINISH).
+ */
+static void test_entries_nest(void **state)
+{
+	const uint64_t ras[] = {VM_EXEC_RA, CEXT_RA, VM_EXEC_RA, MAIN_RA};
+	uint64_t i_block = HEAP + 0x2000, b_block = HEAP + 0x2100, e_block = HEAP + 0x3000;
+	uint64_t i_meth = HEAP + 0x2200, b_meth = HEAP + 0x2300, e_meth = HEAP + 0x3400;
+	uint64_t i_main = HEAP + 0x2400, b_main = HEAP + 0x2500, e_main = HEAP + 0x3800;
+	uint64_t me_meth = HEAP + 0x4000, me_cfunc = HEAP + 0x4100, def_cfunc = HEAP + 0x4200;
+	uint64_t cref = HEAP + 0x4300;
+	struct op_frame f[32];
+	struct ruby_unwind ru;
+	struct user_unwind_result r;
+	const int n = 6;
+
+	(void)state;
+	build_ec(n);
+	put_iseq(i_block, b_block, e_block);
+	put_iseq(i_meth, b_meth, e_meth);
+	put_iseq(i_main, b_main, e_main);
+	put64(me_cfunc + l->off.me_def, def_cfunc);
+	/* The block's ep leads to its method's (local) ep through ep[-1]. */
+	put_cfp(0, n, i_block, e_block + 8 * 5, cref, ep_of(3), MAGIC_BLOCK | FINISH);
+	put_cfp(1, n, 0, 0, me_cfunc, 0, MAGIC_CFUNC | CFRAME | LOCAL);
+	put_cfp(2, n, BAD_PTR, 0, 0, 0, MAGIC_IFUNC | CFRAME);
+	put_cfp(3, n, i_meth, e_meth + 8 * 12, me_meth, 0, MAGIC_METHOD | LOCAL);
+	put_cfp(4, n, i_main, e_main + 8 * 3, cref, 0, MAGIC_TOP | LOCAL | FINISH);
+	put_cfp(5, n, 0, 0, 0, 0, MAGIC_DUMMY | CFRAME | LOCAL | FINISH);
+
+	r = walk(build_stack(ras, 4), f, 32, &ru);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.n_frames, 7);
+	assert_native(&f[0], CORE_PC);
+	assert_ruby(&f[1], i_block, me_meth, 5); /* the block names its method's entry */
+	assert_native(&f[2], CEXT_RA);
+	assert_ruby(&f[3], me_cfunc, OP_RB_DATA_CFUNC | def_cfunc, OP_RB_NO_POS);
+	assert_ruby(&f[4], i_meth, me_meth, 12);
+	assert_ruby(&f[5], i_main, cref, 3);
+	assert_native(&f[6], MAIN_RA);
+	assert_int_equal(ru.stats[OP_RB_STAT_WALKS], 1);
+	assert_int_equal(ru.stats[OP_RB_STAT_FRAMES], 3);
+	assert_int_equal(ru.stats[OP_RB_STAT_CFUNCS], 1);
+	assert_int_equal(ru.stats[OP_RB_STAT_SKIPPED], 1);
+	assert_int_equal(ru.stats[OP_RB_STAT_READ_ERR], 0);
+}
+
+/* No execution context (module id 0 in the GOT: not relocated yet): native frames stay. */
+static void test_no_ec_is_native(void **state)
+{
+	const uint64_t ras[] = {VM_EXEC_RA, MAIN_RA};
+	struct op_frame f[8];
+	struct ruby_unwind ru;
+	struct user_unwind_result r;
+
+	(void)state;
+	build_ec(1);
+	put64(GOT, 0);
+	r = walk(build_stack(ras, 2), f, 8, &ru);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.n_frames, 3);
+	assert_native(&f[0], CORE_PC);
+	assert_native(&f[1], VM_EXEC_RA);
+	assert_native(&f[2], MAIN_RA);
+	assert_int_equal(ru.stats[OP_RB_STAT_NO_EC], 1);
+}
+
+/* A current frame outside the VM stack (a corrupt ec): not walked. */
+static void test_cfp_outside_stack(void **state)
+{
+	const uint64_t ras[] = {VM_EXEC_RA, MAIN_RA};
+	struct op_frame f[8];
+	struct ruby_unwind ru;
+	struct user_unwind_result r;
+
+	(void)state;
+	build_ec(1);
+	put64(EC + l->off.ec_cfp, VM_STACK + VM_WORDS * 8 + 64);
+	r = walk(build_stack(ras, 2), f, 8, &ru);
+	assert_int_equal(r.error, 0);
+	assert_native(&f[1], VM_EXEC_RA);
+	assert_int_equal(ru.stats[OP_RB_STAT_NO_EC], 1);
+}
+
+/* A control frame whose ep cannot be read ends the walk with one error
+ * frame, after the frames before it. */
+static void test_bad_frame_stops_with_error(void **state)
+{
+	const uint64_t ras[] = {VM_EXEC_RA, MAIN_RA};
+	uint64_t i_a = HEAP + 0x2000, b_a = HEAP + 0x2100, e_a = HEAP + 0x3000;
+	struct op_frame f[8];
+	struct ruby_unwind ru;
+	struct user_unwind_result r;
+	const int n = 3;
+
+	(void)state;
+	build_ec(n);
+	put_iseq(i_a, b_a, e_a);
+	put_cfp(0, n, i_a, e_a + 16, 0, 0, MAGIC_METHOD | LOCAL);
+	put_cfp(1, n, i_a, e_a + 16, 0, 0, MAGIC_METHOD | LOCAL);
+	put64(cfp_at(1, n) + l->off.cfp_ep, BAD_PTR);
+	r = walk(build_stack(ras, 2), f, 8, &ru);
+	assert_int_equal(r.error, OP_UNWIND_ERR_RUBY);
+	assert_int_equal(r.n_frames, 3);
+	assert_native(&f[0], CORE_PC);
+	assert_ruby(&f[1], i_a, 0, 2);
+	assert_int_equal(f[2].kind, OP_FRAME_ERROR);
+	assert_int_equal(f[2].addr, OP_UNWIND_ERR_RUBY);
+	assert_int_equal(ru.stats[OP_RB_STAT_READ_ERR], 1);
+}
+
+/* A block whose ep chain never reaches a local ep (a corrupt chain): no method entry. */
+static void test_block_without_local_ep(void **state)
+{
+	const uint64_t ras[] = {VM_EXEC_RA, MAIN_RA};
+	uint64_t i_a = HEAP + 0x2000, b_a = HEAP + 0x2100, e_a = HEAP + 0x3000;
+	struct op_frame f[8];
+	struct ruby_unwind ru;
+	struct user_unwind_result r;
+	const int n = 1;
+
+	(void)state;
+	build_ec(n);
+	put_iseq(i_a, b_a, e_a);
+	/* ep[-1] points at the block's own ep: a loop. */
+	put_cfp(0, n, i_a, e_a, HEAP + 0x4000, ep_of(0), MAGIC_BLOCK | FINISH);
+	r = walk(build_stack(ras, 2), f, 8, &ru);
+	assert_int_equal(r.error, 0);
+	assert_ruby(&f[1], i_a, 0, 0);
+	assert_native(&f[2], MAIN_RA);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup(test_entries_nest, setup),
+	    cmocka_unit_test_setup(test_no_ec_is_native, setup),
+	    cmocka_unit_test_setup(test_cfp_outside_stack, setup),
+	    cmocka_unit_test_setup(test_bad_frame_stops_with_error, setup),
+	    cmocka_unit_test_setup(test_block_without_local_ep, setup),
+	};
+
+	return cmocka_run_group_tests_name("ruby_unwind", tests, NULL, NULL);
+}
