@@ -37,6 +37,7 @@ class Bench:
         self.wl = os.path.join(self.build, "workloads")
         self.bwl = os.path.join(self.build, "bench", "workloads")
         self.python = os.environ.get("OMNIPROF_BENCH_PYTHON", "/usr/bin/python3")
+        self.ruby = os.environ.get("OMNIPROF_BENCH_RUBY", "/usr/bin/ruby")
         self.tmp = tempfile.mkdtemp(prefix="omniprof-bench-")
         self.sections = {}
 
@@ -119,6 +120,11 @@ class Bench:
                 "Python, 30 Python frames, 16 threads",
                 lambda: self.start_ready([self.python, os.path.join(HERE, "workloads", "py_loop.py"),
                                           "600", "30", "16"]),
+                seconds))
+            rows.append(self.bpf_cost_one(
+                "Ruby, 40 Ruby frames",
+                lambda: self.start_ready([self.ruby, os.path.join(HERE, "workloads", "rb_loop.rb"),
+                                          "600", "40"]),
                 seconds))
         lines = ["| stack | user frames per sample | BPF ns per sample (median) | p90 | intervals |"
                  + (" --against build, same time (median) |" if self.against else ""),
