@@ -27,7 +27,11 @@
 #include <cmocka.h>
 #include <zlib.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+
 #include "folded_check.h"
+#include "omniprof_run.h"
 #include "profile.pb-c.h"
 #include "testutil.h"
 
@@ -427,6 +431,61 @@ static void test_case(void **state)
 		assert_share(c[i], n_chains > 1 ? MIN_LEAF / 2 : MIN_LEAF);
 }
 
+/*
+ * A ruby started while a whole-system recording runs: covered from its first
+ * samples (its first ones come as stack copies, walked in user space once
+ * its maps are read), with its whole chain.
+ */
+static void test_young(void **state)
+{
+	char *dir = tu_mkdtemp(), log[1024], out_dir[1024], folded[1100];
+	char *argv[] = {RUBY, "tests/workloads/ruby_chain.rb", "4", "0", "5", NULL};
+	const char *args[] = {"-F", FREQUENCY, "-o", out_dir, NULL};
+	struct chain_spec *cs = chain_spec__new();
+	struct chain_count c;
+	char *text;
+	pid_t rec, pid;
+	int status;
+
+	(void)state;
+	assert_non_null(dir);
+	assert_non_null(cs);
+	expect_chain(cs, 0);
+	snprintf(log, sizeof(log), "%s/record.log", dir);
+	snprintf(out_dir, sizeof(out_dir), "%s/out", dir);
+	rec = tu_omniprof_start(log, "record", args);
+	assert_true(rec > 0);
+	if (!tu_wait_log(log, "sampling", 30000)) {
+		kill(rec, SIGKILL);
+		tu_wait_bounded(rec, 10000, 20, NULL);
+		fail_msg("omniprof did not start sampling within 30 s");
+	}
+	/* The start-up scan of every process first: not this test's subject. */
+	sleep(2);
+	pid = tu_spawn_ready(argv);
+	assert_true(pid > 0);
+	/* Its 4 s of work and 2 s of life after (tu_reap would kill it now). */
+	tu_wait_bounded(pid, 60000, 50, NULL);
+	kill(rec, SIGHUP);
+	status = tu_wait_bounded(rec, 120000, 20, NULL);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		tu_print_log("record", log);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	snprintf(folded, sizeof(folded), "%s/stacks.folded", out_dir);
+	text = tu_read_file(folded, NULL);
+	assert_non_null(text);
+	c = chain_spec__count_folded(cs, text, COMM);
+	report("started during the recording", c);
+	if (c.leaf < MIN_LEAF)
+		tu_print_log("record", log);
+	free(text);
+	chain_spec__free(cs);
+	tu_rmtree(dir);
+	free(dir);
+	assert_share(c, MIN_LEAF);
+}
+
 static void test_ruby_present(void **state)
 {
 	(void)state;
@@ -447,7 +506,7 @@ int main(void)
 	    {"8 threads (stack copies)", THREADS_CASE, true},
 	    {"Ruby -> C extension -> Ruby block (stack copies)", CEXT, true},
 	};
-	struct CMUnitTest tests[1 + sizeof(cases) / sizeof(cases[0])];
+	struct CMUnitTest tests[2 + sizeof(cases) / sizeof(cases[0])];
 	size_t n = sizeof(cases) / sizeof(cases[0]);
 
 	tests[0] = (struct CMUnitTest){.name = "ruby present", .test_func = test_ruby_present};
@@ -455,5 +514,7 @@ int main(void)
 		tests[i + 1] = (struct CMUnitTest){.name = cases[i].name,
 						   .test_func = test_case,
 						   .initial_state = (void *)&cases[i]};
-	return _cmocka_run_group_tests("e2e_ruby", tests, n + 1, NULL, NULL);
+	tests[n + 1] = (struct CMUnitTest){.name = "ruby started during a whole-system recording",
+					   .test_func = test_young};
+	return _cmocka_run_group_tests("e2e_ruby", tests, n + 2, NULL, NULL);
 }

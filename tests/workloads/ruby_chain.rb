@@ -1,8 +1,10 @@
 # <main> -> Shop.open (singleton) -> Shop#serve -> Shop#pick -> block in
 # Shop#pick (Integer#times) -> Shop#step -> ... -> Shop#leaf: the leaf spins
 # on arithmetic, so nearly every sample lands in it with the whole chain below.
-# Usage: ruby ruby_chain.rb SECONDS [DEPTH]
+# Usage: ruby ruby_chain.rb SECONDS [DEPTH [LINGER]]
 #   DEPTH (default 0): extra recursion levels (Shop#rec) between the links and the leaf.
+#   LINGER (default 0): seconds to sleep before exiting (frames are named while the
+#   process lives: a profiler that lags behind under load still finds it).
 class Shop
   def self.open(deadline, depth)
     new.serve(deadline, depth)
@@ -55,3 +57,4 @@ depth = ARGV[1] ? Integer(ARGV[1]) : 0
 $stdout.write("ready\n")
 $stdout.flush
 Shop.open(Process.clock_gettime(Process::CLOCK_MONOTONIC) + seconds, depth)
+sleep(Float(ARGV[2])) if ARGV[2]
