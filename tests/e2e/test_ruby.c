@@ -11,7 +11,8 @@
  * makes marked), 8 Ruby threads each in its own chain, Ruby -> a C extension
  * -> a Ruby block, and a script that requires another file (frames from both
  * files). Two cases again through stack copies (--copy-all-stacks: the
- * same walker in user space). Needs root, BPF and /usr/bin/ruby.
+ * same walker in user space), and a ruby started while a whole-system
+ * recording runs. Needs root, BPF and /usr/bin/ruby.
  */
 #include <errno.h>
 #include <setjmp.h>
