@@ -1,5 +1,4 @@
-// build: gcc -O2 -g -shared -fPIC -fno-optimize-sibling-calls -fno-inline -I/usr/include/ruby-3.1.0
-// -I/usr/include/x86_64-linux-gnu/ruby-3.1.0 -lruby-3.1
+// build: gcc -O2 -g -shared -fPIC -fno-optimize-sibling-calls -fno-inline -I/usr/include/ruby-3.1.0 -I/usr/include/x86_64-linux-gnu/ruby-3.1.0 -lruby-3.1
 /*
  * A Ruby C extension (ruby_cext.rb requires it): CExt.call_block yields to
  * its block through two C functions of its own, so a profile must show
