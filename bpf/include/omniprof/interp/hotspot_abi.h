@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * HotSpot (the OpenJDK JVM) on x86-64: what the BPF walker shares with user
+ * space (src/interp/hotspot/). Fixed-width types only.
+ *
+ * The JVM's code cache (interpreter, stubs, compiled methods) is JIT code with
+ * no unwind tables and, with default flags, no frame pointer in compiled
+ * frames. User space hands it to the walk as one OP_INTERP_HOTSPOT range with
+ * OP_INTERP_RANGE_F_UNWINDS, so hotspot_step() (omniprof/interp/hotspot_walk.h)
+ * writes each frame in it and moves the unwinder to the caller:
+ *   - the template interpreter (op_jvm_proc.interp_start/end) keeps rbp: the
+ *     Method* and the bytecode pointer are at fixed slots below it;
+ *   - a CodeBlob (found with its code heap's segment map) with a frame size
+ *     (nmethods, runtime stubs): the return address is at
+ *     sp + frame_size * 8 - 8, the caller's rbp just below it;
+ *   - a blob without one (call stub, other stub routines): rbp-based.
+ *
+ * A HotSpot frame (OP_FRAME_HOTSPOT) is
+ *   addr  Method* (OP_JVM_T_INTERPRETED, OP_JVM_T_COMPILED), or the blob's
+ *         name pointer (OP_JVM_T_STUB: a C string in libjvm.so)
+ *   data  low 56 bits: the fingerprint user space checks (the Method's
+ *         ConstMethod*, or the blob's address); bits 56..63: enum op_jvm_type
+ *   aux   the bytecode index (OP_JVM_BCI_NONE: not known)
+ */
+#ifndef OMNIPROF_INTERP_HOTSPOT_ABI_H
+#define OMNIPROF_INTERP_HOTSPOT_ABI_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+enum op_jvm_type {
+	OP_JVM_T_INTERPRETED = 0,
+	OP_JVM_T_COMPILED = 1, /* a C1/C2 nmethod (or a native method's wrapper) */
+	OP_JVM_T_INLINED = 2,  /* a method a compiled one inlined */
+	OP_JVM_T_STUB = 3,     /* any other code blob: named by the JVM's own name */
+};
+
+#define OP_JVM_TYPE_SHIFT 56
+#define OP_JVM_FP_MASK	  ((1ull << OP_JVM_TYPE_SHIFT) - 1)
+#define OP_JVM_BCI_NONE	  0xffffffffu
+
+#define OP_JVM_MAX_HEAPS 4
+/* Steps back through a segment map: each moves at most 254 segments (JDK 8's
+ * linear map), JDK 9+ maps need a few. 64 covers a 1 MiB blob of 64-byte segments. */
+#define OP_JVM_SEGMAP_STEPS 64
+/* "nmethod" as a little-endian u64 with its NUL: the name every nmethod's CodeBlob has. */
+#define OP_JVM_NMETHOD_NAME 0x646f6874656d6eull
+
+struct op_jvm_heap {
+	__u64 low; /* the heap's committed code: [low, high) */
+	__u64 high;
+	__u64 segmap; /* its segment map: one byte per segment */
+	__u32 log2_segment;
+	__u32 reserved;
+};
+
+/* Per pid (the `jvm_procs` map): where the code is and the offsets to read it. */
+struct op_jvm_proc {
+	struct op_jvm_heap heaps[OP_JVM_MAX_HEAPS];
+	__u64 interp_start; /* the template interpreter's code [start, end) */
+	__u64 interp_end;
+	/* CodeBlob fields (bytes from the blob) */
+	__u16 blob_name;
+	__u16 blob_frame_complete; /* int */
+	__u16 blob_frame_size;	   /* int, in words */
+	__u16 blob_code_begin;
+	__u16 blob_code_end;
+	__u16 nmethod_method;	 /* CompiledMethod::_method */
+	__u16 method_const;	 /* Method::_constMethod */
+	__u16 const_method_size; /* sizeof(ConstMethod): the bytecodes follow it */
+	__u16 heap_block_size;	 /* sizeof(HeapBlock): the blob follows it */
+	/* Template interpreter frame slots, in words from rbp (frame_x86.hpp). */
+	__s8 ifr_sender_sp;
+	__s8 ifr_method;
+	__s8 ifr_bcp;
+	__u8 n_heaps;
+	__u8 reserved[2];
+};
+
+/* BPF counters (per-CPU array `jvm_stats`). */
+enum op_jvm_stat {
+	OP_JVM_STAT_INTERPRETED = 0, /* interpreted frames written */
+	OP_JVM_STAT_COMPILED,	     /* compiled frames written */
+	OP_JVM_STAT_STUB,	     /* stub frames written */
+	OP_JVM_STAT_NO_BLOB,	     /* a pc in the code cache in no blob */
+	OP_JVM_STAT_READ_ERR,	     /* a frame or blob that could not be read */
+	OP_JVM_STAT_NO_PROC,	     /* code cache range without its jvm_procs entry */
+	OP_JVM_STAT__COUNT,
+};
+
+_Static_assert(sizeof(struct op_jvm_heap) == 32, "op_jvm_heap layout");
+_Static_assert(sizeof(struct op_jvm_proc) == 32 * OP_JVM_MAX_HEAPS + 40, "op_jvm_proc layout");
+
+#endif

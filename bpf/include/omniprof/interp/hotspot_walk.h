@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The HotSpot frame reader, written once for two targets like
+ * omniprof/unwind/native.h (include that first): the BPF step
+ * (bpf/interp/hotspot.bpf.h) and the C build the unit tests, the fuzz target
+ * and user-space walks use (src/interp/hotspot/hotspot_unwind.c). It reads
+ * one frame in the JVM's code cache and moves the unwinder to its caller (see
+ * omniprof/interp/hotspot_abi.h for the three kinds of frame).
+ *
+ * The includer defines
+ *   OP_JVM_READ(u, dst, size, addr)  copy user memory; 0 on success
+ *   OP_JVM_STAT(which)               count an enum op_jvm_stat
+ *
+ * Every loop is bounded (OP_JVM_MAX_HEAPS heaps, OP_JVM_SEGMAP_STEPS steps
+ * back through a segment map) and every value read is checked before it
+ * steers a read: a hostile JVM can make its own frames wrong, never the walk
+ * long.
+ */
+#ifndef OMNIPROF_INTERP_HOTSPOT_WALK_H
+#define OMNIPROF_INTERP_HOTSPOT_WALK_H
+
+#include "omniprof/abi.h"
+#include "omniprof/interp/hotspot_abi.h"
+
+#ifndef OMNIPROF_UNWIND_NATIVE_H
+#error "include omniprof/unwind/native.h before omniprof/interp/hotspot_walk.h"
+#endif
+#if !defined(OP_JVM_READ) || !defined(OP_JVM_STAT)
+#error "define OP_JVM_READ and OP_JVM_STAT before including omniprof/interp/hotspot_walk.h"
+#endif
+
+/* A frame larger than this (bytes) is garbage: HotSpot frames are small. */
+#define OP_JVM_MAX_FRAME (1u << 20)
+
+/* The code blob holding pc (through its heap's segment map), 0 when none does. */
+static __always_inline __u64 op_jvm_find_blob(struct op_unwinder *u, const struct op_jvm_proc *proc,
+					      __u64 pc)
+{
+	for (int h = 0; h < OP_JVM_MAX_HEAPS; h++) {
+		const struct op_jvm_heap *heap = &proc->heaps[h];
+		__u32 shift = heap->log2_segment & 31;
+		__u64 seg;
+
+		if (h >= proc->n_heaps)
+			break;
+		if (pc < heap->low || pc >= heap->high)
+			continue;
+		seg = (pc - heap->low) >> shift;
+		for (int i = 0; i < OP_JVM_SEGMAP_STEPS; i++) {
+			__u8 back;
+
+			if (OP_JVM_READ(u, &back, 1, heap->segmap + seg))
+				return 0;
+			if (back == 0xff) /* a free segment */
+				return 0;
+			if (!back)
+				return heap->low + (seg << shift);
+			if (back > seg)
+				return 0;
+			seg -= back;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+static __always_inline void op_jvm_frame(struct op_frame *frame, __u64 addr, __u64 fingerprint,
+					 __u32 type, __u32 bci)
+{
+	frame->addr = addr;
+	frame->data = (fingerprint & OP_JVM_FP_MASK) | ((__u64)type << OP_JVM_TYPE_SHIFT);
+	frame->aux = bci;
+	frame->kind = OP_FRAME_HOTSPOT;
+	frame->flags = 0;
+	frame->reserved = 0;
+}
+
+static __always_inline int op_jvm_error(struct op_frame *frame)
+{
+	OP_JVM_STAT(OP_JVM_STAT_READ_ERR);
+	op_frame__set_error(frame, OP_UNWIND_ERR_HOTSPOT);
+	return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_HOTSPOT;
+}
+
+/*
+ * The frame at u's pc (in the code cache) into *frame, and u moved to its
+ * caller. An enum op_step_result; an error comes with its error frame in
+ * *frame.
+ */
+static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jvm_proc *proc,
+				       struct op_frame *frame)
+{
+	__u64 pc = u->regs.pc, sp = u->regs.sp, fp = u->regs.fp;
+	__u64 lpc = u->pc_exact ? pc : pc - 1;
+	__u64 ra = 0, nsp = 0, nfp = 0, method = 0, cm = 0;
+	__s32 frame_size = 0, complete = 0;
+	__u64 blob, code_begin = 0, code_end = 0, name = 0, name8 = 0;
+
+	if (lpc >= proc->interp_start && lpc < proc->interp_end) {
+		__u64 bcp = 0, ssp = 0, base;
+		__u32 bci = OP_JVM_BCI_NONE;
+
+		/* An interpreted frame: rbp-based. */
+		if (fp < sp || fp - sp > OP_JVM_MAX_FRAME)
+			return op_jvm_error(frame);
+		if (OP_JVM_READ(u, &method, 8, fp + (__s64)proc->ifr_method * 8) ||
+		    OP_JVM_READ(u, &bcp, 8, fp + (__s64)proc->ifr_bcp * 8) ||
+		    OP_JVM_READ(u, &ssp, 8, fp + (__s64)proc->ifr_sender_sp * 8) ||
+		    OP_JVM_READ(u, &ra, 8, fp + 8) || OP_JVM_READ(u, &nfp, 8, fp))
+			return op_jvm_error(frame);
+		if (!method || OP_JVM_READ(u, &cm, 8, method + proc->method_const))
+			return op_jvm_error(frame);
+		base = cm + proc->const_method_size;
+		if (bcp >= base && bcp - base < 0x10000)
+			bci = (__u32)(bcp - base);
+		/* The caller's unextended sp (a compiled caller's frame size counts from it). */
+		nsp = ssp >= fp + 16 && ssp - fp < OP_JVM_MAX_FRAME ? ssp : fp + 16;
+		op_jvm_frame(frame, method, cm, OP_JVM_T_INTERPRETED, bci);
+		OP_JVM_STAT(OP_JVM_STAT_INTERPRETED);
+		goto caller;
+	}
+
+	blob = op_jvm_find_blob(u, proc, lpc);
+	if (!blob) {
+		OP_JVM_STAT(OP_JVM_STAT_NO_BLOB);
+		return op_jvm_error(frame);
+	}
+	blob += proc->heap_block_size;
+	if (OP_JVM_READ(u, &frame_size, 4, blob + proc->blob_frame_size) ||
+	    OP_JVM_READ(u, &complete, 4, blob + proc->blob_frame_complete) ||
+	    OP_JVM_READ(u, &code_begin, 8, blob + proc->blob_code_begin) ||
+	    OP_JVM_READ(u, &code_end, 8, blob + proc->blob_code_end) ||
+	    OP_JVM_READ(u, &name, 8, blob + proc->blob_name))
+		return op_jvm_error(frame);
+	if (lpc < code_begin || lpc >= code_end || frame_size < 0 ||
+	    (__u64)frame_size * 8 > OP_JVM_MAX_FRAME)
+		return op_jvm_error(frame);
+	if (name)
+		OP_JVM_READ(u, &name8, 8, name);
+	if (name8 == OP_JVM_NMETHOD_NAME) {
+		if (OP_JVM_READ(u, &method, 8, blob + proc->nmethod_method) || !method ||
+		    OP_JVM_READ(u, &cm, 8, method + proc->method_const))
+			return op_jvm_error(frame);
+		op_jvm_frame(frame, method, cm, OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
+		OP_JVM_STAT(OP_JVM_STAT_COMPILED);
+	} else {
+		op_jvm_frame(frame, name, blob, OP_JVM_T_STUB, OP_JVM_BCI_NONE);
+		OP_JVM_STAT(OP_JVM_STAT_STUB);
+	}
+	if (frame_size > 0) {
+		if (u->pc_exact && complete > 0 && lpc - code_begin < (__u64)complete) {
+			/* Stopped in the prologue: only the return address is pushed. */
+			nsp = sp + 8;
+			nfp = fp;
+			if (OP_JVM_READ(u, &ra, 8, sp))
+				return op_jvm_error(frame);
+		} else {
+			nsp = sp + (__u64)frame_size * 8;
+			if (OP_JVM_READ(u, &ra, 8, nsp - 8) || OP_JVM_READ(u, &nfp, 8, nsp - 16))
+				return op_jvm_error(frame);
+		}
+	} else {
+		/* No frame size: the stub routines (call stub, ...) keep rbp. */
+		if (fp < sp || fp - sp > OP_JVM_MAX_FRAME)
+			return op_jvm_error(frame);
+		nsp = fp + 16;
+		if (OP_JVM_READ(u, &ra, 8, fp + 8) || OP_JVM_READ(u, &nfp, 8, fp))
+			return op_jvm_error(frame);
+	}
+caller:
+	u->regs.pc = ra;
+	u->regs.sp = nsp;
+	u->regs.fp = nfp;
+	u->pc_exact = 0;
+	u->n_frames++;
+	return ra ? OP_STEP_CONTINUE : OP_STEP_END;
+}
+
+#endif
