@@ -35,6 +35,13 @@ struct {
 	__type(value, struct op_jvm_proc);
 } jvm_procs SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct op_jvm_walker);
+} jvm_walk SEC(".maps");
+
 #define OP_JVM_READ(u, dst, size, addr) OP_READ_USER(u, dst, size, addr)
 #define OP_JVM_STAT(which)		jvm_stat_inc(which)
 #include "omniprof/interp/hotspot_walk.h"
@@ -42,18 +49,38 @@ struct {
 /* OP_INTERP_STEP for OP_INTERP_HOTSPOT: every frame in the code cache. */
 __noinline int hotspot_step(struct op_walk *w, struct op_frame *frame, int res)
 {
+	struct op_jvm_walker *jw;
 	struct op_jvm_proc *proc;
-	__u32 pid;
+	__u32 pid, zero = 0;
+	int ret;
 
-	if (!w || !frame || res != OP_STEP_RUNTIME_UNWINDS)
+	if (!w || !frame)
 		return res;
+	jw = bpf_map_lookup_elem(&jvm_walk, &zero);
 	pid = w->u.pid;
 	proc = bpf_map_lookup_elem(&jvm_procs, &pid);
+	if (w->active == OP_INTERP_HOTSPOT) {
+		/* A compiled frame's inlined scopes, then the walk goes on. */
+		if (!jw || !proc) {
+			w->active = 0;
+			return res;
+		}
+		ret = op_jvm_pending(&w->u, proc, jw, frame);
+		if (!jw->next)
+			w->active = 0;
+		return ret;
+	}
+	if (res != OP_STEP_RUNTIME_UNWINDS || !jw)
+		return res;
 	if (!proc) {
 		jvm_stat_inc(OP_JVM_STAT_NO_PROC);
 		return res;
 	}
-	return op_jvm_step(&w->u, proc, frame);
+	jw->next = 0;
+	ret = op_jvm_step(&w->u, proc, jw, frame);
+	if (jw->next)
+		w->active = OP_INTERP_HOTSPOT;
+	return ret;
 }
 
 #endif

@@ -334,6 +334,8 @@ static size_t hotspot_counters(const void *rt, struct interp_counter *out)
 	    [OP_JVM_STAT_NO_BLOB] = "hotspot: code cache pcs in no code blob",
 	    [OP_JVM_STAT_READ_ERR] = "hotspot: frames that could not be read",
 	    [OP_JVM_STAT_NO_PROC] = "hotspot: code cache frames without a jvm_procs entry",
+	    [OP_JVM_STAT_INLINED] = "hotspot: inlined frames walked in BPF",
+	    [OP_JVM_STAT_NO_PCDESC] = "hotspot: compiled frames without debug info at their pc",
 	};
 	const struct hotspot *hs = rt;
 	const struct interp_counter host[] = {

@@ -66,6 +66,10 @@ static const struct want wants[] = {
     {"CodeBlob", "_code_end", W_OFFSET, L(blob_code_end), false},
     {"CompiledMethod", "_method", W_OFFSET, L(nmethod_method), false},
     {"nmethod", "_method", W_OFFSET, L(nmethod_method), false},
+    {"CompiledMethod", "_scopes_data_begin", W_OFFSET, L(nm_scopes_data), false},
+    {"nmethod", "_scopes_pcs_offset", W_OFFSET, L(nm_pcs_offset), false},
+    {"nmethod", "_dependencies_offset", W_OFFSET, L(nm_pcs_end_offset), false},
+    {"nmethod", "_metadata_offset", W_OFFSET, L(nm_metadata_offset), false},
     {"Method", "_constMethod", W_OFFSET, L(method_const), true},
     {"ConstMethod", "_constants", W_OFFSET, L(cm_constants), true},
     {"ConstMethod", "_name_index", W_OFFSET, L(cm_name_index), true},
@@ -357,6 +361,15 @@ int hotspot_vm__code_cache(const struct remote_memory *mem, const struct hotspot
 	proc->method_const = (uint16_t)l->method_const;
 	proc->const_method_size = (uint16_t)l->const_method_size;
 	proc->heap_block_size = (uint16_t)l->heap_block_size;
+	/* Inlined frames only when every field of the nmethod's debug info is known. */
+	if (l->nm_scopes_data && l->nm_pcs_offset && l->nm_pcs_end_offset &&
+	    l->nm_metadata_offset && fits_u16(l->nm_scopes_data) && fits_u16(l->nm_pcs_offset) &&
+	    fits_u16(l->nm_pcs_end_offset) && fits_u16(l->nm_metadata_offset)) {
+		proc->nm_scopes_data = (uint16_t)l->nm_scopes_data;
+		proc->nm_pcs_offset = (uint16_t)l->nm_pcs_offset;
+		proc->nm_pcs_end_offset = (uint16_t)l->nm_pcs_end_offset;
+		proc->nm_metadata_offset = (uint16_t)l->nm_metadata_offset;
+	}
 	proc->ifr_sender_sp = (int8_t)l->ifr_sender_sp;
 	proc->ifr_method = (int8_t)l->ifr_method;
 	proc->ifr_bcp = (int8_t)l->ifr_bcp;

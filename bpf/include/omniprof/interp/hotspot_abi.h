@@ -44,6 +44,11 @@ enum op_jvm_type {
 /* Steps back through a segment map: each moves at most 254 segments (JDK 8's
  * linear map), JDK 9+ maps need a few. 64 covers a 1 MiB blob of 64-byte segments. */
 #define OP_JVM_SEGMAP_STEPS 64
+/* Binary search steps through an nmethod's PcDescs (16 bytes each): 2^16 of them. */
+#define OP_JVM_PCDESC_STEPS 16
+#define OP_JVM_PCDESC_SIZE  16
+/* Scopes of one compiled frame (its method and those it inlined), at most. */
+#define OP_JVM_MAX_SCOPES 32
 /* "nmethod" as a little-endian u64 with its NUL: the name every nmethod's CodeBlob has. */
 #define OP_JVM_NMETHOD_NAME 0x646f6874656d6eull
 
@@ -76,6 +81,24 @@ struct op_jvm_proc {
 	__s8 ifr_bcp;
 	__u8 n_heaps;
 	__u8 reserved[2];
+	/* nmethod debug info (bytes from the nmethod; 0: inlined frames not read) */
+	__u16 nm_scopes_data;	 /* CompiledMethod::_scopes_data_begin (a pointer) */
+	__u16 nm_pcs_offset;	 /* nmethod::_scopes_pcs_offset (an int offset) */
+	__u16 nm_pcs_end_offset; /* nmethod::_dependencies_offset: where the PcDescs end */
+	__u16 nm_metadata_offset;
+};
+
+/*
+ * One walk's pending inlined frames: a compiled frame's scopes (innermost
+ * first) are written one per step; the unwinder has already moved to the
+ * caller. Per-CPU in BPF, on the stack in user space.
+ */
+struct op_jvm_walker {
+	__u64 nmethod;
+	__u64 scopes;	/* the nmethod's scopes data */
+	__u64 metadata; /* its metadata array (a scope's method is index - 1 there) */
+	__u32 next;	/* the next scope's decode offset, 0: none pending */
+	__s32 deferred; /* the step result to return after the last one */
 };
 
 /* BPF counters (per-CPU array `jvm_stats`). */
@@ -86,10 +109,13 @@ enum op_jvm_stat {
 	OP_JVM_STAT_NO_BLOB,	     /* a pc in the code cache in no blob */
 	OP_JVM_STAT_READ_ERR,	     /* a frame or blob that could not be read */
 	OP_JVM_STAT_NO_PROC,	     /* code cache range without its jvm_procs entry */
+	OP_JVM_STAT_INLINED,	     /* inlined frames written */
+	OP_JVM_STAT_NO_PCDESC,	     /* compiled frames without debug info at their pc */
 	OP_JVM_STAT__COUNT,
 };
 
 _Static_assert(sizeof(struct op_jvm_heap) == 32, "op_jvm_heap layout");
-_Static_assert(sizeof(struct op_jvm_proc) == 32 * OP_JVM_MAX_HEAPS + 40, "op_jvm_proc layout");
+_Static_assert(sizeof(struct op_jvm_proc) == 32 * OP_JVM_MAX_HEAPS + 48, "op_jvm_proc layout");
+_Static_assert(sizeof(struct op_jvm_walker) == 32, "op_jvm_walker layout");
 
 #endif

@@ -83,13 +83,115 @@ static __always_inline int op_jvm_error(struct op_frame *frame)
 }
 
 /*
+ * The scope decode offset of the PcDesc for pc offset target (the first whose
+ * pc offset is >= target: a return address has its own, a pc elsewhere the
+ * next one, as HotSpot's approximate search does), 0 when none.
+ */
+static __always_inline __u32 op_jvm_pcdesc(struct op_unwinder *u, const struct op_jvm_proc *proc,
+					   __u64 nm, __s32 target)
+{
+	__s32 begin = 0, end = 0, pc_offset = 0;
+	__u32 lo = 0, hi, scope = 0;
+
+	if (OP_JVM_READ(u, &begin, 4, nm + proc->nm_pcs_offset) ||
+	    OP_JVM_READ(u, &end, 4, nm + proc->nm_pcs_end_offset) || begin <= 0 || end <= begin ||
+	    end - begin > (1 << 20))
+		return 0;
+	hi = (__u32)(end - begin) / OP_JVM_PCDESC_SIZE;
+	for (int i = 0; i < OP_JVM_PCDESC_STEPS + 1; i++) {
+		__u32 mid;
+
+		if (lo >= hi)
+			break;
+		mid = lo + (hi - lo) / 2;
+		if (OP_JVM_READ(u, &pc_offset, 4, nm + begin + (__u64)mid * OP_JVM_PCDESC_SIZE))
+			return 0;
+		if (pc_offset < target)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= (__u32)(end - begin) / OP_JVM_PCDESC_SIZE)
+		return 0;
+	if (OP_JVM_READ(u, &scope, 4, nm + begin + (__u64)lo * OP_JVM_PCDESC_SIZE + 4))
+		return 0;
+	return scope;
+}
+
+/*
+ * Decodes the scope at offset off of jw's nmethod (HotSpot's ScopeDesc
+ * header: the sender's offset, the method's metadata index, bci + 1, each
+ * an UNSIGNED5 number: bytes >= 192 go on, 6 more bits each). 0 or -1.
+ */
+static __always_inline int op_jvm_scope(struct op_unwinder *u, const struct op_jvm_proc *proc,
+					struct op_jvm_walker *jw, __u32 off, __u64 *method,
+					__u64 *cm, __u32 *bci, __u32 *sender)
+{
+	__u8 b[16];
+	__u32 v[3] = {0, 0, 0}, pos = 0;
+
+	if (!off || off > (1u << 24) || OP_JVM_READ(u, b, sizeof(b), jw->scopes + off))
+		return -1;
+	for (int k = 0; k < 3; k++) {
+		__u32 sum = 0, shift = 0;
+
+		for (int i = 0; i < 5; i++) {
+			__u32 c = b[pos & 15];
+
+			pos++;
+			sum += c << shift;
+			if (c < 192)
+				break;
+			shift += 6;
+		}
+		v[k] = sum;
+	}
+	if (!v[1] || v[1] > 0xffff)
+		return -1;
+	if (OP_JVM_READ(u, method, 8, jw->metadata + (__u64)(v[1] - 1) * 8) || !*method ||
+	    OP_JVM_READ(u, cm, 8, *method + proc->method_const))
+		return -1;
+	*bci = v[2] && v[2] <= 0x10000 ? v[2] - 1 : 0;
+	*sender = v[0];
+	return 0;
+}
+
+/*
+ * Writes the next pending inlined scope of a compiled frame (jw->next) into
+ * *frame. An enum op_step_result: jw->deferred after the last one.
+ */
+static __always_inline int op_jvm_pending(struct op_unwinder *u, const struct op_jvm_proc *proc,
+					  struct op_jvm_walker *jw, struct op_frame *frame)
+{
+	__u64 method = 0, cm = 0;
+	__u32 bci = 0, sender = 0, off = jw->next;
+
+	jw->next = 0;
+	if (op_jvm_scope(u, proc, jw, off, &method, &cm, &bci, &sender)) {
+		/* The frames already written stand; the rest of this one is lost. */
+		OP_JVM_STAT(OP_JVM_STAT_READ_ERR);
+		op_frame__set_error(frame, OP_UNWIND_ERR_HOTSPOT);
+		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_HOTSPOT;
+	}
+	op_jvm_frame(frame, method, cm, sender ? OP_JVM_T_INLINED : OP_JVM_T_COMPILED, bci);
+	OP_JVM_STAT(sender ? OP_JVM_STAT_INLINED : OP_JVM_STAT_COMPILED);
+	if (!sender)
+		return jw->deferred;
+	jw->next = sender;
+	return OP_STEP_CONTINUE;
+}
+
+/*
  * The frame at u's pc (in the code cache) into *frame, and u moved to its
  * caller. An enum op_step_result; an error comes with its error frame in
- * *frame.
+ * *frame. A compiled frame that inlined methods writes its innermost scope
+ * and leaves the others in jw (jw->next != 0): op_jvm_pending() writes them,
+ * one per step, before the walk goes on with the caller.
  */
 static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jvm_proc *proc,
-				       struct op_frame *frame)
+				       struct op_jvm_walker *jw, struct op_frame *frame)
 {
+	__u32 nm_scope = 0;
 	__u64 pc = u->regs.pc, sp = u->regs.sp, fp = u->regs.fp;
 	__u64 lpc = u->pc_exact ? pc : pc - 1;
 	__u64 ra = 0, nsp = 0, nfp = 0, method = 0, cm = 0;
@@ -142,7 +244,16 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 		    OP_JVM_READ(u, &cm, 8, method + proc->method_const))
 			return op_jvm_error(frame);
 		op_jvm_frame(frame, method, cm, OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
-		OP_JVM_STAT(OP_JVM_STAT_COMPILED);
+		jw->nmethod = blob;
+		jw->next = 0;
+		if (proc->nm_scopes_data &&
+		    !OP_JVM_READ(u, &jw->scopes, 8, blob + proc->nm_scopes_data)) {
+			jw->metadata = blob;
+			nm_scope = op_jvm_pcdesc(u, proc, blob,
+						 (__s32)(pc - code_begin) + (u->pc_exact ? 1 : 0));
+		}
+		if (!nm_scope)
+			OP_JVM_STAT(OP_JVM_STAT_NO_PCDESC);
 	} else {
 		op_jvm_frame(frame, name, blob, OP_JVM_T_STUB, OP_JVM_BCI_NONE);
 		OP_JVM_STAT(OP_JVM_STAT_STUB);
@@ -173,6 +284,29 @@ caller:
 	u->regs.fp = nfp;
 	u->pc_exact = 0;
 	u->n_frames++;
+	if (nm_scope) {
+		__s32 nmd = 0;
+
+		/* The compiled frame's scopes replace the frame written above. */
+		jw->deferred = ra ? OP_STEP_CONTINUE : OP_STEP_END;
+		jw->next = nm_scope;
+		if (!OP_JVM_READ(u, &nmd, 4, jw->nmethod + proc->nm_metadata_offset) && nmd > 0) {
+			int ret;
+
+			jw->metadata = jw->nmethod + (__u32)nmd;
+			ret = op_jvm_pending(u, proc, jw, frame);
+			if (ret <= OP_STEP_END)
+				return ret;
+		}
+		/* No readable scope: the nmethod's own method, without a line. */
+		jw->next = 0;
+		op_jvm_frame(frame, method, cm, OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
+		OP_JVM_STAT(OP_JVM_STAT_COMPILED);
+		return jw->deferred;
+	}
+	if (method && frame->kind == OP_FRAME_HOTSPOT &&
+	    (frame->data >> OP_JVM_TYPE_SHIFT) == OP_JVM_T_COMPILED)
+		OP_JVM_STAT(OP_JVM_STAT_COMPILED);
 	return ra ? OP_STEP_CONTINUE : OP_STEP_END;
 }
 
