@@ -42,8 +42,8 @@ struct {
 	__type(value, struct op_jvm_walker);
 } jvm_walk SEC(".maps");
 
-#define OP_JVM_READ(u, dst, size, addr) OP_READ_USER(u, dst, size, addr)
-#define OP_JVM_STAT(which)		jvm_stat_inc(which)
+#define OP_JVM_READ(jw, dst, size, addr) OP_READ_USER(NULL, dst, size, addr)
+#define OP_JVM_STAT(jw, which)		 jvm_stat_inc(which)
 #include "omniprof/interp/hotspot_walk.h"
 
 /* OP_INTERP_STEP for OP_INTERP_HOTSPOT: every frame in the code cache. */
@@ -52,35 +52,17 @@ __noinline int hotspot_step(struct op_walk *w, struct op_frame *frame, int res)
 	struct op_jvm_walker *jw;
 	struct op_jvm_proc *proc;
 	__u32 pid, zero = 0;
-	int ret;
 
 	if (!w || !frame)
 		return res;
 	jw = bpf_map_lookup_elem(&jvm_walk, &zero);
 	pid = w->u.pid;
 	proc = bpf_map_lookup_elem(&jvm_procs, &pid);
-	if (w->active == OP_INTERP_HOTSPOT) {
-		/* A compiled frame's inlined scopes, then the walk goes on. */
-		if (!jw || !proc) {
-			w->active = 0;
-			return res;
-		}
-		ret = op_jvm_pending(&w->u, proc, jw, frame);
-		if (!jw->next)
-			w->active = 0;
-		return ret;
-	}
-	if (res != OP_STEP_RUNTIME_UNWINDS || !jw)
+	if (!jw)
 		return res;
-	if (!proc) {
+	if (!proc && res == OP_STEP_RUNTIME_UNWINDS)
 		jvm_stat_inc(OP_JVM_STAT_NO_PROC);
-		return res;
-	}
-	jw->next = 0;
-	ret = op_jvm_step(&w->u, proc, jw, frame);
-	if (jw->next)
-		w->active = OP_INTERP_HOTSPOT;
-	return ret;
+	return op_jvm_walk_step(w, proc, jw, frame, res);
 }
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "elf/elf_file.h"
 #include "interp/hotspot/hotspot_method.h"
+#include "interp/hotspot/hotspot_unwind.h"
 #include "proc/file_cache.h"
 #include "proc/process_table.h"
 #include "proc/remote_memory.h"
@@ -214,6 +215,17 @@ static int hotspot_attach(void *rt, const struct process *p, const struct proces
 	return 0;
 }
 
+_Static_assert(sizeof(struct hotspot_unwind) <= INTERP_WALK_MAX_SIZE, "a copy's HotSpot walk");
+
+/* pid's `jvm_procs` value while it runs a JVM, else NULL (stack copies walk with it). */
+static const void *hotspot_walk_state(const void *rt, uint32_t pid)
+{
+	const struct hotspot *hs = rt;
+	const struct hotspot_proc *hp = hashmap__find(&hs->procs, hash_u64(pid), &pid);
+
+	return hp && hp->running && hp->low ? &hp->bpf : NULL;
+}
+
 static bool budget_allows(struct hotspot *hs, uint32_t pid)
 {
 	if (frame_store__budget_allows(&hs->methods, pid))
@@ -415,6 +427,10 @@ const struct interp_ops hotspot_interp_ops = {
     .free_file = hotspot_free_file,
     .attach = hotspot_attach,
     .detach = hotspot_detach,
+    .walk_state = hotspot_walk_state,
+    .walk_size = sizeof(struct hotspot_unwind),
+    .walk_begin = hotspot_unwind__walk_begin,
+    .walk_end = hotspot_unwind__walk_end,
     .resolve = hotspot_resolve,
     .describe = hotspot_describe,
     .end_interval = hotspot_end_interval,

@@ -3,7 +3,9 @@
 // a, b and c are small (C1 and C2 inline them into run); work is too big to
 // inline (more than FreqInlineSize bytes of bytecode), so a sample in it has
 // run's frame above it with a, b and c inlined there. Usage: HotspotChain
-// SECONDS [THREADS]: every thread runs the chain until SECONDS have passed.
+// SECONDS [THREADS [WARMUP_MS]]: every thread (main alone when THREADS is 0)
+// runs the chain for WARMUP_MS (the JIT compiles it), then "ready" is
+// printed, then the chain runs until SECONDS have passed.
 public class HotspotChain {
     static volatile long sink;
 
@@ -95,18 +97,30 @@ public class HotspotChain {
         sink = t;
     }
 
+    static void ready() {
+        System.out.println("ready");
+        System.out.flush();
+    }
+
     public static void main(String[] args) throws Exception {
-        long end = System.currentTimeMillis() + Long.parseLong(args[0]) * 1000;
+        long start = System.currentTimeMillis();
+        long end = start + Long.parseLong(args[0]) * 1000;
         int threads = args.length > 1 ? Integer.parseInt(args[1]) : 0;
+        long warmup = args.length > 2 ? Long.parseLong(args[2]) : 0;
         Thread[] ts = new Thread[threads];
         for (int i = 0; i < threads; i++) {
             ts[i] = new Thread(() -> run(end), "chain-" + i);
             ts[i].start();
         }
-        if (threads == 0)
+        if (threads == 0) {
+            run(start + warmup);
+            ready();
             run(end);
+        } else {
+            Thread.sleep(warmup);
+            ready();
+        }
         for (Thread t : ts)
             t.join();
-        System.out.println("done " + sink);
     }
 }
