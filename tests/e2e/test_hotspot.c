@@ -11,7 +11,9 @@
  * for the threads thread_native_entry ... Thread.run). In the compiled modes
  * a, b and c are inlined into run: each must still be a frame of its own.
  * The pprof's lines of the calls in run, a, b and c must be the lines javap -l
- * gives for them (and the file HotspotChain.java). Needs root and BPF.
+ * gives for them (and the file HotspotChain.java). And Java -> JNI native
+ * method -> C -> Java callback (HotspotJni.java and hotspot_jni.c, built here
+ * with the JDK's headers), the native frames between. Needs root and BPF.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -33,14 +35,19 @@
 
 #define JDK	       "/usr/lib/jvm/java-17-openjdk-amd64"
 #define SOURCE	       "tests/workloads/hotspot_chain/HotspotChain.java"
+#define JNI_SOURCE     "tests/workloads/hotspot_jni/HotspotJni.java"
+#define JNI_LIB_SOURCE "tests/workloads/hotspot_jni/hotspot_jni.c"
 #define RECORD_SECONDS "3"
 #define FREQUENCY      "199"
 #define MIN_LEAF       20 /* fewer leaf samples than this says nothing */
 #define THREADS	       "32"
 #define EXPECT(call)   assert_int_equal((call), 0)
 
+enum workload { CHAIN, JNI };
+
 struct jvm_case {
 	const char *name;
+	enum workload what;
 	const char *flags; /* the execution mode's JVM flags, "" for default */
 	const char *threads;
 	const char *warmup_ms; /* before "ready": the JIT compiles the chain */
@@ -94,6 +101,23 @@ static void expect_thread(struct chain_spec *cs)
 	EXPECT(chain_spec__add_gap(cs, 0, 1)); /* the lambda's proxy class */
 	EXPECT(chain_spec__add(cs, "HotspotChain.lambda$main$0"));
 	add_java_chain(cs);
+}
+
+/* Java -> JNI native method -> C -> Java callback (HotspotJni.java). */
+static void expect_jni(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "JavaMain"));
+	EXPECT(chain_spec__add_gap(cs, 1, 4));
+	EXPECT(chain_spec__add(cs, "JavaCalls::call_helper"));
+	EXPECT(chain_spec__add_gap(cs, 0, 1));
+	EXPECT(chain_spec__add(cs, "HotspotJni.main"));
+	EXPECT(chain_spec__add(cs, "HotspotJni.run"));
+	EXPECT(chain_spec__add(cs, "HotspotJni.viaNative"));
+	EXPECT(chain_spec__add(cs, "Java_HotspotJni_viaNative"));
+	EXPECT(chain_spec__add_gap(cs, 1, 4)); /* call_back, jni_CallStaticLongMethod, ... */
+	EXPECT(chain_spec__add(cs, "JavaCalls::call_helper"));
+	EXPECT(chain_spec__add_gap(cs, 0, 1));
+	EXPECT(chain_spec__add(cs, "HotspotJni.callback"));
 }
 
 static void report(const char *what, struct chain_count c)
@@ -252,6 +276,7 @@ static void test_case(void **state)
 {
 	const struct jvm_case *jc = *state;
 	char *dir = tu_mkdtemp(), *out = NULL, *text = NULL, folded[1024], pprof[1024];
+	char libpath[600];
 	char *argv[20] = {"/usr/bin/nice", "-n",      (char *)jc->nice,
 			  JDK "/bin/java", "-Xmx64m", "-XX:+UseSerialGC"};
 	struct chain_spec *cs = chain_spec__new();
@@ -263,14 +288,21 @@ static void test_case(void **state)
 	assert_non_null(cs);
 	if (*jc->flags)
 		argv[argc++] = (char *)jc->flags;
+	if (jc->what == JNI) {
+		snprintf(libpath, sizeof(libpath), "-Djava.library.path=%s", classes);
+		argv[argc++] = libpath;
+	}
 	argv[argc++] = "-cp";
 	argv[argc++] = classes;
-	argv[argc++] = "HotspotChain";
+	argv[argc++] = jc->what == JNI ? "HotspotJni" : "HotspotChain";
 	argv[argc++] = "60";
-	argv[argc++] = (char *)jc->threads;
+	if (jc->what == CHAIN)
+		argv[argc++] = (char *)jc->threads;
 	argv[argc++] = (char *)jc->warmup_ms;
 	argv[argc] = NULL;
-	if (strcmp(jc->threads, "0"))
+	if (jc->what == JNI)
+		expect_jni(cs);
+	else if (strcmp(jc->threads, "0"))
 		expect_thread(cs);
 	else
 		expect_main(cs);
@@ -292,7 +324,7 @@ static void test_case(void **state)
 		c = chain_spec__count_folded(cs, text, "java");
 		report(jc->name, c);
 	}
-	if (!rc && text)
+	if (!rc && text && jc->what == CHAIN)
 		check_lines(pprof);
 	tu_rmtree(dir);
 	free(dir);
@@ -304,11 +336,12 @@ static void test_case(void **state)
 }
 
 static const struct jvm_case cases[] = {
-    {"interpreted only (-Xint)", "-Xint", "0", "200", "0"},
-    {"C1 only (-XX:TieredStopAtLevel=1)", "-XX:TieredStopAtLevel=1", "0", "1500", "0"},
-    {"C2 only (-XX:-TieredCompilation)", "-XX:-TieredCompilation", "0", "2500", "0"},
-    {"default tiered", "", "0", "2500", "0"},
-    {"default tiered, 32 threads", "", THREADS, "3000", "15"},
+    {"interpreted only (-Xint)", CHAIN, "-Xint", "0", "200", "0"},
+    {"C1 only (-XX:TieredStopAtLevel=1)", CHAIN, "-XX:TieredStopAtLevel=1", "0", "1500", "0"},
+    {"C2 only (-XX:-TieredCompilation)", CHAIN, "-XX:-TieredCompilation", "0", "2500", "0"},
+    {"default tiered", CHAIN, "", "0", "2500", "0"},
+    {"default tiered, 32 threads", CHAIN, "", THREADS, "3000", "15"},
+    {"Java -> JNI -> Java callback", JNI, "", "0", "2000", "0"},
 };
 
 int main(void)
@@ -323,9 +356,13 @@ int main(void)
 	}
 	snprintf(classes, sizeof(classes), "%s", dir);
 	/* The JDK is the suite's subject: its absence fails, never skips. */
-	rc = tu_run(&out, JDK "/bin/javac -d %s " SOURCE, classes);
+	rc = tu_run(&out,
+		    JDK "/bin/javac -d %s " SOURCE " " JNI_SOURCE
+			" && gcc -O2 -g -shared -fPIC -I" JDK "/include -I" JDK
+			"/include/linux " JNI_LIB_SOURCE " -o %s/libhotspot_jni.so",
+		    classes, classes);
 	if (rc) {
-		fprintf(stderr, "javac of %s failed (%d): %s\n", SOURCE, rc, out ? out : "");
+		fprintf(stderr, "building the workloads failed (%d): %s\n", rc, out ? out : "");
 		free(out);
 		tu_rmtree(dir);
 		return 1;

@@ -51,6 +51,9 @@ enum op_jvm_type {
 #define OP_JVM_MAX_SCOPES 32
 /* "nmethod" as a little-endian u64 with its NUL: the name every nmethod's CodeBlob has. */
 #define OP_JVM_NMETHOD_NAME 0x646f6874656d6eull
+/* "native nmethod" (a native method's wrapper): its first 8 bytes, then "method" with its NUL. */
+#define OP_JVM_NATIVE_NAME  0x6e2065766974616eull
+#define OP_JVM_NATIVE_NAME2 0x646f6874656dull
 
 struct op_jvm_heap {
 	__u64 low; /* the heap's committed code: [low, high) */

@@ -309,6 +309,13 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 		return op_jvm_error(jw, frame);
 	if (name)
 		OP_JVM_READ(jw, &name8, 8, name);
+	if (name8 == OP_JVM_NATIVE_NAME) {
+		__u64 rest = 0;
+
+		/* "native nmethod": a native method's wrapper, an nmethod too. */
+		if (!OP_JVM_READ(jw, &rest, 7, name + 8) && rest == OP_JVM_NATIVE_NAME2)
+			name8 = OP_JVM_NMETHOD_NAME;
+	}
 	if (name8 == OP_JVM_NMETHOD_NAME) {
 		if (OP_JVM_READ(jw, &method, 8, blob + proc->nmethod_method) || !method ||
 		    OP_JVM_READ(jw, &cm, 8, method + proc->method_const))
