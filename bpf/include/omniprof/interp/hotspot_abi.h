@@ -54,6 +54,9 @@ enum op_jvm_type {
 /* "native nmethod" (a native method's wrapper): its first 8 bytes, then "method" with its NUL. */
 #define OP_JVM_NATIVE_NAME  0x6e2065766974616eull
 #define OP_JVM_NATIVE_NAME2 0x646f6874656dull
+/* "vtable" / "itable" (the low 6 bytes of a name): frameless dispatch stubs. */
+#define OP_JVM_VTABLE_NAME 0x656c62617476ull
+#define OP_JVM_ITABLE_NAME 0x656c62617469ull
 
 struct op_jvm_heap {
 	__u64 low; /* the heap's committed code: [low, high) */

@@ -347,6 +347,13 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 			if (OP_JVM_READ(jw, &ra, 8, nsp - 8) || OP_JVM_READ(jw, &nfp, 8, nsp - 16))
 				return op_jvm_error(jw, frame);
 		}
+	} else if (u->pc_exact && ((name8 & 0xffffffffffffull) == OP_JVM_VTABLE_NAME ||
+				   (name8 & 0xffffffffffffull) == OP_JVM_ITABLE_NAME)) {
+		/* Stopped in a vtable/itable stub: no frame, the return address at sp. */
+		nsp = sp + 8;
+		nfp = fp;
+		if (OP_JVM_READ(jw, &ra, 8, sp))
+			return op_jvm_error(jw, frame);
 	} else {
 		/* No frame size: the stub routines (call stub, ...) keep rbp. */
 		if (fp < sp || fp - sp > OP_JVM_MAX_FRAME)
