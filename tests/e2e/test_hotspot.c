@@ -13,7 +13,11 @@
  * The pprof's lines of the calls in run, a, b and c must be the lines javap -l
  * gives for them (and the file HotspotChain.java). And Java -> JNI native
  * method -> C -> Java callback (HotspotJni.java and hotspot_jni.c, built here
- * with the JDK's headers), the native frames between. Needs root and BPF.
+ * with the JDK's headers), the native frames between. And a JVM with a
+ * 1 GiB code cache whose plugin classes (HotspotUnload.java: PluginA and
+ * PluginB, alternately, each with a class loader of its own) are unloaded
+ * every 150 ms and their memory reused: every stack names the plugin that
+ * ran, never one plugin's method under the other's. Needs root and BPF.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -37,13 +41,15 @@
 #define SOURCE	       "tests/workloads/hotspot_chain/HotspotChain.java"
 #define JNI_SOURCE     "tests/workloads/hotspot_jni/HotspotJni.java"
 #define JNI_LIB_SOURCE "tests/workloads/hotspot_jni/hotspot_jni.c"
-#define RECORD_SECONDS "3"
+#define UNLOAD_SOURCE  "tests/workloads/hotspot_unload/HotspotUnload.java"
+#define PLUGIN_SOURCES "tests/workloads/hotspot_unload/plugins/*.java"
+#define RECORD_SECONDS "5"
 #define FREQUENCY      "199"
 #define MIN_LEAF       20 /* fewer leaf samples than this says nothing */
 #define THREADS	       "32"
 #define EXPECT(call)   assert_int_equal((call), 0)
 
-enum workload { CHAIN, JNI };
+enum workload { CHAIN, JNI, UNLOAD };
 
 struct jvm_case {
 	const char *name;
@@ -58,7 +64,7 @@ struct jvm_case {
 	const char *nice;
 };
 
-static char classes[512]; /* javac's output, made once in main */
+static char classes[512]; /* javac's (and gcc's) output, made once in main */
 
 static char *omniprof(void)
 {
@@ -118,6 +124,33 @@ static void expect_jni(struct chain_spec *cs)
 	EXPECT(chain_spec__add(cs, "JavaCalls::call_helper"));
 	EXPECT(chain_spec__add_gap(cs, 0, 1));
 	EXPECT(chain_spec__add(cs, "HotspotJni.callback"));
+}
+
+/* HotspotUnload.java: the plugin loaded in this cycle, its method and leaf. */
+static void expect_plugin(struct chain_spec *cs, char p)
+{
+	EXPECT(chain_spec__add(cs, "HotspotUnload.main"));
+	EXPECT(chain_spec__add(cs, "HotspotUnload.cycle"));
+	EXPECT(chain_spec__add(cs, "Plugin%c.applyAsLong", p));
+	EXPECT(chain_spec__add(cs, "Plugin%c.spin%c", p, p));
+}
+
+/* Lines of stacks.folded that name methods of both plugins: a name left from an unloaded class. */
+static long mixed_plugins(const char *text)
+{
+	long n = 0;
+
+	for (const char *line = text; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+
+		if (memmem(line, len, "PluginA.", 8) && memmem(line, len, "PluginB.", 8)) {
+			printf("      mixed: %.*s\n", (int)(len > 600 ? 600 : len), line);
+			n++;
+		}
+		line = end ? end + 1 : NULL;
+	}
+	return n;
 }
 
 static void report(const char *what, struct chain_count c)
@@ -279,13 +312,16 @@ static void test_case(void **state)
 	char libpath[600];
 	char *argv[20] = {"/usr/bin/nice", "-n",      (char *)jc->nice,
 			  JDK "/bin/java", "-Xmx64m", "-XX:+UseSerialGC"};
-	struct chain_spec *cs = chain_spec__new();
-	struct chain_count c = {0};
+	struct chain_spec *cs = chain_spec__new(), *cs_b = chain_spec__new();
+	struct chain_count c = {0}, c_b = {0};
+	long mixed = 0;
 	int argc = 6, rc;
 	pid_t pid;
 
 	assert_non_null(dir);
 	assert_non_null(cs);
+	assert_non_null(cs_b);
+	expect_plugin(cs_b, 'B');
 	if (*jc->flags)
 		argv[argc++] = (char *)jc->flags;
 	if (jc->what == JNI) {
@@ -294,14 +330,23 @@ static void test_case(void **state)
 	}
 	argv[argc++] = "-cp";
 	argv[argc++] = classes;
-	argv[argc++] = jc->what == JNI ? "HotspotJni" : "HotspotChain";
+	argv[argc++] = jc->what == JNI	    ? "HotspotJni"
+		       : jc->what == UNLOAD ? "HotspotUnload"
+					    : "HotspotChain";
 	argv[argc++] = "60";
 	if (jc->what == CHAIN)
 		argv[argc++] = (char *)jc->threads;
-	argv[argc++] = (char *)jc->warmup_ms;
+	if (jc->what == UNLOAD) {
+		snprintf(libpath, sizeof(libpath), "%s/plugins", classes);
+		argv[argc++] = libpath;
+	} else {
+		argv[argc++] = (char *)jc->warmup_ms;
+	}
 	argv[argc] = NULL;
 	if (jc->what == JNI)
 		expect_jni(cs);
+	else if (jc->what == UNLOAD)
+		expect_plugin(cs, 'A');
 	else if (strcmp(jc->threads, "0"))
 		expect_thread(cs);
 	else
@@ -322,7 +367,12 @@ static void test_case(void **state)
 	text = tu_read_file(folded, NULL);
 	if (text) {
 		c = chain_spec__count_folded(cs, text, "java");
-		report(jc->name, c);
+		report(jc->what == UNLOAD ? "PluginA" : jc->name, c);
+	}
+	if (text && jc->what == UNLOAD) {
+		c_b = chain_spec__count_folded(cs_b, text, "java");
+		report("PluginB", c_b);
+		mixed = mixed_plugins(text);
 	}
 	if (!rc && text && jc->what == CHAIN)
 		check_lines(pprof);
@@ -330,8 +380,16 @@ static void test_case(void **state)
 	free(dir);
 	free(text);
 	chain_spec__free(cs);
+	chain_spec__free(cs_b);
 	assert_int_equal(rc, 0);
-	assert_true(c.leaf >= MIN_LEAF);
+	if (jc->what == UNLOAD) {
+		/* Both plugins seen, each named right, never one under the other's frames. */
+		assert_int_equal(mixed, 0);
+		assert_true(c.leaf > 0 && c_b.leaf > 0 && c.leaf + c_b.leaf >= MIN_LEAF);
+		assert_true(c_b.complete * 100 >= c_b.leaf * 95);
+	} else {
+		assert_true(c.leaf >= MIN_LEAF);
+	}
 	assert_true(c.complete * 100 >= c.leaf * 95);
 }
 
@@ -342,29 +400,29 @@ static const struct jvm_case cases[] = {
     {"default tiered", CHAIN, "", "0", "2500", "0"},
     {"default tiered, 32 threads", CHAIN, "", THREADS, "3000", "15"},
     {"Java -> JNI -> Java callback", JNI, "", "0", "2000", "0"},
+    {"1 GiB code cache, classes unloaded and their memory reused", UNLOAD,
+     "-XX:ReservedCodeCacheSize=1g", "0", "0", "0"},
 };
 
 int main(void)
 {
 	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0])];
-	char *dir = tu_mkdtemp(), *out = NULL;
+	char *out = NULL;
 	int rc, failed;
 
-	if (!dir) {
-		fprintf(stderr, "cannot make a temporary folder\n");
-		return 1;
-	}
-	snprintf(classes, sizeof(classes), "%s", dir);
+	/* The classes live in the build folder: /tmp/omniprof-test-* folders are
+	 * other tests' to remove. */
+	snprintf(classes, sizeof(classes), "%s/tests/hotspot_classes", tu_build_dir());
 	/* The JDK is the suite's subject: its absence fails, never skips. */
 	rc = tu_run(&out,
-		    JDK "/bin/javac -d %s " SOURCE " " JNI_SOURCE
-			" && gcc -O2 -g -shared -fPIC -I" JDK "/include -I" JDK
-			"/include/linux " JNI_LIB_SOURCE " -o %s/libhotspot_jni.so",
-		    classes, classes);
+		    "rm -rf %s && mkdir -p %s && " JDK "/bin/javac -d %s " SOURCE " " JNI_SOURCE
+		    " " UNLOAD_SOURCE " && " JDK "/bin/javac -d %s/plugins " PLUGIN_SOURCES
+		    " && gcc -O2 -g -shared -fPIC -I" JDK "/include -I" JDK
+		    "/include/linux " JNI_LIB_SOURCE " -o %s/libhotspot_jni.so",
+		    classes, classes, classes, classes, classes);
 	if (rc) {
 		fprintf(stderr, "building the workloads failed (%d): %s\n", rc, out ? out : "");
 		free(out);
-		tu_rmtree(dir);
 		return 1;
 	}
 	free(out);
@@ -374,7 +432,5 @@ int main(void)
 					       .initial_state = (void *)&cases[i]};
 	failed =
 	    _cmocka_run_group_tests("hotspot", tests, sizeof(tests) / sizeof(tests[0]), NULL, NULL);
-	tu_rmtree(dir);
-	free(dir);
 	return failed;
 }
