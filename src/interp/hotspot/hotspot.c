@@ -28,6 +28,7 @@ struct hotspot_proc {
 	bool running;
 	bool have_layout;
 	bool unsupported; /* its tables lack what we need: not asked again */
+	uint32_t tries;	  /* reads of its tables that found them not ready */
 	struct hotspot_layout layout;
 	struct op_jvm_proc bpf;
 	uint64_t low, high; /* the reserved code cache */
@@ -134,6 +135,11 @@ static void hotspot_detach(void *rt, const struct process *p)
 	if (hp) {
 		unpublish(hs, hp);
 		hp->running = false;
+		/* Its statics are absolute: another image (exec, pid reuse) reads them again. */
+		hp->have_layout = false;
+		hp->unsupported = false;
+		hp->tries = 0;
+		hp->low = hp->high = 0;
 	}
 }
 
@@ -175,6 +181,16 @@ static int hotspot_attach(void *rt, const struct process *p, const struct proces
 		}
 		if (err) {
 			hs->stats.not_ready++;
+			/* A JVM sets its tables up at start; one that never does (or lies
+			 * in them) costs at most HOTSPOT_MAX_TRIES reads. */
+			if (++hp->tries >= HOTSPOT_MAX_TRIES) {
+				hs->stats.unsupported++;
+				hp->unsupported = true;
+				pr_warn(
+				    "pid %u: its JVM's tables are still unreadable after %u tries: "
+				    "its Java frames show as unknown code",
+				    pid, hp->tries);
+			}
 			return 0;
 		}
 		hp->have_layout = true;

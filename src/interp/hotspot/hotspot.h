@@ -38,6 +38,9 @@ struct hotspot_stats {
 	uint64_t over_budget; /* frames not named: a byte budget was full */
 };
 
+/* Reads of a JVM's tables before it is given up (its start-up is a few of them). */
+#define HOTSPOT_MAX_TRIES 16
+
 #define HOTSPOT_METHODS_PER_PROCESS 16384
 #define HOTSPOT_BYTES_PER_PROCESS   (16u << 20)
 #define HOTSPOT_BYTES_MAX	    (64u << 20)

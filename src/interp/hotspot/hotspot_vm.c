@@ -136,13 +136,12 @@ static void put(struct hotspot_layout *l, const struct want *w, uint64_t v, bool
 	}
 }
 
-static int read_structs(const struct remote_memory *m, const uint64_t *s, const uint64_t *sym,
-			struct hotspot_layout *l, bool *found)
+static int read_structs(const struct remote_memory *m, const uint64_t *s, struct hotspot_layout *l,
+			bool *found)
 {
 	uint64_t base = s[HS_STRUCTS], stride = s[HS_ST_STRIDE];
 	uint64_t major_addr = 0;
 
-	(void)sym;
 	if (!base || !stride || stride > 4096)
 		return -EAGAIN;
 	for (uint64_t i = 0; i < HS_MAX_ENTRIES; i++) {
@@ -246,7 +245,7 @@ int hotspot_vm__read(const struct remote_memory *mem, const uint64_t sym[HS_SYM_
 		if (s[i] > 4096)
 			return -EINVAL;
 	memset(&l, 0, sizeof(l));
-	err = read_structs(mem, s, sym, &l, found);
+	err = read_structs(mem, s, &l, found);
 	if (!err)
 		err = read_types(mem, s, &l, found);
 	if (!err)
