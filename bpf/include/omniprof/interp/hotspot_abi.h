@@ -47,8 +47,9 @@ enum op_jvm_type {
 /* Binary search steps through an nmethod's PcDescs (16 bytes each): 2^16 of them. */
 #define OP_JVM_PCDESC_STEPS 16
 #define OP_JVM_PCDESC_SIZE  16
-/* Scopes of one compiled frame (its method and those it inlined), at most. */
-#define OP_JVM_MAX_SCOPES 32
+/* Bytes of a blob read as one block (JDK 17's nmethod fields end at 276). */
+#define OP_JVM_BLOCK	   320
+#define OP_JVM_BLOCK_SHORT 128 /* ... when the block runs past readable memory */
 /* "nmethod" as a little-endian u64 with its NUL: the name every nmethod's CodeBlob has. */
 #define OP_JVM_NMETHOD_NAME 0x646f6874656d6eull
 /* "native nmethod" (a native method's wrapper): its first 8 bytes, then "method" with its NUL. */
@@ -105,6 +106,14 @@ struct op_jvm_walker {
 	__u64 metadata; /* its metadata array (a scope's method is index - 1 there) */
 	__u32 next;	/* the next scope's decode offset, 0: none pending */
 	__s32 deferred; /* the step result to return after the last one */
+	/*
+	 * The blob's first bytes, read as one block (block_len of them; 0: none):
+	 * every CodeBlob and nmethod field the step needs, one read instead of
+	 * ten. A field past block_len is read on its own.
+	 */
+	__u32 block_len;
+	__u32 reserved;
+	__u8 block[OP_JVM_BLOCK];
 };
 
 /* BPF counters (per-CPU array `jvm_stats`). */
@@ -122,6 +131,6 @@ enum op_jvm_stat {
 
 _Static_assert(sizeof(struct op_jvm_heap) == 32, "op_jvm_heap layout");
 _Static_assert(sizeof(struct op_jvm_proc) == 32 * OP_JVM_MAX_HEAPS + 48, "op_jvm_proc layout");
-_Static_assert(sizeof(struct op_jvm_walker) == 32, "op_jvm_walker layout");
+_Static_assert(sizeof(struct op_jvm_walker) == 40 + OP_JVM_BLOCK, "op_jvm_walker layout");
 
 #endif

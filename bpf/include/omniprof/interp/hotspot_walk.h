@@ -24,73 +24,9 @@
 
 #ifndef OMNIPROF_UNWIND_WALK_H
 #error "include omniprof/unwind/walk.h before omniprof/interp/hotspot_walk.h"
-/*
- * HotSpot's step (OP_INTERP_STEP of omniprof/unwind/walk.h for
- * OP_INTERP_HOTSPOT): a frame in the code cache (res ==
- * OP_STEP_RUNTIME_UNWINDS), or, while w->active is HotSpot, the next inlined
- * scope of the compiled frame just written. proc NULL (the pid's state is
- * gone): the frame is left to the native rules.
- */
-static __always_inline int op_jvm_walk_step(struct op_walk *w, const struct op_jvm_proc *proc,
-					    struct op_jvm_walker *jw, struct op_frame *frame,
-					    int res)
-{
-	int ret;
-
-	if (w->active == OP_INTERP_HOTSPOT) {
-		if (!proc) {
-			w->active = 0;
-			return res;
-		}
-		ret = op_jvm_pending(proc, jw, frame);
-		if (!jw->next)
-			w->active = 0;
-		return ret;
-	}
-	if (res != OP_STEP_RUNTIME_UNWINDS || !proc)
-		return res;
-	jw->next = 0;
-	ret = op_jvm_step(&w->u, proc, jw, frame);
-	if (jw->next)
-		w->active = OP_INTERP_HOTSPOT;
-	return ret;
-}
-
 #endif
 #if !defined(OP_JVM_READ) || !defined(OP_JVM_STAT)
 #error "define OP_JVM_READ and OP_JVM_STAT before including omniprof/interp/hotspot_walk.h"
-/*
- * HotSpot's step (OP_INTERP_STEP of omniprof/unwind/walk.h for
- * OP_INTERP_HOTSPOT): a frame in the code cache (res ==
- * OP_STEP_RUNTIME_UNWINDS), or, while w->active is HotSpot, the next inlined
- * scope of the compiled frame just written. proc NULL (the pid's state is
- * gone): the frame is left to the native rules.
- */
-static __always_inline int op_jvm_walk_step(struct op_walk *w, const struct op_jvm_proc *proc,
-					    struct op_jvm_walker *jw, struct op_frame *frame,
-					    int res)
-{
-	int ret;
-
-	if (w->active == OP_INTERP_HOTSPOT) {
-		if (!proc) {
-			w->active = 0;
-			return res;
-		}
-		ret = op_jvm_pending(proc, jw, frame);
-		if (!jw->next)
-			w->active = 0;
-		return ret;
-	}
-	if (res != OP_STEP_RUNTIME_UNWINDS || !proc)
-		return res;
-	jw->next = 0;
-	ret = op_jvm_step(&w->u, proc, jw, frame);
-	if (jw->next)
-		w->active = OP_INTERP_HOTSPOT;
-	return ret;
-}
-
 #endif
 
 /* A frame larger than this (bytes) is garbage: HotSpot frames are small. */
@@ -128,6 +64,35 @@ static __always_inline __u64 op_jvm_find_blob(struct op_jvm_walker *jw,
 	return 0;
 }
 
+/* The blob's s32 / u64 field at off: from its block when the block holds it. 0 or -1. */
+static __always_inline int op_jvm_s32(struct op_jvm_walker *jw, __u64 blob, __u32 off, __s32 *v)
+{
+	if (off <= OP_JVM_BLOCK - 8 && off + 4 <= jw->block_len) {
+		__builtin_memcpy(v, &jw->block[off], 4);
+		return 0;
+	}
+	return OP_JVM_READ(jw, v, 4, blob + off);
+}
+
+static __always_inline int op_jvm_u64(struct op_jvm_walker *jw, __u64 blob, __u32 off, __u64 *v)
+{
+	if (off <= OP_JVM_BLOCK - 8 && off + 8 <= jw->block_len) {
+		__builtin_memcpy(v, &jw->block[off], 8);
+		return 0;
+	}
+	return OP_JVM_READ(jw, v, 8, blob + off);
+}
+
+/* Reads the blob's block: all of it, or its first OP_JVM_BLOCK_SHORT bytes. */
+static __always_inline void op_jvm_load_block(struct op_jvm_walker *jw, __u64 blob)
+{
+	jw->block_len = 0;
+	if (!OP_JVM_READ(jw, jw->block, OP_JVM_BLOCK, blob))
+		jw->block_len = OP_JVM_BLOCK;
+	else if (!OP_JVM_READ(jw, jw->block, OP_JVM_BLOCK_SHORT, blob))
+		jw->block_len = OP_JVM_BLOCK_SHORT;
+}
+
 static __always_inline void op_jvm_frame(struct op_frame *frame, __u64 addr, __u64 fingerprint,
 					 __u32 type, __u32 bci)
 {
@@ -158,8 +123,8 @@ static __always_inline __u32 op_jvm_pcdesc(struct op_jvm_walker *jw, const struc
 	__s32 begin = 0, end = 0, pc_offset = 0;
 	__u32 lo = 0, hi, scope = 0;
 
-	if (OP_JVM_READ(jw, &begin, 4, nm + proc->nm_pcs_offset) ||
-	    OP_JVM_READ(jw, &end, 4, nm + proc->nm_pcs_end_offset) || begin <= 0 || end <= begin ||
+	if (op_jvm_s32(jw, nm, proc->nm_pcs_offset, &begin) ||
+	    op_jvm_s32(jw, nm, proc->nm_pcs_end_offset, &end) || begin <= 0 || end <= begin ||
 	    end - begin > (1 << 20))
 		return 0;
 	hi = (__u32)(end - begin) / OP_JVM_PCDESC_SIZE;
@@ -298,11 +263,12 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 		return op_jvm_error(jw, frame);
 	}
 	blob += proc->heap_block_size;
-	if (OP_JVM_READ(jw, &frame_size, 4, blob + proc->blob_frame_size) ||
-	    OP_JVM_READ(jw, &complete, 4, blob + proc->blob_frame_complete) ||
-	    OP_JVM_READ(jw, &code_begin, 8, blob + proc->blob_code_begin) ||
-	    OP_JVM_READ(jw, &code_end, 8, blob + proc->blob_code_end) ||
-	    OP_JVM_READ(jw, &name, 8, blob + proc->blob_name))
+	op_jvm_load_block(jw, blob);
+	if (op_jvm_s32(jw, blob, proc->blob_frame_size, &frame_size) ||
+	    op_jvm_s32(jw, blob, proc->blob_frame_complete, &complete) ||
+	    op_jvm_u64(jw, blob, proc->blob_code_begin, &code_begin) ||
+	    op_jvm_u64(jw, blob, proc->blob_code_end, &code_end) ||
+	    op_jvm_u64(jw, blob, proc->blob_name, &name))
 		return op_jvm_error(jw, frame);
 	if (lpc < code_begin || lpc >= code_end || frame_size < 0 ||
 	    (__u64)frame_size * 8 > OP_JVM_MAX_FRAME)
@@ -317,14 +283,14 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 			name8 = OP_JVM_NMETHOD_NAME;
 	}
 	if (name8 == OP_JVM_NMETHOD_NAME) {
-		if (OP_JVM_READ(jw, &method, 8, blob + proc->nmethod_method) || !method ||
+		if (op_jvm_u64(jw, blob, proc->nmethod_method, &method) || !method ||
 		    OP_JVM_READ(jw, &cm, 8, method + proc->method_const))
 			return op_jvm_error(jw, frame);
 		op_jvm_frame(frame, method, cm, OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
 		jw->nmethod = blob;
 		jw->next = 0;
 		if (proc->nm_scopes_data &&
-		    !OP_JVM_READ(jw, &jw->scopes, 8, blob + proc->nm_scopes_data)) {
+		    !op_jvm_u64(jw, blob, proc->nm_scopes_data, &jw->scopes)) {
 			jw->metadata = blob;
 			nm_scope = op_jvm_pcdesc(jw, proc, blob,
 						 (__s32)(pc - code_begin) + (u->pc_exact ? 1 : 0));
@@ -374,7 +340,7 @@ caller:
 		/* The compiled frame's scopes replace the frame written above. */
 		jw->deferred = ra ? OP_STEP_CONTINUE : OP_STEP_END;
 		jw->next = nm_scope;
-		if (!OP_JVM_READ(jw, &nmd, 4, jw->nmethod + proc->nm_metadata_offset) && nmd > 0) {
+		if (!op_jvm_s32(jw, jw->nmethod, proc->nm_metadata_offset, &nmd) && nmd > 0) {
 			int ret;
 
 			jw->metadata = jw->nmethod + (__u32)nmd;
