@@ -101,6 +101,17 @@ class Bench:
             "against": bl.median(other_series),
         }
 
+    def java_argv(self, main, *args):
+        """A bench/workloads/<main>.java program (compiled here once) on the JDK, small heap."""
+        jdk = os.environ.get("OMNIPROF_BENCH_JDK", "/usr/lib/jvm/java-17-openjdk-amd64")
+        classes = os.path.join(self.bwl, "java")
+        if not os.path.exists(os.path.join(classes, main + ".class")):
+            os.makedirs(classes, exist_ok=True)
+            subprocess.run([os.path.join(jdk, "bin", "javac"), "-d", classes,
+                            os.path.join(HERE, "workloads", main + ".java")], check=True)
+        return [os.path.join(jdk, "bin", "java"), "-Xmx64m", "-XX:+UseSerialGC", "-cp", classes,
+                main, *args]
+
     def bpf_cost(self, depths=None):
         seconds = 3 if self.quick else 8
         rows = []
@@ -125,6 +136,10 @@ class Bench:
                 "Ruby, 40 Ruby frames",
                 lambda: self.start_ready([self.ruby, os.path.join(HERE, "workloads", "rb_loop.rb"),
                                           "600", "40"]),
+                seconds))
+            rows.append(self.bpf_cost_one(
+                "Java (C2), 40 Java frames",
+                lambda: self.start_ready(self.java_argv("JavaDeep", "600", "40")),
                 seconds))
         lines = ["| stack | user frames per sample | BPF ns per sample (median) | p90 | intervals |"
                  + (" --against build, same time (median) |" if self.against else ""),

@@ -6,12 +6,14 @@
  */
 #include "interp/interp.h"
 
+#include "interp/hotspot/hotspot.h"
 #include "interp/python/python.h"
 #include "interp/ruby/ruby.h"
 
 const struct interp_ops *const interp_registry[] = {
     &python_interp_ops,
     &ruby_interp_ops,
+    &hotspot_interp_ops,
 };
 
 const size_t interp_registry_len = sizeof(interp_registry) / sizeof(interp_registry[0]);

@@ -22,7 +22,8 @@
 	X(NATIVE, 0, "native", "native")                                                           \
 	X(KERNEL, 1, "kernel", "kernel")                                                           \
 	X(ERROR, 2, "abort", "error") /* the unwinder stopped: addr holds an op_unwind_error */    \
-	X(PYTHON, 3, "cpython", "python") /* CPython: see omniprof/interp/python_abi.h */     \
+	X(PYTHON, 3, "cpython", "python") /* CPython: see omniprof/interp/python_abi.h */          \
+	X(HOTSPOT, 4, "jvm", "java")	  /* HotSpot: see omniprof/interp/hotspot_abi.h */         \
 	X(RUBY, 6, "ruby", "ruby")	  /* CRuby: see omniprof/interp/ruby_abi.h */
 
 /*
@@ -37,13 +38,14 @@
  * Values are dense from 1 (0 is OP_INTERP_NONE), in order, never reused.
  */
 #define OP_INTERPS(X)                                                                              \
-	X(PYTHON, 1, python_step) /* CPython's eval loop */                                        \
-	X(RUBY, 4, ruby_step)	  /* CRuby's VM loop (rb_vm_exec) */
+	X(PYTHON, 1, python_step)   /* CPython's eval loop */                                      \
+	X(HOTSPOT, 2, hotspot_step) /* HotSpot's code cache */                                     \
+	X(RUBY, 4, ruby_step)	    /* CRuby's VM loop (rb_vm_exec) */
 
 /* Generators for the enums built from the tables. */
-#define OP_FRAME_KIND_ENUM(name, value, otlp, display)	    OP_FRAME_##name = value,
-#define OP_FRAME_KIND_SIZE_ONE(name, value, otlp, display)  char kind_##name[(value) + 1];
-#define OP_INTERP_ENUM(name, value, step)		    OP_INTERP_##name = value,
+#define OP_FRAME_KIND_ENUM(name, value, otlp, display)	   OP_FRAME_##name = value,
+#define OP_FRAME_KIND_SIZE_ONE(name, value, otlp, display) char kind_##name[(value) + 1];
+#define OP_INTERP_ENUM(name, value, step)		   OP_INTERP_##name = value,
 
 /*
  * One more than the largest kind (values 0 .. OP_FRAME_KIND_COUNT - 1): the
@@ -51,6 +53,6 @@
  * runtimes' rows and not others (values given out ahead) still sizes its
  * tables right; a value with no row has no name.
  */
-#define OP_FRAME_KIND_COUNT sizeof(union { OP_FRAME_KINDS(OP_FRAME_KIND_SIZE_ONE) })
+#define OP_FRAME_KIND_COUNT sizeof(union {OP_FRAME_KINDS(OP_FRAME_KIND_SIZE_ONE)})
 
 #endif

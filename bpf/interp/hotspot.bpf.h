@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * HotSpot's kernel header: its maps and its step, hotspot_step(), which the
+ * walk (omniprof/unwind/walk.h) calls for a frame whose pc is in a JVM's code
+ * cache (an OP_INTERP_HOTSPOT range with OP_INTERP_RANGE_F_UNWINDS, its row in
+ * OP_INTERPS, omniprof/frame_kinds.h). A kernel-only fragment, included by
+ * bpf/interp_steps.h only, after omniprof/unwind/walk.h. The frame reader is
+ * omniprof/interp/hotspot_walk.h, shared with user space.
+ */
+#ifndef OMNIPROF_BPF_INTERP_HOTSPOT_BPF_H
+#define OMNIPROF_BPF_INTERP_HOTSPOT_BPF_H
+
+#include "omniprof/interp/hotspot_abi.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, OP_JVM_STAT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} jvm_stats SEC(".maps");
+
+static __always_inline void jvm_stat_inc(__u32 which)
+{
+	__u64 *v = bpf_map_lookup_elem(&jvm_stats, &which);
+
+	if (v)
+		*v += 1;
+}
+
+/* pid -> where its JVM's code is. Written by user space (src/interp/hotspot/). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct op_jvm_proc);
+} jvm_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct op_jvm_walker);
+} jvm_walk SEC(".maps");
+
+#define OP_JVM_READ(jw, dst, size, addr) OP_READ_USER(NULL, dst, size, addr)
+#define OP_JVM_STAT(jw, which)		 jvm_stat_inc(which)
+#include "omniprof/interp/hotspot_walk.h"
+
+/* OP_INTERP_STEP for OP_INTERP_HOTSPOT: every frame in the code cache. */
+__noinline int hotspot_step(struct op_walk *w, struct op_frame *frame, int res)
+{
+	struct op_jvm_walker *jw;
+	struct op_jvm_proc *proc;
+	__u32 pid, zero = 0;
+
+	if (!w || !frame)
+		return res;
+	jw = bpf_map_lookup_elem(&jvm_walk, &zero);
+	pid = w->u.pid;
+	proc = bpf_map_lookup_elem(&jvm_procs, &pid);
+	if (!jw)
+		return res;
+	if (!proc && res == OP_STEP_RUNTIME_UNWINDS)
+		jvm_stat_inc(OP_JVM_STAT_NO_PROC);
+	return op_jvm_walk_step(w, proc, jw, frame, res);
+}
+
+#endif

@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "interp/hotspot/hotspot.h"
+
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+
+#include "elf/elf_file.h"
+#include "interp/hotspot/hotspot_method.h"
+#include "interp/hotspot/hotspot_unwind.h"
+#include "proc/file_cache.h"
+#include "proc/process_table.h"
+#include "proc/remote_memory.h"
+#include "util/log.h"
+
+/* libjvm.so: where its self-description symbols are (file vaddrs). */
+struct hotspot_file {
+	uint64_t sym[HS_SYM__COUNT];
+};
+
+struct hotspot_proc {
+	uint32_t pid;
+	bool published; /* in the BPF map */
+	bool running;
+	bool have_layout;
+	bool unsupported; /* its tables lack what we need: not asked again */
+	uint32_t tries;	  /* reads of its tables that found them not ready */
+	struct hotspot_layout layout;
+	struct op_jvm_proc bpf;
+	uint64_t low, high; /* the reserved code cache */
+};
+
+static bool proc_equal(const void *entry, const void *key, void *ctx)
+{
+	(void)ctx;
+	return ((const struct hotspot_proc *)entry)->pid == *(const uint32_t *)key;
+}
+
+static void free_method(void *m)
+{
+	hotspot_method__free(m);
+}
+
+static size_t method_bytes(const void *m)
+{
+	return ((const struct hotspot_method *)m)->bytes;
+}
+
+static void scan_symbols(Elf *elf, struct hotspot_file *hf)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNSYM || !shdr.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		n = shdr.sh_size / shdr.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			const char *name;
+			GElf_Sym sym;
+
+			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    !sym.st_value)
+				continue;
+			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+			if (!name || strncmp(name, "gHotSpotVM", 10))
+				continue;
+			for (int s = 0; s < HS_SYM__COUNT; s++)
+				if (!strcmp(name, hotspot_vm__symbol_names[s]))
+					hf->sym[s] = sym.st_value;
+		}
+	}
+}
+
+static int hotspot_inspect_file(void *rt, const struct cached_file *f, void **data)
+{
+	struct hotspot_file *hf;
+	Elf *elf;
+
+	(void)rt;
+	*data = NULL;
+	if (!f->elf || !f->basename || strncmp(f->basename, "libjvm", 6))
+		return -ENOENT;
+	hf = calloc(1, sizeof(*hf));
+	if (!hf)
+		return -ENOMEM;
+	elf = elf_begin(f->elf->fd, ELF_C_READ_MMAP, NULL);
+	if (!elf) {
+		free(hf);
+		return -ENOEXEC;
+	}
+	scan_symbols(elf, hf);
+	elf_end(elf);
+	for (int s = 0; s < HS_SYM__COUNT; s++) {
+		if (!hf->sym[s]) {
+			pr_debug("%s: no %s: not a HotSpot JVM omniprof can read", f->path,
+				 hotspot_vm__symbol_names[s]);
+			free(hf);
+			return -ENOENT;
+		}
+	}
+	*data = hf;
+	return 0;
+}
+
+static void hotspot_free_file(void *rt, void *data)
+{
+	(void)rt;
+	free(data);
+}
+
+static void unpublish(struct hotspot *hs, struct hotspot_proc *hp)
+{
+	if (hp->published && hs->procs_fd >= 0)
+		bpf_map_delete_elem(hs->procs_fd, &hp->pid);
+	hp->published = false;
+}
+
+static void hotspot_detach(void *rt, const struct process *p)
+{
+	struct hotspot *hs = rt;
+	uint32_t pid = p->pid;
+	struct hotspot_proc *hp = hashmap__find(&hs->procs, hash_u64(pid), &pid);
+
+	if (hp) {
+		unpublish(hs, hp);
+		hp->running = false;
+		/* Its statics are absolute: another image (exec, pid reuse) reads them again. */
+		hp->have_layout = false;
+		hp->unsupported = false;
+		hp->tries = 0;
+		hp->low = hp->high = 0;
+	}
+}
+
+static int hotspot_attach(void *rt, const struct process *p, const struct process_mapping *m,
+			  const void *data, struct interp_range *ranges, size_t *n_ranges)
+{
+	struct hotspot *hs = rt;
+	const struct hotspot_file *hf = data;
+	struct remote_memory mem = remote_memory__live(p->pid);
+	uint32_t pid = p->pid;
+	uint64_t h = hash_u64(pid), sym[HS_SYM__COUNT], low, high;
+	struct hotspot_proc *hp = hashmap__find(&hs->procs, h, &pid);
+	struct op_jvm_proc proc;
+	int err;
+
+	*n_ranges = 0;
+	if (!hp) {
+		hp = calloc(1, sizeof(*hp));
+		if (!hp || hashmap__insert(&hs->procs, h, hp)) {
+			free(hp);
+			return -ENOMEM;
+		}
+		hp->pid = pid;
+	}
+	hp->running = true;
+	if (hp->unsupported)
+		return 0;
+	if (!hp->have_layout) {
+		for (int s = 0; s < HS_SYM__COUNT; s++)
+			sym[s] = hf->sym[s] + m->bias;
+		err = hotspot_vm__read(&mem, sym, &hp->layout);
+		if (err == -ENOENT || err == -EINVAL) {
+			hs->stats.unsupported++;
+			hp->unsupported = true;
+			pr_warn("pid %u: its JVM does not describe what omniprof needs: its Java "
+				"frames show as unknown code",
+				pid);
+			return 0;
+		}
+		if (err) {
+			hs->stats.not_ready++;
+			/* A JVM sets its tables up at start; one that never does (or lies
+			 * in them) costs at most HOTSPOT_MAX_TRIES reads. */
+			if (++hp->tries >= HOTSPOT_MAX_TRIES) {
+				hs->stats.unsupported++;
+				hp->unsupported = true;
+				pr_warn(
+				    "pid %u: its JVM's tables are still unreadable after %u tries: "
+				    "its Java frames show as unknown code",
+				    pid, hp->tries);
+			}
+			return 0;
+		}
+		hp->have_layout = true;
+	}
+	err = hotspot_vm__code_cache(&mem, &hp->layout, &proc, &low, &high);
+	if (err) {
+		hs->stats.not_ready++;
+		/* Keep what was published: a read of a process changing under us. */
+		if (hp->published) {
+			ranges[0] = (struct interp_range){
+			    .start = hp->low, .end = hp->high, .flags = OP_INTERP_RANGE_F_UNWINDS};
+			*n_ranges = 1;
+		}
+		return 0;
+	}
+	ranges[0] =
+	    (struct interp_range){.start = low, .end = high, .flags = OP_INTERP_RANGE_F_UNWINDS};
+	*n_ranges = 1;
+	if (hp->published && !memcmp(&hp->bpf, &proc, sizeof(proc)))
+		return 0;
+	if (!hp->published && !hp->low)
+		hs->stats.processes++;
+	hp->bpf = proc;
+	hp->low = low;
+	hp->high = high;
+	if (hs->procs_fd < 0)
+		return 0;
+	if (bpf_map_update_elem(hs->procs_fd, &pid, &proc, BPF_ANY)) {
+		hs->stats.map_errors++;
+		*n_ranges = 0;
+		return 0;
+	}
+	hp->published = true;
+	pr_debug("pid %u: JDK %d, code cache %#llx-%#llx in %u heap(s), interpreter %#llx-%#llx",
+		 pid, hp->layout.major, (unsigned long long)low, (unsigned long long)high,
+		 proc.n_heaps, (unsigned long long)proc.interp_start,
+		 (unsigned long long)proc.interp_end);
+	return 0;
+}
+
+_Static_assert(sizeof(struct hotspot_unwind) <= INTERP_WALK_MAX_SIZE, "a copy's HotSpot walk");
+
+/* pid's `jvm_procs` value while it runs a JVM, else NULL (stack copies walk with it). */
+static const void *hotspot_walk_state(const void *rt, uint32_t pid)
+{
+	const struct hotspot *hs = rt;
+	const struct hotspot_proc *hp = hashmap__find(&hs->procs, hash_u64(pid), &pid);
+
+	return hp && hp->running && hp->low ? &hp->bpf : NULL;
+}
+
+static bool budget_allows(struct hotspot *hs, uint32_t pid)
+{
+	if (frame_store__budget_allows(&hs->methods, pid))
+		return true;
+	if (!hs->stats.over_budget++)
+		pr_warn("pid %u: Java method names hold %zu bytes: new ones are not read until "
+			"the budget frees up",
+			pid, frame_store__proc_bytes(&hs->methods, pid));
+	return false;
+}
+
+static uint32_t hotspot_resolve(void *rt, uint32_t pid, const struct op_frame *f)
+{
+	struct hotspot *hs = rt;
+	uint32_t type = (uint32_t)(f->data >> OP_JVM_TYPE_SHIFT);
+	/* A stub is known by its name alone (every blob of it shares the string). */
+	uint64_t fingerprint = type == OP_JVM_T_STUB ? 0 : f->data & OP_JVM_FP_MASK;
+	struct remote_memory mem = remote_memory__live(pid);
+	struct hotspot_method *m;
+	struct hotspot_proc *hp;
+	bool reused;
+	uint32_t id;
+	int err;
+
+	if (!f->addr)
+		return 0;
+	if (frame_store__find(&hs->methods, pid, f->addr, fingerprint, &id, &reused))
+		return id;
+	hp = hashmap__find(&hs->procs, hash_u64(pid), &pid);
+	if (!hp || !hp->have_layout)
+		return 0;
+	if (reused)
+		hs->stats.reused++;
+	if (!budget_allows(hs, pid))
+		return 0;
+	if (type == OP_JVM_T_STUB)
+		err = hotspot_method__read_stub(&mem, f->addr, &m);
+	else
+		err = hotspot_method__read(&mem, &hp->layout, f->addr, fingerprint, &m);
+	if (err) {
+		hs->stats.errors++;
+		return 0;
+	}
+	hs->stats.methods++;
+	return frame_store__add(&hs->methods, pid, f->addr, fingerprint, m);
+}
+
+static void hotspot_describe(const void *rt, uint32_t id, uint64_t offset, const char **name,
+			     const char **filename, int64_t *line)
+{
+	const struct hotspot *hs = rt;
+	const struct hotspot_method *m = hs ? frame_store__get(&hs->methods, id) : NULL;
+
+	if (!m) {
+		*name = "[unknown Java code]";
+		*filename = "";
+		*line = 0;
+		return;
+	}
+	*name = m->name;
+	*filename = m->filename;
+	*line = hotspot_method__line(m, (uint32_t)offset);
+}
+
+static size_t hotspot_end_interval(void *rt, const struct process_table *pt)
+{
+	struct hotspot *hs = rt;
+	struct hotspot_proc **gone = NULL;
+	size_t n = 0, cap = 0, held;
+	void *e;
+
+	held = frame_store__end_interval(&hs->methods, pt);
+	for (size_t i = 0; hashmap__next(&hs->procs, &i, &e);) {
+		struct hotspot_proc *hp = e;
+		const struct process *p = process_table__find(pt, hp->pid);
+
+		if (p && !p->exited)
+			continue;
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 64;
+			struct hotspot_proc **tmp = realloc(gone, c * sizeof(*tmp));
+
+			if (!tmp)
+				break;
+			gone = tmp;
+			cap = c;
+		}
+		gone[n++] = hp;
+	}
+	for (size_t i = 0; i < n; i++) {
+		unpublish(hs, gone[i]);
+		hashmap__remove_entry(&hs->procs, hash_u64(gone[i]->pid), gone[i]);
+		free(gone[i]);
+	}
+	free(gone);
+	return held;
+}
+
+static size_t hotspot_held(const void *rt, uint32_t pid)
+{
+	return frame_store__held(&((const struct hotspot *)rt)->methods, pid);
+}
+
+static void hotspot_read_bpf_counters(void *rt, interp_read_percpu_fn read, void *ctx)
+{
+	struct hotspot *hs = rt;
+
+	read(ctx, "jvm_stats", hs->bpf_stats, OP_JVM_STAT__COUNT);
+}
+
+#define HOTSPOT_COUNTERS 20
+static size_t hotspot_counters(const void *rt, struct interp_counter *out)
+{
+	static const char *const bpf_names[OP_JVM_STAT__COUNT] = {
+	    [OP_JVM_STAT_INTERPRETED] = "hotspot: interpreted frames walked in BPF",
+	    [OP_JVM_STAT_COMPILED] = "hotspot: compiled frames walked in BPF",
+	    [OP_JVM_STAT_STUB] = "hotspot: stub frames walked in BPF",
+	    [OP_JVM_STAT_NO_BLOB] = "hotspot: code cache pcs in no code blob",
+	    [OP_JVM_STAT_READ_ERR] = "hotspot: frames that could not be read",
+	    [OP_JVM_STAT_NO_PROC] = "hotspot: code cache frames without a jvm_procs entry",
+	    [OP_JVM_STAT_INLINED] = "hotspot: inlined frames walked in BPF",
+	    [OP_JVM_STAT_NO_PCDESC] = "hotspot: compiled frames without debug info at their pc",
+	};
+	const struct hotspot *hs = rt;
+	const struct interp_counter host[] = {
+	    {"hotspot: JVMs found (processes)", hs->stats.processes},
+	    {"hotspot: attaches before the JVM was set up", hs->stats.not_ready},
+	    {"hotspot: JVMs not supported", hs->stats.unsupported},
+	    {"hotspot: jvm_procs updates that failed", hs->stats.map_errors},
+	    {"hotspot: methods read", hs->stats.methods},
+	    {"hotspot: Method addresses reused", hs->stats.reused},
+	    {"hotspot: methods unreadable", hs->stats.errors},
+	    {"hotspot: frames not named (byte budget)", hs->stats.over_budget},
+	    {"hotspot: method bytes now", hs->methods.bytes},
+	};
+	size_t n = 0;
+
+	_Static_assert(OP_JVM_STAT__COUNT + sizeof(host) / sizeof(host[0]) <= HOTSPOT_COUNTERS,
+		       "HOTSPOT_COUNTERS");
+	for (int i = 0; i < OP_JVM_STAT__COUNT; i++)
+		out[n++] = (struct interp_counter){bpf_names[i], hs->bpf_stats[i]};
+	for (size_t i = 0; i < sizeof(host) / sizeof(host[0]); i++)
+		out[n++] = host[i];
+	return n;
+}
+
+static void hotspot_unload(void *rt)
+{
+	struct hotspot *hs = rt;
+
+	if (hs)
+		hs->procs_fd = -1;
+}
+
+static int hotspot_new_rt(const struct interp_env *env, void **rt)
+{
+	const struct frame_store_limits limits = {
+	    .objects_per_process = HOTSPOT_METHODS_PER_PROCESS,
+	    .bytes_per_process = HOTSPOT_BYTES_PER_PROCESS,
+	    .bytes_total = HOTSPOT_BYTES_MAX,
+	};
+	struct hotspot *hs = calloc(1, sizeof(*hs));
+
+	if (!hs)
+		return -ENOMEM;
+	hs->files = env->files;
+	hs->procs_fd = env->map_fd ? env->map_fd(env->ctx, "jvm_procs") : -1;
+	hashmap__init(&hs->procs, proc_equal, NULL);
+	frame_store__init(&hs->methods, &limits, free_method, method_bytes);
+	*rt = hs;
+	return 0;
+}
+
+static void hotspot_free_rt(void *rt)
+{
+	struct hotspot *hs = rt;
+	void *e;
+
+	if (!hs)
+		return;
+	for (size_t i = 0; hashmap__next(&hs->procs, &i, &e);)
+		free(e);
+	hashmap__clear(&hs->procs);
+	frame_store__clear(&hs->methods);
+	free(hs);
+}
+
+const struct interp_ops hotspot_interp_ops = {
+    .name = "hotspot",
+    .kind = OP_FRAME_HOTSPOT,
+    .interp = OP_INTERP_HOTSPOT,
+    .unwind_error = OP_UNWIND_ERR_HOTSPOT,
+    .unwind_error_text = "[unwind stopped: unreadable Java frame]",
+    .max_counters = HOTSPOT_COUNTERS,
+    .new_rt = hotspot_new_rt,
+    .free_rt = hotspot_free_rt,
+    .unload = hotspot_unload,
+    .inspect_file = hotspot_inspect_file,
+    .free_file = hotspot_free_file,
+    .attach = hotspot_attach,
+    .detach = hotspot_detach,
+    .walk_state = hotspot_walk_state,
+    .walk_size = sizeof(struct hotspot_unwind),
+    .walk_begin = hotspot_unwind__walk_begin,
+    .walk_end = hotspot_unwind__walk_end,
+    .resolve = hotspot_resolve,
+    .describe = hotspot_describe,
+    .end_interval = hotspot_end_interval,
+    .held = hotspot_held,
+    .read_bpf_counters = hotspot_read_bpf_counters,
+    .counters = hotspot_counters,
+};

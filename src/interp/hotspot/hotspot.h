@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * HotSpot (OpenJDK's JVM) on the host side:
+ *
+ *   - finds libjvm.so (the file exporting gHotSpotVMStructs and the entry
+ *     layout symbols, inspected once per file) and, in each process mapping
+ *     it, reads the JVM's self-description (hotspot_vm.h) and its code cache
+ *     (heaps, segment maps, the interpreter) from the live process: the
+ *     `jvm_procs` BPF entry (struct op_jvm_proc) and one code range the walk
+ *     hands to hotspot_step() (OP_INTERP_RANGE_F_UNWINDS). A JVM not set up
+ *     yet is asked again on the next maps read;
+ *   - names Java frames: each (pid, Method*) read once while the process
+ *     lives (hotspot_method.h), checked against the ConstMethod the walker
+ *     read (a method freed and its memory reused reads again), kept in the
+ *     runtime's frame store.
+ */
+#ifndef OMNIPROF_INTERP_HOTSPOT_H
+#define OMNIPROF_INTERP_HOTSPOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "interp/frame_store.h"
+#include "interp/hotspot/hotspot_vm.h"
+#include "interp/interp.h"
+#include "omniprof/interp/hotspot_abi.h"
+#include "util/hashmap.h"
+
+struct hotspot_stats {
+	uint64_t processes;   /* processes whose JVM was found and published */
+	uint64_t not_ready;   /* attaches before the JVM had set up its tables or code cache */
+	uint64_t unsupported; /* JVMs whose tables lack what the walker needs */
+	uint64_t map_errors;  /* jvm_procs updates that failed */
+	uint64_t methods;     /* methods (and stub names) read */
+	uint64_t reused;      /* a Method* found holding another method */
+	uint64_t errors;      /* methods that could not be read */
+	uint64_t over_budget; /* frames not named: a byte budget was full */
+};
+
+/* Reads of a JVM's tables before it is given up (its start-up is a few of them). */
+#define HOTSPOT_MAX_TRIES 16
+
+#define HOTSPOT_METHODS_PER_PROCESS 16384
+#define HOTSPOT_BYTES_PER_PROCESS   (16u << 20)
+#define HOTSPOT_BYTES_MAX	    (64u << 20)
+
+struct hotspot {
+	struct file_cache *files;
+	int procs_fd;		    /* the jvm_procs BPF map, -1: none */
+	struct hashmap procs;	    /* pid -> struct hotspot_proc */
+	struct frame_store methods; /* struct hotspot_method */
+	struct hotspot_stats stats;
+	uint64_t bpf_stats[OP_JVM_STAT__COUNT];
+};
+
+/* HotSpot's entry in the runtime registry (src/interp/registry.c). */
+extern const struct interp_ops hotspot_interp_ops;
+
+#endif

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "interp/hotspot/hotspot_unwind.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "interp/interp.h"
+
+struct op_jvm_walker;
+
+static int hotspot_read(struct op_jvm_walker *jw, void *dst, size_t size, uint64_t addr);
+static void hotspot_stat(struct op_jvm_walker *jw, uint32_t which);
+
+/* The walk's macros (this file only calls the HotSpot reader; the native
+ * step and the loop run in src/unwind/user_unwind.c). */
+#define OP_READ_USER(u, dst, size, addr)      user_unwind__read((u), (dst), (size), (addr))
+#define OP_FIND_RULE(u, pc, rule)	      user_unwind__find_rule((u), (pc), (rule))
+#define OP_INTERP_STEP(w, interp, frame, res) (res)
+#define OP_JVM_READ(jw, dst, size, addr)      hotspot_read((jw), (dst), (size), (addr))
+#define OP_JVM_STAT(jw, which)		      hotspot_stat((jw), (which))
+#include "omniprof/unwind/native.h"
+#include "omniprof/unwind/walk.h"
+#include "omniprof/interp/hotspot_walk.h"
+
+/* The walker is the first member of its struct hotspot_unwind. */
+static struct hotspot_unwind *unwind_of(struct op_jvm_walker *jw)
+{
+	return (struct hotspot_unwind *)(void *)jw;
+}
+
+/* bpf_probe_read_user's contract: the destination is zeroed on failure. */
+static int hotspot_read(struct op_jvm_walker *jw, void *dst, size_t size, uint64_t addr)
+{
+	struct hotspot_unwind *hu = unwind_of(jw);
+
+	if (!hu->read) {
+		if (!hu->walk) {
+			memset(dst, 0, size);
+			return -EFAULT;
+		}
+		return user_unwind__read(&hu->walk->u, dst, size, addr);
+	}
+	if (hu->read(hu->read_ctx, dst, size, addr)) {
+		memset(dst, 0, size);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+static void hotspot_stat(struct op_jvm_walker *jw, uint32_t which)
+{
+	if (which < OP_JVM_STAT__COUNT)
+		unwind_of(jw)->stats[which]++;
+}
+
+static int hotspot_unwind__step(void *ctx, struct op_walk *w, struct op_frame *frame, int res)
+{
+	struct hotspot_unwind *hu = ctx;
+
+	hu->walk = w;
+	return op_jvm_walk_step(w, hu->proc, &hu->walker, frame, res);
+}
+
+struct user_unwind_runtime hotspot_unwind__runtime(struct hotspot_unwind *hu)
+{
+	return (struct user_unwind_runtime){hotspot_unwind__step, hu};
+}
+
+struct user_unwind_runtime hotspot_unwind__walk_begin(void *walk, const struct interp_walk_env *env)
+{
+	struct hotspot_unwind *hu = walk;
+
+	hu->proc = env->state;
+	hu->read = env->read;
+	hu->read_ctx = env->read_ctx;
+	return hotspot_unwind__runtime(hu);
+}
+
+void hotspot_unwind__walk_end(const void *walk, struct interp_walk_stats *stats)
+{
+	const struct hotspot_unwind *hu = walk;
+
+	stats->walks++;
+	stats->frames += hu->stats[OP_JVM_STAT_INTERPRETED] + hu->stats[OP_JVM_STAT_COMPILED] +
+			 hu->stats[OP_JVM_STAT_INLINED] + hu->stats[OP_JVM_STAT_STUB];
+	stats->no_state += hu->stats[OP_JVM_STAT_NO_PROC];
+	stats->errors += hu->stats[OP_JVM_STAT_READ_ERR];
+}

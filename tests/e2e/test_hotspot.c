@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * End-to-end HotSpot: Debian's JDK 17 (openjdk-17-jdk-headless) runs
+ * tests/workloads/hotspot_chain/HotspotChain.java, compiled here with its
+ * javac, with default flags but for the execution mode: interpreted only
+ * (-Xint), C1 only (-XX:TieredStopAtLevel=1), C2 only
+ * (-XX:-TieredCompilation) and default tiered; and 32 Java threads. Each
+ * case records the running JVM with -p and requires, in at least 95% of the
+ * samples of the leaf method, the whole Java chain main -> run -> a -> b -> c
+ * -> work with the native frames below it (JavaMain ... JavaCalls::call_helper;
+ * for the threads thread_native_entry ... Thread.run). In the compiled modes
+ * a, b and c are inlined into run: each must still be a frame of its own.
+ * The pprof's lines of the calls in run, a, b and c must be the lines javap -l
+ * gives for them (and the file HotspotChain.java). And Java -> JNI native
+ * method -> C -> Java callback (HotspotJni.java and hotspot_jni.c, built here
+ * with the JDK's headers), the native frames between. And a JVM with a
+ * 1 GiB code cache whose plugin classes (HotspotUnload.java: PluginA and
+ * PluginB, alternately, each with a class loader of its own) are unloaded
+ * every 150 ms and their memory reused: every stack names the plugin that
+ * ran, never one plugin's method under the other's. Needs root and BPF.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <zlib.h>
+
+#include "folded_check.h"
+#include "profile.pb-c.h"
+#include "testutil.h"
+
+#define JDK	       "/usr/lib/jvm/java-17-openjdk-amd64"
+#define SOURCE	       "tests/workloads/hotspot_chain/HotspotChain.java"
+#define JNI_SOURCE     "tests/workloads/hotspot_jni/HotspotJni.java"
+#define JNI_LIB_SOURCE "tests/workloads/hotspot_jni/hotspot_jni.c"
+#define UNLOAD_SOURCE  "tests/workloads/hotspot_unload/HotspotUnload.java"
+#define PLUGIN_SOURCES "tests/workloads/hotspot_unload/plugins/*.java"
+#define RECORD_SECONDS "5"
+#define FREQUENCY      "199"
+#define MIN_LEAF       20 /* fewer leaf samples than this says nothing */
+#define THREADS	       "32"
+#define EXPECT(call)   assert_int_equal((call), 0)
+
+enum workload { CHAIN, JNI, UNLOAD };
+
+struct jvm_case {
+	const char *name;
+	enum workload what;
+	const char *flags; /* the execution mode's JVM flags, "" for default */
+	const char *threads;
+	const char *warmup_ms; /* before "ready": the JIT compiles the chain */
+	/*
+	 * nice(1) increment: 32 spinning threads on a small machine would starve
+	 * omniprof's file worker (libjvm.so's table, 20 MB of code) for seconds.
+	 */
+	const char *nice;
+};
+
+static char classes[512]; /* javac's (and gcc's) output, made once in main */
+
+static char *omniprof(void)
+{
+	static char path[512];
+
+	snprintf(path, sizeof(path), "%s/omniprof", tu_build_dir());
+	return path;
+}
+
+/* ---- expected chains ------------------------------------------------------ */
+
+static void add_java_chain(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "HotspotChain.run"));
+	EXPECT(chain_spec__add(cs, "HotspotChain.a"));
+	EXPECT(chain_spec__add(cs, "HotspotChain.b"));
+	EXPECT(chain_spec__add(cs, "HotspotChain.c"));
+	EXPECT(chain_spec__add(cs, "HotspotChain.work"));
+}
+
+/* The launcher's main thread: JavaMain calls main through JNI and the call stub. */
+static void expect_main(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "JavaMain"));
+	EXPECT(chain_spec__add_gap(cs, 1, 4)); /* jni_CallStaticVoidMethod, jni_invoke_static */
+	EXPECT(chain_spec__add(cs, "JavaCalls::call_helper"));
+	EXPECT(chain_spec__add_gap(cs, 0, 1)); /* the call stub */
+	EXPECT(chain_spec__add(cs, "HotspotChain.main"));
+	add_java_chain(cs);
+}
+
+/* A thread started with new Thread: the JVM's thread entry, Thread.run, the lambda. */
+static void expect_thread(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "thread_native_entry"));
+	EXPECT(chain_spec__add_gap(cs, 1, 10)); /* JavaThread::run ... JavaCalls::call_virtual */
+	EXPECT(chain_spec__add(cs, "JavaCalls::call_helper"));
+	EXPECT(chain_spec__add_gap(cs, 0, 1)); /* the call stub */
+	EXPECT(chain_spec__add(cs, "java.lang.Thread.run"));
+	EXPECT(chain_spec__add_gap(cs, 0, 1)); /* the lambda's proxy class */
+	EXPECT(chain_spec__add(cs, "HotspotChain.lambda$main$0"));
+	add_java_chain(cs);
+}
+
+/* Java -> JNI native method -> C -> Java callback (HotspotJni.java). */
+static void expect_jni(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "JavaMain"));
+	EXPECT(chain_spec__add_gap(cs, 1, 4));
+	EXPECT(chain_spec__add(cs, "JavaCalls::call_helper"));
+	EXPECT(chain_spec__add_gap(cs, 0, 1));
+	EXPECT(chain_spec__add(cs, "HotspotJni.main"));
+	EXPECT(chain_spec__add(cs, "HotspotJni.run"));
+	EXPECT(chain_spec__add(cs, "HotspotJni.viaNative"));
+	EXPECT(chain_spec__add(cs, "Java_HotspotJni_viaNative"));
+	EXPECT(chain_spec__add_gap(cs, 1, 4)); /* call_back, jni_CallStaticLongMethod, ... */
+	EXPECT(chain_spec__add(cs, "JavaCalls::call_helper"));
+	EXPECT(chain_spec__add_gap(cs, 0, 1));
+	EXPECT(chain_spec__add(cs, "HotspotJni.callback"));
+}
+
+/* HotspotUnload.java: the plugin loaded in this cycle, its method and leaf. */
+static void expect_plugin(struct chain_spec *cs, char p)
+{
+	EXPECT(chain_spec__add(cs, "HotspotUnload.main"));
+	EXPECT(chain_spec__add(cs, "HotspotUnload.cycle"));
+	EXPECT(chain_spec__add(cs, "Plugin%c.applyAsLong", p));
+	EXPECT(chain_spec__add(cs, "Plugin%c.spin%c", p, p));
+}
+
+/* Lines of stacks.folded that name methods of both plugins: a name left from an unloaded class. */
+static long mixed_plugins(const char *text)
+{
+	long n = 0;
+
+	for (const char *line = text; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+
+		if (memmem(line, len, "PluginA.", 8) && memmem(line, len, "PluginB.", 8)) {
+			printf("      mixed: %.*s\n", (int)(len > 600 ? 600 : len), line);
+			n++;
+		}
+		line = end ? end + 1 : NULL;
+	}
+	return n;
+}
+
+static void report(const char *what, struct chain_count c)
+{
+	printf("    %s: %ld of %ld leaf samples complete (%.1f%%)\n", what, c.complete, c.leaf,
+	       c.leaf ? 100.0 * (double)c.complete / (double)c.leaf : 0.0);
+	if (c.worst && c.complete * 100 < c.leaf * 95)
+		printf("      most frequent incomplete stack (%ld samples): %.*s\n", c.worst_count,
+		       (int)(c.worst_len > 1500 ? 1500 : c.worst_len), c.worst);
+	fflush(stdout);
+}
+
+/* ---- pprof: file names and lines ------------------------------------------ */
+
+static Perftools__Profiles__Profile *read_pprof(const char *path)
+{
+	gzFile gz = gzopen(path, "rb");
+	size_t len = 0, cap = 1 << 16;
+	uint8_t *buf = malloc(cap);
+	Perftools__Profiles__Profile *p = NULL;
+	int n;
+
+	if (!gz || !buf)
+		goto cleanup;
+	while ((n = gzread(gz, buf + len, (unsigned int)(cap - len))) > 0) {
+		len += (size_t)n;
+		if (len == cap) {
+			uint8_t *tmp = realloc(buf, cap * 2);
+
+			if (!tmp)
+				goto cleanup;
+			buf = tmp;
+			cap *= 2;
+		}
+	}
+	p = perftools__profiles__profile__unpack(NULL, len, buf);
+cleanup:
+	if (gz)
+		gzclose(gz);
+	free(buf);
+	return p;
+}
+
+/* Line number (1-based) of the first line of text that contains needle, 0 if none. */
+static long line_of(const char *text, const char *needle)
+{
+	const char *at = strstr(text, needle);
+	long line = 1;
+
+	if (!at)
+		return 0;
+	for (const char *p = text; p < at; p++)
+		line += *p == '\n';
+	return line;
+}
+
+/* Whether javap -l lists `line N` in method's line number table. */
+static bool javap_has_line(const char *javap, const char *method, long n)
+{
+	const char *at = strstr(javap, method), *end;
+	char needle[32];
+
+	if (!at)
+		return false;
+	end = strstr(at + strlen(method), "\n\n");
+	snprintf(needle, sizeof(needle), "line %ld:", n);
+	at = strstr(at, needle);
+	return at && (!end || at < end);
+}
+
+struct line_check {
+	const char *function;
+	long line;     /* the call's line: it must be seen, and javap -l must list it */
+	long min, max; /* every location of the function is in its body */
+	long seen;     /* locations at the call's line */
+};
+
+/*
+ * Every location of each checked function carries HotspotChain.java and a
+ * line of its body; the line of its call in the chain is among them, and is
+ * in javap -l's table for the method.
+ */
+static void check_lines(const char *pprof)
+{
+	char *src = tu_read_file(SOURCE, NULL), *javap = NULL;
+	struct line_check checks[] = {
+	    {"HotspotChain.run", 0, 0, 0, 0},
+	    {"HotspotChain.a", 0, 0, 0, 0},
+	    {"HotspotChain.b", 0, 0, 0, 0},
+	    {"HotspotChain.c", 0, 0, 0, 0},
+	};
+	const char *calls[] = {"t += a(t);", "return b(x) + 3;", "return c(x) + 2;",
+			       "return work(x) + 1;"};
+	const char *methods[] = {"void run(long)", "long a(long)", "long b(long)", "long c(long)"};
+	Perftools__Profiles__Profile *p;
+	int rc;
+
+	assert_non_null(src);
+	rc = tu_run(&javap, JDK "/bin/javap -l -cp %s HotspotChain", classes);
+	assert_int_equal(rc, 0);
+	for (size_t c = 0; c < 4; c++) {
+		checks[c].line = line_of(src, calls[c]);
+		assert_true(checks[c].line > 0);
+		checks[c].min = checks[c].max = checks[c].line;
+		if (!javap_has_line(javap, methods[c], checks[c].line))
+			fail_msg("javap -l has no line %ld in %s", checks[c].line, methods[c]);
+	}
+	/* run's loop: a sample may be at its while or for line too. */
+	checks[0].min = line_of(src, "static void run(");
+	checks[0].max = line_of(src, "sink = t;");
+	free(src);
+	free(javap);
+	p = read_pprof(pprof);
+	assert_non_null(p);
+	for (size_t l = 0; l < p->n_location; l++) {
+		const Perftools__Profiles__Location *loc = p->location[l];
+
+		for (size_t j = 0; j < loc->n_line; j++) {
+			const Perftools__Profiles__Function *f = NULL;
+			const char *name, *file;
+
+			for (size_t k = 0; k < p->n_function && !f; k++)
+				if (p->function[k]->id == loc->line[j]->function_id)
+					f = p->function[k];
+			if (!f || f->name >= (int64_t)p->n_string_table ||
+			    f->filename >= (int64_t)p->n_string_table)
+				continue;
+			name = p->string_table[f->name];
+			file = p->string_table[f->filename];
+			for (size_t c = 0; c < 4; c++) {
+				if (strcmp(name, checks[c].function))
+					continue;
+				checks[c].seen += loc->line[j]->line == checks[c].line;
+				if (strcmp(file, "HotspotChain.java") ||
+				    loc->line[j]->line < checks[c].min ||
+				    loc->line[j]->line > checks[c].max)
+					fail_msg(
+					    "%s: file %s line %lld, expected HotspotChain.java "
+					    "lines %ld-%ld",
+					    name, file, (long long)loc->line[j]->line,
+					    checks[c].min, checks[c].max);
+			}
+		}
+	}
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	for (size_t c = 0; c < 4; c++) {
+		printf("    %s: %ld location(s) at its call, HotspotChain.java:%ld\n",
+		       checks[c].function, checks[c].seen, checks[c].line);
+		assert_true(checks[c].seen > 0);
+	}
+}
+
+/* ---- one case ----------------------------------------------------------------- */
+
+static void test_case(void **state)
+{
+	const struct jvm_case *jc = *state;
+	char *dir = tu_mkdtemp(), *out = NULL, *text = NULL, folded[1024], pprof[1024];
+	char libpath[600];
+	char *argv[20] = {"/usr/bin/nice", "-n",      (char *)jc->nice,
+			  JDK "/bin/java", "-Xmx64m", "-XX:+UseSerialGC"};
+	struct chain_spec *cs = chain_spec__new(), *cs_b = chain_spec__new();
+	struct chain_count c = {0}, c_b = {0};
+	long mixed = 0;
+	int argc = 6, rc;
+	pid_t pid;
+
+	assert_non_null(dir);
+	assert_non_null(cs);
+	assert_non_null(cs_b);
+	expect_plugin(cs_b, 'B');
+	if (*jc->flags)
+		argv[argc++] = (char *)jc->flags;
+	if (jc->what == JNI) {
+		snprintf(libpath, sizeof(libpath), "-Djava.library.path=%s", classes);
+		argv[argc++] = libpath;
+	}
+	argv[argc++] = "-cp";
+	argv[argc++] = classes;
+	argv[argc++] = jc->what == JNI	    ? "HotspotJni"
+		       : jc->what == UNLOAD ? "HotspotUnload"
+					    : "HotspotChain";
+	argv[argc++] = "60";
+	if (jc->what == CHAIN)
+		argv[argc++] = (char *)jc->threads;
+	if (jc->what == UNLOAD) {
+		snprintf(libpath, sizeof(libpath), "%s/plugins", classes);
+		argv[argc++] = libpath;
+	} else {
+		argv[argc++] = (char *)jc->warmup_ms;
+	}
+	argv[argc] = NULL;
+	if (jc->what == JNI)
+		expect_jni(cs);
+	else if (jc->what == UNLOAD)
+		expect_plugin(cs, 'A');
+	else if (strcmp(jc->threads, "0"))
+		expect_thread(cs);
+	else
+		expect_main(cs);
+	pid = tu_spawn_ready(argv);
+	if (pid <= 0) {
+		tu_rmtree(dir);
+		fail_msg("%s did not start", jc->name);
+	}
+	rc = tu_run(&out, "%s record -p %d -d " RECORD_SECONDS " -F " FREQUENCY " -o %s -v",
+		    omniprof(), pid, dir);
+	tu_reap(pid);
+	if (rc)
+		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
+	free(out);
+	snprintf(folded, sizeof(folded), "%s/stacks.folded", dir);
+	snprintf(pprof, sizeof(pprof), "%s/profile.pb.gz", dir);
+	text = tu_read_file(folded, NULL);
+	if (text) {
+		c = chain_spec__count_folded(cs, text, "java");
+		report(jc->what == UNLOAD ? "PluginA" : jc->name, c);
+	}
+	if (text && jc->what == UNLOAD) {
+		c_b = chain_spec__count_folded(cs_b, text, "java");
+		report("PluginB", c_b);
+		mixed = mixed_plugins(text);
+	}
+	if (!rc && text && jc->what == CHAIN)
+		check_lines(pprof);
+	tu_rmtree(dir);
+	free(dir);
+	free(text);
+	chain_spec__free(cs);
+	chain_spec__free(cs_b);
+	assert_int_equal(rc, 0);
+	if (jc->what == UNLOAD) {
+		/* Both plugins seen, each named right, never one under the other's frames. */
+		assert_int_equal(mixed, 0);
+		assert_true(c.leaf > 0 && c_b.leaf > 0 && c.leaf + c_b.leaf >= MIN_LEAF);
+		assert_true(c_b.complete * 100 >= c_b.leaf * 95);
+	} else {
+		assert_true(c.leaf >= MIN_LEAF);
+	}
+	assert_true(c.complete * 100 >= c.leaf * 95);
+}
+
+static const struct jvm_case cases[] = {
+    {"interpreted only (-Xint)", CHAIN, "-Xint", "0", "200", "0"},
+    {"C1 only (-XX:TieredStopAtLevel=1)", CHAIN, "-XX:TieredStopAtLevel=1", "0", "1500", "0"},
+    {"C2 only (-XX:-TieredCompilation)", CHAIN, "-XX:-TieredCompilation", "0", "2500", "0"},
+    {"default tiered", CHAIN, "", "0", "2500", "0"},
+    {"default tiered, 32 threads", CHAIN, "", THREADS, "3000", "15"},
+    {"Java -> JNI -> Java callback", JNI, "", "0", "2000", "0"},
+    {"1 GiB code cache, classes unloaded and their memory reused", UNLOAD,
+     "-XX:ReservedCodeCacheSize=1g", "0", "0", "0"},
+};
+
+int main(void)
+{
+	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0])];
+	char *out = NULL;
+	int rc, failed;
+
+	/* The classes live in the build folder: /tmp/omniprof-test-* folders are
+	 * other tests' to remove. */
+	snprintf(classes, sizeof(classes), "%s/tests/hotspot_classes", tu_build_dir());
+	/* The JDK is the suite's subject: its absence fails, never skips. */
+	rc = tu_run(&out,
+		    "rm -rf %s && mkdir -p %s && " JDK "/bin/javac -d %s " SOURCE " " JNI_SOURCE
+		    " " UNLOAD_SOURCE " && " JDK "/bin/javac -d %s/plugins " PLUGIN_SOURCES
+		    " && gcc -O2 -g -shared -fPIC -I" JDK "/include -I" JDK
+		    "/include/linux " JNI_LIB_SOURCE " -o %s/libhotspot_jni.so",
+		    classes, classes, classes, classes, classes);
+	if (rc) {
+		fprintf(stderr, "building the workloads failed (%d): %s\n", rc, out ? out : "");
+		free(out);
+		return 1;
+	}
+	free(out);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		tests[i] = (struct CMUnitTest){.name = cases[i].name,
+					       .test_func = test_case,
+					       .initial_state = (void *)&cases[i]};
+	failed =
+	    _cmocka_run_group_tests("hotspot", tests, sizeof(tests) / sizeof(tests[0]), NULL, NULL);
+	return failed;
+}

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The HotSpot frame reader (bpf/include/omniprof/interp/hotspot_walk.h,
+ * through its C build driven by user_unwind__walk() as the sampler drives the
+ * BPF one) over a code cache and a stack built here by hand with JDK 17's
+ * offsets (as its gHotSpotVMStructs gives them): a compiled leaf without debug
+ * info, a compiled method that inlined three others (one frame each, with
+ * their bcis), an interpreted frame (Method* and bcp below rbp), the call stub
+ * (rbp-based) and the native frame below. Then what a hostile or changing JVM
+ * can do: a pc in a free segment, an unreadable Method, a segment map that
+ * loops, a frame size that is garbage: one clear error frame, never a crash
+ * or a long walk. And the compressed line-number table decoder.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "interp/hotspot/hotspot_method.h"
+#include "interp/hotspot/hotspot_unwind.h"
+#include "unwind/user_unwind.h"
+
+#define MEM_BASE  0x7f0000000000ull
+#define MEM_SIZE  0x20000
+#define STACK	  (MEM_BASE + 0x1000)
+#define STRINGS	  (MEM_BASE + 0x5000)
+#define META	  (MEM_BASE + 0x6000) /* Methods and ConstMethods */
+#define SEGMAP	  (MEM_BASE + 0x7000)
+#define CODE	  (MEM_BASE + 0x8000) /* the code heap: 64-byte segments */
+#define CODE_END  (MEM_BASE + 0x10000)
+#define SCOPES	  (MEM_BASE + 0x11000)
+#define NATIVE_RA 0x400100ull
+
+/* Blobs (heap blocks; the blob is 16 bytes in) and the interpreter. */
+#define RUN_BLOCK  (CODE + 0x0)
+#define WORK_BLOCK (CODE + 0x800)
+#define STUB_BLOCK (CODE + 0x1000)
+#define INTERP	   (CODE + 0x2000) /* [INTERP, INTERP + 0x800) */
+#define FREE_PC	   (CODE + 0x3000) /* a free segment */
+
+/* JDK 17's offsets (gHotSpotVMStructs of Debian's 17.0 libjvm.so). */
+static const struct op_jvm_proc proc17 = {
+    .heaps = {{.low = CODE, .high = CODE_END, .segmap = SEGMAP, .log2_segment = 6}},
+    .interp_start = INTERP,
+    .interp_end = INTERP + 0x800,
+    .blob_name = 96,
+    .blob_frame_complete = 20,
+    .blob_frame_size = 28,
+    .blob_code_begin = 32,
+    .blob_code_end = 40,
+    .nmethod_method = 112,
+    .method_const = 8,
+    .const_method_size = 48,
+    .heap_block_size = 16,
+    .ifr_sender_sp = -1,
+    .ifr_method = -3,
+    .ifr_bcp = -8,
+    .n_heaps = 1,
+    .nm_scopes_data = 120,
+    .nm_pcs_offset = 268,
+    .nm_pcs_end_offset = 272,
+    .nm_metadata_offset = 260,
+};
+
+static uint8_t mem[MEM_SIZE];
+
+static int mem_read(void *ctx, void *dst, size_t size, uint64_t addr)
+{
+	(void)ctx;
+	if (addr < MEM_BASE || addr - MEM_BASE > MEM_SIZE || size > MEM_SIZE - (addr - MEM_BASE))
+		return -14;
+	memcpy(dst, &mem[addr - MEM_BASE], size);
+	return 0;
+}
+
+static void fp_rule(void *ctx, uint32_t pid, uint64_t pc, struct op_unwind_rule *rule)
+{
+	(void)ctx;
+	(void)pid;
+	(void)pc;
+	*rule = (struct op_unwind_rule){
+	    .cmd = OP_RULE_CFA, .cfa_base = OP_CFA_RBP, .cfa_offset = 16, .fp_offset = -16};
+}
+
+static void put64(uint64_t addr, uint64_t v)
+{
+	memcpy(&mem[addr - MEM_BASE], &v, sizeof(v));
+}
+
+static void put32(uint64_t addr, uint32_t v)
+{
+	memcpy(&mem[addr - MEM_BASE], &v, sizeof(v));
+}
+
+static void put8(uint64_t addr, uint8_t v)
+{
+	mem[addr - MEM_BASE] = v;
+}
+
+/* Methods: Method at META + 0x100 * i, its ConstMethod 0x80 after it. */
+enum { M_WORK, M_C, M_B, M_A, M_RUN, M_MAIN, N_METHODS };
+#define METHOD(i) (META + 0x100ull * (i))
+#define CONST(i)  (METHOD(i) + 0x80)
+
+/* The segment map of a block of n segments starting at segment first. */
+static void mark_block(uint64_t block, uint32_t n)
+{
+	uint32_t first = (uint32_t)((block - CODE) >> 6);
+
+	for (uint32_t i = 0; i < n; i++)
+		put8(SEGMAP + first + i, (uint8_t)(i ? 1 : 0));
+}
+
+/* A blob at block: code [begin, end) as offsets from the blob, frame_size words. */
+static uint64_t put_blob(uint64_t block, uint32_t segs, const char *name_addr_tag, uint64_t name,
+			 int32_t frame_size, int32_t complete, uint32_t begin, uint32_t end)
+{
+	uint64_t blob = block + 16;
+
+	(void)name_addr_tag;
+	mark_block(block, segs);
+	put32(blob + proc17.blob_frame_size, (uint32_t)frame_size);
+	put32(blob + proc17.blob_frame_complete, (uint32_t)complete);
+	put64(blob + proc17.blob_code_begin, blob + begin);
+	put64(blob + proc17.blob_code_end, blob + end);
+	put64(blob + proc17.blob_name, name);
+	return blob;
+}
+
+/* UNSIGNED5 of v at *p (HotSpot's CompressedWriteStream::write_int). */
+static void put_u5(uint64_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4 && v >= 192; i++) {
+		put8((*p)++, (uint8_t)(192 + (v & 63)));
+		v = (v - 192) >> 6;
+	}
+	put8((*p)++, (uint8_t)v);
+}
+
+/* A scope at off: (sender, metadata index, bci + 1). */
+static void put_scope(uint32_t off, uint32_t sender, uint32_t index, uint32_t bci)
+{
+	uint64_t p = SCOPES + off;
+
+	put_u5(&p, sender);
+	put_u5(&p, index);
+	put_u5(&p, bci + 1);
+}
+
+#define STUB_NAME    STRINGS
+#define NMETHOD_NAME (STRINGS + 0x40)
+#define RUN_RA_OFF   0x140 /* run's call of work: its return address, from code begin */
+#define S0	     (STACK + 0x100)
+#define WORK_PC	     (WORK_BLOCK + 16 + 0x180)
+#define WORK_FRAME   4 /* words */
+#define RUN_FRAME    6
+#define FP_MAIN	     (STACK + 0x300)
+#define FP_STUB	     (STACK + 0x400)
+#define FP_NATIVE    (STACK + 0x500)
+#define MAIN_BCI     7
+
+static uint64_t run_blob, work_blob, stub_blob;
+
+/*
+ * native <- call stub <- main (interpreted) <- run (compiled; inlined a, b, c)
+ * <- work (compiled leaf). Returns nothing: the registers are S0, WORK_PC, any rbp.
+ */
+static void build(void)
+{
+	uint64_t s1 = S0 + WORK_FRAME * 8, s2 = s1 + RUN_FRAME * 8;
+
+	memset(mem, 0, sizeof(mem));
+	memset(&mem[SEGMAP - MEM_BASE], 0xff, (CODE_END - CODE) >> 6);
+	memcpy(&mem[STUB_NAME - MEM_BASE], "StubRoutines (1)", 17);
+	memcpy(&mem[NMETHOD_NAME - MEM_BASE], "nmethod", 8);
+	for (int i = 0; i < N_METHODS; i++)
+		put64(METHOD(i) + proc17.method_const, CONST(i));
+
+	/* run: PcDescs at 0x600 (sentinel, the call of work, the end), metadata at 0x680. */
+	run_blob = put_blob(RUN_BLOCK, 32, "run", NMETHOD_NAME, RUN_FRAME, 0x10, 0x100, 0x500);
+	put64(run_blob + proc17.nmethod_method, METHOD(M_RUN));
+	put64(run_blob + proc17.nm_scopes_data, SCOPES);
+	put32(run_blob + proc17.nm_pcs_offset, 0x600);
+	put32(run_blob + proc17.nm_pcs_end_offset, 0x630);
+	put32(run_blob + proc17.nm_metadata_offset, 0x680);
+	put32(run_blob + 0x600, 0xffffffff); /* the sentinel: pc offset -1, no scope */
+	put32(run_blob + 0x610, RUN_RA_OFF);
+	put32(run_blob + 0x614, 0x10); /* c's scope */
+	put32(run_blob + 0x620, 0x7fffffff);
+	put64(run_blob + 0x680, METHOD(M_C));
+	put64(run_blob + 0x688, METHOD(M_B));
+	put64(run_blob + 0x690, METHOD(M_A));
+	put64(run_blob + 0x698, METHOD(M_RUN));
+	put_scope(0x10, 0x20, 1, 4);  /* c at bci 4, called by b */
+	put_scope(0x20, 0x30, 2, 3);  /* b at bci 3, called by a */
+	put_scope(0x30, 0x300, 3, 2); /* a at bci 2, called by run (an offset > 191) */
+	put_scope(0x300, 0, 4, 9);    /* run at bci 9: the root */
+
+	/* work: no PcDescs at all. */
+	work_blob = put_blob(WORK_BLOCK, 32, "work", NMETHOD_NAME, WORK_FRAME, 0x10, 0x100, 0x500);
+	put64(work_blob + proc17.nmethod_method, METHOD(M_WORK));
+
+	/* The call stub: no frame size, rbp-based. */
+	stub_blob = put_blob(STUB_BLOCK, 8, "stub", STUB_NAME, 0, 0, 0x40, 0x1f0);
+	mark_block(INTERP - 16, 32);
+
+	/* work's frame: its return address into run, run's into the interpreter. */
+	put64(S0 + WORK_FRAME * 8 - 8, run_blob + 0x100 + RUN_RA_OFF);
+	put64(s1 + RUN_FRAME * 8 - 8, INTERP + 0x100);
+	put64(s1 + RUN_FRAME * 8 - 16, FP_MAIN);
+	/* main, interpreted: its caller is the call stub. */
+	put64(FP_MAIN, FP_STUB);
+	put64(FP_MAIN + 8, stub_blob + 0x80);
+	put64(FP_MAIN - 8, s2);
+	put64(FP_MAIN - 24, METHOD(M_MAIN));
+	put64(FP_MAIN - 64, CONST(M_MAIN) + 48 + MAIN_BCI);
+	put64(FP_STUB, FP_NATIVE);
+	put64(FP_STUB + 8, NATIVE_RA);
+	put64(FP_NATIVE, 0);
+	put64(FP_NATIVE + 8, 0);
+}
+
+static const struct op_interp_proc ranges = {
+    .ranges = {{CODE, CODE_END, OP_INTERP_HOTSPOT, OP_INTERP_RANGE_F_UNWINDS}}};
+
+static struct user_unwind_result walk(const struct op_jvm_proc *proc, uint64_t pc, uint64_t sp,
+				      uint64_t fp, struct op_frame *frames, uint32_t max,
+				      struct hotspot_unwind *hu)
+{
+	struct user_unwind_ops ops = {mem_read, fp_rule, NULL, NULL};
+
+	memset(hu, 0, sizeof(*hu));
+	hu->proc = proc;
+	hu->read = mem_read;
+	return user_unwind__walk(&ops,
+				 &(struct user_unwind_interp){
+				     &ranges, {[OP_INTERP_HOTSPOT] = hotspot_unwind__runtime(hu)}},
+				 42, pc, sp, fp, frames, max);
+}
+
+static void assert_java(const struct op_frame *f, uint64_t method, uint32_t type, uint32_t bci)
+{
+	assert_int_equal(f->kind, OP_FRAME_HOTSPOT);
+	assert_int_equal(f->addr, method);
+	assert_int_equal(f->data >> OP_JVM_TYPE_SHIFT, type);
+	if (type != OP_JVM_T_STUB)
+		assert_int_equal(f->data & OP_JVM_FP_MASK, method + 0x80);
+	assert_int_equal(f->aux, bci);
+}
+
+static void test_whole_chain(void **state)
+{
+	struct op_frame frames[32];
+	struct hotspot_unwind hu;
+	struct user_unwind_result r;
+
+	(void)state;
+	build();
+	r = walk(&proc17, WORK_PC, S0, 0x1234, frames, 32, &hu);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.n_frames, 8);
+	assert_java(&frames[0], METHOD(M_WORK), OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
+	assert_java(&frames[1], METHOD(M_C), OP_JVM_T_INLINED, 4);
+	assert_java(&frames[2], METHOD(M_B), OP_JVM_T_INLINED, 3);
+	assert_java(&frames[3], METHOD(M_A), OP_JVM_T_INLINED, 2);
+	assert_java(&frames[4], METHOD(M_RUN), OP_JVM_T_COMPILED, 9);
+	assert_java(&frames[5], METHOD(M_MAIN), OP_JVM_T_INTERPRETED, MAIN_BCI);
+	assert_java(&frames[6], STUB_NAME, OP_JVM_T_STUB, OP_JVM_BCI_NONE);
+	assert_int_equal(frames[6].data & OP_JVM_FP_MASK, stub_blob);
+	assert_int_equal(frames[7].kind, OP_FRAME_NATIVE);
+	assert_int_equal(frames[7].addr, NATIVE_RA);
+	assert_int_equal(hu.stats[OP_JVM_STAT_INLINED], 3);
+	assert_int_equal(hu.stats[OP_JVM_STAT_NO_PCDESC], 1);
+}
+
+/* Stopped in work's prologue: only the return address is pushed. */
+static void test_prologue(void **state)
+{
+	struct op_frame frames[32];
+	struct hotspot_unwind hu;
+	struct user_unwind_result r;
+
+	(void)state;
+	build();
+	put64(S0 + 0x800, run_blob + 0x100 + RUN_RA_OFF);
+	r = walk(&proc17, work_blob + 0x100 + 4, S0 + 0x800, 0x1234, frames, 32, &hu);
+	assert_int_equal(r.error, 0);
+	assert_java(&frames[0], METHOD(M_WORK), OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
+	assert_java(&frames[1], METHOD(M_C), OP_JVM_T_INLINED, 4);
+}
+
+static void assert_error_after(struct user_unwind_result r, const struct op_frame *frames,
+			       uint32_t n)
+{
+	assert_int_equal(r.error, OP_UNWIND_ERR_HOTSPOT);
+	assert_int_equal(r.n_frames, n + 1);
+	assert_int_equal(frames[n].kind, OP_FRAME_ERROR);
+	assert_int_equal(frames[n].addr, OP_UNWIND_ERR_HOTSPOT);
+}
+
+static void test_free_segment(void **state)
+{
+	struct op_frame frames[32];
+	struct hotspot_unwind hu;
+
+	(void)state;
+	build();
+	assert_error_after(walk(&proc17, FREE_PC, S0, 0, frames, 32, &hu), frames, 0);
+	assert_int_equal(hu.stats[OP_JVM_STAT_NO_BLOB], 1);
+}
+
+static void test_unreadable_method(void **state)
+{
+	struct op_frame frames[32];
+	struct hotspot_unwind hu;
+
+	(void)state;
+	build();
+	put64(work_blob + proc17.nmethod_method, 0xdead0000ull);
+	assert_error_after(walk(&proc17, WORK_PC, S0, 0, frames, 32, &hu), frames, 0);
+	/* An interpreted frame whose Method is garbage, past the compiled ones. */
+	build();
+	put64(FP_MAIN - 24, 0xdead0000ull);
+	assert_error_after(walk(&proc17, WORK_PC, S0, 0, frames, 32, &hu), frames, 5);
+}
+
+/* A segment map whose entries point back forever, or past its start. */
+static void test_hostile_segmap(void **state)
+{
+	struct op_frame frames[32];
+	struct hotspot_unwind hu;
+
+	(void)state;
+	build();
+	for (uint32_t i = 0; i < 32; i++)
+		put8(SEGMAP + 32 + i, 1);
+	assert_error_after(walk(&proc17, WORK_PC, S0, 0, frames, 32, &hu), frames, 0);
+	build();
+	put8(SEGMAP + 38, 200);
+	assert_error_after(walk(&proc17, WORK_PC, S0, 0, frames, 32, &hu), frames, 0);
+}
+
+/* A frame size that is garbage, a scope chain that loops: bounded, marked. */
+static void test_hostile_frames(void **state)
+{
+	struct op_frame frames[64];
+	struct hotspot_unwind hu;
+	struct user_unwind_result r;
+
+	(void)state;
+	build();
+	put32(work_blob + proc17.blob_frame_size, 0x7fffffff);
+	assert_error_after(walk(&proc17, WORK_PC, S0, 0, frames, 64, &hu), frames, 0);
+	build();
+	put_scope(0x30, 0x10, 3, 2); /* a's sender is c again */
+	r = walk(&proc17, WORK_PC, S0, 0, frames, 64, &hu);
+	assert_int_equal(r.error, OP_UNWIND_ERR_MAX_DEPTH);
+	assert_int_equal(r.n_frames, 64);
+}
+
+static void test_line_table(void **state)
+{
+	/* (0, 10) (5, 12) (40, 9) (300, 500): short pairs and 0xff escapes. */
+	const uint8_t table[] = {(0 << 3) | 2, (5 << 3) | 2, 0xff, 70, 5, 0xff, 198, 4,
+				 0xf8,	       0xc4,	     5,	   0};
+	struct hotspot_line lines[8];
+	struct hotspot_method m = {.lines = lines};
+	int n;
+
+	(void)state;
+	n = hotspot_method__decode_lines(table, sizeof(table), lines, 8);
+	assert_int_equal(n, 4);
+	assert_int_equal(lines[0].bci, 0);
+	assert_int_equal(lines[0].line, 2);
+	assert_int_equal(lines[1].bci, 5);
+	assert_int_equal(lines[1].line, 4);
+	assert_int_equal(lines[2].bci, 40);
+	assert_int_equal(lines[2].line, 1);
+	m.n_lines = (uint32_t)n;
+	assert_int_equal(hotspot_method__line(&m, 0), 2);
+	assert_int_equal(hotspot_method__line(&m, 7), 4);
+	assert_int_equal(hotspot_method__line(&m, 41), 1);
+	assert_int_equal(hotspot_method__line(&m, OP_JVM_BCI_NONE), 0);
+	/* Cut short: refused, not read past. */
+	assert_int_equal(hotspot_method__decode_lines(table, 4, lines, 8), -22);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_whole_chain),	   cmocka_unit_test(test_prologue),
+	    cmocka_unit_test(test_free_segment),   cmocka_unit_test(test_unreadable_method),
+	    cmocka_unit_test(test_hostile_segmap), cmocka_unit_test(test_hostile_frames),
+	    cmocka_unit_test(test_line_table),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
