@@ -29,9 +29,13 @@ static void test_frame_kinds(void **state)
 		const char *otlp = profile_frame_kind__otlp_type(k);
 		const char *name = profile_frame_kind__name(k);
 
+		if (!name && !otlp)
+			continue; /* a value held for a runtime whose row this tree lacks */
 		assert_non_null(otlp);
 		assert_non_null(name);
 		for (unsigned int j = 0; j < k; j++) {
+			if (!profile_frame_kind__name(j))
+				continue;
 			assert_string_not_equal(profile_frame_kind__otlp_type(j), otlp);
 			assert_string_not_equal(profile_frame_kind__name(j), name);
 		}

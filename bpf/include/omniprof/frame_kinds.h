@@ -39,10 +39,15 @@
 
 /* Generators for the enums built from the tables. */
 #define OP_FRAME_KIND_ENUM(name, value, otlp, display)	    OP_FRAME_##name = value,
-#define OP_FRAME_KIND_COUNT_ONE(name, value, otlp, display) +1
+#define OP_FRAME_KIND_COUNT_ONE(name, value, otlp, display) char k_##name[(value) + 1];
 #define OP_INTERP_ENUM(name, value, step)		    OP_INTERP_##name = value,
 
-/* How many kinds there are (values 0 .. OP_FRAME_KIND_COUNT - 1). */
-#define OP_FRAME_KIND_COUNT (0 OP_FRAME_KINDS(OP_FRAME_KIND_COUNT_ONE))
+/*
+ * One more than the highest kind value (values 0 .. OP_FRAME_KIND_COUNT - 1):
+ * the size of a union of arrays of value + 1 bytes, so a branch that holds
+ * some runtimes' rows but not others' (values assigned ahead) still sizes
+ * its tables right; a value without a row has no names.
+ */
+#define OP_FRAME_KIND_COUNT sizeof(union {OP_FRAME_KINDS(OP_FRAME_KIND_COUNT_ONE)})
 
 #endif
