@@ -1,0 +1,66 @@
+# A known chain of Perl subs that spins in its innermost one, for
+# tests/e2e/test_perl.c. Usage: perl perl_chain.pl SECONDS MODE
+#   chain  main -> Report::build -> Report::row -> Report::cell (leaf)
+#   anon   main -> Report::build -> an anonymous sub -> Report::cell
+#   sort   main -> Report::build -> sort { Report::by_cmp } (Perl -> C -> Perl)
+#   eval   main -> Report::build -> string eval -> Report::cell
+#   deep   main -> Report::build -> Report::deep x 500 -> Report::cell
+# Lines the test checks carry a "# at:NAME" marker: the test finds them here.
+use strict;
+use warnings;
+no warnings "recursion"; # deep: 500 levels on purpose
+
+package Report;
+
+our $deadline;
+
+sub cell {
+    my $x = 0;
+    while (time() < $deadline) {
+        for my $i (1 .. 2000) { $x = ($x * 31 + $i) % 1000003; } # at:cell
+    }
+    return $x;
+}
+
+sub row {
+    return cell() + 1; # at:row
+}
+
+sub by_cmp {
+    cell() if time() < $deadline; # at:by_cmp
+    return $a <=> $b;
+}
+
+sub deep {
+    my ($n) = @_;
+    return cell() if $n == 0; # at:deep_leaf
+    return deep($n - 1) + 1; # at:deep
+}
+
+sub build {
+    my ($mode) = @_;
+    if ($mode eq 'chain') {
+        return row(); # at:build_chain
+    } elsif ($mode eq 'anon') {
+        my $f = sub { return cell() + 2; }; # at:anon
+        return $f->(); # at:build_anon
+    } elsif ($mode eq 'sort') {
+        my @s = sort { by_cmp() } (3, 1, 2); # at:build_sort
+        return $s[0];
+    } elsif ($mode eq 'eval') {
+        my $r = eval "\n\nReport::cell() + 3;\n"; # at:build_eval
+        die $@ if $@;
+        return $r;
+    } elsif ($mode eq 'deep') {
+        return deep(500); # at:build_deep
+    }
+    die "unknown mode $mode";
+}
+
+package main;
+
+$| = 1;
+$Report::deadline = time() + $ARGV[0];
+syswrite(STDOUT, "ready\n");
+my $r = Report::build($ARGV[1]); # at:main
+exit($r < 0);
