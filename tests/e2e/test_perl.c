@@ -11,7 +11,9 @@
  * comparator (Perl -> pp_sort, C -> Perl: the native frames between); a
  * string eval ("(eval)", its code's file "(eval N)" and line); 500 levels of
  * recursion; and the chain in a process of another user (the unprivileged
- * attacker account). Needs root and BPF.
+ * attacker account); and the sort case from stack copies, every sample
+ * walked in user space by the same walker (src/interp/perl/perl_unwind.c).
+ * Needs root and BPF.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -45,6 +47,7 @@
 struct perl_case {
 	const char *name;
 	const char *mode; /* perl_chain.pl's MODE */
+	bool copies;	  /* record --copy-all-stacks: every sample walked in user space */
 };
 
 static char *omniprof(void)
@@ -263,13 +266,22 @@ static void run_case(const struct perl_case *pc, bool as_attacker)
 		tu_rmtree(dir);
 		fail_msg("%s %s did not start", PERL, SCRIPT);
 	}
-	rc = tu_run(&out, "%s record -p %d -d " RECORD_SECONDS " -F " FREQUENCY " -o %s -v",
-		    omniprof(), pid, dir);
+	rc = tu_run(&out, "%s record -p %d -d " RECORD_SECONDS " -F " FREQUENCY " -o %s -v%s",
+		    omniprof(), pid, dir, pc->copies ? " --copy-all-stacks" : "");
 	tu_reap(pid);
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
-	else if (out && strstr(out, "perl: frames walked in BPF"))
-		printf("    %.60s\n", strstr(out, "perl: frames walked in BPF"));
+	if (!rc && pc->copies) {
+		/* The samples were walked in user space: the Perl walker's copies count. */
+		const char *at = out ? strstr(out, "copies: perl walks") : NULL;
+		long walks = at ? strtol(at + strlen("copies: perl walks"), NULL, 10) : 0;
+
+		printf("    stack copies walked with the Perl walker: %ld\n", walks);
+		if (walks < MIN_LEAF) {
+			free(out);
+			fail_msg("too few stack copies walked with the Perl walker");
+		}
+	}
 	free(out);
 	snprintf(folded, sizeof(folded), "%s/stacks.folded", dir);
 	snprintf(pprof, sizeof(pprof), "%s/profile.pb.gz", dir);
@@ -308,13 +320,14 @@ static void test_perl_present(void **state)
 int main(void)
 {
 	static const struct perl_case cases[] = {
-	    {"named subs: main -> Report::build -> Report::row -> Report::cell", "chain"},
-	    {"anonymous sub: Report::__ANON__", "anon"},
-	    {"sort with a Perl comparator: Perl -> C -> Perl", "sort"},
-	    {"string eval: (eval)", "eval"},
-	    {"500 levels of recursion", "deep"},
+	    {"named subs: main -> Report::build -> Report::row -> Report::cell", "chain", false},
+	    {"anonymous sub: Report::__ANON__", "anon", false},
+	    {"sort with a Perl comparator: Perl -> C -> Perl", "sort", false},
+	    {"string eval: (eval)", "eval", false},
+	    {"500 levels of recursion", "deep", false},
+	    {"sort with a Perl comparator, from stack copies (walked in user space)", "sort", true},
 	};
-	struct CMUnitTest tests[8];
+	struct CMUnitTest tests[10];
 	size_t n = 0;
 
 	tests[n++] = (struct CMUnitTest){.name = "perl present", .test_func = test_perl_present};

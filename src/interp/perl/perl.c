@@ -11,6 +11,7 @@
 #include "interp/perl/perl_binary.h"
 #include "interp/perl/perl_layout.h"
 #include "interp/perl/perl_sub.h"
+#include "interp/perl/perl_unwind.h"
 #include "proc/file_cache.h"
 #include "proc/process_table.h"
 #include "proc/remote_memory.h"
@@ -200,6 +201,8 @@ static int perl_attach(void *rt, const struct process *p, const struct process_m
 	return 0;
 }
 
+_Static_assert(sizeof(struct perl_unwind) <= INTERP_WALK_MAX_SIZE, "a copy's Perl walk");
+
 static const void *perl_walk_state(const void *rt, uint32_t pid)
 {
 	const struct perl *pl = rt;
@@ -344,6 +347,9 @@ const struct interp_ops perl_interp_ops = {
     .attach = perl_attach,
     .detach = perl_detach,
     .walk_state = perl_walk_state,
+    .walk_size = sizeof(struct perl_unwind),
+    .walk_begin = perl_unwind__walk_begin,
+    .walk_end = perl_unwind__walk_end,
     .resolve = perl_resolve,
     .describe = perl_describe,
     .end_interval = perl_end_interval,
