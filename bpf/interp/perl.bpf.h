@@ -37,6 +37,7 @@ static __always_inline void perl_stat_inc(__u32 which)
 
 #define OP_PERL_READ(pw, dst, size, addr) OP_READ_USER(pw, dst, size, addr)
 #define OP_PERL_STAT(pw, which)		  perl_stat_inc(which)
+#define OP_PERL_SEEK_FN			  __noinline int
 #include "omniprof/interp/perl_walk.h"
 
 /* pid -> where its interpreter is. Written by user space (src/interp/perl/). */

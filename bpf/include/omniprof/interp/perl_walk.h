@@ -58,6 +58,13 @@
 #define OP_PERL_STAT(pw, which) ((void)0)
 #endif
 
+/* How op_perl_seek() is defined: BPF makes it a global function, which the
+ * verifier checks once (its loop over contexts included) instead of at each
+ * place the step calls it. */
+#ifndef OP_PERL_SEEK_FN
+#define OP_PERL_SEEK_FN static __always_inline int
+#endif
+
 _Static_assert((OP_PERL_CX_BLOCK & (OP_PERL_CX_BLOCK - 1)) == 0, "cx block masks");
 _Static_assert((OP_PERL_SI_BLOCK & (OP_PERL_SI_BLOCK - 1)) == 0, "si block masks");
 
@@ -166,10 +173,13 @@ static __always_inline int op_perl_setup(struct op_perl_walker *pw, const struct
  * it has no more (its frames end here; the walk stays where the next runops
  * frame's start), -1 when a context or stackinfo is unreadable.
  */
-static __always_inline int op_perl_seek(struct op_perl_walker *pw)
+OP_PERL_SEEK_FN op_perl_seek(struct op_perl_walker *pw)
 {
-	const struct op_perl_offsets *o = &pw->proc.off;
+	const struct op_perl_offsets *o;
 
+	if (!pw) /* a global function's pointer may be NULL for the verifier */
+		return -1;
+	o = &pw->proc.off;
 	pw->has_next = 0;
 	for (int i = 0; i < OP_PERL_SCAN; i++) {
 		__u64 cx, retop;
