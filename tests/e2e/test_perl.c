@@ -11,7 +11,8 @@
  * comparator (Perl -> pp_sort, C -> Perl: the native frames between); a
  * string eval ("(eval)", its code's file "(eval N)" and line); 500 levels of
  * recursion; and the chain in a process of another user (the unprivileged
- * attacker account); and the sort case from stack copies, every sample
+ * attacker account); three ithreads, each its own interpreter and chain;
+ * and the sort case from stack copies, every sample
  * walked in user space by the same walker (src/interp/perl/perl_unwind.c).
  * Needs root and BPF.
  */
@@ -82,6 +83,16 @@ static void expect_chain(struct chain_spec *cs, const char *mode)
 			EXPECT(chain_spec__add(cs, "Report::deep"));
 	}
 	EXPECT(chain_spec__add(cs, "Report::cell"));
+}
+
+/* Thread t of the threads mode: threads.so -> call_sv -> the thread's closure -> Worker::t. */
+static void expect_thread(struct chain_spec *cs, char t)
+{
+	EXPECT(chain_spec__add(cs, "start_thread"));
+	EXPECT(chain_spec__add_gap(cs, 1, 4)); /* threads.so's thread start */
+	EXPECT(chain_spec__add(cs, "Perl_call_sv"));
+	EXPECT(chain_spec__add(cs, "main::__ANON__"));
+	EXPECT(chain_spec__add(cs, "Worker::%c", t));
 }
 
 static void report(const char *what, struct chain_count c)
@@ -310,6 +321,71 @@ static void test_attacker(void **state)
 	run_case(*state, true);
 }
 
+/*
+ * Three ithreads, each with its own interpreter (found through its own
+ * thread-local PL_current_context): each thread's samples hold its own
+ * chain, Worker::a, ::b or ::c at its call of Report::cell.
+ */
+static void test_threads(void **state)
+{
+	char folded[1024], pprof[1024];
+	char *dir = tu_mkdtemp(), *out = NULL, *text = NULL;
+	char *argv[] = {PERL, SCRIPT, "60", "threads", NULL};
+	struct chain_spec *cs[3];
+	struct chain_count c[3] = {{0}, {0}, {0}};
+	struct line_check checks[3];
+	pid_t pid;
+	int rc;
+
+	(void)state;
+	assert_non_null(dir);
+	text = tu_read_file(SCRIPT, NULL);
+	assert_non_null(text);
+	checks[0] = AT("Worker::a", "worker_a");
+	checks[1] = AT("Worker::b", "worker_b");
+	checks[2] = AT("Worker::c", "worker_c");
+	free(text);
+	for (int i = 0; i < 3; i++) {
+		cs[i] = chain_spec__new();
+		assert_non_null(cs[i]);
+		expect_thread(cs[i], (char)('a' + i));
+	}
+	pid = tu_spawn_ready(argv);
+	if (pid <= 0) {
+		tu_rmtree(dir);
+		fail_msg("%s %s did not start", PERL, SCRIPT);
+	}
+	usleep(300 * 1000); /* the threads clone their interpreters */
+	rc = tu_run(&out, "%s record -p %d -d " RECORD_SECONDS " -F " FREQUENCY " -o %s",
+		    omniprof(), pid, dir);
+	tu_reap(pid);
+	if (rc)
+		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
+	free(out);
+	snprintf(folded, sizeof(folded), "%s/stacks.folded", dir);
+	snprintf(pprof, sizeof(pprof), "%s/profile.pb.gz", dir);
+	text = tu_read_file(folded, NULL);
+	for (int i = 0; i < 3 && text; i++) {
+		char label[16];
+
+		snprintf(label, sizeof(label), "thread %c", 'a' + i);
+		c[i] = chain_spec__count_folded(cs[i], text, "perl");
+		report(label, c[i]);
+	}
+	if (!rc && text)
+		check_lines(pprof, checks, 3);
+	tu_rmtree(dir);
+	free(dir);
+	free(text);
+	for (int i = 0; i < 3; i++)
+		chain_spec__free(cs[i]);
+	assert_int_equal(rc, 0);
+	for (int i = 0; i < 3; i++) {
+		assert_true(c[i].leaf >= MIN_LEAF);
+		assert_true(c[i].complete * 100 >= c[i].leaf * 95);
+	}
+}
+
 /* The machine must have Debian's perl: no silent skip. */
 static void test_perl_present(void **state)
 {
@@ -327,7 +403,7 @@ int main(void)
 	    {"500 levels of recursion", "deep", false},
 	    {"sort with a Perl comparator, from stack copies (walked in user space)", "sort", true},
 	};
-	struct CMUnitTest tests[10];
+	struct CMUnitTest tests[12];
 	size_t n = 0;
 
 	tests[n++] = (struct CMUnitTest){.name = "perl present", .test_func = test_perl_present};
@@ -335,6 +411,8 @@ int main(void)
 		tests[n++] = (struct CMUnitTest){.name = cases[i].name,
 						 .test_func = test_case,
 						 .initial_state = (void *)&cases[i]};
+	tests[n++] = (struct CMUnitTest){.name = "three ithreads, an interpreter each",
+					 .test_func = test_threads};
 	tests[n++] = (struct CMUnitTest){.name = "named subs, in another user's process",
 					 .test_func = test_attacker,
 					 .initial_state = (void *)&cases[0]};

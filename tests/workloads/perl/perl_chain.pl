@@ -5,6 +5,7 @@
 #   sort   main -> Report::build -> sort { Report::by_cmp } (Perl -> C -> Perl)
 #   eval   main -> Report::build -> string eval -> Report::cell
 #   deep   main -> Report::build -> Report::deep x 500 -> Report::cell
+#   threads  three ithreads, each its own interpreter: Worker::a/b/c -> Report::cell
 # Lines the test checks carry a "# at:NAME" marker: the test finds them here.
 use strict;
 use warnings;
@@ -62,10 +63,22 @@ sub build {
     die "unknown mode $mode";
 }
 
+package Worker;
+
+sub a { return Report::cell() + 1; } # at:worker_a
+sub b { return Report::cell() + 2; } # at:worker_b
+sub c { return Report::cell() + 3; } # at:worker_c
+
 package main;
 
 $| = 1;
 $Report::deadline = time() + $ARGV[0];
 syswrite(STDOUT, "ready\n");
+if ($ARGV[1] eq 'threads') {
+    require threads;
+    my @t = map { my $f = $_; threads->create(sub { Worker->can($f)->() }) } qw(a b c);
+    $_->join() for @t;
+    exit(0);
+}
 my $r = Report::build($ARGV[1]); # at:main
 exit($r < 0);
