@@ -76,6 +76,10 @@ static void expect_chain(struct chain_spec *cs, const char *mode)
 		EXPECT(chain_spec__add(cs, "Perl_pp_sort"));
 		EXPECT(chain_spec__add_gap(cs, 1, SORT_GLUE_MAX));
 		EXPECT(chain_spec__add(cs, "Report::by_cmp"));
+	} else if (!strcmp(mode, "sortnamed")) {
+		/* The leaf: sort's C code, between calls of the comparator or in one. */
+		EXPECT(chain_spec__add(cs, "Perl_pp_sort"));
+		return;
 	} else if (!strcmp(mode, "eval")) {
 		EXPECT(chain_spec__add(cs, "(eval)"));
 	} else if (!strcmp(mode, "deep")) {
@@ -231,6 +235,12 @@ static void check_case_lines(const char *pprof, const char *mode)
 	} else if (!strcmp(mode, "sort")) {
 		checks[n++] = AT("Report::build", "build_sort");
 		checks[n++] = AT("Report::by_cmp", "by_cmp");
+	} else if (!strcmp(mode, "sortnamed")) {
+		/* No Report::cell in this mode. The comparator's one expression runs
+		 * with no statement of its own (sort calls it past its COP): perl's
+		 * current statement, PL_curcop, is still the sort's. */
+		checks[1] = AT("Report::build", "build_sortnamed");
+		checks[n++] = AT("Report::by_num", "build_sortnamed");
 	} else if (!strcmp(mode, "eval")) {
 		checks[n++] = AT("Report::build", "build_eval");
 		/* The eval's code "\n\nReport::cell() + 3;\n": its line 3, its file "(eval N)". */
@@ -399,11 +409,13 @@ int main(void)
 	    {"named subs: main -> Report::build -> Report::row -> Report::cell", "chain", false},
 	    {"anonymous sub: Report::__ANON__", "anon", false},
 	    {"sort with a Perl comparator: Perl -> C -> Perl", "sort", false},
+	    {"sort with a named comparator (MULTICALL), mostly in sort's C code", "sortnamed",
+	     false},
 	    {"string eval: (eval)", "eval", false},
 	    {"500 levels of recursion", "deep", false},
 	    {"sort with a Perl comparator, from stack copies (walked in user space)", "sort", true},
 	};
-	struct CMUnitTest tests[12];
+	struct CMUnitTest tests[14];
 	size_t n = 0;
 
 	tests[n++] = (struct CMUnitTest){.name = "perl present", .test_func = test_perl_present};

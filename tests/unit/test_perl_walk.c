@@ -139,6 +139,7 @@ static void put_interp(uint64_t curcop, uint64_t curstackinfo, struct op_perl_pr
 {
 	put64(INTERP + L->bpf.interp_curcop, curcop);
 	put64(INTERP + L->bpf.interp_curstackinfo, curstackinfo);
+	put64(INTERP + L->bpf.interp_op, 0x7777); /* PL_op: an op runs */
 	put64(TP - 8, INTERP);
 	put64(GLOBALS, INTERP);
 	memset(proc, 0, sizeof(*proc));
@@ -250,6 +251,61 @@ static void test_sort_nests(void **state)
 	assert_int_equal(pu.stats[OP_PERL_STAT_WALKS], 1);
 	assert_int_equal(pu.stats[OP_PERL_STAT_FRAMES], 5);
 	assert_int_equal(pu.stats[OP_PERL_STAT_READ_ERR], 0);
+}
+
+/*
+ * sort with a named comparator (MULTICALL): its sub context stays on sort's
+ * stackinfo for the whole sort. Sampled in sort's C code between two calls
+ * (PL_op NULL, no runops frame of the comparator on the stack), the
+ * comparator is no frame and the outer runops frame keeps its subs; sampled
+ * in the comparator (PL_op set), the comparator is its runops frame's.
+ */
+static void test_sort_multicall_between_calls(void **state)
+{
+	const uint64_t between[] = {PPSORT_RA, RUNOPS_RA, PERLRUN_RA, MAIN_RA};
+	const uint64_t inside[] = {RUNOPS_RA, SORTCV_RA, PPSORT_RA, RUNOPS_RA, PERLRUN_RA, MAIN_RA};
+	struct op_perl_proc proc;
+	struct op_frame f[32];
+	struct perl_unwind pu;
+	struct user_unwind_result r;
+	struct user_unwind_ops ops = {mem_read, fp_rule, NULL, NULL};
+	uint64_t fp;
+
+	(void)state;
+	put_cx(CX_MAIN, 0, T_SUB, cv(1), 0x1111, cop(1));
+	put_si(SI_MAIN, CX_MAIN, 0, 0, OP_PERL_SI_MAIN);
+	put_cx(CX_SORT, 0, T_SUB | L->bpf.cxp_multicall, cv(3), 0, cop(4));
+	put_si(SI_SORT, CX_SORT, 0, SI_MAIN, 3);
+	/* Between calls sort has restored PL_curcop: the sort statement. */
+	put_interp(cop(4), SI_SORT, &proc);
+	put64(INTERP + L->bpf.interp_op, 0);
+	fp = build_stack(between, 4);
+	memset(&pu, 0, sizeof(pu));
+	pu.proc = &proc;
+	pu.thread_ptr = TP;
+	r = user_unwind__walk(&ops,
+			      &(struct user_unwind_interp){
+				  &runops_ranges, {[OP_INTERP_PERL] = perl_unwind__runtime(&pu)}},
+			      42, SORTCV_RA - 4, STACK, fp, f, 32);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.n_frames, 6);
+	assert_native(&f[0], SORTCV_RA - 4);
+	assert_native(&f[1], PPSORT_RA);
+	assert_sub(&f[2], 1, 104); /* build at the sort */
+	assert_cop_frame(&f[3], OP_PERL_DATA_MAIN, 1);
+	assert_native(&f[4], PERLRUN_RA);
+	/* In the comparator: PL_op set, the comparator is a frame. */
+	put64(INTERP + L->bpf.interp_op, 0x7777);
+	put64(INTERP + L->bpf.interp_curcop, cop(9));
+	fp = build_stack(inside, 6);
+	r = walk(&proc, TP, false, fp, f, 32, &pu);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.n_frames, 8);
+	assert_sub(&f[1], 3, 109);
+	assert_native(&f[2], SORTCV_RA);
+	assert_native(&f[3], PPSORT_RA);
+	assert_sub(&f[4], 1, 104);
+	assert_cop_frame(&f[5], OP_PERL_DATA_MAIN, 1);
 }
 
 /* Without the thread-local context: PL_curinterp serves the main thread only. */
@@ -439,6 +495,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup(test_sort_nests, setup),
+	    cmocka_unit_test_setup(test_sort_multicall_between_calls, setup),
 	    cmocka_unit_test_setup(test_curinterp_main_thread_only, setup),
 	    cmocka_unit_test_setup(test_call_sv_and_eval, setup),
 	    cmocka_unit_test_setup(test_runops_without_frames, setup),

@@ -16,7 +16,7 @@
 
 struct wanted_syms {
 	uint64_t runops[PERL_MAX_RUNOPS][2];
-	uint64_t thr_key, curinterp, curcop, curstackinfo;
+	uint64_t thr_key, curinterp, curcop, curstackinfo, op;
 	uint64_t current_context; /* st_value: offset in the TLS segment */
 	bool has_current_context;
 };
@@ -44,6 +44,8 @@ static void note_symbol(struct wanted_syms *w, const char *name, const GElf_Sym 
 		w->curcop = sym->st_value;
 	} else if (!strcmp(name, "PL_curstackinfo")) {
 		w->curstackinfo = sym->st_value;
+	} else if (!strcmp(name, "PL_op")) {
+		w->op = sym->st_value;
 	}
 }
 
@@ -194,6 +196,7 @@ int perl_binary__inspect(const struct elf_file *ef, const char *name, struct per
 			return -ENOTSUP;
 		out->curcop = w.curcop;
 		out->curstackinfo = w.curstackinfo;
+		out->op = w.op;
 	}
 	for (int i = 0; i < PERL_MAX_RUNOPS; i++) {
 		if (!w.runops[i][0])
@@ -212,6 +215,7 @@ void perl_binary__proc_info(const struct perl_binary *bin, uint64_t bias, struct
 	out->curinterp = bin->curinterp ? bin->curinterp + bias : 0;
 	out->curcop = bin->curcop ? bin->curcop + bias : 0;
 	out->curstackinfo = bin->curstackinfo ? bin->curstackinfo + bias : 0;
+	out->op = bin->op ? bin->op + bias : 0;
 	out->off = bin->layout->bpf;
 	out->version = (uint16_t)(5 << 8 | bin->minor);
 	out->threaded = bin->threaded;

@@ -28,6 +28,7 @@ struct perl_binary {
 	uint64_t curinterp;    /* PL_curinterp (threaded), ELF vaddr */
 	uint64_t curcop;       /* PL_curcop (unthreaded) */
 	uint64_t curstackinfo; /* PL_curstackinfo (unthreaded) */
+	uint64_t op;	       /* PL_op (unthreaded) */
 	/* Threaded executables: PL_current_context's offset from the thread pointer, 0: none. */
 	int64_t tls_context;
 	uint64_t runops[PERL_MAX_RUNOPS][2]; /* [start, end), ELF vaddrs; n_runops used */

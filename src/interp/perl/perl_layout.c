@@ -38,6 +38,8 @@ static const struct perl_layout layouts[] = {
 		.cx_sub_cv = 72,	    /* blk_u.blku_sub.cv (= blku_format.cv) */
 		.cx_eval_cv = 88,	    /* blk_u.blku_eval.cv */
 		.cop_line = 36,		    /* offsetof(COP, cop_line) */
+		.interp_op = 8,		    /* offsetof(struct interpreter, Iop) */
+		.cxp_multicall = 0x10,	    /* CXp_MULTICALL */
 	    },
 	.sv_any = 0,	      /* offsetof(struct sv, sv_any) */
 	.sv_flags = 12,	      /* offsetof(struct sv, sv_flags) */

@@ -3,6 +3,7 @@
 #   chain  main -> Report::build -> Report::row -> Report::cell (leaf)
 #   anon   main -> Report::build -> an anonymous sub -> Report::cell
 #   sort   main -> Report::build -> sort { Report::by_cmp } (Perl -> C -> Perl)
+#   sortnamed  main -> Report::build -> sort Report::by_num (mostly sort's C code)
 #   eval   main -> Report::build -> string eval -> Report::cell
 #   deep   main -> Report::build -> Report::deep x 500 -> Report::cell
 #   threads  three ithreads, each its own interpreter: Worker::a/b/c -> Report::cell
@@ -32,6 +33,8 @@ sub by_cmp {
     return $a <=> $b;
 }
 
+sub by_num { $a <=> $b }
+
 sub deep {
     my ($n) = @_;
     return cell() if $n == 0; # at:deep_leaf
@@ -56,6 +59,12 @@ sub build {
         my $r = eval "\n\nReport::cell() + 3;\n"; # at:build_eval
         die $@ if $@;
         return $r;
+    } elsif ($mode eq 'sortnamed') {
+        # A named comparator (MULTICALL): most of the time in sort's C code.
+        my @x = map { ($_ * 7919) % 10007 } 1 .. 20000;
+        my @s;
+        @s = sort by_num @x while time() < $deadline; # at:build_sortnamed
+        return $s[0];
     } elsif ($mode eq 'deep') {
         my $n = 500;
         return deep($n); # at:build_deep

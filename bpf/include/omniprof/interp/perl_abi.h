@@ -64,7 +64,9 @@ struct op_perl_offsets {
 	__u16 cx_sub_cv;	   /* -> blk_sub.cv (blk_format.cv too) */
 	__u16 cx_eval_cv;	   /* -> blk_eval.cv */
 	__u16 cop_line;		   /* COP -> cop_line (U32) */
-	__u16 reserved[3];
+	__u16 interp_op;	   /* threaded: struct interpreter -> Iop (PL_op) */
+	__u16 cxp_multicall;	   /* CXp_MULTICALL, a flag of cx_type */
+	__u16 reserved;
 };
 
 /* Value of the `perl_procs` map, key: pid (tgid). */
@@ -78,6 +80,7 @@ struct op_perl_proc {
 	__u64 curinterp;    /* threaded: address of PL_curinterp (the first interpreter) */
 	__u64 curcop;	    /* unthreaded: address of PL_curcop */
 	__u64 curstackinfo; /* unthreaded: address of PL_curstackinfo */
+	__u64 op;	    /* unthreaded: address of PL_op */
 	struct op_perl_offsets off;
 	__u16 version; /* 5 << 8 | minor, for reports */
 	__u8 threaded; /* MULTIPLICITY: the variables live in struct interpreter */
@@ -115,6 +118,7 @@ struct op_perl_walker {
 	__u8 has_next;	   /* 1: next_* hold a frame, 2: the next frame is an error frame */
 	__u8 next_ends;	   /* the next frame is the first one its runops call entered */
 	__u8 emitted;	   /* frames written for the current runops frame */
+	__u8 op_null;	   /* PL_op was NULL at the sample: no op runs (C code between calls) */
 	union op_perl_cx_block cx;
 	union op_perl_si_block si_block;
 };
@@ -132,6 +136,6 @@ enum op_perl_stat {
 };
 
 _Static_assert(sizeof(struct op_perl_offsets) == 32, "op_perl_offsets layout");
-_Static_assert(sizeof(struct op_perl_proc) == 32 + 32 + 8, "op_perl_proc layout");
+_Static_assert(sizeof(struct op_perl_proc) == 40 + 32 + 8, "op_perl_proc layout");
 
 #endif

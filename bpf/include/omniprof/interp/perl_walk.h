@@ -131,7 +131,7 @@ static __always_inline int op_perl_setup(struct op_perl_walker *pw, const struct
 					 __u64 thread_ptr, int main_thread)
 {
 	const struct op_perl_offsets *o;
-	__u64 interp = 0, si = 0, cop = 0;
+	__u64 interp = 0, si = 0, cop = 0, op = 0;
 
 	OP_PERL_STAT(pw, OP_PERL_STAT_WALKS);
 	pw->proc = *proc;
@@ -152,10 +152,15 @@ static __always_inline int op_perl_setup(struct op_perl_walker *pw, const struct
 		}
 		op_perl_read_ptr(pw, &cop, interp + o->interp_curcop);
 		op_perl_read_ptr(pw, &si, interp + o->interp_curstackinfo);
+		if (op_perl_read_ptr(pw, &op, interp + o->interp_op))
+			op = 1;
 	} else {
 		op_perl_read_ptr(pw, &cop, pw->proc.curcop);
 		op_perl_read_ptr(pw, &si, pw->proc.curstackinfo);
+		if (!pw->proc.op || op_perl_read_ptr(pw, &op, pw->proc.op))
+			op = 1;
 	}
+	pw->op_null = !op;
 	if (!si) {
 		OP_PERL_STAT(pw, OP_PERL_STAT_NO_STACK);
 		return 0;
@@ -214,6 +219,20 @@ OP_PERL_SEEK_FN op_perl_seek(struct op_perl_walker *pw)
 		if (OP_PERL_READ(pw, &pw->cx, sizeof(pw->cx), cx))
 			return -1;
 		type = op_perl_cx_u8(pw, o->cx_type) & OP_PERL_CXTYPEMASK;
+		if (type == OP_PERL_CXT_SUB && pw->op_null &&
+		    (op_perl_cx_u8(pw, o->cx_type) & o->cxp_multicall)) {
+			/* PL_op NULL: the runops call of this MULTICALL sub (sort's
+			 * comparator, List::Util's block) returned, and C code runs
+			 * before the next call: not a frame, and its runops frame is
+			 * not on the stack. Only the topmost such context. */
+			pw->op_null = 0;
+			continue;
+		}
+		if (type != OP_PERL_CXT_SUB && type != OP_PERL_CXT_EVAL &&
+		    type != OP_PERL_CXT_FORMAT)
+			continue;
+		/* A frame context other than a stale MULTICALL one: PL_op says no more. */
+		pw->op_null = 0;
 		if (type == OP_PERL_CXT_SUB || type == OP_PERL_CXT_FORMAT) {
 			pw->next_addr = op_perl_cx_u64(pw, o->cx_sub_cv);
 			/* The CV's body: a fingerprint of the sub at that address. */
