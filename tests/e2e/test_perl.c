@@ -158,6 +158,7 @@ struct line_check {
 	const char *file; /* the file must end with this */
 	long min, max;	  /* lines every location of the function must have */
 	long seen;	  /* locations of it found */
+	bool either;	  /* the line is min or max, nothing between */
 };
 
 /* Every location of each checked function: its file and a line in [min, max]; each seen.
@@ -191,7 +192,9 @@ static void check_lines(const char *pprof, struct line_check *checks, size_t n)
 				if (flen < slen || strcmp(file + flen - slen, checks[c].file) ||
 				    (!strcmp(name, "(eval)") && strncmp(file, "(eval ", 6)) ||
 				    loc->line[j]->line < checks[c].min ||
-				    loc->line[j]->line > checks[c].max)
+				    loc->line[j]->line > checks[c].max ||
+				    (checks[c].either && loc->line[j]->line != checks[c].min &&
+				     loc->line[j]->line != checks[c].max))
 					fail_msg(
 					    "%s: file %s line %lld, expected *%s lines %ld-%ld",
 					    name, file, (long long)loc->line[j]->line,
@@ -211,7 +214,7 @@ static void check_lines(const char *pprof, struct line_check *checks, size_t n)
 	(struct line_check)                                                                        \
 	{                                                                                          \
 		fn, "/perl_chain.pl", line_of(text, "# at:" marker),                               \
-		    line_of(text, "# at:" marker), 0                                               \
+		    line_of(text, "# at:" marker), 0, false                                        \
 	}
 
 /* Each frame at the statement that called the next one; the leaf anywhere in its body. */
@@ -223,9 +226,12 @@ static void check_case_lines(const char *pprof, const char *mode)
 
 	assert_non_null(text);
 	checks[n++] = AT("(main)", "main");
-	checks[n++] =
-	    (struct line_check){"Report::cell", "/perl_chain.pl", line_of(text, "sub cell {"),
-				line_of(text, "sub row {"), 0};
+	checks[n++] = (struct line_check){"Report::cell",
+					  "/perl_chain.pl",
+					  line_of(text, "sub cell {"),
+					  line_of(text, "sub row {"),
+					  0,
+					  false};
 	if (!strcmp(mode, "chain")) {
 		checks[n++] = AT("Report::build", "build_chain");
 		checks[n++] = AT("Report::row", "row");
@@ -236,20 +242,27 @@ static void check_case_lines(const char *pprof, const char *mode)
 		checks[n++] = AT("Report::build", "build_sort");
 		checks[n++] = AT("Report::by_cmp", "by_cmp");
 	} else if (!strcmp(mode, "sortnamed")) {
-		/* No Report::cell in this mode. The comparator's one expression runs
-		 * with no statement of its own (sort calls it past its COP): perl's
-		 * current statement, PL_curcop, is still the sort's. */
+		/* No Report::cell in this mode. The comparator's statement, or, before
+		 * it ran in this call, the sort's (sort restores PL_curcop after each). */
 		checks[1] = AT("Report::build", "build_sortnamed");
-		checks[n++] = AT("Report::by_num", "build_sortnamed");
+		checks[n++] = (struct line_check){"Report::by_num",
+						  "/perl_chain.pl",
+						  line_of(text, "sub by_num {"),
+						  line_of(text, "# at:build_sortnamed"),
+						  0,
+						  true};
 	} else if (!strcmp(mode, "eval")) {
 		checks[n++] = AT("Report::build", "build_eval");
 		/* The eval's code "\n\nReport::cell() + 3;\n": its line 3, its file "(eval N)". */
-		checks[n++] = (struct line_check){"(eval)", ")", 3, 3, 0};
+		checks[n++] = (struct line_check){"(eval)", ")", 3, 3, 0, false};
 	} else if (!strcmp(mode, "deep")) {
 		checks[n++] = AT("Report::build", "build_deep");
-		checks[n++] = (struct line_check){"Report::deep", "/perl_chain.pl",
+		checks[n++] = (struct line_check){"Report::deep",
+						  "/perl_chain.pl",
 						  line_of(text, "# at:deep_leaf"),
-						  line_of(text, "# at:deep\n"), 0};
+						  line_of(text, "# at:deep\n"),
+						  0,
+						  false};
 	}
 	free(text);
 	check_lines(pprof, checks, n);

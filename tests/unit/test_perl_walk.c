@@ -306,6 +306,24 @@ static void test_sort_multicall_between_calls(void **state)
 	assert_native(&f[3], PPSORT_RA);
 	assert_sub(&f[4], 1, 104);
 	assert_cop_frame(&f[5], OP_PERL_DATA_MAIN, 1);
+	/* In the comparator's runops loop as it ends (PL_op NULL, the loop the
+	 * sample's leaf): the comparator is still that runops frame's. */
+	put64(INTERP + L->bpf.interp_op, 0);
+	fp = build_stack(inside + 1, 5);
+	memset(&pu, 0, sizeof(pu));
+	pu.proc = &proc;
+	pu.thread_ptr = TP;
+	r = user_unwind__walk(&ops,
+			      &(struct user_unwind_interp){
+				  &runops_ranges, {[OP_INTERP_PERL] = perl_unwind__runtime(&pu)}},
+			      42, RUNOPS_START + 8, STACK, fp, f, 32);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.n_frames, 7);
+	assert_sub(&f[0], 3, 109);
+	assert_native(&f[1], SORTCV_RA);
+	assert_native(&f[2], PPSORT_RA);
+	assert_sub(&f[3], 1, 104);
+	assert_cop_frame(&f[4], OP_PERL_DATA_MAIN, 1);
 }
 
 /* Without the thread-local context: PL_curinterp serves the main thread only. */

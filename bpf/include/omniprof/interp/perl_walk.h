@@ -224,8 +224,11 @@ OP_PERL_SEEK_FN op_perl_seek(struct op_perl_walker *pw)
 			/* PL_op NULL: the runops call of this MULTICALL sub (sort's
 			 * comparator, List::Util's block) returned, and C code runs
 			 * before the next call: not a frame, and its runops frame is
-			 * not on the stack. Only the topmost such context. */
+			 * not on the stack. Only the topmost such context. The
+			 * statement below it is the one that called it (sort
+			 * restores PL_curcop only after the call). */
 			pw->op_null = 0;
+			pw->cop = op_perl_cx_u64(pw, o->cx_oldcop);
 			continue;
 		}
 		if (type != OP_PERL_CXT_SUB && type != OP_PERL_CXT_EVAL &&
@@ -323,6 +326,10 @@ static __always_inline int op_perl_walk_step(struct op_perl_walker *pw, struct o
 		return pw->deferred;
 	}
 	pw->emitted = 0;
+	if (!w->n)
+		/* The sample is in the runops loop itself (its leaf): PL_op NULL
+		 * there is the loop ending, still its own sub's. */
+		pw->op_null = 0;
 	r = op_perl_seek(pw);
 	if (r == 0) {
 		/* Keep the native frame: better than nothing. */
