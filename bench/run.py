@@ -38,6 +38,8 @@ class Bench:
         self.bwl = os.path.join(self.build, "bench", "workloads")
         self.python = os.environ.get("OMNIPROF_BENCH_PYTHON", "/usr/bin/python3")
         self.ruby = os.environ.get("OMNIPROF_BENCH_RUBY", "/usr/bin/ruby")
+
+        self.perl = os.environ.get("OMNIPROF_BENCH_PERL", "/usr/bin/perl")
         self.tmp = tempfile.mkdtemp(prefix="omniprof-bench-")
         self.sections = {}
 
@@ -126,6 +128,11 @@ class Bench:
                 "Python, 30 Python frames",
                 lambda: self.start_ready([self.python, os.path.join(HERE, "workloads", "py_loop.py"),
                                           "600", "30"]),
+                seconds))
+            rows.append(self.bpf_cost_one(
+                "Perl, 40 Perl frames",
+                lambda: self.start_ready([self.perl, os.path.join(HERE, "workloads", "perl_loop.pl"),
+                                          "600", "40"]),
                 seconds))
             rows.append(self.bpf_cost_one(
                 "Python, 30 Python frames, 16 threads",

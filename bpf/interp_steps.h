@@ -39,5 +39,6 @@ static __always_inline int op_interp_step(struct op_walk *w, __u32 interp, struc
 #include "interp/python.bpf.h"
 #include "interp/ruby.bpf.h"
 #include "interp/hotspot.bpf.h"
+#include "interp/perl.bpf.h"
 
 #endif

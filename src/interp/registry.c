@@ -7,6 +7,7 @@
 #include "interp/interp.h"
 
 #include "interp/hotspot/hotspot.h"
+#include "interp/perl/perl.h"
 #include "interp/python/python.h"
 #include "interp/ruby/ruby.h"
 
@@ -14,6 +15,7 @@ const struct interp_ops *const interp_registry[] = {
     &python_interp_ops,
     &ruby_interp_ops,
     &hotspot_interp_ops,
+    &perl_interp_ops,
 };
 
 const size_t interp_registry_len = sizeof(interp_registry) / sizeof(interp_registry[0]);

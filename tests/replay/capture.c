@@ -429,7 +429,9 @@ static int build_argv(const struct replay_case *c, const char *build_dir, char *
 {
 	int n = 0;
 
-	if (!c->python) {
+	if (c->perl) {
+		snprintf(exe, len, "/usr/bin/perl");
+	} else if (!c->python) {
 		snprintf(exe, len, "%s/workloads/%s", build_dir, c->workload);
 	} else if (c->python[0] == '/') {
 		snprintf(exe, len, "%s", c->python);
@@ -437,11 +439,12 @@ static int build_argv(const struct replay_case *c, const char *build_dir, char *
 		return -ENOENT;
 	}
 	argv[n++] = exe;
-	if (c->python) {
+	if (c->python || c->perl) {
 		char rel[512], *abs;
 
 		/* Absolute, as the code objects' file names then are. */
-		snprintf(rel, sizeof(rel), "%s/../../workloads/python/%s", c->dir, c->workload);
+		snprintf(rel, sizeof(rel), "%s/../../workloads/%s/%s", c->dir,
+			 c->perl ? "perl" : "python", c->workload);
 		abs = realpath(rel, NULL);
 		snprintf(bufs[0], 512, "%s", abs ? abs : rel);
 		free(abs);

@@ -104,6 +104,13 @@ static int parse_line(struct replay_case *c, char *line, int lineno, char *err, 
 			c->args[c->n_args++] = strdup(words[i]);
 		return c->python && c->workload ? 0 : -ENOMEM;
 	}
+	if (!strcmp(words[0], "perl") && n >= 2) {
+		c->perl = true;
+		c->workload = strdup(words[1]);
+		for (int i = 2; i < n && c->n_args < CASE_MAX_ARGS; i++)
+			c->args[c->n_args++] = strdup(words[i]);
+		return c->workload ? 0 : -ENOMEM;
+	}
 	if (!strcmp(words[0], "memory") && n == 2 && !strcmp(words[1], "writable")) {
 		c->copy_writable = true;
 		return 0;
@@ -158,6 +165,13 @@ static int parse_line(struct replay_case *c, char *line, int lineno, char *err, 
 		return add_expect(t, EXPECT_ERROR, rest, 1, 1);
 	if (!strcmp(words[0], "py") && (n == 2 || n == 3)) {
 		if (add_expect(t, EXPECT_PYTHON, words[1], 1, 1))
+			return -ENOMEM;
+		if (n == 3 && !(t->exp[t->n_exp - 1].where = strdup(words[2])))
+			return -ENOMEM;
+		return 0;
+	}
+	if (!strcmp(words[0], "pl") && (n == 2 || n == 3)) {
+		if (add_expect(t, EXPECT_PERL, words[1], 1, 1))
 			return -ENOMEM;
 		if (n == 3 && !(t->exp[t->n_exp - 1].where = strdup(words[2])))
 			return -ENOMEM;

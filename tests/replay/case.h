@@ -33,6 +33,9 @@
  *   repeat N NAME            N frames named NAME
  *   py NAME [FILE[:LINE]]    one Python frame: function NAME (qualified from
  *                            3.11), in a file whose name ends with FILE, at LINE
+ *   perl SCRIPT [ARG...]     tests/workloads/perl/SCRIPT run by /usr/bin/perl
+ *   pl NAME [FILE[:LINE]]    one Perl frame: sub NAME ("Package::sub", "(eval)",
+ *                            "(main)"), its file ending with FILE, at LINE
  *   gap MIN MAX              MIN to MAX native frames of any name (never an error
  *                            or a Python frame)
  *   error TEXT               an error frame whose text contains TEXT
@@ -54,6 +57,7 @@ enum expect_kind {
 	EXPECT_GAP,
 	EXPECT_ERROR,
 	EXPECT_PYTHON, /* text: the function; where: FILE[:LINE] or NULL */
+	EXPECT_PERL,   /* text: the sub; where: FILE[:LINE] or NULL */
 };
 
 struct expect {
@@ -84,6 +88,7 @@ struct replay_case {
 	char *dir;	/* the case file's folder; owned */
 	char *workload; /* a program in build/workloads, or a script (python) */
 	char *python;	/* the interpreter: a version or a path; NULL: not Python */
+	bool perl;	/* workload: a script in tests/workloads/perl/ run by /usr/bin/perl */
 	bool copy_writable;
 	char *args[CASE_MAX_ARGS + 1];
 	int n_args;

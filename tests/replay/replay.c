@@ -23,6 +23,8 @@
 #include "capture.h"
 #include "case.h"
 #include "elf/elf_file.h"
+#include "interp/perl/perl_sub.h"
+#include "interp/perl/perl_unwind.h"
 #include "interp/python/python_code.h"
 #include "interp/python/python_layout.h"
 #include "interp/python/python_lines.h"
@@ -42,6 +44,7 @@ struct named_frame {
 	char where[NAME_LEN]; /* Python frames: FILE:LINE */
 	bool error;
 	bool python;
+	bool perl;
 };
 
 /* The unwinder's reads: the snapshot's memory (ctx: its remote_memory source). */
@@ -89,13 +92,18 @@ static bool frame_matches(const struct expect *e, const struct named_frame *f)
 {
 	switch (e->kind) {
 	case EXPECT_FRAME:
-		return !f->error && !f->python && case__name_matches(e->text, false, f->name);
+		return !f->error && !f->python && !f->perl &&
+		       case__name_matches(e->text, false, f->name);
 	case EXPECT_LIKE:
-		return !f->error && !f->python && case__name_matches(e->text, true, f->name);
+		return !f->error && !f->python && !f->perl &&
+		       case__name_matches(e->text, true, f->name);
 	case EXPECT_ERROR:
 		return f->error && strstr(f->name, e->text);
 	case EXPECT_GAP:
-		return !f->error && !f->python;
+		return !f->error && !f->python && !f->perl;
+	case EXPECT_PERL:
+		return f->perl && !strcmp(e->text, f->name) &&
+		       (!e->where || where_matches(e->where, f->where));
 	case EXPECT_PYTHON:
 		return f->python && !strcmp(e->text, f->name) &&
 		       (!e->where || where_matches(e->where, f->where));
@@ -115,7 +123,7 @@ static bool match(const struct expect *exp, size_t n_exp, size_t j, const struct
 		return i == n;
 	if (exp[j].kind == EXPECT_GAP) {
 		for (size_t k = 0; k <= exp[j].max && i + k <= n; k++) {
-			if (k && (f[i + k - 1].error || f[i + k - 1].python))
+			if (k && (f[i + k - 1].error || f[i + k - 1].python || f[i + k - 1].perl))
 				break;
 			if (k >= exp[j].min &&
 			    match(exp, n_exp, j + 1, f, n, i + k, deepest, deepest_exp))
@@ -140,6 +148,10 @@ static const char *expect_text(const struct expect *e, char *buf, size_t len)
 		snprintf(buf, len, "Python %s%s%s", e->text, e->where ? " at " : "",
 			 e->where ? e->where : "");
 		break;
+	case EXPECT_PERL:
+		snprintf(buf, len, "Perl %s%s%s", e->text, e->where ? " at " : "",
+			 e->where ? e->where : "");
+		break;
 	default:
 		snprintf(buf, len, "%s%s", e->kind == EXPECT_LIKE ? "like " : "", e->text);
 	}
@@ -155,6 +167,8 @@ static void print_stack(const struct named_frame *f, size_t n)
 		}
 		if (f[i].python)
 			printf("      #%-3zu py %s (%s)\n", i, f[i].name, f[i].where);
+		else if (f[i].perl)
+			printf("      #%-3zu pl %s (%s)\n", i, f[i].name, f[i].where);
 		else
 			printf("      #%-3zu %s\n", i, f[i].name);
 	}
@@ -212,11 +226,35 @@ static void name_python(struct full_mem *full, const struct space_python *py,
 	python_code__free(code);
 }
 
+/*
+ * Names a Perl frame as the agent does (perl_resolve and perl_describe): the
+ * CV or COP read by perl_sub from the snapshot's memory; the line is the
+ * frame's aux.
+ */
+static void name_perl(struct full_mem *full, const struct space_perl *pl, const struct op_frame *f,
+		      struct named_frame *out)
+{
+	struct remote_memory mem = {full_read_py, full};
+	struct perl_sub *sub = NULL;
+	int err = perl_sub__read(&mem, pl->layout, f->addr, f->data, &sub);
+
+	out->perl = true;
+	if (err) {
+		snprintf(out->name, NAME_LEN, "[unknown Perl sub]");
+		snprintf(out->where, NAME_LEN, "0x%llx: %s", (unsigned long long)f->addr,
+			 strerror(-err));
+		return;
+	}
+	snprintf(out->name, NAME_LEN, "%s", sub->name);
+	snprintf(out->where, NAME_LEN, "%s:%u", sub->file, f->aux);
+	perl_sub__free(sub);
+}
+
 /* Checks one thread of the case. true when it matches; prints why not. */
 static bool replay_thread(const struct replay_case *c, const struct case_thread *ct,
 			  const struct snapshot *s, const struct space *sp,
-			  const struct space_python *py, struct user_unwind_tables *tables,
-			  char *summary, size_t len)
+			  const struct space_python *py, const struct space_perl *pl,
+			  struct user_unwind_tables *tables, char *summary, size_t len)
 {
 	static struct op_frame frames[OP_MAX_USER_FRAMES];
 	static struct named_frame named[OP_MAX_USER_FRAMES];
@@ -225,6 +263,7 @@ static bool replay_thread(const struct replay_case *c, const struct case_thread 
 	struct user_unwind_ops ops = {snap_read, user_unwind_tables__find_rule, &snap, tables};
 	struct full_mem full = {snapshot__memory(s), sp};
 	struct python_unwind walk_py = {.read = full_read, .read_ctx = &full};
+	struct perl_unwind walk_pl = {.read = full_read, .read_ctx = &full};
 	struct user_unwind_result r;
 	size_t deepest = 0, deepest_exp = 0, n_python = 0;
 	char want[NAME_LEN];
@@ -237,10 +276,17 @@ static bool replay_thread(const struct replay_case *c, const struct case_thread 
 	 * pid has interp_procs and py_procs entries. */
 	walk_py.proc = py ? &py->proc : NULL;
 	walk_py.thread_ptr = t->regs.fs_base;
+	/* Perl likewise (perl_procs, its runops ranges); a process runs one of them. */
+	walk_pl.proc = pl ? &pl->proc : NULL;
+	walk_pl.thread_ptr = t->regs.fs_base;
+	walk_pl.main_thread = t->tid == (uint32_t)s->pid;
 	r = user_unwind__walk(
 	    &ops,
-	    &(struct user_unwind_interp){py ? &py->ranges : NULL,
-					 {[OP_INTERP_PYTHON] = python_unwind__runtime(&walk_py)}},
+	    &(struct user_unwind_interp){py   ? &py->ranges
+					 : pl ? &pl->ranges
+					      : NULL,
+					 {[OP_INTERP_PYTHON] = python_unwind__runtime(&walk_py),
+					  [OP_INTERP_PERL] = perl_unwind__runtime(&walk_pl)}},
 	    s->pid, t->regs.rip, t->regs.rsp, t->regs.rbp, frames, OP_MAX_USER_FRAMES);
 	for (uint32_t i = 0; i < r.n_frames; i++) {
 		memset(&named[i], 0, sizeof(named[i]));
@@ -249,6 +295,8 @@ static bool replay_thread(const struct replay_case *c, const struct case_thread 
 			snprintf(named[i].name, NAME_LEN, "%s", symbolizer__error(frames[i].addr));
 		else if (frames[i].kind == OP_FRAME_PYTHON && py)
 			name_python(&full, py, &frames[i], &named[i]);
+		else if (frames[i].kind == OP_FRAME_PERL && pl)
+			name_perl(&full, pl, &frames[i], &named[i]);
 		else
 			space__name(sp, frames[i].addr, frames[i].flags & OP_FRAME_F_RETURN_ADDRESS,
 				    named[i].name, NAME_LEN);
@@ -284,8 +332,9 @@ static int replay_snapshot(const struct replay_case *c, const struct snapshot *s
 	struct user_unwind_tables *tables = NULL;
 	struct remote_memory snap;
 	struct space_python py;
+	struct space_perl pl;
 	struct space sp;
-	int err, failed = 0, py_err;
+	int err, failed = 0, py_err, pl_err;
 	size_t used = 0;
 
 	snap = snapshot__memory(s);
@@ -323,11 +372,23 @@ static int replay_snapshot(const struct replay_case *c, const struct snapshot *s
 		if (used >= len)
 			used = len;
 	}
+	pl_err = space__perl(&sp, &pl);
+	if (pl_err && c->perl) {
+		snprintf(summary, len, "no supported Perl found in the snapshot: %s",
+			 strerror(-pl_err));
+		err = pl_err;
+		goto cleanup;
+	}
+	if (!pl_err) {
+		used = (size_t)snprintf(summary, len, "Perl 5.%u: ", pl.proc.version & 0xff);
+		if (used >= len)
+			used = len;
+	}
 	for (size_t i = 0; i < c->n_threads; i++) {
 		char one[512];
 
-		if (!replay_thread(c, &c->threads[i], s, &sp, py_err ? NULL : &py, tables, one,
-				   sizeof(one)))
+		if (!replay_thread(c, &c->threads[i], s, &sp, py_err ? NULL : &py,
+				   pl_err ? NULL : &pl, tables, one, sizeof(one)))
 			failed++;
 		used += (size_t)snprintf(summary + used, used < len ? len - used : 0, "%s%s",
 					 i && used ? "; " : "", one);

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "interp/perl/perl_binary.h"
 #include "interp/python/python_binary.h"
 #include "omniprof/interp/python_abi.h"
 
@@ -35,6 +36,9 @@ struct space_file {
 	int py_err; /* python_binary__inspect() result, once py_tried */
 	bool py_tried;
 	struct python_binary py;
+	int perl_err; /* perl_binary__inspect() result, once perl_tried */
+	bool perl_tried;
+	struct perl_binary perl;
 };
 
 struct space_map {
@@ -54,6 +58,13 @@ struct space_python {
 	struct op_interp_proc ranges; /* ... and its `interp_procs` value */
 	const struct python_layout *layout;
 	const struct space_file *file; /* the interpreter's file */
+};
+
+/* The Perl interpreter a process runs, as the agent finds it. */
+struct space_perl {
+	struct op_perl_proc proc;     /* the `perl_procs` value the agent would publish */
+	struct op_interp_proc ranges; /* ... and its `interp_procs` value */
+	const struct perl_layout *layout;
 };
 
 /* A mapping of a file that is not writable: its bytes are the file's. */
@@ -101,6 +112,10 @@ bool space__in_plt(const struct space *sp, uint64_t addr);
  * 0 and *out, -ENOENT (no CPython), or -ENOTSUP (a CPython with no layout).
  */
 int space__python(const struct space *sp, struct space_python *out);
+
+/* The process's Perl interpreter as perl.c's attach finds it: the first
+ * executable mapping of a file perl_binary__inspect() accepts. 0 or -errno. */
+int space__perl(const struct space *sp, struct space_perl *out);
 
 /*
  * Adds to t what the agent puts in its mappings trie (lpm_ranges__range_id() in

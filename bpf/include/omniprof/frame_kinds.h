@@ -24,7 +24,8 @@
 	X(ERROR, 2, "abort", "error") /* the unwinder stopped: addr holds an op_unwind_error */    \
 	X(PYTHON, 3, "cpython", "python") /* CPython: see omniprof/interp/python_abi.h */          \
 	X(HOTSPOT, 4, "jvm", "java")	  /* HotSpot: see omniprof/interp/hotspot_abi.h */         \
-	X(RUBY, 6, "ruby", "ruby")	  /* CRuby: see omniprof/interp/ruby_abi.h */
+	X(RUBY, 6, "ruby", "ruby")	  /* CRuby: see omniprof/interp/ruby_abi.h */              \
+	X(PERL, 7, "perl", "perl")	  /* Perl: see omniprof/interp/perl_abi.h */
 
 /*
  * The runtimes whose code the walk hands to their step (enum op_interp:
@@ -40,7 +41,8 @@
 #define OP_INTERPS(X)                                                                              \
 	X(PYTHON, 1, python_step)   /* CPython's eval loop */                                      \
 	X(HOTSPOT, 2, hotspot_step) /* HotSpot's code cache */                                     \
-	X(RUBY, 4, ruby_step)	    /* CRuby's VM loop (rb_vm_exec) */
+	X(RUBY, 4, ruby_step)	    /* CRuby's VM loop (rb_vm_exec) */                             \
+	X(PERL, 5, perl_step)	    /* Perl's runops loop */
 
 /* Generators for the enums built from the tables. */
 #define OP_FRAME_KIND_ENUM(name, value, otlp, display)	   OP_FRAME_##name = value,

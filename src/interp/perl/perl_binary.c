@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "interp/perl/perl_binary.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gelf.h>
+#include <libelf.h>
+
+#include "elf/elf_file.h"
+#include "interp/perl/perl_layout.h"
+#include "util/log.h"
+
+struct wanted_syms {
+	uint64_t runops[PERL_MAX_RUNOPS][2];
+	uint64_t thr_key, curinterp, curcop, curstackinfo, op;
+	uint64_t current_context; /* st_value: offset in the TLS segment */
+	bool has_current_context;
+};
+
+static void note_symbol(struct wanted_syms *w, const char *name, const GElf_Sym *sym)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+
+	if (type == STT_FUNC && sym->st_size &&
+	    (!strcmp(name, "Perl_runops_standard") || !strcmp(name, "Perl_runops_debug"))) {
+		int i = strcmp(name, "Perl_runops_standard") ? 1 : 0;
+
+		w->runops[i][0] = sym->st_value;
+		w->runops[i][1] = sym->st_value + sym->st_size;
+	} else if (type == STT_TLS && !strcmp(name, "PL_current_context")) {
+		w->current_context = sym->st_value;
+		w->has_current_context = true;
+	} else if (!sym->st_value || sym->st_shndx == SHN_UNDEF) {
+		return;
+	} else if (!strcmp(name, "PL_thr_key")) {
+		w->thr_key = sym->st_value;
+	} else if (!strcmp(name, "PL_curinterp")) {
+		w->curinterp = sym->st_value;
+	} else if (!strcmp(name, "PL_curcop")) {
+		w->curcop = sym->st_value;
+	} else if (!strcmp(name, "PL_curstackinfo")) {
+		w->curstackinfo = sym->st_value;
+	} else if (!strcmp(name, "PL_op")) {
+		w->op = sym->st_value;
+	}
+}
+
+static void scan_dynsym(Elf *elf, struct wanted_syms *w)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNSYM || !shdr.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		n = shdr.sh_size / shdr.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+				continue;
+			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+			if (name && (name[0] == 'P') && (name[1] == 'L' || name[1] == 'e'))
+				note_symbol(w, name, &sym);
+		}
+	}
+}
+
+int64_t perl_binary__exec_tls_offset(uint64_t memsz, uint64_t align, uint64_t vaddr,
+				     uint64_t sym_off)
+{
+	uint64_t firstbyte, off;
+
+	if (!align)
+		align = 1;
+	/* glibc's and musl's variant II: the first module's block ends at the thread
+	 * pointer, rounded so that its first byte keeps vaddr's alignment. */
+	firstbyte = (0 - vaddr) & (align - 1);
+	off = ((memsz - firstbyte + align - 1) / align) * align + firstbyte;
+	return (int64_t)sym_off - (int64_t)off;
+}
+
+/* The executable's PT_TLS (memsz, align, vaddr), when ef is an executable (PT_INTERP). */
+static bool exec_tls(Elf *elf, uint64_t *memsz, uint64_t *align, uint64_t *vaddr)
+{
+	bool interp = false, tls = false;
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			continue;
+		if (ph.p_type == PT_INTERP)
+			interp = true;
+		if (ph.p_type == PT_TLS) {
+			tls = true;
+			*memsz = ph.p_memsz;
+			*align = ph.p_align;
+			*vaddr = ph.p_vaddr;
+		}
+	}
+	return interp && tls;
+}
+
+/* "This is perl 5, version 36, subversion 0": perl -v's text, in the read-only data. */
+static bool version_from_rodata(const struct elf_file *ef, unsigned int *minor)
+{
+	static const char needle[] = "This is perl 5, version ";
+	bool found = false;
+
+	for (size_t i = 0; i < ef->n_segments && !found; i++) {
+		const struct elf_segment *s = &ef->segments[i];
+		char *buf, *p;
+		ssize_t n;
+
+		if (s->flags & 1 /* PF_X */ || s->flags & 2 /* PF_W */ || !s->filesz ||
+		    s->filesz > (64u << 20))
+			continue;
+		buf = malloc(s->filesz);
+		if (!buf)
+			return false;
+		n = pread(ef->fd, buf, s->filesz, (off_t)s->offset);
+		if (n > 0) {
+			p = memmem(buf, (size_t)n, needle, sizeof(needle) - 1);
+			if (p && (size_t)(p - buf) + sizeof(needle) + 4 < (size_t)n &&
+			    sscanf(p + sizeof(needle) - 1, "%u", minor) == 1)
+				found = true;
+		}
+		free(buf);
+	}
+	return found;
+}
+
+/* "libperl.so.5.36", "libperl.so.5.36.0": the version in the name. */
+static bool version_from_name(const char *path, unsigned int *minor)
+{
+	const char *base = strrchr(path, '/');
+	unsigned int major;
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libperl.so.", 11) &&
+	       sscanf(base + 11, "%u.%u", &major, minor) == 2 && major == 5;
+}
+
+int perl_binary__inspect(const struct elf_file *ef, const char *name, struct perl_binary *out)
+{
+	struct wanted_syms w = {0};
+	uint64_t memsz = 0, align = 0, vaddr = 0;
+	bool is_exec;
+	Elf *elf;
+
+	memset(out, 0, sizeof(*out));
+	elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	/* Every perl exports its runops loop (XS modules may call it). */
+	scan_dynsym(elf, &w);
+	is_exec = exec_tls(elf, &memsz, &align, &vaddr);
+	elf_end(elf);
+	if (!w.runops[0][0])
+		return -ENOENT;
+	if (!version_from_rodata(ef, &out->minor) && !version_from_name(name, &out->minor))
+		return -ENOTSUP;
+	out->threaded = w.thr_key != 0;
+	out->layout = perl_layout__find(out->minor, out->threaded);
+	if (!out->layout)
+		return -ENOTSUP;
+	if (!perl_layout__fits(&out->layout->bpf)) {
+		pr_warn("%s: Perl 5.%u: context fields lie past the bytes the walker reads", name,
+			out->minor);
+		return -ENOTSUP;
+	}
+	if (out->threaded) {
+		if (!w.curinterp)
+			return -ENOTSUP;
+		out->curinterp = w.curinterp;
+		if (is_exec && w.has_current_context)
+			out->tls_context =
+			    perl_binary__exec_tls_offset(memsz, align, vaddr, w.current_context);
+	} else {
+		if (!w.curcop || !w.curstackinfo)
+			return -ENOTSUP;
+		out->curcop = w.curcop;
+		out->curstackinfo = w.curstackinfo;
+		out->op = w.op;
+	}
+	for (int i = 0; i < PERL_MAX_RUNOPS; i++) {
+		if (!w.runops[i][0])
+			continue;
+		out->runops[out->n_runops][0] = w.runops[i][0];
+		out->runops[out->n_runops][1] = w.runops[i][1];
+		out->n_runops++;
+	}
+	return 0;
+}
+
+void perl_binary__proc_info(const struct perl_binary *bin, uint64_t bias, struct op_perl_proc *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->tls_context = bin->tls_context;
+	out->curinterp = bin->curinterp ? bin->curinterp + bias : 0;
+	out->curcop = bin->curcop ? bin->curcop + bias : 0;
+	out->curstackinfo = bin->curstackinfo ? bin->curstackinfo + bias : 0;
+	out->op = bin->op ? bin->op + bias : 0;
+	out->off = bin->layout->bpf;
+	out->version = (uint16_t)(5 << 8 | bin->minor);
+	out->threaded = bin->threaded;
+}
