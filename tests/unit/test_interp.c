@@ -29,9 +29,15 @@ static void test_frame_kinds(void **state)
 		const char *otlp = profile_frame_kind__otlp_type(k);
 		const char *name = profile_frame_kind__name(k);
 
+		/* A value no row has (a runtime merged before the one below it). */
+		if (!name) {
+			assert_string_equal(otlp, "abort");
+			continue;
+		}
 		assert_non_null(otlp);
-		assert_non_null(name);
 		for (unsigned int j = 0; j < k; j++) {
+			if (!profile_frame_kind__name(j))
+				continue;
 			assert_string_not_equal(profile_frame_kind__otlp_type(j), otlp);
 			assert_string_not_equal(profile_frame_kind__name(j), name);
 		}

@@ -22,7 +22,8 @@
 	X(NATIVE, 0, "native", "native")                                                           \
 	X(KERNEL, 1, "kernel", "kernel")                                                           \
 	X(ERROR, 2, "abort", "error") /* the unwinder stopped: addr holds an op_unwind_error */    \
-	X(PYTHON, 3, "cpython", "python") /* CPython: see omniprof/interp/python_abi.h */
+	X(PYTHON, 3, "cpython", "python") /* CPython: see omniprof/interp/python_abi.h */    \
+	X(V8, 5, "v8js", "js")		  /* V8: see omniprof/interp/v8_abi.h */
 
 /*
  * The runtimes whose code the walk hands to their step (enum op_interp:
@@ -35,14 +36,20 @@
  * header bpf/interp/<runtime>.bpf.h and called through bpf/interp_steps.h.
  * Values are dense from 1 (0 is OP_INTERP_NONE), in order, never reused.
  */
-#define OP_INTERPS(X) X(PYTHON, 1, python_step) /* CPython's eval loop */
+#define OP_INTERPS(X)                                                                              \
+	X(PYTHON, 1, python_step) /* CPython's eval loop */                                        \
+	X(V8, 3, v8_step)	  /* V8's builtins and JIT code */
 
 /* Generators for the enums built from the tables. */
 #define OP_FRAME_KIND_ENUM(name, value, otlp, display)	    OP_FRAME_##name = value,
-#define OP_FRAME_KIND_COUNT_ONE(name, value, otlp, display) +1
+#define OP_FRAME_KIND_SIZE_ONE(name, value, otlp, display)  char name[(value) + 1];
 #define OP_INTERP_ENUM(name, value, step)		    OP_INTERP_##name = value,
 
-/* How many kinds there are (values 0 .. OP_FRAME_KIND_COUNT - 1). */
-#define OP_FRAME_KIND_COUNT (0 OP_FRAME_KINDS(OP_FRAME_KIND_COUNT_ONE))
+/*
+ * One more than the largest kind (values 0 .. OP_FRAME_KIND_COUNT - 1): the
+ * size of a union of one array per row, so a branch that adds a runtime's
+ * row before the rows below it are merged leaves a gap, not an overflow.
+ */
+#define OP_FRAME_KIND_COUNT ((unsigned int)sizeof(union { OP_FRAME_KINDS(OP_FRAME_KIND_SIZE_ONE) }))
 
 #endif
