@@ -7,9 +7,11 @@
 #include "interp/interp.h"
 
 #include "interp/python/python.h"
+#include "interp/v8/v8.h"
 
 const struct interp_ops *const interp_registry[] = {
     &python_interp_ops,
+    &v8_interp_ops,
 };
 
 const size_t interp_registry_len = sizeof(interp_registry) / sizeof(interp_registry[0]);

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "interp/v8/v8_code.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/v8/v8.h"
+#include "interp/v8/v8_binary.h"
+#include "interp/v8/v8_heap.h"
+#include "proc/remote_memory.h"
+
+struct v8_script {
+	uint32_t pid;
+	uint64_t addr;	 /* the Script (tagged) */
+	uint64_t source; /* its source string when read: checked at every use */
+	uint32_t *ends;
+	size_t n;
+};
+
+struct script_key {
+	uint32_t pid;
+	uint64_t addr;
+};
+
+static bool script_equal(const void *entry, const void *key, void *ctx)
+{
+	const struct v8_script *s = entry;
+	const struct script_key *k = key;
+
+	(void)ctx;
+	return s->pid == k->pid && s->addr == k->addr;
+}
+
+static uint64_t script_hash(uint32_t pid, uint64_t addr)
+{
+	return hash_u64(addr ^ ((uint64_t)pid << 48));
+}
+
+void v8_scripts__init(struct hashmap *scripts)
+{
+	hashmap__init(scripts, script_equal, NULL);
+}
+
+void v8_scripts__clear(struct hashmap *scripts, uint32_t pid, bool all)
+{
+	void *e;
+
+	for (size_t i = 0; hashmap__next(scripts, &i, &e);) {
+		struct v8_script *s = e;
+
+		if (!all && s->pid != pid)
+			continue;
+		hashmap__remove_entry(scripts, script_hash(s->pid, s->addr), s);
+		free(s->ends);
+		free(s);
+		i = 0; /* the table changed under the iterator */
+	}
+	if (all)
+		hashmap__clear(scripts);
+}
+
+/* The line ends of script, computed once per (pid, script, source). NULL: unknown. */
+static const struct v8_script *script_lines(const struct v8_code_ctx *cc, uint64_t script)
+{
+	struct script_key k = {cc->pid, script};
+	uint64_t h = script_hash(cc->pid, script), source;
+	struct v8_script *s;
+
+	if (v8_heap__field(cc->mem, script, cc->layout->script_source, &source))
+		return NULL;
+	s = hashmap__find(cc->scripts, h, &k);
+	if (s && s->source == source)
+		return s;
+	if (s) {
+		hashmap__remove_entry(cc->scripts, h, s);
+		free(s->ends);
+		free(s);
+	}
+	if (cc->scripts->len >= V8_SCRIPTS_MAX)
+		v8_scripts__clear(cc->scripts, 0, true);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->pid = cc->pid;
+	s->addr = script;
+	s->source = source;
+	if (v8_heap__line_ends(cc->mem, cc->layout, script, &s->ends, &s->n) ||
+	    hashmap__insert(cc->scripts, h, s)) {
+		free(s->ends);
+		free(s);
+		return NULL;
+	}
+	cc->stats->scripts++;
+	return s;
+}
+
+/* Name and file name of sfi into c. 0 or -errno. */
+static int read_names(const struct v8_code_ctx *cc, uint64_t sfi, uint64_t *script,
+		      struct v8_code *c)
+{
+	char name[V8_STR_MAX], file[V8_STR_MAX * 4];
+	uint64_t s;
+	int err;
+
+	err = v8_heap__function_name(cc->mem, cc->layout, sfi, name, sizeof(name));
+	if (err)
+		return err;
+	*script = v8_heap__script(cc->mem, cc->layout, sfi);
+	file[0] = 0;
+	if (*script && !v8_heap__field(cc->mem, *script, cc->layout->script_name, &s))
+		v8_heap__string(cc->mem, cc->layout, s, file, sizeof(file));
+	c->name = strdup(name[0] ? name : "(anonymous)");
+	c->filename = strdup(file);
+	return c->name && c->filename ? 0 : -ENOMEM;
+}
+
+void v8_code__free(struct v8_code *c)
+{
+	if (!c)
+		return;
+	free(c->name);
+	free(c->filename);
+	free(c->lines);
+	free(c);
+}
+
+size_t v8_code__bytes(const struct v8_code *c)
+{
+	return sizeof(*c) + (c->name ? strlen(c->name) + 1 : 0) +
+	       (c->filename ? strlen(c->filename) + 1 : 0) + c->n_lines * sizeof(*c->lines);
+}
+
+/* Does sfi run bytecode array ba (directly, or through its baseline code)? */
+static bool sfi_runs(const struct v8_code_ctx *cc, uint64_t sfi, uint64_t ba)
+{
+	const struct v8_layout *l = cc->layout;
+	uint64_t data, inner;
+	uint16_t type;
+
+	if (v8_heap__field(cc->mem, sfi, l->sfi_function_data, &data))
+		return false;
+	if (data == ba)
+		return true;
+	if (v8_heap__type(cc->mem, l, data, &type))
+		return false;
+	/* Baseline code and InterpreterData hold the bytecode array one level down. */
+	if (type == l->type_code)
+		return !v8_heap__field(cc->mem, data, l->code_bytecode, &inner) && inner == ba;
+	return !v8_heap__field(cc->mem, data, 8, &inner) && inner == ba;
+}
+
+int v8_code__read_interpreted(const struct v8_code_ctx *cc, uint64_t ba, uint64_t sfi,
+			      struct v8_code **out)
+{
+	const struct v8_layout *l = cc->layout;
+	struct v8_code *c = calloc(1, sizeof(*c));
+	struct v8_position *pos = NULL;
+	const struct v8_script *s = NULL;
+	uint64_t script = 0, table;
+	uint16_t type;
+	size_t n = 0;
+	int err;
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	c->kind = OP_V8_FRAME_INTERPRETED;
+	c->bias = (uint16_t)(l->bytecode_array_data - 1);
+	err = v8_heap__type(cc->mem, l, ba, &type);
+	if (!err && type != l->type_bytecode_array)
+		err = -EINVAL;
+	/* The frame's function and bytecode were read together; both may have
+	 * changed since (flushed bytecode, a moved object): name only what still
+	 * belongs together. */
+	if (!err && !sfi_runs(cc, sfi, ba)) {
+		cc->stats->mismatches++;
+		err = -ESTALE;
+	}
+	if (!err)
+		err = read_names(cc, sfi, &script, c);
+	if (err) {
+		v8_code__free(c);
+		return err;
+	}
+	if (script)
+		s = script_lines(cc, script);
+	if (s && !v8_heap__field(cc->mem, ba, l->bytecode_array_positions, &table) &&
+	    !v8_heap__positions(cc->mem, l, table, &pos, &n) && n) {
+		c->lines = calloc(n, sizeof(*c->lines));
+		if (c->lines) {
+			for (size_t i = 0; i < n; i++)
+				c->lines[i] = (struct v8_line){
+				    pos[i].code_offset, (uint32_t)v8_heap__line_of(
+							    s->ends, s->n, pos[i].script_offset)};
+			c->n_lines = n;
+		}
+	}
+	if (!c->n_lines)
+		cc->stats->no_lines++;
+	free(pos);
+	*out = c;
+	return 0;
+}
+
+int v8_code__read_jit(const struct v8_code_ctx *cc, uint64_t pc, uint64_t fn, struct v8_code **out)
+{
+	const struct v8_layout *l = cc->layout;
+	struct v8_code *c = calloc(1, sizeof(*c));
+	struct v8_position *pos = NULL;
+	uint64_t sfi, script = 0, code, entry, table;
+	uint32_t flags = 0, size = 0;
+	uint16_t type;
+	size_t n = 0;
+	int err;
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	c->kind = OP_V8_FRAME_JIT;
+	err = v8_heap__type(cc->mem, l, fn, &type);
+	if (!err && (type < l->type_jsfunction_first || type > l->type_jsfunction_last))
+		err = -EINVAL;
+	if (!err)
+		err = v8_heap__field(cc->mem, fn, l->jsfunction_shared, &sfi);
+	if (!err)
+		err = read_names(cc, sfi, &script, c);
+	if (err) {
+		v8_code__free(c);
+		return err;
+	}
+	/* The line: only when the function's current code holds pc, and it is
+	 * optimized code (whose positions map pcs; baseline code maps bytecode). */
+	if (script && !v8_heap__field(cc->mem, fn, l->jsfunction_code, &code) &&
+	    !v8_heap__type(cc->mem, l, code, &type) && type == l->type_code &&
+	    !v8_heap__field(cc->mem, code, l->code_entry, &entry) &&
+	    !remote_memory__read(cc->mem, code - 1 + l->code_flags, &flags, sizeof(flags)) &&
+	    !remote_memory__read(cc->mem, code - 1 + l->code_size, &size, sizeof(size)) &&
+	    pc >= entry && pc - entry < size &&
+	    (flags & l->code_kind_mask) > l->code_kind_baseline &&
+	    !v8_heap__field(cc->mem, code, l->code_positions, &table) &&
+	    !v8_heap__positions(cc->mem, l, table, &pos, &n)) {
+		const struct v8_position *p = v8_heap__position_at(pos, n, (uint32_t)(pc - entry));
+		const struct v8_script *s = p && !p->inlining_id ? script_lines(cc, script) : NULL;
+
+		if (s)
+			c->line = v8_heap__line_of(s->ends, s->n, p->script_offset);
+	}
+	if (!c->line)
+		cc->stats->no_lines++;
+	free(pos);
+	*out = c;
+	return 0;
+}
+
+void v8_code__describe(const struct v8_code *c, uint32_t aux, const char **name,
+		       const char **filename, int64_t *line)
+{
+	*name = c->name;
+	*filename = c->filename;
+	*line = 0;
+	if (c->kind == OP_V8_FRAME_JIT) {
+		*line = c->line;
+		return;
+	}
+	if (OP_V8_AUX_VALUE(aux) >= c->bias) {
+		uint32_t off = OP_V8_AUX_VALUE(aux) - c->bias;
+
+		/* The last entry at or before the frame's bytecode offset. */
+		for (size_t i = 0; i < c->n_lines && c->lines[i].offset <= off; i++)
+			*line = c->lines[i].line;
+	}
+}
