@@ -25,6 +25,7 @@ struct v8_proc {
 	bool running;
 	const struct v8_file *file; /* valid while attached (the file cache keeps it) */
 	struct v8_layout layout;    /* a copy: frames are named after the file is gone */
+	uint64_t stream_map;	    /* its InstructionStream map, once seen */
 	struct op_v8_proc bpf;
 };
 
@@ -247,7 +248,8 @@ static uint32_t v8_resolve(void *rt, uint32_t pid, const struct op_frame *f)
 				  .layout = &vp->layout,
 				  .scripts = &v->scripts,
 				  .pid = pid,
-				  .stats = &v->stats};
+				  .stats = &v->stats,
+				  .stream_map = &vp->stream_map};
 	if (kind == OP_V8_FRAME_INTERPRETED)
 		err = v8_code__read_interpreted(&cc, f->addr, f->data, &code);
 	else

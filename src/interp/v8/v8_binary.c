@@ -57,6 +57,9 @@ enum v8_sym {
 	S_T_CODE,
 	S_T_BYTE_ARRAY,
 	S_T_FIXED_ARRAY,
+	S_T_INSTRUCTION_STREAM,
+	S_DEOPT_SFI,
+	S_DEOPT_INLINING,
 	S_STR_REPR_MASK,
 	S_STR_ENC_MASK,
 	S_STR_ONE_BYTE,
@@ -112,6 +115,9 @@ static const char *const sym_names[S__COUNT] = {
     [S_T_CODE] = "type_Code__CODE_TYPE",
     [S_T_BYTE_ARRAY] = "type_ByteArray__BYTE_ARRAY_TYPE",
     [S_T_FIXED_ARRAY] = "type_FixedArray__FIXED_ARRAY_TYPE",
+    [S_T_INSTRUCTION_STREAM] = "type_InstructionStream__INSTRUCTION_STREAM_TYPE",
+    [S_DEOPT_SFI] = "DeoptimizationDataSharedFunctionInfoIndex",
+    [S_DEOPT_INLINING] = "DeoptimizationDataInliningPositionsIndex",
     [S_STR_REPR_MASK] = "StringRepresentationMask",
     [S_STR_ENC_MASK] = "StringEncodingMask",
     [S_STR_ONE_BYTE] = "OneByteStringTag",
@@ -131,8 +137,11 @@ struct scan {
 	 * (class constructors, ...) are the unlisted types in between. */
 	int64_t type_after_jsfunction;
 	uint64_t blob, blob_size_sym;
+	uint64_t sizes, sizes_len; /* Bytecodes::kBytecodeSizes */
 	unsigned int found;
 };
+
+#define BYTECODE_SIZES_SYM "_ZN2v88internal11interpreter9Bytecodes14kBytecodeSizesE"
 
 /* Copies len bytes at ELF virtual address vaddr; bytes past the file's part
  * of a segment (.bss) read as 0. 0 or -errno. */
@@ -169,6 +178,11 @@ static void note_symbol(const struct elf_file *ef, struct scan *sc, const char *
 	}
 	if (!strcmp(name, "v8_Default_embedded_blob_code_size_")) {
 		sc->blob_size_sym = sym->st_value;
+		return;
+	}
+	if (!strcmp(name, BYTECODE_SIZES_SYM)) {
+		sc->sizes = sym->st_value;
+		sc->sizes_len = sym->st_size;
 		return;
 	}
 	if (strncmp(name, "v8dbg_", 6))
@@ -213,7 +227,7 @@ static void scan_symbols(const struct elf_file *ef, Elf *elf, uint32_t sh_type, 
 			    !sym.st_value)
 				continue;
 			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-			if (!name || (name[0] != 'v'))
+			if (!name || (name[0] != 'v' && name[0] != '_'))
 				continue;
 			if (types_pass) {
 				if (!strncmp(name, "v8dbg_type_", 11))
@@ -247,6 +261,7 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 		sc.v[i] = V8_ABSENT;
 	sc.type_after_jsfunction = V8_ABSENT;
 	sc.blob = sc.blob_size_sym = 0;
+	sc.sizes = sc.sizes_len = 0;
 	sc.found = 0;
 	elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
 	if (!elf)
@@ -341,6 +356,10 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 	l->type_code = (uint16_t)sc.v[S_T_CODE];
 	l->type_byte_array = (uint16_t)sc.v[S_T_BYTE_ARRAY];
 	l->type_fixed_array = (uint16_t)sc.v[S_T_FIXED_ARRAY];
+	l->type_instruction_stream = (uint16_t)sc.v[S_T_INSTRUCTION_STREAM];
+	l->deopt_sfi_index = (uint32_t)sc.v[S_DEOPT_SFI];
+	l->deopt_inlining_index = (uint32_t)sc.v[S_DEOPT_INLINING];
+	l->code_stream = (uint16_t)(l->code_positions + 8);
 	l->str_repr_mask = (uint32_t)sc.v[S_STR_REPR_MASK];
 	l->str_encoding_mask = (uint32_t)sc.v[S_STR_ENC_MASK];
 	l->str_one_byte_tag = (uint32_t)sc.v[S_STR_ONE_BYTE];
@@ -368,6 +387,17 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 	}
 	if (!out->blob_size)
 		return -ENOTSUP;
+	/* uint8_t [3][count]: lines of baseline frames when present. */
+	if (sc.sizes && sc.sizes_len && !(sc.sizes_len % 3) && sc.sizes_len / 3 <= 256) {
+		uint8_t buf[3 * 256];
+		uint32_t n = (uint32_t)(sc.sizes_len / 3);
+
+		if (!read_vaddr(ef, sc.sizes, buf, sc.sizes_len)) {
+			for (int k = 0; k < 3; k++)
+				memcpy(l->bytecode_sizes[k], buf + k * n, n);
+			l->n_bytecodes = n;
+		}
+	}
 	return 0;
 }
 

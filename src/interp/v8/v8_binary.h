@@ -40,7 +40,15 @@ struct v8_layout {
 	/* Instance types. */
 	uint16_t type_first_nonstring, type_jsfunction_first, type_jsfunction_last;
 	uint16_t type_sfi, type_script, type_scope_info, type_bytecode_array, type_code;
-	uint16_t type_byte_array, type_fixed_array;
+	uint16_t type_byte_array, type_fixed_array, type_instruction_stream;
+	/* DeoptimizationData (a FixedArray) indexes. */
+	uint32_t deopt_sfi_index, deopt_inlining_index;
+	uint16_t code_stream; /* Code -> its InstructionStream */
+	/* Bytecode sizes by operand scale (1, 2, 4) and bytecode, from node's
+	 * interpreter tables (Bytecodes::kBytecodeSizes): baseline code's pcs map
+	 * to bytecodes by walking them. n_bytecodes 0: not found. */
+	uint8_t bytecode_sizes[3][256];
+	uint32_t n_bytecodes;
 	/* String tags. */
 	uint32_t str_repr_mask, str_encoding_mask, str_one_byte_tag;
 	uint32_t str_seq_tag, str_cons_tag, str_sliced_tag, str_thin_tag, str_external_tag;

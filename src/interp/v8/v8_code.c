@@ -203,14 +203,187 @@ int v8_code__read_interpreted(const struct v8_code_ctx *cc, uint64_t ba, uint64_
 	return 0;
 }
 
-int v8_code__read_jit(const struct v8_code_ctx *cc, uint64_t pc, uint64_t fn, struct v8_code **out)
+/* Is tagged map the map of InstructionStream objects? (cached in *cc->stream_map once seen) */
+static bool is_stream_map(const struct v8_code_ctx *cc, uint64_t map)
+{
+	uint16_t type;
+
+	if (*cc->stream_map)
+		return map == *cc->stream_map;
+	if (!(map & 1) ||
+	    remote_memory__read(cc->mem, map - 1 + cc->layout->map_instance_type, &type,
+				sizeof(type)) ||
+	    type != cc->layout->type_instruction_stream)
+		return false;
+	*cc->stream_map = map;
+	return true;
+}
+
+/*
+ * The Code object whose instructions hold pc: found by walking back from pc
+ * to the InstructionStream header before it (its map, then its Code), and
+ * proved by the Code pointing back to that stream with pc inside
+ * [entry, entry + size). 0 when none is found within V8_CODE_SCAN_MAX bytes.
+ */
+static uint64_t find_code(const struct v8_code_ctx *cc, uint64_t pc, uint64_t *entry,
+			  uint32_t *size)
+{
+	const struct v8_layout *l = cc->layout;
+	static __thread uint64_t words[V8_CODE_SCAN_CHUNK / 8 + 1];
+	uint64_t hi = (pc & ~7ull) + 8;
+
+	for (uint64_t scanned = 0; scanned < V8_CODE_SCAN_MAX && hi > V8_CODE_SCAN_CHUNK;
+	     scanned += V8_CODE_SCAN_CHUNK) {
+		uint64_t lo = hi - V8_CODE_SCAN_CHUNK;
+
+		/* One word more: a header's second word may be in the chunk above. */
+		if (remote_memory__read(cc->mem, lo, words, sizeof(words)))
+			return 0;
+		for (size_t i = V8_CODE_SCAN_CHUNK / 8; i-- > 0;) {
+			uint64_t a = lo + 8 * i, code = words[i + 1], stream, e;
+			uint32_t sz;
+			uint16_t type;
+
+			if (!(words[i] & 1) || !(code & 1) || !is_stream_map(cc, words[i]))
+				continue;
+			if (v8_heap__type(cc->mem, l, code, &type) || type != l->type_code ||
+			    v8_heap__field(cc->mem, code, l->code_stream, &stream) ||
+			    stream != a + 1 || v8_heap__field(cc->mem, code, l->code_entry, &e) ||
+			    remote_memory__read(cc->mem, code - 1 + l->code_size, &sz, sizeof(sz)))
+				continue;
+			if (pc < e || pc - e >= sz)
+				return 0; /* the closest stream does not hold pc */
+			*entry = e;
+			*size = sz;
+			return code;
+		}
+		hi = lo;
+	}
+	return 0;
+}
+
+/* Element idx of FixedArray arr. 0 or -errno. */
+static int array_at(const struct v8_code_ctx *cc, uint64_t arr, uint32_t idx, uint64_t *out)
+{
+	uint64_t len;
+	int err = v8_heap__field(cc->mem, arr, cc->layout->fixed_array_length, &len);
+
+	if (err)
+		return err;
+	if (idx >= (uint64_t)((int64_t)len >> cc->layout->smi_shift))
+		return -ERANGE;
+	return v8_heap__field(cc->mem, arr, cc->layout->fixed_array_data + 8 * idx, out);
+}
+
+/*
+ * The script offset, in the code's own function, of position p: an inlined
+ * function's position is replaced by its call site's, up the inlining chain
+ * (the deoptimization data's InliningPositions: {SourcePosition, id} each).
+ */
+static bool outer_offset(const struct v8_code_ctx *cc, uint64_t deopt, struct v8_position p,
+			 uint32_t *offset)
+{
+	const struct v8_layout *l = cc->layout;
+	uint64_t table, raw;
+
+	for (int depth = 0; p.inlining_id && depth < 32; depth++) {
+		if (array_at(cc, deopt, l->deopt_inlining_index, &table) ||
+		    remote_memory__read(
+			cc->mem, table - 1 + l->fixed_array_data + 16ull * (p.inlining_id - 1),
+			&raw, sizeof(raw)))
+			return false;
+		p.script_offset = (uint32_t)((raw >> 1) & ((1u << 30) - 1));
+		p.inlining_id = (uint16_t)(raw >> 31);
+	}
+	if (p.inlining_id)
+		return false;
+	*offset = p.script_offset;
+	return true;
+}
+
+/* The bytes of ByteArray (or, with data_off, BytecodeArray) obj: *out malloc'd. 0 or -errno. */
+static int read_bytes(const struct v8_code_ctx *cc, uint64_t obj, uint16_t want_type,
+		      uint32_t data_off, uint8_t **out, size_t *len)
+{
+	const struct v8_layout *l = cc->layout;
+	uint64_t n;
+	uint16_t type;
+	int err;
+
+	*out = NULL;
+	if ((err = v8_heap__type(cc->mem, l, obj, &type)))
+		return err;
+	if (type != want_type)
+		return -EINVAL;
+	if ((err = v8_heap__field(cc->mem, obj, l->fixed_array_length, &n)))
+		return err;
+	n = (uint64_t)((int64_t)n >> l->smi_shift);
+	if (!n || n > V8_BYTECODE_MAX)
+		return -E2BIG;
+	*out = malloc(n);
+	if (!*out)
+		return -ENOMEM;
+	err = remote_memory__read(cc->mem, obj - 1 + data_off, *out, n);
+	if (err) {
+		free(*out);
+		*out = NULL;
+		return err;
+	}
+	*len = n;
+	return 0;
+}
+
+/*
+ * The line of pc in baseline code: its bytecode offset (the code's bytecode
+ * offset table walked along its bytecodes), then the bytecode's source
+ * position. 0: unknown.
+ */
+static int64_t baseline_line(const struct v8_code_ctx *cc, uint64_t code, uint64_t pc_off,
+			     uint64_t sfi, uint64_t script)
+{
+	const struct v8_layout *l = cc->layout;
+	uint8_t *table = NULL, *bc = NULL;
+	size_t table_len = 0, bc_len = 0, n = 0;
+	struct v8_position *pos = NULL;
+	const struct v8_script *s;
+	uint64_t ba, positions;
+	int64_t bo, line = 0;
+
+	if (!l->n_bytecodes || v8_heap__field(cc->mem, code, l->code_bytecode, &ba) ||
+	    !sfi_runs(cc, sfi, ba) ||
+	    v8_heap__field(cc->mem, code, l->code_positions, &positions) ||
+	    read_bytes(cc, positions, l->type_byte_array, l->fixed_array_data, &table,
+		       &table_len) ||
+	    read_bytes(cc, ba, l->type_bytecode_array, l->bytecode_array_data, &bc, &bc_len))
+		goto cleanup;
+	if (v8_heap__baseline_offset(table, table_len, bc, bc_len, l->bytecode_sizes,
+				     l->n_bytecodes, (uint32_t)pc_off, &bo))
+		goto cleanup;
+	if (v8_heap__field(cc->mem, ba, l->bytecode_array_positions, &positions) ||
+	    v8_heap__positions(cc->mem, l, positions, &pos, &n))
+		goto cleanup;
+	{
+		const struct v8_position *p =
+		    v8_heap__position_at(pos, n, bo < 0 ? 0 : (uint32_t)bo);
+
+		s = p ? script_lines(cc, script) : NULL;
+		if (s)
+			line = v8_heap__line_of(s->ends, s->n, p->script_offset);
+	}
+cleanup:
+	free(table);
+	free(bc);
+	free(pos);
+	return line;
+}
+
+int v8_code__read_jit(const struct v8_code_ctx *cc, uint64_t pc, uint64_t sfi, struct v8_code **out)
 {
 	const struct v8_layout *l = cc->layout;
 	struct v8_code *c = calloc(1, sizeof(*c));
 	struct v8_position *pos = NULL;
-	uint64_t sfi, script = 0, code, entry, table;
-	uint32_t flags = 0, size = 0;
-	uint16_t type;
+	uint64_t script = 0, code, entry = 0, table, deopt, owner;
+	uint32_t flags = 0, size = 0, offset;
 	size_t n = 0;
 	int err;
 
@@ -218,33 +391,31 @@ int v8_code__read_jit(const struct v8_code_ctx *cc, uint64_t pc, uint64_t fn, st
 	if (!c)
 		return -ENOMEM;
 	c->kind = OP_V8_FRAME_JIT;
-	err = v8_heap__type(cc->mem, l, fn, &type);
-	if (!err && (type < l->type_jsfunction_first || type > l->type_jsfunction_last))
-		err = -EINVAL;
-	if (!err)
-		err = v8_heap__field(cc->mem, fn, l->jsfunction_shared, &sfi);
-	if (!err)
-		err = read_names(cc, sfi, &script, c);
+	err = read_names(cc, sfi, &script, c);
 	if (err) {
 		v8_code__free(c);
 		return err;
 	}
-	/* The line: only when the function's current code holds pc, and it is
-	 * optimized code (whose positions map pcs; baseline code maps bytecode). */
-	if (script && !v8_heap__field(cc->mem, fn, l->jsfunction_code, &code) &&
-	    !v8_heap__type(cc->mem, l, code, &type) && type == l->type_code &&
-	    !v8_heap__field(cc->mem, code, l->code_entry, &entry) &&
+	/*
+	 * The line: from the code holding pc, when it is this function's (the
+	 * deoptimization data of optimized code, the bytecode of baseline code
+	 * say so).
+	 */
+	code = script ? find_code(cc, pc, &entry, &size) : 0;
+	if (code &&
 	    !remote_memory__read(cc->mem, code - 1 + l->code_flags, &flags, sizeof(flags)) &&
-	    !remote_memory__read(cc->mem, code - 1 + l->code_size, &size, sizeof(size)) &&
-	    pc >= entry && pc - entry < size &&
-	    (flags & l->code_kind_mask) > l->code_kind_baseline &&
-	    !v8_heap__field(cc->mem, code, l->code_positions, &table) &&
-	    !v8_heap__positions(cc->mem, l, table, &pos, &n)) {
+	    (flags & l->code_kind_mask) == l->code_kind_baseline) {
+		c->line = baseline_line(cc, code, pc - entry, sfi, script);
+	} else if (code && (flags & l->code_kind_mask) > l->code_kind_baseline &&
+		   !v8_heap__field(cc->mem, code, l->code_bytecode, &deopt) &&
+		   !array_at(cc, deopt, l->deopt_sfi_index, &owner) && owner == sfi &&
+		   !v8_heap__field(cc->mem, code, l->code_positions, &table) &&
+		   !v8_heap__positions(cc->mem, l, table, &pos, &n)) {
 		const struct v8_position *p = v8_heap__position_at(pos, n, (uint32_t)(pc - entry));
-		const struct v8_script *s = p && !p->inlining_id ? script_lines(cc, script) : NULL;
+		const struct v8_script *s = p ? script_lines(cc, script) : NULL;
 
-		if (s)
-			c->line = v8_heap__line_of(s->ends, s->n, p->script_offset);
+		if (s && outer_offset(cc, deopt, *p, &offset))
+			c->line = v8_heap__line_of(s->ends, s->n, offset);
 	}
 	if (!c->line)
 		cc->stats->no_lines++;

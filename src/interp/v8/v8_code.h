@@ -3,8 +3,9 @@
  * What names a V8 frame, read once per (process, object) into the frame
  * store: an interpreted function (key: its BytecodeArray, fingerprint: its
  * SharedFunctionInfo) keeps its name, script name and a bytecode offset ->
- * line table; a pc in JIT code (key: the pc, fingerprint: the JSFunction)
- * keeps the name, script name and the line of that pc. Scripts' line ends
+ * line table; a pc in JIT code (key: the pc, fingerprint: the
+ * SharedFunctionInfo) keeps the name, script name and the line of that pc,
+ * from the code object found by walking back from the pc to its header. Scripts' line ends
  * are computed from their source once per (process, script) and checked
  * against the script's source at every use.
  */
@@ -42,13 +43,20 @@ struct v8_code_ctx {
 	struct hashmap *scripts;
 	uint32_t pid;
 	struct v8_stats *stats;
+	uint64_t *stream_map; /* the process's InstructionStream map, 0: not seen yet */
 };
+
+/* How far back from a pc its code's header is looked for, in chunks of. */
+#define V8_CODE_SCAN_MAX   (1u << 20)
+#define V8_CODE_SCAN_CHUNK 4096
+#define V8_BYTECODE_MAX	   (1u << 20) /* bytes of bytecode or of a table read */
 
 /* Reads the interpreted function of bytecode array ba and sfi. 0 and *out, or -errno. */
 int v8_code__read_interpreted(const struct v8_code_ctx *cc, uint64_t ba, uint64_t sfi,
 			      struct v8_code **out);
-/* Reads what names pc, run by JSFunction fn. 0 and *out, or -errno. */
-int v8_code__read_jit(const struct v8_code_ctx *cc, uint64_t pc, uint64_t fn, struct v8_code **out);
+/* Reads what names pc in JIT code, run by a function of sfi. 0 and *out, or -errno. */
+int v8_code__read_jit(const struct v8_code_ctx *cc, uint64_t pc, uint64_t sfi,
+		      struct v8_code **out);
 void v8_code__free(struct v8_code *c); /* accepts NULL */
 size_t v8_code__bytes(const struct v8_code *c);
 /* Name, file and line of c at a frame's aux (offset). */

@@ -489,6 +489,68 @@ int v8_heap__positions(const struct remote_memory *mem, const struct v8_layout *
 	return err;
 }
 
+static int read_uvlq(const uint8_t *bytes, size_t len, size_t *i, uint64_t *out)
+{
+	uint64_t v = 0;
+	unsigned int shift = 0;
+	uint8_t b;
+
+	do {
+		if (*i >= len || shift > 63)
+			return -EINVAL;
+		b = bytes[(*i)++];
+		v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	*out = v;
+	return 0;
+}
+
+/* Size of the bytecode at off (its prefix included), 0 when malformed. */
+static uint32_t bytecode_size(const uint8_t *bc, size_t len, const uint8_t (*sizes)[256],
+			      uint32_t n, size_t off)
+{
+	unsigned int scale = 0;
+	uint8_t b;
+
+	if (off >= len || bc[off] >= n)
+		return 0;
+	b = bc[off];
+	if (b <= 3) { /* Wide, ExtraWide and their debug-break forms */
+		scale = (b & 1) ? 2 : 1;
+		if (off + 1 >= len || bc[off + 1] >= n)
+			return 0;
+		return sizes[scale][bc[off + 1]] ? 1u + sizes[scale][bc[off + 1]] : 0;
+	}
+	return sizes[0][b];
+}
+
+int v8_heap__baseline_offset(const uint8_t *table, size_t table_len, const uint8_t *bytecode,
+			     size_t bytecode_len, const uint8_t (*sizes)[256], uint32_t n,
+			     uint32_t pc_off, int64_t *out)
+{
+	uint64_t end, delta;
+	size_t i = 0, next = 0;
+	int64_t bo = -1;
+
+	if (!n || read_uvlq(table, table_len, &i, &end))
+		return -EINVAL;
+	while (end < pc_off) {
+		uint32_t size;
+
+		if (read_uvlq(table, table_len, &i, &delta) || next >= bytecode_len)
+			return -EINVAL;
+		end += delta;
+		bo = (int64_t)next;
+		size = bytecode_size(bytecode, bytecode_len, sizes, n, next);
+		if (!size)
+			return -EINVAL;
+		next += size;
+	}
+	*out = bo;
+	return 0;
+}
+
 const struct v8_position *v8_heap__position_at(const struct v8_position *p, size_t n, uint32_t off)
 {
 	const struct v8_position *best = NULL;

@@ -69,6 +69,18 @@ int v8_heap__decode_positions(const uint8_t *bytes, size_t len, struct v8_positi
 /* Reads and decodes the ByteArray table (tagged). 0 or -errno. */
 int v8_heap__positions(const struct remote_memory *mem, const struct v8_layout *l, uint64_t table,
 		       struct v8_position **out, size_t *n);
+/*
+ * The bytecode offset that pc offset pc_off of baseline code maps to: its
+ * bytecode offset table (one unsigned VLQ pc delta for the function's entry,
+ * then one per bytecode, in order) walked along the bytecodes, whose sizes
+ * come from sizes[scale][bytecode] (n bytecodes; 0 and 1 are the Wide and
+ * ExtraWide prefixes, 2 and 3 their debug-break forms). *out: -1 for the
+ * entry. 0 or -EINVAL (malformed, or pc_off past the table).
+ */
+int v8_heap__baseline_offset(const uint8_t *table, size_t table_len, const uint8_t *bytecode,
+			     size_t bytecode_len, const uint8_t (*sizes)[256], uint32_t n,
+			     uint32_t pc_off, int64_t *out);
+
 /* The entry for code offset off (the last one at or before it), NULL when none. */
 const struct v8_position *v8_heap__position_at(const struct v8_position *p, size_t n, uint32_t off);
 

@@ -3,8 +3,8 @@
 // measure spins; every link is too big to be inlined (its padding never
 // runs), so each stays a frame of its own once optimized.
 //   node v8_chain.js SECONDS warm   measure optimized after warm-up
-//   node v8_chain.js SECONDS cold   measure too big for the optimizing
-//                                   compiler (interpreted, then baseline)
+//   node v8_chain.js SECONDS cold   measureCold too big for the optimizing
+//                                   compiler: interpreted (the callers baseline)
 // Prints "ready" when the chain runs.
 'use strict';
 const seconds = Number(process.argv[2] || 5);
@@ -17,7 +17,15 @@ function measure(n) {
   return s;
 }
 
+// V8 collects an interpreted function's source positions lazily: a stack
+// trace taken in it once makes it collect them (its lines can be shown).
+let coldSeen = false;
+
 function measureCold(n) {
+  if (!coldSeen) {
+    coldSeen = true;
+    void new Error().stack;
+  }
   if (n < 0) {
     n+=n*1;n+=n*2;n+=n*3;n+=n*4;n+=n*5;n+=n*6;n+=n*7;n+=n*8;n+=n*9;n+=n*10;n+=n*11;n+=n*12;n+=n*13;n+=n*14;n+=n*15;n+=n*16;n+=n*17;n+=n*18;n+=n*19;n+=n*20;n+=n*21;n+=n*22;n+=n*23;n+=n*24;n+=n*25;n+=n*26;n+=n*27;n+=n*28;n+=n*29;n+=n*30;n+=n*31;n+=n*32;n+=n*33;n+=n*34;n+=n*35;n+=n*36;n+=n*37;n+=n*38;n+=n*39;n+=n*40;n+=n*41;n+=n*42;n+=n*43;n+=n*44;n+=n*45;n+=n*46;n+=n*47;n+=n*48;n+=n*49;n+=n*50;n+=n*51;n+=n*52;n+=n*53;n+=n*54;n+=n*55;n+=n*56;n+=n*57;n+=n*58;n+=n*59;n+=n*60;n+=n*61;n+=n*62;n+=n*63;n+=n*64;n+=n*65;n+=n*66;n+=n*67;n+=n*68;n+=n*69;n+=n*70;n+=n*71;n+=n*72;n+=n*73;n+=n*74;n+=n*75;n+=n*76;n+=n*77;n+=n*78;n+=n*79;n+=n*80;n+=n*81;n+=n*82;n+=n*83;n+=n*84;n+=n*85;n+=n*86;n+=n*87;n+=n*88;n+=n*89;n+=n*90;n+=n*91;n+=n*92;n+=n*93;n+=n*94;n+=n*95;n+=n*96;n+=n*97;n+=n*98;n+=n*99;n+=n*100;n+=n*101;n+=n*102;n+=n*103;n+=n*104;n+=n*105;n+=n*106;n+=n*107;n+=n*108;n+=n*109;n+=n*110;n+=n*111;n+=n*112;n+=n*113;n+=n*114;n+=n*115;n+=n*116;n+=n*117;n+=n*118;n+=n*119;n+=n*120;n+=n*121;n+=n*122;n+=n*123;n+=n*124;n+=n*125;n+=n*126;n+=n*127;n+=n*128;n+=n*129;n+=n*130;n+=n*131;n+=n*132;n+=n*133;n+=n*134;n+=n*135;n+=n*136;n+=n*137;n+=n*138;n+=n*139;n+=n*140;n+=n*141;n+=n*142;n+=n*143;n+=n*144;n+=n*145;n+=n*146;n+=n*147;n+=n*148;n+=n*149;n+=n*150;n+=n*151;n+=n*152;n+=n*153;n+=n*154;n+=n*155;n+=n*156;n+=n*157;n+=n*158;n+=n*159;n+=n*160;n+=n*161;n+=n*162;n+=n*163;n+=n*164;n+=n*165;n+=n*166;n+=n*167;n+=n*168;n+=n*169;n+=n*170;n+=n*171;n+=n*172;n+=n*173;n+=n*174;n+=n*175;n+=n*176;n+=n*177;n+=n*178;n+=n*179;n+=n*180;n+=n*181;n+=n*182;n+=n*183;n+=n*184;n+=n*185;n+=n*186;n+=n*187;n+=n*188;n+=n*189;n+=n*190;n+=n*191;n+=n*192;n+=n*193;n+=n*194;n+=n*195;n+=n*196;n+=n*197;n+=n*198;n+=n*199;n+=n*200;
     n+=n*1001;n+=n*1002;n+=n*1003;n+=n*1004;n+=n*1005;n+=n*1006;n+=n*1007;n+=n*1008;n+=n*1009;n+=n*1010;n+=n*1011;n+=n*1012;n+=n*1013;n+=n*1014;n+=n*1015;n+=n*1016;n+=n*1017;n+=n*1018;n+=n*1019;n+=n*1020;n+=n*1021;n+=n*1022;n+=n*1023;n+=n*1024;n+=n*1025;n+=n*1026;n+=n*1027;n+=n*1028;n+=n*1029;n+=n*1030;n+=n*1031;n+=n*1032;n+=n*1033;n+=n*1034;n+=n*1035;n+=n*1036;n+=n*1037;n+=n*1038;n+=n*1039;n+=n*1040;n+=n*1041;n+=n*1042;n+=n*1043;n+=n*1044;n+=n*1045;n+=n*1046;n+=n*1047;n+=n*1048;n+=n*1049;n+=n*1050;n+=n*1051;n+=n*1052;n+=n*1053;n+=n*1054;n+=n*1055;n+=n*1056;n+=n*1057;n+=n*1058;n+=n*1059;n+=n*1060;n+=n*1061;n+=n*1062;n+=n*1063;n+=n*1064;n+=n*1065;n+=n*1066;n+=n*1067;n+=n*1068;n+=n*1069;n+=n*1070;n+=n*1071;n+=n*1072;n+=n*1073;n+=n*1074;n+=n*1075;n+=n*1076;n+=n*1077;n+=n*1078;n+=n*1079;n+=n*1080;n+=n*1081;n+=n*1082;n+=n*1083;n+=n*1084;n+=n*1085;n+=n*1086;n+=n*1087;n+=n*1088;n+=n*1089;n+=n*1090;n+=n*1091;n+=n*1092;n+=n*1093;n+=n*1094;n+=n*1095;n+=n*1096;n+=n*1097;n+=n*1098;n+=n*1099;n+=n*1100;n+=n*1101;n+=n*1102;n+=n*1103;n+=n*1104;n+=n*1105;n+=n*1106;n+=n*1107;n+=n*1108;n+=n*1109;n+=n*1110;n+=n*1111;n+=n*1112;n+=n*1113;n+=n*1114;n+=n*1115;n+=n*1116;n+=n*1117;n+=n*1118;n+=n*1119;n+=n*1120;n+=n*1121;n+=n*1122;n+=n*1123;n+=n*1124;n+=n*1125;n+=n*1126;n+=n*1127;n+=n*1128;n+=n*1129;n+=n*1130;n+=n*1131;n+=n*1132;n+=n*1133;n+=n*1134;n+=n*1135;n+=n*1136;n+=n*1137;n+=n*1138;n+=n*1139;n+=n*1140;n+=n*1141;n+=n*1142;n+=n*1143;n+=n*1144;n+=n*1145;n+=n*1146;n+=n*1147;n+=n*1148;n+=n*1149;n+=n*1150;n+=n*1151;n+=n*1152;n+=n*1153;n+=n*1154;n+=n*1155;n+=n*1156;n+=n*1157;n+=n*1158;n+=n*1159;n+=n*1160;n+=n*1161;n+=n*1162;n+=n*1163;n+=n*1164;n+=n*1165;n+=n*1166;n+=n*1167;n+=n*1168;n+=n*1169;n+=n*1170;n+=n*1171;n+=n*1172;n+=n*1173;n+=n*1174;n+=n*1175;n+=n*1176;n+=n*1177;n+=n*1178;n+=n*1179;n+=n*1180;n+=n*1181;n+=n*1182;n+=n*1183;n+=n*1184;n+=n*1185;n+=n*1186;n+=n*1187;n+=n*1188;n+=n*1189;n+=n*1190;n+=n*1191;n+=n*1192;n+=n*1193;n+=n*1194;n+=n*1195;n+=n*1196;n+=n*1197;n+=n*1198;n+=n*1199;n+=n*1200;

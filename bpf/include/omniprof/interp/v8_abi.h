@@ -19,7 +19,8 @@
  *                aux   the bytecode offset register as the frame holds it
  *                      (tagged: from the tagged BytecodeArray pointer)
  *   JIT          addr  the pc in JIT code (Sparkplug, Maglev, TurboFan)
- *                data  the frame's JSFunction (tagged pointer)
+ *                data  the SharedFunctionInfo the frame's JSFunction had
+ *                      (user space finds the code object holding the pc)
  *   STUB         addr  the pc in JIT code of a frame with a type marker
  *                aux   the frame type (v8dbg_frametype_*)
  * Frames of builtins (node's own code, in the binary or its copy in the

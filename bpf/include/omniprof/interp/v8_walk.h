@@ -12,7 +12,7 @@
  * the bytecode array and offset, the caller's rbp and the return address;
  * an interpreted frame costs three more reads (the bytecode array's map
  * and instance type, which prove the slot holds one, and the function's
- * SharedFunctionInfo), a JIT frame none.
+ * SharedFunctionInfo), a JIT frame one (the SharedFunctionInfo).
  *
  * The includer defines, before including omniprof/unwind/native.h and
  * omniprof/unwind/walk.h:
@@ -118,9 +118,10 @@ static __always_inline int op_v8_walk_step(void *ctx, const struct op_v8_proc *p
 			frame->aux = OP_V8_AUX(OP_V8_FRAME_INTERPRETED, bo >> (p->smi_shift & 63));
 			OP_V8_STAT(ctx, OP_V8_STAT_INTERPRETED);
 		}
-	} else if (fn & 1) {
+	} else if ((fn & 1) && !OP_V8_READ(ctx, &sfi, sizeof(sfi), fn - 1 + p->jsfunction_shared) &&
+		   (sfi & 1)) {
 		frame->kind = OP_FRAME_V8;
-		frame->data = fn;
+		frame->data = sfi;
 		frame->aux = OP_V8_AUX(OP_V8_FRAME_JIT, 0);
 		OP_V8_STAT(ctx, OP_V8_STAT_JIT);
 	}
