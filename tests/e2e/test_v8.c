@@ -186,8 +186,9 @@ static void test_case(void **state)
 		tu_rmtree(dir);
 		fail_msg("%s %s did not start", NODE, script);
 	}
-	rc = tu_run(&out, "%s record -p %d -d " RECORD_SECONDS " -F " FREQUENCY " -o %s%s",
-		    omniprof(), pid, dir, vc->copies ? " --copy-all-stacks" : "");
+	rc = tu_run(&out, "%s record -p %d -d %s -F " FREQUENCY " -o %s%s", omniprof(), pid,
+		    vc->seconds ? vc->seconds : RECORD_SECONDS, dir,
+		    vc->copies ? " --copy-all-stacks" : "");
 	tu_reap(pid);
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
@@ -259,9 +260,13 @@ int main(void)
 	size_t n = sizeof(cases) / sizeof(cases[0]);
 
 	tests[0] = (struct CMUnitTest){.name = "node present", .test_func = test_node_present};
+	const char *only = getenv("V8_CASE"); /* run the cases whose name holds it */
+	size_t k = 1;
+
 	for (size_t i = 0; i < n; i++)
-		tests[i + 1] = (struct CMUnitTest){.name = cases[i].name,
-						   .test_func = test_case,
-						   .initial_state = (void *)&cases[i]};
-	return _cmocka_run_group_tests("e2e_v8", tests, n + 1, NULL, NULL);
+		if (!only || strstr(cases[i].name, only))
+			tests[k++] = (struct CMUnitTest){.name = cases[i].name,
+							 .test_func = test_case,
+							 .initial_state = (void *)&cases[i]};
+	return _cmocka_run_group_tests("e2e_v8", tests, k, NULL, NULL);
 }

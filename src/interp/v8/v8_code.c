@@ -229,18 +229,20 @@ static uint64_t find_code(const struct v8_code_ctx *cc, uint64_t pc, uint64_t *e
 			  uint32_t *size)
 {
 	const struct v8_layout *l = cc->layout;
-	static __thread uint64_t words[V8_CODE_SCAN_CHUNK / 8 + 1];
-	uint64_t hi = (pc & ~7ull) + 8;
+	static __thread uint64_t words[V8_CODE_SCAN_CHUNK / 8];
+	uint64_t hi = (pc & ~7ull) + 8, above = 0;
 
-	for (uint64_t scanned = 0; scanned < V8_CODE_SCAN_MAX && hi > V8_CODE_SCAN_CHUNK;
-	     scanned += V8_CODE_SCAN_CHUNK) {
-		uint64_t lo = hi - V8_CODE_SCAN_CHUNK;
+	/* Page by page downwards (a read never spans the mapping's first page and
+	 * the unmapped one below it); a header's second word may be the first of
+	 * the page above. A header at pc's own word cannot hold pc. */
+	for (uint64_t scanned = 0; scanned < V8_CODE_SCAN_MAX && hi > V8_CODE_SCAN_CHUNK;) {
+		uint64_t lo = (hi - 1) & ~(uint64_t)(V8_CODE_SCAN_CHUNK - 1);
+		size_t n = (size_t)(hi - lo) / 8;
 
-		/* One word more: a header's second word may be in the chunk above. */
-		if (remote_memory__read(cc->mem, lo, words, sizeof(words)))
+		if (remote_memory__read(cc->mem, lo, words, n * 8))
 			return 0;
-		for (size_t i = V8_CODE_SCAN_CHUNK / 8; i-- > 0;) {
-			uint64_t a = lo + 8 * i, code = words[i + 1], stream, e;
+		for (size_t i = n; i-- > 0;) {
+			uint64_t a = lo + 8 * i, code = i + 1 < n ? words[i + 1] : above, stream, e;
 			uint32_t sz;
 			uint16_t type;
 
@@ -257,6 +259,8 @@ static uint64_t find_code(const struct v8_code_ctx *cc, uint64_t pc, uint64_t *e
 			*size = sz;
 			return code;
 		}
+		above = words[0];
+		scanned += hi - lo;
 		hi = lo;
 	}
 	return 0;

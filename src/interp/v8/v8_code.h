@@ -47,7 +47,7 @@ struct v8_code_ctx {
 };
 
 /* How far back from a pc its code's header is looked for, in chunks of. */
-#define V8_CODE_SCAN_MAX   (1u << 20)
+#define V8_CODE_SCAN_MAX   (16u << 20)
 #define V8_CODE_SCAN_CHUNK 4096
 #define V8_BYTECODE_MAX	   (1u << 20) /* bytes of bytecode or of a table read */
 
