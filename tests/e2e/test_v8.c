@@ -45,6 +45,7 @@ struct v8_case {
 	bool lines;	      /* check call lines in the pprof ("// line: <fn> ..." comments) */
 	const char *need_lines[4]; /* chain functions that must be seen with their line */
 	bool copies;		   /* --copy-all-stacks */
+	const char *seconds;	   /* recording length, RECORD_SECONDS when NULL */
 };
 
 static char *omniprof(void)
