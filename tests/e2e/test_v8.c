@@ -46,6 +46,8 @@ struct v8_case {
 	const char *need_lines[4]; /* chain functions that must be seen with their line */
 	bool copies;		   /* --copy-all-stacks */
 	const char *seconds;	   /* recording length, RECORD_SECONDS when NULL */
+	const char *lib;	   /* a library under build/workloads/lib/ passed to the script */
+	int gaps;		   /* native frames allowed between two chain links (0: none) */
 };
 
 static char *omniprof(void)
@@ -171,7 +173,8 @@ static void test_case(void **state)
 	const struct v8_case *vc = *state;
 	char script[512], folded[1024], pprof[1024];
 	char *dir = tu_mkdtemp(), *out = NULL, *text = NULL;
-	char *argv[] = {NODE, script, "30", (char *)vc->mode, NULL};
+	char lib[512];
+	char *argv[] = {NODE, script, "30", (char *)vc->mode, vc->lib ? lib : NULL, NULL};
 	struct chain_spec *cs = chain_spec__new();
 	struct chain_count c = {0};
 	pid_t pid;
@@ -180,8 +183,14 @@ static void test_case(void **state)
 	assert_non_null(dir);
 	assert_non_null(cs);
 	snprintf(script, sizeof(script), "tests/workloads/v8/%s", vc->script);
-	for (int i = 0; i < 6 && vc->chain[i]; i++)
+	if (vc->lib)
+		snprintf(lib, sizeof(lib), "%s/workloads/lib/%s", tu_build_dir(), vc->lib);
+	for (int i = 0; i < 6 && vc->chain[i]; i++) {
+		/* Links in C (v8_addon.c) sit between V8's and N-API's native frames. */
+		if (i && vc->gaps)
+			EXPECT(chain_spec__add_gap(cs, 0, (unsigned int)vc->gaps));
 		EXPECT(chain_spec__add(cs, "%s", vc->chain[i]));
+	}
 	pid = tu_spawn_ready(argv);
 	if (pid <= 0) {
 		tu_rmtree(dir);
@@ -248,6 +257,12 @@ static const struct v8_case cases[] = {
      .script = "v8_shapes.js",
      .mode = "gc",
      .chain = {"gcMain", "allocLeaf"}},
+    {.name = "JavaScript -> native addon -> JavaScript",
+     .script = "v8_shapes.js",
+     .mode = "addon",
+     .chain = {"addonMain", "addon_call_back", "addon_inner", "jsLeaf"},
+     .lib = "v8_addon.so",
+     .gaps = 16},
     {.name = "warm chain (stack copies)",
      .script = "v8_chain.js",
      .mode = "warm",
