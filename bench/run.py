@@ -37,6 +37,7 @@ class Bench:
         self.wl = os.path.join(self.build, "workloads")
         self.bwl = os.path.join(self.build, "bench", "workloads")
         self.python = os.environ.get("OMNIPROF_BENCH_PYTHON", "/usr/bin/python3")
+        self.node = os.environ.get("OMNIPROF_BENCH_NODE", "/usr/bin/node")
         self.tmp = tempfile.mkdtemp(prefix="omniprof-bench-")
         self.sections = {}
 
@@ -90,7 +91,8 @@ class Bench:
 
         samples = counter("user: trace records")
         frames = counter("frames: unwound with stack deltas") + \
-            counter("frames: unwound with frame pointers")
+            counter("frames: unwound with frame pointers") + \
+            counter("v8: frames walked in BPF")
         return {
             "label": label,
             "ns": bl.median(series),
@@ -114,6 +116,11 @@ class Bench:
                 "Python, 30 Python frames",
                 lambda: self.start_ready([self.python, os.path.join(HERE, "workloads", "py_loop.py"),
                                           "600", "30"]),
+                seconds))
+            rows.append(self.bpf_cost_one(
+                "V8, 40 JavaScript frames (optimized)",
+                lambda: self.start_ready([self.node, os.path.join(HERE, "workloads", "v8_loop.js"),
+                                          "600", "40"]),
                 seconds))
             rows.append(self.bpf_cost_one(
                 "Python, 30 Python frames, 16 threads",
