@@ -10,7 +10,8 @@
  * chain (optimized by TurboFan, each link too big to be inlined), a cold
  * one (a leaf too big to optimize: interpreted, then baseline), an
  * anonymous function and a class method, a worker_threads worker, a
- * function deoptimized over and over, GC pressure, and the warm chain
+ * function deoptimized over and over, GC pressure, JavaScript -> an N-API
+ * addon (tests/workloads/lib/v8_addon.c) -> JavaScript, and the warm chain
  * through stack copies (the walker in user space). Needs root and BPF.
  */
 #include <setjmp.h>
@@ -30,7 +31,7 @@
 #include "profile.pb-c.h"
 #include "testutil.h"
 
-#define NODE	       "/usr/bin/node"
+#define NODE "/usr/bin/node"
 /* The leaf is named once node's 98 MB table is built and V8 attached: under
  * load (the whole suite, other builds) that can take seconds of the run. */
 #define RECORD_SECONDS "10"
@@ -255,10 +256,12 @@ static const struct v8_case cases[] = {
      .script = "v8_shapes.js",
      .mode = "deopt",
      .chain = {"deoptMain", "polyLeaf"}},
+    /* GC threads take the CPUs from the profiler's start too: longer. */
     {.name = "GC pressure",
      .script = "v8_shapes.js",
      .mode = "gc",
-     .chain = {"gcMain", "allocLeaf"}},
+     .chain = {"gcMain", "allocLeaf"},
+     .seconds = "15"},
     {.name = "JavaScript -> native addon -> JavaScript",
      .script = "v8_shapes.js",
      .mode = "addon",
