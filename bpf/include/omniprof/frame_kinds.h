@@ -22,7 +22,7 @@
 	X(NATIVE, 0, "native", "native")                                                           \
 	X(KERNEL, 1, "kernel", "kernel")                                                           \
 	X(ERROR, 2, "abort", "error") /* the unwinder stopped: addr holds an op_unwind_error */    \
-	X(PYTHON, 3, "cpython", "python") /* CPython: see omniprof/interp/python_abi.h */    \
+	X(PYTHON, 3, "cpython", "python") /* CPython: see omniprof/interp/python_abi.h */          \
 	X(V8, 5, "v8js", "js")		  /* V8: see omniprof/interp/v8_abi.h */
 
 /*
@@ -42,7 +42,7 @@
 
 /* Generators for the enums built from the tables. */
 #define OP_FRAME_KIND_ENUM(name, value, otlp, display)	    OP_FRAME_##name = value,
-#define OP_FRAME_KIND_SIZE_ONE(name, value, otlp, display)  char name[(value) + 1];
+#define OP_FRAME_KIND_COUNT_ONE(name, value, otlp, display) char name[(value) + 1];
 #define OP_INTERP_ENUM(name, value, step)		    OP_INTERP_##name = value,
 
 /*
@@ -50,6 +50,6 @@
  * size of a union of one array per row, so a branch that adds a runtime's
  * row before the rows below it are merged leaves a gap, not an overflow.
  */
-#define OP_FRAME_KIND_COUNT ((unsigned int)sizeof(union { OP_FRAME_KINDS(OP_FRAME_KIND_SIZE_ONE) }))
+#define OP_FRAME_KIND_COUNT ((unsigned int)sizeof(union {OP_FRAME_KINDS(OP_FRAME_KIND_COUNT_ONE)}))
 
 #endif
