@@ -38,8 +38,8 @@ class Bench:
         self.bwl = os.path.join(self.build, "bench", "workloads")
         self.python = os.environ.get("OMNIPROF_BENCH_PYTHON", "/usr/bin/python3")
         self.ruby = os.environ.get("OMNIPROF_BENCH_RUBY", "/usr/bin/ruby")
-
         self.perl = os.environ.get("OMNIPROF_BENCH_PERL", "/usr/bin/perl")
+        self.node = os.environ.get("OMNIPROF_BENCH_NODE", "/usr/bin/node")
         self.tmp = tempfile.mkdtemp(prefix="omniprof-bench-")
         self.sections = {}
 
@@ -93,7 +93,8 @@ class Bench:
 
         samples = counter("user: trace records")
         frames = counter("frames: unwound with stack deltas") + \
-            counter("frames: unwound with frame pointers")
+            counter("frames: unwound with frame pointers") + \
+            counter("v8: frames walked in BPF")
         return {
             "label": label,
             "ns": bl.median(series),
@@ -132,6 +133,11 @@ class Bench:
             rows.append(self.bpf_cost_one(
                 "Perl, 40 Perl frames",
                 lambda: self.start_ready([self.perl, os.path.join(HERE, "workloads", "perl_loop.pl"),
+                                          "600", "40"]),
+                seconds))
+            rows.append(self.bpf_cost_one(
+                "V8, 40 JavaScript frames (optimized)",
+                lambda: self.start_ready([self.node, os.path.join(HERE, "workloads", "v8_loop.js"),
                                           "600", "40"]),
                 seconds))
             rows.append(self.bpf_cost_one(

@@ -10,12 +10,14 @@
 #include "interp/perl/perl.h"
 #include "interp/python/python.h"
 #include "interp/ruby/ruby.h"
+#include "interp/v8/v8.h"
 
 const struct interp_ops *const interp_registry[] = {
     &python_interp_ops,
     &ruby_interp_ops,
     &hotspot_interp_ops,
     &perl_interp_ops,
+    &v8_interp_ops,
 };
 
 const size_t interp_registry_len = sizeof(interp_registry) / sizeof(interp_registry[0]);

@@ -458,8 +458,11 @@ static const char *const frame_kind_name[PROFILE_FRAME_KIND_COUNT] = {
 
 const char *profile_frame_kind__otlp_type(enum profile_frame_kind kind)
 {
-	/* Not a well-known value: the spec allows a custom one for the unwinder's stop. */
-	return (unsigned)kind < PROFILE_FRAME_KIND_COUNT ? frame_kind_otlp[kind] : "abort";
+	/* Not a well-known value: the spec allows a custom one for the unwinder's stop
+	 * (and a value no row has yet). */
+	if ((unsigned)kind < PROFILE_FRAME_KIND_COUNT && frame_kind_otlp[kind])
+		return frame_kind_otlp[kind];
+	return "abort";
 }
 
 const char *profile_frame_kind__name(enum profile_frame_kind kind)

@@ -49,6 +49,7 @@ enum op_unwind_error {
 	OP_UNWIND_ERR_INTERP = 8,    /* a runtime's frame could not be read */
 	/* 9 and up: a runtime's own reasons, named by its interp_ops.unwind_error. */
 	OP_UNWIND_ERR_HOTSPOT = 9, /* a HotSpot frame could not be read or unwound */
+	OP_UNWIND_ERR_V8 = 10,	   /* a V8 frame could not be read/unwound */
 	OP_UNWIND_ERR_RUBY = 11,   /* a Ruby control frame could not be read */
 	OP_UNWIND_ERR_PERL = 12,   /* a Perl frame could not be read */
 };

@@ -24,6 +24,7 @@
 	X(ERROR, 2, "abort", "error") /* the unwinder stopped: addr holds an op_unwind_error */    \
 	X(PYTHON, 3, "cpython", "python") /* CPython: see omniprof/interp/python_abi.h */          \
 	X(HOTSPOT, 4, "jvm", "java")	  /* HotSpot: see omniprof/interp/hotspot_abi.h */         \
+	X(V8, 5, "v8js", "js")		  /* V8: see omniprof/interp/v8_abi.h */                   \
 	X(RUBY, 6, "ruby", "ruby")	  /* CRuby: see omniprof/interp/ruby_abi.h */              \
 	X(PERL, 7, "perl", "perl")	  /* Perl: see omniprof/interp/perl_abi.h */
 
@@ -41,6 +42,7 @@
 #define OP_INTERPS(X)                                                                              \
 	X(PYTHON, 1, python_step)   /* CPython's eval loop */                                      \
 	X(HOTSPOT, 2, hotspot_step) /* HotSpot's code cache */                                     \
+	X(V8, 3, v8_step)	    /* V8's builtins and JIT code */                               \
 	X(RUBY, 4, ruby_step)	    /* CRuby's VM loop (rb_vm_exec) */                             \
 	X(PERL, 5, perl_step)	    /* Perl's runops loop */
 

@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "interp/v8/v8_code.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/v8/v8.h"
+#include "interp/v8/v8_binary.h"
+#include "interp/v8/v8_heap.h"
+#include "proc/remote_memory.h"
+
+struct v8_script {
+	uint32_t pid;
+	uint64_t addr;	 /* the Script (tagged) */
+	uint64_t source; /* its source string when read: checked at every use */
+	uint32_t *ends;
+	size_t n;
+};
+
+struct script_key {
+	uint32_t pid;
+	uint64_t addr;
+};
+
+static bool script_equal(const void *entry, const void *key, void *ctx)
+{
+	const struct v8_script *s = entry;
+	const struct script_key *k = key;
+
+	(void)ctx;
+	return s->pid == k->pid && s->addr == k->addr;
+}
+
+static uint64_t script_hash(uint32_t pid, uint64_t addr)
+{
+	return hash_u64(addr ^ ((uint64_t)pid << 48));
+}
+
+void v8_scripts__init(struct hashmap *scripts)
+{
+	hashmap__init(scripts, script_equal, NULL);
+}
+
+void v8_scripts__clear(struct hashmap *scripts, uint32_t pid, bool all)
+{
+	void *e;
+
+	for (size_t i = 0; hashmap__next(scripts, &i, &e);) {
+		struct v8_script *s = e;
+
+		if (!all && s->pid != pid)
+			continue;
+		hashmap__remove_entry(scripts, script_hash(s->pid, s->addr), s);
+		free(s->ends);
+		free(s);
+		i = 0; /* the table changed under the iterator */
+	}
+	if (all)
+		hashmap__clear(scripts);
+}
+
+/* The line ends of script, computed once per (pid, script, source). NULL: unknown. */
+static const struct v8_script *script_lines(const struct v8_code_ctx *cc, uint64_t script)
+{
+	struct script_key k = {cc->pid, script};
+	uint64_t h = script_hash(cc->pid, script), source;
+	struct v8_script *s;
+
+	if (v8_heap__field(cc->mem, script, cc->layout->script_source, &source))
+		return NULL;
+	s = hashmap__find(cc->scripts, h, &k);
+	if (s && s->source == source)
+		return s;
+	if (s) {
+		hashmap__remove_entry(cc->scripts, h, s);
+		free(s->ends);
+		free(s);
+	}
+	if (cc->scripts->len >= V8_SCRIPTS_MAX)
+		v8_scripts__clear(cc->scripts, 0, true);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->pid = cc->pid;
+	s->addr = script;
+	s->source = source;
+	if (v8_heap__line_ends(cc->mem, cc->layout, script, &s->ends, &s->n) ||
+	    hashmap__insert(cc->scripts, h, s)) {
+		free(s->ends);
+		free(s);
+		return NULL;
+	}
+	cc->stats->scripts++;
+	return s;
+}
+
+/* Name and file name of sfi into c. 0 or -errno. */
+static int read_names(const struct v8_code_ctx *cc, uint64_t sfi, uint64_t *script,
+		      struct v8_code *c)
+{
+	char name[V8_STR_MAX], file[V8_STR_MAX * 4];
+	uint64_t s;
+	int err;
+
+	err = v8_heap__function_name(cc->mem, cc->layout, sfi, name, sizeof(name));
+	if (err)
+		return err;
+	*script = v8_heap__script(cc->mem, cc->layout, sfi);
+	file[0] = 0;
+	if (*script && !v8_heap__field(cc->mem, *script, cc->layout->script_name, &s))
+		v8_heap__string(cc->mem, cc->layout, s, file, sizeof(file));
+	c->name = strdup(name[0] ? name : "(anonymous)");
+	c->filename = strdup(file);
+	return c->name && c->filename ? 0 : -ENOMEM;
+}
+
+void v8_code__free(struct v8_code *c)
+{
+	if (!c)
+		return;
+	free(c->name);
+	free(c->filename);
+	free(c->lines);
+	free(c);
+}
+
+size_t v8_code__bytes(const struct v8_code *c)
+{
+	return sizeof(*c) + (c->name ? strlen(c->name) + 1 : 0) +
+	       (c->filename ? strlen(c->filename) + 1 : 0) + c->n_lines * sizeof(*c->lines);
+}
+
+/* Does sfi run bytecode array ba (directly, or through its baseline code)? */
+static bool sfi_runs(const struct v8_code_ctx *cc, uint64_t sfi, uint64_t ba)
+{
+	const struct v8_layout *l = cc->layout;
+	uint64_t data, inner;
+	uint16_t type;
+
+	if (v8_heap__field(cc->mem, sfi, l->sfi_function_data, &data))
+		return false;
+	if (data == ba)
+		return true;
+	if (v8_heap__type(cc->mem, l, data, &type))
+		return false;
+	/* Baseline code and InterpreterData hold the bytecode array one level down. */
+	if (type == l->type_code)
+		return !v8_heap__field(cc->mem, data, l->code_bytecode, &inner) && inner == ba;
+	return !v8_heap__field(cc->mem, data, 8, &inner) && inner == ba;
+}
+
+int v8_code__read_interpreted(const struct v8_code_ctx *cc, uint64_t ba, uint64_t sfi,
+			      struct v8_code **out)
+{
+	const struct v8_layout *l = cc->layout;
+	struct v8_code *c = calloc(1, sizeof(*c));
+	struct v8_position *pos = NULL;
+	const struct v8_script *s = NULL;
+	uint64_t script = 0, table;
+	uint16_t type;
+	size_t n = 0;
+	int err;
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	c->kind = OP_V8_FRAME_INTERPRETED;
+	c->bias = (uint16_t)(l->bytecode_array_data - 1);
+	err = v8_heap__type(cc->mem, l, ba, &type);
+	if (!err && type != l->type_bytecode_array)
+		err = -EINVAL;
+	/* The frame's function and bytecode were read together; both may have
+	 * changed since (flushed bytecode, a moved object): name only what still
+	 * belongs together. */
+	if (!err && !sfi_runs(cc, sfi, ba)) {
+		cc->stats->mismatches++;
+		err = -ESTALE;
+	}
+	if (!err)
+		err = read_names(cc, sfi, &script, c);
+	if (err) {
+		v8_code__free(c);
+		return err;
+	}
+	if (script)
+		s = script_lines(cc, script);
+	if (s && !v8_heap__field(cc->mem, ba, l->bytecode_array_positions, &table) &&
+	    !v8_heap__positions(cc->mem, l, table, &pos, &n) && n) {
+		c->lines = calloc(n, sizeof(*c->lines));
+		if (c->lines) {
+			for (size_t i = 0; i < n; i++)
+				c->lines[i] = (struct v8_line){
+				    pos[i].code_offset, (uint32_t)v8_heap__line_of(
+							    s->ends, s->n, pos[i].script_offset)};
+			c->n_lines = n;
+		}
+	}
+	if (!c->n_lines)
+		cc->stats->no_lines++;
+	free(pos);
+	*out = c;
+	return 0;
+}
+
+/* Is tagged map the map of InstructionStream objects? (cached in *cc->stream_map once seen) */
+static bool is_stream_map(const struct v8_code_ctx *cc, uint64_t map)
+{
+	uint16_t type;
+
+	if (*cc->stream_map)
+		return map == *cc->stream_map;
+	if (!(map & 1) ||
+	    remote_memory__read(cc->mem, map - 1 + cc->layout->map_instance_type, &type,
+				sizeof(type)) ||
+	    type != cc->layout->type_instruction_stream)
+		return false;
+	*cc->stream_map = map;
+	return true;
+}
+
+/*
+ * The Code object whose instructions hold pc: found by walking back from pc
+ * to the InstructionStream header before it (its map, then its Code), and
+ * proved by the Code pointing back to that stream with pc inside
+ * [entry, entry + size). 0 when none is found within V8_CODE_SCAN_MAX bytes.
+ */
+static uint64_t find_code(const struct v8_code_ctx *cc, uint64_t pc, uint64_t *entry,
+			  uint32_t *size)
+{
+	const struct v8_layout *l = cc->layout;
+	static __thread uint64_t words[V8_CODE_SCAN_CHUNK / 8];
+	uint64_t hi = (pc & ~7ull) + 8, above = 0;
+
+	/* Page by page downwards (a read never spans the mapping's first page and
+	 * the unmapped one below it); a header's second word may be the first of
+	 * the page above. A header at pc's own word cannot hold pc. */
+	for (uint64_t scanned = 0; scanned < V8_CODE_SCAN_MAX && hi > V8_CODE_SCAN_CHUNK;) {
+		uint64_t lo = (hi - 1) & ~(uint64_t)(V8_CODE_SCAN_CHUNK - 1);
+		size_t n = (size_t)(hi - lo) / 8;
+
+		if (remote_memory__read(cc->mem, lo, words, n * 8))
+			return 0;
+		for (size_t i = n; i-- > 0;) {
+			uint64_t a = lo + 8 * i, code = i + 1 < n ? words[i + 1] : above, stream, e;
+			uint32_t sz;
+			uint16_t type;
+
+			if (!(words[i] & 1) || !(code & 1) || !is_stream_map(cc, words[i]))
+				continue;
+			if (v8_heap__type(cc->mem, l, code, &type) || type != l->type_code ||
+			    v8_heap__field(cc->mem, code, l->code_stream, &stream) ||
+			    stream != a + 1 || v8_heap__field(cc->mem, code, l->code_entry, &e) ||
+			    remote_memory__read(cc->mem, code - 1 + l->code_size, &sz, sizeof(sz)))
+				continue;
+			if (pc < e || pc - e >= sz)
+				return 0; /* the closest stream does not hold pc */
+			*entry = e;
+			*size = sz;
+			return code;
+		}
+		above = words[0];
+		scanned += hi - lo;
+		hi = lo;
+	}
+	return 0;
+}
+
+/* Element idx of FixedArray arr. 0 or -errno. */
+static int array_at(const struct v8_code_ctx *cc, uint64_t arr, uint32_t idx, uint64_t *out)
+{
+	uint64_t len;
+	int err = v8_heap__field(cc->mem, arr, cc->layout->fixed_array_length, &len);
+
+	if (err)
+		return err;
+	if (idx >= (uint64_t)((int64_t)len >> cc->layout->smi_shift))
+		return -ERANGE;
+	return v8_heap__field(cc->mem, arr, cc->layout->fixed_array_data + 8 * idx, out);
+}
+
+/*
+ * The script offset, in the code's own function, of position p: an inlined
+ * function's position is replaced by its call site's, up the inlining chain
+ * (the deoptimization data's InliningPositions: {SourcePosition, id} each).
+ */
+static bool outer_offset(const struct v8_code_ctx *cc, uint64_t deopt, struct v8_position p,
+			 uint32_t *offset)
+{
+	const struct v8_layout *l = cc->layout;
+	uint64_t table, raw;
+
+	for (int depth = 0; p.inlining_id && depth < 32; depth++) {
+		if (array_at(cc, deopt, l->deopt_inlining_index, &table) ||
+		    remote_memory__read(
+			cc->mem, table - 1 + l->fixed_array_data + 16ull * (p.inlining_id - 1),
+			&raw, sizeof(raw)))
+			return false;
+		p.script_offset = (uint32_t)((raw >> 1) & ((1u << 30) - 1));
+		p.inlining_id = (uint16_t)(raw >> 31);
+	}
+	if (p.inlining_id)
+		return false;
+	*offset = p.script_offset;
+	return true;
+}
+
+/* The bytes of ByteArray (or, with data_off, BytecodeArray) obj: *out malloc'd. 0 or -errno. */
+static int read_bytes(const struct v8_code_ctx *cc, uint64_t obj, uint16_t want_type,
+		      uint32_t data_off, uint8_t **out, size_t *len)
+{
+	const struct v8_layout *l = cc->layout;
+	uint64_t n;
+	uint16_t type;
+	int err;
+
+	*out = NULL;
+	if ((err = v8_heap__type(cc->mem, l, obj, &type)))
+		return err;
+	if (type != want_type)
+		return -EINVAL;
+	if ((err = v8_heap__field(cc->mem, obj, l->fixed_array_length, &n)))
+		return err;
+	n = (uint64_t)((int64_t)n >> l->smi_shift);
+	if (!n || n > V8_BYTECODE_MAX)
+		return -E2BIG;
+	*out = malloc(n);
+	if (!*out)
+		return -ENOMEM;
+	err = remote_memory__read(cc->mem, obj - 1 + data_off, *out, n);
+	if (err) {
+		free(*out);
+		*out = NULL;
+		return err;
+	}
+	*len = n;
+	return 0;
+}
+
+/*
+ * The line of pc in baseline code: its bytecode offset (the code's bytecode
+ * offset table walked along its bytecodes), then the bytecode's source
+ * position. 0: unknown.
+ */
+static int64_t baseline_line(const struct v8_code_ctx *cc, uint64_t code, uint64_t pc_off,
+			     uint64_t sfi, uint64_t script)
+{
+	const struct v8_layout *l = cc->layout;
+	uint8_t *table = NULL, *bc = NULL;
+	size_t table_len = 0, bc_len = 0, n = 0;
+	struct v8_position *pos = NULL;
+	const struct v8_script *s;
+	uint64_t ba, positions;
+	int64_t bo, line = 0;
+
+	if (!l->n_bytecodes || v8_heap__field(cc->mem, code, l->code_bytecode, &ba) ||
+	    !sfi_runs(cc, sfi, ba) ||
+	    v8_heap__field(cc->mem, code, l->code_positions, &positions) ||
+	    read_bytes(cc, positions, l->type_byte_array, l->fixed_array_data, &table,
+		       &table_len) ||
+	    read_bytes(cc, ba, l->type_bytecode_array, l->bytecode_array_data, &bc, &bc_len))
+		goto cleanup;
+	if (v8_heap__baseline_offset(table, table_len, bc, bc_len, l->bytecode_sizes,
+				     l->n_bytecodes, (uint32_t)pc_off, &bo))
+		goto cleanup;
+	if (v8_heap__field(cc->mem, ba, l->bytecode_array_positions, &positions) ||
+	    v8_heap__positions(cc->mem, l, positions, &pos, &n))
+		goto cleanup;
+	{
+		const struct v8_position *p =
+		    v8_heap__position_at(pos, n, bo < 0 ? 0 : (uint32_t)bo);
+
+		s = p ? script_lines(cc, script) : NULL;
+		if (s)
+			line = v8_heap__line_of(s->ends, s->n, p->script_offset);
+	}
+cleanup:
+	free(table);
+	free(bc);
+	free(pos);
+	return line;
+}
+
+int v8_code__read_jit(const struct v8_code_ctx *cc, uint64_t pc, uint64_t sfi, struct v8_code **out)
+{
+	const struct v8_layout *l = cc->layout;
+	struct v8_code *c = calloc(1, sizeof(*c));
+	struct v8_position *pos = NULL;
+	uint64_t script = 0, code, entry = 0, table, deopt, owner;
+	uint32_t flags = 0, size = 0, offset;
+	size_t n = 0;
+	int err;
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	c->kind = OP_V8_FRAME_JIT;
+	err = read_names(cc, sfi, &script, c);
+	if (err) {
+		v8_code__free(c);
+		return err;
+	}
+	/*
+	 * The line: from the code holding pc, when it is this function's (the
+	 * deoptimization data of optimized code, the bytecode of baseline code
+	 * say so).
+	 */
+	code = script ? find_code(cc, pc, &entry, &size) : 0;
+	if (code &&
+	    !remote_memory__read(cc->mem, code - 1 + l->code_flags, &flags, sizeof(flags)) &&
+	    (flags & l->code_kind_mask) == l->code_kind_baseline) {
+		c->line = baseline_line(cc, code, pc - entry, sfi, script);
+	} else if (code && (flags & l->code_kind_mask) > l->code_kind_baseline &&
+		   !v8_heap__field(cc->mem, code, l->code_bytecode, &deopt) &&
+		   !array_at(cc, deopt, l->deopt_sfi_index, &owner) && owner == sfi &&
+		   !v8_heap__field(cc->mem, code, l->code_positions, &table) &&
+		   !v8_heap__positions(cc->mem, l, table, &pos, &n)) {
+		const struct v8_position *p = v8_heap__position_at(pos, n, (uint32_t)(pc - entry));
+		const struct v8_script *s = p ? script_lines(cc, script) : NULL;
+
+		if (s && outer_offset(cc, deopt, *p, &offset))
+			c->line = v8_heap__line_of(s->ends, s->n, offset);
+	}
+	if (!c->line)
+		cc->stats->no_lines++;
+	free(pos);
+	*out = c;
+	return 0;
+}
+
+void v8_code__describe(const struct v8_code *c, uint32_t aux, const char **name,
+		       const char **filename, int64_t *line)
+{
+	*name = c->name;
+	*filename = c->filename;
+	*line = 0;
+	if (c->kind == OP_V8_FRAME_JIT) {
+		*line = c->line;
+		return;
+	}
+	if (OP_V8_AUX_VALUE(aux) >= c->bias) {
+		uint32_t off = OP_V8_AUX_VALUE(aux) - c->bias;
+
+		/* The last entry at or before the frame's bytecode offset. */
+		for (size_t i = 0; i < c->n_lines && c->lines[i].offset <= off; i++)
+			*line = c->lines[i].line;
+	}
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What names a V8 frame, read once per (process, object) into the frame
+ * store: an interpreted function (key: its BytecodeArray, fingerprint: its
+ * SharedFunctionInfo) keeps its name, script name and a bytecode offset ->
+ * line table; a pc in JIT code (key: the pc, fingerprint: the
+ * SharedFunctionInfo) keeps the name, script name and the line of that pc,
+ * from the code object found by walking back from the pc to its header. Scripts' line ends
+ * are computed from their source once per (process, script) and checked
+ * against the script's source at every use.
+ */
+#ifndef OMNIPROF_INTERP_V8_V8_CODE_H
+#define OMNIPROF_INTERP_V8_V8_CODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/hashmap.h"
+
+struct remote_memory;
+struct v8_layout;
+struct v8_stats;
+
+struct v8_line {
+	uint32_t offset; /* bytecode offset */
+	uint32_t line;
+};
+
+struct v8_code {
+	char *name;	/* "(anonymous)" for an anonymous function */
+	char *filename; /* the script's name, "" when it has none */
+	uint8_t kind;	/* enum op_v8_frame */
+	uint16_t bias;	/* interpreted: subtracted from a frame's offset (tagged -> bytecode) */
+	int64_t line;	/* JIT: the pc's line, 0: unknown */
+	struct v8_line *lines; /* interpreted: ascending offsets */
+	size_t n_lines;
+};
+
+struct v8_code_ctx {
+	const struct remote_memory *mem;
+	const struct v8_layout *layout;
+	struct hashmap *scripts;
+	uint32_t pid;
+	struct v8_stats *stats;
+	uint64_t *stream_map; /* the process's InstructionStream map, 0: not seen yet */
+};
+
+/* How far back from a pc its code's header is looked for, in chunks of. */
+#define V8_CODE_SCAN_MAX   (16u << 20)
+#define V8_CODE_SCAN_CHUNK 4096
+#define V8_BYTECODE_MAX	   (1u << 20) /* bytes of bytecode or of a table read */
+
+/* Reads the interpreted function of bytecode array ba and sfi. 0 and *out, or -errno. */
+int v8_code__read_interpreted(const struct v8_code_ctx *cc, uint64_t ba, uint64_t sfi,
+			      struct v8_code **out);
+/* Reads what names pc in JIT code, run by a function of sfi. 0 and *out, or -errno. */
+int v8_code__read_jit(const struct v8_code_ctx *cc, uint64_t pc, uint64_t sfi,
+		      struct v8_code **out);
+void v8_code__free(struct v8_code *c); /* accepts NULL */
+size_t v8_code__bytes(const struct v8_code *c);
+/* Name, file and line of c at a frame's aux (offset). */
+void v8_code__describe(const struct v8_code *c, uint32_t aux, const char **name,
+		       const char **filename, int64_t *line);
+
+/* The scripts' line ends: a hashmap of struct v8_script. */
+void v8_scripts__init(struct hashmap *scripts);
+/* Frees the entries of pid (all of them when all). */
+void v8_scripts__clear(struct hashmap *scripts, uint32_t pid, bool all);
+
+#endif

@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "interp/v8/v8_heap.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/v8/v8_binary.h"
+#include "proc/remote_memory.h"
+
+int v8_heap__field(const struct remote_memory *mem, uint64_t obj, uint32_t off, uint64_t *out)
+{
+	if (!(obj & 1))
+		return -EINVAL;
+	return remote_memory__read(mem, obj - 1 + off, out, sizeof(*out));
+}
+
+int v8_heap__type(const struct remote_memory *mem, const struct v8_layout *l, uint64_t obj,
+		  uint16_t *type)
+{
+	uint64_t map;
+	int err = v8_heap__field(mem, obj, 0, &map);
+
+	if (err)
+		return err;
+	if (!(map & 1))
+		return -EINVAL;
+	return remote_memory__read(mem, map - 1 + l->map_instance_type, type, sizeof(*type));
+}
+
+static int64_t smi(const struct v8_layout *l, uint64_t v)
+{
+	return (int64_t)v >> l->smi_shift;
+}
+
+/* A string being built: UTF-8 bytes, cut at cap - 1. */
+struct sbuf {
+	char *out;
+	size_t len, cap;
+	bool full;
+};
+
+static void put_cp(struct sbuf *b, uint32_t cp)
+{
+	char tmp[4];
+	size_t n;
+
+	if (b->full)
+		return;
+	if (cp < 0x80) {
+		tmp[0] = (char)cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		tmp[0] = (char)(0xc0 | (cp >> 6));
+		tmp[1] = (char)(0x80 | (cp & 0x3f));
+		n = 2;
+	} else {
+		tmp[0] = (char)(0xe0 | (cp >> 12));
+		tmp[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		tmp[2] = (char)(0x80 | (cp & 0x3f));
+		n = 3;
+	}
+	if (b->len + n >= b->cap) {
+		b->full = true;
+		return;
+	}
+	memcpy(b->out + b->len, tmp, n);
+	b->len += n;
+}
+
+/* Characters [from, from + count) of string obj into b. */
+static int string_part(const struct remote_memory *mem, const struct v8_layout *l, uint64_t obj,
+		       uint32_t from, uint32_t count, struct sbuf *b, int depth)
+{
+	uint16_t type;
+	int32_t len;
+	uint64_t a, c;
+	int err;
+
+	if (depth > V8_CONS_DEPTH_MAX)
+		return -ELOOP;
+	err = v8_heap__type(mem, l, obj, &type);
+	if (err)
+		return err;
+	if (type >= l->type_first_nonstring)
+		return -EINVAL;
+	err = remote_memory__read(mem, obj - 1 + l->string_length, &len, sizeof(len));
+	if (err)
+		return err;
+	if (len < 0 || from > (uint32_t)len)
+		return -EINVAL;
+	if (count > (uint32_t)len - from)
+		count = (uint32_t)len - from;
+	if ((type & l->str_repr_mask) == l->str_seq_tag) {
+		bool one = (type & l->str_encoding_mask) == l->str_one_byte_tag;
+		uint8_t chunk[512];
+
+		while (count && !b->full) {
+			size_t want = one ? count : (size_t)count * 2;
+
+			if (want > sizeof(chunk))
+				want = sizeof(chunk);
+			err = remote_memory__read(
+			    mem, obj - 1 + l->seq_string_data + (one ? from : from * 2ull), chunk,
+			    want);
+			if (err)
+				return err;
+			for (size_t i = 0; i < want; i += one ? 1 : 2)
+				put_cp(b,
+				       one ? chunk[i] : (uint32_t)(chunk[i] | chunk[i + 1] << 8));
+			from += (uint32_t)(one ? want : want / 2);
+			count -= (uint32_t)(one ? want : want / 2);
+		}
+		return 0;
+	}
+	if ((type & l->str_repr_mask) == l->str_thin_tag) {
+		if ((err = v8_heap__field(mem, obj, l->thin_actual, &a)))
+			return err;
+		return string_part(mem, l, a, from, count, b, depth + 1);
+	}
+	if ((type & l->str_repr_mask) == l->str_sliced_tag) {
+		if ((err = v8_heap__field(mem, obj, l->sliced_parent, &a)) ||
+		    (err = v8_heap__field(mem, obj, l->sliced_offset, &c)))
+			return err;
+		if (smi(l, c) < 0 || smi(l, c) > INT32_MAX)
+			return -EINVAL;
+		return string_part(mem, l, a, from + (uint32_t)smi(l, c), count, b, depth + 1);
+	}
+	if ((type & l->str_repr_mask) == l->str_cons_tag) {
+		int32_t first_len;
+
+		if ((err = v8_heap__field(mem, obj, l->cons_first, &a)) ||
+		    (err = v8_heap__field(mem, obj, l->cons_second, &c)) ||
+		    (err = remote_memory__read(mem, a - 1 + l->string_length, &first_len,
+					       sizeof(first_len))))
+			return err;
+		if (first_len < 0 || first_len > len)
+			return -EINVAL;
+		if (from < (uint32_t)first_len) {
+			uint32_t n1 =
+			    (uint32_t)first_len - from < count ? (uint32_t)first_len - from : count;
+
+			if ((err = string_part(mem, l, a, from, n1, b, depth + 1)))
+				return err;
+			from += n1;
+			count -= n1;
+		}
+		if (!count)
+			return 0;
+		return string_part(mem, l, c, from - (uint32_t)first_len, count, b, depth + 1);
+	}
+	return -EINVAL; /* external strings: their bytes live in the embedder's memory */
+}
+
+int v8_heap__string(const struct remote_memory *mem, const struct v8_layout *l, uint64_t obj,
+		    char *out, size_t cap)
+{
+	struct sbuf b = {out, 0, cap, false};
+	int err;
+
+	if (!cap)
+		return -EINVAL;
+	out[0] = 0;
+	err = string_part(mem, l, obj, 0, (uint32_t)cap, &b, 0);
+	out[b.len] = 0;
+	return err;
+}
+
+static bool is_string(const struct remote_memory *mem, const struct v8_layout *l, uint64_t obj)
+{
+	uint16_t type;
+
+	return !v8_heap__type(mem, l, obj, &type) && type < l->type_first_nonstring;
+}
+
+int v8_heap__function_name(const struct remote_memory *mem, const struct v8_layout *l, uint64_t sfi,
+			   char *out, size_t cap)
+{
+	uint64_t v, slots[6], n;
+	uint16_t type;
+	size_t first;
+	int err;
+
+	out[0] = 0;
+	if ((err = v8_heap__type(mem, l, sfi, &type)))
+		return err;
+	if (type != l->type_sfi)
+		return -EINVAL;
+	if ((err = v8_heap__field(mem, sfi, l->sfi_name_or_scope_info, &v)))
+		return err;
+	if (!(v & 1))
+		return 0; /* no name (kNoSharedNameSentinel) */
+	if ((err = v8_heap__type(mem, l, v, &type)))
+		return err;
+	if (type < l->type_first_nonstring)
+		return v8_heap__string(mem, l, v, out, cap);
+	if (type != l->type_scope_info)
+		return -EINVAL;
+	/*
+	 * A ScopeInfo: flags, parameter count, context local count, the context
+	 * locals' names (inlined when few, else a hash table in one slot) and
+	 * infos, then (by the flags) the function variable (its name, a slot
+	 * index) and the inferred name. The first non-empty string of those
+	 * slots is the name: what follows them holds no strings (positions are
+	 * Smis, the outer scope a ScopeInfo).
+	 */
+	if ((err = v8_heap__field(mem, v, l->fixed_array_data - 8 + 8 * l->scopeinfo_ncontextlocals,
+				  &n)))
+		return err;
+	n = (uint64_t)smi(l, n);
+	if (n > 1u << 20)
+		return -EINVAL;
+	first = l->scopeinfo_first_vars + (n > 75 ? 1 + n : 2 * n);
+	if ((err = remote_memory__read(mem, v - 1 + l->fixed_array_data - 8 + 8 * first, slots,
+				       sizeof(slots))))
+		return err;
+	for (size_t i = 0; i < 3; i++) {
+		if (!(slots[i] & 1) || !is_string(mem, l, slots[i]))
+			continue;
+		if ((err = v8_heap__string(mem, l, slots[i], out, cap)))
+			return err;
+		if (out[0])
+			return 0;
+	}
+	return 0;
+}
+
+uint64_t v8_heap__script(const struct remote_memory *mem, const struct v8_layout *l, uint64_t sfi)
+{
+	uint64_t s;
+	uint16_t type;
+
+	if (v8_heap__field(mem, sfi, l->sfi_script, &s) || v8_heap__type(mem, l, s, &type) ||
+	    type != l->type_script)
+		return 0;
+	return s;
+}
+
+/* Appends v to *ends. 0 or -ENOMEM. */
+static int push_end(uint32_t **ends, size_t *n, size_t *cap, uint32_t v)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 256;
+		uint32_t *tmp = realloc(*ends, c * sizeof(*tmp));
+
+		if (!tmp)
+			return -ENOMEM;
+		*ends = tmp;
+		*cap = c;
+	}
+	(*ends)[(*n)++] = v;
+	return 0;
+}
+
+/* Line ends of a sequential string's characters (the flattened source). */
+struct line_scan {
+	uint32_t **ends;
+	size_t *n, cap;
+	uint32_t pos;
+	bool cr; /* the last character was '\r' */
+};
+
+static int scan_chars(struct line_scan *s, const uint8_t *chunk, size_t len, bool one)
+{
+	for (size_t i = 0; i < len; i += one ? 1 : 2, s->pos++) {
+		uint32_t c = one ? chunk[i] : (uint32_t)(chunk[i] | chunk[i + 1] << 8);
+		int err = 0;
+
+		/* V8's terminators: \n, \r not followed by \n, U+2028, U+2029. */
+		if (s->cr && c != '\n')
+			err = push_end(s->ends, s->n, &s->cap, s->pos - 1);
+		s->cr = c == '\r';
+		if (c == '\n' || c == 0x2028 || c == 0x2029)
+			err = push_end(s->ends, s->n, &s->cap, s->pos);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int scan_string(const struct remote_memory *mem, const struct v8_layout *l, uint64_t obj,
+		       uint32_t from, uint32_t count, struct line_scan *s, int depth)
+{
+	uint16_t type;
+	int32_t len;
+	uint64_t a, c;
+	int err;
+
+	if (depth > V8_CONS_DEPTH_MAX)
+		return -ELOOP;
+	if ((err = v8_heap__type(mem, l, obj, &type)))
+		return err;
+	if (type >= l->type_first_nonstring)
+		return -EINVAL;
+	if ((err = remote_memory__read(mem, obj - 1 + l->string_length, &len, sizeof(len))))
+		return err;
+	if (len < 0 || from > (uint32_t)len)
+		return -EINVAL;
+	if (count > (uint32_t)len - from)
+		count = (uint32_t)len - from;
+	if ((type & l->str_repr_mask) == l->str_seq_tag) {
+		bool one = (type & l->str_encoding_mask) == l->str_one_byte_tag;
+		static __thread uint8_t chunk[64 << 10];
+
+		while (count) {
+			size_t want = one ? count : (size_t)count * 2;
+
+			if (want > sizeof(chunk))
+				want = sizeof(chunk);
+			err = remote_memory__read(
+			    mem, obj - 1 + l->seq_string_data + (one ? from : from * 2ull), chunk,
+			    want);
+			if (err)
+				return err;
+			if ((err = scan_chars(s, chunk, want, one)))
+				return err;
+			from += (uint32_t)(one ? want : want / 2);
+			count -= (uint32_t)(one ? want : want / 2);
+		}
+		return 0;
+	}
+	if ((type & l->str_repr_mask) == l->str_thin_tag) {
+		if ((err = v8_heap__field(mem, obj, l->thin_actual, &a)))
+			return err;
+		return scan_string(mem, l, a, from, count, s, depth + 1);
+	}
+	if ((type & l->str_repr_mask) == l->str_sliced_tag) {
+		if ((err = v8_heap__field(mem, obj, l->sliced_parent, &a)) ||
+		    (err = v8_heap__field(mem, obj, l->sliced_offset, &c)))
+			return err;
+		if (smi(l, c) < 0 || smi(l, c) > INT32_MAX)
+			return -EINVAL;
+		return scan_string(mem, l, a, from + (uint32_t)smi(l, c), count, s, depth + 1);
+	}
+	if ((type & l->str_repr_mask) == l->str_cons_tag) {
+		int32_t first_len;
+
+		if ((err = v8_heap__field(mem, obj, l->cons_first, &a)) ||
+		    (err = v8_heap__field(mem, obj, l->cons_second, &c)) ||
+		    (err = remote_memory__read(mem, a - 1 + l->string_length, &first_len,
+					       sizeof(first_len))))
+			return err;
+		if (first_len < 0 || first_len > len)
+			return -EINVAL;
+		if (from < (uint32_t)first_len) {
+			uint32_t n1 =
+			    (uint32_t)first_len - from < count ? (uint32_t)first_len - from : count;
+
+			if ((err = scan_string(mem, l, a, from, n1, s, depth + 1)))
+				return err;
+			from += n1;
+			count -= n1;
+		}
+		if (!count)
+			return 0;
+		return scan_string(mem, l, c, from - (uint32_t)first_len, count, s, depth + 1);
+	}
+	return -EINVAL;
+}
+
+int v8_heap__line_ends(const struct remote_memory *mem, const struct v8_layout *l, uint64_t script,
+		       uint32_t **ends, size_t *n)
+{
+	struct line_scan s = {ends, n, 0, 0, false};
+	uint64_t src;
+	int err;
+
+	*ends = NULL;
+	*n = 0;
+	if ((err = v8_heap__field(mem, script, l->script_source, &src)))
+		return err;
+	err = scan_string(mem, l, src, 0, V8_SOURCE_MAX, &s, 0);
+	if (err) {
+		free(*ends);
+		*ends = NULL;
+		*n = 0;
+	}
+	return err;
+}
+
+int64_t v8_heap__line_of(const uint32_t *ends, size_t n, uint32_t pos)
+{
+	size_t lo = 0, hi = n;
+
+	/* The first line end at or after pos: its index is the 0-based line. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ends[mid] < pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (int64_t)lo + 1;
+}
+
+/* One zig-zag VLQ value (7 bits a byte, low first, bit 7: more). */
+static int read_vlq(const uint8_t *bytes, size_t len, size_t *i, int64_t *out)
+{
+	uint64_t v = 0;
+	unsigned int shift = 0;
+	uint8_t b;
+
+	do {
+		if (*i >= len || shift > 63)
+			return -EINVAL;
+		b = bytes[(*i)++];
+		v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	*out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+	return 0;
+}
+
+int v8_heap__decode_positions(const uint8_t *bytes, size_t len, struct v8_position **out, size_t *n)
+{
+	struct v8_position *p = NULL;
+	size_t i = 0, cap = 0, count = 0;
+	int64_t code = 0, pos = 0;
+
+	*out = NULL;
+	*n = 0;
+	while (i < len) {
+		int64_t dc, dp;
+
+		if (read_vlq(bytes, len, &i, &dc) || read_vlq(bytes, len, &i, &dp)) {
+			free(p);
+			return -EINVAL;
+		}
+		/* The sign of the code offset's delta is the statement flag. */
+		code += dc >= 0 ? dc : -dc - 1;
+		pos += dp;
+		if (code < 0 || code > UINT32_MAX || pos < 0) {
+			free(p);
+			return -EINVAL;
+		}
+		if (count == cap) {
+			size_t c = cap ? cap * 2 : 64;
+			struct v8_position *tmp = realloc(p, c * sizeof(*tmp));
+
+			if (!tmp) {
+				free(p);
+				return -ENOMEM;
+			}
+			p = tmp;
+			cap = c;
+		}
+		/* SourcePosition: bit 0 external, 30 bits of script offset, 16 of inlining id. */
+		p[count++] = (struct v8_position){
+		    .code_offset = (uint32_t)code,
+		    .script_offset = (uint32_t)((pos >> 1) & ((1u << 30) - 1)),
+		    .inlining_id = (uint16_t)((uint64_t)pos >> 31),
+		};
+	}
+	*out = p;
+	*n = count;
+	return 0;
+}
+
+int v8_heap__positions(const struct remote_memory *mem, const struct v8_layout *l, uint64_t table,
+		       struct v8_position **out, size_t *n)
+{
+	uint16_t type;
+	uint64_t len;
+	uint8_t *bytes;
+	int err;
+
+	*out = NULL;
+	*n = 0;
+	if ((err = v8_heap__type(mem, l, table, &type)))
+		return err;
+	if (type != l->type_byte_array)
+		return -EINVAL;
+	if ((err = v8_heap__field(mem, table, l->fixed_array_length, &len)))
+		return err;
+	len = (uint64_t)smi(l, len);
+	if (len > V8_POSITIONS_MAX)
+		return -E2BIG;
+	if (!len)
+		return 0;
+	bytes = malloc(len);
+	if (!bytes)
+		return -ENOMEM;
+	err = remote_memory__read(mem, table - 1 + l->fixed_array_data, bytes, len);
+	if (!err)
+		err = v8_heap__decode_positions(bytes, len, out, n);
+	free(bytes);
+	return err;
+}
+
+static int read_uvlq(const uint8_t *bytes, size_t len, size_t *i, uint64_t *out)
+{
+	uint64_t v = 0;
+	unsigned int shift = 0;
+	uint8_t b;
+
+	do {
+		if (*i >= len || shift > 63)
+			return -EINVAL;
+		b = bytes[(*i)++];
+		v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	*out = v;
+	return 0;
+}
+
+/* Size of the bytecode at off (its prefix included), 0 when malformed. */
+static uint32_t bytecode_size(const uint8_t *bc, size_t len, const uint8_t (*sizes)[256],
+			      uint32_t n, size_t off)
+{
+	unsigned int scale = 0;
+	uint8_t b;
+
+	if (off >= len || bc[off] >= n)
+		return 0;
+	b = bc[off];
+	if (b <= 3) { /* Wide, ExtraWide and their debug-break forms */
+		scale = (b & 1) ? 2 : 1;
+		if (off + 1 >= len || bc[off + 1] >= n)
+			return 0;
+		return sizes[scale][bc[off + 1]] ? 1u + sizes[scale][bc[off + 1]] : 0;
+	}
+	return sizes[0][b];
+}
+
+int v8_heap__baseline_offset(const uint8_t *table, size_t table_len, const uint8_t *bytecode,
+			     size_t bytecode_len, const uint8_t (*sizes)[256], uint32_t n,
+			     uint32_t pc_off, int64_t *out)
+{
+	uint64_t end, delta;
+	size_t i = 0, next = 0;
+	int64_t bo = -1;
+
+	if (!n || read_uvlq(table, table_len, &i, &end))
+		return -EINVAL;
+	while (end < pc_off) {
+		uint32_t size;
+
+		if (read_uvlq(table, table_len, &i, &delta) || next >= bytecode_len)
+			return -EINVAL;
+		end += delta;
+		bo = (int64_t)next;
+		size = bytecode_size(bytecode, bytecode_len, sizes, n, next);
+		if (!size)
+			return -EINVAL;
+		next += size;
+	}
+	*out = bo;
+	return 0;
+}
+
+const struct v8_position *v8_heap__position_at(const struct v8_position *p, size_t n, uint32_t off)
+{
+	const struct v8_position *best = NULL;
+
+	/* Code offsets ascend: the last entry at or before off. */
+	for (size_t i = 0; i < n && p[i].code_offset <= off; i++)
+		best = &p[i];
+	return best;
+}

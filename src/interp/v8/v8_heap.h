@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Reading V8's heap objects of a live process (or a snapshot) through
+ * struct remote_memory, with the layout node describes (v8_binary.h).
+ * Every object read is checked by its map's instance type first: a pointer
+ * that no longer holds what the frame said (GC, flushed code) gives an
+ * error, never a wrong name. Every read and loop is bounded.
+ */
+#ifndef OMNIPROF_INTERP_V8_V8_HEAP_H
+#define OMNIPROF_INTERP_V8_V8_HEAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct remote_memory;
+struct v8_layout;
+
+#define V8_STR_MAX	  256	       /* bytes of a name or file name kept (UTF-8) */
+#define V8_SOURCE_MAX	  (32u << 20)  /* characters of a script's source scanned for lines */
+#define V8_POSITIONS_MAX  (256u << 10) /* bytes of a source position table read */
+#define V8_CONS_DEPTH_MAX 16	       /* cons strings followed */
+
+/* One entry of a source position table: a code offset and its script offset. */
+struct v8_position {
+	uint32_t code_offset;
+	uint32_t script_offset;
+	uint16_t inlining_id; /* 0: the function itself, else 1 + index of InliningPositions */
+};
+
+/* The instance type of the tagged pointer obj. 0 or -errno (-EINVAL: not a heap object). */
+int v8_heap__type(const struct remote_memory *mem, const struct v8_layout *l, uint64_t obj,
+		  uint16_t *type);
+/* A field (8 bytes) of the tagged object obj. 0 or -errno. */
+int v8_heap__field(const struct remote_memory *mem, uint64_t obj, uint32_t off, uint64_t *out);
+
+/*
+ * The string obj in UTF-8 into out (cap bytes, NUL-terminated, cut at a
+ * character boundary). 0 or -errno (-EINVAL: not a string, or a kind not
+ * read: external strings).
+ */
+int v8_heap__string(const struct remote_memory *mem, const struct v8_layout *l, uint64_t obj,
+		    char *out, size_t cap);
+
+/*
+ * The name of SharedFunctionInfo sfi ("" for an anonymous function) into out.
+ * 0 or -errno (-EINVAL: sfi is no SharedFunctionInfo).
+ */
+int v8_heap__function_name(const struct remote_memory *mem, const struct v8_layout *l, uint64_t sfi,
+			   char *out, size_t cap);
+
+/* sfi's Script (tagged), or 0 when it has none (or it is unreadable). */
+uint64_t v8_heap__script(const struct remote_memory *mem, const struct v8_layout *l, uint64_t sfi);
+
+/*
+ * The line ends of script (offsets of each line terminator, as V8 counts
+ * them), from its source: *ends (malloc'd, caller frees) and *n. 0 or -errno.
+ */
+int v8_heap__line_ends(const struct remote_memory *mem, const struct v8_layout *l, uint64_t script,
+		       uint32_t **ends, size_t *n);
+/* The 1-based line of script offset pos, 0 when unknown. */
+int64_t v8_heap__line_of(const uint32_t *ends, size_t n, uint32_t pos);
+
+/*
+ * Decodes a source position table (the bytes of a ByteArray) into *out
+ * (malloc'd, caller frees) and *n. 0 or -errno (-EINVAL: malformed).
+ */
+int v8_heap__decode_positions(const uint8_t *bytes, size_t len, struct v8_position **out,
+			      size_t *n);
+/* Reads and decodes the ByteArray table (tagged). 0 or -errno. */
+int v8_heap__positions(const struct remote_memory *mem, const struct v8_layout *l, uint64_t table,
+		       struct v8_position **out, size_t *n);
+/*
+ * The bytecode offset that pc offset pc_off of baseline code maps to: its
+ * bytecode offset table (one unsigned VLQ pc delta for the function's entry,
+ * then one per bytecode, in order) walked along the bytecodes, whose sizes
+ * come from sizes[scale][bytecode] (n bytecodes; 0 and 1 are the Wide and
+ * ExtraWide prefixes, 2 and 3 their debug-break forms). *out: -1 for the
+ * entry. 0 or -EINVAL (malformed, or pc_off past the table).
+ */
+int v8_heap__baseline_offset(const uint8_t *table, size_t table_len, const uint8_t *bytecode,
+			     size_t bytecode_len, const uint8_t (*sizes)[256], uint32_t n,
+			     uint32_t pc_off, int64_t *out);
+
+/* The entry for code offset off (the last one at or before it), NULL when none. */
+const struct v8_position *v8_heap__position_at(const struct v8_position *p, size_t n, uint32_t off);
+
+#endif

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * End-to-end V8: the installed node (no flags) runs the JavaScript
+ * workloads of tests/workloads/v8/, recorded with -p. Each case requires
+ * its chain of JavaScript functions, in order, in at least 95% of the leaf
+ * function's samples (the leaf is only named once V8's frames are walked,
+ * so the profiler's own warm-up, while node's tables are built, does not
+ * count), and the chain cases check in the pprof output that the frames
+ * carry the script's path and the exact line of each call. Cases: a warm
+ * chain (optimized by TurboFan, each link too big to be inlined), a cold
+ * one (a leaf too big to optimize: interpreted, then baseline), an
+ * anonymous function and a class method, a worker_threads worker, a
+ * function deoptimized over and over, GC pressure, JavaScript -> an N-API
+ * addon (tests/workloads/lib/v8_addon.c) -> JavaScript, and the warm chain
+ * through stack copies (the walker in user space). Needs root and BPF.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <zlib.h>
+
+#include "folded_check.h"
+#include "profile.pb-c.h"
+#include "testutil.h"
+
+#define NODE "/usr/bin/node"
+/* The leaf is named once node's 98 MB table is built and V8 attached: under
+ * load (the whole suite, other builds) that can take seconds of the run. */
+#define RECORD_SECONDS "10"
+#define FREQUENCY      "199"
+#define MIN_LEAF       20
+
+#define EXPECT(call) assert_int_equal((call), 0)
+
+struct v8_case {
+	const char *name;
+	const char *script; /* under tests/workloads/v8/ */
+	const char *mode;
+	const char *chain[6]; /* root first, NULL-terminated */
+	bool lines;	      /* check call lines in the pprof ("// line: <fn> ..." comments) */
+	const char *need_lines[4]; /* chain functions that must be seen with their line */
+	bool copies;		   /* --copy-all-stacks */
+	const char *seconds;	   /* recording length, RECORD_SECONDS when NULL */
+	const char *lib;	   /* a library under build/workloads/lib/ passed to the script */
+	int gaps;		   /* native frames allowed between two chain links (0: none) */
+};
+
+static char *omniprof(void)
+{
+	static char path[512];
+
+	snprintf(path, sizeof(path), "%s/omniprof", tu_build_dir());
+	return path;
+}
+
+static void report(const char *what, struct chain_count c)
+{
+	printf("    %s: %ld of %ld leaf samples complete (%.1f%%)\n", what, c.complete, c.leaf,
+	       c.leaf ? 100.0 * (double)c.complete / (double)c.leaf : 0.0);
+	if (c.worst && c.complete * 100 < c.leaf * 95)
+		printf("      most frequent incomplete stack (%ld samples): %.*s\n", c.worst_count,
+		       (int)(c.worst_len > 1500 ? 1500 : c.worst_len), c.worst);
+	fflush(stdout);
+}
+
+static Perftools__Profiles__Profile *read_pprof(const char *path)
+{
+	gzFile gz = gzopen(path, "rb");
+	size_t len = 0, cap = 1 << 16;
+	uint8_t *buf = malloc(cap);
+	Perftools__Profiles__Profile *p = NULL;
+	int n;
+
+	if (!gz || !buf)
+		goto cleanup;
+	while ((n = gzread(gz, buf + len, (unsigned int)(cap - len))) > 0) {
+		len += (size_t)n;
+		if (len == cap) {
+			uint8_t *tmp = realloc(buf, cap * 2);
+
+			if (!tmp)
+				goto cleanup;
+			buf = tmp;
+			cap *= 2;
+		}
+	}
+	p = perftools__profiles__profile__unpack(NULL, len, buf);
+cleanup:
+	if (gz)
+		gzclose(gz);
+	free(buf);
+	return p;
+}
+
+/* 1-based line of the first line of text containing needle, 0 if none. */
+static long line_of(const char *text, const char *needle)
+{
+	const char *at = strstr(text, needle);
+	long line = 1;
+
+	if (!at)
+		return 0;
+	for (const char *p = text; p < at; p++)
+		line += *p == '\n';
+	return line;
+}
+
+/*
+ * Every location of each chain function that carries a line must be in the
+ * script, at the line of its "// line: <fn> " comment; each must be seen
+ * with that line at least once (a baseline frame has no line: 0 is allowed).
+ */
+static void check_lines(const char *pprof, const char *script, const char *const *chain,
+			const char *const *need)
+{
+	Perftools__Profiles__Profile *p = read_pprof(pprof);
+	char *text = tu_read_file(script, NULL), needle[96];
+	const char *base = strrchr(script, '/');
+	long want[6] = {0}, seen[6] = {0};
+
+	assert_non_null(p);
+	assert_non_null(text);
+	for (int c = 0; c < 6 && chain[c]; c++) {
+		snprintf(needle, sizeof(needle), "// line: %s ", chain[c]);
+		want[c] = line_of(text, needle);
+		assert_true(want[c] > 0);
+	}
+	for (size_t l = 0; l < p->n_location; l++) {
+		const Perftools__Profiles__Location *loc = p->location[l];
+
+		for (size_t j = 0; j < loc->n_line; j++) {
+			const Perftools__Profiles__Function *f = NULL;
+			const char *name, *file;
+
+			for (size_t k = 0; k < p->n_function && !f; k++)
+				if (p->function[k]->id == loc->line[j]->function_id)
+					f = p->function[k];
+			if (!f || f->name >= (int64_t)p->n_string_table ||
+			    f->filename >= (int64_t)p->n_string_table)
+				continue;
+			name = p->string_table[f->name];
+			file = p->string_table[f->filename];
+			for (int c = 0; c < 6 && chain[c]; c++) {
+				size_t fl = strlen(file), bl = strlen(base);
+
+				if (strcmp(name, chain[c]) || !loc->line[j]->line)
+					continue;
+				if (fl < bl || strcmp(file + fl - bl, base) ||
+				    loc->line[j]->line != want[c])
+					fail_msg("%s: %s:%lld, expected *%s:%ld", name, file,
+						 (long long)loc->line[j]->line, base, want[c]);
+				seen[c]++;
+			}
+		}
+	}
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(text);
+	for (int c = 0; c < 6 && chain[c]; c++)
+		printf("    %s: %ld location(s) at %s:%ld\n", chain[c], seen[c], base + 1, want[c]);
+	for (int c = 0; c < 6 && chain[c]; c++)
+		for (int k = 0; k < 4 && need[k]; k++)
+			if (!strcmp(need[k], chain[c]) && !seen[c])
+				fail_msg("%s: never seen with its line", chain[c]);
+}
+
+static void test_case(void **state)
+{
+	const struct v8_case *vc = *state;
+	char script[512], folded[1024], pprof[1024];
+	char *dir = tu_mkdtemp(), *out = NULL, *text = NULL;
+	char lib[512];
+	char *argv[] = {NODE, script, "30", (char *)vc->mode, vc->lib ? lib : NULL, NULL};
+	struct chain_spec *cs = chain_spec__new();
+	struct chain_count c = {0};
+	pid_t pid;
+	int rc;
+
+	assert_non_null(dir);
+	assert_non_null(cs);
+	snprintf(script, sizeof(script), "tests/workloads/v8/%s", vc->script);
+	if (vc->lib)
+		snprintf(lib, sizeof(lib), "%s/workloads/lib/%s", tu_build_dir(), vc->lib);
+	for (int i = 0; i < 6 && vc->chain[i]; i++) {
+		/* Links in C (v8_addon.c) sit between V8's and N-API's native frames. */
+		if (i && vc->gaps)
+			EXPECT(chain_spec__add_gap(cs, 0, (unsigned int)vc->gaps));
+		EXPECT(chain_spec__add(cs, "%s", vc->chain[i]));
+	}
+	pid = tu_spawn_ready(argv);
+	if (pid <= 0) {
+		tu_rmtree(dir);
+		fail_msg("%s %s did not start", NODE, script);
+	}
+	rc = tu_run(&out, "%s record -p %d -d %s -F " FREQUENCY " -o %s%s", omniprof(), pid,
+		    vc->seconds ? vc->seconds : RECORD_SECONDS, dir,
+		    vc->copies ? " --copy-all-stacks" : "");
+	tu_reap(pid);
+	if (rc)
+		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
+	free(out);
+	snprintf(folded, sizeof(folded), "%s/stacks.folded", dir);
+	snprintf(pprof, sizeof(pprof), "%s/profile.pb.gz", dir);
+	text = tu_read_file(folded, NULL);
+	if (text) {
+		c = chain_spec__count_folded(cs, text, "node"); /* workers' threads too */
+		report(vc->name, c);
+	}
+	if (!rc && text && vc->lines)
+		check_lines(pprof, script, vc->chain, vc->need_lines);
+	tu_rmtree(dir);
+	free(dir);
+	free(text);
+	chain_spec__free(cs);
+	assert_int_equal(rc, 0);
+	assert_true(c.leaf >= MIN_LEAF);
+	assert_true(c.complete * 100 >= c.leaf * 95);
+}
+
+static void test_node_present(void **state)
+{
+	(void)state;
+	if (access(NODE, X_OK))
+		fail_msg(NODE " is missing: scripts/install-deps.sh installs nodejs");
+}
+
+static const struct v8_case cases[] = {
+    {.name = "warm chain (TurboFan)",
+     .script = "v8_chain.js",
+     .mode = "warm",
+     .chain = {"main", "render", "layout", "measure"},
+     .lines = true,
+     .need_lines = {"main", "render", "layout", "measure"}},
+    {.name = "cold chain (interpreted, baseline)",
+     .script = "v8_chain.js",
+     .mode = "cold",
+     .chain = {"main", "render", "layout", "measureCold"},
+     .lines = true,
+     .need_lines = {"main", "render", "layout", "measureCold"}},
+    {.name = "anonymous function and class method",
+     .script = "v8_shapes.js",
+     .mode = "classes",
+     .chain = {"classesMain", "(anonymous)", "area"}},
+    {.name = "worker_threads worker",
+     .script = "v8_shapes.js",
+     .mode = "worker",
+     .chain = {"workerMain", "workerLeaf"}},
+    {.name = "deoptimized over and over",
+     .script = "v8_shapes.js",
+     .mode = "deopt",
+     .chain = {"deoptMain", "polyLeaf"}},
+    /* GC threads take the CPUs from the profiler's start too: longer. */
+    {.name = "GC pressure",
+     .script = "v8_shapes.js",
+     .mode = "gc",
+     .chain = {"gcMain", "allocLeaf"},
+     .seconds = "15"},
+    {.name = "JavaScript -> native addon -> JavaScript",
+     .script = "v8_shapes.js",
+     .mode = "addon",
+     .chain = {"addonMain", "addon_call_back", "addon_inner", "jsLeaf"},
+     .lib = "v8_addon.so",
+     .gaps = 16},
+    {.name = "warm chain (stack copies)",
+     .script = "v8_chain.js",
+     .mode = "warm",
+     .chain = {"main", "render", "layout", "measure"},
+     .copies = true},
+};
+
+int main(void)
+{
+	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 1];
+	size_t n = sizeof(cases) / sizeof(cases[0]);
+
+	tests[0] = (struct CMUnitTest){.name = "node present", .test_func = test_node_present};
+	const char *only = getenv("V8_CASE"); /* run the cases whose name holds it */
+	size_t k = 1;
+
+	for (size_t i = 0; i < n; i++)
+		if (!only || strstr(cases[i].name, only))
+			tests[k++] = (struct CMUnitTest){.name = cases[i].name,
+							 .test_func = test_case,
+							 .initial_state = (void *)&cases[i]};
+	return _cmocka_run_group_tests("e2e_v8", tests, k, NULL, NULL);
+}

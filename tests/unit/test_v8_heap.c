@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Reading V8's objects (src/interp/v8/v8_heap.c) over memory built here with
+ * node 20's layout: source position tables encoded by an encoder of the
+ * test's own (zig-zag VLQ, the statement flag in the code delta's sign,
+ * inlining ids), malformed tables refused; line ends to lines; baseline
+ * pcs to bytecode offsets with Wide prefixes; strings (one- and two-byte,
+ * cons, thin, sliced) and function names (a name string, a ScopeInfo, an
+ * anonymous function); objects whose type does not check out refused.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "interp/v8/v8_binary.h"
+#include "interp/v8/v8_heap.h"
+#include "proc/remote_memory.h"
+
+/* ---- source position tables ----------------------------------------------- */
+
+static size_t put_vlq(uint8_t *out, int64_t v)
+{
+	uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+	size_t n = 0;
+
+	do {
+		uint8_t b = z & 0x7f;
+
+		z >>= 7;
+		out[n++] = (uint8_t)(b | (z ? 0x80 : 0));
+	} while (z);
+	return n;
+}
+
+/* One entry: code offset delta (its sign: not a statement) and position delta. */
+static size_t put_entry(uint8_t *out, int64_t dcode, bool statement, int64_t dpos)
+{
+	size_t n = put_vlq(out, statement ? dcode : -dcode - 1);
+
+	return n + put_vlq(out + n, dpos);
+}
+
+static int64_t position(uint32_t script_offset, uint16_t inlining_id)
+{
+	return ((int64_t)inlining_id << 31) | ((int64_t)script_offset << 1);
+}
+
+static void test_positions(void **state)
+{
+	uint8_t t[64];
+	size_t len = 0, n;
+	struct v8_position *p;
+
+	(void)state;
+	len += put_entry(t + len, 0, false, position(17, 0));
+	len += put_entry(t + len, 5, true, position(300, 0) - position(17, 0));
+	len += put_entry(t + len, 200, true, position(20000, 3) - position(300, 0));
+	len += put_entry(t + len, 1, false, position(40, 0) - position(20000, 3));
+	assert_int_equal(v8_heap__decode_positions(t, len, &p, &n), 0);
+	assert_int_equal(n, 4);
+	assert_int_equal(p[0].code_offset, 0);
+	assert_int_equal(p[0].script_offset, 17);
+	assert_int_equal(p[1].code_offset, 5);
+	assert_int_equal(p[1].script_offset, 300);
+	assert_int_equal(p[2].code_offset, 205);
+	assert_int_equal(p[2].script_offset, 20000);
+	assert_int_equal(p[2].inlining_id, 3);
+	assert_int_equal(p[3].code_offset, 206);
+	assert_int_equal(p[3].script_offset, 40);
+	assert_int_equal(p[3].inlining_id, 0);
+	assert_ptr_equal(v8_heap__position_at(p, n, 4), &p[0]);
+	assert_ptr_equal(v8_heap__position_at(p, n, 205), &p[2]);
+	assert_ptr_equal(v8_heap__position_at(p, n, 99999), &p[3]);
+	free(p);
+	/* A value cut in the middle, a position going negative: refused. */
+	t[len - 1] |= 0x80;
+	assert_int_equal(v8_heap__decode_positions(t, len, &p, &n), -EINVAL);
+	assert_null(p);
+	len = put_entry(t, 0, true, -4);
+	assert_int_equal(v8_heap__decode_positions(t, len, &p, &n), -EINVAL);
+	/* Empty: no entries. */
+	assert_int_equal(v8_heap__decode_positions(t, 0, &p, &n), 0);
+	assert_int_equal(n, 0);
+}
+
+static void test_lines(void **state)
+{
+	const uint32_t ends[] = {10, 20, 30};
+
+	(void)state;
+	assert_int_equal(v8_heap__line_of(ends, 3, 0), 1);
+	assert_int_equal(v8_heap__line_of(ends, 3, 10), 1); /* the terminator is its line's */
+	assert_int_equal(v8_heap__line_of(ends, 3, 11), 2);
+	assert_int_equal(v8_heap__line_of(ends, 3, 30), 3);
+	assert_int_equal(v8_heap__line_of(ends, 3, 31), 4); /* after the last terminator */
+	assert_int_equal(v8_heap__line_of(NULL, 0, 5), 1);
+}
+
+static void test_baseline_offsets(void **state)
+{
+	static uint8_t sizes[3][256];
+	/* Bytecodes: 5 (2 bytes), 6 (3 bytes), Wide 6 (1 + 5 bytes), 5. */
+	const uint8_t bc[] = {5, 0xaa, 6, 0xbb, 0xcc, 0, 6, 1, 2, 3, 4, 5, 0xdd};
+	/* pc deltas: the entry (4), then one per bytecode. */
+	const uint8_t table[] = {4, 3, 4, 5, 6};
+	int64_t bo = 99;
+
+	(void)state;
+	sizes[0][5] = 2;
+	sizes[0][6] = 3;
+	sizes[1][6] = 5;
+	assert_int_equal(v8_heap__baseline_offset(table, 5, bc, sizeof(bc), sizes, 8, 3, &bo), 0);
+	assert_int_equal(bo, -1); /* the function's entry */
+	assert_int_equal(v8_heap__baseline_offset(table, 5, bc, sizeof(bc), sizes, 8, 4, &bo), 0);
+	assert_int_equal(bo, -1);
+	assert_int_equal(v8_heap__baseline_offset(table, 5, bc, sizeof(bc), sizes, 8, 5, &bo), 0);
+	assert_int_equal(bo, 0);
+	assert_int_equal(v8_heap__baseline_offset(table, 5, bc, sizeof(bc), sizes, 8, 8, &bo), 0);
+	assert_int_equal(bo, 2);
+	assert_int_equal(v8_heap__baseline_offset(table, 5, bc, sizeof(bc), sizes, 8, 12, &bo), 0);
+	assert_int_equal(bo, 5); /* the Wide prefix's offset */
+	assert_int_equal(v8_heap__baseline_offset(table, 5, bc, sizeof(bc), sizes, 8, 22, &bo), 0);
+	assert_int_equal(bo, 11);
+	/* Past the table, an unknown bytecode, no sizes: refused. */
+	assert_int_equal(v8_heap__baseline_offset(table, 5, bc, sizeof(bc), sizes, 8, 23, &bo),
+			 -EINVAL);
+	assert_int_equal(v8_heap__baseline_offset(table, 5, bc, sizeof(bc), sizes, 6, 8, &bo),
+			 -EINVAL);
+	assert_int_equal(v8_heap__baseline_offset(table, 5, bc, sizeof(bc), sizes, 0, 8, &bo),
+			 -EINVAL);
+}
+
+/* ---- objects ---------------------------------------------------------------- */
+
+#define BASE 0x10000ull
+#define SIZE 0x4000
+static uint8_t heap[SIZE];
+
+static int heap_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	(void)ctx;
+	if (addr < BASE || addr - BASE > SIZE || len > SIZE - (addr - BASE))
+		return -EFAULT;
+	memcpy(buf, &heap[addr - BASE], len);
+	return 0;
+}
+
+static void put(uint64_t addr, const void *v, size_t n)
+{
+	memcpy(&heap[addr - BASE], v, n);
+}
+
+static void put64(uint64_t addr, uint64_t v)
+{
+	put(addr, &v, 8);
+}
+
+static struct v8_layout layout(void)
+{
+	/* node 20 (V8 11.3) as v8_binary__inspect() reads it. */
+	return (struct v8_layout){
+	    .smi_shift = 32,
+	    .map_instance_type = 12,
+	    .jsfunction_shared = 24,
+	    .sfi_name_or_scope_info = 16,
+	    .sfi_script = 32,
+	    .string_length = 12,
+	    .seq_string_data = 16,
+	    .cons_first = 16,
+	    .cons_second = 24,
+	    .sliced_parent = 16,
+	    .sliced_offset = 24,
+	    .thin_actual = 16,
+	    .fixed_array_length = 8,
+	    .fixed_array_data = 16,
+	    .scopeinfo_ncontextlocals = 2,
+	    .scopeinfo_first_vars = 3,
+	    .type_first_nonstring = 128,
+	    .type_sfi = 262,
+	    .type_scope_info = 261,
+	    .str_repr_mask = 7,
+	    .str_encoding_mask = 8,
+	    .str_one_byte_tag = 8,
+	    .str_seq_tag = 0,
+	    .str_cons_tag = 1,
+	    .str_sliced_tag = 3,
+	    .str_thin_tag = 5,
+	    .str_external_tag = 2,
+	};
+}
+
+/* A map at addr of instance type t; returns its tagged pointer. */
+static uint64_t map_of(uint64_t addr, uint16_t t)
+{
+	put(addr + 12, &t, 2);
+	return addr | 1;
+}
+
+static uint64_t one_byte(uint64_t addr, uint64_t map, const char *s)
+{
+	int32_t len = (int32_t)strlen(s);
+
+	put64(addr, map);
+	put(addr + 12, &len, 4);
+	put(addr + 16, s, (size_t)len);
+	return addr | 1;
+}
+
+static void test_strings_and_names(void **state)
+{
+	const struct v8_layout l = layout();
+	struct remote_memory mem = {heap_read, NULL};
+	uint64_t m_one, m_two, m_cons, m_thin, m_sliced, m_sfi, m_scope, m_other;
+	uint64_t a, b, cons, thin, two, sliced, scope, sfi;
+	const uint16_t chars[] = {'c', 0xe9, 'l', 0x2028};
+	int32_t n = 4;
+	char out[64];
+
+	(void)state;
+	memset(heap, 0, sizeof(heap));
+	m_one = map_of(BASE + 0x000, 8 | 0);
+	m_two = map_of(BASE + 0x040, 0);
+	m_cons = map_of(BASE + 0x080, 8 | 1);
+	m_thin = map_of(BASE + 0x0c0, 5);
+	m_sliced = map_of(BASE + 0x100, 8 | 3);
+	m_sfi = map_of(BASE + 0x140, 262);
+	m_scope = map_of(BASE + 0x180, 261);
+	m_other = map_of(BASE + 0x1c0, 175);
+	a = one_byte(BASE + 0x400, m_one, "render");
+	b = one_byte(BASE + 0x440, m_one, "Layout");
+	cons = BASE + 0x480;
+	put64(cons, m_cons);
+	n = 12;
+	put(cons + 12, &n, 4);
+	put64(cons + 16, a);
+	put64(cons + 24, b);
+	cons |= 1;
+	assert_int_equal(v8_heap__string(&mem, &l, cons, out, sizeof(out)), 0);
+	assert_string_equal(out, "renderLayout");
+	thin = BASE + 0x4c0;
+	put64(thin, m_thin);
+	n = 12;
+	put(thin + 12, &n, 4);
+	put64(thin + 16, cons);
+	assert_int_equal(v8_heap__string(&mem, &l, thin | 1, out, sizeof(out)), 0);
+	assert_string_equal(out, "renderLayout");
+	sliced = BASE + 0x500;
+	put64(sliced, m_sliced);
+	n = 5;
+	put(sliced + 12, &n, 4);
+	put64(sliced + 16, cons);
+	put64(sliced + 24, 4ull << 32);
+	assert_int_equal(v8_heap__string(&mem, &l, sliced | 1, out, sizeof(out)), 0);
+	assert_string_equal(out, "erLay");
+	two = BASE + 0x540;
+	put64(two, m_two);
+	n = 4;
+	put(two + 12, &n, 4);
+	put(two + 16, chars, sizeof(chars));
+	assert_int_equal(v8_heap__string(&mem, &l, two | 1, out, sizeof(out)), 0);
+	assert_string_equal(out, "c\xc3\xa9l\xe2\x80\xa8");
+	/* Cut to the buffer, on a character boundary. */
+	assert_int_equal(v8_heap__string(&mem, &l, two | 1, out, 3), 0);
+	assert_string_equal(out, "c");
+	/* Not a string: refused. */
+	put64(BASE + 0x580, m_other);
+	assert_int_equal(v8_heap__string(&mem, &l, BASE + 0x581, out, sizeof(out)), -EINVAL);
+	/* A cons string pointing at itself ends (depth bound). */
+	put64(cons - 1 + 16, cons);
+	assert_int_not_equal(v8_heap__string(&mem, &l, cons, out, sizeof(out)), 0);
+
+	/* Names: a string, a ScopeInfo (2 context locals before the function's name), none. */
+	sfi = BASE + 0x600;
+	put64(sfi, m_sfi);
+	put64(sfi + 16, a);
+	assert_int_equal(v8_heap__function_name(&mem, &l, sfi | 1, out, sizeof(out)), 0);
+	assert_string_equal(out, "render");
+	scope = BASE + 0x700;
+	put64(scope, m_scope);
+	put64(scope + 8 + 8 * 2, 2ull << 32); /* context locals */
+	put64(scope + 8 + 8 * 3, b);	      /* their names, then infos */
+	put64(scope + 8 + 8 * 4, b);
+	put64(scope + 8 + 8 * 5, 0);
+	put64(scope + 8 + 8 * 6, 0);
+	put64(scope + 8 + 8 * 7, a); /* the function variable's name */
+	put64(sfi + 16, scope | 1);
+	assert_int_equal(v8_heap__function_name(&mem, &l, sfi | 1, out, sizeof(out)), 0);
+	assert_string_equal(out, "render");
+	put64(sfi + 16, 0);
+	assert_int_equal(v8_heap__function_name(&mem, &l, sfi | 1, out, sizeof(out)), 0);
+	assert_string_equal(out, "");
+	/* An object that is no SharedFunctionInfo: no name at all. */
+	assert_int_equal(v8_heap__function_name(&mem, &l, BASE + 0x581, out, sizeof(out)), -EINVAL);
+	assert_int_not_equal(v8_heap__function_name(&mem, &l, 0xdead1, out, sizeof(out)), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_positions),
+	    cmocka_unit_test(test_lines),
+	    cmocka_unit_test(test_baseline_offsets),
+	    cmocka_unit_test(test_strings_and_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
