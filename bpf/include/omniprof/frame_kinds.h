@@ -40,9 +40,15 @@
 /* Generators for the enums built from the tables. */
 #define OP_FRAME_KIND_ENUM(name, value, otlp, display)	    OP_FRAME_##name = value,
 #define OP_FRAME_KIND_COUNT_ONE(name, value, otlp, display) +1
+#define OP_FRAME_KIND_SIZE_ONE(name, value, otlp, display)  char name[(value) + 1];
 #define OP_INTERP_ENUM(name, value, step)		    OP_INTERP_##name = value,
 
-/* How many kinds there are (values 0 .. OP_FRAME_KIND_COUNT - 1). */
-#define OP_FRAME_KIND_COUNT (0 OP_FRAME_KINDS(OP_FRAME_KIND_COUNT_ONE))
+/*
+ * One more than the largest kind value (arrays indexed by kind have this
+ * many slots). A branch that adds a runtime's row before the rows under it
+ * are merged leaves values unused: OP_FRAME_KIND_ROWS counts the rows.
+ */
+#define OP_FRAME_KIND_COUNT (sizeof(union { OP_FRAME_KINDS(OP_FRAME_KIND_SIZE_ONE) }))
+#define OP_FRAME_KIND_ROWS  (0 OP_FRAME_KINDS(OP_FRAME_KIND_COUNT_ONE))
 
 #endif
