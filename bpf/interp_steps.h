@@ -37,5 +37,6 @@ static __always_inline int op_interp_step(struct op_walk *w, __u32 interp, struc
 
 /* The runtimes' kernel headers: one line per runtime. */
 #include "interp/python.bpf.h"
+#include "interp/php.bpf.h"
 
 #endif

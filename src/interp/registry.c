@@ -6,10 +6,12 @@
  */
 #include "interp/interp.h"
 
+#include "interp/php/php.h"
 #include "interp/python/python.h"
 
 const struct interp_ops *const interp_registry[] = {
     &python_interp_ops,
+    &php_interp_ops,
 };
 
 const size_t interp_registry_len = sizeof(interp_registry) / sizeof(interp_registry[0]);

@@ -48,6 +48,7 @@ enum op_unwind_error {
 	OP_UNWIND_ERR_NO_MAPS = 7,   /* stack copy of a process whose maps were never read */
 	OP_UNWIND_ERR_INTERP = 8,    /* a runtime's frame could not be read */
 	/* 9 and up: a runtime's own reasons, named by its interp_ops.unwind_error. */
+	OP_UNWIND_ERR_PHP = 13, /* a PHP frame (zend_execute_data) could not be read */
 };
 
 /*

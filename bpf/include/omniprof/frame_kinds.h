@@ -22,7 +22,8 @@
 	X(NATIVE, 0, "native", "native")                                                           \
 	X(KERNEL, 1, "kernel", "kernel")                                                           \
 	X(ERROR, 2, "abort", "error") /* the unwinder stopped: addr holds an op_unwind_error */    \
-	X(PYTHON, 3, "cpython", "python") /* CPython: see omniprof/interp/python_abi.h */
+	X(PYTHON, 3, "cpython", "python") /* CPython: see omniprof/interp/python_abi.h */ \
+	X(PHP, 8, "php", "php")		  /* PHP: see omniprof/interp/php_abi.h */
 
 /*
  * The runtimes whose code the walk hands to their step (enum op_interp:
@@ -35,7 +36,9 @@
  * header bpf/interp/<runtime>.bpf.h and called through bpf/interp_steps.h.
  * Values are dense from 1 (0 is OP_INTERP_NONE), in order, never reused.
  */
-#define OP_INTERPS(X) X(PYTHON, 1, python_step) /* CPython's eval loop */
+#define OP_INTERPS(X)                                                                              \
+	X(PYTHON, 1, python_step) /* CPython's eval loop */                                        \
+	X(PHP, 6, php_step)	  /* the Zend VM (execute_ex) and OPcache's JIT code */
 
 /* Generators for the enums built from the tables. */
 #define OP_FRAME_KIND_ENUM(name, value, otlp, display)	    OP_FRAME_##name = value,
