@@ -20,12 +20,21 @@ struct php_file {
 	struct php_binary bin;
 };
 
+#define PHP_JIT_MAX_RANGES 4
+
 struct php_proc {
 	uint32_t pid;
 	bool published;
 	bool running;
 	const struct php_layout *layout;
 	struct op_php_proc bpf;
+	/*
+	 * OPcache's JIT buffer as last seen executable. OPcache makes it
+	 * writable (not executable) while it compiles: a maps read then does
+	 * not list it, but it stays where it is, so its range is kept.
+	 */
+	struct interp_range jit[PHP_JIT_MAX_RANGES];
+	size_t n_jit;
 };
 
 static bool proc_equal(const void *entry, const void *key, void *ctx)
@@ -190,35 +199,58 @@ static bool is_jit_buffer(const struct php *php, const struct process_mapping *m
 	return f && f->path && !strncmp(f->path, "/dev/zero", 9);
 }
 
+/* The JIT buffer's ranges among p's executable mappings, merged. How many. */
+static size_t find_jit(const struct php *php, const struct process *p, struct interp_range *jit)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n_maps; i++) {
+		const struct process_mapping *jm = &p->maps[i];
+
+		if (!is_jit_buffer(php, jm))
+			continue;
+		if (n && jit[n - 1].end == jm->start) {
+			jit[n - 1].end = jm->end;
+			continue;
+		}
+		if (n == PHP_JIT_MAX_RANGES)
+			break;
+		jit[n++] = (struct interp_range){
+		    .start = jm->start, .end = jm->end, .flags = OP_INTERP_RANGE_F_UNWINDS};
+	}
+	return n;
+}
+
 static int php_attach(void *rt, const struct process *p, const struct process_mapping *m,
 		      const void *data, struct interp_range *ranges, size_t *n_ranges)
 {
 	struct php *php = rt;
 	const struct php_file *pf = data;
+	struct interp_range jit[PHP_JIT_MAX_RANGES];
 	const struct op_php_proc *state;
-	size_t n = 0;
+	struct php_proc *pp;
+	size_t n = 0, n_jit;
 
 	for (size_t r = 0; r < pf->bin.n_vm; r++)
 		ranges[n++] = (struct interp_range){.start = pf->bin.vm[r].start + m->bias,
 						    .end = pf->bin.vm[r].end + m->bias,
 						    .flags = 0};
-	/* JIT code runs on execute_ex's frame: without its body's pc it cannot be unwound. */
-	for (size_t i = 0; pf->bin.vm_body_pc && i < p->n_maps && n < INTERP_MAX_RANGES; i++) {
-		const struct process_mapping *jm = &p->maps[i];
-
-		if (!is_jit_buffer(php, jm))
-			continue;
-		if (n > pf->bin.n_vm && ranges[n - 1].end == jm->start) {
-			ranges[n - 1].end = jm->end;
-			continue;
-		}
-		ranges[n++] = (struct interp_range){
-		    .start = jm->start, .end = jm->end, .flags = OP_INTERP_RANGE_F_UNWINDS};
-		php->stats.jit_ranges++;
-	}
-	*n_ranges = n;
 	state = php__attach_binary(php, p->pid, &pf->bin, m->bias);
-	return state ? 0 : -ENOMEM;
+	if (!state)
+		return -ENOMEM;
+	pp = hashmap__find(&php->procs, hash_u64(p->pid), &p->pid);
+	n_jit = find_jit(php, p, jit);
+	if (n_jit) {
+		if (n_jit != pp->n_jit || memcmp(jit, pp->jit, n_jit * sizeof(jit[0])))
+			php->stats.jit_ranges++;
+		memcpy(pp->jit, jit, n_jit * sizeof(jit[0]));
+		pp->n_jit = n_jit;
+	}
+	/* JIT code runs on execute_ex's frame: without its body's pc it cannot be unwound. */
+	for (size_t i = 0; pf->bin.vm_body_pc && i < pp->n_jit && n < INTERP_MAX_RANGES; i++)
+		ranges[n++] = pp->jit[i];
+	*n_ranges = n;
+	return 0;
 }
 
 _Static_assert(sizeof(struct php_unwind) <= INTERP_WALK_MAX_SIZE, "a copy's PHP walk");
