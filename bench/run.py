@@ -37,6 +37,7 @@ class Bench:
         self.wl = os.path.join(self.build, "workloads")
         self.bwl = os.path.join(self.build, "bench", "workloads")
         self.python = os.environ.get("OMNIPROF_BENCH_PYTHON", "/usr/bin/python3")
+        self.php = os.environ.get("OMNIPROF_BENCH_PHP", "/usr/bin/php8.2")
         self.tmp = tempfile.mkdtemp(prefix="omniprof-bench-")
         self.sections = {}
 
@@ -120,6 +121,12 @@ class Bench:
                 lambda: self.start_ready([self.python, os.path.join(HERE, "workloads", "py_loop.py"),
                                           "600", "30", "16"]),
                 seconds))
+            if os.path.exists(self.php):
+                rows.append(self.bpf_cost_one(
+                    "PHP, 40 PHP frames (php8.2, JIT off)",
+                    lambda: self.start_ready([self.php, "-n", os.path.join(HERE, "workloads", "php_loop.php"),
+                                              "600", "40"]),
+                    seconds))
         lines = ["| stack | user frames per sample | BPF ns per sample (median) | p90 | intervals |"
                  + (" --against build, same time (median) |" if self.against else ""),
                  "|---|---|---|---|---|" + ("---|" if self.against else "")]
