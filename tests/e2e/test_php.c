@@ -15,7 +15,8 @@
  *     the C ones in order;
  *   - php-fpm with two workers (pm = static) each serving a CPU-bound
  *     request sent by cgi-fcgi: both workers' samples carry the request's
- *     chain.
+ *     chain; and with each worker recycled after its request while it is
+ *     recorded: the recording goes on, the exited workers' frames named.
  * Needs root, BPF, php8.2, php8.2-opcache, php-fpm8.2 and cgi-fcgi: none
  * is skipped.
  */
@@ -449,24 +450,24 @@ static void fpm_samples(const char *pprof, pid_t pid, long *leaf, long *complete
 	perftools__profiles__profile__free_unpacked(p, NULL);
 }
 
-static void test_fpm_two_workers(void **state)
+/*
+ * Starts php-fpm (pm = static, two workers, each recycled after max_requests
+ * requests, 0: never) listening on dir/fpm.sock: its master's pid, the
+ * workers in workers[0..1]. Fails the test when it does not come up.
+ */
+static pid_t fpm_start(const char *dir, int max_requests, pid_t *workers)
 {
-	char *dir = tu_mkdtemp(), *out = NULL, conf[600], sock[600], script[512], text[2048];
-	char pprof[600];
-	pid_t master, workers[4];
+	char conf[600], sock[600], text[2048];
 	size_t n_workers = 0;
-	int rc;
+	pid_t master;
 
-	(void)state;
-	assert_non_null(dir);
-	workload("php_fpm_work.php", script, sizeof(script));
 	snprintf(sock, sizeof(sock), "%s/fpm.sock", dir);
 	snprintf(conf, sizeof(conf), "%s/fpm.conf", dir);
 	snprintf(text, sizeof(text),
 		 "[global]\nerror_log = %s/fpm.log\ndaemonize = no\n"
 		 "[work]\nlisten = %s\npm = static\npm.max_children = 2\n"
-		 "catch_workers_output = yes\n",
-		 dir, sock);
+		 "pm.max_requests = %d\ncatch_workers_output = yes\n",
+		 dir, sock, max_requests);
 	EXPECT(tu_write_file(conf, text));
 	master = fork();
 	assert_true(master >= 0);
@@ -479,19 +480,42 @@ static void test_fpm_two_workers(void **state)
 
 		usleep(50 * 1000);
 		if (!stat(sock, &st))
-			n_workers = children_of(master, workers, 4);
+			n_workers = children_of(master, workers, 2);
 	}
 	if (n_workers != 2) {
 		tu_reap(master);
 		fail_msg("php-fpm did not start two workers (%zu)", n_workers);
 	}
+	return master;
+}
+
+/* Shell text sending n requests of s seconds at once to dir's php-fpm (their pids added to $p). */
+static void fpm_requests(char *buf, size_t len, const char *dir, int n, int s)
+{
+	char script[512];
+
+	workload("php_fpm_work.php", script, sizeof(script));
+	snprintf(buf, len,
+		 "for i in $(seq %d); do SCRIPT_FILENAME=%s REQUEST_METHOD=GET QUERY_STRING=s=%d "
+		 "%s -bind -connect %s/fpm.sock >/dev/null 2>&1 & p=\"$p $!\"; done",
+		 n, script, s, CGI_FCGI, dir);
+}
+
+static void test_fpm_two_workers(void **state)
+{
+	char *dir = tu_mkdtemp(), *out = NULL, pprof[600], send[2048];
+	pid_t master, workers[2];
+	int rc;
+
+	(void)state;
+	assert_non_null(dir);
+	master = fpm_start(dir, 0, workers);
 	/* Two requests at once: each worker serves one. */
+	fpm_requests(send, sizeof(send), dir, 2, 9);
 	rc = tu_run(&out,
-		    "for i in 1 2; do SCRIPT_FILENAME=%s REQUEST_METHOD=GET QUERY_STRING=s=9 "
-		    "%s -bind -connect %s >/dev/null 2>&1 & done; sleep 1; "
-		    "%s record -p %d,%d -d " RECORD_SECONDS " -F " FREQUENCY " -o %s; r=$?; wait; "
-		    "exit $r",
-		    script, CGI_FCGI, sock, omniprof(), workers[0], workers[1], dir);
+		    "%s; sleep 1; %s record -p %d,%d -d " RECORD_SECONDS " -F " FREQUENCY
+		    " -o %s; r=$?; wait; exit $r",
+		    send, omniprof(), workers[0], workers[1], dir);
 	kill(master, SIGTERM);
 	waitpid(master, NULL, 0);
 	if (rc)
@@ -505,6 +529,54 @@ static void test_fpm_two_workers(void **state)
 		fpm_samples(pprof, workers[w], &leaf, &complete);
 		printf("    worker %d: %ld of %ld leaf samples complete\n", workers[w], complete,
 		       leaf);
+		assert_share((struct chain_count){.leaf = leaf, .complete = complete});
+	}
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/*
+ * Workers recycled while recording (pm.max_requests = 1: each worker exits
+ * after its request and the master forks a new one): the two workers are
+ * recorded with -p while they serve a 7 s request each, exit, and are
+ * replaced while the recording goes on. The recording ends normally and the
+ * exited workers' samples keep their whole chain, named: a recycled worker
+ * costs nothing but its own frames.
+ */
+static void test_fpm_recycled_workers(void **state)
+{
+	char *dir = tu_mkdtemp(), *out = NULL, pprof[600], send[2048];
+	pid_t master, workers[2], after[2];
+	int rc;
+
+	(void)state;
+	assert_non_null(dir);
+	master = fpm_start(dir, 1, workers);
+	fpm_requests(send, sizeof(send), dir, 2, 7);
+	rc = tu_run(&out,
+		    "p=; %s; sleep 1; %s record -p %d,%d -d " RECORD_SECONDS " -F " FREQUENCY
+		    " -o %s & rec=$!; wait $p; sleep 1; p=; %s; wait $p; wait $rec",
+		    send, omniprof(), workers[0], workers[1], dir, send);
+	/* Both workers were recycled: the master has two new ones. */
+	assert_int_equal(children_of(master, after, 2), 2);
+	kill(master, SIGTERM);
+	waitpid(master, NULL, 0);
+	if (rc)
+		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
+	free(out);
+	assert_int_equal(rc, 0);
+	for (size_t w = 0; w < 2; w++) {
+		assert_int_not_equal(after[w], workers[0]);
+		assert_int_not_equal(after[w], workers[1]);
+		assert_int_equal(kill(workers[w], 0), -1);
+	}
+	snprintf(pprof, sizeof(pprof), "%s/profile.pb.gz", dir);
+	for (size_t w = 0; w < 2; w++) {
+		long leaf, complete;
+
+		fpm_samples(pprof, workers[w], &leaf, &complete);
+		printf("    recycled worker %d: %ld of %ld leaf samples complete\n", workers[w],
+		       complete, leaf);
 		assert_share((struct chain_count){.leaf = leaf, .complete = complete});
 	}
 	tu_rmtree(dir);
@@ -528,7 +600,7 @@ int main(void)
 	    cmocka_unit_test(test_php_present),	    cmocka_unit_test(test_chain_jit_off),
 	    cmocka_unit_test(test_chain_jit_on),    cmocka_unit_test(test_chain_stack_copies),
 	    cmocka_unit_test(test_callbacks),	    cmocka_unit_test(test_callbacks_jit_on),
-	    cmocka_unit_test(test_fpm_two_workers),
+	    cmocka_unit_test(test_fpm_two_workers), cmocka_unit_test(test_fpm_recycled_workers),
 	};
 
 	return cmocka_run_group_tests_name("e2e_php", tests, NULL, NULL);
