@@ -25,6 +25,8 @@
 #include "interp/php/php_binary.h"
 #include "interp/php/php_layout.h"
 #include "interp/php/php_unwind.h"
+#include "interp/interp.h"
+#include "profile/profile.h"
 #include "unwind/user_unwind.h"
 
 #define MEM_BASE 0x7f0000000000ull
@@ -388,6 +390,18 @@ static void test_layouts_fit(void **state)
 	assert_null(php_layout__find(7, 3));
 }
 
+/* PHP's row: its frames are `php` in OTLP, and its ops are found by kind and id. */
+static void test_frame_kind(void **state)
+{
+	(void)state;
+	assert_string_equal(profile_frame_kind__otlp_type(PROFILE_FRAME_PHP), "php");
+	assert_string_equal(profile_frame_kind__name(PROFILE_FRAME_PHP), "php");
+	assert_non_null(interp__of_kind(OP_FRAME_PHP));
+	assert_ptr_equal(interp__of_id(OP_INTERP_PHP), interp__of_kind(OP_FRAME_PHP));
+	assert_string_equal(interp__unwind_error(OP_UNWIND_ERR_PHP),
+			    "[unwind stopped: unreadable PHP frame]");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -399,6 +413,7 @@ int main(void)
 	    cmocka_unit_test(test_decode_eg_offset),
 	    cmocka_unit_test(test_find_api),
 	    cmocka_unit_test(test_layouts_fit),
+	    cmocka_unit_test(test_frame_kind),
 	};
 
 	return cmocka_run_group_tests_name("php_unwind", tests, NULL, NULL);
