@@ -496,7 +496,10 @@ static pid_t fpm_start(const char *dir, int max_requests, pid_t *workers)
 			n_workers = children_of(master, workers, 2);
 	}
 	if (n_workers != 2) {
-		tu_reap(master);
+		/* SIGTERM: the master takes its workers down with it (SIGKILL would orphan them).
+		 */
+		kill(master, SIGTERM);
+		waitpid(master, NULL, 0);
 		fail_msg("php-fpm did not start two workers (%zu)", n_workers);
 	}
 	return master;
