@@ -40,6 +40,7 @@ class Bench:
         self.ruby = os.environ.get("OMNIPROF_BENCH_RUBY", "/usr/bin/ruby")
         self.perl = os.environ.get("OMNIPROF_BENCH_PERL", "/usr/bin/perl")
         self.node = os.environ.get("OMNIPROF_BENCH_NODE", "/usr/bin/node")
+        self.php = os.environ.get("OMNIPROF_BENCH_PHP", "/usr/bin/php8.2")
         self.tmp = tempfile.mkdtemp(prefix="omniprof-bench-")
         self.sections = {}
 
@@ -154,6 +155,12 @@ class Bench:
                 "Java (C2), 40 Java frames",
                 lambda: self.start_ready(self.java_argv("JavaDeep", "600", "40")),
                 seconds))
+            if os.path.exists(self.php):
+                rows.append(self.bpf_cost_one(
+                    "PHP, 40 PHP frames (php8.2, JIT off)",
+                    lambda: self.start_ready([self.php, "-n", os.path.join(HERE, "workloads", "php_loop.php"),
+                                              "600", "40"]),
+                    seconds))
         lines = ["| stack | user frames per sample | BPF ns per sample (median) | p90 | intervals |"
                  + (" --against build, same time (median) |" if self.against else ""),
                  "|---|---|---|---|---|" + ("---|" if self.against else "")]

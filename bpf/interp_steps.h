@@ -41,5 +41,6 @@ static __always_inline int op_interp_step(struct op_walk *w, __u32 interp, struc
 #include "interp/hotspot.bpf.h"
 #include "interp/perl.bpf.h"
 #include "interp/v8.bpf.h"
+#include "interp/php.bpf.h"
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "interp/hotspot/hotspot.h"
 #include "interp/perl/perl.h"
+#include "interp/php/php.h"
 #include "interp/python/python.h"
 #include "interp/ruby/ruby.h"
 #include "interp/v8/v8.h"
@@ -18,6 +19,7 @@ const struct interp_ops *const interp_registry[] = {
     &hotspot_interp_ops,
     &perl_interp_ops,
     &v8_interp_ops,
+    &php_interp_ops,
 };
 
 const size_t interp_registry_len = sizeof(interp_registry) / sizeof(interp_registry[0]);

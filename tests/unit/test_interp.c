@@ -24,6 +24,8 @@
 static void test_frame_kinds(void **state)
 {
 	(void)state;
+	unsigned int rows = 0;
+
 	assert_int_equal(OP_FRAME_KIND_COUNT, PROFILE_FRAME_KIND_COUNT);
 	for (unsigned int k = 0; k < OP_FRAME_KIND_COUNT; k++) {
 		const char *otlp = profile_frame_kind__otlp_type(k);
@@ -41,7 +43,10 @@ static void test_frame_kinds(void **state)
 			assert_string_not_equal(profile_frame_kind__otlp_type(j), otlp);
 			assert_string_not_equal(profile_frame_kind__name(j), name);
 		}
+		rows++;
 	}
+	/* Every row has its value: none is shadowed by a duplicate value. */
+	assert_int_equal(rows, OP_FRAME_KIND_ROWS);
 	assert_null(profile_frame_kind__name(OP_FRAME_KIND_COUNT));
 	assert_string_equal(profile_frame_kind__otlp_type(OP_FRAME_KIND_COUNT), "abort");
 	assert_string_equal(profile_frame_kind__otlp_type(PROFILE_FRAME_NATIVE), "native");

@@ -52,6 +52,7 @@ enum op_unwind_error {
 	OP_UNWIND_ERR_V8 = 10,	   /* a V8 frame could not be read/unwound */
 	OP_UNWIND_ERR_RUBY = 11,   /* a Ruby control frame could not be read */
 	OP_UNWIND_ERR_PERL = 12,   /* a Perl frame could not be read */
+	OP_UNWIND_ERR_PHP = 13,	   /* a PHP frame (zend_execute_data) could not be read */
 };
 
 /*

@@ -26,7 +26,8 @@
 	X(HOTSPOT, 4, "jvm", "java")	  /* HotSpot: see omniprof/interp/hotspot_abi.h */         \
 	X(V8, 5, "v8js", "js")		  /* V8: see omniprof/interp/v8_abi.h */                   \
 	X(RUBY, 6, "ruby", "ruby")	  /* CRuby: see omniprof/interp/ruby_abi.h */              \
-	X(PERL, 7, "perl", "perl")	  /* Perl: see omniprof/interp/perl_abi.h */
+	X(PERL, 7, "perl", "perl")	  /* Perl: see omniprof/interp/perl_abi.h */               \
+	X(PHP, 8, "php", "php")		  /* PHP: see omniprof/interp/php_abi.h */
 
 /*
  * The runtimes whose code the walk hands to their step (enum op_interp:
@@ -44,7 +45,8 @@
 	X(HOTSPOT, 2, hotspot_step) /* HotSpot's code cache */                                     \
 	X(V8, 3, v8_step)	    /* V8's builtins and JIT code */                               \
 	X(RUBY, 4, ruby_step)	    /* CRuby's VM loop (rb_vm_exec) */                             \
-	X(PERL, 5, perl_step)	    /* Perl's runops loop */
+	X(PERL, 5, perl_step)	    /* Perl's runops loop */                                       \
+	X(PHP, 6, php_step)	    /* the Zend VM (execute_ex) and OPcache's JIT code */
 
 /* Generators for the enums built from the tables. */
 #define OP_FRAME_KIND_ENUM(name, value, otlp, display)	   OP_FRAME_##name = value,
@@ -58,5 +60,9 @@
  * tables right; a value with no row has no name.
  */
 #define OP_FRAME_KIND_COUNT sizeof(union {OP_FRAME_KINDS(OP_FRAME_KIND_SIZE_ONE)})
+
+/* How many rows the table has (tests: no two rows share a value). */
+#define OP_FRAME_KIND_COUNT_ONE(name, value, otlp, display) +1
+#define OP_FRAME_KIND_ROWS				    (0 OP_FRAME_KINDS(OP_FRAME_KIND_COUNT_ONE))
 
 #endif

@@ -1,0 +1,623 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * End-to-end PHP with Debian's php8.2 (CLI, a non-ZTS build without DWARF)
+ * and php-fpm8.2, recorded with -p:
+ *   - a chain of static and instance methods and a plain function
+ *     (tests/workloads/php_chain.php), with OPcache's tracing JIT off and
+ *     on: the whole chain, from the native php_execute_script down to the
+ *     leaf, in >= 95% of the leaf's samples, and in the pprof output each
+ *     frame's file and, where it calls the next function of the chain, the
+ *     exact line of that call (the leaf: a line of its body); with the JIT
+ *     on, samples in JIT code must have been unwound
+ *     (`php: JIT code frames unwound` > 0); and once with every sample
+ *     unwound in user space from a stack copy (--copy-all-stacks);
+ *   - PHP called back from C (tests/workloads/php_callbacks.php): usort with
+ *     a PHP comparator and array_map with a closure, the PHP frames around
+ *     the C ones in order;
+ *   - php-fpm with two workers (pm = static) each serving a CPU-bound
+ *     request sent by cgi-fcgi: both workers' samples carry the request's
+ *     chain; and with each worker recycled after its request while it is
+ *     recorded: the recording goes on, the exited workers' frames named.
+ * Needs root, BPF, php8.2, php8.2-opcache, php-fpm8.2 and cgi-fcgi: none
+ * is skipped.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <zlib.h>
+
+#include "folded_check.h"
+#include "profile.pb-c.h"
+#include "testutil.h"
+
+#define PHP	       "/usr/bin/php8.2"
+#define PHP_FPM	       "/usr/sbin/php-fpm8.2"
+#define CGI_FCGI       "/usr/bin/cgi-fcgi"
+#define RECORD_SECONDS "8"
+#define FREQUENCY      "199"
+#define MIN_LEAF       20
+#define JIT_FLAGS                                                                                  \
+	"-d opcache.enable_cli=1 -d opcache.jit=tracing -d opcache.jit_buffer_size=64M "           \
+	"-d opcache.jit_hot_loop=1 -d opcache.jit_hot_func=1"
+
+#define EXPECT(call) assert_int_equal((call), 0)
+
+static char *omniprof(void)
+{
+	static char path[512];
+
+	snprintf(path, sizeof(path), "%s/omniprof", tu_build_dir());
+	return path;
+}
+
+/* tests/workloads/NAME as an absolute path (php-fpm wants one). */
+static void workload(const char *name, char *buf, size_t len)
+{
+	char cwd[512];
+
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	snprintf(buf, len, "%.400s/tests/workloads/%.60s", cwd, name);
+}
+
+static void report(const char *what, struct chain_count c)
+{
+	printf("    %s: %ld of %ld leaf samples complete (%.1f%%)\n", what, c.complete, c.leaf,
+	       c.leaf ? 100.0 * (double)c.complete / (double)c.leaf : 0.0);
+	if (c.worst && c.complete * 100 < c.leaf * 95)
+		printf("      most frequent incomplete stack (%ld samples): %.*s\n", c.worst_count,
+		       (int)(c.worst_len < 1500 ? c.worst_len : 1500), c.worst);
+	fflush(stdout);
+}
+
+static void assert_share(struct chain_count c)
+{
+	assert_true(c.leaf >= MIN_LEAF);
+	assert_true(c.complete * 100 >= c.leaf * 95);
+}
+
+/* ---- pprof ------------------------------------------------------------------ */
+
+static Perftools__Profiles__Profile *read_pprof(const char *path)
+{
+	gzFile gz = gzopen(path, "rb");
+	size_t len = 0, cap = 1 << 16;
+	uint8_t *buf = malloc(cap);
+	Perftools__Profiles__Profile *p = NULL;
+	int n;
+
+	if (!gz || !buf)
+		goto cleanup;
+	while ((n = gzread(gz, buf + len, (unsigned int)(cap - len))) > 0) {
+		len += (size_t)n;
+		if (len == cap) {
+			uint8_t *tmp = realloc(buf, cap * 2);
+
+			if (!tmp)
+				goto cleanup;
+			buf = tmp;
+			cap *= 2;
+		}
+	}
+	p = perftools__profiles__profile__unpack(NULL, len, buf);
+cleanup:
+	if (gz)
+		gzclose(gz);
+	free(buf);
+	return p;
+}
+
+static const Perftools__Profiles__Function *function_of(const Perftools__Profiles__Profile *p,
+							uint64_t id)
+{
+	for (size_t k = 0; k < p->n_function; k++)
+		if (p->function[k]->id == id)
+			return p->function[k];
+	return NULL;
+}
+
+static const char *str_of(const Perftools__Profiles__Profile *p, int64_t i)
+{
+	return i >= 0 && (size_t)i < p->n_string_table ? p->string_table[i] : "";
+}
+
+/* Line (1-based) of the first line of text holding needle, 0 if none. */
+static long line_of(const char *text, const char *needle)
+{
+	const char *at = strstr(text, needle);
+	long line = 1;
+
+	if (!at)
+		return 0;
+	for (const char *q = text; q < at; q++)
+		line += *q == '\n';
+	return line;
+}
+
+struct line_check {
+	const char *function;
+	long min, max;
+	long seen;
+};
+
+/* Every location of each checked function: file *file_suffix, a line in [min, max]. */
+static void check_lines(const char *pprof, const char *file_suffix, struct line_check *checks,
+			size_t n)
+{
+	Perftools__Profiles__Profile *p = read_pprof(pprof);
+	size_t suffix_len = strlen(file_suffix);
+
+	assert_non_null(p);
+	for (size_t s = 0; s < p->n_sample; s++) {
+		const Perftools__Profiles__Sample *sm = p->sample[s];
+		bool below = false; /* a checked function runs below this frame */
+
+		for (size_t i = 0; i < sm->n_location_id; i++) {
+			const Perftools__Profiles__Location *loc = NULL;
+			const Perftools__Profiles__Function *f;
+			const char *name, *file;
+			size_t flen;
+			bool checked = false;
+
+			for (size_t k = 0; k < p->n_location && !loc; k++)
+				if (p->location[k]->id == sm->location_id[i])
+					loc = p->location[k];
+			if (!loc || !loc->n_line)
+				continue;
+			f = function_of(p, loc->line[0]->function_id);
+			if (!f)
+				continue;
+			name = str_of(p, f->name);
+			file = str_of(p, f->filename);
+			flen = strlen(file);
+			for (size_t c = 0; c < n; c++) {
+				if (strcmp(name, checks[c].function))
+					continue;
+				checked = true;
+				/* A caller's line is its call's; one running its own code
+				 * (or an internal function it called) is anywhere in it. */
+				if (checks[c].min == checks[c].max && !below)
+					continue;
+				checks[c].seen++;
+				if (flen < suffix_len ||
+				    strcmp(file + flen - suffix_len, file_suffix) ||
+				    loc->line[0]->line < checks[c].min ||
+				    loc->line[0]->line > checks[c].max)
+					fail_msg(
+					    "%s: file %s line %lld, expected *%s lines %ld-%ld",
+					    name, file, (long long)loc->line[0]->line, file_suffix,
+					    checks[c].min, checks[c].max);
+			}
+			below |= checked;
+		}
+	}
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	for (size_t c = 0; c < n; c++) {
+		printf("    %s: %ld frame(s) at %s:%ld%s\n", checks[c].function, checks[c].seen,
+		       file_suffix, checks[c].min, checks[c].min == checks[c].max ? "" : "+");
+		assert_true(checks[c].seen > 0);
+	}
+}
+
+/* The calls of php_chain.php: each frame at its `// call: NAME` line. */
+static void check_chain_lines(const char *pprof)
+{
+	static const char *const callers[] = {"{main}", "Router::dispatch", "Cart::total",
+					      "Price::round"};
+	struct line_check checks[5] = {{0}};
+	char script[512], needle[64], *text;
+	size_t n = 0;
+
+	workload("php_chain.php", script, sizeof(script));
+	text = tu_read_file(script, NULL);
+	assert_non_null(text);
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(needle, sizeof(needle), "// call: %s\n", callers[i]);
+		checks[n] = (struct line_check){callers[i], line_of(text, needle),
+						line_of(text, needle), 0};
+		assert_true(checks[n].min > 0);
+		n++;
+	}
+	/* The leaf runs its loop: any line of its body. */
+	checks[n++] = (struct line_check){"php_leaf", line_of(text, "function php_leaf"),
+					  line_of(text, "class Price") - 1, 0};
+	free(text);
+	check_lines(pprof, "/php_chain.php", checks, n);
+}
+
+/* ---- the CLI cases ------------------------------------------------------------ */
+
+static void expect_chain(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "php_execute_script"));
+	EXPECT(chain_spec__add(cs, "zend_execute_scripts"));
+	EXPECT(chain_spec__add(cs, "zend_execute"));
+	EXPECT(chain_spec__add(cs, "{main}"));
+	EXPECT(chain_spec__add(cs, "Router::dispatch"));
+	EXPECT(chain_spec__add(cs, "Cart::total"));
+	EXPECT(chain_spec__add(cs, "Price::round"));
+	EXPECT(chain_spec__add(cs, "php_leaf"));
+}
+
+/* {main} -> caller -> internal -> [its C code, then zend_call_function] -> callback. */
+static void expect_callback(struct chain_spec *cs, const char *caller, const char *internal,
+			    const char *callback)
+{
+	EXPECT(chain_spec__add(cs, "zend_execute"));
+	EXPECT(chain_spec__add(cs, "{main}"));
+	EXPECT(chain_spec__add(cs, "%s", caller));
+	EXPECT(chain_spec__add(cs, "%s", internal));
+	EXPECT(chain_spec__add_gap(cs, 1, 24));
+	EXPECT(chain_spec__add(cs, "zend_call_function"));
+	EXPECT(chain_spec__add(cs, "%s", callback));
+}
+
+/* The value of `record -v`'s counter line starting with name, -1 when absent. */
+static long counter(const char *out, const char *name)
+{
+	const char *at = out ? strstr(out, name) : NULL;
+
+	return at ? strtol(at + strlen(name), NULL, 10) : -1;
+}
+
+/* Runs php (flags, script) and records it: the folded text and the pprof path in dir. */
+static char *record_cli(const char *flags, const char *script, const char *dir, bool copies,
+			char **verbose)
+{
+	char path[512], cmd[1024], folded[600];
+	char *argv[16] = {0};
+	char *text, *out = NULL, *save = NULL, *tok;
+	size_t n = 0;
+	pid_t pid;
+	int rc;
+
+	workload(script, path, sizeof(path));
+	snprintf(cmd, sizeof(cmd), "%s %s", PHP, flags);
+	for (tok = strtok_r(cmd, " ", &save); tok && n < 12; tok = strtok_r(NULL, " ", &save))
+		argv[n++] = tok;
+	argv[n++] = path;
+	argv[n++] = "60";
+	pid = tu_spawn_ready(argv);
+	if (pid <= 0)
+		fail_msg("%s %s did not start", PHP, path);
+	/* Let the JIT compile its traces before the recording starts. */
+	usleep(500 * 1000);
+	rc = tu_run(&out, "%s record -v -p %d -d " RECORD_SECONDS " -F " FREQUENCY " -o %s%s",
+		    omniprof(), pid, dir, copies ? " --copy-all-stacks" : "");
+	tu_reap(pid);
+	if (rc)
+		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
+	assert_int_equal(rc, 0);
+	snprintf(folded, sizeof(folded), "%s/stacks.folded", dir);
+	text = tu_read_file(folded, NULL);
+	assert_non_null(text);
+	*verbose = out;
+	return text;
+}
+
+/* copies: every sample unwound in user space from a stack copy (the walker's C build). */
+static void chain_case(bool jit, bool copies)
+{
+	char *dir = tu_mkdtemp(), *verbose = NULL, *text, pprof[600];
+	struct chain_spec *cs = chain_spec__new();
+	struct chain_count c;
+	long jit_frames;
+
+	assert_non_null(dir);
+	assert_non_null(cs);
+	expect_chain(cs);
+	text = record_cli(jit ? JIT_FLAGS : "-n", "php_chain.php", dir, copies, &verbose);
+	c = chain_spec__count_folded(cs, text, "php8.2");
+	report(copies ? "chain, stack copies" : jit ? "chain, JIT on" : "chain, JIT off", c);
+	if (copies) {
+		printf("    copies: php walks %ld\n", counter(verbose, "copies: php walks"));
+		assert_true(counter(verbose, "copies: php walks") >= MIN_LEAF);
+	}
+	jit_frames = counter(verbose, "php: JIT code frames unwound");
+	printf("    JIT code frames unwound: %ld, PHP frames walked: %ld\n", jit_frames,
+	       counter(verbose, "php: frames walked in BPF"));
+	snprintf(pprof, sizeof(pprof), "%s/profile.pb.gz", dir);
+	check_chain_lines(pprof);
+	if (jit)
+		assert_true(jit_frames > 0);
+	else
+		assert_int_equal(jit_frames, 0);
+	assert_share(c);
+	free(verbose);
+	free(text);
+	chain_spec__free(cs);
+	tu_rmtree(dir);
+	free(dir);
+}
+
+static void test_chain_jit_off(void **state)
+{
+	(void)state;
+	chain_case(false, false);
+}
+
+static void test_chain_jit_on(void **state)
+{
+	(void)state;
+	chain_case(true, false);
+}
+
+static void test_chain_stack_copies(void **state)
+{
+	(void)state;
+	chain_case(false, true);
+}
+
+static void callbacks_case(bool jit)
+{
+	char *dir = tu_mkdtemp(), *verbose = NULL, *text;
+	struct chain_spec *sort = chain_spec__new(), *map = chain_spec__new();
+	struct chain_count cs, cm;
+
+	assert_non_null(dir);
+	assert_non_null(sort);
+	assert_non_null(map);
+	expect_callback(sort, "sort_all", "usort", "php_cmp");
+	expect_callback(map, "map_all", "array_map", "{closure}");
+	text = record_cli(jit ? JIT_FLAGS : "-n", "php_callbacks.php", dir, false, &verbose);
+	cs = chain_spec__count_folded(sort, text, "php8.2");
+	cm = chain_spec__count_folded(map, text, "php8.2");
+	report(jit ? "usort comparator, JIT on" : "usort comparator", cs);
+	report(jit ? "array_map closure, JIT on" : "array_map closure", cm);
+	free(verbose);
+	free(text);
+	chain_spec__free(sort);
+	chain_spec__free(map);
+	tu_rmtree(dir);
+	free(dir);
+	assert_share(cs);
+	assert_share(cm);
+}
+
+static void test_callbacks(void **state)
+{
+	(void)state;
+	callbacks_case(false);
+}
+
+static void test_callbacks_jit_on(void **state)
+{
+	(void)state;
+	callbacks_case(true);
+}
+
+/* ---- php-fpm -------------------------------------------------------------------- */
+
+/* The children of pid (its workers), at most max: how many. */
+static size_t children_of(pid_t pid, pid_t *out, size_t max)
+{
+	char path[64];
+	size_t n = 0;
+	FILE *f;
+	long v;
+
+	/* A /proc file: read as a stream, its size says nothing. */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (n < max && fscanf(f, "%ld", &v) == 1)
+		out[n++] = (pid_t)v;
+	fclose(f);
+	return n;
+}
+
+/* Samples of pid whose stack holds {main} -> handle_request -> fpm_leaf, and of its leaf. */
+static void fpm_samples(const char *pprof, pid_t pid, long *leaf, long *complete)
+{
+	Perftools__Profiles__Profile *p = read_pprof(pprof);
+
+	*leaf = *complete = 0;
+	assert_non_null(p);
+	for (size_t s = 0; s < p->n_sample; s++) {
+		const Perftools__Profiles__Sample *sm = p->sample[s];
+		long v = sm->n_value ? (long)sm->value[0] : 0;
+		int step = 0; /* leaf first: fpm_leaf, handle_request, {main} */
+		bool mine = false, has_leaf = false;
+
+		for (size_t l = 0; l < sm->n_label; l++)
+			if (!strcmp(str_of(p, sm->label[l]->key), "pid") &&
+			    sm->label[l]->num == pid)
+				mine = true;
+		if (!mine)
+			continue;
+		for (size_t i = 0; i < sm->n_location_id; i++) {
+			static const char *const chain[] = {"fpm_leaf", "handle_request", "{main}"};
+			const Perftools__Profiles__Location *loc = NULL;
+
+			for (size_t k = 0; k < p->n_location && !loc; k++)
+				if (p->location[k]->id == sm->location_id[i])
+					loc = p->location[k];
+			for (size_t j = 0; loc && j < loc->n_line; j++) {
+				const Perftools__Profiles__Function *f =
+				    function_of(p, loc->line[j]->function_id);
+				const char *name = f ? str_of(p, f->name) : "";
+
+				if (!strcmp(name, "fpm_leaf"))
+					has_leaf = true;
+				if (step < 3 && !strcmp(name, chain[step]))
+					step++;
+			}
+		}
+		if (has_leaf) {
+			*leaf += v;
+			*complete += step == 3 ? v : 0;
+		}
+	}
+	perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
+/*
+ * Starts php-fpm (pm = static, two workers, each recycled after max_requests
+ * requests, 0: never) listening on dir/fpm.sock: its master's pid, the
+ * workers in workers[0..1]. Fails the test when it does not come up.
+ */
+static pid_t fpm_start(const char *dir, int max_requests, pid_t *workers)
+{
+	char conf[600], sock[600], text[2048];
+	size_t n_workers = 0;
+	pid_t master;
+
+	snprintf(sock, sizeof(sock), "%s/fpm.sock", dir);
+	snprintf(conf, sizeof(conf), "%s/fpm.conf", dir);
+	snprintf(text, sizeof(text),
+		 "[global]\nerror_log = %s/fpm.log\ndaemonize = no\n"
+		 "[work]\nlisten = %s\npm = static\npm.max_children = 2\n"
+		 "pm.max_requests = %d\ncatch_workers_output = yes\n",
+		 dir, sock, max_requests);
+	EXPECT(tu_write_file(conf, text));
+	master = fork();
+	assert_true(master >= 0);
+	if (master == 0) {
+		execl(PHP_FPM, PHP_FPM, "-n", "-R", "-F", "-y", conf, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 100 && n_workers < 2; i++) {
+		struct stat st;
+
+		usleep(50 * 1000);
+		if (!stat(sock, &st))
+			n_workers = children_of(master, workers, 2);
+	}
+	if (n_workers != 2) {
+		/* SIGTERM: the master takes its workers down with it (SIGKILL would orphan them).
+		 */
+		kill(master, SIGTERM);
+		waitpid(master, NULL, 0);
+		fail_msg("php-fpm did not start two workers (%zu)", n_workers);
+	}
+	return master;
+}
+
+/* Shell text sending n requests of s seconds at once to dir's php-fpm (their pids added to $p). */
+static void fpm_requests(char *buf, size_t len, const char *dir, int n, int s)
+{
+	char script[512];
+
+	workload("php_fpm_work.php", script, sizeof(script));
+	snprintf(buf, len,
+		 "for i in $(seq %d); do SCRIPT_FILENAME=%s REQUEST_METHOD=GET QUERY_STRING=s=%d "
+		 "%s -bind -connect %s/fpm.sock >/dev/null 2>&1 & p=\"$p $!\"; done",
+		 n, script, s, CGI_FCGI, dir);
+}
+
+static void test_fpm_two_workers(void **state)
+{
+	char *dir = tu_mkdtemp(), *out = NULL, pprof[600], send[2048];
+	pid_t master, workers[2];
+	int rc;
+
+	(void)state;
+	assert_non_null(dir);
+	master = fpm_start(dir, 0, workers);
+	/* Two requests at once: each worker serves one. */
+	fpm_requests(send, sizeof(send), dir, 2, 9);
+	rc = tu_run(&out,
+		    "%s; sleep 1; %s record -p %d,%d -d " RECORD_SECONDS " -F " FREQUENCY
+		    " -o %s; r=$?; wait; exit $r",
+		    send, omniprof(), workers[0], workers[1], dir);
+	kill(master, SIGTERM);
+	waitpid(master, NULL, 0);
+	if (rc)
+		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
+	free(out);
+	assert_int_equal(rc, 0);
+	snprintf(pprof, sizeof(pprof), "%s/profile.pb.gz", dir);
+	for (size_t w = 0; w < 2; w++) {
+		long leaf, complete;
+
+		fpm_samples(pprof, workers[w], &leaf, &complete);
+		printf("    worker %d: %ld of %ld leaf samples complete\n", workers[w], complete,
+		       leaf);
+		assert_share((struct chain_count){.leaf = leaf, .complete = complete});
+	}
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/*
+ * Workers recycled while recording (pm.max_requests = 1: each worker exits
+ * after its request and the master forks a new one): the two workers are
+ * recorded with -p while they serve a 7 s request each, exit, and are
+ * replaced while the recording goes on. The recording ends normally and the
+ * exited workers' samples keep their whole chain, named: a recycled worker
+ * costs nothing but its own frames.
+ */
+static void test_fpm_recycled_workers(void **state)
+{
+	char *dir = tu_mkdtemp(), *out = NULL, pprof[600], send[2048];
+	pid_t master, workers[2], after[2];
+	int rc;
+
+	(void)state;
+	assert_non_null(dir);
+	master = fpm_start(dir, 1, workers);
+	fpm_requests(send, sizeof(send), dir, 2, 7);
+	rc = tu_run(&out,
+		    "p=; %s; sleep 1; %s record -p %d,%d -d " RECORD_SECONDS " -F " FREQUENCY
+		    " -o %s & rec=$!; wait $p; sleep 1; p=; %s; wait $p; wait $rec",
+		    send, omniprof(), workers[0], workers[1], dir, send);
+	/* Both workers were recycled: the master has two new ones. */
+	assert_int_equal(children_of(master, after, 2), 2);
+	kill(master, SIGTERM);
+	waitpid(master, NULL, 0);
+	if (rc)
+		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
+	free(out);
+	assert_int_equal(rc, 0);
+	for (size_t w = 0; w < 2; w++) {
+		assert_int_not_equal(after[w], workers[0]);
+		assert_int_not_equal(after[w], workers[1]);
+		assert_int_equal(kill(workers[w], 0), -1);
+	}
+	snprintf(pprof, sizeof(pprof), "%s/profile.pb.gz", dir);
+	for (size_t w = 0; w < 2; w++) {
+		long leaf, complete;
+
+		fpm_samples(pprof, workers[w], &leaf, &complete);
+		printf("    recycled worker %d: %ld of %ld leaf samples complete\n", workers[w],
+		       complete, leaf);
+		assert_share((struct chain_count){.leaf = leaf, .complete = complete});
+	}
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/* The machine must have what this suite is about: no silent skip. */
+static void test_php_present(void **state)
+{
+	(void)state;
+	TU_SH("%s -v | grep -q '^PHP 8.2'", PHP);
+	TU_SH("%s -d opcache.enable_cli=1 -r 'exit(function_exists(\"opcache_get_status\") ? 0 : "
+	      "1);'",
+	      PHP);
+	TU_SH("test -x %s && test -x %s", PHP_FPM, CGI_FCGI);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_php_present),	    cmocka_unit_test(test_chain_jit_off),
+	    cmocka_unit_test(test_chain_jit_on),    cmocka_unit_test(test_chain_stack_copies),
+	    cmocka_unit_test(test_callbacks),	    cmocka_unit_test(test_callbacks_jit_on),
+	    cmocka_unit_test(test_fpm_two_workers), cmocka_unit_test(test_fpm_recycled_workers),
+	};
+
+	return cmocka_run_group_tests_name("e2e_php", tests, NULL, NULL);
+}
