@@ -387,3 +387,21 @@ bool elf_file__mapping_bias(const struct elf_file *ef, uint64_t map_offset, uint
 	}
 	return false;
 }
+
+int elf_file__read_vaddr(const struct elf_file *ef, uint64_t vaddr, void *buf, size_t len)
+{
+	for (size_t i = 0; i < ef->n_segments; i++) {
+		const struct elf_segment *s = &ef->segments[i];
+		ssize_t n;
+
+		if (vaddr < s->vaddr || vaddr - s->vaddr >= s->filesz)
+			continue;
+		if (len > s->filesz - (vaddr - s->vaddr))
+			return -ERANGE;
+		n = pread(ef->fd, buf, len, (off_t)(s->offset + (vaddr - s->vaddr)));
+		if (n < 0)
+			return -errno;
+		return (size_t)n == len ? 0 : -EIO;
+	}
+	return -ERANGE;
+}

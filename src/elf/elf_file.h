@@ -42,6 +42,10 @@ int elf_file__open(const char *path, int fd, struct elf_file **out);
 void elf_file__close(struct elf_file *ef); /* accepts NULL */
 
 /* Maps a file offset to the ELF virtual address of the PT_LOAD covering it. */
+/* Copies len bytes at ELF virtual address vaddr out of the file (its
+ * segments' file contents only). 0, -ERANGE outside them, or -errno. */
+int elf_file__read_vaddr(const struct elf_file *ef, uint64_t vaddr, void *buf, size_t len);
+
 bool elf_file__offset_to_vaddr(const struct elf_file *ef, uint64_t offset, uint64_t *vaddr);
 
 /*

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "elf/cold_part.h"
 #include "elf/elf_file.h"
 #include "interp/php/php_layout.h"
-#include "interp/python/python_binary.h"
 #include "util/log.h"
 
 struct wanted_syms {
@@ -18,25 +18,6 @@ struct wanted_syms {
 	uint64_t eg; /* executor_globals */
 	uint64_t is_executing;
 };
-
-/* Copies len bytes at ELF virtual address vaddr out of the file. 0 or -errno. */
-static int read_vaddr(const struct elf_file *ef, uint64_t vaddr, void *buf, size_t len)
-{
-	for (size_t i = 0; i < ef->n_segments; i++) {
-		const struct elf_segment *s = &ef->segments[i];
-		ssize_t n;
-
-		if (vaddr < s->vaddr || vaddr - s->vaddr >= s->filesz)
-			continue;
-		if (len > s->filesz - (vaddr - s->vaddr))
-			return -ERANGE;
-		n = pread(ef->fd, buf, len, (off_t)(s->offset + (vaddr - s->vaddr)));
-		if (n < 0)
-			return -errno;
-		return (size_t)n == len ? 0 : -EIO;
-	}
-	return -ERANGE;
-}
 
 /* The engine's symbols are exported (extensions link against them): .dynsym only. */
 static void scan_dynsym(Elf *elf, struct wanted_syms *w)
@@ -179,7 +160,9 @@ static int find_build_id(Elf *elf, uint32_t *api, bool *zts)
 int php_binary__inspect(const struct elf_file *ef, struct php_binary *out)
 {
 	struct wanted_syms w = {0};
-	struct op_py_range cold;
+	struct {
+		uint64_t start, end;
+	} cold;
 	uint8_t code[32];
 	uint32_t api = 0;
 	bool zts = false;
@@ -206,7 +189,7 @@ int php_binary__inspect(const struct elf_file *ef, struct php_binary *out)
 	out->minor = out->layout->minor;
 	if (!php_layout__fits(&out->layout->bpf))
 		return -ENOTSUP;
-	if (w.is_executing && !read_vaddr(ef, w.is_executing, code, sizeof(code)) &&
+	if (w.is_executing && !elf_file__read_vaddr(ef, w.is_executing, code, sizeof(code)) &&
 	    !php_binary__decode_eg_offset(code, sizeof(code), w.is_executing, w.eg,
 					  &out->eg_offset)) {
 		out->eg_from_code = true;
@@ -226,7 +209,8 @@ int php_binary__inspect(const struct elf_file *ef, struct php_binary *out)
 	out->vm[0].end = w.execute_ex + w.execute_ex_size;
 	out->n_vm = 1;
 	/* GCC moves the VM's rare paths to execute_ex.cold; stripped binaries name it nowhere. */
-	if (!python_binary__find_cold(ef, w.execute_ex, w.execute_ex + w.execute_ex_size, &cold)) {
+	if (!elf_file__find_cold_part(ef, w.execute_ex, w.execute_ex + w.execute_ex_size,
+				      &cold.start, &cold.end)) {
 		out->vm[1].start = cold.start;
 		out->vm[1].end = cold.end;
 		out->n_vm = 2;

@@ -49,13 +49,4 @@ void python_binary__proc_info(const struct python_binary *bin, uint64_t bias,
 void python_binary__interp_ranges(const struct python_binary *bin, uint64_t bias,
 				  struct op_interp_proc *out);
 
-/*
- * The .cold part of the function [hot_start, hot_end) of ef found without
- * symbols: the call-frame information entry (FDE, through .eh_frame_hdr)
- * that most of the function's out-of-range rel32 jumps land in. 0 and the
- * range, -ENOENT or -errno. Exposed for the tests.
- */
-int python_binary__find_cold(const struct elf_file *ef, uint64_t hot_start, uint64_t hot_end,
-			     struct op_py_range *cold);
-
 #endif
