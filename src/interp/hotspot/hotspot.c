@@ -15,6 +15,7 @@
 #include "proc/file_cache.h"
 #include "proc/process_table.h"
 #include "proc/remote_memory.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 /* libjvm.so: where its self-description symbols are (file vaddrs). */
@@ -27,8 +28,9 @@ struct hotspot_proc {
 	bool published; /* in the BPF map */
 	bool running;
 	bool have_layout;
-	bool unsupported; /* its tables lack what we need: not asked again */
-	uint32_t tries;	  /* reads of its tables that found them not ready */
+	bool unsupported;      /* its tables lack what we need: not asked again */
+	uint32_t tries;	       /* reads of its tables that found them not ready */
+	uint64_t first_try_ns; /* the first of them */
 	struct hotspot_layout layout;
 	struct op_jvm_proc bpf;
 	uint64_t low, high; /* the reserved code cache */
@@ -139,6 +141,7 @@ static void hotspot_detach(void *rt, const struct process *p)
 		hp->have_layout = false;
 		hp->unsupported = false;
 		hp->tries = 0;
+		hp->first_try_ns = 0;
 		hp->low = hp->high = 0;
 	}
 }
@@ -183,7 +186,10 @@ static int hotspot_attach(void *rt, const struct process *p, const struct proces
 			hs->stats.not_ready++;
 			/* A JVM sets its tables up at start; one that never does (or lies
 			 * in them) costs at most HOTSPOT_MAX_TRIES reads. */
-			if (++hp->tries >= HOTSPOT_MAX_TRIES) {
+			if (!hp->tries++)
+				hp->first_try_ns = clock__now_ns();
+			if (hp->tries >= HOTSPOT_MAX_TRIES &&
+			    clock__now_ns() - hp->first_try_ns >= HOTSPOT_MIN_TRY_NS) {
 				hs->stats.unsupported++;
 				hp->unsupported = true;
 				pr_warn(
