@@ -17,7 +17,10 @@
  * 1 GiB code cache whose plugin classes (HotspotUnload.java: PluginA and
  * PluginB, alternately, each with a class loader of its own) are unloaded
  * every 150 ms and their memory reused: every stack names the plugin that
- * ran, never one plugin's method under the other's. Needs root and BPF.
+ * ran, never one plugin's method under the other's. And a JVM started 1 s
+ * into a whole-system recording (10 s of life): its samples from the first
+ * named Java frame on hold the whole chain (the HotSpot runtime attaches as
+ * soon as libjvm is opened, not once its table is built). Needs root and BPF.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -33,7 +36,11 @@
 #include <cmocka.h>
 #include <zlib.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+
 #include "folded_check.h"
+#include "omniprof_run.h"
 #include "profile.pb-c.h"
 #include "testutil.h"
 
@@ -393,6 +400,69 @@ static void test_case(void **state)
 	assert_true(c.complete * 100 >= c.leaf * 95);
 }
 
+/*
+ * A JVM started during a whole-system recording: the samples that name its
+ * leaf (those after its first named Java frame) hold the whole chain.
+ */
+static void test_young(void **state)
+{
+	char *dir = tu_mkdtemp(), log[1024], out_dir[1024], folded[1100];
+	char *argv[] = {JDK "/bin/java",
+			"-Xmx64m",
+			"-XX:+UseSerialGC",
+			"-cp",
+			classes,
+			"HotspotChain",
+			"10",
+			"0",
+			"500",
+			NULL};
+	const char *args[] = {"-F", FREQUENCY, "-o", out_dir, "-v", NULL};
+	struct chain_spec *cs = chain_spec__new();
+	struct chain_count c = {0};
+	char *text;
+	pid_t rec, pid;
+	int status;
+
+	(void)state;
+	assert_non_null(dir);
+	assert_non_null(cs);
+	expect_main(cs);
+	snprintf(log, sizeof(log), "%s/record.log", dir);
+	snprintf(out_dir, sizeof(out_dir), "%s/out", dir);
+	rec = tu_omniprof_start(log, "record", args);
+	assert_true(rec > 0);
+	if (!tu_wait_log(log, "sampling", 30000)) {
+		kill(rec, SIGKILL);
+		tu_wait_bounded(rec, 10000, 20, NULL);
+		fail_msg("omniprof did not start sampling within 30 s");
+	}
+	sleep(1);
+	pid = tu_spawn_ready(argv);
+	assert_true(pid > 0);
+	/* Its 10 s of life (tu_reap would kill it now). */
+	tu_wait_bounded(pid, 60000, 50, NULL);
+	kill(rec, SIGHUP);
+	status = tu_wait_bounded(rec, 120000, 20, NULL);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		tu_print_log("record", log);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	snprintf(folded, sizeof(folded), "%s/stacks.folded", out_dir);
+	text = tu_read_file(folded, NULL);
+	assert_non_null(text);
+	c = chain_spec__count_folded(cs, text, "java");
+	report("started during the recording", c);
+	if (c.leaf < MIN_LEAF || c.complete * 100 < c.leaf * 95)
+		tu_print_log("record", log);
+	free(text);
+	chain_spec__free(cs);
+	tu_rmtree(dir);
+	free(dir);
+	assert_true(c.leaf >= MIN_LEAF);
+	assert_true(c.complete * 100 >= c.leaf * 95);
+}
+
 static const struct jvm_case cases[] = {
     {"interpreted only (-Xint)", CHAIN, "-Xint", "0", "200", "0"},
     {"C1 only (-XX:TieredStopAtLevel=1)", CHAIN, "-XX:TieredStopAtLevel=1", "0", "1500", "0"},
@@ -406,7 +476,8 @@ static const struct jvm_case cases[] = {
 
 int main(void)
 {
-	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0])];
+	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 1];
+	size_t n = sizeof(cases) / sizeof(cases[0]);
 	char *out = NULL;
 	int rc, failed;
 
@@ -430,7 +501,8 @@ int main(void)
 		tests[i] = (struct CMUnitTest){.name = cases[i].name,
 					       .test_func = test_case,
 					       .initial_state = (void *)&cases[i]};
-	failed =
-	    _cmocka_run_group_tests("hotspot", tests, sizeof(tests) / sizeof(tests[0]), NULL, NULL);
+	tests[n] = (struct CMUnitTest){.name = "JVM started during a whole-system recording",
+				       .test_func = test_young};
+	failed = _cmocka_run_group_tests("hotspot", tests, n + 1, NULL, NULL);
 	return failed;
 }
