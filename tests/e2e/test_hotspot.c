@@ -10,17 +10,17 @@
  * -> work with the native frames below it (JavaMain ... JavaCalls::call_helper;
  * for the threads thread_native_entry ... Thread.run). In the compiled modes
  * a, b and c are inlined into run: each must still be a frame of its own.
- * The pprof's lines of the calls in run, a, b and c must be the lines javap -l
- * gives for them (and the file HotspotChain.java). And Java -> JNI native
- * method -> C -> Java callback (HotspotJni.java and hotspot_jni.c, built here
- * with the JDK's headers), the native frames between. And a JVM with a
- * 1 GiB code cache whose plugin classes (HotspotUnload.java: PluginA and
- * PluginB, alternately, each with a class loader of its own) are unloaded
- * every 150 ms and their memory reused: every stack names the plugin that
- * ran, never one plugin's method under the other's. And a JVM started 1 s
- * into a whole-system recording (10 s of life): its samples from the first
- * named Java frame on hold the whole chain (the HotSpot runtime attaches as
- * soon as libjvm is opened, not once its table is built). Needs root and BPF.
+ * In stacks.folded Java frames carry the Java palette's suffix: _[0] for every
+ * frame under -Xint, _[i] for a, b and c in the compiled modes (their names
+ * in the pprof stay plain). The pprof's lines of the calls in run, a, b and c must be the lines
+ * javap -l gives for them (and the file HotspotChain.java). And Java -> JNI native method -> C ->
+ * Java callback (HotspotJni.java and hotspot_jni.c, built here with the JDK's headers), the native
+ * frames between. And a JVM with a 1 GiB code cache whose plugin classes (HotspotUnload.java:
+ * PluginA and PluginB, alternately, each with a class loader of its own) are unloaded every 150 ms
+ * and their memory reused: every stack names the plugin that ran, never one plugin's method under
+ * the other's. And a JVM started 1 s into a whole-system recording (10 s of life): its samples from
+ * the first named Java frame on hold the whole chain (the HotSpot runtime attaches as soon as
+ * libjvm is opened, not once its table is built). Needs root and BPF.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -83,13 +83,31 @@ static char *omniprof(void)
 
 /* ---- expected chains ------------------------------------------------------ */
 
+/*
+ * The suffix stacks.folded gives a Java frame (the flame-graph Java palette):
+ * -Xint: every frame interpreted (_[0]); a compiled mode: a, b and c inlined
+ * into run (_[i]); else, or for the other frames, any of the three.
+ */
+enum java_modes { ANY_MODE, INTERPRETED, INLINING };
+static enum java_modes java_mode;
+
+static void add_java(struct chain_spec *cs, const char *name, bool inlined)
+{
+	if (java_mode == INTERPRETED)
+		EXPECT(chain_spec__add(cs, "%s_[0]", name));
+	else if (java_mode == INLINING && inlined)
+		EXPECT(chain_spec__add(cs, "%s_[i]", name));
+	else
+		EXPECT(chain_spec__add_like(cs, "%s_[0]|%s_[j]|%s_[i]", name, name, name));
+}
+
 static void add_java_chain(struct chain_spec *cs)
 {
-	EXPECT(chain_spec__add(cs, "HotspotChain.run"));
-	EXPECT(chain_spec__add(cs, "HotspotChain.a"));
-	EXPECT(chain_spec__add(cs, "HotspotChain.b"));
-	EXPECT(chain_spec__add(cs, "HotspotChain.c"));
-	EXPECT(chain_spec__add(cs, "HotspotChain.work"));
+	add_java(cs, "HotspotChain.run", false);
+	add_java(cs, "HotspotChain.a", true);
+	add_java(cs, "HotspotChain.b", true);
+	add_java(cs, "HotspotChain.c", true);
+	add_java(cs, "HotspotChain.work", false);
 }
 
 /* The launcher's main thread: JavaMain calls main through JNI and the call stub. */
@@ -99,7 +117,7 @@ static void expect_main(struct chain_spec *cs)
 	EXPECT(chain_spec__add_gap(cs, 1, 4)); /* jni_CallStaticVoidMethod, jni_invoke_static */
 	EXPECT(chain_spec__add(cs, "JavaCalls::call_helper"));
 	EXPECT(chain_spec__add_gap(cs, 0, 1)); /* the call stub */
-	EXPECT(chain_spec__add(cs, "HotspotChain.main"));
+	add_java(cs, "HotspotChain.main", false);
 	add_java_chain(cs);
 }
 
@@ -110,9 +128,9 @@ static void expect_thread(struct chain_spec *cs)
 	EXPECT(chain_spec__add_gap(cs, 1, 10)); /* JavaThread::run ... JavaCalls::call_virtual */
 	EXPECT(chain_spec__add(cs, "JavaCalls::call_helper"));
 	EXPECT(chain_spec__add_gap(cs, 0, 1)); /* the call stub */
-	EXPECT(chain_spec__add(cs, "java.lang.Thread.run"));
+	add_java(cs, "java.lang.Thread.run", false);
 	EXPECT(chain_spec__add_gap(cs, 0, 1)); /* the lambda's proxy class */
-	EXPECT(chain_spec__add(cs, "HotspotChain.lambda$main$0"));
+	add_java(cs, "HotspotChain.lambda$main$0", false);
 	add_java_chain(cs);
 }
 
@@ -123,23 +141,27 @@ static void expect_jni(struct chain_spec *cs)
 	EXPECT(chain_spec__add_gap(cs, 1, 4));
 	EXPECT(chain_spec__add(cs, "JavaCalls::call_helper"));
 	EXPECT(chain_spec__add_gap(cs, 0, 1));
-	EXPECT(chain_spec__add(cs, "HotspotJni.main"));
-	EXPECT(chain_spec__add(cs, "HotspotJni.run"));
-	EXPECT(chain_spec__add(cs, "HotspotJni.viaNative"));
+	add_java(cs, "HotspotJni.main", false);
+	add_java(cs, "HotspotJni.run", false);
+	add_java(cs, "HotspotJni.viaNative", false);
 	EXPECT(chain_spec__add(cs, "Java_HotspotJni_viaNative"));
 	EXPECT(chain_spec__add_gap(cs, 1, 4)); /* call_back, jni_CallStaticLongMethod, ... */
 	EXPECT(chain_spec__add(cs, "JavaCalls::call_helper"));
 	EXPECT(chain_spec__add_gap(cs, 0, 1));
-	EXPECT(chain_spec__add(cs, "HotspotJni.callback"));
+	add_java(cs, "HotspotJni.callback", false);
 }
 
 /* HotspotUnload.java: the plugin loaded in this cycle, its method and leaf. */
 static void expect_plugin(struct chain_spec *cs, char p)
 {
-	EXPECT(chain_spec__add(cs, "HotspotUnload.main"));
-	EXPECT(chain_spec__add(cs, "HotspotUnload.cycle"));
-	EXPECT(chain_spec__add(cs, "Plugin%c.applyAsLong", p));
-	EXPECT(chain_spec__add(cs, "Plugin%c.spin%c", p, p));
+	char name[64];
+
+	add_java(cs, "HotspotUnload.main", false);
+	add_java(cs, "HotspotUnload.cycle", false);
+	snprintf(name, sizeof(name), "Plugin%c.applyAsLong", p);
+	add_java(cs, name, false);
+	snprintf(name, sizeof(name), "Plugin%c.spin%c", p, p);
+	add_java(cs, name, false);
 }
 
 /* Lines of stacks.folded that name methods of both plugins: a name left from an unloaded class. */
@@ -328,6 +350,9 @@ static void test_case(void **state)
 	assert_non_null(dir);
 	assert_non_null(cs);
 	assert_non_null(cs_b);
+	java_mode = jc->what != CHAIN		  ? ANY_MODE
+		    : !strcmp(jc->flags, "-Xint") ? INTERPRETED
+						  : INLINING;
 	expect_plugin(cs_b, 'B');
 	if (*jc->flags)
 		argv[argc++] = (char *)jc->flags;
@@ -427,6 +452,7 @@ static void test_young(void **state)
 	(void)state;
 	assert_non_null(dir);
 	assert_non_null(cs);
+	java_mode = ANY_MODE;
 	expect_main(cs);
 	snprintf(log, sizeof(log), "%s/record.log", dir);
 	snprintf(out_dir, sizeof(out_dir), "%s/out", dir);

@@ -309,7 +309,7 @@ static void hotspot_describe(const void *rt, uint32_t id, uint64_t offset, const
 	}
 	*name = m->name;
 	*filename = m->filename;
-	*line = hotspot_method__line(m, (uint32_t)offset);
+	*line = hotspot_method__line(m, (uint32_t)offset & OP_JVM_BCI_MASK);
 }
 
 static size_t hotspot_end_interval(void *rt, const struct process_table *pt)
