@@ -268,6 +268,7 @@ static uint32_t hotspot_resolve(void *rt, uint32_t pid, const struct op_frame *f
 	struct remote_memory mem = remote_memory__live(pid);
 	struct hotspot_method *m;
 	struct hotspot_proc *hp;
+	uint64_t t0;
 	bool reused;
 	uint32_t id;
 	int err;
@@ -283,10 +284,12 @@ static uint32_t hotspot_resolve(void *rt, uint32_t pid, const struct op_frame *f
 		hs->stats.reused++;
 	if (!budget_allows(hs, pid))
 		return 0;
+	t0 = clock__now_ns();
 	if (type == OP_JVM_T_STUB)
 		err = hotspot_method__read_stub(&mem, f->addr, &m);
 	else
 		err = hotspot_method__read(&mem, &hp->layout, f->addr, fingerprint, &m);
+	hs->stats.method_ns += clock__now_ns() - t0;
 	if (err) {
 		hs->stats.errors++;
 		return 0;
@@ -378,6 +381,7 @@ static size_t hotspot_counters(const void *rt, struct interp_counter *out)
 	    {"hotspot: JVMs not supported", hs->stats.unsupported},
 	    {"hotspot: jvm_procs updates that failed", hs->stats.map_errors},
 	    {"hotspot: methods read", hs->stats.methods},
+	    {"hotspot: ns reading methods", hs->stats.method_ns},
 	    {"hotspot: Method addresses reused", hs->stats.reused},
 	    {"hotspot: methods unreadable", hs->stats.errors},
 	    {"hotspot: frames not named (byte budget)", hs->stats.over_budget},

@@ -33,6 +33,7 @@ struct hotspot_stats {
 	uint64_t unsupported; /* JVMs whose tables lack what the walker needs */
 	uint64_t map_errors;  /* jvm_procs updates that failed */
 	uint64_t methods;     /* methods (and stub names) read */
+	uint64_t method_ns;   /* time spent reading them (the naming cost per new Method*) */
 	uint64_t reused;      /* a Method* found holding another method */
 	uint64_t errors;      /* methods that could not be read */
 	uint64_t over_budget; /* frames not named: a byte budget was full */
