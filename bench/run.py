@@ -34,6 +34,7 @@ class Bench:
         self.omniprof = os.path.join(self.build, "omniprof")
         # bpf-cost --against: another build's omniprof, profiling the same workload at the same time
         self.against = os.path.join(os.path.abspath(args.against), "omniprof") if args.against else None
+        self.rows = [w for w in args.rows.split(",") if w] if getattr(args, "rows", None) else None
         self.wl = os.path.join(self.build, "workloads")
         self.bwl = os.path.join(self.build, "bench", "workloads")
         self.python = os.environ.get("OMNIPROF_BENCH_PYTHON", "/usr/bin/python3")
@@ -66,6 +67,9 @@ class Bench:
 
     # ---- BPF time per sample ------------------------------------------------
     def bpf_cost_one(self, label, make_workload, seconds):
+        if self.rows and not any(w in label for w in self.rows):
+            return {"label": label, "ns": None, "p90": None, "intervals": 0, "frames": None,
+                    "against": None}
         workers = [make_workload() for _ in range(os.cpu_count() or 1)]
         out = self.out_dir(f"bpf-cost-{label}")
         pids = ["-p", ",".join(str(w.pid) for w in workers)]
@@ -168,9 +172,73 @@ class Bench:
             lines.append(f"| {r['label']} | {bl.fmt(r['frames'])} | {bl.fmt(r['ns'], '{:.0f}')} "
                          f"| {bl.fmt(r['p90'], '{:.0f}')} | {r['intervals']} |"
                          + (f" {bl.fmt(r['against'], '{:.0f}')} |" if self.against else ""))
+        if self.rows:
+            rows = [r for r in rows if any(w in r["label"] for w in self.rows)]
+            lines = lines[:2] + [l for l in lines[2:] if any(w in l for w in self.rows)]
         self.sections["bpf-cost"] = (rows, lines)
         return lines
 
+
+    # ---- HotSpot naming: cost per new Method*, RSS with 10,000 methods --------
+    def jvm_naming(self, n_methods=10000):
+        """A generated class of n_methods static methods, each a leaf for about a millisecond
+        in turn (javac's output, interpreted and compiled as the JVM sees fit), recorded at
+        999 Hz: every method sampled is read once (name, class, source, line table)."""
+        seconds = 6 if self.quick else 15
+        classes = os.path.join(self.bwl, "java-many")
+        os.makedirs(classes, exist_ok=True)
+        src = os.path.join(classes, "JavaMany.java")
+        with open(src, "w") as f:
+            f.write("public class JavaMany {\n  static volatile long sink;\n")
+            for i in range(n_methods):
+                f.write(f"  static long m{i}(long x) {{ for (int k = 0; k < 20000; k++) "
+                        f"x = x * 31 + {i} + (x >>> 7); return x; }}\n")
+            # One dispatcher per 1000 methods: a method's bytecode is at most 64 KiB.
+            for d in range(0, n_methods, 1000):
+                f.write(f"  static long d{d}(int i, long x) {{ switch (i) {{\n")
+                for i in range(d, min(d + 1000, n_methods)):
+                    f.write(f"    case {i}: return m{i}(x);\n")
+                f.write("    default: return x; } }\n")
+            f.write("  public static void main(String[] a) throws Exception {\n"
+                    "    long end = System.nanoTime() + Long.parseLong(a[0]) * 1000000000L;\n"
+                    "    System.out.println(\"ready\"); System.out.flush(); long x = 1;\n"
+                    "    for (int i = 0; System.nanoTime() < end; i = (i + 1) % "
+                    f"{n_methods}) {{\n      switch (i / 1000) {{\n")
+            for d in range(0, n_methods, 1000):
+                f.write(f"        case {d // 1000}: x = d{d}(i, x); break;\n")
+            f.write("      }\n    }\n    sink = x;\n  }\n}\n")
+        jdk = os.environ.get("OMNIPROF_BENCH_JDK", "/usr/lib/jvm/java-17-openjdk-amd64")
+        subprocess.run([os.path.join(jdk, "bin", "javac"), "-d", classes, src], check=True)
+        w = self.start_ready([os.path.join(jdk, "bin", "java"), "-Xmx64m", "-XX:+UseSerialGC",
+                              "-cp", classes, "JavaMany", str(seconds + 20)])
+        out = self.out_dir("jvm-naming")
+        rec = self.record(["-p", str(w.pid)], seconds, 999, out, verbose=True)
+        rec.wait(timeout=seconds + 120)
+        w.signal(signal.SIGKILL)
+        w.wait()
+        text = open(out + ".stderr").read()
+
+        def counter(name):
+            m = re.search(re.escape(name) + r"\s+(\d+)", text)
+            return int(m.group(1)) if m else 0
+
+        methods, ns = counter("hotspot: methods read"), counter("hotspot: ns reading methods")
+        named = 0
+        try:
+            with open(os.path.join(out, "stacks.folded")) as f:
+                named = len({m for line in f for m in re.findall(r"JavaMany\.m\d+", line)})
+        except OSError:
+            pass
+        row = {"methods": methods, "ns": ns / methods if methods else None,
+               "named": named, "bytes": counter("hotspot: method bytes now"),
+               "rss": rec.maxrss_mib}
+        lines = ["| generated methods | distinct m* named | Method* read | ns per new Method* "
+                "| method bytes held | omniprof peak RSS |",
+                "|---|---|---|---|---|---|",
+                f"| {n_methods} | {named} | {methods} | {bl.fmt(row['ns'], '{:.0f}')} "
+                f"| {row['bytes']} | {row['rss']:.1f} MiB |"]
+        self.sections["jvm-naming"] = (row, lines)
+        return lines
 
     # ---- workloads with progress lines ---------------------------------------
     def start_busy(self, seconds):
@@ -549,8 +617,9 @@ class Bench:
             "tables": "Tables: stack-delta build time and size, largest .eh_frame on this machine",
             "verifier": "Verifier: instructions processed per BPF program and global function",
             "compare": "Side by side: perf, bpftrace and omniprof, same workloads, same run",
+            "jvm-naming": "HotSpot naming: cost per new Method*, RSS with a 10,000-method class",
         }
-        for key in ("agent", "bpf-cost", "latency", "tables", "verifier", "compare"):
+        for key in ("agent", "bpf-cost", "latency", "tables", "verifier", "compare", "jvm-naming"):
             if key in self.sections:
                 lines += [f"## {titles[key]}", ""] + self.sections[key][1] + [""]
         lines += ["## Targets", ""] + self.targets() + [""]
@@ -742,7 +811,7 @@ def largest_eh_frame_files(n):
     return found[:n]
 
 
-SECTIONS = ["bpf-cost", "agent", "latency", "tables", "verifier", "compare"]
+SECTIONS = ["bpf-cost", "agent", "latency", "tables", "verifier", "compare", "jvm-naming"]
 
 
 def main():
@@ -751,6 +820,9 @@ def main():
     ap.add_argument("--out", default=None, help="write the markdown results here")
     ap.add_argument("--quick", action="store_true", help="shorter runs (a smoke test)")
     ap.add_argument("--depths", default=None, help="bpf-cost depths, e.g. 10,40")
+    ap.add_argument("--rows", default=None,
+                    help="bpf-cost: only the rows whose label contains one of these "
+                         "comma-separated words, e.g. 'native,Java'")
     ap.add_argument("--against", default=None, metavar="BUILD",
                     help="bpf-cost: also run this build's omniprof on the same workload at the "
                          "same time (before/after comparisons on a busy machine)")

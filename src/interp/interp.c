@@ -116,8 +116,11 @@ static const void *file_data(struct interp *in, size_t r, uint32_t file_slot)
 	}
 	if (f->inspected & (1u << r))
 		return f->data[r];
-	f->inspected |= 1u << r;
 	cf = in->env.files ? file_cache__at(in->env.files, file_slot) : NULL;
+	/* Still being opened (a waiting process's maps): inspected once it is. */
+	if (cf && cf->pending)
+		return NULL;
+	f->inspected |= 1u << r;
 	if (cf && !interp_registry[r]->inspect_file(in->rt[r], cf, &data))
 		f->data[r] = data;
 	return f->data[r];
@@ -288,7 +291,11 @@ static void on_forget(void *ctx, const struct process *p)
 int interp__new(const struct interp_env *env, struct process_table *pt, struct interp **out)
 {
 	struct process_listener l = {
-	    .maps_read = on_maps_read, .exited = on_exited, .forget = on_forget};
+	    .maps_read = on_maps_read,
+	    /* Runtimes attach without waiting for the tables (held copies are walked with them). */
+	    .maps_seen = on_maps_read,
+	    .exited = on_exited,
+	    .forget = on_forget};
 	struct interp *in;
 	int err;
 

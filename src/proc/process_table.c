@@ -462,6 +462,7 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 		if (!p->waiting)
 			pt->n_waiting++;
 		p->waiting = true;
+		TELL(pt, maps_seen, p);
 	}
 cleanup:
 	if (maps)

@@ -90,6 +90,14 @@ struct process_table_stats {
 struct process_listener {
 	/* p's maps were read (and published: its mappings are in the BPF maps). */
 	void (*maps_read)(void *ctx, const struct process *p);
+	/*
+	 * p's maps were read but wait for the file worker (p->waiting: its files
+	 * are being opened or their tables built, p->maps not in the BPF maps
+	 * yet). A listener whose state is host-side (a runtime's offsets, read
+	 * from the live process) need not wait for the tables: its samples come
+	 * as stack copies until p is published, walked in user space with it.
+	 */
+	void (*maps_seen)(void *ctx, const struct process *p);
 	/* p exited (p->exited is set); its entry stays until it is forgotten. */
 	void (*exited)(void *ctx, const struct process *p);
 	/* p leaves the table (process_table__purge): nothing may refer to it after. */

@@ -10,14 +10,17 @@
  * -> work with the native frames below it (JavaMain ... JavaCalls::call_helper;
  * for the threads thread_native_entry ... Thread.run). In the compiled modes
  * a, b and c are inlined into run: each must still be a frame of its own.
- * The pprof's lines of the calls in run, a, b and c must be the lines javap -l
- * gives for them (and the file HotspotChain.java). And Java -> JNI native
- * method -> C -> Java callback (HotspotJni.java and hotspot_jni.c, built here
- * with the JDK's headers), the native frames between. And a JVM with a
- * 1 GiB code cache whose plugin classes (HotspotUnload.java: PluginA and
- * PluginB, alternately, each with a class loader of its own) are unloaded
- * every 150 ms and their memory reused: every stack names the plugin that
- * ran, never one plugin's method under the other's. Needs root and BPF.
+ * In stacks.folded Java frames carry the Java palette's suffix: _[0] for every
+ * frame under -Xint, _[i] for a, b and c in the compiled modes (their names
+ * in the pprof stay plain). The pprof's lines of the calls in run, a, b and c must be the lines
+ * javap -l gives for them (and the file HotspotChain.java). And Java -> JNI native method -> C ->
+ * Java callback (HotspotJni.java and hotspot_jni.c, built here with the JDK's headers), the native
+ * frames between. And a JVM with a 1 GiB code cache whose plugin classes (HotspotUnload.java:
+ * PluginA and PluginB, alternately, each with a class loader of its own) are unloaded every 150 ms
+ * and their memory reused: every stack names the plugin that ran, never one plugin's method under
+ * the other's. And a JVM started 1 s into a whole-system recording (10 s of life): its samples from
+ * the first named Java frame on hold the whole chain (the HotSpot runtime attaches as soon as
+ * libjvm is opened, not once its table is built). Needs root and BPF.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -33,7 +36,11 @@
 #include <cmocka.h>
 #include <zlib.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+
 #include "folded_check.h"
+#include "omniprof_run.h"
 #include "profile.pb-c.h"
 #include "testutil.h"
 
@@ -76,13 +83,31 @@ static char *omniprof(void)
 
 /* ---- expected chains ------------------------------------------------------ */
 
+/*
+ * The suffix stacks.folded gives a Java frame (the flame-graph Java palette):
+ * -Xint: every frame interpreted (_[0]); a compiled mode: a, b and c inlined
+ * into run (_[i]); else, or for the other frames, any of the three.
+ */
+enum java_modes { ANY_MODE, INTERPRETED, INLINING };
+static enum java_modes java_mode;
+
+static void add_java(struct chain_spec *cs, const char *name, bool inlined)
+{
+	if (java_mode == INTERPRETED)
+		EXPECT(chain_spec__add(cs, "%s_[0]", name));
+	else if (java_mode == INLINING && inlined)
+		EXPECT(chain_spec__add(cs, "%s_[i]", name));
+	else
+		EXPECT(chain_spec__add_like(cs, "%s_[0]|%s_[j]|%s_[i]", name, name, name));
+}
+
 static void add_java_chain(struct chain_spec *cs)
 {
-	EXPECT(chain_spec__add(cs, "HotspotChain.run"));
-	EXPECT(chain_spec__add(cs, "HotspotChain.a"));
-	EXPECT(chain_spec__add(cs, "HotspotChain.b"));
-	EXPECT(chain_spec__add(cs, "HotspotChain.c"));
-	EXPECT(chain_spec__add(cs, "HotspotChain.work"));
+	add_java(cs, "HotspotChain.run", false);
+	add_java(cs, "HotspotChain.a", true);
+	add_java(cs, "HotspotChain.b", true);
+	add_java(cs, "HotspotChain.c", true);
+	add_java(cs, "HotspotChain.work", false);
 }
 
 /* The launcher's main thread: JavaMain calls main through JNI and the call stub. */
@@ -92,7 +117,7 @@ static void expect_main(struct chain_spec *cs)
 	EXPECT(chain_spec__add_gap(cs, 1, 4)); /* jni_CallStaticVoidMethod, jni_invoke_static */
 	EXPECT(chain_spec__add(cs, "JavaCalls::call_helper"));
 	EXPECT(chain_spec__add_gap(cs, 0, 1)); /* the call stub */
-	EXPECT(chain_spec__add(cs, "HotspotChain.main"));
+	add_java(cs, "HotspotChain.main", false);
 	add_java_chain(cs);
 }
 
@@ -103,9 +128,9 @@ static void expect_thread(struct chain_spec *cs)
 	EXPECT(chain_spec__add_gap(cs, 1, 10)); /* JavaThread::run ... JavaCalls::call_virtual */
 	EXPECT(chain_spec__add(cs, "JavaCalls::call_helper"));
 	EXPECT(chain_spec__add_gap(cs, 0, 1)); /* the call stub */
-	EXPECT(chain_spec__add(cs, "java.lang.Thread.run"));
+	add_java(cs, "java.lang.Thread.run", false);
 	EXPECT(chain_spec__add_gap(cs, 0, 1)); /* the lambda's proxy class */
-	EXPECT(chain_spec__add(cs, "HotspotChain.lambda$main$0"));
+	add_java(cs, "HotspotChain.lambda$main$0", false);
 	add_java_chain(cs);
 }
 
@@ -116,23 +141,27 @@ static void expect_jni(struct chain_spec *cs)
 	EXPECT(chain_spec__add_gap(cs, 1, 4));
 	EXPECT(chain_spec__add(cs, "JavaCalls::call_helper"));
 	EXPECT(chain_spec__add_gap(cs, 0, 1));
-	EXPECT(chain_spec__add(cs, "HotspotJni.main"));
-	EXPECT(chain_spec__add(cs, "HotspotJni.run"));
-	EXPECT(chain_spec__add(cs, "HotspotJni.viaNative"));
+	add_java(cs, "HotspotJni.main", false);
+	add_java(cs, "HotspotJni.run", false);
+	add_java(cs, "HotspotJni.viaNative", false);
 	EXPECT(chain_spec__add(cs, "Java_HotspotJni_viaNative"));
 	EXPECT(chain_spec__add_gap(cs, 1, 4)); /* call_back, jni_CallStaticLongMethod, ... */
 	EXPECT(chain_spec__add(cs, "JavaCalls::call_helper"));
 	EXPECT(chain_spec__add_gap(cs, 0, 1));
-	EXPECT(chain_spec__add(cs, "HotspotJni.callback"));
+	add_java(cs, "HotspotJni.callback", false);
 }
 
 /* HotspotUnload.java: the plugin loaded in this cycle, its method and leaf. */
 static void expect_plugin(struct chain_spec *cs, char p)
 {
-	EXPECT(chain_spec__add(cs, "HotspotUnload.main"));
-	EXPECT(chain_spec__add(cs, "HotspotUnload.cycle"));
-	EXPECT(chain_spec__add(cs, "Plugin%c.applyAsLong", p));
-	EXPECT(chain_spec__add(cs, "Plugin%c.spin%c", p, p));
+	char name[64];
+
+	add_java(cs, "HotspotUnload.main", false);
+	add_java(cs, "HotspotUnload.cycle", false);
+	snprintf(name, sizeof(name), "Plugin%c.applyAsLong", p);
+	add_java(cs, name, false);
+	snprintf(name, sizeof(name), "Plugin%c.spin%c", p, p);
+	add_java(cs, name, false);
 }
 
 /* Lines of stacks.folded that name methods of both plugins: a name left from an unloaded class. */
@@ -321,6 +350,9 @@ static void test_case(void **state)
 	assert_non_null(dir);
 	assert_non_null(cs);
 	assert_non_null(cs_b);
+	java_mode = jc->what != CHAIN		  ? ANY_MODE
+		    : !strcmp(jc->flags, "-Xint") ? INTERPRETED
+						  : INLINING;
 	expect_plugin(cs_b, 'B');
 	if (*jc->flags)
 		argv[argc++] = (char *)jc->flags;
@@ -393,6 +425,70 @@ static void test_case(void **state)
 	assert_true(c.complete * 100 >= c.leaf * 95);
 }
 
+/*
+ * A JVM started during a whole-system recording: the samples that name its
+ * leaf (those after its first named Java frame) hold the whole chain.
+ */
+static void test_young(void **state)
+{
+	char *dir = tu_mkdtemp(), log[1024], out_dir[1024], folded[1100];
+	char *argv[] = {JDK "/bin/java",
+			"-Xmx64m",
+			"-XX:+UseSerialGC",
+			"-cp",
+			classes,
+			"HotspotChain",
+			"10",
+			"0",
+			"500",
+			NULL};
+	const char *args[] = {"-F", FREQUENCY, "-o", out_dir, "-v", NULL};
+	struct chain_spec *cs = chain_spec__new();
+	struct chain_count c = {0};
+	char *text;
+	pid_t rec, pid;
+	int status;
+
+	(void)state;
+	assert_non_null(dir);
+	assert_non_null(cs);
+	java_mode = ANY_MODE;
+	expect_main(cs);
+	snprintf(log, sizeof(log), "%s/record.log", dir);
+	snprintf(out_dir, sizeof(out_dir), "%s/out", dir);
+	rec = tu_omniprof_start(log, "record", args);
+	assert_true(rec > 0);
+	if (!tu_wait_log(log, "sampling", 30000)) {
+		kill(rec, SIGKILL);
+		tu_wait_bounded(rec, 10000, 20, NULL);
+		fail_msg("omniprof did not start sampling within 30 s");
+	}
+	sleep(1);
+	pid = tu_spawn_ready(argv);
+	assert_true(pid > 0);
+	/* Its 10 s of life (tu_reap would kill it now). */
+	tu_wait_bounded(pid, 60000, 50, NULL);
+	kill(rec, SIGHUP);
+	status = tu_wait_bounded(rec, 120000, 20, NULL);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		tu_print_log("record", log);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	snprintf(folded, sizeof(folded), "%s/stacks.folded", out_dir);
+	text = tu_read_file(folded, NULL);
+	assert_non_null(text);
+	c = chain_spec__count_folded(cs, text, "java");
+	report("started during the recording", c);
+	if (c.leaf < MIN_LEAF || c.complete * 100 < c.leaf * 95)
+		tu_print_log("record", log);
+	free(text);
+	chain_spec__free(cs);
+	tu_rmtree(dir);
+	free(dir);
+	assert_true(c.leaf >= MIN_LEAF);
+	assert_true(c.complete * 100 >= c.leaf * 95);
+}
+
 static const struct jvm_case cases[] = {
     {"interpreted only (-Xint)", CHAIN, "-Xint", "0", "200", "0"},
     {"C1 only (-XX:TieredStopAtLevel=1)", CHAIN, "-XX:TieredStopAtLevel=1", "0", "1500", "0"},
@@ -406,7 +502,8 @@ static const struct jvm_case cases[] = {
 
 int main(void)
 {
-	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0])];
+	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 1];
+	size_t n = sizeof(cases) / sizeof(cases[0]);
 	char *out = NULL;
 	int rc, failed;
 
@@ -430,7 +527,8 @@ int main(void)
 		tests[i] = (struct CMUnitTest){.name = cases[i].name,
 					       .test_func = test_case,
 					       .initial_state = (void *)&cases[i]};
-	failed =
-	    _cmocka_run_group_tests("hotspot", tests, sizeof(tests) / sizeof(tests[0]), NULL, NULL);
+	tests[n] = (struct CMUnitTest){.name = "JVM started during a whole-system recording",
+				       .test_func = test_young};
+	failed = _cmocka_run_group_tests("hotspot", tests, n + 1, NULL, NULL);
 	return failed;
 }

@@ -248,7 +248,8 @@ static void assert_java(const struct op_frame *f, uint64_t method, uint32_t type
 	assert_int_equal(f->data >> OP_JVM_TYPE_SHIFT, type);
 	if (type != OP_JVM_T_STUB)
 		assert_int_equal(f->data & OP_JVM_FP_MASK, method + 0x80);
-	assert_int_equal(f->aux, bci);
+	assert_int_equal(f->aux & OP_JVM_BCI_MASK, bci);
+	assert_int_equal(f->aux >> OP_JVM_AUX_TYPE_SHIFT, type);
 }
 
 static void test_whole_chain(void **state)

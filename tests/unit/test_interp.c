@@ -119,8 +119,9 @@ static void on_forget(void *ctx, const struct process *p)
 static void test_listeners(void **state)
 {
 	struct seen a = {0}, b = {0};
-	struct process_listener la = {on_maps_read, on_exited, on_forget, &a};
-	struct process_listener lb = {NULL, on_exited, NULL, &b};
+	struct process_listener la = {
+	    .maps_read = on_maps_read, .exited = on_exited, .forget = on_forget, .ctx = &a};
+	struct process_listener lb = {.exited = on_exited, .ctx = &b};
 	struct collector c;
 	uint32_t self = (uint32_t)getpid();
 	struct interp_env env = {0};

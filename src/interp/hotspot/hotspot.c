@@ -15,6 +15,7 @@
 #include "proc/file_cache.h"
 #include "proc/process_table.h"
 #include "proc/remote_memory.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 /* libjvm.so: where its self-description symbols are (file vaddrs). */
@@ -27,8 +28,9 @@ struct hotspot_proc {
 	bool published; /* in the BPF map */
 	bool running;
 	bool have_layout;
-	bool unsupported; /* its tables lack what we need: not asked again */
-	uint32_t tries;	  /* reads of its tables that found them not ready */
+	bool unsupported;      /* its tables lack what we need: not asked again */
+	uint32_t tries;	       /* reads of its tables that found them not ready */
+	uint64_t first_try_ns; /* the first of them */
 	struct hotspot_layout layout;
 	struct op_jvm_proc bpf;
 	uint64_t low, high; /* the reserved code cache */
@@ -139,6 +141,7 @@ static void hotspot_detach(void *rt, const struct process *p)
 		hp->have_layout = false;
 		hp->unsupported = false;
 		hp->tries = 0;
+		hp->first_try_ns = 0;
 		hp->low = hp->high = 0;
 	}
 }
@@ -183,7 +186,10 @@ static int hotspot_attach(void *rt, const struct process *p, const struct proces
 			hs->stats.not_ready++;
 			/* A JVM sets its tables up at start; one that never does (or lies
 			 * in them) costs at most HOTSPOT_MAX_TRIES reads. */
-			if (++hp->tries >= HOTSPOT_MAX_TRIES) {
+			if (!hp->tries++)
+				hp->first_try_ns = clock__now_ns();
+			if (hp->tries >= HOTSPOT_MAX_TRIES &&
+			    clock__now_ns() - hp->first_try_ns >= HOTSPOT_MIN_TRY_NS) {
 				hs->stats.unsupported++;
 				hp->unsupported = true;
 				pr_warn(
@@ -262,6 +268,7 @@ static uint32_t hotspot_resolve(void *rt, uint32_t pid, const struct op_frame *f
 	struct remote_memory mem = remote_memory__live(pid);
 	struct hotspot_method *m;
 	struct hotspot_proc *hp;
+	uint64_t t0;
 	bool reused;
 	uint32_t id;
 	int err;
@@ -277,10 +284,12 @@ static uint32_t hotspot_resolve(void *rt, uint32_t pid, const struct op_frame *f
 		hs->stats.reused++;
 	if (!budget_allows(hs, pid))
 		return 0;
+	t0 = clock__now_ns();
 	if (type == OP_JVM_T_STUB)
 		err = hotspot_method__read_stub(&mem, f->addr, &m);
 	else
 		err = hotspot_method__read(&mem, &hp->layout, f->addr, fingerprint, &m);
+	hs->stats.method_ns += clock__now_ns() - t0;
 	if (err) {
 		hs->stats.errors++;
 		return 0;
@@ -303,7 +312,7 @@ static void hotspot_describe(const void *rt, uint32_t id, uint64_t offset, const
 	}
 	*name = m->name;
 	*filename = m->filename;
-	*line = hotspot_method__line(m, (uint32_t)offset);
+	*line = hotspot_method__line(m, (uint32_t)offset & OP_JVM_BCI_MASK);
 }
 
 static size_t hotspot_end_interval(void *rt, const struct process_table *pt)
@@ -372,6 +381,7 @@ static size_t hotspot_counters(const void *rt, struct interp_counter *out)
 	    {"hotspot: JVMs not supported", hs->stats.unsupported},
 	    {"hotspot: jvm_procs updates that failed", hs->stats.map_errors},
 	    {"hotspot: methods read", hs->stats.methods},
+	    {"hotspot: ns reading methods", hs->stats.method_ns},
 	    {"hotspot: Method addresses reused", hs->stats.reused},
 	    {"hotspot: methods unreadable", hs->stats.errors},
 	    {"hotspot: frames not named (byte budget)", hs->stats.over_budget},

@@ -33,13 +33,20 @@ struct hotspot_stats {
 	uint64_t unsupported; /* JVMs whose tables lack what the walker needs */
 	uint64_t map_errors;  /* jvm_procs updates that failed */
 	uint64_t methods;     /* methods (and stub names) read */
+	uint64_t method_ns;   /* time spent reading them (the naming cost per new Method*) */
 	uint64_t reused;      /* a Method* found holding another method */
 	uint64_t errors;      /* methods that could not be read */
 	uint64_t over_budget; /* frames not named: a byte budget was full */
 };
 
-/* Reads of a JVM's tables before it is given up (its start-up is a few of them). */
-#define HOTSPOT_MAX_TRIES 16
+/*
+ * Reads of a JVM's tables before it is given up, and the time they span at
+ * least: a JVM is asked from the moment libjvm is mapped (every maps read
+ * while its tables are built, about every 200 ms), and a loaded machine
+ * stretches its start-up over seconds.
+ */
+#define HOTSPOT_MAX_TRIES  16
+#define HOTSPOT_MIN_TRY_NS (30ull * 1000 * 1000 * 1000)
 
 #define HOTSPOT_METHODS_PER_PROCESS 16384
 #define HOTSPOT_BYTES_PER_PROCESS   (16u << 20)

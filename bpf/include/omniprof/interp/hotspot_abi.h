@@ -20,7 +20,10 @@
  *         name pointer (OP_JVM_T_STUB: a C string in libjvm.so)
  *   data  low 56 bits: the fingerprint user space checks (the Method's
  *         ConstMethod*, or the blob's address); bits 56..63: enum op_jvm_type
- *   aux   the bytecode index (OP_JVM_BCI_NONE: not known)
+ *   aux   bits 0..27: the bytecode index (OP_JVM_BCI_NONE: not known; a
+ *         method's bytecodes are at most 64 KiB); bits 28..31: enum
+ *         op_jvm_type again, so the frame's type stays in the profile's
+ *         location (its address) and the folded output can show it
  */
 #ifndef OMNIPROF_INTERP_HOTSPOT_ABI_H
 #define OMNIPROF_INTERP_HOTSPOT_ABI_H
@@ -36,9 +39,11 @@ enum op_jvm_type {
 	OP_JVM_T_STUB = 3,     /* any other code blob: named by the JVM's own name */
 };
 
-#define OP_JVM_TYPE_SHIFT 56
-#define OP_JVM_FP_MASK	  ((1ull << OP_JVM_TYPE_SHIFT) - 1)
-#define OP_JVM_BCI_NONE	  0xffffffffu
+#define OP_JVM_TYPE_SHIFT     56
+#define OP_JVM_FP_MASK	      ((1ull << OP_JVM_TYPE_SHIFT) - 1)
+#define OP_JVM_BCI_NONE	      0x0fffffffu
+#define OP_JVM_BCI_MASK	      0x0fffffffu
+#define OP_JVM_AUX_TYPE_SHIFT 28
 
 #define OP_JVM_MAX_HEAPS 4
 /* Steps back through a segment map: each moves at most 254 segments (JDK 8's

@@ -98,7 +98,7 @@ static __always_inline void op_jvm_frame(struct op_frame *frame, __u64 addr, __u
 {
 	frame->addr = addr;
 	frame->data = (fingerprint & OP_JVM_FP_MASK) | ((__u64)type << OP_JVM_TYPE_SHIFT);
-	frame->aux = bci;
+	frame->aux = (bci & OP_JVM_BCI_MASK) | (type << OP_JVM_AUX_TYPE_SHIFT);
 	frame->kind = OP_FRAME_HOTSPOT;
 	frame->flags = 0;
 	frame->reserved = 0;
