@@ -392,6 +392,33 @@ bool interp__describe(const struct interp *in, unsigned int kind, uint32_t id, u
 	return true;
 }
 
+size_t interp__describe_ops(const struct interp_ops *ops, const void *rt, uint32_t id,
+			    uint64_t offset, struct interp_line *out, size_t max)
+{
+	size_t n = 0;
+
+	if (ops->describe_inline)
+		while (n < max && ops->describe_inline(rt, id, offset, (uint32_t)n, &out[n].name,
+						       &out[n].filename, &out[n].line))
+			n++;
+	if (!n) {
+		ops->describe(rt, id, offset, &out[0].name, &out[0].filename, &out[0].line);
+		n = 1;
+	}
+	return n;
+}
+
+size_t interp__describe_lines(const struct interp *in, unsigned int kind, uint32_t id,
+			      uint64_t offset, struct interp_line *out, size_t max)
+{
+	const struct interp_ops *ops = interp__of_kind(kind);
+
+	if (!ops || !max)
+		return 0;
+	return interp__describe_ops(ops, in ? in->rt[runtime_index(ops)] : NULL, id, offset, out,
+				    max);
+}
+
 const void *interp__walk_state(const struct interp *in, uint32_t pid, unsigned int interp)
 {
 	const struct interp_proc *ip;

@@ -155,6 +155,14 @@ struct interp_ops {
 	 */
 	void (*describe)(const void *rt, uint32_t id, uint64_t offset, const char **name,
 			 const char **filename, int64_t *line);
+	/*
+	 * A frame that ran several functions (inlined by a JIT): function index
+	 * of frame id at offset, innermost (0) first, as describe does; false
+	 * past the last. A location of several lines, as a native frame with
+	 * inlined calls. NULL, or false at index 0: describe's one function.
+	 */
+	bool (*describe_inline)(const void *rt, uint32_t id, uint64_t offset, uint32_t index,
+				const char **name, const char **filename, int64_t *line);
 
 	/* After a profile was built: forget what exited processes needed. Returns objects held. */
 	size_t (*end_interval)(void *rt, const struct process_table *pt);
@@ -203,6 +211,27 @@ bool interp__resolve(struct interp *in, uint32_t pid, const struct op_frame *f, 
  */
 bool interp__describe(const struct interp *in, unsigned int kind, uint32_t id, uint64_t offset,
 		      const char **name, const char **filename, int64_t *line);
+
+/* One function of a runtime's frame (interp__describe_lines()). */
+struct interp_line {
+	const char *name;
+	const char *filename;
+	int64_t line;
+};
+
+/* Most functions one runtime frame is described as (the rest are dropped). */
+#define INTERP_MAX_LINES 16
+
+/*
+ * The functions of runtime frame id at offset, innermost first, into out
+ * (at most max, >= 1) with ops's describe_inline, else its describe: how
+ * many (>= 1). rt may be NULL.
+ */
+size_t interp__describe_ops(const struct interp_ops *ops, const void *rt, uint32_t id,
+			    uint64_t offset, struct interp_line *out, size_t max);
+/* As interp__describe_ops() for a frame of kind; 0 when kind is no runtime's. in may be NULL. */
+size_t interp__describe_lines(const struct interp *in, unsigned int kind, uint32_t id,
+			      uint64_t offset, struct interp_line *out, size_t max);
 
 /* The per-pid state runtime `interp` (enum op_interp) walks pid with; NULL: it does not run it. */
 const void *interp__walk_state(const struct interp *in, uint32_t pid, unsigned int interp);

@@ -96,6 +96,33 @@ static uint32_t native_location(struct builder *b, const struct trace_frame *tf,
 				     (uint32_t)n);
 }
 
+static bool is_runtime_kind(unsigned int kind)
+{
+	return interp__of_kind(kind) != NULL;
+}
+
+/*
+ * A runtime's frame: one line per function it ran, inlined ones first (as
+ * a native frame's inlined calls), each a frame of its own in every output.
+ */
+static uint32_t runtime_location(struct builder *b, const struct trace_frame *tf)
+{
+	struct interp_line il[INTERP_MAX_LINES];
+	struct profile_line lines[INTERP_MAX_LINES];
+	size_t n = interp__describe_lines(b->sym->interp, tf->kind, tf->frame_id, tf->addr, il,
+					  INTERP_MAX_LINES);
+
+	for (size_t i = 0; i < n; i++) {
+		lines[i].function_id =
+		    profile__add_function(b->p, il[i].name, il[i].name, il[i].filename);
+		lines[i].line = il[i].line;
+		if (!lines[i].function_id)
+			return 0;
+	}
+	return profile__add_location(b->p, 0, tf->addr, (enum profile_frame_kind)tf->kind, lines,
+				     (uint32_t)n);
+}
+
 static uint32_t new_location(struct builder *b, const struct trace_frame *tf)
 {
 	bool is_return = tf->flags & OP_FRAME_F_RETURN_ADDRESS;
@@ -123,11 +150,8 @@ static uint32_t new_location(struct builder *b, const struct trace_frame *tf)
 		return native_location(b, tf, is_return);
 	default:
 		/* A runtime's frame: (frame-store id, offset) from interp__resolve(). */
-		if (interp__describe(b->sym->interp, tf->kind, tf->frame_id, tf->addr, &name,
-				     &filename, &line.line)) {
-			kind = (enum profile_frame_kind)tf->kind;
-			break;
-		}
+		if (is_runtime_kind(tf->kind))
+			return runtime_location(b, tf);
 		kind = PROFILE_FRAME_ERROR;
 		name = symbolizer__error(tf->addr);
 		break;

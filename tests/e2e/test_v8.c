@@ -268,6 +268,13 @@ static const struct v8_case cases[] = {
      .chain = {"addonMain", "addon_call_back", "addon_inner", "jsLeaf"},
      .lib = "v8_addon.so",
      .gaps = 16},
+    /* inlA, inlB, inlC inlined by TurboFan into inlineHost: one JIT frame, five frames. */
+    {.name = "inlined functions (TurboFan)",
+     .script = "v8_inline.js",
+     .mode = "inline",
+     .chain = {"inlineMain", "inlineHost", "inlA", "inlB", "inlC"},
+     .lines = true,
+     .need_lines = {"inlineHost", "inlA", "inlB", "inlC"}},
     {.name = "warm chain (stack copies)",
      .script = "v8_chain.js",
      .mode = "warm",

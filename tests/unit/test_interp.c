@@ -9,6 +9,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <errno.h>
@@ -98,6 +99,75 @@ struct seen {
 	uint32_t pid;
 };
 
+/* A fake runtime whose frame id ran `id` functions: f<id>_<index>, line 10 * index + 1. */
+static char inline_names[4][8] = {"inner", "middle", "outer", "extra"};
+
+static bool fake_describe_inline(const void *rt, uint32_t id, uint64_t offset, uint32_t index,
+				 const char **name, const char **filename, int64_t *line)
+{
+	(void)rt;
+	(void)offset;
+	if (index >= id)
+		return false;
+	*name = inline_names[index];
+	*filename = "fake.js";
+	*line = 10 * index + 1;
+	return true;
+}
+
+static void fake_describe(const void *rt, uint32_t id, uint64_t offset, const char **name,
+			  const char **filename, int64_t *line)
+{
+	(void)rt;
+	(void)id;
+	*name = "single";
+	*filename = "one.js";
+	*line = (int64_t)offset;
+}
+
+static void test_describe_inline(void **state)
+{
+	struct interp_ops ops = {.name = "fake", .describe = fake_describe};
+	struct interp_line out[INTERP_MAX_LINES];
+	size_t n;
+
+	(void)state;
+	/* No describe_inline: describe's one function. */
+	n = interp__describe_ops(&ops, NULL, 3, 7, out, INTERP_MAX_LINES);
+	assert_int_equal(n, 1);
+	assert_string_equal(out[0].name, "single");
+	assert_string_equal(out[0].filename, "one.js");
+	assert_int_equal(out[0].line, 7);
+
+	/* Three functions, innermost first, each with its own line. */
+	ops.describe_inline = fake_describe_inline;
+	n = interp__describe_ops(&ops, NULL, 3, 7, out, INTERP_MAX_LINES);
+	assert_int_equal(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		assert_string_equal(out[i].name, inline_names[i]);
+		assert_string_equal(out[i].filename, "fake.js");
+		assert_int_equal(out[i].line, 10 * (int64_t)i + 1);
+	}
+	/* Bounded by max. */
+	n = interp__describe_ops(&ops, NULL, 4, 7, out, 2);
+	assert_int_equal(n, 2);
+	assert_string_equal(out[1].name, "middle");
+	/* False at index 0 (nothing inlined known): describe's one function. */
+	n = interp__describe_ops(&ops, NULL, 0, 5, out, INTERP_MAX_LINES);
+	assert_int_equal(n, 1);
+	assert_string_equal(out[0].name, "single");
+	assert_int_equal(out[0].line, 5);
+
+	/* Every registered runtime describes an unnamed frame as one function. */
+	for (size_t r = 0; r < interp_registry_len; r++) {
+		n = interp__describe_lines(NULL, interp_registry[r]->kind, 0, 42, out,
+					   INTERP_MAX_LINES);
+		assert_int_equal(n, 1);
+		assert_non_null(out[0].name);
+	}
+	assert_int_equal(interp__describe_lines(NULL, OP_FRAME_NATIVE, 0, 42, out, 1), 0);
+}
+
 static void on_maps_read(void *ctx, const struct process *p)
 {
 	((struct seen *)ctx)->maps_read++;
@@ -165,6 +235,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_frame_kinds),
 	    cmocka_unit_test(test_registry),
+	    cmocka_unit_test(test_describe_inline),
 	    cmocka_unit_test(test_listeners),
 	};
 

@@ -278,6 +278,15 @@ static void v8_describe(const void *rt, uint32_t id, uint64_t offset, const char
 	v8_code__describe(c, (uint32_t)offset, name, filename, line);
 }
 
+static bool v8_describe_inline(const void *rt, uint32_t id, uint64_t offset, uint32_t index,
+			       const char **name, const char **filename, int64_t *line)
+{
+	const struct v8 *v = rt;
+	const struct v8_code *c = v ? frame_store__get(&v->codes, id) : NULL;
+
+	return c && v8_code__describe_inline(c, (uint32_t)offset, index, name, filename, line);
+}
+
 static size_t v8_end_interval(void *rt, const struct process_table *pt)
 {
 	struct v8 *v = rt;
@@ -383,6 +392,7 @@ const struct interp_ops v8_interp_ops = {
     .walk_end = v8_unwind__walk_end,
     .resolve = v8_resolve,
     .describe = v8_describe,
+    .describe_inline = v8_describe_inline,
     .end_interval = v8_end_interval,
     .held = v8_held,
     .read_bpf_counters = v8_read_bpf_counters,

@@ -60,6 +60,7 @@ enum v8_sym {
 	S_T_INSTRUCTION_STREAM,
 	S_DEOPT_SFI,
 	S_DEOPT_INLINING,
+	S_DEOPT_LITERALS,
 	S_STR_REPR_MASK,
 	S_STR_ENC_MASK,
 	S_STR_ONE_BYTE,
@@ -118,6 +119,7 @@ static const char *const sym_names[S__COUNT] = {
     [S_T_INSTRUCTION_STREAM] = "type_InstructionStream__INSTRUCTION_STREAM_TYPE",
     [S_DEOPT_SFI] = "DeoptimizationDataSharedFunctionInfoIndex",
     [S_DEOPT_INLINING] = "DeoptimizationDataInliningPositionsIndex",
+    [S_DEOPT_LITERALS] = "DeoptimizationDataLiteralArrayIndex",
     [S_STR_REPR_MASK] = "StringRepresentationMask",
     [S_STR_ENC_MASK] = "StringEncodingMask",
     [S_STR_ONE_BYTE] = "OneByteStringTag",
@@ -359,6 +361,7 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 	l->type_instruction_stream = (uint16_t)sc.v[S_T_INSTRUCTION_STREAM];
 	l->deopt_sfi_index = (uint32_t)sc.v[S_DEOPT_SFI];
 	l->deopt_inlining_index = (uint32_t)sc.v[S_DEOPT_INLINING];
+	l->deopt_literal_index = (uint32_t)sc.v[S_DEOPT_LITERALS];
 	l->code_stream = (uint16_t)(l->code_positions + 8);
 	l->str_repr_mask = (uint32_t)sc.v[S_STR_REPR_MASK];
 	l->str_encoding_mask = (uint32_t)sc.v[S_STR_ENC_MASK];

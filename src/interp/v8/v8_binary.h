@@ -42,7 +42,7 @@ struct v8_layout {
 	uint16_t type_sfi, type_script, type_scope_info, type_bytecode_array, type_code;
 	uint16_t type_byte_array, type_fixed_array, type_instruction_stream;
 	/* DeoptimizationData (a FixedArray) indexes. */
-	uint32_t deopt_sfi_index, deopt_inlining_index;
+	uint32_t deopt_sfi_index, deopt_inlining_index, deopt_literal_index;
 	uint16_t code_stream; /* Code -> its InstructionStream */
 	/* Bytecode sizes by operand scale (1, 2, 4) and bytecode, from node's
 	 * interpreter tables (Bytecodes::kBytecodeSizes): baseline code's pcs map

@@ -115,6 +115,27 @@ static int read_names(const struct v8_code_ctx *cc, uint64_t sfi, uint64_t *scri
 	return c->name && c->filename ? 0 : -ENOMEM;
 }
 
+static size_t inlined_bytes(const struct v8_code *c)
+{
+	size_t n = c->n_inlined * sizeof(*c->inlined);
+
+	for (size_t i = 0; i < c->n_inlined; i++)
+		n += strlen(c->inlined[i].name) + strlen(c->inlined[i].filename) + 2;
+	return n;
+}
+
+/* Forgets a partly read inlining chain. */
+static void drop_inlined(struct v8_code *c)
+{
+	for (size_t i = 0; i < c->n_inlined; i++) {
+		free(c->inlined[i].name);
+		free(c->inlined[i].filename);
+	}
+	free(c->inlined);
+	c->inlined = NULL;
+	c->n_inlined = 0;
+}
+
 void v8_code__free(struct v8_code *c)
 {
 	if (!c)
@@ -122,13 +143,15 @@ void v8_code__free(struct v8_code *c)
 	free(c->name);
 	free(c->filename);
 	free(c->lines);
+	drop_inlined(c);
 	free(c);
 }
 
 size_t v8_code__bytes(const struct v8_code *c)
 {
 	return sizeof(*c) + (c->name ? strlen(c->name) + 1 : 0) +
-	       (c->filename ? strlen(c->filename) + 1 : 0) + c->n_lines * sizeof(*c->lines);
+	       (c->filename ? strlen(c->filename) + 1 : 0) + c->n_lines * sizeof(*c->lines) +
+	       inlined_bytes(c);
 }
 
 /* Does sfi run bytecode array ba (directly, or through its baseline code)? */
@@ -279,25 +302,56 @@ static int array_at(const struct v8_code_ctx *cc, uint64_t arr, uint32_t idx, ui
 	return v8_heap__field(cc->mem, arr, cc->layout->fixed_array_data + 8 * idx, out);
 }
 
+/* The line of script offset off in the script of sfi (0: unknown). */
+static int64_t line_in(const struct v8_code_ctx *cc, uint64_t script, uint32_t off)
+{
+	const struct v8_script *s = script ? script_lines(cc, script) : NULL;
+
+	return s ? v8_heap__line_of(s->ends, s->n, off) : 0;
+}
+
 /*
- * The script offset, in the code's own function, of position p: an inlined
- * function's position is replaced by its call site's, up the inlining chain
- * (the deoptimization data's InliningPositions: {SourcePosition, id} each).
+ * The script offset, in the code's own function, of position p, and the
+ * functions inlined at p into c->inlined, innermost first: each inlining id
+ * is 1 + an index of the deoptimization data's InliningPositions ({the call
+ * site's SourcePosition, the inlined function's index in the literal
+ * array} each), its function's line that of p, then p is the call site, up
+ * to the code's own function. False when the chain cannot be read.
  */
-static bool outer_offset(const struct v8_code_ctx *cc, uint64_t deopt, struct v8_position p,
-			 uint32_t *offset)
+static bool inlined_chain(const struct v8_code_ctx *cc, uint64_t deopt, struct v8_position p,
+			  struct v8_code *c, uint32_t *offset)
 {
 	const struct v8_layout *l = cc->layout;
-	uint64_t table, raw;
+	uint64_t table, literals, raw[2], sfi, script;
 
 	for (int depth = 0; p.inlining_id && depth < 32; depth++) {
+		struct v8_code tmp = {0};
+		struct v8_inlined *n;
+
 		if (array_at(cc, deopt, l->deopt_inlining_index, &table) ||
+		    array_at(cc, deopt, l->deopt_literal_index, &literals) ||
 		    remote_memory__read(
-			cc->mem, table - 1 + l->fixed_array_data + 16ull * (p.inlining_id - 1),
-			&raw, sizeof(raw)))
+			cc->mem, table - 1 + l->fixed_array_data + 16ull * (p.inlining_id - 1), raw,
+			sizeof(raw)) ||
+		    array_at(cc, literals, (uint32_t)raw[1], &sfi))
 			return false;
-		p.script_offset = (uint32_t)((raw >> 1) & ((1u << 30) - 1));
-		p.inlining_id = (uint16_t)(raw >> 31);
+		sfi &= ~2ull; /* a weak reference (tag 3) in the literal array */
+		if (read_names(cc, sfi, &script, &tmp)) {
+			free(tmp.name);
+			free(tmp.filename);
+			return false;
+		}
+		n = realloc(c->inlined, (c->n_inlined + 1) * sizeof(*n));
+		if (!n) {
+			free(tmp.name);
+			free(tmp.filename);
+			return false;
+		}
+		c->inlined = n;
+		n[c->n_inlined++] = (struct v8_inlined){tmp.name, tmp.filename,
+							line_in(cc, script, p.script_offset)};
+		p.script_offset = (uint32_t)((raw[0] >> 1) & ((1u << 30) - 1));
+		p.inlining_id = (uint16_t)(raw[0] >> 31);
 	}
 	if (p.inlining_id)
 		return false;
@@ -418,8 +472,10 @@ int v8_code__read_jit(const struct v8_code_ctx *cc, uint64_t pc, uint64_t sfi, s
 		const struct v8_position *p = v8_heap__position_at(pos, n, (uint32_t)(pc - entry));
 		const struct v8_script *s = p ? script_lines(cc, script) : NULL;
 
-		if (s && outer_offset(cc, deopt, *p, &offset))
+		if (s && inlined_chain(cc, deopt, *p, c, &offset))
 			c->line = v8_heap__line_of(s->ends, s->n, offset);
+		else
+			drop_inlined(c); /* never a partial chain */
 	}
 	if (!c->line)
 		cc->stats->no_lines++;
@@ -445,4 +501,19 @@ void v8_code__describe(const struct v8_code *c, uint32_t aux, const char **name,
 		for (size_t i = 0; i < c->n_lines && c->lines[i].offset <= off; i++)
 			*line = c->lines[i].line;
 	}
+}
+
+bool v8_code__describe_inline(const struct v8_code *c, uint32_t aux, uint32_t index,
+			      const char **name, const char **filename, int64_t *line)
+{
+	if (!c->n_inlined || index > c->n_inlined)
+		return false;
+	if (index == c->n_inlined) {
+		v8_code__describe(c, aux, name, filename, line);
+		return true;
+	}
+	*name = c->inlined[index].name;
+	*filename = c->inlined[index].filename;
+	*line = c->inlined[index].line;
+	return true;
 }

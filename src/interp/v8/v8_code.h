@@ -27,6 +27,13 @@ struct v8_line {
 	uint32_t line;
 };
 
+/* A function TurboFan or Maglev inlined into the code holding a pc. */
+struct v8_inlined {
+	char *name;
+	char *filename;
+	int64_t line; /* 0: unknown */
+};
+
 struct v8_code {
 	char *name;	/* "(anonymous)" for an anonymous function */
 	char *filename; /* the script's name, "" when it has none */
@@ -35,6 +42,9 @@ struct v8_code {
 	int64_t line;	/* JIT: the pc's line, 0: unknown */
 	struct v8_line *lines; /* interpreted: ascending offsets */
 	size_t n_lines;
+	/* JIT: the functions inlined at the pc, innermost first (c itself is the outermost). */
+	struct v8_inlined *inlined;
+	size_t n_inlined;
 };
 
 struct v8_code_ctx {
@@ -62,6 +72,13 @@ size_t v8_code__bytes(const struct v8_code *c);
 /* Name, file and line of c at a frame's aux (offset). */
 void v8_code__describe(const struct v8_code *c, uint32_t aux, const char **name,
 		       const char **filename, int64_t *line);
+
+/*
+ * Function index of c at aux, innermost first (the inlined functions, then
+ * c's own); false past the last, and at 0 when nothing was inlined.
+ */
+bool v8_code__describe_inline(const struct v8_code *c, uint32_t aux, uint32_t index,
+			      const char **name, const char **filename, int64_t *line);
 
 /* The scripts' line ends: a hashmap of struct v8_script. */
 void v8_scripts__init(struct hashmap *scripts);
