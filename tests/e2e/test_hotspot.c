@@ -41,6 +41,7 @@
 
 #include "folded_check.h"
 #include "omniprof_run.h"
+#include "pprof_read.h"
 #include "profile.pb-c.h"
 #include "testutil.h"
 
@@ -194,48 +195,6 @@ static void report(const char *what, struct chain_count c)
 
 /* ---- pprof: file names and lines ------------------------------------------ */
 
-static Perftools__Profiles__Profile *read_pprof(const char *path)
-{
-	gzFile gz = gzopen(path, "rb");
-	size_t len = 0, cap = 1 << 16;
-	uint8_t *buf = malloc(cap);
-	Perftools__Profiles__Profile *p = NULL;
-	int n;
-
-	if (!gz || !buf)
-		goto cleanup;
-	while ((n = gzread(gz, buf + len, (unsigned int)(cap - len))) > 0) {
-		len += (size_t)n;
-		if (len == cap) {
-			uint8_t *tmp = realloc(buf, cap * 2);
-
-			if (!tmp)
-				goto cleanup;
-			buf = tmp;
-			cap *= 2;
-		}
-	}
-	p = perftools__profiles__profile__unpack(NULL, len, buf);
-cleanup:
-	if (gz)
-		gzclose(gz);
-	free(buf);
-	return p;
-}
-
-/* Line number (1-based) of the first line of text that contains needle, 0 if none. */
-static long line_of(const char *text, const char *needle)
-{
-	const char *at = strstr(text, needle);
-	long line = 1;
-
-	if (!at)
-		return 0;
-	for (const char *p = text; p < at; p++)
-		line += *p == '\n';
-	return line;
-}
-
 /* Whether javap -l lists `line N` in method's line number table. */
 static bool javap_has_line(const char *javap, const char *method, long n)
 {
@@ -281,18 +240,18 @@ static void check_lines(const char *pprof)
 	rc = tu_run(&javap, JDK "/bin/javap -l -cp %s HotspotChain", classes);
 	assert_int_equal(rc, 0);
 	for (size_t c = 0; c < 4; c++) {
-		checks[c].line = line_of(src, calls[c]);
+		checks[c].line = tu_line_of(src, calls[c]);
 		assert_true(checks[c].line > 0);
 		checks[c].min = checks[c].max = checks[c].line;
 		if (!javap_has_line(javap, methods[c], checks[c].line))
 			fail_msg("javap -l has no line %ld in %s", checks[c].line, methods[c]);
 	}
 	/* run's loop: a sample may be at its while or for line too. */
-	checks[0].min = line_of(src, "static void run(");
-	checks[0].max = line_of(src, "sink = t;");
+	checks[0].min = tu_line_of(src, "static void run(");
+	checks[0].max = tu_line_of(src, "sink = t;");
 	free(src);
 	free(javap);
-	p = read_pprof(pprof);
+	p = tu_read_pprof(pprof);
 	assert_non_null(p);
 	for (size_t l = 0; l < p->n_location; l++) {
 		const Perftools__Profiles__Location *loc = p->location[l];

@@ -32,6 +32,7 @@
 
 #include "attacker.h"
 #include "folded_check.h"
+#include "pprof_read.h"
 #include "profile.pb-c.h"
 #include "testutil.h"
 
@@ -111,48 +112,6 @@ static void report(const char *what, struct chain_count c)
 
 /* ---- pprof: file names and lines ------------------------------------------ */
 
-static Perftools__Profiles__Profile *read_pprof(const char *path)
-{
-	gzFile gz = gzopen(path, "rb");
-	size_t len = 0, cap = 1 << 16;
-	uint8_t *buf = malloc(cap);
-	Perftools__Profiles__Profile *p = NULL;
-	int n;
-
-	if (!gz || !buf)
-		goto cleanup;
-	while ((n = gzread(gz, buf + len, (unsigned int)(cap - len))) > 0) {
-		len += (size_t)n;
-		if (len == cap) {
-			uint8_t *tmp = realloc(buf, cap * 2);
-
-			if (!tmp)
-				goto cleanup;
-			buf = tmp;
-			cap *= 2;
-		}
-	}
-	p = perftools__profiles__profile__unpack(NULL, len, buf);
-cleanup:
-	if (gz)
-		gzclose(gz);
-	free(buf);
-	return p;
-}
-
-/* Line (1-based) of the first line of text containing needle; fails when none does. */
-static long line_of(const char *text, const char *needle)
-{
-	const char *at = strstr(text, needle);
-	long line = 1;
-
-	if (!at)
-		fail_msg("%s has no \"%s\"", SCRIPT, needle);
-	for (const char *p = text; p < at; p++)
-		line += *p == '\n';
-	return line;
-}
-
 struct line_check {
 	const char *function;
 	const char *file; /* the file must end with this */
@@ -165,7 +124,7 @@ struct line_check {
  * An eval's file is perl's name for its code, "(eval N)". */
 static void check_lines(const char *pprof, struct line_check *checks, size_t n)
 {
-	Perftools__Profiles__Profile *p = read_pprof(pprof);
+	Perftools__Profiles__Profile *p = tu_read_pprof(pprof);
 
 	assert_non_null(p);
 	for (size_t l = 0; l < p->n_location; l++) {
@@ -213,8 +172,8 @@ static void check_lines(const char *pprof, struct line_check *checks, size_t n)
 #define AT(fn, marker)                                                                             \
 	(struct line_check)                                                                        \
 	{                                                                                          \
-		fn, "/perl_chain.pl", line_of(text, "# at:" marker),                               \
-		    line_of(text, "# at:" marker), 0, false                                        \
+		fn, "/perl_chain.pl", tu_line_of(text, "# at:" marker),                            \
+		    tu_line_of(text, "# at:" marker), 0, false                                     \
 	}
 
 /* Each frame at the statement that called the next one; the leaf anywhere in its body. */
@@ -228,8 +187,8 @@ static void check_case_lines(const char *pprof, const char *mode)
 	checks[n++] = AT("(main)", "main");
 	checks[n++] = (struct line_check){"Report::cell",
 					  "/perl_chain.pl",
-					  line_of(text, "sub cell {"),
-					  line_of(text, "sub row {"),
+					  tu_line_of(text, "sub cell {"),
+					  tu_line_of(text, "sub row {"),
 					  0,
 					  false};
 	if (!strcmp(mode, "chain")) {
@@ -247,8 +206,8 @@ static void check_case_lines(const char *pprof, const char *mode)
 		checks[1] = AT("Report::build", "build_sortnamed");
 		checks[n++] = (struct line_check){"Report::by_num",
 						  "/perl_chain.pl",
-						  line_of(text, "sub by_num {"),
-						  line_of(text, "# at:build_sortnamed"),
+						  tu_line_of(text, "sub by_num {"),
+						  tu_line_of(text, "# at:build_sortnamed"),
 						  0,
 						  true};
 	} else if (!strcmp(mode, "eval")) {
@@ -259,8 +218,8 @@ static void check_case_lines(const char *pprof, const char *mode)
 		checks[n++] = AT("Report::build", "build_deep");
 		checks[n++] = (struct line_check){"Report::deep",
 						  "/perl_chain.pl",
-						  line_of(text, "# at:deep_leaf"),
-						  line_of(text, "# at:deep\n"),
+						  tu_line_of(text, "# at:deep_leaf"),
+						  tu_line_of(text, "# at:deep\n"),
 						  0,
 						  false};
 	}

@@ -39,6 +39,7 @@
 #include <zlib.h>
 
 #include "folded_check.h"
+#include "pprof_read.h"
 #include "profile.pb-c.h"
 #include "testutil.h"
 
@@ -89,35 +90,6 @@ static void assert_share(struct chain_count c)
 
 /* ---- pprof ------------------------------------------------------------------ */
 
-static Perftools__Profiles__Profile *read_pprof(const char *path)
-{
-	gzFile gz = gzopen(path, "rb");
-	size_t len = 0, cap = 1 << 16;
-	uint8_t *buf = malloc(cap);
-	Perftools__Profiles__Profile *p = NULL;
-	int n;
-
-	if (!gz || !buf)
-		goto cleanup;
-	while ((n = gzread(gz, buf + len, (unsigned int)(cap - len))) > 0) {
-		len += (size_t)n;
-		if (len == cap) {
-			uint8_t *tmp = realloc(buf, cap * 2);
-
-			if (!tmp)
-				goto cleanup;
-			buf = tmp;
-			cap *= 2;
-		}
-	}
-	p = perftools__profiles__profile__unpack(NULL, len, buf);
-cleanup:
-	if (gz)
-		gzclose(gz);
-	free(buf);
-	return p;
-}
-
 static const Perftools__Profiles__Function *function_of(const Perftools__Profiles__Profile *p,
 							uint64_t id)
 {
@@ -132,19 +104,6 @@ static const char *str_of(const Perftools__Profiles__Profile *p, int64_t i)
 	return i >= 0 && (size_t)i < p->n_string_table ? p->string_table[i] : "";
 }
 
-/* Line (1-based) of the first line of text holding needle, 0 if none. */
-static long line_of(const char *text, const char *needle)
-{
-	const char *at = strstr(text, needle);
-	long line = 1;
-
-	if (!at)
-		return 0;
-	for (const char *q = text; q < at; q++)
-		line += *q == '\n';
-	return line;
-}
-
 struct line_check {
 	const char *function;
 	long min, max;
@@ -156,7 +115,7 @@ struct line_check {
 static void check_lines(const char *pprof, const char *file_suffix, struct line_check *checks,
 			size_t n)
 {
-	Perftools__Profiles__Profile *p = read_pprof(pprof);
+	Perftools__Profiles__Profile *p = tu_read_pprof(pprof);
 	size_t suffix_len = strlen(file_suffix);
 
 	assert_non_null(p);
@@ -232,14 +191,14 @@ static void check_chain_lines(const char *pprof, bool copies)
 	for (size_t i = 0; i < 4; i++) {
 		snprintf(needle, sizeof(needle), "// call: %s\n", callers[i]);
 		checks[n] =
-		    (struct line_check){callers[i], line_of(text, needle) - (copies ? 1 : 0),
-					line_of(text, needle), 0, true};
+		    (struct line_check){callers[i], tu_line_of(text, needle) - (copies ? 1 : 0),
+					tu_line_of(text, needle), 0, true};
 		assert_true(checks[n].min > 0);
 		n++;
 	}
 	/* The leaf runs its loop: any line of its body. */
-	checks[n++] = (struct line_check){"php_leaf", line_of(text, "function php_leaf"),
-					  line_of(text, "class Price") - 1, 0, false};
+	checks[n++] = (struct line_check){"php_leaf", tu_line_of(text, "function php_leaf"),
+					  tu_line_of(text, "class Price") - 1, 0, false};
 	free(text);
 	check_lines(pprof, "/php_chain.php", checks, n);
 }
@@ -429,7 +388,7 @@ static size_t children_of(pid_t pid, pid_t *out, size_t max)
 /* Samples of pid whose stack holds {main} -> handle_request -> fpm_leaf, and of its leaf. */
 static void fpm_samples(const char *pprof, pid_t pid, long *leaf, long *complete)
 {
-	Perftools__Profiles__Profile *p = read_pprof(pprof);
+	Perftools__Profiles__Profile *p = tu_read_pprof(pprof);
 
 	*leaf = *complete = 0;
 	assert_non_null(p);

@@ -26,6 +26,7 @@
 #include <zlib.h>
 
 #include "folded_check.h"
+#include "pprof_read.h"
 #include "profile.pb-c.h"
 #include "testutil.h"
 
@@ -150,48 +151,6 @@ static void assert_share(struct chain_count c)
 
 /* ---- pprof: file names and lines ------------------------------------------ */
 
-static Perftools__Profiles__Profile *read_pprof(const char *path)
-{
-	gzFile gz = gzopen(path, "rb");
-	size_t len = 0, cap = 1 << 16;
-	uint8_t *buf = malloc(cap);
-	Perftools__Profiles__Profile *p = NULL;
-	int n;
-
-	if (!gz || !buf)
-		goto cleanup;
-	while ((n = gzread(gz, buf + len, (unsigned int)(cap - len))) > 0) {
-		len += (size_t)n;
-		if (len == cap) {
-			uint8_t *tmp = realloc(buf, cap * 2);
-
-			if (!tmp)
-				goto cleanup;
-			buf = tmp;
-			cap *= 2;
-		}
-	}
-	p = perftools__profiles__profile__unpack(NULL, len, buf);
-cleanup:
-	if (gz)
-		gzclose(gz);
-	free(buf);
-	return p;
-}
-
-/* Line number (1-based) of the first line of file text that contains needle, 0 if none. */
-static long line_of(const char *text, const char *needle)
-{
-	const char *at = strstr(text, needle);
-	long line = 1;
-
-	if (!at)
-		return 0;
-	for (const char *p = text; p < at; p++)
-		line += *p == '\n';
-	return line;
-}
-
 struct line_check {
 	const char *function;
 	long min, max; /* lines every location of the function must have */
@@ -205,7 +164,7 @@ struct line_check {
 static void check_lines(const char *pprof, const char *file_suffix, struct line_check *checks,
 			size_t n)
 {
-	Perftools__Profiles__Profile *p = read_pprof(pprof);
+	Perftools__Profiles__Profile *p = tu_read_pprof(pprof);
 	size_t suffix_len = strlen(file_suffix);
 
 	assert_non_null(p);
@@ -266,14 +225,14 @@ static void check_chain_lines(const char *pprof)
 			snprintf(needle, sizeof(needle), "return link_%02d(d, depth)", i + 1);
 		else
 			snprintf(needle, sizeof(needle), "return rec(depth, d)");
-		checks[n++] = (struct line_check){names[i - 1], line_of(text, needle),
-						  line_of(text, needle), 0};
+		checks[n++] = (struct line_check){names[i - 1], tu_line_of(text, needle),
+						  tu_line_of(text, needle), 0};
 	}
-	checks[n++] = (struct line_check){"run", line_of(text, "return link_01("),
-					  line_of(text, "return link_01("), 0};
+	checks[n++] = (struct line_check){"run", tu_line_of(text, "return link_01("),
+					  tu_line_of(text, "return link_01("), 0};
 	/* The leaf runs its loop: any line of its body. */
-	checks[n++] = (struct line_check){"py_leaf", line_of(text, "def py_leaf") + 1,
-					  line_of(text, "return x"), 0};
+	checks[n++] = (struct line_check){"py_leaf", tu_line_of(text, "def py_leaf") + 1,
+					  tu_line_of(text, "return x"), 0};
 	free(text);
 	for (size_t i = 0; i < n; i++)
 		assert_true(checks[i].min > 0);

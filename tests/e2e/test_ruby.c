@@ -33,6 +33,7 @@
 
 #include "folded_check.h"
 #include "omniprof_run.h"
+#include "pprof_read.h"
 #include "profile.pb-c.h"
 #include "testutil.h"
 
@@ -183,48 +184,6 @@ static void assert_deep_roots(const char *text)
 
 /* ---- pprof: file names and lines ------------------------------------------ */
 
-static Perftools__Profiles__Profile *read_pprof(const char *path)
-{
-	gzFile gz = gzopen(path, "rb");
-	size_t len = 0, cap = 1 << 16;
-	uint8_t *buf = malloc(cap);
-	Perftools__Profiles__Profile *p = NULL;
-	int n;
-
-	if (!gz || !buf)
-		goto cleanup;
-	while ((n = gzread(gz, buf + len, (unsigned int)(cap - len))) > 0) {
-		len += (size_t)n;
-		if (len == cap) {
-			uint8_t *tmp = realloc(buf, cap * 2);
-
-			if (!tmp)
-				goto cleanup;
-			buf = tmp;
-			cap *= 2;
-		}
-	}
-	p = perftools__profiles__profile__unpack(NULL, len, buf);
-cleanup:
-	if (gz)
-		gzclose(gz);
-	free(buf);
-	return p;
-}
-
-/* Line number (1-based) of the first line of file text that contains needle, 0 if none. */
-static long line_of(const char *text, const char *needle)
-{
-	const char *at = strstr(text, needle);
-	long line = 1;
-
-	if (!at)
-		return 0;
-	for (const char *p = text; p < at; p++)
-		line += *p == '\n';
-	return line;
-}
-
 struct line_check {
 	const char *function;
 	const char *file_suffix; /* "/ruby_chain.rb" */
@@ -235,7 +194,7 @@ struct line_check {
 /* Every location of each checked function must be in its file, at a line in [min, max]. */
 static void check_lines(const char *pprof, struct line_check *checks, size_t n)
 {
-	Perftools__Profiles__Profile *p = read_pprof(pprof);
+	Perftools__Profiles__Profile *p = tu_read_pprof(pprof);
 
 	assert_non_null(p);
 	for (size_t l = 0; l < p->n_location; l++) {
@@ -296,20 +255,20 @@ static void check_chain_lines(const char *pprof)
 	char *text = read_workload("ruby_chain.rb");
 	const char *f = "/ruby_chain.rb";
 	struct line_check checks[] = {
-	    {"Shop.open", f, line_of(text, "new.serve("), line_of(text, "new.serve("), 0},
-	    {"Shop#serve", f, line_of(text, "  pick(deadline"), line_of(text, "  pick(deadline"),
-	     0},
-	    {"Shop#pick", f, line_of(text, "1.times do"), line_of(text, "1.times do"), 0},
-	    {"block in Shop#pick", f, line_of(text, "r = link_1("), line_of(text, "r = link_1("),
-	     0},
-	    {"Shop#link_1", f, line_of(text, "  link_2(deadline"),
-	     line_of(text, "  link_2(deadline"), 0},
-	    {"Shop#link_2", f, line_of(text, "  link_3(deadline"),
-	     line_of(text, "  link_3(deadline"), 0},
-	    {"Shop#link_3", f, line_of(text, "  rec(depth"), line_of(text, "  rec(depth"), 0},
-	    {"Shop#rec", f, line_of(text, "return leaf(deadline)"),
-	     line_of(text, "return leaf(deadline)"), 0},
-	    {"Shop#leaf", f, line_of(text, "def leaf") + 1, line_of(text, "def leaf") + 8, 0},
+	    {"Shop.open", f, tu_line_of(text, "new.serve("), tu_line_of(text, "new.serve("), 0},
+	    {"Shop#serve", f, tu_line_of(text, "  pick(deadline"),
+	     tu_line_of(text, "  pick(deadline"), 0},
+	    {"Shop#pick", f, tu_line_of(text, "1.times do"), tu_line_of(text, "1.times do"), 0},
+	    {"block in Shop#pick", f, tu_line_of(text, "r = link_1("),
+	     tu_line_of(text, "r = link_1("), 0},
+	    {"Shop#link_1", f, tu_line_of(text, "  link_2(deadline"),
+	     tu_line_of(text, "  link_2(deadline"), 0},
+	    {"Shop#link_2", f, tu_line_of(text, "  link_3(deadline"),
+	     tu_line_of(text, "  link_3(deadline"), 0},
+	    {"Shop#link_3", f, tu_line_of(text, "  rec(depth"), tu_line_of(text, "  rec(depth"), 0},
+	    {"Shop#rec", f, tu_line_of(text, "return leaf(deadline)"),
+	     tu_line_of(text, "return leaf(deadline)"), 0},
+	    {"Shop#leaf", f, tu_line_of(text, "def leaf") + 1, tu_line_of(text, "def leaf") + 8, 0},
 	};
 	size_t n = sizeof(checks) / sizeof(checks[0]);
 
@@ -325,13 +284,13 @@ static void check_require_lines(const char *pprof)
 	char *main_text = read_workload("ruby_require.rb");
 	char *req_text = read_workload("ruby_required.rb");
 	struct line_check checks[] = {
-	    {"Object#load_it", "/ruby_require.rb", line_of(main_text, "  require_relative \""),
-	     line_of(main_text, "  require_relative \""), 0},
+	    {"Object#load_it", "/ruby_require.rb", tu_line_of(main_text, "  require_relative \""),
+	     tu_line_of(main_text, "  require_relative \""), 0},
 	    {"<top (required)>", "/ruby_required.rb",
-	     line_of(req_text, "Required.outer($deadline)"),
-	     line_of(req_text, "Required.outer($deadline)"), 0},
-	    {"Required.outer", "/ruby_required.rb", line_of(req_text, "    inner(deadline)"),
-	     line_of(req_text, "    inner(deadline)"), 0},
+	     tu_line_of(req_text, "Required.outer($deadline)"),
+	     tu_line_of(req_text, "Required.outer($deadline)"), 0},
+	    {"Required.outer", "/ruby_required.rb", tu_line_of(req_text, "    inner(deadline)"),
+	     tu_line_of(req_text, "    inner(deadline)"), 0},
 	};
 	size_t n = sizeof(checks) / sizeof(checks[0]);
 

@@ -28,6 +28,7 @@
 #include <zlib.h>
 
 #include "folded_check.h"
+#include "pprof_read.h"
 #include "profile.pb-c.h"
 #include "testutil.h"
 
@@ -71,48 +72,6 @@ static void report(const char *what, struct chain_count c)
 	fflush(stdout);
 }
 
-static Perftools__Profiles__Profile *read_pprof(const char *path)
-{
-	gzFile gz = gzopen(path, "rb");
-	size_t len = 0, cap = 1 << 16;
-	uint8_t *buf = malloc(cap);
-	Perftools__Profiles__Profile *p = NULL;
-	int n;
-
-	if (!gz || !buf)
-		goto cleanup;
-	while ((n = gzread(gz, buf + len, (unsigned int)(cap - len))) > 0) {
-		len += (size_t)n;
-		if (len == cap) {
-			uint8_t *tmp = realloc(buf, cap * 2);
-
-			if (!tmp)
-				goto cleanup;
-			buf = tmp;
-			cap *= 2;
-		}
-	}
-	p = perftools__profiles__profile__unpack(NULL, len, buf);
-cleanup:
-	if (gz)
-		gzclose(gz);
-	free(buf);
-	return p;
-}
-
-/* 1-based line of the first line of text containing needle, 0 if none. */
-static long line_of(const char *text, const char *needle)
-{
-	const char *at = strstr(text, needle);
-	long line = 1;
-
-	if (!at)
-		return 0;
-	for (const char *p = text; p < at; p++)
-		line += *p == '\n';
-	return line;
-}
-
 /*
  * Every location of each chain function that carries a line must be in the
  * script, at the line of its "// line: <fn> " comment; each must be seen
@@ -123,7 +82,7 @@ static long line_of(const char *text, const char *needle)
 static void check_lines(const char *pprof, const char *script, const char *const *chain,
 			const char *const *need)
 {
-	Perftools__Profiles__Profile *p = read_pprof(pprof);
+	Perftools__Profiles__Profile *p = tu_read_pprof(pprof);
 	char *text = tu_read_file(script, NULL), needle[96];
 	const char *base = strrchr(script, '/');
 	long want[6] = {0}, seen[6] = {0}, last[6] = {0};
@@ -132,14 +91,14 @@ static void check_lines(const char *pprof, const char *script, const char *const
 	assert_non_null(text);
 	for (int c = 0; c < 6 && chain[c]; c++) {
 		snprintf(needle, sizeof(needle), "// line: %s ", chain[c]);
-		want[c] = line_of(text, needle);
+		want[c] = tu_line_of(text, needle);
 		assert_true(want[c] > 0);
 		last[c] = want[c];
 		if (c == 5 || !chain[c + 1]) {
 			const char *brace = strstr(strstr(text, needle), "\n}\n");
 
 			last[c] =
-			    brace ? want[c] + line_of(strstr(text, needle), "\n}\n") : want[c];
+			    brace ? want[c] + tu_line_of(strstr(text, needle), "\n}\n") : want[c];
 		}
 	}
 	for (size_t l = 0; l < p->n_location; l++) {
