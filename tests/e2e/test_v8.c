@@ -74,10 +74,11 @@ static void report(const char *what, struct chain_count c)
 
 /*
  * Every location of each chain function that carries a line must be in the
- * script, at the line of its "// line: <fn> " comment; each must be seen
- * with that line at least once (a baseline frame has no line: 0 is allowed).
- * The leaf runs its own code: from its line to its closing brace (optimized
- * code's loop checks and return carry the brace's position).
+ * script, inside that function (from "function <fn>(" to its closing brace:
+ * a frame sampled in its own code, e.g. its entry stack check or, for the
+ * leaf, its loop check and return, carries those positions); each must be
+ * seen at the line of its "// line: <fn> " comment, its call or loop, at
+ * least once (a baseline frame has no line: 0 is allowed).
  */
 static void check_lines(const char *pprof, const char *script, const char *const *chain,
 			const char *const *need)
@@ -85,7 +86,7 @@ static void check_lines(const char *pprof, const char *script, const char *const
 	Perftools__Profiles__Profile *p = tu_read_pprof(pprof);
 	char *text = tu_read_file(script, NULL), needle[96];
 	const char *base = strrchr(script, '/');
-	long want[6] = {0}, seen[6] = {0}, last[6] = {0};
+	long want[6] = {0}, seen[6] = {0}, first[6] = {0}, last[6] = {0};
 
 	assert_non_null(p);
 	assert_non_null(text);
@@ -93,13 +94,11 @@ static void check_lines(const char *pprof, const char *script, const char *const
 		snprintf(needle, sizeof(needle), "// line: %s ", chain[c]);
 		want[c] = tu_line_of(text, needle);
 		assert_true(want[c] > 0);
-		last[c] = want[c];
-		if (c == 5 || !chain[c + 1]) {
-			const char *brace = strstr(strstr(text, needle), "\n}\n");
-
-			last[c] =
-			    brace ? want[c] + tu_line_of(strstr(text, needle), "\n}\n") : want[c];
-		}
+		/* Its body: "function NAME(" (or its line) to the closing brace after its line. */
+		snprintf(needle, sizeof(needle), "function %s(", chain[c]);
+		first[c] = tu_line_of(text, needle) ? tu_line_of(text, needle) : want[c];
+		snprintf(needle, sizeof(needle), "// line: %s ", chain[c]);
+		last[c] = want[c] + tu_line_of(strstr(text, needle), "\n}\n");
 	}
 	for (size_t l = 0; l < p->n_location; l++) {
 		const Perftools__Profiles__Location *loc = p->location[l];
@@ -122,9 +121,9 @@ static void check_lines(const char *pprof, const char *script, const char *const
 				if (strcmp(name, chain[c]) || !loc->line[j]->line)
 					continue;
 				if (fl < bl || strcmp(file + fl - bl, base) ||
-				    loc->line[j]->line < want[c] || loc->line[j]->line > last[c])
+				    loc->line[j]->line < first[c] || loc->line[j]->line > last[c])
 					fail_msg("%s: %s:%lld, expected *%s:%ld-%ld", name, file,
-						 (long long)loc->line[j]->line, base, want[c],
+						 (long long)loc->line[j]->line, base, first[c],
 						 last[c]);
 				seen[c] += loc->line[j]->line == want[c];
 			}
@@ -134,7 +133,7 @@ static void check_lines(const char *pprof, const char *script, const char *const
 	free(text);
 	for (int c = 0; c < 6 && chain[c]; c++)
 		printf("    %s: %ld location(s) at %s:%ld (allowed %ld-%ld)\n", chain[c], seen[c],
-		       base + 1, want[c], want[c], last[c]);
+		       base + 1, want[c], first[c], last[c]);
 	for (int c = 0; c < 6 && chain[c]; c++)
 		for (int k = 0; k < 4 && need[k]; k++)
 			if (!strcmp(need[k], chain[c]) && !seen[c])
