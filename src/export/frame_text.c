@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "omniprof/interp/hotspot_abi.h"
+#include "interp/interp.h"
 #include "util/array.h"
 
 /* ---- formatting ---------------------------------------------------------- */
@@ -45,24 +45,6 @@ static size_t out_finish(struct text_out *o)
 	if (o->size)
 		o->buf[o->len < o->size ? o->len : o->size - 1] = '\0';
 	return o->len;
-}
-
-/*
- * The flame-graph tools' Java palette: JIT-compiled, inlined, interpreted
- * (the frame's type, in its location's address: omniprof/interp/hotspot_abi.h).
- */
-static const char *jvm_suffix(uint64_t address)
-{
-	switch ((address >> OP_JVM_AUX_TYPE_SHIFT) & 0xf) {
-	case OP_JVM_T_INTERPRETED:
-		return "_[0]";
-	case OP_JVM_T_COMPILED:
-		return "_[j]";
-	case OP_JVM_T_INLINED:
-		return "_[i]";
-	default:
-		return ""; /* stubs keep the JVM's own name */
-	}
 }
 
 size_t frame_text__format(const struct profile *p, const struct profile_location *loc,
@@ -103,8 +85,8 @@ size_t frame_text__format(const struct profile *p, const struct profile_location
 	}
 	if (loc->kind == PROFILE_FRAME_KERNEL)
 		out_clean(&o, "_[k]");
-	else if (loc->kind == PROFILE_FRAME_HOTSPOT)
-		out_clean(&o, jvm_suffix(loc->address));
+	else
+		out_clean(&o, interp__folded_suffix(loc->kind, loc->address));
 	return out_finish(&o);
 }
 

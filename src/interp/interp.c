@@ -64,6 +64,13 @@ const struct interp_ops *interp__of_kind(unsigned int kind)
 	return NULL;
 }
 
+const char *interp__folded_suffix(unsigned int kind, uint64_t offset)
+{
+	const struct interp_ops *ops = interp__of_kind(kind);
+
+	return ops && ops->folded_suffix ? ops->folded_suffix(offset) : "";
+}
+
 const struct interp_ops *interp__of_id(unsigned int interp)
 {
 	for (size_t r = 0; interp && r < interp_registry_len; r++)

@@ -164,6 +164,12 @@ struct interp_ops {
 	bool (*describe_inline)(const void *rt, uint32_t id, uint64_t offset, uint32_t index,
 				const char **name, const char **filename, int64_t *line);
 
+	/*
+	 * The suffix the folded output adds to a frame's name at offset (the
+	 * flame-graph tools' palettes, e.g. Java's "_[j]"), "" for none. NULL: none.
+	 */
+	const char *(*folded_suffix)(uint64_t offset);
+
 	/* After a profile was built: forget what exited processes needed. Returns objects held. */
 	size_t (*end_interval)(void *rt, const struct process_table *pt);
 	/* Frame-store objects held for pid (tests, reports). */
@@ -232,6 +238,9 @@ size_t interp__describe_ops(const struct interp_ops *ops, const void *rt, uint32
 /* As interp__describe_ops() for a frame of kind; 0 when kind is no runtime's. in may be NULL. */
 size_t interp__describe_lines(const struct interp *in, unsigned int kind, uint32_t id,
 			      uint64_t offset, struct interp_line *out, size_t max);
+
+/* The folded-output suffix of a frame of kind `kind` at offset: "" for none (any kind). */
+const char *interp__folded_suffix(unsigned int kind, uint64_t offset);
 
 /* The per-pid state runtime `interp` (enum op_interp) walks pid with; NULL: it does not run it. */
 const void *interp__walk_state(const struct interp *in, uint32_t pid, unsigned int interp);

@@ -298,6 +298,25 @@ static uint32_t hotspot_resolve(void *rt, uint32_t pid, const struct op_frame *f
 	return frame_store__add(&hs->methods, pid, f->addr, fingerprint, m);
 }
 
+/*
+ * The flame-graph tools' Java palette in the folded output: JIT-compiled,
+ * inlined, interpreted (the frame's type, kept in its offset's high bits:
+ * omniprof/interp/hotspot_abi.h). Stubs keep the JVM's own name.
+ */
+static const char *hotspot_folded_suffix(uint64_t offset)
+{
+	switch ((offset >> OP_JVM_AUX_TYPE_SHIFT) & 0xf) {
+	case OP_JVM_T_INTERPRETED:
+		return "_[0]";
+	case OP_JVM_T_COMPILED:
+		return "_[j]";
+	case OP_JVM_T_INLINED:
+		return "_[i]";
+	default:
+		return "";
+	}
+}
+
 static void hotspot_describe(const void *rt, uint32_t id, uint64_t offset, const char **name,
 			     const char **filename, int64_t *line)
 {
@@ -459,6 +478,7 @@ const struct interp_ops hotspot_interp_ops = {
     .walk_end = hotspot_unwind__walk_end,
     .resolve = hotspot_resolve,
     .describe = hotspot_describe,
+    .folded_suffix = hotspot_folded_suffix,
     .end_interval = hotspot_end_interval,
     .held = hotspot_held,
     .read_bpf_counters = hotspot_read_bpf_counters,
