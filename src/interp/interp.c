@@ -271,6 +271,11 @@ static void on_maps_read(void *ctx, const struct process *p)
 			detach_runtime(in, ip, r, p);
 }
 
+void interp__sync_process(struct interp *in, const struct process *p)
+{
+	on_maps_read(in, p);
+}
+
 static void on_exited(void *ctx, const struct process *p)
 {
 	struct interp *in = ctx;

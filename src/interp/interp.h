@@ -36,6 +36,7 @@
 #include <stdio.h>
 
 #include "omniprof/abi.h"
+#include "proc/remote_memory.h"
 #include "unwind/user_unwind.h"
 
 struct cached_file;
@@ -50,7 +51,19 @@ struct interp_env {
 	/* The fd of the BPF map called name, or -1 (no BPF object: tests, replay). */
 	int (*map_fd)(void *ctx, const char *name);
 	void *ctx;
+	/*
+	 * Reads of a pid's memory (attach, resolve): NULL for the live process;
+	 * the replay suite reads a snapshot of a process that is gone.
+	 */
+	struct remote_memory (*memory)(void *memory_ctx, uint32_t pid);
+	void *memory_ctx;
 };
+
+/* pid's memory as env says to read it (see interp_env.memory). */
+static inline struct remote_memory interp_env__memory(const struct interp_env *env, uint32_t pid)
+{
+	return env && env->memory ? env->memory(env->memory_ctx, pid) : remote_memory__live(pid);
+}
 
 /* Reads n per-CPU u64 counters of the BPF map called name, summed, into out. 0 or -errno. */
 typedef int (*interp_read_percpu_fn)(void *ctx, const char *name, uint64_t *out, uint32_t n);
@@ -246,6 +259,12 @@ const char *interp__folded_suffix(unsigned int kind, uint64_t offset);
 const void *interp__walk_state(const struct interp *in, uint32_t pid, unsigned int interp);
 /* pid's `interp_procs` value (where the walk hands frames to a runtime), or NULL: none. */
 const struct op_interp_proc *interp__ranges(const struct interp *in, uint32_t pid);
+
+/*
+ * What a read of p's maps does (attach, ranges, detach), for callers without
+ * a process table: the replay suite, which has its maps from a snapshot.
+ */
+void interp__sync_process(struct interp *in, const struct process *p);
 
 /* The file cache closed file_slot: what was learnt of the file goes. */
 void interp__forget_file(struct interp *in, uint32_t file_slot);

@@ -151,7 +151,7 @@ static int hotspot_attach(void *rt, const struct process *p, const struct proces
 {
 	struct hotspot *hs = rt;
 	const struct hotspot_file *hf = data;
-	struct remote_memory mem = remote_memory__live(p->pid);
+	struct remote_memory mem = interp_env__memory(&hs->env, p->pid);
 	uint32_t pid = p->pid;
 	uint64_t h = hash_u64(pid), sym[HS_SYM__COUNT], low, high;
 	struct hotspot_proc *hp = hashmap__find(&hs->procs, h, &pid);
@@ -265,7 +265,7 @@ static uint32_t hotspot_resolve(void *rt, uint32_t pid, const struct op_frame *f
 	uint32_t type = (uint32_t)(f->data >> OP_JVM_TYPE_SHIFT);
 	/* A stub is known by its name alone (every blob of it shares the string). */
 	uint64_t fingerprint = type == OP_JVM_T_STUB ? 0 : f->data & OP_JVM_FP_MASK;
-	struct remote_memory mem = remote_memory__live(pid);
+	struct remote_memory mem = interp_env__memory(&hs->env, pid);
 	struct hotspot_method *m;
 	struct hotspot_proc *hp;
 	uint64_t t0;
@@ -437,6 +437,7 @@ static int hotspot_new_rt(const struct interp_env *env, void **rt)
 	if (!hs)
 		return -ENOMEM;
 	hs->files = env->files;
+	hs->env = *env;
 	hs->procs_fd = env->map_fd ? env->map_fd(env->ctx, "jvm_procs") : -1;
 	hashmap__init(&hs->procs, proc_equal, NULL);
 	frame_store__init(&hs->methods, &limits, free_method, method_bytes);

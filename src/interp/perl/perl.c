@@ -36,6 +36,7 @@ struct perl_stats {
 };
 
 struct perl {
+	struct interp_env env; /* its memory reads (interp_env__memory) */
 	int procs_fd;
 	struct hashmap procs; /* pid -> struct perl_proc */
 	struct frame_store subs;
@@ -70,6 +71,7 @@ static int perl_new_rt(const struct interp_env *env, void **rt)
 
 	if (!pl)
 		return -ENOMEM;
+	pl->env = *env;
 	pl->procs_fd = env->map_fd ? env->map_fd(env->ctx, "perl_procs") : -1;
 	hashmap__init(&pl->procs, proc_equal, NULL);
 	frame_store__init(&pl->subs, &limits, free_sub, sub_bytes);
@@ -214,7 +216,7 @@ static const void *perl_walk_state(const void *rt, uint32_t pid)
 static uint32_t perl_resolve(void *rt, uint32_t pid, const struct op_frame *f)
 {
 	struct perl *pl = rt;
-	struct remote_memory mem = remote_memory__live(pid);
+	struct remote_memory mem = interp_env__memory(&pl->env, pid);
 	struct perl_proc *pp;
 	struct perl_sub *sub;
 	bool reused;

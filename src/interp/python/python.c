@@ -262,6 +262,7 @@ uint32_t python__resolve(struct python *py, uint32_t pid, uint64_t code_addr, ui
 {
 	struct python_proc *pp;
 	struct python_code *code;
+	struct remote_memory mem;
 	bool reused;
 	uint32_t id;
 	int err;
@@ -277,7 +278,8 @@ uint32_t python__resolve(struct python *py, uint32_t pid, uint64_t code_addr, ui
 		py->stats.code_reused++;
 	if (!budget_allows(py, pid))
 		return 0;
-	err = python_code__read(pid, pp->layout, code_addr, fingerprint, &code);
+	mem = interp_env__memory(&py->env, pid);
+	err = python_code__read_from(&mem, pp->layout, code_addr, fingerprint, &code);
 	if (err) {
 		py->stats.code_errors++;
 		return 0;
@@ -360,6 +362,7 @@ static int python_new_rt(const struct interp_env *env, void **rt)
 	if (!py)
 		return -ENOMEM;
 	python__init(py, env->files, env->map_fd ? env->map_fd(env->ctx, "py_procs") : -1);
+	py->env = *env;
 	*rt = py;
 	return 0;
 }

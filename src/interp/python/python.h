@@ -65,6 +65,7 @@ struct process_table;
 
 struct python {
 	struct file_cache *files;
+	struct interp_env env;	  /* its memory reads (interp_env__memory) */
 	int procs_fd;		  /* the py_procs BPF map, -1: none */
 	struct hashmap procs;	  /* pid -> struct python_proc */
 	struct frame_store codes; /* code objects: struct python_code */

@@ -32,6 +32,7 @@ struct ruby_stats {
 
 struct ruby {
 	struct file_cache *files;
+	struct interp_env env; /* its memory reads (interp_env__memory) */
 	int procs_fd;		  /* the rb_procs BPF map, -1: none */
 	struct hashmap procs;	  /* pid -> struct ruby_proc */
 	struct frame_store iseqs; /* struct ruby_iseq */
@@ -76,6 +77,7 @@ static int ruby_new_rt(const struct interp_env *env, void **rt)
 	if (!rb)
 		return -ENOMEM;
 	rb->files = env->files;
+	rb->env = *env;
 	rb->procs_fd = env->map_fd ? env->map_fd(env->ctx, "rb_procs") : -1;
 	hashmap__init(&rb->procs, proc_equal, NULL);
 	frame_store__init(&rb->iseqs, &limits, free_iseq, iseq_bytes);
@@ -231,7 +233,7 @@ static bool budget_allows(struct ruby *rb, uint32_t pid)
 static uint32_t ruby_resolve(void *rt, uint32_t pid, const struct op_frame *f)
 {
 	struct ruby *rb = rt;
-	struct remote_memory mem = remote_memory__live(pid);
+	struct remote_memory mem = interp_env__memory(&rb->env, pid);
 	struct ruby_proc *rp;
 	struct ruby_iseq *is;
 	bool reused;

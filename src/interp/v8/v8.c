@@ -57,6 +57,8 @@ static int v8_new_rt(const struct interp_env *env, void **rt)
 	if (!v)
 		return -ENOMEM;
 	v->files = env->files;
+	v->memory = env->memory;
+	v->memory_ctx = env->memory_ctx;
 	v->procs_fd = env->map_fd ? env->map_fd(env->ctx, "v8_procs") : -1;
 	hashmap__init(&v->procs, proc_equal, NULL);
 	v8_scripts__init(&v->scripts);
