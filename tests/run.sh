@@ -11,6 +11,7 @@ asan=${2:-build/asan}
 passed=0
 failed=0
 failed_names=()
+timings=() # "SECONDS LABEL" per binary: the slowest are printed at the end
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
@@ -24,11 +25,12 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 ASAN_E2E=${ASAN_E2E:-test_agent test_lifecycle}
 
 run_one() {
-	local bin=$1 label=$2 tbuild=${3:-$build} log rc ok
+	local bin=$1 label=$2 tbuild=${3:-$build} log rc ok start=$SECONDS
 	log=$(mktemp)
 	echo "== $label"
 	OMNIPROF_BUILD=$tbuild "$bin" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
+	timings+=("$((SECONDS - start)) $label")
 	ok=$(grep -c '^\[       OK \]' "$log")
 	passed=$((passed + ok))
 	if [ "$rc" -ne 0 ]; then
@@ -45,12 +47,13 @@ run_one() {
 
 # A suite that prints its own "N passed, M failed" line (the replay suite).
 run_suite() {
-	local label=$1 log rc line
+	local label=$1 log rc line start=$SECONDS
 	shift
 	log=$(mktemp)
 	echo "== $label"
 	OMNIPROF_BUILD=$build "$@" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
+	timings+=("$((SECONDS - start)) $label")
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n1)
 	if [ -n "$line" ]; then
 		passed=$((passed + ${line%% *}))
@@ -116,6 +119,8 @@ for bin in "$build"/tests/fuzz/fuzz_* "$asan"/tests/fuzz/fuzz_*; do
 done
 
 echo
+echo "slowest (seconds, of $SECONDS in all):"
+printf '%s\n' "${timings[@]}" | sort -rn | head -n 12 | sed 's/^/  /'
 if ((${#failed_names[@]})); then
 	printf 'failed: %s\n' "${failed_names[@]}"
 fi
