@@ -197,8 +197,10 @@ static bool in_python_function(struct capture *cap, pid_t tid, uint64_t pc, cons
 	for (uint32_t i = 0; i < r.n_frames; i++) {
 		if (frames[i].kind != OP_FRAME_PYTHON)
 			continue;
-		if (!python_code__read((uint32_t)cap->pid, cap->py.layout, frames[i].addr,
-				       frames[i].data, &code))
+		struct remote_memory live = remote_memory__live((uint32_t)cap->pid);
+
+		if (!python_code__read_from(&live, cap->py.layout, frames[i].addr, frames[i].data,
+					    &code))
 			match = !strcmp(code->name, name);
 		python_code__free(code);
 		break;
