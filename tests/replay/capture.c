@@ -16,13 +16,12 @@
 
 #include "case.h"
 #include "elf/elf_file.h"
-#include "interp/python/python_code.h"
 #include "proc/proc_maps.h"
 #include "snapshot.h"
 #include "space.h"
 #include "testutil.h"
-#include "interp/python/python_unwind.h"
 #include "proc/remote_memory.h"
+#include "runtimes.h"
 #include "unwind/user_unwind.h"
 #include "util/read_file.h"
 
@@ -45,10 +44,10 @@ struct capture {
 	char *maps;
 	struct space sp;
 	bool sp_open;
-	/* stop python: the walk's rules and interpreter, made on first use per space */
+	/* stop rt: the walk's rules and the runtimes, made on first use per space */
 	struct user_unwind_tables *tables;
-	struct space_python py;
-	int py_err;
+	struct runtimes rts;
+	int rts_err;
 	char *err;
 	size_t err_len;
 };
@@ -150,6 +149,7 @@ static int refresh_space(struct capture *cap)
 		space__close(&cap->sp);
 	user_unwind_tables__free(cap->tables);
 	cap->tables = NULL;
+	runtimes__close(&cap->rts);
 	free(cap->maps);
 	cap->maps = text;
 	err = space__open(&cap->sp, text, len, live_read, &cap->pid);
@@ -158,51 +158,40 @@ static int refresh_space(struct capture *cap)
 }
 
 /*
- * Is thread tid, stopped at pc, running Python function name? pc in the eval
- * loop, and the first Python frame of the mixed walk (the replay's own walk,
- * over the live memory of the stopped process) is a code object of that name.
+ * Is thread tid, stopped at pc, running function name of runtime? pc in one
+ * of the runtime's code ranges, and the first frame of that runtime in the
+ * replay's own walk (over the live memory of the stopped process, named by
+ * the runtime's resolve and describe) is name.
  */
-static bool in_python_function(struct capture *cap, pid_t tid, uint64_t pc, const char *name)
+static bool in_runtime_function(struct capture *cap, pid_t tid, uint64_t pc, const char *runtime,
+				const char *name)
 {
 	static struct op_frame frames[OP_MAX_USER_FRAMES];
 	struct user_unwind_ops ops = {live_read, user_unwind_tables__find_rule, &cap->pid, NULL};
-	struct python_unwind py = {0};
 	struct user_unwind_result r;
 	struct user_regs_struct regs;
-	struct python_code *code = NULL;
-	bool in_eval = false, match = false;
+	bool match = false;
 
 	if (!cap->tables) {
 		if (user_unwind_tables__new(&cap->tables))
 			return false;
 		space__add_tables(&cap->sp, cap->tables);
-		cap->py_err = space__python(&cap->sp, &cap->py);
+		cap->rts_err = runtimes__open(&cap->rts, &cap->sp, cap->maps, strlen(cap->maps),
+					      (uint32_t)cap->pid, NULL);
 	}
-	if (cap->py_err)
-		return false;
-	for (int i = 0; i < OP_INTERP_MAX_RANGES; i++)
-		in_eval |= cap->py.ranges.ranges[i].interp == OP_INTERP_PYTHON &&
-			   pc >= cap->py.ranges.ranges[i].start &&
-			   pc < cap->py.ranges.ranges[i].end;
-	if (!in_eval || ptrace(PTRACE_GETREGS, tid, 0, &regs))
+	if (cap->rts_err || !runtimes__in_ranges(&cap->rts, runtime, pc) ||
+	    ptrace(PTRACE_GETREGS, tid, 0, &regs))
 		return false;
 	ops.rule_ctx = cap->tables;
-	py.proc = &cap->py.proc;
-	py.thread_ptr = regs.fs_base;
-	r = user_unwind__walk(
-	    &ops,
-	    &(struct user_unwind_interp){&cap->py.ranges,
-					 {[OP_INTERP_PYTHON] = python_unwind__runtime(&py)}},
-	    (uint32_t)cap->pid, regs.rip, regs.rsp, regs.rbp, frames, OP_MAX_USER_FRAMES);
+	r = runtimes__walk(&cap->rts, &ops, live_read, &cap->pid, regs.fs_base, regs.rip, regs.rsp,
+			   regs.rbp, frames, OP_MAX_USER_FRAMES);
 	for (uint32_t i = 0; i < r.n_frames; i++) {
-		if (frames[i].kind != OP_FRAME_PYTHON)
-			continue;
-		struct remote_memory live = remote_memory__live((uint32_t)cap->pid);
+		struct interp_line line;
+		const char *rt = NULL;
 
-		if (!python_code__read_from(&live, cap->py.layout, frames[i].addr, frames[i].data,
-					    &code))
-			match = !strcmp(code->name, name);
-		python_code__free(code);
+		if (!runtimes__name(&cap->rts, &frames[i], &rt, &line, 1))
+			continue;
+		match = !strcmp(rt, runtime) && line.name && !strcmp(line.name, name);
 		break;
 	}
 	return match;
@@ -215,8 +204,8 @@ static bool at_stop_point(struct capture *cap, const struct replay_case *c, pid_
 	uint64_t off = 0;
 
 	switch (c->stop) {
-	case STOP_PYTHON:
-		return in_python_function(cap, tid, pc, c->stop_name);
+	case STOP_RUNTIME:
+		return in_runtime_function(cap, tid, pc, c->stop_runtime, c->stop_name);
 	case STOP_IN:
 	case STOP_AT:
 		name = space__function(&cap->sp, pc, false, &off);
@@ -433,6 +422,8 @@ static int build_argv(const struct replay_case *c, const char *build_dir, char *
 
 	if (c->perl) {
 		snprintf(exe, len, "/usr/bin/perl");
+	} else if (c->run) {
+		snprintf(exe, len, "%s", c->workload);
 	} else if (!c->python) {
 		snprintf(exe, len, "%s/workloads/%s", build_dir, c->workload);
 	} else if (c->python[0] == '/') {
@@ -455,6 +446,15 @@ static int build_argv(const struct replay_case *c, const char *build_dir, char *
 	for (int i = 0; i < c->n_args; i++) {
 		if (c->args[i][0] == '@') {
 			snprintf(bufs[i + 1], 512, "%s/workloads/%s", build_dir, c->args[i] + 1);
+			argv[n++] = bufs[i + 1];
+		} else if (c->args[i][0] == '%') {
+			char rel[512], *abs;
+
+			/* Absolute, as the runtimes' file names then are. */
+			snprintf(rel, sizeof(rel), "%s/../../workloads/%s", c->dir, c->args[i] + 1);
+			abs = realpath(rel, NULL);
+			snprintf(bufs[i + 1], 512, "%s", abs ? abs : rel);
+			free(abs);
 			argv[n++] = bufs[i + 1];
 		} else {
 			argv[n++] = c->args[i];
@@ -521,6 +521,7 @@ cleanup:
 	if (cap.sp_open)
 		space__close(&cap.sp);
 	user_unwind_tables__free(cap.tables);
+	runtimes__close(&cap.rts);
 	free(cap.maps);
 	return err;
 }
