@@ -159,12 +159,12 @@ static int refresh_space(struct capture *cap)
 
 /*
  * Is thread tid, stopped at pc, running function name of runtime? pc in one
- * of the runtime's code ranges, and the first frame of that runtime in the
+ * of the runtime's code ranges (when in_ranges), and the first frame of that runtime in the
  * replay's own walk (over the live memory of the stopped process, named by
  * the runtime's resolve and describe) is name.
  */
 static bool in_runtime_function(struct capture *cap, pid_t tid, uint64_t pc, const char *runtime,
-				const char *name)
+				const char *name, bool in_ranges)
 {
 	static struct op_frame frames[OP_MAX_USER_FRAMES];
 	struct user_unwind_ops ops = {live_read, user_unwind_tables__find_rule, &cap->pid, NULL};
@@ -179,12 +179,12 @@ static bool in_runtime_function(struct capture *cap, pid_t tid, uint64_t pc, con
 		cap->rts_err = runtimes__open(&cap->rts, &cap->sp, cap->maps, strlen(cap->maps),
 					      (uint32_t)cap->pid, NULL);
 	}
-	if (cap->rts_err || !runtimes__in_ranges(&cap->rts, runtime, pc) ||
+	if (cap->rts_err || (in_ranges && !runtimes__in_ranges(&cap->rts, runtime, pc)) ||
 	    ptrace(PTRACE_GETREGS, tid, 0, &regs))
 		return false;
 	ops.rule_ctx = cap->tables;
 	r = runtimes__walk(&cap->rts, &ops, live_read, &cap->pid, regs.fs_base, regs.rip, regs.rsp,
-			   regs.rbp, frames, OP_MAX_USER_FRAMES);
+			   regs.rbp, frames, OP_MAX_USER_FRAMES, NULL);
 	for (uint32_t i = 0; i < r.n_frames; i++) {
 		struct interp_line line;
 		const char *rt = NULL;
@@ -197,7 +197,7 @@ static bool in_runtime_function(struct capture *cap, pid_t tid, uint64_t pc, con
 	return match;
 }
 
-static bool at_stop_point(struct capture *cap, const struct replay_case *c, pid_t tid, uint64_t pc)
+static bool at_place(struct capture *cap, const struct replay_case *c, uint64_t pc)
 {
 	const struct space_map *m;
 	const char *name;
@@ -205,7 +205,7 @@ static bool at_stop_point(struct capture *cap, const struct replay_case *c, pid_
 
 	switch (c->stop) {
 	case STOP_RUNTIME:
-		return in_runtime_function(cap, tid, pc, c->stop_runtime, c->stop_name);
+		return true;
 	case STOP_IN:
 	case STOP_AT:
 		name = space__function(&cap->sp, pc, false, &off);
@@ -216,8 +216,21 @@ static bool at_stop_point(struct capture *cap, const struct replay_case *c, pid_
 	case STOP_VDSO:
 		m = space__find(&cap->sp, pc);
 		return m && m->is_vdso;
+	case STOP_FILE:
+		m = space__find(&cap->sp, pc);
+		return m && m->file && strlen(m->file->path) >= strlen(c->stop_name) &&
+		       !strcmp(m->file->path + strlen(m->file->path) - strlen(c->stop_name),
+			       c->stop_name);
 	}
 	return false;
+}
+
+static bool at_stop_point(struct capture *cap, const struct replay_case *c, pid_t tid, uint64_t pc)
+{
+	if (!at_place(cap, c, pc))
+		return false;
+	return !c->stop_runtime ||
+	       in_runtime_function(cap, tid, pc, c->stop_runtime, c->stop_rt_name, !c->stop_where);
 }
 
 static int get_pc(pid_t tid, uint64_t *pc)
@@ -275,23 +288,43 @@ static int cmp_range(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* Copies one range of memory in pages, keeping what is readable. */
+/* Copies one range of memory; runs of pages holding only zeros (memory
+ * reserved and never written: a JVM's or V8's heap) are kept as ranges. */
 static int copy_mem(struct capture *cap, struct snapshot *snap, uint64_t start, uint64_t end)
 {
+	static const uint8_t zero[4096];
 	uint8_t *buf = malloc(end - start);
+	uint64_t run = 0; /* where the current run starts (offset) */
 	int err = -ENOMEM;
 
-	if (buf) {
-		err = live_read(&cap->pid, buf, end - start, start) ? -EFAULT : 0;
-		if (!err)
-			err = snapshot__add_mem(snap, start, buf, end - start);
+	if (!buf)
+		return err;
+	err = live_read(&cap->pid, buf, end - start, start) ? -EFAULT : 0;
+	for (uint64_t off = 0; !err && off < end - start;) {
+		uint64_t n = end - start - off < sizeof(zero) ? end - start - off : sizeof(zero);
+		bool is_zero = !memcmp(buf + off, zero, n);
+		uint64_t next = off + n;
+
+		/* Extend the run while pages are of its kind. */
+		while (next < end - start) {
+			uint64_t m =
+			    end - start - next < sizeof(zero) ? end - start - next : sizeof(zero);
+
+			if (!memcmp(buf + next, zero, m) != is_zero)
+				break;
+			next += m;
+		}
+		run = off;
+		err = is_zero ? snapshot__add_zero(snap, start + run, next - run)
+			      : snapshot__add_mem(snap, start + run, buf + run, next - run);
+		off = next;
 	}
 	free(buf);
 	return err;
 }
 
 /*
- * Every writable mapping (heap, anonymous memory, files' data), within
+ * Every writable mapping (heap, anonymous memory, files' data and RELRO), within
  * WRITABLE_MAX in all: what an interpreter's walker reads besides the
  * stack. Added to ranges (room for n_maps more); returns the new count.
  */
@@ -309,7 +342,13 @@ static size_t add_writable(const struct proc_map *maps, size_t n_maps, struct ra
 		 * n_stacks) hold those), not whole (8 MiB per thread). */
 		for (size_t k = 0; k < n_stacks; k++)
 			stack |= ranges[k].start >= m->start && ranges[k].start < m->end;
-		if (!(m->perms & PROC_MAP_W) || stack || !strncmp(m->path, "[v", 2))
+		/* RELRO: read-only now, but written by the loader (GOT, TLS offsets),
+		 * so not the file's bytes; it lies just below the file's data. */
+		bool relro = !(m->perms & (PROC_MAP_W | PROC_MAP_X)) && m->path[0] == '/' &&
+			     j + 1 < n_maps && maps[j + 1].start == m->end &&
+			     (maps[j + 1].perms & PROC_MAP_W) && !strcmp(maps[j + 1].path, m->path);
+
+		if ((!(m->perms & PROC_MAP_W) && !relro) || stack || !strncmp(m->path, "[v", 2))
 			continue;
 		if (total + (m->end - m->start) > WRITABLE_MAX)
 			break;

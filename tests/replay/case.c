@@ -147,6 +147,20 @@ static int parse_line(struct replay_case *c, char *line, int lineno, char *err, 
 	}
 	if (!strcmp(words[0], "snapshot") && n == 2)
 		return (c->snapshot = strdup(words[1])) ? 0 : -ENOMEM;
+	if (!strcmp(words[0], "stop") && n >= 3 &&
+	    (!strcmp(words[1], "python") || (n >= 4 && !strcmp(words[1], "rt")))) {
+		/* A condition on the runtime's innermost frame, alone or with another stop. */
+		c->stop_runtime = runtime_named(n == 3 ? "python" : words[2]);
+		if (!c->stop_runtime)
+			return fail(err, len, lineno, "no runtime '%s'", words[2]);
+		if (!c->stop_where)
+			c->stop = STOP_RUNTIME;
+		free(c->stop_rt_name);
+		/* The name is the rest of the line (Ruby's "block in X"). */
+		return (c->stop_rt_name = strdup(n == 3 ? words[2] : rest_of(rest_of(rest))))
+			   ? 0
+			   : -ENOMEM;
+	}
 	if (!strcmp(words[0], "stop") && n >= 2) {
 		if (!strcmp(words[1], "plt"))
 			c->stop = STOP_PLT;
@@ -154,24 +168,15 @@ static int parse_line(struct replay_case *c, char *line, int lineno, char *err, 
 			c->stop = STOP_VDSO;
 		else if (n == 3 && (!strcmp(words[1], "in") || !strcmp(words[1], "at")))
 			c->stop = words[1][0] == 'i' ? STOP_IN : STOP_AT;
-		else if (n == 3 && !strcmp(words[1], "python"))
-			c->stop = STOP_RUNTIME;
-		else if (n >= 4 && !strcmp(words[1], "rt"))
-			c->stop = STOP_RUNTIME;
+		else if (n == 3 && !strcmp(words[1], "file"))
+			c->stop = STOP_FILE;
 		else
-			return fail(err, len, lineno,
-				    "stop in|at|python NAME, stop rt RUNTIME NAME, stop plt or "
-				    "stop vdso");
-		if (c->stop == STOP_RUNTIME) {
-			c->stop_runtime = runtime_named(n == 3 ? "python" : words[2]);
-			if (!c->stop_runtime)
-				return fail(err, len, lineno, "no runtime '%s'", words[2]);
-			/* The name is the rest of the line (Ruby's "block in X"). */
-			return (c->stop_name = strdup(n == 3 ? words[2] : rest_of(rest_of(rest))))
-				   ? 0
-				   : -ENOMEM;
-		}
-		if (c->stop == STOP_IN || c->stop == STOP_AT)
+			return fail(
+			    err, len, lineno,
+			    "stop in|at|python|file NAME, stop rt RUNTIME NAME, stop plt or "
+			    "stop vdso");
+		c->stop_where = true;
+		if (c->stop == STOP_IN || c->stop == STOP_AT || c->stop == STOP_FILE)
 			return (c->stop_name = strdup(words[2])) ? 0 : -ENOMEM;
 		return 0;
 	}
@@ -287,9 +292,14 @@ int case__load(const char *path, struct replay_case *c, char *err, size_t len)
 	c->name = strdup(base);
 	free(copy);
 	while (!rc && fgets(line, sizeof(line), f)) {
-		char *hash = strchr(line, '#');
+		char *hash = line;
 
 		lineno++;
+		/* A comment starts with '#' at the start or after a blank (Ruby's "Shop#leaf" is a
+		 * name). */
+		while ((hash = strchr(hash, '#')) && hash != line && hash[-1] != ' ' &&
+		       hash[-1] != '\t')
+			hash++;
 		if (hash)
 			*hash = 0;
 		line[strcspn(line, "\r\n")] = 0;
@@ -323,6 +333,7 @@ void case__free(struct replay_case *c)
 		free(c->args[i]);
 	free(c->snapshot);
 	free(c->stop_name);
+	free(c->stop_rt_name);
 	free(c->known_failure);
 	for (size_t i = 0; i < c->n_threads; i++) {
 		for (size_t j = 0; j < c->threads[i].n_exp; j++) {

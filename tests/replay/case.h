@@ -3,7 +3,7 @@
  * A replay test case (tests/replay/cases/NAME.case): which workload to run
  * and where to stop it, or which committed snapshot to load, and per thread
  * the frames the unwinder must produce, innermost first. Line format
- * ('#' starts a comment):
+ * ('#' at the start or after a blank starts a comment):
  *
  *   workload NAME [ARG...]   build/workloads/NAME, run until it prints "ready"
  *   python VERSION SCRIPT [ARG...]
@@ -17,11 +17,14 @@
  *   stop at NAME             ... when a thread is at NAME's first instruction
  *   stop plt                 ... when a thread is inside a .plt section
  *   stop vdso                ... when a thread is inside the vDSO
- *   stop rt RUNTIME NAME     ... when a thread's pc is in one of RUNTIME's code
- *                            ranges (src/interp/<RUNTIME>: python, ruby, hotspot,
- *                            perl, v8, php) and its innermost RUNTIME frame is
- *                            NAME (the replay's walk and naming, over the live
- *                            process); NAME may hold spaces
+ *   stop file SUFFIX         ... when a thread is in a file whose path ends with
+ *                            SUFFIX (an interpreter's code with no symbols)
+ *   stop rt RUNTIME NAME     ... when a thread's innermost RUNTIME frame is NAME
+ *                            (src/interp/<RUNTIME>: python, ruby, hotspot, perl,
+ *                            v8, php; the replay's walk and naming, over the live
+ *                            process; NAME may hold spaces) and its pc is in one
+ *                            of RUNTIME's code ranges, or, with another stop
+ *                            line, where that one says
  *   stop python NAME         stop rt python NAME
  *   settle MS                wait MS after "ready" before stopping (default 200)
  *   step main|none           single-step the main thread towards the stop (default main)
@@ -88,6 +91,7 @@ enum stop_kind {
 	STOP_AT,
 	STOP_PLT,
 	STOP_VDSO,
+	STOP_FILE,
 	STOP_RUNTIME,
 };
 
@@ -105,8 +109,10 @@ struct replay_case {
 	int n_args;
 	char *snapshot;
 	enum stop_kind stop;
-	char *stop_name;	  /* STOP_IN, STOP_AT, STOP_RUNTIME */
-	const char *stop_runtime; /* STOP_RUNTIME: interp_ops.name */
+	char *stop_name;	  /* STOP_IN, STOP_AT, STOP_FILE */
+	bool stop_where;	  /* a stop line other than stop rt/python */
+	const char *stop_runtime; /* stop rt: interp_ops.name, else NULL */
+	char *stop_rt_name;	  /* stop rt: the function */
 	int settle_ms;
 	bool step_main;
 	char *known_failure;

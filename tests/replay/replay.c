@@ -224,6 +224,7 @@ static bool replay_thread(const struct replay_case *c, const struct case_thread 
 {
 	static struct op_frame frames[OP_MAX_USER_FRAMES];
 	static struct named_frame named[OP_MAX_USER_FRAMES * 2];
+	struct interp_walk_stats stats[OP_INTERP__COUNT];
 	const struct snapshot_thread *t = pick_thread(s, ct->select);
 	struct remote_memory snap = snapshot__memory(s);
 	struct user_unwind_ops ops = {snap_read, user_unwind_tables__find_rule, &snap, tables};
@@ -238,7 +239,7 @@ static bool replay_thread(const struct replay_case *c, const struct case_thread 
 	}
 	/* As the sampler: frames in a runtime's code ranges go to its walker. */
 	r = runtimes__walk(rts, &ops, full_read, &full, t->regs.fs_base, t->regs.rip, t->regs.rsp,
-			   t->regs.rbp, frames, OP_MAX_USER_FRAMES);
+			   t->regs.rbp, frames, OP_MAX_USER_FRAMES, stats);
 	for (uint32_t i = 0; i < r.n_frames; i++) {
 		size_t k = name_frame(rts, sp, &frames[i], &named[n],
 				      sizeof(named) / sizeof(named[0]) - n);
@@ -263,6 +264,12 @@ static bool replay_thread(const struct replay_case *c, const struct case_thread 
 		 t->tid, deepest, deepest < n ? named[deepest].name : "(none)", want);
 	printf("     %s, %s:\n", c->name, summary);
 	print_stack(named, n);
+	for (unsigned int i = 1; i < OP_INTERP__COUNT; i++)
+		if (stats[i].walks)
+			printf("     %s's walk: %llu frames, %llu without its state, %llu errors\n",
+			       interp__of_id(i)->name, (unsigned long long)stats[i].frames,
+			       (unsigned long long)stats[i].no_state,
+			       (unsigned long long)stats[i].errors);
 	return false;
 }
 
