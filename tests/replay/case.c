@@ -168,7 +168,7 @@ static int parse_line(struct replay_case *c, char *line, int lineno, char *err, 
 			c->stop = STOP_VDSO;
 		else if (n == 3 && (!strcmp(words[1], "in") || !strcmp(words[1], "at")))
 			c->stop = words[1][0] == 'i' ? STOP_IN : STOP_AT;
-		else if (n == 3 && !strcmp(words[1], "file"))
+		else if (n >= 3 && !strcmp(words[1], "file"))
 			c->stop = STOP_FILE;
 		else
 			return fail(
@@ -176,7 +176,10 @@ static int parse_line(struct replay_case *c, char *line, int lineno, char *err, 
 			    "stop in|at|python|file NAME, stop rt RUNTIME NAME, stop plt or "
 			    "stop vdso");
 		c->stop_where = true;
-		if (c->stop == STOP_IN || c->stop == STOP_AT || c->stop == STOP_FILE)
+		/* A file's path may hold spaces ("/dev/zero (deleted)"): the rest of the line. */
+		if (c->stop == STOP_FILE)
+			return (c->stop_name = strdup(rest_of(rest))) ? 0 : -ENOMEM;
+		if (c->stop == STOP_IN || c->stop == STOP_AT)
 			return (c->stop_name = strdup(words[2])) ? 0 : -ENOMEM;
 		return 0;
 	}
