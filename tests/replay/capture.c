@@ -187,11 +187,15 @@ static bool in_runtime_function(struct capture *cap, pid_t tid, uint64_t pc, con
 			   regs.rbp, frames, OP_MAX_USER_FRAMES, NULL);
 	for (uint32_t i = 0; i < r.n_frames; i++) {
 		struct interp_line line;
-		const char *rt = NULL;
+		const char *rt = NULL, *suffix = "";
+		size_t n;
 
-		if (!runtimes__name(&cap->rts, &frames[i], &rt, &line, 1))
+		if (!runtimes__name(&cap->rts, &frames[i], &rt, &suffix, &line, 1))
 			continue;
-		match = !strcmp(rt, runtime) && line.name && !strcmp(line.name, name);
+		/* The name, or the name and its suffix (HotSpot's "_[j]": JIT-compiled). */
+		n = line.name ? strlen(line.name) : 0;
+		match = !strcmp(rt, runtime) && line.name && !strncmp(line.name, name, n) &&
+			(!name[n] || !strcmp(name + n, suffix));
 		break;
 	}
 	return match;

@@ -22,7 +22,8 @@
  *   stop rt RUNTIME NAME     ... when a thread's innermost RUNTIME frame is NAME
  *                            (src/interp/<RUNTIME>: python, ruby, hotspot, perl,
  *                            v8, php; the replay's walk and naming, over the live
- *                            process; NAME may hold spaces) and its pc is in one
+ *                            process; NAME may hold spaces and end with the
+ *                            frame's folded suffix, as in `rt`) and its pc is in one
  *                            of RUNTIME's code ranges, or, with another stop
  *                            line, where that one says
  *   stop python NAME         stop rt python NAME
@@ -40,7 +41,9 @@
  *   rt RUNTIME NAME [@ FILE[:LINE]]
  *                            one frame of RUNTIME (as `stop rt`) named NAME (may
  *                            hold spaces), by the runtime's own resolve and
- *                            describe, in a file whose name ends with FILE, at LINE
+ *                            describe, in a file whose name ends with FILE, at LINE;
+ *                            NAME may end with the frame's folded suffix
+ *                            (HotSpot: _[j] JIT-compiled, _[0] interpreted)
  *   py NAME [FILE[:LINE]]    rt python NAME [@ FILE[:LINE]]: function NAME
  *                            (qualified from 3.11)
  *   perl SCRIPT [ARG...]     tests/workloads/perl/SCRIPT run by /usr/bin/perl

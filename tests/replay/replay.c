@@ -39,6 +39,7 @@ struct named_frame {
 	char where[NAME_LEN]; /* a runtime's frames: FILE:LINE */
 	bool error;
 	const char *runtime; /* a runtime's frame: interp_ops.name; NULL: native */
+	const char *suffix;  /* a runtime's frame: its folded suffix (HotSpot's "_[j]"), or "" */
 };
 
 /* The unwinder's reads: the snapshot's memory (ctx: its remote_memory source). */
@@ -82,6 +83,15 @@ static bool where_matches(const char *want, const char *where)
 	return !colon || (have_colon && !strcmp(colon, have_colon));
 }
 
+/* Is text the frame's name followed by its folded suffix ("HotspotChain.work_[j]")? */
+static bool name_with_suffix(const char *text, const struct named_frame *f)
+{
+	size_t n = strlen(f->name);
+
+	return f->suffix && *f->suffix && !strncmp(text, f->name, n) &&
+	       !strcmp(text + n, f->suffix);
+}
+
 static bool frame_matches(const struct expect *e, const struct named_frame *f)
 {
 	switch (e->kind) {
@@ -94,7 +104,8 @@ static bool frame_matches(const struct expect *e, const struct named_frame *f)
 	case EXPECT_GAP:
 		return !f->error && !f->runtime;
 	case EXPECT_RUNTIME:
-		return f->runtime && !strcmp(e->runtime, f->runtime) && !strcmp(e->text, f->name) &&
+		return f->runtime && !strcmp(e->runtime, f->runtime) &&
+		       (!strcmp(e->text, f->name) || name_with_suffix(e->text, f)) &&
 		       (!e->where || where_matches(e->where, f->where));
 	}
 	return false;
@@ -151,7 +162,8 @@ static void print_stack(const struct named_frame *f, size_t n)
 			i = n - 16;
 		}
 		if (f[i].runtime)
-			printf("      #%-3zu %s %s (%s)\n", i, f[i].runtime, f[i].name, f[i].where);
+			printf("      #%-3zu %s %s%s (%s)\n", i, f[i].runtime, f[i].name,
+			       f[i].suffix, f[i].where);
 		else
 			printf("      #%-3zu %s\n", i, f[i].name);
 	}
@@ -192,7 +204,7 @@ static size_t name_frame(struct runtimes *rts, const struct space *sp, const str
 			 struct named_frame *out, size_t room)
 {
 	struct interp_line lines[INTERP_MAX_LINES];
-	const char *runtime = NULL;
+	const char *runtime = NULL, *suffix = "";
 	size_t n;
 
 	memset(out, 0, sizeof(*out));
@@ -201,7 +213,7 @@ static size_t name_frame(struct runtimes *rts, const struct space *sp, const str
 		snprintf(out->name, NAME_LEN, "%s", symbolizer__error(f->addr));
 		return 1;
 	}
-	n = runtimes__name(rts, f, &runtime, lines,
+	n = runtimes__name(rts, f, &runtime, &suffix, lines,
 			   room < INTERP_MAX_LINES ? room : INTERP_MAX_LINES);
 	if (!n) {
 		space__name(sp, f->addr, f->flags & OP_FRAME_F_RETURN_ADDRESS, out->name, NAME_LEN);
@@ -210,6 +222,7 @@ static size_t name_frame(struct runtimes *rts, const struct space *sp, const str
 	for (size_t i = 0; i < n; i++) {
 		memset(&out[i], 0, sizeof(out[i]));
 		out[i].runtime = runtime;
+		out[i].suffix = suffix;
 		snprintf(out[i].name, NAME_LEN, "%s", lines[i].name ? lines[i].name : "?");
 		snprintf(out[i].where, NAME_LEN, "%s:%lld",
 			 lines[i].filename ? lines[i].filename : "?", (long long)lines[i].line);

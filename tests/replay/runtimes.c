@@ -205,7 +205,7 @@ runtimes__walk(const struct runtimes *rt, const struct user_unwind_ops *ops,
 	return r;
 }
 size_t runtimes__name(struct runtimes *rt, const struct op_frame *f, const char **runtime,
-		      struct interp_line *out, size_t max)
+		      const char **suffix, struct interp_line *out, size_t max)
 {
 	const struct interp_ops *ops = interp__of_kind(f->kind);
 	uint64_t offset = 0;
@@ -214,5 +214,7 @@ size_t runtimes__name(struct runtimes *rt, const struct op_frame *f, const char 
 	if (!ops || !interp__resolve(rt->in, rt->proc.pid, f, &id, &offset))
 		return 0;
 	*runtime = ops->name;
+	if (suffix)
+		*suffix = interp__folded_suffix(f->kind, offset);
 	return interp__describe_lines(rt->in, f->kind, id, offset, out, max);
 }

@@ -63,11 +63,12 @@ runtimes__walk(const struct runtimes *rt, const struct user_unwind_ops *ops,
 
 /*
  * The functions of runtime frame f (innermost first, at most max) as the
- * agent names them (interp__resolve, interp__describe_lines), and its
- * runtime's name in *runtime. 0 when f is no runtime's frame. The strings
- * belong to rt.
+ * agent names them (interp__resolve, interp__describe_lines), its
+ * runtime's name in *runtime and, when suffix is not NULL, the suffix the
+ * folded output gives it (interp__folded_suffix: "" or HotSpot's "_[j]") in
+ * *suffix. 0 when f is no runtime's frame. The strings belong to rt.
  */
 size_t runtimes__name(struct runtimes *rt, const struct op_frame *f, const char **runtime,
-		      struct interp_line *out, size_t max);
+		      const char **suffix, struct interp_line *out, size_t max);
 
 #endif
