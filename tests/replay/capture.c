@@ -30,7 +30,7 @@
 #define STEPS_PER_ATTEMPT 20000
 #define STACK_ABOVE_SP	  (1u << 20)   /* bytes of stack kept above each thread's sp */
 #define STACK_BELOW_SP	  256	       /* and below it (the red zone, 128 bytes, and margin) */
-#define WRITABLE_MAX	  (256u << 20) /* bytes of writable mappings copied (memory writable) */
+#define WRITABLE_MAX	  (256u << 20) /* bytes of mappings copied (memory writable) */
 
 struct tracee {
 	pid_t tid;
@@ -220,6 +220,9 @@ static bool at_place(struct capture *cap, const struct replay_case *c, uint64_t 
 	case STOP_VDSO:
 		m = space__find(&cap->sp, pc);
 		return m && m->is_vdso;
+	case STOP_ANON:
+		m = space__find(&cap->sp, pc);
+		return m && !m->file && !m->is_vdso;
 	case STOP_FILE:
 		m = space__find(&cap->sp, pc);
 		return m && m->file && strlen(m->file->path) >= strlen(c->stop_name) &&
@@ -328,9 +331,10 @@ static int copy_mem(struct capture *cap, struct snapshot *snap, uint64_t start, 
 }
 
 /*
- * Every writable mapping (heap, anonymous memory, files' data and RELRO), within
- * WRITABLE_MAX in all: what an interpreter's walker reads besides the
- * stack. Added to ranges (room for n_maps more); returns the new count.
+ * Every writable mapping (heap, anonymous memory, files' data), RELRO, and
+ * every readable mapping of no file on disk, within WRITABLE_MAX in all: what
+ * a runtime's walker and naming read besides the stack. Added to ranges (room for n_maps more);
+ * returns the new count.
  */
 static size_t add_writable(const struct proc_map *maps, size_t n_maps, struct range *ranges,
 			   size_t n_ranges)
@@ -352,7 +356,14 @@ static size_t add_writable(const struct proc_map *maps, size_t n_maps, struct ra
 			     j + 1 < n_maps && maps[j + 1].start == m->end &&
 			     (maps[j + 1].perms & PROC_MAP_W) && !strcmp(maps[j + 1].path, m->path);
 
-		if ((!(m->perms & PROC_MAP_W) && !relro) || stack || !strncmp(m->path, "[v", 2))
+		/* Memory no file on disk holds: anonymous (a JIT's code, V8's
+		 * read-only heap), shared memory, deleted files. */
+		bool no_file = m->path[0] != '/' || strstr(m->path, " (deleted)") ||
+			       !strncmp(m->path, "/memfd:", 7) || !strncmp(m->path, "/dev/", 5);
+
+		if (!(m->perms & PROC_MAP_W) && !relro && !(no_file && (m->perms & PROC_MAP_R)))
+			continue;
+		if (stack || !strncmp(m->path, "[v", 2))
 			continue;
 		if (total + (m->end - m->start) > WRITABLE_MAX)
 			break;

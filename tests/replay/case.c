@@ -166,15 +166,16 @@ static int parse_line(struct replay_case *c, char *line, int lineno, char *err, 
 			c->stop = STOP_PLT;
 		else if (!strcmp(words[1], "vdso"))
 			c->stop = STOP_VDSO;
+		else if (!strcmp(words[1], "anon"))
+			c->stop = STOP_ANON;
 		else if (n == 3 && (!strcmp(words[1], "in") || !strcmp(words[1], "at")))
 			c->stop = words[1][0] == 'i' ? STOP_IN : STOP_AT;
 		else if (n >= 3 && !strcmp(words[1], "file"))
 			c->stop = STOP_FILE;
 		else
-			return fail(
-			    err, len, lineno,
-			    "stop in|at|python|file NAME, stop rt RUNTIME NAME, stop plt or "
-			    "stop vdso");
+			return fail(err, len, lineno,
+				    "stop in|at|python|file NAME, stop rt RUNTIME NAME, stop plt, "
+				    "stop vdso or stop anon");
 		c->stop_where = true;
 		/* A file's path may hold spaces ("/dev/zero (deleted)"): the rest of the line. */
 		if (c->stop == STOP_FILE)

@@ -17,6 +17,8 @@
  *   stop at NAME             ... when a thread is at NAME's first instruction
  *   stop plt                 ... when a thread is inside a .plt section
  *   stop vdso                ... when a thread is inside the vDSO
+ *   stop anon                ... when a thread is in executable memory of no
+ *                            file (a JIT's code)
  *   stop file SUFFIX         ... when a thread is in a file whose path ends with
  *                            SUFFIX (an interpreter's code with no symbols)
  *   stop rt RUNTIME NAME     ... when a thread's innermost RUNTIME frame is NAME
@@ -95,6 +97,7 @@ enum stop_kind {
 	STOP_PLT,
 	STOP_VDSO,
 	STOP_FILE,
+	STOP_ANON,
 	STOP_RUNTIME,
 };
 
