@@ -31,6 +31,7 @@
 #define STACK_ABOVE_SP	  (1u << 20)   /* bytes of stack kept above each thread's sp */
 #define STACK_BELOW_SP	  256	       /* and below it (the red zone, 128 bytes, and margin) */
 #define WRITABLE_MAX	  (256u << 20) /* bytes of mappings copied (memory writable) */
+#define WAIT_STOP_MS	  5000	       /* a thread that does not stop by then is gone */
 
 struct tracee {
 	pid_t tid;
@@ -60,12 +61,22 @@ static int live_read(void *ctx, void *dst, size_t len, uint64_t addr)
 		   : 0;
 }
 
-/* Waits for tr's next stop and notes a signal to pass on. 0, or -ESRCH when it is gone. */
+/*
+ * Waits for tr's next stop and notes a signal to pass on. 0, or -ESRCH when
+ * it is gone. Bounded: a thread group leader that exited reports nothing
+ * until every other thread is reaped (a workload that ended while the
+ * capture searched its stop point), so it counts as gone after
+ * WAIT_STOP_MS.
+ */
 static int wait_stop(struct tracee *tr)
 {
-	int st;
+	struct timespec ms = {0, 1000000L};
+	int st, waited = 0;
+	pid_t got;
 
-	if (waitpid(tr->tid, &st, __WALL) < 0 || !WIFSTOPPED(st))
+	while ((got = waitpid(tr->tid, &st, __WALL | WNOHANG)) == 0 && waited++ < WAIT_STOP_MS)
+		nanosleep(&ms, NULL);
+	if (got <= 0 || !WIFSTOPPED(st))
 		return -ESRCH;
 	/* A signal-delivery stop (not our trap, not an event): the signal must go on. */
 	if ((st >> 16) == 0 && WSTOPSIG(st) != SIGTRAP)

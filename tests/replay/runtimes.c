@@ -174,10 +174,12 @@ runtimes__walk(const struct runtimes *rt, const struct user_unwind_ops *ops,
 	       uint64_t thread_ptr, uint64_t pc, uint64_t sp, uint64_t fp, struct op_frame *frames,
 	       uint32_t max_frames, struct interp_walk_stats *stats)
 {
-	/* Each runtime's state for this walk, as src/engine/stack_copy.c keeps it. */
+	/* Each runtime's state for this walk, as src/engine/stack_copy.c keeps it
+	 * (static: the suite walks one thread at a time). */
 	static _Alignas(max_align_t) unsigned char walks[OP_INTERP__COUNT][INTERP_WALK_MAX_SIZE];
 	struct user_unwind_interp interp = {.ranges = rt->in ? interp__ranges(rt->in, rt->proc.pid)
 							     : NULL};
+	struct user_unwind_result r;
 
 	for (unsigned int i = 1; rt->in && i < OP_INTERP__COUNT; i++) {
 		const struct interp_ops *ops_i = interp__of_id(i);
@@ -192,18 +194,17 @@ runtimes__walk(const struct runtimes *rt, const struct user_unwind_ops *ops,
 		memset(walks[i], 0, ops_i->walk_size);
 		interp.runtimes[i] = ops_i->walk_begin(walks[i], &env);
 	}
-	struct user_unwind_result r =
-	    user_unwind__walk(ops, &interp, rt->proc.pid, pc, sp, fp, frames, max_frames);
-
-	for (unsigned int i = 1; stats && i < OP_INTERP__COUNT; i++) {
+	r = user_unwind__walk(ops, &interp, rt->proc.pid, pc, sp, fp, frames, max_frames);
+	for (unsigned int i = 0; stats && i < OP_INTERP__COUNT; i++) {
 		const struct interp_ops *ops_i = interp__of_id(i);
 
 		memset(&stats[i], 0, sizeof(stats[i]));
-		if (interp.runtimes[i].step && ops_i->walk_end)
+		if (interp.runtimes[i].step && ops_i && ops_i->walk_end)
 			ops_i->walk_end(walks[i], &stats[i]);
 	}
 	return r;
 }
+
 size_t runtimes__name(struct runtimes *rt, const struct op_frame *f, const char **runtime,
 		      const char **suffix, struct interp_line *out, size_t max)
 {
