@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -71,11 +72,18 @@ static int live_read(void *ctx, void *dst, size_t len, uint64_t addr)
 static int wait_stop(struct tracee *tr)
 {
 	struct timespec ms = {0, 1000000L};
-	int st, waited = 0;
+	int st, spins = 0, waited = 0;
 	pid_t got;
 
-	while ((got = waitpid(tr->tid, &st, __WALL | WNOHANG)) == 0 && waited++ < WAIT_STOP_MS)
-		nanosleep(&ms, NULL);
+	/* A single step stops at once: yield first, sleep only when it takes long. */
+	while ((got = waitpid(tr->tid, &st, __WALL | WNOHANG)) == 0 && waited < WAIT_STOP_MS) {
+		if (spins++ < 1000) {
+			sched_yield();
+		} else {
+			nanosleep(&ms, NULL);
+			waited++;
+		}
+	}
 	if (got <= 0 || !WIFSTOPPED(st))
 		return -ESRCH;
 	/* A signal-delivery stop (not our trap, not an event): the signal must go on. */
