@@ -137,6 +137,13 @@ $(WL_BUILD)/lib/%.so: $(WL_DIR)/lib/%.c $(WL_HDRS)
 	@mkdir -p $(@D)
 	$(WL_LINE) $< -o $@
 
+# Java workloads the replay suite runs (tests/workloads/hotspot_chain/):
+# javac's classes in build/workloads/hotspot_chain/.
+JAVA_WL    := $(patsubst $(WL_DIR)/%.java,$(WL_BUILD)/%.class,$(wildcard $(WL_DIR)/hotspot_chain/*.java))
+$(WL_BUILD)/%.class: $(WL_DIR)/%.java
+	@mkdir -p $(@D)
+	javac -d $(@D) $<
+
 # The agent's end-to-end tests run receivers on Node.js: their npm packages,
 # pinned by the lock file, are installed under the build folder.
 NODE_DIR   := $(BUILD)/node
@@ -180,11 +187,11 @@ fuzz: $(WORKLOADS)
 		$(FUZZ_NAMES:%=$(BUILD)/fuzz/libfuzzer/%)
 	tests/fuzz/run.sh $(BUILD)/fuzz $(BUILD)/workloads $(FUZZ_SECONDS) $(FUZZ_NAMES)
 
-tests: $(BIN) $(TEST_BINS) $(REPLAY_BIN) $(FUZZ_REPLAYS) $(WORKLOADS) \
+tests: $(BIN) $(TEST_BINS) $(REPLAY_BIN) $(FUZZ_REPLAYS) $(WORKLOADS) $(JAVA_WL) \
        $(NODE_DIR)/node_modules/.installed
 
 # No BPF and no privilege needed (it traces only its own children).
-test-replay: $(REPLAY_BIN) $(WORKLOADS)
+test-replay: $(REPLAY_BIN) $(WORKLOADS) $(JAVA_WL)
 	OMNIPROF_BUILD=$(BUILD) $(REPLAY_BIN) $(REPLAY_CASES)
 
 # The README's test command: every test, then the unit tests again under

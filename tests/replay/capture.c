@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,13 +17,12 @@
 
 #include "case.h"
 #include "elf/elf_file.h"
-#include "interp/python/python_code.h"
 #include "proc/proc_maps.h"
 #include "snapshot.h"
 #include "space.h"
 #include "testutil.h"
-#include "interp/python/python_unwind.h"
 #include "proc/remote_memory.h"
+#include "runtimes.h"
 #include "unwind/user_unwind.h"
 #include "util/read_file.h"
 
@@ -31,7 +31,8 @@
 #define STEPS_PER_ATTEMPT 20000
 #define STACK_ABOVE_SP	  (1u << 20)   /* bytes of stack kept above each thread's sp */
 #define STACK_BELOW_SP	  256	       /* and below it (the red zone, 128 bytes, and margin) */
-#define WRITABLE_MAX	  (256u << 20) /* bytes of writable mappings copied (memory writable) */
+#define WRITABLE_MAX	  (256u << 20) /* bytes of mappings copied (memory writable) */
+#define WAIT_STOP_MS	  5000	       /* a thread that does not stop by then is gone */
 
 struct tracee {
 	pid_t tid;
@@ -45,10 +46,10 @@ struct capture {
 	char *maps;
 	struct space sp;
 	bool sp_open;
-	/* stop python: the walk's rules and interpreter, made on first use per space */
+	/* stop rt: the walk's rules and the runtimes, made on first use per space */
 	struct user_unwind_tables *tables;
-	struct space_python py;
-	int py_err;
+	struct runtimes rts;
+	int rts_err;
 	char *err;
 	size_t err_len;
 };
@@ -61,12 +62,29 @@ static int live_read(void *ctx, void *dst, size_t len, uint64_t addr)
 		   : 0;
 }
 
-/* Waits for tr's next stop and notes a signal to pass on. 0, or -ESRCH when it is gone. */
+/*
+ * Waits for tr's next stop and notes a signal to pass on. 0, or -ESRCH when
+ * it is gone. Bounded: a thread group leader that exited reports nothing
+ * until every other thread is reaped (a workload that ended while the
+ * capture searched its stop point), so it counts as gone after
+ * WAIT_STOP_MS.
+ */
 static int wait_stop(struct tracee *tr)
 {
-	int st;
+	struct timespec ms = {0, 1000000L};
+	int st, spins = 0, waited = 0;
+	pid_t got;
 
-	if (waitpid(tr->tid, &st, __WALL) < 0 || !WIFSTOPPED(st))
+	/* A single step stops at once: yield first, sleep only when it takes long. */
+	while ((got = waitpid(tr->tid, &st, __WALL | WNOHANG)) == 0 && waited < WAIT_STOP_MS) {
+		if (spins++ < 1000) {
+			sched_yield();
+		} else {
+			nanosleep(&ms, NULL);
+			waited++;
+		}
+	}
+	if (got <= 0 || !WIFSTOPPED(st))
 		return -ESRCH;
 	/* A signal-delivery stop (not our trap, not an event): the signal must go on. */
 	if ((st >> 16) == 0 && WSTOPSIG(st) != SIGTRAP)
@@ -150,6 +168,7 @@ static int refresh_space(struct capture *cap)
 		space__close(&cap->sp);
 	user_unwind_tables__free(cap->tables);
 	cap->tables = NULL;
+	runtimes__close(&cap->rts);
 	free(cap->maps);
 	cap->maps = text;
 	err = space__open(&cap->sp, text, len, live_read, &cap->pid);
@@ -158,63 +177,58 @@ static int refresh_space(struct capture *cap)
 }
 
 /*
- * Is thread tid, stopped at pc, running Python function name? pc in the eval
- * loop, and the first Python frame of the mixed walk (the replay's own walk,
- * over the live memory of the stopped process) is a code object of that name.
+ * Is thread tid, stopped at pc, running function name of runtime? pc in one
+ * of the runtime's code ranges (when in_ranges), and the first frame of that runtime in the
+ * replay's own walk (over the live memory of the stopped process, named by
+ * the runtime's resolve and describe) is name.
  */
-static bool in_python_function(struct capture *cap, pid_t tid, uint64_t pc, const char *name)
+static bool in_runtime_function(struct capture *cap, pid_t tid, uint64_t pc, const char *runtime,
+				const char *name, bool in_ranges)
 {
 	static struct op_frame frames[OP_MAX_USER_FRAMES];
 	struct user_unwind_ops ops = {live_read, user_unwind_tables__find_rule, &cap->pid, NULL};
-	struct python_unwind py = {0};
 	struct user_unwind_result r;
 	struct user_regs_struct regs;
-	struct python_code *code = NULL;
-	bool in_eval = false, match = false;
+	bool match = false;
 
 	if (!cap->tables) {
 		if (user_unwind_tables__new(&cap->tables))
 			return false;
 		space__add_tables(&cap->sp, cap->tables);
-		cap->py_err = space__python(&cap->sp, &cap->py);
+		cap->rts_err = runtimes__open(&cap->rts, &cap->sp, cap->maps, strlen(cap->maps),
+					      (uint32_t)cap->pid, NULL);
 	}
-	if (cap->py_err)
-		return false;
-	for (int i = 0; i < OP_INTERP_MAX_RANGES; i++)
-		in_eval |= cap->py.ranges.ranges[i].interp == OP_INTERP_PYTHON &&
-			   pc >= cap->py.ranges.ranges[i].start &&
-			   pc < cap->py.ranges.ranges[i].end;
-	if (!in_eval || ptrace(PTRACE_GETREGS, tid, 0, &regs))
+	if (cap->rts_err || (in_ranges && !runtimes__in_ranges(&cap->rts, runtime, pc)) ||
+	    ptrace(PTRACE_GETREGS, tid, 0, &regs))
 		return false;
 	ops.rule_ctx = cap->tables;
-	py.proc = &cap->py.proc;
-	py.thread_ptr = regs.fs_base;
-	r = user_unwind__walk(
-	    &ops,
-	    &(struct user_unwind_interp){&cap->py.ranges,
-					 {[OP_INTERP_PYTHON] = python_unwind__runtime(&py)}},
-	    (uint32_t)cap->pid, regs.rip, regs.rsp, regs.rbp, frames, OP_MAX_USER_FRAMES);
+	r = runtimes__walk(&cap->rts, &ops, live_read, &cap->pid, regs.fs_base, regs.rip, regs.rsp,
+			   regs.rbp, frames, OP_MAX_USER_FRAMES, NULL);
 	for (uint32_t i = 0; i < r.n_frames; i++) {
-		if (frames[i].kind != OP_FRAME_PYTHON)
+		struct interp_line line;
+		const char *rt = NULL, *suffix = "";
+		size_t n;
+
+		if (!runtimes__name(&cap->rts, &frames[i], &rt, &suffix, &line, 1))
 			continue;
-		if (!python_code__read((uint32_t)cap->pid, cap->py.layout, frames[i].addr,
-				       frames[i].data, &code))
-			match = !strcmp(code->name, name);
-		python_code__free(code);
+		/* The name, or the name and its suffix (HotSpot's "_[j]": JIT-compiled). */
+		n = line.name ? strlen(line.name) : 0;
+		match = !strcmp(rt, runtime) && line.name && !strncmp(line.name, name, n) &&
+			(!name[n] || !strcmp(name + n, suffix));
 		break;
 	}
 	return match;
 }
 
-static bool at_stop_point(struct capture *cap, const struct replay_case *c, pid_t tid, uint64_t pc)
+static bool at_place(struct capture *cap, const struct replay_case *c, uint64_t pc)
 {
 	const struct space_map *m;
 	const char *name;
 	uint64_t off = 0;
 
 	switch (c->stop) {
-	case STOP_PYTHON:
-		return in_python_function(cap, tid, pc, c->stop_name);
+	case STOP_RUNTIME:
+		return true;
 	case STOP_IN:
 	case STOP_AT:
 		name = space__function(&cap->sp, pc, false, &off);
@@ -225,8 +239,24 @@ static bool at_stop_point(struct capture *cap, const struct replay_case *c, pid_
 	case STOP_VDSO:
 		m = space__find(&cap->sp, pc);
 		return m && m->is_vdso;
+	case STOP_ANON:
+		m = space__find(&cap->sp, pc);
+		return m && !m->file && !m->is_vdso;
+	case STOP_FILE:
+		m = space__find(&cap->sp, pc);
+		return m && m->file && strlen(m->file->path) >= strlen(c->stop_name) &&
+		       !strcmp(m->file->path + strlen(m->file->path) - strlen(c->stop_name),
+			       c->stop_name);
 	}
 	return false;
+}
+
+static bool at_stop_point(struct capture *cap, const struct replay_case *c, pid_t tid, uint64_t pc)
+{
+	if (!at_place(cap, c, pc))
+		return false;
+	return !c->stop_runtime ||
+	       in_runtime_function(cap, tid, pc, c->stop_runtime, c->stop_rt_name, !c->stop_where);
 }
 
 static int get_pc(pid_t tid, uint64_t *pc)
@@ -284,25 +314,46 @@ static int cmp_range(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* Copies one range of memory in pages, keeping what is readable. */
+/* Copies one range of memory; runs of pages holding only zeros (memory
+ * reserved and never written: a JVM's or V8's heap) are kept as ranges. */
 static int copy_mem(struct capture *cap, struct snapshot *snap, uint64_t start, uint64_t end)
 {
+	static const uint8_t zero[4096];
 	uint8_t *buf = malloc(end - start);
+	uint64_t run = 0; /* where the current run starts (offset) */
 	int err = -ENOMEM;
 
-	if (buf) {
-		err = live_read(&cap->pid, buf, end - start, start) ? -EFAULT : 0;
-		if (!err)
-			err = snapshot__add_mem(snap, start, buf, end - start);
+	if (!buf)
+		return err;
+	err = live_read(&cap->pid, buf, end - start, start) ? -EFAULT : 0;
+	for (uint64_t off = 0; !err && off < end - start;) {
+		uint64_t n = end - start - off < sizeof(zero) ? end - start - off : sizeof(zero);
+		bool is_zero = !memcmp(buf + off, zero, n);
+		uint64_t next = off + n;
+
+		/* Extend the run while pages are of its kind. */
+		while (next < end - start) {
+			uint64_t m =
+			    end - start - next < sizeof(zero) ? end - start - next : sizeof(zero);
+
+			if (!memcmp(buf + next, zero, m) != is_zero)
+				break;
+			next += m;
+		}
+		run = off;
+		err = is_zero ? snapshot__add_zero(snap, start + run, next - run)
+			      : snapshot__add_mem(snap, start + run, buf + run, next - run);
+		off = next;
 	}
 	free(buf);
 	return err;
 }
 
 /*
- * Every writable mapping (heap, anonymous memory, files' data), within
- * WRITABLE_MAX in all: what an interpreter's walker reads besides the
- * stack. Added to ranges (room for n_maps more); returns the new count.
+ * Every writable mapping (heap, anonymous memory, files' data), RELRO, and
+ * every readable mapping of no file on disk, within WRITABLE_MAX in all: what
+ * a runtime's walker and naming read besides the stack. Added to ranges (room for n_maps more);
+ * returns the new count.
  */
 static size_t add_writable(const struct proc_map *maps, size_t n_maps, struct range *ranges,
 			   size_t n_ranges)
@@ -318,7 +369,20 @@ static size_t add_writable(const struct proc_map *maps, size_t n_maps, struct ra
 		 * n_stacks) hold those), not whole (8 MiB per thread). */
 		for (size_t k = 0; k < n_stacks; k++)
 			stack |= ranges[k].start >= m->start && ranges[k].start < m->end;
-		if (!(m->perms & PROC_MAP_W) || stack || !strncmp(m->path, "[v", 2))
+		/* RELRO: read-only now, but written by the loader (GOT, TLS offsets),
+		 * so not the file's bytes; it lies just below the file's data. */
+		bool relro = !(m->perms & (PROC_MAP_W | PROC_MAP_X)) && m->path[0] == '/' &&
+			     j + 1 < n_maps && maps[j + 1].start == m->end &&
+			     (maps[j + 1].perms & PROC_MAP_W) && !strcmp(maps[j + 1].path, m->path);
+
+		/* Memory no file on disk holds: anonymous (a JIT's code, V8's
+		 * read-only heap), shared memory, deleted files. */
+		bool no_file = m->path[0] != '/' || strstr(m->path, " (deleted)") ||
+			       !strncmp(m->path, "/memfd:", 7) || !strncmp(m->path, "/dev/", 5);
+
+		if (!(m->perms & PROC_MAP_W) && !relro && !(no_file && (m->perms & PROC_MAP_R)))
+			continue;
+		if (stack || !strncmp(m->path, "[v", 2))
 			continue;
 		if (total + (m->end - m->start) > WRITABLE_MAX)
 			break;
@@ -431,6 +495,8 @@ static int build_argv(const struct replay_case *c, const char *build_dir, char *
 
 	if (c->perl) {
 		snprintf(exe, len, "/usr/bin/perl");
+	} else if (c->run) {
+		snprintf(exe, len, "%s", c->workload);
 	} else if (!c->python) {
 		snprintf(exe, len, "%s/workloads/%s", build_dir, c->workload);
 	} else if (c->python[0] == '/') {
@@ -453,6 +519,15 @@ static int build_argv(const struct replay_case *c, const char *build_dir, char *
 	for (int i = 0; i < c->n_args; i++) {
 		if (c->args[i][0] == '@') {
 			snprintf(bufs[i + 1], 512, "%s/workloads/%s", build_dir, c->args[i] + 1);
+			argv[n++] = bufs[i + 1];
+		} else if (c->args[i][0] == '%') {
+			char rel[512], *abs;
+
+			/* Absolute, as the runtimes' file names then are. */
+			snprintf(rel, sizeof(rel), "%s/../../workloads/%s", c->dir, c->args[i] + 1);
+			abs = realpath(rel, NULL);
+			snprintf(bufs[i + 1], 512, "%s", abs ? abs : rel);
+			free(abs);
 			argv[n++] = bufs[i + 1];
 		} else {
 			argv[n++] = c->args[i];
@@ -519,6 +594,7 @@ cleanup:
 	if (cap.sp_open)
 		space__close(&cap.sp);
 	user_unwind_tables__free(cap.tables);
+	runtimes__close(&cap.rts);
 	free(cap.maps);
 	return err;
 }

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/interp.h"
+
 #define MAX_REPEAT 4096
 
 bool case__name_matches(const char *pattern, bool like, const char *name)
@@ -31,6 +33,15 @@ bool case__name_matches(const char *pattern, bool like, const char *name)
 		p += n + (bar ? 1 : 0);
 	}
 	return false;
+}
+
+/* The registry's name of runtime name (its folder, interp_ops.name), or NULL. */
+static const char *runtime_named(const char *name)
+{
+	for (size_t r = 0; r < interp_registry_len; r++)
+		if (!strcmp(interp_registry[r]->name, name))
+			return interp_registry[r]->name;
+	return NULL;
 }
 
 static int fail(char *err, size_t len, int line, const char *fmt, ...)
@@ -57,7 +68,19 @@ static int add_expect(struct case_thread *t, enum expect_kind kind, const char *
 		free(copy);
 		return -ENOMEM;
 	}
-	t->exp[t->n_exp++] = (struct expect){kind, copy, min, max, NULL};
+	t->exp[t->n_exp++] = (struct expect){kind, copy, min, max, NULL, NULL};
+	return 0;
+}
+
+/* One frame of runtime named text, where NULL or FILE[:LINE]. */
+static int add_runtime(struct case_thread *t, const char *runtime, const char *text,
+		       const char *where)
+{
+	if (add_expect(t, EXPECT_RUNTIME, text, 1, 1))
+		return -ENOMEM;
+	t->exp[t->n_exp - 1].runtime = runtime;
+	if (where && !(t->exp[t->n_exp - 1].where = strdup(where)))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -111,25 +134,53 @@ static int parse_line(struct replay_case *c, char *line, int lineno, char *err, 
 			c->args[c->n_args++] = strdup(words[i]);
 		return c->workload ? 0 : -ENOMEM;
 	}
+	if (!strcmp(words[0], "run") && n >= 2 && words[1][0] == '/') {
+		c->run = true;
+		c->workload = strdup(words[1]);
+		for (int i = 2; i < n && c->n_args < CASE_MAX_ARGS; i++)
+			c->args[c->n_args++] = strdup(words[i]);
+		return c->workload ? 0 : -ENOMEM;
+	}
 	if (!strcmp(words[0], "memory") && n == 2 && !strcmp(words[1], "writable")) {
 		c->copy_writable = true;
 		return 0;
 	}
 	if (!strcmp(words[0], "snapshot") && n == 2)
 		return (c->snapshot = strdup(words[1])) ? 0 : -ENOMEM;
+	if (!strcmp(words[0], "stop") && n >= 3 &&
+	    (!strcmp(words[1], "python") || (n >= 4 && !strcmp(words[1], "rt")))) {
+		/* A condition on the runtime's innermost frame, alone or with another stop. */
+		c->stop_runtime = runtime_named(n == 3 ? "python" : words[2]);
+		if (!c->stop_runtime)
+			return fail(err, len, lineno, "no runtime '%s'", words[2]);
+		if (!c->stop_where)
+			c->stop = STOP_RUNTIME;
+		free(c->stop_rt_name);
+		/* The name is the rest of the line (Ruby's "block in X"). */
+		return (c->stop_rt_name = strdup(n == 3 ? words[2] : rest_of(rest_of(rest))))
+			   ? 0
+			   : -ENOMEM;
+	}
 	if (!strcmp(words[0], "stop") && n >= 2) {
 		if (!strcmp(words[1], "plt"))
 			c->stop = STOP_PLT;
 		else if (!strcmp(words[1], "vdso"))
 			c->stop = STOP_VDSO;
+		else if (!strcmp(words[1], "anon"))
+			c->stop = STOP_ANON;
 		else if (n == 3 && (!strcmp(words[1], "in") || !strcmp(words[1], "at")))
 			c->stop = words[1][0] == 'i' ? STOP_IN : STOP_AT;
-		else if (n == 3 && !strcmp(words[1], "python"))
-			c->stop = STOP_PYTHON;
+		else if (n >= 3 && !strcmp(words[1], "file"))
+			c->stop = STOP_FILE;
 		else
 			return fail(err, len, lineno,
-				    "stop in|at|python NAME, stop plt or stop vdso");
-		if (c->stop == STOP_IN || c->stop == STOP_AT || c->stop == STOP_PYTHON)
+				    "stop in|at|python|file NAME, stop rt RUNTIME NAME, stop plt, "
+				    "stop vdso or stop anon");
+		c->stop_where = true;
+		/* A file's path may hold spaces ("/dev/zero (deleted)"): the rest of the line. */
+		if (c->stop == STOP_FILE)
+			return (c->stop_name = strdup(rest_of(rest))) ? 0 : -ENOMEM;
+		if (c->stop == STOP_IN || c->stop == STOP_AT)
 			return (c->stop_name = strdup(words[2])) ? 0 : -ENOMEM;
 		return 0;
 	}
@@ -163,19 +214,24 @@ static int parse_line(struct replay_case *c, char *line, int lineno, char *err, 
 		return add_expect(t, EXPECT_LIKE, rest, 1, 1);
 	if (!strcmp(words[0], "error") && n >= 2)
 		return add_expect(t, EXPECT_ERROR, rest, 1, 1);
-	if (!strcmp(words[0], "py") && (n == 2 || n == 3)) {
-		if (add_expect(t, EXPECT_PYTHON, words[1], 1, 1))
-			return -ENOMEM;
-		if (n == 3 && !(t->exp[t->n_exp - 1].where = strdup(words[2])))
-			return -ENOMEM;
-		return 0;
-	}
-	if (!strcmp(words[0], "pl") && (n == 2 || n == 3)) {
-		if (add_expect(t, EXPECT_PERL, words[1], 1, 1))
-			return -ENOMEM;
-		if (n == 3 && !(t->exp[t->n_exp - 1].where = strdup(words[2])))
-			return -ENOMEM;
-		return 0;
+	if ((!strcmp(words[0], "py") || !strcmp(words[0], "pl")) && (n == 2 || n == 3))
+		return add_runtime(t, runtime_named(words[0][1] == 'y' ? "python" : "perl"),
+				   words[1], n == 3 ? words[2] : NULL);
+	if (!strcmp(words[0], "rt") && n >= 3) {
+		/* rt RUNTIME NAME [@ FILE[:LINE]]: NAME may hold spaces. */
+		char name[512], *at;
+		const char *runtime = runtime_named(words[1]);
+
+		if (!runtime)
+			return fail(err, len, lineno, "no runtime '%s'", words[1]);
+		snprintf(name, sizeof(name), "%s", rest_of(rest));
+		at = strstr(name, " @ ");
+		if (at) {
+			*at = 0;
+			at += 3;
+			at += strspn(at, " \t");
+		}
+		return add_runtime(t, runtime, name, at);
 	}
 	if (!strcmp(words[0], "gap") && n == 3) {
 		unsigned int min = (unsigned int)atoi(words[1]), max = (unsigned int)atoi(words[2]);
@@ -240,9 +296,14 @@ int case__load(const char *path, struct replay_case *c, char *err, size_t len)
 	c->name = strdup(base);
 	free(copy);
 	while (!rc && fgets(line, sizeof(line), f)) {
-		char *hash = strchr(line, '#');
+		char *hash = line;
 
 		lineno++;
+		/* A comment starts with '#' at the start or after a blank (Ruby's "Shop#leaf" is a
+		 * name). */
+		while ((hash = strchr(hash, '#')) && hash != line && hash[-1] != ' ' &&
+		       hash[-1] != '\t')
+			hash++;
 		if (hash)
 			*hash = 0;
 		line[strcspn(line, "\r\n")] = 0;
@@ -276,6 +337,7 @@ void case__free(struct replay_case *c)
 		free(c->args[i]);
 	free(c->snapshot);
 	free(c->stop_name);
+	free(c->stop_rt_name);
 	free(c->known_failure);
 	for (size_t i = 0; i < c->n_threads; i++) {
 		for (size_t j = 0; j < c->threads[i].n_exp; j++) {

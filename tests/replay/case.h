@@ -3,7 +3,7 @@
  * A replay test case (tests/replay/cases/NAME.case): which workload to run
  * and where to stop it, or which committed snapshot to load, and per thread
  * the frames the unwinder must produce, innermost first. Line format
- * ('#' starts a comment):
+ * ('#' at the start or after a blank starts a comment):
  *
  *   workload NAME [ARG...]   build/workloads/NAME, run until it prints "ready"
  *   python VERSION SCRIPT [ARG...]
@@ -17,9 +17,18 @@
  *   stop at NAME             ... when a thread is at NAME's first instruction
  *   stop plt                 ... when a thread is inside a .plt section
  *   stop vdso                ... when a thread is inside the vDSO
- *   stop python NAME         ... when a thread is in the interpreter's eval loop
- *                            running Python function NAME (its innermost Python
- *                            frame, as the walker sees it on the live process)
+ *   stop anon                ... when a thread is in executable memory of no
+ *                            file (a JIT's code)
+ *   stop file SUFFIX         ... when a thread is in a file whose path ends with
+ *                            SUFFIX (an interpreter's code with no symbols)
+ *   stop rt RUNTIME NAME     ... when a thread's innermost RUNTIME frame is NAME
+ *                            (src/interp/<RUNTIME>: python, ruby, hotspot, perl,
+ *                            v8, php; the replay's walk and naming, over the live
+ *                            process; NAME may hold spaces and end with the
+ *                            frame's folded suffix, as in `rt`) and its pc is in one
+ *                            of RUNTIME's code ranges, or, with another stop
+ *                            line, where that one says
+ *   stop python NAME         stop rt python NAME
  *   settle MS                wait MS after "ready" before stopping (default 200)
  *   step main|none           single-step the main thread towards the stop (default main)
  *   known_failure REASON     the case documents a known gap: failing is reported as
@@ -31,13 +40,22 @@
  *   like TEXT[|TEXT...]      one frame whose name contains one of these
  *   seq FORMAT FROM TO       frames FORMAT % i for i from FROM to TO (either direction)
  *   repeat N NAME            N frames named NAME
- *   py NAME [FILE[:LINE]]    one Python frame: function NAME (qualified from
- *                            3.11), in a file whose name ends with FILE, at LINE
+ *   rt RUNTIME NAME [@ FILE[:LINE]]
+ *                            one frame of RUNTIME (as `stop rt`) named NAME (may
+ *                            hold spaces), by the runtime's own resolve and
+ *                            describe, in a file whose name ends with FILE, at LINE;
+ *                            NAME may end with the frame's folded suffix
+ *                            (HotSpot: _[j] JIT-compiled, _[0] interpreted)
+ *   py NAME [FILE[:LINE]]    rt python NAME [@ FILE[:LINE]]: function NAME
+ *                            (qualified from 3.11)
  *   perl SCRIPT [ARG...]     tests/workloads/perl/SCRIPT run by /usr/bin/perl
- *   pl NAME [FILE[:LINE]]    one Perl frame: sub NAME ("Package::sub", "(eval)",
- *                            "(main)"), its file ending with FILE, at LINE
+ *   run PROGRAM [ARG...]     any program (an absolute path: an interpreter);
+ *                            an ARG %PATH is tests/workloads/PATH (absolute),
+ *                            @PATH is build/workloads/PATH
+ *   pl NAME [FILE[:LINE]]    rt perl NAME [@ FILE[:LINE]]: sub NAME
+ *                            ("Package::sub", "(eval)", "(main)")
  *   gap MIN MAX              MIN to MAX native frames of any name (never an error
- *                            or a Python frame)
+ *                            or a runtime's frame)
  *   error TEXT               an error frame whose text contains TEXT
  *
  * The expectations of a thread describe its whole stack: every frame must be
@@ -56,15 +74,15 @@ enum expect_kind {
 	EXPECT_LIKE,  /* text: alternatives, substring */
 	EXPECT_GAP,
 	EXPECT_ERROR,
-	EXPECT_PYTHON, /* text: the function; where: FILE[:LINE] or NULL */
-	EXPECT_PERL,   /* text: the sub; where: FILE[:LINE] or NULL */
+	EXPECT_RUNTIME, /* runtime: its name; text: the function; where: FILE[:LINE] or NULL */
 };
 
 struct expect {
 	enum expect_kind kind;
 	char *text; /* owned */
 	unsigned int min, max;
-	char *where; /* owned; EXPECT_PYTHON only */
+	char *where;	     /* owned; EXPECT_RUNTIME only */
+	const char *runtime; /* EXPECT_RUNTIME: interp_ops.name of a registry runtime */
 };
 
 struct case_thread {
@@ -78,7 +96,9 @@ enum stop_kind {
 	STOP_AT,
 	STOP_PLT,
 	STOP_VDSO,
-	STOP_PYTHON,
+	STOP_FILE,
+	STOP_ANON,
+	STOP_RUNTIME,
 };
 
 #define CASE_MAX_ARGS 8
@@ -89,12 +109,16 @@ struct replay_case {
 	char *workload; /* a program in build/workloads, or a script (python) */
 	char *python;	/* the interpreter: a version or a path; NULL: not Python */
 	bool perl;	/* workload: a script in tests/workloads/perl/ run by /usr/bin/perl */
+	bool run;	/* workload: a program run with args as they are (run) */
 	bool copy_writable;
 	char *args[CASE_MAX_ARGS + 1];
 	int n_args;
 	char *snapshot;
 	enum stop_kind stop;
-	char *stop_name; /* STOP_IN, STOP_AT, STOP_PYTHON */
+	char *stop_name;	  /* STOP_IN, STOP_AT, STOP_FILE */
+	bool stop_where;	  /* a stop line other than stop rt/python */
+	const char *stop_runtime; /* stop rt: interp_ops.name, else NULL */
+	char *stop_rt_name;	  /* stop rt: the function */
 	int settle_ms;
 	bool step_main;
 	char *known_failure;

@@ -23,16 +23,11 @@
 #include "capture.h"
 #include "case.h"
 #include "elf/elf_file.h"
-#include "interp/perl/perl_sub.h"
-#include "interp/perl/perl_unwind.h"
-#include "interp/python/python_code.h"
-#include "interp/python/python_layout.h"
-#include "interp/python/python_lines.h"
+#include "runtimes.h"
 #include "snapshot.h"
 #include "space.h"
 #include "symbol/symbolizer.h"
 #include "testutil.h"
-#include "interp/python/python_unwind.h"
 #include "unwind/user_unwind.h"
 
 #define NAME_LEN 256
@@ -41,10 +36,10 @@ static bool verbose; /* -v: print every stack, not only failing ones */
 
 struct named_frame {
 	char name[NAME_LEN];
-	char where[NAME_LEN]; /* Python frames: FILE:LINE */
+	char where[NAME_LEN]; /* a runtime's frames: FILE:LINE */
 	bool error;
-	bool python;
-	bool perl;
+	const char *runtime; /* a runtime's frame: interp_ops.name; NULL: native */
+	const char *suffix;  /* a runtime's frame: its folded suffix (HotSpot's "_[j]"), or "" */
 };
 
 /* The unwinder's reads: the snapshot's memory (ctx: its remote_memory source). */
@@ -69,13 +64,13 @@ static int full_read(void *ctx, void *dst, size_t len, uint64_t addr)
 	return space__read_file(m->sp, dst, len, addr);
 }
 
-/* The snapshot as a struct remote_memory. */
-static int full_read_py(void *ctx, uint64_t addr, void *buf, size_t len)
+/* The snapshot as a struct remote_memory (what the runtimes read). */
+static int full_read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	return full_read(ctx, buf, len, addr);
 }
 
-/* Does a Python frame's FILE:LINE match the expected FILE[:LINE]? FILE is a
+/* Does a runtime frame's FILE:LINE match the expected FILE[:LINE]? FILE is a
  * suffix of the file name (the path depends on the checkout). */
 static bool where_matches(const char *want, const char *where)
 {
@@ -88,24 +83,29 @@ static bool where_matches(const char *want, const char *where)
 	return !colon || (have_colon && !strcmp(colon, have_colon));
 }
 
+/* Is text the frame's name followed by its folded suffix ("HotspotChain.work_[j]")? */
+static bool name_with_suffix(const char *text, const struct named_frame *f)
+{
+	size_t n = strlen(f->name);
+
+	return f->suffix && *f->suffix && !strncmp(text, f->name, n) &&
+	       !strcmp(text + n, f->suffix);
+}
+
 static bool frame_matches(const struct expect *e, const struct named_frame *f)
 {
 	switch (e->kind) {
 	case EXPECT_FRAME:
-		return !f->error && !f->python && !f->perl &&
-		       case__name_matches(e->text, false, f->name);
+		return !f->error && !f->runtime && case__name_matches(e->text, false, f->name);
 	case EXPECT_LIKE:
-		return !f->error && !f->python && !f->perl &&
-		       case__name_matches(e->text, true, f->name);
+		return !f->error && !f->runtime && case__name_matches(e->text, true, f->name);
 	case EXPECT_ERROR:
 		return f->error && strstr(f->name, e->text);
 	case EXPECT_GAP:
-		return !f->error && !f->python && !f->perl;
-	case EXPECT_PERL:
-		return f->perl && !strcmp(e->text, f->name) &&
-		       (!e->where || where_matches(e->where, f->where));
-	case EXPECT_PYTHON:
-		return f->python && !strcmp(e->text, f->name) &&
+		return !f->error && !f->runtime;
+	case EXPECT_RUNTIME:
+		return f->runtime && !strcmp(e->runtime, f->runtime) &&
+		       (!strcmp(e->text, f->name) || name_with_suffix(e->text, f)) &&
 		       (!e->where || where_matches(e->where, f->where));
 	}
 	return false;
@@ -123,7 +123,7 @@ static bool match(const struct expect *exp, size_t n_exp, size_t j, const struct
 		return i == n;
 	if (exp[j].kind == EXPECT_GAP) {
 		for (size_t k = 0; k <= exp[j].max && i + k <= n; k++) {
-			if (k && (f[i + k - 1].error || f[i + k - 1].python || f[i + k - 1].perl))
+			if (k && (f[i + k - 1].error || f[i + k - 1].runtime))
 				break;
 			if (k >= exp[j].min &&
 			    match(exp, n_exp, j + 1, f, n, i + k, deepest, deepest_exp))
@@ -144,12 +144,8 @@ static const char *expect_text(const struct expect *e, char *buf, size_t len)
 	case EXPECT_ERROR:
 		snprintf(buf, len, "error '%s'", e->text);
 		break;
-	case EXPECT_PYTHON:
-		snprintf(buf, len, "Python %s%s%s", e->text, e->where ? " at " : "",
-			 e->where ? e->where : "");
-		break;
-	case EXPECT_PERL:
-		snprintf(buf, len, "Perl %s%s%s", e->text, e->where ? " at " : "",
+	case EXPECT_RUNTIME:
+		snprintf(buf, len, "%s '%s'%s%s", e->runtime, e->text, e->where ? " at " : "",
 			 e->where ? e->where : "");
 		break;
 	default:
@@ -165,10 +161,9 @@ static void print_stack(const struct named_frame *f, size_t n)
 			printf("      ... %zu frames ...\n", n - 40);
 			i = n - 16;
 		}
-		if (f[i].python)
-			printf("      #%-3zu py %s (%s)\n", i, f[i].name, f[i].where);
-		else if (f[i].perl)
-			printf("      #%-3zu pl %s (%s)\n", i, f[i].name, f[i].where);
+		if (f[i].runtime)
+			printf("      #%-3zu %s %s%s (%s)\n", i, f[i].runtime, f[i].name,
+			       f[i].suffix, f[i].where);
 		else
 			printf("      #%-3zu %s\n", i, f[i].name);
 	}
@@ -201,116 +196,76 @@ static const struct snapshot_thread *pick_thread(const struct snapshot *s, const
 }
 
 /*
- * Names a Python frame as the agent does (python__resolve and
- * python__describe): the code object read by python_code from the
- * snapshot's memory, checked against the walker's fingerprint.
+ * Names frame f (its runtime's functions through the agent's resolve and
+ * describe, else the native function) into out[0 ..): an inlined runtime
+ * frame gives one named frame per function, innermost first. Returns how many.
  */
-static void name_python(struct full_mem *full, const struct space_python *py,
-			const struct op_frame *f, struct named_frame *out)
+static size_t name_frame(struct runtimes *rts, const struct space *sp, const struct op_frame *f,
+			 struct named_frame *out, size_t room)
 {
-	struct remote_memory mem = {full_read_py, full};
-	struct python_code *code = NULL;
-	int err = python_code__read_from(&mem, py->layout, f->addr, f->data, &code);
+	struct interp_line lines[INTERP_MAX_LINES];
+	const char *runtime = NULL, *suffix = "";
+	size_t n;
 
-	out->python = true;
-	if (err) {
-		snprintf(out->name, NAME_LEN, "[unknown Python code]");
-		snprintf(out->where, NAME_LEN, "code 0x%llx: %s", (unsigned long long)f->addr,
-			 strerror(-err));
-		return;
+	memset(out, 0, sizeof(*out));
+	if (f->kind == OP_FRAME_ERROR) {
+		out->error = true;
+		snprintf(out->name, NAME_LEN, "%s", symbolizer__error(f->addr));
+		return 1;
 	}
-	snprintf(out->name, NAME_LEN, "%s", code->name);
-	snprintf(out->where, NAME_LEN, "%s:%lld", code->filename,
-		 (long long)python_lines__find(code->line_kind, code->lines, code->n_lines,
-					       code->firstlineno, f->aux));
-	python_code__free(code);
-}
-
-/*
- * Names a Perl frame as the agent does (perl_resolve and perl_describe): the
- * CV or COP read by perl_sub from the snapshot's memory; the line is the
- * frame's aux.
- */
-static void name_perl(struct full_mem *full, const struct space_perl *pl, const struct op_frame *f,
-		      struct named_frame *out)
-{
-	struct remote_memory mem = {full_read_py, full};
-	struct perl_sub *sub = NULL;
-	int err = perl_sub__read(&mem, pl->layout, f->addr, f->data, &sub);
-
-	out->perl = true;
-	if (err) {
-		snprintf(out->name, NAME_LEN, "[unknown Perl sub]");
-		snprintf(out->where, NAME_LEN, "0x%llx: %s", (unsigned long long)f->addr,
-			 strerror(-err));
-		return;
+	n = runtimes__name(rts, f, &runtime, &suffix, lines,
+			   room < INTERP_MAX_LINES ? room : INTERP_MAX_LINES);
+	if (!n) {
+		space__name(sp, f->addr, f->flags & OP_FRAME_F_RETURN_ADDRESS, out->name, NAME_LEN);
+		return 1;
 	}
-	snprintf(out->name, NAME_LEN, "%s", sub->name);
-	snprintf(out->where, NAME_LEN, "%s:%u", sub->file, f->aux);
-	perl_sub__free(sub);
+	for (size_t i = 0; i < n; i++) {
+		memset(&out[i], 0, sizeof(out[i]));
+		out[i].runtime = runtime;
+		out[i].suffix = suffix;
+		snprintf(out[i].name, NAME_LEN, "%s", lines[i].name ? lines[i].name : "?");
+		snprintf(out[i].where, NAME_LEN, "%s:%lld",
+			 lines[i].filename ? lines[i].filename : "?", (long long)lines[i].line);
+	}
+	return n;
 }
 
 /* Checks one thread of the case. true when it matches; prints why not. */
 static bool replay_thread(const struct replay_case *c, const struct case_thread *ct,
-			  const struct snapshot *s, const struct space *sp,
-			  const struct space_python *py, const struct space_perl *pl,
+			  const struct snapshot *s, const struct space *sp, struct runtimes *rts,
 			  struct user_unwind_tables *tables, char *summary, size_t len)
 {
 	static struct op_frame frames[OP_MAX_USER_FRAMES];
-	static struct named_frame named[OP_MAX_USER_FRAMES];
+	static struct named_frame named[OP_MAX_USER_FRAMES * 2];
+	struct interp_walk_stats stats[OP_INTERP__COUNT];
 	const struct snapshot_thread *t = pick_thread(s, ct->select);
 	struct remote_memory snap = snapshot__memory(s);
 	struct user_unwind_ops ops = {snap_read, user_unwind_tables__find_rule, &snap, tables};
 	struct full_mem full = {snapshot__memory(s), sp};
-	struct python_unwind walk_py = {.read = full_read, .read_ctx = &full};
-	struct perl_unwind walk_pl = {.read = full_read, .read_ctx = &full};
 	struct user_unwind_result r;
-	size_t deepest = 0, deepest_exp = 0, n_python = 0;
+	size_t deepest = 0, deepest_exp = 0, n_runtime = 0, n = 0;
 	char want[NAME_LEN];
 
 	if (!t) {
 		snprintf(summary, len, "no thread '%s' in the snapshot", ct->select);
 		return false;
 	}
-	/* As the sampler: frames in the eval loop go to Python's step when the
-	 * pid has interp_procs and py_procs entries. */
-	walk_py.proc = py ? &py->proc : NULL;
-	walk_py.thread_ptr = t->regs.fs_base;
-	/* Perl likewise (perl_procs, its runops ranges); a process runs one of them. */
-	walk_pl.proc = pl ? &pl->proc : NULL;
-	walk_pl.thread_ptr = t->regs.fs_base;
-	walk_pl.main_thread = t->tid == (uint32_t)s->pid;
-	r = user_unwind__walk(
-	    &ops,
-	    &(struct user_unwind_interp){py   ? &py->ranges
-					 : pl ? &pl->ranges
-					      : NULL,
-					 {[OP_INTERP_PYTHON] = python_unwind__runtime(&walk_py),
-					  [OP_INTERP_PERL] = perl_unwind__runtime(&walk_pl)}},
-	    s->pid, t->regs.rip, t->regs.rsp, t->regs.rbp, frames, OP_MAX_USER_FRAMES);
+	/* As the sampler: frames in a runtime's code ranges go to its walker. */
+	r = runtimes__walk(rts, &ops, full_read, &full, t->regs.fs_base, t->regs.rip, t->regs.rsp,
+			   t->regs.rbp, frames, OP_MAX_USER_FRAMES, stats);
 	for (uint32_t i = 0; i < r.n_frames; i++) {
-		memset(&named[i], 0, sizeof(named[i]));
-		named[i].error = frames[i].kind == OP_FRAME_ERROR;
-		if (named[i].error)
-			snprintf(named[i].name, NAME_LEN, "%s", symbolizer__error(frames[i].addr));
-		else if (frames[i].kind == OP_FRAME_PYTHON && py)
-			name_python(&full, py, &frames[i], &named[i]);
-		else if (frames[i].kind == OP_FRAME_PERL && pl)
-			name_perl(&full, pl, &frames[i], &named[i]);
-		else
-			space__name(sp, frames[i].addr, frames[i].flags & OP_FRAME_F_RETURN_ADDRESS,
-				    named[i].name, NAME_LEN);
-		n_python += named[i].python;
+		size_t k = name_frame(rts, sp, &frames[i], &named[n],
+				      sizeof(named) / sizeof(named[0]) - n);
+
+		n_runtime += named[n].runtime ? k : 0;
+		n += k;
 	}
-	if (match(ct->exp, ct->n_exp, 0, named, r.n_frames, 0, &deepest, &deepest_exp)) {
-		if (py)
-			snprintf(summary, len, "thread %s: %u frames, %zu Python", t->comm,
-				 r.n_frames, n_python);
-		else
-			snprintf(summary, len, "thread %s: %u frames", t->comm, r.n_frames);
+	if (match(ct->exp, ct->n_exp, 0, named, n, 0, &deepest, &deepest_exp)) {
+		snprintf(summary, len, "thread %s: %zu frames, %zu of runtimes", t->comm, n,
+			 n_runtime);
 		if (verbose) {
 			printf("     %s, thread %s:\n", c->name, t->comm);
-			print_stack(named, r.n_frames);
+			print_stack(named, n);
 		}
 		return true;
 	}
@@ -319,9 +274,15 @@ static bool replay_thread(const struct replay_case *c, const struct case_thread 
 	else
 		snprintf(want, sizeof(want), "the end of the stack");
 	snprintf(summary, len, "thread %s (tid %u): frame #%zu is '%s', expected %s", t->comm,
-		 t->tid, deepest, deepest < r.n_frames ? named[deepest].name : "(none)", want);
+		 t->tid, deepest, deepest < n ? named[deepest].name : "(none)", want);
 	printf("     %s, %s:\n", c->name, summary);
-	print_stack(named, r.n_frames);
+	print_stack(named, n);
+	for (unsigned int i = 1; i < OP_INTERP__COUNT; i++)
+		if (stats[i].walks)
+			printf("     %s's walk: %llu frames, %llu without its state, %llu errors\n",
+			       interp__of_id(i)->name, (unsigned long long)stats[i].frames,
+			       (unsigned long long)stats[i].no_state,
+			       (unsigned long long)stats[i].errors);
 	return false;
 }
 
@@ -330,11 +291,12 @@ static int replay_snapshot(const struct replay_case *c, const struct snapshot *s
 			   size_t len)
 {
 	struct user_unwind_tables *tables = NULL;
-	struct remote_memory snap;
-	struct space_python py;
-	struct space_perl pl;
+	struct remote_memory snap, mem;
+	struct runtimes rts = {0};
+	struct full_mem full;
 	struct space sp;
-	int err, failed = 0, py_err, pl_err;
+	char names[128];
+	int err, failed = 0;
 	size_t used = 0;
 
 	snap = snapshot__memory(s);
@@ -359,36 +321,35 @@ static int replay_snapshot(const struct replay_case *c, const struct snapshot *s
 	if (err)
 		goto cleanup;
 	space__add_tables(&sp, tables);
-	py_err = space__python(&sp, &py);
-	if (py_err && c->python) {
-		snprintf(summary, len, "no supported CPython found in the snapshot: %s",
-			 strerror(-py_err));
-		err = py_err;
+	/* The agent's runtimes, reading the snapshot (else a read-only file's bytes). */
+	full = (struct full_mem){snapshot__memory(s), &sp};
+	mem = (struct remote_memory){full_read_mem, &full};
+	err = runtimes__open(&rts, &sp, s->maps, s->maps_len, s->pid, &mem);
+	if (err) {
+		snprintf(summary, len, "the runtimes cannot start: %s", strerror(-err));
 		goto cleanup;
 	}
-	if (!py_err) {
-		used = (size_t)snprintf(summary, len, "CPython %u.%u: ", py.proc.version >> 8,
-					py.proc.version & 0xff);
-		if (used >= len)
-			used = len;
-	}
-	pl_err = space__perl(&sp, &pl);
-	if (pl_err && c->perl) {
-		snprintf(summary, len, "no supported Perl found in the snapshot: %s",
-			 strerror(-pl_err));
-		err = pl_err;
-		goto cleanup;
-	}
-	if (!pl_err) {
-		used = (size_t)snprintf(summary, len, "Perl 5.%u: ", pl.proc.version & 0xff);
+	/* A runtime the case expects frames of must have attached. */
+	for (size_t i = 0; i < c->n_threads; i++)
+		for (size_t j = 0; j < c->threads[i].n_exp; j++) {
+			const struct expect *e = &c->threads[i].exp[j];
+
+			if (e->kind == EXPECT_RUNTIME && !runtimes__running(&rts, e->runtime)) {
+				snprintf(summary, len, "no supported %s found in the snapshot",
+					 e->runtime);
+				err = -ENOENT;
+				goto cleanup;
+			}
+		}
+	if (*runtimes__names(&rts, names, sizeof(names))) {
+		used = (size_t)snprintf(summary, len, "%s: ", names);
 		if (used >= len)
 			used = len;
 	}
 	for (size_t i = 0; i < c->n_threads; i++) {
 		char one[512];
 
-		if (!replay_thread(c, &c->threads[i], s, &sp, py_err ? NULL : &py,
-				   pl_err ? NULL : &pl, tables, one, sizeof(one)))
+		if (!replay_thread(c, &c->threads[i], s, &sp, &rts, tables, one, sizeof(one)))
 			failed++;
 		used += (size_t)snprintf(summary + used, used < len ? len - used : 0, "%s%s",
 					 i && used ? "; " : "", one);
@@ -403,6 +364,7 @@ static int replay_snapshot(const struct replay_case *c, const struct snapshot *s
 			 (unsigned long long)user_unwind_tables__stats(tables)->frames_anon);
 	err = failed ? -EINVAL : 0;
 cleanup:
+	runtimes__close(&rts);
 	user_unwind_tables__free(tables);
 	space__close(&sp);
 	return err;

@@ -16,6 +16,7 @@ enum {
 	TAG_THREAD = 3,
 	TAG_MEM = 4,
 	TAG_FILE = 5,
+	TAG_ZERO = 6,
 };
 
 struct record_header {
@@ -58,32 +59,54 @@ int snapshot__add_thread(struct snapshot *s, const struct snapshot_thread *t)
 	return 0;
 }
 
-int snapshot__add_mem(struct snapshot *s, uint64_t addr, const void *data, uint64_t len)
+/* Adds [addr, addr + len), data copied, or zeros when data is NULL. */
+static int add_range(struct snapshot *s, uint64_t addr, const void *data, uint64_t len)
 {
 	struct snapshot_mem *mems;
-	uint8_t *copy;
-	size_t at;
+	uint8_t *copy = NULL;
+	size_t at = 0, hi = s->n_mems;
 
 	if (!len || addr + len < addr)
 		return -EINVAL;
-	/* Disjoint ranges only: a reader must find one range per address. */
-	for (size_t i = 0; i < s->n_mems; i++)
-		if (addr < s->mems[i].addr + s->mems[i].len && s->mems[i].addr < addr + len)
-			return -EEXIST;
-	copy = malloc(len);
+	/* Where it goes (sorted by address); disjoint ranges only: a reader must
+	 * find one range per address. */
+	while (at < hi) {
+		size_t mid = at + (hi - at) / 2;
+
+		if (s->mems[mid].addr < addr)
+			at = mid + 1;
+		else
+			hi = mid;
+	}
+	if ((at > 0 && s->mems[at - 1].addr + s->mems[at - 1].len > addr) ||
+	    (at < s->n_mems && s->mems[at].addr < addr + len))
+		return -EEXIST;
+	if (data) {
+		copy = malloc(len);
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, data, len);
+	}
 	mems = realloc(s->mems, (s->n_mems + 1) * sizeof(*mems));
-	if (mems)
-		s->mems = mems;
-	if (!copy || !mems) {
+	if (!mems) {
 		free(copy);
 		return -ENOMEM;
 	}
-	memcpy(copy, data, len);
-	for (at = s->n_mems; at > 0 && s->mems[at - 1].addr > addr; at--)
-		s->mems[at] = s->mems[at - 1];
+	s->mems = mems;
+	memmove(&s->mems[at + 1], &s->mems[at], (s->n_mems - at) * sizeof(*mems));
 	s->mems[at] = (struct snapshot_mem){addr, len, copy};
 	s->n_mems++;
 	return 0;
+}
+
+int snapshot__add_mem(struct snapshot *s, uint64_t addr, const void *data, uint64_t len)
+{
+	return data ? add_range(s, addr, data, len) : -EINVAL;
+}
+
+int snapshot__add_zero(struct snapshot *s, uint64_t addr, uint64_t len)
+{
+	return add_range(s, addr, NULL, len);
 }
 
 int snapshot__add_file(struct snapshot *s, const char *path, const char *build_id)
@@ -135,7 +158,9 @@ int snapshot__write(const struct snapshot *s, const char *path)
 		err = put(f, TAG_THREAD, head, sizeof(head), &t->regs, sizeof(t->regs));
 	}
 	for (size_t i = 0; !err && i < s->n_mems; i++)
-		err = put(f, TAG_MEM, &s->mems[i].addr, 8, s->mems[i].data, s->mems[i].len);
+		err = s->mems[i].data
+			  ? put(f, TAG_MEM, &s->mems[i].addr, 8, s->mems[i].data, s->mems[i].len)
+			  : put(f, TAG_ZERO, &s->mems[i].addr, 8, &s->mems[i].len, 8);
 	for (size_t i = 0; !err && i < s->n_files; i++) {
 		const struct snapshot_file *sf = &s->files[i];
 
@@ -152,7 +177,7 @@ static int parse_record(struct snapshot *s, uint32_t tag, const uint8_t *p, uint
 {
 	struct snapshot_thread t;
 	const char *path, *bid;
-	uint64_t addr;
+	uint64_t addr, zero_len;
 
 	switch (tag) {
 	case TAG_META:
@@ -184,6 +209,12 @@ static int parse_record(struct snapshot *s, uint32_t tag, const uint8_t *p, uint
 			return -EINVAL;
 		memcpy(&addr, p, 8);
 		return snapshot__add_mem(s, addr, p + 8, len - 8);
+	case TAG_ZERO:
+		if (len != 16)
+			return -EINVAL;
+		memcpy(&addr, p, 8);
+		memcpy(&zero_len, p + 8, 8);
+		return snapshot__add_zero(s, addr, zero_len);
 	case TAG_FILE:
 		path = (const char *)p;
 		bid = memchr(p, 0, len);
@@ -236,6 +267,7 @@ cleanup:
 int snapshot__read_mem(const struct snapshot *s, void *dst, size_t len, uint64_t addr)
 {
 	size_t lo = 0, hi = s->n_mems;
+	uint8_t *out = dst;
 
 	/* The last range starting at or below addr. */
 	while (lo < hi) {
@@ -248,10 +280,25 @@ int snapshot__read_mem(const struct snapshot *s, void *dst, size_t len, uint64_t
 	}
 	if (!lo)
 		return -EFAULT;
-	const struct snapshot_mem *m = &s->mems[lo - 1];
-	if (addr - m->addr > m->len || len > m->len - (addr - m->addr))
-		return -EFAULT;
-	memcpy(dst, m->data + (addr - m->addr), len);
+	/* Then on through the ranges that follow it without a gap (a mapping's
+	 * copied bytes and its zero pages are ranges of their own). */
+	for (size_t i = lo - 1; len; i++) {
+		const struct snapshot_mem *m = &s->mems[i];
+		uint64_t n;
+
+		if (i >= s->n_mems || addr < m->addr || addr - m->addr >= m->len)
+			return -EFAULT;
+		n = m->len - (addr - m->addr);
+		if (n > len)
+			n = len;
+		if (m->data)
+			memcpy(out, m->data + (addr - m->addr), n);
+		else
+			memset(out, 0, n);
+		out += n;
+		addr += n;
+		len -= n;
+	}
 	return 0;
 }
 

@@ -13,6 +13,7 @@
  *   TAG_THREAD  u32 tid, char comm[16], u32 zero, struct user_regs_struct
  *   TAG_MEM     u64 address, bytes
  *   TAG_FILE    path NUL build-id-hex NUL (empty build id: none)
+ *   TAG_ZERO    u64 address, u64 length: captured memory that was all zeros
  * Unknown tags are skipped, so the format can grow.
  */
 #ifndef OMNIPROF_TESTS_REPLAY_SNAPSHOT_H
@@ -33,7 +34,7 @@ struct snapshot_thread {
 struct snapshot_mem {
 	uint64_t addr;
 	uint64_t len;
-	uint8_t *data; /* owned */
+	uint8_t *data; /* owned; NULL: zeros (pages of a mapping never written) */
 };
 
 struct snapshot_file {
@@ -60,6 +61,8 @@ void snapshot__clear(struct snapshot *s); /* frees everything; accepts NULL */
 /* Builders; data is copied. 0 or -ENOMEM. */
 int snapshot__add_thread(struct snapshot *s, const struct snapshot_thread *t);
 int snapshot__add_mem(struct snapshot *s, uint64_t addr, const void *data, uint64_t len);
+/* Captured memory that held only zeros (kept as its range). 0, -ENOMEM or -EEXIST. */
+int snapshot__add_zero(struct snapshot *s, uint64_t addr, uint64_t len);
 int snapshot__add_file(struct snapshot *s, const char *path, const char *build_id);
 
 /* 0 or -errno. */

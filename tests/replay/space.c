@@ -14,7 +14,6 @@
 #include "elf/elf_file.h"
 #include "proc/proc_maps.h"
 #include "symbol/native_symbols.h"
-#include "unwind/interp_ranges.h"
 #include "unwind/user_unwind.h"
 
 /* Records the .plt, .plt.got and .plt.sec ranges of f. */
@@ -283,64 +282,4 @@ int space__add_tables(const struct space *sp, struct user_unwind_tables *t)
 		}
 	}
 	return n;
-}
-
-int space__python(const struct space *sp, struct space_python *out)
-{
-	int err = -ENOENT;
-
-	memset(out, 0, sizeof(*out));
-	for (size_t i = 0; i < sp->n_maps; i++) {
-		const struct space_map *m = &sp->maps[i];
-		struct space_file *f = m->file;
-
-		if (!f || !f->ef || !m->has_bias)
-			continue;
-		if (!f->py_tried) {
-			f->py_tried = true;
-			f->py_err = python_binary__inspect(f->ef, f->path, &f->py);
-		}
-		if (f->py_err) {
-			if (f->py_err == -ENOTSUP)
-				err = -ENOTSUP;
-			continue;
-		}
-		python_binary__proc_info(&f->py, m->bias, &out->proc);
-		python_binary__interp_ranges(&f->py, m->bias, &out->ranges);
-		out->layout = f->py.layout;
-		out->file = f;
-		return 0;
-	}
-	return err;
-}
-
-int space__perl(const struct space *sp, struct space_perl *out)
-{
-	int err = -ENOENT;
-
-	memset(out, 0, sizeof(*out));
-	for (size_t i = 0; i < sp->n_maps; i++) {
-		const struct space_map *m = &sp->maps[i];
-		struct space_file *f = m->file;
-
-		if (!f || !f->ef || !m->has_bias)
-			continue;
-		if (!f->perl_tried) {
-			f->perl_tried = true;
-			f->perl_err = perl_binary__inspect(f->ef, f->path, &f->perl);
-		}
-		if (f->perl_err) {
-			if (f->perl_err == -ENOTSUP)
-				err = -ENOTSUP;
-			continue;
-		}
-		perl_binary__proc_info(&f->perl, m->bias, &out->proc);
-		for (size_t r = 0; r < f->perl.n_runops; r++)
-			op_interp_proc__add(&out->ranges, OP_INTERP_PERL,
-					    f->perl.runops[r][0] + m->bias,
-					    f->perl.runops[r][1] + m->bias, 0);
-		out->layout = f->perl.layout;
-		return 0;
-	}
-	return err;
 }

@@ -15,10 +15,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "interp/perl/perl_binary.h"
-#include "interp/python/python_binary.h"
-#include "omniprof/interp/python_abi.h"
-
 struct elf_file;
 struct native_symbols;
 struct user_unwind_tables;
@@ -33,12 +29,6 @@ struct space_file {
 	bool syms_tried;
 	uint64_t plt[SPACE_MAX_PLT][2]; /* ELF vaddr ranges of .plt* sections */
 	int n_plt;
-	int py_err; /* python_binary__inspect() result, once py_tried */
-	bool py_tried;
-	struct python_binary py;
-	int perl_err; /* perl_binary__inspect() result, once perl_tried */
-	bool perl_tried;
-	struct perl_binary perl;
 };
 
 struct space_map {
@@ -51,21 +41,6 @@ struct space_map {
 };
 
 typedef int (*space_read_fn)(void *ctx, void *dst, size_t len, uint64_t addr);
-
-/* The CPython interpreter a process runs, as the agent finds it. */
-struct space_python {
-	struct op_py_proc proc;	      /* the `py_procs` value the agent would publish */
-	struct op_interp_proc ranges; /* ... and its `interp_procs` value */
-	const struct python_layout *layout;
-	const struct space_file *file; /* the interpreter's file */
-};
-
-/* The Perl interpreter a process runs, as the agent finds it. */
-struct space_perl {
-	struct op_perl_proc proc;     /* the `perl_procs` value the agent would publish */
-	struct op_interp_proc ranges; /* ... and its `interp_procs` value */
-	const struct perl_layout *layout;
-};
 
 /* A mapping of a file that is not writable: its bytes are the file's. */
 struct space_ro {
@@ -105,18 +80,6 @@ const char *space__name(const struct space *sp, uint64_t addr, bool is_return, c
 int space__read_file(const struct space *sp, void *dst, size_t len, uint64_t addr);
 /* True when addr is inside a .plt section of its file. */
 bool space__in_plt(const struct space *sp, uint64_t addr);
-/*
- * The process's CPython interpreter as python__process_changed() finds it
- * (src/interp/python/python.c): the first executable mapping of a file
- * that python_binary__inspect() accepts, through python_binary__proc_info().
- * 0 and *out, -ENOENT (no CPython), or -ENOTSUP (a CPython with no layout).
- */
-int space__python(const struct space *sp, struct space_python *out);
-
-/* The process's Perl interpreter as perl.c's attach finds it: the first
- * executable mapping of a file perl_binary__inspect() accepts. 0 or -errno. */
-int space__perl(const struct space *sp, struct space_perl *out);
-
 /*
  * Adds to t what the agent puts in its mappings trie (lpm_ranges__range_id() in
  * unwind/lpm_ranges.c): each ELF file whose code segment a mapping holds, the

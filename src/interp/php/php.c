@@ -304,7 +304,7 @@ static size_t php_held(const void *rt, uint32_t pid)
 
 uint32_t php__resolve(struct php *php, uint32_t pid, uint64_t func, uint64_t fingerprint)
 {
-	struct remote_memory live;
+	struct remote_memory mem;
 	struct php_proc *pp;
 	struct php_func *f;
 	bool reused;
@@ -327,8 +327,8 @@ uint32_t php__resolve(struct php *php, uint32_t pid, uint64_t func, uint64_t fin
 				pid);
 		return 0;
 	}
-	live = remote_memory__live(pid);
-	err = php_func__read(php->mem ? php->mem : &live, pp->layout, func, fingerprint, &f);
+	mem = interp_env__memory(&php->env, pid);
+	err = php_func__read(&mem, pp->layout, func, fingerprint, &f);
 	if (err) {
 		php->stats.errors++;
 		return 0;
@@ -417,6 +417,7 @@ static int php_new_rt(const struct interp_env *env, void **rt)
 	if (!php)
 		return -ENOMEM;
 	php__init(php, env->files, env->map_fd ? env->map_fd(env->ctx, "php_procs") : -1);
+	php->env = *env;
 	*rt = php;
 	return 0;
 }

@@ -54,8 +54,8 @@ struct php {
 	struct frame_store funcs; /* struct php_func */
 	struct php_stats stats;
 	uint64_t bpf_stats[OP_PHP_STAT__COUNT]; /* last read (php_stats) */
-	/* Where functions are read from: NULL, each pid's live memory (tests: a snapshot). */
-	const struct remote_memory *mem;
+	/* Its memory reads (interp_env__memory): a pid's live memory, or the replay's snapshot. */
+	struct interp_env env;
 };
 
 /* PHP's entry in the runtime registry (src/interp/registry.c, interp.h). */

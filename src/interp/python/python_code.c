@@ -208,14 +208,6 @@ void python_code__free(struct python_code *c)
 	free(c);
 }
 
-int python_code__read(uint32_t pid, const struct python_layout *layout, uint64_t addr,
-		      uint64_t fingerprint, struct python_code **out)
-{
-	struct remote_memory mem = remote_memory__live(pid);
-
-	return python_code__read_from(&mem, layout, addr, fingerprint, out);
-}
-
 int python_code__read_from(const struct remote_memory *mem, const struct python_layout *layout,
 			   uint64_t addr, uint64_t fingerprint, struct python_code **out)
 {

@@ -48,14 +48,12 @@ struct python_code {
 size_t python_code__bytes(const struct python_code *c);
 
 /*
- * Reads the code object at addr of pid. fingerprint is what the walker read
- * at layout->bpf.code_fingerprint: the object must still hold it (else it
- * was freed and the address reused: -ESTALE). Returns 0 and *out (free with
+ * Reads the code object at addr from mem (a pid's memory as
+ * interp_env__memory() gives it). fingerprint is what the walker read at
+ * layout->bpf.code_fingerprint: the object must still hold it (else it was
+ * freed and the address reused: -ESTALE). Returns 0 and *out (free with
  * python_code__free()), -ESTALE, -EINVAL (not a code object) or -errno.
  */
-int python_code__read(uint32_t pid, const struct python_layout *layout, uint64_t addr,
-		      uint64_t fingerprint, struct python_code **out);
-/* python_code__read() from any memory. */
 int python_code__read_from(const struct remote_memory *mem, const struct python_layout *layout,
 			   uint64_t addr, uint64_t fingerprint, struct python_code **out);
 void python_code__free(struct python_code *c); /* accepts NULL */
