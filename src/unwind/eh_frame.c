@@ -1429,17 +1429,81 @@ static int cfi_id(const struct elf_file *ef, Elf *elf, uint8_t out[STACK_DELTAS_
  * gaps between functions left out. Returns 0, -ENOENT (no .gopclntab or not
  * one this reader knows: the file is simply not Go), -ENOMEM.
  */
-static int go_section_ranges(const struct elf_file *ef, const struct cfi_sections *cs,
+/*
+ * The pclntab of a file without section headers (stripped past what `go
+ * build` does): searched by its magic in the read-only PT_LOAD segments, the
+ * text being the executable one. Only for such files: the search reads every
+ * read-only byte, too much for every library. 0 with *data, *len and
+ * *text_addr, or -ENOENT.
+ */
+static int go_find_unsectioned(Elf *elf, const uint8_t **data, size_t *len, uint64_t *text_addr)
+{
+	uint64_t text_lo = 0, text_hi = 0;
+	size_t n_ph, n_sh, file_size;
+	const uint8_t *file;
+
+	if (elf_getshdrnum(elf, &n_sh) || n_sh || elf_getphdrnum(elf, &n_ph))
+		return -ENOENT;
+	file = (const uint8_t *)elf_rawfile(elf, &file_size);
+	if (!file)
+		return -ENOENT;
+	for (size_t i = 0; i < n_ph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    !text_hi) {
+			text_lo = ph.p_vaddr;
+			text_hi = ph.p_vaddr + ph.p_memsz;
+		}
+	}
+	for (size_t i = 0; text_hi && i < n_ph; i++) {
+		GElf_Phdr ph;
+		long off;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    (ph.p_flags & PF_X) || ph.p_offset > file_size ||
+		    ph.p_filesz > file_size - ph.p_offset)
+			continue;
+		off = go_deltas__find_pclntab(file + ph.p_offset, ph.p_filesz, text_lo, text_hi);
+		if (off >= 0) {
+			*data = file + ph.p_offset + off;
+			*len = ph.p_filesz - (size_t)off;
+			*text_addr = text_lo;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* The bytes of the pclntab the build uses (see go_section_ranges), or -ENOENT. */
+static int go_bytes(const struct elf_file *ef, Elf *elf, const struct cfi_sections *cs,
+		    const uint8_t **data, size_t *len, uint64_t *text_addr)
+{
+	Elf_Data *d;
+
+	if (!cs->gopclntab)
+		return go_find_unsectioned(elf, data, len, text_addr);
+	if (section__bytes(ef, cs->gopclntab, &cs->go_shdr, &d))
+		return -ENOENT;
+	*data = d->d_buf;
+	*len = d->d_size;
+	*text_addr = cs->text_addr;
+	return 0;
+}
+
+static int go_section_ranges(const struct elf_file *ef, Elf *elf, const struct cfi_sections *cs,
 			     struct range_vec *rv, struct stack_delta_stats *stats)
 {
 	struct stack_delta_table t = {0};
 	struct go_delta_stats gs;
-	Elf_Data *data;
+	const uint8_t *data;
+	uint64_t text_addr;
+	size_t len;
 	int err;
 
-	if (!cs->gopclntab || section__bytes(ef, cs->gopclntab, &cs->go_shdr, &data))
+	if (go_bytes(ef, elf, cs, &data, &len, &text_addr))
 		return -ENOENT;
-	err = go_deltas__build(data->d_buf, data->d_size, cs->text_addr, &t, &gs);
+	err = go_deltas__build(data, len, text_addr, &t, &gs);
 	if (err)
 		return err == -ENOMEM ? err : -ENOENT;
 	stats->bad_entries += gs.bad_funcs;
@@ -1485,7 +1549,7 @@ int stack_deltas__build(const struct elf_file *ef, struct stack_delta_table *out
 
 	err_eh = elf_section_ranges(ef, cs.eh_frame, &cs.eh_shdr, false, &eh, &out->stats);
 	err_dbg = elf_section_ranges(ef, cs.debug_frame, &cs.debug_shdr, true, &dbg, &out->stats);
-	err_go = go_section_ranges(ef, &cs, &go, &out->stats);
+	err_go = go_section_ranges(ef, elf, &cs, &go, &out->stats);
 	if (err_eh == -ENOMEM || err_dbg == -ENOMEM || err_go == -ENOMEM) {
 		err = -ENOMEM;
 		goto cleanup;
@@ -1597,10 +1661,10 @@ static void id_hash__section(struct id_hash *h, const struct elf_file *ef, Elf_S
 
 /*
  * Hashes every input stack_deltas__build() reads, in the order it reads
- * them: the ELF header fields it checks, then .eh_frame, .debug_frame and .gopclntab (with .text's address)
- * (first of each name, bytes after decompression, the section address
- * pc-relative encodings use, or why the section is unusable). Must change
- * whenever stack_deltas__build() starts reading something else.
+ * them: the ELF header fields it checks, then .eh_frame, .debug_frame and .gopclntab (with .text's
+ * address) (first of each name, bytes after decompression, the section address pc-relative
+ * encodings use, or why the section is unusable). Must change whenever stack_deltas__build() starts
+ * reading something else.
  */
 /*
  * The id of the CFI elf (an open handle of ef) holds. Section bytes come from
@@ -1635,9 +1699,16 @@ static int cfi_id(const struct elf_file *ef, Elf *elf, uint8_t out[STACK_DELTAS_
 		} else {
 			id_hash__section(&h, ef, cs.eh_frame, &cs.eh_shdr, 3);
 			id_hash__section(&h, ef, cs.debug_frame, &cs.debug_shdr, 4);
-			id_hash__section(&h, ef, cs.gopclntab, &cs.go_shdr, 5);
-			if (cs.gopclntab)
-				id_hash__u64(&h, cs.text_addr);
+			const uint8_t *go;
+			uint64_t text_addr;
+			size_t go_len;
+
+			id_hash__u64(&h, 5);
+			if (!go_bytes(ef, elf, &cs, &go, &go_len, &text_addr)) {
+				id_hash__u64(&h, text_addr);
+				id_hash__u64(&h, go_len);
+				id_hash__add(&h, go, go_len);
+			}
 		}
 	}
 	if (h.failed || EVP_DigestFinal_ex(h.ctx, digest, &digest_len) != 1 ||
