@@ -390,8 +390,7 @@ int gopclntab__pcsp(const struct gopclntab *t, const struct gopclntab_func *f,
 		val = (int32_t)((uint32_t)val + (-(uvdelta & 1) ^ (uvdelta >> 1)));
 		if (!read_uvarint(t, &off, &pcdelta))
 			return -EINVAL;
-		if (pcdelta == 0)
-			continue; /* an empty run: nothing to report */
+		/* An empty run (pcdelta 0) is reported too: the caller's budget counts it. */
 		next = cur + (uint64_t)pcdelta * t->quantum;
 		if (next > f->end)
 			next = f->end; /* Go pads the last run to the quantum */

@@ -70,7 +70,8 @@ int gopclntab__func(const struct gopclntab *t, size_t i, struct gopclntab_func *
 /*
  * Decodes f's pcsp table: calls cb once per run of PCs [start, end) that share
  * one SP delta (bytes the function's frame holds below the return address),
- * in address order, clipped to [f->entry, f->end) (the table may end
+ * in address order (a run may be empty: start == end, so a caller can bound
+ * the work a hostile table costs), clipped to [f->entry, f->end) (the table may end
  * before f->end: padding). Stops at cb's first non-zero return and returns
  * it; else 0, or -EINVAL for a malformed table (runs already reported
  * stand).

@@ -31,6 +31,12 @@ struct runs {
 	struct run *v;
 	size_t n, cap;
 	struct go_delta_stats *stats;
+	/*
+	 * pcsp steps left: Go's linker shares identical pc-value tables between
+	 * functions, so a hostile table could make every function read the same
+	 * long one. Real tables take far fewer steps than half their bytes.
+	 */
+	size_t budget;
 };
 
 static int runs__push(struct runs *rs, uint64_t start, uint64_t end, struct op_unwind_rule rule)
@@ -60,6 +66,10 @@ static int on_pcsp(void *ctx, uint64_t start, uint64_t end, int32_t sp_delta)
 {
 	struct runs *rs = ctx;
 	struct op_unwind_rule rule = {.cmd = OP_RULE_INVALID};
+
+	if (!rs->budget)
+		return -E2BIG;
+	rs->budget--;
 
 	if (sp_delta < 0 || (uint32_t)sp_delta > GO_MAX_FRAME) {
 		rs->stats->bad_deltas++;
@@ -139,7 +149,7 @@ static int add_func(struct runs *rs, const struct gopclntab *t, const struct gop
 		break;
 	}
 	err = gopclntab__pcsp(t, f, on_pcsp, rs);
-	if (err == -ENOMEM)
+	if (err == -ENOMEM || err == -E2BIG)
 		return err;
 	if (err) {
 		/* A malformed table: none of the function's runs are trusted. */
@@ -181,7 +191,7 @@ int go_deltas__build(const uint8_t *data, size_t len, uint64_t text_start,
 		     struct stack_delta_table *out, struct go_delta_stats *stats)
 {
 	const struct op_unwind_rule invalid = {.cmd = OP_RULE_INVALID};
-	struct runs rs = {.stats = stats};
+	struct runs rs = {.stats = stats, .budget = len / 2 + 65536};
 	struct gopclntab *t = NULL;
 	size_t cap = 0, n;
 	int err;
@@ -205,6 +215,8 @@ int go_deltas__build(const uint8_t *data, size_t len, uint64_t text_start,
 			continue;
 		}
 		err = add_func(&rs, t, &f);
+		if (err == -E2BIG)
+			err = -ENOEXEC; /* more steps than a real table of this size takes */
 		if (err)
 			goto cleanup;
 	}

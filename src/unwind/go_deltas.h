@@ -44,8 +44,9 @@ struct go_delta_stats {
  * address of .text, for tables whose header leaves it 0) into *out (sorted,
  * OP_RULE_INVALID between functions and after the last; free with
  * stack_delta_table__free(); out->stats is not used, *stats is filled).
- * Returns 0, -ENOEXEC for bytes that are not a pclntab or give no function
- * at all, -ENOMEM.
+ * Returns 0, -ENOEXEC for bytes that are not a pclntab, give no function
+ * at all or take more decoding steps than half their size (a hostile table
+ * whose functions share one long pcsp table), -ENOMEM.
  */
 int go_deltas__build(const uint8_t *data, size_t len, uint64_t text_start,
 		     struct stack_delta_table *out, struct go_delta_stats *stats);
