@@ -62,9 +62,8 @@ static int runs__push(struct runs *rs, uint64_t start, uint64_t end, struct op_u
 	return 0;
 }
 
-static int on_pcsp(void *ctx, uint64_t start, uint64_t end, int32_t sp_delta)
+static int pcsp_run(struct runs *rs, bool vdso, uint64_t start, uint64_t end, int32_t sp_delta)
 {
-	struct runs *rs = ctx;
 	struct op_unwind_rule rule = {.cmd = OP_RULE_INVALID};
 
 	if (!rs->budget)
@@ -78,8 +77,25 @@ static int on_pcsp(void *ctx, uint64_t start, uint64_t end, int32_t sp_delta)
 		rule.cfa_base = OP_CFA_RSP;
 		rule.cfa_offset = sp_delta + 8;
 		rule.fp_offset = sp_delta >= 8 ? -16 : 0;
+		if (vdso && sp_delta >= 8) {
+			/* Its frame set, the function keeps rbp on it, moves rsp to g0's
+			 * stack and aligns it (which pcsp cannot tell): rbp is the rule. */
+			rule.cmd = OP_RULE_FP_SWITCH;
+			rule.cfa_base = OP_CFA_RBP;
+			rule.cfa_offset = 16;
+		}
 	}
 	return runs__push(rs, start, end, rule);
+}
+
+static int on_pcsp(void *ctx, uint64_t start, uint64_t end, int32_t sp_delta)
+{
+	return pcsp_run(ctx, false, start, end, sp_delta);
+}
+
+static int on_pcsp_vdso(void *ctx, uint64_t start, uint64_t end, int32_t sp_delta)
+{
+	return pcsp_run(ctx, true, start, end, sp_delta);
 }
 
 enum go_special {
@@ -87,6 +103,7 @@ enum go_special {
 	GO_ROOT,
 	GO_SWITCH,
 	GO_SIGRETURN,
+	GO_VDSO, /* a vDSO call: its own frame, then maybe g0's stack, rbp kept */
 };
 
 /* The runtime's functions that end a stack or leave it (see go_deltas.h). */
@@ -105,6 +122,10 @@ static enum go_special special_of(const char *name)
 	    {"runtime.asmcgocall", GO_SWITCH},
 	    {"runtime.sigreturn", GO_SIGRETURN},
 	    {"runtime.sigreturn__sigaction", GO_SIGRETURN},
+	    {"runtime.nanotime1", GO_VDSO},
+	    {"runtime.walltime1", GO_VDSO},
+	    {"runtime.walltime", GO_VDSO},
+	    {"runtime.vgetrandom1", GO_VDSO},
 	};
 	size_t len;
 
@@ -123,10 +144,11 @@ static enum go_special special_of(const char *name)
 static int add_func(struct runs *rs, const struct gopclntab *t, const struct gopclntab_func *f)
 {
 	struct op_unwind_rule rule = {0};
+	enum go_special kind = special_of(f->name);
 	size_t before = rs->n;
 	int err;
 
-	switch (special_of(f->name)) {
+	switch (kind) {
 	case GO_ROOT:
 		rule.cmd = OP_RULE_STOP;
 		rs->stats->special++;
@@ -145,10 +167,13 @@ static int add_func(struct runs *rs, const struct gopclntab *t, const struct gop
 		rule.cmd = OP_RULE_SIGNAL;
 		rs->stats->special++;
 		return runs__push(rs, f->entry ? f->entry - 1 : 0, f->end, rule);
+	case GO_VDSO:
+		rs->stats->special++;
+		break;
 	case GO_ORDINARY:
 		break;
 	}
-	err = gopclntab__pcsp(t, f, on_pcsp, rs);
+	err = gopclntab__pcsp(t, f, kind == GO_VDSO ? on_pcsp_vdso : on_pcsp, rs);
 	if (err == -ENOMEM || err == -E2BIG)
 		return err;
 	if (err) {

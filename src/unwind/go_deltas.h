@@ -23,6 +23,9 @@
  *     function)
  *   runtime.sigreturn, runtime.sigreturn__sigaction   OP_RULE_SIGNAL: the
  *     signal return trampoline Go installs as sa_restorer
+ *   runtime.nanotime1, walltime(1), vgetrandom1        OP_RULE_FP_SWITCH once
+ *     their frame is set (pcsp > 0): they call the vDSO on g0's stack,
+ *     realigned, with rbp on their own frame, so rbp gives the exact caller
  */
 #ifndef OMNIPROF_UNWIND_GO_DELTAS_H
 #define OMNIPROF_UNWIND_GO_DELTAS_H

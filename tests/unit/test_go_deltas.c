@@ -43,7 +43,7 @@ static int setup(void **state)
 	assert_int_equal(
 	    tu_run(&g->objdump,
 		   "go tool objdump -s '^(main\\.|runtime\\.(goexit|mstart|systemstack|"
-		   "mcall|asmcgocall)(\\.abi0)?$)' %s",
+		   "mcall|asmcgocall|nanotime1)(\\.abi0)?$)' %s",
 		   g->path),
 	    0);
 	assert_int_equal(elf_file__open(g->path, -1, &ef), 0);
@@ -180,6 +180,14 @@ static void test_roots_and_switches(void **state)
 		assert_int_equal(r->cfa_base, OP_CFA_RBP);
 		assert_int_equal(r->cfa_offset, 16);
 		assert_int_equal(r->fp_offset, -16);
+	}
+	/* The vDSO call: its own frame first (rsp), then rbp across the move to g0's stack. */
+	{
+		uint64_t pc = func_entry(g, "runtime.nanotime1");
+
+		assert_int_equal(rule_at(&g->table, pc)->cmd, OP_RULE_CFA);
+		assert_int_equal(rule_at(&g->table, pc)->cfa_offset, 8);
+		assert_int_equal(rule_at(&g->table, pc + 0x10)->cmd, OP_RULE_FP_SWITCH);
 	}
 }
 
