@@ -348,9 +348,10 @@ static double perf_rooted(const char *data, long *samples, double *depth)
  */
 static void test_gofmt(void **state)
 {
-	char *dir = tu_mkdtemp(), perf_data[600], pids[16], *out = NULL, *text;
+	char *dir = tu_mkdtemp(), perf_data[600], pids[32], *out = NULL, *text;
 	struct go_count c;
-	pid_t pid, perf;
+	pid_t pid, perf, idle;
+	int in[2];
 	long perf_samples;
 	double perf_share, perf_depth;
 	int status;
@@ -358,6 +359,25 @@ static void test_gofmt(void **state)
 	(void)state;
 	assert_non_null(dir);
 	assert_int_equal(access("/usr/lib/go/src/go/parser", R_OK), 0);
+	/*
+	 * A gofmt waiting on its input, recorded too, has the binary's table built
+	 * at the recording's start-up, so the working one finds it loaded when it
+	 * execs (tables are kept by file): its first samples are not held as stack
+	 * copies for long (a copy holds g0's stack only, and stops at a switch).
+	 */
+	assert_int_equal(pipe(in), 0);
+	idle = fork();
+	assert_true(idle >= 0);
+	if (idle == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(in[0], STDIN_FILENO);
+		close(in[1]);
+		dup2(null, STDOUT_FILENO);
+		execl("/usr/bin/gofmt", "gofmt", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
 	pid = spawn_later("/usr/bin/gofmt", "-l", "/usr/lib/go/src/");
 	assert_true(pid > 0);
 	snprintf(perf_data, sizeof(perf_data), "%s/perf.data", dir);
@@ -375,11 +395,14 @@ static void test_gofmt(void **state)
 		       "dwarf", "-p", pid_s, "-o", perf_data, "--", "sleep", secs, (char *)NULL);
 		_exit(127);
 	}
-	snprintf(pids, sizeof(pids), "%d", (int)pid);
+	snprintf(pids, sizeof(pids), "%d,%d", (int)pid, (int)idle);
 	text = record_pids(pids, GOFMT_SECONDS, &out);
 	waitpid(perf, &status, 0);
 	kill(pid, SIGKILL);
 	tu_reap(pid);
+	close(in[1]);
+	kill(idle, SIGKILL);
+	tu_reap(idle);
 	perf_share = perf_rooted(perf_data, &perf_samples, &perf_depth);
 	tu_rmtree(dir);
 	free(dir);
@@ -391,6 +414,10 @@ static void test_gofmt(void **state)
 	counter(out, "frames: unwound with frame pointers");
 	counter(out, "truncated: bad frame pointer");
 	counter(out, "truncated: user stack too deep");
+	counter(out, "fallback to frame pointers: unknown pid");
+	counter(out, "fallback to frame pointers: no mapping");
+	counter(out, "copies: unwound in user space");
+	counter(out, "tables: cache");
 	free(out);
 	/* gofmt has no CFI and no .symtab: perf stops after a frame or two, unnamed. */
 	printf("    perf --call-graph dwarf on the same process: %.1f%% of %ld samples end at a "
