@@ -49,8 +49,9 @@
 #define STRINGIFY(x) #x
 #define TO_STRING(x) STRINGIFY(x)
 
-static const char *const go_roots[] = {"runtime.goexit", "runtime.mstart", "runtime.rt0_go",
-				       "runtime.mcall", "runtime.morestack"};
+/* Where Go's stacks end: a goroutine's, g0's, and a new thread's first frame. */
+static const char *const go_roots[] = {"runtime.goexit", "runtime.mstart",    "runtime.rt0_go",
+				       "runtime.mcall",	 "runtime.morestack", "runtime.clone"};
 
 /* Runs path with args (NULL-terminated) after EXEC_DELAY, in the same pid; output to /dev/null. */
 static pid_t spawn_later(const char *path, const char *arg1, const char *arg2)
