@@ -343,3 +343,61 @@ int gopclntab__lookup(const struct gopclntab *t, uint64_t pc, struct gopclntab_f
 	}
 	return 0;
 }
+
+/* ---- iteration for the unwinder ---------------------------------------------- */
+
+int gopclntab__func(const struct gopclntab *t, size_t i, struct gopclntab_func *out)
+{
+	uint64_t entry, end, funcoff, next_off, rec, name_off;
+	uint32_t name, pcsp;
+
+	if (i >= t->nfunc || !functab_entry(t, i, &entry, &funcoff) ||
+	    !functab_entry(t, i + 1, &end, &next_off) || end <= entry ||
+	    !add_off(t->funcdata, funcoff, &rec))
+		return -EINVAL;
+	/* The record: entry (u32 from 1.18, else a word), then name, args, deferreturn, pcsp. */
+	if (!add_off(rec, t->version >= GOPCLNTAB_GO118 ? 4 : t->ptrsize, &rec) ||
+	    !read_u32(t, rec, &name) || !read_u32(t, rec + 12, &pcsp))
+		return -EINVAL;
+	if (!add_off(t->funcnametab, name, &name_off))
+		return -EINVAL;
+	out->name = string_at(t, name_off);
+	if (!out->name)
+		return -EINVAL;
+	out->entry = entry;
+	out->end = end;
+	out->pcsp = pcsp;
+	return 0;
+}
+
+int gopclntab__pcsp(const struct gopclntab *t, const struct gopclntab_func *f,
+		    int (*cb)(void *ctx, uint64_t start, uint64_t end, int32_t sp_delta), void *ctx)
+{
+	uint64_t off, cur = f->entry;
+	int32_t val = -1;
+
+	if (!f->pcsp || !add_off(t->version == GOPCLNTAB_GO12 ? 0 : t->pctab, f->pcsp, &off))
+		return -EINVAL;
+	for (uint32_t step = 0; step < MAX_PCVALUE_STEPS && cur < f->end; step++) {
+		uint32_t uvdelta, pcdelta;
+		uint64_t next;
+		int err;
+
+		if (!read_uvarint(t, &off, &uvdelta))
+			return -EINVAL;
+		if (uvdelta == 0 && step > 0)
+			return 0; /* the end; what is left is padding after the last instruction */
+		val = (int32_t)((uint32_t)val + (-(uvdelta & 1) ^ (uvdelta >> 1)));
+		if (!read_uvarint(t, &off, &pcdelta))
+			return -EINVAL;
+		/* An empty run (pcdelta 0) is reported too: the caller's budget counts it. */
+		next = cur + (uint64_t)pcdelta * t->quantum;
+		if (next > f->end)
+			next = f->end; /* Go pads the last run to the quantum */
+		err = cb(ctx, cur, next, val);
+		if (err)
+			return err;
+		cur = next;
+	}
+	return cur < f->end ? -EINVAL : 0; /* too many steps */
+}

@@ -53,4 +53,31 @@ size_t gopclntab__n_funcs(const struct gopclntab *t);
  */
 int gopclntab__lookup(const struct gopclntab *t, uint64_t pc, struct gopclntab_frame *out);
 
+/* One function of the table, as the unwinder needs it. */
+struct gopclntab_func {
+	uint64_t entry;	  /* first PC (ELF virtual address) */
+	uint64_t end;	  /* the next function's entry (or the table's end) */
+	const char *name; /* points into the table's bytes; never NULL */
+	uint32_t pcsp;	  /* offset of its pc -> SP-delta table; 0: none */
+};
+
+/*
+ * Function i (0 .. n_funcs - 1) in address order. Returns 0 and *out,
+ * -EINVAL when its entry is malformed (entries out of order included).
+ */
+int gopclntab__func(const struct gopclntab *t, size_t i, struct gopclntab_func *out);
+
+/*
+ * Decodes f's pcsp table: calls cb once per run of PCs [start, end) that share
+ * one SP delta (bytes the function's frame holds below the return address),
+ * in address order (a run may be empty: start == end, so a caller can bound
+ * the work a hostile table costs), clipped to [f->entry, f->end) (the table may end
+ * before f->end: padding). Stops at cb's first non-zero return and returns
+ * it; else 0, or -EINVAL for a malformed table (runs already reported
+ * stand).
+ */
+int gopclntab__pcsp(const struct gopclntab *t, const struct gopclntab_func *f,
+		    int (*cb)(void *ctx, uint64_t start, uint64_t end, int32_t sp_delta),
+		    void *ctx);
+
 #endif

@@ -33,6 +33,7 @@
 #include <openssl/evp.h>
 
 #include "elf/elf_file.h"
+#include "unwind/go_deltas.h"
 #include "util/array.h"
 
 /* x86-64 psABI DWARF register numbers. */
@@ -1339,8 +1340,9 @@ int stack_deltas__parse(const uint8_t *data, size_t len, uint64_t section_vaddr,
 /* ---- ELF sections --------------------------------------------------------------------- */
 
 struct cfi_sections {
-	Elf_Scn *eh_frame, *debug_frame;
-	GElf_Shdr eh_shdr, debug_shdr;
+	Elf_Scn *eh_frame, *debug_frame, *gopclntab;
+	GElf_Shdr eh_shdr, debug_shdr, go_shdr;
+	uint64_t text_addr; /* .text's address (Go tables may leave it 0); 0 when none */
 };
 
 /*
@@ -1392,6 +1394,11 @@ static int find_sections(Elf *elf, struct cfi_sections *cs)
 		} else if (!strcmp(name, ".debug_frame") && !cs->debug_frame) {
 			cs->debug_frame = scn;
 			cs->debug_shdr = shdr;
+		} else if (!strcmp(name, ".gopclntab") && !cs->gopclntab) {
+			cs->gopclntab = scn;
+			cs->go_shdr = shdr;
+		} else if (!strcmp(name, ".text") && !cs->text_addr) {
+			cs->text_addr = shdr.sh_addr;
 		}
 	}
 	return 0;
@@ -1418,14 +1425,106 @@ static int elf_section_ranges(const struct elf_file *ef, Elf_Scn *scn, const GEl
 static int cfi_id(const struct elf_file *ef, Elf *elf, uint8_t out[STACK_DELTAS_ID_LEN]);
 
 /*
+ * Go's own table as ranges (see go_deltas.h): every run with a rule, the
+ * gaps between functions left out. Returns 0, -ENOENT (no .gopclntab or not
+ * one this reader knows: the file is simply not Go), -ENOMEM.
+ */
+/*
+ * The pclntab of a file without section headers (stripped past what `go
+ * build` does): searched by its magic in the read-only PT_LOAD segments, the
+ * text being the executable one. Only for such files: the search reads every
+ * read-only byte, too much for every library. 0 with *data, *len and
+ * *text_addr, or -ENOENT.
+ */
+static int go_find_unsectioned(Elf *elf, const uint8_t **data, size_t *len, uint64_t *text_addr)
+{
+	uint64_t text_lo = 0, text_hi = 0;
+	size_t n_ph, n_sh, file_size;
+	const uint8_t *file;
+
+	if (elf_getshdrnum(elf, &n_sh) || n_sh || elf_getphdrnum(elf, &n_ph))
+		return -ENOENT;
+	file = (const uint8_t *)elf_rawfile(elf, &file_size);
+	if (!file)
+		return -ENOENT;
+	for (size_t i = 0; i < n_ph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    !text_hi) {
+			text_lo = ph.p_vaddr;
+			text_hi = ph.p_vaddr + ph.p_memsz;
+		}
+	}
+	for (size_t i = 0; text_hi && i < n_ph; i++) {
+		GElf_Phdr ph;
+		long off;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    (ph.p_flags & PF_X) || ph.p_offset > file_size ||
+		    ph.p_filesz > file_size - ph.p_offset)
+			continue;
+		off = go_deltas__find_pclntab(file + ph.p_offset, ph.p_filesz, text_lo, text_hi);
+		if (off >= 0) {
+			*data = file + ph.p_offset + off;
+			*len = ph.p_filesz - (size_t)off;
+			*text_addr = text_lo;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* The bytes of the pclntab the build uses (see go_section_ranges), or -ENOENT. */
+static int go_bytes(const struct elf_file *ef, Elf *elf, const struct cfi_sections *cs,
+		    const uint8_t **data, size_t *len, uint64_t *text_addr)
+{
+	Elf_Data *d;
+
+	if (!cs->gopclntab)
+		return go_find_unsectioned(elf, data, len, text_addr);
+	if (section__bytes(ef, cs->gopclntab, &cs->go_shdr, &d))
+		return -ENOENT;
+	*data = d->d_buf;
+	*len = d->d_size;
+	*text_addr = cs->text_addr;
+	return 0;
+}
+
+static int go_section_ranges(const struct elf_file *ef, Elf *elf, const struct cfi_sections *cs,
+			     struct range_vec *rv, struct stack_delta_stats *stats)
+{
+	struct stack_delta_table t = {0};
+	struct go_delta_stats gs;
+	const uint8_t *data;
+	uint64_t text_addr;
+	size_t len;
+	int err;
+
+	if (go_bytes(ef, elf, cs, &data, &len, &text_addr))
+		return -ENOENT;
+	err = go_deltas__build(data, len, text_addr, &t, &gs);
+	if (err)
+		return err == -ENOMEM ? err : -ENOENT;
+	stats->bad_entries += gs.bad_funcs;
+	stats->unsupported += gs.bad_deltas;
+	for (size_t i = 0; i + 1 < t.n && !err; i++)
+		if (t.deltas[i].rule.cmd != OP_RULE_INVALID)
+			err = range_vec__push(rv, t.deltas[i].addr, t.deltas[i + 1].addr,
+					      t.deltas[i].rule);
+	stack_delta_table__free(&t);
+	return err;
+}
+
+/*
  * libelf is initialised by elf_file__open(), which every struct elf_file
  * went through.
  */
 int stack_deltas__build(const struct elf_file *ef, struct stack_delta_table *out)
 {
-	struct range_vec eh = {0}, dbg = {0};
+	struct range_vec eh = {0}, dbg = {0}, go = {0};
 	struct cfi_sections cs = {0};
-	int err, err_eh, err_dbg;
+	int err, err_eh, err_dbg, err_go;
 	GElf_Ehdr ehdr;
 	Elf *elf;
 
@@ -1450,8 +1549,23 @@ int stack_deltas__build(const struct elf_file *ef, struct stack_delta_table *out
 
 	err_eh = elf_section_ranges(ef, cs.eh_frame, &cs.eh_shdr, false, &eh, &out->stats);
 	err_dbg = elf_section_ranges(ef, cs.debug_frame, &cs.debug_shdr, true, &dbg, &out->stats);
-	if (err_eh == -ENOMEM || err_dbg == -ENOMEM) {
+	err_go = go_section_ranges(ef, elf, &cs, &go, &out->stats);
+	if (err_eh == -ENOMEM || err_dbg == -ENOMEM || err_go == -ENOMEM) {
 		err = -ENOMEM;
+		goto cleanup;
+	}
+	if (!err_go) {
+		/*
+		 * Go's table describes exactly the Go functions, and is the one source
+		 * for its stack switches and roots; CFI (C code linked in with cgo,
+		 * Go's own .debug_frame) fills what it does not cover.
+		 */
+		if (!err_eh)
+			err = ranges__fill_gaps(&go, &eh);
+		if (!err && !err_dbg)
+			err = ranges__fill_gaps(&go, &dbg);
+		if (!err)
+			err = table__from_ranges(out, &go);
 		goto cleanup;
 	}
 	if (err_eh && err_dbg) {
@@ -1472,6 +1586,7 @@ int stack_deltas__build(const struct elf_file *ef, struct stack_delta_table *out
 cleanup:
 	free(eh.v);
 	free(dbg.v);
+	free(go.v);
 	elf_end(elf);
 	if (err) {
 		struct stack_delta_stats stats = out->stats;
@@ -1546,10 +1661,10 @@ static void id_hash__section(struct id_hash *h, const struct elf_file *ef, Elf_S
 
 /*
  * Hashes every input stack_deltas__build() reads, in the order it reads
- * them: the ELF header fields it checks, then .eh_frame and .debug_frame
- * (first of each name, bytes after decompression, the section address
- * pc-relative encodings use, or why the section is unusable). Must change
- * whenever stack_deltas__build() starts reading something else.
+ * them: the ELF header fields it checks, then .eh_frame, .debug_frame and .gopclntab (with .text's
+ * address) (first of each name, bytes after decompression, the section address pc-relative
+ * encodings use, or why the section is unusable). Must change whenever stack_deltas__build() starts
+ * reading something else.
  */
 /*
  * The id of the CFI elf (an open handle of ef) holds. Section bytes come from
@@ -1584,6 +1699,16 @@ static int cfi_id(const struct elf_file *ef, Elf *elf, uint8_t out[STACK_DELTAS_
 		} else {
 			id_hash__section(&h, ef, cs.eh_frame, &cs.eh_shdr, 3);
 			id_hash__section(&h, ef, cs.debug_frame, &cs.debug_shdr, 4);
+			const uint8_t *go;
+			uint64_t text_addr;
+			size_t go_len;
+
+			id_hash__u64(&h, 5);
+			if (!go_bytes(ef, elf, &cs, &go, &go_len, &text_addr)) {
+				id_hash__u64(&h, text_addr);
+				id_hash__u64(&h, go_len);
+				id_hash__add(&h, go, go_len);
+			}
 		}
 	}
 	if (h.failed || EVP_DigestFinal_ex(h.ctx, digest, &digest_len) != 1 ||

@@ -4,8 +4,8 @@
  * clang, C++ with exceptions, Rust), through libc (qsort's callback), through
  * a signal frame, 300 frames deep, in a library loaded after the recording
  * started, in the vDSO, through JIT code (with a frame pointer; without one
- * the walk must stop with a reason), in processes that live 200 ms, plus Go (which keeps frame
- * pointers). Each test builds the chain the workload is known to call, from
+ * the walk must stop with a reason), in processes that live 200 ms (Go: tests/e2e/test_go.c).
+ * Each test builds the chain the workload is known to call, from
  * the workload's structure, and requires it complete, in order, in at least
  * 95% of the samples that land in the chain's leaf. Needs root and BPF.
  */
@@ -34,7 +34,6 @@
 #define TO_STRING(x)	STRINGIFY(x)
 #define CPP_STAGES	12 /* cpp_templates.cc: Stage<12> .. Stage<0> */
 #define RUST_LINKS	12 /* rust_chain.rs: rc_link_01 .. rc_link_12 */
-#define GO_LINKS	12 /* go_chain.go: chain_01 .. chain_12 */
 #define SHORT_LINKS	8  /* short_lived.h: sl_01 .. sl_08 */
 #define VDSO_LINKS	6  /* vdso_chain.c: vd_01 .. vd_06 */
 #define SHORT_RUNS	10 /* launches of each short-lived workload */
@@ -136,14 +135,6 @@ static void expect_rust_chain(struct chain_spec *cs)
 	for (int i = 1; i <= RUST_LINKS; i++)
 		EXPECT(chain_spec__add_like(cs, "rc_link_%02d", i));
 	EXPECT(chain_spec__add_like(cs, "rc_leaf"));
-}
-
-static void expect_go_chain(struct chain_spec *cs)
-{
-	EXPECT(chain_spec__add(cs, "main.main"));
-	for (int i = 1; i <= GO_LINKS; i++)
-		EXPECT(chain_spec__add(cs, "main.chain_%02d", i));
-	EXPECT(chain_spec__add(cs, "main.leaf"));
 }
 
 static void expect_dlopen_late(struct chain_spec *cs)
@@ -455,7 +446,6 @@ static void test_short_lived_whole_system(void **state)
 /* ---- the list --------------------------------------------------------------- */
 
 static const struct unwind_case cases[] = {
-    {"go_chain", NULL, expect_go_chain, NULL, NULL, NULL, false},
     {"nofp_gcc", NULL, expect_nofp, NULL, NULL, NULL, false},
     {"nofp_clang", NULL, expect_nofp, NULL, NULL, NULL, false},
     {"libc_qsort", NULL, expect_libc_qsort, NULL, NULL, NULL, false},

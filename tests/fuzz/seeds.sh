@@ -61,6 +61,11 @@ fuzz_gopclntab)
 	# The table of the Go workload (TEXT_START of the target is Go's amd64 .text).
 	[ -f "$wl/go_chain" ] && section "$wl/go_chain" .gopclntab "$out/go_chain.gopclntab"
 	;;
+fuzz_go_deltas)
+	# The Go workloads' tables, and one whole binary (its pclntab found by the magic).
+	[ -f "$wl/go_deep" ] && section "$wl/go_deep" .gopclntab "$out/go_deep.gopclntab"
+	[ -f "$wl/go_chain" ] && cp "$wl/go_chain" "$out/go_chain.elf"
+	;;
 fuzz_kallsyms)
 	# A slice of the real table, with and without module symbols.
 	[ -r /proc/kallsyms ] && head -n 2000 /proc/kallsyms >"$out/kallsyms_head"

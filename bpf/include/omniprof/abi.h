@@ -92,6 +92,12 @@ enum op_rule_cmd {
 	 * failure (rbp 0 or below rsp, unreadable) is OP_UNWIND_ERR_ANON_CODE. Made
 	 * by the lookup for OP_TABLE_ID_ANON mappings, never stored in a table. */
 	OP_RULE_ANON = 6,
+	/* A Go stack switch (runtime.systemstack, asmcgocall on g0): the
+	 * frame-pointer rule (CFA = rbp + cfa_offset, caller's rbp at CFA +
+	 * fp_offset) without the check that the caller's frame is above this one,
+	 * since it is on the goroutine's stack, anywhere in memory. The walk's depth
+	 * bounds a loop. */
+	OP_RULE_FP_SWITCH = 7,
 };
 
 struct op_unwind_rule {

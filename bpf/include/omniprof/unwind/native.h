@@ -115,6 +115,7 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 	case OP_RULE_PLT:
 	case OP_RULE_CFA_DEREF:
 	case OP_RULE_ANON:
+	case OP_RULE_FP_SWITCH:
 		break;
 	default:
 		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_NO_RULE;
@@ -126,8 +127,9 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 		 * JIT code is never outermost. */
 		if (base == 0)
 			return anon ? OP_STEP_ERROR_BASE + bad_fp : OP_STEP_END;
-		/* Callers live at higher addresses: a base below sp is not a frame. */
-		if (base < r->sp)
+		/* Callers live at higher addresses: a base below sp is not a frame
+		 * (but after a stack switch the caller is on another stack). */
+		if (base < r->sp && rule->cmd != OP_RULE_FP_SWITCH)
 			return OP_STEP_ERROR_BASE + bad_fp;
 	}
 	cfa = base + (__s64)rule->cfa_offset;
@@ -135,7 +137,7 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 		cfa += 8; /* past the stub's push: the second half of each 16-byte PLT entry */
 	if (rule->cmd == OP_RULE_CFA_DEREF && OP_READ_USER(u, &cfa, sizeof(cfa), cfa))
 		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ;
-	if (cfa < r->sp + 8)
+	if (cfa < r->sp + 8 && rule->cmd != OP_RULE_FP_SWITCH)
 		return OP_STEP_ERROR_BASE + bad_cfa;
 	if (OP_READ_USER(u, &ra, sizeof(ra), cfa - 8))
 		return OP_STEP_ERROR_BASE + bad_read;

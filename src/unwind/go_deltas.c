@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * A Go function's pcsp value at a PC is how far rsp is below its value at
+ * the function's entry, where rsp points at the return address: so the CFA
+ * (rsp before the call) is rsp + value + 8. Go on amd64 saves the caller's
+ * rbp in the slot right under the return address whenever the function has
+ * a frame (value >= 8), which is CFA - 16; frameless functions leave rbp
+ * alone. The walk needs rbp only for frames that are not Go's (C code
+ * reached through cgo, the stack switches below).
+ */
+#include "unwind/go_deltas.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf/gopclntab.h"
+#include "util/array.h"
+
+/* A frame bigger than this is a corrupt table (the CFA offset is 32 bits). */
+#define GO_MAX_FRAME (1u << 30)
+
+struct run {
+	uint64_t start, end;
+	struct op_unwind_rule rule;
+};
+
+struct runs {
+	struct run *v;
+	size_t n, cap;
+	struct go_delta_stats *stats;
+	/*
+	 * pcsp steps left: Go's linker shares identical pc-value tables between
+	 * functions, so a hostile table could make every function read the same
+	 * long one. Real tables take far fewer steps than half their bytes.
+	 */
+	size_t budget;
+};
+
+static int runs__push(struct runs *rs, uint64_t start, uint64_t end, struct op_unwind_rule rule)
+{
+	int err;
+
+	if (start >= end)
+		return 0;
+	if (rs->n) {
+		struct run *last = &rs->v[rs->n - 1];
+
+		/* Functions come in address order; one that starts inside the last
+		 * run (a trampoline's byte before its entry) wins over it. */
+		if (last->end > start)
+			last->end = start;
+		if (last->end <= last->start)
+			rs->n--;
+	}
+	err = array__grow(rs->v, rs->cap, rs->n);
+	if (err)
+		return err;
+	rs->v[rs->n++] = (struct run){.start = start, .end = end, .rule = rule};
+	return 0;
+}
+
+static int pcsp_run(struct runs *rs, bool vdso, uint64_t start, uint64_t end, int32_t sp_delta)
+{
+	struct op_unwind_rule rule = {.cmd = OP_RULE_INVALID};
+
+	if (!rs->budget)
+		return -E2BIG;
+	rs->budget--;
+
+	if (sp_delta < 0 || (uint32_t)sp_delta > GO_MAX_FRAME) {
+		rs->stats->bad_deltas++;
+	} else {
+		rule.cmd = OP_RULE_CFA;
+		rule.cfa_base = OP_CFA_RSP;
+		rule.cfa_offset = sp_delta + 8;
+		rule.fp_offset = sp_delta >= 8 ? -16 : 0;
+		if (vdso && sp_delta >= 8) {
+			/* Its frame set, the function keeps rbp on it, moves rsp to g0's
+			 * stack and aligns it (which pcsp cannot tell): rbp is the rule. */
+			rule.cmd = OP_RULE_FP_SWITCH;
+			rule.cfa_base = OP_CFA_RBP;
+			rule.cfa_offset = 16;
+		}
+	}
+	return runs__push(rs, start, end, rule);
+}
+
+static int on_pcsp(void *ctx, uint64_t start, uint64_t end, int32_t sp_delta)
+{
+	return pcsp_run(ctx, false, start, end, sp_delta);
+}
+
+static int on_pcsp_vdso(void *ctx, uint64_t start, uint64_t end, int32_t sp_delta)
+{
+	return pcsp_run(ctx, true, start, end, sp_delta);
+}
+
+enum go_special {
+	GO_ORDINARY = 0,
+	GO_ROOT,
+	GO_SWITCH,
+	GO_SIGRETURN,
+	GO_VDSO, /* a vDSO call: its own frame, then maybe g0's stack, rbp kept */
+};
+
+/* The runtime's functions that end a stack or leave it (see go_deltas.h). */
+static enum go_special special_of(const char *name)
+{
+	static const struct {
+		const char *name;
+		enum go_special kind;
+	} specials[] = {
+	    {"runtime.goexit", GO_ROOT},
+	    {"runtime.mstart", GO_ROOT},
+	    {"runtime.rt0_go", GO_ROOT},
+	    {"runtime.mcall", GO_ROOT},
+	    {"runtime.morestack", GO_ROOT},
+	    {"runtime.systemstack", GO_SWITCH},
+	    {"runtime.asmcgocall", GO_SWITCH},
+	    {"runtime.sigreturn", GO_SIGRETURN},
+	    {"runtime.sigreturn__sigaction", GO_SIGRETURN},
+	    {"runtime.nanotime1", GO_VDSO},
+	    {"runtime.walltime1", GO_VDSO},
+	    {"runtime.walltime", GO_VDSO},
+	    {"runtime.vgetrandom1", GO_VDSO},
+	};
+	size_t len;
+
+	if (strncmp(name, "runtime.", 8))
+		return GO_ORDINARY;
+	/* The linker may keep an ABI suffix on assembly functions' names. */
+	len = strlen(name);
+	if (len > 5 && !strcmp(name + len - 5, ".abi0"))
+		len -= 5;
+	for (size_t i = 0; i < sizeof(specials) / sizeof(specials[0]); i++)
+		if (strlen(specials[i].name) == len && !strncmp(name, specials[i].name, len))
+			return specials[i].kind;
+	return GO_ORDINARY;
+}
+
+static int add_func(struct runs *rs, const struct gopclntab *t, const struct gopclntab_func *f)
+{
+	struct op_unwind_rule rule = {0};
+	enum go_special kind = special_of(f->name);
+	size_t before = rs->n;
+	int err;
+
+	switch (kind) {
+	case GO_ROOT:
+		rule.cmd = OP_RULE_STOP;
+		rs->stats->special++;
+		return runs__push(rs, f->entry, f->end, rule);
+	case GO_SWITCH:
+		rule.cmd = OP_RULE_FP_SWITCH;
+		rule.cfa_base = OP_CFA_RBP;
+		rule.cfa_offset = 16;
+		rule.fp_offset = -16;
+		rs->stats->special++;
+		return runs__push(rs, f->entry, f->end, rule);
+	case GO_SIGRETURN:
+		/* The handler returns to the trampoline's first byte, which the walk
+		 * looks up as a return address (pc - 1): the rule starts a byte early,
+		 * as the CFI of libc's trampoline does. */
+		rule.cmd = OP_RULE_SIGNAL;
+		rs->stats->special++;
+		return runs__push(rs, f->entry ? f->entry - 1 : 0, f->end, rule);
+	case GO_VDSO:
+		rs->stats->special++;
+		break;
+	case GO_ORDINARY:
+		break;
+	}
+	err = gopclntab__pcsp(t, f, kind == GO_VDSO ? on_pcsp_vdso : on_pcsp, rs);
+	if (err == -ENOMEM || err == -E2BIG)
+		return err;
+	if (err) {
+		/* A malformed table: none of the function's runs are trusted. */
+		rs->n = before;
+		rs->stats->bad_funcs++;
+		return 0;
+	}
+	rs->stats->funcs++;
+	return 0;
+}
+
+static bool rule_eq(const struct op_unwind_rule *a, const struct op_unwind_rule *b)
+{
+	return a->cmd == b->cmd && a->cfa_base == b->cfa_base && a->fp_offset == b->fp_offset &&
+	       a->cfa_offset == b->cfa_offset;
+}
+
+static int table__push(struct stack_delta_table *t, size_t *cap, uint64_t addr,
+		       struct op_unwind_rule rule)
+{
+	int err;
+
+	if (t->n && rule_eq(&t->deltas[t->n - 1].rule, &rule))
+		return 0;
+	if (t->n && t->deltas[t->n - 1].addr == addr) {
+		t->deltas[t->n - 1].rule = rule;
+		return 0;
+	}
+	err = array__grow(t->deltas, *cap, t->n);
+	if (err)
+		return err;
+	t->deltas[t->n].addr = addr;
+	t->deltas[t->n].rule = rule;
+	t->n++;
+	return 0;
+}
+
+int go_deltas__build(const uint8_t *data, size_t len, uint64_t text_start,
+		     struct stack_delta_table *out, struct go_delta_stats *stats)
+{
+	const struct op_unwind_rule invalid = {.cmd = OP_RULE_INVALID};
+	struct runs rs = {.stats = stats, .budget = len / 2 + 65536};
+	struct gopclntab *t = NULL;
+	size_t cap = 0, n;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	memset(stats, 0, sizeof(*stats));
+	err = gopclntab__open(data, len, text_start, &t);
+	if (err)
+		return err;
+	n = gopclntab__n_funcs(t);
+	for (size_t i = 0; i < n; i++) {
+		struct gopclntab_func f;
+
+		if (gopclntab__func(t, i, &f)) {
+			stats->bad_funcs++;
+			continue;
+		}
+		/* Out of order entries would make the runs overlap: a corrupt table. */
+		if (rs.n && f.entry < rs.v[rs.n - 1].start) {
+			stats->bad_funcs++;
+			continue;
+		}
+		err = add_func(&rs, t, &f);
+		if (err == -E2BIG)
+			err = -ENOEXEC; /* more steps than a real table of this size takes */
+		if (err)
+			goto cleanup;
+	}
+	if (!rs.n) {
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < rs.n; i++) {
+		if (i && rs.v[i - 1].end < rs.v[i].start) {
+			err = table__push(out, &cap, rs.v[i - 1].end, invalid);
+			if (err)
+				goto cleanup;
+		}
+		err = table__push(out, &cap, rs.v[i].start, rs.v[i].rule);
+		if (err)
+			goto cleanup;
+	}
+	err = table__push(out, &cap, rs.v[rs.n - 1].end, invalid);
+cleanup:
+	free(rs.v);
+	gopclntab__free(t);
+	if (err)
+		stack_delta_table__free(out);
+	return err;
+}
+
+long go_deltas__find_pclntab(const uint8_t *data, size_t len, uint64_t text_lo, uint64_t text_hi)
+{
+	for (size_t off = 0; off + 16 <= len && off <= (size_t)LONG_MAX; off += 4) {
+		const uint8_t *p = data + off;
+		struct gopclntab *t = NULL;
+		struct gopclntab_func f;
+		bool ok = true;
+		size_t n;
+
+		/* Magic 0xfffffffa / 0xfffffff0 / 0xfffffff1 (1.16, 1.18, 1.20), two zero
+		 * bytes, quantum 1 and 8-byte pointers: amd64's header. */
+		if (p[1] != 0xff || p[2] != 0xff || p[3] != 0xff ||
+		    (p[0] != 0xfa && p[0] != 0xf0 && p[0] != 0xf1) || p[4] || p[5] || p[6] != 1 ||
+		    p[7] != 8)
+			continue;
+		if (gopclntab__open(p, len - off, text_lo, &t))
+			continue;
+		n = gopclntab__n_funcs(t);
+		/* A few functions must decode inside the text: a chance match does not. */
+		for (size_t i = 0; ok && i < n && i < 8; i++)
+			ok = !gopclntab__func(t, i, &f) && f.entry >= text_lo && f.end <= text_hi;
+		gopclntab__free(t);
+		if (ok)
+			return (long)off;
+	}
+	return -ENOENT;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Stack deltas of Go code from .gopclntab: Go binaries carry no .eh_frame
+ * for Go functions (and `-ldflags=-w` drops .debug_frame), but the runtime's
+ * own table gives, for every PC of every function, how many bytes the frame
+ * holds below the return address (the pcsp table). That is a CFA rule
+ * (CFA = rsp + delta + 8, return address at CFA - 8), so Go frames are
+ * walked by the same native unwinder, without frame pointers.
+ *
+ * The runtime's assembly functions that end a stack or switch stacks get
+ * rules of their own, chosen by name (names are in every Go binary, stripped
+ * or not):
+ *   runtime.goexit, runtime.mstart, runtime.rt0_go    OP_RULE_STOP: a
+ *     goroutine's root, a thread's g0 root, the main thread's
+ *   runtime.mcall, runtime.morestack                  OP_RULE_STOP: they
+ *     switch to g0 and call a function that never returns (the scheduler,
+ *     newstack); the goroutine they left is not on this stack (Go's own
+ *     profiler shows them as roots too)
+ *   runtime.systemstack, runtime.asmcgocall           OP_RULE_FP_SWITCH: on
+ *     g0 they keep the goroutine's frame pointer in rbp, so the walk goes
+ *     back to the goroutine stack through it (the caller of the switch
+ *     itself is skipped, as frame pointers skip the caller of any frameless
+ *     function)
+ *   runtime.sigreturn, runtime.sigreturn__sigaction   OP_RULE_SIGNAL: the
+ *     signal return trampoline Go installs as sa_restorer
+ *   runtime.nanotime1, walltime(1), vgetrandom1        OP_RULE_FP_SWITCH once
+ *     their frame is set (pcsp > 0): they call the vDSO on g0's stack,
+ *     realigned, with rbp on their own frame, so rbp gives the exact caller
+ */
+#ifndef OMNIPROF_UNWIND_GO_DELTAS_H
+#define OMNIPROF_UNWIND_GO_DELTAS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "unwind/stack_deltas.h"
+
+struct go_delta_stats {
+	uint64_t funcs;	     /* functions turned into deltas */
+	uint64_t bad_funcs;  /* functions skipped: malformed record or pcsp table */
+	uint64_t special;    /* functions with a root / switch / signal rule */
+	uint64_t bad_deltas; /* runs with an impossible SP delta (negative, huge): INVALID */
+};
+
+/*
+ * Builds the deltas of the .gopclntab of len bytes at data (text_start: the
+ * address of .text, for tables whose header leaves it 0) into *out (sorted,
+ * OP_RULE_INVALID between functions and after the last; free with
+ * stack_delta_table__free(); out->stats is not used, *stats is filled).
+ * Returns 0, -ENOEXEC for bytes that are not a pclntab, give no function
+ * at all or take more decoding steps than half their size (a hostile table
+ * whose functions share one long pcsp table), -ENOMEM.
+ */
+int go_deltas__build(const uint8_t *data, size_t len, uint64_t text_start,
+		     struct stack_delta_table *out, struct go_delta_stats *stats);
+
+/*
+ * Looks for a pclntab in bytes that are not a section (a binary without
+ * section headers): a 4-byte aligned Go 1.16+ magic whose header opens, with
+ * its first functions inside [text_lo, text_hi). Returns the offset into
+ * data, or -ENOENT.
+ */
+long go_deltas__find_pclntab(const uint8_t *data, size_t len, uint64_t text_lo, uint64_t text_hi);
+
+#endif

@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Go unwound from .gopclntab (src/unwind/go_deltas.c), end to end with real
+ * BPF:
+ *  - go_deep (tests/workloads/go_deep.go: 24 //go:noinline links, each with
+ *    a frame, on the main goroutine and on a second one), built by `go build
+ *    -trimpath` and, here, again with `-ldflags='-s -w'` (no symbols, no
+ *    .debug_frame): at least 99% of the leaf's samples must start at the
+ *    goroutine's root, runtime.goexit, and hold the whole chain in order,
+ *    with no stop marker;
+ *  - Debian's gofmt (stripped, no CFI) over Go's sources: at least 99% of
+ *    its samples with user frames start at a root (runtime.goexit, or a g0
+ *    root: runtime.mstart, rt0_go, mcall, morestack) with no stop marker,
+ *    printed beside what `perf record --call-graph dwarf` gives on the same
+ *    process at the same time (perf cannot unwind Go without CFI: printed,
+ *    not asserted).
+ * Needs root, BPF, Debian's golang-go and linux-perf.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "testutil.h"
+
+#define DEEP_LINKS 24 /* go_deep.go: deep_01 .. deep_24 */
+/*
+ * The programs start (exec) this long after their pid exists, so the
+ * recording's own start-up (BPF load, the start-up scan, while samples of
+ * a process not known yet are walked with frame pointers) has passed: the
+ * samples are walked with the tables, as in a running agent.
+ */
+#define EXEC_DELAY     "1.5"
+#define RECORD_SECONDS 4 /* EXEC_DELAY included */
+#define GOFMT_SECONDS  5
+#define FREQUENCY      299 /* the machine is shared: enough samples in a few seconds */
+#define MIN_SAMPLES    20  /* fewer than this says nothing */
+
+#define STRINGIFY(x) #x
+#define TO_STRING(x) STRINGIFY(x)
+
+/* Where Go's stacks end: a goroutine's, g0's, and a new thread's first frame. */
+static const char *const go_roots[] = {"runtime.goexit", "runtime.mstart",    "runtime.rt0_go",
+				       "runtime.mcall",	 "runtime.morestack", "runtime.clone"};
+
+/* Runs path with args (NULL-terminated) after EXEC_DELAY, in the same pid; output to /dev/null. */
+static pid_t spawn_later(const char *path, const char *arg1, const char *arg2)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
+		execl("/bin/sh", "sh", "-c", "sleep " EXEC_DELAY "; exec \"$0\" \"$@\"", path, arg1,
+		      arg2, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static char *omniprof(void)
+{
+	static char path[512];
+
+	snprintf(path, sizeof(path), "%s/omniprof", tu_build_dir());
+	return path;
+}
+
+struct go_count {
+	long user;     /* samples with user frames */
+	long rooted;   /* ... that start at a root with no stop marker */
+	long leaf;     /* samples in main.leaf */
+	long complete; /* ... rooted at goexit with the whole chain in order */
+	long frames;   /* user frames of the samples with user frames */
+	char worst[600];
+	long worst_count;
+};
+
+static bool is_root(const char *frame, size_t len)
+{
+	for (size_t i = 0; i < sizeof(go_roots) / sizeof(go_roots[0]); i++)
+		if (strlen(go_roots[i]) == len && !strncmp(frame, go_roots[i], len))
+			return true;
+	return false;
+}
+
+/* The user frames of a folded stack: neither kernel frames nor stop markers. */
+static long user_frames(const char *stack)
+{
+	long n = 0;
+
+	for (const char *f = stack; f && *f;) {
+		const char *end = strchr(f, ';');
+		size_t len = end ? (size_t)(end - f) : strlen(f);
+
+		n += !(len > 4 && !strncmp(f + len - 4, "_[k]", 4)) && strncmp(f, "[unwind", 7);
+		f = end ? end + 1 : NULL;
+	}
+	return n;
+}
+
+/* The goroutine's chain, root first: the main goroutine's or the second one's. */
+static void deep_chain(char *buf, size_t size, bool main_goroutine)
+{
+	size_t n = (size_t)snprintf(buf, size, "runtime.goexit;%s",
+				    main_goroutine ? "runtime.main;main.main" : "main.main.func1");
+
+	for (int i = 1; i <= DEEP_LINKS && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, ";main.deep_%02d", i);
+	if (n < size)
+		snprintf(buf + n, size - n, ";main.leaf");
+}
+
+/* Counts the samples of `comm` in stacks.folded text. */
+static struct go_count count_folded(const char *text, const char *comm)
+{
+	struct go_count c = {0};
+	char chain_main[2048], chain_other[2048];
+	size_t comm_len = strlen(comm);
+
+	deep_chain(chain_main, sizeof(chain_main), true);
+	deep_chain(chain_other, sizeof(chain_other), false);
+	for (const char *line = text; line && *line;) {
+		const char *end = strchr(line, '\n'), *count_at, *stack, *semi;
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		char *copy;
+		long count;
+		bool rooted, leaf;
+
+		count_at = memrchr(line, ' ', len);
+		if (count_at && len > comm_len && !strncmp(line, comm, comm_len) &&
+		    line[comm_len] == ';') {
+			stack = line + comm_len + 1;
+			count = strtol(count_at + 1, NULL, 10);
+			semi = memchr(stack, ';', (size_t)(count_at - stack));
+			if (!semi)
+				semi = count_at;
+			copy = strndup(stack, (size_t)(count_at - stack));
+			assert_non_null(copy);
+			/* A first frame in the kernel: no user frames at all. */
+			if (!(semi - stack > 4 && !strncmp(semi - 4, "_[k]", 4))) {
+				rooted = is_root(stack, (size_t)(semi - stack)) &&
+					 !strstr(copy, "[unwind");
+				c.user += count;
+				c.frames += count * user_frames(copy);
+				c.rooted += rooted ? count : 0;
+				leaf = strstr(copy, ";main.leaf") != NULL;
+				if (leaf) {
+					bool whole =
+					    rooted &&
+					    (!strncmp(copy, chain_main, strlen(chain_main)) ||
+					     !strncmp(copy, chain_other, strlen(chain_other)));
+
+					c.leaf += count;
+					c.complete += whole ? count : 0;
+				}
+				if (!rooted && count > c.worst_count) {
+					c.worst_count = count;
+					snprintf(c.worst, sizeof(c.worst), "%s", copy);
+				}
+			}
+			free(copy);
+		}
+		line = end ? end + 1 : NULL;
+	}
+	return c;
+}
+
+/* Records pids for `seconds`; stacks.folded's text (the caller frees it) or NULL. */
+static char *record_pids(const char *pids, int seconds, char **out)
+{
+	char *dir = tu_mkdtemp(), folded[600], *text = NULL;
+	int rc;
+
+	assert_non_null(dir);
+	rc = tu_run(out, "%s record -v -p %s -d %d -F %d -o %s", omniprof(), pids, seconds,
+		    FREQUENCY, dir);
+	if (rc)
+		print_error("omniprof record failed (%d):\n%s\n", rc, *out ? *out : "");
+	snprintf(folded, sizeof(folded), "%s/stacks.folded", dir);
+	if (!rc)
+		text = tu_read_file(folded, NULL);
+	tu_rmtree(dir);
+	free(dir);
+	return text;
+}
+
+/* The value of the `record -v` counter line that starts with key (printed), -1 if missing. */
+static long counter(const char *out, const char *key)
+{
+	const char *line = out ? strstr(out, key) : NULL, *end;
+
+	if (!line)
+		return -1;
+	end = strchr(line, '\n');
+	printf("      %.*s\n", end ? (int)(end - line) : (int)strlen(line), line);
+	return strtol(line + strlen(key), NULL, 10);
+}
+
+static double pct(long a, long b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0;
+}
+
+static void report(const char *name, const struct go_count *c)
+{
+	printf("    %s: %ld of %ld leaf samples start at runtime.goexit with the whole chain "
+	       "(%.1f%%); %ld of %ld samples with user frames start at a root (%.1f%%)\n",
+	       name, c->complete, c->leaf, pct(c->complete, c->leaf), c->rooted, c->user,
+	       pct(c->rooted, c->user));
+	if (c->worst_count)
+		printf("      most frequent unrooted stack (%ld samples): %.400s\n", c->worst_count,
+		       c->worst);
+	fflush(stdout);
+}
+
+/*
+ * go_deep as `make` built it (go build -trimpath: symbols, .debug_frame) and
+ * the same source linked here with -s -w (no .symtab, no .debug_frame:
+ * .gopclntab only), both recorded at once.
+ */
+static void test_deep_chains(void **state)
+{
+	char *dir = tu_mkdtemp(), path[2][600], pids[64], *out = NULL, *text;
+	char *build = realpath(tu_build_dir(), NULL);
+	const char *comm[2] = {"go_deep", "go_deep_s"};
+	struct go_count c[2];
+	long cfi, fp;
+	pid_t pid[2] = {0, 0};
+	int rc;
+
+	(void)state;
+	assert_non_null(dir);
+	assert_non_null(build);
+	snprintf(path[0], sizeof(path[0]), "%s/workloads/go_deep", build);
+	snprintf(path[1], sizeof(path[1]), "%s/go_deep_s", dir);
+	rc = tu_run(&out,
+		    "cd tests/workloads && GOCACHE=%s/gocache GOPATH=%s/gopath GOFLAGS= "
+		    "go build -trimpath -ldflags='-s -w' -o %s go_deep.go",
+		    build, build, path[1]);
+	free(build);
+	if (rc)
+		print_error("go build failed (%d):\n%s\n", rc, out ? out : "");
+	free(out);
+	assert_int_equal(rc, 0);
+	/* Neither section: grep -c prints 0 and exits 1. */
+	rc = tu_run(&out, "readelf -SW %s | grep -c -e '[.]debug_frame' -e '[.]symtab '", path[1]);
+	printf("    %s: sections .debug_frame or .symtab: %s", comm[1], out ? out : "?\n");
+	free(out);
+	assert_int_equal(rc, 1);
+	for (int i = 0; i < 2; i++) {
+		pid[i] = spawn_later(path[i], "30", NULL);
+		assert_true(pid[i] > 0);
+	}
+	snprintf(pids, sizeof(pids), "%d,%d", (int)pid[0], (int)pid[1]);
+	text = record_pids(pids, RECORD_SECONDS, &out);
+	for (int i = 0; i < 2; i++) {
+		kill(pid[i], SIGKILL);
+		tu_reap(pid[i]);
+	}
+	tu_rmtree(dir);
+	free(dir);
+	assert_non_null(text);
+	for (int i = 0; i < 2; i++) {
+		c[i] = count_folded(text, comm[i]);
+		report(comm[i], &c[i]);
+	}
+	free(text);
+	cfi = counter(out, "frames: unwound with stack deltas");
+	fp = counter(out, "frames: unwound with frame pointers");
+	counter(out, "fallback to frame pointers: unknown pid");
+	counter(out, "fallback to frame pointers: no table");
+	free(out);
+	for (int i = 0; i < 2; i++) {
+		assert_true(c[i].leaf >= MIN_SAMPLES);
+		assert_true(c[i].complete * 100 >= c[i].leaf * 99);
+	}
+	/* Go keeps frame pointers, so complete stacks alone do not tell the tables did it: the
+	 * frame counters do (frame pointers only for samples of a process not known yet). */
+	assert_true(cfi >= 0 && fp >= 0);
+	assert_true(cfi * 10 >= (cfi + fp) * 9);
+}
+
+/*
+ * perf's figure: of the samples `perf script` prints, those whose outermost
+ * frame is a Go root. Returns the share in percent, -1 when perf gave nothing.
+ */
+static double perf_rooted(const char *data, long *samples, double *depth)
+{
+	char *out = NULL;
+	long total = 0, rooted = 0, frames = 0;
+	int rc = tu_run(&out, "perf script -i %s -F ip,sym 2>/dev/null", data);
+	char last[256] = "";
+	bool in_sample = false;
+
+	*samples = 0;
+	*depth = 0;
+	if (rc || !out) {
+		free(out);
+		return -1;
+	}
+	/* Samples are blocks of frame lines ("\t addr sym"), leaf first, ended by a blank line. */
+	for (char *line = out;; line++) {
+		char *nl = strchr(line, '\n');
+		bool frame;
+
+		if (nl)
+			*nl = '\0';
+		frame = line[strspn(line, " \t")] != '\0';
+		if (frame) {
+			char *p = line + strspn(line, " \t");
+
+			p += strcspn(p, " \t"); /* the address */
+			p += strspn(p, " \t");
+			snprintf(last, sizeof(last), "%.*s", (int)strcspn(p, " +("), p);
+			in_sample = true;
+			frames++;
+		}
+		if ((!nl || !frame) && in_sample) {
+			total++;
+			rooted += is_root(last, strlen(last));
+			in_sample = false;
+		}
+		if (!nl)
+			break;
+		line = nl;
+	}
+	free(out);
+	*samples = total;
+	*depth = total ? (double)frames / (double)total : 0;
+	return total ? pct(rooted, total) : -1;
+}
+
+/*
+ * Debian's gofmt over Go's own sources (tens of seconds of work): omniprof
+ * and perf record the same process at the same time.
+ */
+static void test_gofmt(void **state)
+{
+	char *dir = tu_mkdtemp(), perf_data[600], pids[32], *out = NULL, *text;
+	struct go_count c;
+	pid_t pid, perf, idle;
+	int in[2];
+	long perf_samples;
+	double perf_share, perf_depth;
+	int status;
+
+	(void)state;
+	assert_non_null(dir);
+	assert_int_equal(access("/usr/lib/go/src/go/parser", R_OK), 0);
+	/*
+	 * A gofmt waiting on its input, recorded too, has the binary's table built
+	 * at the recording's start-up, so the working one finds it loaded when it
+	 * execs (tables are kept by file): its first samples are not held as stack
+	 * copies for long (a copy holds g0's stack only, and stops at a switch).
+	 */
+	assert_int_equal(pipe(in), 0);
+	idle = fork();
+	assert_true(idle >= 0);
+	if (idle == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(in[0], STDIN_FILENO);
+		close(in[1]);
+		dup2(null, STDOUT_FILENO);
+		execl("/usr/bin/gofmt", "gofmt", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	pid = spawn_later("/usr/bin/gofmt", "-l", "/usr/lib/go/src/");
+	assert_true(pid > 0);
+	snprintf(perf_data, sizeof(perf_data), "%s/perf.data", dir);
+	perf = fork();
+	assert_true(perf >= 0);
+	if (perf == 0) {
+		char pid_s[16], secs[16];
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
+		snprintf(pid_s, sizeof(pid_s), "%d", (int)pid);
+		snprintf(secs, sizeof(secs), "%d", GOFMT_SECONDS + 1);
+		execlp("perf", "perf", "record", "-q", "-F", TO_STRING(FREQUENCY), "--call-graph",
+		       "dwarf", "-p", pid_s, "-o", perf_data, "--", "sleep", secs, (char *)NULL);
+		_exit(127);
+	}
+	snprintf(pids, sizeof(pids), "%d,%d", (int)pid, (int)idle);
+	text = record_pids(pids, GOFMT_SECONDS, &out);
+	waitpid(perf, &status, 0);
+	kill(pid, SIGKILL);
+	tu_reap(pid);
+	close(in[1]);
+	kill(idle, SIGKILL);
+	tu_reap(idle);
+	perf_share = perf_rooted(perf_data, &perf_samples, &perf_depth);
+	tu_rmtree(dir);
+	free(dir);
+	assert_non_null(text);
+	c = count_folded(text, "gofmt");
+	free(text);
+	report("gofmt", &c);
+	counter(out, "frames: unwound with stack deltas");
+	counter(out, "frames: unwound with frame pointers");
+	counter(out, "truncated: bad frame pointer");
+	counter(out, "truncated: user stack too deep");
+	counter(out, "fallback to frame pointers: unknown pid");
+	counter(out, "fallback to frame pointers: no mapping");
+	counter(out, "copies: unwound in user space");
+	counter(out, "tables: cache");
+	free(out);
+	/* gofmt has no CFI and no .symtab: perf stops after a frame or two, unnamed. */
+	printf("    perf --call-graph dwarf on the same process: %.1f%% of %ld samples end at a "
+	       "Go root (%.1f frames a sample; omniprof: %.1f)\n",
+	       perf_share, perf_samples, perf_depth,
+	       c.user ? (double)c.frames / (double)c.user : 0);
+	fflush(stdout);
+	assert_true(c.user >= MIN_SAMPLES);
+	assert_true(c.rooted * 100 >= c.user * 99);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_deep_chains),
+	    cmocka_unit_test(test_gofmt),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
