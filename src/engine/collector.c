@@ -342,20 +342,39 @@ static int handle_stack_copy(struct collector *c, const struct op_stack_copy *e,
 	}
 	/*
 	 * Unwound when its files are ready (opened, tables built), not before.
-	 * A pc outside the maps read so far is a mapping made while waiting (a
-	 * second dlopen): read the maps again (rate limited) so its file is
-	 * opened too before the copy is unwound.
+	 * A pc outside the maps read so far is a mapping made since (a dlopen,
+	 * while waiting or not): read the maps again (rate limited) so its file
+	 * is opened too before the copy is unwound.
 	 */
-	if (p->waiting && !c->releasing && !process_table__find_mapping(p, e->pc))
+	if (!c->releasing && !p->truncated && !process_table__find_mapping(p, e->pc))
 		process_table__refresh_if_stale(&c->procs, p);
 	if (hold(c, p, e, size))
 		return 0;
-	for (unsigned int i = 0; i < OP_INTERP__COUNT; i++)
-		states[i] = interp__walk_state(c->interp, e->hdr.pid, i);
-	n = stack_copy__to_trace(e, size, &c->procs, p, interp__ranges(c->interp, e->hdr.pid),
-				 states, c->copy_trace, &c->copies);
-	if (n < 0)
-		return (int)n;
+	for (int attempt = 0;; attempt++) {
+		struct stack_copy_stats before = c->copies;
+		uint64_t unknown_pc;
+
+		for (unsigned int i = 0; i < OP_INTERP__COUNT; i++)
+			states[i] = interp__walk_state(c->interp, e->hdr.pid, i);
+		n = stack_copy__to_trace(e, size, &c->procs, p,
+					 interp__ranges(c->interp, e->hdr.pid), states,
+					 c->copy_trace, &c->copies, &unknown_pc);
+		if (n < 0)
+			return (int)n;
+		/*
+		 * A caller's frame in a mapping made since the last read: read
+		 * the maps again (rate limited) and unwind once more, or hold the
+		 * copy while the new files are readied.
+		 */
+		if (attempt || !unknown_pc || c->releasing || p->truncated ||
+		    !process_table__refresh_if_stale(&c->procs, p))
+			break;
+		/* Counted once, as the walk that is kept. */
+		c->copies = before;
+		c->copies.reread++;
+		if (hold(c, p, e, size))
+			return 0;
+	}
 	return handle_trace(c, c->copy_trace, (size_t)n);
 }
 
