@@ -2,7 +2,7 @@
 /*
  * End-to-end unwinding: profile workloads built without frame pointers (GCC,
  * clang, C++ with exceptions, Rust), through libc (qsort's callback), through
- * a signal frame, 300 frames deep, in a library loaded after the recording
+ * a signal frame, 1000 frames deep, in a library loaded after the recording
  * started, in the vDSO, through JIT code (with a frame pointer; without one
  * the walk must stop with a reason), in processes that live 200 ms, plus Go (which keeps frame
  * pointers). Each test builds the chain the workload is known to call, from
@@ -28,18 +28,21 @@
 #include "testutil.h"
 
 /* The shapes of the workloads (see tests/workloads/). */
-#define NOFP_LINKS	20  /* nofp_chain.h: a_01 .. a_20 */
-#define RECURSION_DEPTH 300 /* passed to deep_recursion */
-#define STRINGIFY(x)	#x
-#define TO_STRING(x)	STRINGIFY(x)
-#define CPP_STAGES	12 /* cpp_templates.cc: Stage<12> .. Stage<0> */
-#define RUST_LINKS	12 /* rust_chain.rs: rc_link_01 .. rc_link_12 */
-#define GO_LINKS	12 /* go_chain.go: chain_01 .. chain_12 */
-#define SHORT_LINKS	8  /* short_lived.h: sl_01 .. sl_08 */
-#define VDSO_LINKS	6  /* vdso_chain.c: vd_01 .. vd_06 */
-#define SHORT_RUNS	10 /* launches of each short-lived workload */
-#define SHORT_RUN_MS	"200"
-#define VERY_SHORT_MS	"50" /* very_short.c: the same program, living 50 ms */
+#define NOFP_LINKS 20 /* nofp_chain.h: a_01 .. a_20 */
+/* Passed to deep_recursion: 1000 frames (+ main and libc's start) fit in
+ * OP_MAX_USER_FRAMES, perf's depth; a stack copy (32 KiB of stack) holds 300. */
+#define RECURSION_DEPTH	     1000
+#define COPY_RECURSION_DEPTH 300
+#define STRINGIFY(x)	     #x
+#define TO_STRING(x)	     STRINGIFY(x)
+#define CPP_STAGES	     12 /* cpp_templates.cc: Stage<12> .. Stage<0> */
+#define RUST_LINKS	     12 /* rust_chain.rs: rc_link_01 .. rc_link_12 */
+#define GO_LINKS	     12 /* go_chain.go: chain_01 .. chain_12 */
+#define SHORT_LINKS	     8	/* short_lived.h: sl_01 .. sl_08 */
+#define VDSO_LINKS	     6	/* vdso_chain.c: vd_01 .. vd_06 */
+#define SHORT_RUNS	     10 /* launches of each short-lived workload */
+#define SHORT_RUN_MS	     "200"
+#define VERY_SHORT_MS	     "50" /* very_short.c: the same program, living 50 ms */
 
 #define RECORD_SECONDS 4
 #define MIN_LEAF       20 /* fewer leaf samples than this says nothing */
@@ -111,12 +114,22 @@ static void expect_signal_handler(struct chain_spec *cs)
 	EXPECT(chain_spec__add(cs, "handler_leaf"));
 }
 
-static void expect_deep_recursion(struct chain_spec *cs)
+static void expect_recursion(struct chain_spec *cs, int depth)
 {
 	EXPECT(chain_spec__add(cs, "main"));
-	for (int i = 0; i < RECURSION_DEPTH; i++)
+	for (int i = 0; i < depth; i++)
 		EXPECT(chain_spec__add(cs, "recurse"));
 	EXPECT(chain_spec__add(cs, "leaf"));
+}
+
+static void expect_deep_recursion(struct chain_spec *cs)
+{
+	expect_recursion(cs, RECURSION_DEPTH);
+}
+
+static void expect_copied_recursion(struct chain_spec *cs)
+{
+	expect_recursion(cs, COPY_RECURSION_DEPTH);
 }
 
 /* C++ names are matched in their mangled or their demangled spelling. */
@@ -491,7 +504,7 @@ static const struct unwind_case cases[] = {
     /* The stack-copy path forced for every sample (a test hook): the copies are
      * unwound in user space by the same unwinder with the same rules. */
     {"nofp_gcc", NULL, expect_nofp, NULL, "nofp_gcc (stack copies)", "--copy-all-stacks", false},
-    {"deep_recursion", TO_STRING(RECURSION_DEPTH), expect_deep_recursion, NULL,
+    {"deep_recursion", TO_STRING(COPY_RECURSION_DEPTH), expect_copied_recursion, NULL,
      "deep_recursion (stack copies)", "--copy-all-stacks", false},
 };
 

@@ -18,7 +18,9 @@
 
 #define OP_TASK_COMM_LEN     16
 #define OP_MAX_KERNEL_FRAMES 127 /* the kernel's default perf_event_max_stack */
-#define OP_MAX_USER_FRAMES   512
+/* perf's depth (its default kernel.perf_event_max_stack applies to user stacks
+ * too); a power of two: the sampler masks frame slots with it. */
+#define OP_MAX_USER_FRAMES 1024
 
 enum op_event_type {
 	OP_EVENT_TRACE = 1,
