@@ -191,13 +191,16 @@ int session__start(struct session *ss, const struct session_opts *o)
 	 * budget bounds what the scan's own time leaves unread). */
 	sampler__enable_stack_copies(ss->s);
 	/* Learn the processes that already run (and load their unwind tables); the
-	 * ones that start later arrive through exec events and unknown-pid reports. */
+	 * ones that start later arrive through exec events and unknown-pid reports,
+	 * their files readied first (the scan's in the background). */
+	file_worker__set_background(ss->fw, true);
 	if (o->n_pids) {
 		for (size_t i = 0; i < o->n_pids; i++)
 			process_table__get(&ss->c.procs, o->pids[i]);
 	} else {
 		process_table__scan_all(&ss->c.procs);
 	}
+	file_worker__set_background(ss->fw, false);
 	settle_files(ss, SESSION_STARTUP_WAIT_MS, true);
 	memory__release(); /* the tables' build buffers */
 	return 0;
