@@ -20,6 +20,8 @@
  */
 __noinline int lookup_rule(__u32 pid, __u64 pc, struct op_unwind_rule *rule);
 __noinline int read_user_u64(__u64 *dst, __u64 addr);
+/* bpf/stack_copy.h: whether the copies' budget allows one now (1) or not (0). */
+__noinline int copy_budget_ok(void);
 
 #define OP_READ_USER(u, dst, size, addr)                                                           \
 	((size) == 8 ? read_user_u64((__u64 *)(dst), (addr))                                       \
@@ -208,7 +210,8 @@ struct walk_scratch {
 	__u32 frames_cfi; /* counters, added to stats once per sample */
 	__u32 frames_fp;
 	__u32 fallbacks[3]; /* frame-pointer fallbacks: unknown pid, no mapping, no table */
-	/* Stack copies (bpf/stack_copy.h): copy_ok, the budget allows one; want_copy,
+	/* Stack copies (bpf/stack_copy.h): copy_ok, the budget allows one (2: not
+	 * asked yet, asked when a copy is wanted); want_copy,
 	 * the walk met a frame of a process or mapping not ready and stopped for a
 	 * copy; over_budget, it would have, but the budget did not allow it. */
 	__u8 copy_ok;
@@ -453,6 +456,8 @@ __noinline int lookup_rule(__u32 pid, __u64 pc, struct op_unwind_rule *rule)
 		/* A marker saying its ranges are partial: nothing new to wait for. */
 		if (how == OP_LOOKUP_FP_UNKNOWN_PID ||
 		    (!guess && m && !(m->bias & OP_MARKER_F_PARTIAL))) {
+			if (ws->copy_ok == 2)
+				ws->copy_ok = copy_budget_ok();
 			if (ws->copy_ok)
 				ws->want_copy = 1;
 			else if (stack_copy_enabled)

@@ -78,6 +78,11 @@ static __always_inline bool copy_budget__allows(void)
 	return cb && cb->count >= 1 && cb->bytes >= OP_STACK_COPY_MAX_SIZE;
 }
 
+__noinline int copy_budget_ok(void)
+{
+	return copy_budget__allows() ? 1 : 0;
+}
+
 static __always_inline void copy_budget__pay(long size)
 {
 	struct copy_budget *cb = bpf_map_lookup_elem(&copy_budget, &(__u32){0});
@@ -121,11 +126,16 @@ static __always_inline bool stack_copy_wanted(struct walk_scratch *ws, __u32 tgi
 {
 	if (copy_all_stacks)
 		return true;
-	ws->copy_ok = stack_copy_enabled && regs_ok && copy_budget__allows();
-	if (!regs_ok || process_known(ws, tgid, pc))
+	if (!stack_copy_enabled || !regs_ok) {
+		ws->copy_ok = 0;
 		return false;
-	if (!ws->copy_ok && stack_copy_enabled)
-		ws->over_budget = 1;
+	}
+	/* The budget is asked only when a copy is wanted (lookup_rule asks for 2). */
+	ws->copy_ok = 2;
+	if (process_known(ws, tgid, pc))
+		return false;
+	ws->copy_ok = copy_budget_ok();
+	ws->over_budget = !ws->copy_ok;
 	return ws->copy_ok;
 }
 

@@ -223,11 +223,12 @@ void sampler__hotplug_stats(const struct sampler *s, struct sampler_hotplug_stat
 
 static size_t ring_size(int n_cpus)
 {
-	/* ~256 KiB per CPU, a power of two as the map requires; at least 4 MiB, so
+	/* ~256 KiB per CPU, a power of two as the map requires; at least 8 MiB, so
 	 * that the stack copies of processes not ready yet (up to 33 KiB each, and
-	 * only while the ring is under half full) do not run short between two
-	 * reads: a compiler loop starts a process every second or so. */
-	size_t want = (size_t)n_cpus * 256 * 1024, size = 4 << 20;
+	 * only while the ring is under half full: about 120) do not run short
+	 * while the reader is slow (a loaded machine, a long maps read): a
+	 * compiler loop starts a process every second or so. */
+	size_t want = (size_t)n_cpus * 256 * 1024, size = 8 << 20;
 
 	while (size < want && size < (1u << 30))
 		size <<= 1;
