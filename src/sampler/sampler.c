@@ -322,6 +322,10 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 			goto cleanup;
 		}
 	}
+	/* Before the first sample: a process not ready is never walked by frame
+	 * pointers because of when it was sampled (the session reads the ring from
+	 * its start-up on; the copies' budget bounds what waits meanwhile). */
+	s->skel->bss->stack_copy_enabled = true;
 	err = sampler_bpf__attach(s->skel); /* the exec/exit tracepoints */
 	if (err) {
 		pr_err("cannot attach the process tracepoints: %s", strerror(-err));
