@@ -124,7 +124,7 @@ class Bench:
         seconds = 3 if self.quick else 8
         rows = []
         with bl.BpfStats():
-            for depth in depths or (10, 40, 256):
+            for depth in depths or (10, 40, 256, 1024):
                 rows.append(self.bpf_cost_one(
                     f"native, {depth} frames",
                     lambda d=depth: self.start_ready(

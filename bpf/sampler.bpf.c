@@ -20,6 +20,8 @@
  */
 __noinline int lookup_rule(__u32 pid, __u64 pc, struct op_unwind_rule *rule);
 __noinline int read_user_u64(__u64 *dst, __u64 addr);
+/* bpf/stack_copy.h: whether the copies' budget allows one now (1) or not (0). */
+__noinline int copy_budget_ok(void);
 
 #define OP_READ_USER(u, dst, size, addr)                                                           \
 	((size) == 8 ? read_user_u64((__u64 *)(dst), (addr))                                       \
@@ -39,6 +41,11 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* Set by user space before load. */
 const volatile bool filter_pids = false; /* only pids in pid_filter */
 const volatile bool kernel_stacks = true;
+/* Copy stacks of processes not ready (bpf/stack_copy.h; off only until user
+ * space can read them); copy_all_stacks (a test hook) treats every process
+ * as unknown. */
+bool stack_copy_enabled = false;
+const volatile bool copy_all_stacks = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -202,7 +209,18 @@ struct walk_scratch {
 	__u8 window[STACK_WINDOW + 16];
 	__u32 frames_cfi; /* counters, added to stats once per sample */
 	__u32 frames_fp;
-	__u32 reported; /* this sample sent its pid's first unknown-address report */
+	__u32 fallbacks[3]; /* frame-pointer fallbacks: unknown pid, no mapping, no table */
+	/* Stack copies (bpf/stack_copy.h): copy_ok, the budget allows one (2: not
+	 * asked yet, asked when a copy is wanted); want_copy,
+	 * the walk met a frame of a process or mapping not ready and stopped for a
+	 * copy; over_budget, it would have, but the budget did not allow it. */
+	__u8 copy_ok;
+	__u8 want_copy;
+	__u8 over_budget;
+	/* The last rule looked up was a guess (frame pointers, no table): the
+	 * next pc may be garbage, so an address in no mapping there is no sign
+	 * that a mapping is not ready. */
+	__u8 prev_guess;
 };
 
 struct {
@@ -359,27 +377,24 @@ static __always_inline bool pid_wanted(__u32 tgid)
 	return !filter_pids || bpf_map_lookup_elem(&pid_filter, &tgid);
 }
 
-/* True when the report was sent and is the pid's first since its exec (or
- * since the LRU map forgot it). */
-static __always_inline bool report_unknown(__u32 pid, __u64 addr)
+/* Tells user space to read pid's maps: at most once per pid per interval. */
+static __always_inline void report_unknown(__u32 pid, __u64 addr)
 {
 	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&unknown_reported, &pid);
 	struct op_unknown_event *e;
-	bool first = !last;
 
 	if (last && now - *last < UNKNOWN_REPORT_INTERVAL_NS)
-		return false;
+		return;
 	bpf_map_update_elem(&unknown_reported, &pid, &now, BPF_ANY);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		stat_inc(OP_STAT_UNKNOWN_LOST);
-		return false;
+		return;
 	}
 	e->hdr.type = OP_EVENT_UNKNOWN;
 	e->hdr.pid = pid;
 	e->addr = addr;
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
-	return first;
 }
 
 /*
@@ -403,25 +418,19 @@ static __always_inline bool process_known(struct walk_scratch *ws, __u32 pid, __
 	return true;
 }
 
-/* The frame-pointer fallbacks' counters (enum op_lookup_how -> enum op_stat). */
-static __always_inline __u32 fallback_stat(__u32 how)
-{
-	switch (how) {
-	case OP_LOOKUP_FP_UNKNOWN_PID:
-		return OP_STAT_FP_UNKNOWN_PID;
-	case OP_LOOKUP_FP_NO_MAPPING:
-		return OP_STAT_FP_NO_MAPPING;
-	default:
-		return OP_STAT_FP_NO_TABLE;
-	}
-}
-
-/* OP_FIND_RULE: the shared lookup (omniprof/unwind/lookup.h), counted. Returns 0. */
+/*
+ * OP_FIND_RULE: the shared lookup (omniprof/unwind/lookup.h), counted. Returns
+ * 0. A frame of a process not ready (no pid marker: its maps not read, or
+ * its files still being opened and their tables built) or at a trusted
+ * address in no mapping (one mapped since the maps were read) asks for a
+ * stack copy (want_copy, when the budget allows: the walk stops there)
+ * rather than a frame-pointer guess.
+ */
 __noinline int lookup_rule(__u32 pid, __u64 pc, struct op_unwind_rule *rule)
 {
 	struct walk_scratch *ws = walk_scratch__get();
 	const struct op_mapping_value *m = NULL;
-	__u32 how;
+	__u32 how, guess;
 
 	if (!rule)
 		return 0;
@@ -430,6 +439,8 @@ __noinline int lookup_rule(__u32 pid, __u64 pc, struct op_unwind_rule *rule)
 		return 0;
 	}
 	how = op_lookup__rule(NULL, &ws->lookup, pid, pc, rule, &m);
+	guess = ws->prev_guess;
+	ws->prev_guess = how != OP_LOOKUP_CFI && how != OP_LOOKUP_INVALID;
 	switch (how) {
 	case OP_LOOKUP_CFI:
 		ws->frames_cfi++;
@@ -441,10 +452,25 @@ __noinline int lookup_rule(__u32 pid, __u64 pc, struct op_unwind_rule *rule)
 		return 0;
 	case OP_LOOKUP_FP_UNKNOWN_PID:
 	case OP_LOOKUP_FP_NO_MAPPING:
-		ws->reported |= report_unknown(pid, m ? pc : 0);
+		report_unknown(pid, m ? pc : 0);
+		/* A marker saying its ranges are partial: nothing new to wait for. */
+		if (how == OP_LOOKUP_FP_UNKNOWN_PID ||
+		    (!guess && m && !(m->bias & OP_MARKER_F_PARTIAL))) {
+			if (ws->copy_ok == 2)
+				ws->copy_ok = copy_budget_ok();
+			if (ws->copy_ok)
+				ws->want_copy = 1;
+			else if (stack_copy_enabled)
+				ws->over_budget = 1;
+		}
 		break;
 	}
-	stat_inc(fallback_stat(how));
+	if (how == OP_LOOKUP_FP_UNKNOWN_PID)
+		ws->fallbacks[0]++;
+	else if (how == OP_LOOKUP_FP_NO_MAPPING)
+		ws->fallbacks[1]++;
+	else
+		ws->fallbacks[2]++;
 	ws->frames_fp++;
 	return 0;
 }
@@ -466,7 +492,7 @@ static long walk_one_frame(__u32 index, void *data)
 	/* Frame slot = iteration index (one frame per iteration): deriving it from the
 	 * loop's index rather than a counter keeps it an unknown scalar for the verifier,
 	 * which then checks the callback once instead of once per possible count. */
-	if (!b || !ws)
+	if (!b || !ws || ws->want_copy)
 		return 1;
 	return op_walk__round(&ws->walk, index, OP_MAX_USER_FRAMES, trace_user_frame(b, index));
 }
@@ -533,7 +559,9 @@ static __always_inline void walk_scratch__reset(struct walk_scratch *ws, __u64 s
 	op_lookup_cache__reset(&ws->lookup);
 	ws->window_len = 0;
 	ws->stack_lo = sp;
-	ws->frames_cfi = ws->frames_fp = ws->reported = 0;
+	ws->frames_cfi = ws->frames_fp = 0;
+	ws->fallbacks[0] = ws->fallbacks[1] = ws->fallbacks[2] = 0;
+	ws->copy_ok = ws->want_copy = ws->over_budget = ws->prev_guess = 0;
 }
 
 /* regs_err: 0, -1 no user context (kernel thread), -2 a user pc of 0. ws was reset. */
@@ -558,8 +586,17 @@ static __always_inline void walk_user_stack(struct trace_buf *b, struct walk_scr
 
 		bpf_loop(OP_MAX_USER_FRAMES + 1, walk_one_frame, &l, 0);
 	}
+	/* Stopped for a stack copy: what it walked is not sent, nor counted. */
+	if (ws->want_copy)
+		return;
 	stat_add(OP_STAT_FRAMES_CFI, ws->frames_cfi);
 	stat_add(OP_STAT_FRAMES_FP, ws->frames_fp);
+	if (ws->fallbacks[0])
+		stat_add(OP_STAT_FP_UNKNOWN_PID, ws->fallbacks[0]);
+	if (ws->fallbacks[1])
+		stat_add(OP_STAT_FP_NO_MAPPING, ws->fallbacks[1]);
+	if (ws->fallbacks[2])
+		stat_add(OP_STAT_FP_NO_TABLE, ws->fallbacks[2]);
 
 	err = op_walk__error(w);
 	if (err) {
@@ -606,8 +643,13 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	regs_err = user_regs(ctx, &r) ? -1 : !r.pc ? -2 : 0;
 	walk_scratch__reset(ws, r.sp);
-	if (stack_copy_wanted(ws, tgid, !regs_err, r.pc) && !send_stack_copy(ctx, tgid, tid))
-		return 0;
+	if (stack_copy_wanted(ws, tgid, !regs_err, r.pc)) {
+		if (!send_stack_copy(ctx, tgid, tid))
+			return 0;
+		/* Could not go: walked, without stopping for another try. */
+		ws->copy_ok = 0;
+		ws->over_budget = 1;
+	}
 	t = &b->t;
 
 	t->hdr.type = OP_EVENT_TRACE;
@@ -632,17 +674,25 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	}
 	walk_user_stack(b, ws, &r, regs_err);
 	/*
-	 * The walk met an address in no known mapping (libraries the dynamic
-	 * loader mapped after the exec was handled, a dlopen) and sent the pid's
-	 * first report since its exec: user space reads the maps again when the
-	 * report arrives, before the records after it, so a stack copy of this
-	 * sample (sent after the report) is unwound completely with the new
-	 * mappings rather than kept truncated. One per exec, so a process whose
-	 * walks keep meeting garbage addresses does not send copies every
-	 * UNKNOWN_REPORT_INTERVAL_NS.
+	 * The walk met a frame of a process or mapping not ready (a pc in no
+	 * mapping read so far: libraries the dynamic loader mapped after the
+	 * exec was handled, a dlopen; or no pid marker: files still being
+	 * opened) and stopped: user space reads the maps again when the report
+	 * sent with it arrives, before the records after it, so a stack copy of
+	 * this sample is unwound completely once the tables are in rather than
+	 * guessed with frame pointers. The copies' budget bounds how many: past
+	 * it (or if the copy cannot go) the sample is walked again without
+	 * stopping, with frame pointers where no table is.
 	 */
-	if (ws->reported && stack_copy_enabled && !send_stack_copy(ctx, tgid, tid))
-		return 0;
+	if (ws->want_copy) {
+		if (!send_stack_copy(ctx, tgid, tid))
+			return 0;
+		walk_scratch__reset(ws, r.sp);
+		walk_user_stack(b, ws, &r, regs_err);
+		ws->over_budget = 1;
+	}
+	if (ws->over_budget)
+		stat_inc(OP_STAT_STACK_COPY_SKIPPED);
 
 	nk = t->n_kernel & 255;
 	nu = t->n_user & (OP_MAX_USER_FRAMES * 2 - 1);
@@ -679,10 +729,15 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
+	struct op_mapping_key marker = {.prefixlen = 32, .pid = tgid};
 
 	/* A new image: its first unknown address is reported at once, whatever
 	 * the process reported before the exec (fork children usually do). */
 	bpf_map_delete_elem(&unknown_reported, &tgid);
+	/* And it is not known until user space has read its maps: without the
+	 * marker its samples come as stack copies, not walks over the old image's
+	 * mappings (user space removes the old ranges when it handles the exec). */
+	bpf_map_delete_elem(&exe_mappings, &marker);
 	proc_event(p, OP_EVENT_EXEC);
 	return 0;
 }

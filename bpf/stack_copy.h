@@ -14,11 +14,84 @@
 #ifndef OMNIPROF_BPF_STACK_COPY_H
 #define OMNIPROF_BPF_STACK_COPY_H
 
-/* Set by user space: copy stacks of unknown processes (off while it learns the
- * processes already running, when the ring buffer is not read); copy_all_stacks
- * (a test hook) treats every process as unknown. */
-bool stack_copy_enabled = false;
-const volatile bool copy_all_stacks = false;
+/* stack_copy_enabled and copy_all_stacks: with the sampler's settings. */
+
+/*
+ * The copies' budget, per CPU: a token bucket of bytes and one of copies,
+ * refilled at these rates up to one second's worth. Set by user space before
+ * load (sampler.c). A sample past it, or past half of the ring buffer, is
+ * walked in the kernel with what is known (frame pointers where no table is),
+ * counted OP_STAT_STACK_COPY_SKIPPED.
+ */
+const volatile __u64 copy_budget_bytes = 4 << 20; /* per second */
+const volatile __u64 copy_budget_count = 128;	  /* per second */
+
+struct copy_budget {
+	__u64 bytes; /* tokens left */
+	__u64 count;
+	__u64 last_ns; /* last refill; 0: never (full) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct copy_budget);
+} copy_budget SEC(".maps");
+
+static __always_inline struct copy_budget *copy_budget__refill(void)
+{
+	struct copy_budget *cb = bpf_map_lookup_elem(&copy_budget, &(__u32){0});
+	__u64 now = bpf_ktime_get_ns(), dt;
+
+	if (!cb)
+		return NULL;
+	dt = cb->last_ns ? now - cb->last_ns : 1000000000ull;
+	if (dt > 1000000000ull)
+		dt = 1000000000ull;
+	/* Refilled in whole tokens only: a remainder would be lost at each call. */
+	if (dt * copy_budget_count >= 1000000000ull || !cb->last_ns) {
+		cb->bytes += copy_budget_bytes * dt / 1000000000ull;
+		cb->count += copy_budget_count * dt / 1000000000ull;
+		if (cb->bytes > copy_budget_bytes)
+			cb->bytes = copy_budget_bytes;
+		if (cb->count > copy_budget_count)
+			cb->count = copy_budget_count;
+		cb->last_ns = now;
+	}
+	return cb;
+}
+
+/*
+ * Whether a copy of the largest size fits in the budget now and in the ring
+ * buffer under half full (copies are large: they never crowd out ordinary
+ * samples). Takes nothing: send_stack_copy() pays for what it sends.
+ */
+static __always_inline bool copy_budget__allows(void)
+{
+	struct copy_budget *cb;
+
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) + OP_STACK_COPY_MAX_SIZE >
+	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2)
+		return false;
+	cb = copy_budget__refill();
+	return cb && cb->count >= 1 && cb->bytes >= OP_STACK_COPY_MAX_SIZE;
+}
+
+__noinline int copy_budget_ok(void)
+{
+	return copy_budget__allows() ? 1 : 0;
+}
+
+static __always_inline void copy_budget__pay(long size)
+{
+	struct copy_budget *cb = bpf_map_lookup_elem(&copy_budget, &(__u32){0});
+
+	if (!cb)
+		return;
+	cb->count = cb->count >= 1 ? cb->count - 1 : 0;
+	cb->bytes = cb->bytes >= (__u64)size ? cb->bytes - size : 0;
+}
 
 #define STACK_COPY_PAGE 4096
 
@@ -40,15 +113,30 @@ struct {
 	__type(value, struct stack_copy_buf);
 } stack_copy_scratch SEC(".maps");
 
-/* Whether to copy this sample's stack rather than walk it: the process's maps
- * were not read yet (process_known() in sampler.bpf.c, which also caches the
- * first frame's mapping for the walk). regs_ok: the sample has user registers. */
+/*
+ * Whether to copy this sample's stack rather than walk it: the process is not
+ * ready (no range holds its pc and it has no pid marker: process_known() in
+ * sampler.bpf.c, which also caches the first frame's mapping for the walk).
+ * Sets ws->copy_ok, which lets the walk stop for a copy when it meets a frame
+ * of a process or mapping not ready; a copy wanted but refused by the budget
+ * sets ws->over_budget. regs_ok: the sample has user registers.
+ */
 static __always_inline bool stack_copy_wanted(struct walk_scratch *ws, __u32 tgid, bool regs_ok,
 					      __u64 pc)
 {
 	if (copy_all_stacks)
 		return true;
-	return stack_copy_enabled && regs_ok && !process_known(ws, tgid, pc);
+	if (!stack_copy_enabled || !regs_ok) {
+		ws->copy_ok = 0;
+		return false;
+	}
+	/* The budget is asked only when a copy is wanted (lookup_rule asks for 2). */
+	ws->copy_ok = 2;
+	if (process_known(ws, tgid, pc))
+		return false;
+	ws->copy_ok = copy_budget_ok();
+	ws->over_budget = !ws->copy_ok;
+	return ws->copy_ok;
 }
 
 struct copy_ctx {
@@ -94,10 +182,10 @@ static long copy_stack_page(__u32 index, void *data)
 }
 
 /*
- * Sends the sample as a stack copy. Returns 0 when it was handled (sent, or
- * dropped and counted), non-zero when the caller records it as usual: the
- * thread has no user context (kernel thread), or the ring buffer is already
- * half full (copies are large: they never crowd out ordinary samples).
+ * Sends the sample as a stack copy (the caller checked the budget). Returns 0
+ * when it was handled (sent, or dropped and counted), non-zero when the
+ * caller records it as usual: the thread has no user context (kernel
+ * thread), or the ring buffer is already half full.
  */
 static __always_inline int send_stack_copy(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid)
 {
@@ -111,10 +199,8 @@ static __always_inline int send_stack_copy(struct bpf_perf_event_data *ctx, __u3
 	if (user_regs(ctx, &r) || !r.pc)
 		return 1;
 	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) + OP_STACK_COPY_MAX_SIZE >
-	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2) {
-		stat_inc(OP_STAT_STACK_COPY_SKIPPED);
+	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2)
 		return 1;
-	}
 	x.b = bpf_map_lookup_elem(&stack_copy_scratch, &cpu);
 	if (!x.b)
 		return 1;
@@ -151,6 +237,7 @@ static __always_inline int send_stack_copy(struct bpf_perf_event_data *ctx, __u3
 	if (size > (long)OP_STACK_COPY_MAX_SIZE)
 		size = OP_STACK_COPY_MAX_SIZE;
 	stat_inc(OP_STAT_STACK_COPIES);
+	copy_budget__pay(size);
 	if (bpf_ringbuf_output(&events, &x.b->c, size, 0))
 		stat_inc(OP_STAT_STACK_COPY_LOST);
 	return 0;

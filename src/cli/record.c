@@ -37,11 +37,13 @@ struct record_opts {
 	const char *output_dir;
 	bool copy_all_stacks;
 	uint32_t max_mappings;
+	uint32_t copy_budget;
 };
 
 enum {
 	OPT_COPY_ALL_STACKS = CLI_KEY_OWN,
 	OPT_LPM_ENTRIES,
+	OPT_COPY_BUDGET,
 };
 
 static const struct cli_option record_options[] = {
@@ -68,6 +70,8 @@ static const struct cli_option record_options[] = {
     {.key = OPT_COPY_ALL_STACKS, .name = "copy-all-stacks", .hidden = true},
     /* Test hook: the LPM trie's size, so a test fills it quickly. */
     {.key = OPT_LPM_ENTRIES, .name = "lpm-entries", .arg = "N", .hidden = true},
+    /* Test hook: stack copies per second per CPU, so a test exceeds the budget. */
+    {.key = OPT_COPY_BUDGET, .name = "copy-budget", .arg = "N", .hidden = true},
 };
 
 static int record_option(void *ctx, int key, const char *arg)
@@ -97,6 +101,16 @@ static int record_option(void *ctx, int key, const char *arg)
 			return -EINVAL;
 		}
 		o->max_mappings = (uint32_t)v;
+		return 0;
+	}
+	case OPT_COPY_BUDGET: {
+		long v = strtol(arg, &end, 10);
+
+		if (*end || v < 1 || v > 100000) {
+			pr_err("--copy-budget: '%s' is not between 1 and 100000", arg);
+			return -EINVAL;
+		}
+		o->copy_budget = (uint32_t)v;
 		return 0;
 	}
 	}
@@ -178,7 +192,7 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 	    [OP_STAT_USER_ANON_STOP] = "truncated: JIT code without frame pointer",
 	    [OP_STAT_STACK_COPIES] = "bpf: stack copies (unknown process/address)",
 	    [OP_STAT_STACK_COPY_LOST] = "dropped: stack copies, ring buffer full",
-	    [OP_STAT_STACK_COPY_SKIPPED] = "not copied (ring half full): frame pointers",
+	    [OP_STAT_STACK_COPY_SKIPPED] = "not copied (over budget): frame pointers",
 	};
 
 	fprintf(stderr, "counters:\n");
@@ -252,6 +266,8 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 		(unsigned long long)c->copies.beyond_copy);
 	fprintf(stderr, "  %-40s %llu\n", "copies: process maps never read",
 		(unsigned long long)c->copies.no_maps);
+	fprintf(stderr, "  %-40s %llu\n", "copies: a caller newly mapped (maps read)",
+		(unsigned long long)c->copies.reread);
 	fprintf(stderr, "  %-40s %llu\n", "copies: malformed",
 		(unsigned long long)c->copies.bad_records);
 	fprintf(stderr, "  %-40s %llu cfi, %llu frame pointers\n", "copies: frames",
@@ -375,6 +391,7 @@ int cmd_record(int argc, char **argv)
 	sopts.n_pids = o->common.n_pids;
 	sopts.copy_all_stacks = o->copy_all_stacks;
 	sopts.max_mappings = o->max_mappings;
+	sopts.copy_budget_count = o->copy_budget;
 	sopts.sym = &o->common.sym;
 	if (session__start(&ss, &sopts))
 		goto cleanup;

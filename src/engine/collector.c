@@ -313,6 +313,25 @@ static int handle_unknown(struct collector *c, const struct op_unknown_event *e,
 }
 
 /*
+ * Reads p's maps again for a sample taken at ktime_ns that met an address
+ * outside them: at once when they were read before the sample (the address
+ * may be a mapping made since: the dynamic loader's libraries right after
+ * the exec was handled), else only at the slow rate (it was not mapped when
+ * they were read after the sample: a garbage address). True when read.
+ */
+static bool reread_for(struct collector *c, struct process *p, uint64_t ktime_ns)
+{
+	if (p->exited || p->gone)
+		return false;
+	if (p->refreshed_ns < ktime_ns) {
+		c->stats.unknown_rereads++;
+		process_table__refresh(&c->procs, p);
+		return true;
+	}
+	return process_table__refresh_if_stale(&c->procs, p);
+}
+
+/*
  * A sample of a process whose tables were not loaded: read its maps now
  * unless done (loading its tables), then unwind the copy as the kernel would
  * have. Records arrive in order, so its exec event, when it had one, was
@@ -342,20 +361,39 @@ static int handle_stack_copy(struct collector *c, const struct op_stack_copy *e,
 	}
 	/*
 	 * Unwound when its files are ready (opened, tables built), not before.
-	 * A pc outside the maps read so far is a mapping made while waiting (a
-	 * second dlopen): read the maps again (rate limited) so its file is
-	 * opened too before the copy is unwound.
+	 * A pc outside the maps read so far is a mapping made since (a dlopen,
+	 * while waiting or not): read the maps again so its file is opened too
+	 * before the copy is unwound.
 	 */
-	if (p->waiting && !c->releasing && !process_table__find_mapping(p, e->pc))
-		process_table__refresh_if_stale(&c->procs, p);
+	if (!c->releasing && !p->truncated && !process_table__find_mapping(p, e->pc))
+		reread_for(c, p, e->ktime_ns);
 	if (hold(c, p, e, size))
 		return 0;
-	for (unsigned int i = 0; i < OP_INTERP__COUNT; i++)
-		states[i] = interp__walk_state(c->interp, e->hdr.pid, i);
-	n = stack_copy__to_trace(e, size, &c->procs, p, interp__ranges(c->interp, e->hdr.pid),
-				 states, c->copy_trace, &c->copies);
-	if (n < 0)
-		return (int)n;
+	for (int attempt = 0;; attempt++) {
+		struct stack_copy_stats before = c->copies;
+		uint64_t unknown_pc;
+
+		for (unsigned int i = 0; i < OP_INTERP__COUNT; i++)
+			states[i] = interp__walk_state(c->interp, e->hdr.pid, i);
+		n = stack_copy__to_trace(e, size, &c->procs, p,
+					 interp__ranges(c->interp, e->hdr.pid), states,
+					 c->copy_trace, &c->copies, &unknown_pc);
+		if (n < 0)
+			return (int)n;
+		/*
+		 * A caller's frame in a mapping made since the last read: read
+		 * the maps again (rate limited) and unwind once more, or hold the
+		 * copy while the new files are readied.
+		 */
+		if (attempt || !unknown_pc || c->releasing || p->truncated ||
+		    !reread_for(c, p, e->ktime_ns))
+			break;
+		/* Counted once, as the walk that is kept. */
+		c->copies = before;
+		c->copies.reread++;
+		if (hold(c, p, e, size))
+			return 0;
+	}
 	return handle_trace(c, c->copy_trace, (size_t)n);
 }
 

@@ -40,15 +40,19 @@ static void raise_fd_limit(void)
 /*
  * Takes in the file worker's results for up to wait_ms while jobs are out
  * (a stuck one is abandoned by the worker's timeout, never waited for past
- * wait_ms).
+ * wait_ms). read_ring: read the samples meanwhile (at start-up: those of
+ * processes still waiting are stack copies, held until their tables are in).
  */
-static void settle_files(struct session *ss, unsigned int wait_ms)
+static void settle_files(struct session *ss, unsigned int wait_ms, bool read_ring)
 {
 	uint64_t end = session__clock_ns(CLOCK_MONOTONIC) + (uint64_t)wait_ms * 1000000ull;
 
 	collector__poll_files(&ss->c);
 	while (file_worker__in_flight(ss->fw) && session__clock_ns(CLOCK_MONOTONIC) < end) {
-		usleep(5000);
+		if (read_ring)
+			sampler__poll(ss->s, 5);
+		else
+			usleep(5000);
 		collector__poll_files(&ss->c);
 	}
 }
@@ -159,6 +163,7 @@ int session__start(struct session *ss, const struct session_opts *o)
 	sopts.n_pids = o->n_pids;
 	sopts.copy_all_stacks = o->copy_all_stacks;
 	sopts.max_mappings = o->max_mappings;
+	sopts.copy_budget_count = o->copy_budget_count;
 	/* The first interval starts when sampling can: before the program is attached. */
 	set_clock_offset(ss);
 	err = sampler__open(&sopts, on_event, &ss->c, &ss->s);
@@ -181,19 +186,23 @@ int session__start(struct session *ss, const struct session_opts *o)
 	ss->c.interp = ss->interp;
 	ss->sym.interp = ss->interp;
 
+	/* Every process is unknown until the scan below reads it: its samples come as
+	 * stack copies (the ring is read while the tables are built; the copies'
+	 * budget bounds what the scan's own time leaves unread). */
+	sampler__enable_stack_copies(ss->s);
 	/* Learn the processes that already run (and load their unwind tables); the
-	 * ones that start later arrive through exec events and unknown-pid reports. */
+	 * ones that start later arrive through exec events and unknown-pid reports,
+	 * their files readied first (the scan's in the background). */
+	file_worker__set_background(ss->fw, true);
 	if (o->n_pids) {
 		for (size_t i = 0; i < o->n_pids; i++)
 			process_table__get(&ss->c.procs, o->pids[i]);
 	} else {
 		process_table__scan_all(&ss->c.procs);
 	}
-	settle_files(ss, SESSION_STARTUP_WAIT_MS);
+	file_worker__set_background(ss->fw, false);
+	settle_files(ss, SESSION_STARTUP_WAIT_MS, true);
 	memory__release(); /* the tables' build buffers */
-	/* The ring buffer is read from now on: processes still unknown (started
-	 * since) send stack copies instead of frame-pointer guesses. */
-	sampler__enable_stack_copies(ss->s);
 	return 0;
 }
 
@@ -224,7 +233,7 @@ void session__stop_sampling(struct session *ss)
 		return;
 	sampler__drain(ss->s);
 	/* Held samples are unwound with the tables in the BPF maps: before they go. */
-	settle_files(ss, SESSION_FINAL_WAIT_MS);
+	settle_files(ss, SESSION_FINAL_WAIT_MS, false);
 	collector__release_held(&ss->c);
 	sampler__read_stats(ss->s, ss->bpf_stats);
 	interp__read_bpf_counters(ss->interp, read_percpu, ss->s);

@@ -28,6 +28,7 @@ struct session_opts {
 	size_t n_pids;
 	bool copy_all_stacks;		   /* test hook (see sampler.h) */
 	uint32_t max_mappings;		   /* test hook (see sampler.h): 0 = default */
+	uint32_t copy_budget_count;	   /* test hook (see sampler.h): 0 = default */
 	const struct symbolizer_opts *sym; /* NULL: defaults */
 	bool keep_events;		   /* per-event times and CPUs (for OTLP) */
 	uint64_t max_timestamps;	   /* per interval, with keep_events */

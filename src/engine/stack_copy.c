@@ -21,6 +21,8 @@ struct copy_walk {
 	struct remote_memory stack;  /* the copied bytes: [sp, sp + stack_len), nothing else */
 	struct remote_memory interp; /* the copy over the live process */
 	bool beyond_copy;	     /* a stack read fell outside the copied bytes */
+	bool guessed;		     /* the last rule looked up was frame pointers' */
+	uint64_t unknown_pc;	     /* a trusted pc in no mapping read (0: none) */
 };
 
 /* The unwinder's reads: the target's stack is what was copied. */
@@ -117,10 +119,20 @@ static void copy_find_rule(void *ctx, uint32_t pid, uint64_t pc, struct op_unwin
 	struct copy_lookup *l = ctx;
 	const struct op_mapping_value *m;
 
+	bool guessed = l->w->guessed;
+
+	l->w->guessed = true;
 	switch (op_lookup__rule(l, &l->cache, pid, pc, rule, &m)) {
 	case OP_LOOKUP_CFI:
 	case OP_LOOKUP_INVALID: /* a gap of a loaded table: its rule, as the kernel's */
 		l->w->stats->frames_cfi++;
+		l->w->guessed = false;
+		break;
+	case OP_LOOKUP_FP_NO_MAPPING:
+		/* As the sampler: a pc the walk can trust, in no mapping read so far. */
+		if (!guessed && !l->w->unknown_pc)
+			l->w->unknown_pc = pc;
+		l->w->stats->frames_fp++;
 		break;
 	default: /* frame pointers, or anonymous code's */
 		l->w->stats->frames_fp++;
@@ -131,7 +143,7 @@ static void copy_find_rule(void *ctx, uint32_t pid, uint64_t pc, struct op_unwin
 long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct process_table *pt,
 			  const struct process *p, const struct op_interp_proc *ranges,
 			  const void *const *states, struct op_trace *out,
-			  struct stack_copy_stats *stats)
+			  struct stack_copy_stats *stats, uint64_t *unknown_pc)
 {
 	const uint64_t *kernel = (const uint64_t *)(copy + 1);
 	struct copy_walk w = {.copy = copy, .pt = pt, .p = p, .stats = stats};
@@ -151,6 +163,8 @@ long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct 
 	uint64_t *out_kernel = (uint64_t *)(out + 1);
 	struct op_frame *user;
 
+	if (unknown_pc)
+		*unknown_pc = 0;
 	/* The size must be exactly what the counts say (see struct op_stack_copy). */
 	if (size < sizeof(*copy) || copy->stack_len > OP_STACK_COPY_MAX ||
 	    copy->n_kernel > OP_MAX_KERNEL_FRAMES + 1 ||
@@ -198,6 +212,8 @@ long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct 
 				runtime[i]->walk_end(walks[i], &stats->interp[i]);
 		out->n_user = (uint16_t)res.n_frames;
 		out->flags |= res.flags;
+		if (unknown_pc)
+			*unknown_pc = w.unknown_pc;
 		if (res.flags & OP_TRACE_F_USER_TRUNCATED) {
 			stats->truncated++;
 			stats->beyond_copy += w.beyond_copy;

@@ -27,6 +27,7 @@ struct stack_copy_stats {
 	uint64_t truncated;   /* unwound, but the walk stopped early (an error frame) */
 	uint64_t beyond_copy; /* ... of which it needed stack past the copied bytes */
 	uint64_t no_maps;     /* the process's maps were never read: its first frame only */
+	uint64_t reread;      /* a caller in a mapping made since: maps read, unwound again */
 	uint64_t bad_records; /* malformed copies */
 	uint64_t frames_cfi;  /* frames unwound with a loaded table's rule */
 	uint64_t frames_fp;   /* frames unwound with frame pointers (no table) */
@@ -59,10 +60,14 @@ struct stack_copy_stats {
  * from or entered interpreted functions since shows its interpreted frames
  * of now, under the native frames of then; the interpreter-loop frames of
  * the copy bound how many invocations are replaced.
+ *
+ * unknown_pc (may be NULL): set to the first pc the walk could trust (the
+ * first frame's, or one found by a table's rule) that is in none of p's
+ * mappings, 0 when none was: a mapping made since p's maps were read.
  */
 long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct process_table *pt,
 			  const struct process *p, const struct op_interp_proc *ranges,
 			  const void *const *states, struct op_trace *out,
-			  struct stack_copy_stats *stats);
+			  struct stack_copy_stats *stats, uint64_t *unknown_pc);
 
 #endif

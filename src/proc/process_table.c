@@ -108,6 +108,9 @@ static void publish(struct process_table *pt, struct process *p, struct process_
 		acquire_tables(pt, p, &table_pages);
 	r = ranges_of(p->maps, p->n_maps);
 	lpm_ranges__publish(pt->unwind, p->pid, &r, &o, &p->lpm_evicted, &owner);
+	/* Mappings past the cap have no range: their addresses are not new ones. */
+	if (p->truncated && !p->lpm_evicted)
+		unwind_maps__add_pid(pt->unwind, p->pid, OP_MARKER_F_PARTIAL);
 }
 
 static void unref_files(struct process_table *pt, const struct process_mapping *maps, size_t n)

@@ -223,8 +223,12 @@ void sampler__hotplug_stats(const struct sampler *s, struct sampler_hotplug_stat
 
 static size_t ring_size(int n_cpus)
 {
-	/* ~256 KiB per CPU, at least 1 MiB, a power of two as the map requires. */
-	size_t want = (size_t)n_cpus * 256 * 1024, size = 1 << 20;
+	/* ~256 KiB per CPU, a power of two as the map requires; at least 8 MiB, so
+	 * that the stack copies of processes not ready yet (up to 33 KiB each, and
+	 * only while the ring is under half full: about 120) do not run short
+	 * while the reader is slow (a loaded machine, a long maps read): a
+	 * compiler loop starts a process every second or so. */
+	size_t want = (size_t)n_cpus * 256 * 1024, size = 8 << 20;
 
 	while (size < want && size < (1u << 30))
 		size <<= 1;
@@ -290,6 +294,11 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 	s->skel->rodata->filter_pids = opts->n_pids > 0;
 	s->skel->rodata->kernel_stacks = opts->kernel_stacks;
 	s->skel->rodata->copy_all_stacks = opts->copy_all_stacks;
+	if (opts->copy_budget_count)
+		s->skel->rodata->copy_budget_count = opts->copy_budget_count;
+	if (opts->copy_budget_bytes)
+		s->skel->rodata->copy_budget_bytes =
+		    opts->copy_budget_bytes < (1ull << 32) ? opts->copy_budget_bytes : (1ull << 32);
 	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)ring_size(n_cpus));
 	/* One stack-copy buffer per possible CPU (bpf/stack_copy.h). */
 	bpf_map__set_max_entries(s->skel->maps.stack_copy_scratch,
@@ -313,6 +322,10 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 			goto cleanup;
 		}
 	}
+	/* Before the first sample: a process not ready is never walked by frame
+	 * pointers because of when it was sampled (the session reads the ring from
+	 * its start-up on; the copies' budget bounds what waits meanwhile). */
+	s->skel->bss->stack_copy_enabled = true;
 	err = sampler_bpf__attach(s->skel); /* the exec/exit tracepoints */
 	if (err) {
 		pr_err("cannot attach the process tracepoints: %s", strerror(-err));

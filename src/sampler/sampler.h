@@ -23,6 +23,9 @@ struct sampler_opts {
 	size_t n_pids;
 	bool copy_all_stacks;  /* test hook: every sample goes to user space as a stack copy */
 	uint32_t max_mappings; /* test hook: exe_mappings' size (LPM entries); 0: 1M */
+	/* Stack copies' budget per CPU (bpf/stack_copy.h), per second; 0: the default. */
+	uint32_t copy_budget_count;
+	uint64_t copy_budget_bytes;
 };
 
 /* Called for each record; a non-zero return is counted, not fatal. */
@@ -59,7 +62,8 @@ struct sampler_unwind_fds {
 void sampler__unwind_fds(const struct sampler *s, struct sampler_unwind_fds *out);
 
 /* From now on, samples of processes without unwind tables come as stack copies
- * (struct op_stack_copy) rather than frame-pointer walks. */
+ * (struct op_stack_copy) rather than frame-pointer walks: once the ring buffer
+ * is read (copies fill it fast). */
 void sampler__enable_stack_copies(struct sampler *s);
 /* The fd of the BPF map called name (e.g. "py_procs"), or -ENOENT. */
 int sampler__map_fd(const struct sampler *s, const char *name);

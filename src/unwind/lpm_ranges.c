@@ -129,7 +129,7 @@ static void publish_evicted(struct unwind_maps *um, uint32_t pid, const struct l
 		lpm_ranges__at(r, i)->table_id = lpm_ranges__at(r, i)->range_id = 0;
 	remove_ranges(um, pid, old);
 	lpm_ranges__release(um, old);
-	unwind_maps__add_pid(um, pid);
+	unwind_maps__add_pid(um, pid, OP_MARKER_F_PARTIAL);
 	/* Headroom for the next process: the greediest go while the trie is nearly full. */
 	while (unwind_maps__over_high_water(um) && evict_greediest(um, owner))
 		;
@@ -138,7 +138,7 @@ static void publish_evicted(struct unwind_maps *um, uint32_t pid, const struct l
 void lpm_ranges__publish(struct unwind_maps *um, uint32_t pid, const struct lpm_ranges *r,
 			 const struct lpm_ranges *old, bool *evicted, const struct lpm_owner *owner)
 {
-	bool rewrite = false;
+	bool rewrite = false, partial = false;
 	size_t j = 0;
 
 	if (*evicted) {
@@ -153,6 +153,7 @@ void lpm_ranges__publish(struct unwind_maps *um, uint32_t pid, const struct lpm_
 			if (m->table_id)
 				unwind_maps__release(um, m->table_id);
 			m->table_id = m->range_id = 0;
+			partial = true;
 		}
 	}
 	if (*evicted) {
@@ -182,5 +183,5 @@ void lpm_ranges__publish(struct unwind_maps *um, uint32_t pid, const struct lpm_
 						       m->bias);
 		}
 	lpm_ranges__release(um, old);
-	unwind_maps__add_pid(um, pid);
+	unwind_maps__add_pid(um, pid, partial ? OP_MARKER_F_PARTIAL : 0);
 }

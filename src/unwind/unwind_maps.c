@@ -835,10 +835,10 @@ void unwind_maps__remove_range(struct unwind_maps *um, uint32_t pid, uint64_t st
 	remove_blocks(um, pid, start, end);
 }
 
-int unwind_maps__add_pid(struct unwind_maps *um, uint32_t pid)
+int unwind_maps__add_pid(struct unwind_maps *um, uint32_t pid, uint64_t flags)
 {
 	struct op_mapping_key key = {.prefixlen = 32, .pid = pid};
-	struct op_mapping_value v = {0};
+	struct op_mapping_value v = {.bias = flags};
 
 	if (bpf_map_update_elem(um->mappings_fd, &key, &v, BPF_ANY))
 		return -errno;

@@ -215,8 +215,9 @@ uint32_t unwind_maps__pid_entries(const struct unwind_maps *um, uint32_t pid);
 int unwind_maps__add_range(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end,
 			   uint64_t table_id, uint64_t bias);
 void unwind_maps__remove_range(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end);
-/* The "known process" marker: a pid-only entry with no table. */
-int unwind_maps__add_pid(struct unwind_maps *um, uint32_t pid);
+/* The "known process" marker: a pid-only entry with no table; flags: OP_MARKER_F_*
+ * (written again when they change). */
+int unwind_maps__add_pid(struct unwind_maps *um, uint32_t pid, uint64_t flags);
 void unwind_maps__remove_pid(struct unwind_maps *um, uint32_t pid);
 
 #endif

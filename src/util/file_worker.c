@@ -18,7 +18,10 @@
 struct shared {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
+	/* The queue: jobs posted in the foreground, then those posted in the
+	 * background (from bg_first on), each part in posting order. */
 	struct file_job *queue_first, *queue_last;
+	struct file_job *fg_last, *bg_first;
 	struct file_job *done_first, *done_last;
 	size_t n_done;
 	bool stopping;
@@ -41,6 +44,7 @@ struct file_worker {
 	unsigned int n_abandoned;
 	uint64_t timeout_ns;
 	size_t in_flight;
+	bool background; /* jobs posted now go after every foreground job */
 };
 
 static void push(struct file_job **first, struct file_job **last, struct file_job *job)
@@ -102,6 +106,10 @@ static void *worker_main(void *arg)
 		sh->queue_first = job->next;
 		if (!sh->queue_first)
 			sh->queue_last = NULL;
+		if (sh->fg_last == job)
+			sh->fg_last = NULL;
+		if (sh->bg_first == job)
+			sh->bg_first = job->next;
 		job->next = NULL;
 		job->started_ns = clock__now_ns();
 		slot->current = job;
@@ -246,11 +254,29 @@ void file_worker__post(struct file_worker *fw, struct file_job *job)
 		job->err = -EBUSY;
 		sh->stats.refused++;
 		push(&sh->done_first, &sh->done_last, job);
-	} else {
+	} else if (fw->background || !sh->bg_first) {
 		push(&sh->queue_first, &sh->queue_last, job);
+		if (fw->background && !sh->bg_first)
+			sh->bg_first = job;
+		if (!fw->background)
+			sh->fg_last = job;
+		pthread_cond_signal(&sh->cond);
+	} else {
+		/* Ahead of the background jobs, after the other foreground ones. */
+		job->next = sh->bg_first;
+		if (sh->fg_last)
+			sh->fg_last->next = job;
+		else
+			sh->queue_first = job;
+		sh->fg_last = job;
 		pthread_cond_signal(&sh->cond);
 	}
 	pthread_mutex_unlock(&sh->lock);
+}
+
+void file_worker__set_background(struct file_worker *fw, bool background)
+{
+	fw->background = background;
 }
 
 size_t file_worker__poll(struct file_worker *fw, file_job_fn fn, void *ctx)
@@ -309,7 +335,7 @@ size_t file_worker__poll(struct file_worker *fw, file_job_fn fn, void *ctx)
 			sh->stats.refused++;
 			push(&sh->done_first, &sh->done_last, job);
 		}
-		sh->queue_last = NULL;
+		sh->queue_last = sh->fg_last = sh->bg_first = NULL;
 		pthread_mutex_unlock(&sh->lock);
 	}
 	for (size_t i = 0; i < n_stuck; i++) {

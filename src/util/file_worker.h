@@ -76,6 +76,13 @@ void file_worker__free(struct file_worker *fw);
 
 /* Queues job (owned by the worker until it comes back from file_worker__poll). */
 void file_worker__post(struct file_worker *fw, struct file_job *job);
+/*
+ * While on, posted jobs are background jobs: every job posted in the
+ * foreground runs before them (the start-up scan's files, posted in the
+ * background, do not hold up the files of a process started since, whose
+ * samples wait for them).
+ */
+void file_worker__set_background(struct file_worker *fw, bool background);
 
 /*
  * Called with each job that finished (abandoned false: fn owns the job and

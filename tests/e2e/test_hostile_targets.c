@@ -470,7 +470,7 @@ static struct marked_count count_marked(const char *text, const char *comm, cons
 			else if (f > leaf_at)
 				this_bad = !(len > 4 && !memcmp(fe - 4, "_[k]", 4)) &&
 					   !frame_in(f, len, leaf_callees);
-			/* The stack can be 512 frames: say which one is wrong. */
+			/* The stack can be 1024 frames: say which one is wrong. */
 			if (this_bad && !bad && !mc.garbage)
 				snprintf(mc.bad_frame, sizeof(mc.bad_frame),
 					 "%s the leaf, frame %ld: %.*s",

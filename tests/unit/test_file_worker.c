@@ -23,9 +23,10 @@ struct test_job {
 	struct file_job job;
 	int fd; /* read end of a pipe to block on; -1: return at once */
 	int value;
+	int order; /* when it ran, counted from 0 */
 };
 
-static atomic_int freed;
+static atomic_int freed, ran;
 
 static void job_run(struct file_job *job)
 {
@@ -34,6 +35,7 @@ static void job_run(struct file_job *job)
 
 	if (j->fd >= 0 && read(j->fd, &c, 1) != 1)
 		job->err = -EIO;
+	j->order = atomic_fetch_add(&ran, 1);
 	j->value *= 2;
 }
 
@@ -60,6 +62,7 @@ struct seen {
 	int done;
 	int abandoned;
 	int sum;
+	int order[16]; /* by value / 2 (values 0..15): when the job ran */
 };
 
 static void on_job(void *ctx, struct file_job *job, bool abandoned)
@@ -73,6 +76,8 @@ static void on_job(void *ctx, struct file_job *job, bool abandoned)
 	}
 	s->done++;
 	s->sum += ((struct test_job *)job)->value;
+	if (((struct test_job *)job)->value / 2 < 16)
+		s->order[((struct test_job *)job)->value / 2] = ((struct test_job *)job)->order;
 	job->free(job);
 }
 
@@ -109,6 +114,40 @@ static void test_jobs_come_back(void **state)
 	assert_int_equal(s.sum, 2 * 55);
 	assert_int_equal(file_worker__in_flight(fw), 0);
 	file_worker__free(fw);
+}
+
+/* Jobs posted in the background run after every foreground job, each part in order. */
+static void test_background_jobs_last(void **state)
+{
+	static const int expect[] = {0, 1, 2, 4, 5, 3, 6}; /* when values 0..6 ran */
+	struct file_worker *fw;
+	struct seen s = {0};
+	int p[2], base;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(file_worker__new(1, 10000, &fw), 0);
+	base = atomic_load(&ran);
+	/* One thread, held by the first job while the others queue. */
+	file_worker__post(fw, &job_new(p[0], 0)->job);
+	file_worker__set_background(fw, true);
+	file_worker__post(fw, &job_new(-1, 3)->job);
+	file_worker__post(fw, &job_new(-1, 4)->job);
+	file_worker__set_background(fw, false);
+	file_worker__post(fw, &job_new(-1, 1)->job);
+	file_worker__post(fw, &job_new(-1, 2)->job);
+	file_worker__set_background(fw, true);
+	file_worker__post(fw, &job_new(-1, 6)->job);
+	file_worker__set_background(fw, false);
+	file_worker__post(fw, &job_new(-1, 5)->job);
+	assert_int_equal(write(p[1], "x", 1), 1);
+	POLL_UNTIL(fw, &s, s.done == 7);
+	assert_int_equal(s.done, 7);
+	for (int v = 0; v < 7; v++)
+		assert_int_equal(s.order[v] - base, expect[v]);
+	file_worker__free(fw);
+	close(p[0]);
+	close(p[1]);
 }
 
 static void test_stuck_job_abandoned(void **state)
@@ -189,6 +228,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_jobs_come_back),
+	    cmocka_unit_test(test_background_jobs_last),
 	    cmocka_unit_test(test_stuck_job_abandoned),
 	    cmocka_unit_test(test_cap_then_refused_and_free_never_waits),
 	};

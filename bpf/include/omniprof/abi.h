@@ -18,7 +18,9 @@
 
 #define OP_TASK_COMM_LEN     16
 #define OP_MAX_KERNEL_FRAMES 127 /* the kernel's default perf_event_max_stack */
-#define OP_MAX_USER_FRAMES   512
+/* perf's depth (its default kernel.perf_event_max_stack applies to user stacks
+ * too); a power of two: the sampler masks frame slots with it. */
+#define OP_MAX_USER_FRAMES 1024
 
 enum op_event_type {
 	OP_EVENT_TRACE = 1,
@@ -146,13 +148,21 @@ struct op_mapping_key {
 /* op_mapping_value.table_id of anonymous executable memory (JIT code); table ids avoid it. */
 #define OP_TABLE_ID_ANON (~0ull)
 
+/*
+ * The pid marker's flags (in its op_mapping_value.bias). PARTIAL: the
+ * process's ranges do not hold all of its mappings (evicted from the trie,
+ * or past the per-process cap), so an address in none of them is no sign of
+ * a mapping made since the maps were read: no stack copy for it.
+ */
+#define OP_MARKER_F_PARTIAL 1ull
+
 struct op_mapping_value {
 	/* The file's stack-delta table id (stack_deltas__table_id(): a hash of the
 	 * CFI's inputs, the key of table_info; not the file's content id): a file
 	 * whose table is not loaded uses frame pointers; OP_TABLE_ID_ANON:
 	 * anonymous code; 0: the pid marker */
 	__u64 table_id;
-	__u64 bias; /* ELF vaddr = address - bias */
+	__u64 bias; /* ELF vaddr = address - bias; the pid marker: OP_MARKER_F_* */
 	/* The whole mapping [start, end) this block belongs to: every address in it
 	 * has this value, so the unwinder looks the trie up once per mapping per sample. */
 	__u64 start;
@@ -336,7 +346,8 @@ enum op_stat {
 	OP_STAT_USER_ANON_STOP,	    /* truncated: anonymous (JIT) code without a frame pointer */
 	OP_STAT_STACK_COPIES,	    /* samples sent as stack copies (unknown process or address) */
 	OP_STAT_STACK_COPY_LOST,    /* ... dropped: ring buffer full */
-	OP_STAT_STACK_COPY_SKIPPED, /* not copied, ring buffer half full: frame pointers instead */
+	OP_STAT_STACK_COPY_SKIPPED, /* not copied, over the copies' budget (or ring half full):
+				       walked, frame pointers where not ready */
 	OP_STAT__COUNT,
 };
 
