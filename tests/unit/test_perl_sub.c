@@ -170,6 +170,43 @@ static void test_eval_and_main(void **state)
 	expect(COP, OP_PERL_DATA_MAIN, "(main)", "");
 }
 
+/*
+ * 5.34 and older, unthreaded: the stash's aux struct after its bucket
+ * array (HvARRAY + HvMAX + 1 pointers), the COP's file the name of its
+ * "_<file" GV.
+ */
+#define BUCKETS (MEM_BASE + 0xd00)
+static void test_old_hash_unthreaded(void **state)
+{
+	(void)state;
+	L = perl_layout__find(30, false);
+	assert_non_null(L);
+	assert_true(L->hv_aux_after_array && L->cop_file_gv);
+	build_sub("Old::Pkg", "f", "y.pl");
+	/* build_sub() put the aux struct in the body: it is not there in 5.30. */
+	put64(HV_BODY + L->hv_aux + L->hv_aux_name, 0);
+	put64(STASH + L->sv_u, BUCKETS);
+	put64(HV_BODY + L->hv_max, 7);
+	put64(BUCKETS + 8 * 8 + L->hv_aux_name, HEK_PKG);
+	put32(BUCKETS + 8 * 8 + L->hv_aux_count, 0);
+	expect(CV, CV_BODY, "Old::Pkg::f", "y.pl");
+	/* A max no hash has: no package, the sub still named. */
+	put64(HV_BODY + L->hv_max, 1ull << 40);
+	expect(CV, CV_BODY, "f", "y.pl");
+	/* CopFILE(): GV -> body -> name HEK "_<script.pl". */
+	put64(COP + L->cop_file, GV);
+	put_hek(HEK_SUB, "_<script.pl");
+	expect(COP, OP_PERL_DATA_MAIN, "(main)", "script.pl");
+	put_hek(HEK_SUB, "_<(eval 3)");
+	expect(COP, OP_PERL_DATA_EVAL, "(eval)", "(eval 3)");
+	/* A threaded 5.30 reads the char * instead. */
+	L = perl_layout__find(30, true);
+	assert_false(L->cop_file_gv);
+	put64(COP + L->cop_file, FILE);
+	put_str(FILE, "t.pl");
+	expect(COP, OP_PERL_DATA_MAIN, "(main)", "t.pl");
+}
+
 static void test_refused_and_unreadable(void **state)
 {
 	struct perl_sub *s = (struct perl_sub *)1;
@@ -284,6 +321,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_anon_and_lexical, setup),
 	    cmocka_unit_test_setup(test_stash_with_names, setup),
 	    cmocka_unit_test_setup(test_eval_and_main, setup),
+	    cmocka_unit_test_setup(test_old_hash_unthreaded, setup),
 	    cmocka_unit_test_setup(test_refused_and_unreadable, setup),
 	    cmocka_unit_test_setup(test_bounds, setup),
 	    cmocka_unit_test(test_exec_tls_offset),
