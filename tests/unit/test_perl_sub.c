@@ -300,6 +300,42 @@ static void test_debian_perl(void **state)
 	assert_int_equal(b.minor, 36);
 	assert_int_equal(b.tls_context, 0); /* a library's TLS block is not at a fixed offset */
 	assert_true(b.curinterp != 0);
+	assert_true(b.thr_key != 0);
+}
+
+/*
+ * The C library's thread-specific data, from its libthread_db descriptors:
+ * Debian 12's glibc 2.36 keeps specific[] at 1296 in struct pthread
+ * (`_thread_db_pthread_specific` = {2048, 1, 1296}), 16-byte entries with
+ * the value at 8. Perl's PL_thr_key value is found through them.
+ */
+static void test_glibc_tsd(void **state)
+{
+	struct elf_file *ef = NULL;
+	struct op_perl_proc proc;
+	struct perl_tsd tsd;
+	struct perl_binary b;
+
+	(void)state;
+	elf_version(EV_CURRENT);
+	assert_int_equal(elf_file__open("/lib/x86_64-linux-gnu/libc.so.6", -1, &ef), 0);
+	assert_int_equal(perl_binary__glibc_tsd(ef, &tsd), 0);
+	elf_file__close(ef);
+	assert_int_equal(tsd.specific, 1296);
+	assert_int_equal(tsd.entry, 16);
+	assert_int_equal(tsd.data, 8);
+	assert_int_equal(elf_file__open("/usr/bin/perl", -1, &ef), 0);
+	assert_int_equal(perl_binary__glibc_tsd(ef, &tsd), -ENOENT);
+	elf_file__close(ef);
+	inspect("/usr/lib/x86_64-linux-gnu/libperl.so.5.36", &b);
+	tsd = (struct perl_tsd){1296, 16, 8};
+	perl_binary__proc_info(&b, 0x1000, &proc);
+	assert_int_equal(proc.thr_key, 0);
+	perl_binary__proc_tsd(&b, 0x1000, &tsd, &proc);
+	assert_int_equal(proc.thr_key, b.thr_key + 0x1000);
+	assert_int_equal(proc.tsd_specific, 1296);
+	assert_int_equal(proc.tsd_entry, 16);
+	assert_int_equal(proc.tsd_data, 8);
 }
 
 static void test_not_perl(void **state)
@@ -322,6 +358,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_stash_with_names, setup),
 	    cmocka_unit_test_setup(test_eval_and_main, setup),
 	    cmocka_unit_test_setup(test_old_hash_unthreaded, setup),
+	    cmocka_unit_test(test_glibc_tsd),
 	    cmocka_unit_test_setup(test_refused_and_unreadable, setup),
 	    cmocka_unit_test_setup(test_bounds, setup),
 	    cmocka_unit_test(test_exec_tls_offset),

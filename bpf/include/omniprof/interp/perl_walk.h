@@ -122,8 +122,31 @@ static __always_inline int op_perl_enter_si(struct op_perl_walker *pw, __u64 si)
 }
 
 /*
+ * pthread_getspecific(PL_thr_key) of the thread whose thread pointer
+ * (glibc's struct pthread) is tp: the thread's interpreter, 0 when none.
+ */
+static __always_inline __u64 op_perl_thr_key_interp(const struct op_perl_walker *pw, __u64 tp)
+{
+	__u64 block = 0, interp = 0;
+	__u32 key = 0;
+
+	if (!pw->proc.thr_key || !pw->proc.tsd_entry ||
+	    OP_PERL_READ(pw, &key, sizeof(key), pw->proc.thr_key) ||
+	    key >= OP_PERL_TSD_L1 * OP_PERL_TSD_L2)
+		return 0;
+	if (op_perl_read_ptr(pw, &block, tp + pw->proc.tsd_specific + (key / OP_PERL_TSD_L2) * 8) ||
+	    !block)
+		return 0;
+	op_perl_read_ptr(pw, &interp,
+			 block + (__u64)(key % OP_PERL_TSD_L2) * pw->proc.tsd_entry +
+			     pw->proc.tsd_data);
+	return interp;
+}
+
+/*
  * The set-up for one sample: the sampled thread's interpreter (threaded:
- * its PL_current_context, else, for the main thread only, PL_curinterp),
+ * its PL_current_context, else its PL_thr_key value, else, for the main
+ * thread only, PL_curinterp),
  * its PL_curcop and PL_curstackinfo. 1 when a context stack follows, 0 when
  * plain native steps will do (counted).
  */
@@ -144,6 +167,8 @@ static __always_inline int op_perl_setup(struct op_perl_walker *pw, const struct
 	if (pw->proc.threaded) {
 		if (pw->proc.tls_context && thread_ptr)
 			op_perl_read_ptr(pw, &interp, thread_ptr + (__u64)pw->proc.tls_context);
+		if (!interp && thread_ptr)
+			interp = op_perl_thr_key_interp(pw, thread_ptr);
 		if (!interp && main_thread && pw->proc.curinterp)
 			op_perl_read_ptr(pw, &interp, pw->proc.curinterp);
 		if (!interp) {
