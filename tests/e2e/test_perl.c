@@ -9,7 +9,9 @@
  * file and line against the script's "# at:NAME" markers. The cases:
  * named subs; an anonymous sub (Report::__ANON__); sort with a Perl
  * comparator (Perl -> pp_sort, C -> Perl: the native frames between); a
- * string eval ("(eval)", its code's file "(eval N)" and line); 500 levels of
+ * string eval ("(eval)", its code's file "(eval N)" and line); an eval
+ * block in sort's comparator, which docatch() runs in a runops loop of its
+ * own (the frames below it stay with the runops frame below); 500 levels of
  * recursion; and the chain in a process of another user (the unprivileged
  * attacker account); three ithreads, each its own interpreter and chain;
  * and the sort case from stack copies, every sample
@@ -105,6 +107,14 @@ static void expect_chain_tail(struct chain_spec *cs, const char *mode)
 		EXPECT(chain_spec__add(cs, "Perl_pp_sort"));
 		EXPECT(chain_spec__add_gap(cs, 1, SORT_GLUE_MAX));
 		EXPECT(chain_spec__add(cs, "Report::by_cmp"));
+	} else if (!strcmp(mode, "sorteval")) {
+		/* The eval block runs under docatch(), in a runops loop of its own: the
+		 * comparator's runops frame (no Perl frame of its own) stays native. */
+		EXPECT(chain_spec__add(cs, "Perl_pp_sort"));
+		EXPECT(chain_spec__add_gap(cs, 1, SORT_GLUE_MAX));
+		EXPECT(chain_spec__add(cs, "Perl_runops_standard"));
+		EXPECT(chain_spec__add_gap(cs, 1, 2)); /* pp_entertry, docatch */
+		EXPECT(chain_spec__add(cs, "(eval)"));
 	} else if (!strcmp(mode, "sortnamed")) {
 		/* The leaf: sort's C code, between calls of the comparator or in one. */
 		EXPECT(chain_spec__add(cs, "Perl_pp_sort"));
@@ -228,6 +238,8 @@ static void check_case_lines(const char *pprof, const char *mode)
 	} else if (!strcmp(mode, "sort")) {
 		checks[n++] = AT("Report::build", "build_sort");
 		checks[n++] = AT("Report::by_cmp", "by_cmp");
+	} else if (!strcmp(mode, "sorteval")) {
+		checks[n++] = AT("Report::build", "build_sorteval");
 	} else if (!strcmp(mode, "sortnamed")) {
 		/* No Report::cell in this mode. The comparator's statement, or, before
 		 * it ran in this call, the sort's (sort restores PL_curcop after each). */
@@ -432,18 +444,20 @@ static void test_embed_threads(void **state)
 		tu_rmtree(dir);
 		fail_msg("%s did not start", workload);
 	}
-	usleep(300 * 1000); /* the other threads parse their scripts */
-	rc = tu_run(&out, "%s record -p %d -d 4 -F " FREQUENCY " -o %s -v", omniprof(), pid, dir);
+	usleep(1000 * 1000); /* the other threads parse their scripts */
+	rc = tu_run(&out, "%s record -p %d -d 5 -F " FREQUENCY " -o %s -v", omniprof(), pid, dir);
 	tu_reap(pid);
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
-	free(out);
 	snprintf(folded, sizeof(folded), "%s/stacks.folded", dir);
 	text = tu_read_file(folded, NULL);
 	for (int i = 0; i < 3 && text; i++) {
 		c[i] = chain_spec__count_folded(cs[i], text, "perl_embed");
 		report(modes[i], c[i]);
+		if (c[i].leaf < MIN_LEAF && out && strstr(out, "perl: samples"))
+			printf("%.600s\n", strstr(out, "perl: samples"));
 	}
+	free(out);
 	tu_rmtree(dir);
 	free(dir);
 	free(text);
@@ -474,10 +488,12 @@ int main(void)
 	    {"sort with a named comparator (MULTICALL), mostly in sort's C code", "sortnamed",
 	     false},
 	    {"string eval: (eval)", "eval", false},
+	    {"eval block under docatch (sort's comparator): its own runops frame", "sorteval",
+	     false},
 	    {"500 levels of recursion", "deep", false},
 	    {"sort with a Perl comparator, from stack copies (walked in user space)", "sort", true},
 	};
-	struct CMUnitTest tests[16];
+	struct CMUnitTest tests[17];
 	bool debian = !getenv("OMNIPROF_TEST_PERL");
 	size_t n = 0;
 
@@ -501,5 +517,8 @@ int main(void)
 	tests[n++] = (struct CMUnitTest){.name = "named subs, in another user's process",
 					 .test_func = test_attacker,
 					 .initial_state = (void *)&cases[0]};
+	/* By hand: OMNIPROF_TEST_FILTER="*embedded*" runs the cases it matches. */
+	if (getenv("OMNIPROF_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("OMNIPROF_TEST_FILTER"));
 	return _cmocka_run_group_tests("e2e_perl", tests, n, NULL, NULL);
 }

@@ -10,6 +10,7 @@
  * PL_thr_key, the pthread key perl sets on each thread that runs one.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -57,6 +58,8 @@ int main(int argc, char **argv, char **env)
 	}
 	script = argv[1];
 	seconds = argv[2];
+	/* Each interpreter says "ready"; the reader may have gone after the first. */
+	signal(SIGPIPE, SIG_IGN);
 	PERL_SYS_INIT3(&argc, &argv, &env);
 	for (int i = 0; i < THREADS; i++)
 		if (pthread_create(&t[i], NULL, run_interpreter, (void *)modes[i]))

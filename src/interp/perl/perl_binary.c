@@ -306,6 +306,7 @@ void perl_binary__proc_info(const struct perl_binary *bin, uint64_t bias, struct
 	out->curstackinfo = bin->curstackinfo ? bin->curstackinfo + bias : 0;
 	out->op = bin->op ? bin->op + bias : 0;
 	out->off = bin->layout->bpf;
+	out->je_mustcatch = bin->layout->je_mustcatch;
 	out->version = (uint16_t)(5 << 8 | bin->minor);
 	out->threaded = bin->threaded;
 }

@@ -25,7 +25,7 @@
  *     came before it).
  *   - PERL_CONTEXT: 96 bytes up to 5.30, 104 from 5.32 (the sub, format
  *     and eval parts gained old_cxsubix before their CV): blk_sub.cv
- *     64 -> 72, blk_eval.cv 80 -> 88.
+ *     64 -> 72, blk_eval.cv 80 -> 88, blk_eval.cur_top_env 88 -> 96.
  *   - HvAUX(): after the bucket array up to 5.34, in the body
  *     (struct xpvhv_with_aux, offset 32) from 5.36.
  *   - COP's file: cop_file (char *) at 48 when threaded, cop_filegv (GV *)
@@ -33,7 +33,8 @@
  * The same in all: context types CXt_SUB 9, CXt_FORMAT 10, CXt_EVAL 11
  * (perl_abi.h), CXp_MULTICALL 0x10, PERLSI_MAIN 1, cop_line 36, Iop 8,
  * si_cxstack 8, si_prev 16, si_cxix 32, blk_oldcop 16, blk_sub.retop
- * (= blk_eval.retop) 48; XPVCV xcv_stash 32, xcv_gv_u 56, xcv_file 64,
+ * (= blk_eval.retop) 48; JMPENV je_prev 0, je_mustcatch 212 (after
+ * glibc's 200-byte sigjmp_buf); XPVCV xcv_stash 32, xcv_gv_u 56, xcv_file 64,
  * xcv_flags 92 (U32), CVf_NAMED 0x8000; XPVGV xiv_u (the name HEK) 32,
  * xnv_u (the stash) 40; SV sv_any 0, sv_flags 12, sv_u 16; SVf_OOK
  * 0x02000000 (5.38's SVphv_HasAUX is the same bit); XPVHV xhv_max 24 up to
@@ -54,9 +55,11 @@
 	.hv_aux_count = 28, .svf_ook = 0x2000000, .hek_len = 4, .hek_key = 8, .cop_file = 48
 
 /* struct stackinfo and PERL_CONTEXT up to 5.30 (si_type 40, 96-byte contexts). */
-#define PERL_CX_528 .si_type = 40, .cx_size = 96, .cx_sub_cv = 64, .cx_eval_cv = 80
+#define PERL_CX_528                                                                                \
+	.si_type = 40, .cx_size = 96, .cx_sub_cv = 64, .cx_eval_cv = 80, .cx_eval_top_env = 88
 /* From 5.32 (si_cxsubix, old_cxsubix): si_type 44, 104-byte contexts. */
-#define PERL_CX_532 .si_type = 44, .cx_size = 104, .cx_sub_cv = 72, .cx_eval_cv = 88
+#define PERL_CX_532                                                                                \
+	.si_type = 44, .cx_size = 104, .cx_sub_cv = 72, .cx_eval_cv = 88, .cx_eval_top_env = 96
 /* struct interpreter (threaded): Iop, Icurcop, Icurstackinfo up to 5.32, then from 5.34. */
 #define PERL_INTERP_528 .interp_op = 8, .interp_curcop = 224, .interp_curstackinfo = 240
 #define PERL_INTERP_534 .interp_op = 8, .interp_curcop = 208, .interp_curstackinfo = 224
@@ -68,11 +71,12 @@
 	{.minor = MINOR,                                                                           \
 	 .threaded = true,                                                                         \
 	 .bpf = {PERL_COMMON_BPF, CX, INTERP},                                                     \
+	 .je_mustcatch = 212,                                                                      \
 	 PERL_COMMON_NAMING,                                                                       \
 	 HV},                                                                                      \
 	{                                                                                          \
 		.minor = MINOR, .threaded = false, .bpf = {PERL_COMMON_BPF, CX},                   \
-		PERL_COMMON_NAMING, HV, .cop_file_gv = true                                        \
+		.je_mustcatch = 212, PERL_COMMON_NAMING, HV, .cop_file_gv = true                   \
 	}
 
 static const struct perl_layout layouts[] = {
@@ -104,6 +108,7 @@ bool perl_layout__fits(const struct op_perl_offsets *o)
 	       fits(o->cx_sub_retop, 8, OP_PERL_CX_BLOCK) &&
 	       fits(o->cx_sub_cv, 8, OP_PERL_CX_BLOCK) &&
 	       fits(o->cx_eval_cv, 8, OP_PERL_CX_BLOCK) &&
+	       fits(o->cx_eval_top_env, 8, OP_PERL_CX_BLOCK) &&
 	       fits(o->si_cxstack, 8, OP_PERL_SI_BLOCK) && fits(o->si_prev, 8, OP_PERL_SI_BLOCK) &&
 	       fits(o->si_cxix, 4, OP_PERL_SI_BLOCK) && fits(o->si_type, 4, OP_PERL_SI_BLOCK) &&
 	       o->cx_size >= 8;

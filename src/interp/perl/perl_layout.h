@@ -17,6 +17,7 @@ struct perl_layout {
 	unsigned int minor; /* 5.minor */
 	bool threaded;
 	struct op_perl_offsets bpf;
+	uint8_t je_mustcatch; /* JMPENV -> je_mustcatch (struct op_perl_proc's) */
 	/* Naming (host). */
 	uint16_t sv_any;    /* SV -> sv_any (the body) */
 	uint16_t sv_flags;  /* SV -> sv_flags (U32) */

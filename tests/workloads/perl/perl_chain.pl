@@ -5,6 +5,9 @@
 #   sort   main -> Report::build -> sort { Report::by_cmp } (Perl -> C -> Perl)
 #   sortnamed  main -> Report::build -> sort Report::by_num (mostly sort's C code)
 #   eval   main -> Report::build -> string eval -> Report::cell
+#   sorteval  main -> Report::build -> sort { eval { Report::cell } }: the
+#          eval block in sort's comparator runs under docatch(), in a runops
+#          loop of its own
 #   deep   main -> Report::build -> Report::deep x 500 -> Report::cell
 #   threads  three ithreads, each its own interpreter: Worker::a/b/c -> Report::cell
 # Lines the test checks carry a "# at:NAME" marker: the test finds them here.
@@ -59,6 +62,9 @@ sub build {
         my $r = eval "\n\nReport::cell() + 3;\n"; # at:build_eval
         die $@ if $@;
         return $r;
+    } elsif ($mode eq 'sorteval') {
+        my @s = sort { my $r = eval { cell() }; $a <=> $b } (3, 1, 2); # at:build_sorteval
+        return $s[0];
     } elsif ($mode eq 'sortnamed') {
         # A named comparator (MULTICALL): most of the time in sort's C code.
         my @x = map { ($_ * 7919) % 10007 } 1 .. 20000;
