@@ -110,6 +110,7 @@ static void expect_chain_tail(struct chain_spec *cs, const char *mode)
 	} else if (!strcmp(mode, "sorteval")) {
 		/* The eval block runs under docatch(), in a runops loop of its own: the
 		 * comparator's runops frame (no Perl frame of its own) stays native. */
+		EXPECT(chain_spec__add(cs, "Report::sorteval"));
 		EXPECT(chain_spec__add(cs, "Perl_pp_sort"));
 		EXPECT(chain_spec__add_gap(cs, 1, SORT_GLUE_MAX));
 		EXPECT(chain_spec__add(cs, "Perl_runops_standard"));
@@ -240,6 +241,7 @@ static void check_case_lines(const char *pprof, const char *mode)
 		checks[n++] = AT("Report::by_cmp", "by_cmp");
 	} else if (!strcmp(mode, "sorteval")) {
 		checks[n++] = AT("Report::build", "build_sorteval");
+		checks[n++] = AT("Report::sorteval", "sorteval");
 	} else if (!strcmp(mode, "sortnamed")) {
 		/* No Report::cell in this mode. The comparator's statement, or, before
 		 * it ran in this call, the sort's (sort restores PL_curcop after each). */
