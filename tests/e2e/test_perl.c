@@ -466,10 +466,12 @@ static void test_embed_threads(void **state)
 	for (int i = 0; i < 3; i++)
 		chain_spec__free(cs[i]);
 	assert_int_equal(rc, 0);
-	for (int i = 0; i < 3; i++) {
-		assert_true(c[i].leaf >= MIN_LEAF);
-		assert_true(c[i].complete * 100 >= c[i].leaf * 95);
-	}
+	/* The three threads share their leaf (Report::cell): its samples are all
+	 * three's, each complete in one thread's chain. */
+	assert_true(c[0].leaf >= MIN_LEAF);
+	for (int i = 0; i < 3; i++)
+		assert_true(c[i].complete >= MIN_LEAF / 4);
+	assert_true((c[0].complete + c[1].complete + c[2].complete) * 100 >= c[0].leaf * 95);
 }
 
 /* The machine must have Debian's perl (or the one named): no silent skip. */
