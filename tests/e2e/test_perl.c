@@ -9,7 +9,9 @@
  * file and line against the script's "# at:NAME" markers. The cases:
  * named subs; an anonymous sub (Report::__ANON__); sort with a Perl
  * comparator (Perl -> pp_sort, C -> Perl: the native frames between); a
- * string eval ("(eval)", its code's file "(eval N)" and line); 500 levels of
+ * string eval ("(eval)", its code's file "(eval N)" and line); an eval
+ * block in sort's comparator, which docatch() runs in a runops loop of its
+ * own (the frames below it stay with the runops frame below); 500 levels of
  * recursion; and the chain in a process of another user (the unprivileged
  * attacker account); three ithreads, each its own interpreter and chain;
  * and the sort case from stack copies, every sample
@@ -36,7 +38,7 @@
 #include "profile.pb-c.h"
 #include "testutil.h"
 
-#define PERL	       "/usr/bin/perl"
+#define PERL_DEBIAN    "/usr/bin/perl"
 #define SCRIPT	       "tests/workloads/perl/perl_chain.pl"
 #define RECORD_SECONDS "3"
 #define FREQUENCY      "199"
@@ -52,6 +54,26 @@ struct perl_case {
 	bool copies;	  /* record --copy-all-stacks: every sample walked in user space */
 };
 
+/*
+ * The perl the cases run: Debian's, or OMNIPROF_TEST_PERL (a perl built
+ * from source, to verify another version's or build's layout by hand; CI
+ * runs Debian's).
+ */
+static const char *perl(void)
+{
+	const char *p = getenv("OMNIPROF_TEST_PERL");
+
+	return p && *p ? p : PERL_DEBIAN;
+}
+
+static bool perl_threaded(void)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "%s -MConfig -e 'exit($Config{useithreads} ? 0 : 1)'", perl());
+	return system(cmd) == 0;
+}
+
 static char *omniprof(void)
 {
 	static char path[512];
@@ -62,6 +84,8 @@ static char *omniprof(void)
 
 /* ---- expected chains ------------------------------------------------------ */
 
+static void expect_chain_tail(struct chain_spec *cs, const char *mode);
+
 static void expect_chain(struct chain_spec *cs, const char *mode)
 {
 	/* The native frames below the Perl program, then the program itself. */
@@ -69,6 +93,12 @@ static void expect_chain(struct chain_spec *cs, const char *mode)
 	EXPECT(chain_spec__add(cs, "perl_run"));
 	EXPECT(chain_spec__add(cs, "(main)"));
 	EXPECT(chain_spec__add(cs, "Report::build"));
+	expect_chain_tail(cs, mode);
+}
+
+/* What follows Report::build in each mode, down to the leaf. */
+static void expect_chain_tail(struct chain_spec *cs, const char *mode)
+{
 	if (!strcmp(mode, "chain")) {
 		EXPECT(chain_spec__add(cs, "Report::row"));
 	} else if (!strcmp(mode, "anon")) {
@@ -77,6 +107,15 @@ static void expect_chain(struct chain_spec *cs, const char *mode)
 		EXPECT(chain_spec__add(cs, "Perl_pp_sort"));
 		EXPECT(chain_spec__add_gap(cs, 1, SORT_GLUE_MAX));
 		EXPECT(chain_spec__add(cs, "Report::by_cmp"));
+	} else if (!strcmp(mode, "sorteval")) {
+		/* The eval block runs under docatch(), in a runops loop of its own: the
+		 * comparator's runops frame (no Perl frame of its own) stays native. */
+		EXPECT(chain_spec__add(cs, "Report::sorteval"));
+		EXPECT(chain_spec__add(cs, "Perl_pp_sort"));
+		EXPECT(chain_spec__add_gap(cs, 1, SORT_GLUE_MAX));
+		EXPECT(chain_spec__add(cs, "Perl_runops_standard"));
+		EXPECT(chain_spec__add_gap(cs, 1, 2)); /* pp_entertry, docatch */
+		EXPECT(chain_spec__add(cs, "(eval)"));
 	} else if (!strcmp(mode, "sortnamed")) {
 		/* The leaf: sort's C code, between calls of the comparator or in one. */
 		EXPECT(chain_spec__add(cs, "Perl_pp_sort"));
@@ -200,6 +239,9 @@ static void check_case_lines(const char *pprof, const char *mode)
 	} else if (!strcmp(mode, "sort")) {
 		checks[n++] = AT("Report::build", "build_sort");
 		checks[n++] = AT("Report::by_cmp", "by_cmp");
+	} else if (!strcmp(mode, "sorteval")) {
+		checks[n++] = AT("Report::build", "build_sorteval");
+		checks[n++] = AT("Report::sorteval", "sorteval");
 	} else if (!strcmp(mode, "sortnamed")) {
 		/* No Report::cell in this mode. The comparator's statement, or, before
 		 * it ran in this call, the sort's (sort restores PL_curcop after each). */
@@ -233,7 +275,7 @@ static void run_case(const struct perl_case *pc, bool as_attacker)
 {
 	char folded[1024], pprof[1024], cmd[1024];
 	char *dir = tu_mkdtemp(), *out = NULL, *text = NULL;
-	char *argv[] = {PERL, SCRIPT, "60", (char *)pc->mode, NULL};
+	char *argv[] = {(char *)perl(), SCRIPT, "60", (char *)pc->mode, NULL};
 	struct chain_spec *cs = chain_spec__new();
 	struct chain_count c = {0};
 	pid_t pid;
@@ -257,7 +299,7 @@ static void run_case(const struct perl_case *pc, bool as_attacker)
 	}
 	if (pid <= 0) {
 		tu_rmtree(dir);
-		fail_msg("%s %s did not start", PERL, SCRIPT);
+		fail_msg("%s %s did not start", perl(), SCRIPT);
 	}
 	rc = tu_run(&out, "%s record -p %d -d " RECORD_SECONDS " -F " FREQUENCY " -o %s -v%s",
 		    omniprof(), pid, dir, pc->copies ? " --copy-all-stacks" : "");
@@ -312,7 +354,7 @@ static void test_threads(void **state)
 {
 	char folded[1024], pprof[1024];
 	char *dir = tu_mkdtemp(), *out = NULL, *text = NULL;
-	char *argv[] = {PERL, SCRIPT, "60", "threads", NULL};
+	char *argv[] = {(char *)perl(), SCRIPT, "60", "threads", NULL};
 	struct chain_spec *cs[3];
 	struct chain_count c[3] = {{0}, {0}, {0}};
 	struct line_check checks[3];
@@ -335,7 +377,7 @@ static void test_threads(void **state)
 	pid = tu_spawn_ready(argv);
 	if (pid <= 0) {
 		tu_rmtree(dir);
-		fail_msg("%s %s did not start", PERL, SCRIPT);
+		fail_msg("%s %s did not start", perl(), SCRIPT);
 	}
 	usleep(300 * 1000); /* the threads clone their interpreters */
 	/* Longer: three threads share two CPUs with everything else running. */
@@ -368,11 +410,77 @@ static void test_threads(void **state)
 	}
 }
 
-/* The machine must have Debian's perl: no silent skip. */
+/*
+ * A C program embedding libperl.so runs an interpreter on each of three
+ * threads of its own (tests/workloads/perl_embed.c): no thread-local
+ * pointer at a fixed offset, not the main thread, so each interpreter is
+ * found through PL_thr_key in glibc's thread-specific data. Each thread
+ * its own chain: chain, anon, eval.
+ */
+static void test_embed_threads(void **state)
+{
+	static const char *const modes[3] = {"chain", "anon", "eval"};
+	char folded[1024], workload[1024];
+	char *dir = tu_mkdtemp(), *out = NULL, *text = NULL;
+	char *argv[] = {workload, SCRIPT, "60", NULL};
+	struct chain_spec *cs[3];
+	struct chain_count c[3] = {{0}, {0}, {0}};
+	pid_t pid;
+	int rc;
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(workload, sizeof(workload), "%s/workloads/perl_embed", tu_build_dir());
+	for (int i = 0; i < 3; i++) {
+		cs[i] = chain_spec__new();
+		assert_non_null(cs[i]);
+		EXPECT(chain_spec__add(cs[i], "start_thread"));
+		EXPECT(chain_spec__add(cs[i], "run_interpreter"));
+		EXPECT(chain_spec__add(cs[i], "perl_run"));
+		EXPECT(chain_spec__add(cs[i], "(main)"));
+		EXPECT(chain_spec__add(cs[i], "Report::build"));
+		expect_chain_tail(cs[i], modes[i]);
+	}
+	pid = tu_spawn_ready(argv);
+	if (pid <= 0) {
+		tu_rmtree(dir);
+		fail_msg("%s did not start", workload);
+	}
+	usleep(1000 * 1000); /* the other threads parse their scripts */
+	rc = tu_run(&out, "%s record -p %d -d 5 -F " FREQUENCY " -o %s -v", omniprof(), pid, dir);
+	tu_reap(pid);
+	if (rc)
+		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
+	snprintf(folded, sizeof(folded), "%s/stacks.folded", dir);
+	text = tu_read_file(folded, NULL);
+	for (int i = 0; i < 3 && text; i++) {
+		c[i] = chain_spec__count_folded(cs[i], text, "perl_embed");
+		report(modes[i], c[i]);
+		if (c[i].leaf < MIN_LEAF && out && strstr(out, "perl: samples"))
+			printf("%.600s\n", strstr(out, "perl: samples"));
+	}
+	free(out);
+	tu_rmtree(dir);
+	free(dir);
+	free(text);
+	for (int i = 0; i < 3; i++)
+		chain_spec__free(cs[i]);
+	assert_int_equal(rc, 0);
+	/* The three threads share their leaf (Report::cell): its samples are all
+	 * three's, each complete in one thread's chain. */
+	assert_true(c[0].leaf >= MIN_LEAF);
+	for (int i = 0; i < 3; i++)
+		assert_true(c[i].complete >= MIN_LEAF / 4);
+	assert_true((c[0].complete + c[1].complete + c[2].complete) * 100 >= c[0].leaf * 95);
+}
+
+/* The machine must have Debian's perl (or the one named): no silent skip. */
 static void test_perl_present(void **state)
 {
 	(void)state;
-	TU_SH("test -x " PERL " && " PERL " -e 'exit($] >= 5.036 ? 0 : 1)'");
+	TU_SH("test -x %s && %s -e 'exit($] >= %s ? 0 : 1)'", perl(), perl(),
+	      getenv("OMNIPROF_TEST_PERL") ? "5.028" : "5.036");
+	TU_SH("%s -V:version -V:useithreads", perl());
 }
 
 int main(void)
@@ -384,10 +492,13 @@ int main(void)
 	    {"sort with a named comparator (MULTICALL), mostly in sort's C code", "sortnamed",
 	     false},
 	    {"string eval: (eval)", "eval", false},
+	    {"eval block under docatch (sort's comparator): its own runops frame", "sorteval",
+	     false},
 	    {"500 levels of recursion", "deep", false},
 	    {"sort with a Perl comparator, from stack copies (walked in user space)", "sort", true},
 	};
-	struct CMUnitTest tests[14];
+	struct CMUnitTest tests[17];
+	bool debian = !getenv("OMNIPROF_TEST_PERL");
 	size_t n = 0;
 
 	tests[n++] = (struct CMUnitTest){.name = "perl present", .test_func = test_perl_present};
@@ -395,10 +506,23 @@ int main(void)
 		tests[n++] = (struct CMUnitTest){.name = cases[i].name,
 						 .test_func = test_case,
 						 .initial_state = (void *)&cases[i]};
-	tests[n++] = (struct CMUnitTest){.name = "three ithreads, an interpreter each",
-					 .test_func = test_threads};
+	/* Another perl (OMNIPROF_TEST_PERL): ithreads only when it has them. */
+	if (debian || perl_threaded())
+		tests[n++] = (struct CMUnitTest){.name = "three ithreads, an interpreter each",
+						 .test_func = test_threads};
+	else
+		printf("[ INFO     ] %s is unthreaded: no ithreads case\n", perl());
+	/* Debian's libperl.so, whatever perl the other cases run. */
+	if (debian)
+		tests[n++] = (struct CMUnitTest){
+		    .name =
+			"libperl embedded, an interpreter on each of three threads (PL_thr_key)",
+		    .test_func = test_embed_threads};
 	tests[n++] = (struct CMUnitTest){.name = "named subs, in another user's process",
 					 .test_func = test_attacker,
 					 .initial_state = (void *)&cases[0]};
+	/* By hand: OMNIPROF_TEST_FILTER="*embedded*" runs the cases it matches. */
+	if (getenv("OMNIPROF_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("OMNIPROF_TEST_FILTER"));
 	return _cmocka_run_group_tests("e2e_perl", tests, n, NULL, NULL);
 }

@@ -12,6 +12,7 @@
  * cleanly.
  */
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +72,10 @@ static void fp_rule(void *ctx, uint32_t pid, uint64_t pc, struct op_unwind_rule 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint64_t ras[] = {RUNOPS + 0x10, XSUB_RA, RUNOPS + 0x10, RUNOPS + 0x20, MAIN_RA};
-	const struct perl_layout *l = perl_layout__find(36, true);
+	/* Odd sizes of 2 mod 4: 5.30 unthreaded (globals, the hash aux after the
+	 * buckets, the COP's file in a GV); else 5.36 threaded, PL_thr_key too. */
+	bool old = size & 2;
+	const struct perl_layout *l = perl_layout__find(old ? 30 : 36, !old);
 	struct op_interp_proc ranges = {0};
 	struct op_frame frames[MAX_FRAMES];
 	struct op_perl_proc proc = {0};
@@ -97,8 +101,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	proc.tls_context = -8;
 	proc.curinterp = IMAGE + 8;
 	proc.off = l->bpf;
-	proc.version = 5 << 8 | 36;
-	proc.threaded = 1;
+	proc.je_mustcatch = l->je_mustcatch;
+	proc.version = (uint16_t)(5 << 8 | l->minor);
+	proc.threaded = !old;
+	if (old) {
+		proc.curcop = IMAGE + 16;
+		proc.curstackinfo = IMAGE + 24;
+		proc.op = IMAGE + 32;
+	} else {
+		proc.thr_key = IMAGE + 16;
+		proc.tsd_specific = 0x10;
+		proc.tsd_entry = 16;
+		proc.tsd_data = 8;
+	}
 	memset(&pu, 0, sizeof(pu));
 	pu.proc = &proc;
 	pu.thread_ptr = IMAGE + 8; /* the interpreter pointer: the image's first 8 bytes */

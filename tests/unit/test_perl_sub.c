@@ -170,6 +170,43 @@ static void test_eval_and_main(void **state)
 	expect(COP, OP_PERL_DATA_MAIN, "(main)", "");
 }
 
+/*
+ * 5.34 and older, unthreaded: the stash's aux struct after its bucket
+ * array (HvARRAY + HvMAX + 1 pointers), the COP's file the name of its
+ * "_<file" GV.
+ */
+#define BUCKETS (MEM_BASE + 0xd00)
+static void test_old_hash_unthreaded(void **state)
+{
+	(void)state;
+	L = perl_layout__find(30, false);
+	assert_non_null(L);
+	assert_true(L->hv_aux_after_array && L->cop_file_gv);
+	build_sub("Old::Pkg", "f", "y.pl");
+	/* build_sub() put the aux struct in the body: it is not there in 5.30. */
+	put64(HV_BODY + L->hv_aux + L->hv_aux_name, 0);
+	put64(STASH + L->sv_u, BUCKETS);
+	put64(HV_BODY + L->hv_max, 7);
+	put64(BUCKETS + 8 * 8 + L->hv_aux_name, HEK_PKG);
+	put32(BUCKETS + 8 * 8 + L->hv_aux_count, 0);
+	expect(CV, CV_BODY, "Old::Pkg::f", "y.pl");
+	/* A max no hash has: no package, the sub still named. */
+	put64(HV_BODY + L->hv_max, 1ull << 40);
+	expect(CV, CV_BODY, "f", "y.pl");
+	/* CopFILE(): GV -> body -> name HEK "_<script.pl". */
+	put64(COP + L->cop_file, GV);
+	put_hek(HEK_SUB, "_<script.pl");
+	expect(COP, OP_PERL_DATA_MAIN, "(main)", "script.pl");
+	put_hek(HEK_SUB, "_<(eval 3)");
+	expect(COP, OP_PERL_DATA_EVAL, "(eval)", "(eval 3)");
+	/* A threaded 5.30 reads the char * instead. */
+	L = perl_layout__find(30, true);
+	assert_false(L->cop_file_gv);
+	put64(COP + L->cop_file, FILE);
+	put_str(FILE, "t.pl");
+	expect(COP, OP_PERL_DATA_MAIN, "(main)", "t.pl");
+}
+
 static void test_refused_and_unreadable(void **state)
 {
 	struct perl_sub *s = (struct perl_sub *)1;
@@ -263,6 +300,42 @@ static void test_debian_perl(void **state)
 	assert_int_equal(b.minor, 36);
 	assert_int_equal(b.tls_context, 0); /* a library's TLS block is not at a fixed offset */
 	assert_true(b.curinterp != 0);
+	assert_true(b.thr_key != 0);
+}
+
+/*
+ * The C library's thread-specific data, from its libthread_db descriptors:
+ * Debian 12's glibc 2.36 keeps specific[] at 1296 in struct pthread
+ * (`_thread_db_pthread_specific` = {2048, 1, 1296}), 16-byte entries with
+ * the value at 8. Perl's PL_thr_key value is found through them.
+ */
+static void test_glibc_tsd(void **state)
+{
+	struct elf_file *ef = NULL;
+	struct op_perl_proc proc;
+	struct perl_tsd tsd;
+	struct perl_binary b;
+
+	(void)state;
+	elf_version(EV_CURRENT);
+	assert_int_equal(elf_file__open("/lib/x86_64-linux-gnu/libc.so.6", -1, &ef), 0);
+	assert_int_equal(perl_binary__glibc_tsd(ef, &tsd), 0);
+	elf_file__close(ef);
+	assert_int_equal(tsd.specific, 1296);
+	assert_int_equal(tsd.entry, 16);
+	assert_int_equal(tsd.data, 8);
+	assert_int_equal(elf_file__open("/usr/bin/perl", -1, &ef), 0);
+	assert_int_equal(perl_binary__glibc_tsd(ef, &tsd), -ENOENT);
+	elf_file__close(ef);
+	inspect("/usr/lib/x86_64-linux-gnu/libperl.so.5.36", &b);
+	tsd = (struct perl_tsd){1296, 16, 8};
+	perl_binary__proc_info(&b, 0x1000, &proc);
+	assert_int_equal(proc.thr_key, 0);
+	perl_binary__proc_tsd(&b, 0x1000, &tsd, &proc);
+	assert_int_equal(proc.thr_key, b.thr_key + 0x1000);
+	assert_int_equal(proc.tsd_specific, 1296);
+	assert_int_equal(proc.tsd_entry, 16);
+	assert_int_equal(proc.tsd_data, 8);
 }
 
 static void test_not_perl(void **state)
@@ -284,6 +357,8 @@ int main(void)
 	    cmocka_unit_test_setup(test_anon_and_lexical, setup),
 	    cmocka_unit_test_setup(test_stash_with_names, setup),
 	    cmocka_unit_test_setup(test_eval_and_main, setup),
+	    cmocka_unit_test_setup(test_old_hash_unthreaded, setup),
+	    cmocka_unit_test(test_glibc_tsd),
 	    cmocka_unit_test_setup(test_refused_and_unreadable, setup),
 	    cmocka_unit_test_setup(test_bounds, setup),
 	    cmocka_unit_test(test_exec_tls_offset),

@@ -50,6 +50,8 @@
 #define XSUB_RA	     0x630100ull
 #define PERLRUN_RA   0x640010ull
 #define MAIN_RA	     0x400100ull
+#define DOCATCH_RA   0x650010ull
+#define JMPENVS	     (MEM_BASE + 0x3900) /* JMPENVs: docatch's, the one before it, perl_run's */
 
 static uint8_t mem[MEM_SIZE];
 static const struct perl_layout *L;
@@ -500,12 +502,72 @@ static void test_stackinfo_loop_bounded(void **state)
 	assert_int_equal(f[r.n_frames - 1].kind, OP_FRAME_ERROR);
 }
 
+/*
+ * An eval block in sort's block comparator: docatch() pushes a JMPENV (J),
+ * the eval context (cur_top_env J) and runs the body in a runops call of
+ * its own. J's previous JMPENV has je_mustcatch set (sort set it) and is
+ * not the first. Native stack: pp_x, runops (docatch's), docatch, runops
+ * (the comparator's: no frame of its own), sortcv, pp_sort, runops (main),
+ * perl_run, main. The eval's runops frame ends at the eval; the
+ * comparator's stays native and does not take build.
+ */
+static void test_docatch_eval(void **state)
+{
+	const uint64_t ras[] = {RUNOPS_RA, DOCATCH_RA, RUNOPS_RA,  SORTCV_RA,
+				PPSORT_RA, RUNOPS_RA,  PERLRUN_RA, MAIN_RA};
+	const uint64_t j = JMPENVS, prev = JMPENVS + 0x100, first = JMPENVS + 0x200;
+	struct op_perl_proc proc;
+	struct op_frame f[32];
+	struct perl_unwind pu;
+	struct user_unwind_result r;
+	uint64_t fp;
+
+	(void)state;
+	put_cx(CX_MAIN, 0, T_SUB, cv(1), 0x1111, cop(1));
+	put_si(SI_MAIN, CX_MAIN, 0, 0, OP_PERL_SI_MAIN);
+	put_cx(CX_SORT, 0, T_EVAL, 0, 0x3333, cop(4));
+	put64(CX_SORT + L->bpf.cx_eval_top_env, j);
+	put_cx(CX_SORT, 1, T_SUB, cv(4), 0x4444, cop(5));
+	put_si(SI_SORT, CX_SORT, 1, SI_MAIN, 3);
+	put64(j, prev);
+	put64(prev, first);
+	mem[prev - MEM_BASE + L->je_mustcatch] = 1;
+	put_interp(cop(9), SI_SORT, &proc);
+	proc.je_mustcatch = L->je_mustcatch;
+	fp = build_stack(ras, 8);
+	r = walk(&proc, TP, false, fp, f, 32, &pu);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.n_frames, 11);
+	assert_native(&f[0], PP_PC);
+	assert_sub(&f[1], 4, 109);
+	assert_cop_frame(&f[2], OP_PERL_DATA_EVAL, 5);
+	assert_native(&f[3], DOCATCH_RA);
+	assert_native(&f[4], RUNOPS_RA); /* the comparator's runops call: no frame */
+	assert_native(&f[5], SORTCV_RA);
+	assert_native(&f[6], PPSORT_RA);
+	assert_sub(&f[7], 1, 104);
+	assert_cop_frame(&f[8], OP_PERL_DATA_MAIN, 1);
+	assert_native(&f[9], PERLRUN_RA);
+	/* perl_run's JMPENV (no previous one before PL_start_env's) is not docatch's:
+	 * the eval does not end its runops frame's frames, build goes with it. */
+	put64(prev, 0);
+	r = walk(&proc, TP, false, fp, f, 32, &pu);
+	assert_native(&f[3], DOCATCH_RA);
+	assert_sub(&f[4], 1, 104);
+}
+
 static void test_layout_fits(void **state)
 {
 	(void)state;
-	assert_non_null(perl_layout__find(36, true));
-	assert_true(perl_layout__fits(&perl_layout__find(36, true)->bpf));
-	assert_null(perl_layout__find(36, false));
+	/* Every row of 5.28 to 5.40, threaded or not, fits the walker's blocks. */
+	for (unsigned int minor = 28; minor <= 40; minor += 2) {
+		assert_non_null(perl_layout__find(minor, true));
+		assert_non_null(perl_layout__find(minor, false));
+		assert_true(perl_layout__fits(&perl_layout__find(minor, true)->bpf));
+		assert_true(perl_layout__fits(&perl_layout__find(minor, false)->bpf));
+	}
+	assert_null(perl_layout__find(26, true));
+	assert_null(perl_layout__find(37, true)); /* development releases: no row */
 	assert_null(perl_layout__find(99, true));
 }
 
@@ -513,6 +575,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup(test_sort_nests, setup),
+	    cmocka_unit_test_setup(test_docatch_eval, setup),
 	    cmocka_unit_test_setup(test_sort_multicall_between_calls, setup),
 	    cmocka_unit_test_setup(test_curinterp_main_thread_only, setup),
 	    cmocka_unit_test_setup(test_call_sv_and_eval, setup),

@@ -35,8 +35,18 @@ struct perl_stats {
 	uint64_t subs, sub_errors, sub_reused, over_budget;
 };
 
+/* The last C library whose thread-specific data layout was read (one per machine, mostly). */
+struct perl_libc {
+	uint32_t slot; /* file cache slot, 0: none yet */
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	int err; /* perl_binary__glibc_tsd()'s result */
+	struct perl_tsd tsd;
+};
+
 struct perl {
 	struct interp_env env; /* its memory reads (interp_env__memory) */
+	struct perl_libc libc;
 	int procs_fd;
 	struct hashmap procs; /* pid -> struct perl_proc */
 	struct frame_store subs;
@@ -158,6 +168,37 @@ static void perl_detach(void *rt, const struct process *p)
 	}
 }
 
+/*
+ * The thread-specific data layout of the C library p maps, NULL when it
+ * maps none this code knows (musl, a glibc without thread_db descriptors):
+ * then PL_thr_key is not read.
+ */
+static const struct perl_tsd *process_tsd(struct perl *pl, const struct process *p)
+{
+	for (size_t i = 0; i < p->n_maps; i++) {
+		const struct cached_file *f =
+		    pl->env.files ? file_cache__at(pl->env.files, p->maps[i].file_slot) : NULL;
+
+		if (!f || !f->elf || !f->basename || strncmp(f->basename, "libc.so", 7))
+			continue;
+		if (pl->libc.slot != f->slot || pl->libc.inode != f->inode ||
+		    pl->libc.dev_major != f->dev_major || pl->libc.dev_minor != f->dev_minor) {
+			pl->libc.slot = f->slot;
+			pl->libc.inode = f->inode;
+			pl->libc.dev_major = f->dev_major;
+			pl->libc.dev_minor = f->dev_minor;
+			pl->libc.err = perl_binary__glibc_tsd(f->elf, &pl->libc.tsd);
+			if (pl->libc.err)
+				pr_debug(
+				    "%s: no thread-specific data layout (%s): Perl threads are "
+				    "found without PL_thr_key",
+				    f->path, strerror(-pl->libc.err));
+		}
+		return pl->libc.err ? NULL : &pl->libc.tsd;
+	}
+	return NULL;
+}
+
 /* p maps the interpreter file data in m: publishes its perl_procs entry. */
 static int perl_attach(void *rt, const struct process *p, const struct process_mapping *m,
 		       const void *data, struct interp_range *ranges, size_t *n_ranges)
@@ -170,6 +211,11 @@ static int perl_attach(void *rt, const struct process *p, const struct process_m
 	struct op_perl_proc proc;
 
 	perl_binary__proc_info(&pf->bin, m->bias, &proc);
+	if (pf->bin.thr_key)
+		perl_binary__proc_tsd(&pf->bin, m->bias, process_tsd(pl, p), &proc);
+	pr_debug("pid %u: Perl 5.%u, PL_thr_key at %#llx, thread data at %u (%u-byte entries)",
+		 p->pid, pf->bin.minor, (unsigned long long)proc.thr_key, proc.tsd_specific,
+		 proc.tsd_entry);
 	/* The runops loops: the native rules unwind them (flags 0), then the walk
 	 * hands each one's frame to perl_walk.h's step. */
 	*n_ranges = 0;

@@ -188,6 +188,7 @@ int perl_binary__inspect(const struct elf_file *ef, const char *name, struct per
 		if (!w.curinterp)
 			return -ENOTSUP;
 		out->curinterp = w.curinterp;
+		out->thr_key = w.thr_key;
 		if (is_exec && w.has_current_context)
 			out->tls_context =
 			    perl_binary__exec_tls_offset(memsz, align, vaddr, w.current_context);
@@ -208,6 +209,94 @@ int perl_binary__inspect(const struct elf_file *ef, const char *name, struct per
 	return 0;
 }
 
+/* The thread_db descriptors perl_binary__glibc_tsd() reads: {bits, count, offset}. */
+struct tsd_syms {
+	uint64_t specific, key_data_data, sizeof_key_data, level2_data;
+};
+
+static void scan_tsd_syms(Elf *elf, struct tsd_syms *t)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNSYM || !shdr.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		n = shdr.sh_size / shdr.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
+				continue;
+			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+			if (!name || strncmp(name, "_thread_db_", 11))
+				continue;
+			name += 11;
+			if (!strcmp(name, "pthread_specific"))
+				t->specific = sym.st_value;
+			else if (!strcmp(name, "pthread_key_data_data"))
+				t->key_data_data = sym.st_value;
+			else if (!strcmp(name, "sizeof_pthread_key_data"))
+				t->sizeof_key_data = sym.st_value;
+			else if (!strcmp(name, "pthread_key_data_level2_data"))
+				t->level2_data = sym.st_value;
+		}
+	}
+}
+
+int perl_binary__glibc_tsd(const struct elf_file *ef, struct perl_tsd *out)
+{
+	struct tsd_syms t = {0};
+	uint32_t specific[3], data[3], level2[3], entry;
+	Elf *elf;
+
+	memset(out, 0, sizeof(*out));
+	elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	scan_tsd_syms(elf, &t);
+	elf_end(elf);
+	if (!t.specific || !t.key_data_data || !t.sizeof_key_data || !t.level2_data)
+		return -ENOENT;
+	if (elf_file__read_vaddr(ef, t.specific, specific, sizeof(specific)) ||
+	    elf_file__read_vaddr(ef, t.key_data_data, data, sizeof(data)) ||
+	    elf_file__read_vaddr(ef, t.level2_data, level2, sizeof(level2)) ||
+	    elf_file__read_vaddr(ef, t.sizeof_key_data, &entry, sizeof(entry)))
+		return -ENOENT;
+	/*
+	 * glibc's nptl_db descriptors: specific[] is OP_PERL_TSD_L1 pointers
+	 * (its size in bits, one field, its offset), a level-2 block
+	 * OP_PERL_TSD_L2 entries, an entry's data a pointer.
+	 */
+	if (specific[0] != OP_PERL_TSD_L1 * 64 || specific[2] > 0xfff0 ||
+	    level2[1] != OP_PERL_TSD_L2 || level2[0] != entry * 8 || data[0] != 64 || entry < 8 ||
+	    entry > 64 || data[2] + 8 > entry)
+		return -EINVAL;
+	out->specific = (uint16_t)specific[2];
+	out->entry = (uint8_t)entry;
+	out->data = (uint8_t)data[2];
+	return 0;
+}
+
+void perl_binary__proc_tsd(const struct perl_binary *bin, uint64_t bias, const struct perl_tsd *tsd,
+			   struct op_perl_proc *out)
+{
+	if (!bin->thr_key || !tsd || !tsd->entry)
+		return;
+	out->thr_key = bin->thr_key + bias;
+	out->tsd_specific = tsd->specific;
+	out->tsd_entry = tsd->entry;
+	out->tsd_data = tsd->data;
+}
+
 void perl_binary__proc_info(const struct perl_binary *bin, uint64_t bias, struct op_perl_proc *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -217,6 +306,7 @@ void perl_binary__proc_info(const struct perl_binary *bin, uint64_t bias, struct
 	out->curstackinfo = bin->curstackinfo ? bin->curstackinfo + bias : 0;
 	out->op = bin->op ? bin->op + bias : 0;
 	out->off = bin->layout->bpf;
+	out->je_mustcatch = bin->layout->je_mustcatch;
 	out->version = (uint16_t)(5 << 8 | bin->minor);
 	out->threaded = bin->threaded;
 }

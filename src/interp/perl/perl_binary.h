@@ -26,6 +26,7 @@ struct perl_binary {
 	bool threaded;
 	const struct perl_layout *layout;
 	uint64_t curinterp;    /* PL_curinterp (threaded), ELF vaddr */
+	uint64_t thr_key;      /* PL_thr_key (threaded) */
 	uint64_t curcop;       /* PL_curcop (unthreaded) */
 	uint64_t curstackinfo; /* PL_curstackinfo (unthreaded) */
 	uint64_t op;	       /* PL_op (unthreaded) */
@@ -43,8 +44,27 @@ struct perl_binary {
  */
 int perl_binary__inspect(const struct elf_file *ef, const char *name, struct perl_binary *out);
 
+/* Where glibc keeps a thread's pthread_getspecific() values (struct op_perl_proc's tsd_*). */
+struct perl_tsd {
+	uint16_t specific; /* struct pthread -> specific[] (pointers to blocks of entries) */
+	uint8_t entry;	   /* sizeof(struct pthread_key_data) */
+	uint8_t data;	   /* struct pthread_key_data -> data */
+};
+
+/*
+ * Fills *out from a C library's thread_db descriptors (the
+ * `_thread_db_pthread_specific` family glibc exports for libthread_db):
+ * 0, -ENOENT (not such a library) or -EINVAL (a layout the walker does not
+ * read: not two levels of OP_PERL_TSD_L2 entries).
+ */
+int perl_binary__glibc_tsd(const struct elf_file *ef, struct perl_tsd *out);
+
 /* The `perl_procs` value of a process that maps bin's file with bias. */
 void perl_binary__proc_info(const struct perl_binary *bin, uint64_t bias, struct op_perl_proc *out);
+
+/* Adds PL_thr_key (bin mapped with bias) and its C library's layout tsd to *out. */
+void perl_binary__proc_tsd(const struct perl_binary *bin, uint64_t bias, const struct perl_tsd *tsd,
+			   struct op_perl_proc *out);
 
 /*
  * The thread-pointer offset of a TLS variable at offset sym_off of an

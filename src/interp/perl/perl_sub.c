@@ -76,25 +76,72 @@ static int read_hek(const struct remote_memory *m, const struct perl_layout *l, 
 	return 0;
 }
 
+/*
+ * HvAUX(hv) of a hash whose body is at body: 5.36+ keep it in the body;
+ * older perls after the bucket array (HvARRAY + HvMAX + 1 pointers).
+ */
+static int read_hv_aux(const struct remote_memory *m, const struct perl_layout *l, uint64_t hv,
+		       uint64_t body, uint64_t *aux)
+{
+	uint64_t array, max;
+
+	*aux = 0;
+	if (!l->hv_aux_after_array) {
+		*aux = body + l->hv_aux;
+		return 0;
+	}
+	if (read_u64(m, hv + l->sv_u, &array) || !array || read_u64(m, body + l->hv_max, &max))
+		return -EFAULT;
+	/* A stash has a few thousand buckets at most: a huge xhv_max is not a hash. */
+	if (max >= (1u << 28))
+		return -EINVAL;
+	*aux = array + (max + 1) * 8;
+	return 0;
+}
+
 /* HvNAME(stash) into buf ("" when the stash has no name). */
 static void read_stash_name(const struct remote_memory *m, const struct perl_layout *l,
 			    uint64_t stash, char *buf, size_t max)
 {
-	uint64_t body, name;
+	uint64_t body, name, aux;
 	uint32_t flags, count;
 
 	buf[0] = 0;
 	if (!stash || read_u64(m, stash + l->sv_any, &body) || !body ||
 	    read_u32(m, stash + l->sv_flags, &flags) || !(flags & l->svf_ook))
 		return;
-	if (read_u64(m, body + l->hv_aux + l->hv_aux_name, &name) || !name ||
-	    read_u32(m, body + l->hv_aux + l->hv_aux_count, &count))
+	if (read_hv_aux(m, l, stash, body, &aux) || read_u64(m, aux + l->hv_aux_name, &name) ||
+	    !name || read_u32(m, aux + l->hv_aux_count, &count))
 		return;
 	/* With several names (xhv_name_count != 0) the field points at the list. */
 	if (count && read_u64(m, name, &name))
 		return;
 	if (name)
 		read_hek(m, l, name, buf, max);
+}
+
+/*
+ * CopFILE() of an unthreaded perl: the COP holds a GV whose name is "_<"
+ * and the file's name.
+ */
+static void read_filegv(const struct remote_memory *m, const struct perl_layout *l, uint64_t gv,
+			char *buf, size_t max)
+{
+	char name[PERL_FILE_MAX + 2];
+	const char *src;
+	uint64_t body, hek;
+	size_t len;
+
+	buf[0] = 0;
+	if (!gv || read_u64(m, gv + l->sv_any, &body) || !body ||
+	    read_u64(m, body + l->gv_name, &hek) || !hek || read_hek(m, l, hek, name, sizeof(name)))
+		return;
+	src = strncmp(name, "_<", 2) ? name : name + 2;
+	len = strlen(src);
+	if (len > max - 1)
+		len = max - 1;
+	memcpy(buf, src, len);
+	buf[len] = 0;
 }
 
 static int new_sub(const char *name, const char *file, struct perl_sub **out)
@@ -127,8 +174,12 @@ int perl_sub__read(const struct remote_memory *mem, const struct perl_layout *l,
 		uint64_t fp;
 
 		/* addr is a COP: its file names the eval ("(eval 12)") or the script. */
-		if (!read_u64(mem, addr + l->cop_file, &fp))
-			read_cstr(mem, fp, file, sizeof(file));
+		if (!read_u64(mem, addr + l->cop_file, &fp)) {
+			if (l->cop_file_gv)
+				read_filegv(mem, l, fp, file, sizeof(file));
+			else
+				read_cstr(mem, fp, file, sizeof(file));
+		}
 		return new_sub(data == OP_PERL_DATA_EVAL ? "(eval)" : "(main)", file, out);
 	}
 	if (read_u64(mem, addr + l->sv_any, &body) || !body)

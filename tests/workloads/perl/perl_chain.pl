@@ -69,7 +69,7 @@ sub build {
         my $n = 500;
         return deep($n); # at:build_deep
     }
-    die "unknown mode $mode";
+    return sorteval() if $mode eq 'sorteval'; die "unknown mode $mode"; # at:build_sorteval
 }
 
 package Worker;
@@ -91,3 +91,15 @@ if ($ARGV[1] eq 'threads') {
 }
 my $r = Report::build($ARGV[1]); # at:main
 exit($r < 0);
+
+# Added below the main program: the lines above keep their numbers (the
+# replay cases name them).
+#   sorteval  main -> Report::build -> Report::sorteval -> sort { eval {
+#          Report::cell } }: the eval block in sort's comparator runs under
+#          docatch(), in a runops loop of its own
+package Report;
+
+sub sorteval {
+    my @s = sort { my $r = eval { cell() }; $a <=> $b } (3, 1, 2); # at:sorteval
+    return $s[0];
+}

@@ -66,7 +66,7 @@ struct op_perl_offsets {
 	__u16 cop_line;		   /* COP -> cop_line (U32) */
 	__u16 interp_op;	   /* threaded: struct interpreter -> Iop (PL_op) */
 	__u16 cxp_multicall;	   /* CXp_MULTICALL, a flag of cx_type */
-	__u16 reserved;
+	__u16 cx_eval_top_env;	   /* -> blk_eval.cur_top_env (JMPENV *), 0: not read */
 };
 
 /* Value of the `perl_procs` map, key: pid (tgid). */
@@ -84,8 +84,24 @@ struct op_perl_proc {
 	struct op_perl_offsets off;
 	__u16 version; /* 5 << 8 | minor, for reports */
 	__u8 threaded; /* MULTIPLICITY: the variables live in struct interpreter */
-	__u8 reserved[5];
+	/*
+	 * Threaded builds, any thread: PL_thr_key, the pthread key whose value
+	 * is the thread's interpreter, read through glibc's thread descriptor
+	 * (at the thread pointer): its `specific` array of OP_PERL_TSD_L1
+	 * pointers at tsd_specific, each to OP_PERL_TSD_L2 entries of
+	 * tsd_entry bytes, the value at tsd_data in an entry. tsd_entry 0:
+	 * glibc's layout is not known (no libc with its thread_db symbols).
+	 */
+	__u8 tsd_entry;
+	__u16 tsd_specific;
+	__u8 tsd_data;
+	__u8 je_mustcatch; /* JMPENV -> je_mustcatch (bool); JMPENV -> je_prev is at 0 */
+	__u64 thr_key;	   /* address of PL_thr_key (a pthread_key_t), 0: none */
 };
+
+/* glibc's two-level thread-specific data: PTHREAD_KEYS_MAX keys in blocks of 32. */
+#define OP_PERL_TSD_L1 32
+#define OP_PERL_TSD_L2 32
 
 /* A context entry's first OP_PERL_CX_BLOCK bytes, by field size. */
 union op_perl_cx_block {
@@ -119,6 +135,9 @@ struct op_perl_walker {
 	__u8 next_ends;	   /* the next frame is the first one its runops call entered */
 	__u8 emitted;	   /* frames written for the current runops frame */
 	__u8 op_null;	   /* PL_op was NULL at the sample: no op runs (C code between calls) */
+	__u8
+	    next_docatch; /* the next frame is an eval docatch() runs in a runops call of its own */
+	__u8 si_owned;	  /* the next runops frame owns the rest of si, frames or not */
 	union op_perl_cx_block cx;
 	union op_perl_si_block si_block;
 };
@@ -136,6 +155,6 @@ enum op_perl_stat {
 };
 
 _Static_assert(sizeof(struct op_perl_offsets) == 32, "op_perl_offsets layout");
-_Static_assert(sizeof(struct op_perl_proc) == 40 + 32 + 8, "op_perl_proc layout");
+_Static_assert(sizeof(struct op_perl_proc) == 40 + 32 + 16, "op_perl_proc layout");
 
 #endif

@@ -23,6 +23,8 @@
  *   - so does the bottom of a stackinfo, once the runops frame has frames
  *     (a stackinfo with no frame, sort's with a block comparator, does not
  *     own a runops frame: C sort code may be running between comparisons);
+ *   - so does an eval that docatch() runs (op_perl_docatch()): the runops
+ *     frame under docatch's then owns the rest of its stackinfo;
  *   - the bottom of the main stackinfo is the main program: one more frame.
  * The runops native frame is replaced by its Perl frames (kept when it has
  * none), and the native walk resumes at its caller: Perl -> XS -> Perl
@@ -122,8 +124,31 @@ static __always_inline int op_perl_enter_si(struct op_perl_walker *pw, __u64 si)
 }
 
 /*
+ * pthread_getspecific(PL_thr_key) of the thread whose thread pointer
+ * (glibc's struct pthread) is tp: the thread's interpreter, 0 when none.
+ */
+static __always_inline __u64 op_perl_thr_key_interp(const struct op_perl_walker *pw, __u64 tp)
+{
+	__u64 block = 0, interp = 0;
+	__u32 key = 0;
+
+	if (!pw->proc.thr_key || !pw->proc.tsd_entry ||
+	    OP_PERL_READ(pw, &key, sizeof(key), pw->proc.thr_key) ||
+	    key >= OP_PERL_TSD_L1 * OP_PERL_TSD_L2)
+		return 0;
+	if (op_perl_read_ptr(pw, &block, tp + pw->proc.tsd_specific + (key / OP_PERL_TSD_L2) * 8) ||
+	    !block)
+		return 0;
+	op_perl_read_ptr(pw, &interp,
+			 block + (__u64)(key % OP_PERL_TSD_L2) * pw->proc.tsd_entry +
+			     pw->proc.tsd_data);
+	return interp;
+}
+
+/*
  * The set-up for one sample: the sampled thread's interpreter (threaded:
- * its PL_current_context, else, for the main thread only, PL_curinterp),
+ * its PL_current_context, else its PL_thr_key value, else, for the main
+ * thread only, PL_curinterp),
  * its PL_curcop and PL_curstackinfo. 1 when a context stack follows, 0 when
  * plain native steps will do (counted).
  */
@@ -138,12 +163,16 @@ static __always_inline int op_perl_setup(struct op_perl_walker *pw, const struct
 	o = &pw->proc.off;
 	pw->si = 0;
 	pw->n_si = 0;
+	pw->si_owned = 0;
+	pw->next_docatch = 0;
 	pw->has_next = 0;
 	pw->emitted = 0;
 	pw->deferred = OP_STEP_END;
 	if (pw->proc.threaded) {
 		if (pw->proc.tls_context && thread_ptr)
 			op_perl_read_ptr(pw, &interp, thread_ptr + (__u64)pw->proc.tls_context);
+		if (!interp && thread_ptr)
+			interp = op_perl_thr_key_interp(pw, thread_ptr);
 		if (!interp && main_thread && pw->proc.curinterp)
 			op_perl_read_ptr(pw, &interp, pw->proc.curinterp);
 		if (!interp) {
@@ -171,6 +200,33 @@ static __always_inline int op_perl_setup(struct op_perl_walker *pw, const struct
 		return 0;
 	}
 	return 1;
+}
+
+/*
+ * Did docatch() run the eval context in pw->cx? An eval op (eval block,
+ * string eval, require) that runs where an exception must be caught in C
+ * (je_mustcatch of the current JMPENV: under call_sv without G_EVAL, sort,
+ * MULTICALL) pushes a JMPENV of its own, then its context, and runs its
+ * body in a runops call of its own (docatch()): that runops frame's Perl
+ * frames end at the eval. Told by the eval's cur_top_env: docatch's
+ * JMPENV, whose previous one has je_mustcatch set. perl_run's JMPENV also
+ * follows one with je_mustcatch set (PL_start_env), the first of all (no
+ * previous one): not docatch's.
+ */
+static __always_inline int op_perl_docatch(struct op_perl_walker *pw)
+{
+	const struct op_perl_offsets *o = &pw->proc.off;
+	__u64 env, prev = 0, prev_prev = 0;
+	__u8 mustcatch = 0;
+
+	if (!o->cx_eval_top_env || !pw->proc.je_mustcatch)
+		return 0;
+	env = op_perl_cx_u64(pw, o->cx_eval_top_env);
+	if (!env || op_perl_read_ptr(pw, &prev, env) || !prev ||
+	    op_perl_read_ptr(pw, &prev_prev, prev) || !prev_prev ||
+	    OP_PERL_READ(pw, &mustcatch, sizeof(mustcatch), prev + pw->proc.je_mustcatch))
+		return 0;
+	return mustcatch != 0;
 }
 
 /*
@@ -210,8 +266,10 @@ OP_PERL_SEEK_FN op_perl_seek(struct op_perl_walker *pw)
 			}
 			if (op_perl_enter_si(pw, pw->si_prev))
 				return -1;
-			if (pw->emitted)
+			if (pw->emitted || pw->si_owned) {
+				pw->si_owned = 0;
 				return 0;
+			}
 			continue;
 		}
 		cx = pw->cxstack + (__u64)(__u32)pw->cxix * o->cx_size;
@@ -251,7 +309,9 @@ OP_PERL_SEEK_FN op_perl_seek(struct op_perl_walker *pw)
 		}
 		retop = op_perl_cx_u64(pw, o->cx_sub_retop);
 		pw->next_oldcop = op_perl_cx_u64(pw, o->cx_oldcop);
-		pw->next_ends = !retop;
+		pw->next_docatch = type == OP_PERL_CXT_EVAL && retop && op_perl_docatch(pw);
+		pw->next_ends = !retop || pw->next_docatch;
+		pw->si_owned = 0;
 		pw->has_next = 1;
 		return 1;
 	}
@@ -289,6 +349,9 @@ static __always_inline int op_perl_emit(struct op_perl_walker *pw, struct op_fra
 		pw->emitted++;
 	OP_PERL_STAT(pw, OP_PERL_STAT_FRAMES);
 	if (pw->next_ends) {
+		/* Below a docatch() eval: the runops frame under docatch's owns the rest
+		 * of the stackinfo, even with no frame in it (sort's block). */
+		pw->si_owned = pw->next_docatch;
 		pw->has_next = 0;
 		return 0;
 	}
