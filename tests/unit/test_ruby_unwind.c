@@ -320,6 +320,92 @@ static void test_block_without_local_ep(void **state)
 	assert_native(&f[2], MAIN_RA);
 }
 
+/*
+ * The VM in the executable (OP_RB_TLS_TP): ruby_current_ec at a fixed
+ * distance below the thread pointer, no DTV.
+ */
+static void test_ec_below_thread_pointer(void **state)
+{
+	const uint64_t ras[] = {VM_EXEC_RA, MAIN_RA};
+	uint64_t i_a = HEAP + 0x2000, b_a = HEAP + 0x2100, e_a = HEAP + 0x3000;
+	struct op_frame f[8];
+	struct ruby_unwind ru;
+	struct user_unwind_result r;
+
+	(void)state;
+	build_ec(1);
+	put64(GOT, 0); /* no DTV path: it would find nothing */
+	put64(TCB - 0x40, EC);
+	proc.tls_mode = OP_RB_TLS_TP;
+	proc.tls_index = (uint64_t)-0x40;
+	put_iseq(i_a, b_a, e_a);
+	put_cfp(0, 1, i_a, e_a + 8 * 4, 0, 0, MAGIC_TOP | LOCAL | FINISH);
+	r = walk(build_stack(ras, 2), f, 8, &ru);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.n_frames, 3);
+	assert_ruby(&f[1], i_a, 0, 4);
+	assert_native(&f[2], MAIN_RA);
+	assert_int_equal(ru.stats[OP_RB_STAT_NO_EC], 0);
+}
+
+/*
+ * Ruby 2.7 (OP_RB_TLS_GLOBAL): the global ec is the GVL holder's, walked
+ * only on its own thread (ec->thread_ptr->thread_id == the thread pointer);
+ * another thread keeps its native frames.
+ */
+static void test_global_ec_of_its_thread_only(void **state)
+{
+	const uint64_t ras[] = {VM_EXEC_RA, MAIN_RA};
+	uint64_t i_a = HEAP + 0x2000, b_a = HEAP + 0x2100, e_a = HEAP + 0x3000;
+	uint64_t global = MEM_BASE + 0x3e00, th = HEAP + 0x5000;
+	struct op_frame f[8];
+	struct ruby_unwind ru;
+	struct user_unwind_result r;
+
+	(void)state;
+	l = ruby_layout__find(2, 7);
+	assert_non_null(l);
+	build_ec(1);
+	proc.tls_mode = OP_RB_TLS_GLOBAL;
+	proc.tls_index = global;
+	put64(global, EC);
+	put64(EC + l->off.ec_thread_ptr, th);
+	put64(th + l->off.th_thread_id, TCB);
+	put_iseq(i_a, b_a, e_a);
+	put_cfp(0, 1, i_a, e_a + 8 * 2, 0, 0, MAGIC_TOP | LOCAL | FINISH);
+	r = walk(build_stack(ras, 2), f, 8, &ru);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.n_frames, 3);
+	assert_ruby(&f[1], i_a, 0, 2);
+
+	/* Another thread holds the GVL: this one's frames stay native. */
+	put64(th + l->off.th_thread_id, TCB + 0x1000);
+	r = walk(build_stack(ras, 2), f, 8, &ru);
+	assert_int_equal(r.error, 0);
+	assert_native(&f[1], VM_EXEC_RA);
+	assert_int_equal(ru.stats[OP_RB_STAT_NO_EC], 1);
+}
+
+/* Every version's row is there, with the offsets the walker relies on. */
+static void test_layout_rows(void **state)
+{
+	static const unsigned int minors[][2] = {{2, 7}, {3, 0}, {3, 1}, {3, 2}, {3, 3}, {3, 4}};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(minors) / sizeof(minors[0]); i++) {
+		const struct ruby_layout *r = ruby_layout__find(minors[i][0], minors[i][1]);
+
+		assert_non_null(r);
+		assert_true(r->off.cfp_size == 56 || r->off.cfp_size == 64);
+		assert_true(r->off.cfp_pc % 8 == 0 && r->off.cfp_pc < OP_RB_CFP_BLOCK);
+		assert_true(r->off.cfp_iseq % 8 == 0 && r->off.cfp_iseq < OP_RB_CFP_BLOCK);
+		assert_true(r->off.cfp_ep % 8 == 0 && r->off.cfp_ep < OP_RB_CFP_BLOCK);
+		assert_true(r->body_read >= r->body_succ_table + 8);
+	}
+	assert_null(ruby_layout__find(2, 6));
+	assert_null(ruby_layout__find(3, 5));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -328,6 +414,9 @@ int main(void)
 	    cmocka_unit_test_setup(test_cfp_outside_stack, setup),
 	    cmocka_unit_test_setup(test_bad_frame_stops_with_error, setup),
 	    cmocka_unit_test_setup(test_block_without_local_ep, setup),
+	    cmocka_unit_test_setup(test_ec_below_thread_pointer, setup),
+	    cmocka_unit_test_setup(test_global_ec_of_its_thread_only, setup),
+	    cmocka_unit_test_setup(test_layout_rows, setup),
 	};
 
 	return cmocka_run_group_tests_name("ruby_unwind", tests, NULL, NULL);

@@ -58,6 +58,20 @@ enum op_rb_tls_mode {
 	 * (glibc: thread pointer + 8) gives the module's TLS block.
 	 */
 	OP_RB_TLS_DTV = 1,
+	/*
+	 * The VM linked into the executable (a static libruby): its TLS block
+	 * sits at a fixed distance below the thread pointer (local exec), so
+	 * ruby_current_ec is at thread pointer + (__s64)tls_index.
+	 */
+	OP_RB_TLS_TP = 2,
+	/*
+	 * Ruby 2.7 (no thread-local ec): the global
+	 * ruby_current_execution_context_ptr at tls_index holds the ec of the
+	 * thread holding the GVL; used only when that ec's thread
+	 * (ec->thread_ptr->thread_id, a pthread_t: the thread pointer) is the
+	 * sampled one.
+	 */
+	OP_RB_TLS_GLOBAL = 3,
 };
 
 /* Byte offsets into CRuby's structures. */
@@ -72,14 +86,17 @@ struct op_rb_offsets {
 	__u16 iseq_body;	/* rb_iseq_t -> body */
 	__u16 body_encoded;	/* rb_iseq_constant_body -> iseq_encoded */
 	__u16 me_def;		/* rb_callable_method_entry_t -> def */
-	__u16 reserved[2];
+	__u16 ec_thread_ptr;	/* OP_RB_TLS_GLOBAL: rb_execution_context_t -> thread_ptr */
+	__u16 th_thread_id;	/* OP_RB_TLS_GLOBAL: rb_thread_t -> thread_id (pthread_t) */
 };
 
 /* Value of the `rb_procs` map, key: pid (tgid). The loop's ranges (where the
  * walk hands frames to Ruby) are the pid's OP_INTERP_RUBY ranges in
  * `interp_procs` (struct op_interp_proc, omniprof/abi.h). */
 struct op_rb_proc {
-	__u64 tls_index; /* OP_RB_TLS_DTV: address of ruby_current_ec's tls_index in the GOT */
+	__u64 tls_index; /* OP_RB_TLS_DTV: address of ruby_current_ec's tls_index in the GOT;
+			    OP_RB_TLS_TP: its offset from the thread pointer (two's complement);
+			    OP_RB_TLS_GLOBAL: the address of ruby_current_execution_context_ptr */
 	__u8 tls_mode;	 /* enum op_rb_tls_mode */
 	__u8 reserved[3];
 	__u16 version; /* major << 8 | minor, for reports */

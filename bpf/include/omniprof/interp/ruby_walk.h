@@ -67,6 +67,49 @@ static __always_inline __u64 op_rb_block_u64(const struct op_rb_walker *rb, __u1
 }
 
 /*
+ * The execution context of the thread whose thread pointer is thread_ptr,
+ * as the pid's tls_mode says where it lives. 0, or -1 when it has none.
+ */
+static __always_inline int op_rb_find_ec(const struct op_rb_walker *rb, __u64 thread_ptr, __u64 *ec)
+{
+	__u64 tls[2] = {}, dtv, block, th, id;
+
+	*ec = 0;
+	if (!thread_ptr)
+		return -1;
+	switch (rb->proc.tls_mode) {
+	case OP_RB_TLS_DTV:
+		if (OP_RB_READ(rb, tls, sizeof(tls), rb->proc.tls_index))
+			return -1;
+		/* tls_index {module id, offset}: the module's block is dtv[id] (16-byte entries).
+		 */
+		if (!tls[0] || tls[0] > 0xffff || tls[1] > 0xffff)
+			return -1;
+		if (op_rb_read_u64(rb, &dtv, thread_ptr + 8) || !dtv)
+			return -1;
+		if (op_rb_read_u64(rb, &block, dtv + tls[0] * 16) || !block || block == ~0ull)
+			return -1;
+		if (op_rb_read_u64(rb, ec, block + tls[1]))
+			return -1;
+		break;
+	case OP_RB_TLS_TP:
+		if (op_rb_read_u64(rb, ec, thread_ptr + rb->proc.tls_index))
+			return -1;
+		break;
+	case OP_RB_TLS_GLOBAL:
+		/* The GVL holder's ec: shown only on its own thread. */
+		if (op_rb_read_u64(rb, ec, rb->proc.tls_index) || !*ec ||
+		    op_rb_read_u64(rb, &th, *ec + rb->proc.off.ec_thread_ptr) || !th ||
+		    op_rb_read_u64(rb, &id, th + rb->proc.off.th_thread_id) || id != thread_ptr)
+			return -1;
+		break;
+	default:
+		return -1;
+	}
+	return *ec ? 0 : -1;
+}
+
+/*
  * Starts a walk of a process running proc on the thread whose thread pointer
  * is thread_ptr: its current control frame and the end of its frames. 1 when
  * Ruby frames follow, 0 when the thread runs none (counted).
@@ -75,7 +118,7 @@ static __always_inline int op_rb_begin(struct op_rb_walker *rb, const struct op_
 				       __u64 thread_ptr)
 {
 	const struct op_rb_offsets *o;
-	__u64 tls[2] = {}, dtv, block, ec, stack, size, cfp;
+	__u64 ec, stack, size, cfp;
 
 	OP_RB_STAT(rb, OP_RB_STAT_WALKS);
 	rb->proc = *proc;
@@ -85,17 +128,7 @@ static __always_inline int op_rb_begin(struct op_rb_walker *rb, const struct op_
 	rb->broken = 0;
 	rb->deferred = OP_STEP_END;
 	o = &rb->proc.off;
-	if (rb->proc.tls_mode != OP_RB_TLS_DTV || !thread_ptr ||
-	    OP_RB_READ(rb, tls, sizeof(tls), rb->proc.tls_index))
-		goto no_ec;
-	/* tls_index {module id, offset}: the module's block is dtv[id] (16-byte entries). */
-	if (!tls[0] || tls[0] > 0xffff || tls[1] > 0xffff)
-		goto no_ec;
-	if (op_rb_read_u64(rb, &dtv, thread_ptr + 8) || !dtv)
-		goto no_ec;
-	if (op_rb_read_u64(rb, &block, dtv + tls[0] * 16) || !block || block == ~0ull)
-		goto no_ec;
-	if (op_rb_read_u64(rb, &ec, block + tls[1]) || !ec)
+	if (op_rb_find_ec(rb, thread_ptr, &ec))
 		goto no_ec;
 	if (op_rb_read_u64(rb, &stack, ec + o->ec_vm_stack) ||
 	    op_rb_read_u64(rb, &size, ec + o->ec_vm_stack_size) ||
