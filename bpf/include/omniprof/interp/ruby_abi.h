@@ -21,6 +21,14 @@
  *     addr   its method entry (rb_callable_method_entry_t)
  *     data   OP_RB_DATA_CFUNC | the entry's definition pointer (me->def)
  *     aux    0xffffffff
+ *   YJIT's code (an anonymous executable mapping of the process; no unwind
+ *   tables, no frame pointer, so the native walk cannot go past it):
+ *     addr   the pc in it
+ *     data   OP_RB_DATA_JIT
+ *     aux    0xffffffff
+ *   followed by every control frame left on the thread's VM stack (their
+ *   native frames between are lost), then the walk ends with
+ *   OP_UNWIND_ERR_ANON_CODE.
  */
 #ifndef OMNIPROF_INTERP_RUBY_ABI_H
 #define OMNIPROF_INTERP_RUBY_ABI_H
@@ -30,6 +38,7 @@
 #endif
 
 #define OP_RB_DATA_CFUNC (1ull << 63) /* op_frame.data of a C function's frame */
+#define OP_RB_DATA_JIT	 (1ull << 62) /* op_frame.data of a frame of YJIT's code */
 #define OP_RB_NO_POS	 0xffffffffu
 
 /*
@@ -112,6 +121,8 @@ struct op_rb_walker {
 	__u64 end;		/* the end of the control frames (vm_stack + vm_stack_size) */
 	__s32 deferred;		/* native step result owed once the loop's frames are out */
 	__u32 broken;		/* the next control frame is unreadable: the walk ends there */
+	__u32 to_end;		/* past YJIT code: every frame left, FINISH or not */
+	__u32 reserved;
 	/* cfp's fields, read once (block_cfp: the frame they are of, 0: none). */
 	__u64 block_cfp;
 	__u64 block[8]; /* OP_RB_CFP_BLOCK bytes read; 8 words so an index masks with & 7 */
@@ -127,6 +138,7 @@ enum op_rb_stat {
 	OP_RB_STAT_READ_ERR,	  /* a control frame could not be read */
 	OP_RB_STAT_LOOP_NO_FRAME, /* a VM loop frame with no control frame left */
 	OP_RB_STAT_SKIPPED,	  /* control frames not shown (IFUNC, DUMMY) */
+	OP_RB_STAT_JIT,		  /* YJIT code frames met (the rest of the Ruby stack follows) */
 	OP_RB_STAT__COUNT,
 };
 

@@ -126,6 +126,7 @@ static __always_inline int op_rb_begin(struct op_rb_walker *rb, const struct op_
 	rb->end = 0;
 	rb->block_cfp = 0;
 	rb->broken = 0;
+	rb->to_end = 0;
 	rb->deferred = OP_STEP_END;
 	o = &rb->proc.off;
 	if (op_rb_find_ec(rb, thread_ptr, &ec))
@@ -175,7 +176,9 @@ static __always_inline int op_rb_shown(const struct op_rb_walker *rb)
 
 	if ((flags & OP_RB_FRAME_MAGIC_MASK) == OP_RB_FRAME_MAGIC_CFUNC)
 		return 2;
-	if (!(flags & OP_RB_FRAME_FLAG_CFRAME) && op_rb_block_u64(rb, rb->proc.off.cfp_iseq))
+	/* An iseq frame whose pc is still 0 has not started (Ruby's backtraces skip it too). */
+	if (!(flags & OP_RB_FRAME_FLAG_CFRAME) && op_rb_block_u64(rb, rb->proc.off.cfp_iseq) &&
+	    op_rb_block_u64(rb, rb->proc.off.cfp_pc))
 		return 1;
 	return 0;
 }
@@ -188,7 +191,10 @@ static __always_inline int op_rb_shown(const struct op_rb_walker *rb)
 static __always_inline int op_rb_seek(struct op_rb_walker *rb)
 {
 	for (int i = 0; i < OP_RB_SKIP_MAX; i++) {
-		if (rb->cfp >= rb->end)
+		/* The bottom-most control frame is the VM's own (th_init's dummy,
+		 * the main thread's made "<main>" by Init_VM): never shown, as in
+		 * Ruby's backtraces. */
+		if (rb->cfp + rb->proc.off.cfp_size >= rb->end)
 			return 0;
 		if (op_rb_load(rb))
 			return -1;
@@ -196,7 +202,7 @@ static __always_inline int op_rb_seek(struct op_rb_walker *rb)
 			return 1;
 		OP_RB_STAT(rb, OP_RB_STAT_SKIPPED);
 		rb->cfp += rb->proc.off.cfp_size;
-		if (rb->env[2] & OP_RB_FRAME_FLAG_FINISH)
+		if ((rb->env[2] & OP_RB_FRAME_FLAG_FINISH) && !rb->to_end)
 			return 0;
 	}
 	/* More frames not shown in a row than a real stack has: treat as its end. */
@@ -255,7 +261,7 @@ static __always_inline int op_rb_emit(struct op_rb_walker *rb, struct op_frame *
 		frame->aux = aux;
 		OP_RB_STAT(rb, OP_RB_STAT_FRAMES);
 	}
-	finish = (rb->env[2] & OP_RB_FRAME_FLAG_FINISH) != 0;
+	finish = (rb->env[2] & OP_RB_FRAME_FLAG_FINISH) != 0 && !rb->to_end;
 	rb->cfp += o->cfp_size;
 	if (finish)
 		return 0;
@@ -275,6 +281,27 @@ static __always_inline void op_rb_error(struct op_rb_walker *rb, struct op_frame
 	op_frame__set_error(frame, OP_UNWIND_ERR_RUBY);
 }
 
+/* The frame of YJIT's code at the walk's pc (a range Ruby unwinds itself). */
+static __always_inline void op_rb_jit_frame(const struct op_walk *w, struct op_frame *frame)
+{
+	frame->kind = OP_FRAME_RUBY;
+	frame->flags = 0;
+	frame->reserved = 0;
+	frame->addr = w->u.regs.pc;
+	frame->data = OP_RB_DATA_JIT;
+	frame->aux = OP_RB_NO_POS;
+}
+
+/*
+ * YJIT's code met on a thread whose Ruby frames cannot be walked (no
+ * execution context): still marked, and the walk ends there.
+ */
+static __always_inline int op_rb_jit_alone(struct op_walk *w, struct op_frame *frame)
+{
+	op_rb_jit_frame(w, frame);
+	return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_ANON_CODE;
+}
+
 /*
  * Ruby's step (OP_INTERP_STEP of omniprof/unwind/walk.h for OP_INTERP_RUBY,
  * after op_rb_begin() found the thread's frames): a pending Ruby frame, or
@@ -287,6 +314,24 @@ static __always_inline int op_rb_walk_step(struct op_rb_walker *rb, struct op_wa
 {
 	int more;
 
+	if (res == OP_STEP_RUNTIME_UNWINDS) {
+		/*
+		 * YJIT's code: no unwind tables, no frame pointer, so no native
+		 * frame past it. Marked, then every control frame left (the
+		 * entries' FINISH ends ignored), then the walk ends saying so.
+		 */
+		op_rb_jit_frame(w, frame);
+		OP_RB_STAT(rb, OP_RB_STAT_JIT);
+		rb->to_end = 1;
+		rb->deferred = OP_STEP_ERROR_BASE + OP_UNWIND_ERR_ANON_CODE;
+		more = op_rb_seek(rb);
+		if (more < 0)
+			rb->broken = 1; /* the error frame comes at the next step */
+		else if (!more)
+			return rb->deferred;
+		w->active = OP_INTERP_RUBY;
+		return OP_STEP_CONTINUE;
+	}
 	if (w->active == OP_INTERP_RUBY) {
 		more = op_rb_emit(rb, frame);
 		if (more < 0) {
