@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <bpf/bpf.h>
 
@@ -28,6 +29,7 @@ struct ruby_stats {
 	uint64_t reused;      /* an address found holding another iseq */
 	uint64_t errors;      /* iseqs that could not be read */
 	uint64_t over_budget; /* frames not named: a byte budget was full */
+	uint64_t read_ns;     /* time spent reading iseqs and method entries (the naming cost) */
 };
 
 struct ruby {
@@ -236,6 +238,14 @@ static const void *ruby_walk_state(const void *rt, uint32_t pid)
 	return rp && rp->running ? &rp->bpf : NULL;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 #define JIT_KEY 1 /* the frame store's address for YJIT's code: no object is at 1 */
 
 static bool budget_allows(struct ruby *rb, uint32_t pid)
@@ -280,6 +290,7 @@ static uint32_t ruby_resolve(void *rt, uint32_t pid, const struct op_frame *f)
 	struct ruby_iseq *is;
 	bool reused;
 	uint32_t id;
+	uint64_t t0;
 	int err;
 
 	if (!f->addr)
@@ -295,11 +306,13 @@ static uint32_t ruby_resolve(void *rt, uint32_t pid, const struct op_frame *f)
 		rb->stats.reused++;
 	if (!budget_allows(rb, pid))
 		return 0;
+	t0 = now_ns();
 	if (f->data & OP_RB_DATA_CFUNC)
 		err = ruby_iseq__read_cfunc(&mem, rp->layout, rp->global_symbols, f->addr,
 					    f->data & ~OP_RB_DATA_CFUNC, &is);
 	else
 		err = ruby_iseq__read(&mem, rp->layout, rp->global_symbols, f->addr, f->data, &is);
+	rb->stats.read_ns += now_ns() - t0;
 	if (err) {
 		rb->stats.errors++;
 		return 0;
@@ -380,6 +393,7 @@ static size_t ruby_counters(const void *rt, struct interp_counter *out)
 	    {"ruby: iseqs and method entries read", rb->stats.iseqs},
 	    {"ruby: iseq addresses reused", rb->stats.reused},
 	    {"ruby: iseqs unreadable", rb->stats.errors},
+	    {"ruby: ns reading iseqs", rb->stats.read_ns},
 	    {"ruby: frames not named (byte budget)", rb->stats.over_budget},
 	    {"ruby: iseqs forgotten", rb->iseqs.stats.evicted},
 	    {"ruby: iseq bytes now", rb->iseqs.bytes},
