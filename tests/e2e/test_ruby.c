@@ -67,6 +67,16 @@ static const char *ruby(void)
 }
 
 /*
+ * Native frames at least between a C function's frame and the block it
+ * yields to: Debian's 3.1 has its C glue there; a newer ruby may have none
+ * (3.3's Integer#times is written in Ruby).
+ */
+static unsigned int glue_min(void)
+{
+	return strcmp(ruby(), DEBIAN_RUBY) ? 0 : 1;
+}
+
+/*
  * The C extension for the ruby under test: the one the build made against
  * Debian's ruby-dev, or, for another ruby, one built here against its own
  * headers into dir. 0 and the path in lib.
@@ -126,7 +136,7 @@ static void expect_chain(struct chain_spec *cs, int depth)
 	EXPECT(chain_spec__add(cs, "Shop#serve"));
 	EXPECT(chain_spec__add(cs, "Shop#pick"));
 	EXPECT(chain_spec__add(cs, "Integer#times"));
-	EXPECT(chain_spec__add_gap(cs, 1, VM_GLUE));
+	EXPECT(chain_spec__add_gap(cs, glue_min(), VM_GLUE));
 	EXPECT(chain_spec__add(cs, "block in Shop#pick"));
 	EXPECT(chain_spec__add(cs, "Shop#link_1"));
 	EXPECT(chain_spec__add(cs, "Shop#link_2"));
@@ -137,10 +147,12 @@ static void expect_chain(struct chain_spec *cs, int depth)
 }
 
 /*
- * Under YJIT (every method compiled at its first call): the block's entry
- * from Integer#times as above, but Shop#pick's compiled code calls
- * Integer#times directly, so the native walk meets YJIT's code there, marked,
- * with every Ruby frame left above it.
+ * Under YJIT (every method compiled at its first call): the same Ruby frames
+ * in order. Where the native walk meets YJIT's code depends on what the
+ * version compiles (3.1: Shop#pick's code calling Integer#times, marked
+ * between it and the block; 3.3: the leaf's own code, marked above it), so
+ * the marker may stand in the gap or above the leaf; assert_yjit_marked()
+ * checks it is there.
  */
 static void expect_yjit_chain(struct chain_spec *cs)
 {
@@ -149,8 +161,7 @@ static void expect_yjit_chain(struct chain_spec *cs)
 	EXPECT(chain_spec__add(cs, "Shop#serve"));
 	EXPECT(chain_spec__add(cs, "Shop#pick"));
 	EXPECT(chain_spec__add(cs, "Integer#times"));
-	EXPECT(chain_spec__add(cs, "[YJIT code]"));
-	EXPECT(chain_spec__add_gap(cs, 1, VM_GLUE));
+	EXPECT(chain_spec__add_gap(cs, 0, VM_GLUE));
 	EXPECT(chain_spec__add(cs, "block in Shop#pick"));
 	EXPECT(chain_spec__add(cs, "Shop#link_1"));
 	EXPECT(chain_spec__add(cs, "Shop#link_2"));
@@ -222,10 +233,13 @@ static void expect_cext(struct chain_spec *cs)
 	EXPECT(chain_spec__add(cs, "<main>"));
 	EXPECT(chain_spec__add(cs, "Caller#go"));
 	EXPECT(chain_spec__add(cs, "CExt.call_block"));
-	EXPECT(chain_spec__add_gap(cs, 1, VM_GLUE));
+	EXPECT(chain_spec__add_gap(cs, glue_min(), VM_GLUE));
 	EXPECT(chain_spec__add(cs, "ruby_cext_call"));
 	EXPECT(chain_spec__add(cs, "cext_middle"));
 	EXPECT(chain_spec__add(cs, "rb_yield"));
+	/* A libruby with its symbols (not Debian's) names its glue here too. */
+	if (!glue_min())
+		EXPECT(chain_spec__add_gap(cs, 0, VM_GLUE));
 	EXPECT(chain_spec__add(cs, "block in Caller#go"));
 	EXPECT(chain_spec__add(cs, "Caller#cb_leaf"));
 }
@@ -236,7 +250,7 @@ static void expect_require(struct chain_spec *cs)
 	EXPECT(chain_spec__add(cs, "<main>"));
 	EXPECT(chain_spec__add(cs, "Object#load_it"));
 	EXPECT(chain_spec__add(cs, "Kernel#require_relative"));
-	EXPECT(chain_spec__add_gap(cs, 1, VM_GLUE));
+	EXPECT(chain_spec__add_gap(cs, glue_min(), VM_GLUE));
 	EXPECT(chain_spec__add(cs, "<top (required)>"));
 	EXPECT(chain_spec__add(cs, "Required.outer"));
 	EXPECT(chain_spec__add(cs, "Required.inner"));

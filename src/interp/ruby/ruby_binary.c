@@ -18,11 +18,14 @@
 
 struct wanted {
 	uint64_t vm_exec, vm_exec_size;
-	uint64_t id2str;       /* rb_id2str */
-	uint64_t version;      /* ruby_version: "3.1.7" */
-	bool tls_ec;	       /* ruby_current_ec is a TLS symbol of the file */
-	uint64_t tls_ec_value; /* its st_value: offset in the file's TLS block */
-	uint64_t global_ec;    /* 2.7's ruby_current_execution_context_ptr */
+	uint64_t id2str;	 /* rb_id2str */
+	uint64_t version;	 /* ruby_version: "3.1.7" */
+	bool tls_ec;		 /* ruby_current_ec is a TLS symbol of the file */
+	uint64_t tls_ec_value;	 /* its st_value: offset in the file's TLS block */
+	bool tls_ec_local;	 /* ... a local symbol: reached as the module's own TLS */
+	uint64_t tls_modslot;	 /* a module-local tls_index (DTPMOD64 against no symbol) */
+	uint64_t global_ec;	 /* 2.7's ruby_current_execution_context_ptr */
+	uint64_t global_symbols; /* from .symtab when the file has one */
 	uint64_t tls_index;
 	bool tls_reloc; /* some relocation names ruby_current_ec (not local exec) */
 };
@@ -56,8 +59,12 @@ static void note_symbol(struct wanted *w, const char *name, const GElf_Sym *sym)
 	} else if (!strcmp(name, TLS_EC) && GELF_ST_TYPE(sym->st_info) == STT_TLS) {
 		w->tls_ec = true;
 		w->tls_ec_value = sym->st_value;
+		w->tls_ec_local = GELF_ST_BIND(sym->st_info) == STB_LOCAL;
 	} else if (!strcmp(name, GLOBAL_EC) && GELF_ST_TYPE(sym->st_info) == STT_OBJECT) {
 		w->global_ec = sym->st_value;
+	} else if (!strcmp(name, "ruby_global_symbols") &&
+		   GELF_ST_TYPE(sym->st_info) == STT_OBJECT) {
+		w->global_symbols = sym->st_value; /* not exported: .symtab only */
 	}
 }
 
@@ -120,8 +127,16 @@ static void scan_relocations(Elf *elf, struct wanted *w)
 			GElf_Sym sym;
 			const char *name;
 
-			if (!gelf_getrela(data, (int)i, &rela) || !GELF_R_SYM(rela.r_info) ||
-			    !gelf_getsym(syms, (int)GELF_R_SYM(rela.r_info), &sym) ||
+			if (!gelf_getrela(data, (int)i, &rela))
+				continue;
+			/* The module's own tls_index (local dynamic): local TLS symbols' way. */
+			if (!GELF_R_SYM(rela.r_info)) {
+				if (GELF_R_TYPE(rela.r_info) == R_X86_64_DTPMOD64 &&
+				    !w->tls_modslot)
+					w->tls_modslot = rela.r_offset;
+				continue;
+			}
+			if (!gelf_getsym(syms, (int)GELF_R_SYM(rela.r_info), &sym) ||
 			    GELF_ST_TYPE(sym.st_info) != STT_TLS)
 				continue;
 			name = elf_strptr(elf, symhdr.sh_link, sym.st_name);
@@ -143,13 +158,14 @@ static int32_t le32(const uint8_t *p)
 }
 
 /*
- * The first `cmp %r32, disp32(%rip)` in code (at vaddr base): what the ID
- * lookup compares a serial with, global_symbols.last_id. 0: none.
+ * The first `cmp %r32, disp32(%rip)` (either operand order) in code (at
+ * vaddr base): what the ID lookup compares a serial with,
+ * global_symbols.last_id. 0: none.
  */
 static uint64_t find_last_id_cmp(const uint8_t *code, size_t len, uint64_t base)
 {
 	for (size_t i = 0; i + 6 <= len; i++)
-		if (code[i] == 0x39 && (code[i + 1] & 0xc7) == 0x05)
+		if ((code[i] == 0x39 || code[i] == 0x3b) && (code[i + 1] & 0xc7) == 0x05)
 			return base + i + 6 + (uint64_t)(int64_t)le32(code + i + 2);
 	return 0;
 }
@@ -242,6 +258,8 @@ int ruby_binary__inspect(const struct elf_file *ef, struct ruby_binary *out)
 	if (w.vm_exec && w.tls_ec && !w.tls_reloc &&
 	    !exe_tls_offset(elf, w.tls_ec_value, &out->tp_offset))
 		out->tls_mode = OP_RB_TLS_TP;
+	else if (w.vm_exec && w.tls_ec && w.tls_ec_local && !w.tls_index && w.tls_modslot)
+		out->tls_mode = OP_RB_TLS_DTV_LOCAL;
 	elf_end(elf);
 	if (!w.vm_exec || !w.vm_exec_size || !w.version)
 		return -ENOENT;
@@ -250,11 +268,15 @@ int ruby_binary__inspect(const struct elf_file *ef, struct ruby_binary *out)
 		return -ENOENT;
 	out->vm_exec = w.vm_exec;
 	out->vm_exec_size = w.vm_exec_size;
-	out->global_symbols = find_global_symbols(ef, w.id2str);
+	out->global_symbols =
+	    w.global_symbols ? w.global_symbols : find_global_symbols(ef, w.id2str);
 	out->layout = ruby_layout__find(out->major, out->minor);
 	if (w.tls_index) {
 		out->tls_mode = OP_RB_TLS_DTV;
 		out->tls_index = w.tls_index;
+	} else if (out->tls_mode == OP_RB_TLS_DTV_LOCAL) {
+		out->tls_index = w.tls_modslot;
+		out->tls_offset = w.tls_ec_value;
 	} else if (!w.tls_ec && w.global_ec) {
 		out->tls_mode = OP_RB_TLS_GLOBAL;
 		out->tls_index = w.global_ec;
@@ -272,6 +294,7 @@ void ruby_binary__proc_info(const struct ruby_binary *bin, uint64_t bias, struct
 	out->tls_index =
 	    bin->tls_mode == OP_RB_TLS_TP ? (uint64_t)bin->tp_offset : bin->tls_index + bias;
 	out->tls_mode = (uint8_t)bin->tls_mode;
+	out->tls_offset = bin->tls_offset;
 	out->version = (uint16_t)(bin->major << 8 | bin->minor);
 	out->off = bin->layout->off;
 }

@@ -35,6 +35,9 @@ struct ruby_binary {
 	int tls_mode;
 	uint64_t tls_index;
 	int64_t tp_offset;
+	/* OP_RB_TLS_DTV_LOCAL (a local ruby_current_ec, 3.3's): tls_index is
+	 * the module's own tls_index slot, tls_offset the symbol's offset. */
+	uint64_t tls_offset;
 	/* global_symbols (ID -> name), found in rb_id2str's code; 0: not found. */
 	uint64_t global_symbols;
 };

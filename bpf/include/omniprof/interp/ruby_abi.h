@@ -81,6 +81,13 @@ enum op_rb_tls_mode {
 	 * sampled one.
 	 */
 	OP_RB_TLS_GLOBAL = 3,
+	/*
+	 * A shared libruby whose ruby_current_ec is a local symbol (3.3's):
+	 * the GOT slot at tls_index is a module-local tls_index (an
+	 * R_X86_64_DTPMOD64 against no symbol: local dynamic), whose module id
+	 * is used with the symbol's own offset, tls_offset.
+	 */
+	OP_RB_TLS_DTV_LOCAL = 4,
 };
 
 /* Byte offsets into CRuby's structures. */
@@ -111,6 +118,7 @@ struct op_rb_proc {
 	__u16 version; /* major << 8 | minor, for reports */
 	__u16 reserved2;
 	struct op_rb_offsets off;
+	__u64 tls_offset; /* OP_RB_TLS_DTV_LOCAL: ruby_current_ec's offset in libruby's TLS block */
 };
 
 /* The state of one stack walk of a Ruby process (the `rb_walk` per-CPU map
@@ -143,6 +151,6 @@ enum op_rb_stat {
 };
 
 _Static_assert(sizeof(struct op_rb_offsets) == 24, "op_rb_offsets layout");
-_Static_assert(sizeof(struct op_rb_proc) == 16 + 24, "op_rb_proc layout");
+_Static_assert(sizeof(struct op_rb_proc) == 16 + 24 + 8, "op_rb_proc layout");
 
 #endif

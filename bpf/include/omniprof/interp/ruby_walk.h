@@ -79,8 +79,11 @@ static __always_inline int op_rb_find_ec(const struct op_rb_walker *rb, __u64 th
 		return -1;
 	switch (rb->proc.tls_mode) {
 	case OP_RB_TLS_DTV:
+	case OP_RB_TLS_DTV_LOCAL:
 		if (OP_RB_READ(rb, tls, sizeof(tls), rb->proc.tls_index))
 			return -1;
+		if (rb->proc.tls_mode == OP_RB_TLS_DTV_LOCAL)
+			tls[1] = rb->proc.tls_offset;
 		/* tls_index {module id, offset}: the module's block is dtv[id] (16-byte entries).
 		 */
 		if (!tls[0] || tls[0] > 0xffff || tls[1] > 0xffff)
