@@ -102,7 +102,7 @@ static int cext_for_ruby(const char *dir, char *lib, size_t size)
 	/* Its symbols resolve against the VM already loaded (libruby or the executable). */
 	rc = tu_run(&out,
 		    "gcc -O2 -g -shared -fPIC -fno-optimize-sibling-calls -fno-inline "
-		    "$(%s -e 'c = RbConfig::CONFIG; print \"-I#{c[%%q(rubyhdrdir)]} "
+		    "$(%s -rrbconfig -e 'c = RbConfig::CONFIG; print \"-I#{c[%%q(rubyhdrdir)]} "
 		    "-I#{c[%%q(rubyarchhdrdir)]}\"') "
 		    "tests/workloads/lib/ruby_cext.c -o %s 2>&1",
 		    ruby(), lib);
