@@ -240,6 +240,55 @@ class Bench:
         self.sections["jvm-naming"] = (row, lines)
         return lines
 
+    # ---- Ruby naming: cost per new iseq, RSS with 10,000 methods --------------
+    def ruby_naming(self, n_methods=10000):
+        """A generated Ruby class of n_methods methods, each a leaf for about a millisecond in
+        turn (Debian's ruby, interpreted), recorded at 999 Hz: every method sampled is read
+        once (label, class, path, line table)."""
+        seconds = 6 if self.quick else 15
+        src = os.path.join(self.bwl, "ruby_many.rb")
+        os.makedirs(self.bwl, exist_ok=True)
+        with open(src, "w") as f:
+            f.write("class RubyMany\n")
+            for i in range(n_methods):
+                f.write(f"  def m{i}(x)\n    k = 0\n    while k < 20000\n"
+                        f"      x = (x * 31 + {i}) & 0xffffffff\n      k += 1\n    end\n"
+                        "    x\n  end\n")
+            f.write("end\nnames = (0...%d).map { |i| :\"m#{i}\" }\n" % n_methods)
+            f.write("deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + ARGV[0].to_f\n"
+                    "o = RubyMany.new\nx = 1\ni = 0\nputs \"ready\"\n$stdout.flush\n"
+                    "while Process.clock_gettime(Process::CLOCK_MONOTONIC) < deadline\n"
+                    f"  x = o.public_send(names[i], x)\n  i = (i + 1) % {n_methods}\nend\n")
+        ruby = os.environ.get("OMNIPROF_BENCH_RUBY", "/usr/bin/ruby")
+        w = self.start_ready([ruby, src, str(seconds + 20)])
+        out = self.out_dir("ruby-naming")
+        rec = self.record(["-p", str(w.pid)], seconds, 999, out, verbose=True)
+        rec.wait(timeout=seconds + 120)
+        w.signal(signal.SIGKILL)
+        w.wait()
+        text = open(out + ".stderr").read()
+
+        def counter(name):
+            m = re.search(re.escape(name) + r"\s+(\d+)", text)
+            return int(m.group(1)) if m else 0
+
+        iseqs, ns = counter("ruby: iseqs and method entries read"), counter("ruby: ns reading iseqs")
+        named = 0
+        try:
+            with open(os.path.join(out, "stacks.folded")) as f:
+                named = len({m for line in f for m in re.findall(r"RubyMany#m\d+", line)})
+        except OSError:
+            pass
+        row = {"iseqs": iseqs, "ns": ns / iseqs if iseqs else None, "named": named,
+               "bytes": counter("ruby: iseq bytes now"), "rss": rec.maxrss_mib}
+        lines = ["| generated methods | distinct m* named | iseqs read | ns per new iseq "
+                 "| iseq bytes held | omniprof peak RSS |",
+                 "|---|---|---|---|---|---|",
+                 f"| {n_methods} | {named} | {iseqs} | {bl.fmt(row['ns'], '{:.0f}')} "
+                 f"| {row['bytes']} | {row['rss']:.1f} MiB |"]
+        self.sections["ruby-naming"] = (row, lines)
+        return lines
+
     # ---- workloads with progress lines ---------------------------------------
     def start_busy(self, seconds):
         """The busy workloads: the no-frame-pointer native chain and the Python
@@ -618,8 +667,10 @@ class Bench:
             "verifier": "Verifier: instructions processed per BPF program and global function",
             "compare": "Side by side: perf, bpftrace and omniprof, same workloads, same run",
             "jvm-naming": "HotSpot naming: cost per new Method*, RSS with a 10,000-method class",
+            "ruby-naming": "Ruby naming: cost per new iseq, RSS with a 10,000-method class",
         }
-        for key in ("agent", "bpf-cost", "latency", "tables", "verifier", "compare", "jvm-naming"):
+        for key in ("agent", "bpf-cost", "latency", "tables", "verifier", "compare", "jvm-naming",
+                    "ruby-naming"):
             if key in self.sections:
                 lines += [f"## {titles[key]}", ""] + self.sections[key][1] + [""]
         lines += ["## Targets", ""] + self.targets() + [""]
@@ -811,7 +862,8 @@ def largest_eh_frame_files(n):
     return found[:n]
 
 
-SECTIONS = ["bpf-cost", "agent", "latency", "tables", "verifier", "compare", "jvm-naming"]
+SECTIONS = ["bpf-cost", "agent", "latency", "tables", "verifier", "compare", "jvm-naming",
+            "ruby-naming"]
 
 
 def main():

@@ -77,7 +77,7 @@ __noinline int ruby_step(struct op_walk *w, struct op_frame *frame, int res)
 	if (op_walk__setup_once(w, OP_INTERP_RUBY) && rb_walk_setup(rb, w->u.pid))
 		op_walk__set_ready(w, OP_INTERP_RUBY);
 	if (!op_walk__is_ready(w, OP_INTERP_RUBY))
-		return res;
+		return res == OP_STEP_RUNTIME_UNWINDS ? op_rb_jit_alone(w, frame) : res;
 	return op_rb_walk_step(rb, w, frame, res);
 }
 

@@ -12,7 +12,14 @@
  * -> a Ruby block, and a script that requires another file (frames from both
  * files). Two cases again through stack copies (--copy-all-stacks: the
  * same walker in user space), and a ruby started while a whole-system
- * recording runs. Needs root, BPF and /usr/bin/ruby.
+ * recording runs, and the chain again under YJIT (--yjit: its code marked
+ * "[YJIT code]", never an unnamed address, every Ruby frame still there).
+ * Needs root, BPF and /usr/bin/ruby.
+ *
+ * OMNIPROF_TEST_RUBY=/path/to/bin/ruby runs the same cases against another
+ * CRuby (one built from source: another version, or the VM linked into the
+ * executable); the C extension is then built against that ruby's headers.
+ * CI runs Debian's.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -37,7 +44,7 @@
 #include "profile.pb-c.h"
 #include "testutil.h"
 
-#define RUBY		       "/usr/bin/ruby"
+#define DEBIAN_RUBY	       "/usr/bin/ruby"
 #define COMM		       "ruby"
 #define RECORD_SECONDS	       "3"
 #define RECORD_SECONDS_THREADS "6"
@@ -49,7 +56,61 @@
 
 #define EXPECT(call) assert_int_equal((call), 0)
 
-enum workload { CHAIN, DEEP, THREADS_CASE, CEXT, REQUIRE };
+enum workload { CHAIN, DEEP, THREADS_CASE, CEXT, REQUIRE, YJIT };
+
+/* The ruby under test: OMNIPROF_TEST_RUBY, else Debian's. */
+static const char *ruby(void)
+{
+	const char *r = getenv("OMNIPROF_TEST_RUBY");
+
+	return r && *r ? r : DEBIAN_RUBY;
+}
+
+/*
+ * Native frames at least between a C function's frame and the block it
+ * yields to: Debian's 3.1 has its C glue there; a newer ruby may have none
+ * (3.3's Integer#times is written in Ruby).
+ */
+static unsigned int glue_min(void)
+{
+	return strcmp(ruby(), DEBIAN_RUBY) ? 0 : 1;
+}
+
+/*
+ * The C extension for the ruby under test: the one the build made against
+ * Debian's ruby-dev, or, for another ruby, one built here against its own
+ * headers into dir. 0 and the path in lib.
+ */
+static int cext_for_ruby(const char *dir, char *lib, size_t size)
+{
+	char *out = NULL;
+	int rc;
+
+	if (!getenv("OMNIPROF_TEST_RUBY") || !*getenv("OMNIPROF_TEST_RUBY")) {
+		snprintf(lib, size, "%s/workloads/lib/ruby_cext.so", tu_build_dir());
+		if (lib[0] != '/') {
+			char cwd[256];
+
+			if (!getcwd(cwd, sizeof(cwd)))
+				return -1;
+			snprintf(lib, size, "%s/%s/workloads/lib/ruby_cext.so", cwd,
+				 tu_build_dir());
+		}
+		return 0;
+	}
+	snprintf(lib, size, "%s/ruby_cext.so", dir);
+	/* Its symbols resolve against the VM already loaded (libruby or the executable). */
+	rc = tu_run(&out,
+		    "gcc -O2 -g -shared -fPIC -fno-optimize-sibling-calls -fno-inline "
+		    "$(%s -rrbconfig -e 'c = RbConfig::CONFIG; print \"-I#{c[%%q(rubyhdrdir)]} "
+		    "-I#{c[%%q(rubyarchhdrdir)]}\"') "
+		    "tests/workloads/lib/ruby_cext.c -o %s 2>&1",
+		    ruby(), lib);
+	if (rc)
+		printf("    building the C extension for %s failed: %s\n", ruby(), out ? out : "");
+	free(out);
+	return rc;
+}
 
 struct rb_case {
 	const char *name;
@@ -75,7 +136,7 @@ static void expect_chain(struct chain_spec *cs, int depth)
 	EXPECT(chain_spec__add(cs, "Shop#serve"));
 	EXPECT(chain_spec__add(cs, "Shop#pick"));
 	EXPECT(chain_spec__add(cs, "Integer#times"));
-	EXPECT(chain_spec__add_gap(cs, 1, VM_GLUE));
+	EXPECT(chain_spec__add_gap(cs, glue_min(), VM_GLUE));
 	EXPECT(chain_spec__add(cs, "block in Shop#pick"));
 	EXPECT(chain_spec__add(cs, "Shop#link_1"));
 	EXPECT(chain_spec__add(cs, "Shop#link_2"));
@@ -83,6 +144,67 @@ static void expect_chain(struct chain_spec *cs, int depth)
 	for (int i = 0; i <= depth; i++)
 		EXPECT(chain_spec__add(cs, "Shop#rec"));
 	EXPECT(chain_spec__add(cs, "Shop#leaf"));
+}
+
+/*
+ * Under YJIT (every method compiled at its first call): the same Ruby frames
+ * in order. Where the native walk meets YJIT's code depends on what the
+ * version compiles (3.1: Shop#pick's code calling Integer#times, marked
+ * between it and the block; 3.3: the leaf's own code, marked above it), so
+ * the marker may stand in the gap or above the leaf; assert_yjit_marked()
+ * checks it is there.
+ */
+static void expect_yjit_chain(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "<main>"));
+	EXPECT(chain_spec__add(cs, "Shop.open"));
+	EXPECT(chain_spec__add(cs, "Shop#serve"));
+	EXPECT(chain_spec__add(cs, "Shop#pick"));
+	EXPECT(chain_spec__add(cs, "Integer#times"));
+	EXPECT(chain_spec__add_gap(cs, 0, VM_GLUE));
+	EXPECT(chain_spec__add(cs, "block in Shop#pick"));
+	EXPECT(chain_spec__add(cs, "Shop#link_1"));
+	EXPECT(chain_spec__add(cs, "Shop#link_2"));
+	EXPECT(chain_spec__add(cs, "Shop#link_3"));
+	EXPECT(chain_spec__add(cs, "Shop#rec"));
+	EXPECT(chain_spec__add(cs, "Shop#leaf"));
+}
+
+/*
+ * YJIT's code is marked, never an address: no stack of the ruby whose Ruby
+ * frames were walked holds an anonymous-code frame ("[anon]+0x..."), and
+ * enough hold "[YJIT code]". (The few samples taken before the process's
+ * maps were first read have no Ruby frames at all, JIT or not.)
+ */
+static void assert_yjit_marked(const char *text)
+{
+	long marked = 0, unnamed = 0;
+
+	for (const char *line = text; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		char *copy = strndup(line, len);
+		char *count = copy ? strrchr(copy, ' ') : NULL;
+
+		assert_non_null(copy);
+		if (count && !strncmp(copy, COMM ";", strlen(COMM) + 1)) {
+			long n = strtol(count + 1, NULL, 10);
+
+			if (strstr(copy, ";[YJIT code]"))
+				marked += n;
+			if (strstr(copy, ";[anon]") && strstr(copy, ";Shop#")) {
+				if (!unnamed)
+					printf("    unnamed: %.600s\n", copy);
+				unnamed += n;
+			}
+		}
+		free(copy);
+		line = end ? end + 1 : NULL;
+	}
+	printf("    YJIT: %ld samples through its code marked, %ld with unnamed anonymous code\n",
+	       marked, unnamed);
+	assert_true(marked >= MIN_LEAF);
+	assert_int_equal(unnamed, 0);
 }
 
 /* The deep case's cut stack: the innermost part of the chain, all 501 levels. */
@@ -111,10 +233,13 @@ static void expect_cext(struct chain_spec *cs)
 	EXPECT(chain_spec__add(cs, "<main>"));
 	EXPECT(chain_spec__add(cs, "Caller#go"));
 	EXPECT(chain_spec__add(cs, "CExt.call_block"));
-	EXPECT(chain_spec__add_gap(cs, 1, VM_GLUE));
+	EXPECT(chain_spec__add_gap(cs, glue_min(), VM_GLUE));
 	EXPECT(chain_spec__add(cs, "ruby_cext_call"));
 	EXPECT(chain_spec__add(cs, "cext_middle"));
 	EXPECT(chain_spec__add(cs, "rb_yield"));
+	/* A libruby with its symbols (not Debian's) names its glue here too. */
+	if (!glue_min())
+		EXPECT(chain_spec__add_gap(cs, 0, VM_GLUE));
 	EXPECT(chain_spec__add(cs, "block in Caller#go"));
 	EXPECT(chain_spec__add(cs, "Caller#cb_leaf"));
 }
@@ -125,7 +250,7 @@ static void expect_require(struct chain_spec *cs)
 	EXPECT(chain_spec__add(cs, "<main>"));
 	EXPECT(chain_spec__add(cs, "Object#load_it"));
 	EXPECT(chain_spec__add(cs, "Kernel#require_relative"));
-	EXPECT(chain_spec__add_gap(cs, 1, VM_GLUE));
+	EXPECT(chain_spec__add_gap(cs, glue_min(), VM_GLUE));
 	EXPECT(chain_spec__add(cs, "<top (required)>"));
 	EXPECT(chain_spec__add(cs, "Required.outer"));
 	EXPECT(chain_spec__add(cs, "Required.inner"));
@@ -308,7 +433,7 @@ static void test_case(void **state)
 	const struct rb_case *rc_ = *state;
 	char script[512], lib[512], folded[1024], pprof[1024], label[32];
 	char *dir = tu_mkdtemp(), *out = NULL, *text = NULL;
-	char *argv[6] = {RUBY, script, "60", NULL, NULL, NULL};
+	char *argv[8] = {(char *)ruby(), script, "60", NULL, NULL, NULL, NULL, NULL};
 	struct chain_spec *cs[THREADS];
 	struct chain_count c[THREADS] = {{0}};
 	size_t n_chains = 1;
@@ -338,16 +463,22 @@ static void test_case(void **state)
 		break;
 	case CEXT:
 		snprintf(script, sizeof(script), "tests/workloads/ruby_cext.rb");
-		snprintf(lib, sizeof(lib), "%s/workloads/lib/ruby_cext.so", tu_build_dir());
-		if (lib[0] != '/') {
-			char cwd[256];
-
-			assert_non_null(getcwd(cwd, sizeof(cwd)));
-			snprintf(lib, sizeof(lib), "%s/%s/workloads/lib/ruby_cext.so", cwd,
-				 tu_build_dir());
+		if (cext_for_ruby(dir, lib, sizeof(lib))) {
+			tu_rmtree(dir);
+			fail_msg("no C extension for %s", ruby());
 		}
 		argv[3] = lib;
 		expect_cext(cs[0]);
+		break;
+	case YJIT:
+		snprintf(script, sizeof(script), "tests/workloads/ruby_chain.rb");
+		/* Every method compiled at its first call; a small code region. */
+		argv[1] = "--yjit";
+		argv[2] = "--yjit-call-threshold=1";
+		argv[3] = "--yjit-exec-mem-size=8";
+		argv[4] = script;
+		argv[5] = "60";
+		expect_yjit_chain(cs[0]);
 		break;
 	case REQUIRE:
 		snprintf(script, sizeof(script), "tests/workloads/ruby_require.rb");
@@ -357,7 +488,7 @@ static void test_case(void **state)
 	pid = tu_spawn_ready(argv);
 	if (pid <= 0) {
 		tu_rmtree(dir);
-		fail_msg("%s %s did not start", RUBY, script);
+		fail_msg("%s %s did not start", ruby(), script);
 	}
 	/* 8 threads share the GVL: twice the time, so each gets its samples. */
 	rc = tu_run(&out, "%s record -p %d -d %s -F " FREQUENCY " -o %s%s", omniprof(), pid,
@@ -381,6 +512,8 @@ static void test_case(void **state)
 		check_require_lines(pprof);
 	if (!rc && text && rc_->what == DEEP)
 		assert_deep_roots(text);
+	if (!rc && text && rc_->what == YJIT)
+		assert_yjit_marked(text);
 	tu_rmtree(dir);
 	free(dir);
 	free(text);
@@ -399,7 +532,7 @@ static void test_case(void **state)
 static void test_young(void **state)
 {
 	char *dir = tu_mkdtemp(), log[1024], out_dir[1024], folded[1100];
-	char *argv[] = {RUBY, "tests/workloads/ruby_chain.rb", "4", "0", "5", NULL};
+	char *argv[] = {(char *)ruby(), "tests/workloads/ruby_chain.rb", "4", "0", "5", NULL};
 	const char *args[] = {"-F", FREQUENCY, "-o", out_dir, NULL};
 	struct chain_spec *cs = chain_spec__new();
 	struct chain_count c;
@@ -449,9 +582,11 @@ static void test_young(void **state)
 static void test_ruby_present(void **state)
 {
 	(void)state;
+	printf("    ruby under test: %s\n", ruby());
+	assert_int_equal(access(ruby(), X_OK), 0);
 	/* Debian's ruby is a test dependency (scripts/install-deps.sh): never skipped. */
-	assert_int_equal(access(RUBY, X_OK), 0);
-	assert_int_equal(access("/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1", R_OK), 0);
+	if (!strcmp(ruby(), DEBIAN_RUBY))
+		assert_int_equal(access("/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1", R_OK), 0);
 }
 
 int main(void)
@@ -465,6 +600,7 @@ int main(void)
 	    /* The same walker in user space, reading the live process. */
 	    {"8 threads (stack copies)", THREADS_CASE, true},
 	    {"Ruby -> C extension -> Ruby block (stack copies)", CEXT, true},
+	    {"methods and blocks under YJIT: its code marked", YJIT, false},
 	};
 	struct CMUnitTest tests[2 + sizeof(cases) / sizeof(cases[0])];
 	size_t n = sizeof(cases) / sizeof(cases[0]);

@@ -307,17 +307,154 @@ static void test_block_without_local_ep(void **state)
 	struct op_frame f[8];
 	struct ruby_unwind ru;
 	struct user_unwind_result r;
-	const int n = 1;
+	const int n = 2;
 
 	(void)state;
 	build_ec(n);
 	put_iseq(i_a, b_a, e_a);
 	/* ep[-1] points at the block's own ep: a loop. */
 	put_cfp(0, n, i_a, e_a, HEAP + 0x4000, ep_of(0), MAGIC_BLOCK | FINISH);
+	put_cfp(1, n, 0, 0, 0, 0, MAGIC_DUMMY | CFRAME | LOCAL | FINISH);
 	r = walk(build_stack(ras, 2), f, 8, &ru);
 	assert_int_equal(r.error, 0);
 	assert_ruby(&f[1], i_a, 0, 0);
 	assert_native(&f[2], MAIN_RA);
+}
+
+/*
+ * The VM in the executable (OP_RB_TLS_TP): ruby_current_ec at a fixed
+ * distance below the thread pointer, no DTV.
+ */
+static void test_ec_below_thread_pointer(void **state)
+{
+	const uint64_t ras[] = {VM_EXEC_RA, MAIN_RA};
+	uint64_t i_a = HEAP + 0x2000, b_a = HEAP + 0x2100, e_a = HEAP + 0x3000;
+	struct op_frame f[8];
+	struct ruby_unwind ru;
+	struct user_unwind_result r;
+
+	(void)state;
+	build_ec(2);
+	put64(GOT, 0); /* no DTV path: it would find nothing */
+	put64(TCB - 0x40, EC);
+	proc.tls_mode = OP_RB_TLS_TP;
+	proc.tls_index = (uint64_t)-0x40;
+	put_iseq(i_a, b_a, e_a);
+	put_cfp(0, 2, i_a, e_a + 8 * 4, 0, 0, MAGIC_TOP | LOCAL | FINISH);
+	put_cfp(1, 2, 0, 0, 0, 0, MAGIC_DUMMY | CFRAME | LOCAL | FINISH);
+	r = walk(build_stack(ras, 2), f, 8, &ru);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.n_frames, 3);
+	assert_ruby(&f[1], i_a, 0, 4);
+	assert_native(&f[2], MAIN_RA);
+	assert_int_equal(ru.stats[OP_RB_STAT_NO_EC], 0);
+}
+
+/*
+ * Ruby 2.7 (OP_RB_TLS_GLOBAL): the global ec is the GVL holder's, walked
+ * only on its own thread (ec->thread_ptr->thread_id == the thread pointer);
+ * another thread keeps its native frames.
+ */
+static void test_global_ec_of_its_thread_only(void **state)
+{
+	const uint64_t ras[] = {VM_EXEC_RA, MAIN_RA};
+	uint64_t i_a = HEAP + 0x2000, b_a = HEAP + 0x2100, e_a = HEAP + 0x3000;
+	uint64_t global = MEM_BASE + 0x3e00, th = HEAP + 0x5000;
+	struct op_frame f[8];
+	struct ruby_unwind ru;
+	struct user_unwind_result r;
+
+	(void)state;
+	l = ruby_layout__find(2, 7);
+	assert_non_null(l);
+	build_ec(2);
+	proc.tls_mode = OP_RB_TLS_GLOBAL;
+	proc.tls_index = global;
+	put64(global, EC);
+	put64(EC + l->off.ec_thread_ptr, th);
+	put64(th + l->off.th_thread_id, TCB);
+	put_iseq(i_a, b_a, e_a);
+	put_cfp(0, 2, i_a, e_a + 8 * 2, 0, 0, MAGIC_TOP | LOCAL | FINISH);
+	put_cfp(1, 2, 0, 0, 0, 0, MAGIC_DUMMY | CFRAME | LOCAL | FINISH);
+	r = walk(build_stack(ras, 2), f, 8, &ru);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.n_frames, 3);
+	assert_ruby(&f[1], i_a, 0, 2);
+
+	/* Another thread holds the GVL: this one's frames stay native. */
+	put64(th + l->off.th_thread_id, TCB + 0x1000);
+	r = walk(build_stack(ras, 2), f, 8, &ru);
+	assert_int_equal(r.error, 0);
+	assert_native(&f[1], VM_EXEC_RA);
+	assert_int_equal(ru.stats[OP_RB_STAT_NO_EC], 1);
+}
+
+/*
+ * YJIT's code (a range Ruby unwinds itself): the frame is marked, then every
+ * control frame left follows, FINISH or not (native frames cannot be
+ * unwound past JIT code), and the walk ends saying where it stopped.
+ */
+static void test_yjit_code(void **state)
+{
+	const uint64_t jit_pc = 0x7e0000001234ull;
+	uint64_t i_a = HEAP + 0x2000, b_a = HEAP + 0x2100, e_a = HEAP + 0x3000;
+	uint64_t i_main = HEAP + 0x2400, b_main = HEAP + 0x2500, e_main = HEAP + 0x3800;
+	uint64_t me_a = HEAP + 0x4000;
+	struct user_unwind_ops ops = {mem_read, fp_rule, NULL, NULL};
+	struct op_frame f[16];
+	struct ruby_unwind ru;
+	struct user_unwind_result r;
+	const int n = 4;
+
+	(void)state;
+	build_ec(n);
+	ranges.ranges[1] = (struct op_interp_range){0x7e0000000000ull, 0x7e0000100000ull,
+						    OP_INTERP_RUBY, OP_INTERP_RANGE_F_UNWINDS};
+	put_iseq(i_a, b_a, e_a);
+	put_iseq(i_main, b_main, e_main);
+	put_cfp(0, n, i_a, e_a + 8 * 7, me_a, 0, MAGIC_METHOD | LOCAL | FINISH);
+	put_cfp(1, n, i_main, e_main + 8 * 3, 0, 0, MAGIC_TOP | LOCAL | FINISH);
+	/* Not started (pc 0): not shown, as Ruby's backtraces do. */
+	put_cfp(2, n, i_main, 0, 0, 0, MAGIC_TOP | LOCAL);
+	/* The bottom-most frame is the VM's (Init_VM's "<main>", with a pc): not shown. */
+	put_cfp(3, n, i_main, e_main, 0, 0, MAGIC_TOP | LOCAL | FINISH);
+	memset(&ru, 0, sizeof(ru));
+	ru.proc = &proc;
+	ru.thread_ptr = TCB;
+	ru.read = mem_read;
+	r = user_unwind__walk(
+	    &ops,
+	    &(struct user_unwind_interp){&ranges, {[OP_INTERP_RUBY] = ruby_unwind__runtime(&ru)}},
+	    42, jit_pc, STACK, build_stack((const uint64_t[]){MAIN_RA}, 1), f, 16);
+	assert_int_equal(r.error, OP_UNWIND_ERR_ANON_CODE);
+	assert_int_equal(f[0].kind, OP_FRAME_RUBY);
+	assert_int_equal(f[0].addr, jit_pc);
+	assert_int_equal(f[0].data, OP_RB_DATA_JIT);
+	assert_ruby(&f[1], i_a, me_a, 7);
+	assert_ruby(&f[2], i_main, 0, 3);
+	assert_true(r.n_frames == 3 || (r.n_frames == 4 && f[3].kind == OP_FRAME_ERROR));
+	assert_int_equal(ru.stats[OP_RB_STAT_JIT], 1);
+	assert_int_equal(ru.stats[OP_RB_STAT_FRAMES], 2);
+}
+
+/* Every version's row is there, with the offsets the walker relies on. */
+static void test_layout_rows(void **state)
+{
+	static const unsigned int minors[][2] = {{2, 7}, {3, 0}, {3, 1}, {3, 2}, {3, 3}, {3, 4}};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(minors) / sizeof(minors[0]); i++) {
+		const struct ruby_layout *r = ruby_layout__find(minors[i][0], minors[i][1]);
+
+		assert_non_null(r);
+		assert_true(r->off.cfp_size == 56 || r->off.cfp_size == 64);
+		assert_true(r->off.cfp_pc % 8 == 0 && r->off.cfp_pc < OP_RB_CFP_BLOCK);
+		assert_true(r->off.cfp_iseq % 8 == 0 && r->off.cfp_iseq < OP_RB_CFP_BLOCK);
+		assert_true(r->off.cfp_ep % 8 == 0 && r->off.cfp_ep < OP_RB_CFP_BLOCK);
+		assert_true(r->body_read >= r->body_succ_table + 8);
+	}
+	assert_null(ruby_layout__find(2, 6));
+	assert_null(ruby_layout__find(3, 5));
 }
 
 int main(void)
@@ -328,6 +465,10 @@ int main(void)
 	    cmocka_unit_test_setup(test_cfp_outside_stack, setup),
 	    cmocka_unit_test_setup(test_bad_frame_stops_with_error, setup),
 	    cmocka_unit_test_setup(test_block_without_local_ep, setup),
+	    cmocka_unit_test_setup(test_ec_below_thread_pointer, setup),
+	    cmocka_unit_test_setup(test_global_ec_of_its_thread_only, setup),
+	    cmocka_unit_test_setup(test_yjit_code, setup),
+	    cmocka_unit_test_setup(test_layout_rows, setup),
 	};
 
 	return cmocka_run_group_tests_name("ruby_unwind", tests, NULL, NULL);

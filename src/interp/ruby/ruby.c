@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <bpf/bpf.h>
 
@@ -28,11 +29,12 @@ struct ruby_stats {
 	uint64_t reused;      /* an address found holding another iseq */
 	uint64_t errors;      /* iseqs that could not be read */
 	uint64_t over_budget; /* frames not named: a byte budget was full */
+	uint64_t read_ns;     /* time spent reading iseqs and method entries (the naming cost) */
 };
 
 struct ruby {
 	struct file_cache *files;
-	struct interp_env env; /* its memory reads (interp_env__memory) */
+	struct interp_env env;	  /* its memory reads (interp_env__memory) */
 	int procs_fd;		  /* the rb_procs BPF map, -1: none */
 	struct hashmap procs;	  /* pid -> struct ruby_proc */
 	struct frame_store iseqs; /* struct ruby_iseq */
@@ -182,6 +184,24 @@ static int ruby_attach(void *rt, const struct process *p, const struct process_m
 					  .end = bin->vm_exec + bin->vm_exec_size + m->bias,
 					  .flags = 0};
 	*n_ranges = 1;
+	/*
+	 * YJIT (3.1+) writes its code into anonymous executable memory, with
+	 * no unwind tables and no frame pointer: such ranges are Ruby's to
+	 * unwind (the walker marks the frame and gives the rest of the Ruby
+	 * stack). The process's only anonymous executable code in practice
+	 * (libffi's closures use a file-backed trampoline table on Debian).
+	 */
+	for (size_t i = 0;
+	     bin->major * 100 + bin->minor >= 301 && i < p->n_maps && *n_ranges < INTERP_MAX_RANGES;
+	     i++) {
+		const struct cached_file *f = file_cache__at(rb->files, p->maps[i].file_slot);
+
+		if (f && !f->elf && !strncmp(f->path, "[anon", 5))
+			ranges[(*n_ranges)++] =
+			    (struct interp_range){.start = p->maps[i].start,
+						  .end = p->maps[i].end,
+						  .flags = OP_INTERP_RANGE_F_UNWINDS};
+	}
 	if (!rp) {
 		rp = calloc(1, sizeof(*rp));
 		if (!rp || hashmap__insert(&rb->procs, h, rp)) {
@@ -218,6 +238,16 @@ static const void *ruby_walk_state(const void *rt, uint32_t pid)
 	return rp && rp->running ? &rp->bpf : NULL;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#define JIT_KEY 1 /* the frame store's address for YJIT's code: no object is at 1 */
+
 static bool budget_allows(struct ruby *rb, uint32_t pid)
 {
 	if (frame_store__budget_allows(&rb->iseqs, pid))
@@ -229,6 +259,28 @@ static bool budget_allows(struct ruby *rb, uint32_t pid)
 	return false;
 }
 
+/* YJIT's code: one "[YJIT code]" entry per process (its pcs are not told apart). */
+static uint32_t resolve_jit(struct ruby *rb, uint32_t pid)
+{
+	struct ruby_iseq *is;
+	uint32_t id;
+	bool reused;
+
+	if (frame_store__find(&rb->iseqs, pid, JIT_KEY, OP_RB_DATA_JIT, &id, &reused))
+		return id;
+	is = calloc(1, sizeof(*is));
+	if (!is)
+		return 0;
+	is->name = strdup("[YJIT code]");
+	is->path = strdup("");
+	if (!is->name || !is->path) {
+		ruby_iseq__free(is);
+		return 0;
+	}
+	is->bytes = sizeof(*is) + 16;
+	return frame_store__add(&rb->iseqs, pid, JIT_KEY, OP_RB_DATA_JIT, is);
+}
+
 /* addr: the iseq or method entry; data: its fingerprint (omniprof/interp/ruby_abi.h). */
 static uint32_t ruby_resolve(void *rt, uint32_t pid, const struct op_frame *f)
 {
@@ -238,10 +290,13 @@ static uint32_t ruby_resolve(void *rt, uint32_t pid, const struct op_frame *f)
 	struct ruby_iseq *is;
 	bool reused;
 	uint32_t id;
+	uint64_t t0;
 	int err;
 
 	if (!f->addr)
 		return 0;
+	if (f->data == OP_RB_DATA_JIT)
+		return resolve_jit(rb, pid);
 	if (frame_store__find(&rb->iseqs, pid, f->addr, f->data, &id, &reused))
 		return id;
 	rp = hashmap__find(&rb->procs, hash_u64(pid), &pid);
@@ -251,11 +306,13 @@ static uint32_t ruby_resolve(void *rt, uint32_t pid, const struct op_frame *f)
 		rb->stats.reused++;
 	if (!budget_allows(rb, pid))
 		return 0;
+	t0 = now_ns();
 	if (f->data & OP_RB_DATA_CFUNC)
 		err = ruby_iseq__read_cfunc(&mem, rp->layout, rp->global_symbols, f->addr,
 					    f->data & ~OP_RB_DATA_CFUNC, &is);
 	else
 		err = ruby_iseq__read(&mem, rp->layout, rp->global_symbols, f->addr, f->data, &is);
+	rb->stats.read_ns += now_ns() - t0;
 	if (err) {
 		rb->stats.errors++;
 		return 0;
@@ -325,6 +382,7 @@ static size_t ruby_counters(const void *rt, struct interp_counter *out)
 	    [OP_RB_STAT_READ_ERR] = "ruby: unreadable control frames",
 	    [OP_RB_STAT_LOOP_NO_FRAME] = "ruby: VM loop without a control frame",
 	    [OP_RB_STAT_SKIPPED] = "ruby: control frames not shown",
+	    [OP_RB_STAT_JIT] = "ruby: YJIT code frames",
 	};
 	const struct ruby *rb = rt;
 	const struct interp_counter host[] = {
@@ -335,6 +393,7 @@ static size_t ruby_counters(const void *rt, struct interp_counter *out)
 	    {"ruby: iseqs and method entries read", rb->stats.iseqs},
 	    {"ruby: iseq addresses reused", rb->stats.reused},
 	    {"ruby: iseqs unreadable", rb->stats.errors},
+	    {"ruby: ns reading iseqs", rb->stats.read_ns},
 	    {"ruby: frames not named (byte budget)", rb->stats.over_budget},
 	    {"ruby: iseqs forgotten", rb->iseqs.stats.evicted},
 	    {"ruby: iseq bytes now", rb->iseqs.bytes},

@@ -13,14 +13,21 @@
 #include "elf/elf_file.h"
 #include "interp/ruby/ruby_layout.h"
 
-#define TLS_EC "ruby_current_ec"
+#define TLS_EC	  "ruby_current_ec"
+#define GLOBAL_EC "ruby_current_execution_context_ptr" /* 2.7: the GVL holder's ec */
 
 struct wanted {
 	uint64_t vm_exec, vm_exec_size;
-	uint64_t id2str;  /* rb_id2str */
-	uint64_t version; /* ruby_version: "3.1.7" */
-	bool tls_ec;	  /* ruby_current_ec is a TLS symbol of the file */
+	uint64_t id2str;	 /* rb_id2str */
+	uint64_t version;	 /* ruby_version: "3.1.7" */
+	bool tls_ec;		 /* ruby_current_ec is a TLS symbol of the file */
+	uint64_t tls_ec_value;	 /* its st_value: offset in the file's TLS block */
+	bool tls_ec_local;	 /* ... a local symbol: reached as the module's own TLS */
+	uint64_t tls_modslot;	 /* a module-local tls_index (DTPMOD64 against no symbol) */
+	uint64_t global_ec;	 /* 2.7's ruby_current_execution_context_ptr */
+	uint64_t global_symbols; /* from .symtab when the file has one */
 	uint64_t tls_index;
+	bool tls_reloc; /* some relocation names ruby_current_ec (not local exec) */
 };
 
 /* Copies len bytes at ELF virtual address vaddr out of the file. 0 or -errno. */
@@ -51,6 +58,13 @@ static void note_symbol(struct wanted *w, const char *name, const GElf_Sym *sym)
 		w->version = sym->st_value;
 	} else if (!strcmp(name, TLS_EC) && GELF_ST_TYPE(sym->st_info) == STT_TLS) {
 		w->tls_ec = true;
+		w->tls_ec_value = sym->st_value;
+		w->tls_ec_local = GELF_ST_BIND(sym->st_info) == STB_LOCAL;
+	} else if (!strcmp(name, GLOBAL_EC) && GELF_ST_TYPE(sym->st_info) == STT_OBJECT) {
+		w->global_ec = sym->st_value;
+	} else if (!strcmp(name, "ruby_global_symbols") &&
+		   GELF_ST_TYPE(sym->st_info) == STT_OBJECT) {
+		w->global_symbols = sym->st_value; /* not exported: .symtab only */
 	}
 }
 
@@ -83,7 +97,11 @@ static void scan_symbols(Elf *elf, uint32_t sh_type, struct wanted *w)
 	}
 }
 
-/* The GOT slot of ruby_current_ec's tls_index: its R_X86_64_DTPMOD64 relocation. */
+/*
+ * The GOT slot of ruby_current_ec's tls_index: its R_X86_64_DTPMOD64
+ * relocation. Any other relocation naming it (initial exec's TPOFF64) is
+ * noted: then the ec is not at a fixed distance from the thread pointer.
+ */
 static void scan_relocations(Elf *elf, struct wanted *w)
 {
 	Elf_Scn *scn = NULL;
@@ -109,12 +127,23 @@ static void scan_relocations(Elf *elf, struct wanted *w)
 			GElf_Sym sym;
 			const char *name;
 
-			if (!gelf_getrela(data, (int)i, &rela) ||
-			    GELF_R_TYPE(rela.r_info) != R_X86_64_DTPMOD64 ||
-			    !gelf_getsym(syms, (int)GELF_R_SYM(rela.r_info), &sym))
+			if (!gelf_getrela(data, (int)i, &rela))
+				continue;
+			/* The module's own tls_index (local dynamic): local TLS symbols' way. */
+			if (!GELF_R_SYM(rela.r_info)) {
+				if (GELF_R_TYPE(rela.r_info) == R_X86_64_DTPMOD64 &&
+				    !w->tls_modslot)
+					w->tls_modslot = rela.r_offset;
+				continue;
+			}
+			if (!gelf_getsym(syms, (int)GELF_R_SYM(rela.r_info), &sym) ||
+			    GELF_ST_TYPE(sym.st_info) != STT_TLS)
 				continue;
 			name = elf_strptr(elf, symhdr.sh_link, sym.st_name);
-			if (name && !strcmp(name, TLS_EC)) {
+			if (!name || strcmp(name, TLS_EC))
+				continue;
+			w->tls_reloc = true;
+			if (GELF_R_TYPE(rela.r_info) == R_X86_64_DTPMOD64) {
 				w->tls_index = rela.r_offset;
 				return;
 			}
@@ -129,13 +158,14 @@ static int32_t le32(const uint8_t *p)
 }
 
 /*
- * The first `cmp %r32, disp32(%rip)` in code (at vaddr base): what the ID
- * lookup compares a serial with, global_symbols.last_id. 0: none.
+ * The first `cmp %r32, disp32(%rip)` (either operand order) in code (at
+ * vaddr base): what the ID lookup compares a serial with,
+ * global_symbols.last_id. 0: none.
  */
 static uint64_t find_last_id_cmp(const uint8_t *code, size_t len, uint64_t base)
 {
 	for (size_t i = 0; i + 6 <= len; i++)
-		if (code[i] == 0x39 && (code[i + 1] & 0xc7) == 0x05)
+		if ((code[i] == 0x39 || code[i] == 0x3b) && (code[i + 1] & 0xc7) == 0x05)
 			return base + i + 6 + (uint64_t)(int64_t)le32(code + i + 2);
 	return 0;
 }
@@ -174,6 +204,43 @@ static uint64_t find_global_symbols(const struct elf_file *ef, uint64_t id2str)
 	return 0;
 }
 
+/*
+ * The VM in the executable (local exec TLS, no relocation): x86-64's TLS
+ * variant II puts the executable's block first below the thread pointer,
+ * rounded up to its alignment (glibc: the block's first byte keeps
+ * p_vaddr's place in the alignment), so a TLS symbol of value v is at
+ * thread pointer - roundup(memsz + firstbyte, align) + v. -ENOENT when the
+ * file is no executable (no PT_INTERP) or has no PT_TLS.
+ */
+static int exe_tls_offset(Elf *elf, uint64_t value, int64_t *off)
+{
+	bool interp = false, tls = false;
+	uint64_t memsz = 0, align = 1, first = 0, block;
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return -ENOENT;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			continue;
+		if (ph.p_type == PT_INTERP)
+			interp = true;
+		if (ph.p_type == PT_TLS) {
+			tls = true;
+			memsz = ph.p_memsz;
+			align = ph.p_align ? ph.p_align : 1;
+			first = (0 - ph.p_vaddr) & (align - 1);
+		}
+	}
+	if (!interp || !tls || align & (align - 1) || memsz > (1ull << 30) || value >= memsz)
+		return -ENOENT;
+	block = (memsz + first + align - 1) & ~(align - 1);
+	*off = (int64_t)value - (int64_t)block;
+	return 0;
+}
+
 int ruby_binary__inspect(const struct elf_file *ef, struct ruby_binary *out)
 {
 	struct wanted w = {0};
@@ -188,6 +255,11 @@ int ruby_binary__inspect(const struct elf_file *ef, struct ruby_binary *out)
 	scan_symbols(elf, SHT_SYMTAB, &w);
 	if (w.vm_exec && w.tls_ec)
 		scan_relocations(elf, &w);
+	if (w.vm_exec && w.tls_ec && !w.tls_reloc &&
+	    !exe_tls_offset(elf, w.tls_ec_value, &out->tp_offset))
+		out->tls_mode = OP_RB_TLS_TP;
+	else if (w.vm_exec && w.tls_ec && w.tls_ec_local && !w.tls_index && w.tls_modslot)
+		out->tls_mode = OP_RB_TLS_DTV_LOCAL;
 	elf_end(elf);
 	if (!w.vm_exec || !w.vm_exec_size || !w.version)
 		return -ENOENT;
@@ -196,11 +268,21 @@ int ruby_binary__inspect(const struct elf_file *ef, struct ruby_binary *out)
 		return -ENOENT;
 	out->vm_exec = w.vm_exec;
 	out->vm_exec_size = w.vm_exec_size;
-	out->tls_index = w.tls_index;
-	out->global_symbols = find_global_symbols(ef, w.id2str);
+	out->global_symbols =
+	    w.global_symbols ? w.global_symbols : find_global_symbols(ef, w.id2str);
 	out->layout = ruby_layout__find(out->major, out->minor);
-	/* A ruby with the VM in the executable (local-exec TLS, no tls_index) is not read yet. */
-	if (!out->layout || !out->tls_index)
+	if (w.tls_index) {
+		out->tls_mode = OP_RB_TLS_DTV;
+		out->tls_index = w.tls_index;
+	} else if (out->tls_mode == OP_RB_TLS_DTV_LOCAL) {
+		out->tls_index = w.tls_modslot;
+		out->tls_offset = w.tls_ec_value;
+	} else if (!w.tls_ec && w.global_ec) {
+		out->tls_mode = OP_RB_TLS_GLOBAL;
+		out->tls_index = w.global_ec;
+	}
+	/* No way found to the current ec (e.g. initial-exec TLS in a library): not walked. */
+	if (!out->layout || !out->tls_mode)
 		return -ENOTSUP;
 	return 0;
 }
@@ -208,8 +290,11 @@ int ruby_binary__inspect(const struct elf_file *ef, struct ruby_binary *out)
 void ruby_binary__proc_info(const struct ruby_binary *bin, uint64_t bias, struct op_rb_proc *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->tls_index = bin->tls_index + bias;
-	out->tls_mode = OP_RB_TLS_DTV;
+	/* The thread pointer's offset is the same wherever the file is mapped. */
+	out->tls_index =
+	    bin->tls_mode == OP_RB_TLS_TP ? (uint64_t)bin->tp_offset : bin->tls_index + bias;
+	out->tls_mode = (uint8_t)bin->tls_mode;
+	out->tls_offset = bin->tls_offset;
 	out->version = (uint16_t)(bin->major << 8 | bin->minor);
 	out->off = bin->layout->off;
 }

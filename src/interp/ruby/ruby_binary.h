@@ -2,8 +2,9 @@
 /*
  * Is an ELF file CRuby's VM (libruby-X.Y.so, or a ruby executable with the
  * VM linked in)? Which version, where its VM loop is (rb_vm_exec: each entry
- * from C into the VM is one call of it) and where the thread-local
- * ruby_current_ec is found, all in the file's own virtual addresses. Read
+ * from C into the VM is one call of it) and where the current execution
+ * context is found (the thread-local ruby_current_ec from 3.0, 2.7's global
+ * ruby_current_execution_context_ptr), in the file's own virtual addresses. Read
  * from the file only: the process is not touched.
  */
 #ifndef OMNIPROF_INTERP_RUBY_BINARY_H
@@ -23,10 +24,20 @@ struct ruby_binary {
 	const struct ruby_layout *layout;
 	uint64_t vm_exec, vm_exec_size; /* rb_vm_exec */
 	/*
-	 * The GOT slot the dynamic linker fills with ruby_current_ec's
-	 * tls_index {module id, offset} (R_X86_64_DTPMOD64 against it).
+	 * How the current ec is found (enum op_rb_tls_mode; 0: not found).
+	 * OP_RB_TLS_DTV: tls_index is the GOT slot the dynamic linker fills
+	 * with ruby_current_ec's tls_index {module id, offset}
+	 * (R_X86_64_DTPMOD64 against it). OP_RB_TLS_TP (the VM in the
+	 * executable): tp_offset is ruby_current_ec's distance from the
+	 * thread pointer. OP_RB_TLS_GLOBAL (2.7): tls_index is
+	 * ruby_current_execution_context_ptr's address.
 	 */
+	int tls_mode;
 	uint64_t tls_index;
+	int64_t tp_offset;
+	/* OP_RB_TLS_DTV_LOCAL (a local ruby_current_ec, 3.3's): tls_index is
+	 * the module's own tls_index slot, tls_offset the symbol's offset. */
+	uint64_t tls_offset;
 	/* global_symbols (ID -> name), found in rb_id2str's code; 0: not found. */
 	uint64_t global_symbols;
 };

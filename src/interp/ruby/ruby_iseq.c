@@ -71,6 +71,9 @@ static int read_string(const struct remote_memory *mem, const struct ruby_layout
 	if (flags & l->str_noembed) {
 		len = get_u64(hdr, l->str_heap_len);
 		ptr = get_u64(hdr, l->str_heap_ptr);
+	} else if (l->str_embed_len) {
+		len = get_u64(hdr, l->str_embed_len);
+		ptr = str + l->str_embed_ary;
 	} else {
 		len = (flags & l->str_embed_len_mask) >> l->str_embed_len_shift;
 		ptr = str + l->str_embed_ary;
@@ -168,6 +171,17 @@ static int id_name(const struct remote_memory *mem, const struct ruby_layout *l,
 	return read_string(mem, l, str, out);
 }
 
+/* Where klass's rb_classext_t is: inline after the RClass (3.2+) or behind RClass.ptr. */
+static int class_ext(const struct remote_memory *mem, const struct ruby_layout *l, uint64_t klass,
+		     uint64_t *ext)
+{
+	if (l->class_ext_inline) {
+		*ext = klass + l->class_ext;
+		return 0;
+	}
+	return read_mem(mem, klass + l->class_ext, ext, sizeof(*ext));
+}
+
 /* Class klass's instance variable called name (from its iv_tbl), in *v. */
 static int class_ivar(const struct remote_memory *mem, const struct ruby_layout *l,
 		      uint64_t symbols, uint64_t klass, const char *name, uint64_t *v)
@@ -176,9 +190,12 @@ static int class_ivar(const struct remote_memory *mem, const struct ruby_layout 
 	uint64_t ext, iv_tbl, start, bound, n;
 	int err;
 
+	/* 3.2 keeps a class's ivars by object shape: not read (names stay unqualified). */
+	if (!l->ext_iv_tbl)
+		return -ENOTSUP;
 	if (l->st_entry_size != 24 || (size_t)l->st_entries + 8 > sizeof(tbl))
 		return -EINVAL;
-	err = read_mem(mem, klass + l->class_ext, &ext, sizeof(ext));
+	err = class_ext(mem, l, klass, &ext);
 	if (!err)
 		err = read_mem(mem, ext + l->ext_iv_tbl, &iv_tbl, sizeof(iv_tbl));
 	if (!err)
@@ -210,6 +227,26 @@ static int class_ivar(const struct remote_memory *mem, const struct ruby_layout 
 }
 
 /*
+ * A class's __classpath__ or a singleton's __attached__: a field of
+ * rb_classext_t from 3.3 (ext_field, its offset), an instance variable
+ * before.
+ */
+static int class_attr(const struct remote_memory *mem, const struct ruby_layout *l,
+		      uint64_t symbols, uint64_t klass, uint16_t ext_field, const char *ivar,
+		      uint64_t *v)
+{
+	uint64_t ext;
+	int err;
+
+	if (!ext_field)
+		return class_ivar(mem, l, symbols, klass, ivar, v);
+	err = class_ext(mem, l, klass, &ext);
+	if (!err)
+		err = read_mem(mem, ext + ext_field, v, sizeof(*v));
+	return err ? err : (*v ? 0 : -ENOENT);
+}
+
+/*
  * The name of class or module klass ("Shop", "Net::HTTP"), *singleton when
  * klass is the singleton class of a named class or module (Shop's, for
  * Shop.open): then the name is that class's.
@@ -231,13 +268,13 @@ static int class_name(const struct remote_memory *mem, const struct ruby_layout 
 			break;
 		if (depth)
 			return -ENOENT; /* a singleton's singleton: not named */
-		err = class_ivar(mem, l, symbols, klass, "__attached__", &v);
+		err = class_attr(mem, l, symbols, klass, l->ext_attached, "__attached__", &v);
 		if (err)
 			return err;
 		*singleton = true;
 		klass = v;
 	}
-	err = class_ivar(mem, l, symbols, klass, "__classpath__", &v);
+	err = class_attr(mem, l, symbols, klass, l->ext_classpath, "__classpath__", &v);
 	if (err)
 		return err;
 	return read_string(mem, l, v, out);

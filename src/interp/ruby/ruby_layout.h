@@ -8,6 +8,7 @@
 #ifndef OMNIPROF_INTERP_RUBY_LAYOUT_H
 #define OMNIPROF_INTERP_RUBY_LAYOUT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "omniprof/interp/ruby_abi.h"
@@ -30,6 +31,7 @@ struct ruby_layout {
 	uint16_t str_embed_ary;	     /* as.embed.ary */
 	uint16_t str_heap_len;	     /* as.heap.len */
 	uint16_t str_heap_ptr;	     /* as.heap.ptr */
+	uint16_t str_embed_len;	     /* an embedded String's length field (3.2+); 0: in the flags */
 	uint64_t str_noembed;	     /* RSTRING_NOEMBED flag */
 	uint64_t str_embed_len_mask; /* RSTRING_EMBED_LEN_MASK (in flags) */
 	unsigned int str_embed_len_shift;
@@ -44,9 +46,16 @@ struct ruby_layout {
 	uint16_t def_original_id; /* original_id (ID) */
 	/* rb_callable_method_entry_t */
 	uint16_t me_owner; /* owner: the class or module that defines the method */
-	/* Classes: RClass -> ptr (rb_classext_t) -> iv_tbl (st_table of ID -> VALUE) */
+	/*
+	 * Classes: RClass -> ptr (rb_classext_t; from 3.2 inline at class_ext)
+	 * -> iv_tbl (st_table of ID -> VALUE; 0: none, 3.2's shapes) or, from
+	 * 3.3, the classpath and attached_object fields.
+	 */
 	uint16_t class_ext;
+	bool class_ext_inline;
 	uint16_t ext_iv_tbl;
+	uint16_t ext_classpath;	   /* 0: the __classpath__ instance variable */
+	uint16_t ext_attached;	   /* 0: the __attached__ instance variable */
 	uint16_t st_entries_start; /* st_table -> entries_start, entries_bound, entries */
 	uint16_t st_entries_bound;
 	uint16_t st_entries;

@@ -58,7 +58,7 @@ static int ruby_unwind__step(void *ctx, struct op_walk *w, struct op_frame *fram
 	    op_rb_begin(&ru->walker, ru->proc, ru->thread_ptr))
 		op_walk__set_ready(w, OP_INTERP_RUBY);
 	if (!op_walk__is_ready(w, OP_INTERP_RUBY))
-		return res;
+		return res == OP_STEP_RUNTIME_UNWINDS ? op_rb_jit_alone(w, frame) : res;
 	return op_rb_walk_step(&ru->walker, w, frame, res);
 }
 

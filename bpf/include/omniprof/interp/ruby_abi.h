@@ -21,6 +21,14 @@
  *     addr   its method entry (rb_callable_method_entry_t)
  *     data   OP_RB_DATA_CFUNC | the entry's definition pointer (me->def)
  *     aux    0xffffffff
+ *   YJIT's code (an anonymous executable mapping of the process; no unwind
+ *   tables, no frame pointer, so the native walk cannot go past it):
+ *     addr   the pc in it
+ *     data   OP_RB_DATA_JIT
+ *     aux    0xffffffff
+ *   followed by every control frame left on the thread's VM stack (their
+ *   native frames between are lost), then the walk ends with
+ *   OP_UNWIND_ERR_ANON_CODE.
  */
 #ifndef OMNIPROF_INTERP_RUBY_ABI_H
 #define OMNIPROF_INTERP_RUBY_ABI_H
@@ -30,6 +38,7 @@
 #endif
 
 #define OP_RB_DATA_CFUNC (1ull << 63) /* op_frame.data of a C function's frame */
+#define OP_RB_DATA_JIT	 (1ull << 62) /* op_frame.data of a frame of YJIT's code */
 #define OP_RB_NO_POS	 0xffffffffu
 
 /*
@@ -58,6 +67,27 @@ enum op_rb_tls_mode {
 	 * (glibc: thread pointer + 8) gives the module's TLS block.
 	 */
 	OP_RB_TLS_DTV = 1,
+	/*
+	 * The VM linked into the executable (a static libruby): its TLS block
+	 * sits at a fixed distance below the thread pointer (local exec), so
+	 * ruby_current_ec is at thread pointer + (__s64)tls_index.
+	 */
+	OP_RB_TLS_TP = 2,
+	/*
+	 * Ruby 2.7 (no thread-local ec): the global
+	 * ruby_current_execution_context_ptr at tls_index holds the ec of the
+	 * thread holding the GVL; used only when that ec's thread
+	 * (ec->thread_ptr->thread_id, a pthread_t: the thread pointer) is the
+	 * sampled one.
+	 */
+	OP_RB_TLS_GLOBAL = 3,
+	/*
+	 * A shared libruby whose ruby_current_ec is a local symbol (3.3's):
+	 * the GOT slot at tls_index is a module-local tls_index (an
+	 * R_X86_64_DTPMOD64 against no symbol: local dynamic), whose module id
+	 * is used with the symbol's own offset, tls_offset.
+	 */
+	OP_RB_TLS_DTV_LOCAL = 4,
 };
 
 /* Byte offsets into CRuby's structures. */
@@ -72,19 +102,23 @@ struct op_rb_offsets {
 	__u16 iseq_body;	/* rb_iseq_t -> body */
 	__u16 body_encoded;	/* rb_iseq_constant_body -> iseq_encoded */
 	__u16 me_def;		/* rb_callable_method_entry_t -> def */
-	__u16 reserved[2];
+	__u16 ec_thread_ptr;	/* OP_RB_TLS_GLOBAL: rb_execution_context_t -> thread_ptr */
+	__u16 th_thread_id;	/* OP_RB_TLS_GLOBAL: rb_thread_t -> thread_id (pthread_t) */
 };
 
 /* Value of the `rb_procs` map, key: pid (tgid). The loop's ranges (where the
  * walk hands frames to Ruby) are the pid's OP_INTERP_RUBY ranges in
  * `interp_procs` (struct op_interp_proc, omniprof/abi.h). */
 struct op_rb_proc {
-	__u64 tls_index; /* OP_RB_TLS_DTV: address of ruby_current_ec's tls_index in the GOT */
+	__u64 tls_index; /* OP_RB_TLS_DTV: address of ruby_current_ec's tls_index in the GOT;
+			    OP_RB_TLS_TP: its offset from the thread pointer (two's complement);
+			    OP_RB_TLS_GLOBAL: the address of ruby_current_execution_context_ptr */
 	__u8 tls_mode;	 /* enum op_rb_tls_mode */
 	__u8 reserved[3];
 	__u16 version; /* major << 8 | minor, for reports */
 	__u16 reserved2;
 	struct op_rb_offsets off;
+	__u64 tls_offset; /* OP_RB_TLS_DTV_LOCAL: ruby_current_ec's offset in libruby's TLS block */
 };
 
 /* The state of one stack walk of a Ruby process (the `rb_walk` per-CPU map
@@ -95,6 +129,8 @@ struct op_rb_walker {
 	__u64 end;		/* the end of the control frames (vm_stack + vm_stack_size) */
 	__s32 deferred;		/* native step result owed once the loop's frames are out */
 	__u32 broken;		/* the next control frame is unreadable: the walk ends there */
+	__u32 to_end;		/* past YJIT code: every frame left, FINISH or not */
+	__u32 reserved;
 	/* cfp's fields, read once (block_cfp: the frame they are of, 0: none). */
 	__u64 block_cfp;
 	__u64 block[8]; /* OP_RB_CFP_BLOCK bytes read; 8 words so an index masks with & 7 */
@@ -110,10 +146,11 @@ enum op_rb_stat {
 	OP_RB_STAT_READ_ERR,	  /* a control frame could not be read */
 	OP_RB_STAT_LOOP_NO_FRAME, /* a VM loop frame with no control frame left */
 	OP_RB_STAT_SKIPPED,	  /* control frames not shown (IFUNC, DUMMY) */
+	OP_RB_STAT_JIT,		  /* YJIT code frames met (the rest of the Ruby stack follows) */
 	OP_RB_STAT__COUNT,
 };
 
 _Static_assert(sizeof(struct op_rb_offsets) == 24, "op_rb_offsets layout");
-_Static_assert(sizeof(struct op_rb_proc) == 16 + 24, "op_rb_proc layout");
+_Static_assert(sizeof(struct op_rb_proc) == 16 + 24 + 8, "op_rb_proc layout");
 
 #endif

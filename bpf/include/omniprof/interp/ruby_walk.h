@@ -67,6 +67,52 @@ static __always_inline __u64 op_rb_block_u64(const struct op_rb_walker *rb, __u1
 }
 
 /*
+ * The execution context of the thread whose thread pointer is thread_ptr,
+ * as the pid's tls_mode says where it lives. 0, or -1 when it has none.
+ */
+static __always_inline int op_rb_find_ec(const struct op_rb_walker *rb, __u64 thread_ptr, __u64 *ec)
+{
+	__u64 tls[2] = {}, dtv, block, th, id;
+
+	*ec = 0;
+	if (!thread_ptr)
+		return -1;
+	switch (rb->proc.tls_mode) {
+	case OP_RB_TLS_DTV:
+	case OP_RB_TLS_DTV_LOCAL:
+		if (OP_RB_READ(rb, tls, sizeof(tls), rb->proc.tls_index))
+			return -1;
+		if (rb->proc.tls_mode == OP_RB_TLS_DTV_LOCAL)
+			tls[1] = rb->proc.tls_offset;
+		/* tls_index {module id, offset}: the module's block is dtv[id] (16-byte entries).
+		 */
+		if (!tls[0] || tls[0] > 0xffff || tls[1] > 0xffff)
+			return -1;
+		if (op_rb_read_u64(rb, &dtv, thread_ptr + 8) || !dtv)
+			return -1;
+		if (op_rb_read_u64(rb, &block, dtv + tls[0] * 16) || !block || block == ~0ull)
+			return -1;
+		if (op_rb_read_u64(rb, ec, block + tls[1]))
+			return -1;
+		break;
+	case OP_RB_TLS_TP:
+		if (op_rb_read_u64(rb, ec, thread_ptr + rb->proc.tls_index))
+			return -1;
+		break;
+	case OP_RB_TLS_GLOBAL:
+		/* The GVL holder's ec: shown only on its own thread. */
+		if (op_rb_read_u64(rb, ec, rb->proc.tls_index) || !*ec ||
+		    op_rb_read_u64(rb, &th, *ec + rb->proc.off.ec_thread_ptr) || !th ||
+		    op_rb_read_u64(rb, &id, th + rb->proc.off.th_thread_id) || id != thread_ptr)
+			return -1;
+		break;
+	default:
+		return -1;
+	}
+	return *ec ? 0 : -1;
+}
+
+/*
  * Starts a walk of a process running proc on the thread whose thread pointer
  * is thread_ptr: its current control frame and the end of its frames. 1 when
  * Ruby frames follow, 0 when the thread runs none (counted).
@@ -75,7 +121,7 @@ static __always_inline int op_rb_begin(struct op_rb_walker *rb, const struct op_
 				       __u64 thread_ptr)
 {
 	const struct op_rb_offsets *o;
-	__u64 tls[2] = {}, dtv, block, ec, stack, size, cfp;
+	__u64 ec, stack, size, cfp;
 
 	OP_RB_STAT(rb, OP_RB_STAT_WALKS);
 	rb->proc = *proc;
@@ -83,19 +129,10 @@ static __always_inline int op_rb_begin(struct op_rb_walker *rb, const struct op_
 	rb->end = 0;
 	rb->block_cfp = 0;
 	rb->broken = 0;
+	rb->to_end = 0;
 	rb->deferred = OP_STEP_END;
 	o = &rb->proc.off;
-	if (rb->proc.tls_mode != OP_RB_TLS_DTV || !thread_ptr ||
-	    OP_RB_READ(rb, tls, sizeof(tls), rb->proc.tls_index))
-		goto no_ec;
-	/* tls_index {module id, offset}: the module's block is dtv[id] (16-byte entries). */
-	if (!tls[0] || tls[0] > 0xffff || tls[1] > 0xffff)
-		goto no_ec;
-	if (op_rb_read_u64(rb, &dtv, thread_ptr + 8) || !dtv)
-		goto no_ec;
-	if (op_rb_read_u64(rb, &block, dtv + tls[0] * 16) || !block || block == ~0ull)
-		goto no_ec;
-	if (op_rb_read_u64(rb, &ec, block + tls[1]) || !ec)
+	if (op_rb_find_ec(rb, thread_ptr, &ec))
 		goto no_ec;
 	if (op_rb_read_u64(rb, &stack, ec + o->ec_vm_stack) ||
 	    op_rb_read_u64(rb, &size, ec + o->ec_vm_stack_size) ||
@@ -142,7 +179,9 @@ static __always_inline int op_rb_shown(const struct op_rb_walker *rb)
 
 	if ((flags & OP_RB_FRAME_MAGIC_MASK) == OP_RB_FRAME_MAGIC_CFUNC)
 		return 2;
-	if (!(flags & OP_RB_FRAME_FLAG_CFRAME) && op_rb_block_u64(rb, rb->proc.off.cfp_iseq))
+	/* An iseq frame whose pc is still 0 has not started (Ruby's backtraces skip it too). */
+	if (!(flags & OP_RB_FRAME_FLAG_CFRAME) && op_rb_block_u64(rb, rb->proc.off.cfp_iseq) &&
+	    op_rb_block_u64(rb, rb->proc.off.cfp_pc))
 		return 1;
 	return 0;
 }
@@ -155,7 +194,10 @@ static __always_inline int op_rb_shown(const struct op_rb_walker *rb)
 static __always_inline int op_rb_seek(struct op_rb_walker *rb)
 {
 	for (int i = 0; i < OP_RB_SKIP_MAX; i++) {
-		if (rb->cfp >= rb->end)
+		/* The bottom-most control frame is the VM's own (th_init's dummy,
+		 * the main thread's made "<main>" by Init_VM): never shown, as in
+		 * Ruby's backtraces. */
+		if (rb->cfp + rb->proc.off.cfp_size >= rb->end)
 			return 0;
 		if (op_rb_load(rb))
 			return -1;
@@ -163,7 +205,7 @@ static __always_inline int op_rb_seek(struct op_rb_walker *rb)
 			return 1;
 		OP_RB_STAT(rb, OP_RB_STAT_SKIPPED);
 		rb->cfp += rb->proc.off.cfp_size;
-		if (rb->env[2] & OP_RB_FRAME_FLAG_FINISH)
+		if ((rb->env[2] & OP_RB_FRAME_FLAG_FINISH) && !rb->to_end)
 			return 0;
 	}
 	/* More frames not shown in a row than a real stack has: treat as its end. */
@@ -222,7 +264,7 @@ static __always_inline int op_rb_emit(struct op_rb_walker *rb, struct op_frame *
 		frame->aux = aux;
 		OP_RB_STAT(rb, OP_RB_STAT_FRAMES);
 	}
-	finish = (rb->env[2] & OP_RB_FRAME_FLAG_FINISH) != 0;
+	finish = (rb->env[2] & OP_RB_FRAME_FLAG_FINISH) != 0 && !rb->to_end;
 	rb->cfp += o->cfp_size;
 	if (finish)
 		return 0;
@@ -242,6 +284,27 @@ static __always_inline void op_rb_error(struct op_rb_walker *rb, struct op_frame
 	op_frame__set_error(frame, OP_UNWIND_ERR_RUBY);
 }
 
+/* The frame of YJIT's code at the walk's pc (a range Ruby unwinds itself). */
+static __always_inline void op_rb_jit_frame(const struct op_walk *w, struct op_frame *frame)
+{
+	frame->kind = OP_FRAME_RUBY;
+	frame->flags = 0;
+	frame->reserved = 0;
+	frame->addr = w->u.regs.pc;
+	frame->data = OP_RB_DATA_JIT;
+	frame->aux = OP_RB_NO_POS;
+}
+
+/*
+ * YJIT's code met on a thread whose Ruby frames cannot be walked (no
+ * execution context): still marked, and the walk ends there.
+ */
+static __always_inline int op_rb_jit_alone(struct op_walk *w, struct op_frame *frame)
+{
+	op_rb_jit_frame(w, frame);
+	return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_ANON_CODE;
+}
+
 /*
  * Ruby's step (OP_INTERP_STEP of omniprof/unwind/walk.h for OP_INTERP_RUBY,
  * after op_rb_begin() found the thread's frames): a pending Ruby frame, or
@@ -254,6 +317,24 @@ static __always_inline int op_rb_walk_step(struct op_rb_walker *rb, struct op_wa
 {
 	int more;
 
+	if (res == OP_STEP_RUNTIME_UNWINDS) {
+		/*
+		 * YJIT's code: no unwind tables, no frame pointer, so no native
+		 * frame past it. Marked, then every control frame left (the
+		 * entries' FINISH ends ignored), then the walk ends saying so.
+		 */
+		op_rb_jit_frame(w, frame);
+		OP_RB_STAT(rb, OP_RB_STAT_JIT);
+		rb->to_end = 1;
+		rb->deferred = OP_STEP_ERROR_BASE + OP_UNWIND_ERR_ANON_CODE;
+		more = op_rb_seek(rb);
+		if (more < 0)
+			rb->broken = 1; /* the error frame comes at the next step */
+		else if (!more)
+			return rb->deferred;
+		w->active = OP_INTERP_RUBY;
+		return OP_STEP_CONTINUE;
+	}
 	if (w->active == OP_INTERP_RUBY) {
 		more = op_rb_emit(rb, frame);
 		if (more < 0) {
