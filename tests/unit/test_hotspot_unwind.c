@@ -63,6 +63,9 @@ static const struct op_jvm_proc proc17 = {
     .nm_pcs_offset = 268,
     .nm_pcs_end_offset = 272,
     .nm_metadata_offset = 260,
+    .nm_deopt_handler = 200,
+    .nm_deopt_mh_handler = 208,
+    .nm_orig_pc_offset = 256,
 };
 
 static uint8_t mem[MEM_SIZE];
@@ -465,6 +468,46 @@ static void test_pcdesc_search(void **state)
 	}
 }
 
+/*
+ * run deoptimised while work ran: its return address is run's deopt handler
+ * (past all its PcDescs), its pc when it called work saved in its frame at
+ * unextended sp + _orig_pc_offset. Named from that pc: c, b, a, run as
+ * before, counted; a saved pc outside run's code is an error, not a guess.
+ */
+static void test_deoptimised_frame(void **state)
+{
+	const uint64_t handler = run_blob + 0x100 + 0x3f0, orig_off = 0x10;
+	uint64_t s1 = S0 + WORK_FRAME * 8;
+	struct op_frame frames[32];
+	struct hotspot_unwind hu;
+	struct user_unwind_result r;
+
+	(void)state;
+	build();
+	put64(run_blob + proc17.nm_deopt_handler, handler);
+	put64(run_blob + proc17.nm_deopt_mh_handler, handler + 0x10);
+	put32(run_blob + proc17.nm_orig_pc_offset, orig_off);
+	put64(S0 + WORK_FRAME * 8 - 8, handler);
+	put64(s1 + orig_off, run_blob + 0x100 + RUN_RA_OFF);
+	r = walk(&proc17, WORK_PC, S0, 0x1234, frames, 32, &hu);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.n_frames, 8);
+	assert_java(&frames[1], METHOD(M_C), OP_JVM_T_INLINED, 4);
+	assert_java(&frames[2], METHOD(M_B), OP_JVM_T_INLINED, 3);
+	assert_java(&frames[3], METHOD(M_A), OP_JVM_T_INLINED, 2);
+	assert_java(&frames[4], METHOD(M_RUN), OP_JVM_T_COMPILED, 9);
+	assert_java(&frames[5], METHOD(M_MAIN), OP_JVM_T_INTERPRETED, MAIN_BCI);
+	assert_int_equal(hu.stats[OP_JVM_STAT_DEOPT], 1);
+	/* The method handle's deopt handler too. */
+	put64(S0 + WORK_FRAME * 8 - 8, handler + 0x10);
+	r = walk(&proc17, WORK_PC, S0, 0x1234, frames, 32, &hu);
+	assert_int_equal(r.error, 0);
+	assert_java(&frames[4], METHOD(M_RUN), OP_JVM_T_COMPILED, 9);
+	/* A saved pc that is not run's. */
+	put64(s1 + orig_off, work_blob + 0x200);
+	assert_error_after(walk(&proc17, WORK_PC, S0, 0x1234, frames, 32, &hu), frames, 1);
+}
+
 static void test_line_table(void **state)
 {
 	/* (0, 10) (5, 12) (40, 9) (300, 500): short pairs and 0xff escapes. */
@@ -499,7 +542,7 @@ int main(void)
 	    cmocka_unit_test(test_free_segment),   cmocka_unit_test(test_unreadable_method),
 	    cmocka_unit_test(test_hostile_segmap), cmocka_unit_test(test_hostile_frames),
 	    cmocka_unit_test(test_line_table),	   cmocka_unit_test(test_recursion_cached),
-	    cmocka_unit_test(test_pcdesc_search),
+	    cmocka_unit_test(test_pcdesc_search),  cmocka_unit_test(test_deoptimised_frame),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -70,6 +70,11 @@ static const struct want wants[] = {
     {"nmethod", "_scopes_pcs_offset", W_OFFSET, L(nm_pcs_offset), false},
     {"nmethod", "_dependencies_offset", W_OFFSET, L(nm_pcs_end_offset), false},
     {"nmethod", "_metadata_offset", W_OFFSET, L(nm_metadata_offset), false},
+    {"CompiledMethod", "_deopt_handler_begin", W_OFFSET, L(nm_deopt_handler), false},
+    {"nmethod", "_deopt_handler_begin", W_OFFSET, L(nm_deopt_handler), false},
+    {"CompiledMethod", "_deopt_mh_handler_begin", W_OFFSET, L(nm_deopt_mh_handler), false},
+    {"nmethod", "_deopt_mh_handler_begin", W_OFFSET, L(nm_deopt_mh_handler), false},
+    {"nmethod", "_orig_pc_offset", W_OFFSET, L(nm_orig_pc_offset), false},
     {"Method", "_constMethod", W_OFFSET, L(method_const), true},
     {"ConstMethod", "_constants", W_OFFSET, L(cm_constants), true},
     {"ConstMethod", "_name_index", W_OFFSET, L(cm_name_index), true},
@@ -368,6 +373,14 @@ int hotspot_vm__code_cache(const struct remote_memory *mem, const struct hotspot
 		proc->nm_pcs_offset = (uint16_t)l->nm_pcs_offset;
 		proc->nm_pcs_end_offset = (uint16_t)l->nm_pcs_end_offset;
 		proc->nm_metadata_offset = (uint16_t)l->nm_metadata_offset;
+	}
+	/* Deoptimised frames named from their original pc when all three are known. */
+	if (l->nm_orig_pc_offset && l->nm_deopt_handler && l->nm_deopt_mh_handler &&
+	    fits_u16(l->nm_orig_pc_offset) && fits_u16(l->nm_deopt_handler) &&
+	    fits_u16(l->nm_deopt_mh_handler)) {
+		proc->nm_deopt_handler = (uint16_t)l->nm_deopt_handler;
+		proc->nm_deopt_mh_handler = (uint16_t)l->nm_deopt_mh_handler;
+		proc->nm_orig_pc_offset = (uint16_t)l->nm_orig_pc_offset;
 	}
 	proc->ifr_sender_sp = (int8_t)l->ifr_sender_sp;
 	proc->ifr_method = (int8_t)l->ifr_method;

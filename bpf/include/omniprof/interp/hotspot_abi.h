@@ -99,6 +99,16 @@ struct op_jvm_proc {
 	__u16 nm_pcs_offset;	 /* nmethod::_scopes_pcs_offset (an int offset) */
 	__u16 nm_pcs_end_offset; /* nmethod::_dependencies_offset: where the PcDescs end */
 	__u16 nm_metadata_offset;
+	/*
+	 * Deoptimisation (bytes from the nmethod; 0: not known): a compiled frame
+	 * whose nmethod was invalidated while it waited for a callee returns to
+	 * the nmethod's deopt handler, its original pc saved in the frame at
+	 * unextended sp + _orig_pc_offset (HotSpot's frame::orig_pc_addr).
+	 */
+	__u16 nm_deopt_handler;	   /* CompiledMethod::_deopt_handler_begin (a pointer) */
+	__u16 nm_deopt_mh_handler; /* CompiledMethod::_deopt_mh_handler_begin */
+	__u16 nm_orig_pc_offset;   /* nmethod::_orig_pc_offset (an int) */
+	__u16 reserved2;
 };
 
 /* Code blobs, decoded scopes and Method -> ConstMethod pairs one walk
@@ -132,10 +142,12 @@ struct op_jvm_blob {
 	__s32 complete;
 	__s32 pcs_begin; /* nmethod: its PcDescs [begin, end), from the blob */
 	__s32 pcs_end;
-	__s32 last_target; /* the last PcDesc search: pc offset (-1: none) ... */
-	__u32 last_scope;  /* ... and the scope it found */
-	__u32 kind;	   /* enum op_jvm_blob_kind */
-	__u32 reserved;
+	__s32 last_target;    /* the last PcDesc search: pc offset (-1: none) ... */
+	__u32 last_scope;     /* ... and the scope it found */
+	__u32 kind;	      /* enum op_jvm_blob_kind */
+	__s32 orig_pc_offset; /* nmethod: where a deoptimised frame keeps its pc (0: unknown) */
+	__u64 deopt_handler;  /* nmethod: its deopt handlers (0: unknown) */
+	__u64 deopt_mh_handler;
 };
 
 /* A decoded scope: the nmethod's scopes data + decode offset it was read at. */
@@ -190,15 +202,16 @@ enum op_jvm_stat {
 	OP_JVM_STAT_NO_PROC,	     /* code cache range without its jvm_procs entry */
 	OP_JVM_STAT_INLINED,	     /* inlined frames written */
 	OP_JVM_STAT_NO_PCDESC,	     /* compiled frames without debug info at their pc */
+	OP_JVM_STAT_DEOPT,	     /* deoptimised compiled frames, named from their original pc */
 	OP_JVM_STAT__COUNT,
 };
 
 _Static_assert(sizeof(struct op_jvm_heap) == 32, "op_jvm_heap layout");
-_Static_assert(sizeof(struct op_jvm_proc) == 32 * OP_JVM_MAX_HEAPS + 48, "op_jvm_proc layout");
-_Static_assert(sizeof(struct op_jvm_blob) == 96, "op_jvm_blob layout");
+_Static_assert(sizeof(struct op_jvm_proc) == 32 * OP_JVM_MAX_HEAPS + 56, "op_jvm_proc layout");
+_Static_assert(sizeof(struct op_jvm_blob) == 112, "op_jvm_blob layout");
 _Static_assert(sizeof(struct op_jvm_scope) == 32, "op_jvm_scope layout");
-_Static_assert(sizeof(struct op_jvm_walker) ==
-		   40 + 96 * OP_JVM_BLOBS + 32 * OP_JVM_SCOPES + 16 * OP_JVM_METHODS + OP_JVM_BLOCK,
+_Static_assert(sizeof(struct op_jvm_walker) == 40 + 112 * OP_JVM_BLOBS + 32 * OP_JVM_SCOPES +
+						   16 * OP_JVM_METHODS + OP_JVM_BLOCK,
 	       "op_jvm_walker layout");
 
 #endif

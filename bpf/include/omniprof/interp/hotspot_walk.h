@@ -388,6 +388,8 @@ static __always_inline struct op_jvm_blob *op_jvm_blob_at(struct op_jvm_walker *
 	b->pcs_begin = b->pcs_end = 0;
 	b->last_target = -1;
 	b->last_scope = 0;
+	b->orig_pc_offset = 0;
+	b->deopt_handler = b->deopt_mh_handler = 0;
 	if (b->kind == OP_JVM_B_NMETHOD) {
 		if (op_jvm_u64(jw, blob, proc->nmethod_method, &b->method) ||
 		    op_jvm_const_method(jw, proc, b->method, &b->cm))
@@ -398,6 +400,11 @@ static __always_inline struct op_jvm_blob *op_jvm_blob_at(struct op_jvm_walker *
 		    !op_jvm_s32(jw, blob, proc->nm_pcs_end_offset, &b->pcs_end) &&
 		    !op_jvm_s32(jw, blob, proc->nm_metadata_offset, &nmd) && nmd > 0)
 			b->metadata = blob + (__u32)nmd;
+		if (proc->nm_orig_pc_offset &&
+		    (op_jvm_s32(jw, blob, proc->nm_orig_pc_offset, &b->orig_pc_offset) ||
+		     op_jvm_u64(jw, blob, proc->nm_deopt_handler, &b->deopt_handler) ||
+		     op_jvm_u64(jw, blob, proc->nm_deopt_mh_handler, &b->deopt_mh_handler)))
+			b->orig_pc_offset = 0;
 	}
 	b->blob = blob;
 	jw->blob_next++;
@@ -456,15 +463,26 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 		return op_jvm_error(jw, frame);
 	}
 	if (b->kind == OP_JVM_B_NMETHOD) {
+		__u64 at = pc;
+
 		method = b->method;
 		cm = b->cm;
 		op_jvm_frame(frame, method, cm, OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
 		jw->next = 0;
+		if (!u->pc_exact && b->orig_pc_offset > 0 &&
+		    (__u32)b->orig_pc_offset < OP_JVM_MAX_FRAME &&
+		    (pc == b->deopt_handler || pc == b->deopt_mh_handler)) {
+			/* Deoptimised while its callee ran: named from the pc it had. */
+			if (OP_JVM_READ(jw, &at, 8, sp + (__u32)b->orig_pc_offset) ||
+			    at <= b->code_begin || at > b->code_end)
+				return op_jvm_error(jw, frame);
+			OP_JVM_STAT(jw, OP_JVM_STAT_DEOPT);
+		}
 		if (b->scopes) {
 			jw->scopes = b->scopes;
 			jw->metadata = b->metadata;
 			nm_scope = op_jvm_pcdesc(
-			    jw, slot, (__s32)(pc - b->code_begin) + (u->pc_exact ? 1 : 0));
+			    jw, slot, (__s32)(at - b->code_begin) + (u->pc_exact ? 1 : 0));
 		}
 		if (!nm_scope)
 			OP_JVM_STAT(jw, OP_JVM_STAT_NO_PCDESC);
