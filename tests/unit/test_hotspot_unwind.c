@@ -508,6 +508,48 @@ static void test_deoptimised_frame(void **state)
 	assert_error_after(walk(&proc17, WORK_PC, S0, 0x1234, frames, 32, &hu), frames, 1);
 }
 
+/*
+ * JDK 8 (OP_JVM_F_OFFSETS): the same chain, the blobs' code and run's scopes
+ * data given as int offsets from the blob (CodeBlob::_code_offset /
+ * _data_offset, nmethod::_scopes_data_offset) instead of pointers.
+ */
+static void test_jdk8_offsets(void **state)
+{
+	struct op_jvm_proc proc8 = proc17;
+	struct op_frame frames[32];
+	struct hotspot_unwind hu;
+	struct user_unwind_result r;
+
+	(void)state;
+	proc8.flags = OP_JVM_F_OFFSETS;
+	proc8.blob_code_begin = 48;
+	proc8.blob_code_end = 52;
+	proc8.nm_scopes_data = 56;
+	build();
+	put32(run_blob + 48, 0x100);
+	put32(run_blob + 52, 0x500);
+	put32(run_blob + 56, (uint32_t)(SCOPES - run_blob));
+	put32(work_blob + 48, 0x100);
+	put32(work_blob + 52, 0x500);
+	put32(stub_blob + 48, 0x40);
+	put32(stub_blob + 52, 0x1f0);
+	/* The pointers JDK 17 would have are garbage here: never read. */
+	put64(run_blob + 32, 1);
+	put64(run_blob + 120, 1);
+	r = walk(&proc8, WORK_PC, S0, 0x1234, frames, 32, &hu);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.n_frames, 8);
+	assert_java(&frames[0], METHOD(M_WORK), OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
+	assert_java(&frames[1], METHOD(M_C), OP_JVM_T_INLINED, 4);
+	assert_java(&frames[3], METHOD(M_A), OP_JVM_T_INLINED, 2);
+	assert_java(&frames[4], METHOD(M_RUN), OP_JVM_T_COMPILED, 9);
+	assert_java(&frames[5], METHOD(M_MAIN), OP_JVM_T_INTERPRETED, MAIN_BCI);
+	assert_java(&frames[6], STUB_NAME, OP_JVM_T_STUB, OP_JVM_BCI_NONE);
+	/* A negative offset is refused, not followed. */
+	put32(work_blob + 48, 0xfffff000);
+	assert_error_after(walk(&proc8, WORK_PC, S0, 0x1234, frames, 32, &hu), frames, 0);
+}
+
 static void test_line_table(void **state)
 {
 	/* (0, 10) (5, 12) (40, 9) (300, 500): short pairs and 0xff escapes. */
@@ -543,6 +585,7 @@ int main(void)
 	    cmocka_unit_test(test_hostile_segmap), cmocka_unit_test(test_hostile_frames),
 	    cmocka_unit_test(test_line_table),	   cmocka_unit_test(test_recursion_cached),
 	    cmocka_unit_test(test_pcdesc_search),  cmocka_unit_test(test_deoptimised_frame),
+	    cmocka_unit_test(test_jdk8_offsets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

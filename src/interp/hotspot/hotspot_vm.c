@@ -64,6 +64,12 @@ static const struct want wants[] = {
     {"CodeBlob", "_frame_size", W_OFFSET, L(blob_frame_size), true},
     {"CodeBlob", "_code_begin", W_OFFSET, L(blob_code_begin), false},
     {"CodeBlob", "_code_end", W_OFFSET, L(blob_code_end), false},
+    /* JDK 8: int offsets from the blob where JDK 9+ has pointers. */
+    {"CodeBlob", "_code_offset", W_OFFSET, L(blob_code_offset), false},
+    {"CodeBlob", "_data_offset", W_OFFSET, L(blob_data_offset), false},
+    {"nmethod", "_scopes_data_offset", W_OFFSET, L(nm_scopes_data_offset), false},
+    {"nmethod", "_deoptimize_offset", W_OFFSET, L(nm_deoptimize_offset), false},
+    {"nmethod", "_deoptimize_mh_offset", W_OFFSET, L(nm_deoptimize_mh_offset), false},
     {"CompiledMethod", "_method", W_OFFSET, L(nmethod_method), false},
     {"nmethod", "_method", W_OFFSET, L(nmethod_method), false},
     {"CompiledMethod", "_scopes_data_begin", W_OFFSET, L(nm_scopes_data), false},
@@ -262,6 +268,15 @@ int hotspot_vm__read(const struct remote_memory *mem, const uint64_t sym[HS_SYM_
 			return -ENOENT;
 	if (!l.code_heaps && !l.code_heap)
 		return -ENOENT;
+	if (!l.blob_code_begin && !l.blob_code_end && l.blob_code_offset && l.blob_data_offset) {
+		/* JDK 8: the code, scopes and deopt handlers as offsets from the blob. */
+		l.offsets = true;
+		l.blob_code_begin = l.blob_code_offset;
+		l.blob_code_end = l.blob_data_offset;
+		l.nm_scopes_data = l.nm_scopes_data_offset;
+		l.nm_deopt_handler = l.nm_deoptimize_offset;
+		l.nm_deopt_mh_handler = l.nm_deoptimize_mh_offset;
+	}
 	if (!l.nmethod_method || !l.blob_code_begin)
 		return -ENOENT;
 	if (!l.blob_code_end)
@@ -365,6 +380,7 @@ int hotspot_vm__code_cache(const struct remote_memory *mem, const struct hotspot
 	proc->method_const = (uint16_t)l->method_const;
 	proc->const_method_size = (uint16_t)l->const_method_size;
 	proc->heap_block_size = (uint16_t)l->heap_block_size;
+	proc->flags = l->offsets ? OP_JVM_F_OFFSETS : 0;
 	/* Inlined frames only when every field of the nmethod's debug info is known. */
 	if (l->nm_scopes_data && l->nm_pcs_offset && l->nm_pcs_end_offset &&
 	    l->nm_metadata_offset && fits_u16(l->nm_scopes_data) && fits_u16(l->nm_pcs_offset) &&

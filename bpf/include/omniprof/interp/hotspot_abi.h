@@ -65,6 +65,14 @@ enum op_jvm_type {
 #define OP_JVM_VTABLE_NAME 0x656c62617476ull
 #define OP_JVM_ITABLE_NAME 0x656c62617469ull
 
+/*
+ * op_jvm_proc.flags. JDK 8 describes where a blob's code is, and an
+ * nmethod's scopes data and deopt handlers, as int offsets from the blob
+ * (CodeBlob::_code_offset / _data_offset, nmethod::_scopes_data_offset,
+ * _deoptimize_offset, _deoptimize_mh_offset); JDK 9+ as pointers.
+ */
+#define OP_JVM_F_OFFSETS 0x01
+
 struct op_jvm_heap {
 	__u64 low; /* the heap's committed code: [low, high) */
 	__u64 high;
@@ -82,7 +90,7 @@ struct op_jvm_proc {
 	__u16 blob_name;
 	__u16 blob_frame_complete; /* int */
 	__u16 blob_frame_size;	   /* int, in words */
-	__u16 blob_code_begin;
+	__u16 blob_code_begin;	   /* a pointer (OP_JVM_F_OFFSETS: an int offset from the blob) */
 	__u16 blob_code_end;
 	__u16 nmethod_method;	 /* CompiledMethod::_method */
 	__u16 method_const;	 /* Method::_constMethod */
@@ -93,7 +101,8 @@ struct op_jvm_proc {
 	__s8 ifr_method;
 	__s8 ifr_bcp;
 	__u8 n_heaps;
-	__u8 reserved[2];
+	__u8 flags; /* OP_JVM_F_* */
+	__u8 reserved;
 	/* nmethod debug info (bytes from the nmethod; 0: inlined frames not read) */
 	__u16 nm_scopes_data;	 /* CompiledMethod::_scopes_data_begin (a pointer) */
 	__u16 nm_pcs_offset;	 /* nmethod::_scopes_pcs_offset (an int offset) */

@@ -88,6 +88,20 @@ static __always_inline int op_jvm_u64(struct op_jvm_walker *jw, __u64 blob, __u3
 	return OP_JVM_READ(jw, v, 8, blob + off);
 }
 
+/* An address field of the blob: a pointer, or with OP_JVM_F_OFFSETS an int offset from it. */
+static __always_inline int op_jvm_addr(struct op_jvm_walker *jw, const struct op_jvm_proc *proc,
+				       __u64 blob, __u32 off, __u64 *v)
+{
+	__s32 rel = 0;
+
+	if (!(proc->flags & OP_JVM_F_OFFSETS))
+		return op_jvm_u64(jw, blob, off, v);
+	if (op_jvm_s32(jw, blob, off, &rel) || rel < 0)
+		return -1;
+	*v = blob + (__u32)rel;
+	return 0;
+}
+
 /* Reads the blob's block: all of it, or its first OP_JVM_BLOCK_SHORT bytes. */
 static __always_inline void op_jvm_load_block(struct op_jvm_walker *jw, __u64 blob)
 {
@@ -362,8 +376,8 @@ static __always_inline struct op_jvm_blob *op_jvm_blob_at(struct op_jvm_walker *
 	op_jvm_load_block(jw, blob);
 	if (op_jvm_s32(jw, blob, proc->blob_frame_size, &b->frame_size) ||
 	    op_jvm_s32(jw, blob, proc->blob_frame_complete, &b->complete) ||
-	    op_jvm_u64(jw, blob, proc->blob_code_begin, &b->code_begin) ||
-	    op_jvm_u64(jw, blob, proc->blob_code_end, &b->code_end) ||
+	    op_jvm_addr(jw, proc, blob, proc->blob_code_begin, &b->code_begin) ||
+	    op_jvm_addr(jw, proc, blob, proc->blob_code_end, &b->code_end) ||
 	    op_jvm_u64(jw, blob, proc->blob_name, &b->name))
 		return NULL;
 	if (lpc < b->code_begin || lpc >= b->code_end || b->frame_size < 0 ||
@@ -395,15 +409,15 @@ static __always_inline struct op_jvm_blob *op_jvm_blob_at(struct op_jvm_walker *
 		    op_jvm_const_method(jw, proc, b->method, &b->cm))
 			return NULL;
 		if (proc->nm_scopes_data &&
-		    !op_jvm_u64(jw, blob, proc->nm_scopes_data, &b->scopes) && b->scopes &&
+		    !op_jvm_addr(jw, proc, blob, proc->nm_scopes_data, &b->scopes) && b->scopes &&
 		    !op_jvm_s32(jw, blob, proc->nm_pcs_offset, &b->pcs_begin) &&
 		    !op_jvm_s32(jw, blob, proc->nm_pcs_end_offset, &b->pcs_end) &&
 		    !op_jvm_s32(jw, blob, proc->nm_metadata_offset, &nmd) && nmd > 0)
 			b->metadata = blob + (__u32)nmd;
 		if (proc->nm_orig_pc_offset &&
 		    (op_jvm_s32(jw, blob, proc->nm_orig_pc_offset, &b->orig_pc_offset) ||
-		     op_jvm_u64(jw, blob, proc->nm_deopt_handler, &b->deopt_handler) ||
-		     op_jvm_u64(jw, blob, proc->nm_deopt_mh_handler, &b->deopt_mh_handler)))
+		     op_jvm_addr(jw, proc, blob, proc->nm_deopt_handler, &b->deopt_handler) ||
+		     op_jvm_addr(jw, proc, blob, proc->nm_deopt_mh_handler, &b->deopt_mh_handler)))
 			b->orig_pc_offset = 0;
 	}
 	b->blob = blob;
