@@ -35,34 +35,59 @@ struct {
 	__type(value, struct op_jvm_proc);
 } jvm_procs SEC(".maps");
 
+/* The walker and the pid's jvm_procs value, copied into it when a walk begins. */
+struct op_jvm_bpf_walker {
+	struct op_jvm_walker w;
+	struct op_jvm_proc proc;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct op_jvm_walker);
+	__type(value, struct op_jvm_bpf_walker);
 } jvm_walk SEC(".maps");
 
 #define OP_JVM_READ(jw, dst, size, addr) OP_READ_USER(NULL, dst, size, addr)
 #define OP_JVM_STAT(jw, which)		 jvm_stat_inc(which)
+#define OP_JVM_SUBPROG			 __noinline
 #include "omniprof/interp/hotspot_walk.h"
 
-/* OP_INTERP_STEP for OP_INTERP_HOTSPOT: every frame in the code cache. */
+/*
+ * OP_INTERP_STEP for OP_INTERP_HOTSPOT: every frame in the code cache. The
+ * pid's jvm_procs value is looked up and copied into the walker once per
+ * sample (a hash lookup per frame cost more than the rest of a cached frame).
+ */
 __noinline int hotspot_step(struct op_walk *w, struct op_frame *frame, int res)
 {
-	struct op_jvm_walker *jw;
-	struct op_jvm_proc *proc;
-	__u32 pid, zero = 0;
+	struct op_jvm_bpf_walker *bw;
+	__u32 zero = 0;
 
 	if (!w || !frame)
 		return res;
-	jw = bpf_map_lookup_elem(&jvm_walk, &zero);
-	pid = w->u.pid;
-	proc = bpf_map_lookup_elem(&jvm_procs, &pid);
-	if (!jw)
+	bw = bpf_map_lookup_elem(&jvm_walk, &zero);
+	if (!bw)
 		return res;
-	if (!proc && res == OP_STEP_RUNTIME_UNWINDS)
-		jvm_stat_inc(OP_JVM_STAT_NO_PROC);
-	return op_jvm_walk_step(w, proc, jw, frame, res);
+	if (op_walk__setup_once(w, OP_INTERP_HOTSPOT)) {
+		const struct op_jvm_proc *proc;
+		__u32 pid = w->u.pid;
+
+		op_jvm_walker__begin(&bw->w);
+		proc = bpf_map_lookup_elem(&jvm_procs, &pid);
+		if (proc) {
+			__builtin_memcpy(&bw->proc, proc, sizeof(bw->proc));
+			op_walk__set_ready(w, OP_INTERP_HOTSPOT);
+		}
+	}
+	if (!op_walk__is_ready(w, OP_INTERP_HOTSPOT)) {
+		/* The pid's state is gone: its frames are left to the native rules. */
+		if (res == OP_STEP_RUNTIME_UNWINDS)
+			jvm_stat_inc(OP_JVM_STAT_NO_PROC);
+		if (w->active == OP_INTERP_HOTSPOT)
+			w->active = 0;
+		return res;
+	}
+	return op_jvm_walk_step(w, &bw->proc, &bw->w, frame, res);
 }
 
 #endif

@@ -106,8 +106,9 @@ struct interp_walk_stats {
 	uint64_t errors;   /* walks ended by an unreadable runtime frame */
 };
 
-/* Bytes a runtime's walk of one stack copy may keep (interp_ops.walk_size). */
-#define INTERP_WALK_MAX_SIZE 1024
+/* Bytes a runtime's walk of one stack copy may keep (interp_ops.walk_size;
+ * HotSpot's walk remembers the code blobs and scopes it has read). */
+#define INTERP_WALK_MAX_SIZE 2048
 
 struct interp_ops {
 	const char *name;	 /* for logs: its folder's name */

@@ -20,7 +20,11 @@
  * and their memory reused: every stack names the plugin that ran, never one plugin's method under
  * the other's. And a JVM started 1 s into a whole-system recording (10 s of life): its samples from
  * the first named Java frame on hold the whole chain (the HotSpot runtime attaches as soon as
- * libjvm is opened, not once its table is built). Needs root and BPF.
+ * libjvm is opened, not once its table is built). And compiled frames deoptimised while their
+ * callee runs (HotspotDeopt.java: the leaf changes a MutableCallSite its caller's nmethod depends
+ * on, so that frame returns to the deopt handler for the rest of the leaf's 100 ms): the chain
+ * main -> run -> outer -> spin stays whole and named, and omniprof -v counts deoptimised frames
+ * named from their original pc. Needs root and BPF.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -50,6 +54,7 @@
 #define JNI_SOURCE     "tests/workloads/hotspot_jni/HotspotJni.java"
 #define JNI_LIB_SOURCE "tests/workloads/hotspot_jni/hotspot_jni.c"
 #define UNLOAD_SOURCE  "tests/workloads/hotspot_unload/HotspotUnload.java"
+#define DEOPT_SOURCE   "tests/workloads/hotspot_deopt/HotspotDeopt.java"
 #define PLUGIN_SOURCES "tests/workloads/hotspot_unload/plugins/*.java"
 #define RECORD_SECONDS "5"
 #define FREQUENCY      "199"
@@ -57,7 +62,7 @@
 #define THREADS	       "32"
 #define EXPECT(call)   assert_int_equal((call), 0)
 
-enum workload { CHAIN, JNI, UNLOAD };
+enum workload { CHAIN, JNI, UNLOAD, DEOPT };
 
 struct jvm_case {
 	const char *name;
@@ -150,6 +155,27 @@ static void expect_jni(struct chain_spec *cs)
 	EXPECT(chain_spec__add(cs, "JavaCalls::call_helper"));
 	EXPECT(chain_spec__add_gap(cs, 0, 1));
 	add_java(cs, "HotspotJni.callback", false);
+}
+
+/* HotspotDeopt.java: outer (perhaps inlined into run) under its deopt handler, then spin. */
+static void expect_deopt(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "JavaMain"));
+	EXPECT(chain_spec__add_gap(cs, 1, 4));
+	EXPECT(chain_spec__add(cs, "JavaCalls::call_helper"));
+	EXPECT(chain_spec__add_gap(cs, 0, 1));
+	add_java(cs, "HotspotDeopt.main", false);
+	add_java(cs, "HotspotDeopt.run", false);
+	add_java(cs, "HotspotDeopt.outer", false);
+	add_java(cs, "HotspotDeopt.spin", false);
+}
+
+/* The value of omniprof -v's counter name in out, -1 when it is not there. */
+static long counter(const char *out, const char *name)
+{
+	const char *at = out ? strstr(out, name) : NULL;
+
+	return at ? strtol(at + strlen(name), NULL, 10) : -1;
 }
 
 /* HotspotUnload.java: the plugin loaded in this cycle, its method and leaf. */
@@ -302,7 +328,7 @@ static void test_case(void **state)
 			  JDK "/bin/java", "-Xmx64m", "-XX:+UseSerialGC"};
 	struct chain_spec *cs = chain_spec__new(), *cs_b = chain_spec__new();
 	struct chain_count c = {0}, c_b = {0};
-	long mixed = 0;
+	long mixed = 0, deopt = -1;
 	int argc = 6, rc;
 	pid_t pid;
 
@@ -313,6 +339,8 @@ static void test_case(void **state)
 		    : !strcmp(jc->flags, "-Xint") ? INTERPRETED
 						  : INLINING;
 	expect_plugin(cs_b, 'B');
+	if (jc->what == DEOPT)
+		argv[argc++] = "-XX:CompileCommand=quiet"; /* "ready" is its first line */
 	if (*jc->flags)
 		argv[argc++] = (char *)jc->flags;
 	if (jc->what == JNI) {
@@ -323,6 +351,7 @@ static void test_case(void **state)
 	argv[argc++] = classes;
 	argv[argc++] = jc->what == JNI	    ? "HotspotJni"
 		       : jc->what == UNLOAD ? "HotspotUnload"
+		       : jc->what == DEOPT  ? "HotspotDeopt"
 					    : "HotspotChain";
 	argv[argc++] = "60";
 	if (jc->what == CHAIN)
@@ -338,6 +367,8 @@ static void test_case(void **state)
 		expect_jni(cs);
 	else if (jc->what == UNLOAD)
 		expect_plugin(cs, 'A');
+	else if (jc->what == DEOPT)
+		expect_deopt(cs);
 	else if (strcmp(jc->threads, "0"))
 		expect_thread(cs);
 	else
@@ -352,6 +383,10 @@ static void test_case(void **state)
 	tu_reap(pid);
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
+	if (jc->what == DEOPT) {
+		deopt = counter(out, "hotspot: deoptimised frames named from their original pc");
+		printf("    deoptimised frames named from their original pc: %ld\n", deopt);
+	}
 	free(out);
 	snprintf(folded, sizeof(folded), "%s/stacks.folded", dir);
 	snprintf(pprof, sizeof(pprof), "%s/profile.pb.gz", dir);
@@ -381,6 +416,8 @@ static void test_case(void **state)
 	} else {
 		assert_true(c.leaf >= MIN_LEAF);
 	}
+	if (jc->what == DEOPT)
+		assert_true(deopt > 0);
 	assert_true(c.complete * 100 >= c.leaf * 95);
 }
 
@@ -457,6 +494,8 @@ static const struct jvm_case cases[] = {
     {"Java -> JNI -> Java callback", JNI, "", "0", "2000", "0"},
     {"1 GiB code cache, classes unloaded and their memory reused", UNLOAD,
      "-XX:ReservedCodeCacheSize=1g", "0", "0", "0"},
+    {"compiled frames deoptimised under their callee", DEOPT,
+     "-XX:CompileCommand=dontinline,HotspotDeopt::spin", "0", "2000", "0"},
 };
 
 int main(void)
@@ -472,9 +511,9 @@ int main(void)
 	/* The JDK is the suite's subject: its absence fails, never skips. */
 	rc = tu_run(&out,
 		    "rm -rf %s && mkdir -p %s && " JDK "/bin/javac -d %s " SOURCE " " JNI_SOURCE
-		    " " UNLOAD_SOURCE " && " JDK "/bin/javac -d %s/plugins " PLUGIN_SOURCES
-		    " && gcc -O2 -g -shared -fPIC -I" JDK "/include -I" JDK
-		    "/include/linux " JNI_LIB_SOURCE " -o %s/libhotspot_jni.so",
+		    " " UNLOAD_SOURCE " " DEOPT_SOURCE " && " JDK
+		    "/bin/javac -d %s/plugins " PLUGIN_SOURCES " && gcc -O2 -g -shared -fPIC -I" JDK
+		    "/include -I" JDK "/include/linux " JNI_LIB_SOURCE " -o %s/libhotspot_jni.so",
 		    classes, classes, classes, classes, classes);
 	if (rc) {
 		fprintf(stderr, "building the workloads failed (%d): %s\n", rc, out ? out : "");
@@ -488,6 +527,9 @@ int main(void)
 					       .initial_state = (void *)&cases[i]};
 	tests[n] = (struct CMUnitTest){.name = "JVM started during a whole-system recording",
 				       .test_func = test_young};
+	/* OMNIPROF_HOTSPOT_CASE: run only the cases whose name matches (a cmocka pattern). */
+	if (getenv("OMNIPROF_HOTSPOT_CASE"))
+		cmocka_set_test_filter(getenv("OMNIPROF_HOTSPOT_CASE"));
 	failed = _cmocka_run_group_tests("hotspot", tests, n + 1, NULL, NULL);
 	return failed;
 }

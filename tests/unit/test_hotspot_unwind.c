@@ -63,6 +63,9 @@ static const struct op_jvm_proc proc17 = {
     .nm_pcs_offset = 268,
     .nm_pcs_end_offset = 272,
     .nm_metadata_offset = 260,
+    .nm_deopt_handler = 200,
+    .nm_deopt_mh_handler = 208,
+    .nm_orig_pc_offset = 256,
 };
 
 static uint8_t mem[MEM_SIZE];
@@ -362,6 +365,191 @@ static void test_hostile_frames(void **state)
 	assert_int_equal(r.n_frames, 64);
 }
 
+/* Reads of anything but the stack (the JVM's heap: blobs, PcDescs, scopes, Methods). */
+static unsigned int heap_reads;
+
+static int counting_read(void *ctx, void *dst, size_t size, uint64_t addr)
+{
+	if (addr < STACK || addr >= STACK + 0x1000)
+		heap_reads++;
+	return mem_read(ctx, dst, size, addr);
+}
+
+/*
+ * run calling itself k times (each frame returning to the same pc in the
+ * same nmethod): every frame is named, and the walk reads the nmethod, its
+ * PcDescs, scopes and Methods once, then only the stack.
+ */
+static unsigned int walk_recursion(uint32_t k, struct op_frame *frames, uint32_t max)
+{
+	uint64_t s = S0 + WORK_FRAME * 8;
+	struct hotspot_unwind hu;
+	struct user_unwind_result r;
+
+	build();
+	for (uint32_t i = 0; i < k; i++, s += RUN_FRAME * 8) {
+		put64(s + RUN_FRAME * 8 - 8,
+		      i + 1 < k ? run_blob + 0x100 + RUN_RA_OFF : INTERP + 0x100);
+		put64(s + RUN_FRAME * 8 - 16, i + 1 < k ? 0x5555 : FP_MAIN);
+	}
+	assert_true(s <= FP_MAIN - 64);
+	put64(FP_MAIN - 8, s);
+	memset(&hu, 0, sizeof(hu));
+	hu.proc = &proc17;
+	hu.read = counting_read;
+	heap_reads = 0;
+	r = user_unwind__walk(&(struct user_unwind_ops){counting_read, fp_rule, NULL, NULL},
+			      &(struct user_unwind_interp){
+				  &ranges, {[OP_INTERP_HOTSPOT] = hotspot_unwind__runtime(&hu)}},
+			      42, WORK_PC, S0, 0x1234, frames, max);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.n_frames, 1 + 4 * k + 3);
+	assert_java(&frames[0], METHOD(M_WORK), OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
+	for (uint32_t i = 0; i < k; i++) {
+		assert_java(&frames[1 + 4 * i], METHOD(M_C), OP_JVM_T_INLINED, 4);
+		assert_java(&frames[2 + 4 * i], METHOD(M_B), OP_JVM_T_INLINED, 3);
+		assert_java(&frames[3 + 4 * i], METHOD(M_A), OP_JVM_T_INLINED, 2);
+		assert_java(&frames[4 + 4 * i], METHOD(M_RUN), OP_JVM_T_COMPILED, 9);
+	}
+	assert_java(&frames[1 + 4 * k], METHOD(M_MAIN), OP_JVM_T_INTERPRETED, MAIN_BCI);
+	assert_int_equal(hu.stats[OP_JVM_STAT_INLINED], 3 * k);
+	return heap_reads;
+}
+
+static void test_recursion_cached(void **state)
+{
+	struct op_frame frames[64];
+	unsigned int one, eight;
+
+	(void)state;
+	one = walk_recursion(1, frames, 64);
+	eight = walk_recursion(8, frames, 64);
+	assert_true(one > 0);
+	assert_int_equal(eight, one);
+}
+
+/*
+ * The PcDesc search against the rule it implements, for nmethods of 1 to
+ * 500 PcDescs (one read, the window's edges, a binary search first): run's
+ * PcDescs are the sentinel (-1), (2i, scope of bci i) for i = 1..n and the
+ * end (no scope); a return at pc offset t is bci ceil(t / 2), past 2n the
+ * last one, n.
+ */
+static void test_pcdesc_search(void **state)
+{
+	static const uint32_t sizes[] = {1, 2, 15, 16, 17, 18, 19, 33, 100, 500};
+	const uint32_t pcs = 0xb000, scopes = 0x400;
+	struct op_frame frames[32];
+	struct hotspot_unwind hu;
+
+	(void)state;
+	for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+		uint32_t n = sizes[z];
+
+		build();
+		put32(run_blob + proc17.nm_pcs_offset, pcs);
+		put32(run_blob + proc17.nm_pcs_end_offset, pcs + (n + 2) * 16);
+		put32(run_blob + pcs, 0xffffffff);
+		for (uint32_t i = 1; i <= n; i++) {
+			put32(run_blob + pcs + i * 16, 2 * i);
+			put32(run_blob + pcs + i * 16 + 4, scopes + 4 * i);
+			put_scope(scopes + 4 * i, 0, 4, i);
+		}
+		put32(run_blob + pcs + (n + 1) * 16, 0x3fff);
+		for (uint32_t t = 1; t <= 2 * n + 3; t++) {
+			uint32_t want = t <= 2 * n ? (t + 1) / 2 : n;
+			struct user_unwind_result r;
+
+			put64(S0 + WORK_FRAME * 8 - 8, run_blob + 0x100 + t);
+			r = walk(&proc17, WORK_PC, S0, 0x1234, frames, 32, &hu);
+			assert_int_equal(r.error, 0);
+			assert_java(&frames[1], METHOD(M_RUN), OP_JVM_T_COMPILED, want);
+		}
+	}
+}
+
+/*
+ * run deoptimised while work ran: its return address is run's deopt handler
+ * (past all its PcDescs), its pc when it called work saved in its frame at
+ * unextended sp + _orig_pc_offset. Named from that pc: c, b, a, run as
+ * before, counted; a saved pc outside run's code is an error, not a guess.
+ */
+static void test_deoptimised_frame(void **state)
+{
+	const uint64_t handler = run_blob + 0x100 + 0x3f0, orig_off = 0x10;
+	uint64_t s1 = S0 + WORK_FRAME * 8;
+	struct op_frame frames[32];
+	struct hotspot_unwind hu;
+	struct user_unwind_result r;
+
+	(void)state;
+	build();
+	put64(run_blob + proc17.nm_deopt_handler, handler);
+	put64(run_blob + proc17.nm_deopt_mh_handler, handler + 0x10);
+	put32(run_blob + proc17.nm_orig_pc_offset, orig_off);
+	put64(S0 + WORK_FRAME * 8 - 8, handler);
+	put64(s1 + orig_off, run_blob + 0x100 + RUN_RA_OFF);
+	r = walk(&proc17, WORK_PC, S0, 0x1234, frames, 32, &hu);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.n_frames, 8);
+	assert_java(&frames[1], METHOD(M_C), OP_JVM_T_INLINED, 4);
+	assert_java(&frames[2], METHOD(M_B), OP_JVM_T_INLINED, 3);
+	assert_java(&frames[3], METHOD(M_A), OP_JVM_T_INLINED, 2);
+	assert_java(&frames[4], METHOD(M_RUN), OP_JVM_T_COMPILED, 9);
+	assert_java(&frames[5], METHOD(M_MAIN), OP_JVM_T_INTERPRETED, MAIN_BCI);
+	assert_int_equal(hu.stats[OP_JVM_STAT_DEOPT], 1);
+	/* The method handle's deopt handler too. */
+	put64(S0 + WORK_FRAME * 8 - 8, handler + 0x10);
+	r = walk(&proc17, WORK_PC, S0, 0x1234, frames, 32, &hu);
+	assert_int_equal(r.error, 0);
+	assert_java(&frames[4], METHOD(M_RUN), OP_JVM_T_COMPILED, 9);
+	/* A saved pc that is not run's. */
+	put64(s1 + orig_off, work_blob + 0x200);
+	assert_error_after(walk(&proc17, WORK_PC, S0, 0x1234, frames, 32, &hu), frames, 1);
+}
+
+/*
+ * JDK 8 (OP_JVM_F_OFFSETS): the same chain, the blobs' code and run's scopes
+ * data given as int offsets from the blob (CodeBlob::_code_offset /
+ * _data_offset, nmethod::_scopes_data_offset) instead of pointers.
+ */
+static void test_jdk8_offsets(void **state)
+{
+	struct op_jvm_proc proc8 = proc17;
+	struct op_frame frames[32];
+	struct hotspot_unwind hu;
+	struct user_unwind_result r;
+
+	(void)state;
+	proc8.flags = OP_JVM_F_OFFSETS;
+	proc8.blob_code_begin = 48;
+	proc8.blob_code_end = 52;
+	proc8.nm_scopes_data = 56;
+	build();
+	put32(run_blob + 48, 0x100);
+	put32(run_blob + 52, 0x500);
+	put32(run_blob + 56, (uint32_t)(SCOPES - run_blob));
+	put32(work_blob + 48, 0x100);
+	put32(work_blob + 52, 0x500);
+	put32(stub_blob + 48, 0x40);
+	put32(stub_blob + 52, 0x1f0);
+	/* The pointers JDK 17 would have are garbage here: never read. */
+	put64(run_blob + 32, 1);
+	put64(run_blob + 120, 1);
+	r = walk(&proc8, WORK_PC, S0, 0x1234, frames, 32, &hu);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.n_frames, 8);
+	assert_java(&frames[0], METHOD(M_WORK), OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
+	assert_java(&frames[1], METHOD(M_C), OP_JVM_T_INLINED, 4);
+	assert_java(&frames[3], METHOD(M_A), OP_JVM_T_INLINED, 2);
+	assert_java(&frames[4], METHOD(M_RUN), OP_JVM_T_COMPILED, 9);
+	assert_java(&frames[5], METHOD(M_MAIN), OP_JVM_T_INTERPRETED, MAIN_BCI);
+	assert_java(&frames[6], STUB_NAME, OP_JVM_T_STUB, OP_JVM_BCI_NONE);
+	/* A negative offset is refused, not followed. */
+	put32(work_blob + 48, 0xfffff000);
+	assert_error_after(walk(&proc8, WORK_PC, S0, 0x1234, frames, 32, &hu), frames, 0);
+}
+
 static void test_line_table(void **state)
 {
 	/* (0, 10) (5, 12) (40, 9) (300, 500): short pairs and 0xff escapes. */
@@ -395,7 +583,9 @@ int main(void)
 	    cmocka_unit_test(test_whole_chain),	   cmocka_unit_test(test_prologue),
 	    cmocka_unit_test(test_free_segment),   cmocka_unit_test(test_unreadable_method),
 	    cmocka_unit_test(test_hostile_segmap), cmocka_unit_test(test_hostile_frames),
-	    cmocka_unit_test(test_line_table),
+	    cmocka_unit_test(test_line_table),	   cmocka_unit_test(test_recursion_cached),
+	    cmocka_unit_test(test_pcdesc_search),  cmocka_unit_test(test_deoptimised_frame),
+	    cmocka_unit_test(test_jdk8_offsets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

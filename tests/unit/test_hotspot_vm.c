@@ -271,12 +271,106 @@ static void test_code_cache(void **state)
 	assert_int_equal(hotspot_vm__code_cache(&rm, &l, &proc, &low, &high), -EINVAL);
 }
 
+/*
+ * JDK 8's tables: the field names of jdk8u's vmStructs.cpp (the offsets here
+ * are made up: no JDK 8 runs on this machine): one CodeCache::_heap, no
+ * CompiledMethod, and the blob's code, the nmethod's scopes data and deopt
+ * handlers as int offsets from the blob. Read in OP_JVM_F_OFFSETS mode, the
+ * interpreter's bcp slot one word higher than JDK 9+'s.
+ */
+static void build8(void)
+{
+	build();
+	memset(&mem[STRUCTS - BASE], 0, TYPES - STRUCTS);
+	n_structs = 0;
+	static_field("CodeCache", "_heap", STATICS);
+	static_field("CodeCache", "_low_bound", STATICS + 0x20);
+	static_field("CodeCache", "_high_bound", STATICS + 0x18);
+	static_field("AbstractInterpreter", "_code", STATICS + 0x28);
+	static_field("Abstract_VM_Version", "_vm_major_version", STATICS + 0x30);
+	field("CodeHeap", "_memory", 8);
+	field("CodeHeap", "_segmap", 120);
+	field("CodeHeap", "_log2_segment_size", 256);
+	field("VirtualSpace", "_low_boundary", 0);
+	field("VirtualSpace", "_high_boundary", 8);
+	field("StubQueue", "_stub_buffer", 8);
+	field("StubQueue", "_buffer_limit", 20);
+	field("CodeBlob", "_name", 8);
+	field("CodeBlob", "_frame_complete_offset", 32);
+	field("CodeBlob", "_frame_size", 44);
+	field("CodeBlob", "_code_offset", 28);
+	field("CodeBlob", "_data_offset", 36);
+	field("nmethod", "_method", 64);
+	field("nmethod", "_scopes_data_offset", 120);
+	field("nmethod", "_scopes_pcs_offset", 124);
+	field("nmethod", "_dependencies_offset", 128);
+	field("nmethod", "_metadata_offset", 116);
+	field("nmethod", "_deoptimize_offset", 100);
+	field("nmethod", "_deoptimize_mh_offset", 104);
+	field("nmethod", "_orig_pc_offset", 148);
+	field("Method", "_constMethod", 8);
+	field("ConstMethod", "_constants", 8);
+	field("ConstMethod", "_name_index", 34);
+	field("ConstMethod", "_signature_index", 36);
+	field("ConstMethod", "_flags", 28);
+	field("ConstMethod", "_code_size", 32);
+	field("ConstantPool", "_pool_holder", 24);
+	field("InstanceKlass", "_source_file_name_index", 200);
+	field("Klass", "_name", 24);
+	field("Symbol", "_length", 4);
+	field("Symbol", "_body", 6);
+	put32(STATICS + 0x30, 8);
+}
+
+static void test_jdk8(void **state)
+{
+	const uint64_t heap = OBJECTS, queue = OBJECTS + 0x480;
+	struct hotspot_layout l;
+	struct op_jvm_proc proc;
+	uint64_t low, high;
+
+	(void)state;
+	build8();
+	assert_int_equal(read_layout(&l), 0);
+	assert_int_equal(l.major, 8);
+	assert_true(l.offsets);
+	assert_int_equal(l.code_heap, STATICS);
+	assert_int_equal(l.ifr_method, -3);
+	assert_int_equal(l.ifr_bcp, -7);
+	put64(STATICS + 0x20, 0x7e0000000000ull);
+	put64(STATICS + 0x18, 0x7e0010000000ull);
+	put64(STATICS, heap);
+	put64(heap + 8, 0x7e0000000000ull);
+	put64(heap + 16, 0x7e0010000000ull);
+	put64(heap + 120, 0x7d0000000000ull);
+	put32(heap + 256, 6);
+	put64(STATICS + 0x28, queue);
+	put64(queue + 8, 0x7e0000001000ull);
+	put32(queue + 20, 0x30000);
+	assert_int_equal(hotspot_vm__code_cache(&rm, &l, &proc, &low, &high), 0);
+	assert_int_equal(proc.n_heaps, 1);
+	assert_int_equal(proc.heaps[0].segmap, 0x7d0000000000ull);
+	assert_int_equal(proc.flags, OP_JVM_F_OFFSETS);
+	assert_int_equal(proc.blob_code_begin, 28);
+	assert_int_equal(proc.blob_code_end, 36);
+	assert_int_equal(proc.nm_scopes_data, 120);
+	assert_int_equal(proc.nm_deopt_handler, 100);
+	assert_int_equal(proc.nm_deopt_mh_handler, 104);
+	assert_int_equal(proc.nm_orig_pc_offset, 148);
+	assert_int_equal(proc.ifr_bcp, -7);
+	/* JDK 17's pointers stay pointers. */
+	build();
+	assert_int_equal(read_layout(&l), 0);
+	assert_false(l.offsets);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_layout),
 	    cmocka_unit_test(test_not_ready_and_refused),
 	    cmocka_unit_test(test_code_cache),
+	    cmocka_unit_test(test_jdk8),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

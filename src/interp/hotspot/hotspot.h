@@ -54,7 +54,7 @@ struct hotspot_stats {
 
 struct hotspot {
 	struct file_cache *files;
-	struct interp_env env; /* its memory reads (interp_env__memory) */
+	struct interp_env env;	    /* its memory reads (interp_env__memory) */
 	int procs_fd;		    /* the jvm_procs BPF map, -1: none */
 	struct hashmap procs;	    /* pid -> struct hotspot_proc */
 	struct frame_store methods; /* struct hotspot_method */

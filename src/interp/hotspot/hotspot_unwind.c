@@ -58,6 +58,8 @@ static int hotspot_unwind__step(void *ctx, struct op_walk *w, struct op_frame *f
 	struct hotspot_unwind *hu = ctx;
 
 	hu->walk = w;
+	if (op_walk__setup_once(w, OP_INTERP_HOTSPOT))
+		op_jvm_walker__begin(&hu->walker);
 	return op_jvm_walk_step(w, hu->proc, &hu->walker, frame, res);
 }
 

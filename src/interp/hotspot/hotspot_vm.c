@@ -64,12 +64,23 @@ static const struct want wants[] = {
     {"CodeBlob", "_frame_size", W_OFFSET, L(blob_frame_size), true},
     {"CodeBlob", "_code_begin", W_OFFSET, L(blob_code_begin), false},
     {"CodeBlob", "_code_end", W_OFFSET, L(blob_code_end), false},
+    /* JDK 8: int offsets from the blob where JDK 9+ has pointers. */
+    {"CodeBlob", "_code_offset", W_OFFSET, L(blob_code_offset), false},
+    {"CodeBlob", "_data_offset", W_OFFSET, L(blob_data_offset), false},
+    {"nmethod", "_scopes_data_offset", W_OFFSET, L(nm_scopes_data_offset), false},
+    {"nmethod", "_deoptimize_offset", W_OFFSET, L(nm_deoptimize_offset), false},
+    {"nmethod", "_deoptimize_mh_offset", W_OFFSET, L(nm_deoptimize_mh_offset), false},
     {"CompiledMethod", "_method", W_OFFSET, L(nmethod_method), false},
     {"nmethod", "_method", W_OFFSET, L(nmethod_method), false},
     {"CompiledMethod", "_scopes_data_begin", W_OFFSET, L(nm_scopes_data), false},
     {"nmethod", "_scopes_pcs_offset", W_OFFSET, L(nm_pcs_offset), false},
     {"nmethod", "_dependencies_offset", W_OFFSET, L(nm_pcs_end_offset), false},
     {"nmethod", "_metadata_offset", W_OFFSET, L(nm_metadata_offset), false},
+    {"CompiledMethod", "_deopt_handler_begin", W_OFFSET, L(nm_deopt_handler), false},
+    {"nmethod", "_deopt_handler_begin", W_OFFSET, L(nm_deopt_handler), false},
+    {"CompiledMethod", "_deopt_mh_handler_begin", W_OFFSET, L(nm_deopt_mh_handler), false},
+    {"nmethod", "_deopt_mh_handler_begin", W_OFFSET, L(nm_deopt_mh_handler), false},
+    {"nmethod", "_orig_pc_offset", W_OFFSET, L(nm_orig_pc_offset), false},
     {"Method", "_constMethod", W_OFFSET, L(method_const), true},
     {"ConstMethod", "_constants", W_OFFSET, L(cm_constants), true},
     {"ConstMethod", "_name_index", W_OFFSET, L(cm_name_index), true},
@@ -257,6 +268,15 @@ int hotspot_vm__read(const struct remote_memory *mem, const uint64_t sym[HS_SYM_
 			return -ENOENT;
 	if (!l.code_heaps && !l.code_heap)
 		return -ENOENT;
+	if (!l.blob_code_begin && !l.blob_code_end && l.blob_code_offset && l.blob_data_offset) {
+		/* JDK 8: the code, scopes and deopt handlers as offsets from the blob. */
+		l.offsets = true;
+		l.blob_code_begin = l.blob_code_offset;
+		l.blob_code_end = l.blob_data_offset;
+		l.nm_scopes_data = l.nm_scopes_data_offset;
+		l.nm_deopt_handler = l.nm_deoptimize_offset;
+		l.nm_deopt_mh_handler = l.nm_deoptimize_mh_offset;
+	}
 	if (!l.nmethod_method || !l.blob_code_begin)
 		return -ENOENT;
 	if (!l.blob_code_end)
@@ -360,6 +380,7 @@ int hotspot_vm__code_cache(const struct remote_memory *mem, const struct hotspot
 	proc->method_const = (uint16_t)l->method_const;
 	proc->const_method_size = (uint16_t)l->const_method_size;
 	proc->heap_block_size = (uint16_t)l->heap_block_size;
+	proc->flags = l->offsets ? OP_JVM_F_OFFSETS : 0;
 	/* Inlined frames only when every field of the nmethod's debug info is known. */
 	if (l->nm_scopes_data && l->nm_pcs_offset && l->nm_pcs_end_offset &&
 	    l->nm_metadata_offset && fits_u16(l->nm_scopes_data) && fits_u16(l->nm_pcs_offset) &&
@@ -368,6 +389,14 @@ int hotspot_vm__code_cache(const struct remote_memory *mem, const struct hotspot
 		proc->nm_pcs_offset = (uint16_t)l->nm_pcs_offset;
 		proc->nm_pcs_end_offset = (uint16_t)l->nm_pcs_end_offset;
 		proc->nm_metadata_offset = (uint16_t)l->nm_metadata_offset;
+	}
+	/* Deoptimised frames named from their original pc when all three are known. */
+	if (l->nm_orig_pc_offset && l->nm_deopt_handler && l->nm_deopt_mh_handler &&
+	    fits_u16(l->nm_orig_pc_offset) && fits_u16(l->nm_deopt_handler) &&
+	    fits_u16(l->nm_deopt_mh_handler)) {
+		proc->nm_deopt_handler = (uint16_t)l->nm_deopt_handler;
+		proc->nm_deopt_mh_handler = (uint16_t)l->nm_deopt_mh_handler;
+		proc->nm_orig_pc_offset = (uint16_t)l->nm_orig_pc_offset;
 	}
 	proc->ifr_sender_sp = (int8_t)l->ifr_sender_sp;
 	proc->ifr_method = (int8_t)l->ifr_method;

@@ -61,6 +61,11 @@ struct hotspot_layout {
 	uint32_t blob_name, blob_frame_complete, blob_frame_size, blob_code_begin, blob_code_end;
 	uint32_t nmethod_method;
 	uint32_t nm_scopes_data, nm_pcs_offset, nm_pcs_end_offset, nm_metadata_offset;
+	uint32_t nm_deopt_handler, nm_deopt_mh_handler, nm_orig_pc_offset;
+	/* JDK 8's int offsets (from the blob), copied into the fields above when it is JDK 8 */
+	uint32_t blob_code_offset, blob_data_offset, nm_scopes_data_offset;
+	uint32_t nm_deoptimize_offset, nm_deoptimize_mh_offset;
+	bool offsets; /* the fields above are int offsets (OP_JVM_F_OFFSETS) */
 	uint32_t method_const;
 	uint32_t cm_constants, cm_name_index, cm_sig_index, cm_flags, cm_code_size;
 	uint32_t cp_holder, cp_source_file; /* cp_source_file: 0 when InstanceKlass has it */

@@ -52,8 +52,9 @@ enum op_jvm_type {
 /* Binary search steps through an nmethod's PcDescs (16 bytes each): 2^16 of them. */
 #define OP_JVM_PCDESC_STEPS 16
 #define OP_JVM_PCDESC_SIZE  16
-/* Bytes of a blob read as one block (JDK 17's nmethod fields end at 276). */
-#define OP_JVM_BLOCK	   320
+/* Bytes of a blob read as one block (JDK 17's nmethod fields end at 276); also
+ * a PcDesc search's last window (OP_JVM_PCDESC_WINDOW + 2 PcDescs). */
+#define OP_JVM_BLOCK	   288
 #define OP_JVM_BLOCK_SHORT 128 /* ... when the block runs past readable memory */
 /* "nmethod" as a little-endian u64 with its NUL: the name every nmethod's CodeBlob has. */
 #define OP_JVM_NMETHOD_NAME 0x646f6874656d6eull
@@ -63,6 +64,14 @@ enum op_jvm_type {
 /* "vtable" / "itable" (the low 6 bytes of a name): frameless dispatch stubs. */
 #define OP_JVM_VTABLE_NAME 0x656c62617476ull
 #define OP_JVM_ITABLE_NAME 0x656c62617469ull
+
+/*
+ * op_jvm_proc.flags. JDK 8 describes where a blob's code is, and an
+ * nmethod's scopes data and deopt handlers, as int offsets from the blob
+ * (CodeBlob::_code_offset / _data_offset, nmethod::_scopes_data_offset,
+ * _deoptimize_offset, _deoptimize_mh_offset); JDK 9+ as pointers.
+ */
+#define OP_JVM_F_OFFSETS 0x01
 
 struct op_jvm_heap {
 	__u64 low; /* the heap's committed code: [low, high) */
@@ -81,7 +90,7 @@ struct op_jvm_proc {
 	__u16 blob_name;
 	__u16 blob_frame_complete; /* int */
 	__u16 blob_frame_size;	   /* int, in words */
-	__u16 blob_code_begin;
+	__u16 blob_code_begin;	   /* a pointer (OP_JVM_F_OFFSETS: an int offset from the blob) */
 	__u16 blob_code_end;
 	__u16 nmethod_method;	 /* CompiledMethod::_method */
 	__u16 method_const;	 /* Method::_constMethod */
@@ -92,32 +101,103 @@ struct op_jvm_proc {
 	__s8 ifr_method;
 	__s8 ifr_bcp;
 	__u8 n_heaps;
-	__u8 reserved[2];
+	__u8 flags; /* OP_JVM_F_* */
+	__u8 reserved;
 	/* nmethod debug info (bytes from the nmethod; 0: inlined frames not read) */
 	__u16 nm_scopes_data;	 /* CompiledMethod::_scopes_data_begin (a pointer) */
 	__u16 nm_pcs_offset;	 /* nmethod::_scopes_pcs_offset (an int offset) */
 	__u16 nm_pcs_end_offset; /* nmethod::_dependencies_offset: where the PcDescs end */
 	__u16 nm_metadata_offset;
+	/*
+	 * Deoptimisation (bytes from the nmethod; 0: not known): a compiled frame
+	 * whose nmethod was invalidated while it waited for a callee returns to
+	 * the nmethod's deopt handler, its original pc saved in the frame at
+	 * unextended sp + _orig_pc_offset (HotSpot's frame::orig_pc_addr).
+	 */
+	__u16 nm_deopt_handler;	   /* CompiledMethod::_deopt_handler_begin (a pointer) */
+	__u16 nm_deopt_mh_handler; /* CompiledMethod::_deopt_mh_handler_begin */
+	__u16 nm_orig_pc_offset;   /* nmethod::_orig_pc_offset (an int) */
+	__u16 reserved2;
+};
+
+/* Code blobs, decoded scopes and Method -> ConstMethod pairs one walk
+ * remembers: a stack repeats them (recursion, a framework's layers), and
+ * each costs several reads of the JVM's memory the first time. */
+#define OP_JVM_BLOBS   8
+#define OP_JVM_SCOPES  16
+#define OP_JVM_METHODS 8
+/* PcDescs a search reads as one block once it has narrowed to this many. */
+#define OP_JVM_PCDESC_WINDOW 16
+_Static_assert((OP_JVM_PCDESC_WINDOW + 2) * OP_JVM_PCDESC_SIZE <= OP_JVM_BLOCK,
+	       "a PcDesc search's window fits the block");
+
+enum op_jvm_blob_kind {
+	OP_JVM_B_OTHER = 0,	/* a stub: named by its name */
+	OP_JVM_B_NMETHOD = 1,	/* compiled code (or a native method's wrapper) */
+	OP_JVM_B_FRAMELESS = 2, /* a vtable / itable stub */
+};
+
+/* A code blob as one step read it (what the step needs of its fields). */
+struct op_jvm_blob {
+	__u64 blob; /* the CodeBlob; 0: an empty slot */
+	__u64 code_begin;
+	__u64 code_end;
+	__u64 name;   /* its name (a C string in libjvm) */
+	__u64 method; /* nmethod: its Method* and the Method's ConstMethod* */
+	__u64 cm;
+	__u64 scopes;	/* nmethod: its scopes data (0: inlined frames not read) */
+	__u64 metadata; /* nmethod: its metadata array (0: unreadable) */
+	__s32 frame_size;
+	__s32 complete;
+	__s32 pcs_begin; /* nmethod: its PcDescs [begin, end), from the blob */
+	__s32 pcs_end;
+	__s32 last_target;    /* the last PcDesc search: pc offset (-1: none) ... */
+	__u32 last_scope;     /* ... and the scope it found */
+	__u32 kind;	      /* enum op_jvm_blob_kind */
+	__s32 orig_pc_offset; /* nmethod: where a deoptimised frame keeps its pc (0: unknown) */
+	__u64 deopt_handler;  /* nmethod: its deopt handlers (0: unknown) */
+	__u64 deopt_mh_handler;
+};
+
+/* A decoded scope: the nmethod's scopes data + decode offset it was read at. */
+struct op_jvm_scope {
+	__u64 at; /* 0: an empty slot */
+	__u64 method;
+	__u64 cm;
+	__u32 bci;
+	__u32 sender;
+};
+
+struct op_jvm_method {
+	__u64 method; /* 0: an empty slot */
+	__u64 cm;
 };
 
 /*
- * One walk's pending inlined frames: a compiled frame's scopes (innermost
- * first) are written one per step; the unwinder has already moved to the
- * caller. Per-CPU in BPF, on the stack in user space.
+ * One walk's state, per CPU in BPF, on the stack in user space: a compiled
+ * frame's pending inlined scopes (innermost first, written one per step; the
+ * unwinder has already moved to the caller), and what the walk has read so
+ * far (op_jvm_walker__begin() empties it: nothing is kept from one sample to
+ * the next, so a freed and reused nmethod is never read from a cache).
  */
 struct op_jvm_walker {
-	__u64 nmethod;
-	__u64 scopes;	/* the nmethod's scopes data */
-	__u64 metadata; /* its metadata array (a scope's method is index - 1 there) */
-	__u32 next;	/* the next scope's decode offset, 0: none pending */
-	__s32 deferred; /* the step result to return after the last one */
+	__u64 scopes;	  /* the pending scopes' nmethod: its scopes data */
+	__u64 metadata;	  /* its metadata array (a scope's method is index - 1 there) */
+	__u32 next;	  /* the next scope's decode offset, 0: none pending */
+	__s32 deferred;	  /* the step result to return after the last one */
+	__u64 nm_name;	  /* a blob name pointer this walk read as "nmethod" (0: none) */
+	__u16 blob_next;  /* the blob slot to fill next */
+	__u16 scope_next; /* the scope slot to fill next */
 	/*
 	 * The blob's first bytes, read as one block (block_len of them; 0: none):
 	 * every CodeBlob and nmethod field the step needs, one read instead of
-	 * ten. A field past block_len is read on its own.
+	 * ten. A field past block_len is read on its own. Then scratch for a
+	 * PcDesc search's last window.
 	 */
 	__u32 block_len;
-	__u32 reserved;
+	struct op_jvm_blob blobs[OP_JVM_BLOBS];
+	struct op_jvm_scope scope_cache[OP_JVM_SCOPES];
+	struct op_jvm_method methods[OP_JVM_METHODS];
 	__u8 block[OP_JVM_BLOCK];
 };
 
@@ -131,11 +211,16 @@ enum op_jvm_stat {
 	OP_JVM_STAT_NO_PROC,	     /* code cache range without its jvm_procs entry */
 	OP_JVM_STAT_INLINED,	     /* inlined frames written */
 	OP_JVM_STAT_NO_PCDESC,	     /* compiled frames without debug info at their pc */
+	OP_JVM_STAT_DEOPT,	     /* deoptimised compiled frames, named from their original pc */
 	OP_JVM_STAT__COUNT,
 };
 
 _Static_assert(sizeof(struct op_jvm_heap) == 32, "op_jvm_heap layout");
-_Static_assert(sizeof(struct op_jvm_proc) == 32 * OP_JVM_MAX_HEAPS + 48, "op_jvm_proc layout");
-_Static_assert(sizeof(struct op_jvm_walker) == 40 + OP_JVM_BLOCK, "op_jvm_walker layout");
+_Static_assert(sizeof(struct op_jvm_proc) == 32 * OP_JVM_MAX_HEAPS + 56, "op_jvm_proc layout");
+_Static_assert(sizeof(struct op_jvm_blob) == 112, "op_jvm_blob layout");
+_Static_assert(sizeof(struct op_jvm_scope) == 32, "op_jvm_scope layout");
+_Static_assert(sizeof(struct op_jvm_walker) == 40 + 112 * OP_JVM_BLOBS + 32 * OP_JVM_SCOPES +
+						   16 * OP_JVM_METHODS + OP_JVM_BLOCK,
+	       "op_jvm_walker layout");
 
 #endif

@@ -10,6 +10,7 @@
  * The includer defines
  *   OP_JVM_READ(jw, dst, size, addr)  copy user memory; 0 on success
  *   OP_JVM_STAT(which)               count an enum op_jvm_stat
+ * and may define OP_JVM_SUBPROG (the linkage of the step's larger parts).
  *
  * Every loop is bounded (OP_JVM_MAX_HEAPS heaps, OP_JVM_SEGMAP_STEPS steps
  * back through a segment map) and every value read is checked before it
@@ -27,6 +28,10 @@
 #endif
 #if !defined(OP_JVM_READ) || !defined(OP_JVM_STAT)
 #error "define OP_JVM_READ and OP_JVM_STAT before including omniprof/interp/hotspot_walk.h"
+#endif
+/* How a part the step calls is built: BPF makes it a global function (checked once). */
+#ifndef OP_JVM_SUBPROG
+#define OP_JVM_SUBPROG static __always_inline
 #endif
 
 /* A frame larger than this (bytes) is garbage: HotSpot frames are small. */
@@ -83,6 +88,20 @@ static __always_inline int op_jvm_u64(struct op_jvm_walker *jw, __u64 blob, __u3
 	return OP_JVM_READ(jw, v, 8, blob + off);
 }
 
+/* An address field of the blob: a pointer, or with OP_JVM_F_OFFSETS an int offset from it. */
+static __always_inline int op_jvm_addr(struct op_jvm_walker *jw, const struct op_jvm_proc *proc,
+				       __u64 blob, __u32 off, __u64 *v)
+{
+	__s32 rel = 0;
+
+	if (!(proc->flags & OP_JVM_F_OFFSETS))
+		return op_jvm_u64(jw, blob, off, v);
+	if (op_jvm_s32(jw, blob, off, &rel) || rel < 0)
+		return -1;
+	*v = blob + (__u32)rel;
+	return 0;
+}
+
 /* Reads the blob's block: all of it, or its first OP_JVM_BLOCK_SHORT bytes. */
 static __always_inline void op_jvm_load_block(struct op_jvm_walker *jw, __u64 blob)
 {
@@ -91,6 +110,42 @@ static __always_inline void op_jvm_load_block(struct op_jvm_walker *jw, __u64 bl
 		jw->block_len = OP_JVM_BLOCK;
 	else if (!OP_JVM_READ(jw, jw->block, OP_JVM_BLOCK_SHORT, blob))
 		jw->block_len = OP_JVM_BLOCK_SHORT;
+}
+
+/* Empties what the walk remembers: called once per sample, before its first HotSpot step. */
+static __always_inline void op_jvm_walker__begin(struct op_jvm_walker *jw)
+{
+	jw->next = 0;
+	jw->nm_name = 0;
+	jw->blob_next = 0;
+	jw->scope_next = 0;
+	for (int i = 0; i < OP_JVM_BLOBS; i++)
+		jw->blobs[i].blob = 0;
+	for (int i = 0; i < OP_JVM_SCOPES; i++)
+		jw->scope_cache[i].at = 0;
+	for (int i = 0; i < OP_JVM_METHODS; i++)
+		jw->methods[i].method = 0;
+}
+
+/* Method::_constMethod of method, remembered for the walk. 0 or -1. */
+static __always_inline int op_jvm_const_method(struct op_jvm_walker *jw,
+					       const struct op_jvm_proc *proc, __u64 method,
+					       __u64 *cm)
+{
+	struct op_jvm_method *m =
+	    &jw->methods[((method >> 3) ^ (method >> 9)) & (OP_JVM_METHODS - 1)];
+
+	if (!method)
+		return -1;
+	if (m->method == method) {
+		*cm = m->cm;
+		return 0;
+	}
+	if (OP_JVM_READ(jw, cm, 8, method + proc->method_const))
+		return -1;
+	m->method = method;
+	m->cm = *cm;
+	return 0;
 }
 
 static __always_inline void op_jvm_frame(struct op_frame *frame, __u64 addr, __u64 fingerprint,
@@ -112,44 +167,96 @@ static __always_inline int op_jvm_error(struct op_jvm_walker *jw, struct op_fram
 }
 
 /*
- * The scope decode offset of the PcDesc for pc offset target (the first whose
- * pc offset is >= target: a return address has its own, a pc elsewhere the
- * next one, as HotSpot's approximate search does; past the last one with a
- * scope, the one before target), 0 when none.
+ * A binary search by 4-byte reads through the n PcDescs at base, narrowed
+ * until at most OP_JVM_PCDESC_WINDOW are left: lo such that the first
+ * PcDesc whose pc offset is >= target (n: none) is in [lo, lo + WINDOW],
+ * -1 when a read fails. Its own function in BPF (OP_JVM_SUBPROG): what it
+ * returns is one unknown number to the verifier, not a path per probe.
  */
-static __always_inline __u32 op_jvm_pcdesc(struct op_jvm_walker *jw, const struct op_jvm_proc *proc,
-					   __u64 nm, __s32 target)
+OP_JVM_SUBPROG int op_jvm_pcdesc_narrow(struct op_jvm_walker *jw, __u64 base, __u32 n, __s32 target)
 {
-	__s32 begin = 0, end = 0, pc_offset = 0;
-	__u32 lo = 0, hi, scope = 0;
+	__u32 lo = 0, hi = n;
 
-	if (op_jvm_s32(jw, nm, proc->nm_pcs_offset, &begin) ||
-	    op_jvm_s32(jw, nm, proc->nm_pcs_end_offset, &end) || begin <= 0 || end <= begin ||
-	    end - begin > (1 << 20))
-		return 0;
-	hi = (__u32)(end - begin) / OP_JVM_PCDESC_SIZE;
+	if (!jw || n > (1u << OP_JVM_PCDESC_STEPS))
+		return -1;
 	for (int i = 0; i < OP_JVM_PCDESC_STEPS + 1; i++) {
+		__s32 pc_offset = 0;
 		__u32 mid;
 
-		if (lo >= hi)
-			break;
+		if (hi - lo <= OP_JVM_PCDESC_WINDOW)
+			return (int)lo;
 		mid = lo + (hi - lo) / 2;
-		if (OP_JVM_READ(jw, &pc_offset, 4, nm + begin + (__u64)mid * OP_JVM_PCDESC_SIZE))
-			return 0;
+		if (OP_JVM_READ(jw, &pc_offset, 4, base + (__u64)mid * OP_JVM_PCDESC_SIZE))
+			return -1;
 		if (pc_offset < target)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < (__u32)(end - begin) / OP_JVM_PCDESC_SIZE &&
-	    !OP_JVM_READ(jw, &scope, 4, nm + begin + (__u64)lo * OP_JVM_PCDESC_SIZE + 4) && scope)
-		return scope;
-	/* None after pc (the end sentinel has no scope): the one before, if real. */
-	if (!lo ||
-	    OP_JVM_READ(jw, &pc_offset, 4, nm + begin + (__u64)(lo - 1) * OP_JVM_PCDESC_SIZE) ||
-	    pc_offset < 0 ||
-	    OP_JVM_READ(jw, &scope, 4, nm + begin + (__u64)(lo - 1) * OP_JVM_PCDESC_SIZE + 4))
+	return -1;
+}
+
+/*
+ * The scope decode offset of the PcDesc for pc offset target in the blob in
+ * slot (the first whose pc offset is >= target: a return address has its
+ * own, a pc elsewhere the next one, as HotSpot's approximate search does;
+ * past the last one with a scope, the one before target), 0 when none. The
+ * search narrows to OP_JVM_PCDESC_WINDOW PcDescs, then reads those and
+ * their neighbours at once (a small nmethod's are all read in one go); the
+ * answer is remembered for the blob (a recursion returns to the same pc
+ * frame after frame).
+ */
+static __always_inline __u32 op_jvm_pcdesc(struct op_jvm_walker *jw, __u32 slot, __s32 target)
+{
+	struct op_jvm_blob *b = &jw->blobs[slot & (OP_JVM_BLOBS - 1)];
+	__s32 pc_offset = 0;
+	__u32 n, first, last, scope = 0, before = 0;
+	int lo, have_before = 0;
+	__u64 base, len;
+
+	if (b->last_target == target)
+		return b->last_scope;
+	if (b->pcs_begin <= 0 || b->pcs_end <= b->pcs_begin ||
+	    b->pcs_end - b->pcs_begin > (1 << 20))
 		return 0;
+	base = b->blob + (__u32)b->pcs_begin;
+	n = (__u32)(b->pcs_end - b->pcs_begin) / OP_JVM_PCDESC_SIZE;
+	lo = op_jvm_pcdesc_narrow(jw, base, n, target);
+	if (!n || lo < 0 || (__u32)lo >= n)
+		return 0;
+	/* One read: [lo - 1, lo + WINDOW], the one before the answer included. */
+	first = lo ? (__u32)lo - 1 : 0;
+	last = (__u32)lo + OP_JVM_PCDESC_WINDOW < n ? (__u32)lo + OP_JVM_PCDESC_WINDOW : n - 1;
+	len = (__u64)(last - first + 1) * OP_JVM_PCDESC_SIZE;
+	/* The bound checked on len itself, as the read gets it (the verifier's view). */
+	__asm__ __volatile__("" : "+r"(len));
+	if (len > (OP_JVM_PCDESC_WINDOW + 2) * OP_JVM_PCDESC_SIZE)
+		return 0;
+	jw->block_len = 0; /* the block is scratch now */
+	if (OP_JVM_READ(jw, jw->block, len, base + (__u64)first * OP_JVM_PCDESC_SIZE))
+		return 0;
+	/* The first at or after target and the one before it, in one pass. */
+	for (__u32 j = 0; j < OP_JVM_PCDESC_WINDOW + 2; j++) {
+		__s32 at = 0;
+		__u32 sc = 0;
+
+		if (first + j > last)
+			break;
+		__builtin_memcpy(&at, &jw->block[j * OP_JVM_PCDESC_SIZE], 4);
+		__builtin_memcpy(&sc, &jw->block[j * OP_JVM_PCDESC_SIZE + 4], 4);
+		if (first + j >= (__u32)lo && at >= target) {
+			scope = sc;
+			break;
+		}
+		pc_offset = at;
+		before = sc;
+		have_before = 1;
+	}
+	/* None after pc (the end sentinel has no scope): the one before, if real. */
+	if (!scope && have_before && pc_offset >= 0)
+		scope = before;
+	b->last_target = target;
+	b->last_scope = scope;
 	return scope;
 }
 
@@ -162,10 +269,24 @@ static __always_inline int op_jvm_scope(const struct op_jvm_proc *proc, struct o
 					__u32 off, __u64 *method, __u64 *cm, __u32 *bci,
 					__u32 *sender)
 {
+	struct op_jvm_scope *sc;
+	__u64 at = jw->scopes + off;
 	__u8 b[16];
 	__u32 v[3] = {0, 0, 0}, pos = 0;
 
-	if (!off || off > (1u << 24) || OP_JVM_READ(jw, b, sizeof(b), jw->scopes + off))
+	if (!off || off > (1u << 24))
+		return -1;
+	for (int i = 0; i < OP_JVM_SCOPES; i++) {
+		sc = &jw->scope_cache[i];
+		if (sc->at == at) {
+			*method = sc->method;
+			*cm = sc->cm;
+			*bci = sc->bci;
+			*sender = sc->sender;
+			return 0;
+		}
+	}
+	if (OP_JVM_READ(jw, b, sizeof(b), at))
 		return -1;
 	for (int k = 0; k < 3; k++) {
 		__u32 sum = 0, shift = 0;
@@ -184,10 +305,16 @@ static __always_inline int op_jvm_scope(const struct op_jvm_proc *proc, struct o
 	if (!v[1] || v[1] > 0xffff)
 		return -1;
 	if (OP_JVM_READ(jw, method, 8, jw->metadata + (__u64)(v[1] - 1) * 8) || !*method ||
-	    OP_JVM_READ(jw, cm, 8, *method + proc->method_const))
+	    op_jvm_const_method(jw, proc, *method, cm))
 		return -1;
 	*bci = v[2] && v[2] <= 0x10000 ? v[2] - 1 : 0;
 	*sender = v[0];
+	sc = &jw->scope_cache[jw->scope_next++ & (OP_JVM_SCOPES - 1)];
+	sc->at = at;
+	sc->method = *method;
+	sc->cm = *cm;
+	sc->bci = *bci;
+	sc->sender = *sender;
 	return 0;
 }
 
@@ -217,11 +344,96 @@ static __always_inline int op_jvm_pending(const struct op_jvm_proc *proc, struct
 }
 
 /*
+ * The code blob whose code holds lpc: one the walk has read, or found
+ * through its heap's segment map, read (one block) and remembered. NULL
+ * when there is none (*no_blob set: a pc in a free segment or in no heap)
+ * or it cannot be read or is not sane.
+ */
+static __always_inline struct op_jvm_blob *op_jvm_blob_at(struct op_jvm_walker *jw,
+							  const struct op_jvm_proc *proc, __u64 lpc,
+							  int *no_blob, __u32 *slot)
+{
+	struct op_jvm_blob *b;
+	__u64 blob, name8 = 0, rest = 0;
+	__s32 nmd = 0;
+
+	for (int i = 0; i < OP_JVM_BLOBS; i++) {
+		b = &jw->blobs[i];
+		if (b->blob && lpc >= b->code_begin && lpc < b->code_end) {
+			*slot = i;
+			return b;
+		}
+	}
+	blob = op_jvm_find_blob(jw, proc, lpc);
+	if (!blob) {
+		*no_blob = 1;
+		return NULL;
+	}
+	blob += proc->heap_block_size;
+	*slot = jw->blob_next & (OP_JVM_BLOBS - 1);
+	b = &jw->blobs[*slot];
+	b->blob = 0;
+	op_jvm_load_block(jw, blob);
+	if (op_jvm_s32(jw, blob, proc->blob_frame_size, &b->frame_size) ||
+	    op_jvm_s32(jw, blob, proc->blob_frame_complete, &b->complete) ||
+	    op_jvm_addr(jw, proc, blob, proc->blob_code_begin, &b->code_begin) ||
+	    op_jvm_addr(jw, proc, blob, proc->blob_code_end, &b->code_end) ||
+	    op_jvm_u64(jw, blob, proc->blob_name, &b->name))
+		return NULL;
+	if (lpc < b->code_begin || lpc >= b->code_end || b->frame_size < 0 ||
+	    (__u64)b->frame_size * 8 > OP_JVM_MAX_FRAME)
+		return NULL;
+	b->kind = OP_JVM_B_OTHER;
+	if (b->name && b->name == jw->nm_name) {
+		b->kind = OP_JVM_B_NMETHOD;
+	} else if (b->name && !OP_JVM_READ(jw, &name8, 8, b->name)) {
+		/* "native nmethod": a native method's wrapper, an nmethod too. */
+		if (name8 == OP_JVM_NMETHOD_NAME ||
+		    (name8 == OP_JVM_NATIVE_NAME && !OP_JVM_READ(jw, &rest, 7, b->name + 8) &&
+		     rest == OP_JVM_NATIVE_NAME2))
+			b->kind = OP_JVM_B_NMETHOD;
+		else if ((name8 & 0xffffffffffffull) == OP_JVM_VTABLE_NAME ||
+			 (name8 & 0xffffffffffffull) == OP_JVM_ITABLE_NAME)
+			b->kind = OP_JVM_B_FRAMELESS;
+		if (name8 == OP_JVM_NMETHOD_NAME)
+			jw->nm_name = b->name;
+	}
+	b->method = b->cm = b->scopes = b->metadata = 0;
+	b->pcs_begin = b->pcs_end = 0;
+	b->last_target = -1;
+	b->last_scope = 0;
+	b->orig_pc_offset = 0;
+	b->deopt_handler = b->deopt_mh_handler = 0;
+	if (b->kind == OP_JVM_B_NMETHOD) {
+		if (op_jvm_u64(jw, blob, proc->nmethod_method, &b->method) ||
+		    op_jvm_const_method(jw, proc, b->method, &b->cm))
+			return NULL;
+		if (proc->nm_scopes_data &&
+		    !op_jvm_addr(jw, proc, blob, proc->nm_scopes_data, &b->scopes) && b->scopes &&
+		    !op_jvm_s32(jw, blob, proc->nm_pcs_offset, &b->pcs_begin) &&
+		    !op_jvm_s32(jw, blob, proc->nm_pcs_end_offset, &b->pcs_end) &&
+		    !op_jvm_s32(jw, blob, proc->nm_metadata_offset, &nmd) && nmd > 0)
+			b->metadata = blob + (__u32)nmd;
+		if (proc->nm_orig_pc_offset &&
+		    (op_jvm_s32(jw, blob, proc->nm_orig_pc_offset, &b->orig_pc_offset) ||
+		     op_jvm_addr(jw, proc, blob, proc->nm_deopt_handler, &b->deopt_handler) ||
+		     op_jvm_addr(jw, proc, blob, proc->nm_deopt_mh_handler, &b->deopt_mh_handler)))
+			b->orig_pc_offset = 0;
+	}
+	b->blob = blob;
+	jw->blob_next++;
+	return b;
+}
+
+/*
  * The frame at u's pc (in the code cache) into *frame, and u moved to its
  * caller. An enum op_step_result; an error comes with its error frame in
  * *frame. A compiled frame that inlined methods writes its innermost scope
  * and leaves the others in jw (jw->next != 0): op_jvm_pending() writes them,
  * one per step, before the walk goes on with the caller.
+ *
+ * Reads on the stack go lowest first: the sampler's 8-byte reads there come
+ * from a window that starts at the first address read.
  */
 static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jvm_proc *proc,
 				       struct op_jvm_walker *jw, struct op_frame *frame)
@@ -230,22 +442,23 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 	__u64 pc = u->regs.pc, sp = u->regs.sp, fp = u->regs.fp;
 	__u64 lpc = u->pc_exact ? pc : pc - 1;
 	__u64 ra = 0, nsp = 0, nfp = 0, method = 0, cm = 0;
-	__s32 frame_size = 0, complete = 0;
-	__u64 blob, code_begin = 0, code_end = 0, name = 0, name8 = 0;
+	struct op_jvm_blob *b;
+	__u32 slot = 0;
+	int no_blob = 0;
 
 	if (lpc >= proc->interp_start && lpc < proc->interp_end) {
 		__u64 bcp = 0, ssp = 0, base;
 		__u32 bci = OP_JVM_BCI_NONE;
 
-		/* An interpreted frame: rbp-based. */
+		/* An interpreted frame: rbp-based (bcp is the lowest slot). */
 		if (fp < sp || fp - sp > OP_JVM_MAX_FRAME)
 			return op_jvm_error(jw, frame);
-		if (OP_JVM_READ(jw, &method, 8, fp + (__s64)proc->ifr_method * 8) ||
-		    OP_JVM_READ(jw, &bcp, 8, fp + (__s64)proc->ifr_bcp * 8) ||
+		if (OP_JVM_READ(jw, &bcp, 8, fp + (__s64)proc->ifr_bcp * 8) ||
+		    OP_JVM_READ(jw, &method, 8, fp + (__s64)proc->ifr_method * 8) ||
 		    OP_JVM_READ(jw, &ssp, 8, fp + (__s64)proc->ifr_sender_sp * 8) ||
-		    OP_JVM_READ(jw, &ra, 8, fp + 8) || OP_JVM_READ(jw, &nfp, 8, fp))
+		    OP_JVM_READ(jw, &nfp, 8, fp) || OP_JVM_READ(jw, &ra, 8, fp + 8))
 			return op_jvm_error(jw, frame);
-		if (!method || OP_JVM_READ(jw, &cm, 8, method + proc->method_const))
+		if (!method || op_jvm_const_method(jw, proc, method, &cm))
 			return op_jvm_error(jw, frame);
 		base = cm + proc->const_method_size;
 		if (bcp >= base && bcp - base < 0x10000)
@@ -257,64 +470,53 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 		goto caller;
 	}
 
-	blob = op_jvm_find_blob(jw, proc, lpc);
-	if (!blob) {
-		OP_JVM_STAT(jw, OP_JVM_STAT_NO_BLOB);
+	b = op_jvm_blob_at(jw, proc, lpc, &no_blob, &slot);
+	if (!b) {
+		if (no_blob)
+			OP_JVM_STAT(jw, OP_JVM_STAT_NO_BLOB);
 		return op_jvm_error(jw, frame);
 	}
-	blob += proc->heap_block_size;
-	op_jvm_load_block(jw, blob);
-	if (op_jvm_s32(jw, blob, proc->blob_frame_size, &frame_size) ||
-	    op_jvm_s32(jw, blob, proc->blob_frame_complete, &complete) ||
-	    op_jvm_u64(jw, blob, proc->blob_code_begin, &code_begin) ||
-	    op_jvm_u64(jw, blob, proc->blob_code_end, &code_end) ||
-	    op_jvm_u64(jw, blob, proc->blob_name, &name))
-		return op_jvm_error(jw, frame);
-	if (lpc < code_begin || lpc >= code_end || frame_size < 0 ||
-	    (__u64)frame_size * 8 > OP_JVM_MAX_FRAME)
-		return op_jvm_error(jw, frame);
-	if (name)
-		OP_JVM_READ(jw, &name8, 8, name);
-	if (name8 == OP_JVM_NATIVE_NAME) {
-		__u64 rest = 0;
+	if (b->kind == OP_JVM_B_NMETHOD) {
+		__u64 at = pc;
 
-		/* "native nmethod": a native method's wrapper, an nmethod too. */
-		if (!OP_JVM_READ(jw, &rest, 7, name + 8) && rest == OP_JVM_NATIVE_NAME2)
-			name8 = OP_JVM_NMETHOD_NAME;
-	}
-	if (name8 == OP_JVM_NMETHOD_NAME) {
-		if (op_jvm_u64(jw, blob, proc->nmethod_method, &method) || !method ||
-		    OP_JVM_READ(jw, &cm, 8, method + proc->method_const))
-			return op_jvm_error(jw, frame);
+		method = b->method;
+		cm = b->cm;
 		op_jvm_frame(frame, method, cm, OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
-		jw->nmethod = blob;
 		jw->next = 0;
-		if (proc->nm_scopes_data &&
-		    !op_jvm_u64(jw, blob, proc->nm_scopes_data, &jw->scopes)) {
-			jw->metadata = blob;
-			nm_scope = op_jvm_pcdesc(jw, proc, blob,
-						 (__s32)(pc - code_begin) + (u->pc_exact ? 1 : 0));
+		if (!u->pc_exact && b->orig_pc_offset > 0 &&
+		    (__u32)b->orig_pc_offset < OP_JVM_MAX_FRAME &&
+		    (pc == b->deopt_handler || pc == b->deopt_mh_handler)) {
+			/* Deoptimised while its callee ran: named from the pc it had. */
+			if (OP_JVM_READ(jw, &at, 8, sp + (__u32)b->orig_pc_offset) ||
+			    at <= b->code_begin || at > b->code_end)
+				return op_jvm_error(jw, frame);
+			OP_JVM_STAT(jw, OP_JVM_STAT_DEOPT);
+		}
+		if (b->scopes) {
+			jw->scopes = b->scopes;
+			jw->metadata = b->metadata;
+			nm_scope = op_jvm_pcdesc(
+			    jw, slot, (__s32)(at - b->code_begin) + (u->pc_exact ? 1 : 0));
 		}
 		if (!nm_scope)
 			OP_JVM_STAT(jw, OP_JVM_STAT_NO_PCDESC);
 	} else {
-		op_jvm_frame(frame, name, blob, OP_JVM_T_STUB, OP_JVM_BCI_NONE);
+		op_jvm_frame(frame, b->name, b->blob, OP_JVM_T_STUB, OP_JVM_BCI_NONE);
 		OP_JVM_STAT(jw, OP_JVM_STAT_STUB);
 	}
-	if (frame_size > 0) {
-		if (u->pc_exact && complete > 0 && lpc - code_begin < (__u64)complete) {
+	if (b->frame_size > 0) {
+		if (u->pc_exact && b->complete > 0 && lpc - b->code_begin < (__u64)b->complete) {
 			/* Stopped in the prologue: only the return address is pushed. */
 			nsp = sp + 8;
 			nfp = fp;
 			if (OP_JVM_READ(jw, &ra, 8, sp))
 				return op_jvm_error(jw, frame);
 		} else {
-			nsp = sp + (__u64)frame_size * 8;
-			if (OP_JVM_READ(jw, &ra, 8, nsp - 8) || OP_JVM_READ(jw, &nfp, 8, nsp - 16))
+			nsp = sp + (__u64)b->frame_size * 8;
+			if (OP_JVM_READ(jw, &nfp, 8, nsp - 16) || OP_JVM_READ(jw, &ra, 8, nsp - 8))
 				return op_jvm_error(jw, frame);
 		}
-	} else if (u->pc_exact && ((name8 & 0xffffffffffffull) == OP_JVM_VTABLE_NAME ||
-				   (name8 & 0xffffffffffffull) == OP_JVM_ITABLE_NAME)) {
+	} else if (u->pc_exact && b->kind == OP_JVM_B_FRAMELESS) {
 		/* Stopped in a vtable/itable stub: no frame, the return address at sp. */
 		nsp = sp + 8;
 		nfp = fp;
@@ -325,7 +527,7 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 		if (fp < sp || fp - sp > OP_JVM_MAX_FRAME)
 			return op_jvm_error(jw, frame);
 		nsp = fp + 16;
-		if (OP_JVM_READ(jw, &ra, 8, fp + 8) || OP_JVM_READ(jw, &nfp, 8, fp))
+		if (OP_JVM_READ(jw, &nfp, 8, fp) || OP_JVM_READ(jw, &ra, 8, fp + 8))
 			return op_jvm_error(jw, frame);
 	}
 caller:
@@ -335,15 +537,12 @@ caller:
 	u->pc_exact = 0;
 	u->n_frames++;
 	if (nm_scope) {
-		__s32 nmd = 0;
+		int ret;
 
 		/* The compiled frame's scopes replace the frame written above. */
 		jw->deferred = ra ? OP_STEP_CONTINUE : OP_STEP_END;
 		jw->next = nm_scope;
-		if (!op_jvm_s32(jw, jw->nmethod, proc->nm_metadata_offset, &nmd) && nmd > 0) {
-			int ret;
-
-			jw->metadata = jw->nmethod + (__u32)nmd;
+		if (jw->metadata) {
 			ret = op_jvm_pending(proc, jw, frame);
 			if (ret <= OP_STEP_END)
 				return ret;
