@@ -185,6 +185,9 @@ static struct v8_layout layout(void)
 	    .type_first_nonstring = 128,
 	    .type_sfi = 262,
 	    .type_scope_info = 261,
+	    .type_script = 150,
+	    .type_map = 180,
+	    .script_source = 8,
 	    .str_repr_mask = 7,
 	    .str_encoding_mask = 8,
 	    .str_one_byte_tag = 8,
@@ -296,6 +299,52 @@ static void test_strings_and_names(void **state)
 	put64(sfi + 16, 0);
 	assert_int_equal(v8_heap__function_name(&mem, &l, sfi | 1, out, sizeof(out)), 0);
 	assert_string_equal(out, "");
+	/* A class's method: its ScopeInfo's outer ScopeInfo is a class scope
+	 * whose start (after a saved class variable index) reads "class Shape". */
+	{
+		uint64_t m_script = map_of(BASE + 0x200, 150), m_map = map_of(BASE + 0x240, 180);
+		uint64_t src =
+		    one_byte(BASE + 0x800, m_one, "x;\nclass  Shape extends B { area() {} }");
+		uint64_t cls = BASE + 0x900, script = BASE + 0x880;
+
+		put64(script, m_script);
+		put64(script + 8, src);
+		put64(sfi + 32, script | 1);
+		put64(cls, m_scope);
+		put64(cls + 8, 0x1000020ull << 32); /* flags: CLASS_SCOPE */
+		put64(cls + 8 + 8 * 2, 0);	    /* no context locals */
+		put64(cls + 8 + 8 * 3, 0);	    /* saved class variable index */
+		put64(cls + 8 + 8 * 4, 3ull << 32); /* start: "class" */
+		put64(cls + 8 + 8 * 5, 40ull << 32);
+		memset(heap + (scope - BASE) + 8 + 8 * 8, 0, 8 * 8);
+		put64(scope + 8 + 8 * 8, 0xffffffffull << 32); /* the function variable's slot */
+		put64(scope + 8 + 8 * 9, 5ull << 32);	       /* positions */
+		put64(scope + 8 + 8 * 10, 9ull << 32);
+		put64(scope + 8 + 8 * 11, cls | 1); /* the outer scope */
+		put64(sfi + 16, scope | 1);
+		assert_int_equal(v8_heap__function_name(&mem, &l, sfi | 1, out, sizeof(out)), 0);
+		assert_string_equal(out, "Shape.render");
+		/* Not at "class": no class name guessed. */
+		put64(cls + 8 + 8 * 4, 4ull << 32);
+		assert_int_equal(v8_heap__function_name(&mem, &l, sfi | 1, out, sizeof(out)), 0);
+		assert_string_equal(out, "render");
+		/* An anonymous class ("class extends B"): the method alone. */
+		one_byte(BASE + 0x800, m_one, "x;\nclass  extends B { area() {} }");
+		put64(cls + 8 + 8 * 4, 3ull << 32);
+		assert_int_equal(v8_heap__function_name(&mem, &l, sfi | 1, out, sizeof(out)), 0);
+		assert_string_equal(out, "render");
+		/* Not a class scope (a function's): no prefix. */
+		one_byte(BASE + 0x800, m_one, "x;\nclass  Shape extends B { area() {} }");
+		put64(cls + 8, 0x1000022ull << 32);
+		assert_int_equal(v8_heap__function_name(&mem, &l, sfi | 1, out, sizeof(out)), 0);
+		assert_string_equal(out, "render");
+		/* The next object's map before any ScopeInfo: the ScopeInfo ended. */
+		put64(cls + 8, 0x1000020ull << 32);
+		put64(scope + 8 + 8 * 10, m_map);
+		assert_int_equal(v8_heap__function_name(&mem, &l, sfi | 1, out, sizeof(out)), 0);
+		assert_string_equal(out, "render");
+		put64(sfi + 32, 0);
+	}
 	/* An object that is no SharedFunctionInfo: no name at all. */
 	assert_int_equal(v8_heap__function_name(&mem, &l, BASE + 0x581, out, sizeof(out)), -EINVAL);
 	assert_int_not_equal(v8_heap__function_name(&mem, &l, 0xdead1, out, sizeof(out)), 0);

@@ -58,6 +58,7 @@ enum v8_sym {
 	S_T_BYTE_ARRAY,
 	S_T_FIXED_ARRAY,
 	S_T_INSTRUCTION_STREAM,
+	S_T_MAP,
 	S_DEOPT_SFI,
 	S_DEOPT_INLINING,
 	S_DEOPT_LITERALS,
@@ -117,6 +118,7 @@ static const char *const sym_names[S__COUNT] = {
     [S_T_BYTE_ARRAY] = "type_ByteArray__BYTE_ARRAY_TYPE",
     [S_T_FIXED_ARRAY] = "type_FixedArray__FIXED_ARRAY_TYPE",
     [S_T_INSTRUCTION_STREAM] = "type_InstructionStream__INSTRUCTION_STREAM_TYPE",
+    [S_T_MAP] = "type_Map__MAP_TYPE",
     [S_DEOPT_SFI] = "DeoptimizationDataSharedFunctionInfoIndex",
     [S_DEOPT_INLINING] = "DeoptimizationDataInliningPositionsIndex",
     [S_DEOPT_LITERALS] = "DeoptimizationDataLiteralArrayIndex",
@@ -359,6 +361,7 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 	l->type_byte_array = (uint16_t)sc.v[S_T_BYTE_ARRAY];
 	l->type_fixed_array = (uint16_t)sc.v[S_T_FIXED_ARRAY];
 	l->type_instruction_stream = (uint16_t)sc.v[S_T_INSTRUCTION_STREAM];
+	l->type_map = (uint16_t)sc.v[S_T_MAP];
 	l->deopt_sfi_index = (uint32_t)sc.v[S_DEOPT_SFI];
 	l->deopt_inlining_index = (uint32_t)sc.v[S_DEOPT_INLINING];
 	l->deopt_literal_index = (uint32_t)sc.v[S_DEOPT_LITERALS];

@@ -40,7 +40,7 @@ struct v8_layout {
 	/* Instance types. */
 	uint16_t type_first_nonstring, type_jsfunction_first, type_jsfunction_last;
 	uint16_t type_sfi, type_script, type_scope_info, type_bytecode_array, type_code;
-	uint16_t type_byte_array, type_fixed_array, type_instruction_stream;
+	uint16_t type_byte_array, type_fixed_array, type_instruction_stream, type_map;
 	/* DeoptimizationData (a FixedArray) indexes. */
 	uint32_t deopt_sfi_index, deopt_inlining_index, deopt_literal_index;
 	uint16_t code_stream; /* Code -> its InstructionStream */
