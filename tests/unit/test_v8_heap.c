@@ -340,6 +340,7 @@ static void test_strings_and_names(void **state)
 		assert_string_equal(out, "render");
 		/* The next object's map before any ScopeInfo: the ScopeInfo ended. */
 		put64(cls + 8, 0x1000020ull << 32);
+		put64(BASE + 0x240, m_map); /* the meta map: a Map's own map */
 		put64(scope + 8 + 8 * 10, m_map);
 		assert_int_equal(v8_heap__function_name(&mem, &l, sfi | 1, out, sizeof(out)), 0);
 		assert_string_equal(out, "render");

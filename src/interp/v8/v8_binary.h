@@ -44,6 +44,12 @@ struct v8_layout {
 	/* DeoptimizationData (a FixedArray) indexes. */
 	uint32_t deopt_sfi_index, deopt_inlining_index, deopt_literal_index;
 	uint16_t code_stream; /* Code -> its InstructionStream */
+	/* Code objects described (V8 11): JIT frames get lines and inlined
+	 * functions; false: named by their function alone. */
+	bool has_code_objects;
+	/* SharedFunctionInfo's function data described: interpreted frames are
+	 * checked against it and named; false: they stay unnamed. */
+	bool has_function_data;
 	/* Bytecode sizes by operand scale (1, 2, 4) and bytecode, from node's
 	 * interpreter tables (Bytecodes::kBytecodeSizes): baseline code's pcs map
 	 * to bytecodes by walking them. n_bytecodes 0: not found. */
