@@ -55,6 +55,8 @@ struct v8_case {
 	const char
 	    *node; /* another node (scripts/install-deps.sh's /opt/omniprof-node), NODE when NULL */
 	const char *comm; /* its main thread's name, "node" when NULL */
+	/* A second node recorded at the same time (its own chain count, same chain). */
+	const char *node2, *comm2;
 };
 
 static char *omniprof(void)
@@ -157,7 +159,8 @@ static void test_case(void **state)
 			NULL};
 	struct chain_spec *cs = chain_spec__new();
 	struct chain_count c = {0};
-	pid_t pid;
+	pid_t pid, pid2 = 0;
+	struct chain_count c2 = {0};
 	int rc;
 
 	assert_non_null(dir);
@@ -176,10 +179,21 @@ static void test_case(void **state)
 		tu_rmtree(dir);
 		fail_msg("%s %s did not start", argv[0], script);
 	}
-	rc = tu_run(&out, "%s record -p %d -d %s -F " FREQUENCY " -o %s%s", omniprof(), pid,
-		    vc->seconds ? vc->seconds : RECORD_SECONDS, dir,
+	if (vc->node2) {
+		argv[0] = (char *)vc->node2;
+		pid2 = tu_spawn_ready(argv);
+		if (pid2 <= 0) {
+			tu_reap(pid);
+			tu_rmtree(dir);
+			fail_msg("%s %s did not start", vc->node2, script);
+		}
+	}
+	rc = tu_run(&out, "%s record -p %d%s%.0d -d %s -F " FREQUENCY " -o %s%s", omniprof(), pid,
+		    pid2 ? "," : "", pid2, vc->seconds ? vc->seconds : RECORD_SECONDS, dir,
 		    vc->copies ? " --copy-all-stacks" : "");
 	tu_reap(pid);
+	if (pid2)
+		tu_reap(pid2);
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
 	free(out);
@@ -190,6 +204,10 @@ static void test_case(void **state)
 		c = chain_spec__count_folded(cs, text,
 					     vc->comm ? vc->comm : "node"); /* workers too */
 		report(vc->name, c);
+		if (vc->node2) {
+			c2 = chain_spec__count_folded(cs, text, vc->comm2);
+			report(vc->node2, c2);
+		}
 	}
 	if (!rc && text && vc->lines)
 		check_lines(pprof, script, vc->chain, vc->need_lines);
@@ -200,6 +218,10 @@ static void test_case(void **state)
 	assert_int_equal(rc, 0);
 	assert_true(c.leaf >= MIN_LEAF);
 	assert_true(c.complete * 100 >= c.leaf * 95);
+	if (vc->node2) {
+		assert_true(c2.leaf >= MIN_LEAF);
+		assert_true(c2.complete * 100 >= c2.leaf * 95);
+	}
 }
 
 static void test_node_present(void **state)
@@ -262,19 +284,14 @@ static const struct v8_case cases[] = {
      * 18) and 13 (Node 24) describe no code objects, so JIT frames are named
      * by their function, without a line; Node 24's interpreted frames stay
      * unnamed (bytecode in trusted space, not described). */
-    {.name = "Node 18 warm chain",
+    /* One recording of both (their main threads' names tell them apart). */
+    {.name = "Node 18 and Node 24 warm chain",
      .script = "v8_chain.js",
      .mode = "warm",
      .chain = {"main", "render", "layout", "measure"},
-     .seconds = "5",
-     .node = "/opt/omniprof-node/18/node"},
-    {.name = "Node 24 warm chain",
-     .script = "v8_chain.js",
-     .mode = "warm",
-     .chain = {"main", "render", "layout", "measure"},
-     .seconds = "8", /* its 129 MB binary's tables take longer */
-     .node = "/opt/omniprof-node/24/node",
-     .comm = "MainThread"},
+     .node = "/opt/omniprof-node/18/node",
+     .node2 = "/opt/omniprof-node/24/node",
+     .comm2 = "MainThread"},
 };
 
 int main(void)
