@@ -196,6 +196,7 @@ static struct v8_layout layout(void)
 	    .str_sliced_tag = 3,
 	    .str_thin_tag = 5,
 	    .str_external_tag = 2,
+	    .external_resource = 16,
 	};
 }
 
@@ -279,6 +280,25 @@ static void test_strings_and_names(void **state)
 	put64(cons - 1 + 16, cons);
 	assert_int_not_equal(v8_heap__string(&mem, &l, cons, out, sizeof(out)), 0);
 
+	/* A cached external one-byte string (node's built-in sources): its data
+	 * pointer after the resource; an uncached one has none: refused. */
+	{
+		uint64_t ext = BASE + 0xa00, m_ext = map_of(BASE + 0x280, 8 | 2);
+		uint64_t m_unc = map_of(BASE + 0x2c0, 0x10 | 8 | 2);
+
+		n = 6;
+		put64(ext, m_ext);
+		put(ext + 12, &n, 4);
+		put64(ext + 16, 0x1234);       /* the resource (a C++ object) */
+		put64(ext + 24, BASE + 0xa40); /* its data */
+		put(BASE + 0xa40, "node:x", 6);
+		assert_int_equal(v8_heap__string(&mem, &l, ext | 1, out, sizeof(out)), 0);
+		assert_string_equal(out, "node:x");
+		assert_int_equal(v8_heap__substring(&mem, &l, ext | 1, 2, 3, out, sizeof(out)), 0);
+		assert_string_equal(out, "de:");
+		put64(ext, m_unc);
+		assert_int_equal(v8_heap__string(&mem, &l, ext | 1, out, sizeof(out)), -EINVAL);
+	}
 	/* Names: a string, a ScopeInfo (2 context locals before the function's name), none. */
 	sfi = BASE + 0x600;
 	put64(sfi, m_sfi);

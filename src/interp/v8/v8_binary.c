@@ -59,6 +59,7 @@ enum v8_sym {
 	S_T_FIXED_ARRAY,
 	S_T_INSTRUCTION_STREAM,
 	S_T_MAP,
+	S_EXTERNAL_RESOURCE,
 	S_DEOPT_SFI,
 	S_DEOPT_INLINING,
 	S_DEOPT_LITERALS,
@@ -119,6 +120,7 @@ static const char *const sym_names[S__COUNT] = {
     [S_T_FIXED_ARRAY] = "type_FixedArray__FIXED_ARRAY_TYPE",
     [S_T_INSTRUCTION_STREAM] = "type_InstructionStream__INSTRUCTION_STREAM_TYPE",
     [S_T_MAP] = "type_Map__MAP_TYPE",
+    [S_EXTERNAL_RESOURCE] = "class_ExternalString__resource__Object",
     [S_DEOPT_SFI] = "DeoptimizationDataSharedFunctionInfoIndex",
     [S_DEOPT_INLINING] = "DeoptimizationDataInliningPositionsIndex",
     [S_DEOPT_LITERALS] = "DeoptimizationDataLiteralArrayIndex",
@@ -333,6 +335,10 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 	for (int i = 0; i < S__COUNT; i++) {
 		if (sc.v[i] != V8_ABSENT || i == S_FP_CONTEXT)
 			continue;
+		if (i == S_EXTERNAL_RESOURCE) {
+			sc.v[i] = 0; /* external strings not read */
+			continue;
+		}
 		if (i == S_SFI_DATA) {
 			/* V8 12, 13 keep bytecode in trusted space, not described: an
 			 * interpreted frame cannot be checked, so stays unnamed. */
@@ -415,6 +421,8 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 	l->type_fixed_array = (uint16_t)sc.v[S_T_FIXED_ARRAY];
 	l->type_instruction_stream = (uint16_t)sc.v[S_T_INSTRUCTION_STREAM];
 	l->type_map = (uint16_t)sc.v[S_T_MAP];
+	l->external_resource =
+	    field(sc.v[S_EXTERNAL_RESOURCE]) ? (uint16_t)sc.v[S_EXTERNAL_RESOURCE] : 0;
 	l->deopt_sfi_index = (uint32_t)sc.v[S_DEOPT_SFI];
 	l->deopt_inlining_index = (uint32_t)sc.v[S_DEOPT_INLINING];
 	l->deopt_literal_index = (uint32_t)sc.v[S_DEOPT_LITERALS];

@@ -32,6 +32,8 @@ struct v8_layout {
 	uint16_t script_name, script_source;
 	uint16_t string_length, seq_string_data;
 	uint16_t cons_first, cons_second, sliced_parent, sliced_offset, thin_actual;
+	/* ExternalString's resource; its cached data pointer follows. 0: not read. */
+	uint16_t external_resource;
 	uint16_t fixed_array_length, fixed_array_data;
 	uint16_t bytecode_array_length, bytecode_array_positions, bytecode_array_data;
 	uint16_t code_bytecode, code_positions, code_entry, code_flags, code_size;

@@ -69,6 +69,30 @@ static void put_cp(struct sbuf *b, uint32_t cp)
 	b->len += n;
 }
 
+/* V8's "uncached" external strings keep no data pointer (instance type bit 4). */
+#define V8_UNCACHED_EXTERNAL 0x10u
+
+/*
+ * Where the characters of string obj (of instance type type) start: a
+ * sequential string's own, or the data pointer a cached external string
+ * keeps after its resource (node's built-in modules' sources, in node's
+ * read-only data). 0 or -EINVAL (another kind, or not read).
+ */
+static int chars_at(const struct remote_memory *mem, const struct v8_layout *l, uint64_t obj,
+		    uint16_t type, uint64_t *addr)
+{
+	if ((type & l->str_repr_mask) == l->str_seq_tag) {
+		*addr = obj - 1 + l->seq_string_data;
+		return 0;
+	}
+	if ((type & l->str_repr_mask) != l->str_external_tag || !l->external_resource ||
+	    (type & V8_UNCACHED_EXTERNAL))
+		return -EINVAL;
+	if (v8_heap__field(mem, obj, l->external_resource + 8, addr) || !*addr)
+		return -EINVAL;
+	return 0;
+}
+
 /* Characters [from, from + count) of string obj into b. */
 static int string_part(const struct remote_memory *mem, const struct v8_layout *l, uint64_t obj,
 		       uint32_t from, uint32_t count, struct sbuf *b, int depth)
@@ -92,7 +116,7 @@ static int string_part(const struct remote_memory *mem, const struct v8_layout *
 		return -EINVAL;
 	if (count > (uint32_t)len - from)
 		count = (uint32_t)len - from;
-	if ((type & l->str_repr_mask) == l->str_seq_tag) {
+	if (!chars_at(mem, l, obj, type, &a)) {
 		bool one = (type & l->str_encoding_mask) == l->str_one_byte_tag;
 		uint8_t chunk[512];
 
@@ -101,9 +125,7 @@ static int string_part(const struct remote_memory *mem, const struct v8_layout *
 
 			if (want > sizeof(chunk))
 				want = sizeof(chunk);
-			err = remote_memory__read(
-			    mem, obj - 1 + l->seq_string_data + (one ? from : from * 2ull), chunk,
-			    want);
+			err = remote_memory__read(mem, a + (one ? from : from * 2ull), chunk, want);
 			if (err)
 				return err;
 			for (size_t i = 0; i < want; i += one ? 1 : 2)
@@ -150,7 +172,7 @@ static int string_part(const struct remote_memory *mem, const struct v8_layout *
 			return 0;
 		return string_part(mem, l, c, from - (uint32_t)first_len, count, b, depth + 1);
 	}
-	return -EINVAL; /* external strings: their bytes live in the embedder's memory */
+	return -EINVAL; /* uncached external strings: no data pointer */
 }
 
 int v8_heap__substring(const struct remote_memory *mem, const struct v8_layout *l, uint64_t obj,
@@ -431,7 +453,7 @@ static int scan_string(const struct remote_memory *mem, const struct v8_layout *
 		return -EINVAL;
 	if (count > (uint32_t)len - from)
 		count = (uint32_t)len - from;
-	if ((type & l->str_repr_mask) == l->str_seq_tag) {
+	if (!chars_at(mem, l, obj, type, &a)) {
 		bool one = (type & l->str_encoding_mask) == l->str_one_byte_tag;
 		static __thread uint8_t chunk[64 << 10];
 
@@ -440,9 +462,7 @@ static int scan_string(const struct remote_memory *mem, const struct v8_layout *
 
 			if (want > sizeof(chunk))
 				want = sizeof(chunk);
-			err = remote_memory__read(
-			    mem, obj - 1 + l->seq_string_data + (one ? from : from * 2ull), chunk,
-			    want);
+			err = remote_memory__read(mem, a + (one ? from : from * 2ull), chunk, want);
 			if (err)
 				return err;
 			if ((err = scan_chars(s, chunk, want, one)))
