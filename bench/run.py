@@ -289,6 +289,52 @@ class Bench:
         self.sections["ruby-naming"] = (row, lines)
         return lines
 
+    def v8_naming(self, n_functions=5000):
+        """A generated script of n_functions functions, each a leaf for about a millisecond in
+        turn (interpreted, baseline or optimized as V8 sees fit), run by the installed node and
+        recorded at 999 Hz: every function sampled is read once (name, script, lines)."""
+        seconds = 6 if self.quick else 15
+        os.makedirs(self.bwl, exist_ok=True)
+        src = os.path.join(self.bwl, "v8_many.js")
+        with open(src, "w") as f:
+            f.write("'use strict';\n")
+            for i in range(n_functions):
+                f.write(f"function f{i}(x) {{ for (let k = 0; k < 20000; k++) "
+                        f"x = (x * 31 + {i} + (x >>> 7)) | 0; return x; }}\n")
+            f.write("const fs = [" + ",".join(f"f{i}" for i in range(n_functions)) + "];\n"
+                    "const end = Date.now() + Number(process.argv[2]) * 1000;\n"
+                    "process.stdout.write('ready\\n'); let x = 1;\n"
+                    f"for (let i = 0; Date.now() < end; i = (i + 1) % {n_functions}) "
+                    "x = fs[i](x);\n")
+        w = self.start_ready(["/usr/bin/node", src, str(seconds + 20)])
+        out = self.out_dir("v8-naming")
+        rec = self.record(["-p", str(w.pid)], seconds, 999, out, verbose=True)
+        rec.wait(timeout=seconds + 120)
+        w.signal(signal.SIGKILL)
+        w.wait()
+        text = open(out + ".stderr").read()
+
+        def counter(name):
+            m = re.search(re.escape(name) + r"\s+(\d+)", text)
+            return int(m.group(1)) if m else 0
+
+        objects, ns = counter("v8: frame objects read"), counter("v8: ns reading frame objects")
+        named = 0
+        try:
+            with open(os.path.join(out, "stacks.folded")) as f:
+                named = len({m for line in f for m in re.findall(r";f\d+(?=;|\s)", line)})
+        except OSError:
+            pass
+        row = {"objects": objects, "ns": ns / objects if objects else None, "named": named,
+               "bytes": counter("v8: frame object bytes now"), "rss": rec.maxrss_mib}
+        lines = ["| generated functions | distinct f* named | frame objects read "
+                 "| ns per new object | object bytes held | omniprof peak RSS |",
+                 "|---|---|---|---|---|---|",
+                 f"| {n_functions} | {named} | {objects} | {bl.fmt(row['ns'], '{:.0f}')} "
+                 f"| {row['bytes']} | {row['rss']:.1f} MiB |"]
+        self.sections["v8-naming"] = (row, lines)
+        return lines
+
     # ---- workloads with progress lines ---------------------------------------
     def start_busy(self, seconds):
         """The busy workloads: the no-frame-pointer native chain and the Python
@@ -668,9 +714,10 @@ class Bench:
             "compare": "Side by side: perf, bpftrace and omniprof, same workloads, same run",
             "jvm-naming": "HotSpot naming: cost per new Method*, RSS with a 10,000-method class",
             "ruby-naming": "Ruby naming: cost per new iseq, RSS with a 10,000-method class",
+            "v8-naming": "V8 naming: cost per new frame object, RSS with a 5,000-function script",
         }
         for key in ("agent", "bpf-cost", "latency", "tables", "verifier", "compare", "jvm-naming",
-                    "ruby-naming"):
+                    "ruby-naming", "v8-naming"):
             if key in self.sections:
                 lines += [f"## {titles[key]}", ""] + self.sections[key][1] + [""]
         lines += ["## Targets", ""] + self.targets() + [""]
@@ -863,7 +910,7 @@ def largest_eh_frame_files(n):
 
 
 SECTIONS = ["bpf-cost", "agent", "latency", "tables", "verifier", "compare", "jvm-naming",
-            "ruby-naming"]
+            "ruby-naming", "v8-naming"]
 
 
 def main():

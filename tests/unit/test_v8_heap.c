@@ -185,6 +185,9 @@ static struct v8_layout layout(void)
 	    .type_first_nonstring = 128,
 	    .type_sfi = 262,
 	    .type_scope_info = 261,
+	    .type_script = 150,
+	    .type_map = 180,
+	    .script_source = 8,
 	    .str_repr_mask = 7,
 	    .str_encoding_mask = 8,
 	    .str_one_byte_tag = 8,
@@ -193,6 +196,7 @@ static struct v8_layout layout(void)
 	    .str_sliced_tag = 3,
 	    .str_thin_tag = 5,
 	    .str_external_tag = 2,
+	    .external_resource = 16,
 	};
 }
 
@@ -276,6 +280,25 @@ static void test_strings_and_names(void **state)
 	put64(cons - 1 + 16, cons);
 	assert_int_not_equal(v8_heap__string(&mem, &l, cons, out, sizeof(out)), 0);
 
+	/* A cached external one-byte string (node's built-in sources): its data
+	 * pointer after the resource; an uncached one has none: refused. */
+	{
+		uint64_t ext = BASE + 0xa00, m_ext = map_of(BASE + 0x280, 8 | 2);
+		uint64_t m_unc = map_of(BASE + 0x2c0, 0x10 | 8 | 2);
+
+		n = 6;
+		put64(ext, m_ext);
+		put(ext + 12, &n, 4);
+		put64(ext + 16, 0x1234);       /* the resource (a C++ object) */
+		put64(ext + 24, BASE + 0xa40); /* its data */
+		put(BASE + 0xa40, "node:x", 6);
+		assert_int_equal(v8_heap__string(&mem, &l, ext | 1, out, sizeof(out)), 0);
+		assert_string_equal(out, "node:x");
+		assert_int_equal(v8_heap__substring(&mem, &l, ext | 1, 2, 3, out, sizeof(out)), 0);
+		assert_string_equal(out, "de:");
+		put64(ext, m_unc);
+		assert_int_equal(v8_heap__string(&mem, &l, ext | 1, out, sizeof(out)), -EINVAL);
+	}
 	/* Names: a string, a ScopeInfo (2 context locals before the function's name), none. */
 	sfi = BASE + 0x600;
 	put64(sfi, m_sfi);
@@ -296,6 +319,53 @@ static void test_strings_and_names(void **state)
 	put64(sfi + 16, 0);
 	assert_int_equal(v8_heap__function_name(&mem, &l, sfi | 1, out, sizeof(out)), 0);
 	assert_string_equal(out, "");
+	/* A class's method: its ScopeInfo's outer ScopeInfo is a class scope
+	 * whose start (after a saved class variable index) reads "class Shape". */
+	{
+		uint64_t m_script = map_of(BASE + 0x200, 150), m_map = map_of(BASE + 0x240, 180);
+		uint64_t src =
+		    one_byte(BASE + 0x800, m_one, "x;\nclass  Shape extends B { area() {} }");
+		uint64_t cls = BASE + 0x900, script = BASE + 0x880;
+
+		put64(script, m_script);
+		put64(script + 8, src);
+		put64(sfi + 32, script | 1);
+		put64(cls, m_scope);
+		put64(cls + 8, 0x1000020ull << 32); /* flags: CLASS_SCOPE */
+		put64(cls + 8 + 8 * 2, 0);	    /* no context locals */
+		put64(cls + 8 + 8 * 3, 0);	    /* saved class variable index */
+		put64(cls + 8 + 8 * 4, 3ull << 32); /* start: "class" */
+		put64(cls + 8 + 8 * 5, 40ull << 32);
+		memset(heap + (scope - BASE) + 8 + 8 * 8, 0, 8 * 8);
+		put64(scope + 8 + 8 * 8, 0xffffffffull << 32); /* the function variable's slot */
+		put64(scope + 8 + 8 * 9, 5ull << 32);	       /* positions */
+		put64(scope + 8 + 8 * 10, 9ull << 32);
+		put64(scope + 8 + 8 * 11, cls | 1); /* the outer scope */
+		put64(sfi + 16, scope | 1);
+		assert_int_equal(v8_heap__function_name(&mem, &l, sfi | 1, out, sizeof(out)), 0);
+		assert_string_equal(out, "Shape.render");
+		/* Not at "class": no class name guessed. */
+		put64(cls + 8 + 8 * 4, 4ull << 32);
+		assert_int_equal(v8_heap__function_name(&mem, &l, sfi | 1, out, sizeof(out)), 0);
+		assert_string_equal(out, "render");
+		/* An anonymous class ("class extends B"): the method alone. */
+		one_byte(BASE + 0x800, m_one, "x;\nclass  extends B { area() {} }");
+		put64(cls + 8 + 8 * 4, 3ull << 32);
+		assert_int_equal(v8_heap__function_name(&mem, &l, sfi | 1, out, sizeof(out)), 0);
+		assert_string_equal(out, "render");
+		/* Not a class scope (a function's): no prefix. */
+		one_byte(BASE + 0x800, m_one, "x;\nclass  Shape extends B { area() {} }");
+		put64(cls + 8, 0x1000022ull << 32);
+		assert_int_equal(v8_heap__function_name(&mem, &l, sfi | 1, out, sizeof(out)), 0);
+		assert_string_equal(out, "render");
+		/* The next object's map before any ScopeInfo: the ScopeInfo ended. */
+		put64(cls + 8, 0x1000020ull << 32);
+		put64(BASE + 0x240, m_map); /* the meta map: a Map's own map */
+		put64(scope + 8 + 8 * 10, m_map);
+		assert_int_equal(v8_heap__function_name(&mem, &l, sfi | 1, out, sizeof(out)), 0);
+		assert_string_equal(out, "render");
+		put64(sfi + 32, 0);
+	}
 	/* An object that is no SharedFunctionInfo: no name at all. */
 	assert_int_equal(v8_heap__function_name(&mem, &l, BASE + 0x581, out, sizeof(out)), -EINVAL);
 	assert_int_not_equal(v8_heap__function_name(&mem, &l, 0xdead1, out, sizeof(out)), 0);

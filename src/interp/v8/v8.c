@@ -13,6 +13,7 @@
 #include "proc/file_cache.h"
 #include "proc/process_table.h"
 #include "proc/remote_memory.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 struct v8_file {
@@ -227,6 +228,7 @@ static uint32_t v8_resolve(void *rt, uint32_t pid, const struct op_frame *f)
 	uint32_t kind = OP_V8_AUX_KIND(f->aux), id;
 	struct v8_proc *vp;
 	struct v8_code *code = NULL;
+	uint64_t t0;
 	struct remote_memory mem;
 	struct v8_code_ctx cc;
 	bool reused;
@@ -252,10 +254,12 @@ static uint32_t v8_resolve(void *rt, uint32_t pid, const struct op_frame *f)
 				  .pid = pid,
 				  .stats = &v->stats,
 				  .stream_map = &vp->stream_map};
+	t0 = clock__now_ns();
 	if (kind == OP_V8_FRAME_INTERPRETED)
 		err = v8_code__read_interpreted(&cc, f->addr, f->data, &code);
 	else
 		err = v8_code__read_jit(&cc, f->addr, f->data, &code);
+	v->stats.read_ns += clock__now_ns() - t0;
 	if (err) {
 		v->stats.code_errors++;
 		return 0;
@@ -362,6 +366,7 @@ static size_t v8_counters(const void *rt, struct interp_counter *out)
 	    {"v8: scripts' line ends computed", v->stats.scripts},
 	    {"v8: frames not named (byte budget)", v->stats.over_budget},
 	    {"v8: frame object bytes now", v->codes.bytes},
+	    {"v8: ns reading frame objects", v->stats.read_ns},
 	};
 	size_t n = 0;
 

@@ -26,6 +26,7 @@ struct v8_stats {
 	uint64_t no_lines;    /* named without a line (no position table, pc out of its code) */
 	uint64_t scripts;     /* scripts' line ends computed */
 	uint64_t over_budget; /* frames not named: a byte budget was full */
+	uint64_t read_ns;     /* time spent reading frames' objects (the bench's naming cost) */
 };
 
 /* Objects kept per process between intervals, and byte budgets. */

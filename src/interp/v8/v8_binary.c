@@ -58,6 +58,8 @@ enum v8_sym {
 	S_T_BYTE_ARRAY,
 	S_T_FIXED_ARRAY,
 	S_T_INSTRUCTION_STREAM,
+	S_T_MAP,
+	S_EXTERNAL_RESOURCE,
 	S_DEOPT_SFI,
 	S_DEOPT_INLINING,
 	S_DEOPT_LITERALS,
@@ -117,6 +119,8 @@ static const char *const sym_names[S__COUNT] = {
     [S_T_BYTE_ARRAY] = "type_ByteArray__BYTE_ARRAY_TYPE",
     [S_T_FIXED_ARRAY] = "type_FixedArray__FIXED_ARRAY_TYPE",
     [S_T_INSTRUCTION_STREAM] = "type_InstructionStream__INSTRUCTION_STREAM_TYPE",
+    [S_T_MAP] = "type_Map__MAP_TYPE",
+    [S_EXTERNAL_RESOURCE] = "class_ExternalString__resource__Object",
     [S_DEOPT_SFI] = "DeoptimizationDataSharedFunctionInfoIndex",
     [S_DEOPT_INLINING] = "DeoptimizationDataInliningPositionsIndex",
     [S_DEOPT_LITERALS] = "DeoptimizationDataLiteralArrayIndex",
@@ -133,13 +137,35 @@ static const char *const sym_names[S__COUNT] = {
     [S_FT_STUB] = "frametype_StubFrame",
 };
 
+/* Names later V8s (12, 13: Node 22, 24) give the same fields: "Tagged<T>" types. */
+static const struct {
+	enum v8_sym sym;
+	const char *name;
+} sym_aliases[] = {
+    {S_FN_FEEDBACK_CELL, "class_JSFunction__raw_feedback_cell__Tagged_FeedbackCell_"},
+    {S_SFI_NAME, "class_SharedFunctionInfo__name_or_scope_info__Tagged_Object_"},
+    {S_SFI_NAME, "class_SharedFunctionInfo__name_or_scope_info__Tagged_NameOrScopeInfoT_"},
+    {S_SFI_SCRIPT, "class_SharedFunctionInfo__script__Tagged_HeapObject_"},
+};
+
+/* Values only the code objects' reading needs (JIT frames' lines, inlining,
+ * the bytecode behind baseline code): without them, JIT frames are named
+ * by their function alone, without a line. */
+static bool code_only(int i)
+{
+	return i == S_CODE_BYTECODE || i == S_CODE_POSITIONS || i == S_CODE_KIND_MASK ||
+	       i == S_CODE_KIND_BASELINE || i == S_CODE_KIND_INTERPRETED || i == S_DEOPT_SFI ||
+	       i == S_DEOPT_INLINING || i == S_DEOPT_LITERALS || i == S_T_INSTRUCTION_STREAM;
+}
+
 struct scan {
 	int64_t v[S__COUNT];
 	/* The smallest instance type above JS_FUNCTION_TYPE: JSFunction's subclasses
 	 * (class constructors, ...) are the unlisted types in between. */
 	int64_t type_after_jsfunction;
 	uint64_t blob, blob_size_sym;
-	uint64_t sizes, sizes_len; /* Bytecodes::kBytecodeSizes */
+	uint64_t builtins_lo, builtins_hi; /* the Builtins_* symbols' span */
+	uint64_t sizes, sizes_len;	   /* Bytecodes::kBytecodeSizes */
 	unsigned int found;
 };
 
@@ -182,6 +208,13 @@ static void note_symbol(const struct elf_file *ef, struct scan *sc, const char *
 		sc->blob_size_sym = sym->st_value;
 		return;
 	}
+	if (!strncmp(name, "Builtins_", 9) && GELF_ST_TYPE(sym->st_info) == STT_FUNC) {
+		if (!sc->builtins_lo || sym->st_value < sc->builtins_lo)
+			sc->builtins_lo = sym->st_value;
+		if (sym->st_value + sym->st_size > sc->builtins_hi)
+			sc->builtins_hi = sym->st_value + sym->st_size;
+		return;
+	}
 	if (!strcmp(name, BYTECODE_SIZES_SYM)) {
 		sc->sizes = sym->st_value;
 		sc->sizes_len = sym->st_size;
@@ -200,6 +233,12 @@ static void note_symbol(const struct elf_file *ef, struct scan *sc, const char *
 	for (int i = 0; i < S__COUNT; i++) {
 		if (!strcmp(name, sym_names[i])) {
 			sc->v[i] = v32;
+			return;
+		}
+	}
+	for (size_t i = 0; i < sizeof(sym_aliases) / sizeof(sym_aliases[0]); i++) {
+		if (!strcmp(name, sym_aliases[i].name)) {
+			sc->v[sym_aliases[i].sym] = v32;
 			return;
 		}
 	}
@@ -229,7 +268,7 @@ static void scan_symbols(const struct elf_file *ef, Elf *elf, uint32_t sh_type, 
 			    !sym.st_value)
 				continue;
 			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-			if (!name || (name[0] != 'v' && name[0] != '_'))
+			if (!name || (name[0] != 'v' && name[0] != '_' && name[0] != 'B'))
 				continue;
 			if (types_pass) {
 				if (!strncmp(name, "v8dbg_type_", 11))
@@ -263,6 +302,7 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 		sc.v[i] = V8_ABSENT;
 	sc.type_after_jsfunction = V8_ABSENT;
 	sc.blob = sc.blob_size_sym = 0;
+	sc.builtins_lo = sc.builtins_hi = 0;
 	sc.sizes = sc.sizes_len = 0;
 	sc.found = 0;
 	elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
@@ -290,9 +330,30 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 					     i == S_FT_ENTRY || i == S_FT_EXIT || i == S_FT_STUB))
 			sc.v[i] = 0;
 	}
-	for (int i = 0; i < S__COUNT; i++)
-		if (sc.v[i] == V8_ABSENT && i != S_FP_CONTEXT)
+	l->has_code_objects = true;
+	l->has_function_data = true;
+	for (int i = 0; i < S__COUNT; i++) {
+		if (sc.v[i] != V8_ABSENT || i == S_FP_CONTEXT)
+			continue;
+		if (i == S_EXTERNAL_RESOURCE) {
+			sc.v[i] = 0; /* external strings not read */
+			continue;
+		}
+		if (i == S_SFI_DATA) {
+			/* V8 12, 13 keep bytecode in trusted space, not described: an
+			 * interpreted frame cannot be checked, so stays unnamed. */
+			sc.v[i] = 0;
+			l->has_function_data = false;
+			continue;
+		}
+		if (!code_only(i))
 			return -ENOTSUP;
+		l->has_code_objects = false;
+	}
+	if (!l->has_code_objects)
+		for (int i = 0; i < S__COUNT; i++)
+			if (code_only(i))
+				sc.v[i] = 0;
 	/* Pointer compression (4-byte tagged fields) is not read yet. */
 	if (sc.v[S_TAGGED_SIZE] != 8 || sc.v[S_HEAP_OBJECT_TAG] != 1)
 		return -ENOTSUP;
@@ -359,6 +420,9 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 	l->type_byte_array = (uint16_t)sc.v[S_T_BYTE_ARRAY];
 	l->type_fixed_array = (uint16_t)sc.v[S_T_FIXED_ARRAY];
 	l->type_instruction_stream = (uint16_t)sc.v[S_T_INSTRUCTION_STREAM];
+	l->type_map = (uint16_t)sc.v[S_T_MAP];
+	l->external_resource =
+	    field(sc.v[S_EXTERNAL_RESOURCE]) ? (uint16_t)sc.v[S_EXTERNAL_RESOURCE] : 0;
 	l->deopt_sfi_index = (uint32_t)sc.v[S_DEOPT_SFI];
 	l->deopt_inlining_index = (uint32_t)sc.v[S_DEOPT_INLINING];
 	l->deopt_literal_index = (uint32_t)sc.v[S_DEOPT_LITERALS];
@@ -385,6 +449,19 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 				out->blob_vaddr = sc.blob;
 				out->blob_size = blob_size;
 				out->blob_offset = s->offset + (sc.blob - s->vaddr);
+			}
+		}
+	}
+	/* V8 10 (Node 18) exports the blob as a pointer, without its size: the
+	 * span of the builtins' symbols is the blob's code. */
+	if (!out->blob_size && sc.builtins_lo && sc.builtins_hi > sc.builtins_lo) {
+		for (size_t i = 0; i < ef->n_segments; i++) {
+			const struct elf_segment *s = &ef->segments[i];
+
+			if (sc.builtins_lo >= s->vaddr && sc.builtins_hi <= s->vaddr + s->filesz) {
+				out->blob_vaddr = sc.builtins_lo;
+				out->blob_size = sc.builtins_hi - sc.builtins_lo;
+				out->blob_offset = s->offset + (sc.builtins_lo - s->vaddr);
 			}
 		}
 	}

@@ -32,6 +32,8 @@ struct v8_layout {
 	uint16_t script_name, script_source;
 	uint16_t string_length, seq_string_data;
 	uint16_t cons_first, cons_second, sliced_parent, sliced_offset, thin_actual;
+	/* ExternalString's resource; its cached data pointer follows. 0: not read. */
+	uint16_t external_resource;
 	uint16_t fixed_array_length, fixed_array_data;
 	uint16_t bytecode_array_length, bytecode_array_positions, bytecode_array_data;
 	uint16_t code_bytecode, code_positions, code_entry, code_flags, code_size;
@@ -40,10 +42,16 @@ struct v8_layout {
 	/* Instance types. */
 	uint16_t type_first_nonstring, type_jsfunction_first, type_jsfunction_last;
 	uint16_t type_sfi, type_script, type_scope_info, type_bytecode_array, type_code;
-	uint16_t type_byte_array, type_fixed_array, type_instruction_stream;
+	uint16_t type_byte_array, type_fixed_array, type_instruction_stream, type_map;
 	/* DeoptimizationData (a FixedArray) indexes. */
 	uint32_t deopt_sfi_index, deopt_inlining_index, deopt_literal_index;
 	uint16_t code_stream; /* Code -> its InstructionStream */
+	/* Code objects described (V8 11): JIT frames get lines and inlined
+	 * functions; false: named by their function alone. */
+	bool has_code_objects;
+	/* SharedFunctionInfo's function data described: interpreted frames are
+	 * checked against it and named; false: they stay unnamed. */
+	bool has_function_data;
 	/* Bytecode sizes by operand scale (1, 2, 4) and bytecode, from node's
 	 * interpreter tables (Bytecodes::kBytecodeSizes): baseline code's pcs map
 	 * to bytecodes by walking them. n_bytecodes 0: not found. */

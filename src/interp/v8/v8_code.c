@@ -161,7 +161,7 @@ static bool sfi_runs(const struct v8_code_ctx *cc, uint64_t sfi, uint64_t ba)
 	uint64_t data, inner;
 	uint16_t type;
 
-	if (v8_heap__field(cc->mem, sfi, l->sfi_function_data, &data))
+	if (!l->has_function_data || v8_heap__field(cc->mem, sfi, l->sfi_function_data, &data))
 		return false;
 	if (data == ba)
 		return true;
@@ -169,7 +169,8 @@ static bool sfi_runs(const struct v8_code_ctx *cc, uint64_t sfi, uint64_t ba)
 		return false;
 	/* Baseline code and InterpreterData hold the bytecode array one level down. */
 	if (type == l->type_code)
-		return !v8_heap__field(cc->mem, data, l->code_bytecode, &inner) && inner == ba;
+		return l->has_code_objects &&
+		       !v8_heap__field(cc->mem, data, l->code_bytecode, &inner) && inner == ba;
 	return !v8_heap__field(cc->mem, data, 8, &inner) && inner == ba;
 }
 
@@ -459,7 +460,7 @@ int v8_code__read_jit(const struct v8_code_ctx *cc, uint64_t pc, uint64_t sfi, s
 	 * deoptimization data of optimized code, the bytecode of baseline code
 	 * say so).
 	 */
-	code = script ? find_code(cc, pc, &entry, &size) : 0;
+	code = script && l->has_code_objects ? find_code(cc, pc, &entry, &size) : 0;
 	if (code &&
 	    !remote_memory__read(cc->mem, code - 1 + l->code_flags, &flags, sizeof(flags)) &&
 	    (flags & l->code_kind_mask) == l->code_kind_baseline) {

@@ -69,6 +69,30 @@ static void put_cp(struct sbuf *b, uint32_t cp)
 	b->len += n;
 }
 
+/* V8's "uncached" external strings keep no data pointer (instance type bit 4). */
+#define V8_UNCACHED_EXTERNAL 0x10u
+
+/*
+ * Where the characters of string obj (of instance type type) start: a
+ * sequential string's own, or the data pointer a cached external string
+ * keeps after its resource (node's built-in modules' sources, in node's
+ * read-only data). 0 or -EINVAL (another kind, or not read).
+ */
+static int chars_at(const struct remote_memory *mem, const struct v8_layout *l, uint64_t obj,
+		    uint16_t type, uint64_t *addr)
+{
+	if ((type & l->str_repr_mask) == l->str_seq_tag) {
+		*addr = obj - 1 + l->seq_string_data;
+		return 0;
+	}
+	if ((type & l->str_repr_mask) != l->str_external_tag || !l->external_resource ||
+	    (type & V8_UNCACHED_EXTERNAL))
+		return -EINVAL;
+	if (v8_heap__field(mem, obj, l->external_resource + 8, addr) || !*addr)
+		return -EINVAL;
+	return 0;
+}
+
 /* Characters [from, from + count) of string obj into b. */
 static int string_part(const struct remote_memory *mem, const struct v8_layout *l, uint64_t obj,
 		       uint32_t from, uint32_t count, struct sbuf *b, int depth)
@@ -92,7 +116,7 @@ static int string_part(const struct remote_memory *mem, const struct v8_layout *
 		return -EINVAL;
 	if (count > (uint32_t)len - from)
 		count = (uint32_t)len - from;
-	if ((type & l->str_repr_mask) == l->str_seq_tag) {
+	if (!chars_at(mem, l, obj, type, &a)) {
 		bool one = (type & l->str_encoding_mask) == l->str_one_byte_tag;
 		uint8_t chunk[512];
 
@@ -101,9 +125,7 @@ static int string_part(const struct remote_memory *mem, const struct v8_layout *
 
 			if (want > sizeof(chunk))
 				want = sizeof(chunk);
-			err = remote_memory__read(
-			    mem, obj - 1 + l->seq_string_data + (one ? from : from * 2ull), chunk,
-			    want);
+			err = remote_memory__read(mem, a + (one ? from : from * 2ull), chunk, want);
 			if (err)
 				return err;
 			for (size_t i = 0; i < want; i += one ? 1 : 2)
@@ -150,7 +172,21 @@ static int string_part(const struct remote_memory *mem, const struct v8_layout *
 			return 0;
 		return string_part(mem, l, c, from - (uint32_t)first_len, count, b, depth + 1);
 	}
-	return -EINVAL; /* external strings: their bytes live in the embedder's memory */
+	return -EINVAL; /* uncached external strings: no data pointer */
+}
+
+int v8_heap__substring(const struct remote_memory *mem, const struct v8_layout *l, uint64_t obj,
+		       uint32_t from, uint32_t count, char *out, size_t cap)
+{
+	struct sbuf b = {out, 0, cap, false};
+	int err;
+
+	if (!cap)
+		return -EINVAL;
+	out[0] = 0;
+	err = string_part(mem, l, obj, from, count, &b, 0);
+	out[b.len] = 0;
+	return err;
 }
 
 int v8_heap__string(const struct remote_memory *mem, const struct v8_layout *l, uint64_t obj,
@@ -174,12 +210,121 @@ static bool is_string(const struct remote_memory *mem, const struct v8_layout *l
 	return !v8_heap__type(mem, l, obj, &type) && type < l->type_first_nonstring;
 }
 
+/* V8's ScopeType: the first 4 bits of a ScopeInfo's flags, CLASS_SCOPE first. */
+#define V8_SCOPE_TYPE_MASK 0xfu
+#define V8_CLASS_SCOPE	   0u
+/* Slots after a ScopeInfo's context locals looked at: the function variable
+ * (2), the inferred name, the class variable's index, the positions (2), the
+ * outer ScopeInfo. */
+#define V8_SCOPE_TAIL 8
+/* Characters of a class's source read for its name ("class", spaces, the name). */
+#define V8_CLASS_HEAD 96
+
+/* The slot index (from the flags) of scope info si's first slot after its context locals. */
+static int scope_tail(const struct remote_memory *mem, const struct v8_layout *l, uint64_t si,
+		      size_t *first)
+{
+	uint64_t n;
+	int err;
+
+	if ((err = v8_heap__field(mem, si,
+				  l->fixed_array_data - 8 + 8 * l->scopeinfo_ncontextlocals, &n)))
+		return err;
+	n = (uint64_t)smi(l, n);
+	if (n > 1u << 20)
+		return -EINVAL;
+	/* Names inlined when few, else one hash table; then one info each. */
+	*first = l->scopeinfo_first_vars + (n > 75 ? 1 + n : 2 * n);
+	return 0;
+}
+
+static bool id_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '$' || (unsigned char)c >= 0x80;
+}
+
+/*
+ * The name of the class whose scope info is cls, into out: V8 keeps no
+ * class name there (the class variable is a local only when a method uses
+ * it), but the class's source positions: the script's source at the start
+ * must read "class NAME". The start is one of the first two Smis after the
+ * locals (a saved class variable index may come first); "class" at that
+ * offset of the source is the check. "" for an anonymous class.
+ */
+static void class_name(const struct remote_memory *mem, const struct v8_layout *l, uint64_t cls,
+		       uint64_t sfi, char *out, size_t cap)
+{
+	uint64_t slots[2], script, src;
+	char head[V8_CLASS_HEAD + 1];
+	size_t first, i, k;
+
+	out[0] = 0;
+	if (scope_tail(mem, l, cls, &first) ||
+	    remote_memory__read(mem, cls - 1 + l->fixed_array_data - 8 + 8 * first, slots,
+				sizeof(slots)))
+		return;
+	script = v8_heap__script(mem, l, sfi);
+	if (!script || v8_heap__field(mem, script, l->script_source, &src))
+		return;
+	for (int s = 0; s < 2; s++) {
+		int64_t pos = smi(l, slots[s]);
+
+		if ((slots[s] & 1) || pos < 0 || pos > INT32_MAX)
+			continue;
+		if (v8_heap__substring(mem, l, src, (uint32_t)pos, V8_CLASS_HEAD, head,
+				       sizeof(head)) ||
+		    strncmp(head, "class", 5) || id_char(head[5]))
+			continue;
+		for (i = 5; head[i] == ' ' || head[i] == '\t' || head[i] == '\n' || head[i] == '\r';
+		     i++)
+			;
+		for (k = i; id_char(head[k]); k++)
+			;
+		/* A name cut by the read, or "class extends B" / "class {": none. */
+		if (k == i || !head[k] || k - i >= cap ||
+		    (k - i == 7 && !strncmp(head + i, "extends", 7)))
+			return;
+		memcpy(out, head + i, k - i);
+		out[k - i] = 0;
+		return;
+	}
+}
+
+/*
+ * A method of a class: its scope info's outer scope info (the first
+ * ScopeInfo among the slots after the locals, before the next object's map)
+ * is a class scope. Its class's name, "" when not a method or unknown.
+ */
+static void method_class(const struct remote_memory *mem, const struct v8_layout *l, uint64_t sfi,
+			 const uint64_t *tail, size_t n, char *out, size_t cap)
+{
+	uint64_t flags;
+	uint16_t type;
+
+	out[0] = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!(tail[i] & 1) || v8_heap__type(mem, l, tail[i], &type))
+			continue;
+		if (type == l->type_map)
+			return; /* past the ScopeInfo's end */
+		if (type != l->type_scope_info)
+			continue;
+		if (v8_heap__field(mem, tail[i], l->fixed_array_data - 8, &flags) || (flags & 1) ||
+		    ((uint64_t)smi(l, flags) & V8_SCOPE_TYPE_MASK) != V8_CLASS_SCOPE)
+			return;
+		class_name(mem, l, tail[i], sfi, out, cap);
+		return;
+	}
+}
+
 int v8_heap__function_name(const struct remote_memory *mem, const struct v8_layout *l, uint64_t sfi,
 			   char *out, size_t cap)
 {
-	uint64_t v, slots[6], n;
+	uint64_t v, slots[V8_SCOPE_TAIL];
+	char cls[V8_STR_MAX];
 	uint16_t type;
-	size_t first;
+	size_t first, len, clen, tail;
 	int err;
 
 	out[0] = 0;
@@ -205,23 +350,32 @@ int v8_heap__function_name(const struct remote_memory *mem, const struct v8_layo
 	 * slots is the name: what follows them holds no strings (positions are
 	 * Smis, the outer scope a ScopeInfo).
 	 */
-	if ((err = v8_heap__field(mem, v, l->fixed_array_data - 8 + 8 * l->scopeinfo_ncontextlocals,
-				  &n)))
+	if ((err = scope_tail(mem, l, v, &first)))
 		return err;
-	n = (uint64_t)smi(l, n);
-	if (n > 1u << 20)
-		return -EINVAL;
-	first = l->scopeinfo_first_vars + (n > 75 ? 1 + n : 2 * n);
-	if ((err = remote_memory__read(mem, v - 1 + l->fixed_array_data - 8 + 8 * first, slots,
-				       sizeof(slots))))
-		return err;
-	for (size_t i = 0; i < 3; i++) {
+	tail = V8_SCOPE_TAIL;
+	memset(slots, 0, sizeof(slots));
+	/* A ScopeInfo at the end of a mapping: its names only, no class. */
+	if (remote_memory__read(mem, v - 1 + l->fixed_array_data - 8 + 8 * first, slots,
+				sizeof(slots))) {
+		tail = 0;
+		if ((err = remote_memory__read(mem, v - 1 + l->fixed_array_data - 8 + 8 * first,
+					       slots, 3 * sizeof(slots[0]))))
+			return err;
+	}
+	for (size_t i = 0; i < 3 && !out[0]; i++) {
 		if (!(slots[i] & 1) || !is_string(mem, l, slots[i]))
 			continue;
 		if ((err = v8_heap__string(mem, l, slots[i], out, cap)))
 			return err;
-		if (out[0])
-			return 0;
+	}
+	/* Class methods as "Class.method" (not the constructor: its name is the class's). */
+	method_class(mem, l, sfi, slots, tail, cls, sizeof(cls));
+	len = strlen(out);
+	clen = strlen(cls);
+	if (out[0] && clen && strcmp(cls, out) && clen + 1 + len < cap) {
+		memmove(out + clen + 1, out, len + 1);
+		memcpy(out, cls, clen);
+		out[clen] = '.';
 	}
 	return 0;
 }
@@ -299,7 +453,7 @@ static int scan_string(const struct remote_memory *mem, const struct v8_layout *
 		return -EINVAL;
 	if (count > (uint32_t)len - from)
 		count = (uint32_t)len - from;
-	if ((type & l->str_repr_mask) == l->str_seq_tag) {
+	if (!chars_at(mem, l, obj, type, &a)) {
 		bool one = (type & l->str_encoding_mask) == l->str_one_byte_tag;
 		static __thread uint8_t chunk[64 << 10];
 
@@ -308,9 +462,7 @@ static int scan_string(const struct remote_memory *mem, const struct v8_layout *
 
 			if (want > sizeof(chunk))
 				want = sizeof(chunk);
-			err = remote_memory__read(
-			    mem, obj - 1 + l->seq_string_data + (one ? from : from * 2ull), chunk,
-			    want);
+			err = remote_memory__read(mem, a + (one ? from : from * 2ull), chunk, want);
 			if (err)
 				return err;
 			if ((err = scan_chars(s, chunk, want, one)))

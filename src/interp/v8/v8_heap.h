@@ -41,8 +41,13 @@ int v8_heap__field(const struct remote_memory *mem, uint64_t obj, uint32_t off, 
 int v8_heap__string(const struct remote_memory *mem, const struct v8_layout *l, uint64_t obj,
 		    char *out, size_t cap);
 
+/* Characters [from, from + count) of string obj, as v8_heap__string. */
+int v8_heap__substring(const struct remote_memory *mem, const struct v8_layout *l, uint64_t obj,
+		       uint32_t from, uint32_t count, char *out, size_t cap);
+
 /*
- * The name of SharedFunctionInfo sfi ("" for an anonymous function) into out.
+ * The name of SharedFunctionInfo sfi ("" for an anonymous function) into out;
+ * a class's method as "Class.method" (the class named by its source).
  * 0 or -errno (-EINVAL: sfi is no SharedFunctionInfo).
  */
 int v8_heap__function_name(const struct remote_memory *mem, const struct v8_layout *l, uint64_t sfi,
