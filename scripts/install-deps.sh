@@ -24,7 +24,7 @@ PKGS=(
 	openjdk-17-jdk-headless # HotSpot (java, javac, javap)
 	ruby ruby-dev		# CRuby 3.1 (ruby-dev: C extensions built by the tests)
 	perl			# Perl 5.36
-	php-cli php-fpm php-opcache libfcgi-bin # PHP 8.2, its FPM and JIT; cgi-fcgi
+	php-cli php-fpm php8.2-opcache libfcgi-bin # PHP 8.2, its FPM and JIT; cgi-fcgi
 )
 
 # The agent's end-to-end tests run an OTLP receiver on Node.js (gRPC stack
