@@ -205,29 +205,60 @@ static void check_chain_lines(const char *pprof, bool copies)
 
 /* ---- the CLI cases ------------------------------------------------------------ */
 
-static void expect_chain(struct chain_spec *cs)
+/* A PHP frame of the chain: with the JIT on, it may be marked as run in JIT code. */
+static void expect_php(struct chain_spec *cs, const char *name, bool jit)
+{
+	if (jit)
+		EXPECT(chain_spec__add_like(cs, "%s", name));
+	else
+		EXPECT(chain_spec__add(cs, "%s", name));
+}
+
+static void expect_chain(struct chain_spec *cs, bool jit)
 {
 	EXPECT(chain_spec__add(cs, "php_execute_script"));
 	EXPECT(chain_spec__add(cs, "zend_execute_scripts"));
 	EXPECT(chain_spec__add(cs, "zend_execute"));
-	EXPECT(chain_spec__add(cs, "{main}"));
-	EXPECT(chain_spec__add(cs, "Router::dispatch"));
-	EXPECT(chain_spec__add(cs, "Cart::total"));
-	EXPECT(chain_spec__add(cs, "Price::round"));
-	EXPECT(chain_spec__add(cs, "php_leaf"));
+	expect_php(cs, "{main}", jit);
+	expect_php(cs, "Router::dispatch", jit);
+	expect_php(cs, "Cart::total", jit);
+	expect_php(cs, "Price::round", jit);
+	expect_php(cs, "php_leaf", jit);
+}
+
+/* Samples of the folded text ("comm;root;...;leaf count") with a frame named exactly frame. */
+static long samples_with(const char *text, const char *frame)
+{
+	size_t len = strlen(frame);
+	long n = 0;
+
+	for (const char *line = text; *line;) {
+		const char *end = strchrnul(line, '\n'), *count = end;
+
+		while (count > line && count[-1] != ' ')
+			count--;
+		for (const char *at = strchr(line, ';'); at && at + 1 + len < count;
+		     at = strchr(at + 1, ';'))
+			if (!strncmp(at + 1, frame, len) && strchr("; ", at[1 + len])) {
+				n += strtol(count, NULL, 10);
+				break;
+			}
+		line = *end ? end + 1 : end;
+	}
+	return n;
 }
 
 /* {main} -> caller -> internal -> [its C code, then zend_call_function] -> callback. */
 static void expect_callback(struct chain_spec *cs, const char *caller, const char *internal,
-			    const char *callback)
+			    const char *callback, bool jit)
 {
 	EXPECT(chain_spec__add(cs, "zend_execute"));
-	EXPECT(chain_spec__add(cs, "{main}"));
-	EXPECT(chain_spec__add(cs, "%s", caller));
+	expect_php(cs, "{main}", jit);
+	expect_php(cs, caller, jit);
 	EXPECT(chain_spec__add(cs, "%s", internal));
 	EXPECT(chain_spec__add_gap(cs, 1, 24));
 	EXPECT(chain_spec__add(cs, "zend_call_function"));
-	EXPECT(chain_spec__add(cs, "%s", callback));
+	expect_php(cs, callback, jit);
 }
 
 /* The value of `record -v`'s counter line starting with name, -1 when absent. */
@@ -279,11 +310,11 @@ static void chain_case(bool jit, bool copies)
 	char *dir = tu_mkdtemp(), *verbose = NULL, *text, pprof[600];
 	struct chain_spec *cs = chain_spec__new();
 	struct chain_count c;
-	long jit_frames;
+	long jit_frames, leaf_jit, leaf_vm;
 
 	assert_non_null(dir);
 	assert_non_null(cs);
-	expect_chain(cs);
+	expect_chain(cs, jit);
 	text = record_cli(jit ? JIT_FLAGS : "-n", "php_chain.php", dir, copies, &verbose);
 	c = chain_spec__count_folded(cs, text, "php8.2");
 	report(copies ? "chain, stack copies" : jit ? "chain, JIT on" : "chain, JIT off", c);
@@ -294,12 +325,20 @@ static void chain_case(bool jit, bool copies)
 	jit_frames = counter(verbose, "php: JIT code frames unwound");
 	printf("    JIT code frames unwound: %ld, PHP frames walked: %ld\n", jit_frames,
 	       counter(verbose, "php: frames walked in BPF"));
+	/* Frames run in JIT code are marked (folded "_[j]"), the others not. */
+	leaf_jit = samples_with(text, "php_leaf_[j]");
+	leaf_vm = samples_with(text, "php_leaf");
+	printf("    php_leaf: %ld samples in JIT code, %ld in the VM\n", leaf_jit, leaf_vm);
 	snprintf(pprof, sizeof(pprof), "%s/profile.pb.gz", dir);
 	check_chain_lines(pprof, copies);
-	if (jit)
+	if (jit) {
 		assert_true(jit_frames > 0);
-	else
+		/* The tracing JIT compiled the leaf's loop: most of its samples ran there. */
+		assert_true(leaf_jit * 2 >= c.leaf);
+	} else {
 		assert_int_equal(jit_frames, 0);
+		assert_null(strstr(text, "_[j]"));
+	}
 	assert_share(c);
 	free(verbose);
 	free(text);
@@ -335,13 +374,20 @@ static void callbacks_case(bool jit)
 	assert_non_null(dir);
 	assert_non_null(sort);
 	assert_non_null(map);
-	expect_callback(sort, "sort_all", "usort", "php_cmp");
-	expect_callback(map, "map_all", "array_map", "{closure}");
+	expect_callback(sort, "sort_all", "usort", "php_cmp", jit);
+	expect_callback(map, "map_all", "array_map", "{closure}", jit);
 	text = record_cli(jit ? JIT_FLAGS : "-n", "php_callbacks.php", dir, false, &verbose);
 	cs = chain_spec__count_folded(sort, text, "php8.2");
 	cm = chain_spec__count_folded(map, text, "php8.2");
 	report(jit ? "usort comparator, JIT on" : "usort comparator", cs);
 	report(jit ? "array_map closure, JIT on" : "array_map closure", cm);
+	/* Only user code runs in JIT code: internal functions are never marked. */
+	printf("    frames marked as JIT code: php_cmp %ld, {closure} %ld\n",
+	       samples_with(text, "php_cmp_[j]"), samples_with(text, "{closure}_[j]"));
+	assert_null(strstr(text, "usort_[j]"));
+	assert_null(strstr(text, "array_map_[j]"));
+	if (!jit)
+		assert_null(strstr(text, "_[j]"));
 	free(verbose);
 	free(text);
 	chain_spec__free(sort);

@@ -206,11 +206,12 @@ static void build_usort(bool dummy)
 	put_ex(EX_MAIN, F_MAIN, 0, CALL_TOP | CALL_CODE, 20);
 }
 
-static void check_usort(const struct op_frame *f, const struct user_unwind_result *r)
+/* jit: the comparator ran in JIT code (its frame marked). */
+static void check_usort(const struct op_frame *f, const struct user_unwind_result *r, bool jit)
 {
 	assert_int_equal(r->error, 0);
 	assert_int_equal(r->n_frames, 7);
-	assert_php(&f[0], F_CMP, N_CMP, 3);
+	assert_php(&f[0], F_CMP, N_CMP, 3 | (jit ? OP_PHP_AUX_JIT : 0));
 	assert_native(&f[1], CALL_RA);
 	assert_native(&f[2], ZIF_RA);
 	assert_php(&f[3], F_USORT, N_USORT, 0);
@@ -231,7 +232,7 @@ static void test_usort_split_at_call_top(void **state)
 	build_usort(false);
 	build_proc(EX_CMP, &proc);
 	r = walk(&proc, VM_PC, build_stack(ras, 4), f, 32, &pu);
-	check_usort(f, &r);
+	check_usort(f, &r, false);
 	assert_int_equal(pu.stats[OP_PHP_STAT_WALKS], 1);
 	assert_int_equal(pu.stats[OP_PHP_STAT_FRAMES], 4);
 	assert_int_equal(pu.stats[OP_PHP_STAT_READ_ERR], 0);
@@ -250,7 +251,7 @@ static void test_dummy_frames_skipped(void **state)
 	build_usort(true);
 	build_proc(EX_CMP, &proc);
 	r = walk(&proc, VM_PC, build_stack(ras, 4), f, 32, &pu);
-	check_usort(f, &r);
+	check_usort(f, &r, false);
 }
 
 /* The leaf runs in OPcache's JIT code: unwound with execute_ex's body rule. */
@@ -266,7 +267,7 @@ static void test_jit_leaf(void **state)
 	build_usort(false);
 	build_proc(EX_CMP, &proc);
 	r = walk(&proc, JIT_PC, build_stack(ras, 4), f, 32, &pu);
-	check_usort(f, &r);
+	check_usort(f, &r, true);
 	assert_int_equal(pu.stats[OP_PHP_STAT_JIT], 1);
 	/* Without execute_ex's body pc the JIT frame is left to the native rules
 	 * (here: frame pointers), whose frame then stands for execute_ex's. */

@@ -351,7 +351,7 @@ bool php__describe(const struct php *php, uint32_t id, uint64_t line, const char
 	}
 	*name = f->name;
 	*filename = f->filename;
-	*out_line = f->internal ? 0 : (int64_t)line;
+	*out_line = f->internal ? 0 : (int64_t)(line & OP_PHP_AUX_LINE);
 	return true;
 }
 
@@ -365,6 +365,12 @@ static void php_describe(const void *rt, uint32_t id, uint64_t offset, const cha
 			 const char **filename, int64_t *line)
 {
 	php__describe(rt, id, offset, name, filename, line);
+}
+
+/* The flame-graph tools' mark for JIT-compiled code: the frame ran in OPcache's JIT buffer. */
+static const char *php_folded_suffix(uint64_t offset)
+{
+	return offset & OP_PHP_AUX_JIT ? "_[j]" : "";
 }
 
 static void php_read_bpf_counters(void *rt, interp_read_percpu_fn read, void *ctx)
@@ -447,6 +453,7 @@ const struct interp_ops php_interp_ops = {
     .walk_end = php_unwind__walk_end,
     .resolve = php_resolve,
     .describe = php_describe,
+    .folded_suffix = php_folded_suffix,
     .end_interval = php_end_interval,
     .held = php_held,
     .read_bpf_counters = php_read_bpf_counters,

@@ -17,7 +17,9 @@
  *            top-level code), so user space notices a function freed and
  *            another one allocated at the same address
  *   aux      the line of the frame's current opline (user code), 0 for an
- *            internal function or when the opline could not be read
+ *            internal function or when the opline could not be read;
+ *            OP_PHP_AUX_JIT set on the user frame whose code ran in
+ *            OPcache's JIT buffer when sampled
  */
 #ifndef OMNIPROF_INTERP_PHP_ABI_H
 #define OMNIPROF_INTERP_PHP_ABI_H
@@ -35,6 +37,10 @@
 #define OP_PHP_EX_BLOCK 64
 /* func NULL frames (zend_call_function's "dummy" frames) skipped in one step. */
 #define OP_PHP_MAX_SKIP 4
+
+/* aux: the line's bits and the JIT mark (a line never reaches bit 31). */
+#define OP_PHP_AUX_LINE 0x7fffffffu
+#define OP_PHP_AUX_JIT	0x80000000u
 
 /* zend_function's type (zend_compile.h, the same 7.4 to 8.4). */
 #define OP_PHP_INTERNAL_FUNCTION 1
@@ -82,10 +88,10 @@ union op_php_block {
 /* The state of one stack walk of a PHP process (the `php_walk` per-CPU map in
  * BPF; omniprof/interp/php_walk.h works on it). */
 struct op_php_walker {
-	struct op_php_proc proc; /* copied from the pid's entry */
-	__u64 ex;		 /* next zend_execute_data to emit, 0: none */
-	__s32 deferred;		 /* native step result owed once pending frames are out */
-	__u32 reserved;
+	struct op_php_proc proc;  /* copied from the pid's entry */
+	__u64 ex;		  /* next zend_execute_data to emit, 0: none */
+	__s32 deferred;		  /* native step result owed once pending frames are out */
+	__u32 jit;		  /* 1: the next user frame emitted ran in JIT code */
 	union op_php_block block; /* the last zend_execute_data read */
 };
 

@@ -28,7 +28,9 @@
  * so a pc there is unwound with execute_ex's own rule: the step moves the pc
  * to proc.vm_body_pc and leaves the frame to the native rules, which give
  * execute_ex's frame, which the step then replaces as above. The PHP frames
- * of JIT'ed functions are still the chain's: named as in the VM.
+ * of JIT'ed functions are still the chain's: named as in the VM, and the
+ * user frame that pc stood for (the first user frame of that execute_ex
+ * frame's run) is marked OP_PHP_AUX_JIT.
  *
  * One frame per step (one bpf_loop round in BPF). A zend_execute_data that
  * cannot be read ends the walk with an OP_UNWIND_ERR_PHP error frame,
@@ -75,6 +77,7 @@ static __always_inline int op_php_begin(struct op_php_walker *php, const struct 
 	php->proc = *proc;
 	php->ex = 0;
 	php->deferred = OP_STEP_END;
+	php->jit = 0;
 	if (OP_PHP_READ(php, &ex, sizeof(ex), proc->current_ex) || !ex) {
 		OP_PHP_STAT(php, OP_PHP_STAT_NO_FRAME);
 		return 0;
@@ -121,6 +124,12 @@ static __always_inline int op_php_emit(struct op_php_walker *php, struct op_fram
 			OP_PHP_STAT(php, OP_PHP_STAT_NO_LINE);
 			line = 0;
 		}
+		line &= OP_PHP_AUX_LINE;
+		/* The user frame a JIT pc stood for: internal functions it called
+		 * (emitted first) run C code, not JIT code. */
+		if (php->jit)
+			line |= OP_PHP_AUX_JIT;
+		php->jit = 0;
 	} else if (type != OP_PHP_INTERNAL_FUNCTION) {
 		goto unreadable;
 	}
@@ -162,6 +171,7 @@ static __always_inline int op_php_walk_step(struct op_php_walker *php, struct op
 		if (!php->proc.vm_body_pc)
 			return res;
 		OP_PHP_STAT(php, OP_PHP_STAT_JIT);
+		php->jit = 1;
 		w->u.regs.pc = php->proc.vm_body_pc;
 		w->u.pc_exact = 1;
 		return res;
