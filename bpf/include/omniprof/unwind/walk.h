@@ -22,9 +22,9 @@
  *           frame; or, when res is OP_STEP_RUNTIME_UNWINDS, the empty slot
  *           for the frame at w->u's pc in the runtime's self-unwound code
  *           (it writes the frame and moves w->u to the caller, or returns
- *           OP_STEP_RUNTIME_UNWINDS untouched to leave it to the native step). Returns an enum op_step_result; a runtime that writes its
- *           own error frame returns the error too (op_walk__error_at skips
- *           adding one). A runtime the includer does not know returns res.
+ *           OP_STEP_RUNTIME_UNWINDS untouched to leave it to the native step). Returns an enum
+ * op_step_result; a runtime that writes its own error frame returns the error too
+ * (op_walk__error_at skips adding one). A runtime the includer does not know returns res.
  */
 #ifndef OMNIPROF_UNWIND_WALK_H
 #define OMNIPROF_UNWIND_WALK_H
@@ -50,6 +50,14 @@ struct op_walk {
 	__u8 has_interp;	      /* 0: a native walk (no interp_procs entry) */
 	__u8 active;		      /* enum op_interp whose frames are pending, 0: none */
 	__u8 reserved[6];
+	/*
+	 * The sampled thread's r14 and r15 (x86-64) at the walk's first pc, 0
+	 * when unknown (stack copies): callee-saved registers an interpreter
+	 * may pin its state in (the Zend VM: execute_data and opline), valid
+	 * only while the first frame is the interpreter's own code.
+	 */
+	__u64 leaf_r14;
+	__u64 leaf_r15;
 };
 
 /* Starts a walk at (pc, sp, fp). interp: the pid's interp_procs value, NULL: none. */
@@ -62,6 +70,8 @@ static __always_inline void op_walk__init(struct op_walk *w, __u32 pid, __u64 pc
 	w->n = 0;
 	w->result = OP_STEP_CONTINUE;
 	w->active = 0;
+	w->leaf_r14 = 0;
+	w->leaf_r15 = 0;
 	w->has_interp = interp ? 1 : 0;
 	if (interp)
 		w->interp = *interp;
