@@ -7,9 +7,12 @@
  *     on: the whole chain, from the native php_execute_script down to the
  *     leaf, in >= 95% of the leaf's samples, and in the pprof output each
  *     frame's file and, where it calls the next function of the chain, the
- *     exact line of that call (the leaf: a line of its body); with the JIT
- *     on, samples in JIT code must have been unwound
- *     (`php: JIT code frames unwound` > 0); and once with every sample
+ *     exact line of that call (the leaf: a line of its body; sampled in the
+ *     VM, >= 90% at its loop's lines, read from the VM's opline register);
+ *     with the JIT on, samples in JIT code must have been unwound
+ *     (`php: JIT code frames unwound` > 0) and the leaf marked as JIT code
+ *     in >= half its samples (folded "_[j]", never with the JIT off nor on
+ *     an internal function); and once with every sample
  *     unwound in user space from a stack copy (--copy-all-stacks);
  *   - PHP called back from C (tests/workloads/php_callbacks.php): usort with
  *     a PHP comparator and array_map with a closure, the PHP frames around
@@ -203,6 +206,45 @@ static void check_chain_lines(const char *pprof, bool copies)
 	check_lines(pprof, "/php_chain.php", checks, n);
 }
 
+/*
+ * Samples whose leaf is php_leaf (its frame the sample's first), in *leaf,
+ * and those of them at a line of its loop (php_chain.php's `// loop` lines)
+ * in *in_loop: the line of the opline running, not the last one saved.
+ */
+static void leaf_lines(const char *pprof, long *leaf, long *in_loop)
+{
+	Perftools__Profiles__Profile *p = tu_read_pprof(pprof);
+	char script[512], *text;
+	long first, last;
+
+	workload("php_chain.php", script, sizeof(script));
+	text = tu_read_file(script, NULL);
+	assert_non_null(text);
+	first = tu_line_of(text, "// loop: php_leaf\n");
+	last = tu_line_of(text, "// loop body: php_leaf\n");
+	free(text);
+	assert_true(first > 0 && last == first + 1);
+	assert_non_null(p);
+	*leaf = *in_loop = 0;
+	for (size_t s = 0; s < p->n_sample; s++) {
+		const Perftools__Profiles__Sample *sm = p->sample[s];
+		const Perftools__Profiles__Location *loc = NULL;
+		const Perftools__Profiles__Function *f;
+		long v = sm->n_value ? (long)sm->value[0] : 0;
+
+		for (size_t k = 0; sm->n_location_id && k < p->n_location && !loc; k++)
+			if (p->location[k]->id == sm->location_id[0])
+				loc = p->location[k];
+		f = loc && loc->n_line ? function_of(p, loc->line[0]->function_id) : NULL;
+		if (!f || strcmp(str_of(p, f->name), "php_leaf"))
+			continue;
+		*leaf += v;
+		if (loc->line[0]->line >= first && loc->line[0]->line <= last)
+			*in_loop += v;
+	}
+	perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
 /* ---- the CLI cases ------------------------------------------------------------ */
 
 /* A PHP frame of the chain: with the JIT on, it may be marked as run in JIT code. */
@@ -310,7 +352,7 @@ static void chain_case(bool jit, bool copies)
 	char *dir = tu_mkdtemp(), *verbose = NULL, *text, pprof[600];
 	struct chain_spec *cs = chain_spec__new();
 	struct chain_count c;
-	long jit_frames, leaf_jit, leaf_vm;
+	long jit_frames, leaf_jit, leaf_vm, leaf, in_loop;
 
 	assert_non_null(dir);
 	assert_non_null(cs);
@@ -331,6 +373,19 @@ static void chain_case(bool jit, bool copies)
 	printf("    php_leaf: %ld samples in JIT code, %ld in the VM\n", leaf_jit, leaf_vm);
 	snprintf(pprof, sizeof(pprof), "%s/profile.pb.gz", dir);
 	check_chain_lines(pprof, copies);
+	leaf_lines(pprof, &leaf, &in_loop);
+	printf("    php_leaf as the leaf: %ld samples, %ld at its loop's lines; lines from the "
+	       "VM's opline register: %ld\n",
+	       leaf, in_loop, counter(verbose, "php: leaf lines from the VM's opline register"));
+	if (!jit && !copies) {
+		/* In the VM the leaf's line is the running opline's (r15), not the
+		 * one saved when php_leaf was called (its first line). */
+		assert_true(leaf >= MIN_LEAF);
+		assert_true(in_loop * 100 >= leaf * 90);
+		assert_true(counter(verbose, "php: leaf lines from the VM's opline register") *
+				100 >=
+			    leaf * 90);
+	}
 	if (jit) {
 		assert_true(jit_frames > 0);
 		/* The tracing JIT compiled the leaf's loop: most of its samples ran there. */

@@ -107,8 +107,9 @@ static int php_inspect_file(void *rt, const struct cached_file *f, void **data)
 			"native code",
 			f->path, pf->bin.major, pf->bin.minor);
 	} else if (!err) {
-		pr_debug("%s: PHP %u.%u, VM in %zu range(s), current_execute_data at +%#x%s",
-			 f->path, pf->bin.major, pf->bin.minor, pf->bin.n_vm, pf->bin.eg_offset,
+		pr_debug("%s: PHP %u.%u, VM in %zu range(s)%s, current_execute_data at +%#x%s",
+			 f->path, pf->bin.major, pf->bin.minor, pf->bin.n_vm,
+			 pf->bin.vm_regs ? " with global registers" : "", pf->bin.eg_offset,
 			 pf->bin.eg_from_code ? " (from zend_is_executing)" : "");
 	}
 	if (err) {
@@ -391,6 +392,7 @@ static size_t php_counters(const void *rt, struct interp_counter *out)
 	    [OP_PHP_STAT_VM_NO_FRAME] = "php: execute_ex without a PHP frame",
 	    [OP_PHP_STAT_JIT] = "php: JIT code frames unwound",
 	    [OP_PHP_STAT_NO_LINE] = "php: frames without a readable opline",
+	    [OP_PHP_STAT_LEAF_REG] = "php: leaf lines from the VM's opline register",
 	};
 	const struct php *php = rt;
 	const struct interp_counter host[] = {

@@ -74,8 +74,18 @@ struct op_php_proc {
 	__u64 vm_body_pc;
 	struct op_php_offsets off;
 	__u16 version; /* major << 8 | minor, for reports */
-	__u16 reserved[3];
+	__u16 flags;   /* OP_PHP_PROC_F_* */
+	__u16 reserved[2];
 };
+
+/*
+ * The HYBRID VM built with GCC's global registers (x86-64): while
+ * execute_ex runs, r14 holds the running zend_execute_data and r15 its
+ * current opline (the one the frame's opline field lags behind).
+ */
+#define OP_PHP_PROC_F_VM_REGS 1
+/* sizeof(zend_op), 7.4 to 8.4 (x86-64): two oplines of a function are a multiple apart. */
+#define OP_PHP_OP_SIZE 32
 
 _Static_assert((OP_PHP_EX_BLOCK & (OP_PHP_EX_BLOCK - 1)) == 0,
 	       "the block's masks need a power of 2");
@@ -92,6 +102,7 @@ struct op_php_walker {
 	__u64 ex;		  /* next zend_execute_data to emit, 0: none */
 	__s32 deferred;		  /* native step result owed once pending frames are out */
 	__u32 jit;		  /* 1: the next user frame emitted ran in JIT code */
+	__u64 leaf_opline;	  /* the VM's opline register for the next frame, 0: none */
 	union op_php_block block; /* the last zend_execute_data read */
 };
 
@@ -104,6 +115,7 @@ enum op_php_stat {
 	OP_PHP_STAT_VM_NO_FRAME, /* an execute_ex frame with no PHP frame left */
 	OP_PHP_STAT_JIT,	 /* frames in OPcache's JIT code unwound */
 	OP_PHP_STAT_NO_LINE,	 /* user frames whose opline could not be read */
+	OP_PHP_STAT_LEAF_REG,	 /* leaf lines taken from the VM's opline register */
 	OP_PHP_STAT__COUNT,
 };
 
