@@ -18,8 +18,9 @@
  *     a PHP comparator and array_map with a closure, the PHP frames around
  *     the C ones in order;
  *   - php-fpm with two workers (pm = static) each serving a CPU-bound
- *     request sent by cgi-fcgi: both workers' samples carry the request's
- *     chain; and with each worker recycled after its request while it is
+ *     request sent by cgi-fcgi, started while the whole system is recorded
+ *     (its workers forked during the recording): both workers' samples
+ *     carry the request's chain; and with each worker recycled after its request while it is
  *     recorded: the recording goes on, the exited workers' frames named.
  * Needs root, BPF, php8.2, php8.2-opcache, php-fpm8.2 and cgi-fcgi: none
  * is skipped.
@@ -536,20 +537,28 @@ static void fpm_samples(const char *pprof, pid_t pid, long *leaf, long *complete
  * requests, 0: never) listening on dir/fpm.sock: its master's pid, the
  * workers in workers[0..1]. Fails the test when it does not come up.
  */
+/* Writes dir/fpm.conf (see fpm_start()), its path in conf. */
+static void fpm_conf(const char *dir, int max_requests, char *conf, size_t len)
+{
+	char text[2048];
+
+	snprintf(conf, len, "%s/fpm.conf", dir);
+	snprintf(text, sizeof(text),
+		 "[global]\nerror_log = %s/fpm.log\ndaemonize = no\n"
+		 "[work]\nlisten = %s/fpm.sock\npm = static\npm.max_children = 2\n"
+		 "pm.max_requests = %d\ncatch_workers_output = yes\n",
+		 dir, dir, max_requests);
+	EXPECT(tu_write_file(conf, text));
+}
+
 static pid_t fpm_start(const char *dir, int max_requests, pid_t *workers)
 {
-	char conf[600], sock[600], text[2048];
+	char conf[600], sock[600];
 	size_t n_workers = 0;
 	pid_t master;
 
 	snprintf(sock, sizeof(sock), "%s/fpm.sock", dir);
-	snprintf(conf, sizeof(conf), "%s/fpm.conf", dir);
-	snprintf(text, sizeof(text),
-		 "[global]\nerror_log = %s/fpm.log\ndaemonize = no\n"
-		 "[work]\nlisten = %s\npm = static\npm.max_children = 2\n"
-		 "pm.max_requests = %d\ncatch_workers_output = yes\n",
-		 dir, sock, max_requests);
-	EXPECT(tu_write_file(conf, text));
+	fpm_conf(dir, max_requests, conf, sizeof(conf));
 	master = fork();
 	assert_true(master >= 0);
 	if (master == 0) {
@@ -585,34 +594,50 @@ static void fpm_requests(char *buf, size_t len, const char *dir, int n, int s)
 		 n, script, s, CGI_FCGI, dir);
 }
 
+/*
+ * The whole system is recorded, and php-fpm starts once the recording
+ * samples: its two workers are forked (not exec'd) by the master while the
+ * recording runs and are found by their first samples; each serves one
+ * request, whose samples carry its whole chain. At 499 Hz: a whole-system
+ * recording shares the CPUs with all the machine runs.
+ */
 static void test_fpm_two_workers(void **state)
 {
-	char *dir = tu_mkdtemp(), *out = NULL, pprof[600], send[2048];
-	pid_t master, workers[2];
+	char *dir = tu_mkdtemp(), *out = NULL, *text, pprof[600], send[2048], conf[600], path[700];
+	pid_t workers[2] = {0, 0};
 	int rc;
 
 	(void)state;
 	assert_non_null(dir);
-	master = fpm_start(dir, 0, workers);
+	fpm_conf(dir, 0, conf, sizeof(conf));
 	/* Two requests at once: each worker serves one. */
-	fpm_requests(send, sizeof(send), dir, 2, 9);
-	rc = tu_run(&out,
-		    "%s; sleep 1; %s record -p %d,%d -d " RECORD_SECONDS " -F " FREQUENCY
-		    " -o %s; r=$?; wait; exit $r",
-		    send, omniprof(), workers[0], workers[1], dir);
-	kill(master, SIGTERM);
-	waitpid(master, NULL, 0);
+	fpm_requests(send, sizeof(send), dir, 2, 7);
+	rc =
+	    tu_run(&out,
+		   "%s record -d " RECORD_SECONDS " -F 499 -o %s >%s/rec.out "
+		   "2>%s/rec.err & rec=$!; "
+		   "for i in $(seq 300); do grep -q sampling %s/rec.err && break; sleep 0.1; done; "
+		   "%s -n -R -F -y %s & m=$!; "
+		   "for i in $(seq 100); do test -S %s/fpm.sock && break; sleep 0.05; done; "
+		   "p=; %s; sleep 1; cat /proc/$m/task/$m/children >%s/workers; wait $p; "
+		   "wait $rec; r=$?; kill $m; wait $m; cat %s/rec.err; exit $r",
+		   omniprof(), dir, dir, dir, dir, PHP_FPM, conf, dir, send, dir, dir);
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
 	free(out);
 	assert_int_equal(rc, 0);
+	snprintf(path, sizeof(path), "%s/workers", dir);
+	text = tu_read_file(path, NULL);
+	assert_non_null(text);
+	assert_int_equal(sscanf(text, "%d %d", &workers[0], &workers[1]), 2);
+	free(text);
 	snprintf(pprof, sizeof(pprof), "%s/profile.pb.gz", dir);
 	for (size_t w = 0; w < 2; w++) {
 		long leaf, complete;
 
 		fpm_samples(pprof, workers[w], &leaf, &complete);
-		printf("    worker %d: %ld of %ld leaf samples complete\n", workers[w], complete,
-		       leaf);
+		printf("    worker %d (forked while recording): %ld of %ld leaf samples complete\n",
+		       workers[w], complete, leaf);
 		assert_share((struct chain_count){.leaf = leaf, .complete = complete});
 	}
 	tu_rmtree(dir);
