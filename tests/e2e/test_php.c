@@ -17,6 +17,7 @@
  *   - PHP called back from C (tests/workloads/php_callbacks.php): usort with
  *     a PHP comparator and array_map with a closure, the PHP frames around
  *     the C ones in order;
+ *   - a fiber: its frames on its own C stack, never the resumer's;
  *   - php-fpm with two workers (pm = static) each serving a CPU-bound
  *     request sent by cgi-fcgi, started while the whole system is recorded
  *     (its workers forked during the recording): both workers' samples
@@ -179,7 +180,7 @@ static void check_lines(const char *pprof, const char *file_suffix, struct line_
  * stack copies (copies), the PHP frames are read from the live process
  * after the sample (they live on the VM's heap stack, not in the copied
  * native stack), so a caller may have moved on to its loop's line, the one
- * before the call.
+ * before the call, or (a new call) to its first line, the one before that.
  */
 static void check_chain_lines(const char *pprof, bool copies)
 {
@@ -195,7 +196,7 @@ static void check_chain_lines(const char *pprof, bool copies)
 	for (size_t i = 0; i < 4; i++) {
 		snprintf(needle, sizeof(needle), "// call: %s\n", callers[i]);
 		checks[n] =
-		    (struct line_check){callers[i], tu_line_of(text, needle) - (copies ? 1 : 0),
+		    (struct line_check){callers[i], tu_line_of(text, needle) - (copies ? 2 : 0),
 					tu_line_of(text, needle), 0, true};
 		assert_true(checks[n].min > 0);
 		n++;
@@ -313,8 +314,8 @@ static long counter(const char *out, const char *name)
 }
 
 /* Runs php (flags, script) and records it: the folded text and the pprof path in dir. */
-static char *record_cli(const char *flags, const char *script, const char *dir, bool copies,
-			char **verbose)
+static char *record_cli_for(const char *flags, const char *script, const char *dir, bool copies,
+			    const char *seconds, char **verbose)
 {
 	char path[512], cmd[1024], folded[600];
 	char *argv[16] = {0};
@@ -334,8 +335,8 @@ static char *record_cli(const char *flags, const char *script, const char *dir, 
 		fail_msg("%s %s did not start", PHP, path);
 	/* Let the JIT compile its traces before the recording starts. */
 	usleep(500 * 1000);
-	rc = tu_run(&out, "%s record -v -p %d -d " RECORD_SECONDS " -F " FREQUENCY " -o %s%s",
-		    omniprof(), pid, dir, copies ? " --copy-all-stacks" : "");
+	rc = tu_run(&out, "%s record -v -p %d -d %s -F " FREQUENCY " -o %s%s", omniprof(), pid,
+		    seconds, dir, copies ? " --copy-all-stacks" : "");
 	tu_reap(pid);
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
@@ -345,6 +346,12 @@ static char *record_cli(const char *flags, const char *script, const char *dir, 
 	assert_non_null(text);
 	*verbose = out;
 	return text;
+}
+
+static char *record_cli(const char *flags, const char *script, const char *dir, bool copies,
+			char **verbose)
+{
+	return record_cli_for(flags, script, dir, copies, RECORD_SECONDS, verbose);
 }
 
 /* copies: every sample unwound in user space from a stack copy (the walker's C build). */
@@ -464,6 +471,54 @@ static void test_callbacks_jit_on(void **state)
 {
 	(void)state;
 	callbacks_case(true);
+}
+
+/*
+ * A fiber (tests/workloads/php_fibers.php) runs on its own C stack, which
+ * ends at the fiber's start (zend_fiber_execute, make_fcontext): the walk
+ * gives its PHP frames above the zend_call_function that started it, and
+ * never the frames of the code that resumed it (drive, {main}), which run
+ * on the thread's own stack.
+ */
+static void test_fiber(void **state)
+{
+	char *dir = tu_mkdtemp(), *verbose = NULL, *text;
+	struct chain_spec *cs = chain_spec__new();
+	struct chain_count c;
+	long spliced;
+
+	(void)state;
+	assert_non_null(dir);
+	assert_non_null(cs);
+	EXPECT(chain_spec__add(cs, "zend_call_function"));
+	EXPECT(chain_spec__add(cs, "fiber_body"));
+	EXPECT(chain_spec__add(cs, "fiber_leaf"));
+	text = record_cli("-n", "php_fibers.php", dir, false, &verbose);
+	c = chain_spec__count_folded(cs, text, "php8.2");
+	report("fiber", c);
+	/* Fiber samples (fiber_leaf's) with a frame of the resumer. */
+	spliced = 0;
+	for (const char *line = text; *line;) {
+		const char *end = strchrnul(line, '\n'), *count = end;
+		char *one;
+
+		while (count > line && count[-1] != ' ')
+			count--;
+		one = strndup(line, (size_t)(end - line));
+		assert_non_null(one);
+		if (strstr(one, ";fiber_leaf") && (strstr(one, ";drive;") || strstr(one, "{main}")))
+			spliced += strtol(count, NULL, 10);
+		free(one);
+		line = *end ? end + 1 : end;
+	}
+	printf("    fiber samples with the resumer's frames: %ld\n", spliced);
+	free(verbose);
+	free(text);
+	chain_spec__free(cs);
+	tu_rmtree(dir);
+	free(dir);
+	assert_share(c);
+	assert_int_equal(spliced, 0);
 }
 
 /* ---- php-fpm -------------------------------------------------------------------- */
@@ -598,7 +653,7 @@ static void fpm_requests(char *buf, size_t len, const char *dir, int n, int s)
  * The whole system is recorded, and php-fpm starts once the recording
  * samples: its two workers are forked (not exec'd) by the master while the
  * recording runs and are found by their first samples; each serves one
- * request, whose samples carry its whole chain. At 499 Hz: a whole-system
+ * request, whose samples carry its whole chain. At 999 Hz: a whole-system
  * recording shares the CPUs with all the machine runs.
  */
 static void test_fpm_two_workers(void **state)
@@ -614,7 +669,7 @@ static void test_fpm_two_workers(void **state)
 	fpm_requests(send, sizeof(send), dir, 2, 7);
 	rc =
 	    tu_run(&out,
-		   "%s record -d " RECORD_SECONDS " -F 499 -o %s >%s/rec.out "
+		   "%s record -d " RECORD_SECONDS " -F 999 -o %s >%s/rec.out "
 		   "2>%s/rec.err & rec=$!; "
 		   "for i in $(seq 300); do grep -q sampling %s/rec.err && break; sleep 0.1; done; "
 		   "%s -n -R -F -y %s & m=$!; "
@@ -706,10 +761,15 @@ static void test_php_present(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_php_present),	    cmocka_unit_test(test_chain_jit_off),
-	    cmocka_unit_test(test_chain_jit_on),    cmocka_unit_test(test_chain_stack_copies),
-	    cmocka_unit_test(test_callbacks),	    cmocka_unit_test(test_callbacks_jit_on),
-	    cmocka_unit_test(test_fpm_two_workers), cmocka_unit_test(test_fpm_recycled_workers),
+	    cmocka_unit_test(test_php_present),
+	    cmocka_unit_test(test_chain_jit_off),
+	    cmocka_unit_test(test_chain_jit_on),
+	    cmocka_unit_test(test_chain_stack_copies),
+	    cmocka_unit_test(test_callbacks),
+	    cmocka_unit_test(test_callbacks_jit_on),
+	    cmocka_unit_test(test_fiber),
+	    cmocka_unit_test(test_fpm_two_workers),
+	    cmocka_unit_test(test_fpm_recycled_workers),
 	};
 
 	return cmocka_run_group_tests_name("e2e_php", tests, NULL, NULL);
