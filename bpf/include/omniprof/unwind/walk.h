@@ -22,9 +22,9 @@
  *           frame; or, when res is OP_STEP_RUNTIME_UNWINDS, the empty slot
  *           for the frame at w->u's pc in the runtime's self-unwound code
  *           (it writes the frame and moves w->u to the caller, or returns
- *           OP_STEP_RUNTIME_UNWINDS untouched to leave it to the native step). Returns an enum
- * op_step_result; a runtime that writes its own error frame returns the error too
- * (op_walk__error_at skips adding one). A runtime the includer does not know returns res.
+ *           OP_STEP_RUNTIME_UNWINDS untouched to leave it to the native step). Returns an enum op_step_result; a runtime that writes its
+ *           own error frame returns the error too (op_walk__error_at skips
+ *           adding one). A runtime the includer does not know returns res.
  */
 #ifndef OMNIPROF_UNWIND_WALK_H
 #define OMNIPROF_UNWIND_WALK_H
