@@ -535,6 +535,26 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct op_
 	return 0;
 }
 
+/* The sampled thread's r14 and r15, as user_regs() finds its registers (op_walk's leaf_r14). */
+static __always_inline void user_pinned_regs(struct bpf_perf_event_data *ctx, struct op_walk *w)
+{
+	__u64 *ctx_regs = (__u64 *)&ctx->regs;
+	struct task_struct *task;
+	struct pt_regs *regs;
+
+	if (in_user_mode(ctx)) {
+		w->leaf_r14 = ctx_regs[__builtin_offsetof(struct pt_regs, r14) / 8];
+		w->leaf_r15 = ctx_regs[__builtin_offsetof(struct pt_regs, r15) / 8];
+		return;
+	}
+	task = bpf_get_current_task_btf();
+	regs = task ? (struct pt_regs *)bpf_task_pt_regs(task) : NULL;
+	if (!regs)
+		return;
+	w->leaf_r14 = BPF_CORE_READ(regs, r14);
+	w->leaf_r15 = BPF_CORE_READ(regs, r15);
+}
+
 static __always_inline __u32 err_stat(__u32 err)
 {
 	switch (err) {
@@ -565,8 +585,9 @@ static __always_inline void walk_scratch__reset(struct walk_scratch *ws, __u64 s
 }
 
 /* regs_err: 0, -1 no user context (kernel thread), -2 a user pc of 0. ws was reset. */
-static __always_inline void walk_user_stack(struct trace_buf *b, struct walk_scratch *ws,
-					    const struct op_regs *r, int regs_err)
+static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, struct trace_buf *b,
+					    struct walk_scratch *ws, const struct op_regs *r,
+					    int regs_err)
 {
 	struct op_trace *t = &b->t;
 	struct op_walk *w = &ws->walk;
@@ -581,6 +602,8 @@ static __always_inline void walk_user_stack(struct trace_buf *b, struct walk_scr
 	}
 	/* One lookup per sample: does the process run a runtime at all? */
 	op_walk__init(w, pid, r->pc, r->sp, r->fp, bpf_map_lookup_elem(&interp_procs, &pid));
+	if (w->has_interp)
+		user_pinned_regs(ctx, w);
 	{
 		struct walk_loop l = {.ws = ws, .b = b};
 
@@ -672,7 +695,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			t->n_kernel = n / sizeof(__u64);
 		}
 	}
-	walk_user_stack(b, ws, &r, regs_err);
+	walk_user_stack(ctx, b, ws, &r, regs_err);
 	/*
 	 * The walk met a frame of a process or mapping not ready (a pc in no
 	 * mapping read so far: libraries the dynamic loader mapped after the

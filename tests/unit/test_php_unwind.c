@@ -29,6 +29,14 @@
 #include "profile/profile.h"
 #include "unwind/user_unwind.h"
 
+/* struct op_walk, whose leaf registers a test sets as the sampler does (the
+ * walk itself runs in src/unwind/user_unwind.c: these macros are unused). */
+#define OP_READ_USER(u, dst, size, addr)      (-1)
+#define OP_FIND_RULE(u, pc, rule)	      ((void)(pc), (void)(rule))
+#define OP_INTERP_STEP(w, interp, frame, res) (res)
+#include "omniprof/unwind/native.h"
+#include "omniprof/unwind/walk.h"
+
 #define MEM_BASE 0x7f0000000000ull
 #define MEM_SIZE 0x10000
 #define STACK	 (MEM_BASE + 0x1000)
@@ -206,11 +214,12 @@ static void build_usort(bool dummy)
 	put_ex(EX_MAIN, F_MAIN, 0, CALL_TOP | CALL_CODE, 20);
 }
 
-static void check_usort(const struct op_frame *f, const struct user_unwind_result *r)
+/* jit: the comparator ran in JIT code (its frame marked). */
+static void check_usort(const struct op_frame *f, const struct user_unwind_result *r, bool jit)
 {
 	assert_int_equal(r->error, 0);
 	assert_int_equal(r->n_frames, 7);
-	assert_php(&f[0], F_CMP, N_CMP, 3);
+	assert_php(&f[0], F_CMP, N_CMP, 3 | (jit ? OP_PHP_AUX_JIT : 0));
 	assert_native(&f[1], CALL_RA);
 	assert_native(&f[2], ZIF_RA);
 	assert_php(&f[3], F_USORT, N_USORT, 0);
@@ -231,7 +240,7 @@ static void test_usort_split_at_call_top(void **state)
 	build_usort(false);
 	build_proc(EX_CMP, &proc);
 	r = walk(&proc, VM_PC, build_stack(ras, 4), f, 32, &pu);
-	check_usort(f, &r);
+	check_usort(f, &r, false);
 	assert_int_equal(pu.stats[OP_PHP_STAT_WALKS], 1);
 	assert_int_equal(pu.stats[OP_PHP_STAT_FRAMES], 4);
 	assert_int_equal(pu.stats[OP_PHP_STAT_READ_ERR], 0);
@@ -250,7 +259,7 @@ static void test_dummy_frames_skipped(void **state)
 	build_usort(true);
 	build_proc(EX_CMP, &proc);
 	r = walk(&proc, VM_PC, build_stack(ras, 4), f, 32, &pu);
-	check_usort(f, &r);
+	check_usort(f, &r, false);
 }
 
 /* The leaf runs in OPcache's JIT code: unwound with execute_ex's body rule. */
@@ -266,7 +275,7 @@ static void test_jit_leaf(void **state)
 	build_usort(false);
 	build_proc(EX_CMP, &proc);
 	r = walk(&proc, JIT_PC, build_stack(ras, 4), f, 32, &pu);
-	check_usort(f, &r);
+	check_usort(f, &r, true);
 	assert_int_equal(pu.stats[OP_PHP_STAT_JIT], 1);
 	/* Without execute_ex's body pc the JIT frame is left to the native rules
 	 * (here: frame pointers), whose frame then stands for execute_ex's. */
@@ -275,6 +284,79 @@ static void test_jit_leaf(void **state)
 	assert_int_equal(pu.stats[OP_PHP_STAT_JIT], 0);
 	assert_int_equal(r.n_frames, 7);
 	assert_php(&f[0], F_CMP, N_CMP, 3);
+}
+
+/* The sampled thread's r14 and r15, put in the walk as bpf/sampler.bpf.c does. */
+static struct {
+	uint64_t r14, r15;
+	struct user_unwind_runtime php;
+} regs_walk;
+
+static int regs_step(void *ctx, struct op_walk *w, struct op_frame *frame, int res)
+{
+	(void)ctx;
+	if (w->n == 0) {
+		w->leaf_r14 = regs_walk.r14;
+		w->leaf_r15 = regs_walk.r15;
+	}
+	return regs_walk.php.step(regs_walk.php.ctx, w, frame, res);
+}
+
+/* The leaf's line of the usort chain sampled at pc with r14 and r15. */
+static uint32_t leaf_line(struct op_php_proc *proc, uint64_t pc, uint64_t r14, uint64_t r15,
+			  struct php_unwind *pu)
+{
+	const uint64_t ras[] = {CALL_RA, ZIF_RA, VM_PC + 0x10, MAIN_RA};
+	struct user_unwind_ops ops = {mem_read, fp_rule, NULL, NULL};
+	struct user_unwind_result r;
+	struct op_frame f[32];
+
+	memset(pu, 0, sizeof(*pu));
+	pu->proc = proc;
+	regs_walk.r14 = r14;
+	regs_walk.r15 = r15;
+	regs_walk.php = php_unwind__runtime(pu);
+	r = user_unwind__walk(
+	    &ops, &(struct user_unwind_interp){&ranges, {[OP_INTERP_PHP] = {regs_step, NULL}}}, 42,
+	    pc, STACK, build_stack(ras, 4), f, 32);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.n_frames, 7);
+	assert_int_equal(f[0].addr, F_CMP);
+	/* Only the leaf: the callers' lines are their saved oplines'. */
+	assert_php(&f[4], F_CALLER, N_CALLER, 10);
+	return f[0].aux;
+}
+
+/*
+ * The leaf sampled in execute_ex of a VM with global registers: its line is
+ * that of the opline in r15 when r14 is its frame and r15 is an opline of
+ * the same function, else the saved one's.
+ */
+static void test_leaf_opline_register(void **state)
+{
+	const uint64_t saved = EX_CMP + 0x80, running = saved + 2 * OP_PHP_OP_SIZE;
+	struct op_php_proc proc;
+	struct php_unwind pu;
+
+	(void)state;
+	build_usort(false);
+	build_proc(EX_CMP, &proc);
+	put32(running + layout()->bpf.op_lineno, 5);
+	proc.flags = OP_PHP_PROC_F_VM_REGS;
+	assert_int_equal(leaf_line(&proc, VM_PC, EX_CMP, running, &pu), 5);
+	assert_int_equal(pu.stats[OP_PHP_STAT_LEAF_REG], 1);
+	/* r14 another frame (the VM between two frames): the saved line. */
+	assert_int_equal(leaf_line(&proc, VM_PC, EX_CALL, running, &pu), 3);
+	assert_int_equal(pu.stats[OP_PHP_STAT_LEAF_REG], 0);
+	/* r15 no opline of the function (not whole zend_ops apart, or far). */
+	assert_int_equal(leaf_line(&proc, VM_PC, EX_CMP, running + 8, &pu), 3);
+	assert_int_equal(leaf_line(&proc, VM_PC, EX_CMP, saved + (64ull << 20), &pu), 3);
+	assert_int_equal(pu.stats[OP_PHP_STAT_LEAF_REG], 0);
+	/* JIT code (its registers may lag): the saved line, marked. */
+	assert_int_equal(leaf_line(&proc, JIT_PC, EX_CMP, running, &pu), 3 | OP_PHP_AUX_JIT);
+	/* A VM without global registers. */
+	proc.flags = 0;
+	assert_int_equal(leaf_line(&proc, VM_PC, EX_CMP, running, &pu), 3);
 }
 
 /* A chain through an unreadable pointer: one error frame, the walk ends. */
@@ -327,6 +409,24 @@ static void test_no_frame(void **state)
 }
 
 /* Debian's php8.2 zend_is_executing(): lea executor_globals(%rip),%rax; cmpq $0,0x1e8(%rax). */
+/* execute_ex's set-up in Debian's php8.2: execute_data in r14, dispatch through r15. */
+static void test_vm_uses_regs(void **state)
+{
+	static const uint8_t debian[] = {
+	    0x41, 0x55, 0x41, 0x54, 0x55, 0x53, 0x48, 0x83, 0xec, 0x78, 0x64, 0x48,
+	    0x8b, 0x04, 0x25, 0x28, 0x00, 0x00, 0x00, 0x48, 0x89, 0x44, 0x24, 0x68,
+	    0x31, 0xc0, 0x4c, 0x89, 0x74, 0x24, 0x48, 0x49, 0x89, 0xfe, 0x4c, 0x89,
+	    0x7c, 0x24, 0x40, 0x48, 0x85, 0xff, 0x74, 0x1c, 0x4c, 0x8b, 0x3f, 0x48,
+	    0x8d, 0x05, 0x4a, 0xe2, 0x21, 0x00, 0x0f, 0xb6, 0x80, 0x22, 0x02, 0x00,
+	    0x00, 0x84, 0xc0, 0x0f, 0x85, 0xc1, 0x1c, 0x00, 0x00, 0x41, 0xff, 0x27};
+
+	(void)state;
+	assert_true(php_binary__vm_uses_regs(debian, sizeof(debian)));
+	/* Cut before the dispatch, or before the load of r14: not known to use them. */
+	assert_false(php_binary__vm_uses_regs(debian, sizeof(debian) - 1));
+	assert_false(php_binary__vm_uses_regs(debian + 34, sizeof(debian) - 34));
+}
+
 static void test_decode_eg_offset(void **state)
 {
 	static const uint8_t debian[] = {0x48, 0x8d, 0x05, 0xe9, 0x82, 0x29, 0x00, 0x48, 0x83,
@@ -408,6 +508,8 @@ int main(void)
 	    cmocka_unit_test_setup(test_usort_split_at_call_top, setup),
 	    cmocka_unit_test_setup(test_dummy_frames_skipped, setup),
 	    cmocka_unit_test_setup(test_jit_leaf, setup),
+	    cmocka_unit_test_setup(test_leaf_opline_register, setup),
+	    cmocka_unit_test(test_vm_uses_regs),
 	    cmocka_unit_test_setup(test_bad_pointer, setup),
 	    cmocka_unit_test_setup(test_no_frame, setup),
 	    cmocka_unit_test(test_decode_eg_offset),

@@ -7,8 +7,8 @@
 function php_leaf($x)
 {
     $s = 0;
-    for ($i = 0; $i < 3000; $i++) {
-        $s += ($i * $x) % 7;
+    for ($i = 0; $i < 20000; $i++) { // loop: php_leaf
+        $s = ($s + $i + $x) & 0xffff; // loop body: php_leaf
     }
     return $s;
 }

@@ -107,8 +107,9 @@ static int php_inspect_file(void *rt, const struct cached_file *f, void **data)
 			"native code",
 			f->path, pf->bin.major, pf->bin.minor);
 	} else if (!err) {
-		pr_debug("%s: PHP %u.%u, VM in %zu range(s), current_execute_data at +%#x%s",
-			 f->path, pf->bin.major, pf->bin.minor, pf->bin.n_vm, pf->bin.eg_offset,
+		pr_debug("%s: PHP %u.%u, VM in %zu range(s)%s, current_execute_data at +%#x%s",
+			 f->path, pf->bin.major, pf->bin.minor, pf->bin.n_vm,
+			 pf->bin.vm_regs ? " with global registers" : "", pf->bin.eg_offset,
 			 pf->bin.eg_from_code ? " (from zend_is_executing)" : "");
 	}
 	if (err) {
@@ -351,7 +352,7 @@ bool php__describe(const struct php *php, uint32_t id, uint64_t line, const char
 	}
 	*name = f->name;
 	*filename = f->filename;
-	*out_line = f->internal ? 0 : (int64_t)line;
+	*out_line = f->internal ? 0 : (int64_t)(line & OP_PHP_AUX_LINE);
 	return true;
 }
 
@@ -365,6 +366,12 @@ static void php_describe(const void *rt, uint32_t id, uint64_t offset, const cha
 			 const char **filename, int64_t *line)
 {
 	php__describe(rt, id, offset, name, filename, line);
+}
+
+/* The flame-graph tools' mark for JIT-compiled code: the frame ran in OPcache's JIT buffer. */
+static const char *php_folded_suffix(uint64_t offset)
+{
+	return offset & OP_PHP_AUX_JIT ? "_[j]" : "";
 }
 
 static void php_read_bpf_counters(void *rt, interp_read_percpu_fn read, void *ctx)
@@ -385,6 +392,7 @@ static size_t php_counters(const void *rt, struct interp_counter *out)
 	    [OP_PHP_STAT_VM_NO_FRAME] = "php: execute_ex without a PHP frame",
 	    [OP_PHP_STAT_JIT] = "php: JIT code frames unwound",
 	    [OP_PHP_STAT_NO_LINE] = "php: frames without a readable opline",
+	    [OP_PHP_STAT_LEAF_REG] = "php: leaf lines from the VM's opline register",
 	};
 	const struct php *php = rt;
 	const struct interp_counter host[] = {
@@ -448,6 +456,7 @@ const struct interp_ops php_interp_ops = {
     .walk_end = php_unwind__walk_end,
     .resolve = php_resolve,
     .describe = php_describe,
+    .folded_suffix = php_folded_suffix,
     .end_interval = php_end_interval,
     .held = php_held,
     .read_bpf_counters = php_read_bpf_counters,

@@ -157,8 +157,26 @@ static int find_build_id(Elf *elf, uint32_t *api, bool *zts)
 	return -ENOENT;
 }
 
+static bool has_bytes(const uint8_t *code, size_t len, const uint8_t *seq, size_t n)
+{
+	for (size_t i = 0; i + n <= len; i++)
+		if (!memcmp(code + i, seq, n))
+			return true;
+	return false;
+}
+
+bool php_binary__vm_uses_regs(const uint8_t *code, size_t len)
+{
+	static const uint8_t mov_rdi_r14[] = {0x49, 0x89, 0xfe};
+	static const uint8_t jmp_r15[] = {0x41, 0xff, 0x27};
+
+	return has_bytes(code, len, mov_rdi_r14, sizeof(mov_rdi_r14)) &&
+	       has_bytes(code, len, jmp_r15, sizeof(jmp_r15));
+}
+
 int php_binary__inspect(const struct elf_file *ef, struct php_binary *out)
 {
+	uint8_t vm_code[128];
 	struct wanted_syms w = {0};
 	struct {
 		uint64_t start, end;
@@ -208,6 +226,13 @@ int php_binary__inspect(const struct elf_file *ef, struct php_binary *out)
 	out->vm[0].start = w.execute_ex;
 	out->vm[0].end = w.execute_ex + w.execute_ex_size;
 	out->n_vm = 1;
+	/* execute_ex's set-up: where the HYBRID VM keeps its execute_data and opline. */
+	out->vm_regs =
+	    !elf_file__read_vaddr(ef, w.execute_ex, vm_code,
+				  w.execute_ex_size < sizeof(vm_code) ? w.execute_ex_size
+								      : sizeof(vm_code)) &&
+	    php_binary__vm_uses_regs(
+		vm_code, w.execute_ex_size < sizeof(vm_code) ? w.execute_ex_size : sizeof(vm_code));
 	/* GCC moves the VM's rare paths to execute_ex.cold; stripped binaries name it nowhere. */
 	if (!elf_file__find_cold_part(ef, w.execute_ex, w.execute_ex + w.execute_ex_size,
 				      &cold.start, &cold.end)) {
@@ -227,4 +252,5 @@ void php_binary__proc_info(const struct php_binary *bin, uint64_t bias, struct o
 	out->vm_body_pc = bin->vm_body_pc ? bin->vm_body_pc + bias : 0;
 	out->off = bin->layout->bpf;
 	out->version = (uint16_t)(bin->major << 8 | bin->minor);
+	out->flags = bin->vm_regs ? OP_PHP_PROC_F_VM_REGS : 0;
 }

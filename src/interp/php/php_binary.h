@@ -32,6 +32,7 @@ struct php_binary {
 	} vm[PHP_VM_MAX_RANGES]; /* ELF vaddrs; n_vm used */
 	size_t n_vm;
 	uint64_t vm_body_pc; /* a pc past execute_ex's prologue, 0: none (op_php_proc) */
+	bool vm_regs;	     /* execute_ex keeps execute_data in r14, the opline in r15 */
 };
 
 /*
@@ -53,6 +54,14 @@ void php_binary__proc_info(const struct php_binary *bin, uint64_t bias, struct o
  */
 int php_binary__decode_eg_offset(const uint8_t *code, size_t len, uint64_t code_vaddr, uint64_t eg,
 				 uint16_t *off);
+
+/*
+ * Whether code[0 .. len) (the start of execute_ex) is the HYBRID VM built
+ * with GCC's global registers: it loads execute_data into r14 (`mov
+ * %rdi,%r14`) and dispatches through the opline in r15 (`jmp *(%r15)`).
+ * Exposed for the tests.
+ */
+bool php_binary__vm_uses_regs(const uint8_t *code, size_t len);
 
 /* "API420220829,NTS" in s[0 .. len): the Zend extension API number and NTS/ZTS. 0 or -ENOENT. */
 int php_binary__find_api(const char *s, size_t len, uint32_t *api, bool *zts);

@@ -17,7 +17,9 @@
  *            top-level code), so user space notices a function freed and
  *            another one allocated at the same address
  *   aux      the line of the frame's current opline (user code), 0 for an
- *            internal function or when the opline could not be read
+ *            internal function or when the opline could not be read;
+ *            OP_PHP_AUX_JIT set on the user frame whose code ran in
+ *            OPcache's JIT buffer when sampled
  */
 #ifndef OMNIPROF_INTERP_PHP_ABI_H
 #define OMNIPROF_INTERP_PHP_ABI_H
@@ -35,6 +37,10 @@
 #define OP_PHP_EX_BLOCK 64
 /* func NULL frames (zend_call_function's "dummy" frames) skipped in one step. */
 #define OP_PHP_MAX_SKIP 4
+
+/* aux: the line's bits and the JIT mark (a line never reaches bit 31). */
+#define OP_PHP_AUX_LINE 0x7fffffffu
+#define OP_PHP_AUX_JIT	0x80000000u
 
 /* zend_function's type (zend_compile.h, the same 7.4 to 8.4). */
 #define OP_PHP_INTERNAL_FUNCTION 1
@@ -68,8 +74,18 @@ struct op_php_proc {
 	__u64 vm_body_pc;
 	struct op_php_offsets off;
 	__u16 version; /* major << 8 | minor, for reports */
-	__u16 reserved[3];
+	__u16 flags;   /* OP_PHP_PROC_F_* */
+	__u16 reserved[2];
 };
+
+/*
+ * The HYBRID VM built with GCC's global registers (x86-64): while
+ * execute_ex runs, r14 holds the running zend_execute_data and r15 its
+ * current opline (the one the frame's opline field lags behind).
+ */
+#define OP_PHP_PROC_F_VM_REGS 1
+/* sizeof(zend_op), 7.4 to 8.4 (x86-64): two oplines of a function are a multiple apart. */
+#define OP_PHP_OP_SIZE 32
 
 _Static_assert((OP_PHP_EX_BLOCK & (OP_PHP_EX_BLOCK - 1)) == 0,
 	       "the block's masks need a power of 2");
@@ -82,10 +98,11 @@ union op_php_block {
 /* The state of one stack walk of a PHP process (the `php_walk` per-CPU map in
  * BPF; omniprof/interp/php_walk.h works on it). */
 struct op_php_walker {
-	struct op_php_proc proc; /* copied from the pid's entry */
-	__u64 ex;		 /* next zend_execute_data to emit, 0: none */
-	__s32 deferred;		 /* native step result owed once pending frames are out */
-	__u32 reserved;
+	struct op_php_proc proc;  /* copied from the pid's entry */
+	__u64 ex;		  /* next zend_execute_data to emit, 0: none */
+	__s32 deferred;		  /* native step result owed once pending frames are out */
+	__u32 jit;		  /* 1: the next user frame emitted ran in JIT code */
+	__u64 leaf_opline;	  /* the VM's opline register for the next frame, 0: none */
 	union op_php_block block; /* the last zend_execute_data read */
 };
 
@@ -98,6 +115,7 @@ enum op_php_stat {
 	OP_PHP_STAT_VM_NO_FRAME, /* an execute_ex frame with no PHP frame left */
 	OP_PHP_STAT_JIT,	 /* frames in OPcache's JIT code unwound */
 	OP_PHP_STAT_NO_LINE,	 /* user frames whose opline could not be read */
+	OP_PHP_STAT_LEAF_REG,	 /* leaf lines taken from the VM's opline register */
 	OP_PHP_STAT__COUNT,
 };
 

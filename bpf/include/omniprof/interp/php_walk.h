@@ -28,7 +28,15 @@
  * so a pc there is unwound with execute_ex's own rule: the step moves the pc
  * to proc.vm_body_pc and leaves the frame to the native rules, which give
  * execute_ex's frame, which the step then replaces as above. The PHP frames
- * of JIT'ed functions are still the chain's: named as in the VM.
+ * of JIT'ed functions are still the chain's: named as in the VM, and the
+ * user frame that pc stood for (the first user frame of that execute_ex
+ * frame's run) is marked OP_PHP_AUX_JIT.
+ *
+ * A frame's line is that of its saved opline (zend_execute_data.opline),
+ * which the HYBRID VM writes back only when it calls or leaves: for the
+ * innermost frame, when the sample's own pc is in execute_ex and the VM
+ * keeps its state in GCC's global registers (OP_PHP_PROC_F_VM_REGS), the
+ * running opline is r15 (op_walk.leaf_r15) when r14 is that frame.
  *
  * One frame per step (one bpf_loop round in BPF). A zend_execute_data that
  * cannot be read ends the walk with an OP_UNWIND_ERR_PHP error frame,
@@ -75,6 +83,8 @@ static __always_inline int op_php_begin(struct op_php_walker *php, const struct 
 	php->proc = *proc;
 	php->ex = 0;
 	php->deferred = OP_STEP_END;
+	php->jit = 0;
+	php->leaf_opline = 0;
 	if (OP_PHP_READ(php, &ex, sizeof(ex), proc->current_ex) || !ex) {
 		OP_PHP_STAT(php, OP_PHP_STAT_NO_FRAME);
 		return 0;
@@ -117,13 +127,28 @@ static __always_inline int op_php_emit(struct op_php_walker *php, struct op_fram
 	info = op_php_block_u32(php, o->ex_call_info);
 	if (type == OP_PHP_USER_FUNCTION || type == OP_PHP_EVAL_CODE) {
 		opline = op_php_block_u64(php, o->ex_opline);
+		/* The register's opline, when it is one of this function's: an
+		 * opline apart from the saved one by whole zend_ops. */
+		if (php->leaf_opline && opline &&
+		    (php->leaf_opline - opline) % OP_PHP_OP_SIZE == 0 &&
+		    php->leaf_opline - opline + (1ull << 24) < (1ull << 25)) {
+			opline = php->leaf_opline;
+			OP_PHP_STAT(php, OP_PHP_STAT_LEAF_REG);
+		}
 		if (!opline || OP_PHP_READ(php, &line, sizeof(line), opline + o->op_lineno)) {
 			OP_PHP_STAT(php, OP_PHP_STAT_NO_LINE);
 			line = 0;
 		}
+		line &= OP_PHP_AUX_LINE;
+		/* The user frame a JIT pc stood for: internal functions it called
+		 * (emitted first) run C code, not JIT code. */
+		if (php->jit)
+			line |= OP_PHP_AUX_JIT;
+		php->jit = 0;
 	} else if (type != OP_PHP_INTERNAL_FUNCTION) {
 		goto unreadable;
 	}
+	php->leaf_opline = 0;
 	frame->addr = func;
 	frame->data = head[1];
 	frame->aux = line;
@@ -162,6 +187,7 @@ static __always_inline int op_php_walk_step(struct op_php_walker *php, struct op
 		if (!php->proc.vm_body_pc)
 			return res;
 		OP_PHP_STAT(php, OP_PHP_STAT_JIT);
+		php->jit = 1;
 		w->u.regs.pc = php->proc.vm_body_pc;
 		w->u.pc_exact = 1;
 		return res;
@@ -189,6 +215,13 @@ static __always_inline int op_php_walk_step(struct op_php_walker *php, struct op
 		w->active = 0;
 		return php->deferred;
 	}
+	/*
+	 * The sample's own pc in execute_ex (not JIT code, whose registers may
+	 * lag): r15 is the running frame's opline when r14 is that frame.
+	 */
+	if (w->n == 0 && !php->jit && (php->proc.flags & OP_PHP_PROC_F_VM_REGS) &&
+	    w->leaf_r14 == php->ex && php->ex)
+		php->leaf_opline = w->leaf_r15;
 	if (!php->ex) {
 		/* Keep the native frame: better than nothing. */
 		OP_PHP_STAT(php, OP_PHP_STAT_VM_NO_FRAME);

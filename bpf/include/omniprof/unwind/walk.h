@@ -50,6 +50,14 @@ struct op_walk {
 	__u8 has_interp;	      /* 0: a native walk (no interp_procs entry) */
 	__u8 active;		      /* enum op_interp whose frames are pending, 0: none */
 	__u8 reserved[6];
+	/*
+	 * The sampled thread's r14 and r15 (x86-64) at the walk's first pc, 0
+	 * when unknown (stack copies): callee-saved registers an interpreter
+	 * may pin its state in (the Zend VM: execute_data and opline), valid
+	 * only while the first frame is the interpreter's own code.
+	 */
+	__u64 leaf_r14;
+	__u64 leaf_r15;
 };
 
 /* Starts a walk at (pc, sp, fp). interp: the pid's interp_procs value, NULL: none. */
@@ -62,6 +70,8 @@ static __always_inline void op_walk__init(struct op_walk *w, __u32 pid, __u64 pc
 	w->n = 0;
 	w->result = OP_STEP_CONTINUE;
 	w->active = 0;
+	w->leaf_r14 = 0;
+	w->leaf_r15 = 0;
 	w->has_interp = interp ? 1 : 0;
 	if (interp)
 		w->interp = *interp;
