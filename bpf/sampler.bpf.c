@@ -711,7 +711,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		if (!send_stack_copy(ctx, tgid, tid))
 			return 0;
 		walk_scratch__reset(ws, r.sp);
-		walk_user_stack(b, ws, &r, regs_err);
+		walk_user_stack(ctx, b, ws, &r, regs_err);
 		ws->over_budget = 1;
 	}
 	if (ws->over_budget)
