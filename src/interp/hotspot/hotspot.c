@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "elf/elf_symbols.h"
 #include "interp/hotspot/hotspot.h"
 
 #include <errno.h>
@@ -52,36 +53,21 @@ static size_t method_bytes(const void *m)
 	return ((const struct hotspot_method *)m)->bytes;
 }
 
+static bool note_vm_symbol(void *ctx, const GElf_Sym *sym, const char *name)
+{
+	struct hotspot_file *hf = ctx;
+
+	if (!sym->st_value || strncmp(name, "gHotSpotVM", 10))
+		return false;
+	for (int s = 0; s < HS_SYM__COUNT; s++)
+		if (!strcmp(name, hotspot_vm__symbol_names[s]))
+			hf->sym[s] = sym->st_value;
+	return false;
+}
+
 static void scan_symbols(Elf *elf, struct hotspot_file *hf)
 {
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
-		Elf_Data *data;
-		size_t n;
-
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNSYM || !shdr.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		n = shdr.sh_size / shdr.sh_entsize;
-		for (size_t i = 0; i < n; i++) {
-			const char *name;
-			GElf_Sym sym;
-
-			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
-			    !sym.st_value)
-				continue;
-			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-			if (!name || strncmp(name, "gHotSpotVM", 10))
-				continue;
-			for (int s = 0; s < HS_SYM__COUNT; s++)
-				if (!strcmp(name, hotspot_vm__symbol_names[s]))
-					hf->sym[s] = sym.st_value;
-		}
-	}
+	elf_symbols__for_each(elf, SHT_DYNSYM, note_vm_symbol, hf);
 }
 
 static int hotspot_inspect_file(void *rt, const struct cached_file *f, void **data)

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "elf/elf_symbols.h"
 #include "interp/perl/perl_binary.h"
 
 #include <errno.h>
@@ -49,32 +50,16 @@ static void note_symbol(struct wanted_syms *w, const char *name, const GElf_Sym 
 	}
 }
 
+static bool note_pl_symbol(void *ctx, const GElf_Sym *sym, const char *name)
+{
+	if (name[0] == 'P' && (name[1] == 'L' || name[1] == 'e'))
+		note_symbol(ctx, name, sym);
+	return false;
+}
+
 static void scan_dynsym(Elf *elf, struct wanted_syms *w)
 {
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
-		Elf_Data *data;
-		size_t n;
-
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNSYM || !shdr.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		n = shdr.sh_size / shdr.sh_entsize;
-		for (size_t i = 0; i < n; i++) {
-			GElf_Sym sym;
-			const char *name;
-
-			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
-				continue;
-			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-			if (name && (name[0] == 'P') && (name[1] == 'L' || name[1] == 'e'))
-				note_symbol(w, name, &sym);
-		}
-	}
+	elf_symbols__for_each(elf, SHT_DYNSYM, note_pl_symbol, w);
 }
 
 int64_t perl_binary__exec_tls_offset(uint64_t memsz, uint64_t align, uint64_t vaddr,
@@ -214,42 +199,27 @@ struct tsd_syms {
 	uint64_t specific, key_data_data, sizeof_key_data, level2_data;
 };
 
+static bool note_tsd_symbol(void *ctx, const GElf_Sym *sym, const char *name)
+{
+	struct tsd_syms *t = ctx;
+
+	if (GELF_ST_TYPE(sym->st_info) != STT_OBJECT || strncmp(name, "_thread_db_", 11))
+		return false;
+	name += 11;
+	if (!strcmp(name, "pthread_specific"))
+		t->specific = sym->st_value;
+	else if (!strcmp(name, "pthread_key_data_data"))
+		t->key_data_data = sym->st_value;
+	else if (!strcmp(name, "sizeof_pthread_key_data"))
+		t->sizeof_key_data = sym->st_value;
+	else if (!strcmp(name, "pthread_key_data_level2_data"))
+		t->level2_data = sym->st_value;
+	return false;
+}
+
 static void scan_tsd_syms(Elf *elf, struct tsd_syms *t)
 {
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
-		Elf_Data *data;
-		size_t n;
-
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNSYM || !shdr.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		n = shdr.sh_size / shdr.sh_entsize;
-		for (size_t i = 0; i < n; i++) {
-			GElf_Sym sym;
-			const char *name;
-
-			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
-			    GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
-				continue;
-			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-			if (!name || strncmp(name, "_thread_db_", 11))
-				continue;
-			name += 11;
-			if (!strcmp(name, "pthread_specific"))
-				t->specific = sym.st_value;
-			else if (!strcmp(name, "pthread_key_data_data"))
-				t->key_data_data = sym.st_value;
-			else if (!strcmp(name, "sizeof_pthread_key_data"))
-				t->sizeof_key_data = sym.st_value;
-			else if (!strcmp(name, "pthread_key_data_level2_data"))
-				t->level2_data = sym.st_value;
-		}
-	}
+	elf_symbols__for_each(elf, SHT_DYNSYM, note_tsd_symbol, t);
 }
 
 int perl_binary__glibc_tsd(const struct elf_file *ef, struct perl_tsd *out)

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "elf/elf_symbols.h"
 #include "interp/php/php_binary.h"
 
 #include <errno.h>
@@ -20,43 +21,26 @@ struct wanted_syms {
 };
 
 /* The engine's symbols are exported (extensions link against them): .dynsym only. */
+static bool note_zend_symbol(void *ctx, const GElf_Sym *sym, const char *name)
+{
+	struct wanted_syms *w = ctx;
+
+	if (!sym->st_value || (name[0] != 'e' && name[0] != 'z'))
+		return false;
+	if (!strcmp(name, "execute_ex") && GELF_ST_TYPE(sym->st_info) == STT_FUNC) {
+		w->execute_ex = sym->st_value;
+		w->execute_ex_size = sym->st_size;
+	} else if (!strcmp(name, "executor_globals") && GELF_ST_TYPE(sym->st_info) == STT_OBJECT) {
+		w->eg = sym->st_value;
+	} else if (!strcmp(name, "zend_is_executing") && GELF_ST_TYPE(sym->st_info) == STT_FUNC) {
+		w->is_executing = sym->st_value;
+	}
+	return false;
+}
+
 static void scan_dynsym(Elf *elf, struct wanted_syms *w)
 {
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
-		Elf_Data *data;
-		size_t n;
-
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNSYM || !shdr.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		n = shdr.sh_size / shdr.sh_entsize;
-		for (size_t i = 0; i < n; i++) {
-			GElf_Sym sym;
-			const char *name;
-
-			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
-			    !sym.st_value)
-				continue;
-			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-			if (!name || (name[0] != 'e' && name[0] != 'z'))
-				continue;
-			if (!strcmp(name, "execute_ex") && GELF_ST_TYPE(sym.st_info) == STT_FUNC) {
-				w->execute_ex = sym.st_value;
-				w->execute_ex_size = sym.st_size;
-			} else if (!strcmp(name, "executor_globals") &&
-				   GELF_ST_TYPE(sym.st_info) == STT_OBJECT) {
-				w->eg = sym.st_value;
-			} else if (!strcmp(name, "zend_is_executing") &&
-				   GELF_ST_TYPE(sym.st_info) == STT_FUNC) {
-				w->is_executing = sym.st_value;
-			}
-		}
-	}
+	elf_symbols__for_each(elf, SHT_DYNSYM, note_zend_symbol, w);
 }
 
 static int32_t le32(const uint8_t *p)
