@@ -41,9 +41,8 @@ struct sampler {
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	/* libbpf's warnings are noise unless -v; its debug output (verifier) needs -vv. */
-	if (level == LIBBPF_DEBUG ? log_verbosity < 2 : log_verbosity < 1)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
+	log_vmsg(level == LIBBPF_DEBUG ? LOG_DEBUG : LOG_INFO, fmt, ap);
+	return 0;
 }
 
 int sampler__parse_cpu_list(const char *text, int *cpus, int max)

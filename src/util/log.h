@@ -13,15 +13,36 @@
 #define OMNIPROF_UTIL_LOG_H
 
 #include <stdbool.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 
 extern int log_verbosity; /* 0 = warnings and errors, 1 = -v, 2 = -vv */
 
+/*
+ * How lines look. PLAIN (record, symbolize: a person at a terminal):
+ * "omniprof: warning: TEXT". TEXT (the agent's default: a journal or a log
+ * collector reads it): "2026-11-27T16:07:13.123Z warn TEXT", UTC with
+ * milliseconds, the level always named. JSON (--log-format json): one object
+ * per line, {"time":"2026-11-27T16:07:13.123Z","level":"warn","msg":"TEXT"}.
+ */
+enum log_format {
+	LOG_FORMAT_PLAIN,
+	LOG_FORMAT_TEXT,
+	LOG_FORMAT_JSON,
+};
+
 #define LOG_BURST     5			      /* lines of one format per window */
 #define LOG_WINDOW_NS (10ull * 1000000000ull) /* 10 s */
 
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same with a va_list (libbpf's lines); a trailing newline in the text is dropped. */
+void log_vmsg(int level, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+
+/* Before any thread logs. */
+void log__set_format(enum log_format format);
+/* "text" or "json" (the agent's --log-format): 0, or -EINVAL. */
+int log__parse_format(const char *name, enum log_format *out);
 
 /* Prints the summary of every format with suppressed lines (at exit, interval ends). */
 void log__flush_suppressed(void);
@@ -31,14 +52,16 @@ uint64_t log__suppressed_total(void);
  * forgets every format's state. */
 void log__set_output(FILE *stream, uint64_t (*clock)(void));
 
-#define LOG_ERROR 0
-#define LOG_WARN  1
-#define LOG_INFO  2
-#define LOG_DEBUG 3
+#define LOG_ERROR  0
+#define LOG_WARN   1
+#define LOG_INFO   2
+#define LOG_DEBUG  3
+#define LOG_NOTICE 4 /* always shown, not rate limited, level "info": start and exit lines */
 
-#define pr_err(...)   log_msg(LOG_ERROR, __VA_ARGS__)
-#define pr_warn(...)  log_msg(LOG_WARN, __VA_ARGS__)
-#define pr_info(...)  log_msg(LOG_INFO, __VA_ARGS__)
-#define pr_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+#define pr_err(...)    log_msg(LOG_ERROR, __VA_ARGS__)
+#define pr_warn(...)   log_msg(LOG_WARN, __VA_ARGS__)
+#define pr_info(...)   log_msg(LOG_INFO, __VA_ARGS__)
+#define pr_debug(...)  log_msg(LOG_DEBUG, __VA_ARGS__)
+#define pr_notice(...) log_msg(LOG_NOTICE, __VA_ARGS__)
 
 #endif

@@ -117,12 +117,84 @@ static void test_hidden_levels_not_counted(void **state)
 	free(out);
 }
 
+static void json_lines(void)
+{
+	log__set_format(LOG_FORMAT_JSON);
+	pr_warn("file \"%s\" refused\tat\\%d", "/tmp/x\xff\xc3\xa9y\n", 7);
+	pr_notice("started");
+	for (int i = 0; i < 10; i++)
+		pr_err("flood %d", i);
+	log__flush_suppressed();
+	log__set_format(LOG_FORMAT_PLAIN);
+}
+
+/* --log-format json: one object per line, hostile bytes escaped, valid UTF-8 kept. */
+static void test_json_format(void **state)
+{
+	char *out = capture(json_lines), *line, *save = NULL;
+	size_t n = 0;
+
+	(void)state;
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save), n++) {
+		size_t len = strlen(line);
+
+		assert_true(len > 40);
+		assert_memory_equal(line, "{\"time\":\"20", 11);
+		/* "YYYY-MM-DDTHH:MM:SS.mmmZ" */
+		assert_int_equal(line[19], 'T');
+		assert_int_equal(line[32], 'Z');
+		assert_string_equal(line + len - 2, "\"}");
+		for (size_t i = 0; i < len; i++)
+			assert_true((unsigned char)line[i] >= 0x20);
+	}
+	/* 1 warning, 1 notice, LOG_BURST errors, 1 summary */
+	assert_int_equal(n, 3 + LOG_BURST);
+	free(out);
+	out = capture(json_lines);
+	assert_non_null(
+	    strstr(out, "\"level\":\"warn\",\"msg\":\"file \\\"/tmp/x\\ufffd\xc3\xa9y\\u000a\\\" "
+			"refused\\u0009at\\\\7\"}\n"));
+	assert_non_null(strstr(out, "\"level\":\"info\",\"msg\":\"started\"}\n"));
+	assert_non_null(strstr(out, "\"level\":\"error\",\"msg\":\"flood 4\"}\n"));
+	assert_non_null(
+	    strstr(out, "\"msg\":\"(5 more like this suppressed: \\\"flood %d\\\")\"}"));
+	free(out);
+}
+
+static void text_lines(void)
+{
+	log__set_format(LOG_FORMAT_TEXT);
+	pr_warn("queue full");
+	log_verbosity = 1;
+	pr_info("interval %d", 3);
+	log_verbosity = 0;
+	log__set_format(LOG_FORMAT_PLAIN);
+}
+
+/* The agent's default: UTC timestamp with milliseconds, then the level's name. */
+static void test_text_format(void **state)
+{
+	char *out = capture(text_lines);
+	char *second;
+
+	(void)state;
+	assert_int_equal(strlen(out), 2 * 24 + strlen(" warn queue full\n info interval 3\n"));
+	assert_memory_equal(out + 24, " warn queue full\n", 17);
+	second = out + strcspn(out, "\n") + 1;
+	assert_int_equal(out[23], 'Z');
+	assert_int_equal(out[10], 'T');
+	assert_string_equal(second + 24, " info interval 3\n");
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_flood_is_cut_to_burst_and_summary),
 	    cmocka_unit_test(test_windows_and_formats_are_separate),
 	    cmocka_unit_test(test_hidden_levels_not_counted),
+	    cmocka_unit_test(test_json_format),
+	    cmocka_unit_test(test_text_format),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
