@@ -10,6 +10,7 @@ PROTOC_C ?= protoc-c
 SAN      ?=
 
 PKGS     := libbpf libelf libdw libdebuginfod zlib libprotobuf-c libcrypto libcurl
+PKGS     += libmicrohttpd # the agent's --metrics-listen
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

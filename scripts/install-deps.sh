@@ -12,6 +12,8 @@ PKGS=(
 	binutils xz-utils debuginfod
 	protobuf-c-compiler libprotobuf-c-dev
 	libcurl4-openssl-dev openssl
+	libmicrohttpd-dev # the agent's --metrics-listen
+	systemd man-db	  # tests of packaging/: systemd-analyze verify, man -l
 	curl ca-certificates # Node.js releases from the npm registry (below)
 	libcmocka-dev
 	golang-go protobuf-compiler

@@ -17,15 +17,20 @@
 #include <string.h>
 #include <time.h>
 
+#include <strings.h>
+
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "cli/otel_env.h"
 #include "engine/session.h"
 #include "cli/signals.h"
 #include "export/destination.h"
+#include "export/metrics_server.h"
 #include "export/transport.h"
 #include "proc/process_labels.h"
 #include "profile/profile.h"
 #include "util/log.h"
+#include "util/memory.h"
 #include "util/safe_open.h"
 
 #define DEFAULT_INTERVAL_S 5
@@ -49,6 +54,16 @@ struct agent_opts {
 	const char *service_name;
 	size_t queue_size;
 	double flush_s;
+	bool otlp_exact_url;		  /* OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT: used as is */
+	const char *otlp_endpoint_origin; /* where it came from, for messages */
+	long otlp_timeout_ms;		  /* 0: the transport's default */
+	bool otlp_no_compression;
+	/* Resource attributes (key, value pairs, owned); service.name kept apart. */
+	char *attrs[2 * OTLP_MAX_EXTRA_ATTRS];
+	size_t n_attrs;
+	char *attr_service_name; /* owned */
+	enum log_format log_format;
+	const char *metrics_listen;
 };
 
 static int add_header(struct agent_opts *o, const char *arg)
@@ -64,6 +79,15 @@ static int add_header(struct agent_opts *o, const char *arg)
 		pr_err("--header: a value cannot span lines");
 		return -EINVAL;
 	}
+	/* The same name again (from a higher source, or repeated): the last value wins. */
+	for (size_t i = 0; i < o->n_headers; i++) {
+		if (!strncasecmp(o->headers[i], arg, (size_t)(eq - arg)) &&
+		    o->headers[i][eq - arg] == ':') {
+			free(o->headers[i]);
+			o->headers[i] = o->headers[--o->n_headers];
+			break;
+		}
+	}
 	if (o->n_headers == MAX_HEADERS) {
 		pr_err("--header: at most %d headers", MAX_HEADERS);
 		return -E2BIG;
@@ -72,6 +96,77 @@ static int add_header(struct agent_opts *o, const char *arg)
 		return -ENOMEM;
 	o->n_headers++;
 	return 0;
+}
+
+/* "k1=v1,k2=v2" (OTEL_EXPORTER_OTLP_HEADERS' form, values percent-decoded): each added. */
+static int add_header_list(struct agent_opts *o, const char *list)
+{
+	struct otel_kv *kv;
+	const char *why;
+	size_t n;
+	int err = otel__parse_kv_list(list, &kv, &n, &why);
+
+	if (err) {
+		pr_err("headers '%s': %s", list, why ? why : strerror(-err));
+		return err;
+	}
+	for (size_t i = 0; i < n && !err; i++) {
+		char *h;
+
+		if (asprintf(&h, "%s=%s", kv[i].key, kv[i].value) < 0) {
+			err = -ENOMEM;
+			break;
+		}
+		err = add_header(o, h);
+		free(h);
+	}
+	otel__kv_free(kv, n);
+	return err;
+}
+
+/* "k1=v1,k2=v2" resource attributes: merged by key, the last value winning;
+ * service.name becomes the service name. */
+static int add_attributes(struct agent_opts *o, const char *list)
+{
+	struct otel_kv *kv;
+	const char *why;
+	size_t n;
+	int err = otel__parse_kv_list(list, &kv, &n, &why);
+
+	if (err) {
+		pr_err("resource attributes '%s': %s", list, why ? why : strerror(-err));
+		return err;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t j;
+
+		if (!strcmp(kv[i].key, "service.name")) {
+			free(o->attr_service_name);
+			o->attr_service_name = kv[i].value;
+			o->service_name = kv[i].value;
+			kv[i].value = NULL;
+			continue;
+		}
+		for (j = 0; j < o->n_attrs; j++)
+			if (!strcmp(o->attrs[2 * j], kv[i].key))
+				break;
+		if (j == OTLP_MAX_EXTRA_ATTRS) {
+			pr_err("resource attributes: at most %d", OTLP_MAX_EXTRA_ATTRS);
+			err = -E2BIG;
+			break;
+		}
+		if (j == o->n_attrs) {
+			o->attrs[2 * j] = kv[i].key;
+			kv[i].key = NULL;
+			o->n_attrs++;
+		} else {
+			free(o->attrs[2 * j + 1]);
+		}
+		o->attrs[2 * j + 1] = kv[i].value;
+		kv[i].value = NULL;
+	}
+	otel__kv_free(kv, n);
+	return err;
 }
 
 static int parse_seconds(const char *flag, const char *arg, double *out)
@@ -103,6 +198,14 @@ enum {
 	OPT_SERVICE_NAME,
 	OPT_QUEUE_SIZE,
 	OPT_FLUSH_TIMEOUT,
+	OPT_OTLP_TIMEOUT,
+	OPT_OTLP_COMPRESSION,
+	OPT_RESOURCE_ATTRIBUTES,
+	OPT_LOG_FORMAT,
+	OPT_METRICS_LISTEN,
+	/* Only from the environment (agent_env): */
+	OPT_OTLP_ENDPOINT_EXACT,
+	OPT_HEADER_LIST,
 };
 
 static const struct cli_option agent_options[] = {
@@ -121,7 +224,15 @@ static const struct cli_option agent_options[] = {
     {.key = OPT_OTLP_PROTOCOL,
      .name = "otlp-protocol",
      .arg = "P",
-     .help = "grpc (default) or http"},
+     .help = "grpc (default) or http (also http/protobuf)"},
+    {.key = OPT_OTLP_TIMEOUT,
+     .name = "otlp-timeout",
+     .arg = "MS",
+     .help = "bound of one request in milliseconds (default\n10000)"},
+    {.key = OPT_OTLP_COMPRESSION,
+     .name = "otlp-compression",
+     .arg = "C",
+     .help = "gzip (default) or none"},
     {.key = OPT_INSECURE, .name = "insecure", .help = "plain text instead of TLS"},
     {.key = OPT_CA_FILE,
      .name = "ca-file",
@@ -149,6 +260,11 @@ static const struct cli_option agent_options[] = {
      .arg = "NAME",
      .help = "service.name of every process (default: the\ncontainer's name when known, else the "
 	     "executable's\nname)"},
+    {.key = OPT_RESOURCE_ATTRIBUTES,
+     .name = "resource-attributes",
+     .arg = "K=V,...",
+     .help = "more attributes of every resource (values\npercent-encoded, as in "
+	     "OTEL_RESOURCE_ATTRIBUTES)"},
     {.key = OPT_QUEUE_SIZE,
      .name = "queue-size",
      .arg = "N",
@@ -166,6 +282,15 @@ static const struct cli_option agent_options[] = {
     {.key = CLI_KEY_SYMBOL_CACHE_MB,
      .help = "memory bound of the symbol cache (default %s; more\nsaves reloading symbols each "
 	     "interval)"},
+    {.key = OPT_METRICS_LISTEN,
+     .name = "metrics-listen",
+     .arg = "ADDR:PORT",
+     .help = "serve the agent's own metrics (Prometheus text)\nat http://ADDR:PORT/metrics"},
+    {.key = OPT_LOG_FORMAT,
+     .name = "log-format",
+     .arg = "F",
+     .help = "text (default: UTC time, level, message) or json\n(one object per line)"},
+    {.key = CLI_KEY_CONFIG},
     {.key = CLI_KEY_VERBOSE, .help = "one line per interval (-vv: debug output)"},
 };
 
@@ -179,7 +304,10 @@ static int agent_option(void *ctx, int key, const char *arg)
 	case 'i':
 		return parse_seconds("--interval", arg, &o->interval_s);
 	case OPT_OTLP_ENDPOINT:
+	case OPT_OTLP_ENDPOINT_EXACT:
 		o->otlp_endpoint = arg;
+		o->otlp_exact_url = key == OPT_OTLP_ENDPOINT_EXACT;
+		o->otlp_endpoint_origin = "--otlp-endpoint";
 		return 0;
 	case OPT_OTLP_PROTOCOL:
 		if (!strcmp(arg, "grpc")) {
@@ -187,12 +315,44 @@ static int agent_option(void *ctx, int key, const char *arg)
 		} else if (!strcmp(arg, "http") || !strcmp(arg, "http/protobuf")) {
 			o->otlp_protocol = TRANSPORT_HTTP;
 		} else {
-			pr_err("--otlp-protocol: '%s' is neither grpc nor http", arg);
+			pr_err("--otlp-protocol: '%s' is neither grpc nor http/protobuf%s", arg,
+			       strcmp(arg, "http/json") ? "" : " (http/json is not supported)");
 			return -EINVAL;
 		}
 		return 0;
+	case OPT_OTLP_TIMEOUT:
+		v = strtol(arg, &end, 10);
+		if (*end || v < 1 || v > 3600000) {
+			pr_err(
+			    "--otlp-timeout: '%s' is not a number of milliseconds (1 to 3600000)",
+			    arg);
+			return -EINVAL;
+		}
+		o->otlp_timeout_ms = v;
+		return 0;
+	case OPT_OTLP_COMPRESSION:
+		if (strcmp(arg, "gzip") && strcmp(arg, "none")) {
+			pr_err("--otlp-compression: '%s' is neither gzip nor none", arg);
+			return -EINVAL;
+		}
+		o->otlp_no_compression = !strcmp(arg, "none");
+		return 0;
+	case OPT_RESOURCE_ATTRIBUTES:
+		return add_attributes(o, arg);
+	case OPT_HEADER_LIST:
+		return add_header_list(o, arg);
+	case OPT_LOG_FORMAT:
+		if (log__parse_format(arg, &o->log_format)) {
+			pr_err("--log-format: '%s' is neither text nor json", arg);
+			return -EINVAL;
+		}
+		log__set_format(o->log_format);
+		return 0;
+	case OPT_METRICS_LISTEN:
+		o->metrics_listen = arg;
+		return 0;
 	case OPT_INSECURE:
-		o->insecure = true;
+		o->insecure = cli__flag_on(arg);
 		return 0;
 	case OPT_CA_FILE:
 		o->ca_file = arg;
@@ -228,6 +388,126 @@ static int agent_option(void *ctx, int key, const char *arg)
 	return -EINVAL;
 }
 
+/*
+ * The OpenTelemetry SDK's environment variables (the OTLP exporter's and the
+ * resource's), between the config file and the command line. For each
+ * setting the generic variable comes first and the profiles signal's own
+ * one overrides it. An empty variable counts as unset. A list the spec's
+ * rules refuse (headers, resource attributes) is ignored with a warning, as
+ * the spec asks; any other refused value stops the start like a bad flag.
+ */
+static int agent_env(const struct cli_command *cmd, struct cli_common *c, void *ctx)
+{
+	static const struct {
+		const char *name;
+		int key;
+	} vars[] = {
+	    {"OTEL_RESOURCE_ATTRIBUTES", OPT_RESOURCE_ATTRIBUTES},
+	    {"OTEL_SERVICE_NAME", OPT_SERVICE_NAME},
+	    {"OTEL_EXPORTER_OTLP_ENDPOINT", OPT_OTLP_ENDPOINT},
+	    {"OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT", OPT_OTLP_ENDPOINT_EXACT},
+	    {"OTEL_EXPORTER_OTLP_PROTOCOL", OPT_OTLP_PROTOCOL},
+	    {"OTEL_EXPORTER_OTLP_PROFILES_PROTOCOL", OPT_OTLP_PROTOCOL},
+	    {"OTEL_EXPORTER_OTLP_HEADERS", OPT_HEADER_LIST},
+	    {"OTEL_EXPORTER_OTLP_PROFILES_HEADERS", OPT_HEADER_LIST},
+	    {"OTEL_EXPORTER_OTLP_INSECURE", OPT_INSECURE},
+	    {"OTEL_EXPORTER_OTLP_PROFILES_INSECURE", OPT_INSECURE},
+	    {"OTEL_EXPORTER_OTLP_CERTIFICATE", OPT_CA_FILE},
+	    {"OTEL_EXPORTER_OTLP_PROFILES_CERTIFICATE", OPT_CA_FILE},
+	    {"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", OPT_CERT_FILE},
+	    {"OTEL_EXPORTER_OTLP_PROFILES_CLIENT_CERTIFICATE", OPT_CERT_FILE},
+	    {"OTEL_EXPORTER_OTLP_CLIENT_KEY", OPT_KEY_FILE},
+	    {"OTEL_EXPORTER_OTLP_PROFILES_CLIENT_KEY", OPT_KEY_FILE},
+	    {"OTEL_EXPORTER_OTLP_TIMEOUT", OPT_OTLP_TIMEOUT},
+	    {"OTEL_EXPORTER_OTLP_PROFILES_TIMEOUT", OPT_OTLP_TIMEOUT},
+	    {"OTEL_EXPORTER_OTLP_COMPRESSION", OPT_OTLP_COMPRESSION},
+	    {"OTEL_EXPORTER_OTLP_PROFILES_COMPRESSION", OPT_OTLP_COMPRESSION},
+	};
+	struct agent_opts *o = ctx;
+	int err;
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i].name);
+
+		if (!v || !*v)
+			continue;
+		if (vars[i].key == OPT_RESOURCE_ATTRIBUTES || vars[i].key == OPT_HEADER_LIST) {
+			struct otel_kv *kv;
+			const char *why;
+			size_t n;
+
+			err = otel__parse_kv_list(v, &kv, &n, &why);
+			otel__kv_free(kv, n);
+			if (err == -EINVAL) {
+				pr_warn("%s ignored: %s", vars[i].name, why);
+				continue;
+			}
+		}
+		if (vars[i].key == OPT_INSECURE)
+			v = otel__bool(v) ? "true" : "false";
+		err = cli__set(cmd, c, ctx, vars[i].key, v, vars[i].name);
+		if (err)
+			return err;
+		if (vars[i].key == OPT_OTLP_ENDPOINT || vars[i].key == OPT_OTLP_ENDPOINT_EXACT)
+			o->otlp_endpoint_origin = vars[i].name;
+	}
+	return 0;
+}
+
+/*
+ * The endpoints as they will be used, checked now: a malformed URL is a
+ * start-up error, not an export failing every interval. A scheme decides
+ * TLS (http: plain, https: TLS, over --insecure) as the OTel spec says.
+ */
+static int check_endpoints(struct agent_opts *o)
+{
+	const char *why;
+	char *url;
+	int err = 0;
+
+	if (o->otlp_endpoint) {
+		struct destination_opts d = {
+		    .kind = DESTINATION_OTLP,
+		    .endpoint = o->otlp_endpoint,
+		    .protocol = o->otlp_protocol,
+		    .insecure = o->insecure,
+		    .exact_url = o->otlp_exact_url,
+		};
+
+		if (!strncasecmp(o->otlp_endpoint, "http://", 7))
+			o->insecure = true;
+		else if (!strncasecmp(o->otlp_endpoint, "https://", 8))
+			o->insecure = false;
+		url = destination__url(&d);
+		if (!url)
+			return -ENOMEM;
+		err = destination__check_url(url, &why);
+		if (err)
+			pr_err("OTLP endpoint '%s' (%s) is not usable: %s", o->otlp_endpoint,
+			       o->otlp_endpoint_origin, why);
+		free(url);
+		if (err)
+			return err;
+	}
+	if (o->pyroscope_url) {
+		if (!strstr(o->pyroscope_url, "://")) {
+			pr_err("--pyroscope-url '%s' is not usable: not a URL (http://HOST:PORT)",
+			       o->pyroscope_url);
+			return -EINVAL;
+		}
+		err = destination__check_url(o->pyroscope_url, &why);
+		if (err) {
+			pr_err("--pyroscope-url '%s' is not usable: %s", o->pyroscope_url, why);
+			return err;
+		}
+	}
+	if (o->metrics_listen && metrics_server__check_address(o->metrics_listen, &why)) {
+		pr_err("--metrics-listen '%s' is not usable: %s", o->metrics_listen, why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static const struct cli_command agent_command = {
     .name = "agent",
     .synopsis = "[--interval SECONDS] [-F HZ] [-p PID]... [--no-kernel]\n"
@@ -236,6 +516,7 @@ static const struct cli_command agent_command = {
     .options = agent_options,
     .n_options = sizeof(agent_options) / sizeof(agent_options[0]),
     .own = agent_option,
+    .env = agent_env,
 };
 
 static int parse_args(int argc, char **argv, struct agent_opts *o)
@@ -249,6 +530,9 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 	o->queue_size = DEFAULT_QUEUE_SIZE;
 	o->flush_s = DEFAULT_FLUSH_S;
 	o->pyroscope_auth = getenv("OMNIPROF_PYROSCOPE_BASIC_AUTH");
+	/* A long-running service's log: timestamps and levels (--log-format json: objects). */
+	o->log_format = LOG_FORMAT_TEXT;
+	log__set_format(o->log_format);
 	err = cli__parse(&agent_command, argc, argv, &o->common, o, &first_arg);
 	if (err)
 		return err;
@@ -265,7 +549,7 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 		pr_err("--cert-file and --key-file go together");
 		return -EINVAL;
 	}
-	return 0;
+	return check_endpoints(o);
 }
 
 struct agent {
@@ -274,6 +558,9 @@ struct agent {
 	struct label_cache labels;
 	struct destination otlp, pyroscope;
 	uint64_t intervals;
+	struct metrics_server *metrics; /* --metrics-listen, or NULL */
+	uint64_t samples_total;		/* in the profiles built so far */
+	uint64_t intervals_lost;	/* profiles that could not be built or encoded */
 };
 
 static int describe_process(void *ctx, uint32_t pid, const char *comm, struct otlp_resource *out)
@@ -288,7 +575,142 @@ static int describe_process(void *ctx, uint32_t pid, const char *comm, struct ot
 	out->executable_name = l->exe_name;
 	out->executable_path = l->exe_path;
 	out->container_id = l->container_id;
+	out->extra = (const char *const *)a->o->attrs;
+	out->n_extra = a->o->n_attrs;
 	return 0;
+}
+
+/* One counter or gauge line of the metrics page (name may carry {labels}). */
+static void metric(FILE *f, const char *name, unsigned long long v)
+{
+	fprintf(f, "%s %llu\n", name, v);
+}
+
+static void metric_head(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/*
+ * Renders the metrics page from what the sampling thread sees now (BPF
+ * counters, tables, the queues' counters) and publishes it. Called after
+ * each interval: the page is at most one interval old; the RSS line is
+ * added at each scrape.
+ */
+static void publish_metrics(struct agent *a)
+{
+	static const struct {
+		int stat;
+		const char *reason;
+	} dropped[] =
+	    {
+		{OP_STAT_RINGBUF_FULL, "ring_buffer_full"},
+		{OP_STAT_STACK_COPY_LOST, "stack_copy_ring_buffer_full"},
+	    },
+	  truncated[] = {
+	      {OP_STAT_KERNEL_STACK_ERR, "kernel_stack_unavailable"},
+	      {OP_STAT_USER_REGS_ERR, "user_registers_unavailable"},
+	      {OP_STAT_USER_READ_ERR, "user_stack_unreadable"},
+	      {OP_STAT_USER_MAX_DEPTH, "user_stack_too_deep"},
+	      {OP_STAT_USER_BAD_FP, "bad_frame_pointer"},
+	      {OP_STAT_USER_NO_RULE, "no_unwind_rule"},
+	      {OP_STAT_USER_BAD_CFA, "impossible_cfa"},
+	      {OP_STAT_USER_ANON_STOP, "jit_code_without_frame_pointer"},
+	  };
+	const struct session_tables *t = &a->ss.tables;
+	struct destination *ds[] = {&a->otlp, &a->pyroscope};
+	static const char *const ds_names[] = {"otlp", "pyroscope"};
+	uint64_t bpf[OP_STAT__COUNT] = {0};
+	char *text = NULL, name[160];
+	size_t len = 0;
+	FILE *f;
+
+	if (!a->metrics)
+		return;
+	if (a->ss.s)
+		sampler__read_stats(a->ss.s, bpf);
+	f = open_memstream(&text, &len);
+	if (!f)
+		return;
+	metric_head(f, "omniprof_bpf_program_runs_total", "counter",
+		    "Samples the BPF program handled (every CPU, idle included).");
+	metric(f, "omniprof_bpf_program_runs_total", bpf[OP_STAT_SAMPLES]);
+	metric_head(f, "omniprof_samples_total", "counter",
+		    "Samples in the profiles built so far.");
+	metric(f, "omniprof_samples_total", a->samples_total);
+	metric_head(f, "omniprof_samples_idle_total", "counter",
+		    "Idle CPU samples (not recorded).");
+	metric(f, "omniprof_samples_idle_total", bpf[OP_STAT_IDLE]);
+	metric_head(f, "omniprof_samples_dropped_total", "counter", "Samples lost, by reason.");
+	for (size_t i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++) {
+		snprintf(name, sizeof(name), "omniprof_samples_dropped_total{reason=\"%s\"}",
+			 dropped[i].reason);
+		metric(f, name, bpf[dropped[i].stat]);
+	}
+	metric(f, "omniprof_samples_dropped_total{reason=\"malformed_record\"}",
+	       a->ss.c.stats.bad_records);
+	metric(f, "omniprof_samples_dropped_total{reason=\"out_of_memory\"}", a->ss.c.stats.enomem);
+	metric(f, "omniprof_samples_dropped_total{reason=\"interval_stack_budget\"}",
+	       t->traces_dropped);
+	metric_head(f, "omniprof_samples_truncated_total", "counter",
+		    "Samples kept with an incomplete stack, by reason.");
+	for (size_t i = 0; i < sizeof(truncated) / sizeof(truncated[0]); i++) {
+		snprintf(name, sizeof(name), "omniprof_samples_truncated_total{reason=\"%s\"}",
+			 truncated[i].reason);
+		metric(f, name, bpf[truncated[i].stat]);
+	}
+	metric_head(f, "omniprof_processes_tracked", "gauge", "Processes the tables hold.");
+	metric(f, "omniprof_processes_tracked", t->processes);
+	metric_head(f, "omniprof_files_tracked", "gauge", "Executable files the tables hold.");
+	metric(f, "omniprof_files_tracked", t->files);
+	metric_head(f, "omniprof_runtime_objects", "gauge",
+		    "Code objects the language runtimes' namers hold.");
+	metric(f, "omniprof_runtime_objects", t->runtime_objects);
+	metric_head(f, "omniprof_symbol_cache_bytes", "gauge",
+		    "Memory charged to the symbol cache.");
+	metric(f, "omniprof_symbol_cache_bytes", a->ss.sym.cache.cost);
+	metric_head(f, "omniprof_heap_bytes", "gauge", "Heap in use (every arena).");
+	metric(f, "omniprof_heap_bytes", memory__heap_in_use());
+	metric_head(f, "omniprof_intervals_total", "counter", "Intervals reported.");
+	metric(f, "omniprof_intervals_total", a->intervals);
+	metric_head(f, "omniprof_intervals_lost_total", "counter",
+		    "Intervals whose profile could not be built or encoded.");
+	metric(f, "omniprof_intervals_lost_total", a->intervals_lost);
+	metric_head(f, "omniprof_export_queue_depth", "gauge",
+		    "Intervals waiting to be sent, by destination.");
+	metric_head(f, "omniprof_export_sent_total", "counter",
+		    "Intervals delivered, by destination.");
+	metric_head(f, "omniprof_export_send_failures_total", "counter",
+		    "Failed sends (retried), by destination.");
+	metric_head(f, "omniprof_export_dropped_total", "counter",
+		    "Intervals dropped, by destination and reason.");
+	for (size_t i = 0; i < 2; i++) {
+		struct export_queue_stats st;
+
+		if (!ds[i]->q)
+			continue;
+		export_queue__stats(ds[i]->q, &st);
+		snprintf(name, sizeof(name), "omniprof_export_queue_depth{destination=\"%s\"}",
+			 ds_names[i]);
+		metric(f, name, st.queued);
+		snprintf(name, sizeof(name), "omniprof_export_sent_total{destination=\"%s\"}",
+			 ds_names[i]);
+		metric(f, name, st.batches_sent);
+		snprintf(name, sizeof(name),
+			 "omniprof_export_send_failures_total{destination=\"%s\"}", ds_names[i]);
+		metric(f, name, st.retries + st.dropped_rejected);
+		snprintf(name, sizeof(name),
+			 "omniprof_export_dropped_total{destination=\"%s\",reason=\"queue_full\"}",
+			 ds_names[i]);
+		metric(f, name, st.dropped_full);
+		snprintf(name, sizeof(name),
+			 "omniprof_export_dropped_total{destination=\"%s\",reason=\"rejected\"}",
+			 ds_names[i]);
+		metric(f, name, st.dropped_rejected);
+	}
+	if (!fclose(f))
+		metrics_server__publish(a->metrics, text, len);
+	free(text);
 }
 
 /* -v: what the tables hold now, so growth would show. */
@@ -330,9 +752,12 @@ static void export_interval(struct agent *a)
 	if (err) {
 		pr_warn("interval %llu lost: cannot build its profile: %s",
 			(unsigned long long)a->intervals, strerror(-err));
+		a->intervals_lost++;
+		publish_metrics(a);
 		return;
 	}
 	a->intervals++;
+	a->samples_total += p->stats.samples;
 	if (!p->n_samples) {
 		pr_info("interval %llu: no samples", (unsigned long long)a->intervals);
 		goto done;
@@ -342,6 +767,7 @@ static void export_interval(struct agent *a)
 
 		err = destination__encode(&a->otlp, p, describe_process, a, &b);
 		if (err) {
+			a->intervals_lost++;
 			pr_warn("interval %llu: cannot encode OTLP: %s",
 				(unsigned long long)a->intervals, strerror(-err));
 		} else {
@@ -366,6 +792,7 @@ static void export_interval(struct agent *a)
 done:
 	label_cache__expire(&a->labels);
 	profile__free(p);
+	publish_metrics(a);
 }
 
 /*
@@ -428,6 +855,8 @@ int cmd_agent(int argc, char **argv)
 		goto cleanup;
 	}
 	label_cache__init(&a->labels, a->o->service_name);
+	if (a->o->metrics_listen && metrics_server__start(a->o->metrics_listen, &a->metrics))
+		goto cleanup;
 
 	if (a->o->otlp_endpoint) {
 		struct destination_opts d = {
@@ -441,6 +870,9 @@ int cmd_agent(int argc, char **argv)
 		    .headers = (const char *const *)a->o->headers,
 		    .n_headers = a->o->n_headers,
 		    .queue_size = a->o->queue_size,
+		    .exact_url = a->o->otlp_exact_url,
+		    .no_compression = a->o->otlp_no_compression,
+		    .timeout_ms = a->o->otlp_timeout_ms,
 		};
 
 		if (destination__start(&a->otlp, &d))
@@ -474,9 +906,11 @@ int cmd_agent(int argc, char **argv)
 	if (session__start(&a->ss, &sopts))
 		goto cleanup;
 
-	fprintf(stderr, "omniprof agent: sampling %s on %d CPUs at %u Hz, reporting every %gs\n",
-		a->o->common.n_pids ? "the given processes" : "the whole system",
-		sampler__n_cpus(a->ss.s), a->o->common.frequency_hz, a->o->interval_s);
+	pr_notice("agent: sampling %s on %d CPUs at %u Hz, reporting every %gs%s%s",
+		  a->o->common.n_pids ? "the given processes" : "the whole system",
+		  sampler__n_cpus(a->ss.s), a->o->common.frequency_hz, a->o->interval_s,
+		  a->metrics ? "; metrics at http://" : "", a->metrics ? a->o->metrics_listen : "");
+	publish_metrics(a);
 
 	interval_ns = (uint64_t)(a->o->interval_s * 1e9);
 	next_ns = a->ss.interval_start_ns + interval_ns;
@@ -512,10 +946,17 @@ int cmd_agent(int argc, char **argv)
 cleanup:
 	destination__stop(&a->otlp, 0, false);
 	destination__stop(&a->pyroscope, 0, false);
+	metrics_server__free(a->metrics);
 	session__clear(&a->ss);
 	label_cache__clear(&a->labels);
 	for (size_t i = 0; i < a->o->n_headers; i++)
 		free(a->o->headers[i]);
+	for (size_t i = 0; i < 2 * a->o->n_attrs; i++)
+		free(a->o->attrs[i]);
+	free(a->o->attr_service_name);
+	cli_common__clear(&a->o->common);
+	log__flush_suppressed();
+	log__set_format(LOG_FORMAT_PLAIN);
 	free(a->o);
 	free(a);
 	return ret;

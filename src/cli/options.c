@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/options.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "symbol/demangle.h"
@@ -17,6 +23,8 @@
 #define CLI_MAX_OPTIONS 64
 /* Where an option's help starts in the usage. */
 #define HELP_COLUMN 28
+/* A config file is a few lines; more is a mistake (the wrong file). */
+#define CONFIG_MAX_BYTES (1u << 20)
 
 /* The shared options: their one name, argument and wording. */
 static const struct cli_option shared[] = {
@@ -56,6 +64,12 @@ static const struct cli_option shared[] = {
      .name = "verbose",
      .arg = NULL,
      .help = "more output (-vv: debug output)"},
+    {.key = CLI_KEY_CONFIG,
+     .name = "config",
+     .arg = "FILE",
+     .help = "read options from FILE: NAME = VALUE lines named\n"
+	     "after the long options; the command line and the\n"
+	     "environment override it"},
 };
 
 static const struct cli_option *shared_option(int key)
@@ -90,6 +104,28 @@ void cli_common__init(struct cli_common *c, bool debuginfod)
 	c->sym.demangle = DEMANGLE_DEFAULT;
 	c->sym.debuginfod = debuginfod;
 	c->sym.debug_dirs = c->debug_dirs;
+	c->config_text = NULL;
+	c->source = c->pids_source = c->debug_dirs_source = CLI_SOURCE_FLAG;
+}
+
+void cli_common__clear(struct cli_common *c)
+{
+	if (!c)
+		return;
+	free(c->config_text);
+	c->config_text = NULL;
+}
+
+bool cli__flag_on(const char *arg)
+{
+	return !arg || !strcasecmp(arg, "true") || !strcasecmp(arg, "yes") ||
+	       !strcasecmp(arg, "on") || !strcmp(arg, "1");
+}
+
+static bool flag_word(const char *arg)
+{
+	return cli__flag_on(arg) || !strcasecmp(arg, "false") || !strcasecmp(arg, "no") ||
+	       !strcasecmp(arg, "off") || !strcmp(arg, "0");
 }
 
 static int parse_shared(struct cli_common *c, int key, const char *arg)
@@ -98,9 +134,12 @@ static int parse_shared(struct cli_common *c, int key, const char *arg)
 	case CLI_KEY_FREQUENCY:
 		return cli__parse_frequency(arg, &c->frequency_hz) ? -EINVAL : 0;
 	case CLI_KEY_PID:
+		if (c->pids_source < c->source)
+			c->n_pids = 0; /* a higher source's list replaces a lower one's */
+		c->pids_source = c->source;
 		return cli__add_pids(c->pids, &c->n_pids, CLI_MAX_PIDS, arg) ? -EINVAL : 0;
 	case CLI_KEY_NO_KERNEL:
-		c->kernel_stacks = false;
+		c->kernel_stacks = !cli__flag_on(arg);
 		return 0;
 	case CLI_KEY_SYMBOL_CACHE_MB:
 		return cli__parse_symbol_cache_mb(arg, &c->sym.cache_bytes) ? -EINVAL : 0;
@@ -111,6 +150,9 @@ static int parse_shared(struct cli_common *c, int key, const char *arg)
 		}
 		return 0;
 	case CLI_KEY_DEBUG_DIR:
+		if (c->debug_dirs_source < c->source)
+			c->sym.n_debug_dirs = 0;
+		c->debug_dirs_source = c->source;
 		if (c->sym.n_debug_dirs == CLI_MAX_DEBUG_DIRS) {
 			pr_err("--debug-dir: at most %d folders", CLI_MAX_DEBUG_DIRS);
 			return -EINVAL;
@@ -118,11 +160,14 @@ static int parse_shared(struct cli_common *c, int key, const char *arg)
 		c->debug_dirs[c->sym.n_debug_dirs++] = arg;
 		return 0;
 	case CLI_KEY_NO_DEBUGINFOD:
-		c->sym.debuginfod = false;
+		if (cli__flag_on(arg))
+			c->sym.debuginfod = false;
 		return 0;
 	case CLI_KEY_VERBOSE:
 		log_verbosity++;
 		return 0;
+	case CLI_KEY_CONFIG:
+		return 0; /* read before everything else */
 	}
 	return -EINVAL;
 }
@@ -143,11 +188,174 @@ static struct cli_option resolve(const struct cli_option *o)
 	return r;
 }
 
+/* The command's row named name (a long option), resolved; NULL when it has none. */
+static bool find_by_name(const struct cli_command *cmd, const char *name, struct cli_option *out)
+{
+	for (size_t i = 0; i < cmd->n_options; i++) {
+		struct cli_option o = resolve(&cmd->options[i]);
+
+		if (!o.hidden && !strcmp(o.name, name)) {
+			*out = o;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool takes(const struct cli_command *cmd, int key)
+{
+	for (size_t i = 0; i < cmd->n_options; i++)
+		if (cmd->options[i].key == key)
+			return true;
+	return false;
+}
+
+static int apply(const struct cli_command *cmd, struct cli_common *c, void *ctx, int key,
+		 const char *arg)
+{
+	return shared_option(key) ? parse_shared(c, key, arg) : cmd->own(ctx, key, arg);
+}
+
+int cli__set(const struct cli_command *cmd, struct cli_common *c, void *ctx, int key,
+	     const char *value, const char *origin)
+{
+	int saved = c->source, err;
+
+	c->source = CLI_SOURCE_ENV;
+	err = apply(cmd, c, ctx, key, value);
+	c->source = saved;
+	if (err)
+		pr_err("(the value above came from %s)", origin);
+	return err < 0 ? err : err ? -EINVAL : 0;
+}
+
+/* Whitespace on both ends of [*p, *end) trimmed. */
+static void trim(char **p, char **end)
+{
+	while (*p < *end && isspace((unsigned char)**p))
+		(*p)++;
+	while (*end > *p && isspace((unsigned char)(*end)[-1]))
+		(*end)--;
+}
+
+/*
+ * Reads the config file at path into c->config_text and applies its lines.
+ * The file is the administrator's own (a Kubernetes ConfigMap is mounted
+ * through symbolic links, so they are followed); it must be a regular file
+ * of at most CONFIG_MAX_BYTES. 0, or -errno after one clear line.
+ */
+static int load_config(const struct cli_command *cmd, struct cli_common *c, void *ctx,
+		       const char *path)
+{
+	struct stat st;
+	char *text = NULL, *line, *next;
+	ssize_t got;
+	size_t len = 0;
+	int fd, err = 0, lineno = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > CONFIG_MAX_BYTES) {
+		err = fd < 0 ? -errno : -EINVAL;
+		pr_err("--config: cannot read %s: %s", path,
+		       fd < 0 ? strerror(errno)
+			      : (S_ISREG(st.st_mode) ? "larger than 1 MiB" : "not a regular file"));
+		goto cleanup;
+	}
+	text = malloc((size_t)st.st_size + 1);
+	if (!text) {
+		err = -ENOMEM;
+		pr_err("out of memory");
+		goto cleanup;
+	}
+	while (len < (size_t)st.st_size &&
+	       (got = read(fd, text + len, (size_t)st.st_size - len)) > 0)
+		len += (size_t)got;
+	text[len] = '\0';
+	if (strlen(text) != len) {
+		err = -EINVAL;
+		pr_err("--config: %s holds a NUL byte: not a config file", path);
+		goto cleanup;
+	}
+	free(c->config_text);
+	c->config_text = text;
+	c->source = CLI_SOURCE_FILE;
+	for (line = text; line && !err; line = next) {
+		char *end, *eq, *name, *name_end, *value, *value_end;
+		struct cli_option o;
+
+		lineno++;
+		next = strchr(line, '\n');
+		end = next ? next : line + strlen(line);
+		if (next)
+			*next++ = '\0';
+		if ((eq = strchr(line, '#')) && (!strchr(line, '=') || eq < strchr(line, '=')))
+			end = eq; /* a comment line (a '#' after '=' belongs to the value) */
+		trim(&line, &end);
+		if (line == end)
+			continue;
+		*end = '\0';
+		eq = strchr(line, '=');
+		if (!eq) {
+			err = -EINVAL;
+			pr_err("%s:%d: not NAME = VALUE", path, lineno);
+			break;
+		}
+		name = line;
+		name_end = eq;
+		value = eq + 1;
+		value_end = end;
+		trim(&name, &name_end);
+		trim(&value, &value_end);
+		*name_end = '\0';
+		*value_end = '\0';
+		/* "VALUE" keeps its spaces; no escapes. */
+		if (value_end - value >= 2 && value[0] == '"' && value_end[-1] == '"') {
+			value++;
+			*--value_end = '\0';
+		}
+		if (!find_by_name(cmd, name, &o) || o.key == CLI_KEY_CONFIG) {
+			err = -EINVAL;
+			pr_err("%s:%d: '%s' is not an option of %s", path, lineno, name, cmd->name);
+			break;
+		}
+		if (o.key == CLI_KEY_VERBOSE) {
+			char *e;
+			long n = strtol(value, &e, 10);
+
+			if (*e || n < 0 || n > 3) {
+				err = -EINVAL;
+				pr_err("%s:%d: verbose = 0 to 3", path, lineno);
+				break;
+			}
+			log_verbosity = (int)n;
+			continue;
+		}
+		if (!o.arg && !flag_word(value)) {
+			err = -EINVAL;
+			pr_err("%s:%d: %s is a flag: true or false", path, lineno, name);
+			break;
+		}
+		err = apply(cmd, c, ctx, o.key, value);
+		if (err) {
+			pr_err("(in %s line %d)", path, lineno);
+			err = err < 0 ? err : -EINVAL;
+		}
+	}
+	c->source = CLI_SOURCE_FLAG;
+	text = NULL; /* c owns it */
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	free(text);
+	return err;
+}
+
 int cli__parse(const struct cli_command *cmd, int argc, char **argv, struct cli_common *c,
 	       void *ctx, int *first_arg)
 {
 	struct option longopts[CLI_MAX_OPTIONS + 2];
 	char shortopts[2 * CLI_MAX_OPTIONS + 2];
+	const char *config = NULL;
 	size_t n = 0, ns = 0;
 	int key, err;
 
@@ -169,6 +377,27 @@ int cli__parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 	shortopts[ns++] = 'h';
 	shortopts[ns] = '\0';
 
+	/* First pass, silent: only --config (its file comes first, under everything). */
+	if (takes(cmd, CLI_KEY_CONFIG)) {
+		opterr = 0;
+		optind = 1;
+		while ((key = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1)
+			if (key == CLI_KEY_CONFIG)
+				config = optarg;
+		opterr = 1;
+		if (config) {
+			err = load_config(cmd, c, ctx, config);
+			if (err)
+				return err;
+		}
+	}
+	if (cmd->env) {
+		err = cmd->env(cmd, c, ctx);
+		if (err)
+			return err;
+	}
+
+	c->source = CLI_SOURCE_FLAG;
 	optind = 1;
 	while ((key = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		if (key == 'h') {
@@ -179,8 +408,7 @@ int cli__parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 			cli__usage(cmd, stderr);
 			return -EINVAL;
 		}
-		err =
-		    shared_option(key) ? parse_shared(c, key, optarg) : cmd->own(ctx, key, optarg);
+		err = apply(cmd, c, ctx, key, optarg);
 		if (err)
 			return err < 0 ? err : -EINVAL;
 	}

@@ -33,6 +33,7 @@ enum cli_key {
 	CLI_KEY_DEMANGLE,
 	CLI_KEY_DEBUG_DIR,
 	CLI_KEY_NO_DEBUGINFOD,
+	CLI_KEY_CONFIG,
 	CLI_KEY_OWN = 2000, /* a command's own long-only options take keys from here */
 };
 
@@ -44,6 +45,24 @@ struct cli_common {
 	bool kernel_stacks;
 	struct symbolizer_opts sym; /* sym.debug_dirs points at debug_dirs */
 	const char *debug_dirs[CLI_MAX_DEBUG_DIRS];
+	/* The --config file's text: option values point into it. Owned (cli_common__clear). */
+	char *config_text;
+	/* Where the value being applied comes from (enum cli_source), and where the
+	 * repeatable shared options' values came from: a higher source replaces them. */
+	int source, pids_source, debug_dirs_source;
+};
+
+/*
+ * Where a value comes from, lowest precedence first: the --config file, the
+ * environment (the command's env hook), the command line. Each is applied in
+ * that order, so a later one overrides a single-valued option; a repeatable
+ * one (-p, --debug-dir) given by a higher source replaces the lower one's
+ * list (a command's own repeatables say how they merge).
+ */
+enum cli_source {
+	CLI_SOURCE_FILE,
+	CLI_SOURCE_ENV,
+	CLI_SOURCE_FLAG,
 };
 
 /*
@@ -67,18 +86,42 @@ struct cli_command {
 	const struct cli_option *options; /* in the usage's order */
 	size_t n_options;
 	const char *footer; /* a paragraph after the options, or NULL */
-	/* A command's own option: 0, or -errno after one clear line. */
+	/*
+	 * A command's own option: 0, or -errno after one clear line. A flag (no
+	 * argument) gets arg NULL from the command line and "true" or "false" from
+	 * the file or the environment: cli__flag_on(arg) says which.
+	 */
 	int (*own)(void *ctx, int key, const char *arg);
+	/* Settings from the environment, or NULL: applied with cli__set() between
+	 * the config file and the command line. 0, or -errno after one clear line. */
+	int (*env)(const struct cli_command *cmd, struct cli_common *c, void *ctx);
 };
 
 /* Defaults of the shared options (debuginfod: whether servers are asked unless told not to). */
 void cli_common__init(struct cli_common *c, bool debuginfod);
+/* Frees what c owns (the config file's text: values taken from it die with it). */
+void cli_common__clear(struct cli_common *c);
+
+/* A flag's value: NULL (the command line) or a true word ("true", "yes", "on", "1"). */
+bool cli__flag_on(const char *arg);
+
+/*
+ * Applies one option (key) with value from outside the command line (the
+ * environment hook; origin names it in messages, e.g. "OTEL_SERVICE_NAME").
+ * Keys the command does not list go to its own() as they are (settings that
+ * only the environment gives). 0, or -errno after one clear line.
+ */
+int cli__set(const struct cli_command *cmd, struct cli_common *c, void *ctx, int key,
+	     const char *value, const char *origin);
 
 /*
  * Parses argv (argv[0] is the command's name) into c and, through cmd->own,
- * ctx. 0 and *first_arg (the index of the first operand), 1 when --help
- * printed the usage, or -errno after one clear line (the usage follows on
- * stderr for an unknown option).
+ * ctx: first the file of --config FILE when the command takes it (lines
+ * "NAME = VALUE" named after the long options; '#' starts a comment; a flag
+ * is "NAME = true" or "false"; -v is "verbose = N"; a repeatable option may
+ * come on several lines), then cmd->env, then the command line. 0 and *first_arg (the index of the
+ * first operand), 1 when --help printed the usage, or -errno after one clear line (the usage
+ * follows on stderr for an unknown option).
  */
 int cli__parse(const struct cli_command *cmd, int argc, char **argv, struct cli_common *c,
 	       void *ctx, int *first_arg);

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <curl/curl.h>
+
 #include "export/pyroscope.h"
 #include "util/log.h"
 
@@ -33,6 +35,63 @@ char *destination__otlp_url(const char *ep, enum transport_kind protocol, bool i
 		   : url;
 }
 
+char *destination__url(const struct destination_opts *o)
+{
+	size_t len = strlen(o->endpoint);
+
+	if (o->kind == DESTINATION_OTLP) {
+		if (o->exact_url && o->protocol == TRANSPORT_HTTP)
+			return strdup(o->endpoint);
+		return destination__otlp_url(o->endpoint, o->protocol, o->insecure);
+	}
+	while (len && o->endpoint[len - 1] == '/')
+		len--;
+	return strndup(o->endpoint, len);
+}
+
+int destination__check_url(const char *url, const char **why)
+{
+	CURLU *u = curl_url();
+	char *scheme = NULL, *host = NULL, *port = NULL;
+	int err = -EINVAL;
+	CURLUcode rc;
+
+	*why = "out of memory";
+	if (!u)
+		return -ENOMEM;
+	if (strpbrk(url, " \t\r\n")) {
+		*why = "it holds white space";
+		goto cleanup;
+	}
+	rc = curl_url_set(u, CURLUPART_URL, url, 0);
+	if (rc) {
+		*why = curl_url_strerror(rc);
+		goto cleanup;
+	}
+	if (curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) ||
+	    (strcmp(scheme, "http") && strcmp(scheme, "https"))) {
+		*why = "the scheme is neither http nor https";
+		goto cleanup;
+	}
+	if (curl_url_get(u, CURLUPART_HOST, &host, 0) || !*host) {
+		*why = "no host";
+		goto cleanup;
+	}
+	rc = curl_url_get(u, CURLUPART_PORT, &port, 0);
+	if (rc == CURLUE_OK && (atol(port) < 1 || atol(port) > 65535)) {
+		*why = "the port is not in 1..65535";
+		goto cleanup;
+	}
+	*why = NULL;
+	err = 0;
+cleanup:
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(port);
+	curl_url_cleanup(u);
+	return err;
+}
+
 static int send_request(void *ctx, const struct export_request *r, char *why, size_t why_len)
 {
 	struct destination *d = ctx;
@@ -48,6 +107,7 @@ int destination__start(struct destination *d, const struct destination_opts *o)
 	    .key_file = o->key_file,
 	    .headers = o->headers,
 	    .n_headers = o->n_headers,
+	    .timeout_ms = o->timeout_ms,
 	};
 	struct export_queue_opts qopts = {
 	    .name = d->name,
@@ -58,21 +118,16 @@ int destination__start(struct destination *d, const struct destination_opts *o)
 	int err;
 
 	d->kind = o->kind;
+	d->url = destination__url(o);
 	if (o->kind == DESTINATION_OTLP) {
 		t.kind = o->protocol;
 		t.insecure = o->insecure;
-		t.gzip = true;
-		d->url = destination__otlp_url(o->endpoint, o->protocol, o->insecure);
+		t.gzip = !o->no_compression;
 		snprintf(d->name, sizeof(d->name), "OTLP %s %s",
 			 o->protocol == TRANSPORT_GRPC ? "gRPC" : "HTTP", o->endpoint);
 	} else {
-		size_t len = strlen(o->endpoint);
-
 		t.kind = TRANSPORT_HTTP;
 		t.basic_auth = o->basic_auth;
-		while (len && o->endpoint[len - 1] == '/')
-			len--;
-		d->url = strndup(o->endpoint, len);
 		if (d->url)
 			snprintf(d->name, sizeof(d->name), "Pyroscope %s", d->url);
 	}
@@ -154,13 +209,13 @@ void destination__stop(struct destination *d, uint32_t flush_ms, bool report)
 		export_queue__stop(d->q, flush_ms, &st);
 		d->q = NULL;
 		if (report)
-			fprintf(stderr,
-				"omniprof: %s: %llu intervals delivered, %llu retries, dropped: "
-				"%llu (queue full), %llu (rejected), %llu (at exit)\n",
-				d->name, (unsigned long long)st.batches_sent,
-				(unsigned long long)st.retries, (unsigned long long)st.dropped_full,
-				(unsigned long long)st.dropped_rejected,
-				(unsigned long long)st.dropped_shutdown);
+			pr_notice("%s: %llu intervals delivered, %llu retries, dropped: "
+				  "%llu (queue full), %llu (rejected), %llu (at exit)",
+				  d->name, (unsigned long long)st.batches_sent,
+				  (unsigned long long)st.retries,
+				  (unsigned long long)st.dropped_full,
+				  (unsigned long long)st.dropped_rejected,
+				  (unsigned long long)st.dropped_shutdown);
 	}
 	transport__free(d->t);
 	d->t = NULL;

@@ -46,6 +46,11 @@ struct destination_opts {
 	size_t n_headers;
 	const char *basic_auth; /* Pyroscope: user:password, or NULL */
 	size_t queue_size;	/* intervals kept while it is down */
+	/* OTLP/HTTP: endpoint is the whole request URL, used as it is (the OTel
+	 * convention for OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT); gRPC ignores it. */
+	bool exact_url;
+	bool no_compression; /* OTLP: bodies as they are, not gzip'ed */
+	long timeout_ms;     /* one request; 0: the transport's default (10 s) */
 };
 
 struct destination {
@@ -61,6 +66,20 @@ struct destination {
  * URL). malloc'd (caller frees), or NULL on ENOMEM.
  */
 char *destination__otlp_url(const char *endpoint, enum transport_kind protocol, bool insecure);
+
+/*
+ * The URL a destination would be started with: for OTLP as
+ * destination__otlp_url() makes it (or endpoint itself when exact_url and
+ * HTTP), for Pyroscope the endpoint. malloc'd (caller frees), or NULL on ENOMEM.
+ */
+char *destination__url(const struct destination_opts *o);
+
+/*
+ * Whether url is one the agent can send to: http or https, a host, a port
+ * in 1..65535 when one is given, nothing libcurl's parser refuses. 0, or
+ * -EINVAL with why (static text).
+ */
+int destination__check_url(const char *url, const char **why);
 
 /* Starts d (zeroed) with its transport and queue thread. 0, or -errno after one
  * clear line; d is left for destination__stop() in both cases. */

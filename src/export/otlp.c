@@ -44,7 +44,7 @@ typedef Opentelemetry__Proto__Common__V1__KeyValue pb_key_value;
 typedef Opentelemetry__Proto__Common__V1__AnyValue pb_any_value;
 typedef Opentelemetry__Proto__Common__V1__InstrumentationScope pb_scope;
 
-#define MAX_RESOURCE_ATTRS 6
+#define MAX_RESOURCE_ATTRS (6 + OTLP_MAX_EXTRA_ATTRS)
 #define MAX_SAMPLE_ATTRS   3
 #define MAX_MAPPING_ATTRS  3
 
@@ -585,6 +585,15 @@ static int encode_resources(struct encoder *e, otlp_resource_fn describe, void *
 		add_kv_str(kvs, vals, &nkv, "process.executable.name", info.executable_name);
 		add_kv_str(kvs, vals, &nkv, "process.executable.path", info.executable_path);
 		add_kv_str(kvs, vals, &nkv, "container.id", info.container_id);
+		for (size_t i = 0; i < info.n_extra && i < OTLP_MAX_EXTRA_ATTRS; i++) {
+			const char *key = info.extra[2 * i];
+			bool taken = false;
+
+			for (size_t j = 0; j < nkv && !taken; j++)
+				taken = !strcmp(kvs[j].key, key);
+			if (!taken)
+				add_kv_str(kvs, vals, &nkv, key, info.extra[2 * i + 1]);
+		}
 		for (size_t i = 0; i < nkv; i++)
 			kv_ptrs[i] = &kvs[i];
 

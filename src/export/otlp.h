@@ -13,6 +13,9 @@
 
 struct profile;
 
+/* Resource attributes of the agent's own (OTEL_RESOURCE_ATTRIBUTES) a resource may add. */
+#define OTLP_MAX_EXTRA_ATTRS 16
+
 /* What the resource of one process says; NULL or "" leaves an attribute out. */
 struct otlp_resource {
 	const char *service_name;    /* service.name */
@@ -20,6 +23,10 @@ struct otlp_resource {
 	const char *executable_name; /* process.executable.name */
 	const char *executable_path; /* process.executable.path */
 	const char *container_id;    /* container.id */
+	/* n_extra more attributes as key, value pairs (extra[2 * i], extra[2 * i + 1]), at
+	 * most OTLP_MAX_EXTRA_ATTRS; a key the agent sets itself keeps the agent's value. */
+	const char *const *extra;
+	size_t n_extra;
 };
 
 /*

@@ -38,7 +38,7 @@ static int own_option(void *ctx, int key, const char *arg)
 		s->x_arg = arg;
 		return 0;
 	case OPT_OWN_FLAG:
-		s->flag = true;
+		s->flag = cli__flag_on(arg);
 		return 0;
 	case OPT_TEST_HOOK:
 		s->hook = true;
@@ -81,6 +81,35 @@ static const struct cli_command few_command = {
     .options = few_option,
     .n_options = 1,
     .own = own_option,
+};
+
+static const struct cli_option config_option[] = {
+    {.key = 'x', .name = "ex", .arg = "ARG", .help = "own"},
+    {.key = CLI_KEY_FREQUENCY},
+    {.key = CLI_KEY_PID},
+    {.key = CLI_KEY_NO_KERNEL},
+    {.key = CLI_KEY_DEBUG_DIR},
+    {.key = CLI_KEY_VERBOSE},
+    {.key = OPT_OWN_FLAG, .name = "own-flag", .help = "a long-only flag"},
+    {.key = CLI_KEY_CONFIG},
+};
+
+static const char *env_debug_dir; /* what the environment hook sets, or NULL */
+
+static int config_env(const struct cli_command *cmd, struct cli_common *c, void *ctx)
+{
+	if (!env_debug_dir)
+		return 0;
+	return cli__set(cmd, c, ctx, CLI_KEY_DEBUG_DIR, env_debug_dir, "TEST_ENV");
+}
+
+static const struct cli_command config_command = {
+    .name = "conf",
+    .synopsis = "[options]",
+    .options = config_option,
+    .n_options = sizeof(config_option) / sizeof(config_option[0]),
+    .own = own_option,
+    .env = config_env,
 };
 
 static int parse(const struct cli_command *cmd, struct cli_common *c, struct own_seen *seen,
@@ -259,6 +288,125 @@ static void test_usage(void **state)
 	free(text);
 }
 
+/* Writes text to a new temporary file; returns its path (static buffer). */
+static const char *config_file(const char *text)
+{
+	static char path[] = "/tmp/omniprof-conf-XXXXXX";
+	int fd;
+
+	strcpy(path, "/tmp/omniprof-conf-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+/* --config FILE: every long option by name; the environment beats the file and the
+ * command line beats both; a repeatable option's list comes whole from one source. */
+static void test_config_file_precedence(void **state)
+{
+	struct cli_common *c = calloc(1, sizeof(*c));
+	struct own_seen seen = {0};
+	int first, verbosity = log_verbosity;
+	const char *path = config_file("# omniprof agent settings\n"
+				       "\n"
+				       "  frequency = 30   \n"
+				       "pid = 1,2\n"
+				       "debug-dir = /file/a\n"
+				       "debug-dir = \"/file/with space\"\n"
+				       "no-kernel = true\n"
+				       "own-flag = false\n"
+				       "ex = a#b = c\n"
+				       "verbose = 2\n");
+	char *argv[] = {"conf", "--config", (char *)path, "-p", "3", NULL};
+
+	(void)state;
+	assert_non_null(c);
+	cli_common__init(c, true);
+	assert_int_equal(parse(&config_command, c, &seen, &first, argv), 0);
+	assert_int_equal(c->frequency_hz, 30);
+	assert_int_equal(c->n_pids, 1); /* the command line's list replaced the file's */
+	assert_int_equal(c->pids[0], 3);
+	assert_int_equal(c->sym.n_debug_dirs, 2);
+	assert_string_equal(c->debug_dirs[1], "/file/with space");
+	assert_false(c->kernel_stacks);
+	assert_false(seen.flag);
+	assert_string_equal(seen.x_arg, "a#b = c");
+	assert_int_equal(log_verbosity, 2);
+	log_verbosity = verbosity;
+	cli_common__clear(c);
+
+	/* The environment's list replaces the file's; the command line replaces both. */
+	env_debug_dir = "/env";
+	memset(&seen, 0, sizeof(seen));
+	{
+		char *argv2[] = {"conf", "--config", (char *)path, "-F", "40", NULL};
+
+		cli_common__init(c, true);
+		assert_int_equal(parse(&config_command, c, &seen, &first, argv2), 0);
+		assert_int_equal(c->frequency_hz, 40);
+		assert_int_equal(c->n_pids, 2);
+		assert_int_equal(c->sym.n_debug_dirs, 1);
+		assert_string_equal(c->debug_dirs[0], "/env");
+		cli_common__clear(c);
+	}
+	{
+		char *argv3[] = {"conf", "--debug-dir", "/cmd", "--config", (char *)path, NULL};
+
+		cli_common__init(c, true);
+		assert_int_equal(parse(&config_command, c, &seen, &first, argv3), 0);
+		assert_int_equal(c->sym.n_debug_dirs, 1);
+		assert_string_equal(c->debug_dirs[0], "/cmd");
+		cli_common__clear(c);
+	}
+	env_debug_dir = NULL;
+	log_verbosity = verbosity;
+	unlink(path);
+	free(c);
+}
+
+/* A file that is not NAME = VALUE lines of this command's options stops the start. */
+static void test_config_file_refused(void **state)
+{
+	static const char *const bad[] = {
+	    "frequency 30\n",	   /* no '=' */
+	    "unknown = 1\n",	   /* not an option */
+	    "config = /etc/x\n",   /* no nesting */
+	    "no-kernel = maybe\n", /* a flag takes true or false */
+	    "frequency = 0\n",	   /* the option's own check */
+	    "verbose = 9\n",
+	};
+	struct cli_common *c = calloc(1, sizeof(*c));
+	struct own_seen seen = {0};
+	int first;
+
+	(void)state;
+	assert_non_null(c);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *path = config_file(bad[i]);
+		char *argv[] = {"conf", "--config", (char *)path, NULL};
+
+		cli_common__init(c, true);
+		assert_int_equal(parse(&config_command, c, &seen, &first, argv), -EINVAL);
+		cli_common__clear(c);
+		unlink(path);
+	}
+	{
+		char *argv[] = {"conf", "--config", "/nonexistent/omniprof.conf", NULL};
+
+		cli_common__init(c, true);
+		assert_int_equal(parse(&config_command, c, &seen, &first, argv), -ENOENT);
+	}
+	{
+		char *argv[] = {"conf", "--config", "/tmp", NULL};
+
+		cli_common__init(c, true);
+		assert_int_equal(parse(&config_command, c, &seen, &first, argv), -EINVAL);
+	}
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -266,6 +414,8 @@ int main(void)
 	    cmocka_unit_test(test_defaults),
 	    cmocka_unit_test(test_refused),
 	    cmocka_unit_test(test_usage),
+	    cmocka_unit_test(test_config_file_precedence),
+	    cmocka_unit_test(test_config_file_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
