@@ -228,13 +228,34 @@ bench: bench-tools
 	scripts/install-deps.sh --bench
 	python3 bench/run.py --build $(BUILD) --out bench/RESULTS.md
 
+# `make install PREFIX=/usr DESTDIR=/tmp/stage`: the binary, its man page, bash
+# completion, the agent's systemd unit and (when none is there yet) its config.
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+MANDIR     ?= $(PREFIX)/share/man
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+
+install: $(BIN)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/omniprof
+	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/omniprof
+	install -m 0644 packaging/omniprof.1 $(DESTDIR)$(MANDIR)/man1/omniprof.1
+	install -m 0644 packaging/bash-completion/omniprof $(DESTDIR)$(BASHCOMPDIR)/omniprof
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		packaging/systemd/omniprof-agent.service.in > $(BUILD)/omniprof-agent.service
+	install -m 0644 $(BUILD)/omniprof-agent.service $(DESTDIR)$(UNITDIR)/omniprof-agent.service
+	[ -e $(DESTDIR)$(SYSCONFDIR)/omniprof/agent.conf ] || \
+		install -m 0644 packaging/agent.conf $(DESTDIR)$(SYSCONFDIR)/omniprof/agent.conf
+
 format:
 	clang-format -i $$(find src bpf tests -name '*.[ch]' ! -path 'tests/workloads/*')
 
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all tests test test-replay fuzz asan-tests bench bench-tools format clean
+.PHONY: all tests test test-replay fuzz asan-tests bench bench-tools install format clean
 .SECONDARY:
 .DELETE_ON_ERROR:
 

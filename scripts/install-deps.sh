@@ -19,7 +19,7 @@ PKGS=(
 	golang-go protobuf-compiler
 	g++ rustc
 	libclang-rt-14-dev # libFuzzer for `make fuzz`
-	python3
+	python3 python3-prometheus-client python3-yaml # the fleet tests parse metrics and manifests with them
 	strace # tests: a refused option must not reach bpf(2)
 	fuse3 libfuse3-dev # the hung-file-server test (tests/workloads/fuse_hang.c)
 	# The runtimes the e2e tests profile (src/interp/<runtime>/):

@@ -676,37 +676,48 @@ static void publish_metrics(struct agent *a)
 	metric_head(f, "omniprof_intervals_lost_total", "counter",
 		    "Intervals whose profile could not be built or encoded.");
 	metric(f, "omniprof_intervals_lost_total", a->intervals_lost);
-	metric_head(f, "omniprof_export_queue_depth", "gauge",
-		    "Intervals waiting to be sent, by destination.");
-	metric_head(f, "omniprof_export_sent_total", "counter",
-		    "Intervals delivered, by destination.");
-	metric_head(f, "omniprof_export_send_failures_total", "counter",
-		    "Failed sends (retried), by destination.");
-	metric_head(f, "omniprof_export_dropped_total", "counter",
-		    "Intervals dropped, by destination and reason.");
-	for (size_t i = 0; i < 2; i++) {
-		struct export_queue_stats st;
+	{
+		/* A family's samples together, as the format wants: one family at a time. */
+		static const struct {
+			const char *name, *type, *help, *reason;
+		} fams[] = {
+		    {"omniprof_export_queue_depth", "gauge",
+		     "Intervals waiting to be sent, by destination.", NULL},
+		    {"omniprof_export_sent_total", "counter",
+		     "Intervals delivered, by destination.", NULL},
+		    {"omniprof_export_send_failures_total", "counter",
+		     "Failed sends (retried or refused), by destination.", NULL},
+		    {"omniprof_export_dropped_total", "counter",
+		     "Intervals dropped, by destination and reason.", "queue_full"},
+		    {"omniprof_export_dropped_total", NULL, NULL, "rejected"},
+		};
+		struct export_queue_stats st[2] = {{0}};
 
-		if (!ds[i]->q)
-			continue;
-		export_queue__stats(ds[i]->q, &st);
-		snprintf(name, sizeof(name), "omniprof_export_queue_depth{destination=\"%s\"}",
-			 ds_names[i]);
-		metric(f, name, st.queued);
-		snprintf(name, sizeof(name), "omniprof_export_sent_total{destination=\"%s\"}",
-			 ds_names[i]);
-		metric(f, name, st.batches_sent);
-		snprintf(name, sizeof(name),
-			 "omniprof_export_send_failures_total{destination=\"%s\"}", ds_names[i]);
-		metric(f, name, st.retries + st.dropped_rejected);
-		snprintf(name, sizeof(name),
-			 "omniprof_export_dropped_total{destination=\"%s\",reason=\"queue_full\"}",
-			 ds_names[i]);
-		metric(f, name, st.dropped_full);
-		snprintf(name, sizeof(name),
-			 "omniprof_export_dropped_total{destination=\"%s\",reason=\"rejected\"}",
-			 ds_names[i]);
-		metric(f, name, st.dropped_rejected);
+		for (size_t i = 0; i < 2; i++)
+			if (ds[i]->q)
+				export_queue__stats(ds[i]->q, &st[i]);
+		for (size_t k = 0; k < sizeof(fams) / sizeof(fams[0]); k++) {
+			if (fams[k].type)
+				metric_head(f, fams[k].name, fams[k].type, fams[k].help);
+			for (size_t i = 0; i < 2; i++) {
+				uint64_t v = k == 0   ? st[i].queued
+					     : k == 1 ? st[i].batches_sent
+					     : k == 2 ? st[i].retries + st[i].dropped_rejected
+					     : k == 3 ? st[i].dropped_full
+						      : st[i].dropped_rejected;
+
+				if (!ds[i]->q)
+					continue;
+				if (fams[k].reason)
+					snprintf(name, sizeof(name),
+						 "%s{destination=\"%s\",reason=\"%s\"}",
+						 fams[k].name, ds_names[i], fams[k].reason);
+				else
+					snprintf(name, sizeof(name), "%s{destination=\"%s\"}",
+						 fams[k].name, ds_names[i]);
+				metric(f, name, v);
+			}
+		}
 	}
 	if (!fclose(f))
 		metrics_server__publish(a->metrics, text, len);

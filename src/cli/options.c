@@ -220,12 +220,14 @@ int cli__set(const struct cli_command *cmd, struct cli_common *c, void *ctx, int
 	     const char *value, const char *origin)
 {
 	int saved = c->source, err;
+	char context[128];
 
+	snprintf(context, sizeof(context), "%s: ", origin);
 	c->source = CLI_SOURCE_ENV;
+	log__set_context(context);
 	err = apply(cmd, c, ctx, key, value);
+	log__set_context(NULL);
 	c->source = saved;
-	if (err)
-		pr_err("(the value above came from %s)", origin);
 	return err < 0 ? err : err ? -EINVAL : 0;
 }
 
@@ -248,7 +250,7 @@ static int load_config(const struct cli_command *cmd, struct cli_common *c, void
 		       const char *path)
 {
 	struct stat st;
-	char *text = NULL, *line, *next;
+	char *text = NULL, *line, *next, context[256];
 	ssize_t got;
 	size_t len = 0;
 	int fd, err = 0, lineno = 0;
@@ -335,11 +337,12 @@ static int load_config(const struct cli_command *cmd, struct cli_common *c, void
 			pr_err("%s:%d: %s is a flag: true or false", path, lineno, name);
 			break;
 		}
+		snprintf(context, sizeof(context), "%.200s:%d: ", path, lineno);
+		log__set_context(context);
 		err = apply(cmd, c, ctx, o.key, value);
-		if (err) {
-			pr_err("(in %s line %d)", path, lineno);
-			err = err < 0 ? err : -EINVAL;
-		}
+		log__set_context(NULL);
+		if (err > 0)
+			err = -EINVAL;
 	}
 	c->source = CLI_SOURCE_FLAG;
 	text = NULL; /* c owns it */

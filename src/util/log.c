@@ -33,6 +33,12 @@ static FILE *log_stream;
 static uint64_t (*log_clock)(void);
 static uint64_t suppressed_total;
 static enum log_format log_format = LOG_FORMAT_PLAIN;
+static const char *log_context;
+
+void log__set_context(const char *context)
+{
+	log_context = context;
+}
 
 /* By level (LOG_ERROR... LOG_NOTICE): the plain format's prefix, the others' level name. */
 static const char *const plain_prefix[] = {"error: ", "warning: ", "", "debug: ", ""};
@@ -203,6 +209,16 @@ void log_vmsg(int level, const char *fmt, va_list ap)
 	s->printed++;
 print:
 	if (vasprintf(&text, fmt, ap) < 0) {
+		text = NULL;
+	} else if (level == LOG_ERROR && log_context) {
+		char *with;
+
+		if (asprintf(&with, "%s%s", log_context, text) < 0)
+			with = NULL;
+		free(text);
+		text = with;
+	}
+	if (!text) {
 		emit(out, level, fmt); /* out of memory: the format still says what happened */
 	} else {
 		len = strlen(text);

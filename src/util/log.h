@@ -39,6 +39,13 @@ void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 /* The same with a va_list (libbpf's lines); a trailing newline in the text is dropped. */
 void log_vmsg(int level, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
+/*
+ * Until cleared (NULL), error lines start with context, e.g. "agent.conf:3: "
+ * or "OTEL_EXPORTER_OTLP_PROTOCOL: ": where the value being parsed came from,
+ * so an option's own message still is one line. The caller keeps it alive.
+ */
+void log__set_context(const char *context);
+
 /* Before any thread logs. */
 void log__set_format(enum log_format format);
 /* "text" or "json" (the agent's --log-format): 0, or -EINVAL. */

@@ -7,6 +7,7 @@
 //        --exe PATH --service NAME --chain main,chain_01,...,leaf
 //        [--frequency HZ] [--transport grpc|http] [--min-seconds S]
 //        [--authorization VALUE] [--auth USER:PASSWORD]
+//        [--resource-attrs JSON]  (otlp: attributes every resource of the pid must carry)
 //        [--python-script PATH]  (otlp: a CPython process running PATH; --chain
 //                                 names its Python functions, outermost first)
 //   node check.js --file F --mode cpu-after --pid N --cpu C --after-ns T [--min-events K]
@@ -184,6 +185,8 @@ function checkOtlp() {
     expect(ra['process.executable.name'] === args.exe.split('/').pop(), `process.executable.name is ${ra['process.executable.name']}`);
     if (ra['container.id'] !== undefined)
       expect(/^[0-9a-f]{64}$/.test(ra['container.id']), `container.id ${ra['container.id']} is not an id`);
+    for (const [k, v] of Object.entries(JSON.parse(args['resource-attrs'] || '{}')))
+      expect(ra[k] === v, `resource attribute ${k} is ${ra[k]}, not ${v}`);
   }
   for (const pr of p.profiles) {
     expect(pr.sampleType.join('/') === 'samples/count', `sample type ${pr.sampleType.join('/')}`);
