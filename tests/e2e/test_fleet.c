@@ -308,6 +308,39 @@ static void test_install_and_packaging(void **state)
 	      "grep -q 'CAP_SYS_ADMIN\\|^AmbientCapabilities=.'",
 	      dir);
 
+	/* The unit's capabilities are enough: a recording with exactly that bounding set
+	 * (uid 0, as the unit runs it) gets whole stacks, kernel frames named. */
+	{
+		pid_t wl = tu_workload_start("fp_chain", 20);
+		char *out = NULL;
+		int rc;
+
+		assert_true(wl > 0);
+		rc = tu_run(&out,
+			    "caps=$(sed -n 's/^CapabilityBoundingSet=//p' "
+			    "%1$s/usr/lib/systemd/system/omniprof-agent.service | "
+			    "tr A-Z a-z | sed 's/cap_/+/g; s/ /,/g') && "
+			    "setpriv --bounding-set=-all,$caps --no-new-privs sh -c "
+			    "'sed -n \"s/^CapEff:[[:space:]]*/capeff=/p\" /proc/self/status; "
+			    "exec %2$s record -d 2 -F 99 -p %3$d -o %1$s/rec' 2>&1 && "
+			    "grep -c ';main;chain_01;.*;chain_24;leaf' %1$s/rec/stacks.folded",
+			    dir, tu_omniprof_path(), (int)wl);
+		tu_reap(wl);
+		printf("    %s", out ? out : "(none)\n");
+		assert_int_equal(rc, 0);
+		assert_non_null(strstr(out, "Truncated:  0 "));
+		assert_non_null(strstr(out, "capeff="));
+		{
+			unsigned long long eff = strtoull(strstr(out, "capeff=") + 7, NULL, 16);
+
+			assert_true(eff & (1ull << 39));  /* CAP_BPF */
+			assert_true(eff & (1ull << 38));  /* CAP_PERFMON */
+			assert_false(eff & (1ull << 21)); /* CAP_SYS_ADMIN */
+			assert_false(eff & (1ull << 1));  /* CAP_DAC_OVERRIDE */
+		}
+		free(out);
+	}
+
 	/* The DaemonSet, against the RSS measured by the metrics test (or a floor). */
 	snprintf(rss, sizeof(rss), "%.0f", measured_rss > 0 ? measured_rss : 32.0 * 1048576);
 	run_check(PYTHON " tests/e2e/fleet_check.py daemonset "
