@@ -669,6 +669,15 @@ static void publish_metrics(struct agent *a)
 	metric_head(f, "omniprof_symbol_cache_bytes", "gauge",
 		    "Memory charged to the symbol cache.");
 	metric(f, "omniprof_symbol_cache_bytes", a->ss.sym.cache.cost);
+	{
+		size_t n_maps, map_bytes = memory__bpf_map_bytes(&n_maps);
+
+		metric_head(f, "omniprof_bpf_map_bytes", "gauge",
+			    "Kernel memory of the BPF maps (tables) the agent holds.");
+		metric(f, "omniprof_bpf_map_bytes", map_bytes);
+		metric_head(f, "omniprof_bpf_maps", "gauge", "BPF maps the agent holds.");
+		metric(f, "omniprof_bpf_maps", n_maps);
+	}
 	metric_head(f, "omniprof_heap_bytes", "gauge", "Heap in use (every arena).");
 	metric(f, "omniprof_heap_bytes", memory__heap_in_use());
 	metric_head(f, "omniprof_intervals_total", "counter", "Intervals reported.");

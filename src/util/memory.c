@@ -1,7 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "util/memory.h"
 
+#include <dirent.h>
+#include <stdbool.h>
+#include <fcntl.h>
 #include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #define MMAP_THRESHOLD (256 << 10)
 #define TRIM_THRESHOLD (16 << 20)
@@ -47,4 +54,62 @@ void memory__release(void)
 	if (mi.fordblks < RELEASE_MIN)
 		return;
 	malloc_trim(0);
+}
+
+/* Maps counted once each up to this many (more: counted per descriptor). */
+#define MAX_MAP_IDS 2048
+
+size_t memory__bpf_map_bytes(size_t *n_maps)
+{
+	static unsigned int ids[MAX_MAP_IDS]; /* called from one thread: the sampling one */
+	DIR *d = opendir("/proc/self/fdinfo");
+	struct dirent *e;
+	size_t total = 0, n = 0;
+	char buf[1024];
+
+	if (n_maps)
+		*n_maps = 0;
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		unsigned long long memlock = 0;
+		unsigned int id = 0;
+		bool is_map = false, seen = false;
+		char *p;
+		ssize_t len;
+		int fd;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+			if (!strncmp(p, "map_type:", 9))
+				is_map = true;
+			else if (!strncmp(p, "map_id:", 7))
+				id = (unsigned int)strtoul(p + 7, NULL, 10);
+			else if (!strncmp(p, "memlock:", 8))
+				memlock = strtoull(p + 8, NULL, 10);
+		}
+		if (!is_map)
+			continue;
+		for (size_t i = 0; i < n && i < MAX_MAP_IDS && !seen; i++)
+			seen = ids[i] == id;
+		if (seen)
+			continue;
+		if (n < MAX_MAP_IDS)
+			ids[n] = id;
+		n++;
+		total += memlock;
+	}
+	closedir(d);
+	if (n_maps)
+		*n_maps = n;
+	return total;
 }

@@ -25,4 +25,12 @@ size_t memory__heap_in_use(void);
  * there are at least a few MiB of them. */
 void memory__release(void);
 
+/*
+ * Kernel memory of the BPF maps this process holds a descriptor of: the sum
+ * of each map's fdinfo "memlock" (the kernel's own estimate), each map
+ * once; *n_maps (may be NULL) gets their number. What the agent's tables
+ * cost outside its heap. Reads /proc/self/fdinfo: call it now and then.
+ */
+size_t memory__bpf_map_bytes(size_t *n_maps);
+
 #endif
