@@ -54,9 +54,10 @@ struct agent_opts {
 	const char *service_name;
 	size_t queue_size;
 	double flush_s;
-	bool otlp_exact_url;		  /* OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT: used as is */
-	const char *otlp_endpoint_origin; /* where it came from, for messages */
-	long otlp_timeout_ms;		  /* 0: the transport's default */
+	bool otlp_exact_url;		/* OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT: used as is */
+	char otlp_endpoint_origin[256]; /* where it came from, for messages */
+	char pyroscope_url_origin[256];
+	long otlp_timeout_ms; /* 0: the transport's default */
 	bool otlp_no_compression;
 	/* Resource attributes (key, value pairs, owned); service.name kept apart. */
 	char *attrs[2 * OTLP_MAX_EXTRA_ATTRS];
@@ -307,7 +308,8 @@ static int agent_option(void *ctx, int key, const char *arg)
 	case OPT_OTLP_ENDPOINT_EXACT:
 		o->otlp_endpoint = arg;
 		o->otlp_exact_url = key == OPT_OTLP_ENDPOINT_EXACT;
-		o->otlp_endpoint_origin = "--otlp-endpoint";
+		snprintf(o->otlp_endpoint_origin, sizeof(o->otlp_endpoint_origin), "%s",
+			 *cli__origin() ? cli__origin() : "--otlp-endpoint");
 		return 0;
 	case OPT_OTLP_PROTOCOL:
 		if (!strcmp(arg, "grpc")) {
@@ -367,6 +369,8 @@ static int agent_option(void *ctx, int key, const char *arg)
 		return add_header(o, arg) ? -EINVAL : 0;
 	case OPT_PYROSCOPE_URL:
 		o->pyroscope_url = arg;
+		snprintf(o->pyroscope_url_origin, sizeof(o->pyroscope_url_origin), "%s",
+			 *cli__origin() ? cli__origin() : "--pyroscope-url");
 		return 0;
 	case OPT_PYROSCOPE_AUTH:
 		o->pyroscope_auth = arg;
@@ -423,9 +427,9 @@ static int agent_env(const struct cli_command *cmd, struct cli_common *c, void *
 	    {"OTEL_EXPORTER_OTLP_COMPRESSION", OPT_OTLP_COMPRESSION},
 	    {"OTEL_EXPORTER_OTLP_PROFILES_COMPRESSION", OPT_OTLP_COMPRESSION},
 	};
-	struct agent_opts *o = ctx;
 	int err;
 
+	(void)ctx;
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
 		const char *v = getenv(vars[i].name);
 
@@ -448,8 +452,6 @@ static int agent_env(const struct cli_command *cmd, struct cli_common *c, void *
 		err = cli__set(cmd, c, ctx, vars[i].key, v, vars[i].name);
 		if (err)
 			return err;
-		if (vars[i].key == OPT_OTLP_ENDPOINT || vars[i].key == OPT_OTLP_ENDPOINT_EXACT)
-			o->otlp_endpoint_origin = vars[i].name;
 	}
 	return 0;
 }
@@ -491,13 +493,15 @@ static int check_endpoints(struct agent_opts *o)
 	}
 	if (o->pyroscope_url) {
 		if (!strstr(o->pyroscope_url, "://")) {
-			pr_err("--pyroscope-url '%s' is not usable: not a URL (http://HOST:PORT)",
-			       o->pyroscope_url);
+			pr_err(
+			    "Pyroscope URL '%s' (%s) is not usable: not a URL (http://HOST:PORT)",
+			    o->pyroscope_url, o->pyroscope_url_origin);
 			return -EINVAL;
 		}
 		err = destination__check_url(o->pyroscope_url, &why);
 		if (err) {
-			pr_err("--pyroscope-url '%s' is not usable: %s", o->pyroscope_url, why);
+			pr_err("Pyroscope URL '%s' (%s) is not usable: %s", o->pyroscope_url,
+			       o->pyroscope_url_origin, why);
 			return err;
 		}
 	}

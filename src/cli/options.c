@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -188,6 +190,33 @@ static struct cli_option resolve(const struct cli_option *o)
 	return r;
 }
 
+/* Where the value being applied comes from ("" on the command line), and the same
+ * with ": " for error lines. Parsing happens on one thread, before any other starts. */
+static char origin_text[256], origin_context[260];
+
+static void set_origin(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void set_origin(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!fmt) {
+		origin_text[0] = '\0';
+		log__set_context(NULL);
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(origin_text, sizeof(origin_text), fmt, ap);
+	va_end(ap);
+	snprintf(origin_context, sizeof(origin_context), "%s: ", origin_text);
+	log__set_context(origin_context);
+}
+
+const char *cli__origin(void)
+{
+	return origin_text;
+}
+
 /* The command's row named name (a long option), resolved; NULL when it has none. */
 static bool find_by_name(const struct cli_command *cmd, const char *name, struct cli_option *out)
 {
@@ -220,13 +249,11 @@ int cli__set(const struct cli_command *cmd, struct cli_common *c, void *ctx, int
 	     const char *value, const char *origin)
 {
 	int saved = c->source, err;
-	char context[128];
 
-	snprintf(context, sizeof(context), "%s: ", origin);
+	set_origin("%s", origin);
 	c->source = CLI_SOURCE_ENV;
-	log__set_context(context);
 	err = apply(cmd, c, ctx, key, value);
-	log__set_context(NULL);
+	set_origin(NULL);
 	c->source = saved;
 	return err < 0 ? err : err ? -EINVAL : 0;
 }
@@ -250,7 +277,7 @@ static int load_config(const struct cli_command *cmd, struct cli_common *c, void
 		       const char *path)
 {
 	struct stat st;
-	char *text = NULL, *line, *next, context[256];
+	char *text = NULL, *line, *next;
 	ssize_t got;
 	size_t len = 0;
 	int fd, err = 0, lineno = 0;
@@ -337,10 +364,9 @@ static int load_config(const struct cli_command *cmd, struct cli_common *c, void
 			pr_err("%s:%d: %s is a flag: true or false", path, lineno, name);
 			break;
 		}
-		snprintf(context, sizeof(context), "%.200s:%d: ", path, lineno);
-		log__set_context(context);
+		set_origin("%.200s:%d", path, lineno);
 		err = apply(cmd, c, ctx, o.key, value);
-		log__set_context(NULL);
+		set_origin(NULL);
 		if (err > 0)
 			err = -EINVAL;
 	}

@@ -102,6 +102,13 @@ void cli_common__init(struct cli_common *c, bool debuginfod);
 /* Frees what c owns (the config file's text: values taken from it die with it). */
 void cli_common__clear(struct cli_common *c);
 
+/*
+ * While an option handler runs: where its value comes from, "FILE:LINE" or
+ * the environment variable's name, or "" for the command line. A static
+ * buffer: copy it to keep it.
+ */
+const char *cli__origin(void);
+
 /* A flag's value: NULL (the command line) or a true word ("true", "yes", "on", "1"). */
 bool cli__flag_on(const char *arg);
 

@@ -60,10 +60,15 @@ static int setup(void **state)
 }
 
 static const char *const otel_vars[] = {
-    "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT",
-    "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_PROFILES_PROTOCOL",
-    "OTEL_EXPORTER_OTLP_HEADERS",  "OTEL_SERVICE_NAME",
-    "OTEL_RESOURCE_ATTRIBUTES",	   "OTEL_EXPORTER_OTLP_TIMEOUT",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_PROTOCOL",
+    "OTEL_EXPORTER_OTLP_PROFILES_PROTOCOL",
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    "OTEL_SERVICE_NAME",
+    "OTEL_RESOURCE_ATTRIBUTES",
+    "OTEL_EXPORTER_OTLP_TIMEOUT",
+    "OTEL_EXPORTER_OTLP_PROFILES_COMPRESSION",
 };
 
 static void clear_otel_env(void)
@@ -151,6 +156,7 @@ static void test_settings_metrics_json_log(void **state)
 	       "team=prof%2Cfleet",
 	       1);
 	setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "5000", 1);
+	setenv("OTEL_EXPORTER_OTLP_PROFILES_COMPRESSION", "none", 1);
 	{
 		/* The command line beats both: -F. */
 		const char *args[] = {"--config", conf, "-F", "99", "-p", pid_s, NULL};
@@ -182,6 +188,8 @@ static void test_settings_metrics_json_log(void **state)
 		  "--resource-attrs '{\"deployment.environment.name\":\"e2e\","
 		  "\"region\":\"eu\",\"team\":\"prof,fleet\"}'",
 		  records, wl, exe_path, chain_arg, HZ);
+	/* OTEL_EXPORTER_OTLP_PROFILES_COMPRESSION=none: the bodies came as they are. */
+	TU_SH("grep -q '\"content-encoding\":\"gzip\"' %s; test $? = 1", records);
 	run_check(PYTHON " tests/e2e/fleet_check.py metrics %s", scrape);
 	run_check(PYTHON " tests/e2e/fleet_check.py jsonlog %s", log);
 	tu_rmtree(dir);
@@ -189,8 +197,9 @@ static void test_settings_metrics_json_log(void **state)
 }
 
 /* Runs `omniprof agent ARGS` (a shell line) that must be refused before loading
- * anything: exit 2, one line, which names want. */
-static void expect_refused(const char *env, const char *args, const char *want)
+ * anything: exit 2, n_lines lines (the error and any warnings before it), which
+ * name want. */
+static void expect_refused_n(const char *env, const char *args, size_t n_lines, const char *want)
 {
 	char *out = NULL;
 	int rc = tu_run(&out, "%s %s agent %s 2>&1", env, tu_omniprof_path(), args);
@@ -201,9 +210,14 @@ static void expect_refused(const char *env, const char *args, const char *want)
 	for (const char *p = out; *p; p++)
 		lines += *p == '\n';
 	assert_int_equal(rc, 2);
-	assert_int_equal(lines, 1);
+	assert_int_equal(lines, n_lines);
 	assert_non_null(strstr(out, want));
 	free(out);
+}
+
+static void expect_refused(const char *env, const char *args, const char *want)
+{
+	expect_refused_n(env, args, 1, want);
 }
 
 static void test_malformed_endpoints(void **state)
@@ -219,7 +233,12 @@ static void test_malformed_endpoints(void **state)
 	expect_refused("OTEL_EXPORTER_OTLP_ENDPOINT='http://[::1'", "",
 		       "OTEL_EXPORTER_OTLP_ENDPOINT");
 	expect_refused("OTEL_EXPORTER_OTLP_PROTOCOL=http/json", "--otlp-endpoint http://c:4318",
-		       "http/json");
+		       "OTEL_EXPORTER_OTLP_PROTOCOL: --otlp-protocol: 'http/json'");
+	/* A header list the spec's rules refuse is ignored with a warning (as the spec
+	 * asks); the bad endpoint after it still stops the start. */
+	expect_refused_n(
+	    "OTEL_EXPORTER_OTLP_HEADERS='a=1,b' OTEL_EXPORTER_OTLP_ENDPOINT=http://c:0", "", 2,
+	    "warn OTEL_EXPORTER_OTLP_HEADERS ignored");
 	expect_refused("", "--otlp-endpoint http://c:4317 --metrics-listen 127.0.0.1:0",
 		       "--metrics-listen");
 	snprintf(conf, sizeof(conf), "%s/agent.conf", dir);
@@ -231,6 +250,13 @@ static void test_malformed_endpoints(void **state)
 
 		snprintf(args, sizeof(args), "--config %s", conf);
 		expect_refused("", args, "agent.conf:2: 'frequncy' is not an option of agent");
+		/* A value from the file: its line is named. */
+		assert_int_equal(
+		    tu_write_file(conf, "\n otlp-endpoint = https://collector:65536\n"), 0);
+		expect_refused("", args, "(/tmp/");
+		expect_refused("", args, "agent.conf:2) is not usable");
+		assert_int_equal(tu_write_file(conf, "frequency = 0\n"), 0);
+		expect_refused("", args, "agent.conf:1: -F: '0' is not a frequency");
 	}
 	tu_rmtree(dir);
 	free(dir);
@@ -343,7 +369,8 @@ static void test_install_and_packaging(void **state)
 
 	/* The DaemonSet, against the RSS + BPF map memory the metrics test measured (BPF
 	 * maps are charged to the pod's memory cgroup too), or a floor. */
-	snprintf(rss, sizeof(rss), "%.0f", measured_footprint > 0 ? measured_footprint : 64.0 * 1048576);
+	snprintf(rss, sizeof(rss), "%.0f",
+		 measured_footprint > 0 ? measured_footprint : 64.0 * 1048576);
 	run_check(PYTHON " tests/e2e/fleet_check.py daemonset "
 			 "packaging/kubernetes/omniprof-agent.yaml %s",
 		  rss);
