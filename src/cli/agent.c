@@ -516,7 +516,11 @@ static const struct cli_command agent_command = {
     .name = "agent",
     .synopsis = "[--interval SECONDS] [-F HZ] [-p PID]... [--no-kernel]\n"
 		"[--otlp-endpoint HOST:PORT [--otlp-protocol grpc|http]]\n"
-		"[--pyroscope-url URL] [options]",
+		"[--pyroscope-url URL] [--config FILE] [options]",
+    .footer = "Also read: OTEL_EXPORTER_OTLP_[PROFILES_]{ENDPOINT,PROTOCOL,HEADERS,\n"
+	      "INSECURE,CERTIFICATE,CLIENT_CERTIFICATE,CLIENT_KEY,TIMEOUT,COMPRESSION},\n"
+	      "OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES. Precedence: command line,\n"
+	      "then environment, then --config file.",
     .options = agent_options,
     .n_options = sizeof(agent_options) / sizeof(agent_options[0]),
     .own = agent_option,
