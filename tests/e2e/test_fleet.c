@@ -169,9 +169,13 @@ static void test_settings_metrics_json_log(void **state)
 		tu_print_log("agent log", log);
 		fail_msg("the agent did not start");
 	}
-	/* Two intervals delivered, then scrape. */
-	sleep(3);
-	TU_SH("curl -sSf --max-time 5 -o %s http://127.0.0.1:%d/metrics", scrape, mport);
+	/* Scrape once the page shows an interval delivered (the page is rendered at each
+	 * interval's end, so under load that may take a few intervals). */
+	TU_SH("for i in $(seq 40); do sleep 0.5; curl -sSf --max-time 5 -o %s "
+	      "http://127.0.0.1:%d/metrics && grep -q "
+	      "'^omniprof_export_sent_total{destination=\"otlp\"} [1-9]' %s && exit 0; done; "
+	      "cat %s; exit 1",
+	      scrape, mport, scrape, scrape);
 	TU_SH("test \"$(curl -s -o /dev/null -w '%%{http_code}' http://127.0.0.1:%d/other)\" = 404",
 	      mport);
 	kill(agent, SIGTERM);
