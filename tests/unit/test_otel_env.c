@@ -18,6 +18,7 @@
 
 #include "cli/otel_env.h"
 #include "export/destination.h"
+#include "export/metrics_server.h"
 
 static void test_kv_list(void **state)
 {
@@ -132,13 +133,31 @@ static void test_url_check(void **state)
 	}
 }
 
+/* --metrics-listen: an address literal and a port, refused at start otherwise. */
+static void test_metrics_address(void **state)
+{
+	static const char *const good[] = {"127.0.0.1:9464", "0.0.0.0:1", "[::1]:65535",
+					   "localhost:9464"};
+	static const char *const bad[] = {
+	    "9464",	":9464",	   "127.0.0.1:", "127.0.0.1:0",	 "127.0.0.1:65536",
+	    "1.2.3:80", "host.example:80", "[::1:80",	 "127.0.0.1:80x"};
+	const char *why;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		assert_int_equal(metrics_server__check_address(good[i], &why), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(metrics_server__check_address(bad[i], &why), -EINVAL);
+		assert_non_null(why);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_kv_list),
-	    cmocka_unit_test(test_bool),
-	    cmocka_unit_test(test_endpoint_urls),
-	    cmocka_unit_test(test_url_check),
+	    cmocka_unit_test(test_kv_list),	    cmocka_unit_test(test_bool),
+	    cmocka_unit_test(test_endpoint_urls),   cmocka_unit_test(test_url_check),
+	    cmocka_unit_test(test_metrics_address),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
