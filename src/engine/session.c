@@ -180,6 +180,12 @@ static void draw(struct session *ss, uint64_t now)
 		ss->prob.off++;
 	if (first || on != ss->sampling_on)
 		sampler__set_enabled(ss->s, on);
+	if (!on && ss->prob.on_since_ns) {
+		ss->prob.on_ns += now - ss->prob.on_since_ns;
+		ss->prob.on_since_ns = 0;
+	} else if (on && !ss->prob.on_since_ns) {
+		ss->prob.on_since_ns = now;
+	}
 	ss->sampling_on = on;
 	ss->next_draw_ns =
 	    now + (ss->opts.prob_interval_ns ? ss->opts.prob_interval_ns : 60ull * 1000000000ull);
@@ -358,6 +364,9 @@ void session__stop_sampling(struct session *ss)
 	ss->stopped_ns = session__clock_ns(CLOCK_MONOTONIC);
 	if (ss->stop_at_ns && ss->stop_at_ns < ss->stopped_ns)
 		ss->stopped_ns = ss->stop_at_ns;
+	if (ss->prob.on_since_ns && ss->stopped_ns > ss->prob.on_since_ns)
+		ss->prob.on_ns += ss->stopped_ns - ss->prob.on_since_ns;
+	ss->prob.on_since_ns = 0;
 	sampler__drain(ss->s);
 	/* Held samples are unwound with the tables in the BPF maps: before they go. */
 	settle_files(ss, SESSION_FINAL_WAIT_MS, false);
@@ -454,10 +463,12 @@ void session__print_controls(const struct session *ss, FILE *f)
 	const struct targets_stats *t = &ss->targets.stats;
 
 	if (ss->opts.prob_threshold && ss->opts.prob_threshold < 100)
-		fprintf(f, "  %-40s %llu on, %llu off (threshold %u%%, every %.3g s)\n",
+		fprintf(f,
+			"  %-40s %llu on, %llu off (threshold %u%%, every %.3g s), on for "
+			"%.3f s\n",
 			"probabilistic: intervals", (unsigned long long)ss->prob.on,
 			(unsigned long long)ss->prob.off, ss->opts.prob_threshold,
-			(double)ss->opts.prob_interval_ns / 1e9);
+			(double)ss->opts.prob_interval_ns / 1e9, (double)ss->prob.on_ns / 1e9);
 	else
 		fprintf(f, "  %-40s off (always sampling)\n", "probabilistic: intervals");
 	fprintf(f, "  %-40s %llu matched, %llu not, %llu removed, %llu map full\n",

@@ -58,6 +58,8 @@ struct session_opts {
 struct session_prob_stats {
 	uint64_t on;
 	uint64_t off;
+	uint64_t on_ns;	      /* time sampling was on, up to the last change or the stop */
+	uint64_t on_since_ns; /* when it was turned on, 0: off */
 };
 
 /* Files no process maps kept open for programs that start again (bounded runs). */
