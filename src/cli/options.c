@@ -377,7 +377,8 @@ int cli__parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 	shortopts[ns++] = 'h';
 	shortopts[ns] = '\0';
 
-	optind = 1;
+	/* 0, not 1: glibc then reads the ordering ("+") of this table again. */
+	optind = 0;
 	while ((key = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		if (key == 'h') {
 			cli__usage(cmd, stdout);
