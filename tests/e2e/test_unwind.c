@@ -504,7 +504,8 @@ static const struct unwind_case cases[] = {
      * unwound in user space by the same unwinder with the same rules. */
     {"nofp_gcc", NULL, expect_nofp, NULL, "nofp_gcc (stack copies)", "--copy-all-stacks", false},
     {"deep_recursion", TO_STRING(COPY_RECURSION_DEPTH), expect_copied_recursion, NULL,
-     "deep_recursion (stack copies)", "--copy-all-stacks", false},
+     "deep_recursion (stack copies)",
+     "--copy-all-stacks --max-frames=" TO_STRING(OP_MAX_USER_FRAMES_), false},
 };
 
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
