@@ -171,8 +171,12 @@ static void draw(struct session *ss, uint64_t now)
 		if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
 			r = (uint32_t)random();
 		on = r % 100 < ss->opts.prob_threshold;
-		pr_debug("probabilistic profiling: sampling %s for the next interval",
-			 on ? "on" : "off");
+		/* -v (the agent's only view of it): each draw, with the running counts. */
+		pr_info("probabilistic profiling: sampling %s for the next %.3g s (%llu on, "
+			"%llu off so far)",
+			on ? "on" : "off", (double)ss->opts.prob_interval_ns / 1e9,
+			(unsigned long long)ss->prob.on + on,
+			(unsigned long long)ss->prob.off + !on);
 	}
 	if (on)
 		ss->prob.on++;

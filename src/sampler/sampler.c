@@ -213,7 +213,9 @@ void sampler__check_cpus(struct sampler *s)
 			/* A CPU offline now, or one that went and came back since the last
 			 * look (its event stopped: the time enabled no longer grows). */
 			uint64_t enabled = time_enabled(s->perf_fds[cpu]);
-			bool stopped = enabled && enabled == s->enabled_ns[cpu];
+			/* A stopped event's time does not grow either (probabilistic
+			 * profiling, before the start): then only the online list says. */
+			bool stopped = s->enabled && enabled && enabled == s->enabled_ns[cpu];
 
 			s->enabled_ns[cpu] = enabled;
 			if (online[cpu] && !stopped)
