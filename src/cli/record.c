@@ -55,8 +55,8 @@ static const struct cli_option record_options[] = {
     {.key = 'd',
      .name = "duration",
      .arg = "SECONDS",
-     .help = "stop after SECONDS (default: until Ctrl-C,\n"
-	     "SIGTERM or SIGHUP)"},
+     .help = "sample for SECONDS, from the first sample on\n"
+	     "(default: until Ctrl-C, SIGTERM or SIGHUP)"},
     {.key = CLI_KEY_FREQUENCY},
     {.key = CLI_KEY_PID},
     {.key = 'o',
