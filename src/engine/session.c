@@ -165,6 +165,7 @@ static int open_cgroup(const char *path)
 static void draw(struct session *ss, uint64_t now)
 {
 	bool first = !ss->prob.on && !ss->prob.off, on = true;
+	uint64_t step;
 	uint32_t r = 0;
 
 	if (ss->opts.prob_threshold && ss->opts.prob_threshold < 100) {
@@ -191,8 +192,13 @@ static void draw(struct session *ss, uint64_t now)
 		ss->prob.on_since_ns = now;
 	}
 	ss->sampling_on = on;
-	ss->next_draw_ns =
-	    now + (ss->opts.prob_interval_ns ? ss->opts.prob_interval_ns : 60ull * 1000000000ull);
+	/* On a fixed grid, as a ticker: a late draw does not push the next ones back. */
+	step = ss->opts.prob_interval_ns ? ss->opts.prob_interval_ns : 60ull * 1000000000ull;
+	if (first)
+		ss->next_draw_ns = now;
+	do
+		ss->next_draw_ns += step;
+	while (ss->next_draw_ns <= now);
 }
 
 int session__start(struct session *ss, const struct session_opts *o)
