@@ -240,7 +240,14 @@ static void command__reap(pid_t pid, const char *name)
 		kill(pid, SIGTERM);
 		fprintf(stderr, "omniprof: the recording ended before '%s': sent it SIGTERM\n",
 			name);
-		r = waitpid(pid, &status, 0);
+		/* A command that ignores SIGTERM gets SIGKILL 2 s later: never waited on forever.
+		 */
+		for (int i = 0; i < 200 && (r = waitpid(pid, &status, WNOHANG)) == 0; i++)
+			usleep(10000);
+		if (r == 0) {
+			kill(pid, SIGKILL);
+			r = waitpid(pid, &status, 0);
+		}
 	}
 	if (r != pid)
 		return;
@@ -570,7 +577,11 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!p->stats.samples)
 		pr_warn("no samples were recorded: the %s did not run on a CPU while sampling",
-			o->common.n_pids ? "processes" : "system");
+			o->command ? "command"
+			: o->common.n_pids || o->common.comm || o->common.cgroup ||
+				o->common.container
+			    ? "processes"
+			    : "system");
 	printf("\nwrote %s/profile.pb.gz, %s/stacks.folded and %s/flamegraph.html\n", o->output_dir,
 	       o->output_dir, o->output_dir);
 	ret = 0;
