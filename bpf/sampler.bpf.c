@@ -41,10 +41,22 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* Set by user space before load. */
 const volatile bool filter_pids = false; /* only pids in pid_filter */
 const volatile bool kernel_stacks = true;
+/* Targeting (src/engine/targets.c). report_all_execs: every exec reaches user space,
+ * which decides from its name or container whether the process joins pid_filter;
+ * follow_children: a new process whose parent is in pid_filter joins it (record --
+ * COMMAND, --comm, --container); filter_cgroup: only tasks under cgroup_filter[0]. */
+const volatile bool report_all_execs = false;
+const volatile bool follow_children = false;
+const volatile bool filter_cgroup = false;
+/* --max-frames: user frames walked per sample, at most OP_MAX_USER_FRAMES. */
+const volatile __u32 max_user_frames = OP_MAX_USER_FRAMES;
 /* Copy stacks of processes not ready (bpf/stack_copy.h; off only until user
  * space can read them); copy_all_stacks (a test hook) treats every process
  * as unknown. */
 bool stack_copy_enabled = false;
+/* A recording's end (bpf_ktime_get_ns, CLOCK_MONOTONIC): no sample is taken from then
+ * on, however late user space is to stop the events (record -d). */
+__u64 stop_after_ns = ~0ull;
 const volatile bool copy_all_stacks = false;
 
 struct {
@@ -58,6 +70,13 @@ struct {
 	__type(key, __u32); /* tgid */
 	__type(value, __u8);
 } pid_filter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_filter SEC(".maps");
 
 /* (pid, address) -> (table id, bias); see struct op_mapping_key. Sized by user space. */
 struct {
@@ -377,6 +396,20 @@ static __always_inline bool pid_wanted(__u32 tgid)
 	return !filter_pids || bpf_map_lookup_elem(&pid_filter, &tgid);
 }
 
+/* Whether the current task is under the --cgroup folder (descendants included). */
+static __always_inline bool cgroup_wanted(void)
+{
+	return !filter_cgroup || bpf_current_task_under_cgroup(&cgroup_filter, 0) == 1;
+}
+
+/* The walk's depth bound, restated in range for the verifier. */
+static __always_inline __u32 walk_max_frames(void)
+{
+	__u32 max = max_user_frames;
+
+	return max >= 1 && max <= OP_MAX_USER_FRAMES ? max : OP_MAX_USER_FRAMES;
+}
+
 /* Tells user space to read pid's maps: at most once per pid per interval. */
 static __always_inline void report_unknown(__u32 pid, __u64 addr)
 {
@@ -494,7 +527,7 @@ static long walk_one_frame(__u32 index, void *data)
 	 * which then checks the callback once instead of once per possible count. */
 	if (!b || !ws || ws->want_copy)
 		return 1;
-	return op_walk__round(&ws->walk, index, OP_MAX_USER_FRAMES, trace_user_frame(b, index));
+	return op_walk__round(&ws->walk, index, walk_max_frames(), trace_user_frame(b, index));
 }
 
 /* Whether the sample interrupted user code (then there is no kernel stack). */
@@ -607,7 +640,7 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 	{
 		struct walk_loop l = {.ws = ws, .b = b};
 
-		bpf_loop(OP_MAX_USER_FRAMES + 1, walk_one_frame, &l, 0);
+		bpf_loop(walk_max_frames() + 1, walk_one_frame, &l, 0);
 	}
 	/* Stopped for a stack copy: what it walked is not sent, nor counted. */
 	if (ws->want_copy)
@@ -625,7 +658,7 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 	if (err) {
 		stat_inc(err_stat(err));
 		t->flags |= OP_TRACE_F_USER_TRUNCATED;
-		at = op_walk__error_at(w, OP_MAX_USER_FRAMES,
+		at = op_walk__error_at(w, walk_max_frames(),
 				       w->n ? trace_user_frame(b, w->n - 1) : NULL);
 		if (at >= 0) {
 			op_frame__set_error(trace_user_frame(b, at), err);
@@ -651,12 +684,14 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u64 nk, nu;
 	int regs_err;
 
+	if (bpf_ktime_get_ns() >= stop_after_ns)
+		return 0;
 	stat_inc(OP_STAT_SAMPLES);
 	if (tgid == 0) {
 		stat_inc(OP_STAT_IDLE);
 		return 0;
 	}
-	if (!pid_wanted(tgid)) {
+	if (!pid_wanted(tgid) || !cgroup_wanted()) {
 		stat_inc(OP_STAT_FILTERED);
 		return 0;
 	}
@@ -732,7 +767,10 @@ static __always_inline void proc_event(struct task_struct *task, __u32 type)
 	struct op_proc_event *e;
 	__u32 tgid = BPF_CORE_READ(task, tgid);
 
-	if (!pid_wanted(tgid))
+	/* Both tracepoints run in the task's own context: the cgroup test applies. */
+	if (!(type == OP_EVENT_EXEC && report_all_execs) && !pid_wanted(tgid))
+		return;
+	if (!cgroup_wanted())
 		return;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
@@ -772,5 +810,28 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	if (BPF_CORE_READ(p, pid) != BPF_CORE_READ(p, tgid))
 		return 0;
 	proc_event(p, OP_EVENT_EXIT);
+	return 0;
+}
+
+/* A new process whose parent is profiled is profiled too (follow_children). */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid, ctgid;
+	__u8 one = 1;
+	long err;
+
+	if (!follow_children)
+		return 0;
+	ctgid = BPF_CORE_READ(child, tgid);
+	/* A new thread of a process is that process already. */
+	if (BPF_CORE_READ(child, pid) != ctgid)
+		return 0;
+	ptgid = BPF_CORE_READ(parent, tgid);
+	if (!bpf_map_lookup_elem(&pid_filter, &ptgid))
+		return 0;
+	err = bpf_map_update_elem(&pid_filter, &ctgid, &one, BPF_ANY);
+	if (err)
+		stat_inc(OP_STAT_PID_FILTER_FULL); /* the map is full: the child is not profiled */
 	return 0;
 }

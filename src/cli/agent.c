@@ -217,6 +217,7 @@ static const struct cli_option agent_options[] = {
     {.key = CLI_KEY_FREQUENCY},
     {.key = CLI_KEY_PID, .help = "only this process (repeatable, or comma-separated)"},
     {.key = CLI_KEY_NO_KERNEL},
+    CLI_TARGET_OPTIONS,
     {.key = OPT_OTLP_ENDPOINT,
      .name = "otlp-endpoint",
      .arg = "H:P",
@@ -923,14 +924,10 @@ int cmd_agent(int argc, char **argv)
 			goto cleanup;
 	}
 
-	sopts.frequency_hz = a->o->common.frequency_hz;
-	sopts.kernel_stacks = a->o->common.kernel_stacks;
-	sopts.pids = a->o->common.pids;
-	sopts.n_pids = a->o->common.n_pids;
+	cli_common__to_session(&a->o->common, &sopts);
 	sopts.keep_events = true;
 	sopts.max_timestamps = MAX_TIMESTAMPS;
 	sopts.bounded = true;
-	sopts.sym = &a->o->common.sym;
 	if (session__start(&a->ss, &sopts))
 		goto cleanup;
 

@@ -23,9 +23,83 @@
 #define CAP_BPF 39
 #endif
 
+#ifndef CAP_CHECKPOINT_RESTORE
+#define CAP_CHECKPOINT_RESTORE 40
+#endif
+
 static bool has_cap(const struct __user_cap_data_struct data[2], int cap)
 {
 	return data[cap / 32].effective & (1u << (cap % 32));
+}
+
+/* An integer sysctl under /proc/sys, or -1 when unreadable. */
+static int sysctl_int(const char *path)
+{
+	char *text = NULL;
+	size_t len;
+	int v = -1;
+
+	if (!read_file(path, &text, &len)) {
+		v = atoi(text);
+		free(text);
+	}
+	return v;
+}
+
+bool cli__kernel_symbols_hidden(bool has_syslog, int kptr_restrict, int perf_paranoid)
+{
+	/* The kernel's kallsyms_show_value(): 0 shows them to perf users (paranoid <= 1)
+	 * and to CAP_SYSLOG, 1 to CAP_SYSLOG only, 2 to nobody. */
+	if (kptr_restrict >= 2)
+		return true;
+	if (kptr_restrict == 0 && perf_paranoid >= 0 && perf_paranoid <= 1)
+		return false;
+	return !has_syslog;
+}
+
+/*
+ * Loading and sampling need CAP_BPF + CAP_PERFMON only, but complete stacks
+ * and names need to read other processes: say, once, what is missing and
+ * what it costs, rather than a profile cut short without a word.
+ */
+static void explain_missing(const struct __user_cap_data_struct data[2])
+{
+	int kptr = sysctl_int("/proc/sys/kernel/kptr_restrict");
+	int paranoid = sysctl_int("/proc/sys/kernel/perf_event_paranoid");
+	bool any = false;
+
+	if (!has_cap(data, CAP_SYS_PTRACE)) {
+		pr_warn("without CAP_SYS_PTRACE other processes' maps, files and memory "
+			"(/proc/PID/maps, /proc/PID/root, process_vm_readv) cannot be read: "
+			"their user stacks end after a few frame-pointer steps (marked "
+			"truncated) and their frames stay unnamed");
+		any = true;
+	}
+	if (!has_cap(data, CAP_DAC_READ_SEARCH) && !has_cap(data, CAP_DAC_OVERRIDE)) {
+		pr_warn("without CAP_DAC_READ_SEARCH executables and libraries this user "
+			"may not read give no unwind tables nor symbols");
+		any = true;
+	}
+	if (!has_cap(data, CAP_SYS_ADMIN) && !has_cap(data, CAP_CHECKPOINT_RESTORE)) {
+		pr_warn("without CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE) deleted and memfd "
+			"executables (/proc/PID/map_files) cannot be opened");
+		any = true;
+	}
+	if (cli__kernel_symbols_hidden(has_cap(data, CAP_SYSLOG), kptr, paranoid)) {
+		if (kptr >= 2)
+			pr_warn("kernel.kptr_restrict=2 hides kernel symbols from everyone: "
+				"set it to 1 (with CAP_SYSLOG) or 0 to name kernel frames");
+		else
+			pr_warn("without CAP_SYSLOG kernel frames stay unnamed "
+				"(kernel.kptr_restrict=%d, kernel.perf_event_paranoid=%d)%s",
+				kptr, paranoid,
+				kptr == 0 ? "; or set kernel.perf_event_paranoid to 1 or less"
+					  : "");
+		any = true;
+	}
+	if (any)
+		pr_warn("for complete stacks and names run omniprof as root with every "
+			"capability (sudo), or grant the ones above");
 }
 
 int cli__check_privileges(void)
@@ -39,8 +113,11 @@ int cli__check_privileges(void)
 	}
 	/* Loading the sampler needs BPF; opening cpu-clock events on every CPU needs perfmon
 	 * (CAP_SYS_ADMIN covers both); reading other processes' maps needs root-like access. */
-	if (has_cap(data, CAP_SYS_ADMIN) || (has_cap(data, CAP_BPF) && has_cap(data, CAP_PERFMON)))
+	if (has_cap(data, CAP_SYS_ADMIN) ||
+	    (has_cap(data, CAP_BPF) && has_cap(data, CAP_PERFMON))) {
+		explain_missing(data);
 		return 0;
+	}
 	pr_err("omniprof needs root (or CAP_BPF and CAP_PERFMON): run it with sudo");
 	return -EPERM;
 }

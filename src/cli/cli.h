@@ -15,8 +15,14 @@ int cmd_record(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 
-/* Shared checks: print one line and return -errno when the requirement fails. */
+#include <stdbool.h>
+
+/* Shared checks: print one line and return -errno when the requirement fails. Enough
+ * privilege to sample but not to read other processes (CAP_BPF + CAP_PERFMON alone)
+ * passes with a warning per missing capability, saying what it costs. */
 int cli__check_privileges(void);
+/* Whether /proc/kallsyms shows zeros to this process, as the kernel decides it. */
+bool cli__kernel_symbols_hidden(bool has_syslog, int kptr_restrict, int perf_paranoid);
 /*
  * Opens (creating it if missing) the output folder under the rules of
  * output_set.h and proves a file can be created there. 0, or -errno after one

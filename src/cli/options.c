@@ -7,6 +7,8 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <limits.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -14,7 +16,9 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "engine/session.h"
 #include "symbol/demangle.h"
+#include "omniprof/abi.h"
 #include "symbol/symbol_cache.h"
 #include "util/log.h"
 
@@ -62,6 +66,37 @@ static const struct cli_option shared[] = {
      .name = "symbol-cache-mb",
      .arg = "MB",
      .help = "memory bound of the symbol cache (default %s)"},
+    {.key = CLI_KEY_COMM,
+     .name = "comm",
+     .arg = "REGEX",
+     .help = "only processes whose name (comm, 15 characters)\n"
+	     "matches this extended regular expression"},
+    {.key = CLI_KEY_CGROUP,
+     .name = "cgroup",
+     .arg = "PATH",
+     .help = "only tasks in this cgroup v2 folder or below it\n"
+	     "(absolute, or relative to the cgroup2 mount)"},
+    {.key = CLI_KEY_CONTAINER,
+     .name = "container",
+     .arg = "ID",
+     .help = "only processes of the container whose id starts\nwith ID"},
+    {.key = CLI_KEY_CPU,
+     .name = "cpu",
+     .arg = "LIST",
+     .help = "only sample these CPUs (e.g. 0-3,6)"},
+    {.key = CLI_KEY_MAX_FRAMES,
+     .name = "max-frames",
+     .arg = "N",
+     .help = "user frames walked per stack (default %s, at most\n" STR(
+	 OP_MAX_USER_FRAMES) "); deeper stacks are marked truncated"},
+    {.key = CLI_KEY_PROB_THRESHOLD,
+     .name = "probabilistic-threshold",
+     .arg = "N",
+     .help = "each interval, sample with probability N% (1-100,\ndefault %s: always)"},
+    {.key = CLI_KEY_PROB_INTERVAL,
+     .name = "probabilistic-interval",
+     .arg = "D",
+     .help = "how often that draw is made (e.g. 1m, 30s, 500ms;\ndefault %s)"},
     {.key = CLI_KEY_VERBOSE,
      .name = "verbose",
      .arg = NULL,
@@ -92,6 +127,12 @@ static const char *shared_default(int key)
 		return demangle__mode_name(DEMANGLE_DEFAULT);
 	case CLI_KEY_SYMBOL_CACHE_MB:
 		return STR(SYMBOL_CACHE_DEFAULT_MB);
+	case CLI_KEY_MAX_FRAMES:
+		return STR(CLI_DEFAULT_MAX_FRAMES);
+	case CLI_KEY_PROB_THRESHOLD:
+		return STR(CLI_PROB_THRESHOLD_MAX);
+	case CLI_KEY_PROB_INTERVAL:
+		return "1m";
 	default:
 		return "";
 	}
@@ -106,8 +147,105 @@ void cli_common__init(struct cli_common *c, bool debuginfod)
 	c->sym.demangle = DEMANGLE_DEFAULT;
 	c->sym.debuginfod = debuginfod;
 	c->sym.debug_dirs = c->debug_dirs;
+	c->comm = c->cgroup = c->container = NULL;
+	c->n_cpus = 0;
+	c->max_frames = CLI_DEFAULT_MAX_FRAMES;
+	c->prob_threshold = CLI_PROB_THRESHOLD_MAX;
+	c->prob_interval_ms = CLI_DEFAULT_PROB_INTERVAL_MS;
 	c->config_text = NULL;
 	c->source = c->pids_source = c->debug_dirs_source = CLI_SOURCE_FLAG;
+}
+
+void cli_common__to_session(const struct cli_common *c, struct session_opts *s)
+{
+	s->frequency_hz = c->frequency_hz;
+	s->kernel_stacks = c->kernel_stacks;
+	s->pids = c->pids;
+	s->n_pids = c->n_pids;
+	s->comm = c->comm;
+	s->cgroup = c->cgroup;
+	s->container = c->container;
+	s->cpus = c->cpus;
+	s->n_cpus = c->n_cpus;
+	s->max_frames = c->max_frames;
+	s->prob_threshold = c->prob_threshold;
+	s->prob_interval_ns = (uint64_t)c->prob_interval_ms * 1000000ull;
+	s->sym = &c->sym;
+}
+
+int cli__parse_duration_ms(const char *opt, const char *arg, uint32_t *ms)
+{
+	char *end;
+	double v, scale = 1000;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (end != arg && !errno) {
+		if (!strcmp(end, "ms"))
+			scale = 1;
+		else if (!strcmp(end, "s") || !*end)
+			scale = 1000;
+		else if (!strcmp(end, "m"))
+			scale = 60000;
+		else if (!strcmp(end, "h"))
+			scale = 3600000;
+		else
+			end = NULL;
+		if (end && v * scale >= 100 && v * scale <= 3600000) {
+			*ms = (uint32_t)(v * scale + 0.5);
+			return 0;
+		}
+	}
+	pr_err("%s: '%s' is not a duration between 100ms and 1h (e.g. 1m, 30s, 500ms)", opt, arg);
+	return -EINVAL;
+}
+
+int cli__parse_cpus(const char *arg, int *cpus, size_t *n)
+{
+	bool seen[CLI_MAX_CPUS] = {false};
+	const char *p = arg;
+	size_t k = 0;
+
+	/* "A", "A-B", comma-separated: each part checked, so "1,,2" or "3-1" is refused. */
+	while (*p) {
+		char *end;
+		long lo = strtol(p, &end, 10), hi;
+
+		if (end == p || lo < 0 || lo >= CLI_MAX_CPUS)
+			goto bad;
+		hi = lo;
+		if (*end == '-') {
+			p = end + 1;
+			hi = strtol(p, &end, 10);
+			if (end == p || hi < lo || hi >= CLI_MAX_CPUS)
+				goto bad;
+		}
+		for (long c = lo; c <= hi; c++)
+			seen[c] = true;
+		if (*end == ',' && end[1])
+			end++;
+		else if (*end)
+			goto bad;
+		p = end;
+	}
+	for (int c = 0; c < CLI_MAX_CPUS; c++)
+		if (seen[c])
+			cpus[k++] = c;
+	if (!k)
+		goto bad;
+	*n = k;
+	return 0;
+bad:
+	pr_err("--cpu: '%s' is not a CPU list such as 0-3,6 (CPUs below %d)", arg, CLI_MAX_CPUS);
+	return -EINVAL;
+}
+
+/* Whether id is a container id prefix: 1 to 64 lowercase hex digits. */
+static bool container_prefix_ok(const char *id)
+{
+	size_t n = strspn(id, "0123456789abcdef");
+
+	return n && n <= 64 && !id[n];
 }
 
 void cli_common__clear(struct cli_common *c)
@@ -170,6 +308,70 @@ static int parse_shared(struct cli_common *c, int key, const char *arg)
 		return 0;
 	case CLI_KEY_CONFIG:
 		return 0; /* read before everything else */
+	case CLI_KEY_COMM: {
+		regex_t re;
+		int rc = regcomp(&re, arg, REG_EXTENDED | REG_NOSUB);
+
+		if (rc) {
+			char why[128];
+
+			regerror(rc, &re, why, sizeof(why));
+			pr_err("--comm: '%s' is not an extended regular expression: %s", arg, why);
+			return -EINVAL;
+		}
+		regfree(&re);
+		c->comm = arg;
+		return 0;
+	}
+	case CLI_KEY_CGROUP:
+		if (!*arg) {
+			pr_err("--cgroup: an empty path");
+			return -EINVAL;
+		}
+		c->cgroup = arg;
+		return 0;
+	case CLI_KEY_CONTAINER:
+		if (!container_prefix_ok(arg)) {
+			pr_err("--container: '%s' is not a container id (1 to 64 lowercase hex "
+			       "digits)",
+			       arg);
+			return -EINVAL;
+		}
+		c->container = arg;
+		return 0;
+	case CLI_KEY_CPU:
+		return cli__parse_cpus(arg, c->cpus, &c->n_cpus);
+	case CLI_KEY_MAX_FRAMES: {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (end == arg || *end || errno || v < 1 || v > OP_MAX_USER_FRAMES) {
+			pr_err("--max-frames: '%s' is not between 1 and %d", arg,
+			       OP_MAX_USER_FRAMES);
+			return -EINVAL;
+		}
+		c->max_frames = (uint32_t)v;
+		return 0;
+	}
+	case CLI_KEY_PROB_THRESHOLD: {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (end == arg || *end || errno || v < 1 || v > CLI_PROB_THRESHOLD_MAX) {
+			pr_err("--probabilistic-threshold: '%s' is not between 1 and %d", arg,
+			       CLI_PROB_THRESHOLD_MAX);
+			return -EINVAL;
+		}
+		c->prob_threshold = (uint32_t)v;
+		return 0;
+	}
+	case CLI_KEY_PROB_INTERVAL:
+		return cli__parse_duration_ms("--probabilistic-interval", arg,
+					      &c->prob_interval_ms);
 	}
 	return -EINVAL;
 }
@@ -383,18 +585,23 @@ int cli__parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 	       void *ctx, int *first_arg)
 {
 	struct option longopts[CLI_MAX_OPTIONS + 2];
-	char shortopts[2 * CLI_MAX_OPTIONS + 2];
+	char shortopts[2 * CLI_MAX_OPTIONS + 3];
 	const char *config = NULL;
 	size_t n = 0, ns = 0;
 	int key, err;
 
+	/* "+": stop at the first operand, so the options of a command to run stay its own. */
+	if (cmd->operands_end_options)
+		shortopts[ns++] = '+';
 	if (cmd->n_options > CLI_MAX_OPTIONS)
 		return -E2BIG;
 	for (size_t i = 0; i < cmd->n_options; i++) {
 		struct cli_option o = resolve(&cmd->options[i]);
 
-		longopts[n++] =
-		    (struct option){o.name, o.arg ? required_argument : no_argument, NULL, o.key};
+		/* A short-only option (perf's -g) has no long name. */
+		if (o.name)
+			longopts[n++] = (struct option){
+			    o.name, o.arg ? required_argument : no_argument, NULL, o.key};
 		if (o.key < 256) {
 			shortopts[ns++] = (char)o.key;
 			if (o.arg)
@@ -409,7 +616,7 @@ int cli__parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 	/* First pass, silent: only --config (its file comes first, under everything). */
 	if (takes(cmd, CLI_KEY_CONFIG)) {
 		opterr = 0;
-		optind = 1;
+		optind = 0; /* 0, not 1: glibc then reads the ordering ("+") of this table again */
 		while ((key = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1)
 			if (key == CLI_KEY_CONFIG)
 				config = optarg;
@@ -427,7 +634,7 @@ int cli__parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 	}
 
 	c->source = CLI_SOURCE_FLAG;
-	optind = 1;
+	optind = 0;
 	while ((key = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		if (key == 'h') {
 			cli__usage(cmd, stdout);
@@ -478,7 +685,9 @@ void cli__usage(const struct cli_command *cmd, FILE *f)
 
 		if (o.hidden)
 			continue;
-		if (o.key < 256)
+		if (o.key < 256 && !o.name)
+			len = fprintf(f, "  -%c%s%s", o.key, o.arg ? " " : "", o.arg ? o.arg : "");
+		else if (o.key < 256)
 			len = fprintf(f, "  -%c, --%s%s%s", o.key, o.name, o.arg ? " " : "",
 				      o.arg ? o.arg : "");
 		else

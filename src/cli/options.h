@@ -22,6 +22,14 @@
 #define CLI_DEFAULT_FREQUENCY_HZ 20
 #define CLI_MAX_PIDS		 4096
 #define CLI_MAX_DEBUG_DIRS	 64
+#define CLI_MAX_CPUS		 4096
+/* --max-frames: user frames walked per sample by default; at most OP_MAX_USER_FRAMES. */
+#define CLI_DEFAULT_MAX_FRAMES 256
+/* Probabilistic profiling as the OpenTelemetry eBPF profiler defines it: every
+ * interval a draw in [0, 100) below the threshold turns sampling on for that
+ * interval, else off. 100 (the default) is always on; its default interval is 1 min. */
+#define CLI_PROB_THRESHOLD_MAX	     100
+#define CLI_DEFAULT_PROB_INTERVAL_MS 60000
 
 /* Keys of the shared options: what getopt returns (a letter is also the short name). */
 enum cli_key {
@@ -34,6 +42,13 @@ enum cli_key {
 	CLI_KEY_DEBUG_DIR,
 	CLI_KEY_NO_DEBUGINFOD,
 	CLI_KEY_CONFIG,
+	CLI_KEY_PROB_THRESHOLD,
+	CLI_KEY_PROB_INTERVAL,
+	CLI_KEY_COMM,
+	CLI_KEY_CGROUP,
+	CLI_KEY_CONTAINER,
+	CLI_KEY_CPU,
+	CLI_KEY_MAX_FRAMES,
 	CLI_KEY_OWN = 2000, /* a command's own long-only options take keys from here */
 };
 
@@ -45,6 +60,15 @@ struct cli_common {
 	bool kernel_stacks;
 	struct symbolizer_opts sym; /* sym.debug_dirs points at debug_dirs */
 	const char *debug_dirs[CLI_MAX_DEBUG_DIRS];
+	/* What is profiled (each NULL / 0 when not given; a sample passes every one given). */
+	const char *comm;	 /* --comm: an extended regular expression on the process name */
+	const char *cgroup;	 /* --cgroup: a cgroup v2 folder, its descendants included */
+	const char *container;	 /* --container: a container id prefix (lowercase hex) */
+	int cpus[CLI_MAX_CPUS];	 /* --cpu */
+	size_t n_cpus;		 /* 0: every online CPU */
+	uint32_t max_frames;	 /* --max-frames */
+	uint32_t prob_threshold; /* --probabilistic-threshold, 1..100 */
+	uint32_t prob_interval_ms;
 	/* The --config file's text: option values point into it. Owned (cli_common__clear). */
 	char *config_text;
 	/* Where the value being applied comes from (enum cli_source), and where the
@@ -79,13 +103,23 @@ struct cli_option {
 	bool hidden; /* test hooks: parsed, not in the usage */
 };
 
+/* The options that choose what is profiled and how much, in the usage's order, for a
+ * command's table: CLI_TARGET_OPTIONS, ... */
+#define CLI_TARGET_OPTIONS                                                                         \
+	{.key = CLI_KEY_COMM}, {.key = CLI_KEY_CGROUP}, {.key = CLI_KEY_CONTAINER},                \
+	    {.key = CLI_KEY_CPU}, {.key = CLI_KEY_MAX_FRAMES}, {.key = CLI_KEY_PROB_THRESHOLD},    \
+	{                                                                                          \
+		.key = CLI_KEY_PROB_INTERVAL                                                       \
+	}
+
 struct cli_command {
 	const char *name;     /* "record" */
 	const char *synopsis; /* after "usage: omniprof NAME ", lines separated by '\n' */
 	const char *intro;    /* a paragraph between the synopsis and the options, or NULL */
 	const struct cli_option *options; /* in the usage's order */
 	size_t n_options;
-	const char *footer; /* a paragraph after the options, or NULL */
+	const char *footer;	   /* a paragraph after the options, or NULL */
+	bool operands_end_options; /* "cmd ARGS...": options stop at the first operand */
 	/*
 	 * A command's own option: 0, or -errno after one clear line. A flag (no
 	 * argument) gets arg NULL from the command line and "true" or "false" from
@@ -132,6 +166,18 @@ int cli__set(const struct cli_command *cmd, struct cli_common *c, void *ctx, int
  */
 int cli__parse(const struct cli_command *cmd, int argc, char **argv, struct cli_common *c,
 	       void *ctx, int *first_arg);
+
+/* --probabilistic-interval: a duration such as "60", "1m", "30s" or "500ms" (100 ms to
+ * 1 h). 0 and *ms, or -EINVAL after one clear line. */
+int cli__parse_duration_ms(const char *opt, const char *arg, uint32_t *ms);
+/* --cpu: "0-3,5" into cpus (sorted, distinct, each below CLI_MAX_CPUS). 0 and *n, or
+ * -EINVAL after one clear line. */
+int cli__parse_cpus(const char *arg, int *cpus, size_t *n);
+
+struct session_opts;
+/* Copies what the shared options set for sampling into s (-F, -p, --no-kernel, the
+ * targeting, --max-frames, probabilistic profiling, symbols). */
+void cli_common__to_session(const struct cli_common *c, struct session_opts *s);
 
 /* Prints cmd's usage. */
 void cli__usage(const struct cli_command *cmd, FILE *f);

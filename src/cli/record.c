@@ -4,12 +4,14 @@
  * a flame graph to the output folder and print a summary.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,20 +40,23 @@ struct record_opts {
 	bool copy_all_stacks;
 	uint32_t max_mappings;
 	uint32_t copy_budget;
+	bool call_graph_noted; /* -g / --call-graph: the note is said once */
+	char **command;	       /* record -- COMMAND ARGS...: NULL-terminated, or NULL */
 };
 
 enum {
 	OPT_COPY_ALL_STACKS = CLI_KEY_OWN,
 	OPT_LPM_ENTRIES,
 	OPT_COPY_BUDGET,
+	OPT_CALL_GRAPH,
 };
 
 static const struct cli_option record_options[] = {
     {.key = 'd',
      .name = "duration",
      .arg = "SECONDS",
-     .help = "stop after SECONDS (default: until Ctrl-C,\n"
-	     "SIGTERM or SIGHUP)"},
+     .help = "sample for SECONDS, from the first sample on\n"
+	     "(default: until Ctrl-C, SIGTERM or SIGHUP)"},
     {.key = CLI_KEY_FREQUENCY},
     {.key = CLI_KEY_PID},
     {.key = 'o',
@@ -60,7 +65,17 @@ static const struct cli_option record_options[] = {
      .help = "output folder (default ./" DEFAULT_OUTPUT_DIR "); created if\n"
 	     "missing; refused if a symlink, another user's, or\n"
 	     "writable by group or others (so not /tmp itself)"},
+    {.key = 'a',
+     .name = "all-cpus",
+     .help = "the whole system (the default; accepted as perf\ntakes it)"},
     {.key = CLI_KEY_NO_KERNEL},
+    CLI_TARGET_OPTIONS,
+    {.key = 'g', .help = "accepted and ignored: stacks are always recorded"},
+    {.key = OPT_CALL_GRAPH,
+     .name = "call-graph",
+     .arg = "MODE",
+     .help = "accepted and ignored (perf's fp, dwarf, lbr): the\n"
+	     "walk uses .eh_frame, frame pointers where none"},
     {.key = CLI_KEY_DEMANGLE},
     {.key = CLI_KEY_DEBUG_DIR},
     {.key = CLI_KEY_NO_DEBUGINFOD},
@@ -89,6 +104,17 @@ static int record_option(void *ctx, int key, const char *arg)
 		return 0;
 	case 'o':
 		o->output_dir = arg;
+		return 0;
+	case 'a':
+		return 0;
+	case 'g':
+	case OPT_CALL_GRAPH:
+		if (!o->call_graph_noted)
+			fprintf(stderr,
+				"omniprof: note: %s ignored: kernel and user stacks are "
+				"always recorded (user stacks unwound with .eh_frame)\n",
+				key == 'g' ? "-g" : "--call-graph");
+		o->call_graph_noted = true;
 		return 0;
 	case OPT_COPY_ALL_STACKS:
 		o->copy_all_stacks = true;
@@ -119,13 +145,18 @@ static int record_option(void *ctx, int key, const char *arg)
 
 static const struct cli_command record_command = {
     .name = "record",
-    .synopsis = "[-d SECONDS] [-F HZ] [-p PID]... [-o DIR] [--no-kernel]\n"
-		"[--demangle MODE] [--debug-dir DIR]... [--no-debuginfod]\n"
-		"[--symbol-cache-mb MB] [-v]",
+    .synopsis = "[-d SECONDS] [-F HZ] [-p PID]... [-o DIR] [-a] [--no-kernel]\n"
+		"[--comm REGEX] [--cgroup PATH] [--container ID] [--cpu LIST]\n"
+		"[--max-frames N] [--probabilistic-threshold N]\n"
+		"[--probabilistic-interval D] [--demangle MODE] [--debug-dir DIR]...\n"
+		"[--no-debuginfod] [--symbol-cache-mb MB] [-v] [[--] COMMAND [ARG]...]",
     .options = record_options,
     .n_options = sizeof(record_options) / sizeof(record_options[0]),
-    .footer = "Writes DIR/profile.pb.gz (pprof), DIR/stacks.folded and DIR/flamegraph.html.",
+    .footer = "With COMMAND: runs it, profiles it and its children until it exits (or -d\n"
+	      "runs out: then it gets SIGTERM), and says how it exited.\n"
+	      "Writes DIR/profile.pb.gz (pprof), DIR/stacks.folded and DIR/flamegraph.html.",
     .own = record_option,
+    .operands_end_options = true,
 };
 
 static int parse_args(int argc, char **argv, struct record_opts *o)
@@ -138,11 +169,94 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	if (err)
 		return err;
 	if (first_arg < argc) {
-		pr_err("unexpected argument '%s'", argv[first_arg]);
-		cli__usage(&record_command, stderr);
-		return -EINVAL;
+		if (o->common.n_pids) {
+			pr_err("-p and a command to run cannot be combined");
+			return -EINVAL;
+		}
+		o->command = &argv[first_arg];
 	}
 	return 0;
+}
+
+/* SIGCHLD from the command: the recording ends (set by the handler). */
+static volatile sig_atomic_t command_exited;
+
+static void on_sigchld(int sig)
+{
+	(void)sig;
+	command_exited = 1;
+}
+
+/*
+ * Forks the command; it waits on a pipe until *go is written (the sampler is
+ * attached and its pid a target), then execs. The child's pid, or -errno
+ * after one clear line; *go is the pipe's write end (closing it without
+ * writing makes the child exit, status 127, without running anything).
+ */
+static pid_t command__fork(char **argv, int *go)
+{
+	struct sigaction sa = {.sa_handler = on_sigchld};
+	int fds[2];
+	pid_t pid;
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGCHLD, &sa, NULL) || pipe2(fds, O_CLOEXEC)) {
+		pr_err("cannot start '%s': %s", argv[0], strerror(errno));
+		return -errno;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		pr_err("cannot start '%s': %s", argv[0], strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		return -errno;
+	}
+	if (!pid) {
+		char c;
+
+		close(fds[1]);
+		if (read(fds[0], &c, 1) != 1)
+			_exit(127);
+		/* Ignored signals stay ignored through exec: give the command the defaults. */
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGCHLD, SIG_DFL);
+		execvp(argv[0], argv);
+		fprintf(stderr, "omniprof: cannot run '%s': %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(fds[0]);
+	*go = fds[1];
+	return pid;
+}
+
+/* Waits for the command (SIGTERM first when it still runs) and says how it ended. */
+static void command__reap(pid_t pid, const char *name)
+{
+	int status = 0;
+	pid_t r = waitpid(pid, &status, WNOHANG);
+
+	if (r == 0) {
+		kill(pid, SIGTERM);
+		fprintf(stderr, "omniprof: the recording ended before '%s': sent it SIGTERM\n",
+			name);
+		/* A command that ignores SIGTERM gets SIGKILL 2 s later: never waited on forever.
+		 */
+		for (int i = 0; i < 200 && (r = waitpid(pid, &status, WNOHANG)) == 0; i++)
+			usleep(10000);
+		if (r == 0) {
+			kill(pid, SIGKILL);
+			r = waitpid(pid, &status, 0);
+		}
+	}
+	if (r != pid)
+		return;
+	if (WIFEXITED(status))
+		fprintf(stderr, "omniprof: '%s' exited with status %d\n", name,
+			WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		fprintf(stderr, "omniprof: '%s' was killed by signal %d (%s)\n", name,
+			WTERMSIG(status), strsignal(WTERMSIG(status)));
 }
 
 /* Files of targets refused by util/safe_open.h, by reason. */
@@ -172,7 +286,7 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 	static const char *const names[OP_STAT__COUNT] = {
 	    [OP_STAT_SAMPLES] = "bpf: program runs",
 	    [OP_STAT_IDLE] = "bpf: idle CPU (not recorded)",
-	    [OP_STAT_FILTERED] = "bpf: other processes (not recorded)",
+	    [OP_STAT_FILTERED] = "bpf: not targets (not recorded)",
 	    [OP_STAT_RINGBUF_FULL] = "dropped: ring buffer full",
 	    [OP_STAT_KERNEL_STACK_ERR] = "truncated: kernel stack unavailable",
 	    [OP_STAT_USER_REGS_ERR] = "truncated: user registers unavailable",
@@ -193,6 +307,7 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 	    [OP_STAT_STACK_COPIES] = "bpf: stack copies (unknown process/address)",
 	    [OP_STAT_STACK_COPY_LOST] = "dropped: stack copies, ring buffer full",
 	    [OP_STAT_STACK_COPY_SKIPPED] = "not copied (over budget): frame pointers",
+	    [OP_STAT_PID_FILTER_FULL] = "lost: children not followed (map full)",
 	};
 
 	fprintf(stderr, "counters:\n");
@@ -366,7 +481,9 @@ int cmd_record(int argc, char **argv)
 	struct profile *p = NULL;
 	struct output_dir dir = {.fd = -1};
 	uint64_t deadline_ns;
-	int ret = 1, err;
+	pid_t child = 0;
+	uint32_t child_pid;
+	int ret = 1, err, go = -1;
 
 	if (!o) {
 		pr_err("out of memory");
@@ -385,26 +502,66 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 
-	sopts.frequency_hz = o->common.frequency_hz;
-	sopts.kernel_stacks = o->common.kernel_stacks;
-	sopts.pids = o->common.pids;
-	sopts.n_pids = o->common.n_pids;
+	cli_common__to_session(&o->common, &sopts);
 	sopts.copy_all_stacks = o->copy_all_stacks;
 	sopts.max_mappings = o->max_mappings;
 	sopts.copy_budget_count = o->copy_budget;
-	sopts.sym = &o->common.sym;
+	if (o->command) {
+		child = command__fork(o->command, &go);
+		if (child < 0)
+			goto cleanup;
+		child_pid = (uint32_t)child;
+		sopts.pids = &child_pid;
+		sopts.n_pids = 1;
+		sopts.follow_children = true;
+	}
 	if (session__start(&ss, &sopts))
 		goto cleanup;
 
+	/* -d counts from the first sample on: the start-up (loading, reading what runs)
+	 * is not part of the recording. */
 	deadline_ns =
 	    o->duration_s > 0 ? ss.interval_start_ns + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
-	fprintf(stderr, "omniprof: sampling %s on %d CPUs at %u Hz%s\n",
-		o->common.n_pids ? "the given processes" : "the whole system",
-		sampler__n_cpus(ss.s), o->common.frequency_hz,
-		o->duration_s > 0 ? "" : " until Ctrl-C");
+	if (o->duration_s > 0)
+		session__stop_at(&ss, deadline_ns);
+	if (o->command)
+		fprintf(stderr, "omniprof: sampling '%s' and its children on %d CPUs at %u Hz\n",
+			o->command[0], sampler__n_cpus(ss.s), o->common.frequency_hz);
+	else
+		fprintf(stderr, "omniprof: sampling %s on %d CPUs at %u Hz%s\n",
+			o->common.n_pids || o->common.comm || o->common.cgroup ||
+				o->common.container
+			    ? "the given processes"
+			    : "the whole system",
+			sampler__n_cpus(ss.s), o->common.frequency_hz,
+			o->duration_s > 0 ? "" : " until Ctrl-C");
+	if (o->command) {
+		/* Sampling is on and the command's pid a target: let it exec. */
+		if (write(go, "g", 1) != 1) {
+			pr_err("cannot start '%s': %s", o->command[0], strerror(errno));
+			goto cleanup;
+		}
+		close(go);
+		go = -1;
+		/* Until it exits (SIGCHLD), -d runs out, or a stop signal. */
+		while (!cli__stop_requests && !command_exited) {
+			uint64_t now = session__clock_ns(CLOCK_MONOTONIC);
 
-	session__run(&ss, deadline_ns, &cli__stop_requests);
+			if (now >= deadline_ns)
+				break;
+			session__run(&ss,
+				     deadline_ns - now > 100000000ull ? now + 100000000ull
+								      : deadline_ns,
+				     &command_exited);
+		}
+	} else {
+		session__run(&ss, deadline_ns, &cli__stop_requests);
+	}
 	session__stop_sampling(&ss);
+	if (child > 0) {
+		command__reap(child, o->command[0]);
+		child = 0;
+	}
 
 	if (session__take_profile(&ss, &p)) {
 		pr_err("out of memory while building the profile");
@@ -415,16 +572,25 @@ int cmd_record(int argc, char **argv)
 	summary__print(p, stdout, 10);
 	if (log_verbosity > 0) {
 		print_counters(ss.bpf_stats, &ss.hotplug, &ss.c, &ss.sym, &ss.um);
+		session__print_controls(&ss, stderr);
 		interp__print_counters(ss.interp, stderr);
 	}
 	if (!p->stats.samples)
 		pr_warn("no samples were recorded: the %s did not run on a CPU while sampling",
-			o->common.n_pids ? "processes" : "system");
+			o->command ? "command"
+			: o->common.n_pids || o->common.comm || o->common.cgroup ||
+				o->common.container
+			    ? "processes"
+			    : "system");
 	printf("\nwrote %s/profile.pb.gz, %s/stacks.folded and %s/flamegraph.html\n", o->output_dir,
 	       o->output_dir, o->output_dir);
 	ret = 0;
 
 cleanup:
+	if (go >= 0)
+		close(go); /* the command exits without running */
+	if (child > 0)
+		waitpid(child, NULL, 0);
 	profile__free(p);
 	session__clear(&ss);
 	output_dir__close(&dir);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/targets.h"
 #include "interp/interp.h"
 #include "unwind/unwind_maps.h"
 #include "omniprof/abi.h"
@@ -246,7 +247,18 @@ static int handle_proc_event(struct collector *c, const struct op_proc_event *e,
 	if (e->hdr.type == OP_EVENT_EXIT) {
 		c->stats.exits++;
 		process_table__mark_exited(&c->procs, e->hdr.pid);
+		if (c->targets)
+			targets__on_exit(c->targets, e->hdr.pid);
 		return 0;
+	}
+	/* Not (or no longer) a target: its maps are not read, its samples not taken. */
+	if (c->targets) {
+		char comm[sizeof(e->comm) + 1];
+
+		memcpy(comm, e->comm, sizeof(e->comm));
+		comm[sizeof(e->comm)] = '\0';
+		if (!targets__on_exec(c->targets, e->hdr.pid, comm))
+			return 0;
 	}
 	/* A new program image: read its mappings now, while it runs. */
 	c->stats.execs++;
@@ -375,9 +387,9 @@ static int handle_stack_copy(struct collector *c, const struct op_stack_copy *e,
 
 		for (unsigned int i = 0; i < OP_INTERP__COUNT; i++)
 			states[i] = interp__walk_state(c->interp, e->hdr.pid, i);
-		n = stack_copy__to_trace(e, size, &c->procs, p,
-					 interp__ranges(c->interp, e->hdr.pid), states,
-					 c->copy_trace, &c->copies, &unknown_pc);
+		n = stack_copy__to_trace(
+		    e, size, &c->procs, p, interp__ranges(c->interp, e->hdr.pid), states,
+		    c->copy_trace, &c->copies, &unknown_pc, c->max_user_frames);
 		if (n < 0)
 			return (int)n;
 		/*

@@ -49,6 +49,8 @@ struct collector_held_stats {
 
 struct held_record;
 
+struct targets;
+
 struct collector {
 	struct file_cache files;
 	struct process_table procs;
@@ -59,7 +61,9 @@ struct collector {
 	struct op_trace *copy_trace; /* a stack copy, unwound (OP_TRACE_MAX_SIZE bytes) */
 	/* Added to a sample's CLOCK_MONOTONIC time to get the wall clock (keep_events). */
 	int64_t monotonic_to_wall_ns;
-	struct interp *interp; /* names runtimes' frames; NULL: they stay unnamed */
+	struct interp *interp;	  /* names runtimes' frames; NULL: they stay unnamed */
+	struct targets *targets;  /* per-process filters kept at exec and exit; NULL: none */
+	uint32_t max_user_frames; /* stack copies walk this deep (--max-frames); 0: the most */
 	struct held_record *held_first, *held_last;
 	bool releasing; /* handling held records: hold nothing */
 	struct collector_held_stats held;

@@ -2,9 +2,15 @@
 #include "engine/session.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <mntent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -120,8 +126,86 @@ static int read_percpu(void *ctx, const char *name, uint64_t *out, uint32_t n)
 	return sampler__read_percpu(ctx, name, out, n);
 }
 
+/* A cgroup v2 folder opened (O_DIRECTORY): path as given when it is one, else under
+ * each cgroup2 mount. The fd (the caller closes it), or -errno after one clear line. */
+static int open_cgroup(const char *path)
+{
+	struct statfs st;
+	struct mntent *m;
+	char buf[4096];
+	FILE *f;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0 && !fstatfs(fd, &st) && st.f_type == CGROUP2_SUPER_MAGIC)
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	f = setmntent("/proc/self/mounts", "re");
+	while (f && (m = getmntent(f))) {
+		if (strcmp(m->mnt_type, "cgroup2"))
+			continue;
+		snprintf(buf, sizeof(buf), "%s/%s", m->mnt_dir, path[0] == '/' ? path + 1 : path);
+		fd = open(buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0 && !fstatfs(fd, &st) && st.f_type == CGROUP2_SUPER_MAGIC) {
+			endmntent(f);
+			return fd;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	if (f)
+		endmntent(f);
+	pr_err("--cgroup: '%s' is not a cgroup v2 folder (absolute, or under a cgroup2 mount)",
+	       path);
+	return -ENOENT;
+}
+
+/* Probabilistic profiling, as the OpenTelemetry eBPF profiler does it: a draw in
+ * [0, 100) below the threshold turns sampling on for the next interval, else off. */
+static void draw(struct session *ss, uint64_t now)
+{
+	bool first = !ss->prob.on && !ss->prob.off, on = true;
+	uint64_t step;
+	uint32_t r = 0;
+
+	if (ss->opts.prob_threshold && ss->opts.prob_threshold < 100) {
+		if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+			r = (uint32_t)random();
+		on = r % 100 < ss->opts.prob_threshold;
+		/* -v (the agent's only view of it): each draw, with the running counts. */
+		pr_info("probabilistic profiling: sampling %s for the next %.3g s (%llu on, "
+			"%llu off so far)",
+			on ? "on" : "off", (double)ss->opts.prob_interval_ns / 1e9,
+			(unsigned long long)ss->prob.on + on,
+			(unsigned long long)ss->prob.off + !on);
+	}
+	if (on)
+		ss->prob.on++;
+	else
+		ss->prob.off++;
+	if (first || on != ss->sampling_on)
+		sampler__set_enabled(ss->s, on);
+	if (!on && ss->prob.on_since_ns) {
+		ss->prob.on_ns += now - ss->prob.on_since_ns;
+		ss->prob.on_since_ns = 0;
+	} else if (on && !ss->prob.on_since_ns) {
+		ss->prob.on_since_ns = now;
+	}
+	ss->sampling_on = on;
+	/* On a fixed grid, as a ticker: a late draw does not push the next ones back. */
+	step = ss->opts.prob_interval_ns ? ss->opts.prob_interval_ns : 60ull * 1000000000ull;
+	if (first)
+		ss->next_draw_ns = now;
+	do
+		ss->next_draw_ns += step;
+	while (ss->next_draw_ns <= now);
+}
+
 int session__start(struct session *ss, const struct session_opts *o)
 {
+	struct targets_opts topts = {0};
+	uint32_t *target_pids = NULL;
+	int n_targets;
 	struct interp_env env = {0};
 	struct sampler_opts sopts = {0};
 	struct sampler_unwind_fds ufds;
@@ -129,6 +213,21 @@ int session__start(struct session *ss, const struct session_opts *o)
 
 	memset(ss, 0, sizeof(*ss));
 	ss->opts = *o;
+	ss->cgroup_fd = -1;
+	topts.pids = o->pids;
+	topts.n_pids = o->n_pids;
+	topts.comm = o->comm;
+	topts.container = o->container;
+	topts.follow_children = o->follow_children;
+	err = targets__init(&ss->targets, &topts);
+	if (err)
+		return err;
+	ss->targets_ready = true;
+	if (o->cgroup) {
+		ss->cgroup_fd = open_cgroup(o->cgroup);
+		if (ss->cgroup_fd < 0)
+			return ss->cgroup_fd;
+	}
 	raise_fd_limit();
 	memory__tune();
 	err = collector__init(&ss->c);
@@ -164,8 +263,22 @@ int session__start(struct session *ss, const struct session_opts *o)
 	sopts.copy_all_stacks = o->copy_all_stacks;
 	sopts.max_mappings = o->max_mappings;
 	sopts.copy_budget_count = o->copy_budget_count;
-	/* The first interval starts when sampling can: before the program is attached. */
-	set_clock_offset(ss);
+	sopts.filter_pids = targets__by_process(&ss->targets);
+	sopts.report_all_execs = targets__report_all_execs(&ss->targets);
+	sopts.follow_children = targets__follow_children(&ss->targets);
+	/* Processes found by name or container, and followed children, are not counted
+	 * in advance: room for many. */
+	if (sopts.filter_pids && !o->n_pids)
+		sopts.pid_filter_size = 65536;
+	if (o->follow_children)
+		sopts.pid_filter_size = 65536;
+	sopts.filter_cgroup = ss->cgroup_fd >= 0;
+	sopts.cgroup_fd = ss->cgroup_fd;
+	sopts.cpus = o->cpus;
+	sopts.n_cpus = o->n_cpus;
+	sopts.max_frames = o->max_frames;
+	ss->c.max_user_frames = o->max_frames;
+	/* The events are opened stopped: the interval starts when they start, below. */
 	err = sampler__open(&sopts, on_event, &ss->c, &ss->s);
 	if (err)
 		return err;
@@ -194,15 +307,26 @@ int session__start(struct session *ss, const struct session_opts *o)
 	 * ones that start later arrive through exec events and unknown-pid reports,
 	 * their files readied first (the scan's in the background). */
 	file_worker__set_background(ss->fw, true);
-	if (o->n_pids) {
-		for (size_t i = 0; i < o->n_pids; i++)
-			process_table__get(&ss->c.procs, o->pids[i]);
+	if (targets__by_process(&ss->targets)) {
+		n_targets =
+		    targets__attach(&ss->targets, sampler__pid_filter_fd(ss->s), &target_pids);
+		if (n_targets < 0) {
+			pr_err("cannot list the processes to profile: %s", strerror(-n_targets));
+			return n_targets;
+		}
+		for (int i = 0; i < n_targets; i++)
+			process_table__get(&ss->c.procs, target_pids[i]);
+		free(target_pids);
+		ss->c.targets = &ss->targets;
 	} else {
 		process_table__scan_all(&ss->c.procs);
 	}
 	file_worker__set_background(ss->fw, false);
 	settle_files(ss, SESSION_STARTUP_WAIT_MS, true);
 	memory__release(); /* the tables' build buffers */
+	/* Sampling starts now that what runs is known: the first interval starts here. */
+	set_clock_offset(ss);
+	draw(ss, ss->interval_start_ns);
 	return 0;
 }
 
@@ -215,7 +339,14 @@ int session__run(struct session *ss, uint64_t deadline_ns, volatile sig_atomic_t
 
 		if (now >= deadline_ns)
 			break;
+		if (now >= ss->next_draw_ns && ss->opts.prob_threshold &&
+		    ss->opts.prob_threshold < 100)
+			draw(ss, now);
 		left_ms = (int64_t)((deadline_ns - now) / 1000000);
+		if (ss->opts.prob_threshold && ss->opts.prob_threshold < 100 &&
+		    ss->next_draw_ns > now &&
+		    (int64_t)((ss->next_draw_ns - now) / 1000000) < left_ms)
+			left_ms = (int64_t)((ss->next_draw_ns - now) / 1000000);
 		err = sampler__poll(ss->s, left_ms < 100 ? (int)left_ms + 1 : 100);
 		if (err < 0 && err != -EINTR) {
 			pr_err("reading samples failed: %s", strerror(-err));
@@ -227,10 +358,25 @@ int session__run(struct session *ss, uint64_t deadline_ns, volatile sig_atomic_t
 	return 0;
 }
 
+void session__stop_at(struct session *ss, uint64_t deadline_ns)
+{
+	ss->stop_at_ns = deadline_ns;
+	if (ss->s)
+		sampler__stop_at(ss->s, deadline_ns);
+}
+
 void session__stop_sampling(struct session *ss)
 {
 	if (!ss->s)
 		return;
+	/* The recording ends here, on time: what follows only takes in what was sampled. */
+	sampler__set_enabled(ss->s, false);
+	ss->stopped_ns = session__clock_ns(CLOCK_MONOTONIC);
+	if (ss->stop_at_ns && ss->stop_at_ns < ss->stopped_ns)
+		ss->stopped_ns = ss->stop_at_ns;
+	if (ss->prob.on_since_ns && ss->stopped_ns > ss->prob.on_since_ns)
+		ss->prob.on_ns += ss->stopped_ns - ss->prob.on_since_ns;
+	ss->prob.on_since_ns = 0;
 	sampler__drain(ss->s);
 	/* Held samples are unwound with the tables in the BPF maps: before they go. */
 	settle_files(ss, SESSION_FINAL_WAIT_MS, false);
@@ -264,7 +410,8 @@ int session__take_profile(struct session *ss, struct profile **out)
 		interp__read_bpf_counters(ss->interp, read_percpu, ss->s);
 		sampler__hotplug_stats(ss->s, &ss->hotplug);
 	}
-	now = session__clock_ns(CLOCK_MONOTONIC);
+	/* After session__stop_sampling the interval ended when the events stopped. */
+	now = ss->stopped_ns ? ss->stopped_ns : session__clock_ns(CLOCK_MONOTONIC);
 	done = ss->c.traces;
 	dropped = ss->bpf_stats[OP_STAT_RINGBUF_FULL] + ss->bpf_stats[OP_STAT_STACK_COPY_LOST] +
 		  ss->c.stats.bad_records + ss->c.copies.bad_records + ss->c.stats.enomem;
@@ -308,8 +455,34 @@ void session__clear(struct session *ss)
 	if (ss->collector_ready)
 		collector__clear(&ss->c);
 	ss->collector_ready = false;
+	if (ss->targets_ready) {
+		targets__clear(&ss->targets);
+		if (ss->cgroup_fd >= 0)
+			close(ss->cgroup_fd);
+		ss->cgroup_fd = -1;
+	}
+	ss->targets_ready = false;
 	log__flush_suppressed();
 	/* Busy (or stuck) jobs finish alone: never waited for. */
 	file_worker__free(ss->fw);
 	ss->fw = NULL;
+}
+
+void session__print_controls(const struct session *ss, FILE *f)
+{
+	const struct targets_stats *t = &ss->targets.stats;
+
+	if (ss->opts.prob_threshold && ss->opts.prob_threshold < 100)
+		fprintf(f,
+			"  %-40s %llu on, %llu off (threshold %u%%, every %.3g s), on for "
+			"%.3f s\n",
+			"probabilistic: intervals", (unsigned long long)ss->prob.on,
+			(unsigned long long)ss->prob.off, ss->opts.prob_threshold,
+			(double)ss->opts.prob_interval_ns / 1e9, (double)ss->prob.on_ns / 1e9);
+	else
+		fprintf(f, "  %-40s off (always sampling)\n", "probabilistic: intervals");
+	fprintf(f, "  %-40s %llu matched, %llu not, %llu removed, %llu map full\n",
+		"targets: processes", (unsigned long long)t->matched,
+		(unsigned long long)t->excluded, (unsigned long long)t->removed,
+		(unsigned long long)t->map_full);
 }

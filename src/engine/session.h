@@ -12,8 +12,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "engine/collector.h"
+#include "engine/targets.h"
 #include "interp/interp.h"
 #include "sampler/sampler.h"
 #include "symbol/symbolizer.h"
@@ -40,6 +42,24 @@ struct session_opts {
 	bool bounded;
 	uint64_t max_trace_bytes; /* with bounded: per interval; 0: SESSION_TRACE_BYTES */
 	size_t files_kept_unused; /* with bounded; 0: SESSION_FILES_KEPT_UNUSED */
+	/* What is profiled besides pids (see engine/targets.h): NULL / 0 when not given. */
+	const char *comm;
+	const char *container;
+	const char *cgroup;   /* a cgroup v2 folder (absolute, or under the cgroup2 mount) */
+	bool follow_children; /* pids is a command just started: its children too */
+	const int *cpus;      /* only these CPUs */
+	size_t n_cpus;
+	uint32_t max_frames;	 /* user frames per walk; 0: OP_MAX_USER_FRAMES */
+	uint32_t prob_threshold; /* 1..100; 0 or 100: always on */
+	uint64_t prob_interval_ns;
+};
+
+/* Probabilistic profiling: the draws made and what they decided. */
+struct session_prob_stats {
+	uint64_t on;
+	uint64_t off;
+	uint64_t on_ns;	      /* time sampling was on, up to the last change or the stop */
+	uint64_t on_since_ns; /* when it was turned on, 0: off */
 };
 
 /* Files no process maps kept open for programs that start again (bounded runs). */
@@ -79,13 +99,25 @@ struct session {
 	uint64_t interval_start_wall_ns;
 	uint64_t dropped_before; /* drops counted in earlier profiles */
 	struct session_tables tables;
+	struct targets targets;
+	bool targets_ready;
+	int cgroup_fd;
+	uint64_t next_draw_ns; /* probabilistic profiling: the next draw (CLOCK_MONOTONIC) */
+	bool sampling_on;
+	struct session_prob_stats prob;
+	uint64_t stopped_ns; /* when session__stop_sampling stopped the events, 0: not yet */
+	uint64_t stop_at_ns; /* session__stop_at's deadline, 0: none */
 };
 
-/* Loads and attaches everything, learns running processes. 0 or -errno (logged). */
+/* Loads and attaches everything, learns running processes, then starts sampling (the
+ * profile's time starts there). 0 or -errno (logged). */
 int session__start(struct session *ss, const struct session_opts *o);
 /* Feeds records to the collector until deadline_ns (CLOCK_MONOTONIC) or *stop is set.
  * 0, or -errno when reading samples failed (logged). */
 int session__run(struct session *ss, uint64_t deadline_ns, volatile sig_atomic_t *stop);
+/* The recording ends at deadline_ns (CLOCK_MONOTONIC) exactly: the kernel takes no
+ * sample after it, and the profile's interval ends there at the latest. */
+void session__stop_at(struct session *ss, uint64_t deadline_ns);
 /* Drains the ring buffer, reads the BPF counters and detaches (record's end). */
 void session__stop_sampling(struct session *ss);
 /*
@@ -97,5 +129,8 @@ int session__take_profile(struct session *ss, struct profile **out);
 void session__clear(struct session *ss); /* accepts a zeroed session */
 
 uint64_t session__clock_ns(int clock);
+
+/* -v: what the targeting and probabilistic profiling did. */
+void session__print_controls(const struct session *ss, FILE *f);
 
 #endif

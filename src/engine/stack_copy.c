@@ -143,7 +143,7 @@ static void copy_find_rule(void *ctx, uint32_t pid, uint64_t pc, struct op_unwin
 long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct process_table *pt,
 			  const struct process *p, const struct op_interp_proc *ranges,
 			  const void *const *states, struct op_trace *out,
-			  struct stack_copy_stats *stats, uint64_t *unknown_pc)
+			  struct stack_copy_stats *stats, uint64_t *unknown_pc, uint32_t max_frames)
 {
 	const uint64_t *kernel = (const uint64_t *)(copy + 1);
 	struct copy_walk w = {.copy = copy, .pt = pt, .p = p, .stats = stats};
@@ -205,8 +205,10 @@ long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct 
 		out->flags |= OP_TRACE_F_USER_TRUNCATED;
 	} else {
 		/* As the sampler: frames in a runtime's code go to its step. */
-		res = user_unwind__walk(&ops, &interp, copy->hdr.pid, copy->pc, copy->sp, copy->fp,
-					user, OP_MAX_USER_FRAMES);
+		res = user_unwind__walk(
+		    &ops, &interp, copy->hdr.pid, copy->pc, copy->sp, copy->fp, user,
+		    max_frames && max_frames < OP_MAX_USER_FRAMES ? max_frames
+								  : OP_MAX_USER_FRAMES);
 		for (unsigned int i = 1; i < OP_INTERP__COUNT; i++)
 			if (runtime[i] && runtime[i]->walk_end)
 				runtime[i]->walk_end(walks[i], &stats->interp[i]);

@@ -64,10 +64,13 @@ struct stack_copy_stats {
  * unknown_pc (may be NULL): set to the first pc the walk could trust (the
  * first frame's, or one found by a table's rule) that is in none of p's
  * mappings, 0 when none was: a mapping made since p's maps were read.
+ * max_frames: user frames walked (as the sampler's --max-frames), 1 to
+ * OP_MAX_USER_FRAMES; deeper stacks are marked truncated.
  */
 long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct process_table *pt,
 			  const struct process *p, const struct op_interp_proc *ranges,
 			  const void *const *states, struct op_trace *out,
-			  struct stack_copy_stats *stats, uint64_t *unknown_pc);
+			  struct stack_copy_stats *stats, uint64_t *unknown_pc,
+			  uint32_t max_frames);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +34,8 @@ struct sampler {
 	int n_cpus; /* events open now */
 	uint32_t frequency_hz;
 	uint64_t next_check_ns;
+	bool *wanted; /* max_cpus long: CPUs to sample (--cpu), NULL: all */
+	bool enabled; /* events counting (sampler__set_enabled) */
 	struct sampler_hotplug_stats hotplug;
 	sampler_event_fn fn;
 	void *ctx;
@@ -111,6 +114,8 @@ static int open_cpu_clock(int cpu, uint32_t hz)
 	    .sample_freq = hz,
 	    /* read() gives the time enabled: it stops growing when the CPU went away. */
 	    .read_format = PERF_FORMAT_TOTAL_TIME_ENABLED,
+	    /* Started by sampler__set_enabled once the session is ready. */
+	    .disabled = 1,
 	};
 	int fd = (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
@@ -141,7 +146,29 @@ static int open_cpu(struct sampler *s, int cpu)
 	s->perf_fds[cpu] = fd;
 	s->enabled_ns[cpu] = 0;
 	s->n_cpus++;
+	/* Attaching enabled the event (libbpf does): follow sampler__set_enabled. */
+	if (!s->enabled)
+		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 	return 0;
+}
+
+void sampler__set_enabled(struct sampler *s, bool on)
+{
+	s->enabled = on;
+	for (int cpu = 0; cpu < s->max_cpus; cpu++)
+		if (s->perf_fds[cpu] >= 0)
+			ioctl(s->perf_fds[cpu], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE,
+			      0);
+}
+
+void sampler__stop_at(struct sampler *s, uint64_t deadline_ns)
+{
+	s->skel->data->stop_after_ns = deadline_ns;
+}
+
+int sampler__pid_filter_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.pid_filter);
 }
 
 static void close_cpu(struct sampler *s, int cpu)
@@ -178,14 +205,16 @@ void sampler__check_cpus(struct sampler *s)
 	if (n <= 0)
 		goto cleanup; /* keep what runs; look again next time */
 	for (int i = 0; i < n; i++)
-		if (cpus[i] >= 0 && cpus[i] < s->max_cpus)
+		if (cpus[i] >= 0 && cpus[i] < s->max_cpus && (!s->wanted || s->wanted[cpus[i]]))
 			online[cpus[i]] = true;
 	for (int cpu = 0; cpu < s->max_cpus; cpu++) {
 		if (s->perf_fds[cpu] >= 0) {
 			/* A CPU offline now, or one that went and came back since the last
 			 * look (its event stopped: the time enabled no longer grows). */
 			uint64_t enabled = time_enabled(s->perf_fds[cpu]);
-			bool stopped = enabled && enabled == s->enabled_ns[cpu];
+			/* A stopped event's time does not grow either (probabilistic
+			 * profiling, before the start): then only the online list says. */
+			bool stopped = s->enabled && enabled && enabled == s->enabled_ns[cpu];
 
 			s->enabled_ns[cpu] = enabled;
 			if (online[cpu] && !stopped)
@@ -283,6 +312,31 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 	}
 	for (int i = 0; i < s->max_cpus; i++)
 		s->perf_fds[i] = -1;
+	if (opts->n_cpus) {
+		bool any = false;
+
+		s->wanted = calloc((size_t)s->max_cpus, sizeof(*s->wanted));
+		if (!s->wanted) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		for (size_t i = 0; i < opts->n_cpus; i++) {
+			if (opts->cpus[i] < 0 || opts->cpus[i] >= s->max_cpus) {
+				pr_err("--cpu: cpu %d does not exist (this machine has %d)",
+				       opts->cpus[i], s->max_cpus);
+				err = -EINVAL;
+				goto cleanup;
+			}
+			s->wanted[opts->cpus[i]] = true;
+		}
+		for (int i = 0; i < n_cpus; i++)
+			any |= cpus[i] < s->max_cpus && s->wanted[cpus[i]];
+		if (!any) {
+			pr_err("--cpu: none of the CPUs given is online");
+			err = -ENODEV;
+			goto cleanup;
+		}
+	}
 
 	s->skel = sampler_bpf__open();
 	if (!s->skel) {
@@ -290,7 +344,12 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 		explain_load_error(err);
 		goto cleanup;
 	}
-	s->skel->rodata->filter_pids = opts->n_pids > 0;
+	s->skel->rodata->filter_pids = opts->n_pids > 0 || opts->filter_pids;
+	s->skel->rodata->report_all_execs = opts->report_all_execs;
+	s->skel->rodata->follow_children = opts->follow_children;
+	s->skel->rodata->filter_cgroup = opts->filter_cgroup;
+	if (opts->max_frames)
+		s->skel->rodata->max_user_frames = opts->max_frames;
 	s->skel->rodata->kernel_stacks = opts->kernel_stacks;
 	s->skel->rodata->copy_all_stacks = opts->copy_all_stacks;
 	if (opts->copy_budget_count)
@@ -304,8 +363,11 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 				 (uint32_t)libbpf_num_possible_cpus());
 	if (opts->max_mappings)
 		bpf_map__set_max_entries(s->skel->maps.exe_mappings, opts->max_mappings);
-	if (opts->n_pids > 4096)
-		bpf_map__set_max_entries(s->skel->maps.pid_filter, (uint32_t)opts->n_pids);
+	if (opts->n_pids > 4096 || opts->pid_filter_size > 4096)
+		bpf_map__set_max_entries(s->skel->maps.pid_filter,
+					 opts->n_pids > opts->pid_filter_size
+					     ? (uint32_t)opts->n_pids
+					     : opts->pid_filter_size);
 	err = sampler_bpf__load(s->skel);
 	if (err) {
 		explain_load_error(err);
@@ -321,6 +383,16 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 			goto cleanup;
 		}
 	}
+	if (opts->filter_cgroup) {
+		uint32_t zero = 0, fd = (uint32_t)opts->cgroup_fd;
+
+		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.cgroup_filter), &zero, &fd,
+					BPF_ANY)) {
+			err = -errno;
+			pr_err("--cgroup: the kernel refused the folder: %s", strerror(-err));
+			goto cleanup;
+		}
+	}
 	/* Before the first sample: a process not ready is never walked by frame
 	 * pointers because of when it was sampled (the session reads the ring from
 	 * its start-up on; the copies' budget bounds what waits meanwhile). */
@@ -332,7 +404,7 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 	}
 
 	for (int i = 0; i < n_cpus; i++) {
-		if (cpus[i] >= s->max_cpus)
+		if (cpus[i] >= s->max_cpus || (s->wanted && !s->wanted[cpus[i]]))
 			continue;
 		err = open_cpu(s, cpus[i]);
 		if (err == -ENODEV || err == -ENOENT) {
@@ -391,6 +463,7 @@ void sampler__free(struct sampler *s)
 	free(s->links);
 	free(s->perf_fds);
 	free(s->enabled_ns);
+	free(s->wanted);
 	free(s);
 }
 

@@ -26,6 +26,19 @@ struct sampler_opts {
 	/* Stack copies' budget per CPU (bpf/stack_copy.h), per second; 0: the default. */
 	uint32_t copy_budget_count;
 	uint64_t copy_budget_bytes;
+	/* Targeting (src/engine/targets.h): pid_filter is used (filled by the caller
+	 * through sampler__pid_filter_fd when pids is empty), every exec reported,
+	 * children of targets made targets, only tasks under the cgroup v2 folder
+	 * open as cgroup_fd (with filter_cgroup). */
+	bool filter_pids;
+	bool report_all_execs;
+	bool follow_children;
+	bool filter_cgroup;
+	int cgroup_fd;
+	uint32_t pid_filter_size; /* 0: 4096 or n_pids */
+	const int *cpus;	  /* only these CPUs (n_cpus of them); all online when 0 */
+	size_t n_cpus;
+	uint32_t max_frames; /* user frames per walk; 0: OP_MAX_USER_FRAMES */
 };
 
 /* Called for each record; a non-zero return is counted, not fatal. */
@@ -69,6 +82,17 @@ void sampler__enable_stack_copies(struct sampler *s);
 int sampler__map_fd(const struct sampler *s, const char *name);
 /* Sums the per-CPU values of the array map name into out[0..n). 0 or -errno. */
 int sampler__read_percpu(const struct sampler *s, const char *name, uint64_t *out, uint32_t n);
+
+/*
+ * Events are opened stopped: sampling starts with sampler__set_enabled(s, true)
+ * and stops with false (probabilistic profiling, the end of a recording);
+ * CPUs that come back online follow the current state.
+ */
+void sampler__set_enabled(struct sampler *s, bool on);
+/* No sample is taken from deadline_ns on (CLOCK_MONOTONIC), whenever the events stop. */
+void sampler__stop_at(struct sampler *s, uint64_t deadline_ns);
+/* The pid_filter map (tgid -> 1) for the caller to fill, or -ENOENT. */
+int sampler__pid_filter_fd(const struct sampler *s);
 
 /* Number of CPUs sampled now. */
 int sampler__n_cpus(const struct sampler *s);

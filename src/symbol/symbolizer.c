@@ -89,11 +89,19 @@ static struct kallsyms *kernel_symbols(struct symbolizer *s)
 	}
 	if (kallsyms__restricted(s->ksyms)) {
 		s->stats.kernel_restricted = true;
+		int kptr = kptr_restrict();
+
+		/* Only the remedies that apply: kptr_restrict 0 already shows them to
+		 * perf users, 2 hides them from everyone. */
 		pr_warn("/proc/kallsyms shows every address as 0 (kernel.kptr_restrict=%d, "
-			"uid %d): kernel frames show as [kernel]+0xADDRESS; run as root with "
-			"CAP_SYSLOG, or set sysctl kernel.kptr_restrict=0 (2 hides them even "
-			"from root)",
-			kptr_restrict(), (int)getuid());
+			"uid %d): kernel frames show as [kernel]+0xADDRESS; %s",
+			kptr, (int)getuid(),
+			kptr == 0   ? "grant CAP_SYSLOG, or set kernel.perf_event_paranoid to 1 or "
+				      "less"
+			: kptr == 1 ? "grant CAP_SYSLOG (or run as root), or set "
+				      "kernel.kptr_restrict=0"
+				    : "kernel.kptr_restrict=2 hides them even from root: set it "
+				      "to 0 or 1");
 		kallsyms__free(s->ksyms);
 		s->ksyms = NULL;
 	}

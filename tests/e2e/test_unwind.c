@@ -32,6 +32,7 @@
 /* Passed to deep_recursion: 1000 frames (+ main and libc's start) fit in
  * OP_MAX_USER_FRAMES, perf's depth; a stack copy (32 KiB of stack) holds 300. */
 #define RECURSION_DEPTH	     1000
+#define OP_MAX_USER_FRAMES_  1024 /* omniprof/abi.h's, asked for with --max-frames */
 #define COPY_RECURSION_DEPTH 300
 #define STRINGIFY(x)	     #x
 #define TO_STRING(x)	     STRINGIFY(x)
@@ -272,6 +273,12 @@ static long long record_counter(const char *out, const char *key)
 
 /* ---- one process, recorded with -p ---------------------------------------- */
 
+/* The case forces every sample through a stack copy (the test hook). */
+static bool copy_all(const struct unwind_case *uc)
+{
+	return uc->record_flags && strstr(uc->record_flags, "--copy-all-stacks");
+}
+
 static void test_pid_case(void **state)
 {
 	const struct unwind_case *uc = *state;
@@ -302,7 +309,7 @@ static void test_pid_case(void **state)
 	tu_reap(pid);
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
-	if (uc->record_flags || uc->copies_on_new_mapping)
+	if (copy_all(uc) || uc->copies_on_new_mapping)
 		copies = report_copies(out);
 	free(out);
 	snprintf(folded, sizeof(folded), "%s/stacks.folded", dir);
@@ -322,7 +329,7 @@ static void test_pid_case(void **state)
 	for (int i = 0; i < n; i++)
 		assert_share(c[i]);
 	/* Unwound from copies in user space: every sample went that way. */
-	if (uc->record_flags)
+	if (copy_all(uc))
 		assert_true(copies >= c[0].leaf);
 	if (uc->copies_on_new_mapping)
 		assert_true(copies >= 1);
@@ -485,7 +492,9 @@ static const struct unwind_case cases[] = {
     {"nofp_clang", NULL, expect_nofp, NULL, NULL, NULL, false},
     {"libc_qsort", NULL, expect_libc_qsort, NULL, NULL, NULL, false},
     {"signal_handler", NULL, expect_signal_handler, NULL, NULL, NULL, false},
-    {"deep_recursion", TO_STRING(RECURSION_DEPTH), expect_deep_recursion, NULL, NULL, NULL, false},
+    /* Deeper than the default --max-frames (256): the whole budget asked for. */
+    {"deep_recursion", TO_STRING(RECURSION_DEPTH), expect_deep_recursion, NULL, NULL,
+     "--max-frames=" TO_STRING(OP_MAX_USER_FRAMES_), false},
     {"cpp_templates", NULL, expect_cpp_templates, NULL, NULL, NULL, false},
     {"rust_chain", NULL, expect_rust_chain, NULL, NULL, NULL, false},
     {"dlopen_late", NULL, expect_dlopen_late, NULL, NULL, NULL, true},
@@ -495,7 +504,8 @@ static const struct unwind_case cases[] = {
      * unwound in user space by the same unwinder with the same rules. */
     {"nofp_gcc", NULL, expect_nofp, NULL, "nofp_gcc (stack copies)", "--copy-all-stacks", false},
     {"deep_recursion", TO_STRING(COPY_RECURSION_DEPTH), expect_copied_recursion, NULL,
-     "deep_recursion (stack copies)", "--copy-all-stacks", false},
+     "deep_recursion (stack copies)",
+     "--copy-all-stacks --max-frames=" TO_STRING(OP_MAX_USER_FRAMES_), false},
 };
 
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))

@@ -24,7 +24,11 @@ struct own_seen {
 	const char *x_arg;
 	bool flag;
 	bool hook;
+	int g;
 };
+
+/* The same options, but "cmd ARGS...": the first operand ends them. */
+static const struct cli_command ordered_command;
 
 static int own_option(void *ctx, int key, const char *arg)
 {
@@ -43,6 +47,9 @@ static int own_option(void *ctx, int key, const char *arg)
 	case OPT_TEST_HOOK:
 		s->hook = true;
 		return 0;
+	case 'g':
+		s->g++;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -59,6 +66,8 @@ static const struct cli_option every_option[] = {
     {.key = CLI_KEY_VERBOSE},
     {.key = OPT_OWN_FLAG, .name = "own-flag", .help = "a long-only flag"},
     {.key = OPT_TEST_HOOK, .name = "test-hook", .hidden = true},
+    CLI_TARGET_OPTIONS,
+    {.key = 'g', .help = "a short-only flag"},
 };
 
 static const struct cli_command every_command = {
@@ -68,6 +77,15 @@ static const struct cli_command every_command = {
     .n_options = sizeof(every_option) / sizeof(every_option[0]),
     .footer = "the footer",
     .own = own_option,
+};
+
+static const struct cli_command ordered_command = {
+    .name = "ordered",
+    .synopsis = "[options] [COMMAND [ARG]...]",
+    .options = every_option,
+    .n_options = sizeof(every_option) / sizeof(every_option[0]),
+    .own = own_option,
+    .operands_end_options = true,
 };
 
 /* Only -v of the shared ones: the others must be refused. */
@@ -251,6 +269,117 @@ static void test_refused(void **state)
 	free(c);
 }
 
+/* What chooses the targets, parsed: and what is refused. */
+static void test_target_options(void **state)
+{
+	struct cli_common *c = calloc(1, sizeof(*c));
+	struct own_seen seen = {0};
+	int first = -1;
+
+	(void)state;
+	assert_non_null(c);
+	cli_common__init(c, true);
+	assert_int_equal(c->max_frames, CLI_DEFAULT_MAX_FRAMES);
+	assert_int_equal(c->prob_threshold, 100);
+	assert_int_equal(c->prob_interval_ms, 60000);
+	assert_null(c->comm);
+	assert_int_equal(c->n_cpus, 0);
+	{
+		char *argv[] = {"every",
+				"--comm",
+				"^(nginx|php-fpm)$",
+				"--cgroup",
+				"/system.slice",
+				"--container",
+				"0123abc",
+				"--cpu",
+				"5,0-2,2",
+				"--max-frames",
+				"1024",
+				"--probabilistic-threshold",
+				"1",
+				"--probabilistic-interval",
+				"2m",
+				"-g",
+				"-g",
+				NULL};
+
+		assert_int_equal(parse(&every_command, c, &seen, &first, argv), 0);
+		assert_string_equal(c->comm, "^(nginx|php-fpm)$");
+		assert_string_equal(c->cgroup, "/system.slice");
+		assert_string_equal(c->container, "0123abc");
+		assert_int_equal(c->n_cpus, 4); /* sorted, once each */
+		assert_int_equal(c->cpus[0], 0);
+		assert_int_equal(c->cpus[1], 1);
+		assert_int_equal(c->cpus[2], 2);
+		assert_int_equal(c->cpus[3], 5);
+		assert_int_equal(c->max_frames, 1024);
+		assert_int_equal(c->prob_threshold, 1);
+		assert_int_equal(c->prob_interval_ms, 120000);
+		assert_int_equal(seen.g, 2);
+	}
+	{
+		uint32_t ms = 0;
+
+		assert_int_equal(cli__parse_duration_ms("-x", "500ms", &ms), 0);
+		assert_int_equal(ms, 500);
+		assert_int_equal(cli__parse_duration_ms("-x", "1.5s", &ms), 0);
+		assert_int_equal(ms, 1500);
+		assert_int_equal(cli__parse_duration_ms("-x", "30", &ms), 0);
+		assert_int_equal(ms, 30000);
+		assert_int_equal(cli__parse_duration_ms("-x", "1h", &ms), 0);
+		assert_int_equal(ms, 3600000);
+		assert_int_equal(cli__parse_duration_ms("-x", "99ms", &ms), -EINVAL);
+		assert_int_equal(cli__parse_duration_ms("-x", "2h", &ms), -EINVAL);
+		assert_int_equal(cli__parse_duration_ms("-x", "5 min", &ms), -EINVAL);
+		assert_int_equal(cli__parse_duration_ms("-x", "m", &ms), -EINVAL);
+	}
+	{
+		static const char *const bad[][2] = {
+		    {"--comm", "(unclosed"},
+		    {"--cgroup", ""},
+		    {"--container", "XYZ"},
+		    {"--container",
+		     "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0"},
+		    {"--cpu", ""},
+		    {"--cpu", "3-1"},
+		    {"--cpu", "1,,2"},
+		    {"--cpu", "1,"},
+		    {"--cpu", "a"},
+		    {"--cpu", "4096"},
+		    {"--max-frames", "0"},
+		    {"--max-frames", "1025"},
+		    {"--max-frames", "12x"},
+		    {"--probabilistic-threshold", "0"},
+		    {"--probabilistic-threshold", "101"},
+		    {"--probabilistic-interval", "0"},
+		};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			char *argv[] = {"every", (char *)bad[i][0], (char *)bad[i][1], NULL};
+
+			cli_common__init(c, true);
+			assert_int_equal(parse(&every_command, c, &seen, &first, argv), -EINVAL);
+		}
+	}
+	{
+		/* "cmd ARGS...": the command's options stay its own, with or without "--". */
+		char *argv[] = {"ordered", "-F", "50", "ls", "-l", "-F", NULL};
+		char *argv2[] = {"ordered", "--", "ls", "-g", NULL};
+
+		cli_common__init(c, true);
+		seen.g = 0;
+		assert_int_equal(parse(&ordered_command, c, &seen, &first, argv), 0);
+		assert_int_equal(c->frequency_hz, 50);
+		assert_string_equal(argv[first], "ls");
+		assert_string_equal(argv[first + 1], "-l");
+		assert_int_equal(parse(&ordered_command, c, &seen, &first, argv2), 0);
+		assert_string_equal(argv2[first], "ls");
+		assert_int_equal(seen.g, 0);
+	}
+	free(c);
+}
+
 static void test_usage(void **state)
 {
 	char *text = NULL, def[64];
@@ -281,6 +410,11 @@ static void test_usage(void **state)
 	assert_null(strstr(text, "profile only this process"));
 	assert_non_null(strstr(text, "  -x, --ex ARG "));
 	assert_non_null(strstr(text, "      --own-flag "));
+	assert_non_null(strstr(text, "      --comm REGEX "));
+	assert_non_null(strstr(text, "      --probabilistic-threshold N\n"));
+	snprintf(def, sizeof(def), "(default %d, at most", CLI_DEFAULT_MAX_FRAMES);
+	assert_non_null(strstr(text, def));
+	assert_non_null(strstr(text, "  -g    ")); /* short only */
 	/* Test hooks are not shown; no placeholder is left. */
 	assert_null(strstr(text, "test-hook"));
 	assert_null(strstr(text, "%s"));
@@ -413,6 +547,7 @@ int main(void)
 	    cmocka_unit_test(test_every_shared_option),
 	    cmocka_unit_test(test_defaults),
 	    cmocka_unit_test(test_refused),
+	    cmocka_unit_test(test_target_options),
 	    cmocka_unit_test(test_usage),
 	    cmocka_unit_test(test_config_file_precedence),
 	    cmocka_unit_test(test_config_file_refused),

@@ -85,7 +85,7 @@ static void test_frame_pointer_walk_over_copy(void **state)
 	put(c, SP + 0x80, 0);
 	put(c, SP + 0x88, 0x401200);
 	c->stack_len = 0x100;
-	n = stack_copy__to_trace(c, copy_size(c), &pt, &p, NULL, NULL, t, &st, NULL);
+	n = stack_copy__to_trace(c, copy_size(c), &pt, &p, NULL, NULL, t, &st, NULL, 0);
 	assert_int_equal(n, sizeof(*t) + 2 * 8 + 3 * sizeof(struct op_frame));
 	assert_int_equal(t->hdr.type, OP_EVENT_TRACE);
 	assert_int_equal(t->hdr.pid, 4242);
@@ -102,7 +102,7 @@ static void test_frame_pointer_walk_over_copy(void **state)
 
 	/* The copy ends before the second frame record: stop there, and say so. */
 	c->stack_len = 0x60;
-	n = stack_copy__to_trace(c, copy_size(c), &pt, &p, NULL, NULL, t, &st, NULL);
+	n = stack_copy__to_trace(c, copy_size(c), &pt, &p, NULL, NULL, t, &st, NULL, 0);
 	assert_true(n > 0);
 	assert_int_equal(t->n_user, 3);
 	assert_int_equal(user_of(t)[2].kind, OP_FRAME_ERROR);
@@ -125,12 +125,13 @@ static void test_process_never_read(void **state)
 
 	(void)state;
 	assert_non_null(t);
-	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, NULL, NULL, NULL, t, &st, NULL) > 0);
+	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, NULL, NULL, NULL, t, &st, NULL, 0) >
+		    0);
 	assert_int_equal(t->n_user, 2);
 	assert_int_equal(user_of(t)[0].addr, 0x401000);
 	assert_int_equal(user_of(t)[1].kind, OP_FRAME_ERROR);
 	assert_int_equal(user_of(t)[1].addr, OP_UNWIND_ERR_NO_MAPS);
-	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, &gone, NULL, NULL, t, &st, NULL) >
+	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, &gone, NULL, NULL, t, &st, NULL, 0) >
 		    0);
 	assert_int_equal(st.no_maps, 2);
 	free(t);
@@ -149,20 +150,21 @@ static void test_malformed_copies(void **state)
 	c->stack_len = 64;
 	/* Shorter than its header, shorter or longer than its counts say, a stack
 	 * too large, too many kernel frames. */
-	assert_int_equal(stack_copy__to_trace(c, 10, &pt, NULL, NULL, NULL, t, &st, NULL), -EINVAL);
+	assert_int_equal(stack_copy__to_trace(c, 10, &pt, NULL, NULL, NULL, t, &st, NULL, 0),
+			 -EINVAL);
 	assert_int_equal(
-	    stack_copy__to_trace(c, copy_size(c) - 1, &pt, NULL, NULL, NULL, t, &st, NULL),
+	    stack_copy__to_trace(c, copy_size(c) - 1, &pt, NULL, NULL, NULL, t, &st, NULL, 0),
 	    -EINVAL);
 	assert_int_equal(
-	    stack_copy__to_trace(c, copy_size(c) + 8, &pt, NULL, NULL, NULL, t, &st, NULL),
+	    stack_copy__to_trace(c, copy_size(c) + 8, &pt, NULL, NULL, NULL, t, &st, NULL, 0),
 	    -EINVAL);
 	c->stack_len = OP_STACK_COPY_MAX + 8;
-	assert_int_equal(stack_copy__to_trace(c, copy_size(c), &pt, NULL, NULL, NULL, t, &st, NULL),
-			 -EINVAL);
+	assert_int_equal(
+	    stack_copy__to_trace(c, copy_size(c), &pt, NULL, NULL, NULL, t, &st, NULL, 0), -EINVAL);
 	c->stack_len = 0;
 	c->n_kernel = OP_MAX_KERNEL_FRAMES + 2;
-	assert_int_equal(stack_copy__to_trace(c, copy_size(c), &pt, NULL, NULL, NULL, t, &st, NULL),
-			 -EINVAL);
+	assert_int_equal(
+	    stack_copy__to_trace(c, copy_size(c), &pt, NULL, NULL, NULL, t, &st, NULL, 0), -EINVAL);
 	assert_int_equal(st.bad_records, 5);
 	assert_int_equal(st.received, 0);
 	free(t);
@@ -235,7 +237,7 @@ static void test_python_frames_from_copy(void **state)
 
 	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, &p, &ranges,
 					 (const void *[OP_INTERP__COUNT]){[OP_INTERP_PYTHON] = &py},
-					 t, &st, NULL) > 0);
+					 t, &st, NULL, 0) > 0);
 	assert_int_equal(t->n_user, 4);
 	assert_int_equal(user_of(t)[0].kind, OP_FRAME_PYTHON);
 	assert_int_equal(user_of(t)[0].addr, code_b);
@@ -256,7 +258,7 @@ static void test_python_frames_from_copy(void **state)
 	c->tls_base = 0x7f00ffff0640ull;
 	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, &p, &ranges,
 					 (const void *[OP_INTERP__COUNT]){[OP_INTERP_PYTHON] = &py},
-					 t, &st, NULL) > 0);
+					 t, &st, NULL, 0) > 0);
 	assert_int_equal(t->n_user, 4);
 	assert_int_equal(user_of(t)[0].kind, OP_FRAME_NATIVE);
 	assert_int_equal(user_of(t)[0].addr, 0x600500);
@@ -326,7 +328,7 @@ static void test_python_block_past_copy_end(void **state)
 
 	assert_true(stack_copy__to_trace(c, copy_size(c), &pt, &p, &ranges,
 					 (const void *[OP_INTERP__COUNT]){[OP_INTERP_PYTHON] = &py},
-					 t, &st, NULL) > 0);
+					 t, &st, NULL, 0) > 0);
 	assert_int_equal(t->n_user, 2);
 	assert_int_equal(user_of(t)[0].kind, OP_FRAME_PYTHON);
 	assert_int_equal(user_of(t)[0].addr, code_a);

@@ -326,7 +326,7 @@ struct op_interp_proc {
 enum op_stat {
 	OP_STAT_SAMPLES = 0,	    /* program runs */
 	OP_STAT_IDLE,		    /* pid 0: CPU idle, not recorded */
-	OP_STAT_FILTERED,	    /* not one of the -p processes */
+	OP_STAT_FILTERED,	    /* not a target (-p, --comm, --cgroup, --container) */
 	OP_STAT_RINGBUF_FULL,	    /* dropped: ring buffer full */
 	OP_STAT_KERNEL_STACK_ERR,   /* kernel stack missing (bpf_get_stack error) */
 	OP_STAT_USER_REGS_ERR,	    /* user registers could not be read */
@@ -348,6 +348,7 @@ enum op_stat {
 	OP_STAT_STACK_COPY_LOST,    /* ... dropped: ring buffer full */
 	OP_STAT_STACK_COPY_SKIPPED, /* not copied, over the copies' budget (or ring half full):
 				       walked, frame pointers where not ready */
+	OP_STAT_PID_FILTER_FULL,    /* a followed child not added: pid_filter full */
 	OP_STAT__COUNT,
 };
 

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "engine/targets.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+
+#include "proc/cgroup.h"
+#include "util/log.h"
+#include "util/read_file.h"
+
+int targets__init(struct targets *t, const struct targets_opts *o)
+{
+	memset(t, 0, sizeof(*t));
+	t->o = *o;
+	t->map_fd = -1;
+	t->by_process = o->n_pids || o->comm || o->container;
+	if (o->comm) {
+		if (regcomp(&t->comm, o->comm, REG_EXTENDED | REG_NOSUB)) {
+			pr_err("--comm: '%s' is not an extended regular expression", o->comm);
+			return -EINVAL;
+		}
+		t->has_comm = true;
+	}
+	return 0;
+}
+
+void targets__clear(struct targets *t)
+{
+	if (t->has_comm)
+		regfree(&t->comm);
+	t->has_comm = false;
+}
+
+bool targets__by_process(const struct targets *t)
+{
+	return t->by_process;
+}
+
+bool targets__report_all_execs(const struct targets *t)
+{
+	/* A name or a container can change at exec: every exec must be seen. */
+	return t->has_comm || t->o.container;
+}
+
+bool targets__follow_children(const struct targets *t)
+{
+	/* -p names processes, not their children; a name or a container is inherited by a
+	 * fork (and checked again at its exec), a command's children are its own. */
+	return t->o.follow_children || (!t->o.n_pids && (t->has_comm || t->o.container));
+}
+
+/* pid's comm from /proc into buf (the kernel's 15 characters), "" when gone. */
+static const char *read_comm(uint32_t pid, char *buf, size_t size)
+{
+	char path[64], *text = NULL;
+	size_t len;
+
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	buf[0] = '\0';
+	if (!read_file(path, &text, &len)) {
+		while (len && text[len - 1] == '\n')
+			len--;
+		snprintf(buf, size, "%.*s", (int)len, text);
+		free(text);
+	}
+	return buf;
+}
+
+bool targets__match(const struct targets *t, uint32_t pid, const char *comm,
+		    const char *container_id, bool in_tree)
+{
+	char comm_buf[64], id_buf[CGROUP_ID_LEN + 1];
+
+	if (t->o.follow_children) {
+		if (!in_tree)
+			return false;
+	} else if (t->o.n_pids) {
+		bool listed = false;
+
+		for (size_t i = 0; i < t->o.n_pids && !listed; i++)
+			listed = t->o.pids[i] == pid;
+		if (!listed)
+			return false;
+	}
+	if (t->has_comm) {
+		if (!comm)
+			comm = read_comm(pid, comm_buf, sizeof(comm_buf));
+		if (regexec(&t->comm, comm, 0, NULL, 0))
+			return false;
+	}
+	if (t->o.container) {
+		if (!container_id)
+			container_id = cgroup__container_id(pid, id_buf) ? "" : id_buf;
+		if (strncmp(container_id, t->o.container, strlen(t->o.container)))
+			return false;
+	}
+	return true;
+}
+
+/* Puts pid in or out of the map; counts a full map. */
+static void set_target(struct targets *t, uint32_t pid, bool on)
+{
+	uint8_t one = 1;
+
+	if (!on) {
+		if (!bpf_map_delete_elem(t->map_fd, &pid))
+			t->stats.removed++;
+		return;
+	}
+	if (bpf_map_update_elem(t->map_fd, &pid, &one, BPF_ANY)) {
+		t->stats.map_full++;
+		return;
+	}
+	t->stats.matched++;
+}
+
+/* Appends pid to *out (*n of *cap). 0 or -ENOMEM. */
+static int push_pid(uint32_t **out, size_t *n, size_t *cap, uint32_t pid)
+{
+	if (*n == *cap) {
+		size_t cap2 = *cap ? *cap * 2 : 64;
+		uint32_t *p = realloc(*out, cap2 * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		*out = p;
+		*cap = cap2;
+	}
+	(*out)[(*n)++] = pid;
+	return 0;
+}
+
+int targets__attach(struct targets *t, int map_fd, uint32_t **out)
+{
+	uint32_t *pids = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *dir;
+	int err = 0;
+
+	t->map_fd = map_fd;
+	if (t->o.follow_children || t->o.n_pids) {
+		/* A command's process is a target before its exec (its comm is still ours). */
+		for (size_t i = 0; i < t->o.n_pids && !err; i++) {
+			if (!t->o.follow_children &&
+			    !targets__match(t, t->o.pids[i], NULL, NULL, true))
+				continue;
+			set_target(t, t->o.pids[i], true);
+			err = push_pid(&pids, &n, &cap, t->o.pids[i]);
+		}
+		goto done;
+	}
+	dir = opendir("/proc");
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir)) && !err) {
+		char *end;
+		unsigned long pid;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = strtoul(de->d_name, &end, 10);
+		if (*end || !pid || pid > UINT32_MAX)
+			continue;
+		if (!targets__match(t, (uint32_t)pid, NULL, NULL, true)) {
+			t->stats.excluded++;
+			continue;
+		}
+		set_target(t, (uint32_t)pid, true);
+		err = push_pid(&pids, &n, &cap, (uint32_t)pid);
+	}
+	closedir(dir);
+done:
+	if (err) {
+		free(pids);
+		return err;
+	}
+	if (out)
+		*out = pids;
+	else
+		free(pids);
+	return (int)n;
+}
+
+bool targets__on_exec(struct targets *t, uint32_t pid, const char *comm)
+{
+	uint8_t v;
+	bool in_tree, ok;
+
+	if (!t->by_process && !t->o.follow_children)
+		return true;
+	in_tree = t->map_fd >= 0 && !bpf_map_lookup_elem(t->map_fd, &pid, &v);
+	ok = targets__match(t, pid, comm, NULL, in_tree);
+	if (ok != in_tree) {
+		set_target(t, pid, ok);
+		if (!ok)
+			t->stats.excluded++;
+	} else if (!ok) {
+		t->stats.excluded++;
+	}
+	return ok;
+}
+
+void targets__on_exit(struct targets *t, uint32_t pid)
+{
+	if ((t->by_process || t->o.follow_children) && t->map_fd >= 0)
+		set_target(t, pid, false);
+}
