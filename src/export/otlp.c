@@ -332,6 +332,7 @@ static int encode_functions(struct encoder *e)
 		f->name_strindex = enc_str(e, p->functions[i - 1].name);
 		f->system_name_strindex = enc_str(e, p->functions[i - 1].system_name);
 		f->filename_strindex = enc_str(e, p->functions[i - 1].filename);
+		f->start_line = p->functions[i - 1].start_line;
 	}
 	return 0;
 }

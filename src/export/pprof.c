@@ -171,11 +171,13 @@ static void sink__free(struct pb_sink *s)
 
 struct pprof_writer {
 	const struct profile *p;
+	unsigned int flags; /* PPROF_* */
 	struct pb_sink *sink;
 	int err; /* first failure to intern a string (-ENOMEM), reported by emit */
 	/* Index 0 is ""; borrowed: profile strings, literals, the trailer's comment. */
 	struct string_intern strings;
-	uint8_t *map_flags; /* n_mappings entries */
+	struct string_intern owned; /* copies of the strings made here (labels' numbers) */
+	uint8_t *map_flags;	    /* n_mappings entries */
 	/* The mapping identity comments (see writer__mapping_comments), owned. */
 	char **comments;
 	int64_t *comment_idx;
@@ -215,6 +217,19 @@ static int64_t writer__str(struct pprof_writer *w, const char *s)
 		return 0;
 	}
 	return i;
+}
+
+/* writer__str() of a copy of s (for a string in a scratch buffer). */
+static int64_t writer__str_copy(struct pprof_writer *w, const char *s)
+{
+	int64_t i = string_intern__add(&w->owned, s);
+
+	if (i < 0) {
+		if (!w->err)
+			w->err = (int)i;
+		return 0;
+	}
+	return writer__str(w, string_intern__at(&w->owned, (size_t)i));
 }
 
 /*
@@ -326,8 +341,18 @@ static int writer__samples(struct pprof_writer *w)
 		sample.n_location_id = s->n_locations;
 		values[0] = s->count;
 		values[1] = cpu_ns(s->count, p->period_ns);
-		labels[0].num = s->pid;
-		labels[1].num = s->tid;
+		if (w->flags & PPROF_STRING_LABELS) {
+			char pid[16], tid[16];
+
+			snprintf(pid, sizeof(pid), "%u", s->pid);
+			snprintf(tid, sizeof(tid), "%u", s->tid);
+			/* Interned copies: the table outlives these buffers. */
+			labels[0].str = writer__str_copy(w, pid);
+			labels[1].str = writer__str_copy(w, tid);
+		} else {
+			labels[0].num = s->pid;
+			labels[1].num = s->tid;
+		}
 		/* An empty name has index 0, which readers take as "no label". */
 		labels[2].str = writer__str(w, s->comm);
 		labels[3].str = writer__str(w, s->thread_name);
@@ -435,6 +460,7 @@ static int writer__functions(struct pprof_writer *w)
 		fn.name = writer__str(w, pf->name);
 		fn.system_name = writer__str(w, pf->system_name);
 		fn.filename = writer__str(w, pf->filename);
+		fn.start_line = pf->start_line;
 		err = writer__emit(w, &rec);
 		if (err)
 			return err;
@@ -538,6 +564,7 @@ static void writer__free(struct pprof_writer *w)
 {
 	sink__free(w->sink);
 	string_intern__free(&w->strings);
+	string_intern__free(&w->owned);
 	free(w->map_flags);
 	for (size_t i = 0; i < w->n_comments; i++)
 		free(w->comments[i]);
@@ -579,12 +606,19 @@ int pprof__write(const struct profile *p, const char *path)
 
 int pprof__write_fd(const struct profile *p, int fd)
 {
-	struct pprof_writer w = {.p = p};
+	return pprof__write_fd_flags(p, fd, 0);
+}
+
+int pprof__write_fd_flags(const struct profile *p, int fd, unsigned int flags)
+{
+	struct pprof_writer w = {.p = p, .flags = flags};
 	int err;
 
 	if (!p || fd < 0)
 		return -EINVAL;
 	err = string_intern__init(&w.strings, STRING_INTERN_EMPTY_ZERO);
+	if (!err)
+		err = string_intern__init(&w.owned, STRING_INTERN_COPY);
 	if (err)
 		goto cleanup;
 	w.sink = sink__new();

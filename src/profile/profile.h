@@ -57,6 +57,7 @@ struct profile_function {
 	 */
 	const char *system_name;
 	const char *filename; /* source file, "" when unknown */
+	int64_t start_line;   /* line the function starts at in filename, 0 when unknown */
 };
 
 struct profile_line {
@@ -132,6 +133,9 @@ uint32_t profile__add_file_mapping(struct profile *p, uint64_t start, uint64_t l
 				   const char *go_build_id, const char *file_hash);
 uint32_t profile__add_function(struct profile *p, const char *name, const char *system_name,
 			       const char *filename);
+/* The same with the function's first line (0: unknown). */
+uint32_t profile__add_function_at(struct profile *p, const char *name, const char *system_name,
+				  const char *filename, int64_t start_line);
 uint32_t profile__add_location(struct profile *p, uint32_t mapping_id, uint64_t address,
 			       enum profile_frame_kind kind, const struct profile_line *lines,
 			       uint32_t n_lines);
