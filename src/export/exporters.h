@@ -17,6 +17,8 @@ int pprof__write_fd(const struct profile *p, int fd);
  * on ingest): with this flag pid and tid are written as decimal strings.
  */
 #define PPROF_STRING_LABELS 0x1u
+/* The comment prefix carrying a build-id-less file's other identities (pprof.c). */
+#define PPROF_FILE_COMMENT "omniprof.file"
 /* pprof__write_fd() with PPROF_* flags. */
 int pprof__write_fd_flags(const struct profile *p, int fd, unsigned int flags);
 /* Folded stacks: "comm;root;...;leaf COUNT" per unique stack. 0 or -errno. */

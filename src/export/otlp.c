@@ -267,10 +267,20 @@ static void *alloc_n(size_t n, size_t size)
 	return calloc(n ? n : 1, size);
 }
 
-/* The semantic conventions' values, from omniprof/frame_kinds.h. */
-static const char *frame_type(enum profile_frame_kind kind)
+/*
+ * The semantic conventions' value for a location, from
+ * omniprof/frame_kinds.h: machine code of a Go binary (a mapping with a Go
+ * build id) is "go", as the reference agent types it.
+ */
+static const char *frame_type(const struct profile *p, const struct profile_location *l)
 {
-	return profile_frame_kind__otlp_type(kind);
+	if (l->kind == PROFILE_FRAME_NATIVE && l->mapping_id) {
+		const char *go = p->mappings[l->mapping_id - 1].go_build_id;
+
+		if (go && *go)
+			return "go";
+	}
+	return profile_frame_kind__otlp_type(l->kind);
 }
 
 static int encode_mappings(struct encoder *e)
@@ -364,13 +374,13 @@ static int encode_locations(struct encoder *e)
 			return -EINVAL;
 		l->mapping_index = (int32_t)pl->mapping_id;
 		l->address = pl->address;
-		e->location_attrs[i] = enc_attr_str(e, "profile.frame.type", frame_type(pl->kind));
+		e->location_attrs[i] = enc_attr_str(e, "profile.frame.type", frame_type(p, pl));
 		l->attribute_indices = &e->location_attrs[i];
 		l->n_attribute_indices = 1;
 		/* Both orders agree: innermost (inlined) function first, outermost caller last. */
 		l->lines = &e->line_ptrs[li];
-		l->n_lines = pl->n_lines;
-		for (uint32_t j = 0; j < pl->n_lines; j++, li++) {
+		l->n_lines = profile_location__unnamed(p, pl) ? 0 : pl->n_lines;
+		for (uint32_t j = 0; j < l->n_lines; j++, li++) {
 			pb_line *line = &e->lines[li];
 
 			if (!pl->lines[j].function_id || pl->lines[j].function_id > p->n_functions)

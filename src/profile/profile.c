@@ -469,14 +469,23 @@ static const char *const frame_kind_name[PROFILE_FRAME_KIND_COUNT] = {
 
 const char *profile_frame_kind__otlp_type(enum profile_frame_kind kind)
 {
-	/* Not a well-known value: the spec allows a custom one for the unwinder's stop
-	 * (and a value no row has yet). */
+	/* A value no row has yet: machine code is the one kind every stack has. */
 	if ((unsigned)kind < PROFILE_FRAME_KIND_COUNT && frame_kind_otlp[kind])
 		return frame_kind_otlp[kind];
-	return "abort";
+	return "native";
 }
 
 const char *profile_frame_kind__name(enum profile_frame_kind kind)
 {
 	return (unsigned)kind < PROFILE_FRAME_KIND_COUNT ? frame_kind_name[kind] : NULL;
+}
+
+bool profile_location__unnamed(const struct profile *p, const struct profile_location *l)
+{
+	const struct profile_function *f;
+
+	if (l->kind != PROFILE_FRAME_NATIVE || l->n_lines != 1 || !l->mapping_id)
+		return false;
+	f = profile__function(p, l->lines[0].function_id);
+	return !f->system_name || !*f->system_name;
 }

@@ -32,8 +32,15 @@
 enum profile_frame_kind { OP_FRAME_KINDS(PROFILE_FRAME_KIND_ENUM) };
 #define PROFILE_FRAME_KIND_COUNT OP_FRAME_KIND_COUNT
 
-/* OTLP `profile.frame.type` of kind ("abort" for an unknown one). */
+/* OTLP `profile.frame.type` of kind, a semantic-conventions value ("native" for an unknown one). */
 const char *profile_frame_kind__otlp_type(enum profile_frame_kind kind);
+/* true for a runtime's frames (Python, Java, ...): not machine code, kernel or the unwinder's stop.
+ */
+static inline bool profile_frame_kind__is_runtime(enum profile_frame_kind kind)
+{
+	return kind != PROFILE_FRAME_NATIVE && kind != PROFILE_FRAME_KERNEL &&
+	       kind != PROFILE_FRAME_ERROR;
+}
 /* Short lower-case display name of kind ("native", "kernel", ...; NULL: unknown kind). */
 const char *profile_frame_kind__name(enum profile_frame_kind kind);
 
@@ -161,5 +168,13 @@ static inline const struct profile_location *profile__location(const struct prof
 {
 	return &p->locations[location_id - 1];
 }
+
+/*
+ * A native frame nothing named: one line, its function "file+0xOFFSET" with
+ * no system name. Our own displays show that name; pprof and OTLP send the
+ * location with its mapping and address and no line, since backends name a
+ * location by build id and address only when it has none.
+ */
+bool profile_location__unnamed(const struct profile *p, const struct profile_location *l);
 
 #endif
