@@ -621,11 +621,13 @@ static int encode_resources(struct encoder *e, otlp_resource_fn describe, void *
 
 		opentelemetry__proto__profiles__v1development__scope_profiles__init(&e->sps[r]);
 		e->sps[r].scope = scope;
+		e->sps[r].schema_url = (char *)OTLP_SCHEMA_URL; /* only read */
 		e->sps[r].profiles = &e->profile_ptrs[r];
 		e->sps[r].n_profiles = 1;
 		e->sp_ptrs[r] = &e->sps[r];
 
 		opentelemetry__proto__profiles__v1development__resource_profiles__init(&e->rps[r]);
+		e->rps[r].schema_url = (char *)OTLP_SCHEMA_URL; /* only read */
 		e->rps[r].resource = &e->resources[r];
 		e->rps[r].scope_profiles = &e->sp_ptrs[r];
 		e->rps[r].n_scope_profiles = 1;
@@ -733,4 +735,32 @@ cleanup:
 	free(out);
 	encoder_free(&e);
 	return err;
+}
+
+int otlp__partial_success(const uint8_t *reply, size_t len, char *msg, size_t msg_len,
+			  int64_t *rejected)
+{
+	Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceResponse *r;
+	int found = 0;
+
+	msg[0] = '\0';
+	*rejected = 0;
+	if (!len)
+		return 0; /* an empty reply: full success */
+	r = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_response__unpack(
+	    NULL, len, reply);
+	if (!r)
+		return -EPROTO;
+	if (r->partial_success &&
+	    (r->partial_success->rejected_profiles ||
+	     (r->partial_success->error_message && *r->partial_success->error_message))) {
+		*rejected = r->partial_success->rejected_profiles;
+		snprintf(msg, msg_len, "%s",
+			 r->partial_success->error_message ? r->partial_success->error_message
+							   : "");
+		found = 1;
+	}
+	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_response__free_unpacked(
+	    r, NULL);
+	return found;
 }

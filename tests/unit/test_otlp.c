@@ -203,6 +203,13 @@ static void test_encode(void **state)
 
 	/* One resource per process, sorted by pid; the fallback for an undescribed one. */
 	assert_int_equal(req->n_resource_profiles, 2);
+	/* The semantic conventions the attributes follow. */
+	for (size_t i = 0; i < req->n_resource_profiles; i++) {
+		assert_string_equal(req->resource_profiles[i]->schema_url,
+				    "https://opentelemetry.io/schemas/1.44.0");
+		assert_string_equal(req->resource_profiles[i]->scope_profiles[0]->schema_url,
+				    "https://opentelemetry.io/schemas/1.44.0");
+	}
 	{
 		Opentelemetry__Proto__Resource__V1__Resource *r0 =
 		    req->resource_profiles[0]->resource;
@@ -288,11 +295,49 @@ static void test_empty_profile(void **state)
 	assert_int_equal(otlp__encode(NULL, NULL, NULL, &buf, &len), -EINVAL);
 }
 
+/* A receiver's ExportProfilesServiceResponse, as protobuf-c packs it. */
+static size_t pack_response(uint8_t *buf, int64_t rejected, const char *msg)
+{
+	Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceResponse r =
+	    OPENTELEMETRY__PROTO__COLLECTOR__PROFILES__V1DEVELOPMENT__EXPORT_PROFILES_SERVICE_RESPONSE__INIT;
+	Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesPartialSuccess ps =
+	    OPENTELEMETRY__PROTO__COLLECTOR__PROFILES__V1DEVELOPMENT__EXPORT_PROFILES_PARTIAL_SUCCESS__INIT;
+
+	ps.rejected_profiles = rejected;
+	ps.error_message = (char *)msg;
+	r.partial_success = &ps;
+	return protobuf_c_message_pack(&r.base, buf);
+}
+
+static void test_partial_success(void **state)
+{
+	uint8_t buf[256] = {0};
+	char msg[64];
+	int64_t rejected;
+	size_t n;
+
+	(void)state;
+	/* An empty reply, or an empty partial_success: full success. */
+	assert_int_equal(otlp__partial_success(buf, 0, msg, sizeof(msg), &rejected), 0);
+	n = pack_response(buf, 0, "");
+	assert_int_equal(otlp__partial_success(buf, n, msg, sizeof(msg), &rejected), 0);
+	n = pack_response(buf, 3, "3 profiles had no samples");
+	assert_int_equal(otlp__partial_success(buf, n, msg, sizeof(msg), &rejected), 1);
+	assert_int_equal(rejected, 3);
+	assert_string_equal(msg, "3 profiles had no samples");
+	n = pack_response(buf, 0, "dropped attribute process.foo");
+	assert_int_equal(otlp__partial_success(buf, n, msg, sizeof(msg), &rejected), 1);
+	assert_int_equal(rejected, 0);
+	buf[0] = 0xff; /* not a message */
+	assert_int_equal(otlp__partial_success(buf, n, msg, sizeof(msg), &rejected), -EPROTO);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_encode),
 	    cmocka_unit_test(test_empty_profile),
+	    cmocka_unit_test(test_partial_success),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
