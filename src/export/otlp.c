@@ -174,7 +174,8 @@ struct encoder {
 	pb_profile *profiles;
 	pb_profile **profile_ptrs;
 	uint8_t (*profile_ids)[16];
-	char (*pid_names)[24]; /* fallback executable names */
+	char (*pid_names)[24];	      /* fallback executable names */
+	char (*unknown_services)[40]; /* fallback service names: "unknown_service:COMM" */
 };
 
 static int32_t enc_str(struct encoder *e, const char *s)
@@ -259,6 +260,7 @@ static void encoder_free(struct encoder *e)
 	free(e->profile_ptrs);
 	free(e->profile_ids);
 	free(e->pid_names);
+	free(e->unknown_services);
 }
 
 /* calloc(n ? n : 1, size): every table has at least its zero entry. */
@@ -568,9 +570,10 @@ static int encode_resources(struct encoder *e, otlp_resource_fn describe, void *
 	e->profile_ptrs = alloc_n(n, sizeof(*e->profile_ptrs));
 	e->profile_ids = alloc_n(n, sizeof(*e->profile_ids));
 	e->pid_names = alloc_n(n, sizeof(*e->pid_names));
-	if (!e->rps || !e->rp_ptrs || !e->resources || !e->kvs || !e->kv_ptrs || !e->kv_values ||
-	    !e->sps || !e->sp_ptrs || !e->profiles || !e->profile_ptrs || !e->profile_ids ||
-	    !e->pid_names)
+	e->unknown_services = alloc_n(n, sizeof(*e->unknown_services));
+	if (!e->unknown_services || !e->rps || !e->rp_ptrs || !e->resources || !e->kvs ||
+	    !e->kv_ptrs || !e->kv_values || !e->sps || !e->sp_ptrs || !e->profiles ||
+	    !e->profile_ptrs || !e->profile_ids || !e->pid_names)
 		return -ENOMEM;
 	e->n_resources = n;
 
@@ -588,7 +591,11 @@ static int encode_resources(struct encoder *e, otlp_resource_fn describe, void *
 		if (!describe || describe(ctx, first->pid, first->comm, &info)) {
 			memset(&info, 0, sizeof(info));
 			snprintf(e->pid_names[r], sizeof(e->pid_names[r]), "%s", first->comm);
+			snprintf(e->unknown_services[r], sizeof(e->unknown_services[r]),
+				 "unknown_service:%s", first->comm);
 			info.executable_name = e->pid_names[r];
+			/* What OpenTelemetry's SDKs say when nothing names the service. */
+			info.service_name = e->unknown_services[r];
 		}
 		add_kv_str(kvs, vals, &nkv, "service.name", info.service_name);
 		add_kv_str(kvs, vals, &nkv, "host.name", info.host_name);

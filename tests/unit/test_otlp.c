@@ -226,7 +226,7 @@ static void test_encode(void **state)
 		assert_null(resource_str(r0, "container.id")); /* empty: left out */
 		assert_int_equal(resource_int(r1, "process.pid"), 200);
 		assert_string_equal(resource_str(r1, "process.executable.name"), "other");
-		assert_null(resource_str(r1, "service.name"));
+		assert_string_equal(resource_str(r1, "service.name"), "unknown_service:other");
 
 		assert_string_equal(str(d, prof->sample_type->type_strindex), "samples");
 		assert_string_equal(str(d, prof->sample_type->unit_strindex), "count");
