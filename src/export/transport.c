@@ -186,8 +186,8 @@ int transport__new(const struct transport_opts *opts, struct transport **out)
 		goto cleanup;
 	t->headers = h;
 	if (opts->kind == TRANSPORT_GRPC) {
-		static const char *const grpc[] = {"te: trailers", "grpc-accept-encoding: gzip",
-						   "user-agent: omniprof-grpc"};
+		/* User-Agent: omniprof/VERSION, set per request for every protocol. */
+		static const char *const grpc[] = {"te: trailers", "grpc-accept-encoding: gzip"};
 
 		for (size_t i = 0; i < sizeof(grpc) / sizeof(grpc[0]); i++) {
 			h = curl_slist_append(t->headers, grpc[i]);
