@@ -25,6 +25,7 @@
 #include <zlib.h>
 
 #include "export/pyroscope.h"
+#include "pprof_read.h"
 #include "profile.pb-c.h"
 #include "profile/profile.h"
 
@@ -99,6 +100,7 @@ static pb_profile *decode(const struct export_request *r)
 	pp = perftools__profiles__profile__unpack(NULL, zs.total_out, out);
 	inflateEnd(&zs);
 	assert_non_null(pp);
+	assert_true(tu_pprof_spec_ok(pp));
 	return pp;
 }
 
