@@ -374,11 +374,24 @@ static int writer__samples(struct pprof_writer *w)
 	return 0;
 }
 
+/* A shared library's file name ("libc.so.6", "ld-linux-x86-64.so.2", "x.so"). */
+static bool is_library(const char *file)
+{
+	const char *base = strrchr(file, '/'), *so;
+
+	base = base ? base + 1 : file;
+	for (so = strstr(base, ".so"); so; so = strstr(so + 1, ".so"))
+		if (so[3] == '\0' || so[3] == '.')
+			return true;
+	return false;
+}
+
 /*
  * The index of the main binary's mapping: pprof names a profile after its
- * first mapping (the `File:` line), so it goes first. The file most samples
- * (by count) started in, their outermost frame in a file: the program's
- * entry, not the library the leaves were in.
+ * first mapping (the `File:` line), so it goes first. The program file most
+ * samples (by count) ran in, its outermost frame of a file that is no
+ * shared library: the program, not libc's thread start or the library the
+ * leaves were in. With no such frame, the outermost file's.
  */
 static size_t main_mapping(const struct profile *p)
 {
@@ -389,6 +402,8 @@ static size_t main_mapping(const struct profile *p)
 		return 0; /* only the header's name is at stake */
 	for (size_t i = 0; i < p->n_samples; i++) {
 		const struct profile_sample *s = &p->samples[i];
+
+		uint32_t lib = 0; /* the outermost library's mapping id, if no program comes */
 
 		for (uint32_t j = s->n_locations; j-- > 0;) {
 			uint32_t id = s->location_ids[j];
@@ -403,9 +418,16 @@ static size_t main_mapping(const struct profile *p)
 			file = p->mappings[l->mapping_id - 1].filename;
 			if (!file || !*file || file[0] == '[')
 				continue;
-			weight[l->mapping_id - 1] += s->count > 0 ? (uint64_t)s->count : 0;
+			if (is_library(file)) {
+				if (!lib)
+					lib = l->mapping_id;
+				continue;
+			}
+			lib = l->mapping_id; /* the program */
 			break;
 		}
+		if (lib)
+			weight[lib - 1] += s->count > 0 ? (uint64_t)s->count : 0;
 	}
 	for (size_t i = 1; i < p->n_mappings; i++)
 		if (weight[i] > weight[best])

@@ -39,6 +39,7 @@ typedef Perftools__Profiles__Profile pb_profile;
 #define PYTHON	   "/opt/omni_rt/bin/python3.11"
 #define LIBLZMA	   "/opt/omni_rt/lib/liblzma.so.5.4.1"
 #define GOBIN	   "/opt/omni_rt/bin/gosvc"
+#define LIBC	   "/opt/omni_rt/lib/libc.so.6"
 #define SCRIPT	   "/srv/app/job.py"
 #define PY_GNU_ID  "aabbccdd00112233"
 #define GO_BUILD   "goBuildId/abc/def"
@@ -150,6 +151,18 @@ static struct profile *python_profile(void)
 		assert_int_equal(profile__add_sample(p, py, 8, 4242, 4242, "python3", "python3", 9),
 				 0);
 		assert_int_equal(profile__add_sample(p, &l_go, 1, 77, 77, "gosvc", "gosvc", 1), 0);
+	}
+	{
+		/* The heaviest stacks start in libc (threads): the program is still python. */
+		uint32_t m_libc = profile__add_mapping(p, 0, 0x200000, 0, LIBC, "cc00");
+		uint32_t f_start = profile__add_function(p, "start_thread", "start_thread", "");
+		uint32_t l_start = profile__add_location(p, m_libc, 0x9000, PROFILE_FRAME_NATIVE,
+							 &(struct profile_line){f_start, 0}, 1);
+		uint32_t thread[] = {l_eval, l_start};
+
+		assert_true(m_libc && f_start && l_start);
+		assert_int_equal(
+		    profile__add_sample(p, thread, 2, 4242, 4243, "python3", "worker", 20), 0);
 	}
 	return p;
 }
