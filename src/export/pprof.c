@@ -402,7 +402,6 @@ static size_t main_mapping(const struct profile *p)
 		return 0; /* only the header's name is at stake */
 	for (size_t i = 0; i < p->n_samples; i++) {
 		const struct profile_sample *s = &p->samples[i];
-
 		uint32_t lib = 0; /* the outermost library's mapping id, if no program comes */
 
 		for (uint32_t j = s->n_locations; j-- > 0;) {
