@@ -9,7 +9,7 @@
 //   node receiver.js --out FILE [--grpc-port N] [--http-port N]
 //                    [--tls-cert FILE --tls-key FILE] [--partial-success MSG]
 //
-// --partial-success: OTLP/HTTP replies say they kept the request partly
+// --partial-success: OTLP replies (HTTP and gRPC) say they kept the request partly
 // (ExportProfilesServiceResponse.partial_success.error_message = MSG).
 //
 // Prints "ready" on stdout once listening, and nothing else there.
@@ -63,6 +63,15 @@ function summarizePprof(buf) {
   };
 }
 
+// The ExportProfilesServiceResponse to answer: empty (full success), or with
+// partial_success (field 1) { error_message (field 2) } (lengths < 128).
+function exportReply() {
+  if (!args['partial-success']) return Buffer.alloc(0);
+  const msg = Buffer.from(args['partial-success']);
+  const inner = Buffer.concat([Buffer.from([0x12, msg.length]), msg]);
+  return Buffer.concat([Buffer.from([0x0a, inner.length]), inner]);
+}
+
 function readBody(req) {
   return new Promise((resolve, reject) => {
     const chunks = [];
@@ -87,14 +96,7 @@ async function onHttp(req, res) {
                                             'user-agent': req.headers['user-agent'] || null,
                                             authorization: req.headers.authorization });
     if (err) { res.writeHead(400).end(); return; }
-    let reply = Buffer.alloc(0); // an empty ExportProfilesServiceResponse: full success
-    if (args['partial-success']) {
-      // partial_success (field 1) { error_message (field 2) }, lengths < 128.
-      const msg = Buffer.from(args['partial-success']);
-      const inner = Buffer.concat([Buffer.from([0x12, msg.length]), msg]);
-      reply = Buffer.concat([Buffer.from([0x0a, inner.length]), inner]);
-    }
-    res.writeHead(200, { 'Content-Type': 'application/x-protobuf' }).end(reply);
+    res.writeHead(200, { 'Content-Type': 'application/x-protobuf' }).end(exportReply());
     return;
   }
   if (req.method === 'POST' && url.pathname === '/ingest') {
@@ -136,7 +138,7 @@ async function main() {
                                                        deadline: Number.isFinite(Number(deadline)) ? Number(deadline) : null,
                                                        authorization: md.authorization || null });
         if (err) callback({ code: grpc.status.INVALID_ARGUMENT, details: String(err) });
-        else callback(null, Buffer.alloc(0)); // an empty ExportProfilesServiceResponse
+        else callback(null, exportReply());
       },
     });
     const creds = args['tls-cert']
