@@ -74,14 +74,20 @@ bool tu_pprof_spec_ok(const Perftools__Profiles__Profile *p)
 	}
 	for (size_t i = 0; i < p->n_location; i++) {
 		const Perftools__Profiles__Location *l = p->location[i];
-		bool mapped = !l->mapping_id;
+		bool mapped = !l->mapping_id, file = false;
 
 		RULE(l->id != 0, "location %zu has id 0", i);
 		for (size_t j = 0; j < i; j++)
 			RULE(p->location[j]->id != l->id, "location id %llu twice",
 			     (unsigned long long)l->id);
 		for (size_t m = 0; m < p->n_mapping && !mapped; m++)
-			mapped = p->mapping[m]->id == l->mapping_id;
+			if (p->mapping[m]->id == l->mapping_id) {
+				mapped = true;
+				/* Not "[kernel.kallsyms]" and the like: "[kernel]+0x..." is the
+				 * kernel's own fallback (kallsyms unreadable), no file to name it.
+				 */
+				file = p->string_table[p->mapping[m]->filename][0] != '[';
+			}
 		RULE(mapped, "location %llu: mapping %llu does not exist",
 		     (unsigned long long)l->id, (unsigned long long)l->mapping_id);
 		for (size_t k = 0; k < l->n_line; k++) {
@@ -94,7 +100,7 @@ bool tu_pprof_spec_ok(const Perftools__Profiles__Profile *p)
 			     (unsigned long long)l->id,
 			     (unsigned long long)l->line[k]->function_id);
 			/* Unnamed frames go as mapping + address, for a symbolizer to name. */
-			RULE(!l->mapping_id || !made_up_name(p->string_table[f->name]),
+			RULE(!file || !made_up_name(p->string_table[f->name]),
 			     "location %llu: a line names %s", (unsigned long long)l->id,
 			     p->string_table[f->name]);
 		}

@@ -19,7 +19,7 @@ Perftools__Profiles__Profile *tu_read_pprof(const char *path);
  * The rules of pprof's proto/profile.proto: string_table[0] is "", every
  * string index in the table, ids non-zero and unique, every id a sample,
  * location or line refers to exists, one value per sample type; and ours:
- * no line of a mapped location names a made-up "file+0xOFFSET" function.
+ * no line of a location in a file mapping names a made-up "file+0xOFFSET" function.
  * false after one line on stderr saying which rule broke.
  */
 bool tu_pprof_spec_ok(const Perftools__Profiles__Profile *p);
