@@ -930,6 +930,10 @@ int cmd_agent(int argc, char **argv)
 	sopts.bounded = true;
 	if (session__start(&a->ss, &sopts))
 		goto cleanup;
+	/* Executable names read as processes appear, before short-lived ones are gone. */
+	if (label_cache__listen(&a->labels, &a->ss.c.procs))
+		pr_warn("process names: no room for a process table listener; short-lived "
+			"processes may be named by their comm");
 
 	pr_notice("agent: sampling %s on %d CPUs at %u Hz, reporting every %gs%s%s",
 		  a->o->common.n_pids ? "the given processes" : "the whole system",

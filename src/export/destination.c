@@ -92,11 +92,42 @@ cleanup:
 	return err;
 }
 
+/*
+ * An OTLP receiver that kept only part of a request says so in a 2xx reply
+ * (partial_success): nothing to retry, but the user should know, once per
+ * distinct message (a receiver repeats it every interval).
+ */
+static void note_partial_success(struct destination *d)
+{
+	const uint8_t *reply;
+	char msg[256];
+	int64_t rejected;
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	size_t len;
+
+	reply = transport__reply(d->t, &len);
+	if (!reply || otlp__partial_success(reply, len, msg, sizeof(msg), &rejected) != 1)
+		return;
+	for (const char *p = msg; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	for (size_t i = 0; i < d->n_partial; i++)
+		if (d->partial_seen[i] == h)
+			return;
+	if (d->n_partial == sizeof(d->partial_seen) / sizeof(d->partial_seen[0]))
+		return;
+	d->partial_seen[d->n_partial++] = h;
+	pr_warn("%s: receiver accepted a request partly: %lld profiles rejected%s%s", d->name,
+		(long long)rejected, msg[0] ? ": " : "", msg);
+}
+
 static int send_request(void *ctx, const struct export_request *r, char *why, size_t why_len)
 {
 	struct destination *d = ctx;
+	int err = transport__post(d->t, r->url, r->content_type, r->body, r->len, why, why_len);
 
-	return transport__post(d->t, r->url, r->content_type, r->body, r->len, why, why_len);
+	if (!err && d->kind == DESTINATION_OTLP)
+		note_partial_success(d);
+	return err;
 }
 
 int destination__start(struct destination *d, const struct destination_opts *o)

@@ -59,6 +59,9 @@ struct destination {
 	char *url;	/* OTLP: the full request URL; Pyroscope: the base */
 	struct transport *t;
 	struct export_queue *q; /* NULL: not started (or stopped) */
+	/* Partial-success messages already logged (hashes; the queue thread's). */
+	uint64_t partial_seen[8];
+	size_t n_partial;
 };
 
 /*

@@ -12,6 +12,15 @@ struct profile;
 int pprof__write(const struct profile *p, const char *path);
 /* The same bytes to an open file descriptor (not closed). 0 or -errno. */
 int pprof__write_fd(const struct profile *p, int fd);
+/*
+ * Pyroscope keeps only string-valued sample labels (numeric ones are dropped
+ * on ingest): with this flag pid and tid are written as decimal strings.
+ */
+#define PPROF_STRING_LABELS 0x1u
+/* The comment prefix carrying a build-id-less file's other identities (pprof.c). */
+#define PPROF_FILE_COMMENT "omniprof.file"
+/* pprof__write_fd() with PPROF_* flags. */
+int pprof__write_fd_flags(const struct profile *p, int fd, unsigned int flags);
 /* Folded stacks: "comm;root;...;leaf COUNT" per unique stack. 0 or -errno. */
 int folded__write(const struct profile *p, FILE *f);
 /* A self-contained interactive flame graph page. 0 or -errno. */

@@ -174,7 +174,8 @@ struct encoder {
 	pb_profile *profiles;
 	pb_profile **profile_ptrs;
 	uint8_t (*profile_ids)[16];
-	char (*pid_names)[24]; /* fallback executable names */
+	char (*pid_names)[24];	      /* fallback executable names */
+	char (*unknown_services)[40]; /* fallback service names: "unknown_service:COMM" */
 };
 
 static int32_t enc_str(struct encoder *e, const char *s)
@@ -259,6 +260,7 @@ static void encoder_free(struct encoder *e)
 	free(e->profile_ptrs);
 	free(e->profile_ids);
 	free(e->pid_names);
+	free(e->unknown_services);
 }
 
 /* calloc(n ? n : 1, size): every table has at least its zero entry. */
@@ -267,10 +269,20 @@ static void *alloc_n(size_t n, size_t size)
 	return calloc(n ? n : 1, size);
 }
 
-/* The semantic conventions' values, from omniprof/frame_kinds.h. */
-static const char *frame_type(enum profile_frame_kind kind)
+/*
+ * The semantic conventions' value for a location, from
+ * omniprof/frame_kinds.h: machine code of a Go binary (a mapping with a Go
+ * build id) is "go", as the reference agent types it.
+ */
+static const char *frame_type(const struct profile *p, const struct profile_location *l)
 {
-	return profile_frame_kind__otlp_type(kind);
+	if (l->kind == PROFILE_FRAME_NATIVE && l->mapping_id) {
+		const char *go = p->mappings[l->mapping_id - 1].go_build_id;
+
+		if (go && *go)
+			return "go";
+	}
+	return profile_frame_kind__otlp_type(l->kind);
 }
 
 static int encode_mappings(struct encoder *e)
@@ -332,6 +344,7 @@ static int encode_functions(struct encoder *e)
 		f->name_strindex = enc_str(e, p->functions[i - 1].name);
 		f->system_name_strindex = enc_str(e, p->functions[i - 1].system_name);
 		f->filename_strindex = enc_str(e, p->functions[i - 1].filename);
+		f->start_line = p->functions[i - 1].start_line;
 	}
 	return 0;
 }
@@ -363,13 +376,13 @@ static int encode_locations(struct encoder *e)
 			return -EINVAL;
 		l->mapping_index = (int32_t)pl->mapping_id;
 		l->address = pl->address;
-		e->location_attrs[i] = enc_attr_str(e, "profile.frame.type", frame_type(pl->kind));
+		e->location_attrs[i] = enc_attr_str(e, "profile.frame.type", frame_type(p, pl));
 		l->attribute_indices = &e->location_attrs[i];
 		l->n_attribute_indices = 1;
 		/* Both orders agree: innermost (inlined) function first, outermost caller last. */
 		l->lines = &e->line_ptrs[li];
-		l->n_lines = pl->n_lines;
-		for (uint32_t j = 0; j < pl->n_lines; j++, li++) {
+		l->n_lines = profile_location__unnamed(p, pl) ? 0 : pl->n_lines;
+		for (uint32_t j = 0; j < l->n_lines; j++, li++) {
 			pb_line *line = &e->lines[li];
 
 			if (!pl->lines[j].function_id || pl->lines[j].function_id > p->n_functions)
@@ -557,9 +570,10 @@ static int encode_resources(struct encoder *e, otlp_resource_fn describe, void *
 	e->profile_ptrs = alloc_n(n, sizeof(*e->profile_ptrs));
 	e->profile_ids = alloc_n(n, sizeof(*e->profile_ids));
 	e->pid_names = alloc_n(n, sizeof(*e->pid_names));
-	if (!e->rps || !e->rp_ptrs || !e->resources || !e->kvs || !e->kv_ptrs || !e->kv_values ||
-	    !e->sps || !e->sp_ptrs || !e->profiles || !e->profile_ptrs || !e->profile_ids ||
-	    !e->pid_names)
+	e->unknown_services = alloc_n(n, sizeof(*e->unknown_services));
+	if (!e->unknown_services || !e->rps || !e->rp_ptrs || !e->resources || !e->kvs ||
+	    !e->kv_ptrs || !e->kv_values || !e->sps || !e->sp_ptrs || !e->profiles ||
+	    !e->profile_ptrs || !e->profile_ids || !e->pid_names)
 		return -ENOMEM;
 	e->n_resources = n;
 
@@ -577,7 +591,11 @@ static int encode_resources(struct encoder *e, otlp_resource_fn describe, void *
 		if (!describe || describe(ctx, first->pid, first->comm, &info)) {
 			memset(&info, 0, sizeof(info));
 			snprintf(e->pid_names[r], sizeof(e->pid_names[r]), "%s", first->comm);
+			snprintf(e->unknown_services[r], sizeof(e->unknown_services[r]),
+				 "unknown_service:%s", first->comm);
 			info.executable_name = e->pid_names[r];
+			/* What OpenTelemetry's SDKs say when nothing names the service. */
+			info.service_name = e->unknown_services[r];
 		}
 		add_kv_str(kvs, vals, &nkv, "service.name", info.service_name);
 		add_kv_str(kvs, vals, &nkv, "host.name", info.host_name);
@@ -619,11 +637,13 @@ static int encode_resources(struct encoder *e, otlp_resource_fn describe, void *
 
 		opentelemetry__proto__profiles__v1development__scope_profiles__init(&e->sps[r]);
 		e->sps[r].scope = scope;
+		e->sps[r].schema_url = (char *)OTLP_SCHEMA_URL; /* only read */
 		e->sps[r].profiles = &e->profile_ptrs[r];
 		e->sps[r].n_profiles = 1;
 		e->sp_ptrs[r] = &e->sps[r];
 
 		opentelemetry__proto__profiles__v1development__resource_profiles__init(&e->rps[r]);
+		e->rps[r].schema_url = (char *)OTLP_SCHEMA_URL; /* only read */
 		e->rps[r].resource = &e->resources[r];
 		e->rps[r].scope_profiles = &e->sp_ptrs[r];
 		e->rps[r].n_scope_profiles = 1;
@@ -731,4 +751,32 @@ cleanup:
 	free(out);
 	encoder_free(&e);
 	return err;
+}
+
+int otlp__partial_success(const uint8_t *reply, size_t len, char *msg, size_t msg_len,
+			  int64_t *rejected)
+{
+	Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceResponse *r;
+	int found = 0;
+
+	msg[0] = '\0';
+	*rejected = 0;
+	if (!len)
+		return 0; /* an empty reply: full success */
+	r = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_response__unpack(
+	    NULL, len, reply);
+	if (!r)
+		return -EPROTO;
+	if (r->partial_success &&
+	    (r->partial_success->rejected_profiles ||
+	     (r->partial_success->error_message && *r->partial_success->error_message))) {
+		*rejected = r->partial_success->rejected_profiles;
+		snprintf(msg, msg_len, "%s",
+			 r->partial_success->error_message ? r->partial_success->error_message
+							   : "");
+		found = 1;
+	}
+	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_response__free_unpacked(
+	    r, NULL);
+	return found;
 }

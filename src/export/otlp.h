@@ -47,6 +47,18 @@ typedef int (*otlp_resource_fn)(void *ctx, uint32_t pid, const char *comm,
  *
  * Returns 0 with *buf (malloc'ed, the caller frees it) and *len, or -errno.
  */
+/* The semantic conventions version the attributes follow (ResourceProfiles' and ScopeProfiles'
+ * schema_url). */
+#define OTLP_SCHEMA_URL "https://opentelemetry.io/schemas/1.44.0"
+
+/*
+ * Reads an ExportProfilesServiceResponse: 1 when it holds a partial success
+ * (profiles rejected or a message: *rejected and msg set), 0 for a full
+ * success (an empty reply too), -EPROTO when it does not decode.
+ */
+int otlp__partial_success(const uint8_t *reply, size_t len, char *msg, size_t msg_len,
+			  int64_t *rejected);
+
 int otlp__encode(const struct profile *p, otlp_resource_fn describe, void *ctx, uint8_t **buf,
 		 size_t *len);
 

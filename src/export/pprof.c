@@ -169,13 +169,21 @@ static void sink__free(struct pb_sink *s)
 #define MAP_HAS_INLINE	     0x4
 #define MAP_UNNAMED	     0x8 /* a native location nothing could name */
 
+#define FN_USED	   0x1
+#define FN_RUNTIME 0x2
+
 struct pprof_writer {
 	const struct profile *p;
+	unsigned int flags; /* PPROF_* */
 	struct pb_sink *sink;
 	int err; /* first failure to intern a string (-ENOMEM), reported by emit */
 	/* Index 0 is ""; borrowed: profile strings, literals, the trailer's comment. */
 	struct string_intern strings;
-	uint8_t *map_flags; /* n_mappings entries */
+	struct string_intern owned; /* copies of the strings made here (labels' numbers) */
+	uint8_t *map_flags;	    /* n_mappings entries */
+	/* n_functions entries: FN_USED (some written line names it), FN_RUNTIME
+	 * (a runtime's frame: its name is no symbol). */
+	uint8_t *fn_used;
 	/* The mapping identity comments (see writer__mapping_comments), owned. */
 	char **comments;
 	int64_t *comment_idx;
@@ -217,6 +225,19 @@ static int64_t writer__str(struct pprof_writer *w, const char *s)
 	return i;
 }
 
+/* writer__str() of a copy of s (for a string in a scratch buffer). */
+static int64_t writer__str_copy(struct pprof_writer *w, const char *s)
+{
+	int64_t i = string_intern__add(&w->owned, s);
+
+	if (i < 0) {
+		if (!w->err)
+			w->err = (int)i;
+		return 0;
+	}
+	return writer__str(w, string_intern__at(&w->owned, (size_t)i));
+}
+
 /*
  * Checks every id the locations hold and notes what symbol information each
  * mapping's locations carry, so the has_* flags tell viewers the truth about
@@ -250,6 +271,11 @@ static int writer__scan_locations(struct pprof_writer *w)
 		}
 		if (loc->mapping_id)
 			w->map_flags[loc->mapping_id - 1] |= flags;
+		if (!profile_location__unnamed(p, loc))
+			for (uint32_t j = 0; j < loc->n_lines; j++)
+				w->fn_used[loc->lines[j].function_id - 1] |=
+				    FN_USED |
+				    (profile_frame_kind__is_runtime(loc->kind) ? FN_RUNTIME : 0);
 	}
 	return 0;
 }
@@ -326,8 +352,18 @@ static int writer__samples(struct pprof_writer *w)
 		sample.n_location_id = s->n_locations;
 		values[0] = s->count;
 		values[1] = cpu_ns(s->count, p->period_ns);
-		labels[0].num = s->pid;
-		labels[1].num = s->tid;
+		if (w->flags & PPROF_STRING_LABELS) {
+			char pid[16], tid[16];
+
+			snprintf(pid, sizeof(pid), "%u", s->pid);
+			snprintf(tid, sizeof(tid), "%u", s->tid);
+			/* Interned copies: the table outlives these buffers. */
+			labels[0].str = writer__str_copy(w, pid);
+			labels[1].str = writer__str_copy(w, tid);
+		} else {
+			labels[0].num = s->pid;
+			labels[1].num = s->tid;
+		}
 		/* An empty name has index 0, which readers take as "no label". */
 		labels[2].str = writer__str(w, s->comm);
 		labels[3].str = writer__str(w, s->thread_name);
@@ -338,17 +374,81 @@ static int writer__samples(struct pprof_writer *w)
 	return 0;
 }
 
+/* A shared library's file name ("libc.so.6", "ld-linux-x86-64.so.2", "x.so"). */
+static bool is_library(const char *file)
+{
+	const char *base = strrchr(file, '/'), *so;
+
+	base = base ? base + 1 : file;
+	for (so = strstr(base, ".so"); so; so = strstr(so + 1, ".so"))
+		if (so[3] == '\0' || so[3] == '.')
+			return true;
+	return false;
+}
+
+/*
+ * The index of the main binary's mapping: pprof names a profile after its
+ * first mapping (the `File:` line), so it goes first. The program file most
+ * samples (by count) ran in, its outermost frame of a file that is no
+ * shared library: the program, not libc's thread start or the library the
+ * leaves were in. With no such frame, the outermost file's.
+ */
+static size_t main_mapping(const struct profile *p)
+{
+	uint64_t *weight = calloc(p->n_mappings ? p->n_mappings : 1, sizeof(*weight));
+	size_t best = 0;
+
+	if (!weight)
+		return 0; /* only the header's name is at stake */
+	for (size_t i = 0; i < p->n_samples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		uint32_t lib = 0; /* the outermost library's mapping id, if no program comes */
+
+		for (uint32_t j = s->n_locations; j-- > 0;) {
+			uint32_t id = s->location_ids[j];
+			const struct profile_location *l;
+			const char *file;
+
+			if (!id || id > p->n_locations)
+				break; /* writer__samples reports it */
+			l = profile__location(p, id);
+			if (!l->mapping_id || l->mapping_id > p->n_mappings)
+				continue;
+			file = p->mappings[l->mapping_id - 1].filename;
+			if (!file || !*file || file[0] == '[')
+				continue;
+			if (is_library(file)) {
+				if (!lib)
+					lib = l->mapping_id;
+				continue;
+			}
+			lib = l->mapping_id; /* the program */
+			break;
+		}
+		if (lib)
+			weight[lib - 1] += s->count > 0 ? (uint64_t)s->count : 0;
+	}
+	for (size_t i = 1; i < p->n_mappings; i++)
+		if (weight[i] > weight[best])
+			best = i;
+	free(weight);
+	return best;
+}
+
 static int writer__mappings(struct pprof_writer *w)
 {
 	const struct profile *p = w->p;
 	pb_mapping m;
 	pb_mapping *m_ptr = &m;
 	pb_profile rec = PERFTOOLS__PROFILES__PROFILE__INIT;
+	size_t first = main_mapping(p);
 	int err;
 
 	rec.mapping = &m_ptr;
 	rec.n_mapping = 1;
-	for (size_t i = 0; i < p->n_mappings; i++) {
+	/* Ids stay the model's; only the order changes: the main binary, then the rest. */
+	for (size_t k = 0; k < p->n_mappings; k++) {
+		size_t i = !k ? first : k <= first ? k - 1 : k;
 		const struct profile_mapping *pm = &p->mappings[i];
 		uint8_t flags = w->map_flags[i];
 
@@ -409,7 +509,8 @@ static int writer__locations(struct pprof_writer *w)
 		loc.mapping_id = pl->mapping_id;
 		loc.address = pl->address;
 		loc.line = w->line_ptrs;
-		loc.n_line = pl->n_lines;
+		/* Unnamed: mapping and address only, for a symbolizer to name later. */
+		loc.n_line = profile_location__unnamed(p, pl) ? 0 : pl->n_lines;
 		err = writer__emit(w, &rec);
 		if (err)
 			return err;
@@ -430,11 +531,19 @@ static int writer__functions(struct pprof_writer *w)
 	for (size_t i = 0; i < p->n_functions; i++) {
 		const struct profile_function *pf = &p->functions[i];
 
+		if (!w->fn_used[i])
+			continue; /* only an unnamed frame's "file+0xOFFSET" */
 		perftools__profiles__function__init(&fn);
 		fn.id = i + 1;
 		fn.name = writer__str(w, pf->name);
-		fn.system_name = writer__str(w, pf->system_name);
+		/*
+		 * A runtime's function has no system name: pprof demangles a
+		 * name equal to its system name and strips "<module>",
+		 * "<lambda>" or "<listcomp>" to nothing on the way.
+		 */
+		fn.system_name = writer__str(w, w->fn_used[i] & FN_RUNTIME ? "" : pf->system_name);
 		fn.filename = writer__str(w, pf->filename);
+		fn.start_line = pf->start_line;
 		err = writer__emit(w, &rec);
 		if (err)
 			return err;
@@ -444,11 +553,15 @@ static int writer__functions(struct pprof_writer *w)
 
 /*
  * pprof's Mapping has one build_id field (the GNU build id goes there, as
- * every pprof tool expects) and no attributes, so the other identities of a
- * file travel as profile comments, one per mapping that has any:
- *   "omniprof.mapping id=<mapping id> htlhash=<32 hex> go_build_id=<id>"
- * (a key is left out when unknown). `omniprof symbolize` reads them back to
- * match files by Go build id or file hash; viewers show them as comments.
+ * every pprof tool expects) and no attributes. A file without a GNU build id
+ * needs its other identities to be found again later, so it gets one profile
+ * comment (one per file, whatever its mappings):
+ *   "omniprof.file htlhash=<32 hex> go_build_id=<id> path=<mapping file name>"
+ * (a key left out when unknown; the path last, it may hold spaces). Keyed by
+ * the file name, not a mapping id: `go tool pprof -proto` renumbers mappings
+ * but keeps their file names and the comments. `omniprof symbolize` reads
+ * them back (pprof_file_ids__read()); files with a build id add no line to
+ * the header viewers show.
  */
 static int writer__mapping_comments(struct pprof_writer *w)
 {
@@ -462,13 +575,23 @@ static int writer__mapping_comments(struct pprof_writer *w)
 	for (size_t i = 0; i < p->n_mappings; i++) {
 		const struct profile_mapping *m = &p->mappings[i];
 		bool hash = m->file_hash && *m->file_hash, go = m->go_build_id && *m->go_build_id;
+		bool seen = false;
 		char *c;
 
-		if (!hash && !go)
+		if ((!hash && !go) || (m->build_id && *m->build_id) || !m->filename ||
+		    !*m->filename || m->filename[0] == '[')
 			continue;
-		if (asprintf(&c, "omniprof.mapping id=%zu%s%s%s%s", i + 1, hash ? " htlhash=" : "",
+		/* The profile interns its strings: one file name is one pointer. */
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = p->mappings[j].filename == m->filename &&
+			       !(p->mappings[j].build_id && *p->mappings[j].build_id) &&
+			       p->mappings[j].file_hash == m->file_hash &&
+			       p->mappings[j].go_build_id == m->go_build_id;
+		if (seen)
+			continue;
+		if (asprintf(&c, PPROF_FILE_COMMENT "%s%s%s%s path=%s", hash ? " htlhash=" : "",
 			     hash ? m->file_hash : "", go ? " go_build_id=" : "",
-			     go ? m->go_build_id : "") < 0)
+			     go ? m->go_build_id : "", m->filename) < 0)
 			return -ENOMEM;
 		w->comments[w->n_comments] = c;
 		w->comment_idx[w->n_comments++] = writer__str(w, c);
@@ -538,7 +661,9 @@ static void writer__free(struct pprof_writer *w)
 {
 	sink__free(w->sink);
 	string_intern__free(&w->strings);
+	string_intern__free(&w->owned);
 	free(w->map_flags);
+	free(w->fn_used);
 	for (size_t i = 0; i < w->n_comments; i++)
 		free(w->comments[i]);
 	free(w->comments);
@@ -579,17 +704,25 @@ int pprof__write(const struct profile *p, const char *path)
 
 int pprof__write_fd(const struct profile *p, int fd)
 {
-	struct pprof_writer w = {.p = p};
+	return pprof__write_fd_flags(p, fd, 0);
+}
+
+int pprof__write_fd_flags(const struct profile *p, int fd, unsigned int flags)
+{
+	struct pprof_writer w = {.p = p, .flags = flags};
 	int err;
 
 	if (!p || fd < 0)
 		return -EINVAL;
 	err = string_intern__init(&w.strings, STRING_INTERN_EMPTY_ZERO);
+	if (!err)
+		err = string_intern__init(&w.owned, STRING_INTERN_COPY);
 	if (err)
 		goto cleanup;
 	w.sink = sink__new();
 	w.map_flags = calloc(p->n_mappings ? p->n_mappings : 1, 1);
-	if (!w.sink || !w.map_flags) {
+	w.fn_used = calloc(p->n_functions ? p->n_functions : 1, 1);
+	if (!w.sink || !w.map_flags || !w.fn_used) {
 		err = -ENOMEM;
 		goto cleanup;
 	}

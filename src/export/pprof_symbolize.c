@@ -2,9 +2,12 @@
 /*
  * Naming the frames of a pprof profile afterwards, from binaries or debug
  * files gathered elsewhere. Each mapping is matched to a file by its GNU
- * build id (Mapping.build_id) or, from the comments omniprof writes
- * ("omniprof.mapping id=N htlhash=H go_build_id=G"), by Go build id or file
- * hash; every location of a matched mapping is looked up again at its
+ * build id (Mapping.build_id) or, from the comments omniprof writes for
+ * files without one ("omniprof.file htlhash=H go_build_id=G path=P", keyed
+ * by the mapping's file name so that `go tool pprof -proto`'s renumbering
+ * keeps them right), by Go build id or file hash. Profiles of older
+ * versions carry "omniprof.mapping id=N ..." comments, read as well. Every
+ * location of a matched mapping is looked up again at its
  * address (omniprof records file-relative addresses) and gets the frames
  * found, inline frames and file:line included.
  */
@@ -16,6 +19,7 @@
 #include <string.h>
 
 #include "elf/elf_file.h"
+#include "export/exporters.h"
 #include "export/pprof_edit.h"
 #include "symbol/file_index.h"
 #include "symbol/native_symbols.h"
@@ -34,7 +38,7 @@ struct mapping_state {
 	bool seen_identity;
 };
 
-/* Reads "omniprof.mapping id=N htlhash=H go_build_id=G" comments into st. */
+/* Reads an older version's "omniprof.mapping id=N htlhash=H go_build_id=G" comments into st. */
 static void read_mapping_comments(const pb_profile *p, struct mapping_state *st)
 {
 	for (size_t i = 0; i < p->n_comment; i++) {
@@ -63,6 +67,86 @@ static void read_mapping_comments(const pb_profile *p, struct mapping_state *st)
 			st[m].go_build_id = v + strlen(" go_build_id=");
 		st[m].seen_identity = true;
 	}
+}
+
+/* A copy of the value of key (" key=") in c, up to a space (to the end for path). */
+static char *comment_value(const char *c, const char *key, bool to_end)
+{
+	const char *v = strstr(c, key);
+
+	if (!v)
+		return NULL;
+	v += strlen(key);
+	return strndup(v, to_end ? strlen(v) : strcspn(v, " "));
+}
+
+int pprof_file_ids__read(const pb_profile *p, struct pprof_file_ids *out)
+{
+	const size_t plen = strlen(PPROF_FILE_COMMENT " ");
+
+	memset(out, 0, sizeof(*out));
+	out->v = calloc(p->n_comment ? p->n_comment : 1, sizeof(*out->v));
+	if (!out->v)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->n_comment; i++) {
+		const char *c = pprof__str_at(p, p->comment[i]);
+		struct pprof_file_id *id = &out->v[out->n];
+		const char *path;
+
+		if (strncmp(c, PPROF_FILE_COMMENT " ", plen))
+			continue;
+		/* Keys before " path=", which runs to the end. */
+		path = strstr(c, " path=");
+		if (!path)
+			continue;
+		id->path = strdup(path + strlen(" path="));
+		{
+			char *head = strndup(c, (size_t)(path - c));
+
+			if (head) {
+				id->go_build_id = comment_value(head, " go_build_id=", false);
+				id->file_hash = comment_value(head, " htlhash=", false);
+			}
+			free(head);
+			if (!head || !id->path) {
+				free(id->path);
+				free(id->go_build_id);
+				free(id->file_hash);
+				pprof_file_ids__free(out);
+				return -ENOMEM;
+			}
+		}
+		out->n++;
+	}
+	return 0;
+}
+
+void pprof_file_ids__find(const struct pprof_file_ids *ids, const char *path, const char *build_id,
+			  const char **go, const char **hash)
+{
+	*go = *hash = NULL;
+	if (build_id && *build_id)
+		return;
+	for (size_t i = 0; i < ids->n; i++)
+		if (!strcmp(ids->v[i].path, path)) {
+			*go = ids->v[i].go_build_id;
+			*hash = ids->v[i].file_hash;
+			return;
+		}
+}
+
+void pprof_file_ids__free(struct pprof_file_ids *ids)
+{
+	if (!ids)
+		return;
+	for (size_t i = 0; i < ids->n; i++) {
+		free(ids->v[i].path);
+		free(ids->v[i].go_build_id);
+		free(ids->v[i].file_hash);
+	}
+	free(ids->v);
+	ids->v = NULL;
+	ids->n = 0;
 }
 
 /* Copies a comment value (up to a space) into buf. */
@@ -128,6 +212,7 @@ int pprof__symbolize(pb_profile *p, struct symbolizer *s, const struct file_inde
 		     struct pprof_symbolize_stats *stats)
 {
 	struct mapping_state *st = calloc(p->n_mapping + 1, sizeof(*st));
+	struct pprof_file_ids ids = {0};
 	struct pprof_editor e;
 	size_t named = 0, unnamed = 0, matched = 0;
 	int err;
@@ -136,9 +221,19 @@ int pprof__symbolize(pb_profile *p, struct symbolizer *s, const struct file_inde
 	if (!st)
 		return -ENOMEM;
 	err = pprof_editor__init(&e, p);
+	if (!err)
+		err = pprof_file_ids__read(p, &ids);
 	if (err)
 		goto cleanup;
 	read_mapping_comments(p, st);
+	for (size_t m = 0; m < p->n_mapping; m++)
+		if (!st[m].seen_identity) {
+			const Perftools__Profiles__Mapping *pm = p->mapping[m];
+
+			pprof_file_ids__find(&ids, pprof__str_at(p, pm->filename),
+					     pprof__str_at(p, pm->build_id), &st[m].go_build_id,
+					     &st[m].file_hash);
+		}
 	for (size_t m = 0; m < p->n_mapping; m++) {
 		const Perftools__Profiles__Mapping *pm = p->mapping[m];
 
@@ -189,6 +284,7 @@ cleanup:
 		elf_file__close(st[m].ef);
 	}
 	free(st);
+	pprof_file_ids__free(&ids);
 	pprof_editor__clear(&e);
 	return err;
 }

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Each group's pprof is the full profile's mappings, functions and locations
- * with only that group's samples: readers ignore what no sample uses, and
- * re-adding them in order keeps every id, so samples are copied as they are.
+ * Each group's pprof holds that group's samples and only the mappings,
+ * functions, locations and strings they use, renumbered. What Pyroscope's
+ * ingest validation keeps decides the rest: a service name of letters,
+ * digits and `_ . - /`, no `__`-prefixed labels but `__session_id__` (the
+ * container id goes as container_id), and only string-valued sample labels
+ * (pid and tid are written as decimal strings).
  */
 #include "export/pyroscope.h"
 
@@ -23,7 +26,12 @@ struct group {
 	size_t n;
 };
 
-/* Label values keep to characters Pyroscope's name syntax has no use for. */
+/*
+ * Pyroscope refuses a push (HTTP 400) whose service name holds anything but
+ * letters, digits and `_ . - /`, so every other character becomes '_'. Label
+ * values go through the same filter: container ids and sanitized names are
+ * within it anyway.
+ */
 static void sanitize(char *dst, size_t size, const char *src)
 {
 	size_t n = 0;
@@ -31,8 +39,7 @@ static void sanitize(char *dst, size_t size, const char *src)
 	for (; src && *src && n + 1 < size; src++) {
 		char c = *src;
 		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			  (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.' || c == '/' ||
-			  c == ':';
+			  (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.' || c == '/';
 
 		dst[n++] = ok ? c : '_';
 	}
@@ -41,44 +48,106 @@ static void sanitize(char *dst, size_t size, const char *src)
 		snprintf(dst, size, "unspecified");
 }
 
-/* A copy of p with only samples idx[0..n). NULL on error. */
+/* Old id -> new id tables of subset() (0: not added yet). */
+struct subset_ids {
+	uint32_t *mappings, *functions, *locations;
+};
+
+/* The id in s of p's location id (added with its mapping and functions), 0 on ENOMEM. */
+static uint32_t subset_location(struct profile *s, const struct profile *p, struct subset_ids *ids,
+				uint32_t id)
+{
+	const struct profile_location *l = profile__location(p, id);
+	struct profile_line lines[64], *heap = NULL, *use = lines;
+	uint32_t mapping = 0, out = 0;
+
+	if (ids->locations[id - 1])
+		return ids->locations[id - 1];
+	if (l->mapping_id) {
+		const struct profile_mapping *m = &p->mappings[l->mapping_id - 1];
+
+		if (!ids->mappings[l->mapping_id - 1])
+			ids->mappings[l->mapping_id - 1] = profile__add_file_mapping(
+			    s, m->start, m->limit, m->file_offset, m->filename, m->build_id,
+			    m->go_build_id, m->file_hash);
+		mapping = ids->mappings[l->mapping_id - 1];
+		if (!mapping)
+			return 0;
+	}
+	if (l->n_lines > sizeof(lines) / sizeof(lines[0])) {
+		heap = calloc(l->n_lines, sizeof(*heap));
+		if (!heap)
+			return 0;
+		use = heap;
+	}
+	for (uint32_t j = 0; j < l->n_lines; j++) {
+		uint32_t fid = l->lines[j].function_id;
+		const struct profile_function *f = profile__function(p, fid);
+
+		if (!ids->functions[fid - 1])
+			ids->functions[fid - 1] = profile__add_function_at(
+			    s, f->name, f->system_name, f->filename, f->start_line);
+		use[j].function_id = ids->functions[fid - 1];
+		use[j].line = l->lines[j].line;
+		if (!use[j].function_id)
+			goto cleanup;
+	}
+	out = profile__add_location(s, mapping, l->address, l->kind, use, l->n_lines);
+	ids->locations[id - 1] = out;
+cleanup:
+	free(heap);
+	return out;
+}
+
+/*
+ * A copy of p with only samples idx[0..n) and the mappings, functions,
+ * locations and strings they use (a push carries only its own tables). NULL
+ * on error.
+ */
 static struct profile *subset(const struct profile *p, const size_t *idx, size_t n)
 {
 	struct profile *s = profile__new(p->frequency_hz);
+	struct subset_ids ids = {
+	    .mappings = calloc(p->n_mappings + 1, sizeof(uint32_t)),
+	    .functions = calloc(p->n_functions + 1, sizeof(uint32_t)),
+	    .locations = calloc(p->n_locations + 1, sizeof(uint32_t)),
+	};
+	uint32_t stack_buf[256], *stack = NULL;
 
-	if (!s)
-		return NULL;
+	if (!s || !ids.mappings || !ids.functions || !ids.locations)
+		goto fail;
 	s->time_ns = p->time_ns;
 	s->duration_ns = p->duration_ns;
-	for (size_t i = 0; i < p->n_mappings; i++) {
-		const struct profile_mapping *m = &p->mappings[i];
-
-		if (profile__add_file_mapping(s, m->start, m->limit, m->file_offset, m->filename,
-					      m->build_id, m->go_build_id, m->file_hash) != i + 1)
-			goto fail;
-	}
-	for (size_t i = 0; i < p->n_functions; i++) {
-		const struct profile_function *f = &p->functions[i];
-
-		if (profile__add_function(s, f->name, f->system_name, f->filename) != i + 1)
-			goto fail;
-	}
-	for (size_t i = 0; i < p->n_locations; i++) {
-		const struct profile_location *l = &p->locations[i];
-
-		if (profile__add_location(s, l->mapping_id, l->address, l->kind, l->lines,
-					  l->n_lines) != i + 1)
-			goto fail;
-	}
 	for (size_t k = 0; k < n; k++) {
 		const struct profile_sample *ps = &p->samples[idx[k]];
+		uint32_t *use = stack_buf;
 
-		if (profile__add_sample(s, ps->location_ids, ps->n_locations, ps->pid, ps->tid,
-					ps->comm, ps->thread_name, ps->count))
+		if (ps->n_locations > sizeof(stack_buf) / sizeof(stack_buf[0])) {
+			free(stack);
+			stack = calloc(ps->n_locations, sizeof(*stack));
+			if (!stack)
+				goto fail;
+			use = stack;
+		}
+		for (uint32_t j = 0; j < ps->n_locations; j++) {
+			use[j] = subset_location(s, p, &ids, ps->location_ids[j]);
+			if (!use[j])
+				goto fail;
+		}
+		if (profile__add_sample(s, use, ps->n_locations, ps->pid, ps->tid, ps->comm,
+					ps->thread_name, ps->count))
 			goto fail;
 	}
+	free(stack);
+	free(ids.mappings);
+	free(ids.functions);
+	free(ids.locations);
 	return s;
 fail:
+	free(stack);
+	free(ids.mappings);
+	free(ids.functions);
+	free(ids.locations);
 	profile__free(s);
 	return NULL;
 }
@@ -93,7 +162,7 @@ static int pprof_bytes(const struct profile *p, uint8_t **buf, size_t *len)
 
 	if (fd < 0)
 		return -errno;
-	err = pprof__write_fd(p, fd);
+	err = pprof__write_fd_flags(p, fd, PPROF_STRING_LABELS);
 	if (err)
 		goto cleanup;
 	size = lseek(fd, 0, SEEK_END);
@@ -199,7 +268,7 @@ struct export_batch *pyroscope__batch(const struct profile *p, const char *base_
 		if (err)
 			goto cleanup;
 		if (groups[i].container[0])
-			snprintf(name, sizeof(name), "%s{service_name=%s,__container_id__=%s}",
+			snprintf(name, sizeof(name), "%s{service_name=%s,container_id=%s}",
 				 groups[i].service, groups[i].service, groups[i].container);
 		else
 			snprintf(name, sizeof(name), "%s{service_name=%s}", groups[i].service,

@@ -2,7 +2,7 @@
 /*
  * Grafana Pyroscope push: one pprof body per service (and container) of an
  * interval's profile, each POSTed to
- *   BASE/ingest?name=SERVICE{service_name=SERVICE,__container_id__=ID}
+ *   BASE/ingest?name=SERVICE{service_name=SERVICE,container_id=ID}
  *              &from=UNIX_S&until=UNIX_S&sampleRate=HZ&spyName=omniprof&format=pprof
  */
 #ifndef OMNIPROF_EXPORT_PYROSCOPE_H

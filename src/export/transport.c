@@ -20,6 +20,7 @@
 #include <zlib.h>
 
 #include "util/clock.h"
+#include "util/version.h"
 
 #define DEFAULT_TIMEOUT_MS 10000
 #define CONNECT_TIMEOUT_MS 5000
@@ -185,8 +186,8 @@ int transport__new(const struct transport_opts *opts, struct transport **out)
 		goto cleanup;
 	t->headers = h;
 	if (opts->kind == TRANSPORT_GRPC) {
-		static const char *const grpc[] = {"te: trailers", "grpc-accept-encoding: gzip",
-						   "user-agent: omniprof-grpc"};
+		/* User-Agent: omniprof/VERSION, set per request for every protocol. */
+		static const char *const grpc[] = {"te: trailers", "grpc-accept-encoding: gzip"};
 
 		for (size_t i = 0; i < sizeof(grpc) / sizeof(grpc[0]); i++) {
 			h = curl_slist_append(t->headers, grpc[i]);
@@ -269,6 +270,26 @@ static int frame_body(const struct transport *t, const uint8_t *body, size_t len
 	return 0;
 }
 
+const uint8_t *transport__reply(const struct transport *t, size_t *len)
+{
+	const uint8_t *r = (const uint8_t *)t->response;
+	size_t n = t->response_len;
+
+	*len = 0;
+	if (t->response_capped)
+		return NULL;
+	if (t->opts.kind != TRANSPORT_GRPC) {
+		*len = n;
+		return r;
+	}
+	/* One length-prefixed message; a compressed one is not read (none was asked for). */
+	if (n < 5 || r[0] != 0 ||
+	    ((size_t)r[1] << 24 | (size_t)r[2] << 16 | (size_t)r[3] << 8 | r[4]) != n - 5)
+		return NULL;
+	*len = n - 5;
+	return r + 5;
+}
+
 int transport__post(struct transport *t, const char *url, const char *content_type,
 		    const uint8_t *body, size_t len, char *why, size_t why_len)
 {
@@ -292,6 +313,29 @@ int transport__post(struct transport *t, const char *url, const char *content_ty
 	snprintf(ctype, sizeof(ctype), "Content-Type: %s",
 		 t->opts.kind == TRANSPORT_GRPC ? "application/grpc" : content_type);
 	headers = curl_slist_append(NULL, ctype);
+	timeout_ms = t->opts.timeout_ms > 0 ? t->opts.timeout_ms : (long)DEFAULT_TIMEOUT_MS;
+	deadline = atomic_load(&t->deadline_ns);
+	if (deadline) {
+		uint64_t now = clock__now_ns();
+		long left_ms = now >= deadline ? 0 : (long)((deadline - now) / 1000000);
+
+		if (left_ms < timeout_ms)
+			timeout_ms = left_ms;
+	}
+	if (headers && t->opts.kind == TRANSPORT_GRPC) {
+		char grpc_timeout[48];
+
+		/* The server may stop working on a call we gave up on (gRPC's deadline). */
+		/* At most 8 digits (the gRPC spec's TimeoutValue). */
+		snprintf(grpc_timeout, sizeof(grpc_timeout), "grpc-timeout: %ldm",
+			 timeout_ms <= 0	 ? 1
+			 : timeout_ms > 99999999 ? 99999999
+						 : timeout_ms);
+		h = curl_slist_append(headers, grpc_timeout);
+		if (!h)
+			curl_slist_free_all(headers);
+		headers = h;
+	}
 	for (struct curl_slist *s = t->headers; headers && s; s = s->next) {
 		h = curl_slist_append(headers, s->data);
 		if (!h) {
@@ -310,8 +354,6 @@ int transport__post(struct transport *t, const char *url, const char *content_ty
 	t->grpc_message[0] = '\0';
 	t->response_len = 0;
 	t->response_capped = false;
-	deadline = atomic_load(&t->deadline_ns);
-	timeout_ms = t->opts.timeout_ms > 0 ? t->opts.timeout_ms : (long)DEFAULT_TIMEOUT_MS;
 	connect_ms = CONNECT_TIMEOUT_MS;
 	if (deadline) {
 		uint64_t now = clock__now_ns();
@@ -330,6 +372,7 @@ int transport__post(struct transport *t, const char *url, const char *content_ty
 	}
 	curl_easy_reset(c);
 	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "omniprof/" OMNIPROF_VERSION);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_POST, 1L);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS, framed);

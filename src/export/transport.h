@@ -54,6 +54,15 @@ int transport__post(struct transport *t, const char *url, const char *content_ty
 		    const uint8_t *body, size_t len, char *why, size_t why_len);
 
 /*
+ * The body of the last reply (for gRPC: its one message, without the
+ * prefix), pointing into t until the next post; NULL when it was cut off at
+ * TRANSPORT_RESPONSE_KEEP or is not one uncompressed message. Requests carry
+ * User-Agent omniprof/VERSION and, on gRPC, grpc-timeout (the time they
+ * are given).
+ */
+const uint8_t *transport__reply(const struct transport *t, size_t *len);
+
+/*
  * From any thread: requests end by deadline_ns (CLOCK_MONOTONIC; 0: no
  * deadline). A transfer in flight is aborted then (checked at least once a
  * second), a new one gets what time is left and none once it passed

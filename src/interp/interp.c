@@ -411,10 +411,13 @@ size_t interp__describe_ops(const struct interp_ops *ops, const void *rt, uint32
 
 	if (ops->describe_inline)
 		while (n < max && ops->describe_inline(rt, id, offset, (uint32_t)n, &out[n].name,
-						       &out[n].filename, &out[n].line))
+						       &out[n].filename, &out[n].line)) {
+			out[n].start_line = 0;
 			n++;
+		}
 	if (!n) {
 		ops->describe(rt, id, offset, &out[0].name, &out[0].filename, &out[0].line);
+		out[0].start_line = ops->start_line ? ops->start_line(rt, id) : 0;
 		n = 1;
 	}
 	return n;

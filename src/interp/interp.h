@@ -177,6 +177,12 @@ struct interp_ops {
 	 */
 	bool (*describe_inline)(const void *rt, uint32_t id, uint64_t offset, uint32_t index,
 				const char **name, const char **filename, int64_t *line);
+	/*
+	 * The line describe's function starts at in its file (pprof's and
+	 * OTLP's start_line, e.g. Python's co_firstlineno), 0 when unknown.
+	 * NULL: the runtime does not know it.
+	 */
+	int64_t (*start_line)(const void *rt, uint32_t id);
 
 	/*
 	 * The suffix the folded output adds to a frame's name at offset (the
@@ -237,6 +243,7 @@ struct interp_line {
 	const char *name;
 	const char *filename;
 	int64_t line;
+	int64_t start_line; /* the function's first line, 0 when unknown */
 };
 
 /* Most functions one runtime frame is described as (the rest are dropped). */

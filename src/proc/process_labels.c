@@ -2,10 +2,13 @@
 #include "proc/process_labels.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "proc/process_table.h"
 
 static bool labels_equal(const void *entry, const void *key, void *ctx)
 {
@@ -36,13 +39,20 @@ void label_cache__clear(struct label_cache *lc)
 
 static void read_labels(struct label_cache *lc, struct process_labels *l, const char *comm)
 {
-	char path[64];
+	char path[64], exe[sizeof(l->exe_path)];
 	ssize_t n;
 	char *slash;
 
-	snprintf(l->comm, sizeof(l->comm), "%s", comm ? comm : "");
 	snprintf(path, sizeof(path), "/proc/%u/exe", l->pid);
-	n = readlink(path, l->exe_path, sizeof(l->exe_path) - 1);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	/*
+	 * Gone since it was read (or asked for by another name, a thread's):
+	 * what was read while it lived stays the truth.
+	 */
+	if (n <= 0 && l->exe_path[0])
+		return;
+	snprintf(l->comm, sizeof(l->comm), "%s", comm ? comm : "");
+	memcpy(l->exe_path, exe, n > 0 ? (size_t)n : 0);
 	l->exe_path[n > 0 ? n : 0] = '\0';
 	/* The kernel marks a replaced or removed file; the name it had is what matters. */
 	if (n > 10 && !strcmp(l->exe_path + n - 10, " (deleted)"))
@@ -58,8 +68,13 @@ static void read_labels(struct label_cache *lc, struct process_labels *l, const 
 		l->service = lc->service_override;
 	else if (l->container_name[0])
 		l->service = l->container_name;
-	else
+	else if (l->exe_path[0])
 		l->service = l->exe_name;
+	else {
+		snprintf(l->unknown_service, sizeof(l->unknown_service), "unknown_service:%s",
+			 l->comm);
+		l->service = l->unknown_service;
+	}
 }
 
 const struct process_labels *label_cache__get(struct label_cache *lc, uint32_t pid,
@@ -83,6 +98,39 @@ const struct process_labels *label_cache__get(struct label_cache *lc, uint32_t p
 	}
 	l->used_epoch = lc->epoch;
 	return l;
+}
+
+void label_cache__note(struct label_cache *lc, uint32_t pid)
+{
+	char path[64], comm[OP_TASK_COMM_LEN];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, comm, sizeof(comm) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	comm[n] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+	label_cache__get(lc, pid, comm);
+}
+
+static void on_maps(void *ctx, const struct process *p)
+{
+	if (!p->exited && !p->gone)
+		label_cache__note(ctx, p->pid);
+}
+
+int label_cache__listen(struct label_cache *lc, struct process_table *pt)
+{
+	/* maps_seen for a process whose files are still being opened, maps_read for the rest. */
+	struct process_listener l = {.maps_read = on_maps, .maps_seen = on_maps, .ctx = lc};
+
+	return process_table__add_listener(pt, &l);
 }
 
 void label_cache__expire(struct label_cache *lc)

@@ -6,7 +6,13 @@
  * during two intervals are dropped, so the cache follows the live processes.
  *
  * service.name: the --service-name flag when given; else the container's
- * name when the runtime's files name it; else the executable's file name.
+ * name when the runtime's files name it; else the executable's file name;
+ * else (no executable known: a kernel thread, a process gone before it was
+ * read) "unknown_service:COMM", as OpenTelemetry's SDKs say it.
+ *
+ * A process that lives shorter than an interval would be gone by the time
+ * its samples are exported, leaving only its 15-character comm: listening to
+ * the process table (label_cache__listen()) reads it as soon as its maps are.
  */
 #ifndef OMNIPROF_PROC_PROCESS_LABELS_H
 #define OMNIPROF_PROC_PROCESS_LABELS_H
@@ -17,6 +23,8 @@
 #include "omniprof/abi.h"
 #include "util/hashmap.h"
 
+struct process_table;
+
 struct process_labels {
 	uint32_t pid;
 	char comm[OP_TASK_COMM_LEN];	      /* the name the samples carried when this was read */
@@ -24,7 +32,8 @@ struct process_labels {
 	const char *exe_name;		      /* basename of exe_path, else comm */
 	char container_id[CGROUP_ID_LEN + 1]; /* "" outside containers */
 	char container_name[128];
-	const char *service; /* see above; never NULL */
+	const char *service;			     /* see above; never NULL */
+	char unknown_service[16 + OP_TASK_COMM_LEN]; /* "unknown_service:COMM" */
 	uint64_t used_epoch;
 };
 
@@ -42,6 +51,10 @@ void label_cache__clear(struct label_cache *lc); /* accepts NULL */
  * Valid until the next label_cache__expire(). */
 const struct process_labels *label_cache__get(struct label_cache *lc, uint32_t pid,
 					      const char *comm);
+/* Reads pid's labels now (its /proc/PID/comm as its name), unless known under that name. */
+void label_cache__note(struct label_cache *lc, uint32_t pid);
+/* Calls label_cache__note() for every process whose maps pt reads. 0 or -ENOSPC. */
+int label_cache__listen(struct label_cache *lc, struct process_table *pt);
 /* Ends an interval: forgets processes not asked for in this one and the one before. */
 void label_cache__expire(struct label_cache *lc);
 

@@ -53,6 +53,7 @@ struct mapping_key {
 
 struct function_key {
 	const char *name, *system_name, *filename;
+	int64_t start_line;
 };
 
 struct location_key {
@@ -170,7 +171,8 @@ static bool function_equal(const void *entry, const void *key, void *ctx)
 	const struct profile_function *f = &p->functions[entry_id(entry) - 1];
 	const struct function_key *k = key;
 
-	return f->name == k->name && f->system_name == k->system_name && f->filename == k->filename;
+	return f->name == k->name && f->system_name == k->system_name &&
+	       f->filename == k->filename && f->start_line == k->start_line;
 }
 
 static bool location_equal(const void *entry, const void *key, void *ctx)
@@ -288,6 +290,12 @@ uint32_t profile__add_file_mapping(struct profile *p, uint64_t start, uint64_t l
 uint32_t profile__add_function(struct profile *p, const char *name, const char *system_name,
 			       const char *filename)
 {
+	return profile__add_function_at(p, name, system_name, filename, 0);
+}
+
+uint32_t profile__add_function_at(struct profile *p, const char *name, const char *system_name,
+				  const char *filename, int64_t start_line)
+{
 	struct profile_intern *in = p->intern;
 	struct function_key k;
 	struct profile_function *f;
@@ -297,10 +305,12 @@ uint32_t profile__add_function(struct profile *p, const char *name, const char *
 	k.name = intern_string(in, name);
 	k.system_name = intern_string(in, system_name);
 	k.filename = intern_string(in, filename);
+	k.start_line = start_line;
 	if (!k.name || !k.system_name || !k.filename)
 		return 0;
-	hash =
-	    mix(mix(hash_u64((uintptr_t)k.name), (uintptr_t)k.system_name), (uintptr_t)k.filename);
+	hash = mix(
+	    mix(mix(hash_u64((uintptr_t)k.name), (uintptr_t)k.system_name), (uintptr_t)k.filename),
+	    (uint64_t)start_line);
 	found = hashmap__find(&in->functions, hash, &k);
 	if (found)
 		return entry_id(found);
@@ -311,6 +321,7 @@ uint32_t profile__add_function(struct profile *p, const char *name, const char *
 	f->name = k.name;
 	f->system_name = k.system_name;
 	f->filename = k.filename;
+	f->start_line = start_line;
 	if (hashmap__insert(&in->functions, hash, id_entry(p->n_functions + 1)))
 		return 0;
 	return ++p->n_functions;
@@ -458,14 +469,23 @@ static const char *const frame_kind_name[PROFILE_FRAME_KIND_COUNT] = {
 
 const char *profile_frame_kind__otlp_type(enum profile_frame_kind kind)
 {
-	/* Not a well-known value: the spec allows a custom one for the unwinder's stop
-	 * (and a value no row has yet). */
+	/* A value no row has yet: machine code is the one kind every stack has. */
 	if ((unsigned)kind < PROFILE_FRAME_KIND_COUNT && frame_kind_otlp[kind])
 		return frame_kind_otlp[kind];
-	return "abort";
+	return "native";
 }
 
 const char *profile_frame_kind__name(enum profile_frame_kind kind)
 {
 	return (unsigned)kind < PROFILE_FRAME_KIND_COUNT ? frame_kind_name[kind] : NULL;
+}
+
+bool profile_location__unnamed(const struct profile *p, const struct profile_location *l)
+{
+	const struct profile_function *f;
+
+	if (l->kind != PROFILE_FRAME_NATIVE || l->n_lines != 1 || !l->mapping_id)
+		return false;
+	f = profile__function(p, l->lines[0].function_id);
+	return !f->system_name || !*f->system_name;
 }

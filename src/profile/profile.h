@@ -32,8 +32,15 @@
 enum profile_frame_kind { OP_FRAME_KINDS(PROFILE_FRAME_KIND_ENUM) };
 #define PROFILE_FRAME_KIND_COUNT OP_FRAME_KIND_COUNT
 
-/* OTLP `profile.frame.type` of kind ("abort" for an unknown one). */
+/* OTLP `profile.frame.type` of kind, a semantic-conventions value ("native" for an unknown one). */
 const char *profile_frame_kind__otlp_type(enum profile_frame_kind kind);
+/* true for a runtime's frames (Python, Java, ...): not machine code, kernel or the unwinder's stop.
+ */
+static inline bool profile_frame_kind__is_runtime(enum profile_frame_kind kind)
+{
+	return kind != PROFILE_FRAME_NATIVE && kind != PROFILE_FRAME_KERNEL &&
+	       kind != PROFILE_FRAME_ERROR;
+}
 /* Short lower-case display name of kind ("native", "kernel", ...; NULL: unknown kind). */
 const char *profile_frame_kind__name(enum profile_frame_kind kind);
 
@@ -57,6 +64,7 @@ struct profile_function {
 	 */
 	const char *system_name;
 	const char *filename; /* source file, "" when unknown */
+	int64_t start_line;   /* line the function starts at in filename, 0 when unknown */
 };
 
 struct profile_line {
@@ -132,6 +140,9 @@ uint32_t profile__add_file_mapping(struct profile *p, uint64_t start, uint64_t l
 				   const char *go_build_id, const char *file_hash);
 uint32_t profile__add_function(struct profile *p, const char *name, const char *system_name,
 			       const char *filename);
+/* The same with the function's first line (0: unknown). */
+uint32_t profile__add_function_at(struct profile *p, const char *name, const char *system_name,
+				  const char *filename, int64_t start_line);
 uint32_t profile__add_location(struct profile *p, uint32_t mapping_id, uint64_t address,
 			       enum profile_frame_kind kind, const struct profile_line *lines,
 			       uint32_t n_lines);
@@ -157,5 +168,13 @@ static inline const struct profile_location *profile__location(const struct prof
 {
 	return &p->locations[location_id - 1];
 }
+
+/*
+ * A native frame nothing named: one line, its function "file+0xOFFSET" with
+ * no system name. Our own displays show that name; pprof and OTLP send the
+ * location with its mapping and address and no line, since backends name a
+ * location by build id and address only when it has none.
+ */
+bool profile_location__unnamed(const struct profile *p, const struct profile_location *l);
 
 #endif

@@ -113,8 +113,13 @@ static uint32_t runtime_location(struct builder *b, const struct trace_frame *tf
 					  INTERP_MAX_LINES);
 
 	for (size_t i = 0; i < n; i++) {
-		lines[i].function_id =
-		    profile__add_function(b->p, il[i].name, il[i].name, il[i].filename);
+		/*
+		 * No system name: a runtime's names are not symbols, and equal
+		 * name and system name make pprof's demangling heuristics strip
+		 * "<module>", "<lambda>", "<listcomp>" to nothing.
+		 */
+		lines[i].function_id = profile__add_function_at(b->p, il[i].name, "",
+								il[i].filename, il[i].start_line);
 		lines[i].line = il[i].line;
 		if (!lines[i].function_id)
 			return 0;

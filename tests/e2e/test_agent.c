@@ -54,6 +54,10 @@ static int setup(void **state)
 	return 0;
 }
 
+/* When set, the next receiver's OTLP replies are partial successes with this message. */
+static const char *partial_success;
+#define PARTIAL_MSG "e2e-partial: attribute foo dropped"
+
 /* Starts receiver.js (0 = that server off); returns its pid once it listens. */
 static pid_t start_receiver(const char *out, int grpc_port, int http_port, const char *tls_dir)
 {
@@ -82,6 +86,10 @@ static pid_t start_receiver(const char *out, int grpc_port, int http_port, const
 		args[n++] = cert;
 		args[n++] = "--tls-key";
 		args[n++] = key;
+	}
+	if (partial_success) {
+		args[n++] = "--partial-success";
+		args[n++] = partial_success;
 	}
 	args[n] = NULL;
 	return tu_node_start("receiver.js", args);
@@ -153,7 +161,9 @@ static void test_grpc_and_pyroscope(void **state)
 	assert_true(gport > 0 && hport > 0);
 	snprintf(endpoint, sizeof(endpoint), "127.0.0.1:%d", gport);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", hport);
+	partial_success = PARTIAL_MSG;
 	rx = start_receiver(records, gport, hport, NULL);
+	partial_success = NULL;
 	assert_true(rx > 0);
 	wl = tu_workload_start("fp_chain", 60);
 	assert_true(wl > 0);
@@ -185,11 +195,14 @@ static void test_grpc_and_pyroscope(void **state)
 	check(records, "--mode otlp --transport grpc --pid %d --service fp_chain", wl);
 	check(records, "--mode continuity --transport grpc --pid %d --min-seconds 3", wl);
 	check(records, "--mode pyroscope --pid %d --service fp_chain --auth tenant:secret", wl);
+	/* The gRPC replies' partial_success (behind the 5-byte prefix), said once. */
+	assert_int_equal(count_lines_with(log, PARTIAL_MSG), 1);
 	tu_rmtree(dir);
 	free(dir);
 }
 
-/* OTLP/HTTP with an auth header and an explicit service name. */
+/* OTLP/HTTP with an auth header and an explicit service name; the receiver keeps
+ * each request partly, which the agent says once. */
 static void test_http(void **state)
 {
 	char *dir = tu_mkdtemp(), records[1100], log[1100], endpoint[64], pid_s[16];
@@ -201,7 +214,9 @@ static void test_http(void **state)
 	snprintf(log, sizeof(log), "%s/agent.log", dir);
 	assert_true(hport > 0);
 	snprintf(endpoint, sizeof(endpoint), "127.0.0.1:%d", hport);
+	partial_success = PARTIAL_MSG;
 	rx = start_receiver(records, 0, hport, NULL);
+	partial_success = NULL;
 	assert_true(rx > 0);
 	wl = tu_workload_start("fp_chain", 60);
 	assert_true(wl > 0);
@@ -235,6 +250,8 @@ static void test_http(void **state)
 	      "--mode otlp --transport http --pid %d --service checkout "
 	      "--authorization 'Bearer e2e-token'",
 	      wl);
+	/* Every interval's reply said it; the log says it once. */
+	assert_int_equal(count_lines_with(log, PARTIAL_MSG), 1);
 	tu_rmtree(dir);
 	free(dir);
 }

@@ -155,6 +155,8 @@ struct line_check {
 	const char *function;
 	long min, max; /* lines every location of the function must have */
 	long seen;     /* locations of it found */
+	long
+	    def_line; /* its `def` line: the function's start_line (co_firstlineno); 0: unchecked */
 };
 
 /*
@@ -189,6 +191,15 @@ static void check_lines(const char *pprof, const char *file_suffix, struct line_
 				if (strcmp(name, checks[c].function))
 					continue;
 				checks[c].seen++;
+				/* A runtime's function: no system name (pprof would demangle
+				 * "<module>" away), its first line from co_firstlineno. */
+				if (f->system_name >= (int64_t)p->n_string_table ||
+				    p->string_table[f->system_name][0])
+					fail_msg("%s: has a system name", name);
+				if (checks[c].def_line && f->start_line != checks[c].def_line)
+					fail_msg("%s: start_line %lld, its def is at line %ld",
+						 name, (long long)f->start_line,
+						 checks[c].def_line);
 				if (flen < suffix_len ||
 				    strcmp(file + flen - suffix_len, file_suffix) ||
 				    loc->line[j]->line < checks[c].min ||
@@ -211,7 +222,7 @@ static void check_lines(const char *pprof, const char *file_suffix, struct line_
 /* The chain's calls: link_NN's frame is at its `return link_NN+1(...)` line, etc. */
 static void check_chain_lines(const char *pprof)
 {
-	char script[512], needle[64], *text;
+	char script[512], needle[64], def[32], *text;
 	struct line_check checks[CHAIN_LINKS + 3] = {{0}};
 	static char names[CHAIN_LINKS][16];
 	size_t n = 0;
@@ -225,14 +236,18 @@ static void check_chain_lines(const char *pprof)
 			snprintf(needle, sizeof(needle), "return link_%02d(d, depth)", i + 1);
 		else
 			snprintf(needle, sizeof(needle), "return rec(depth, d)");
-		checks[n++] = (struct line_check){names[i - 1], tu_line_of(text, needle),
-						  tu_line_of(text, needle), 0};
+		snprintf(def, sizeof(def), "def link_%02d(", i);
+		checks[n++] =
+		    (struct line_check){names[i - 1], tu_line_of(text, needle),
+					tu_line_of(text, needle), 0, tu_line_of(text, def)};
 	}
 	checks[n++] = (struct line_check){"run", tu_line_of(text, "return link_01("),
-					  tu_line_of(text, "return link_01("), 0};
+					  tu_line_of(text, "return link_01("), 0,
+					  tu_line_of(text, "def run(")};
 	/* The leaf runs its loop: any line of its body. */
-	checks[n++] = (struct line_check){"py_leaf", tu_line_of(text, "def py_leaf") + 1,
-					  tu_line_of(text, "return x"), 0};
+	checks[n++] =
+	    (struct line_check){"py_leaf", tu_line_of(text, "def py_leaf") + 1,
+				tu_line_of(text, "return x"), 0, tu_line_of(text, "def py_leaf")};
 	free(text);
 	for (size_t i = 0; i < n; i++)
 		assert_true(checks[i].min > 0);

@@ -306,7 +306,7 @@ static void test_go_stripped(void **state)
 	assert_non_null(strstr(raw, "go_chain.go:"));
 	free(raw);
 	TU_SH("HOME=/tmp GOCACHE=/tmp/omniprof-gocache go tool pprof -comments %s | "
-	      "grep -q 'omniprof.mapping id=.* go_build_id='",
+	      "grep -q 'omniprof.file .*go_build_id=.* path=.*go_stripped'",
 	      profile);
 	free(text);
 	chain_spec__free(cs);

@@ -6,11 +6,23 @@
 #ifndef OMNIPROF_TESTS_PPROF_READ_H
 #define OMNIPROF_TESTS_PPROF_READ_H
 
+#include <stdbool.h>
+
 #include "profile.pb-c.h"
 
-/* The profile in the gzipped pprof file at path, or NULL. Free with
+/* The profile in the gzipped pprof file at path, or NULL (also when it breaks a
+ * rule of tu_pprof_spec_ok(), said on stderr). Free with
  * perftools__profiles__profile__free_unpacked(p, NULL). */
 Perftools__Profiles__Profile *tu_read_pprof(const char *path);
+
+/*
+ * The rules of pprof's proto/profile.proto: string_table[0] is "", every
+ * string index in the table, ids non-zero and unique, every id a sample,
+ * location or line refers to exists, one value per sample type; and ours:
+ * no line of a location in a file mapping names a made-up "file+0xOFFSET" function.
+ * false after one line on stderr saying which rule broke.
+ */
+bool tu_pprof_spec_ok(const Perftools__Profiles__Profile *p);
 
 /* 1-based line number of the first line of text that contains needle, 0 if none. */
 long tu_line_of(const char *text, const char *needle);

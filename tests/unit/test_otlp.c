@@ -82,7 +82,8 @@ static int64_t resource_int(Opentelemetry__Proto__Resource__V1__Resource *r, con
 static void test_encode(void **state)
 {
 	struct profile *p = profile__new(20);
-	uint32_t app, kmap, f_main, f_inl, f_k, f_err, l_native, l_kernel, l_err, stack[3];
+	uint32_t app, kmap, lib, f_main, f_inl, f_k, f_err, f_unnamed, l_native, l_kernel, l_err,
+	    l_unnamed, stack[4];
 	struct profile_line lines[2];
 	uint64_t times[3] = {1700000000100000000ull, 1700000000200000000ull,
 			     1700000000300000000ull};
@@ -111,14 +112,19 @@ static void test_encode(void **state)
 					 &(struct profile_line){f_k, 0}, 1);
 	l_err = profile__add_location(p, 0, 1, PROFILE_FRAME_ERROR,
 				      &(struct profile_line){f_err, 0}, 1);
+	lib = profile__add_mapping(p, 0, 0x40000, 0, "/usr/lib/liblzma.so.5.4.1", "77aa");
+	f_unnamed = profile__add_function(p, "liblzma.so.5.4.1+0x1692b", "", "");
+	l_unnamed = profile__add_location(p, lib, 0x1692b, PROFILE_FRAME_NATIVE,
+					  &(struct profile_line){f_unnamed, 0}, 1);
 	stack[0] = l_kernel;
 	stack[1] = l_native;
 	stack[2] = l_err;
-	assert_int_equal(profile__add_sample(p, stack, 3, 100, 101, "app", "worker", 3), 0);
+	stack[3] = l_unnamed;
+	assert_int_equal(profile__add_sample(p, stack, 4, 100, 101, "app", "worker", 3), 0);
 	assert_int_equal(profile__set_sample_events(p, 1, times, 3), 0);
 	assert_int_equal(profile__add_sample(p, stack + 1, 1, 200, 200, "other", "other", 5), 0);
 	assert_int_equal(profile__set_sample_events(p, 0, NULL, 0), 0); /* times lost: a count */
-	assert_int_equal(profile__add_sample(p, stack, 3, 100, 102, "app", "", 1), 0);
+	assert_int_equal(profile__add_sample(p, stack, 4, 100, 102, "app", "", 1), 0);
 	assert_int_equal(profile__set_sample_events(p, 1, times, 1), 0);
 	/* A count of 3 cannot have 2 times. */
 	assert_int_equal(profile__set_sample_events(p, 1, times, 2), -EINVAL);
@@ -133,12 +139,12 @@ static void test_encode(void **state)
 
 	/* Zero entries, and the model's ids as indices. */
 	assert_string_equal(d->string_table[0], "");
-	assert_int_equal(d->n_mapping_table, 3);
+	assert_int_equal(d->n_mapping_table, 4);
 	assert_int_equal(d->mapping_table[0]->filename_strindex, 0);
 	assert_int_equal(d->mapping_table[0]->n_attribute_indices, 0);
-	assert_int_equal(d->n_location_table, 4);
+	assert_int_equal(d->n_location_table, 5);
 	assert_int_equal(d->location_table[0]->n_lines, 0);
-	assert_int_equal(d->n_function_table, 5);
+	assert_int_equal(d->n_function_table, 6);
 	assert_int_equal(d->function_table[0]->name_strindex, 0);
 	assert_int_equal(d->n_link_table, 1);
 	assert_int_equal(d->link_table[0]->trace_id.len, 16);
@@ -174,15 +180,36 @@ static void test_encode(void **state)
 	assert_string_equal(
 	    find_attr(d, d->location_table[l_native]->attribute_indices, 1, "profile.frame.type")
 		->string_value,
-	    "native");
+	    "go"); /* app has a Go build id: its machine code is Go's */
 	assert_string_equal(
 	    find_attr(d, d->location_table[l_kernel]->attribute_indices, 1, "profile.frame.type")
 		->string_value,
 	    "kernel");
 	assert_int_equal(d->location_table[l_err]->mapping_index, 0);
+	/* The unwinder's stop: a semantic-conventions type, its function saying why. */
+	assert_string_equal(
+	    find_attr(d, d->location_table[l_err]->attribute_indices, 1, "profile.frame.type")
+		->string_value,
+	    "native");
+	assert_int_equal(d->location_table[l_err]->n_lines, 1);
+	/* A frame nothing named: mapping and address, no line (backends name it by build id). */
+	assert_int_equal(d->location_table[l_unnamed]->mapping_index, lib);
+	assert_int_equal(d->location_table[l_unnamed]->address, 0x1692b);
+	assert_int_equal(d->location_table[l_unnamed]->n_lines, 0);
+	assert_string_equal(
+	    find_attr(d, d->location_table[l_unnamed]->attribute_indices, 1, "profile.frame.type")
+		->string_value,
+	    "native");
 
 	/* One resource per process, sorted by pid; the fallback for an undescribed one. */
 	assert_int_equal(req->n_resource_profiles, 2);
+	/* The semantic conventions the attributes follow. */
+	for (size_t i = 0; i < req->n_resource_profiles; i++) {
+		assert_string_equal(req->resource_profiles[i]->schema_url,
+				    "https://opentelemetry.io/schemas/1.44.0");
+		assert_string_equal(req->resource_profiles[i]->scope_profiles[0]->schema_url,
+				    "https://opentelemetry.io/schemas/1.44.0");
+	}
 	{
 		Opentelemetry__Proto__Resource__V1__Resource *r0 =
 		    req->resource_profiles[0]->resource;
@@ -199,7 +226,7 @@ static void test_encode(void **state)
 		assert_null(resource_str(r0, "container.id")); /* empty: left out */
 		assert_int_equal(resource_int(r1, "process.pid"), 200);
 		assert_string_equal(resource_str(r1, "process.executable.name"), "other");
-		assert_null(resource_str(r1, "service.name"));
+		assert_string_equal(resource_str(r1, "service.name"), "unknown_service:other");
 
 		assert_string_equal(str(d, prof->sample_type->type_strindex), "samples");
 		assert_string_equal(str(d, prof->sample_type->unit_strindex), "count");
@@ -215,7 +242,7 @@ static void test_encode(void **state)
 		assert_int_equal(s->n_timestamps_unix_nano, 3);
 		assert_int_equal(s->n_values, 0);
 		assert_int_equal(s->timestamps_unix_nano[2], times[2]);
-		assert_int_equal(d->stack_table[s->stack_index]->n_location_indices, 3);
+		assert_int_equal(d->stack_table[s->stack_index]->n_location_indices, 4);
 		assert_int_equal(d->stack_table[s->stack_index]->location_indices[0], l_kernel);
 		assert_string_equal(
 		    find_attr(d, s->attribute_indices, s->n_attribute_indices, "thread.name")
@@ -268,11 +295,49 @@ static void test_empty_profile(void **state)
 	assert_int_equal(otlp__encode(NULL, NULL, NULL, &buf, &len), -EINVAL);
 }
 
+/* A receiver's ExportProfilesServiceResponse, as protobuf-c packs it. */
+static size_t pack_response(uint8_t *buf, int64_t rejected, const char *msg)
+{
+	Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceResponse r =
+	    OPENTELEMETRY__PROTO__COLLECTOR__PROFILES__V1DEVELOPMENT__EXPORT_PROFILES_SERVICE_RESPONSE__INIT;
+	Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesPartialSuccess ps =
+	    OPENTELEMETRY__PROTO__COLLECTOR__PROFILES__V1DEVELOPMENT__EXPORT_PROFILES_PARTIAL_SUCCESS__INIT;
+
+	ps.rejected_profiles = rejected;
+	ps.error_message = (char *)msg;
+	r.partial_success = &ps;
+	return protobuf_c_message_pack(&r.base, buf);
+}
+
+static void test_partial_success(void **state)
+{
+	uint8_t buf[256] = {0};
+	char msg[64];
+	int64_t rejected;
+	size_t n;
+
+	(void)state;
+	/* An empty reply, or an empty partial_success: full success. */
+	assert_int_equal(otlp__partial_success(buf, 0, msg, sizeof(msg), &rejected), 0);
+	n = pack_response(buf, 0, "");
+	assert_int_equal(otlp__partial_success(buf, n, msg, sizeof(msg), &rejected), 0);
+	n = pack_response(buf, 3, "3 profiles had no samples");
+	assert_int_equal(otlp__partial_success(buf, n, msg, sizeof(msg), &rejected), 1);
+	assert_int_equal(rejected, 3);
+	assert_string_equal(msg, "3 profiles had no samples");
+	n = pack_response(buf, 0, "dropped attribute process.foo");
+	assert_int_equal(otlp__partial_success(buf, n, msg, sizeof(msg), &rejected), 1);
+	assert_int_equal(rejected, 0);
+	buf[0] = 0xff; /* not a message */
+	assert_int_equal(otlp__partial_success(buf, n, msg, sizeof(msg), &rejected), -EPROTO);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_encode),
 	    cmocka_unit_test(test_empty_profile),
+	    cmocka_unit_test(test_partial_success),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,8 +12,11 @@
  * them. A runtime's frames get one row here; what the frame's payload means
  * is documented in that runtime's ABI header (omniprof/interp/<runtime>_abi.h)
  * and user space resolves and names them through src/interp/interp.h.
- * The unwinder's stop (ERROR) has no well-known OTLP type: "abort" is the
- * spec's custom-value escape.
+ * The unwinder's stop (ERROR) has no type of its own in the conventions:
+ * as the reference agent marks an unfinished stack (an error frame of the
+ * unwinder it stopped in, typed as that unwinder's frames), it is a
+ * "native" frame whose function says why. Exporters type a native frame of
+ * a Go binary "go" (they know the mapping's Go build id).
  */
 #ifndef OMNIPROF_FRAME_KINDS_H
 #define OMNIPROF_FRAME_KINDS_H
@@ -21,7 +24,7 @@
 #define OP_FRAME_KINDS(X)                                                                          \
 	X(NATIVE, 0, "native", "native")                                                           \
 	X(KERNEL, 1, "kernel", "kernel")                                                           \
-	X(ERROR, 2, "abort", "error") /* the unwinder stopped: addr holds an op_unwind_error */    \
+	X(ERROR, 2, "native", "error") /* the unwinder stopped: addr holds an op_unwind_error */    \
 	X(PYTHON, 3, "cpython", "python") /* CPython: see omniprof/interp/python_abi.h */          \
 	X(HOTSPOT, 4, "jvm", "java")	  /* HotSpot: see omniprof/interp/hotspot_abi.h */         \
 	X(V8, 5, "v8js", "js")		  /* V8: see omniprof/interp/v8_abi.h */                   \

@@ -385,6 +385,15 @@ static void python_describe(const void *rt, uint32_t id, uint64_t offset, const 
 	python__describe(rt, id, (uint32_t)offset, name, filename, line);
 }
 
+/* co_firstlineno of code object id (0: unknown). */
+static int64_t python_start_line(const void *rt, uint32_t id)
+{
+	const struct python_code *c =
+	    rt ? frame_store__get(&((const struct python *)rt)->codes, id) : NULL;
+
+	return c && c->firstlineno > 0 ? c->firstlineno : 0;
+}
+
 static size_t python_end_interval(void *rt, const struct process_table *pt)
 {
 	return python__end_interval(rt, pt);
@@ -415,6 +424,7 @@ const struct interp_ops python_interp_ops = {
     .walk_end = python_unwind__walk_end,
     .resolve = python_resolve,
     .describe = python_describe,
+    .start_line = python_start_line,
     .end_interval = python_end_interval,
     .held = python_held,
     .read_bpf_counters = python_read_bpf_counters,

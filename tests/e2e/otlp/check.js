@@ -31,12 +31,13 @@ const pid = Number(args.pid);
 const chain = (args.chain || '').split(',').filter(Boolean);
 const hz = Number(args.frequency || 20);
 
-// The profile.frame.type values a location may carry: those of the semantic
-// conventions (the reference agent's spelling: one per runtime it unwinds)
-// and "abort", omniprof's frame for where the unwinder stopped (not a
-// well-known value; the conventions allow a custom one).
+// The profile.frame.type values a location may carry: only those of the
+// semantic conventions (v1.44; the reference agent's spelling: one per
+// runtime it unwinds). Where the unwinder stopped is a native frame too.
 const FRAME_TYPES = ['native', 'kernel', 'cpython', 'jvm', 'v8js', 'ruby', 'perl', 'php',
-                     'dotnet', 'beam', 'go', 'luajit', 'abort'];
+                     'dotnet', 'beam', 'go', 'rust'];
+const SCHEMA_URL = 'https://opentelemetry.io/schemas/1.44.0';
+const USER_AGENT = /^omniprof\/\d+\.\d+\.\d+/;
 
 for (const r of records) expect(!r.error, `a ${r.transport} request did not decode: ${r.error}`);
 
@@ -108,6 +109,9 @@ function otlpProcess(transportFilter) {
     if (args.authorization)
       expect(r.headers.authorization === args.authorization,
         `authorization header ${r.headers.authorization}, not ${args.authorization}`);
+    expect(USER_AGENT.test(r.headers['user-agent'] || ''), `user-agent ${r.headers['user-agent']}`);
+    if (r.transport === 'grpc')
+      expect(r.headers.deadline !== null, 'a gRPC call without grpc-timeout (no deadline)');
     const d = r.request.dictionary;
     checkDictionary(d);
     const s = (i) => d.string_table[i];
@@ -116,6 +120,9 @@ function otlpProcess(transportFilter) {
       return [s(a.key_strindex), attrValue(a.value)];
     };
     for (const rp of r.request.resource_profiles) {
+      expect(rp.schema_url === SCHEMA_URL, `resource schema_url "${rp.schema_url}"`);
+      for (const sp of rp.scope_profiles)
+        expect(sp.schema_url === SCHEMA_URL, `scope schema_url "${sp.schema_url}"`);
       const ra = Object.fromEntries(rp.resource.attributes.map((kv) => [kv.key, attrValue(kv.value)]));
       if (ra['process.pid'] !== pid) continue;
       out.resources.push(ra);
@@ -152,6 +159,9 @@ function otlpProcess(transportFilter) {
               const la = Object.fromEntries(loc.attribute_indices.map(attr));
               out.frameTypes.add(la['profile.frame.type']);
               for (const ln of loc.lines) {
+                // A frame nothing named goes as mapping + address, no made-up function.
+                expect(!/\+0x[0-9a-f]+$/.test(s(d.function_table[ln.function_index].name_strindex)),
+                  `a line names ${s(d.function_table[ln.function_index].name_strindex)}`);
                 const fn = d.function_table[ln.function_index];
                 names.push(s(fn.name_strindex));
                 frames.push({ name: s(fn.name_strindex), file: s(fn.filename_strindex),
@@ -263,6 +273,24 @@ function checkPyroscope() {
   expect(pushes.length > 0, 'no Pyroscope push arrived');
   const mine = pushes.filter((r) => r.query.name.startsWith(`${args.service}{`));
   expect(mine.length > 0, `no push named ${args.service}{...}: ${pushes.map((r) => r.query.name).join(' ')}`);
+  // Pyroscope's ingest validation (pkg/validation): a service name of letters,
+  // digits and `_ . - /`; label names [a-zA-Z_][a-zA-Z0-9_.]*, no `__` ones but
+  // __session_id__; numeric sample labels dropped.
+  for (const r of pushes) {
+    const m = /^([^{]*)\{(.*)\}$/.exec(r.query.name);
+    expect(m, `push name ${r.query.name} is not SERVICE{labels}`);
+    expect(/^[A-Za-z0-9_.\-/]+$/.test(m[1]), `service name ${m[1]} has characters Pyroscope refuses`);
+    for (const kv of m[2].split(',')) {
+      const [k, v] = kv.split('=');
+      expect(/^[a-zA-Z_][a-zA-Z0-9_.]*$/.test(k) && (!k.startsWith('__') || k === '__session_id__'),
+        `label ${k} in ${r.query.name} is refused or dropped by Pyroscope`);
+      if (k === 'service_name')
+        expect(/^[A-Za-z0-9_.\-/]+$/.test(v), `service_name=${v} has characters Pyroscope refuses`);
+    }
+    expect(USER_AGENT.test(r['user-agent'] || ''), `user-agent ${r['user-agent']}`);
+    for (const s of r.profile.samples)
+      expect(s.numericLabels.length === 0, `numeric labels ${s.numericLabels} (Pyroscope drops them)`);
+  }
   const stacks = [];
   for (const r of mine) {
     const q = r.query;

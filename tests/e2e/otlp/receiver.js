@@ -7,7 +7,10 @@
 // is decoded and appended as one JSON line to --out; check.js judges them.
 //
 //   node receiver.js --out FILE [--grpc-port N] [--http-port N]
-//                    [--tls-cert FILE --tls-key FILE]
+//                    [--tls-cert FILE --tls-key FILE] [--partial-success MSG]
+//
+// --partial-success: OTLP replies (HTTP and gRPC) say they kept the request partly
+// (ExportProfilesServiceResponse.partial_success.error_message = MSG).
 //
 // Prints "ready" on stdout once listening, and nothing else there.
 'use strict';
@@ -54,8 +57,19 @@ function summarizePprof(buf) {
       stack: s.locationId.flatMap((id) => loc.get(Number(id)) || ['?']),
       values: s.value.map(String),
       labels: Object.fromEntries(s.label.map((l) => [str(l.key), l.str ? str(l.str) : String(l.num)])),
+      // Pyroscope drops numeric labels on ingest: check.js refuses them.
+      numericLabels: s.label.filter((l) => !l.str && Number(l.num) !== 0).map((l) => str(l.key)),
     })),
   };
+}
+
+// The ExportProfilesServiceResponse to answer: empty (full success), or with
+// partial_success (field 1) { error_message (field 2) } (lengths < 128).
+function exportReply() {
+  if (!args['partial-success']) return Buffer.alloc(0);
+  const msg = Buffer.from(args['partial-success']);
+  const inner = Buffer.concat([Buffer.from([0x12, msg.length]), msg]);
+  return Buffer.concat([Buffer.from([0x0a, inner.length]), inner]);
 }
 
 function readBody(req) {
@@ -79,9 +93,10 @@ async function onHttp(req, res) {
   if (req.method === 'POST' && url.pathname === '/v1development/profiles') {
     const err = recordOtlp('http', body, { 'content-type': req.headers['content-type'],
                                             'content-encoding': req.headers['content-encoding'],
+                                            'user-agent': req.headers['user-agent'] || null,
                                             authorization: req.headers.authorization });
     if (err) { res.writeHead(400).end(); return; }
-    res.writeHead(200, { 'Content-Type': 'application/x-protobuf' }).end(); // empty response
+    res.writeHead(200, { 'Content-Type': 'application/x-protobuf' }).end(exportReply());
     return;
   }
   if (req.method === 'POST' && url.pathname === '/ingest') {
@@ -89,7 +104,8 @@ async function onHttp(req, res) {
       // pprof files are gzip'ed inside, whatever the transport did.
       const raw = body[0] === 0x1f && body[1] === 0x8b ? zlib.gunzipSync(body) : body;
       record({ transport: 'pyroscope', query: Object.fromEntries(url.searchParams),
-               authorization: req.headers.authorization || null, profile: summarizePprof(raw) });
+               authorization: req.headers.authorization || null,
+               'user-agent': req.headers['user-agent'] || null, profile: summarizePprof(raw) });
       res.writeHead(200).end();
     } catch (e) {
       record({ transport: 'pyroscope', error: String(e) });
@@ -115,10 +131,14 @@ async function main() {
     }, {
       Export: (call, callback) => {
         const md = call.metadata.getMap();
+        // grpc-js turns the grpc-timeout header into the call's deadline.
+        const deadline = call.getDeadline();
         const err = recordOtlp('grpc', call.request, { 'grpc-encoding': md['grpc-encoding'] || null,
+                                                       'user-agent': md['user-agent'] || null,
+                                                       deadline: Number.isFinite(Number(deadline)) ? Number(deadline) : null,
                                                        authorization: md.authorization || null });
         if (err) callback({ code: grpc.status.INVALID_ARGUMENT, details: String(err) });
-        else callback(null, Buffer.alloc(0)); // an empty ExportProfilesServiceResponse
+        else callback(null, exportReply());
       },
     });
     const creds = args['tls-cert']

@@ -30,8 +30,10 @@ message Profile {
   uint64 duration_nano = 4; ValueType period_type = 5; int64 period = 6; bytes profile_id = 7;
   repeated int32 attribute_indices = 11;
 }
-message ScopeProfiles { Scope scope = 1; repeated Profile profiles = 2; }
-message ResourceProfiles { Resource resource = 1; repeated ScopeProfiles scope_profiles = 2; }
+message ScopeProfiles { Scope scope = 1; repeated Profile profiles = 2; string schema_url = 3; }
+message ResourceProfiles {
+  Resource resource = 1; repeated ScopeProfiles scope_profiles = 2; string schema_url = 3;
+}
 message Mapping {
   uint64 memory_start = 1; uint64 memory_limit = 2; uint64 file_offset = 3;
   int32 filename_strindex = 4; repeated int32 attribute_indices = 5;
