@@ -38,12 +38,14 @@ struct record_opts {
 	bool copy_all_stacks;
 	uint32_t max_mappings;
 	uint32_t copy_budget;
+	uint64_t offcpu_threshold; /* --off-cpu: P * 2^32; 0: off */
 };
 
 enum {
 	OPT_COPY_ALL_STACKS = CLI_KEY_OWN,
 	OPT_LPM_ENTRIES,
 	OPT_COPY_BUDGET,
+	OPT_OFF_CPU,
 };
 
 static const struct cli_option record_options[] = {
@@ -61,6 +63,14 @@ static const struct cli_option record_options[] = {
 	     "missing; refused if a symlink, another user's, or\n"
 	     "writable by group or others (so not /tmp itself)"},
     {.key = CLI_KEY_NO_KERNEL},
+    {.key = OPT_OFF_CPU,
+     .name = "off-cpu",
+     .arg = "P",
+     .optional = true,
+     .help = "also record where threads wait: each switch away\n"
+	     "from the CPU, with probability P (default 1),\n"
+	     "unwound, timed until the thread runs again; writes\n"
+	     "offcpu.pb.gz, offcpu.folded and offcpu.html"},
     {.key = CLI_KEY_DEMANGLE},
     {.key = CLI_KEY_DEBUG_DIR},
     {.key = CLI_KEY_NO_DEBUGINFOD},
@@ -93,6 +103,8 @@ static int record_option(void *ctx, int key, const char *arg)
 	case OPT_COPY_ALL_STACKS:
 		o->copy_all_stacks = true;
 		return 0;
+	case OPT_OFF_CPU:
+		return cli__parse_offcpu(arg, 1.0, &o->offcpu_threshold);
 	case OPT_LPM_ENTRIES: {
 		long v = strtol(arg, &end, 10);
 
@@ -120,6 +132,7 @@ static int record_option(void *ctx, int key, const char *arg)
 static const struct cli_command record_command = {
     .name = "record",
     .synopsis = "[-d SECONDS] [-F HZ] [-p PID]... [-o DIR] [--no-kernel]\n"
+		"[--off-cpu[=P]]\n"
 		"[--demangle MODE] [--debug-dir DIR]... [--no-debuginfod]\n"
 		"[--symbol-cache-mb MB] [-v]",
     .options = record_options,
@@ -193,6 +206,12 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 	    [OP_STAT_STACK_COPIES] = "bpf: stack copies (unknown process/address)",
 	    [OP_STAT_STACK_COPY_LOST] = "dropped: stack copies, ring buffer full",
 	    [OP_STAT_STACK_COPY_SKIPPED] = "not copied (over budget): frame pointers",
+	    [OP_STAT_OFFCPU_SWITCHES] = "off-cpu: switch-outs of user threads",
+	    [OP_STAT_OFFCPU_SAMPLED] = "off-cpu: ... recorded",
+	    [OP_STAT_OFFCPU_PENDING_FULL] = "off-cpu: not recorded (pending map full)",
+	    [OP_STAT_OFFCPU_LOST] = "off-cpu: dropped, ring buffer full",
+	    [OP_STAT_OFFCPU_EXITED] = "off-cpu: exited while pending",
+	    [OP_STAT_OFFCPU_NOT_READY] = "off-cpu: recorded before tables loaded",
 	};
 
 	fprintf(stderr, "counters:\n");
@@ -358,12 +377,26 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 		(unsigned long long)um->stats.tables_changed);
 }
 
+static void print_offcpu_counters(const struct offcpu_stats *st)
+{
+	fprintf(stderr, "  %-40s %llu (%llu ended, %.3f s unscaled)\n",
+		"off-cpu: switch-out traces", (unsigned long long)st->started,
+		(unsigned long long)st->ended, (double)st->ns / 1e9);
+	fprintf(stderr, "  %-40s %llu unmatched ends, %llu replaced, %llu not kept\n",
+		"off-cpu: lost", (unsigned long long)st->unmatched,
+		(unsigned long long)st->replaced, (unsigned long long)st->pending_full);
+	fprintf(stderr, "  %-40s %llu (%llu exited)\n", "off-cpu: still off CPU at the end",
+		(unsigned long long)st->open_at_end, (unsigned long long)st->exited);
+	fprintf(stderr, "  %-40s %llu bytes peak\n", "off-cpu: pending traces",
+		(unsigned long long)st->bytes_peak);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts *o = calloc(1, sizeof(*o));
 	struct session_opts sopts = {0};
 	struct session ss = {0};
-	struct profile *p = NULL;
+	struct profile *p = NULL, *offcpu = NULL;
 	struct output_dir dir = {.fd = -1};
 	uint64_t deadline_ns;
 	int ret = 1, err;
@@ -392,6 +425,7 @@ int cmd_record(int argc, char **argv)
 	sopts.copy_all_stacks = o->copy_all_stacks;
 	sopts.max_mappings = o->max_mappings;
 	sopts.copy_budget_count = o->copy_budget;
+	sopts.offcpu_threshold = o->offcpu_threshold;
 	sopts.sym = &o->common.sym;
 	if (session__start(&ss, &sopts))
 		goto cleanup;
@@ -410,11 +444,16 @@ int cmd_record(int argc, char **argv)
 		pr_err("out of memory while building the profile");
 		goto cleanup;
 	}
-	if (record_set__write(p, &dir))
+	offcpu = session__take_offcpu_profile(&ss);
+	if (record_set__write_all(p, offcpu, &dir))
 		goto cleanup;
 	summary__print(p, stdout, 10);
+	if (offcpu)
+		summary__print_offcpu(offcpu, stdout, 10);
 	if (log_verbosity > 0) {
 		print_counters(ss.bpf_stats, &ss.hotplug, &ss.c, &ss.sym, &ss.um);
+		if (ss.c.offcpu)
+			print_offcpu_counters(&ss.c.offcpu->stats);
 		interp__print_counters(ss.interp, stderr);
 	}
 	if (!p->stats.samples)
@@ -422,9 +461,13 @@ int cmd_record(int argc, char **argv)
 			o->common.n_pids ? "processes" : "system");
 	printf("\nwrote %s/profile.pb.gz, %s/stacks.folded and %s/flamegraph.html\n", o->output_dir,
 	       o->output_dir, o->output_dir);
+	if (offcpu)
+		printf("wrote %s/offcpu.pb.gz, %s/offcpu.folded and %s/offcpu.html\n",
+		       o->output_dir, o->output_dir, o->output_dir);
 	ret = 0;
 
 cleanup:
+	profile__free(offcpu);
 	profile__free(p);
 	session__clear(&ss);
 	output_dir__close(&dir);

@@ -13,6 +13,7 @@
 
 #include "proc/file_cache.h"
 #include "proc/process_table.h"
+#include "profile/offcpu.h"
 #include "profile/trace_table.h"
 #include "engine/stack_copy.h"
 
@@ -60,6 +61,7 @@ struct collector {
 	/* Added to a sample's CLOCK_MONOTONIC time to get the wall clock (keep_events). */
 	int64_t monotonic_to_wall_ns;
 	struct interp *interp; /* names runtimes' frames; NULL: they stay unnamed */
+	struct offcpu *offcpu; /* off-CPU traces joined with their waits; NULL: off */
 	struct held_record *held_first, *held_last;
 	bool releasing; /* handling held records: hold nothing */
 	struct collector_held_stats held;

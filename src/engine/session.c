@@ -92,9 +92,20 @@ static void forget_file(void *ctx, uint32_t slot)
  * exited processes needed can go: their entries, what runtimes read for them,
  * and the files no process maps any more (the most recent kept open).
  */
+static bool pid_exited(void *ctx, uint32_t pid)
+{
+	const struct process *p = process_table__find(ctx, pid);
+
+	return p && (p->exited || p->gone);
+}
+
 static void end_interval(struct session *ss)
 {
 	struct session_tables *t = &ss->tables;
+
+	/* Waits of exited processes never end (their end records were lost). */
+	if (ss->c.offcpu)
+		offcpu__purge(ss->c.offcpu, pid_exited, &ss->c.procs);
 
 	t->processes_purged += process_table__purge(&ss->c.procs, ss->s != NULL);
 	t->runtime_objects = interp__end_interval(ss->interp, &ss->c.procs);
@@ -151,6 +162,10 @@ int session__start(struct session *ss, const struct session_opts *o)
 	}
 	ss->c.files.worker = ss->fw;
 	reset_traces(ss);
+	if (o->offcpu_threshold) {
+		offcpu__init(&ss->offcpu, o->offcpu_threshold);
+		ss->c.offcpu = &ss->offcpu;
+	}
 	err = symbolizer__init(&ss->sym, &ss->c.files, o->sym);
 	if (err) {
 		pr_err("out of memory");
@@ -164,6 +179,7 @@ int session__start(struct session *ss, const struct session_opts *o)
 	sopts.copy_all_stacks = o->copy_all_stacks;
 	sopts.max_mappings = o->max_mappings;
 	sopts.copy_budget_count = o->copy_budget_count;
+	sopts.offcpu_threshold = o->offcpu_threshold;
 	/* The first interval starts when sampling can: before the program is attached. */
 	set_clock_offset(ss);
 	err = sampler__open(&sopts, on_event, &ss->c, &ss->s);
@@ -235,6 +251,9 @@ void session__stop_sampling(struct session *ss)
 	/* Held samples are unwound with the tables in the BPF maps: before they go. */
 	settle_files(ss, SESSION_FINAL_WAIT_MS, false);
 	collector__release_held(&ss->c);
+	/* Threads still off CPU now have no end: counted, not guessed. */
+	if (ss->c.offcpu)
+		offcpu__finish(ss->c.offcpu);
 	sampler__read_stats(ss->s, ss->bpf_stats);
 	interp__read_bpf_counters(ss->interp, read_percpu, ss->s);
 	sampler__hotplug_stats(ss->s, &ss->hotplug);
@@ -243,6 +262,39 @@ void session__stop_sampling(struct session *ss)
 	interp__unload(ss->interp);
 	sampler__free(ss->s);
 	ss->s = NULL;
+}
+
+/* The off-CPU twin of the interval ending at now: the waits that ended in it. */
+static int build_offcpu(struct session *ss, uint64_t now)
+{
+	struct trace_table done = ss->offcpu.traces;
+	struct profile *p;
+	int err;
+
+	trace_table__init(&ss->offcpu.traces);
+	ss->offcpu.traces.max_bytes = ss->c.traces.max_bytes;
+	profile__free(ss->offcpu_profile);
+	ss->offcpu_profile = NULL;
+	p = profile__new(ss->opts.frequency_hz);
+	err = p ? profile_builder__build(p, &done, &ss->sym) : -ENOMEM;
+	trace_table__clear(&done);
+	if (err) {
+		profile__free(p);
+		return err;
+	}
+	p->off_cpu = true;
+	p->time_ns = ss->interval_start_wall_ns;
+	p->duration_ns = now - ss->interval_start_ns;
+	ss->offcpu_profile = p;
+	return 0;
+}
+
+struct profile *session__take_offcpu_profile(struct session *ss)
+{
+	struct profile *p = ss->offcpu_profile;
+
+	ss->offcpu_profile = NULL;
+	return p;
 }
 
 int session__take_profile(struct session *ss, struct profile **out)
@@ -275,6 +327,9 @@ int session__take_profile(struct session *ss, struct profile **out)
 	p = profile__new(ss->opts.frequency_hz);
 	err = p ? profile_builder__build(p, &done, &ss->sym) : -ENOMEM;
 	trace_table__clear(&done);
+	/* Before end_interval: the names of exited processes' frames go with it. */
+	if (!err && ss->c.offcpu)
+		err = build_offcpu(ss, now);
 	if (ss->opts.bounded)
 		end_interval(ss);
 	if (err) {
@@ -296,6 +351,12 @@ int session__take_profile(struct session *ss, struct profile **out)
 
 void session__clear(struct session *ss)
 {
+	profile__free(ss->offcpu_profile);
+	ss->offcpu_profile = NULL;
+	if (ss->c.offcpu) {
+		offcpu__clear(ss->c.offcpu);
+		ss->c.offcpu = NULL;
+	}
 	if (ss->collector_ready)
 		process_table__set_unwind_maps(&ss->c.procs, NULL);
 	interp__unload(ss->interp);

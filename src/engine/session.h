@@ -40,6 +40,9 @@ struct session_opts {
 	bool bounded;
 	uint64_t max_trace_bytes; /* with bounded: per interval; 0: SESSION_TRACE_BYTES */
 	size_t files_kept_unused; /* with bounded; 0: SESSION_FILES_KEPT_UNUSED */
+	/* Off-CPU: P * 2^32 (offcpu__threshold()); 0: off. Each profile then has an
+	 * off-CPU twin (session__take_offcpu_profile()). */
+	uint64_t offcpu_threshold;
 };
 
 /* Files no process maps kept open for programs that start again (bounded runs). */
@@ -79,6 +82,8 @@ struct session {
 	uint64_t interval_start_wall_ns;
 	uint64_t dropped_before; /* drops counted in earlier profiles */
 	struct session_tables tables;
+	struct offcpu offcpu;		/* with opts.offcpu_threshold */
+	struct profile *offcpu_profile; /* built with the last profile, until taken */
 };
 
 /* Loads and attaches everything, learns running processes. 0 or -errno (logged). */
@@ -94,6 +99,12 @@ void session__stop_sampling(struct session *ss);
  * or -ENOMEM.
  */
 int session__take_profile(struct session *ss, struct profile **out);
+/*
+ * The off-CPU profile (counts: nanoseconds off CPU, scaled) of the waits that
+ * ended in the interval the last session__take_profile() closed: built with
+ * it, from the same names. NULL when off-CPU is off. The caller frees it.
+ */
+struct profile *session__take_offcpu_profile(struct session *ss);
 void session__clear(struct session *ss); /* accepts a zeroed session */
 
 uint64_t session__clock_ns(int clock);

@@ -299,6 +299,9 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 	if (opts->copy_budget_bytes)
 		s->skel->rodata->copy_budget_bytes =
 		    opts->copy_budget_bytes < (1ull << 32) ? opts->copy_budget_bytes : (1ull << 32);
+	s->skel->rodata->offcpu_threshold = opts->offcpu_threshold;
+	/* The context-switch program costs every switch: loaded only when asked for. */
+	bpf_program__set_autoload(s->skel->progs.on_switch, opts->offcpu_threshold != 0);
 	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)ring_size(n_cpus));
 	/* One stack-copy buffer per possible CPU (bpf/stack_copy.h). */
 	bpf_map__set_max_entries(s->skel->maps.stack_copy_scratch,

@@ -26,6 +26,8 @@ struct sampler_opts {
 	/* Stack copies' budget per CPU (bpf/stack_copy.h), per second; 0: the default. */
 	uint32_t copy_budget_count;
 	uint64_t copy_budget_bytes;
+	/* Off-CPU: the share of switch-outs recorded, as P * 2^32 (1..2^32); 0: off. */
+	uint64_t offcpu_threshold;
 };
 
 /* Called for each record; a non-zero return is counted, not fatal. */
