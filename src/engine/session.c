@@ -219,6 +219,14 @@ int session__start(struct session *ss, const struct session_opts *o)
 	file_worker__set_background(ss->fw, false);
 	settle_files(ss, SESSION_STARTUP_WAIT_MS, true);
 	memory__release(); /* the tables' build buffers */
+	/* Off-CPU from here: the running processes' first waits are then walked
+	 * with their tables, not guessed (a switch-out is never copied). */
+	if (o->offcpu_threshold) {
+		err = sampler__attach_offcpu(ss->s);
+		if (err)
+			return err;
+		ss->switches_from_ns = session__clock_ns(CLOCK_MONOTONIC);
+	}
 	return 0;
 }
 
@@ -247,6 +255,7 @@ void session__stop_sampling(struct session *ss)
 {
 	if (!ss->s)
 		return;
+	ss->switches_until_ns = session__clock_ns(CLOCK_MONOTONIC);
 	sampler__drain(ss->s);
 	/* Held samples are unwound with the tables in the BPF maps: before they go. */
 	settle_files(ss, SESSION_FINAL_WAIT_MS, false);
@@ -268,6 +277,7 @@ void session__stop_sampling(struct session *ss)
 static int build_offcpu(struct session *ss, uint64_t now)
 {
 	struct trace_table done = ss->offcpu.traces;
+	uint64_t from, until;
 	struct profile *p;
 	int err;
 
@@ -283,8 +293,13 @@ static int build_offcpu(struct session *ss, uint64_t now)
 		return err;
 	}
 	p->off_cpu = true;
-	p->time_ns = ss->interval_start_wall_ns;
-	p->duration_ns = now - ss->interval_start_ns;
+	/* The time switches were seen in: from the attach (the first interval starts
+	 * before the program loads) to the stop (record's drain and wait follow it). */
+	from = ss->interval_start_ns > ss->switches_from_ns ? ss->interval_start_ns
+							    : ss->switches_from_ns;
+	until = ss->switches_until_ns && ss->switches_until_ns < now ? ss->switches_until_ns : now;
+	p->time_ns = ss->interval_start_wall_ns + (from - ss->interval_start_ns);
+	p->duration_ns = until > from ? until - from : 0;
 	ss->offcpu_profile = p;
 	return 0;
 }

@@ -84,6 +84,9 @@ struct session {
 	struct session_tables tables;
 	struct offcpu offcpu;		/* with opts.offcpu_threshold */
 	struct profile *offcpu_profile; /* built with the last profile, until taken */
+	/* CLOCK_MONOTONIC: switches are seen from the first (program attached) to the
+	 * second (stop_sampling; 0: not stopped); the off-CPU profile's window. */
+	uint64_t switches_from_ns, switches_until_ns;
 };
 
 /* Loads and attaches everything, learns running processes. 0 or -errno (logged). */

@@ -43,6 +43,9 @@ struct sampler;
 int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ctx,
 		  struct sampler **out);
 void sampler__free(struct sampler *s); /* detaches; accepts NULL */
+/* Off-CPU (opts.offcpu_threshold): starts seeing context switches. 0 (also when
+ * off) or -errno after one line. */
+int sampler__attach_offcpu(struct sampler *s);
 
 /* Waits up to timeout_ms for records and consumes them. Returns the number
  * consumed or -errno (-EINTR when a signal arrived). */

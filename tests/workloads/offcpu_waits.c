@@ -1,7 +1,7 @@
 // build: gcc -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -pthread
 /*
  * Threads that wait, each in a known chain, for the off-CPU tests
- * (tests/e2e/test_offcpu.c): "sleeper" calls nanosleep (1 ms) in a loop under
+ * (tests/e2e/test_offcpu.c): "sleeper" calls nanosleep (0.5 ms) in a loop under
  * sleep_outer -> sleep_middle -> sleep_inner; "piper" blocks in read() on a
  * pipe under pipe_outer -> pipe_inner, fed a byte every 20 ms by "feeder";
  * "futexer" waits on a futex (10 ms timeouts) under futex_outer ->
@@ -24,7 +24,7 @@ static uint32_t futex_word; /* never woken: every wait ends by its timeout */
 
 WL_NOINLINE void sleep_inner(void)
 {
-	struct timespec ts = {0, 1000000};
+	struct timespec ts = {0, 500000};
 
 	while (time(NULL) < deadline)
 		nanosleep(&ts, NULL);
