@@ -5,7 +5,9 @@
  * saturated), the pending-switch bookkeeping (a trace waits for its end
  * record, a mismatched end joins nothing, a newer start replaces an older
  * one, the bounds, exited processes, the end of a recording), and the
- * collector's routing: off-CPU records never reach the CPU profile's table.
+ * collector's routing: off-CPU records never reach the CPU profile's table;
+ * and the exports of an off-CPU profile (pprof and OTLP: off_cpu/nanoseconds,
+ * folded: microseconds).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -19,7 +21,12 @@
 #include <cmocka.h>
 
 #include "engine/collector.h"
+#include "export/exporters.h"
+#include "export/otlp.h"
+#include "otlp_profiles_service.pb-c.h"
+#include "pprof_read.h"
 #include "profile/offcpu.h"
+#include "profile/profile.h"
 
 static void test_threshold_and_scale(void **state)
 {
@@ -252,12 +259,104 @@ static void test_collector_routing(void **state)
 	collector__clear(&c);
 }
 
+/* An off-CPU profile of one stack (a kernel frame under a native one), 2.5004 ms. */
+static struct profile *offcpu_profile(void)
+{
+	struct profile *p = profile__new(20);
+	uint32_t f_user, f_k, l_user, l_k, stack[2];
+
+	assert_non_null(p);
+	p->off_cpu = true;
+	p->duration_ns = 1000000000ull;
+	f_user = profile__add_function(p, "wait_here", "wait_here", "w.c");
+	f_k = profile__add_function(p, "schedule", "schedule", "");
+	l_user = profile__add_location(p, 0, 0x1234, PROFILE_FRAME_NATIVE,
+				       &(struct profile_line){f_user, 0}, 1);
+	l_k = profile__add_location(p, 0, 0xffffffff81000000ull, PROFILE_FRAME_KERNEL,
+				    &(struct profile_line){f_k, 0}, 1);
+	stack[0] = l_k;
+	stack[1] = l_user;
+	assert_int_equal(profile__add_sample(p, stack, 2, 100, 101, "app", "waiter", 2500400), 0);
+	return p;
+}
+
+static void test_exports(void **state)
+{
+	struct profile *p = offcpu_profile();
+	Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest *req;
+	const Opentelemetry__Proto__Profiles__V1development__ProfilesDictionary *d;
+	const Opentelemetry__Proto__Profiles__V1development__Profile *prof;
+	Perftools__Profiles__Profile *pp;
+	char path[] = "/tmp/omniprof-offcpu-XXXXXX", *text = NULL;
+	size_t len = 0;
+	uint8_t *buf = NULL;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	/* OTLP: its own profile type, values in nanoseconds. */
+	assert_int_equal(otlp__encode(p, NULL, NULL, &buf, &len), 0);
+	req =
+	    opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__unpack(
+		NULL, len, buf);
+	assert_non_null(req);
+	d = req->dictionary;
+	assert_int_equal(req->n_resource_profiles, 1);
+	prof = req->resource_profiles[0]->scope_profiles[0]->profiles[0];
+	assert_string_equal(d->string_table[prof->sample_type->type_strindex], "off_cpu");
+	assert_string_equal(d->string_table[prof->sample_type->unit_strindex], "nanoseconds");
+	assert_string_equal(d->string_table[prof->period_type->type_strindex], "off_cpu");
+	assert_int_equal(prof->period, 1);
+	assert_int_equal(prof->n_samples, 1);
+	assert_int_equal(prof->samples[0]->n_values, 1);
+	assert_int_equal(prof->samples[0]->values[0], 2500400);
+	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__free_unpacked(
+	    req, NULL);
+	free(buf);
+
+	/* pprof: one sample type, off_cpu/nanoseconds. */
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(pprof__write_fd(p, fd), 0);
+	close(fd);
+	pp = tu_read_pprof(path);
+	unlink(path);
+	assert_non_null(pp);
+	assert_int_equal(pp->n_sample_type, 1);
+	assert_string_equal(pp->string_table[pp->sample_type[0]->type], "off_cpu");
+	assert_string_equal(pp->string_table[pp->sample_type[0]->unit], "nanoseconds");
+	assert_int_equal(pp->n_sample, 1);
+	assert_int_equal(pp->sample[0]->n_value, 1);
+	assert_int_equal(pp->sample[0]->value[0], 2500400);
+	perftools__profiles__profile__free_unpacked(pp, NULL);
+
+	/* Folded: microseconds, rounded. */
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(folded__write(p, f), 0);
+	fclose(f);
+	assert_non_null(strstr(text, "wait_here;schedule_[k] 2500\n"));
+	free(text);
+
+	/* The summary's table names the stack and its time. */
+	text = NULL;
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	summary__print_offcpu(p, f, 10);
+	fclose(f);
+	assert_non_null(strstr(text, "Top off-CPU stacks"));
+	assert_non_null(strstr(text, "2.500"));
+	assert_non_null(strstr(text, "wait_here"));
+	free(text);
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_threshold_and_scale), cmocka_unit_test(test_scaling_unbiased),
 	    cmocka_unit_test(test_pending_bookkeeping), cmocka_unit_test(test_purge_exited),
-	    cmocka_unit_test(test_collector_routing),
+	    cmocka_unit_test(test_collector_routing),	cmocka_unit_test(test_exports),
 	};
 
 	return cmocka_run_group_tests_name("offcpu", tests, NULL, NULL);
