@@ -134,6 +134,22 @@ def bpf_map_memory(pid):
     return total, len(seen)
 
 
+def named_prog_stats(pid, name):
+    """(run_time_ns, run_cnt) of pid's BPF program called name (bpftool's name), or None.
+    Needs kernel.bpf_stats_enabled=1."""
+    for _, info in fdinfo(pid):
+        if "prog_id" not in info:
+            continue
+        r = subprocess.run(["bpftool", "-j", "prog", "show", "id", info["prog_id"]],
+                           capture_output=True, text=True)
+        if r.returncode:
+            continue
+        prog = json.loads(r.stdout)
+        if prog.get("name") == name:
+            return int(prog.get("run_time_ns", 0)), int(prog.get("run_cnt", 0))
+    return None
+
+
 class BpfStats:
     """Turns kernel.bpf_stats_enabled on for the duration, restoring it after."""
 
@@ -154,6 +170,8 @@ class BpfStats:
 BPF_MAP_TYPE_PERCPU_ARRAY = 6
 # enum op_stat in bpf/include/omniprof/abi.h
 OP_STAT_SAMPLES, OP_STAT_IDLE, OP_STAT_FILTERED = 0, 1, 2
+# The off-CPU counters: switch-outs of user threads seen, and recorded (after OP_STAT_STACK_COPY_SKIPPED).
+OP_STAT_OFFCPU_SWITCHES, OP_STAT_OFFCPU_SAMPLED = 23, 24
 
 
 def stats_map_id(pid):
