@@ -20,6 +20,8 @@
 
 #include <cmocka.h>
 
+#include "cli/cli.h"
+#include "cli/options.h"
 #include "engine/collector.h"
 #include "export/exporters.h"
 #include "export/otlp.h"
@@ -351,12 +353,74 @@ static void test_exports(void **state)
 	profile__free(p);
 }
 
+static void test_cli_parse(void **state)
+{
+	uint64_t t = 0;
+
+	(void)state;
+	assert_int_equal(cli__parse_offcpu(NULL, 0.01, &t), 0);
+	assert_int_equal(t, offcpu__threshold(0.01));
+	assert_int_equal(cli__parse_offcpu("0.1", 1, &t), 0);
+	assert_int_equal(t, offcpu__threshold(0.1));
+	assert_int_equal(cli__parse_offcpu("1", 0.01, &t), 0);
+	assert_int_equal(t, OFFCPU_THRESHOLD_ONE);
+	assert_int_equal(cli__parse_offcpu("1e-6", 1, &t), 0);
+	for (const char *const *bad =
+		 (const char *const[]){"0", "-0.5", "1.5", "abc", "", "0.5x", "1e-7", "nan", NULL};
+	     *bad; bad++)
+		assert_int_equal(cli__parse_offcpu(*bad, 1, &t), -EINVAL);
+}
+
+struct own_seen {
+	int calls;
+	const char *arg;
+};
+
+static int own_cb(void *ctx, int key, const char *arg)
+{
+	struct own_seen *s = ctx;
+
+	(void)key;
+	s->calls++;
+	s->arg = arg;
+	return 0;
+}
+
+/* An optional argument: --name alone gives NULL, --name=ARG gives ARG. */
+static void test_optional_option(void **state)
+{
+	static const struct cli_option opts[] = {
+	    {.key = CLI_KEY_OWN, .name = "off-cpu", .arg = "P", .optional = true, .help = "x"},
+	    {.key = CLI_KEY_FREQUENCY},
+	};
+	static const struct cli_command cmd = {
+	    .name = "record", .synopsis = "", .options = opts, .n_options = 2, .own = own_cb};
+	struct cli_common *c = calloc(1, sizeof(*c));
+	struct own_seen seen = {0};
+	char *argv1[] = {"record", "--off-cpu", "-F", "49", NULL};
+	char *argv2[] = {"record", "--off-cpu=0.25", NULL};
+	int first = 0;
+
+	(void)state;
+	assert_non_null(c);
+	cli_common__init(c, false);
+	assert_int_equal(cli__parse(&cmd, 4, argv1, c, &seen, &first), 0);
+	assert_int_equal(seen.calls, 1);
+	assert_null(seen.arg);
+	assert_int_equal(c->frequency_hz, 49);
+	assert_int_equal(cli__parse(&cmd, 2, argv2, c, &seen, &first), 0);
+	assert_int_equal(seen.calls, 2);
+	assert_string_equal(seen.arg, "0.25");
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_threshold_and_scale), cmocka_unit_test(test_scaling_unbiased),
 	    cmocka_unit_test(test_pending_bookkeeping), cmocka_unit_test(test_purge_exited),
 	    cmocka_unit_test(test_collector_routing),	cmocka_unit_test(test_exports),
+	    cmocka_unit_test(test_cli_parse),		cmocka_unit_test(test_optional_option),
 	};
 
 	return cmocka_run_group_tests_name("offcpu", tests, NULL, NULL);
