@@ -597,7 +597,7 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 	int at;
 
 	if (regs_err) {
-		if (regs_err == -2)
+		if (regs_err == -2 && ctx)
 			stat_inc(OP_STAT_USER_REGS_ERR);
 		t->flags |= OP_TRACE_F_NO_USER;
 		return;
@@ -614,6 +614,10 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 	/* Stopped for a stack copy: what it walked is not sent, nor counted. */
 	if (ws->want_copy)
 		return;
+	/* Off-CPU walks (ctx NULL) leave the CPU samples' counters alone; the caller
+	 * counts their truncation. */
+	if (!ctx)
+		goto counted;
 	stat_add(OP_STAT_FRAMES_CFI, ws->frames_cfi);
 	stat_add(OP_STAT_FRAMES_FP, ws->frames_fp);
 	if (ws->fallbacks[0])
@@ -622,10 +626,11 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 		stat_add(OP_STAT_FP_NO_MAPPING, ws->fallbacks[1]);
 	if (ws->fallbacks[2])
 		stat_add(OP_STAT_FP_NO_TABLE, ws->fallbacks[2]);
-
+counted:
 	err = op_walk__error(w);
 	if (err) {
-		stat_inc(err_stat(err));
+		if (ctx)
+			stat_inc(err_stat(err));
 		t->flags |= OP_TRACE_F_USER_TRUNCATED;
 		at = op_walk__error_at(w, OP_MAX_USER_FRAMES,
 				       w->n ? trace_user_frame(b, w->n - 1) : NULL);
@@ -849,6 +854,8 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 			t->n_kernel = n / sizeof(__u64);
 	}
 	walk_user_stack(NULL, b, ws, &r, regs_err);
+	if (t->flags & OP_TRACE_F_USER_TRUNCATED)
+		stat_inc(OP_STAT_OFFCPU_TRUNCATED);
 
 	nk = t->n_kernel & 255;
 	nu = t->n_user & (OP_MAX_USER_FRAMES * 2 - 1);

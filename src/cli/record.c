@@ -212,6 +212,7 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 	    [OP_STAT_OFFCPU_LOST] = "off-cpu: dropped, ring buffer full",
 	    [OP_STAT_OFFCPU_EXITED] = "off-cpu: exited while pending",
 	    [OP_STAT_OFFCPU_NOT_READY] = "off-cpu: recorded before tables loaded",
+	    [OP_STAT_OFFCPU_TRUNCATED] = "off-cpu: recorded, user stack truncated",
 	};
 
 	fprintf(stderr, "counters:\n");

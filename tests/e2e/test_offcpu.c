@@ -29,7 +29,7 @@
 #include "testutil.h"
 
 #define RECORD_SECONDS 4
-#define TENTH_SECONDS  5
+#define TENTH_SECONDS  8
 
 struct recording {
 	char *dir;

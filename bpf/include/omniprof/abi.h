@@ -376,6 +376,7 @@ enum op_stat {
 	OP_STAT_OFFCPU_LOST,	     /* trace or end record dropped: ring buffer full */
 	OP_STAT_OFFCPU_EXITED,	     /* threads that exited while pending (no end record) */
 	OP_STAT_OFFCPU_NOT_READY,    /* recorded while the process's tables were not loaded */
+	OP_STAT_OFFCPU_TRUNCATED,    /* recorded with a user stack that ended in an error frame */
 	OP_STAT__COUNT,
 };
 
