@@ -87,17 +87,18 @@ static void forget_file(void *ctx, uint32_t slot)
 	interp__forget_file(ss->interp, slot);
 }
 
-/*
- * Between two profiles every sample taken so far is named, so what only
- * exited processes needed can go: their entries, what runtimes read for them,
- * and the files no process maps any more (the most recent kept open).
- */
 static bool pid_exited(void *ctx, uint32_t pid)
 {
 	const struct process *p = process_table__find(ctx, pid);
 
 	return p && (p->exited || p->gone);
 }
+
+/*
+ * Between two profiles every sample taken so far is named, so what only
+ * exited processes needed can go: their entries, what runtimes read for them,
+ * and the files no process maps any more (the most recent kept open).
+ */
 
 static void end_interval(struct session *ss)
 {
@@ -164,6 +165,7 @@ int session__start(struct session *ss, const struct session_opts *o)
 	reset_traces(ss);
 	if (o->offcpu_threshold) {
 		offcpu__init(&ss->offcpu, o->offcpu_threshold);
+		ss->offcpu.traces.max_bytes = ss->c.traces.max_bytes;
 		ss->c.offcpu = &ss->offcpu;
 	}
 	err = symbolizer__init(&ss->sym, &ss->c.files, o->sym);
@@ -342,9 +344,10 @@ int session__take_profile(struct session *ss, struct profile **out)
 	p = profile__new(ss->opts.frequency_hz);
 	err = p ? profile_builder__build(p, &done, &ss->sym) : -ENOMEM;
 	trace_table__clear(&done);
-	/* Before end_interval: the names of exited processes' frames go with it. */
-	if (!err && ss->c.offcpu)
-		err = build_offcpu(ss, now);
+	/* Before end_interval: the names of exited processes' frames go with it.
+	 * Failing, it costs the off-CPU profile only. */
+	if (!err && ss->c.offcpu && build_offcpu(ss, now))
+		pr_warn("out of memory: this interval's off-CPU profile is lost");
 	if (ss->opts.bounded)
 		end_interval(ss);
 	if (err) {
