@@ -340,6 +340,15 @@ static void test_exports(void **state)
 	assert_non_null(strstr(text, "wait_here;schedule_[k] 2500\n"));
 	free(text);
 
+	/* The flame graph says what its counts are. */
+	text = NULL;
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(flamegraph__write(p, f, "off"), 0);
+	fclose(f);
+	assert_non_null(strstr(text, "\"unit\":\"ns off CPU\""));
+	free(text);
+
 	/* The summary's table names the stack and its time. */
 	text = NULL;
 	f = open_memstream(&text, &len);
