@@ -1,16 +1,18 @@
 // build: gcc -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -pthread
 /*
  * Threads that wait, each in a known chain, for the off-CPU tests
- * (tests/e2e/test_offcpu.c): "sleeper" calls nanosleep (0.5 ms) in a loop under
+ * (tests/e2e/test_offcpu.c): "sleeper" calls nanosleep (1 ms) in a loop under
  * sleep_outer -> sleep_middle -> sleep_inner; "piper" blocks in read() on a
  * pipe under pipe_outer -> pipe_inner, fed a byte every 20 ms by "feeder";
  * "futexer" waits on a futex (10 ms timeouts) under futex_outer ->
- * futex_inner. No frame pointers: the chains need the CFI walk.
+ * futex_inner. No frame pointers: the chains need the CFI walk. The sleeper
+ * is SCHED_FIFO when allowed (see sleeper()).
  * Usage: offcpu_waits SECONDS
  */
 #define _GNU_SOURCE
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -24,7 +26,7 @@ static uint32_t futex_word; /* never woken: every wait ends by its timeout */
 
 WL_NOINLINE void sleep_inner(void)
 {
-	struct timespec ts = {0, 500000};
+	struct timespec ts = {0, 1000000};
 
 	while (time(NULL) < deadline)
 		nanosleep(&ts, NULL);
@@ -72,8 +74,15 @@ WL_NOINLINE void futex_outer(void)
 
 static void *sleeper(void *arg)
 {
+	struct sched_param sp = {.sched_priority = 1};
+
 	(void)arg;
 	pthread_setname_np(pthread_self(), "sleeper");
+	/* Real-time (root only; else as is): woken, it runs at once instead of
+	 * queueing behind a loaded machine's work, so its waits are about 1 ms
+	 * each, not a heavy tail of run-queue delays that a sampled estimate
+	 * (P < 1) needs many more waits to average out. */
+	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
 	sleep_outer();
 	return NULL;
 }
