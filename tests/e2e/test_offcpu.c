@@ -8,7 +8,10 @@
  * recordings, shared by the cases: P = 1 of both processes, P = 0.1 of the C
  * one. At P = 1 the sleeping thread's chain, with the kernel's schedule
  * frames under it, holds at least 90% of the recording's wall time; at
- * P = 0.1 its scaled total is within 20% of it. Needs root and BPF.
+ * P = 0.1 its scaled total is within 20% of it. And `agent --off-cpu` sends
+ * the waits as their own OTLP profile and Pyroscope push (off_cpu,
+ * nanoseconds) to tests/e2e/otlp/receiver.js. Needs root, BPF and the
+ * receivers' node modules (`make tests`).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -18,7 +21,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -94,13 +99,13 @@ static int setup(void **state)
 	unsigned int minor;
 
 	(void)state;
-	waits_pid = tu_workload_start("offcpu_waits", 30);
+	waits_pid = tu_workload_start("offcpu_waits", 60); /* killed by teardown */
 	if (tu_distro_python(python, sizeof(python), &minor)) {
 		fprintf(stderr, "no python3 of Debian's python3-minimal package\n");
 		return -1;
 	}
 	snprintf(script, sizeof(script), "tests/workloads/python/py_sleep.py");
-	snprintf(secs, sizeof(secs), "30");
+	snprintf(secs, sizeof(secs), "60");
 	py_pid = tu_spawn_ready(py_argv);
 	if (waits_pid <= 0 || py_pid <= 0)
 		return -1;
@@ -238,12 +243,90 @@ static void test_python_sleep(void **state)
 	assert_true(us >= 0.5 * full.window_us);
 }
 
+/* True when a line of text holds every needle. */
+static bool line_with(const char *text, const char *const *needles)
+{
+	for (const char *line = text; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		char *copy = strndup(line, len);
+		bool all = copy != NULL;
+
+		assert_non_null(copy);
+		for (size_t i = 0; all && needles[i]; i++)
+			all = strstr(copy, needles[i]) != NULL;
+		free(copy);
+		if (all)
+			return true;
+		line = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
+static void test_agent_exports(void **state)
+{
+	static const char *const otlp[] = {"\"transport\":\"http\"", "\"off_cpu\"",
+					   "\"nanoseconds\"", "\"sleep_inner\"", NULL};
+	static const char *const pyro[] = {"\"transport\":\"pyroscope\"",
+					   "[\"off_cpu\",\"nanoseconds\"]", "\"sleep_inner\"",
+					   NULL};
+	char *dir = tu_mkdtemp(), records[1100], log[1100], hp[16], endpoint[64], url[64];
+	char pid[16], *text;
+	int port = tu_free_port(), status;
+	pid_t rx, agent;
+
+	(void)state;
+	assert_non_null(dir);
+	assert_true(port > 0);
+	snprintf(records, sizeof(records), "%s/records.jsonl", dir);
+	snprintf(log, sizeof(log), "%s/agent.log", dir);
+	snprintf(hp, sizeof(hp), "%d", port);
+	snprintf(endpoint, sizeof(endpoint), "127.0.0.1:%d", port);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	snprintf(pid, sizeof(pid), "%d", waits_pid);
+	rx = tu_node_start("receiver.js", (const char *const[]){"--out", records, "--max-seconds",
+								"60", "--http-port", hp, NULL});
+	assert_true(rx > 0);
+	agent = tu_omniprof_start(log, "agent",
+				  (const char *const[]){"-p", pid, "--interval", "1", "--off-cpu=1",
+							"--otlp-endpoint", endpoint,
+							"--otlp-protocol", "http", "--insecure",
+							"--pyroscope-url", url, NULL});
+	assert_true(agent > 0);
+	/* Both kinds of push, each holding the sleeper's chain (or 20 s). */
+	for (uint64_t end = tu_now_ms() + 20000; tu_now_ms() < end;) {
+		text = tu_read_file(records, NULL);
+		if (text && line_with(text, otlp) && line_with(text, pyro)) {
+			free(text);
+			break;
+		}
+		free(text);
+		usleep(200000);
+	}
+	kill(agent, SIGTERM);
+	status = tu_wait_bounded(agent, 30000, 100, NULL);
+	tu_reap(rx);
+	text = tu_read_file(records, NULL);
+	assert_non_null(text);
+	if (!line_with(text, otlp) || !line_with(text, pyro))
+		tu_print_log("agent log", log);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_true(line_with(text, otlp));
+	assert_true(line_with(text, pyro));
+	/* The off-CPU push has no sample rate: its values are not samples. */
+	assert_false(line_with(
+	    text, (const char *const[]){"[\"off_cpu\",\"nanoseconds\"]", "\"sampleRate\"", NULL}));
+	free(text);
+	tu_rmtree(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_outputs),	 cmocka_unit_test(test_nanosleep_chain),
 	    cmocka_unit_test(test_scaled_total), cmocka_unit_test(test_pipe_and_futex),
-	    cmocka_unit_test(test_python_sleep),
+	    cmocka_unit_test(test_python_sleep), cmocka_unit_test(test_agent_exports),
 	};
 
 	return cmocka_run_group_tests_name("e2e_offcpu", tests, setup, teardown);
