@@ -170,8 +170,22 @@ class BpfStats:
 BPF_MAP_TYPE_PERCPU_ARRAY = 6
 # enum op_stat in bpf/include/omniprof/abi.h
 OP_STAT_SAMPLES, OP_STAT_IDLE, OP_STAT_FILTERED = 0, 1, 2
-# The off-CPU counters: switch-outs of user threads seen, and recorded (after OP_STAT_STACK_COPY_SKIPPED).
-OP_STAT_OFFCPU_SWITCHES, OP_STAT_OFFCPU_SAMPLED = 23, 24
+
+
+def op_stat_index(name):
+    """Index of counter name in enum op_stat, read from bpf/include/omniprof/abi.h (so a
+    counter added before it does not shift what the bench reads)."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "bpf", "include", "omniprof", "abi.h")
+    with open(path) as f:
+        body = f.read().split("enum op_stat {", 1)[1].split("};", 1)[0]
+    names = re.findall(r"^\s*(OP_STAT_\w+)", body, re.M)
+    return names.index(name)
+
+
+# The off-CPU counters: switch-outs of user threads seen, and recorded.
+OP_STAT_OFFCPU_SWITCHES = op_stat_index("OP_STAT_OFFCPU_SWITCHES")
+OP_STAT_OFFCPU_SAMPLED = op_stat_index("OP_STAT_OFFCPU_SAMPLED")
 
 
 def stats_map_id(pid):
