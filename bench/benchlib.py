@@ -134,6 +134,22 @@ def bpf_map_memory(pid):
     return total, len(seen)
 
 
+def named_prog_stats(pid, name):
+    """(run_time_ns, run_cnt) of pid's BPF program called name (bpftool's name), or None.
+    Needs kernel.bpf_stats_enabled=1."""
+    for _, info in fdinfo(pid):
+        if "prog_id" not in info:
+            continue
+        r = subprocess.run(["bpftool", "-j", "prog", "show", "id", info["prog_id"]],
+                           capture_output=True, text=True)
+        if r.returncode:
+            continue
+        prog = json.loads(r.stdout)
+        if prog.get("name") == name:
+            return int(prog.get("run_time_ns", 0)), int(prog.get("run_cnt", 0))
+    return None
+
+
 class BpfStats:
     """Turns kernel.bpf_stats_enabled on for the duration, restoring it after."""
 
@@ -154,6 +170,22 @@ class BpfStats:
 BPF_MAP_TYPE_PERCPU_ARRAY = 6
 # enum op_stat in bpf/include/omniprof/abi.h
 OP_STAT_SAMPLES, OP_STAT_IDLE, OP_STAT_FILTERED = 0, 1, 2
+
+
+def op_stat_index(name):
+    """Index of counter name in enum op_stat, read from bpf/include/omniprof/abi.h (so a
+    counter added before it does not shift what the bench reads)."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "bpf", "include", "omniprof", "abi.h")
+    with open(path) as f:
+        body = f.read().split("enum op_stat {", 1)[1].split("};", 1)[0]
+    names = re.findall(r"^\s*(OP_STAT_\w+)", body, re.M)
+    return names.index(name)
+
+
+# The off-CPU counters: switch-outs of user threads seen, and recorded.
+OP_STAT_OFFCPU_SWITCHES = op_stat_index("OP_STAT_OFFCPU_SWITCHES")
+OP_STAT_OFFCPU_SAMPLED = op_stat_index("OP_STAT_OFFCPU_SAMPLED")
 
 
 def stats_map_id(pid):

@@ -4,7 +4,7 @@
 
     bench/run.py [--build DIR] [--out FILE] [--quick] [SECTION...]
 
-Sections: bpf-cost, agent, latency, tables, compare (default: all). Needs
+Sections: bpf-cost, agent, offcpu, latency, tables, compare (default: all). Needs
 root, a build (`make tests bench-tools`), and for `compare` linux-perf and
 bpftrace (scripts/install-deps.sh --bench installs them). Every figure is a
 median over repeated intervals or runs, measured on this machine now.
@@ -447,6 +447,82 @@ class Bench:
         self.sections["agent"] = (rows, lines)
         return lines
 
+    # ---- off-CPU: BPF time per context switch, agent CPU --------------------------
+    def offcpu(self):
+        """Two threads ping-ponging over pipes (bench/workloads/pingpong.c, 25,000 round trips
+        a second: 50,000 switch-outs of user threads), profiled by `agent -p` without and with
+        --off-cpu at P = 1, 0.1, 0.01."""
+        seconds = 8 if self.quick else 30
+        rows = []
+        with bl.BpfStats():
+            for p in (None, 1, 0.1, 0.01):
+                wl = self.start_ready([os.path.join(self.bwl, "pingpong"), str(seconds + 12)])
+                out = self.out_dir(f"offcpu-{p}")
+                sink = bl.OtlpHttpSink()
+                argv = [self.omniprof, "agent", "-p", str(wl.pid), "--interval", "5",
+                        "--otlp-endpoint", f"127.0.0.1:{sink.port}", "--otlp-protocol", "http",
+                        "--insecure", "-v"]
+                if p is not None:
+                    argv.append(f"--off-cpu={p}")
+                rec = bl.Child(argv, stderr=open(out + ".stderr", "w"))
+                series, first, last = [], None, None
+                if bl.wait_for_prog(rec.pid):
+                    time.sleep(3)  # start-up done
+                    map_id = bl.stats_map_id(rec.pid)
+
+                    def snap():
+                        ctr = bl.read_counters(map_id) if map_id else None
+                        return (time.monotonic(), bl.named_prog_stats(rec.pid, "on_switch"),
+                                bl.proc_cpu_s(rec.pid), ctr or {})
+                    first = prev = snap()
+                    end = time.monotonic() + seconds
+                    while time.monotonic() < end and rec.proc.poll() is None:
+                        time.sleep(1)
+                        now = snap()
+                        if now[1] and prev[1] and now[1][1] > prev[1][1]:
+                            series.append((now[1][0] - prev[1][0]) / (now[1][1] - prev[1][1]))
+                        prev = last = now
+                rec.signal(signal.SIGTERM)
+                rec.wait(timeout=60)
+                sink.close()
+                wl.signal()
+                text = wl.proc.stdout.read().decode(errors="replace")
+                wl.wait(timeout=10)
+                m = re.search(r"round_trips_per_s (\d+)", text)
+                row = {"p": p, "rate": int(m.group(1)) if m else None, "ns": bl.median(series),
+                       "cpu_pct": None, "switches_s": None, "recorded_s": None, "bpf_pct": None,
+                       "requests": sink.requests}
+                if first and last and last[0] > first[0]:
+                    dt = last[0] - first[0]
+                    if first[2] is not None and last[2] is not None:
+                        row["cpu_pct"] = (last[2] - first[2]) / dt * 100
+                    for key, idx in (("switches_s", bl.OP_STAT_OFFCPU_SWITCHES),
+                                     ("recorded_s", bl.OP_STAT_OFFCPU_SAMPLED)):
+                        row[key] = (last[3].get(idx, 0) - first[3].get(idx, 0)) / dt
+                    if first[1] and last[1]:
+                        row["bpf_pct"] = (last[1][0] - first[1][0]) / (dt * 1e9) * 100
+                rows.append(row)
+        lines = ["`agent -p PINGPONG --interval 5` to a local OTLP/HTTP receiver, while two "
+                 "threads ping-pong a byte over pipes (bench/workloads/pingpong.c, paced at "
+                 "25,000 round trips a second: two blocking reads each). BPF ns per switch: the "
+                 "context-switch program's run time ÷ runs (`kernel.bpf_stats_enabled`), median "
+                 "over 1 s intervals, over every context switch of the machine (other processes' "
+                 "are filtered at once, idle and kernel threads too); BPF % is that time in % of "
+                 "one CPU. Agent CPU: /proc/PID/stat between 3 s after start and the end "
+                 "(10 ms ticks). The workload's own rate shows what the switches cost it.", "",
+                 "| --off-cpu | user-thread switch-outs/s | recorded/s | BPF ns per switch "
+                 "(median) | BPF, % of one CPU | agent CPU, % of one CPU | workload round "
+                 "trips/s |",
+                 "|---|---|---|---|---|---|---|"]
+        for r in rows:
+            lines.append(
+                f"| {'off' if r['p'] is None else 'P = ' + str(r['p'])} "
+                f"| {bl.fmt(r['switches_s'], '{:.0f}')} | {bl.fmt(r['recorded_s'], '{:.0f}')} "
+                f"| {bl.fmt(r['ns'], '{:.0f}')} | {bl.fmt(r['bpf_pct'], '{:.2f}%')} "
+                f"| {bl.fmt(r['cpu_pct'], '{:.2f}%')} | {bl.fmt(r['rate'], '{:.0f}')} |")
+        self.sections["offcpu"] = (rows, lines)
+        return lines
+
     # ---- exec to first complete sample ------------------------------------------
     def latency(self):
         launches = 4 if self.quick else 10
@@ -715,9 +791,10 @@ class Bench:
             "jvm-naming": "HotSpot naming: cost per new Method*, RSS with a 10,000-method class",
             "ruby-naming": "Ruby naming: cost per new iseq, RSS with a 10,000-method class",
             "v8-naming": "V8 naming: cost per new frame object, RSS with a 5,000-function script",
+            "offcpu": "Off-CPU: BPF time per context switch and agent CPU, 50,000 switch-outs/s",
         }
-        for key in ("agent", "bpf-cost", "latency", "tables", "verifier", "compare", "jvm-naming",
-                    "ruby-naming", "v8-naming"):
+        for key in ("agent", "bpf-cost", "offcpu", "latency", "tables", "verifier", "compare",
+                    "jvm-naming", "ruby-naming", "v8-naming"):
             if key in self.sections:
                 lines += [f"## {titles[key]}", ""] + self.sections[key][1] + [""]
         lines += ["## Targets", ""] + self.targets() + [""]
@@ -909,8 +986,8 @@ def largest_eh_frame_files(n):
     return found[:n]
 
 
-SECTIONS = ["bpf-cost", "agent", "latency", "tables", "verifier", "compare", "jvm-naming",
-            "ruby-naming", "v8-naming"]
+SECTIONS = ["bpf-cost", "agent", "offcpu", "latency", "tables", "verifier", "compare",
+            "jvm-naming", "ruby-naming", "v8-naming"]
 
 
 def main():

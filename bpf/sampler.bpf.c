@@ -568,14 +568,16 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct op_
 	return 0;
 }
 
-/* The sampled thread's r14 and r15, as user_regs() finds its registers (op_walk's leaf_r14). */
+/* The sampled thread's r14 and r15, as user_regs() finds its registers (op_walk's leaf_r14).
+ * ctx NULL (off-CPU: the thread is in the kernel): the task's saved registers. */
 static __always_inline void user_pinned_regs(struct bpf_perf_event_data *ctx, struct op_walk *w)
 {
-	__u64 *ctx_regs = (__u64 *)&ctx->regs;
 	struct task_struct *task;
 	struct pt_regs *regs;
 
-	if (in_user_mode(ctx)) {
+	if (ctx && in_user_mode(ctx)) {
+		__u64 *ctx_regs = (__u64 *)&ctx->regs;
+
 		w->leaf_r14 = ctx_regs[__builtin_offsetof(struct pt_regs, r14) / 8];
 		w->leaf_r15 = ctx_regs[__builtin_offsetof(struct pt_regs, r15) / 8];
 		return;
@@ -628,7 +630,7 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 	int at;
 
 	if (regs_err) {
-		if (regs_err == -2)
+		if (regs_err == -2 && ctx)
 			stat_inc(OP_STAT_USER_REGS_ERR);
 		t->flags |= OP_TRACE_F_NO_USER;
 		return;
@@ -645,6 +647,10 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 	/* Stopped for a stack copy: what it walked is not sent, nor counted. */
 	if (ws->want_copy)
 		return;
+	/* Off-CPU walks (ctx NULL) leave the CPU samples' counters alone; the caller
+	 * counts their truncation. */
+	if (!ctx)
+		goto counted;
 	stat_add(OP_STAT_FRAMES_CFI, ws->frames_cfi);
 	stat_add(OP_STAT_FRAMES_FP, ws->frames_fp);
 	if (ws->fallbacks[0])
@@ -653,10 +659,11 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 		stat_add(OP_STAT_FP_NO_MAPPING, ws->fallbacks[1]);
 	if (ws->fallbacks[2])
 		stat_add(OP_STAT_FP_NO_TABLE, ws->fallbacks[2]);
-
+counted:
 	err = op_walk__error(w);
 	if (err) {
-		stat_inc(err_stat(err));
+		if (ctx)
+			stat_inc(err_stat(err));
 		t->flags |= OP_TRACE_F_USER_TRUNCATED;
 		at = op_walk__error_at(w, walk_max_frames(),
 				       w->n ? trace_user_frame(b, w->n - 1) : NULL);
@@ -762,6 +769,153 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
+/*
+ * Off-CPU (--off-cpu[=P]): where threads wait. On each switch-out of a user
+ * thread, with probability P, its stacks are taken (the same kernel stack and
+ * user walk as a sample: prev is current at this tracepoint, its user
+ * registers are the ones saved on kernel entry) and sent at once as an
+ * op_trace flagged OP_TRACE_F_OFF_CPU; only (tid -> switch-out time) stays
+ * here, in offcpu_pending. When the thread is switched in, a 32-byte
+ * op_offcpu_end gives user space the end of the wait, and it gives the
+ * trace that time (scaled by 1/P). Keeping the unwound stack here until the
+ * switch-in instead would cost up to 25 KiB of map memory per waiting thread
+ * (thousands wait on any host) and a second copy of it; this way the map
+ * holds 16 bytes per waiting thread and the ring buffer carries each stack
+ * once, when it is taken.
+ */
+const volatile __u64 offcpu_threshold = 0; /* P * 2^32; 0: off; 2^32: every switch */
+
+/* The threads whose switch-out was recorded and which have not run since:
+ * 65536 entries (about 4 MiB preallocated); a switch-out past it is not
+ * recorded (OP_STAT_OFFCPU_PENDING_FULL). */
+#define OFFCPU_PENDING_MAX 65536
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, OFFCPU_PENDING_MAX);
+	__type(key, __u32);   /* tid */
+	__type(value, __u64); /* switch-out time, CLOCK_MONOTONIC */
+} offcpu_pending SEC(".maps");
+
+#define OFFCPU_SKIP_FRAMES 2
+#define OP_TASK_DEAD	   0x80	      /* __state of a task switching out for the last time */
+#define OP_PF_KTHREAD	   0x00200000 /* task->flags of a kernel thread */
+
+static __always_inline void offcpu_switch_in(struct task_struct *next)
+{
+	__u32 tid = next->pid;
+	__u64 *start = bpf_map_lookup_elem(&offcpu_pending, &tid), start_ns;
+	struct op_offcpu_end *e;
+
+	if (!start)
+		return;
+	start_ns = *start;
+	bpf_map_delete_elem(&offcpu_pending, &tid);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(OP_STAT_OFFCPU_LOST);
+		return;
+	}
+	e->hdr.type = OP_EVENT_OFFCPU_END;
+	e->hdr.pid = next->tgid;
+	e->tid = tid;
+	e->reserved = 0;
+	e->start_ns = start_ns;
+	e->end_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(e, trace_wakeup(sizeof(*e)));
+}
+
+static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *prev,
+					      unsigned int prev_state)
+{
+	__u32 tgid = prev->tgid, tid = prev->pid, zero = 0;
+	struct walk_scratch *ws;
+	struct trace_buf *b;
+	struct op_trace *t;
+	struct pt_regs *regs;
+	struct op_regs r = {};
+	long n, size;
+	__u64 now, nk, nu;
+	int regs_err;
+
+	/* Idle, kernel threads, and a thread leaving for good (it never runs again). */
+	if (!tgid || (prev->flags & OP_PF_KTHREAD) || !prev->mm || (prev_state & OP_TASK_DEAD))
+		return;
+	/* The same targets as the CPU samples (prev is current: the cgroup test holds). */
+	if (!pid_wanted(tgid) || !cgroup_wanted())
+		return;
+	stat_inc(OP_STAT_OFFCPU_SWITCHES);
+	if (offcpu_threshold < (1ull << 32) && bpf_get_prandom_u32() >= offcpu_threshold)
+		return;
+	ws = walk_scratch__get();
+	b = bpf_map_lookup_elem(&scratch, &zero);
+	if (!ws || !b)
+		return;
+	now = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&offcpu_pending, &tid, &now, BPF_ANY)) {
+		stat_inc(OP_STAT_OFFCPU_PENDING_FULL);
+		return;
+	}
+	regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+	if (regs) {
+		r.pc = BPF_CORE_READ(regs, ip);
+		r.sp = BPF_CORE_READ(regs, sp);
+		r.fp = BPF_CORE_READ(regs, bp);
+	}
+	regs_err = !regs ? -1 : !r.pc ? -2 : 0;
+	walk_scratch__reset(ws, r.sp);
+	/* No stack copies here (copy_ok stays 0): a thread of a process not ready is
+	 * walked with what is known, and counted. */
+	if (!regs_err && !process_known(ws, tgid, r.pc))
+		stat_inc(OP_STAT_OFFCPU_NOT_READY);
+
+	t = &b->t;
+	t->hdr.type = OP_EVENT_TRACE;
+	t->hdr.pid = tgid;
+	t->tid = tid;
+	t->cpu = bpf_get_smp_processor_id();
+	t->ktime_ns = now;
+	t->flags = OP_TRACE_F_OFF_CPU;
+	t->n_kernel = 0;
+	t->n_user = 0;
+	task_comms(prev, t->comm, t->pcomm);
+	if (kernel_stacks) {
+		/* Skipped: this program and the tracepoint's caller (bpf_trace_run4), so
+		 * the stack starts in __schedule. */
+		n = bpf_get_stack(ctx, b->body, 8 * (OP_MAX_KERNEL_FRAMES + 1),
+				  OFFCPU_SKIP_FRAMES & BPF_F_SKIP_FIELD_MASK);
+		if (n < 0)
+			t->flags |= OP_TRACE_F_KERNEL_ERROR;
+		else
+			t->n_kernel = n / sizeof(__u64);
+	}
+	walk_user_stack(NULL, b, ws, &r, regs_err);
+	if (t->flags & OP_TRACE_F_USER_TRUNCATED)
+		stat_inc(OP_STAT_OFFCPU_TRUNCATED);
+
+	nk = t->n_kernel & 255;
+	nu = t->n_user & (OP_MAX_USER_FRAMES * 2 - 1);
+	size = OP_TRACE_SIZE(nk, nu);
+	if (size > (long)sizeof(*b))
+		size = sizeof(*b);
+	if (bpf_ringbuf_output(&events, b, size, trace_wakeup(size))) {
+		bpf_map_delete_elem(&offcpu_pending, &tid);
+		stat_inc(OP_STAT_OFFCPU_LOST);
+		return;
+	}
+	stat_inc(OP_STAT_OFFCPU_SAMPLED);
+}
+
+/* Loaded only with --off-cpu (sampler.c). prev is current here. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	offcpu_switch_in(next);
+	offcpu_switch_out(ctx, prev, prev_state);
+	return 0;
+}
+
 static __always_inline void proc_event(struct task_struct *task, __u32 type)
 {
 	struct op_proc_event *e;
@@ -806,8 +960,14 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {
+	__u32 tid = BPF_CORE_READ(p, pid);
+
+	/* A thread runs to exit, so its switch-in has ended any wait: a pending
+	 * entry left here is a safety net's catch (counted), not a leak. */
+	if (offcpu_threshold && !bpf_map_delete_elem(&offcpu_pending, &tid))
+		stat_inc(OP_STAT_OFFCPU_EXITED);
 	/* Only the whole process leaving matters: skip threads other than the leader. */
-	if (BPF_CORE_READ(p, pid) != BPF_CORE_READ(p, tgid))
+	if (tid != BPF_CORE_READ(p, tgid))
 		return 0;
 	proc_event(p, OP_EVENT_EXIT);
 	return 0;

@@ -39,6 +39,9 @@
 #define MAX_HEADERS	   32
 /* Per interval: 8 MiB of event times at most, then samples are only counted. */
 #define MAX_TIMESTAMPS (1u << 20)
+/* --off-cpu's default share of context switches recorded: see docs/architecture.md, "Off-CPU",
+ * for its cost. */
+#define AGENT_OFFCPU_DEFAULT_P 0.01
 
 struct agent_opts {
 	struct cli_common common; /* -F, -p, --no-kernel, symbols, -v */
@@ -65,6 +68,7 @@ struct agent_opts {
 	char *attr_service_name; /* owned */
 	enum log_format log_format;
 	const char *metrics_listen;
+	uint64_t offcpu_threshold; /* --off-cpu: P * 2^32; 0: off */
 };
 
 static int add_header(struct agent_opts *o, const char *arg)
@@ -207,6 +211,7 @@ enum {
 	/* Only from the environment (agent_env): */
 	OPT_OTLP_ENDPOINT_EXACT,
 	OPT_HEADER_LIST,
+	OPT_OFF_CPU,
 };
 
 static const struct cli_option agent_options[] = {
@@ -277,6 +282,13 @@ static const struct cli_option agent_options[] = {
      .arg = "SECONDS",
      .help = "bound of the exit after a stop signal: last interval\nand delivery of what is "
 	     "queued (default " STR(DEFAULT_FLUSH_S) ")"},
+    {.key = OPT_OFF_CPU,
+     .name = "off-cpu",
+     .arg = "P",
+     .optional = true,
+     .help = "also send where threads wait (an off_cpu profile in\nnanoseconds): each switch "
+	     "away from the CPU recorded\nwith probability P (default " STR(
+		 AGENT_OFFCPU_DEFAULT_P) ", see docs/architecture.md)"},
     {.key = CLI_KEY_DEMANGLE},
     {.key = CLI_KEY_DEBUG_DIR},
     {.key = CLI_KEY_NO_DEBUGINFOD,
@@ -387,6 +399,8 @@ static int agent_option(void *ctx, int key, const char *arg)
 		}
 		o->queue_size = (size_t)v;
 		return 0;
+	case OPT_OFF_CPU:
+		return cli__parse_offcpu(arg, AGENT_OFFCPU_DEFAULT_P, &o->offcpu_threshold);
 	case OPT_FLUSH_TIMEOUT:
 		return parse_seconds("--flush-timeout", arg, &o->flush_s);
 	}
@@ -771,40 +785,35 @@ static void log_tables(const struct agent *a)
 		(unsigned long long)so.refused[SAFE_OPEN_R_MISMATCH]);
 }
 
-/* Takes the interval's profile and queues it for every destination. */
-static void export_interval(struct agent *a)
+/* Queues p (the interval's CPU or off-CPU profile) for every destination. */
+static void send_profile(struct agent *a, const struct profile *p)
 {
-	struct profile *p = NULL;
+	const char *what = p->off_cpu ? "off-CPU" : "CPU";
 	int err;
 
-	err = session__take_profile(&a->ss, &p);
-	if (err) {
-		pr_warn("interval %llu lost: cannot build its profile: %s",
-			(unsigned long long)a->intervals, strerror(-err));
-		a->intervals_lost++;
-		publish_metrics(a);
-		return;
-	}
-	a->intervals++;
-	a->samples_total += p->stats.samples;
-	if (!p->n_samples) {
-		pr_info("interval %llu: no samples", (unsigned long long)a->intervals);
-		goto done;
-	}
 	if (a->otlp.q) {
 		struct export_batch *b;
 
 		err = destination__encode(&a->otlp, p, describe_process, a, &b);
 		if (err) {
 			a->intervals_lost++;
-			pr_warn("interval %llu: cannot encode OTLP: %s",
-				(unsigned long long)a->intervals, strerror(-err));
+			pr_warn("interval %llu: cannot encode the %s profile for OTLP: %s",
+				(unsigned long long)a->intervals, what, strerror(-err));
 		} else {
-			pr_info("interval %llu: %llu samples, %llu processes, OTLP %zu bytes",
-				(unsigned long long)a->intervals,
-				(unsigned long long)p->stats.samples,
-				(unsigned long long)p->stats.processes, b->requests[0].len);
-			log_tables(a);
+			if (p->off_cpu)
+				pr_info("interval %llu: off-CPU %.3f s, %llu processes, OTLP %zu "
+					"bytes",
+					(unsigned long long)a->intervals,
+					(double)p->stats.samples / 1e9,
+					(unsigned long long)p->stats.processes, b->requests[0].len);
+			else
+				pr_info("interval %llu: %llu samples, %llu processes, OTLP %zu "
+					"bytes",
+					(unsigned long long)a->intervals,
+					(unsigned long long)p->stats.samples,
+					(unsigned long long)p->stats.processes, b->requests[0].len);
+			if (!p->off_cpu)
+				log_tables(a);
 			destination__push(&a->otlp, b);
 		}
 	}
@@ -813,13 +822,40 @@ static void export_interval(struct agent *a)
 
 		err = destination__encode(&a->pyroscope, p, describe_process, a, &b);
 		if (err)
-			pr_warn("interval %llu: cannot encode the Pyroscope push: %s",
-				(unsigned long long)a->intervals, strerror(-err));
+			pr_warn("interval %llu: cannot encode the %s Pyroscope push: %s",
+				(unsigned long long)a->intervals, what, strerror(-err));
 		else
 			destination__push(&a->pyroscope, b);
 	}
-done:
+}
+
+/* Takes the interval's profiles and queues them for every destination. */
+static void export_interval(struct agent *a)
+{
+	struct profile *p = NULL, *offcpu;
+	int err;
+
+	err = session__take_profile(&a->ss, &p);
+	/* Built with it (or NULL): freed whatever became of the CPU profile. */
+	offcpu = session__take_offcpu_profile(&a->ss);
+	if (err) {
+		pr_warn("interval %llu lost: cannot build its profile: %s",
+			(unsigned long long)a->intervals, strerror(-err));
+		profile__free(offcpu);
+		a->intervals_lost++;
+		publish_metrics(a);
+		return;
+	}
+	a->intervals++;
+	a->samples_total += p->stats.samples;
+	if (p->n_samples)
+		send_profile(a, p);
+	else
+		pr_info("interval %llu: no samples", (unsigned long long)a->intervals);
+	if (offcpu && offcpu->n_samples)
+		send_profile(a, offcpu);
 	label_cache__expire(&a->labels);
+	profile__free(offcpu);
 	profile__free(p);
 	publish_metrics(a);
 }
@@ -928,6 +964,7 @@ int cmd_agent(int argc, char **argv)
 	sopts.keep_events = true;
 	sopts.max_timestamps = MAX_TIMESTAMPS;
 	sopts.bounded = true;
+	sopts.offcpu_threshold = a->o->offcpu_threshold;
 	if (session__start(&a->ss, &sopts))
 		goto cleanup;
 	/* Executable names read as processes appear, before short-lived ones are gone. */

@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "export/output_set.h"
+#include "profile/offcpu.h"
 #include "util/log.h"
 #include "util/read_file.h"
 
@@ -239,4 +240,23 @@ int cli__parse_frequency(const char *arg, uint32_t *hz)
 		free(text);
 	}
 	return cli__parse_frequency_max(arg, max, why, hz);
+}
+
+int cli__parse_offcpu(const char *arg, double deflt, uint64_t *threshold)
+{
+	double p = deflt;
+	char *end;
+
+	if (arg) {
+		errno = 0;
+		p = strtod(arg, &end);
+		/* Below 1e-6 a wait would be counted a million times over: too coarse to mean much.
+		 */
+		if (end == arg || *end || errno || !(p >= 1e-6 && p <= 1)) {
+			pr_err("--off-cpu: '%s' is not a fraction between 0.000001 and 1", arg);
+			return -EINVAL;
+		}
+	}
+	*threshold = offcpu__threshold(p);
+	return 0;
 }

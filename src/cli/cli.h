@@ -55,4 +55,11 @@ int cli__parse_frequency(const char *arg, uint32_t *hz);
 /* The same against max_hz (max_why names where the limit comes from, for the message). */
 int cli__parse_frequency_max(const char *arg, uint32_t max_hz, const char *max_why, uint32_t *hz);
 
+/*
+ * --off-cpu[=P]: *threshold (P * 2^32, src/profile/offcpu.h) from arg, a
+ * fraction 0 < P <= 1 (at least 1e-6); NULL arg: deflt. 0, or -EINVAL after
+ * one clear line.
+ */
+int cli__parse_offcpu(const char *arg, double deflt, uint64_t *threshold);
+
 #endif

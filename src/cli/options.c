@@ -600,8 +600,11 @@ int cli__parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 
 		/* A short-only option (perf's -g) has no long name. */
 		if (o.name)
-			longopts[n++] = (struct option){
-			    o.name, o.arg ? required_argument : no_argument, NULL, o.key};
+			longopts[n++] = (struct option){o.name,
+						!o.arg	     ? no_argument
+						: o.optional ? optional_argument
+							     : required_argument,
+						NULL, o.key};
 		if (o.key < 256) {
 			shortopts[ns++] = (char)o.key;
 			if (o.arg)
@@ -690,6 +693,8 @@ void cli__usage(const struct cli_command *cmd, FILE *f)
 		else if (o.key < 256)
 			len = fprintf(f, "  -%c, --%s%s%s", o.key, o.name, o.arg ? " " : "",
 				      o.arg ? o.arg : "");
+		else if (o.optional)
+			len = fprintf(f, "      --%s[=%s]", o.name, o.arg);
 		else
 			len = fprintf(f, "      --%s%s%s", o.name, o.arg ? " " : "",
 				      o.arg ? o.arg : "");

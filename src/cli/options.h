@@ -100,7 +100,8 @@ struct cli_option {
 	const char *arg;  /* the argument's name in the usage; NULL: a flag */
 	/* Lines separated by '\n'. For a shared option "%s" stands for its default. */
 	const char *help;
-	bool hidden; /* test hooks: parsed, not in the usage */
+	bool hidden;   /* test hooks: parsed, not in the usage */
+	bool optional; /* the argument may be left out (--name or --name=ARG); own gets NULL */
 };
 
 /* The options that choose what is profiled and how much, in the usage's order, for a

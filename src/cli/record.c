@@ -42,6 +42,7 @@ struct record_opts {
 	uint32_t copy_budget;
 	bool call_graph_noted; /* -g / --call-graph: the note is said once */
 	char **command;	       /* record -- COMMAND ARGS...: NULL-terminated, or NULL */
+	uint64_t offcpu_threshold; /* --off-cpu: P * 2^32; 0: off */
 };
 
 enum {
@@ -49,6 +50,7 @@ enum {
 	OPT_LPM_ENTRIES,
 	OPT_COPY_BUDGET,
 	OPT_CALL_GRAPH,
+	OPT_OFF_CPU,
 };
 
 static const struct cli_option record_options[] = {
@@ -76,6 +78,14 @@ static const struct cli_option record_options[] = {
      .arg = "MODE",
      .help = "accepted and ignored (perf's fp, dwarf, lbr): the\n"
 	     "walk uses .eh_frame, frame pointers where none"},
+    {.key = OPT_OFF_CPU,
+     .name = "off-cpu",
+     .arg = "P",
+     .optional = true,
+     .help = "also record where threads wait: each switch away\n"
+	     "from the CPU, with probability P (default 1),\n"
+	     "unwound, timed until the thread runs again; writes\n"
+	     "offcpu.pb.gz, offcpu.folded and offcpu.html"},
     {.key = CLI_KEY_DEMANGLE},
     {.key = CLI_KEY_DEBUG_DIR},
     {.key = CLI_KEY_NO_DEBUGINFOD},
@@ -119,6 +129,8 @@ static int record_option(void *ctx, int key, const char *arg)
 	case OPT_COPY_ALL_STACKS:
 		o->copy_all_stacks = true;
 		return 0;
+	case OPT_OFF_CPU:
+		return cli__parse_offcpu(arg, 1.0, &o->offcpu_threshold);
 	case OPT_LPM_ENTRIES: {
 		long v = strtol(arg, &end, 10);
 
@@ -148,8 +160,9 @@ static const struct cli_command record_command = {
     .synopsis = "[-d SECONDS] [-F HZ] [-p PID]... [-o DIR] [-a] [--no-kernel]\n"
 		"[--comm REGEX] [--cgroup PATH] [--container ID] [--cpu LIST]\n"
 		"[--max-frames N] [--probabilistic-threshold N]\n"
-		"[--probabilistic-interval D] [--demangle MODE] [--debug-dir DIR]...\n"
-		"[--no-debuginfod] [--symbol-cache-mb MB] [-v] [[--] COMMAND [ARG]...]",
+		"[--probabilistic-interval D] [--off-cpu[=P]] [--demangle MODE]\n"
+		"[--debug-dir DIR]... [--no-debuginfod] [--symbol-cache-mb MB] [-v]\n"
+		"[[--] COMMAND [ARG]...]",
     .options = record_options,
     .n_options = sizeof(record_options) / sizeof(record_options[0]),
     .footer = "With COMMAND: runs it, profiles it and its children until it exits (or -d\n"
@@ -308,6 +321,13 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 	    [OP_STAT_STACK_COPY_LOST] = "dropped: stack copies, ring buffer full",
 	    [OP_STAT_STACK_COPY_SKIPPED] = "not copied (over budget): frame pointers",
 	    [OP_STAT_PID_FILTER_FULL] = "lost: children not followed (map full)",
+	    [OP_STAT_OFFCPU_SWITCHES] = "off-cpu: switch-outs of user threads",
+	    [OP_STAT_OFFCPU_SAMPLED] = "off-cpu: ... recorded",
+	    [OP_STAT_OFFCPU_PENDING_FULL] = "off-cpu: not recorded (pending map full)",
+	    [OP_STAT_OFFCPU_LOST] = "off-cpu: dropped, ring buffer full",
+	    [OP_STAT_OFFCPU_EXITED] = "off-cpu: exited while pending",
+	    [OP_STAT_OFFCPU_NOT_READY] = "off-cpu: recorded before tables loaded",
+	    [OP_STAT_OFFCPU_TRUNCATED] = "off-cpu: recorded, user stack truncated",
 	};
 
 	fprintf(stderr, "counters:\n");
@@ -473,12 +493,26 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 		(unsigned long long)um->stats.tables_changed);
 }
 
+static void print_offcpu_counters(const struct offcpu_stats *st)
+{
+	fprintf(stderr, "  %-40s %llu (%llu ended, %.3f s unscaled)\n",
+		"off-cpu: switch-out traces", (unsigned long long)st->started,
+		(unsigned long long)st->ended, (double)st->ns / 1e9);
+	fprintf(stderr, "  %-40s %llu unmatched ends, %llu replaced, %llu not kept\n",
+		"off-cpu: lost", (unsigned long long)st->unmatched,
+		(unsigned long long)st->replaced, (unsigned long long)st->pending_full);
+	fprintf(stderr, "  %-40s %llu (%llu exited)\n", "off-cpu: still off CPU at the end",
+		(unsigned long long)st->open_at_end, (unsigned long long)st->exited);
+	fprintf(stderr, "  %-40s %llu bytes peak\n", "off-cpu: pending traces",
+		(unsigned long long)st->bytes_peak);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts *o = calloc(1, sizeof(*o));
 	struct session_opts sopts = {0};
 	struct session ss = {0};
-	struct profile *p = NULL;
+	struct profile *p = NULL, *offcpu = NULL;
 	struct output_dir dir = {.fd = -1};
 	uint64_t deadline_ns;
 	pid_t child = 0;
@@ -515,6 +549,7 @@ int cmd_record(int argc, char **argv)
 		sopts.n_pids = 1;
 		sopts.follow_children = true;
 	}
+	sopts.offcpu_threshold = o->offcpu_threshold;
 	if (session__start(&ss, &sopts))
 		goto cleanup;
 
@@ -567,12 +602,17 @@ int cmd_record(int argc, char **argv)
 		pr_err("out of memory while building the profile");
 		goto cleanup;
 	}
-	if (record_set__write(p, &dir))
+	offcpu = session__take_offcpu_profile(&ss);
+	if (record_set__write_all(p, offcpu, &dir))
 		goto cleanup;
 	summary__print(p, stdout, 10);
+	if (offcpu)
+		summary__print_offcpu(offcpu, stdout, 10);
 	if (log_verbosity > 0) {
 		print_counters(ss.bpf_stats, &ss.hotplug, &ss.c, &ss.sym, &ss.um);
 		session__print_controls(&ss, stderr);
+		if (ss.c.offcpu)
+			print_offcpu_counters(&ss.c.offcpu->stats);
 		interp__print_counters(ss.interp, stderr);
 	}
 	if (!p->stats.samples)
@@ -584,6 +624,9 @@ int cmd_record(int argc, char **argv)
 			    : "system");
 	printf("\nwrote %s/profile.pb.gz, %s/stacks.folded and %s/flamegraph.html\n", o->output_dir,
 	       o->output_dir, o->output_dir);
+	if (offcpu)
+		printf("wrote %s/offcpu.pb.gz, %s/offcpu.folded and %s/offcpu.html\n",
+		       o->output_dir, o->output_dir, o->output_dir);
 	ret = 0;
 
 cleanup:
@@ -591,6 +634,7 @@ cleanup:
 		close(go); /* the command exits without running */
 	if (child > 0)
 		waitpid(child, NULL, 0);
+	profile__free(offcpu);
 	profile__free(p);
 	session__clear(&ss);
 	output_dir__close(&dir);

@@ -200,12 +200,13 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 		if (hold(c, p, e, size))
 			return 0;
 	}
-	c->stats.traces++;
+	if (!(e->flags & OP_TRACE_F_OFF_CPU))
+		c->stats.traces++;
 	memset(t, 0, sizeof(*t));
 	t->pid = e->hdr.pid;
 	t->tid = e->tid;
 	t->flags = e->flags;
-	if (c->traces.keep_events) {
+	if (c->traces.keep_events && !(e->flags & OP_TRACE_F_OFF_CPU)) {
 		t->cpu = e->cpu;
 		t->time_ns = e->ktime_ns + (uint64_t)c->monotonic_to_wall_ns;
 	}
@@ -229,6 +230,12 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 			c->stats.unresolved++;
 	}
 	t->n_frames = n;
+	/* A thread leaving the CPU: its trace waits for the time it stays away. */
+	if (e->flags & OP_TRACE_F_OFF_CPU) {
+		if (!c->offcpu)
+			return 0;
+		return offcpu__start(c->offcpu, t, e->ktime_ns);
+	}
 	if (trace_table__add(&c->traces, t)) {
 		c->stats.enomem++;
 		return -ENOMEM;
@@ -409,6 +416,25 @@ static int handle_stack_copy(struct collector *c, const struct op_stack_copy *e,
 	return handle_trace(c, c->copy_trace, (size_t)n);
 }
 
+/* A recorded thread runs again: its trace gets the time in between. In order
+ * with the trace, which may be held while the process's files are readied. */
+static int handle_offcpu_end(struct collector *c, const struct op_offcpu_end *e, size_t size)
+{
+	struct process *p;
+
+	if (size < sizeof(*e)) {
+		c->stats.bad_records++;
+		return -EINVAL;
+	}
+	if (!c->offcpu)
+		return 0;
+	p = process_table__find(&c->procs, e->hdr.pid);
+	if (p && hold(c, p, e, size))
+		return 0;
+	offcpu__end(c->offcpu, e->tid, e->start_ns, e->end_ns);
+	return 0;
+}
+
 int collector__handle(struct collector *c, const void *data, size_t size)
 {
 	const struct op_event_header *h = data;
@@ -427,6 +453,8 @@ int collector__handle(struct collector *c, const void *data, size_t size)
 		return handle_unknown(c, data, size);
 	case OP_EVENT_STACK_COPY:
 		return handle_stack_copy(c, data, size);
+	case OP_EVENT_OFFCPU_END:
+		return handle_offcpu_end(c, data, size);
 	default:
 		c->stats.bad_records++;
 		return -EINVAL;

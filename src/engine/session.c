@@ -93,14 +93,26 @@ static void forget_file(void *ctx, uint32_t slot)
 	interp__forget_file(ss->interp, slot);
 }
 
+static bool pid_exited(void *ctx, uint32_t pid)
+{
+	const struct process *p = process_table__find(ctx, pid);
+
+	return p && (p->exited || p->gone);
+}
+
 /*
  * Between two profiles every sample taken so far is named, so what only
  * exited processes needed can go: their entries, what runtimes read for them,
  * and the files no process maps any more (the most recent kept open).
  */
+
 static void end_interval(struct session *ss)
 {
 	struct session_tables *t = &ss->tables;
+
+	/* Waits of exited processes never end (their end records were lost). */
+	if (ss->c.offcpu)
+		offcpu__purge(ss->c.offcpu, pid_exited, &ss->c.procs);
 
 	t->processes_purged += process_table__purge(&ss->c.procs, ss->s != NULL);
 	t->runtime_objects = interp__end_interval(ss->interp, &ss->c.procs);
@@ -250,6 +262,11 @@ int session__start(struct session *ss, const struct session_opts *o)
 	}
 	ss->c.files.worker = ss->fw;
 	reset_traces(ss);
+	if (o->offcpu_threshold) {
+		offcpu__init(&ss->offcpu, o->offcpu_threshold);
+		ss->offcpu.traces.max_bytes = ss->c.traces.max_bytes;
+		ss->c.offcpu = &ss->offcpu;
+	}
 	err = symbolizer__init(&ss->sym, &ss->c.files, o->sym);
 	if (err) {
 		pr_err("out of memory");
@@ -278,6 +295,7 @@ int session__start(struct session *ss, const struct session_opts *o)
 	sopts.n_cpus = o->n_cpus;
 	sopts.max_frames = o->max_frames;
 	ss->c.max_user_frames = o->max_frames;
+	sopts.offcpu_threshold = o->offcpu_threshold;
 	/* The events are opened stopped: the interval starts when they start, below. */
 	err = sampler__open(&sopts, on_event, &ss->c, &ss->s);
 	if (err)
@@ -327,6 +345,14 @@ int session__start(struct session *ss, const struct session_opts *o)
 	/* Sampling starts now that what runs is known: the first interval starts here. */
 	set_clock_offset(ss);
 	draw(ss, ss->interval_start_ns);
+	/* Off-CPU from here: the running processes' first waits are then walked
+	 * with their tables, not guessed (a switch-out is never copied). */
+	if (o->offcpu_threshold) {
+		err = sampler__attach_offcpu(ss->s);
+		if (err)
+			return err;
+		ss->switches_from_ns = session__clock_ns(CLOCK_MONOTONIC);
+	}
 	return 0;
 }
 
@@ -377,10 +403,14 @@ void session__stop_sampling(struct session *ss)
 	if (ss->prob.on_since_ns && ss->stopped_ns > ss->prob.on_since_ns)
 		ss->prob.on_ns += ss->stopped_ns - ss->prob.on_since_ns;
 	ss->prob.on_since_ns = 0;
+	ss->switches_until_ns = session__clock_ns(CLOCK_MONOTONIC);
 	sampler__drain(ss->s);
 	/* Held samples are unwound with the tables in the BPF maps: before they go. */
 	settle_files(ss, SESSION_FINAL_WAIT_MS, false);
 	collector__release_held(&ss->c);
+	/* Threads still off CPU now have no end: counted, not guessed. */
+	if (ss->c.offcpu)
+		offcpu__finish(ss->c.offcpu);
 	sampler__read_stats(ss->s, ss->bpf_stats);
 	interp__read_bpf_counters(ss->interp, read_percpu, ss->s);
 	sampler__hotplug_stats(ss->s, &ss->hotplug);
@@ -389,6 +419,45 @@ void session__stop_sampling(struct session *ss)
 	interp__unload(ss->interp);
 	sampler__free(ss->s);
 	ss->s = NULL;
+}
+
+/* The off-CPU twin of the interval ending at now: the waits that ended in it. */
+static int build_offcpu(struct session *ss, uint64_t now)
+{
+	struct trace_table done = ss->offcpu.traces;
+	uint64_t from, until;
+	struct profile *p;
+	int err;
+
+	trace_table__init(&ss->offcpu.traces);
+	ss->offcpu.traces.max_bytes = ss->c.traces.max_bytes;
+	profile__free(ss->offcpu_profile);
+	ss->offcpu_profile = NULL;
+	p = profile__new(ss->opts.frequency_hz);
+	err = p ? profile_builder__build(p, &done, &ss->sym) : -ENOMEM;
+	trace_table__clear(&done);
+	if (err) {
+		profile__free(p);
+		return err;
+	}
+	p->off_cpu = true;
+	/* The time switches were seen in: from the attach (the first interval starts
+	 * before the program loads) to the stop (record's drain and wait follow it). */
+	from = ss->interval_start_ns > ss->switches_from_ns ? ss->interval_start_ns
+							    : ss->switches_from_ns;
+	until = ss->switches_until_ns && ss->switches_until_ns < now ? ss->switches_until_ns : now;
+	p->time_ns = ss->interval_start_wall_ns + (from - ss->interval_start_ns);
+	p->duration_ns = until > from ? until - from : 0;
+	ss->offcpu_profile = p;
+	return 0;
+}
+
+struct profile *session__take_offcpu_profile(struct session *ss)
+{
+	struct profile *p = ss->offcpu_profile;
+
+	ss->offcpu_profile = NULL;
+	return p;
 }
 
 int session__take_profile(struct session *ss, struct profile **out)
@@ -422,6 +491,10 @@ int session__take_profile(struct session *ss, struct profile **out)
 	p = profile__new(ss->opts.frequency_hz);
 	err = p ? profile_builder__build(p, &done, &ss->sym) : -ENOMEM;
 	trace_table__clear(&done);
+	/* Before end_interval: the names of exited processes' frames go with it.
+	 * Failing, it costs the off-CPU profile only. */
+	if (!err && ss->c.offcpu && build_offcpu(ss, now))
+		pr_warn("out of memory: this interval's off-CPU profile is lost");
 	if (ss->opts.bounded)
 		end_interval(ss);
 	if (err) {
@@ -443,6 +516,12 @@ int session__take_profile(struct session *ss, struct profile **out)
 
 void session__clear(struct session *ss)
 {
+	profile__free(ss->offcpu_profile);
+	ss->offcpu_profile = NULL;
+	if (ss->c.offcpu) {
+		offcpu__clear(ss->c.offcpu);
+		ss->c.offcpu = NULL;
+	}
 	if (ss->collector_ready)
 		process_table__set_unwind_maps(&ss->c.procs, NULL);
 	interp__unload(ss->interp);

@@ -42,6 +42,9 @@ struct session_opts {
 	bool bounded;
 	uint64_t max_trace_bytes; /* with bounded: per interval; 0: SESSION_TRACE_BYTES */
 	size_t files_kept_unused; /* with bounded; 0: SESSION_FILES_KEPT_UNUSED */
+	/* Off-CPU: P * 2^32 (offcpu__threshold()); 0: off. Each profile then has an
+	 * off-CPU twin (session__take_offcpu_profile()). */
+	uint64_t offcpu_threshold;
 	/* What is profiled besides pids (see engine/targets.h): NULL / 0 when not given. */
 	const char *comm;
 	const char *container;
@@ -107,6 +110,11 @@ struct session {
 	struct session_prob_stats prob;
 	uint64_t stopped_ns; /* when session__stop_sampling stopped the events, 0: not yet */
 	uint64_t stop_at_ns; /* session__stop_at's deadline, 0: none */
+	struct offcpu offcpu;		/* with opts.offcpu_threshold */
+	struct profile *offcpu_profile; /* built with the last profile, until taken */
+	/* CLOCK_MONOTONIC: switches are seen from the first (program attached) to the
+	 * second (stop_sampling; 0: not stopped); the off-CPU profile's window. */
+	uint64_t switches_from_ns, switches_until_ns;
 };
 
 /* Loads and attaches everything, learns running processes, then starts sampling (the
@@ -126,6 +134,12 @@ void session__stop_sampling(struct session *ss);
  * or -ENOMEM.
  */
 int session__take_profile(struct session *ss, struct profile **out);
+/*
+ * The off-CPU profile (counts: nanoseconds off CPU, scaled) of the waits that
+ * ended in the interval the last session__take_profile() closed: built with
+ * it, from the same names. NULL when off-CPU is off. The caller frees it.
+ */
+struct profile *session__take_offcpu_profile(struct session *ss);
 void session__clear(struct session *ss); /* accepts a zeroed session */
 
 uint64_t session__clock_ns(int clock);

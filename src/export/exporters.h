@@ -27,11 +27,17 @@ int folded__write(const struct profile *p, FILE *f);
 int flamegraph__write(const struct profile *p, FILE *f, const char *title);
 /* Samples, processes, drops and the top_n functions by self and total. */
 void summary__print(const struct profile *p, FILE *f, int top_n);
+/* An off-CPU profile's total and its top_n stacks by time off CPU. */
+void summary__print_offcpu(const struct profile *p, FILE *f, int top_n);
 /*
  * `record`'s three files, profile.pb.gz, stacks.folded and flamegraph.html,
  * as one set in dir (output_set.h): a crash or a full disk leaves the
  * previous set whole. 0, or -errno after one clear line.
  */
 int record_set__write(const struct profile *p, struct output_dir *dir);
+/* The same with the off-CPU files offcpu.pb.gz, offcpu.folded and offcpu.html of
+ * offcpu (NULL: none) in the same set. */
+int record_set__write_all(const struct profile *p, const struct profile *offcpu,
+			  struct output_dir *dir);
 
 #endif

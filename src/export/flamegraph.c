@@ -119,6 +119,8 @@ static int write_json(const struct profile *p, const struct frame_tree *t, FILE 
 		",\"timeNs\":%" PRIu64 ",\"total\":%" PRIu64 ",\"maxDepth\":%" PRIu32,
 		p->stats.samples, p->stats.processes, p->stats.dropped, p->stats.truncated,
 		p->frequency_hz, p->duration_ns, p->time_ns, t->nodes[0].total, t->max_depth);
+	/* What the counts are: samples, or an off-CPU profile's nanoseconds. */
+	fprintf(f, ",\"unit\":\"%s\"", p->off_cpu ? "ns off CPU" : "samples");
 
 	fputs(",\"kinds\":[", f);
 	for (int32_t k = FRAME_KIND_ROOT; k <= max_kind; k++) {

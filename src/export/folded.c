@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Folded stacks, the line format flamegraph.pl, inferno, speedscope and
- * Pyroscope read: "comm;outermost;...;leaf COUNT". Lines come from the frame
- * tree, so stacks that only differ by thread or by address inside a function
- * are one line, and the order is that of the tree (sorted by text).
+ * Folded stacks (off-CPU profiles: COUNT is microseconds off CPU), the line format flamegraph.pl,
+ * inferno, speedscope and Pyroscope read: "comm;outermost;...;leaf COUNT". Lines come from the
+ * frame tree, so stacks that only differ by thread or by address inside a function are one line,
+ * and the order is that of the tree (sorted by text).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -51,12 +51,16 @@ int folded__write(const struct profile *p, FILE *f)
 	node = t.nodes[0].first_child;
 	while (node) {
 		const struct frame_tree_node *n = &t.nodes[node];
+		uint64_t self;
 
 		path.len = n->depth > 1 ? ends[n->depth - 1] : 0;
 		if (path_append(&path, n->depth > 1 ? ";" : "", frame_tree__text(&t, node)))
 			goto cleanup;
 		ends[n->depth] = path.len;
-		if (n->self && fprintf(f, "%s %" PRIu64 "\n", path.s, n->self) < 0) {
+		/* Off-CPU counts are nanoseconds: written in microseconds (rounded;
+		 * a stack under half a microsecond has no line). */
+		self = p->off_cpu ? (n->self + 500) / 1000 : n->self;
+		if (self && fprintf(f, "%s %" PRIu64 "\n", path.s, self) < 0) {
 			err = -errno ?: -EIO;
 			goto cleanup;
 		}

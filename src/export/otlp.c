@@ -622,7 +622,9 @@ static int encode_resources(struct encoder *e, otlp_resource_fn describe, void *
 		opentelemetry__proto__profiles__v1development__profile__init(prof);
 		prof->sample_type = sample_type;
 		prof->period_type = period_type;
-		prof->period = p->period_ns > INT64_MAX ? INT64_MAX : (int64_t)p->period_ns;
+		prof->period = p->off_cpu		  ? 1
+			       : p->period_ns > INT64_MAX ? INT64_MAX
+							  : (int64_t)p->period_ns;
 		prof->time_unix_nano = p->time_ns;
 		prof->duration_nano = p->duration_ns;
 		prof->samples = &e->sample_ptrs[start];
@@ -685,9 +687,10 @@ int otlp__encode(const struct profile *p, otlp_resource_fn describe, void *ctx, 
 	e.attrs.v[e.attrs.n++] = (struct attr){.s = ""};
 	e.stacks.v[e.stacks.n++] = (struct stack_ref){NULL, 0};
 
-	sample_type.type_strindex = enc_str(&e, "samples");
-	sample_type.unit_strindex = enc_str(&e, "count");
-	period_type.type_strindex = enc_str(&e, "cpu");
+	/* Off-CPU: its own profile (the reference agent's off_cpu type), values in ns. */
+	sample_type.type_strindex = enc_str(&e, p->off_cpu ? "off_cpu" : "samples");
+	sample_type.unit_strindex = enc_str(&e, p->off_cpu ? "nanoseconds" : "count");
+	period_type.type_strindex = enc_str(&e, p->off_cpu ? "off_cpu" : "cpu");
 	period_type.unit_strindex = enc_str(&e, "nanoseconds");
 	scope.name = "omniprof";
 	scope.version = OMNIPROF_VERSION;

@@ -287,6 +287,15 @@ static int writer__header(struct pprof_writer *w, int64_t *cpu_idx)
 	pb_value_type *type_ptrs[2] = {&types[0], &types[1]};
 	pb_profile rec = PERFTOOLS__PROFILES__PROFILE__INIT;
 
+	/* Off-CPU: one value, the time off CPU (as the reference agent's off_cpu profile). */
+	if (w->p->off_cpu) {
+		types[0].type = writer__str(w, "off_cpu");
+		types[0].unit = writer__str(w, "nanoseconds");
+		*cpu_idx = types[0].type;
+		rec.n_sample_type = 1;
+		rec.sample_type = type_ptrs;
+		return writer__emit(w, &rec);
+	}
 	types[0].type = writer__str(w, "samples");
 	types[0].unit = writer__str(w, "count");
 	types[1].type = writer__str(w, "cpu");
@@ -325,7 +334,7 @@ static int writer__samples(struct pprof_writer *w)
 	labels[3].key = writer__str(w, "thread_name");
 
 	sample.value = values;
-	sample.n_value = 2;
+	sample.n_value = p->off_cpu ? 1 : 2;
 	sample.label = label_ptrs;
 	sample.n_label = 4;
 	rec.sample = &sample_ptr;
@@ -614,7 +623,7 @@ static int writer__trailer(struct pprof_writer *w, int64_t cpu_idx)
 	if (err)
 		return err;
 	w->comment_idx[0] = writer__str(w, comment);
-	period_type.type = writer__str(w, "cpu");
+	period_type.type = writer__str(w, p->off_cpu ? "off_cpu" : "cpu");
 	period_type.unit = writer__str(w, "nanoseconds");
 
 	/* protobuf-c's repeated string field is char **, but it only reads. */
@@ -623,7 +632,7 @@ static int writer__trailer(struct pprof_writer *w, int64_t cpu_idx)
 	rec.time_nanos = p->time_ns > INT64_MAX ? INT64_MAX : (int64_t)p->time_ns;
 	rec.duration_nanos = p->duration_ns > INT64_MAX ? INT64_MAX : (int64_t)p->duration_ns;
 	rec.period_type = &period_type;
-	rec.period = p->period_ns > INT64_MAX ? INT64_MAX : (int64_t)p->period_ns;
+	rec.period = p->off_cpu ? 1 : p->period_ns > INT64_MAX ? INT64_MAX : (int64_t)p->period_ns;
 	rec.comment = w->comment_idx;
 	rec.n_comment = w->n_comments;
 	rec.default_sample_type = cpu_idx;

@@ -117,6 +117,7 @@ static struct profile *subset(const struct profile *p, const size_t *idx, size_t
 	if (!s || !ids.mappings || !ids.functions || !ids.locations)
 		goto fail;
 	s->time_ns = p->time_ns;
+	s->off_cpu = p->off_cpu;
 	s->duration_ns = p->duration_ns;
 	for (size_t k = 0; k < n; k++) {
 		const struct profile_sample *ps = &p->samples[idx[k]];
@@ -274,11 +275,18 @@ struct export_batch *pyroscope__batch(const struct profile *p, const char *base_
 			snprintf(name, sizeof(name), "%s{service_name=%s}", groups[i].service,
 				 groups[i].service);
 		url_encode(name_enc, sizeof(name_enc), name);
-		if (asprintf(&r->url,
-			     "%s/ingest?name=%s&from=%llu&until=%llu&sampleRate=%u"
-			     "&spyName=omniprof&format=pprof",
-			     base_url, name_enc, (unsigned long long)from_s,
-			     (unsigned long long)until_s, p->frequency_hz) < 0) {
+		/* Off-CPU: the pprof's off_cpu/nanoseconds type is its own profile type
+		 * there; a sample rate would read its values as CPU samples. */
+		if ((p->off_cpu ? asprintf(&r->url,
+					   "%s/ingest?name=%s&from=%llu&until=%llu"
+					   "&spyName=omniprof&format=pprof",
+					   base_url, name_enc, (unsigned long long)from_s,
+					   (unsigned long long)until_s)
+				: asprintf(&r->url,
+					   "%s/ingest?name=%s&from=%llu&until=%llu&sampleRate=%u"
+					   "&spyName=omniprof&format=pprof",
+					   base_url, name_enc, (unsigned long long)from_s,
+					   (unsigned long long)until_s, p->frequency_hz)) < 0) {
 			r->url = NULL;
 			err = -ENOMEM;
 			goto cleanup;

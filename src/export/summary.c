@@ -166,3 +166,89 @@ cleanup:
 	free(c.self);
 	frame_names__free(&names);
 }
+
+/* Frames of a stack the off-CPU table shows: the innermost ones (where it waits). */
+#define SUMMARY_STACK_FRAMES 12
+
+struct stack_row {
+	uint64_t ns;
+	uint32_t node;
+};
+
+static int by_ns(const void *a, const void *b)
+{
+	const struct stack_row *x = a, *y = b;
+
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : (x->node > y->node) - (x->node < y->node);
+}
+
+/*
+ * "comm;...;user frames;kernel frames" of a tree node: the process, the
+ * innermost SUMMARY_STACK_FRAMES frames, less the scheduler's own at the
+ * leaf (schedule, __schedule: every off-CPU stack ends in them).
+ */
+static void stack_text(const struct frame_tree *t, uint32_t node, char *buf, size_t size)
+{
+	const char *parts[SUMMARY_STACK_FRAMES];
+	size_t n = 0, len;
+	uint32_t up = node;
+	const char *name;
+
+	while (up && t->nodes[up].depth > 1 && t->nodes[up].kind == PROFILE_FRAME_KERNEL) {
+		name = frame_tree__text(t, up);
+		if (strncmp(name, "schedule", 8) && strncmp(name, "__schedule", 10))
+			break;
+		up = t->nodes[up].parent;
+	}
+	while (up && t->nodes[up].depth > 1 && n < SUMMARY_STACK_FRAMES) {
+		parts[n++] = frame_tree__text(t, up);
+		up = t->nodes[up].parent;
+	}
+	len = (size_t)snprintf(buf, size, "%s", "");
+	if (up && t->nodes[up].depth > 1) {
+		while (up && t->nodes[up].depth > 1)
+			up = t->nodes[up].parent;
+		len = (size_t)snprintf(buf, size, "%s;...", up ? frame_tree__text(t, up) : "");
+	} else if (up) {
+		len = (size_t)snprintf(buf, size, "%s", frame_tree__text(t, up));
+	}
+	for (size_t i = n; i-- > 0 && len < size;)
+		len += (size_t)snprintf(buf + len, size - len, ";%s", parts[i]);
+}
+
+void summary__print_offcpu(const struct profile *p, FILE *f, int top_n)
+{
+	struct frame_tree t;
+	struct stack_row *rows = NULL;
+	size_t n = 0;
+	uint64_t total = 0;
+	char text[1024];
+
+	if (frame_tree__build(&t, p)) {
+		fprintf(f, "\n(no off-CPU table: out of memory)\n");
+		return;
+	}
+	rows = malloc(t.n_nodes * sizeof(*rows));
+	if (!rows) {
+		fprintf(f, "\n(no off-CPU table: out of memory)\n");
+		goto cleanup;
+	}
+	for (uint32_t i = 1; i < t.n_nodes; i++) {
+		if (!t.nodes[i].self)
+			continue;
+		rows[n++] = (struct stack_row){.ns = t.nodes[i].self, .node = i};
+		total += t.nodes[i].self;
+	}
+	qsort(rows, n, sizeof(*rows), by_ns);
+	fprintf(f, "\nOff-CPU:    %.3f s waited (scaled by 1/P)\n", (double)total / 1e9);
+	fprintf(f, "\nTop off-CPU stacks (where threads waited; innermost frames last):\n");
+	fprintf(f, "  %12s %7s  %s\n", "MS", "%", "STACK");
+	for (size_t i = 0; i < n && i < (size_t)top_n; i++) {
+		stack_text(&t, rows[i].node, text, sizeof(text));
+		fprintf(f, "  %12.3f %6.2f%%  %s\n", (double)rows[i].ns / 1e6,
+			percent(rows[i].ns, total), text);
+	}
+cleanup:
+	free(rows);
+	frame_tree__free(&t);
+}

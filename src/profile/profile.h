@@ -113,6 +113,9 @@ struct profile {
 	uint64_t time_ns;   /* wall-clock start, ns since the epoch */
 	uint64_t duration_ns;
 	bool has_events; /* samples carry their CPU and, within budget, per-event times */
+	/* Off-CPU: counts are nanoseconds off CPU (scaled by 1/P), not samples;
+	 * the sample type is off_cpu/nanoseconds. */
+	bool off_cpu;
 	struct profile_stats stats;
 
 	/* Read-only for exporters: element i has id i + 1. */

@@ -71,6 +71,11 @@ static int add_timestamp(struct trace_table *tt, struct trace *e, uint64_t time_
 
 int trace_table__add(struct trace_table *tt, const struct trace *t)
 {
+	return trace_table__add_weighted(tt, t, 1);
+}
+
+int trace_table__add_weighted(struct trace_table *tt, const struct trace *t, uint64_t weight)
+{
 	uint64_t h = trace_hash(t);
 	struct trace *e = hashmap__find(&tt->traces, h, t);
 	size_t size;
@@ -94,11 +99,11 @@ int trace_table__add(struct trace_table *tt, const struct trace *t)
 		}
 		tt->bytes += size;
 	}
-	e->count++;
-	tt->samples++;
+	e->count += weight;
+	tt->samples += weight;
 	if (tt->keep_events)
 		add_timestamp(tt, e, t->time_ns);
 	if (t->flags & OP_TRACE_F_USER_TRUNCATED)
-		tt->truncated++;
+		tt->truncated += weight;
 	return 0;
 }

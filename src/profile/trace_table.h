@@ -74,5 +74,7 @@ void trace_table__clear(struct trace_table *tt); /* frees every trace; accepts N
  * table past max_bytes is not kept: the sample is counted in dropped. 0 or -ENOMEM.
  */
 int trace_table__add(struct trace_table *tt, const struct trace *t);
+/* The same with a weight (off-CPU: nanoseconds) instead of one sample. */
+int trace_table__add_weighted(struct trace_table *tt, const struct trace *t, uint64_t weight);
 
 #endif

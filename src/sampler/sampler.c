@@ -357,6 +357,11 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 	if (opts->copy_budget_bytes)
 		s->skel->rodata->copy_budget_bytes =
 		    opts->copy_budget_bytes < (1ull << 32) ? opts->copy_budget_bytes : (1ull << 32);
+	s->skel->rodata->offcpu_threshold = opts->offcpu_threshold;
+	/* The context-switch program costs every switch: loaded only when asked for. */
+	bpf_program__set_autoload(s->skel->progs.on_switch, opts->offcpu_threshold != 0);
+	/* Attached by sampler__attach_offcpu(), when the session is ready for it. */
+	bpf_program__set_autoattach(s->skel->progs.on_switch, false);
 	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)ring_size(n_cpus));
 	/* One stack-copy buffer per possible CPU (bpf/stack_copy.h). */
 	bpf_map__set_max_entries(s->skel->maps.stack_copy_scratch,
@@ -450,6 +455,21 @@ cleanup:
 	free(cpus);
 	sampler__free(s);
 	return err;
+}
+
+int sampler__attach_offcpu(struct sampler *s)
+{
+	int err;
+
+	if (!bpf_program__autoload(s->skel->progs.on_switch) || s->skel->links.on_switch)
+		return 0;
+	s->skel->links.on_switch = bpf_program__attach(s->skel->progs.on_switch);
+	if (!s->skel->links.on_switch) {
+		err = -errno;
+		pr_err("cannot attach the context-switch tracepoint (off-CPU): %s", strerror(-err));
+		return err;
+	}
+	return 0;
 }
 
 void sampler__free(struct sampler *s)

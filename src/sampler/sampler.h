@@ -39,6 +39,8 @@ struct sampler_opts {
 	const int *cpus;	  /* only these CPUs (n_cpus of them); all online when 0 */
 	size_t n_cpus;
 	uint32_t max_frames; /* user frames per walk; 0: OP_MAX_USER_FRAMES */
+	/* Off-CPU: the share of switch-outs recorded, as P * 2^32 (1..2^32); 0: off. */
+	uint64_t offcpu_threshold;
 };
 
 /* Called for each record; a non-zero return is counted, not fatal. */
@@ -54,6 +56,9 @@ struct sampler;
 int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ctx,
 		  struct sampler **out);
 void sampler__free(struct sampler *s); /* detaches; accepts NULL */
+/* Off-CPU (opts.offcpu_threshold): starts seeing context switches. 0 (also when
+ * off) or -errno after one line. */
+int sampler__attach_offcpu(struct sampler *s);
 
 /* Waits up to timeout_ms for records and consumes them. Returns the number
  * consumed or -errno (-EINTR when a signal arrived). */

@@ -28,6 +28,7 @@ enum op_event_type {
 	OP_EVENT_EXIT = 3,
 	OP_EVENT_UNKNOWN = 4,	 /* the unwinder met an unknown pid or address: read its maps */
 	OP_EVENT_STACK_COPY = 5, /* a sample of a process not known yet: registers and stack */
+	OP_EVENT_OFFCPU_END = 6, /* a thread whose switch-out was recorded runs again */
 };
 
 /* OP_FRAME_NATIVE, OP_FRAME_KERNEL, OP_FRAME_ERROR and one per runtime: omniprof/frame_kinds.h */
@@ -202,6 +203,9 @@ enum op_trace_flags {
 	OP_TRACE_F_KERNEL_ERROR = 1 << 0,   /* bpf_get_stack failed */
 	OP_TRACE_F_USER_TRUNCATED = 1 << 1, /* user stack ended with an error frame */
 	OP_TRACE_F_NO_USER = 1 << 2,	    /* kernel thread: no user stack */
+	/* Off-CPU (--off-cpu): the stack of a thread leaving the CPU, at ktime_ns;
+	 * its struct op_offcpu_end says when it ran again. */
+	OP_TRACE_F_OFF_CPU = 1 << 3,
 };
 
 struct op_event_header {
@@ -244,6 +248,23 @@ struct op_proc_event {
 struct op_unknown_event {
 	struct op_event_header hdr;
 	__u64 addr; /* 0: the whole process is unknown */
+};
+
+/*
+ * Off-CPU (--off-cpu, tp_btf/sched_switch): a sampled switch-out of a user
+ * thread goes at once as a struct op_trace with OP_TRACE_F_OFF_CPU (ktime_ns:
+ * the switch-out), and the thread's (tid -> that time) is kept in the
+ * bounded `offcpu_pending` map; when the thread is switched in again this
+ * small record says so, and user space gives the trace the time between.
+ * start_ns equals the trace's ktime_ns, so a record whose trace was lost
+ * joins nothing.
+ */
+struct op_offcpu_end {
+	struct op_event_header hdr;
+	__u32 tid;
+	__u32 reserved;
+	__u64 start_ns; /* switch-out (CLOCK_MONOTONIC) */
+	__u64 end_ns;	/* switch-in */
 };
 
 /*
@@ -349,6 +370,14 @@ enum op_stat {
 	OP_STAT_STACK_COPY_SKIPPED, /* not copied, over the copies' budget (or ring half full):
 				       walked, frame pointers where not ready */
 	OP_STAT_PID_FILTER_FULL,    /* a followed child not added: pid_filter full */
+	/* Off-CPU (--off-cpu): */
+	OP_STAT_OFFCPU_SWITCHES,     /* switch-outs of user threads seen */
+	OP_STAT_OFFCPU_SAMPLED,	     /* ... recorded (a trace sent, the thread pending) */
+	OP_STAT_OFFCPU_PENDING_FULL, /* not recorded: offcpu_pending full */
+	OP_STAT_OFFCPU_LOST,	     /* trace or end record dropped: ring buffer full */
+	OP_STAT_OFFCPU_EXITED,	     /* threads that exited while pending (no end record) */
+	OP_STAT_OFFCPU_NOT_READY,    /* recorded while the process's tables were not loaded */
+	OP_STAT_OFFCPU_TRUNCATED,    /* recorded with a user stack that ended in an error frame */
 	OP_STAT__COUNT,
 };
 
@@ -363,6 +392,7 @@ _Static_assert(sizeof(struct op_unknown_event) == 16, "op_unknown_event layout")
 _Static_assert(sizeof(struct op_event_header) == 8, "op_event_header layout");
 _Static_assert(sizeof(struct op_proc_event) == 40, "op_proc_event layout");
 _Static_assert(sizeof(struct op_trace) == 64, "op_trace header layout");
+_Static_assert(sizeof(struct op_offcpu_end) == 32, "op_offcpu_end layout");
 _Static_assert(sizeof(struct op_stack_copy) == 104, "op_stack_copy layout");
 _Static_assert(__builtin_offsetof(struct op_stack_copy, flags) ==
 		   __builtin_offsetof(struct op_trace, flags),
