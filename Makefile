@@ -9,7 +9,8 @@ BPFTOOL  ?= bpftool
 PROTOC_C ?= protoc-c
 SAN      ?=
 
-PKGS     := libbpf libelf libdw libdebuginfod zlib libprotobuf-c libcrypto libcurl
+PKGS     := libbpf libelf libdw libdebuginfod zlib libprotobuf-c libcrypto libcurl \
+	    sqlite3 libmicrohttpd libnghttp2
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -78,7 +79,7 @@ $(BUILD)/obj/gen/%.o: $(GEN)/%.c | $(GENERATED)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Wno-unused-parameter -c $< -o $@
 
-$(BUILD)/obj/%.o: %.S $(wildcard src/export/*.html)
+$(BUILD)/obj/%.o: %.S $(wildcard src/export/*.html src/serve/*.html)
 	@mkdir -p $(@D)
 	$(CC) -c $< -o $@
 

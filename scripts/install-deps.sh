@@ -12,6 +12,8 @@ PKGS=(
 	binutils xz-utils debuginfod
 	protobuf-c-compiler libprotobuf-c-dev
 	libcurl4-openssl-dev openssl
+	libsqlite3-dev libmicrohttpd-dev libnghttp2-dev # omniprof serve's store, HTTP and gRPC
+	chromium # serve's browser test (tests/serve/browser.js)
 	curl ca-certificates # Node.js releases from the npm registry (below)
 	libcmocka-dev
 	golang-go protobuf-compiler

@@ -14,6 +14,7 @@ struct output_dir;
 int cmd_record(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /* Shared checks: print one line and return -errno when the requirement fails. */
 int cli__check_privileges(void);
