@@ -154,6 +154,15 @@ $(NODE_DIR)/node_modules/.installed: tests/e2e/otlp/package.json tests/e2e/otlp/
 	cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# serve's browser test (tests/serve/browser.js): puppeteer-core, pinned by its
+# lock file, drives Debian's /usr/bin/chromium (no browser is downloaded).
+SERVE_NODE_DIR := $(BUILD)/serve-node
+$(SERVE_NODE_DIR)/node_modules/.installed: tests/serve/package.json tests/serve/package-lock.json
+	@mkdir -p $(SERVE_NODE_DIR)
+	cp $^ $(SERVE_NODE_DIR)/
+	cd $(SERVE_NODE_DIR) && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
 # The replay suite (tests/replay/): the BPF unwinders run in user space over
 # process snapshots, one binary from every .c there; cases in tests/replay/cases/.
 REPLAY_SRCS := $(wildcard tests/replay/*.c)
@@ -189,7 +198,7 @@ fuzz: $(WORKLOADS)
 	tests/fuzz/run.sh $(BUILD)/fuzz $(BUILD)/workloads $(FUZZ_SECONDS) $(FUZZ_NAMES)
 
 tests: $(BIN) $(TEST_BINS) $(REPLAY_BIN) $(FUZZ_REPLAYS) $(WORKLOADS) $(JAVA_WL) \
-       $(NODE_DIR)/node_modules/.installed
+       $(NODE_DIR)/node_modules/.installed $(SERVE_NODE_DIR)/node_modules/.installed
 
 # No BPF and no privilege needed (it traces only its own children).
 test-replay: $(REPLAY_BIN) $(WORKLOADS) $(JAVA_WL)

@@ -337,6 +337,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 			     (size_t)(serve_ui_html_end - serve_ui_html_start),
 			     MHD_RESPMEM_PERSISTENT);
 	}
+	if (!strcmp(url, "/favicon.ico")) /* browsers ask; no data, no auth */
+		return reply(conn, 204, "image/x-icon", "", 0, MHD_RESPMEM_PERSISTENT);
 	if (!strcmp(url, "/healthz"))
 		return reply_text(conn, 200, "ok\n");
 	if (!serve__auth_ok(h->c,
