@@ -410,13 +410,17 @@ static int64_t scalar(struct store *s, const char *sql, int64_t a, int64_t b)
 {
 	sqlite3_stmt *st;
 	int64_t v = -EIO;
+	int rc;
 
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return sql_err(s, sql);
 	sqlite3_bind_int64(st, 1, a);
 	sqlite3_bind_int64(st, 2, b);
-	if (sqlite3_step(st) == SQLITE_ROW)
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
 		v = sqlite3_column_int64(st, 0);
+	else if (rc == SQLITE_DONE)
+		v = 0; /* a statement without rows (DELETE) */
 	sqlite3_finalize(st);
 	return v;
 }
@@ -485,6 +489,27 @@ cleanup:
 	return err;
 }
 
+/* What no sample refers to any more, down to the strings (inside a transaction). */
+static int collect_garbage(struct store *s)
+{
+	int err;
+
+	if ((err = exec(s, "DELETE FROM stacks WHERE id NOT IN (SELECT stack FROM samples) "
+			   "AND id NOT IN (SELECT stack FROM rollup);"
+			   "DELETE FROM resources WHERE id NOT IN (SELECT res FROM samples) "
+			   "AND id NOT IN (SELECT res FROM rollup);"
+			   "DELETE FROM threads WHERE id NOT IN (SELECT thread FROM samples);")) ||
+	    (err = mark_live_frames(s)))
+		return err;
+	return exec(s, "DELETE FROM frames WHERE id NOT IN (SELECT id FROM live_frames);"
+		       "DELETE FROM functions WHERE id NOT IN (SELECT func FROM frames);"
+		       "DELETE FROM mappings WHERE id NOT IN (SELECT mapping FROM frames);"
+		       "DELETE FROM strings WHERE id NOT IN (SELECT name FROM functions) AND "
+		       "id NOT IN (SELECT file FROM functions) AND id NOT IN (SELECT file FROM "
+		       "mappings) AND id NOT IN (SELECT build_id FROM mappings);"
+		       "DELETE FROM live_frames;");
+}
+
 int store__retain(struct store *s, int64_t now_s)
 {
 	int err;
@@ -500,45 +525,32 @@ int store__retain(struct store *s, int64_t now_s)
 			goto cleanup;
 		}
 	}
-	/* Size: drop the oldest tenth of the time span until under the bound. */
-	for (int round = 0; s->o.max_bytes && round < 20; round++) {
+	if ((err = collect_garbage(s)) || (err = store__commit(s)))
+		goto cleanup;
+	/*
+	 * Size: drop the oldest tenth of the time span until the pages in use
+	 * fit the bound (freed pages are reused, the file does not shrink).
+	 */
+	for (int round = 0; s->o.max_bytes && round < 30; round++) {
 		int64_t lo, hi, cut;
 
-		if ((err = store__commit(s)))
-			return err;
 		exec(s, "PRAGMA wal_checkpoint(TRUNCATE)");
-		if (store__bytes(s) <= (int64_t)s->o.max_bytes) {
-			if ((err = store__begin(s)))
-				return err;
+		if (store__bytes(s) <= (int64_t)s->o.max_bytes)
 			break;
-		}
 		if ((err = store__begin(s)))
 			return err;
 		lo = scalar(s, "SELECT coalesce(min(ts),0) FROM samples", 0, 0);
 		hi = scalar(s, "SELECT coalesce(max(ts),0) FROM samples", 0, 0);
 		cut = lo + (hi - lo) / 10 + 1;
-		scalar(s, "DELETE FROM samples WHERE ts<?1", cut, 0);
-		scalar(s, "DELETE FROM rollup WHERE ts+?2<=?1", cut, STORE_ROLLUP_S);
-		if ((err = exec(s, "DELETE FROM stacks WHERE id NOT IN (SELECT stack FROM samples) "
-				   "AND id NOT IN (SELECT stack FROM rollup)")))
+		if (scalar(s, "DELETE FROM samples WHERE ts<?1", cut, 0) == -EIO ||
+		    scalar(s, "DELETE FROM rollup WHERE ts+?2<=?1", cut, STORE_ROLLUP_S) == -EIO) {
+			err = -EIO;
+			goto cleanup;
+		}
+		if ((err = collect_garbage(s)) || (err = store__commit(s)))
 			goto cleanup;
 	}
-	/* What no sample refers to any more, down to the strings. */
-	if ((err = exec(s, "DELETE FROM stacks WHERE id NOT IN (SELECT stack FROM samples) "
-			   "AND id NOT IN (SELECT stack FROM rollup);"
-			   "DELETE FROM resources WHERE id NOT IN (SELECT res FROM samples) "
-			   "AND id NOT IN (SELECT res FROM rollup);"
-			   "DELETE FROM threads WHERE id NOT IN (SELECT thread FROM samples);")) ||
-	    (err = mark_live_frames(s)) ||
-	    (err = exec(s, "DELETE FROM frames WHERE id NOT IN (SELECT id FROM live_frames);"
-			   "DELETE FROM functions WHERE id NOT IN (SELECT func FROM frames);"
-			   "DELETE FROM mappings WHERE id NOT IN (SELECT mapping FROM frames);"
-			   "DELETE FROM strings WHERE id NOT IN (SELECT name FROM functions) AND "
-			   "id NOT IN (SELECT file FROM functions) AND id NOT IN (SELECT file FROM "
-			   "mappings) AND id NOT IN (SELECT build_id FROM mappings);"
-			   "DELETE FROM live_frames;")))
-		goto cleanup;
-	return store__commit(s);
+	return 0;
 cleanup:
 	store__rollback(s);
 	return err;
