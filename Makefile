@@ -225,13 +225,18 @@ $(BUILD)/bench/stack_deltas_bench: bench/stack_deltas_bench.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
+# omniprof serve's store: ingest rate and query times over a fleet's hour.
+$(BUILD)/bench/serve_bench: bench/serve_bench.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+
 # The verifier's processed-instruction totals per BPF program and global function.
 $(BUILD)/bench/verifier_stats: bench/verifier_stats.c $(SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< $(LDLIBS) -o $@
 
 bench-tools: $(BIN) $(WORKLOADS) $(BENCH_WL) $(BUILD)/bench/stack_deltas_bench \
-	     $(BUILD)/bench/verifier_stats
+	     $(BUILD)/bench/verifier_stats $(BUILD)/bench/serve_bench
 
 bench: bench-tools
 	scripts/install-deps.sh --bench

@@ -9,6 +9,8 @@
  */
 #include "serve/store.h"
 
+#include "util/hashmap.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -95,12 +97,117 @@ static const char schema[] =
     " res INTEGER NOT NULL, stack INTEGER NOT NULL, n INTEGER NOT NULL,"
     " PRIMARY KEY(ts,ptype,res,stack)) WITHOUT ROWID;";
 
+/*
+ * Ids already resolved, by their key's bytes: ingest mostly sees frames,
+ * stacks and resources it stored before. Cleared on rollback (an id may not
+ * exist any more) and on retention (rows may be gone), and when it reaches
+ * CACHE_MAX entries, which bounds its memory.
+ */
+#define CACHE_MAX 65536
+
+struct kv {
+	int64_t id;
+	size_t len;
+	uint8_t key[];
+};
+
+struct kv_key {
+	const void *p;
+	size_t len;
+};
+
+struct cache {
+	struct hashmap map;
+};
+
+enum { C_FRAME, C_STACK, C_RES, C_THREAD, C_PTYPE, C_COUNT_ };
+
 struct store {
+	struct cache caches[C_COUNT_];
 	sqlite3 *db;
 	sqlite3_stmt *st[S_COUNT_];
 	struct store_opts o;
 	char *path;
 };
+
+static bool kv_equal(const void *entry, const void *key, void *ctx)
+{
+	const struct kv *e = entry;
+	const struct kv_key *k = key;
+
+	(void)ctx;
+	return e->len == k->len && !memcmp(e->key, k->p, k->len);
+}
+
+static void cache_clear(struct cache *c)
+{
+	void *e;
+
+	for (size_t i = 0; hashmap__next(&c->map, &i, &e);)
+		free(e);
+	hashmap__clear(&c->map);
+	hashmap__init(&c->map, kv_equal, NULL);
+}
+
+static void caches_clear(struct store *s)
+{
+	for (int i = 0; i < C_COUNT_; i++)
+		cache_clear(&s->caches[i]);
+}
+
+static int64_t cache_find(struct cache *c, const void *key, size_t len)
+{
+	struct kv_key k = {key, len};
+	struct kv *e = hashmap__find(&c->map, hash_bytes(key, len, 11), &k);
+
+	return e ? e->id : 0;
+}
+
+/* Remembers id for key; a failure only costs a later lookup. */
+static void cache_add(struct cache *c, const void *key, size_t len, int64_t id)
+{
+	struct kv *e;
+
+	if (c->map.len >= CACHE_MAX)
+		cache_clear(c);
+	e = malloc(sizeof(*e) + len);
+	if (!e)
+		return;
+	e->id = id;
+	e->len = len;
+	memcpy(e->key, key, len);
+	if (hashmap__insert(&c->map, hash_bytes(key, len, 11), e))
+		free(e);
+}
+
+/* A cache key from fields: each string with its NUL, each number as 8 bytes. */
+struct keybuf {
+	uint8_t b[1024];
+	size_t len;
+	bool too_long;
+};
+
+static void key_str(struct keybuf *k, const char *v)
+{
+	size_t n = strlen(v ? v : "") + 1;
+
+	if (k->len + n > sizeof(k->b)) {
+		k->too_long = true;
+		return;
+	}
+	memcpy(k->b + k->len, v ? v : "", n);
+	k->len += n;
+}
+
+static void key_int(struct keybuf *k, int64_t v)
+{
+	if (k->len + 8 > sizeof(k->b)) {
+		k->too_long = true;
+		return;
+	}
+	memcpy(k->b + k->len, &v, 8);
+	k->len += 8;
+}
 
 static int sql_err(struct store *s, const char *what)
 {
@@ -144,6 +251,8 @@ int store__open(const char *path, const struct store_opts *o, struct store **out
 	}
 	if (o)
 		s->o = *o;
+	for (int i = 0; i < C_COUNT_; i++)
+		hashmap__init(&s->caches[i].map, kv_equal, NULL);
 	/* NOFOLLOW: the database path is ours to name, not a link someone left there. */
 	if (sqlite3_open_v2(path, &s->db,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW |
@@ -186,6 +295,9 @@ void store__close(struct store *s)
 		sqlite3_finalize(s->st[i]);
 	if (s->db)
 		sqlite3_close(s->db);
+	caches_clear(s);
+	for (int i = 0; i < C_COUNT_; i++)
+		hashmap__clear(&s->caches[i].map);
 	free(s->path);
 	free(s);
 }
@@ -227,6 +339,7 @@ int store__commit(struct store *s)
 void store__rollback(struct store *s)
 {
 	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	caches_clear(s);
 }
 
 /* Binds ?1.. from a printf-like spec: 'i' int64, 's' text (NULL = ""), 'b' blob+len. */
@@ -288,8 +401,17 @@ static int64_t string_id(struct store *s, const char *str)
 
 int64_t store__frame(struct store *s, const struct store_frame *f)
 {
-	int64_t name, file, map_file, build, mapping, fn, type;
+	int64_t name, file, map_file, build, mapping, fn, type, id;
+	struct keybuf k = {.len = 0};
 
+	key_str(&k, f->function);
+	key_str(&k, f->file);
+	key_int(&k, f->line);
+	key_str(&k, f->mapping);
+	key_str(&k, f->build_id);
+	key_str(&k, f->type);
+	if (!k.too_long && (id = cache_find(&s->caches[C_FRAME], k.b, k.len)))
+		return id;
 	name = string_id(s, f->function);
 	file = string_id(s, f->file);
 	map_file = string_id(s, f->mapping);
@@ -303,7 +425,10 @@ int64_t store__frame(struct store *s, const struct store_frame *f)
 		return -EIO;
 	if (type > STORE_MAX_FRAME_TYPES)
 		return -E2BIG;
-	return get_or_add(s, S_FR_GET, S_FR_ADD, "iiii", fn, f->line, mapping, type);
+	id = get_or_add(s, S_FR_GET, S_FR_ADD, "iiii", fn, f->line, mapping, type);
+	if (id > 0 && !k.too_long)
+		cache_add(&s->caches[C_FRAME], k.b, k.len, id);
+	return id;
 }
 
 static int64_t frame_type(struct store *s, int64_t frame)
@@ -340,6 +465,10 @@ int64_t store__stack(struct store *s, const int64_t *frames, size_t n)
 		blob[i * 4 + 2] = (v >> 16) & 0xff;
 		blob[i * 4 + 3] = v >> 24;
 	}
+	if ((id = cache_find(&s->caches[C_STACK], blob, n * 4))) {
+		free(blob);
+		return id;
+	}
 	/* The type set: only needed for a new stack, but cheap next to the insert. */
 	for (size_t i = 0; i < n; i++) {
 		int64_t t = frame_type(s, frames[i]);
@@ -351,24 +480,59 @@ int64_t store__stack(struct store *s, const int64_t *frames, size_t n)
 		types |= (int64_t)1 << t;
 	}
 	id = get_or_add(s, S_ST_GET, S_ST_ADD, "bi", blob, (int)(n * 4), types);
+	if (id > 0)
+		cache_add(&s->caches[C_STACK], blob, n * 4, id);
 	free(blob);
 	return id;
 }
 
 int64_t store__resource(struct store *s, const struct store_resource *r)
 {
-	return get_or_add(s, S_RES_GET, S_RES_ADD, "sssiss", r->host, r->service, r->container,
-			  r->pid, r->comm, r->exe);
+	struct keybuf k = {.len = 0};
+	int64_t id;
+
+	key_str(&k, r->host);
+	key_str(&k, r->service);
+	key_str(&k, r->container);
+	key_int(&k, r->pid);
+	key_str(&k, r->comm);
+	key_str(&k, r->exe);
+	if (!k.too_long && (id = cache_find(&s->caches[C_RES], k.b, k.len)))
+		return id;
+	id = get_or_add(s, S_RES_GET, S_RES_ADD, "sssiss", r->host, r->service, r->container,
+			r->pid, r->comm, r->exe);
+	if (id > 0 && !k.too_long)
+		cache_add(&s->caches[C_RES], k.b, k.len, id);
+	return id;
 }
 
 int64_t store__thread(struct store *s, int64_t tid, const char *name)
 {
-	return get_or_add(s, S_TH_GET, S_TH_ADD, "is", tid, name);
+	struct keybuf k = {.len = 0};
+	int64_t id;
+
+	key_int(&k, tid);
+	key_str(&k, name);
+	if (!k.too_long && (id = cache_find(&s->caches[C_THREAD], k.b, k.len)))
+		return id;
+	id = get_or_add(s, S_TH_GET, S_TH_ADD, "is", tid, name);
+	if (id > 0 && !k.too_long)
+		cache_add(&s->caches[C_THREAD], k.b, k.len, id);
+	return id;
 }
 
 int64_t store__ptype(struct store *s, const char *name)
 {
-	return get_or_add(s, S_PT_GET, S_PT_ADD, "s", name);
+	struct keybuf k = {.len = 0};
+	int64_t id;
+
+	key_str(&k, name);
+	if (!k.too_long && (id = cache_find(&s->caches[C_PTYPE], k.b, k.len)))
+		return id;
+	id = get_or_add(s, S_PT_GET, S_PT_ADD, "s", name);
+	if (id > 0 && !k.too_long)
+		cache_add(&s->caches[C_PTYPE], k.b, k.len, id);
+	return id;
 }
 
 static int step_done(struct store *s, sqlite3_stmt *st)
@@ -514,6 +678,7 @@ int store__retain(struct store *s, int64_t now_s)
 {
 	int err;
 
+	caches_clear(s); /* rows they name may go */
 	if ((err = store__begin(s)))
 		return err;
 	if (s->o.retention_s) {
