@@ -7,6 +7,7 @@
  *
  *   make build/bench/serve_bench
  *   build/bench/serve_bench DB [SECONDS]     (SECONDS of data, default 3600)
+ *   build/bench/serve_bench DB SECONDS FROM  (queries only, on a DB made before)
  *
  * Prints "ingest", "flame", "top", "flame-host", "timeline" and "db" lines
  * (bench/run.py reads them). Only otlp_ingest() is timed for ingest, not the
@@ -204,6 +205,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: serve_bench DB [SECONDS]\n");
 		return 2;
 	}
+	if (argc > 3) {
+		start = atoll(argv[3]);
+		if (store__open(argv[1], &o, &s))
+			return 1;
+		goto queries;
+	}
 	unlink(argv[1]);
 	if (store__open(argv[1], &o, &s))
 		return 1;
@@ -236,6 +243,7 @@ int main(int argc, char **argv)
 	printf("ingest: %lld samples in %.1f s: %.0f samples/s; cpu %.1f s: %.0f samples/cpu-s\n",
 	       (long long)total, ingest_ms / 1000, total / (ingest_ms / 1000), ingest_cpu / 1000,
 	       total / (ingest_cpu / 1000));
+queries:
 	if (store__reader(s, &db))
 		return 1;
 	{

@@ -498,16 +498,54 @@ static void node_json(const struct tree *t, uint32_t i, bool two, int64_t min, s
 }
 
 /* Runs the selection's (stack, count) aggregation into the tree's side. */
+/* Counts per stack id, summed in C: cheaper than SQLite's GROUP BY sorter over many rows. */
+struct stack_sum {
+	int64_t *id, *n;
+	size_t len, cap; /* open addressing, cap a power of two; id 0 = empty */
+};
+
+static int sum_add(struct stack_sum *m, int64_t id, int64_t n)
+{
+	size_t i;
+
+	if (2 * (m->len + 1) > m->cap) {
+		struct stack_sum g = {.cap = m->cap ? m->cap * 2 : 1024};
+
+		g.id = calloc(g.cap, sizeof(*g.id));
+		g.n = calloc(g.cap, sizeof(*g.n));
+		if (!g.id || !g.n) {
+			free(g.id);
+			free(g.n);
+			return -ENOMEM;
+		}
+		for (size_t j = 0; j < m->cap; j++)
+			if (m->id[j])
+				sum_add(&g, m->id[j], m->n[j]);
+		free(m->id);
+		free(m->n);
+		*m = g;
+	}
+	for (i = hash_u64((uint64_t)id) & (m->cap - 1); m->id[i] && m->id[i] != id;
+	     i = (i + 1) & (m->cap - 1))
+		;
+	if (!m->id[i]) {
+		m->id[i] = id;
+		m->len++;
+	}
+	m->n[i] += n;
+	return 0;
+}
+
 static int select_into_tree(sqlite3 *db, const struct query_filter *f, struct tree *t,
 			    struct frame_cache *c, int side)
 {
+	struct stack_sum sums = {0};
 	struct qbuf q = {0};
 	sqlite3_stmt *st = NULL;
 	int err, rc;
 
-	qb_puts(&q, "SELECT stack, sum(n) FROM ");
+	qb_puts(&q, "SELECT stack, n FROM ");
 	source_sql(f, &q);
-	qb_puts(&q, " GROUP BY stack");
 	if (q.err) {
 		err = q.err;
 		goto cleanup;
@@ -515,14 +553,26 @@ static int select_into_tree(sqlite3 *db, const struct query_filter *f, struct tr
 	if ((err = prepare(db, q.s, &st)))
 		goto cleanup;
 	bind_filter(st, f);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if ((err = stack_get(c, (int64_t)sqlite3_column_int64(st, 0))) == -ENOENT)
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if ((err =
+			 sum_add(&sums, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1))))
+			goto cleanup;
+	if (rc != SQLITE_DONE) {
+		err = -EIO;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < sums.cap; i++) {
+		if (!sums.id[i])
+			continue;
+		if ((err = stack_get(c, sums.id[i])) == -ENOENT)
 			continue; /* retention took it meanwhile */
-		if (err || (err = tree_add(t, c, side, (int64_t)sqlite3_column_int64(st, 1))))
+		if (err || (err = tree_add(t, c, side, sums.n[i])))
 			goto cleanup;
 	}
-	err = rc == SQLITE_DONE ? 0 : -EIO;
+	err = 0;
 cleanup:
+	free(sums.id);
+	free(sums.n);
 	sqlite3_finalize(st);
 	qbuf__free(&q);
 	return err;
@@ -730,14 +780,39 @@ cleanup:
 
 /* ---- timeline, meta, executables ------------------------------------------------ */
 
+struct tl_row {
+	int64_t bucket, n;
+	const char *key; /* owned by the key table */
+};
+
+static int tl_cmp(const void *a, const void *b)
+{
+	const struct tl_row *x = a, *y = b;
+
+	if (x->bucket != y->bucket)
+		return x->bucket < y->bucket ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+/*
+ * Samples per step and key. Rows are summed in C over (step, resource or
+ * CPU): SQLite's GROUP BY would sort every row of the range; the key's text
+ * (process, container) is then looked up once per distinct resource.
+ */
 int query__timeline(sqlite3 *db, const struct query_filter *f, const char *by, struct qbuf *out)
 {
 	struct qbuf q = {0}, w = {0};
-	sqlite3_stmt *st = NULL;
-	int64_t step, span = f->to - f->from;
-	const char *key;
+	struct stack_sum sums = {0};
+	struct tl_row *rows = NULL;
+	sqlite3_stmt *st = NULL, *kq = NULL;
+	int64_t step, span = f->to - f->from, n_buckets;
+	char **texts = NULL;
+	int64_t *text_ids = NULL;
+	size_t n_rows = 0, n_texts = 0;
+	enum { BY_NONE, BY_RES, BY_CPU } mode;
+	const char *key_sql = NULL;
 	bool rollup;
-	int err, rc, rows = 0;
+	int err, rc;
 
 	if ((err = check_filter(f, out)))
 		return err;
@@ -745,42 +820,112 @@ int query__timeline(sqlite3 *db, const struct query_filter *f, const char *by, s
 	step = span / 300 + 1;
 	if (!by)
 		by = "";
-	if (!strcmp(by, "process"))
-		key = "(SELECT comm||' ('||pid||')' FROM resources WHERE id=res)";
-	else if (!strcmp(by, "container"))
-		key = "(SELECT container FROM resources WHERE id=res)";
-	else if (!strcmp(by, "cpu"))
-		key = "CAST(cpu AS TEXT)";
-	else if (!*by)
-		key = "''";
-	else
+	if (!strcmp(by, "process")) {
+		mode = BY_RES;
+		key_sql = "SELECT comm||' ('||pid||')' FROM resources WHERE id=?1";
+	} else if (!strcmp(by, "container")) {
+		mode = BY_RES;
+		key_sql = "SELECT container FROM resources WHERE id=?1";
+	} else if (!strcmp(by, "cpu")) {
+		mode = BY_CPU;
+	} else if (!*by) {
+		mode = BY_NONE;
+	} else {
 		return bad_request(out, "by: process, container or cpu");
-	rollup = step >= STORE_ROLLUP_S && strcmp(by, "cpu") && !set(f->thread);
+	}
+	rollup = step >= STORE_ROLLUP_S && mode != BY_CPU && !set(f->thread);
 	if (rollup)
 		step = (step + STORE_ROLLUP_S - 1) / STORE_ROLLUP_S * STORE_ROLLUP_S;
+	n_buckets = span / step + 2;
 	filter_sql(f, &w, !rollup);
-	qb_printf(&q,
-		  "SELECT ts/%" PRId64 "*%" PRId64 " AS b, %s AS k, sum(n) FROM %s WHERE ts>=:from "
-		  "AND ts<:to",
-		  step, step, key, rollup ? "rollup" : "samples");
+	qb_printf(&q, "SELECT ts, res, %s, n FROM %s WHERE ts>=:from AND ts<:to",
+		  rollup ? "-1" : "cpu", rollup ? "rollup" : "samples");
 	qb_puts(&q, w.s ? w.s : "");
-	qb_puts(&q, " GROUP BY b, k ORDER BY b");
-	if ((err = q.err) || (err = prepare(db, q.s, &st)))
+	if ((err = q.err) || (err = prepare(db, q.s, &st)) ||
+	    (key_sql && (err = prepare(db, key_sql, &kq))))
 		goto cleanup;
 	bind_filter(st, f);
-	qb_printf(out, "{\"step\":%" PRId64 ",\"rows\":[", step);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const unsigned char *k = sqlite3_column_text(st, 1);
+		int64_t bucket = (sqlite3_column_int64(st, 0) - f->from) / step;
+		int64_t k = mode == BY_RES   ? sqlite3_column_int64(st, 1)
+			    : mode == BY_CPU ? sqlite3_column_int64(st, 2) + 2
+					     : 1;
 
-		qb_printf(out, "%s[%" PRId64 ",", rows++ ? "," : "",
-			  (int64_t)sqlite3_column_int64(st, 0));
-		qb_json(out, k ? (const char *)k : "");
-		qb_printf(out, ",%" PRId64 "]", (int64_t)sqlite3_column_int64(st, 2));
+		/* Ids of the sum map must be non-zero: key and bucket packed, both bounded. */
+		if (bucket < 0 || bucket >= n_buckets || k <= 0 || k >= ((int64_t)1 << 40))
+			continue;
+		if ((err = sum_add(&sums, bucket << 40 | k, sqlite3_column_int64(st, 3))))
+			goto cleanup;
+	}
+	if (rc != SQLITE_DONE) {
+		err = -EIO;
+		goto cleanup;
+	}
+	rows = calloc(sums.len + 1, sizeof(*rows));
+	texts = calloc(sums.len + 1, sizeof(*texts));
+	text_ids = calloc(sums.len + 1, sizeof(*text_ids));
+	err = -ENOMEM;
+	if (!rows || !texts || !text_ids)
+		goto cleanup;
+	for (size_t i = 0; i < sums.cap; i++) {
+		int64_t k, bucket;
+		char buf[32];
+		size_t t;
+
+		if (!sums.id[i])
+			continue;
+		k = sums.id[i] & (((int64_t)1 << 40) - 1);
+		bucket = sums.id[i] >> 40;
+		for (t = 0; t < n_texts && text_ids[t] != k; t++)
+			;
+		if (t == n_texts) {
+			const unsigned char *v = NULL;
+
+			buf[0] = '\0';
+			if (mode == BY_CPU)
+				snprintf(buf, sizeof(buf), "%" PRId64, k - 2);
+			if (kq) {
+				sqlite3_bind_int64(kq, 1, k);
+				if (sqlite3_step(kq) == SQLITE_ROW)
+					v = sqlite3_column_text(kq, 0);
+			}
+			texts[t] = strdup(v ? (const char *)v : buf);
+			if (kq)
+				sqlite3_reset(kq);
+			if (!texts[t])
+				goto cleanup;
+			text_ids[t] = k;
+			n_texts++;
+		}
+		rows[n_rows].bucket = f->from + bucket * step;
+		rows[n_rows].key = texts[t];
+		rows[n_rows++].n = sums.n[i];
+	}
+	qsort(rows, n_rows, sizeof(*rows), tl_cmp);
+	qb_printf(out, "{\"step\":%" PRId64 ",\"rows\":[", step);
+	for (size_t i = 0, printed = 0; i < n_rows; i++) {
+		int64_t n = rows[i].n;
+
+		/* Resources sharing a key (a container's processes) are one row. */
+		while (i + 1 < n_rows && rows[i + 1].bucket == rows[i].bucket &&
+		       !strcmp(rows[i + 1].key, rows[i].key))
+			n += rows[++i].n;
+		qb_printf(out, "%s[%" PRId64 ",", printed++ ? "," : "", rows[i].bucket);
+		qb_json(out, rows[i].key);
+		qb_printf(out, ",%" PRId64 "]", n);
 	}
 	qb_puts(out, "]}");
-	err = rc == SQLITE_DONE ? out->err : -EIO;
+	err = out->err;
 cleanup:
+	for (size_t i = 0; i < n_texts; i++)
+		free(texts[i]);
+	free(texts);
+	free(text_ids);
+	free(rows);
+	free(sums.id);
+	free(sums.n);
 	sqlite3_finalize(st);
+	sqlite3_finalize(kq);
 	qbuf__free(&q);
 	qbuf__free(&w);
 	return err;
