@@ -23,10 +23,39 @@
 
 extern const char serve_ui_html_start[], serve_ui_html_end[];
 
+/*
+ * Read connections kept between requests: each keeps its page cache warm
+ * (a fresh connection reads every page again). At most POOL_MAX idle ones;
+ * a request finding none opens its own.
+ */
+#define POOL_MAX 4
+
 struct http_server {
 	struct MHD_Daemon *d;
 	struct serve_ctx *c;
+	pthread_mutex_t pool_lock;
+	sqlite3 *pool[POOL_MAX];
+	int n_pool;
 };
+
+static int reader_get(struct http_server *h, sqlite3 **db)
+{
+	pthread_mutex_lock(&h->pool_lock);
+	*db = h->n_pool ? h->pool[--h->n_pool] : NULL;
+	pthread_mutex_unlock(&h->pool_lock);
+	return *db ? 0 : store__reader(h->c->store, db);
+}
+
+static void reader_put(struct http_server *h, sqlite3 *db)
+{
+	pthread_mutex_lock(&h->pool_lock);
+	if (h->n_pool < POOL_MAX) {
+		h->pool[h->n_pool++] = db;
+		db = NULL;
+	}
+	pthread_mutex_unlock(&h->pool_lock);
+	sqlite3_close(db);
+}
 
 struct request {
 	uint8_t *body;
@@ -203,7 +232,7 @@ static enum MHD_Result api(struct http_server *h, struct MHD_Connection *conn, c
 	int err;
 
 	filter_from_args(conn, "", NULL, &f);
-	if (store__reader(h->c->store, &db))
+	if (reader_get(h, &db))
 		return reply_text(conn, 503, "store unavailable\n");
 	if (!strcmp(url, "/api/meta")) {
 		err = query__meta(db, &out);
@@ -226,10 +255,10 @@ static enum MHD_Result api(struct http_server *h, struct MHD_Connection *conn, c
 		type = "application/octet-stream";
 		err = query__pprof(db, &f, &out);
 	} else {
-		sqlite3_close(db);
+		reader_put(h, db);
 		return reply_text(conn, 404, "no such endpoint\n");
 	}
-	sqlite3_close(db);
+	reader_put(h, db);
 	if (err == -EINVAL)
 		ret = reply_text(conn, 400, out.s ? out.s : "bad request");
 	else if (err)
@@ -381,6 +410,7 @@ int http_server__start(struct serve_ctx *c, const struct sockaddr_in *addr,
 	if (!h)
 		return -ENOMEM;
 	h->c = c;
+	pthread_mutex_init(&h->pool_lock, NULL);
 	/* A thread per connection, capped: queries take a CPU each anyway. */
 	h->d = MHD_start_daemon(
 	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG, 0,
@@ -402,5 +432,8 @@ void http_server__stop(struct http_server *h)
 	if (!h)
 		return;
 	MHD_stop_daemon(h->d);
+	for (int i = 0; i < h->n_pool; i++)
+		sqlite3_close(h->pool[i]);
+	pthread_mutex_destroy(&h->pool_lock);
 	free(h);
 }
