@@ -122,8 +122,23 @@ struct cache {
 
 enum { C_FRAME, C_STACK, C_RES, C_THREAD, C_PTYPE, C_COUNT_ };
 
+/*
+ * Counts of the transaction in progress, summed in memory and written once
+ * per key at commit: a request repeats (second, stack, thread, CPU) and
+ * even more its 10-minute rollup key. Keys: ts, ptype, res, stack, thread, cpu.
+ */
+struct acc_entry {
+	int64_t k[6], n;
+};
+
+struct acc {
+	struct acc_entry *v;
+	size_t len, cap; /* open addressing; n == 0 marks a free slot */
+};
+
 struct store {
 	struct cache caches[C_COUNT_];
+	struct acc samples, rollup;
 	sqlite3 *db;
 	sqlite3_stmt *st[S_COUNT_];
 	struct store_opts o;
@@ -298,6 +313,8 @@ void store__close(struct store *s)
 	caches_clear(s);
 	for (int i = 0; i < C_COUNT_; i++)
 		hashmap__clear(&s->caches[i].map);
+	free(s->samples.v);
+	free(s->rollup.v);
 	free(s->path);
 	free(s);
 }
@@ -326,18 +343,80 @@ int store__reader(struct store *s, sqlite3 **out)
 	return 0;
 }
 
+static void acc_reset(struct acc *a)
+{
+	if (a->len)
+		memset(a->v, 0, a->cap * sizeof(*a->v));
+	a->len = 0;
+}
+
+static int acc_add(struct acc *a, const int64_t k[6], int64_t n)
+{
+	size_t i;
+
+	if (2 * (a->len + 1) > a->cap) {
+		struct acc g = {.cap = a->cap ? a->cap * 2 : 512};
+
+		g.v = calloc(g.cap, sizeof(*g.v));
+		if (!g.v)
+			return -ENOMEM;
+		for (size_t j = 0; j < a->cap; j++)
+			if (a->v[j].n)
+				acc_add(&g, a->v[j].k, a->v[j].n);
+		free(a->v);
+		*a = g;
+	}
+	for (i = hash_bytes(k, 6 * sizeof(int64_t), 5) & (a->cap - 1);
+	     a->v[i].n && memcmp(a->v[i].k, k, 6 * sizeof(int64_t)); i = (i + 1) & (a->cap - 1))
+		;
+	if (!a->v[i].n) {
+		memcpy(a->v[i].k, k, 6 * sizeof(int64_t));
+		a->len++;
+	}
+	a->v[i].n += n;
+	return 0;
+}
+
+static int step_done(struct store *s, sqlite3_stmt *st);
+
+/* Writes the summed counts with their statement (ncols key columns, then n). */
+static int acc_flush(struct store *s, struct acc *a, sqlite3_stmt *st, int ncols)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < a->cap && !err; i++) {
+		if (!a->v[i].n)
+			continue;
+		for (int c = 0; c < ncols; c++)
+			sqlite3_bind_int64(st, c + 1, a->v[i].k[c]);
+		sqlite3_bind_int64(st, ncols + 1, a->v[i].n);
+		err = step_done(s, st);
+	}
+	acc_reset(a);
+	return err;
+}
+
 int store__begin(struct store *s)
 {
+	acc_reset(&s->samples);
+	acc_reset(&s->rollup);
 	return exec(s, "BEGIN IMMEDIATE");
 }
 
 int store__commit(struct store *s)
 {
+	int err;
+
+	if ((err = acc_flush(s, &s->samples, s->st[S_SAMPLE], 6)) ||
+	    (err = acc_flush(s, &s->rollup, s->st[S_ROLLUP], 4)))
+		return err;
 	return exec(s, "COMMIT");
 }
 
 void store__rollback(struct store *s)
 {
+	acc_reset(&s->samples);
+	acc_reset(&s->rollup);
 	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	caches_clear(s);
 }
@@ -546,28 +625,16 @@ static int step_done(struct store *s, sqlite3_stmt *st)
 int store__add(struct store *s, int64_t ts, int64_t ptype, int64_t res, int64_t stack,
 	       int64_t thread, int64_t cpu, int64_t count)
 {
-	sqlite3_stmt *st = s->st[S_SAMPLE];
+	int64_t k[6] = {ts, ptype, res, stack, thread, cpu};
+	int64_t r[6] = {ts - ts % STORE_ROLLUP_S, ptype, res, stack, 0, 0};
 	int err;
 
 	if (count <= 0 || ts < 0)
 		return -EINVAL;
-	sqlite3_bind_int64(st, 1, ts);
-	sqlite3_bind_int64(st, 2, ptype);
-	sqlite3_bind_int64(st, 3, res);
-	sqlite3_bind_int64(st, 4, stack);
-	sqlite3_bind_int64(st, 5, thread);
-	sqlite3_bind_int64(st, 6, cpu);
-	sqlite3_bind_int64(st, 7, count);
-	err = step_done(s, st);
-	if (err)
+	/* Written at store__commit(), within the same transaction. */
+	if ((err = acc_add(&s->samples, k, count)) || (err = acc_add(&s->rollup, r, count)))
 		return err;
-	st = s->st[S_ROLLUP];
-	sqlite3_bind_int64(st, 1, ts - ts % STORE_ROLLUP_S);
-	sqlite3_bind_int64(st, 2, ptype);
-	sqlite3_bind_int64(st, 3, res);
-	sqlite3_bind_int64(st, 4, stack);
-	sqlite3_bind_int64(st, 5, count);
-	return step_done(s, st);
+	return 0;
 }
 
 static int64_t scalar(struct store *s, const char *sql, int64_t a, int64_t b)

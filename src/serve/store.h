@@ -60,7 +60,7 @@ int64_t store__resource(struct store *s, const struct store_resource *r);
 int64_t store__thread(struct store *s, int64_t tid, const char *name);
 int64_t store__ptype(struct store *s, const char *name);
 
-/* Adds count samples at second ts. 0 or -errno. */
+/* Adds count samples at second ts, summed in memory and written by store__commit(). 0 or -errno. */
 int store__add(struct store *s, int64_t ts, int64_t ptype, int64_t res, int64_t stack,
 	       int64_t thread, int64_t cpu, int64_t count);
 
