@@ -39,9 +39,9 @@ struct conn {
 
 struct call {
 	int32_t id;
-	bool path_ok, auth_ok, too_big, replied;
+	bool path_ok, auth_ok, too_big, busy, replied;
 	uint8_t *body;
-	size_t len, cap;
+	size_t len, cap, reserved;
 	int sent; /* bytes of the reply message sent */
 	char status[8], message[200];
 };
@@ -108,12 +108,17 @@ static int on_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t 
 	struct call *call = nghttp2_session_get_stream_user_data(s, id);
 
 	(void)flags;
-	if (!call || call->too_big)
+	if (!call || call->too_big || call->busy)
 		return 0;
 	if (call->len + len > c->g->c->max_body + 5) {
 		call->too_big = true;
 		return 0;
 	}
+	if (!serve__reserve(c->g->c, len)) {
+		call->busy = true;
+		return 0;
+	}
+	call->reserved += len;
 	if (call->len + len > call->cap) {
 		size_t cap = (call->len + len) * 2;
 		uint8_t *nb = realloc(call->body, cap);
@@ -180,8 +185,7 @@ static int finish_call(struct conn *c, struct call *call)
 {
 	const nghttp2_nv hdrs[] = {NV(":status", "200"), NV("content-type", "application/grpc")};
 	nghttp2_data_provider prd = {.source.ptr = call, .read_callback = read_reply};
-	uint8_t *plain = NULL;
-	size_t plain_len = 0, msg_len;
+	size_t msg_len;
 	char why[200];
 	int err;
 
@@ -192,24 +196,20 @@ static int finish_call(struct conn *c, struct call *call)
 		return reply_error(c->s, call, 16, "missing or wrong authorization token");
 	if (call->too_big)
 		return reply_error(c->s, call, 8, "request larger than the limit");
+	if (call->busy) /* UNAVAILABLE: the agents retry it */
+		return reply_error(c->s, call, 14, "too many requests in flight, retry");
 	if (call->len < 5)
 		return reply_error(c->s, call, 3, "no gRPC message");
 	msg_len = (size_t)call->body[1] << 24 | (size_t)call->body[2] << 16 |
 		  (size_t)call->body[3] << 8 | call->body[4];
 	if (msg_len != call->len - 5)
 		return reply_error(c->s, call, 3, "gRPC message length does not match the body");
-	if (call->body[0] == 1) {
-		err = serve__gunzip(call->body + 5, msg_len, SERVE_MAX_INFLATE, &plain, &plain_len);
-		if (err == -E2BIG)
-			return reply_error(c->s, call, 8, "inflated request larger than the limit");
-		if (err)
-			return reply_error(c->s, call, 3, "bad gzip message");
-	} else if (call->body[0] != 0) {
+	if (call->body[0] > 1)
 		return reply_error(c->s, call, 3, "unknown compressed flag");
-	}
-	err = serve__ingest(c->g->c, plain ? plain : call->body + 5, plain ? plain_len : msg_len,
-			    why, sizeof(why));
-	free(plain);
+	why[0] = '\0';
+	err = serve__ingest(c->g->c, call->body + 5, msg_len, call->body[0] == 1, why, sizeof(why));
+	if (err == -E2BIG)
+		return reply_error(c->s, call, 8, "inflated request larger than the limit");
 	if (err == -EINVAL)
 		return reply_error(c->s, call, 3, why);
 	if (err)
@@ -234,10 +234,11 @@ static int on_frame(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 static int on_close(nghttp2_session *s, int32_t id, uint32_t code, void *ud)
 {
 	struct call *call = nghttp2_session_get_stream_user_data(s, id);
+	struct conn *c = ud;
 
 	(void)code;
-	(void)ud;
 	if (call) {
+		serve__release(c->g->c, call->reserved);
 		nghttp2_session_set_stream_user_data(s, id, NULL);
 		free(call->body);
 		free(call);

@@ -24,6 +24,8 @@
 #define MAX_DEPTH   1024 /* frames kept per stack, root side (the project's budget) */
 #define TOP_LIMIT   2000
 #define PRUNE_SHARE 20000 /* tree nodes under 1/20000 of the total are left out */
+/* Nodes of one query's tree (~100 bytes each with its index): a bound on its memory. */
+#define MAX_NODES (1u << 20)
 
 /* ---- output -------------------------------------------------------------- */
 
@@ -418,6 +420,8 @@ static int64_t tree_child(struct tree *t, uint32_t parent, const struct frame_in
 	e = (uintptr_t)hashmap__find(&t->index, h, &k);
 	if (e)
 		return (int64_t)(e - 1);
+	if (t->n >= MAX_NODES)
+		return -E2BIG;
 	if (t->n == t->cap) {
 		struct node *nv = realloc(t->v, t->cap * 2 * sizeof(*nv));
 

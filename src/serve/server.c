@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <microhttpd.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@ struct http_server {
 	pthread_mutex_t pool_lock;
 	sqlite3 *pool[POOL_MAX];
 	int n_pool;
+	sem_t queries; /* SERVE_MAX_QUERIES slots: bounds the readers' caches and trees */
 };
 
 static int reader_get(struct http_server *h, sqlite3 **db)
@@ -59,8 +61,8 @@ static void reader_put(struct http_server *h, sqlite3 *db)
 
 struct request {
 	uint8_t *body;
-	size_t len, cap;
-	bool too_big;
+	size_t len, cap, reserved;
+	bool too_big, busy;
 };
 
 bool serve__auth_ok(const struct serve_ctx *c, const char *authorization)
@@ -137,13 +139,44 @@ cleanup:
 	return err;
 }
 
-int serve__ingest(struct serve_ctx *c, const uint8_t *buf, size_t len, char *why, size_t why_len)
+bool serve__reserve(struct serve_ctx *c, size_t n)
 {
+	size_t cur = __atomic_load_n(&c->buffered, __ATOMIC_RELAXED);
+
+	do {
+		if (cur + n > SERVE_MAX_BUFFERED)
+			return false;
+	} while (!__atomic_compare_exchange_n(&c->buffered, &cur, cur + n, false, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return true;
+}
+
+void serve__release(struct serve_ctx *c, size_t n)
+{
+	__atomic_fetch_sub(&c->buffered, n, __ATOMIC_RELAXED);
+}
+
+int serve__ingest(struct serve_ctx *c, const uint8_t *buf, size_t len, bool gzip, char *why,
+		  size_t why_len)
+{
+	uint8_t *plain = NULL;
+	size_t plain_len = 0;
 	int64_t n = 0;
 	int err;
 
 	pthread_mutex_lock(&c->lock);
+	if (gzip) {
+		err = serve__gunzip(buf, len, SERVE_MAX_INFLATE, &plain, &plain_len);
+		if (err == -EINVAL)
+			snprintf(why, why_len, "bad gzip data");
+		if (err)
+			goto out;
+		buf = plain;
+		len = plain_len;
+	}
 	err = otlp_ingest(c->store, buf, len, why, why_len, &n);
+	free(plain);
+out:
 	c->requests++;
 	if (err)
 		c->rejected++;
@@ -232,8 +265,12 @@ static enum MHD_Result api(struct http_server *h, struct MHD_Connection *conn, c
 	int err;
 
 	filter_from_args(conn, "", NULL, &f);
-	if (reader_get(h, &db))
+	while (sem_wait(&h->queries) && errno == EINTR)
+		;
+	if (reader_get(h, &db)) {
+		sem_post(&h->queries);
 		return reply_text(conn, 503, "store unavailable\n");
+	}
 	if (!strcmp(url, "/api/meta")) {
 		err = query__meta(db, &out);
 	} else if (!strcmp(url, "/api/flame")) {
@@ -256,10 +293,14 @@ static enum MHD_Result api(struct http_server *h, struct MHD_Connection *conn, c
 		err = query__pprof(db, &f, &out);
 	} else {
 		reader_put(h, db);
+		sem_post(&h->queries);
 		return reply_text(conn, 404, "no such endpoint\n");
 	}
 	reader_put(h, db);
-	if (err == -EINVAL)
+	sem_post(&h->queries);
+	if (err == -E2BIG)
+		ret = reply_text(conn, 413, "selection too large for one answer: narrow it\n");
+	else if (err == -EINVAL)
 		ret = reply_text(conn, 400, out.s ? out.s : "bad request");
 	else if (err)
 		ret = reply_text(conn, 500, "query failed\n");
@@ -287,25 +328,20 @@ static enum MHD_Result ingest(struct http_server *h, struct MHD_Connection *conn
 			      struct request *rq)
 {
 	const char *enc = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Encoding");
-	uint8_t *plain = NULL;
-	size_t plain_len = 0;
+	bool gzip = enc && !strcasecmp(enc, "gzip");
 	char why[256], msg[300];
 	int err;
 
 	if (rq->too_big)
 		return reply_text(conn, 413, "request larger than the limit\n");
-	if (enc && !strcasecmp(enc, "gzip")) {
-		err = serve__gunzip(rq->body, rq->len, SERVE_MAX_INFLATE, &plain, &plain_len);
-		if (err == -E2BIG)
-			return reply_text(conn, 413, "inflated request larger than the limit\n");
-		if (err)
-			return reply_text(conn, 400, "bad gzip body\n");
-	} else if (enc && *enc && strcasecmp(enc, "identity")) {
+	if (rq->busy) /* the agents retry a 503 */
+		return reply_text(conn, 503, "too many requests in flight, retry\n");
+	if (!gzip && enc && *enc && strcasecmp(enc, "identity"))
 		return reply_text(conn, 415, "Content-Encoding: gzip or none\n");
-	}
-	err = serve__ingest(h->c, plain ? plain : rq->body, plain ? plain_len : rq->len, why,
-			    sizeof(why));
-	free(plain);
+	why[0] = '\0';
+	err = serve__ingest(h->c, rq->body, rq->len, gzip, why, sizeof(why));
+	if (err == -E2BIG)
+		return reply_text(conn, 413, "inflated request larger than the limit\n");
 	if (err == -EINVAL) {
 		snprintf(msg, sizeof(msg), "malformed OTLP profiles: %s\n", why);
 		return reply_text(conn, 400, msg);
@@ -338,7 +374,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		return MHD_YES;
 	}
 	if (post && *upload_size) {
-		if (!rq->too_big && rq->len + *upload_size <= h->c->max_body) {
+		if (!rq->too_big && !rq->busy && rq->len + *upload_size <= h->c->max_body &&
+		    !serve__reserve(h->c, *upload_size)) {
+			rq->busy = true;
+		} else if (!rq->too_big && !rq->busy && rq->len + *upload_size <= h->c->max_body) {
+			rq->reserved += *upload_size;
 			if (rq->len + *upload_size > rq->cap) {
 				size_t cap = (rq->len + *upload_size) * 2;
 				uint8_t *nb;
@@ -353,7 +393,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 			}
 			memcpy(rq->body + rq->len, upload, *upload_size);
 			rq->len += *upload_size;
-		} else {
+		} else if (!rq->busy) {
 			rq->too_big = true;
 		}
 		*upload_size = 0;
@@ -391,10 +431,10 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
 	struct request *rq = *con_cls;
 
-	(void)cls;
 	(void)conn;
 	(void)toe;
 	if (rq) {
+		serve__release(((struct http_server *)cls)->c, rq->reserved);
 		free(rq->body);
 		free(rq);
 		*con_cls = NULL;
@@ -411,6 +451,7 @@ int http_server__start(struct serve_ctx *c, const struct sockaddr_in *addr,
 		return -ENOMEM;
 	h->c = c;
 	pthread_mutex_init(&h->pool_lock, NULL);
+	sem_init(&h->queries, 0, SERVE_MAX_QUERIES);
 	/* A thread per connection, capped: queries take a CPU each anyway. */
 	h->d = MHD_start_daemon(
 	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG, 0,
@@ -435,5 +476,6 @@ void http_server__stop(struct http_server *h)
 	for (int i = 0; i < h->n_pool; i++)
 		sqlite3_close(h->pool[i]);
 	pthread_mutex_destroy(&h->pool_lock);
+	sem_destroy(&h->queries);
 	free(h);
 }
