@@ -101,9 +101,11 @@ static const char schema[] =
  * Ids already resolved, by their key's bytes: ingest mostly sees frames,
  * stacks and resources it stored before. Cleared on rollback (an id may not
  * exist any more) and on retention (rows may be gone), and when it reaches
- * CACHE_MAX entries, which bounds its memory.
+ * CACHE_MAX entries or CACHE_MAX_BYTES, which bounds its memory.
  */
-#define CACHE_MAX 65536
+#define CACHE_MAX	65536
+#define CACHE_MAX_BYTES (8u << 20) /* keys and entries of one table's cache */
+#define CACHE_MAX_KEY	4096	   /* longer keys (very deep stacks) are not cached */
 
 struct kv {
 	int64_t id;
@@ -118,6 +120,7 @@ struct kv_key {
 
 struct cache {
 	struct hashmap map;
+	size_t bytes;
 };
 
 enum { C_FRAME, C_STACK, C_RES, C_THREAD, C_PTYPE, C_COUNT_ };
@@ -162,6 +165,7 @@ static void cache_clear(struct cache *c)
 		free(e);
 	hashmap__clear(&c->map);
 	hashmap__init(&c->map, kv_equal, NULL);
+	c->bytes = 0;
 }
 
 static void caches_clear(struct store *s)
@@ -183,11 +187,14 @@ static void cache_add(struct cache *c, const void *key, size_t len, int64_t id)
 {
 	struct kv *e;
 
-	if (c->map.len >= CACHE_MAX)
+	if (len > CACHE_MAX_KEY)
+		return;
+	if (c->map.len >= CACHE_MAX || c->bytes + sizeof(*e) + len > CACHE_MAX_BYTES)
 		cache_clear(c);
 	e = malloc(sizeof(*e) + len);
 	if (!e)
 		return;
+	c->bytes += sizeof(*e) + len;
 	e->id = id;
 	e->len = len;
 	memcpy(e->key, key, len);
