@@ -174,11 +174,33 @@ static void test_serve(void **state)
 	before = samples_stored(base);
 	assert_true(before > 0);
 	tu_run(&out,
-	       "printf '\\x0a\\x05\\x0a\\x03\\x12\\x01\\xff' | curl -s -w ' %%{http_code}' -H "
+	       "printf '\\012\\005\\012\\003\\022\\001\\377' | curl -s -w ' %%{http_code}' -H "
 	       "'Authorization: Bearer %s' -X POST --data-binary @- %s/v1development/profiles",
 	       token, base);
 	if (!strstr(out, "malformed OTLP profiles") || !strstr(out, " 400"))
 		fail_msg("malformed body: %s", out);
+	free(out);
+	assert_int_equal(samples_stored(base), before);
+	/* The same over gRPC: INVALID_ARGUMENT with the reason; UNAUTHENTICATED without the token.
+	 */
+	tu_run(
+	    &out,
+	    "printf '\\000\\000\\000\\000\\003\\012\\001\\377' | curl -s "
+	    "--http2-prior-knowledge -H 'content-type: application/grpc' -H 'Authorization: "
+	    "Bearer %s' --data-binary @- -D - -o /dev/null "
+	    "http://%s/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export",
+	    token, glisten);
+	if (!strstr(out, "grpc-status: 3") || !strstr(out, "decoding failed"))
+		fail_msg("malformed gRPC request: %s", out);
+	free(out);
+	tu_run(
+	    &out,
+	    "printf '\\000\\000\\000\\000\\000' | curl -s --http2-prior-knowledge -H "
+	    "'content-type: application/grpc' --data-binary @- -D - -o /dev/null "
+	    "http://%s/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export",
+	    glisten);
+	if (!strstr(out, "grpc-status: 16"))
+		fail_msg("gRPC without the token: %s", out);
 	free(out);
 	assert_int_equal(samples_stored(base), before);
 
