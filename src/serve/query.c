@@ -837,7 +837,11 @@ int query__timeline(sqlite3 *db, const struct query_filter *f, const char *by, s
 	} else {
 		return bad_request(out, "by: process, container or cpu");
 	}
-	rollup = step >= STORE_ROLLUP_S && mode != BY_CPU && !set(f->thread);
+	/*
+	 * From 6 hours on, 10-minute points from the rollup (36 or more) rather
+	 * than a scan of every second of the range; CPU and thread need the seconds.
+	 */
+	rollup = span >= 6 * 3600 && mode != BY_CPU && !set(f->thread);
 	if (rollup)
 		step = (step + STORE_ROLLUP_S - 1) / STORE_ROLLUP_S * STORE_ROLLUP_S;
 	n_buckets = span / step + 2;
