@@ -122,6 +122,21 @@ async function main() {
           "__libc_start_call_main (in both ranges) is not marked as only in B");
     await shot(page, "5-diff");
 
+    /* Diff of two filter sets over one range: A = comm of the first workload, B = the second's. */
+    await page.click("#clear-brush");
+    await page.click("input[name=dmode][value=filters]");
+    await page.select("#f-comm", "fp_chain");
+    await page.type("#b-comm", "deep_recursion");
+    await page.$eval("#dtable tbody", (b) => { b.textContent = ""; });
+    await page.click("#run-diff");
+    await page.waitForFunction(() => document.querySelectorAll("#dtable tbody tr").length > 0, { timeout: 10000 });
+    const onlyBf = await page.$$eval("#dtable td.only-b", (ds) => ds.map((d) => d.textContent));
+    const totals = await page.$eval("#diff-totals", (e) => e.textContent);
+    check(onlyBf.includes(leafB) && !onlyBf.includes("chain_01"),
+          "the filter-set diff marks " + leafB + " as only in B (" + totals + ")");
+    await shot(page, "5b-diff-filters");
+    await page.select("#f-comm", "");
+
     await page.click("nav button[data-view=top]");
     await page.waitForFunction(() => document.querySelectorAll("#top tbody tr").length > 0, { timeout: 10000 });
     await shot(page, "6-top");
