@@ -9,8 +9,8 @@ BPFTOOL  ?= bpftool
 PROTOC_C ?= protoc-c
 SAN      ?=
 
-PKGS     := libbpf libelf libdw libdebuginfod zlib libprotobuf-c libcrypto libcurl
-PKGS     += libmicrohttpd # the agent's --metrics-listen
+PKGS     := libbpf libelf libdw libdebuginfod zlib libprotobuf-c libcrypto libcurl \
+	    sqlite3 libmicrohttpd libnghttp2 # serve (libmicrohttpd: the agent's --metrics-listen too)
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -79,7 +79,7 @@ $(BUILD)/obj/gen/%.o: $(GEN)/%.c | $(GENERATED)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Wno-unused-parameter -c $< -o $@
 
-$(BUILD)/obj/%.o: %.S $(wildcard src/export/*.html)
+$(BUILD)/obj/%.o: %.S $(wildcard src/export/*.html src/serve/*.html)
 	@mkdir -p $(@D)
 	$(CC) -c $< -o $@
 
@@ -154,6 +154,15 @@ $(NODE_DIR)/node_modules/.installed: tests/e2e/otlp/package.json tests/e2e/otlp/
 	cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# serve's browser test (tests/serve/browser.js): puppeteer-core, pinned by its
+# lock file, drives Debian's /usr/bin/chromium (no browser is downloaded).
+SERVE_NODE_DIR := $(BUILD)/serve-node
+$(SERVE_NODE_DIR)/node_modules/.installed: tests/serve/package.json tests/serve/package-lock.json
+	@mkdir -p $(SERVE_NODE_DIR)
+	cp $^ $(SERVE_NODE_DIR)/
+	cd $(SERVE_NODE_DIR) && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
 # The replay suite (tests/replay/): the BPF unwinders run in user space over
 # process snapshots, one binary from every .c there; cases in tests/replay/cases/.
 REPLAY_SRCS := $(wildcard tests/replay/*.c)
@@ -189,7 +198,7 @@ fuzz: $(WORKLOADS)
 	tests/fuzz/run.sh $(BUILD)/fuzz $(BUILD)/workloads $(FUZZ_SECONDS) $(FUZZ_NAMES)
 
 tests: $(BIN) $(TEST_BINS) $(REPLAY_BIN) $(FUZZ_REPLAYS) $(WORKLOADS) $(JAVA_WL) \
-       $(NODE_DIR)/node_modules/.installed
+       $(NODE_DIR)/node_modules/.installed $(SERVE_NODE_DIR)/node_modules/.installed
 
 # No BPF and no privilege needed (it traces only its own children).
 test-replay: $(REPLAY_BIN) $(WORKLOADS) $(JAVA_WL)
@@ -216,13 +225,18 @@ $(BUILD)/bench/stack_deltas_bench: bench/stack_deltas_bench.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
+# omniprof serve's store: ingest rate and query times over a fleet's hour.
+$(BUILD)/bench/serve_bench: bench/serve_bench.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+
 # The verifier's processed-instruction totals per BPF program and global function.
 $(BUILD)/bench/verifier_stats: bench/verifier_stats.c $(SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< $(LDLIBS) -o $@
 
 bench-tools: $(BIN) $(WORKLOADS) $(BENCH_WL) $(BUILD)/bench/stack_deltas_bench \
-	     $(BUILD)/bench/verifier_stats
+	     $(BUILD)/bench/verifier_stats $(BUILD)/bench/serve_bench
 
 bench: bench-tools
 	scripts/install-deps.sh --bench

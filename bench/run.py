@@ -792,13 +792,108 @@ class Bench:
             "ruby-naming": "Ruby naming: cost per new iseq, RSS with a 10,000-method class",
             "v8-naming": "V8 naming: cost per new frame object, RSS with a 5,000-function script",
             "offcpu": "Off-CPU: BPF time per context switch and agent CPU, 50,000 switch-outs/s",
+            "serve": "omniprof serve: ingest and queries over a fleet's hour (previous run beside)",
         }
         for key in ("agent", "bpf-cost", "offcpu", "latency", "tables", "verifier", "compare",
-                    "jvm-naming", "ruby-naming", "v8-naming"):
+                    "jvm-naming", "ruby-naming", "v8-naming", "serve"):
             if key in self.sections:
                 lines += [f"## {titles[key]}", ""] + self.sections[key][1] + [""]
         lines += ["## Targets", ""] + self.targets() + [""]
         return "\n".join(lines)
+
+    # ---- omniprof serve -------------------------------------------------------------
+    def serve(self):
+        """serve_bench over a fleet's hour (10 hosts x 2 CPUs x 20 Hz), then `omniprof serve`
+        on that database: flame graphs over HTTP and the server's peak RSS."""
+        seconds = 600 if self.quick else 3600
+        db = os.path.join(self.out_dir("serve"), "serve.db")
+        r = subprocess.run([os.path.join(self.build, "bench", "serve_bench"), db, str(seconds)],
+                           capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(f"serve_bench failed: {r.stderr.strip()}")
+        out = r.stdout
+        row = {"seconds": seconds}
+        m = re.search(r"ingest: (\d+) samples in ([\d.]+) s: (\d+) samples/s; cpu ([\d.]+) s: (\d+)", out)
+        if m:
+            row.update(samples=int(m.group(1)), ingest_s=float(m.group(3)),
+                       ingest_cpu_s=float(m.group(5)))
+        for q in ("flame", "top", "flame-host"):
+            m = re.search(q + r": p50 ([\d.]+) ms, p95 ([\d.]+) ms.*cpu p50 ([\d.]+) ms, p95 ([\d.]+) ms",
+                          out)
+            if m:
+                row[q] = tuple(float(m.group(i)) for i in range(1, 5))
+        m = re.search(r"db: (\d+) bytes in use, ([\d.]+) bytes/sample", out)
+        if m:
+            row.update(db_bytes=int(m.group(1)), bytes_per_sample=float(m.group(2)))
+        rng = re.search(r"range: (\d+) (\d+)", out)
+        # The server on that database: HTTP flame graphs of the whole hour, peak RSS.
+        port = 17000 + os.getpid() % 1000
+        srv = bl.Child([self.omniprof, "serve", "--db", db, "--retention", "0",
+                        "--listen", f"127.0.0.1:{port}", "--grpc-listen", f"127.0.0.1:{port + 1}"])
+        times = []
+        try:
+            import urllib.request
+            url = f"http://127.0.0.1:{port}/api/flame?from={rng.group(1)}&to={rng.group(2)}" if rng else None
+            for _ in range(50):
+                try:
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2).read()
+                    break
+                except OSError:
+                    time.sleep(0.1)
+            for _ in range(10 if url else 0):
+                t0 = time.monotonic()
+                urllib.request.urlopen(url, timeout=60).read()
+                times.append((time.monotonic() - t0) * 1000)
+            with open(f"/proc/{srv.pid}/status") as f:
+                hwm = re.search(r"VmHWM:\s+(\d+) kB", f.read())
+            row["serve_rss_mib"] = int(hwm.group(1)) / 1024 if hwm else None
+        finally:
+            srv.signal(signal.SIGTERM)
+            srv.wait(timeout=10)
+        times.sort()
+        row["http_flame"] = (times[len(times) // 2], times[-1]) if times else None
+        prev = self.previous_serve()
+
+        def cell(v, spec="{:.1f}"):
+            return bl.fmt(v, spec)
+
+        def q(key, i):
+            return row[key][i] if key in row else None
+
+        lines = [f"serve_bench: {row.get('samples', 0):,} samples ({seconds} s of 10 hosts x 2 CPUs at "
+                 "20 Hz, an OTLP request per host every 5 s, encoded by the agent's encoder), then "
+                 "20 runs of each query over the whole range on a read connection. Wall times count "
+                 "the other work on the machine (see the load above); CPU times are the query's own. "
+                 "Then `omniprof serve` on that database: 10 flame graphs of the range over HTTP and "
+                 "the server's peak RSS.", "",
+                 "| figure | this run | previous run |", "|---|---|---|",
+                 f"| ingest, samples/s (wall) | **{cell(row.get('ingest_s'), '{:,.0f}')}** | {prev.get('ingest', '')} |",
+                 f"| ingest, samples per CPU-second | {cell(row.get('ingest_cpu_s'), '{:,.0f}')} | {prev.get('ingest-cpu', '')} |",
+                 f"| flame, whole range: p50 / p95 wall (CPU) | **{cell(q('flame', 0))} / {cell(q('flame', 1))} ms** ({cell(q('flame', 2))} / {cell(q('flame', 3))} ms) | {prev.get('flame', '')} |",
+                 f"| top, whole range: p50 / p95 wall (CPU) | **{cell(q('top', 0))} / {cell(q('top', 1))} ms** ({cell(q('top', 2))} / {cell(q('top', 3))} ms) | {prev.get('top', '')} |",
+                 f"| flame, one host: p50 / p95 wall (CPU) | {cell(q('flame-host', 0))} / {cell(q('flame-host', 1))} ms ({cell(q('flame-host', 2))} / {cell(q('flame-host', 3))} ms) | {prev.get('flame-host', '')} |",
+                 f"| flame over HTTP (client side): median / max of 10 | {cell(row['http_flame'][0] if row['http_flame'] else None)} / {cell(row['http_flame'][1] if row['http_flame'] else None)} ms | {prev.get('http', '')} |",
+                 f"| database: bytes per sample | {cell(row.get('bytes_per_sample'))} ({cell((row.get('db_bytes') or 0) / 2**20)} MiB) | {prev.get('bytes', '')} |",
+                 f"| serve's peak RSS (VmHWM) | {cell(row.get('serve_rss_mib'))} MiB | {prev.get('rss', '')} |"]
+        self.sections["serve"] = (row, lines)
+        return lines
+
+    def previous_serve(self):
+        """This section's figures in the RESULTS.md being replaced, by row."""
+        prev = {}
+        try:
+            text = open(os.path.join(ROOT, "bench", "RESULTS.md")).read()
+        except OSError:
+            return prev
+        keys = {"ingest, samples/s": "ingest", "ingest, samples per CPU": "ingest-cpu",
+                "flame, whole range": "flame", "top, whole range": "top", "flame, one host": "flame-host",
+                "flame over HTTP": "http", "database: bytes": "bytes", "serve's peak RSS": "rss"}
+        for line in text.splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            for k, v in keys.items():
+                if len(cells) >= 2 and cells[0].startswith(k):
+                    prev[v] = cells[1]
+        return prev
 
     def targets(self):
         out = ["| target | measured | met |", "|---|---|---|"]
@@ -839,6 +934,16 @@ class Bench:
             row("lower cost than perf (tool CPU incl. post-processing)",
                 f"{o['cpu_s']:.1f} s vs {d['cpu_s'] + d.get('post_cpu_s', 0):.1f} s (dwarf)",
                 o["cpu_s"] < d["cpu_s"] + d.get("post_cpu_s", 0))
+        sv = self.sections.get("serve", ({}, []))[0]
+        if sv.get("ingest_s"):
+            row("serve ingest ≥ 50,000 samples/s", f"{sv['ingest_s']:,.0f} samples/s",
+                sv["ingest_s"] >= 50000)
+        if sv.get("flame"):
+            row("serve flame graph over 1 h (≈1.4 M samples) p95 ≤ 300 ms",
+                f"{sv['flame'][1]:.1f} ms (CPU {sv['flame'][3]:.1f} ms)", sv["flame"][1] <= 300)
+        if sv.get("top"):
+            row("serve top table p95 ≤ 200 ms", f"{sv['top'][1]:.1f} ms (CPU {sv['top'][3]:.1f} ms)",
+                sv["top"][1] <= 200)
         return out
 
 
@@ -987,7 +1092,7 @@ def largest_eh_frame_files(n):
 
 
 SECTIONS = ["bpf-cost", "agent", "offcpu", "latency", "tables", "verifier", "compare",
-            "jvm-naming", "ruby-naming", "v8-naming"]
+            "jvm-naming", "ruby-naming", "v8-naming", "serve"]
 
 
 def main():

@@ -1,13 +1,13 @@
 #!/bin/sh
 # The folders of src/ are layers: an #include "dir/x.h" may only go to the
 # same folder or a lower one (docs/architecture.md, "Folders and layers"):
-#   util < elf < unwind < proc < interp < symbol < profile < engine < export < cli
+#   util < elf < unwind < proc < interp < symbol < profile < engine < export < serve < cli
 # sampler sits above util and below engine (it includes util only; engine,
 # export and cli include it). Prints each include that breaks this and ends
 # the count of includes checked, then "1 passed, 0 failed" (or "0 passed, 1
 # failed"), as tests/run.sh counts a suite. Usage: scripts/check-layers.sh [SRC_DIR]
 src=${1:-src}
-order="util elf unwind proc interp symbol profile engine export cli"
+order="util elf unwind proc interp symbol profile engine export serve cli"
 
 rank() {
 	i=0

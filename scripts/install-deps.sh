@@ -12,8 +12,9 @@ PKGS=(
 	binutils xz-utils debuginfod
 	protobuf-c-compiler libprotobuf-c-dev
 	libcurl4-openssl-dev openssl
-	libmicrohttpd-dev # the agent's --metrics-listen
 	systemd man-db	  # tests of packaging/: systemd-analyze verify, man -l
+	libsqlite3-dev libmicrohttpd-dev libnghttp2-dev # serve's store, HTTP and gRPC; the agent's --metrics-listen
+	chromium # serve's browser test (tests/serve/browser.js)
 	curl ca-certificates # Node.js releases from the npm registry (below)
 	libcmocka-dev
 	golang-go protobuf-compiler

@@ -14,6 +14,7 @@ struct output_dir;
 int cmd_record(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 #include <stdbool.h>
 

@@ -15,6 +15,8 @@ static void usage(FILE *f)
 		   "            (gRPC or HTTP) and/or to Pyroscope; `omniprof agent --help`\n"
 		   "  symbolize name the frames of a recorded profile afterwards from binaries\n"
 		   "            or debug files; `omniprof symbolize --help` for options\n"
+		   "  serve     store the agents' OTLP profiles and show them in a browser\n"
+		   "            (flame graph, top, timeline, diff); `omniprof serve --help`\n"
 		   "  version   print the version\n");
 }
 
@@ -30,6 +32,8 @@ int main(int argc, char **argv)
 		return cmd_agent(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "symbolize"))
 		return cmd_symbolize(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "serve"))
+		return cmd_serve(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
 		printf("omniprof %s\n", OMNIPROF_VERSION);
 		return 0;
