@@ -271,7 +271,7 @@ static void test_install_and_packaging(void **state)
 {
 	char *dir = tu_mkdtemp(), *help = NULL, *man = NULL;
 	const char *build = tu_build_dir();
-	static const char *const cmds[] = {"record", "agent", "symbolize"};
+	static const char *const cmds[] = {"record", "agent", "symbolize", "serve"};
 	char rss[32];
 
 	(void)state;
