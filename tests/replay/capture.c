@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -244,7 +245,16 @@ static bool at_place(struct capture *cap, const struct replay_case *c, uint64_t 
 		return m && !m->file && !m->is_vdso;
 	case STOP_FILE:
 		m = space__find(&cap->sp, pc);
-		return m && m->file && strlen(m->file->path) >= strlen(c->stop_name) &&
+		if (!m || !m->file)
+			return false;
+		/* A pattern (libruby-3.1.so.3.1.*) matches the file's name: a distribution's
+		 * point release renames the library, the case stays true. */
+		if (strpbrk(c->stop_name, "*?[")) {
+			const char *base = strrchr(m->file->path, '/');
+
+			return !fnmatch(c->stop_name, base ? base + 1 : m->file->path, 0);
+		}
+		return strlen(m->file->path) >= strlen(c->stop_name) &&
 		       !strcmp(m->file->path + strlen(m->file->path) - strlen(c->stop_name),
 			       c->stop_name);
 	}

@@ -20,7 +20,9 @@
  *   stop anon                ... when a thread is in executable memory of no
  *                            file (a JIT's code)
  *   stop file SUFFIX         ... when a thread is in a file whose path ends with
- *                            SUFFIX (an interpreter's code with no symbols)
+ *                            SUFFIX (an interpreter's code with no symbols), or
+ *                            whose name matches SUFFIX when it holds * ? or [
+ *                            (fnmatch: a point release renames the library)
  *   stop rt RUNTIME NAME     ... when a thread's innermost RUNTIME frame is NAME
  *                            (src/interp/<RUNTIME>: python, ruby, hotspot, perl,
  *                            v8, php; the replay's walk and naming, over the live
