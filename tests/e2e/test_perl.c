@@ -301,8 +301,10 @@ static void run_case(const struct perl_case *pc, bool as_attacker)
 		tu_rmtree(dir);
 		fail_msg("%s %s did not start", perl(), SCRIPT);
 	}
-	rc = tu_run(&out, "%s record -p %d -d " RECORD_SECONDS " -F " FREQUENCY " -o %s -v%s",
-		    omniprof(), pid, dir, pc->copies ? " --copy-all-stacks" : "");
+	/* Deeper than the default --max-frames (256): the whole budget asked for. */
+	rc = tu_run(&out, "%s record -p %d -d " RECORD_SECONDS " -F " FREQUENCY " -o %s -v%s%s",
+		    omniprof(), pid, dir, pc->copies ? " --copy-all-stacks" : "",
+		    !strcmp(pc->mode, "deep") ? " --max-frames 1024" : "");
 	tu_reap(pid);
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");

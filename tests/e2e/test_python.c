@@ -303,8 +303,10 @@ static void test_case(void **state)
 		tu_rmtree(dir);
 		fail_msg("%s %s did not start", pc->python, script);
 	}
-	rc = tu_run(&out, "%s record -p %d -d " RECORD_SECONDS " -F " FREQUENCY " -o %s%s",
-		    omniprof(), pid, dir, pc->copies ? " --copy-all-stacks" : "");
+	/* Deeper than the default --max-frames (256): the whole budget asked for. */
+	rc = tu_run(&out, "%s record -p %d -d " RECORD_SECONDS " -F " FREQUENCY " -o %s%s%s",
+		    omniprof(), pid, dir, pc->copies ? " --copy-all-stacks" : "",
+		    pc->what == DEEP ? " --max-frames 1024" : "");
 	tu_reap(pid);
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");

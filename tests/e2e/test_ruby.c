@@ -491,9 +491,11 @@ static void test_case(void **state)
 		fail_msg("%s %s did not start", ruby(), script);
 	}
 	/* 8 threads share the GVL: twice the time, so each gets its samples. */
-	rc = tu_run(&out, "%s record -p %d -d %s -F " FREQUENCY " -o %s%s", omniprof(), pid,
+	/* Deeper than the default --max-frames (256): the whole budget asked for. */
+	rc = tu_run(&out, "%s record -p %d -d %s -F " FREQUENCY " -o %s%s%s", omniprof(), pid,
 		    n_chains > 1 ? RECORD_SECONDS_THREADS : RECORD_SECONDS, dir,
-		    rc_->copies ? " --copy-all-stacks" : "");
+		    rc_->copies ? " --copy-all-stacks" : "",
+		    rc_->what == DEEP ? " --max-frames 1024" : "");
 	tu_reap(pid);
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
