@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Runs every test: first, POOL_JOBS at a time, the unit tests (plain and as
-# built with ASan + UBSan), the fuzz targets over their inputs and the
-# folders' layering (scripts/check-layers.sh); then, one at a time, the
-# end-to-end tests (root + BPF), a subset of them against omniprof built with
-# ASan + UBSan (ASAN_E2E), and the replay suite (both builds). Ends with
-# "N passed, M failed".
+# Runs every test: the replay suite; then, POOL_JOBS at a time, the unit
+# tests (plain and as built with ASan + UBSan), the replay suite's snapshots
+# replayed by its ASan + UBSan build, the fuzz targets over their inputs and
+# the folders' layering (scripts/check-layers.sh); then, one at a time, the
+# end-to-end tests (root + BPF) and a subset of them against omniprof built
+# with ASan + UBSan (ASAN_E2E). Ends with "N passed, M failed".
 # Usage: tests/run.sh BUILD_DIR ASAN_BUILD_DIR
 set -u
 build=${1:-build}
@@ -72,11 +72,11 @@ count_suite() {
 }
 
 # What needs no quiet machine (the unit tests, plain and sanitizer builds, the
-# fuzz targets over their inputs, the layering check) runs POOL_JOBS at a
-# time (default 4), each one's output printed whole, in the order added. The
-# end-to-end tests measure samples and deadlines, and the replay suite stops
-# live programs at random until they are where its cases want them (a ruby
-# under load did not get there): one at a time, after.
+# fuzz targets over their inputs, snapshots replayed, the layering check) runs
+# POOL_JOBS at a time (default 4), each one's output printed whole, in the
+# order added. The end-to-end tests measure samples and deadlines, and the
+# replay suite's captures stop live programs at random until they are where
+# its cases want them: one at a time.
 pool_kinds=()
 pool_labels=()
 pool_cmds=()
@@ -116,10 +116,41 @@ pool_run() {
 	rm -rf "$tmp"
 }
 
+# A suite run alone, its output shown as it goes.
+run_suite() {
+	local label=$1 log rc start=$SECONDS
+	shift
+	log=$(mktemp)
+	echo "== $label"
+	OMNIPROF_BUILD=$build "$@" 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	timings+=("$((SECONDS - start)) $label")
+	count_suite "$label" "$log" "$rc"
+	rm -f "$log"
+}
+
+# The replay suite first, alone: it captures each case's live program
+# (snapshots kept in $snaps). The sanitizer build of the suite then replays
+# those snapshots, one case each, in the pool: the agent's code under the
+# sanitizers over the same captures (a case with no snapshot, e.g. its
+# capture failed, is captured again).
+snaps=$(mktemp -d)
+cases=(tests/replay/cases/*.case)
+run_suite replay "$build"/tests/replay/replay -s "$snaps" "${cases[@]}"
+
 # The slowest first (the sanitizer builds: a few take minutes).
 for bin in "$asan"/tests/unit/test_*; do
 	[ -x "$bin" ] || continue
 	pool_add bin "asan/${bin#"$asan"/tests/}" "$bin"
+done
+for case in "${cases[@]}"; do
+	name=${case##*/}
+	name=${name%.case}
+	if [ -f "$snaps/$name.snap" ]; then
+		pool_add suite "asan/replay/$name" "$asan"/tests/replay/replay -r "$snaps/$name.snap" "$case"
+	else
+		pool_add suite "asan/replay/$name" "$asan"/tests/replay/replay "$case"
+	fi
 done
 for bin in "$build"/tests/unit/test_*; do
 	[ -x "$bin" ] || continue
@@ -165,22 +196,7 @@ else
 	failed_names+=("asan/omniprof (not built)")
 fi
 
-# A suite run alone, its output shown as it goes.
-run_suite() {
-	local label=$1 log rc start=$SECONDS
-	shift
-	log=$(mktemp)
-	echo "== $label"
-	OMNIPROF_BUILD=$build "$@" 2>&1 | tee "$log"
-	rc=${PIPESTATUS[0]}
-	timings+=("$((SECONDS - start)) $label")
-	count_suite "$label" "$log" "$rc"
-	rm -f "$log"
-}
-
-cases=(tests/replay/cases/*.case)
-run_suite replay "$build"/tests/replay/replay "${cases[@]}"
-run_suite asan/replay "$asan"/tests/replay/replay "${cases[@]}"
+rm -rf "$snaps"
 
 echo
 echo "slowest (seconds, of $SECONDS in all):"
