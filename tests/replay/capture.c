@@ -220,6 +220,22 @@ static bool in_runtime_function(struct capture *cap, pid_t tid, uint64_t pc, con
 	return match;
 }
 
+/* True when path ends with one of the '|'-separated suffixes. */
+static bool path_ends_with(const char *path, const char *suffixes)
+{
+	size_t len = strlen(path);
+
+	for (const char *p = suffixes; *p;) {
+		const char *bar = strchr(p, '|');
+		size_t n = bar ? (size_t)(bar - p) : strlen(p);
+
+		if (n && n <= len && !strncmp(path + len - n, p, n))
+			return true;
+		p += n + (bar ? 1 : 0);
+	}
+	return false;
+}
+
 static bool at_place(struct capture *cap, const struct replay_case *c, uint64_t pc)
 {
 	const struct space_map *m;
@@ -244,9 +260,7 @@ static bool at_place(struct capture *cap, const struct replay_case *c, uint64_t 
 		return m && !m->file && !m->is_vdso;
 	case STOP_FILE:
 		m = space__find(&cap->sp, pc);
-		return m && m->file && strlen(m->file->path) >= strlen(c->stop_name) &&
-		       !strcmp(m->file->path + strlen(m->file->path) - strlen(c->stop_name),
-			       c->stop_name);
+		return m && m->file && path_ends_with(m->file->path, c->stop_name);
 	}
 	return false;
 }

@@ -20,7 +20,8 @@
  *   stop anon                ... when a thread is in executable memory of no
  *                            file (a JIT's code)
  *   stop file SUFFIX         ... when a thread is in a file whose path ends with
- *                            SUFFIX (an interpreter's code with no symbols)
+ *                            SUFFIX, or one of A|B (an interpreter's code with
+ *                            no symbols)
  *   stop rt RUNTIME NAME     ... when a thread's innermost RUNTIME frame is NAME
  *                            (src/interp/<RUNTIME>: python, ruby, hotspot, perl,
  *                            v8, php; the replay's walk and naming, over the live
