@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Runs every test binary: unit tests, end-to-end tests (root + BPF), then the
-# unit tests again as built with ASan + UBSan, a subset of the end-to-end
-# tests against omniprof built with ASan + UBSan (ASAN_E2E), then the replay
-# suite (normal and ASan + UBSan) and the folders' layering
-# (scripts/check-layers.sh). Ends with "N passed, M failed".
+# Runs every test: the replay suite; then, POOL_JOBS at a time, the unit
+# tests (plain and as built with ASan + UBSan), the replay suite's snapshots
+# replayed by its ASan + UBSan build, the fuzz targets over their inputs and
+# the folders' layering (scripts/check-layers.sh); then, one at a time, the
+# end-to-end tests (root + BPF) and a subset of them against omniprof built
+# with ASan + UBSan (ASAN_E2E). Ends with "N passed, M failed".
 # Usage: tests/run.sh BUILD_DIR ASAN_BUILD_DIR
 set -u
 build=${1:-build}
@@ -24,13 +25,9 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # deadlines, a hostile reply). Another list: ASAN_E2E="test_x test_y".
 ASAN_E2E=${ASAN_E2E:-test_agent test_lifecycle}
 
-run_one() {
-	local bin=$1 label=$2 tbuild=${3:-$build} log rc ok start=$SECONDS
-	log=$(mktemp)
-	echo "== $label"
-	OMNIPROF_BUILD=$tbuild "$bin" 2>&1 | tee "$log"
-	rc=${PIPESTATUS[0]}
-	timings+=("$((SECONDS - start)) $label")
+# Counts the outcome of a binary: its log and its exit status.
+count_outcome() {
+	local label=$1 log=$2 rc=$3 ok
 	ok=$(grep -c '^\[       OK \]' "$log")
 	passed=$((passed + ok))
 	if [ "$rc" -ne 0 ]; then
@@ -42,18 +39,23 @@ run_one() {
 		failed=$((failed + 1))
 		failed_names+=("$label (sanitizer report)")
 	fi
+}
+
+run_one() {
+	local bin=$1 label=$2 tbuild=${3:-$build} log rc start=$SECONDS
+	log=$(mktemp)
+	echo "== $label"
+	OMNIPROF_BUILD=$tbuild "$bin" 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	timings+=("$((SECONDS - start)) $label")
+	count_outcome "$label" "$log" "$rc"
 	rm -f "$log"
 }
 
-# A suite that prints its own "N passed, M failed" line (the replay suite).
-run_suite() {
-	local label=$1 log rc line start=$SECONDS
-	shift
-	log=$(mktemp)
-	echo "== $label"
-	OMNIPROF_BUILD=$build "$@" 2>&1 | tee "$log"
-	rc=${PIPESTATUS[0]}
-	timings+=("$((SECONDS - start)) $label")
+# A suite's outcome: it prints its own "N passed, M failed" line (the replay
+# suite, the fuzz targets over their inputs, the layering check).
+count_suite() {
+	local label=$1 log=$2 rc=$3 line
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n1)
 	if [ -n "$line" ]; then
 		passed=$((passed + ${line%% *}))
@@ -67,16 +69,112 @@ run_suite() {
 		failed=$((failed + 1))
 		failed_names+=("$label (sanitizer report)")
 	fi
+}
+
+# What needs no quiet machine (the unit tests, plain and sanitizer builds, the
+# fuzz targets over their inputs, snapshots replayed, the layering check) runs
+# POOL_JOBS at a time (default 4), each one's output printed whole, in the
+# order added. The end-to-end tests measure samples and deadlines, and the
+# replay suite's captures stop live programs at random until they are where
+# its cases want them: one at a time.
+pool_kinds=()
+pool_labels=()
+pool_cmds=()
+
+# pool_add bin|suite LABEL COMMAND ARGS...
+pool_add() {
+	pool_kinds+=("$1")
+	pool_labels+=("$2")
+	shift 2
+	pool_cmds+=("$(printf '%q ' "$@")")
+}
+
+pool_run() {
+	local jobs=${POOL_JOBS:-4} tmp i start=$SECONDS
+	tmp=$(mktemp -d)
+	for ((i = 0; i < ${#pool_cmds[@]}; i++)); do
+		while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
+		(
+			t0=$SECONDS
+			eval "OMNIPROF_BUILD=\$build ${pool_cmds[$i]}" >"$tmp/$i.log" 2>&1
+			echo $? >"$tmp/$i.rc"
+			echo $((SECONDS - t0)) >"$tmp/$i.secs"
+		) &
+	done
+	wait
+	timings+=("$((SECONDS - start)) (${#pool_cmds[@]} binaries and suites, $jobs at a time: wall time)")
+	for ((i = 0; i < ${#pool_cmds[@]}; i++)); do
+		echo "== ${pool_labels[$i]}"
+		cat "$tmp/$i.log"
+		timings+=("$(cat "$tmp/$i.secs") ${pool_labels[$i]}")
+		if [ "${pool_kinds[$i]}" = bin ]; then
+			count_outcome "${pool_labels[$i]}" "$tmp/$i.log" "$(cat "$tmp/$i.rc")"
+		else
+			count_suite "${pool_labels[$i]}" "$tmp/$i.log" "$(cat "$tmp/$i.rc")"
+		fi
+	done
+	rm -rf "$tmp"
+}
+
+# A suite run alone, its output shown as it goes.
+run_suite() {
+	local label=$1 log rc start=$SECONDS
+	shift
+	log=$(mktemp)
+	echo "== $label"
+	OMNIPROF_BUILD=$build "$@" 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	timings+=("$((SECONDS - start)) $label")
+	count_suite "$label" "$log" "$rc"
 	rm -f "$log"
 }
 
-for bin in "$build"/tests/unit/test_* "$build"/tests/e2e/test_*; do
-	[ -x "$bin" ] || continue
-	run_one "$bin" "${bin#"$build"/tests/}"
-done
+# The replay suite first, alone: it captures each case's live program
+# (snapshots kept in $snaps). The sanitizer build of the suite then replays
+# those snapshots, one case each, in the pool: the agent's code under the
+# sanitizers over the same captures (a case with no snapshot, e.g. its
+# capture failed, is captured again).
+snaps=$(mktemp -d)
+cases=(tests/replay/cases/*.case)
+run_suite replay "$build"/tests/replay/replay -s "$snaps" "${cases[@]}"
+
+# The slowest first (the sanitizer builds: a few take minutes).
 for bin in "$asan"/tests/unit/test_*; do
 	[ -x "$bin" ] || continue
-	run_one "$bin" "asan/${bin#"$asan"/tests/}"
+	pool_add bin "asan/${bin#"$asan"/tests/}" "$bin"
+done
+for case in "${cases[@]}"; do
+	name=${case##*/}
+	name=${name%.case}
+	if [ -f "$snaps/$name.snap" ]; then
+		pool_add suite "asan/replay/$name" "$asan"/tests/replay/replay -r "$snaps/$name.snap" "$case"
+	else
+		pool_add suite "asan/replay/$name" "$asan"/tests/replay/replay "$case"
+	fi
+done
+for bin in "$build"/tests/unit/test_*; do
+	[ -x "$bin" ] || continue
+	pool_add bin "${bin#"$build"/tests/}" "$bin"
+done
+# Fuzz targets over their committed seeds and every crash input kept.
+for bin in "$asan"/tests/fuzz/fuzz_* "$build"/tests/fuzz/fuzz_*; do
+	[ -x "$bin" ] || continue
+	name=${bin##*/}
+	inputs=()
+	for d in tests/fuzz/seeds/"$name" tests/fuzz/regressions/"$name"; do
+		[ -d "$d" ] && inputs+=("$d")
+	done
+	label=${bin#"$build"/tests/}
+	[ "${bin#"$asan"/}" != "$bin" ] && label=asan/${bin#"$asan"/tests/}
+	pool_add suite "$label" "$bin" "${inputs[@]}"
+done
+# No include from a lower folder of src/ to a higher one.
+pool_add suite layers scripts/check-layers.sh src
+pool_run
+
+for bin in "$build"/tests/e2e/test_*; do
+	[ -x "$bin" ] || continue
+	run_one "$bin" "${bin#"$build"/tests/}"
 done
 
 # A build folder for them whose omniprof is the sanitizer one; the workloads
@@ -98,25 +196,7 @@ else
 	failed_names+=("asan/omniprof (not built)")
 fi
 
-# No include from a lower folder of src/ to a higher one.
-run_suite layers scripts/check-layers.sh src
-
-cases=(tests/replay/cases/*.case)
-run_suite replay "$build"/tests/replay/replay "${cases[@]}"
-run_suite asan/replay "$asan"/tests/replay/replay "${cases[@]}"
-
-# Fuzz targets over their committed seeds and every crash input kept.
-for bin in "$build"/tests/fuzz/fuzz_* "$asan"/tests/fuzz/fuzz_*; do
-	[ -x "$bin" ] || continue
-	name=${bin##*/}
-	inputs=()
-	for d in tests/fuzz/seeds/"$name" tests/fuzz/regressions/"$name"; do
-		[ -d "$d" ] && inputs+=("$d")
-	done
-	label=${bin#"$build"/tests/}
-	[ "${bin#"$asan"/}" != "$bin" ] && label=asan/${bin#"$asan"/tests/}
-	run_suite "$label" "$bin" "${inputs[@]}"
-done
+rm -rf "$snaps"
 
 echo
 echo "slowest (seconds, of $SECONDS in all):"

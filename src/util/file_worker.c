@@ -23,6 +23,8 @@ struct shared {
 	struct file_job *queue_first, *queue_last;
 	struct file_job *fg_last, *bg_first;
 	struct file_job *done_first, *done_last;
+	/* Finished jobs not handed back by file_worker__poll yet: those on the
+	 * done list and those it took and has not finished handing back. */
 	size_t n_done;
 	bool stopping;
 	unsigned int refs; /* the owner and every thread alive */
@@ -254,6 +256,7 @@ void file_worker__post(struct file_worker *fw, struct file_job *job)
 		job->err = -EBUSY;
 		sh->stats.refused++;
 		push(&sh->done_first, &sh->done_last, job);
+		sh->n_done++;
 	} else if (fw->background || !sh->bg_first) {
 		push(&sh->queue_first, &sh->queue_last, job);
 		if (fw->background && !sh->bg_first)
@@ -308,11 +311,13 @@ size_t file_worker__poll(struct file_worker *fw, file_job_fn fn, void *ctx)
 		fw->slots[i] = fw->slots[--fw->n_slots];
 		fw->n_abandoned++;
 	}
+	/*
+	 * n_done still counts the jobs taken here until fn has handled each:
+	 * their opened files hold descriptors until the cache takes them, so the
+	 * threads may not finish another FILE_WORKER_MAX_DONE meanwhile.
+	 */
 	done = sh->done_first;
 	sh->done_first = sh->done_last = NULL;
-	if (sh->n_done >= FILE_WORKER_MAX_DONE)
-		pthread_cond_broadcast(&sh->cond); /* threads waited for room */
-	sh->n_done = 0;
 	pthread_mutex_unlock(&sh->lock);
 
 	for (size_t i = 0; i < n_stuck; i++) {
@@ -334,6 +339,7 @@ size_t file_worker__poll(struct file_worker *fw, file_job_fn fn, void *ctx)
 			job->err = -EBUSY;
 			sh->stats.refused++;
 			push(&sh->done_first, &sh->done_last, job);
+			sh->n_done++;
 		}
 		sh->queue_last = sh->fg_last = sh->bg_first = NULL;
 		pthread_mutex_unlock(&sh->lock);
@@ -358,6 +364,10 @@ size_t file_worker__poll(struct file_worker *fw, file_job_fn fn, void *ctx)
 		sh->stats.done++;
 		pthread_mutex_unlock(&sh->lock);
 		fn(ctx, done, false);
+		pthread_mutex_lock(&sh->lock);
+		if (--sh->n_done == FILE_WORKER_MAX_DONE - 1)
+			pthread_cond_broadcast(&sh->cond); /* threads waited for room */
+		pthread_mutex_unlock(&sh->lock);
 	}
 	return n;
 }

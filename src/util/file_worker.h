@@ -28,7 +28,8 @@
 #define FILE_WORKER_THREADS 2
 /* A job running longer than this is abandoned (unless the job sets its own). */
 #define FILE_WORKER_TIMEOUT_MS 5000
-/* Finished jobs waiting to be collected at most: threads wait beyond it (an
+/* Finished jobs not yet handed back at most (those file_worker__poll took
+ * count until its callback has handled each): threads wait beyond it (an
  * opened file holds a descriptor until the cache takes it and bounds them). */
 #define FILE_WORKER_MAX_DONE 128
 /* Stuck threads left behind at most; past it no replacement is started. */

@@ -4,7 +4,10 @@
  * file_worker__poll(); a job blocked past the timeout is abandoned (reported
  * at once, its thread replaced and never waited for), a late return frees the
  * job on its own thread, past the cap of stuck threads jobs fail at once, and
- * freeing the worker does not wait for a stuck job.
+ * freeing the worker does not wait for a stuck job. Finished jobs not yet
+ * handed back (each may hold an opened file's descriptor) never number more
+ * than FILE_WORKER_MAX_DONE, plus the jobs running, even while poll's
+ * callback is slow to take the ones it already collected.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -224,6 +227,62 @@ static void test_cap_then_refused_and_free_never_waits(void **state)
 	close(p[0]);
 }
 
+/* Jobs that ran and that on_held_job has not handled yet, and their peak. */
+static atomic_int held, held_peak;
+
+static void held_job_run(struct file_job *job)
+{
+	int now = atomic_fetch_add(&held, 1) + 1, peak = atomic_load(&held_peak);
+
+	(void)job;
+	while (now > peak && !atomic_compare_exchange_weak(&held_peak, &peak, now))
+		;
+}
+
+static void on_held_job(void *ctx, struct file_job *job, bool abandoned)
+{
+	int *done = ctx;
+
+	assert_false(abandoned);
+	/* A slow taker (the sampling thread installing a file): the threads may not race ahead. */
+	usleep(200);
+	atomic_fetch_sub(&held, 1);
+	(*done)++;
+	job->free(job);
+}
+
+static void test_done_jobs_bounded_until_handled(void **state)
+{
+	const int n_jobs = 4 * FILE_WORKER_MAX_DONE, n_threads = 2;
+	struct file_worker *fw;
+	double t0;
+	int done = 0;
+
+	(void)state;
+	atomic_store(&held, 0);
+	atomic_store(&held_peak, 0);
+	assert_int_equal(file_worker__new((unsigned int)n_threads, 1000, &fw), 0);
+	for (int i = 0; i < n_jobs; i++) {
+		struct test_job *j = job_new(-1, i);
+
+		j->job.run = held_job_run;
+		file_worker__post(fw, &j->job);
+	}
+	t0 = now_s();
+	while (done < n_jobs && now_s() - t0 < 10) {
+		/* Let the threads fill the done list before each poll. */
+		usleep(20000);
+		file_worker__poll(fw, on_held_job, &done);
+	}
+	file_worker__free(fw);
+	print_message("at most %d jobs finished and not handled (bound %d + %d threads)\n",
+		      atomic_load(&held_peak), FILE_WORKER_MAX_DONE, n_threads);
+	assert_int_equal(done, n_jobs);
+	/* The cap was reached (the check means something) and never passed. */
+	assert_true(atomic_load(&held_peak) >= FILE_WORKER_MAX_DONE);
+	assert_true(atomic_load(&held_peak) <= FILE_WORKER_MAX_DONE + n_threads);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +290,7 @@ int main(void)
 	    cmocka_unit_test(test_background_jobs_last),
 	    cmocka_unit_test(test_stuck_job_abandoned),
 	    cmocka_unit_test(test_cap_then_refused_and_free_never_waits),
+	    cmocka_unit_test(test_done_jobs_bounded_until_handled),
 	};
 
 	return cmocka_run_group_tests_name("file_worker", tests, NULL, NULL);
