@@ -601,10 +601,10 @@ int cli__parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 		/* A short-only option (perf's -g) has no long name. */
 		if (o.name)
 			longopts[n++] = (struct option){o.name,
-						!o.arg	     ? no_argument
-						: o.optional ? optional_argument
-							     : required_argument,
-						NULL, o.key};
+							!o.arg	     ? no_argument
+							: o.optional ? optional_argument
+								     : required_argument,
+							NULL, o.key};
 		if (o.key < 256) {
 			shortopts[ns++] = (char)o.key;
 			if (o.arg)

@@ -40,8 +40,8 @@ struct record_opts {
 	bool copy_all_stacks;
 	uint32_t max_mappings;
 	uint32_t copy_budget;
-	bool call_graph_noted; /* -g / --call-graph: the note is said once */
-	char **command;	       /* record -- COMMAND ARGS...: NULL-terminated, or NULL */
+	bool call_graph_noted;	   /* -g / --call-graph: the note is said once */
+	char **command;		   /* record -- COMMAND ARGS...: NULL-terminated, or NULL */
 	uint64_t offcpu_threshold; /* --off-cpu: P * 2^32; 0: off */
 };
 

@@ -65,7 +65,7 @@ struct collector {
 	struct interp *interp;	  /* names runtimes' frames; NULL: they stay unnamed */
 	struct targets *targets;  /* per-process filters kept at exec and exit; NULL: none */
 	uint32_t max_user_frames; /* stack copies walk this deep (--max-frames); 0: the most */
-	struct offcpu *offcpu; /* off-CPU traces joined with their waits; NULL: off */
+	struct offcpu *offcpu;	  /* off-CPU traces joined with their waits; NULL: off */
 	struct held_record *held_first, *held_last;
 	bool releasing; /* handling held records: hold nothing */
 	struct collector_held_stats held;

@@ -108,9 +108,9 @@ struct session {
 	uint64_t next_draw_ns; /* probabilistic profiling: the next draw (CLOCK_MONOTONIC) */
 	bool sampling_on;
 	struct session_prob_stats prob;
-	uint64_t stopped_ns; /* when session__stop_sampling stopped the events, 0: not yet */
-	uint64_t stop_at_ns; /* session__stop_at's deadline, 0: none */
-	struct offcpu offcpu;		/* with opts.offcpu_threshold */
+	uint64_t stopped_ns;  /* when session__stop_sampling stopped the events, 0: not yet */
+	uint64_t stop_at_ns;  /* session__stop_at's deadline, 0: none */
+	struct offcpu offcpu; /* with opts.offcpu_threshold */
 	struct profile *offcpu_profile; /* built with the last profile, until taken */
 	/* CLOCK_MONOTONIC: switches are seen from the first (program attached) to the
 	 * second (stop_sampling; 0: not stopped); the off-CPU profile's window. */
