@@ -24,7 +24,7 @@
 #define OP_FRAME_KINDS(X)                                                                          \
 	X(NATIVE, 0, "native", "native")                                                           \
 	X(KERNEL, 1, "kernel", "kernel")                                                           \
-	X(ERROR, 2, "native", "error") /* the unwinder stopped: addr holds an op_unwind_error */    \
+	X(ERROR, 2, "native", "error") /* the unwinder stopped: addr holds an op_unwind_error */   \
 	X(PYTHON, 3, "cpython", "python") /* CPython: see omniprof/interp/python_abi.h */          \
 	X(HOTSPOT, 4, "jvm", "java")	  /* HotSpot: see omniprof/interp/hotspot_abi.h */         \
 	X(V8, 5, "v8js", "js")		  /* V8: see omniprof/interp/v8_abi.h */                   \
