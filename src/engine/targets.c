@@ -2,7 +2,6 @@
 #include "engine/targets.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,8 @@
 #include <bpf/bpf.h>
 
 #include "proc/cgroup.h"
+#include "proc/proc_pids.h"
+#include "util/array.h"
 #include "util/log.h"
 #include "util/read_file.h"
 
@@ -120,28 +121,38 @@ static void set_target(struct targets *t, uint32_t pid, bool on)
 	t->stats.matched++;
 }
 
-/* Appends pid to *out (*n of *cap). 0 or -ENOMEM. */
-static int push_pid(uint32_t **out, size_t *n, size_t *cap, uint32_t pid)
-{
-	if (*n == *cap) {
-		size_t cap2 = *cap ? *cap * 2 : 64;
-		uint32_t *p = realloc(*out, cap2 * sizeof(*p));
+/* The pids made targets at attach, for the caller. */
+struct attach_ctx {
+	struct targets *t;
+	uint32_t *pids;
+	size_t n, cap;
+};
 
-		if (!p)
-			return -ENOMEM;
-		*out = p;
-		*cap = cap2;
-	}
-	(*out)[(*n)++] = pid;
+/* Appends pid to the list. 0 or -ENOMEM. */
+static int push_pid(struct attach_ctx *a, uint32_t pid)
+{
+	if (array__grow(a->pids, a->cap, a->n))
+		return -ENOMEM;
+	a->pids[a->n++] = pid;
 	return 0;
+}
+
+/* One process of /proc: a target when it matches (proc_pids__for_each's callback). */
+static int attach_running(uint32_t pid, void *ctx)
+{
+	struct attach_ctx *a = ctx;
+
+	if (!targets__match(a->t, pid, NULL, NULL, true)) {
+		a->t->stats.excluded++;
+		return 0;
+	}
+	set_target(a->t, pid, true);
+	return push_pid(a, pid);
 }
 
 int targets__attach(struct targets *t, int map_fd, uint32_t **out)
 {
-	uint32_t *pids = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *de;
-	DIR *dir;
+	struct attach_ctx a = {.t = t};
 	int err = 0;
 
 	t->map_fd = map_fd;
@@ -152,40 +163,20 @@ int targets__attach(struct targets *t, int map_fd, uint32_t **out)
 			    !targets__match(t, t->o.pids[i], NULL, NULL, true))
 				continue;
 			set_target(t, t->o.pids[i], true);
-			err = push_pid(&pids, &n, &cap, t->o.pids[i]);
+			err = push_pid(&a, t->o.pids[i]);
 		}
-		goto done;
+	} else {
+		err = proc_pids__for_each(attach_running, &a);
 	}
-	dir = opendir("/proc");
-	if (!dir)
-		return -errno;
-	while ((de = readdir(dir)) && !err) {
-		char *end;
-		unsigned long pid;
-
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		pid = strtoul(de->d_name, &end, 10);
-		if (*end || !pid || pid > UINT32_MAX)
-			continue;
-		if (!targets__match(t, (uint32_t)pid, NULL, NULL, true)) {
-			t->stats.excluded++;
-			continue;
-		}
-		set_target(t, (uint32_t)pid, true);
-		err = push_pid(&pids, &n, &cap, (uint32_t)pid);
-	}
-	closedir(dir);
-done:
 	if (err) {
-		free(pids);
+		free(a.pids);
 		return err;
 	}
 	if (out)
-		*out = pids;
+		*out = a.pids;
 	else
-		free(pids);
-	return (int)n;
+		free(a.pids);
+	return (int)a.n;
 }
 
 bool targets__on_exec(struct targets *t, uint32_t pid, const char *comm)

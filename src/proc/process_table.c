@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "proc/process_table.h"
 
-#include <ctype.h>
 #include <signal.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +13,7 @@
 #include "proc/file_cache.h"
 #include "util/file_worker.h"
 #include "proc/proc_maps.h"
+#include "proc/proc_pids.h"
 #include "unwind/lpm_ranges.h"
 #include "unwind/unwind_maps.h"
 #include "util/log.h"
@@ -496,28 +495,26 @@ struct process *process_table__get(struct process_table *pt, uint32_t pid)
 	return p;
 }
 
+struct scan_all_ctx {
+	struct process_table *pt;
+	int n;
+};
+
+static int scan_one(uint32_t pid, void *ctx)
+{
+	struct scan_all_ctx *s = ctx;
+
+	if (process_table__get(s->pt, pid))
+		s->n++;
+	return 0;
+}
+
 int process_table__scan_all(struct process_table *pt)
 {
-	DIR *dir = opendir("/proc");
-	struct dirent *de;
-	int n = 0;
+	struct scan_all_ctx s = {pt, 0};
+	int err = proc_pids__for_each(scan_one, &s);
 
-	if (!dir)
-		return -errno;
-	while ((de = readdir(dir))) {
-		char *end;
-		unsigned long pid;
-
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		pid = strtoul(de->d_name, &end, 10);
-		if (*end || !pid || pid > UINT32_MAX)
-			continue;
-		if (process_table__get(pt, (uint32_t)pid))
-			n++;
-	}
-	closedir(dir);
-	return n;
+	return err ? err : s.n;
 }
 
 void process_table__forget_image(struct process_table *pt, struct process *p)
