@@ -31,27 +31,19 @@
 #include <cmocka.h>
 
 #include "omniprof_run.h"
+#include "folded_check.h"
 #include "testutil.h"
 
-#define HZ	  99
-#define CHAIN_LEN 24
+#define HZ 99
 
 static char chain_arg[512]; /* main,chain_01,...,chain_24,leaf */
 static char exe_path[1024];
 
 static int setup(void **state)
 {
-	size_t off;
-
 	(void)state;
-	off = (size_t)snprintf(chain_arg, sizeof(chain_arg), "main");
-	for (int i = 1; i <= CHAIN_LEN; i++)
-		off += (size_t)snprintf(chain_arg + off, sizeof(chain_arg) - off, ",chain_%02d", i);
-	snprintf(chain_arg + off, sizeof(chain_arg) - off, ",leaf");
-	if (!realpath(tu_build_dir(), exe_path))
-		return -1;
-	strncat(exe_path, "/workloads/fp_chain", sizeof(exe_path) - strlen(exe_path) - 1);
-	return 0;
+	fp_chain__names(chain_arg, sizeof(chain_arg));
+	return tu_workload_path("fp_chain", exe_path, sizeof(exe_path));
 }
 
 /* When set, the next receiver's OTLP replies are partial successes with this message. */

@@ -542,10 +542,7 @@ static void test_many_files_bounded_fds(void **state)
 	(void)state;
 	assert_non_null(dir);
 	assert_non_null(cs);
-	assert_int_equal(chain_spec__add(cs, "main"), 0);
-	for (int i = 1; i <= 24; i++)
-		assert_int_equal(chain_spec__add(cs, "chain_%02d", i), 0);
-	assert_int_equal(chain_spec__add(cs, "leaf"), 0);
+	assert_int_equal(chain_spec__add_fp_chain(cs), 0);
 	assert_int_equal(attacker__ensure(&uid, &gid), 0);
 	chmod(dir, 0755);
 	snprintf(files, sizeof(files), "%s/files", dir);

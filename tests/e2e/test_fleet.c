@@ -34,11 +34,11 @@
 #include <cmocka.h>
 
 #include "omniprof_run.h"
+#include "folded_check.h"
 #include "testutil.h"
 
-#define HZ	  99
-#define CHAIN_LEN 24
-#define PYTHON	  "/usr/bin/python3" /* Debian's, with python3-prometheus-client and -yaml */
+#define HZ     99
+#define PYTHON "/usr/bin/python3" /* Debian's, with python3-prometheus-client and -yaml */
 
 static char chain_arg[512];
 static char exe_path[1024];
@@ -46,17 +46,9 @@ static double measured_footprint; /* RSS + BPF maps, bytes, from the metrics scr
 
 static int setup(void **state)
 {
-	size_t off;
-
 	(void)state;
-	off = (size_t)snprintf(chain_arg, sizeof(chain_arg), "main");
-	for (int i = 1; i <= CHAIN_LEN; i++)
-		off += (size_t)snprintf(chain_arg + off, sizeof(chain_arg) - off, ",chain_%02d", i);
-	snprintf(chain_arg + off, sizeof(chain_arg) - off, ",leaf");
-	if (!realpath(tu_build_dir(), exe_path))
-		return -1;
-	strncat(exe_path, "/workloads/fp_chain", sizeof(exe_path) - strlen(exe_path) - 1);
-	return 0;
+	fp_chain__names(chain_arg, sizeof(chain_arg));
+	return tu_workload_path("fp_chain", exe_path, sizeof(exe_path));
 }
 
 static const char *const otel_vars[] = {

@@ -335,10 +335,7 @@ static void assert_control(const struct session *s, const char *comm,
 
 static void expect_fp_chain(struct chain_spec *cs)
 {
-	EXPECT(chain_spec__add(cs, "main"));
-	for (int i = 1; i <= 24; i++)
-		EXPECT(chain_spec__add(cs, "chain_%02d", i));
-	EXPECT(chain_spec__add(cs, "leaf"));
+	EXPECT(chain_spec__add_fp_chain(cs));
 }
 
 static void expect_nofp(struct chain_spec *cs)

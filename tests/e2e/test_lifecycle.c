@@ -33,34 +33,18 @@
 #include "omniprof_run.h"
 #include "testutil.h"
 
-#define CHAIN_LEN 24
-
 static struct chain_spec *chain; /* fp_chain's main -> chain_01 .. chain_24 -> leaf */
 static char chain_arg[512];	 /* the same, comma-separated, for check.js */
 static char exe_path[1024];	 /* absolute path of build/workloads/fp_chain */
 
 static int setup(void **state)
 {
-	size_t off;
-	int err;
-
 	(void)state;
 	chain = chain_spec__new();
-	if (!chain)
+	if (!chain || chain_spec__add_fp_chain(chain))
 		return -1;
-	err = chain_spec__add(chain, "main");
-	off = (size_t)snprintf(chain_arg, sizeof(chain_arg), "main");
-	for (int i = 1; i <= CHAIN_LEN && !err; i++) {
-		err = chain_spec__add(chain, "chain_%02d", i);
-		off += (size_t)snprintf(chain_arg + off, sizeof(chain_arg) - off, ",chain_%02d", i);
-	}
-	snprintf(chain_arg + off, sizeof(chain_arg) - off, ",leaf");
-	if (err || chain_spec__add(chain, "leaf"))
-		return -1;
-	if (!realpath(tu_build_dir(), exe_path))
-		return -1;
-	strncat(exe_path, "/workloads/fp_chain", sizeof(exe_path) - strlen(exe_path) - 1);
-	return 0;
+	fp_chain__names(chain_arg, sizeof(chain_arg));
+	return tu_workload_path("fp_chain", exe_path, sizeof(exe_path));
 }
 
 static int teardown(void **state)

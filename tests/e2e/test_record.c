@@ -25,22 +25,15 @@
 #include "omniprof_run.h"
 #include "testutil.h"
 
-#define CHAIN_LEN 24
-
 /* main -> chain_01 -> ... -> chain_24 -> leaf, as fp_chain.c calls them. */
 static struct chain_spec *expected_chain;
 
 static int build_expected_chain(void)
 {
-	int err;
-
 	expected_chain = chain_spec__new();
 	if (!expected_chain)
 		return -ENOMEM;
-	err = chain_spec__add(expected_chain, "main");
-	for (int i = 1; i <= CHAIN_LEN && !err; i++)
-		err = chain_spec__add(expected_chain, "chain_%02d", i);
-	return err ?: chain_spec__add(expected_chain, "leaf");
+	return chain_spec__add_fp_chain(expected_chain);
 }
 
 static struct chain_count count_folded(const char *text, const char *comm)

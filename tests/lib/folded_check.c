@@ -95,6 +95,25 @@ int chain_spec__add_like(struct chain_spec *cs, const char *fmt, ...)
 	return err;
 }
 
+int chain_spec__add_fp_chain(struct chain_spec *cs)
+{
+	int err = chain_spec__add(cs, "main");
+
+	for (int i = 1; i <= FP_CHAIN_LINKS && !err; i++)
+		err = chain_spec__add(cs, "chain_%02d", i);
+	return err ?: chain_spec__add(cs, "leaf");
+}
+
+void fp_chain__names(char *buf, size_t size)
+{
+	size_t off = (size_t)snprintf(buf, size, "main");
+
+	for (int i = 1; i <= FP_CHAIN_LINKS && off < size; i++)
+		off += (size_t)snprintf(buf + off, size - off, ",chain_%02d", i);
+	if (off < size)
+		snprintf(buf + off, size - off, ",leaf");
+}
+
 int chain_spec__add_gap(struct chain_spec *cs, unsigned int min, unsigned int max)
 {
 	if (min > max)

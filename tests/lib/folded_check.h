@@ -31,6 +31,16 @@ int chain_spec__add_like(struct chain_spec *cs, const char *fmt, ...)
  * frame ("[unwind ...]"): for library code whose frames are not known. 0 or -errno.
  */
 int chain_spec__add_gap(struct chain_spec *cs, unsigned int min, unsigned int max);
+/*
+ * The frames of build/workloads/fp_chain (tests/workloads/fp_chain.c), root
+ * first: main, chain_01 .. chain_24, leaf.
+ */
+#define FP_CHAIN_LINKS 24
+/* Appends fp_chain's frames. 0 or -errno. */
+int chain_spec__add_fp_chain(struct chain_spec *cs);
+/* fp_chain's frames as "main,chain_01,...,leaf" (tests/e2e/otlp/check.js's --chain) in buf. */
+void fp_chain__names(char *buf, size_t size);
+
 /* The number of frames of the chain, gaps not counted. */
 size_t chain_spec__len(const struct chain_spec *cs);
 

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -305,6 +306,17 @@ cleanup:
 	free(resolved);
 	free(out);
 	return err;
+}
+
+int tu_workload_path(const char *name, char *buf, size_t size)
+{
+	char build[PATH_MAX];
+	int n;
+
+	if (!realpath(tu_build_dir(), build))
+		return -1;
+	n = snprintf(buf, size, "%s/workloads/%s", build, name);
+	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
 pid_t tu_workload_start(const char *name, int seconds)

@@ -33,6 +33,9 @@ char *tu_read_file(const char *path, size_t *len);
 /* Starts argv in the background with stdout on a pipe and waits for its first
  * line ("ready"). Returns the pid, or -1. */
 pid_t tu_spawn_ready(char *const argv[]);
+/* The absolute path of build/workloads/NAME in buf. 0, or -1 when it does not fit or the
+ * build folder cannot be resolved. */
+int tu_workload_path(const char *name, char *buf, size_t size);
 /* Starts build/workloads/NAME SECONDS (tu_spawn_ready): its pid, or -1. */
 pid_t tu_workload_start(const char *name, int seconds);
 /* Kills and reaps a spawned process. */
