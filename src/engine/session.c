@@ -213,6 +213,19 @@ static void draw(struct session *ss, uint64_t now)
 	while (ss->next_draw_ns <= now);
 }
 
+/* The start-up scan's tables are in (sampling ran meanwhile): their build
+ * buffers go back to the kernel now, not at the first interval's end. */
+static void startup_done(struct session *ss)
+{
+	uint64_t now = session__clock_ns(CLOCK_MONOTONIC);
+
+	ss->release_after_startup = false;
+	ss->startup.tables_ns = now;
+	memory__release();
+	pr_info("start-up: the running processes' tables were in %.0f ms after sampling started",
+		(double)(now - ss->startup.sampling_ns) / 1e6);
+}
+
 int session__start(struct session *ss, const struct session_opts *o)
 {
 	struct targets_opts topts = {0};
@@ -221,6 +234,7 @@ int session__start(struct session *ss, const struct session_opts *o)
 	struct interp_env env = {0};
 	struct sampler_opts sopts = {0};
 	struct sampler_unwind_fds ufds;
+	uint64_t t_start = session__clock_ns(CLOCK_MONOTONIC), t_bpf, t_scan;
 	int err;
 
 	memset(ss, 0, sizeof(*ss));
@@ -300,6 +314,7 @@ int session__start(struct session *ss, const struct session_opts *o)
 	err = sampler__open(&sopts, on_event, &ss->c, &ss->s);
 	if (err)
 		return err;
+	t_bpf = session__clock_ns(CLOCK_MONOTONIC);
 	sampler__unwind_fds(ss->s, &ufds);
 	unwind_maps__init(&ss->um, ufds.mappings, ufds.tables, ufds.info, ufds.rules,
 			  ufds.max_rules);
@@ -340,11 +355,27 @@ int session__start(struct session *ss, const struct session_opts *o)
 		process_table__scan_all(&ss->c.procs);
 	}
 	file_worker__set_background(ss->fw, false);
-	settle_files(ss, SESSION_STARTUP_WAIT_MS, true);
-	memory__release(); /* the tables' build buffers */
+	t_scan = session__clock_ns(CLOCK_MONOTONIC);
+	/* On-CPU samples of a process whose tables are still being built come as
+	 * stack copies, unwound when they are in, as complete: sampling starts now,
+	 * and the build buffers go back once the worker is idle (session__run).
+	 * Not when the copies' budget cannot carry every sample (a high -F), nor
+	 * for off-CPU walks (a switch-out is never copied): those wait for the
+	 * running processes' tables first. */
+	if (o->offcpu_threshold || !sampler__copies_keep_up(ss->s)) {
+		settle_files(ss, SESSION_STARTUP_WAIT_MS, true);
+		memory__release(); /* the tables' build buffers */
+	} else {
+		ss->release_after_startup = true;
+	}
 	/* Sampling starts now that what runs is known: the first interval starts here. */
 	set_clock_offset(ss);
 	draw(ss, ss->interval_start_ns);
+	ss->startup.sampling_ns = ss->interval_start_ns;
+	pr_info("start-up: %.0f ms to sampling (BPF load %.0f ms, process scan %.0f ms, "
+		"tables waited for %.0f ms)",
+		(double)(ss->interval_start_ns - t_start) / 1e6, (double)(t_bpf - t_start) / 1e6,
+		(double)(t_scan - t_bpf) / 1e6, (double)(ss->interval_start_ns - t_scan) / 1e6);
 	/* Off-CPU from here: the running processes' first waits are then walked
 	 * with their tables, not guessed (a switch-out is never copied). */
 	if (o->offcpu_threshold) {
@@ -380,6 +411,8 @@ int session__run(struct session *ss, uint64_t deadline_ns, volatile sig_atomic_t
 		}
 		/* Files opened and tables built meanwhile: publish, unwind held copies. */
 		collector__poll_files(&ss->c);
+		if (ss->release_after_startup && !file_worker__in_flight(ss->fw))
+			startup_done(ss);
 	}
 	return 0;
 }

@@ -111,6 +111,13 @@ struct session {
 	uint64_t stopped_ns;  /* when session__stop_sampling stopped the events, 0: not yet */
 	uint64_t stop_at_ns;  /* session__stop_at's deadline, 0: none */
 	struct offcpu offcpu; /* with opts.offcpu_threshold */
+	/* Sampling starts before the start-up scan's tables are built (except for
+	 * off-CPU): session__run returns their buffers once the worker is idle. */
+	bool release_after_startup;
+	struct {
+		uint64_t sampling_ns; /* CLOCK_MONOTONIC: the events enabled */
+		uint64_t tables_ns;   /* the scan's tables in (0: not yet) */
+	} startup;
 	struct profile *offcpu_profile; /* built with the last profile, until taken */
 	/* CLOCK_MONOTONIC: switches are seen from the first (program attached) to the
 	 * second (stop_sampling; 0: not stopped); the off-CPU profile's window. */
@@ -118,7 +125,8 @@ struct session {
 };
 
 /* Loads and attaches everything, learns running processes, then starts sampling (the
- * profile's time starts there). 0 or -errno (logged). */
+ * profile's time starts there) without waiting for their tables (session__run takes
+ * them in; with off-CPU it waits for them first). 0 or -errno (logged). */
 int session__start(struct session *ss, const struct session_opts *o);
 /* Feeds records to the collector until deadline_ns (CLOCK_MONOTONIC) or *stop is set.
  * 0, or -errno when reading samples failed (logged). */

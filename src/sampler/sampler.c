@@ -544,6 +544,16 @@ void sampler__enable_stack_copies(struct sampler *s)
 	s->skel->bss->stack_copy_enabled = true;
 }
 
+bool sampler__copies_keep_up(const struct sampler *s)
+{
+	/* The budget is a token bucket per CPU refilled at these rates, and a copy
+	 * needs room for the largest size: one CPU's samples per second must fit. */
+	uint64_t count = s->skel->rodata->copy_budget_count;
+	uint64_t by_bytes = s->skel->rodata->copy_budget_bytes / OP_STACK_COPY_MAX_SIZE;
+
+	return s->frequency_hz <= (count < by_bytes ? count : by_bytes);
+}
+
 int sampler__n_cpus(const struct sampler *s)
 {
 	return s->n_cpus;

@@ -99,6 +99,9 @@ void sampler__stop_at(struct sampler *s, uint64_t deadline_ns);
 /* The pid_filter map (tgid -> 1) for the caller to fill, or -ENOENT. */
 int sampler__pid_filter_fd(const struct sampler *s);
 
+/* Whether the stack copies' budget (per CPU and second) carries every sample at
+ * this frequency: then a process with no tables yet loses nothing. */
+bool sampler__copies_keep_up(const struct sampler *s);
 /* Number of CPUs sampled now. */
 int sampler__n_cpus(const struct sampler *s);
 
