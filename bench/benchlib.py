@@ -92,6 +92,69 @@ def proc_cpu_s(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def rss_parts(pid):
+    """pid's resident memory now, in KiB, by kind (/proc/PID/smaps): "ring" (the
+    BPF ring buffer's mapping: kernel memory, mapped twice, all of it resident),
+    "code" (the binary and shared libraries), "heap" (malloc's heap and anonymous
+    mappings: big allocations, thread arenas and stacks), "files" (other mapped
+    files: the ELF files being read), "other". None when unreadable."""
+    try:
+        with open(f"/proc/{pid}/smaps") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+
+    def head(line):
+        first = line.split(None, 1)[0] if line.strip() else ""
+        return "-" in first and all(c in "0123456789abcdef-" for c in first)
+
+    heads = [line.split(None, 5) for line in lines if head(line)]
+    # Code: the files mapped executable (all their segments); the ELF files the
+    # profiler reads are mapped read-only.
+    code = {h[5].strip() for h in heads if len(h) > 5 and "x" in h[1]}
+    parts = {"ring": 0, "code": 0, "heap": 0, "files": 0, "other": 0}
+    kind = "other"
+    for line in lines:
+        if head(line):
+            fields = line.split(None, 5)
+            name = fields[5].strip() if len(fields) > 5 else ""
+            if name.startswith("anon_inode:bpf"):
+                kind = "ring"
+            elif name in ("", "[heap]") or name.startswith("[stack"):
+                kind = "heap"
+            elif name in code:
+                kind = "code"
+            elif name.startswith("/"):
+                kind = "files"
+            else:
+                kind = "other"
+        elif line.startswith("Rss:"):
+            parts[kind] += int(line.split()[1])
+    return parts
+
+
+def alive(pid):
+    """True while pid runs (not yet a zombie); does not reap it."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def first_prog_run(pid, since, timeout=30, step=0.005):
+    """Seconds from since (time.monotonic()) until pid's perf_event program has
+    run once (its first sample: the events are enabled when start-up is done),
+    polled every step; None past timeout or when pid ends first.
+    Needs kernel.bpf_stats_enabled=1."""
+    while time.monotonic() - since < timeout and alive(pid):
+        st = sampler_prog_stats(pid)
+        if st and st[1] > 0:
+            return time.monotonic() - since
+        time.sleep(step)
+    return None
+
+
 def fdinfo(pid):
     """Yields (fd, dict) for every BPF program or map fd that pid holds."""
     base = f"/proc/{pid}/fdinfo"

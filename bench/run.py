@@ -4,7 +4,7 @@
 
     bench/run.py [--build DIR] [--out FILE] [--quick] [SECTION...]
 
-Sections: bpf-cost, agent, offcpu, latency, tables, compare (default: all). Needs
+Sections: bpf-cost, agent, startup, offcpu, latency, tables, compare (default: all). Needs
 root, a build (`make tests bench-tools`), and for `compare` linux-perf and
 bpftrace (scripts/install-deps.sh --bench installs them). Every figure is a
 median over repeated intervals or runs, measured on this machine now.
@@ -447,6 +447,107 @@ class Bench:
         self.sections["agent"] = (rows, lines)
         return lines
 
+    # ---- start-up: time to first sample, CPU of the first 60 s, peak RSS ---------------
+    def startup(self):
+        """This build and, with --against, the other one, in the same run: launches
+        alternate (time to first sample), the long runs go side by side on the same
+        busy workloads (agent's first 60 s, record's peak RSS)."""
+        builds = [("this build", self.omniprof)]
+        if self.against:
+            builds.append(("--against", self.against))
+        launches = 3 if self.quick else 7
+        seconds = 10 if self.quick else 60
+        res = {name: {"first": [], "cpu": None, "peak": {}, "maxrss": {}, "maps": (0, 0)}
+               for name, _ in builds}
+        with bl.BpfStats():
+            for i in range(launches):
+                for name, exe in (builds if i % 2 == 0 else builds[::-1]):
+                    c = bl.Child([exe, "record", "-d", "1", "-F", "20", "-o",
+                                  self.out_dir(f"first-{i}-{len(res[name]['first'])}")])
+                    t = bl.first_prog_run(c.pid, c.start)
+                    c.wait(timeout=60)
+                    res[name]["first"].append(t)
+            for mode in ("agent", "record"):
+                busy = self.start_busy(seconds + 40)
+                sinks, kids = [], []
+                for name, exe in builds:
+                    if mode == "agent":
+                        sink = bl.OtlpHttpSink()
+                        sinks.append(sink)
+                        argv = [exe, "agent", "-F", "20", "--interval", "5", "--otlp-endpoint",
+                                f"127.0.0.1:{sink.port}", "--otlp-protocol", "http", "--insecure"]
+                    else:
+                        argv = [exe, "record", "-d", str(seconds), "-F", "20", "-o",
+                                self.out_dir(f"startup-record-{len(kids)}")]
+                    kids.append((name, bl.Child(argv)))
+                end = time.monotonic() + seconds + 40
+                while time.monotonic() < end:
+                    running = [(n, c) for n, c in kids if bl.alive(c.pid)]
+                    if not running:
+                        break
+                    for name, c in running:
+                        parts = bl.rss_parts(c.pid)
+                        peak = res[name]["peak"].get(mode)
+                        if parts and (not peak or sum(parts.values()) > sum(peak.values())):
+                            res[name]["peak"][mode] = parts
+                        m = bl.bpf_map_memory(c.pid)
+                        if m[0] > res[name]["maps"][0]:
+                            res[name]["maps"] = m
+                        if mode == "agent" and res[name]["cpu"] is None and \
+                                time.monotonic() - c.start >= seconds:
+                            res[name]["cpu"] = bl.proc_cpu_s(c.pid)
+                            c.signal(signal.SIGTERM)
+                    time.sleep(0.2)
+                for name, c in kids:
+                    c.wait(timeout=120)
+                    res[name]["maxrss"][mode] = c.maxrss_mib
+                for sink in sinks:
+                    sink.close()
+                self.finish_busy(busy)
+
+        def parts(p):
+            if not p:
+                return "n/a"
+            return (f"ring {p['ring'] / 1024:.0f}, code {p['code'] / 1024:.0f}, heap "
+                    f"{p['heap'] / 1024:.0f}, files {p['files'] / 1024:.0f}")
+
+        rows = []
+        lines = [f"Time to first sample: from the launch of `record -F 20` (whole system, nothing of "
+                 f"ours running beside it) to the first run of its sampling program (the events "
+                 f"start when start-up is done; `kernel.bpf_stats_enabled`, polled every 5 ms): "
+                 f"median of {launches} launches, the builds alternating. Agent CPU: "
+                 f"`agent -F 20 --interval 5` to a local OTLP/HTTP receiver, user + system time "
+                 f"over its first {seconds} s (/proc/PID/stat, 10 ms ticks), start-up included. "
+                 f"Peak RSS: the kernel's high-water mark (rusage) of that agent and of "
+                 f"`record -d {seconds} -F 20`, the builds side by side on the same busy "
+                 f"workloads; beside it the largest /proc/PID/smaps total seen (every 0.2 s) "
+                 f"split in MiB: the BPF ring buffer's mapping (kernel memory, mapped twice, "
+                 f"all resident), code (binary and shared libraries), heap (malloc and "
+                 f"anonymous mappings), mapped files.", "",
+                 "| build | time to first sample (median; min–max) | agent CPU, first "
+                 f"{seconds} s | % of one CPU | agent peak RSS | record peak RSS | BPF map memory |",
+                 "|---|---|---|---|---|---|---|"]
+        for name, _ in builds:
+            r = res[name]
+            firsts = [t * 1000 for t in r["first"] if t is not None]
+            row = {"build": name, "first_ms": bl.median(firsts), "cpu_s": r["cpu"],
+                   "cpu_pct": r["cpu"] / seconds * 100 if r["cpu"] is not None else None,
+                   "rss": r["maxrss"], "peak": r["peak"], "maps": r["maps"]}
+            rows.append(row)
+            lines.append(
+                f"| {name} | **{bl.fmt(row['first_ms'], '{:.0f} ms')}**"
+                f" ({bl.fmt(min(firsts) if firsts else None, '{:.0f}')}–"
+                f"{bl.fmt(max(firsts) if firsts else None, '{:.0f}')}; "
+                f"{len(firsts)} of {len(r['first'])}) "
+                f"| {bl.fmt(row['cpu_s'], '{:.2f} s')} | **{bl.fmt(row['cpu_pct'], '{:.2f}%')}** "
+                f"| **{bl.fmt(r['maxrss'].get('agent'), '{:.1f} MiB')}** "
+                f"({parts(r['peak'].get('agent'))}) "
+                f"| **{bl.fmt(r['maxrss'].get('record'), '{:.1f} MiB')}** "
+                f"({parts(r['peak'].get('record'))}) "
+                f"| {r['maps'][0] / 2**20:.1f} MiB in {r['maps'][1]} maps |")
+        self.sections["startup"] = (rows, lines)
+        return lines
+
     # ---- off-CPU: BPF time per context switch, agent CPU --------------------------
     def offcpu(self):
         """Two threads ping-ponging over pipes (bench/workloads/pingpong.c, 25,000 round trips
@@ -782,6 +883,8 @@ class Bench:
                  "that walked a stack); it is charged to the interrupted process, not to the agent.", ""]
         titles = {
             "agent": "Agent cost: whole system, busy workloads (native no-FP chain + Python loop)",
+            "startup": "Start-up and memory: time to first sample, the agent's first minute, "
+                       "peak RSS (whole system, 20 Hz)",
             "bpf-cost": "Kernel cost: BPF time per sample by stack depth (999 Hz, only the workload's pids)",
             "latency": "Latency: exec of a new program to its first completely unwound sample "
                        "(5 ms phases; a bound, not an exact time)",
@@ -794,7 +897,7 @@ class Bench:
             "offcpu": "Off-CPU: BPF time per context switch and agent CPU, 50,000 switch-outs/s",
             "serve": "omniprof serve: ingest and queries over a fleet's hour (previous run beside)",
         }
-        for key in ("agent", "bpf-cost", "offcpu", "latency", "tables", "verifier", "compare",
+        for key in ("agent", "startup", "bpf-cost", "offcpu", "latency", "tables", "verifier", "compare",
                     "jvm-naming", "ruby-naming", "v8-naming", "serve"):
             if key in self.sections:
                 lines += [f"## {titles[key]}", ""] + self.sections[key][1] + [""]
@@ -910,6 +1013,16 @@ class Bench:
                 all(r["cpu_pct"] <= 1.0 for r in at20))
             rss = max(r["rss"] for r in agent.values())
             row("peak RSS ≤ 64 MiB (aim ≤ 32 MiB)", f"{rss:.1f} MiB", rss <= 64)
+        start = [r for r in self.sections.get("startup", ([], []))[0] if r["build"] == "this build"]
+        if start:
+            r = start[0]
+            row("time to first sample ≤ 300 ms (idle host)", bl.fmt(r["first_ms"], "{:.0f} ms"),
+                r["first_ms"] is not None and r["first_ms"] <= 300)
+            row("agent CPU over its first 60 s ≤ 0.5% of one CPU", bl.fmt(r["cpu_pct"], "{:.2f}%"),
+                r["cpu_pct"] is not None and r["cpu_pct"] <= 0.5)
+            rss = [v for v in r["rss"].values() if v is not None]
+            row("peak RSS ≤ 32 MiB, agent and record", "; ".join(
+                f"`{k}` {v:.1f} MiB" for k, v in r["rss"].items()), bool(rss) and max(rss) <= 32)
         cost = self.sections.get("bpf-cost", ([], []))[0]
         forty = [r for r in cost if r["label"].startswith("native, 40")]
         if forty:
@@ -1091,7 +1204,7 @@ def largest_eh_frame_files(n):
     return found[:n]
 
 
-SECTIONS = ["bpf-cost", "agent", "offcpu", "latency", "tables", "verifier", "compare",
+SECTIONS = ["bpf-cost", "agent", "startup", "offcpu", "latency", "tables", "verifier", "compare",
             "jvm-naming", "ruby-naming", "v8-naming", "serve"]
 
 
@@ -1105,7 +1218,7 @@ def main():
                     help="bpf-cost: only the rows whose label contains one of these "
                          "comma-separated words, e.g. 'native,Java'")
     ap.add_argument("--against", default=None, metavar="BUILD",
-                    help="bpf-cost: also run this build's omniprof on the same workload at the "
+                    help="bpf-cost, startup: also run this build's omniprof on the same workload at the "
                          "same time (before/after comparisons on a busy machine)")
     ap.add_argument("sections", nargs="*", help=", ".join(SECTIONS))
     args = ap.parse_args()
