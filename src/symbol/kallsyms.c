@@ -169,6 +169,27 @@ struct kallsyms_builder {
 	bool any_nonzero;
 };
 
+#define PFX	"__pfx_"
+#define PFX_LEN (sizeof(PFX) - 1)
+
+/* Whether the symbol stored last is "__pfx_" + l's name, of the same module
+ * (b->last_mod already l's), and its name the arena's last. */
+static bool pfx_of(const struct kallsyms_builder *b, const struct kline *l)
+{
+	const struct kallsyms *ks = b->ks;
+	const struct ksym *prev;
+	size_t off;
+
+	if (!ks->n_syms)
+		return false;
+	prev = &ks->syms[ks->n_syms - 1];
+	off = (size_t)(uintptr_t)prev->name;
+	return b->names_len - off == PFX_LEN + l->name_len + 1 &&
+	       prev->module == (l->module ? b->last_mod : NULL) &&
+	       !memcmp(ks->names + off, PFX, PFX_LEN) &&
+	       !memcmp(ks->names + off + PFX_LEN, l->name, l->name_len);
+}
+
 static int store_symbol(struct kallsyms_builder *b, const struct kline *l)
 {
 	struct kallsyms *ks = b->ks;
@@ -182,8 +203,19 @@ static int store_symbol(struct kallsyms_builder *b, const struct kline *l)
 		memcpy(b->last_buf, l->module, l->module_len);
 		b->last_len = l->module_len;
 	}
-	if (array__grow(ks->syms, b->cap_syms, ks->n_syms) ||
-	    array__reserve(ks->names, b->cap_names, b->names_len + l->name_len + 1))
+	if (array__grow(ks->syms, b->cap_syms, ks->n_syms))
+		return -ENOMEM;
+	/* Kernels with function padding list "__pfx_NAME" right before each NAME
+	 * (half of all text symbols): NAME shares the tail of that name's bytes. */
+	if (pfx_of(b, l)) {
+		s = &ks->syms[ks->n_syms];
+		s->name = (const char *)((uintptr_t)s[-1].name + PFX_LEN);
+		ks->n_syms++;
+		s->addr = l->addr;
+		s->module = l->module ? b->last_mod : NULL;
+		return 0;
+	}
+	if (array__reserve(ks->names, b->cap_names, b->names_len + l->name_len + 1))
 		return -ENOMEM;
 	s = &ks->syms[ks->n_syms++];
 	memcpy(ks->names + b->names_len, l->name, l->name_len);

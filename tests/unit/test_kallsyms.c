@@ -85,6 +85,39 @@ static void test_basic_with_modules(void **state)
 	kallsyms__free(ks);
 }
 
+/* Function padding: "__pfx_NAME" before each NAME. Both are found as listed; NAME
+ * keeps no copy of its name (it is the tail of the __pfx_ one). Look-alikes are
+ * not shared: another module, a longer name, a name not right after. */
+static void test_pfx_names_shared(void **state)
+{
+	(void)state;
+	struct kallsyms *ks = parse_str("ffffffff81000000 t __pfx_do_read\n"
+					"ffffffff81000010 T do_read\n"
+					"ffffffff81000100 t __pfx_do_write\n"
+					"ffffffff81000110 t do_writev\n"
+					"ffffffffc0300000 t __pfx_mod_fn\t[ext4]\n"
+					"ffffffffc0300010 t mod_fn\t[vfat]\n"
+					"ffffffffc0400000 t __pfx_same\t[xfs]\n"
+					"ffffffffc0400010 t same\t[xfs]\n");
+	const struct ksym *pfx = kallsyms__find(ks, 0xffffffff81000008ull);
+	const struct ksym *fn = kallsyms__find(ks, 0xffffffff81000010ull);
+
+	assert_int_equal(kallsyms__count(ks), 8);
+	assert_sym(ks, 0xffffffff81000008ull, 0xffffffff81000000ull, "__pfx_do_read", NULL);
+	assert_sym(ks, 0xffffffff81000050ull, 0xffffffff81000010ull, "do_read", NULL);
+	assert_ptr_equal(fn->name, pfx->name + strlen("__pfx_"));
+	assert_sym(ks, 0xffffffff81000105ull, 0xffffffff81000100ull, "__pfx_do_write", NULL);
+	assert_sym(ks, 0xffffffff81000111ull, 0xffffffff81000110ull, "do_writev", NULL);
+	assert_sym(ks, 0xffffffffc0300001ull, 0xffffffffc0300000ull, "__pfx_mod_fn", "ext4");
+	assert_sym(ks, 0xffffffffc0300011ull, 0xffffffffc0300010ull, "mod_fn", "vfat");
+	assert_sym(ks, 0xffffffffc0400001ull, 0xffffffffc0400000ull, "__pfx_same", "xfs");
+	assert_sym(ks, 0xffffffffc0400011ull, 0xffffffffc0400010ull, "same", "xfs");
+	pfx = kallsyms__find(ks, 0xffffffffc0400000ull);
+	fn = kallsyms__find(ks, 0xffffffffc0400010ull);
+	assert_ptr_equal(fn->name, pfx->name + strlen("__pfx_"));
+	kallsyms__free(ks);
+}
+
 static void test_only_text_symbols_kept(void **state)
 {
 	(void)state;
@@ -422,6 +455,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_basic_with_modules),
+	    cmocka_unit_test(test_pfx_names_shared),
 	    cmocka_unit_test(test_only_text_symbols_kept),
 	    cmocka_unit_test(test_malformed_lines_skipped),
 	    cmocka_unit_test(test_no_trailing_newline),
