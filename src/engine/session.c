@@ -226,6 +226,20 @@ static void startup_done(struct session *ss)
 		(double)(now - ss->startup.sampling_ns) / 1e6);
 }
 
+/* How long the end waits for jobs still out: the start-up scan's tables keep
+ * the SESSION_STARTUP_WAIT_MS they had before sampling began without them (a
+ * short recording would otherwise get its held copies unwound without them). */
+static unsigned int final_wait_ms(const struct session *ss)
+{
+	uint64_t since = session__clock_ns(CLOCK_MONOTONIC) - ss->startup.sampling_ns;
+	uint64_t left;
+
+	if (!ss->release_after_startup || since >= SESSION_STARTUP_WAIT_MS * 1000000ull)
+		return SESSION_FINAL_WAIT_MS;
+	left = SESSION_STARTUP_WAIT_MS - since / 1000000ull;
+	return left > SESSION_FINAL_WAIT_MS ? (unsigned int)left : SESSION_FINAL_WAIT_MS;
+}
+
 int session__start(struct session *ss, const struct session_opts *o)
 {
 	struct targets_opts topts = {0};
@@ -439,7 +453,7 @@ void session__stop_sampling(struct session *ss)
 	ss->switches_until_ns = session__clock_ns(CLOCK_MONOTONIC);
 	sampler__drain(ss->s);
 	/* Held samples are unwound with the tables in the BPF maps: before they go. */
-	settle_files(ss, SESSION_FINAL_WAIT_MS, false);
+	settle_files(ss, final_wait_ms(ss), false);
 	collector__release_held(&ss->c);
 	/* Threads still off CPU now have no end: counted, not guessed. */
 	if (ss->c.offcpu)

@@ -81,8 +81,10 @@ struct session_tables {
 	uint64_t traces_dropped;
 };
 
-/* At start-up, the files of the processes already running are opened and their
- * tables built for at most this long before sampling is read; the rest follow. */
+/* The files of the processes already running at start-up get at least this long
+ * from the start of sampling to have their tables built (before sampling with
+ * --off-cpu or a high -F; else sampling runs meanwhile and a short recording's
+ * end waits for them up to this); the rest follow. */
 #define SESSION_STARTUP_WAIT_MS 3000
 /* At the end of a recording, jobs still out are given this long to finish. */
 #define SESSION_FINAL_WAIT_MS 1000
