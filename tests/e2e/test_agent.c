@@ -53,7 +53,7 @@ static const char *partial_success;
 /* Starts receiver.js (0 = that server off); returns its pid once it listens. */
 static pid_t start_receiver(const char *out, int grpc_port, int http_port, const char *tls_dir)
 {
-	char gp[16], hp[16], cert[1100], key[1100];
+	char gp[16], hp[16], cert[1100], key[1100], client_ca[1100];
 	const char *args[16];
 	int n = 0;
 
@@ -78,6 +78,10 @@ static pid_t start_receiver(const char *out, int grpc_port, int http_port, const
 		args[n++] = cert;
 		args[n++] = "--tls-key";
 		args[n++] = key;
+		/* Mutual TLS: calls must present a client certificate the test's CA signed. */
+		snprintf(client_ca, sizeof(client_ca), "%s/ca.pem", tls_dir);
+		args[n++] = "--tls-client-ca";
+		args[n++] = client_ca;
 	}
 	if (partial_success) {
 		args[n++] = "--partial-success";
@@ -248,23 +252,34 @@ static void test_http(void **state)
 	free(dir);
 }
 
-/* gRPC over TLS, trusting a CA this test makes. */
+/*
+ * gRPC over mutual TLS, configured the OpenTelemetry way (OTEL_EXPORTER_OTLP_
+ * ENDPOINT, _CERTIFICATE, _CLIENT_CERTIFICATE, _CLIENT_KEY), against a CA
+ * this test makes: the agent trusting that CA delivers; one trusting another
+ * CA, at the same time, delivers nothing and says why in one line.
+ */
 static void test_grpc_tls(void **state)
 {
-	char *dir = tu_mkdtemp(), records[1100], log[1100], endpoint[64], pid_s[16], ca[1100];
-	char *out = NULL;
+	char *dir = tu_mkdtemp(), records[1100], log[1100], bad_log[1100], endpoint[64];
+	char pid_s[16], path[1100], *out = NULL;
 	int gport = tu_free_port(), rc;
-	pid_t wl, rx, agent;
+	pid_t wl, rx, agent, bad;
 
 	(void)state;
 	rc = tu_run(&out,
 		    "cd %s && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem "
 		    "-days 1 -subj '/CN=omniprof test CA' && "
+		    "openssl req -x509 -newkey rsa:2048 -nodes -keyout other.key -out other-ca.pem "
+		    "-days 1 -subj '/CN=omniprof test CA' && "
 		    "openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr "
 		    "-subj '/CN=localhost' && "
 		    "printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > ext && "
 		    "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
-		    "-out server.pem -days 1 -extfile ext",
+		    "-out server.pem -days 1 -extfile ext && "
+		    "openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr "
+		    "-subj '/CN=omniprof agent' && "
+		    "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+		    "-out client.pem -days 1",
 		    dir);
 	if (rc)
 		print_error("openssl failed:\n%s\n", out ? out : "");
@@ -272,26 +287,59 @@ static void test_grpc_tls(void **state)
 	assert_int_equal(rc, 0);
 	snprintf(records, sizeof(records), "%s/records.jsonl", dir);
 	snprintf(log, sizeof(log), "%s/agent.log", dir);
-	snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
+	snprintf(bad_log, sizeof(bad_log), "%s/bad-agent.log", dir);
 	assert_true(gport > 0);
-	snprintf(endpoint, sizeof(endpoint), "localhost:%d", gport);
 	rx = start_receiver(records, gport, 0, dir);
 	assert_true(rx > 0);
 	wl = tu_workload_start("fp_chain", 60);
 	assert_true(wl > 0);
 	snprintf(pid_s, sizeof(pid_s), "%d", wl);
+	snprintf(endpoint, sizeof(endpoint), "https://localhost:%d", gport);
+	setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint, 1);
+	setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", 1);
+	snprintf(path, sizeof(path), "%s/client.pem", dir);
+	setenv("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", path, 1);
+	snprintf(path, sizeof(path), "%s/client.key", dir);
+	setenv("OTEL_EXPORTER_OTLP_CLIENT_KEY", path, 1);
 	{
-		const char *args[] = {"--interval",	 "1",	   "-F",	"99", "-p", pid_s,
-				      "--otlp-endpoint", endpoint, "--ca-file", ca,   NULL};
+		const char *args[] = {"--interval", "1", "-F", "99", "-p", pid_s, NULL};
+		/* What it holds at the stop is never delivered: no need to wait for it. */
+		const char *bad_args[] = {"--interval",	     "1", "-F", "99", "-p", pid_s,
+					  "--flush-timeout", "1", NULL};
 
+		/* The same CA name, another key: only the signature tells them apart. */
+		snprintf(path, sizeof(path), "%s/other-ca.pem", dir);
+		setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", path, 1);
+		setenv("OTEL_SERVICE_NAME", "other-ca", 1);
+		bad = start_agent(bad_log, bad_args);
+		unsetenv("OTEL_SERVICE_NAME");
+		snprintf(path, sizeof(path), "%s/ca.pem", dir);
+		setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", path, 1);
 		agent = start_agent(log, args);
 	}
-	sleep(4);
+	unsetenv("OTEL_EXPORTER_OTLP_ENDPOINT");
+	unsetenv("OTEL_EXPORTER_OTLP_PROTOCOL");
+	unsetenv("OTEL_EXPORTER_OTLP_CERTIFICATE");
+	unsetenv("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE");
+	unsetenv("OTEL_EXPORTER_OTLP_CLIENT_KEY");
+	assert_true(tu_wait_log(log, "agent: sampling", 30000));
+	assert_true(tu_wait_log(bad_log, "export failing", 30000));
+	sleep(3);
+	stop_agent(bad, bad_log);
 	stop_agent(agent, log);
 	tu_reap(wl);
 	tu_reap(rx);
 
 	check(records, "--mode otlp --transport grpc --pid %d --service fp_chain", wl);
+	/* The other CA: refused in the handshake, said once, with the file trusted. */
+	assert_int_equal(count_lines_with(records, "other-ca"), 0);
+	assert_int_equal(count_lines_with(bad_log, "export failing"), 1);
+	snprintf(path, sizeof(path),
+		 "export failing (the receiver's certificate is not trusted by the CA file "
+		 "%s/other-ca.pem: SSL certificate problem",
+		 dir);
+	assert_int_equal(count_lines_with(bad_log, path), 1);
+	assert_int_equal(count_lines_with(bad_log, "0 intervals delivered"), 1);
 	tu_rmtree(dir);
 	free(dir);
 }
