@@ -109,7 +109,9 @@ async function onHttp(req, res) {
       const raw = body[0] === 0x1f && body[1] === 0x8b ? zlib.gunzipSync(body) : body;
       record({ transport: 'pyroscope', query: Object.fromEntries(url.searchParams),
                authorization: req.headers.authorization || null,
-               'user-agent': req.headers['user-agent'] || null, profile: summarizePprof(raw) });
+               'user-agent': req.headers['user-agent'] || null, profile: summarizePprof(raw),
+               // For check.js's Pyroscope rules (pyroscope_rules.js): the bytes as sent.
+               receivedMs: Date.now(), raw: raw.toString('base64') });
       res.writeHead(200).end();
     } catch (e) {
       record({ transport: 'pyroscope', error: String(e) });
