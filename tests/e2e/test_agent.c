@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -147,16 +148,18 @@ static int count_lines_with(const char *path, const char *needle)
 }
 
 /*
- * gRPC (h2c) and Pyroscope at once, from one agent sampling the whole system,
- * so that every push (each service on this machine: kernel threads, the
- * other tests' processes) meets Pyroscope's ingest rules; the workload's
- * profiles are then checked in detail.
+ * gRPC (h2c) and Pyroscope at once, from one agent; every push must meet
+ * Pyroscope's ingest rules (check.js). Besides the workload, a copy of it
+ * runs from a folder whose name is not UTF-8 (a file name is any bytes): its
+ * mapping's file name must not make the push invalid (Pyroscope refuses a
+ * profile holding a string that is not UTF-8).
  */
 static void test_grpc_and_pyroscope(void **state)
 {
 	char *dir = tu_mkdtemp(), records[1100], log[1100], endpoint[64], url[64];
+	char odd[1200], odd_exe[1300], pid_s[16], odd_pid_s[16];
 	int gport = tu_free_port(), hport = tu_free_port();
-	pid_t wl, rx, agent;
+	pid_t wl, rx, agent, odd_wl;
 
 	(void)state;
 	snprintf(records, sizeof(records), "%s/records.jsonl", dir);
@@ -170,11 +173,27 @@ static void test_grpc_and_pyroscope(void **state)
 	assert_true(rx > 0);
 	wl = tu_workload_start("fp_chain", 60);
 	assert_true(wl > 0);
+	snprintf(odd, sizeof(odd), "%s/not-utf8-\xff\xfe-\xc3(", dir);
+	snprintf(odd_exe, sizeof(odd_exe), "%s/fp_chain", odd);
+	assert_int_equal(mkdir(odd, 0755), 0);
+	TU_SH("cp '%s/workloads/fp_chain' '%s'", tu_build_dir(), odd_exe);
+	{
+		char *argv[] = {odd_exe, (char *)"60", NULL};
+
+		odd_wl = tu_spawn_ready(argv);
+		assert_true(odd_wl > 0);
+	}
+	snprintf(pid_s, sizeof(pid_s), "%d", wl);
+	snprintf(odd_pid_s, sizeof(odd_pid_s), "%d", odd_wl);
 	{
 		const char *args[] = {"--interval",
 				      "1",
 				      "-F",
 				      "99",
+				      "-p",
+				      pid_s,
+				      "-p",
+				      odd_pid_s,
 				      "--otlp-endpoint",
 				      endpoint,
 				      "--insecure",
@@ -192,6 +211,7 @@ static void test_grpc_and_pyroscope(void **state)
 	sleep(4);
 	stop_agent(agent, log);
 	tu_reap(wl);
+	tu_reap(odd_wl);
 	tu_reap(rx);
 
 	check(records, "--mode otlp --transport grpc --pid %d --service fp_chain", wl);
@@ -371,10 +391,14 @@ static void test_backend_down_then_back(void **state)
 	snprintf(pid_s, sizeof(pid_s), "%d", wl);
 	{
 		const char *args[] = {
-		    "--interval",      "1",	 "-F",	       "99",	       "-p", pid_s,
-		    "--otlp-endpoint", endpoint, "--insecure", "--queue-size", "60", NULL};
+		    "--interval",      "1",	 "-F",		 "99", "-p", pid_s,
+		    "--otlp-endpoint", endpoint, "--queue-size", "60", NULL};
 
+		/* Plain text as the OTel spec has it: the variable, for an endpoint without
+		 * a scheme (the gRPC receiver here is h2c). */
+		setenv("OTEL_EXPORTER_OTLP_INSECURE", "true", 1);
 		agent = start_agent(log, args);
+		unsetenv("OTEL_EXPORTER_OTLP_INSECURE");
 	}
 	sleep(20);
 	rx = start_receiver(records, gport, 0, NULL);
