@@ -623,7 +623,8 @@ static void publish_metrics(struct agent *a)
 	f = open_memstream(&text, &len);
 	if (!f)
 		return;
-	self_metrics__write_sampling(f, &a->ss, a->samples_total);
+	self_metrics__write_sampling(f, &a->ss, a->samples_total,
+				     "Samples in the profiles built so far.");
 	self_metrics__head(f, "omniprof_intervals_total", "counter", "Intervals reported.");
 	self_metrics__line(f, "omniprof_intervals_total", a->intervals);
 	self_metrics__head(f, "omniprof_intervals_lost_total", "counter",

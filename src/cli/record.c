@@ -308,7 +308,7 @@ static void publish_metrics(struct metrics_server *m, struct session *ss)
 	if (!f)
 		return;
 	/* No profile is built before the end: the samples received count. */
-	self_metrics__write_sampling(f, ss, ss->c.stats.traces);
+	self_metrics__write_sampling(f, ss, ss->c.stats.traces, "Samples received so far.");
 	if (!fclose(f))
 		metrics_server__publish(m, text, len);
 	free(text);

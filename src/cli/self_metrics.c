@@ -19,7 +19,8 @@ void self_metrics__head(FILE *f, const char *name, const char *type, const char 
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-void self_metrics__write_sampling(FILE *f, struct session *ss, uint64_t samples_total)
+void self_metrics__write_sampling(FILE *f, struct session *ss, uint64_t samples_total,
+				  const char *samples_help)
 {
 	static const struct {
 		int stat;
@@ -48,8 +49,7 @@ void self_metrics__write_sampling(FILE *f, struct session *ss, uint64_t samples_
 	self_metrics__head(f, "omniprof_bpf_program_runs_total", "counter",
 			   "Samples the BPF program handled (every CPU, idle included).");
 	self_metrics__line(f, "omniprof_bpf_program_runs_total", bpf[OP_STAT_SAMPLES]);
-	self_metrics__head(f, "omniprof_samples_total", "counter",
-			   "Samples in the profiles built so far.");
+	self_metrics__head(f, "omniprof_samples_total", "counter", samples_help);
 	self_metrics__line(f, "omniprof_samples_total", samples_total);
 	self_metrics__head(f, "omniprof_samples_idle_total", "counter",
 			   "Idle CPU samples (not recorded).");

@@ -21,9 +21,10 @@ void self_metrics__head(FILE *f, const char *name, const char *type, const char 
 
 /*
  * Writes the sampling families from ss (read on the sampling thread: the BPF
- * counters are read here). samples_total: the samples counted so far (the
- * agent: in the profiles built; record: received).
+ * counters are read here). samples_total: the samples counted so far, as
+ * samples_help says (the agent: in the profiles built; record: received).
  */
-void self_metrics__write_sampling(FILE *f, struct session *ss, uint64_t samples_total);
+void self_metrics__write_sampling(FILE *f, struct session *ss, uint64_t samples_total,
+				  const char *samples_help);
 
 #endif
