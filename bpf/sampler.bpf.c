@@ -916,9 +916,12 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	return 0;
 }
 
-static __always_inline void proc_event(struct task_struct *task, __u32 type)
+/* bprm: an exec's, whose path is sent with the event; NULL for an exit. */
+static __always_inline void proc_event(struct task_struct *task, __u32 type,
+				       struct linux_binprm *bprm)
 {
 	struct op_proc_event *e;
+	struct op_exec_event *x = NULL;
 	__u32 tgid = BPF_CORE_READ(task, tgid);
 
 	/* Both tracepoints run in the task's own context: the cgroup test applies. */
@@ -926,11 +929,19 @@ static __always_inline void proc_event(struct task_struct *task, __u32 type)
 		return;
 	if (!cgroup_wanted())
 		return;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (bprm) {
+		x = bpf_ringbuf_reserve(&events, sizeof(*x), 0);
+		e = x ? &x->proc : NULL;
+	} else {
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	}
 	if (!e) {
 		stat_inc(OP_STAT_PROC_EVENT_LOST);
 		return;
 	}
+	if (x &&
+	    bpf_probe_read_kernel_str(x->path, sizeof(x->path), BPF_CORE_READ(bprm, interp)) < 0)
+		x->path[0] = '\0';
 	e->hdr.type = type;
 	e->hdr.pid = tgid;
 	e->tid = BPF_CORE_READ(task, pid);
@@ -953,7 +964,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	 * marker its samples come as stack copies, not walks over the old image's
 	 * mappings (user space removes the old ranges when it handles the exec). */
 	bpf_map_delete_elem(&exe_mappings, &marker);
-	proc_event(p, OP_EVENT_EXEC);
+	proc_event(p, OP_EVENT_EXEC, bprm);
 	return 0;
 }
 
@@ -969,7 +980,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	/* Only the whole process leaving matters: skip threads other than the leader. */
 	if (tid != BPF_CORE_READ(p, tgid))
 		return 0;
-	proc_event(p, OP_EVENT_EXIT);
+	proc_event(p, OP_EVENT_EXIT, NULL);
 	return 0;
 }
 

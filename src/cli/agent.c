@@ -22,6 +22,7 @@
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "cli/otel_env.h"
+#include "cli/self_metrics.h"
 #include "engine/session.h"
 #include "cli/signals.h"
 #include "export/destination.h"
@@ -603,17 +604,6 @@ static int describe_process(void *ctx, uint32_t pid, const char *comm, struct ot
 	return 0;
 }
 
-/* One counter or gauge line of the metrics page (name may carry {labels}). */
-static void metric(FILE *f, const char *name, unsigned long long v)
-{
-	fprintf(f, "%s %llu\n", name, v);
-}
-
-static void metric_head(FILE *f, const char *name, const char *type, const char *help)
-{
-	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
 /*
  * Renders the metrics page from what the sampling thread sees now (BPF
  * counters, tables, the queues' counters) and publishes it. Called after
@@ -622,92 +612,24 @@ static void metric_head(FILE *f, const char *name, const char *type, const char 
  */
 static void publish_metrics(struct agent *a)
 {
-	static const struct {
-		int stat;
-		const char *reason;
-	} dropped[] =
-	    {
-		{OP_STAT_RINGBUF_FULL, "ring_buffer_full"},
-		{OP_STAT_STACK_COPY_LOST, "stack_copy_ring_buffer_full"},
-	    },
-	  truncated[] = {
-	      {OP_STAT_KERNEL_STACK_ERR, "kernel_stack_unavailable"},
-	      {OP_STAT_USER_REGS_ERR, "user_registers_unavailable"},
-	      {OP_STAT_USER_READ_ERR, "user_stack_unreadable"},
-	      {OP_STAT_USER_MAX_DEPTH, "user_stack_too_deep"},
-	      {OP_STAT_USER_BAD_FP, "bad_frame_pointer"},
-	      {OP_STAT_USER_NO_RULE, "no_unwind_rule"},
-	      {OP_STAT_USER_BAD_CFA, "impossible_cfa"},
-	      {OP_STAT_USER_ANON_STOP, "jit_code_without_frame_pointer"},
-	  };
-	const struct session_tables *t = &a->ss.tables;
 	struct destination *ds[] = {&a->otlp, &a->pyroscope};
 	static const char *const ds_names[] = {"otlp", "pyroscope"};
-	uint64_t bpf[OP_STAT__COUNT] = {0};
 	char *text = NULL, name[160];
 	size_t len = 0;
 	FILE *f;
 
 	if (!a->metrics)
 		return;
-	if (a->ss.s)
-		sampler__read_stats(a->ss.s, bpf);
 	f = open_memstream(&text, &len);
 	if (!f)
 		return;
-	metric_head(f, "omniprof_bpf_program_runs_total", "counter",
-		    "Samples the BPF program handled (every CPU, idle included).");
-	metric(f, "omniprof_bpf_program_runs_total", bpf[OP_STAT_SAMPLES]);
-	metric_head(f, "omniprof_samples_total", "counter",
-		    "Samples in the profiles built so far.");
-	metric(f, "omniprof_samples_total", a->samples_total);
-	metric_head(f, "omniprof_samples_idle_total", "counter",
-		    "Idle CPU samples (not recorded).");
-	metric(f, "omniprof_samples_idle_total", bpf[OP_STAT_IDLE]);
-	metric_head(f, "omniprof_samples_dropped_total", "counter", "Samples lost, by reason.");
-	for (size_t i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++) {
-		snprintf(name, sizeof(name), "omniprof_samples_dropped_total{reason=\"%s\"}",
-			 dropped[i].reason);
-		metric(f, name, bpf[dropped[i].stat]);
-	}
-	metric(f, "omniprof_samples_dropped_total{reason=\"malformed_record\"}",
-	       a->ss.c.stats.bad_records);
-	metric(f, "omniprof_samples_dropped_total{reason=\"out_of_memory\"}", a->ss.c.stats.enomem);
-	metric(f, "omniprof_samples_dropped_total{reason=\"interval_stack_budget\"}",
-	       t->traces_dropped);
-	metric_head(f, "omniprof_samples_truncated_total", "counter",
-		    "Samples kept with an incomplete stack, by reason.");
-	for (size_t i = 0; i < sizeof(truncated) / sizeof(truncated[0]); i++) {
-		snprintf(name, sizeof(name), "omniprof_samples_truncated_total{reason=\"%s\"}",
-			 truncated[i].reason);
-		metric(f, name, bpf[truncated[i].stat]);
-	}
-	metric_head(f, "omniprof_processes_tracked", "gauge", "Processes the tables hold.");
-	metric(f, "omniprof_processes_tracked", t->processes);
-	metric_head(f, "omniprof_files_tracked", "gauge", "Executable files the tables hold.");
-	metric(f, "omniprof_files_tracked", t->files);
-	metric_head(f, "omniprof_runtime_objects", "gauge",
-		    "Code objects the language runtimes' namers hold.");
-	metric(f, "omniprof_runtime_objects", t->runtime_objects);
-	metric_head(f, "omniprof_symbol_cache_bytes", "gauge",
-		    "Memory charged to the symbol cache.");
-	metric(f, "omniprof_symbol_cache_bytes", a->ss.sym.cache.cost);
-	{
-		size_t n_maps, map_bytes = memory__bpf_map_bytes(&n_maps);
-
-		metric_head(f, "omniprof_bpf_map_bytes", "gauge",
-			    "Kernel memory of the BPF maps (tables) the agent holds.");
-		metric(f, "omniprof_bpf_map_bytes", map_bytes);
-		metric_head(f, "omniprof_bpf_maps", "gauge", "BPF maps the agent holds.");
-		metric(f, "omniprof_bpf_maps", n_maps);
-	}
-	metric_head(f, "omniprof_heap_bytes", "gauge", "Heap in use (every arena).");
-	metric(f, "omniprof_heap_bytes", memory__heap_in_use());
-	metric_head(f, "omniprof_intervals_total", "counter", "Intervals reported.");
-	metric(f, "omniprof_intervals_total", a->intervals);
-	metric_head(f, "omniprof_intervals_lost_total", "counter",
-		    "Intervals whose profile could not be built or encoded.");
-	metric(f, "omniprof_intervals_lost_total", a->intervals_lost);
+	self_metrics__write_sampling(f, &a->ss, a->samples_total,
+				     "Samples in the profiles built so far.");
+	self_metrics__head(f, "omniprof_intervals_total", "counter", "Intervals reported.");
+	self_metrics__line(f, "omniprof_intervals_total", a->intervals);
+	self_metrics__head(f, "omniprof_intervals_lost_total", "counter",
+			   "Intervals whose profile could not be built or encoded.");
+	self_metrics__line(f, "omniprof_intervals_lost_total", a->intervals_lost);
 	{
 		/* A family's samples together, as the format wants: one family at a time. */
 		static const struct {
@@ -730,7 +652,7 @@ static void publish_metrics(struct agent *a)
 				export_queue__stats(ds[i]->q, &st[i]);
 		for (size_t k = 0; k < sizeof(fams) / sizeof(fams[0]); k++) {
 			if (fams[k].type)
-				metric_head(f, fams[k].name, fams[k].type, fams[k].help);
+				self_metrics__head(f, fams[k].name, fams[k].type, fams[k].help);
 			for (size_t i = 0; i < 2; i++) {
 				uint64_t v = k == 0   ? st[i].queued
 					     : k == 1 ? st[i].batches_sent
@@ -747,7 +669,7 @@ static void publish_metrics(struct agent *a)
 				else
 					snprintf(name, sizeof(name), "%s{destination=\"%s\"}",
 						 fams[k].name, ds_names[i]);
-				metric(f, name, v);
+				self_metrics__line(f, name, v);
 			}
 		}
 	}

@@ -425,7 +425,7 @@ static bool find_by_name(const struct cli_command *cmd, const char *name, struct
 	for (size_t i = 0; i < cmd->n_options; i++) {
 		struct cli_option o = resolve(&cmd->options[i]);
 
-		if (!o.hidden && !strcmp(o.name, name)) {
+		if (!o.hidden && o.name && !strcmp(o.name, name)) {
 			*out = o;
 			return true;
 		}

@@ -17,7 +17,9 @@
 
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "cli/self_metrics.h"
 #include "export/exporters.h"
+#include "export/metrics_server.h"
 #include "export/output_set.h"
 #include "interp/interp.h"
 #include "engine/session.h"
@@ -40,9 +42,10 @@ struct record_opts {
 	bool copy_all_stacks;
 	uint32_t max_mappings;
 	uint32_t copy_budget;
-	bool call_graph_noted;	   /* -g / --call-graph: the note is said once */
-	char **command;		   /* record -- COMMAND ARGS...: NULL-terminated, or NULL */
-	uint64_t offcpu_threshold; /* --off-cpu: P * 2^32; 0: off */
+	bool call_graph_noted;	    /* -g / --call-graph: the note is said once */
+	char **command;		    /* record -- COMMAND ARGS...: NULL-terminated, or NULL */
+	uint64_t offcpu_threshold;  /* --off-cpu: P * 2^32; 0: off */
+	const char *metrics_listen; /* --metrics-listen ADDR:PORT, or NULL */
 };
 
 enum {
@@ -51,6 +54,7 @@ enum {
 	OPT_COPY_BUDGET,
 	OPT_CALL_GRAPH,
 	OPT_OFF_CPU,
+	OPT_METRICS_LISTEN,
 };
 
 static const struct cli_option record_options[] = {
@@ -90,6 +94,12 @@ static const struct cli_option record_options[] = {
     {.key = CLI_KEY_DEBUG_DIR},
     {.key = CLI_KEY_NO_DEBUGINFOD},
     {.key = CLI_KEY_SYMBOL_CACHE_MB},
+    {.key = OPT_METRICS_LISTEN,
+     .name = "metrics-listen",
+     .arg = "ADDR:PORT",
+     .help = "serve the recording's own metrics (Prometheus text)\n"
+	     "at http://ADDR:PORT/metrics while it runs"},
+    {.key = CLI_KEY_CONFIG},
     {.key = CLI_KEY_VERBOSE, .help = "print counters at the end (-vv: debug output)"},
     /* Test hook: every sample is unwound in user space from a copy. */
     {.key = OPT_COPY_ALL_STACKS, .name = "copy-all-stacks", .hidden = true},
@@ -131,6 +141,16 @@ static int record_option(void *ctx, int key, const char *arg)
 		return 0;
 	case OPT_OFF_CPU:
 		return cli__parse_offcpu(arg, 1.0, &o->offcpu_threshold);
+	case OPT_METRICS_LISTEN: {
+		const char *why;
+
+		if (metrics_server__check_address(arg, &why)) {
+			pr_err("--metrics-listen '%s' is not usable: %s", arg, why);
+			return -EINVAL;
+		}
+		o->metrics_listen = arg;
+		return 0;
+	}
 	case OPT_LPM_ENTRIES: {
 		long v = strtol(arg, &end, 10);
 
@@ -161,8 +181,8 @@ static const struct cli_command record_command = {
 		"[--comm REGEX] [--cgroup PATH] [--container ID] [--cpu LIST]\n"
 		"[--max-frames N] [--probabilistic-threshold N]\n"
 		"[--probabilistic-interval D] [--off-cpu[=P]] [--demangle MODE]\n"
-		"[--debug-dir DIR]... [--no-debuginfod] [--symbol-cache-mb MB] [-v]\n"
-		"[[--] COMMAND [ARG]...]",
+		"[--debug-dir DIR]... [--no-debuginfod] [--symbol-cache-mb MB]\n"
+		"[--metrics-listen ADDR:PORT] [--config FILE] [-v] [[--] COMMAND [ARG]...]",
     .options = record_options,
     .n_options = sizeof(record_options) / sizeof(record_options[0]),
     .footer = "With COMMAND: runs it, profiles it and its children until it exits (or -d\n"
@@ -270,6 +290,56 @@ static void command__reap(pid_t pid, const char *name)
 	else if (WIFSIGNALED(status))
 		fprintf(stderr, "omniprof: '%s' was killed by signal %d (%s)\n", name,
 			WTERMSIG(status), strsignal(WTERMSIG(status)));
+}
+
+/* How often --metrics-listen's page is rendered while recording. */
+#define METRICS_PERIOD_NS 1000000000ull
+
+/* --metrics-listen: renders the page from what sampling sees now and publishes it. */
+static void publish_metrics(struct metrics_server *m, struct session *ss)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!m)
+		return;
+	f = open_memstream(&text, &len);
+	if (!f)
+		return;
+	/* No profile is built before the end: the samples received count. */
+	self_metrics__write_sampling(f, ss, ss->c.stats.traces, "Samples received so far.");
+	if (!fclose(f))
+		metrics_server__publish(m, text, len);
+	free(text);
+}
+
+/*
+ * Feeds the session until deadline_ns, *stop, or (with a command) its exit,
+ * in slices so that the metrics page is rendered about every second.
+ */
+static void record__run(struct session *ss, uint64_t deadline_ns, volatile sig_atomic_t *stop,
+			bool command, struct metrics_server *m)
+{
+	uint64_t next_page = session__clock_ns(CLOCK_MONOTONIC) + METRICS_PERIOD_NS;
+
+	publish_metrics(m, ss);
+	while (!*stop && !(command && command_exited)) {
+		uint64_t now = session__clock_ns(CLOCK_MONOTONIC), until = deadline_ns;
+
+		if (now >= deadline_ns)
+			break;
+		/* A command's exit is seen within 100 ms (SIGCHLD may land outside poll). */
+		if (command && until - now > 100000000ull)
+			until = now + 100000000ull;
+		if (m && until > next_page)
+			until = next_page;
+		session__run(ss, until, command ? &command_exited : stop);
+		if (m && session__clock_ns(CLOCK_MONOTONIC) >= next_page) {
+			publish_metrics(m, ss);
+			next_page += METRICS_PERIOD_NS;
+		}
+	}
 }
 
 /* Files of targets refused by util/safe_open.h, by reason. */
@@ -517,6 +587,7 @@ int cmd_record(int argc, char **argv)
 	uint64_t deadline_ns;
 	pid_t child = 0;
 	uint32_t child_pid;
+	struct metrics_server *metrics = NULL; /* --metrics-listen, or NULL */
 	int ret = 1, err, go = -1;
 
 	if (!o) {
@@ -535,6 +606,10 @@ int cmd_record(int argc, char **argv)
 		pr_err("cannot install signal handlers: %s", strerror(errno));
 		goto cleanup;
 	}
+
+	/* Before loading anything: an address in use ends the start at once. */
+	if (o->metrics_listen && metrics_server__start(o->metrics_listen, &metrics))
+		goto cleanup;
 
 	cli_common__to_session(&o->common, &sopts);
 	sopts.copy_all_stacks = o->copy_all_stacks;
@@ -578,20 +653,9 @@ int cmd_record(int argc, char **argv)
 		}
 		close(go);
 		go = -1;
-		/* Until it exits (SIGCHLD), -d runs out, or a stop signal. */
-		while (!cli__stop_requests && !command_exited) {
-			uint64_t now = session__clock_ns(CLOCK_MONOTONIC);
-
-			if (now >= deadline_ns)
-				break;
-			session__run(&ss,
-				     deadline_ns - now > 100000000ull ? now + 100000000ull
-								      : deadline_ns,
-				     &command_exited);
-		}
-	} else {
-		session__run(&ss, deadline_ns, &cli__stop_requests);
 	}
+	/* With a command, until it exits (SIGCHLD), -d runs out, or a stop signal. */
+	record__run(&ss, deadline_ns, &cli__stop_requests, o->command != NULL, metrics);
 	session__stop_sampling(&ss);
 	if (child > 0) {
 		command__reap(child, o->command[0]);
@@ -636,6 +700,7 @@ cleanup:
 		waitpid(child, NULL, 0);
 	profile__free(offcpu);
 	profile__free(p);
+	metrics_server__free(metrics);
 	session__clear(&ss);
 	output_dir__close(&dir);
 	free(o);

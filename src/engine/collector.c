@@ -272,6 +272,17 @@ static int handle_proc_event(struct collector *c, const struct op_proc_event *e,
 	p = process_table__get(&c->procs, e->hdr.pid);
 	if (!p)
 		return -ENOMEM;
+	/* Its program's path, for when the process is gone before anyone read its exe
+	 * (only an absolute one names a file; the kernel's copy may lack the NUL). */
+	free(p->exec_path);
+	p->exec_path = NULL;
+	if (size >= sizeof(struct op_exec_event)) {
+		const struct op_exec_event *x = (const void *)e;
+		size_t n = strnlen(x->path, sizeof(x->path) - 1);
+
+		if (n && x->path[0] == '/')
+			p->exec_path = strndup(x->path, n); /* NULL on ENOMEM: not named, no harm */
+	}
 	/* Held samples are the old image's: named with its maps, before they go. */
 	if (p->held_bytes && !c->releasing)
 		release(c, false, p->pid);

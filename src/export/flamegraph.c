@@ -20,47 +20,12 @@
 
 #include "export/exporters.h"
 #include "export/frame_text.h"
+#include "util/utf8.h"
 
 extern const char flamegraph_html_start[];
 extern const char flamegraph_html_end[];
 
 #define DATA_PLACEHOLDER "@@OMNIPROF_PROFILE_JSON@@"
-
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 when invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t len;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (n < len)
-		return 0;
-	/* Reject overlong forms, surrogates and code points above U+10FFFF. */
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f;
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return len;
-}
 
 /*
  * Writes s as a JSON string that is also safe inside a <script> element: '<',
@@ -84,7 +49,7 @@ static void json_string(FILE *f, const char *str)
 		} else if (c < 0x20 || c == '<' || c == '>' || c == '&' || c == 0x7f) {
 			fprintf(f, "\\u%04x", c);
 			i++;
-		} else if ((len = utf8_len(s + i, n - i))) {
+		} else if ((len = utf8__seq_len(s + i, n - i))) {
 			fwrite(s + i, 1, len, f);
 			i += len;
 		} else {

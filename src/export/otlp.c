@@ -23,6 +23,7 @@
 #include "util/array.h"
 #include "util/hashmap.h"
 #include "util/string_intern.h"
+#include "util/utf8.h"
 
 typedef Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest
     pb_request;
@@ -131,6 +132,8 @@ struct encoder {
 	const struct profile *p;
 	/* Strings are borrowed (profile pool or constants): they outlive the encoder. */
 	struct string_intern strings;
+	/* Repaired copies of strings that were not UTF-8 (proto3 strings must be). */
+	struct string_intern owned;
 	struct attrtab attrs;
 	struct stacktab stacks;
 	int err; /* first interning failure */
@@ -178,9 +181,36 @@ struct encoder {
 	char (*unknown_services)[40]; /* fallback service names: "unknown_service:COMM" */
 };
 
+/*
+ * s as UTF-8: itself, or a repaired copy (invalid bytes as U+FFFD) owned by e;
+ * names from other processes' files and paths are any bytes, and a receiver
+ * decoding proto3 strings refuses the request otherwise. NULL on ENOMEM
+ * (noted in e->err).
+ */
+static const char *enc_utf8(struct encoder *e, const char *s)
+{
+	char *clean;
+	int64_t i;
+
+	if (!s || utf8__valid(s))
+		return s;
+	clean = utf8__sanitize(s);
+	i = clean ? string_intern__add(&e->owned, clean) : -ENOMEM;
+	free(clean);
+	if (i < 0) {
+		if (!e->err)
+			e->err = (int)i;
+		return NULL;
+	}
+	return string_intern__at(&e->owned, (size_t)i);
+}
+
 static int32_t enc_str(struct encoder *e, const char *s)
 {
-	int32_t i = (int32_t)string_intern__add(&e->strings, s);
+	int32_t i;
+
+	s = enc_utf8(e, s);
+	i = (int32_t)string_intern__add(&e->strings, s);
 
 	if (i < 0) {
 		if (!e->err)
@@ -192,10 +222,10 @@ static int32_t enc_str(struct encoder *e, const char *s)
 
 static int32_t enc_attr_str(struct encoder *e, const char *key, const char *value)
 {
-	struct attr a = {.key = enc_str(e, key), .s = value};
+	struct attr a = {.key = enc_str(e, key), .s = enc_utf8(e, value)};
 	int32_t i;
 
-	if (!value || !*value)
+	if (!a.s || !*a.s)
 		return 0;
 	i = attrtab_intern(&e->attrs, &a);
 	if (i < 0) {
@@ -222,6 +252,7 @@ static int32_t enc_attr_int(struct encoder *e, const char *key, int64_t value)
 static void encoder_free(struct encoder *e)
 {
 	string_intern__free(&e->strings);
+	string_intern__free(&e->owned);
 	hashmap__clear(&e->attrs.index);
 	free(e->attrs.v);
 	hashmap__clear(&e->stacks.index);
@@ -597,12 +628,15 @@ static int encode_resources(struct encoder *e, otlp_resource_fn describe, void *
 			/* What OpenTelemetry's SDKs say when nothing names the service. */
 			info.service_name = e->unknown_services[r];
 		}
-		add_kv_str(kvs, vals, &nkv, "service.name", info.service_name);
-		add_kv_str(kvs, vals, &nkv, "host.name", info.host_name);
+		/* The names come from the process's files (any bytes): proto3 strings are UTF-8. */
+		add_kv_str(kvs, vals, &nkv, "service.name", enc_utf8(e, info.service_name));
+		add_kv_str(kvs, vals, &nkv, "host.name", enc_utf8(e, info.host_name));
 		add_kv_int(kvs, vals, &nkv, "process.pid", first->pid);
-		add_kv_str(kvs, vals, &nkv, "process.executable.name", info.executable_name);
-		add_kv_str(kvs, vals, &nkv, "process.executable.path", info.executable_path);
-		add_kv_str(kvs, vals, &nkv, "container.id", info.container_id);
+		add_kv_str(kvs, vals, &nkv, "process.executable.name",
+			   enc_utf8(e, info.executable_name));
+		add_kv_str(kvs, vals, &nkv, "process.executable.path",
+			   enc_utf8(e, info.executable_path));
+		add_kv_str(kvs, vals, &nkv, "container.id", enc_utf8(e, info.container_id));
 		for (size_t i = 0; i < info.n_extra && i < OTLP_MAX_EXTRA_ATTRS; i++) {
 			const char *key = info.extra[2 * i];
 			bool taken = false;
@@ -610,7 +644,8 @@ static int encode_resources(struct encoder *e, otlp_resource_fn describe, void *
 			for (size_t j = 0; j < nkv && !taken; j++)
 				taken = !strcmp(kvs[j].key, key);
 			if (!taken)
-				add_kv_str(kvs, vals, &nkv, key, info.extra[2 * i + 1]);
+				add_kv_str(kvs, vals, &nkv, key,
+					   enc_utf8(e, info.extra[2 * i + 1]));
 		}
 		for (size_t i = 0; i < nkv; i++)
 			kv_ptrs[i] = &kvs[i];
@@ -682,6 +717,7 @@ int otlp__encode(const struct profile *p, otlp_resource_fn describe, void *ctx, 
 	/* The zero entries, outside the indexes: nothing interned later may land on them. */
 	err = -ENOMEM;
 	if (string_intern__init(&e.strings, STRING_INTERN_EMPTY_ZERO) ||
+	    string_intern__init(&e.owned, STRING_INTERN_COPY) ||
 	    array__grow(e.attrs.v, e.attrs.cap, 0) || array__grow(e.stacks.v, e.stacks.cap, 0))
 		goto cleanup;
 	e.attrs.v[e.attrs.n++] = (struct attr){.s = ""};

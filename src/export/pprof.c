@@ -31,6 +31,7 @@
 #include "profile.pb-c.h"
 #include "profile/profile.h"
 #include "util/string_intern.h"
+#include "util/utf8.h"
 
 typedef Perftools__Profiles__Profile pb_profile;
 typedef Perftools__Profiles__ValueType pb_value_type;
@@ -215,7 +216,24 @@ static int writer__emit(struct pprof_writer *w, const pb_profile *rec)
  */
 static int64_t writer__str(struct pprof_writer *w, const char *s)
 {
-	int64_t i = string_intern__add(&w->strings, s);
+	int64_t i;
+
+	/* Names from other processes' files and paths are any bytes; the format's
+	 * strings are UTF-8 (Pyroscope refuses the whole profile otherwise): an
+	 * invalid byte becomes U+FFFD, in a copy. */
+	if (s && !utf8__valid(s)) {
+		char *clean = utf8__sanitize(s);
+
+		i = clean ? string_intern__add(&w->owned, clean) : -ENOMEM;
+		free(clean);
+		if (i < 0) {
+			if (!w->err)
+				w->err = (int)i;
+			return 0;
+		}
+		s = string_intern__at(&w->owned, (size_t)i);
+	}
+	i = string_intern__add(&w->strings, s);
 
 	if (i < 0) {
 		if (!w->err)

@@ -426,8 +426,18 @@ int transport__post(struct transport *t, const char *url, const char *content_ty
 	if (rc != CURLE_OK) {
 		if (rc == CURLE_ABORTED_BY_CALLBACK)
 			snprintf(why, why_len, "exit deadline reached during the transfer");
+		else if (rc == CURLE_PEER_FAILED_VERIFICATION)
+			/* Say which CAs were trusted: the usual mistake is the wrong file. */
+			snprintf(why, why_len,
+				 "the receiver's certificate is not trusted by %s%s: %s",
+				 t->opts.ca_file ? "the CA file " : "the system's CAs",
+				 t->opts.ca_file ? t->opts.ca_file : "",
+				 errbuf[0] ? errbuf : curl_easy_strerror(rc));
 		else
-			snprintf(why, why_len, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+			snprintf(why, why_len, "%s%s", errbuf[0] ? errbuf : curl_easy_strerror(rc),
+				 !t->opts.cert_file && strstr(errbuf, "certificate required")
+				     ? " (the receiver wants a client certificate and key)"
+				     : "");
 		return -EAGAIN;
 	}
 	if (status < 200 || status > 299) {

@@ -119,6 +119,37 @@ void label_cache__note(struct label_cache *lc, uint32_t pid)
 	label_cache__get(lc, pid, comm);
 }
 
+void label_cache__note_gone(struct label_cache *lc, uint32_t pid, const char *exec_path)
+{
+	uint64_t h = hash_u64(pid);
+	struct process_labels *l = hashmap__find(&lc->by_pid, h, &pid);
+	const char *slash = strrchr(exec_path, '/');
+
+	if ((l && l->exe_path[0]) || exec_path[0] != '/' || !slash[1])
+		return; /* read while it lived (the truth), or not a file's path */
+	if (!l) {
+		l = calloc(1, sizeof(*l));
+		if (!l)
+			return;
+		l->pid = pid;
+		if (hashmap__insert(&lc->by_pid, h, l)) {
+			free(l);
+			return;
+		}
+		l->used_epoch = lc->epoch;
+	}
+	snprintf(l->exe_path, sizeof(l->exe_path), "%s", exec_path);
+	l->exe_name = strrchr(l->exe_path, '/') + 1;
+	l->container_id[0] = l->container_name[0] = '\0';
+	l->service = lc->service_override ? lc->service_override : l->exe_name;
+}
+
+static void on_forget(void *ctx, const struct process *p)
+{
+	if (p->exec_path)
+		label_cache__note_gone(ctx, p->pid, p->exec_path);
+}
+
 static void on_maps(void *ctx, const struct process *p)
 {
 	if (!p->exited && !p->gone)
@@ -128,7 +159,8 @@ static void on_maps(void *ctx, const struct process *p)
 int label_cache__listen(struct label_cache *lc, struct process_table *pt)
 {
 	/* maps_seen for a process whose files are still being opened, maps_read for the rest. */
-	struct process_listener l = {.maps_read = on_maps, .maps_seen = on_maps, .ctx = lc};
+	struct process_listener l = {
+	    .maps_read = on_maps, .maps_seen = on_maps, .forget = on_forget, .ctx = lc};
 
 	return process_table__add_listener(pt, &l);
 }

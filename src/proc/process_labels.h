@@ -12,7 +12,9 @@
  *
  * A process that lives shorter than an interval would be gone by the time
  * its samples are exported, leaving only its 15-character comm: listening to
- * the process table (label_cache__listen()) reads it as soon as its maps are.
+ * the process table (label_cache__listen()) reads it as soon as its maps are,
+ * and one gone before even that is named by its exec's path (the BPF exec
+ * event's) when the table forgets it.
  */
 #ifndef OMNIPROF_PROC_PROCESS_LABELS_H
 #define OMNIPROF_PROC_PROCESS_LABELS_H
@@ -53,7 +55,14 @@ const struct process_labels *label_cache__get(struct label_cache *lc, uint32_t p
 					      const char *comm);
 /* Reads pid's labels now (its /proc/PID/comm as its name), unless known under that name. */
 void label_cache__note(struct label_cache *lc, uint32_t pid);
-/* Calls label_cache__note() for every process whose maps pt reads. 0 or -ENOSPC. */
+/*
+ * pid is gone and its last exec ran exec_path (absolute): its labels, unless
+ * read while it lived, are made from that path (no container known). Its
+ * samples' comm is taken when they ask (label_cache__get).
+ */
+void label_cache__note_gone(struct label_cache *lc, uint32_t pid, const char *exec_path);
+/* Calls label_cache__note() for every process whose maps pt reads, and
+ * label_cache__note_gone() for every one it forgets. 0 or -ENOSPC. */
 int label_cache__listen(struct label_cache *lc, struct process_table *pt);
 /* Ends an interval: forgets processes not asked for in this one and the one before. */
 void label_cache__expire(struct label_cache *lc);

@@ -175,6 +175,7 @@ void process_table__clear(struct process_table *pt)
 		p = e;
 		free(p->maps);
 		free(p->published);
+		free(p->exec_path);
 		free(p);
 	}
 	hashmap__clear(&pt->by_pid);
@@ -588,6 +589,7 @@ size_t process_table__purge(struct process_table *pt, bool check_alive)
 		unref_files(pt, p->published, p->n_published);
 		free(p->maps);
 		free(p->published);
+		free(p->exec_path);
 		free(p);
 	}
 	free(dead);

@@ -67,6 +67,9 @@ struct process {
 	bool truncated;	       /* its last maps read had more than PROCESS_MAPS_MAX mappings */
 	uint64_t refreshed_ns; /* CLOCK_MONOTONIC of the last maps read */
 	uint32_t refreshes;
+	/* The absolute path of its last exec's program (the exec event's), or NULL: names
+	 * a process gone before /proc/PID/exe was read. Owned. */
+	char *exec_path;
 };
 
 struct process_table_stats {

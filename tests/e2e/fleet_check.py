@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """Judges what tests/e2e/test_fleet.c collected, with independent parsers.
 
-  fleet_check.py metrics FILE    a /metrics scrape, parsed with the official
-                                 Prometheus client's text parser
+  fleet_check.py metrics FILE [record]  a /metrics scrape, parsed with the
+                                 official Prometheus client's text parser (record:
+                                 a recording's page, without export queues)
   fleet_check.py jsonlog FILE    every line of an agent log is one JSON object
                                  with time (UTC, ms), level and msg
   fleet_check.py daemonset FILE FOOTPRINT_BYTES  (RSS + BPF map memory measured)
@@ -26,7 +27,7 @@ def expect(cond, msg):
         fail(msg)
 
 
-def metrics(path):
+def metrics(path, record=False):
     from prometheus_client.parser import text_string_to_metric_families
 
     text = open(path, encoding="utf-8").read()
@@ -47,12 +48,14 @@ def metrics(path):
         fail(f"no sample {name} {labels}")
 
     need_counters = ["omniprof_samples", "omniprof_bpf_program_runs", "omniprof_samples_dropped",
-                     "omniprof_samples_truncated", "omniprof_export_sent",
-                     "omniprof_export_send_failures", "omniprof_export_dropped"]
+                     "omniprof_samples_truncated"]
+    if not record:
+        need_counters += ["omniprof_export_sent", "omniprof_export_send_failures",
+                          "omniprof_export_dropped"]
     for n in need_counters:
         expect(n in fams and fams[n].type == "counter", f"{n} is not a counter family")
     for n in ["omniprof_processes_tracked", "omniprof_files_tracked", "omniprof_symbol_cache_bytes",
-              "omniprof_export_queue_depth", "process_resident_memory_bytes"]:
+              "process_resident_memory_bytes"] + ([] if record else ["omniprof_export_queue_depth"]):
         expect(n in fams and fams[n].type == "gauge", f"{n} is not a gauge family")
     expect(value("omniprof_samples_total") > 0, "no samples counted")
     expect(value("omniprof_bpf_program_runs_total") >= value("omniprof_samples_total"),
@@ -66,15 +69,20 @@ def metrics(path):
     expect(value("omniprof_files_tracked") >= 1, "no file tracked")
     expect(value("omniprof_bpf_maps") >= 5 and value("omniprof_bpf_map_bytes") > (1 << 20),
            f"BPF maps {value('omniprof_bpf_maps')}, {value('omniprof_bpf_map_bytes')} bytes")
-    expect(value("omniprof_export_sent_total", destination="otlp") >= 1, "nothing sent over OTLP")
-    expect(value("omniprof_export_queue_depth", destination="otlp") >= 0, "no queue depth")
+    if record:
+        expect(not any(n.startswith("omniprof_export") for n in fams), "a recording has no queues")
+    else:
+        expect(value("omniprof_export_sent_total", destination="otlp") >= 1,
+               "nothing sent over OTLP")
+        expect(value("omniprof_export_queue_depth", destination="otlp") >= 0, "no queue depth")
     rss = value("process_resident_memory_bytes")
     expect(rss > (1 << 20), f"RSS {rss}")
     print(f"fleet_check: OK metrics: {len(fams)} families, "
           f"{int(value('omniprof_samples_total'))} samples, RSS {rss / 1048576:.1f} MiB, "
           f"BPF maps {value('omniprof_bpf_map_bytes') / 1048576:.1f} MiB in {int(value('omniprof_bpf_maps'))}")
     # BPF map memory is charged to the memory cgroup (Linux 5.11+): a pod's limit covers both.
-    print(f"footprint_bytes {int(rss + value('omniprof_bpf_map_bytes'))}")
+    if not record:  # the DaemonSet is sized for the agent
+        print(f"footprint_bytes {int(rss + value('omniprof_bpf_map_bytes'))}")
 
 
 def jsonlog(path):
@@ -142,7 +150,7 @@ def daemonset(path, footprint):
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "metrics":
-        metrics(sys.argv[2])
+        metrics(sys.argv[2], len(sys.argv) > 3 and sys.argv[3] == "record")
     elif mode == "jsonlog":
         jsonlog(sys.argv[2])
     elif mode == "daemonset":

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,7 +54,7 @@ static const char *partial_success;
 /* Starts receiver.js (0 = that server off); returns its pid once it listens. */
 static pid_t start_receiver(const char *out, int grpc_port, int http_port, const char *tls_dir)
 {
-	char gp[16], hp[16], cert[1100], key[1100];
+	char gp[16], hp[16], cert[1100], key[1100], client_ca[1100];
 	const char *args[16];
 	int n = 0;
 
@@ -78,6 +79,10 @@ static pid_t start_receiver(const char *out, int grpc_port, int http_port, const
 		args[n++] = cert;
 		args[n++] = "--tls-key";
 		args[n++] = key;
+		/* Mutual TLS: calls must present a client certificate the test's CA signed. */
+		snprintf(client_ca, sizeof(client_ca), "%s/ca.pem", tls_dir);
+		args[n++] = "--tls-client-ca";
+		args[n++] = client_ca;
 	}
 	if (partial_success) {
 		args[n++] = "--partial-success";
@@ -120,9 +125,11 @@ static void check(const char *records, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(extra, sizeof(extra), fmt, ap);
 	va_end(ap);
-	rc = tu_run(&out,
-		    "node tests/e2e/otlp/check.js --file %s --exe %s --chain %s --frequency %d %s",
-		    records, exe_path, chain_arg, HZ, extra);
+	rc =
+	    tu_run(&out,
+		   "NODE_PATH=%s/node/node_modules node tests/e2e/otlp/check.js --file %s --exe %s "
+		   "--chain %s --frequency %d %s",
+		   tu_build_dir(), records, exe_path, chain_arg, HZ, extra);
 	printf("    %s", out ? out : "(no output)\n");
 	free(out);
 	assert_int_equal(rc, 0);
@@ -140,12 +147,19 @@ static int count_lines_with(const char *path, const char *needle)
 	return n;
 }
 
-/* gRPC (h2c) and Pyroscope at once, from one agent. */
+/*
+ * gRPC (h2c) and Pyroscope at once, from one agent; every push must meet
+ * Pyroscope's ingest rules (check.js). Besides the workload, a copy of it
+ * runs from a folder whose name is not UTF-8 (a file name is any bytes): its
+ * mapping's file name must not make the push invalid (Pyroscope refuses a
+ * profile holding a string that is not UTF-8).
+ */
 static void test_grpc_and_pyroscope(void **state)
 {
-	char *dir = tu_mkdtemp(), records[1100], log[1100], endpoint[64], url[64], pid_s[16];
+	char *dir = tu_mkdtemp(), records[1100], log[1100], endpoint[64], url[64];
+	char odd[1200], odd_exe[1300], pid_s[16], odd_pid_s[16];
 	int gport = tu_free_port(), hport = tu_free_port();
-	pid_t wl, rx, agent;
+	pid_t wl, rx, agent, odd_wl;
 
 	(void)state;
 	snprintf(records, sizeof(records), "%s/records.jsonl", dir);
@@ -159,7 +173,18 @@ static void test_grpc_and_pyroscope(void **state)
 	assert_true(rx > 0);
 	wl = tu_workload_start("fp_chain", 60);
 	assert_true(wl > 0);
+	snprintf(odd, sizeof(odd), "%s/not-utf8-\xff\xfe-\xc3(", dir);
+	snprintf(odd_exe, sizeof(odd_exe), "%s/fp_chain", odd);
+	assert_int_equal(mkdir(odd, 0755), 0);
+	TU_SH("cp '%s/workloads/fp_chain' '%s'", tu_build_dir(), odd_exe);
+	{
+		char *argv[] = {odd_exe, (char *)"60", NULL};
+
+		odd_wl = tu_spawn_ready(argv);
+		assert_true(odd_wl > 0);
+	}
 	snprintf(pid_s, sizeof(pid_s), "%d", wl);
+	snprintf(odd_pid_s, sizeof(odd_pid_s), "%d", odd_wl);
 	{
 		const char *args[] = {"--interval",
 				      "1",
@@ -167,6 +192,8 @@ static void test_grpc_and_pyroscope(void **state)
 				      "99",
 				      "-p",
 				      pid_s,
+				      "-p",
+				      odd_pid_s,
 				      "--otlp-endpoint",
 				      endpoint,
 				      "--insecure",
@@ -179,9 +206,12 @@ static void test_grpc_and_pyroscope(void **state)
 
 		agent = start_agent(log, args);
 	}
-	sleep(5);
+	/* 4 s of sampling, however long the start took on a loaded machine. */
+	assert_true(tu_wait_log(log, "agent: sampling", 30000));
+	sleep(4);
 	stop_agent(agent, log);
 	tu_reap(wl);
+	tu_reap(odd_wl);
 	tu_reap(rx);
 
 	check(records, "--mode otlp --transport grpc --pid %d --service fp_chain", wl);
@@ -248,23 +278,34 @@ static void test_http(void **state)
 	free(dir);
 }
 
-/* gRPC over TLS, trusting a CA this test makes. */
+/*
+ * gRPC over mutual TLS, configured the OpenTelemetry way (OTEL_EXPORTER_OTLP_
+ * ENDPOINT, _CERTIFICATE, _CLIENT_CERTIFICATE, _CLIENT_KEY), against a CA
+ * this test makes: the agent trusting that CA delivers; one trusting another
+ * CA, at the same time, delivers nothing and says why in one line.
+ */
 static void test_grpc_tls(void **state)
 {
-	char *dir = tu_mkdtemp(), records[1100], log[1100], endpoint[64], pid_s[16], ca[1100];
-	char *out = NULL;
+	char *dir = tu_mkdtemp(), records[1100], log[1100], bad_log[1100], endpoint[64];
+	char pid_s[16], path[1100], *out = NULL;
 	int gport = tu_free_port(), rc;
-	pid_t wl, rx, agent;
+	pid_t wl, rx, agent, bad;
 
 	(void)state;
 	rc = tu_run(&out,
 		    "cd %s && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem "
 		    "-days 1 -subj '/CN=omniprof test CA' && "
+		    "openssl req -x509 -newkey rsa:2048 -nodes -keyout other.key -out other-ca.pem "
+		    "-days 1 -subj '/CN=omniprof test CA' && "
 		    "openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr "
 		    "-subj '/CN=localhost' && "
 		    "printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > ext && "
 		    "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
-		    "-out server.pem -days 1 -extfile ext",
+		    "-out server.pem -days 1 -extfile ext && "
+		    "openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr "
+		    "-subj '/CN=omniprof agent' && "
+		    "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+		    "-out client.pem -days 1",
 		    dir);
 	if (rc)
 		print_error("openssl failed:\n%s\n", out ? out : "");
@@ -272,26 +313,59 @@ static void test_grpc_tls(void **state)
 	assert_int_equal(rc, 0);
 	snprintf(records, sizeof(records), "%s/records.jsonl", dir);
 	snprintf(log, sizeof(log), "%s/agent.log", dir);
-	snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
+	snprintf(bad_log, sizeof(bad_log), "%s/bad-agent.log", dir);
 	assert_true(gport > 0);
-	snprintf(endpoint, sizeof(endpoint), "localhost:%d", gport);
 	rx = start_receiver(records, gport, 0, dir);
 	assert_true(rx > 0);
 	wl = tu_workload_start("fp_chain", 60);
 	assert_true(wl > 0);
 	snprintf(pid_s, sizeof(pid_s), "%d", wl);
+	snprintf(endpoint, sizeof(endpoint), "https://localhost:%d", gport);
+	setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint, 1);
+	setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", 1);
+	snprintf(path, sizeof(path), "%s/client.pem", dir);
+	setenv("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", path, 1);
+	snprintf(path, sizeof(path), "%s/client.key", dir);
+	setenv("OTEL_EXPORTER_OTLP_CLIENT_KEY", path, 1);
 	{
-		const char *args[] = {"--interval",	 "1",	   "-F",	"99", "-p", pid_s,
-				      "--otlp-endpoint", endpoint, "--ca-file", ca,   NULL};
+		const char *args[] = {"--interval", "1", "-F", "99", "-p", pid_s, NULL};
+		/* What it holds at the stop is never delivered: no need to wait for it. */
+		const char *bad_args[] = {"--interval",	     "1", "-F", "99", "-p", pid_s,
+					  "--flush-timeout", "1", NULL};
 
+		/* The same CA name, another key: only the signature tells them apart. */
+		snprintf(path, sizeof(path), "%s/other-ca.pem", dir);
+		setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", path, 1);
+		setenv("OTEL_SERVICE_NAME", "other-ca", 1);
+		bad = start_agent(bad_log, bad_args);
+		unsetenv("OTEL_SERVICE_NAME");
+		snprintf(path, sizeof(path), "%s/ca.pem", dir);
+		setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", path, 1);
 		agent = start_agent(log, args);
 	}
-	sleep(4);
+	unsetenv("OTEL_EXPORTER_OTLP_ENDPOINT");
+	unsetenv("OTEL_EXPORTER_OTLP_PROTOCOL");
+	unsetenv("OTEL_EXPORTER_OTLP_CERTIFICATE");
+	unsetenv("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE");
+	unsetenv("OTEL_EXPORTER_OTLP_CLIENT_KEY");
+	assert_true(tu_wait_log(log, "agent: sampling", 30000));
+	assert_true(tu_wait_log(bad_log, "export failing", 30000));
+	sleep(3);
+	stop_agent(bad, bad_log);
 	stop_agent(agent, log);
 	tu_reap(wl);
 	tu_reap(rx);
 
 	check(records, "--mode otlp --transport grpc --pid %d --service fp_chain", wl);
+	/* The other CA: refused in the handshake, said once, with the file trusted. */
+	assert_int_equal(count_lines_with(records, "other-ca"), 0);
+	assert_int_equal(count_lines_with(bad_log, "export failing"), 1);
+	snprintf(path, sizeof(path),
+		 "export failing (the receiver's certificate is not trusted by the CA file "
+		 "%s/other-ca.pem: SSL certificate problem",
+		 dir);
+	assert_int_equal(count_lines_with(bad_log, path), 1);
+	assert_int_equal(count_lines_with(bad_log, "0 intervals delivered"), 1);
 	tu_rmtree(dir);
 	free(dir);
 }
@@ -317,10 +391,14 @@ static void test_backend_down_then_back(void **state)
 	snprintf(pid_s, sizeof(pid_s), "%d", wl);
 	{
 		const char *args[] = {
-		    "--interval",      "1",	 "-F",	       "99",	       "-p", pid_s,
-		    "--otlp-endpoint", endpoint, "--insecure", "--queue-size", "60", NULL};
+		    "--interval",      "1",	 "-F",		 "99", "-p", pid_s,
+		    "--otlp-endpoint", endpoint, "--queue-size", "60", NULL};
 
+		/* Plain text as the OTel spec has it: the variable, for an endpoint without
+		 * a scheme (the gRPC receiver here is h2c). */
+		setenv("OTEL_EXPORTER_OTLP_INSECURE", "true", 1);
 		agent = start_agent(log, args);
+		unsetenv("OTEL_EXPORTER_OTLP_INSECURE");
 	}
 	sleep(20);
 	rx = start_receiver(records, gport, 0, NULL);

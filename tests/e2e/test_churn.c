@@ -5,8 +5,10 @@
  * program (a file of its own) and some running Python. After each profile
  * the tables must have let go of them: no entry for an exited child, no
  * file only children mapped beyond the few kept open, no Python code object
- * of an exited child, and an interval's traces within their bound. Counts,
- * not timing. Needs root and BPF: without them the test fails.
+ * of an exited child, and an interval's traces within their bound. And
+ * each child, when forgotten, still carries the path its exec event (the
+ * kernel's) gave, which names it once /proc/PID/exe is gone. Counts, not
+ * timing. Needs root and BPF: without them the test fails.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -104,6 +106,38 @@ static void take_and_free(struct session *ss)
 	profile__free(p);
 }
 
+/* The exec paths of the children the table forgot, by pid. */
+struct forgotten {
+	const pid_t *children; /* the children started so far */
+	const size_t *n_children;
+	pid_t pids[MAX_CHILDREN * 2];
+	char paths[MAX_CHILDREN * 2][96];
+	size_t n;
+};
+
+static void on_forget(void *ctx, const struct process *p)
+{
+	struct forgotten *f = ctx;
+	bool child = false;
+
+	/* The rest of the system comes and goes too: only the children count. */
+	for (size_t i = 0; i < *f->n_children && !child; i++)
+		child = f->children[i] == (pid_t)p->pid;
+	if (child && f->n < sizeof(f->pids) / sizeof(f->pids[0])) {
+		f->pids[f->n] = (pid_t)p->pid;
+		snprintf(f->paths[f->n++], sizeof(f->paths[0]), "%s",
+			 p->exec_path ? p->exec_path : "(none)");
+	}
+}
+
+static const char *forgotten_path(const struct forgotten *f, pid_t pid)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (f->pids[i] == pid)
+			return f->paths[i];
+	return "(not forgotten)";
+}
+
 static void test_churn_stays_bounded(void **state)
 {
 	struct session_opts o = {
@@ -120,6 +154,11 @@ static void test_churn_stays_bounded(void **state)
 	size_t n_children = 0, n_py = 0, codes_seen = 0;
 	char *dir = tu_mkdtemp(), src[4096], copy[4200];
 	uint64_t max_trace_bytes = 0;
+	static struct forgotten forgotten;
+	struct process_listener fl = {.forget = on_forget, .ctx = &forgotten};
+
+	forgotten.children = children;
+	forgotten.n_children = &n_children;
 
 	(void)state;
 	assert_non_null(ss);
@@ -130,6 +169,7 @@ static void test_churn_stays_bounded(void **state)
 		assert_int_equal(tu_run(NULL, "cp '%s' '%s'", src, copy), 0);
 	}
 	assert_int_equal(session__start(ss, &o), 0);
+	assert_int_equal(process_table__add_listener(&ss->c.procs, &fl), 0);
 
 	for (int r = 0; r < ROUNDS; r++) {
 		for (int i = 0; i < COPIES; i++) {
@@ -177,6 +217,16 @@ static void test_churn_stays_bounded(void **state)
 		assert_null(process_table__find(&ss->c.procs, (uint32_t)children[i]));
 	assert_true(ss->tables.processes_purged >= n_children);
 	assert_int_equal(ss->tables.processes, ss->c.procs.by_pid.len);
+	/* Every child was named by its exec event's path (the kernel's, not /proc's). */
+	for (size_t i = 0; i < n_children; i++) {
+		char want[4200];
+
+		if (i < (size_t)COPIES * ROUNDS)
+			snprintf(want, sizeof(want), "%s/churn_%02zu", dir, i % COPIES);
+		else
+			snprintf(want, sizeof(want), "/usr/bin/python3");
+		assert_string_equal(forgotten_path(&forgotten, children[i]), want);
+	}
 	/* Of the 40 files only children mapped, at most the kept ones are open. */
 	assert_true(files_under(&ss->c.files, dir) <= KEPT_UNUSED);
 	assert_true(ss->tables.files_evicted >= COPIES - KEPT_UNUSED);

@@ -192,6 +192,58 @@ static void test_settings_metrics_json_log(void **state)
 	free(dir);
 }
 
+/*
+ * record takes the same --config file (every long option, -d as duration)
+ * and serves the same self-metrics while it runs: scraped during a short
+ * recording configured only by the file, judged by the Prometheus parser.
+ */
+static void test_record_config_metrics(void **state)
+{
+	char *dir = tu_mkdtemp(), conf[1100], log[1100], scrape[1100], text[2048];
+	int mport = tu_free_port(), status;
+	pid_t wl, rec;
+
+	(void)state;
+	assert_true(mport > 0);
+	snprintf(conf, sizeof(conf), "%s/record.conf", dir);
+	snprintf(log, sizeof(log), "%s/record.log", dir);
+	snprintf(scrape, sizeof(scrape), "%s/metrics.txt", dir);
+	wl = tu_workload_start("fp_chain", 30);
+	assert_true(wl > 0);
+	snprintf(text, sizeof(text),
+		 "# a recording, configured by its file alone\n"
+		 "duration = 4\n"
+		 "frequency = %d\n"
+		 "pid = %d\n"
+		 "output = %s/rec\n"
+		 "metrics-listen = 127.0.0.1:%d\n",
+		 HZ, (int)wl, dir, mport);
+	assert_int_equal(tu_write_file(conf, text), 0);
+	{
+		const char *args[] = {"--config", conf, NULL};
+
+		rec = tu_omniprof_start(log, "record", args);
+		assert_true(rec > 0);
+	}
+	/* The page is rendered every second while sampling: scrape once it counts samples. */
+	TU_SH("for i in $(seq 60); do sleep 0.25; curl -sSf --max-time 5 -o %s "
+	      "http://127.0.0.1:%d/metrics 2>/dev/null && grep -q '^omniprof_samples_total [1-9]' "
+	      "%s && exit 0; done; cat %s; exit 1",
+	      scrape, mport, scrape, scrape);
+	status = tu_wait_bounded(rec, 30000, 100, NULL);
+	tu_print_log("record log", log);
+	tu_reap(wl);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* The file's -F, -p, -d and -o were applied. */
+	TU_SH("grep -q 'at %d Hz' %s && grep -q ';main;chain_01;.*;chain_24;leaf' "
+	      "%s/rec/stacks.folded",
+	      HZ, log, dir);
+	run_check(PYTHON " tests/e2e/fleet_check.py metrics %s record", scrape);
+	tu_rmtree(dir);
+	free(dir);
+}
+
 /* Runs `omniprof agent ARGS` (a shell line) that must be refused before loading
  * anything: exit 2, n_lines lines (the error and any warnings before it), which
  * name want. */
@@ -307,6 +359,8 @@ static void test_install_and_packaging(void **state)
 	    "bash -c 'source %1$s/stage/usr/share/bash-completion/completions/omniprof; "
 	    "COMP_WORDS=(%1$s/stage/usr/bin/omniprof agent --metrics-l); COMP_CWORD=2; _omniprof; "
 	    "test \"${COMPREPLY[*]}\" = --metrics-listen; "
+	    "COMP_WORDS=(%1$s/stage/usr/bin/omniprof record --metrics-l); COMP_CWORD=2; "
+	    "_omniprof; test \"${COMPREPLY[*]}\" = --metrics-listen; "
 	    "COMP_WORDS=(omniprof agent --log-format j); COMP_CWORD=3; _omniprof; "
 	    "test \"${COMPREPLY[*]}\" = json; "
 	    "COMP_WORDS=(omniprof sym); COMP_CWORD=1; _omniprof; "
@@ -380,6 +434,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_settings_metrics_json_log),
+	    cmocka_unit_test(test_record_config_metrics),
 	    cmocka_unit_test(test_malformed_endpoints),
 	    cmocka_unit_test(test_install_and_packaging),
 	};

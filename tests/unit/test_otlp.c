@@ -20,6 +20,7 @@
 #include "export/otlp.h"
 #include "otlp_profiles_service.pb-c.h"
 #include "profile/profile.h"
+#include "util/utf8.h"
 
 typedef Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest
     pb_request;
@@ -295,6 +296,58 @@ static void test_empty_profile(void **state)
 	assert_int_equal(otlp__encode(NULL, NULL, NULL, &buf, &len), -EINVAL);
 }
 
+static int describe_odd(void *ctx, uint32_t pid, const char *comm, struct otlp_resource *out)
+{
+	(void)ctx;
+	(void)pid;
+	(void)comm;
+	out->service_name = "app\xff";
+	out->executable_name = "app\xff";
+	out->executable_path = "/tmp/odd-\xfe\xc3(/app\xff";
+	return 0;
+}
+
+/* Names that are not UTF-8 (a path is any bytes) are sent repaired: proto3 strings
+ * must be UTF-8, and a receiver's decoder refuses the whole request otherwise. */
+static void test_strings_are_utf8(void **state)
+{
+	struct profile *p = profile__new(20);
+	uint32_t m, f, l;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	pb_request *req;
+	const pb_dictionary *d;
+
+	(void)state;
+	m = profile__add_mapping(p, 0, 0x5000, 0, "/tmp/odd-\xfe\xc3(/app\xff", "");
+	f = profile__add_function(p, "f\x80n", "f\x80n", "/src/\xed\xa0\x80.c");
+	l = profile__add_location(p, m, 0x1234, PROFILE_FRAME_NATIVE, &(struct profile_line){f, 3},
+				  1);
+	assert_int_equal(profile__add_sample(p, &l, 1, 100, 100, "app\xff", "t\xff", 1), 0);
+	assert_int_equal(otlp__encode(p, describe_odd, NULL, &buf, &len), 0);
+	req =
+	    opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__unpack(
+		NULL, len, buf);
+	assert_non_null(req);
+	d = req->dictionary;
+	for (size_t i = 0; i < d->n_string_table; i++)
+		assert_true(utf8__valid(d->string_table[i]));
+	for (size_t i = 1; i < d->n_attribute_table; i++)
+		if (d->attribute_table[i]->value->value_case ==
+		    OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_STRING_VALUE)
+			assert_true(utf8__valid(d->attribute_table[i]->value->string_value));
+	assert_int_equal(req->n_resource_profiles, 1);
+	assert_string_equal(
+	    resource_str(req->resource_profiles[0]->resource, "process.executable.path"),
+	    "/tmp/odd-\xef\xbf\xbd\xef\xbf\xbd(/app\xef\xbf\xbd");
+	assert_string_equal(resource_str(req->resource_profiles[0]->resource, "service.name"),
+			    "app\xef\xbf\xbd");
+	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__free_unpacked(
+	    req, NULL);
+	free(buf);
+	profile__free(p);
+}
+
 /* A receiver's ExportProfilesServiceResponse, as protobuf-c packs it. */
 static size_t pack_response(uint8_t *buf, int64_t rejected, const char *msg)
 {
@@ -337,6 +390,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_encode),
 	    cmocka_unit_test(test_empty_profile),
+	    cmocka_unit_test(test_strings_are_utf8),
 	    cmocka_unit_test(test_partial_success),
 	};
 

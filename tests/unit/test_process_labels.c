@@ -4,8 +4,11 @@
  * process.executable.name): a process with an executable name longer than
  * comm's 15 characters, gone before its interval is exported, is still named
  * by that executable when it was noted while it lived (as the process
- * table's listener does when its maps are first read); one nothing could
- * read is "unknown_service:COMM", as OpenTelemetry says it. Real processes.
+ * table's listener does when its maps are first read); one gone before
+ * even that is named by the path its exec event carried, once the process
+ * table forgets it (the collector's handling of that event, then the
+ * table's purge); one nothing could read is "unknown_service:COMM", as
+ * OpenTelemetry says it. Real processes.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -21,7 +24,9 @@
 
 #include <cmocka.h>
 
+#include "engine/collector.h"
 #include "proc/process_labels.h"
+#include "proc/process_table.h"
 
 #define LONG_NAME "omniprof_long_executable_name"
 
@@ -93,6 +98,67 @@ static void test_noted_process_keeps_its_executable_name(void **state)
 	label_cache__clear(&lc);
 }
 
+/* A pid that existed and is gone (reaped). */
+static pid_t gone_pid(void)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (!pid)
+		_exit(0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	return pid;
+}
+
+/* The exec then the exit of pid, as the BPF program reports them. */
+static void exec_and_exit(struct collector *c, pid_t pid, const char *path)
+{
+	struct op_exec_event x = {.proc = {.hdr = {.type = OP_EVENT_EXEC, .pid = (uint32_t)pid},
+					   .tid = (uint32_t)pid,
+					   .ktime_ns = 1}};
+	struct op_proc_event e = {.hdr = {.type = OP_EVENT_EXIT, .pid = (uint32_t)pid},
+				  .tid = (uint32_t)pid,
+				  .ktime_ns = 2};
+
+	snprintf(x.proc.comm, sizeof(x.proc.comm), "%.15s", LONG_NAME);
+	snprintf(x.path, sizeof(x.path), "%s", path);
+	assert_int_equal(collector__handle(c, &x, sizeof(x)), 0);
+	assert_int_equal(collector__handle(c, &e, sizeof(e)), 0);
+}
+
+static void test_gone_process_is_named_by_its_exec_path(void **state)
+{
+	struct collector c;
+	struct label_cache lc;
+	const struct process_labels *l;
+	pid_t named = gone_pid(), relative = gone_pid();
+	char comm[16];
+
+	(void)state;
+	snprintf(comm, sizeof(comm), "%.15s", LONG_NAME);
+	assert_int_equal(collector__init(&c), 0);
+	label_cache__init(&lc, NULL);
+	assert_int_equal(label_cache__listen(&lc, &c.procs), 0);
+	exec_and_exit(&c, named, "/opt/app/bin/" LONG_NAME);
+	/* A relative path names no file: not used. */
+	exec_and_exit(&c, relative, "./" LONG_NAME);
+	/* The interval ends: the exited processes are forgotten, then their samples named. */
+	assert_int_equal(process_table__purge(&c.procs, false), 2);
+
+	l = label_cache__get(&lc, (uint32_t)named, comm);
+	assert_non_null(l);
+	assert_string_equal(l->exe_path, "/opt/app/bin/" LONG_NAME);
+	assert_string_equal(l->exe_name, LONG_NAME);
+	assert_string_equal(l->service, LONG_NAME);
+	assert_string_equal(l->container_id, "");
+	l = label_cache__get(&lc, (uint32_t)relative, comm);
+	assert_non_null(l);
+	assert_string_equal(l->exe_path, "");
+	assert_string_equal(l->service, "unknown_service:omniprof_long_e");
+	collector__clear(&c);
+	label_cache__clear(&lc);
+}
+
 static void test_unknown_process_is_unknown_service(void **state)
 {
 	struct label_cache lc;
@@ -114,6 +180,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_noted_process_keeps_its_executable_name),
+	    cmocka_unit_test(test_gone_process_is_named_by_its_exec_path),
 	    cmocka_unit_test(test_unknown_process_is_unknown_service),
 	};
 

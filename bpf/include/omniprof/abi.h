@@ -244,6 +244,17 @@ struct op_proc_event {
 	char comm[OP_TASK_COMM_LEN];
 };
 
+/* An exec's program path, as exec resolved it (linux_binprm->interp: the
+ * interpreter for a script), NUL-terminated, cut at OP_EXEC_PATH_LEN - 1 bytes. */
+#define OP_EXEC_PATH_LEN 256
+
+/* OP_EVENT_EXEC: the lifecycle event and the program's path, which names a
+ * process that is gone before /proc/PID/exe could be read. */
+struct op_exec_event {
+	struct op_proc_event proc;
+	char path[OP_EXEC_PATH_LEN];
+};
+
 /* The unwinder met a pid or an address user space has no mapping for. */
 struct op_unknown_event {
 	struct op_event_header hdr;
@@ -391,6 +402,7 @@ _Static_assert(sizeof(struct op_delta_page) == 6 * OP_PAGE_DELTAS, "op_delta_pag
 _Static_assert(sizeof(struct op_unknown_event) == 16, "op_unknown_event layout");
 _Static_assert(sizeof(struct op_event_header) == 8, "op_event_header layout");
 _Static_assert(sizeof(struct op_proc_event) == 40, "op_proc_event layout");
+_Static_assert(sizeof(struct op_exec_event) == 40 + OP_EXEC_PATH_LEN, "op_exec_event layout");
 _Static_assert(sizeof(struct op_trace) == 64, "op_trace header layout");
 _Static_assert(sizeof(struct op_offcpu_end) == 32, "op_offcpu_end layout");
 _Static_assert(sizeof(struct op_stack_copy) == 104, "op_stack_copy layout");

@@ -273,20 +273,14 @@ function checkPyroscope() {
   expect(pushes.length > 0, 'no Pyroscope push arrived');
   const mine = pushes.filter((r) => r.query.name.startsWith(`${args.service}{`));
   expect(mine.length > 0, `no push named ${args.service}{...}: ${pushes.map((r) => r.query.name).join(' ')}`);
-  // Pyroscope's ingest validation (pkg/validation): a service name of letters,
-  // digits and `_ . - /`; label names [a-zA-Z_][a-zA-Z0-9_.]*, no `__` ones but
-  // __session_id__; numeric sample labels dropped.
+  // Every push passes Pyroscope's ingest rules as its code states them
+  // (pyroscope_rules.js, each rule with the file enforcing it); numeric sample
+  // labels are dropped too. (pprof-format, which it decodes with, is found
+  // through NODE_PATH.)
+  const { pyroscopeRefusals } = require('./pyroscope_rules');
   for (const r of pushes) {
-    const m = /^([^{]*)\{(.*)\}$/.exec(r.query.name);
-    expect(m, `push name ${r.query.name} is not SERVICE{labels}`);
-    expect(/^[A-Za-z0-9_.\-/]+$/.test(m[1]), `service name ${m[1]} has characters Pyroscope refuses`);
-    for (const kv of m[2].split(',')) {
-      const [k, v] = kv.split('=');
-      expect(/^[a-zA-Z_][a-zA-Z0-9_.]*$/.test(k) && (!k.startsWith('__') || k === '__session_id__'),
-        `label ${k} in ${r.query.name} is refused or dropped by Pyroscope`);
-      if (k === 'service_name')
-        expect(/^[A-Za-z0-9_.\-/]+$/.test(v), `service_name=${v} has characters Pyroscope refuses`);
-    }
+    const refusals = pyroscopeRefusals(r.query.name, Buffer.from(r.raw, 'base64'), r.receivedMs);
+    expect(refusals.length === 0, `Pyroscope would refuse or alter ${r.query.name}: ${refusals.join('; ')}`);
     expect(USER_AGENT.test(r['user-agent'] || ''), `user-agent ${r['user-agent']}`);
     for (const s of r.profile.samples)
       expect(s.numericLabels.length === 0, `numeric labels ${s.numericLabels} (Pyroscope drops them)`);

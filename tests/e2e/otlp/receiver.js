@@ -7,7 +7,11 @@
 // is decoded and appended as one JSON line to --out; check.js judges them.
 //
 //   node receiver.js --out FILE [--grpc-port N] [--http-port N]
-//                    [--tls-cert FILE --tls-key FILE] [--partial-success MSG]
+//                    [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]
+//                    [--partial-success MSG]
+//
+// --tls-client-ca: gRPC calls must present a client certificate this CA signed
+// (mutual TLS); a call without one is refused in the handshake.
 //
 // --partial-success: OTLP replies (HTTP and gRPC) say they kept the request partly
 // (ExportProfilesServiceResponse.partial_success.error_message = MSG).
@@ -105,7 +109,9 @@ async function onHttp(req, res) {
       const raw = body[0] === 0x1f && body[1] === 0x8b ? zlib.gunzipSync(body) : body;
       record({ transport: 'pyroscope', query: Object.fromEntries(url.searchParams),
                authorization: req.headers.authorization || null,
-               'user-agent': req.headers['user-agent'] || null, profile: summarizePprof(raw) });
+               'user-agent': req.headers['user-agent'] || null, profile: summarizePprof(raw),
+               // For check.js's Pyroscope rules (pyroscope_rules.js): the bytes as sent.
+               receivedMs: Date.now(), raw: raw.toString('base64') });
       res.writeHead(200).end();
     } catch (e) {
       record({ transport: 'pyroscope', error: String(e) });
@@ -142,8 +148,10 @@ async function main() {
       },
     });
     const creds = args['tls-cert']
-      ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: fs.readFileSync(args['tls-cert']),
-                                                  private_key: fs.readFileSync(args['tls-key']) }])
+      ? grpc.ServerCredentials.createSsl(
+        args['tls-client-ca'] ? fs.readFileSync(args['tls-client-ca']) : null,
+        [{ cert_chain: fs.readFileSync(args['tls-cert']), private_key: fs.readFileSync(args['tls-key']) }],
+        !!args['tls-client-ca'])
       : grpc.ServerCredentials.createInsecure();
     await new Promise((resolve, reject) =>
       server.bindAsync(`127.0.0.1:${args['grpc-port']}`, creds, (e) => (e ? reject(e) : resolve())));
