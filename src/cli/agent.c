@@ -296,6 +296,7 @@ static const struct cli_option agent_options[] = {
     {.key = CLI_KEY_SYMBOL_CACHE_MB,
      .help = "memory bound of the symbol cache (default %s; more\nsaves reloading symbols each "
 	     "interval)"},
+    {.key = CLI_KEY_TABLE_CACHE},
     {.key = OPT_METRICS_LISTEN,
      .name = "metrics-listen",
      .arg = "ADDR:PORT",

@@ -28,6 +28,7 @@
 #include "sampler/sampler.h"
 #include "symbol/symbolizer.h"
 #include "unwind/unwind_maps.h"
+#include "unwind/table_cache.h"
 #include "util/log.h"
 #include "util/safe_open.h"
 
@@ -90,6 +91,7 @@ static const struct cli_option record_options[] = {
     {.key = CLI_KEY_DEBUG_DIR},
     {.key = CLI_KEY_NO_DEBUGINFOD},
     {.key = CLI_KEY_SYMBOL_CACHE_MB},
+    {.key = CLI_KEY_TABLE_CACHE},
     {.key = CLI_KEY_VERBOSE, .help = "print counters at the end (-vv: debug output)"},
     /* Test hook: every sample is unwound in user space from a copy. */
     {.key = OPT_COPY_ALL_STACKS, .name = "copy-all-stacks", .hidden = true},
@@ -161,7 +163,8 @@ static const struct cli_command record_command = {
 		"[--comm REGEX] [--cgroup PATH] [--container ID] [--cpu LIST]\n"
 		"[--max-frames N] [--probabilistic-threshold N]\n"
 		"[--probabilistic-interval D] [--off-cpu[=P]] [--demangle MODE]\n"
-		"[--debug-dir DIR]... [--no-debuginfod] [--symbol-cache-mb MB] [-v]\n"
+		"[--debug-dir DIR]... [--no-debuginfod] [--symbol-cache-mb MB]\n"
+		"[--table-cache DIR|off] [-v]\n"
 		"[[--] COMMAND [ARG]...]",
     .options = record_options,
     .n_options = sizeof(record_options) / sizeof(record_options[0]),
@@ -469,6 +472,20 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 		(unsigned long long)um->stats.rules);
 	fprintf(stderr, "  %-40s %.1f ms\n", "tables: build time",
 		(double)um->stats.build_ns / 1e6);
+	if (um->cache) {
+		struct table_cache_stats tcs;
+
+		table_cache__stats(um->cache, &tcs);
+		fprintf(stderr,
+			"  %-40s %llu read back (%.1f ms), %llu built and stored, %llu refused, "
+			"%llu errors, %llu evicted\n",
+			"tables: disk cache", (unsigned long long)um->stats.cache_reads,
+			(double)um->stats.cache_read_ns / 1e6, (unsigned long long)tcs.stores,
+			(unsigned long long)tcs.refused, (unsigned long long)tcs.errors,
+			(unsigned long long)tcs.evicted);
+	} else {
+		fprintf(stderr, "  %-40s off\n", "tables: disk cache");
+	}
 	fprintf(stderr, "  %-40s %llu deltas unused but kept, %llu reuses\n", "tables: cache",
 		(unsigned long long)um->stats.deltas_unused,
 		(unsigned long long)um->stats.cache_hits);

@@ -18,6 +18,7 @@
 
 #include "profile/profile.h"
 #include "profile/profile_builder.h"
+#include "unwind/table_cache.h"
 #include "util/log.h"
 #include "util/clock.h"
 #include "util/memory.h"
@@ -140,6 +141,32 @@ static int read_percpu(void *ctx, const char *name, uint64_t *out, uint32_t n)
 
 /* A cgroup v2 folder opened (O_DIRECTORY): path as given when it is one, else under
  * each cgroup2 mount. The fd (the caller closes it), or -errno after one clear line. */
+/*
+ * The disk cache of built tables (dir: a folder, "off", NULL: the default).
+ * Not having one is not an error: tables are built as before (said once, at
+ * info level for the default folder, which a user without root cannot make).
+ */
+static void session__open_table_cache(struct session *ss, const char *dir)
+{
+	struct table_cache *tc = NULL;
+	int err;
+
+	if (dir && !strcmp(dir, "off"))
+		return;
+	err = table_cache__open(dir ?: TABLE_CACHE_DEFAULT_DIR, 0, &tc);
+	if (err) {
+		if (dir)
+			pr_warn("--table-cache %s: %s (tables are built every run)", dir,
+				strerror(-err));
+		else
+			pr_info("no table cache in %s: %s (tables are built every run)",
+				TABLE_CACHE_DEFAULT_DIR, strerror(-err));
+		return;
+	}
+	unwind_maps__set_table_cache(&ss->um, tc);
+	table_cache__put(tc);
+}
+
 static int open_cgroup(const char *path)
 {
 	struct statfs st;
@@ -304,6 +331,7 @@ int session__start(struct session *ss, const struct session_opts *o)
 	unwind_maps__init(&ss->um, ufds.mappings, ufds.tables, ufds.info, ufds.rules,
 			  ufds.max_rules);
 	unwind_maps__set_capacity(&ss->um, ufds.max_mappings);
+	session__open_table_cache(ss, o->table_cache);
 	process_table__set_unwind_maps(&ss->c.procs, &ss->um);
 	/* Runtimes: found in every maps read, their frames named as they arrive. */
 	env.files = &ss->c.files;

@@ -55,6 +55,9 @@ struct session_opts {
 	uint32_t max_frames;	 /* user frames per walk; 0: OP_MAX_USER_FRAMES */
 	uint32_t prob_threshold; /* 1..100; 0 or 100: always on */
 	uint64_t prob_interval_ns;
+	/* Built unwind tables kept on disk across runs (unwind/table_cache.h): a
+	 * folder, "off", or NULL for TABLE_CACHE_DEFAULT_DIR. */
+	const char *table_cache;
 };
 
 /* Probabilistic profiling: the draws made and what they decided. */

@@ -511,12 +511,18 @@ static int origin_open(void *ctx)
 	return file_cache__open_origin(ctx);
 }
 
+/* Descriptors build jobs hold (FILE_CACHE_SOURCE_FDS): taken on the sampling
+ * thread, given back on a worker when its job is freed. */
+static unsigned int source_fds_held;
+
 static void origin_free(void *ctx)
 {
 	struct file_origin *o = ctx;
 
 	if (!o)
 		return;
+	if (o->held)
+		__atomic_fetch_sub(&source_fds_held, 1, __ATOMIC_RELAXED);
 	free(o->path);
 	if (o->fd >= 0)
 		close(o->fd);
@@ -526,6 +532,7 @@ static void origin_free(void *ctx)
 int file_cache__table_source(const struct file_cache *fc, uint32_t slot, struct table_source *src)
 {
 	struct file_origin *o = malloc(sizeof(*o));
+	const struct cached_file *f;
 	int err;
 
 	memset(src, 0, sizeof(*src));
@@ -534,6 +541,16 @@ int file_cache__table_source(const struct file_cache *fc, uint32_t slot, struct 
 	err = file_cache__origin(fc, slot, o);
 	if (!err && !(src->path = strdup(o->path)))
 		err = -ENOMEM;
+	/* The file as the cache opened it, while few jobs hold one: the job then
+	 * builds even if every process mapping the file is gone by the time it runs. */
+	f = file_cache__at(fc, slot);
+	if (!err && o->fd < 0 && f && f->elf && f->elf->fd >= 0 &&
+	    __atomic_add_fetch(&source_fds_held, 1, __ATOMIC_RELAXED) <= FILE_CACHE_SOURCE_FDS) {
+		o->fd = fcntl(f->elf->fd, F_DUPFD_CLOEXEC, 0);
+		o->held = o->fd >= 0;
+	}
+	if (!err && !o->held && o->fd < 0 && f && f->elf && f->elf->fd >= 0)
+		__atomic_fetch_sub(&source_fds_held, 1, __ATOMIC_RELAXED);
 	if (err) {
 		origin_free(o);
 		return err;
