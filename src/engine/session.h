@@ -58,6 +58,10 @@ struct session_opts {
 	/* Built unwind tables kept on disk across runs (unwind/table_cache.h): a
 	 * folder, "off", or NULL for TABLE_CACHE_DEFAULT_DIR. */
 	const char *table_cache;
+	/* Whole system without off-CPU: no start-up scan, each process read (maps,
+	 * files, tables) at its first sample, which comes as a stack copy (the
+	 * agent: a host's idle processes cost nothing). */
+	bool tables_on_first_sample;
 };
 
 /* Probabilistic profiling: the draws made and what they decided. */
