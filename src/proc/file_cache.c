@@ -301,6 +301,7 @@ static void apply_open(struct file_cache *fc, struct cached_file *f, struct file
 	int err = j->job.err;
 
 	f->pending = false;
+	f->open_job = NULL;
 	if (err == -ETIMEDOUT || err == -EBUSY) {
 		f->open_error = -ETIMEDOUT;
 		fc->stats.timed_out++;
@@ -363,6 +364,7 @@ static void open_elf(struct file_cache *fc, struct cached_file *f, pid_t pid,
 	}
 	if (fc->worker) {
 		f->pending = true;
+		f->open_job = &j->job;
 		fc->stats.jobs++;
 		file_worker__post(fc->worker, &j->job);
 		return;

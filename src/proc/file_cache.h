@@ -50,6 +50,7 @@ struct cached_file {
 	uint32_t users;	      /* process mappings holding it (file_cache__ref) */
 	uint64_t key_hash;    /* its hash in by_key */
 	bool pending;	      /* being opened on the file worker: nothing known yet */
+	const struct file_job *open_job; /* while pending: its job (file_worker__promote) */
 	/* The last mapping seen of it: where to reopen it (file_cache__ensure_fd). */
 	pid_t origin_pid;
 	uint64_t origin_start, origin_end, origin_offset;

@@ -58,6 +58,7 @@ struct loaded_table {
 	int error;	 /* non-zero: building failed, nothing loaded */
 	bool building;	 /* a build job is out (refs 0, nothing loaded) */
 	bool fresh;	 /* built for waiting processes: their first acquire is no reuse */
+	const struct file_job *job; /* while building: its job (file_worker__promote) */
 };
 
 static bool rule_equal(const void *entry, const void *key, void *ctx)
@@ -519,6 +520,13 @@ bool unwind_maps__table_loaded(const struct unwind_maps *um, uint64_t id, uint32
 	return lt && !lt->error;
 }
 
+const struct file_job *unwind_maps__build_job_of(const struct unwind_maps *um, uint64_t id)
+{
+	const struct loaded_table *lt = hashmap__find(&um->tables, hash_u64(id), &id);
+
+	return lt && lt->building ? lt->job : NULL;
+}
+
 enum unwind_table_state unwind_maps__table_state(const struct unwind_maps *um, uint64_t id)
 {
 	const struct loaded_table *lt = hashmap__find(&um->tables, hash_u64(id), &id);
@@ -598,6 +606,7 @@ struct table_build_job *unwind_maps__build_job(struct unwind_maps *um, uint64_t 
 	memset(src, 0, sizeof(*src));
 	lt->id = id;
 	lt->building = true;
+	lt->job = &j->job;
 	if (hashmap__insert(&um->tables, h, lt))
 		goto enomem;
 	um->stats.builds_posted++;
@@ -618,6 +627,7 @@ void unwind_maps__finish_build(struct unwind_maps *um, struct table_build_job *j
 	if (!lt || !lt->building)
 		return;
 	lt->building = false;
+	lt->job = NULL;
 	if (abandoned) {
 		lt->error = -ETIMEDOUT;
 		um->stats.builds_timed_out++;

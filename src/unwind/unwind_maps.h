@@ -137,6 +137,8 @@ enum unwind_table_state {
 	UNWIND_TABLE_READY,    /* loaded, or failed (remembered): acquire it */
 };
 enum unwind_table_state unwind_maps__table_state(const struct unwind_maps *um, uint64_t table_id);
+/* The job building table_id, NULL when none is out (for file_worker__promote()). */
+const struct file_job *unwind_maps__build_job_of(const struct unwind_maps *um, uint64_t table_id);
 
 /*
  * A build is CPU work over a file already open (libLLVM: 0.3-0.8 s on an idle
