@@ -297,6 +297,7 @@ static const struct cli_option agent_options[] = {
     {.key = CLI_KEY_SYMBOL_CACHE_MB,
      .help = "memory bound of the symbol cache (default %s; more\nsaves reloading symbols each "
 	     "interval)"},
+    {.key = CLI_KEY_TABLE_CACHE},
     {.key = OPT_METRICS_LISTEN,
      .name = "metrics-listen",
      .arg = "ADDR:PORT",
@@ -692,6 +693,12 @@ static void log_tables(const struct agent *a)
 		t->processes, t->files, t->runtime_objects, a->ss.sym.cache.n_entries,
 		a->ss.sym.cache.cost >> 10, (unsigned long long)t->processes_purged,
 		(unsigned long long)t->files_evicted, (unsigned long long)t->traces_dropped);
+	pr_info("unwind tables: %llu loaded, %.1f ms built, %llu read back from the disk cache "
+		"(%.1f ms)",
+		(unsigned long long)a->ss.um.stats.tables_loaded,
+		(double)a->ss.um.stats.build_ns / 1e6,
+		(unsigned long long)a->ss.um.stats.cache_reads,
+		(double)a->ss.um.stats.cache_read_ns / 1e6);
 	safe_open__stats(&so);
 	pr_info("files of targets: %llu opened; refused: %llu symlink, %llu directory, %llu FIFO, "
 		"%llu socket, %llu device, %llu pseudo fs, %llu over the size cap, %llu magic "
@@ -886,6 +893,7 @@ int cmd_agent(int argc, char **argv)
 	sopts.keep_events = true;
 	sopts.max_timestamps = MAX_TIMESTAMPS;
 	sopts.bounded = true;
+	sopts.tables_on_first_sample = true;
 	sopts.offcpu_threshold = a->o->offcpu_threshold;
 	if (session__start(&a->ss, &sopts))
 		goto cleanup;

@@ -20,6 +20,7 @@
 #include "symbol/demangle.h"
 #include "omniprof/abi.h"
 #include "symbol/symbol_cache.h"
+#include "unwind/table_cache.h"
 #include "util/log.h"
 
 #define STR_(x) #x
@@ -66,6 +67,11 @@ static const struct cli_option shared[] = {
      .name = "symbol-cache-mb",
      .arg = "MB",
      .help = "memory bound of the symbol cache (default %s)"},
+    {.key = CLI_KEY_TABLE_CACHE,
+     .name = "table-cache",
+     .arg = "DIR|off",
+     .help = "keep built unwind tables in DIR across runs\n"
+	     "(default %s; created 0700; off: none)"},
     {.key = CLI_KEY_COMM,
      .name = "comm",
      .arg = "REGEX",
@@ -129,6 +135,8 @@ static const char *shared_default(int key)
 		return STR(SYMBOL_CACHE_DEFAULT_MB);
 	case CLI_KEY_MAX_FRAMES:
 		return STR(CLI_DEFAULT_MAX_FRAMES);
+	case CLI_KEY_TABLE_CACHE:
+		return TABLE_CACHE_DEFAULT_DIR;
 	case CLI_KEY_PROB_THRESHOLD:
 		return STR(CLI_PROB_THRESHOLD_MAX);
 	case CLI_KEY_PROB_INTERVAL:
@@ -150,6 +158,7 @@ void cli_common__init(struct cli_common *c, bool debuginfod)
 	c->comm = c->cgroup = c->container = NULL;
 	c->n_cpus = 0;
 	c->max_frames = CLI_DEFAULT_MAX_FRAMES;
+	c->table_cache = NULL;
 	c->prob_threshold = CLI_PROB_THRESHOLD_MAX;
 	c->prob_interval_ms = CLI_DEFAULT_PROB_INTERVAL_MS;
 	c->config_text = NULL;
@@ -168,6 +177,7 @@ void cli_common__to_session(const struct cli_common *c, struct session_opts *s)
 	s->cpus = c->cpus;
 	s->n_cpus = c->n_cpus;
 	s->max_frames = c->max_frames;
+	s->table_cache = c->table_cache;
 	s->prob_threshold = c->prob_threshold;
 	s->prob_interval_ns = (uint64_t)c->prob_interval_ms * 1000000ull;
 	s->sym = &c->sym;
@@ -283,6 +293,14 @@ static int parse_shared(struct cli_common *c, int key, const char *arg)
 		return 0;
 	case CLI_KEY_SYMBOL_CACHE_MB:
 		return cli__parse_symbol_cache_mb(arg, &c->sym.cache_bytes) ? -EINVAL : 0;
+	case CLI_KEY_TABLE_CACHE:
+		/* A relative folder would depend on where the agent happens to start. */
+		if (strcmp(arg, "off") && arg[0] != '/') {
+			pr_err("--table-cache: '%s' is neither an absolute folder nor off", arg);
+			return -EINVAL;
+		}
+		c->table_cache = arg;
+		return 0;
 	case CLI_KEY_DEMANGLE:
 		if (demangle__parse_mode(arg, &c->sym.demangle)) {
 			pr_err("--demangle: '%s' is not none, simplified, templates or full", arg);

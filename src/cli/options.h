@@ -49,6 +49,7 @@ enum cli_key {
 	CLI_KEY_CONTAINER,
 	CLI_KEY_CPU,
 	CLI_KEY_MAX_FRAMES,
+	CLI_KEY_TABLE_CACHE,
 	CLI_KEY_OWN = 2000, /* a command's own long-only options take keys from here */
 };
 
@@ -67,6 +68,7 @@ struct cli_common {
 	int cpus[CLI_MAX_CPUS];	 /* --cpu */
 	size_t n_cpus;		 /* 0: every online CPU */
 	uint32_t max_frames;	 /* --max-frames */
+	const char *table_cache; /* --table-cache: a folder or "off"; NULL: the default */
 	uint32_t prob_threshold; /* --probabilistic-threshold, 1..100 */
 	uint32_t prob_interval_ms;
 	/* The --config file's text: option values point into it. Owned (cli_common__clear). */

@@ -30,6 +30,7 @@
 #include "sampler/sampler.h"
 #include "symbol/symbolizer.h"
 #include "unwind/unwind_maps.h"
+#include "unwind/table_cache.h"
 #include "util/log.h"
 #include "util/safe_open.h"
 
@@ -100,6 +101,7 @@ static const struct cli_option record_options[] = {
      .help = "serve the recording's own metrics (Prometheus text)\n"
 	     "at http://ADDR:PORT/metrics while it runs"},
     {.key = CLI_KEY_CONFIG},
+    {.key = CLI_KEY_TABLE_CACHE},
     {.key = CLI_KEY_VERBOSE, .help = "print counters at the end (-vv: debug output)"},
     /* Test hook: every sample is unwound in user space from a copy. */
     {.key = OPT_COPY_ALL_STACKS, .name = "copy-all-stacks", .hidden = true},
@@ -182,7 +184,8 @@ static const struct cli_command record_command = {
 		"[--max-frames N] [--probabilistic-threshold N]\n"
 		"[--probabilistic-interval D] [--off-cpu[=P]] [--demangle MODE]\n"
 		"[--debug-dir DIR]... [--no-debuginfod] [--symbol-cache-mb MB]\n"
-		"[--metrics-listen ADDR:PORT] [--config FILE] [-v] [[--] COMMAND [ARG]...]",
+		"[--metrics-listen ADDR:PORT] [--config FILE] [--table-cache DIR|off]\n"
+		"[-v] [[--] COMMAND [ARG]...]",
     .options = record_options,
     .n_options = sizeof(record_options) / sizeof(record_options[0]),
     .footer = "With COMMAND: runs it, profiles it and its children until it exits (or -d\n"
@@ -455,6 +458,8 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 		(unsigned long long)c->held.overflow);
 	fprintf(stderr, "  %-40s %llu bytes peak\n", "held: memory",
 		(unsigned long long)c->held.peak_bytes);
+	fprintf(stderr, "  %-40s %llu\n", "held: file jobs moved ahead (sampled)",
+		(unsigned long long)c->held.promoted);
 	fprintf(stderr, "  %-40s %llu (%llu maps reads waited)\n",
 		"user: mappings past the cap (untracked)",
 		(unsigned long long)c->procs.stats.maps_truncated,
@@ -539,6 +544,20 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 		(unsigned long long)um->stats.rules);
 	fprintf(stderr, "  %-40s %.1f ms\n", "tables: build time",
 		(double)um->stats.build_ns / 1e6);
+	if (um->cache) {
+		struct table_cache_stats tcs;
+
+		table_cache__stats(um->cache, &tcs);
+		fprintf(stderr,
+			"  %-40s %llu read back (%.1f ms), %llu built and stored, %llu refused, "
+			"%llu errors, %llu evicted\n",
+			"tables: disk cache", (unsigned long long)um->stats.cache_reads,
+			(double)um->stats.cache_read_ns / 1e6, (unsigned long long)tcs.stores,
+			(unsigned long long)tcs.refused, (unsigned long long)tcs.errors,
+			(unsigned long long)tcs.evicted);
+	} else {
+		fprintf(stderr, "  %-40s off\n", "tables: disk cache");
+	}
 	fprintf(stderr, "  %-40s %llu deltas unused but kept, %llu reuses\n", "tables: cache",
 		(unsigned long long)um->stats.deltas_unused,
 		(unsigned long long)um->stats.cache_hits);

@@ -82,6 +82,10 @@ static bool hold(struct collector *c, struct process *p, const void *data, size_
 		c->held.overflow++;
 		return false;
 	}
+	/* Its first held sample: the files it waits for go before the start-up
+	 * scan's (files actually sampled first). */
+	if (!p->held_bytes)
+		c->held.promoted += process_table__promote(&c->procs, p);
 	r->next = NULL;
 	r->pid = p->pid;
 	r->size = (uint32_t)size;

@@ -55,6 +55,13 @@ struct session_opts {
 	uint32_t max_frames;	 /* user frames per walk; 0: OP_MAX_USER_FRAMES */
 	uint32_t prob_threshold; /* 1..100; 0 or 100: always on */
 	uint64_t prob_interval_ns;
+	/* Built unwind tables kept on disk across runs (unwind/table_cache.h): a
+	 * folder, "off", or NULL for TABLE_CACHE_DEFAULT_DIR. */
+	const char *table_cache;
+	/* Whole system without off-CPU: no start-up scan, each process read (maps,
+	 * files, tables) at its first sample, which comes as a stack copy (the
+	 * agent: a host's idle processes cost nothing). */
+	bool tables_on_first_sample;
 };
 
 /* Probabilistic profiling: the draws made and what they decided. */

@@ -301,6 +301,7 @@ static void apply_open(struct file_cache *fc, struct cached_file *f, struct file
 	int err = j->job.err;
 
 	f->pending = false;
+	f->open_job = NULL;
 	if (err == -ETIMEDOUT || err == -EBUSY) {
 		f->open_error = -ETIMEDOUT;
 		fc->stats.timed_out++;
@@ -363,6 +364,7 @@ static void open_elf(struct file_cache *fc, struct cached_file *f, pid_t pid,
 	}
 	if (fc->worker) {
 		f->pending = true;
+		f->open_job = &j->job;
 		fc->stats.jobs++;
 		file_worker__post(fc->worker, &j->job);
 		return;
@@ -511,12 +513,18 @@ static int origin_open(void *ctx)
 	return file_cache__open_origin(ctx);
 }
 
+/* Descriptors build jobs hold (FILE_CACHE_SOURCE_FDS): taken on the sampling
+ * thread, given back on a worker when its job is freed. */
+static unsigned int source_fds_held;
+
 static void origin_free(void *ctx)
 {
 	struct file_origin *o = ctx;
 
 	if (!o)
 		return;
+	if (o->held)
+		__atomic_fetch_sub(&source_fds_held, 1, __ATOMIC_RELAXED);
 	free(o->path);
 	if (o->fd >= 0)
 		close(o->fd);
@@ -526,6 +534,7 @@ static void origin_free(void *ctx)
 int file_cache__table_source(const struct file_cache *fc, uint32_t slot, struct table_source *src)
 {
 	struct file_origin *o = malloc(sizeof(*o));
+	const struct cached_file *f;
 	int err;
 
 	memset(src, 0, sizeof(*src));
@@ -534,6 +543,16 @@ int file_cache__table_source(const struct file_cache *fc, uint32_t slot, struct 
 	err = file_cache__origin(fc, slot, o);
 	if (!err && !(src->path = strdup(o->path)))
 		err = -ENOMEM;
+	/* The file as the cache opened it, while few jobs hold one: the job then
+	 * builds even if every process mapping the file is gone by the time it runs. */
+	f = file_cache__at(fc, slot);
+	if (!err && o->fd < 0 && f && f->elf && f->elf->fd >= 0 &&
+	    __atomic_add_fetch(&source_fds_held, 1, __ATOMIC_RELAXED) <= FILE_CACHE_SOURCE_FDS) {
+		o->fd = fcntl(f->elf->fd, F_DUPFD_CLOEXEC, 0);
+		o->held = o->fd >= 0;
+	}
+	if (!err && !o->held && o->fd < 0 && f && f->elf && f->elf->fd >= 0)
+		__atomic_fetch_sub(&source_fds_held, 1, __ATOMIC_RELAXED);
 	if (err) {
 		origin_free(o);
 		return err;

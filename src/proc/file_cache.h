@@ -50,6 +50,7 @@ struct cached_file {
 	uint32_t users;	      /* process mappings holding it (file_cache__ref) */
 	uint64_t key_hash;    /* its hash in by_key */
 	bool pending;	      /* being opened on the file worker: nothing known yet */
+	const struct file_job *open_job; /* while pending: its job (file_worker__promote) */
 	/* The last mapping seen of it: where to reopen it (file_cache__ensure_fd). */
 	pid_t origin_pid;
 	uint64_t origin_start, origin_end, origin_offset;
@@ -150,7 +151,17 @@ struct file_origin {
 	uint64_t size;
 	char *path; /* owned */
 	int fd;	    /* owned, -1: none; a duplicate for files no path reopens ([vdso]) */
+	bool held;  /* fd is one of the build jobs' FILE_CACHE_SOURCE_FDS */
 };
+
+/*
+ * Build jobs hold at most this many descriptors of their files between posting
+ * and running (the cache's own, duplicated): a process that exits before its
+ * job runs (a compiler lives a second or two, libLLVM's build queues behind
+ * others) leaves no mapping to reopen the file through. Past it a job reopens
+ * through the mapping as before.
+ */
+#define FILE_CACHE_SOURCE_FDS 64
 
 /* Fills *o for file slot (o->path, o->fd: the caller's). 0, or -ENOENT (no ELF file),
  * -errno. */

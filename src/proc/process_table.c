@@ -230,13 +230,38 @@ static bool files_ready(struct process_table *pt, struct process *p)
 				break;
 			j = unwind_maps__build_job(pt->unwind, f->table_id, &src);
 			if (j) {
-				file_worker__post(pt->files->worker, &j->job);
+				/* Files actually sampled first: a process with no sample
+				 * waiting builds in the background (process_table__promote()
+				 * moves its jobs ahead at its first held sample). */
+				file_worker__post_as(pt->files->worker, &j->job, !p->held_bytes);
 				ready = false;
 			}
 			break;
 		}
 	}
 	return ready;
+}
+
+size_t process_table__promote(struct process_table *pt, struct process *p)
+{
+	const struct file_job *job;
+	size_t n = 0;
+
+	if (!pt->files->worker)
+		return 0;
+	for (size_t i = 0; i < p->n_maps; i++) {
+		struct cached_file *f = file_cache__at(pt->files, p->maps[i].file_slot);
+
+		if (!f)
+			continue;
+		job = f->pending ? f->open_job
+		      : f->table_id && pt->unwind
+			  ? unwind_maps__build_job_of(pt->unwind, f->table_id)
+			  : NULL;
+		if (job && file_worker__promote(pt->files->worker, job))
+			n++;
+	}
+	return n;
 }
 
 /*

@@ -165,6 +165,12 @@ void process_table__remove_listener(struct process_table *pt, void *ctx);
  */
 typedef void (*process_ready_fn)(void *ctx, struct process *p);
 size_t process_table__publish_ready(struct process_table *pt, process_ready_fn fn, void *ctx);
+/*
+ * Moves the jobs p's files wait for (opens, table builds) ahead of the
+ * start-up scan's background jobs (file_worker__promote()): called at p's
+ * first held sample. Returns how many moved.
+ */
+size_t process_table__promote(struct process_table *pt, struct process *p);
 
 /* The executable mapping of p holding addr, or NULL (no re-read). */
 const struct process_mapping *process_table__find_mapping(const struct process *p, uint64_t addr);

@@ -1520,6 +1520,33 @@ static int go_section_ranges(const struct elf_file *ef, Elf *elf, const struct c
  * libelf is initialised by elf_file__open(), which every struct elf_file
  * went through.
  */
+/*
+ * The entry point's code is the stack's root: the kernel starts the process
+ * there with no return address. An executable's _start says so in its CFI
+ * (DW_CFA_undefined rip), but the dynamic loader's entry (glibc's RTLD_START:
+ * _start calling _dl_start, then _dl_start_user calling _dl_init, in
+ * assembly) has none, so every sample taken while ld.so relocates a large
+ * program (libLLVM's: a tenth of a short compiler's life) ended in "no unwind
+ * rule". Where no CFI covers them, the ENTRY_ROOT_BYTES from e_entry become
+ * OP_RULE_STOP: the end of the stack. 0 or -ENOMEM.
+ */
+#define ENTRY_ROOT_BYTES 64
+
+static int entry_root(const GElf_Ehdr *ehdr, struct range_vec *rv)
+{
+	struct range_vec entry = {0};
+	int err;
+
+	if (!ehdr->e_entry || (ehdr->e_type != ET_EXEC && ehdr->e_type != ET_DYN))
+		return 0;
+	err = range_vec__push(&entry, ehdr->e_entry, ehdr->e_entry + ENTRY_ROOT_BYTES,
+			      rule_cmd(OP_RULE_STOP));
+	if (!err)
+		err = ranges__fill_gaps(rv, &entry);
+	free(entry.v);
+	return err;
+}
+
 int stack_deltas__build(const struct elf_file *ef, struct stack_delta_table *out)
 {
 	struct range_vec eh = {0}, dbg = {0}, go = {0};
@@ -1582,6 +1609,9 @@ int stack_deltas__build(const struct elf_file *ef, struct stack_delta_table *out
 		if (err)
 			goto cleanup;
 	}
+	err = entry_root(&ehdr, &eh);
+	if (err)
+		goto cleanup;
 	err = table__from_ranges(out, &eh);
 cleanup:
 	free(eh.v);
@@ -1687,13 +1717,16 @@ static int cfi_id(const struct elf_file *ef, Elf *elf, uint8_t out[STACK_DELTAS_
 		err = -EIO;
 		goto cleanup;
 	}
-	id_hash__add(&h, "omniprof cfi 1", 14);
+	id_hash__add(&h, "omniprof cfi 2", 14);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr)) {
 		id_hash__u64(&h, 1); /* not an ELF file libelf can read: no table */
 	} else {
 		id_hash__u64(&h, ehdr.e_ident[EI_CLASS]);
 		id_hash__u64(&h, ehdr.e_ident[EI_DATA]);
 		id_hash__u64(&h, ehdr.e_machine);
+		/* The entry point's root (entry_root()). */
+		id_hash__u64(&h, ehdr.e_type);
+		id_hash__u64(&h, ehdr.e_entry);
 		if (find_sections(elf, &cs)) {
 			id_hash__u64(&h, 2); /* section headers unreadable */
 		} else {

@@ -15,6 +15,7 @@
 #include "unwind/stack_deltas.h"
 #include "omniprof/abi.h"
 #include "unwind/delta_pages.h"
+#include "unwind/table_cache.h"
 #include "util/array.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -35,6 +36,12 @@ struct rule_entry {
  * entries).
  */
 #define UNUSED_TABLES_MAX 4096
+/*
+ * Delta pages (1.5 KiB each) the chunks may grow to before unused tables are
+ * unloaded to make room: 24 MiB of kernel memory, four times what a clang
+ * process's tables take (6,000 pages with libLLVM and libclang-cpp).
+ */
+#define UNUSED_KEEP_PAGES (1u << 14)
 
 struct loaded_table {
 	uint64_t id;
@@ -51,6 +58,7 @@ struct loaded_table {
 	int error;	 /* non-zero: building failed, nothing loaded */
 	bool building;	 /* a build job is out (refs 0, nothing loaded) */
 	bool fresh;	 /* built for waiting processes: their first acquire is no reuse */
+	const struct file_job *job; /* while building: its job (file_worker__promote) */
 };
 
 static bool rule_equal(const void *entry, const void *key, void *ctx)
@@ -116,6 +124,14 @@ void unwind_maps__clear(struct unwind_maps *um)
 	}
 	um->n_chunks = 0;
 	list__init(&um->unused);
+	table_cache__put(um->cache);
+	um->cache = NULL;
+}
+
+void unwind_maps__set_table_cache(struct unwind_maps *um, struct table_cache *cache)
+{
+	table_cache__put(um->cache);
+	um->cache = table_cache__get(cache);
 }
 
 static int extent_insert(struct delta_chunk *c, size_t at, struct delta_extent e)
@@ -187,7 +203,12 @@ static int deltas_alloc(struct unwind_maps *um, uint32_t n, uint32_t *chunk, uin
 				return 0;
 			}
 		}
-		if (attempt == 0 && evict_oldest_unused(um))
+		/* Below the floor a chunk is added rather than an unused table unloaded:
+		 * in a compiler loop the previous compiler's libLLVM is the oldest unused
+		 * table when the next one's small libraries need room, and rebuilding it
+		 * costs the next compiler its first second. */
+		if (attempt == 0 && um->stats.chunk_pages + n > UNUSED_KEEP_PAGES &&
+		    evict_oldest_unused(um))
 			goto retry;
 		if (attempt == 0) {
 			int err = chunk_add(um, n);
@@ -499,6 +520,13 @@ bool unwind_maps__table_loaded(const struct unwind_maps *um, uint64_t id, uint32
 	return lt && !lt->error;
 }
 
+const struct file_job *unwind_maps__build_job_of(const struct unwind_maps *um, uint64_t id)
+{
+	const struct loaded_table *lt = hashmap__find(&um->tables, hash_u64(id), &id);
+
+	return lt && lt->building ? lt->job : NULL;
+}
+
 enum unwind_table_state unwind_maps__table_state(const struct unwind_maps *um, uint64_t id)
 {
 	const struct loaded_table *lt = hashmap__find(&um->tables, hash_u64(id), &id);
@@ -514,12 +542,28 @@ static void build_job_run(struct file_job *job)
 	struct table_build_job *j = (struct table_build_job *)job;
 	struct elf_file ef = {.path = j->src.path, .size = j->src.size};
 
+	uint8_t id[STACK_DELTAS_ID_LEN];
+	bool cached;
+
 	ef.fd = j->src.open(j->src.ctx);
 	if (ef.fd < 0) {
 		job->err = ef.fd;
 		return;
 	}
+	/* The id of the bytes open now (one read of the CFI sections): a table cached
+	 * under it was built from these very bytes. */
+	cached = j->cache && !stack_deltas__table_id(&ef, id);
+	if (cached && !table_cache__load(j->cache, id, &j->table)) {
+		j->from_cache = true;
+		job->err = 0;
+		goto cleanup;
+	}
 	job->err = stack_deltas__build(&ef, &j->table);
+	/* Stored under the id the build computed (the bytes it parsed). A store that
+	 * fails costs the next run a build, nothing else. */
+	if (cached && !job->err && j->table.has_id)
+		table_cache__store(j->cache, &j->table);
+cleanup:
 	close(ef.fd);
 }
 
@@ -539,6 +583,7 @@ static void build_job_free(struct file_job *job)
 		return;
 	stack_delta_table__free(&j->table);
 	table_source__clear(&j->src);
+	table_cache__put(j->cache);
 	free(j);
 }
 
@@ -556,10 +601,12 @@ struct table_build_job *unwind_maps__build_job(struct unwind_maps *um, uint64_t 
 	j->job.free = build_job_free;
 	j->job.timeout_ms = UNWIND_BUILD_TIMEOUT_MS;
 	j->table_id = id;
+	j->cache = table_cache__get(um->cache);
 	j->src = *src;
 	memset(src, 0, sizeof(*src));
 	lt->id = id;
 	lt->building = true;
+	lt->job = &j->job;
 	if (hashmap__insert(&um->tables, h, lt))
 		goto enomem;
 	um->stats.builds_posted++;
@@ -580,6 +627,7 @@ void unwind_maps__finish_build(struct unwind_maps *um, struct table_build_job *j
 	if (!lt || !lt->building)
 		return;
 	lt->building = false;
+	lt->job = NULL;
 	if (abandoned) {
 		lt->error = -ETIMEDOUT;
 		um->stats.builds_timed_out++;
@@ -587,7 +635,12 @@ void unwind_maps__finish_build(struct unwind_maps *um, struct table_build_job *j
 			"(frame pointers are used)",
 			j->src.path);
 	} else {
-		um->stats.build_ns += j->job.run_ns;
+		if (j->from_cache) {
+			um->stats.cache_reads++;
+			um->stats.cache_read_ns += j->job.run_ns;
+		} else {
+			um->stats.build_ns += j->job.run_ns;
+		}
 		lt->error = j->job.err ?: check_built(um, id, &j->table);
 		if (!lt->error)
 			lt->error = load_built(um, id, &j->table, lt);

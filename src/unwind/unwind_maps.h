@@ -27,6 +27,7 @@
 
 struct elf_file;
 struct loaded_table;
+struct table_cache;
 
 struct unwind_maps_stats {
 	uint64_t tables_loaded;
@@ -53,6 +54,8 @@ struct unwind_maps_stats {
 	uint64_t builds_posted;	       /* builds run on the file worker */
 	uint64_t builds_timed_out;     /* ... abandoned past the timeout (frame pointers then) */
 	uint64_t tables_changed;       /* built from other bytes than its id names: refused */
+	uint64_t cache_reads;	       /* build jobs answered from the disk cache */
+	uint64_t cache_read_ns;	       /* ... and the time they took (reading, checking) */
 };
 
 struct delta_extent {
@@ -89,11 +92,17 @@ struct unwind_maps {
 	uint32_t pid_budget;	    /* entries one pid may hold */
 	struct hashmap pid_entries; /* struct lpm_pid: pid -> entries it holds */
 	struct unwind_maps_stats stats;
+	/* Built tables kept on disk across runs (unwind/table_cache.h), or NULL. A
+	 * reference: build jobs take their own. */
+	struct table_cache *cache;
 };
 
 void unwind_maps__init(struct unwind_maps *um, int mappings_fd, int tables_fd, int info_fd,
 		       int rules_fd, uint32_t max_rules);
 void unwind_maps__clear(struct unwind_maps *um); /* accepts NULL */
+/* Build jobs look tables up in cache first and store what they build there
+ * (takes a reference; NULL: none). */
+void unwind_maps__set_table_cache(struct unwind_maps *um, struct table_cache *cache);
 
 /*
  * Takes a reference on the table of file table_id, building it from ef and
@@ -128,6 +137,8 @@ enum unwind_table_state {
 	UNWIND_TABLE_READY,    /* loaded, or failed (remembered): acquire it */
 };
 enum unwind_table_state unwind_maps__table_state(const struct unwind_maps *um, uint64_t table_id);
+/* The job building table_id, NULL when none is out (for file_worker__promote()). */
+const struct file_job *unwind_maps__build_job_of(const struct unwind_maps *um, uint64_t table_id);
 
 /*
  * A build is CPU work over a file already open (libLLVM: 0.3-0.8 s on an idle
@@ -158,6 +169,8 @@ struct table_build_job {
 	uint64_t table_id;
 	struct table_source src;
 	struct stack_delta_table table; /* the result */
+	struct table_cache *cache;	/* a reference, or NULL: no disk cache */
+	bool from_cache;		/* table read back from the cache, not built */
 };
 
 /*

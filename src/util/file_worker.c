@@ -244,6 +244,11 @@ void file_worker__free(struct file_worker *fw)
 
 void file_worker__post(struct file_worker *fw, struct file_job *job)
 {
+	file_worker__post_as(fw, job, fw->background);
+}
+
+void file_worker__post_as(struct file_worker *fw, struct file_job *job, bool background)
+{
 	struct shared *sh = fw->sh;
 
 	job->err = 0;
@@ -257,11 +262,11 @@ void file_worker__post(struct file_worker *fw, struct file_job *job)
 		sh->stats.refused++;
 		push(&sh->done_first, &sh->done_last, job);
 		sh->n_done++;
-	} else if (fw->background || !sh->bg_first) {
+	} else if (background || !sh->bg_first) {
 		push(&sh->queue_first, &sh->queue_last, job);
-		if (fw->background && !sh->bg_first)
+		if (background && !sh->bg_first)
 			sh->bg_first = job;
-		if (!fw->background)
+		if (!background)
 			sh->fg_last = job;
 		pthread_cond_signal(&sh->cond);
 	} else {
@@ -280,6 +285,42 @@ void file_worker__post(struct file_worker *fw, struct file_job *job)
 void file_worker__set_background(struct file_worker *fw, bool background)
 {
 	fw->background = background;
+}
+
+bool file_worker__promote(struct file_worker *fw, const struct file_job *job)
+{
+	struct shared *sh = fw->sh;
+	struct file_job *prev, *cur;
+
+	pthread_mutex_lock(&sh->lock);
+	prev = sh->fg_last;
+	for (cur = sh->bg_first; cur && cur != job; cur = cur->next)
+		prev = cur;
+	if (!cur) {
+		pthread_mutex_unlock(&sh->lock);
+		return false;
+	}
+	/* Out of the background part ... */
+	if (prev)
+		prev->next = cur->next;
+	else
+		sh->queue_first = cur->next;
+	if (sh->queue_last == cur)
+		sh->queue_last = prev;
+	if (sh->bg_first == cur)
+		sh->bg_first = cur->next;
+	/* ... and after the last foreground job. */
+	cur->next = sh->bg_first;
+	if (sh->fg_last)
+		sh->fg_last->next = cur;
+	else
+		sh->queue_first = cur;
+	sh->fg_last = cur;
+	if (!cur->next)
+		sh->queue_last = cur;
+	sh->stats.promoted++;
+	pthread_mutex_unlock(&sh->lock);
+	return true;
 }
 
 size_t file_worker__poll(struct file_worker *fw, file_job_fn fn, void *ctx)

@@ -65,6 +65,7 @@ struct file_worker_stats {
 	uint64_t refused;   /* failed at once: every thread was stuck */
 	uint64_t threads;   /* threads started */
 	uint64_t late;	    /* abandoned jobs that returned after all (freed by their thread) */
+	uint64_t promoted;  /* background jobs moved ahead: a sampled process waits for them */
 };
 
 struct file_worker;
@@ -84,6 +85,15 @@ void file_worker__post(struct file_worker *fw, struct file_job *job);
  * samples wait for them).
  */
 void file_worker__set_background(struct file_worker *fw, bool background);
+/* Queues job in the background or the foreground, whatever the mode. */
+void file_worker__post_as(struct file_worker *fw, struct file_job *job, bool background);
+/*
+ * Moves job, if it is still queued among the background jobs, to the end of
+ * the foreground ones: a file a sampled process waits for goes before the
+ * start-up scan's others. True when it moved. job is only compared: it may
+ * have finished (not freed by the caller yet).
+ */
+bool file_worker__promote(struct file_worker *fw, const struct file_job *job);
 
 /*
  * Called with each job that finished (abandoned false: fn owns the job and

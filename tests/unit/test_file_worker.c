@@ -153,6 +153,50 @@ static void test_background_jobs_last(void **state)
 	close(p[1]);
 }
 
+/* A background job promoted (a sampled process waits for it) runs after the
+ * foreground jobs and before the other background ones; a job not queued in
+ * the background (foreground, running) is left where it is. */
+static void test_promote(void **state)
+{
+	struct file_worker_stats st;
+	struct file_worker *fw;
+	struct seen s = {0};
+	struct test_job *first, *fg, *bg_last;
+	int p[2], base;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(file_worker__new(1, 10000, &fw), 0);
+	base = atomic_load(&ran);
+	first = job_new(p[0], 0);
+	file_worker__post(fw, &first->job);
+	file_worker__set_background(fw, true);
+	file_worker__post(fw, &job_new(-1, 4)->job);
+	file_worker__post(fw, &job_new(-1, 5)->job);
+	bg_last = job_new(-1, 2);
+	file_worker__post(fw, &bg_last->job);
+	file_worker__set_background(fw, false);
+	fg = job_new(-1, 1);
+	file_worker__post(fw, &fg->job);
+	/* The last background job jumps the other two; foreground and running stay. */
+	assert_true(file_worker__promote(fw, &bg_last->job));
+	assert_false(file_worker__promote(fw, &fg->job));
+	assert_false(file_worker__promote(fw, &first->job));
+	/* One posted after it still goes before the background. */
+	file_worker__post(fw, &job_new(-1, 3)->job);
+	assert_int_equal(write(p[1], "x", 1), 1);
+	POLL_UNTIL(fw, &s, s.done == 6);
+	assert_int_equal(s.done, 6);
+	/* Ran in order: 0, 1, 2 (promoted), 3, 4, 5. */
+	for (int v = 0; v < 6; v++)
+		assert_int_equal(s.order[v] - base, v);
+	file_worker__stats(fw, &st);
+	assert_int_equal(st.promoted, 1);
+	file_worker__free(fw);
+	close(p[0]);
+	close(p[1]);
+}
+
 static void test_stuck_job_abandoned(void **state)
 {
 	struct file_worker_stats st;
@@ -288,6 +332,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_jobs_come_back),
 	    cmocka_unit_test(test_background_jobs_last),
+	    cmocka_unit_test(test_promote),
 	    cmocka_unit_test(test_stuck_job_abandoned),
 	    cmocka_unit_test(test_cap_then_refused_and_free_never_waits),
 	    cmocka_unit_test(test_done_jobs_bounded_until_handled),

@@ -5,11 +5,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "elf/elf_file.h"
 #include "unwind/stack_deltas.h"
@@ -1598,7 +1601,53 @@ static bool any_fde(const struct rd *rd, uint64_t addr, bool at_end)
  * its first rule is INVALID and merges with the gap); where no FDE starts at
  * an FDE's end, the table says INVALID from there.
  */
-static void check_fde_boundaries(const struct rd *rd, const struct stack_delta_table *t, size_t max)
+/* The ELF entry point of path: stack_deltas__build() makes the code there a root
+ * (OP_RULE_STOP) where no CFI covers it. */
+#define ENTRY_ROOT_BYTES 64
+static uint64_t entry_of(const char *path)
+{
+	Elf64_Ehdr eh;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	close(fd);
+	return eh.e_entry;
+}
+
+static bool at_entry(uint64_t entry, uint64_t addr)
+{
+	return entry && addr >= entry && addr < entry + ENTRY_ROOT_BYTES;
+}
+
+/*
+ * a and b give every address the same rule, except in the entry point's root,
+ * which only a table made by stack_deltas__build() has (stack_deltas__parse()
+ * sees no ELF header).
+ */
+static void assert_same_rules(const struct stack_delta_table *a, const struct stack_delta_table *b,
+			      uint64_t entry)
+{
+	const struct stack_delta_table *t[2] = {a, b};
+
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; i < t[k]->n; i++) {
+			uint64_t x = t[k]->deltas[i].addr;
+			const struct stack_delta *da, *db;
+
+			if (at_entry(entry, x))
+				continue;
+			da = stack_delta_table__find(a, x);
+			db = stack_delta_table__find(b, x);
+			assert_non_null(da);
+			assert_non_null(db);
+			assert_memory_equal(&da->rule, &db->rule, sizeof(da->rule));
+		}
+	}
+}
+
+static void check_fde_boundaries(const struct rd *rd, const struct stack_delta_table *t, size_t max,
+				 uint64_t entry)
 {
 	size_t step = rd->n_fdes > max ? rd->n_fdes / max : 1;
 
@@ -1615,6 +1664,8 @@ static void check_fde_boundaries(const struct rd *rd, const struct stack_delta_t
 		if (!any_fde(rd, f->end, false)) {
 			d = stack_delta_table__find(t, f->end);
 			assert_non_null(d);
+			if (at_entry(entry, f->end) && d->rule.cmd == OP_RULE_STOP)
+				continue;
 			assert_int_equal(d->rule.cmd, OP_RULE_INVALID);
 			if (stack_delta_table__find(t, f->end - 1)->rule.cmd != OP_RULE_INVALID)
 				assert_int_equal(d->addr, f->end);
@@ -1767,7 +1818,7 @@ static void test_compiled_programs(void **state)
 		/* crt files, our 7 functions, the PLT */
 		assert_true(rd.rows_checked >= 20);
 		assert_true(rd.n_fdes >= 8);
-		check_fde_boundaries(&rd, &t, SIZE_MAX);
+		check_fde_boundaries(&rd, &t, SIZE_MAX, entry_of(fx.prog[i]));
 		check_expressions(fx.prog[i], &t, &plts, &derefs, &signals);
 		assert_int_equal(plts, 1);
 		/* GCC realigns with DRAP; clang with rbp and rbx instead */
@@ -1801,13 +1852,40 @@ static void test_system_libc(void **state)
 	assert_true(rd.n_fdes > 1000);
 	assert_true(rd.rows_checked > 10000);
 	assert_true(rd.rows_skipped < 10);
-	check_fde_boundaries(&rd, &t, 500);
+	check_fde_boundaries(&rd, &t, 500, entry_of(LIBC));
 	check_expressions(LIBC, &t, &plts, &derefs, &signals);
 	assert_int_equal(plts, 1);
 	assert_int_equal(signals, 1);
 	check_plt_section(LIBC, &t);
 	free(rd.cies);
 	free(rd.fdes);
+	stack_delta_table__free(&t);
+}
+
+/*
+ * The dynamic loader's entry (_start calling _dl_start, _dl_start_user calling
+ * _dl_init: assembly without CFI) is a root: the return address a sample in
+ * relocation finds there ends the stack instead of "no unwind rule".
+ */
+static void test_loader_entry_root(void **state)
+{
+	struct stack_delta_table t;
+	const struct stack_delta *d;
+	char path[512];
+	uint64_t entry;
+
+	(void)state;
+	if (tu_system_lib("ld-linux-x86-64.so.2", path, sizeof(path)))
+		fail_msg("ld-linux-x86-64.so.2 is not in the dynamic linker's cache");
+	entry = entry_of(path);
+	assert_true(entry != 0);
+	build_file(path, &t);
+	/* The call to _dl_start is 3 bytes in: its return address is 8 bytes in. */
+	for (uint64_t off = 0; off < 16; off++) {
+		d = stack_delta_table__find(&t, entry + off);
+		assert_non_null(d);
+		assert_int_equal(d->rule.cmd, OP_RULE_STOP);
+	}
 	stack_delta_table__free(&t);
 }
 
@@ -1832,8 +1910,7 @@ static void test_build_paths(void **state)
 	vaddr = section_info(fx.prog[0], ".eh_frame", NULL, NULL);
 	assert_true(vaddr != 0);
 	assert_int_equal(stack_deltas__parse(bytes, len, vaddr, 0, &b), 0);
-	assert_int_equal(a.n, b.n);
-	assert_memory_equal(a.deltas, b.deltas, a.n * sizeof(*a.deltas));
+	assert_same_rules(&a, &b, entry_of(fx.prog[0]));
 	free(bytes);
 	stack_delta_table__free(&b);
 
@@ -1980,6 +2057,7 @@ int main(void)
 	    cmocka_unit_test(test_compiled_programs),
 	    cmocka_unit_test(test_system_libc),
 	    cmocka_unit_test(test_build_paths),
+	    cmocka_unit_test(test_loader_entry_root),
 	    cmocka_unit_test(test_real_sections_malformed),
 	    cmocka_unit_test(test_other_machine),
 	};

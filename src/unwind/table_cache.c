@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "unwind/table_cache.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "util/clock.h"
+#include "util/log.h"
+
+#define CACHE_MAGIC	 "OPTABLE1"
+#define CACHE_VERSION	 1
+#define CACHE_SUFFIX	 ".tbl"
+#define CACHE_TMP_PREFIX ".tmp-"
+#define CACHE_DIGEST_LEN 32
+/* More deltas than any file has (libLLVM-14: 0.8M): a header past it is refused
+ * before anything is allocated. */
+#define CACHE_MAX_DELTAS (64ull << 20)
+
+/* The file: this header, then n struct stack_delta. Fixed-width, host order (the
+ * cache is this machine's). */
+struct cache_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t delta_size; /* sizeof(struct stack_delta) */
+	uint8_t id[STACK_DELTAS_ID_LEN];
+	uint64_t n;
+	uint64_t stats[4]; /* cies, fdes, unsupported, bad_entries */
+	/* SHA-256 of this header (with digest zeroed) and the deltas. */
+	uint8_t digest[CACHE_DIGEST_LEN];
+};
+_Static_assert(sizeof(struct cache_header) == 104, "cache header layout");
+_Static_assert(sizeof(struct stack_delta) == 16, "delta layout");
+
+struct table_cache {
+	int dir_fd;
+	uint64_t max_bytes;
+	int refs;
+	struct table_cache_stats stats; /* updated with __atomic builtins */
+};
+
+#define STAT_ADD(tc, field, v) __atomic_fetch_add(&(tc)->stats.field, (v), __ATOMIC_RELAXED)
+
+void table_cache__name(const uint8_t id[STACK_DELTAS_ID_LEN], char buf[40])
+{
+	static const char hex[] = "0123456789abcdef";
+
+	for (int i = 0; i < STACK_DELTAS_ID_LEN; i++) {
+		buf[2 * i] = hex[id[i] >> 4];
+		buf[2 * i + 1] = hex[id[i] & 15];
+	}
+	memcpy(buf + 2 * STACK_DELTAS_ID_LEN, CACHE_SUFFIX, sizeof(CACHE_SUFFIX));
+}
+
+int table_cache__open(const char *dir, uint64_t max_bytes, struct table_cache **out)
+{
+	struct table_cache *tc = NULL;
+	struct stat st;
+	int fd, err;
+
+	*out = NULL;
+	/* Only the last component is created: the parent (/var/cache) is the system's. */
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return -errno;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOTDIR ? -ELOOP : -errno;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		goto cleanup;
+	}
+	/* Anyone else able to write here could hand the unwinder any rules. */
+	if (st.st_uid != geteuid() || (st.st_mode & 077)) {
+		err = -EPERM;
+		goto cleanup;
+	}
+	tc = calloc(1, sizeof(*tc));
+	if (!tc) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	tc->dir_fd = fd;
+	tc->max_bytes = max_bytes ? max_bytes : TABLE_CACHE_DEFAULT_BYTES;
+	tc->refs = 1;
+	*out = tc;
+	return 0;
+cleanup:
+	close(fd);
+	return err;
+}
+
+struct table_cache *table_cache__get(struct table_cache *tc)
+{
+	if (tc)
+		__atomic_fetch_add(&tc->refs, 1, __ATOMIC_RELAXED);
+	return tc;
+}
+
+void table_cache__put(struct table_cache *tc)
+{
+	if (!tc || __atomic_sub_fetch(&tc->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	close(tc->dir_fd);
+	free(tc);
+}
+
+void table_cache__stats(const struct table_cache *tc, struct table_cache_stats *out)
+{
+	const uint64_t *src = (const uint64_t *)&tc->stats;
+	uint64_t *dst = (uint64_t *)out;
+
+	for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+/* SHA-256 of h (digest zeroed) and the deltas into digest. 0 or -EIO. */
+static int cache_digest(const struct cache_header *h, const struct stack_delta *deltas, size_t n,
+			uint8_t digest[CACHE_DIGEST_LEN])
+{
+	struct cache_header copy = *h;
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int md_len = 0;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	int err = -EIO;
+
+	if (!ctx)
+		return -ENOMEM;
+	memset(copy.digest, 0, sizeof(copy.digest));
+	if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1 &&
+	    EVP_DigestUpdate(ctx, &copy, sizeof(copy)) == 1 &&
+	    (!n || EVP_DigestUpdate(ctx, deltas, n * sizeof(*deltas)) == 1) &&
+	    EVP_DigestFinal_ex(ctx, md, &md_len) == 1 && md_len == CACHE_DIGEST_LEN) {
+		memcpy(digest, md, CACHE_DIGEST_LEN);
+		err = 0;
+	}
+	EVP_MD_CTX_free(ctx);
+	return err;
+}
+
+/* Reads exactly len bytes at the file's position: 0, -EBADMSG when short, -errno. */
+static int read_all(int fd, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EBADMSG;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Checks and reads the open cache file fd of id into out. 0, -EBADMSG or -errno. */
+static int read_table(int fd, const uint8_t id[STACK_DELTAS_ID_LEN], struct stack_delta_table *out)
+{
+	uint8_t digest[CACHE_DIGEST_LEN];
+	struct stack_delta *deltas = NULL;
+	struct cache_header h;
+	struct stat st;
+	int err;
+
+	if (fstat(fd, &st))
+		return -errno;
+	/* Ours alone: a file another user could have written (hard-linked in) is not. */
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022) ||
+	    st.st_nlink != 1 || (uint64_t)st.st_size < sizeof(h))
+		return -EBADMSG;
+	err = read_all(fd, &h, sizeof(h));
+	if (err)
+		return err;
+	if (memcmp(h.magic, CACHE_MAGIC, sizeof(h.magic)) || h.version != CACHE_VERSION ||
+	    h.delta_size != sizeof(struct stack_delta) || memcmp(h.id, id, STACK_DELTAS_ID_LEN) ||
+	    h.n > CACHE_MAX_DELTAS ||
+	    (uint64_t)st.st_size != sizeof(h) + h.n * sizeof(struct stack_delta))
+		return -EBADMSG;
+	if (h.n) {
+		deltas = malloc(h.n * sizeof(*deltas));
+		if (!deltas)
+			return -ENOMEM;
+		err = read_all(fd, deltas, h.n * sizeof(*deltas));
+		if (err)
+			goto cleanup;
+	}
+	err = cache_digest(&h, deltas, h.n, digest);
+	if (err)
+		goto cleanup;
+	if (memcmp(digest, h.digest, sizeof(digest))) {
+		err = -EBADMSG;
+		goto cleanup;
+	}
+	/* The delta search relies on the order; a digest only says the bytes are the
+	 * ones written. */
+	for (uint64_t i = 1; i < h.n; i++) {
+		if (deltas[i].addr <= deltas[i - 1].addr) {
+			err = -EBADMSG;
+			goto cleanup;
+		}
+	}
+	out->deltas = deltas;
+	out->n = h.n;
+	out->stats.cies = h.stats[0];
+	out->stats.fdes = h.stats[1];
+	out->stats.unsupported = h.stats[2];
+	out->stats.bad_entries = h.stats[3];
+	memcpy(out->id, id, STACK_DELTAS_ID_LEN);
+	out->has_id = true;
+	return 0;
+cleanup:
+	free(deltas);
+	return err;
+}
+
+int table_cache__load(struct table_cache *tc, const uint8_t id[STACK_DELTAS_ID_LEN],
+		      struct stack_delta_table *out)
+{
+	uint64_t start = clock__now_ns();
+	char name[40];
+	int fd, err;
+
+	memset(out, 0, sizeof(*out));
+	table_cache__name(id, name);
+	/* O_NONBLOCK: a FIFO put here would not hold the worker (it is refused next). */
+	fd = openat(tc->dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		if (err == -ENOENT) {
+			STAT_ADD(tc, misses, 1);
+			return err;
+		}
+		if (err != -ELOOP) {
+			STAT_ADD(tc, errors, 1);
+			return err;
+		}
+		err = -EBADMSG; /* a symlink */
+	} else {
+		err = read_table(fd, id, out);
+		close(fd);
+	}
+	if (err == -EBADMSG) {
+		STAT_ADD(tc, refused, 1);
+		pr_info("table cache: %s refused (not a table this cache wrote), removed", name);
+		/* Removes the name (a symlink itself, not its target). */
+		unlinkat(tc->dir_fd, name, 0);
+		return err;
+	}
+	if (err) {
+		STAT_ADD(tc, errors, 1);
+		return err;
+	}
+	/* Recently used: kept the longest when the folder is trimmed. */
+	utimensat(tc->dir_fd, name, NULL, AT_SYMLINK_NOFOLLOW);
+	STAT_ADD(tc, hits, 1);
+	STAT_ADD(tc, read_ns, clock__now_ns() - start);
+	return 0;
+}
+
+struct cache_entry {
+	char name[64];
+	uint64_t size;
+	struct timespec mtime;
+};
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct cache_entry *x = a, *y = b;
+
+	if (x->mtime.tv_sec != y->mtime.tv_sec)
+		return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
+	if (x->mtime.tv_nsec != y->mtime.tv_nsec)
+		return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
+	return 0;
+}
+
+/* Removes the least recently used tables while the folder holds more than its
+ * bound (keep: the name just written, removed last of all). */
+static void trim(struct table_cache *tc, const char *keep)
+{
+	struct cache_entry *entries = NULL, *grown;
+	size_t n = 0, cap = 0;
+	uint64_t total = 0;
+	struct dirent *de;
+	DIR *d;
+	int fd = openat(tc->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+		size_t len = strlen(de->d_name);
+
+		if (len >= sizeof(entries->name) || de->d_name[0] == '.' ||
+		    fstatat(tc->dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW)) {
+			/* A temporary file a killed writer left: gone after ten minutes. */
+			if (!strncmp(de->d_name, CACHE_TMP_PREFIX, strlen(CACHE_TMP_PREFIX)) &&
+			    !fstatat(tc->dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
+			    st.st_mtim.tv_sec + 600 < time(NULL))
+				unlinkat(tc->dir_fd, de->d_name, 0);
+			continue;
+		}
+		total += (uint64_t)st.st_size;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			grown = realloc(entries, cap * sizeof(*entries));
+			if (!grown)
+				goto cleanup;
+			entries = grown;
+		}
+		memcpy(entries[n].name, de->d_name, len + 1);
+		entries[n].size = (uint64_t)st.st_size;
+		entries[n].mtime = st.st_mtim;
+		/* The new table goes last whatever its clock says. */
+		if (!strcmp(de->d_name, keep))
+			entries[n].mtime.tv_sec = INT64_MAX;
+		n++;
+	}
+	if (total <= tc->max_bytes)
+		goto cleanup;
+	qsort(entries, n, sizeof(*entries), entry_cmp);
+	for (size_t i = 0; i < n && total > tc->max_bytes; i++) {
+		if (unlinkat(tc->dir_fd, entries[i].name, 0))
+			continue;
+		total -= entries[i].size;
+		STAT_ADD(tc, evicted, 1);
+	}
+cleanup:
+	free(entries);
+	closedir(d);
+}
+
+int table_cache__store(struct table_cache *tc, const struct stack_delta_table *t)
+{
+	char name[40], tmp[64];
+	struct cache_header h = {0};
+	unsigned int rnd;
+	int fd = -1, err;
+
+	if (!t->has_id)
+		return -EINVAL;
+	if (sizeof(h) + t->n * sizeof(*t->deltas) > tc->max_bytes)
+		return -EFBIG;
+	memcpy(h.magic, CACHE_MAGIC, sizeof(h.magic));
+	h.version = CACHE_VERSION;
+	h.delta_size = sizeof(struct stack_delta);
+	memcpy(h.id, t->id, STACK_DELTAS_ID_LEN);
+	h.n = t->n;
+	h.stats[0] = t->stats.cies;
+	h.stats[1] = t->stats.fdes;
+	h.stats[2] = t->stats.unsupported;
+	h.stats[3] = t->stats.bad_entries;
+	err = cache_digest(&h, t->deltas, t->n, h.digest);
+	if (err)
+		goto cleanup;
+	table_cache__name(t->id, name);
+	/* A name no one else uses (two workers may store the same table at once):
+	 * O_EXCL never opens an existing file or follows a symlink. */
+	for (int tries = 0;; tries++) {
+		rnd = (unsigned int)(clock__now_ns() ^ ((uint64_t)gettid() << 20)) +
+		      (unsigned int)tries;
+		snprintf(tmp, sizeof(tmp), CACHE_TMP_PREFIX "%08x-%s", rnd, name);
+		fd = openat(tc->dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
+		if (fd >= 0)
+			break;
+		if (errno != EEXIST || tries == 16) {
+			err = -errno;
+			goto cleanup;
+		}
+	}
+	err = write_all(fd, &h, sizeof(h));
+	if (!err && t->n)
+		err = write_all(fd, t->deltas, t->n * sizeof(*t->deltas));
+	if (!err && close(fd))
+		err = -errno;
+	fd = -1;
+	/* Replaces whatever has the name (a symlink is replaced, not followed). */
+	if (!err && renameat(tc->dir_fd, tmp, tc->dir_fd, name))
+		err = -errno;
+	if (err) {
+		unlinkat(tc->dir_fd, tmp, 0);
+		goto cleanup;
+	}
+	STAT_ADD(tc, stores, 1);
+	trim(tc, name);
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		STAT_ADD(tc, errors, 1);
+	return err;
+}

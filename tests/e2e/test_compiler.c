@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * A compiler loop (`clang++ -O2 -c`, a new process every second or two, each
+ * mapping libLLVM and libclang-cpp: 2.5M deltas of tables) recorded the way
+ * a whole-system agent sees it, selected by --comm:
+ *  - first with an empty --table-cache folder (cold: every table built while
+ *    the compilers' samples wait as stack copies), figures printed;
+ *  - then again with the folder the first run filled (a restarted agent):
+ *    the tables are read back, not built, and at least MIN_ROOTED_PCT of
+ *    clang++'s samples start at a true root (_start, or the dynamic loader's
+ *    entry while it relocates) with no stop marker anywhere;
+ * perf --call-graph dwarf's figure for the same loop is bench/'s
+ * (`perf script` needs a minute to unwind 8 s of it on the 2-CPU CI machine,
+ * past this test's budget). One recording pair serves every assertion. Needs
+ * root, BPF and clang (scripts/install-deps.sh).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "omniprof_run.h"
+#include "testutil.h"
+
+#define FREQUENCY    "99"
+#define COLD_SECONDS "3"
+#define WARM_SECONDS "8"
+#define MIN_SAMPLES  40
+/* perf dwarf reaches a root in all such samples (issue 17, with a large enough
+ * stack copy); ours misses a few:
+ * template instantiation deeper than --max-frames, stacks past the 32 KiB copy
+ * (printed: "too many frames", "unreadable stack"). */
+#define MIN_ROOTED_PCT 95.0
+
+/* Enough C++ for a compile of about a second: templates, the standard library. */
+static const char source[] =
+    "#include <algorithm>\n#include <functional>\n#include <iostream>\n#include <map>\n"
+    "#include <string>\n#include <unordered_map>\n#include <vector>\n"
+    "template <int N> struct F { static int v() { return F<N - 1>::v() + N; } };\n"
+    "template <> struct F<0> { static int v() { return 0; } };\n"
+    "int main() {\n  std::map<std::string, std::vector<int>> m;\n"
+    "  std::unordered_map<int, std::function<int(int)>> u;\n"
+    "  std::cout << F<300>::v() << m.size() << u.size();\n}\n";
+
+struct rooted {
+	long samples;
+	long rooted;
+	long stops; /* samples with a stop marker */
+};
+
+static double pct(long a, long b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0;
+}
+
+/* clang++'s samples in a stacks.folded: "clang++;ROOT;...;LEAF COUNT", root first. */
+static struct rooted count_folded(const char *path)
+{
+	struct rooted r = {0};
+	size_t len;
+	char *text = tu_read_file(path, &len), *line, *save = NULL;
+
+	assert_non_null(text);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *space = strrchr(line, ' '), *first;
+		long n;
+
+		if (strncmp(line, "clang++;", 8) || !space)
+			continue;
+		n = atol(space + 1);
+		*space = '\0';
+		first = line + 8;
+		r.samples += n;
+		if (strstr(line, ";[")) {
+			r.stops += n;
+			continue;
+		}
+		if (!strncmp(first, "_start;", 7) || !strncmp(first, "ld-linux-x86-64.so.2+", 21))
+			r.rooted += n;
+	}
+	free(text);
+	return r;
+}
+
+static char *record(const char *dir, const char *cache, const char *name, const char *secs)
+{
+	char *out = NULL;
+	int rc =
+	    tu_run(&out,
+		   "%s record -v --comm '^clang\\+\\+$' -F " FREQUENCY " -d %s --table-cache '%s' "
+		   "-o '%s/%s' 2>&1",
+		   tu_omniprof_path(), secs, cache, dir, name);
+
+	if (rc)
+		printf("%s\n", out ? out : "");
+	assert_int_equal(rc, 0);
+	return out;
+}
+
+static void print_counters(const char *title, const char *out)
+{
+	static const char *const keys[] = {"tables: disk cache", "tables: build time",
+					   "held: records waiting", "copies: unwound in user space",
+					   "not copied (over budget)"};
+
+	printf("    %s:\n", title);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *at = strstr(out, keys[i]);
+
+		if (at)
+			printf("      %.*s\n", (int)strcspn(at, "\n"), at);
+	}
+}
+
+static void test_clang_loop(void **state)
+{
+	char *dir = tu_mkdtemp(), src[600], obj[600], cache[600], folded[600];
+	char loop[2048], *out_cold, *out_warm;
+	struct rooted cold, warm;
+	pid_t compiler;
+	struct stat st;
+	int status;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(dir);
+	assert_int_equal(tu_run(NULL, "command -v clang++"), 0);
+	snprintf(src, sizeof(src), "%s/unit.cpp", dir);
+	snprintf(obj, sizeof(obj), "%s/unit.o", dir);
+	snprintf(cache, sizeof(cache), "%s/cache", dir);
+	f = fopen(src, "w");
+	assert_non_null(f);
+	fputs(source, f);
+	fclose(f);
+
+	snprintf(loop, sizeof(loop), "while :; do clang++ -O2 -c '%s' -o '%s' || exit 1; done", src,
+		 obj);
+	compiler = fork();
+	assert_true(compiler >= 0);
+	if (compiler == 0) {
+		setpgid(0, 0);
+		execl("/bin/sh", "sh", "-c", loop, (char *)NULL);
+		_exit(127);
+	}
+	setpgid(compiler, compiler);
+
+	/* Cold: an empty cache folder, created 0700 by omniprof. */
+	out_cold = record(dir, cache, "cold", COLD_SECONDS);
+	assert_int_equal(stat(cache, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+	snprintf(folded, sizeof(folded), "%s/cold/stacks.folded", dir);
+	cold = count_folded(folded);
+
+	/* Warm: a restarted recorder with the folder the first one filled. */
+	out_warm = record(dir, cache, "warm", WARM_SECONDS);
+	kill(-compiler, SIGKILL);
+	waitpid(compiler, &status, 0);
+	snprintf(folded, sizeof(folded), "%s/warm/stacks.folded", dir);
+	warm = count_folded(folded);
+
+	printf("    clang++ -O2 -c in a loop, --comm, %s Hz:\n", FREQUENCY);
+	printf("      omniprof, cold cache (%s s): %ld of %ld samples start at a root, no stop "
+	       "marker (%.1f%%; %ld with a marker)\n",
+	       COLD_SECONDS, cold.rooted, cold.samples, pct(cold.rooted, cold.samples), cold.stops);
+	printf("      omniprof, warm cache (%s s): %ld of %ld (%.1f%%; %ld with a marker)\n",
+	       WARM_SECONDS, warm.rooted, warm.samples, pct(warm.rooted, warm.samples), warm.stops);
+	print_counters("cold", out_cold);
+	print_counters("warm", out_warm);
+
+	/* The second run read libLLVM's and libclang-cpp's tables back instead of building them. */
+	assert_true(tu_counter_after(out_warm, "tables: disk cache") >= 2);
+	assert_true(warm.samples >= MIN_SAMPLES);
+	assert_true(pct(warm.rooted, warm.samples) >= MIN_ROOTED_PCT);
+	free(out_cold);
+	free(out_warm);
+	tu_rmtree(dir);
+	free(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_clang_loop),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

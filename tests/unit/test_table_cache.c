@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The disk cache of built tables (unwind/table_cache.c): a table read back is
+ * the table stored; corrupt, foreign, truncated, symlinked, hard-linked or
+ * another user's cache files are refused (and removed, the symlink's target
+ * untouched); a folder open to others or a symlink is refused; writes replace
+ * a symlink rather than follow it; the folder stays under its bound.
+ * Tables are real: the system libc's and ld.so's, built by stack_deltas__build().
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "elf/elf_file.h"
+#include "unwind/stack_deltas.h"
+#include "unwind/table_cache.h"
+#include "testutil.h"
+
+static struct {
+	char *dir; /* a temporary folder; the cache is dir/cache */
+	char cache[512];
+	struct stack_delta_table libc, ld;
+} fx;
+
+static void build(const char *soname, struct stack_delta_table *t)
+{
+	char path[512];
+	struct elf_file *ef;
+
+	if (tu_system_lib(soname, path, sizeof(path)))
+		fail_msg("%s is not in the dynamic linker's cache", soname);
+	assert_int_equal(elf_file__open(path, -1, &ef), 0);
+	assert_int_equal(stack_deltas__build(ef, t), 0);
+	assert_true(t->has_id);
+	assert_true(t->n > 100);
+	elf_file__close(ef);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	fx.dir = tu_mkdtemp();
+	if (!fx.dir)
+		return -1;
+	snprintf(fx.cache, sizeof(fx.cache), "%s/cache", fx.dir);
+	build("libc.so.6", &fx.libc);
+	build("ld-linux-x86-64.so.2", &fx.ld);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	stack_delta_table__free(&fx.libc);
+	stack_delta_table__free(&fx.ld);
+	tu_rmtree(fx.dir);
+	free(fx.dir);
+	return 0;
+}
+
+static void path_of(const uint8_t *id, char *buf, size_t len)
+{
+	char name[40];
+
+	table_cache__name(id, name);
+	snprintf(buf, len, "%s/%s", fx.cache, name);
+}
+
+static void assert_same(const struct stack_delta_table *a, const struct stack_delta_table *b)
+{
+	assert_int_equal(a->n, b->n);
+	assert_memory_equal(a->deltas, b->deltas, a->n * sizeof(*a->deltas));
+	assert_memory_equal(a->id, b->id, STACK_DELTAS_ID_LEN);
+	assert_true(b->has_id);
+	assert_int_equal(a->stats.fdes, b->stats.fdes);
+	assert_int_equal(a->stats.cies, b->stats.cies);
+}
+
+static struct table_cache *fresh_cache(uint64_t max_bytes)
+{
+	struct table_cache *tc;
+	struct stat st;
+
+	tu_rmtree(fx.cache);
+	assert_int_equal(table_cache__open(fx.cache, max_bytes, &tc), 0);
+	assert_int_equal(stat(fx.cache, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+	return tc;
+}
+
+/* Stored, read back equal; an id never stored is a miss. */
+static void test_round_trip(void **state)
+{
+	struct table_cache *tc = fresh_cache(0);
+	struct stack_delta_table t;
+	struct table_cache_stats st;
+	uint8_t other[STACK_DELTAS_ID_LEN];
+
+	(void)state;
+	assert_int_equal(table_cache__load(tc, fx.libc.id, &t), -ENOENT);
+	assert_int_equal(table_cache__store(tc, &fx.libc), 0);
+	assert_int_equal(table_cache__load(tc, fx.libc.id, &t), 0);
+	assert_same(&fx.libc, &t);
+	stack_delta_table__free(&t);
+	/* Again from a new handle (a new run). */
+	table_cache__put(tc);
+	assert_int_equal(table_cache__open(fx.cache, 0, &tc), 0);
+	assert_int_equal(table_cache__load(tc, fx.libc.id, &t), 0);
+	assert_same(&fx.libc, &t);
+	stack_delta_table__free(&t);
+	memcpy(other, fx.libc.id, sizeof(other));
+	other[0] ^= 1;
+	assert_int_equal(table_cache__load(tc, other, &t), -ENOENT);
+	table_cache__stats(tc, &st);
+	assert_int_equal(st.hits, 1);
+	assert_int_equal(st.misses, 1);
+	assert_int_equal(st.refused, 0);
+	table_cache__put(tc);
+}
+
+/* Rewrites the byte at off of path (from its end when off < 0). */
+static void flip_byte(const char *path, long off)
+{
+	int fd = open(path, O_RDWR);
+	struct stat st;
+	uint8_t b;
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	if (off < 0)
+		off += st.st_size;
+	assert_int_equal(pread(fd, &b, 1, off), 1);
+	b ^= 0x40;
+	assert_int_equal(pwrite(fd, &b, 1, off), 1);
+	close(fd);
+}
+
+static void assert_refused(struct table_cache *tc, const uint8_t *id, const char *path)
+{
+	struct stack_delta_table t;
+	struct stat st;
+
+	assert_int_equal(table_cache__load(tc, id, &t), -EBADMSG);
+	assert_null(t.deltas);
+	/* Removed, so the next build writes a good one. */
+	assert_int_equal(lstat(path, &st), -1);
+	assert_int_equal(errno, ENOENT);
+}
+
+static void test_corrupt_refused(void **state)
+{
+	struct table_cache *tc = fresh_cache(0);
+	struct table_cache_stats st;
+	char path[600];
+
+	(void)state;
+	path_of(fx.libc.id, path, sizeof(path));
+	/* A delta's byte, a header field (stats), the last byte; then truncations. */
+	long offsets[] = {104 + 16 * 50 + 3, 40, -1};
+
+	for (size_t i = 0; i < sizeof(offsets) / sizeof(offsets[0]); i++) {
+		assert_int_equal(table_cache__store(tc, &fx.libc), 0);
+		flip_byte(path, offsets[i]);
+		assert_refused(tc, fx.libc.id, path);
+	}
+	assert_int_equal(table_cache__store(tc, &fx.libc), 0);
+	assert_int_equal(truncate(path, 104 + 16 * 7), 0);
+	assert_refused(tc, fx.libc.id, path);
+	/* An empty file and one shorter than its header. */
+	assert_int_equal(tu_run(NULL, ": > '%s'", path), 0);
+	assert_refused(tc, fx.libc.id, path);
+	table_cache__stats(tc, &st);
+	assert_int_equal(st.refused, 5);
+	assert_int_equal(st.hits, 0);
+	table_cache__put(tc);
+}
+
+/* A valid table under another table's name: its header names another id. */
+static void test_foreign_refused(void **state)
+{
+	struct table_cache *tc = fresh_cache(0);
+	char from[600], to[600];
+
+	(void)state;
+	assert_int_equal(table_cache__store(tc, &fx.ld), 0);
+	path_of(fx.ld.id, from, sizeof(from));
+	path_of(fx.libc.id, to, sizeof(to));
+	assert_int_equal(rename(from, to), 0);
+	assert_refused(tc, fx.libc.id, to);
+
+	/* Another user's file, and one writable by others, even with good bytes. */
+	assert_int_equal(table_cache__store(tc, &fx.libc), 0);
+	assert_int_equal(chown(to, 65534, 65534), 0);
+	assert_refused(tc, fx.libc.id, to);
+	assert_int_equal(table_cache__store(tc, &fx.libc), 0);
+	assert_int_equal(chmod(to, 0666), 0);
+	assert_refused(tc, fx.libc.id, to);
+	table_cache__put(tc);
+}
+
+static void test_links_refused(void **state)
+{
+	struct table_cache *tc = fresh_cache(0);
+	struct stack_delta_table t;
+	char path[600], target[600], link2[600];
+	struct stat st;
+
+	(void)state;
+	path_of(fx.libc.id, path, sizeof(path));
+	/* A symlink to a perfectly good table outside: refused, the target kept. */
+	snprintf(target, sizeof(target), "%s/outside.tbl", fx.dir);
+	assert_int_equal(table_cache__store(tc, &fx.libc), 0);
+	assert_int_equal(rename(path, target), 0);
+	assert_int_equal(symlink(target, path), 0);
+	assert_refused(tc, fx.libc.id, path);
+	assert_int_equal(stat(target, &st), 0);
+
+	/* A hard link (someone else may hold the other name). */
+	assert_int_equal(table_cache__store(tc, &fx.libc), 0);
+	snprintf(link2, sizeof(link2), "%s/second-name", fx.dir);
+	assert_int_equal(link(path, link2), 0);
+	assert_refused(tc, fx.libc.id, path);
+
+	/* Storing where a symlink points elsewhere replaces the link, not the target. */
+	assert_int_equal(symlink(target, path), 0);
+	assert_int_equal(table_cache__store(tc, &fx.ld), 0); /* another name */
+	assert_int_equal(truncate(target, 0), 0);
+	assert_int_equal(table_cache__store(tc, &fx.libc), 0);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(stat(target, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	assert_int_equal(table_cache__load(tc, fx.libc.id, &t), 0);
+	assert_same(&fx.libc, &t);
+	stack_delta_table__free(&t);
+	table_cache__put(tc);
+}
+
+static void test_folder_refused(void **state)
+{
+	struct table_cache *tc = fresh_cache(0);
+	char link_dir[600];
+
+	(void)state;
+	table_cache__put(tc);
+	assert_int_equal(chmod(fx.cache, 0755), 0);
+	assert_int_equal(table_cache__open(fx.cache, 0, &tc), -EPERM);
+	assert_int_equal(chmod(fx.cache, 0700), 0);
+	assert_int_equal(chown(fx.cache, 65534, 65534), 0);
+	assert_int_equal(table_cache__open(fx.cache, 0, &tc), -EPERM);
+	assert_int_equal(chown(fx.cache, 0, 0), 0);
+	snprintf(link_dir, sizeof(link_dir), "%s/link", fx.dir);
+	assert_int_equal(symlink(fx.cache, link_dir), 0);
+	assert_int_equal(table_cache__open(link_dir, 0, &tc), -ELOOP);
+	assert_null(tc);
+}
+
+/* The folder stays under its bound: the least recently used table goes. */
+static void test_bound(void **state)
+{
+	uint64_t libc_bytes = 104 + fx.libc.n * sizeof(struct stack_delta);
+	uint64_t ld_bytes = 104 + fx.ld.n * sizeof(struct stack_delta);
+	struct table_cache *tc = fresh_cache(libc_bytes + ld_bytes / 2);
+	struct stack_delta_table t;
+	struct table_cache_stats st;
+
+	(void)state;
+	assert_int_equal(table_cache__store(tc, &fx.ld), 0);
+	sleep(1); /* mtimes apart on any file system */
+	assert_int_equal(table_cache__store(tc, &fx.libc), 0);
+	assert_int_equal(table_cache__load(tc, fx.ld.id, &t), -ENOENT);
+	assert_int_equal(table_cache__load(tc, fx.libc.id, &t), 0);
+	stack_delta_table__free(&t);
+	table_cache__stats(tc, &st);
+	assert_int_equal(st.evicted, 1);
+	table_cache__put(tc);
+	/* A table larger than the whole bound is not written. */
+	tc = fresh_cache(ld_bytes);
+	assert_int_equal(table_cache__store(tc, &fx.libc), -EFBIG);
+	table_cache__put(tc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_round_trip),	    cmocka_unit_test(test_corrupt_refused),
+	    cmocka_unit_test(test_foreign_refused), cmocka_unit_test(test_links_refused),
+	    cmocka_unit_test(test_folder_refused),  cmocka_unit_test(test_bound),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
