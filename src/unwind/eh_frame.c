@@ -1520,6 +1520,41 @@ static int go_section_ranges(const struct elf_file *ef, Elf *elf, const struct c
  * libelf is initialised by elf_file__open(), which every struct elf_file
  * went through.
  */
+/* Bytes from the entry point that entry_stop() covers where no CFI does. */
+#define ENTRY_STOP_LEN 256
+
+/*
+ * The entry point is a process's first frame. The dynamic loader's
+ * (glibc's RTLD_START: _start calls _dl_start, then _dl_start_user calls
+ * _dl_init and jumps to the program) has no CFI at all, so a sample taken
+ * while ld.so loads a program ended in "no unwind rule" one frame short of
+ * the root. When no CFI covers the entry point, the bytes from it to the
+ * next code CFI describes (at most ENTRY_STOP_LEN) are the outermost frame
+ * (OP_RULE_STOP), as crt1's _start says of itself with DW_CFA_undefined rip.
+ */
+static int entry_stop(const GElf_Ehdr *ehdr, struct range_vec *rv)
+{
+	struct range_vec entry = {0};
+	uint64_t end;
+	int err;
+
+	if (!ehdr->e_entry || ehdr->e_entry > UINT64_MAX - ENTRY_STOP_LEN)
+		return 0;
+	end = ehdr->e_entry + ENTRY_STOP_LEN;
+	/* Only an entry no CFI covers, up to the next code CFI describes. */
+	for (size_t i = 0; i < rv->n; i++) {
+		if (rv->v[i].start <= ehdr->e_entry && ehdr->e_entry < rv->v[i].end)
+			return 0;
+		if (rv->v[i].start > ehdr->e_entry && rv->v[i].start < end)
+			end = rv->v[i].start;
+	}
+	err = range_vec__push(&entry, ehdr->e_entry, end, rule_cmd(OP_RULE_STOP));
+	if (!err)
+		err = ranges__fill_gaps(rv, &entry);
+	free(entry.v);
+	return err;
+}
+
 int stack_deltas__build(const struct elf_file *ef, struct stack_delta_table *out)
 {
 	struct range_vec eh = {0}, dbg = {0}, go = {0};
@@ -1582,7 +1617,9 @@ int stack_deltas__build(const struct elf_file *ef, struct stack_delta_table *out
 		if (err)
 			goto cleanup;
 	}
-	err = table__from_ranges(out, &eh);
+	err = entry_stop(&ehdr, &eh);
+	if (!err)
+		err = table__from_ranges(out, &eh);
 cleanup:
 	free(eh.v);
 	free(dbg.v);
@@ -1694,6 +1731,7 @@ static int cfi_id(const struct elf_file *ef, Elf *elf, uint8_t out[STACK_DELTAS_
 		id_hash__u64(&h, ehdr.e_ident[EI_CLASS]);
 		id_hash__u64(&h, ehdr.e_ident[EI_DATA]);
 		id_hash__u64(&h, ehdr.e_machine);
+		id_hash__u64(&h, ehdr.e_entry); /* entry_stop() */
 		if (find_sections(elf, &cs)) {
 			id_hash__u64(&h, 2); /* section headers unreadable */
 		} else {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "elf/elf_file.h"
 #include "unwind/stack_deltas.h"
@@ -1812,6 +1813,46 @@ static void test_system_libc(void **state)
 }
 
 /*
+ * The dynamic loader's entry (glibc's RTLD_START, no CFI): its first bytes
+ * are the outermost frame, so a sample taken while ld.so loads a program
+ * ends there (the return address of _start's call to _dl_start is entry +
+ * 8, looked up at entry + 7) instead of in "no unwind rule". The loader is
+ * this test's own PT_INTERP.
+ */
+static void test_loader_entry(void **state)
+{
+	char *interp = NULL;
+	unsigned long long entry = 0;
+	struct stack_delta_table t;
+	const struct stack_delta *d;
+
+	(void)state;
+	assert_int_equal(tu_run(&interp,
+				"readelf -lW /proc/%d/exe | sed -n "
+				"'s/.*Requesting program interpreter: \\(.*\\)]/\\1/p'",
+				(int)getpid()),
+			 0);
+	assert_non_null(interp);
+	interp[strcspn(interp, "\n")] = '\0';
+	{
+		char *out = NULL;
+
+		assert_int_equal(tu_run(&out,
+					"readelf -hW '%s' | sed -n 's/.*Entry point address: *//p'",
+					interp),
+				 0);
+		assert_int_equal(sscanf(out, "%llx", &entry), 1);
+		free(out);
+	}
+	build_file(interp, &t);
+	d = stack_delta_table__find(&t, entry + 7);
+	assert_non_null(d);
+	assert_int_equal(d->rule.cmd, OP_RULE_STOP);
+	stack_delta_table__free(&t);
+	free(interp);
+}
+
+/*
  * The same .eh_frame gives the same table through stack_deltas__build(),
  * through stack_deltas__parse() on its raw bytes, and without
  * .eh_frame_hdr; the .debug_frame-only functions are found in variant 4.
@@ -1979,6 +2020,7 @@ int main(void)
 	const struct CMUnitTest file_tests[] = {
 	    cmocka_unit_test(test_compiled_programs),
 	    cmocka_unit_test(test_system_libc),
+	    cmocka_unit_test(test_loader_entry),
 	    cmocka_unit_test(test_build_paths),
 	    cmocka_unit_test(test_real_sections_malformed),
 	    cmocka_unit_test(test_other_machine),
