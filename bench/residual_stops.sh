@@ -3,13 +3,14 @@
 # alone, started after a delay in a pid that is recorded from before its exec
 # (so its tables are built as in a running agent), `omniprof record -v
 # --max-frames 1024` for SECONDS; then, per program, the samples with user
-# frames, those that start at the root (_start, or the loader's entry) with
+# frames, those that start at the root (_start, the loader's entry, or a
+# thread's clone3/clone) with
 # no stop marker, and every stop by reason and by the outermost frame the
 # walk reached (the code it could not leave). With --perf, `perf record
 # --call-graph dwarf` runs on the same process and its share of samples
 # ending at _start is printed beside. Measurements, not a test: run as root
 # from the repository's top folder after `make`.
-# Usage: bench/residual_stops.sh [--perf] [SECONDS]
+# Usage: [FREQ=HZ] [ONLY=PROGRAM] bench/residual_stops.sh [--perf] [SECONDS]
 set -euo pipefail
 
 perf=0
@@ -19,6 +20,7 @@ if [ "${1:-}" = "--perf" ]; then
 fi
 secs=${1:-6}
 omniprof=${OMNIPROF:-build/omniprof}
+freq=${FREQ:-499}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -34,7 +36,7 @@ programs=(
 	"gzip|gzip -9 -c $work/input"
 	"openssl|openssl speed -seconds 20 sha256 rsa2048"
 	"sqlite3|sqlite3 :memory: -init $work/q.sql .quit"
-	"python3.11|python3.11 -c 'import re, json; d = [json.dumps({\"k\": i, \"v\": str(i) * 3}) for i in range(10**7)]; print(sum(len(re.sub(\"[0-9]\", \"x\", s)) for s in d))'"
+	"python3.11|/usr/bin/python3.11 -c 'import re, json; d = [json.dumps({\"k\": i, \"v\": str(i) * 3}) for i in range(10**7)]; print(sum(len(re.sub(\"[0-9]\", \"x\", s)) for s in d))'"
 )
 if command -v rg >/dev/null; then
 	programs+=("rg|rg -c --no-mmap -j1 '[a-z]+[0-9]{3}' -z -uuu /usr/share /usr/lib")
@@ -45,14 +47,18 @@ printf '|---|---|---|---|---|\n'
 for entry in "${programs[@]}"; do
 	comm=${entry%%|*}
 	cmd=${entry#*|}
+	# ONLY=name: that program alone.
+	if [ -n "${ONLY:-}" ] && [ "$comm" != "$ONLY" ]; then
+		continue
+	fi
 	sh -c "sleep 1.5; exec $cmd" >/dev/null 2>&1 &
 	pid=$!
 	if ((perf)); then
-		perf record -q -F 199 --call-graph dwarf -p "$pid" -o "$work/perf.data" -- sleep "$secs" \
+		perf record -q -F "$freq" --call-graph dwarf -p "$pid" -o "$work/perf.data" -- sleep "$secs" \
 			>/dev/null 2>&1 &
 		perf_pid=$!
 	fi
-	"$omniprof" record -v --max-frames 1024 -F 199 -p "$pid" -d "$secs" -o "$work/rec" \
+	"$omniprof" record -v --max-frames 1024 -F "$freq" -p "$pid" -d "$secs" -o "$work/rec" \
 		>"$work/log" 2>&1 || true
 	perf_share="-"
 	if ((perf)); then
@@ -60,14 +66,14 @@ for entry in "${programs[@]}"; do
 		# Rooted: the outermost frame is _start (named, or unnamed in a stripped
 		# program) right above __libc_start_main.
 		perf_share=$(perf script -i "$work/perf.data" -F ip,sym 2>/dev/null | awk '
-			function done() { n++; if (last == "_start" || (last == "[unknown]" && prev ~ /^__libc_start_main/)) r++; in_s = 0 }
+			function done() { n++; if (last == "_start" || last ~ /^clone3?$/ || (last == "[unknown]" && prev ~ /^__libc_start_main/)) r++; in_s = 0 }
 			NF { prev = last; last = $2; in_s = 1; next }
 			in_s { done() }
 			END { if (in_s) done(); printf "%.1f%% of %d", n ? 100 * r / n : 0, n }')
 	fi
 	kill "$pid" 2>/dev/null || true
 	wait "$pid" 2>/dev/null || true
-	entry=$(readelf -h "$(command -v "$comm")" | awk '/Entry point/ { print $NF }')
+	entry=$(readelf -h "$(command -v "${cmd%% *}")" | awk '/Entry point/ { print $NF }')
 	awk -v comm="$comm" -v perf="$perf_share" -v entry="$entry" '
 		function hex(s,    v, i, c) {
 			sub(/^0x/, "", s); v = 0
@@ -95,7 +101,8 @@ for entry in "${programs[@]}"; do
 			at = -1
 			if (index(f[2], comm "+0x") == 1)
 				at = hex(substr(f[2], length(comm) + 2)) - hex(entry)
-			if (f[2] == "_start" || f[2] ~ /^ld-linux/ || (at >= 0 && at < 64)) rooted += count
+			if (f[2] == "_start" || f[2] ~ /^ld-linux/ || (at >= 0 && at < 64) ||
+			    f[2] == "clone3" || f[2] == "clone") rooted += count
 		}
 		END {
 			s = ""
