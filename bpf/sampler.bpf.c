@@ -27,6 +27,8 @@ __noinline int copy_budget_ok(void);
 	((size) == 8 ? read_user_u64((__u64 *)(dst), (addr))                                       \
 		     : bpf_probe_read_user((dst), (size), (const void *)(addr)))
 #define OP_FIND_RULE(u, pc, rule) lookup_rule((u)->pid, (pc), (rule))
+/* The walk is of the current task (the sampled one, or the one switching out). */
+#define OP_READ_FSBASE(u) (bpf_get_current_task_btf()->thread.fsbase)
 #include "omniprof/unwind/native.h"
 
 /* The walk (omniprof/unwind/walk.h) and the runtimes' steps it dispatches to. */

@@ -19,6 +19,7 @@
 
 #include "elf/elf_file.h"
 #include "elf/gopclntab.h"
+#include "elf/plt.h"
 #include "symbol/debuginfo.h"
 
 #include <dwarf.h>
@@ -57,6 +58,7 @@ struct native_symbols {
 	Dwarf *dwarf; /* NULL without DWARF */
 	Dwarf_Addr dwarf_bias;
 	struct gopclntab *go;  /* NULL unless a Go binary */
+	struct plt_stubs plt;  /* "name@plt" stubs, which no symbol names */
 	char *debug_file;      /* the separate debug file found, or NULL */
 	const char *main_link; /* the binary's own .gnu_debuglink name (libelf's data), or NULL */
 	bool main_link_known;  /* main_link was read: later lookups are for the dwz alt file */
@@ -339,13 +341,50 @@ static void decide_end(struct native_func *f, const struct sym_candidate *c, con
 	f->end = end;
 }
 
-static int build_table(struct native_symbols *ns, uint64_t bias)
+/*
+ * Adds the PLT stubs of the file's own sections (the linker writes no symbol
+ * for them) after the n symbols of *cands, growing it. They rank below every
+ * symbol: a real symbol at the same address keeps its name.
+ */
+static int add_plt_candidates(struct native_symbols *ns, Elf *elf, struct sym_candidate **cands,
+			      size_t *n)
+{
+	struct sym_candidate *grown;
+	int err = plt_stubs__read(elf, &ns->plt);
+
+	if (err || !ns->plt.n)
+		return err;
+	if (ns->plt.n > SIZE_MAX / sizeof(*grown) - *n)
+		return -ENOMEM;
+	grown = realloc(*cands, (*n + ns->plt.n) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	*cands = grown;
+	for (size_t i = 0; i < ns->plt.n; i++) {
+		const struct plt_stub *st = &ns->plt.stubs[i];
+
+		grown[*n + i] = (struct sym_candidate){
+		    .start = st->start,
+		    .size = st->size,
+		    .section_end = st->section_end,
+		    .name = st->name,
+		    .rank = 3,
+		    .ndx = INT32_MAX,
+		};
+	}
+	*n += ns->plt.n;
+	return 0;
+}
+
+static int build_table(struct native_symbols *ns, Elf *elf, uint64_t bias)
 {
 	struct sym_candidate *cands;
 	size_t n, kept = 0;
 	int err;
 
 	err = read_candidates(ns->mod, bias, &cands, &n);
+	if (!err)
+		err = add_plt_candidates(ns, elf, &cands, &n);
 	if (err || !n) {
 		free(cands);
 		return err;
@@ -604,7 +643,7 @@ int native_symbols__open_opts(const struct elf_file *ef, const struct symbol_opt
 		goto cleanup;
 	}
 
-	err = build_table(ns, bias);
+	err = build_table(ns, elf, bias);
 	if (err)
 		goto cleanup;
 	open_gopclntab(ns, elf);
@@ -631,6 +670,7 @@ void native_symbols__free(struct native_symbols *ns)
 	if (!ns)
 		return;
 	free(ns->funcs);
+	plt_stubs__free(&ns->plt);
 	gopclntab__free(ns->go);
 	if (ns->dwfl)
 		dwfl_end(ns->dwfl);
@@ -687,14 +727,20 @@ const char *native_symbols__lookup(struct native_symbols *ns, uint64_t vaddr, ui
 
 /* ---- frames: symbols + DWARF inline chains + Go ---------------------------- */
 
-/* Copies a symbol name without its ELF version ("memcpy@@GLIBC_2.14" names memcpy). */
+/*
+ * Copies a symbol name without its ELF version ("memcpy@@GLIBC_2.14" names
+ * memcpy); a PLT stub's "@plt" stays, after the demangled name.
+ */
 static void set_names(const struct native_symbols *ns, struct sym_frame *f, const char *raw)
 {
-	char buf[SYM_NAME_MAX];
+	char buf[SYM_NAME_MAX], base[SYM_NAME_MAX];
+	int len = (int)strcspn(raw, "@");
+	const char *plt = strcmp(raw + len, "@plt") ? "" : "@plt";
 
-	snprintf(f->system_name, sizeof(f->system_name), "%.*s", (int)strcspn(raw, "@"), raw);
-	snprintf(f->name, sizeof(f->name), "%s",
-		 demangle(f->system_name, ns->opts.demangle, buf, sizeof(buf)));
+	snprintf(f->system_name, sizeof(f->system_name), "%.*s%s", len, raw, plt);
+	snprintf(base, sizeof(base), "%.*s", len, raw);
+	snprintf(f->name, sizeof(f->name), "%s%s",
+		 demangle(base, ns->opts.demangle, buf, sizeof(buf)), plt);
 	/* DWARF's own names ("ns::f<int>") are not mangled but follow the mode too. */
 	if (ns->opts.demangle == DEMANGLE_SIMPLIFIED)
 		demangle__strip_templates(f->name);

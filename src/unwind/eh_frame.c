@@ -1520,27 +1520,35 @@ static int go_section_ranges(const struct elf_file *ef, Elf *elf, const struct c
  * libelf is initialised by elf_file__open(), which every struct elf_file
  * went through.
  */
-/*
- * The entry point's code is the stack's root: the kernel starts the process
- * there with no return address. An executable's _start says so in its CFI
- * (DW_CFA_undefined rip), but the dynamic loader's entry (glibc's RTLD_START:
- * _start calling _dl_start, then _dl_start_user calling _dl_init, in
- * assembly) has none, so every sample taken while ld.so relocates a large
- * program (libLLVM's: a tenth of a short compiler's life) ended in "no unwind
- * rule". Where no CFI covers them, the ENTRY_ROOT_BYTES from e_entry become
- * OP_RULE_STOP: the end of the stack. 0 or -ENOMEM.
- */
-#define ENTRY_ROOT_BYTES 64
+/* Bytes from the entry point that entry_stop() covers where no CFI does. */
+#define ENTRY_STOP_LEN 256
 
-static int entry_root(const GElf_Ehdr *ehdr, struct range_vec *rv)
+/*
+ * The entry point is a process's first frame. The dynamic loader's
+ * (glibc's RTLD_START: _start calls _dl_start, then _dl_start_user calls
+ * _dl_init and jumps to the program) has no CFI at all, so a sample taken
+ * while ld.so loads a program ended in "no unwind rule" one frame short of
+ * the root. When no CFI covers the entry point, the bytes from it to the
+ * next code CFI describes (at most ENTRY_STOP_LEN) are the outermost frame
+ * (OP_RULE_STOP), as crt1's _start says of itself with DW_CFA_undefined rip.
+ */
+static int entry_stop(const GElf_Ehdr *ehdr, struct range_vec *rv)
 {
 	struct range_vec entry = {0};
+	uint64_t end;
 	int err;
 
-	if (!ehdr->e_entry || (ehdr->e_type != ET_EXEC && ehdr->e_type != ET_DYN))
+	if (!ehdr->e_entry || ehdr->e_entry > UINT64_MAX - ENTRY_STOP_LEN)
 		return 0;
-	err = range_vec__push(&entry, ehdr->e_entry, ehdr->e_entry + ENTRY_ROOT_BYTES,
-			      rule_cmd(OP_RULE_STOP));
+	end = ehdr->e_entry + ENTRY_STOP_LEN;
+	/* Only an entry no CFI covers, up to the next code CFI describes. */
+	for (size_t i = 0; i < rv->n; i++) {
+		if (rv->v[i].start <= ehdr->e_entry && ehdr->e_entry < rv->v[i].end)
+			return 0;
+		if (rv->v[i].start > ehdr->e_entry && rv->v[i].start < end)
+			end = rv->v[i].start;
+	}
+	err = range_vec__push(&entry, ehdr->e_entry, end, rule_cmd(OP_RULE_STOP));
 	if (!err)
 		err = ranges__fill_gaps(rv, &entry);
 	free(entry.v);
@@ -1609,10 +1617,9 @@ int stack_deltas__build(const struct elf_file *ef, struct stack_delta_table *out
 		if (err)
 			goto cleanup;
 	}
-	err = entry_root(&ehdr, &eh);
-	if (err)
-		goto cleanup;
-	err = table__from_ranges(out, &eh);
+	err = entry_stop(&ehdr, &eh);
+	if (!err)
+		err = table__from_ranges(out, &eh);
 cleanup:
 	free(eh.v);
 	free(dbg.v);
@@ -1724,9 +1731,7 @@ static int cfi_id(const struct elf_file *ef, Elf *elf, uint8_t out[STACK_DELTAS_
 		id_hash__u64(&h, ehdr.e_ident[EI_CLASS]);
 		id_hash__u64(&h, ehdr.e_ident[EI_DATA]);
 		id_hash__u64(&h, ehdr.e_machine);
-		/* The entry point's root (entry_root()). */
-		id_hash__u64(&h, ehdr.e_type);
-		id_hash__u64(&h, ehdr.e_entry);
+		id_hash__u64(&h, ehdr.e_entry); /* entry_stop() */
 		if (find_sections(elf, &cs)) {
 			id_hash__u64(&h, 2); /* section headers unreadable */
 		} else {

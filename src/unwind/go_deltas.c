@@ -21,6 +21,24 @@
 
 /* A frame bigger than this is a corrupt table (the CFA offset is 32 bits). */
 #define GO_MAX_FRAME (1u << 30)
+/*
+ * Where an executable's g is, from the thread pointer (fs base): Go's TLS
+ * slot runtime.tlsg is the executable's only TLS variable (8 bytes at 0 of
+ * its PT_TLS, or the slot the runtime sets fs to when it has no PT_TLS), so
+ * the x86-64 TLS layout puts it at tp - 8, linked by Go or by the system
+ * linker (cgo), PIE or not. Not a Go library's (-buildmode=c-shared: its
+ * TLS is dynamic): there the rule's checks (g == g.m.g0, curg.m == m) fail
+ * and the frame-pointer fallback is taken.
+ */
+#define GO_G_TLS_OFFSET (-8)
+/*
+ * m.curg's offset, amd64: 192 in Go 1.19 (Debian's; the unit test reads it
+ * from the DWARF of the Go runtime installed), and in every release from
+ * 1.16 to 1.23 by runtime/runtime2.go's struct m: g0, morebuf (gobuf, 7
+ * words), divmod and padding, procid, gsignal, goSigStack (gsignalStack, 5
+ * words), sigmask (8 bytes), tls (6 words), mstartfn, then curg.
+ */
+#define GO_M_CURG 192
 
 struct run {
 	uint64_t start, end;
@@ -102,6 +120,7 @@ enum go_special {
 	GO_ORDINARY = 0,
 	GO_ROOT,
 	GO_SWITCH,
+	GO_SWITCH_CGO, /* asmcgocall: the goroutine it left is saved in its g0 frame */
 	GO_SIGRETURN,
 	GO_VDSO, /* a vDSO call: its own frame, then maybe g0's stack, rbp kept */
 };
@@ -119,7 +138,7 @@ static enum go_special special_of(const char *name)
 	    {"runtime.mcall", GO_ROOT},
 	    {"runtime.morestack", GO_ROOT},
 	    {"runtime.systemstack", GO_SWITCH},
-	    {"runtime.asmcgocall", GO_SWITCH},
+	    {"runtime.asmcgocall", GO_SWITCH_CGO},
 	    {"runtime.sigreturn", GO_SIGRETURN},
 	    {"runtime.sigreturn__sigaction", GO_SIGRETURN},
 	    {"runtime.nanotime1", GO_VDSO},
@@ -154,10 +173,12 @@ static int add_func(struct runs *rs, const struct gopclntab *t, const struct gop
 		rs->stats->special++;
 		return runs__push(rs, f->entry, f->end, rule);
 	case GO_SWITCH:
-		rule.cmd = OP_RULE_FP_SWITCH;
-		rule.cfa_base = OP_CFA_RBP;
-		rule.cfa_offset = 16;
-		rule.fp_offset = -16;
+	case GO_SWITCH_CGO:
+		/* g.m.curg.sched holds the goroutine's registers (OP_RULE_GO_SWITCH). */
+		rule.cmd = OP_RULE_GO_SWITCH;
+		rule.cfa_base = kind == GO_SWITCH_CGO ? OP_GO_SWITCH_F_CGO : 0;
+		rule.cfa_offset = GO_G_TLS_OFFSET;
+		rule.fp_offset = GO_M_CURG;
 		rs->stats->special++;
 		return runs__push(rs, f->entry, f->end, rule);
 	case GO_SIGRETURN:

@@ -16,11 +16,12 @@
  *     switch to g0 and call a function that never returns (the scheduler,
  *     newstack); the goroutine they left is not on this stack (Go's own
  *     profiler shows them as roots too)
- *   runtime.systemstack, runtime.asmcgocall           OP_RULE_FP_SWITCH: on
- *     g0 they keep the goroutine's frame pointer in rbp, so the walk goes
- *     back to the goroutine stack through it (the caller of the switch
- *     itself is skipped, as frame pointers skip the caller of any frameless
- *     function)
+ *   runtime.systemstack, runtime.asmcgocall           OP_RULE_GO_SWITCH: on
+ *     g0, the walk goes back to the goroutine's stack by the registers the
+ *     switch saved in g.m.curg.sched (g from TLS at tp - 8, m.curg's offset
+ *     in the rule), the switch's direct caller included; where that cannot
+ *     be read (a stack copy has no fs base), by the goroutine's frame
+ *     pointer, still in rbp, which skips the direct caller
  *   runtime.sigreturn, runtime.sigreturn__sigaction   OP_RULE_SIGNAL: the
  *     signal return trampoline Go installs as sa_restorer
  *   runtime.nanotime1, walltime(1), vgetrandom1        OP_RULE_FP_SWITCH once

@@ -32,6 +32,7 @@ static int runtime_step(struct op_walk *w, uint32_t interp, struct op_frame *fra
  * the shared headers' macros pass it along. */
 #define OP_READ_USER(u, dst, size, addr)      user_unwind__read((u), (dst), (size), (addr))
 #define OP_FIND_RULE(u, pc, rule)	      user_unwind__find_rule((u), (pc), (rule))
+#define OP_READ_FSBASE(u)		      user_unwind__fsbase(u)
 #define OP_INTERP_STEP(w, interp, frame, res) runtime_step((w), (interp), (frame), (res))
 #include "omniprof/unwind/native.h"
 #include "omniprof/unwind/walk.h"
@@ -40,6 +41,7 @@ struct user_walk {
 	struct op_walk w;
 	const struct user_unwind_ops *ops;
 	const struct user_unwind_interp *interp; /* NULL: a native walk */
+	uint64_t fsbase;			 /* 0: unknown */
 };
 
 #define user_walk_of(ptr, member)                                                                  \
@@ -50,6 +52,11 @@ int user_unwind__read(struct op_unwinder *u, void *dst, size_t size, uint64_t ad
 	const struct user_unwind_ops *ops = user_walk_of(u, w.u)->ops;
 
 	return read_with(ops->read, ops->read_ctx, dst, size, addr);
+}
+
+uint64_t user_unwind__fsbase(struct op_unwinder *u)
+{
+	return user_walk_of(u, w.u)->fsbase;
 }
 
 void user_unwind__find_rule(struct op_unwinder *u, uint64_t pc, struct op_unwind_rule *rule)
@@ -74,6 +81,15 @@ struct user_unwind_result user_unwind__walk(const struct user_unwind_ops *ops,
 					    uint64_t pc, uint64_t sp, uint64_t fp,
 					    struct op_frame *frames, uint32_t max_frames)
 {
+	return user_unwind__walk_tls(ops, interp, pid, pc, sp, fp, 0, frames, max_frames);
+}
+
+struct user_unwind_result user_unwind__walk_tls(const struct user_unwind_ops *ops,
+						const struct user_unwind_interp *interp,
+						uint32_t pid, uint64_t pc, uint64_t sp, uint64_t fp,
+						uint64_t fsbase, struct op_frame *frames,
+						uint32_t max_frames)
+{
 	struct user_unwind_result res = {0};
 	struct user_walk uw;
 	struct op_walk *w = &uw.w;
@@ -85,6 +101,7 @@ struct user_unwind_result user_unwind__walk(const struct user_unwind_ops *ops,
 	}
 	uw.ops = ops;
 	uw.interp = interp;
+	uw.fsbase = fsbase;
 	/* walk_user_stack() and walk_one_frame() of bpf/sampler.bpf.c. */
 	op_walk__init(w, pid, pc, sp, fp, interp ? interp->ranges : NULL);
 	for (uint32_t index = 0; index <= max_frames; index++)

@@ -75,6 +75,8 @@ struct user_unwind_interp {
  * reads of the target (user_unwind_ops.read, zeroed on failure) and rules. */
 int user_unwind__read(struct op_unwinder *u, void *dst, size_t size, uint64_t addr);
 void user_unwind__find_rule(struct op_unwinder *u, uint64_t pc, struct op_unwind_rule *rule);
+/* OP_READ_FSBASE: the walk's fs base (user_unwind__walk_tls), 0 when unknown. */
+uint64_t user_unwind__fsbase(struct op_unwinder *u);
 
 /*
  * user_unwind__run() handing frames to runtimes as the BPF sampler does: a
@@ -86,6 +88,17 @@ struct user_unwind_result user_unwind__walk(const struct user_unwind_ops *ops,
 					    const struct user_unwind_interp *interp, uint32_t pid,
 					    uint64_t pc, uint64_t sp, uint64_t fp,
 					    struct op_frame *frames, uint32_t max_frames);
+/*
+ * user_unwind__walk() of a thread whose fs base is known (where Go keeps g:
+ * OP_RULE_GO_SWITCH takes a Go stack switch back to the goroutine's saved
+ * registers). user_unwind__walk() knows none (a stack copy: Go's switches
+ * then skip their direct caller, as frame pointers do).
+ */
+struct user_unwind_result user_unwind__walk_tls(const struct user_unwind_ops *ops,
+						const struct user_unwind_interp *interp,
+						uint32_t pid, uint64_t pc, uint64_t sp, uint64_t fp,
+						uint64_t fsbase, struct op_frame *frames,
+						uint32_t max_frames);
 
 /* ---- the in-memory rule source ------------------------------------------- */
 

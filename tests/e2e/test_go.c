@@ -178,6 +178,43 @@ static struct go_count count_folded(const char *text, const char *comm)
 	return c;
 }
 
+/*
+ * go_cgo's samples in C (go_cgo_leaf, on g0 through runtime.asmcgocall):
+ * *leaf of them, *whole with the goroutine's chain down to the switch's
+ * direct caller, runtime.cgocall, which only g.m.curg.sched gives (the
+ * frame-pointer rule skips it). Names are compared without ".abi0".
+ */
+static void count_cgo(const char *text, long *leaf, long *whole)
+{
+	static const char comm[] = "go_cgo;";
+	static const char chain[] =
+	    "runtime.goexit;runtime.main;main.main;main.outer;main.callC;"
+	    "main._Cfunc_go_cgo_spin;runtime.cgocall;runtime.asmcgocall;_cgo_";
+
+	*leaf = *whole = 0;
+	for (const char *line = text; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		char *copy = strndup(line, len), *count_at, *abi;
+
+		assert_non_null(copy);
+		count_at = strrchr(copy, ' ');
+		while ((abi = strstr(copy, ".abi0")) != NULL)
+			memmove(abi, abi + 5, strlen(abi + 5) + 1);
+		if (count_at && !strncmp(copy, comm, strlen(comm)) && strstr(copy, ";go_cgo_leaf")) {
+			long count = strtol(strrchr(copy, ' ') + 1, NULL, 10);
+
+			*leaf += count;
+			if (!strncmp(copy + strlen(comm), chain, strlen(chain)) &&
+			    strstr(copy, "_Cfunc_go_cgo_spin;go_cgo_spin;go_cgo_leaf") &&
+			    !strstr(copy, "[unwind"))
+				*whole += count;
+		}
+		free(copy);
+		line = end ? end + 1 : NULL;
+	}
+}
+
 /* Records pids for `seconds`; stacks.folded's text (the caller frees it) or NULL. */
 static char *record_pids(const char *pids, int seconds, char **out)
 {
@@ -229,7 +266,8 @@ static void report(const char *name, const struct go_count *c)
 /*
  * go_deep as `make` built it (go build -trimpath: symbols, .debug_frame) and
  * the same source linked here with -s -w (no .symtab, no .debug_frame:
- * .gopclntab only), both recorded at once.
+ * .gopclntab only), both recorded at once, with go_cgo (C code on g0 called
+ * through cgo: the Go stack switch's direct caller kept).
  */
 static void test_deep_chains(void **state)
 {
@@ -237,8 +275,9 @@ static void test_deep_chains(void **state)
 	char *build = realpath(tu_build_dir(), NULL);
 	const char *comm[2] = {"go_deep", "go_deep_s"};
 	struct go_count c[2];
-	long cfi, fp;
-	pid_t pid[2] = {0, 0};
+	long cfi, fp, cgo_leaf, cgo_whole;
+	char cgo_path[600];
+	pid_t pid[3] = {0, 0, 0};
 	int rc;
 
 	(void)state;
@@ -246,6 +285,7 @@ static void test_deep_chains(void **state)
 	assert_non_null(build);
 	snprintf(path[0], sizeof(path[0]), "%s/workloads/go_deep", build);
 	snprintf(path[1], sizeof(path[1]), "%s/go_deep_s", dir);
+	snprintf(cgo_path, sizeof(cgo_path), "%s/workloads/go_cgo", build);
 	rc = tu_run(&out,
 		    "cd tests/workloads && GOCACHE=%s/gocache GOPATH=%s/gopath GOFLAGS= "
 		    "go build -trimpath -ldflags='-s -w' -o %s go_deep.go",
@@ -260,13 +300,13 @@ static void test_deep_chains(void **state)
 	printf("    %s: sections .debug_frame or .symtab: %s", comm[1], out ? out : "?\n");
 	free(out);
 	assert_int_equal(rc, 1);
-	for (int i = 0; i < 2; i++) {
-		pid[i] = spawn_later(path[i], "30", NULL);
+	for (int i = 0; i < 3; i++) {
+		pid[i] = spawn_later(i < 2 ? path[i] : cgo_path, "30", NULL);
 		assert_true(pid[i] > 0);
 	}
-	snprintf(pids, sizeof(pids), "%d,%d", (int)pid[0], (int)pid[1]);
+	snprintf(pids, sizeof(pids), "%d,%d,%d", (int)pid[0], (int)pid[1], (int)pid[2]);
 	text = record_pids(pids, RECORD_SECONDS, &out);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		kill(pid[i], SIGKILL);
 		tu_reap(pid[i]);
 	}
@@ -277,6 +317,10 @@ static void test_deep_chains(void **state)
 		c[i] = count_folded(text, comm[i]);
 		report(comm[i], &c[i]);
 	}
+	count_cgo(text, &cgo_leaf, &cgo_whole);
+	printf("    go_cgo: %ld of %ld samples in C start at runtime.goexit with the whole chain, "
+	       "runtime.cgocall included (%.1f%%)\n",
+	       cgo_whole, cgo_leaf, pct(cgo_whole, cgo_leaf));
 	free(text);
 	cfi = counter(out, "frames: unwound with stack deltas");
 	fp = counter(out, "frames: unwound with frame pointers");
@@ -287,6 +331,8 @@ static void test_deep_chains(void **state)
 		assert_true(c[i].leaf >= MIN_SAMPLES);
 		assert_true(c[i].complete * 100 >= c[i].leaf * 99);
 	}
+	assert_true(cgo_leaf >= MIN_SAMPLES);
+	assert_true(cgo_whole * 100 >= cgo_leaf * 99);
 	/* Go keeps frame pointers, so complete stacks alone do not tell the tables did it: the
 	 * frame counters do (frame pointers only for samples of a process not known yet). */
 	assert_true(cfi >= 0 && fp >= 0);

@@ -194,7 +194,8 @@ runtimes__walk(const struct runtimes *rt, const struct user_unwind_ops *ops,
 		memset(walks[i], 0, ops_i->walk_size);
 		interp.runtimes[i] = ops_i->walk_begin(walks[i], &env);
 	}
-	r = user_unwind__walk(ops, &interp, rt->proc.pid, pc, sp, fp, frames, max_frames);
+	r = user_unwind__walk_tls(ops, &interp, rt->proc.pid, pc, sp, fp, thread_ptr, frames,
+				  max_frames);
 	for (unsigned int i = 0; stats && i < OP_INTERP__COUNT; i++) {
 		const struct interp_ops *ops_i = interp__of_id(i);
 

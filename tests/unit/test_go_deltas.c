@@ -160,6 +160,28 @@ static uint64_t func_entry(const struct go_bin *g, const char *name)
 	return line_addr(p + 1);
 }
 
+/* The offset of member in struct type of the binary's DWARF (readelf's dump), or -1. */
+static int dwarf_member(const struct go_bin *g, const char *type, const char *member)
+{
+	char *out = NULL;
+	int off = -1;
+
+	assert_int_equal(tu_run(&out,
+				"readelf --debug-dump=info '%s' 2>/dev/null | awk '"
+				"/DW_TAG_structure_type/ { s = 1; t = \"\" } "
+				"s && /DW_AT_name/ { t = $NF; s = 0 } "
+				"/DW_TAG_member/ { m = 1 } "
+				"m && /DW_AT_name/ { n = $NF } "
+				"m && /DW_AT_data_member_location/ { "
+				"if (t == \"%s\" && n == \"%s\") { print $NF; exit } m = 0 }'",
+				g->path, type, member),
+			 0);
+	if (out && sscanf(out, "%d", &off) != 1)
+		off = -1;
+	free(out);
+	return off;
+}
+
 static void test_roots_and_switches(void **state)
 {
 	struct go_bin *g = *state;
@@ -176,11 +198,18 @@ static void test_roots_and_switches(void **state)
 	for (size_t i = 0; i < sizeof(switches) / sizeof(switches[0]); i++) {
 		const struct op_unwind_rule *r = rule_at(&g->table, func_entry(g, switches[i]) + 4);
 
-		assert_int_equal(r->cmd, OP_RULE_FP_SWITCH);
-		assert_int_equal(r->cfa_base, OP_CFA_RBP);
-		assert_int_equal(r->cfa_offset, 16);
-		assert_int_equal(r->fp_offset, -16);
+		/* g at tp - 8; m.curg where the runtime's own DWARF says. */
+		assert_int_equal(r->cmd, OP_RULE_GO_SWITCH);
+		assert_int_equal(r->cfa_base, i == 1 ? OP_GO_SWITCH_F_CGO : 0);
+		assert_int_equal(r->cfa_offset, -8);
+		assert_int_equal(r->fp_offset, dwarf_member(g, "runtime.m", "curg"));
 	}
+	/* The offsets the BPF rule takes as constants, from the same DWARF. */
+	assert_int_equal(dwarf_member(g, "runtime.g", "m"), OP_GO_G_M);
+	assert_int_equal(dwarf_member(g, "runtime.g", "sched"), OP_GO_G_SCHED);
+	assert_int_equal(dwarf_member(g, "runtime.m", "g0"), OP_GO_M_G0);
+	assert_int_equal(dwarf_member(g, "runtime.gobuf", "sp"), OP_GO_GOBUF_SP);
+	assert_int_equal(dwarf_member(g, "runtime.gobuf", "bp"), OP_GO_GOBUF_BP);
 	/* The vDSO call: its own frame first (rsp), then rbp across the move to g0's stack. */
 	{
 		uint64_t pc = func_entry(g, "runtime.nanotime1");

@@ -614,6 +614,146 @@ static void test_mutated_files(void **state)
 	free(lib);
 }
 
+/* The PLT stubs objdump names ("<puts@plt>:") in path: addresses into addrs, names into names. */
+static size_t objdump_plt(const char *path, uint64_t *addrs, char (*names)[64], size_t max)
+{
+	char *text = NULL, *line, *save = NULL;
+	size_t n = 0;
+
+	assert_int_equal(tu_run(&text, "objdump -d --no-show-raw-insn '%s'", path), 0);
+	for (line = strtok_r(text, "\n", &save); line && n < max;
+	     line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long addr;
+		char sym[64];
+
+		/* "<puts@plt-0x10>:" is how objdump labels PLT0: not a stub. */
+		if (sscanf(line, "%llx <%63[^>]>:", &addr, sym) == 2 && strlen(sym) > 4 &&
+		    !strcmp(sym + strlen(sym) - 4, "@plt")) {
+			addrs[n] = addr;
+			snprintf(names[n], sizeof(names[n]), "%s", sym);
+			n++;
+		}
+	}
+	free(text);
+	return n;
+}
+
+/* The address and size of section name in path, by readelf. */
+static bool section_of(const char *path, const char *name, uint64_t *addr, uint64_t *size)
+{
+	char *text = NULL, *line, *save = NULL;
+	bool found = false;
+
+	assert_int_equal(tu_run(&text, "readelf -SW '%s'", path), 0);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char sname[64], type[32];
+		unsigned long long a, off, sz;
+		const char *p = strchr(line, ']');
+
+		if (!p ||
+		    sscanf(p + 1, "%63s %31s %llx %llx %llx", sname, type, &a, &off, &sz) != 5)
+			continue;
+		if (!strcmp(sname, name)) {
+			*addr = a;
+			*size = sz;
+			found = true;
+		}
+	}
+	free(text);
+	return found;
+}
+
+/*
+ * PLT stubs are named "name@plt" as objdump names them, at their first,
+ * middle and last byte, in every layout ld writes: lazy, -z now, IBT
+ * (.plt.sec, whose lazy .plt stubs are named by the index they push) and
+ * .plt.got; stripped or not; a mangled import demangles (without its parameters, the default mode)
+ * before "@plt".
+ */
+static void test_plt_stubs(void **state)
+{
+	static const char *const layouts[] = {
+	    "-fcf-protection=none -Wl,-z,lazy",
+	    "-fcf-protection=none -Wl,-z,now",
+	    "-fcf-protection=full -Wl,-z,ibtplt -Wl,-z,lazy",
+	    "-fcf-protection=full -Wl,-z,ibt -Wl,-z,now -s",
+	};
+	const struct symbol_options opts = {.demangle = DEMANGLE_TEMPLATES};
+	char *out = NULL;
+
+	(void)state;
+	assert_int_equal(
+	    tu_run(&out,
+		   "cd '%s' && printf '%%s\\n' 'int _Z9omni_funci(int x) { return x + 1; }' > "
+		   "plib.c && printf '%%s\\n' '#include <stdio.h>' '#include <stdlib.h>' "
+		   "'int _Z9omni_funci(int);' 'int main(int c, char **v) { puts(v[0]); "
+		   "return atoi(v[0]) + _Z9omni_funci(c); }' > pexe.c && "
+		   "cc -fPIC -shared -o libplt.so plib.c",
+		   fx.dir),
+	    0);
+	free(out);
+	for (size_t l = 0; l < sizeof(layouts) / sizeof(layouts[0]); l++) {
+		char exe[300], names[16][64];
+		uint64_t addrs[16], sec_addr, sec_size, plt_addr, plt_size;
+		struct elf_file *ef;
+		struct native_symbols *ns;
+		struct sym_frame frame;
+		size_t n;
+		bool saw_cxx = false;
+
+		snprintf(exe, sizeof(exe), "%s/plt%zu", fx.dir, l);
+		assert_int_equal(tu_run(&out, "cd '%s' && cc -O1 %s -o '%s' pexe.c -L. -lplt",
+					fx.dir, layouts[l], exe),
+				 0);
+		free(out);
+		n = objdump_plt(exe, addrs, names, 16);
+		/* puts, atoi's strtol, the C++ import and __cxa_finalize's .plt.got stub. */
+		assert_true(n >= 4);
+		assert_int_equal(elf_file__open(exe, -1, &ef), 0);
+		assert_int_equal(native_symbols__open_opts(ef, &opts, &ns), 0);
+		for (size_t i = 0; i < n; i++) {
+			uint64_t off = UINT64_MAX;
+			const char *got;
+
+			for (uint64_t probe = 0; probe < 8; probe += 7) {
+				got = native_symbols__lookup(ns, addrs[i] + probe, &off);
+				assert_non_null(got);
+				assert_string_equal(got, names[i]);
+				assert_true(off == probe);
+			}
+			assert_int_equal(native_symbols__frames(ns, addrs[i] + 3, &frame, 1), 1);
+			assert_string_equal(frame.system_name, names[i]);
+			if (!strcmp(names[i], "_Z9omni_funci@plt")) {
+				assert_string_equal(frame.name, "omni_func@plt");
+				saw_cxx = true;
+			} else {
+				assert_string_equal(frame.name, names[i]);
+			}
+		}
+		assert_true(saw_cxx);
+		/* IBT: each lazy .plt stub (after PLT0) pushes the index of its .plt.sec twin. */
+		if (section_of(exe, ".plt.sec", &sec_addr, &sec_size)) {
+			assert_true(section_of(exe, ".plt", &plt_addr, &plt_size));
+			for (uint64_t off = 0; off < sec_size; off += 16) {
+				const char *lazy =
+				    native_symbols__lookup(ns, plt_addr + 16 + off, NULL);
+				const char *sec = native_symbols__lookup(ns, sec_addr + off, NULL);
+
+				assert_non_null(lazy);
+				assert_non_null(sec);
+				assert_string_equal(lazy, sec);
+			}
+		} else {
+			assert_true(l < 2);
+		}
+		/* PLT0 is no stub. */
+		if (section_of(exe, ".plt", &plt_addr, &plt_size))
+			assert_null(native_symbols__lookup(ns, plt_addr, NULL));
+		native_symbols__free(ns);
+		elf_file__close(ef);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -629,6 +769,7 @@ int main(void)
 	    cmocka_unit_test(test_unterminated_name_refused),
 	    cmocka_unit_test(test_mutated_files),
 	    cmocka_unit_test(test_file_pages_charged_as_read),
+	    cmocka_unit_test(test_plt_stubs),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1602,8 +1602,9 @@ static bool any_fde(const struct rd *rd, uint64_t addr, bool at_end)
  * an FDE's end, the table says INVALID from there.
  */
 /* The ELF entry point of path: stack_deltas__build() makes the code there a root
- * (OP_RULE_STOP) where no CFI covers it. */
-#define ENTRY_ROOT_BYTES 64
+ * (OP_RULE_STOP) where no CFI covers it, up to the next code with CFI: at most
+ * 256 bytes. */
+#define ENTRY_ROOT_BYTES 256
 static uint64_t entry_of(const char *path)
 {
 	Elf64_Ehdr eh;

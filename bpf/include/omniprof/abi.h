@@ -101,7 +101,40 @@ enum op_rule_cmd {
 	 * since it is on the goroutine's stack, anywhere in memory. The walk's depth
 	 * bounds a loop. */
 	OP_RULE_FP_SWITCH = 7,
+	/*
+	 * A Go stack switch on amd64 (runtime.systemstack, runtime.asmcgocall,
+	 * on g0): the goroutine's own registers, which the switch saved in
+	 * g.sched, so its direct caller is kept. g is read from TLS (fs base +
+	 * cfa_offset), then m = g.m, curg = m.curg (fp_offset: m.curg's offset),
+	 * and when g is m.g0 and curg another goroutine of the same m (curg.m ==
+	 * m): pc = *(sched.sp),
+	 * sp = sched.sp + 8, rbp = sched.bp. cfa_base holds OP_GO_SWITCH_F_*.
+	 * Whenever any of that is unknown or unreadable (no fs base: a stack
+	 * copy), the frame-pointer rule of OP_RULE_FP_SWITCH (CFA = rbp + 16,
+	 * caller's rbp at CFA - 16), which skips the switch's direct caller.
+	 */
+	OP_RULE_GO_SWITCH = 8,
 };
+
+/* OP_RULE_GO_SWITCH's flags (in cfa_base). */
+enum op_go_switch_flags {
+	/* runtime.asmcgocall: it saved the goroutine at 48(sp) of its g0 frame
+	 * (0 when it did not switch): the switch is taken only when that is curg. */
+	OP_GO_SWITCH_F_CGO = 1,
+};
+
+/*
+ * Go's runtime structures, amd64, the same from Go 1.5 to 1.23
+ * (runtime/runtime2.go: g begins with stack (2 words), stackguard0,
+ * stackguard1, _panic, _defer, m, then sched; gobuf is sp, pc, g, ctxt,
+ * ret, lr, bp; m begins with g0). m.curg's offset travels in the rule.
+ */
+#define OP_GO_G_M	  48
+#define OP_GO_M_G0	  0
+#define OP_GO_G_SCHED	  56
+#define OP_GO_GOBUF_SP	  0
+#define OP_GO_GOBUF_BP	  48
+#define OP_GO_CGO_SAVED_G 48
 
 struct op_unwind_rule {
 	__u8 cmd;      /* enum op_rule_cmd */

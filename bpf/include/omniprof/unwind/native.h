@@ -30,6 +30,11 @@
 #error "define OP_READ_USER and OP_FIND_RULE before including omniprof/unwind/native.h"
 #endif
 
+/* The thread's fs base (x86-64 TLS: where Go keeps g), 0 when unknown. */
+#ifndef OP_READ_FSBASE
+#define OP_READ_FSBASE(u) 0ULL
+#endif
+
 /* Where the kernel's rt_sigframe keeps the interrupted registers, relative to
  * rsp in the signal trampoline: struct ucontext (uc_mcontext at 40) gregs[]
  * REG_RBP = 10, REG_RSP = 15, REG_RIP = 16. The x86-64 ABI fixes them. */
@@ -92,11 +97,46 @@ static __always_inline int op_unwind_signal_frame(struct op_unwinder *u)
 	return OP_STEP_CONTINUE;
 }
 
+/*
+ * OP_RULE_GO_SWITCH: the goroutine's registers from g.m.curg.sched, as the
+ * switch saved them. OP_STEP_CONTINUE when they were read; anything else
+ * leaves u->regs alone (the caller falls back to the frame-pointer rule).
+ */
+static __always_inline int op_unwind_go_switch(struct op_unwinder *u,
+					       const struct op_unwind_rule *rule)
+{
+	struct op_regs *r = &u->regs;
+	__u64 fsbase = OP_READ_FSBASE(u), g = 0, m = 0, g0 = 0, curg = 0, curg_m = 0, sp = 0,
+	      bp = 0, pc = 0, saved = 0;
+
+	/* On the switch's g0 (g == m.g0), back to a goroutine of the same m: a
+	 * wrong TLS slot or offset does not get that far. */
+	if (!fsbase || OP_READ_USER(u, &g, sizeof(g), fsbase + (__s64)rule->cfa_offset) || !g ||
+	    OP_READ_USER(u, &m, sizeof(m), g + OP_GO_G_M) || !m ||
+	    OP_READ_USER(u, &g0, sizeof(g0), m + OP_GO_M_G0) || g0 != g ||
+	    OP_READ_USER(u, &curg, sizeof(curg), m + (__u16)rule->fp_offset) || !curg ||
+	    curg == g || OP_READ_USER(u, &curg_m, sizeof(curg_m), curg + OP_GO_G_M) || curg_m != m)
+		return OP_STEP_END;
+	if ((rule->cfa_base & OP_GO_SWITCH_F_CGO) &&
+	    (OP_READ_USER(u, &saved, sizeof(saved), r->sp + OP_GO_CGO_SAVED_G) || saved != curg))
+		return OP_STEP_END;
+	if (OP_READ_USER(u, &sp, sizeof(sp), curg + OP_GO_G_SCHED + OP_GO_GOBUF_SP) || !sp ||
+	    OP_READ_USER(u, &bp, sizeof(bp), curg + OP_GO_G_SCHED + OP_GO_GOBUF_BP) ||
+	    OP_READ_USER(u, &pc, sizeof(pc), sp) || !pc)
+		return OP_STEP_END;
+	r->pc = pc;
+	r->sp = sp + 8;
+	r->fp = bp;
+	u->pc_exact = 0;
+	return OP_STEP_CONTINUE;
+}
+
 /* Moves u->regs to the caller's frame according to rule. */
 static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 						const struct op_unwind_rule *rule)
 {
 	struct op_regs *r = &u->regs;
+	struct op_unwind_rule fallback;
 	__u64 base, cfa, ra = 0, fp = r->fp;
 	/* In anonymous code the frame pointer is a guess: every way it fails says so. */
 	int anon = rule->cmd == OP_RULE_ANON, err;
@@ -111,6 +151,17 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 		err = op_unwind_signal_frame(u);
 		u->pc_exact = 1; /* the interrupted instruction, not a return address */
 		return err;
+	case OP_RULE_GO_SWITCH:
+		/* Only from the frame the switch called (a return address into the
+		 * switch): at the switch's own instructions g.sched is not this call's. */
+		if (!u->pc_exact && op_unwind_go_switch(u, rule) == OP_STEP_CONTINUE)
+			return OP_STEP_CONTINUE;
+		fallback = (struct op_unwind_rule){.cmd = OP_RULE_FP_SWITCH,
+						   .cfa_base = OP_CFA_RBP,
+						   .fp_offset = -16,
+						   .cfa_offset = 16};
+		rule = &fallback;
+		break;
 	case OP_RULE_CFA:
 	case OP_RULE_PLT:
 	case OP_RULE_CFA_DEREF:
