@@ -66,7 +66,9 @@ fi
 # /opt/omniprof-node/<major>/node. Skipped when already there.
 NODE_DIR=/opt/omniprof-node
 NODE_RELEASES=(
+	"16 16.20.2 sha512-oxOhUQeRI8VP2S933KzppWoQTXE/bhs3rskxrAXQA0xfIoy+WqVx47oe6upUsCqORfvAHcbdf9k+1iFyZnceqQ=="
 	"18 18.9.1 sha512-se4HrPBHKAMuWKdUy3TNiZaYumy8TOaQMYl8IwVcuCf4tuomF//WEC65/kiqp+HGW5FAYm9yPhBAfvWoM2kiOg=="
+	"22 22.23.3 sha512-qHnz5tFsHoj/WM+uRENVjWONi5hVvmwrgq8A4V76KpuVNAc4+jwK8x4gwbobE9BtHNg/AKR2583eYorLF/c7ng=="
 	"24 24.9.0 sha512-mN4aPMj4cOJv937Bu7ge7EBGmb3dkQ+04jcVWRiowd7+PmQ++TpLQXQh6I1madra65CiCYNfDWu3To51tq5xuA=="
 )
 for rel in "${NODE_RELEASES[@]}"; do

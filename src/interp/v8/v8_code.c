@@ -372,7 +372,9 @@ static int read_bytes(const struct v8_code_ctx *cc, uint64_t obj, uint16_t want_
 	*out = NULL;
 	if ((err = v8_heap__type(cc->mem, l, obj, &type)))
 		return err;
-	if (type != want_type)
+	/* A ByteArray's layout is a TrustedByteArray's (V8 12, 13). */
+	if (type != want_type &&
+	    !(want_type == l->type_byte_array && type == l->type_trusted_byte_array))
 		return -EINVAL;
 	if ((err = v8_heap__field(cc->mem, obj, l->fixed_array_length, &n)))
 		return err;
@@ -467,8 +469,10 @@ int v8_code__read_jit(const struct v8_code_ctx *cc, uint64_t pc, uint64_t sfi, s
 		c->line = baseline_line(cc, code, pc - entry, sfi, script);
 	} else if (code && (flags & l->code_kind_mask) > l->code_kind_baseline &&
 		   !v8_heap__field(cc->mem, code, l->code_bytecode, &deopt) &&
-		   !array_at(cc, deopt, l->deopt_sfi_index, &owner) && owner == sfi &&
-		   !v8_heap__field(cc->mem, code, l->code_positions, &table) &&
+		   !array_at(cc, deopt, l->deopt_sfi_index, &owner) &&
+		   (!l->sfi_wrapper_sfi ||
+		    !v8_heap__field(cc->mem, owner, l->sfi_wrapper_sfi, &owner)) &&
+		   owner == sfi && !v8_heap__field(cc->mem, code, l->code_positions, &table) &&
 		   !v8_heap__positions(cc->mem, l, table, &pos, &n)) {
 		const struct v8_position *p = v8_heap__position_at(pos, n, (uint32_t)(pc - entry));
 		const struct v8_script *s = p ? script_lines(cc, script) : NULL;

@@ -622,7 +622,7 @@ int v8_heap__positions(const struct remote_memory *mem, const struct v8_layout *
 	*n = 0;
 	if ((err = v8_heap__type(mem, l, table, &type)))
 		return err;
-	if (type != l->type_byte_array)
+	if (type != l->type_byte_array && type != l->type_trusted_byte_array)
 		return -EINVAL;
 	if ((err = v8_heap__field(mem, table, l->fixed_array_length, &len)))
 		return err;
