@@ -363,18 +363,41 @@ static const struct v8_case cases[] = {
      .mode = "warm",
      .chain = {"main", "render", "layout", "measure"},
      .copies = true},
-    /* Official builds of other majors (no pointer compression): V8 10 (Node
-     * 18) and 13 (Node 24) describe no code objects, so JIT frames are named
-     * by their function, without a line; Node 24's interpreted frames stay
-     * unnamed (bytecode in trusted space, not described). */
-    /* One recording of both (their main threads' names tell them apart). */
-    {.name = "Node 18 and Node 24 warm chain",
+    /* Official builds of other majors (no pointer compression), all in one
+     * recording (group 3; their main threads' names and leaves tell them
+     * apart: Node 18 and 22 are "node", Node 24 "MainThread"). V8 10 (Node
+     * 18) describes no code objects: its JIT frames are named by their
+     * function, without a line. V8 12 and 13 (Node 22, 24) are named and
+     * lined like Node 20, interpreted frames included (bytecode in trusted
+     * space, found through what they describe): every line in the pprof must
+     * be in its function, each chain function seen at its call line. */
+    {.name = "Node 18 and Node 22 warm chain",
      .script = "v8_chain.js",
      .mode = "warm",
      .chain = {"main", "render", "layout", "measure"},
      .node = "/opt/omniprof-node/18/node",
+     .node2 = "/opt/omniprof-node/22/node",
+     .comm2 = "node", /* counted together with Node 18's */
+     .group = 3},
+    {.name = "Node 24 warm chain",
+     .script = "v8_chain.js",
+     .mode = "warm",
+     .chain = {"main", "render", "layout", "measure"},
+     .lines = true,
+     .need_lines = {"main", "render", "layout", "measure"},
+     .node = "/opt/omniprof-node/24/node",
+     .comm = "MainThread",
+     .group = 3},
+    {.name = "Node 22 and Node 24 cold chain (interpreted)",
+     .script = "v8_chain.js",
+     .mode = "cold",
+     .chain = {"main", "render", "layout", "measureCold"},
+     .lines = true,
+     .need_lines = {"measureCold"},
+     .node = "/opt/omniprof-node/22/node",
      .node2 = "/opt/omniprof-node/24/node",
-     .comm2 = "MainThread"},
+     .comm2 = "MainThread",
+     .group = 3},
 };
 
 int main(void)
