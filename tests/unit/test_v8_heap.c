@@ -171,6 +171,7 @@ static struct v8_layout layout(void)
 {
 	/* node 20 (V8 11.3) as v8_binary__inspect() reads it. */
 	return (struct v8_layout){
+	    .has_lines = true,
 	    .smi_shift = 32,
 	    .map_instance_type = 12,
 	    .jsfunction_shared = 24,
@@ -486,7 +487,8 @@ static void test_trusted_function_data(void **state)
 /*
  * The real files (scripts/install-deps.sh installs them): what V8 12 and 13
  * (Node 22, 24) do not describe is derived, so both name interpreted frames
- * and read code objects; Node 20 keeps V8 11's layout.
+ * and read code objects; Node 20 keeps V8 11's layout; V8 9 (Node 16) is
+ * named without lines.
  */
 static void inspect(const char *path, struct v8_binary *bin, int want)
 {
@@ -500,10 +502,17 @@ static void inspect(const char *path, struct v8_binary *bin, int want)
 
 static void test_real_binaries(void **state)
 {
-	struct v8_binary b20, b22, b24;
+	struct v8_binary b16, b20, b22, b24;
 
 	(void)state;
+	/* V8 9: the interpreter's slots derived, no lines (no script source). */
+	inspect("/opt/omniprof-node/16/node", &b16, 0);
+	assert_int_equal(b16.layout.fp_bytecode_array, -32);
+	assert_int_equal(b16.layout.fp_bytecode_offset, -40);
+	assert_false(b16.layout.has_lines);
+	assert_true(b16.layout.has_function_data);
 	inspect("/usr/bin/node", &b20, 0);
+	assert_true(b20.layout.has_lines);
 	inspect("/opt/omniprof-node/22/node", &b22, 0);
 	inspect("/opt/omniprof-node/24/node", &b24, 0);
 	assert_true(b20.layout.has_function_data && b20.layout.has_code_objects);

@@ -360,6 +360,7 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 	Elf *elf;
 
 	memset(out, 0, sizeof(*out));
+	l->has_lines = true;
 	for (int i = 0; i < S__COUNT; i++)
 		sc.v[i] = V8_ABSENT;
 	sc.type_after_jsfunction = V8_ABSENT;
@@ -386,6 +387,17 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 	/* Values in .bss (0) have no symbol value in the file: read as 0 above. */
 	if (sc.v[S_FP_MARKER] == V8_ABSENT)
 		sc.v[S_FP_MARKER] = sc.v[S_FP_CONTEXT];
+	/* V8 9 (Node 16) does not describe the interpreter's two slots: they
+	 * follow the standard frame's context, function and argument count as
+	 * in V8 10 and 11, which do (-32, -40). Used only where the walk proves
+	 * them: the first slot's object must be a BytecodeArray, the second a
+	 * Smi; the offset itself gives no line there (no lines below). */
+	if (sc.v[S_FP_BYTECODE_ARRAY] == V8_ABSENT && sc.v[S_FP_BYTECODE_OFFSET] == V8_ABSENT &&
+	    sc.v[S_FP_CONTEXT] == -8 && sc.v[S_FP_FUNCTION] == -16) {
+		sc.v[S_FP_BYTECODE_ARRAY] = -32;
+		sc.v[S_FP_BYTECODE_OFFSET] = -40;
+		l->has_lines = false;
+	}
 	for (int i = 0; i < S__COUNT; i++) {
 		/* Zero-valued tags and offsets live in .bss: their symbols exist, read as 0. */
 		if (sc.v[i] == V8_ABSENT && (i == S_STR_SEQ || i == S_HEAP_OBJECT_TAG ||
@@ -396,6 +408,13 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 	l->has_code_objects = true;
 	l->has_function_data = true;
 	for (int i = 0; i < S__COUNT; i++) {
+		/* V8 9 describes neither the script's source nor where a bytecode
+		 * array's bytecodes start: frames are named without lines. */
+		if (sc.v[i] == V8_ABSENT && (i == S_SCRIPT_SOURCE || i == S_BYTECODE_DATA)) {
+			sc.v[i] = 0;
+			l->has_lines = false;
+			continue;
+		}
 		if (sc.v[i] != V8_ABSENT || i == S_FP_CONTEXT || optional(i))
 			continue;
 		if (i == S_EXTERNAL_RESOURCE) {

@@ -67,7 +67,8 @@ static const struct v8_script *script_lines(const struct v8_code_ctx *cc, uint64
 	uint64_t h = script_hash(cc->pid, script), source;
 	struct v8_script *s;
 
-	if (v8_heap__field(cc->mem, script, cc->layout->script_source, &source))
+	if (!cc->layout->has_lines ||
+	    v8_heap__field(cc->mem, script, cc->layout->script_source, &source))
 		return NULL;
 	s = hashmap__find(cc->scripts, h, &k);
 	if (s && s->source == source)

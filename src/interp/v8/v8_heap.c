@@ -265,7 +265,7 @@ static void class_name(const struct remote_memory *mem, const struct v8_layout *
 				sizeof(slots)))
 		return;
 	script = v8_heap__script(mem, l, sfi);
-	if (!script || v8_heap__field(mem, script, l->script_source, &src))
+	if (!script || !l->has_lines || v8_heap__field(mem, script, l->script_source, &src))
 		return;
 	for (int s = 0; s < 2; s++) {
 		int64_t pos = smi(l, slots[s]);
@@ -520,6 +520,8 @@ int v8_heap__line_ends(const struct remote_memory *mem, const struct v8_layout *
 
 	*ends = NULL;
 	*n = 0;
+	if (!l->has_lines)
+		return -ENOTSUP;
 	if ((err = v8_heap__field(mem, script, l->script_source, &src)))
 		return err;
 	err = scan_string(mem, l, src, 0, V8_SOURCE_MAX, &s, 0);
