@@ -365,18 +365,20 @@ static const struct v8_case cases[] = {
      .copies = true},
     /* Official builds of other majors (no pointer compression), all in one
      * recording (group 3; their main threads' names and leaves tell them
-     * apart: Node 18 and 22 are "node", Node 24 "MainThread"). Node 16 is
-     * not in it: a fourth node binary's unwind tables cost the recording
-     * ~5 s more on a loaded machine (its decoding: tests/unit/test_v8_heap.c). V8 10 (Node
-     * 18) describes no code objects: its JIT frames are named by their
-     * function, without a line. V8 12 and 13 (Node 22, 24) are named and
-     * lined like Node 20, interpreted frames included (bytecode in trusted
-     * space, found through what they describe): every line in the pprof must
-     * be in its function, each chain function seen at its call line. */
+     * apart: Node 18 and 22 are "node", Node 24 "MainThread"). All are
+     * named and lined like Node 20: V8 10 (Node 18) with its Code objects'
+     * tables derived, V8 12 and 13 (Node 22, 24) with their bytecode and
+     * code in trusted space found through what they describe. Every line in
+     * the pprof must be in its function, each chain function seen at its
+     * call line. Node 16 is not in it: a fourth node binary's unwind tables
+     * cost the recording ~5 s more on a loaded machine (its decoding:
+     * tests/unit/test_v8_heap.c). */
     {.name = "Node 18 and Node 22 warm chain",
      .script = "v8_chain.js",
      .mode = "warm",
      .chain = {"main", "render", "layout", "measure"},
+     .lines = true,
+     .need_lines = {"main", "render", "layout", "measure"},
      .node = "/opt/omniprof-node/18/node",
      .node2 = "/opt/omniprof-node/22/node",
      .comm2 = "node", /* counted together with Node 18's */

@@ -487,8 +487,9 @@ static void test_trusted_function_data(void **state)
 /*
  * The real files (scripts/install-deps.sh installs them): what V8 12 and 13
  * (Node 22, 24) do not describe is derived, so both name interpreted frames
- * and read code objects; Node 20 keeps V8 11's layout; V8 9 (Node 16) is
- * named without lines.
+ * and read code objects; Node 20 keeps V8 11's layout; V8 10 (Node 18)
+ * reads its inline-instruction code objects; V8 9 (Node 16) is named
+ * without lines.
  */
 static void inspect(const char *path, struct v8_binary *bin, int want)
 {
@@ -502,7 +503,7 @@ static void inspect(const char *path, struct v8_binary *bin, int want)
 
 static void test_real_binaries(void **state)
 {
-	struct v8_binary b16, b20, b22, b24;
+	struct v8_binary b16, b18, b20, b22, b24;
 
 	(void)state;
 	/* V8 9: the interpreter's slots derived, no lines (no script source). */
@@ -511,8 +512,14 @@ static void test_real_binaries(void **state)
 	assert_int_equal(b16.layout.fp_bytecode_offset, -40);
 	assert_false(b16.layout.has_lines);
 	assert_true(b16.layout.has_function_data);
+	/* V8 10: code objects with their instructions inline, after the header. */
+	inspect("/opt/omniprof-node/18/node", &b18, 0);
+	assert_true(b18.layout.has_code_objects && b18.layout.has_lines);
+	assert_true(b18.layout.code_inline > b18.layout.code_size);
+	assert_int_equal(b18.layout.type_instruction_stream, b18.layout.type_code);
 	inspect("/usr/bin/node", &b20, 0);
 	assert_true(b20.layout.has_lines);
+	assert_int_equal(b20.layout.code_inline, 0);
 	inspect("/opt/omniprof-node/22/node", &b22, 0);
 	inspect("/opt/omniprof-node/24/node", &b24, 0);
 	assert_true(b20.layout.has_function_data && b20.layout.has_code_objects);

@@ -85,9 +85,11 @@ enum v8_sym {
 	S_T_TRUSTED_BYTE_ARRAY,
 	S_DEOPT_WRAPPED_SFI,
 	S_SFI_WRAPPER_SFI,
+	S_CODE_HEADER, /* V8 10: instructions inline, after the Code's header */
 	S__COUNT,
 };
 
+/* Every value has its name (a missing one would be read as a NULL name). */
 static const char *const sym_names[S__COUNT] = {
     [S_FP_MARKER] = "off_fp_context_or_frame_type",
     [S_FP_CONTEXT] = "off_fp_context",
@@ -156,6 +158,7 @@ static const char *const sym_names[S__COUNT] = {
     [S_DEOPT_WRAPPED_SFI] = "DeoptimizationDataWrappedSharedFunctionInfoIndex",
     [S_SFI_WRAPPER_SFI] =
 	"class_SharedFunctionInfoWrapper__shared_info__Tagged_SharedFunctionInfo_",
+    [S_CODE_HEADER] = "class_Code__instruction_start__uintptr_t",
 };
 
 /* Names later V8s (12, 13: Node 22, 24) give the same fields: "Tagged<T>" types. */
@@ -318,6 +321,35 @@ static bool optional(int i)
 }
 
 /*
+ * V8 10 (Node 18): a Code holds its instructions inline after its header
+ * (no InstructionStream); it describes the header's size, the instruction
+ * size and the flags, not its tables nor the deoptimization indexes. The
+ * tables are the two tagged fields before the code data container, which
+ * precedes the instruction size (relocation info, deoptimization or
+ * interpreter data, source positions, container); the indexes are V8 11's
+ * (the function's is checked: it must be the frame's). The header is
+ * found, as V8 11's InstructionStream is, by its map: the Code map.
+ */
+static void derive_v10(struct scan *sc, struct v8_layout *l)
+{
+	int64_t *v = sc->v;
+
+	if (v[S_T_INSTRUCTION_STREAM] != V8_ABSENT || v[S_CODE_POSITIONS] != V8_ABSENT ||
+	    v[S_CODE_BYTECODE] != V8_ABSENT || !field(v[S_CODE_HEADER]) || !field(v[S_CODE_SIZE]) ||
+	    v[S_CODE_SIZE] < 32 || !field(v[S_CODE_FLAGS]) || v[S_T_CODE] == V8_ABSENT ||
+	    v[S_DEOPT_SFI] != V8_ABSENT || v[S_DEOPT_INLINING] != V8_ABSENT ||
+	    v[S_DEOPT_LITERALS] != V8_ABSENT)
+		return;
+	v[S_CODE_BYTECODE] = v[S_CODE_SIZE] - 24;
+	v[S_CODE_POSITIONS] = v[S_CODE_SIZE] - 16;
+	v[S_T_INSTRUCTION_STREAM] = v[S_T_CODE];
+	v[S_DEOPT_SFI] = 6;
+	v[S_DEOPT_INLINING] = 7;
+	v[S_DEOPT_LITERALS] = 2;
+	l->code_inline = (uint16_t)v[S_CODE_HEADER];
+}
+
+/*
  * V8 12 and 13 (their BytecodeArray has a wrapper) describe less of their
  * SharedFunctionInfo and Code than V8 11, but enough to derive the rest;
  * every derived field is checked where it is used (instance types, objects
@@ -334,8 +366,10 @@ static void derive_v12(struct scan *sc, struct v8_layout *l)
 {
 	int64_t *v = sc->v;
 
-	if (v[S_BA_WRAPPER] == V8_ABSENT || !field(v[S_BA_WRAPPER]))
+	if (v[S_BA_WRAPPER] == V8_ABSENT || !field(v[S_BA_WRAPPER])) {
+		derive_v10(sc, l);
 		return;
+	}
 	if (v[S_SFI_DATA] == V8_ABSENT && field(v[S_SFI_NAME]) && v[S_SFI_NAME] >= 16)
 		v[S_SFI_DATA] = 8;
 	if (v[S_CODE_POSITIONS] == V8_ABSENT && v[S_CODE_BYTECODE] == V8_ABSENT &&
@@ -486,6 +520,10 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 	l->code_flags = (uint16_t)(l->code_positions + 24);
 	l->code_size = (uint16_t)(l->code_positions + 32);
 	l->code_stream = (uint16_t)(l->code_positions + 8);
+	if (l->code_inline) {
+		l->code_flags = (uint16_t)sc.v[S_CODE_FLAGS];
+		l->code_size = (uint16_t)sc.v[S_CODE_SIZE];
+	}
 	if (l->code_described) {
 		l->code_stream = (uint16_t)sc.v[S_CODE_STREAM];
 		l->code_entry = (uint16_t)sc.v[S_CODE_START];

@@ -54,6 +54,10 @@ struct v8_layout {
 	/* Code's stream, entry, flags and size are described (V8 12, 13), not
 	 * derived from V8 11's layout. */
 	bool code_described;
+	/* V8 10: a Code holds its instructions at this offset (its header's
+	 * size), no InstructionStream (type_instruction_stream is the Code's);
+	 * 0: V8 11 on. */
+	uint16_t code_inline;
 	/* Code objects described (V8 11): JIT frames get lines and inlined
 	 * functions; false: named by their function alone. */
 	bool has_code_objects;

@@ -271,6 +271,18 @@ static uint64_t find_code(const struct v8_code_ctx *cc, uint64_t pc, uint64_t *e
 			uint32_t sz;
 			uint16_t type;
 
+			if (l->code_inline) {
+				/* V8 10: the Code itself, its instructions after its header. */
+				if (!(words[i] & 1) || !is_stream_map(cc, words[i]) ||
+				    remote_memory__read(cc->mem, a + l->code_size, &sz, sizeof(sz)))
+					continue;
+				e = a + l->code_inline;
+				if (pc < e || pc - e >= sz)
+					return 0;
+				*entry = e;
+				*size = sz;
+				return a + 1;
+			}
 			if (!(words[i] & 1) || !(code & 1) || !is_stream_map(cc, words[i]))
 				continue;
 			if (v8_heap__type(cc->mem, l, code, &type) || type != l->type_code ||
