@@ -8,7 +8,8 @@
  * cons, thin, sliced) and function names (a name string, a ScopeInfo, an
  * anonymous function); objects whose type does not check out refused;
  * an interpreted function with V8 13's (Node 24) layout, its bytecode in
- * trusted space: named only while its function still runs that bytecode.
+ * trusted space: named only while its function still runs that bytecode;
+ * V8 10's (Node 18) code objects, instructions inline; the real files.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -542,6 +543,102 @@ static void test_real_binaries(void **state)
 	assert_int_not_equal(b24.layout.sfi_wrapper_sfi, 0);
 }
 
+/*
+ * V8 10 (Node 18): a JIT pc's Code holds its instructions inline after its
+ * header, found by walking back to the Code map; optimized code gives the
+ * pc's line only when its deoptimization data names the frame's function,
+ * and a pc past the instructions gives none.
+ */
+static void test_inline_code(void **state)
+{
+	struct v8_layout l = layout();
+	struct remote_memory mem = {heap_read, NULL};
+	struct v8_stats stats = {0};
+	struct hashmap scripts;
+	uint64_t stream_map = 0;
+	const struct v8_code_ctx cc = {&mem, &l, &scripts, 1, &stats, &stream_map};
+	uint64_t m_one, m_sfi, m_code, m_fa, m_ba, m_script;
+	uint64_t sfi = BASE + 0x600, other = BASE + 0x680, code = BASE + 0x1000;
+	uint64_t deopt = BASE + 0x800, table = BASE + 0xa00, script = BASE + 0x880;
+	uint32_t size = 0x100, flags = 13; /* TurboFan */
+	const char *name, *file;
+	struct v8_code *c;
+	int64_t line;
+	uint8_t t[16];
+	int32_t n;
+	size_t len = 0;
+
+	(void)state;
+	memset(heap, 0, sizeof(heap));
+	v8_scripts__init(&scripts);
+	l.has_code_objects = true;
+	l.code_inline = 128;
+	l.code_bytecode = 16;
+	l.code_positions = 24;
+	l.code_size = 40;
+	l.code_flags = 48;
+	l.code_kind_mask = 15;
+	l.code_kind_baseline = 11;
+	l.type_code = 240;
+	l.type_instruction_stream = 240;
+	l.type_byte_array = 194;
+	l.type_trusted_byte_array = 194;
+	l.deopt_sfi_index = 6;
+	l.deopt_inlining_index = 7;
+	l.deopt_literal_index = 2;
+	l.script_name = 16;
+	m_one = map_of(BASE + 0x000, 8 | 0);
+	m_sfi = map_of(BASE + 0x140, 262);
+	m_code = map_of(BASE + 0x040, 240);
+	m_fa = map_of(BASE + 0x080, 179);
+	m_ba = map_of(BASE + 0x0c0, 194);
+	m_script = map_of(BASE + 0x200, 150);
+	put64(sfi, m_sfi);
+	put64(sfi + 16, one_byte(BASE + 0x400, m_one, "measure"));
+	put64(sfi + 32, script | 1);
+	put64(other, m_sfi);
+	put64(other + 16, one_byte(BASE + 0x440, m_one, "other"));
+	put64(script, m_script);
+	put64(script + 8, one_byte(BASE + 0x900, m_one, "x;\nfunction measure() {\n  y();\n}\n"));
+	put64(script + 16, one_byte(BASE + 0x980, m_one, "/app/m.js"));
+	put64(deopt, m_fa);
+	put64(deopt + 8, 8ull << 32);
+	put64(deopt + 16 + 8 * 6, sfi | 1);
+	/* pc offset 0x10 at "y()" (line 3). */
+	len += put_entry(t + len, 0, true, position(3, 0));
+	len += put_entry(t + len, 0x10, true, position(27, 0) - position(3, 0));
+	put64(table, m_ba);
+	n = (int32_t)len;
+	put64(table + 8, (uint64_t)n << 32);
+	put(table + 16, t, len);
+	put64(code, m_code);
+	put64(code + 16, deopt | 1);
+	put64(code + 24, table | 1);
+	put(code + 40, &size, 4);
+	put(code + 48, &flags, 4);
+
+	assert_int_equal(v8_code__read_jit(&cc, code + 128 + 0x20, sfi | 1, &c), 0);
+	v8_code__describe(c, OP_V8_AUX(OP_V8_FRAME_JIT, 0), &name, &file, &line);
+	assert_string_equal(name, "measure");
+	assert_string_equal(file, "/app/m.js");
+	assert_int_equal(line, 3);
+	v8_code__free(c);
+	/* Past its instructions: no line. */
+	assert_int_equal(v8_code__read_jit(&cc, code + 128 + size + 8, sfi | 1, &c), 0);
+	v8_code__describe(c, OP_V8_AUX(OP_V8_FRAME_JIT, 0), &name, &file, &line);
+	assert_string_equal(name, "measure");
+	assert_int_equal(line, 0);
+	v8_code__free(c);
+	/* Code of another function (its deoptimization data says so): no line. */
+	put64(deopt + 16 + 8 * 6, other | 1);
+	assert_int_equal(v8_code__read_jit(&cc, code + 128 + 0x20, sfi | 1, &c), 0);
+	v8_code__describe(c, OP_V8_AUX(OP_V8_FRAME_JIT, 0), &name, &file, &line);
+	assert_string_equal(name, "measure");
+	assert_int_equal(line, 0);
+	v8_code__free(c);
+	v8_scripts__clear(&scripts, 0, true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -550,6 +647,7 @@ int main(void)
 	    cmocka_unit_test(test_baseline_offsets),
 	    cmocka_unit_test(test_strings_and_names),
 	    cmocka_unit_test(test_trusted_function_data),
+	    cmocka_unit_test(test_inline_code),
 	    cmocka_unit_test(test_real_binaries),
 	};
 
