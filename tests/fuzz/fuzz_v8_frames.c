@@ -108,6 +108,10 @@ static void node20(struct v8_layout *l)
 	l->type_bytecode_array = 191;
 	l->type_code = 245;
 	l->type_byte_array = 190;
+	l->type_trusted_byte_array = 190;
+	l->has_function_data = true;
+	l->has_code_objects = true;
+	l->has_lines = true;
 	l->type_fixed_array = 175;
 	l->type_instruction_stream = 252;
 	l->deopt_sfi_index = 6;

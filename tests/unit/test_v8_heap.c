@@ -6,7 +6,10 @@
  * inlining ids), malformed tables refused; line ends to lines; baseline
  * pcs to bytecode offsets with Wide prefixes; strings (one- and two-byte,
  * cons, thin, sliced) and function names (a name string, a ScopeInfo, an
- * anonymous function); objects whose type does not check out refused.
+ * anonymous function); objects whose type does not check out refused;
+ * an interpreted function with V8 13's (Node 24) layout, its bytecode in
+ * trusted space: named only while its function still runs that bytecode;
+ * V8 10's (Node 18) code objects, instructions inline; the real files.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -19,7 +22,10 @@
 
 #include <cmocka.h>
 
+#include "elf/elf_file.h"
+#include "interp/v8/v8.h"
 #include "interp/v8/v8_binary.h"
+#include "interp/v8/v8_code.h"
 #include "interp/v8/v8_heap.h"
 #include "proc/remote_memory.h"
 
@@ -166,6 +172,7 @@ static struct v8_layout layout(void)
 {
 	/* node 20 (V8 11.3) as v8_binary__inspect() reads it. */
 	return (struct v8_layout){
+	    .has_lines = true,
 	    .smi_shift = 32,
 	    .map_instance_type = 12,
 	    .jsfunction_shared = 24,
@@ -371,6 +378,267 @@ static void test_strings_and_names(void **state)
 	assert_int_not_equal(v8_heap__function_name(&mem, &l, 0xdead1, out, sizeof(out)), 0);
 }
 
+/*
+ * V8 13 (Node 24): the SharedFunctionInfo's first field (trusted function
+ * data) holds the bytecode, its baseline Code or its InterpreterData, and the
+ * source position table is a TrustedByteArray. A frame's bytecode is named
+ * only while its function runs it: flushed and replaced, it is not.
+ */
+static void test_trusted_function_data(void **state)
+{
+	struct v8_layout l = layout();
+	struct remote_memory mem = {heap_read, NULL};
+	struct v8_stats stats = {0};
+	struct hashmap scripts;
+	uint64_t stream_map = 0;
+	const struct v8_code_ctx cc = {&mem, &l, &scripts, 1, &stats, &stream_map};
+	uint64_t m_one, m_sfi, m_ba, m_code, m_idata, m_tba, m_script;
+	uint64_t sfi = BASE + 0x600, ba = BASE + 0xb00, other = BASE + 0xb80, code = BASE + 0xd00;
+	uint64_t table = BASE + 0xc00, script = BASE + 0x880, idata = BASE + 0xd80;
+	const char *name, *file;
+	struct v8_code *c;
+	int64_t line;
+	uint8_t t[16];
+	int32_t n;
+	size_t len = 0;
+
+	(void)state;
+	memset(heap, 0, sizeof(heap));
+	v8_scripts__init(&scripts);
+	l.sfi_function_data = 8;
+	l.sfi_name_or_scope_info = 24;
+	l.sfi_script = 40;
+	l.has_function_data = true;
+	l.has_code_objects = true;
+	l.type_bytecode_array = 186;
+	l.type_code = 187;
+	l.type_byte_array = 217;
+	l.type_trusted_byte_array = 196;
+	l.code_bytecode = 8;
+	l.bytecode_array_positions = 24;
+	l.bytecode_array_data = 64;
+	m_one = map_of(BASE + 0x000, 8 | 0);
+	m_sfi = map_of(BASE + 0x140, 262);
+	m_ba = map_of(BASE + 0x040, 186);
+	m_code = map_of(BASE + 0x080, 187);
+	m_idata = map_of(BASE + 0x0c0, 188);
+	m_tba = map_of(BASE + 0x100, 196);
+	m_script = map_of(BASE + 0x200, 150);
+	put64(sfi, m_sfi);
+	put64(sfi + 8, ba | 1);
+	put64(sfi + 24, one_byte(BASE + 0x400, m_one, "render"));
+	put64(sfi + 40, script | 1);
+	put64(script, m_script);
+	put64(script + 8, one_byte(BASE + 0x900, m_one, "x;\nfunction render() {\n  y();\n}\n"));
+	put64(script + 16, one_byte(BASE + 0x980, m_one, "/app/a.js"));
+	l.script_name = 16;
+	put64(ba, m_ba);
+	put64(ba + 8, 4ull << 32);
+	put64(ba + 24, table | 1);
+	put64(other, m_ba);
+	/* Bytecode offset 0 at "function" (line 2), offset 3 at "y()" (line 3). */
+	len += put_entry(t + len, 0, true, position(3, 0));
+	len += put_entry(t + len, 3, true, position(27, 0) - position(3, 0));
+	put64(table, m_tba);
+	n = (int32_t)len;
+	put64(table + 8, (uint64_t)n << 32);
+	put(table + 16, t, len);
+
+	assert_int_equal(v8_code__read_interpreted(&cc, ba | 1, sfi | 1, &c), 0);
+	v8_code__describe(c, OP_V8_AUX(OP_V8_FRAME_INTERPRETED, 63 + 3), &name, &file, &line);
+	assert_string_equal(name, "render");
+	assert_string_equal(file, "/app/a.js");
+	assert_int_equal(line, 3);
+	v8_code__describe(c, OP_V8_AUX(OP_V8_FRAME_INTERPRETED, 63), &name, &file, &line);
+	assert_int_equal(line, 2);
+	v8_code__free(c);
+	/* Through its baseline code, through its InterpreterData. */
+	put64(code, m_code);
+	put64(code + 8, ba | 1);
+	put64(sfi + 8, code | 1);
+	assert_int_equal(v8_code__read_interpreted(&cc, ba | 1, sfi | 1, &c), 0);
+	v8_code__free(c);
+	put64(idata, m_idata);
+	put64(idata + 8, ba | 1);
+	put64(sfi + 8, idata | 1);
+	assert_int_equal(v8_code__read_interpreted(&cc, ba | 1, sfi | 1, &c), 0);
+	v8_code__free(c);
+	/* Flushed and recompiled: the function runs another bytecode array. */
+	put64(sfi + 8, other | 1);
+	assert_int_equal(v8_code__read_interpreted(&cc, ba | 1, sfi | 1, &c), -ESTALE);
+	assert_null(c);
+	assert_int_equal(stats.mismatches, 1);
+	put64(sfi + 8, 0);
+	assert_int_equal(v8_code__read_interpreted(&cc, ba | 1, sfi | 1, &c), -ESTALE);
+	/* Described as absent (has_function_data false): never named. */
+	put64(sfi + 8, ba | 1);
+	l.has_function_data = false;
+	assert_int_equal(v8_code__read_interpreted(&cc, ba | 1, sfi | 1, &c), -ESTALE);
+	l.has_function_data = true;
+	/* A position table of another type: named, without a line. */
+	put64(table, m_one);
+	assert_int_equal(v8_code__read_interpreted(&cc, ba | 1, sfi | 1, &c), 0);
+	v8_code__describe(c, OP_V8_AUX(OP_V8_FRAME_INTERPRETED, 63 + 3), &name, &file, &line);
+	assert_string_equal(name, "render");
+	assert_int_equal(line, 0);
+	v8_code__free(c);
+	v8_scripts__clear(&scripts, 0, true);
+}
+
+/*
+ * The real files (scripts/install-deps.sh installs them): what V8 12 and 13
+ * (Node 22, 24) do not describe is derived, so both name interpreted frames
+ * and read code objects; Node 20 keeps V8 11's layout; V8 10 (Node 18)
+ * reads its inline-instruction code objects; V8 9 (Node 16) is named
+ * without lines.
+ */
+static void inspect(const char *path, struct v8_binary *bin, int want)
+{
+	struct elf_file *ef = NULL;
+
+	if (elf_file__open(path, -1, &ef))
+		fail_msg("%s is missing: scripts/install-deps.sh installs it", path);
+	assert_int_equal(v8_binary__inspect(ef, bin), want);
+	elf_file__close(ef);
+}
+
+static void test_real_binaries(void **state)
+{
+	struct v8_binary b16, b18, b20, b22, b24;
+
+	(void)state;
+	/* V8 9: the interpreter's slots derived, no lines (no script source). */
+	inspect("/opt/omniprof-node/16/node", &b16, 0);
+	assert_int_equal(b16.layout.fp_bytecode_array, -32);
+	assert_int_equal(b16.layout.fp_bytecode_offset, -40);
+	assert_false(b16.layout.has_lines);
+	assert_true(b16.layout.has_function_data);
+	/* V8 10: code objects with their instructions inline, after the header. */
+	inspect("/opt/omniprof-node/18/node", &b18, 0);
+	assert_true(b18.layout.has_code_objects && b18.layout.has_lines);
+	assert_true(b18.layout.code_inline > b18.layout.code_size);
+	assert_int_equal(b18.layout.type_instruction_stream, b18.layout.type_code);
+	inspect("/usr/bin/node", &b20, 0);
+	assert_true(b20.layout.has_lines);
+	assert_int_equal(b20.layout.code_inline, 0);
+	inspect("/opt/omniprof-node/22/node", &b22, 0);
+	inspect("/opt/omniprof-node/24/node", &b24, 0);
+	assert_true(b20.layout.has_function_data && b20.layout.has_code_objects);
+	assert_false(b20.layout.code_described);
+	assert_int_equal(b20.layout.sfi_wrapper_sfi, 0);
+	for (int i = 0; i < 2; i++) {
+		const struct v8_layout *l = i ? &b24.layout : &b22.layout;
+
+		assert_true(l->has_function_data);
+		assert_true(l->has_code_objects);
+		assert_true(l->code_described);
+		/* Derived fields lie inside the objects, before what is described after them. */
+		assert_true(l->sfi_function_data < l->sfi_name_or_scope_info);
+		assert_true(l->code_bytecode < l->code_positions);
+		assert_true(l->code_positions < l->code_stream);
+		assert_true(l->bytecode_array_positions < l->bytecode_array_data);
+		assert_int_not_equal(l->type_trusted_byte_array, l->type_byte_array);
+	}
+	assert_int_equal(b22.layout.sfi_wrapper_sfi, 0);
+	assert_int_not_equal(b24.layout.sfi_wrapper_sfi, 0);
+}
+
+/*
+ * V8 10 (Node 18): a JIT pc's Code holds its instructions inline after its
+ * header, found by walking back to the Code map; optimized code gives the
+ * pc's line only when its deoptimization data names the frame's function,
+ * and a pc past the instructions gives none.
+ */
+static void test_inline_code(void **state)
+{
+	struct v8_layout l = layout();
+	struct remote_memory mem = {heap_read, NULL};
+	struct v8_stats stats = {0};
+	struct hashmap scripts;
+	uint64_t stream_map = 0;
+	const struct v8_code_ctx cc = {&mem, &l, &scripts, 1, &stats, &stream_map};
+	uint64_t m_one, m_sfi, m_code, m_fa, m_ba, m_script;
+	uint64_t sfi = BASE + 0x600, other = BASE + 0x680, code = BASE + 0x1000;
+	uint64_t deopt = BASE + 0x800, table = BASE + 0xa00, script = BASE + 0x880;
+	uint32_t size = 0x100, flags = 13; /* TurboFan */
+	const char *name, *file;
+	struct v8_code *c;
+	int64_t line;
+	uint8_t t[16];
+	int32_t n;
+	size_t len = 0;
+
+	(void)state;
+	memset(heap, 0, sizeof(heap));
+	v8_scripts__init(&scripts);
+	l.has_code_objects = true;
+	l.code_inline = 128;
+	l.code_bytecode = 16;
+	l.code_positions = 24;
+	l.code_size = 40;
+	l.code_flags = 48;
+	l.code_kind_mask = 15;
+	l.code_kind_baseline = 11;
+	l.type_code = 240;
+	l.type_instruction_stream = 240;
+	l.type_byte_array = 194;
+	l.type_trusted_byte_array = 194;
+	l.deopt_sfi_index = 6;
+	l.deopt_inlining_index = 7;
+	l.deopt_literal_index = 2;
+	l.script_name = 16;
+	m_one = map_of(BASE + 0x000, 8 | 0);
+	m_sfi = map_of(BASE + 0x140, 262);
+	m_code = map_of(BASE + 0x040, 240);
+	m_fa = map_of(BASE + 0x080, 179);
+	m_ba = map_of(BASE + 0x0c0, 194);
+	m_script = map_of(BASE + 0x200, 150);
+	put64(sfi, m_sfi);
+	put64(sfi + 16, one_byte(BASE + 0x400, m_one, "measure"));
+	put64(sfi + 32, script | 1);
+	put64(other, m_sfi);
+	put64(other + 16, one_byte(BASE + 0x440, m_one, "other"));
+	put64(script, m_script);
+	put64(script + 8, one_byte(BASE + 0x900, m_one, "x;\nfunction measure() {\n  y();\n}\n"));
+	put64(script + 16, one_byte(BASE + 0x980, m_one, "/app/m.js"));
+	put64(deopt, m_fa);
+	put64(deopt + 8, 8ull << 32);
+	put64(deopt + 16 + 8 * 6, sfi | 1);
+	/* pc offset 0x10 at "y()" (line 3). */
+	len += put_entry(t + len, 0, true, position(3, 0));
+	len += put_entry(t + len, 0x10, true, position(27, 0) - position(3, 0));
+	put64(table, m_ba);
+	n = (int32_t)len;
+	put64(table + 8, (uint64_t)n << 32);
+	put(table + 16, t, len);
+	put64(code, m_code);
+	put64(code + 16, deopt | 1);
+	put64(code + 24, table | 1);
+	put(code + 40, &size, 4);
+	put(code + 48, &flags, 4);
+
+	assert_int_equal(v8_code__read_jit(&cc, code + 128 + 0x20, sfi | 1, &c), 0);
+	v8_code__describe(c, OP_V8_AUX(OP_V8_FRAME_JIT, 0), &name, &file, &line);
+	assert_string_equal(name, "measure");
+	assert_string_equal(file, "/app/m.js");
+	assert_int_equal(line, 3);
+	v8_code__free(c);
+	/* Past its instructions: no line. */
+	assert_int_equal(v8_code__read_jit(&cc, code + 128 + size + 8, sfi | 1, &c), 0);
+	v8_code__describe(c, OP_V8_AUX(OP_V8_FRAME_JIT, 0), &name, &file, &line);
+	assert_string_equal(name, "measure");
+	assert_int_equal(line, 0);
+	v8_code__free(c);
+	/* Code of another function (its deoptimization data says so): no line. */
+	put64(deopt + 16 + 8 * 6, other | 1);
+	assert_int_equal(v8_code__read_jit(&cc, code + 128 + 0x20, sfi | 1, &c), 0);
+	v8_code__describe(c, OP_V8_AUX(OP_V8_FRAME_JIT, 0), &name, &file, &line);
+	assert_string_equal(name, "measure");
+	assert_int_equal(line, 0);
+	v8_code__free(c);
+	v8_scripts__clear(&scripts, 0, true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -378,6 +646,9 @@ int main(void)
 	    cmocka_unit_test(test_lines),
 	    cmocka_unit_test(test_baseline_offsets),
 	    cmocka_unit_test(test_strings_and_names),
+	    cmocka_unit_test(test_trusted_function_data),
+	    cmocka_unit_test(test_inline_code),
+	    cmocka_unit_test(test_real_binaries),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -74,9 +74,22 @@ enum v8_sym {
 	S_FT_ENTRY,
 	S_FT_EXIT,
 	S_FT_STUB,
+	/* Optional: V8 12, 13 (Node 22, 24), where the fields above are not
+	 * described; the derivations below use them. */
+	S_BA_WRAPPER,
+	S_CODE_WRAPPER,
+	S_CODE_STREAM,
+	S_CODE_START,
+	S_CODE_FLAGS,
+	S_CODE_SIZE,
+	S_T_TRUSTED_BYTE_ARRAY,
+	S_DEOPT_WRAPPED_SFI,
+	S_SFI_WRAPPER_SFI,
+	S_CODE_HEADER, /* V8 10: instructions inline, after the Code's header */
 	S__COUNT,
 };
 
+/* Every value has its name (a missing one would be read as a NULL name). */
 static const char *const sym_names[S__COUNT] = {
     [S_FP_MARKER] = "off_fp_context_or_frame_type",
     [S_FP_CONTEXT] = "off_fp_context",
@@ -135,6 +148,17 @@ static const char *const sym_names[S__COUNT] = {
     [S_FT_ENTRY] = "frametype_EntryFrame",
     [S_FT_EXIT] = "frametype_ExitFrame",
     [S_FT_STUB] = "frametype_StubFrame",
+    [S_BA_WRAPPER] = "class_BytecodeArray__wrapper__Tagged_BytecodeWrapper_",
+    [S_CODE_WRAPPER] = "class_Code__wrapper__Tagged_CodeWrapper_",
+    [S_CODE_STREAM] = "class_Code__instruction_stream__Tagged_InstructionStream_",
+    [S_CODE_START] = "class_Code__instruction_start__Address",
+    [S_CODE_FLAGS] = "class_Code__flags__uint32_t",
+    [S_CODE_SIZE] = "class_Code__instruction_size__int",
+    [S_T_TRUSTED_BYTE_ARRAY] = "type_TrustedByteArray__TRUSTED_BYTE_ARRAY_TYPE",
+    [S_DEOPT_WRAPPED_SFI] = "DeoptimizationDataWrappedSharedFunctionInfoIndex",
+    [S_SFI_WRAPPER_SFI] =
+	"class_SharedFunctionInfoWrapper__shared_info__Tagged_SharedFunctionInfo_",
+    [S_CODE_HEADER] = "class_Code__instruction_start__uintptr_t",
 };
 
 /* Names later V8s (12, 13: Node 22, 24) give the same fields: "Tagged<T>" types. */
@@ -290,6 +314,78 @@ static bool field(int64_t v)
 	return v >= 0 && v < 4096;
 }
 
+/* Values V8 12 and 13 (Node 22, 24) added, read when present. */
+static bool optional(int i)
+{
+	return i >= S_BA_WRAPPER;
+}
+
+/*
+ * V8 10 (Node 18): a Code holds its instructions inline after its header
+ * (no InstructionStream); it describes the header's size, the instruction
+ * size and the flags, not its tables nor the deoptimization indexes. The
+ * tables are the two tagged fields before the code data container, which
+ * precedes the instruction size (relocation info, deoptimization or
+ * interpreter data, source positions, container); the indexes are V8 11's
+ * (the function's is checked: it must be the frame's). The header is
+ * found, as V8 11's InstructionStream is, by its map: the Code map.
+ */
+static void derive_v10(struct scan *sc, struct v8_layout *l)
+{
+	int64_t *v = sc->v;
+
+	if (v[S_T_INSTRUCTION_STREAM] != V8_ABSENT || v[S_CODE_POSITIONS] != V8_ABSENT ||
+	    v[S_CODE_BYTECODE] != V8_ABSENT || !field(v[S_CODE_HEADER]) || !field(v[S_CODE_SIZE]) ||
+	    v[S_CODE_SIZE] < 32 || !field(v[S_CODE_FLAGS]) || v[S_T_CODE] == V8_ABSENT ||
+	    v[S_DEOPT_SFI] != V8_ABSENT || v[S_DEOPT_INLINING] != V8_ABSENT ||
+	    v[S_DEOPT_LITERALS] != V8_ABSENT)
+		return;
+	v[S_CODE_BYTECODE] = v[S_CODE_SIZE] - 24;
+	v[S_CODE_POSITIONS] = v[S_CODE_SIZE] - 16;
+	v[S_T_INSTRUCTION_STREAM] = v[S_T_CODE];
+	v[S_DEOPT_SFI] = 6;
+	v[S_DEOPT_INLINING] = 7;
+	v[S_DEOPT_LITERALS] = 2;
+	l->code_inline = (uint16_t)v[S_CODE_HEADER];
+}
+
+/*
+ * V8 12 and 13 (their BytecodeArray has a wrapper) describe less of their
+ * SharedFunctionInfo and Code than V8 11, but enough to derive the rest;
+ * every derived field is checked where it is used (instance types, objects
+ * pointing back to each other), so a wrong one names nothing:
+ * - the SharedFunctionInfo's (trusted) function data is its first field,
+ *   after the map (V8 11 describes it there too: 8);
+ * - a Code's deoptimization (or interpreter) data and source position table
+ *   are the two tagged fields before its wrapper; its instruction stream,
+ *   start, flags and size are described;
+ * - V8 13's deoptimization data holds the function through a
+ *   SharedFunctionInfoWrapper (its index and field are described).
+ */
+static void derive_v12(struct scan *sc, struct v8_layout *l)
+{
+	int64_t *v = sc->v;
+
+	if (v[S_BA_WRAPPER] == V8_ABSENT || !field(v[S_BA_WRAPPER])) {
+		derive_v10(sc, l);
+		return;
+	}
+	if (v[S_SFI_DATA] == V8_ABSENT && field(v[S_SFI_NAME]) && v[S_SFI_NAME] >= 16)
+		v[S_SFI_DATA] = 8;
+	if (v[S_CODE_POSITIONS] == V8_ABSENT && v[S_CODE_BYTECODE] == V8_ABSENT &&
+	    field(v[S_CODE_WRAPPER]) && v[S_CODE_WRAPPER] >= 24 && field(v[S_CODE_STREAM]) &&
+	    field(v[S_CODE_START]) && field(v[S_CODE_FLAGS]) && field(v[S_CODE_SIZE])) {
+		v[S_CODE_BYTECODE] = v[S_CODE_WRAPPER] - 16;
+		v[S_CODE_POSITIONS] = v[S_CODE_WRAPPER] - 8;
+		l->code_described = true;
+	}
+	if (v[S_DEOPT_SFI] == V8_ABSENT && v[S_DEOPT_WRAPPED_SFI] != V8_ABSENT &&
+	    field(v[S_SFI_WRAPPER_SFI])) {
+		v[S_DEOPT_SFI] = v[S_DEOPT_WRAPPED_SFI];
+		l->sfi_wrapper_sfi = (uint16_t)v[S_SFI_WRAPPER_SFI];
+	}
+}
+
 int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 {
 	struct v8_layout *l = &out->layout;
@@ -298,6 +394,7 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 	Elf *elf;
 
 	memset(out, 0, sizeof(*out));
+	l->has_lines = true;
 	for (int i = 0; i < S__COUNT; i++)
 		sc.v[i] = V8_ABSENT;
 	sc.type_after_jsfunction = V8_ABSENT;
@@ -324,16 +421,35 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 	/* Values in .bss (0) have no symbol value in the file: read as 0 above. */
 	if (sc.v[S_FP_MARKER] == V8_ABSENT)
 		sc.v[S_FP_MARKER] = sc.v[S_FP_CONTEXT];
+	/* V8 9 (Node 16) does not describe the interpreter's two slots: they
+	 * follow the standard frame's context, function and argument count as
+	 * in V8 10 and 11, which do (-32, -40). Used only where the walk proves
+	 * them: the first slot's object must be a BytecodeArray, the second a
+	 * Smi; the offset itself gives no line there (no lines below). */
+	if (sc.v[S_FP_BYTECODE_ARRAY] == V8_ABSENT && sc.v[S_FP_BYTECODE_OFFSET] == V8_ABSENT &&
+	    sc.v[S_FP_CONTEXT] == -8 && sc.v[S_FP_FUNCTION] == -16) {
+		sc.v[S_FP_BYTECODE_ARRAY] = -32;
+		sc.v[S_FP_BYTECODE_OFFSET] = -40;
+		l->has_lines = false;
+	}
 	for (int i = 0; i < S__COUNT; i++) {
 		/* Zero-valued tags and offsets live in .bss: their symbols exist, read as 0. */
 		if (sc.v[i] == V8_ABSENT && (i == S_STR_SEQ || i == S_HEAP_OBJECT_TAG ||
 					     i == S_FT_ENTRY || i == S_FT_EXIT || i == S_FT_STUB))
 			sc.v[i] = 0;
 	}
+	derive_v12(&sc, l);
 	l->has_code_objects = true;
 	l->has_function_data = true;
 	for (int i = 0; i < S__COUNT; i++) {
-		if (sc.v[i] != V8_ABSENT || i == S_FP_CONTEXT)
+		/* V8 9 describes neither the script's source nor where a bytecode
+		 * array's bytecodes start: frames are named without lines. */
+		if (sc.v[i] == V8_ABSENT && (i == S_SCRIPT_SOURCE || i == S_BYTECODE_DATA)) {
+			sc.v[i] = 0;
+			l->has_lines = false;
+			continue;
+		}
+		if (sc.v[i] != V8_ABSENT || i == S_FP_CONTEXT || optional(i))
 			continue;
 		if (i == S_EXTERNAL_RESOURCE) {
 			sc.v[i] = 0; /* external strings not read */
@@ -391,8 +507,11 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 	l->bytecode_array_data = (uint16_t)sc.v[S_BYTECODE_DATA];
 	l->bytecode_array_length = (uint16_t)(sc.v[S_FIXED_ARRAY_DATA] - 8);
 	/* BytecodeArray: length, constant pool, handler table, then the source
-	 * position table (V8 11: not described by v8dbg_*). */
-	l->bytecode_array_positions = (uint16_t)(l->bytecode_array_length + 24);
+	 * position table (V8 11: not described by v8dbg_*); V8 12, 13: length,
+	 * wrapper, then the source position table. */
+	l->bytecode_array_positions = sc.v[S_BA_WRAPPER] != V8_ABSENT && field(sc.v[S_BA_WRAPPER])
+					  ? (uint16_t)(sc.v[S_BA_WRAPPER] + 8)
+					  : (uint16_t)(l->bytecode_array_length + 24);
 	l->code_bytecode = (uint16_t)sc.v[S_CODE_BYTECODE];
 	l->code_positions = (uint16_t)sc.v[S_CODE_POSITIONS];
 	/* V8 11's Code after the source position table: the instruction stream,
@@ -400,6 +519,17 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 	l->code_entry = (uint16_t)(l->code_positions + 16);
 	l->code_flags = (uint16_t)(l->code_positions + 24);
 	l->code_size = (uint16_t)(l->code_positions + 32);
+	l->code_stream = (uint16_t)(l->code_positions + 8);
+	if (l->code_inline) {
+		l->code_flags = (uint16_t)sc.v[S_CODE_FLAGS];
+		l->code_size = (uint16_t)sc.v[S_CODE_SIZE];
+	}
+	if (l->code_described) {
+		l->code_stream = (uint16_t)sc.v[S_CODE_STREAM];
+		l->code_entry = (uint16_t)sc.v[S_CODE_START];
+		l->code_flags = (uint16_t)sc.v[S_CODE_FLAGS];
+		l->code_size = (uint16_t)sc.v[S_CODE_SIZE];
+	}
 	l->code_kind_mask = (uint32_t)sc.v[S_CODE_KIND_MASK];
 	l->code_kind_baseline = (uint32_t)sc.v[S_CODE_KIND_BASELINE];
 	l->code_kind_interpreted = (uint32_t)sc.v[S_CODE_KIND_INTERPRETED];
@@ -418,6 +548,10 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 	l->type_bytecode_array = (uint16_t)sc.v[S_T_BYTECODE_ARRAY];
 	l->type_code = (uint16_t)sc.v[S_T_CODE];
 	l->type_byte_array = (uint16_t)sc.v[S_T_BYTE_ARRAY];
+	/* V8 12, 13 keep code's and bytecode's tables in trusted space. */
+	l->type_trusted_byte_array = sc.v[S_T_TRUSTED_BYTE_ARRAY] != V8_ABSENT
+					 ? (uint16_t)sc.v[S_T_TRUSTED_BYTE_ARRAY]
+					 : l->type_byte_array;
 	l->type_fixed_array = (uint16_t)sc.v[S_T_FIXED_ARRAY];
 	l->type_instruction_stream = (uint16_t)sc.v[S_T_INSTRUCTION_STREAM];
 	l->type_map = (uint16_t)sc.v[S_T_MAP];
@@ -426,7 +560,6 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 	l->deopt_sfi_index = (uint32_t)sc.v[S_DEOPT_SFI];
 	l->deopt_inlining_index = (uint32_t)sc.v[S_DEOPT_INLINING];
 	l->deopt_literal_index = (uint32_t)sc.v[S_DEOPT_LITERALS];
-	l->code_stream = (uint16_t)(l->code_positions + 8);
 	l->str_repr_mask = (uint32_t)sc.v[S_STR_REPR_MASK];
 	l->str_encoding_mask = (uint32_t)sc.v[S_STR_ENC_MASK];
 	l->str_one_byte_tag = (uint32_t)sc.v[S_STR_ONE_BYTE];

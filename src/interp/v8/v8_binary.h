@@ -43,15 +43,30 @@ struct v8_layout {
 	uint16_t type_first_nonstring, type_jsfunction_first, type_jsfunction_last;
 	uint16_t type_sfi, type_script, type_scope_info, type_bytecode_array, type_code;
 	uint16_t type_byte_array, type_fixed_array, type_instruction_stream, type_map;
+	/* TrustedByteArray (V8 12, 13: source position tables); type_byte_array before. */
+	uint16_t type_trusted_byte_array;
 	/* DeoptimizationData (a FixedArray) indexes. */
 	uint32_t deopt_sfi_index, deopt_inlining_index, deopt_literal_index;
 	uint16_t code_stream; /* Code -> its InstructionStream */
+	/* V8 13: the deoptimization data's function is a SharedFunctionInfoWrapper
+	 * whose function is at this offset; 0: the function itself. */
+	uint16_t sfi_wrapper_sfi;
+	/* Code's stream, entry, flags and size are described (V8 12, 13), not
+	 * derived from V8 11's layout. */
+	bool code_described;
+	/* V8 10: a Code holds its instructions at this offset (its header's
+	 * size), no InstructionStream (type_instruction_stream is the Code's);
+	 * 0: V8 11 on. */
+	uint16_t code_inline;
 	/* Code objects described (V8 11): JIT frames get lines and inlined
 	 * functions; false: named by their function alone. */
 	bool has_code_objects;
 	/* SharedFunctionInfo's function data described: interpreted frames are
 	 * checked against it and named; false: they stay unnamed. */
 	bool has_function_data;
+	/* The script's source and the bytecodes' start described (V8 10 on):
+	 * false (V8 9, Node 16): frames are named without a line. */
+	bool has_lines;
 	/* Bytecode sizes by operand scale (1, 2, 4) and bytecode, from node's
 	 * interpreter tables (Bytecodes::kBytecodeSizes): baseline code's pcs map
 	 * to bytecodes by walking them. n_bytecodes 0: not found. */

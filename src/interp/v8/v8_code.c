@@ -67,7 +67,8 @@ static const struct v8_script *script_lines(const struct v8_code_ctx *cc, uint64
 	uint64_t h = script_hash(cc->pid, script), source;
 	struct v8_script *s;
 
-	if (v8_heap__field(cc->mem, script, cc->layout->script_source, &source))
+	if (!cc->layout->has_lines ||
+	    v8_heap__field(cc->mem, script, cc->layout->script_source, &source))
 		return NULL;
 	s = hashmap__find(cc->scripts, h, &k);
 	if (s && s->source == source)
@@ -270,6 +271,18 @@ static uint64_t find_code(const struct v8_code_ctx *cc, uint64_t pc, uint64_t *e
 			uint32_t sz;
 			uint16_t type;
 
+			if (l->code_inline) {
+				/* V8 10: the Code itself, its instructions after its header. */
+				if (!(words[i] & 1) || !is_stream_map(cc, words[i]) ||
+				    remote_memory__read(cc->mem, a + l->code_size, &sz, sizeof(sz)))
+					continue;
+				e = a + l->code_inline;
+				if (pc < e || pc - e >= sz)
+					return 0;
+				*entry = e;
+				*size = sz;
+				return a + 1;
+			}
 			if (!(words[i] & 1) || !(code & 1) || !is_stream_map(cc, words[i]))
 				continue;
 			if (v8_heap__type(cc->mem, l, code, &type) || type != l->type_code ||
@@ -372,7 +385,9 @@ static int read_bytes(const struct v8_code_ctx *cc, uint64_t obj, uint16_t want_
 	*out = NULL;
 	if ((err = v8_heap__type(cc->mem, l, obj, &type)))
 		return err;
-	if (type != want_type)
+	/* A ByteArray's layout is a TrustedByteArray's (V8 12, 13). */
+	if (type != want_type &&
+	    !(want_type == l->type_byte_array && type == l->type_trusted_byte_array))
 		return -EINVAL;
 	if ((err = v8_heap__field(cc->mem, obj, l->fixed_array_length, &n)))
 		return err;
@@ -467,8 +482,10 @@ int v8_code__read_jit(const struct v8_code_ctx *cc, uint64_t pc, uint64_t sfi, s
 		c->line = baseline_line(cc, code, pc - entry, sfi, script);
 	} else if (code && (flags & l->code_kind_mask) > l->code_kind_baseline &&
 		   !v8_heap__field(cc->mem, code, l->code_bytecode, &deopt) &&
-		   !array_at(cc, deopt, l->deopt_sfi_index, &owner) && owner == sfi &&
-		   !v8_heap__field(cc->mem, code, l->code_positions, &table) &&
+		   !array_at(cc, deopt, l->deopt_sfi_index, &owner) &&
+		   (!l->sfi_wrapper_sfi ||
+		    !v8_heap__field(cc->mem, owner, l->sfi_wrapper_sfi, &owner)) &&
+		   owner == sfi && !v8_heap__field(cc->mem, code, l->code_positions, &table) &&
 		   !v8_heap__positions(cc->mem, l, table, &pos, &n)) {
 		const struct v8_position *p = v8_heap__position_at(pos, n, (uint32_t)(pc - entry));
 		const struct v8_script *s = p ? script_lines(cc, script) : NULL;

@@ -265,7 +265,7 @@ static void class_name(const struct remote_memory *mem, const struct v8_layout *
 				sizeof(slots)))
 		return;
 	script = v8_heap__script(mem, l, sfi);
-	if (!script || v8_heap__field(mem, script, l->script_source, &src))
+	if (!script || !l->has_lines || v8_heap__field(mem, script, l->script_source, &src))
 		return;
 	for (int s = 0; s < 2; s++) {
 		int64_t pos = smi(l, slots[s]);
@@ -520,6 +520,8 @@ int v8_heap__line_ends(const struct remote_memory *mem, const struct v8_layout *
 
 	*ends = NULL;
 	*n = 0;
+	if (!l->has_lines)
+		return -ENOTSUP;
 	if ((err = v8_heap__field(mem, script, l->script_source, &src)))
 		return err;
 	err = scan_string(mem, l, src, 0, V8_SOURCE_MAX, &s, 0);
@@ -622,7 +624,7 @@ int v8_heap__positions(const struct remote_memory *mem, const struct v8_layout *
 	*n = 0;
 	if ((err = v8_heap__type(mem, l, table, &type)))
 		return err;
-	if (type != l->type_byte_array)
+	if (type != l->type_byte_array && type != l->type_trusted_byte_array)
 		return -EINVAL;
 	if ((err = v8_heap__field(mem, table, l->fixed_array_length, &len)))
 		return err;
