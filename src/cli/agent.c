@@ -770,6 +770,13 @@ static void log_tables(const struct agent *a)
 		t->processes, t->files, t->runtime_objects, a->ss.sym.cache.n_entries,
 		a->ss.sym.cache.cost >> 10, (unsigned long long)t->processes_purged,
 		(unsigned long long)t->files_evicted, (unsigned long long)t->traces_dropped);
+	pr_info("symbols: %llu file loads (%llu evictions), frames named %llu, remembered %llu "
+		"(%llu resets)",
+		(unsigned long long)a->ss.sym.stats.files_loaded,
+		(unsigned long long)a->ss.sym.cache.stats.evictions,
+		(unsigned long long)a->ss.sym.memo.stats.misses,
+		(unsigned long long)a->ss.sym.memo.stats.hits,
+		(unsigned long long)a->ss.sym.memo.stats.resets);
 	safe_open__stats(&so);
 	pr_info("files of targets: %llu opened; refused: %llu symlink, %llu directory, %llu FIFO, "
 		"%llu socket, %llu device, %llu pseudo fs, %llu over the size cap, %llu magic "
