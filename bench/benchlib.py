@@ -92,6 +92,24 @@ def proc_cpu_s(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def proc_run_s(pid):
+    """CPU seconds pid's live threads have run so far (/proc/PID/task/*/schedstat:
+    nanoseconds, where /proc/PID/stat counts 10 ms ticks), or None."""
+    total, seen = 0, False
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for t in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+                total += int(f.read().split()[0])
+                seen = True
+        except (OSError, ValueError, IndexError):
+            pass
+    return total / 1e9 if seen else None
+
+
 def fdinfo(pid):
     """Yields (fd, dict) for every BPF program or map fd that pid holds."""
     base = f"/proc/{pid}/fdinfo"
