@@ -371,8 +371,7 @@ int session__start(struct session *ss, const struct session_opts *o)
 
 static int64_t poll_limit_ms(const struct session *ss)
 {
-	if ((ss->fw && file_worker__in_flight(ss->fw)) || ss->c.procs.n_waiting ||
-	    ss->c.held_first)
+	if ((ss->fw && file_worker__in_flight(ss->fw)) || ss->c.procs.n_waiting || ss->c.held_first)
 		return SESSION_BUSY_POLL_MS;
 	return SESSION_IDLE_POLL_MS;
 }
