@@ -153,6 +153,22 @@ def first_prog_run(pid, since, timeout=30, step=0.005):
             return time.monotonic() - since
         time.sleep(step)
     return None
+def proc_run_s(pid):
+    """CPU seconds pid's live threads have run so far (/proc/PID/task/*/schedstat:
+    nanoseconds, where /proc/PID/stat counts 10 ms ticks), or None."""
+    total, seen = 0, False
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for t in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+                total += int(f.read().split()[0])
+                seen = True
+        except (OSError, ValueError, IndexError):
+            pass
+    return total / 1e9 if seen else None
 
 
 def fdinfo(pid):

@@ -367,34 +367,52 @@ class Bench:
         return (inside[-1][1] - inside[0][1]) * 1e9 / (inside[-1][0] - inside[0][0])
 
     # ---- agent cost ------------------------------------------------------------
+    def start_agent(self, omniprof, hz, out, extra=()):
+        """The long-running agent: whole system (or extra's targets), a report every 5 s
+        over OTLP/HTTP to a local sink. Returns (child, sink)."""
+        sink = bl.OtlpHttpSink()
+        rec = bl.Child([omniprof, "agent", "-F", str(hz), "--interval", "5",
+                        "--otlp-endpoint", f"127.0.0.1:{sink.port}",
+                        "--otlp-protocol", "http", "--insecure", "-v", *extra],
+                       stderr=open(out + ".stderr", "w"))
+        return rec, sink
+
     def agent(self):
         seconds = 10 if self.quick else 60
         rows = []
         with bl.BpfStats():
-            for hz, mode in ((20, "record"), (99, "record"), (20, "agent")):
+            # "agent -p": only the two busy workloads, so the steady state is the agent's
+            # own interval path, not the tables of every process a busy host starts.
+            for hz, mode in ((20, "record"), (99, "record"), (20, "agent"), (99, "agent"),
+                             (20, "agent -p"), (99, "agent -p")):
+                if self.rows and not any(w in f"{mode} {hz}" for w in self.rows):
+                    continue
                 busy = self.start_busy(seconds + 30)
-                out = self.out_dir(f"agent-{hz}-{mode}")
-                sink = None
-                if mode == "agent":
-                    # The long-running agent: a report every 5 s over OTLP/HTTP.
-                    sink = bl.OtlpHttpSink()
-                    rec = bl.Child([self.omniprof, "agent", "-F", str(hz), "--interval", "5",
-                                    "--otlp-endpoint", f"127.0.0.1:{sink.port}",
-                                    "--otlp-protocol", "http", "--insecure", "-v"],
-                                   stderr=open(out + ".stderr", "w"))
+                out = self.out_dir(f"agent-{hz}-{mode.replace(' ', '')}")
+                sink = other = None
+                if mode.startswith("agent"):
+                    extra = (["-p", f"{busy['chain'].pid},{busy['python'].pid}"]
+                             if mode == "agent -p" else [])
+                    rec, sink = self.start_agent(self.omniprof, hz, out, extra)
+                    if self.against:
+                        # The other build's agent beside it: same workloads, same window.
+                        other = self.start_agent(self.against, hz, out + "-against", extra)
                 else:
                     rec = self.record([], seconds, hz, out, verbose=True)
                 mem = (0, 0)
-                first = last = cpu_first = None
-                cpu_last = (0, None)
-                if bl.wait_for_prog(rec.pid):
+                first = last = cpu_first = other_first = None
+                cpu_last = other_last = (0, None)
+                if bl.wait_for_prog(rec.pid) and (not other or bl.wait_for_prog(other[0].pid)):
                     t_end = time.monotonic() + seconds - 2
-                    time.sleep(3)  # start-up done: /proc scanned, tables built
+                    time.sleep(10)  # start-up done: /proc scanned, tables built
                     first = (time.monotonic(), bl.sampler_prog_stats(rec.pid))
-                    cpu_first = bl.proc_cpu_s(rec.pid)
+                    cpu_first = bl.proc_run_s(rec.pid)
+                    other_first = bl.proc_run_s(other[0].pid) if other else None
                     while time.monotonic() < t_end and rec.proc.poll() is None:
                         time.sleep(1)
-                        cpu_last = (time.monotonic(), bl.proc_cpu_s(rec.pid))
+                        cpu_last = (time.monotonic(), bl.proc_run_s(rec.pid))
+                        if other:
+                            other_last = (time.monotonic(), bl.proc_run_s(other[0].pid))
                         m = bl.bpf_map_memory(rec.pid)
                         if m[0] > mem[0]:
                             mem = m
@@ -405,15 +423,22 @@ class Bench:
                     while time.monotonic() < rec.start + seconds:
                         time.sleep(0.2)
                     rec.signal(signal.SIGTERM)
+                    if other:
+                        other[0].signal(signal.SIGTERM)
                 rec.wait(timeout=120)
+                if other:
+                    other[0].wait(timeout=120)
+                    other[1].close()
                 self.finish_busy(busy)
                 exports = None
                 if sink:
                     exports = (sink.requests, sink.bytes)
                     sink.close()
-                bpf_pct = ns = steady = None
+                bpf_pct = ns = steady = steady_other = None
                 if first and cpu_first is not None and cpu_last[1] is not None:
                     steady = (cpu_last[1] - cpu_first) / (cpu_last[0] - first[0]) * 100
+                if first and other_first is not None and other_last[1] is not None:
+                    steady_other = (other_last[1] - other_first) / (other_last[0] - first[0]) * 100
                 if first and last and first[1] and last[1][1] > first[1][1]:
                     bpf_pct = (last[1][0] - first[1][0]) / ((last[0] - first[0]) * 1e9) * 100
                     ns = (last[1][0] - first[1][0]) / (last[1][1] - first[1][1])
@@ -423,17 +448,22 @@ class Bench:
                     "utime": rec.rusage.ru_utime, "stime": rec.rusage.ru_stime,
                     "rss": rec.maxrss_mib, "map_mib": mem[0] / 2**20, "maps": mem[1],
                     "bpf_pct": bpf_pct, "bpf_ns_run": ns, "status": rec.status, "steady": steady,
+                    "steady_against": steady_other,
                 })
         lines = ["Agent CPU counts the whole run: loading the BPF programs, scanning every "
                  "process, building their tables, and writing the profile at the end; the steady "
-                 "state column is the CPU used between 3 s after start and the end of sampling "
-                 "(/proc/PID/stat, 10 ms ticks). BPF time is charged to the interrupted processes. "
-                 "`record` writes one profile at the end; `agent` symbolizes, encodes and sends an "
-                 "OTLP/HTTP report every 5 s to a local receiver (bench/benchlib.py OtlpHttpSink) "
-                 "and is stopped with SIGTERM after the same time.", "",
+                 "state column is the CPU used between 10 s after start and the end of sampling "
+                 "(/proc/PID/task/*/schedstat, nanoseconds). BPF time is charged to the interrupted "
+                 "processes. `record` writes one profile at the end; `agent` symbolizes, encodes and "
+                 "sends an OTLP/HTTP report every 5 s to a local receiver (bench/benchlib.py "
+                 "OtlpHttpSink) and is stopped with SIGTERM after the same time."
+                 + (" With --against, that build's agent runs beside each agent row (same workloads, "
+                    "same window, its own receiver): its steady state is the last column." if self.against else ""),
+                 "",
                  "| mode, frequency | agent CPU (user+sys) | % of one CPU | steady state | peak RSS | BPF map memory "
-                 "| BPF time, % of one CPU (all CPUs) | BPF ns per program run (all processes) |",
-                 "|---|---|---|---|---|---|---|---|"]
+                 "| BPF time, % of one CPU (all CPUs) | BPF ns per program run (all processes) |"
+                 + (" steady state, --against build |" if self.against else ""),
+                 "|---|---|---|---|---|---|---|---|" + ("---|" if self.against else "")]
         for r in rows:
             sent = ""
             if r["exports"]:
@@ -443,7 +473,8 @@ class Bench:
                 f"{r['stime']:.2f} sys) in {r['wall']:.1f} s | **{r['cpu_pct']:.2f}%** "
                 f"| {bl.fmt(r['steady'], '{:.2f}%')} "
                 f"| **{r['rss']:.1f} MiB** | {r['map_mib']:.1f} MiB in {r['maps']} maps "
-                f"| {bl.fmt(r['bpf_pct'], '{:.2f}%')} | {bl.fmt(r['bpf_ns_run'], '{:.0f}')} |")
+                f"| {bl.fmt(r['bpf_pct'], '{:.2f}%')} | {bl.fmt(r['bpf_ns_run'], '{:.0f}')} |"
+                + (f" {bl.fmt(r['steady_against'], '{:.2f}%')} |" if self.against else ""))
         self.sections["agent"] = (rows, lines)
         return lines
 
@@ -1219,10 +1250,11 @@ def main():
     ap.add_argument("--depths", default=None, help="bpf-cost depths, e.g. 10,40")
     ap.add_argument("--rows", default=None,
                     help="bpf-cost: only the rows whose label contains one of these "
-                         "comma-separated words, e.g. 'native,Java'")
+                         "comma-separated words, e.g. 'native,Java'; agent: of its "
+                         "'MODE HZ' labels, e.g. 'agent -p'")
     ap.add_argument("--against", default=None, metavar="BUILD",
-                    help="bpf-cost, startup: also run this build's omniprof on the same workload at the "
-                         "same time (before/after comparisons on a busy machine)")
+                    help="bpf-cost, startup and agent: also run this build's omniprof on the same workload "
+                         "at the same time (before/after comparisons on a busy machine)")
     ap.add_argument("sections", nargs="*", help=", ".join(SECTIONS))
     args = ap.parse_args()
     if os.geteuid() != 0:

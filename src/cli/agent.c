@@ -699,6 +699,13 @@ static void log_tables(const struct agent *a)
 		(double)a->ss.um.stats.build_ns / 1e6,
 		(unsigned long long)a->ss.um.stats.cache_reads,
 		(double)a->ss.um.stats.cache_read_ns / 1e6);
+	pr_info("symbols: %llu file loads (%llu evictions), frames named %llu, remembered %llu "
+		"(%llu resets)",
+		(unsigned long long)a->ss.sym.stats.files_loaded,
+		(unsigned long long)a->ss.sym.cache.stats.evictions,
+		(unsigned long long)a->ss.sym.memo.stats.misses,
+		(unsigned long long)a->ss.sym.memo.stats.hits,
+		(unsigned long long)a->ss.sym.memo.stats.resets);
 	safe_open__stats(&so);
 	pr_info("files of targets: %llu opened; refused: %llu symlink, %llu directory, %llu FIFO, "
 		"%llu socket, %llu device, %llu pseudo fs, %llu over the size cap, %llu magic "
@@ -714,45 +721,51 @@ static void log_tables(const struct agent *a)
 		(unsigned long long)so.refused[SAFE_OPEN_R_MISMATCH]);
 }
 
-/* Queues p (the interval's CPU or off-CPU profile) for every destination. */
-static void send_profile(struct agent *a, const struct profile *p)
+/*
+ * Queues the interval's profiles (the CPU one and, with --off-cpu, the
+ * off-CPU one; those with samples) for every destination: one OTLP request
+ * holding both, one Pyroscope batch of a push per type.
+ */
+static void send_profiles(struct agent *a, const struct profile *cpu, const struct profile *off)
 {
-	const char *what = p->off_cpu ? "off-CPU" : "CPU";
+	const struct profile *ps[OTLP_MAX_PROFILES];
+	size_t n = 0;
 	int err;
 
+	if (cpu && cpu->n_samples)
+		ps[n++] = cpu;
+	if (off && off->n_samples)
+		ps[n++] = off;
+	if (!n) {
+		pr_info("interval %llu: no samples", (unsigned long long)a->intervals);
+		return;
+	}
 	if (a->otlp.q) {
 		struct export_batch *b;
 
-		err = destination__encode(&a->otlp, p, describe_process, a, &b);
+		err = destination__encode(&a->otlp, ps, n, describe_process, a, &b);
 		if (err) {
 			a->intervals_lost++;
-			pr_warn("interval %llu: cannot encode the %s profile for OTLP: %s",
-				(unsigned long long)a->intervals, what, strerror(-err));
+			pr_warn("interval %llu: cannot encode the profiles for OTLP: %s",
+				(unsigned long long)a->intervals, strerror(-err));
 		} else {
-			if (p->off_cpu)
-				pr_info("interval %llu: off-CPU %.3f s, %llu processes, OTLP %zu "
-					"bytes",
-					(unsigned long long)a->intervals,
-					(double)p->stats.samples / 1e9,
-					(unsigned long long)p->stats.processes, b->requests[0].len);
-			else
-				pr_info("interval %llu: %llu samples, %llu processes, OTLP %zu "
-					"bytes",
-					(unsigned long long)a->intervals,
-					(unsigned long long)p->stats.samples,
-					(unsigned long long)p->stats.processes, b->requests[0].len);
-			if (!p->off_cpu)
-				log_tables(a);
+			pr_info("interval %llu: %llu samples, %llu processes, off-CPU %.3f s, "
+				"OTLP %zu bytes",
+				(unsigned long long)a->intervals,
+				(unsigned long long)cpu->stats.samples,
+				(unsigned long long)cpu->stats.processes,
+				off ? (double)off->stats.samples / 1e9 : 0.0, b->requests[0].len);
+			log_tables(a);
 			destination__push(&a->otlp, b);
 		}
 	}
 	if (a->pyroscope.q) {
 		struct export_batch *b;
 
-		err = destination__encode(&a->pyroscope, p, describe_process, a, &b);
+		err = destination__encode(&a->pyroscope, ps, n, describe_process, a, &b);
 		if (err)
-			pr_warn("interval %llu: cannot encode the %s Pyroscope push: %s",
-				(unsigned long long)a->intervals, what, strerror(-err));
+			pr_warn("interval %llu: cannot encode the Pyroscope pushes: %s",
+				(unsigned long long)a->intervals, strerror(-err));
 		else
 			destination__push(&a->pyroscope, b);
 	}
@@ -777,12 +790,7 @@ static void export_interval(struct agent *a)
 	}
 	a->intervals++;
 	a->samples_total += p->stats.samples;
-	if (p->n_samples)
-		send_profile(a, p);
-	else
-		pr_info("interval %llu: no samples", (unsigned long long)a->intervals);
-	if (offcpu && offcpu->n_samples)
-		send_profile(a, offcpu);
+	send_profiles(a, p, offcpu);
 	label_cache__expire(&a->labels);
 	profile__free(offcpu);
 	profile__free(p);

@@ -203,6 +203,17 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 		/* Its frames are named against files still being opened: later. */
 		if (hold(c, p, e, size))
 			return 0;
+	} else if (e->flags & OP_TRACE_F_OFF_CPU) {
+		/*
+		 * A wait's start without user frames keeps its place among the
+		 * process's held records all the same: its end is held while the
+		 * process waits (handle_offcpu_end()), and a start handled before an
+		 * older held start and end would be replaced by that start, both
+		 * waits lost.
+		 */
+		p = process_table__find(&c->procs, e->hdr.pid);
+		if (p && hold(c, p, e, size))
+			return 0;
 	}
 	if (!(e->flags & OP_TRACE_F_OFF_CPU))
 		c->stats.traces++;

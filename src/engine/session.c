@@ -439,11 +439,31 @@ int session__start(struct session *ss, const struct session_opts *o)
 	return 0;
 }
 
+/*
+ * How long one wait for records may last. Samples never wake the loop (see
+ * trace_wakeup in sampler.bpf.c: they are read when the ring is a quarter
+ * full or at the timeout); what needs an answer soon does (exec, exit, an
+ * unknown address, a stack copy). So while files are being opened for the
+ * file worker, processes wait for them or records are held, the loop looks
+ * every SESSION_BUSY_POLL_MS for the worker's results; otherwise it sleeps up
+ * to SESSION_IDLE_POLL_MS: each wake-up is a syscall and two context switches,
+ * which at 10 a second were a third of an idle agent's CPU.
+ */
+#define SESSION_BUSY_POLL_MS 100
+#define SESSION_IDLE_POLL_MS 1000
+
+static int64_t poll_limit_ms(const struct session *ss)
+{
+	if ((ss->fw && file_worker__in_flight(ss->fw)) || ss->c.procs.n_waiting || ss->c.held_first)
+		return SESSION_BUSY_POLL_MS;
+	return SESSION_IDLE_POLL_MS;
+}
+
 int session__run(struct session *ss, uint64_t deadline_ns, volatile sig_atomic_t *stop)
 {
 	while (!*stop) {
 		uint64_t now = session__clock_ns(CLOCK_MONOTONIC);
-		int64_t left_ms;
+		int64_t left_ms, limit_ms;
 		int err;
 
 		if (now >= deadline_ns)
@@ -456,7 +476,8 @@ int session__run(struct session *ss, uint64_t deadline_ns, volatile sig_atomic_t
 		    ss->next_draw_ns > now &&
 		    (int64_t)((ss->next_draw_ns - now) / 1000000) < left_ms)
 			left_ms = (int64_t)((ss->next_draw_ns - now) / 1000000);
-		err = sampler__poll(ss->s, left_ms < 100 ? (int)left_ms + 1 : 100);
+		limit_ms = poll_limit_ms(ss);
+		err = sampler__poll(ss->s, left_ms < limit_ms ? (int)left_ms + 1 : (int)limit_ms);
 		if (err < 0 && err != -EINTR) {
 			pr_err("reading samples failed: %s", strerror(-err));
 			return err;

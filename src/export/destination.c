@@ -172,15 +172,58 @@ int destination__start(struct destination *d, const struct destination_opts *o)
 	return err;
 }
 
-int destination__encode(const struct destination *d, const struct profile *p,
+/*
+ * Pyroscope: one push per profile type, the pushes of all ps in one batch
+ * (one queue entry per interval). Returns the batch or NULL with errno.
+ */
+static struct export_batch *pyroscope_batch(const struct destination *d,
+					    const struct profile *const *ps, size_t n,
+					    otlp_resource_fn describe, void *ctx)
+{
+	struct export_batch *parts[OTLP_MAX_PROFILES] = {0}, *b = NULL;
+	size_t total = 0, at = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		parts[k] = pyroscope__batch(ps[k], d->url, describe, ctx);
+		if (!parts[k])
+			goto cleanup;
+		total += parts[k]->n;
+	}
+	if (n == 1) {
+		b = parts[0];
+		parts[0] = NULL;
+		goto cleanup;
+	}
+	b = export_batch__new(total);
+	if (!b) {
+		errno = ENOMEM;
+		goto cleanup;
+	}
+	/* The requests move: their parts' batches keep none to free. */
+	for (size_t k = 0; k < n; k++) {
+		memcpy(&b->requests[at], parts[k]->requests,
+		       parts[k]->n * sizeof(*parts[k]->requests));
+		at += parts[k]->n;
+		parts[k]->n = 0;
+	}
+cleanup:
+	for (size_t k = 0; k < n; k++)
+		export_batch__free(parts[k]);
+	return b;
+}
+
+int destination__encode(const struct destination *d, const struct profile *const *ps, size_t n,
 			otlp_resource_fn describe, void *ctx, struct export_batch **out)
 {
 	struct export_batch *b;
 	int err;
 
 	*out = NULL;
+	if (!n || n > OTLP_MAX_PROFILES)
+		return -EINVAL;
 	if (d->kind == DESTINATION_PYROSCOPE) {
-		b = pyroscope__batch(p, d->url, describe, ctx);
+		errno = 0;
+		b = pyroscope_batch(d, ps, n, describe, ctx);
 		if (!b)
 			return errno ? -errno : -ENOMEM;
 		*out = b;
@@ -192,7 +235,7 @@ int destination__encode(const struct destination *d, const struct profile *p,
 		return -ENOMEM;
 	}
 	b->requests[0].content_type = "application/x-protobuf";
-	err = otlp__encode(p, describe, ctx, &b->requests[0].body, &b->requests[0].len);
+	err = otlp__encode_set(ps, n, describe, ctx, &b->requests[0].body, &b->requests[0].len);
 	if (err) {
 		export_batch__free(b);
 		return err;

@@ -89,10 +89,13 @@ int destination__check_url(const char *url, const char **why);
 int destination__start(struct destination *d, const struct destination_opts *o);
 
 /*
- * Encodes p for d: *out (free with export_batch__free(), or hand it to
- * destination__push()). describe names each process's resource. 0 or -errno.
+ * Encodes an interval's n (1..OTLP_MAX_PROFILES) profiles for d: *out (free
+ * with export_batch__free(), or hand it to destination__push()). OTLP: one
+ * request holding them all (otlp__encode_set()); Pyroscope: one push per
+ * profile type, in one batch. describe names each process's resource. 0 or
+ * -errno.
  */
-int destination__encode(const struct destination *d, const struct profile *p,
+int destination__encode(const struct destination *d, const struct profile *const *ps, size_t n,
 			otlp_resource_fn describe, void *ctx, struct export_batch **out);
 /* Queues b for d's thread (taken: freed by the queue); never waits for the network. */
 void destination__push(struct destination *d, struct export_batch *b);

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * OTLP profiles encoder. The model's ids are already the dictionary's
- * indices: mapping, location and function id i (1-based) is table entry i,
- * after the zero entry every table starts with. Strings, attributes and
+ * OTLP profiles encoder. The model's ids are almost the dictionary's
+ * indices: mapping, location and function id i (1-based) of the request's
+ * first profile is table entry i, after the zero entry every table starts
+ * with; a second profile (the interval's off-CPU one) has its tables after
+ * the first's, its ids offset by their lengths (one dictionary per request,
+ * shared by its profiles; entries both profiles name are there twice, which
+ * costs bytes, not meaning). Strings, attributes and
  * stacks are interned here. The whole request is built as protobuf-c structs
  * pointing into the profile (its strings and arrays stay valid meanwhile) and
  * packed once: an interval's profile is small, and the transports want one
@@ -90,10 +94,14 @@ static int32_t attrtab_intern(struct attrtab *t, const struct attr *a)
 	return (int32_t)t->n++;
 }
 
-/* Stacks point at the samples' location id arrays (in the profile's pool). */
+/*
+ * Stacks point at the samples' location id arrays (in the profile's pool);
+ * base: what the request's location table adds to that profile's ids.
+ */
 struct stack_ref {
 	const uint32_t *ids;
 	uint32_t n;
+	uint32_t base;
 };
 
 struct stacktab {
@@ -107,13 +115,14 @@ static bool stack_equal(const void *entry, const void *key, void *ctx)
 	const struct stacktab *t = ctx;
 	const struct stack_ref *a = &t->v[(uintptr_t)entry], *b = key;
 
-	return a->n == b->n && !memcmp(a->ids, b->ids, a->n * sizeof(*a->ids));
+	return a->n == b->n && a->base == b->base &&
+	       !memcmp(a->ids, b->ids, a->n * sizeof(*a->ids));
 }
 
-static int32_t stacktab_intern(struct stacktab *t, const uint32_t *ids, uint32_t n)
+static int32_t stacktab_intern(struct stacktab *t, const uint32_t *ids, uint32_t n, uint32_t base)
 {
-	struct stack_ref k = {ids, n};
-	uint64_t h = hash_bytes(ids, n * sizeof(*ids), n);
+	struct stack_ref k = {ids, n, base};
+	uint64_t h = hash_bytes(ids, n * sizeof(*ids), hash_u64(((uint64_t)base << 32) | n));
 	void *found = hashmap__find(&t->index, h, &k);
 
 	if (found)
@@ -128,8 +137,24 @@ static int32_t stacktab_intern(struct stacktab *t, const uint32_t *ids, uint32_t
 
 /* ---- the encoder ----------------------------------------------------------- */
 
-struct encoder {
+/* Where one profile's entries start in the request's shared tables. */
+struct enc_part {
 	const struct profile *p;
+	uint32_t mapping_base, function_base, location_base; /* added to the model's ids */
+	size_t sample_base;				     /* its first sample in order */
+};
+
+/* One sample of the request: the profile it comes from and its index there. */
+struct sample_ref {
+	uint32_t part;
+	uint32_t pid;
+	size_t i;
+};
+
+struct encoder {
+	struct enc_part parts[OTLP_MAX_PROFILES];
+	size_t n_parts;
+	size_t n_mappings, n_functions, n_locations, n_samples; /* over all parts */
 	/* Strings are borrowed (profile pool or constants): they outlive the encoder. */
 	struct string_intern strings;
 	/* Repaired copies of strings that were not UTF-8 (proto3 strings must be). */
@@ -158,7 +183,7 @@ struct encoder {
 	char **string_ptrs;
 
 	/* Per sample, in resource order. */
-	size_t *order; /* sample indices sorted by pid */
+	struct sample_ref *order; /* the samples sorted by pid, then profile */
 	pb_sample *samples;
 	pb_sample **sample_ptrs;
 	int32_t *sample_attrs; /* MAX_SAMPLE_ATTRS per sample */
@@ -174,9 +199,9 @@ struct encoder {
 	pb_any_value *kv_values;
 	pb_scope_profiles *sps;
 	pb_scope_profiles **sp_ptrs;
-	pb_profile *profiles;
-	pb_profile **profile_ptrs;
-	uint8_t (*profile_ids)[16];
+	pb_profile *profiles;	      /* OTLP_MAX_PROFILES per resource */
+	pb_profile **profile_ptrs;    /* idem */
+	uint8_t (*profile_ids)[16];   /* idem */
 	char (*pid_names)[24];	      /* fallback executable names */
 	char (*unknown_services)[40]; /* fallback service names: "unknown_service:COMM" */
 };
@@ -318,75 +343,81 @@ static const char *frame_type(const struct profile *p, const struct profile_loca
 
 static int encode_mappings(struct encoder *e)
 {
-	const struct profile *p = e->p;
-	size_t n = p->n_mappings + 1;
+	size_t n = e->n_mappings + 1, i = 1;
 
 	e->mappings = alloc_n(n, sizeof(*e->mappings));
 	e->mapping_ptrs = alloc_n(n, sizeof(*e->mapping_ptrs));
 	e->mapping_attrs = alloc_n(n * MAX_MAPPING_ATTRS, sizeof(*e->mapping_attrs));
 	if (!e->mappings || !e->mapping_ptrs || !e->mapping_attrs)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		pb_mapping *m = &e->mappings[i];
-		int32_t *attrs = &e->mapping_attrs[i * MAX_MAPPING_ATTRS];
-		const struct profile_mapping *pm;
-		size_t na = 0;
+	opentelemetry__proto__profiles__v1development__mapping__init(&e->mappings[0]);
+	e->mapping_ptrs[0] = &e->mappings[0];
+	for (size_t k = 0; k < e->n_parts; k++) {
+		const struct profile *p = e->parts[k].p;
 
-		opentelemetry__proto__profiles__v1development__mapping__init(m);
-		e->mapping_ptrs[i] = m;
-		if (!i)
-			continue;
-		pm = &p->mappings[i - 1];
-		m->memory_start = pm->start;
-		m->memory_limit = pm->limit;
-		m->file_offset = pm->file_offset;
-		m->filename_strindex = enc_str(e, pm->filename);
-		if (pm->build_id && *pm->build_id)
-			attrs[na++] =
-			    enc_attr_str(e, "process.executable.build_id.gnu", pm->build_id);
-		if (pm->go_build_id && *pm->go_build_id)
-			attrs[na++] =
-			    enc_attr_str(e, "process.executable.build_id.go", pm->go_build_id);
-		if (pm->file_hash && *pm->file_hash)
-			attrs[na++] =
-			    enc_attr_str(e, "process.executable.build_id.htlhash", pm->file_hash);
-		m->attribute_indices = attrs;
-		m->n_attribute_indices = na;
+		for (size_t pi = 0; pi < p->n_mappings; pi++, i++) {
+			pb_mapping *m = &e->mappings[i];
+			int32_t *attrs = &e->mapping_attrs[i * MAX_MAPPING_ATTRS];
+			const struct profile_mapping *pm = &p->mappings[pi];
+			size_t na = 0;
+
+			opentelemetry__proto__profiles__v1development__mapping__init(m);
+			e->mapping_ptrs[i] = m;
+			m->memory_start = pm->start;
+			m->memory_limit = pm->limit;
+			m->file_offset = pm->file_offset;
+			m->filename_strindex = enc_str(e, pm->filename);
+			if (pm->build_id && *pm->build_id)
+				attrs[na++] = enc_attr_str(e, "process.executable.build_id.gnu",
+							   pm->build_id);
+			if (pm->go_build_id && *pm->go_build_id)
+				attrs[na++] = enc_attr_str(e, "process.executable.build_id.go",
+							   pm->go_build_id);
+			if (pm->file_hash && *pm->file_hash)
+				attrs[na++] = enc_attr_str(e, "process.executable.build_id.htlhash",
+							   pm->file_hash);
+			m->attribute_indices = attrs;
+			m->n_attribute_indices = na;
+		}
 	}
 	return 0;
 }
 
 static int encode_functions(struct encoder *e)
 {
-	const struct profile *p = e->p;
-	size_t n = p->n_functions + 1;
+	size_t n = e->n_functions + 1, i = 1;
 
 	e->functions = alloc_n(n, sizeof(*e->functions));
 	e->function_ptrs = alloc_n(n, sizeof(*e->function_ptrs));
 	if (!e->functions || !e->function_ptrs)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		pb_function *f = &e->functions[i];
+	opentelemetry__proto__profiles__v1development__function__init(&e->functions[0]);
+	e->function_ptrs[0] = &e->functions[0];
+	for (size_t k = 0; k < e->n_parts; k++) {
+		const struct profile *p = e->parts[k].p;
 
-		opentelemetry__proto__profiles__v1development__function__init(f);
-		e->function_ptrs[i] = f;
-		if (!i)
-			continue;
-		f->name_strindex = enc_str(e, p->functions[i - 1].name);
-		f->system_name_strindex = enc_str(e, p->functions[i - 1].system_name);
-		f->filename_strindex = enc_str(e, p->functions[i - 1].filename);
-		f->start_line = p->functions[i - 1].start_line;
+		for (size_t pi = 0; pi < p->n_functions; pi++, i++) {
+			pb_function *f = &e->functions[i];
+			const struct profile_function *pf = &p->functions[pi];
+
+			opentelemetry__proto__profiles__v1development__function__init(f);
+			e->function_ptrs[i] = f;
+			f->name_strindex = enc_str(e, pf->name);
+			f->system_name_strindex = enc_str(e, pf->system_name);
+			f->filename_strindex = enc_str(e, pf->filename);
+			f->start_line = pf->start_line;
+		}
 	}
 	return 0;
 }
 
 static int encode_locations(struct encoder *e)
 {
-	const struct profile *p = e->p;
-	size_t n = p->n_locations + 1, n_lines = 0, li = 0;
+	size_t n = e->n_locations + 1, n_lines = 0, li = 0, i = 1;
 
-	for (size_t i = 0; i < p->n_locations; i++)
-		n_lines += p->locations[i].n_lines;
+	for (size_t k = 0; k < e->n_parts; k++)
+		for (size_t pi = 0; pi < e->parts[k].p->n_locations; pi++)
+			n_lines += e->parts[k].p->locations[pi].n_lines;
 	e->locations = alloc_n(n, sizeof(*e->locations));
 	e->location_ptrs = alloc_n(n, sizeof(*e->location_ptrs));
 	e->location_attrs = alloc_n(n, sizeof(*e->location_attrs));
@@ -394,53 +425,67 @@ static int encode_locations(struct encoder *e)
 	e->line_ptrs = alloc_n(n_lines, sizeof(*e->line_ptrs));
 	if (!e->locations || !e->location_ptrs || !e->location_attrs || !e->lines || !e->line_ptrs)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		pb_location *l = &e->locations[i];
-		const struct profile_location *pl;
+	opentelemetry__proto__profiles__v1development__location__init(&e->locations[0]);
+	e->location_ptrs[0] = &e->locations[0];
+	for (size_t k = 0; k < e->n_parts; k++) {
+		const struct enc_part *part = &e->parts[k];
+		const struct profile *p = part->p;
 
-		opentelemetry__proto__profiles__v1development__location__init(l);
-		e->location_ptrs[i] = l;
-		if (!i)
-			continue;
-		pl = &p->locations[i - 1];
-		if (pl->mapping_id > p->n_mappings)
-			return -EINVAL;
-		l->mapping_index = (int32_t)pl->mapping_id;
-		l->address = pl->address;
-		e->location_attrs[i] = enc_attr_str(e, "profile.frame.type", frame_type(p, pl));
-		l->attribute_indices = &e->location_attrs[i];
-		l->n_attribute_indices = 1;
-		/* Both orders agree: innermost (inlined) function first, outermost caller last. */
-		l->lines = &e->line_ptrs[li];
-		l->n_lines = profile_location__unnamed(p, pl) ? 0 : pl->n_lines;
-		for (uint32_t j = 0; j < l->n_lines; j++, li++) {
-			pb_line *line = &e->lines[li];
+		for (size_t pi = 0; pi < p->n_locations; pi++, i++) {
+			pb_location *l = &e->locations[i];
+			const struct profile_location *pl = &p->locations[pi];
 
-			if (!pl->lines[j].function_id || pl->lines[j].function_id > p->n_functions)
+			opentelemetry__proto__profiles__v1development__location__init(l);
+			e->location_ptrs[i] = l;
+			if (pl->mapping_id > p->n_mappings)
 				return -EINVAL;
-			opentelemetry__proto__profiles__v1development__line__init(line);
-			line->function_index = (int32_t)pl->lines[j].function_id;
-			line->line = pl->lines[j].line;
-			e->line_ptrs[li] = line;
+			l->mapping_index =
+			    pl->mapping_id ? (int32_t)(pl->mapping_id + part->mapping_base) : 0;
+			l->address = pl->address;
+			e->location_attrs[i] =
+			    enc_attr_str(e, "profile.frame.type", frame_type(p, pl));
+			l->attribute_indices = &e->location_attrs[i];
+			l->n_attribute_indices = 1;
+			/* Both orders agree: innermost (inlined) function first, outermost caller
+			 * last. */
+			l->lines = &e->line_ptrs[li];
+			l->n_lines = profile_location__unnamed(p, pl) ? 0 : pl->n_lines;
+			for (uint32_t j = 0; j < l->n_lines; j++, li++) {
+				pb_line *line = &e->lines[li];
+
+				if (!pl->lines[j].function_id ||
+				    pl->lines[j].function_id > p->n_functions)
+					return -EINVAL;
+				opentelemetry__proto__profiles__v1development__line__init(line);
+				line->function_index =
+				    (int32_t)(pl->lines[j].function_id + part->function_base);
+				line->line = pl->lines[j].line;
+				e->line_ptrs[li] = line;
+			}
 		}
 	}
 	return 0;
 }
 
-static int cmp_by_pid(const void *a, const void *b, void *ctx)
+static int cmp_by_pid(const void *a, const void *b)
 {
-	const struct profile *p = ctx;
-	uint32_t pa = p->samples[*(const size_t *)a].pid, pb = p->samples[*(const size_t *)b].pid;
+	const struct sample_ref *x = a, *y = b;
 
-	if (pa != pb)
-		return pa < pb ? -1 : 1;
-	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->part != y->part)
+		return x->part < y->part ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static const struct profile_sample *sample_at(const struct encoder *e, size_t k)
+{
+	return &e->parts[e->order[k].part].p->samples[e->order[k].i];
 }
 
 static int encode_samples(struct encoder *e)
 {
-	const struct profile *p = e->p;
-	size_t n = p->n_samples;
+	size_t n = e->n_samples, g = 0;
 
 	e->order = alloc_n(n, sizeof(*e->order));
 	e->samples = alloc_n(n, sizeof(*e->samples));
@@ -449,12 +494,16 @@ static int encode_samples(struct encoder *e)
 	e->values = alloc_n(n, sizeof(*e->values));
 	if (!e->order || !e->samples || !e->sample_ptrs || !e->sample_attrs || !e->values)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		e->order[i] = i;
-	qsort_r(e->order, n, sizeof(*e->order), cmp_by_pid, (void *)p);
+	for (size_t k = 0; k < e->n_parts; k++)
+		for (size_t i = 0; i < e->parts[k].p->n_samples; i++, g++)
+			e->order[g] =
+			    (struct sample_ref){(uint32_t)k, e->parts[k].p->samples[i].pid, i};
+	qsort(e->order, n, sizeof(*e->order), cmp_by_pid);
 
 	for (size_t k = 0; k < n; k++) {
-		const struct profile_sample *ps = &p->samples[e->order[k]];
+		const struct enc_part *part = &e->parts[e->order[k].part];
+		const struct profile *p = part->p;
+		const struct profile_sample *ps = sample_at(e, k);
 		pb_sample *s = &e->samples[k];
 		int32_t *attrs = &e->sample_attrs[k * MAX_SAMPLE_ATTRS];
 		size_t na = 0;
@@ -463,7 +512,8 @@ static int encode_samples(struct encoder *e)
 		for (uint32_t j = 0; j < ps->n_locations; j++)
 			if (!ps->location_ids[j] || ps->location_ids[j] > p->n_locations)
 				return -EINVAL;
-		stack = stacktab_intern(&e->stacks, ps->location_ids, ps->n_locations);
+		stack = stacktab_intern(&e->stacks, ps->location_ids, ps->n_locations,
+					part->location_base);
 		if (stack < 0)
 			return stack;
 		opentelemetry__proto__profiles__v1development__sample__init(s);
@@ -501,6 +551,7 @@ static int encode_stacks(struct encoder *e)
 	if (!e->stack_msgs || !e->stack_ptrs || !e->stack_ids)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
+		const struct stack_ref *r = &e->stacks.v[i];
 		pb_stack *s = &e->stack_msgs[i];
 
 		opentelemetry__proto__profiles__v1development__stack__init(s);
@@ -508,9 +559,9 @@ static int encode_stacks(struct encoder *e)
 		if (!i)
 			continue;
 		s->location_indices = &e->stack_ids[off];
-		s->n_location_indices = e->stacks.v[i].n;
-		for (uint32_t j = 0; j < e->stacks.v[i].n; j++)
-			e->stack_ids[off++] = (int32_t)e->stacks.v[i].ids[j];
+		s->n_location_indices = r->n;
+		for (uint32_t j = 0; j < r->n; j++)
+			e->stack_ids[off++] = (int32_t)(r->ids[j] + r->base);
 	}
 	return 0;
 }
@@ -579,15 +630,18 @@ static void add_kv_int(pb_key_value *kvs, pb_any_value *vals, size_t *n, const c
 	(*n)++;
 }
 
-/* One ResourceProfiles per run of samples with the same pid. */
+/*
+ * One ResourceProfiles per run of samples with the same pid, its one
+ * ScopeProfiles holding one Profile per part that has samples of that pid.
+ */
 static int encode_resources(struct encoder *e, otlp_resource_fn describe, void *ctx,
-			    pb_scope *scope, pb_value_type *sample_type, pb_value_type *period_type)
+			    pb_scope *scope, pb_value_type *sample_types,
+			    pb_value_type *period_types)
 {
-	const struct profile *p = e->p;
-	size_t n = 0;
+	size_t n = 0, np = 0;
 
-	for (size_t k = 0; k < p->n_samples; k++)
-		if (!k || p->samples[e->order[k]].pid != p->samples[e->order[k - 1]].pid)
+	for (size_t k = 0; k < e->n_samples; k++)
+		if (!k || e->order[k].pid != e->order[k - 1].pid)
 			n++;
 	e->rps = alloc_n(n, sizeof(*e->rps));
 	e->rp_ptrs = alloc_n(n, sizeof(*e->rp_ptrs));
@@ -597,9 +651,9 @@ static int encode_resources(struct encoder *e, otlp_resource_fn describe, void *
 	e->kv_values = alloc_n(n * MAX_RESOURCE_ATTRS, sizeof(*e->kv_values));
 	e->sps = alloc_n(n, sizeof(*e->sps));
 	e->sp_ptrs = alloc_n(n, sizeof(*e->sp_ptrs));
-	e->profiles = alloc_n(n, sizeof(*e->profiles));
-	e->profile_ptrs = alloc_n(n, sizeof(*e->profile_ptrs));
-	e->profile_ids = alloc_n(n, sizeof(*e->profile_ids));
+	e->profiles = alloc_n(n * OTLP_MAX_PROFILES, sizeof(*e->profiles));
+	e->profile_ptrs = alloc_n(n * OTLP_MAX_PROFILES, sizeof(*e->profile_ptrs));
+	e->profile_ids = alloc_n(n * OTLP_MAX_PROFILES, sizeof(*e->profile_ids));
 	e->pid_names = alloc_n(n, sizeof(*e->pid_names));
 	e->unknown_services = alloc_n(n, sizeof(*e->unknown_services));
 	if (!e->unknown_services || !e->rps || !e->rp_ptrs || !e->resources || !e->kvs ||
@@ -609,16 +663,13 @@ static int encode_resources(struct encoder *e, otlp_resource_fn describe, void *
 	e->n_resources = n;
 
 	for (size_t r = 0, k = 0; r < n; r++) {
-		const struct profile_sample *first = &p->samples[e->order[k]];
+		const struct profile_sample *first = sample_at(e, k);
 		struct otlp_resource info = {0};
 		pb_key_value *kvs = &e->kvs[r * MAX_RESOURCE_ATTRS];
 		pb_key_value **kv_ptrs = &e->kv_ptrs[r * MAX_RESOURCE_ATTRS];
 		pb_any_value *vals = &e->kv_values[r * MAX_RESOURCE_ATTRS];
-		pb_profile *prof = &e->profiles[r];
-		size_t nkv = 0, start = k;
+		size_t nkv = 0, first_profile = np;
 
-		while (k < p->n_samples && p->samples[e->order[k]].pid == first->pid)
-			k++;
 		if (!describe || describe(ctx, first->pid, first->comm, &info)) {
 			memset(&info, 0, sizeof(info));
 			snprintf(e->pid_names[r], sizeof(e->pid_names[r]), "%s", first->comm);
@@ -654,29 +705,40 @@ static int encode_resources(struct encoder *e, otlp_resource_fn describe, void *
 		e->resources[r].attributes = kv_ptrs;
 		e->resources[r].n_attributes = nkv;
 
-		opentelemetry__proto__profiles__v1development__profile__init(prof);
-		prof->sample_type = sample_type;
-		prof->period_type = period_type;
-		prof->period = p->off_cpu		  ? 1
-			       : p->period_ns > INT64_MAX ? INT64_MAX
-							  : (int64_t)p->period_ns;
-		prof->time_unix_nano = p->time_ns;
-		prof->duration_nano = p->duration_ns;
-		prof->samples = &e->sample_ptrs[start];
-		prof->n_samples = k - start;
-		/* Random and non-zero: backends may deduplicate on it. */
-		if (getrandom(e->profile_ids[r], 16, 0) != 16)
-			memset(e->profile_ids[r], 0, 16);
-		e->profile_ids[r][0] |= 1;
-		prof->profile_id.data = e->profile_ids[r];
-		prof->profile_id.len = 16;
-		e->profile_ptrs[r] = prof;
+		/* One Profile per part: the samples are sorted by part within a pid. */
+		while (k < e->n_samples && e->order[k].pid == first->pid) {
+			uint32_t part = e->order[k].part;
+			const struct profile *p = e->parts[part].p;
+			pb_profile *prof = &e->profiles[np];
+			size_t start = k;
+
+			while (k < e->n_samples && e->order[k].pid == first->pid &&
+			       e->order[k].part == part)
+				k++;
+			opentelemetry__proto__profiles__v1development__profile__init(prof);
+			prof->sample_type = &sample_types[part];
+			prof->period_type = &period_types[part];
+			prof->period = p->off_cpu		  ? 1
+				       : p->period_ns > INT64_MAX ? INT64_MAX
+								  : (int64_t)p->period_ns;
+			prof->time_unix_nano = p->time_ns;
+			prof->duration_nano = p->duration_ns;
+			prof->samples = &e->sample_ptrs[start];
+			prof->n_samples = k - start;
+			/* Random and non-zero: backends may deduplicate on it. */
+			if (getrandom(e->profile_ids[np], 16, 0) != 16)
+				memset(e->profile_ids[np], 0, 16);
+			e->profile_ids[np][0] |= 1;
+			prof->profile_id.data = e->profile_ids[np];
+			prof->profile_id.len = 16;
+			e->profile_ptrs[np++] = prof;
+		}
 
 		opentelemetry__proto__profiles__v1development__scope_profiles__init(&e->sps[r]);
 		e->sps[r].scope = scope;
 		e->sps[r].schema_url = (char *)OTLP_SCHEMA_URL; /* only read */
-		e->sps[r].profiles = &e->profile_ptrs[r];
-		e->sps[r].n_profiles = 1;
+		e->sps[r].profiles = &e->profile_ptrs[first_profile];
+		e->sps[r].n_profiles = np - first_profile;
 		e->sp_ptrs[r] = &e->sps[r];
 
 		opentelemetry__proto__profiles__v1development__resource_profiles__init(&e->rps[r]);
@@ -689,28 +751,45 @@ static int encode_resources(struct encoder *e, otlp_resource_fn describe, void *
 	return 0;
 }
 
-int otlp__encode(const struct profile *p, otlp_resource_fn describe, void *ctx, uint8_t **buf,
-		 size_t *len)
+int otlp__encode_set(const struct profile *const *ps, size_t n_ps, otlp_resource_fn describe,
+		     void *ctx, uint8_t **buf, size_t *len)
 {
 	static uint8_t zero_trace_id[16], zero_span_id[8];
-	struct encoder e = {.p = p};
+	struct encoder e = {0};
 	pb_request req =
 	    OPENTELEMETRY__PROTO__COLLECTOR__PROFILES__V1DEVELOPMENT__EXPORT_PROFILES_SERVICE_REQUEST__INIT;
 	pb_dictionary dict =
 	    OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__PROFILES_DICTIONARY__INIT;
 	pb_link zero_link = OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__LINK__INIT;
 	pb_link *link_ptr = &zero_link;
-	pb_value_type sample_type = OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__VALUE_TYPE__INIT;
-	pb_value_type period_type = OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__VALUE_TYPE__INIT;
+	pb_value_type sample_types[OTLP_MAX_PROFILES], period_types[OTLP_MAX_PROFILES];
 	pb_scope scope = OPENTELEMETRY__PROTO__COMMON__V1__INSTRUMENTATION_SCOPE__INIT;
 	uint8_t *out = NULL;
 	size_t size;
 	int err;
 
-	if (!p || !buf || !len)
+	if (!ps || !n_ps || n_ps > OTLP_MAX_PROFILES || !buf || !len)
 		return -EINVAL;
 	*buf = NULL;
 	*len = 0;
+	/* Each part's tables follow the previous ones': its ids plus the entries before it. */
+	for (size_t k = 0; k < n_ps; k++) {
+		const struct profile *p = ps[k];
+
+		if (!p)
+			return -EINVAL;
+		if (e.n_mappings + p->n_mappings >= INT32_MAX ||
+		    e.n_functions + p->n_functions >= INT32_MAX ||
+		    e.n_locations + p->n_locations >= INT32_MAX)
+			return -E2BIG; /* indices are int32 */
+		e.parts[k] = (struct enc_part){p, (uint32_t)e.n_mappings, (uint32_t)e.n_functions,
+					       (uint32_t)e.n_locations, e.n_samples};
+		e.n_mappings += p->n_mappings;
+		e.n_functions += p->n_functions;
+		e.n_locations += p->n_locations;
+		e.n_samples += p->n_samples;
+	}
+	e.n_parts = n_ps;
 	hashmap__init(&e.attrs.index, attr_equal, &e.attrs);
 	hashmap__init(&e.stacks.index, stack_equal, &e.stacks);
 
@@ -721,13 +800,19 @@ int otlp__encode(const struct profile *p, otlp_resource_fn describe, void *ctx, 
 	    array__grow(e.attrs.v, e.attrs.cap, 0) || array__grow(e.stacks.v, e.stacks.cap, 0))
 		goto cleanup;
 	e.attrs.v[e.attrs.n++] = (struct attr){.s = ""};
-	e.stacks.v[e.stacks.n++] = (struct stack_ref){NULL, 0};
+	e.stacks.v[e.stacks.n++] = (struct stack_ref){NULL, 0, 0};
 
 	/* Off-CPU: its own profile (the reference agent's off_cpu type), values in ns. */
-	sample_type.type_strindex = enc_str(&e, p->off_cpu ? "off_cpu" : "samples");
-	sample_type.unit_strindex = enc_str(&e, p->off_cpu ? "nanoseconds" : "count");
-	period_type.type_strindex = enc_str(&e, p->off_cpu ? "off_cpu" : "cpu");
-	period_type.unit_strindex = enc_str(&e, "nanoseconds");
+	for (size_t k = 0; k < n_ps; k++) {
+		bool off = ps[k]->off_cpu;
+
+		opentelemetry__proto__profiles__v1development__value_type__init(&sample_types[k]);
+		opentelemetry__proto__profiles__v1development__value_type__init(&period_types[k]);
+		sample_types[k].type_strindex = enc_str(&e, off ? "off_cpu" : "samples");
+		sample_types[k].unit_strindex = enc_str(&e, off ? "nanoseconds" : "count");
+		period_types[k].type_strindex = enc_str(&e, off ? "off_cpu" : "cpu");
+		period_types[k].unit_strindex = enc_str(&e, "nanoseconds");
+	}
 	scope.name = "omniprof";
 	scope.version = OMNIPROF_VERSION;
 
@@ -741,7 +826,7 @@ int otlp__encode(const struct profile *p, otlp_resource_fn describe, void *ctx, 
 	if (!err)
 		err = encode_stacks(&e);
 	if (!err)
-		err = encode_resources(&e, describe, ctx, &scope, &sample_type, &period_type);
+		err = encode_resources(&e, describe, ctx, &scope, sample_types, period_types);
 	if (!err)
 		err = e.err;
 	if (!err)
@@ -755,11 +840,11 @@ int otlp__encode(const struct profile *p, otlp_resource_fn describe, void *ctx, 
 	zero_link.span_id.len = sizeof(zero_span_id);
 
 	dict.mapping_table = e.mapping_ptrs;
-	dict.n_mapping_table = p->n_mappings + 1;
+	dict.n_mapping_table = e.n_mappings + 1;
 	dict.location_table = e.location_ptrs;
-	dict.n_location_table = p->n_locations + 1;
+	dict.n_location_table = e.n_locations + 1;
 	dict.function_table = e.function_ptrs;
-	dict.n_function_table = p->n_functions + 1;
+	dict.n_function_table = e.n_functions + 1;
 	dict.link_table = &link_ptr;
 	dict.n_link_table = 1;
 	dict.string_table = e.string_ptrs;
@@ -790,6 +875,14 @@ cleanup:
 	free(out);
 	encoder_free(&e);
 	return err;
+}
+
+int otlp__encode(const struct profile *p, otlp_resource_fn describe, void *ctx, uint8_t **buf,
+		 size_t *len)
+{
+	if (!p)
+		return -EINVAL;
+	return otlp__encode_set(&p, 1, describe, ctx, buf, len);
 }
 
 int otlp__partial_success(const uint8_t *reply, size_t len, char *msg, size_t msg_len,

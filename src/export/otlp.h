@@ -62,4 +62,18 @@ int otlp__partial_success(const uint8_t *reply, size_t len, char *msg, size_t ms
 int otlp__encode(const struct profile *p, otlp_resource_fn describe, void *ctx, uint8_t **buf,
 		 size_t *len);
 
+/* The most profiles one request carries: an interval's CPU and off-CPU ones. */
+#define OTLP_MAX_PROFILES 2
+
+/*
+ * Encodes n (1..OTLP_MAX_PROFILES) profiles of the same interval in one
+ * request, as the reference agent sends its off_cpu profile beside the CPU
+ * one: one ResourceProfiles per process, its ScopeProfiles holding one
+ * Profile per ps[] entry with samples of that process (in ps order), all
+ * sharing the request's one dictionary. The first profile's ids are the
+ * dictionary's indices as with otlp__encode(). Same returns.
+ */
+int otlp__encode_set(const struct profile *const *ps, size_t n, otlp_resource_fn describe,
+		     void *ctx, uint8_t **buf, size_t *len);
+
 #endif

@@ -9,8 +9,9 @@
  * one. At P = 1 the sleeping thread's chain, with the kernel's schedule
  * frames under it, holds at least 90% of the recording's wall time; at
  * P = 0.1 its scaled total is within 20% of it. And `agent --off-cpu` sends
- * the waits as their own OTLP profile and Pyroscope push (off_cpu,
- * nanoseconds) to tests/e2e/otlp/receiver.js. Needs root, BPF and the
+ * the waits as an OTLP profile (off_cpu, nanoseconds) beside the CPU one in
+ * the same request, and as their own Pyroscope profile type, to
+ * tests/e2e/otlp/receiver.js. Needs root, BPF and the
  * receivers' node modules (`make tests`).
  */
 #include <errno.h>
@@ -28,6 +29,7 @@
 
 #include <cmocka.h>
 
+#include "folded_check.h"
 #include "omniprof_run.h"
 #include "pprof_read.h"
 #include "profile.pb-c.h"
@@ -263,33 +265,43 @@ static bool line_with(const char *text, const char *const *needles)
 	return false;
 }
 
+/*
+ * agent --off-cpu beside a CPU burner (fp_chain): each OTLP request holds the
+ * interval's CPU and off-CPU profiles over one dictionary (check.js
+ * --mode offcpu-set decodes them independently: indices in range, one
+ * resource per process, a profile per type, the burner's chain on CPU and
+ * the sleeper's off CPU in one request), Pyroscope gets the waits as their
+ * own profile type.
+ */
 static void test_agent_exports(void **state)
 {
-	static const char *const otlp[] = {"\"transport\":\"http\"", "\"off_cpu\"",
-					   "\"nanoseconds\"", "\"sleep_inner\"", NULL};
+	static const char *const otlp[] = {
+	    "\"transport\":\"http\"", "\"off_cpu\"", "\"nanoseconds\"",
+	    "\"sleep_inner\"",	      "\"leaf\"",    NULL};
 	static const char *const pyro[] = {"\"transport\":\"pyroscope\"",
 					   "[\"off_cpu\",\"nanoseconds\"]", "\"sleep_inner\"",
 					   NULL};
 	char *dir = tu_mkdtemp(), records[1100], log[1100], hp[16], endpoint[64], url[64];
-	char pid[16], *text;
-	int port = tu_free_port(), status;
-	pid_t rx, agent;
+	char pids[32], *text, *out = NULL, chain[1024];
+	int port = tu_free_port(), status, rc;
+	pid_t rx, agent, burner = tu_workload_start("fp_chain", 30);
 
 	(void)state;
 	assert_non_null(dir);
 	assert_true(port > 0);
+	assert_true(burner > 0);
 	snprintf(records, sizeof(records), "%s/records.jsonl", dir);
 	snprintf(log, sizeof(log), "%s/agent.log", dir);
 	snprintf(hp, sizeof(hp), "%d", port);
 	snprintf(endpoint, sizeof(endpoint), "127.0.0.1:%d", port);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
-	snprintf(pid, sizeof(pid), "%d", waits_pid);
+	snprintf(pids, sizeof(pids), "%d,%d", waits_pid, burner);
 	rx = tu_node_start("receiver.js", (const char *const[]){"--out", records, "--max-seconds",
 								"60", "--http-port", hp, NULL});
 	assert_true(rx > 0);
 	agent = tu_omniprof_start(log, "agent",
-				  (const char *const[]){"-p", pid, "--interval", "1", "--off-cpu=1",
-							"--otlp-endpoint", endpoint,
+				  (const char *const[]){"-p", pids, "--interval", "1",
+							"--off-cpu=1", "--otlp-endpoint", endpoint,
 							"--otlp-protocol", "http", "--insecure",
 							"--pyroscope-url", url, NULL});
 	assert_true(agent > 0);
@@ -306,17 +318,25 @@ static void test_agent_exports(void **state)
 	kill(agent, SIGTERM);
 	status = tu_wait_bounded(agent, 30000, 100, NULL);
 	tu_reap(rx);
+	tu_reap(burner);
 	text = tu_read_file(records, NULL);
 	assert_non_null(text);
 	if (!line_with(text, otlp) || !line_with(text, pyro))
 		tu_print_log("agent log", log);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	assert_true(line_with(text, otlp));
 	assert_true(line_with(text, pyro));
 	/* The off-CPU push has no sample rate: its values are not samples. */
 	assert_false(line_with(
 	    text, (const char *const[]){"[\"off_cpu\",\"nanoseconds\"]", "\"sampleRate\"", NULL}));
 	free(text);
+	fp_chain__names(chain, sizeof(chain));
+	rc = tu_run(&out,
+		    "node tests/e2e/otlp/check.js --file %s --mode offcpu-set --pid %d --chain "
+		    "sleep_outer,sleep_middle,sleep_inner --cpu-pid %d --cpu-chain %s",
+		    records, waits_pid, burner, chain);
+	printf("    %s", out ? out : "(no output)\n");
+	free(out);
+	assert_int_equal(rc, 0);
 	tu_rmtree(dir);
 	free(dir);
 }

@@ -4,7 +4,8 @@
  * compact layout (header, kernel frames, then user frames) taken exactly at
  * the size their counts give, anything else counted as malformed; and the
  * unknown-address report, which re-reads a process's maps at once for an
- * address outside them and leaves them alone for one they already hold.
+ * address outside them and leaves them alone for one they already hold;
+ * off-CPU starts and ends kept in order while their process is held.
  * The process is this test itself (its own /proc/self/maps).
  */
 #include <errno.h>
@@ -133,12 +134,76 @@ static void test_unknown_address_rereads_at_once(void **state)
 	collector__clear(&c);
 }
 
+/* The end of tid's wait that started at start_ns. */
+static struct op_offcpu_end offcpu_end(uint64_t start_ns, uint64_t end_ns)
+{
+	struct op_offcpu_end e = {0};
+
+	e.hdr.type = OP_EVENT_OFFCPU_END;
+	e.hdr.pid = (uint32_t)getpid();
+	e.tid = e.hdr.pid;
+	e.start_ns = start_ns;
+	e.end_ns = end_ns;
+	return e;
+}
+
+/*
+ * While a process waits for its files its off-CPU records are held, in
+ * order: a wait's start without user frames (no file to wait for) is held
+ * too, or it would be handled before an older held start and replaced by
+ * it, both waits lost.
+ */
+static void test_offcpu_order_while_held(void **state)
+{
+	struct collector c;
+	struct offcpu o;
+	struct op_offcpu_end end = offcpu_end(1000, 1500);
+	struct op_trace *with_user, *kernel_only;
+	struct process *p;
+	size_t size_u, size_k;
+
+	(void)state;
+	assert_int_equal(collector__init(&c), 0);
+	offcpu__init(&o, 0);
+	c.offcpu = &o;
+	p = process_table__get(&c.procs, (uint32_t)getpid());
+	assert_non_null(p);
+	p->waiting = true; /* as while the file worker opens its files */
+	with_user = new_trace(2, 1, &size_u);
+	with_user->flags = OP_TRACE_F_OFF_CPU;
+	with_user->ktime_ns = 1000;
+	kernel_only = new_trace(3, 0, &size_k);
+	kernel_only->flags = OP_TRACE_F_OFF_CPU;
+	kernel_only->ktime_ns = 2000;
+	assert_int_equal(collector__handle(&c, with_user, size_u), 0);
+	assert_int_equal(collector__handle(&c, &end, sizeof(end)), 0);
+	assert_int_equal(collector__handle(&c, kernel_only, size_k), 0);
+	assert_int_equal(o.stats.started, 0); /* all three held */
+	p->waiting = false;
+	collector__release_held(&c);
+	assert_int_equal(o.stats.started, 2);
+	assert_int_equal(o.stats.ended, 1);
+	assert_int_equal(o.stats.replaced, 0);
+	assert_int_equal(o.stats.unmatched, 0);
+	/* The second wait is pending, and its end is matched. */
+	end = offcpu_end(2000, 2600);
+	assert_int_equal(collector__handle(&c, &end, sizeof(end)), 0);
+	assert_int_equal(o.stats.ended, 2);
+	assert_int_equal(o.stats.ns, 500 + 600);
+	free(with_user);
+	free(kernel_only);
+	c.offcpu = NULL;
+	offcpu__clear(&o);
+	collector__clear(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_trace_layout),
 	    cmocka_unit_test(test_trace_size_must_match),
 	    cmocka_unit_test(test_unknown_address_rereads_at_once),
+	    cmocka_unit_test(test_offcpu_order_while_held),
 	};
 
 	return cmocka_run_group_tests_name("collector", tests, NULL, NULL);

@@ -61,6 +61,11 @@ static const pb_any_value *find_attr(const pb_dictionary *d, const int32_t *idx,
 	return NULL;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static const char *resource_str(Opentelemetry__Proto__Resource__V1__Resource *r, const char *key)
 {
 	for (size_t i = 0; i < r->n_attributes; i++)
@@ -346,6 +351,227 @@ static void test_strings_are_utf8(void **state)
 	    req, NULL);
 	free(buf);
 	profile__free(p);
+/*
+ * The sample lines of every profile of type `type` in req, each as
+ * "pid|thread|f1;f2;...|mapping file|value", the functions leaf first,
+ * resolved through the dictionary (whose indices are checked), sorted into
+ * one string: what the profile says, whatever its indices are.
+ */
+static char *profile_text(const pb_request *req, const char *type)
+{
+	const pb_dictionary *d = req->dictionary;
+	char **lines = NULL, *out;
+	size_t n = 0, total = 1;
+
+	for (size_t r = 0; r < req->n_resource_profiles; r++) {
+		Opentelemetry__Proto__Profiles__V1development__ResourceProfiles *rp =
+		    req->resource_profiles[r];
+
+		assert_int_equal(rp->n_scope_profiles, 1);
+		for (size_t k = 0; k < rp->scope_profiles[0]->n_profiles; k++) {
+			Opentelemetry__Proto__Profiles__V1development__Profile *prof =
+			    rp->scope_profiles[0]->profiles[k];
+
+			if (strcmp(str(d, prof->sample_type->type_strindex), type))
+				continue;
+			for (size_t i = 0; i < prof->n_samples; i++) {
+				Opentelemetry__Proto__Profiles__V1development__Sample *s =
+				    prof->samples[i];
+				char line[1024];
+				size_t len;
+				const pb_any_value *tid = find_attr(
+				    d, s->attribute_indices, s->n_attribute_indices, "thread.id");
+
+				assert_true(s->stack_index > 0 &&
+					    (size_t)s->stack_index < d->n_stack_table);
+				assert_non_null(tid);
+				len = (size_t)snprintf(
+				    line, sizeof(line), "%lld|%lld|",
+				    (long long)resource_int(rp->resource, "process.pid"),
+				    (long long)tid->int_value);
+				for (size_t j = 0;
+				     j < d->stack_table[s->stack_index]->n_location_indices; j++) {
+					int32_t li =
+					    d->stack_table[s->stack_index]->location_indices[j];
+					const Opentelemetry__Proto__Profiles__V1development__Location
+					    *l;
+
+					assert_true(li > 0 && (size_t)li < d->n_location_table);
+					l = d->location_table[li];
+					assert_true(l->mapping_index >= 0 &&
+						    (size_t)l->mapping_index < d->n_mapping_table);
+					for (size_t m = 0; m < l->n_lines; m++) {
+						int32_t fi = l->lines[m]->function_index;
+
+						assert_true(fi > 0 &&
+							    (size_t)fi < d->n_function_table);
+						len += (size_t)snprintf(
+						    line + len, sizeof(line) - len, "%s:%lld;",
+						    str(d, d->function_table[fi]->name_strindex),
+						    (long long)l->lines[m]->line);
+					}
+					len += (size_t)snprintf(
+					    line + len, sizeof(line) - len, "@%s+%llx;",
+					    str(d, d->mapping_table[l->mapping_index]
+						       ->filename_strindex),
+					    (unsigned long long)l->address);
+				}
+				snprintf(line + len, sizeof(line) - len, "|%lld",
+					 s->n_values ? (long long)s->values[0]
+						     : (long long)s->n_timestamps_unix_nano);
+				lines = realloc(lines, (n + 1) * sizeof(*lines));
+				assert_non_null(lines);
+				lines[n] = strdup(line);
+				assert_non_null(lines[n]);
+				total += strlen(line) + 1;
+				n++;
+			}
+		}
+	}
+	qsort(lines, n, sizeof(*lines), cmp_str);
+	out = calloc(1, total);
+	assert_non_null(out);
+	for (size_t i = 0; i < n; i++) {
+		strcat(out, lines[i]);
+		strcat(out, "\n");
+		free(lines[i]);
+	}
+	free(lines);
+	return out;
+}
+
+/* A small profile: pid 100 in main -> work, pid (pid_b) in main -> wait. */
+static struct profile *small_profile(bool off_cpu, uint32_t pid_b, const char *leaf_b)
+{
+	struct profile *p = profile__new(20);
+	uint32_t app, f_main, f_work, f_b, l_main, l_work, l_b, stack[2];
+
+	assert_non_null(p);
+	p->off_cpu = off_cpu;
+	p->time_ns = 1700000000000000000ull;
+	p->duration_ns = 1000000000ull;
+	app = profile__add_file_mapping(p, 0, 0x5000, 0, "/usr/bin/app", "abcdef", "", HTLHASH);
+	/* Different orders: the same names land on different model ids in each profile. */
+	if (off_cpu)
+		f_b = profile__add_function(p, leaf_b, leaf_b, "app.c");
+	f_main = profile__add_function(p, "main", "main", "app.c");
+	f_work = profile__add_function(p, "work", "work", "app.c");
+	if (!off_cpu)
+		f_b = profile__add_function(p, leaf_b, leaf_b, "app.c");
+	l_main = profile__add_location(p, app, 0x1000, PROFILE_FRAME_NATIVE,
+				       &(struct profile_line){f_main, 3}, 1);
+	l_work = profile__add_location(p, app, 0x2000, PROFILE_FRAME_NATIVE,
+				       &(struct profile_line){f_work, 9}, 1);
+	l_b = profile__add_location(p, app, 0x3000, PROFILE_FRAME_NATIVE,
+				    &(struct profile_line){f_b, 12}, 1);
+	stack[0] = l_work;
+	stack[1] = l_main;
+	assert_int_equal(
+	    profile__add_sample(p, stack, 2, 100, 101, "app", "worker", off_cpu ? 7000000 : 4), 0);
+	stack[0] = l_b;
+	assert_int_equal(
+	    profile__add_sample(p, stack, 2, pid_b, pid_b, "other", "other", off_cpu ? 2500000 : 2),
+	    0);
+	return p;
+}
+
+static pb_request *encode_set(const struct profile *const *ps, size_t n, uint8_t **buf)
+{
+	size_t len = 0;
+	pb_request *req;
+
+	assert_int_equal(otlp__encode_set(ps, n, describe, NULL, buf, &len), 0);
+	req =
+	    opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__unpack(
+		NULL, len, *buf);
+	assert_non_null(req);
+	return req;
+}
+
+/*
+ * The CPU and off-CPU profiles of an interval in one request: one resource
+ * per process with a profile per type that has its samples, one dictionary
+ * for both, and each profile saying exactly what it says encoded alone.
+ */
+static void test_encode_set(void **state)
+{
+	struct profile *cpu = small_profile(false, 200, "spin"),
+		       *off = small_profile(true, 300, "wait");
+	const struct profile *both[2] = {cpu, off};
+	uint8_t *buf_both = NULL, *buf_cpu = NULL, *buf_off = NULL;
+	pb_request *req_both, *req_cpu, *req_off;
+	const pb_dictionary *d;
+	char *a, *b;
+
+	(void)state;
+	req_both = encode_set(both, 2, &buf_both);
+	req_cpu = encode_set(both, 1, &buf_cpu);
+	req_off = encode_set(both + 1, 1, &buf_off);
+	d = req_both->dictionary;
+	assert_int_equal(d->n_mapping_table, 1 + cpu->n_mappings + off->n_mappings);
+	assert_int_equal(d->n_function_table, 1 + cpu->n_functions + off->n_functions);
+	assert_int_equal(d->n_location_table, 1 + cpu->n_locations + off->n_locations);
+
+	/* pids 100 (both types), 200 (CPU only), 300 (off-CPU only), in pid order. */
+	assert_int_equal(req_both->n_resource_profiles, 3);
+	assert_int_equal(resource_int(req_both->resource_profiles[0]->resource, "process.pid"),
+			 100);
+	assert_int_equal(req_both->resource_profiles[0]->scope_profiles[0]->n_profiles, 2);
+	assert_int_equal(req_both->resource_profiles[1]->scope_profiles[0]->n_profiles, 1);
+	assert_int_equal(req_both->resource_profiles[2]->scope_profiles[0]->n_profiles, 1);
+	{
+		Opentelemetry__Proto__Profiles__V1development__Profile **pr =
+		    req_both->resource_profiles[0]->scope_profiles[0]->profiles;
+
+		assert_string_equal(str(d, pr[0]->sample_type->type_strindex), "samples");
+		assert_string_equal(str(d, pr[0]->sample_type->unit_strindex), "count");
+		assert_string_equal(str(d, pr[0]->period_type->type_strindex), "cpu");
+		assert_int_equal(pr[0]->period, 50000000);
+		assert_string_equal(str(d, pr[1]->sample_type->type_strindex), "off_cpu");
+		assert_string_equal(str(d, pr[1]->sample_type->unit_strindex), "nanoseconds");
+		assert_string_equal(str(d, pr[1]->period_type->type_strindex), "off_cpu");
+		assert_int_equal(pr[1]->period, 1);
+		assert_int_equal(pr[1]->n_samples, 1);
+		assert_int_equal(pr[1]->samples[0]->values[0], 7000000);
+		assert_memory_not_equal(pr[0]->profile_id.data, pr[1]->profile_id.data, 16);
+	}
+
+	/* Each profile in the shared dictionary says what it says alone. */
+	a = profile_text(req_both, "samples");
+	b = profile_text(req_cpu, "samples");
+	assert_string_equal(a, b);
+	assert_non_null(strstr(a, "|spin:12;"));
+	assert_null(strstr(a, "wait"));
+	free(a);
+	free(b);
+	a = profile_text(req_both, "off_cpu");
+	b = profile_text(req_off, "off_cpu");
+	assert_string_equal(a, b);
+	assert_non_null(strstr(a, "300|300|wait:12;@/usr/bin/app+3000;main:3;"));
+	assert_null(strstr(a, "spin"));
+	free(a);
+	free(b);
+	/* The first profile's ids stay the dictionary's indices. */
+	assert_int_equal(req_both->dictionary->location_table[2]->address,
+			 req_cpu->dictionary->location_table[2]->address);
+	assert_int_equal(req_both->dictionary->location_table[2]->lines[0]->function_index,
+			 req_cpu->dictionary->location_table[2]->lines[0]->function_index);
+
+	assert_int_equal(otlp__encode_set(both, 3, describe, NULL, &buf_off, &(size_t){0}),
+			 -EINVAL);
+	assert_int_equal(otlp__encode_set(both, 0, describe, NULL, &buf_off, &(size_t){0}),
+			 -EINVAL);
+	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__free_unpacked(
+	    req_both, NULL);
+	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__free_unpacked(
+	    req_cpu, NULL);
+	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__free_unpacked(
+	    req_off, NULL);
+	free(buf_both);
+	free(buf_cpu);
+	free(buf_off);
+	profile__free(cpu);
+	profile__free(off);
 }
 
 /* A receiver's ExportProfilesServiceResponse, as protobuf-c packs it. */
@@ -391,6 +617,7 @@ int main(void)
 	    cmocka_unit_test(test_encode),
 	    cmocka_unit_test(test_empty_profile),
 	    cmocka_unit_test(test_strings_are_utf8),
+	    cmocka_unit_test(test_encode_set),
 	    cmocka_unit_test(test_partial_success),
 	};
 

@@ -11,6 +11,7 @@
 //        [--python-script PATH]  (otlp: a CPython process running PATH; --chain
 //                                 names its Python functions, outermost first)
 //   node check.js --file F --mode cpu-after --pid N --cpu C --after-ns T [--min-events K]
+//   node check.js --file F --mode offcpu-set --pid N --chain A,B,... --cpu-pid M --cpu-chain C,D,...
 'use strict';
 const crypto = require('crypto');
 const fs = require('fs');
@@ -342,5 +343,116 @@ function checkContinuity() {
   console.log(`check: OK ${list.length} consecutive intervals over ${span.toFixed(1)} s, no gap`);
 }
 
+// Every index of the dictionary and of the profiles points inside its table.
+function checkIndices(req) {
+  const d = req.dictionary;
+  const inStr = (i, what) => expect(i >= 0 && i < d.string_table.length, `${what} string index ${i} out of range`);
+  const inTab = (i, tab, what) => expect(i >= 0 && i < tab.length, `${what} index ${i} out of range (${tab.length})`);
+  for (const m of d.mapping_table) {
+    inStr(m.filename_strindex, 'mapping filename');
+    for (const a of m.attribute_indices) inTab(a, d.attribute_table, 'mapping attribute');
+  }
+  for (const f of d.function_table) {
+    inStr(f.name_strindex, 'function name');
+    inStr(f.system_name_strindex, 'function system name');
+    inStr(f.filename_strindex, 'function file');
+  }
+  for (const l of d.location_table) {
+    inTab(l.mapping_index, d.mapping_table, 'location mapping');
+    for (const a of l.attribute_indices) inTab(a, d.attribute_table, 'location attribute');
+    for (const ln of l.lines) expect(ln.function_index > 0 && ln.function_index < d.function_table.length,
+      `line function index ${ln.function_index} out of range`);
+  }
+  for (const st of d.stack_table)
+    for (const li of st.location_indices)
+      expect(li > 0 && li < d.location_table.length, `stack location index ${li} out of range`);
+  for (const a of d.attribute_table.slice(1)) inStr(a.key_strindex, 'attribute key');
+  for (const rp of req.resource_profiles)
+    for (const sp of rp.scope_profiles)
+      for (const prof of sp.profiles) {
+        for (const vt of [prof.sample_type, prof.period_type]) {
+          inStr(vt.type_strindex, 'value type');
+          inStr(vt.unit_strindex, 'value unit');
+        }
+        for (const smp of prof.samples) {
+          expect(smp.stack_index > 0 && smp.stack_index < d.stack_table.length,
+            `sample stack index ${smp.stack_index} out of range`);
+          for (const a of smp.attribute_indices) inTab(a, d.attribute_table, 'sample attribute');
+        }
+      }
+}
+
+// The functions of a sample's stack, root first, through the request's dictionary.
+function stackNames(d, smp) {
+  const names = [];
+  for (const li of d.stack_table[smp.stack_index].location_indices)
+    for (const ln of d.location_table[li].lines)
+      names.push(d.string_table[d.function_table[ln.function_index].name_strindex]);
+  return names.reverse();
+}
+
+// `agent --off-cpu`: each OTLP request carries the interval's CPU and
+// off-CPU profiles side by side (one resource per process, one profile per
+// type, both of the same interval) over one valid dictionary; at least one
+// request has --cpu-pid's CPU samples in --cpu-chain and --pid's off-CPU
+// time in --chain, both resolved through that shared dictionary.
+function checkOffCpuSet() {
+  const cpuPid = Number(args['cpu-pid']);
+  const cpuChain = args['cpu-chain'].split(',');
+  const has = (stack, want) => stack.join(';').includes(want.join(';'));
+  let requests = 0, mixed = 0, both = 0, offNs = 0, cpuSamples = 0;
+  for (const r of records) {
+    if (r.transport !== 'grpc' && r.transport !== 'http') continue;
+    requests++;
+    const d = r.request.dictionary;
+    checkDictionary(d);
+    checkIndices(r.request);
+    const s = (i) => d.string_table[i];
+    const pids = new Set(), types = new Set(), cpuWins = [], offWins = [];
+    let cpuHere = 0, offHere = 0;
+    for (const rp of r.request.resource_profiles) {
+      const ra = Object.fromEntries(rp.resource.attributes.map((kv) => [kv.key, attrValue(kv.value)]));
+      expect(!pids.has(ra['process.pid']), `pid ${ra['process.pid']} has two resources in one request`);
+      pids.add(ra['process.pid']);
+      expect(rp.scope_profiles.length === 1, `${rp.scope_profiles.length} scopes for one process`);
+      const mine = new Set();
+      for (const prof of rp.scope_profiles[0].profiles) {
+        const st = `${s(prof.sample_type.type_strindex)}/${s(prof.sample_type.unit_strindex)}`;
+        const pt = `${s(prof.period_type.type_strindex)}/${s(prof.period_type.unit_strindex)}`;
+        expect((st === 'samples/count' && pt === 'cpu/nanoseconds') ||
+               (st === 'off_cpu/nanoseconds' && pt === 'off_cpu/nanoseconds'),
+          `profile of sample type ${st}, period type ${pt}`);
+        expect(!mine.has(st), `two ${st} profiles for pid ${ra['process.pid']}`);
+        mine.add(st);
+        types.add(st);
+        const t0 = BigInt(prof.time_unix_nano), t1 = t0 + BigInt(prof.duration_nano);
+        (st === 'samples/count' ? cpuWins : offWins).push([t0, t1]);
+        for (const smp of prof.samples) {
+          const names = stackNames(d, smp);
+          const v = smp.values.reduce((a, x) => a + Number(x), 0) + smp.timestamps_unix_nano.length;
+          if (st === 'samples/count' && ra['process.pid'] === cpuPid && has(names, cpuChain)) cpuHere += v;
+          if (st === 'off_cpu/nanoseconds' && ra['process.pid'] === pid && has(names, chain)) offHere += v;
+        }
+      }
+    }
+    // One interval per request: the off-CPU window (from the attach, on the first
+    // interval) lies inside the CPU one, and all CPU profiles share one window.
+    for (const w of cpuWins)
+      expect(w[0] === cpuWins[0][0] && w[1] === cpuWins[0][1], 'CPU profiles of different intervals in one request');
+    for (const w of offWins)
+      expect(!cpuWins.length || (w[0] >= cpuWins[0][0] && w[1] <= cpuWins[0][1]),
+        `an off-CPU window [${w}] outside the CPU one [${cpuWins[0]}]`);
+    if (types.size === 2) mixed++;
+    if (cpuHere && offHere) both++;
+    cpuSamples += cpuHere;
+    offNs += offHere;
+  }
+  expect(requests > 0, 'no OTLP request arrived');
+  expect(both > 0, `no request with both ${cpuChain.join(';')} on CPU and ${chain.join(';')} off CPU ` +
+                   `(${requests} requests, ${mixed} with both types)`);
+  console.log(`check: OK ${requests} requests, ${mixed} with both profile types, ${both} with both chains ` +
+              `(${cpuSamples} CPU samples, ${(offNs / 1e9).toFixed(3)} s off CPU)`);
+}
+
 ({ otlp: checkOtlp, pyroscope: checkPyroscope, continuity: checkContinuity,
-   "cpu-after": checkCpuAfter })[args.mode]();
+   "cpu-after": checkCpuAfter, "offcpu-set": checkOffCpuSet })[args.mode]();
