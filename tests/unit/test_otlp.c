@@ -351,6 +351,8 @@ static void test_strings_are_utf8(void **state)
 	    req, NULL);
 	free(buf);
 	profile__free(p);
+}
+
 /*
  * The sample lines of every profile of type `type` in req, each as
  * "pid|thread|f1;f2;...|mapping file|value", the functions leaf first,
