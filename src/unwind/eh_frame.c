@@ -1366,11 +1366,45 @@ static int table__push(struct stack_delta_table *t, size_t *cap, uint64_t addr,
 	return 0;
 }
 
+/*
+ * The number of deltas table__from_ranges() makes of rv: what table__push()
+ * keeps, counted the same way.
+ */
+static size_t ranges__delta_count(const struct range_vec *rv)
+{
+	struct op_unwind_rule last = {0};
+	size_t n = 0;
+
+	for (size_t i = 0; i <= rv->n; i++) {
+		bool gap = i && (i == rv->n || rv->v[i - 1].end < rv->v[i].start);
+		struct op_unwind_rule rules[2] = {rule_cmd(OP_RULE_INVALID)};
+
+		if (gap && (!n || !rule_eq(&last, &rules[0]))) {
+			last = rules[0];
+			n++;
+		}
+		if (i == rv->n)
+			break;
+		rules[1] = rv->v[i].rule;
+		if (!n || !rule_eq(&last, &rules[1])) {
+			last = rules[1];
+			n++;
+		}
+	}
+	return n;
+}
+
 static int table__from_ranges(struct stack_delta_table *t, const struct range_vec *rv)
 {
-	size_t cap = 0;
+	size_t cap = ranges__delta_count(rv);
 	int err;
 
+	/* Sized exactly: the table is kept, and the ranges are still held while it is filled. */
+	if (cap) {
+		t->deltas = malloc(cap * sizeof(*t->deltas));
+		if (!t->deltas)
+			return -ENOMEM;
+	}
 	for (size_t i = 0; i < rv->n; i++) {
 		const struct range *r = &rv->v[i];
 
