@@ -1091,23 +1091,92 @@ static int span_cmp(const void *a, const void *b)
 }
 
 /*
- * Lays the FDEs' rows out as sorted, disjoint ranges in *out: an FDE only
- * keeps the part of its range no earlier-starting FDE covered.
+ * Moves the rows so the spans (just sorted) lie in their new order, each
+ * span's rows still contiguous and in order, and points the spans at their
+ * new place. A permutation by cycles through one 32-bit destination per row:
+ * a sixth of a second copy of the rows. Returns 0 or -ENOMEM.
+ */
+static int walk__reorder_rows(struct walk *w)
+{
+	struct range *rows = w->rows.v;
+	uint32_t *dest;
+	size_t d = 0;
+
+	if (w->rows.n > UINT32_MAX)
+		return -ENOMEM;
+	dest = malloc((w->rows.n ? w->rows.n : 1) * sizeof(*dest));
+	if (!dest)
+		return -ENOMEM;
+	for (size_t i = 0; i < w->spans.n; i++) {
+		struct fde_span *sp = &w->spans.v[i];
+
+		for (size_t t = 0; t < sp->n; t++)
+			dest[sp->first + t] = (uint32_t)(d + t);
+		sp->first = d;
+		d += sp->n;
+	}
+	for (size_t j = 0; j < w->rows.n; j++) {
+		while (dest[j] != j) {
+			uint32_t to = dest[j];
+			struct range r = rows[to];
+
+			rows[to] = rows[j];
+			rows[j] = r;
+			dest[j] = dest[to];
+			dest[to] = to;
+		}
+	}
+	free(dest);
+	return 0;
+}
+
+/*
+ * Gives back rv's unused capacity: the vector is handed on and kept while the
+ * next, larger step of the build runs. A failed shrink keeps the old block.
+ */
+static void range_vec__shrink(struct range_vec *rv)
+{
+	struct range *v;
+
+	if (rv->n == rv->cap)
+		return;
+	if (!rv->n) {
+		free(rv->v);
+		*rv = (struct range_vec){0};
+		return;
+	}
+	v = realloc(rv->v, rv->n * sizeof(*rv->v));
+	if (v) {
+		rv->v = v;
+		rv->cap = rv->n;
+	}
+}
+
+/*
+ * Lays the FDEs' rows out as sorted, disjoint ranges in *out (caller frees
+ * out->v): an FDE only keeps the part of its range no earlier-starting FDE
+ * covered. w->rows is moved into *out.
+ *
+ * The kept rows are compacted within w->rows, spans taken in address order:
+ * when the spans' rows lie in that order (the section lists its FDEs by
+ * address, or walk__reorder_rows made it so), span i's rows start at or
+ * after every row kept before it, so the write never passes the read.
  */
 static int walk__flatten(struct walk *w, struct range_vec *out)
 {
 	uint64_t covered = 0;
+	size_t k = 0;
 	int err;
 
 	for (size_t i = 1; i < w->spans.n; i++) {
 		if (span_cmp(&w->spans.v[i - 1], &w->spans.v[i]) > 0) {
 			qsort(w->spans.v, w->spans.n, sizeof(*w->spans.v), span_cmp);
+			err = walk__reorder_rows(w);
+			if (err)
+				return err;
 			break;
 		}
 	}
-	err = array__reserve(out->v, out->cap, w->rows.n);
-	if (err)
-		return err;
 	for (size_t i = 0; i < w->spans.n; i++) {
 		const struct fde_span *sp = &w->spans.v[i];
 		uint64_t from = covered > sp->start ? covered : sp->start;
@@ -1121,12 +1190,14 @@ static int walk__flatten(struct walk *w, struct range_vec *out)
 				continue;
 			if (r.start < from)
 				r.start = from;
-			err = range_vec__push(out, r.start, r.end, r.rule);
-			if (err)
-				return err;
+			w->rows.v[k++] = r; /* k <= j */
 		}
 		covered = sp->end;
 	}
+	*out = w->rows;
+	out->n = k;
+	w->rows = (struct range_vec){0};
+	range_vec__shrink(out);
 	return 0;
 }
 
@@ -1208,11 +1279,13 @@ static int section__ranges(const struct section *s, struct range_vec *out,
 		err = walk__entries(&w, walk__cie_entry);
 	if (!err)
 		err = walk__entries(&w, walk__fde_entry);
+	/* The CIEs are done with: freed before flatten's index, if it makes one. */
+	free(w.cies.v);
+	w.cies = (struct cie_vec){0};
 	if (!err)
 		err = walk__flatten(&w, out);
 	if (!err && stats->fdes == fdes_before && stats->bad_entries > bad_before)
 		err = -ENOEXEC;
-	free(w.cies.v);
 	free(w.rows.v);
 	free(w.spans.v);
 	return err;
@@ -1293,11 +1366,45 @@ static int table__push(struct stack_delta_table *t, size_t *cap, uint64_t addr,
 	return 0;
 }
 
+/*
+ * The number of deltas table__from_ranges() makes of rv: what table__push()
+ * keeps, counted the same way.
+ */
+static size_t ranges__delta_count(const struct range_vec *rv)
+{
+	struct op_unwind_rule last = {0};
+	size_t n = 0;
+
+	for (size_t i = 0; i <= rv->n; i++) {
+		bool gap = i && (i == rv->n || rv->v[i - 1].end < rv->v[i].start);
+		struct op_unwind_rule rules[2] = {rule_cmd(OP_RULE_INVALID)};
+
+		if (gap && (!n || !rule_eq(&last, &rules[0]))) {
+			last = rules[0];
+			n++;
+		}
+		if (i == rv->n)
+			break;
+		rules[1] = rv->v[i].rule;
+		if (!n || !rule_eq(&last, &rules[1])) {
+			last = rules[1];
+			n++;
+		}
+	}
+	return n;
+}
+
 static int table__from_ranges(struct stack_delta_table *t, const struct range_vec *rv)
 {
-	size_t cap = 0;
+	size_t cap = ranges__delta_count(rv);
 	int err;
 
+	/* Sized exactly: the table is kept, and the ranges are still held while it is filled. */
+	if (cap) {
+		t->deltas = malloc(cap * sizeof(*t->deltas));
+		if (!t->deltas)
+			return -ENOMEM;
+	}
 	for (size_t i = 0; i < rv->n; i++) {
 		const struct range *r = &rv->v[i];
 
