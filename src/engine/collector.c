@@ -9,6 +9,7 @@
 #include "interp/interp.h"
 #include "unwind/unwind_maps.h"
 #include "omniprof/abi.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 int collector__init(struct collector *c)
@@ -25,6 +26,13 @@ int collector__init(struct collector *c)
 	file_cache__init(&c->files);
 	process_table__init(&c->procs, &c->files);
 	trace_table__init(&c->traces);
+	/*
+	 * Samples may come before the session's first interval sets the offset:
+	 * attaching a perf event's program enables it (libbpf) until the sampler
+	 * disables it again, and the startup scan reads the ring meanwhile. A zero
+	 * offset would stamp them in raw CLOCK_MONOTONIC time (1970 plus uptime).
+	 */
+	collector__set_clock_offset(c);
 	return 0;
 }
 
@@ -34,6 +42,13 @@ struct held_record {
 	uint32_t size;
 	uint8_t data[];
 };
+
+void collector__set_clock_offset(struct collector *c)
+{
+	uint64_t mono = clock__ns(CLOCK_MONOTONIC);
+
+	c->monotonic_to_wall_ns = (int64_t)(clock__ns(CLOCK_REALTIME) - mono);
+}
 
 void collector__clear(struct collector *c)
 {

@@ -75,6 +75,10 @@ struct collector {
 int collector__init(struct collector *c);
 void collector__clear(struct collector *c); /* accepts NULL */
 
+/* The offset stamping samples in wall-clock time, from the clocks now
+ * (collector__init sets it first: no sample is stamped without it). */
+void collector__set_clock_offset(struct collector *c);
+
 /* Handles one ring-buffer record (any enum op_event_type). 0 or -errno. */
 int collector__handle(struct collector *c, const void *data, size_t size);
 

@@ -5,7 +5,9 @@
  * the size their counts give, anything else counted as malformed; and the
  * unknown-address report, which re-reads a process's maps at once for an
  * address outside them and leaves them alone for one they already hold.
- * The process is this test itself (its own /proc/self/maps).
+ * The process is this test itself (its own /proc/self/maps). And the
+ * wall-clock time a sample is stamped with (keep_events), even for a sample
+ * handled before the session first set the clock offset.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -19,6 +21,7 @@
 #include <cmocka.h>
 
 #include "engine/collector.h"
+#include "util/clock.h"
 
 /* A trace record of this process with nk kernel and nu user frames; free() it. */
 static struct op_trace *new_trace(uint16_t nk, uint16_t nu, size_t *size)
@@ -133,12 +136,45 @@ static void test_unknown_address_rereads_at_once(void **state)
 	collector__clear(&c);
 }
 
+/*
+ * A sample handled before the session's first interval started (sampler__open
+ * enables each event for a moment when attaching its program, and the startup
+ * scan reads the ring): stamped in wall-clock time all the same, never in raw
+ * CLOCK_MONOTONIC time (an OTLP sample 3.6 hours "after" boot, in 1970).
+ */
+static void test_sample_before_offset_is_wall_clock(void **state)
+{
+	struct collector c;
+	const struct trace *t;
+	struct op_trace *rec;
+	uint64_t wall_before, wall_after;
+	size_t size;
+
+	(void)state;
+	assert_int_equal(collector__init(&c), 0);
+	c.traces.keep_events = true;
+	c.traces.max_timestamps = 16;
+	rec = new_trace(1, 0, &size);
+	wall_before = clock__ns(CLOCK_REALTIME);
+	rec->ktime_ns = clock__ns(CLOCK_MONOTONIC);
+	assert_int_equal(collector__handle(&c, rec, size), 0);
+	wall_after = clock__ns(CLOCK_REALTIME);
+	t = only_trace(&c);
+	assert_int_equal(t->n_timestamps, 1);
+	/* The offset's two clock reads are a few microseconds apart at most. */
+	assert_true(t->timestamps[0] + 1000000 >= wall_before);
+	assert_true(t->timestamps[0] <= wall_after + 1000000);
+	free(rec);
+	collector__clear(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_trace_layout),
 	    cmocka_unit_test(test_trace_size_must_match),
 	    cmocka_unit_test(test_unknown_address_rereads_at_once),
+	    cmocka_unit_test(test_sample_before_offset_is_wall_clock),
 	};
 
 	return cmocka_run_group_tests_name("collector", tests, NULL, NULL);
