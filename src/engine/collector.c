@@ -205,6 +205,10 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 		return -EINVAL;
 	}
 	user = (const struct op_frame *)(kernel + e->n_kernel);
+	if (!(e->flags & OP_TRACE_F_OFF_CPU) && e->ktime_ns < c->sampling_from_ns) {
+		c->stats.before_start++;
+		return 0;
+	}
 	if (e->n_user) {
 		p = process_table__get(&c->procs, e->hdr.pid);
 		if (!p) {
@@ -221,10 +225,11 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 	t->pid = e->hdr.pid;
 	t->tid = e->tid;
 	t->flags = e->flags;
-	if (c->traces.keep_events && !(e->flags & OP_TRACE_F_OFF_CPU)) {
-		t->cpu = e->cpu;
+	/* The time also bounds the profile's range (trace_table's first_ns, last_ns). */
+	if (!(e->flags & OP_TRACE_F_OFF_CPU))
 		t->time_ns = e->ktime_ns + (uint64_t)c->monotonic_to_wall_ns;
-	}
+	if (c->traces.keep_events && !(e->flags & OP_TRACE_F_OFF_CPU))
+		t->cpu = e->cpu;
 	copy_comm(t->comm, e->comm);
 	copy_comm(t->pcomm, e->pcomm);
 
@@ -380,6 +385,11 @@ static int handle_stack_copy(struct collector *c, const struct op_stack_copy *e,
 	if (size < sizeof(*e)) {
 		c->copies.bad_records++;
 		return -EINVAL;
+	}
+	/* Not worth unwinding (handle_trace would leave it out). */
+	if (!(e->flags & OP_TRACE_F_OFF_CPU) && e->ktime_ns < c->sampling_from_ns) {
+		c->stats.before_start++;
+		return 0;
 	}
 	p = process_table__get(&c->procs, e->hdr.pid);
 	if (!p) {

@@ -28,6 +28,7 @@ struct collector_stats {
 	uint64_t unknown_reports; /* unknown pid/address reports from the unwinder */
 	uint64_t unknown_rereads; /* ... of an address outside the maps: maps read at once */
 	uint64_t enomem;	  /* samples lost to allocation failure */
+	uint64_t before_start;	  /* CPU samples taken before sampling_from_ns: left out */
 };
 
 /*
@@ -60,8 +61,15 @@ struct collector {
 	struct stack_copy_stats copies;
 	struct trace *scratch;	     /* one trace of maximal size, reused per record */
 	struct op_trace *copy_trace; /* a stack copy, unwound (OP_TRACE_MAX_SIZE bytes) */
-	/* Added to a sample's CLOCK_MONOTONIC time to get the wall clock (keep_events). */
+	/* Added to a sample's CLOCK_MONOTONIC time to get the wall clock. */
 	int64_t monotonic_to_wall_ns;
+	/*
+	 * CPU samples taken (CLOCK_MONOTONIC) before this are left out: the
+	 * session's first interval starts here, and attaching each event's
+	 * program enables it for a moment before (at a frequency event's warm-up
+	 * rate: a burst of samples that each count as 1/F s). 0: none left out.
+	 */
+	uint64_t sampling_from_ns;
 	struct interp *interp;	  /* names runtimes' frames; NULL: they stay unnamed */
 	struct targets *targets;  /* per-process filters kept at exec and exit; NULL: none */
 	uint32_t max_user_frames; /* stack copies walk this deep (--max-frames); 0: the most */

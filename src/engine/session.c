@@ -70,6 +70,7 @@ static void set_clock_offset(struct session *ss)
 	uint64_t wall = session__clock_ns(CLOCK_REALTIME);
 
 	ss->c.monotonic_to_wall_ns = (int64_t)(wall - mono);
+	ss->c.sampling_from_ns = mono;
 	ss->interval_start_ns = mono;
 	ss->interval_start_wall_ns = wall;
 }
@@ -296,7 +297,9 @@ int session__start(struct session *ss, const struct session_opts *o)
 	sopts.max_frames = o->max_frames;
 	ss->c.max_user_frames = o->max_frames;
 	sopts.offcpu_threshold = o->offcpu_threshold;
-	/* The events are opened stopped: the interval starts when they start, below. */
+	/* The events are opened stopped: the interval starts when they start, below.
+	 * Attaching enables each for a moment (libbpf): no sample counts until then. */
+	ss->c.sampling_from_ns = UINT64_MAX;
 	err = sampler__open(&sopts, on_event, &ss->c, &ss->s);
 	if (err)
 		return err;
@@ -408,6 +411,10 @@ void session__stop_sampling(struct session *ss)
 	/* Held samples are unwound with the tables in the BPF maps: before they go. */
 	settle_files(ss, SESSION_FINAL_WAIT_MS, false);
 	collector__release_held(&ss->c);
+	if (ss->c.stats.before_start)
+		pr_info("%llu samples taken while the events were attached, before sampling "
+			"started, left out",
+			(unsigned long long)ss->c.stats.before_start);
 	/* Threads still off CPU now have no end: counted, not guessed. */
 	if (ss->c.offcpu)
 		offcpu__finish(ss->c.offcpu);
@@ -463,7 +470,7 @@ struct profile *session__take_offcpu_profile(struct session *ss)
 int session__take_profile(struct session *ss, struct profile **out)
 {
 	struct trace_table done;
-	uint64_t now, dropped, traces_dropped;
+	uint64_t now, dropped, traces_dropped, first_ns, last_ns;
 	struct profile *p;
 	int err;
 
@@ -485,6 +492,8 @@ int session__take_profile(struct session *ss, struct profile **out)
 	dropped = ss->bpf_stats[OP_STAT_RINGBUF_FULL] + ss->bpf_stats[OP_STAT_STACK_COPY_LOST] +
 		  ss->c.stats.bad_records + ss->c.copies.bad_records + ss->c.stats.enomem;
 	traces_dropped = done.dropped; /* cleared with the table below */
+	first_ns = done.first_ns;
+	last_ns = done.last_ns;
 	ss->tables.traces_dropped += traces_dropped;
 	/* New samples go to a fresh table from here on. */
 	reset_traces(ss);
@@ -510,6 +519,9 @@ int session__take_profile(struct session *ss, struct profile **out)
 	ss->interval_start_ns = now;
 	ss->c.monotonic_to_wall_ns =
 	    (int64_t)(session__clock_ns(CLOCK_REALTIME) - session__clock_ns(CLOCK_MONOTONIC));
+	/* After the tiling: a sample taken in the previous interval and handled in
+	 * this one (a stack copy held for its files) widens this profile's range. */
+	profile__cover(p, first_ns, last_ns);
 	*out = p;
 	return 0;
 }

@@ -168,6 +168,41 @@ static void test_sample_before_offset_is_wall_clock(void **state)
 	collector__clear(&c);
 }
 
+/*
+ * Samples taken before the session's first interval (sampling_from_ns) are
+ * left out, counted; the table's first and last times bound those kept
+ * (whatever their arrival order), for the profile's range.
+ */
+static void test_samples_before_start_left_out(void **state)
+{
+	struct collector c;
+	struct op_trace *rec;
+	uint64_t now = clock__ns(CLOCK_MONOTONIC);
+	size_t size;
+
+	(void)state;
+	assert_int_equal(collector__init(&c), 0);
+	c.sampling_from_ns = now;
+	rec = new_trace(1, 0, &size);
+	rec->ktime_ns = now - 1;
+	assert_int_equal(collector__handle(&c, rec, size), 0);
+	assert_int_equal(c.stats.before_start, 1);
+	assert_int_equal(c.stats.traces, 0);
+	assert_int_equal(c.traces.samples, 0);
+	assert_int_equal(c.traces.first_ns, 0);
+
+	rec->ktime_ns = now + 2000;
+	assert_int_equal(collector__handle(&c, rec, size), 0);
+	rec->ktime_ns = now;
+	assert_int_equal(collector__handle(&c, rec, size), 0);
+	assert_int_equal(c.stats.before_start, 1);
+	assert_int_equal(c.traces.samples, 2);
+	assert_int_equal(c.traces.first_ns, now + (uint64_t)c.monotonic_to_wall_ns);
+	assert_int_equal(c.traces.last_ns, now + 2000 + (uint64_t)c.monotonic_to_wall_ns);
+	free(rec);
+	collector__clear(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -175,6 +210,7 @@ int main(void)
 	    cmocka_unit_test(test_trace_size_must_match),
 	    cmocka_unit_test(test_unknown_address_rereads_at_once),
 	    cmocka_unit_test(test_sample_before_offset_is_wall_clock),
+	    cmocka_unit_test(test_samples_before_start_left_out),
 	};
 
 	return cmocka_run_group_tests_name("collector", tests, NULL, NULL);
