@@ -225,11 +225,10 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 	t->pid = e->hdr.pid;
 	t->tid = e->tid;
 	t->flags = e->flags;
-	/* The time also bounds the profile's range (trace_table's first_ns, last_ns). */
-	if (!(e->flags & OP_TRACE_F_OFF_CPU))
-		t->time_ns = e->ktime_ns + (uint64_t)c->monotonic_to_wall_ns;
-	if (c->traces.keep_events && !(e->flags & OP_TRACE_F_OFF_CPU))
+	if (c->traces.keep_events && !(e->flags & OP_TRACE_F_OFF_CPU)) {
 		t->cpu = e->cpu;
+		t->time_ns = e->ktime_ns + (uint64_t)c->monotonic_to_wall_ns;
+	}
 	copy_comm(t->comm, e->comm);
 	copy_comm(t->pcomm, e->pcomm);
 

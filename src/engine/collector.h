@@ -61,7 +61,7 @@ struct collector {
 	struct stack_copy_stats copies;
 	struct trace *scratch;	     /* one trace of maximal size, reused per record */
 	struct op_trace *copy_trace; /* a stack copy, unwound (OP_TRACE_MAX_SIZE bytes) */
-	/* Added to a sample's CLOCK_MONOTONIC time to get the wall clock. */
+	/* Added to a sample's CLOCK_MONOTONIC time to get the wall clock (keep_events). */
 	int64_t monotonic_to_wall_ns;
 	/*
 	 * CPU samples taken (CLOCK_MONOTONIC) before this are left out: the

@@ -470,7 +470,7 @@ struct profile *session__take_offcpu_profile(struct session *ss)
 int session__take_profile(struct session *ss, struct profile **out)
 {
 	struct trace_table done;
-	uint64_t now, dropped, traces_dropped, first_ns, last_ns;
+	uint64_t now, dropped, traces_dropped;
 	struct profile *p;
 	int err;
 
@@ -492,8 +492,6 @@ int session__take_profile(struct session *ss, struct profile **out)
 	dropped = ss->bpf_stats[OP_STAT_RINGBUF_FULL] + ss->bpf_stats[OP_STAT_STACK_COPY_LOST] +
 		  ss->c.stats.bad_records + ss->c.copies.bad_records + ss->c.stats.enomem;
 	traces_dropped = done.dropped; /* cleared with the table below */
-	first_ns = done.first_ns;
-	last_ns = done.last_ns;
 	ss->tables.traces_dropped += traces_dropped;
 	/* New samples go to a fresh table from here on. */
 	reset_traces(ss);
@@ -519,9 +517,6 @@ int session__take_profile(struct session *ss, struct profile **out)
 	ss->interval_start_ns = now;
 	ss->c.monotonic_to_wall_ns =
 	    (int64_t)(session__clock_ns(CLOCK_REALTIME) - session__clock_ns(CLOCK_MONOTONIC));
-	/* After the tiling: a sample taken in the previous interval and handled in
-	 * this one (a stack copy held for its files) widens this profile's range. */
-	profile__cover(p, first_ns, last_ns);
 	*out = p;
 	return 0;
 }

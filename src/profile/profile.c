@@ -460,16 +460,6 @@ int profile__set_sample_events(struct profile *p, uint32_t cpu, const uint64_t *
 	return 0;
 }
 
-void profile__cover(struct profile *p, uint64_t first_ns, uint64_t last_ns)
-{
-	if (first_ns && first_ns < p->time_ns) {
-		p->duration_ns += p->time_ns - first_ns;
-		p->time_ns = first_ns;
-	}
-	if (last_ns > p->time_ns + p->duration_ns)
-		p->duration_ns = last_ns - p->time_ns;
-}
-
 #define FRAME_KIND_OTLP(name, value, otlp, display) [value] = otlp,
 #define FRAME_KIND_NAME(name, value, otlp, display) [value] = display,
 static const char *const frame_kind_otlp[PROFILE_FRAME_KIND_COUNT] = {

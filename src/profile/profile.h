@@ -159,13 +159,6 @@ int profile__add_sample(struct profile *p, const uint32_t *location_ids, uint32_
 int profile__set_sample_events(struct profile *p, uint32_t cpu, const uint64_t *timestamps,
 			       uint32_t n);
 
-/*
- * Widens p's range [time_ns, time_ns + duration_ns] to hold the wall-clock
- * times first_ns and last_ns (0: none), so that every sample's time lies in
- * it (a sample taken before its interval began, handled in it).
- */
-void profile__cover(struct profile *p, uint64_t first_ns, uint64_t last_ns);
-
 /* Name of a location's outermost function (the one a flat listing shows). */
 static inline const struct profile_function *profile__function(const struct profile *p,
 							       uint32_t function_id)

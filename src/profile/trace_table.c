@@ -44,7 +44,6 @@ void trace_table__clear(struct trace_table *tt)
 	tt->samples = tt->truncated = 0;
 	tt->n_timestamps = tt->timestamps_dropped = 0;
 	tt->bytes = tt->dropped = 0;
-	tt->first_ns = tt->last_ns = 0;
 }
 
 /* Appends t's time to e, within the table's budget: 0, or -ENOMEM (the sample still counts). */
@@ -81,11 +80,6 @@ int trace_table__add_weighted(struct trace_table *tt, const struct trace *t, uin
 	struct trace *e = hashmap__find(&tt->traces, h, t);
 	size_t size;
 
-	/* Before any refusal: a sample dropped for the budget was still taken then. */
-	if (t->time_ns && (!tt->first_ns || t->time_ns < tt->first_ns))
-		tt->first_ns = t->time_ns;
-	if (t->time_ns > tt->last_ns)
-		tt->last_ns = t->time_ns;
 	if (!e) {
 		size = sizeof(*t) + t->n_frames * sizeof(t->frames[0]);
 		if (tt->max_bytes && tt->bytes + size > tt->max_bytes) {

@@ -39,7 +39,7 @@ struct trace {
 	uint32_t reserved; /* 0: part of the key */
 	uint64_t count;
 	/* Events (keep_events): the wall-clock time of each sample, in arrival order. */
-	uint64_t time_ns; /* on trace_table__add(): this sample's time (0: unknown) */
+	uint64_t time_ns; /* on trace_table__add(): this sample's time */
 	uint64_t *timestamps;
 	uint32_t n_timestamps; /* < count when the table's budget ran out */
 	uint32_t cap_timestamps;
@@ -65,9 +65,6 @@ struct trace_table {
 	uint64_t max_bytes;	     /* bound of the traces' memory; 0: none */
 	uint64_t bytes;		     /* memory the traces hold (without timestamps) */
 	uint64_t dropped;	     /* samples of new traces refused at max_bytes */
-	/* The wall-clock times of the earliest and latest samples added with a
-	 * time_ns (0: none), kept or not: a profile's range must hold them all. */
-	uint64_t first_ns, last_ns;
 };
 
 void trace_table__init(struct trace_table *tt);

@@ -170,11 +170,13 @@ static void test_sample_before_offset_is_wall_clock(void **state)
 
 /*
  * Samples taken before the session's first interval (sampling_from_ns) are
- * left out, counted; the table's first and last times bound those kept
- * (whatever their arrival order), for the profile's range.
+ * left out, counted (the first profile's range starts there and must hold
+ * every sample's time); those taken from then on count, stamped in wall time.
  */
 static void test_samples_before_start_left_out(void **state)
 {
+	struct op_stack_copy copy = {.hdr = {.type = OP_EVENT_STACK_COPY}};
+	const struct trace *t;
 	struct collector c;
 	struct op_trace *rec;
 	uint64_t now = clock__ns(CLOCK_MONOTONIC);
@@ -183,22 +185,32 @@ static void test_samples_before_start_left_out(void **state)
 	(void)state;
 	assert_int_equal(collector__init(&c), 0);
 	c.sampling_from_ns = now;
+	c.traces.keep_events = true;
+	c.traces.max_timestamps = 16;
 	rec = new_trace(1, 0, &size);
 	rec->ktime_ns = now - 1;
 	assert_int_equal(collector__handle(&c, rec, size), 0);
 	assert_int_equal(c.stats.before_start, 1);
 	assert_int_equal(c.stats.traces, 0);
 	assert_int_equal(c.traces.samples, 0);
-	assert_int_equal(c.traces.first_ns, 0);
+	/* A stack copy of then: not unwound, not held. */
+	copy.hdr.pid = (uint32_t)getpid();
+	copy.ktime_ns = now - 1;
+	assert_int_equal(collector__handle(&c, &copy, sizeof(copy)), 0);
+	assert_int_equal(c.stats.before_start, 2);
+	assert_int_equal(c.held.held, 0);
+	assert_int_equal(c.copies.bad_records, 0);
 
 	rec->ktime_ns = now + 2000;
 	assert_int_equal(collector__handle(&c, rec, size), 0);
 	rec->ktime_ns = now;
 	assert_int_equal(collector__handle(&c, rec, size), 0);
-	assert_int_equal(c.stats.before_start, 1);
+	assert_int_equal(c.stats.before_start, 2);
 	assert_int_equal(c.traces.samples, 2);
-	assert_int_equal(c.traces.first_ns, now + (uint64_t)c.monotonic_to_wall_ns);
-	assert_int_equal(c.traces.last_ns, now + 2000 + (uint64_t)c.monotonic_to_wall_ns);
+	t = only_trace(&c);
+	assert_int_equal(t->n_timestamps, 2);
+	assert_int_equal(t->timestamps[0], now + 2000 + (uint64_t)c.monotonic_to_wall_ns);
+	assert_int_equal(t->timestamps[1], now + (uint64_t)c.monotonic_to_wall_ns);
 	free(rec);
 	collector__clear(&c);
 }

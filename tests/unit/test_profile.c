@@ -262,27 +262,6 @@ static void test_hashmap(void **state)
 	hashmap__clear(NULL);
 }
 
-/* A profile's range grows to hold its samples' times, and only then. */
-static void test_cover(void **state)
-{
-	struct profile *p = *state;
-
-	p->time_ns = 1000;
-	p->duration_ns = 500;
-	profile__cover(p, 0, 0); /* no times known */
-	assert_int_equal(p->time_ns, 1000);
-	assert_int_equal(p->duration_ns, 500);
-	profile__cover(p, 1000, 1500); /* inside, at the very ends */
-	assert_int_equal(p->time_ns, 1000);
-	assert_int_equal(p->duration_ns, 500);
-	profile__cover(p, 800, 1200); /* taken before the interval began: the end stays */
-	assert_int_equal(p->time_ns, 800);
-	assert_int_equal(p->duration_ns, 700);
-	profile__cover(p, 900, 1600); /* past the end */
-	assert_int_equal(p->time_ns, 800);
-	assert_int_equal(p->duration_ns, 800);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,7 +272,6 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_samples, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_growth, setup, teardown),
 	    cmocka_unit_test(test_hashmap),
-	    cmocka_unit_test_setup_teardown(test_cover, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
