@@ -9,6 +9,7 @@
 #include "interp/interp.h"
 #include "unwind/unwind_maps.h"
 #include "omniprof/abi.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 int collector__init(struct collector *c)
@@ -25,6 +26,13 @@ int collector__init(struct collector *c)
 	file_cache__init(&c->files);
 	process_table__init(&c->procs, &c->files);
 	trace_table__init(&c->traces);
+	/*
+	 * Samples may come before the session's first interval sets the offset:
+	 * attaching a perf event's program enables it (libbpf) until the sampler
+	 * disables it again, and the startup scan reads the ring meanwhile. A zero
+	 * offset would stamp them in raw CLOCK_MONOTONIC time (1970 plus uptime).
+	 */
+	collector__set_clock_offset(c);
 	return 0;
 }
 
@@ -34,6 +42,13 @@ struct held_record {
 	uint32_t size;
 	uint8_t data[];
 };
+
+void collector__set_clock_offset(struct collector *c)
+{
+	uint64_t mono = clock__ns(CLOCK_MONOTONIC);
+
+	c->monotonic_to_wall_ns = (int64_t)(clock__ns(CLOCK_REALTIME) - mono);
+}
 
 void collector__clear(struct collector *c)
 {
@@ -194,6 +209,10 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 		return -EINVAL;
 	}
 	user = (const struct op_frame *)(kernel + e->n_kernel);
+	if (!(e->flags & OP_TRACE_F_OFF_CPU) && e->ktime_ns < c->sampling_from_ns) {
+		c->stats.before_start++;
+		return 0;
+	}
 	if (e->n_user) {
 		p = process_table__get(&c->procs, e->hdr.pid);
 		if (!p) {
@@ -391,6 +410,11 @@ static int handle_stack_copy(struct collector *c, const struct op_stack_copy *e,
 	if (size < sizeof(*e)) {
 		c->copies.bad_records++;
 		return -EINVAL;
+	}
+	/* Not worth unwinding (handle_trace would leave it out). */
+	if (!(e->flags & OP_TRACE_F_OFF_CPU) && e->ktime_ns < c->sampling_from_ns) {
+		c->stats.before_start++;
+		return 0;
 	}
 	p = process_table__get(&c->procs, e->hdr.pid);
 	if (!p) {

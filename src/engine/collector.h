@@ -28,6 +28,7 @@ struct collector_stats {
 	uint64_t unknown_reports; /* unknown pid/address reports from the unwinder */
 	uint64_t unknown_rereads; /* ... of an address outside the maps: maps read at once */
 	uint64_t enomem;	  /* samples lost to allocation failure */
+	uint64_t before_start;	  /* CPU samples taken before sampling_from_ns: left out */
 };
 
 /*
@@ -63,6 +64,13 @@ struct collector {
 	struct op_trace *copy_trace; /* a stack copy, unwound (OP_TRACE_MAX_SIZE bytes) */
 	/* Added to a sample's CLOCK_MONOTONIC time to get the wall clock (keep_events). */
 	int64_t monotonic_to_wall_ns;
+	/*
+	 * CPU samples taken (CLOCK_MONOTONIC) before this are left out: the
+	 * session's first interval starts here, and attaching each event's
+	 * program enables it for a moment before (at a frequency event's warm-up
+	 * rate: a burst of samples that each count as 1/F s). 0: none left out.
+	 */
+	uint64_t sampling_from_ns;
 	struct interp *interp;	  /* names runtimes' frames; NULL: they stay unnamed */
 	struct targets *targets;  /* per-process filters kept at exec and exit; NULL: none */
 	uint32_t max_user_frames; /* stack copies walk this deep (--max-frames); 0: the most */
@@ -75,6 +83,10 @@ struct collector {
 /* 0 or -ENOMEM. Free with collector__clear(). */
 int collector__init(struct collector *c);
 void collector__clear(struct collector *c); /* accepts NULL */
+
+/* The offset stamping samples in wall-clock time, from the clocks now
+ * (collector__init sets it first: no sample is stamped without it). */
+void collector__set_clock_offset(struct collector *c);
 
 /* Handles one ring-buffer record (any enum op_event_type). 0 or -errno. */
 int collector__handle(struct collector *c, const void *data, size_t size);

@@ -71,6 +71,7 @@ static void set_clock_offset(struct session *ss)
 	uint64_t wall = session__clock_ns(CLOCK_REALTIME);
 
 	ss->c.monotonic_to_wall_ns = (int64_t)(wall - mono);
+	ss->c.sampling_from_ns = mono;
 	ss->interval_start_ns = mono;
 	ss->interval_start_wall_ns = wall;
 }
@@ -351,7 +352,9 @@ int session__start(struct session *ss, const struct session_opts *o)
 	sopts.max_frames = o->max_frames;
 	ss->c.max_user_frames = o->max_frames;
 	sopts.offcpu_threshold = o->offcpu_threshold;
-	/* The events are opened stopped: the interval starts when they start, below. */
+	/* The events are opened stopped: the interval starts when they start, below.
+	 * Attaching enables each for a moment (libbpf): no sample counts until then. */
+	ss->c.sampling_from_ns = UINT64_MAX;
 	err = sampler__open(&sopts, on_event, &ss->c, &ss->s);
 	if (err)
 		return err;
@@ -514,6 +517,10 @@ void session__stop_sampling(struct session *ss)
 	/* Held samples are unwound with the tables in the BPF maps: before they go. */
 	settle_files(ss, final_wait_ms(ss), false);
 	collector__release_held(&ss->c);
+	if (ss->c.stats.before_start)
+		pr_info("%llu samples taken while the events were attached, before sampling "
+			"started, left out",
+			(unsigned long long)ss->c.stats.before_start);
 	/* Threads still off CPU now have no end: counted, not guessed. */
 	if (ss->c.offcpu)
 		offcpu__finish(ss->c.offcpu);

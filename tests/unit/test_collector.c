@@ -6,7 +6,9 @@
  * unknown-address report, which re-reads a process's maps at once for an
  * address outside them and leaves them alone for one they already hold;
  * off-CPU starts and ends kept in order while their process is held.
- * The process is this test itself (its own /proc/self/maps).
+ * The process is this test itself (its own /proc/self/maps). And the
+ * wall-clock time a sample is stamped with (keep_events), even for a sample
+ * handled before the session first set the clock offset.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -20,6 +22,7 @@
 #include <cmocka.h>
 
 #include "engine/collector.h"
+#include "util/clock.h"
 
 /* A trace record of this process with nk kernel and nu user frames; free() it. */
 static struct op_trace *new_trace(uint16_t nk, uint16_t nu, size_t *size)
@@ -194,6 +197,82 @@ static void test_offcpu_order_while_held(void **state)
 	free(kernel_only);
 	c.offcpu = NULL;
 	offcpu__clear(&o);
+/*
+ * A sample handled before the session's first interval started (sampler__open
+ * enables each event for a moment when attaching its program, and the startup
+ * scan reads the ring): stamped in wall-clock time all the same, never in raw
+ * CLOCK_MONOTONIC time (an OTLP sample 3.6 hours "after" boot, in 1970).
+ */
+static void test_sample_before_offset_is_wall_clock(void **state)
+{
+	struct collector c;
+	const struct trace *t;
+	struct op_trace *rec;
+	uint64_t wall_before, wall_after;
+	size_t size;
+
+	(void)state;
+	assert_int_equal(collector__init(&c), 0);
+	c.traces.keep_events = true;
+	c.traces.max_timestamps = 16;
+	rec = new_trace(1, 0, &size);
+	wall_before = clock__ns(CLOCK_REALTIME);
+	rec->ktime_ns = clock__ns(CLOCK_MONOTONIC);
+	assert_int_equal(collector__handle(&c, rec, size), 0);
+	wall_after = clock__ns(CLOCK_REALTIME);
+	t = only_trace(&c);
+	assert_int_equal(t->n_timestamps, 1);
+	/* The offset's two clock reads are a few microseconds apart at most. */
+	assert_true(t->timestamps[0] + 1000000 >= wall_before);
+	assert_true(t->timestamps[0] <= wall_after + 1000000);
+	free(rec);
+	collector__clear(&c);
+}
+
+/*
+ * Samples taken before the session's first interval (sampling_from_ns) are
+ * left out, counted (the first profile's range starts there and must hold
+ * every sample's time); those taken from then on count, stamped in wall time.
+ */
+static void test_samples_before_start_left_out(void **state)
+{
+	struct op_stack_copy copy = {.hdr = {.type = OP_EVENT_STACK_COPY}};
+	const struct trace *t;
+	struct collector c;
+	struct op_trace *rec;
+	uint64_t now = clock__ns(CLOCK_MONOTONIC);
+	size_t size;
+
+	(void)state;
+	assert_int_equal(collector__init(&c), 0);
+	c.sampling_from_ns = now;
+	c.traces.keep_events = true;
+	c.traces.max_timestamps = 16;
+	rec = new_trace(1, 0, &size);
+	rec->ktime_ns = now - 1;
+	assert_int_equal(collector__handle(&c, rec, size), 0);
+	assert_int_equal(c.stats.before_start, 1);
+	assert_int_equal(c.stats.traces, 0);
+	assert_int_equal(c.traces.samples, 0);
+	/* A stack copy of then: not unwound, not held. */
+	copy.hdr.pid = (uint32_t)getpid();
+	copy.ktime_ns = now - 1;
+	assert_int_equal(collector__handle(&c, &copy, sizeof(copy)), 0);
+	assert_int_equal(c.stats.before_start, 2);
+	assert_int_equal(c.held.held, 0);
+	assert_int_equal(c.copies.bad_records, 0);
+
+	rec->ktime_ns = now + 2000;
+	assert_int_equal(collector__handle(&c, rec, size), 0);
+	rec->ktime_ns = now;
+	assert_int_equal(collector__handle(&c, rec, size), 0);
+	assert_int_equal(c.stats.before_start, 2);
+	assert_int_equal(c.traces.samples, 2);
+	t = only_trace(&c);
+	assert_int_equal(t->n_timestamps, 2);
+	assert_int_equal(t->timestamps[0], now + 2000 + (uint64_t)c.monotonic_to_wall_ns);
+	assert_int_equal(t->timestamps[1], now + (uint64_t)c.monotonic_to_wall_ns);
+	free(rec);
 	collector__clear(&c);
 }
 
@@ -204,6 +283,8 @@ int main(void)
 	    cmocka_unit_test(test_trace_size_must_match),
 	    cmocka_unit_test(test_unknown_address_rereads_at_once),
 	    cmocka_unit_test(test_offcpu_order_while_held),
+	    cmocka_unit_test(test_sample_before_offset_is_wall_clock),
+	    cmocka_unit_test(test_samples_before_start_left_out),
 	};
 
 	return cmocka_run_group_tests_name("collector", tests, NULL, NULL);
