@@ -20,13 +20,15 @@
  */
 __noinline int lookup_rule(__u32 pid, __u64 pc, struct op_unwind_rule *rule);
 __noinline int read_user_u64(__u64 *dst, __u64 addr);
+__noinline int read_user_pair(__u64 *lo, __u64 *hi, __u64 addr);
 /* bpf/stack_copy.h: whether the copies' budget allows one now (1) or not (0). */
 __noinline int copy_budget_ok(void);
 
 #define OP_READ_USER(u, dst, size, addr)                                                           \
 	((size) == 8 ? read_user_u64((__u64 *)(dst), (addr))                                       \
 		     : bpf_probe_read_user((dst), (size), (const void *)(addr)))
-#define OP_FIND_RULE(u, pc, rule) lookup_rule((u)->pid, (pc), (rule))
+#define OP_READ_USER_PAIR(u, lo, hi, addr) read_user_pair((lo), (hi), (addr))
+#define OP_FIND_RULE(u, pc, rule)	   lookup_rule((u)->pid, (pc), (rule))
 #include "omniprof/unwind/native.h"
 
 /* The walk (omniprof/unwind/walk.h) and the runtimes' steps it dispatches to. */
@@ -240,6 +242,11 @@ struct walk_scratch {
 	 * next pc may be garbage, so an address in no mapping there is no sign
 	 * that a mapping is not ready. */
 	__u8 prev_guess;
+	/* The last table rule found in this sample (memo_ok): a recursion's frames
+	 * return to one address, looked up once. */
+	__u8 memo_ok;
+	__u64 memo_pc;
+	struct op_unwind_rule memo_rule;
 	/* Every frame written so far packs (OP_PACKED_FRAME): the frames also go
 	 * into packed, and the record is sent with OP_TRACE_F_PACKED. */
 	__u8 pack;
@@ -379,6 +386,29 @@ __noinline int read_user_u64(__u64 *dst, __u64 addr)
 	return 0;
 }
 
+/* OP_READ_USER_PAIR: [addr, addr + 16) from the window in one call when it
+ * holds them (a frame's saved rbp and return address), else two reads. */
+__noinline int read_user_pair(__u64 *lo, __u64 *hi, __u64 addr)
+{
+	struct walk_scratch *ws = walk_scratch__get();
+	__u64 off;
+
+	if (!lo || !hi)
+		return -1;
+	if (ws && addr - ws->stack_lo < STACK_SPAN) {
+		off = addr - ws->window_start;
+		if (off < ws->window_len && ws->window_len - off >= 16) {
+			/* off + 16 <= window_len <= STACK_WINDOW, restated by the mask
+			 * (the window has 16 bytes of slack). */
+			off &= STACK_WINDOW - 1;
+			__builtin_memcpy(lo, &ws->window[off], 8);
+			__builtin_memcpy(hi, &ws->window[off + 8], 8);
+			return 0;
+		}
+	}
+	return read_user_u64(lo, addr) || read_user_u64(hi, addr + 8) ? -1 : 0;
+}
+
 /*
  * Waking the reader is an interrupt (an IPI to this CPU): several microseconds,
  * more than the whole unwind, and a reader wakeup per sample. So samples do
@@ -475,12 +505,22 @@ __noinline int lookup_rule(__u32 pid, __u64 pc, struct op_unwind_rule *rule)
 		op_rule__set_invalid(rule);
 		return 0;
 	}
+	/* The same pc in the same sample: the same mapping, so the same rule. */
+	if (ws->memo_ok && ws->memo_pc == pc) {
+		*rule = ws->memo_rule;
+		ws->prev_guess = 0;
+		ws->frames_cfi++;
+		return 0;
+	}
 	how = op_lookup__rule(NULL, &ws->lookup, pid, pc, rule, &m);
 	guess = ws->prev_guess;
 	ws->prev_guess = how != OP_LOOKUP_CFI && how != OP_LOOKUP_INVALID;
 	switch (how) {
 	case OP_LOOKUP_CFI:
 		ws->frames_cfi++;
+		ws->memo_ok = 1;
+		ws->memo_pc = pc;
+		ws->memo_rule = *rule;
 		return 0;
 	case OP_LOOKUP_INVALID:
 		return 0;
@@ -644,6 +684,7 @@ static __always_inline void walk_scratch__reset(struct walk_scratch *ws, __u64 s
 	ws->fallbacks[0] = ws->fallbacks[1] = ws->fallbacks[2] = 0;
 	ws->copy_ok = ws->want_copy = ws->over_budget = ws->prev_guess = 0;
 	ws->pack = 0;
+	ws->memo_ok = 0;
 }
 
 /* regs_err: 0, -1 no user context (kernel thread), -2 a user pc of 0. ws was reset. */
@@ -745,8 +786,10 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	struct op_regs r = {};
 	long n, size;
 	int regs_err;
+	__u64 now;
 
-	if (bpf_ktime_get_ns() >= stop_after_ns)
+	now = bpf_ktime_get_ns();
+	if (now >= stop_after_ns)
 		return 0;
 	stat_inc(OP_STAT_SAMPLES);
 	if (tgid == 0) {
@@ -776,7 +819,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	t->hdr.pid = tgid;
 	t->tid = tid;
 	t->cpu = bpf_get_smp_processor_id();
-	t->ktime_ns = bpf_ktime_get_ns();
+	t->ktime_ns = now;
 	t->flags = 0;
 	t->n_kernel = 0;
 	t->n_user = 0;
