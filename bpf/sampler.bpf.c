@@ -20,15 +20,13 @@
  */
 __noinline int lookup_rule(__u32 pid, __u64 pc, struct op_unwind_rule *rule);
 __noinline int read_user_u64(__u64 *dst, __u64 addr);
-__noinline int read_user_pair(__u64 *lo, __u64 *hi, __u64 addr);
 /* bpf/stack_copy.h: whether the copies' budget allows one now (1) or not (0). */
 __noinline int copy_budget_ok(void);
 
 #define OP_READ_USER(u, dst, size, addr)                                                           \
 	((size) == 8 ? read_user_u64((__u64 *)(dst), (addr))                                       \
 		     : bpf_probe_read_user((dst), (size), (const void *)(addr)))
-#define OP_READ_USER_PAIR(u, lo, hi, addr) read_user_pair((lo), (hi), (addr))
-#define OP_FIND_RULE(u, pc, rule)	   lookup_rule((u)->pid, (pc), (rule))
+#define OP_FIND_RULE(u, pc, rule) lookup_rule((u)->pid, (pc), (rule))
 #include "omniprof/unwind/native.h"
 
 /* The walk (omniprof/unwind/walk.h) and the runtimes' steps it dispatches to. */
@@ -384,29 +382,6 @@ __noinline int read_user_u64(__u64 *dst, __u64 addr)
 	/* off + 8 <= window_len <= STACK_WINDOW; the mask restates it for the verifier. */
 	__builtin_memcpy(dst, &ws->window[off & (STACK_WINDOW - 1)], 8);
 	return 0;
-}
-
-/* OP_READ_USER_PAIR: [addr, addr + 16) from the window in one call when it
- * holds them (a frame's saved rbp and return address), else two reads. */
-__noinline int read_user_pair(__u64 *lo, __u64 *hi, __u64 addr)
-{
-	struct walk_scratch *ws = walk_scratch__get();
-	__u64 off;
-
-	if (!lo || !hi)
-		return -1;
-	if (ws && addr - ws->stack_lo < STACK_SPAN) {
-		off = addr - ws->window_start;
-		if (off < ws->window_len && ws->window_len - off >= 16) {
-			/* off + 16 <= window_len <= STACK_WINDOW, restated by the mask
-			 * (the window has 16 bytes of slack). */
-			off &= STACK_WINDOW - 1;
-			__builtin_memcpy(lo, &ws->window[off], 8);
-			__builtin_memcpy(hi, &ws->window[off + 8], 8);
-			return 0;
-		}
-	}
-	return read_user_u64(lo, addr) || read_user_u64(hi, addr + 8) ? -1 : 0;
 }
 
 /*

@@ -30,17 +30,6 @@
 #error "define OP_READ_USER and OP_FIND_RULE before including omniprof/unwind/native.h"
 #endif
 
-/*
- * OP_READ_USER_PAIR(u, lo, hi, addr): the two 8-byte words at addr and addr + 8
- * into *lo and *hi, 0 on success. The caller's rbp and the return address sit
- * side by side in most frames; an includer whose reads cost a call each (BPF)
- * reads them at once.
- */
-#ifndef OP_READ_USER_PAIR
-#define OP_READ_USER_PAIR(u, lo, hi, addr)                                                         \
-	(OP_READ_USER(u, (lo), 8, (addr)) || OP_READ_USER(u, (hi), 8, (addr) + 8))
-#endif
-
 /* Where the kernel's rt_sigframe keeps the interrupted registers, relative to
  * rsp in the signal trampoline: struct ucontext (uc_mcontext at 40) gregs[]
  * REG_RBP = 10, REG_RSP = 15, REG_RIP = 16. The x86-64 ABI fixes them. */
@@ -150,14 +139,9 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ;
 	if (cfa < r->sp + 8 && rule->cmd != OP_RULE_FP_SWITCH)
 		return OP_STEP_ERROR_BASE + bad_cfa;
-	if (rule->cmd != OP_RULE_CFA_DEREF && rule->fp_offset == -16) {
-		/* The frame-pointer layout: the caller's rbp right below the return
-		 * address, both read at once (either failing is bad_read, as apart). */
-		if (OP_READ_USER_PAIR(u, &fp, &ra, cfa - 16))
-			return OP_STEP_ERROR_BASE + bad_read;
-	} else if (OP_READ_USER(u, &ra, sizeof(ra), cfa - 8)) {
+	if (OP_READ_USER(u, &ra, sizeof(ra), cfa - 8))
 		return OP_STEP_ERROR_BASE + bad_read;
-	} else if (rule->cmd == OP_RULE_CFA_DEREF) {
+	if (rule->cmd == OP_RULE_CFA_DEREF) {
 		/* Realigned frame: the caller's rbp sits at a fixed place from the base
 		 * register, not from the CFA (see OP_RULE_CFA_DEREF). */
 		if (OP_READ_USER(u, &fp, sizeof(fp), base + (__s64)rule->fp_offset))
