@@ -242,6 +242,15 @@ struct walk_scratch {
 	 * next pc may be garbage, so an address in no mapping there is no sign
 	 * that a mapping is not ready. */
 	__u8 prev_guess;
+	/* The last table rule found in this sample (memo_ok): a recursion's frames
+	 * return to one address, looked up once. */
+	__u8 memo_ok;
+	__u64 memo_pc;
+	struct op_unwind_rule memo_rule;
+	/* Every frame written so far packs (OP_PACKED_FRAME): the frames also go
+	 * into packed, and the record is sent with OP_TRACE_F_PACKED. */
+	__u8 pack;
+	__u64 packed[OP_MAX_USER_FRAMES];
 };
 
 struct {
@@ -473,12 +482,22 @@ __noinline int lookup_rule(__u32 pid, __u64 pc, struct op_unwind_rule *rule)
 		op_rule__set_invalid(rule);
 		return 0;
 	}
+	/* The same pc in the same sample: the same mapping, so the same rule. */
+	if (ws->memo_ok && ws->memo_pc == pc) {
+		*rule = ws->memo_rule;
+		ws->prev_guess = 0;
+		ws->frames_cfi++;
+		return 0;
+	}
 	how = op_lookup__rule(NULL, &ws->lookup, pid, pc, rule, &m);
 	guess = ws->prev_guess;
 	ws->prev_guess = how != OP_LOOKUP_CFI && how != OP_LOOKUP_INVALID;
 	switch (how) {
 	case OP_LOOKUP_CFI:
 		ws->frames_cfi++;
+		ws->memo_ok = 1;
+		ws->memo_pc = pc;
+		ws->memo_rule = *rule;
 		return 0;
 	case OP_LOOKUP_INVALID:
 		return 0;
@@ -518,18 +537,40 @@ struct walk_loop {
 	struct trace_buf *b;
 };
 
+/* Adds frame slot index (just written) to the packed frames, or ends packing
+ * when it does not pack. */
+static __always_inline void pack_frame(struct walk_scratch *ws, __u32 index,
+				       const struct op_frame *f)
+{
+	if ((f->addr & ~OP_PACKED_ADDR_MASK) || f->data || f->aux || f->kind > 15 ||
+	    f->flags > 15) {
+		ws->pack = 0;
+		return;
+	}
+	ws->packed[index & (OP_MAX_USER_FRAMES - 1)] = OP_PACKED_FRAME(f->addr, f->kind, f->flags);
+}
+
 static long walk_one_frame(__u32 index, void *data)
 {
 	struct walk_loop *l = data;
 	struct walk_scratch *ws = l->ws;
 	struct trace_buf *b = l->b;
+	struct op_frame *f;
+	__u32 max = walk_max_frames();
+	long ret;
 
 	/* Frame slot = iteration index (one frame per iteration): deriving it from the
 	 * loop's index rather than a counter keeps it an unknown scalar for the verifier,
 	 * which then checks the callback once instead of once per possible count. */
 	if (!b || !ws || ws->want_copy)
 		return 1;
-	return op_walk__round(&ws->walk, index, walk_max_frames(), trace_user_frame(b, index));
+	f = trace_user_frame(b, index);
+	ret = op_walk__round(&ws->walk, index, max, f);
+	/* A round under the bound wrote its frame; a runtime's step may have
+	 * written earlier slots too, so walks with runtimes do not pack. */
+	if (ws->pack && index < max)
+		pack_frame(ws, index, f);
+	return ret;
 }
 
 /* Whether the sample interrupted user code (then there is no kernel stack). */
@@ -619,6 +660,8 @@ static __always_inline void walk_scratch__reset(struct walk_scratch *ws, __u64 s
 	ws->frames_cfi = ws->frames_fp = 0;
 	ws->fallbacks[0] = ws->fallbacks[1] = ws->fallbacks[2] = 0;
 	ws->copy_ok = ws->want_copy = ws->over_budget = ws->prev_guess = 0;
+	ws->pack = 0;
+	ws->memo_ok = 0;
 }
 
 /* regs_err: 0, -1 no user context (kernel thread), -2 a user pc of 0. ws was reset. */
@@ -641,6 +684,7 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 	op_walk__init(w, pid, r->pc, r->sp, r->fp, bpf_map_lookup_elem(&interp_procs, &pid));
 	if (w->has_interp)
 		user_pinned_regs(ctx, w);
+	ws->pack = !w->has_interp;
 	{
 		struct walk_loop l = {.ws = ws, .b = b};
 
@@ -671,10 +715,38 @@ counted:
 				       w->n ? trace_user_frame(b, w->n - 1) : NULL);
 		if (at >= 0) {
 			op_frame__set_error(trace_user_frame(b, at), err);
+			ws->packed[at & (OP_MAX_USER_FRAMES - 1)] =
+			    OP_PACKED_FRAME(err, OP_FRAME_ERROR, 0);
 			w->n = at + 1;
 		}
 	}
 	t->n_user = w->n;
+}
+
+/*
+ * The record's size, its user frames packed first when they all pack
+ * (OP_TRACE_F_PACKED: a third of the bytes into the ring buffer): the packed
+ * copy the walk kept goes over the struct op_frame ones.
+ */
+static __always_inline long trace_size(struct trace_buf *b, struct walk_scratch *ws)
+{
+	struct op_trace *t = &b->t;
+	__u64 nk = t->n_kernel & 255, nu = t->n_user & (OP_MAX_USER_FRAMES * 2 - 1);
+	long size;
+
+	if (ws->pack && nu && nu <= OP_MAX_USER_FRAMES) {
+		/* Reading a map value cannot fault; were it to fail, the destination
+		 * is zeroed: sent as a stack with no user frames, truncated. */
+		if (bpf_probe_read_kernel((__u8 *)b->body + nk * 8, nu * 8, ws->packed)) {
+			t->n_user = 0;
+			t->flags |= OP_TRACE_F_USER_TRUNCATED;
+			return OP_TRACE_SIZE(nk, 0);
+		}
+		t->flags |= OP_TRACE_F_PACKED;
+		return OP_TRACE_PACKED_SIZE(nk, nu);
+	}
+	size = OP_TRACE_SIZE(nk, nu);
+	return size > (long)sizeof(*b) ? (long)sizeof(*b) : size;
 }
 
 #include "stack_copy.h"
@@ -690,10 +762,11 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	struct op_trace *t;
 	struct op_regs r = {};
 	long n, size;
-	__u64 nk, nu;
 	int regs_err;
+	__u64 now;
 
-	if (bpf_ktime_get_ns() >= stop_after_ns)
+	now = bpf_ktime_get_ns();
+	if (now >= stop_after_ns)
 		return 0;
 	stat_inc(OP_STAT_SAMPLES);
 	if (tgid == 0) {
@@ -723,7 +796,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	t->hdr.pid = tgid;
 	t->tid = tid;
 	t->cpu = bpf_get_smp_processor_id();
-	t->ktime_ns = bpf_ktime_get_ns();
+	t->ktime_ns = now;
 	t->flags = 0;
 	t->n_kernel = 0;
 	t->n_user = 0;
@@ -761,11 +834,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (ws->over_budget)
 		stat_inc(OP_STAT_STACK_COPY_SKIPPED);
 
-	nk = t->n_kernel & 255;
-	nu = t->n_user & (OP_MAX_USER_FRAMES * 2 - 1);
-	size = OP_TRACE_SIZE(nk, nu);
-	if (size > (long)sizeof(*b))
-		size = sizeof(*b);
+	size = trace_size(b, ws);
 	if (bpf_ringbuf_output(&events, b, size, trace_wakeup(size)))
 		stat_inc(OP_STAT_RINGBUF_FULL);
 	return 0;
@@ -837,7 +906,7 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	struct pt_regs *regs;
 	struct op_regs r = {};
 	long n, size;
-	__u64 now, nk, nu;
+	__u64 now;
 	int regs_err;
 
 	/* Idle, kernel threads, and a thread leaving for good (it never runs again). */
@@ -895,11 +964,7 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	if (t->flags & OP_TRACE_F_USER_TRUNCATED)
 		stat_inc(OP_STAT_OFFCPU_TRUNCATED);
 
-	nk = t->n_kernel & 255;
-	nu = t->n_user & (OP_MAX_USER_FRAMES * 2 - 1);
-	size = OP_TRACE_SIZE(nk, nu);
-	if (size > (long)sizeof(*b))
-		size = sizeof(*b);
+	size = trace_size(b, ws);
 	if (bpf_ringbuf_output(&events, b, size, trace_wakeup(size))) {
 		bpf_map_delete_elem(&offcpu_pending, &tid);
 		stat_inc(OP_STAT_OFFCPU_LOST);

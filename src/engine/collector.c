@@ -198,17 +198,26 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 {
 	const uint64_t *kernel = (const uint64_t *)(e + 1);
 	const struct op_frame *user;
+	const uint64_t *packed;
 	struct trace *t = c->scratch;
 	struct process *p = NULL;
 	uint32_t n = 0;
+	bool is_packed;
 
 	/* The size must be exactly what the counts say (see struct op_trace). */
 	if (size < sizeof(*e) || e->n_kernel > OP_MAX_KERNEL_FRAMES + 1 ||
-	    e->n_user > OP_MAX_USER_FRAMES || size != OP_TRACE_SIZE(e->n_kernel, e->n_user)) {
+	    e->n_user > OP_MAX_USER_FRAMES) {
+		c->stats.bad_records++;
+		return -EINVAL;
+	}
+	is_packed = e->flags & OP_TRACE_F_PACKED;
+	if (size != (is_packed ? OP_TRACE_PACKED_SIZE(e->n_kernel, e->n_user)
+			       : OP_TRACE_SIZE(e->n_kernel, e->n_user))) {
 		c->stats.bad_records++;
 		return -EINVAL;
 	}
 	user = (const struct op_frame *)(kernel + e->n_kernel);
+	packed = kernel + e->n_kernel;
 	if (!(e->flags & OP_TRACE_F_OFF_CPU) && e->ktime_ns < c->sampling_from_ns) {
 		c->stats.before_start++;
 		return 0;
@@ -239,7 +248,7 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 	memset(t, 0, sizeof(*t));
 	t->pid = e->hdr.pid;
 	t->tid = e->tid;
-	t->flags = e->flags;
+	t->flags = e->flags & ~OP_TRACE_F_PACKED; /* the record's form, not the trace's */
 	if (c->traces.keep_events && !(e->flags & OP_TRACE_F_OFF_CPU)) {
 		t->cpu = e->cpu;
 		t->time_ns = e->ktime_ns + (uint64_t)c->monotonic_to_wall_ns;
@@ -251,9 +260,16 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 		t->frames[n++] = (struct trace_frame){.addr = kernel[i], .kind = OP_FRAME_KERNEL};
 
 	for (uint32_t i = 0; i < e->n_user; i++) {
+		struct op_frame unpacked;
 		const struct op_frame *f = &user[i];
 		struct trace_frame *tf = &t->frames[n++];
 
+		if (is_packed) {
+			unpacked = (struct op_frame){.addr = OP_PACKED_FRAME_ADDR(packed[i]),
+						     .kind = OP_PACKED_FRAME_KIND(packed[i]),
+						     .flags = OP_PACKED_FRAME_FLAGS(packed[i])};
+			f = &unpacked;
+		}
 		*tf = (struct trace_frame){.addr = f->addr, .kind = f->kind, .flags = f->flags};
 		/* A runtime's frame: (frame-store id, offset), named while the process lives. */
 		if (interp__resolve(c->interp, e->hdr.pid, f, &tf->frame_id, &tf->addr))

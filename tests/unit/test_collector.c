@@ -274,6 +274,83 @@ static void test_samples_before_start_left_out(void **state)
 	assert_int_equal(t->timestamps[1], now + (uint64_t)c.monotonic_to_wall_ns);
 	free(rec);
 	collector__clear(&c);
+/* A copy of the only trace of a collector fed one record; free() it. */
+static struct trace *only_trace_of(const struct op_trace *rec, size_t size)
+{
+	const struct trace *in;
+	struct collector c;
+	struct trace *t;
+	size_t bytes;
+
+	assert_int_equal(collector__init(&c), 0);
+	assert_int_equal(collector__handle(&c, rec, size), 0);
+	assert_int_equal(c.stats.traces, 1);
+	in = only_trace(&c);
+	bytes = sizeof(*in) + in->n_frames * sizeof(in->frames[0]);
+	t = malloc(bytes);
+	assert_non_null(t);
+	memcpy(t, in, bytes);
+	collector__clear(&c);
+	return t;
+}
+
+/* A packed record (OP_TRACE_F_PACKED: a __u64 per user frame) reads as the
+ * same trace as its struct op_frame form: a native frame of this process
+ * (resolved through its mappings), a return address, an error frame. */
+static void test_packed_trace_reads_as_unpacked(void **state)
+{
+	uint64_t pc = (uint64_t)(uintptr_t)&test_packed_trace_reads_as_unpacked;
+	struct op_frame *user;
+	struct op_trace *rec, *prec;
+	struct trace *t, *pt;
+	uint64_t *packed;
+	size_t size, psize;
+
+	(void)state;
+	rec = new_trace(2, 3, &size);
+	user = (struct op_frame *)((uint64_t *)(rec + 1) + 2);
+	user[0] = (struct op_frame){.addr = pc, .kind = OP_FRAME_NATIVE};
+	user[1] = (struct op_frame){
+	    .addr = pc + 16, .kind = OP_FRAME_NATIVE, .flags = OP_FRAME_F_RETURN_ADDRESS};
+	psize = OP_TRACE_PACKED_SIZE(2, 3);
+	prec = calloc(1, psize);
+	assert_non_null(prec);
+	memcpy(prec, rec, OP_TRACE_PACKED_SIZE(2, 0));
+	prec->flags |= OP_TRACE_F_PACKED;
+	packed = (uint64_t *)(prec + 1) + 2;
+	for (int i = 0; i < 3; i++)
+		packed[i] = OP_PACKED_FRAME(user[i].addr, user[i].kind, user[i].flags);
+
+	t = only_trace_of(rec, size);
+	pt = only_trace_of(prec, psize);
+	assert_int_equal(pt->n_frames, 5);
+	assert_int_equal(pt->n_frames, t->n_frames);
+	assert_int_equal(pt->frames[2].kind, OP_FRAME_NATIVE);
+	assert_int_equal(pt->frames[3].flags, OP_FRAME_F_RETURN_ADDRESS);
+	assert_int_equal(pt->frames[4].kind, OP_FRAME_ERROR);
+	assert_int_equal(pt->frames[4].addr, OP_UNWIND_ERR_READ);
+	/* The same trace: the packing is the record's, not the trace's. */
+	assert_int_equal(pt->flags, t->flags);
+	for (uint32_t i = 0; i < t->n_frames; i++) {
+		assert_int_equal(pt->frames[i].addr, t->frames[i].addr);
+		assert_int_equal(pt->frames[i].kind, t->frames[i].kind);
+		assert_int_equal(pt->frames[i].flags, t->frames[i].flags);
+		assert_int_equal(pt->frames[i].file_slot, t->frames[i].file_slot);
+	}
+	free(pt);
+	free(t);
+	/* A packed record is taken at its own size only. */
+	{
+		struct collector c;
+
+		assert_int_equal(collector__init(&c), 0);
+		assert_int_equal(collector__handle(&c, prec, OP_TRACE_SIZE(2, 3)), -EINVAL);
+		assert_int_equal(collector__handle(&c, prec, psize + 8), -EINVAL);
+		assert_int_equal(c.stats.bad_records, 2);
+		collector__clear(&c);
+	}
+	free(prec);
+	free(rec);
 }
 
 int main(void)
@@ -281,6 +358,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_trace_layout),
 	    cmocka_unit_test(test_trace_size_must_match),
+	    cmocka_unit_test(test_packed_trace_reads_as_unpacked),
 	    cmocka_unit_test(test_unknown_address_rereads_at_once),
 	    cmocka_unit_test(test_offcpu_order_while_held),
 	    cmocka_unit_test(test_sample_before_offset_is_wall_clock),

@@ -239,6 +239,9 @@ enum op_trace_flags {
 	/* Off-CPU (--off-cpu): the stack of a thread leaving the CPU, at ktime_ns;
 	 * its struct op_offcpu_end says when it ran again. */
 	OP_TRACE_F_OFF_CPU = 1 << 3,
+	/* The user frames are packed, a __u64 each (OP_PACKED_FRAME), not struct
+	 * op_frame: see OP_TRACE_PACKED_SIZE. */
+	OP_TRACE_F_PACKED = 1 << 4,
 };
 
 struct op_event_header {
@@ -267,6 +270,24 @@ struct op_trace {
 #define OP_TRACE_SIZE(n_kernel, n_user)                                                            \
 	(sizeof(struct op_trace) + 8 * (n_kernel) + sizeof(struct op_frame) * (n_user))
 #define OP_TRACE_MAX_SIZE OP_TRACE_SIZE(OP_MAX_KERNEL_FRAMES + 1, OP_MAX_USER_FRAMES)
+
+/*
+ * A walk whose frames are all native or error frames (no runtime's frames: no
+ * data, no aux; an addr below 2^56) is sent with OP_TRACE_F_PACKED, each user
+ * frame one __u64: addr in bits 0-55, kind in 56-59, flags in 60-63. A native
+ * stack's record is then a third of its size: the copy into the ring buffer,
+ * whose lines are cold by the time it wraps, is most of a sample's cost after
+ * the walk. Such a record is exactly OP_TRACE_PACKED_SIZE(n_kernel, n_user)
+ * bytes.
+ */
+#define OP_PACKED_ADDR_MASK ((1ull << 56) - 1)
+#define OP_PACKED_FRAME(addr, kind, flags)                                                         \
+	((__u64)(addr) | (__u64)(kind) << 56 | (__u64)(flags) << 60)
+#define OP_PACKED_FRAME_ADDR(p)	 ((p)&OP_PACKED_ADDR_MASK)
+#define OP_PACKED_FRAME_KIND(p)	 ((__u8)(((p) >> 56) & 15))
+#define OP_PACKED_FRAME_FLAGS(p) ((__u8)((p) >> 60))
+#define OP_TRACE_PACKED_SIZE(n_kernel, n_user)                                                     \
+	(sizeof(struct op_trace) + 8 * (n_kernel) + 8 * (n_user))
 
 /* Process lifecycle, so user space reads mappings while the process lives. */
 struct op_proc_event {
