@@ -197,6 +197,9 @@ static void test_offcpu_order_while_held(void **state)
 	free(kernel_only);
 	c.offcpu = NULL;
 	offcpu__clear(&o);
+	collector__clear(&c);
+}
+
 /*
  * A sample handled before the session's first interval started (sampler__open
  * enables each event for a moment when attaching its program, and the startup
@@ -274,6 +277,8 @@ static void test_samples_before_start_left_out(void **state)
 	assert_int_equal(t->timestamps[1], now + (uint64_t)c.monotonic_to_wall_ns);
 	free(rec);
 	collector__clear(&c);
+}
+
 /* A copy of the only trace of a collector fed one record; free() it. */
 static struct trace *only_trace_of(const struct op_trace *rec, size_t size)
 {
