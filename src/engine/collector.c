@@ -389,6 +389,8 @@ static int handle_unknown(struct collector *c, const struct op_unknown_event *e,
 		process_table__refresh_if_stale(&c->procs, p);
 	}
 	/* Else the address was mapped by the last read, after the sample: nothing new. */
+	if (!c->releasing && !p->waiting && p->held_bytes)
+		release(c, false, p->pid); /* published by that read */
 	return 0;
 }
 
@@ -452,6 +454,9 @@ static int handle_stack_copy(struct collector *c, const struct op_stack_copy *e,
 	 */
 	if (!c->releasing && !p->truncated && !process_table__find_mapping(p, e->pc))
 		reread_for(c, p, e->ktime_ns);
+	/* Published by that read: what it held goes first, in order. */
+	if (!c->releasing && !p->waiting && p->held_bytes)
+		release(c, false, p->pid);
 	if (hold(c, p, e, size))
 		return 0;
 	for (int attempt = 0;; attempt++) {

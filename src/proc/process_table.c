@@ -491,6 +491,15 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 			pt->n_waiting++;
 		p->waiting = true;
 		TELL(pt, maps_seen, p);
+	} else if (p->waiting) {
+		/*
+		 * Published by this read (its files were readied since the last
+		 * one): it waits no longer, or its records would still be held,
+		 * its next read would take its published maps for unpublished
+		 * ones and it would never be purged.
+		 */
+		p->waiting = false;
+		pt->n_waiting--;
 	}
 cleanup:
 	if (maps)

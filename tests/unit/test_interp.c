@@ -5,7 +5,7 @@
  * and a display name, the generic resolve/describe keep (id, offset) for a
  * runtime's frame and leave other frames alone, and the process table tells
  * its listeners about maps reads, exits and forgotten processes (this
- * test's own process).
+ * test's own process), a waiting process published by a later read included.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -246,6 +246,70 @@ static void test_listeners(void **state)
 	collector__clear(&c);
 }
 
+static void count_job(void *ctx, struct file_job *job, bool abandoned)
+{
+	struct collector *c = ctx;
+
+	if (job->kind == FILE_JOB_OPEN)
+		file_cache__install(&c->files, (struct file_open_job *)job, abandoned);
+	if (!abandoned)
+		job->free(job);
+}
+
+/*
+ * A process read while its files were being opened waits; read again once
+ * they are (before the collector's poll published it), that read publishes
+ * it: it must wait no longer (issue 16: still "waiting", its next read took
+ * its published maps for unpublished ones and it was never purged).
+ */
+static void test_refresh_after_wait(void **state)
+{
+	struct seen a = {0};
+	struct process_listener la = {.maps_read = on_maps_read, .ctx = &a};
+	struct file_worker *fw = NULL;
+	struct collector c;
+	struct process *p;
+
+	(void)state;
+	assert_int_equal(collector__init(&c), 0);
+	assert_int_equal(file_worker__new(0, 0, &fw), 0);
+	c.files.worker = fw; /* as a session has it: files open off the reading thread */
+	assert_int_equal(process_table__add_listener(&c.procs, &la), 0);
+	p = process_table__get(&c.procs, (uint32_t)getpid());
+	assert_non_null(p);
+	assert_true(p->waiting);
+	assert_int_equal(c.procs.n_waiting, 1);
+	/* The opens come back without publish_ready() (no collector poll). */
+	for (int i = 0; i < 500; i++) {
+		bool pending = false;
+
+		file_worker__poll(c.files.worker, count_job, &c);
+		for (size_t k = 0; k < p->n_maps; k++) {
+			const struct cached_file *f =
+			    file_cache__at(&c.files, p->maps[k].file_slot);
+
+			pending |= f && f->pending;
+		}
+		if (!pending)
+			break;
+		usleep(10000);
+	}
+	assert_true(p->waiting);
+	assert_int_equal(a.maps_read, 0);
+	assert_int_equal(process_table__refresh(&c.procs, p), 0);
+	assert_int_equal(a.maps_read, 1);
+	assert_false(p->waiting);
+	assert_int_equal(c.procs.n_waiting, 0);
+	/* A later read is an ordinary one: the published maps become the old ones. */
+	assert_int_equal(process_table__refresh(&c.procs, p), 0);
+	assert_int_equal(a.maps_read, 2);
+	assert_false(p->waiting);
+	process_table__mark_exited(&c.procs, p->pid);
+	assert_int_equal(process_table__purge(&c.procs, false), 1);
+	collector__clear(&c);
+	file_worker__free(fw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +317,7 @@ int main(void)
 	    cmocka_unit_test(test_registry),
 	    cmocka_unit_test(test_describe_inline),
 	    cmocka_unit_test(test_listeners),
+	    cmocka_unit_test(test_refresh_after_wait),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
