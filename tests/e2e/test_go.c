@@ -201,7 +201,8 @@ static void count_cgo(const char *text, long *leaf, long *whole)
 		count_at = strrchr(copy, ' ');
 		while ((abi = strstr(copy, ".abi0")) != NULL)
 			memmove(abi, abi + 5, strlen(abi + 5) + 1);
-		if (count_at && !strncmp(copy, comm, strlen(comm)) && strstr(copy, ";go_cgo_leaf")) {
+		if (count_at && !strncmp(copy, comm, strlen(comm)) &&
+		    strstr(copy, ";go_cgo_leaf")) {
 			long count = strtol(strrchr(copy, ' ') + 1, NULL, 10);
 
 			*leaf += count;

@@ -313,10 +313,8 @@ static void test_refresh_after_wait(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_frame_kinds),
-	    cmocka_unit_test(test_registry),
-	    cmocka_unit_test(test_describe_inline),
-	    cmocka_unit_test(test_listeners),
+	    cmocka_unit_test(test_frame_kinds),	       cmocka_unit_test(test_registry),
+	    cmocka_unit_test(test_describe_inline),    cmocka_unit_test(test_listeners),
 	    cmocka_unit_test(test_refresh_after_wait),
 	};
 

@@ -616,10 +616,8 @@ static void test_partial_success(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_encode),
-	    cmocka_unit_test(test_empty_profile),
-	    cmocka_unit_test(test_strings_are_utf8),
-	    cmocka_unit_test(test_encode_set),
+	    cmocka_unit_test(test_encode),	     cmocka_unit_test(test_empty_profile),
+	    cmocka_unit_test(test_strings_are_utf8), cmocka_unit_test(test_encode_set),
 	    cmocka_unit_test(test_partial_success),
 	};
 
