@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "perf_script.h"
 #include "testutil.h"
 
 #define EXEC_DELAY  "1.5" /* the recording's start-up passes before the compile starts */
@@ -114,48 +115,10 @@ static struct cc_count count_folded(const char *text, const char *comm)
 	return c;
 }
 
-/* perf's figure: the share of its samples whose outermost frame is _start, -1 if none. */
-static double perf_rooted(const char *data, long *samples, double *depth)
+/* perf's root: crt1's _start (perf names no frame of the loader's entry). */
+static bool perf_is_root(const char *f, size_t len)
 {
-	char *out = NULL, last[256] = "";
-	long total = 0, rooted = 0, frames = 0;
-	bool in_sample = false;
-
-	*samples = 0;
-	*depth = 0;
-	if (tu_run(&out, "perf script -i %s -F ip,sym 2>/dev/null", data) || !out) {
-		free(out);
-		return -1;
-	}
-	for (char *line = out;; line++) {
-		char *nl = strchr(line, '\n');
-		bool frame;
-
-		if (nl)
-			*nl = '\0';
-		frame = line[strspn(line, " \t")] != '\0';
-		if (frame) {
-			char *p = line + strspn(line, " \t");
-
-			p += strcspn(p, " \t");
-			p += strspn(p, " \t");
-			snprintf(last, sizeof(last), "%.*s", (int)strcspn(p, " +("), p);
-			in_sample = true;
-			frames++;
-		}
-		if ((!nl || !frame) && in_sample) {
-			total++;
-			rooted += !strcmp(last, "_start");
-			in_sample = false;
-		}
-		if (!nl)
-			break;
-		line = nl;
-	}
-	free(out);
-	*samples = total;
-	*depth = total ? (double)frames / (double)total : 0;
-	return total ? 100.0 * (double)rooted / (double)total : -1;
+	return len == 6 && !strncmp(f, "_start", 6);
 }
 
 static double pct(long a, long b)
@@ -235,7 +198,7 @@ static void test_cc1plus_deep(void **state)
 	close(in[1]);
 	kill(idle, SIGKILL);
 	tu_reap(idle);
-	perf_share = perf_rooted(perf_data, &perf_samples, &perf_depth);
+	perf_share = perf_script__rooted(perf_data, perf_is_root, &perf_samples, &perf_depth);
 	tu_rmtree(dir);
 	free(dir);
 	free(cc1plus);

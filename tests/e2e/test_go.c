@@ -31,6 +31,7 @@
 
 #include <cmocka.h>
 
+#include "perf_script.h"
 #include "testutil.h"
 
 #define DEEP_LINKS 24 /* go_deep.go: deep_01 .. deep_24 */
@@ -341,56 +342,6 @@ static void test_deep_chains(void **state)
 }
 
 /*
- * perf's figure: of the samples `perf script` prints, those whose outermost
- * frame is a Go root. Returns the share in percent, -1 when perf gave nothing.
- */
-static double perf_rooted(const char *data, long *samples, double *depth)
-{
-	char *out = NULL;
-	long total = 0, rooted = 0, frames = 0;
-	int rc = tu_run(&out, "perf script -i %s -F ip,sym 2>/dev/null", data);
-	char last[256] = "";
-	bool in_sample = false;
-
-	*samples = 0;
-	*depth = 0;
-	if (rc || !out) {
-		free(out);
-		return -1;
-	}
-	/* Samples are blocks of frame lines ("\t addr sym"), leaf first, ended by a blank line. */
-	for (char *line = out;; line++) {
-		char *nl = strchr(line, '\n');
-		bool frame;
-
-		if (nl)
-			*nl = '\0';
-		frame = line[strspn(line, " \t")] != '\0';
-		if (frame) {
-			char *p = line + strspn(line, " \t");
-
-			p += strcspn(p, " \t"); /* the address */
-			p += strspn(p, " \t");
-			snprintf(last, sizeof(last), "%.*s", (int)strcspn(p, " +("), p);
-			in_sample = true;
-			frames++;
-		}
-		if ((!nl || !frame) && in_sample) {
-			total++;
-			rooted += is_root(last, strlen(last));
-			in_sample = false;
-		}
-		if (!nl)
-			break;
-		line = nl;
-	}
-	free(out);
-	*samples = total;
-	*depth = total ? (double)frames / (double)total : 0;
-	return total ? pct(rooted, total) : -1;
-}
-
-/*
  * Debian's gofmt over Go's own sources (tens of seconds of work): omniprof
  * and perf record the same process at the same time.
  */
@@ -451,7 +402,7 @@ static void test_gofmt(void **state)
 	close(in[1]);
 	kill(idle, SIGKILL);
 	tu_reap(idle);
-	perf_share = perf_rooted(perf_data, &perf_samples, &perf_depth);
+	perf_share = perf_script__rooted(perf_data, is_root, &perf_samples, &perf_depth);
 	tu_rmtree(dir);
 	free(dir);
 	assert_non_null(text);
