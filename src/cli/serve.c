@@ -4,7 +4,6 @@
  * page in one process (src/serve/). Safe defaults: loopback only, and a
  * non-loopback address needs --auth-token-file.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -18,6 +17,7 @@
 #include "serve/ingest.h"
 #include "serve/server.h"
 #include "serve/store.h"
+#include "util/net_addr.h"
 #include "util/read_file.h"
 
 #define DEFAULT_LISTEN	    "127.0.0.1:7070"
@@ -56,37 +56,16 @@ static void usage(FILE *f)
 	    "exit\n");
 }
 
-/* "HOST:PORT" (IPv4 or localhost). 0 or -EINVAL after one line. */
-static int parse_addr(const char *what, const char *arg, struct sockaddr_in *sa)
+/* "HOST:PORT" (IPv4, localhost or [IPv6]). 0 or -EINVAL after one line. */
+static int parse_addr(const char *what, const char *arg, struct sockaddr_storage *ss)
 {
-	const char *colon = strrchr(arg, ':');
-	char host[64];
-	char *end;
-	unsigned long port;
+	const char *why;
+	socklen_t sl;
 
-	memset(sa, 0, sizeof(*sa));
-	sa->sin_family = AF_INET;
-	if (!colon || (size_t)(colon - arg) >= sizeof(host))
-		goto bad;
-	memcpy(host, arg, (size_t)(colon - arg));
-	host[colon - arg] = '\0';
-	port = strtoul(colon + 1, &end, 10);
-	if (*end || !colon[1] || port > 65535)
-		goto bad;
-	sa->sin_port = htons((uint16_t)port);
-	if (!strcmp(host, "localhost"))
-		strcpy(host, "127.0.0.1");
-	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
-		goto bad;
-	return 0;
-bad:
-	fprintf(stderr, "serve: %s: '%s' is not IPV4:PORT\n", what, arg);
+	if (!net_addr__parse(arg, true, ss, &sl, &why))
+		return 0;
+	fprintf(stderr, "serve: %s: '%s': %s\n", what, arg, why);
 	return -EINVAL;
-}
-
-static bool loopback(const struct sockaddr_in *sa)
-{
-	return (ntohl(sa->sin_addr.s_addr) >> 24) == 127;
 }
 
 /* The token: the file's first line, at least 16 characters. NULL after one line. */
@@ -127,7 +106,7 @@ int cmd_serve(int argc, char **argv)
 	const char *listen = DEFAULT_LISTEN, *grpc_listen = NULL, *db = DEFAULT_DB;
 	const char *token_file = NULL, *import = NULL;
 	struct store_opts so = {.retention_s = 24 * 3600, .max_bytes = 2048ull << 20};
-	struct sockaddr_in http_addr, grpc_addr;
+	struct sockaddr_storage http_addr, grpc_addr;
 	struct serve_ctx ctx = {.max_body = SERVE_MAX_BODY};
 	struct http_server *http = NULL;
 	struct grpc_server *grpc = NULL;
@@ -192,13 +171,16 @@ int cmd_serve(int argc, char **argv)
 		if (parse_addr("--listen", listen, &http_addr))
 			return 2;
 		if (!grpc_listen) {
-			snprintf(grpc_default, sizeof(grpc_default), "%s:" DEFAULT_GRPC_PORT_S,
-				 inet_ntoa(http_addr.sin_addr));
+			/* --listen's host, as written ([v6] brackets included), on the gRPC port.
+			 */
+			snprintf(grpc_default, sizeof(grpc_default), "%.*s:" DEFAULT_GRPC_PORT_S,
+				 (int)(strrchr(listen, ':') - listen), listen);
 			grpc_listen = grpc_default;
 		}
 		if (parse_addr("--grpc-listen", grpc_listen, &grpc_addr))
 			return 2;
-		if ((!loopback(&http_addr) || !loopback(&grpc_addr)) && !token_file) {
+		if ((!net_addr__is_loopback(&http_addr) || !net_addr__is_loopback(&grpc_addr)) &&
+		    !token_file) {
 			fprintf(stderr, "serve: refusing to listen beyond loopback without "
 					"--auth-token-file\n");
 			return 2;

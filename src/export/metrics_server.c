@@ -14,6 +14,7 @@
 #include <microhttpd.h>
 
 #include "util/log.h"
+#include "util/net_addr.h"
 
 /* A scraper is one or two clients; more at once are refused, not queued. */
 #define MAX_CONNECTIONS	  8
@@ -27,63 +28,12 @@ struct metrics_server {
 	size_t len;
 };
 
-static int parse_address(const char *listen, struct sockaddr_storage *ss, socklen_t *sl,
-			 const char **why)
-{
-	char host[64];
-	const char *colon = strrchr(listen, ':');
-	char *end;
-	long port;
-	size_t hl;
-
-	*why = "not HOST:PORT (an IPv4 address or [IPv6] address, and a port)";
-	if (!colon || colon == listen)
-		return -EINVAL;
-	port = strtol(colon + 1, &end, 10);
-	if (!colon[1] || *end || port < 1 || port > 65535) {
-		*why = "the port is not in 1..65535";
-		return -EINVAL;
-	}
-	hl = (size_t)(colon - listen);
-	if (listen[0] == '[' && colon[-1] == ']') {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
-
-		if (hl - 2 >= sizeof(host))
-			return -EINVAL;
-		memcpy(host, listen + 1, hl - 2);
-		host[hl - 2] = '\0';
-		memset(a, 0, sizeof(*a));
-		a->sin6_family = AF_INET6;
-		a->sin6_port = htons((uint16_t)port);
-		if (inet_pton(AF_INET6, host, &a->sin6_addr) != 1)
-			return -EINVAL;
-		*sl = sizeof(*a);
-	} else {
-		struct sockaddr_in *a = (struct sockaddr_in *)ss;
-
-		if (hl >= sizeof(host))
-			return -EINVAL;
-		memcpy(host, listen, hl);
-		host[hl] = '\0';
-		if (!strcmp(host, "localhost"))
-			strcpy(host, "127.0.0.1");
-		memset(a, 0, sizeof(*a));
-		a->sin_family = AF_INET;
-		a->sin_port = htons((uint16_t)port);
-		if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
-			return -EINVAL;
-		*sl = sizeof(*a);
-	}
-	*why = NULL;
-	return 0;
-}
-
 int metrics_server__check_address(const char *listen, const char **why)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl;
 
-	return parse_address(listen, &ss, &sl, why);
+	return net_addr__parse(listen, false, &ss, &sl, why);
 }
 
 /* Resident memory of this process in bytes (/proc/self/statm), 0 when unreadable. */
@@ -165,7 +115,7 @@ int metrics_server__start(const char *listen, struct metrics_server **out)
 	int err;
 
 	*out = NULL;
-	err = parse_address(listen, &ss, &sl, &why);
+	err = net_addr__parse(listen, false, &ss, &sl, &why);
 	if (err) {
 		pr_err("--metrics-listen: '%s': %s", listen, why);
 		return err;

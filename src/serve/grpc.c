@@ -20,6 +20,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "util/net_addr.h"
+
 #define GRPC_PATH	"/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
 #define MAX_CONNECTIONS 64
 
@@ -325,7 +327,7 @@ static void *accept_main(void *arg)
 	return NULL;
 }
 
-int grpc_server__start(struct serve_ctx *c, const struct sockaddr_in *addr,
+int grpc_server__start(struct serve_ctx *c, const struct sockaddr_storage *addr,
 		       struct grpc_server **out)
 {
 	struct grpc_server *g = calloc(1, sizeof(*g));
@@ -335,11 +337,14 @@ int grpc_server__start(struct serve_ctx *c, const struct sockaddr_in *addr,
 	if (!g)
 		return -ENOMEM;
 	g->c = c;
-	g->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	g->fd = socket(addr->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (g->fd < 0 || setsockopt(g->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(g->fd, (const struct sockaddr *)addr, sizeof(*addr)) || listen(g->fd, 64)) {
+	    bind(g->fd, (const struct sockaddr *)addr,
+		 addr->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+					     : sizeof(struct sockaddr_in)) ||
+	    listen(g->fd, 64)) {
 		err = -errno;
-		fprintf(stderr, "serve: cannot listen on gRPC port %u: %s\n", ntohs(addr->sin_port),
+		fprintf(stderr, "serve: cannot listen on gRPC port %u: %s\n", net_addr__port(addr),
 			strerror(errno));
 		goto cleanup;
 	}

@@ -21,6 +21,7 @@
 #include "serve/ingest.h"
 #include "serve/query.h"
 #include "serve/store.h"
+#include "util/net_addr.h"
 
 extern const char serve_ui_html_start[], serve_ui_html_end[];
 
@@ -139,6 +140,65 @@ cleanup:
 	return err;
 }
 
+int serve__gzip(const void *in, size_t len, uint8_t **out, size_t *out_len)
+{
+	z_stream z = {0};
+	uint8_t *buf;
+	size_t cap;
+	int rc;
+
+	*out = NULL;
+	*out_len = 0;
+	/* Level 1: the answers are JSON with long repeated names, where speed costs little ratio.
+	 */
+	if (deflateInit2(&z, 1, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	cap = deflateBound(&z, (uLong)len);
+	buf = malloc(cap);
+	if (!buf) {
+		deflateEnd(&z);
+		return -ENOMEM;
+	}
+	z.next_in = (Bytef *)in;
+	z.avail_in = (uInt)len;
+	z.next_out = buf;
+	z.avail_out = (uInt)cap;
+	rc = deflate(&z, Z_FINISH);
+	*out_len = z.total_out;
+	deflateEnd(&z);
+	if (rc != Z_STREAM_END) {
+		free(buf);
+		*out_len = 0;
+		return -EIO;
+	}
+	*out = buf;
+	return 0;
+}
+
+bool serve__accepts_gzip(const char *accept_encoding)
+{
+	const char *p = accept_encoding;
+
+	/* "gzip" as a whole token, not refused by "q=0". */
+	while (p && (p = strcasestr(p, "gzip"))) {
+		const char *e = p + 4;
+
+		if ((p == accept_encoding || p[-1] == ' ' || p[-1] == ',') &&
+		    (*e == '\0' || *e == ',' || *e == ' ' || *e == ';')) {
+			while (*e == ' ')
+				e++;
+			if (*e != ';')
+				return true;
+			e++;
+			while (*e == ' ')
+				e++;
+			return strncmp(e, "q=", 2) || strtod(e + 2, NULL) > 0;
+		}
+		p = e;
+	}
+	return false;
+}
+
 bool serve__reserve(struct serve_ctx *c, size_t n)
 {
 	size_t cur = __atomic_load_n(&c->buffered, __ATOMIC_RELAXED);
@@ -202,6 +262,33 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const
 					"default-src 'self'; script-src 'unsafe-inline'; "
 					"style-src 'unsafe-inline'; img-src 'self' data:");
 	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* Answers this large and up go gzip'ed to clients that take it (an hour's flame is MBs). */
+#define GZIP_FROM 1024
+
+static enum MHD_Result reply_gzip(struct MHD_Connection *conn, const char *type, struct qbuf *out)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	uint8_t *z;
+	size_t zlen;
+
+	if (serve__gzip(out->s, out->len, &z, &zlen))
+		return reply(conn, 200, type, out->s, out->len, MHD_RESPMEM_MUST_COPY);
+	r = MHD_create_response_from_buffer(zlen, z, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(z);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", type);
+	MHD_add_response_header(r, "Content-Encoding", "gzip");
+	MHD_add_response_header(r, "Vary", "Accept-Encoding");
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	ret = MHD_queue_response(conn, 200, r);
 	MHD_destroy_response(r);
 	return ret;
 }
@@ -317,6 +404,9 @@ static enum MHD_Result api(struct http_server *h, struct MHD_Connection *conn, c
 					"attachment; filename=\"profile.pb.gz\"");
 		ret = MHD_queue_response(conn, 200, r);
 		MHD_destroy_response(r);
+	} else if (out.len >= GZIP_FROM && serve__accepts_gzip(MHD_lookup_connection_value(
+					       conn, MHD_HEADER_KIND, "Accept-Encoding"))) {
+		ret = reply_gzip(conn, type, &out);
 	} else {
 		ret = reply(conn, 200, type, out.s ? out.s : "", out.len, MHD_RESPMEM_MUST_COPY);
 	}
@@ -441,7 +531,7 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	}
 }
 
-int http_server__start(struct serve_ctx *c, const struct sockaddr_in *addr,
+int http_server__start(struct serve_ctx *c, const struct sockaddr_storage *addr,
 		       struct http_server **out)
 {
 	struct http_server *h = calloc(1, sizeof(*h));
@@ -454,12 +544,13 @@ int http_server__start(struct serve_ctx *c, const struct sockaddr_in *addr,
 	sem_init(&h->queries, 0, SERVE_MAX_QUERIES);
 	/* A thread per connection, capped: queries take a CPU each anyway. */
 	h->d = MHD_start_daemon(
-	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG, 0,
-	    NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR, addr, MHD_OPTION_CONNECTION_TIMEOUT,
+	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG |
+		(addr->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+	    0, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR, addr, MHD_OPTION_CONNECTION_TIMEOUT,
 	    (unsigned)60, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_NOTIFY_COMPLETED,
 	    completed, h, MHD_OPTION_END);
 	if (!h->d) {
-		fprintf(stderr, "serve: cannot listen on port %u: %s\n", ntohs(addr->sin_port),
+		fprintf(stderr, "serve: cannot listen on port %u: %s\n", net_addr__port(addr),
 			strerror(errno ? errno : EADDRINUSE));
 		free(h);
 		return -EADDRINUSE;

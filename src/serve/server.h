@@ -9,6 +9,7 @@
 #define OMNIPROF_SERVE_SERVER_H
 
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -47,14 +48,19 @@ void serve__release(struct serve_ctx *c, size_t n);
 /* Inflates a gzip body up to max bytes. 0 and *out (caller frees), -EINVAL or -E2BIG. */
 int serve__gunzip(const uint8_t *in, size_t len, size_t max, uint8_t **out, size_t *out_len);
 
+/* Gzips len bytes: 0 and *out (caller frees), or -errno. */
+int serve__gzip(const void *in, size_t len, uint8_t **out, size_t *out_len);
+/* Whether an Accept-Encoding header value takes gzip (NULL: no). */
+bool serve__accepts_gzip(const char *accept_encoding);
+
 struct http_server;
 /* Starts the HTTP server on addr. 0 and *out, or -errno after one line. */
-int http_server__start(struct serve_ctx *c, const struct sockaddr_in *addr,
+int http_server__start(struct serve_ctx *c, const struct sockaddr_storage *addr,
 		       struct http_server **out);
 void http_server__stop(struct http_server *h);
 
 struct grpc_server;
-int grpc_server__start(struct serve_ctx *c, const struct sockaddr_in *addr,
+int grpc_server__start(struct serve_ctx *c, const struct sockaddr_storage *addr,
 		       struct grpc_server **out);
 void grpc_server__stop(struct grpc_server *g);
 

@@ -106,6 +106,42 @@ static long long samples_stored(const char *base)
 	return n;
 }
 
+/* serve on [::1]: the page's port answers, and the gRPC port decodes (and refuses) a request. */
+static void v6_listeners(const char *dir)
+{
+	char log[1100], listen[64], glisten[64], db[1100], *out = NULL;
+	pid_t pid;
+
+	snprintf(log, sizeof(log), "%s/serve6.log", dir);
+	snprintf(db, sizeof(db), "%s/v6.db", dir);
+	snprintf(listen, sizeof(listen), "[::1]:%d", tu_free_port());
+	snprintf(glisten, sizeof(glisten), "[::1]:%d", tu_free_port());
+	{
+		const char *args[] = {"--listen", listen, "--grpc-listen", glisten, "--db",
+				      db,	  NULL};
+
+		pid = tu_omniprof_start(log, "serve", args);
+		assert_true(pid > 0);
+	}
+	assert_true(tu_wait_log(log, "database", 10000));
+	tu_run(&out, "curl -s -g 'http://%s/api/meta'", listen);
+	if (!out || !strstr(out, "\"samples\":0"))
+		fail_msg("serve on %s: /api/meta said %s", listen, out ? out : "(none)");
+	free(out);
+	tu_run(
+	    &out,
+	    "printf '\\000\\000\\000\\000\\003\\012\\001\\377' | curl -s -g "
+	    "--http2-prior-knowledge -H 'content-type: application/grpc' --data-binary @- -D - -o "
+	    "/dev/null "
+	    "'http://%s/opentelemetry.proto.collector.profiles.v1development.ProfilesService/"
+	    "Export'",
+	    glisten);
+	if (!out || !strstr(out, "grpc-status: 3"))
+		fail_msg("gRPC on %s: %s", glisten, out ? out : "(none)");
+	free(out);
+	stop(pid, log, "serve [::1] log");
+}
+
 static void test_serve(void **state)
 {
 	char *dir = tu_mkdtemp(), db[1100], tokf[1100], log[1100], listen[64], glisten[64];
@@ -141,6 +177,14 @@ static void test_serve(void **state)
 	assert_non_null(strstr(out, "without --auth-token-file"));
 	free(out);
 
+	/* Nor is IPv6's any-address; IPv6 loopback is served (both ports) without one. */
+	rc = tu_run(&out, "%s serve --listen '[::]:%d' --db %s/other.db", tu_omniprof_path(),
+		    tu_free_port(), dir);
+	assert_int_equal(rc, 2);
+	assert_non_null(strstr(out, "without --auth-token-file"));
+	free(out);
+	v6_listeners(dir);
+
 	phase(dir, "fp_chain", NULL, listen, "http", 4, &a0, &a1);
 	/* Whole seconds apart: the page's brush rounds a range out to whole seconds, so the
 	 * second range's first samples must not share a second with the first's last. */
@@ -160,6 +204,17 @@ static void test_serve(void **state)
 	assert_non_null(out);
 	if (!strstr(out, "deep_recursion;") || !strstr(out, ";recurse;recurse;leaf"))
 		fail_msg("OTLP/gRPC range: no deep_recursion chain in /api/folded:\n%s", out);
+	free(out);
+
+	/* A large answer comes gzip'ed to a client that takes it, and inflates to the same text. */
+	tu_run(&out,
+	       "curl -s -D - -o %s/flame.gz -H 'Accept-Encoding: gzip' -H 'Authorization: Bearer "
+	       "%s' '%s/api/flame?from=%ld&to=%ld' && curl -s -o %s/flame.json -H 'Authorization: "
+	       "Bearer %s' '%s/api/flame?from=%ld&to=%ld' && gzip -dc %s/flame.gz | cmp - "
+	       "%s/flame.json && echo same",
+	       dir, token, base, a0, b1, dir, token, base, a0, b1, dir, dir);
+	if (!out || !strcasestr(out, "content-encoding: gzip") || !strstr(out, "same"))
+		fail_msg("gzip'ed flame answer: %s", out ? out : "(none)");
 	free(out);
 
 	/* Auth: none, a wrong one. */

@@ -28,6 +28,7 @@
 #include "profile/profile.h"
 #include "serve/ingest.h"
 #include "serve/query.h"
+#include "serve/server.h"
 #include "serve/store.h"
 #include "testutil.h"
 
@@ -429,6 +430,44 @@ static void test_import_pprof(void **state)
 	free(out);
 }
 
+/* Large answers go gzip'ed to clients that take it: they inflate to the same bytes. */
+static void test_gzip_answers(void **state)
+{
+	static const struct {
+		const char *header;
+		bool takes;
+	} enc[] = {
+	    {"gzip", true},
+	    {"gzip, deflate, br, zstd", true},
+	    {"deflate, gzip;q=0.5", true},
+	    {"br,gzip", true},
+	    {"GZIP", true},
+	    {"identity", false},
+	    {"gzip;q=0", false},
+	    {"gzip; q=0.000", false},
+	    {"x-gzip-not", false},
+	    {"", false},
+	};
+	size_t len = 1 << 20, zlen, plain_len;
+	uint8_t *in = malloc(len), *z = NULL, *plain = NULL;
+
+	(void)state;
+	assert_non_null(in);
+	for (size_t i = 0; i < len; i++) /* JSON-like: repetitive, not constant */
+		in[i] = (uint8_t)("{\"name\":\"fp_chain_leaf\",\"v\":"[i % 32] ^ (i % 977 == 0));
+	assert_int_equal(serve__gzip(in, len, &z, &zlen), 0);
+	assert_true(zlen > 0 && zlen < len / 4);
+	assert_int_equal(serve__gunzip(z, zlen, len, &plain, &plain_len), 0);
+	assert_int_equal(plain_len, len);
+	assert_memory_equal(plain, in, len);
+	for (size_t i = 0; i < sizeof(enc) / sizeof(enc[0]); i++)
+		assert_int_equal(serve__accepts_gzip(enc[i].header), enc[i].takes);
+	assert_false(serve__accepts_gzip(NULL));
+	free(in);
+	free(z);
+	free(plain);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -438,6 +477,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_retention, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_kill9_during_ingest, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_import_pprof, setup, teardown),
+	    cmocka_unit_test(test_gzip_answers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
