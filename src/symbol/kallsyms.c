@@ -50,12 +50,6 @@ static bool is_blank(char c)
 	return c == ' ' || c == '\t';
 }
 
-/* Bytes a field may hold: printable ASCII without spaces (so no NUL either). */
-static bool is_field_char(char c)
-{
-	return c > ' ' && c < 0x7f;
-}
-
 static int hex_value(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -104,11 +98,12 @@ static int parse_line(const char *p, const char *end, struct kline *l)
 		if (n == 5)
 			return -1;
 		start = p;
-		while (p < end && !is_blank(*p)) {
-			if (!is_field_char(*p))
-				return -1;
+		/* A field holds printable ASCII without spaces ('!' to '~', so no NUL):
+		 * one comparison a byte (5 MB a load); any other byte ends it. */
+		while (p < end && (unsigned char)(*p - '!') < 0x7f - '!')
 			p++;
-		}
+		if (p < end && !is_blank(*p))
+			return -1;
 		tok[n] = start;
 		tok_len[n] = (size_t)(p - start);
 		n++;
