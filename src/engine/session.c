@@ -352,8 +352,8 @@ int session__start(struct session *ss, const struct session_opts *o)
 	sopts.max_frames = o->max_frames;
 	ss->c.max_user_frames = o->max_frames;
 	sopts.offcpu_threshold = o->offcpu_threshold;
-	/* The events are opened stopped: the interval starts when they start, below.
-	 * Attaching enables each for a moment (libbpf): no sample counts until then. */
+	/* The events are opened and attached stopped: the interval starts when they
+	 * start, below. No sample should come before; any that did would be counted. */
 	ss->c.sampling_from_ns = UINT64_MAX;
 	err = sampler__open(&sopts, on_event, &ss->c, &ss->s);
 	if (err)
@@ -518,8 +518,7 @@ void session__stop_sampling(struct session *ss)
 	settle_files(ss, final_wait_ms(ss), false);
 	collector__release_held(&ss->c);
 	if (ss->c.stats.before_start)
-		pr_info("%llu samples taken while the events were attached, before sampling "
-			"started, left out",
+		pr_info("%llu samples taken before sampling started, left out",
 			(unsigned long long)ss->c.stats.before_start);
 	/* Threads still off CPU now have no end: counted, not guessed. */
 	if (ss->c.offcpu)

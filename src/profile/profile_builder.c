@@ -34,9 +34,13 @@ struct builder {
 	struct symbolizer *sym;
 	struct hashmap frames;
 	uint32_t kernel_mapping;
+	/* The mapping of the file named last: native frames come file by file
+	 * (name_native_frames), and hex-encoding its hash per frame was a third
+	 * of a steady interval's instructions. */
+	uint32_t last_slot, last_mapping;
 };
 
-static uint32_t file_mapping(struct builder *b, uint32_t file_slot)
+static uint32_t file_mapping_of(struct builder *b, uint32_t file_slot)
 {
 	const struct cached_file *f = file_cache__at(b->sym->files, file_slot);
 	static const uint8_t zero[FILE_ID_HTLHASH_LEN];
@@ -57,6 +61,16 @@ static uint32_t file_mapping(struct builder *b, uint32_t file_slot)
 	return profile__add_file_mapping(b->p, 0, limit ? limit : UINT64_MAX, 0, f->path,
 					 f->elf && f->elf->build_id ? f->elf->build_id : "",
 					 f->elf ? f->elf->go_build_id : NULL, hash);
+}
+
+/* The profile's mapping of file_slot's file (the same id every time), or 0. */
+static uint32_t file_mapping(struct builder *b, uint32_t file_slot)
+{
+	if (!b->last_mapping || b->last_slot != file_slot) {
+		b->last_mapping = file_mapping_of(b, file_slot);
+		b->last_slot = file_slot;
+	}
+	return b->last_mapping;
 }
 
 /*

@@ -26,8 +26,9 @@
 struct sampler {
 	struct sampler_bpf *skel;
 	struct ring_buffer *rb;
-	/* Indexed by CPU number, max_cpus (possible CPUs) long; -1 / NULL: not sampled. */
-	struct bpf_link **links;
+	/* Indexed by CPU number, max_cpus (possible CPUs) long; -1: not sampled. link_fds[cpu]
+	 * is -1 too when the kernel has no perf links and the program sits on the event. */
+	int *link_fds;
 	int *perf_fds;
 	uint64_t *enabled_ns; /* the event's time enabled at the last check */
 	int max_cpus;
@@ -130,6 +131,27 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/*
+ * Attaches the program to the event without starting it: 0 or -errno. libbpf's
+ * bpf_program__attach_perf_event (1.1, Debian 12) enables the event after attaching,
+ * and samples of that moment would come before the session has its clock offset.
+ * *link_fd: the perf link (kernels from 5.15), or -1 when the program was set on the
+ * event itself (older kernels; it goes when the event is closed).
+ */
+static int attach_stopped(int prog_fd, int perf_fd, int *link_fd)
+{
+	int fd = bpf_link_create(prog_fd, perf_fd, BPF_PERF_EVENT, NULL);
+
+	*link_fd = -1;
+	if (fd >= 0) {
+		*link_fd = fd;
+		return 0;
+	}
+	if (ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, prog_fd) < 0)
+		return -errno;
+	return 0;
+}
+
 /* Opens cpu's event and attaches the program: 0, or -errno (nothing left open). */
 static int open_cpu(struct sampler *s, int cpu)
 {
@@ -137,18 +159,17 @@ static int open_cpu(struct sampler *s, int cpu)
 
 	if (fd < 0)
 		return fd;
-	s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.on_sample, fd);
-	if (!s->links[cpu]) {
-		err = -errno;
+	err = attach_stopped(bpf_program__fd(s->skel->progs.on_sample), fd, &s->link_fds[cpu]);
+	if (err) {
 		close(fd);
-		return err ? err : -EINVAL;
+		return err;
 	}
 	s->perf_fds[cpu] = fd;
 	s->enabled_ns[cpu] = 0;
 	s->n_cpus++;
-	/* Attaching enabled the event (libbpf does): follow sampler__set_enabled. */
-	if (!s->enabled)
-		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	/* A CPU that comes back while sampling runs starts counting at once. */
+	if (s->enabled)
+		ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 	return 0;
 }
 
@@ -175,8 +196,9 @@ static void close_cpu(struct sampler *s, int cpu)
 {
 	if (s->perf_fds[cpu] < 0)
 		return;
-	bpf_link__destroy(s->links[cpu]);
-	s->links[cpu] = NULL;
+	if (s->link_fds[cpu] >= 0)
+		close(s->link_fds[cpu]);
+	s->link_fds[cpu] = -1;
 	close(s->perf_fds[cpu]);
 	s->perf_fds[cpu] = -1;
 	s->n_cpus--;
@@ -188,6 +210,16 @@ static uint64_t time_enabled(int fd)
 	uint64_t v[2] = {0, 0};
 
 	return read(fd, v, sizeof(v)) == (ssize_t)sizeof(v) ? v[1] : 0;
+}
+
+uint64_t sampler__time_enabled_ns(const struct sampler *s)
+{
+	uint64_t sum = 0;
+
+	for (int cpu = 0; cpu < s->max_cpus; cpu++)
+		if (s->perf_fds[cpu] >= 0)
+			sum += time_enabled(s->perf_fds[cpu]);
+	return sum;
 }
 
 void sampler__check_cpus(struct sampler *s)
@@ -303,15 +335,15 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 	s->ctx = ctx;
 	s->frequency_hz = opts->frequency_hz;
 	s->max_cpus = libbpf_num_possible_cpus();
-	s->links = calloc((size_t)s->max_cpus, sizeof(*s->links));
+	s->link_fds = malloc((size_t)s->max_cpus * sizeof(*s->link_fds));
 	s->perf_fds = malloc((size_t)s->max_cpus * sizeof(*s->perf_fds));
 	s->enabled_ns = calloc((size_t)s->max_cpus, sizeof(*s->enabled_ns));
-	if (!s->links || !s->perf_fds || !s->enabled_ns) {
+	if (!s->link_fds || !s->perf_fds || !s->enabled_ns) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
 	for (int i = 0; i < s->max_cpus; i++)
-		s->perf_fds[i] = -1;
+		s->perf_fds[i] = s->link_fds[i] = -1;
 	if (opts->n_cpus) {
 		bool any = false;
 
@@ -480,7 +512,7 @@ void sampler__free(struct sampler *s)
 	for (int i = 0; s->perf_fds && i < s->max_cpus; i++)
 		close_cpu(s, i);
 	sampler_bpf__destroy(s->skel);
-	free(s->links);
+	free(s->link_fds);
 	free(s->perf_fds);
 	free(s->enabled_ns);
 	free(s->wanted);

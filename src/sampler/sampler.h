@@ -94,6 +94,9 @@ int sampler__read_percpu(const struct sampler *s, const char *name, uint64_t *ou
  * CPUs that come back online follow the current state.
  */
 void sampler__set_enabled(struct sampler *s, bool on);
+/* The time the events have been counting, summed over CPUs (ns): 0 until the first
+ * sampler__set_enabled(s, true), however long the events have been attached. */
+uint64_t sampler__time_enabled_ns(const struct sampler *s);
 /* No sample is taken from deadline_ns on (CLOCK_MONOTONIC), whenever the events stop. */
 void sampler__stop_at(struct sampler *s, uint64_t deadline_ns);
 /* The pid_filter map (tgid -> 1) for the caller to fill, or -ENOENT. */

@@ -237,6 +237,8 @@ static void test_churn_stays_bounded(void **state)
 	/* Each interval's traces stayed within their bound; what did not fit was counted. */
 	assert_true(max_trace_bytes <= TRACE_BYTES);
 	assert_true(ss->tables.traces_dropped > 0);
+	/* The events were attached stopped: no sample came before the clock was set. */
+	assert_int_equal(ss->c.stats.before_start, 0);
 
 	session__clear(ss);
 	free(ss);

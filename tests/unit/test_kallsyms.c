@@ -451,6 +451,69 @@ static void test_real_proc_kallsyms(void **state)
 	assert_null(ks);
 }
 
+/*
+ * The table is sorted by merging the in-order prefix with the sorted rest
+ * (the modules, listed after the kernel): every address must give what a
+ * full sort gives, the first listed symbol at the greatest address at or
+ * below it, whether the rest interleaves with the prefix, repeats its
+ * addresses or is most of the file.
+ */
+static void check_sorted_like_full_sort(size_t n, size_t n_tail, uint64_t seed)
+{
+	uint64_t *addrs = calloc(n, sizeof(*addrs));
+	size_t cap = n * 64, len = 0;
+	char *text = malloc(cap);
+	struct kallsyms *ks;
+
+	assert_non_null(addrs);
+	assert_non_null(text);
+	rng_state = seed;
+	for (size_t i = 0; i < n; i++) {
+		/* The prefix in order (ties included), the tail anywhere, ties again. */
+		if (i < n - n_tail)
+			addrs[i] = 0xffffffff81000000ull + (i / 2) * 32;
+		else
+			addrs[i] = 0xffffffff81000000ull + (rng() % (n / 2 + 8)) * 32;
+		len += (size_t)snprintf(text + len, cap - len, "%llx T sym_%zu%s\n",
+					(unsigned long long)addrs[i], i,
+					i < n - n_tail ? "" : "\t[mod]");
+	}
+	ks = parse_exact(text, len);
+	assert_int_equal(kallsyms__count(ks), n);
+	for (size_t i = 0; i < n; i++) {
+		for (uint64_t d = 0; d < 2; d++) {
+			uint64_t probe = addrs[i] + d * 31, best = 0;
+			size_t first = n;
+			char want[32];
+			const struct ksym *got = kallsyms__find(ks, probe);
+
+			for (size_t j = 0; j < n; j++)
+				if (addrs[j] <= probe && (first == n || addrs[j] > best)) {
+					best = addrs[j];
+					first = j;
+				}
+			assert_true(first < n);
+			snprintf(want, sizeof(want), "sym_%zu", first);
+			assert_non_null(got);
+			assert_true(got->addr == best);
+			assert_string_equal(got->name, want);
+		}
+	}
+	kallsyms__free(ks);
+	free(text);
+	free(addrs);
+}
+
+static void test_unsorted_tail_merged(void **state)
+{
+	(void)state;
+	check_sorted_like_full_sort(400, 0, 1);	  /* already sorted */
+	check_sorted_like_full_sort(400, 1, 2);	  /* one module symbol */
+	check_sorted_like_full_sort(400, 40, 3);  /* a short tail: merged */
+	check_sorted_like_full_sort(400, 300, 4); /* mostly out of order: sorted whole */
+	check_sorted_like_full_sort(400, 400, 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -464,6 +527,7 @@ int main(void)
 	    cmocka_unit_test(test_fuzz_mutations),
 	    cmocka_unit_test(test_bpf_programs),
 	    cmocka_unit_test(test_real_proc_kallsyms),
+	    cmocka_unit_test(test_unsorted_tail_merged),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
