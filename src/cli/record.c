@@ -460,6 +460,8 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 		(unsigned long long)c->held.peak_bytes);
 	fprintf(stderr, "  %-40s %llu\n", "held: file jobs moved ahead (sampled)",
 		(unsigned long long)c->held.promoted);
+	fprintf(stderr, "  %-40s %llu\n", "user: waiting processes offered again",
+		(unsigned long long)c->procs.stats.reoffered);
 	fprintf(stderr, "  %-40s %llu (%llu maps reads waited)\n",
 		"user: mappings past the cap (untracked)",
 		(unsigned long long)c->procs.stats.maps_truncated,

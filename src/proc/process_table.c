@@ -287,6 +287,40 @@ static bool try_publish(struct process_table *pt, struct process *p)
 	return true;
 }
 
+/* How many files of p's maps are still being opened on the file worker. */
+static uint32_t pending_files(const struct process_table *pt, const struct process *p)
+{
+	uint32_t n = 0;
+
+	for (size_t i = 0; i < p->n_maps; i++) {
+		const struct cached_file *f = file_cache__at(pt->files, p->maps[i].file_slot);
+
+		n += f && f->pending;
+	}
+	return n;
+}
+
+/* Tells the listeners of waiting p (maps_seen), its pending files counted. */
+static void offer_waiting(struct process_table *pt, struct process *p)
+{
+	p->offered_pending = pending_files(pt, p);
+	TELL(pt, maps_seen, p);
+}
+
+/*
+ * p still waits (tables building) but some file that was being opened when
+ * the listeners last saw it is open now: they are told again, or a runtime
+ * whose file was one of them (node's 100 MB binary) would attach only once
+ * every table is built. At most once per file per maps read: bounded.
+ */
+static void reoffer_opened(struct process_table *pt, struct process *p)
+{
+	if (!p->offered_pending || p->exited || pending_files(pt, p) >= p->offered_pending)
+		return;
+	pt->stats.reoffered++;
+	offer_waiting(pt, p);
+}
+
 size_t process_table__publish_ready(struct process_table *pt, process_ready_fn fn, void *ctx)
 {
 	struct process **ready = NULL;
@@ -298,8 +332,13 @@ size_t process_table__publish_ready(struct process_table *pt, process_ready_fn f
 	for (size_t i = 0; hashmap__next(&pt->by_pid, &i, &e);) {
 		struct process *p = e;
 
-		if (!p->waiting || !try_publish(pt, p))
+		if (!p->waiting)
 			continue;
+		if (!try_publish(pt, p)) {
+			reoffer_opened(pt, p);
+			continue;
+		}
+		p->offered_pending = 0;
 		p->waiting = false;
 		pt->n_waiting--;
 		if (n == cap) {
@@ -490,7 +529,7 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 		if (!p->waiting)
 			pt->n_waiting++;
 		p->waiting = true;
-		TELL(pt, maps_seen, p);
+		offer_waiting(pt, p);
 	} else if (p->waiting) {
 		/*
 		 * Published by this read (its files were readied since the last
@@ -499,6 +538,7 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 		 * ones and it would never be purged.
 		 */
 		p->waiting = false;
+		p->offered_pending = 0;
 		pt->n_waiting--;
 	}
 cleanup:
@@ -561,6 +601,7 @@ void process_table__forget_image(struct process_table *pt, struct process *p)
 		p->published = NULL;
 		p->n_published = 0;
 		p->waiting = false;
+		p->offered_pending = 0;
 		pt->n_waiting--;
 	}
 	unref_files(pt, p->maps, p->n_maps);

@@ -63,6 +63,11 @@ struct process {
 	bool waiting;
 	struct process_mapping *published; /* owned; with waiting only */
 	size_t n_published;
+	/* Files of maps still being opened when the listeners were last told of it
+	 * (maps_seen): a runtime cannot inspect those yet, so p is offered again
+	 * each time fewer are (process_table__publish_ready), not only once it is
+	 * published, after its tables are built. */
+	uint32_t offered_pending;
 	uint64_t held_bytes;   /* the collector's: records held until it is published */
 	bool truncated;	       /* its last maps read had more than PROCESS_MAPS_MAX mappings */
 	uint64_t refreshed_ns; /* CLOCK_MONOTONIC of the last maps read */
@@ -81,6 +86,7 @@ struct process_table_stats {
 	uint64_t lost_exits;	  /* processes found gone without an exit event */
 	uint64_t maps_truncated;  /* executable mappings past PROCESS_MAPS_MAX, not tracked */
 	uint64_t waited;	  /* maps reads that had to wait for the file worker */
+	uint64_t reoffered;	  /* waiting processes told again (maps_seen): files opened */
 };
 
 /* Executable mappings tracked per process at most; more are counted and ignored. */

@@ -622,12 +622,23 @@ static void test_inline_code(void **state)
 	assert_string_equal(name, "measure");
 	assert_string_equal(file, "/app/m.js");
 	assert_int_equal(line, 3);
+	/* The same pc later: still this code while its tables are the ones read;
+	 * recompiled at that address (new positions or deoptimization data): not. */
+	assert_true(v8_code__current(&cc, c));
+	put64(code + 24, (table + 0x40) | 1);
+	assert_false(v8_code__current(&cc, c));
+	put64(code + 24, table | 1);
+	put64(code + 16, (deopt + 0x40) | 1);
+	assert_false(v8_code__current(&cc, c));
+	put64(code + 16, deopt | 1);
+	assert_true(v8_code__current(&cc, c));
 	v8_code__free(c);
 	/* Past its instructions: no line. */
 	assert_int_equal(v8_code__read_jit(&cc, code + 128 + size + 8, sfi | 1, &c), 0);
 	v8_code__describe(c, OP_V8_AUX(OP_V8_FRAME_JIT, 0), &name, &file, &line);
 	assert_string_equal(name, "measure");
 	assert_int_equal(line, 0);
+	assert_true(v8_code__current(&cc, c)); /* no line: the function alone names it */
 	v8_code__free(c);
 	/* Code of another function (its deoptimization data says so): no line. */
 	put64(deopt + 16 + 8 * 6, other | 1);

@@ -231,22 +231,17 @@ static uint32_t v8_resolve(void *rt, uint32_t pid, const struct op_frame *f)
 	uint64_t t0;
 	struct remote_memory mem;
 	struct v8_code_ctx cc;
-	bool reused;
+	bool reused, found;
 	int err;
 
 	if (kind != OP_V8_FRAME_INTERPRETED && kind != OP_V8_FRAME_JIT)
 		return 0; /* stub frames are named by their kind (describe) */
 	if (!f->addr || !f->data)
 		return 0;
-	if (frame_store__find(&v->codes, pid, f->addr, f->data, &id, &reused))
-		return id;
+	found = frame_store__find(&v->codes, pid, f->addr, f->data, &id, &reused);
 	vp = hashmap__find(&v->procs, hash_u64(pid), &pid);
 	if (!vp)
-		return 0;
-	if (reused)
-		v->stats.code_reused++;
-	if (!budget_allows(v, pid))
-		return 0;
+		return found ? id : 0;
 	mem = v->memory ? v->memory(v->memory_ctx, pid) : remote_memory__live(pid);
 	cc = (struct v8_code_ctx){.mem = &mem,
 				  .layout = &vp->layout,
@@ -254,6 +249,18 @@ static uint32_t v8_resolve(void *rt, uint32_t pid, const struct op_frame *f)
 				  .pid = pid,
 				  .stats = &v->stats,
 				  .stream_map = &vp->stream_map};
+	/* A JIT frame's line is its code object's: recompiled at the same pc, read again. */
+	if (found) {
+		const struct v8_code *c = frame_store__get(&v->codes, id);
+
+		if (!c || v8_code__current(&cc, c))
+			return id;
+		v->stats.recompiled++;
+	}
+	if (reused)
+		v->stats.code_reused++;
+	if (!budget_allows(v, pid))
+		return 0;
 	t0 = clock__now_ns();
 	if (kind == OP_V8_FRAME_INTERPRETED)
 		err = v8_code__read_interpreted(&cc, f->addr, f->data, &code);
@@ -342,7 +349,7 @@ static void v8_read_bpf_counters(void *rt, interp_read_percpu_fn read, void *ctx
 	read(ctx, "v8_stats", v->bpf_stats, OP_V8_STAT__COUNT);
 }
 
-#define V8_COUNTERS 20
+#define V8_COUNTERS 21
 static size_t v8_counters(const void *rt, struct interp_counter *out)
 {
 	static const char *const bpf_names[OP_V8_STAT__COUNT] = {
@@ -363,6 +370,7 @@ static size_t v8_counters(const void *rt, struct interp_counter *out)
 	    {"v8: frame objects unreadable", v->stats.code_errors},
 	    {"v8: bytecode no longer its function's", v->stats.mismatches},
 	    {"v8: frames named without a line", v->stats.no_lines},
+	    {"v8: JIT code recompiled at a frame's pc", v->stats.recompiled},
 	    {"v8: scripts' line ends computed", v->stats.scripts},
 	    {"v8: frames not named (byte budget)", v->stats.over_budget},
 	    {"v8: frame object bytes now", v->codes.bytes},

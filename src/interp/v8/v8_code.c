@@ -497,9 +497,28 @@ int v8_code__read_jit(const struct v8_code_ctx *cc, uint64_t pc, uint64_t sfi, s
 	}
 	if (!c->line)
 		cc->stats->no_lines++;
+	else if (v8_heap__field(cc->mem, code, l->code_positions, &c->code_positions) ||
+		 v8_heap__field(cc->mem, code, l->code_bytecode, &c->code_bytecode)) {
+		/* Not checkable later: no line rather than, one day, another code's. */
+		c->line = 0;
+		drop_inlined(c);
+		cc->stats->no_lines++;
+	} else
+		c->code = code;
 	free(pos);
 	*out = c;
 	return 0;
+}
+
+bool v8_code__current(const struct v8_code_ctx *cc, const struct v8_code *c)
+{
+	uint64_t positions, bytecode;
+
+	if (c->kind != OP_V8_FRAME_JIT || !c->code)
+		return true;
+	return !v8_heap__field(cc->mem, c->code, cc->layout->code_positions, &positions) &&
+	       !v8_heap__field(cc->mem, c->code, cc->layout->code_bytecode, &bytecode) &&
+	       positions == c->code_positions && bytecode == c->code_bytecode;
 }
 
 void v8_code__describe(const struct v8_code *c, uint32_t aux, const char **name,

@@ -45,6 +45,13 @@ struct v8_code {
 	/* JIT: the functions inlined at the pc, innermost first (c itself is the outermost). */
 	struct v8_inlined *inlined;
 	size_t n_inlined;
+	/*
+	 * JIT with a line: the code object it was read from, and its two fields
+	 * the line came from (source positions or bytecode offsets, deoptimization
+	 * data or bytecode). Code flushed and recompiled for the same function at
+	 * the same pc gives new ones: v8_code__current() says so.
+	 */
+	uint64_t code, code_positions, code_bytecode;
 };
 
 struct v8_code_ctx {
@@ -64,6 +71,14 @@ struct v8_code_ctx {
 /* Reads the interpreted function of bytecode array ba and sfi. 0 and *out, or -errno. */
 int v8_code__read_interpreted(const struct v8_code_ctx *cc, uint64_t ba, uint64_t sfi,
 			      struct v8_code **out);
+/*
+ * Whether c (read before) still describes the code at its pc: true for an
+ * interpreted frame or a JIT frame named without a line (the function is the
+ * key's fingerprint); for a line from a code object, when that object still
+ * holds the same source positions and deoptimization data or bytecode. False:
+ * read the frame again (its code was recompiled at the same address).
+ */
+bool v8_code__current(const struct v8_code_ctx *cc, const struct v8_code *c);
 /* Reads what names pc in JIT code, run by a function of sfi. 0 and *out, or -errno. */
 int v8_code__read_jit(const struct v8_code_ctx *cc, uint64_t pc, uint64_t sfi,
 		      struct v8_code **out);
