@@ -47,7 +47,7 @@ struct ruby_proc {
 	bool published; /* in the BPF map */
 	bool running;	/* runs this VM now (not exited, no exec since) */
 	const struct ruby_layout *layout;
-	uint64_t global_symbols; /* absolute; 0: names are not qualified */
+	struct ruby_roots roots; /* absolute */
 	struct op_rb_proc bpf;
 };
 
@@ -214,7 +214,8 @@ static int ruby_attach(void *rt, const struct process *p, const struct process_m
 		return 0;
 	}
 	rp->layout = bin->layout;
-	rp->global_symbols = bin->global_symbols ? bin->global_symbols + m->bias : 0;
+	rp->roots.global_symbols = bin->global_symbols ? bin->global_symbols + m->bias : 0;
+	rp->roots.current_vm_ptr = bin->current_vm_ptr ? bin->current_vm_ptr + m->bias : 0;
 	rp->bpf = proc;
 	rp->running = true;
 	if (rb->procs_fd < 0)
@@ -308,10 +309,10 @@ static uint32_t ruby_resolve(void *rt, uint32_t pid, const struct op_frame *f)
 		return 0;
 	t0 = now_ns();
 	if (f->data & OP_RB_DATA_CFUNC)
-		err = ruby_iseq__read_cfunc(&mem, rp->layout, rp->global_symbols, f->addr,
+		err = ruby_iseq__read_cfunc(&mem, rp->layout, &rp->roots, f->addr,
 					    f->data & ~OP_RB_DATA_CFUNC, &is);
 	else
-		err = ruby_iseq__read(&mem, rp->layout, rp->global_symbols, f->addr, f->data, &is);
+		err = ruby_iseq__read(&mem, rp->layout, &rp->roots, f->addr, f->data, &is);
 	rb->stats.read_ns += now_ns() - t0;
 	if (err) {
 		rb->stats.errors++;

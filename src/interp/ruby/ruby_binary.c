@@ -26,6 +26,7 @@ struct wanted {
 	uint64_t tls_modslot;	 /* a module-local tls_index (DTPMOD64 against no symbol) */
 	uint64_t global_ec;	 /* 2.7's ruby_current_execution_context_ptr */
 	uint64_t global_symbols; /* from .symtab when the file has one */
+	uint64_t current_vm;	 /* ruby_current_vm_ptr */
 	uint64_t tls_index;
 	bool tls_reloc; /* some relocation names ruby_current_ec (not local exec) */
 };
@@ -65,6 +66,9 @@ static void note_symbol(struct wanted *w, const char *name, const GElf_Sym *sym)
 	} else if (!strcmp(name, "ruby_global_symbols") &&
 		   GELF_ST_TYPE(sym->st_info) == STT_OBJECT) {
 		w->global_symbols = sym->st_value; /* not exported: .symtab only */
+	} else if (!strcmp(name, "ruby_current_vm_ptr") &&
+		   GELF_ST_TYPE(sym->st_info) == STT_OBJECT) {
+		w->current_vm = sym->st_value;
 	}
 }
 
@@ -270,6 +274,7 @@ int ruby_binary__inspect(const struct elf_file *ef, struct ruby_binary *out)
 	out->vm_exec_size = w.vm_exec_size;
 	out->global_symbols =
 	    w.global_symbols ? w.global_symbols : find_global_symbols(ef, w.id2str);
+	out->current_vm_ptr = w.current_vm;
 	out->layout = ruby_layout__find(out->major, out->minor);
 	if (w.tls_index) {
 		out->tls_mode = OP_RB_TLS_DTV;

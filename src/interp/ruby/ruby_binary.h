@@ -40,6 +40,8 @@ struct ruby_binary {
 	uint64_t tls_offset;
 	/* global_symbols (ID -> name), found in rb_id2str's code; 0: not found. */
 	uint64_t global_symbols;
+	/* ruby_current_vm_ptr (exported): 3.2's class names are read through the VM's shapes. */
+	uint64_t current_vm_ptr;
 };
 
 /*
