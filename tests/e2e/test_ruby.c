@@ -13,7 +13,9 @@
  * files). Two cases again through stack copies (--copy-all-stacks: the
  * same walker in user space), and a ruby started while a whole-system
  * recording runs, and the chain again under YJIT (--yjit: its code marked
- * "[YJIT code]", never an unnamed address, every Ruby frame still there).
+ * "[YJIT code]", never an unnamed address, every Ruby frame still there),
+ * and 3 Ractors at once (each native thread's own execution context: the
+ * two started ones from their thread's start_thread).
  * Needs root, BPF and /usr/bin/ruby.
  *
  * OMNIPROF_TEST_RUBY=/path/to/bin/ruby runs the same cases against another
@@ -52,11 +54,12 @@
 #define MIN_LEAF	       20  /* fewer leaf samples than this says nothing */
 #define DEEP_LEVELS	       500 /* Shop#rec levels of the deep case */
 #define THREADS		       8
+#define RACTORS_N	       3 /* the main Ractor and two more */
 #define VM_GLUE		       12 /* native frames between a C function's frame and the block it yields to */
 
 #define EXPECT(call) assert_int_equal((call), 0)
 
-enum workload { CHAIN, DEEP, THREADS_CASE, CEXT, REQUIRE, YJIT };
+enum workload { CHAIN, DEEP, THREADS_CASE, CEXT, REQUIRE, YJIT, RACTORS };
 
 /* The ruby under test: OMNIPROF_TEST_RUBY, else Debian's. */
 static const char *ruby(void)
@@ -225,6 +228,23 @@ static void expect_thread(struct chain_spec *cs, int n)
 	EXPECT(chain_spec__add(cs, "Worker#mid"));
 	/* The leaf: Worker#spin, which every thread runs, would count all threads'. */
 	EXPECT(chain_spec__add(cs, "Worker#leaf_%d", n));
+}
+
+/*
+ * Ractor n (0: the main one): its own native thread's chain. The others
+ * start at their thread's start_thread, the VM's thread start-up between.
+ */
+static void expect_ractor(struct chain_spec *cs, int n)
+{
+	if (n) {
+		EXPECT(chain_spec__add(cs, "start_thread"));
+		EXPECT(chain_spec__add_gap(cs, 1, VM_GLUE));
+		EXPECT(chain_spec__add(cs, "block (2 levels) in <main>"));
+	} else {
+		EXPECT(chain_spec__add(cs, "<main>"));
+	}
+	EXPECT(chain_spec__add(cs, "Crew.run"));
+	EXPECT(chain_spec__add(cs, "Crew.leaf_%d", n));
 }
 
 /* Ruby -> CExt.call_block (C) -> cext_middle -> rb_yield -> Ruby block. */
@@ -480,6 +500,12 @@ static void test_case(void **state)
 		argv[5] = "60";
 		expect_yjit_chain(cs[0]);
 		break;
+	case RACTORS:
+		snprintf(script, sizeof(script), "tests/workloads/ruby_ractors.rb");
+		for (int i = 0; i < RACTORS_N; i++)
+			expect_ractor(cs[i], i);
+		n_chains = RACTORS_N;
+		break;
 	case REQUIRE:
 		snprintf(script, sizeof(script), "tests/workloads/ruby_require.rb");
 		expect_require(cs[0]);
@@ -505,7 +531,11 @@ static void test_case(void **state)
 	text = tu_read_file(folded, NULL);
 	for (size_t i = 0; i < n_chains && text; i++) {
 		c[i] = chain_spec__count_folded(cs[i], text, COMM);
-		snprintf(label, sizeof(label), n_chains > 1 ? "thread %zu" : "chain", i);
+		snprintf(label, sizeof(label),
+			 n_chains == 1		? "chain"
+			 : rc_->what == RACTORS ? "ractor %zu"
+						: "thread %zu",
+			 i);
 		report(label, c[i]);
 	}
 	if (!rc && text && rc_->what == CHAIN)
@@ -603,6 +633,7 @@ int main(void)
 	    {"8 threads (stack copies)", THREADS_CASE, true},
 	    {"Ruby -> C extension -> Ruby block (stack copies)", CEXT, true},
 	    {"methods and blocks under YJIT: its code marked", YJIT, false},
+	    {"3 Ractors, each on its own thread", RACTORS, false},
 	};
 	struct CMUnitTest tests[2 + sizeof(cases) / sizeof(cases[0])];
 	size_t n = sizeof(cases) / sizeof(cases[0]);
