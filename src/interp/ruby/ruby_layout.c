@@ -39,6 +39,8 @@
  *     a class's ivars by object shape (shape.h): rb_classext_t.iv_ptr[i],
  *     i from the shape tree at rb_vm_t.shape_list (ruby_current_vm_ptr,
  *     exported), the class's shape id in its flags' upper 32 bits.
+ *     shape_list's offset counts vm.main_altstack, there wherever
+ *     sigaltstack is (HAVE_SIGALTSTACK: every Linux); not checked live.
  *   FL_SINGLETON: FL_USER0 (0x1000) up to 3.3, FL_USER1 (0x2000) in 3.4.
  *   tLAST_OP_ID (id.h): 168 (2.7, 3.0), 169 (3.1-3.3), 170 (3.4).
  *   The current ec: the global ruby_current_execution_context_ptr in 2.7
