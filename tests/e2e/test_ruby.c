@@ -163,6 +163,8 @@ static void expect_yjit_chain(struct chain_spec *cs)
 	EXPECT(chain_spec__add(cs, "Shop.open"));
 	EXPECT(chain_spec__add(cs, "Shop#serve"));
 	EXPECT(chain_spec__add(cs, "Shop#pick"));
+	/* "[YJIT code]" here when the sample came back into Shop#pick's compiled code. */
+	EXPECT(chain_spec__add_gap(cs, 0, 1));
 	EXPECT(chain_spec__add(cs, "Integer#times"));
 	EXPECT(chain_spec__add_gap(cs, 0, VM_GLUE));
 	EXPECT(chain_spec__add(cs, "block in Shop#pick"));
@@ -177,11 +179,13 @@ static void expect_yjit_chain(struct chain_spec *cs)
  * YJIT's code is marked, never an address: no stack of the ruby whose Ruby
  * frames were walked holds an anonymous-code frame ("[anon]+0x..."), and
  * enough hold "[YJIT code]". (The few samples taken before the process's
- * maps were first read have no Ruby frames at all, JIT or not.)
+ * maps were first read have no Ruby frames at all, JIT or not.) The marker
+ * stands for the compiled code that called Integer#times, so it never
+ * comes right after Integer#times (root first).
  */
 static void assert_yjit_marked(const char *text)
 {
-	long marked = 0, unnamed = 0;
+	long marked = 0, unnamed = 0, after_times = 0, before_times = 0;
 
 	for (const char *line = text; line && *line;) {
 		const char *end = strchr(line, '\n');
@@ -195,6 +199,10 @@ static void assert_yjit_marked(const char *text)
 
 			if (strstr(copy, ";[YJIT code]"))
 				marked += n;
+			if (strstr(copy, ";Integer#times;[YJIT code]"))
+				after_times += n;
+			if (strstr(copy, ";Shop#pick;[YJIT code];Integer#times;"))
+				before_times += n;
 			if (strstr(copy, ";[anon]") && strstr(copy, ";Shop#")) {
 				if (!unnamed)
 					printf("    unnamed: %.600s\n", copy);
@@ -204,10 +212,12 @@ static void assert_yjit_marked(const char *text)
 		free(copy);
 		line = end ? end + 1 : NULL;
 	}
-	printf("    YJIT: %ld samples through its code marked, %ld with unnamed anonymous code\n",
-	       marked, unnamed);
+	printf("    YJIT: %ld samples through its code marked, %ld with unnamed anonymous code; "
+	       "marker before Integer#times %ld, after it %ld\n",
+	       marked, unnamed, before_times, after_times);
 	assert_true(marked >= MIN_LEAF);
 	assert_int_equal(unnamed, 0);
+	assert_int_equal(after_times, 0);
 }
 
 /* The deep case's cut stack: the innermost part of the chain, all 501 levels. */

@@ -130,6 +130,7 @@ static __always_inline int op_rb_begin(struct op_rb_walker *rb, const struct op_
 	rb->block_cfp = 0;
 	rb->broken = 0;
 	rb->to_end = 0;
+	rb->jit_mark = 0;
 	rb->deferred = OP_STEP_END;
 	o = &rb->proc.off;
 	if (op_rb_find_ec(rb, thread_ptr, &ec))
@@ -323,17 +324,39 @@ static __always_inline int op_rb_walk_step(struct op_rb_walker *rb, struct op_wa
 		 * frame past it. Marked, then every control frame left (the
 		 * entries' FINISH ends ignored), then the walk ends saying so.
 		 */
-		op_rb_jit_frame(w, frame);
 		OP_RB_STAT(rb, OP_RB_STAT_JIT);
 		rb->to_end = 1;
 		rb->deferred = OP_STEP_ERROR_BASE + OP_UNWIND_ERR_ANON_CODE;
 		more = op_rb_seek(rb);
+		if (more > 0 && op_rb_shown(rb) == 2) {
+			/*
+			 * The innermost frame left is a C function's: the JIT
+			 * code called it (YJIT pushes its frame), so it comes
+			 * first, then the marker for the code that called it
+			 * (Shop#pick;[YJIT code];Integer#times). The pc stays
+			 * the walk's until the marker is written.
+			 */
+			more = op_rb_emit(rb, frame);
+			rb->jit_mark = more ? 1 : 2;
+			w->active = OP_INTERP_RUBY;
+			return OP_STEP_CONTINUE;
+		}
+		op_rb_jit_frame(w, frame);
 		if (more < 0)
 			rb->broken = 1; /* the error frame comes at the next step */
 		else if (!more)
 			return rb->deferred;
 		w->active = OP_INTERP_RUBY;
 		return OP_STEP_CONTINUE;
+	}
+	if (w->active == OP_INTERP_RUBY && rb->jit_mark) {
+		more = rb->jit_mark == 1;
+		rb->jit_mark = 0;
+		op_rb_jit_frame(w, frame);
+		if (more)
+			return OP_STEP_CONTINUE;
+		w->active = 0;
+		return rb->deferred;
 	}
 	if (w->active == OP_INTERP_RUBY) {
 		more = op_rb_emit(rb, frame);
