@@ -13,7 +13,9 @@
  * files). Two cases again through stack copies (--copy-all-stacks: the
  * same walker in user space), and a ruby started while a whole-system
  * recording runs, and the chain again under YJIT (--yjit: its code marked
- * "[YJIT code]", never an unnamed address, every Ruby frame still there),
+ * "[YJIT code]", never an unnamed address, every Ruby frame still there,
+ * the marker between the compiled caller and Integer#times, and with 3.1
+ * the native frames past it down to ruby_run_node),
  * and 3 Ractors at once (each native thread's own execution context: the
  * two started ones from their thread's start_thread).
  * Needs root, BPF and /usr/bin/ruby.
