@@ -13,7 +13,11 @@
  * files). Two cases again through stack copies (--copy-all-stacks: the
  * same walker in user space), and a ruby started while a whole-system
  * recording runs, and the chain again under YJIT (--yjit: its code marked
- * "[YJIT code]", never an unnamed address, every Ruby frame still there).
+ * "[YJIT code]", never an unnamed address, every Ruby frame still there,
+ * the marker between the compiled caller and Integer#times, and with 3.1
+ * the native frames past it down to ruby_run_node),
+ * and 3 Ractors at once (each native thread's own execution context: the
+ * two started ones from their thread's start_thread).
  * Needs root, BPF and /usr/bin/ruby.
  *
  * OMNIPROF_TEST_RUBY=/path/to/bin/ruby runs the same cases against another
@@ -52,11 +56,12 @@
 #define MIN_LEAF	       20  /* fewer leaf samples than this says nothing */
 #define DEEP_LEVELS	       500 /* Shop#rec levels of the deep case */
 #define THREADS		       8
+#define RACTORS_N	       3 /* the main Ractor and two more */
 #define VM_GLUE		       12 /* native frames between a C function's frame and the block it yields to */
 
 #define EXPECT(call) assert_int_equal((call), 0)
 
-enum workload { CHAIN, DEEP, THREADS_CASE, CEXT, REQUIRE, YJIT };
+enum workload { CHAIN, DEEP, THREADS_CASE, CEXT, REQUIRE, YJIT, RACTORS };
 
 /* The ruby under test: OMNIPROF_TEST_RUBY, else Debian's. */
 static const char *ruby(void)
@@ -160,6 +165,9 @@ static void expect_yjit_chain(struct chain_spec *cs)
 	EXPECT(chain_spec__add(cs, "Shop.open"));
 	EXPECT(chain_spec__add(cs, "Shop#serve"));
 	EXPECT(chain_spec__add(cs, "Shop#pick"));
+	/* "[YJIT code]" here when the sample came back into Shop#pick's compiled code, after
+	 * the native frames of the VM loop that entered it (3.1). */
+	EXPECT(chain_spec__add_gap(cs, 0, VM_GLUE));
 	EXPECT(chain_spec__add(cs, "Integer#times"));
 	EXPECT(chain_spec__add_gap(cs, 0, VM_GLUE));
 	EXPECT(chain_spec__add(cs, "block in Shop#pick"));
@@ -174,11 +182,15 @@ static void expect_yjit_chain(struct chain_spec *cs)
  * YJIT's code is marked, never an address: no stack of the ruby whose Ruby
  * frames were walked holds an anonymous-code frame ("[anon]+0x..."), and
  * enough hold "[YJIT code]". (The few samples taken before the process's
- * maps were first read have no Ruby frames at all, JIT or not.)
+ * maps were first read have no Ruby frames at all, JIT or not.) The marker
+ * stands for the compiled code that called Integer#times, so it never
+ * comes right after Integer#times (root first). With Debian's 3.1, the
+ * native frames go on past the JIT code to ruby_run_node in >= 95% of the
+ * marked samples.
  */
 static void assert_yjit_marked(const char *text)
 {
-	long marked = 0, unnamed = 0;
+	long marked = 0, unnamed = 0, after_times = 0, before_times = 0, past = 0;
 
 	for (const char *line = text; line && *line;) {
 		const char *end = strchr(line, '\n');
@@ -192,6 +204,13 @@ static void assert_yjit_marked(const char *text)
 
 			if (strstr(copy, ";[YJIT code]"))
 				marked += n;
+			if (strstr(copy, ";Integer#times;[YJIT code]"))
+				after_times += n;
+			if (strstr(copy, ";[YJIT code];Integer#times;"))
+				before_times += n;
+			/* Native frames past the JIT code: the stack goes on to ruby_run_node. */
+			if (strstr(copy, ";[YJIT code]") && strstr(copy, ";ruby_run_node;"))
+				past += n;
 			if (strstr(copy, ";[anon]") && strstr(copy, ";Shop#")) {
 				if (!unnamed)
 					printf("    unnamed: %.600s\n", copy);
@@ -201,10 +220,15 @@ static void assert_yjit_marked(const char *text)
 		free(copy);
 		line = end ? end + 1 : NULL;
 	}
-	printf("    YJIT: %ld samples through its code marked, %ld with unnamed anonymous code\n",
-	       marked, unnamed);
+	printf("    YJIT: %ld samples through its code marked, %ld with unnamed anonymous code; "
+	       "marker before Integer#times %ld, after it %ld; %ld reach ruby_run_node past it\n",
+	       marked, unnamed, before_times, after_times, past);
 	assert_true(marked >= MIN_LEAF);
 	assert_int_equal(unnamed, 0);
+	assert_int_equal(after_times, 0);
+	/* 3.1's YJIT (Debian's): its entries' callers are found, the native frames go on. */
+	if (!strcmp(ruby(), DEBIAN_RUBY))
+		assert_true(past * 100 >= marked * 95);
 }
 
 /* The deep case's cut stack: the innermost part of the chain, all 501 levels. */
@@ -225,6 +249,23 @@ static void expect_thread(struct chain_spec *cs, int n)
 	EXPECT(chain_spec__add(cs, "Worker#mid"));
 	/* The leaf: Worker#spin, which every thread runs, would count all threads'. */
 	EXPECT(chain_spec__add(cs, "Worker#leaf_%d", n));
+}
+
+/*
+ * Ractor n (0: the main one): its own native thread's chain. The others
+ * start at their thread's start_thread, the VM's thread start-up between.
+ */
+static void expect_ractor(struct chain_spec *cs, int n)
+{
+	if (n) {
+		EXPECT(chain_spec__add(cs, "start_thread"));
+		EXPECT(chain_spec__add_gap(cs, 1, VM_GLUE));
+		EXPECT(chain_spec__add(cs, "block (2 levels) in <main>"));
+	} else {
+		EXPECT(chain_spec__add(cs, "<main>"));
+	}
+	EXPECT(chain_spec__add(cs, "Crew.run"));
+	EXPECT(chain_spec__add(cs, "Crew.leaf_%d", n));
 }
 
 /* Ruby -> CExt.call_block (C) -> cext_middle -> rb_yield -> Ruby block. */
@@ -480,6 +521,12 @@ static void test_case(void **state)
 		argv[5] = "60";
 		expect_yjit_chain(cs[0]);
 		break;
+	case RACTORS:
+		snprintf(script, sizeof(script), "tests/workloads/ruby_ractors.rb");
+		for (int i = 0; i < RACTORS_N; i++)
+			expect_ractor(cs[i], i);
+		n_chains = RACTORS_N;
+		break;
 	case REQUIRE:
 		snprintf(script, sizeof(script), "tests/workloads/ruby_require.rb");
 		expect_require(cs[0]);
@@ -505,7 +552,11 @@ static void test_case(void **state)
 	text = tu_read_file(folded, NULL);
 	for (size_t i = 0; i < n_chains && text; i++) {
 		c[i] = chain_spec__count_folded(cs[i], text, COMM);
-		snprintf(label, sizeof(label), n_chains > 1 ? "thread %zu" : "chain", i);
+		snprintf(label, sizeof(label),
+			 n_chains == 1		? "chain"
+			 : rc_->what == RACTORS ? "ractor %zu"
+						: "thread %zu",
+			 i);
 		report(label, c[i]);
 	}
 	if (!rc && text && rc_->what == CHAIN)
@@ -603,6 +654,7 @@ int main(void)
 	    {"8 threads (stack copies)", THREADS_CASE, true},
 	    {"Ruby -> C extension -> Ruby block (stack copies)", CEXT, true},
 	    {"methods and blocks under YJIT: its code marked", YJIT, false},
+	    {"3 Ractors, each on its own thread", RACTORS, false},
 	};
 	struct CMUnitTest tests[2 + sizeof(cases) / sizeof(cases[0])];
 	size_t n = sizeof(cases) / sizeof(cases[0]);

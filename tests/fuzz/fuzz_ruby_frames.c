@@ -8,7 +8,9 @@
  * bytes. Whatever they hold, the walk ends within its frame budget with at
  * most one error frame, last, and naming returns or fails cleanly.
  * Input: 16 bytes of offsets into the image (the tls_index, the thread
- * pointer, the first frame pointer, global_symbols), then the image.
+ * pointer, the first frame pointer, global_symbols; ruby_current_vm_ptr is 8
+ * bytes past it), then the image. Each frame is named with 3.1's and 3.2's
+ * layouts (3.2 reads class names through the VM's object shapes).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -56,7 +58,8 @@ static void fp_rule(void *ctx, uint32_t pid, uint64_t pc, struct op_unwind_rule 
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const struct ruby_layout *l = ruby_layout__find(3, 1);
+	const struct ruby_layout *l = ruby_layout__find(3, 1), *l32 = ruby_layout__find(3, 2);
+	struct ruby_roots roots;
 	struct op_frame frames[MAX_FRAMES];
 	struct user_unwind_ops ops = {read_image, fp_rule, NULL, NULL};
 	struct op_interp_proc ranges = {0};
@@ -67,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct image im;
 	uint32_t off[4];
 
-	if (!l || size < sizeof(off) + 8)
+	if (!l || !l32 || size < sizeof(off) + 8)
 		return 0;
 	memcpy(off, data, sizeof(off));
 	im.bytes = data + sizeof(off);
@@ -94,25 +97,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (frames[i].kind == OP_FRAME_ERROR)
 			abort(); /* only the last frame may be an error frame */
 	mem = (struct remote_memory){read_remote, &im};
+	/* ruby_current_vm_ptr: 8 bytes past global_symbols, anywhere in the image. */
+	roots = (struct ruby_roots){MEM_BASE + off[3], MEM_BASE + (off[3] + 8) % im.len};
 	for (uint32_t i = 0; i < r.n_frames; i++) {
 		struct ruby_iseq *is = NULL;
 		int err;
 
 		if (frames[i].kind != OP_FRAME_RUBY)
 			continue;
-		if (frames[i].data & OP_RB_DATA_CFUNC)
-			err = ruby_iseq__read_cfunc(&mem, l, MEM_BASE + off[3], frames[i].addr,
-						    frames[i].data & ~OP_RB_DATA_CFUNC, &is);
-		else
-			err = ruby_iseq__read(&mem, l, MEM_BASE + off[3], frames[i].addr,
-					      frames[i].data, &is);
-		if (err)
-			continue;
-		if (!is || !is->name || !is->path || strlen(is->name) > 4 * RUBY_STR_MAX_CHARS)
-			abort();
-		(void)ruby_iseq__line(is, frames[i].aux);
-		(void)ruby_iseq__line(is, 0);
-		ruby_iseq__free(is);
+		/* Named with 3.1's layout (class ivars in a table) and 3.2's (by shape). */
+		for (int k = 0; k < 2; k++) {
+			const struct ruby_layout *nl = k ? l32 : l;
+
+			if (frames[i].data & OP_RB_DATA_CFUNC)
+				err =
+				    ruby_iseq__read_cfunc(&mem, nl, &roots, frames[i].addr,
+							  frames[i].data & ~OP_RB_DATA_CFUNC, &is);
+			else
+				err = ruby_iseq__read(&mem, nl, &roots, frames[i].addr,
+						      frames[i].data, &is);
+			if (err)
+				continue;
+			if (!is || !is->name || !is->path ||
+			    strlen(is->name) > 4 * RUBY_STR_MAX_CHARS)
+				abort();
+			(void)ruby_iseq__line(is, frames[i].aux);
+			(void)ruby_iseq__line(is, 0);
+			ruby_iseq__free(is);
+			is = NULL;
+		}
 	}
 	return 0;
 }

@@ -30,6 +30,7 @@
 static uint8_t mem[MEM_SIZE];
 static uint64_t next_free;
 static const struct ruby_layout *l;
+static const struct ruby_roots no_roots; /* no global_symbols: names not qualified */
 
 static int mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
@@ -61,13 +62,19 @@ static void put32(uint64_t addr, uint32_t v)
 	memcpy(&mem[addr - MEM_BASE], &v, sizeof(v));
 }
 
-/* A String: embedded when it fits (3.1: 23 bytes), else on the heap. */
+/* A String: embedded when it fits (23 bytes), else on the heap. The embedded length is in
+ * the flags up to 3.1, a field from 3.2. */
 static uint64_t str(const char *s)
 {
-	uint64_t o = alloc(40), len = strlen(s);
+	uint64_t o = alloc(48), len = strlen(s);
 
 	if (len <= 23) {
-		put64(o, RUBY_T_STRING | (len << l->str_embed_len_shift));
+		if (l->str_embed_len) {
+			put64(o, RUBY_T_STRING);
+			put64(o + l->str_embed_len, len);
+		} else {
+			put64(o, RUBY_T_STRING | (len << l->str_embed_len_shift));
+		}
 		memcpy(&mem[o + l->str_embed_ary - MEM_BASE], s, len);
 	} else {
 		uint64_t p = alloc(len);
@@ -199,7 +206,7 @@ static void test_iseq_lines(void **state)
 	paths[0] = str("/srv/app/lib/some/long/path/shop.rb");
 	paths[1] = str("/srv/app/lib/some/long/path/shop.rb");
 	iseq = build_iseq(RUBY_ISEQ_METHOD, "leaf", ary(paths, 2), 40, lines, pos, 3, 20);
-	assert_int_equal(ruby_iseq__read(&rmem, l, 0, iseq, 0, &is), 0);
+	assert_int_equal(ruby_iseq__read(&rmem, l, &no_roots, iseq, 0, &is), 0);
 	assert_string_equal(is->name, "leaf"); /* no global_symbols: not qualified */
 	assert_string_equal(is->path, "/srv/app/lib/some/long/path/shop.rb");
 	assert_int_equal(is->first_line, 40);
@@ -265,10 +272,12 @@ static void test_qualified_names(void **state)
 	const int32_t lines[] = {7};
 	const uint32_t pos[] = {0};
 	uint64_t sym, shop, single, m_leaf, m_open, def = alloc(48), m_times, iseq;
+	struct ruby_roots roots = {0};
 	struct ruby_iseq *is;
 
 	(void)state;
 	sym = build_symbols(names, 3);
+	roots.global_symbols = sym;
 	shop = build_class(RUBY_T_CLASS, id_of(0), str("Shop"));
 	single = build_class(RUBY_T_CLASS | l->fl_singleton, id_of(1), shop);
 	m_leaf = build_me(shop, 0);
@@ -277,34 +286,138 @@ static void test_qualified_names(void **state)
 	m_times = build_me(shop, def);
 
 	iseq = build_iseq(RUBY_ISEQ_METHOD, "leaf", str("a.rb"), 7, lines, pos, 1, 4);
-	assert_int_equal(ruby_iseq__read(&rmem, l, sym, iseq, m_leaf, &is), 0);
+	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, m_leaf, &is), 0);
 	assert_string_equal(is->name, "Shop#leaf");
 	ruby_iseq__free(is);
 	iseq = build_iseq(RUBY_ISEQ_METHOD, "open", str("a.rb"), 7, lines, pos, 1, 4);
-	assert_int_equal(ruby_iseq__read(&rmem, l, sym, iseq, m_open, &is), 0);
+	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, m_open, &is), 0);
 	assert_string_equal(is->name, "Shop.open");
 	ruby_iseq__free(is);
 	iseq = build_iseq(RUBY_ISEQ_BLOCK, "block (2 levels) in pick", str("a.rb"), 7, lines, pos,
 			  1, 4);
-	assert_int_equal(ruby_iseq__read(&rmem, l, sym, iseq, m_leaf, &is), 0);
+	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, m_leaf, &is), 0);
 	assert_string_equal(is->name, "block (2 levels) in Shop#pick");
 	ruby_iseq__free(is);
 	/* <main>: its ep[-2] is a cref, no method entry. */
 	iseq = build_iseq(0, "<main>", str("a.rb"), 1, lines, pos, 1, 4);
-	assert_int_equal(ruby_iseq__read(&rmem, l, sym, iseq, str("not a method entry"), &is), 0);
+	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, str("not a method entry"), &is),
+			 0);
 	assert_string_equal(is->name, "<main>");
 	ruby_iseq__free(is);
 	/* A C function: named from its definition's ID and its owner. */
-	assert_int_equal(ruby_iseq__read_cfunc(&rmem, l, sym, m_times, def, &is), 0);
+	assert_int_equal(ruby_iseq__read_cfunc(&rmem, l, &roots, m_times, def, &is), 0);
 	assert_string_equal(is->name, "Shop#times");
 	assert_string_equal(is->path, "");
 	ruby_iseq__free(is);
 	/* Another definition at that address now: the entry was reused. */
-	assert_int_equal(ruby_iseq__read_cfunc(&rmem, l, sym, m_times, def + 8, &is), -ESTALE);
+	assert_int_equal(ruby_iseq__read_cfunc(&rmem, l, &roots, m_times, def + 8, &is), -ESTALE);
 	/* Without global_symbols: a placeholder, never a wrong name. */
-	assert_int_equal(ruby_iseq__read_cfunc(&rmem, l, 0, m_times, def, &is), 0);
+	assert_int_equal(ruby_iseq__read_cfunc(&rmem, l, &no_roots, m_times, def, &is), 0);
 	assert_string_equal(is->name, "[C function]");
 	ruby_iseq__free(is);
+}
+
+/* 3.2's shape tree: shape id -> {edge_name, next_iv_index, type, parent_id}. */
+static void put_shape(uint64_t list, uint32_t id, uint64_t edge, uint32_t index, uint8_t type,
+		      uint32_t parent)
+{
+	uint64_t s = list + (uint64_t)id * l->shape_size;
+
+	put64(s + l->shape_edge_name, edge);
+	put32(s + l->shape_next_iv_index, index);
+	mem[s + l->shape_type - MEM_BASE] = type;
+	put32(s + l->shape_parent_id, parent);
+}
+
+/* A 3.2 class of shape `shape` whose iv_ptr holds ivars[0 .. n). */
+static uint64_t build_class32(uint64_t flags, uint32_t shape, const uint64_t *ivars, size_t n)
+{
+	uint64_t klass = alloc(l->class_ext + 160), iv = alloc(n * 8 + 8);
+
+	put64(klass, flags | (uint64_t)shape << l->shape_id_shift);
+	put64(klass + l->class_ext + l->ext_iv_ptr, iv);
+	for (size_t i = 0; i < n; i++)
+		put64(iv + i * 8, ivars[i]);
+	return klass;
+}
+
+/*
+ * Ruby 3.2 keeps a class's name as an instance variable found by its
+ * object shape: Shop's shape is an ivar edge (@x) over a capacity change
+ * over @registry over __classpath__ over the root, the walk finds
+ * __classpath__ at index 0 past the others. Shop's singleton class has
+ * __attached__. Hostile trees (a cycle, an id past next_shape_id) and a VM
+ * not found leave the plain label, never a wrong class.
+ */
+static void test_shape_names(void **state)
+{
+	static const char *const names[] = {"__classpath__", "__attached__", "@registry", "@x"};
+	const int32_t lines[] = {7};
+	const uint32_t pos[] = {0};
+	uint64_t vm_ptr = alloc(8), vm = alloc(512), list, shop, single, iseq, iv[3];
+	struct ruby_roots roots = {0};
+	struct ruby_iseq *is;
+
+	(void)state;
+	l = ruby_layout__find(3, 2);
+	assert_non_null(l);
+	assert_int_not_equal(l->vm_shape_list, 0);
+	list = alloc(16 * l->shape_size);
+	roots.global_symbols = build_symbols(names, 4);
+	roots.current_vm_ptr = vm_ptr;
+	put64(vm_ptr, vm);
+	put64(vm + l->vm_shape_list, list);
+	put32(vm + l->vm_next_shape_id, 8);
+	put_shape(list, 0, 0, 0, 0, RUBY_SHAPE_INVALID);
+	put_shape(list, 1, id_of(0), 1, RUBY_SHAPE_IVAR, 0);
+	put_shape(list, 2, id_of(2), 2, RUBY_SHAPE_IVAR, 1);
+	put_shape(list, 3, 0x1234, 2, 3 /* SHAPE_CAPACITY_CHANGE */, 2);
+	put_shape(list, 4, id_of(3), 3, RUBY_SHAPE_IVAR, 3);
+	put_shape(list, 5, id_of(1), 1, RUBY_SHAPE_IVAR, 0);
+	put_shape(list, 6, id_of(2), 1, RUBY_SHAPE_IVAR, 6); /* its own parent */
+	put_shape(list, 7, id_of(0), 1, RUBY_SHAPE_IVAR, 9); /* a parent past next_shape_id */
+	iv[0] = str("Shop");
+	iv[1] = str("not the name");
+	iv[2] = str("nor this");
+	shop = build_class32(RUBY_T_CLASS, 4, iv, 3);
+	single = build_class32(RUBY_T_CLASS | l->fl_singleton, 5, &shop, 1);
+
+	iseq = build_iseq(RUBY_ISEQ_METHOD, "serve", str("a.rb"), 7, lines, pos, 1, 4);
+	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, build_me(shop, 0), &is), 0);
+	assert_string_equal(is->name, "Shop#serve");
+	ruby_iseq__free(is);
+	iseq = build_iseq(RUBY_ISEQ_METHOD, "open", str("a.rb"), 7, lines, pos, 1, 4);
+	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, build_me(single, 0), &is), 0);
+	assert_string_equal(is->name, "Shop.open");
+	ruby_iseq__free(is);
+	iseq = build_iseq(RUBY_ISEQ_BLOCK, "block in pick", str("a.rb"), 7, lines, pos, 1, 4);
+	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, build_me(shop, 0), &is), 0);
+	assert_string_equal(is->name, "block in Shop#pick");
+	ruby_iseq__free(is);
+
+	/* Hostile or missing: the label as it is. */
+	for (int k = 0; k < 4; k++) {
+		struct ruby_roots r = roots;
+		uint64_t klass = shop;
+
+		if (k == 0)
+			klass =
+			    build_class32(RUBY_T_CLASS, 6, iv, 3); /* a cycle without the name */
+		else if (k == 1)
+			klass = build_class32(RUBY_T_CLASS, 7, iv, 3); /* parent out of range */
+		else if (k == 2)
+			klass = build_class32(RUBY_T_CLASS, 8, iv, 3); /* id == next_shape_id */
+		else
+			r.current_vm_ptr = 0; /* ruby_current_vm_ptr not found */
+		iseq = build_iseq(RUBY_ISEQ_METHOD, "serve", str("a.rb"), 7, lines, pos, 1, 4);
+		assert_int_equal(ruby_iseq__read(&rmem, l, &r, iseq, build_me(klass, 0), &is), 0);
+		if (k == 1)
+			assert_string_equal(is->name,
+					    "Shop#serve"); /* found before the bad parent */
+		else
+			assert_string_equal(is->name, "serve");
+		ruby_iseq__free(is);
+	}
 }
 
 static void test_hostile(void **state)
@@ -321,12 +434,12 @@ static void test_hostile(void **state)
 	body = iseq + 48; /* build_iseq's body follows the iseq */
 	assert_int_equal(*(uint64_t *)&mem[iseq + l->off.iseq_body - MEM_BASE], body);
 	put64(body + l->body_label, 0x15); /* a Fixnum */
-	assert_int_not_equal(ruby_iseq__read(&rmem, l, 0, iseq, 0, &is), 0);
+	assert_int_not_equal(ruby_iseq__read(&rmem, l, &no_roots, iseq, 0, &is), 0);
 	/* A line table claiming more entries than any iseq has: the name, no lines. */
 	iseq = build_iseq(RUBY_ISEQ_METHOD, "x", str("a.rb"), 3, lines, pos, 2, 4);
 	body = *(uint64_t *)&mem[iseq + l->off.iseq_body - MEM_BASE];
 	put32(body + l->body_insns_size, 0x7fffffff);
-	assert_int_equal(ruby_iseq__read(&rmem, l, 0, iseq, 0, &is), 0);
+	assert_int_equal(ruby_iseq__read(&rmem, l, &no_roots, iseq, 0, &is), 0);
 	assert_string_equal(is->name, "x");
 	assert_int_equal(is->n_lines, 0);
 	assert_int_equal(ruby_iseq__line(is, 3), 3);
@@ -335,7 +448,7 @@ static void test_hostile(void **state)
 	iseq = build_iseq(RUBY_ISEQ_METHOD, "x", str("a.rb"), 3, lines, pos, 2, 4);
 	body = *(uint64_t *)&mem[iseq + l->off.iseq_body - MEM_BASE];
 	put32(body + l->body_insns_size, 3); /* 3 entries, the table has 2 positions */
-	assert_int_equal(ruby_iseq__read(&rmem, l, 0, iseq, 0, &is), 0);
+	assert_int_equal(ruby_iseq__read(&rmem, l, &no_roots, iseq, 0, &is), 0);
 	assert_int_equal(is->n_lines, 0);
 	ruby_iseq__free(is);
 	/* A name longer than RUBY_STR_MAX_CHARS is cut. */
@@ -343,11 +456,11 @@ static void test_hostile(void **state)
 	big[sizeof(big) - 1] = '\0';
 	long_str = str(big);
 	iseq = build_iseq(RUBY_ISEQ_METHOD, "x", long_str, 3, lines, pos, 2, 4);
-	assert_int_equal(ruby_iseq__read(&rmem, l, 0, iseq, 0, &is), 0);
+	assert_int_equal(ruby_iseq__read(&rmem, l, &no_roots, iseq, 0, &is), 0);
 	assert_int_equal(strlen(is->path), RUBY_STR_MAX_CHARS);
 	ruby_iseq__free(is);
 	/* An unreadable iseq. */
-	assert_int_not_equal(ruby_iseq__read(&rmem, l, 0, 0xdead0000ull, 0, &is), 0);
+	assert_int_not_equal(ruby_iseq__read(&rmem, l, &no_roots, 0xdead0000ull, 0, &is), 0);
 	assert_null(is);
 }
 
@@ -357,6 +470,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_succ_table, setup),
 	    cmocka_unit_test_setup(test_iseq_lines, setup),
 	    cmocka_unit_test_setup(test_qualified_names, setup),
+	    cmocka_unit_test_setup(test_shape_names, setup),
 	    cmocka_unit_test_setup(test_hostile, setup),
 	};
 

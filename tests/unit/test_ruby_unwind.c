@@ -437,6 +437,138 @@ static void test_yjit_code(void **state)
 	assert_int_equal(ru.stats[OP_RB_STAT_FRAMES], 2);
 }
 
+/*
+ * YJIT's code called a C function (Integer#times: YJIT pushed its control
+ * frame, then called it natively): the walk comes back into the JIT code
+ * from the C function's native frame, and the innermost frame left is the
+ * C function's. It comes first, then the marker (the compiled caller's
+ * code), then its method: Shop#pick;[YJIT code];Integer#times root first.
+ */
+static void test_yjit_called_cfunc(void **state)
+{
+	const uint64_t jit_pc = 0x7e0000001234ull;
+	uint64_t i_a = HEAP + 0x2000, b_a = HEAP + 0x2100, e_a = HEAP + 0x3000;
+	uint64_t i_main = HEAP + 0x2400, b_main = HEAP + 0x2500, e_main = HEAP + 0x3800;
+	uint64_t me_a = HEAP + 0x4000, me_cfunc = HEAP + 0x4100, def_cfunc = HEAP + 0x4200;
+	struct user_unwind_ops ops = {mem_read, fp_rule, NULL, NULL};
+	struct op_frame f[16];
+	struct ruby_unwind ru;
+	struct user_unwind_result r;
+	const int n = 4;
+
+	(void)state;
+	build_ec(n);
+	ranges.ranges[1] = (struct op_interp_range){0x7e0000000000ull, 0x7e0000100000ull,
+						    OP_INTERP_RUBY, OP_INTERP_RANGE_F_UNWINDS};
+	put_iseq(i_a, b_a, e_a);
+	put_iseq(i_main, b_main, e_main);
+	put64(me_cfunc + l->off.me_def, def_cfunc);
+	put_cfp(0, n, 0, 0, me_cfunc, 0, MAGIC_CFUNC | CFRAME | LOCAL);
+	put_cfp(1, n, i_a, e_a + 8 * 7, me_a, 0, MAGIC_METHOD | LOCAL | FINISH);
+	put_cfp(2, n, i_main, e_main + 8 * 3, 0, 0, MAGIC_TOP | LOCAL | FINISH);
+	put_cfp(3, n, i_main, e_main, 0, 0, MAGIC_TOP | LOCAL | FINISH);
+	memset(&ru, 0, sizeof(ru));
+	ru.proc = &proc;
+	ru.thread_ptr = TCB;
+	ru.read = mem_read;
+	r = user_unwind__walk(
+	    &ops,
+	    &(struct user_unwind_interp){&ranges, {[OP_INTERP_RUBY] = ruby_unwind__runtime(&ru)}},
+	    42, jit_pc, STACK, build_stack((const uint64_t[]){MAIN_RA}, 1), f, 16);
+	assert_int_equal(r.error, OP_UNWIND_ERR_ANON_CODE);
+	assert_ruby(&f[0], me_cfunc, OP_RB_DATA_CFUNC | def_cfunc, OP_RB_NO_POS);
+	assert_int_equal(f[1].kind, OP_FRAME_RUBY);
+	assert_int_equal(f[1].addr, jit_pc);
+	assert_int_equal(f[1].data, OP_RB_DATA_JIT);
+	assert_ruby(&f[2], i_a, me_a, 7);
+	assert_ruby(&f[3], i_main, 0, 3);
+	assert_true(r.n_frames == 4 || (r.n_frames == 5 && f[4].kind == OP_FRAME_ERROR));
+	assert_int_equal(ru.stats[OP_RB_STAT_JIT], 1);
+	assert_int_equal(ru.stats[OP_RB_STAT_CFUNCS], 1);
+
+	/* The C function's frame the only one left: it, then the marker, then the end. */
+	build_ec(2);
+	ranges.ranges[1] = (struct op_interp_range){0x7e0000000000ull, 0x7e0000100000ull,
+						    OP_INTERP_RUBY, OP_INTERP_RANGE_F_UNWINDS};
+	put_cfp(0, 2, 0, 0, me_cfunc, 0, MAGIC_CFUNC | CFRAME | LOCAL);
+	put_cfp(1, 2, i_main, e_main, 0, 0, MAGIC_TOP | LOCAL | FINISH);
+	memset(&ru, 0, sizeof(ru));
+	ru.proc = &proc;
+	ru.thread_ptr = TCB;
+	ru.read = mem_read;
+	r = user_unwind__walk(
+	    &ops,
+	    &(struct user_unwind_interp){&ranges, {[OP_INTERP_RUBY] = ruby_unwind__runtime(&ru)}},
+	    42, jit_pc, STACK, build_stack((const uint64_t[]){MAIN_RA}, 1), f, 16);
+	assert_int_equal(r.error, OP_UNWIND_ERR_ANON_CODE);
+	assert_ruby(&f[0], me_cfunc, OP_RB_DATA_CFUNC | def_cfunc, OP_RB_NO_POS);
+	assert_int_equal(f[1].data, OP_RB_DATA_JIT);
+	assert_true(r.n_frames == 2 || (r.n_frames == 3 && f[2].kind == OP_FRAME_ERROR));
+}
+
+/*
+ * Past 3.1's YJIT code: the entry's return address at sp + 24 (sp + 40
+ * inside duphash's and toregexp's paired pushes), near rb_vm_exec: the
+ * native walk goes on from it, the control frames come at its rb_vm_exec
+ * frame, and the stack reaches main. The saved words before it (heap
+ * addresses) are never taken for it; another version keeps the old end.
+ */
+static void test_yjit_native_past(void **state)
+{
+	const uint64_t jit_pc = 0x7e0000001234ull;
+	uint64_t i_a = HEAP + 0x2000, b_a = HEAP + 0x2100, e_a = HEAP + 0x3000;
+	uint64_t i_main = HEAP + 0x2400, b_main = HEAP + 0x2500, e_main = HEAP + 0x3800;
+	uint64_t me_a = HEAP + 0x4000, me_cfunc = HEAP + 0x4100, def_cfunc = HEAP + 0x4200;
+	struct user_unwind_ops ops = {mem_read, fp_rule, NULL, NULL};
+	struct op_frame f[16];
+	struct ruby_unwind ru;
+	struct user_unwind_result r;
+
+	(void)state;
+	for (int k = 0; k < 3; k++) {
+		build_ec(4);
+		ranges.ranges[1] =
+		    (struct op_interp_range){0x7e0000000000ull, 0x7e0000100000ull, OP_INTERP_RUBY,
+					     OP_INTERP_RANGE_F_UNWINDS};
+		put_iseq(i_a, b_a, e_a);
+		put_iseq(i_main, b_main, e_main);
+		put64(me_cfunc + l->off.me_def, def_cfunc);
+		put_cfp(0, 4, 0, 0, me_cfunc, 0, MAGIC_CFUNC | CFRAME | LOCAL);
+		put_cfp(1, 4, i_a, e_a + 8 * 7, me_a, 0, MAGIC_METHOD | LOCAL | FINISH);
+		put_cfp(2, 4, i_main, e_main + 8 * 3, 0, 0, MAGIC_TOP | LOCAL | FINISH);
+		put_cfp(3, 4, i_main, e_main, 0, 0, MAGIC_TOP | LOCAL | FINISH);
+		/* k 0: at sp + 24; k 1: sp + 24 holds the saved ec, the address is at
+		 * sp + 40; k 2: 3.2 (Rust YJIT, another layout): not looked for. */
+		put64(STACK + 24, k == 1 ? EC : VM_EXEC_RA);
+		put64(STACK + 40, VM_EXEC_RA);
+		if (k == 2)
+			proc.version = 0x302;
+		memset(&ru, 0, sizeof(ru));
+		ru.proc = &proc;
+		ru.thread_ptr = TCB;
+		ru.read = mem_read;
+		r = user_unwind__walk(&ops,
+				      &(struct user_unwind_interp){
+					  &ranges, {[OP_INTERP_RUBY] = ruby_unwind__runtime(&ru)}},
+				      42, jit_pc, STACK,
+				      build_stack((const uint64_t[]){MAIN_RA}, 1), f, 16);
+		assert_ruby(&f[0], me_cfunc, OP_RB_DATA_CFUNC | def_cfunc, OP_RB_NO_POS);
+		assert_int_equal(f[1].data, OP_RB_DATA_JIT);
+		assert_int_equal(f[1].addr, jit_pc);
+		assert_ruby(&f[2], i_a, me_a, 7);
+		if (k == 2) {
+			/* Every frame left, then the old end. */
+			assert_ruby(&f[3], i_main, 0, 3);
+			assert_int_equal(r.error, OP_UNWIND_ERR_ANON_CODE);
+			continue;
+		}
+		/* i_a's entry ends at its FINISH: the native walk goes on to main. */
+		assert_int_equal(r.error, 0);
+		assert_int_equal(r.n_frames, 4);
+		assert_native(&f[3], MAIN_RA);
+	}
+}
+
 /* Every version's row is there, with the offsets the walker relies on. */
 static void test_layout_rows(void **state)
 {
@@ -468,6 +600,8 @@ int main(void)
 	    cmocka_unit_test_setup(test_ec_below_thread_pointer, setup),
 	    cmocka_unit_test_setup(test_global_ec_of_its_thread_only, setup),
 	    cmocka_unit_test_setup(test_yjit_code, setup),
+	    cmocka_unit_test_setup(test_yjit_called_cfunc, setup),
+	    cmocka_unit_test_setup(test_yjit_native_past, setup),
 	    cmocka_unit_test_setup(test_layout_rows, setup),
 	};
 

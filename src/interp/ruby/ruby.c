@@ -25,6 +25,7 @@ struct ruby_stats {
 	uint64_t unsupported; /* VMs this build has no layout for (or no ruby_current_ec) */
 	uint64_t no_symbols;  /* VMs whose global_symbols was not found: names not qualified */
 	uint64_t map_errors;  /* rb_procs updates that failed */
+	uint64_t tls_pending; /* initial-exec TLS offsets not readable (yet) at attach */
 	uint64_t iseqs;	      /* iseqs and method entries read */
 	uint64_t reused;      /* an address found holding another iseq */
 	uint64_t errors;      /* iseqs that could not be read */
@@ -47,7 +48,7 @@ struct ruby_proc {
 	bool published; /* in the BPF map */
 	bool running;	/* runs this VM now (not exited, no exec since) */
 	const struct ruby_layout *layout;
-	uint64_t global_symbols; /* absolute; 0: names are not qualified */
+	struct ruby_roots roots; /* absolute */
 	struct op_rb_proc bpf;
 };
 
@@ -177,7 +178,23 @@ static int ruby_attach(void *rt, const struct process *p, const struct process_m
 	uint64_t h = hash_u64(pid);
 	struct ruby_proc *rp = hashmap__find(&rb->procs, h, &pid);
 	struct op_rb_proc proc;
+	struct ruby_binary ie;
+	int err;
 
+	if (bin->tpoff_slot) {
+		struct remote_memory mem = interp_env__memory(&rb->env, pid);
+
+		/* Initial-exec TLS: the distance the dynamic linker wrote into the GOT. */
+		ie = *bin;
+		err = ruby_binary__read_tp_offset(bin, &mem, m->bias, &ie.tp_offset);
+		if (err) {
+			rb->stats.tls_pending++;
+			pr_debug("pid %u: ruby_current_ec's TLS offset not readable yet: %s", pid,
+				 strerror(-err));
+			return 0;
+		}
+		bin = &ie;
+	}
 	ruby_binary__proc_info(bin, m->bias, &proc);
 	/* Each entry from C into the VM is one rb_vm_exec frame: where the walk hands over. */
 	ranges[0] = (struct interp_range){.start = bin->vm_exec + m->bias,
@@ -214,7 +231,8 @@ static int ruby_attach(void *rt, const struct process *p, const struct process_m
 		return 0;
 	}
 	rp->layout = bin->layout;
-	rp->global_symbols = bin->global_symbols ? bin->global_symbols + m->bias : 0;
+	rp->roots.global_symbols = bin->global_symbols ? bin->global_symbols + m->bias : 0;
+	rp->roots.current_vm_ptr = bin->current_vm_ptr ? bin->current_vm_ptr + m->bias : 0;
 	rp->bpf = proc;
 	rp->running = true;
 	if (rb->procs_fd < 0)
@@ -308,10 +326,10 @@ static uint32_t ruby_resolve(void *rt, uint32_t pid, const struct op_frame *f)
 		return 0;
 	t0 = now_ns();
 	if (f->data & OP_RB_DATA_CFUNC)
-		err = ruby_iseq__read_cfunc(&mem, rp->layout, rp->global_symbols, f->addr,
+		err = ruby_iseq__read_cfunc(&mem, rp->layout, &rp->roots, f->addr,
 					    f->data & ~OP_RB_DATA_CFUNC, &is);
 	else
-		err = ruby_iseq__read(&mem, rp->layout, rp->global_symbols, f->addr, f->data, &is);
+		err = ruby_iseq__read(&mem, rp->layout, &rp->roots, f->addr, f->data, &is);
 	rb->stats.read_ns += now_ns() - t0;
 	if (err) {
 		rb->stats.errors++;
@@ -389,6 +407,7 @@ static size_t ruby_counters(const void *rt, struct interp_counter *out)
 	    {"ruby: VMs found (processes)", rb->stats.processes},
 	    {"ruby: unsupported VMs", rb->stats.unsupported},
 	    {"ruby: VMs without global_symbols (unqualified)", rb->stats.no_symbols},
+	    {"ruby: initial-exec TLS offsets not readable at attach", rb->stats.tls_pending},
 	    {"ruby: rb_procs updates that failed", rb->stats.map_errors},
 	    {"ruby: iseqs and method entries read", rb->stats.iseqs},
 	    {"ruby: iseq addresses reused", rb->stats.reused},

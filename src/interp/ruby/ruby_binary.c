@@ -12,6 +12,7 @@
 
 #include "elf/elf_file.h"
 #include "interp/ruby/ruby_layout.h"
+#include "proc/remote_memory.h"
 
 #define TLS_EC	  "ruby_current_ec"
 #define GLOBAL_EC "ruby_current_execution_context_ptr" /* 2.7: the GVL holder's ec */
@@ -26,8 +27,10 @@ struct wanted {
 	uint64_t tls_modslot;	 /* a module-local tls_index (DTPMOD64 against no symbol) */
 	uint64_t global_ec;	 /* 2.7's ruby_current_execution_context_ptr */
 	uint64_t global_symbols; /* from .symtab when the file has one */
+	uint64_t current_vm;	 /* ruby_current_vm_ptr */
 	uint64_t tls_index;
-	bool tls_reloc; /* some relocation names ruby_current_ec (not local exec) */
+	uint64_t tpoff_slot; /* initial exec: the GOT slot of a TPOFF64 against ruby_current_ec */
+	bool tls_reloc;	     /* some relocation names ruby_current_ec (not local exec) */
 };
 
 /* Copies len bytes at ELF virtual address vaddr out of the file. 0 or -errno. */
@@ -65,6 +68,9 @@ static void note_symbol(struct wanted *w, const char *name, const GElf_Sym *sym)
 	} else if (!strcmp(name, "ruby_global_symbols") &&
 		   GELF_ST_TYPE(sym->st_info) == STT_OBJECT) {
 		w->global_symbols = sym->st_value; /* not exported: .symtab only */
+	} else if (!strcmp(name, "ruby_current_vm_ptr") &&
+		   GELF_ST_TYPE(sym->st_info) == STT_OBJECT) {
+		w->current_vm = sym->st_value;
 	}
 }
 
@@ -99,8 +105,10 @@ static void scan_symbols(Elf *elf, uint32_t sh_type, struct wanted *w)
 
 /*
  * The GOT slot of ruby_current_ec's tls_index: its R_X86_64_DTPMOD64
- * relocation. Any other relocation naming it (initial exec's TPOFF64) is
- * noted: then the ec is not at a fixed distance from the thread pointer.
+ * relocation; else, initial exec, the GOT slot of its R_X86_64_TPOFF64
+ * (the dynamic linker writes the distance from the thread pointer there).
+ * Any relocation naming it is noted: then the file's own figures do not
+ * give the distance.
  */
 static void scan_relocations(Elf *elf, struct wanted *w)
 {
@@ -134,6 +142,13 @@ static void scan_relocations(Elf *elf, struct wanted *w)
 				if (GELF_R_TYPE(rela.r_info) == R_X86_64_DTPMOD64 &&
 				    !w->tls_modslot)
 					w->tls_modslot = rela.r_offset;
+				/* A local ruby_current_ec by initial exec: its offset as addend. */
+				if (GELF_R_TYPE(rela.r_info) == R_X86_64_TPOFF64 &&
+				    w->tls_ec_local && (uint64_t)rela.r_addend == w->tls_ec_value &&
+				    !w->tpoff_slot) {
+					w->tpoff_slot = rela.r_offset;
+					w->tls_reloc = true;
+				}
 				continue;
 			}
 			if (!gelf_getsym(syms, (int)GELF_R_SYM(rela.r_info), &sym) ||
@@ -147,6 +162,9 @@ static void scan_relocations(Elf *elf, struct wanted *w)
 				w->tls_index = rela.r_offset;
 				return;
 			}
+			if (GELF_R_TYPE(rela.r_info) == R_X86_64_TPOFF64 && !rela.r_addend &&
+			    !w->tpoff_slot)
+				w->tpoff_slot = rela.r_offset;
 		}
 	}
 }
@@ -270,6 +288,7 @@ int ruby_binary__inspect(const struct elf_file *ef, struct ruby_binary *out)
 	out->vm_exec_size = w.vm_exec_size;
 	out->global_symbols =
 	    w.global_symbols ? w.global_symbols : find_global_symbols(ef, w.id2str);
+	out->current_vm_ptr = w.current_vm;
 	out->layout = ruby_layout__find(out->major, out->minor);
 	if (w.tls_index) {
 		out->tls_mode = OP_RB_TLS_DTV;
@@ -277,6 +296,10 @@ int ruby_binary__inspect(const struct elf_file *ef, struct ruby_binary *out)
 	} else if (out->tls_mode == OP_RB_TLS_DTV_LOCAL) {
 		out->tls_index = w.tls_modslot;
 		out->tls_offset = w.tls_ec_value;
+	} else if (w.tpoff_slot && w.tls_ec && !out->tls_mode) {
+		/* Initial exec: a fixed distance, known once the process is relocated. */
+		out->tls_mode = OP_RB_TLS_TP;
+		out->tpoff_slot = w.tpoff_slot;
 	} else if (!w.tls_ec && w.global_ec) {
 		out->tls_mode = OP_RB_TLS_GLOBAL;
 		out->tls_index = w.global_ec;
@@ -284,6 +307,27 @@ int ruby_binary__inspect(const struct elf_file *ef, struct ruby_binary *out)
 	/* No way found to the current ec (e.g. initial-exec TLS in a library): not walked. */
 	if (!out->layout || !out->tls_mode)
 		return -ENOTSUP;
+	return 0;
+}
+
+int ruby_binary__read_tp_offset(const struct ruby_binary *bin, const struct remote_memory *mem,
+				uint64_t bias, int64_t *off)
+{
+	int64_t v;
+	int err;
+
+	if (!bin->tpoff_slot)
+		return -ENOENT;
+	err = remote_memory__read(mem, bin->tpoff_slot + bias, &v, sizeof(v));
+	if (err)
+		return err;
+	/*
+	 * x86-64's variant II: every static TLS block lies below the thread
+	 * pointer. 0 (the slot not relocated yet) or anything else is refused.
+	 */
+	if (v >= 0 || v < -(int64_t)(1ll << 30) || (v & 7))
+		return -EAGAIN;
+	*off = v;
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 #include "omniprof/interp/ruby_abi.h"
 
 struct elf_file;
+struct remote_memory;
 struct ruby_layout;
 
 struct ruby_binary {
@@ -35,11 +36,19 @@ struct ruby_binary {
 	int tls_mode;
 	uint64_t tls_index;
 	int64_t tp_offset;
+	/*
+	 * OP_RB_TLS_TP in a library reached by initial-exec TLS: tpoff_slot is
+	 * the GOT slot of the TPOFF64 relocation against ruby_current_ec, from
+	 * which ruby_binary__read_tp_offset() reads tp_offset in the process.
+	 */
+	uint64_t tpoff_slot;
 	/* OP_RB_TLS_DTV_LOCAL (a local ruby_current_ec, 3.3's): tls_index is
 	 * the module's own tls_index slot, tls_offset the symbol's offset. */
 	uint64_t tls_offset;
 	/* global_symbols (ID -> name), found in rb_id2str's code; 0: not found. */
 	uint64_t global_symbols;
+	/* ruby_current_vm_ptr (exported): 3.2's class names are read through the VM's shapes. */
+	uint64_t current_vm_ptr;
 };
 
 /*
@@ -48,6 +57,16 @@ struct ruby_binary {
  * find; *out still holds the version) or -errno.
  */
 int ruby_binary__inspect(const struct elf_file *ef, struct ruby_binary *out);
+
+/*
+ * Initial exec (bin->tpoff_slot): ruby_current_ec's distance from the thread
+ * pointer in the process whose memory is mem, mapping bin's file with bias,
+ * read from the GOT slot the dynamic linker filled. 0 and *off; -EAGAIN
+ * while the slot holds no such distance (not relocated yet); -ENOENT
+ * without a slot; or -errno.
+ */
+int ruby_binary__read_tp_offset(const struct ruby_binary *bin, const struct remote_memory *mem,
+				uint64_t bias, int64_t *off);
 
 /* The `rb_procs` value of a process mapping bin's file with bias (vaddr = address - bias). */
 void ruby_binary__proc_info(const struct ruby_binary *bin, uint64_t bias, struct op_rb_proc *out);

@@ -144,6 +144,7 @@ static int read_path(const struct remote_memory *mem, const struct ruby_layout *
 
 #define ID_ENTRY_UNIT 512 /* IDs per chunk of global_symbols.ids, 2 VALUEs each */
 #define IV_MAX	      64  /* instance variables of a class looked at */
+#define SHAPE_STEPS   256 /* shapes looked at for one instance variable (3.2) */
 
 /* The name of ID id, from global_symbols at symbols: *out (caller frees). */
 static int id_name(const struct remote_memory *mem, const struct ruby_layout *l, uint64_t symbols,
@@ -182,15 +183,82 @@ static int class_ext(const struct remote_memory *mem, const struct ruby_layout *
 	return read_mem(mem, klass + l->class_ext, ext, sizeof(*ext));
 }
 
-/* Class klass's instance variable called name (from its iv_tbl), in *v. */
+/*
+ * 3.2: class klass's instance variable called name, through its object
+ * shape (see struct ruby_layout): its shape and each parent up to the root,
+ * an ivar edge named name gives the index in iv_ptr. At most SHAPE_STEPS
+ * shapes are looked at; every shape id is checked against next_shape_id.
+ */
+static int class_ivar_shape(const struct remote_memory *mem, const struct ruby_layout *l,
+			    const struct ruby_roots *roots, uint64_t klass, const char *name,
+			    uint64_t *v)
+{
+	uint8_t shape[64];
+	uint64_t flags, vm, list, ext, iv_ptr;
+	uint32_t next_id, id;
+	int err;
+
+	if (!roots->current_vm_ptr || l->shape_size > sizeof(shape) ||
+	    (size_t)l->shape_parent_id + 4 > l->shape_size ||
+	    (size_t)l->shape_edge_name + 8 > l->shape_size ||
+	    (size_t)l->shape_next_iv_index + 4 > l->shape_size || l->shape_type >= l->shape_size)
+		return -ENOTSUP;
+	err = read_mem(mem, klass, &flags, sizeof(flags));
+	if (!err)
+		err = read_mem(mem, roots->current_vm_ptr, &vm, sizeof(vm));
+	if (!err)
+		err = read_mem(mem, vm + l->vm_shape_list, &list, sizeof(list));
+	if (!err)
+		err = read_mem(mem, vm + l->vm_next_shape_id, &next_id, sizeof(next_id));
+	if (err)
+		return err;
+	id = (uint32_t)(flags >> l->shape_id_shift);
+	for (int step = 0; step < SHAPE_STEPS; step++) {
+		uint32_t parent, index;
+		uint64_t edge;
+		char *key;
+		bool match;
+
+		if (id >= next_id)
+			return -EINVAL;
+		err = read_mem(mem, list + (uint64_t)id * l->shape_size, shape, l->shape_size);
+		if (err)
+			return err;
+		parent = get_u32(shape, l->shape_parent_id);
+		if (parent == RUBY_SHAPE_INVALID)
+			return -ENOENT; /* the root: no edge */
+		index = get_u32(shape, l->shape_next_iv_index);
+		edge = get_u64(shape, l->shape_edge_name);
+		if (shape[l->shape_type] == RUBY_SHAPE_IVAR && index &&
+		    !id_name(mem, l, roots->global_symbols, edge, &key)) {
+			match = !strcmp(key, name);
+			free(key);
+			if (match) {
+				err = class_ext(mem, l, klass, &ext);
+				if (!err)
+					err = read_mem(mem, ext + l->ext_iv_ptr, &iv_ptr,
+						       sizeof(iv_ptr));
+				if (!err)
+					err = read_mem(mem, iv_ptr + (uint64_t)(index - 1) * 8, v,
+						       sizeof(*v));
+				return err;
+			}
+		}
+		id = parent;
+	}
+	return -E2BIG;
+}
+
+/* Class klass's instance variable called name (from its iv_tbl or its shape), in *v. */
 static int class_ivar(const struct remote_memory *mem, const struct ruby_layout *l,
-		      uint64_t symbols, uint64_t klass, const char *name, uint64_t *v)
+		      const struct ruby_roots *roots, uint64_t klass, const char *name, uint64_t *v)
 {
 	uint8_t tbl[64], entries[IV_MAX * 24];
 	uint64_t ext, iv_tbl, start, bound, n;
 	int err;
 
-	/* 3.2 keeps a class's ivars by object shape: not read (names stay unqualified). */
+	if (l->vm_shape_list)
+		return class_ivar_shape(mem, l, roots, klass, name, v);
 	if (!l->ext_iv_tbl)
 		return -ENOTSUP;
 	if (l->st_entry_size != 24 || (size_t)l->st_entries + 8 > sizeof(tbl))
@@ -214,7 +282,8 @@ static int class_ivar(const struct remote_memory *mem, const struct ruby_layout 
 		char *key;
 		bool match;
 
-		if (id_name(mem, l, symbols, get_u64(entries, (uint16_t)(i * 24 + 8)), &key))
+		if (id_name(mem, l, roots->global_symbols, get_u64(entries, (uint16_t)(i * 24 + 8)),
+			    &key))
 			continue;
 		match = !strcmp(key, name);
 		free(key);
@@ -232,14 +301,14 @@ static int class_ivar(const struct remote_memory *mem, const struct ruby_layout 
  * before.
  */
 static int class_attr(const struct remote_memory *mem, const struct ruby_layout *l,
-		      uint64_t symbols, uint64_t klass, uint16_t ext_field, const char *ivar,
-		      uint64_t *v)
+		      const struct ruby_roots *roots, uint64_t klass, uint16_t ext_field,
+		      const char *ivar, uint64_t *v)
 {
 	uint64_t ext;
 	int err;
 
 	if (!ext_field)
-		return class_ivar(mem, l, symbols, klass, ivar, v);
+		return class_ivar(mem, l, roots, klass, ivar, v);
 	err = class_ext(mem, l, klass, &ext);
 	if (!err)
 		err = read_mem(mem, ext + ext_field, v, sizeof(*v));
@@ -252,7 +321,7 @@ static int class_attr(const struct remote_memory *mem, const struct ruby_layout 
  * Shop.open): then the name is that class's.
  */
 static int class_name(const struct remote_memory *mem, const struct ruby_layout *l,
-		      uint64_t symbols, uint64_t klass, char **out, bool *singleton)
+		      const struct ruby_roots *roots, uint64_t klass, char **out, bool *singleton)
 {
 	uint64_t flags, v;
 	int err;
@@ -268,13 +337,13 @@ static int class_name(const struct remote_memory *mem, const struct ruby_layout 
 			break;
 		if (depth)
 			return -ENOENT; /* a singleton's singleton: not named */
-		err = class_attr(mem, l, symbols, klass, l->ext_attached, "__attached__", &v);
+		err = class_attr(mem, l, roots, klass, l->ext_attached, "__attached__", &v);
 		if (err)
 			return err;
 		*singleton = true;
 		klass = v;
 	}
-	err = class_attr(mem, l, symbols, klass, l->ext_classpath, "__classpath__", &v);
+	err = class_attr(mem, l, roots, klass, l->ext_classpath, "__classpath__", &v);
 	if (err)
 		return err;
 	return read_string(mem, l, v, out);
@@ -282,7 +351,7 @@ static int class_name(const struct remote_memory *mem, const struct ruby_layout 
 
 /* me, when it is a method entry: its owner's name (see class_name()). */
 static int owner_name(const struct remote_memory *mem, const struct ruby_layout *l,
-		      uint64_t symbols, uint64_t me, char **out, bool *singleton)
+		      const struct ruby_roots *roots, uint64_t me, char **out, bool *singleton)
 {
 	uint64_t flags, owner;
 	int err;
@@ -295,7 +364,7 @@ static int owner_name(const struct remote_memory *mem, const struct ruby_layout 
 	err = read_mem(mem, me + l->me_owner, &owner, sizeof(owner));
 	if (err)
 		return err;
-	return class_name(mem, l, symbols, owner, out, singleton);
+	return class_name(mem, l, roots, owner, out, singleton);
 }
 
 /* "Class#method" / "Class.method" (owner's name, separator, name): caller frees. */
@@ -315,7 +384,8 @@ static char *qualify(const char *owner, bool singleton, const char *name)
  * the method's class has no name. Replaces is->name.
  */
 static int qualify_iseq(const struct remote_memory *mem, const struct ruby_layout *l,
-			uint64_t symbols, uint64_t me, uint32_t type, struct ruby_iseq *is)
+			const struct ruby_roots *roots, uint64_t me, uint32_t type,
+			struct ruby_iseq *is)
 {
 	const char *in;
 	char *owner, *name = NULL;
@@ -323,7 +393,7 @@ static int qualify_iseq(const struct remote_memory *mem, const struct ruby_layou
 
 	if (type != RUBY_ISEQ_METHOD && type != RUBY_ISEQ_BLOCK)
 		return 0;
-	if (owner_name(mem, l, symbols, me, &owner, &singleton))
+	if (owner_name(mem, l, roots, me, &owner, &singleton))
 		return 0;
 	if (type == RUBY_ISEQ_METHOD) {
 		name = qualify(owner, singleton, is->name);
@@ -456,8 +526,9 @@ cleanup:
 	return err;
 }
 
-int ruby_iseq__read(const struct remote_memory *mem, const struct ruby_layout *l, uint64_t symbols,
-		    uint64_t addr, uint64_t me, struct ruby_iseq **out)
+int ruby_iseq__read(const struct remote_memory *mem, const struct ruby_layout *l,
+		    const struct ruby_roots *roots, uint64_t addr, uint64_t me,
+		    struct ruby_iseq **out)
 {
 	uint8_t body[BODY_MAX_READ];
 	struct ruby_iseq *is;
@@ -478,7 +549,7 @@ int ruby_iseq__read(const struct remote_memory *mem, const struct ruby_layout *l
 	err = read_string(mem, l, get_u64(body, l->body_label), &is->name);
 	if (err)
 		goto fail;
-	err = qualify_iseq(mem, l, symbols, me, get_u32(body, 0), is);
+	err = qualify_iseq(mem, l, roots, me, get_u32(body, 0), is);
 	if (err)
 		goto fail;
 	if (read_path(mem, l, get_u64(body, l->body_pathobj), &is->path)) {
@@ -503,7 +574,8 @@ fail:
 }
 
 int ruby_iseq__read_cfunc(const struct remote_memory *mem, const struct ruby_layout *l,
-			  uint64_t symbols, uint64_t me, uint64_t def, struct ruby_iseq **out)
+			  const struct ruby_roots *roots, uint64_t me, uint64_t def,
+			  struct ruby_iseq **out)
 {
 	struct ruby_iseq *is;
 	uint64_t p, id;
@@ -521,9 +593,9 @@ int ruby_iseq__read_cfunc(const struct remote_memory *mem, const struct ruby_lay
 	if (!is)
 		return -ENOMEM;
 	if (!read_mem(mem, def + l->def_original_id, &id, sizeof(id)))
-		id_name(mem, l, symbols, id, &method);
+		id_name(mem, l, roots->global_symbols, id, &method);
 	if (method)
-		owner_name(mem, l, symbols, me, &owner, &singleton);
+		owner_name(mem, l, roots, me, &owner, &singleton);
 	if (method && owner)
 		is->name = qualify(owner, singleton, method);
 	else

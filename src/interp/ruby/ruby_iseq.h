@@ -24,6 +24,17 @@ struct ruby_layout;
 #define RUBY_LINES_MAX	   65536
 #define RUBY_ISEQ_MAX_SIZE (1u << 22) /* VALUEs of instructions: beyond any real method */
 
+/*
+ * Where a VM's naming starts, absolute addresses in the process (0: not
+ * found): global_symbols (ID -> name; without it names are not qualified)
+ * and ruby_current_vm_ptr (3.2: the VM's shape list, where a class's name
+ * is found).
+ */
+struct ruby_roots {
+	uint64_t global_symbols;
+	uint64_t current_vm_ptr;
+};
+
 struct ruby_iseq {
 	char *name; /* owned; "Integer#times" style for C functions */
 	char *path; /* owned; "" for C functions */
@@ -37,11 +48,12 @@ struct ruby_iseq {
 /*
  * Reads the iseq at addr; me: the frame's method (op_frame.data: a method
  * entry qualifies the name with its class, "Shop#serve"; anything else
- * leaves the label). symbols: global_symbols (0: names are not qualified).
- * 0 and *out (ruby_iseq__free()), or -errno.
+ * leaves the label). roots: see struct ruby_roots. 0 and *out
+ * (ruby_iseq__free()), or -errno.
  */
 int ruby_iseq__read(const struct remote_memory *mem, const struct ruby_layout *layout,
-		    uint64_t symbols, uint64_t addr, uint64_t me, struct ruby_iseq **out);
+		    const struct ruby_roots *roots, uint64_t addr, uint64_t me,
+		    struct ruby_iseq **out);
 
 /*
  * A C function's frame: method entry me, def the definition the walker read
@@ -50,7 +62,8 @@ int ruby_iseq__read(const struct remote_memory *mem, const struct ruby_layout *l
  * *out, or -errno.
  */
 int ruby_iseq__read_cfunc(const struct remote_memory *mem, const struct ruby_layout *layout,
-			  uint64_t symbols, uint64_t me, uint64_t def, struct ruby_iseq **out);
+			  const struct ruby_roots *roots, uint64_t me, uint64_t def,
+			  struct ruby_iseq **out);
 
 void ruby_iseq__free(struct ruby_iseq *is); /* accepts NULL */
 

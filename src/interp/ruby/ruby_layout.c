@@ -13,8 +13,8 @@
  *   2.7.8, 3.0.7, 3.1.7, 3.2.9, 3.3.10, 3.4.8.
  * Checked against a live process by tests/e2e/test_ruby.c: 3.1 (Debian's
  * ruby 3.1.7, whose rb_mjit_min_header-3.1.7.h gives the same figures);
- * the other rows are from the headers only. Not in those headers: st_table_entry {hash, key, record} (st.c,
- * 24 bytes in every version) and rb_symbols_t {last_id, str_sym, ids, ...}
+ * the other rows are from the headers only. Not in those headers: st_table_entry {hash, key,
+ * record} (st.c, 24 bytes in every version) and rb_symbols_t {last_id, str_sym, ids, ...}
  * (symbol.h, ids at 16 in every version; chunks of ID_ENTRY_UNIT 512 IDs,
  * 2 VALUEs each). The frame flags (omniprof/interp/ruby_abi.h) and ep[-2..0]
  * are the same in all six (vm_core.h).
@@ -36,8 +36,11 @@
  *     32-byte RClass from 3.2 (RCLASS_EXT_EMBEDDED); a class's name and a
  *     singleton's object are instance variables (__classpath__,
  *     __attached__) up to 3.2, fields of rb_classext_t from 3.3. 3.2 keeps
- *     ivars by object shape (iv_ptr), which is not read: its methods keep
- *     their plain labels ("serve", not "Shop#serve").
+ *     a class's ivars by object shape (shape.h): rb_classext_t.iv_ptr[i],
+ *     i from the shape tree at rb_vm_t.shape_list (ruby_current_vm_ptr,
+ *     exported), the class's shape id in its flags' upper 32 bits.
+ *     shape_list's offset counts vm.main_altstack, there wherever
+ *     sigaltstack is (HAVE_SIGALTSTACK: every Linux); not checked live.
  *   FL_SINGLETON: FL_USER0 (0x1000) up to 3.3, FL_USER1 (0x2000) in 3.4.
  *   tLAST_OP_ID (id.h): 168 (2.7, 3.0), 169 (3.1-3.3), 170 (3.4).
  *   The current ec: the global ruby_current_execution_context_ptr in 2.7
@@ -241,6 +244,15 @@ static const struct ruby_layout layouts[] = {
 	.me_owner = 32,
 	.class_ext = 32, /* sizeof(struct RClass) */
 	.class_ext_inline = true,
+	.vm_shape_list = 376,
+	.vm_next_shape_id = 392,
+	.ext_iv_ptr = 0,
+	.shape_size = 32,
+	.shape_edge_name = 8,
+	.shape_next_iv_index = 16,
+	.shape_type = 24,
+	.shape_parent_id = 28,
+	.shape_id_shift = 32, /* SHAPE_FLAG_SHIFT: 64-bit VALUEs keep a 32-bit id in the flags */
 	.st_entries_start = 32,
 	.st_entries_bound = 40,
 	.st_entries = 48,

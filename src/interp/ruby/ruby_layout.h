@@ -54,9 +54,25 @@ struct ruby_layout {
 	uint16_t class_ext;
 	bool class_ext_inline;
 	uint16_t ext_iv_tbl;
-	uint16_t ext_classpath;	   /* 0: the __classpath__ instance variable */
-	uint16_t ext_attached;	   /* 0: the __attached__ instance variable */
-	uint16_t st_entries_start; /* st_table -> entries_start, entries_bound, entries */
+	uint16_t ext_classpath; /* 0: the __classpath__ instance variable */
+	uint16_t ext_attached;	/* 0: the __attached__ instance variable */
+	/*
+	 * 3.2's object shapes (vm_shape_list 0: none): a class's instance
+	 * variables are rb_classext_t.iv_ptr[i], i found by walking the
+	 * shape tree from the class's shape (the flags' upper bits) up to the
+	 * root for the edge named after the variable. rb_vm_t -> shape_list
+	 * (rb_shape_t[]) and next_shape_id (how many there are).
+	 */
+	uint16_t vm_shape_list;
+	uint16_t vm_next_shape_id;
+	uint16_t ext_iv_ptr;
+	uint16_t shape_size; /* sizeof(rb_shape_t) */
+	uint16_t shape_edge_name;
+	uint16_t shape_next_iv_index; /* attr_index_t (u32) */
+	uint16_t shape_type;	      /* u8; SHAPE_IVAR 1 */
+	uint16_t shape_parent_id;     /* shape_id_t (u32); INVALID_SHAPE_ID: the root */
+	unsigned int shape_id_shift;  /* flags >> shift: the shape id */
+	uint16_t st_entries_start;    /* st_table -> entries_start, entries_bound, entries */
 	uint16_t st_entries_bound;
 	uint16_t st_entries;
 	uint16_t st_entry_size; /* {hash, key, record} */
@@ -70,14 +86,16 @@ struct ruby_layout {
 const struct ruby_layout *ruby_layout__find(unsigned int major, unsigned int minor);
 
 /* Ruby's object types (flags & 0x1f) the host reads. */
-#define RUBY_T_STRING	 0x05
-#define RUBY_T_ARRAY	 0x07
-#define RUBY_T_MASK	 0x1f
-#define RUBY_T_CLASS	 0x02
-#define RUBY_T_MODULE	 0x03
-#define RUBY_T_IMEMO	 0x1a
-#define RUBY_ISEQ_METHOD 1 /* rb_iseq_constant_body.type */
-#define RUBY_ISEQ_BLOCK	 2
-#define RUBY_IMEMO_MENT	 6 /* imemo_ment: (flags >> 12) & 15 of a method entry */
+#define RUBY_T_STRING	   0x05
+#define RUBY_T_ARRAY	   0x07
+#define RUBY_T_MASK	   0x1f
+#define RUBY_T_CLASS	   0x02
+#define RUBY_T_MODULE	   0x03
+#define RUBY_T_IMEMO	   0x1a
+#define RUBY_ISEQ_METHOD   1 /* rb_iseq_constant_body.type */
+#define RUBY_ISEQ_BLOCK	   2
+#define RUBY_IMEMO_MENT	   6	       /* imemo_ment: (flags >> 12) & 15 of a method entry */
+#define RUBY_SHAPE_IVAR	   1	       /* rb_shape_t.type of an ivar's edge (3.2) */
+#define RUBY_SHAPE_INVALID 0xffffffffu /* INVALID_SHAPE_ID: the root's parent */
 
 #endif

@@ -130,6 +130,7 @@ static __always_inline int op_rb_begin(struct op_rb_walker *rb, const struct op_
 	rb->block_cfp = 0;
 	rb->broken = 0;
 	rb->to_end = 0;
+	rb->jit_mark = 0;
 	rb->deferred = OP_STEP_END;
 	o = &rb->proc.off;
 	if (op_rb_find_ec(rb, thread_ptr, &ec))
@@ -296,6 +297,47 @@ static __always_inline void op_rb_jit_frame(const struct op_walk *w, struct op_f
 }
 
 /*
+ * Ruby 3.1's YJIT (C) enters its code with three pushes (cfp, ec, sp
+ * registers, yjit_entry_prologue), keeps no frame pointer and moves the
+ * stack pointer only by paired pushes around two C calls (duphash,
+ * toregexp: 16 bytes more); Ruby-to-Ruby calls jump, never call. So at any
+ * pc of its code the entry's return address is at sp + 24 (or sp + 40).
+ * Taken only when that address lies within OP_RB_JIT_CALLER_NEAR of
+ * rb_vm_exec (the pid's Ruby range the native rules unwind): the VM loop
+ * (rb_vm_exec, or vm_exec_core, static, next to it) that called the entry;
+ * the words the entry saved (ec, VM stack pointer, cfp) are heap addresses,
+ * far from it. 1, and, when move, w->u moves to that caller (rbp is still
+ * the caller's: YJIT does not touch it); 0 leaves the walk as it was.
+ */
+#define OP_RB_JIT_CALLER_NEAR (4ull << 20)
+static __always_inline int op_rb_jit_caller(struct op_rb_walker *rb, struct op_walk *w, int move)
+{
+	if (rb->proc.version != 0x301)
+		return 0;
+	for (int k = 0; k < 2; k++) {
+		__u64 ra = 0, at = w->u.regs.sp + 24 + 16 * k;
+
+		if (op_rb_read_u64(rb, &ra, at) || !ra)
+			continue;
+		for (int i = 0; i < OP_INTERP_MAX_RANGES; i++) {
+			const struct op_interp_range *r = &w->interp.ranges[i];
+
+			if (r->interp != OP_INTERP_RUBY || r->flags || !r->start ||
+			    ra + OP_RB_JIT_CALLER_NEAR < r->start ||
+			    ra >= r->end + OP_RB_JIT_CALLER_NEAR)
+				continue;
+			if (!move)
+				return 1;
+			w->u.regs.pc = ra;
+			w->u.regs.sp = at + 8;
+			w->u.pc_exact = 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
  * YJIT's code met on a thread whose Ruby frames cannot be walked (no
  * execution context): still marked, and the walk ends there.
  */
@@ -319,21 +361,67 @@ static __always_inline int op_rb_walk_step(struct op_rb_walker *rb, struct op_wa
 
 	if (res == OP_STEP_RUNTIME_UNWINDS) {
 		/*
-		 * YJIT's code: no unwind tables, no frame pointer, so no native
-		 * frame past it. Marked, then every control frame left (the
-		 * entries' FINISH ends ignored), then the walk ends saying so.
+		 * YJIT's code: no unwind tables, no frame pointer. Marked;
+		 * then, when the entry's caller is found (op_rb_jit_caller),
+		 * the native walk goes on from it and the control frames come
+		 * at the next rb_vm_exec frame as usual (jit_mark 3: the
+		 * marker owed, then that move); else every control frame left
+		 * (the entries' FINISH ends ignored), then the walk ends
+		 * saying so.
 		 */
-		op_rb_jit_frame(w, frame);
 		OP_RB_STAT(rb, OP_RB_STAT_JIT);
+		if (op_rb_jit_caller(rb, w, 0)) {
+			more = op_rb_seek(rb);
+			if (more > 0 && op_rb_shown(rb) == 2) {
+				op_rb_emit(rb, frame);
+				rb->jit_mark = 3;
+				w->active = OP_INTERP_RUBY;
+				return OP_STEP_CONTINUE;
+			}
+			op_rb_jit_frame(w, frame);
+			op_rb_jit_caller(rb, w, 1);
+			return OP_STEP_CONTINUE;
+		}
 		rb->to_end = 1;
 		rb->deferred = OP_STEP_ERROR_BASE + OP_UNWIND_ERR_ANON_CODE;
 		more = op_rb_seek(rb);
+		if (more > 0 && op_rb_shown(rb) == 2) {
+			/*
+			 * The innermost frame left is a C function's: the JIT
+			 * code called it (YJIT pushes its frame), so it comes
+			 * first, then the marker for the code that called it
+			 * (Shop#pick;[YJIT code];Integer#times). The pc stays
+			 * the walk's until the marker is written.
+			 */
+			more = op_rb_emit(rb, frame);
+			rb->jit_mark = more ? 1 : 2;
+			w->active = OP_INTERP_RUBY;
+			return OP_STEP_CONTINUE;
+		}
+		op_rb_jit_frame(w, frame);
 		if (more < 0)
 			rb->broken = 1; /* the error frame comes at the next step */
 		else if (!more)
 			return rb->deferred;
 		w->active = OP_INTERP_RUBY;
 		return OP_STEP_CONTINUE;
+	}
+	if (w->active == OP_INTERP_RUBY && rb->jit_mark == 3) {
+		/* The marker after the C function's frame, then the native walk goes on. */
+		rb->jit_mark = 0;
+		op_rb_jit_frame(w, frame);
+		op_rb_jit_caller(rb, w, 1);
+		w->active = 0;
+		return OP_STEP_CONTINUE;
+	}
+	if (w->active == OP_INTERP_RUBY && rb->jit_mark) {
+		more = rb->jit_mark == 1;
+		rb->jit_mark = 0;
+		op_rb_jit_frame(w, frame);
+		if (more)
+			return OP_STEP_CONTINUE;
+		w->active = 0;
+		return rb->deferred;
 	}
 	if (w->active == OP_INTERP_RUBY) {
 		more = op_rb_emit(rb, frame);

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Finding a CRuby VM's execution context from its file
+ * (src/interp/ruby/ruby_binary.c), on real files: Debian's libruby 3.1
+ * (ruby_current_ec by general-dynamic TLS: its tls_index GOT slot) and
+ * build/workloads/lib/ruby_ie_tls.so, a stand-in libruby built with
+ * initial-exec TLS (a TPOFF64 relocation), and ruby_ie_tls_local.so, the
+ * same with a local ruby_current_ec (as 3.3's). Each stand-in is loaded into
+ * this process: the distance read from its GOT slot, through the same
+ * process_vm_readv path a profiled process is read by, must lead from this
+ * thread's thread pointer to the variable the library's own code returns.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "elf/elf_file.h"
+#include "interp/ruby/ruby_binary.h"
+#include "omniprof/interp/ruby_abi.h"
+#include "proc/remote_memory.h"
+#include "testutil.h"
+
+#define DEBIAN_LIBRUBY "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1"
+
+static void inspect(const char *path, struct ruby_binary *bin)
+{
+	struct elf_file *ef;
+
+	assert_int_equal(elf_file__open(path, -1, &ef), 0);
+	assert_int_equal(ruby_binary__inspect(ef, bin), 0);
+	elf_file__close(ef);
+}
+
+static void test_general_dynamic(void **state)
+{
+	struct ruby_binary bin;
+
+	(void)state;
+	inspect(DEBIAN_LIBRUBY, &bin);
+	assert_int_equal(bin.major, 3);
+	assert_int_equal(bin.minor, 1);
+	assert_int_equal(bin.tls_mode, OP_RB_TLS_DTV);
+	assert_int_not_equal(bin.tls_index, 0);
+	assert_int_equal(bin.tpoff_slot, 0);
+	assert_int_not_equal(bin.current_vm_ptr, 0); /* exported: 3.2's class names need it */
+}
+
+/* The stand-in at build/workloads/lib/<name>.so (ruby_current_ec global or local). */
+static void check_initial_exec(const char *name)
+{
+	char path[512];
+	struct ruby_binary bin;
+	struct remote_memory mem = remote_memory__live((uint32_t)getpid());
+	struct op_rb_proc proc;
+	struct link_map *lm = NULL;
+	void **(*ec_addr)(void);
+	uint64_t tp;
+	int64_t off;
+	void *h;
+
+	snprintf(path, sizeof(path), "%s/workloads/lib/%s.so", tu_build_dir(), name);
+	inspect(path, &bin);
+	assert_int_equal(bin.tls_mode, OP_RB_TLS_TP);
+	assert_int_not_equal(bin.tpoff_slot, 0);
+	assert_int_equal(bin.tls_index, 0);
+
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	assert_non_null(h);
+	assert_int_equal(dlinfo(h, RTLD_DI_LINKMAP, &lm), 0);
+	*(void **)&ec_addr = dlsym(h, "ruby_ie_tls_ec");
+	assert_non_null(ec_addr);
+	/* Not this library's file mapped at that bias: no distance there. */
+	assert_int_not_equal(ruby_binary__read_tp_offset(&bin, &mem, 0x1000, &off), 0);
+	assert_int_equal(ruby_binary__read_tp_offset(&bin, &mem, lm->l_addr, &off), 0);
+	__asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
+	assert_int_equal(tp + (uint64_t)off, (uint64_t)(uintptr_t)ec_addr());
+	/* What the walker gets: the thread pointer's distance, wherever the file is. */
+	bin.tp_offset = off;
+	ruby_binary__proc_info(&bin, lm->l_addr, &proc);
+	assert_int_equal(proc.tls_mode, OP_RB_TLS_TP);
+	assert_int_equal((int64_t)proc.tls_index, off);
+	dlclose(h);
+}
+
+static void test_initial_exec(void **state)
+{
+	(void)state;
+	check_initial_exec("ruby_ie_tls");
+}
+
+/* A local ruby_current_ec: the relocation names no symbol, its addend is the offset. */
+static void test_initial_exec_local(void **state)
+{
+	(void)state;
+	check_initial_exec("ruby_ie_tls_local");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_general_dynamic),
+	    cmocka_unit_test(test_initial_exec),
+	    cmocka_unit_test(test_initial_exec_local),
+	};
+
+	return cmocka_run_group_tests_name("ruby_binary", tests, NULL, NULL);
+}
