@@ -450,14 +450,17 @@ int session__start(struct session *ss, const struct session_opts *o)
  * file worker, processes wait for them or records are held, the loop looks
  * every SESSION_BUSY_POLL_MS for the worker's results; otherwise it sleeps up
  * to SESSION_IDLE_POLL_MS: each wake-up is a syscall and two context switches,
- * which at 10 a second were a third of an idle agent's CPU.
+ * which at 10 a second were a third of an idle agent's CPU. A runtime whose
+ * names hold only for a while after the sample (interp__prompt(): a JVM,
+ * whose methods a collection may free) keeps the busy pace while it runs.
  */
 #define SESSION_BUSY_POLL_MS 100
 #define SESSION_IDLE_POLL_MS 1000
 
 static int64_t poll_limit_ms(const struct session *ss)
 {
-	if ((ss->fw && file_worker__in_flight(ss->fw)) || ss->c.procs.n_waiting || ss->c.held_first)
+	if ((ss->fw && file_worker__in_flight(ss->fw)) || ss->c.procs.n_waiting ||
+	    ss->c.held_first || interp__prompt(ss->interp))
 		return SESSION_BUSY_POLL_MS;
 	return SESSION_IDLE_POLL_MS;
 }

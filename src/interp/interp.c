@@ -484,6 +484,14 @@ size_t interp__held(const struct interp *in, uint32_t pid)
 	return held;
 }
 
+bool interp__prompt(const struct interp *in)
+{
+	for (size_t r = 0; in && r < interp_registry_len; r++)
+		if (interp_registry[r]->prompt && interp_registry[r]->prompt(in->rt[r]))
+			return true;
+	return false;
+}
+
 void interp__read_bpf_counters(struct interp *in, interp_read_percpu_fn read, void *ctx)
 {
 	for (size_t r = 0; in && r < interp_registry_len; r++)
