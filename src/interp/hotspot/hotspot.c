@@ -330,6 +330,7 @@ static uint32_t resolve_method(struct hotspot *hs, struct hotspot_proc *hp, uint
 		return id;
 	if (sample_epoch(now, f->reserved) != now) {
 		hs->stats.raced++;
+		hs->raced_ns = clock__now_ns();
 		return 0;
 	}
 	if (!old && !budget_allows(hs, pid))
@@ -339,6 +340,7 @@ static uint32_t resolve_method(struct hotspot *hs, struct hotspot_proc *hp, uint
 	if (proc_epoch(hp, &mem, true, &after) || after != now) {
 		hotspot_method__free(m);
 		hs->stats.raced++;
+		hs->raced_ns = clock__now_ns();
 		return 0;
 	}
 	m->epoch = now;
@@ -457,8 +459,17 @@ static size_t hotspot_end_interval(void *rt, const struct process_table *pt)
 	return held;
 }
 
-/* While a running JVM counts its collections: its names hold for the epoch of their sample. */
-static bool hotspot_prompt(const void *rt)
+/*
+ * While a running JVM counts its collections, its frames are named within
+ * HOTSPOT_POLL_MS of their sample (a name holds for the epoch of its
+ * sample); within HOTSPOT_RACED_POLL_MS for HOTSPOT_RACED_NS after a frame
+ * was refused for a collection since its sample (a JVM collecting faster).
+ */
+#define HOTSPOT_POLL_MS	      100
+#define HOTSPOT_RACED_POLL_MS 20
+#define HOTSPOT_RACED_NS      (5ull * 1000 * 1000 * 1000)
+
+static uint32_t hotspot_poll_ms(const void *rt)
 {
 	const struct hotspot *hs = rt;
 	void *e;
@@ -466,10 +477,13 @@ static bool hotspot_prompt(const void *rt)
 	for (size_t i = 0; hashmap__next(&hs->procs, &i, &e);) {
 		const struct hotspot_proc *hp = e;
 
-		if (hp->running && hp->bpf.gc_count)
-			return true;
+		if (!hp->running || !hp->bpf.gc_count)
+			continue;
+		return hs->raced_ns && clock__now_ns() - hs->raced_ns < HOTSPOT_RACED_NS
+			   ? HOTSPOT_RACED_POLL_MS
+			   : HOTSPOT_POLL_MS;
 	}
-	return false;
+	return 0;
 }
 
 static size_t hotspot_held(const void *rt, uint32_t pid)
@@ -589,7 +603,7 @@ const struct interp_ops hotspot_interp_ops = {
     .folded_suffix = hotspot_folded_suffix,
     .end_interval = hotspot_end_interval,
     .held = hotspot_held,
-    .prompt = hotspot_prompt,
+    .poll_ms = hotspot_poll_ms,
     .read_bpf_counters = hotspot_read_bpf_counters,
     .counters = hotspot_counters,
 };

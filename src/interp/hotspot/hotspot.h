@@ -70,6 +70,7 @@ struct hotspot {
 	struct hashmap procs;	    /* pid -> struct hotspot_proc */
 	struct frame_store methods; /* struct hotspot_method */
 	struct hotspot_stats stats;
+	uint64_t raced_ns; /* when a frame was last refused for a collection since its sample */
 	uint64_t bpf_stats[OP_JVM_STAT__COUNT];
 };
 
