@@ -76,6 +76,7 @@ __noinline int hotspot_step(struct op_walk *w, struct op_frame *frame, int res)
 		proc = bpf_map_lookup_elem(&jvm_procs, &pid);
 		if (proc) {
 			__builtin_memcpy(&bw->proc, proc, sizeof(bw->proc));
+			op_jvm_walker__epoch(&bw->w, &bw->proc);
 			op_walk__set_ready(w, OP_INTERP_HOTSPOT);
 		}
 	}

@@ -450,16 +450,21 @@ int session__start(struct session *ss, const struct session_opts *o)
  * file worker, processes wait for them or records are held, the loop looks
  * every SESSION_BUSY_POLL_MS for the worker's results; otherwise it sleeps up
  * to SESSION_IDLE_POLL_MS: each wake-up is a syscall and two context switches,
- * which at 10 a second were a third of an idle agent's CPU.
+ * which at 10 a second were a third of an idle agent's CPU. A runtime whose
+ * names hold only for a while after the sample (interp__poll_ms(): a JVM,
+ * whose methods a collection may free) sets a shorter limit while it runs.
  */
 #define SESSION_BUSY_POLL_MS 100
 #define SESSION_IDLE_POLL_MS 1000
 
 static int64_t poll_limit_ms(const struct session *ss)
 {
+	uint32_t runtime_ms = interp__poll_ms(ss->interp);
+	int64_t limit = SESSION_IDLE_POLL_MS;
+
 	if ((ss->fw && file_worker__in_flight(ss->fw)) || ss->c.procs.n_waiting || ss->c.held_first)
-		return SESSION_BUSY_POLL_MS;
-	return SESSION_IDLE_POLL_MS;
+		limit = SESSION_BUSY_POLL_MS;
+	return runtime_ms && runtime_ms < limit ? runtime_ms : limit;
 }
 
 int session__run(struct session *ss, uint64_t deadline_ns, volatile sig_atomic_t *stop)

@@ -484,6 +484,20 @@ size_t interp__held(const struct interp *in, uint32_t pid)
 	return held;
 }
 
+uint32_t interp__poll_ms(const struct interp *in)
+{
+	uint32_t ms = 0;
+
+	for (size_t r = 0; in && r < interp_registry_len; r++) {
+		uint32_t v =
+		    interp_registry[r]->poll_ms ? interp_registry[r]->poll_ms(in->rt[r]) : 0;
+
+		if (v && (!ms || v < ms))
+			ms = v;
+	}
+	return ms;
+}
+
 void interp__read_bpf_counters(struct interp *in, interp_read_percpu_fn read, void *ctx)
 {
 	for (size_t r = 0; in && r < interp_registry_len; r++)

@@ -194,6 +194,13 @@ struct interp_ops {
 	size_t (*end_interval)(void *rt, const struct process_table *pt);
 	/* Frame-store objects held for pid (tests, reports). */
 	size_t (*held)(const void *rt, uint32_t pid);
+	/*
+	 * The longest the session may now wait before it reads records, in ms
+	 * (0: no limit; the session's own is a second when idle): its frames
+	 * must be named soon after they were sampled (HotSpot trusts a name only
+	 * within the collection epoch of its sample). NULL: no limit.
+	 */
+	uint32_t (*poll_ms)(const void *rt);
 
 	/* Reads the runtime's BPF counters (kept until the next read). NULL: none. */
 	void (*read_bpf_counters)(void *rt, interp_read_percpu_fn read, void *ctx);
@@ -280,6 +287,8 @@ void interp__forget_file(struct interp *in, uint32_t file_slot);
 size_t interp__end_interval(struct interp *in, const struct process_table *pt);
 /* Frame-store objects held for pid by every runtime. */
 size_t interp__held(const struct interp *in, uint32_t pid);
+/* The shortest wait for records some runtime asks for (interp_ops.poll_ms), 0: none. */
+uint32_t interp__poll_ms(const struct interp *in);
 
 /* Reads every runtime's BPF counters now. */
 void interp__read_bpf_counters(struct interp *in, interp_read_percpu_fn read, void *ctx);

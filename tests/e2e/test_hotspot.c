@@ -16,15 +16,17 @@
  * javap -l gives for them (and the file HotspotChain.java). And Java -> JNI native method -> C ->
  * Java callback (HotspotJni.java and hotspot_jni.c, built here with the JDK's headers), the native
  * frames between. And a JVM with a 1 GiB code cache whose plugin classes (HotspotUnload.java:
- * PluginA and PluginB, alternately, each with a class loader of its own) are unloaded every 150 ms
- * and their memory reused: every stack names the plugin that ran, never one plugin's method under
- * the other's. And a JVM started 1 s into a whole-system recording (10 s of life): its samples from
- * the first named Java frame on hold the whole chain (the HotSpot runtime attaches as soon as
- * libjvm is opened, not once its table is built). And compiled frames deoptimised while their
- * callee runs (HotspotDeopt.java: the leaf changes a MutableCallSite its caller's nmethod depends
- * on, so that frame returns to the deopt handler for the rest of the leaf's 100 ms): the chain
- * main -> run -> outer -> spin stays whole and named, and omniprof -v counts deoptimised frames
- * named from their original pc. Needs root and BPF.
+ * PluginA and PluginB, alternately, each with a class loader of its own) are unloaded every 75 ms
+ * (about 65 unload rounds in the recording) and their memory reused: every stack names the plugin
+ * that ran, never one plugin's method under the other's (the JVM's collection epochs: omniprof -v's
+ * counters of names read again and of frames refused are printed). And a JVM started 1 s into a
+ * whole-system recording (10 s of life): its samples from the first named Java frame on hold the
+ * whole chain (the HotSpot runtime attaches as soon as libjvm is opened, not once its table is
+ * built). And compiled frames deoptimised while their callee runs (HotspotDeopt.java: the leaf
+ * changes a MutableCallSite its caller's nmethod depends on, so that frame returns to the deopt
+ * handler for the rest of the leaf's 100 ms): the chain main -> run -> outer -> spin stays whole
+ * and named, and omniprof -v counts deoptimised frames named from their original pc. Needs root and
+ * BPF.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -359,6 +361,7 @@ static void test_case(void **state)
 	if (jc->what == UNLOAD) {
 		snprintf(libpath, sizeof(libpath), "%s/plugins", classes);
 		argv[argc++] = libpath;
+		argv[argc++] = "75"; /* ms per plugin: twice the unload rounds of the default */
 	} else {
 		argv[argc++] = (char *)jc->warmup_ms;
 	}
@@ -383,6 +386,13 @@ static void test_case(void **state)
 	tu_reap(pid);
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
+	if (jc->what == UNLOAD)
+		printf(
+		    "    Method addresses reused %ld, names read again after a collection %ld, "
+		    "frames refused (a collection since their sample) %ld\n",
+		    counter(out, "hotspot: Method addresses reused"),
+		    counter(out, "hotspot: names read again after a collection"),
+		    counter(out, "hotspot: frames not named: a collection ran since their sample"));
 	if (jc->what == DEOPT) {
 		deopt = counter(out, "hotspot: deoptimised frames named from their original pc");
 		printf("    deoptimised frames named from their original pc: %ld\n", deopt);

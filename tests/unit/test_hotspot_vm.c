@@ -8,6 +8,14 @@
  * heaps, the interpreter's stub queue) becomes the BPF state. Tables not
  * filled in yet are "not ready", a table without a needed entry is refused,
  * and a table without its terminator ends where memory does, refused.
+ *
+ * And naming a Method (hotspot.c's resolve) whose class is unloaded and
+ * whose Method, ConstMethod and constant pool are taken by the next class
+ * at the same addresses (what HotspotUnload.java's plugins do): a frame of
+ * the new epoch gets the new class's name, never the cached one; a frame
+ * sampled before a collection that ran since, or a read during which the
+ * count moved, is not named (counted); a name read again and found the same
+ * keeps its id.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -18,7 +26,9 @@
 
 #include <cmocka.h>
 
+#include "interp/hotspot/hotspot.h"
 #include "interp/hotspot/hotspot_vm.h"
+#include "proc/process_table.h"
 #include "proc/remote_memory.h"
 
 #define BASE	0x7f0000000000ull
@@ -32,8 +42,15 @@
 #define STATICS (BASE + 0x16000) /* the VM's static fields */
 #define OBJECTS (BASE + 0x18000) /* heaps, growable array, stub queue */
 
+#define JAVA	     (BASE + 0x20000) /* a Java method's metadata */
+#define GC_HEAP	     (BASE + 0x30000) /* the CollectedHeap */
+#define GC_COUNT_OFF 40
+
 static uint8_t mem[SIZE];
 static uint64_t strings_end, n_structs, n_types, n_ints;
+static uint64_t bump_at; /* a read of this address counts a collection (0: none) */
+
+static void put32(uint64_t addr, uint32_t v);
 
 static int mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
@@ -41,6 +58,12 @@ static int mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	if (addr < BASE || addr - BASE > SIZE || len > SIZE - (addr - BASE))
 		return -EFAULT;
 	memcpy(buf, &mem[addr - BASE], len);
+	if (bump_at && addr == bump_at) {
+		uint32_t count;
+
+		memcpy(&count, &mem[GC_HEAP + GC_COUNT_OFF - BASE], 4);
+		put32(GC_HEAP + GC_COUNT_OFF, count + 1);
+	}
 	return 0;
 }
 
@@ -157,6 +180,8 @@ static void build(void)
 	int_constant("ConstMethod::_has_linenumber_table", 1);
 	int_constant("frame::interpreter_frame_sender_sp_offset", -1);
 	put32(STATICS + 0x30, 17);
+	static_field("Universe", "_collectedHeap", STATICS + 0x38);
+	field("CollectedHeap", "_total_collections", GC_COUNT_OFF);
 }
 
 static const struct remote_memory rm = {mem_read, NULL};
@@ -364,13 +389,194 @@ static void test_jdk8(void **state)
 	assert_false(l.offsets);
 }
 
+/* A two-heap code cache and the interpreter, as test_code_cache sets them up. */
+static void build_code_cache(void)
+{
+	const uint64_t heap0 = OBJECTS, heap1 = OBJECTS + 0x200, ga = OBJECTS + 0x400;
+	const uint64_t data = OBJECTS + 0x440, queue = OBJECTS + 0x480;
+
+	put64(STATICS + 0x20, 0x7e0000000000ull);
+	put64(STATICS + 0x18, 0x7e0040000000ull);
+	put64(STATICS, ga);
+	put32(ga, 2);
+	put64(ga + 8, data);
+	put64(data, heap0);
+	put64(data + 8, heap1);
+	put64(heap0 + 8, 0x7e0000000000ull);
+	put64(heap0 + 16, 0x7e0010000000ull);
+	put64(heap0 + 120, 0x7d0000000000ull);
+	put32(heap0 + 256, 7);
+	put64(heap1 + 8, 0x7e0010000000ull);
+	put64(heap1 + 16, 0x7e0040000000ull);
+	put64(heap1 + 120, 0x7d0000100000ull);
+	put32(heap1 + 256, 7);
+	put64(STATICS + 0x28, queue);
+	put64(queue + 8, 0x7e0000001000ull);
+	put32(queue + 20, 0x30000);
+}
+
+/* The Method, its ConstMethod, constant pool and holder (offsets of build()). */
+#define METHOD (JAVA + 0x0)
+#define CMETH  (JAVA + 0x100)
+#define CPOOL  (JAVA + 0x200)
+#define KLASS  (JAVA + 0x400)
+#define SYMS_A (JAVA + 0x800) /* Plugin<p>'s Symbols: 0x100 apart per plugin */
+
+static uint64_t symbol(uint64_t at, const char *text)
+{
+	uint16_t len = (uint16_t)strlen(text);
+
+	memcpy(&mem[at + 4 - BASE], &len, 2);
+	memcpy(&mem[at + 6 - BASE], text, len);
+	return at;
+}
+
+/* Plugin<p>.spin<p> in Plugin<p>.java at the same Method, ConstMethod, pool and Klass. */
+static void load_plugin(char p)
+{
+	uint64_t syms = SYMS_A + (uint64_t)(p - 'A') * 0x100;
+	char klass[] = "PluginX", name[] = "spinX", file[] = "PluginX.java";
+	uint16_t name_index = 1, file_index = 2;
+
+	klass[6] = name[4] = file[6] = p;
+	put64(METHOD + 8, CMETH);
+	put64(CMETH + 8, CPOOL);
+	memcpy(&mem[CMETH + 34 - BASE], &name_index, 2);
+	memset(&mem[CMETH + 28 - BASE], 0, 2); /* no line table */
+	put64(CPOOL + 24, KLASS);
+	memcpy(&mem[CPOOL + 54 - BASE], &file_index, 2);
+	put64(CPOOL + 72 + 8 * name_index, symbol(syms + 0x40, name));
+	put64(CPOOL + 72 + 8 * file_index, symbol(syms + 0x80, file));
+	put64(KLASS + 24, symbol(syms, klass));
+}
+
+static struct remote_memory fake_memory(void *ctx, uint32_t pid)
+{
+	(void)ctx;
+	(void)pid;
+	return rm;
+}
+
+/* A compiled frame of METHOD sampled in collection epoch `epoch`. */
+static struct op_frame method_frame(uint64_t method, uint64_t cm, uint32_t epoch)
+{
+	return (struct op_frame){.addr = method,
+				 .data = cm | ((uint64_t)OP_JVM_T_COMPILED << OP_JVM_TYPE_SHIFT),
+				 .aux =
+				     OP_JVM_BCI_NONE | (OP_JVM_T_COMPILED << OP_JVM_AUX_TYPE_SHIFT),
+				 .kind = OP_FRAME_HOTSPOT,
+				 .reserved = (uint16_t)epoch};
+}
+
+static const char *name_of(void *rt, uint32_t id)
+{
+	const char *name, *file;
+	int64_t line;
+
+	hotspot_interp_ops.describe(rt, id, 0, &name, &file, &line);
+	return name;
+}
+
+static void test_reused_method(void **state)
+{
+	struct interp_env env = {.memory = fake_memory};
+	struct process p = {.pid = 42};
+	struct process_mapping m = {0};
+	struct hotspot_file hf;
+	struct interp_range ranges[4];
+	struct op_frame f;
+	struct hotspot *hs;
+	size_t n = 0;
+	uint32_t a, b, a2;
+	void *rt = NULL;
+
+	(void)state;
+	build();
+	build_code_cache();
+	put64(STATICS + 0x38, GC_HEAP);
+	put32(GC_HEAP + GC_COUNT_OFF, 5);
+	load_plugin('A');
+	for (int i = 0; i < HS_SYM__COUNT; i++)
+		hf.sym[i] = SYMS + 8 * i;
+	assert_int_equal(hotspot_interp_ops.new_rt(&env, &rt), 0);
+	hs = rt;
+	assert_int_equal(hotspot_interp_ops.attach(rt, &p, &m, &hf, ranges, &n), 0);
+	assert_int_equal(n, 1);
+
+	/* Read in epoch 5, and found again in it. */
+	f = method_frame(METHOD, CMETH, 5);
+	a = hotspot_interp_ops.resolve(rt, 42, &f);
+	assert_int_not_equal(a, 0);
+	assert_string_equal(name_of(rt, a), "PluginA.spinA");
+	assert_int_equal(hotspot_interp_ops.resolve(rt, 42, &f), a);
+
+	/* Unloaded in collection 6, PluginB loaded at the same addresses: its
+	 * frames are PluginB's, never the PluginA cached for the same Method and
+	 * ConstMethod. PluginA's frames of epoch 5 keep their name. */
+	put32(GC_HEAP + GC_COUNT_OFF, 6);
+	load_plugin('B');
+	f = method_frame(METHOD, CMETH, 6);
+	b = hotspot_interp_ops.resolve(rt, 42, &f);
+	assert_int_not_equal(b, 0);
+	assert_int_not_equal(b, a);
+	assert_string_equal(name_of(rt, b), "PluginB.spinB");
+	assert_string_equal(name_of(rt, a), "PluginA.spinA");
+	assert_int_equal(hs->stats.reused, 1);
+
+	/* A frame of epoch 6 named after collection 7 gave the memory back to
+	 * PluginA: named as read in epoch 6 (what the sample saw). */
+	put32(GC_HEAP + GC_COUNT_OFF, 7);
+	load_plugin('A');
+	assert_int_equal(hotspot_interp_ops.resolve(rt, 42, &f), b);
+
+	/* A method first seen in a frame of epoch 6 after collection 7: its
+	 * memory may be another's by now, so no name (counted). */
+	put64(METHOD + 0x40 + 8, CMETH);
+	f = method_frame(METHOD + 0x40, CMETH, 6);
+	assert_int_equal(hotspot_interp_ops.resolve(rt, 42, &f), 0);
+	assert_int_equal(hs->stats.raced, 1);
+
+	/* Epoch 7's frame of the reused Method: read again, PluginA's again. */
+	f = method_frame(METHOD, CMETH, 7);
+	a2 = hotspot_interp_ops.resolve(rt, 42, &f);
+	assert_int_not_equal(a2, 0);
+	assert_int_not_equal(a2, b);
+	assert_string_equal(name_of(rt, a2), "PluginA.spinA");
+	assert_int_equal(hs->stats.reused, 2);
+
+	/* A collection that unloaded nothing: read again, the same, the same id. */
+	put32(GC_HEAP + GC_COUNT_OFF, 8);
+	f = method_frame(METHOD, CMETH, 8);
+	assert_int_equal(hotspot_interp_ops.resolve(rt, 42, &f), a2);
+	assert_int_equal(hs->stats.rechecked, 1);
+
+	/* A collection during the read (its holder's name read after it): the
+	 * parts may come from two classes, so none is kept. */
+	put32(GC_HEAP + GC_COUNT_OFF, 9);
+	load_plugin('B');
+	bump_at = KLASS + 24;
+	f = method_frame(METHOD, CMETH, 9);
+	assert_int_equal(hotspot_interp_ops.resolve(rt, 42, &f), 0);
+	assert_int_equal(hs->stats.raced, 2);
+	bump_at = 0;
+
+	/* The 16-bit epoch of a frame widened across a wrap of the count. */
+	put32(GC_HEAP + GC_COUNT_OFF, 0x10001);
+	f = method_frame(METHOD, CMETH, 0x10001);
+	b = hotspot_interp_ops.resolve(rt, 42, &f);
+	assert_string_equal(name_of(rt, b), "PluginB.spinB");
+	f = method_frame(METHOD, CMETH, 0xffff);
+	assert_int_equal(hotspot_interp_ops.resolve(rt, 42, &f), 0);
+	assert_int_equal(hs->stats.raced, 3);
+	hotspot_interp_ops.free_rt(rt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_layout),
-	    cmocka_unit_test(test_not_ready_and_refused),
-	    cmocka_unit_test(test_code_cache),
-	    cmocka_unit_test(test_jdk8),
+	    cmocka_unit_test(test_layout),	  cmocka_unit_test(test_not_ready_and_refused),
+	    cmocka_unit_test(test_code_cache),	  cmocka_unit_test(test_jdk8),
+	    cmocka_unit_test(test_reused_method),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,11 +19,6 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-/* libjvm.so: where its self-description symbols are (file vaddrs). */
-struct hotspot_file {
-	uint64_t sym[HS_SYM__COUNT];
-};
-
 struct hotspot_proc {
 	uint32_t pid;
 	bool published; /* in the BPF map */
@@ -35,6 +30,8 @@ struct hotspot_proc {
 	struct hotspot_layout layout;
 	struct op_jvm_proc bpf;
 	uint64_t low, high; /* the reserved code cache */
+	uint32_t epoch;	    /* its collection count as last read ... */
+	uint64_t epoch_ns;  /* ... and when (0: not read in this image) */
 };
 
 static bool proc_equal(const void *entry, const void *key, void *ctx)
@@ -157,6 +154,7 @@ static int hotspot_attach(void *rt, const struct process *p, const struct proces
 	if (hp->unsupported)
 		return 0;
 	if (!hp->have_layout) {
+		hp->epoch_ns = 0;
 		for (int s = 0; s < HS_SYM__COUNT; s++)
 			sym[s] = hf->sym[s] + m->bias;
 		err = hotspot_vm__read(&mem, sym, &hp->layout);
@@ -245,6 +243,120 @@ static bool budget_allows(struct hotspot *hs, uint32_t pid)
 	return false;
 }
 
+/*
+ * How long a process's last read of its collection count stands for its
+ * count now (what a sample's 16 bits are widened against): no JVM collects
+ * 32768 times in that time.
+ */
+#define HOTSPOT_EPOCH_FRESH_NS (1000ull * 1000 * 1000)
+
+/*
+ * hp's collection count now into *count: as last read while that stands
+ * (or the process is gone: it collects no more), else read. 0 or -EFAULT.
+ */
+static int proc_epoch(struct hotspot_proc *hp, const struct remote_memory *mem, bool force,
+		      uint32_t *count)
+{
+	uint64_t now = clock__now_ns();
+	uint32_t v;
+
+	if (!force && hp->epoch_ns &&
+	    (!hp->running || now - hp->epoch_ns < HOTSPOT_EPOCH_FRESH_NS)) {
+		*count = hp->epoch;
+		return 0;
+	}
+	if (!hp->bpf.gc_count || remote_memory__read(mem, hp->bpf.gc_count, &v, sizeof(v)))
+		return -EFAULT;
+	hp->epoch = v;
+	hp->epoch_ns = now;
+	*count = v;
+	return 0;
+}
+
+/* A frame's 16-bit epoch widened to the count nearest now (no sample is 32768 collections old). */
+static uint32_t sample_epoch(uint32_t now, uint16_t low)
+{
+	return now + (uint32_t)(int32_t)(int16_t)(uint16_t)(low - (uint16_t)now);
+}
+
+/* Reads the method of f (Method* f->addr) into *out: 0 or -errno, timed and counted. */
+static int read_method(struct hotspot *hs, struct hotspot_proc *hp, const struct remote_memory *mem,
+		       const struct op_frame *f, uint64_t fingerprint, struct hotspot_method **out)
+{
+	uint64_t t0 = clock__now_ns();
+	uint32_t type = (uint32_t)(f->data >> OP_JVM_TYPE_SHIFT);
+	int err;
+
+	if (type == OP_JVM_T_STUB)
+		err = hotspot_method__read_stub(mem, f->addr, out);
+	else
+		err = hotspot_method__read(mem, &hp->layout, f->addr, fingerprint, out);
+	hs->stats.method_ns += clock__now_ns() - t0;
+	if (err)
+		hs->stats.errors++;
+	return err;
+}
+
+/*
+ * A Java method's frame in a JVM that counts its collections. A Method*,
+ * its ConstMethod and its constant pool are freed only by a class unloading,
+ * which only a collection does, counted before it unloads: a name read
+ * while the count was the sample's is the sample's method. So a name is
+ * trusted for a frame of the epoch it was read (or read again) in; in
+ * another epoch it is read again, and a frame sampled before a collection
+ * that ran since is not named at all (its method may be gone and its
+ * memory another's: a stale name is worse than none). A read during which
+ * the count moved is refused too: its parts may come from two classes.
+ */
+static uint32_t resolve_method(struct hotspot *hs, struct hotspot_proc *hp, uint32_t pid,
+			       const struct op_frame *f, uint64_t fingerprint, uint32_t id,
+			       bool reused)
+{
+	struct remote_memory mem = interp_env__memory(&hs->env, pid);
+	/* The store's object is ours: its epoch is ours to move. */
+	struct hotspot_method *old =
+	    id ? (struct hotspot_method *)frame_store__get(&hs->methods, id) : NULL;
+	struct hotspot_method *m;
+	uint32_t now, after;
+
+	if (old && !proc_epoch(hp, &mem, false, &now) &&
+	    sample_epoch(now, f->reserved) == old->epoch)
+		return id;
+	if (!hp->have_layout || proc_epoch(hp, &mem, true, &now)) {
+		hs->stats.errors++;
+		return 0;
+	}
+	if (old && sample_epoch(now, f->reserved) == old->epoch)
+		return id;
+	if (sample_epoch(now, f->reserved) != now) {
+		hs->stats.raced++;
+		hs->raced_ns = clock__now_ns();
+		return 0;
+	}
+	if (!old && !budget_allows(hs, pid))
+		return 0;
+	if (read_method(hs, hp, &mem, f, fingerprint, &m))
+		return 0;
+	if (proc_epoch(hp, &mem, true, &after) || after != now) {
+		hotspot_method__free(m);
+		hs->stats.raced++;
+		hs->raced_ns = clock__now_ns();
+		return 0;
+	}
+	m->epoch = now;
+	if (old && hotspot_method__same(old, m)) {
+		/* Still the same method: its id (and the profile's location) stays. */
+		old->epoch = now;
+		hotspot_method__free(m);
+		hs->stats.rechecked++;
+		return id;
+	}
+	if (old || reused)
+		hs->stats.reused++;
+	hs->stats.methods++;
+	return frame_store__add(&hs->methods, pid, f->addr, fingerprint, m);
+}
+
 static uint32_t hotspot_resolve(void *rt, uint32_t pid, const struct op_frame *f)
 {
 	struct hotspot *hs = rt;
@@ -254,32 +366,25 @@ static uint32_t hotspot_resolve(void *rt, uint32_t pid, const struct op_frame *f
 	struct remote_memory mem = interp_env__memory(&hs->env, pid);
 	struct hotspot_method *m;
 	struct hotspot_proc *hp;
-	uint64_t t0;
-	bool reused;
+	bool found, reused;
 	uint32_t id;
-	int err;
 
 	if (!f->addr)
 		return 0;
-	if (frame_store__find(&hs->methods, pid, f->addr, fingerprint, &id, &reused))
-		return id;
+	found = frame_store__find(&hs->methods, pid, f->addr, fingerprint, &id, &reused);
 	hp = hashmap__find(&hs->procs, hash_u64(pid), &pid);
+	/* Stubs live as long as the JVM; one that does not count its collections is named as read.
+	 */
+	if (hp && type != OP_JVM_T_STUB && hp->bpf.gc_count)
+		return resolve_method(hs, hp, pid, f, fingerprint, found ? id : 0, reused);
+	if (found)
+		return id;
 	if (!hp || !hp->have_layout)
 		return 0;
 	if (reused)
 		hs->stats.reused++;
-	if (!budget_allows(hs, pid))
+	if (!budget_allows(hs, pid) || read_method(hs, hp, &mem, f, fingerprint, &m))
 		return 0;
-	t0 = clock__now_ns();
-	if (type == OP_JVM_T_STUB)
-		err = hotspot_method__read_stub(&mem, f->addr, &m);
-	else
-		err = hotspot_method__read(&mem, &hp->layout, f->addr, fingerprint, &m);
-	hs->stats.method_ns += clock__now_ns() - t0;
-	if (err) {
-		hs->stats.errors++;
-		return 0;
-	}
 	hs->stats.methods++;
 	return frame_store__add(&hs->methods, pid, f->addr, fingerprint, m);
 }
@@ -354,6 +459,33 @@ static size_t hotspot_end_interval(void *rt, const struct process_table *pt)
 	return held;
 }
 
+/*
+ * While a running JVM counts its collections, its frames are named within
+ * HOTSPOT_POLL_MS of their sample (a name holds for the epoch of its
+ * sample); within HOTSPOT_RACED_POLL_MS for HOTSPOT_RACED_NS after a frame
+ * was refused for a collection since its sample (a JVM collecting faster).
+ */
+#define HOTSPOT_POLL_MS	      100
+#define HOTSPOT_RACED_POLL_MS 20
+#define HOTSPOT_RACED_NS      (5ull * 1000 * 1000 * 1000)
+
+static uint32_t hotspot_poll_ms(const void *rt)
+{
+	const struct hotspot *hs = rt;
+	void *e;
+
+	for (size_t i = 0; hashmap__next(&hs->procs, &i, &e);) {
+		const struct hotspot_proc *hp = e;
+
+		if (!hp->running || !hp->bpf.gc_count)
+			continue;
+		return hs->raced_ns && clock__now_ns() - hs->raced_ns < HOTSPOT_RACED_NS
+			   ? HOTSPOT_RACED_POLL_MS
+			   : HOTSPOT_POLL_MS;
+	}
+	return 0;
+}
+
 static size_t hotspot_held(const void *rt, uint32_t pid)
 {
 	return frame_store__held(&((const struct hotspot *)rt)->methods, pid);
@@ -366,7 +498,7 @@ static void hotspot_read_bpf_counters(void *rt, interp_read_percpu_fn read, void
 	read(ctx, "jvm_stats", hs->bpf_stats, OP_JVM_STAT__COUNT);
 }
 
-#define HOTSPOT_COUNTERS 20
+#define HOTSPOT_COUNTERS 24
 static size_t hotspot_counters(const void *rt, struct interp_counter *out)
 {
 	static const char *const bpf_names[OP_JVM_STAT__COUNT] = {
@@ -390,6 +522,8 @@ static size_t hotspot_counters(const void *rt, struct interp_counter *out)
 	    {"hotspot: ns reading methods", hs->stats.method_ns},
 	    {"hotspot: Method addresses reused", hs->stats.reused},
 	    {"hotspot: methods unreadable", hs->stats.errors},
+	    {"hotspot: names read again after a collection", hs->stats.rechecked},
+	    {"hotspot: frames not named: a collection ran since their sample", hs->stats.raced},
 	    {"hotspot: frames not named (byte budget)", hs->stats.over_budget},
 	    {"hotspot: method bytes now", hs->methods.bytes},
 	};
@@ -469,6 +603,7 @@ const struct interp_ops hotspot_interp_ops = {
     .folded_suffix = hotspot_folded_suffix,
     .end_interval = hotspot_end_interval,
     .held = hotspot_held,
+    .poll_ms = hotspot_poll_ms,
     .read_bpf_counters = hotspot_read_bpf_counters,
     .counters = hotspot_counters,
 };

@@ -9,10 +9,14 @@
  *     `jvm_procs` BPF entry (struct op_jvm_proc) and one code range the walk
  *     hands to hotspot_step() (OP_INTERP_RANGE_F_UNWINDS). A JVM not set up
  *     yet is asked again on the next maps read;
- *   - names Java frames: each (pid, Method*) read once while the process
- *     lives (hotspot_method.h), checked against the ConstMethod the walker
- *     read (a method freed and its memory reused reads again), kept in the
- *     runtime's frame store.
+ *   - names Java frames: each (pid, Method*) read while the process lives
+ *     (hotspot_method.h), checked against the ConstMethod the walker read,
+ *     kept in the runtime's frame store, and trusted only for frames of the
+ *     collection epoch it was read in (the JVM's collection count, which
+ *     the walker puts in each frame): a class unloading frees its methods'
+ *     memory for the next class only in a collection, so a name is read
+ *     again in each new epoch, and a frame sampled before a collection that
+ *     ran since is not named (hotspot.c: resolve_method()).
  */
 #ifndef OMNIPROF_INTERP_HOTSPOT_H
 #define OMNIPROF_INTERP_HOTSPOT_H
@@ -36,6 +40,8 @@ struct hotspot_stats {
 	uint64_t method_ns;   /* time spent reading them (the naming cost per new Method*) */
 	uint64_t reused;      /* a Method* found holding another method */
 	uint64_t errors;      /* methods that could not be read */
+	uint64_t rechecked;   /* names read again after a collection, found the same */
+	uint64_t raced;	      /* frames not named: a collection ran since their sample */
 	uint64_t over_budget; /* frames not named: a byte budget was full */
 };
 
@@ -52,6 +58,11 @@ struct hotspot_stats {
 #define HOTSPOT_BYTES_PER_PROCESS   (16u << 20)
 #define HOTSPOT_BYTES_MAX	    (64u << 20)
 
+/* libjvm.so: where its self-description symbols are (file vaddrs): inspect_file's data. */
+struct hotspot_file {
+	uint64_t sym[HS_SYM__COUNT];
+};
+
 struct hotspot {
 	struct file_cache *files;
 	struct interp_env env;	    /* its memory reads (interp_env__memory) */
@@ -59,6 +70,7 @@ struct hotspot {
 	struct hashmap procs;	    /* pid -> struct hotspot_proc */
 	struct frame_store methods; /* struct hotspot_method */
 	struct hotspot_stats stats;
+	uint64_t raced_ns; /* when a frame was last refused for a collection since its sample */
 	uint64_t bpf_stats[OP_JVM_STAT__COUNT];
 };
 

@@ -270,6 +270,13 @@ int hotspot_method__read_stub(const struct remote_memory *mem, uint64_t name_add
 	return 0;
 }
 
+bool hotspot_method__same(const struct hotspot_method *a, const struct hotspot_method *b)
+{
+	return a && b && !strcmp(a->name, b->name) && !strcmp(a->filename, b->filename) &&
+	       a->n_lines == b->n_lines &&
+	       (!a->n_lines || !memcmp(a->lines, b->lines, a->n_lines * sizeof(*a->lines)));
+}
+
 int64_t hotspot_method__line(const struct hotspot_method *m, uint32_t bci)
 {
 	int64_t best_line = 0;

@@ -9,6 +9,7 @@
 #ifndef OMNIPROF_INTERP_HOTSPOT_METHOD_H
 #define OMNIPROF_INTERP_HOTSPOT_METHOD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,8 @@ struct hotspot_method {
 	char *filename;		    /* "Main.java", "" when unknown; owned */
 	struct hotspot_line *lines; /* owned, n_lines */
 	uint32_t n_lines;
+	/* The JVM's collection count when this was last read (hotspot.c's epochs). */
+	uint32_t epoch;
 	size_t bytes;
 };
 
@@ -42,6 +45,8 @@ int hotspot_method__read(const struct remote_memory *mem, const struct hotspot_l
 int hotspot_method__read_stub(const struct remote_memory *mem, uint64_t name_addr,
 			      struct hotspot_method **out);
 void hotspot_method__free(struct hotspot_method *m); /* accepts NULL */
+/* Whether a and b name the same method the same way (name, file, line table). */
+bool hotspot_method__same(const struct hotspot_method *a, const struct hotspot_method *b);
 
 /* The line of bytecode index bci (the entry with the greatest start <= bci), 0: unknown. */
 int64_t hotspot_method__line(const struct hotspot_method *m, uint32_t bci);

@@ -58,8 +58,11 @@ static int hotspot_unwind__step(void *ctx, struct op_walk *w, struct op_frame *f
 	struct hotspot_unwind *hu = ctx;
 
 	hu->walk = w;
-	if (op_walk__setup_once(w, OP_INTERP_HOTSPOT))
+	if (op_walk__setup_once(w, OP_INTERP_HOTSPOT)) {
 		op_jvm_walker__begin(&hu->walker);
+		if (hu->proc)
+			op_jvm_walker__epoch(&hu->walker, hu->proc);
+	}
 	return op_jvm_walk_step(w, hu->proc, &hu->walker, frame, res);
 }
 

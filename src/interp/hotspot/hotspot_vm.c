@@ -50,6 +50,9 @@ static const struct want wants[] = {
     {"CodeCache", "_low_bound", W_STATIC, L(code_low), true},
     {"CodeCache", "_high_bound", W_STATIC, L(code_high), true},
     {"AbstractInterpreter", "_code", W_STATIC, L(interp_code), true},
+    /* The collection count: what tells a name read before a class unloading apart. */
+    {"Universe", "_collectedHeap", W_STATIC, L(universe_heap), false},
+    {"CollectedHeap", "_total_collections", W_OFFSET, L(heap_total_collections), false},
     {"CodeHeap", "_memory", W_OFFSET, L(heap_memory), true},
     {"CodeHeap", "_segmap", W_OFFSET, L(heap_segmap), true},
     {"CodeHeap", "_log2_segment_size", W_OFFSET, L(heap_log2), true},
@@ -310,7 +313,7 @@ static bool fits_u16(uint32_t v)
 int hotspot_vm__code_cache(const struct remote_memory *mem, const struct hotspot_layout *l,
 			   struct op_jvm_proc *proc, uint64_t *low, uint64_t *high)
 {
-	uint64_t heaps[OP_JVM_MAX_HEAPS] = {0}, code = 0, buffer = 0;
+	uint64_t heaps[OP_JVM_MAX_HEAPS] = {0}, code = 0, buffer = 0, heap = 0;
 	uint32_t n = 0;
 	int32_t limit = 0;
 
@@ -401,5 +404,9 @@ int hotspot_vm__code_cache(const struct remote_memory *mem, const struct hotspot
 	proc->ifr_sender_sp = (int8_t)l->ifr_sender_sp;
 	proc->ifr_method = (int8_t)l->ifr_method;
 	proc->ifr_bcp = (int8_t)l->ifr_bcp;
+	/* The heap is made once at start and never moves: its count's address with it. */
+	if (l->universe_heap && l->heap_total_collections &&
+	    !read_u64(mem, l->universe_heap, &heap) && heap)
+		proc->gc_count = heap + l->heap_total_collections;
 	return 0;
 }

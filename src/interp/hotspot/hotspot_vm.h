@@ -48,11 +48,12 @@ extern const char *const hotspot_vm__symbol_names[HS_SYM__COUNT];
 struct hotspot_layout {
 	int major; /* Abstract_VM_Version::_vm_major_version, 0: unknown */
 	/* statics */
-	uint64_t code_heaps;  /* &CodeCache::_heaps (JDK 9+) */
-	uint64_t code_heap;   /* &CodeCache::_heap (JDK 8) */
-	uint64_t code_low;    /* &CodeCache::_low_bound */
-	uint64_t code_high;   /* &CodeCache::_high_bound */
-	uint64_t interp_code; /* &AbstractInterpreter::_code */
+	uint64_t code_heaps;	/* &CodeCache::_heaps (JDK 9+) */
+	uint64_t code_heap;	/* &CodeCache::_heap (JDK 8) */
+	uint64_t code_low;	/* &CodeCache::_low_bound */
+	uint64_t code_high;	/* &CodeCache::_high_bound */
+	uint64_t interp_code;	/* &AbstractInterpreter::_code */
+	uint64_t universe_heap; /* &Universe::_collectedHeap, 0: not described */
 	/* fields */
 	uint32_t heap_memory, heap_segmap, heap_log2;
 	uint32_t vs_low_boundary, vs_high_boundary;
@@ -62,6 +63,7 @@ struct hotspot_layout {
 	uint32_t nmethod_method;
 	uint32_t nm_scopes_data, nm_pcs_offset, nm_pcs_end_offset, nm_metadata_offset;
 	uint32_t nm_deopt_handler, nm_deopt_mh_handler, nm_orig_pc_offset;
+	uint32_t heap_total_collections; /* CollectedHeap::_total_collections, 0: not described */
 	/* JDK 8's int offsets (from the blob), copied into the fields above when it is JDK 8 */
 	uint32_t blob_code_offset, blob_data_offset, nm_scopes_data_offset;
 	uint32_t nm_deoptimize_offset, nm_deoptimize_mh_offset;
@@ -91,6 +93,8 @@ int hotspot_vm__read(const struct remote_memory *mem, const uint64_t sym[HS_SYM_
  * The code cache of a JVM whose layout was read: its heaps, the interpreter
  * and the offsets the BPF walker reads with, into *proc; [*low, *high) is
  * the whole reserved code cache. 0, -EAGAIN (not set up yet) or -errno.
+ * proc->gc_count stays 0 until the JVM's heap is set up (or when it does
+ * not describe its collection count).
  */
 int hotspot_vm__code_cache(const struct remote_memory *mem, const struct hotspot_layout *l,
 			   struct op_jvm_proc *proc, uint64_t *low, uint64_t *high);

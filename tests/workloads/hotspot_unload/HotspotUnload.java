@@ -5,7 +5,7 @@
 // calls its spin) until the JIT compiled it, then drops the loader and runs a
 // full GC: the class is unloaded, its methods and nmethods freed, and the
 // next plugin's may take their addresses. Usage: HotspotUnload SECONDS
-// PLUGINS_DIR; "ready" after the first two cycles.
+// PLUGINS_DIR [CYCLE_MS, 150]; "ready" after the first two cycles.
 import java.io.File;
 import java.net.URL;
 import java.net.URLClassLoader;
@@ -29,8 +29,9 @@ public class HotspotUnload {
     public static void main(String[] args) throws Exception {
         long end = System.currentTimeMillis() + Long.parseLong(args[0]) * 1000;
         URL plugins = new File(args[1]).toURI().toURL();
+        long cycleMs = args.length > 2 ? Long.parseLong(args[2]) : 150;
         for (int i = 0; System.currentTimeMillis() < end; i++) {
-            sink += cycle(plugins, i % 2 == 0 ? "PluginA" : "PluginB", 150);
+            sink += cycle(plugins, i % 2 == 0 ? "PluginA" : "PluginB", cycleMs);
             System.gc();
             if (i == 1) {
                 System.out.println("ready");

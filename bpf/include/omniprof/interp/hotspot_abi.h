@@ -24,6 +24,15 @@
  *         method's bytecodes are at most 64 KiB); bits 28..31: enum
  *         op_jvm_type again, so the frame's type stays in the profile's
  *         location (its address) and the folded output can show it
+ *   reserved  the low 16 bits of the JVM's collection count when the walk
+ *         began (op_jvm_proc.gc_count; 0 when not known): the epoch whose
+ *         memory the frame's Method* was read in. A class is unloaded, and
+ *         its Method, ConstMethod and constant pool freed for the next
+ *         class to take, only in a collection counted before it unloads
+ *         (CollectedHeap::_total_collections, counted at the start of each
+ *         Serial, Parallel and G1 collection and at ZGC's mark start), so
+ *         user space trusts a name read in that same epoch and reads again
+ *         otherwise (src/interp/hotspot/hotspot.c)
  */
 #ifndef OMNIPROF_INTERP_HOTSPOT_ABI_H
 #define OMNIPROF_INTERP_HOTSPOT_ABI_H
@@ -118,6 +127,8 @@ struct op_jvm_proc {
 	__u16 nm_deopt_mh_handler; /* CompiledMethod::_deopt_mh_handler_begin */
 	__u16 nm_orig_pc_offset;   /* nmethod::_orig_pc_offset (an int) */
 	__u16 reserved2;
+	/* &CollectedHeap::_total_collections (an unsigned int), 0: not known. */
+	__u64 gc_count;
 };
 
 /* Code blobs, decoded scopes and Method -> ConstMethod pairs one walk
@@ -195,6 +206,8 @@ struct op_jvm_walker {
 	 * PcDesc search's last window.
 	 */
 	__u32 block_len;
+	__u32 epoch; /* the JVM's collection count when the walk began (0: not known) */
+	__u32 reserved;
 	struct op_jvm_blob blobs[OP_JVM_BLOBS];
 	struct op_jvm_scope scope_cache[OP_JVM_SCOPES];
 	struct op_jvm_method methods[OP_JVM_METHODS];
@@ -216,10 +229,10 @@ enum op_jvm_stat {
 };
 
 _Static_assert(sizeof(struct op_jvm_heap) == 32, "op_jvm_heap layout");
-_Static_assert(sizeof(struct op_jvm_proc) == 32 * OP_JVM_MAX_HEAPS + 56, "op_jvm_proc layout");
+_Static_assert(sizeof(struct op_jvm_proc) == 32 * OP_JVM_MAX_HEAPS + 64, "op_jvm_proc layout");
 _Static_assert(sizeof(struct op_jvm_blob) == 112, "op_jvm_blob layout");
 _Static_assert(sizeof(struct op_jvm_scope) == 32, "op_jvm_scope layout");
-_Static_assert(sizeof(struct op_jvm_walker) == 40 + 112 * OP_JVM_BLOBS + 32 * OP_JVM_SCOPES +
+_Static_assert(sizeof(struct op_jvm_walker) == 48 + 112 * OP_JVM_BLOBS + 32 * OP_JVM_SCOPES +
 						   16 * OP_JVM_METHODS + OP_JVM_BLOCK,
 	       "op_jvm_walker layout");
 

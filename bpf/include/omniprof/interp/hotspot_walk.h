@@ -125,6 +125,17 @@ static __always_inline void op_jvm_walker__begin(struct op_jvm_walker *jw)
 		jw->scope_cache[i].at = 0;
 	for (int i = 0; i < OP_JVM_METHODS; i++)
 		jw->methods[i].method = 0;
+	jw->epoch = 0;
+}
+
+/* The JVM's collection count into jw->epoch, once per walk (a sample's frames share it). */
+static __always_inline void op_jvm_walker__epoch(struct op_jvm_walker *jw,
+						 const struct op_jvm_proc *proc)
+{
+	__u32 count = 0;
+
+	if (proc->gc_count && !OP_JVM_READ(jw, &count, 4, proc->gc_count))
+		jw->epoch = count;
 }
 
 /* Method::_constMethod of method, remembered for the walk. 0 or -1. */
@@ -148,15 +159,15 @@ static __always_inline int op_jvm_const_method(struct op_jvm_walker *jw,
 	return 0;
 }
 
-static __always_inline void op_jvm_frame(struct op_frame *frame, __u64 addr, __u64 fingerprint,
-					 __u32 type, __u32 bci)
+static __always_inline void op_jvm_frame(const struct op_jvm_walker *jw, struct op_frame *frame,
+					 __u64 addr, __u64 fingerprint, __u32 type, __u32 bci)
 {
 	frame->addr = addr;
 	frame->data = (fingerprint & OP_JVM_FP_MASK) | ((__u64)type << OP_JVM_TYPE_SHIFT);
 	frame->aux = (bci & OP_JVM_BCI_MASK) | (type << OP_JVM_AUX_TYPE_SHIFT);
 	frame->kind = OP_FRAME_HOTSPOT;
 	frame->flags = 0;
-	frame->reserved = 0;
+	frame->reserved = (__u16)jw->epoch;
 }
 
 static __always_inline int op_jvm_error(struct op_jvm_walker *jw, struct op_frame *frame)
@@ -335,7 +346,7 @@ static __always_inline int op_jvm_pending(const struct op_jvm_proc *proc, struct
 		op_frame__set_error(frame, OP_UNWIND_ERR_HOTSPOT);
 		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_HOTSPOT;
 	}
-	op_jvm_frame(frame, method, cm, sender ? OP_JVM_T_INLINED : OP_JVM_T_COMPILED, bci);
+	op_jvm_frame(jw, frame, method, cm, sender ? OP_JVM_T_INLINED : OP_JVM_T_COMPILED, bci);
 	OP_JVM_STAT(jw, sender ? OP_JVM_STAT_INLINED : OP_JVM_STAT_COMPILED);
 	if (!sender)
 		return jw->deferred;
@@ -465,7 +476,7 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 			bci = (__u32)(bcp - base);
 		/* The caller's unextended sp (a compiled caller's frame size counts from it). */
 		nsp = ssp >= fp + 16 && ssp - fp < OP_JVM_MAX_FRAME ? ssp : fp + 16;
-		op_jvm_frame(frame, method, cm, OP_JVM_T_INTERPRETED, bci);
+		op_jvm_frame(jw, frame, method, cm, OP_JVM_T_INTERPRETED, bci);
 		OP_JVM_STAT(jw, OP_JVM_STAT_INTERPRETED);
 		goto caller;
 	}
@@ -481,7 +492,7 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 
 		method = b->method;
 		cm = b->cm;
-		op_jvm_frame(frame, method, cm, OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
+		op_jvm_frame(jw, frame, method, cm, OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
 		jw->next = 0;
 		if (!u->pc_exact && b->orig_pc_offset > 0 &&
 		    (__u32)b->orig_pc_offset < OP_JVM_MAX_FRAME &&
@@ -501,7 +512,7 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 		if (!nm_scope)
 			OP_JVM_STAT(jw, OP_JVM_STAT_NO_PCDESC);
 	} else {
-		op_jvm_frame(frame, b->name, b->blob, OP_JVM_T_STUB, OP_JVM_BCI_NONE);
+		op_jvm_frame(jw, frame, b->name, b->blob, OP_JVM_T_STUB, OP_JVM_BCI_NONE);
 		OP_JVM_STAT(jw, OP_JVM_STAT_STUB);
 	}
 	if (b->frame_size > 0) {
@@ -549,7 +560,7 @@ caller:
 		}
 		/* No readable scope: the nmethod's own method, without a line. */
 		jw->next = 0;
-		op_jvm_frame(frame, method, cm, OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
+		op_jvm_frame(jw, frame, method, cm, OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
 		OP_JVM_STAT(jw, OP_JVM_STAT_COMPILED);
 		return jw->deferred;
 	}
