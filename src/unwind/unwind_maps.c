@@ -19,6 +19,7 @@
 #include "util/array.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/memory.h"
 
 struct rule_entry {
 	struct op_unwind_rule rule;
@@ -536,6 +537,9 @@ enum unwind_table_state unwind_maps__table_state(const struct unwind_maps *um, u
 	return lt->building ? UNWIND_TABLE_BUILDING : UNWIND_TABLE_READY;
 }
 
+/* Builds whose estimated heap reaches this trim the heap when done. */
+#define UNWIND_TRIM_AFTER_BYTES (4u << 20)
+
 /* On the file worker: opens, reads and parses the file, touches nothing shared. */
 static void build_job_run(struct file_job *job)
 {
@@ -543,6 +547,7 @@ static void build_job_run(struct file_job *job)
 	struct elf_file ef = {.path = j->src.path, .size = j->src.size};
 
 	uint8_t id[STACK_DELTAS_ID_LEN];
+	size_t cost;
 	bool cached;
 
 	ef.fd = j->src.open(j->src.ctx);
@@ -550,6 +555,9 @@ static void build_job_run(struct file_job *job)
 		job->err = ef.fd;
 		return;
 	}
+	/* Two large builds at once made the profiler's peak: a large one waits its turn. */
+	cost = stack_deltas__build_cost(&ef);
+	file_job__reserve(job, cost);
 	/* The id of the bytes open now (one read of the CFI sections): a table cached
 	 * under it was built from these very bytes. */
 	cached = j->cache && !stack_deltas__table_id(&ef, id);
@@ -563,7 +571,14 @@ static void build_job_run(struct file_job *job)
 	 * fails costs the next run a build, nothing else. */
 	if (cached && !job->err && j->table.has_id)
 		table_cache__store(j->cache, &j->table);
+	/*
+	 * The build's free heap stays in this thread's arena up to the trim
+	 * threshold; a large build is rare, so trimming after each is cheap.
+	 */
+	if (cost >= UNWIND_TRIM_AFTER_BYTES)
+		memory__trim();
 cleanup:
+	job->bytes = j->table.n * sizeof(*j->table.deltas);
 	close(ef.fd);
 }
 

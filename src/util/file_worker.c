@@ -18,6 +18,7 @@
 struct shared {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
+	pthread_cond_t room; /* reserved fell: file_job__reserve() may go on */
 	/* The queue: jobs posted in the foreground, then those posted in the
 	 * background (from bg_first on), each part in posting order. */
 	struct file_job *queue_first, *queue_last;
@@ -26,6 +27,8 @@ struct shared {
 	/* Finished jobs not handed back by file_worker__poll yet: those on the
 	 * done list and those it took and has not finished handing back. */
 	size_t n_done;
+	size_t done_bytes; /* file_job.bytes of those n_done */
+	size_t reserved;   /* file_job__reserve() grants of the running jobs */
 	bool stopping;
 	unsigned int refs; /* the owner and every thread alive */
 	struct file_worker_stats stats;
@@ -71,6 +74,7 @@ static void shared_free(struct shared *sh)
 		next = j->next;
 		j->free(j);
 	}
+	pthread_cond_destroy(&sh->room);
 	pthread_cond_destroy(&sh->cond);
 	pthread_mutex_destroy(&sh->lock);
 	free(sh);
@@ -89,6 +93,42 @@ static bool drop_abandoned(struct file_job *job)
 	return refs == 1;
 }
 
+/* Gives back what job reserved. Under the lock. */
+static void unreserve(struct shared *sh, struct file_job *job)
+{
+	if (!job->reserved)
+		return;
+	sh->reserved -= job->reserved;
+	job->reserved = 0;
+	pthread_cond_broadcast(&sh->room);
+}
+
+void file_job__reserve(struct file_job *job, size_t bytes)
+{
+	struct shared *sh = job->owner;
+
+	if (!sh || !bytes)
+		return;
+	pthread_mutex_lock(&sh->lock);
+	if (sh->reserved && sh->reserved + bytes > FILE_WORKER_RESERVE_BYTES && !sh->stopping) {
+		job->waiting = true;
+		sh->stats.waited++;
+		while (sh->reserved && sh->reserved + bytes > FILE_WORKER_RESERVE_BYTES &&
+		       !sh->stopping && !job->abandoned)
+			pthread_cond_wait(&sh->room, &sh->lock);
+		job->waiting = false;
+		/* The timeout and run_ns count from here: waiting is not running. */
+		job->started_ns = clock__now_ns();
+	}
+	if (!job->abandoned) {
+		sh->reserved += bytes;
+		job->reserved += bytes;
+		if (sh->reserved > sh->stats.reserved_max)
+			sh->stats.reserved_max = sh->reserved;
+	}
+	pthread_mutex_unlock(&sh->lock);
+}
+
 static void *worker_main(void *arg)
 {
 	struct slot *slot = arg;
@@ -100,7 +140,9 @@ static void *worker_main(void *arg)
 		struct file_job *job;
 		bool free_it;
 
-		while ((!sh->queue_first || sh->n_done >= FILE_WORKER_MAX_DONE) && !sh->stopping)
+		while ((!sh->queue_first || sh->n_done >= FILE_WORKER_MAX_DONE ||
+			sh->done_bytes >= FILE_WORKER_MAX_DONE_BYTES) &&
+		       !sh->stopping)
 			pthread_cond_wait(&sh->cond, &sh->lock);
 		if (sh->stopping)
 			break;
@@ -114,6 +156,8 @@ static void *worker_main(void *arg)
 			sh->bg_first = job->next;
 		job->next = NULL;
 		job->started_ns = clock__now_ns();
+		job->owner = sh;
+		job->bytes = 0;
 		slot->current = job;
 		pthread_mutex_unlock(&sh->lock);
 
@@ -121,6 +165,8 @@ static void *worker_main(void *arg)
 
 		pthread_mutex_lock(&sh->lock);
 		slot->current = NULL;
+		unreserve(sh, job);
+		job->owner = NULL;
 		if (job->abandoned) {
 			/* Too late: the poller reported it and replaced this thread. */
 			sh->stats.late++;
@@ -140,6 +186,7 @@ static void *worker_main(void *arg)
 		}
 		push(&sh->done_first, &sh->done_last, job);
 		sh->n_done++;
+		sh->done_bytes += job->bytes;
 		if (slot->abandoned)
 			break;
 	}
@@ -204,6 +251,7 @@ int file_worker__new(unsigned int n_threads, unsigned int timeout_ms, struct fil
 		goto cleanup;
 	pthread_mutex_init(&fw->sh->lock, NULL);
 	pthread_cond_init(&fw->sh->cond, NULL);
+	pthread_cond_init(&fw->sh->room, NULL);
 	fw->sh->refs = 1;
 	fw->want_threads = n_threads ? n_threads : FILE_WORKER_THREADS;
 	if (fw->want_threads > FILE_WORKER_THREADS * 4)
@@ -233,6 +281,7 @@ void file_worker__free(struct file_worker *fw)
 		pthread_mutex_lock(&sh->lock);
 		sh->stopping = true;
 		pthread_cond_broadcast(&sh->cond);
+		pthread_cond_broadcast(&sh->room);
 		last = --sh->refs == 0;
 		pthread_mutex_unlock(&sh->lock);
 		/* Busy threads finish (or stay stuck) on their own; the last one frees sh. */
@@ -253,6 +302,7 @@ void file_worker__post_as(struct file_worker *fw, struct file_job *job, bool bac
 
 	job->err = 0;
 	job->abandoned = false;
+	job->bytes = 0;
 	fw->in_flight++;
 	pthread_mutex_lock(&sh->lock);
 	sh->stats.queued++;
@@ -336,15 +386,18 @@ size_t file_worker__poll(struct file_worker *fw, file_job_fn fn, void *ctx)
 		struct slot *slot = fw->slots[i];
 		struct file_job *job = slot->current;
 
-		if (!job || now - job->started_ns < (job->timeout_ms
-							 ? (uint64_t)job->timeout_ms * 1000000ull
-							 : fw->timeout_ns)) {
+		if (!job || job->waiting ||
+		    now - job->started_ns < (job->timeout_ms
+						 ? (uint64_t)job->timeout_ms * 1000000ull
+						 : fw->timeout_ns)) {
 			i++;
 			continue;
 		}
 		/* Left to its thread, which ends if it ever returns; reported now. */
 		job->abandoned = true;
 		job->err = -ETIMEDOUT;
+		/* Its thread may never return: others may not wait for its room. */
+		unreserve(sh, job);
 		job->next = (struct file_job *)(uintptr_t)2; /* the thread's and ours */
 		slot->abandoned = true;
 		sh->stats.abandoned++;
@@ -398,6 +451,8 @@ size_t file_worker__poll(struct file_worker *fw, file_job_fn fn, void *ctx)
 			stuck[i]->free(stuck[i]);
 	}
 	for (; done; done = next) {
+		size_t bytes = done->bytes; /* fn frees the job */
+
 		next = done->next;
 		fw->in_flight--;
 		n++;
@@ -406,7 +461,10 @@ size_t file_worker__poll(struct file_worker *fw, file_job_fn fn, void *ctx)
 		pthread_mutex_unlock(&sh->lock);
 		fn(ctx, done, false);
 		pthread_mutex_lock(&sh->lock);
-		if (--sh->n_done == FILE_WORKER_MAX_DONE - 1)
+		sh->done_bytes -= bytes;
+		if (--sh->n_done == FILE_WORKER_MAX_DONE - 1 ||
+		    (sh->done_bytes < FILE_WORKER_MAX_DONE_BYTES &&
+		     sh->done_bytes + bytes >= FILE_WORKER_MAX_DONE_BYTES))
 			pthread_cond_broadcast(&sh->cond); /* threads waited for room */
 		pthread_mutex_unlock(&sh->lock);
 	}
