@@ -555,9 +555,11 @@ static void build_job_run(struct file_job *job)
 		job->err = ef.fd;
 		return;
 	}
-	/* Two large builds at once made the profiler's peak: a large one waits its turn. */
+	/* Two large builds at once made the profiler's peak: a large one waits its
+	 * turn (run again from here later; the thread goes on with other jobs). */
 	cost = stack_deltas__build_cost(&ef);
-	file_job__reserve(job, cost);
+	if (!file_job__reserve(job, cost))
+		goto cleanup;
 	/* The id of the bytes open now (one read of the CFI sections): a table cached
 	 * under it was built from these very bytes. */
 	cached = j->cache && !stack_deltas__table_id(&ef, id);

@@ -18,7 +18,6 @@
 struct shared {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	pthread_cond_t room; /* reserved fell: file_job__reserve() may go on */
 	/* The queue: jobs posted in the foreground, then those posted in the
 	 * background (from bg_first on), each part in posting order. */
 	struct file_job *queue_first, *queue_last;
@@ -29,6 +28,9 @@ struct shared {
 	size_t n_done;
 	size_t done_bytes; /* file_job.bytes of those n_done */
 	size_t reserved;   /* file_job__reserve() grants of the running jobs */
+	/* Jobs put back by file_job__reserve() (no room), queued again first
+	 * when a reservation ends. */
+	struct file_job *deferred_first, *deferred_last;
 	bool stopping;
 	unsigned int refs; /* the owner and every thread alive */
 	struct file_worker_stats stats;
@@ -74,7 +76,10 @@ static void shared_free(struct shared *sh)
 		next = j->next;
 		j->free(j);
 	}
-	pthread_cond_destroy(&sh->room);
+	for (j = sh->deferred_first; j; j = next) {
+		next = j->next;
+		j->free(j);
+	}
 	pthread_cond_destroy(&sh->cond);
 	pthread_mutex_destroy(&sh->lock);
 	free(sh);
@@ -93,40 +98,48 @@ static bool drop_abandoned(struct file_job *job)
 	return refs == 1;
 }
 
-/* Gives back what job reserved. Under the lock. */
+/*
+ * Gives back what job reserved, and queues the deferred jobs again, ahead of
+ * the others (they were taken before them). Under the lock.
+ */
 static void unreserve(struct shared *sh, struct file_job *job)
 {
 	if (!job->reserved)
 		return;
 	sh->reserved -= job->reserved;
 	job->reserved = 0;
-	pthread_cond_broadcast(&sh->room);
+	if (!sh->deferred_first)
+		return;
+	sh->deferred_last->next = sh->queue_first;
+	if (!sh->queue_first)
+		sh->queue_last = sh->deferred_last;
+	if (!sh->fg_last && sh->queue_first == sh->bg_first)
+		sh->fg_last = sh->deferred_last; /* now the foreground's last */
+	sh->queue_first = sh->deferred_first;
+	sh->deferred_first = sh->deferred_last = NULL;
+	pthread_cond_broadcast(&sh->cond);
 }
 
-void file_job__reserve(struct file_job *job, size_t bytes)
+bool file_job__reserve(struct file_job *job, size_t bytes)
 {
 	struct shared *sh = job->owner;
+	bool fits;
 
-	if (!sh || !bytes)
-		return;
+	if (!sh || bytes < FILE_WORKER_RESERVE_MIN)
+		return true;
 	pthread_mutex_lock(&sh->lock);
-	if (sh->reserved && sh->reserved + bytes > FILE_WORKER_RESERVE_BYTES && !sh->stopping) {
-		job->waiting = true;
-		sh->stats.waited++;
-		while (sh->reserved && sh->reserved + bytes > FILE_WORKER_RESERVE_BYTES &&
-		       !sh->stopping && !job->abandoned)
-			pthread_cond_wait(&sh->room, &sh->lock);
-		job->waiting = false;
-		/* The timeout and run_ns count from here: waiting is not running. */
-		job->started_ns = clock__now_ns();
-	}
-	if (!job->abandoned) {
+	fits = !sh->reserved || sh->reserved + bytes <= FILE_WORKER_RESERVE_BYTES || sh->stopping;
+	if (fits) {
 		sh->reserved += bytes;
 		job->reserved += bytes;
 		if (sh->reserved > sh->stats.reserved_max)
 			sh->stats.reserved_max = sh->reserved;
+	} else {
+		job->deferred = true;
+		sh->stats.deferred++;
 	}
 	pthread_mutex_unlock(&sh->lock);
+	return fits;
 }
 
 static void *worker_main(void *arg)
@@ -167,6 +180,22 @@ static void *worker_main(void *arg)
 		slot->current = NULL;
 		unreserve(sh, job);
 		job->owner = NULL;
+		if (job->deferred && !job->abandoned && !sh->stopping) {
+			/* Not run: back in line once a running job's reservation ends. */
+			job->deferred = false;
+			if (sh->reserved) {
+				push(&sh->deferred_first, &sh->deferred_last, job);
+			} else {
+				/* Ended meanwhile: at the head of the queue again. */
+				job->next = sh->queue_first;
+				if (!sh->queue_first)
+					sh->queue_last = job;
+				if (!sh->fg_last && sh->queue_first == sh->bg_first)
+					sh->fg_last = job;
+				sh->queue_first = job;
+			}
+			continue;
+		}
 		if (job->abandoned) {
 			/* Too late: the poller reported it and replaced this thread. */
 			sh->stats.late++;
@@ -251,7 +280,6 @@ int file_worker__new(unsigned int n_threads, unsigned int timeout_ms, struct fil
 		goto cleanup;
 	pthread_mutex_init(&fw->sh->lock, NULL);
 	pthread_cond_init(&fw->sh->cond, NULL);
-	pthread_cond_init(&fw->sh->room, NULL);
 	fw->sh->refs = 1;
 	fw->want_threads = n_threads ? n_threads : FILE_WORKER_THREADS;
 	if (fw->want_threads > FILE_WORKER_THREADS * 4)
@@ -281,7 +309,6 @@ void file_worker__free(struct file_worker *fw)
 		pthread_mutex_lock(&sh->lock);
 		sh->stopping = true;
 		pthread_cond_broadcast(&sh->cond);
-		pthread_cond_broadcast(&sh->room);
 		last = --sh->refs == 0;
 		pthread_mutex_unlock(&sh->lock);
 		/* Busy threads finish (or stay stuck) on their own; the last one frees sh. */
@@ -386,10 +413,9 @@ size_t file_worker__poll(struct file_worker *fw, file_job_fn fn, void *ctx)
 		struct slot *slot = fw->slots[i];
 		struct file_job *job = slot->current;
 
-		if (!job || job->waiting ||
-		    now - job->started_ns < (job->timeout_ms
-						 ? (uint64_t)job->timeout_ms * 1000000ull
-						 : fw->timeout_ns)) {
+		if (!job || now - job->started_ns < (job->timeout_ms
+							 ? (uint64_t)job->timeout_ms * 1000000ull
+							 : fw->timeout_ns)) {
 			i++;
 			continue;
 		}
@@ -436,6 +462,16 @@ size_t file_worker__poll(struct file_worker *fw, file_job_fn fn, void *ctx)
 			sh->n_done++;
 		}
 		sh->queue_last = sh->fg_last = sh->bg_first = NULL;
+		while (sh->deferred_first) {
+			struct file_job *job = sh->deferred_first;
+
+			sh->deferred_first = job->next;
+			job->err = -EBUSY;
+			sh->stats.refused++;
+			push(&sh->done_first, &sh->done_last, job);
+			sh->n_done++;
+		}
+		sh->deferred_last = NULL;
 		pthread_mutex_unlock(&sh->lock);
 	}
 	for (size_t i = 0; i < n_stuck; i++) {

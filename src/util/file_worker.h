@@ -38,9 +38,11 @@
  * thread at once. One job may exceed it alone. */
 #define FILE_WORKER_MAX_DONE_BYTES (8u << 20)
 /* Transient memory running jobs may reserve together (file_job__reserve): a
- * job that does not fit waits until it does or until it would run alone. Two
+ * job that does not fit is put back until it does or would run alone. Two
  * large table builds at once made the profiler's peak (117 MiB). */
 #define FILE_WORKER_RESERVE_BYTES (16u << 20)
+/* Less is not reserved: small builds never wait, and do not keep a large one waiting. */
+#define FILE_WORKER_RESERVE_MIN (1u << 20)
 /* Stuck threads left behind at most; past it no replacement is started. */
 #define FILE_WORKER_MAX_ABANDONED 16
 
@@ -64,7 +66,7 @@ struct file_job {
 	uint64_t run_ns;	 /* how long run() took */
 	unsigned int timeout_ms; /* 0: the worker's */
 	bool abandoned;		 /* under the lock */
-	bool waiting;		 /* under the lock: in file_job__reserve(), no timeout */
+	bool deferred;		 /* file_job__reserve() found no room: run() again later */
 	size_t bytes;		 /* set by run(): memory the finished job holds */
 	size_t reserved;	 /* under the lock: what file_job__reserve() granted */
 	void *owner;		 /* the worker's shared state, while it runs */
@@ -79,7 +81,7 @@ struct file_worker_stats {
 	uint64_t threads;      /* threads started */
 	uint64_t late;	       /* abandoned jobs that returned after all (freed by their thread) */
 	uint64_t promoted;     /* background jobs moved ahead: a sampled process waits for them */
-	uint64_t waited;       /* file_job__reserve() calls that waited for room */
+	uint64_t deferred;     /* jobs put back by file_job__reserve() (no room yet) */
 	uint64_t reserved_max; /* most bytes reserved at once */
 };
 
@@ -119,12 +121,15 @@ bool file_worker__promote(struct file_worker *fw, const struct file_job *job);
 typedef void (*file_job_fn)(void *ctx, struct file_job *job, bool abandoned);
 
 /*
- * From run(): waits until bytes more of transient memory fit in
- * FILE_WORKER_RESERVE_BYTES with what the other running jobs reserved (or
- * until no other job holds any), then holds them until run() returns. The
- * wait does not count toward the job's timeout or its run_ns.
+ * From run(), before its memory-hungry part: true when bytes more of
+ * transient memory fit in FILE_WORKER_RESERVE_BYTES beside what the other
+ * running jobs reserved (or no other job holds any; below
+ * FILE_WORKER_RESERVE_MIN always), held then until run() returns. False:
+ * run() must return at once, undoing what it did (it is not handed back: it
+ * runs again from the start once a reservation ends). A thread never waits
+ * for room: opens go on beside a large build.
  */
-void file_job__reserve(struct file_job *job, size_t bytes);
+bool file_job__reserve(struct file_job *job, size_t bytes);
 
 /* Abandons jobs past the timeout and hands back finished ones. Returns how many. */
 size_t file_worker__poll(struct file_worker *fw, file_job_fn fn, void *ctx);
