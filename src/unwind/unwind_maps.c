@@ -547,7 +547,7 @@ static void build_job_run(struct file_job *job)
 	struct elf_file ef = {.path = j->src.path, .size = j->src.size};
 
 	uint8_t id[STACK_DELTAS_ID_LEN];
-	size_t cost;
+	size_t cost = 0;
 	bool cached;
 
 	ef.fd = j->src.open(j->src.ctx);
@@ -555,11 +555,6 @@ static void build_job_run(struct file_job *job)
 		job->err = ef.fd;
 		return;
 	}
-	/* Two large builds at once made the profiler's peak: a large one waits its
-	 * turn (run again from here later; the thread goes on with other jobs). */
-	cost = stack_deltas__build_cost(&ef);
-	if (!file_job__reserve(job, cost))
-		goto cleanup;
 	/* The id of the bytes open now (one read of the CFI sections): a table cached
 	 * under it was built from these very bytes. */
 	cached = j->cache && !stack_deltas__table_id(&ef, id);
@@ -568,6 +563,12 @@ static void build_job_run(struct file_job *job)
 		job->err = 0;
 		goto cleanup;
 	}
+	/* Two large builds at once made the profiler's peak: a large one waits its
+	 * turn (run again from the start later; the thread goes on with other
+	 * jobs). A table read back is its own size only: never held back. */
+	cost = stack_deltas__build_cost(&ef);
+	if (!file_job__reserve(job, cost))
+		goto cleanup;
 	job->err = stack_deltas__build(&ef, &j->table);
 	/* Stored under the id the build computed (the bytes it parsed). A store that
 	 * fails costs the next run a build, nothing else. */
