@@ -446,6 +446,9 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 			(unsigned long long)ws.done, (unsigned long long)ws.abandoned,
 			(unsigned long long)ws.refused, (unsigned long long)ws.late,
 			(unsigned long long)ws.threads);
+		fprintf(stderr, "  %-40s %llu put back (no room), %.1f MiB reserved at most\n",
+			"file worker: build memory", (unsigned long long)ws.deferred,
+			(double)ws.reserved_max / (1 << 20));
 	}
 	fprintf(stderr, "  %-40s %llu closed past %u, %llu reopened, %llu not reopened\n",
 		"user: file descriptors", (unsigned long long)c->files.stats.fds_closed,

@@ -19,6 +19,7 @@
 #include "util/array.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/memory.h"
 
 struct rule_entry {
 	struct op_unwind_rule rule;
@@ -536,6 +537,9 @@ enum unwind_table_state unwind_maps__table_state(const struct unwind_maps *um, u
 	return lt->building ? UNWIND_TABLE_BUILDING : UNWIND_TABLE_READY;
 }
 
+/* Builds whose estimated heap reaches this trim the heap when done. */
+#define UNWIND_TRIM_AFTER_BYTES (4u << 20)
+
 /* On the file worker: opens, reads and parses the file, touches nothing shared. */
 static void build_job_run(struct file_job *job)
 {
@@ -543,6 +547,7 @@ static void build_job_run(struct file_job *job)
 	struct elf_file ef = {.path = j->src.path, .size = j->src.size};
 
 	uint8_t id[STACK_DELTAS_ID_LEN];
+	size_t cost = 0;
 	bool cached;
 
 	ef.fd = j->src.open(j->src.ctx);
@@ -558,12 +563,25 @@ static void build_job_run(struct file_job *job)
 		job->err = 0;
 		goto cleanup;
 	}
+	/* Two large builds at once made the profiler's peak: a large one waits its
+	 * turn (run again from the start later; the thread goes on with other
+	 * jobs). A table read back is its own size only: never held back. */
+	cost = stack_deltas__build_cost(&ef);
+	if (!file_job__reserve(job, cost))
+		goto cleanup;
 	job->err = stack_deltas__build(&ef, &j->table);
 	/* Stored under the id the build computed (the bytes it parsed). A store that
 	 * fails costs the next run a build, nothing else. */
 	if (cached && !job->err && j->table.has_id)
 		table_cache__store(j->cache, &j->table);
+	/*
+	 * The build's free heap stays in this thread's arena up to the trim
+	 * threshold; a large build is rare, so trimming after each is cheap.
+	 */
+	if (cost >= UNWIND_TRIM_AFTER_BYTES)
+		memory__trim();
 cleanup:
+	job->bytes = j->table.n * sizeof(*j->table.deltas);
 	close(ef.fd);
 }
 

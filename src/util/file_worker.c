@@ -26,6 +26,11 @@ struct shared {
 	/* Finished jobs not handed back by file_worker__poll yet: those on the
 	 * done list and those it took and has not finished handing back. */
 	size_t n_done;
+	size_t done_bytes; /* file_job.bytes of those n_done */
+	size_t reserved;   /* file_job__reserve() grants of the running jobs */
+	/* Jobs put back by file_job__reserve() (no room), queued again first
+	 * when a reservation ends. */
+	struct file_job *deferred_first, *deferred_last;
 	bool stopping;
 	unsigned int refs; /* the owner and every thread alive */
 	struct file_worker_stats stats;
@@ -71,6 +76,10 @@ static void shared_free(struct shared *sh)
 		next = j->next;
 		j->free(j);
 	}
+	for (j = sh->deferred_first; j; j = next) {
+		next = j->next;
+		j->free(j);
+	}
 	pthread_cond_destroy(&sh->cond);
 	pthread_mutex_destroy(&sh->lock);
 	free(sh);
@@ -89,6 +98,50 @@ static bool drop_abandoned(struct file_job *job)
 	return refs == 1;
 }
 
+/*
+ * Gives back what job reserved, and queues the deferred jobs again, ahead of
+ * the others (they were taken before them). Under the lock.
+ */
+static void unreserve(struct shared *sh, struct file_job *job)
+{
+	if (!job->reserved)
+		return;
+	sh->reserved -= job->reserved;
+	job->reserved = 0;
+	if (!sh->deferred_first)
+		return;
+	sh->deferred_last->next = sh->queue_first;
+	if (!sh->queue_first)
+		sh->queue_last = sh->deferred_last;
+	if (!sh->fg_last && sh->queue_first == sh->bg_first)
+		sh->fg_last = sh->deferred_last; /* now the foreground's last */
+	sh->queue_first = sh->deferred_first;
+	sh->deferred_first = sh->deferred_last = NULL;
+	pthread_cond_broadcast(&sh->cond);
+}
+
+bool file_job__reserve(struct file_job *job, size_t bytes)
+{
+	struct shared *sh = job->owner;
+	bool fits;
+
+	if (!sh || bytes < FILE_WORKER_RESERVE_MIN)
+		return true;
+	pthread_mutex_lock(&sh->lock);
+	fits = !sh->reserved || sh->reserved + bytes <= FILE_WORKER_RESERVE_BYTES || sh->stopping;
+	if (fits) {
+		sh->reserved += bytes;
+		job->reserved += bytes;
+		if (sh->reserved > sh->stats.reserved_max)
+			sh->stats.reserved_max = sh->reserved;
+	} else {
+		job->deferred = true;
+		sh->stats.deferred++;
+	}
+	pthread_mutex_unlock(&sh->lock);
+	return fits;
+}
+
 static void *worker_main(void *arg)
 {
 	struct slot *slot = arg;
@@ -100,7 +153,9 @@ static void *worker_main(void *arg)
 		struct file_job *job;
 		bool free_it;
 
-		while ((!sh->queue_first || sh->n_done >= FILE_WORKER_MAX_DONE) && !sh->stopping)
+		while ((!sh->queue_first || sh->n_done >= FILE_WORKER_MAX_DONE ||
+			sh->done_bytes >= FILE_WORKER_MAX_DONE_BYTES) &&
+		       !sh->stopping)
 			pthread_cond_wait(&sh->cond, &sh->lock);
 		if (sh->stopping)
 			break;
@@ -114,6 +169,8 @@ static void *worker_main(void *arg)
 			sh->bg_first = job->next;
 		job->next = NULL;
 		job->started_ns = clock__now_ns();
+		job->owner = sh;
+		job->bytes = 0;
 		slot->current = job;
 		pthread_mutex_unlock(&sh->lock);
 
@@ -121,6 +178,24 @@ static void *worker_main(void *arg)
 
 		pthread_mutex_lock(&sh->lock);
 		slot->current = NULL;
+		unreserve(sh, job);
+		job->owner = NULL;
+		if (job->deferred && !job->abandoned && !sh->stopping) {
+			/* Not run: back in line once a running job's reservation ends. */
+			job->deferred = false;
+			if (sh->reserved) {
+				push(&sh->deferred_first, &sh->deferred_last, job);
+			} else {
+				/* Ended meanwhile: at the head of the queue again. */
+				job->next = sh->queue_first;
+				if (!sh->queue_first)
+					sh->queue_last = job;
+				if (!sh->fg_last && sh->queue_first == sh->bg_first)
+					sh->fg_last = job;
+				sh->queue_first = job;
+			}
+			continue;
+		}
 		if (job->abandoned) {
 			/* Too late: the poller reported it and replaced this thread. */
 			sh->stats.late++;
@@ -140,6 +215,7 @@ static void *worker_main(void *arg)
 		}
 		push(&sh->done_first, &sh->done_last, job);
 		sh->n_done++;
+		sh->done_bytes += job->bytes;
 		if (slot->abandoned)
 			break;
 	}
@@ -253,6 +329,7 @@ void file_worker__post_as(struct file_worker *fw, struct file_job *job, bool bac
 
 	job->err = 0;
 	job->abandoned = false;
+	job->bytes = 0;
 	fw->in_flight++;
 	pthread_mutex_lock(&sh->lock);
 	sh->stats.queued++;
@@ -345,6 +422,8 @@ size_t file_worker__poll(struct file_worker *fw, file_job_fn fn, void *ctx)
 		/* Left to its thread, which ends if it ever returns; reported now. */
 		job->abandoned = true;
 		job->err = -ETIMEDOUT;
+		/* Its thread may never return: others may not wait for its room. */
+		unreserve(sh, job);
 		job->next = (struct file_job *)(uintptr_t)2; /* the thread's and ours */
 		slot->abandoned = true;
 		sh->stats.abandoned++;
@@ -383,6 +462,16 @@ size_t file_worker__poll(struct file_worker *fw, file_job_fn fn, void *ctx)
 			sh->n_done++;
 		}
 		sh->queue_last = sh->fg_last = sh->bg_first = NULL;
+		while (sh->deferred_first) {
+			struct file_job *job = sh->deferred_first;
+
+			sh->deferred_first = job->next;
+			job->err = -EBUSY;
+			sh->stats.refused++;
+			push(&sh->done_first, &sh->done_last, job);
+			sh->n_done++;
+		}
+		sh->deferred_last = NULL;
 		pthread_mutex_unlock(&sh->lock);
 	}
 	for (size_t i = 0; i < n_stuck; i++) {
@@ -398,6 +487,8 @@ size_t file_worker__poll(struct file_worker *fw, file_job_fn fn, void *ctx)
 			stuck[i]->free(stuck[i]);
 	}
 	for (; done; done = next) {
+		size_t bytes = done->bytes; /* fn frees the job */
+
 		next = done->next;
 		fw->in_flight--;
 		n++;
@@ -406,7 +497,10 @@ size_t file_worker__poll(struct file_worker *fw, file_job_fn fn, void *ctx)
 		pthread_mutex_unlock(&sh->lock);
 		fn(ctx, done, false);
 		pthread_mutex_lock(&sh->lock);
-		if (--sh->n_done == FILE_WORKER_MAX_DONE - 1)
+		sh->done_bytes -= bytes;
+		if (--sh->n_done == FILE_WORKER_MAX_DONE - 1 ||
+		    (sh->done_bytes < FILE_WORKER_MAX_DONE_BYTES &&
+		     sh->done_bytes + bytes >= FILE_WORKER_MAX_DONE_BYTES))
 			pthread_cond_broadcast(&sh->cond); /* threads waited for room */
 		pthread_mutex_unlock(&sh->lock);
 	}

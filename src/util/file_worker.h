@@ -32,6 +32,17 @@
  * count until its callback has handled each): threads wait beyond it (an
  * opened file holds a descriptor until the cache takes it and bounds them). */
 #define FILE_WORKER_MAX_DONE 128
+/* Memory the finished jobs not handed back yet may hold together (file_job.bytes):
+ * threads wait beyond it. Tables read back from the disk cache are quick to
+ * read and large: at start-up a hundred of them (33 MiB) waited for the sampling
+ * thread at once. One job may exceed it alone. */
+#define FILE_WORKER_MAX_DONE_BYTES (8u << 20)
+/* Transient memory running jobs may reserve together (file_job__reserve): a
+ * job that does not fit is put back until it does or would run alone. Two
+ * large table builds at once made the profiler's peak (117 MiB). */
+#define FILE_WORKER_RESERVE_BYTES (16u << 20)
+/* Less is not reserved: small builds never wait, and do not keep a large one waiting. */
+#define FILE_WORKER_RESERVE_MIN (1u << 20)
 /* Stuck threads left behind at most; past it no replacement is started. */
 #define FILE_WORKER_MAX_ABANDONED 16
 
@@ -55,17 +66,23 @@ struct file_job {
 	uint64_t run_ns;	 /* how long run() took */
 	unsigned int timeout_ms; /* 0: the worker's */
 	bool abandoned;		 /* under the lock */
+	bool deferred;		 /* file_job__reserve() found no room: run() again later */
+	size_t bytes;		 /* set by run(): memory the finished job holds */
+	size_t reserved;	 /* under the lock: what file_job__reserve() granted */
+	void *owner;		 /* the worker's shared state, while it runs */
 	struct file_job *next;
 };
 
 struct file_worker_stats {
 	uint64_t queued;
 	uint64_t done;
-	uint64_t abandoned; /* jobs that ran past the timeout */
-	uint64_t refused;   /* failed at once: every thread was stuck */
-	uint64_t threads;   /* threads started */
-	uint64_t late;	    /* abandoned jobs that returned after all (freed by their thread) */
-	uint64_t promoted;  /* background jobs moved ahead: a sampled process waits for them */
+	uint64_t abandoned;    /* jobs that ran past the timeout */
+	uint64_t refused;      /* failed at once: every thread was stuck */
+	uint64_t threads;      /* threads started */
+	uint64_t late;	       /* abandoned jobs that returned after all (freed by their thread) */
+	uint64_t promoted;     /* background jobs moved ahead: a sampled process waits for them */
+	uint64_t deferred;     /* jobs put back by file_job__reserve() (no room yet) */
+	uint64_t reserved_max; /* most bytes reserved at once */
 };
 
 struct file_worker;
@@ -102,6 +119,17 @@ bool file_worker__promote(struct file_worker *fw, const struct file_job *job);
  * keeps it, its thread still runs it).
  */
 typedef void (*file_job_fn)(void *ctx, struct file_job *job, bool abandoned);
+
+/*
+ * From run(), before its memory-hungry part: true when bytes more of
+ * transient memory fit in FILE_WORKER_RESERVE_BYTES beside what the other
+ * running jobs reserved (or no other job holds any; below
+ * FILE_WORKER_RESERVE_MIN always), held then until run() returns. False:
+ * run() must return at once, undoing what it did (it is not handed back: it
+ * runs again from the start once a reservation ends). A thread never waits
+ * for room: opens go on beside a large build.
+ */
+bool file_job__reserve(struct file_job *job, size_t bytes);
 
 /* Abandons jobs past the timeout and hands back finished ones. Returns how many. */
 size_t file_worker__poll(struct file_worker *fw, file_job_fn fn, void *ctx);

@@ -56,6 +56,11 @@ void memory__release(void)
 	malloc_trim(0);
 }
 
+void memory__trim(void)
+{
+	malloc_trim(0);
+}
+
 /* Maps counted once each up to this many (more: counted per descriptor). */
 #define MAX_MAP_IDS 2048
 

@@ -24,6 +24,9 @@ size_t memory__heap_in_use(void);
 /* Returns free heap pages to the kernel (after a batch of frees), when
  * there are at least a few MiB of them. */
 void memory__release(void);
+/* Returns every free heap page to the kernel now, whatever their amount (after a rare large free).
+ */
+void memory__trim(void);
 
 /*
  * Kernel memory of the BPF maps this process holds a descriptor of: the sum

@@ -327,6 +327,136 @@ static void test_done_jobs_bounded_until_handled(void **state)
 	assert_true(atomic_load(&held_peak) <= FILE_WORKER_MAX_DONE + n_threads);
 }
 
+/* Each holds 1 MiB once done: the done list is bounded by bytes as well as by count. */
+static void bytes_job_run(struct file_job *job)
+{
+	held_job_run(job);
+	job->bytes = 1u << 20;
+}
+
+static void test_done_bytes_bounded_until_handled(void **state)
+{
+	const int n_jobs = 64, n_threads = 2, bound = (int)(FILE_WORKER_MAX_DONE_BYTES >> 20);
+	struct file_worker *fw;
+	double t0;
+	int done = 0;
+
+	(void)state;
+	atomic_store(&held, 0);
+	atomic_store(&held_peak, 0);
+	assert_int_equal(file_worker__new((unsigned int)n_threads, 1000, &fw), 0);
+	for (int i = 0; i < n_jobs; i++) {
+		struct test_job *j = job_new(-1, i);
+
+		j->job.run = bytes_job_run;
+		file_worker__post(fw, &j->job);
+	}
+	t0 = now_s();
+	while (done < n_jobs && now_s() - t0 < 10) {
+		usleep(20000);
+		file_worker__poll(fw, on_held_job, &done);
+	}
+	file_worker__free(fw);
+	print_message("at most %d MiB finished and not handled (bound %d + %d threads)\n",
+		      atomic_load(&held_peak), bound, n_threads);
+	assert_int_equal(done, n_jobs);
+	assert_true(atomic_load(&held_peak) >= bound);
+	assert_true(atomic_load(&held_peak) <= bound + n_threads);
+}
+
+/* Jobs inside their reservation now, their peak, and the large ones' peak. */
+static atomic_int inside, inside_peak, large_inside, large_peak;
+
+static void peak_up(atomic_int *now, atomic_int *peak)
+{
+	int n = atomic_fetch_add(now, 1) + 1, p = atomic_load(peak);
+
+	while (n > p && !atomic_compare_exchange_weak(peak, &p, n))
+		;
+}
+
+/* value odd: a large job (more than half the budget); even: a small one. Each
+ * runs 60 ms, or until its pipe has a byte (fd >= 0). */
+static void reserve_job_run(struct file_job *job)
+{
+	struct test_job *j = (struct test_job *)job;
+	bool large = j->value & 1;
+	char c;
+
+	if (!file_job__reserve(job, large ? FILE_WORKER_RESERVE_BYTES * 3 / 4 : 2u << 20))
+		return; /* run again later */
+	peak_up(&inside, &inside_peak);
+	if (large)
+		peak_up(&large_inside, &large_peak);
+	if (j->fd >= 0 && read(j->fd, &c, 1) != 1)
+		job->err = -EIO;
+	if (j->fd < 0)
+		usleep(60000);
+	if (large)
+		atomic_fetch_sub(&large_inside, 1);
+	atomic_fetch_sub(&inside, 1);
+}
+
+static struct test_job *reserve_job_new(int fd, int value)
+{
+	struct test_job *j = job_new(fd, value);
+
+	j->job.run = reserve_job_run;
+	return j;
+}
+
+/*
+ * Two large reservations never run at once, small ones run beside each
+ * other, the job put back does not hold a thread (a job posted after it runs
+ * while the first large one still does), and it is not a stuck job: six
+ * large jobs of 60 ms on two threads, with a 100 ms timeout, none abandoned.
+ */
+static void test_reserve_one_large_at_a_time(void **state)
+{
+	struct file_worker_stats st;
+	struct file_worker *fw;
+	struct seen s = {0};
+	int p[2];
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(file_worker__new(2, 10000, &fw), 0);
+	/* A large job held by the pipe, a large one behind it, then a plain job
+	 * (the sum gets 8 when it is done: the large ones add 1 and 3). */
+	file_worker__post(fw, &reserve_job_new(p[0], 1)->job);
+	file_worker__post(fw, &reserve_job_new(-1, 3)->job);
+	file_worker__post(fw, &job_new(-1, 4)->job);
+	POLL_UNTIL(fw, &s, s.sum >= 8);
+	assert_true(s.sum >= 8); /* done while the pipe still holds a large job */
+	assert_int_equal(atomic_load(&large_peak), 1);
+	assert_int_equal(write(p[1], "x", 1), 1);
+	POLL_UNTIL(fw, &s, s.done == 3);
+	assert_int_equal(s.done, 3);
+	file_worker__stats(fw, &st);
+	assert_true(st.deferred >= 1);
+	file_worker__free(fw);
+	close(p[0]);
+	close(p[1]);
+
+	s = (struct seen){0};
+	assert_int_equal(file_worker__new(2, 100, &fw), 0);
+	for (int i = 0; i < 6; i++)
+		file_worker__post(fw, &reserve_job_new(-1, 2 * i + 1)->job);
+	POLL_UNTIL(fw, &s, s.done + s.abandoned == 6);
+	assert_int_equal(s.done, 6);
+	assert_int_equal(s.abandoned, 0);
+	assert_int_equal(atomic_load(&large_peak), 1);
+	file_worker__stats(fw, &st);
+	assert_true(st.deferred >= 1);
+	assert_true(st.reserved_max <= FILE_WORKER_RESERVE_BYTES);
+	for (int i = 0; i < 6; i++)
+		file_worker__post(fw, &reserve_job_new(-1, 2 * i)->job);
+	POLL_UNTIL(fw, &s, s.done == 12);
+	assert_int_equal(s.done, 12);
+	assert_int_equal(atomic_load(&inside_peak), 2);
+	file_worker__free(fw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -336,6 +466,8 @@ int main(void)
 	    cmocka_unit_test(test_stuck_job_abandoned),
 	    cmocka_unit_test(test_cap_then_refused_and_free_never_waits),
 	    cmocka_unit_test(test_done_jobs_bounded_until_handled),
+	    cmocka_unit_test(test_done_bytes_bounded_until_handled),
+	    cmocka_unit_test(test_reserve_one_large_at_a_time),
 	};
 
 	return cmocka_run_group_tests_name("file_worker", tests, NULL, NULL);

@@ -40,9 +40,15 @@ static void build(const char *soname, struct stack_delta_table *t)
 	if (tu_system_lib(soname, path, sizeof(path)))
 		fail_msg("%s is not in the dynamic linker's cache", soname);
 	assert_int_equal(elf_file__open(path, -1, &ef), 0);
+	uint8_t id[STACK_DELTAS_ID_LEN];
+
 	assert_int_equal(stack_deltas__build(ef, t), 0);
 	assert_true(t->has_id);
 	assert_true(t->n > 100);
+	/* The id looked up before a build (sections read from the file in chunks)
+	 * is the one the build computes from libelf's copies. */
+	assert_int_equal(stack_deltas__table_id(ef, id), 0);
+	assert_memory_equal(id, t->id, STACK_DELTAS_ID_LEN);
 	elf_file__close(ef);
 }
 
