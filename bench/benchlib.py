@@ -99,7 +99,7 @@ def rss_parts(pid):
     mappings: big allocations, thread arenas and stacks), "files" (other mapped
     files: the ELF files being read), "other". None when unreadable."""
     try:
-        with open(f"/proc/{pid}/smaps") as f:
+        with open(f"/proc/{pid}/smaps", errors="replace") as f:  # paths are any bytes
             lines = f.read().splitlines()
     except OSError:
         return None

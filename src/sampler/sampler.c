@@ -326,6 +326,73 @@ static void explain_load_error(int err)
 		       strerror(-err));
 }
 
+/*
+ * Whether a perf_event program may use a hash map that is not preallocated
+ * (Linux 6.1 on: elements come from the BPF memory allocator, safe in NMI
+ * context; before, the verifier refuses it). A trivial program that looks up
+ * such a map is loaded to find out: a few hundred microseconds.
+ */
+static bool probe_no_prealloc(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mopts, .map_flags = BPF_F_NO_PREALLOC);
+	int map_fd, prog_fd;
+
+	map_fd =
+	    bpf_map_create(BPF_MAP_TYPE_HASH, NULL, sizeof(uint32_t), sizeof(uint32_t), 1, &mopts);
+	if (map_fd < 0)
+		return false;
+	{
+		/* key = 0 on the stack; bpf_map_lookup_elem(map, &key); return 0 */
+		struct bpf_insn insns[] = {
+		    {.code = BPF_LD | BPF_DW | BPF_IMM,
+		     .dst_reg = BPF_REG_1,
+		     .src_reg = BPF_PSEUDO_MAP_FD,
+		     .imm = map_fd},
+		    {0},
+		    {.code = BPF_ST | BPF_MEM | BPF_W, .dst_reg = BPF_REG_10, .off = -8},
+		    {.code = BPF_ALU64 | BPF_MOV | BPF_X,
+		     .dst_reg = BPF_REG_2,
+		     .src_reg = BPF_REG_10},
+		    {.code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_2, .imm = -8},
+		    {.code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_lookup_elem},
+		    {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0},
+		    {.code = BPF_JMP | BPF_EXIT},
+		};
+
+		prog_fd = bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, NULL, "GPL", insns,
+					sizeof(insns) / sizeof(insns[0]), NULL);
+	}
+	close(map_fd);
+	if (prog_fd < 0)
+		return false;
+	close(prog_fd);
+	return true;
+}
+
+/*
+ * Map sizes and flags that depend on the command. A preallocated hash map
+ * fills its free list at creation (most of the maps' share of start-up): the
+ * maps the programs only read (user space writes them) are allocated as
+ * entries come, where the kernel allows it; the off-CPU map is one entry
+ * unless --off-cpu (its program is not loaded then).
+ */
+static void size_maps(struct sampler_bpf *skel, bool offcpu)
+{
+	struct bpf_map *read_only[] = {
+	    skel->maps.table_info, skel->maps.interp_procs, skel->maps.py_procs,
+	    skel->maps.rb_procs,   skel->maps.php_procs,    skel->maps.perl_procs,
+	    skel->maps.v8_procs,   skel->maps.jvm_procs,
+	};
+
+	if (!offcpu)
+		bpf_map__set_max_entries(skel->maps.offcpu_pending, 1);
+	if (!probe_no_prealloc())
+		return;
+	for (size_t i = 0; i < sizeof(read_only) / sizeof(read_only[0]); i++)
+		bpf_map__set_map_flags(read_only[i],
+				       bpf_map__map_flags(read_only[i]) | BPF_F_NO_PREALLOC);
+}
+
 int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ctx,
 		  struct sampler **out)
 {
@@ -415,6 +482,7 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 	bpf_map__set_max_entries(
 	    s->skel->maps.events,
 	    (uint32_t)ring_size(n_cpus, opts, s->skel->rodata->copy_budget_count));
+	size_maps(s->skel, opts->offcpu_threshold != 0);
 	/* One stack-copy buffer per possible CPU (bpf/stack_copy.h). */
 	bpf_map__set_max_entries(s->skel->maps.stack_copy_scratch,
 				 (uint32_t)libbpf_num_possible_cpus());
