@@ -100,11 +100,10 @@ static struct rooted count_folded(const char *path)
 static char *record(const char *dir, const char *cache, const char *name, const char *secs)
 {
 	char *out = NULL;
-	int rc =
-	    tu_run(&out,
-		   "%s record -v --comm '^clang\\+\\+$' -F " FREQUENCY
-		   " --max-frames 1024 -d %s --table-cache '%s' -o '%s/%s' 2>&1",
-		   tu_omniprof_path(), secs, cache, dir, name);
+	int rc = tu_run(&out,
+			"%s record -v --comm '^clang\\+\\+$' -F " FREQUENCY
+			" --max-frames 1024 -d %s --table-cache '%s' -o '%s/%s' 2>&1",
+			tu_omniprof_path(), secs, cache, dir, name);
 
 	if (rc)
 		printf("%s\n", out ? out : "");
@@ -114,9 +113,10 @@ static char *record(const char *dir, const char *cache, const char *name, const 
 
 static void print_counters(const char *title, const char *out)
 {
-	static const char *const keys[] = {"tables: disk cache", "tables: build time",
-					   "held: records waiting", "copies: unwound in user space",
-					   "not copied (over budget)", "end: waited"};
+	static const char *const keys[] = {
+	    "tables: disk cache",	"tables: build time",
+	    "held: records waiting",	"copies: unwound in user space",
+	    "not copied (over budget)", "end: waited"};
 
 	printf("    %s:\n", title);
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
