@@ -217,6 +217,43 @@ static void count_cgo(const char *text, long *leaf, long *whole)
 	}
 }
 
+/*
+ * go_cgo's samples in the cgo callback (main.backLeaf: Go called from C called
+ * from Go): *leaf of them, *whole from the goroutine's root through the call
+ * into C (runtime.cgocall) and the callback's frames on the goroutine's stack
+ * (runtime.cgocallback ... _cgoexp_..._goBack) to main.backLeaf, no stop.
+ */
+static void count_callback(const char *text, long *leaf, long *whole)
+{
+	static const char comm[] = "go_cgo;";
+	static const char chain[] = "runtime.goexit;main.main.func1;main.callBack;"
+				    "main._Cfunc_go_cgo_call_back;runtime.cgocall;";
+
+	*leaf = *whole = 0;
+	for (const char *line = text; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		char *copy = strndup(line, len), *abi, *count_at;
+
+		assert_non_null(copy);
+		while ((abi = strstr(copy, ".abi0")) != NULL)
+			memmove(abi, abi + 5, strlen(abi + 5) + 1);
+		count_at = strrchr(copy, ' ');
+		if (count_at && !strncmp(copy, comm, strlen(comm)) &&
+		    strstr(copy, ";main.backLeaf")) {
+			long count = strtol(count_at + 1, NULL, 10);
+			const char *cb = strstr(copy, ";runtime.cgocallback;");
+
+			*leaf += count;
+			if (!strncmp(copy + strlen(comm), chain, strlen(chain)) && cb &&
+			    strstr(cb, ";_cgoexp_") && !strstr(copy, "[unwind"))
+				*whole += count;
+		}
+		free(copy);
+		line = end ? end + 1 : NULL;
+	}
+}
+
 /* Records pids for `seconds`; stacks.folded's text (the caller frees it) or NULL. */
 static char *record_pids(const char *pids, int seconds, char **out)
 {
@@ -269,7 +306,8 @@ static void report(const char *name, const struct go_count *c)
  * go_deep as `make` built it (go build -trimpath: symbols, .debug_frame) and
  * the same source linked here with -s -w (no .symtab, no .debug_frame:
  * .gopclntab only), both recorded at once, with go_cgo (C code on g0 called
- * through cgo: the Go stack switch's direct caller kept).
+ * through cgo: the Go stack switch's direct caller kept; and a cgo callback,
+ * Go called from that C, back to the goroutine's root).
  */
 static void test_deep_chains(void **state)
 {
@@ -277,7 +315,7 @@ static void test_deep_chains(void **state)
 	char *build = realpath(tu_build_dir(), NULL);
 	const char *comm[2] = {"go_deep", "go_deep_s"};
 	struct go_count c[2];
-	long cfi, fp, cgo_leaf, cgo_whole;
+	long cfi, fp, cgo_leaf, cgo_whole, cb_leaf, cb_whole;
 	char cgo_path[600];
 	pid_t pid[3] = {0, 0, 0};
 	int rc;
@@ -323,6 +361,10 @@ static void test_deep_chains(void **state)
 	printf("    go_cgo: %ld of %ld samples in C start at runtime.goexit with the whole chain, "
 	       "runtime.cgocall included (%.1f%%)\n",
 	       cgo_whole, cgo_leaf, pct(cgo_whole, cgo_leaf));
+	count_callback(text, &cb_leaf, &cb_whole);
+	printf("    go_cgo: %ld of %ld samples in a cgo callback (C → Go) start at runtime.goexit "
+	       "with the whole chain, runtime.cgocall and runtime.cgocallback included (%.1f%%)\n",
+	       cb_whole, cb_leaf, pct(cb_whole, cb_leaf));
 	free(text);
 	cfi = counter(out, "frames: unwound with stack deltas");
 	fp = counter(out, "frames: unwound with frame pointers");
@@ -338,6 +380,9 @@ static void test_deep_chains(void **state)
 	 * (the incomplete C samples are not understood yet; issue 17). Without the switch
 	 * rule none of them has runtime.cgocall. */
 	assert_true(cgo_whole * 100 >= cgo_leaf * 85);
+	/* The callback's chain is pcsp rules only (no switch rule): 100% when written. */
+	assert_true(cb_leaf >= MIN_SAMPLES);
+	assert_true(cb_whole * 100 >= cb_leaf * 95);
 	/* Go keeps frame pointers, so complete stacks alone do not tell the tables did it: the
 	 * frame counters do (frame pointers only for samples of a process not known yet). */
 	assert_true(cfi >= 0 && fp >= 0);
