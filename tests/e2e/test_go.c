@@ -218,15 +218,15 @@ static void count_cgo(const char *text, long *leaf, long *whole)
 }
 
 /*
- * go_cgo's samples in the cgo callback (main.backLeaf: Go called from C called
- * from Go): *leaf of them, *whole from the goroutine's root through the call
+ * go_cgo_back's samples in the cgo callback (main.backLeaf: Go called from C
+ * called from Go): *leaf of them, *whole from the goroutine's root through the call
  * into C (runtime.cgocall) and the callback's frames on the goroutine's stack
  * (runtime.cgocallback ... _cgoexp_..._goBack) to main.backLeaf, no stop.
  */
 static void count_callback(const char *text, long *leaf, long *whole)
 {
-	static const char comm[] = "go_cgo;";
-	static const char chain[] = "runtime.goexit;main.main.func1;main.callBack;"
+	static const char comm[] = "go_cgo_back;";
+	static const char chain[] = "runtime.goexit;runtime.main;main.main;main.callBack;"
 				    "main._Cfunc_go_cgo_call_back;runtime.cgocall;";
 
 	*leaf = *whole = 0;
@@ -306,8 +306,8 @@ static void report(const char *name, const struct go_count *c)
  * go_deep as `make` built it (go build -trimpath: symbols, .debug_frame) and
  * the same source linked here with -s -w (no .symtab, no .debug_frame:
  * .gopclntab only), both recorded at once, with go_cgo (C code on g0 called
- * through cgo: the Go stack switch's direct caller kept; and a cgo callback,
- * Go called from that C, back to the goroutine's root).
+ * through cgo: the Go stack switch's direct caller kept) and go_cgo_back (a
+ * cgo callback, Go called from C, back to the goroutine's root).
  */
 static void test_deep_chains(void **state)
 {
@@ -316,8 +316,9 @@ static void test_deep_chains(void **state)
 	const char *comm[2] = {"go_deep", "go_deep_s"};
 	struct go_count c[2];
 	long cfi, fp, cgo_leaf, cgo_whole, cb_leaf, cb_whole;
-	char cgo_path[600];
-	pid_t pid[3] = {0, 0, 0};
+	char cgo_path[600], back_path[600];
+	const char *paths[4] = {path[0], path[1], cgo_path, back_path};
+	pid_t pid[4] = {0, 0, 0, 0};
 	int rc;
 
 	(void)state;
@@ -326,6 +327,7 @@ static void test_deep_chains(void **state)
 	snprintf(path[0], sizeof(path[0]), "%s/workloads/go_deep", build);
 	snprintf(path[1], sizeof(path[1]), "%s/go_deep_s", dir);
 	snprintf(cgo_path, sizeof(cgo_path), "%s/workloads/go_cgo", build);
+	snprintf(back_path, sizeof(back_path), "%s/workloads/go_cgo_back", build);
 	rc = tu_run(&out,
 		    "cd tests/workloads && GOCACHE=%s/gocache GOPATH=%s/gopath GOFLAGS= "
 		    "go build -trimpath -ldflags='-s -w' -o %s go_deep.go",
@@ -340,13 +342,14 @@ static void test_deep_chains(void **state)
 	printf("    %s: sections .debug_frame or .symtab: %s", comm[1], out ? out : "?\n");
 	free(out);
 	assert_int_equal(rc, 1);
-	for (int i = 0; i < 3; i++) {
-		pid[i] = spawn_later(i < 2 ? path[i] : cgo_path, "30", NULL);
+	for (int i = 0; i < 4; i++) {
+		pid[i] = spawn_later(paths[i], "30", NULL);
 		assert_true(pid[i] > 0);
 	}
-	snprintf(pids, sizeof(pids), "%d,%d,%d", (int)pid[0], (int)pid[1], (int)pid[2]);
+	snprintf(pids, sizeof(pids), "%d,%d,%d,%d", (int)pid[0], (int)pid[1], (int)pid[2],
+		 (int)pid[3]);
 	text = record_pids(pids, RECORD_SECONDS, &out);
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		kill(pid[i], SIGKILL);
 		tu_reap(pid[i]);
 	}
@@ -362,7 +365,8 @@ static void test_deep_chains(void **state)
 	       "runtime.cgocall included (%.1f%%)\n",
 	       cgo_whole, cgo_leaf, pct(cgo_whole, cgo_leaf));
 	count_callback(text, &cb_leaf, &cb_whole);
-	printf("    go_cgo: %ld of %ld samples in a cgo callback (C → Go) start at runtime.goexit "
+	printf("    go_cgo_back: %ld of %ld samples in a cgo callback (C → Go) start at "
+	       "runtime.goexit "
 	       "with the whole chain, runtime.cgocall and runtime.cgocallback included (%.1f%%)\n",
 	       cb_whole, cb_leaf, pct(cb_whole, cb_leaf));
 	free(text);

@@ -1,21 +1,15 @@
 // build: go build -trimpath
-// cgo, both ways, on two threads at once:
-//  - Go → C: main.main -> main.outer -> main.callC -> C's go_cgo_spin ->
-//    go_cgo_leaf, which spins on the CPU. The C code runs on the thread's
-//    system stack (g0): runtime.cgocall switches there in runtime.asmcgocall,
-//    so the walk from C back to Go goes through a Go stack switch.
-//  - Go → C → Go: a goroutine's main.callBack -> C's go_cgo_call_back ->
-//    the exported goBack -> main.backLeaf, which spins in Go. The callback
-//    runs on the goroutine's stack again (runtime.cgocallback), under a frame
-//    whose return address is runtime.systemstack_switch, then runtime.cgocall.
+// cgo: main.main -> main.outer -> main.callC -> C's go_cgo_spin ->
+// go_cgo_leaf, which spins on the CPU. The C code runs on the thread's
+// system stack (g0): runtime.cgocall switches there in runtime.asmcgocall,
+// so the walk from C back to Go goes through a Go stack switch.
 // Usage: go_cgo SECONDS
 package main
 
 /*
 #include <time.h>
 
-// Definitions are static: with //export below, cgo copies this preamble into two C files.
-static __attribute__((noinline)) unsigned long go_cgo_leaf(unsigned long x, long seconds)
+__attribute__((noinline)) unsigned long go_cgo_leaf(unsigned long x, long seconds)
 {
 	time_t end = time(NULL) + seconds;
 
@@ -25,16 +19,9 @@ static __attribute__((noinline)) unsigned long go_cgo_leaf(unsigned long x, long
 	return x;
 }
 
-static __attribute__((noinline)) unsigned long go_cgo_spin(unsigned long x, long seconds)
+__attribute__((noinline)) unsigned long go_cgo_spin(unsigned long x, long seconds)
 {
 	return go_cgo_leaf(x, seconds) + 1;
-}
-
-extern unsigned long goBack(unsigned long x, long seconds);
-
-static __attribute__((noinline)) unsigned long go_cgo_call_back(unsigned long x, long seconds)
-{
-	return goBack(x, seconds) + 1;
 }
 */
 import "C"
@@ -43,7 +30,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"time"
 )
 
 //go:noinline
@@ -58,27 +44,6 @@ func outer(x uint64, seconds int) uint64 {
 	return callC(x+1, seconds) ^ pad[(x+1)%3]
 }
 
-//export goBack
-func goBack(x C.ulong, seconds C.long) C.ulong {
-	return C.ulong(backLeaf(uint64(x), int(seconds)))
-}
-
-//go:noinline
-func backLeaf(x uint64, seconds int) uint64 {
-	end := time.Now().Add(time.Duration(seconds) * time.Second)
-	for time.Now().Before(end) {
-		for i := 0; i < 1000000; i++ {
-			x = x*6364136223846793005 + 1442695040888963407
-		}
-	}
-	return x
-}
-
-//go:noinline
-func callBack(x uint64, seconds int) uint64 {
-	return uint64(C.go_cgo_call_back(C.ulong(x), C.long(seconds)))
-}
-
 func main() {
 	seconds := 10
 	if len(os.Args) > 1 {
@@ -86,8 +51,6 @@ func main() {
 			seconds = n
 		}
 	}
-	done := make(chan uint64)
-	go func() { done <- callBack(uint64(seconds), seconds) }()
 	fmt.Println("ready")
-	fmt.Println((outer(uint64(seconds), seconds) ^ <-done) & 1)
+	fmt.Println(outer(uint64(seconds), seconds) & 1)
 }
