@@ -254,15 +254,16 @@ static void count_callback(const char *text, long *leaf, long *whole)
 	}
 }
 
-/* Records pids for `seconds`; stacks.folded's text (the caller frees it) or NULL. */
-static char *record_pids(const char *pids, int seconds, char **out)
+/* Records pids for `seconds` (extra: more options, or ""); stacks.folded's text (the
+ * caller frees it) or NULL. */
+static char *record_pids(const char *pids, int seconds, const char *extra, char **out)
 {
 	char *dir = tu_mkdtemp(), folded[600], *text = NULL;
 	int rc;
 
 	assert_non_null(dir);
-	rc = tu_run(out, "%s record -v -p %s -d %d -F %d -o %s", omniprof(), pids, seconds,
-		    FREQUENCY, dir);
+	rc = tu_run(out, "%s record -v %s -p %s -d %d -F %d -o %s", omniprof(), extra, pids,
+		    seconds, FREQUENCY, dir);
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, *out ? *out : "");
 	snprintf(folded, sizeof(folded), "%s/stacks.folded", dir);
@@ -348,7 +349,7 @@ static void test_deep_chains(void **state)
 	}
 	snprintf(pids, sizeof(pids), "%d,%d,%d,%d", (int)pid[0], (int)pid[1], (int)pid[2],
 		 (int)pid[3]);
-	text = record_pids(pids, RECORD_SECONDS, &out);
+	text = record_pids(pids, RECORD_SECONDS, "", &out);
 	for (int i = 0; i < 4; i++) {
 		kill(pid[i], SIGKILL);
 		tu_reap(pid[i]);
@@ -447,7 +448,7 @@ static void test_gofmt(void **state)
 		_exit(127);
 	}
 	snprintf(pids, sizeof(pids), "%d,%d", (int)pid, (int)idle);
-	text = record_pids(pids, GOFMT_SECONDS, &out);
+	text = record_pids(pids, GOFMT_SECONDS, "", &out);
 	waitpid(perf, &status, 0);
 	kill(pid, SIGKILL);
 	tu_reap(pid);
@@ -480,11 +481,50 @@ static void test_gofmt(void **state)
 	assert_true(c.rooted * 100 >= c.user * 99);
 }
 
+/*
+ * go_cgo with every sample sent as a stack copy (--copy-all-stacks, as a
+ * process's samples are before its tables are in): the user-space walk of the
+ * copy takes the switch from g0 back to the goroutine too, reading g, m and
+ * the parked goroutine's stack from the live process, so the C samples keep
+ * the whole chain, runtime.cgocall included (before: all of them stopped at
+ * asmcgocall with `unreadable stack`).
+ */
+static void test_cgo_copies(void **state)
+{
+	char *build = realpath(tu_build_dir(), NULL), path[600], pids[32], *out = NULL, *text;
+	long leaf, whole, live;
+	pid_t pid;
+
+	(void)state;
+	assert_non_null(build);
+	snprintf(path, sizeof(path), "%s/workloads/go_cgo", build);
+	free(build);
+	pid = spawn_later(path, "30", NULL);
+	assert_true(pid > 0);
+	snprintf(pids, sizeof(pids), "%d", (int)pid);
+	text = record_pids(pids, RECORD_SECONDS, "--copy-all-stacks", &out);
+	kill(pid, SIGKILL);
+	tu_reap(pid);
+	assert_non_null(text);
+	count_cgo(text, &leaf, &whole);
+	printf("    go_cgo, every sample a stack copy: %ld of %ld samples in C with the whole "
+	       "chain (%.1f%%)\n",
+	       whole, leaf, pct(whole, leaf));
+	free(text);
+	counter(out, "copies: unwound in user space");
+	live = counter(out, "copies: live reads past a Go switch");
+	free(out);
+	assert_true(leaf >= MIN_SAMPLES);
+	assert_true(live > 0);
+	assert_true(whole * 100 >= leaf * 85);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_deep_chains),
 	    cmocka_unit_test(test_gofmt),
+	    cmocka_unit_test(test_cgo_copies),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
