@@ -23,8 +23,8 @@
  * walked in the kernel with what is known (frame pointers where no table is),
  * counted OP_STAT_STACK_COPY_SKIPPED.
  */
-const volatile __u64 copy_budget_bytes = 4 << 20; /* per second */
-const volatile __u64 copy_budget_count = 128;	  /* per second */
+const volatile __u64 copy_budget_bytes = 16 << 20; /* per second */
+const volatile __u64 copy_budget_count = 128;	   /* per second */
 
 struct copy_budget {
 	__u64 bytes; /* tokens left */

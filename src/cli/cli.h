@@ -44,7 +44,7 @@ int cli__parse_symbol_cache_mb(const char *arg, size_t *bytes);
 /*
  * -F: omniprof samples at most this often per CPU. Every sample interrupts
  * the CPU and runs the BPF walk (about 3 us for a 40-frame stack, up to a
- * 32 KiB stack copy for a young process): 1000 Hz keeps that near 0.3% of
+ * 128 KiB stack copy for a young process): 1000 Hz keeps that near 0.3% of
  * each CPU in the common case and the ring buffer's traffic bounded, and is
  * 50 times the default; more adds no insight a longer recording cannot give.
  */

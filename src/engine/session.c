@@ -64,6 +64,26 @@ static void settle_files(struct session *ss, unsigned int wait_ms, bool read_rin
 	}
 }
 
+/* Samples still held at the end wait for their files' jobs longer than the
+ * rest: a cold compiler's libLLVM and libclang-cpp take seconds to build under
+ * load, and without them its held samples would be walked by frame pointers
+ * (`unready`), which is most of a short recording of a compiler loop (issue
+ * 17). Bounded by SESSION_HELD_WAIT_MS, below the builds' own timeout. */
+static void settle_held(struct session *ss)
+{
+	uint64_t start = session__clock_ns(CLOCK_MONOTONIC), now = start;
+	uint64_t end = start + SESSION_HELD_WAIT_MS * 1000000ull;
+
+	while (ss->c.held_first && file_worker__in_flight(ss->fw) && now < end) {
+		usleep(5000);
+		collector__poll_files(&ss->c);
+		now = session__clock_ns(CLOCK_MONOTONIC);
+	}
+	if (now > start)
+		pr_info("end: waited %.0f ms more for the held samples' files",
+			(double)(now - start) / 1e6);
+}
+
 /* The collector stamps samples in wall-clock time: keep the offset current (NTP steps). */
 static void set_clock_offset(struct session *ss)
 {
@@ -521,6 +541,7 @@ void session__stop_sampling(struct session *ss)
 	sampler__drain(ss->s);
 	/* Held samples are unwound with the tables in the BPF maps: before they go. */
 	settle_files(ss, final_wait_ms(ss), false);
+	settle_held(ss);
 	collector__release_held(&ss->c);
 	if (ss->c.stats.before_start)
 		pr_info("%llu samples taken before sampling started, left out",

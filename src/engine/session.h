@@ -95,6 +95,9 @@ struct session_tables {
 #define SESSION_STARTUP_WAIT_MS 3000
 /* At the end of a recording, jobs still out are given this long to finish. */
 #define SESSION_FINAL_WAIT_MS 1000
+/* ... and jobs that samples still held wait for, this long more (their
+ * tables; below the file worker's 30 s build timeout). */
+#define SESSION_HELD_WAIT_MS 15000
 
 struct session {
 	struct session_opts opts;

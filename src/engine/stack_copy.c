@@ -21,16 +21,31 @@ struct copy_walk {
 	struct remote_memory stack;  /* the copied bytes: [sp, sp + stack_len), nothing else */
 	struct remote_memory interp; /* the copy over the live process */
 	bool beyond_copy;	     /* a stack read fell outside the copied bytes */
+	bool go_switch;		     /* the walk met a Go stack switch's rule */
 	bool guessed;		     /* the last rule looked up was frame pointers' */
 	uint64_t unknown_pc;	     /* a trusted pc in no mapping read (0: none) */
 };
 
-/* The unwinder's reads: the target's stack is what was copied. */
+/*
+ * The unwinder's reads: the target's stack is what was copied. Once the walk
+ * meets a Go stack switch (OP_RULE_GO_SWITCH: the sample is on g0, in C or
+ * the runtime), what lies outside the copy is read from the live process:
+ * g from TLS, m, curg.sched, and the goroutine's stack, which stays parked
+ * while its thread runs on g0. The switch rule's checks (g is m.g0, curg.m
+ * is m, asmcgocall's saved g, read from the copy, is curg) hold back reads of
+ * a thread that moved on; a goroutine that switched again since is walked
+ * from its newer switch (counted, as the runtimes' live reads).
+ */
 static int copy_read(void *ctx, void *dst, size_t size, uint64_t addr)
 {
 	struct copy_walk *w = ctx;
 	int err = remote_memory__read(&w->stack, addr, dst, size);
 
+	if (err && w->go_switch) {
+		err = remote_memory__read(&w->interp, addr, dst, size);
+		if (!err)
+			w->stats->switch_reads++;
+	}
 	if (err)
 		w->beyond_copy |= addr >= w->copy->sp;
 	return err;
@@ -138,6 +153,8 @@ static void copy_find_rule(void *ctx, uint32_t pid, uint64_t pc, struct op_unwin
 		l->w->stats->frames_fp++;
 		break;
 	}
+	if (rule->cmd == OP_RULE_GO_SWITCH)
+		l->w->go_switch = true;
 }
 
 long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct process_table *pt,
@@ -205,10 +222,12 @@ long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct 
 		out->flags |= OP_TRACE_F_USER_TRUNCATED;
 	} else {
 		/* As the sampler: frames in a runtime's code go to its step. */
-		res = user_unwind__walk(
-		    &ops, &interp, copy->hdr.pid, copy->pc, copy->sp, copy->fp, user,
-		    max_frames && max_frames < OP_MAX_USER_FRAMES ? max_frames
-								  : OP_MAX_USER_FRAMES);
+		/* With the thread pointer: Go's switches read g from TLS. */
+		res = user_unwind__walk_tls(&ops, &interp, copy->hdr.pid, copy->pc, copy->sp,
+					    copy->fp, copy->tls_base, user,
+					    max_frames && max_frames < OP_MAX_USER_FRAMES
+						? max_frames
+						: OP_MAX_USER_FRAMES);
 		for (unsigned int i = 1; i < OP_INTERP__COUNT; i++)
 			if (runtime[i] && runtime[i]->walk_end)
 				runtime[i]->walk_end(walks[i], &stats->interp[i]);

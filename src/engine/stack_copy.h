@@ -34,6 +34,7 @@ struct stack_copy_stats {
 	/* Copies of processes running a runtime, walked with its step too, per enum op_interp. */
 	struct interp_walk_stats interp[OP_INTERP__COUNT];
 	uint64_t interp_reads; /* the runtimes' reads of the live process (process_vm_readv) */
+	uint64_t switch_reads; /* reads of the live process past a Go stack switch */
 };
 
 /*

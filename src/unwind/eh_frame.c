@@ -1908,7 +1908,8 @@ static int cfi_id(const struct elf_file *ef, Elf *elf, bool streamed,
 		err = -EIO;
 		goto cleanup;
 	}
-	id_hash__add(&h, "omniprof cfi 2", 14);
+	/* The builder's version: 3 since Go's systemstack_switch rule. */
+	id_hash__add(&h, "omniprof cfi 3", 14);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr)) {
 		id_hash__u64(&h, 1); /* not an ELF file libelf can read: no table */
 	} else {

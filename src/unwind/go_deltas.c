@@ -122,7 +122,8 @@ enum go_special {
 	GO_SWITCH,
 	GO_SWITCH_CGO, /* asmcgocall: the goroutine it left is saved in its g0 frame */
 	GO_SIGRETURN,
-	GO_VDSO, /* a vDSO call: its own frame, then maybe g0's stack, rbp kept */
+	GO_VDSO,      /* a vDSO call: its own frame, then maybe g0's stack, rbp kept */
+	GO_SWITCH_PC, /* the return address a switch leaves on the goroutine's stack */
 };
 
 /* The runtime's functions that end a stack or leave it (see go_deltas.h). */
@@ -145,6 +146,7 @@ static enum go_special special_of(const char *name)
 	    {"runtime.walltime1", GO_VDSO},
 	    {"runtime.walltime", GO_VDSO},
 	    {"runtime.vgetrandom1", GO_VDSO},
+	    {"runtime.systemstack_switch", GO_SWITCH_PC},
 	};
 	size_t len;
 
@@ -190,6 +192,20 @@ static int add_func(struct runs *rs, const struct gopclntab *t, const struct gop
 		return runs__push(rs, f->entry ? f->entry - 1 : 0, f->end, rule);
 	case GO_VDSO:
 		rs->stats->special++;
+		break;
+	case GO_SWITCH_PC:
+		/* A cgo callback (runtime.cgocallback) runs Go on the goroutine's stack
+		 * under a frame whose return address is g.sched.pc: Go 1.19-1.20 save
+		 * the entry of this 1-byte RET there, which the walk looks up as a
+		 * return address (pc - 1), in the function before it. Its byte before
+		 * the entry gets its frame's rule (rsp at the return address), so the
+		 * walk goes on to runtime.cgocall (Go 1.21+ save entry + 8, inside). */
+		rs->stats->special++;
+		if (f->entry) {
+			err = pcsp_run(rs, false, f->entry - 1, f->entry, 0);
+			if (err)
+				return err;
+		}
 		break;
 	case GO_ORDINARY:
 		break;

@@ -27,6 +27,11 @@
  *   runtime.nanotime1, walltime(1), vgetrandom1        OP_RULE_FP_SWITCH once
  *     their frame is set (pcsp > 0): they call the vDSO on g0's stack,
  *     realigned, with rbp on their own frame, so rbp gives the exact caller
+ *   runtime.systemstack_switch                          its own pcsp rule, and
+ *     the byte before its entry too: a cgo callback's frame on the goroutine's
+ *     stack (runtime.cgocallback) returns to g.sched.pc, its entry in Go
+ *     1.19-1.20, looked up as pc - 1; from there the walk reaches
+ *     runtime.cgocall and the goroutine's root (C → Go → ... → goexit)
  */
 #ifndef OMNIPROF_UNWIND_GO_DELTAS_H
 #define OMNIPROF_UNWIND_GO_DELTAS_H

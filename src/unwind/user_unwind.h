@@ -91,8 +91,9 @@ struct user_unwind_result user_unwind__walk(const struct user_unwind_ops *ops,
 /*
  * user_unwind__walk() of a thread whose fs base is known (where Go keeps g:
  * OP_RULE_GO_SWITCH takes a Go stack switch back to the goroutine's saved
- * registers). user_unwind__walk() knows none (a stack copy: Go's switches
- * then skip their direct caller, as frame pointers do).
+ * registers; stack copies carry it, and stack_copy.c reads what lies past the
+ * copy from the live process once a switch is met). user_unwind__walk() knows
+ * none: Go's switches then skip their direct caller, as frame pointers do.
  */
 struct user_unwind_result user_unwind__walk_tls(const struct user_unwind_ops *ops,
 						const struct user_unwind_interp *interp,

@@ -217,15 +217,53 @@ static void count_cgo(const char *text, long *leaf, long *whole)
 	}
 }
 
-/* Records pids for `seconds`; stacks.folded's text (the caller frees it) or NULL. */
-static char *record_pids(const char *pids, int seconds, char **out)
+/*
+ * go_cgo_back's samples in the cgo callback (main.backLeaf: Go called from C
+ * called from Go): *leaf of them, *whole from the goroutine's root through the call
+ * into C (runtime.cgocall) and the callback's frames on the goroutine's stack
+ * (runtime.cgocallback ... _cgoexp_..._goBack) to main.backLeaf, no stop.
+ */
+static void count_callback(const char *text, long *leaf, long *whole)
+{
+	static const char comm[] = "go_cgo_back;";
+	static const char chain[] = "runtime.goexit;runtime.main;main.main;main.callBack;"
+				    "main._Cfunc_go_cgo_call_back;runtime.cgocall;";
+
+	*leaf = *whole = 0;
+	for (const char *line = text; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		char *copy = strndup(line, len), *abi, *count_at;
+
+		assert_non_null(copy);
+		while ((abi = strstr(copy, ".abi0")) != NULL)
+			memmove(abi, abi + 5, strlen(abi + 5) + 1);
+		count_at = strrchr(copy, ' ');
+		if (count_at && !strncmp(copy, comm, strlen(comm)) &&
+		    strstr(copy, ";main.backLeaf")) {
+			long count = strtol(count_at + 1, NULL, 10);
+			const char *cb = strstr(copy, ";runtime.cgocallback;");
+
+			*leaf += count;
+			if (!strncmp(copy + strlen(comm), chain, strlen(chain)) && cb &&
+			    strstr(cb, ";_cgoexp_") && !strstr(copy, "[unwind"))
+				*whole += count;
+		}
+		free(copy);
+		line = end ? end + 1 : NULL;
+	}
+}
+
+/* Records pids for `seconds` (extra: more options, or ""); stacks.folded's text (the
+ * caller frees it) or NULL. */
+static char *record_pids(const char *pids, int seconds, const char *extra, char **out)
 {
 	char *dir = tu_mkdtemp(), folded[600], *text = NULL;
 	int rc;
 
 	assert_non_null(dir);
-	rc = tu_run(out, "%s record -v -p %s -d %d -F %d -o %s", omniprof(), pids, seconds,
-		    FREQUENCY, dir);
+	rc = tu_run(out, "%s record -v %s -p %s -d %d -F %d -o %s", omniprof(), extra, pids,
+		    seconds, FREQUENCY, dir);
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, *out ? *out : "");
 	snprintf(folded, sizeof(folded), "%s/stacks.folded", dir);
@@ -269,7 +307,8 @@ static void report(const char *name, const struct go_count *c)
  * go_deep as `make` built it (go build -trimpath: symbols, .debug_frame) and
  * the same source linked here with -s -w (no .symtab, no .debug_frame:
  * .gopclntab only), both recorded at once, with go_cgo (C code on g0 called
- * through cgo: the Go stack switch's direct caller kept).
+ * through cgo: the Go stack switch's direct caller kept) and go_cgo_back (a
+ * cgo callback, Go called from C, back to the goroutine's root).
  */
 static void test_deep_chains(void **state)
 {
@@ -277,9 +316,10 @@ static void test_deep_chains(void **state)
 	char *build = realpath(tu_build_dir(), NULL);
 	const char *comm[2] = {"go_deep", "go_deep_s"};
 	struct go_count c[2];
-	long cfi, fp, cgo_leaf, cgo_whole;
-	char cgo_path[600];
-	pid_t pid[3] = {0, 0, 0};
+	long cfi, fp, cgo_leaf, cgo_whole, cb_leaf, cb_whole;
+	char cgo_path[600], back_path[600];
+	const char *paths[4] = {path[0], path[1], cgo_path, back_path};
+	pid_t pid[4] = {0, 0, 0, 0};
 	int rc;
 
 	(void)state;
@@ -288,6 +328,7 @@ static void test_deep_chains(void **state)
 	snprintf(path[0], sizeof(path[0]), "%s/workloads/go_deep", build);
 	snprintf(path[1], sizeof(path[1]), "%s/go_deep_s", dir);
 	snprintf(cgo_path, sizeof(cgo_path), "%s/workloads/go_cgo", build);
+	snprintf(back_path, sizeof(back_path), "%s/workloads/go_cgo_back", build);
 	rc = tu_run(&out,
 		    "cd tests/workloads && GOCACHE=%s/gocache GOPATH=%s/gopath GOFLAGS= "
 		    "go build -trimpath -ldflags='-s -w' -o %s go_deep.go",
@@ -302,13 +343,14 @@ static void test_deep_chains(void **state)
 	printf("    %s: sections .debug_frame or .symtab: %s", comm[1], out ? out : "?\n");
 	free(out);
 	assert_int_equal(rc, 1);
-	for (int i = 0; i < 3; i++) {
-		pid[i] = spawn_later(i < 2 ? path[i] : cgo_path, "30", NULL);
+	for (int i = 0; i < 4; i++) {
+		pid[i] = spawn_later(paths[i], "30", NULL);
 		assert_true(pid[i] > 0);
 	}
-	snprintf(pids, sizeof(pids), "%d,%d,%d", (int)pid[0], (int)pid[1], (int)pid[2]);
-	text = record_pids(pids, RECORD_SECONDS, &out);
-	for (int i = 0; i < 3; i++) {
+	snprintf(pids, sizeof(pids), "%d,%d,%d,%d", (int)pid[0], (int)pid[1], (int)pid[2],
+		 (int)pid[3]);
+	text = record_pids(pids, RECORD_SECONDS, "", &out);
+	for (int i = 0; i < 4; i++) {
 		kill(pid[i], SIGKILL);
 		tu_reap(pid[i]);
 	}
@@ -323,6 +365,11 @@ static void test_deep_chains(void **state)
 	printf("    go_cgo: %ld of %ld samples in C start at runtime.goexit with the whole chain, "
 	       "runtime.cgocall included (%.1f%%)\n",
 	       cgo_whole, cgo_leaf, pct(cgo_whole, cgo_leaf));
+	count_callback(text, &cb_leaf, &cb_whole);
+	printf("    go_cgo_back: %ld of %ld samples in a cgo callback (C → Go) start at "
+	       "runtime.goexit "
+	       "with the whole chain, runtime.cgocall and runtime.cgocallback included (%.1f%%)\n",
+	       cb_whole, cb_leaf, pct(cb_whole, cb_leaf));
 	free(text);
 	cfi = counter(out, "frames: unwound with stack deltas");
 	fp = counter(out, "frames: unwound with frame pointers");
@@ -338,6 +385,9 @@ static void test_deep_chains(void **state)
 	 * (the incomplete C samples are not understood yet; issue 17). Without the switch
 	 * rule none of them has runtime.cgocall. */
 	assert_true(cgo_whole * 100 >= cgo_leaf * 85);
+	/* The callback's chain is pcsp rules only (no switch rule): 100% when written. */
+	assert_true(cb_leaf >= MIN_SAMPLES);
+	assert_true(cb_whole * 100 >= cb_leaf * 95);
 	/* Go keeps frame pointers, so complete stacks alone do not tell the tables did it: the
 	 * frame counters do (frame pointers only for samples of a process not known yet). */
 	assert_true(cfi >= 0 && fp >= 0);
@@ -398,7 +448,7 @@ static void test_gofmt(void **state)
 		_exit(127);
 	}
 	snprintf(pids, sizeof(pids), "%d,%d", (int)pid, (int)idle);
-	text = record_pids(pids, GOFMT_SECONDS, &out);
+	text = record_pids(pids, GOFMT_SECONDS, "", &out);
 	waitpid(perf, &status, 0);
 	kill(pid, SIGKILL);
 	tu_reap(pid);
@@ -431,11 +481,50 @@ static void test_gofmt(void **state)
 	assert_true(c.rooted * 100 >= c.user * 99);
 }
 
+/*
+ * go_cgo with every sample sent as a stack copy (--copy-all-stacks, as a
+ * process's samples are before its tables are in): the user-space walk of the
+ * copy takes the switch from g0 back to the goroutine too, reading g, m and
+ * the parked goroutine's stack from the live process, so the C samples keep
+ * the whole chain, runtime.cgocall included (before: all of them stopped at
+ * asmcgocall with `unreadable stack`).
+ */
+static void test_cgo_copies(void **state)
+{
+	char *build = realpath(tu_build_dir(), NULL), path[600], pids[32], *out = NULL, *text;
+	long leaf, whole, live;
+	pid_t pid;
+
+	(void)state;
+	assert_non_null(build);
+	snprintf(path, sizeof(path), "%s/workloads/go_cgo", build);
+	free(build);
+	pid = spawn_later(path, "30", NULL);
+	assert_true(pid > 0);
+	snprintf(pids, sizeof(pids), "%d", (int)pid);
+	text = record_pids(pids, RECORD_SECONDS, "--copy-all-stacks", &out);
+	kill(pid, SIGKILL);
+	tu_reap(pid);
+	assert_non_null(text);
+	count_cgo(text, &leaf, &whole);
+	printf("    go_cgo, every sample a stack copy: %ld of %ld samples in C with the whole "
+	       "chain (%.1f%%)\n",
+	       whole, leaf, pct(whole, leaf));
+	free(text);
+	counter(out, "copies: unwound in user space");
+	live = counter(out, "copies: live reads past a Go switch");
+	free(out);
+	assert_true(leaf >= MIN_SAMPLES);
+	assert_true(live > 0);
+	assert_true(whole * 100 >= leaf * 85);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_deep_chains),
 	    cmocka_unit_test(test_gofmt),
+	    cmocka_unit_test(test_cgo_copies),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -43,7 +43,7 @@ static int setup(void **state)
 	assert_int_equal(
 	    tu_run(&g->objdump,
 		   "go tool objdump -s '^(main\\.|runtime\\.(goexit|mstart|systemstack|"
-		   "mcall|asmcgocall|nanotime1)(\\.abi0)?$)' %s",
+		   "mcall|asmcgocall|nanotime1|systemstack_switch)(\\.abi0)?$)' %s",
 		   g->path),
 	    0);
 	assert_int_equal(elf_file__open(g->path, -1, &ef), 0);
@@ -217,6 +217,17 @@ static void test_roots_and_switches(void **state)
 		assert_int_equal(rule_at(&g->table, pc)->cmd, OP_RULE_CFA);
 		assert_int_equal(rule_at(&g->table, pc)->cfa_offset, 8);
 		assert_int_equal(rule_at(&g->table, pc + 0x10)->cmd, OP_RULE_FP_SWITCH);
+	}
+	/* A cgo callback returns to systemstack_switch's entry (Go 1.19-1.20), looked up
+	 * as pc - 1: that byte too is a frame of nothing but its return address. */
+	{
+		uint64_t pc = func_entry(g, "runtime.systemstack_switch");
+
+		for (int d = -1; d <= 0; d++) {
+			assert_int_equal(rule_at(&g->table, pc + d)->cmd, OP_RULE_CFA);
+			assert_int_equal(rule_at(&g->table, pc + d)->cfa_base, OP_CFA_RSP);
+			assert_int_equal(rule_at(&g->table, pc + d)->cfa_offset, 8);
+		}
 	}
 }
 
