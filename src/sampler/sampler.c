@@ -287,8 +287,8 @@ void sampler__hotplug_stats(const struct sampler *s, struct sampler_hotplug_stat
 static size_t ring_size(int n_cpus, const struct sampler_opts *opts, uint32_t copies_per_cpu)
 {
 	/* ~256 KiB per CPU, a power of two as the map requires; at least 8 MiB, so
-	 * that the stack copies of processes not ready yet (up to 33 KiB each, and
-	 * only while the ring is under half full: about 120) do not run short
+	 * that the stack copies of processes not ready yet (up to 129 KiB each, and
+	 * only while the ring is under half full) do not run short
 	 * while the reader is slow (a loaded machine, a long maps read): a
 	 * compiler loop starts a process every second or so. */
 	size_t want = (size_t)n_cpus * 256 * 1024, size = 8 << 20, low = RING_MIN_BYTES;
@@ -300,7 +300,8 @@ static size_t ring_size(int n_cpus, const struct sampler_opts *opts, uint32_t co
 	 * Its pages are all resident, twice mapped (issue 22: 16 MiB of a 32 MiB
 	 * target). A sample becomes a copy at most once, so below the copies'
 	 * budget the copies come at -F a second per CPU: a ring whose half holds
-	 * a second of them (20 Hz on 2 CPUs: 4 MiB) carries what 8 MiB did.
+	 * a second of the largest copies carries what 8 MiB did (with 128 KiB
+	 * copies that is 8 MiB again at 20 Hz on 2 CPUs; smaller below).
 	 * Switch-outs (--off-cpu) and the all-copies test hook come faster.
 	 */
 	if (opts->offcpu_threshold || opts->copy_all_stacks || !opts->frequency_hz)
