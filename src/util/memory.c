@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/clock.h"
+
 #define MMAP_THRESHOLD (256 << 10)
 #define TRIM_THRESHOLD (16 << 20)
 #define TOP_PAD	       (4 << 20)
@@ -40,10 +42,38 @@ size_t memory__heap_in_use(void)
 /* Free heap below which a release is not worth its cost (see below). */
 #define RELEASE_MIN TRIM_THRESHOLD
 
-void memory__release(void)
+/*
+ * mallinfo2's free bytes still count the pages a trim gave back (they stay
+ * free chunks, only their pages go), so "free heap over the threshold" holds
+ * after a trim as before it. A release trims when the free heap grew by the
+ * threshold since the last trim (or since its lowest seen since), and
+ * otherwise at most once a minute: pages reused and freed again between two
+ * calls are resident again, and mallinfo2 cannot tell them apart.
+ */
+#define RELEASE_EVERY_NS (60ull * 1000000000ull)
+static size_t free_floor;
+static uint64_t last_trim_ns;
+static unsigned long n_trims;
+
+bool memory__trim_due(size_t free_now, size_t free_floor, uint64_t last_trim_ns, uint64_t now_ns)
+{
+	if (free_now < RELEASE_MIN)
+		return false;
+	if (free_now >= free_floor && free_now - free_floor >= RELEASE_MIN)
+		return true;
+	return !last_trim_ns || now_ns - last_trim_ns >= RELEASE_EVERY_NS;
+}
+
+void memory__release_at(uint64_t now_ns)
 {
 	struct mallinfo2 mi = mallinfo2();
+	size_t floor = __atomic_load_n(&free_floor, __ATOMIC_RELAXED);
+	uint64_t last = __atomic_load_n(&last_trim_ns, __ATOMIC_RELAXED);
 
+	if (mi.fordblks < floor) {
+		floor = mi.fordblks;
+		__atomic_store_n(&free_floor, floor, __ATOMIC_RELAXED);
+	}
 	/*
 	 * Trimming returns pages with madvise over the whole heap, and each call
 	 * ends in a TLB shootdown on every CPU; the next interval then faults the
@@ -51,9 +81,22 @@ void memory__release(void)
 	 * building the interval's profile. So up to the trim threshold of free
 	 * heap stays for reuse, as it would at the top of the heap.
 	 */
-	if (mi.fordblks < RELEASE_MIN)
+	if (!memory__trim_due(mi.fordblks, floor, last, now_ns))
 		return;
 	malloc_trim(0);
+	__atomic_fetch_add(&n_trims, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&last_trim_ns, now_ns ? now_ns : 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&free_floor, mallinfo2().fordblks, __ATOMIC_RELAXED);
+}
+
+void memory__release(void)
+{
+	memory__release_at(clock__now_ns());
+}
+
+unsigned long memory__release_trims(void)
+{
+	return __atomic_load_n(&n_trims, __ATOMIC_RELAXED);
 }
 
 void memory__trim(void)

@@ -7,7 +7,9 @@
 #ifndef OMNIPROF_UTIL_MEMORY_H
 #define OMNIPROF_UTIL_MEMORY_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * Serves every allocation of 256 KiB or more (stack-delta tables, DWARF
@@ -22,8 +24,18 @@ void memory__tune(void);
 /* Bytes of heap in use (every arena), for charging allocations to their cause. */
 size_t memory__heap_in_use(void);
 /* Returns free heap pages to the kernel (after a batch of frees), when
- * there are at least a few MiB of them. */
+ * there are at least 16 MiB of them: at once when that much is new since
+ * the last trim, otherwise at most once a minute. */
 void memory__release(void);
+/* The same at a given monotonic time (tests). */
+void memory__release_at(uint64_t now_ns);
+/*
+ * The rule memory__release() follows: free_now bytes of free heap, its
+ * lowest since the last trim, that trim's time (0: none yet), the time now.
+ */
+bool memory__trim_due(size_t free_now, size_t free_floor, uint64_t last_trim_ns, uint64_t now_ns);
+/* How many times memory__release() trimmed (for tests and -v). */
+unsigned long memory__release_trims(void);
 /* Returns every free heap page to the kernel now, whatever their amount (after a rare large free).
  */
 void memory__trim(void);
