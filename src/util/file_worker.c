@@ -406,16 +406,23 @@ size_t file_worker__poll(struct file_worker *fw, file_job_fn fn, void *ctx)
 	struct file_job *stuck[sizeof(fw->slots) / sizeof(fw->slots[0])];
 	struct file_job *done, *next;
 	size_t n_stuck = 0, n = 0;
-	uint64_t now = clock__now_ns();
+	uint64_t now;
 
 	pthread_mutex_lock(&sh->lock);
+	/*
+	 * Read under the lock: a job a worker takes sets its start under it, so
+	 * no start is after now (read before the lock, a start taken while this
+	 * waited for it wrapped now - start round to "stuck for centuries").
+	 */
+	now = clock__now_ns();
 	for (unsigned int i = 0; i < fw->n_slots;) {
 		struct slot *slot = fw->slots[i];
 		struct file_job *job = slot->current;
 
-		if (!job || now - job->started_ns < (job->timeout_ms
-							 ? (uint64_t)job->timeout_ms * 1000000ull
-							 : fw->timeout_ns)) {
+		if (!job || job->started_ns >= now ||
+		    now - job->started_ns < (job->timeout_ms
+						 ? (uint64_t)job->timeout_ms * 1000000ull
+						 : fw->timeout_ns)) {
 			i++;
 			continue;
 		}
