@@ -537,6 +537,8 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 	fprintf(stderr, "  %-40s %llu (%llu new addresses: maps read at once)\n",
 		"user: unknown pid/address reports", (unsigned long long)c->stats.unknown_reports,
 		(unsigned long long)c->stats.unknown_rereads);
+	fprintf(stderr, "  %-40s %llu\n", "user: maps read again for JIT stops",
+		(unsigned long long)c->stats.jit_rereads);
 	fprintf(stderr, "  %-40s %llu (%llu failed or without CFI, %llu unloaded)\n",
 		"tables: loaded", (unsigned long long)um->stats.tables_loaded,
 		(unsigned long long)um->stats.tables_failed,

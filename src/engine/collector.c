@@ -194,6 +194,24 @@ void collector__release_held(struct collector *c)
 	release(c, true, 0);
 }
 
+/*
+ * A sample that stopped in anonymous code no runtime claims: the runtime
+ * that owns it may have refused the process at its last maps read (a JVM
+ * not set up yet) and is offered it again only at the next one, which a JIT
+ * whose code cache was mapped early may never cause. So the maps are read
+ * again, at most every JIT_REREAD_NS: what a JIT no runtime knows costs.
+ */
+#define JIT_REREAD_NS (2000ull * 1000 * 1000)
+
+static void reread_for_jit(struct collector *c, struct process *p)
+{
+	if (c->releasing || p->exited || p->gone || p->waiting ||
+	    clock__now_ns() - p->refreshed_ns < JIT_REREAD_NS)
+		return;
+	c->stats.jit_rereads++;
+	process_table__refresh(&c->procs, p);
+}
+
 static int handle_trace(struct collector *c, const struct op_trace *e, size_t size)
 {
 	const uint64_t *kernel = (const uint64_t *)(e + 1);
@@ -280,6 +298,9 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 			c->stats.unresolved++;
 	}
 	t->n_frames = n;
+	if (p && n > e->n_kernel && t->frames[n - 1].kind == OP_FRAME_ERROR &&
+	    t->frames[n - 1].addr == OP_UNWIND_ERR_ANON_CODE)
+		reread_for_jit(c, p);
 	/* A thread leaving the CPU: its trace waits for the time it stays away. */
 	if (e->flags & OP_TRACE_F_OFF_CPU) {
 		if (!c->offcpu)

@@ -27,6 +27,7 @@ struct collector_stats {
 	uint64_t unresolved;	  /* frames left without a mapping */
 	uint64_t unknown_reports; /* unknown pid/address reports from the unwinder */
 	uint64_t unknown_rereads; /* ... of an address outside the maps: maps read at once */
+	uint64_t jit_rereads;	  /* maps read again for samples stopped in anonymous code */
 	uint64_t enomem;	  /* samples lost to allocation failure */
 	uint64_t before_start;	  /* CPU samples taken before sampling_from_ns: left out */
 };

@@ -137,6 +137,52 @@ static void test_unknown_address_rereads_at_once(void **state)
 	collector__clear(&c);
 }
 
+/*
+ * A sample stopped in anonymous code (a JIT no runtime has claimed yet) reads
+ * the maps again, so the runtimes are offered the process again, but at
+ * most every 2 s; other stops do not.
+ */
+static void test_jit_stop_rereads_slowly(void **state)
+{
+	struct collector c;
+	struct process *p;
+	struct op_trace *t;
+	struct op_frame *user;
+	uint64_t reads;
+	size_t size;
+
+	(void)state;
+	assert_int_equal(collector__init(&c), 0);
+	c.sampling_from_ns = 0;
+	p = process_table__get(&c.procs, (uint32_t)getpid());
+	assert_non_null(p);
+	assert_false(p->waiting);
+	reads = c.procs.stats.maps_reads;
+	t = new_trace(0, 1, &size);
+	t->ktime_ns = clock__now_ns();
+	user = (struct op_frame *)(t + 1);
+	user[0] = (struct op_frame){.addr = OP_UNWIND_ERR_ANON_CODE, .kind = OP_FRAME_ERROR};
+
+	/* Read just now: not again. */
+	assert_int_equal(collector__handle(&c, t, size), 0);
+	assert_int_equal(c.procs.stats.maps_reads, reads);
+	/* Read 3 s ago: read again, once. */
+	p->refreshed_ns -= 3000ull * 1000 * 1000;
+	assert_int_equal(collector__handle(&c, t, size), 0);
+	assert_int_equal(c.procs.stats.maps_reads, reads + 1);
+	assert_int_equal(c.stats.jit_rereads, 1);
+	assert_int_equal(collector__handle(&c, t, size), 0);
+	assert_int_equal(c.procs.stats.maps_reads, reads + 1);
+	/* Another stop (an unreadable stack) never reads them. */
+	p->refreshed_ns -= 3000ull * 1000 * 1000;
+	user[0].addr = OP_UNWIND_ERR_READ;
+	assert_int_equal(collector__handle(&c, t, size), 0);
+	assert_int_equal(c.procs.stats.maps_reads, reads + 1);
+	assert_int_equal(c.stats.jit_rereads, 1);
+	free(t);
+	collector__clear(&c);
+}
+
 /* The end of tid's wait that started at start_ns. */
 static struct op_offcpu_end offcpu_end(uint64_t start_ns, uint64_t end_ns)
 {
@@ -365,6 +411,7 @@ int main(void)
 	    cmocka_unit_test(test_trace_size_must_match),
 	    cmocka_unit_test(test_packed_trace_reads_as_unpacked),
 	    cmocka_unit_test(test_unknown_address_rereads_at_once),
+	    cmocka_unit_test(test_jit_stop_rereads_slowly),
 	    cmocka_unit_test(test_offcpu_order_while_held),
 	    cmocka_unit_test(test_sample_before_offset_is_wall_clock),
 	    cmocka_unit_test(test_samples_before_start_left_out),
