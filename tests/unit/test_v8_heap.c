@@ -9,7 +9,8 @@
  * anonymous function); objects whose type does not check out refused;
  * an interpreted function with V8 13's (Node 24) layout, its bytecode in
  * trusted space: named only while its function still runs that bytecode;
- * V8 10's (Node 18) code objects, instructions inline; the real files.
+ * V8 9's (Node 16) BaselineData; V8 10's (Node 18) code objects,
+ * instructions inline; the real files.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -395,6 +396,7 @@ static void test_trusted_function_data(void **state)
 	uint64_t m_one, m_sfi, m_ba, m_code, m_idata, m_tba, m_script;
 	uint64_t sfi = BASE + 0x600, ba = BASE + 0xb00, other = BASE + 0xb80, code = BASE + 0xd00;
 	uint64_t table = BASE + 0xc00, script = BASE + 0x880, idata = BASE + 0xd80;
+	uint64_t bdata = BASE + 0xe00, m_bdata;
 	const char *name, *file;
 	struct v8_code *c;
 	int64_t line;
@@ -463,6 +465,25 @@ static void test_trusted_function_data(void **state)
 	put64(sfi + 8, idata | 1);
 	assert_int_equal(v8_code__read_interpreted(&cc, ba | 1, sfi | 1, &c), 0);
 	v8_code__free(c);
+	/* V8 9 (Node 16): a BaselineData, its code at 8, its bytecode (or
+	 * InterpreterData) at 16; without its type known, the code at 8 is not
+	 * the bytecode: refused. */
+	m_bdata = map_of(BASE + 0x1c0, 94);
+	put64(bdata, m_bdata);
+	put64(bdata + 8, code | 1);
+	put64(bdata + 16, ba | 1);
+	put64(sfi + 8, bdata | 1);
+	assert_int_equal(v8_code__read_interpreted(&cc, ba | 1, sfi | 1, &c), -ESTALE);
+	l.type_baseline_data = 94;
+	assert_int_equal(v8_code__read_interpreted(&cc, ba | 1, sfi | 1, &c), 0);
+	v8_code__free(c);
+	put64(bdata + 16, idata | 1);
+	assert_int_equal(v8_code__read_interpreted(&cc, ba | 1, sfi | 1, &c), 0);
+	v8_code__free(c);
+	put64(bdata + 16, other | 1);
+	assert_int_equal(v8_code__read_interpreted(&cc, ba | 1, sfi | 1, &c), -ESTALE);
+	l.type_baseline_data = 0;
+	stats.mismatches = 0;
 	/* Flushed and recompiled: the function runs another bytecode array. */
 	put64(sfi + 8, other | 1);
 	assert_int_equal(v8_code__read_interpreted(&cc, ba | 1, sfi | 1, &c), -ESTALE);
@@ -489,8 +510,8 @@ static void test_trusted_function_data(void **state)
  * The real files (scripts/install-deps.sh installs them): what V8 12 and 13
  * (Node 22, 24) do not describe is derived, so both name interpreted frames
  * and read code objects; Node 20 keeps V8 11's layout; V8 10 (Node 18)
- * reads its inline-instruction code objects; V8 9 (Node 16) is named
- * without lines.
+ * reads its inline-instruction code objects; V8 9 (Node 16) derives V8
+ * 9.4's layouts from what it describes.
  */
 static void inspect(const char *path, struct v8_binary *bin, int want)
 {
@@ -507,17 +528,39 @@ static void test_real_binaries(void **state)
 	struct v8_binary b16, b18, b20, b22, b24;
 
 	(void)state;
-	/* V8 9: the interpreter's slots derived, no lines (no script source). */
+	/* V8 9.4: what it does not describe derived from what it does (the
+	 * interpreter's slots, the script's source, the bytecodes' start, the
+	 * Code's flags and kinds), so it is named and lined like V8 10. */
 	inspect("/opt/omniprof-node/16/node", &b16, 0);
 	assert_int_equal(b16.layout.fp_bytecode_array, -32);
 	assert_int_equal(b16.layout.fp_bytecode_offset, -40);
-	assert_false(b16.layout.has_lines);
+	assert_true(b16.layout.has_lines);
 	assert_true(b16.layout.has_function_data);
+	assert_int_equal(b16.layout.script_source, 8);
+	assert_int_equal(b16.layout.script_name, 16);
+	assert_int_equal(b16.layout.bytecode_array_data, 54);
+	assert_int_equal(b16.layout.bytecode_array_positions, 32);
+	assert_true(b16.layout.has_code_objects);
+	assert_int_equal(b16.layout.code_inline, 96);
+	assert_int_equal(b16.layout.code_positions, 24);
+	assert_int_equal(b16.layout.code_bytecode, 16);
+	assert_int_equal(b16.layout.code_size, 40);
+	assert_int_equal(b16.layout.code_flags, 48);
+	assert_int_equal(b16.layout.code_kind_baseline, 11);
+	assert_int_equal(b16.layout.type_instruction_stream, b16.layout.type_code);
+	assert_int_not_equal(b16.layout.type_baseline_data, 0);
 	/* V8 10: code objects with their instructions inline, after the header. */
 	inspect("/opt/omniprof-node/18/node", &b18, 0);
 	assert_true(b18.layout.has_code_objects && b18.layout.has_lines);
 	assert_true(b18.layout.code_inline > b18.layout.code_size);
 	assert_int_equal(b18.layout.type_instruction_stream, b18.layout.type_code);
+	/* V8 10 describes what V8 9 derives: the same values. */
+	assert_int_equal(b18.layout.script_source, b16.layout.script_source);
+	assert_int_equal(b18.layout.code_flags, b16.layout.code_flags);
+	assert_int_equal(b18.layout.code_kind_baseline, b16.layout.code_kind_baseline);
+	assert_int_equal(b18.layout.code_kind_interpreted, b16.layout.code_kind_interpreted);
+	assert_int_equal(b18.layout.code_kind_mask, b16.layout.code_kind_mask);
+	assert_int_equal(b18.layout.type_baseline_data, 0);
 	inspect("/usr/bin/node", &b20, 0);
 	assert_true(b20.layout.has_lines);
 	assert_int_equal(b20.layout.code_inline, 0);

@@ -85,7 +85,8 @@ enum v8_sym {
 	S_T_TRUSTED_BYTE_ARRAY,
 	S_DEOPT_WRAPPED_SFI,
 	S_SFI_WRAPPER_SFI,
-	S_CODE_HEADER, /* V8 10: instructions inline, after the Code's header */
+	S_CODE_HEADER,	   /* V8 10: instructions inline, after the Code's header */
+	S_T_BASELINE_DATA, /* V8 9: a function's baseline code and bytecode */
 	S__COUNT,
 };
 
@@ -159,6 +160,7 @@ static const char *const sym_names[S__COUNT] = {
     [S_SFI_WRAPPER_SFI] =
 	"class_SharedFunctionInfoWrapper__shared_info__Tagged_SharedFunctionInfo_",
     [S_CODE_HEADER] = "class_Code__instruction_start__uintptr_t",
+    [S_T_BASELINE_DATA] = "type_BaselineData__BASELINE_DATA_TYPE",
 };
 
 /* Names later V8s (12, 13: Node 22, 24) give the same fields: "Tagged<T>" types. */
@@ -334,7 +336,8 @@ static void derive_v10(struct scan *sc, struct v8_layout *l)
 {
 	int64_t *v = sc->v;
 
-	if (v[S_T_INSTRUCTION_STREAM] != V8_ABSENT || v[S_CODE_POSITIONS] != V8_ABSENT ||
+	if (v[S_T_INSTRUCTION_STREAM] != V8_ABSENT ||
+	    (v[S_CODE_POSITIONS] != V8_ABSENT && v[S_CODE_POSITIONS] != v[S_CODE_SIZE] - 16) ||
 	    v[S_CODE_BYTECODE] != V8_ABSENT || !field(v[S_CODE_HEADER]) || !field(v[S_CODE_SIZE]) ||
 	    v[S_CODE_SIZE] < 32 || !field(v[S_CODE_FLAGS]) || v[S_T_CODE] == V8_ABSENT ||
 	    v[S_DEOPT_SFI] != V8_ABSENT || v[S_DEOPT_INLINING] != V8_ABSENT ||
@@ -347,6 +350,57 @@ static void derive_v10(struct scan *sc, struct v8_layout *l)
 	v[S_DEOPT_INLINING] = 7;
 	v[S_DEOPT_LITERALS] = 2;
 	l->code_inline = (uint16_t)v[S_CODE_HEADER];
+}
+
+/*
+ * V8 9 (Node 16) describes neither the interpreter's two frame slots, the
+ * script's source, where a BytecodeArray's bytecodes start, nor its Code's
+ * flags and kinds. Its layouts are V8 9.4's, recognised by what it does
+ * describe, and derived only when all of it matches:
+ * - the interpreter's slots follow the standard frame's context, function
+ *   and argument count (-32, -40), as V8 10 and 11 describe them (the walk
+ *   proves them: a BytecodeArray, then a Smi);
+ * - Script: the source is the one tagged field between the map and the name
+ *   (name at 16; V8 10 describes source 8, name 16, as here);
+ * - BytecodeArray: FixedArrayBase's header (the FixedArray's data offset),
+ *   three tagged tables (constant pool, handler table, source positions),
+ *   three int32 (frame size, parameter size, new target register) and two
+ *   int8 (OSR loop nesting level, bytecode age): bytecodes at 54 (V8 10
+ *   widened the last two to 16 bits: 56, which it describes);
+ * - Code: the instruction size, metadata size and flags are three int32
+ *   after the four tagged fields (relocation info, deoptimization data,
+ *   source positions at 24, described; code data container), header 96
+ *   (described); the kind in the flags' low 4 bits, INTERPRETED_FUNCTION 10
+ *   and BASELINE 11 (CodeKind's order, as V8 10 describes it); the rest as
+ *   V8 10 (derive_v10 below).
+ * Each derived field is checked where it is read (the objects' instance
+ * types, a frame's function running that bytecode, deoptimization data
+ * naming the frame's function), so a wrong one names nothing.
+ */
+static void derive_v9(struct scan *sc, struct v8_layout *l)
+{
+	int64_t *v = sc->v;
+
+	if (v[S_FP_BYTECODE_ARRAY] != V8_ABSENT || v[S_FP_BYTECODE_OFFSET] != V8_ABSENT ||
+	    v[S_FP_CONTEXT] != -8 || v[S_FP_FUNCTION] != -16)
+		return;
+	v[S_FP_BYTECODE_ARRAY] = -32;
+	v[S_FP_BYTECODE_OFFSET] = -40;
+	/* BaselineData: V8 9 only (V8 10 keeps baseline code in the function's data). */
+	if (v[S_T_BASELINE_DATA] == V8_ABSENT)
+		return;
+	l->type_baseline_data = (uint16_t)v[S_T_BASELINE_DATA];
+	if (v[S_SCRIPT_SOURCE] == V8_ABSENT && v[S_SCRIPT_NAME] == 16)
+		v[S_SCRIPT_SOURCE] = 8;
+	if (v[S_BYTECODE_DATA] == V8_ABSENT && v[S_FIXED_ARRAY_DATA] == 16)
+		v[S_BYTECODE_DATA] = 16 + 3 * 8 + 3 * 4 + 2;
+	if (v[S_CODE_FLAGS] == V8_ABSENT && v[S_CODE_KIND_MASK] == V8_ABSENT &&
+	    v[S_CODE_SIZE] == 40 && v[S_CODE_POSITIONS] == 24 && v[S_CODE_HEADER] == 96) {
+		v[S_CODE_FLAGS] = v[S_CODE_SIZE] + 8;
+		v[S_CODE_KIND_MASK] = 15;
+		v[S_CODE_KIND_INTERPRETED] = 10;
+		v[S_CODE_KIND_BASELINE] = 11;
+	}
 }
 
 /*
@@ -421,17 +475,7 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 	/* Values in .bss (0) have no symbol value in the file: read as 0 above. */
 	if (sc.v[S_FP_MARKER] == V8_ABSENT)
 		sc.v[S_FP_MARKER] = sc.v[S_FP_CONTEXT];
-	/* V8 9 (Node 16) does not describe the interpreter's two slots: they
-	 * follow the standard frame's context, function and argument count as
-	 * in V8 10 and 11, which do (-32, -40). Used only where the walk proves
-	 * them: the first slot's object must be a BytecodeArray, the second a
-	 * Smi; the offset itself gives no line there (no lines below). */
-	if (sc.v[S_FP_BYTECODE_ARRAY] == V8_ABSENT && sc.v[S_FP_BYTECODE_OFFSET] == V8_ABSENT &&
-	    sc.v[S_FP_CONTEXT] == -8 && sc.v[S_FP_FUNCTION] == -16) {
-		sc.v[S_FP_BYTECODE_ARRAY] = -32;
-		sc.v[S_FP_BYTECODE_OFFSET] = -40;
-		l->has_lines = false;
-	}
+	derive_v9(&sc, l);
 	for (int i = 0; i < S__COUNT; i++) {
 		/* Zero-valued tags and offsets live in .bss: their symbols exist, read as 0. */
 		if (sc.v[i] == V8_ABSENT && (i == S_STR_SEQ || i == S_HEAP_OBJECT_TAG ||
@@ -442,8 +486,8 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 	l->has_code_objects = true;
 	l->has_function_data = true;
 	for (int i = 0; i < S__COUNT; i++) {
-		/* V8 9 describes neither the script's source nor where a bytecode
-		 * array's bytecodes start: frames are named without lines. */
+		/* Neither the script's source nor where a bytecode array's
+		 * bytecodes start known: frames are named without lines. */
 		if (sc.v[i] == V8_ABSENT && (i == S_SCRIPT_SOURCE || i == S_BYTECODE_DATA)) {
 			sc.v[i] = 0;
 			l->has_lines = false;

@@ -64,9 +64,12 @@ struct v8_layout {
 	/* SharedFunctionInfo's function data described: interpreted frames are
 	 * checked against it and named; false: they stay unnamed. */
 	bool has_function_data;
-	/* The script's source and the bytecodes' start described (V8 10 on):
-	 * false (V8 9, Node 16): frames are named without a line. */
+	/* The script's source and the bytecodes' start known (described from
+	 * V8 10, derived for V8 9): false: frames are named without a line. */
 	bool has_lines;
+	/* V8 9: a SharedFunctionInfo with baseline code holds a BaselineData
+	 * (its code at 8, its bytecode or interpreter data at 16); 0: none. */
+	uint16_t type_baseline_data;
 	/* Bytecode sizes by operand scale (1, 2, 4) and bytecode, from node's
 	 * interpreter tables (Bytecodes::kBytecodeSizes): baseline code's pcs map
 	 * to bytecodes by walking them. n_bytecodes 0: not found. */

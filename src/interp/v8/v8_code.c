@@ -168,6 +168,14 @@ static bool sfi_runs(const struct v8_code_ctx *cc, uint64_t sfi, uint64_t ba)
 		return true;
 	if (v8_heap__type(cc->mem, l, data, &type))
 		return false;
+	/* V8 9's BaselineData: its bytecode (or InterpreterData) at 16. */
+	if (l->type_baseline_data && type == l->type_baseline_data) {
+		if (v8_heap__field(cc->mem, data, 16, &data))
+			return false;
+		if (data == ba)
+			return true;
+		return !v8_heap__field(cc->mem, data, 8, &inner) && inner == ba;
+	}
 	/* Baseline code and InterpreterData hold the bytecode array one level down. */
 	if (type == l->type_code)
 		return l->has_code_objects &&
@@ -408,6 +416,31 @@ static int read_bytes(const struct v8_code_ctx *cc, uint64_t obj, uint16_t want_
 }
 
 /*
+ * The bytecode array baseline code runs, when it is sfi's: V8 10 on, the
+ * code's bytecode field; V8 9, sfi's BaselineData (naming this code).
+ */
+static bool baseline_bytecode(const struct v8_code_ctx *cc, uint64_t code, uint64_t sfi,
+			      uint64_t *ba)
+{
+	const struct v8_layout *l = cc->layout;
+	uint64_t data, held;
+	uint16_t type;
+
+	if (!l->type_baseline_data)
+		return !v8_heap__field(cc->mem, code, l->code_bytecode, ba) &&
+		       sfi_runs(cc, sfi, *ba);
+	if (v8_heap__field(cc->mem, sfi, l->sfi_function_data, &data) ||
+	    v8_heap__type(cc->mem, l, data, &type) || type != l->type_baseline_data ||
+	    v8_heap__field(cc->mem, data, 8, &held) || (held & ~2ull) != code ||
+	    v8_heap__field(cc->mem, data, 16, ba) || v8_heap__type(cc->mem, l, *ba, &type))
+		return false;
+	/* Or through InterpreterData (its bytecode first). */
+	return type == l->type_bytecode_array ||
+	       (!v8_heap__field(cc->mem, *ba, 8, ba) && !v8_heap__type(cc->mem, l, *ba, &type) &&
+		type == l->type_bytecode_array);
+}
+
+/*
  * The line of pc in baseline code: its bytecode offset (the code's bytecode
  * offset table walked along its bytecodes), then the bytecode's source
  * position. 0: unknown.
@@ -423,8 +456,7 @@ static int64_t baseline_line(const struct v8_code_ctx *cc, uint64_t code, uint64
 	uint64_t ba, positions;
 	int64_t bo, line = 0;
 
-	if (!l->n_bytecodes || v8_heap__field(cc->mem, code, l->code_bytecode, &ba) ||
-	    !sfi_runs(cc, sfi, ba) ||
+	if (!l->n_bytecodes || !baseline_bytecode(cc, code, sfi, &ba) ||
 	    v8_heap__field(cc->mem, code, l->code_positions, &positions) ||
 	    read_bytes(cc, positions, l->type_byte_array, l->fixed_array_data, &table,
 		       &table_len) ||
