@@ -9,7 +9,8 @@
  * anonymous function); objects whose type does not check out refused;
  * an interpreted function with V8 13's (Node 24) layout, its bytecode in
  * trusted space: named only while its function still runs that bytecode;
- * V8 9's (Node 16) BaselineData; V8 10's (Node 18) code objects,
+ * V8 9's (Node 16) BaselineData, and its baseline code lined through it;
+ * V8 10's (Node 18) code objects,
  * instructions inline; the real files.
  */
 #include <errno.h>
@@ -693,6 +694,135 @@ static void test_inline_code(void **state)
 	v8_scripts__clear(&scripts, 0, true);
 }
 
+/*
+ * V8 9 (Node 16): baseline code's bytecode is its function's BaselineData's
+ * (the data at 16), found only while that BaselineData holds this code (at
+ * 8); the pc maps to a bytecode offset through the code's bytecode offset
+ * table, the bytecode to its line. Another code there, or the BaselineData
+ * not known (V8 10's Code field read instead, empty here): no line.
+ */
+static void test_v9_baseline_code(void **state)
+{
+	struct v8_layout l = layout();
+	struct remote_memory mem = {heap_read, NULL};
+	struct v8_stats stats = {0};
+	struct hashmap scripts;
+	uint64_t stream_map = 0;
+	const struct v8_code_ctx cc = {&mem, &l, &scripts, 1, &stats, &stream_map};
+	uint64_t m_one, m_sfi, m_code, m_ba, m_bca, m_script, m_bdata;
+	uint64_t sfi = BASE + 0x600, bdata = BASE + 0x680, code = BASE + 0x1000;
+	uint64_t ba = BASE + 0x800, offsets = BASE + 0xa00, table = BASE + 0xa80;
+	uint64_t script = BASE + 0x880;
+	uint32_t size = 0x40, flags = 11; /* BASELINE */
+	/* Bytecodes 5 (2 bytes), 6 (3 bytes), 5; pc deltas: entry 4, then 3, 4, 5. */
+	const uint8_t bc[] = {5, 0xaa, 6, 0xbb, 0xcc, 5, 0xdd};
+	const uint8_t deltas[] = {4, 3, 4, 5};
+	const char *name, *file;
+	struct v8_code *c;
+	int64_t line;
+	uint8_t t[16];
+	int32_t n;
+	size_t len = 0;
+
+	(void)state;
+	memset(heap, 0, sizeof(heap));
+	v8_scripts__init(&scripts);
+	l.has_code_objects = true;
+	l.has_function_data = true;
+	l.sfi_function_data = 8;
+	l.code_inline = 96;
+	l.code_bytecode = 16;
+	l.code_positions = 24;
+	l.code_size = 40;
+	l.code_flags = 48;
+	l.code_kind_mask = 15;
+	l.code_kind_baseline = 11;
+	l.type_code = 162;
+	l.type_instruction_stream = 162;
+	l.type_byte_array = 132;
+	l.type_trusted_byte_array = 132;
+	l.type_bytecode_array = 133;
+	l.type_baseline_data = 94;
+	l.bytecode_array_positions = 32;
+	l.bytecode_array_data = 54;
+	l.script_name = 16;
+	l.n_bytecodes = 8;
+	l.bytecode_sizes[0][5] = 2;
+	l.bytecode_sizes[0][6] = 3;
+	m_one = map_of(BASE + 0x000, 8 | 0);
+	m_sfi = map_of(BASE + 0x140, 262);
+	m_code = map_of(BASE + 0x040, 162);
+	m_bca = map_of(BASE + 0x080, 133);
+	m_ba = map_of(BASE + 0x0c0, 132);
+	m_bdata = map_of(BASE + 0x100, 94);
+	m_script = map_of(BASE + 0x200, 150);
+	put64(sfi, m_sfi);
+	put64(sfi + 8, bdata | 1);
+	put64(sfi + 16, one_byte(BASE + 0x400, m_one, "measure"));
+	put64(sfi + 32, script | 1);
+	put64(script, m_script);
+	put64(script + 8, one_byte(BASE + 0x900, m_one, "x;\nfunction measure() {\n  y();\n}\n"));
+	put64(script + 16, one_byte(BASE + 0x980, m_one, "/app/m.js"));
+	put64(bdata, m_bdata);
+	put64(bdata + 8, code | 1);
+	put64(bdata + 16, ba | 1);
+	/* The bytecode: offset 0 at "function" (line 2), offset 2 at "y()" (line 3). */
+	put64(ba, m_bca);
+	put64(ba + 8, (uint64_t)sizeof(bc) << 32);
+	put64(ba + 32, table | 1);
+	put(ba + 54, bc, sizeof(bc));
+	len += put_entry(t + len, 0, true, position(3, 0));
+	len += put_entry(t + len, 2, true, position(27, 0) - position(3, 0));
+	put64(table, m_ba);
+	n = (int32_t)len;
+	put64(table + 8, (uint64_t)n << 32);
+	put(table + 16, t, len);
+	put64(offsets, m_ba);
+	put64(offsets + 8, (uint64_t)sizeof(deltas) << 32);
+	put(offsets + 16, deltas, sizeof(deltas));
+	put64(code, m_code);
+	put64(code + 24, offsets | 1);
+	put(code + 40, &size, 4);
+	put(code + 48, &flags, 4);
+
+	/* pc offset 8: the second bytecode (offset 2), line 3. */
+	assert_int_equal(v8_code__read_jit(&cc, code + 96 + 8, sfi | 1, &c), 0);
+	v8_code__describe(c, OP_V8_AUX(OP_V8_FRAME_JIT, 0), &name, &file, &line);
+	assert_string_equal(name, "measure");
+	assert_string_equal(file, "/app/m.js");
+	assert_int_equal(line, 3);
+	v8_code__free(c);
+	/* pc offset 5: the first bytecode, line 2. */
+	assert_int_equal(v8_code__read_jit(&cc, code + 96 + 5, sfi | 1, &c), 0);
+	v8_code__describe(c, OP_V8_AUX(OP_V8_FRAME_JIT, 0), &name, &file, &line);
+	assert_int_equal(line, 2);
+	v8_code__free(c);
+	/* The BaselineData holds another code: this code is not the function's. */
+	put64(bdata + 8, (code + 0x200) | 1);
+	assert_int_equal(v8_code__read_jit(&cc, code + 96 + 8, sfi | 1, &c), 0);
+	v8_code__describe(c, OP_V8_AUX(OP_V8_FRAME_JIT, 0), &name, &file, &line);
+	assert_string_equal(name, "measure");
+	assert_int_equal(line, 0);
+	v8_code__free(c);
+	/* Through InterpreterData (its bytecode first). */
+	put64(bdata + 8, code | 1);
+	put64(bdata + 16, (BASE + 0x700) | 1);
+	put64(BASE + 0x700, m_one);
+	put64(BASE + 0x708, ba | 1);
+	assert_int_equal(v8_code__read_jit(&cc, code + 96 + 8, sfi | 1, &c), 0);
+	v8_code__describe(c, OP_V8_AUX(OP_V8_FRAME_JIT, 0), &name, &file, &line);
+	assert_int_equal(line, 3);
+	v8_code__free(c);
+	/* BaselineData not known (V8 10 on): the Code's own field, empty here. */
+	put64(bdata + 16, ba | 1);
+	l.type_baseline_data = 0;
+	assert_int_equal(v8_code__read_jit(&cc, code + 96 + 8, sfi | 1, &c), 0);
+	v8_code__describe(c, OP_V8_AUX(OP_V8_FRAME_JIT, 0), &name, &file, &line);
+	assert_int_equal(line, 0);
+	v8_code__free(c);
+	v8_scripts__clear(&scripts, 0, true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -702,6 +832,7 @@ int main(void)
 	    cmocka_unit_test(test_strings_and_names),
 	    cmocka_unit_test(test_trusted_function_data),
 	    cmocka_unit_test(test_inline_code),
+	    cmocka_unit_test(test_v9_baseline_code),
 	    cmocka_unit_test(test_real_binaries),
 	};
 
