@@ -6,7 +6,8 @@
  * of every V8 frame it gives (src/interp/v8/v8_code.c, v8_heap.c: type
  * checks, strings, ScopeInfos, scripts' line ends, source position tables,
  * the code header search, baseline bytecode walks) over the same image.
- * Input: pc (8 bytes), fp offset (4), then the image. Whatever the image
+ * Input: pc (8 bytes), fp offset (4: its top bit names with node 16's
+ * layout, else node 20's), then the image. Whatever the image
  * holds, the walk ends within its frame budget, only the last frame may be
  * an error frame, and naming returns an object or an error.
  */
@@ -129,6 +130,22 @@ static void node20(struct v8_layout *l)
 	l->n_bytecodes = 200;
 }
 
+/* V8 9's (node 16) differences, as derive_v9() gives them: Code objects
+ * with their instructions inline, BytecodeArray's bytecodes at 54, baseline
+ * code's bytecode through the function's BaselineData. */
+static void node16(struct v8_layout *l)
+{
+	l->code_inline = 96;
+	l->code_bytecode = 16;
+	l->code_positions = 24;
+	l->code_size = 40;
+	l->code_flags = 48;
+	l->type_instruction_stream = l->type_code;
+	l->type_baseline_data = 94;
+	l->bytecode_array_data = 54;
+	l->bytecode_array_positions = 32;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct op_interp_proc ranges = {
@@ -180,6 +197,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort(); /* only the last frame may be an error frame */
 
 	node20(&l);
+	if (fp_off & 0x80000000u) /* the fp offset's top bit: node 16's layout */
+		node16(&l);
 	v8_scripts__init(&scripts);
 	for (uint32_t i = 0; i < r.n_frames; i++) {
 		struct v8_code_ctx cc = {&mem, &l, &scripts, 1, &stats, &stream_map};
