@@ -25,7 +25,10 @@
  * built). And compiled frames deoptimised while their callee runs (HotspotDeopt.java: the leaf
  * changes a MutableCallSite its caller's nmethod depends on, so that frame returns to the deopt
  * handler for the rest of the leaf's 100 ms): the chain main -> run -> outer -> spin stays whole
- * and named, and omniprof -v counts deoptimised frames named from their original pc. Needs root and
+ * and named, and omniprof -v counts deoptimised frames named from their original pc. And a JVM
+ * whose own agent (its jar's Launcher-Agent-Class) redefines a class every 100 ms
+ * (HotspotRedefine.java; old Methods freed with no collection): omniprof sees it can redefine
+ * (safepoints join its epochs) and the chain main -> a -> b -> spin stays whole. Needs root and
  * BPF.
  */
 #include <errno.h>
@@ -58,13 +61,15 @@
 #define UNLOAD_SOURCE  "tests/workloads/hotspot_unload/HotspotUnload.java"
 #define DEOPT_SOURCE   "tests/workloads/hotspot_deopt/HotspotDeopt.java"
 #define PLUGIN_SOURCES "tests/workloads/hotspot_unload/plugins/*.java"
+#define REDEF_SOURCE   "tests/workloads/hotspot_redefine/HotspotRedefine.java"
+#define REDEF_MANIFEST "tests/workloads/hotspot_redefine/MANIFEST.MF"
 #define RECORD_SECONDS "5"
 #define FREQUENCY      "199"
 #define MIN_LEAF       20 /* fewer leaf samples than this says nothing */
 #define THREADS	       "32"
 #define EXPECT(call)   assert_int_equal((call), 0)
 
-enum workload { CHAIN, JNI, UNLOAD, DEOPT };
+enum workload { CHAIN, JNI, UNLOAD, DEOPT, REDEFINE };
 
 struct jvm_case {
 	const char *name;
@@ -170,6 +175,19 @@ static void expect_deopt(struct chain_spec *cs)
 	add_java(cs, "HotspotDeopt.run", false);
 	add_java(cs, "HotspotDeopt.outer", false);
 	add_java(cs, "HotspotDeopt.spin", false);
+}
+
+/* HotspotRedefine.java: main, then RedefineHot's chain (a class its agent redefines). */
+static void expect_redefine(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "JavaMain"));
+	EXPECT(chain_spec__add_gap(cs, 1, 4));
+	EXPECT(chain_spec__add(cs, "JavaCalls::call_helper"));
+	EXPECT(chain_spec__add_gap(cs, 0, 1));
+	add_java(cs, "HotspotRedefine.main", false);
+	add_java(cs, "RedefineHot.a", false);
+	add_java(cs, "RedefineHot.b", false);
+	add_java(cs, "RedefineHot.spin", false);
 }
 
 /* The value of omniprof -v's counter name in out, -1 when it is not there. */
@@ -325,12 +343,12 @@ static void test_case(void **state)
 {
 	const struct jvm_case *jc = *state;
 	char *dir = tu_mkdtemp(), *out = NULL, *text = NULL, folded[1024], pprof[1024];
-	char libpath[600];
+	char libpath[600], jar[600];
 	char *argv[20] = {"/usr/bin/nice", "-n",      (char *)jc->nice,
 			  JDK "/bin/java", "-Xmx64m", "-XX:+UseSerialGC"};
 	struct chain_spec *cs = chain_spec__new(), *cs_b = chain_spec__new();
 	struct chain_count c = {0}, c_b = {0};
-	long mixed = 0, deopt = -1;
+	long mixed = 0, deopt = -1, redefinable = -1;
 	int argc = 6, rc;
 	pid_t pid;
 
@@ -349,12 +367,19 @@ static void test_case(void **state)
 		snprintf(libpath, sizeof(libpath), "-Djava.library.path=%s", classes);
 		argv[argc++] = libpath;
 	}
-	argv[argc++] = "-cp";
-	argv[argc++] = classes;
-	argv[argc++] = jc->what == JNI	    ? "HotspotJni"
-		       : jc->what == UNLOAD ? "HotspotUnload"
-		       : jc->what == DEOPT  ? "HotspotDeopt"
-					    : "HotspotChain";
+	if (jc->what == REDEFINE) {
+		/* Its manifest starts its agent: no flag but -jar. */
+		snprintf(jar, sizeof(jar), "%s/redefine.jar", classes);
+		argv[argc++] = "-jar";
+		argv[argc++] = jar;
+	} else {
+		argv[argc++] = "-cp";
+		argv[argc++] = classes;
+		argv[argc++] = jc->what == JNI	    ? "HotspotJni"
+			       : jc->what == UNLOAD ? "HotspotUnload"
+			       : jc->what == DEOPT  ? "HotspotDeopt"
+						    : "HotspotChain";
+	}
 	argv[argc++] = "60";
 	if (jc->what == CHAIN)
 		argv[argc++] = (char *)jc->threads;
@@ -372,6 +397,8 @@ static void test_case(void **state)
 		expect_plugin(cs, 'A');
 	else if (jc->what == DEOPT)
 		expect_deopt(cs);
+	else if (jc->what == REDEFINE)
+		expect_redefine(cs);
 	else if (strcmp(jc->threads, "0"))
 		expect_thread(cs);
 	else
@@ -393,6 +420,15 @@ static void test_case(void **state)
 		    counter(out, "hotspot: Method addresses reused"),
 		    counter(out, "hotspot: names read again after a collection"),
 		    counter(out, "hotspot: frames not named: a collection ran since their sample"));
+	if (jc->what == REDEFINE) {
+		redefinable = counter(
+		    out, "hotspot: JVMs that can redefine classes (safepoints in the epoch)");
+		printf(
+		    "    JVMs that can redefine classes %ld, frames refused (a safepoint or "
+		    "collection since their sample) %ld\n",
+		    redefinable,
+		    counter(out, "hotspot: frames not named: a collection ran since their sample"));
+	}
 	if (jc->what == DEOPT) {
 		deopt = counter(out, "hotspot: deoptimised frames named from their original pc");
 		printf("    deoptimised frames named from their original pc: %ld\n", deopt);
@@ -428,6 +464,8 @@ static void test_case(void **state)
 	}
 	if (jc->what == DEOPT)
 		assert_true(deopt > 0);
+	if (jc->what == REDEFINE)
+		assert_int_equal(redefinable, 1);
 	assert_true(c.complete * 100 >= c.leaf * 95);
 }
 
@@ -506,6 +544,8 @@ static const struct jvm_case cases[] = {
      "-XX:ReservedCodeCacheSize=1g", "0", "0", "0"},
     {"compiled frames deoptimised under their callee", DEOPT,
      "-XX:CompileCommand=dontinline,HotspotDeopt::spin", "0", "2000", "0"},
+    /* warmup_ms: its period of redefinitions */
+    {"a class redefined by the JVM's own agent every 100 ms", REDEFINE, "", "0", "100", "0"},
 };
 
 int main(void)
@@ -523,8 +563,10 @@ int main(void)
 		    "rm -rf %s && mkdir -p %s && " JDK "/bin/javac -d %s " SOURCE " " JNI_SOURCE
 		    " " UNLOAD_SOURCE " " DEOPT_SOURCE " && " JDK
 		    "/bin/javac -d %s/plugins " PLUGIN_SOURCES " && gcc -O2 -g -shared -fPIC -I" JDK
-		    "/include -I" JDK "/include/linux " JNI_LIB_SOURCE " -o %s/libhotspot_jni.so",
-		    classes, classes, classes, classes, classes);
+		    "/include -I" JDK "/include/linux " JNI_LIB_SOURCE
+		    " -o %s/libhotspot_jni.so && " JDK "/bin/javac -d %s/redefine " REDEF_SOURCE
+		    " && " JDK "/bin/jar cfm %s/redefine.jar " REDEF_MANIFEST " -C %s/redefine .",
+		    classes, classes, classes, classes, classes, classes, classes, classes);
 	if (rc) {
 		fprintf(stderr, "building the workloads failed (%d): %s\n", rc, out ? out : "");
 		free(out);

@@ -571,12 +571,199 @@ static void test_reused_method(void **state)
 	hotspot_interp_ops.free_rt(rt);
 }
 
+/*
+ * The perf data of a JVM (PerfMemory::_prologue, PerfDataPrologue and
+ * PerfDataEntry as JDK 17 lays them out) with two counters, the second
+ * sun.rt.safepoints; and JvmtiExport's can-redefine flag (clear).
+ */
+#define PERF	   (BASE + 0x34000)
+#define HOTSWAP	   (STATICS + 0x40)
+#define SAFEPOINTS (PERF + 32 + 56 + 40) /* the second entry's data */
+#define PERF_SLOT  (STATICS + 0x48)
+
+static void perf_entry(uint64_t e, const char *name, uint32_t len)
+{
+	put32(e, len);		/* entry_length */
+	put32(e + 4, 20);	/* name_offset */
+	put32(e + 16, len - 8); /* data_offset */
+	memcpy(&mem[e + 20 - BASE], name, strlen(name) + 1);
+}
+
+static void build_perf(void)
+{
+	static_field("JvmtiExport", "_can_hotswap_or_post_breakpoint", HOTSWAP);
+	static_field("PerfMemory", "_prologue", PERF_SLOT);
+	field("PerfDataPrologue", "entry_offset", 24);
+	field("PerfDataPrologue", "num_entries", 28);
+	field("PerfDataEntry", "entry_length", 0);
+	field("PerfDataEntry", "name_offset", 4);
+	field("PerfDataEntry", "data_offset", 16);
+	put64(PERF_SLOT, PERF);
+	put32(PERF + 24, 32);
+	put32(PERF + 28, 2);
+	perf_entry(PERF + 32, "sun.rt.createVmBeginTime", 56);
+	perf_entry(PERF + 32 + 56, "sun.rt.safepoints", 48);
+}
+
+static void test_safepoint_counter(void **state)
+{
+	struct hotspot_layout l;
+	uint64_t at = 0;
+
+	(void)state;
+	build();
+	build_perf();
+	assert_int_equal(read_layout(&l), 0);
+	assert_true(l.perf);
+	assert_int_equal(hotspot_vm__can_redefine(&rm, &l), 0);
+	put32(HOTSWAP, 1);
+	assert_int_equal(hotspot_vm__can_redefine(&rm, &l), 1);
+	assert_int_equal(hotspot_vm__safepoint_counter(&rm, &l, &at), 0);
+	assert_int_equal(at, SAFEPOINTS);
+
+	/* Hostile or missing perf data: bounded, refused. */
+	put32(PERF + 32, 0); /* an entry that does not move the walk */
+	assert_int_equal(hotspot_vm__safepoint_counter(&rm, &l, &at), -EINVAL);
+	put32(PERF + 32, 56);
+	put32(PERF + 28, 1); /* the counter not among the entries */
+	assert_int_equal(hotspot_vm__safepoint_counter(&rm, &l, &at), -ENOENT);
+	put32(PERF + 28, 0x7fffffff); /* entries past readable memory */
+	put32(PERF + 32 + 56 + 4, 0);
+	assert_int_not_equal(hotspot_vm__safepoint_counter(&rm, &l, &at), 0);
+	put64(PERF_SLOT, 0); /* -XX:-UsePerfData */
+	assert_int_equal(hotspot_vm__safepoint_counter(&rm, &l, &at), -ENOENT);
+
+	/* A JVM that does not describe its perf data or JVMTI flags. */
+	build();
+	assert_int_equal(read_layout(&l), 0);
+	assert_false(l.perf);
+	assert_int_equal(hotspot_vm__can_redefine(&rm, &l), -ENOENT);
+	assert_int_equal(hotspot_vm__safepoint_counter(&rm, &l, &at), -ENOENT);
+}
+
+/*
+ * A class redefined while no collection runs: its old Methods are freed at
+ * a safepoint and the next class's Method and ConstMethod take their
+ * addresses. Once the JVM can redefine, its safepoints are in the epoch: a
+ * frame sampled before that safepoint is not named, one after it gets the
+ * new method's name. A JVM that can redefine without counting its
+ * safepoints names none (counted).
+ */
+static void test_redefined_method(void **state)
+{
+	struct interp_env env = {.memory = fake_memory};
+	struct process p = {.pid = 42};
+	struct process_mapping m = {0};
+	struct hotspot_file hf;
+	struct interp_range ranges[4];
+	struct op_frame f;
+	struct hotspot *hs;
+	size_t n = 0;
+	uint32_t a, b;
+	void *rt = NULL;
+
+	(void)state;
+	build();
+	build_perf();
+	build_code_cache();
+	put64(STATICS + 0x38, GC_HEAP);
+	put32(GC_HEAP + GC_COUNT_OFF, 5);
+	put64(SAFEPOINTS, 100);
+	load_plugin('A');
+	for (int i = 0; i < HS_SYM__COUNT; i++)
+		hf.sym[i] = SYMS + 8 * i;
+	assert_int_equal(hotspot_interp_ops.new_rt(&env, &rt), 0);
+	hs = rt;
+	assert_int_equal(hotspot_interp_ops.attach(rt, &p, &m, &hf, ranges, &n), 0);
+	assert_int_equal(n, 1);
+
+	/* No agent can redefine: the epoch is the collection count alone. */
+	f = method_frame(METHOD, CMETH, 5);
+	a = hotspot_interp_ops.resolve(rt, 42, &f);
+	assert_string_equal(name_of(rt, a), "PluginA.spinA");
+	assert_int_equal(hs->stats.redefinable, 0);
+
+	/* An agent that can redefine: at attach the safepoints join the epoch
+	 * (the BPF side adds them), and the cached name, read again, stays. */
+	put32(HOTSWAP, 1);
+	assert_int_equal(hotspot_interp_ops.attach(rt, &p, &m, &hf, ranges, &n), 0);
+	assert_int_equal(hs->stats.redefinable, 1);
+	f = method_frame(METHOD, CMETH, 105);
+	assert_int_equal(hotspot_interp_ops.resolve(rt, 42, &f), a);
+	assert_int_equal(hotspot_interp_ops.resolve(rt, 42, &f), a);
+
+	/* PluginA redefined at safepoint 101, its Method and ConstMethod freed and
+	 * taken by PluginB; no collection. A frame of before keeps the name read
+	 * in its epoch; one of after gets PluginB's name; a method first seen in
+	 * a frame of before is not named (its memory may be another's by now). */
+	put64(SAFEPOINTS, 101);
+	load_plugin('B');
+	assert_int_equal(hotspot_interp_ops.resolve(rt, 42, &f), a);
+	put64(METHOD + 0x40 + 8, CMETH);
+	f = method_frame(METHOD + 0x40, CMETH, 105);
+	assert_int_equal(hotspot_interp_ops.resolve(rt, 42, &f), 0);
+	assert_int_equal(hs->stats.raced, 1);
+	f = method_frame(METHOD, CMETH, 106);
+	b = hotspot_interp_ops.resolve(rt, 42, &f);
+	assert_int_not_equal(b, 0);
+	assert_int_not_equal(b, a);
+	assert_string_equal(name_of(rt, b), "PluginB.spinB");
+
+	/* A safepoint during the read: refused. */
+	put64(SAFEPOINTS, 102);
+	load_plugin('A');
+	f = method_frame(METHOD, CMETH, 107);
+	bump_at = KLASS + 24; /* moves the collection count, which is in the sum too */
+	assert_int_equal(hotspot_interp_ops.resolve(rt, 42, &f), 0);
+	assert_int_equal(hs->stats.raced, 2);
+	bump_at = 0;
+	hotspot_interp_ops.free_rt(rt);
+
+	/* An agent loaded after attach is seen at the next read of the epoch. */
+	build();
+	build_perf();
+	build_code_cache();
+	put64(STATICS + 0x38, GC_HEAP);
+	put32(GC_HEAP + GC_COUNT_OFF, 5);
+	put64(SAFEPOINTS, 100);
+	load_plugin('A');
+	assert_int_equal(hotspot_interp_ops.new_rt(&env, &rt), 0);
+	hs = rt;
+	assert_int_equal(hotspot_interp_ops.attach(rt, &p, &m, &hf, ranges, &n), 0);
+	put32(HOTSWAP, 1);
+	f = method_frame(METHOD, CMETH, 5); /* sampled before: another epoch now */
+	assert_int_equal(hotspot_interp_ops.resolve(rt, 42, &f), 0);
+	assert_int_equal(hs->stats.redefinable, 1);
+	f = method_frame(METHOD, CMETH, 105);
+	assert_string_equal(name_of(rt, hotspot_interp_ops.resolve(rt, 42, &f)), "PluginA.spinA");
+	hotspot_interp_ops.free_rt(rt);
+
+	/* Can redefine, no perf data (-XX:-UsePerfData): no Java frame is named. */
+	build();
+	build_perf();
+	build_code_cache();
+	put64(STATICS + 0x38, GC_HEAP);
+	put32(GC_HEAP + GC_COUNT_OFF, 5);
+	put64(PERF_SLOT, 0);
+	put32(HOTSWAP, 1);
+	load_plugin('A');
+	assert_int_equal(hotspot_interp_ops.new_rt(&env, &rt), 0);
+	hs = rt;
+	assert_int_equal(hotspot_interp_ops.attach(rt, &p, &m, &hf, ranges, &n), 0);
+	f = method_frame(METHOD, CMETH, 5);
+	assert_int_equal(hotspot_interp_ops.resolve(rt, 42, &f), 0);
+	assert_int_equal(hs->stats.unsure, 1);
+	assert_int_equal(hs->stats.methods, 0);
+	hotspot_interp_ops.free_rt(rt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_layout),	  cmocka_unit_test(test_not_ready_and_refused),
-	    cmocka_unit_test(test_code_cache),	  cmocka_unit_test(test_jdk8),
-	    cmocka_unit_test(test_reused_method),
+	    cmocka_unit_test(test_layout),	     cmocka_unit_test(test_not_ready_and_refused),
+	    cmocka_unit_test(test_code_cache),	     cmocka_unit_test(test_jdk8),
+	    cmocka_unit_test(test_reused_method),    cmocka_unit_test(test_safepoint_counter),
+	    cmocka_unit_test(test_redefined_method),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

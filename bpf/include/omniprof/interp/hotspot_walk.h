@@ -128,14 +128,21 @@ static __always_inline void op_jvm_walker__begin(struct op_jvm_walker *jw)
 	jw->epoch = 0;
 }
 
-/* The JVM's collection count into jw->epoch, once per walk (a sample's frames share it). */
+/*
+ * The JVM's collection count (plus its safepoint count when set) into
+ * jw->epoch, once per walk (a sample's frames share it). Both only grow, so
+ * their sum moves whenever either does.
+ */
 static __always_inline void op_jvm_walker__epoch(struct op_jvm_walker *jw,
 						 const struct op_jvm_proc *proc)
 {
-	__u32 count = 0;
+	__u32 count = 0, safepoints = 0;
 
-	if (proc->gc_count && !OP_JVM_READ(jw, &count, 4, proc->gc_count))
-		jw->epoch = count;
+	if (!proc->gc_count || OP_JVM_READ(jw, &count, 4, proc->gc_count))
+		return;
+	if (proc->safepoint_count && OP_JVM_READ(jw, &safepoints, 4, proc->safepoint_count))
+		return;
+	jw->epoch = count + safepoints;
 }
 
 /* Method::_constMethod of method, remembered for the walk. 0 or -1. */
