@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "interp/hotspot/hotspot.h"
+#include "interp/hotspot/hotspot_method.h"
 #include "interp/hotspot/hotspot_vm.h"
 #include "proc/process_table.h"
 #include "proc/remote_memory.h"
@@ -387,6 +388,113 @@ static void test_jdk8(void **state)
 	build();
 	assert_int_equal(read_layout(&l), 0);
 	assert_false(l.offsets);
+}
+
+/*
+ * JDK 25's tables (field names of openjdk's vmStructs.cpp for 25, made-up
+ * offsets): CodeBlob's code as int offsets (JDK 23+), no CompiledMethod, the
+ * nmethod's PcDescs and scopes counted from its _immutable_data, ConstMethod's
+ * flags a u4 (ConstMethodFlags, JDK 21+).
+ */
+static void build25(void)
+{
+	build();
+	memset(&mem[STRUCTS - BASE], 0, TYPES - STRUCTS);
+	memset(&mem[INTS - BASE], 0, LONGS - INTS);
+	n_structs = n_ints = 0;
+	static_field("CodeCache", "_heaps", STATICS);
+	static_field("CodeCache", "_low_bound", STATICS + 0x20);
+	static_field("CodeCache", "_high_bound", STATICS + 0x18);
+	static_field("AbstractInterpreter", "_code", STATICS + 0x28);
+	static_field("Abstract_VM_Version", "_vm_major_version", STATICS + 0x30);
+	field("CodeHeap", "_memory", 8);
+	field("CodeHeap", "_segmap", 120);
+	field("CodeHeap", "_log2_segment_size", 256);
+	field("VirtualSpace", "_low_boundary", 0);
+	field("VirtualSpace", "_high_boundary", 8);
+	field("GrowableArrayBase", "_len", 0);
+	field("GrowableArray<int>", "_data", 8);
+	field("StubQueue", "_stub_buffer", 8);
+	field("StubQueue", "_buffer_limit", 20);
+	field("CodeBlob", "_name", 0);
+	field("CodeBlob", "_size", 8);
+	field("CodeBlob", "_code_offset", 24);
+	field("CodeBlob", "_frame_complete_offset", 28);
+	field("CodeBlob", "_data_offset", 32);
+	field("CodeBlob", "_frame_size", 36);
+	field("CodeBlob", "_mutable_data", 48);
+	field("nmethod", "_method", 72);
+	field("nmethod", "_deopt_handler_offset", 84);
+	field("nmethod", "_deopt_mh_handler_offset", 88);
+	field("nmethod", "_orig_pc_offset", 92);
+	field("nmethod", "_scopes_pcs_offset", 100);
+	field("nmethod", "_scopes_data_offset", 104);
+	field("nmethod", "_immutable_data", 120);
+	field("Method", "_constMethod", 8);
+	field("ConstMethod", "_constants", 8);
+	field("ConstMethod", "_flags._flags", 28);
+	field("ConstMethod", "_code_size", 32);
+	field("ConstMethod", "_name_index", 34);
+	field("ConstMethod", "_signature_index", 36);
+	field("ConstantPool", "_pool_holder", 24);
+	field("ConstantPool", "_source_file_name_index", 54);
+	field("Klass", "_name", 24);
+	field("Symbol", "_length", 4);
+	field("Symbol", "_body", 6);
+	int_constant("ConstMethodFlags::_misc_has_linenumber_table", 1);
+	int_constant("frame::interpreter_frame_sender_sp_offset", -1);
+	put32(STATICS + 0x30, 25);
+}
+
+static void build_code_cache(void);
+static void load_plugin(char p);
+
+static void test_jdk25(void **state)
+{
+	struct hotspot_layout l;
+	struct op_jvm_proc proc;
+	struct hotspot_method *m = NULL;
+	uint64_t low, high;
+
+	(void)state;
+	build25();
+	assert_int_equal(read_layout(&l), 0);
+	assert_int_equal(l.major, 25);
+	assert_true(l.offsets);
+	assert_int_equal(l.cm_flags, 28);
+	assert_int_equal(l.cm_flags_size, 4);
+	assert_int_equal(l.cm_has_linenumbers, 1);
+	assert_int_equal(l.nm_immutable_data, 120);
+	assert_int_equal(l.ifr_bcp, -8);
+	build_code_cache();
+	assert_int_equal(hotspot_vm__code_cache(&rm, &l, &proc, &low, &high), 0);
+	assert_int_equal(proc.flags, OP_JVM_F_OFFSETS);
+	assert_int_equal(proc.blob_code_begin, 24);
+	assert_int_equal(proc.blob_code_end, 32);
+	assert_int_equal(proc.blob_frame_complete, 28);
+	assert_int_equal(proc.nmethod_method, 72);
+	/* Its PcDescs and scopes are not in the blob: no inlined frame read from
+	 * the wrong base, no deopt handler read under another field's name. */
+	assert_int_equal(proc.nm_scopes_data, 0);
+	assert_int_equal(proc.nm_pcs_offset, 0);
+	assert_int_equal(proc.nm_pcs_end_offset, 0);
+	assert_int_equal(proc.nm_deopt_handler, 0);
+	assert_int_equal(proc.nm_orig_pc_offset, 0);
+
+	/* A method named through the u4 flags: bits above 16 set, no line table. */
+	load_plugin('A');
+	put32(JAVA + 0x100 + 28, 0x00050000u);
+	assert_int_equal(hotspot_method__read(&rm, &l, JAVA, JAVA + 0x100, &m), 0);
+	assert_string_equal(m->name, "PluginA.spinA");
+	assert_int_equal(m->n_lines, 0);
+	hotspot_method__free(m);
+
+	/* Neither ConstMethod flag field: refused, not read at a wrong offset. */
+	build25();
+	memset(&mem[STRUCTS - BASE], 0, TYPES - STRUCTS);
+	n_structs = 0;
+	field("CodeBlob", "_code_offset", 24);
+	assert_int_equal(read_layout(&l), -ENOENT);
 }
 
 /* A two-heap code cache and the interpreter, as test_code_cache sets them up. */
@@ -763,7 +871,7 @@ int main(void)
 	    cmocka_unit_test(test_layout),	     cmocka_unit_test(test_not_ready_and_refused),
 	    cmocka_unit_test(test_code_cache),	     cmocka_unit_test(test_jdk8),
 	    cmocka_unit_test(test_reused_method),    cmocka_unit_test(test_safepoint_counter),
-	    cmocka_unit_test(test_redefined_method),
+	    cmocka_unit_test(test_redefined_method), cmocka_unit_test(test_jdk25),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

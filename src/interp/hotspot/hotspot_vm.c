@@ -93,11 +93,14 @@ static const struct want wants[] = {
     {"CompiledMethod", "_deopt_mh_handler_begin", W_OFFSET, L(nm_deopt_mh_handler), false},
     {"nmethod", "_deopt_mh_handler_begin", W_OFFSET, L(nm_deopt_mh_handler), false},
     {"nmethod", "_orig_pc_offset", W_OFFSET, L(nm_orig_pc_offset), false},
+    {"nmethod", "_immutable_data", W_OFFSET, L(nm_immutable_data), false},
     {"Method", "_constMethod", W_OFFSET, L(method_const), true},
     {"ConstMethod", "_constants", W_OFFSET, L(cm_constants), true},
     {"ConstMethod", "_name_index", W_OFFSET, L(cm_name_index), true},
     {"ConstMethod", "_signature_index", W_OFFSET, L(cm_sig_index), true},
-    {"ConstMethod", "_flags", W_OFFSET, L(cm_flags), true},
+    /* JDK 21 made ConstMethod's flags a ConstMethodFlags (its u4 _flags). */
+    {"ConstMethod", "_flags", W_OFFSET, L(cm_flags), false},
+    {"ConstMethod", "_flags._flags", W_OFFSET, L(cm_flags4), false},
     {"ConstMethod", "_code_size", W_OFFSET, L(cm_code_size), true},
     {"ConstantPool", "_pool_holder", W_OFFSET, L(cp_holder), true},
     {"ConstantPool", "_source_file_name_index", W_OFFSET, L(cp_source_file), false},
@@ -108,7 +111,8 @@ static const struct want wants[] = {
     {"ConstMethod", NULL, W_SIZE, L(const_method_size), true},
     {"ConstantPool", NULL, W_SIZE, L(constant_pool_size), true},
     {"HeapBlock", NULL, W_SIZE, L(heap_block_size), true},
-    {NULL, "ConstMethod::_has_linenumber_table", W_INT, L(cm_has_linenumbers), true},
+    {NULL, "ConstMethod::_has_linenumber_table", W_INT, L(cm_has_linenumbers), false},
+    {NULL, "ConstMethodFlags::_misc_has_linenumber_table", W_INT, L(cm_has_linenumbers), false},
     {NULL, "frame::interpreter_frame_sender_sp_offset", W_INT, L(ifr_sender_sp), true},
 };
 #undef L
@@ -306,6 +310,14 @@ int hotspot_vm__read(const struct remote_memory *mem, const uint64_t sym[HS_SYM_
 	}
 	if (!l.cp_source_file && !l.ik_source_file)
 		return -ENOENT;
+	/* ConstMethod's flags: a u2 to JDK 20, ConstMethodFlags' u4 from JDK 21. */
+	l.cm_flags_size = 2;
+	if (l.cm_flags4) {
+		l.cm_flags = l.cm_flags4;
+		l.cm_flags_size = 4;
+	}
+	if (!l.cm_flags || !l.cm_has_linenumbers)
+		return -ENOENT;
 	/*
 	 * The template interpreter's frame slots, in words from rbp: not in the
 	 * tables (only sender_sp and last_sp are). From
@@ -398,19 +410,27 @@ int hotspot_vm__code_cache(const struct remote_memory *mem, const struct hotspot
 	proc->const_method_size = (uint16_t)l->const_method_size;
 	proc->heap_block_size = (uint16_t)l->heap_block_size;
 	proc->flags = l->offsets ? OP_JVM_F_OFFSETS : 0;
-	/* Inlined frames only when every field of the nmethod's debug info is known. */
-	if (l->nm_scopes_data && l->nm_pcs_offset && l->nm_pcs_end_offset &&
-	    l->nm_metadata_offset && fits_u16(l->nm_scopes_data) && fits_u16(l->nm_pcs_offset) &&
-	    fits_u16(l->nm_pcs_end_offset) && fits_u16(l->nm_metadata_offset)) {
+	/*
+	 * Inlined frames only when every field of the nmethod's debug info is
+	 * known, and it is in the blob: JDK 23+ keeps PcDescs and scopes in the
+	 * nmethod's immutable data (_scopes_pcs_offset and _scopes_data_offset
+	 * count from nmethod::_immutable_data), which the walker does not read
+	 * yet, so its compiled frames are named by their nmethod's method alone;
+	 * its deopt handlers are named _deopt_handler_offset, not read either.
+	 */
+	if (!l->nm_immutable_data && l->nm_scopes_data && l->nm_pcs_offset &&
+	    l->nm_pcs_end_offset && l->nm_metadata_offset && fits_u16(l->nm_scopes_data) &&
+	    fits_u16(l->nm_pcs_offset) && fits_u16(l->nm_pcs_end_offset) &&
+	    fits_u16(l->nm_metadata_offset)) {
 		proc->nm_scopes_data = (uint16_t)l->nm_scopes_data;
 		proc->nm_pcs_offset = (uint16_t)l->nm_pcs_offset;
 		proc->nm_pcs_end_offset = (uint16_t)l->nm_pcs_end_offset;
 		proc->nm_metadata_offset = (uint16_t)l->nm_metadata_offset;
 	}
 	/* Deoptimised frames named from their original pc when all three are known. */
-	if (l->nm_orig_pc_offset && l->nm_deopt_handler && l->nm_deopt_mh_handler &&
-	    fits_u16(l->nm_orig_pc_offset) && fits_u16(l->nm_deopt_handler) &&
-	    fits_u16(l->nm_deopt_mh_handler)) {
+	if (!l->nm_immutable_data && l->nm_orig_pc_offset && l->nm_deopt_handler &&
+	    l->nm_deopt_mh_handler && fits_u16(l->nm_orig_pc_offset) &&
+	    fits_u16(l->nm_deopt_handler) && fits_u16(l->nm_deopt_mh_handler)) {
 		proc->nm_deopt_handler = (uint16_t)l->nm_deopt_handler;
 		proc->nm_deopt_mh_handler = (uint16_t)l->nm_deopt_mh_handler;
 		proc->nm_orig_pc_offset = (uint16_t)l->nm_orig_pc_offset;

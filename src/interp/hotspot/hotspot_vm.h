@@ -75,8 +75,12 @@ struct hotspot_layout {
 	uint32_t blob_code_offset, blob_data_offset, nm_scopes_data_offset;
 	uint32_t nm_deoptimize_offset, nm_deoptimize_mh_offset;
 	bool offsets; /* the fields above are int offsets (OP_JVM_F_OFFSETS) */
+	/* nmethod::_immutable_data (JDK 23+: PcDescs and scopes there, not in the blob), 0: none */
+	uint32_t nm_immutable_data;
 	uint32_t method_const;
 	uint32_t cm_constants, cm_name_index, cm_sig_index, cm_flags, cm_code_size;
+	uint32_t cm_flags4;	/* ConstMethod::_flags._flags (JDK 21+: a u4), 0: not described */
+	uint32_t cm_flags_size; /* bytes of cm_flags: 2 (a u2 to JDK 20), 4 (JDK 21+) */
 	uint32_t cp_holder, cp_source_file; /* cp_source_file: 0 when InstanceKlass has it */
 	uint32_t ik_source_file;
 	uint32_t klass_name;
@@ -84,7 +88,9 @@ struct hotspot_layout {
 	/* type sizes */
 	uint32_t const_method_size, constant_pool_size, heap_block_size;
 	/* constants */
-	uint32_t cm_has_linenumbers; /* ConstMethod::_has_linenumber_table */
+	/* ConstMethod::_has_linenumber_table (to JDK 20),
+	 * ConstMethodFlags::_misc_has_linenumber_table (JDK 21+) */
+	uint32_t cm_has_linenumbers;
 	int ifr_sender_sp, ifr_method, ifr_bcp;
 };
 

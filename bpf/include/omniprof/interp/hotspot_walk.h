@@ -398,6 +398,15 @@ static __always_inline struct op_jvm_blob *op_jvm_blob_at(struct op_jvm_walker *
 	    op_jvm_addr(jw, proc, blob, proc->blob_code_end, &b->code_end) ||
 	    op_jvm_u64(jw, blob, proc->blob_name, &b->name))
 		return NULL;
+	/*
+	 * CodeBlob::_frame_complete_offset is an int to JDK 22 and an int16_t in
+	 * JDK 25's vmStructs (23 and 24 not checked): four bytes read at an
+	 * int16_t hold its neighbour in their high half. A frame-complete offset
+	 * is a small offset into the blob's code (HotSpot's 16 bits say it
+	 * fits), so a value outside int16_t is the narrow field: its low half.
+	 */
+	if (b->complete > 0x7fff || b->complete < -1)
+		b->complete = (__s16)b->complete;
 	if (lpc < b->code_begin || lpc >= b->code_end || b->frame_size < 0 ||
 	    (__u64)b->frame_size * 8 > OP_JVM_MAX_FRAME)
 		return NULL;
