@@ -109,16 +109,17 @@ class Bench:
             "against": bl.median(other_series),
         }
 
-    def java_argv(self, main, *args):
-        """A bench/workloads/<main>.java program (compiled here once) on the JDK, small heap."""
+    def java_argv(self, main, *args, flags=()):
+        """A bench/workloads/<main>.java program (compiled here once) on the JDK, small heap,
+        with the JVM flags flags."""
         jdk = os.environ.get("OMNIPROF_BENCH_JDK", "/usr/lib/jvm/java-17-openjdk-amd64")
         classes = os.path.join(self.bwl, "java")
         if not os.path.exists(os.path.join(classes, main + ".class")):
             os.makedirs(classes, exist_ok=True)
             subprocess.run([os.path.join(jdk, "bin", "javac"), "-d", classes,
                             os.path.join(HERE, "workloads", main + ".java")], check=True)
-        return [os.path.join(jdk, "bin", "java"), "-Xmx64m", "-XX:+UseSerialGC", "-cp", classes,
-                main, *args]
+        return [os.path.join(jdk, "bin", "java"), "-Xmx64m", "-XX:+UseSerialGC", *flags, "-cp",
+                classes, main, *args]
 
     def bpf_cost(self, depths=None):
         seconds = 3 if self.quick else 8
@@ -158,6 +159,16 @@ class Bench:
             rows.append(self.bpf_cost_one(
                 "Java (C2), 40 Java frames",
                 lambda: self.start_ready(self.java_argv("JavaDeep", "600", "40")),
+                seconds))
+            rows.append(self.bpf_cost_one(
+                "Java (C2), 40 distinct methods, each its own nmethod",
+                lambda: self.start_ready(self.java_argv(
+                    "JavaWide", "600", flags=("-XX:CompileCommand=quiet",
+                                              "-XX:CompileCommand=dontinline,JavaWide::m*"))),
+                seconds))
+            rows.append(self.bpf_cost_one(
+                "Java (C2), 40 distinct methods, inlined as C2 chooses",
+                lambda: self.start_ready(self.java_argv("JavaWide", "600")),
                 seconds))
             if os.path.exists(self.php):
                 rows.append(self.bpf_cost_one(

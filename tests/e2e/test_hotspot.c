@@ -19,13 +19,17 @@
  * PluginA and PluginB, alternately, each with a class loader of its own) are unloaded every 75 ms
  * (about 65 unload rounds in the recording) and their memory reused: every stack names the plugin
  * that ran, never one plugin's method under the other's (the JVM's collection epochs: omniprof -v's
- * counters of names read again and of frames refused are printed). And a JVM started 1 s into a
+ * counters of names read again and of frames refused are printed), and no frame of its growing code
+ * cache falls to the native rules (anonymous code, or no mapping). And a JVM started 1 s into a
  * whole-system recording (10 s of life): its samples from the first named Java frame on hold the
  * whole chain (the HotSpot runtime attaches as soon as libjvm is opened, not once its table is
  * built). And compiled frames deoptimised while their callee runs (HotspotDeopt.java: the leaf
  * changes a MutableCallSite its caller's nmethod depends on, so that frame returns to the deopt
  * handler for the rest of the leaf's 100 ms): the chain main -> run -> outer -> spin stays whole
- * and named, and omniprof -v counts deoptimised frames named from their original pc. Needs root and
+ * and named, and omniprof -v counts deoptimised frames named from their original pc. And a JVM
+ * whose own agent (its jar's Launcher-Agent-Class) redefines a class every 100 ms
+ * (HotspotRedefine.java; old Methods freed with no collection): omniprof sees it can redefine
+ * (safepoints join its epochs) and the chain main -> a -> b -> spin stays whole. Needs root and
  * BPF.
  */
 #include <errno.h>
@@ -58,13 +62,15 @@
 #define UNLOAD_SOURCE  "tests/workloads/hotspot_unload/HotspotUnload.java"
 #define DEOPT_SOURCE   "tests/workloads/hotspot_deopt/HotspotDeopt.java"
 #define PLUGIN_SOURCES "tests/workloads/hotspot_unload/plugins/*.java"
+#define REDEF_SOURCE   "tests/workloads/hotspot_redefine/HotspotRedefine.java"
+#define REDEF_MANIFEST "tests/workloads/hotspot_redefine/MANIFEST.MF"
 #define RECORD_SECONDS "5"
 #define FREQUENCY      "199"
 #define MIN_LEAF       20 /* fewer leaf samples than this says nothing */
 #define THREADS	       "32"
 #define EXPECT(call)   assert_int_equal((call), 0)
 
-enum workload { CHAIN, JNI, UNLOAD, DEOPT };
+enum workload { CHAIN, JNI, UNLOAD, DEOPT, REDEFINE };
 
 struct jvm_case {
 	const char *name;
@@ -170,6 +176,19 @@ static void expect_deopt(struct chain_spec *cs)
 	add_java(cs, "HotspotDeopt.run", false);
 	add_java(cs, "HotspotDeopt.outer", false);
 	add_java(cs, "HotspotDeopt.spin", false);
+}
+
+/* HotspotRedefine.java: main, then RedefineHot's chain (a class its agent redefines). */
+static void expect_redefine(struct chain_spec *cs)
+{
+	EXPECT(chain_spec__add(cs, "JavaMain"));
+	EXPECT(chain_spec__add_gap(cs, 1, 4));
+	EXPECT(chain_spec__add(cs, "JavaCalls::call_helper"));
+	EXPECT(chain_spec__add_gap(cs, 0, 1));
+	add_java(cs, "HotspotRedefine.main", false);
+	add_java(cs, "RedefineHot.a", false);
+	add_java(cs, "RedefineHot.b", false);
+	add_java(cs, "RedefineHot.spin", false);
 }
 
 /* The value of omniprof -v's counter name in out, -1 when it is not there. */
@@ -325,12 +344,12 @@ static void test_case(void **state)
 {
 	const struct jvm_case *jc = *state;
 	char *dir = tu_mkdtemp(), *out = NULL, *text = NULL, folded[1024], pprof[1024];
-	char libpath[600];
+	char libpath[600], jar[600];
 	char *argv[20] = {"/usr/bin/nice", "-n",      (char *)jc->nice,
 			  JDK "/bin/java", "-Xmx64m", "-XX:+UseSerialGC"};
 	struct chain_spec *cs = chain_spec__new(), *cs_b = chain_spec__new();
 	struct chain_count c = {0}, c_b = {0};
-	long mixed = 0, deopt = -1;
+	long mixed = 0, deopt = -1, redefinable = -1, anon = -1, no_mapping = -1;
 	int argc = 6, rc;
 	pid_t pid;
 
@@ -349,12 +368,19 @@ static void test_case(void **state)
 		snprintf(libpath, sizeof(libpath), "-Djava.library.path=%s", classes);
 		argv[argc++] = libpath;
 	}
-	argv[argc++] = "-cp";
-	argv[argc++] = classes;
-	argv[argc++] = jc->what == JNI	    ? "HotspotJni"
-		       : jc->what == UNLOAD ? "HotspotUnload"
-		       : jc->what == DEOPT  ? "HotspotDeopt"
-					    : "HotspotChain";
+	if (jc->what == REDEFINE) {
+		/* Its manifest starts its agent: no flag but -jar. */
+		snprintf(jar, sizeof(jar), "%s/redefine.jar", classes);
+		argv[argc++] = "-jar";
+		argv[argc++] = jar;
+	} else {
+		argv[argc++] = "-cp";
+		argv[argc++] = classes;
+		argv[argc++] = jc->what == JNI	    ? "HotspotJni"
+			       : jc->what == UNLOAD ? "HotspotUnload"
+			       : jc->what == DEOPT  ? "HotspotDeopt"
+						    : "HotspotChain";
+	}
 	argv[argc++] = "60";
 	if (jc->what == CHAIN)
 		argv[argc++] = (char *)jc->threads;
@@ -372,6 +398,8 @@ static void test_case(void **state)
 		expect_plugin(cs, 'A');
 	else if (jc->what == DEOPT)
 		expect_deopt(cs);
+	else if (jc->what == REDEFINE)
+		expect_redefine(cs);
 	else if (strcmp(jc->threads, "0"))
 		expect_thread(cs);
 	else
@@ -386,13 +414,28 @@ static void test_case(void **state)
 	tu_reap(pid);
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
-	if (jc->what == UNLOAD)
+	if (jc->what == UNLOAD) {
 		printf(
 		    "    Method addresses reused %ld, names read again after a collection %ld, "
 		    "frames refused (a collection since their sample) %ld\n",
 		    counter(out, "hotspot: Method addresses reused"),
 		    counter(out, "hotspot: names read again after a collection"),
 		    counter(out, "hotspot: frames not named: a collection ran since their sample"));
+		/* The code cache grows past what the maps showed: HotSpot's range (all of the
+		 * reserved cache) still takes its frames, none left to the native rules. */
+		anon = counter(out, "frames: in anonymous (JIT) code");
+		no_mapping = counter(out, "fallback to frame pointers: no mapping");
+		printf("    frames in anonymous code %ld, in no mapping %ld\n", anon, no_mapping);
+	}
+	if (jc->what == REDEFINE) {
+		redefinable = counter(
+		    out, "hotspot: JVMs that can redefine classes (safepoints in the epoch)");
+		printf(
+		    "    JVMs that can redefine classes %ld, frames refused (a safepoint or "
+		    "collection since their sample) %ld\n",
+		    redefinable,
+		    counter(out, "hotspot: frames not named: a collection ran since their sample"));
+	}
 	if (jc->what == DEOPT) {
 		deopt = counter(out, "hotspot: deoptimised frames named from their original pc");
 		printf("    deoptimised frames named from their original pc: %ld\n", deopt);
@@ -423,11 +466,15 @@ static void test_case(void **state)
 		assert_int_equal(mixed, 0);
 		assert_true(c.leaf > 0 && c_b.leaf > 0 && c.leaf + c_b.leaf >= MIN_LEAF);
 		assert_true(c_b.complete * 100 >= c_b.leaf * 95);
+		assert_int_equal(anon, 0);
+		assert_int_equal(no_mapping, 0);
 	} else {
 		assert_true(c.leaf >= MIN_LEAF);
 	}
 	if (jc->what == DEOPT)
 		assert_true(deopt > 0);
+	if (jc->what == REDEFINE)
+		assert_int_equal(redefinable, 1);
 	assert_true(c.complete * 100 >= c.leaf * 95);
 }
 
@@ -506,6 +553,8 @@ static const struct jvm_case cases[] = {
      "-XX:ReservedCodeCacheSize=1g", "0", "0", "0"},
     {"compiled frames deoptimised under their callee", DEOPT,
      "-XX:CompileCommand=dontinline,HotspotDeopt::spin", "0", "2000", "0"},
+    /* warmup_ms: its period of redefinitions */
+    {"a class redefined by the JVM's own agent every 100 ms", REDEFINE, "", "0", "100", "0"},
 };
 
 int main(void)
@@ -523,8 +572,10 @@ int main(void)
 		    "rm -rf %s && mkdir -p %s && " JDK "/bin/javac -d %s " SOURCE " " JNI_SOURCE
 		    " " UNLOAD_SOURCE " " DEOPT_SOURCE " && " JDK
 		    "/bin/javac -d %s/plugins " PLUGIN_SOURCES " && gcc -O2 -g -shared -fPIC -I" JDK
-		    "/include -I" JDK "/include/linux " JNI_LIB_SOURCE " -o %s/libhotspot_jni.so",
-		    classes, classes, classes, classes, classes);
+		    "/include -I" JDK "/include/linux " JNI_LIB_SOURCE
+		    " -o %s/libhotspot_jni.so && " JDK "/bin/javac -d %s/redefine " REDEF_SOURCE
+		    " && " JDK "/bin/jar cfm %s/redefine.jar " REDEF_MANIFEST " -C %s/redefine .",
+		    classes, classes, classes, classes, classes, classes, classes, classes);
 	if (rc) {
 		fprintf(stderr, "building the workloads failed (%d): %s\n", rc, out ? out : "");
 		free(out);

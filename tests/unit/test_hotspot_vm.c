@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "interp/hotspot/hotspot.h"
+#include "interp/hotspot/hotspot_method.h"
 #include "interp/hotspot/hotspot_vm.h"
 #include "proc/process_table.h"
 #include "proc/remote_memory.h"
@@ -389,6 +390,113 @@ static void test_jdk8(void **state)
 	assert_false(l.offsets);
 }
 
+/*
+ * JDK 25's tables (field names of openjdk's vmStructs.cpp for 25, made-up
+ * offsets): CodeBlob's code as int offsets (JDK 23+), no CompiledMethod, the
+ * nmethod's PcDescs and scopes counted from its _immutable_data, ConstMethod's
+ * flags a u4 (ConstMethodFlags, JDK 21+).
+ */
+static void build25(void)
+{
+	build();
+	memset(&mem[STRUCTS - BASE], 0, TYPES - STRUCTS);
+	memset(&mem[INTS - BASE], 0, LONGS - INTS);
+	n_structs = n_ints = 0;
+	static_field("CodeCache", "_heaps", STATICS);
+	static_field("CodeCache", "_low_bound", STATICS + 0x20);
+	static_field("CodeCache", "_high_bound", STATICS + 0x18);
+	static_field("AbstractInterpreter", "_code", STATICS + 0x28);
+	static_field("Abstract_VM_Version", "_vm_major_version", STATICS + 0x30);
+	field("CodeHeap", "_memory", 8);
+	field("CodeHeap", "_segmap", 120);
+	field("CodeHeap", "_log2_segment_size", 256);
+	field("VirtualSpace", "_low_boundary", 0);
+	field("VirtualSpace", "_high_boundary", 8);
+	field("GrowableArrayBase", "_len", 0);
+	field("GrowableArray<int>", "_data", 8);
+	field("StubQueue", "_stub_buffer", 8);
+	field("StubQueue", "_buffer_limit", 20);
+	field("CodeBlob", "_name", 0);
+	field("CodeBlob", "_size", 8);
+	field("CodeBlob", "_code_offset", 24);
+	field("CodeBlob", "_frame_complete_offset", 28);
+	field("CodeBlob", "_data_offset", 32);
+	field("CodeBlob", "_frame_size", 36);
+	field("CodeBlob", "_mutable_data", 48);
+	field("nmethod", "_method", 72);
+	field("nmethod", "_deopt_handler_offset", 84);
+	field("nmethod", "_deopt_mh_handler_offset", 88);
+	field("nmethod", "_orig_pc_offset", 92);
+	field("nmethod", "_scopes_pcs_offset", 100);
+	field("nmethod", "_scopes_data_offset", 104);
+	field("nmethod", "_immutable_data", 120);
+	field("Method", "_constMethod", 8);
+	field("ConstMethod", "_constants", 8);
+	field("ConstMethod", "_flags._flags", 28);
+	field("ConstMethod", "_code_size", 32);
+	field("ConstMethod", "_name_index", 34);
+	field("ConstMethod", "_signature_index", 36);
+	field("ConstantPool", "_pool_holder", 24);
+	field("ConstantPool", "_source_file_name_index", 54);
+	field("Klass", "_name", 24);
+	field("Symbol", "_length", 4);
+	field("Symbol", "_body", 6);
+	int_constant("ConstMethodFlags::_misc_has_linenumber_table", 1);
+	int_constant("frame::interpreter_frame_sender_sp_offset", -1);
+	put32(STATICS + 0x30, 25);
+}
+
+static void build_code_cache(void);
+static void load_plugin(char p);
+
+static void test_jdk25(void **state)
+{
+	struct hotspot_layout l;
+	struct op_jvm_proc proc;
+	struct hotspot_method *m = NULL;
+	uint64_t low, high;
+
+	(void)state;
+	build25();
+	assert_int_equal(read_layout(&l), 0);
+	assert_int_equal(l.major, 25);
+	assert_true(l.offsets);
+	assert_int_equal(l.cm_flags, 28);
+	assert_int_equal(l.cm_flags_size, 4);
+	assert_int_equal(l.cm_has_linenumbers, 1);
+	assert_int_equal(l.nm_immutable_data, 120);
+	assert_int_equal(l.ifr_bcp, -8);
+	build_code_cache();
+	assert_int_equal(hotspot_vm__code_cache(&rm, &l, &proc, &low, &high), 0);
+	assert_int_equal(proc.flags, OP_JVM_F_OFFSETS);
+	assert_int_equal(proc.blob_code_begin, 24);
+	assert_int_equal(proc.blob_code_end, 32);
+	assert_int_equal(proc.blob_frame_complete, 28);
+	assert_int_equal(proc.nmethod_method, 72);
+	/* Its PcDescs and scopes are not in the blob: no inlined frame read from
+	 * the wrong base, no deopt handler read under another field's name. */
+	assert_int_equal(proc.nm_scopes_data, 0);
+	assert_int_equal(proc.nm_pcs_offset, 0);
+	assert_int_equal(proc.nm_pcs_end_offset, 0);
+	assert_int_equal(proc.nm_deopt_handler, 0);
+	assert_int_equal(proc.nm_orig_pc_offset, 0);
+
+	/* A method named through the u4 flags: bits above 16 set, no line table. */
+	load_plugin('A');
+	put32(JAVA + 0x100 + 28, 0x00050000u);
+	assert_int_equal(hotspot_method__read(&rm, &l, JAVA, JAVA + 0x100, &m), 0);
+	assert_string_equal(m->name, "PluginA.spinA");
+	assert_int_equal(m->n_lines, 0);
+	hotspot_method__free(m);
+
+	/* Neither ConstMethod flag field: refused, not read at a wrong offset. */
+	build25();
+	memset(&mem[STRUCTS - BASE], 0, TYPES - STRUCTS);
+	n_structs = 0;
+	field("CodeBlob", "_code_offset", 24);
+	assert_int_equal(read_layout(&l), -ENOENT);
+}
+
 /* A two-heap code cache and the interpreter, as test_code_cache sets them up. */
 static void build_code_cache(void)
 {
@@ -571,12 +679,199 @@ static void test_reused_method(void **state)
 	hotspot_interp_ops.free_rt(rt);
 }
 
+/*
+ * The perf data of a JVM (PerfMemory::_prologue, PerfDataPrologue and
+ * PerfDataEntry as JDK 17 lays them out) with two counters, the second
+ * sun.rt.safepoints; and JvmtiExport's can-redefine flag (clear).
+ */
+#define PERF	   (BASE + 0x34000)
+#define HOTSWAP	   (STATICS + 0x40)
+#define SAFEPOINTS (PERF + 32 + 56 + 40) /* the second entry's data */
+#define PERF_SLOT  (STATICS + 0x48)
+
+static void perf_entry(uint64_t e, const char *name, uint32_t len)
+{
+	put32(e, len);		/* entry_length */
+	put32(e + 4, 20);	/* name_offset */
+	put32(e + 16, len - 8); /* data_offset */
+	memcpy(&mem[e + 20 - BASE], name, strlen(name) + 1);
+}
+
+static void build_perf(void)
+{
+	static_field("JvmtiExport", "_can_hotswap_or_post_breakpoint", HOTSWAP);
+	static_field("PerfMemory", "_prologue", PERF_SLOT);
+	field("PerfDataPrologue", "entry_offset", 24);
+	field("PerfDataPrologue", "num_entries", 28);
+	field("PerfDataEntry", "entry_length", 0);
+	field("PerfDataEntry", "name_offset", 4);
+	field("PerfDataEntry", "data_offset", 16);
+	put64(PERF_SLOT, PERF);
+	put32(PERF + 24, 32);
+	put32(PERF + 28, 2);
+	perf_entry(PERF + 32, "sun.rt.createVmBeginTime", 56);
+	perf_entry(PERF + 32 + 56, "sun.rt.safepoints", 48);
+}
+
+static void test_safepoint_counter(void **state)
+{
+	struct hotspot_layout l;
+	uint64_t at = 0;
+
+	(void)state;
+	build();
+	build_perf();
+	assert_int_equal(read_layout(&l), 0);
+	assert_true(l.perf);
+	assert_int_equal(hotspot_vm__can_redefine(&rm, &l), 0);
+	put32(HOTSWAP, 1);
+	assert_int_equal(hotspot_vm__can_redefine(&rm, &l), 1);
+	assert_int_equal(hotspot_vm__safepoint_counter(&rm, &l, &at), 0);
+	assert_int_equal(at, SAFEPOINTS);
+
+	/* Hostile or missing perf data: bounded, refused. */
+	put32(PERF + 32, 0); /* an entry that does not move the walk */
+	assert_int_equal(hotspot_vm__safepoint_counter(&rm, &l, &at), -EINVAL);
+	put32(PERF + 32, 56);
+	put32(PERF + 28, 1); /* the counter not among the entries */
+	assert_int_equal(hotspot_vm__safepoint_counter(&rm, &l, &at), -ENOENT);
+	put32(PERF + 28, 0x7fffffff); /* entries past readable memory */
+	put32(PERF + 32 + 56 + 4, 0);
+	assert_int_not_equal(hotspot_vm__safepoint_counter(&rm, &l, &at), 0);
+	put64(PERF_SLOT, 0); /* -XX:-UsePerfData */
+	assert_int_equal(hotspot_vm__safepoint_counter(&rm, &l, &at), -ENOENT);
+
+	/* A JVM that does not describe its perf data or JVMTI flags. */
+	build();
+	assert_int_equal(read_layout(&l), 0);
+	assert_false(l.perf);
+	assert_int_equal(hotspot_vm__can_redefine(&rm, &l), -ENOENT);
+	assert_int_equal(hotspot_vm__safepoint_counter(&rm, &l, &at), -ENOENT);
+}
+
+/*
+ * A class redefined while no collection runs: its old Methods are freed at
+ * a safepoint and the next class's Method and ConstMethod take their
+ * addresses. Once the JVM can redefine, its safepoints are in the epoch: a
+ * frame sampled before that safepoint is not named, one after it gets the
+ * new method's name. A JVM that can redefine without counting its
+ * safepoints names none (counted).
+ */
+static void test_redefined_method(void **state)
+{
+	struct interp_env env = {.memory = fake_memory};
+	struct process p = {.pid = 42};
+	struct process_mapping m = {0};
+	struct hotspot_file hf;
+	struct interp_range ranges[4];
+	struct op_frame f;
+	struct hotspot *hs;
+	size_t n = 0;
+	uint32_t a, b;
+	void *rt = NULL;
+
+	(void)state;
+	build();
+	build_perf();
+	build_code_cache();
+	put64(STATICS + 0x38, GC_HEAP);
+	put32(GC_HEAP + GC_COUNT_OFF, 5);
+	put64(SAFEPOINTS, 100);
+	load_plugin('A');
+	for (int i = 0; i < HS_SYM__COUNT; i++)
+		hf.sym[i] = SYMS + 8 * i;
+	assert_int_equal(hotspot_interp_ops.new_rt(&env, &rt), 0);
+	hs = rt;
+	assert_int_equal(hotspot_interp_ops.attach(rt, &p, &m, &hf, ranges, &n), 0);
+	assert_int_equal(n, 1);
+
+	/* No agent can redefine: the epoch is the collection count alone. */
+	f = method_frame(METHOD, CMETH, 5);
+	a = hotspot_interp_ops.resolve(rt, 42, &f);
+	assert_string_equal(name_of(rt, a), "PluginA.spinA");
+	assert_int_equal(hs->stats.redefinable, 0);
+
+	/* An agent that can redefine: at attach the safepoints join the epoch
+	 * (the BPF side adds them), and the cached name, read again, stays. */
+	put32(HOTSWAP, 1);
+	assert_int_equal(hotspot_interp_ops.attach(rt, &p, &m, &hf, ranges, &n), 0);
+	assert_int_equal(hs->stats.redefinable, 1);
+	f = method_frame(METHOD, CMETH, 105);
+	assert_int_equal(hotspot_interp_ops.resolve(rt, 42, &f), a);
+	assert_int_equal(hotspot_interp_ops.resolve(rt, 42, &f), a);
+
+	/* PluginA redefined at safepoint 101, its Method and ConstMethod freed and
+	 * taken by PluginB; no collection. A frame of before keeps the name read
+	 * in its epoch; one of after gets PluginB's name; a method first seen in
+	 * a frame of before is not named (its memory may be another's by now). */
+	put64(SAFEPOINTS, 101);
+	load_plugin('B');
+	assert_int_equal(hotspot_interp_ops.resolve(rt, 42, &f), a);
+	put64(METHOD + 0x40 + 8, CMETH);
+	f = method_frame(METHOD + 0x40, CMETH, 105);
+	assert_int_equal(hotspot_interp_ops.resolve(rt, 42, &f), 0);
+	assert_int_equal(hs->stats.raced, 1);
+	f = method_frame(METHOD, CMETH, 106);
+	b = hotspot_interp_ops.resolve(rt, 42, &f);
+	assert_int_not_equal(b, 0);
+	assert_int_not_equal(b, a);
+	assert_string_equal(name_of(rt, b), "PluginB.spinB");
+
+	/* A safepoint during the read: refused. */
+	put64(SAFEPOINTS, 102);
+	load_plugin('A');
+	f = method_frame(METHOD, CMETH, 107);
+	bump_at = KLASS + 24; /* moves the collection count, which is in the sum too */
+	assert_int_equal(hotspot_interp_ops.resolve(rt, 42, &f), 0);
+	assert_int_equal(hs->stats.raced, 2);
+	bump_at = 0;
+	hotspot_interp_ops.free_rt(rt);
+
+	/* An agent loaded after attach is seen at the next read of the epoch. */
+	build();
+	build_perf();
+	build_code_cache();
+	put64(STATICS + 0x38, GC_HEAP);
+	put32(GC_HEAP + GC_COUNT_OFF, 5);
+	put64(SAFEPOINTS, 100);
+	load_plugin('A');
+	assert_int_equal(hotspot_interp_ops.new_rt(&env, &rt), 0);
+	hs = rt;
+	assert_int_equal(hotspot_interp_ops.attach(rt, &p, &m, &hf, ranges, &n), 0);
+	put32(HOTSWAP, 1);
+	f = method_frame(METHOD, CMETH, 5); /* sampled before: another epoch now */
+	assert_int_equal(hotspot_interp_ops.resolve(rt, 42, &f), 0);
+	assert_int_equal(hs->stats.redefinable, 1);
+	f = method_frame(METHOD, CMETH, 105);
+	assert_string_equal(name_of(rt, hotspot_interp_ops.resolve(rt, 42, &f)), "PluginA.spinA");
+	hotspot_interp_ops.free_rt(rt);
+
+	/* Can redefine, no perf data (-XX:-UsePerfData): no Java frame is named. */
+	build();
+	build_perf();
+	build_code_cache();
+	put64(STATICS + 0x38, GC_HEAP);
+	put32(GC_HEAP + GC_COUNT_OFF, 5);
+	put64(PERF_SLOT, 0);
+	put32(HOTSWAP, 1);
+	load_plugin('A');
+	assert_int_equal(hotspot_interp_ops.new_rt(&env, &rt), 0);
+	hs = rt;
+	assert_int_equal(hotspot_interp_ops.attach(rt, &p, &m, &hf, ranges, &n), 0);
+	f = method_frame(METHOD, CMETH, 5);
+	assert_int_equal(hotspot_interp_ops.resolve(rt, 42, &f), 0);
+	assert_int_equal(hs->stats.unsure, 1);
+	assert_int_equal(hs->stats.methods, 0);
+	hotspot_interp_ops.free_rt(rt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_layout),	  cmocka_unit_test(test_not_ready_and_refused),
-	    cmocka_unit_test(test_code_cache),	  cmocka_unit_test(test_jdk8),
-	    cmocka_unit_test(test_reused_method),
+	    cmocka_unit_test(test_layout),	     cmocka_unit_test(test_not_ready_and_refused),
+	    cmocka_unit_test(test_code_cache),	     cmocka_unit_test(test_jdk8),
+	    cmocka_unit_test(test_reused_method),    cmocka_unit_test(test_safepoint_counter),
+	    cmocka_unit_test(test_redefined_method), cmocka_unit_test(test_jdk25),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

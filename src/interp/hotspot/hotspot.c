@@ -30,8 +30,10 @@ struct hotspot_proc {
 	struct hotspot_layout layout;
 	struct op_jvm_proc bpf;
 	uint64_t low, high; /* the reserved code cache */
-	uint32_t epoch;	    /* its collection count as last read ... */
+	uint32_t epoch;	    /* its collection (+ safepoint) count as last read ... */
 	uint64_t epoch_ns;  /* ... and when (0: not read in this image) */
+	/* It can redefine classes but its safepoints are not counted: no name is sure. */
+	bool unsure;
 };
 
 static bool proc_equal(const void *entry, const void *key, void *ctx)
@@ -126,7 +128,50 @@ static void hotspot_detach(void *rt, const struct process *p)
 		hp->tries = 0;
 		hp->first_try_ns = 0;
 		hp->low = hp->high = 0;
+		hp->unsure = false;
+		hp->bpf.safepoint_count = 0;
 	}
+}
+
+/*
+ * A redefinition frees the old versions of a class's Methods (and their
+ * ConstMethods and constant pool) without a collection, so the collection
+ * count alone no longer says a Method* still holds the sample's method. It
+ * frees them only at a safepoint (the redefinition's VM operation, or a
+ * later safepoint's metaspace clean-up), and only in a JVM whose JVMTI
+ * agent can redefine: in such a JVM the safepoint count is added to the
+ * epoch (op_jvm_proc.safepoint_count); one whose safepoints are not counted
+ * (no perf data) has none of its Java frames named. The flag is read at
+ * attach and with each read of the epoch (an agent loaded later).
+ */
+static void note_redefinable(struct hotspot *hs, struct hotspot_proc *hp,
+			     const struct remote_memory *mem, struct op_jvm_proc *proc)
+{
+	uint64_t addr = 0;
+	int err;
+
+	if (hp->bpf.safepoint_count) {
+		proc->safepoint_count = hp->bpf.safepoint_count; /* once set, kept */
+		return;
+	}
+	if (!proc->gc_count || hotspot_vm__can_redefine(mem, &hp->layout) != 1)
+		return;
+	err = hotspot_vm__safepoint_counter(mem, &hp->layout, &addr);
+	if (err == -EAGAIN || err == -EFAULT)
+		return; /* asked again at the next read */
+	if (!hp->unsure && !proc->safepoint_count)
+		hs->stats.redefinable++;
+	if (err) {
+		if (!hp->unsure)
+			pr_warn(
+			    "pid %u: its JVM can redefine classes but does not count its "
+			    "safepoints (-XX:-UsePerfData?): its Java frames show as unknown code",
+			    hp->pid);
+		hp->unsure = true;
+		return;
+	}
+	hp->unsure = false;
+	proc->safepoint_count = addr;
 }
 
 static int hotspot_attach(void *rt, const struct process *p, const struct process_mapping *m,
@@ -199,6 +244,7 @@ static int hotspot_attach(void *rt, const struct process *p, const struct proces
 	ranges[0] =
 	    (struct interp_range){.start = low, .end = high, .flags = OP_INTERP_RANGE_F_UNWINDS};
 	*n_ranges = 1;
+	note_redefinable(hs, hp, &mem, &proc);
 	if (hp->published && !memcmp(&hp->bpf, &proc, sizeof(proc)))
 		return 0;
 	if (!hp->published && !hp->low)
@@ -254,19 +300,35 @@ static bool budget_allows(struct hotspot *hs, uint32_t pid)
  * hp's collection count now into *count: as last read while that stands
  * (or the process is gone: it collects no more), else read. 0 or -EFAULT.
  */
-static int proc_epoch(struct hotspot_proc *hp, const struct remote_memory *mem, bool force,
-		      uint32_t *count)
+static int proc_epoch(struct hotspot *hs, struct hotspot_proc *hp, const struct remote_memory *mem,
+		      bool force, uint32_t *count)
 {
 	uint64_t now = clock__now_ns();
-	uint32_t v;
+	uint32_t v, safepoints = 0;
 
 	if (!force && hp->epoch_ns &&
 	    (!hp->running || now - hp->epoch_ns < HOTSPOT_EPOCH_FRESH_NS)) {
 		*count = hp->epoch;
 		return 0;
 	}
+	if (hp->running && !hp->bpf.safepoint_count && !hp->unsure) {
+		struct op_jvm_proc proc = hp->bpf;
+
+		note_redefinable(hs, hp, mem, &proc);
+		/* Frames sampled before the BPF side adds safepoints carry another epoch: refused.
+		 */
+		if (proc.safepoint_count && hs->procs_fd >= 0 && hp->published &&
+		    bpf_map_update_elem(hs->procs_fd, &hp->pid, &proc, BPF_ANY))
+			hs->stats.map_errors++;
+		else
+			hp->bpf = proc;
+	}
 	if (!hp->bpf.gc_count || remote_memory__read(mem, hp->bpf.gc_count, &v, sizeof(v)))
 		return -EFAULT;
+	if (hp->bpf.safepoint_count &&
+	    remote_memory__read(mem, hp->bpf.safepoint_count, &safepoints, sizeof(safepoints)))
+		return -EFAULT;
+	v += safepoints;
 	hp->epoch = v;
 	hp->epoch_ns = now;
 	*count = v;
@@ -319,11 +381,15 @@ static uint32_t resolve_method(struct hotspot *hs, struct hotspot_proc *hp, uint
 	struct hotspot_method *m;
 	uint32_t now, after;
 
-	if (old && !proc_epoch(hp, &mem, false, &now) &&
+	if (old && !hp->unsure && !proc_epoch(hs, hp, &mem, false, &now) &&
 	    sample_epoch(now, f->reserved) == old->epoch)
 		return id;
-	if (!hp->have_layout || proc_epoch(hp, &mem, true, &now)) {
+	if (!hp->have_layout || proc_epoch(hs, hp, &mem, true, &now)) {
 		hs->stats.errors++;
+		return 0;
+	}
+	if (hp->unsure) {
+		hs->stats.unsure++;
 		return 0;
 	}
 	if (old && sample_epoch(now, f->reserved) == old->epoch)
@@ -337,7 +403,7 @@ static uint32_t resolve_method(struct hotspot *hs, struct hotspot_proc *hp, uint
 		return 0;
 	if (read_method(hs, hp, &mem, f, fingerprint, &m))
 		return 0;
-	if (proc_epoch(hp, &mem, true, &after) || after != now) {
+	if (proc_epoch(hs, hp, &mem, true, &after) || after != now) {
 		hotspot_method__free(m);
 		hs->stats.raced++;
 		hs->raced_ns = clock__now_ns();
@@ -498,7 +564,7 @@ static void hotspot_read_bpf_counters(void *rt, interp_read_percpu_fn read, void
 	read(ctx, "jvm_stats", hs->bpf_stats, OP_JVM_STAT__COUNT);
 }
 
-#define HOTSPOT_COUNTERS 24
+#define HOTSPOT_COUNTERS 26
 static size_t hotspot_counters(const void *rt, struct interp_counter *out)
 {
 	static const char *const bpf_names[OP_JVM_STAT__COUNT] = {
@@ -525,6 +591,10 @@ static size_t hotspot_counters(const void *rt, struct interp_counter *out)
 	    {"hotspot: names read again after a collection", hs->stats.rechecked},
 	    {"hotspot: frames not named: a collection ran since their sample", hs->stats.raced},
 	    {"hotspot: frames not named (byte budget)", hs->stats.over_budget},
+	    {"hotspot: JVMs that can redefine classes (safepoints in the epoch)",
+	     hs->stats.redefinable},
+	    {"hotspot: frames not named: classes redefinable, safepoints not counted",
+	     hs->stats.unsure},
 	    {"hotspot: method bytes now", hs->methods.bytes},
 	};
 	size_t n = 0;

@@ -43,6 +43,8 @@ struct hotspot_stats {
 	uint64_t rechecked;   /* names read again after a collection, found the same */
 	uint64_t raced;	      /* frames not named: a collection ran since their sample */
 	uint64_t over_budget; /* frames not named: a byte budget was full */
+	uint64_t redefinable; /* JVMs found able to redefine classes (safepoints in their epoch) */
+	uint64_t unsure;      /* frames not named: classes redefinable, no safepoint count */
 };
 
 /*

@@ -29,6 +29,20 @@ static int read_u16(const struct remote_memory *m, uint64_t addr, uint16_t *v)
 	return remote_memory__read(m, addr, v, sizeof(*v));
 }
 
+/* ConstMethod's flags (a u2 to JDK 20, a u4 from JDK 21) of the ConstMethod at cm. */
+static int read_flags(const struct remote_memory *m, const struct hotspot_layout *l, uint64_t cm,
+		      uint32_t *v)
+{
+	uint16_t v16;
+
+	if (l->cm_flags_size == 4)
+		return remote_memory__read(m, cm + l->cm_flags, v, sizeof(*v));
+	if (read_u16(m, cm + l->cm_flags, &v16))
+		return -EFAULT;
+	*v = v16;
+	return 0;
+}
+
 /* A Symbol's bytes into buf (NUL-terminated, at most cap - 1, cut beyond). */
 static int read_symbol(const struct remote_memory *m, const struct hotspot_layout *l, uint64_t sym,
 		       char *buf, size_t cap)
@@ -181,7 +195,8 @@ int hotspot_method__read(const struct remote_memory *mem, const struct hotspot_l
 {
 	char *klass = NULL, *name = NULL, *file = NULL;
 	uint64_t cm, cp, holder, ksym;
-	uint16_t name_index, file_index = 0, flags, code_size;
+	uint16_t name_index, file_index = 0, code_size;
+	uint32_t flags;
 	struct hotspot_method *m = NULL;
 	int err = -EFAULT;
 
@@ -199,8 +214,7 @@ int hotspot_method__read(const struct remote_memory *mem, const struct hotspot_l
 		goto cleanup;
 	}
 	if (read_u64(mem, cm + l->cm_constants, &cp) || !cp ||
-	    read_u16(mem, cm + l->cm_name_index, &name_index) ||
-	    read_u16(mem, cm + l->cm_flags, &flags) ||
+	    read_u16(mem, cm + l->cm_name_index, &name_index) || read_flags(mem, l, cm, &flags) ||
 	    read_u16(mem, cm + l->cm_code_size, &code_size) ||
 	    read_u64(mem, cp + l->cp_holder, &holder) || !holder ||
 	    read_u64(mem, holder + l->klass_name, &ksym))

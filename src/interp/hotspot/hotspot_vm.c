@@ -53,6 +53,15 @@ static const struct want wants[] = {
     /* The collection count: what tells a name read before a class unloading apart. */
     {"Universe", "_collectedHeap", W_STATIC, L(universe_heap), false},
     {"CollectedHeap", "_total_collections", W_OFFSET, L(heap_total_collections), false},
+    /* A class redefinition frees Methods without a collection, at a safepoint: whether
+     * the JVM can redefine, and its safepoint count (a perf counter) if it can. */
+    {"JvmtiExport", "_can_hotswap_or_post_breakpoint", W_STATIC, L(jvmti_hotswap), false},
+    {"PerfMemory", "_prologue", W_STATIC, L(perf_prologue), false},
+    {"PerfDataPrologue", "entry_offset", W_OFFSET, L(pp_entry_offset), false},
+    {"PerfDataPrologue", "num_entries", W_OFFSET, L(pp_num_entries), false},
+    {"PerfDataEntry", "entry_length", W_OFFSET, L(pe_entry_length), false},
+    {"PerfDataEntry", "name_offset", W_OFFSET, L(pe_name_offset), false},
+    {"PerfDataEntry", "data_offset", W_OFFSET, L(pe_data_offset), false},
     {"CodeHeap", "_memory", W_OFFSET, L(heap_memory), true},
     {"CodeHeap", "_segmap", W_OFFSET, L(heap_segmap), true},
     {"CodeHeap", "_log2_segment_size", W_OFFSET, L(heap_log2), true},
@@ -84,11 +93,14 @@ static const struct want wants[] = {
     {"CompiledMethod", "_deopt_mh_handler_begin", W_OFFSET, L(nm_deopt_mh_handler), false},
     {"nmethod", "_deopt_mh_handler_begin", W_OFFSET, L(nm_deopt_mh_handler), false},
     {"nmethod", "_orig_pc_offset", W_OFFSET, L(nm_orig_pc_offset), false},
+    {"nmethod", "_immutable_data", W_OFFSET, L(nm_immutable_data), false},
     {"Method", "_constMethod", W_OFFSET, L(method_const), true},
     {"ConstMethod", "_constants", W_OFFSET, L(cm_constants), true},
     {"ConstMethod", "_name_index", W_OFFSET, L(cm_name_index), true},
     {"ConstMethod", "_signature_index", W_OFFSET, L(cm_sig_index), true},
-    {"ConstMethod", "_flags", W_OFFSET, L(cm_flags), true},
+    /* JDK 21 made ConstMethod's flags a ConstMethodFlags (its u4 _flags). */
+    {"ConstMethod", "_flags", W_OFFSET, L(cm_flags), false},
+    {"ConstMethod", "_flags._flags", W_OFFSET, L(cm_flags4), false},
     {"ConstMethod", "_code_size", W_OFFSET, L(cm_code_size), true},
     {"ConstantPool", "_pool_holder", W_OFFSET, L(cp_holder), true},
     {"ConstantPool", "_source_file_name_index", W_OFFSET, L(cp_source_file), false},
@@ -99,7 +111,8 @@ static const struct want wants[] = {
     {"ConstMethod", NULL, W_SIZE, L(const_method_size), true},
     {"ConstantPool", NULL, W_SIZE, L(constant_pool_size), true},
     {"HeapBlock", NULL, W_SIZE, L(heap_block_size), true},
-    {NULL, "ConstMethod::_has_linenumber_table", W_INT, L(cm_has_linenumbers), true},
+    {NULL, "ConstMethod::_has_linenumber_table", W_INT, L(cm_has_linenumbers), false},
+    {NULL, "ConstMethodFlags::_misc_has_linenumber_table", W_INT, L(cm_has_linenumbers), false},
     {NULL, "frame::interpreter_frame_sender_sp_offset", W_INT, L(ifr_sender_sp), true},
 };
 #undef L
@@ -271,6 +284,11 @@ int hotspot_vm__read(const struct remote_memory *mem, const uint64_t sym[HS_SYM_
 			return -ENOENT;
 	if (!l.code_heaps && !l.code_heap)
 		return -ENOENT;
+	/* An offset of 0 is a real one (PerfDataEntry starts with entry_length). */
+	l.perf = l.perf_prologue != 0;
+	for (size_t w = 0; w < N_WANTS; w++)
+		if (wants[w].type && !strncmp(wants[w].type, "PerfData", 8) && !found[w])
+			l.perf = false;
 	if (!l.blob_code_begin && !l.blob_code_end && l.blob_code_offset && l.blob_data_offset) {
 		/* JDK 8: the code, scopes and deopt handlers as offsets from the blob. */
 		l.offsets = true;
@@ -291,6 +309,14 @@ int hotspot_vm__read(const struct remote_memory *mem, const uint64_t sym[HS_SYM_
 		l.ga_data = 8;
 	}
 	if (!l.cp_source_file && !l.ik_source_file)
+		return -ENOENT;
+	/* ConstMethod's flags: a u2 to JDK 20, ConstMethodFlags' u4 from JDK 21. */
+	l.cm_flags_size = 2;
+	if (l.cm_flags4) {
+		l.cm_flags = l.cm_flags4;
+		l.cm_flags_size = 4;
+	}
+	if (!l.cm_flags || !l.cm_has_linenumbers)
 		return -ENOENT;
 	/*
 	 * The template interpreter's frame slots, in words from rbp: not in the
@@ -384,19 +410,27 @@ int hotspot_vm__code_cache(const struct remote_memory *mem, const struct hotspot
 	proc->const_method_size = (uint16_t)l->const_method_size;
 	proc->heap_block_size = (uint16_t)l->heap_block_size;
 	proc->flags = l->offsets ? OP_JVM_F_OFFSETS : 0;
-	/* Inlined frames only when every field of the nmethod's debug info is known. */
-	if (l->nm_scopes_data && l->nm_pcs_offset && l->nm_pcs_end_offset &&
-	    l->nm_metadata_offset && fits_u16(l->nm_scopes_data) && fits_u16(l->nm_pcs_offset) &&
-	    fits_u16(l->nm_pcs_end_offset) && fits_u16(l->nm_metadata_offset)) {
+	/*
+	 * Inlined frames only when every field of the nmethod's debug info is
+	 * known, and it is in the blob: JDK 23+ keeps PcDescs and scopes in the
+	 * nmethod's immutable data (_scopes_pcs_offset and _scopes_data_offset
+	 * count from nmethod::_immutable_data), which the walker does not read
+	 * yet, so its compiled frames are named by their nmethod's method alone;
+	 * its deopt handlers are named _deopt_handler_offset, not read either.
+	 */
+	if (!l->nm_immutable_data && l->nm_scopes_data && l->nm_pcs_offset &&
+	    l->nm_pcs_end_offset && l->nm_metadata_offset && fits_u16(l->nm_scopes_data) &&
+	    fits_u16(l->nm_pcs_offset) && fits_u16(l->nm_pcs_end_offset) &&
+	    fits_u16(l->nm_metadata_offset)) {
 		proc->nm_scopes_data = (uint16_t)l->nm_scopes_data;
 		proc->nm_pcs_offset = (uint16_t)l->nm_pcs_offset;
 		proc->nm_pcs_end_offset = (uint16_t)l->nm_pcs_end_offset;
 		proc->nm_metadata_offset = (uint16_t)l->nm_metadata_offset;
 	}
 	/* Deoptimised frames named from their original pc when all three are known. */
-	if (l->nm_orig_pc_offset && l->nm_deopt_handler && l->nm_deopt_mh_handler &&
-	    fits_u16(l->nm_orig_pc_offset) && fits_u16(l->nm_deopt_handler) &&
-	    fits_u16(l->nm_deopt_mh_handler)) {
+	if (!l->nm_immutable_data && l->nm_orig_pc_offset && l->nm_deopt_handler &&
+	    l->nm_deopt_mh_handler && fits_u16(l->nm_orig_pc_offset) &&
+	    fits_u16(l->nm_deopt_handler) && fits_u16(l->nm_deopt_mh_handler)) {
 		proc->nm_deopt_handler = (uint16_t)l->nm_deopt_handler;
 		proc->nm_deopt_mh_handler = (uint16_t)l->nm_deopt_mh_handler;
 		proc->nm_orig_pc_offset = (uint16_t)l->nm_orig_pc_offset;
@@ -409,4 +443,62 @@ int hotspot_vm__code_cache(const struct remote_memory *mem, const struct hotspot
 	    !read_u64(mem, l->universe_heap, &heap) && heap)
 		proc->gc_count = heap + l->heap_total_collections;
 	return 0;
+}
+
+int hotspot_vm__can_redefine(const struct remote_memory *mem, const struct hotspot_layout *l)
+{
+	uint8_t v;
+
+	if (!l->jvmti_hotswap)
+		return -ENOENT;
+	if (remote_memory__read(mem, l->jvmti_hotswap, &v, sizeof(v)))
+		return -EFAULT;
+	return v != 0;
+}
+
+/* Entries of a perf data walked at most (JDK 17 has about 300), and bytes one may span. */
+#define HS_PERF_ENTRIES	   4096
+#define HS_PERF_ENTRY_MAX  4096
+#define HS_SAFEPOINTS_NAME "sun.rt.safepoints"
+
+int hotspot_vm__safepoint_counter(const struct remote_memory *mem, const struct hotspot_layout *l,
+				  uint64_t *addr)
+{
+	uint64_t prologue = 0, e;
+	int32_t entry_offset = 0, n = 0;
+
+	if (!l->perf)
+		return -ENOENT;
+	if (read_u64(mem, l->perf_prologue, &prologue))
+		return -EFAULT;
+	if (!prologue)
+		return -ENOENT; /* -XX:-UsePerfData: PerfMemory never set up */
+	if (remote_memory__read(mem, prologue + l->pp_entry_offset, &entry_offset,
+				sizeof(entry_offset)) ||
+	    remote_memory__read(mem, prologue + l->pp_num_entries, &n, sizeof(n)))
+		return -EFAULT;
+	if (entry_offset <= 0 || n <= 0)
+		return -EAGAIN;
+	e = prologue + (uint32_t)entry_offset;
+	for (int32_t i = 0; i < n && i < HS_PERF_ENTRIES; i++) {
+		int32_t len = 0, name_off = 0, data_off = 0;
+		char name[sizeof(HS_SAFEPOINTS_NAME)];
+
+		if (remote_memory__read(mem, e + l->pe_entry_length, &len, sizeof(len)) ||
+		    remote_memory__read(mem, e + l->pe_name_offset, &name_off, sizeof(name_off)) ||
+		    remote_memory__read(mem, e + l->pe_data_offset, &data_off, sizeof(data_off)))
+			return -EFAULT;
+		/* Each entry ends after its name and its data: a walk that cannot move is over. */
+		if (len <= 0 || len > HS_PERF_ENTRY_MAX)
+			return -EINVAL;
+		if (name_off > 0 && name_off + (int32_t)sizeof(name) <= len && data_off > 0 &&
+		    data_off + 8 <= len &&
+		    !remote_memory__read(mem, e + (uint32_t)name_off, name, sizeof(name)) &&
+		    !memcmp(name, HS_SAFEPOINTS_NAME, sizeof(HS_SAFEPOINTS_NAME))) {
+			*addr = e + (uint32_t)data_off;
+			return 0;
+		}
+		e += (uint32_t)len;
+	}
+	return -ENOENT;
 }

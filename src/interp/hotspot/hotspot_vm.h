@@ -54,6 +54,9 @@ struct hotspot_layout {
 	uint64_t code_high;	/* &CodeCache::_high_bound */
 	uint64_t interp_code;	/* &AbstractInterpreter::_code */
 	uint64_t universe_heap; /* &Universe::_collectedHeap, 0: not described */
+	/* &JvmtiExport::_can_hotswap_or_post_breakpoint (a bool), 0: not described */
+	uint64_t jvmti_hotswap;
+	uint64_t perf_prologue; /* &PerfMemory::_prologue (its perf data), 0: not described */
 	/* fields */
 	uint32_t heap_memory, heap_segmap, heap_log2;
 	uint32_t vs_low_boundary, vs_high_boundary;
@@ -64,12 +67,20 @@ struct hotspot_layout {
 	uint32_t nm_scopes_data, nm_pcs_offset, nm_pcs_end_offset, nm_metadata_offset;
 	uint32_t nm_deopt_handler, nm_deopt_mh_handler, nm_orig_pc_offset;
 	uint32_t heap_total_collections; /* CollectedHeap::_total_collections, 0: not described */
+	/* PerfDataPrologue / PerfDataEntry fields (perf: all five described) */
+	uint32_t pp_entry_offset, pp_num_entries;
+	uint32_t pe_entry_length, pe_name_offset, pe_data_offset;
+	bool perf;
 	/* JDK 8's int offsets (from the blob), copied into the fields above when it is JDK 8 */
 	uint32_t blob_code_offset, blob_data_offset, nm_scopes_data_offset;
 	uint32_t nm_deoptimize_offset, nm_deoptimize_mh_offset;
 	bool offsets; /* the fields above are int offsets (OP_JVM_F_OFFSETS) */
+	/* nmethod::_immutable_data (JDK 23+: PcDescs and scopes there, not in the blob), 0: none */
+	uint32_t nm_immutable_data;
 	uint32_t method_const;
 	uint32_t cm_constants, cm_name_index, cm_sig_index, cm_flags, cm_code_size;
+	uint32_t cm_flags4;	/* ConstMethod::_flags._flags (JDK 21+: a u4), 0: not described */
+	uint32_t cm_flags_size; /* bytes of cm_flags: 2 (a u2 to JDK 20), 4 (JDK 21+) */
 	uint32_t cp_holder, cp_source_file; /* cp_source_file: 0 when InstanceKlass has it */
 	uint32_t ik_source_file;
 	uint32_t klass_name;
@@ -77,7 +88,9 @@ struct hotspot_layout {
 	/* type sizes */
 	uint32_t const_method_size, constant_pool_size, heap_block_size;
 	/* constants */
-	uint32_t cm_has_linenumbers; /* ConstMethod::_has_linenumber_table */
+	/* ConstMethod::_has_linenumber_table (to JDK 20),
+	 * ConstMethodFlags::_misc_has_linenumber_table (JDK 21+) */
+	uint32_t cm_has_linenumbers;
 	int ifr_sender_sp, ifr_method, ifr_bcp;
 };
 
@@ -98,5 +111,23 @@ int hotspot_vm__read(const struct remote_memory *mem, const uint64_t sym[HS_SYM_
  */
 int hotspot_vm__code_cache(const struct remote_memory *mem, const struct hotspot_layout *l,
 			   struct op_jvm_proc *proc, uint64_t *low, uint64_t *high);
+
+/*
+ * Whether the JVM can redefine classes now (JvmtiExport's
+ * _can_hotswap_or_post_breakpoint: set while a JVMTI agent holds
+ * can_redefine_classes, can_retransform_classes or breakpoints): 1, 0, or
+ * -ENOENT (not described), -EFAULT.
+ */
+int hotspot_vm__can_redefine(const struct remote_memory *mem, const struct hotspot_layout *l);
+
+/*
+ * The address of the JVM's safepoint count (the jlong of its perf counter
+ * `sun.rt.safepoints`, counted as each safepoint begins) into *addr, found
+ * by walking its perf data's entries (each bound). 0, -EAGAIN (not set up
+ * yet), -ENOENT (no such counter: -XX:-UsePerfData, or not described) or
+ * -EFAULT.
+ */
+int hotspot_vm__safepoint_counter(const struct remote_memory *mem, const struct hotspot_layout *l,
+				  uint64_t *addr);
 
 #endif

@@ -25,7 +25,10 @@
  *         op_jvm_type again, so the frame's type stays in the profile's
  *         location (its address) and the folded output can show it
  *   reserved  the low 16 bits of the JVM's collection count when the walk
- *         began (op_jvm_proc.gc_count; 0 when not known): the epoch whose
+ *         began (op_jvm_proc.gc_count; 0 when not known), plus its safepoint
+ *         count while it can redefine classes (op_jvm_proc.safepoint_count,
+ *         the old Methods a redefinition frees are freed at a safepoint
+ *         without a collection): the epoch whose
  *         memory the frame's Method* was read in. A class is unloaded, and
  *         its Method, ConstMethod and constant pool freed for the next
  *         class to take, only in a collection counted before it unloads
@@ -129,6 +132,14 @@ struct op_jvm_proc {
 	__u16 reserved2;
 	/* &CollectedHeap::_total_collections (an unsigned int), 0: not known. */
 	__u64 gc_count;
+	/*
+	 * The JVM's safepoint count (its perf counter sun.rt.safepoints, a jlong
+	 * counted as each safepoint begins), added to the epoch; 0: not added.
+	 * Set only while the JVM can redefine classes (a JVMTI agent holds
+	 * can_redefine_classes or can_retransform_classes): a redefinition frees
+	 * the old Methods without a collection, but only at a safepoint.
+	 */
+	__u64 safepoint_count;
 };
 
 /* Code blobs, decoded scopes and Method -> ConstMethod pairs one walk
@@ -229,7 +240,7 @@ enum op_jvm_stat {
 };
 
 _Static_assert(sizeof(struct op_jvm_heap) == 32, "op_jvm_heap layout");
-_Static_assert(sizeof(struct op_jvm_proc) == 32 * OP_JVM_MAX_HEAPS + 64, "op_jvm_proc layout");
+_Static_assert(sizeof(struct op_jvm_proc) == 32 * OP_JVM_MAX_HEAPS + 72, "op_jvm_proc layout");
 _Static_assert(sizeof(struct op_jvm_blob) == 112, "op_jvm_blob layout");
 _Static_assert(sizeof(struct op_jvm_scope) == 32, "op_jvm_scope layout");
 _Static_assert(sizeof(struct op_jvm_walker) == 48 + 112 * OP_JVM_BLOBS + 32 * OP_JVM_SCOPES +

@@ -128,14 +128,21 @@ static __always_inline void op_jvm_walker__begin(struct op_jvm_walker *jw)
 	jw->epoch = 0;
 }
 
-/* The JVM's collection count into jw->epoch, once per walk (a sample's frames share it). */
+/*
+ * The JVM's collection count (plus its safepoint count when set) into
+ * jw->epoch, once per walk (a sample's frames share it). Both only grow, so
+ * their sum moves whenever either does.
+ */
 static __always_inline void op_jvm_walker__epoch(struct op_jvm_walker *jw,
 						 const struct op_jvm_proc *proc)
 {
-	__u32 count = 0;
+	__u32 count = 0, safepoints = 0;
 
-	if (proc->gc_count && !OP_JVM_READ(jw, &count, 4, proc->gc_count))
-		jw->epoch = count;
+	if (!proc->gc_count || OP_JVM_READ(jw, &count, 4, proc->gc_count))
+		return;
+	if (proc->safepoint_count && OP_JVM_READ(jw, &safepoints, 4, proc->safepoint_count))
+		return;
+	jw->epoch = count + safepoints;
 }
 
 /* Method::_constMethod of method, remembered for the walk. 0 or -1. */
@@ -391,6 +398,15 @@ static __always_inline struct op_jvm_blob *op_jvm_blob_at(struct op_jvm_walker *
 	    op_jvm_addr(jw, proc, blob, proc->blob_code_end, &b->code_end) ||
 	    op_jvm_u64(jw, blob, proc->blob_name, &b->name))
 		return NULL;
+	/*
+	 * CodeBlob::_frame_complete_offset is an int to JDK 22 and an int16_t in
+	 * JDK 25's vmStructs (23 and 24 not checked): four bytes read at an
+	 * int16_t hold its neighbour in their high half. A frame-complete offset
+	 * is a small offset into the blob's code (HotSpot's 16 bits say it
+	 * fits), so a value outside int16_t is the narrow field: its low half.
+	 */
+	if (b->complete > 0x7fff || b->complete < -1)
+		b->complete = (__s16)b->complete;
 	if (lpc < b->code_begin || lpc >= b->code_end || b->frame_size < 0 ||
 	    (__u64)b->frame_size * 8 > OP_JVM_MAX_FRAME)
 		return NULL;
