@@ -34,6 +34,7 @@ static __always_inline void rb_stat_inc(__u32 which)
 
 #define OP_RB_READ(rb, dst, size, addr) OP_READ_USER(rb, dst, size, addr)
 #define OP_RB_STAT(rb, which)		rb_stat_inc(which)
+#define OP_RB_SEEK_FN			__noinline int
 #include "omniprof/interp/ruby_walk.h"
 
 /* pid -> where its execution contexts are. Written by user space (src/interp/ruby/). */

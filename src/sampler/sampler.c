@@ -494,6 +494,10 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 					 opts->n_pids > opts->pid_filter_size
 					     ? (uint32_t)opts->n_pids
 					     : opts->pid_filter_size);
+	else if (!s->skel->rodata->filter_pids && !opts->follow_children)
+		/* Not read nor written without a per-process filter: one entry (a
+		 * preallocated hash map fills its free list at creation). */
+		bpf_map__set_max_entries(s->skel->maps.pid_filter, 1);
 	err = sampler_bpf__load(s->skel);
 	if (err) {
 		explain_load_error(err);

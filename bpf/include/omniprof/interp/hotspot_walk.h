@@ -338,14 +338,19 @@ static __always_inline int op_jvm_scope(const struct op_jvm_proc *proc, struct o
 
 /*
  * Writes the next pending inlined scope of a compiled frame (jw->next) into
- * *frame. An enum op_step_result: jw->deferred after the last one.
+ * *frame. An enum op_step_result: jw->deferred after the last one. Its own
+ * function in BPF (OP_JVM_SUBPROG): the step calls it from two places, and
+ * the verifier then checks the scope's decoding once, not at each.
  */
-static __always_inline int op_jvm_pending(const struct op_jvm_proc *proc, struct op_jvm_walker *jw,
-					  struct op_frame *frame)
+OP_JVM_SUBPROG int op_jvm_pending(const struct op_jvm_proc *proc, struct op_jvm_walker *jw,
+				  struct op_frame *frame)
 {
 	__u64 method = 0, cm = 0;
-	__u32 bci = 0, sender = 0, off = jw->next;
+	__u32 bci = 0, sender = 0, off;
 
+	if (!proc || !jw || !frame) /* a global function's pointers may be NULL for the verifier */
+		return OP_STEP_END;
+	off = jw->next;
 	jw->next = 0;
 	if (op_jvm_scope(proc, jw, off, &method, &cm, &bci, &sender)) {
 		/* The frames already written stand; the rest of this one is lost. */
@@ -362,34 +367,36 @@ static __always_inline int op_jvm_pending(const struct op_jvm_proc *proc, struct
 }
 
 /*
- * The code blob whose code holds lpc: one the walk has read, or found
- * through its heap's segment map, read (one block) and remembered. NULL
- * when there is none (*no_blob set: a pc in a free segment or in no heap)
- * or it cannot be read or is not sane.
+ * The slot of the code blob whose code holds lpc: one the walk has read, or
+ * found through its heap's segment map, read (one block) and remembered.
+ * OP_JVM_NO_BLOB when there is none (a pc in a free segment or in no heap),
+ * -1 when it cannot be read or is not sane. Its own function in BPF
+ * (OP_JVM_SUBPROG): the verifier checks the blob's reading once, and it
+ * returns a number, as global functions must.
  */
-static __always_inline struct op_jvm_blob *op_jvm_blob_at(struct op_jvm_walker *jw,
-							  const struct op_jvm_proc *proc, __u64 lpc,
-							  int *no_blob, __u32 *slot)
+#define OP_JVM_NO_BLOB (-2)
+
+OP_JVM_SUBPROG int op_jvm_blob_at(struct op_jvm_walker *jw, const struct op_jvm_proc *proc,
+				  __u64 lpc)
 {
 	struct op_jvm_blob *b;
 	__u64 blob, name8 = 0, rest = 0;
 	__s32 nmd = 0;
+	__u32 slot;
 
+	if (!jw || !proc) /* a global function's pointers may be NULL for the verifier */
+		return -1;
 	for (int i = 0; i < OP_JVM_BLOBS; i++) {
 		b = &jw->blobs[i];
-		if (b->blob && lpc >= b->code_begin && lpc < b->code_end) {
-			*slot = i;
-			return b;
-		}
+		if (b->blob && lpc >= b->code_begin && lpc < b->code_end)
+			return i;
 	}
 	blob = op_jvm_find_blob(jw, proc, lpc);
-	if (!blob) {
-		*no_blob = 1;
-		return NULL;
-	}
+	if (!blob)
+		return OP_JVM_NO_BLOB;
 	blob += proc->heap_block_size;
-	*slot = jw->blob_next & (OP_JVM_BLOBS - 1);
-	b = &jw->blobs[*slot];
+	slot = jw->blob_next & (OP_JVM_BLOBS - 1);
+	b = &jw->blobs[slot];
 	b->blob = 0;
 	op_jvm_load_block(jw, blob);
 	if (op_jvm_s32(jw, blob, proc->blob_frame_size, &b->frame_size) ||
@@ -397,7 +404,7 @@ static __always_inline struct op_jvm_blob *op_jvm_blob_at(struct op_jvm_walker *
 	    op_jvm_addr(jw, proc, blob, proc->blob_code_begin, &b->code_begin) ||
 	    op_jvm_addr(jw, proc, blob, proc->blob_code_end, &b->code_end) ||
 	    op_jvm_u64(jw, blob, proc->blob_name, &b->name))
-		return NULL;
+		return -1;
 	/*
 	 * CodeBlob::_frame_complete_offset is an int to JDK 22 and an int16_t in
 	 * JDK 25's vmStructs (23 and 24 not checked): four bytes read at an
@@ -409,7 +416,7 @@ static __always_inline struct op_jvm_blob *op_jvm_blob_at(struct op_jvm_walker *
 		b->complete = (__s16)b->complete;
 	if (lpc < b->code_begin || lpc >= b->code_end || b->frame_size < 0 ||
 	    (__u64)b->frame_size * 8 > OP_JVM_MAX_FRAME)
-		return NULL;
+		return -1;
 	b->kind = OP_JVM_B_OTHER;
 	if (b->name && b->name == jw->nm_name) {
 		b->kind = OP_JVM_B_NMETHOD;
@@ -434,7 +441,7 @@ static __always_inline struct op_jvm_blob *op_jvm_blob_at(struct op_jvm_walker *
 	if (b->kind == OP_JVM_B_NMETHOD) {
 		if (op_jvm_u64(jw, blob, proc->nmethod_method, &b->method) ||
 		    op_jvm_const_method(jw, proc, b->method, &b->cm))
-			return NULL;
+			return -1;
 		if (proc->nm_scopes_data &&
 		    !op_jvm_addr(jw, proc, blob, proc->nm_scopes_data, &b->scopes) && b->scopes &&
 		    !op_jvm_s32(jw, blob, proc->nm_pcs_offset, &b->pcs_begin) &&
@@ -449,7 +456,7 @@ static __always_inline struct op_jvm_blob *op_jvm_blob_at(struct op_jvm_walker *
 	}
 	b->blob = blob;
 	jw->blob_next++;
-	return b;
+	return (int)slot;
 }
 
 /*
@@ -471,7 +478,7 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 	__u64 ra = 0, nsp = 0, nfp = 0, method = 0, cm = 0;
 	struct op_jvm_blob *b;
 	__u32 slot = 0;
-	int no_blob = 0;
+	int found;
 
 	if (lpc >= proc->interp_start && lpc < proc->interp_end) {
 		__u64 bcp = 0, ssp = 0, base;
@@ -497,12 +504,14 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 		goto caller;
 	}
 
-	b = op_jvm_blob_at(jw, proc, lpc, &no_blob, &slot);
-	if (!b) {
-		if (no_blob)
+	found = op_jvm_blob_at(jw, proc, lpc);
+	if (found < 0) {
+		if (found == OP_JVM_NO_BLOB)
 			OP_JVM_STAT(jw, OP_JVM_STAT_NO_BLOB);
 		return op_jvm_error(jw, frame);
 	}
+	slot = (__u32)found & (OP_JVM_BLOBS - 1);
+	b = &jw->blobs[slot];
 	if (b->kind == OP_JVM_B_NMETHOD) {
 		__u64 at = pc;
 

@@ -187,13 +187,22 @@ static __always_inline int op_rb_shown(const struct op_rb_walker *rb)
 	return 0;
 }
 
+/* How op_rb_seek() is defined: BPF makes it a global function, which the
+ * verifier checks once (its loop included) instead of at each of the four
+ * places the step calls it (issue 22: start-up's verifying). */
+#ifndef OP_RB_SEEK_FN
+#define OP_RB_SEEK_FN static __always_inline int
+#endif
+
 /*
  * Moves rb->cfp to the next control frame of the current entry to show,
  * loaded. 1: there is one, 0: the entry (or the stack) has no more (rb->cfp
  * then points past the entry's FINISH frame), -1: unreadable.
  */
-static __always_inline int op_rb_seek(struct op_rb_walker *rb)
+OP_RB_SEEK_FN op_rb_seek(struct op_rb_walker *rb)
 {
+	if (!rb) /* a global function's pointer may be NULL for the verifier */
+		return -1;
 	for (int i = 0; i < OP_RB_SKIP_MAX; i++) {
 		/* The bottom-most control frame is the VM's own (th_init's dummy,
 		 * the main thread's made "<main>" by Init_VM): never shown, as in
