@@ -685,9 +685,12 @@ static void log_tables(const struct agent *a)
 	const struct session_tables *t = &a->ss.tables;
 	struct safe_open_stats so;
 
-	pr_info("cpus: %d sampled; hotplug: %llu events closed, %llu reopened",
+	pr_info("cpus: %d sampled; hotplug: %llu events closed, %llu reopened; ring: %llu of %llu "
+		"KiB held at most when read",
 		a->ss.s ? sampler__n_cpus(a->ss.s) : 0, (unsigned long long)a->ss.hotplug.closed,
-		(unsigned long long)a->ss.hotplug.reopened);
+		(unsigned long long)a->ss.hotplug.reopened,
+		(unsigned long long)a->ss.hotplug.ring_high_water >> 10,
+		(unsigned long long)a->ss.hotplug.ring_bytes >> 10);
 	pr_info("tables: %zu processes, %zu files, %zu runtime code objects, %zu symbol files "
 		"(%zu KiB); forgotten so far: %llu processes, %llu files; traces dropped: %llu",
 		t->processes, t->files, t->runtime_objects, a->ss.sym.cache.n_entries,

@@ -410,6 +410,9 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 	fprintf(stderr, "  %-40s %llu closed, %llu reopened, %llu open errors\n",
 		"cpus: hotplug events", (unsigned long long)hotplug->closed,
 		(unsigned long long)hotplug->reopened, (unsigned long long)hotplug->open_errors);
+	fprintf(stderr, "  %-40s %llu of %llu bytes\n", "ring: most held when read",
+		(unsigned long long)hotplug->ring_high_water,
+		(unsigned long long)hotplug->ring_bytes);
 	fprintf(stderr, "  %-40s %llu\n", "user: trace records",
 		(unsigned long long)c->stats.traces);
 	fprintf(stderr, "  %-40s %llu\n", "dropped: malformed records",
@@ -506,6 +509,9 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 	fprintf(stderr, "  %-40s %llu (%llu without symbols)\n", "symbols: file loads",
 		(unsigned long long)sym->stats.files_loaded,
 		(unsigned long long)sym->stats.files_without_symbols);
+	fprintf(stderr, "  %-40s %llu (%llu bytes charged)\n", "symbols: file pages given back",
+		(unsigned long long)sym->stats.file_page_drops,
+		(unsigned long long)sym->stats.file_bytes_dropped);
 	fprintf(stderr, "  %-40s %llu hits, %llu misses, %llu evictions, %zu bytes peak\n",
 		"symbols: cache", (unsigned long long)sym->cache.stats.hits,
 		(unsigned long long)sym->cache.stats.misses,

@@ -277,6 +277,8 @@ int profile_builder__build(struct profile *p, const struct trace_table *tt, stru
 	hashmap__init(&b.frames, frame_equal, NULL);
 	symbolizer__new_pass(sym);
 	err = name_native_frames(&b, tt);
+	/* Nothing reads the files until the next pass (an agent's next interval). */
+	symbolizer__drop_file_pages(sym);
 	if (err)
 		goto cleanup;
 	for (size_t it = 0; hashmap__next(&tt->traces, &it, &e);) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,6 +39,10 @@ struct sampler {
 	bool *wanted; /* max_cpus long: CPUs to sample (--cpu), NULL: all */
 	bool enabled; /* events counting (sampler__set_enabled) */
 	struct sampler_hotplug_stats hotplug;
+	/* The ring's consumer and producer positions, mapped read-only apart from
+	 * libbpf's mapping (which does not say them in libbpf 1.1), to measure
+	 * its fill at each poll: NULL when not mapped. */
+	const volatile unsigned long *ring_cons, *ring_prod;
 	sampler_event_fn fn;
 	void *ctx;
 };
@@ -314,6 +319,38 @@ static size_t ring_size(int n_cpus, const struct sampler_opts *opts, uint32_t co
 	return low < size ? low : size;
 }
 
+/* Maps the ring's two position pages read-only (for its fill; none if that fails). */
+static void map_ring_positions(struct sampler *s)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int fd = bpf_map__fd(s->skel->maps.events);
+	void *cons = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, fd, 0), *prod;
+
+	if (cons == MAP_FAILED)
+		return;
+	prod = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, fd, page);
+	if (prod == MAP_FAILED) {
+		munmap(cons, (size_t)page);
+		return;
+	}
+	s->ring_cons = cons;
+	s->ring_prod = prod;
+	s->hotplug.ring_bytes = bpf_map__max_entries(s->skel->maps.events);
+}
+
+/* The bytes in the ring now (written, not yet read), kept as the high-water. */
+static void note_ring_fill(struct sampler *s)
+{
+	unsigned long cons, prod;
+
+	if (!s->ring_cons)
+		return;
+	cons = __atomic_load_n(s->ring_cons, __ATOMIC_ACQUIRE);
+	prod = __atomic_load_n(s->ring_prod, __ATOMIC_ACQUIRE);
+	if (prod - cons > s->hotplug.ring_high_water && prod - cons <= s->hotplug.ring_bytes)
+		s->hotplug.ring_high_water = prod - cons;
+}
+
 static void explain_load_error(int err)
 {
 	if (err == -EPERM)
@@ -572,6 +609,7 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 		pr_err("cannot map the ring buffer: %s", strerror(-err));
 		goto cleanup;
 	}
+	map_ring_positions(s);
 	free(cpus);
 	*out = s;
 	return 0;
@@ -602,6 +640,10 @@ void sampler__free(struct sampler *s)
 	if (!s)
 		return;
 	ring_buffer__free(s->rb);
+	if (s->ring_cons) {
+		munmap((void *)s->ring_cons, (size_t)sysconf(_SC_PAGESIZE));
+		munmap((void *)s->ring_prod, (size_t)sysconf(_SC_PAGESIZE));
+	}
 	for (int i = 0; s->perf_fds && i < s->max_cpus; i++)
 		close_cpu(s, i);
 	sampler_bpf__destroy(s->skel);
@@ -614,7 +656,12 @@ void sampler__free(struct sampler *s)
 
 int sampler__poll(struct sampler *s, int timeout_ms)
 {
-	int n = ring_buffer__poll(s->rb, timeout_ms), more;
+	int n, more;
+
+	/* Before the reads: the fill the reader finds when it wakes is the ring's need. */
+	note_ring_fill(s);
+	n = ring_buffer__poll(s->rb, timeout_ms);
+	note_ring_fill(s);
 
 	/* Samples do not wake the reader (see trace_wakeup in sampler.bpf.c): a
 	 * timeout is the usual way here, and what it left is read now. */

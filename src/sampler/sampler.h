@@ -113,6 +113,10 @@ struct sampler_hotplug_stats {
 	uint64_t closed;      /* events closed: their CPU went offline (or the event stopped) */
 	uint64_t reopened;    /* events opened for a CPU that came (back) online */
 	uint64_t open_errors; /* failed attempts to open one (retried at the next check) */
+	/* The ring buffer, reported with these: its size and the most it held
+	 * when the reader came (at each poll), in bytes; 0 when not measured. */
+	uint64_t ring_bytes;
+	uint64_t ring_high_water;
 };
 void sampler__hotplug_stats(const struct sampler *s, struct sampler_hotplug_stats *out);
 /* Looks at the online CPUs now (sampler__poll() does it once a second). */

@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "util/log.h"
@@ -57,14 +58,24 @@ struct native_symbols {
 	size_t n_funcs;
 	Dwarf *dwarf; /* NULL without DWARF */
 	Dwarf_Addr dwarf_bias;
-	struct gopclntab *go;  /* NULL unless a Go binary */
-	struct plt_stubs plt;  /* "name@plt" stubs, which no symbol names */
-	char *debug_file;      /* the separate debug file found, or NULL */
-	const char *main_link; /* the binary's own .gnu_debuglink name (libelf's data), or NULL */
-	bool main_link_known;  /* main_link was read: later lookups are for the dwz alt file */
-	Dwarf *alt;	       /* the dwz alt file we opened and handed to libdw, or NULL */
-	int alt_fd;	       /* its fd, -1 when none */
-	size_t file_charged;   /* native_symbols__file_growth() reported so far */
+	struct gopclntab *go;	 /* NULL unless a Go binary */
+	struct plt_stubs plt;	 /* "name@plt" stubs, which no symbol names */
+	char *debug_file;	 /* the separate debug file found, or NULL */
+	const char *main_link;	 /* the binary's own .gnu_debuglink name (libelf's data), or NULL */
+	bool main_link_known;	 /* main_link was read: later lookups are for the dwz alt file */
+	Dwarf *alt;		 /* the dwz alt file we opened and handed to libdw, or NULL */
+	int alt_fd;		 /* its fd, -1 when none */
+	size_t file_charged;	 /* native_symbols__file_growth() reported so far */
+	bool touched;		 /* looked up since native_symbols__drop_pages() */
+	struct byte_span *spans; /* the sections file_bytes() measures */
+	size_t n_spans;
+	bool spans_known;
+};
+
+/* A section in a file's mapping (at NULL: not in a mapping, size counted whole). */
+struct byte_span {
+	const char *at;
+	size_t size;
 };
 
 /* A symbol as read, before aliases are merged and ends are decided. */
@@ -458,18 +469,28 @@ static void open_gopclntab(struct native_symbols *ns, Elf *elf)
  * Page-cache residency (mincore) would not do: a file read once stays cached
  * whole, touched by us or not. The whole length when pagemap is unreadable.
  */
-static size_t resident_bytes(const void *p, size_t len)
+static int pagemap_fd(size_t *page)
 {
 	static int pagemap = -2; /* opened once, kept for the life of the process */
-	static size_t page;
+	static size_t page_size;
+
+	if (pagemap == -2) {
+		pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+		page_size = (size_t)sysconf(_SC_PAGESIZE);
+	}
+	*page = page_size;
+	return pagemap;
+}
+
+static size_t resident_bytes(const void *p, size_t len)
+{
+	int pagemap;
+	size_t page;
 	uint64_t entries[512];
 	uintptr_t first, last;
 	size_t total = 0;
 
-	if (pagemap == -2) {
-		pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-		page = (size_t)sysconf(_SC_PAGESIZE);
-	}
+	pagemap = pagemap_fd(&page);
 	if (pagemap < 0 || !len)
 		return len;
 	first = (uintptr_t)p / page;
@@ -497,10 +518,10 @@ static size_t resident_bytes(const void *p, size_t len)
  * ever read) look as large as libc's inflated debug file, and the two no
  * longer fit the cache together.
  */
-static size_t section_bytes(Elf *elf)
+static int section_spans(Elf *elf, struct byte_span **spans, size_t *n, size_t *cap)
 {
 	Elf_Scn *scn = NULL;
-	size_t shstrndx, total = 0, image_len = 0;
+	size_t shstrndx, image_len = 0;
 	const char *image;
 
 	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
@@ -509,6 +530,7 @@ static size_t section_bytes(Elf *elf)
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
 		GElf_Shdr shdr;
 		const char *name;
+		struct byte_span *sp;
 
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS ||
 		    (shdr.sh_flags & SHF_COMPRESSED))
@@ -517,23 +539,136 @@ static size_t section_bytes(Elf *elf)
 		if (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM &&
 		    shdr.sh_type != SHT_STRTAB && !(name && !strncmp(name, ".debug_", 7)))
 			continue;
+		if (array__grow(*spans, *cap, *n))
+			return -ENOMEM;
+		sp = &(*spans)[(*n)++];
+		*sp = (struct byte_span){.size = shdr.sh_size};
 		if (image && shdr.sh_offset <= image_len &&
 		    shdr.sh_size <= image_len - shdr.sh_offset)
-			total += resident_bytes(image + shdr.sh_offset, shdr.sh_size);
-		else
-			total += shdr.sh_size;
+			sp->at = image + shdr.sh_offset;
+	}
+	return 0;
+}
+
+/*
+ * Memory of the sections elfutils reads in place from its mapping of the file
+ * for names and lines (compressed ones are inflated into the heap instead,
+ * which the symbolizer measures): the resident pages when the file is mapped,
+ * else (read into memory) their whole size. Charging whole sizes made a
+ * library built with -g (an interpreter's: 17 MB of DWARF, a few hundred KiB of it
+ * ever read) look as large as libc's inflated debug file, and the two no
+ * longer fit the cache together. The sections are found once: reading the
+ * section headers again would map their pages in again after a drop.
+ */
+static size_t file_bytes(struct native_symbols *ns)
+{
+	size_t total = 0;
+
+	if (!ns->spans_known) {
+		Elf *elf = ns->mod ? dwfl_module_getelf(ns->mod, &(GElf_Addr){0}) : NULL;
+		size_t cap = 0;
+
+		ns->spans_known = true;
+		if (section_spans(elf, &ns->spans, &ns->n_spans, &cap) ||
+		    (ns->dwarf && dwarf_getelf(ns->dwarf) != elf &&
+		     section_spans(dwarf_getelf(ns->dwarf), &ns->spans, &ns->n_spans, &cap)))
+			ns->spans_known = false; /* ENOMEM: measured again next time */
+	}
+	for (size_t i = 0; i < ns->n_spans; i++)
+		total += ns->spans[i].at ? resident_bytes(ns->spans[i].at, ns->spans[i].size)
+					 : ns->spans[i].size;
+	if (!ns->spans_known) {
+		free(ns->spans);
+		ns->spans = NULL;
+		ns->n_spans = 0;
 	}
 	return total;
 }
 
-static size_t file_bytes(const struct native_symbols *ns)
-{
-	Elf *elf = ns->mod ? dwfl_module_getelf(ns->mod, &(GElf_Addr){0}) : NULL;
-	size_t total = section_bytes(elf);
+/* pagemap: the page is present; it maps a file's page (a private copy made by
+ * a write is anonymous and has this bit clear). */
+#define PM_PRESENT (1ull << 63)
+#define PM_FILE	   (1ull << 61)
 
-	if (ns->dwarf && dwarf_getelf(ns->dwarf) != elf)
-		total += section_bytes(dwarf_getelf(ns->dwarf));
-	return total;
+/*
+ * Drops the pages of [p, p + len) that map a file's page: a later read faults the same page in
+ * again from the page cache. Pages that are not the file's (libelf's private mapping written to, or
+ * memory libelf read the file into) are never touched, so this is safe on
+ * any range elf_rawfile() returns. Returns the bytes dropped.
+ */
+static size_t drop_file_range(const void *p, size_t len)
+{
+	int pagemap;
+	size_t page, dropped = 0;
+	uint64_t entries[512];
+	uintptr_t first, end, run = 0;
+
+	pagemap = pagemap_fd(&page);
+	if (pagemap < 0 || !len)
+		return 0;
+	/* A mapping starts at a page and ends at one: the page holding the
+	 * image's end is all the mapping's. Anything else, only whole pages. */
+	first = ((uintptr_t)p + page - 1) / page;
+	end = (uintptr_t)p % page ? ((uintptr_t)p + len) / page
+				  : ((uintptr_t)p + len + page - 1) / page;
+	for (uintptr_t at = first; at < end;) {
+		size_t n = end - at < 512 ? end - at : 512;
+		ssize_t got = pread(pagemap, entries, n * sizeof(*entries), (off_t)(at * 8));
+
+		if (got <= 0)
+			break;
+		n = (size_t)got / sizeof(*entries);
+		for (size_t i = 0; i < n; i++, at++) {
+			bool file = (entries[i] & (PM_PRESENT | PM_FILE)) == (PM_PRESENT | PM_FILE);
+
+			if (file && !run)
+				run = at;
+			if (!file && run) {
+				if (!madvise((void *)(run * page), (at - run) * page,
+					     MADV_DONTNEED))
+					dropped += (at - run) * page;
+				run = 0;
+			}
+		}
+	}
+	if (run && !madvise((void *)(run * page), (end - run) * page, MADV_DONTNEED))
+		dropped += (end - run) * page;
+	return dropped;
+}
+
+/* The file pages of elf's image that this process holds, dropped. */
+static size_t drop_elf_pages(Elf *elf)
+{
+	size_t image_len = 0;
+	const char *image;
+
+	/* Every ELF here is mapped (libdwfl and debuginfo.c use the mmap modes;
+	 * section_spans() asked for the image already); one read into memory would
+	 * be anonymous pages, which drop_file_range() leaves. */
+	if (!elf)
+		return 0;
+	image = elf_rawfile(elf, &image_len);
+	return image ? drop_file_range(image, image_len) : 0;
+}
+
+size_t native_symbols__drop_pages(struct native_symbols *ns)
+{
+	Elf *elf, *debug;
+	size_t charged;
+
+	if (!ns || !ns->touched)
+		return 0;
+	ns->touched = false;
+	elf = ns->mod ? dwfl_module_getelf(ns->mod, &(GElf_Addr){0}) : NULL;
+	drop_elf_pages(elf);
+	debug = ns->dwarf ? dwarf_getelf(ns->dwarf) : NULL;
+	if (debug && debug != elf)
+		drop_elf_pages(debug);
+	if (ns->alt)
+		drop_elf_pages(dwarf_getelf(ns->alt));
+	charged = ns->file_charged;
+	ns->file_charged = 0;
+	return charged;
 }
 
 /*
@@ -657,6 +792,7 @@ int native_symbols__open_opts(const struct elf_file *ef, const struct symbol_opt
 		if (ns->dwarf)
 			guard_dwarf(ns);
 	}
+	ns->touched = true;
 	*out = ns;
 	return 0;
 
@@ -670,6 +806,7 @@ void native_symbols__free(struct native_symbols *ns)
 	if (!ns)
 		return;
 	free(ns->funcs);
+	free(ns->spans);
 	plt_stubs__free(&ns->plt);
 	gopclntab__free(ns->go);
 	if (ns->dwfl)
@@ -703,6 +840,8 @@ const char *native_symbols__lookup(struct native_symbols *ns, uint64_t vaddr, ui
 {
 	size_t lo = 0, hi = ns->n_funcs;
 
+	/* Its names are in the file's mapped string table. */
+	ns->touched = true;
 	/* First function starting above vaddr; the candidates are just below it. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -921,6 +1060,7 @@ size_t native_symbols__frames(struct native_symbols *ns, uint64_t vaddr, struct 
 
 	if (!max)
 		return 0;
+	ns->touched = true;
 	if (ns->go && (n = go_frames(ns, vaddr, out)))
 		return n;
 	if (ns->dwarf)

@@ -73,6 +73,16 @@ size_t native_symbols__frames(struct native_symbols *ns, uint64_t vaddr, struct 
  */
 size_t native_symbols__file_growth(struct native_symbols *ns);
 
+/*
+ * Gives back the file pages the lookups mapped in (issue 22: ELF and debug
+ * files held resident between lookups were the largest part of the RSS):
+ * later lookups read them again from the page cache. The tables stay.
+ * Returns what native_symbols__file_growth() had reported since the last
+ * drop (now no longer held). Accepts NULL; does nothing when no lookup came
+ * since the last drop.
+ */
+size_t native_symbols__drop_pages(struct native_symbols *ns);
+
 /* What was found: for reports and tests. */
 struct native_symbols_info {
 	const char *debug_file; /* separate debug file in use, or NULL */

@@ -144,6 +144,19 @@ void symbol_cache__charge(struct symbol_cache *c, struct symbol_cache_entry *e, 
 		c->stats.peak_cost = c->cost;
 }
 
+void symbol_cache__shrink_each(struct symbol_cache *c, size_t (*fn)(void *value, void *ctx),
+			       void *ctx)
+{
+	for (struct list_node *n = list__first(&c->lru); n; n = list__next(&c->lru, n)) {
+		struct symbol_cache_entry *e = entry_of(n);
+		size_t freed = e->value ? fn(e->value, ctx) : 0;
+
+		freed = freed < e->cost ? freed : e->cost;
+		e->cost -= freed;
+		c->cost -= freed;
+	}
+}
+
 bool symbol_cache__remove(struct symbol_cache *c, uint64_t key)
 {
 	struct symbol_cache_entry *e = hashmap__find(&c->index, hash_u64(key), &key);

@@ -92,6 +92,14 @@ struct symbol_cache_entry *symbol_cache__put(struct symbol_cache *c, uint64_t ke
  * unused entries until the total is within the bound (see above).
  */
 void symbol_cache__charge(struct symbol_cache *c, struct symbol_cache_entry *e, size_t cost);
+
+/*
+ * Calls fn(entry's value, ctx) for every entry with a value and takes what
+ * it returns off the entry's cost (what the value gave back, e.g. file pages
+ * dropped; at most the entry's cost). Evicts nothing.
+ */
+void symbol_cache__shrink_each(struct symbol_cache *c, size_t (*fn)(void *value, void *ctx),
+			       void *ctx);
 /* Drops key's entry (its file went away). True when there was one. */
 bool symbol_cache__remove(struct symbol_cache *c, uint64_t key);
 /* Evicts least recently used entries until the total is within bound. */

@@ -130,6 +130,30 @@ const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_retu
  * read of /proc/self/pagemap over its symbol and DWARF sections). */
 #define FILE_PAGES_EVERY 64
 
+/*
+ * File pages (of the ELF and debug files libelf maps) the lookups may hold
+ * before they are all given back: issue 22 found 45-49 MiB of them resident in
+ * a whole-system agent, the largest part of its RSS. What a lookup needs
+ * again comes back from the page cache (minor faults).
+ */
+#define FILE_PAGES_HELD_MAX (4u << 20)
+
+static size_t drop_value_pages(void *value, void *ctx)
+{
+	(void)ctx;
+	return native_symbols__drop_pages(value);
+}
+
+void symbolizer__drop_file_pages(struct symbolizer *s)
+{
+	size_t before = s->cache.cost;
+
+	symbol_cache__shrink_each(&s->cache, drop_value_pages, NULL);
+	s->stats.file_page_drops++;
+	s->stats.file_bytes_dropped += before - s->cache.cost;
+	s->file_held = 0;
+}
+
 /* Heap allocated since before (0 when other frees outweighed it). */
 static size_t heap_growth(size_t before)
 {
@@ -142,10 +166,13 @@ static size_t heap_growth(size_t before)
  * file pages it came to hold. */
 static size_t lookup_growth(struct symbolizer *s, struct native_symbols *ns, size_t heap_before)
 {
-	size_t grown = heap_growth(heap_before);
+	size_t grown = heap_growth(heap_before), file;
 
-	if (++s->lookups % FILE_PAGES_EVERY == 0)
-		grown += native_symbols__file_growth(ns);
+	if (++s->lookups % FILE_PAGES_EVERY == 0) {
+		file = native_symbols__file_growth(ns);
+		s->file_held += file;
+		grown += file;
+	}
 	return grown;
 }
 
@@ -160,7 +187,7 @@ static struct symbol_cache_entry *file_entry(struct symbolizer *s, uint32_t file
 	struct symbol_cache_entry *e = symbol_cache__get(&s->cache, file_slot);
 	const struct cached_file *f;
 	struct native_symbols *ns = NULL;
-	size_t heap;
+	size_t heap, file;
 	int err;
 
 	if (e)
@@ -178,9 +205,11 @@ static struct symbol_cache_entry *file_entry(struct symbolizer *s, uint32_t file
 		s->stats.files_without_symbols++;
 		pr_info("%s: no symbols: %s", f->path, strerror(-err));
 	}
-	return symbol_cache__put(&s->cache, file_slot, ns,
-				 ns ? native_symbols__file_growth(ns) + heap_growth(heap)
-				    : NEGATIVE_ENTRY_COST);
+	if (!ns)
+		return symbol_cache__put(&s->cache, file_slot, NULL, NEGATIVE_ENTRY_COST);
+	file = native_symbols__file_growth(ns);
+	s->file_held += file;
+	return symbol_cache__put(&s->cache, file_slot, ns, file + heap_growth(heap));
 }
 
 /* Counts a native lookup's result in the stats. */
@@ -222,6 +251,9 @@ size_t symbolizer__native(struct symbolizer *s, uint32_t file_slot, uint64_t vad
 	 * out (never this one: *frames use it). */
 	if (e && e->value)
 		symbol_cache__charge(&s->cache, e, lookup_growth(s, e->value, heap));
+	/* Pointers into the pages (source file names) stay valid: a read maps them in again. */
+	if (s->file_held > FILE_PAGES_HELD_MAX)
+		symbolizer__drop_file_pages(s);
 	/* Remembered only when the file was open: a file not open yet may be later. */
 	if (e)
 		frame_memo__put(&s->memo, file_slot, vaddr, s->frames, n);

@@ -37,7 +37,9 @@ struct symbolizer_stats {
 	uint64_t native_inline; /* inlined frames added */
 	uint64_t files_loaded;	/* symbol loads (a file evicted and needed again counts twice) */
 	uint64_t files_without_symbols;
-	bool kernel_restricted; /* kptr_restrict hid kernel addresses */
+	uint64_t file_page_drops;    /* times the files' mapped pages were given back */
+	uint64_t file_bytes_dropped; /* what those drops had charged, in bytes */
+	bool kernel_restricted;	     /* kptr_restrict hid kernel addresses */
 };
 
 struct symbolizer {
@@ -51,6 +53,7 @@ struct symbolizer {
 	struct frame_memo memo;	   /* (file slot, address) -> frames named before */
 	struct sym_frame *frames;  /* SYM_MAX_FRAMES, the result of the last native lookup */
 	uint32_t lookups;	   /* native lookups, to re-measure file pages now and then */
+	size_t file_held;	   /* file pages the lookups mapped in since the last drop */
 	struct symbolizer_stats stats;
 };
 
@@ -88,6 +91,14 @@ size_t symbolizer__native_in(struct symbolizer *s, struct native_symbols *ns, ui
 void symbolizer__forget_file(struct symbolizer *s, uint32_t file_slot);
 /* A profile is about to be named: one pass of the symbol cache (symbol_cache.h). */
 void symbolizer__new_pass(struct symbolizer *s);
+
+/*
+ * Gives back the pages of the ELF and debug files that lookups mapped in
+ * (their symbol tables stay; lookups map what they need again). Called after
+ * a pass named its frames, so an agent holds none between intervals, and by
+ * the lookups themselves when they hold more than 4 MiB.
+ */
+void symbolizer__drop_file_pages(struct symbolizer *s);
 
 /* Text for an OP_FRAME_ERROR frame's reason. */
 const char *symbolizer__error(uint64_t reason);

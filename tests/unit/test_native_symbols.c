@@ -270,6 +270,24 @@ static size_t symbol_section_bytes(const char *path)
 	return total;
 }
 
+/* A library built with -g, 2,000 functions (built once, kept in fx.dir) into lib. */
+static void big_lib(char *lib, size_t len)
+{
+	char *out = NULL;
+
+	snprintf(lib, len, "%s/libbig.so", fx.dir);
+	if (access(lib, R_OK) == 0)
+		return;
+	assert_int_equal(tu_run(&out,
+				"cd '%s' && for u in $(seq 1 4); do for f in $(seq 1 500); do "
+				"echo \"int big_${u}_$f(int x) { int a = x * $f; "
+				"struct { int p, q; } s = { a, x }; return s.p - s.q; }\"; "
+				"done > big$u.c; done && cc -g -O0 -fPIC -shared -o '%s' big*.c",
+				fx.dir, lib),
+			 0);
+	free(out);
+}
+
 /*
  * The file pages symbols hold are the pages read, not the sections' sizes:
  * for a library built with -g, opening its symbols reads the symbol table
@@ -279,22 +297,14 @@ static size_t symbol_section_bytes(const char *path)
  */
 static void test_file_pages_charged_as_read(void **state)
 {
-	char lib[300], *out = NULL;
+	char lib[300];
 	struct opened o;
 	struct sym_frame frames[8];
 	struct nm_sym nm;
 	size_t sections, opened, looked_up;
 
 	(void)state;
-	snprintf(lib, sizeof(lib), "%s/libbig.so", fx.dir);
-	assert_int_equal(tu_run(&out,
-				"cd '%s' && for u in $(seq 1 4); do for f in $(seq 1 500); do "
-				"echo \"int big_${u}_$f(int x) { int a = x * $f; "
-				"struct { int p, q; } s = { a, x }; return s.p - s.q; }\"; "
-				"done > big$u.c; done && cc -g -O0 -fPIC -shared -o '%s' big*.c",
-				fx.dir, lib),
-			 0);
-	free(out);
+	big_lib(lib, sizeof(lib));
 	sections = symbol_section_bytes(lib);
 	o = open_syms(lib);
 	opened = native_symbols__file_growth(o.ns);
@@ -308,6 +318,45 @@ static void test_file_pages_charged_as_read(void **state)
 	assert_true(looked_up > 0);
 	assert_true(opened + looked_up <= sections);
 	assert_int_equal(native_symbols__file_growth(o.ns), 0);
+	close_syms(&o);
+}
+
+/*
+ * Dropping the pages gives back what was charged: re-measured, the symbols
+ * hold no file page; a second drop without a lookup gives nothing; a lookup
+ * after the drop names the same function at the same line (its pages mapped
+ * in again, and charged again).
+ */
+static void test_file_pages_dropped(void **state)
+{
+	char lib[300];
+	struct opened o;
+	struct sym_frame frames[8];
+	struct nm_sym nm;
+	size_t charged;
+	int64_t line;
+
+	(void)state;
+	big_lib(lib, sizeof(lib));
+	o = open_syms(lib);
+	assert_true(nm_lookup(lib, "big_2_400", &nm));
+	assert_true(native_symbols__frames(o.ns, nm.addr, frames, 8) >= 1);
+	assert_string_equal(frames[0].name, "big_2_400");
+	line = frames[0].line;
+	assert_true(line > 0);
+	charged = native_symbols__file_growth(o.ns);
+	assert_true(charged > 0);
+
+	assert_int_equal(native_symbols__drop_pages(o.ns), charged);
+	assert_int_equal(native_symbols__file_growth(o.ns), 0);
+	assert_int_equal(native_symbols__drop_pages(o.ns), 0);
+
+	assert_true(native_symbols__frames(o.ns, nm.addr, frames, 8) >= 1);
+	assert_string_equal(frames[0].name, "big_2_400");
+	assert_int_equal(frames[0].line, line);
+	assert_true(native_symbols__file_growth(o.ns) > 0);
+	assert_true(native_symbols__drop_pages(o.ns) > 0);
+	assert_null(native_symbols__drop_pages(NULL) ? (void *)1 : NULL);
 	close_syms(&o);
 }
 
@@ -769,6 +818,7 @@ int main(void)
 	    cmocka_unit_test(test_unterminated_name_refused),
 	    cmocka_unit_test(test_mutated_files),
 	    cmocka_unit_test(test_file_pages_charged_as_read),
+	    cmocka_unit_test(test_file_pages_dropped),
 	    cmocka_unit_test(test_plt_stubs),
 	};
 

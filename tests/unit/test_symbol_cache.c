@@ -195,6 +195,39 @@ static void test_negative_entries(void **state)
 	symbol_cache__clear(&c);
 }
 
+/* Gives back the first int of the value; at most an entry's cost is taken off. */
+static size_t give_back(void *v, void *ctx)
+{
+	(*(int *)ctx)++;
+	return (size_t) * (int *)v;
+}
+
+/* Shrinking takes off each value's return, never below zero; entries and order stay. */
+static void test_shrink_each(void **state)
+{
+	struct symbol_cache c;
+	int calls = 0;
+	int *a = value(), *b = value();
+
+	(void)state;
+	freed = 0;
+	symbol_cache__init(&c, 1000, free_value);
+	*a = 100;
+	*b = 900;
+	assert_non_null(symbol_cache__put(&c, 1, a, 300));
+	assert_non_null(symbol_cache__put(&c, 2, b, 400));
+	assert_non_null(symbol_cache__put(&c, 3, NULL, 64));
+	symbol_cache__shrink_each(&c, give_back, &calls);
+	assert_int_equal(calls, 2);
+	assert_int_equal(c.cost, 200 + 0 + 64);
+	assert_int_equal(c.n_entries, 3);
+	assert_int_equal(freed, 0);
+	assert_int_equal(symbol_cache__get(&c, 1)->cost, 200);
+	assert_int_equal(symbol_cache__get(&c, 2)->cost, 0);
+	symbol_cache__clear(&c);
+	assert_int_equal(freed, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +237,7 @@ int main(void)
 	    cmocka_unit_test(test_growth_waits_for_next_file),
 	    cmocka_unit_test(test_churn_stays_bounded),
 	    cmocka_unit_test(test_negative_entries),
+	    cmocka_unit_test(test_shrink_each),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
