@@ -13,6 +13,7 @@
  * and rb_vm_exec hidden, no .symtab): both are found from exported
  * functions' code, and checked the same way.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,8 +22,10 @@
 #include <cmocka.h>
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "elf/elf_file.h"
@@ -158,6 +161,60 @@ static void test_stripped(void **state)
 	dlclose(h);
 }
 
+/* A copy of ruby_stripped.so in dir whose GOT pair for ruby_current_ec holds offset. */
+static void patched_copy(const char *dir, const char *to, uint64_t offset)
+{
+	char path[512];
+	struct ruby_binary bin;
+	struct elf_file *ef;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/workloads/lib/ruby_stripped.so", tu_build_dir());
+	TU_SH("cp %s %s/%s", path, dir, to);
+	assert_int_equal(elf_file__open(path, -1, &ef), 0);
+	assert_int_equal(ruby_binary__inspect(ef, &bin), 0);
+	snprintf(path, sizeof(path), "%s/%s", dir, to);
+	fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	for (size_t i = 0; i < ef->n_segments; i++) {
+		const struct elf_segment *seg = &ef->segments[i];
+		uint64_t at = bin.tls_index + 8; /* the pair's second word: the offset */
+
+		if (at >= seg->vaddr && at + 8 <= seg->vaddr + seg->filesz)
+			assert_int_equal(
+			    pwrite(fd, &offset, 8, (off_t)(seg->offset + (at - seg->vaddr))), 8);
+	}
+	close(fd);
+	elf_file__close(ef);
+}
+
+/*
+ * A hostile or unexpected file: a decoded offset outside the TLS block or
+ * not 8-aligned is refused (the VM is not walked: -ENOTSUP, no mode), never
+ * published.
+ */
+static void test_stripped_bad_offsets_refused(void **state)
+{
+	const uint64_t bad[] = {0x1000, 4, ~0ull, ~7ull}; /* ~7: offset + 8 wraps to 0 */
+	char *dir = tu_mkdtemp(), path[512];
+	struct ruby_binary bin;
+	struct elf_file *ef;
+
+	(void)state;
+	assert_non_null(dir);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		patched_copy(dir, "libruby.so", bad[i]);
+		snprintf(path, sizeof(path), "%s/libruby.so", dir);
+		assert_int_equal(elf_file__open(path, -1, &ef), 0);
+		assert_int_equal(ruby_binary__inspect(ef, &bin), -ENOTSUP);
+		assert_int_equal(bin.tls_mode, 0);
+		assert_int_not_equal(bin.vm_exec, 0); /* found from other code */
+		elf_file__close(ef);
+	}
+	tu_rmtree(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -165,6 +222,7 @@ int main(void)
 	    cmocka_unit_test(test_initial_exec),
 	    cmocka_unit_test(test_initial_exec_local),
 	    cmocka_unit_test(test_stripped),
+	    cmocka_unit_test(test_stripped_bad_offsets_refused),
 	};
 
 	return cmocka_run_group_tests_name("ruby_binary", tests, NULL, NULL);

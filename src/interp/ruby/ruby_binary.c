@@ -345,7 +345,7 @@ static int find_ec_in_code(const struct elf_file *ef, Elf *elf, const struct wan
 		if (!fns[i] || read_vaddr(ef, fns[i], code, sizeof(code)) ||
 		    decode_tls_read(ef, w, code, sizeof(code), fns[i], &s, &off))
 			continue;
-		if (off % 8 || off + 8 > tls_size)
+		if (off % 8 || off >= tls_size || tls_size - off < 8)
 			return -ENOENT;
 		if (found && off != *offset)
 			return -ENOENT; /* two readings disagree: neither is trusted */
