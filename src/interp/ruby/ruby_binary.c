@@ -472,13 +472,14 @@ int ruby_binary__inspect(const struct elf_file *ef, struct ruby_binary *out)
 	scan_symbols(elf, SHT_SYMTAB, &w);
 	/*
 	 * A stripped 3.3+ (ruby_version exported, rb_vm_exec and
-	 * ruby_current_ec local, so without .symtab unnamed): both are found
-	 * from exported functions' code.
+	 * ruby_current_ec local, so without .symtab unnamed): each one no
+	 * symbol names is found from exported functions' code.
 	 */
-	if (w.version && !w.vm_exec && !w.tls_ec && !w.global_ec) {
+	if (w.version && !w.vm_exec)
+		find_vm_exec_in_code(ef, &w, &w.vm_exec, &w.vm_exec_size);
+	if (w.version && w.vm_exec && !w.tls_ec && !w.global_ec) {
 		scan_relocations(elf, &w);
-		if (!find_vm_exec_in_code(ef, &w, &w.vm_exec, &w.vm_exec_size) &&
-		    !find_ec_in_code(ef, elf, &w, &out->tls_index, &out->tls_offset))
+		if (!find_ec_in_code(ef, elf, &w, &out->tls_index, &out->tls_offset))
 			out->tls_mode = OP_RB_TLS_DTV_LOCAL;
 		stripped = true;
 	}
