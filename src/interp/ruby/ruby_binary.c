@@ -39,6 +39,9 @@ struct wanted {
 	uint64_t iseq_eval, iseq_eval_main; /* rb_iseq_eval(_main): call rb_vm_exec */
 	uint64_t dtpmod[MAX_DTPMOD_SLOTS];  /* DTPMOD64 against no symbol: module-local tls_index */
 	size_t n_dtpmod;
+	/* DTPOFF64 against no symbol: where, and the offset (addend) it writes there. */
+	uint64_t dtpoff_at[MAX_DTPMOD_SLOTS], dtpoff[MAX_DTPMOD_SLOTS];
+	size_t n_dtpoff;
 };
 
 /* Copies len bytes at ELF virtual address vaddr out of the file. 0 or -errno. */
@@ -162,6 +165,11 @@ static void scan_relocations(Elf *elf, struct wanted *w)
 				if (GELF_R_TYPE(rela.r_info) == R_X86_64_DTPMOD64 &&
 				    w->n_dtpmod < MAX_DTPMOD_SLOTS)
 					w->dtpmod[w->n_dtpmod++] = rela.r_offset;
+				if (GELF_R_TYPE(rela.r_info) == R_X86_64_DTPOFF64 &&
+				    w->n_dtpoff < MAX_DTPMOD_SLOTS) {
+					w->dtpoff_at[w->n_dtpoff] = rela.r_offset;
+					w->dtpoff[w->n_dtpoff++] = (uint64_t)rela.r_addend;
+				}
 				/* A local ruby_current_ec by initial exec: its offset as addend. */
 				if (GELF_R_TYPE(rela.r_info) == R_X86_64_TPOFF64 &&
 				    w->tls_ec_local && (uint64_t)rela.r_addend == w->tls_ec_value &&
@@ -250,6 +258,23 @@ static bool is_dtpmod_slot(const struct wanted *w, uint64_t at)
 	return false;
 }
 
+/*
+ * The offset half of a general-dynamic tls_index pair: a DTPOFF64
+ * relocation's addend when one writes it at load time, else what the linker
+ * left in the file (a hidden variable's offset is known at link time). 0 or
+ * -errno.
+ */
+static int pair_offset(const struct elf_file *ef, const struct wanted *w, uint64_t pair,
+		       uint64_t *offset)
+{
+	for (size_t i = 0; i < w->n_dtpoff; i++)
+		if (w->dtpoff_at[i] == pair + 8) {
+			*offset = w->dtpoff[i];
+			return 0;
+		}
+	return read_vaddr(ef, pair + 8, offset, sizeof(*offset));
+}
+
 /* p_memsz of the file's PT_TLS; 0 without one. */
 static uint64_t tls_block_size(Elf *elf)
 {
@@ -272,8 +297,7 @@ static uint64_t tls_block_size(Elf *elf)
  *   general dynamic: 66 48 8d 3d rel32 (data16 lea PAIR(%rip),%rdi), a
  *     call to __tls_get_addr (66 66 48 e8 rel32, or 66 48 ff 15 rel32
  *     through the GOT), then 48 8b /r with (%rax) (the variable's value);
- *     the variable's offset is the pair's second word, which the linker
- *     filled in the file;
+ *     the variable's offset is the pair's second word (pair_offset);
  *   local dynamic: 48 8d 3d rel32 (lea PAIR(%rip),%rdi), e8 rel32 or ff 15
  *     rel32, then 48 8b /r with disp32(%rax): the offset is disp32.
  * PAIR must be a DTPMOD64 slot the file's relocations name, which random
@@ -297,7 +321,7 @@ static int decode_tls_read(const struct elf_file *ef, const struct wanted *w, co
 			/* mov (%rax), reg: mod 00, r/m 000. */
 			if (c[16] != 0x48 || c[17] != 0x8b || (c[18] & 0xc7) != 0x00)
 				continue;
-			if (read_vaddr(ef, pair + 8, offset, sizeof(*offset)))
+			if (pair_offset(ef, w, pair, offset))
 				continue;
 			*slot = pair;
 			return 0;
