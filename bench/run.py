@@ -99,7 +99,9 @@ class Bench:
         samples = counter("user: trace records")
         frames = counter("frames: unwound with stack deltas") + \
             counter("frames: unwound with frame pointers") + \
-            counter("v8: frames walked in BPF")
+            counter("v8: frames walked in BPF") + \
+            counter("ruby: Ruby frames walked in BPF") + \
+            counter("ruby: C function frames walked in BPF")
         return {
             "label": label,
             "ns": bl.median(series),

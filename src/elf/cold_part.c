@@ -218,3 +218,30 @@ cleanup:
 	elf_end(elf);
 	return err;
 }
+
+int elf_file__function_at(const struct elf_file *ef, uint64_t start, uint64_t *end)
+{
+	struct code_range r = {0, 0};
+	struct fde_entry *fdes = NULL;
+	size_t n_fdes = 0, at;
+	Elf *elf;
+	int err;
+
+	elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	err = read_fde_index(elf, &fdes, &n_fdes);
+	if (err)
+		goto cleanup;
+	at = fde_before(fdes, n_fdes, start);
+	err = -ENOENT;
+	if (at == n_fdes || fdes[at].start != start)
+		goto cleanup;
+	err = fde_range(ef, &fdes[at], &r);
+	if (!err)
+		*end = r.end;
+cleanup:
+	free(fdes);
+	elf_end(elf);
+	return err;
+}

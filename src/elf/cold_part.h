@@ -23,4 +23,12 @@ struct elf_file;
 int elf_file__find_cold_part(const struct elf_file *ef, uint64_t hot_start, uint64_t hot_end,
 			     uint64_t *cold_start, uint64_t *cold_end);
 
+/*
+ * The function ef's call-frame information (an FDE, through .eh_frame_hdr)
+ * says starts exactly at start: 0 and its end in *end, -ENOENT when no FDE
+ * starts there, or -errno. For a stripped file, where a call's target has
+ * no symbol: its size, and that it is a function's first byte at all.
+ */
+int elf_file__function_at(const struct elf_file *ef, uint64_t start, uint64_t *end);
+
 #endif

@@ -10,7 +10,7 @@ for d in "$here/seeds/$target" "$here/regressions/$target"; do
 	[ -d "$d" ] && cp -f "$d"/* "$out"/ 2>/dev/null || true
 done
 elfs=()
-for f in "$wl"/nofp_gcc "$wl"/nofp_clang "$wl"/plt_calls "$wl"/cpp_templates "$wl"/lib/late_lib.so; do
+for f in "$wl"/nofp_gcc "$wl"/nofp_clang "$wl"/plt_calls "$wl"/cpp_templates "$wl"/lib/late_lib.so "$wl"/lib/ruby_stripped.so; do
 	[ -f "$f" ] && elfs+=("$f")
 done
 # A section's bytes, optionally prefixed with one byte (the target's options).

@@ -507,11 +507,13 @@ static void test_yjit_called_cfunc(void **state)
 }
 
 /*
- * Past 3.1's YJIT code: the entry's return address at sp + 24 (sp + 40
- * inside duphash's and toregexp's paired pushes), near rb_vm_exec: the
- * native walk goes on from it, the control frames come at its rb_vm_exec
- * frame, and the stack reaches main. The saved words before it (heap
- * addresses) are never taken for it; another version keeps the old end.
+ * Past YJIT's code: the entry's return address at sp + 24 (sp + 40 inside
+ * duphash's and toregexp's paired pushes, or under 3.3+'s --yjit-perf
+ * frame setup), near rb_vm_exec: the native walk goes on from it, the
+ * control frames come at its rb_vm_exec frame, and the stack reaches main.
+ * 3.1's C YJIT and 3.2+'s Rust YJIT enter the same way. The saved words
+ * before it (heap addresses) are never taken for it; a version before
+ * YJIT keeps the old end.
  */
 static void test_yjit_native_past(void **state)
 {
@@ -525,7 +527,7 @@ static void test_yjit_native_past(void **state)
 	struct user_unwind_result r;
 
 	(void)state;
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < 4; k++) {
 		build_ec(4);
 		ranges.ranges[1] =
 		    (struct op_interp_range){0x7e0000000000ull, 0x7e0000100000ull, OP_INTERP_RUBY,
@@ -538,11 +540,14 @@ static void test_yjit_native_past(void **state)
 		put_cfp(2, 4, i_main, e_main + 8 * 3, 0, 0, MAGIC_TOP | LOCAL | FINISH);
 		put_cfp(3, 4, i_main, e_main, 0, 0, MAGIC_TOP | LOCAL | FINISH);
 		/* k 0: at sp + 24; k 1: sp + 24 holds the saved ec, the address is at
-		 * sp + 40; k 2: 3.2 (Rust YJIT, another layout): not looked for. */
+		 * sp + 40; k 2: 3.2 (Rust YJIT) at sp + 24; k 3: 3.0 (no YJIT): not
+		 * looked for. */
 		put64(STACK + 24, k == 1 ? EC : VM_EXEC_RA);
 		put64(STACK + 40, VM_EXEC_RA);
 		if (k == 2)
 			proc.version = 0x302;
+		if (k == 3)
+			proc.version = 0x300;
 		memset(&ru, 0, sizeof(ru));
 		ru.proc = &proc;
 		ru.thread_ptr = TCB;
@@ -556,7 +561,7 @@ static void test_yjit_native_past(void **state)
 		assert_int_equal(f[1].data, OP_RB_DATA_JIT);
 		assert_int_equal(f[1].addr, jit_pc);
 		assert_ruby(&f[2], i_a, me_a, 7);
-		if (k == 2) {
+		if (k == 3) {
 			/* Every frame left, then the old end. */
 			assert_ruby(&f[3], i_main, 0, 3);
 			assert_int_equal(r.error, OP_UNWIND_ERR_ANON_CODE);

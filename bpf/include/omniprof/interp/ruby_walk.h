@@ -311,6 +311,10 @@ static __always_inline void op_rb_jit_frame(const struct op_walk *w, struct op_f
  * stack pointer only by paired pushes around two C calls (duphash,
  * toregexp: 16 bytes more); Ruby-to-Ruby calls jump, never call. So at any
  * pc of its code the entry's return address is at sp + 24 (or sp + 40).
+ * 3.2+'s YJIT (Rust, gen_entry_prologue) does the same on x86-64: its
+ * frame_setup emits nothing there, then the same three pushes, and the same
+ * paired pushes around duphash and toregexp; 3.3+ with --yjit-perf pushes
+ * rbp twice more first, which puts the address at sp + 40 too.
  * Taken only when that address lies within OP_RB_JIT_CALLER_NEAR of
  * rb_vm_exec (the pid's Ruby range the native rules unwind): the VM loop
  * (rb_vm_exec, or vm_exec_core, static, next to it) that called the entry;
@@ -321,7 +325,7 @@ static __always_inline void op_rb_jit_frame(const struct op_walk *w, struct op_f
 #define OP_RB_JIT_CALLER_NEAR (4ull << 20)
 static __always_inline int op_rb_jit_caller(struct op_rb_walker *rb, struct op_walk *w, int move)
 {
-	if (rb->proc.version != 0x301)
+	if (rb->proc.version < 0x301) /* YJIT came in 3.1 */
 		return 0;
 	for (int k = 0; k < 2; k++) {
 		__u64 ra = 0, at = w->u.regs.sp + 24 + 16 * k;
