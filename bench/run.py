@@ -66,13 +66,13 @@ class Bench:
                         stderr=open(out + ".stderr", "w"))
 
     # ---- BPF time per sample ------------------------------------------------
-    def bpf_cost_one(self, label, make_workload, seconds):
+    def bpf_cost_one(self, label, make_workload, seconds, extra=()):
         if self.rows and not any(w in label for w in self.rows):
             return {"label": label, "ns": None, "p90": None, "intervals": 0, "frames": None,
                     "against": None}
         workers = [make_workload() for _ in range(os.cpu_count() or 1)]
         out = self.out_dir(f"bpf-cost-{label}")
-        pids = ["-p", ",".join(str(w.pid) for w in workers)]
+        pids = ["-p", ",".join(str(w.pid) for w in workers), *extra]
         rec = self.record(pids, seconds + 3, 999, out, verbose=True)
         other = None
         if self.against:
@@ -132,7 +132,8 @@ class Bench:
                     f"native, {depth} frames",
                     lambda d=depth: self.start_ready(
                         [os.path.join(self.wl, "deep_recursion"), "600", str(d)]),
-                    seconds))
+                    # Past the default 256 frames, the depth perf walks (issue 17).
+                    seconds, ["--max-frames", "1024"] if depth > 256 else []))
             rows.append(self.bpf_cost_one(
                 "Python, 30 Python frames",
                 lambda: self.start_ready([self.python, os.path.join(HERE, "workloads", "py_loop.py"),

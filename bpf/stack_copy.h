@@ -63,9 +63,11 @@ static __always_inline struct copy_budget *copy_budget__refill(void)
 }
 
 /*
- * Whether a copy of the largest size fits in the budget now and in the ring
- * buffer under half full (copies are large: they never crowd out ordinary
- * samples). Takes nothing: send_stack_copy() pays for what it sends.
+ * Whether a copy of the common size fits in the budget now and one of the
+ * largest in the ring buffer under half full (copies are large: they never
+ * crowd out ordinary samples). Takes nothing: send_stack_copy() pays for
+ * what it sends, and cuts a deeper copy at the bytes left (the user-space
+ * walk counts it truncated).
  */
 static __always_inline bool copy_budget__allows(void)
 {
@@ -75,7 +77,8 @@ static __always_inline bool copy_budget__allows(void)
 	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2)
 		return false;
 	cb = copy_budget__refill();
-	return cb && cb->count >= 1 && cb->bytes >= OP_STACK_COPY_MAX_SIZE;
+	return cb && cb->count >= 1 &&
+	       cb->bytes >= OP_STACK_COPY_SIZE(OP_MAX_KERNEL_FRAMES + 1, OP_STACK_COPY_COMMON);
 }
 
 __noinline int copy_budget_ok(void)
@@ -142,15 +145,28 @@ static __always_inline bool stack_copy_wanted(struct walk_scratch *ws, __u32 tgi
 struct copy_ctx {
 	struct stack_copy_buf *b;
 	__u64 sp;
-	__u32 pos; /* bytes walked from sp */
-	__u32 len; /* ... up to the end of the last page read */
+	__u32 pos;   /* bytes walked from sp */
+	__u32 len;   /* ... up to the end of the last page read */
+	__u32 limit; /* bytes to copy: up to the stack mapping's top */
 };
 
+/* bpf_find_vma's callback: the bytes from sp to the end of its mapping. */
+static long stack_vma_end(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct copy_ctx *x = data;
+	__u64 end = BPF_CORE_READ(vma, vm_end);
+
+	(void)task;
+	if (end > x->sp)
+		x->limit = end - x->sp < OP_STACK_COPY_MAX ? end - x->sp : OP_STACK_COPY_MAX;
+	return 0;
+}
+
 /*
- * One page (the first: up to its end) per round, up to OP_STACK_COPY_MAX. A
- * page that cannot be read is zeroed and the walk goes on: inside a stack it
- * is one never touched (a large local array; the read cannot fault it in),
- * past the stack's top nothing follows, and len ends at the last page read.
+ * One page (the first: up to its end) per round, up to x->limit. A page that
+ * cannot be read is zeroed and the walk goes on: inside a stack it is one
+ * never touched (a large local array; the read cannot fault it in), past the
+ * stack's top nothing follows, and len ends at the last page read.
  */
 static long copy_stack_page(__u32 index, void *data)
 {
@@ -161,10 +177,10 @@ static long copy_stack_page(__u32 index, void *data)
 	__u64 nk = x->b->c.n_kernel;
 
 	(void)index;
-	if (off >= OP_STACK_COPY_MAX)
+	if (off >= x->limit || off >= OP_STACK_COPY_MAX)
 		return 1;
-	if (n > OP_STACK_COPY_MAX - off)
-		n = OP_STACK_COPY_MAX - off;
+	if (n > x->limit - off)
+		n = x->limit - off;
 	/* Bounds the verifier can follow (off < MAX, 0 < n <= one page), on opaque
 	 * copies so the compiler cannot drop checks it proves redundant. */
 	__asm__ volatile("" : "+r"(off));
@@ -190,6 +206,7 @@ static long copy_stack_page(__u32 index, void *data)
 static __always_inline int send_stack_copy(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid)
 {
 	struct copy_ctx x = {};
+	struct copy_budget *cb;
 	struct task_struct *task;
 	struct op_regs r;
 	__u32 cpu = bpf_get_smp_processor_id();
@@ -229,6 +246,21 @@ static __always_inline int send_stack_copy(struct bpf_perf_event_data *ctx, __u3
 	x.b->c.fp = r.fp;
 	x.b->c.tls_base = BPF_CORE_READ(task, thread.fsbase);
 	x.sp = r.sp;
+	/* Up to the top of the stack's mapping: the whole stack, not pages past it
+	 * (each a failed read). Where the mapping cannot be looked up (its lock
+	 * taken), the common size, as before copies could be deeper. */
+	x.limit = OP_STACK_COPY_COMMON;
+	bpf_find_vma(task, r.sp, stack_vma_end, &x, 0);
+	/* The test hook's copies are not budgeted (never asked, never refilled). */
+	cb = copy_all_stacks ? NULL : bpf_map_lookup_elem(&copy_budget, &(__u32){0});
+	nk = x.b->c.n_kernel & 255;
+	if (cb) {
+		__u64 head = OP_STACK_COPY_SIZE(nk, 0);
+		__u64 room = cb->bytes > head ? cb->bytes - head : 0;
+
+		if (x.limit > room)
+			x.limit = room & ~(__u64)(STACK_COPY_PAGE - 1);
+	}
 	bpf_loop(OP_STACK_COPY_MAX / STACK_COPY_PAGE + 1, copy_stack_page, &x, 0);
 	x.b->c.stack_len = x.len;
 

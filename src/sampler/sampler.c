@@ -292,8 +292,9 @@ void sampler__hotplug_stats(const struct sampler *s, struct sampler_hotplug_stat
 static size_t ring_size(int n_cpus, const struct sampler_opts *opts, uint32_t copies_per_cpu)
 {
 	/* ~256 KiB per CPU, a power of two as the map requires; at least 8 MiB, so
-	 * that the stack copies of processes not ready yet (up to 129 KiB each, and
-	 * only while the ring is under half full) do not run short
+	 * that the stack copies of processes not ready yet (up to 129 KiB each
+	 * but the deep ones, up to 513 KiB, and only while the ring is under half
+	 * full) do not run short
 	 * while the reader is slow (a loaded machine, a long maps read): a
 	 * compiler loop starts a process every second or so. */
 	size_t want = (size_t)n_cpus * 256 * 1024, size = 8 << 20, low = RING_MIN_BYTES;
@@ -314,7 +315,9 @@ static size_t ring_size(int n_cpus, const struct sampler_opts *opts, uint32_t co
 	copies =
 	    (uint64_t)(opts->frequency_hz < copies_per_cpu ? opts->frequency_hz : copies_per_cpu) *
 	    (uint64_t)n_cpus;
-	while (low < size && (low < want || low / 2 < copies * OP_STACK_COPY_MAX_SIZE))
+	while (low < size &&
+	       (low < want || low / 2 < copies * OP_STACK_COPY_SIZE(OP_MAX_KERNEL_FRAMES + 1,
+								    OP_STACK_COPY_COMMON)))
 		low <<= 1;
 	return low < size ? low : size;
 }
@@ -719,9 +722,11 @@ void sampler__enable_stack_copies(struct sampler *s)
 bool sampler__copies_keep_up(const struct sampler *s)
 {
 	/* The budget is a token bucket per CPU refilled at these rates, and a copy
-	 * needs room for the largest size: one CPU's samples per second must fit. */
+	 * needs room for the common size (a deeper one is cut at the bytes left):
+	 * one CPU's samples per second must fit. */
 	uint64_t count = s->skel->rodata->copy_budget_count;
-	uint64_t by_bytes = s->skel->rodata->copy_budget_bytes / OP_STACK_COPY_MAX_SIZE;
+	uint64_t by_bytes = s->skel->rodata->copy_budget_bytes /
+			    OP_STACK_COPY_SIZE(OP_MAX_KERNEL_FRAMES + 1, OP_STACK_COPY_COMMON);
 
 	return s->frequency_hz <= (count < by_bytes ? count : by_bytes);
 }

@@ -198,7 +198,7 @@ static void test_cc1plus_deep(void **state)
 	close(in[1]);
 	kill(idle, SIGKILL);
 	tu_reap(idle);
-	perf_share = perf_script__rooted(perf_data, perf_is_root, &perf_samples, &perf_depth);
+	perf_share = perf_script__rooted(perf_data, NULL, perf_is_root, &perf_samples, &perf_depth);
 	tu_rmtree(dir);
 	free(dir);
 	free(cc1plus);

@@ -455,7 +455,7 @@ static void test_gofmt(void **state)
 	close(in[1]);
 	kill(idle, SIGKILL);
 	tu_reap(idle);
-	perf_share = perf_script__rooted(perf_data, is_root, &perf_samples, &perf_depth);
+	perf_share = perf_script__rooted(perf_data, NULL, is_root, &perf_samples, &perf_depth);
 	tu_rmtree(dir);
 	free(dir);
 	assert_non_null(text);

@@ -30,19 +30,22 @@
 /* The shapes of the workloads (see tests/workloads/). */
 #define NOFP_LINKS 20 /* nofp_chain.h: a_01 .. a_20 */
 /* Passed to deep_recursion: 1000 frames (+ main and libc's start) fit in
- * OP_MAX_USER_FRAMES, perf's depth; a stack copy (32 KiB of stack) holds 300. */
+ * OP_MAX_USER_FRAMES, perf's depth. */
 #define RECURSION_DEPTH	     1000
 #define OP_MAX_USER_FRAMES_  1024 /* omniprof/abi.h's, asked for with --max-frames */
 #define COPY_RECURSION_DEPTH 300
-#define STRINGIFY(x)	     #x
-#define TO_STRING(x)	     STRINGIFY(x)
-#define CPP_STAGES	     12 /* cpp_templates.cc: Stage<12> .. Stage<0> */
-#define RUST_LINKS	     12 /* rust_chain.rs: rc_link_01 .. rc_link_12 */
-#define SHORT_LINKS	     8	/* short_lived.h: sl_01 .. sl_08 */
-#define VDSO_LINKS	     6	/* vdso_chain.c: vd_01 .. vd_06 */
-#define SHORT_RUNS	     10 /* launches of each short-lived workload */
-#define SHORT_RUN_MS	     "200"
-#define VERY_SHORT_MS	     "50" /* very_short.c: the same program, living 50 ms */
+/* big_frames: 700 frames of about 500 bytes, a stack copy of about 340 KiB
+ * (past the 128 KiB copies held before, short of OP_STACK_COPY_MAX). */
+#define BIG_FRAMES_DEPTH 700
+#define STRINGIFY(x)	 #x
+#define TO_STRING(x)	 STRINGIFY(x)
+#define CPP_STAGES	 12 /* cpp_templates.cc: Stage<12> .. Stage<0> */
+#define RUST_LINKS	 12 /* rust_chain.rs: rc_link_01 .. rc_link_12 */
+#define SHORT_LINKS	 8  /* short_lived.h: sl_01 .. sl_08 */
+#define VDSO_LINKS	 6  /* vdso_chain.c: vd_01 .. vd_06 */
+#define SHORT_RUNS	 10 /* launches of each short-lived workload */
+#define SHORT_RUN_MS	 "200"
+#define VERY_SHORT_MS	 "50" /* very_short.c: the same program, living 50 ms */
 
 #define RECORD_SECONDS 4
 #define MIN_LEAF       20 /* fewer leaf samples than this says nothing */
@@ -130,6 +133,11 @@ static void expect_deep_recursion(struct chain_spec *cs)
 static void expect_copied_recursion(struct chain_spec *cs)
 {
 	expect_recursion(cs, COPY_RECURSION_DEPTH);
+}
+
+static void expect_big_frames(struct chain_spec *cs)
+{
+	expect_recursion(cs, BIG_FRAMES_DEPTH);
 }
 
 /* C++ names are matched in their mangled or their demangled spelling. */
@@ -505,6 +513,11 @@ static const struct unwind_case cases[] = {
     {"nofp_gcc", NULL, expect_nofp, NULL, "nofp_gcc (stack copies)", "--copy-all-stacks", false},
     {"deep_recursion", TO_STRING(COPY_RECURSION_DEPTH), expect_copied_recursion, NULL,
      "deep_recursion (stack copies)",
+     "--copy-all-stacks --max-frames=" TO_STRING(OP_MAX_USER_FRAMES_), false},
+    /* A copy up to the stack's top, deeper than 128 KiB (issue 17: a compiler's
+     * deep template instantiation). */
+    {"big_frames", TO_STRING(BIG_FRAMES_DEPTH), expect_big_frames, NULL,
+     "big_frames (stack copies, 340 KiB)",
      "--copy-all-stacks --max-frames=" TO_STRING(OP_MAX_USER_FRAMES_), false},
 };
 

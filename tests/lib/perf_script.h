@@ -14,10 +14,12 @@
 typedef bool (*perf_root_fn)(const char *sym, size_t len);
 
 /*
- * Of the samples in the perf.data file `data`, the share in percent whose
- * outermost frame is_root() accepts; *samples gets their number and *depth
- * their mean frame count. -1 when perf printed nothing.
+ * Of the samples in the perf.data file `data` (only those of threads named
+ * `comm` unless it is NULL; no single quote in it), the share in percent
+ * whose outermost frame is_root() accepts; *samples gets their number and
+ * *depth their mean frame count. -1 when perf printed nothing.
  */
-double perf_script__rooted(const char *data, perf_root_fn is_root, long *samples, double *depth);
+double perf_script__rooted(const char *data, const char *comm, perf_root_fn is_root, long *samples,
+			   double *depth);
 
 #endif

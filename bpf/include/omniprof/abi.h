@@ -340,12 +340,15 @@ struct op_offcpu_end {
  * unwinds it with the same unwinder once it has read the process's maps.
  * The first 64 bytes are laid out as in struct op_trace. This header is
  * followed by __u64 kernel[n_kernel], then the stack_len bytes of stack:
- * exactly OP_STACK_COPY_SIZE(n_kernel, stack_len) bytes. 128 KiB: a clang
- * compile's stacks are about 40 KiB and deeper while it instantiates
- * templates (32 KiB stopped a third of a cold compiler loop's copies); a copy
- * is only as long as the stack above rsp, so the bound costs the deep ones.
+ * exactly OP_STACK_COPY_SIZE(n_kernel, stack_len) bytes. A copy ends at the
+ * top of the stack's mapping (what the thread's stack holds), at most
+ * OP_STACK_COPY_MAX: a clang compile's stacks are about 40 KiB, and deeper than
+ * 128 KiB while it instantiates templates deeply (128 KiB stopped 1-2 of every
+ * 100 copies of a compiler loop; 32 KiB a third). OP_STACK_COPY_COMMON, the
+ * size of all but such deep copies, is what the ring buffer is sized on.
  */
-#define OP_STACK_COPY_MAX (128 * 1024)
+#define OP_STACK_COPY_MAX    (512 * 1024)
+#define OP_STACK_COPY_COMMON (128 * 1024)
 
 struct op_stack_copy {
 	struct op_event_header hdr;
