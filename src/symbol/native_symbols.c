@@ -900,7 +900,7 @@ static void count_unit(struct native_symbols *ns, Dwarf_Die *cu)
 		uint64_t *grown = realloc(ns->units, cap * sizeof(*grown));
 
 		if (!grown)
-			return; /* counted again next time: over-charged, never under */
+			return; /* not counted now: counted when a lookup next reaches it */
 		ns->units = grown;
 		ns->units_cap = cap;
 		ns->counted += (cap - ns->n_units) * sizeof(*grown);
