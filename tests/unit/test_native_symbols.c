@@ -12,6 +12,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <link.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,8 +360,14 @@ static void test_lookup_heap_counted(void **state)
 	free(out);
 	print_message("%zu lookups: %zu bytes measured, %zu counted\n", n, measured, counted);
 	assert_int_equal(n, 36);
-	assert_true(counted >= measured / 2);
-	assert_true(counted <= measured * 2);
+	if (!mallinfo2().arena) {
+		/* A sanitizer's allocator: mallinfo2 sees none of it, nothing to compare with. */
+		printf("not glibc's malloc (sanitizer build): the count is not compared\n");
+		assert_true(counted > 0);
+	} else {
+		assert_true(counted >= measured / 2);
+		assert_true(counted <= measured * 2);
+	}
 	/* The inflated sections are heap: not charged again as pages of the file. */
 	assert_int_equal(stat(lib, &st), 0);
 	file = native_symbols__file_growth(o.ns);
