@@ -122,7 +122,7 @@ static bool stack_equal(const void *entry, const void *key, void *ctx)
 static int32_t stacktab_intern(struct stacktab *t, const uint32_t *ids, uint32_t n, uint32_t base)
 {
 	struct stack_ref k = {ids, n, base};
-	uint64_t h = hash_bytes(ids, n * sizeof(*ids), hash_u64(((uint64_t)base << 32) | n));
+	uint64_t h = hash_mem(ids, n * sizeof(*ids), hash_u64(((uint64_t)base << 32) | n));
 	void *found = hashmap__find(&t->index, h, &k);
 
 	if (found)

@@ -183,7 +183,7 @@ static uint32_t new_location(struct builder *b, const struct trace_frame *tf)
 
 static uint32_t location_of(struct builder *b, const struct trace_frame *tf)
 {
-	uint64_t h = hash_bytes(tf, sizeof(*tf), 0);
+	uint64_t h = hash_mem(tf, sizeof(*tf), 0);
 	struct frame_location *fl = hashmap__find(&b->frames, h, tf);
 
 	if (fl)
@@ -230,7 +230,7 @@ static int name_native_frames(struct builder *b, const struct trace_table *tt)
 
 		for (uint32_t i = 0; i < t->n_frames; i++) {
 			struct trace_frame *tf = &t->frames[i];
-			uint64_t h = hash_bytes(tf, sizeof(*tf), 0);
+			uint64_t h = hash_mem(tf, sizeof(*tf), 0);
 
 			if (tf->kind != OP_FRAME_NATIVE || hashmap__find(&seen, h, tf))
 				continue;

@@ -19,9 +19,9 @@ static bool trace_equal(const void *entry, const void *key, void *ctx)
 
 static uint64_t trace_hash(const struct trace *t)
 {
-	uint64_t h = hash_bytes(t, TRACE_KEY_SIZE, 0);
+	uint64_t h = hash_mem(t, TRACE_KEY_SIZE, 0);
 
-	return hash_bytes(t->frames, t->n_frames * sizeof(t->frames[0]), h);
+	return hash_mem(t->frames, t->n_frames * sizeof(t->frames[0]), h);
 }
 
 void trace_table__init(struct trace_table *tt)

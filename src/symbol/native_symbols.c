@@ -58,15 +58,19 @@ struct native_symbols {
 	size_t n_funcs;
 	Dwarf *dwarf; /* NULL without DWARF */
 	Dwarf_Addr dwarf_bias;
-	struct gopclntab *go;	 /* NULL unless a Go binary */
-	struct plt_stubs plt;	 /* "name@plt" stubs, which no symbol names */
-	char *debug_file;	 /* the separate debug file found, or NULL */
-	const char *main_link;	 /* the binary's own .gnu_debuglink name (libelf's data), or NULL */
-	bool main_link_known;	 /* main_link was read: later lookups are for the dwz alt file */
-	Dwarf *alt;		 /* the dwz alt file we opened and handed to libdw, or NULL */
-	int alt_fd;		 /* its fd, -1 when none */
-	size_t file_charged;	 /* native_symbols__file_growth() reported so far */
-	bool touched;		 /* looked up since native_symbols__drop_pages() */
+	struct gopclntab *go;  /* NULL unless a Go binary */
+	struct plt_stubs plt;  /* "name@plt" stubs, which no symbol names */
+	char *debug_file;      /* the separate debug file found, or NULL */
+	const char *main_link; /* the binary's own .gnu_debuglink name (libelf's data), or NULL */
+	bool main_link_known;  /* main_link was read: later lookups are for the dwz alt file */
+	Dwarf *alt;	       /* the dwz alt file we opened and handed to libdw, or NULL */
+	int alt_fd;	       /* its fd, -1 when none */
+	size_t file_charged;   /* native_symbols__file_growth() reported so far */
+	bool touched;	       /* looked up since native_symbols__drop_pages() */
+	uint64_t *units;       /* offsets of the units lookups reached, sorted */
+	size_t n_units, units_cap;
+	bool aranges_counted;	 /* the module's address ranges were counted */
+	size_t counted;		 /* heap counted and not yet reported */
 	struct byte_span *spans; /* the sections file_bytes() measures */
 	size_t n_spans;
 	bool spans_known;
@@ -510,14 +514,26 @@ static size_t resident_bytes(const void *p, size_t len)
 }
 
 /*
- * Memory of the sections elfutils reads in place from its mapping of the file
- * for names and lines (compressed ones are inflated into the heap instead,
- * which the symbolizer measures): the resident pages when the file is mapped,
- * else (read into memory) their whole size. Charging whole sizes made a
- * library built with -g (an interpreter's: 17 MB of DWARF, a few hundred KiB of it
- * ever read) look as large as libc's inflated debug file, and the two no
- * longer fit the cache together.
+ * Whether libelf holds scn's bytes outside the file's mapping: a section
+ * libdw inflated. libelf then rewrites the section's header (flag cleared,
+ * inflated size, in the mapping itself), so only the data's address tells.
+ * Those bytes are heap, which the symbolizer measures: charged again as
+ * file pages, libc's debug file (libc6-dbg) cost twice its 10 MiB, so it and
+ * the rest of a busy host's libraries no longer fit the cache together, and
+ * libc was inflated again every few intervals.
  */
+static bool inflated(Elf_Scn *scn, const char *image, size_t image_len)
+{
+	Elf_Data *d;
+
+	if (!image)
+		return false;
+	d = elf_getdata(scn, NULL);
+	return d && d->d_buf && d->d_size &&
+	       ((const char *)d->d_buf < image || (const char *)d->d_buf >= image + image_len);
+}
+
+/* The sections file_bytes() measures: where each lies in the mapping. */
 static int section_spans(Elf *elf, struct byte_span **spans, size_t *n, size_t *cap)
 {
 	Elf_Scn *scn = NULL;
@@ -533,7 +549,7 @@ static int section_spans(Elf *elf, struct byte_span **spans, size_t *n, size_t *
 		struct byte_span *sp;
 
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS ||
-		    (shdr.sh_flags & SHF_COMPRESSED))
+		    (shdr.sh_flags & SHF_COMPRESSED) || inflated(scn, image, image_len))
 			continue;
 		name = elf_strptr(elf, shstrndx, shdr.sh_name);
 		if (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM &&
@@ -817,6 +833,7 @@ void native_symbols__free(struct native_symbols *ns)
 	if (ns->alt_fd >= 0)
 		close(ns->alt_fd);
 	free(ns->debug_file);
+	free(ns->units);
 	free(ns);
 }
 
@@ -969,6 +986,76 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *inlined, const char **file, int6
 }
 
 /*
+ * What libdw keeps of a unit once a lookup reached it, by what it holds
+ * (libdw 0.188 on x86-64, measured with mallinfo2 on one thread: see
+ * test_lookup_heap_counted): its line table (a Dwarf_Line and a Dwfl_Line
+ * per row), its file names, and the unit itself with its abbreviations.
+ * Measuring the heap around each lookup instead cost two mallinfo2 calls
+ * per frame named (a walk of every free chunk of every arena: 12-21% of a
+ * steady interval), and saw every other thread's allocations as the
+ * lookup's: a table build beside it charged a library 2 to 8 MiB at once.
+ */
+#define UNIT_LINE_BYTES 64
+#define UNIT_FILE_BYTES 48
+#define UNIT_BYTES	4096
+#define ARANGE_BYTES	40
+
+/* Counts what libdw keeps of cu the first time a lookup reaches it. */
+static void count_unit(struct native_symbols *ns, Dwarf_Die *cu)
+{
+	uint64_t off = dwarf_dieoffset(cu);
+	size_t lo = 0, hi = ns->n_units, nlines = 0, nfiles = 0;
+	Dwarf_Lines *lines;
+	Dwarf_Files *files;
+
+	if (!ns->aranges_counted) {
+		Dwarf_Aranges *ar;
+		size_t n;
+
+		ns->aranges_counted = true;
+		if (dwarf_getaranges(ns->dwarf, &ar, &n) == 0)
+			ns->counted += n * ARANGE_BYTES;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ns->units[mid] == off)
+			return;
+		if (ns->units[mid] < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (ns->n_units == ns->units_cap) {
+		size_t cap = ns->units_cap ? 2 * ns->units_cap : 16;
+		uint64_t *grown = realloc(ns->units, cap * sizeof(*grown));
+
+		if (!grown)
+			return; /* not counted now: counted when a lookup next reaches it */
+		ns->units = grown;
+		ns->units_cap = cap;
+		ns->counted += (cap - ns->n_units) * sizeof(*grown);
+	}
+	memmove(&ns->units[lo + 1], &ns->units[lo], (ns->n_units - lo) * sizeof(*ns->units));
+	ns->units[lo] = off;
+	ns->n_units++;
+	/* Both cached by libdw already when the lookup read lines (no new parse). */
+	if (dwarf_getsrclines(cu, &lines, &nlines) != 0)
+		nlines = 0;
+	if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
+		nfiles = 0;
+	ns->counted += UNIT_BYTES + nlines * UNIT_LINE_BYTES + nfiles * UNIT_FILE_BYTES;
+}
+
+size_t native_symbols__lookup_growth(struct native_symbols *ns)
+{
+	size_t n = ns->counted;
+
+	ns->counted = 0;
+	return n;
+}
+
+/*
  * The DWARF view of vaddr: inlined calls innermost first, then the function
  * holding them. Returns the number of frames (0: no DWARF covers vaddr).
  * *outer is set when the last frame is the (non-inlined) function.
@@ -991,6 +1078,7 @@ static size_t dwarf_frames(struct native_symbols *ns, uint64_t vaddr, struct sym
 	l = dwfl_module_getsrc(ns->mod, vaddr);
 	if (l)
 		file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+	count_unit(ns, cu);
 	cur_line = line;
 	nscopes = dwarf_getscopes(cu, vaddr - bias, &scopes);
 	for (int i = 0; i < nscopes && n < max; i++) {

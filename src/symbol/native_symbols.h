@@ -83,6 +83,13 @@ size_t native_symbols__file_growth(struct native_symbols *ns);
  */
 size_t native_symbols__drop_pages(struct native_symbols *ns);
 
+/*
+ * Heap that lookups made libdw keep since the last call (units parsed: their
+ * line tables, file names and abbreviations), counted from what it holds
+ * rather than measured, so other threads' allocations are not charged here.
+ */
+size_t native_symbols__lookup_growth(struct native_symbols *ns);
+
 /* What was found: for reports and tests. */
 struct native_symbols_info {
 	const char *debug_file; /* separate debug file in use, or NULL */

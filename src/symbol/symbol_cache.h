@@ -33,7 +33,8 @@
 /*
  * Why 32 MiB: the agent's whole footprint is meant to stay under 64 MiB (aim:
  * 32). Entries are charged what they really hold (heap measured while
- * loading and looking up, plus the file sections elfutils reads in place), and
+ * loading, what libdw keeps of the units lookups reach, counted, plus the file
+ * sections elfutils reads in place), and
  * a profile names its frames one file after the other, so a bound smaller than
  * the files of one profile costs no reloads within it: measured on a whole
  * system with libc's DWARF (libc6-dbg) and an interpreter built with -g, record's peak

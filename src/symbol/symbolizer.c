@@ -162,11 +162,11 @@ static size_t heap_growth(size_t before)
 	return now > before ? now - before : 0;
 }
 
-/* What a lookup in ns added: heap since heap_before, and now and then the
- * file pages it came to hold. */
-static size_t lookup_growth(struct symbolizer *s, struct native_symbols *ns, size_t heap_before)
+/* What a lookup in ns added: the units libdw parsed for it, and now and then
+ * the file pages it came to hold. */
+static size_t lookup_growth(struct symbolizer *s, struct native_symbols *ns)
 {
-	size_t grown = heap_growth(heap_before), file;
+	size_t grown = native_symbols__lookup_growth(ns), file;
 
 	if (++s->lookups % FILE_PAGES_EVERY == 0) {
 		file = native_symbols__file_growth(ns);
@@ -236,7 +236,7 @@ size_t symbolizer__native(struct symbolizer *s, uint32_t file_slot, uint64_t vad
 {
 	long memo = frame_memo__get(&s->memo, file_slot, vaddr, s->frames, SYM_MAX_FRAMES);
 	struct symbol_cache_entry *e;
-	size_t heap, n;
+	size_t n;
 
 	if (memo >= 0) {
 		*frames = s->frames;
@@ -244,13 +244,12 @@ size_t symbolizer__native(struct symbolizer *s, uint32_t file_slot, uint64_t vad
 		return (size_t)memo;
 	}
 	e = file_entry(s, file_slot);
-	heap = memory__heap_in_use();
 	n = symbolizer__native_in(s, e ? e->value : NULL, vaddr, frames);
 	/* libdw parses units, lines and abbreviations as lookups reach them, and
 	 * reads more pages of the file: charged to the file, which may push others
 	 * out (never this one: *frames use it). */
 	if (e && e->value)
-		symbol_cache__charge(&s->cache, e, lookup_growth(s, e->value, heap));
+		symbol_cache__charge(&s->cache, e, lookup_growth(s, e->value));
 	/* Pointers into the pages (source file names) stay valid: a read maps them in again. */
 	if (s->file_held > FILE_PAGES_HELD_MAX)
 		symbolizer__drop_file_pages(s);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define HASHMAP_MIN_CAP 16
 
@@ -150,6 +151,22 @@ uint64_t hash_u64(uint64_t x)
 	x *= 0x94d049bb133111ebull;
 	x ^= x >> 31;
 	return x;
+}
+
+uint64_t hash_mem(const void *data, size_t len, uint64_t seed)
+{
+	const unsigned char *p = data;
+	uint64_t h = seed ^ 0xcbf29ce484222325ull, w;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 32;
+	}
+	for (; i < len; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return hash_u64(h ^ len);
 }
 
 uint64_t hash_bytes(const void *data, size_t len, uint64_t seed)

@@ -46,6 +46,12 @@ bool hashmap__next(const struct hashmap *m, size_t *iter, void **entry);
 /* 64-bit hashing helpers (FNV-1a mixed with a finaliser). */
 uint64_t hash_bytes(const void *data, size_t len, uint64_t seed);
 uint64_t hash_u64(uint64_t x);
+/*
+ * The same job 8 bytes at a time, for fixed-layout keys hashed per sample or
+ * per frame (a 16-byte frame: about 25 instructions instead of 110). Values
+ * differ from hash_bytes()'s: only for in-memory tables, never stored.
+ */
+uint64_t hash_mem(const void *data, size_t len, uint64_t seed);
 static inline uint64_t hash_str(const char *s, uint64_t seed)
 {
 	uint64_t h = seed ^ 0xcbf29ce484222325ull;

@@ -12,14 +12,17 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <link.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elf/elf_file.h"
 #include "symbol/native_symbols.h"
+#include "util/memory.h"
 #include "testutil.h"
 
 /*
@@ -357,6 +360,68 @@ static void test_file_pages_dropped(void **state)
 	assert_true(native_symbols__file_growth(o.ns) > 0);
 	assert_true(native_symbols__drop_pages(o.ns) > 0);
 	assert_null(native_symbols__drop_pages(NULL) ? (void *)1 : NULL);
+	close_syms(&o);
+}
+
+/*
+ * The heap libdw keeps for lookups is counted from what it parsed (units'
+ * line tables, file names, abbreviations), not measured around each lookup
+ * (mallinfo2: a walk of every free chunk, and every thread's allocations
+ * seen as the lookup's). The count must stay near what glibc measures on
+ * this one thread: 12 units of inlined code, -O2 -g, compressed DWARF.
+ */
+static void test_lookup_heap_counted(void **state)
+{
+	char lib[300], *out = NULL, *line, *save = NULL;
+	struct opened o;
+	struct sym_frame frames[8];
+	size_t measured = 0, counted = 0, before, n = 0, file;
+	struct stat st;
+
+	(void)state;
+	snprintf(lib, sizeof(lib), "%s/libunits.so", fx.dir);
+	assert_int_equal(
+	    tu_run(&out,
+		   "cd '%s' && for u in $(seq 1 6); do for f in $(seq 1 60); do "
+		   "echo \"static inline int in_${u}_$f(int x) { return x * $f + (x >> 3); } "
+		   "int unit_${u}_$f(int x) { int s = 0; for (int i = 0; i < x; i++) "
+		   "s += in_${u}_$f(i) ^ s; return s; }\"; "
+		   "done > unit$u.c; done && cc -g -O2 -gz -fPIC -shared -o '%s' unit*.c",
+		   fx.dir, lib),
+	    0);
+	free(out);
+	o = open_syms(lib);
+	(void)native_symbols__lookup_growth(o.ns);
+	/* Every tenth function of each unit, the middle of it. */
+	assert_int_equal(
+	    tu_run(&out, "nm -S --defined-only '%s' | grep -E ' unit_[0-9]+_[0-9]*1$'", lib), 0);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long addr, size;
+
+		if (sscanf(line, "%llx %llx", &addr, &size) != 2)
+			continue;
+		before = memory__heap_in_use();
+		assert_true(native_symbols__frames(o.ns, addr + size / 2, frames, 8) >= 1);
+		measured += memory__heap_in_use() - before;
+		counted += native_symbols__lookup_growth(o.ns);
+		n++;
+	}
+	free(out);
+	print_message("%zu lookups: %zu bytes measured, %zu counted\n", n, measured, counted);
+	assert_int_equal(n, 36);
+	if (!mallinfo2().arena) {
+		/* A sanitizer's allocator: mallinfo2 sees none of it, nothing to compare with. */
+		printf("not glibc's malloc (sanitizer build): the count is not compared\n");
+		assert_true(counted > 0);
+	} else {
+		assert_true(counted >= measured / 2);
+		assert_true(counted <= measured * 2);
+	}
+	/* The inflated sections are heap: not charged again as pages of the file. */
+	assert_int_equal(stat(lib, &st), 0);
+	file = native_symbols__file_growth(o.ns);
+	print_message("file pages charged: %zu of %lld bytes\n", file, (long long)st.st_size);
+	assert_true(file <= (size_t)st.st_size);
 	close_syms(&o);
 }
 
@@ -819,6 +884,7 @@ int main(void)
 	    cmocka_unit_test(test_mutated_files),
 	    cmocka_unit_test(test_file_pages_charged_as_read),
 	    cmocka_unit_test(test_file_pages_dropped),
+	    cmocka_unit_test(test_lookup_heap_counted),
 	    cmocka_unit_test(test_plt_stubs),
 	};
 

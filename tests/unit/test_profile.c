@@ -28,6 +28,34 @@ static int teardown(void **state)
 	return 0;
 }
 
+/*
+ * hash_mem() keys the trace and frame tables 8 bytes at a time: every byte of
+ * a key, the tail after the last whole word included, changes the hash, and
+ * equal keys at different addresses hash alike.
+ */
+static void test_hash_mem_every_byte(void **state)
+{
+	unsigned char a[48], b[49];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(a); i++)
+		a[i] = (unsigned char)(i * 37 + 11);
+	for (size_t len = 1; len <= sizeof(a); len++) {
+		uint64_t h = hash_mem(a, len, 7);
+
+		memcpy(b + 1, a, len); /* unaligned copy */
+		assert_true(hash_mem(b + 1, len, 7) == h);
+		assert_true(hash_mem(a, len, 8) != h);
+		for (size_t i = 0; i < len; i++) {
+			b[1 + i] ^= 0x01;
+			assert_true(hash_mem(b + 1, len, 7) != h);
+			b[1 + i] ^= 0x01;
+		}
+		if (len < sizeof(a))
+			assert_true(hash_mem(a, len + 1, 7) != h);
+	}
+}
+
 static void test_new(void **state)
 {
 	struct profile *p = *state;
@@ -265,6 +293,7 @@ static void test_hashmap(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_hash_mem_every_byte),
 	    cmocka_unit_test_setup_teardown(test_new, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mappings, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_functions, setup, teardown),
