@@ -364,6 +364,10 @@ static void test_jdk23_immutable_data(void **state)
 	struct hotspot_unwind hu;
 	struct user_unwind_result r;
 	struct op_jvm_proc p;
+	const uint8_t table[] = {(0 << 3) | 2, (5 << 3) | 2, 0};
+	struct hotspot_line lines[4];
+	struct hotspot_method m = {.lines = lines};
+	int n;
 
 	(void)state;
 	for (int mutable_meta = 0; mutable_meta < 2; mutable_meta++) {
@@ -379,6 +383,12 @@ static void test_jdk23_immutable_data(void **state)
 		assert_java(&frames[4], METHOD(M_RUN), OP_JVM_T_COMPILED, 9);
 		assert_java(&frames[5], METHOD(M_MAIN), OP_JVM_T_INTERPRETED, MAIN_BCI);
 		assert_int_equal(hu.stats[OP_JVM_STAT_INLINED], 3);
+		/* Their lines, from those bcis: (bci 0, line 2) (bci 5, line 4). */
+		n = hotspot_method__decode_lines(table, sizeof(table), lines, 4);
+		assert_int_equal(n, 2);
+		m.n_lines = (uint32_t)n;
+		assert_int_equal(hotspot_method__line(&m, frames[1].aux & OP_JVM_BCI_MASK), 2);
+		assert_int_equal(hotspot_method__line(&m, frames[4].aux & OP_JVM_BCI_MASK), 4);
 		/* The same memory read with JDK 17's layout: run named alone. */
 		r = walk(&proc17, WORK_PC, S0, 0x1234, frames, 32, &hu);
 		assert_int_equal(r.error, 0);
