@@ -13,6 +13,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -278,6 +279,129 @@ static void test_whole_chain(void **state)
 	assert_int_equal(frames[7].addr, NATIVE_RA);
 	assert_int_equal(hu.stats[OP_JVM_STAT_INLINED], 3);
 	assert_int_equal(hu.stats[OP_JVM_STAT_NO_PCDESC], 1);
+}
+
+/*
+ * JDK 23+: run's PcDescs and scopes in its immutable data (a C-heap block at
+ * nmethod::_immutable_data: the dependencies first, PcDescs
+ * [_scopes_pcs_offset, _scopes_data_offset), then the scopes), its metadata
+ * at _mutable_data + _relocation_size (JDK 25) or at the blob's
+ * _data_offset + _metadata_offset (a u2, JDK 23 and 24). Made-up offsets for
+ * the new fields, JDK 17's for the rest; run's blob keeps nothing of the old
+ * layout (its JDK 17 fields zeroed).
+ */
+#define IMM	 (MEM_BASE + 0x12000)
+#define MUT	 (MEM_BASE + 0x13000)
+#define IMM_PCS	 0x40
+#define IMM_SCOP 0x70
+
+static struct op_jvm_proc proc_imm(bool mutable_meta)
+{
+	struct op_jvm_proc p = proc17;
+
+	p.flags = OP_JVM_F_IMMUTABLE | (mutable_meta ? OP_JVM_F_META_MUTABLE : 0);
+	p.nm_immutable_data = 280;
+	p.nm_pcs_offset = 272;
+	p.nm_scopes_data = 276;
+	p.nm_pcs_end_offset = 276;
+	p.nm_meta_base = 288;
+	p.nm_metadata_offset = 296;
+	return p;
+}
+
+static void build_imm(bool mutable_meta)
+{
+	const struct op_jvm_proc p = proc_imm(mutable_meta);
+	uint64_t scopes = IMM + IMM_SCOP, q;
+
+	build();
+	/* Nothing left where JDK 17 kept them: a wrong base finds no scope. */
+	memset(&mem[run_blob + 0x600 - MEM_BASE], 0, 0x100);
+	memset(&mem[SCOPES - MEM_BASE], 0, 0x400);
+	put64(run_blob + proc17.nm_scopes_data, 0);
+	put64(run_blob + p.nm_immutable_data, IMM);
+	put32(run_blob + p.nm_pcs_offset, IMM_PCS);
+	put32(run_blob + p.nm_scopes_data, IMM_SCOP);
+	put32(IMM + IMM_PCS, 0xffffffff); /* the sentinel */
+	put32(IMM + IMM_PCS + 0x10, RUN_RA_OFF);
+	put32(IMM + IMM_PCS + 0x14, 0x10); /* c's scope */
+	put32(IMM + IMM_PCS + 0x20, 0x7fffffff);
+	if (mutable_meta) {
+		put64(run_blob + p.nm_meta_base, MUT);
+		put32(run_blob + p.nm_metadata_offset, 0x20);
+		q = MUT + 0x20;
+	} else {
+		put32(run_blob + p.nm_meta_base, 0x600);
+		/* A u2: its neighbour's bytes above it are not part of it. */
+		put32(run_blob + p.nm_metadata_offset, 0xabcd0080);
+		q = run_blob + 0x680;
+	}
+	put64(q, METHOD(M_C));
+	put64(q + 8, METHOD(M_B));
+	put64(q + 16, METHOD(M_A));
+	put64(q + 24, METHOD(M_RUN));
+	q = scopes + 0x10;
+	put_u5(&q, 0x20);
+	put_u5(&q, 1);
+	put_u5(&q, 4 + 1);
+	q = scopes + 0x20;
+	put_u5(&q, 0x30);
+	put_u5(&q, 2);
+	put_u5(&q, 3 + 1);
+	q = scopes + 0x30;
+	put_u5(&q, 0x300);
+	put_u5(&q, 3);
+	put_u5(&q, 2 + 1);
+	q = scopes + 0x300;
+	put_u5(&q, 0);
+	put_u5(&q, 4);
+	put_u5(&q, 9 + 1);
+}
+
+static void test_jdk23_immutable_data(void **state)
+{
+	struct op_frame frames[32];
+	struct hotspot_unwind hu;
+	struct user_unwind_result r;
+	struct op_jvm_proc p;
+	const uint8_t table[] = {(0 << 3) | 2, (5 << 3) | 2, 0};
+	struct hotspot_line lines[4];
+	struct hotspot_method m = {.lines = lines};
+	int n;
+
+	(void)state;
+	for (int mutable_meta = 0; mutable_meta < 2; mutable_meta++) {
+		p = proc_imm(mutable_meta);
+		build_imm(mutable_meta);
+		r = walk(&p, WORK_PC, S0, 0x1234, frames, 32, &hu);
+		assert_int_equal(r.error, 0);
+		assert_int_equal(r.n_frames, 8);
+		assert_java(&frames[0], METHOD(M_WORK), OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
+		assert_java(&frames[1], METHOD(M_C), OP_JVM_T_INLINED, 4);
+		assert_java(&frames[2], METHOD(M_B), OP_JVM_T_INLINED, 3);
+		assert_java(&frames[3], METHOD(M_A), OP_JVM_T_INLINED, 2);
+		assert_java(&frames[4], METHOD(M_RUN), OP_JVM_T_COMPILED, 9);
+		assert_java(&frames[5], METHOD(M_MAIN), OP_JVM_T_INTERPRETED, MAIN_BCI);
+		assert_int_equal(hu.stats[OP_JVM_STAT_INLINED], 3);
+		/* Their lines, from those bcis: (bci 0, line 2) (bci 5, line 4). */
+		n = hotspot_method__decode_lines(table, sizeof(table), lines, 4);
+		assert_int_equal(n, 2);
+		m.n_lines = (uint32_t)n;
+		assert_int_equal(hotspot_method__line(&m, frames[1].aux & OP_JVM_BCI_MASK), 2);
+		assert_int_equal(hotspot_method__line(&m, frames[4].aux & OP_JVM_BCI_MASK), 4);
+		/* The same memory read with JDK 17's layout: run named alone. */
+		r = walk(&proc17, WORK_PC, S0, 0x1234, frames, 32, &hu);
+		assert_int_equal(r.error, 0);
+		assert_int_equal(r.n_frames, 5);
+		assert_java(&frames[1], METHOD(M_RUN), OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
+		assert_int_equal(hu.stats[OP_JVM_STAT_INLINED], 0);
+	}
+	/* JDK 17's layout over JDK 17's memory is decoded as before. */
+	build();
+	r = walk(&proc17, WORK_PC, S0, 0x1234, frames, 32, &hu);
+	assert_int_equal(r.n_frames, 8);
+	assert_java(&frames[1], METHOD(M_C), OP_JVM_T_INLINED, 4);
+	assert_java(&frames[4], METHOD(M_RUN), OP_JVM_T_COMPILED, 9);
 }
 
 /* Stopped in work's prologue: only the return address is pushed. */
@@ -580,12 +704,12 @@ static void test_line_table(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_whole_chain),	   cmocka_unit_test(test_prologue),
-	    cmocka_unit_test(test_free_segment),   cmocka_unit_test(test_unreadable_method),
-	    cmocka_unit_test(test_hostile_segmap), cmocka_unit_test(test_hostile_frames),
-	    cmocka_unit_test(test_line_table),	   cmocka_unit_test(test_recursion_cached),
-	    cmocka_unit_test(test_pcdesc_search),  cmocka_unit_test(test_deoptimised_frame),
-	    cmocka_unit_test(test_jdk8_offsets),
+	    cmocka_unit_test(test_whole_chain),	      cmocka_unit_test(test_jdk23_immutable_data),
+	    cmocka_unit_test(test_prologue),	      cmocka_unit_test(test_free_segment),
+	    cmocka_unit_test(test_unreadable_method), cmocka_unit_test(test_hostile_segmap),
+	    cmocka_unit_test(test_hostile_frames),    cmocka_unit_test(test_line_table),
+	    cmocka_unit_test(test_recursion_cached),  cmocka_unit_test(test_pcdesc_search),
+	    cmocka_unit_test(test_deoptimised_frame), cmocka_unit_test(test_jdk8_offsets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -396,7 +396,7 @@ static void test_jdk8(void **state)
  * nmethod's PcDescs and scopes counted from its _immutable_data, ConstMethod's
  * flags a u4 (ConstMethodFlags, JDK 21+).
  */
-static void build25(void)
+static void build_major(int major)
 {
 	build();
 	memset(&mem[STRUCTS - BASE], 0, TYPES - STRUCTS);
@@ -422,7 +422,14 @@ static void build25(void)
 	field("CodeBlob", "_frame_complete_offset", 28);
 	field("CodeBlob", "_data_offset", 32);
 	field("CodeBlob", "_frame_size", 36);
-	field("CodeBlob", "_mutable_data", 48);
+	if (major >= 25) {
+		/* JDK 25: the metadata table at _mutable_data + _relocation_size. */
+		field("CodeBlob", "_relocation_size", 12);
+		field("CodeBlob", "_mutable_data", 48);
+	} else {
+		/* JDK 23, 24: at the blob's data + nmethod::_metadata_offset (a u2). */
+		field("nmethod", "_metadata_offset", 96);
+	}
 	field("nmethod", "_method", 72);
 	field("nmethod", "_deopt_handler_offset", 84);
 	field("nmethod", "_deopt_mh_handler_offset", 88);
@@ -443,7 +450,12 @@ static void build25(void)
 	field("Symbol", "_body", 6);
 	int_constant("ConstMethodFlags::_misc_has_linenumber_table", 1);
 	int_constant("frame::interpreter_frame_sender_sp_offset", -1);
-	put32(STATICS + 0x30, 25);
+	put32(STATICS + 0x30, (uint32_t)major);
+}
+
+static void build25(void)
+{
+	build_major(25);
 }
 
 static void build_code_cache(void);
@@ -468,18 +480,34 @@ static void test_jdk25(void **state)
 	assert_int_equal(l.ifr_bcp, -8);
 	build_code_cache();
 	assert_int_equal(hotspot_vm__code_cache(&rm, &l, &proc, &low, &high), 0);
-	assert_int_equal(proc.flags, OP_JVM_F_OFFSETS);
 	assert_int_equal(proc.blob_code_begin, 24);
 	assert_int_equal(proc.blob_code_end, 32);
 	assert_int_equal(proc.blob_frame_complete, 28);
 	assert_int_equal(proc.nmethod_method, 72);
-	/* Its PcDescs and scopes are not in the blob: no inlined frame read from
-	 * the wrong base, no deopt handler read under another field's name. */
-	assert_int_equal(proc.nm_scopes_data, 0);
-	assert_int_equal(proc.nm_pcs_offset, 0);
-	assert_int_equal(proc.nm_pcs_end_offset, 0);
-	assert_int_equal(proc.nm_deopt_handler, 0);
-	assert_int_equal(proc.nm_orig_pc_offset, 0);
+	/* PcDescs [_scopes_pcs_offset, _scopes_data_offset) and scopes counted
+	 * from _immutable_data; metadata at _mutable_data + _relocation_size;
+	 * deopt handlers as int offsets from the blob. */
+	assert_int_equal(proc.flags, OP_JVM_F_OFFSETS | OP_JVM_F_IMMUTABLE | OP_JVM_F_META_MUTABLE);
+	assert_int_equal(proc.nm_immutable_data, 120);
+	assert_int_equal(proc.nm_scopes_data, 104);
+	assert_int_equal(proc.nm_pcs_offset, 100);
+	assert_int_equal(proc.nm_pcs_end_offset, 104);
+	assert_int_equal(proc.nm_meta_base, 48);
+	assert_int_equal(proc.nm_metadata_offset, 12);
+	assert_int_equal(proc.nm_deopt_handler, 84);
+	assert_int_equal(proc.nm_deopt_mh_handler, 88);
+	assert_int_equal(proc.nm_orig_pc_offset, 92);
+	/* JDK 23, 24: metadata from the blob's _data_offset + _metadata_offset. */
+	build_major(23);
+	assert_int_equal(read_layout(&l), 0);
+	build_code_cache();
+	assert_int_equal(hotspot_vm__code_cache(&rm, &l, &proc, &low, &high), 0);
+	assert_int_equal(proc.flags, OP_JVM_F_OFFSETS | OP_JVM_F_IMMUTABLE);
+	assert_int_equal(proc.nm_meta_base, 32);
+	assert_int_equal(proc.nm_metadata_offset, 96);
+	assert_int_equal(proc.nm_pcs_end_offset, 104);
+	build25();
+	assert_int_equal(read_layout(&l), 0);
 
 	/* A method named through the u4 flags: bits above 16 set, no line table. */
 	load_plugin('A');

@@ -94,6 +94,11 @@ static const struct want wants[] = {
     {"nmethod", "_deopt_mh_handler_begin", W_OFFSET, L(nm_deopt_mh_handler), false},
     {"nmethod", "_orig_pc_offset", W_OFFSET, L(nm_orig_pc_offset), false},
     {"nmethod", "_immutable_data", W_OFFSET, L(nm_immutable_data), false},
+    /* JDK 23+: deopt handlers as int offsets, metadata in the mutable data (JDK 25). */
+    {"nmethod", "_deopt_handler_offset", W_OFFSET, L(nm_deoptimize_offset), false},
+    {"nmethod", "_deopt_mh_handler_offset", W_OFFSET, L(nm_deoptimize_mh_offset), false},
+    {"CodeBlob", "_mutable_data", W_OFFSET, L(blob_mutable_data), false},
+    {"CodeBlob", "_relocation_size", W_OFFSET, L(blob_relocation_size), false},
     {"Method", "_constMethod", W_OFFSET, L(method_const), true},
     {"ConstMethod", "_constants", W_OFFSET, L(cm_constants), true},
     {"ConstMethod", "_name_index", W_OFFSET, L(cm_name_index), true},
@@ -336,6 +341,35 @@ static bool fits_u16(uint32_t v)
 	return v < 0x10000;
 }
 
+/* proc's debug info fields for a JDK 23+ nmethod (see OP_JVM_F_IMMUTABLE); none when not all known.
+ */
+static void immutable_debug_info(const struct hotspot_layout *l, struct op_jvm_proc *proc)
+{
+	uint32_t base, meta;
+	uint8_t flag;
+
+	if (l->blob_mutable_data && l->blob_relocation_size) {
+		base = l->blob_mutable_data;
+		meta = l->blob_relocation_size;
+		flag = OP_JVM_F_META_MUTABLE;
+	} else {
+		base = l->blob_data_offset;
+		meta = l->nm_metadata_offset;
+		flag = 0;
+	}
+	if (!l->nm_pcs_offset || !l->nm_scopes_data_offset || !base || !meta ||
+	    !fits_u16(l->nm_immutable_data) || !fits_u16(l->nm_pcs_offset) ||
+	    !fits_u16(l->nm_scopes_data_offset) || !fits_u16(base) || !fits_u16(meta))
+		return;
+	proc->flags |= OP_JVM_F_IMMUTABLE | flag;
+	proc->nm_immutable_data = (uint16_t)l->nm_immutable_data;
+	proc->nm_scopes_data = (uint16_t)l->nm_scopes_data_offset;
+	proc->nm_pcs_offset = (uint16_t)l->nm_pcs_offset;
+	proc->nm_pcs_end_offset = (uint16_t)l->nm_scopes_data_offset;
+	proc->nm_meta_base = (uint16_t)base;
+	proc->nm_metadata_offset = (uint16_t)meta;
+}
+
 int hotspot_vm__code_cache(const struct remote_memory *mem, const struct hotspot_layout *l,
 			   struct op_jvm_proc *proc, uint64_t *low, uint64_t *high)
 {
@@ -412,25 +446,28 @@ int hotspot_vm__code_cache(const struct remote_memory *mem, const struct hotspot
 	proc->flags = l->offsets ? OP_JVM_F_OFFSETS : 0;
 	/*
 	 * Inlined frames only when every field of the nmethod's debug info is
-	 * known, and it is in the blob: JDK 23+ keeps PcDescs and scopes in the
-	 * nmethod's immutable data (_scopes_pcs_offset and _scopes_data_offset
-	 * count from nmethod::_immutable_data), which the walker does not read
-	 * yet, so its compiled frames are named by their nmethod's method alone;
-	 * its deopt handlers are named _deopt_handler_offset, not read either.
+	 * known. JDK 23+ keeps PcDescs and scopes in the nmethod's immutable
+	 * data: _scopes_pcs_offset and _scopes_data_offset count from
+	 * nmethod::_immutable_data, the PcDescs ending where the scopes begin
+	 * (no _dependencies_offset: the dependencies start the block). Its
+	 * metadata table is at CodeBlob::_mutable_data + _relocation_size (JDK
+	 * 25) or at the blob's data + nmethod::_metadata_offset (23, 24).
 	 */
-	if (!l->nm_immutable_data && l->nm_scopes_data && l->nm_pcs_offset &&
-	    l->nm_pcs_end_offset && l->nm_metadata_offset && fits_u16(l->nm_scopes_data) &&
-	    fits_u16(l->nm_pcs_offset) && fits_u16(l->nm_pcs_end_offset) &&
-	    fits_u16(l->nm_metadata_offset)) {
+	if (l->nm_immutable_data)
+		immutable_debug_info(l, proc);
+	else if (l->nm_scopes_data && l->nm_pcs_offset && l->nm_pcs_end_offset &&
+		 l->nm_metadata_offset && fits_u16(l->nm_scopes_data) &&
+		 fits_u16(l->nm_pcs_offset) && fits_u16(l->nm_pcs_end_offset) &&
+		 fits_u16(l->nm_metadata_offset)) {
 		proc->nm_scopes_data = (uint16_t)l->nm_scopes_data;
 		proc->nm_pcs_offset = (uint16_t)l->nm_pcs_offset;
 		proc->nm_pcs_end_offset = (uint16_t)l->nm_pcs_end_offset;
 		proc->nm_metadata_offset = (uint16_t)l->nm_metadata_offset;
 	}
 	/* Deoptimised frames named from their original pc when all three are known. */
-	if (!l->nm_immutable_data && l->nm_orig_pc_offset && l->nm_deopt_handler &&
-	    l->nm_deopt_mh_handler && fits_u16(l->nm_orig_pc_offset) &&
-	    fits_u16(l->nm_deopt_handler) && fits_u16(l->nm_deopt_mh_handler)) {
+	if (l->nm_orig_pc_offset && l->nm_deopt_handler && l->nm_deopt_mh_handler &&
+	    fits_u16(l->nm_orig_pc_offset) && fits_u16(l->nm_deopt_handler) &&
+	    fits_u16(l->nm_deopt_mh_handler)) {
 		proc->nm_deopt_handler = (uint16_t)l->nm_deopt_handler;
 		proc->nm_deopt_mh_handler = (uint16_t)l->nm_deopt_mh_handler;
 		proc->nm_orig_pc_offset = (uint16_t)l->nm_orig_pc_offset;

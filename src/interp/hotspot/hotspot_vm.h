@@ -77,6 +77,8 @@ struct hotspot_layout {
 	bool offsets; /* the fields above are int offsets (OP_JVM_F_OFFSETS) */
 	/* nmethod::_immutable_data (JDK 23+: PcDescs and scopes there, not in the blob), 0: none */
 	uint32_t nm_immutable_data;
+	/* CodeBlob::_mutable_data and _relocation_size (JDK 25: the metadata table at their sum) */
+	uint32_t blob_mutable_data, blob_relocation_size;
 	uint32_t method_const;
 	uint32_t cm_constants, cm_name_index, cm_sig_index, cm_flags, cm_code_size;
 	uint32_t cm_flags4;	/* ConstMethod::_flags._flags (JDK 21+: a u4), 0: not described */

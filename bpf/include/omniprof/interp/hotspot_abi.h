@@ -84,6 +84,24 @@ enum op_jvm_type {
  * _deoptimize_offset, _deoptimize_mh_offset); JDK 9+ as pointers.
  */
 #define OP_JVM_F_OFFSETS 0x01
+/*
+ * JDK 23+: an nmethod's PcDescs and scopes data are in its immutable data
+ * (a separate C-heap block at nmethod::_immutable_data): PcDescs
+ * [imm + _scopes_pcs_offset, imm + _scopes_data_offset), scopes at
+ * imm + _scopes_data_offset; nm_scopes_data, nm_pcs_offset and
+ * nm_pcs_end_offset then name those two int fields of the nmethod and
+ * nm_immutable_data the pointer.
+ */
+#define OP_JVM_F_IMMUTABLE 0x02
+/*
+ * Where the metadata (Method*) table is, with OP_JVM_F_IMMUTABLE: JDK 25
+ * keeps it in the blob's mutable data (CodeBlob::_mutable_data +
+ * CodeBlob::_relocation_size: nm_meta_base names the pointer,
+ * nm_metadata_offset the int); JDK 23 and 24 in the blob's data section
+ * (blob + CodeBlob::_data_offset + nmethod::_metadata_offset: nm_meta_base
+ * names the int, nm_metadata_offset the u2) when this flag is clear.
+ */
+#define OP_JVM_F_META_MUTABLE 0x04
 
 struct op_jvm_heap {
 	__u64 low; /* the heap's committed code: [low, high) */
@@ -129,7 +147,9 @@ struct op_jvm_proc {
 	__u16 nm_deopt_handler;	   /* CompiledMethod::_deopt_handler_begin (a pointer) */
 	__u16 nm_deopt_mh_handler; /* CompiledMethod::_deopt_mh_handler_begin */
 	__u16 nm_orig_pc_offset;   /* nmethod::_orig_pc_offset (an int) */
-	__u16 reserved2;
+	__u16 nm_immutable_data;   /* nmethod::_immutable_data (OP_JVM_F_IMMUTABLE) */
+	__u16 nm_meta_base;	   /* OP_JVM_F_IMMUTABLE: see OP_JVM_F_META_MUTABLE */
+	__u16 reserved3[3];
 	/* &CollectedHeap::_total_collections (an unsigned int), 0: not known. */
 	__u64 gc_count;
 	/*
@@ -171,7 +191,9 @@ struct op_jvm_blob {
 	__u64 metadata; /* nmethod: its metadata array (0: unreadable) */
 	__s32 frame_size;
 	__s32 complete;
-	__s32 pcs_begin; /* nmethod: its PcDescs [begin, end), from the blob */
+	__u64
+	    pcs_base; /* nmethod: what pcs_begin/end count from (the blob, or its immutable data) */
+	__s32 pcs_begin; /* nmethod: its PcDescs [begin, end), from pcs_base */
 	__s32 pcs_end;
 	__s32 last_target;    /* the last PcDesc search: pc offset (-1: none) ... */
 	__u32 last_scope;     /* ... and the scope it found */
@@ -240,10 +262,10 @@ enum op_jvm_stat {
 };
 
 _Static_assert(sizeof(struct op_jvm_heap) == 32, "op_jvm_heap layout");
-_Static_assert(sizeof(struct op_jvm_proc) == 32 * OP_JVM_MAX_HEAPS + 72, "op_jvm_proc layout");
-_Static_assert(sizeof(struct op_jvm_blob) == 112, "op_jvm_blob layout");
+_Static_assert(sizeof(struct op_jvm_proc) == 32 * OP_JVM_MAX_HEAPS + 80, "op_jvm_proc layout");
+_Static_assert(sizeof(struct op_jvm_blob) == 120, "op_jvm_blob layout");
 _Static_assert(sizeof(struct op_jvm_scope) == 32, "op_jvm_scope layout");
-_Static_assert(sizeof(struct op_jvm_walker) == 48 + 112 * OP_JVM_BLOBS + 32 * OP_JVM_SCOPES +
+_Static_assert(sizeof(struct op_jvm_walker) == 48 + 120 * OP_JVM_BLOBS + 32 * OP_JVM_SCOPES +
 						   16 * OP_JVM_METHODS + OP_JVM_BLOCK,
 	       "op_jvm_walker layout");
 

@@ -234,10 +234,11 @@ static __always_inline __u32 op_jvm_pcdesc(struct op_jvm_walker *jw, __u32 slot,
 
 	if (b->last_target == target)
 		return b->last_scope;
-	if (b->pcs_begin <= 0 || b->pcs_end <= b->pcs_begin ||
-	    b->pcs_end - b->pcs_begin > (1 << 20))
+	/* From the blob the PcDescs follow its header; immutable data may begin with them. */
+	if (b->pcs_begin < 0 || (b->pcs_begin == 0 && b->pcs_base == b->blob) ||
+	    b->pcs_end <= b->pcs_begin || b->pcs_end - b->pcs_begin > (1 << 20))
 		return 0;
-	base = b->blob + (__u32)b->pcs_begin;
+	base = b->pcs_base + (__u32)b->pcs_begin;
 	n = (__u32)(b->pcs_end - b->pcs_begin) / OP_JVM_PCDESC_SIZE;
 	lo = op_jvm_pcdesc_narrow(jw, base, n, target);
 	if (!n || lo < 0 || (__u32)lo >= n)
@@ -367,6 +368,52 @@ OP_JVM_SUBPROG int op_jvm_pending(const struct op_jvm_proc *proc, struct op_jvm_
 }
 
 /*
+ * An nmethod's debug info into b: its PcDescs (pcs_base + [pcs_begin,
+ * pcs_end)), scopes data and metadata table; b->scopes and b->metadata stay
+ * 0 when they cannot be read. To JDK 22 all three are in the blob; JDK 23+
+ * (OP_JVM_F_IMMUTABLE) keeps PcDescs and scopes in the nmethod's immutable
+ * data and the metadata in its data section (23, 24) or mutable data (25).
+ */
+static __always_inline void op_jvm_debug_info(struct op_jvm_walker *jw,
+					      const struct op_jvm_proc *proc, __u64 blob,
+					      struct op_jvm_blob *b)
+{
+	__u64 imm = 0, meta = 0;
+	__s32 scopes = 0, nmd = 0, base = 0;
+
+	if (!(proc->flags & OP_JVM_F_IMMUTABLE)) {
+		if (!op_jvm_addr(jw, proc, blob, proc->nm_scopes_data, &b->scopes) && b->scopes &&
+		    !op_jvm_s32(jw, blob, proc->nm_pcs_offset, &b->pcs_begin) &&
+		    !op_jvm_s32(jw, blob, proc->nm_pcs_end_offset, &b->pcs_end) &&
+		    !op_jvm_s32(jw, blob, proc->nm_metadata_offset, &nmd) && nmd > 0)
+			b->metadata = blob + (__u32)nmd;
+		b->pcs_base = blob;
+		return;
+	}
+	/* The PcDescs end where the scopes data begins (nmethod::scopes_pcs_end). */
+	if (op_jvm_u64(jw, blob, proc->nm_immutable_data, &imm) || !imm ||
+	    op_jvm_s32(jw, blob, proc->nm_pcs_offset, &b->pcs_begin) ||
+	    op_jvm_s32(jw, blob, proc->nm_scopes_data, &scopes) || scopes <= 0)
+		return;
+	b->pcs_end = scopes;
+	b->pcs_base = imm;
+	b->scopes = imm + (__u32)scopes;
+	if (proc->flags & OP_JVM_F_META_MUTABLE) {
+		/* JDK 25: _mutable_data + _relocation_size. */
+		if (op_jvm_u64(jw, blob, proc->nm_meta_base, &meta) || !meta ||
+		    op_jvm_s32(jw, blob, proc->nm_metadata_offset, &nmd) || nmd < 0)
+			return;
+		b->metadata = meta + (__u32)nmd;
+		return;
+	}
+	/* JDK 23, 24: blob + _data_offset + _metadata_offset (a u2). */
+	if (op_jvm_s32(jw, blob, proc->nm_meta_base, &base) || base <= 0 ||
+	    op_jvm_s32(jw, blob, proc->nm_metadata_offset, &nmd))
+		return;
+	b->metadata = blob + (__u32)base + ((__u32)nmd & 0xffff);
+}
+
+/*
  * The slot of the code blob whose code holds lpc: one the walk has read, or
  * found through its heap's segment map, read (one block) and remembered.
  * OP_JVM_NO_BLOB when there is none (a pc in a free segment or in no heap),
@@ -381,7 +428,6 @@ OP_JVM_SUBPROG int op_jvm_blob_at(struct op_jvm_walker *jw, const struct op_jvm_
 {
 	struct op_jvm_blob *b;
 	__u64 blob, name8 = 0, rest = 0;
-	__s32 nmd = 0;
 	__u32 slot;
 
 	if (!jw || !proc) /* a global function's pointers may be NULL for the verifier */
@@ -434,6 +480,7 @@ OP_JVM_SUBPROG int op_jvm_blob_at(struct op_jvm_walker *jw, const struct op_jvm_
 	}
 	b->method = b->cm = b->scopes = b->metadata = 0;
 	b->pcs_begin = b->pcs_end = 0;
+	b->pcs_base = 0;
 	b->last_target = -1;
 	b->last_scope = 0;
 	b->orig_pc_offset = 0;
@@ -442,12 +489,8 @@ OP_JVM_SUBPROG int op_jvm_blob_at(struct op_jvm_walker *jw, const struct op_jvm_
 		if (op_jvm_u64(jw, blob, proc->nmethod_method, &b->method) ||
 		    op_jvm_const_method(jw, proc, b->method, &b->cm))
 			return -1;
-		if (proc->nm_scopes_data &&
-		    !op_jvm_addr(jw, proc, blob, proc->nm_scopes_data, &b->scopes) && b->scopes &&
-		    !op_jvm_s32(jw, blob, proc->nm_pcs_offset, &b->pcs_begin) &&
-		    !op_jvm_s32(jw, blob, proc->nm_pcs_end_offset, &b->pcs_end) &&
-		    !op_jvm_s32(jw, blob, proc->nm_metadata_offset, &nmd) && nmd > 0)
-			b->metadata = blob + (__u32)nmd;
+		if (proc->nm_scopes_data)
+			op_jvm_debug_info(jw, proc, blob, b);
 		if (proc->nm_orig_pc_offset &&
 		    (op_jvm_s32(jw, blob, proc->nm_orig_pc_offset, &b->orig_pc_offset) ||
 		     op_jvm_addr(jw, proc, blob, proc->nm_deopt_handler, &b->deopt_handler) ||
