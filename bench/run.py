@@ -101,7 +101,12 @@ class Bench:
             counter("frames: unwound with frame pointers") + \
             counter("v8: frames walked in BPF") + \
             counter("ruby: Ruby frames walked in BPF") + \
-            counter("ruby: C function frames walked in BPF")
+            counter("ruby: C function frames walked in BPF") + \
+            counter("python: frames walked in BPF") + \
+            counter("perl: frames walked in BPF") + \
+            counter("php: frames walked in BPF") + \
+            sum(counter("hotspot: %s frames walked in BPF" % k)
+                for k in ("interpreted", "compiled", "stub", "inlined"))
         return {
             "label": label,
             "ns": bl.median(series),
