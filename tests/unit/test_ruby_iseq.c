@@ -271,7 +271,7 @@ static void test_qualified_names(void **state)
 	static const char *const names[] = {"__classpath__", "__attached__", "times"};
 	const int32_t lines[] = {7};
 	const uint32_t pos[] = {0};
-	uint64_t sym, shop, single, m_leaf, m_open, def = alloc(48), m_times, iseq;
+	uint64_t sym, shop, single, m_leaf, m_open, def = alloc(48), m_times, iseq, svar, svar2;
 	struct ruby_roots roots = {0};
 	struct ruby_iseq *is;
 
@@ -297,6 +297,21 @@ static void test_qualified_names(void **state)
 			  1, 4);
 	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, m_leaf, &is), 0);
 	assert_string_equal(is->name, "block (2 levels) in Shop#pick");
+	ruby_iseq__free(is);
+	/* A method that matched a regexp: ep[-2] is an imemo_svar wrapping its entry. */
+	svar = alloc(40);
+	put64(svar, RUBY_T_IMEMO | (uint64_t)RUBY_IMEMO_SVAR << 12);
+	put64(svar + RUBY_SVAR_CREF_OR_ME, m_leaf);
+	iseq = build_iseq(RUBY_ISEQ_METHOD, "gem", str("a.rb"), 7, lines, pos, 1, 4);
+	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, svar, &is), 0);
+	assert_string_equal(is->name, "Shop#gem");
+	ruby_iseq__free(is);
+	/* An svar wrapping an svar (never made by the VM): the plain label. */
+	svar2 = alloc(40);
+	put64(svar2, RUBY_T_IMEMO | (uint64_t)RUBY_IMEMO_SVAR << 12);
+	put64(svar2 + RUBY_SVAR_CREF_OR_ME, svar);
+	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, svar2, &is), 0);
+	assert_string_equal(is->name, "gem");
 	ruby_iseq__free(is);
 	/* <main>: its ep[-2] is a cref, no method entry. */
 	iseq = build_iseq(0, "<main>", str("a.rb"), 1, lines, pos, 1, 4);

@@ -208,7 +208,7 @@ static int32_t le32(const uint8_t *p)
  * vaddr base): what the ID lookup compares a serial with,
  * global_symbols.last_id. 0: none.
  */
-static uint64_t find_last_id_cmp(const uint8_t *code, size_t len, uint64_t base)
+uint64_t ruby_binary__last_id_cmp(const uint8_t *code, size_t len, uint64_t base)
 {
 	for (size_t i = 0; i + 6 <= len; i++)
 		if ((code[i] == 0x39 || code[i] == 0x3b) && (code[i + 1] & 0xc7) == 0x05)
@@ -219,7 +219,8 @@ static uint64_t find_last_id_cmp(const uint8_t *code, size_t len, uint64_t base)
 /*
  * global_symbols (not exported: static in symbol.c, no .symtab in Debian's
  * libruby): rb_id2str (exported) tail-calls the serial lookup, whose first
- * RIP-relative compare reads global_symbols.last_id, its first field. The
+ * RIP-relative compare reads global_symbols.last_id, its first field (3.3
+ * inlines the lookup: the compare is then in rb_id2str itself). The
  * code is read from the file: a pattern that is not there gives 0 (C
  * functions' frames then stay "[C function]", methods unqualified).
  */
@@ -230,7 +231,7 @@ static uint64_t find_global_symbols(const struct elf_file *ef, uint64_t id2str)
 
 	if (!id2str || read_vaddr(ef, id2str, code, sizeof(code)))
 		return 0;
-	found = find_last_id_cmp(code, sizeof(code), id2str);
+	found = ruby_binary__last_id_cmp(code, sizeof(code), id2str);
 	if (found)
 		return found;
 	/* No decoder: every e8/e9 byte is tried as a call/jmp rel32 (one inside
@@ -243,11 +244,15 @@ static uint64_t find_global_symbols(const struct elf_file *ef, uint64_t id2str)
 		target = id2str + i + 5 + (uint64_t)(int64_t)le32(code + i + 1);
 		if (read_vaddr(ef, target, callee, sizeof(callee)))
 			continue;
-		found = find_last_id_cmp(callee, sizeof(callee), target);
+		found = ruby_binary__last_id_cmp(callee, sizeof(callee), target);
 		if (found)
 			return found;
 	}
-	return 0;
+	/* 3.3 inlines the lookup: its compare lies further in (byte 67 of
+	 * 3.3.10's rb_id2str), looked for last so the tail-call case stays. */
+	if (read_vaddr(ef, id2str, callee, sizeof(callee)))
+		return 0;
+	return ruby_binary__last_id_cmp(callee, sizeof(callee), id2str);
 }
 
 static bool is_dtpmod_slot(const struct wanted *w, uint64_t at)

@@ -59,6 +59,13 @@ struct ruby_binary {
 int ruby_binary__inspect(const struct elf_file *ef, struct ruby_binary *out);
 
 /*
+ * The target of the first `cmp %r32, disp32(%rip)` (39 or 3b, either
+ * operand order) in code, whose first byte is at vaddr base: where an ID
+ * lookup reads global_symbols.last_id. 0: none.
+ */
+uint64_t ruby_binary__last_id_cmp(const uint8_t *code, size_t len, uint64_t base);
+
+/*
  * Initial exec (bin->tpoff_slot): ruby_current_ec's distance from the thread
  * pointer in the process whose memory is mem, mapping bin's file with bias,
  * read from the GOT slot the dynamic linker filled. 0 and *off; -EAGAIN

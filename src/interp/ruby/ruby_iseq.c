@@ -349,7 +349,12 @@ static int class_name(const struct remote_memory *mem, const struct ruby_layout 
 	return read_string(mem, l, v, out);
 }
 
-/* me, when it is a method entry: its owner's name (see class_name()). */
+/*
+ * me, when it is a method entry: its owner's name (see class_name()). A
+ * method that used $~ or $_ (a regexp match, gsub, gets) has its ep[-2]
+ * replaced by an imemo_svar holding them, whose cref_or_me is the entry
+ * (internal/imemo.h's struct vm_svar, the same 2.7 to 3.4): followed once.
+ */
 static int owner_name(const struct remote_memory *mem, const struct ruby_layout *l,
 		      const struct ruby_roots *roots, uint64_t me, char **out, bool *singleton)
 {
@@ -357,10 +362,17 @@ static int owner_name(const struct remote_memory *mem, const struct ruby_layout 
 	int err;
 
 	*out = NULL;
-	if (!me || (me & 7) || read_mem(mem, me, &flags, sizeof(flags)))
-		return -EINVAL;
-	if ((flags & RUBY_T_MASK) != RUBY_T_IMEMO || ((flags >> 12) & 0xf) != RUBY_IMEMO_MENT)
-		return -EINVAL;
+	for (int hop = 0;; hop++) {
+		if (!me || (me & 7) || read_mem(mem, me, &flags, sizeof(flags)))
+			return -EINVAL;
+		if ((flags & RUBY_T_MASK) != RUBY_T_IMEMO)
+			return -EINVAL;
+		if (((flags >> 12) & 0xf) == RUBY_IMEMO_MENT)
+			break;
+		if (hop || ((flags >> 12) & 0xf) != RUBY_IMEMO_SVAR ||
+		    read_mem(mem, me + RUBY_SVAR_CREF_OR_ME, &me, sizeof(me)))
+			return -EINVAL;
+	}
 	err = read_mem(mem, me + l->me_owner, &owner, sizeof(owner));
 	if (err)
 		return err;

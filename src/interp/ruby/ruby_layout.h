@@ -86,16 +86,18 @@ struct ruby_layout {
 const struct ruby_layout *ruby_layout__find(unsigned int major, unsigned int minor);
 
 /* Ruby's object types (flags & 0x1f) the host reads. */
-#define RUBY_T_STRING	   0x05
-#define RUBY_T_ARRAY	   0x07
-#define RUBY_T_MASK	   0x1f
-#define RUBY_T_CLASS	   0x02
-#define RUBY_T_MODULE	   0x03
-#define RUBY_T_IMEMO	   0x1a
-#define RUBY_ISEQ_METHOD   1 /* rb_iseq_constant_body.type */
-#define RUBY_ISEQ_BLOCK	   2
-#define RUBY_IMEMO_MENT	   6	       /* imemo_ment: (flags >> 12) & 15 of a method entry */
-#define RUBY_SHAPE_IVAR	   1	       /* rb_shape_t.type of an ivar's edge (3.2) */
-#define RUBY_SHAPE_INVALID 0xffffffffu /* INVALID_SHAPE_ID: the root's parent */
+#define RUBY_T_STRING	     0x05
+#define RUBY_T_ARRAY	     0x07
+#define RUBY_T_MASK	     0x1f
+#define RUBY_T_CLASS	     0x02
+#define RUBY_T_MODULE	     0x03
+#define RUBY_T_IMEMO	     0x1a
+#define RUBY_ISEQ_METHOD     1 /* rb_iseq_constant_body.type */
+#define RUBY_ISEQ_BLOCK	     2
+#define RUBY_IMEMO_MENT	     6		 /* imemo_ment: (flags >> 12) & 15 of a method entry */
+#define RUBY_IMEMO_SVAR	     2		 /* imemo_svar: a method's $~/$_ holder, wraps ep[-2] */
+#define RUBY_SVAR_CREF_OR_ME 8		 /* vm_svar.cref_or_me (after flags), 2.7 to 3.4 */
+#define RUBY_SHAPE_IVAR	     1		 /* rb_shape_t.type of an ivar's edge (3.2) */
+#define RUBY_SHAPE_INVALID   0xffffffffu /* INVALID_SHAPE_ID: the root's parent */
 
 #endif
