@@ -163,6 +163,68 @@ static long stack_vma_end(struct task_struct *task, struct vm_area_struct *vma, 
 }
 
 /*
+ * A Go goroutine's stack lies in Go's heap, whose mapping runs megabytes past
+ * the stack's top: copied to the mapping's end, a goroutine's 8-32 KiB stack
+ * became a 226-512 KiB copy, mostly heap, and a few of them filled the half
+ * of the ring copies may use while the reader was slow (the rest were walked
+ * by frame pointers: Go's stack switches lost). So where the thread's g names
+ * a stack holding sp, the copy ends at its top, g.stack.hi: the goroutine's
+ * whole stack, runtime.goexit's frame included. g is r14 in Go code (the
+ * register ABI, Go 1.17+), else the thread's TLS slot at fs - 8 (Go's own
+ * slot in a binary it linked). Trusted only as Go makes it: g starts with
+ * stack.lo and stack.hi (lo <= sp < hi, a power-of-two size: Go allocates
+ * goroutine stacks so) and stackguard0 (lo plus the guard, or one of the
+ * marks near the top of the address space). Anything else keeps the limit: a
+ * wrong guess could only shorten the copy (the walk counts it past the copy).
+ */
+struct go_g_stack {
+	__u64 lo;
+	__u64 hi;
+	__u64 guard0;
+};
+
+static __always_inline bool go_stack_top(__u64 g, __u64 sp, __u64 *top)
+{
+	struct go_g_stack s;
+	__u64 size;
+
+	if (!g || bpf_probe_read_user(&s, sizeof(s), (const void *)g))
+		return false;
+	size = s.hi - s.lo;
+	if (s.lo > sp || sp >= s.hi || size < 2048 || size > (1ull << 30) || (size & (size - 1)))
+		return false;
+	if (s.guard0 - s.lo >= 4096 && s.guard0 < 0xfffffffffffff000ull)
+		return false;
+	*top = s.hi;
+	return true;
+}
+
+/* Shortens x->limit to the goroutine's stack when the thread runs one (above). */
+static __always_inline void copy_limit_go_stack(struct bpf_perf_event_data *ctx,
+						struct task_struct *task, struct copy_ctx *x,
+						__u64 tls_base)
+{
+	__u64 *ctx_regs = (__u64 *)&ctx->regs, r14 = 0, g = 0, top = 0;
+	struct pt_regs *regs;
+
+	if (in_user_mode(ctx)) {
+		r14 = ctx_regs[__builtin_offsetof(struct pt_regs, r14) / 8];
+	} else {
+		regs = (struct pt_regs *)bpf_task_pt_regs(task);
+		if (regs)
+			r14 = BPF_CORE_READ(regs, r14);
+	}
+	if (!go_stack_top(r14, x->sp, &top)) {
+		if (tls_base < 8 ||
+		    bpf_probe_read_user(&g, sizeof(g), (const void *)(tls_base - 8)) ||
+		    !go_stack_top(g, x->sp, &top))
+			return;
+	}
+	if (top - x->sp < x->limit)
+		x->limit = top - x->sp;
+}
+
+/*
  * One page (the first: up to its end) per round, up to x->limit. A page that
  * cannot be read is zeroed and the walk goes on: inside a stack it is one
  * never touched (a large local array; the read cannot fault it in), past the
@@ -251,6 +313,7 @@ static __always_inline int send_stack_copy(struct bpf_perf_event_data *ctx, __u3
 	 * taken), the common size, as before copies could be deeper. */
 	x.limit = OP_STACK_COPY_COMMON;
 	bpf_find_vma(task, r.sp, stack_vma_end, &x, 0);
+	copy_limit_go_stack(ctx, task, &x, x.b->c.tls_base);
 	/* The test hook's copies are not budgeted (never asked, never refilled). */
 	cb = copy_all_stacks ? NULL : bpf_map_lookup_elem(&copy_budget, &(__u32){0});
 	nk = x.b->c.n_kernel & 255;
