@@ -482,6 +482,8 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 		"copies: unwound in user space", (unsigned long long)c->copies.received,
 		(unsigned long long)c->copies.complete, (unsigned long long)c->copies.truncated,
 		(unsigned long long)c->copies.beyond_copy);
+	fprintf(stderr, "  %-40s %llu KiB\n", "copies: stack bytes received",
+		(unsigned long long)c->copies.stack_bytes / 1024);
 	fprintf(stderr, "  %-40s %llu\n", "copies: live reads past a Go switch",
 		(unsigned long long)c->copies.switch_reads);
 	fprintf(stderr, "  %-40s %llu\n", "copies: process maps never read",

@@ -190,6 +190,7 @@ long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct 
 		return -EINVAL;
 	}
 	stats->received++;
+	stats->stack_bytes += copy->stack_len;
 	stack.bytes = interp_mem.bytes = (const uint8_t *)(kernel + copy->n_kernel);
 	w.stack = remote_memory__overlay(&stack);
 	w.interp = remote_memory__overlay(&interp_mem);

@@ -23,6 +23,7 @@ struct process_table;
 
 struct stack_copy_stats {
 	uint64_t received;    /* stack copies from the BPF side */
+	uint64_t stack_bytes; /* ... their stack bytes, in all */
 	uint64_t complete;    /* unwound to the outermost frame */
 	uint64_t truncated;   /* unwound, but the walk stopped early (an error frame) */
 	uint64_t beyond_copy; /* ... of which it needed stack past the copied bytes */
