@@ -530,36 +530,56 @@ static void test_gofmt(void **state)
  * copy takes the switch from g0 back to the goroutine too, reading g, m and
  * the parked goroutine's stack from the live process, so the C samples keep
  * the whole chain, runtime.cgocall included (before: all of them stopped at
- * asmcgocall with `unreadable stack`).
+ * asmcgocall with `unreadable stack`). go_deep beside it, copied the same way,
+ * runs on goroutine stacks, which lie in Go's heap: its copies end at the
+ * goroutine's stack top (g.stack.hi), a few KiB, not 226-512 KiB into the
+ * heap mapping (which filled the ring's half copies may use, issue 17), and
+ * still hold the whole chain to runtime.goexit.
  */
 static void test_cgo_copies(void **state)
 {
-	char *build = realpath(tu_build_dir(), NULL), path[600], pids[32], *out = NULL, *text;
-	long leaf, whole, live;
-	pid_t pid;
-
+	char *build = realpath(tu_build_dir(), NULL), path[600], deep_path[600], pids[32],
+	     *out = NULL, *text;
+	long leaf, whole, live, copies, kib;
 	struct worst worst = {0};
+	struct go_count deep;
+	pid_t pid, deep_pid;
 
 	(void)state;
 	assert_non_null(build);
 	snprintf(path, sizeof(path), "%s/workloads/go_cgo", build);
+	snprintf(deep_path, sizeof(deep_path), "%s/workloads/go_deep", build);
 	free(build);
 	pid = spawn_later(path, "30", NULL);
 	assert_true(pid > 0);
-	snprintf(pids, sizeof(pids), "%d", (int)pid);
+	deep_pid = spawn_later(deep_path, "30", NULL);
+	assert_true(deep_pid > 0);
+	snprintf(pids, sizeof(pids), "%d,%d", (int)pid, (int)deep_pid);
 	text = record_pids(pids, RECORD_SECONDS, "--copy-all-stacks", &out);
 	kill(pid, SIGKILL);
 	tu_reap(pid);
+	kill(deep_pid, SIGKILL);
+	tu_reap(deep_pid);
 	assert_non_null(text);
+	deep = count_folded(text, "go_deep");
+	report("go_deep, every sample a stack copy", &deep);
 	count_cgo(text, &leaf, &whole, &worst);
 	printf("    go_cgo, every sample a stack copy: %ld of %ld samples in C with the whole "
 	       "chain (%.1f%%)\n",
 	       whole, leaf, pct(whole, leaf));
 	worst__print(&worst);
 	free(text);
-	counter(out, "copies: unwound in user space");
+	copies = counter(out, "copies: unwound in user space");
+	kib = counter(out, "copies: stack bytes received");
 	live = counter(out, "copies: live reads past a Go switch");
 	free(out);
+	printf("      copies: %.1f KiB of stack each\n", copies > 0 ? (double)kib / copies : 0);
+	assert_true(deep.leaf >= MIN_SAMPLES);
+	assert_true(deep.complete * 100 >= deep.leaf * 99);
+	/* g0's copies (go_cgo's C) run to its mapping's top, about 11 KiB; a goroutine's
+	 * (go_deep) 2-3 KiB: 512 KiB each when they ran into Go's heap. */
+	assert_true(copies > 0 && kib >= 0);
+	assert_true(kib < copies * 32);
 	assert_true(leaf >= MIN_SAMPLES);
 	assert_true(live > 0);
 	assert_true(whole * 100 >= leaf * 85);
