@@ -424,10 +424,10 @@ static void test_deep_chains(void **state)
 	/* A sample the budget refused is walked by frame pointers, which lose Go's stack
 	 * switches: those (counted, of any of the four) may be incomplete, no other. */
 	assert_true(cgo_leaf >= MIN_SAMPLES);
-	/* A floor, not the goal: 100% on a quiet machine, 93.9% once in CI's pool of four
-	 * (the incomplete C samples are not understood yet; issue 17). Without the switch
-	 * rule none of them has runtime.cgocall. */
-	assert_true((cgo_whole + skipped) * 100 >= cgo_leaf * 85);
+	/* 85-96% in CI's pool of four before 3632e60: goroutines' stack copies ran 512 KiB
+	 * into Go's heap, filled the ring's half and the rest went to frame pointers, which
+	 * stop at g0's top. Without the switch rule none of them has runtime.cgocall. */
+	assert_true((cgo_whole + skipped) * 100 >= cgo_leaf * 95);
 	/* The callback's chain is pcsp rules only (no switch rule): 100% when written. */
 	assert_true(cb_leaf >= MIN_SAMPLES);
 	assert_true((cb_whole + skipped) * 100 >= cb_leaf * 95);
@@ -574,8 +574,11 @@ static void test_cgo_copies(void **state)
 	live = counter(out, "copies: live reads past a Go switch");
 	free(out);
 	printf("      copies: %.1f KiB of stack each\n", copies > 0 ? (double)kib / copies : 0);
+	/* Not 99%: a sample in Go's signal handler (sysmon preempts the spinning goroutine
+	 * every 10 ms) is a copy of the gsignal stack, and the interrupted goroutine's stack the
+	 * signal frame leads to is not in it ("unreadable stack"; 1 of 221 once; issue 17). */
 	assert_true(deep.leaf >= MIN_SAMPLES);
-	assert_true(deep.complete * 100 >= deep.leaf * 99);
+	assert_true(deep.complete * 100 >= deep.leaf * 97);
 	/* g0's copies (go_cgo's C) run to its mapping's top, about 11 KiB; a goroutine's
 	 * (go_deep) 2-3 KiB: 512 KiB each when they ran into Go's heap. */
 	assert_true(copies > 0 && kib >= 0);
