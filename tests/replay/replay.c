@@ -242,6 +242,7 @@ static bool replay_thread(const struct replay_case *c, const struct case_thread 
 	struct remote_memory snap = snapshot__memory(s);
 	struct user_unwind_ops ops = {snap_read, user_unwind_tables__find_rule, &snap, tables};
 	struct full_mem full = {snapshot__memory(s), sp};
+	struct user_unwind_regs wregs;
 	struct user_unwind_result r;
 	size_t deepest = 0, deepest_exp = 0, n_runtime = 0, n = 0;
 	char want[NAME_LEN];
@@ -251,8 +252,14 @@ static bool replay_thread(const struct replay_case *c, const struct case_thread 
 		return false;
 	}
 	/* As the sampler: frames in a runtime's code ranges go to its walker. */
-	r = runtimes__walk(rts, &ops, full_read, &full, t->regs.fs_base, t->regs.rip, t->regs.rsp,
-			   t->regs.rbp, frames, OP_MAX_USER_FRAMES, stats);
+	/* The sampler's registers: rbx too (OP_RULE_CFA_RBX). */
+	wregs = (struct user_unwind_regs){.pc = t->regs.rip,
+					  .sp = t->regs.rsp,
+					  .fp = t->regs.rbp,
+					  .fsbase = t->regs.fs_base,
+					  .bx = t->regs.rbx,
+					  .has_bx = true};
+	r = runtimes__walk(rts, &ops, full_read, &full, &wregs, frames, OP_MAX_USER_FRAMES, stats);
 	for (uint32_t i = 0; i < r.n_frames; i++) {
 		size_t k = name_frame(rts, sp, &frames[i], &named[n],
 				      sizeof(named) / sizeof(named[0]) - n);

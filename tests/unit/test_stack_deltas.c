@@ -705,13 +705,17 @@ static void test_unexpressible_rules(void **state)
 	    0x41, 0x07, 0x06, 0x2e, 0x10,		    /* 0xf00a: undefined; args_size */
 	};
 	static const struct want want[] = {
-	    CFA(0xf000, RSP, 8, 0),	  CFA(0xf001, RSP, 16, -16),
-	    CFA(0xf002, RSP, 16, -32768), CMD(0xf003, OP_RULE_INVALID),
+	    CFA(0xf000, RSP, 8, 0),
+	    CFA(0xf001, RSP, 16, -16),
+	    CFA(0xf002, RSP, 16, -32768),
+	    CMD(0xf003, OP_RULE_INVALID),
 	    /* ld.so's lazy-binding trampolines' rule (OP_RULE_CFA_RBX) */
 	    {.addr = 0xf004, .cmd = OP_RULE_CFA_RBX, .base = RSP, .cfa = 8, .fp = 0},
-	    CMD(0xf005, OP_RULE_INVALID), CFA(0xf008, RSP, 8, 0),
+	    CMD(0xf005, OP_RULE_INVALID),
+	    CFA(0xf008, RSP, 8, 0),
 	    CFA(0xf009, RSP, 8, 16),
-	    CFA(0xf00a, RSP, 8, 0),	  CMD(0xf010, OP_RULE_INVALID),
+	    CFA(0xf00a, RSP, 8, 0),
+	    CMD(0xf010, OP_RULE_INVALID),
 	};
 	struct stack_delta_table t;
 	struct buf b = {0};

@@ -195,9 +195,7 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_NO_RULE;
 	}
 
-	base = rule->cmd == OP_RULE_CFA_RBX	 ? r->bx
-	       : rule->cfa_base == OP_CFA_RBP ? r->fp
-					      : r->sp;
+	base = rule->cmd == OP_RULE_CFA_RBX ? r->bx : rule->cfa_base == OP_CFA_RBP ? r->fp : r->sp;
 	if (rule->cfa_base == OP_CFA_RBP) {
 		/* A zero frame pointer marks the outermost frame (_start clears rbp);
 		 * JIT code is never outermost. */
