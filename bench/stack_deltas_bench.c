@@ -161,9 +161,10 @@ static void bench_file(const char *path)
 	printf("  cies %llu fdes %llu unsupported rows %llu bad entries %llu\n",
 	       (unsigned long long)t.stats.cies, (unsigned long long)t.stats.fdes,
 	       (unsigned long long)t.stats.unsupported, (unsigned long long)t.stats.bad_entries);
-	printf("  by rule: cfa %zu stop %zu invalid %zu plt %zu deref %zu signal %zu\n",
+	printf("  by rule: cfa %zu stop %zu invalid %zu plt %zu deref %zu signal %zu rbx %zu\n",
 	       counts[OP_RULE_CFA], counts[OP_RULE_STOP], counts[OP_RULE_INVALID],
-	       counts[OP_RULE_PLT], counts[OP_RULE_CFA_DEREF], counts[OP_RULE_SIGNAL]);
+	       counts[OP_RULE_PLT], counts[OP_RULE_CFA_DEREF], counts[OP_RULE_SIGNAL],
+	       counts[OP_RULE_CFA_RBX]);
 	stack_delta_table__free(&t);
 	elf_file__close(ef);
 }
