@@ -465,6 +465,10 @@ enum op_stat {
 	OP_STAT_OFFCPU_EXITED,	     /* threads that exited while pending (no end record) */
 	OP_STAT_OFFCPU_NOT_READY,    /* recorded while the process's tables were not loaded */
 	OP_STAT_OFFCPU_TRUNCATED,    /* recorded with a user stack that ended in an error frame */
+	/* Of the budget's refusals (OP_STAT_STACK_COPY_SKIPPED's), the asks refused
+	 * because the ring buffer was half full (user space behind), not the token
+	 * buckets; a sample may ask twice. */
+	OP_STAT_STACK_COPY_RING_HALF,
 	OP_STAT__COUNT,
 };
 
