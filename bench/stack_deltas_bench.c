@@ -101,7 +101,7 @@ cleanup:
 static void bench_file(const char *path)
 {
 	struct stack_delta_table t = {0};
-	size_t counts[8] = {0};
+	size_t counts[16] = {0};
 	struct elf_file *ef;
 	uint32_t pages, levels;
 	uint8_t id[STACK_DELTAS_ID_LEN];
@@ -143,7 +143,7 @@ static void bench_file(const char *path)
 	if (!err)
 		best_cached = cached_ms(ef, &t);
 	for (size_t i = 0; i < t.n; i++)
-		counts[t.deltas[i].rule.cmd & 7]++;
+		counts[t.deltas[i].rule.cmd & 15]++;
 	printf("%s (%llu bytes)\n", path, (unsigned long long)ef->size);
 	pages = delta_pages__count(t.n, &levels);
 	printf("  deltas %zu, %zu bytes as struct stack_delta, %u pages in %u levels, %zu bytes in "
@@ -161,9 +161,10 @@ static void bench_file(const char *path)
 	printf("  cies %llu fdes %llu unsupported rows %llu bad entries %llu\n",
 	       (unsigned long long)t.stats.cies, (unsigned long long)t.stats.fdes,
 	       (unsigned long long)t.stats.unsupported, (unsigned long long)t.stats.bad_entries);
-	printf("  by rule: cfa %zu stop %zu invalid %zu plt %zu deref %zu signal %zu\n",
+	printf("  by rule: cfa %zu stop %zu invalid %zu plt %zu deref %zu signal %zu rbx %zu\n",
 	       counts[OP_RULE_CFA], counts[OP_RULE_STOP], counts[OP_RULE_INVALID],
-	       counts[OP_RULE_PLT], counts[OP_RULE_CFA_DEREF], counts[OP_RULE_SIGNAL]);
+	       counts[OP_RULE_PLT], counts[OP_RULE_CFA_DEREF], counts[OP_RULE_SIGNAL],
+	       counts[OP_RULE_CFA_RBX]);
 	stack_delta_table__free(&t);
 	elf_file__close(ef);
 }

@@ -596,6 +596,7 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct op_
 		r->pc = ctx_regs[__builtin_offsetof(struct pt_regs, ip) / 8];
 		r->sp = ctx_regs[__builtin_offsetof(struct pt_regs, sp) / 8];
 		r->fp = ctx_regs[__builtin_offsetof(struct pt_regs, bp) / 8];
+		r->bx = ctx_regs[__builtin_offsetof(struct pt_regs, bx) / 8];
 		return 0;
 	}
 	task = bpf_get_current_task_btf();
@@ -608,6 +609,7 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct op_
 	r->pc = BPF_CORE_READ(regs, ip);
 	r->sp = BPF_CORE_READ(regs, sp);
 	r->fp = BPF_CORE_READ(regs, bp);
+	r->bx = BPF_CORE_READ(regs, bx);
 	return 0;
 }
 
@@ -641,6 +643,7 @@ static __always_inline __u32 err_stat(__u32 err)
 	case OP_UNWIND_ERR_BAD_FP:
 		return OP_STAT_USER_BAD_FP;
 	case OP_UNWIND_ERR_NO_RULE:
+	case OP_UNWIND_ERR_RBX_CFA:
 		return OP_STAT_USER_NO_RULE;
 	case OP_UNWIND_ERR_BAD_CFA:
 		return OP_STAT_USER_BAD_CFA;
@@ -682,6 +685,7 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 	}
 	/* One lookup per sample: does the process run a runtime at all? */
 	op_walk__init(w, pid, r->pc, r->sp, r->fp, bpf_map_lookup_elem(&interp_procs, &pid));
+	op_unwinder__set_bx(&w->u, r->bx);
 	if (w->has_interp)
 		user_pinned_regs(ctx, w);
 	ws->pack = !w->has_interp;

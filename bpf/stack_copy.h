@@ -74,8 +74,11 @@ static __always_inline bool copy_budget__allows(void)
 	struct copy_budget *cb;
 
 	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) + OP_STACK_COPY_MAX_SIZE >
-	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2)
+	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2) {
+		/* Told apart from the buckets: an agent starved of CPU, not a budget. */
+		stat_inc(OP_STAT_STACK_COPY_RING_HALF);
 		return false;
+	}
 	cb = copy_budget__refill();
 	return cb && cb->count >= 1 &&
 	       cb->bytes >= OP_STACK_COPY_SIZE(OP_MAX_KERNEL_FRAMES + 1, OP_STACK_COPY_COMMON);

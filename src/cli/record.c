@@ -401,6 +401,7 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 	    [OP_STAT_OFFCPU_EXITED] = "off-cpu: exited while pending",
 	    [OP_STAT_OFFCPU_NOT_READY] = "off-cpu: recorded before tables loaded",
 	    [OP_STAT_OFFCPU_TRUNCATED] = "off-cpu: recorded, user stack truncated",
+	    [OP_STAT_STACK_COPY_RING_HALF] = "not copied: ring half full (asks)",
 	};
 
 	fprintf(stderr, "counters:\n");

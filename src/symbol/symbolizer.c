@@ -274,6 +274,8 @@ const char *symbolizer__error(uint64_t reason)
 		return "[unwind stopped: JIT/anonymous code without frame pointer]";
 	case OP_UNWIND_ERR_NO_MAPS:
 		return "[unwind stopped: process exited before its maps were read]";
+	case OP_UNWIND_ERR_RBX_CFA:
+		return "[unwind stopped: lazy-binding trampoline above the leaf (CFA in rbx)]";
 	default: {
 		/* A runtime's own reason (its frames could not be read). */
 		const char *text = interp__unwind_error(reason);

@@ -38,6 +38,7 @@
 #include "util/array.h"
 
 /* x86-64 psABI DWARF register numbers. */
+#define DWREG_RBX 3
 #define DWREG_RBP 6
 #define DWREG_RSP 7
 #define DWREG_RA  16
@@ -545,6 +546,18 @@ static bool state__to_rule(const struct interp *it, struct op_unwind_rule *r)
 	if (st->ra.how != REG_OFFSET || st->ra.off != -8)
 		return false;
 
+	if (st->cfa_how == CFA_REG_OFF && st->cfa_reg == DWREG_RBX) {
+		/* ld.so's lazy-binding trampolines (see OP_RULE_CFA_RBX): usable in
+		 * the frame whose rbx the walk knows. */
+		if (!fits_s32(st->cfa_off) ||
+		    !rbp_fp_offset(s, st, (int)st->cfa_reg, st->cfa_off, &fp))
+			return false;
+		r->cmd = OP_RULE_CFA_RBX;
+		r->cfa_base = OP_CFA_RSP;
+		r->cfa_offset = (int32_t)st->cfa_off;
+		r->fp_offset = fp;
+		return true;
+	}
 	if (st->cfa_how == CFA_REG_OFF) {
 		if (st->cfa_reg != DWREG_RSP && st->cfa_reg != DWREG_RBP)
 			return false;
@@ -1908,8 +1921,9 @@ static int cfi_id(const struct elf_file *ef, Elf *elf, bool streamed,
 		err = -EIO;
 		goto cleanup;
 	}
-	/* The builder's version: 3 since Go's systemstack_switch rule. */
-	id_hash__add(&h, "omniprof cfi 3", 14);
+	/* The builder's version: 3 since Go's systemstack_switch rule, 4 since
+	 * rbx-based CFAs (OP_RULE_CFA_RBX). */
+	id_hash__add(&h, "omniprof cfi 4", 14);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr)) {
 		id_hash__u64(&h, 1); /* not an ELF file libelf can read: no table */
 	} else {

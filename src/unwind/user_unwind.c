@@ -90,20 +90,32 @@ struct user_unwind_result user_unwind__walk_tls(const struct user_unwind_ops *op
 						uint64_t fsbase, struct op_frame *frames,
 						uint32_t max_frames)
 {
+	struct user_unwind_regs regs = {.pc = pc, .sp = sp, .fp = fp, .fsbase = fsbase};
+
+	return user_unwind__walk_regs(ops, interp, pid, &regs, frames, max_frames);
+}
+
+struct user_unwind_result user_unwind__walk_regs(const struct user_unwind_ops *ops,
+						 const struct user_unwind_interp *interp,
+						 uint32_t pid, const struct user_unwind_regs *regs,
+						 struct op_frame *frames, uint32_t max_frames)
+{
 	struct user_unwind_result res = {0};
 	struct user_walk uw;
 	struct op_walk *w = &uw.w;
 	int at;
 
-	if (!pc) {
+	if (!regs->pc) {
 		res.flags = OP_TRACE_F_NO_USER;
 		return res;
 	}
 	uw.ops = ops;
 	uw.interp = interp;
-	uw.fsbase = fsbase;
+	uw.fsbase = regs->fsbase;
 	/* walk_user_stack() and walk_one_frame() of bpf/sampler.bpf.c. */
-	op_walk__init(w, pid, pc, sp, fp, interp ? interp->ranges : NULL);
+	op_walk__init(w, pid, regs->pc, regs->sp, regs->fp, interp ? interp->ranges : NULL);
+	if (regs->has_bx)
+		op_unwinder__set_bx(&w->u, regs->bx);
 	for (uint32_t index = 0; index <= max_frames; index++)
 		if (op_walk__round(w, index, max_frames, &frames[index < max_frames ? index : 0]))
 			break;

@@ -17,6 +17,7 @@
 #ifndef OMNIPROF_UNWIND_USER_UNWIND_H
 #define OMNIPROF_UNWIND_USER_UNWIND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -100,6 +101,22 @@ struct user_unwind_result user_unwind__walk_tls(const struct user_unwind_ops *op
 						uint32_t pid, uint64_t pc, uint64_t sp, uint64_t fp,
 						uint64_t fsbase, struct op_frame *frames,
 						uint32_t max_frames);
+
+/* A thread's registers as far as the walk uses them. */
+struct user_unwind_regs {
+	uint64_t pc, sp, fp;
+	uint64_t fsbase; /* 0: unknown */
+	/* rbx (OP_RULE_CFA_RBX: ld.so's lazy-binding trampolines) when has_bx;
+	 * stack copies carry none. */
+	uint64_t bx;
+	bool has_bx;
+};
+
+/* user_unwind__walk_tls() with every register the walk can use. */
+struct user_unwind_result user_unwind__walk_regs(const struct user_unwind_ops *ops,
+						 const struct user_unwind_interp *interp,
+						 uint32_t pid, const struct user_unwind_regs *regs,
+						 struct op_frame *frames, uint32_t max_frames);
 
 /* ---- the in-memory rule source ------------------------------------------- */
 

@@ -190,6 +190,7 @@ static bool in_runtime_function(struct capture *cap, pid_t tid, uint64_t pc, con
 	struct user_unwind_ops ops = {live_read, user_unwind_tables__find_rule, &cap->pid, NULL};
 	struct user_unwind_result r;
 	struct user_regs_struct regs;
+	struct user_unwind_regs wregs;
 	bool match = false;
 
 	if (!cap->tables) {
@@ -203,8 +204,14 @@ static bool in_runtime_function(struct capture *cap, pid_t tid, uint64_t pc, con
 	    ptrace(PTRACE_GETREGS, tid, 0, &regs))
 		return false;
 	ops.rule_ctx = cap->tables;
-	r = runtimes__walk(&cap->rts, &ops, live_read, &cap->pid, regs.fs_base, regs.rip, regs.rsp,
-			   regs.rbp, frames, OP_MAX_USER_FRAMES, NULL);
+	wregs = (struct user_unwind_regs){.pc = regs.rip,
+					  .sp = regs.rsp,
+					  .fp = regs.rbp,
+					  .fsbase = regs.fs_base,
+					  .bx = regs.rbx,
+					  .has_bx = true};
+	r = runtimes__walk(&cap->rts, &ops, live_read, &cap->pid, &wregs, frames,
+			   OP_MAX_USER_FRAMES, NULL);
 	for (uint32_t i = 0; i < r.n_frames; i++) {
 		struct interp_line line;
 		const char *rt = NULL, *suffix = "";

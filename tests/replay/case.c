@@ -141,6 +141,10 @@ static int parse_line(struct replay_case *c, char *line, int lineno, char *err, 
 			c->args[c->n_args++] = strdup(words[i]);
 		return c->workload ? 0 : -ENOMEM;
 	}
+	if (!strcmp(words[0], "copy") && n == 1) {
+		c->from_copy = true;
+		return 0;
+	}
 	if (!strcmp(words[0], "memory") && n == 2 && !strcmp(words[1], "writable")) {
 		c->copy_writable = true;
 		return 0;

@@ -31,6 +31,10 @@
  *                            of RUNTIME's code ranges, or, with another stop
  *                            line, where that one says
  *   stop python NAME         stop rt python NAME
+ *   copy                     also unwind each thread from a stack copy, as a sample
+ *                            taken before its process's tables existed
+ *                            (tests/replay/copy_walk.h; needs BPF maps): the same
+ *                            expectations must hold
  *   settle MS                wait MS after "ready" before stopping (default 200)
  *   step main|none           single-step the main thread towards the stop (default main)
  *   known_failure REASON     the case documents a known gap: failing is reported as
@@ -113,6 +117,7 @@ struct replay_case {
 	bool perl;	/* workload: a script in tests/workloads/perl/ run by /usr/bin/perl */
 	bool run;	/* workload: a program run with args as they are (run) */
 	bool copy_writable;
+	bool from_copy; /* copy: also walk from a stack copy */
 	char *args[CASE_MAX_ARGS + 1];
 	int n_args;
 	char *snapshot;

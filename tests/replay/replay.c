@@ -3,7 +3,8 @@
  * The replay suite: the BPF native unwinder (through src/unwind/user_unwind)
  * run in user space over process snapshots, with stack-delta tables built by
  * the agent's own ELF code and frames named by src/symbol. Needs no BPF and
- * no privilege beyond tracing its own children.
+ * no privilege beyond tracing its own children, except cases with `copy`
+ * (a stack copy unwound as the agent does, its tables in BPF maps: root).
  *
  *   replay [-v] [-b BUILD] [-s DIR] CASE...  run cases; -s keeps the snapshots in
  *                                       DIR, -v prints every stack
@@ -22,6 +23,7 @@
 
 #include "capture.h"
 #include "case.h"
+#include "copy_walk.h"
 #include "elf/elf_file.h"
 #include "runtimes.h"
 #include "snapshot.h"
@@ -230,6 +232,61 @@ static size_t name_frame(struct runtimes *rts, const struct space *sp, const str
 	return n;
 }
 
+/*
+ * The same thread from a stack copy (the case's `copy`): the record a sample
+ * taken before the process's tables existed sends, unwound by the agent's
+ * stack_copy__to_trace() once they do. The expectations are the direct
+ * walk's. true when they match; prints why not.
+ */
+static bool replay_copy(const struct replay_case *c, const struct case_thread *ct,
+			const struct snapshot *s, const struct snapshot_thread *t,
+			const struct space *sp, struct runtimes *rts, char *summary, size_t len)
+{
+	static struct op_frame frames[OP_MAX_USER_FRAMES];
+	static struct named_frame named[OP_MAX_USER_FRAMES * 2];
+	struct stack_copy_stats st = {0};
+	size_t deepest = 0, deepest_exp = 0, n = 0, used = strlen(summary);
+	uint32_t n_frames = 0, stack_len = 0;
+	char want[NAME_LEN];
+	int err;
+
+	err = copy_walk__run(s, t, sp, frames, &n_frames, &stack_len, &st);
+	if (err) {
+		snprintf(summary, len,
+			 "thread %s: the stack copy could not be unwound: %s (BPF maps need root)",
+			 t->comm, strerror(-err));
+		return false;
+	}
+	for (uint32_t i = 0; i < n_frames; i++)
+		n += name_frame(rts, sp, &frames[i], &named[n],
+				sizeof(named) / sizeof(named[0]) - n);
+	if (match(ct->exp, ct->n_exp, 0, named, n, 0, &deepest, &deepest_exp) && st.complete == 1) {
+		snprintf(summary + used, len - used,
+			 "; from a stack copy (%u bytes): %zu frames, %llu by tables", stack_len, n,
+			 (unsigned long long)st.frames_cfi);
+		if (verbose) {
+			printf("     %s, thread %s, from a stack copy:\n", c->name, t->comm);
+			print_stack(named, n);
+		}
+		return true;
+	}
+	if (deepest_exp < ct->n_exp)
+		expect_text(&ct->exp[deepest_exp], want, sizeof(want));
+	else
+		snprintf(want, sizeof(want), "the end of the stack");
+	snprintf(
+	    summary, len,
+	    "thread %s (tid %u), from a stack copy of %u bytes: frame #%zu is '%s', expected %s",
+	    t->comm, t->tid, stack_len, deepest, deepest < n ? named[deepest].name : "(none)",
+	    want);
+	printf("     %s, %s:\n", c->name, summary);
+	printf("     copy: %llu frames by tables, %llu by frame pointers, %llu past the copy\n",
+	       (unsigned long long)st.frames_cfi, (unsigned long long)st.frames_fp,
+	       (unsigned long long)st.beyond_copy);
+	print_stack(named, n);
+	return false;
+}
+
 /* Checks one thread of the case. true when it matches; prints why not. */
 static bool replay_thread(const struct replay_case *c, const struct case_thread *ct,
 			  const struct snapshot *s, const struct space *sp, struct runtimes *rts,
@@ -242,6 +299,7 @@ static bool replay_thread(const struct replay_case *c, const struct case_thread 
 	struct remote_memory snap = snapshot__memory(s);
 	struct user_unwind_ops ops = {snap_read, user_unwind_tables__find_rule, &snap, tables};
 	struct full_mem full = {snapshot__memory(s), sp};
+	struct user_unwind_regs wregs;
 	struct user_unwind_result r;
 	size_t deepest = 0, deepest_exp = 0, n_runtime = 0, n = 0;
 	char want[NAME_LEN];
@@ -251,8 +309,14 @@ static bool replay_thread(const struct replay_case *c, const struct case_thread 
 		return false;
 	}
 	/* As the sampler: frames in a runtime's code ranges go to its walker. */
-	r = runtimes__walk(rts, &ops, full_read, &full, t->regs.fs_base, t->regs.rip, t->regs.rsp,
-			   t->regs.rbp, frames, OP_MAX_USER_FRAMES, stats);
+	/* The sampler's registers: rbx too (OP_RULE_CFA_RBX). */
+	wregs = (struct user_unwind_regs){.pc = t->regs.rip,
+					  .sp = t->regs.rsp,
+					  .fp = t->regs.rbp,
+					  .fsbase = t->regs.fs_base,
+					  .bx = t->regs.rbx,
+					  .has_bx = true};
+	r = runtimes__walk(rts, &ops, full_read, &full, &wregs, frames, OP_MAX_USER_FRAMES, stats);
 	for (uint32_t i = 0; i < r.n_frames; i++) {
 		size_t k = name_frame(rts, sp, &frames[i], &named[n],
 				      sizeof(named) / sizeof(named[0]) - n);
@@ -267,7 +331,7 @@ static bool replay_thread(const struct replay_case *c, const struct case_thread 
 			printf("     %s, thread %s:\n", c->name, t->comm);
 			print_stack(named, n);
 		}
-		return true;
+		return !c->from_copy || replay_copy(c, ct, s, t, sp, rts, summary, len);
 	}
 	if (deepest_exp < ct->n_exp)
 		expect_text(&ct->exp[deepest_exp], want, sizeof(want));

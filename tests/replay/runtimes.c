@@ -171,8 +171,8 @@ bool runtimes__in_ranges(const struct runtimes *rt, const char *name, uint64_t p
 struct user_unwind_result
 runtimes__walk(const struct runtimes *rt, const struct user_unwind_ops *ops,
 	       int (*read)(void *ctx, void *dst, size_t size, uint64_t addr), void *read_ctx,
-	       uint64_t thread_ptr, uint64_t pc, uint64_t sp, uint64_t fp, struct op_frame *frames,
-	       uint32_t max_frames, struct interp_walk_stats *stats)
+	       const struct user_unwind_regs *regs, struct op_frame *frames, uint32_t max_frames,
+	       struct interp_walk_stats *stats)
 {
 	/* Each runtime's state for this walk, as src/engine/stack_copy.c keeps it
 	 * (static: the suite walks one thread at a time). */
@@ -184,7 +184,7 @@ runtimes__walk(const struct runtimes *rt, const struct user_unwind_ops *ops,
 	for (unsigned int i = 1; rt->in && i < OP_INTERP__COUNT; i++) {
 		const struct interp_ops *ops_i = interp__of_id(i);
 		struct interp_walk_env env = {.state = interp__walk_state(rt->in, rt->proc.pid, i),
-					      .thread_ptr = thread_ptr,
+					      .thread_ptr = regs->fsbase,
 					      .read = read,
 					      .read_ctx = read_ctx};
 
@@ -194,8 +194,7 @@ runtimes__walk(const struct runtimes *rt, const struct user_unwind_ops *ops,
 		memset(walks[i], 0, ops_i->walk_size);
 		interp.runtimes[i] = ops_i->walk_begin(walks[i], &env);
 	}
-	r = user_unwind__walk_tls(ops, &interp, rt->proc.pid, pc, sp, fp, thread_ptr, frames,
-				  max_frames);
+	r = user_unwind__walk_regs(ops, &interp, rt->proc.pid, regs, frames, max_frames);
 	for (unsigned int i = 0; stats && i < OP_INTERP__COUNT; i++) {
 		const struct interp_ops *ops_i = interp__of_id(i);
 

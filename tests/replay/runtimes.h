@@ -52,14 +52,15 @@ bool runtimes__in_ranges(const struct runtimes *rt, const char *name, uint64_t p
  * One thread's walk as the sampler does it: native frames, each frame in a
  * runtime's ranges handed to its walker. ops reads the stacks and finds the
  * rules; read/read_ctx is what the runtimes' walkers read (as
- * interp_walk_env.read); thread_ptr the thread's fs base. stats (NULL, or
+ * interp_walk_env.read); regs the thread's registers (regs->fsbase: the
+ * thread pointer, as the runtimes' walkers read it). stats (NULL, or
  * OP_INTERP__COUNT entries): what each runtime's walk found (walk_end).
  */
 struct user_unwind_result
 runtimes__walk(const struct runtimes *rt, const struct user_unwind_ops *ops,
 	       int (*read)(void *ctx, void *dst, size_t size, uint64_t addr), void *read_ctx,
-	       uint64_t thread_ptr, uint64_t pc, uint64_t sp, uint64_t fp, struct op_frame *frames,
-	       uint32_t max_frames, struct interp_walk_stats *stats);
+	       const struct user_unwind_regs *regs, struct op_frame *frames, uint32_t max_frames,
+	       struct interp_walk_stats *stats);
 
 /*
  * The functions of runtime frame f (innermost first, at most max) as the

@@ -192,6 +192,71 @@ static void test_signal_frame(void **state)
 	n_ranges = 0;
 }
 
+/*
+ * ld.so's _dl_runtime_resolve_xsavec after `push %rbx; mov %rsp,%rbx; and
+ * $-64,%rsp; sub SIZE,%rsp`: CFA = rbx + 32 (PLT's two pushes, the return
+ * address, rbx). Sampled there, the thread's rbx gives the caller; one frame
+ * up (a sample in _dl_fixup, which reuses rbx), or from a signal frame that
+ * interrupted it, only the signal frame's saved rbx does.
+ */
+static void test_rbx_cfa_rule(void **state)
+{
+	const uint64_t sp0 = STACK_BASE + 256, bx = STACK_BASE + 1024;
+	struct op_frame frames[8];
+	struct op_unwinder u;
+	int result, n;
+
+	(void)state;
+	memset(stack_image, 0, sizeof(stack_image));
+	n_ranges = 0;
+	ranges[n_ranges++] =
+	    (struct test_range){0x121c4, 0x1227e, {OP_RULE_CFA_RBX, OP_CFA_RSP, 0, 32}};
+	ranges[n_ranges++] = (struct test_range){0x900000, 0x900100, {OP_RULE_STOP, 0, 0, 0}};
+	ranges[n_ranges++] =
+	    (struct test_range){0xa00000, 0xa00100, {OP_RULE_CFA, OP_CFA_RSP, 0, 8}};
+	ranges[n_ranges++] = (struct test_range){0xb00000, 0xb00010, {OP_RULE_SIGNAL, 0, 0, 0}};
+	put(bx + 24, 0x900010); /* the PLT caller's return address at CFA - 8 */
+	put(sp0, 0x12245 + 5);	/* _dl_fixup's return address into the trampoline */
+
+	/* Leaf in the trampoline, rbx from the sample: complete. */
+	op_unwinder__init(&u, 1234, 0x12238, sp0, 0x1111);
+	op_unwinder__set_bx(&u, bx);
+	n = 0;
+	do {
+		result = op_unwind_step(&u, &frames[n++]);
+	} while (result == OP_STEP_CONTINUE && n < 8);
+	assert_int_equal(result, OP_STEP_END);
+	assert_int_equal(n, 2);
+	assert_int_equal(frames[1].addr, 0x900010);
+
+	/* Without the sample's rbx (a stack copy): the named stop, not a guess. */
+	n = unwind_all(0x12238, sp0, 0x1111, frames, 8, &result);
+	assert_int_equal(result, OP_STEP_ERROR_BASE + OP_UNWIND_ERR_RBX_CFA);
+	assert_int_equal(n, 1);
+
+	/* Leaf in _dl_fixup (CFA = rsp + 8): the thread's rbx is _dl_fixup's own. */
+	op_unwinder__init(&u, 1234, 0xa00010, sp0, 0x1111);
+	op_unwinder__set_bx(&u, bx);
+	n = 0;
+	do {
+		result = op_unwind_step(&u, &frames[n++]);
+	} while (result == OP_STEP_CONTINUE && n < 8);
+	assert_int_equal(result, OP_STEP_ERROR_BASE + OP_UNWIND_ERR_RBX_CFA);
+	assert_int_equal(n, 2);
+	assert_int_equal(frames[1].addr, 0x12245 + 5);
+
+	/* A signal frame that interrupted the trampoline: its ucontext's rbx. */
+	put(sp0 + 512 + OP_SIGFRAME_RIP, 0x12238);
+	put(sp0 + 512 + OP_SIGFRAME_RSP, sp0);
+	put(sp0 + 512 + OP_SIGFRAME_RBX, bx);
+	n = unwind_all(0xb00004, sp0 + 512, 0, frames, 8, &result);
+	assert_int_equal(result, OP_STEP_END);
+	assert_int_equal(n, 3);
+	assert_int_equal(frames[1].addr, 0x12238);
+	assert_int_equal(frames[2].addr, 0x900010);
+	n_ranges = 0;
+}
+
 static void test_plt_rule(void **state)
 {
 	const uint64_t sp0 = STACK_BASE + 128;
@@ -272,6 +337,7 @@ int main(void)
 	    cmocka_unit_test(test_rejects_frame_pointer_below_sp),
 	    cmocka_unit_test(test_cfi_rules_without_frame_pointers),
 	    cmocka_unit_test(test_signal_frame),
+	    cmocka_unit_test(test_rbx_cfa_rule),
 	    cmocka_unit_test(test_plt_rule),
 	    cmocka_unit_test(test_anonymous_code),
 	    cmocka_unit_test(test_error_frame_encoding),

@@ -221,7 +221,7 @@ static void check_invariants(const struct stack_delta_table *t)
 	for (size_t i = 0; i < t->n; i++) {
 		const struct op_unwind_rule *r = &t->deltas[i].rule;
 
-		assert_true(r->cmd <= OP_RULE_SIGNAL);
+		assert_true(r->cmd <= OP_RULE_SIGNAL || r->cmd == OP_RULE_CFA_RBX);
 		assert_true(r->cfa_base <= OP_CFA_RBP);
 		if (i) {
 			const struct op_unwind_rule *p = &t->deltas[i - 1].rule;
@@ -696,7 +696,7 @@ static void test_unexpressible_rules(void **state)
 	    0x41, 0x0e, 0x10, 0x86, 0x02,		    /* 0xf001: rsp+16, rbp at c-16 */
 	    0x41, 0x86, 0x80, 0x20,			    /* 0xf002: rbp at c-32768 (fits) */
 	    0x41, 0x86, 0x81, 0x20,			    /* 0xf003: rbp at c-32776 (does not) */
-	    0x41, 0x06, 0x06, 0x0c, 0x03, 0x08,		    /* 0xf004: rbp restored; CFA on rbx */
+	    0x41, 0x06, 0x06, 0x0c, 0x03, 0x08,		    /* 0xf004: rbp restored; CFA rbx + 8 */
 	    0x41, 0x0c, 0x07, 0x80, 0x80, 0x80, 0x80, 0x10, /* 0xf005: rsp + 2^32 */
 	    0x41, 0x0c, 0x07, 0x08, 0x09, 0x06, 0x03,	    /* 0xf006: rbp in rbx */
 	    0x41, 0x14, 0x06, 0x02,			    /* 0xf007: rbp = CFA-16 (val_offset) */
@@ -705,10 +705,17 @@ static void test_unexpressible_rules(void **state)
 	    0x41, 0x07, 0x06, 0x2e, 0x10,		    /* 0xf00a: undefined; args_size */
 	};
 	static const struct want want[] = {
-	    CFA(0xf000, RSP, 8, 0),	  CFA(0xf001, RSP, 16, -16),
-	    CFA(0xf002, RSP, 16, -32768), CMD(0xf003, OP_RULE_INVALID),
-	    CFA(0xf008, RSP, 8, 0),	  CFA(0xf009, RSP, 8, 16),
-	    CFA(0xf00a, RSP, 8, 0),	  CMD(0xf010, OP_RULE_INVALID),
+	    CFA(0xf000, RSP, 8, 0),
+	    CFA(0xf001, RSP, 16, -16),
+	    CFA(0xf002, RSP, 16, -32768),
+	    CMD(0xf003, OP_RULE_INVALID),
+	    /* ld.so's lazy-binding trampolines' rule (OP_RULE_CFA_RBX) */
+	    {.addr = 0xf004, .cmd = OP_RULE_CFA_RBX, .base = RSP, .cfa = 8, .fp = 0},
+	    CMD(0xf005, OP_RULE_INVALID),
+	    CFA(0xf008, RSP, 8, 0),
+	    CFA(0xf009, RSP, 8, 16),
+	    CFA(0xf00a, RSP, 8, 0),
+	    CMD(0xf010, OP_RULE_INVALID),
 	};
 	struct stack_delta_table t;
 	struct buf b = {0};
@@ -719,7 +726,7 @@ static void test_unexpressible_rules(void **state)
 	add_fde(&b, cie, 0xf000, 0x10, insns, sizeof(insns));
 	parse_ok(&b, 0, &t);
 	check_table(&t, want, sizeof(want) / sizeof(want[0]));
-	assert_int_equal(t.stats.unsupported, 5);
+	assert_int_equal(t.stats.unsupported, 4);
 	stack_delta_table__free(&t);
 }
 
@@ -1326,10 +1333,13 @@ static bool parse_reg_off(const char *s, uint8_t *base, int32_t *off)
 	char *end;
 	long v;
 
+	/* rbx: 2 here, OP_RULE_CFA_RBX with base rsp in the table */
 	if (!strncmp(s, "rsp", 3))
 		*base = OP_CFA_RSP;
 	else if (!strncmp(s, "rbp", 3))
 		*base = OP_CFA_RBP;
+	else if (!strncmp(s, "rbx", 3))
+		*base = 2;
 	else
 		return false;
 	if (s[3] != '+' && s[3] != '-')
@@ -1377,6 +1387,11 @@ static bool expected_rule(const char *aug, const char *cfa, const char *rbp, con
 		return true;
 	}
 	e->cmd = OP_RULE_CFA;
+	if (e->cfa_base == 2) {
+		/* ld.so's lazy-binding trampolines: CFA = rbx + k */
+		e->cmd = OP_RULE_CFA_RBX;
+		e->cfa_base = OP_CFA_RSP;
+	}
 	e->fp_offset = (int16_t)fp;
 	return true;
 }
@@ -1891,6 +1906,40 @@ static void test_loader_entry_root(void **state)
 }
 
 /*
+ * The system's dynamic loader: every row readelf prints, rbx-based CFAs
+ * included. _dl_runtime_resolve_{fxsave,xsave,xsavec} (lazy binding) keep
+ * their CFA in rbx after realigning rsp for the xsave area: each must be
+ * OP_RULE_CFA_RBX (rbx + 32: the PLT's two pushes, the return address and
+ * the saved rbx) from the instruction after `mov %rsp,%rbx`.
+ */
+static void test_system_loader(void **state)
+{
+	struct stack_delta_table t;
+	size_t resolvers = 0;
+	char path[512];
+	struct rd rd;
+
+	(void)state;
+	if (tu_system_lib("ld-linux-x86-64.so.2", path, sizeof(path)))
+		fail_msg("ld-linux-x86-64.so.2 is not in the dynamic linker's cache");
+	build_file(path, &t);
+	assert_int_equal(t.stats.bad_entries, 0);
+	compare_with_readelf(path, &t, &rd);
+	assert_int_equal(rd.mismatches, 0);
+	assert_true(rd.rows_checked > 500);
+	for (size_t i = 0; i < t.n; i++) {
+		const struct op_unwind_rule *r = &t.deltas[i].rule;
+
+		if (r->cmd == OP_RULE_CFA_RBX && r->cfa_offset == 32 && r->fp_offset == 0)
+			resolvers++;
+	}
+	assert_true(resolvers >= 3);
+	free(rd.cies);
+	free(rd.fdes);
+	stack_delta_table__free(&t);
+}
+
+/*
  * The same .eh_frame gives the same table through stack_deltas__build(),
  * through stack_deltas__parse() on its raw bytes, and without
  * .eh_frame_hdr; the .debug_frame-only functions are found in variant 4.
@@ -2057,6 +2106,7 @@ int main(void)
 	const struct CMUnitTest file_tests[] = {
 	    cmocka_unit_test(test_compiled_programs),
 	    cmocka_unit_test(test_system_libc),
+	    cmocka_unit_test(test_system_loader),
 	    cmocka_unit_test(test_build_paths),
 	    cmocka_unit_test(test_loader_entry_root),
 	    cmocka_unit_test(test_real_sections_malformed),

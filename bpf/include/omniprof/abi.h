@@ -56,6 +56,9 @@ enum op_unwind_error {
 	OP_UNWIND_ERR_RUBY = 11,   /* a Ruby control frame could not be read */
 	OP_UNWIND_ERR_PERL = 12,   /* a Perl frame could not be read */
 	OP_UNWIND_ERR_PHP = 13,	   /* a PHP frame (zend_execute_data) could not be read */
+	/* An OP_RULE_CFA_RBX frame (ld.so's lazy-binding trampoline) above the
+	 * frame whose registers are known: its rbx is not. */
+	OP_UNWIND_ERR_RBX_CFA = 14,
 };
 
 /*
@@ -114,6 +117,19 @@ enum op_rule_cmd {
 	 * caller's rbp at CFA - 16), which skips the switch's direct caller.
 	 */
 	OP_RULE_GO_SWITCH = 8,
+	/*
+	 * CFA = rbx + cfa_offset (caller's rbp as OP_RULE_CFA's fp_offset says):
+	 * ld.so's _dl_runtime_resolve_{fxsave,xsave,xsavec} (and the tlsdesc and
+	 * profile trampolines) do `push %rbx; mov %rsp,%rbx; and $-64,%rsp`
+	 * and then subtract a size known only at run time (the CPU's xsave
+	 * area), so no rsp-based rule exists there. The walk tracks no
+	 * callee-saved register but rbp: rbx is known only in the frame whose
+	 * registers the walk started from (the sampled thread's, or a signal
+	 * frame's ucontext). In any frame above it (the trampoline called
+	 * _dl_fixup, which saved and reused rbx) the walk stops with
+	 * OP_UNWIND_ERR_RBX_CFA, and so do stack copies (their record has no rbx).
+	 */
+	OP_RULE_CFA_RBX = 9,
 };
 
 /* OP_RULE_GO_SWITCH's flags (in cfa_base). */
@@ -449,6 +465,10 @@ enum op_stat {
 	OP_STAT_OFFCPU_EXITED,	     /* threads that exited while pending (no end record) */
 	OP_STAT_OFFCPU_NOT_READY,    /* recorded while the process's tables were not loaded */
 	OP_STAT_OFFCPU_TRUNCATED,    /* recorded with a user stack that ended in an error frame */
+	/* Of the budget's refusals (OP_STAT_STACK_COPY_SKIPPED's), the asks refused
+	 * because the ring buffer was half full (user space behind), not the token
+	 * buckets; a sample may ask twice. */
+	OP_STAT_STACK_COPY_RING_HALF,
 	OP_STAT__COUNT,
 };
 

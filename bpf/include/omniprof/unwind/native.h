@@ -37,8 +37,9 @@
 
 /* Where the kernel's rt_sigframe keeps the interrupted registers, relative to
  * rsp in the signal trampoline: struct ucontext (uc_mcontext at 40) gregs[]
- * REG_RBP = 10, REG_RSP = 15, REG_RIP = 16. The x86-64 ABI fixes them. */
+ * REG_RBP = 10, REG_RBX = 11, REG_RSP = 15, REG_RIP = 16. The x86-64 ABI fixes them. */
 #define OP_SIGFRAME_RBP (40 + 10 * 8)
+#define OP_SIGFRAME_RBX (40 + 11 * 8)
 #define OP_SIGFRAME_RSP (40 + 15 * 8)
 #define OP_SIGFRAME_RIP (40 + 16 * 8)
 
@@ -46,6 +47,7 @@ struct op_regs {
 	__u64 pc;
 	__u64 sp;
 	__u64 fp; /* rbp */
+	__u64 bx; /* rbx: meaningful only where struct op_unwinder's bx_sp says */
 };
 
 enum op_step_result {
@@ -67,6 +69,10 @@ struct op_unwinder {
 	 * interrupted), not a return address: look it up as is, not as pc - 1. */
 	__u8 pc_exact;
 	__u8 reserved[7];
+	/* regs.bx is the rbx of the frame whose sp is bx_sp, 0: rbx unknown
+	 * (OP_RULE_CFA_RBX). Kept by sp rather than by a flag so that every step
+	 * that moves to another frame (the runtimes' own steps too) forgets it. */
+	__u64 bx_sp;
 };
 
 static __always_inline void op_unwinder__init(struct op_unwinder *u, __u32 pid, __u64 pc, __u64 sp,
@@ -75,15 +81,24 @@ static __always_inline void op_unwinder__init(struct op_unwinder *u, __u32 pid, 
 	u->regs.pc = pc;
 	u->regs.sp = sp;
 	u->regs.fp = fp;
+	u->regs.bx = 0;
+	u->bx_sp = 0;
 	u->n_frames = 0;
 	u->pid = pid;
 	u->pc_exact = 1;
 }
 
+/* The sampled thread's rbx at the walk's first frame (OP_RULE_CFA_RBX). */
+static __always_inline void op_unwinder__set_bx(struct op_unwinder *u, __u64 bx)
+{
+	u->regs.bx = bx;
+	u->bx_sp = u->regs.sp;
+}
+
 static __always_inline int op_unwind_signal_frame(struct op_unwinder *u)
 {
 	struct op_regs *r = &u->regs;
-	__u64 pc = 0, sp = 0, fp = 0;
+	__u64 pc = 0, sp = 0, fp = 0, bx = 0;
 
 	if (OP_READ_USER(u, &pc, sizeof(pc), r->sp + OP_SIGFRAME_RIP) ||
 	    OP_READ_USER(u, &sp, sizeof(sp), r->sp + OP_SIGFRAME_RSP) ||
@@ -91,9 +106,12 @@ static __always_inline int op_unwind_signal_frame(struct op_unwinder *u)
 		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ;
 	if (!pc)
 		return OP_STEP_END;
+	/* The interrupted frame's rbx too (OP_RULE_CFA_RBX), when readable. */
+	u->bx_sp = OP_READ_USER(u, &bx, sizeof(bx), r->sp + OP_SIGFRAME_RBX) ? 0 : sp;
 	r->pc = pc;
 	r->sp = sp;
 	r->fp = fp;
+	r->bx = bx;
 	return OP_STEP_CONTINUE;
 }
 
@@ -162,6 +180,11 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 						   .cfa_offset = 16};
 		rule = &fallback;
 		break;
+	case OP_RULE_CFA_RBX:
+		/* rbx is known only in the frame the walk's registers are from. */
+		if (!u->bx_sp || u->bx_sp != r->sp)
+			return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_RBX_CFA;
+		break;
 	case OP_RULE_CFA:
 	case OP_RULE_PLT:
 	case OP_RULE_CFA_DEREF:
@@ -172,7 +195,7 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_NO_RULE;
 	}
 
-	base = rule->cfa_base == OP_CFA_RBP ? r->fp : r->sp;
+	base = rule->cmd == OP_RULE_CFA_RBX ? r->bx : rule->cfa_base == OP_CFA_RBP ? r->fp : r->sp;
 	if (rule->cfa_base == OP_CFA_RBP) {
 		/* A zero frame pointer marks the outermost frame (_start clears rbp);
 		 * JIT code is never outermost. */
