@@ -206,7 +206,10 @@ static int open_cpu(struct sampler *s, int cpu)
 		ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 		return 0;
 	}
-	/* Without it the CPU only starts later: an error is no reason to stop. */
+	/* Only before the first start (a CPU back later waits for its first tick).
+	 * Without it the CPU only starts later: an error is no reason to stop. */
+	if (s->first_armed_ns)
+		return 0;
 	fd = open_first_sample(cpu);
 	if (fd < 0)
 		return 0;
