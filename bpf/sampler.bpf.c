@@ -755,8 +755,7 @@ static __always_inline long trace_size(struct trace_buf *b, struct walk_scratch 
 
 #include "stack_copy.h"
 
-SEC("perf_event")
-int on_sample(struct bpf_perf_event_data *ctx)
+static __always_inline void sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
@@ -771,25 +770,25 @@ int on_sample(struct bpf_perf_event_data *ctx)
 
 	now = bpf_ktime_get_ns();
 	if (now >= stop_after_ns)
-		return 0;
+		return;
 	stat_inc(OP_STAT_SAMPLES);
 	if (tgid == 0) {
 		stat_inc(OP_STAT_IDLE);
-		return 0;
+		return;
 	}
 	if (!pid_wanted(tgid) || !cgroup_wanted()) {
 		stat_inc(OP_STAT_FILTERED);
-		return 0;
+		return;
 	}
 	ws = walk_scratch__get();
 	b = bpf_map_lookup_elem(&scratch, &zero);
 	if (!ws || !b)
-		return 0;
+		return;
 	regs_err = user_regs(ctx, &r) ? -1 : !r.pc ? -2 : 0;
 	walk_scratch__reset(ws, r.sp);
 	if (stack_copy_wanted(ws, tgid, !regs_err, r.pc)) {
 		if (!send_stack_copy(ctx, tgid, tid))
-			return 0;
+			return;
 		/* Could not go: walked, without stopping for another try. */
 		ws->copy_ok = 0;
 		ws->over_budget = 1;
@@ -830,7 +829,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	 */
 	if (ws->want_copy) {
 		if (!send_stack_copy(ctx, tgid, tid))
-			return 0;
+			return;
 		walk_scratch__reset(ws, r.sp);
 		walk_user_stack(ctx, b, ws, &r, regs_err);
 		ws->over_budget = 1;
@@ -841,7 +840,20 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	size = trace_size(b, ws);
 	if (bpf_ringbuf_output(&events, b, size, trace_wakeup(size)))
 		stat_inc(OP_STAT_RINGBUF_FULL);
-	return 0;
+	return;
+}
+
+/*
+ * The first-sample events (OP_FIRST_SAMPLE_PERIOD_NS) are set going for one
+ * overflow; from Linux 6.10 the kernel counts an overflow against that limit
+ * only when the program returns nonzero (and then also writes the perf
+ * record, to no buffer). The sampling events return 0: nothing more is done.
+ */
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	sample(ctx);
+	return ctx->sample_period == OP_FIRST_SAMPLE_PERIOD_NS;
 }
 
 /*

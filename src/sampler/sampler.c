@@ -23,6 +23,8 @@
 
 /* How often the poll loop looks for CPUs that went offline or came online. */
 #define HOTPLUG_CHECK_NS 1000000000ull
+/* The first-sample events are closed at the first poll this long after they start. */
+#define FIRST_SAMPLE_KEEP_NS 100000000ull
 
 struct sampler {
 	struct sampler_bpf *skel;
@@ -31,13 +33,17 @@ struct sampler {
 	 * is -1 too when the kernel has no perf links and the program sits on the event. */
 	int *link_fds;
 	int *perf_fds;
+	/* The first-sample events (open_first_sample), indexed like perf_fds, and
+	 * their links; -1: none (the CPU samples at its first tick instead). */
+	int *first_fds, *first_link_fds;
 	uint64_t *enabled_ns; /* the event's time enabled at the last check */
 	int max_cpus;
 	int n_cpus; /* events open now */
 	uint32_t frequency_hz;
 	uint64_t next_check_ns;
-	bool *wanted; /* max_cpus long: CPUs to sample (--cpu), NULL: all */
-	bool enabled; /* events counting (sampler__set_enabled) */
+	bool *wanted;		 /* max_cpus long: CPUs to sample (--cpu), NULL: all */
+	bool enabled;		 /* events counting (sampler__set_enabled) */
+	uint64_t first_armed_ns; /* when the first-sample events were set going; 0: not */
 	struct sampler_hotplug_stats hotplug;
 	/* The ring's consumer and producer positions, mapped read-only apart from
 	 * libbpf's mapping (which does not say them in libbpf 1.1), to measure
@@ -128,6 +134,29 @@ static int open_cpu_clock(int cpu, uint32_t hz)
 	return fd < 0 ? -errno : fd;
 }
 
+/*
+ * cpu's first-sample event: a clock with a 10 us period, opened stopped, set
+ * going for one overflow (PERF_EVENT_IOC_REFRESH) when sampling starts, so
+ * the first sample comes at once rather than a whole period later (50 ms at
+ * 20 Hz: a sixth of start-up on an idle host, issue 22). Its period tells it
+ * apart in on_sample, which returns 1 for it: from Linux 6.10 the kernel
+ * counts an overflow against the refresh only when the program returns
+ * nonzero. fd or -errno.
+ */
+static int open_first_sample(int cpu)
+{
+	struct perf_event_attr attr = {
+	    .type = PERF_TYPE_SOFTWARE,
+	    .config = PERF_COUNT_SW_CPU_CLOCK,
+	    .size = sizeof(attr),
+	    .sample_period = OP_FIRST_SAMPLE_PERIOD_NS,
+	    .disabled = 1,
+	};
+	int fd = (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
@@ -173,18 +202,55 @@ static int open_cpu(struct sampler *s, int cpu)
 	s->enabled_ns[cpu] = 0;
 	s->n_cpus++;
 	/* A CPU that comes back while sampling runs starts counting at once. */
-	if (s->enabled)
+	if (s->enabled) {
 		ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+		return 0;
+	}
+	/* Only before the first start (a CPU back later waits for its first tick).
+	 * Without it the CPU only starts later: an error is no reason to stop. */
+	if (s->first_armed_ns)
+		return 0;
+	fd = open_first_sample(cpu);
+	if (fd < 0)
+		return 0;
+	if (attach_stopped(bpf_program__fd(s->skel->progs.on_sample), fd,
+			   &s->first_link_fds[cpu])) {
+		close(fd);
+		return 0;
+	}
+	s->first_fds[cpu] = fd;
 	return 0;
+}
+
+/* The first-sample events go once they have served (or the CPU does): every
+ * CPU's, or only_cpu's (>= 0). */
+static void close_first_samples(struct sampler *s, int only_cpu)
+{
+	for (int cpu = 0; cpu < s->max_cpus; cpu++) {
+		if ((only_cpu >= 0 && cpu != only_cpu) || s->first_fds[cpu] < 0)
+			continue;
+		if (s->first_link_fds[cpu] >= 0)
+			close(s->first_link_fds[cpu]);
+		close(s->first_fds[cpu]);
+		s->first_fds[cpu] = s->first_link_fds[cpu] = -1;
+	}
 }
 
 void sampler__set_enabled(struct sampler *s, bool on)
 {
+	/* The first start only (they are closed after it): one sample at once, then the ticks. */
+	bool first = on && !s->first_armed_ns;
+
 	s->enabled = on;
-	for (int cpu = 0; cpu < s->max_cpus; cpu++)
-		if (s->perf_fds[cpu] >= 0)
-			ioctl(s->perf_fds[cpu], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE,
-			      0);
+	if (first)
+		s->first_armed_ns = clock__now_ns();
+	for (int cpu = 0; cpu < s->max_cpus; cpu++) {
+		if (s->perf_fds[cpu] < 0)
+			continue;
+		if (first && s->first_fds[cpu] >= 0)
+			ioctl(s->first_fds[cpu], PERF_EVENT_IOC_REFRESH, 1);
+		ioctl(s->perf_fds[cpu], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+	}
 }
 
 void sampler__stop_at(struct sampler *s, uint64_t deadline_ns)
@@ -199,6 +265,7 @@ int sampler__pid_filter_fd(const struct sampler *s)
 
 static void close_cpu(struct sampler *s, int cpu)
 {
+	close_first_samples(s, cpu);
 	if (s->perf_fds[cpu] < 0)
 		return;
 	if (s->link_fds[cpu] >= 0)
@@ -464,12 +531,14 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 	s->link_fds = malloc((size_t)s->max_cpus * sizeof(*s->link_fds));
 	s->perf_fds = malloc((size_t)s->max_cpus * sizeof(*s->perf_fds));
 	s->enabled_ns = calloc((size_t)s->max_cpus, sizeof(*s->enabled_ns));
-	if (!s->link_fds || !s->perf_fds || !s->enabled_ns) {
+	s->first_fds = malloc((size_t)s->max_cpus * sizeof(*s->first_fds));
+	s->first_link_fds = malloc((size_t)s->max_cpus * sizeof(*s->first_link_fds));
+	if (!s->link_fds || !s->perf_fds || !s->enabled_ns || !s->first_fds || !s->first_link_fds) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
 	for (int i = 0; i < s->max_cpus; i++)
-		s->perf_fds[i] = s->link_fds[i] = -1;
+		s->perf_fds[i] = s->link_fds[i] = s->first_fds[i] = s->first_link_fds[i] = -1;
 	if (opts->n_cpus) {
 		bool any = false;
 
@@ -647,12 +716,14 @@ void sampler__free(struct sampler *s)
 		munmap((void *)s->ring_cons, (size_t)sysconf(_SC_PAGESIZE));
 		munmap((void *)s->ring_prod, (size_t)sysconf(_SC_PAGESIZE));
 	}
-	for (int i = 0; s->perf_fds && i < s->max_cpus; i++)
+	for (int i = 0; s->perf_fds && s->first_fds && i < s->max_cpus; i++)
 		close_cpu(s, i);
 	sampler_bpf__destroy(s->skel);
 	free(s->link_fds);
 	free(s->perf_fds);
 	free(s->enabled_ns);
+	free(s->first_fds);
+	free(s->first_link_fds);
 	free(s->wanted);
 	free(s);
 }
@@ -670,6 +741,10 @@ int sampler__poll(struct sampler *s, int timeout_ms)
 	 * timeout is the usual way here, and what it left is read now. */
 	if (n < 0)
 		return n;
+	/* Their one sample (10 us after the start) is long done: the events go. */
+	if (s->first_armed_ns && s->first_fds &&
+	    clock__now_ns() - s->first_armed_ns >= FIRST_SAMPLE_KEEP_NS)
+		close_first_samples(s, -1);
 	if (clock__now_ns() >= s->next_check_ns) {
 		sampler__check_cpus(s);
 		s->next_check_ns = clock__now_ns() + HOTPLUG_CHECK_NS;

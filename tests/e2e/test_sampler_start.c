@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -76,10 +77,69 @@ static void test_events_start_stopped(void **state)
 	sampler__free(s);
 }
 
+struct first_counts {
+	uint32_t pid;
+	uint64_t ours; /* samples of this process: traces and stack copies */
+};
+
+static int count_ours(void *ctx, const void *data, size_t size)
+{
+	const struct op_event_header *h = data;
+	struct first_counts *c = ctx;
+
+	if (size >= sizeof(*h) && (h->type == OP_EVENT_TRACE || h->type == OP_EVENT_STACK_COPY) &&
+	    h->pid == c->pid)
+		c->ours++;
+	return 0;
+}
+
+/*
+ * The first sample comes at once, not a period later (issue 22's time to first
+ * sample): at 2 Hz the first tick is 500 ms after the start, yet the CPU this
+ * thread spins on is sampled within the first 150 ms, by its first-sample
+ * event; and that event fires once (it is refreshed for one overflow), not at
+ * its 10 us period: the program ran at most once per CPU in that time.
+ */
+static void test_first_sample_at_once(void **state)
+{
+	struct sampler_opts o = {.frequency_hz = 2};
+	struct first_counts c = {.pid = (uint32_t)getpid()};
+	uint64_t stats[OP_STAT__COUNT];
+	struct sampler *s = NULL;
+	uint64_t t0;
+
+	(void)state;
+	assert_int_equal(sampler__open(&o, count_ours, &c, &s), 0);
+	t0 = now_ns();
+	sampler__set_enabled(s, true);
+	spin(150);
+	assert_true(sampler__drain(s) >= 0);
+	assert_int_equal(sampler__read_stats(s, stats), 0);
+	print_message("first 150 ms at 2 Hz (%.0f ms): %llu program runs on %d CPUs, %llu of "
+		      "this process\n",
+		      (double)(now_ns() - t0) / 1e6, (unsigned long long)stats[OP_STAT_SAMPLES],
+		      sampler__n_cpus(s), (unsigned long long)c.ours);
+	/* Sure to be before the first tick (500 ms) unless this host stalled us. */
+	assert_true(now_ns() - t0 < 450ull * 1000000ull);
+	assert_true(c.ours >= 1);
+	assert_true(stats[OP_STAT_SAMPLES] <= (uint64_t)sampler__n_cpus(s));
+	/* Past the first poll's close, the ticks go on as before. */
+	spin(700);
+	assert_true(sampler__poll(s, 0) >= 0);
+	assert_true(sampler__poll(s, 0) >= 0);
+	assert_int_equal(sampler__read_stats(s, stats), 0);
+	print_message("after 850 ms: %llu program runs\n",
+		      (unsigned long long)stats[OP_STAT_SAMPLES]);
+	assert_true(stats[OP_STAT_SAMPLES] <= 3ull * (uint64_t)sampler__n_cpus(s));
+	sampler__set_enabled(s, false);
+	sampler__free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_events_start_stopped),
+	    cmocka_unit_test(test_first_sample_at_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,6 +22,11 @@
  * too); a power of two: the sampler masks frame slots with it. */
 #define OP_MAX_USER_FRAMES 1024
 
+/* The period of the events that take each CPU's first sample as sampling starts
+ * (src/sampler/sampler.c, open_first_sample): on_sample knows them by it. No
+ * -F gives it (100 kHz would be 10,000 ns). */
+#define OP_FIRST_SAMPLE_PERIOD_NS 10007
+
 enum op_event_type {
 	OP_EVENT_TRACE = 1,
 	OP_EVENT_EXEC = 2,
