@@ -10,6 +10,9 @@
  * -> work with the native frames below it (JavaMain ... JavaCalls::call_helper;
  * for the threads thread_native_entry ... Thread.run). In the compiled modes
  * a, b and c are inlined into run: each must still be a frame of its own.
+ * main calls run once, so in the compiled modes its frame is OSR code: whole
+ * chains through run_[j] are required, and the BPF step's nmethods
+ * remembered across samples must have been taken (omniprof -v's counter).
  * In stacks.folded Java frames carry the Java palette's suffix: _[0] for every
  * frame under -Xint, _[i] for a, b and c in the compiled modes (their names
  * in the pprof stay plain). The pprof's lines of the calls in run, a, b and c must be the lines
@@ -115,9 +118,15 @@ static void add_java(struct chain_spec *cs, const char *name, bool inlined)
 		EXPECT(chain_spec__add_like(cs, "%s_[0]|%s_[j]|%s_[i]", name, name, name));
 }
 
+/* Whether run must be compiled code (_[j]): main's one activation of run, in OSR code. */
+static bool run_compiled;
+
 static void add_java_chain(struct chain_spec *cs)
 {
-	add_java(cs, "HotspotChain.run", false);
+	if (run_compiled)
+		EXPECT(chain_spec__add(cs, "HotspotChain.run_[j]"));
+	else
+		add_java(cs, "HotspotChain.run", false);
 	add_java(cs, "HotspotChain.a", true);
 	add_java(cs, "HotspotChain.b", true);
 	add_java(cs, "HotspotChain.c", true);
@@ -348,14 +357,18 @@ static void test_case(void **state)
 	char *argv[20] = {"/usr/bin/nice", "-n",      (char *)jc->nice,
 			  JDK "/bin/java", "-Xmx64m", "-XX:+UseSerialGC"};
 	struct chain_spec *cs = chain_spec__new(), *cs_b = chain_spec__new();
-	struct chain_count c = {0}, c_b = {0};
-	long mixed = 0, deopt = -1, redefinable = -1, anon = -1, no_mapping = -1;
+	struct chain_spec *cs_osr = chain_spec__new();
+	struct chain_count c = {0}, c_b = {0}, c_osr = {0};
+	/* main alone runs the chain in a compiled mode: run in OSR code (HotspotChain.java). */
+	bool osr = jc->what == CHAIN && !strcmp(jc->threads, "0") && strcmp(jc->flags, "-Xint");
+	long mixed = 0, deopt = -1, redefinable = -1, anon = -1, no_mapping = -1, remembered = -1;
 	int argc = 6, rc;
 	pid_t pid;
 
 	assert_non_null(dir);
 	assert_non_null(cs);
 	assert_non_null(cs_b);
+	assert_non_null(cs_osr);
 	java_mode = jc->what != CHAIN		  ? ANY_MODE
 		    : !strcmp(jc->flags, "-Xint") ? INTERPRETED
 						  : INLINING;
@@ -404,6 +417,11 @@ static void test_case(void **state)
 		expect_thread(cs);
 	else
 		expect_main(cs);
+	if (osr) {
+		run_compiled = true;
+		expect_main(cs_osr);
+		run_compiled = false;
+	}
 	pid = tu_spawn_ready(argv);
 	if (pid <= 0) {
 		tu_rmtree(dir);
@@ -436,6 +454,9 @@ static void test_case(void **state)
 		    redefinable,
 		    counter(out, "hotspot: frames not named: a collection ran since their sample"));
 	}
+	/* The BPF step's cross-sample nmethods: the chains below went through them. */
+	remembered = counter(out, "hotspot: nmethods taken from the cross-sample cache");
+	printf("    nmethods taken from the cross-sample cache: %ld\n", remembered);
 	if (jc->what == DEOPT) {
 		deopt = counter(out, "hotspot: deoptimised frames named from their original pc");
 		printf("    deoptimised frames named from their original pc: %ld\n", deopt);
@@ -447,6 +468,10 @@ static void test_case(void **state)
 	if (text) {
 		c = chain_spec__count_folded(cs, text, "java");
 		report(jc->what == UNLOAD ? "PluginA" : jc->name, c);
+	}
+	if (text && osr) {
+		c_osr = chain_spec__count_folded(cs_osr, text, "java");
+		report("run compiled (its OSR nmethod)", c_osr);
 	}
 	if (text && jc->what == UNLOAD) {
 		c_b = chain_spec__count_folded(cs_b, text, "java");
@@ -460,7 +485,13 @@ static void test_case(void **state)
 	free(text);
 	chain_spec__free(cs);
 	chain_spec__free(cs_b);
+	chain_spec__free(cs_osr);
 	assert_int_equal(rc, 0);
+	/* OSR code named and unwound: whole chains through run's OSR frame. */
+	if (osr) {
+		assert_true(c_osr.complete > 0);
+		assert_true(remembered > 0);
+	}
 	if (jc->what == UNLOAD) {
 		/* Both plugins seen, each named right, never one under the other's frames. */
 		assert_int_equal(mixed, 0);

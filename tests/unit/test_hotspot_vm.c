@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -396,6 +397,9 @@ static void test_jdk8(void **state)
  * nmethod's PcDescs and scopes counted from its _immutable_data, ConstMethod's
  * flags a u4 (ConstMethodFlags, JDK 21+).
  */
+/* A JDK 23/24 table that does not describe nmethod::_metadata_offset (not settled for 23, 24). */
+static bool no_metadata_offset;
+
 static void build_major(int major)
 {
 	build();
@@ -426,7 +430,7 @@ static void build_major(int major)
 		/* JDK 25: the metadata table at _mutable_data + _relocation_size. */
 		field("CodeBlob", "_relocation_size", 12);
 		field("CodeBlob", "_mutable_data", 48);
-	} else {
+	} else if (!no_metadata_offset) {
 		/* JDK 23, 24: at the blob's data + nmethod::_metadata_offset (a u2). */
 		field("nmethod", "_metadata_offset", 96);
 	}
@@ -506,6 +510,21 @@ static void test_jdk25(void **state)
 	assert_int_equal(proc.nm_meta_base, 32);
 	assert_int_equal(proc.nm_metadata_offset, 96);
 	assert_int_equal(proc.nm_pcs_end_offset, 104);
+	/*
+	 * JDK 23, 24 without _metadata_offset in vmStructs: the metadata table's
+	 * place is not guessed. No debug info is read (compiled frames are named
+	 * by their nmethod's method, no line, no inlined frame): none named wrong.
+	 */
+	no_metadata_offset = true;
+	build_major(24);
+	no_metadata_offset = false;
+	assert_int_equal(read_layout(&l), 0);
+	build_code_cache();
+	assert_int_equal(hotspot_vm__code_cache(&rm, &l, &proc, &low, &high), 0);
+	assert_int_equal(proc.flags, OP_JVM_F_OFFSETS);
+	assert_int_equal(proc.nm_scopes_data, 0);
+	assert_int_equal(proc.nm_metadata_offset, 0);
+	assert_int_equal(proc.nmethod_method, 72);
 	build25();
 	assert_int_equal(read_layout(&l), 0);
 

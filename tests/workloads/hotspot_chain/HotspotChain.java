@@ -6,6 +6,11 @@
 // SECONDS [THREADS [WARMUP_MS]]: every thread (main alone when THREADS is 0)
 // runs the chain for WARMUP_MS (the JIT compiles it), then "ready" is
 // printed, then the chain runs until SECONDS have passed.
+// main alone calls run once (a thread of its own prints "ready"): that one
+// activation, entered in the interpreter, can only move to an OSR
+// compilation of run (an nmethod entered at the loop's bci), never to run's
+// ordinary nmethod, so the compiled modes sample run in OSR code. The
+// threads call run again every 10 ms: run's ordinary nmethod.
 public class HotspotChain {
     static volatile long sink;
 
@@ -109,12 +114,22 @@ public class HotspotChain {
         long warmup = args.length > 2 ? Long.parseLong(args[2]) : 0;
         Thread[] ts = new Thread[threads];
         for (int i = 0; i < threads; i++) {
-            ts[i] = new Thread(() -> run(end), "chain-" + i);
+            ts[i] = new Thread(() -> {
+                for (long now; (now = System.currentTimeMillis()) < end;)
+                    run(Math.min(end, now + 10));
+            }, "chain-" + i);
             ts[i].start();
         }
         if (threads == 0) {
-            run(start + warmup);
-            ready();
+            Thread announce = new Thread(() -> {
+                try {
+                    Thread.sleep(warmup);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                ready();
+            }, "ready");
+            announce.start();
             run(end);
         } else {
             Thread.sleep(warmup);

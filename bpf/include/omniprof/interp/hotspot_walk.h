@@ -10,7 +10,11 @@
  * The includer defines
  *   OP_JVM_READ(jw, dst, size, addr)  copy user memory; 0 on success
  *   OP_JVM_STAT(which)               count an enum op_jvm_stat
- * and may define OP_JVM_SUBPROG (the linkage of the step's larger parts).
+ * and may define OP_JVM_SUBPROG (the linkage of the step's larger parts) and
+ *   OP_JVM_PC_CACHE_GET(jw, pc)       the struct op_jvm_pc_entry remembered
+ *                                    for this pid's return address pc, or NULL
+ *   OP_JVM_PC_CACHE_PUT(jw, proc, pc, b)  remember blob b for pc
+ * (the BPF step's cross-sample cache; without them every sample reads anew).
  *
  * Every loop is bounded (OP_JVM_MAX_HEAPS heaps, OP_JVM_SEGMAP_STEPS steps
  * back through a segment map) and every value read is checked before it
@@ -37,13 +41,21 @@
 /* A frame larger than this (bytes) is garbage: HotSpot frames are small. */
 #define OP_JVM_MAX_FRAME (1u << 20)
 
-/* The code blob holding pc (through its heap's segment map), 0 when none does. */
+/*
+ * The code blob holding pc (through its heap's segment map), 0 when none
+ * does. Each map byte says how many segments back to step (0: the blob
+ * starts here). The OP_JVM_SEGMAP_WINDOW bytes ending at pc's segment are
+ * read at once and the steps that stay among them cost no read: a small
+ * blob, the usual nmethod, is found with one read instead of two.
+ */
 static __always_inline __u64 op_jvm_find_blob(struct op_jvm_walker *jw,
 					      const struct op_jvm_proc *proc, __u64 pc)
 {
 	for (int h = 0; h < OP_JVM_MAX_HEAPS; h++) {
 		const struct op_jvm_heap *heap = &proc->heaps[h];
 		__u32 shift = heap->log2_segment & 31;
+		__u8 win[OP_JVM_SEGMAP_WINDOW];
+		__s32 pos = -1; /* seg's byte in win; < 0: not read */
 		__u64 seg;
 
 		if (h >= proc->n_heaps)
@@ -54,8 +66,18 @@ static __always_inline __u64 op_jvm_find_blob(struct op_jvm_walker *jw,
 		for (int i = 0; i < OP_JVM_SEGMAP_STEPS; i++) {
 			__u8 back;
 
-			if (OP_JVM_READ(jw, &back, 1, heap->segmap + seg))
-				return 0;
+			if (pos < 0) {
+				/* Never past seg: the map may not be committed beyond it. */
+				if (seg >= OP_JVM_SEGMAP_WINDOW - 1 &&
+				    !OP_JVM_READ(jw, win, OP_JVM_SEGMAP_WINDOW,
+						 heap->segmap + seg - (OP_JVM_SEGMAP_WINDOW - 1)))
+					pos = OP_JVM_SEGMAP_WINDOW - 1;
+				else if (!OP_JVM_READ(jw, win, 1, heap->segmap + seg))
+					pos = 0;
+				else
+					return 0;
+			}
+			back = win[pos & (OP_JVM_SEGMAP_WINDOW - 1)];
 			if (back == 0xff) /* a free segment */
 				return 0;
 			if (!back)
@@ -63,6 +85,7 @@ static __always_inline __u64 op_jvm_find_blob(struct op_jvm_walker *jw,
 			if (back > seg)
 				return 0;
 			seg -= back;
+			pos -= back;
 		}
 		return 0;
 	}
@@ -117,6 +140,7 @@ static __always_inline void op_jvm_walker__begin(struct op_jvm_walker *jw)
 {
 	jw->next = 0;
 	jw->nm_name = 0;
+	jw->nm_slot = 0;
 	jw->blob_next = 0;
 	jw->scope_next = 0;
 	for (int i = 0; i < OP_JVM_BLOBS; i++)
@@ -323,9 +347,16 @@ static __always_inline int op_jvm_scope(const struct op_jvm_proc *proc, struct o
 	}
 	if (!v[1] || v[1] > 0xffff)
 		return -1;
-	if (OP_JVM_READ(jw, method, 8, jw->metadata + (__u64)(v[1] - 1) * 8) || !*method ||
-	    op_jvm_const_method(jw, proc, *method, cm))
+	if (!v[0] && jw->nm_slot) {
+		/* The root scope is the compiled method itself: no metadata read. */
+		const struct op_jvm_blob *nm = &jw->blobs[(jw->nm_slot - 1) & (OP_JVM_BLOBS - 1)];
+
+		*method = nm->method;
+		*cm = nm->cm;
+	} else if (OP_JVM_READ(jw, method, 8, jw->metadata + (__u64)(v[1] - 1) * 8) || !*method ||
+		   op_jvm_const_method(jw, proc, *method, cm)) {
 		return -1;
+	}
 	*bci = v[2] && v[2] <= 0x10000 ? v[2] - 1 : 0;
 	*sender = v[0];
 	sc = &jw->scope_cache[jw->scope_next++ & (OP_JVM_SCOPES - 1)];
@@ -423,8 +454,40 @@ static __always_inline void op_jvm_debug_info(struct op_jvm_walker *jw,
  */
 #define OP_JVM_NO_BLOB (-2)
 
+#ifdef OP_JVM_PC_CACHE_GET
+/*
+ * The slot of the nmethod remembered for return address ra (BPF's
+ * cross-sample cache) when it is still the compilation read then (same JVM,
+ * same epoch, the same compile id at its address) and holds lpc; -1 when
+ * not. Its own function in BPF: verified once, apart from the blob reading.
+ */
+OP_JVM_SUBPROG int op_jvm_blob_remembered(struct op_jvm_walker *jw, const struct op_jvm_proc *proc,
+					  __u64 lpc, __u64 ra)
+{
+	const struct op_jvm_pc_entry *e;
+	struct op_jvm_blob *b;
+	__s32 id = 0;
+	__u32 slot;
+
+	if (!jw || !proc)
+		return -1;
+	e = OP_JVM_PC_CACHE_GET(jw, ra);
+	if (!e || e->epoch != jw->epoch || e->interp_start != proc->interp_start || !e->blob.blob ||
+	    !e->blob.compile_id || lpc < e->blob.code_begin || lpc >= e->blob.code_end ||
+	    OP_JVM_READ(jw, &id, 4, e->blob.blob + proc->nm_compile_id) || id != e->blob.compile_id)
+		return -1;
+	slot = jw->blob_next & (OP_JVM_BLOBS - 1);
+	b = &jw->blobs[slot];
+	__builtin_memcpy(b, &e->blob, sizeof(*b));
+	b->remembered = 1;
+	jw->blob_next++;
+	OP_JVM_STAT(jw, OP_JVM_STAT_REMEMBERED);
+	return (int)slot;
+}
+#endif
+
 OP_JVM_SUBPROG int op_jvm_blob_at(struct op_jvm_walker *jw, const struct op_jvm_proc *proc,
-				  __u64 lpc)
+				  __u64 lpc, __u64 ra)
 {
 	struct op_jvm_blob *b;
 	__u64 blob, name8 = 0, rest = 0;
@@ -437,6 +500,16 @@ OP_JVM_SUBPROG int op_jvm_blob_at(struct op_jvm_walker *jw, const struct op_jvm_
 		if (b->blob && lpc >= b->code_begin && lpc < b->code_end)
 			return i;
 	}
+#ifdef OP_JVM_PC_CACHE_GET
+	if (ra && proc->nm_compile_id) {
+		int got = op_jvm_blob_remembered(jw, proc, lpc, ra);
+
+		if (got >= 0)
+			return got;
+	}
+#else
+	(void)ra;
+#endif
 	blob = op_jvm_find_blob(jw, proc, lpc);
 	if (!blob)
 		return OP_JVM_NO_BLOB;
@@ -485,10 +558,15 @@ OP_JVM_SUBPROG int op_jvm_blob_at(struct op_jvm_walker *jw, const struct op_jvm_
 	b->last_scope = 0;
 	b->orig_pc_offset = 0;
 	b->deopt_handler = b->deopt_mh_handler = 0;
+	b->compile_id = 0;
+	b->remembered = 0;
 	if (b->kind == OP_JVM_B_NMETHOD) {
 		if (op_jvm_u64(jw, blob, proc->nmethod_method, &b->method) ||
 		    op_jvm_const_method(jw, proc, b->method, &b->cm))
 			return -1;
+		if (proc->nm_compile_id &&
+		    op_jvm_s32(jw, blob, proc->nm_compile_id, &b->compile_id))
+			b->compile_id = 0;
 		if (proc->nm_scopes_data)
 			op_jvm_debug_info(jw, proc, blob, b);
 		if (proc->nm_orig_pc_offset &&
@@ -547,7 +625,7 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 		goto caller;
 	}
 
-	found = op_jvm_blob_at(jw, proc, lpc);
+	found = op_jvm_blob_at(jw, proc, lpc, u->pc_exact ? 0 : pc);
 	if (found < 0) {
 		if (found == OP_JVM_NO_BLOB)
 			OP_JVM_STAT(jw, OP_JVM_STAT_NO_BLOB);
@@ -574,11 +652,17 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 		if (b->scopes) {
 			jw->scopes = b->scopes;
 			jw->metadata = b->metadata;
+			jw->nm_slot = slot + 1;
 			nm_scope = op_jvm_pcdesc(
 			    jw, slot, (__s32)(at - b->code_begin) + (u->pc_exact ? 1 : 0));
 		}
 		if (!nm_scope)
 			OP_JVM_STAT(jw, OP_JVM_STAT_NO_PCDESC);
+#ifdef OP_JVM_PC_CACHE_PUT
+		/* Its PcDesc answer for this return address included (last_target). */
+		if (!u->pc_exact && !b->remembered && b->compile_id)
+			OP_JVM_PC_CACHE_PUT(jw, proc, pc, b);
+#endif
 	} else {
 		op_jvm_frame(jw, frame, b->name, b->blob, OP_JVM_T_STUB, OP_JVM_BCI_NONE);
 		OP_JVM_STAT(jw, OP_JVM_STAT_STUB);
