@@ -1727,9 +1727,9 @@ cleanup:
 }
 
 /* Memory per byte of CFI at a build's peak, the section's copy included (max RSS of
- * `stack_deltas_bench --dump` above its 5.3 MiB base; the rows are the table, see struct
- * delta_vec): libLLVM-14 4.8 MiB of .eh_frame took 27.4 MiB, libclang-cpp 4.8 took 28.0,
- * cc1 2.3 took 13.4, node 2.6 took 13.2 (8.8 per byte before). */
+ * `stack_deltas_bench --dump` above its 5.2 MiB base; the rows are the table, see struct
+ * delta_vec): libLLVM-14 4.8 MiB of .eh_frame took 26.8 MiB, libclang-cpp 4.8 took 27.3,
+ * cc1 2.3 took 13.4, node 2.6 took 12.9 (8.1 to 8.7 per byte before). */
 #define CFI_COST_PER_BYTE 6
 /* A compressed .debug_frame inflates about 4 times (its header is not read here: libelf would
  * copy the section to read it). */
