@@ -7,15 +7,17 @@
  *     through a DW_CFA interpreter that tracks only what the BPF unwinder
  *     can use: the CFA, the rule for rbp (DWARF register 6) and for the
  *     return address (16). Every row is turned into a struct op_unwind_rule
- *     right away and appended as a range [start, end); equal neighbouring
- *     rows are merged as they come.
+ *     right away and appended as a row (start address, rule); equal
+ *     neighbouring rows are merged as they come.
  *  2. FDEs are sorted by start address and clipped so none overlaps another
  *     (the lowest start wins, ties go to the FDE that comes first in the
  *     section). Where .eh_frame and .debug_frame both exist, .debug_frame
- *     ranges only fill what .eh_frame leaves uncovered.
- *  3. The disjoint ranges become deltas: one per range start, an
- *     OP_RULE_INVALID delta where a range ends without the next one starting
- *     there (and after the last one), equal consecutive rules merged.
+ *     rows only fill what .eh_frame leaves uncovered.
+ *  3. The rows are kept in the table's form from stage 1 on (an address and
+ *     the rule from there; each FDE's rows end with a gap row at its end), so
+ *     stage 2 compacts them in place into the table: an OP_RULE_INVALID delta
+ *     where an FDE ends without the next one starting there (and after the
+ *     last one), equal consecutive rules merged. No second copy is made.
  *
  * Every byte is untrusted (any process can map any file). Reads go through a
  * cursor that never passes the end of its entry, the interpreter consumes at
@@ -252,19 +254,25 @@ static int cursor__encoded_addr(struct cursor *c, uint8_t enc, uint8_t ptr_size,
 
 /* ---- growable arrays -------------------------------------------------------- */
 
-/* A rule applying to [start, end). */
-struct range {
-	uint64_t start;
-	uint64_t end;
-	struct op_unwind_rule rule;
-};
-
-struct range_vec {
-	struct range *v;
+/*
+ * Rows are kept in the table's own form from the start (16 bytes each, not a
+ * [start, end) range of 24): each one's rule applies from its addr to the
+ * next row's, and every FDE's rows end with a ROW_HOLE row at the FDE's end.
+ * That row is what lets flatten turn the rows into the table where they lie:
+ * a gap's OP_RULE_INVALID delta takes its slot, so the table is never a
+ * second copy beside the rows (libLLVM-14: 38 MiB of build heap before).
+ */
+struct delta_vec {
+	struct stack_delta *v;
 	size_t n, cap;
 };
 
-/* One FDE's rows: rows.v[first .. first + n). */
+/* A row's private command: "no CFI here" (a gap). Never reaches a table: it becomes
+ * OP_RULE_INVALID at the end, after .debug_frame and Go's table had the chance to
+ * fill it, while an FDE's own unusable rows (OP_RULE_INVALID) are not filled. */
+#define ROW_HOLE 0xff
+
+/* One FDE's rows: rows.v[first .. first + n), its ROW_HOLE row (at end) last. */
 struct fde_span {
 	uint64_t start, end;
 	size_t first, n;
@@ -276,14 +284,13 @@ struct span_vec {
 	size_t n, cap;
 };
 
-static int range_vec__push(struct range_vec *rv, uint64_t start, uint64_t end,
-			   struct op_unwind_rule rule)
+static int delta_vec__push(struct delta_vec *dv, uint64_t addr, struct op_unwind_rule rule)
 {
-	int err = array__reserve(rv->v, rv->cap, rv->n + 1);
+	int err = array__reserve(dv->v, dv->cap, dv->n + 1);
 
 	if (err)
 		return err;
-	rv->v[rv->n++] = (struct range){.start = start, .end = end, .rule = rule};
+	dv->v[dv->n++] = (struct stack_delta){.addr = addr, .rule = rule};
 	return 0;
 }
 
@@ -428,7 +435,7 @@ struct interp {
 	bool fde;
 	uint64_t loc, end;
 	bool done; /* loc reached end: later instructions cannot matter */
-	struct range_vec *rows;
+	struct delta_vec *rows;
 	size_t first_row;
 	struct stack_delta_stats *stats;
 };
@@ -605,22 +612,22 @@ static bool state__to_rule(const struct interp *it, struct op_unwind_rule *r)
 	return false;
 }
 
-/* Appends [it->loc, to) with the current state's rule, merged into the previous row when equal. */
+/*
+ * Ends the row at to: appends it->loc with the current state's rule unless the
+ * FDE's previous row has that rule (rows within an FDE are contiguous, so the
+ * previous row simply goes on).
+ */
 static int interp__emit(struct interp *it, uint64_t to)
 {
 	struct op_unwind_rule rule;
-	struct range *last;
 
 	if (to <= it->loc)
 		return 0;
 	if (!state__to_rule(it, &rule))
 		it->stats->unsupported++;
-	last = it->rows->n > it->first_row ? &it->rows->v[it->rows->n - 1] : NULL;
-	if (last && last->end == it->loc && rule_eq(&last->rule, &rule)) {
-		last->end = to;
+	if (it->rows->n > it->first_row && rule_eq(&it->rows->v[it->rows->n - 1].rule, &rule))
 		return 0;
-	}
-	return range_vec__push(it->rows, it->loc, to, rule);
+	return delta_vec__push(it->rows, it->loc, rule);
 }
 
 /* Moves the row boundary to new_loc (already checked >= loc), emitting the finished row. */
@@ -993,7 +1000,7 @@ struct walk {
 	const struct section *s;
 	struct stack_delta_stats *stats;
 	struct cie_vec cies;
-	struct range_vec rows;
+	struct delta_vec rows;
 	struct span_vec spans;
 	struct interp it; /* reused: its state stack is too large to clear per FDE */
 };
@@ -1065,12 +1072,14 @@ static int walk__fde(struct walk *w, const struct entry *e, size_t seq)
 	it->stats = w->stats;
 	if (cie->signal) {
 		/* The trampoline's CFI describes the ucontext: the BPF side knows that layout. */
-		err = range_vec__push(&w->rows, start, end, rule_cmd(OP_RULE_SIGNAL));
+		err = delta_vec__push(&w->rows, start, rule_cmd(OP_RULE_SIGNAL));
 	} else {
 		err = interp__run(it, c.pos, c.end);
 		if (!err)
 			err = interp__emit(it, end);
 	}
+	if (!err)
+		err = delta_vec__push(&w->rows, end, rule_cmd(ROW_HOLE));
 	if (err == -ENOMEM)
 		return err;
 	if (err) {
@@ -1112,7 +1121,7 @@ static int span_cmp(const void *a, const void *b)
  */
 static int walk__reorder_rows(struct walk *w)
 {
-	struct range *rows = w->rows.v;
+	struct stack_delta *rows = w->rows.v;
 	uint32_t *dest;
 	size_t d = 0;
 
@@ -1132,7 +1141,7 @@ static int walk__reorder_rows(struct walk *w)
 	for (size_t j = 0; j < w->rows.n; j++) {
 		while (dest[j] != j) {
 			uint32_t to = dest[j];
-			struct range r = rows[to];
+			struct stack_delta r = rows[to];
 
 			rows[to] = rows[j];
 			rows[j] = r;
@@ -1145,39 +1154,55 @@ static int walk__reorder_rows(struct walk *w)
 }
 
 /*
- * Gives back rv's unused capacity: the vector is handed on and kept while the
- * next, larger step of the build runs. A failed shrink keeps the old block.
+ * Gives back dv's unused capacity: the vector is kept (as the table, or while
+ * the next step of the build runs). A failed shrink keeps the old block.
  */
-static void range_vec__shrink(struct range_vec *rv)
+static void delta_vec__shrink(struct delta_vec *dv)
 {
-	struct range *v;
+	struct stack_delta *v;
 
-	if (rv->n == rv->cap)
+	if (dv->n == dv->cap)
 		return;
-	if (!rv->n) {
-		free(rv->v);
-		*rv = (struct range_vec){0};
+	if (!dv->n) {
+		free(dv->v);
+		*dv = (struct delta_vec){0};
 		return;
 	}
-	v = realloc(rv->v, rv->n * sizeof(*rv->v));
+	v = realloc(dv->v, dv->n * sizeof(*dv->v));
 	if (v) {
-		rv->v = v;
-		rv->cap = rv->n;
+		dv->v = v;
+		dv->cap = dv->n;
 	}
 }
 
 /*
- * Lays the FDEs' rows out as sorted, disjoint ranges in *out (caller frees
+ * Writes (addr, rule) at out[*k], where *k never passes the row being read: a
+ * rule equal to the one before goes on from it, and a leading ROW_HOLE is no
+ * row at all.
+ */
+static void rows__put(struct stack_delta *out, size_t *k, uint64_t addr, struct op_unwind_rule rule)
+{
+	if (*k ? rule_eq(&out[*k - 1].rule, &rule) : rule.cmd == ROW_HOLE)
+		return;
+	out[(*k)++] = (struct stack_delta){.addr = addr, .rule = rule};
+}
+
+/*
+ * Lays the FDEs' rows out as one sorted row list in *out (caller frees
  * out->v): an FDE only keeps the part of its range no earlier-starting FDE
- * covered. w->rows is moved into *out.
+ * covered; where it ends without the next one starting there, its ROW_HOLE
+ * row stays. w->rows is moved into *out.
  *
  * The kept rows are compacted within w->rows, spans taken in address order:
  * when the spans' rows lie in that order (the section lists its FDEs by
  * address, or walk__reorder_rows made it so), span i's rows start at or
- * after every row kept before it, so the write never passes the read.
+ * after every row kept before it, and a span writes at most its own rows
+ * (its ROW_HOLE row included, the one before it dropped when it starts where
+ * the last ended), so the write never passes the read.
  */
-static int walk__flatten(struct walk *w, struct range_vec *out)
+static int walk__flatten(struct walk *w, struct delta_vec *out)
 {
+	struct stack_delta *rows = w->rows.v;
 	uint64_t covered = 0;
 	size_t k = 0;
 	int err;
@@ -1195,23 +1220,26 @@ static int walk__flatten(struct walk *w, struct range_vec *out)
 		const struct fde_span *sp = &w->spans.v[i];
 		uint64_t from = covered > sp->start ? covered : sp->start;
 
-		if (from >= sp->end)
+		if (from >= sp->end || sp->n < 2)
 			continue;
-		for (size_t j = sp->first; j < sp->first + sp->n; j++) {
-			struct range r = w->rows.v[j];
+		/* The last span ended here: its ROW_HOLE row is not a gap. */
+		if (k && rows[k - 1].rule.cmd == ROW_HOLE && rows[k - 1].addr == from)
+			k--;
+		/* Row j applies up to row j + 1, the last (ROW_HOLE) row being sp->end. */
+		for (size_t j = sp->first; j + 1 < sp->first + sp->n; j++) {
+			struct stack_delta r = rows[j];
 
-			if (r.end <= from)
+			if (rows[j + 1].addr <= from)
 				continue;
-			if (r.start < from)
-				r.start = from;
-			w->rows.v[k++] = r; /* k <= j */
+			rows__put(rows, &k, r.addr < from ? from : r.addr, r.rule); /* k <= j */
 		}
+		rows__put(rows, &k, sp->end, rule_cmd(ROW_HOLE));
 		covered = sp->end;
 	}
 	*out = w->rows;
 	out->n = k;
-	w->rows = (struct range_vec){0};
-	range_vec__shrink(out);
+	w->rows = (struct delta_vec){0};
+	delta_vec__shrink(out);
 	return 0;
 }
 
@@ -1276,12 +1304,12 @@ static int walk__fde_entry(struct walk *w, size_t off, const struct entry *e, si
 }
 
 /*
- * Walks one section into sorted disjoint ranges (*out, caller frees
- * out->v). CIEs first: in .debug_frame an FDE may point forward. Returns 0,
+ * Walks one section into its sorted rows (*out, caller frees out->v; see
+ * struct delta_vec). CIEs first: in .debug_frame an FDE may point forward. Returns 0,
  * -ENOEXEC when nothing in it was usable but something was malformed,
  * -ENOMEM.
  */
-static int section__ranges(const struct section *s, struct range_vec *out,
+static int section__ranges(const struct section *s, struct delta_vec *out,
 			   struct stack_delta_stats *stats)
 {
 	struct walk w = {.s = s, .stats = stats};
@@ -1308,132 +1336,62 @@ static int section__ranges(const struct section *s, struct range_vec *out,
 /* ---- the table ---------------------------------------------------------------------- */
 
 /*
- * Adds to *hi the parts of lo's ranges that hi's do not cover, keeping *hi
- * sorted: both inputs are sorted and disjoint, and so is the result.
+ * Fills the gaps (ROW_HOLE, or before the first row) of *hi with lo's rows:
+ * both sorted row lists, and so is the result, which replaces *hi. Only when a
+ * file has two sources (.eh_frame and .debug_frame, Go's table and CFI).
  */
-static int ranges__fill_gaps(struct range_vec *hi, const struct range_vec *lo)
+static int rows__fill_gaps(struct delta_vec *hi, const struct delta_vec *lo)
 {
-	struct range_vec res = {0};
-	size_t i = 0, a = 0, b;
-	int err = 0;
+	struct op_unwind_rule rh = rule_cmd(ROW_HOLE), rl = rh;
+	struct delta_vec res = {0};
+	size_t a = 0, b = 0;
+	int err;
 
-	/* Pieces of lo outside hi, in order. */
-	struct range_vec pieces = {0};
-
-	for (size_t j = 0; j < lo->n; j++) {
-		const struct range *r = &lo->v[j];
-		uint64_t cur = r->start;
-
-		while (i < hi->n && hi->v[i].end <= r->start)
-			i++;
-		for (size_t k = i; k < hi->n && hi->v[k].start < r->end; k++) {
-			if (hi->v[k].start > cur) {
-				err = range_vec__push(&pieces, cur, hi->v[k].start, r->rule);
-				if (err)
-					goto cleanup;
-			}
-			if (hi->v[k].end > cur)
-				cur = hi->v[k].end;
-			if (cur >= r->end)
-				break;
-		}
-		if (cur < r->end) {
-			err = range_vec__push(&pieces, cur, r->end, r->rule);
-			if (err)
-				goto cleanup;
-		}
-	}
-	if (!pieces.n)
-		goto cleanup;
-
-	err = array__reserve(res.v, res.cap, hi->n + pieces.n);
+	if (!lo->n)
+		return 0;
+	err = array__reserve(res.v, res.cap, hi->n + lo->n);
 	if (err)
-		goto cleanup;
-	for (b = 0; a < hi->n || b < pieces.n;) {
-		if (b >= pieces.n || (a < hi->n && hi->v[a].start < pieces.v[b].start))
-			res.v[res.n++] = hi->v[a++];
+		return err;
+	while (a < hi->n || b < lo->n) {
+		uint64_t x;
+
+		if (b >= lo->n || (a < hi->n && hi->v[a].addr <= lo->v[b].addr))
+			x = hi->v[a].addr;
 		else
-			res.v[res.n++] = pieces.v[b++];
+			x = lo->v[b].addr;
+		while (a < hi->n && hi->v[a].addr == x)
+			rh = hi->v[a++].rule;
+		while (b < lo->n && lo->v[b].addr == x)
+			rl = lo->v[b++].rule;
+		rows__put(res.v, &res.n, x, rh.cmd != ROW_HOLE ? rh : rl);
 	}
 	free(hi->v);
 	*hi = res;
-	res.v = NULL;
-cleanup:
-	free(pieces.v);
-	free(res.v);
-	return err;
-}
-
-static int table__push(struct stack_delta_table *t, size_t *cap, uint64_t addr,
-		       struct op_unwind_rule rule)
-{
-	int err;
-
-	if (t->n && rule_eq(&t->deltas[t->n - 1].rule, &rule))
-		return 0;
-	err = array__reserve(t->deltas, *cap, t->n + 1);
-	if (err)
-		return err;
-	t->deltas[t->n].addr = addr;
-	t->deltas[t->n].rule = rule;
-	t->n++;
 	return 0;
 }
 
 /*
- * The number of deltas table__from_ranges() makes of rv: what table__push()
- * keeps, counted the same way.
+ * The rows in the table's terms, where they lie: ROW_HOLE becomes
+ * OP_RULE_INVALID (equal neighbours merged again), and out takes rows->v.
  */
-static size_t ranges__delta_count(const struct range_vec *rv)
+static void table__from_rows(struct stack_delta_table *t, struct delta_vec *rows)
 {
-	struct op_unwind_rule last = {0};
-	size_t n = 0;
+	size_t k = 0;
 
-	for (size_t i = 0; i <= rv->n; i++) {
-		bool gap = i && (i == rv->n || rv->v[i - 1].end < rv->v[i].start);
-		struct op_unwind_rule rules[2] = {rule_cmd(OP_RULE_INVALID)};
+	for (size_t i = 0; i < rows->n; i++) {
+		struct op_unwind_rule r = rows->v[i].rule;
 
-		if (gap && (!n || !rule_eq(&last, &rules[0]))) {
-			last = rules[0];
-			n++;
-		}
-		if (i == rv->n)
-			break;
-		rules[1] = rv->v[i].rule;
-		if (!n || !rule_eq(&last, &rules[1])) {
-			last = rules[1];
-			n++;
-		}
+		if (r.cmd == ROW_HOLE)
+			r = rule_cmd(OP_RULE_INVALID);
+		if (k && rule_eq(&rows->v[k - 1].rule, &r))
+			continue;
+		rows->v[k++] = (struct stack_delta){.addr = rows->v[i].addr, .rule = r};
 	}
-	return n;
-}
-
-static int table__from_ranges(struct stack_delta_table *t, const struct range_vec *rv)
-{
-	size_t cap = ranges__delta_count(rv);
-	int err;
-
-	/* Sized exactly: the table is kept, and the ranges are still held while it is filled. */
-	if (cap) {
-		t->deltas = malloc(cap * sizeof(*t->deltas));
-		if (!t->deltas)
-			return -ENOMEM;
-	}
-	for (size_t i = 0; i < rv->n; i++) {
-		const struct range *r = &rv->v[i];
-
-		if (i && rv->v[i - 1].end < r->start) {
-			err = table__push(t, &cap, rv->v[i - 1].end, rule_cmd(OP_RULE_INVALID));
-			if (err)
-				return err;
-		}
-		err = table__push(t, &cap, r->start, r->rule);
-		if (err)
-			return err;
-	}
-	if (rv->n)
-		return table__push(t, &cap, rv->v[rv->n - 1].end, rule_cmd(OP_RULE_INVALID));
-	return 0;
+	rows->n = k;
+	delta_vec__shrink(rows);
+	t->deltas = rows->v;
+	t->n = rows->n;
+	*rows = (struct delta_vec){0};
 }
 
 int stack_deltas__parse(const uint8_t *data, size_t len, uint64_t section_vaddr, int is_debug_frame,
@@ -1441,14 +1399,14 @@ int stack_deltas__parse(const uint8_t *data, size_t len, uint64_t section_vaddr,
 {
 	struct section s = {
 	    .data = data, .len = data ? len : 0, .vaddr = section_vaddr, .debug = is_debug_frame};
-	struct range_vec rv = {0};
+	struct delta_vec rows = {0};
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = section__ranges(&s, &rv, &out->stats);
+	err = section__ranges(&s, &rows, &out->stats);
 	if (!err)
-		err = table__from_ranges(out, &rv);
-	free(rv.v);
+		table__from_rows(out, &rows);
+	free(rows.v);
 	if (err) {
 		struct stack_delta_stats stats = out->stats;
 
@@ -1525,9 +1483,9 @@ static int find_sections(Elf *elf, struct cfi_sections *cs)
 	return 0;
 }
 
-/* Walks one section into *rv. Returns 0, -ENOENT (absent/empty), -ENOEXEC or -ENOMEM. */
+/* Walks one section into *rows. Returns 0, -ENOENT (absent/empty), -ENOEXEC or -ENOMEM. */
 static int elf_section_ranges(const struct elf_file *ef, Elf_Scn *scn, const GElf_Shdr *shdr,
-			      bool debug, struct range_vec *rv, struct stack_delta_stats *stats)
+			      bool debug, struct delta_vec *rows, struct stack_delta_stats *stats)
 {
 	struct section s = {.vaddr = shdr->sh_addr, .debug = debug};
 	Elf_Data *data;
@@ -1540,7 +1498,7 @@ static int elf_section_ranges(const struct elf_file *ef, Elf_Scn *scn, const GEl
 		return err;
 	s.data = data->d_buf;
 	s.len = data->d_size;
-	return section__ranges(&s, rv, stats);
+	return section__ranges(&s, rows, stats);
 }
 
 static int cfi_id(const struct elf_file *ef, Elf *elf, bool streamed,
@@ -1613,14 +1571,15 @@ static int go_bytes(const struct elf_file *ef, Elf *elf, const struct cfi_sectio
 	return 0;
 }
 
+/* Go's table as rows (its OP_RULE_INVALID gaps are ROW_HOLE: CFI may fill them), in place. */
 static int go_section_ranges(const struct elf_file *ef, Elf *elf, const struct cfi_sections *cs,
-			     struct range_vec *rv, struct stack_delta_stats *stats)
+			     struct delta_vec *rows, struct stack_delta_stats *stats)
 {
 	struct stack_delta_table t = {0};
 	struct go_delta_stats gs;
 	const uint8_t *data;
 	uint64_t text_addr;
-	size_t len;
+	size_t len, k = 0;
 	int err;
 
 	if (go_bytes(ef, elf, cs, &data, &len, &text_addr))
@@ -1630,12 +1589,16 @@ static int go_section_ranges(const struct elf_file *ef, Elf *elf, const struct c
 		return err == -ENOMEM ? err : -ENOENT;
 	stats->bad_entries += gs.bad_funcs;
 	stats->unsupported += gs.bad_deltas;
-	for (size_t i = 0; i + 1 < t.n && !err; i++)
-		if (t.deltas[i].rule.cmd != OP_RULE_INVALID)
-			err = range_vec__push(rv, t.deltas[i].addr, t.deltas[i + 1].addr,
-					      t.deltas[i].rule);
-	stack_delta_table__free(&t);
-	return err;
+	/* The last delta only ends the one before it. */
+	for (size_t i = 0; i < t.n; i++) {
+		struct op_unwind_rule r = t.deltas[i].rule;
+
+		if (r.cmd == OP_RULE_INVALID || i + 1 == t.n)
+			r = rule_cmd(ROW_HOLE);
+		rows__put(t.deltas, &k, t.deltas[i].addr, r);
+	}
+	*rows = (struct delta_vec){.v = t.deltas, .n = k, .cap = t.n};
+	return 0;
 }
 
 /*
@@ -1654,32 +1617,52 @@ static int go_section_ranges(const struct elf_file *ef, Elf *elf, const struct c
  * next code CFI describes (at most ENTRY_STOP_LEN) are the outermost frame
  * (OP_RULE_STOP), as crt1's _start says of itself with DW_CFA_undefined rip.
  */
-static int entry_stop(const GElf_Ehdr *ehdr, struct range_vec *rv)
+static int entry_stop(const GElf_Ehdr *ehdr, struct delta_vec *rows)
 {
-	struct range_vec entry = {0};
-	uint64_t end;
+	uint64_t e = ehdr->e_entry, end;
+	size_t lo = 0, hi = rows->n, at;
 	int err;
 
-	if (!ehdr->e_entry || ehdr->e_entry > UINT64_MAX - ENTRY_STOP_LEN)
+	if (!e || e > UINT64_MAX - ENTRY_STOP_LEN)
 		return 0;
-	end = ehdr->e_entry + ENTRY_STOP_LEN;
-	/* Only an entry no CFI covers, up to the next code CFI describes. */
-	for (size_t i = 0; i < rv->n; i++) {
-		if (rv->v[i].start <= ehdr->e_entry && ehdr->e_entry < rv->v[i].end)
-			return 0;
-		if (rv->v[i].start > ehdr->e_entry && rv->v[i].start < end)
-			end = rv->v[i].start;
+	/* lo: the rows that start at or before the entry. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rows->v[mid].addr <= e)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	err = range_vec__push(&entry, ehdr->e_entry, end, rule_cmd(OP_RULE_STOP));
-	if (!err)
-		err = ranges__fill_gaps(rv, &entry);
-	free(entry.v);
-	return err;
+	/* Only an entry no CFI covers, up to the next code CFI describes (row lo: after a
+	 * gap comes a rule). */
+	if (lo && rows->v[lo - 1].rule.cmd != ROW_HOLE)
+		return 0;
+	end = e + ENTRY_STOP_LEN;
+	if (lo < rows->n && rows->v[lo].addr < end)
+		end = rows->v[lo].addr;
+	err = array__reserve(rows->v, rows->cap, rows->n + 2);
+	if (err)
+		return err;
+	/* A gap that starts at the entry becomes the stop; else the stop is inserted. */
+	at = lo && rows->v[lo - 1].addr == e ? lo - 1 : lo;
+	if (at == lo) {
+		memmove(&rows->v[at + 1], &rows->v[at], (rows->n - at) * sizeof(*rows->v));
+		rows->n++;
+	}
+	rows->v[at] = (struct stack_delta){.addr = e, .rule = rule_cmd(OP_RULE_STOP)};
+	/* The gap goes on after the stop unless a rule starts there. */
+	if (at + 1 == rows->n || rows->v[at + 1].addr > end) {
+		memmove(&rows->v[at + 2], &rows->v[at + 1], (rows->n - at - 1) * sizeof(*rows->v));
+		rows->n++;
+		rows->v[at + 1] = (struct stack_delta){.addr = end, .rule = rule_cmd(ROW_HOLE)};
+	}
+	return 0;
 }
 
 int stack_deltas__build(const struct elf_file *ef, struct stack_delta_table *out)
 {
-	struct range_vec eh = {0}, dbg = {0}, go = {0};
+	struct delta_vec eh = {0}, dbg = {0}, go = {0};
 	struct cfi_sections cs = {0};
 	int err, err_eh, err_dbg, err_go;
 	GElf_Ehdr ehdr;
@@ -1718,11 +1701,11 @@ int stack_deltas__build(const struct elf_file *ef, struct stack_delta_table *out
 		 * Go's own .debug_frame) fills what it does not cover.
 		 */
 		if (!err_eh)
-			err = ranges__fill_gaps(&go, &eh);
+			err = rows__fill_gaps(&go, &eh);
 		if (!err && !err_dbg)
-			err = ranges__fill_gaps(&go, &dbg);
+			err = rows__fill_gaps(&go, &dbg);
 		if (!err)
-			err = table__from_ranges(out, &go);
+			table__from_rows(out, &go);
 		goto cleanup;
 	}
 	if (err_eh && err_dbg) {
@@ -1733,15 +1716,15 @@ int stack_deltas__build(const struct elf_file *ef, struct stack_delta_table *out
 	if (err_eh) {
 		free(eh.v);
 		eh = dbg;
-		dbg = (struct range_vec){0};
+		dbg = (struct delta_vec){0};
 	} else if (!err_dbg) {
-		err = ranges__fill_gaps(&eh, &dbg);
+		err = rows__fill_gaps(&eh, &dbg);
 		if (err)
 			goto cleanup;
 	}
 	err = entry_stop(&ehdr, &eh);
 	if (!err)
-		err = table__from_ranges(out, &eh);
+		table__from_rows(out, &eh);
 cleanup:
 	free(eh.v);
 	free(dbg.v);
@@ -1756,9 +1739,11 @@ cleanup:
 	return err;
 }
 
-/* Heap per byte of CFI at a build's peak (valgrind massif, stack_deltas_bench: libLLVM-14
- * 4.8 MiB of .eh_frame took 39.1 MiB, node 2.6 MiB took 20.9 MiB, the section's copy included). */
-#define CFI_COST_PER_BYTE 8
+/* Memory per byte of CFI at a build's peak, the section's copy included (max RSS of
+ * `stack_deltas_bench --dump` above its 5.2 MiB base; the rows are the table, see struct
+ * delta_vec): libLLVM-14 4.8 MiB of .eh_frame took 26.8 MiB, libclang-cpp 4.8 took 27.3,
+ * cc1 2.3 took 13.4, node 2.6 took 12.9 (8.1 to 8.7 per byte before). */
+#define CFI_COST_PER_BYTE 6
 /* A compressed .debug_frame inflates about 4 times (its header is not read here: libelf would
  * copy the section to read it). */
 #define COMPRESSED_RATIO 4
