@@ -87,6 +87,40 @@ void file_cache__init(struct file_cache *fc)
 	list__init(&fc->unused);
 }
 
+/*
+ * The content id of an image already seen with exactly these bytes, or 0.
+ * Compared byte for byte, never by size or build id alone: a process can
+ * rewrite its own vDSO (ptrace, /proc/PID/mem) and its image must not name
+ * another process's frames, nor another's its own.
+ */
+static uint64_t vdso_seen__find(const struct file_cache *fc, const uint8_t *bytes, size_t len)
+{
+	for (unsigned int i = 0; i < FILE_CACHE_VDSO_IMAGES; i++) {
+		const struct vdso_seen *v = &fc->vdso_seen[i];
+
+		if (v->bytes && v->len == len && !memcmp(v->bytes, bytes, len))
+			return v->content_id;
+	}
+	return 0;
+}
+
+/* Remembers an image just hashed; takes ownership of bytes. */
+static void vdso_seen__add(struct file_cache *fc, uint8_t *bytes, size_t len, uint64_t content_id)
+{
+	struct vdso_seen *v = &fc->vdso_seen[fc->vdso_next++ % FILE_CACHE_VDSO_IMAGES];
+
+	free(v->bytes);
+	*v = (struct vdso_seen){.bytes = bytes, .len = len, .content_id = content_id};
+}
+
+static void vdso_seen__clear(struct file_cache *fc)
+{
+	for (unsigned int i = 0; i < FILE_CACHE_VDSO_IMAGES; i++)
+		free(fc->vdso_seen[i].bytes);
+	memset(fc->vdso_seen, 0, sizeof(fc->vdso_seen));
+	fc->vdso_next = 0;
+}
+
 static void cached_file__free(struct cached_file *f)
 {
 	if (!f)
@@ -105,6 +139,7 @@ void file_cache__clear(struct file_cache *fc)
 	free(fc->files);
 	free(fc->free_slots);
 	hashmap__clear(&fc->by_key);
+	vdso_seen__clear(fc);
 	list__init(&fc->fds);
 	fc->n_fds = 0;
 	fc->files = NULL;
@@ -398,32 +433,44 @@ uint32_t file_cache__install(struct file_cache *fc, struct file_open_job *j, boo
 }
 
 /*
- * Copies pid's vDSO into a memfd and identifies it by content: every process
- * of one kernel (and ABI) maps the same image, so it is opened, its table
- * built and its symbols read once. Returns the fd (*content_id set) or -errno;
- * the caller owns the fd.
+ * Identifies pid's vDSO by content: every process of one kernel (and ABI)
+ * maps the same image, so it is opened, its table built and its symbols read
+ * once. The bytes are read (one process_vm_readv) for every process, but
+ * copied to a memfd and hashed only when no image seen before has the same
+ * bytes. Returns the image's bytes (the caller frees them, *content_id set) or
+ * NULL when they could not be read or hashed.
  */
-static int vdso_open(struct file_cache *fc, pid_t pid, const struct proc_map *m,
-		     uint64_t *content_id)
+static uint8_t *vdso_identify(struct file_cache *fc, pid_t pid, const struct proc_map *m,
+			      uint64_t *content_id)
 {
 	struct remote_memory mem = remote_memory__live((uint32_t)pid);
-	uint8_t hash[FILE_ID_HTLHASH_LEN];
-	int fd = vdso_image__copy(&mem, m->start, m->end), err;
+	uint8_t hash[FILE_ID_HTLHASH_LEN], *bytes, *kept;
+	size_t len = (size_t)(m->end - m->start);
+	int fd, err = vdso_image__read(&mem, m->start, m->end, &bytes);
 
-	if (fd < 0) {
-		fc->stats.vdso_errors++;
-		return fd;
-	}
-	/* Every byte: a process can rewrite its own vDSO (/proc/self/mem), and its
-	 * copy must not name another process's frames. */
-	err = file_id__content_hash(fd, m->end - m->start, hash);
 	if (err) {
 		fc->stats.vdso_errors++;
-		close(fd);
-		return err;
+		return NULL;
 	}
+	*content_id = vdso_seen__find(fc, bytes, len);
+	if (*content_id)
+		return bytes;
+	/* Every byte: the id must differ whenever any byte does. */
+	fd = vdso_image__memfd(bytes, len);
+	err = fd < 0 ? fd : file_id__content_hash(fd, len, hash);
+	if (fd >= 0)
+		close(fd);
+	kept = err ? NULL : malloc(len);
+	if (err || !kept) {
+		fc->stats.vdso_errors++;
+		free(bytes);
+		return NULL;
+	}
+	fc->stats.vdso_hashed++;
 	*content_id = file_id__from_htlhash(hash);
-	return fd;
+	memcpy(kept, bytes, len);
+	vdso_seen__add(fc, kept, len, *content_id);
+	return bytes;
 }
 
 static void open_vdso(struct file_cache *fc, struct cached_file *f, int fd)
@@ -599,16 +646,16 @@ uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map
 			       m->path[0] ? m->path : "[anon]", 0};
 	struct cached_file *f;
 	const char *slash;
-	int vdso_fd = -1;
+	uint8_t *vdso = NULL;
 	uint64_t h;
+	int fd;
 
 	if (!m->inode && !strcmp(m->path, "[vdso]"))
-		vdso_fd = vdso_open(fc, pid, m, &key.content_id);
+		vdso = vdso_identify(fc, pid, m, &key.content_id);
 	h = file_hash(&key);
 	f = hashmap__find(&fc->by_key, h, &key);
 	if (f) {
-		if (vdso_fd >= 0)
-			close(vdso_fd);
+		free(vdso);
 		set_origin(f, pid, m);
 		return f->slot;
 	}
@@ -646,11 +693,17 @@ uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map
 	unused_push(fc, f);
 	if (m->inode)
 		open_elf(fc, f, pid, m);
-	else if (vdso_fd >= 0)
-		open_vdso(fc, f, vdso_fd); /* owns the fd from here on */
+	else if (vdso) {
+		/* A new entry only: its own memfd, which ELF reads and the table builder use. */
+		fd = vdso_image__memfd(vdso, (size_t)(m->end - m->start));
+		if (fd < 0)
+			fc->stats.vdso_errors++;
+		else
+			open_vdso(fc, f, fd); /* owns the fd from here on */
+	}
+	free(vdso);
 	return f->slot;
 enomem:
-	if (vdso_fd >= 0)
-		close(vdso_fd);
+	free(vdso);
 	return 0;
 }

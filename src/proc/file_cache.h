@@ -64,6 +64,7 @@ struct file_cache_stats {
 	uint64_t open_errors;
 	uint64_t not_elf;
 	uint64_t vdso_errors;	  /* [vdso] images that could not be read (named "[vdso]" only) */
+	uint64_t vdso_hashed;	  /* [vdso] images hashed (no earlier image had their bytes) */
 	uint64_t evicted;	  /* files closed because no process used them any more */
 	uint64_t table_id_ns;	  /* time spent hashing CFI into table ids */
 	uint64_t table_id_errors; /* files whose table id could not be computed (no table) */
@@ -78,6 +79,17 @@ struct file_cache_stats {
  * well below RLIMIT_NOFILE, so the agent never runs out (a process mapping
  * 22,000 files took it to 20,000 before). */
 #define FILE_CACHE_MAX_FDS 1024
+
+/* Distinct vDSO images remembered byte for byte (one per ABI of one kernel, and
+ * the odd process that rewrote its own): each further process's image is
+ * compared with them instead of copied to a memfd and hashed again. */
+#define FILE_CACHE_VDSO_IMAGES 4
+
+struct vdso_seen {
+	uint8_t *bytes; /* owned; NULL: unused */
+	size_t len;
+	uint64_t content_id; /* file_id__content_hash of exactly these bytes */
+};
 
 struct file_cache {
 	struct hashmap by_key;
@@ -99,6 +111,8 @@ struct file_cache {
 	/* Opens go here when set (the sampling thread never opens a target's file);
 	 * NULL: opened in file_cache__get (tests, the replay suite). */
 	struct file_worker *worker;
+	struct vdso_seen vdso_seen[FILE_CACHE_VDSO_IMAGES];
+	unsigned int vdso_next; /* the entry replaced next once all are used */
 };
 
 /* An open on the file worker: inputs copied from the mapping, results for

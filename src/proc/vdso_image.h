@@ -9,6 +9,7 @@
 #ifndef OMNIPROF_PROC_VDSO_IMAGE_H
 #define OMNIPROF_PROC_VDSO_IMAGE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "proc/remote_memory.h"
@@ -24,5 +25,13 @@
  * -EFAULT when not all of the range is readable.
  */
 int vdso_image__copy(const struct remote_memory *mem, uint64_t start, uint64_t end);
+/*
+ * The same read without the memfd: *bytes is a new buffer of end - start
+ * bytes (the caller frees it), NULL on error. 0 or -errno as above.
+ */
+int vdso_image__read(const struct remote_memory *mem, uint64_t start, uint64_t end,
+		     uint8_t **bytes);
+/* A new memfd holding len bytes (the caller closes it), or -errno. */
+int vdso_image__memfd(const uint8_t *bytes, size_t len);
 
 #endif

@@ -84,6 +84,14 @@ size_t native_symbols__file_growth(struct native_symbols *ns);
 size_t native_symbols__drop_pages(struct native_symbols *ns);
 
 /*
+ * Drops the pages of [p, p + len), part of a file's mapping, that map the
+ * file's own pages; a page made private by a write (anonymous) keeps its
+ * contents. Returns the bytes dropped. What native_symbols__drop_pages() does
+ * for each mapped ELF image; exposed for its unit test.
+ */
+size_t native_symbols__drop_file_range(const void *p, size_t len);
+
+/*
  * Heap that lookups made libdw keep since the last call (units parsed: their
  * line tables, file names and abbreviations), counted from what it holds
  * rather than measured, so other threads' allocations are not charged here.

@@ -37,6 +37,7 @@
 
 #include "elf/elf_file.h"
 #include "unwind/go_deltas.h"
+#include "util/stat_memo.h"
 #include "util/array.h"
 
 /* x86-64 psABI DWARF register numbers. */
@@ -1946,10 +1947,21 @@ cleanup:
 
 int stack_deltas__table_id(const struct elf_file *ef, uint8_t out[STACK_DELTAS_ID_LEN])
 {
-	Elf *elf = elf_begin(ef->fd, ELF_C_READ, NULL);
-	/* Nothing parses this handle: the sections need not be libelf's copies. */
-	int err = cfi_id(ef, elf, true, out);
+	struct stat_memo_key before, after;
+	bool keyed = stat_memo__key(ef->fd, STAT_MEMO_TABLE_ID, &before);
+	Elf *elf;
+	int err;
 
+	/* The same file, unchanged since it was hashed this run: the id it had then. */
+	if (keyed && stat_memo__find(&before, out, STACK_DELTAS_ID_LEN))
+		return 0;
+	elf = elf_begin(ef->fd, ELF_C_READ, NULL);
+	/* Nothing parses this handle: the sections need not be libelf's copies. */
+	err = cfi_id(ef, elf, true, out);
 	elf_end(elf);
+	/* Remembered only when nothing changed while it was read. */
+	if (!err && keyed && stat_memo__key(ef->fd, STAT_MEMO_TABLE_ID, &after) &&
+	    !memcmp(&before, &after, sizeof(before)))
+		stat_memo__add(&before, out, STACK_DELTAS_ID_LEN);
 	return err;
 }

@@ -14,6 +14,7 @@
 
 #include <openssl/evp.h>
 
+#include "util/stat_memo.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -22,6 +23,8 @@
 #define CACHE_SUFFIX	 ".tbl"
 #define CACHE_TMP_PREFIX ".tmp-"
 #define CACHE_DIGEST_LEN 32
+/* A table read back touches its file (for the trim order) at most this often. */
+#define TABLE_CACHE_TOUCH_SEC 600
 /* More deltas than any file has (libLLVM-14: 0.8M): a header past it is refused
  * before anything is allocated. */
 #define CACHE_MAX_DELTAS (64ull << 20)
@@ -183,17 +186,27 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-/* Checks and reads the open cache file fd of id into out. 0, -EBADMSG or -errno. */
-static int read_table(int fd, const uint8_t id[STACK_DELTAS_ID_LEN], struct stack_delta_table *out)
+/*
+ * Checks and reads the open cache file fd of id into out (*mtime: the file's).
+ * 0, -EBADMSG or -errno. The digest is computed once per run per unchanged file
+ * (util/stat_memo.h): a file read back again with the same device, inode, size,
+ * mtime and ctime holds the bytes checked the first time.
+ */
+static int read_table(int fd, const uint8_t id[STACK_DELTAS_ID_LEN], struct stack_delta_table *out,
+		      struct timespec *mtime)
 {
-	uint8_t digest[CACHE_DIGEST_LEN];
+	uint8_t digest[CACHE_DIGEST_LEN], seen[CACHE_DIGEST_LEN];
 	struct stack_delta *deltas = NULL;
+	struct stat_memo_key before, after;
 	struct cache_header h;
 	struct stat st;
+	bool keyed;
 	int err;
 
 	if (fstat(fd, &st))
 		return -errno;
+	*mtime = st.st_mtim;
+	keyed = stat_memo__key(fd, STAT_MEMO_CACHE_DIGEST, &before);
 	/* Ours alone: a file another user could have written (hard-linked in) is not. */
 	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022) ||
 	    st.st_nlink != 1 || (uint64_t)st.st_size < sizeof(h))
@@ -214,12 +227,19 @@ static int read_table(int fd, const uint8_t id[STACK_DELTAS_ID_LEN], struct stac
 		if (err)
 			goto cleanup;
 	}
-	err = cache_digest(&h, deltas, h.n, digest);
-	if (err)
-		goto cleanup;
-	if (memcmp(digest, h.digest, sizeof(digest))) {
-		err = -EBADMSG;
-		goto cleanup;
+	if (!keyed || !stat_memo__find(&before, seen, sizeof(seen)) ||
+	    memcmp(seen, h.digest, sizeof(seen))) {
+		err = cache_digest(&h, deltas, h.n, digest);
+		if (err)
+			goto cleanup;
+		if (memcmp(digest, h.digest, sizeof(digest))) {
+			err = -EBADMSG;
+			goto cleanup;
+		}
+		/* Remembered only when nothing changed while it was read. */
+		if (keyed && stat_memo__key(fd, STAT_MEMO_CACHE_DIGEST, &after) &&
+		    !memcmp(&before, &after, sizeof(before)))
+			stat_memo__add(&before, digest, sizeof(digest));
 	}
 	/* The delta search relies on the order; a digest only says the bytes are the
 	 * ones written. */
@@ -247,6 +267,7 @@ int table_cache__load(struct table_cache *tc, const uint8_t id[STACK_DELTAS_ID_L
 		      struct stack_delta_table *out)
 {
 	uint64_t start = clock__now_ns();
+	struct timespec mtime = {0}, now;
 	char name[40];
 	int fd, err;
 
@@ -266,7 +287,7 @@ int table_cache__load(struct table_cache *tc, const uint8_t id[STACK_DELTAS_ID_L
 		}
 		err = -EBADMSG; /* a symlink */
 	} else {
-		err = read_table(fd, id, out);
+		err = read_table(fd, id, out, &mtime);
 		close(fd);
 	}
 	if (err == -EBADMSG) {
@@ -280,8 +301,14 @@ int table_cache__load(struct table_cache *tc, const uint8_t id[STACK_DELTAS_ID_L
 		STAT_ADD(tc, errors, 1);
 		return err;
 	}
-	/* Recently used: kept the longest when the folder is trimmed. */
-	utimensat(tc->dir_fd, name, NULL, AT_SYMLINK_NOFOLLOW);
+	/*
+	 * Recently used: kept the longest when the folder is trimmed. Touched at
+	 * most every TABLE_CACHE_TOUCH_SEC: a touch changes the file's ctime, so
+	 * touching on every read would make each read check the digest again.
+	 */
+	if (!clock_gettime(CLOCK_REALTIME, &now) &&
+	    (now.tv_sec < mtime.tv_sec || now.tv_sec - mtime.tv_sec >= TABLE_CACHE_TOUCH_SEC))
+		utimensat(tc->dir_fd, name, NULL, AT_SYMLINK_NOFOLLOW);
 	STAT_ADD(tc, hits, 1);
 	STAT_ADD(tc, read_ns, clock__now_ns() - start);
 	return 0;

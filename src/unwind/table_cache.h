@@ -4,7 +4,7 @@
  * default /var/cache/omniprof): libLLVM's table takes 0.9 s to build on an
  * idle 2-CPU machine and ten times that under load, while the samples of a
  * compiler that maps it wait for it. A table read back costs one read of the
- * file plus a SHA-256 over it.
+ * file plus a SHA-256 over it (the first time this run for that unchanged file).
  *
  * One file per table, named by its id (stack_deltas__table_id(): a hash of
  * every input the build reads), so a file is found again whatever path or
@@ -17,7 +17,8 @@
  * next build replaces it). Files are written to a temporary name and renamed
  * in (never partially visible, never through a symlink), and the folder is
  * kept under a byte bound, least recently used removed first (a hit touches
- * its file).
+ * its file, at most every 10 minutes: a touch changes its ctime, and a file
+ * read back again unchanged skips its SHA-256, util/stat_memo.h).
  *
  * Used from the file worker's threads at once: the struct is read-only after
  * table_cache__open() and its counters are atomic. Reference counted, since

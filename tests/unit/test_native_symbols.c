@@ -325,6 +325,59 @@ static void test_file_pages_charged_as_read(void **state)
 }
 
 /*
+ * A private mapping of a file with pages read, absent and written (a written
+ * page is an anonymous copy): the drop gives back the file's pages (read,
+ * or mapped beside them), in runs around the written ones, and the written
+ * pages keep what was written; the dropped pages read again give the file's
+ * bytes.
+ */
+static void test_drop_range_keeps_written_pages(void **state)
+{
+	char path[] = "/tmp/omniprof-test-drop-XXXXXX";
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = 12;
+	volatile unsigned char *m;
+	unsigned char *buf;
+	unsigned int sum = 0;
+	size_t dropped;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	buf = malloc(n * page);
+	assert_non_null(buf);
+	for (size_t i = 0; i < n * page; i++)
+		buf[i] = (unsigned char)(i / page + 1);
+	assert_int_equal(write(fd, buf, n * page), (ssize_t)(n * page));
+	m = mmap(NULL, n * page, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	assert_true(m != MAP_FAILED);
+	/* Read: 0, 1, 3, 4, 6, 7, 10 (2, 9, 11 never touched); written: 5 and 8. */
+	for (size_t i = 0; i < n; i++)
+		if (i != 2 && i != 9 && i != 11)
+			sum += m[i * page];
+	m[5 * page] = 0xaa;
+	m[8 * page] = 0xbb;
+	assert_true(sum > 0);
+
+	/* The fault-around of a read may map the untouched pages too. */
+	dropped = native_symbols__drop_file_range((const void *)m, n * page);
+	assert_true(dropped >= 7 * page && dropped <= 10 * page);
+	assert_int_equal(m[5 * page], 0xaa);
+	assert_int_equal(m[8 * page], 0xbb);
+	assert_int_equal(native_symbols__drop_file_range((const void *)m, n * page), 0);
+	for (size_t i = 0; i < n; i++)
+		if (i != 5 && i != 8)
+			assert_int_equal(m[i * page + 7], i + 1);
+	assert_int_equal(native_symbols__drop_file_range((const void *)m, n * page), 10 * page);
+	assert_int_equal(m[5 * page], 0xaa);
+	assert_int_equal(m[8 * page], 0xbb);
+	munmap((void *)m, n * page);
+	free(buf);
+	close(fd);
+}
+
+/*
  * Dropping the pages gives back what was charged: re-measured, the symbols
  * hold no file page; a second drop without a lookup gives nothing; a lookup
  * after the drop names the same function at the same line (its pages mapped
@@ -884,6 +937,7 @@ int main(void)
 	    cmocka_unit_test(test_mutated_files),
 	    cmocka_unit_test(test_file_pages_charged_as_read),
 	    cmocka_unit_test(test_file_pages_dropped),
+	    cmocka_unit_test(test_drop_range_keeps_written_pages),
 	    cmocka_unit_test(test_lookup_heap_counted),
 	    cmocka_unit_test(test_plt_stubs),
 	};

@@ -15,6 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -200,12 +203,91 @@ static void test_vdso_copy_through_source(void **state)
 	proc_maps__free(all, n);
 }
 
+/*
+ * A child that rewrites the last byte of its own vDSO (through /proc/self/mem,
+ * as a debugger's breakpoint would), then waits to be killed. Returns its pid
+ * once the write is done; fails the test if it could not write.
+ */
+static pid_t rewritten_vdso_child(const struct proc_map *m)
+{
+	int pipefd[2];
+	char ok = 0;
+	pid_t pid;
+
+	assert_int_equal(pipe(pipefd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		int fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+		uint8_t b = *(volatile uint8_t *)(uintptr_t)(m->end - 1);
+
+		b ^= 0xff;
+		ok = fd >= 0 && pwrite(fd, &b, 1, (off_t)(m->end - 1)) == 1 &&
+		     *(volatile uint8_t *)(uintptr_t)(m->end - 1) == b;
+		if (write(pipefd[1], &ok, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pipefd[1]);
+	assert_int_equal(read(pipefd[0], &ok, 1), 1);
+	close(pipefd[0]);
+	if (!ok) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fail_msg("the child could not rewrite its own [vdso]");
+	}
+	return pid;
+}
+
+/*
+ * One image, one hash: later processes (here the same one again) with the
+ * same bytes are recognised by comparison, not copied and hashed again; a
+ * process whose vDSO differs by one byte gets its own entry, and the first
+ * image's entry is still found after it.
+ */
+static void test_vdso_hashed_once_per_image(void **state)
+{
+	struct proc_map *all = NULL, *m;
+	struct file_cache fc;
+	uint32_t slot, other;
+	size_t n = 0;
+	pid_t child;
+
+	(void)state;
+	m = own_vdso(&all, &n);
+	file_cache__init(&fc);
+	slot = file_cache__get(&fc, getpid(), m);
+	assert_true(slot != 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(file_cache__get(&fc, getpid(), m), slot);
+	assert_int_equal(fc.stats.vdso_hashed, 1);
+
+	child = rewritten_vdso_child(m);
+	other = file_cache__get(&fc, child, m);
+	assert_int_equal(file_cache__get(&fc, child, m), other);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	assert_true(other != 0);
+	assert_int_not_equal(other, slot);
+	assert_int_not_equal(file_cache__at(&fc, other)->content_id,
+			     file_cache__at(&fc, slot)->content_id);
+	assert_int_equal(fc.stats.vdso_hashed, 2);
+	assert_int_equal(file_cache__get(&fc, getpid(), m), slot);
+	assert_int_equal(fc.stats.vdso_hashed, 2);
+	assert_int_equal(fc.stats.vdso_errors, 0);
+
+	file_cache__clear(&fc);
+	proc_maps__free(all, n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_vdso_table_and_symbols),
 	    cmocka_unit_test(test_vdso_copy_errors),
 	    cmocka_unit_test(test_vdso_copy_through_source),
+	    cmocka_unit_test(test_vdso_hashed_once_per_image),
 	};
 
 	return cmocka_run_group_tests_name("vdso_image", tests, NULL, NULL);
