@@ -14,12 +14,14 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "interp/ruby/ruby.h"
 #include "interp/ruby/ruby_layout.h"
 #include "interp/ruby/ruby_unwind.h"
 #include "unwind/user_unwind.h"
@@ -147,12 +149,16 @@ static void put_cfp(int i, int n, uint64_t iseq, uint64_t pc, uint64_t me_cref, 
 	put64(ep, flags);
 }
 
+/* The next walk() reads the VM as a stack copy's walk does: after the sample. */
+static bool late_walk;
+
 static struct user_unwind_result walk(uint64_t fp, struct op_frame *frames, uint32_t max,
 				      struct ruby_unwind *ru)
 {
 	struct user_unwind_ops ops = {mem_read, fp_rule, NULL, NULL};
 
 	memset(ru, 0, sizeof(*ru));
+	ru->late = late_walk;
 	ru->proc = &proc;
 	ru->thread_ptr = TCB;
 	ru->read = mem_read;
@@ -180,6 +186,7 @@ static int setup(void **state)
 {
 	(void)state;
 	memset(mem, 0, sizeof(mem));
+	late_walk = false;
 	l = ruby_layout__find(3, 1);
 	assert_non_null(l);
 	return 0;
@@ -191,7 +198,7 @@ static int setup(void **state)
  * function that yielded (CFUNC), an IFUNC (not shown), the method holding
  * the block, <main> (FINISH), the VM's dummy frame (FINISH).
  */
-static void test_entries_nest(void **state)
+static void entries_nest(bool late)
 {
 	const uint64_t ras[] = {VM_EXEC_RA, CEXT_RA, VM_EXEC_RA, MAIN_RA};
 	uint64_t i_block = HEAP + 0x2000, b_block = HEAP + 0x2100, e_block = HEAP + 0x3000;
@@ -204,7 +211,6 @@ static void test_entries_nest(void **state)
 	struct user_unwind_result r;
 	const int n = 6;
 
-	(void)state;
 	build_ec(n);
 	put_iseq(i_block, b_block, e_block);
 	put_iseq(i_meth, b_meth, e_meth);
@@ -218,21 +224,78 @@ static void test_entries_nest(void **state)
 	put_cfp(4, n, i_main, e_main + 8 * 3, cref, 0, MAGIC_TOP | LOCAL | FINISH);
 	put_cfp(5, n, 0, 0, 0, 0, MAGIC_DUMMY | CFRAME | LOCAL | FINISH);
 
+	late_walk = late;
 	r = walk(build_stack(ras, 4), f, 32, &ru);
 	assert_int_equal(r.error, 0);
-	assert_int_equal(r.n_frames, 7);
+	assert_int_equal(r.n_frames, 7 + late);
 	assert_native(&f[0], CORE_PC);
-	assert_ruby(&f[1], i_block, me_meth, 5); /* the block names its method's entry */
-	assert_native(&f[2], CEXT_RA);
-	assert_ruby(&f[3], me_cfunc, OP_RB_DATA_CFUNC | def_cfunc, OP_RB_NO_POS);
-	assert_ruby(&f[4], i_meth, me_meth, 12);
-	assert_ruby(&f[5], i_main, cref, 3);
-	assert_native(&f[6], MAIN_RA);
+	if (late) /* the marker, once, before the first Ruby frame */
+		assert_ruby(&f[1], OP_RB_LATE_ADDR, OP_RB_DATA_LATE, OP_RB_NO_POS);
+	assert_ruby(&f[1 + late], i_block, me_meth, 5); /* the block names its method's entry */
+	assert_native(&f[2 + late], CEXT_RA);
+	assert_ruby(&f[3 + late], me_cfunc, OP_RB_DATA_CFUNC | def_cfunc, OP_RB_NO_POS);
+	assert_ruby(&f[4 + late], i_meth, me_meth, 12);
+	assert_ruby(&f[5 + late], i_main, cref, 3);
+	assert_native(&f[6 + late], MAIN_RA);
 	assert_int_equal(ru.stats[OP_RB_STAT_WALKS], 1);
 	assert_int_equal(ru.stats[OP_RB_STAT_FRAMES], 3);
 	assert_int_equal(ru.stats[OP_RB_STAT_CFUNCS], 1);
 	assert_int_equal(ru.stats[OP_RB_STAT_SKIPPED], 1);
 	assert_int_equal(ru.stats[OP_RB_STAT_READ_ERR], 0);
+}
+
+static void test_entries_nest(void **state)
+{
+	(void)state;
+	entries_nest(false);
+}
+
+/*
+ * A stack copy's walk reads the control frames after the sample (issue 18:
+ * 3.2's YJIT warm-up samples, held until the process was published, came
+ * out named as the loop it ran by then): the same frames, after one
+ * "[Ruby frames read after the sample]" marker.
+ */
+static void test_late_marked(void **state)
+{
+	(void)state;
+	entries_nest(true);
+}
+
+/*
+ * YJIT's code region: the anonymous executable mappings with nothing
+ * executable between them make one range, reaching on over the pages not
+ * executable yet (RUBY_JIT_SPAN) but never into the next executable
+ * mapping; a file's mapping between two anonymous ones splits them.
+ */
+static void test_jit_ranges(void **state)
+{
+	const uint64_t base = 0x7f0000000000ull, mib = 1ull << 20;
+	struct ruby_exec_map maps[] = {
+	    {base - 8 * mib, base - 7 * mib, false},		 /* libruby's code */
+	    {base, base + 0x3000, true},			 /* YJIT's first pages */
+	    {base + 0x5000, base + 0x8000, true},		 /* more, after a rw page */
+	    {base + 100 * mib, base + 101 * mib, false},	 /* a library */
+	    {base + 200 * mib, base + 200 * mib + 0x1000, true}, /* another JIT */
+	};
+	struct interp_range r[4];
+
+	(void)state;
+	assert_int_equal(ruby__jit_ranges(maps, 5, r, 4), 2);
+	assert_int_equal(r[0].start, base);
+	assert_int_equal(r[0].end, base + 100 * mib);
+	assert_int_equal(r[0].flags, OP_INTERP_RANGE_F_UNWINDS);
+	assert_int_equal(r[1].start, base + 200 * mib);
+	assert_int_equal(r[1].end, base + 200 * mib + RUBY_JIT_SPAN);
+	/* Nothing after the library: the span. */
+	assert_int_equal(ruby__jit_ranges(maps + 1, 2, r, 4), 1);
+	assert_int_equal(r[0].end, base + RUBY_JIT_SPAN);
+	/* No room: none written. */
+	assert_int_equal(ruby__jit_ranges(maps, 5, r, 0), 0);
+	assert_int_equal(ruby__jit_ranges(maps, 5, r, 1), 1);
+	assert_int_equal(r[0].end, base + 100 * mib);
+	/* No anonymous code: none. */
+	assert_int_equal(ruby__jit_ranges(maps, 1, r, 4), 0);
 }
 
 /* No execution context (module id 0 in the GOT: not relocated yet): native frames stay. */
@@ -598,6 +661,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup(test_entries_nest, setup),
+	    cmocka_unit_test_setup(test_late_marked, setup),
+	    cmocka_unit_test_setup(test_jit_ranges, setup),
 	    cmocka_unit_test_setup(test_no_ec_is_native, setup),
 	    cmocka_unit_test_setup(test_cfp_outside_stack, setup),
 	    cmocka_unit_test_setup(test_bad_frame_stops_with_error, setup),
