@@ -493,11 +493,56 @@ static void test_yjit_code(void **state)
 	assert_int_equal(f[0].kind, OP_FRAME_RUBY);
 	assert_int_equal(f[0].addr, jit_pc);
 	assert_int_equal(f[0].data, OP_RB_DATA_JIT);
-	assert_ruby(&f[1], i_a, me_a, 7);
+	/* The sample's pc is in the JIT code i_a runs: its saved pc may be
+	 * stale, so no line; its caller's pc was saved at the call. */
+	assert_ruby(&f[1], i_a, me_a, OP_RB_NO_POS);
 	assert_ruby(&f[2], i_main, 0, 3);
 	assert_true(r.n_frames == 3 || (r.n_frames == 4 && f[3].kind == OP_FRAME_ERROR));
 	assert_int_equal(ru.stats[OP_RB_STAT_JIT], 1);
 	assert_int_equal(ru.stats[OP_RB_STAT_FRAMES], 2);
+}
+
+/*
+ * YJIT's code met as a return address (it called out natively: a branch
+ * stub's branch_stub_hit, a C function): it saved its pc before the call,
+ * so the frame running it keeps its line.
+ */
+static void test_yjit_line_after_call(void **state)
+{
+	const uint64_t jit_ra = 0x7e0000001234ull;
+	uint64_t i_a = HEAP + 0x2000, b_a = HEAP + 0x2100, e_a = HEAP + 0x3000;
+	uint64_t i_main = HEAP + 0x2400, b_main = HEAP + 0x2500, e_main = HEAP + 0x3800;
+	uint64_t me_a = HEAP + 0x4000;
+	struct user_unwind_ops ops = {mem_read, fp_rule, NULL, NULL};
+	struct op_frame f[16];
+	struct ruby_unwind ru;
+	struct user_unwind_result r;
+	const int n = 3;
+
+	(void)state;
+	build_ec(n);
+	ranges.ranges[1] = (struct op_interp_range){0x7e0000000000ull, 0x7e0000100000ull,
+						    OP_INTERP_RUBY, OP_INTERP_RANGE_F_UNWINDS};
+	put_iseq(i_a, b_a, e_a);
+	put_iseq(i_main, b_main, e_main);
+	put_cfp(0, n, i_a, e_a + 8 * 7, me_a, 0, MAGIC_METHOD | LOCAL | FINISH);
+	put_cfp(1, n, i_main, e_main + 8 * 3, 0, 0, MAGIC_TOP | LOCAL | FINISH);
+	put_cfp(2, n, i_main, e_main, 0, 0, MAGIC_TOP | LOCAL | FINISH);
+	memset(&ru, 0, sizeof(ru));
+	ru.proc = &proc;
+	ru.thread_ptr = TCB;
+	ru.read = mem_read;
+	r = user_unwind__walk(
+	    &ops,
+	    &(struct user_unwind_interp){&ranges, {[OP_INTERP_RUBY] = ruby_unwind__runtime(&ru)}},
+	    42, CEXT_RA, STACK, build_stack((const uint64_t[]){jit_ra, MAIN_RA}, 2), f, 16);
+	assert_int_equal(r.error, OP_UNWIND_ERR_ANON_CODE);
+	assert_native(&f[0], CEXT_RA);
+	assert_int_equal(f[1].kind, OP_FRAME_RUBY);
+	assert_int_equal(f[1].addr, jit_ra);
+	assert_int_equal(f[1].data, OP_RB_DATA_JIT);
+	assert_ruby(&f[2], i_a, me_a, 7);
+	assert_ruby(&f[3], i_main, 0, 3);
 }
 
 /*
@@ -670,6 +715,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_ec_below_thread_pointer, setup),
 	    cmocka_unit_test_setup(test_global_ec_of_its_thread_only, setup),
 	    cmocka_unit_test_setup(test_yjit_code, setup),
+	    cmocka_unit_test_setup(test_yjit_line_after_call, setup),
 	    cmocka_unit_test_setup(test_yjit_called_cfunc, setup),
 	    cmocka_unit_test_setup(test_yjit_native_past, setup),
 	    cmocka_unit_test_setup(test_layout_rows, setup),

@@ -140,7 +140,10 @@ struct op_rb_walker {
 	__s32 deferred;		/* native step result owed once the loop's frames are out */
 	__u32 broken;		/* the next control frame is unreadable: the walk ends there */
 	__u32 to_end;		/* past YJIT code: every frame left, FINISH or not */
-	__u32 jit_mark; /* the YJIT marker owed: 1, frames follow; 2, none; 3, the native walk */
+	__u16 jit_mark; /* the YJIT marker owed: 1, frames follow; 2, none; 3, the native walk */
+	/* 1: the sample's own pc was in YJIT code, so the next iseq frame shown
+	 * runs it and its cfp->pc may be stale (YJIT saves it lazily): no line. */
+	__u16 jit_pc_stale;
 	/* cfp's fields, read once (block_cfp: the frame they are of, 0: none). */
 	__u64 block_cfp;
 	__u64 block[8]; /* OP_RB_CFP_BLOCK bytes read; 8 words so an index masks with & 7 */
