@@ -199,7 +199,8 @@ long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct 
 		struct interp_walk_env env = {.state = states[i],
 					      .thread_ptr = copy->tls_base,
 					      .read = copy_read_interp,
-					      .read_ctx = &w};
+					      .read_ctx = &w,
+					      .late = true};
 
 		if (!states[i] || !ops || !ops->walk_begin || ops->walk_size > sizeof(walks[i]))
 			continue;

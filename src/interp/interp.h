@@ -96,6 +96,10 @@ struct interp_walk_env {
 	/* Reads of the runtime's memory, as user_unwind_ops.read. */
 	int (*read)(void *ctx, void *dst, size_t size, uint64_t addr);
 	void *read_ctx;
+	/* The runtime's memory outside the copy is read now, not at the sample
+	 * (a stack copy of a live process; the replay suite's snapshots are of
+	 * the sample's moment): what it finds there may be of a later moment. */
+	bool late;
 };
 
 /* What a runtime's walks of stack copies found (struct stack_copy_stats). */

@@ -313,6 +313,32 @@ static void test_qualified_names(void **state)
 	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, svar2, &is), 0);
 	assert_string_equal(is->name, "gem");
 	ruby_iseq__free(is);
+	/*
+	 * The entry was freed after the sample and another method's put there
+	 * (its definition runs another iseq, or is a C function's): the label
+	 * alone, never that method's owner. Its own definition: qualified.
+	 */
+	{
+		uint64_t other_def = alloc(16), own_def = alloc(16), c_def = alloc(16), m;
+
+		put64(other_def, RUBY_METHOD_TYPE_ISEQ);
+		put64(other_def + RUBY_DEF_ISEQPTR, iseq + 8);
+		put64(own_def, RUBY_METHOD_TYPE_ISEQ);
+		put64(own_def + RUBY_DEF_ISEQPTR, iseq);
+		put64(c_def, RUBY_METHOD_TYPE_CFUNC);
+		m = build_me(single, other_def);
+		assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, m, &is), 0);
+		assert_string_equal(is->name, "gem");
+		ruby_iseq__free(is);
+		m = build_me(single, c_def);
+		assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, m, &is), 0);
+		assert_string_equal(is->name, "gem");
+		ruby_iseq__free(is);
+		m = build_me(single, own_def);
+		assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, m, &is), 0);
+		assert_string_equal(is->name, "Shop.gem");
+		ruby_iseq__free(is);
+	}
 	/* <main>: its ep[-2] is a cref, no method entry. */
 	iseq = build_iseq(0, "<main>", str("a.rb"), 1, lines, pos, 1, 4);
 	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, str("not a method entry"), &is),

@@ -14,12 +14,14 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "interp/ruby/ruby.h"
 #include "interp/ruby/ruby_layout.h"
 #include "interp/ruby/ruby_unwind.h"
 #include "unwind/user_unwind.h"
@@ -147,12 +149,16 @@ static void put_cfp(int i, int n, uint64_t iseq, uint64_t pc, uint64_t me_cref, 
 	put64(ep, flags);
 }
 
+/* The next walk() reads the VM as a stack copy's walk does: after the sample. */
+static bool late_walk;
+
 static struct user_unwind_result walk(uint64_t fp, struct op_frame *frames, uint32_t max,
 				      struct ruby_unwind *ru)
 {
 	struct user_unwind_ops ops = {mem_read, fp_rule, NULL, NULL};
 
 	memset(ru, 0, sizeof(*ru));
+	ru->late = late_walk;
 	ru->proc = &proc;
 	ru->thread_ptr = TCB;
 	ru->read = mem_read;
@@ -180,6 +186,7 @@ static int setup(void **state)
 {
 	(void)state;
 	memset(mem, 0, sizeof(mem));
+	late_walk = false;
 	l = ruby_layout__find(3, 1);
 	assert_non_null(l);
 	return 0;
@@ -191,7 +198,7 @@ static int setup(void **state)
  * function that yielded (CFUNC), an IFUNC (not shown), the method holding
  * the block, <main> (FINISH), the VM's dummy frame (FINISH).
  */
-static void test_entries_nest(void **state)
+static void entries_nest(bool late)
 {
 	const uint64_t ras[] = {VM_EXEC_RA, CEXT_RA, VM_EXEC_RA, MAIN_RA};
 	uint64_t i_block = HEAP + 0x2000, b_block = HEAP + 0x2100, e_block = HEAP + 0x3000;
@@ -204,7 +211,6 @@ static void test_entries_nest(void **state)
 	struct user_unwind_result r;
 	const int n = 6;
 
-	(void)state;
 	build_ec(n);
 	put_iseq(i_block, b_block, e_block);
 	put_iseq(i_meth, b_meth, e_meth);
@@ -218,21 +224,78 @@ static void test_entries_nest(void **state)
 	put_cfp(4, n, i_main, e_main + 8 * 3, cref, 0, MAGIC_TOP | LOCAL | FINISH);
 	put_cfp(5, n, 0, 0, 0, 0, MAGIC_DUMMY | CFRAME | LOCAL | FINISH);
 
+	late_walk = late;
 	r = walk(build_stack(ras, 4), f, 32, &ru);
 	assert_int_equal(r.error, 0);
-	assert_int_equal(r.n_frames, 7);
+	assert_int_equal(r.n_frames, 7 + late);
 	assert_native(&f[0], CORE_PC);
-	assert_ruby(&f[1], i_block, me_meth, 5); /* the block names its method's entry */
-	assert_native(&f[2], CEXT_RA);
-	assert_ruby(&f[3], me_cfunc, OP_RB_DATA_CFUNC | def_cfunc, OP_RB_NO_POS);
-	assert_ruby(&f[4], i_meth, me_meth, 12);
-	assert_ruby(&f[5], i_main, cref, 3);
-	assert_native(&f[6], MAIN_RA);
+	if (late) /* the marker, once, before the first Ruby frame */
+		assert_ruby(&f[1], OP_RB_LATE_ADDR, OP_RB_DATA_LATE, OP_RB_NO_POS);
+	assert_ruby(&f[1 + late], i_block, me_meth, 5); /* the block names its method's entry */
+	assert_native(&f[2 + late], CEXT_RA);
+	assert_ruby(&f[3 + late], me_cfunc, OP_RB_DATA_CFUNC | def_cfunc, OP_RB_NO_POS);
+	assert_ruby(&f[4 + late], i_meth, me_meth, 12);
+	assert_ruby(&f[5 + late], i_main, cref, 3);
+	assert_native(&f[6 + late], MAIN_RA);
 	assert_int_equal(ru.stats[OP_RB_STAT_WALKS], 1);
 	assert_int_equal(ru.stats[OP_RB_STAT_FRAMES], 3);
 	assert_int_equal(ru.stats[OP_RB_STAT_CFUNCS], 1);
 	assert_int_equal(ru.stats[OP_RB_STAT_SKIPPED], 1);
 	assert_int_equal(ru.stats[OP_RB_STAT_READ_ERR], 0);
+}
+
+static void test_entries_nest(void **state)
+{
+	(void)state;
+	entries_nest(false);
+}
+
+/*
+ * A stack copy's walk reads the control frames after the sample (issue 18:
+ * 3.2's YJIT warm-up samples, held until the process was published, came
+ * out named as the loop it ran by then): the same frames, after one
+ * "[Ruby frames read after the sample]" marker.
+ */
+static void test_late_marked(void **state)
+{
+	(void)state;
+	entries_nest(true);
+}
+
+/*
+ * YJIT's code region: the anonymous executable mappings with nothing
+ * executable between them make one range, reaching on over the pages not
+ * executable yet (RUBY_JIT_SPAN) but never into the next executable
+ * mapping; a file's mapping between two anonymous ones splits them.
+ */
+static void test_jit_ranges(void **state)
+{
+	const uint64_t base = 0x7f0000000000ull, mib = 1ull << 20;
+	struct ruby_exec_map maps[] = {
+	    {base - 8 * mib, base - 7 * mib, false},		 /* libruby's code */
+	    {base, base + 0x3000, true},			 /* YJIT's first pages */
+	    {base + 0x5000, base + 0x8000, true},		 /* more, after a rw page */
+	    {base + 100 * mib, base + 101 * mib, false},	 /* a library */
+	    {base + 200 * mib, base + 200 * mib + 0x1000, true}, /* another JIT */
+	};
+	struct interp_range r[4];
+
+	(void)state;
+	assert_int_equal(ruby__jit_ranges(maps, 5, r, 4), 2);
+	assert_int_equal(r[0].start, base);
+	assert_int_equal(r[0].end, base + 100 * mib);
+	assert_int_equal(r[0].flags, OP_INTERP_RANGE_F_UNWINDS);
+	assert_int_equal(r[1].start, base + 200 * mib);
+	assert_int_equal(r[1].end, base + 200 * mib + RUBY_JIT_SPAN);
+	/* Nothing after the library: the span. */
+	assert_int_equal(ruby__jit_ranges(maps + 1, 2, r, 4), 1);
+	assert_int_equal(r[0].end, base + RUBY_JIT_SPAN);
+	/* No room: none written. */
+	assert_int_equal(ruby__jit_ranges(maps, 5, r, 0), 0);
+	assert_int_equal(ruby__jit_ranges(maps, 5, r, 1), 1);
+	assert_int_equal(r[0].end, base + 100 * mib);
+	/* No anonymous code: none. */
+	assert_int_equal(ruby__jit_ranges(maps, 1, r, 4), 0);
 }
 
 /* No execution context (module id 0 in the GOT: not relocated yet): native frames stay. */
@@ -430,11 +493,56 @@ static void test_yjit_code(void **state)
 	assert_int_equal(f[0].kind, OP_FRAME_RUBY);
 	assert_int_equal(f[0].addr, jit_pc);
 	assert_int_equal(f[0].data, OP_RB_DATA_JIT);
-	assert_ruby(&f[1], i_a, me_a, 7);
+	/* The sample's pc is in the JIT code i_a runs: its saved pc may be
+	 * stale, so no line; its caller's pc was saved at the call. */
+	assert_ruby(&f[1], i_a, me_a, OP_RB_NO_POS);
 	assert_ruby(&f[2], i_main, 0, 3);
 	assert_true(r.n_frames == 3 || (r.n_frames == 4 && f[3].kind == OP_FRAME_ERROR));
 	assert_int_equal(ru.stats[OP_RB_STAT_JIT], 1);
 	assert_int_equal(ru.stats[OP_RB_STAT_FRAMES], 2);
+}
+
+/*
+ * YJIT's code met as a return address (it called out natively: a branch
+ * stub's branch_stub_hit, a C function): it saved its pc before the call,
+ * so the frame running it keeps its line.
+ */
+static void test_yjit_line_after_call(void **state)
+{
+	const uint64_t jit_ra = 0x7e0000001234ull;
+	uint64_t i_a = HEAP + 0x2000, b_a = HEAP + 0x2100, e_a = HEAP + 0x3000;
+	uint64_t i_main = HEAP + 0x2400, b_main = HEAP + 0x2500, e_main = HEAP + 0x3800;
+	uint64_t me_a = HEAP + 0x4000;
+	struct user_unwind_ops ops = {mem_read, fp_rule, NULL, NULL};
+	struct op_frame f[16];
+	struct ruby_unwind ru;
+	struct user_unwind_result r;
+	const int n = 3;
+
+	(void)state;
+	build_ec(n);
+	ranges.ranges[1] = (struct op_interp_range){0x7e0000000000ull, 0x7e0000100000ull,
+						    OP_INTERP_RUBY, OP_INTERP_RANGE_F_UNWINDS};
+	put_iseq(i_a, b_a, e_a);
+	put_iseq(i_main, b_main, e_main);
+	put_cfp(0, n, i_a, e_a + 8 * 7, me_a, 0, MAGIC_METHOD | LOCAL | FINISH);
+	put_cfp(1, n, i_main, e_main + 8 * 3, 0, 0, MAGIC_TOP | LOCAL | FINISH);
+	put_cfp(2, n, i_main, e_main, 0, 0, MAGIC_TOP | LOCAL | FINISH);
+	memset(&ru, 0, sizeof(ru));
+	ru.proc = &proc;
+	ru.thread_ptr = TCB;
+	ru.read = mem_read;
+	r = user_unwind__walk(
+	    &ops,
+	    &(struct user_unwind_interp){&ranges, {[OP_INTERP_RUBY] = ruby_unwind__runtime(&ru)}},
+	    42, CEXT_RA, STACK, build_stack((const uint64_t[]){jit_ra, MAIN_RA}, 2), f, 16);
+	assert_int_equal(r.error, OP_UNWIND_ERR_ANON_CODE);
+	assert_native(&f[0], CEXT_RA);
+	assert_int_equal(f[1].kind, OP_FRAME_RUBY);
+	assert_int_equal(f[1].addr, jit_ra);
+	assert_int_equal(f[1].data, OP_RB_DATA_JIT);
+	assert_ruby(&f[2], i_a, me_a, 7);
+	assert_ruby(&f[3], i_main, 0, 3);
 }
 
 /*
@@ -598,6 +706,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup(test_entries_nest, setup),
+	    cmocka_unit_test_setup(test_late_marked, setup),
+	    cmocka_unit_test_setup(test_jit_ranges, setup),
 	    cmocka_unit_test_setup(test_no_ec_is_native, setup),
 	    cmocka_unit_test_setup(test_cfp_outside_stack, setup),
 	    cmocka_unit_test_setup(test_bad_frame_stops_with_error, setup),
@@ -605,6 +715,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_ec_below_thread_pointer, setup),
 	    cmocka_unit_test_setup(test_global_ec_of_its_thread_only, setup),
 	    cmocka_unit_test_setup(test_yjit_code, setup),
+	    cmocka_unit_test_setup(test_yjit_line_after_call, setup),
 	    cmocka_unit_test_setup(test_yjit_called_cfunc, setup),
 	    cmocka_unit_test_setup(test_yjit_native_past, setup),
 	    cmocka_unit_test_setup(test_layout_rows, setup),

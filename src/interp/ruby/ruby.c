@@ -169,6 +169,42 @@ static void ruby_detach(void *rt, const struct process *p)
 	}
 }
 
+size_t ruby__jit_ranges(const struct ruby_exec_map *maps, size_t n, struct interp_range *out,
+			size_t max)
+{
+	size_t k = 0;
+	bool open = false; /* out[k - 1] may take the next anonymous mapping */
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t reach;
+
+		if (!maps[i].anon || maps[i].end <= maps[i].start) {
+			open = false;
+			continue;
+		}
+		if (open && maps[i].start >= out[k - 1].start) {
+			if (maps[i].end > out[k - 1].end)
+				out[k - 1].end = maps[i].end;
+		} else if (k < max) {
+			out[k++] = (struct interp_range){.start = maps[i].start,
+							 .end = maps[i].end,
+							 .flags = OP_INTERP_RANGE_F_UNWINDS};
+			open = true;
+		} else {
+			break;
+		}
+		/* The region's pages not executable yet: up to the span, short of
+		 * the next executable mapping (the maps need not be sorted). */
+		reach = out[k - 1].start + RUBY_JIT_SPAN;
+		for (size_t j = 0; j < n; j++)
+			if (!maps[j].anon && maps[j].start >= maps[i].end && maps[j].start < reach)
+				reach = maps[j].start;
+		if (reach > out[k - 1].end)
+			out[k - 1].end = reach;
+	}
+	return k;
+}
+
 static int ruby_attach(void *rt, const struct process *p, const struct process_mapping *m,
 		       const void *data, struct interp_range *ranges, size_t *n_ranges)
 {
@@ -208,16 +244,22 @@ static int ruby_attach(void *rt, const struct process *p, const struct process_m
 	 * stack). The process's only anonymous executable code in practice
 	 * (libffi's closures use a file-backed trampoline table on Debian).
 	 */
-	for (size_t i = 0;
-	     bin->major * 100 + bin->minor >= 301 && i < p->n_maps && *n_ranges < INTERP_MAX_RANGES;
-	     i++) {
-		const struct cached_file *f = file_cache__at(rb->files, p->maps[i].file_slot);
+	if (bin->major * 100 + bin->minor >= 301) {
+		struct ruby_exec_map *maps = calloc(p->n_maps ? p->n_maps : 1, sizeof(*maps));
 
-		if (f && !f->elf && !strncmp(f->path, "[anon", 5))
-			ranges[(*n_ranges)++] =
-			    (struct interp_range){.start = p->maps[i].start,
-						  .end = p->maps[i].end,
-						  .flags = OP_INTERP_RANGE_F_UNWINDS};
+		if (!maps)
+			return -ENOMEM;
+		for (size_t i = 0; i < p->n_maps; i++) {
+			const struct cached_file *f =
+			    file_cache__at(rb->files, p->maps[i].file_slot);
+
+			maps[i] =
+			    (struct ruby_exec_map){p->maps[i].start, p->maps[i].end,
+						   f && !f->elf && !strncmp(f->path, "[anon", 5)};
+		}
+		*n_ranges += ruby__jit_ranges(maps, p->n_maps, ranges + *n_ranges,
+					      INTERP_MAX_RANGES - *n_ranges);
+		free(maps);
 	}
 	if (!rp) {
 		rp = calloc(1, sizeof(*rp));
@@ -277,26 +319,31 @@ static bool budget_allows(struct ruby *rb, uint32_t pid)
 	return false;
 }
 
-/* YJIT's code: one "[YJIT code]" entry per process (its pcs are not told apart). */
-static uint32_t resolve_jit(struct ruby *rb, uint32_t pid)
+/*
+ * A marker's one entry per process: YJIT's code ("[YJIT code]", its pcs are
+ * not told apart; key JIT_KEY) or a stack copy's Ruby frames read after the
+ * sample (key OP_RB_LATE_ADDR).
+ */
+static uint32_t resolve_marker(struct ruby *rb, uint32_t pid, uint64_t key, uint64_t data,
+			       const char *name)
 {
 	struct ruby_iseq *is;
 	uint32_t id;
 	bool reused;
 
-	if (frame_store__find(&rb->iseqs, pid, JIT_KEY, OP_RB_DATA_JIT, &id, &reused))
+	if (frame_store__find(&rb->iseqs, pid, key, data, &id, &reused))
 		return id;
 	is = calloc(1, sizeof(*is));
 	if (!is)
 		return 0;
-	is->name = strdup("[YJIT code]");
+	is->name = strdup(name);
 	is->path = strdup("");
 	if (!is->name || !is->path) {
 		ruby_iseq__free(is);
 		return 0;
 	}
-	is->bytes = sizeof(*is) + 16;
-	return frame_store__add(&rb->iseqs, pid, JIT_KEY, OP_RB_DATA_JIT, is);
+	is->bytes = sizeof(*is) + strlen(name) + 1;
+	return frame_store__add(&rb->iseqs, pid, key, data, is);
 }
 
 /* addr: the iseq or method entry; data: its fingerprint (omniprof/interp/ruby_abi.h). */
@@ -314,7 +361,10 @@ static uint32_t ruby_resolve(void *rt, uint32_t pid, const struct op_frame *f)
 	if (!f->addr)
 		return 0;
 	if (f->data == OP_RB_DATA_JIT)
-		return resolve_jit(rb, pid);
+		return resolve_marker(rb, pid, JIT_KEY, OP_RB_DATA_JIT, "[YJIT code]");
+	if (f->data == OP_RB_DATA_LATE)
+		return resolve_marker(rb, pid, OP_RB_LATE_ADDR, OP_RB_DATA_LATE,
+				      "[Ruby frames read after the sample]");
 	if (frame_store__find(&rb->iseqs, pid, f->addr, f->data, &id, &reused))
 		return id;
 	rp = hashmap__find(&rb->procs, hash_u64(pid), &pid);

@@ -356,7 +356,8 @@ static int class_name(const struct remote_memory *mem, const struct ruby_layout 
  * (internal/imemo.h's struct vm_svar, the same 2.7 to 3.4): followed once.
  */
 static int owner_name(const struct remote_memory *mem, const struct ruby_layout *l,
-		      const struct ruby_roots *roots, uint64_t me, char **out, bool *singleton)
+		      const struct ruby_roots *roots, uint64_t me, char **out, bool *singleton,
+		      uint64_t *ment)
 {
 	uint64_t flags, owner;
 	int err;
@@ -373,6 +374,8 @@ static int owner_name(const struct remote_memory *mem, const struct ruby_layout 
 		    read_mem(mem, me + RUBY_SVAR_CREF_OR_ME, &me, sizeof(me)))
 			return -EINVAL;
 	}
+	if (ment)
+		*ment = me;
 	err = read_mem(mem, me + l->me_owner, &owner, sizeof(owner));
 	if (err)
 		return err;
@@ -396,17 +399,32 @@ static char *qualify(const char *owner, bool singleton, const char *name)
  * the method's class has no name. Replaces is->name.
  */
 static int qualify_iseq(const struct remote_memory *mem, const struct ruby_layout *l,
-			const struct ruby_roots *roots, uint64_t me, uint32_t type,
+			const struct ruby_roots *roots, uint64_t iseq, uint64_t me, uint32_t type,
 			struct ruby_iseq *is)
 {
 	const char *in;
 	char *owner, *name = NULL;
 	bool singleton;
+	uint64_t ment = 0, def, w[2];
 
 	if (type != RUBY_ISEQ_METHOD && type != RUBY_ISEQ_BLOCK)
 		return 0;
-	if (owner_name(mem, l, roots, me, &owner, &singleton))
+	if (owner_name(mem, l, roots, me, &owner, &singleton, &ment))
 		return 0;
+	/*
+	 * The entry is read on the host after the sample: GC may have freed it
+	 * (rubygems' start-up drops entries; issue 18) and put another method's
+	 * there. A method's own entry runs this iseq; one whose definition runs
+	 * another iseq, or is a C function's, is not taken: the label alone.
+	 */
+	_Static_assert(RUBY_DEF_ISEQPTR == sizeof(w[0]), "w[1] is body.iseq.iseqptr");
+	if (type == RUBY_ISEQ_METHOD && !read_mem(mem, ment + l->off.me_def, &def, sizeof(def)) &&
+	    !read_mem(mem, def, w, sizeof(w)) &&
+	    (((w[0] & 0xf) == RUBY_METHOD_TYPE_ISEQ && w[1] != iseq) ||
+	     (w[0] & 0xf) == RUBY_METHOD_TYPE_CFUNC)) {
+		free(owner);
+		return 0;
+	}
 	if (type == RUBY_ISEQ_METHOD) {
 		name = qualify(owner, singleton, is->name);
 	} else if ((in = strstr(is->name, " in ")) != NULL) {
@@ -561,7 +579,7 @@ int ruby_iseq__read(const struct remote_memory *mem, const struct ruby_layout *l
 	err = read_string(mem, l, get_u64(body, l->body_label), &is->name);
 	if (err)
 		goto fail;
-	err = qualify_iseq(mem, l, roots, me, get_u32(body, 0), is);
+	err = qualify_iseq(mem, l, roots, addr, me, get_u32(body, 0), is);
 	if (err)
 		goto fail;
 	if (read_path(mem, l, get_u64(body, l->body_pathobj), &is->path)) {
@@ -607,7 +625,7 @@ int ruby_iseq__read_cfunc(const struct remote_memory *mem, const struct ruby_lay
 	if (!read_mem(mem, def + l->def_original_id, &id, sizeof(id)))
 		id_name(mem, l, roots->global_symbols, id, &method);
 	if (method)
-		owner_name(mem, l, roots, me, &owner, &singleton);
+		owner_name(mem, l, roots, me, &owner, &singleton, NULL);
 	if (method && owner)
 		is->name = qualify(owner, singleton, method);
 	else

@@ -94,10 +94,15 @@ const struct ruby_layout *ruby_layout__find(unsigned int major, unsigned int min
 #define RUBY_T_IMEMO	     0x1a
 #define RUBY_ISEQ_METHOD     1 /* rb_iseq_constant_body.type */
 #define RUBY_ISEQ_BLOCK	     2
-#define RUBY_IMEMO_MENT	     6		 /* imemo_ment: (flags >> 12) & 15 of a method entry */
-#define RUBY_IMEMO_SVAR	     2		 /* imemo_svar: a method's $~/$_ holder, wraps ep[-2] */
-#define RUBY_SVAR_CREF_OR_ME 8		 /* vm_svar.cref_or_me (after flags), 2.7 to 3.4 */
-#define RUBY_SHAPE_IVAR	     1		 /* rb_shape_t.type of an ivar's edge (3.2) */
-#define RUBY_SHAPE_INVALID   0xffffffffu /* INVALID_SHAPE_ID: the root's parent */
+#define RUBY_IMEMO_MENT	     6 /* imemo_ment: (flags >> 12) & 15 of a method entry */
+#define RUBY_IMEMO_SVAR	     2 /* imemo_svar: a method's $~/$_ holder, wraps ep[-2] */
+#define RUBY_SVAR_CREF_OR_ME 8 /* vm_svar.cref_or_me (after flags), 2.7 to 3.4 */
+/* rb_method_definition_t, 2.7 to 3.4 (method.h): its type in the low 4 bits of
+ * the first word, then, 8-aligned, body.iseq.iseqptr of an ISEQ method. */
+#define RUBY_METHOD_TYPE_ISEQ  0
+#define RUBY_METHOD_TYPE_CFUNC 1
+#define RUBY_DEF_ISEQPTR       8
+#define RUBY_SHAPE_IVAR	       1	   /* rb_shape_t.type of an ivar's edge (3.2) */
+#define RUBY_SHAPE_INVALID     0xffffffffu /* INVALID_SHAPE_ID: the root's parent */
 
 #endif

@@ -59,7 +59,38 @@ static int ruby_unwind__step(void *ctx, struct op_walk *w, struct op_frame *fram
 		op_walk__set_ready(w, OP_INTERP_RUBY);
 	if (!op_walk__is_ready(w, OP_INTERP_RUBY))
 		return res == OP_STEP_RUNTIME_UNWINDS ? op_rb_jit_alone(w, frame) : res;
-	return op_rb_walk_step(&ru->walker, w, frame, res);
+	if (ru->marked == 1) {
+		/* The first Ruby frame, held back for the marker. */
+		ru->marked = 2;
+		*frame = ru->held;
+		w->active = ru->held_active;
+		return ru->held_res;
+	}
+	res = op_rb_walk_step(&ru->walker, w, frame, res);
+	if (ru->late && !ru->marked && frame->kind == OP_FRAME_RUBY) {
+		/*
+		 * A stack copy's native frames are the sample's, but the control
+		 * frames are read from the live process milliseconds later (more
+		 * while it waits to be published): a thread that called or
+		 * returned since shows other methods and lines (seen on 3.2's
+		 * YJIT warm-up: a sample inside a `require` named as the loop
+		 * the process ran later). No check of the copy can tell, so
+		 * the Ruby part says so: the marker, then the frames.
+		 */
+		ru->held = *frame;
+		ru->held_res = res;
+		ru->held_active = w->active;
+		ru->marked = 1;
+		frame->kind = OP_FRAME_RUBY;
+		frame->flags = 0;
+		frame->reserved = 0;
+		frame->addr = OP_RB_LATE_ADDR;
+		frame->data = OP_RB_DATA_LATE;
+		frame->aux = OP_RB_NO_POS;
+		w->active = OP_INTERP_RUBY;
+		return OP_STEP_CONTINUE;
+	}
+	return res;
 }
 
 struct user_unwind_runtime ruby_unwind__runtime(struct ruby_unwind *ru)
@@ -75,6 +106,7 @@ struct user_unwind_runtime ruby_unwind__walk_begin(void *walk, const struct inte
 	ru->thread_ptr = env->thread_ptr;
 	ru->read = env->read;
 	ru->read_ctx = env->read_ctx;
+	ru->late = env->late;
 	return ruby_unwind__runtime(ru);
 }
 

@@ -9,6 +9,7 @@
 #ifndef OMNIPROF_INTERP_RUBY_RUBY_UNWIND_H
 #define OMNIPROF_INTERP_RUBY_RUBY_UNWIND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,9 +26,17 @@ struct ruby_unwind {
 	int (*read)(void *ctx, void *dst, size_t size, uint64_t addr);
 	void *read_ctx;
 	uint64_t stats[OP_RB_STAT__COUNT]; /* enum op_rb_stat, added to */
+	/* The VM's memory is read after the sample (a stack copy of a live
+	 * process): its control frames may be of a later moment, so the first
+	 * Ruby frame comes after an OP_RB_DATA_LATE marker. */
+	bool late;
 	/* The walk's state (private). */
 	struct op_rb_walker walker;
 	struct op_walk *walk;
+	int marked;	      /* 0: no marker yet; 1: the held frame is owed; 2: done */
+	struct op_frame held; /* the first Ruby frame, written after the marker */
+	int held_res;	      /* and the step's result for it */
+	uint32_t held_active; /* and the walk's active runtime after it */
 };
 
 /* The OP_INTERP_RUBY entry of a user_unwind_interp for ru. */

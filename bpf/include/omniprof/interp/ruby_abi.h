@@ -29,6 +29,11 @@
  *   followed by every control frame left on the thread's VM stack (their
  *   native frames between are lost), then the walk ends with
  *   OP_UNWIND_ERR_ANON_CODE.
+ *   Ruby frames read after the sample (a stack copy's walk, user space):
+ *     addr   OP_RB_LATE_ADDR
+ *     data   OP_RB_DATA_LATE
+ *     aux    0xffffffff
+ *   once, before the walk's first Ruby frame.
  */
 #ifndef OMNIPROF_INTERP_RUBY_ABI_H
 #define OMNIPROF_INTERP_RUBY_ABI_H
@@ -39,7 +44,12 @@
 
 #define OP_RB_DATA_CFUNC (1ull << 63) /* op_frame.data of a C function's frame */
 #define OP_RB_DATA_JIT	 (1ull << 62) /* op_frame.data of a frame of YJIT's code */
-#define OP_RB_NO_POS	 0xffffffffu
+/* op_frame.data of the marker a stack copy's walk puts before its first Ruby
+ * frame (src/interp/ruby/ruby_unwind.c, user space only): the control frames
+ * were read after the sample. addr OP_RB_LATE_ADDR, aux OP_RB_NO_POS. */
+#define OP_RB_DATA_LATE (1ull << 61)
+#define OP_RB_LATE_ADDR 2
+#define OP_RB_NO_POS	0xffffffffu
 
 /*
  * The walker reads the first OP_RB_CFP_BLOCK bytes of each control frame at
@@ -130,7 +140,10 @@ struct op_rb_walker {
 	__s32 deferred;		/* native step result owed once the loop's frames are out */
 	__u32 broken;		/* the next control frame is unreadable: the walk ends there */
 	__u32 to_end;		/* past YJIT code: every frame left, FINISH or not */
-	__u32 jit_mark; /* the YJIT marker owed: 1, frames follow; 2, none; 3, the native walk */
+	__u16 jit_mark; /* the YJIT marker owed: 1, frames follow; 2, none; 3, the native walk */
+	/* 1: the sample's own pc was in YJIT code, so the next iseq frame shown
+	 * runs it and its cfp->pc may be stale (YJIT saves it lazily): no line. */
+	__u16 jit_pc_stale;
 	/* cfp's fields, read once (block_cfp: the frame they are of, 0: none). */
 	__u64 block_cfp;
 	__u64 block[8]; /* OP_RB_CFP_BLOCK bytes read; 8 words so an index masks with & 7 */

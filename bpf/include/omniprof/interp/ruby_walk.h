@@ -131,6 +131,7 @@ static __always_inline int op_rb_begin(struct op_rb_walker *rb, const struct op_
 	rb->broken = 0;
 	rb->to_end = 0;
 	rb->jit_mark = 0;
+	rb->jit_pc_stale = 0;
 	rb->deferred = OP_STEP_END;
 	o = &rb->proc.off;
 	if (op_rb_find_ec(rb, thread_ptr, &ec))
@@ -267,13 +268,15 @@ static __always_inline int op_rb_emit(struct op_rb_walker *rb, struct op_frame *
 		pc = op_rb_block_u64(rb, o->cfp_pc);
 		if (!op_rb_read_u64(rb, &body, iseq + o->iseq_body) && body)
 			op_rb_read_u64(rb, &encoded, body + o->body_encoded);
-		if (encoded && pc >= encoded && pc - encoded < 0x7ffffffffull)
+		/* Its pc is a line only when saved for this moment (see jit_pc_stale). */
+		if (encoded && pc >= encoded && pc - encoded < 0x7ffffffffull && !rb->jit_pc_stale)
 			aux = (__u32)((pc - encoded) / 8);
 		frame->addr = iseq;
 		frame->data = me & ~OP_RB_DATA_CFUNC;
 		frame->aux = aux;
 		OP_RB_STAT(rb, OP_RB_STAT_FRAMES);
 	}
+	rb->jit_pc_stale = 0;
 	finish = (rb->env[2] & OP_RB_FRAME_FLAG_FINISH) != 0 && !rb->to_end;
 	rb->cfp += o->cfp_size;
 	if (finish)
@@ -383,6 +386,15 @@ static __always_inline int op_rb_walk_step(struct op_rb_walker *rb, struct op_wa
 		 * saying so.
 		 */
 		OP_RB_STAT(rb, OP_RB_STAT_JIT);
+		/*
+		 * The sample's own pc in YJIT's code: the frame running it (the
+		 * next iseq frame shown) has the pc YJIT last saved, before a
+		 * call that may raise or allocate, not the one it runs now (a
+		 * wrong line: issue 18), so it comes without a line. Met as a
+		 * return address, the code called out and saved its pc first.
+		 */
+		if (w->u.pc_exact)
+			rb->jit_pc_stale = 1;
 		if (op_rb_jit_caller(rb, w, 0)) {
 			more = op_rb_seek(rb);
 			if (more > 0 && op_rb_shown(rb) == 2) {
