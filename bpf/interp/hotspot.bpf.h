@@ -39,7 +39,6 @@ struct {
 struct op_jvm_bpf_walker {
 	struct op_jvm_walker w;
 	struct op_jvm_proc proc;
-	struct op_jvm_pc_entry entry; /* scratch: an entry being stored in jvm_pc_cache */
 };
 
 struct {
@@ -49,49 +48,9 @@ struct {
 	__type(value, struct op_jvm_bpf_walker);
 } jvm_walk SEC(".maps");
 
-/*
- * (pid, return address) -> the nmethod a walk read there
- * (omniprof/interp/hotspot_abi.h, struct op_jvm_pc_entry: checked before
- * use, so an entry of a gone JVM or a freed nmethod is never taken).
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct op_jvm_pc_key);
-	__type(value, struct op_jvm_pc_entry);
-} jvm_pc_cache SEC(".maps");
-
-/* The walk is of the current task: its process's entries. */
-static __always_inline const struct op_jvm_pc_entry *jvm_pc_cache_get(__u64 pc)
-{
-	struct op_jvm_pc_key key = {.pid = bpf_get_current_pid_tgid() >> 32, .pc = pc};
-
-	return bpf_map_lookup_elem(&jvm_pc_cache, &key);
-}
-
-static __always_inline void jvm_pc_cache_put(const struct op_jvm_walker *jw,
-					     const struct op_jvm_proc *proc, __u64 pc,
-					     const struct op_jvm_blob *b)
-{
-	struct op_jvm_pc_key key = {.pid = bpf_get_current_pid_tgid() >> 32, .pc = pc};
-	struct op_jvm_bpf_walker *bw;
-	__u32 zero = 0;
-
-	bw = bpf_map_lookup_elem(&jvm_walk, &zero);
-	if (!bw)
-		return;
-	__builtin_memcpy(&bw->entry.blob, b, sizeof(bw->entry.blob));
-	bw->entry.interp_start = proc->interp_start;
-	bw->entry.epoch = jw->epoch;
-	bw->entry.reserved = 0;
-	bpf_map_update_elem(&jvm_pc_cache, &key, &bw->entry, BPF_ANY);
-}
-
-#define OP_JVM_READ(jw, dst, size, addr)     OP_READ_USER(NULL, dst, size, addr)
-#define OP_JVM_STAT(jw, which)		     jvm_stat_inc(which)
-#define OP_JVM_SUBPROG			     __noinline
-#define OP_JVM_PC_CACHE_GET(jw, pc)	     jvm_pc_cache_get(pc)
-#define OP_JVM_PC_CACHE_PUT(jw, proc, pc, b) jvm_pc_cache_put(jw, proc, pc, b)
+#define OP_JVM_READ(jw, dst, size, addr) OP_READ_USER(NULL, dst, size, addr)
+#define OP_JVM_STAT(jw, which)		 jvm_stat_inc(which)
+#define OP_JVM_SUBPROG			 __noinline
 #include "omniprof/interp/hotspot_walk.h"
 
 /*

@@ -577,7 +577,6 @@ static size_t hotspot_counters(const void *rt, struct interp_counter *out)
 	    [OP_JVM_STAT_INLINED] = "hotspot: inlined frames walked in BPF",
 	    [OP_JVM_STAT_NO_PCDESC] = "hotspot: compiled frames without debug info at their pc",
 	    [OP_JVM_STAT_DEOPT] = "hotspot: deoptimised frames named from their original pc",
-	    [OP_JVM_STAT_REMEMBERED] = "hotspot: nmethods taken from the cross-sample cache",
 	};
 	const struct hotspot *hs = rt;
 	const struct interp_counter host[] = {

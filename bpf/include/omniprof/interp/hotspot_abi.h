@@ -152,13 +152,7 @@ struct op_jvm_proc {
 	__u16 nm_orig_pc_offset;   /* nmethod::_orig_pc_offset (an int) */
 	__u16 nm_immutable_data;   /* nmethod::_immutable_data (OP_JVM_F_IMMUTABLE) */
 	__u16 nm_meta_base;	   /* OP_JVM_F_IMMUTABLE: see OP_JVM_F_META_MUTABLE */
-	/*
-	 * nmethod::_compile_id (an int, unique per compilation in a JVM's life;
-	 * 0: not known): what proves an nmethod remembered across samples is
-	 * still the one at its address (OP_JVM_PC_CACHE_GET).
-	 */
-	__u16 nm_compile_id;
-	__u16 reserved3[2];
+	__u16 reserved3[3];
 	/* &CollectedHeap::_total_collections (an unsigned int), 0: not known. */
 	__u64 gc_count;
 	/*
@@ -210,32 +204,6 @@ struct op_jvm_blob {
 	__s32 orig_pc_offset; /* nmethod: where a deoptimised frame keeps its pc (0: unknown) */
 	__u64 deopt_handler;  /* nmethod: its deopt handlers (0: unknown) */
 	__u64 deopt_mh_handler;
-	__s32 compile_id; /* nmethod: its nmethod::_compile_id (0: not read) */
-	__u32 remembered; /* 1: taken from OP_JVM_PC_CACHE_GET (not stored again) */
-};
-
-/*
- * An nmethod as a walk read it for one return address, remembered across
- * samples (BPF: the LRU hash `jvm_pc_cache`, key pid and pc): a stack's
- * return addresses repeat from sample to sample, and reading their blobs
- * (segment map, block, ConstMethod, PcDescs) is most of a compiled frame's
- * cost. Used only while nothing it holds can have changed: the same JVM
- * (interp_start), the same epoch (no collection, no redefinition since: its
- * Method and ConstMethod stand) and the same compile id at the blob's
- * address (read again: a freed nmethod's memory taken by another
- * compilation, the same method's included, holds another id).
- */
-struct op_jvm_pc_key {
-	__u32 pid;
-	__u32 reserved;
-	__u64 pc;
-};
-
-struct op_jvm_pc_entry {
-	struct op_jvm_blob blob;
-	__u64 interp_start;
-	__u32 epoch;
-	__u32 reserved;
 };
 
 /* A decoded scope: the nmethod's scopes data + decode offset it was read at. */
@@ -294,16 +262,14 @@ enum op_jvm_stat {
 	OP_JVM_STAT_INLINED,	     /* inlined frames written */
 	OP_JVM_STAT_NO_PCDESC,	     /* compiled frames without debug info at their pc */
 	OP_JVM_STAT_DEOPT,	     /* deoptimised compiled frames, named from their original pc */
-	OP_JVM_STAT_REMEMBERED,	     /* nmethods taken from the cross-sample cache */
 	OP_JVM_STAT__COUNT,
 };
 
 _Static_assert(sizeof(struct op_jvm_heap) == 32, "op_jvm_heap layout");
 _Static_assert(sizeof(struct op_jvm_proc) == 32 * OP_JVM_MAX_HEAPS + 80, "op_jvm_proc layout");
-_Static_assert(sizeof(struct op_jvm_blob) == 128, "op_jvm_blob layout");
-_Static_assert(sizeof(struct op_jvm_pc_entry) == 144, "op_jvm_pc_entry layout");
+_Static_assert(sizeof(struct op_jvm_blob) == 120, "op_jvm_blob layout");
 _Static_assert(sizeof(struct op_jvm_scope) == 32, "op_jvm_scope layout");
-_Static_assert(sizeof(struct op_jvm_walker) == 48 + 128 * OP_JVM_BLOBS + 32 * OP_JVM_SCOPES +
+_Static_assert(sizeof(struct op_jvm_walker) == 48 + 120 * OP_JVM_BLOBS + 32 * OP_JVM_SCOPES +
 						   16 * OP_JVM_METHODS + OP_JVM_BLOCK,
 	       "op_jvm_walker layout");
 

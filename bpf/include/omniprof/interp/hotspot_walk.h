@@ -10,11 +10,7 @@
  * The includer defines
  *   OP_JVM_READ(jw, dst, size, addr)  copy user memory; 0 on success
  *   OP_JVM_STAT(which)               count an enum op_jvm_stat
- * and may define OP_JVM_SUBPROG (the linkage of the step's larger parts) and
- *   OP_JVM_PC_CACHE_GET(jw, pc)       the struct op_jvm_pc_entry remembered
- *                                    for this pid's return address pc, or NULL
- *   OP_JVM_PC_CACHE_PUT(jw, proc, pc, b)  remember blob b for pc
- * (the BPF step's cross-sample cache; without them every sample reads anew).
+ * and may define OP_JVM_SUBPROG (the linkage of the step's larger parts).
  *
  * Every loop is bounded (OP_JVM_MAX_HEAPS heaps, OP_JVM_SEGMAP_STEPS steps
  * back through a segment map) and every value read is checked before it
@@ -454,40 +450,8 @@ static __always_inline void op_jvm_debug_info(struct op_jvm_walker *jw,
  */
 #define OP_JVM_NO_BLOB (-2)
 
-#ifdef OP_JVM_PC_CACHE_GET
-/*
- * The slot of the nmethod remembered for return address ra (BPF's
- * cross-sample cache) when it is still the compilation read then (same JVM,
- * same epoch, the same compile id at its address) and holds lpc; -1 when
- * not. Its own function in BPF: verified once, apart from the blob reading.
- */
-OP_JVM_SUBPROG int op_jvm_blob_remembered(struct op_jvm_walker *jw, const struct op_jvm_proc *proc,
-					  __u64 lpc, __u64 ra)
-{
-	const struct op_jvm_pc_entry *e;
-	struct op_jvm_blob *b;
-	__s32 id = 0;
-	__u32 slot;
-
-	if (!jw || !proc)
-		return -1;
-	e = OP_JVM_PC_CACHE_GET(jw, ra);
-	if (!e || e->epoch != jw->epoch || e->interp_start != proc->interp_start || !e->blob.blob ||
-	    !e->blob.compile_id || lpc < e->blob.code_begin || lpc >= e->blob.code_end ||
-	    OP_JVM_READ(jw, &id, 4, e->blob.blob + proc->nm_compile_id) || id != e->blob.compile_id)
-		return -1;
-	slot = jw->blob_next & (OP_JVM_BLOBS - 1);
-	b = &jw->blobs[slot];
-	__builtin_memcpy(b, &e->blob, sizeof(*b));
-	b->remembered = 1;
-	jw->blob_next++;
-	OP_JVM_STAT(jw, OP_JVM_STAT_REMEMBERED);
-	return (int)slot;
-}
-#endif
-
 OP_JVM_SUBPROG int op_jvm_blob_at(struct op_jvm_walker *jw, const struct op_jvm_proc *proc,
-				  __u64 lpc, __u64 ra)
+				  __u64 lpc)
 {
 	struct op_jvm_blob *b;
 	__u64 blob, name8 = 0, rest = 0;
@@ -500,16 +464,6 @@ OP_JVM_SUBPROG int op_jvm_blob_at(struct op_jvm_walker *jw, const struct op_jvm_
 		if (b->blob && lpc >= b->code_begin && lpc < b->code_end)
 			return i;
 	}
-#ifdef OP_JVM_PC_CACHE_GET
-	if (ra && proc->nm_compile_id) {
-		int got = op_jvm_blob_remembered(jw, proc, lpc, ra);
-
-		if (got >= 0)
-			return got;
-	}
-#else
-	(void)ra;
-#endif
 	blob = op_jvm_find_blob(jw, proc, lpc);
 	if (!blob)
 		return OP_JVM_NO_BLOB;
@@ -558,15 +512,10 @@ OP_JVM_SUBPROG int op_jvm_blob_at(struct op_jvm_walker *jw, const struct op_jvm_
 	b->last_scope = 0;
 	b->orig_pc_offset = 0;
 	b->deopt_handler = b->deopt_mh_handler = 0;
-	b->compile_id = 0;
-	b->remembered = 0;
 	if (b->kind == OP_JVM_B_NMETHOD) {
 		if (op_jvm_u64(jw, blob, proc->nmethod_method, &b->method) ||
 		    op_jvm_const_method(jw, proc, b->method, &b->cm))
 			return -1;
-		if (proc->nm_compile_id &&
-		    op_jvm_s32(jw, blob, proc->nm_compile_id, &b->compile_id))
-			b->compile_id = 0;
 		if (proc->nm_scopes_data)
 			op_jvm_debug_info(jw, proc, blob, b);
 		if (proc->nm_orig_pc_offset &&
@@ -625,7 +574,7 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 		goto caller;
 	}
 
-	found = op_jvm_blob_at(jw, proc, lpc, u->pc_exact ? 0 : pc);
+	found = op_jvm_blob_at(jw, proc, lpc);
 	if (found < 0) {
 		if (found == OP_JVM_NO_BLOB)
 			OP_JVM_STAT(jw, OP_JVM_STAT_NO_BLOB);
@@ -658,11 +607,6 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 		}
 		if (!nm_scope)
 			OP_JVM_STAT(jw, OP_JVM_STAT_NO_PCDESC);
-#ifdef OP_JVM_PC_CACHE_PUT
-		/* Its PcDesc answer for this return address included (last_target). */
-		if (!u->pc_exact && !b->remembered && b->compile_id)
-			OP_JVM_PC_CACHE_PUT(jw, proc, pc, b);
-#endif
 	} else {
 		op_jvm_frame(jw, frame, b->name, b->blob, OP_JVM_T_STUB, OP_JVM_BCI_NONE);
 		OP_JVM_STAT(jw, OP_JVM_STAT_STUB);
