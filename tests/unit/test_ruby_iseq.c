@@ -298,6 +298,20 @@ static void test_qualified_names(void **state)
 	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, m_leaf, &is), 0);
 	assert_string_equal(is->name, "block (2 levels) in Shop#pick");
 	ruby_iseq__free(is);
+	/* Rescue and ensure clauses (seen live: rubygems' "rescue in require"). */
+	iseq = build_iseq(RUBY_ISEQ_RESCUE, "rescue in pick", str("a.rb"), 7, lines, pos, 1, 4);
+	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, m_leaf, &is), 0);
+	assert_string_equal(is->name, "rescue in Shop#pick");
+	ruby_iseq__free(is);
+	iseq = build_iseq(RUBY_ISEQ_RESCUE, "rescue in block (2 levels) in pick", str("a.rb"), 7,
+			  lines, pos, 1, 4);
+	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, m_leaf, &is), 0);
+	assert_string_equal(is->name, "rescue in block (2 levels) in Shop#pick");
+	ruby_iseq__free(is);
+	iseq = build_iseq(RUBY_ISEQ_ENSURE, "ensure in open", str("a.rb"), 7, lines, pos, 1, 4);
+	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, m_open, &is), 0);
+	assert_string_equal(is->name, "ensure in Shop.open");
+	ruby_iseq__free(is);
 	/* A method that matched a regexp: ep[-2] is an imemo_svar wrapping its entry. */
 	svar = alloc(40);
 	put64(svar, RUBY_T_IMEMO | (uint64_t)RUBY_IMEMO_SVAR << 12);

@@ -392,11 +392,24 @@ static char *qualify(const char *owner, bool singleton, const char *name)
 	return out;
 }
 
+/* The last " in " of a label, NULL without one. */
+static const char *last_in(const char *label)
+{
+	const char *in = NULL;
+
+	for (const char *p = strstr(label, " in "); p; p = strstr(p + 1, " in "))
+		in = p;
+	return in;
+}
+
 /*
  * An iseq's name as Ruby 3.4's backtraces write it: "Shop#serve",
  * "Shop.open", "block in Shop#pick", "block (2 levels) in Shop#pick"; the
  * label as it is elsewhere (<main>, <top (required)>, <class:Shop>) or when
- * the method's class has no name. Replaces is->name.
+ * the method's class has no name. Replaces is->name. A rescue or ensure
+ * clause's frame (3.4 names it after its method, as if the same frame) keeps
+ * its own: "rescue in Kernel#require", "rescue in block in Shop#pick". The
+ * method's name follows the last " in " (a block's label nests its parent's).
  */
 static int qualify_iseq(const struct remote_memory *mem, const struct ruby_layout *l,
 			const struct ruby_roots *roots, uint64_t iseq, uint64_t me, uint32_t type,
@@ -407,7 +420,8 @@ static int qualify_iseq(const struct remote_memory *mem, const struct ruby_layou
 	bool singleton;
 	uint64_t ment = 0, def, w[2];
 
-	if (type != RUBY_ISEQ_METHOD && type != RUBY_ISEQ_BLOCK)
+	if (type != RUBY_ISEQ_METHOD && type != RUBY_ISEQ_BLOCK && type != RUBY_ISEQ_RESCUE &&
+	    type != RUBY_ISEQ_ENSURE)
 		return 0;
 	if (owner_name(mem, l, roots, me, &owner, &singleton, &ment))
 		return 0;
@@ -427,7 +441,7 @@ static int qualify_iseq(const struct remote_memory *mem, const struct ruby_layou
 	}
 	if (type == RUBY_ISEQ_METHOD) {
 		name = qualify(owner, singleton, is->name);
-	} else if ((in = strstr(is->name, " in ")) != NULL) {
+	} else if ((in = last_in(is->name)) != NULL) {
 		if (asprintf(&name, "%.*s%s%s%s", (int)(in + 4 - is->name), is->name, owner,
 			     singleton ? "." : "#", in + 4) < 0)
 			name = NULL;
