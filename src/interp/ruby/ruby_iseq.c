@@ -423,6 +423,17 @@ static int qualify_iseq(const struct remote_memory *mem, const struct ruby_layou
 	if (type != RUBY_ISEQ_METHOD && type != RUBY_ISEQ_BLOCK && type != RUBY_ISEQ_RESCUE &&
 	    type != RUBY_ISEQ_ENSURE)
 		return 0;
+	/*
+	 * A method's frame has its entry at ep[-2], never a cref: a cref means
+	 * the sampled iseq (a required file's <top (required)>, say) was freed
+	 * and another method's took its address before the host read it (seen
+	 * live on 2.7.8 at rubygems' start-up: main.rb's "step" under
+	 * Kernel#require). Its name would be wrong: refused.
+	 */
+	if (type == RUBY_ISEQ_METHOD && me && !(me & 7) &&
+	    !read_mem(mem, me, &w[0], sizeof(w[0])) && (w[0] & RUBY_T_MASK) == RUBY_T_IMEMO &&
+	    ((w[0] >> 12) & 0xf) == RUBY_IMEMO_CREF)
+		return -ESTALE;
 	if (owner_name(mem, l, roots, me, &owner, &singleton, &ment))
 		return 0;
 	/*
