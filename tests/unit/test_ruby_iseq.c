@@ -304,7 +304,9 @@ static void test_qualified_names(void **state)
 	put64(cref, RUBY_T_IMEMO | (uint64_t)RUBY_IMEMO_CREF << 12);
 	iseq = build_iseq(RUBY_ISEQ_METHOD, "step", str("a.rb"), 7, lines, pos, 1, 4);
 	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, cref, &is), -ESTALE);
-	/* ... a block's, a class body's or <main>'s keeps its label. */
+	iseq = build_iseq(RUBY_ISEQ_BLOCK, "block in step", str("a.rb"), 7, lines, pos, 1, 4);
+	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, cref, &is), -ESTALE);
+	/* ... a block of <main> (or a class body) keeps its label. */
 	iseq = build_iseq(RUBY_ISEQ_BLOCK, "block in <main>", str("a.rb"), 7, lines, pos, 1, 4);
 	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, cref, &is), 0);
 	assert_string_equal(is->name, "block in <main>");

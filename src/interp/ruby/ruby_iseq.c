@@ -428,9 +428,12 @@ static int qualify_iseq(const struct remote_memory *mem, const struct ruby_layou
 	 * the sampled iseq (a required file's <top (required)>, say) was freed
 	 * and another method's took its address before the host read it (seen
 	 * live on 2.7.8 at rubygems' start-up: main.rb's "step" under
-	 * Kernel#require). Its name would be wrong: refused.
+	 * Kernel#require). Its name would be wrong: refused. So is a block (or
+	 * rescue clause) of a method, "block in step": its local ep is the
+	 * method's. Those of <main>, <top (required)>, <class:X> have a cref.
 	 */
-	if (type == RUBY_ISEQ_METHOD && me && !(me & 7) &&
+	in = last_in(is->name);
+	if ((type == RUBY_ISEQ_METHOD || (in && in[4] != '<')) && me && !(me & 7) &&
 	    !read_mem(mem, me, &w[0], sizeof(w[0])) && (w[0] & RUBY_T_MASK) == RUBY_T_IMEMO &&
 	    ((w[0] >> 12) & 0xf) == RUBY_IMEMO_CREF)
 		return -ESTALE;
@@ -452,7 +455,7 @@ static int qualify_iseq(const struct remote_memory *mem, const struct ruby_layou
 	}
 	if (type == RUBY_ISEQ_METHOD) {
 		name = qualify(owner, singleton, is->name);
-	} else if ((in = last_in(is->name)) != NULL) {
+	} else if (in) {
 		if (asprintf(&name, "%.*s%s%s%s", (int)(in + 4 - is->name), is->name, owner,
 			     singleton ? "." : "#", in + 4) < 0)
 			name = NULL;
