@@ -271,7 +271,8 @@ static void test_qualified_names(void **state)
 	static const char *const names[] = {"__classpath__", "__attached__", "times"};
 	const int32_t lines[] = {7};
 	const uint32_t pos[] = {0};
-	uint64_t sym, shop, single, m_leaf, m_open, def = alloc(48), m_times, iseq, svar, svar2;
+	uint64_t sym, shop, single, m_leaf, m_open, def = alloc(48), m_times, iseq, svar, svar2,
+						    cref;
 	struct ruby_roots roots = {0};
 	struct ruby_iseq *is;
 
@@ -297,6 +298,32 @@ static void test_qualified_names(void **state)
 			  1, 4);
 	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, m_leaf, &is), 0);
 	assert_string_equal(is->name, "block (2 levels) in Shop#pick");
+	ruby_iseq__free(is);
+	/* A method's iseq met with a cref (a freed top-level iseq's address reused): refused. */
+	cref = alloc(40);
+	put64(cref, RUBY_T_IMEMO | (uint64_t)RUBY_IMEMO_CREF << 12);
+	iseq = build_iseq(RUBY_ISEQ_METHOD, "step", str("a.rb"), 7, lines, pos, 1, 4);
+	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, cref, &is), -ESTALE);
+	iseq = build_iseq(RUBY_ISEQ_BLOCK, "block in step", str("a.rb"), 7, lines, pos, 1, 4);
+	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, cref, &is), -ESTALE);
+	/* ... a block of <main> (or a class body) keeps its label. */
+	iseq = build_iseq(RUBY_ISEQ_BLOCK, "block in <main>", str("a.rb"), 7, lines, pos, 1, 4);
+	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, cref, &is), 0);
+	assert_string_equal(is->name, "block in <main>");
+	ruby_iseq__free(is);
+	/* Rescue and ensure clauses (seen live: rubygems' "rescue in require"). */
+	iseq = build_iseq(RUBY_ISEQ_RESCUE, "rescue in pick", str("a.rb"), 7, lines, pos, 1, 4);
+	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, m_leaf, &is), 0);
+	assert_string_equal(is->name, "rescue in Shop#pick");
+	ruby_iseq__free(is);
+	iseq = build_iseq(RUBY_ISEQ_RESCUE, "rescue in block (2 levels) in pick", str("a.rb"), 7,
+			  lines, pos, 1, 4);
+	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, m_leaf, &is), 0);
+	assert_string_equal(is->name, "rescue in block (2 levels) in Shop#pick");
+	ruby_iseq__free(is);
+	iseq = build_iseq(RUBY_ISEQ_ENSURE, "ensure in open", str("a.rb"), 7, lines, pos, 1, 4);
+	assert_int_equal(ruby_iseq__read(&rmem, l, &roots, iseq, m_open, &is), 0);
+	assert_string_equal(is->name, "ensure in Shop.open");
 	ruby_iseq__free(is);
 	/* A method that matched a regexp: ep[-2] is an imemo_svar wrapping its entry. */
 	svar = alloc(40);

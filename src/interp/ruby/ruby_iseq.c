@@ -392,11 +392,24 @@ static char *qualify(const char *owner, bool singleton, const char *name)
 	return out;
 }
 
+/* The last " in " of a label, NULL without one. */
+static const char *last_in(const char *label)
+{
+	const char *in = NULL;
+
+	for (const char *p = strstr(label, " in "); p; p = strstr(p + 1, " in "))
+		in = p;
+	return in;
+}
+
 /*
  * An iseq's name as Ruby 3.4's backtraces write it: "Shop#serve",
  * "Shop.open", "block in Shop#pick", "block (2 levels) in Shop#pick"; the
  * label as it is elsewhere (<main>, <top (required)>, <class:Shop>) or when
- * the method's class has no name. Replaces is->name.
+ * the method's class has no name. Replaces is->name. A rescue or ensure
+ * clause's frame (3.4 names it after its method, as if the same frame) keeps
+ * its own: "rescue in Kernel#require", "rescue in block in Shop#pick". The
+ * method's name follows the last " in " (a block's label nests its parent's).
  */
 static int qualify_iseq(const struct remote_memory *mem, const struct ruby_layout *l,
 			const struct ruby_roots *roots, uint64_t iseq, uint64_t me, uint32_t type,
@@ -407,8 +420,23 @@ static int qualify_iseq(const struct remote_memory *mem, const struct ruby_layou
 	bool singleton;
 	uint64_t ment = 0, def, w[2];
 
-	if (type != RUBY_ISEQ_METHOD && type != RUBY_ISEQ_BLOCK)
+	if (type != RUBY_ISEQ_METHOD && type != RUBY_ISEQ_BLOCK && type != RUBY_ISEQ_RESCUE &&
+	    type != RUBY_ISEQ_ENSURE)
 		return 0;
+	/*
+	 * A method's frame has its entry at ep[-2], never a cref: a cref means
+	 * the sampled iseq (a required file's <top (required)>, say) was freed
+	 * and another method's took its address before the host read it (seen
+	 * live on 2.7.8 at rubygems' start-up: main.rb's "step" under
+	 * Kernel#require). Its name would be wrong: refused. So is a block (or
+	 * rescue clause) of a method, "block in step": its local ep is the
+	 * method's. Those of <main>, <top (required)>, <class:X> have a cref.
+	 */
+	in = last_in(is->name);
+	if ((type == RUBY_ISEQ_METHOD || (in && in[4] != '<')) && me && !(me & 7) &&
+	    !read_mem(mem, me, &w[0], sizeof(w[0])) && (w[0] & RUBY_T_MASK) == RUBY_T_IMEMO &&
+	    ((w[0] >> 12) & 0xf) == RUBY_IMEMO_CREF)
+		return -ESTALE;
 	if (owner_name(mem, l, roots, me, &owner, &singleton, &ment))
 		return 0;
 	/*
@@ -427,7 +455,7 @@ static int qualify_iseq(const struct remote_memory *mem, const struct ruby_layou
 	}
 	if (type == RUBY_ISEQ_METHOD) {
 		name = qualify(owner, singleton, is->name);
-	} else if ((in = strstr(is->name, " in ")) != NULL) {
+	} else if (in) {
 		if (asprintf(&name, "%.*s%s%s%s", (int)(in + 4 - is->name), is->name, owner,
 			     singleton ? "." : "#", in + 4) < 0)
 			name = NULL;

@@ -13,7 +13,8 @@
  *   2.7.8, 3.0.7, 3.1.7, 3.2.9, 3.3.10, 3.4.8.
  * Checked against a live process by tests/e2e/test_ruby.c: 3.1 (Debian's
  * ruby 3.1.7, whose rb_mjit_min_header-3.1.7.h gives the same figures);
- * the other rows are from the headers only. Not in those headers: st_table_entry {hash, key,
+ * by hand (docs/architecture.md): 2.7.8, 3.0.7, 3.2.9, 3.3.10 and 3.4.8
+ * built from their release trees. Not in those headers: st_table_entry {hash, key,
  * record} (st.c, 24 bytes in every version) and rb_symbols_t {last_id, str_sym, ids, ...}
  * (symbol.h, ids at 16 in every version; chunks of ID_ENTRY_UNIT 512 IDs,
  * 2 VALUEs each). The frame flags (omniprof/interp/ruby_abi.h) and ep[-2..0]

@@ -94,7 +94,10 @@ const struct ruby_layout *ruby_layout__find(unsigned int major, unsigned int min
 #define RUBY_T_IMEMO	     0x1a
 #define RUBY_ISEQ_METHOD     1 /* rb_iseq_constant_body.type */
 #define RUBY_ISEQ_BLOCK	     2
+#define RUBY_ISEQ_RESCUE     4 /* a rescue clause's iseq: "rescue in <its parent's label>" */
+#define RUBY_ISEQ_ENSURE     5 /* an ensure clause's (run on an exception): "ensure in ..." */
 #define RUBY_IMEMO_MENT	     6 /* imemo_ment: (flags >> 12) & 15 of a method entry */
+#define RUBY_IMEMO_CREF	     1 /* imemo_cref: ep[-2] of a class body or top-level frame */
 #define RUBY_IMEMO_SVAR	     2 /* imemo_svar: a method's $~/$_ holder, wraps ep[-2] */
 #define RUBY_SVAR_CREF_OR_ME 8 /* vm_svar.cref_or_me (after flags), 2.7 to 3.4 */
 /* rb_method_definition_t, 2.7 to 3.4 (method.h): its type in the low 4 bits of
