@@ -492,15 +492,10 @@ static void test_hostile_frames(void **state)
 /* Reads of anything but the stack (the JVM's heap: blobs, PcDescs, scopes, Methods). */
 static unsigned int heap_reads;
 
-/* Reads of the segment map. */
-static unsigned int segmap_reads;
-
 static int counting_read(void *ctx, void *dst, size_t size, uint64_t addr)
 {
 	if (addr < STACK || addr >= STACK + 0x1000)
 		heap_reads++;
-	if (addr >= SEGMAP && addr < CODE)
-		segmap_reads++;
 	return mem_read(ctx, dst, size, addr);
 }
 
@@ -543,45 +538,6 @@ static unsigned int walk_recursion(uint32_t k, struct op_frame *frames, uint32_t
 	assert_java(&frames[1 + 4 * k], METHOD(M_MAIN), OP_JVM_T_INTERPRETED, MAIN_BCI);
 	assert_int_equal(hu.stats[OP_JVM_STAT_INLINED], 3 * k);
 	return heap_reads;
-}
-
-/*
- * A JDK 9+ segment map (each byte the distance back to its block's start)
- * costs one read per blob when the pc's segment is 15 or more in (the
- * window ending there holds the start of a small blob): work (segment 38,
- * its block at 32) and the call stub (66, at 64) one read each. Run's
- * return address is in segment 9, too near the map's start for the window:
- * one byte there, then its start's byte, two reads. The walk is the same
- * as with JDK 8's map (test_whole_chain).
- */
-static void test_segmap_window(void **state)
-{
-	struct op_frame frames[32];
-	struct hotspot_unwind hu;
-	struct user_unwind_result r;
-
-	(void)state;
-	build();
-	for (uint32_t i = 0; i < 32; i++) {
-		put8(SEGMAP + i, (uint8_t)i);
-		put8(SEGMAP + 32 + i, (uint8_t)i);
-	}
-	for (uint32_t i = 0; i < 8; i++)
-		put8(SEGMAP + 64 + i, (uint8_t)i);
-	memset(&hu, 0, sizeof(hu));
-	hu.proc = &proc17;
-	hu.read = counting_read;
-	segmap_reads = 0;
-	r = user_unwind__walk(&(struct user_unwind_ops){counting_read, fp_rule, NULL, NULL},
-			      &(struct user_unwind_interp){
-				  &ranges, {[OP_INTERP_HOTSPOT] = hotspot_unwind__runtime(&hu)}},
-			      42, WORK_PC, S0, 0x1234, frames, 32);
-	assert_int_equal(r.error, 0);
-	assert_int_equal(r.n_frames, 8);
-	assert_java(&frames[0], METHOD(M_WORK), OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
-	assert_java(&frames[4], METHOD(M_RUN), OP_JVM_T_COMPILED, 9);
-	assert_java(&frames[6], STUB_NAME, OP_JVM_T_STUB, OP_JVM_BCI_NONE);
-	assert_int_equal(segmap_reads, 1 + 2 + 1);
 }
 
 static void test_recursion_cached(void **state)
@@ -751,10 +707,9 @@ int main(void)
 	    cmocka_unit_test(test_whole_chain),	      cmocka_unit_test(test_jdk23_immutable_data),
 	    cmocka_unit_test(test_prologue),	      cmocka_unit_test(test_free_segment),
 	    cmocka_unit_test(test_unreadable_method), cmocka_unit_test(test_hostile_segmap),
-	    cmocka_unit_test(test_segmap_window),     cmocka_unit_test(test_hostile_frames),
-	    cmocka_unit_test(test_line_table),	      cmocka_unit_test(test_recursion_cached),
-	    cmocka_unit_test(test_pcdesc_search),     cmocka_unit_test(test_deoptimised_frame),
-	    cmocka_unit_test(test_jdk8_offsets),
+	    cmocka_unit_test(test_hostile_frames),    cmocka_unit_test(test_line_table),
+	    cmocka_unit_test(test_recursion_cached),  cmocka_unit_test(test_pcdesc_search),
+	    cmocka_unit_test(test_deoptimised_frame), cmocka_unit_test(test_jdk8_offsets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -61,9 +61,6 @@ enum op_jvm_type {
 /* Steps back through a segment map: each moves at most 254 segments (JDK 8's
  * linear map), JDK 9+ maps need a few. 64 covers a 1 MiB blob of 64-byte segments. */
 #define OP_JVM_SEGMAP_STEPS 64
-/* Segment map bytes read at once, ending at the pc's segment: a small blob's
- * start is among them, found without another read. */
-#define OP_JVM_SEGMAP_WINDOW 16
 /* Binary search steps through an nmethod's PcDescs (16 bytes each): 2^16 of them. */
 #define OP_JVM_PCDESC_STEPS 16
 #define OP_JVM_PCDESC_SIZE  16
@@ -243,8 +240,7 @@ struct op_jvm_walker {
 	 */
 	__u32 block_len;
 	__u32 epoch; /* the JVM's collection count when the walk began (0: not known) */
-	/* The pending scopes' blob slot + 1 (0: none): its Method is the root scope's. */
-	__u32 nm_slot;
+	__u32 reserved;
 	struct op_jvm_blob blobs[OP_JVM_BLOBS];
 	struct op_jvm_scope scope_cache[OP_JVM_SCOPES];
 	struct op_jvm_method methods[OP_JVM_METHODS];

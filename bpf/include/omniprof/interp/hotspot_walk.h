@@ -37,21 +37,13 @@
 /* A frame larger than this (bytes) is garbage: HotSpot frames are small. */
 #define OP_JVM_MAX_FRAME (1u << 20)
 
-/*
- * The code blob holding pc (through its heap's segment map), 0 when none
- * does. Each map byte says how many segments back to step (0: the blob
- * starts here). The OP_JVM_SEGMAP_WINDOW bytes ending at pc's segment are
- * read at once and the steps that stay among them cost no read: a small
- * blob, the usual nmethod, is found with one read instead of two.
- */
+/* The code blob holding pc (through its heap's segment map), 0 when none does. */
 static __always_inline __u64 op_jvm_find_blob(struct op_jvm_walker *jw,
 					      const struct op_jvm_proc *proc, __u64 pc)
 {
 	for (int h = 0; h < OP_JVM_MAX_HEAPS; h++) {
 		const struct op_jvm_heap *heap = &proc->heaps[h];
 		__u32 shift = heap->log2_segment & 31;
-		__u8 win[OP_JVM_SEGMAP_WINDOW];
-		__s32 pos = -1; /* seg's byte in win; < 0: not read */
 		__u64 seg;
 
 		if (h >= proc->n_heaps)
@@ -62,18 +54,8 @@ static __always_inline __u64 op_jvm_find_blob(struct op_jvm_walker *jw,
 		for (int i = 0; i < OP_JVM_SEGMAP_STEPS; i++) {
 			__u8 back;
 
-			if (pos < 0) {
-				/* Never past seg: the map may not be committed beyond it. */
-				if (seg >= OP_JVM_SEGMAP_WINDOW - 1 &&
-				    !OP_JVM_READ(jw, win, OP_JVM_SEGMAP_WINDOW,
-						 heap->segmap + seg - (OP_JVM_SEGMAP_WINDOW - 1)))
-					pos = OP_JVM_SEGMAP_WINDOW - 1;
-				else if (!OP_JVM_READ(jw, win, 1, heap->segmap + seg))
-					pos = 0;
-				else
-					return 0;
-			}
-			back = win[pos & (OP_JVM_SEGMAP_WINDOW - 1)];
+			if (OP_JVM_READ(jw, &back, 1, heap->segmap + seg))
+				return 0;
 			if (back == 0xff) /* a free segment */
 				return 0;
 			if (!back)
@@ -81,7 +63,6 @@ static __always_inline __u64 op_jvm_find_blob(struct op_jvm_walker *jw,
 			if (back > seg)
 				return 0;
 			seg -= back;
-			pos -= back;
 		}
 		return 0;
 	}
@@ -136,7 +117,6 @@ static __always_inline void op_jvm_walker__begin(struct op_jvm_walker *jw)
 {
 	jw->next = 0;
 	jw->nm_name = 0;
-	jw->nm_slot = 0;
 	jw->blob_next = 0;
 	jw->scope_next = 0;
 	for (int i = 0; i < OP_JVM_BLOBS; i++)
@@ -343,16 +323,9 @@ static __always_inline int op_jvm_scope(const struct op_jvm_proc *proc, struct o
 	}
 	if (!v[1] || v[1] > 0xffff)
 		return -1;
-	if (!v[0] && jw->nm_slot) {
-		/* The root scope is the compiled method itself: no metadata read. */
-		const struct op_jvm_blob *nm = &jw->blobs[(jw->nm_slot - 1) & (OP_JVM_BLOBS - 1)];
-
-		*method = nm->method;
-		*cm = nm->cm;
-	} else if (OP_JVM_READ(jw, method, 8, jw->metadata + (__u64)(v[1] - 1) * 8) || !*method ||
-		   op_jvm_const_method(jw, proc, *method, cm)) {
+	if (OP_JVM_READ(jw, method, 8, jw->metadata + (__u64)(v[1] - 1) * 8) || !*method ||
+	    op_jvm_const_method(jw, proc, *method, cm))
 		return -1;
-	}
 	*bci = v[2] && v[2] <= 0x10000 ? v[2] - 1 : 0;
 	*sender = v[0];
 	sc = &jw->scope_cache[jw->scope_next++ & (OP_JVM_SCOPES - 1)];
@@ -601,7 +574,6 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 		if (b->scopes) {
 			jw->scopes = b->scopes;
 			jw->metadata = b->metadata;
-			jw->nm_slot = slot + 1;
 			nm_scope = op_jvm_pcdesc(
 			    jw, slot, (__s32)(at - b->code_begin) + (u->pc_exact ? 1 : 0));
 		}
