@@ -414,6 +414,10 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 	fprintf(stderr, "  %-40s %llu of %llu bytes\n", "ring: most held when read",
 		(unsigned long long)hotplug->ring_high_water,
 		(unsigned long long)hotplug->ring_bytes);
+	fprintf(stderr, "  %-40s %llu bytes at most, %llu lost, %llu waits (full)\n",
+		"ring: reader's queue", (unsigned long long)hotplug->queue_high_water,
+		(unsigned long long)hotplug->queue_dropped,
+		(unsigned long long)hotplug->queue_full_waits);
 	fprintf(stderr, "  %-40s %llu\n", "user: trace records",
 		(unsigned long long)c->stats.traces);
 	fprintf(stderr, "  %-40s %llu\n", "dropped: malformed records",

@@ -3,10 +3,15 @@
 
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -25,6 +30,17 @@
 #define HOTPLUG_CHECK_NS 1000000000ull
 /* The first-sample events are closed at the first poll this long after they start. */
 #define FIRST_SAMPLE_KEEP_NS 100000000ull
+/* The drainer looks at the ring at least this often (samples do not wake it). */
+#define DRAIN_POLL_MS 10
+/* The queue's bound (bytes of records), unless twice the ring is more. */
+#define QUEUE_MIN_BYTES (32u << 20)
+
+/* A record taken out of the ring, waiting in the queue for the main thread. */
+struct queued_record {
+	struct queued_record *next;
+	size_t size;
+	uint64_t data[]; /* the record, 8-aligned as in the ring */
+};
 
 struct sampler {
 	struct sampler_bpf *skel;
@@ -51,6 +67,31 @@ struct sampler {
 	const volatile unsigned long *ring_cons, *ring_prod;
 	sampler_event_fn fn;
 	void *ctx;
+	/*
+	 * The drainer (issue 17): a thread that only moves records from the ring
+	 * into the queue, so that the ring empties on time while the main thread
+	 * loads tables, reads maps or unwinds held copies; a ring left half full
+	 * refuses stack copies. The callback (fn) runs on the main thread only,
+	 * at sampler__poll()/sampler__drain(), in the ring's order.
+	 * rb_lock: one consumer of the ring at a time (libbpf's is not
+	 * thread-safe), held only while consuming. q_lock: the queue and its
+	 * counters. wake_fd: an eventfd the drainer writes when the main thread
+	 * should come now (a process or unknown-address event, or a queue past a
+	 * quarter of the ring), as those records woke the reader before.
+	 */
+	pthread_t drainer;
+	bool drainer_running;
+	bool locks_ready;
+	pthread_mutex_t rb_lock, q_lock;
+	pthread_cond_t q_taken; /* signalled when the main thread empties the queue */
+	bool stopping;		/* under q_lock */
+	int wake_fd;
+	bool wake_sent; /* under q_lock: wake_fd written, not read yet */
+	struct queued_record *q_first, *q_last;
+	uint64_t q_bytes, q_max_bytes;
+	/* The drainer reads the ring while q_bytes and the ring's fill are below this. */
+	uint64_t q_room;
+	uint64_t ring_size; /* the ring's bytes */
 };
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -157,12 +198,81 @@ static int open_first_sample(int cpu)
 	return fd < 0 ? -errno : fd;
 }
 
+/* The bytes written in the ring and not read yet (0 when its positions are not mapped). */
+static uint64_t ring_pending(const struct sampler *s)
+{
+	unsigned long cons, prod;
+
+	if (!s->ring_cons)
+		return 0;
+	cons = __atomic_load_n(s->ring_cons, __ATOMIC_ACQUIRE);
+	prod = __atomic_load_n(s->ring_prod, __ATOMIC_ACQUIRE);
+	return prod - cons <= s->ring_size ? prod - cons : 0;
+}
+
+/* Whether a record woke the reader before the drainer (FORCE_WAKEUP in sampler.bpf.c). */
+static bool record_is_urgent(const void *data, size_t size)
+{
+	const struct op_event_header *h = data;
+
+	if (size < sizeof(*h))
+		return false;
+	return h->type != OP_EVENT_TRACE && h->type != OP_EVENT_STACK_COPY &&
+	       h->type != OP_EVENT_OFFCPU_END;
+}
+
+/*
+ * The ring's callback (under rb_lock, on either thread): queues a copy of the
+ * record. Past the queue's room it still queues it but ends the read
+ * (-ENOSPC: libbpf moves the consumer past this record and stops), so that
+ * the rest stays in the ring; a record is lost only past the hard bound or
+ * out of memory (counted).
+ */
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
+	struct queued_record *r = malloc(sizeof(*r) + size);
+	uint64_t fill = ring_pending(s);
+	bool wake, full;
 
-	s->fn(s->ctx, data, size);
-	return 0;
+	if (r) {
+		r->next = NULL;
+		r->size = size;
+		memcpy(r->data, data, size);
+	}
+	pthread_mutex_lock(&s->q_lock);
+	/* The fill behind the reader, also in the middle of a long read (libbpf
+	 * moves the consumer position record by record). */
+	if (fill > s->hotplug.ring_high_water)
+		s->hotplug.ring_high_water = fill;
+	if (!r || s->q_bytes + size > s->q_max_bytes) {
+		s->hotplug.queue_dropped++;
+		pthread_mutex_unlock(&s->q_lock);
+		free(r);
+		return -ENOSPC;
+	}
+	if (s->q_last)
+		s->q_last->next = r;
+	else
+		s->q_first = r;
+	s->q_last = r;
+	s->q_bytes += size;
+	if (s->q_bytes > s->hotplug.queue_high_water)
+		s->hotplug.queue_high_water = s->q_bytes;
+	full = s->q_bytes > s->q_room;
+	wake = !s->wake_sent && (record_is_urgent(data, size) || s->q_bytes >= s->ring_size / 4);
+	if (wake)
+		s->wake_sent = true;
+	pthread_mutex_unlock(&s->q_lock);
+	if (wake) {
+		uint64_t one = 1;
+
+		if (write(s->wake_fd, &one, sizeof(one)) < 0) {
+			/* Full counter (cannot be at 1 per wake): the main thread comes at its
+			 * timeout. */
+		}
+	}
+	return full ? -ENOSPC : 0;
 }
 
 /*
@@ -348,9 +458,11 @@ cleanup:
 	free(online);
 }
 
-void sampler__hotplug_stats(const struct sampler *s, struct sampler_hotplug_stats *out)
+void sampler__hotplug_stats(struct sampler *s, struct sampler_hotplug_stats *out)
 {
+	pthread_mutex_lock(&s->q_lock);
 	*out = s->hotplug;
+	pthread_mutex_unlock(&s->q_lock);
 }
 
 /* The ring at low frequencies: one second of the copies' at most, in the half they may use. */
@@ -411,14 +523,13 @@ static void map_ring_positions(struct sampler *s)
 /* The bytes in the ring now (written, not yet read), kept as the high-water. */
 static void note_ring_fill(struct sampler *s)
 {
-	unsigned long cons, prod;
+	uint64_t fill = ring_pending(s);
 
-	if (!s->ring_cons)
-		return;
-	cons = __atomic_load_n(s->ring_cons, __ATOMIC_ACQUIRE);
-	prod = __atomic_load_n(s->ring_prod, __ATOMIC_ACQUIRE);
-	if (prod - cons > s->hotplug.ring_high_water && prod - cons <= s->hotplug.ring_bytes)
-		s->hotplug.ring_high_water = prod - cons;
+	/* Under rb_lock; read by sampler__hotplug_stats() under q_lock. */
+	pthread_mutex_lock(&s->q_lock);
+	if (fill > s->hotplug.ring_high_water)
+		s->hotplug.ring_high_water = fill;
+	pthread_mutex_unlock(&s->q_lock);
 }
 
 static void explain_load_error(int err)
@@ -501,6 +612,9 @@ static void size_maps(struct sampler_bpf *skel, bool offcpu)
 				       bpf_map__map_flags(read_only[i]) | BPF_F_NO_PREALLOC);
 }
 
+static void *drainer_main(void *arg);
+static int start_drainer(struct sampler *s);
+
 int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ctx,
 		  struct sampler **out)
 {
@@ -526,6 +640,7 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 	}
 	s->fn = fn;
 	s->ctx = ctx;
+	s->wake_fd = -1;
 	s->frequency_hz = opts->frequency_hz;
 	s->max_cpus = libbpf_num_possible_cpus();
 	s->link_fds = malloc((size_t)s->max_cpus * sizeof(*s->link_fds));
@@ -682,6 +797,9 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 		goto cleanup;
 	}
 	map_ring_positions(s);
+	err = start_drainer(s);
+	if (err)
+		goto cleanup;
 	free(cpus);
 	*out = s;
 	return 0;
@@ -690,6 +808,45 @@ cleanup:
 	free(cpus);
 	sampler__free(s);
 	return err;
+}
+
+/*
+ * Starts the drainer (after the ring is mapped): 0 or -errno after one line.
+ * It takes no signal, so that SIGINT and the like still end the main thread's
+ * poll at once.
+ */
+static int start_drainer(struct sampler *s)
+{
+	sigset_t all, old;
+	int err;
+
+	s->ring_size = bpf_map__max_entries(s->skel->maps.events);
+	/* Twice the ring at least: the drainer's room (bound less half a ring) holds a full ring.
+	 */
+	s->q_max_bytes = 2 * s->ring_size > QUEUE_MIN_BYTES ? 2 * s->ring_size : QUEUE_MIN_BYTES;
+	/* Half a ring under the bound: the largest record (a copy, 513 KiB) past the room still
+	 * fits. */
+	s->q_room = s->q_max_bytes - s->ring_size / 2;
+	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->wake_fd < 0) {
+		err = -errno;
+		pr_err("cannot create an eventfd for the ring's reader: %s", strerror(-err));
+		return err;
+	}
+	pthread_mutex_init(&s->rb_lock, NULL);
+	pthread_mutex_init(&s->q_lock, NULL);
+	pthread_cond_init(&s->q_taken, NULL);
+	s->locks_ready = true;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = -pthread_create(&s->drainer, NULL, drainer_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		pr_err("cannot start the ring's reader thread: %s", strerror(-err));
+		return err;
+	}
+	s->drainer_running = true;
+	return 0;
 }
 
 int sampler__attach_offcpu(struct sampler *s)
@@ -711,6 +868,25 @@ void sampler__free(struct sampler *s)
 {
 	if (!s)
 		return;
+	if (s->drainer_running) {
+		pthread_mutex_lock(&s->q_lock);
+		s->stopping = true;
+		pthread_cond_signal(&s->q_taken);
+		pthread_mutex_unlock(&s->q_lock);
+		pthread_join(s->drainer, NULL);
+	}
+	if (s->locks_ready) {
+		/* Records never handed over go unread, as those left in the ring. */
+		for (struct queued_record *r = s->q_first, *next; r; r = next) {
+			next = r->next;
+			free(r);
+		}
+		pthread_mutex_destroy(&s->rb_lock);
+		pthread_mutex_destroy(&s->q_lock);
+		pthread_cond_destroy(&s->q_taken);
+	}
+	if (s->wake_fd >= 0)
+		close(s->wake_fd);
 	ring_buffer__free(s->rb);
 	if (s->ring_cons) {
 		munmap((void *)s->ring_cons, (size_t)sysconf(_SC_PAGESIZE));
@@ -728,19 +904,103 @@ void sampler__free(struct sampler *s)
 	free(s);
 }
 
+/* Moves what the ring holds into the queue (either thread). Returns the count or -errno. */
+static int consume_ring(struct sampler *s)
+{
+	int n;
+
+	pthread_mutex_lock(&s->rb_lock);
+	/* Before the reads: the fill the reader finds when it comes is the ring's need. */
+	note_ring_fill(s);
+	n = ring_buffer__consume(s->rb);
+	pthread_mutex_unlock(&s->rb_lock);
+	return n;
+}
+
+/*
+ * The drainer: waits for the ring's wakeups or DRAIN_POLL_MS, then empties
+ * it into the queue. While the queue could not take the whole ring (and what
+ * comes during the read: half a ring more), it leaves the ring alone
+ * (counted): the BPF side then refuses copies (counted there) and keeps the
+ * frame-pointer samples, instead of records lost here.
+ */
+static void *drainer_main(void *arg)
+{
+	struct sampler *s = arg;
+	int epfd = ring_buffer__epoll_fd(s->rb);
+	struct epoll_event ev;
+
+	for (;;) {
+		bool waited = false;
+
+		/* Its one fd is the ring's: a wakeup or the timeout, then the records. */
+		if (epfd < 0 || (epoll_wait(epfd, &ev, 1, DRAIN_POLL_MS) < 0 && errno != EINTR))
+			usleep(DRAIN_POLL_MS * 1000);
+		pthread_mutex_lock(&s->q_lock);
+		while (!s->stopping && s->q_bytes + ring_pending(s) > s->q_room) {
+			struct timespec until;
+
+			if (!waited)
+				s->hotplug.queue_full_waits++;
+			waited = true;
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_nsec += DRAIN_POLL_MS * 1000000l;
+			if (until.tv_nsec >= 1000000000l) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000l;
+			}
+			pthread_cond_timedwait(&s->q_taken, &s->q_lock, &until);
+		}
+		if (s->stopping) {
+			pthread_mutex_unlock(&s->q_lock);
+			break;
+		}
+		pthread_mutex_unlock(&s->q_lock);
+		consume_ring(s);
+	}
+	return NULL;
+}
+
+/* Hands the queued records to the callback, in order, on the calling (main) thread. */
+static int deliver_queue(struct sampler *s)
+{
+	struct queued_record *r, *next;
+	uint64_t drained;
+	int n = 0;
+
+	pthread_mutex_lock(&s->q_lock);
+	r = s->q_first;
+	s->q_first = s->q_last = NULL;
+	s->q_bytes = 0;
+	if (s->wake_sent) {
+		if (read(s->wake_fd, &drained, sizeof(drained)) < 0) {
+			/* Nothing to read: the wake was already taken. */
+		}
+		s->wake_sent = false;
+	}
+	pthread_cond_signal(&s->q_taken);
+	pthread_mutex_unlock(&s->q_lock);
+	for (; r; r = next) {
+		next = r->next;
+		s->fn(s->ctx, r->data, r->size);
+		free(r);
+		n++;
+	}
+	return n;
+}
+
 int sampler__poll(struct sampler *s, int timeout_ms)
 {
-	int n, more;
-
-	/* Before the reads: the fill the reader finds when it wakes is the ring's need. */
-	note_ring_fill(s);
-	n = ring_buffer__poll(s->rb, timeout_ms);
-	note_ring_fill(s);
+	struct pollfd pfd = {.fd = s->wake_fd, .events = POLLIN};
+	int n;
 
 	/* Samples do not wake the reader (see trace_wakeup in sampler.bpf.c): a
-	 * timeout is the usual way here, and what it left is read now. */
-	if (n < 0)
-		return n;
+	 * timeout is the usual way here, and what the drainer queued meanwhile
+	 * is handed over now. The ring itself is left to the drainer: a main
+	 * thread short of CPU would hold it (rb_lock) while preempted. */
+	if (poll(&pfd, 1, timeout_ms) < 0)
+		return -errno;
+	n = deliver_queue(s);
 	/* Their one sample (10 us after the start) is long done: the events go. */
 	if (s->first_armed_ns && s->first_fds &&
 	    clock__now_ns() - s->first_armed_ns >= FIRST_SAMPLE_KEEP_NS)
@@ -749,13 +1009,23 @@ int sampler__poll(struct sampler *s, int timeout_ms)
 		sampler__check_cpus(s);
 		s->next_check_ns = clock__now_ns() + HOTPLUG_CHECK_NS;
 	}
-	more = ring_buffer__consume(s->rb);
-	return more < 0 ? more : n + more;
+	return n;
 }
 
 int sampler__drain(struct sampler *s)
 {
-	return ring_buffer__consume(s->rb);
+	int n = deliver_queue(s), err;
+
+	/* What the drainer queued first goes first; then the ring, through the
+	 * queue (a read the queue's room ended goes on once it is handed over:
+	 * each round takes a record at least, and the rounds are bounded). */
+	for (int round = 0; round < 64; round++) {
+		err = consume_ring(s);
+		n += deliver_queue(s);
+		if (err != -ENOSPC)
+			return err < 0 ? err : n;
+	}
+	return n;
 }
 
 int sampler__read_stats(struct sampler *s, uint64_t out[OP_STAT__COUNT])

@@ -60,10 +60,21 @@ void sampler__free(struct sampler *s); /* detaches; accepts NULL */
  * off) or -errno after one line. */
 int sampler__attach_offcpu(struct sampler *s);
 
-/* Waits up to timeout_ms for records and consumes them. Returns the number
- * consumed or -errno (-EINTR when a signal arrived). */
+/*
+ * A thread of the sampler's own reads the ring buffer all along into a
+ * bounded queue in memory (issue 17: a ring left unread while the main thread
+ * loads tables fills up and refuses stack copies); the callback runs only
+ * here, on the caller's thread, in the ring's order.
+ *
+ * Waits up to timeout_ms for records that should not wait (process and
+ * unknown-address events, or a queue past a quarter of the ring), then hands
+ * over everything queued (what is in the ring is the drainer's, within
+ * milliseconds). Returns the number handed over or -errno (-EINTR when a
+ * signal arrived).
+ */
 int sampler__poll(struct sampler *s, int timeout_ms);
-/* Consumes whatever is left without waiting. */
+/* Hands over whatever is queued and in the ring now, without waiting (the
+ * end of an interval: every record sampled so far). */
 int sampler__drain(struct sampler *s);
 
 /* Sums the per-CPU counters of the BPF side. 0 or -errno. */
@@ -117,8 +128,15 @@ struct sampler_hotplug_stats {
 	 * when the reader came (at each poll), in bytes; 0 when not measured. */
 	uint64_t ring_bytes;
 	uint64_t ring_high_water;
+	/* The queue between the ring's reader thread and the main thread: the
+	 * most it held (bytes), records lost past its bound (or out of memory),
+	 * and the times the reader left the ring unread because the queue could
+	 * not take it all (the BPF side's refusals then say what it cost). */
+	uint64_t queue_high_water;
+	uint64_t queue_dropped;
+	uint64_t queue_full_waits;
 };
-void sampler__hotplug_stats(const struct sampler *s, struct sampler_hotplug_stats *out);
+void sampler__hotplug_stats(struct sampler *s, struct sampler_hotplug_stats *out);
 /* Looks at the online CPUs now (sampler__poll() does it once a second). */
 void sampler__check_cpus(struct sampler *s);
 
