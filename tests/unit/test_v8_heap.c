@@ -524,6 +524,29 @@ static void inspect(const char *path, struct v8_binary *bin, int want)
 	elf_file__close(ef);
 }
 
+/*
+ * V8 9's derived bytecode start is checked against node's interpreter entry:
+ * its first "mov $imm32, %r9d" (the bytecode offset register) is the start
+ * less the heap object tag; no such load, or one past any object, gives -1
+ * (and V8 9 no lines).
+ */
+static void test_bytecode_start(void **state)
+{
+	/* push rbp; mov rbp,rsp; ...; mov $0x35,%r9d; mov $0x99,%r9d */
+	static const uint8_t v9[] = {0x55, 0x48, 0x89, 0xe5, 0x41, 0x52, 0x41, 0xb9, 0x35,
+				     0x00, 0x00, 0x00, 0x41, 0xb9, 0x99, 0x00, 0x00, 0x00};
+	static const uint8_t none[] = {0x55, 0x48, 0x89, 0xe5, 0x41, 0xb8, 0x35, 0x00, 0x00, 0x00};
+	static const uint8_t huge[] = {0x41, 0xb9, 0x00, 0x00, 0x01, 0x00};
+
+	(void)state;
+	assert_int_equal(v8_binary__bytecode_start(v9, sizeof(v9)), 54);
+	/* Cut inside the immediate: not read. */
+	assert_int_equal(v8_binary__bytecode_start(v9, 10), -1);
+	assert_int_equal(v8_binary__bytecode_start(none, sizeof(none)), -1);
+	assert_int_equal(v8_binary__bytecode_start(huge, sizeof(huge)), -1);
+	assert_int_equal(v8_binary__bytecode_start(v9, 0), -1);
+}
+
 static void test_real_binaries(void **state)
 {
 	struct v8_binary b16, b18, b20, b22, b24;
@@ -834,6 +857,7 @@ int main(void)
 	    cmocka_unit_test(test_inline_code),
 	    cmocka_unit_test(test_v9_baseline_code),
 	    cmocka_unit_test(test_real_binaries),
+	    cmocka_unit_test(test_bytecode_start),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
