@@ -16,7 +16,8 @@
  * recording flags and distinct function names run side by side in one
  * recording (two groups of three nodes, a third of five: four other node
  * majors, Node 16 twice); each process's samples are counted by its pid
- * (the pprof's "pid" label). Needs root and BPF.
+ * (the pprof's "pid" label). Last, a node started while a whole-system
+ * recording runs. Needs root and BPF.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,7 +32,11 @@
 #include <cmocka.h>
 #include <zlib.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+
 #include "folded_check.h"
+#include "omniprof_run.h"
 #include "pprof_read.h"
 #include "profile.pb-c.h"
 #include "testutil.h"
@@ -412,6 +417,58 @@ static void test_case(void **state)
 	}
 }
 
+/*
+ * A node started while a whole-system recording runs (no -p): covered from
+ * its first JavaScript frames, its warm chain complete in >= 95% of its
+ * leaf's samples (counted by its pid).
+ */
+static void test_young(void **state)
+{
+	char *dir = tu_mkdtemp(), log[1024], out_dir[1024], pprof[1100];
+	char *argv[] = {NODE, "tests/workloads/v8/v8_chain.js", "12", "warm", NULL};
+	const char *args[] = {"-F", FREQUENCY, "-o", out_dir, NULL};
+	const char *const chain[] = {"main", "render", "layout", "measure"};
+	struct chain_spec *cs = chain_spec__new();
+	struct chain_count c;
+	pid_t rec, pid;
+	int status;
+
+	(void)state;
+	assert_non_null(dir);
+	assert_non_null(cs);
+	for (size_t i = 0; i < sizeof(chain) / sizeof(chain[0]); i++)
+		EXPECT(chain_spec__add(cs, "%s", chain[i]));
+	snprintf(log, sizeof(log), "%s/record.log", dir);
+	snprintf(out_dir, sizeof(out_dir), "%s/out", dir);
+	rec = tu_omniprof_start(log, "record", args);
+	assert_true(rec > 0);
+	if (!tu_wait_log(log, "sampling", 60000)) {
+		kill(rec, SIGKILL);
+		tu_wait_bounded(rec, 10000, 20, NULL);
+		fail_msg("omniprof did not start sampling within 60 s");
+	}
+	/* The start-up scan of every process first: not this test's subject. */
+	sleep(2);
+	pid = tu_spawn_ready(argv);
+	assert_true(pid > 0);
+	/* Its 12 s of work (tu_reap would kill it now). */
+	tu_wait_bounded(pid, 60000, 50, NULL);
+	kill(rec, SIGHUP);
+	status = tu_wait_bounded(rec, 120000, 20, NULL);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		tu_print_log("record", log);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	snprintf(pprof, sizeof(pprof), "%s/profile.pb.gz", out_dir);
+	c = count_pid(cs, pprof, pid);
+	report("started during the recording", c);
+	chain_spec__free(cs);
+	tu_rmtree(dir);
+	free(dir);
+	assert_true(c.leaf >= MIN_LEAF);
+	assert_true(c.complete * 100 >= c.leaf * 95);
+}
+
 static void test_node_present(void **state)
 {
 	(void)state;
@@ -534,7 +591,7 @@ static const struct v8_case cases[] = {
 
 int main(void)
 {
-	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 1];
+	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 2];
 	size_t n = sizeof(cases) / sizeof(cases[0]);
 
 	all_cases = cases;
@@ -548,5 +605,9 @@ int main(void)
 			tests[k++] = (struct CMUnitTest){.name = cases[i].name,
 							 .test_func = test_case,
 							 .initial_state = (void *)&cases[i]};
+	if (!only || strstr("node started during a whole-system recording", only))
+		tests[k++] =
+		    (struct CMUnitTest){.name = "node started during a whole-system recording",
+					.test_func = test_young};
 	return _cmocka_run_group_tests("e2e_v8", tests, k, NULL, rec_teardown);
 }
