@@ -9,7 +9,8 @@
  * carry the script's path and the exact line of each call. Cases: a warm
  * chain (optimized by TurboFan, each link too big to be inlined), a cold
  * one (a leaf too big to optimize: interpreted, then baseline), an
- * anonymous function and a class method, a worker_threads worker, a
+ * anonymous function and class methods, a worker_threads worker, an async
+ * function's synchronous part, a
  * function deoptimized over and over, GC pressure, JavaScript -> an N-API
  * addon (tests/workloads/lib/v8_addon.c) -> JavaScript, and the warm chain
  * through stack copies (the walker in user space). Cases with the same
@@ -534,6 +535,13 @@ static const struct v8_case cases[] = {
      .chain = {"classesMain", "(anonymous)", "Ring.spin", "area"},
      .node2 = "/opt/omniprof-node/16/node",
      .seconds = "15"},
+    /* An async function's synchronous part: asyncMain resumed from the
+     * microtask queue after each await calls asyncStep, which runs
+     * asyncLeaf before its own await. */
+    {.name = "async functions (synchronous part)",
+     .script = "v8_shapes.js",
+     .mode = "async",
+     .chain = {"asyncMain", "asyncStep", "asyncLeaf"}},
     /* GC threads take the CPUs from the profiler's start too: longer, alone. */
     {.name = "GC pressure",
      .script = "v8_shapes.js",
