@@ -289,9 +289,9 @@ static void class_local(const struct remote_memory *mem, const struct v8_layout 
  * the script's source at the start must read "class NAME". The start is one
  * of the first two Smis after the locals (a saved class variable index may
  * come first); "class" at that offset of the source is the check. V8 9
- * keeps no positions for a class scope: there (and when the source is not
- * read) the class variable among its locals names it, when V8 kept it.
- * "" for an anonymous class, or when neither is there.
+ * keeps no positions for a class scope: there the class variable among its
+ * locals names it, when V8 kept it. "" for an anonymous class, or when
+ * neither is there.
  */
 static void class_name(const struct remote_memory *mem, const struct v8_layout *l, uint64_t cls,
 		       uint64_t sfi, char *out, size_t cap)
@@ -305,14 +305,17 @@ static void class_name(const struct remote_memory *mem, const struct v8_layout *
 	    remote_memory__read(mem, cls - 1 + l->fixed_array_data - 8 + 8 * first, slots,
 				sizeof(slots)))
 		return;
-	script = v8_heap__script(mem, l, sfi);
 	/* V8 9 (its BaselineData's sign) keeps no class positions: the slots
-	 * there are the next object's. */
-	if (!script || !l->has_lines || l->type_baseline_data ||
-	    v8_heap__field(mem, script, l->script_source, &src)) {
+	 * there are the next object's; its class variable names the class. Only
+	 * there: V8 12 on number scope types otherwise (0 is the script's scope,
+	 * whose locals are no class's), and V8 10, 11 keep the positions. */
+	if (l->type_baseline_data) {
 		class_local(mem, l, cls, out, cap);
 		return;
 	}
+	script = v8_heap__script(mem, l, sfi);
+	if (!script || !l->has_lines || v8_heap__field(mem, script, l->script_source, &src))
+		return;
 	for (int s = 0; s < 2; s++) {
 		int64_t pos = smi(l, slots[s]);
 
@@ -335,7 +338,6 @@ static void class_name(const struct remote_memory *mem, const struct v8_layout *
 		out[k - i] = 0;
 		return;
 	}
-	class_local(mem, l, cls, out, cap);
 }
 
 /*
