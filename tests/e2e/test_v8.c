@@ -68,6 +68,8 @@ struct v8_case {
 	const char *node2;
 	/* node started twice: each process counted by its pid (the pprof's labels). */
 	bool twice;
+	/* One V8 flag for node choosing a tier for the workload (the profiler uses none). */
+	const char *flag;
 	/* Cases of one group (non-zero, listed next to each other) share one recording. */
 	int group;
 };
@@ -229,12 +231,18 @@ static void rec_group(const struct v8_case *vc)
 		/* Longer than any recording: killed once it ends (under load,
 		 * record's start-up alone took 20 s, and with 30 s the first of
 		 * five nodes had exited before sampling began). */
-		char *argv[] = {(char *)(c->node ? c->node : NODE),
-				script[m],
-				"120",
-				(char *)c->mode,
-				c->lib ? lib[m] : NULL,
-				NULL};
+		char *argv[7];
+		int a = 0;
+
+		argv[a++] = (char *)(c->node ? c->node : NODE);
+		if (c->flag)
+			argv[a++] = (char *)c->flag;
+		argv[a++] = script[m];
+		argv[a++] = "120";
+		argv[a++] = (char *)c->mode;
+		if (c->lib)
+			argv[a++] = lib[m];
+		argv[a] = NULL;
 
 		/* One recording: the same flags for all. */
 		assert_true(c->copies == members[0]->copies && c->seconds == members[0]->seconds);
@@ -553,6 +561,17 @@ static const struct v8_case cases[] = {
      .mode = "warm",
      .chain = {"main", "render", "layout", "measure"},
      .copies = true},
+    /* Maglev alone: Node 24 (V8 13.6) with TurboFan off compiles the warm
+     * chain with Maglev only (--trace-opt: main, render, layout, measure
+     * "target MAGLEV"); every frame named, in order. Not lined: Maglev
+     * frames get no line (`v8: frames named without a line`), a gap. */
+    {.name = "Node 24 warm chain (Maglev)",
+     .script = "v8_chain.js",
+     .mode = "warm",
+     .chain = {"main", "render", "layout", "measure"},
+     .node = "/opt/omniprof-node/24/node",
+     .flag = "--no-turbofan",
+     .seconds = "15"},
     /* Official builds of other majors (no pointer compression), all in one
      * recording (group 3), each process counted by its pid. Node 16 runs
      * twice: two processes of one binary in a recording must both be
