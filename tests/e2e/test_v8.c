@@ -572,6 +572,16 @@ static const struct v8_case cases[] = {
      .node = "/opt/omniprof-node/24/node",
      .flag = "--no-turbofan",
      .seconds = "15"},
+    /* Node 16's interpreted and baseline frames, alone: its lines (V8 9.4's
+     * derived bytecode start and script source) checked in its own pprof. */
+    {.name = "Node 16 cold chain (interpreted, baseline)",
+     .script = "v8_chain.js",
+     .mode = "cold",
+     .chain = {"main", "render", "layout", "measureCold"},
+     .lines = true,
+     .need_lines = {"main", "render", "layout", "measureCold"},
+     .node = "/opt/omniprof-node/16/node",
+     .seconds = "15"},
     /* Official builds of other majors (no pointer compression), all in one
      * recording (group 3), each process counted by its pid. Node 16 runs
      * twice: two processes of one binary in a recording must both be
