@@ -9,14 +9,16 @@
  * carry the script's path and the exact line of each call. Cases: a warm
  * chain (optimized by TurboFan, each link too big to be inlined), a cold
  * one (a leaf too big to optimize: interpreted, then baseline), an
- * anonymous function and a class method, a worker_threads worker, a
+ * anonymous function and class methods, a worker_threads worker, an async
+ * function's synchronous part, a
  * function deoptimized over and over, GC pressure, JavaScript -> an N-API
  * addon (tests/workloads/lib/v8_addon.c) -> JavaScript, and the warm chain
  * through stack copies (the walker in user space). Cases with the same
  * recording flags and distinct function names run side by side in one
  * recording (two groups of three nodes, a third of five: four other node
  * majors, Node 16 twice); each process's samples are counted by its pid
- * (the pprof's "pid" label). Needs root and BPF.
+ * (the pprof's "pid" label). Last, a node started while a whole-system
+ * recording runs. Needs root and BPF.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,7 +33,11 @@
 #include <cmocka.h>
 #include <zlib.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+
 #include "folded_check.h"
+#include "omniprof_run.h"
 #include "pprof_read.h"
 #include "profile.pb-c.h"
 #include "testutil.h"
@@ -62,6 +68,8 @@ struct v8_case {
 	const char *node2;
 	/* node started twice: each process counted by its pid (the pprof's labels). */
 	bool twice;
+	/* One V8 flag for node choosing a tier for the workload (the profiler uses none). */
+	const char *flag;
 	/* Cases of one group (non-zero, listed next to each other) share one recording. */
 	int group;
 };
@@ -223,12 +231,18 @@ static void rec_group(const struct v8_case *vc)
 		/* Longer than any recording: killed once it ends (under load,
 		 * record's start-up alone took 20 s, and with 30 s the first of
 		 * five nodes had exited before sampling began). */
-		char *argv[] = {(char *)(c->node ? c->node : NODE),
-				script[m],
-				"120",
-				(char *)c->mode,
-				c->lib ? lib[m] : NULL,
-				NULL};
+		char *argv[7];
+		int a = 0;
+
+		argv[a++] = (char *)(c->node ? c->node : NODE);
+		if (c->flag)
+			argv[a++] = (char *)c->flag;
+		argv[a++] = script[m];
+		argv[a++] = "120";
+		argv[a++] = (char *)c->mode;
+		if (c->lib)
+			argv[a++] = lib[m];
+		argv[a] = NULL;
 
 		/* One recording: the same flags for all. */
 		assert_true(c->copies == members[0]->copies && c->seconds == members[0]->seconds);
@@ -412,6 +426,58 @@ static void test_case(void **state)
 	}
 }
 
+/*
+ * A node started while a whole-system recording runs (no -p): covered from
+ * its first JavaScript frames, its warm chain complete in >= 95% of its
+ * leaf's samples (counted by its pid).
+ */
+static void test_young(void **state)
+{
+	char *dir = tu_mkdtemp(), log[1024], out_dir[1024], pprof[1100];
+	char *argv[] = {NODE, "tests/workloads/v8/v8_chain.js", "12", "warm", NULL};
+	const char *args[] = {"-F", FREQUENCY, "-o", out_dir, NULL};
+	const char *const chain[] = {"main", "render", "layout", "measure"};
+	struct chain_spec *cs = chain_spec__new();
+	struct chain_count c;
+	pid_t rec, pid;
+	int status;
+
+	(void)state;
+	assert_non_null(dir);
+	assert_non_null(cs);
+	for (size_t i = 0; i < sizeof(chain) / sizeof(chain[0]); i++)
+		EXPECT(chain_spec__add(cs, "%s", chain[i]));
+	snprintf(log, sizeof(log), "%s/record.log", dir);
+	snprintf(out_dir, sizeof(out_dir), "%s/out", dir);
+	rec = tu_omniprof_start(log, "record", args);
+	assert_true(rec > 0);
+	if (!tu_wait_log(log, "sampling", 60000)) {
+		kill(rec, SIGKILL);
+		tu_wait_bounded(rec, 10000, 20, NULL);
+		fail_msg("omniprof did not start sampling within 60 s");
+	}
+	/* The start-up scan of every process first: not this test's subject. */
+	sleep(2);
+	pid = tu_spawn_ready(argv);
+	assert_true(pid > 0);
+	/* Its 12 s of work (tu_reap would kill it now). */
+	tu_wait_bounded(pid, 60000, 50, NULL);
+	kill(rec, SIGHUP);
+	status = tu_wait_bounded(rec, 120000, 20, NULL);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		tu_print_log("record", log);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	snprintf(pprof, sizeof(pprof), "%s/profile.pb.gz", out_dir);
+	c = count_pid(cs, pprof, pid);
+	report("started during the recording", c);
+	chain_spec__free(cs);
+	tu_rmtree(dir);
+	free(dir);
+	assert_true(c.leaf >= MIN_LEAF);
+	assert_true(c.complete * 100 >= c.leaf * 95);
+}
+
 static void test_node_present(void **state)
 {
 	(void)state;
@@ -467,11 +533,23 @@ static const struct v8_case cases[] = {
      .group = 2},
     /* Alone: recorded beside three other nodes (one run, a loaded machine),
      * its anonymous function's frame was an unnamed [anon]+0x... in 3 of 4
-     * leaf samples. */
+     * leaf samples. V8 records Ring as spin's class (spin uses Ring: the
+     * class scope has a context), none for area (Shape's scope has none):
+     * Node 20 by the class scope's positions, Node 16 (V8 9: no class
+     * positions) by the class variable among its locals. */
     {.name = "anonymous function and class method",
      .script = "v8_shapes.js",
      .mode = "classes",
-     .chain = {"classesMain", "(anonymous)", "area"}},
+     .chain = {"classesMain", "(anonymous)", "Ring.spin", "area"},
+     .node2 = "/opt/omniprof-node/16/node",
+     .seconds = "15"},
+    /* An async function's synchronous part: asyncMain resumed from the
+     * microtask queue after each await calls asyncStep, which runs
+     * asyncLeaf before its own await. */
+    {.name = "async functions (synchronous part)",
+     .script = "v8_shapes.js",
+     .mode = "async",
+     .chain = {"asyncMain", "asyncStep", "asyncLeaf"}},
     /* GC threads take the CPUs from the profiler's start too: longer, alone. */
     {.name = "GC pressure",
      .script = "v8_shapes.js",
@@ -483,6 +561,27 @@ static const struct v8_case cases[] = {
      .mode = "warm",
      .chain = {"main", "render", "layout", "measure"},
      .copies = true},
+    /* Maglev alone: Node 24 (V8 13.6) with TurboFan off compiles the warm
+     * chain with Maglev only (--trace-opt: main, render, layout, measure
+     * "target MAGLEV"); every frame named, in order. Not lined: Maglev
+     * frames get no line (`v8: frames named without a line`), a gap. */
+    {.name = "Node 24 warm chain (Maglev)",
+     .script = "v8_chain.js",
+     .mode = "warm",
+     .chain = {"main", "render", "layout", "measure"},
+     .node = "/opt/omniprof-node/24/node",
+     .flag = "--no-turbofan",
+     .seconds = "15"},
+    /* Node 16's interpreted and baseline frames, alone: its lines (V8 9.4's
+     * derived bytecode start and script source) checked in its own pprof. */
+    {.name = "Node 16 cold chain (interpreted, baseline)",
+     .script = "v8_chain.js",
+     .mode = "cold",
+     .chain = {"main", "render", "layout", "measureCold"},
+     .lines = true,
+     .need_lines = {"main", "render", "layout", "measureCold"},
+     .node = "/opt/omniprof-node/16/node",
+     .seconds = "15"},
     /* Official builds of other majors (no pointer compression), all in one
      * recording (group 3), each process counted by its pid. Node 16 runs
      * twice: two processes of one binary in a recording must both be
@@ -529,7 +628,7 @@ static const struct v8_case cases[] = {
 
 int main(void)
 {
-	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 1];
+	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 2];
 	size_t n = sizeof(cases) / sizeof(cases[0]);
 
 	all_cases = cases;
@@ -543,5 +642,9 @@ int main(void)
 			tests[k++] = (struct CMUnitTest){.name = cases[i].name,
 							 .test_func = test_case,
 							 .initial_state = (void *)&cases[i]};
+	if (!only || strstr("node started during a whole-system recording", only))
+		tests[k++] =
+		    (struct CMUnitTest){.name = "node started during a whole-system recording",
+					.test_func = test_young};
 	return _cmocka_run_group_tests("e2e_v8", tests, k, NULL, rec_teardown);
 }

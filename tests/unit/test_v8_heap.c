@@ -375,6 +375,60 @@ static void test_strings_and_names(void **state)
 		assert_string_equal(out, "render");
 		put64(sfi + 32, 0);
 	}
+	/*
+	 * V8 9 (Node 16): a slot for the receiver (a Smi) may come first, so the
+	 * name and the inferred name sit one slot later; its class scopes keep
+	 * no positions, so the class is named by its class variable, the one
+	 * context local named as an identifier (not ".brand", "#x"); the
+	 * next object's map ends the ScopeInfo's slots.
+	 */
+	{
+		uint64_t m_map = map_of(BASE + 0x240, 180);
+		uint64_t empty = one_byte(BASE + 0xb00, m_one, "");
+		uint64_t inferred = one_byte(BASE + 0xb40, m_one, "Module.load");
+		uint64_t ring = one_byte(BASE + 0xb80, m_one, "Ring");
+		uint64_t brand = one_byte(BASE + 0xbc0, m_one, ".brand");
+		uint64_t priv = one_byte(BASE + 0xc80, m_one, "#x");
+		uint64_t cls9 = BASE + 0xc00;
+		struct v8_layout l9 = l;
+
+		l9.type_baseline_data = 99; /* V8 9 */
+
+		put64(BASE + 0x240, m_map);
+		put64(cls9, m_scope);
+		put64(cls9 + 8, 0x1000020ull << 32); /* flags: CLASS_SCOPE */
+		put64(cls9 + 8 + 8 * 2, 2ull << 32); /* two context locals */
+		put64(cls9 + 8 + 8 * 3, brand);
+		put64(cls9 + 8 + 8 * 4, ring);
+		put64(cls9 + 8 + 8 * 5, 0);
+		put64(cls9 + 8 + 8 * 6, 0);
+		put64(cls9 + 8 + 8 * 7, m_map); /* the next object */
+		memset(heap + (scope - BASE) + 8 + 8 * 7, 0, 8 * 8);
+		put64(scope + 8 + 8 * 7, 2ull << 32);	       /* the receiver's slot */
+		put64(scope + 8 + 8 * 8, a);		       /* the name */
+		put64(scope + 8 + 8 * 9, 0xffffffffull << 32); /* its slot */
+		put64(scope + 8 + 8 * 10, 5ull << 32);	       /* positions */
+		put64(scope + 8 + 8 * 11, 9ull << 32);
+		put64(scope + 8 + 8 * 12, cls9 | 1); /* the outer scope: the class's */
+		put64(sfi + 16, scope | 1);
+		assert_int_equal(v8_heap__function_name(&mem, &l9, sfi | 1, out, sizeof(out)), 0);
+		assert_string_equal(out, "Ring.render");
+		/* Only synthetic and private locals: the method alone. */
+		put64(cls9 + 8 + 8 * 4, priv);
+		assert_int_equal(v8_heap__function_name(&mem, &l9, sfi | 1, out, sizeof(out)), 0);
+		assert_string_equal(out, "render");
+		/* No name, an inferred one after the function variable's slot. */
+		put64(scope + 8 + 8 * 8, empty);
+		put64(scope + 8 + 8 * 10, inferred);
+		put64(scope + 8 + 8 * 11, 5ull << 32);
+		put64(scope + 8 + 8 * 12, 9ull << 32);
+		assert_int_equal(v8_heap__function_name(&mem, &l, sfi | 1, out, sizeof(out)), 0);
+		assert_string_equal(out, "Module.load");
+		/* The ScopeInfo ended (the next object's map) before it: not read. */
+		put64(scope + 8 + 8 * 9, m_map);
+		assert_int_equal(v8_heap__function_name(&mem, &l, sfi | 1, out, sizeof(out)), 0);
+		assert_string_equal(out, "");
+	}
 	/* An object that is no SharedFunctionInfo: no name at all. */
 	assert_int_equal(v8_heap__function_name(&mem, &l, BASE + 0x581, out, sizeof(out)), -EINVAL);
 	assert_int_not_equal(v8_heap__function_name(&mem, &l, 0xdead1, out, sizeof(out)), 0);
@@ -522,6 +576,29 @@ static void inspect(const char *path, struct v8_binary *bin, int want)
 		fail_msg("%s is missing: scripts/install-deps.sh installs it", path);
 	assert_int_equal(v8_binary__inspect(ef, bin), want);
 	elf_file__close(ef);
+}
+
+/*
+ * V8 9's derived bytecode start is checked against node's interpreter entry:
+ * its first "mov $imm32, %r9d" (the bytecode offset register) is the start
+ * less the heap object tag; no such load, or one past any object, gives -1
+ * (and V8 9 no lines).
+ */
+static void test_bytecode_start(void **state)
+{
+	/* push rbp; mov rbp,rsp; ...; mov $0x35,%r9d; mov $0x99,%r9d */
+	static const uint8_t v9[] = {0x55, 0x48, 0x89, 0xe5, 0x41, 0x52, 0x41, 0xb9, 0x35,
+				     0x00, 0x00, 0x00, 0x41, 0xb9, 0x99, 0x00, 0x00, 0x00};
+	static const uint8_t none[] = {0x55, 0x48, 0x89, 0xe5, 0x41, 0xb8, 0x35, 0x00, 0x00, 0x00};
+	static const uint8_t huge[] = {0x41, 0xb9, 0x00, 0x00, 0x01, 0x00};
+
+	(void)state;
+	assert_int_equal(v8_binary__bytecode_start(v9, sizeof(v9)), 54);
+	/* Cut inside the immediate: not read. */
+	assert_int_equal(v8_binary__bytecode_start(v9, 10), -1);
+	assert_int_equal(v8_binary__bytecode_start(none, sizeof(none)), -1);
+	assert_int_equal(v8_binary__bytecode_start(huge, sizeof(huge)), -1);
+	assert_int_equal(v8_binary__bytecode_start(v9, 0), -1);
 }
 
 static void test_real_binaries(void **state)
@@ -834,6 +911,7 @@ int main(void)
 	    cmocka_unit_test(test_inline_code),
 	    cmocka_unit_test(test_v9_baseline_code),
 	    cmocka_unit_test(test_real_binaries),
+	    cmocka_unit_test(test_bytecode_start),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

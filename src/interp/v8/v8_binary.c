@@ -192,6 +192,7 @@ struct scan {
 	uint64_t blob, blob_size_sym;
 	uint64_t builtins_lo, builtins_hi; /* the Builtins_* symbols' span */
 	uint64_t sizes, sizes_len;	   /* Bytecodes::kBytecodeSizes */
+	uint64_t tramp, tramp_size;	   /* Builtins_InterpreterEntryTrampoline */
 	unsigned int found;
 };
 
@@ -235,6 +236,10 @@ static void note_symbol(const struct elf_file *ef, struct scan *sc, const char *
 		return;
 	}
 	if (!strncmp(name, "Builtins_", 9) && GELF_ST_TYPE(sym->st_info) == STT_FUNC) {
+		if (!strcmp(name, "Builtins_InterpreterEntryTrampoline")) {
+			sc->tramp = sym->st_value;
+			sc->tramp_size = sym->st_size;
+		}
 		if (!sc->builtins_lo || sym->st_value < sc->builtins_lo)
 			sc->builtins_lo = sym->st_value;
 		if (sym->st_value + sym->st_size > sc->builtins_hi)
@@ -352,6 +357,25 @@ static void derive_v10(struct scan *sc, struct v8_layout *l)
 	l->code_inline = (uint16_t)v[S_CODE_HEADER];
 }
 
+/* Bytes of the interpreter's entry trampoline scanned for its first offset. */
+#define V8_TRAMPOLINE_SCAN 1024
+
+int64_t v8_binary__bytecode_start(const uint8_t *code, size_t len)
+{
+	/* x86-64 "mov $imm32, %r9d" (41 b9 imm32): r9 is V8's
+	 * kInterpreterBytecodeOffsetRegister; the first such load in the
+	 * trampoline is BytecodeArray::kHeaderSize - kHeapObjectTag. */
+	for (size_t i = 0; i + 6 <= len; i++) {
+		uint32_t imm;
+
+		if (code[i] != 0x41 || code[i + 1] != 0xb9)
+			continue;
+		memcpy(&imm, code + i + 2, 4);
+		return imm < 4096 ? (int64_t)imm + 1 : -1;
+	}
+	return -1;
+}
+
 /*
  * V8 9 (Node 16) describes neither the interpreter's two frame slots, the
  * script's source, where a BytecodeArray's bytecodes start, nor its Code's
@@ -366,7 +390,10 @@ static void derive_v10(struct scan *sc, struct v8_layout *l)
  *   three tagged tables (constant pool, handler table, source positions),
  *   three int32 (frame size, parameter size, new target register) and two
  *   int8 (OSR loop nesting level, bytecode age): bytecodes at 54 (V8 10
- *   widened the last two to 16 bits: 56, which it describes);
+ *   widened the last two to 16 bits: 56, which it describes), taken only
+ *   when node's InterpreterEntryTrampoline loads 53 (54 less the heap
+ *   object tag) as the first bytecode's offset (v8_binary__bytecode_start;
+ *   Node 18's loads 55, for its described 56);
  * - Code: the instruction size, metadata size and flags are three int32
  *   after the four tagged fields (relocation info, deoptimization data,
  *   source positions at 24, described; code data container), header 96
@@ -377,8 +404,10 @@ static void derive_v10(struct scan *sc, struct v8_layout *l)
  * types, a frame's function running that bytecode, deoptimization data
  * naming the frame's function), so a wrong one names nothing.
  */
-static void derive_v9(struct scan *sc, struct v8_layout *l)
+static void derive_v9(const struct elf_file *ef, struct scan *sc, struct v8_layout *l)
 {
+	uint8_t code[V8_TRAMPOLINE_SCAN];
+	size_t len = sc->tramp_size < sizeof(code) ? sc->tramp_size : sizeof(code);
 	int64_t *v = sc->v;
 
 	if (v[S_FP_BYTECODE_ARRAY] != V8_ABSENT || v[S_FP_BYTECODE_OFFSET] != V8_ABSENT ||
@@ -392,7 +421,12 @@ static void derive_v9(struct scan *sc, struct v8_layout *l)
 	l->type_baseline_data = (uint16_t)v[S_T_BASELINE_DATA];
 	if (v[S_SCRIPT_SOURCE] == V8_ABSENT && v[S_SCRIPT_NAME] == 16)
 		v[S_SCRIPT_SOURCE] = 8;
-	if (v[S_BYTECODE_DATA] == V8_ABSENT && v[S_FIXED_ARRAY_DATA] == 16)
+	/* Checked against node's own code: the interpreter's entry loads the
+	 * first bytecode's offset (untagged) into its offset register. A build
+	 * whose code says otherwise, or none found, gets no lines. */
+	if (v[S_BYTECODE_DATA] == V8_ABSENT && v[S_FIXED_ARRAY_DATA] == 16 && sc->tramp && len &&
+	    !read_vaddr(ef, sc->tramp, code, len) &&
+	    v8_binary__bytecode_start(code, len) == 16 + 3 * 8 + 3 * 4 + 2)
 		v[S_BYTECODE_DATA] = 16 + 3 * 8 + 3 * 4 + 2;
 	if (v[S_CODE_FLAGS] == V8_ABSENT && v[S_CODE_KIND_MASK] == V8_ABSENT &&
 	    v[S_CODE_SIZE] == 40 && v[S_CODE_POSITIONS] == 24 && v[S_CODE_HEADER] == 96) {
@@ -455,6 +489,7 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 	sc.blob = sc.blob_size_sym = 0;
 	sc.builtins_lo = sc.builtins_hi = 0;
 	sc.sizes = sc.sizes_len = 0;
+	sc.tramp = sc.tramp_size = 0;
 	sc.found = 0;
 	elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
 	if (!elf)
@@ -475,7 +510,7 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 	/* Values in .bss (0) have no symbol value in the file: read as 0 above. */
 	if (sc.v[S_FP_MARKER] == V8_ABSENT)
 		sc.v[S_FP_MARKER] = sc.v[S_FP_CONTEXT];
-	derive_v9(&sc, l);
+	derive_v9(ef, &sc, l);
 	for (int i = 0; i < S__COUNT; i++) {
 		/* Zero-valued tags and offsets live in .bss: their symbols exist, read as 0. */
 		if (sc.v[i] == V8_ABSENT && (i == S_STR_SEQ || i == S_HEAP_OBJECT_TAG ||

@@ -97,6 +97,13 @@ struct v8_binary {
 int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out);
 
 /*
+ * The untagged offset of a BytecodeArray's first bytecode as x86-64 code of
+ * V8's InterpreterEntryTrampoline (len bytes from its start) loads it into
+ * its bytecode offset register, or -1 when no such load is found.
+ */
+int64_t v8_binary__bytecode_start(const uint8_t *code, size_t len);
+
+/*
  * The process's `v8_procs` value and its code ranges: the builtins as node
  * maps them (every mapping of the file holding the blob's file offsets:
  * node's text, and the copy V8 remaps into its code range) and p's

@@ -217,6 +217,8 @@ static bool is_string(const struct remote_memory *mem, const struct v8_layout *l
  * (2), the inferred name, the class variable's index, the positions (2), the
  * outer ScopeInfo. */
 #define V8_SCOPE_TAIL 8
+/* Of those, the slots that may hold the function's name or inferred name. */
+#define V8_SCOPE_NAMES 5
 /* Characters of a class's source read for its name ("class", spaces, the name). */
 #define V8_CLASS_HEAD 96
 
@@ -244,13 +246,52 @@ static bool id_char(char c)
 	       c == '_' || c == '$' || (unsigned char)c >= 0x80;
 }
 
+/* At most this many context locals are inlined in a ScopeInfo (V8 11 on:
+ * more are one hash table). */
+#define V8_SCOPE_INLINED_MAX 75
+
 /*
- * The name of the class whose scope info is cls, into out: V8 keeps no
- * class name there (the class variable is a local only when a method uses
- * it), but the class's source positions: the script's source at the start
- * must read "class NAME". The start is one of the first two Smis after the
- * locals (a saved class variable index may come first); "class" at that
- * offset of the source is the check. "" for an anonymous class.
+ * The class variable among class scope cls's context locals: V8 keeps a
+ * class's own binding there when a method (or initializer) uses it; its
+ * other locals are synthetic (".brand", ".home_object", ...) or private
+ * names ("#x"). The first local named as an identifier, "" when none.
+ */
+static void class_local(const struct remote_memory *mem, const struct v8_layout *l, uint64_t cls,
+			char *out, size_t cap)
+{
+	uint64_t n, name;
+
+	out[0] = 0;
+	if (v8_heap__field(mem, cls, l->fixed_array_data - 8 + 8 * l->scopeinfo_ncontextlocals,
+			   &n) ||
+	    (n & 1))
+		return;
+	n = (uint64_t)smi(l, n);
+	if (n > V8_SCOPE_INLINED_MAX)
+		return;
+	for (uint64_t i = 0; i < n; i++) {
+		if (v8_heap__field(mem, cls,
+				   l->fixed_array_data - 8 + 8 * (l->scopeinfo_first_vars + i),
+				   &name) ||
+		    !(name & 1) || !is_string(mem, l, name) ||
+		    v8_heap__string(mem, l, name, out, cap))
+			break;
+		if (out[0] && out[0] != '.' && out[0] != '#' && !(out[0] >= '0' && out[0] <= '9') &&
+		    id_char(out[0]))
+			return;
+	}
+	out[0] = 0;
+}
+
+/*
+ * The name of the class whose scope info is cls, into out. V8 keeps no
+ * class name there as such, but (V8 10 on) the class's source positions:
+ * the script's source at the start must read "class NAME". The start is one
+ * of the first two Smis after the locals (a saved class variable index may
+ * come first); "class" at that offset of the source is the check. V8 9
+ * keeps no positions for a class scope: there the class variable among its
+ * locals names it, when V8 kept it. "" for an anonymous class, or when
+ * neither is there.
  */
 static void class_name(const struct remote_memory *mem, const struct v8_layout *l, uint64_t cls,
 		       uint64_t sfi, char *out, size_t cap)
@@ -264,6 +305,14 @@ static void class_name(const struct remote_memory *mem, const struct v8_layout *
 	    remote_memory__read(mem, cls - 1 + l->fixed_array_data - 8 + 8 * first, slots,
 				sizeof(slots)))
 		return;
+	/* V8 9 (its BaselineData's sign) keeps no class positions: the slots
+	 * there are the next object's; its class variable names the class. Only
+	 * there: V8 12 on number scope types otherwise (0 is the script's scope,
+	 * whose locals are no class's), and V8 10, 11 keep the positions. */
+	if (l->type_baseline_data) {
+		class_local(mem, l, cls, out, cap);
+		return;
+	}
 	script = v8_heap__script(mem, l, sfi);
 	if (!script || !l->has_lines || v8_heap__field(mem, script, l->script_source, &src))
 		return;
@@ -362,8 +411,17 @@ int v8_heap__function_name(const struct remote_memory *mem, const struct v8_layo
 					       slots, 3 * sizeof(slots[0]))))
 			return err;
 	}
-	for (size_t i = 0; i < 3 && !out[0]; i++) {
-		if (!(slots[i] & 1) || !is_string(mem, l, slots[i]))
+	/* Up to a saved class variable index and a receiver slot (Smis, V8 9
+	 * keeps the receiver's for a function using `this`), then the function
+	 * variable's name and slot, then the inferred name. */
+	for (size_t i = 0; i < (tail ? V8_SCOPE_NAMES : 3) && !out[0]; i++) {
+		uint16_t t;
+
+		if (!(slots[i] & 1) || v8_heap__type(mem, l, slots[i], &t))
+			continue;
+		if (t == l->type_map)
+			break; /* past the ScopeInfo's end: the next object's */
+		if (t >= l->type_first_nonstring)
 			continue;
 		if ((err = v8_heap__string(mem, l, slots[i], out, cap)))
 			return err;
