@@ -39,6 +39,7 @@ struct {
 struct op_jvm_bpf_walker {
 	struct op_jvm_walker w;
 	struct op_jvm_proc proc;
+	struct op_jvm_pc_entry entry; /* scratch: an entry being stored in jvm_pc_cache */
 };
 
 struct {
@@ -48,10 +49,55 @@ struct {
 	__type(value, struct op_jvm_bpf_walker);
 } jvm_walk SEC(".maps");
 
-#define OP_JVM_READ(jw, dst, size, addr) OP_READ_USER(NULL, dst, size, addr)
-#define OP_JVM_STAT(jw, which)		 jvm_stat_inc(which)
-#define OP_JVM_SUBPROG			 __noinline
+/*
+ * (pid, return address) -> the nmethod a walk read there
+ * (omniprof/interp/hotspot_abi.h, struct op_jvm_pc_entry: checked before
+ * use, so an entry of a gone JVM or a freed nmethod is never taken).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct op_jvm_pc_key);
+	__type(value, struct op_jvm_pc_entry);
+} jvm_pc_cache SEC(".maps");
+
+/* The walk is of the current task: its process's entries. */
+static __always_inline const struct op_jvm_pc_entry *jvm_pc_cache_get(__u64 pc)
+{
+	struct op_jvm_pc_key key = {.pid = bpf_get_current_pid_tgid() >> 32, .pc = pc};
+
+	return bpf_map_lookup_elem(&jvm_pc_cache, &key);
+}
+
+__noinline int jvm_pc_cache_put(const struct op_jvm_walker *jw, const struct op_jvm_proc *proc,
+				__u64 pc, const struct op_jvm_blob *b);
+
+#define OP_JVM_READ(jw, dst, size, addr)     OP_READ_USER(NULL, dst, size, addr)
+#define OP_JVM_STAT(jw, which)		     jvm_stat_inc(which)
+#define OP_JVM_SUBPROG			     __noinline
+#define OP_JVM_PC_CACHE_GET(jw, pc)	     jvm_pc_cache_get(pc)
+#define OP_JVM_PC_CACHE_PUT(jw, proc, pc, b) jvm_pc_cache_put(jw, proc, pc, b)
 #include "omniprof/interp/hotspot_walk.h"
+
+/*
+ * Remembers blob b for return address pc (0, or < 0 when it could not). Its own function: the
+ * step's states do not carry the entry's copy.
+ */
+__noinline int jvm_pc_cache_put(const struct op_jvm_walker *jw, const struct op_jvm_proc *proc,
+				__u64 pc, const struct op_jvm_blob *b)
+{
+	struct op_jvm_pc_key key = {.pid = bpf_get_current_pid_tgid() >> 32, .pc = pc};
+	struct op_jvm_bpf_walker *bw;
+	__u32 zero = 0;
+
+	if (!jw || !proc || !b) /* a global function's pointers may be NULL for the verifier */
+		return -1;
+	bw = bpf_map_lookup_elem(&jvm_walk, &zero);
+	if (!bw)
+		return -1;
+	op_jvm_pc_entry__fill(&bw->entry, jw, proc, b);
+	return bpf_map_update_elem(&jvm_pc_cache, &key, &bw->entry, BPF_ANY);
+}
 
 /*
  * OP_INTERP_STEP for OP_INTERP_HOTSPOT: every frame in the code cache. The

@@ -10,6 +10,9 @@
  * -> work with the native frames below it (JavaMain ... JavaCalls::call_helper;
  * for the threads thread_native_entry ... Thread.run). In the compiled modes
  * a, b and c are inlined into run: each must still be a frame of its own.
+ * main calls run once, so in the compiled modes its frame is OSR code: whole
+ * chains through run_[j] are required, and the BPF step's nmethods
+ * remembered across samples must have been taken (omniprof -v's counter).
  * In stacks.folded Java frames carry the Java palette's suffix: _[0] for every
  * frame under -Xint, _[i] for a, b and c in the compiled modes (their names
  * in the pprof stay plain). The pprof's lines of the calls in run, a, b and c must be the lines
@@ -358,7 +361,7 @@ static void test_case(void **state)
 	struct chain_count c = {0}, c_b = {0}, c_osr = {0};
 	/* main alone runs the chain in a compiled mode: run in OSR code (HotspotChain.java). */
 	bool osr = jc->what == CHAIN && !strcmp(jc->threads, "0") && strcmp(jc->flags, "-Xint");
-	long mixed = 0, deopt = -1, redefinable = -1, anon = -1, no_mapping = -1;
+	long mixed = 0, deopt = -1, redefinable = -1, anon = -1, no_mapping = -1, remembered = -1;
 	int argc = 6, rc;
 	pid_t pid;
 
@@ -451,6 +454,9 @@ static void test_case(void **state)
 		    redefinable,
 		    counter(out, "hotspot: frames not named: a collection ran since their sample"));
 	}
+	/* The BPF step's cross-sample nmethods: the chains below went through them. */
+	remembered = counter(out, "hotspot: nmethods taken from the cross-sample cache");
+	printf("    nmethods taken from the cross-sample cache: %ld\n", remembered);
 	if (jc->what == DEOPT) {
 		deopt = counter(out, "hotspot: deoptimised frames named from their original pc");
 		printf("    deoptimised frames named from their original pc: %ld\n", deopt);
@@ -482,8 +488,10 @@ static void test_case(void **state)
 	chain_spec__free(cs_osr);
 	assert_int_equal(rc, 0);
 	/* OSR code named and unwound: whole chains through run's OSR frame. */
-	if (osr)
+	if (osr) {
 		assert_true(c_osr.complete > 0);
+		assert_true(remembered > 0);
+	}
 	if (jc->what == UNLOAD) {
 		/* Both plugins seen, each named right, never one under the other's frames. */
 		assert_int_equal(mixed, 0);

@@ -7,7 +7,9 @@
  * the image), the registers (24 bytes) and the image of the JVM's memory.
  * Whatever they hold, the walk ends within its frame budget with only
  * HotSpot and native frames, an error frame last at most, and every read of
- * the method reader stays inside what it was given.
+ * the method reader stays inside what it was given. The walk runs twice with
+ * the cross-sample nmethod cache (BPF's jvm_pc_cache): the second takes
+ * what the first remembered, under the same rules.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -52,6 +54,45 @@ static void fp_rule(void *ctx, uint32_t pid, uint64_t pc, struct op_unwind_rule 
 	    .cmd = OP_RULE_CFA, .cfa_base = OP_CFA_RBP, .cfa_offset = 16, .fp_offset = -16};
 }
 
+/* The cross-sample nmethod cache, emptied for each input. */
+#define PC_CACHE_N 16
+
+static struct {
+	uint32_t pid;
+	uint64_t pc;
+	struct op_jvm_pc_entry e;
+} pc_slots[PC_CACHE_N];
+static unsigned int pc_used;
+
+static const struct op_jvm_pc_entry *pc_get(void *ctx, uint32_t pid, uint64_t pc)
+{
+	(void)ctx;
+	for (unsigned int i = 0; i < pc_used; i++)
+		if (pc_slots[i].pid == pid && pc_slots[i].pc == pc)
+			return &pc_slots[i].e;
+	return NULL;
+}
+
+static void pc_put(void *ctx, uint32_t pid, uint64_t pc, const struct op_jvm_pc_entry *e)
+{
+	unsigned int i;
+
+	(void)ctx;
+	for (i = 0; i < pc_used; i++)
+		if (pc_slots[i].pid == pid && pc_slots[i].pc == pc)
+			break;
+	if (i == pc_used) {
+		if (pc_used == PC_CACHE_N)
+			return;
+		pc_used++;
+	}
+	pc_slots[i].pid = pid;
+	pc_slots[i].pc = pc;
+	pc_slots[i].e = *e;
+}
+
+static const struct hotspot_pc_cache pc_cache = {pc_get, pc_put, NULL};
+
 /* An address inside the image most of the time. */
 static uint64_t fold(uint64_t v, size_t len)
 {
@@ -90,19 +131,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ranges.ranges[0] = (struct op_interp_range){BASE, BASE + im.len + 1, OP_INTERP_HOTSPOT,
 						    OP_INTERP_RANGE_F_UNWINDS};
 	ops.read_ctx = &im;
-	memset(&hu, 0, sizeof(hu));
-	hu.proc = &proc;
-	hu.read = read_image;
-	hu.read_ctx = &im;
-	r = user_unwind__walk(&ops,
-			      &(struct user_unwind_interp){
-				  &ranges, {[OP_INTERP_HOTSPOT] = hotspot_unwind__runtime(&hu)}},
-			      1, regs[0], regs[1], regs[2], frames, MAX_FRAMES);
-	if (r.n_frames > MAX_FRAMES || (r.error && !(r.flags & OP_TRACE_F_USER_TRUNCATED)))
-		abort();
-	for (uint32_t i = 0; i + 1 < r.n_frames; i++)
-		if (frames[i].kind != OP_FRAME_NATIVE && frames[i].kind != OP_FRAME_HOTSPOT)
-			abort(); /* only the last frame may be an error frame */
+	pc_used = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		memset(&hu, 0, sizeof(hu));
+		hu.proc = &proc;
+		hu.read = read_image;
+		hu.read_ctx = &im;
+		hu.pc_cache = &pc_cache;
+		r = user_unwind__walk(
+		    &ops,
+		    &(struct user_unwind_interp){
+			&ranges, {[OP_INTERP_HOTSPOT] = hotspot_unwind__runtime(&hu)}},
+		    1, regs[0], regs[1], regs[2], frames, MAX_FRAMES);
+		if (r.n_frames > MAX_FRAMES || (r.error && !(r.flags & OP_TRACE_F_USER_TRUNCATED)))
+			abort();
+		for (uint32_t i = 0; i + 1 < r.n_frames; i++)
+			if (frames[i].kind != OP_FRAME_NATIVE && frames[i].kind != OP_FRAME_HOTSPOT)
+				abort(); /* only the last frame may be an error frame */
+	}
 
 	/* The method reader, with offsets from the same bytes. */
 	layout.method_const = proc.method_const;

@@ -492,10 +492,17 @@ static void test_hostile_frames(void **state)
 /* Reads of anything but the stack (the JVM's heap: blobs, PcDescs, scopes, Methods). */
 static unsigned int heap_reads;
 
+/* Reads of the segment map, of scopes. */
+static unsigned int segmap_reads, scope_reads;
+
 static int counting_read(void *ctx, void *dst, size_t size, uint64_t addr)
 {
 	if (addr < STACK || addr >= STACK + 0x1000)
 		heap_reads++;
+	if (addr >= SEGMAP && addr < CODE)
+		segmap_reads++;
+	if (addr >= SCOPES && addr < SCOPES + 0x1000)
+		scope_reads++;
 	return mem_read(ctx, dst, size, addr);
 }
 
@@ -538,6 +545,254 @@ static unsigned int walk_recursion(uint32_t k, struct op_frame *frames, uint32_t
 	assert_java(&frames[1 + 4 * k], METHOD(M_MAIN), OP_JVM_T_INTERPRETED, MAIN_BCI);
 	assert_int_equal(hu.stats[OP_JVM_STAT_INLINED], 3 * k);
 	return heap_reads;
+}
+
+/*
+ * A JDK 9+ segment map (each byte the distance back to its block's start)
+ * costs one read per blob when the pc's segment is 15 or more in (the
+ * window ending there holds the start of a small blob): work (segment 38,
+ * its block at 32) and the call stub (66, at 64) one read each. Run's
+ * return address is in segment 9, too near the map's start for the window:
+ * one byte there, then its start's byte, two reads. The walk is the same
+ * as with JDK 8's map (test_whole_chain).
+ */
+static void test_segmap_window(void **state)
+{
+	struct op_frame frames[32];
+	struct hotspot_unwind hu;
+	struct user_unwind_result r;
+
+	(void)state;
+	build();
+	for (uint32_t i = 0; i < 32; i++) {
+		put8(SEGMAP + i, (uint8_t)i);
+		put8(SEGMAP + 32 + i, (uint8_t)i);
+	}
+	for (uint32_t i = 0; i < 8; i++)
+		put8(SEGMAP + 64 + i, (uint8_t)i);
+	memset(&hu, 0, sizeof(hu));
+	hu.proc = &proc17;
+	hu.read = counting_read;
+	segmap_reads = 0;
+	r = user_unwind__walk(&(struct user_unwind_ops){counting_read, fp_rule, NULL, NULL},
+			      &(struct user_unwind_interp){
+				  &ranges, {[OP_INTERP_HOTSPOT] = hotspot_unwind__runtime(&hu)}},
+			      42, WORK_PC, S0, 0x1234, frames, 32);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.n_frames, 8);
+	assert_java(&frames[0], METHOD(M_WORK), OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
+	assert_java(&frames[4], METHOD(M_RUN), OP_JVM_T_COMPILED, 9);
+	assert_java(&frames[6], STUB_NAME, OP_JVM_T_STUB, OP_JVM_BCI_NONE);
+	assert_int_equal(segmap_reads, 1 + 2 + 1);
+}
+
+/*
+ * The cross-sample nmethod cache (BPF's `jvm_pc_cache`; the same code in C,
+ * over a table here keyed like the map by pid and return address).
+ */
+#define PC_CACHE_N     8
+#define GC_COUNT       (META + 0xf00) /* CollectedHeap::_total_collections */
+#define COMPILE_ID_OFF 180	      /* nmethod::_compile_id (made up: a free offset) */
+#define RUN_ID	       101
+#define WORK_ID	       102
+
+static struct {
+	bool used;
+	uint32_t pid;
+	uint64_t pc;
+	struct op_jvm_pc_entry e;
+} pc_slots[PC_CACHE_N];
+static unsigned int pc_puts;
+
+static const struct op_jvm_pc_entry *pc_get(void *ctx, uint32_t pid, uint64_t pc)
+{
+	(void)ctx;
+	for (int i = 0; i < PC_CACHE_N; i++)
+		if (pc_slots[i].used && pc_slots[i].pid == pid && pc_slots[i].pc == pc)
+			return &pc_slots[i].e;
+	return NULL;
+}
+
+static void pc_put(void *ctx, uint32_t pid, uint64_t pc, const struct op_jvm_pc_entry *e)
+{
+	int free_slot = -1;
+
+	(void)ctx;
+	pc_puts++;
+	for (int i = 0; i < PC_CACHE_N; i++) {
+		if (pc_slots[i].used && pc_slots[i].pid == pid && pc_slots[i].pc == pc) {
+			pc_slots[i].e = *e;
+			return;
+		}
+		if (!pc_slots[i].used && free_slot < 0)
+			free_slot = i;
+	}
+	assert_true(free_slot >= 0);
+	pc_slots[free_slot].used = true;
+	pc_slots[free_slot].pid = pid;
+	pc_slots[free_slot].pc = pc;
+	pc_slots[free_slot].e = *e;
+}
+
+static const struct hotspot_pc_cache pc_cache = {pc_get, pc_put, NULL};
+
+static struct op_jvm_proc proc_cached(void)
+{
+	struct op_jvm_proc p = proc17;
+
+	p.gc_count = GC_COUNT;
+	p.nm_compile_id = COMPILE_ID_OFF;
+	p.gen = 1;
+	return p;
+}
+
+/* build() with compile ids and a collection count. */
+static void build_cached(void)
+{
+	build();
+	put32(run_blob + COMPILE_ID_OFF, RUN_ID);
+	put32(work_blob + COMPILE_ID_OFF, WORK_ID);
+	put32(GC_COUNT, 5);
+}
+
+/* A walk from work's pc with the cache, its reads counted. */
+static struct user_unwind_result walk_cached(const struct op_jvm_proc *proc, uint32_t pid,
+					     struct op_frame *frames, struct hotspot_unwind *hu)
+{
+	memset(hu, 0, sizeof(*hu));
+	hu->proc = proc;
+	hu->read = counting_read;
+	hu->pc_cache = &pc_cache;
+	heap_reads = 0;
+	segmap_reads = 0;
+	scope_reads = 0;
+	return user_unwind__walk(&(struct user_unwind_ops){counting_read, fp_rule, NULL, NULL},
+				 &(struct user_unwind_interp){
+				     &ranges, {[OP_INTERP_HOTSPOT] = hotspot_unwind__runtime(hu)}},
+				 pid, WORK_PC, S0, 0x1234, frames, 32);
+}
+
+/* The walk of test_whole_chain, run's root frame named root. */
+static void assert_chain(const struct user_unwind_result *r, const struct op_frame *frames,
+			 uint64_t root)
+{
+	assert_int_equal(r->error, 0);
+	assert_int_equal(r->n_frames, 8);
+	assert_java(&frames[0], METHOD(M_WORK), OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
+	assert_java(&frames[1], METHOD(M_C), OP_JVM_T_INLINED, 4);
+	assert_java(&frames[2], METHOD(M_B), OP_JVM_T_INLINED, 3);
+	assert_java(&frames[3], METHOD(M_A), OP_JVM_T_INLINED, 2);
+	assert_java(&frames[4], root, OP_JVM_T_COMPILED, 9);
+	assert_java(&frames[5], METHOD(M_MAIN), OP_JVM_T_INTERPRETED, MAIN_BCI);
+	assert_java(&frames[6], STUB_NAME, OP_JVM_T_STUB, OP_JVM_BCI_NONE);
+	assert_int_equal(frames[7].addr, NATIVE_RA);
+}
+
+/*
+ * Run's nmethod is remembered for its return address (work, the leaf, is
+ * at an exact pc: not remembered), and the next walk takes it: the same
+ * frames without run's ten segment map reads (JDK 8's linear map), its
+ * PcDesc search or its first scope's read (c's, decoded with it), its
+ * header read again as one block.
+ */
+static void test_pc_cache_hit(void **state)
+{
+	struct op_frame frames[32];
+	struct hotspot_unwind hu;
+	struct user_unwind_result r;
+	struct op_jvm_proc p = proc_cached();
+	unsigned int first_reads;
+
+	(void)state;
+	build_cached();
+	memset(pc_slots, 0, sizeof(pc_slots));
+	pc_puts = 0;
+	r = walk_cached(&p, 42, frames, &hu);
+	assert_chain(&r, frames, METHOD(M_RUN));
+	assert_int_equal(pc_puts, 1);
+	assert_int_equal(hu.stats[OP_JVM_STAT_REMEMBERED], 0);
+	assert_int_equal(segmap_reads, 1 + 10 + 1);
+	assert_int_equal(scope_reads, 4); /* c, b, a, run */
+	first_reads = heap_reads;
+
+	r = walk_cached(&p, 42, frames, &hu);
+	assert_chain(&r, frames, METHOD(M_RUN));
+	assert_int_equal(hu.stats[OP_JVM_STAT_REMEMBERED], 1);
+	assert_int_equal(pc_puts, 1); /* a remembered nmethod is not stored again */
+	assert_int_equal(segmap_reads, 1 + 1);
+	assert_int_equal(scope_reads, 3); /* b, a, run */
+	assert_true(heap_reads + 10 < first_reads);
+}
+
+enum pc_cache_change {
+	PCC_RECOMPILED,	  /* another compilation at the address (another id and method) */
+	PCC_SAME_ID,	  /* the same id, another Method* at the address: not that nmethod */
+	PCC_SAME_METHOD,  /* the same method compiled again there: another id */
+	PCC_COLLECTED,	  /* a collection since (Methods may be freed) */
+	PCC_OTHER_IMAGE,  /* an exec or a pid's reuse: another JVM image */
+	PCC_OTHER_PID,	  /* another process, another JVM at the same addresses */
+	PCC_EPOCH_UNKNOWN /* no collection count: nothing is remembered */
+};
+
+/* After a walk that fills the cache, change: the next walk takes nothing from it. */
+static void pc_cache_refused(enum pc_cache_change change)
+{
+	struct op_frame frames[32];
+	struct hotspot_unwind hu;
+	struct user_unwind_result r;
+	struct op_jvm_proc p = proc_cached();
+	uint64_t root = METHOD(M_RUN);
+	uint32_t pid = 42;
+
+	build_cached();
+	memset(pc_slots, 0, sizeof(pc_slots));
+	pc_puts = 0;
+	if (change == PCC_EPOCH_UNKNOWN)
+		p.gc_count = 0;
+	r = walk_cached(&p, pid, frames, &hu);
+	assert_chain(&r, frames, root);
+	assert_int_equal(pc_puts, change == PCC_EPOCH_UNKNOWN ? 0 : 1);
+	switch (change) {
+	case PCC_RECOMPILED:
+		put32(run_blob + COMPILE_ID_OFF, RUN_ID + 10);
+		/* fallthrough */
+	case PCC_SAME_ID:
+		root = METHOD(M_MAIN);
+		put64(run_blob + proc17.nmethod_method, root);
+		break;
+	case PCC_SAME_METHOD:
+		put32(run_blob + COMPILE_ID_OFF, RUN_ID + 10);
+		break;
+	case PCC_COLLECTED:
+		put32(GC_COUNT, 6);
+		break;
+	case PCC_OTHER_IMAGE:
+		p.gen = 2;
+		break;
+	case PCC_OTHER_PID:
+		pid = 43;
+		break;
+	case PCC_EPOCH_UNKNOWN:
+		break;
+	}
+	r = walk_cached(&p, pid, frames, &hu);
+	/* Read anew: the frame is the nmethod's now, never the one remembered. */
+	assert_chain(&r, frames, root);
+	assert_int_equal(hu.stats[OP_JVM_STAT_REMEMBERED], 0);
+	assert_int_equal(segmap_reads, 1 + 10 + 1);
+	assert_int_equal(scope_reads, 4);
+}
+
+static void test_pc_cache_checks(void **state)
+{
+	(void)state;
+	pc_cache_refused(PCC_RECOMPILED);
+	pc_cache_refused(PCC_SAME_ID);
+	pc_cache_refused(PCC_SAME_METHOD);
+	pc_cache_refused(PCC_COLLECTED);
+	pc_cache_refused(PCC_OTHER_IMAGE);
+	pc_cache_refused(PCC_OTHER_PID);
+	pc_cache_refused(PCC_EPOCH_UNKNOWN);
 }
 
 static void test_recursion_cached(void **state)
@@ -707,9 +962,11 @@ int main(void)
 	    cmocka_unit_test(test_whole_chain),	      cmocka_unit_test(test_jdk23_immutable_data),
 	    cmocka_unit_test(test_prologue),	      cmocka_unit_test(test_free_segment),
 	    cmocka_unit_test(test_unreadable_method), cmocka_unit_test(test_hostile_segmap),
-	    cmocka_unit_test(test_hostile_frames),    cmocka_unit_test(test_line_table),
-	    cmocka_unit_test(test_recursion_cached),  cmocka_unit_test(test_pcdesc_search),
-	    cmocka_unit_test(test_deoptimised_frame), cmocka_unit_test(test_jdk8_offsets),
+	    cmocka_unit_test(test_segmap_window),     cmocka_unit_test(test_pc_cache_hit),
+	    cmocka_unit_test(test_pc_cache_checks),   cmocka_unit_test(test_hostile_frames),
+	    cmocka_unit_test(test_line_table),	      cmocka_unit_test(test_recursion_cached),
+	    cmocka_unit_test(test_pcdesc_search),     cmocka_unit_test(test_deoptimised_frame),
+	    cmocka_unit_test(test_jdk8_offsets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

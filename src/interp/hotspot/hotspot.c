@@ -29,6 +29,7 @@ struct hotspot_proc {
 	uint64_t first_try_ns; /* the first of them */
 	struct hotspot_layout layout;
 	struct op_jvm_proc bpf;
+	uint32_t gen;	    /* this image's op_jvm_proc.gen (0: not numbered yet) */
 	uint64_t low, high; /* the reserved code cache */
 	uint32_t epoch;	    /* its collection (+ safepoint) count as last read ... */
 	uint64_t epoch_ns;  /* ... and when (0: not read in this image) */
@@ -124,6 +125,7 @@ static void hotspot_detach(void *rt, const struct process *p)
 		hp->running = false;
 		/* Its statics are absolute: another image (exec, pid reuse) reads them again. */
 		hp->have_layout = false;
+		hp->gen = 0;
 		hp->unsupported = false;
 		hp->tries = 0;
 		hp->first_try_ns = 0;
@@ -230,6 +232,12 @@ static int hotspot_attach(void *rt, const struct process *p, const struct proces
 		}
 		hp->have_layout = true;
 	}
+	/* A new image: what BPF remembered of the pid's nmethods is not for it. */
+	if (!hp->gen) {
+		if (!++hs->last_gen)
+			++hs->last_gen;
+		hp->gen = hs->last_gen;
+	}
 	err = hotspot_vm__code_cache(&mem, &hp->layout, &proc, &low, &high);
 	if (err) {
 		hs->stats.not_ready++;
@@ -244,6 +252,7 @@ static int hotspot_attach(void *rt, const struct process *p, const struct proces
 	ranges[0] =
 	    (struct interp_range){.start = low, .end = high, .flags = OP_INTERP_RANGE_F_UNWINDS};
 	*n_ranges = 1;
+	proc.gen = hp->gen;
 	note_redefinable(hs, hp, &mem, &proc);
 	if (hp->published && !memcmp(&hp->bpf, &proc, sizeof(proc)))
 		return 0;
@@ -577,6 +586,7 @@ static size_t hotspot_counters(const void *rt, struct interp_counter *out)
 	    [OP_JVM_STAT_INLINED] = "hotspot: inlined frames walked in BPF",
 	    [OP_JVM_STAT_NO_PCDESC] = "hotspot: compiled frames without debug info at their pc",
 	    [OP_JVM_STAT_DEOPT] = "hotspot: deoptimised frames named from their original pc",
+	    [OP_JVM_STAT_REMEMBERED] = "hotspot: nmethods taken from the cross-sample cache",
 	};
 	const struct hotspot *hs = rt;
 	const struct interp_counter host[] = {

@@ -74,6 +74,7 @@ struct hotspot {
 	struct hotspot_stats stats;
 	uint64_t raced_ns; /* when a frame was last refused for a collection since its sample */
 	uint64_t bpf_stats[OP_JVM_STAT__COUNT];
+	uint32_t last_gen; /* the last op_jvm_proc.gen given to a JVM image */
 };
 
 /* HotSpot's entry in the runtime registry (src/interp/registry.c). */

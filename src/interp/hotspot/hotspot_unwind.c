@@ -10,6 +10,9 @@ struct op_jvm_walker;
 
 static int hotspot_read(struct op_jvm_walker *jw, void *dst, size_t size, uint64_t addr);
 static void hotspot_stat(struct op_jvm_walker *jw, uint32_t which);
+static const struct op_jvm_pc_entry *hotspot_pc_get(struct op_jvm_walker *jw, uint64_t pc);
+static void hotspot_pc_put(struct op_jvm_walker *jw, const struct op_jvm_proc *proc, uint64_t pc,
+			   const struct op_jvm_blob *b);
 
 /* The walk's macros (this file only calls the HotSpot reader; the native
  * step and the loop run in src/unwind/user_unwind.c). */
@@ -18,6 +21,8 @@ static void hotspot_stat(struct op_jvm_walker *jw, uint32_t which);
 #define OP_INTERP_STEP(w, interp, frame, res) (res)
 #define OP_JVM_READ(jw, dst, size, addr)      hotspot_read((jw), (dst), (size), (addr))
 #define OP_JVM_STAT(jw, which)		      hotspot_stat((jw), (which))
+#define OP_JVM_PC_CACHE_GET(jw, pc)	      hotspot_pc_get((jw), (pc))
+#define OP_JVM_PC_CACHE_PUT(jw, proc, pc, b)  hotspot_pc_put((jw), (proc), (pc), (b))
 #include "omniprof/unwind/native.h"
 #include "omniprof/unwind/walk.h"
 #include "omniprof/interp/hotspot_walk.h"
@@ -51,6 +56,34 @@ static void hotspot_stat(struct op_jvm_walker *jw, uint32_t which)
 {
 	if (which < OP_JVM_STAT__COUNT)
 		unwind_of(jw)->stats[which]++;
+}
+
+/* The walk's pid, as BPF keys the cache by the sampled process. */
+static uint32_t hotspot_pid(const struct hotspot_unwind *hu)
+{
+	return hu->walk ? hu->walk->u.pid : 0;
+}
+
+static const struct op_jvm_pc_entry *hotspot_pc_get(struct op_jvm_walker *jw, uint64_t pc)
+{
+	struct hotspot_unwind *hu = unwind_of(jw);
+
+	if (!hu->pc_cache)
+		return NULL;
+	return hu->pc_cache->get(hu->pc_cache->ctx, hotspot_pid(hu), pc);
+}
+
+static void hotspot_pc_put(struct op_jvm_walker *jw, const struct op_jvm_proc *proc, uint64_t pc,
+			   const struct op_jvm_blob *b)
+{
+	struct hotspot_unwind *hu = unwind_of(jw);
+	struct op_jvm_pc_entry e;
+
+	if (!hu->pc_cache)
+		return;
+	memset(&e, 0, sizeof(e));
+	op_jvm_pc_entry__fill(&e, jw, proc, b);
+	hu->pc_cache->put(hu->pc_cache->ctx, hotspot_pid(hu), pc, &e);
 }
 
 static int hotspot_unwind__step(void *ctx, struct op_walk *w, struct op_frame *frame, int res)

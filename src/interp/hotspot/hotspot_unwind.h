@@ -17,6 +17,17 @@ struct interp_walk_env;
 struct interp_walk_stats;
 struct op_walk;
 
+/*
+ * The cross-sample nmethod cache BPF keeps (the `jvm_pc_cache` map), for the
+ * unit tests to drive the same checks in C: get returns the entry for
+ * (pid, return address pc) or NULL, put stores a copy of *e.
+ */
+struct hotspot_pc_cache {
+	const struct op_jvm_pc_entry *(*get)(void *ctx, uint32_t pid, uint64_t pc);
+	void (*put)(void *ctx, uint32_t pid, uint64_t pc, const struct op_jvm_pc_entry *e);
+	void *ctx;
+};
+
 /* One walk's state (interp_ops.walk_size bytes, zeroed by the caller). */
 struct hotspot_unwind {
 	struct op_jvm_walker walker; /* first: the walker's reads find the rest from it */
@@ -25,6 +36,7 @@ struct hotspot_unwind {
 	int (*read)(void *ctx, void *dst, size_t size, uint64_t addr);
 	void *read_ctx;
 	struct op_walk *walk;
+	const struct hotspot_pc_cache *pc_cache; /* NULL: none (stack copies, replay) */
 	uint64_t stats[OP_JVM_STAT__COUNT];
 };
 

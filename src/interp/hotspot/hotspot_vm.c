@@ -93,6 +93,7 @@ static const struct want wants[] = {
     {"CompiledMethod", "_deopt_mh_handler_begin", W_OFFSET, L(nm_deopt_mh_handler), false},
     {"nmethod", "_deopt_mh_handler_begin", W_OFFSET, L(nm_deopt_mh_handler), false},
     {"nmethod", "_orig_pc_offset", W_OFFSET, L(nm_orig_pc_offset), false},
+    {"nmethod", "_compile_id", W_OFFSET, L(nm_compile_id), false},
     {"nmethod", "_immutable_data", W_OFFSET, L(nm_immutable_data), false},
     /* JDK 23+: deopt handlers as int offsets, metadata in the mutable data (JDK 25). */
     {"nmethod", "_deopt_handler_offset", W_OFFSET, L(nm_deoptimize_offset), false},
@@ -464,6 +465,9 @@ int hotspot_vm__code_cache(const struct remote_memory *mem, const struct hotspot
 		proc->nm_pcs_end_offset = (uint16_t)l->nm_pcs_end_offset;
 		proc->nm_metadata_offset = (uint16_t)l->nm_metadata_offset;
 	}
+	/* nmethods remembered across samples only where each can be proven the same. */
+	if (l->nm_compile_id && fits_u16(l->nm_compile_id))
+		proc->nm_compile_id = (uint16_t)l->nm_compile_id;
 	/* Deoptimised frames named from their original pc when all three are known. */
 	if (l->nm_orig_pc_offset && l->nm_deopt_handler && l->nm_deopt_mh_handler &&
 	    fits_u16(l->nm_orig_pc_offset) && fits_u16(l->nm_deopt_handler) &&

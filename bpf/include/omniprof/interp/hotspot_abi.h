@@ -61,6 +61,9 @@ enum op_jvm_type {
 /* Steps back through a segment map: each moves at most 254 segments (JDK 8's
  * linear map), JDK 9+ maps need a few. 64 covers a 1 MiB blob of 64-byte segments. */
 #define OP_JVM_SEGMAP_STEPS 64
+/* Segment map bytes read at once, ending at the pc's segment: a small blob's
+ * start is among them, found without another read. */
+#define OP_JVM_SEGMAP_WINDOW 16
 /* Binary search steps through an nmethod's PcDescs (16 bytes each): 2^16 of them. */
 #define OP_JVM_PCDESC_STEPS 16
 #define OP_JVM_PCDESC_SIZE  16
@@ -149,7 +152,18 @@ struct op_jvm_proc {
 	__u16 nm_orig_pc_offset;   /* nmethod::_orig_pc_offset (an int) */
 	__u16 nm_immutable_data;   /* nmethod::_immutable_data (OP_JVM_F_IMMUTABLE) */
 	__u16 nm_meta_base;	   /* OP_JVM_F_IMMUTABLE: see OP_JVM_F_META_MUTABLE */
-	__u16 reserved3[3];
+	/*
+	 * nmethod::_compile_id (an int, unique per compilation in a JVM's life;
+	 * 0: not known): what proves an nmethod remembered across samples is
+	 * still the one at its address (OP_JVM_PC_CACHE_GET).
+	 */
+	__u16 nm_compile_id;
+	/*
+	 * Which image of the pid this is (user space numbers each JVM it reads
+	 * anew: after an exec or a pid's reuse, another): an nmethod remembered
+	 * under another is never taken.
+	 */
+	__u32 gen;
 	/* &CollectedHeap::_total_collections (an unsigned int), 0: not known. */
 	__u64 gc_count;
 	/*
@@ -201,6 +215,8 @@ struct op_jvm_blob {
 	__s32 orig_pc_offset; /* nmethod: where a deoptimised frame keeps its pc (0: unknown) */
 	__u64 deopt_handler;  /* nmethod: its deopt handlers (0: unknown) */
 	__u64 deopt_mh_handler;
+	__s32 compile_id; /* nmethod: its nmethod::_compile_id (0: not read) */
+	__u32 remembered; /* 1: taken from OP_JVM_PC_CACHE_GET (not stored again) */
 };
 
 /* A decoded scope: the nmethod's scopes data + decode offset it was read at. */
@@ -212,6 +228,33 @@ struct op_jvm_scope {
 	__u32 sender;
 };
 
+/*
+ * An nmethod as a walk read it for one return address, remembered across
+ * samples (BPF: the LRU hash `jvm_pc_cache`, key pid and pc): a stack's
+ * return addresses repeat from sample to sample, and reading their blobs
+ * (segment map, block, ConstMethod, PcDescs) is most of a compiled frame's
+ * cost. Used only while nothing it holds can have changed: the same image
+ * of the pid (gen and interp_start: not another JVM after an exec or a
+ * pid's reuse), the same epoch (no collection, no redefinition since: its
+ * Method and ConstMethod stand) and the blob's header read again at its
+ * address with the same compile id, name, Method* and code range (a freed
+ * nmethod's memory taken by another compilation, the same method's
+ * included, holds another compile id; taken by anything else, other bytes).
+ */
+struct op_jvm_pc_key {
+	__u32 pid;
+	__u32 reserved;
+	__u64 pc;
+};
+
+struct op_jvm_pc_entry {
+	struct op_jvm_blob blob;
+	struct op_jvm_scope scope; /* its scope at blob.last_scope, decoded (at 0: none) */
+	__u64 interp_start;
+	__u32 epoch;
+	__u32 gen; /* op_jvm_proc.gen */
+};
+
 struct op_jvm_method {
 	__u64 method; /* 0: an empty slot */
 	__u64 cm;
@@ -221,8 +264,9 @@ struct op_jvm_method {
  * One walk's state, per CPU in BPF, on the stack in user space: a compiled
  * frame's pending inlined scopes (innermost first, written one per step; the
  * unwinder has already moved to the caller), and what the walk has read so
- * far (op_jvm_walker__begin() empties it: nothing is kept from one sample to
- * the next, so a freed and reused nmethod is never read from a cache).
+ * far (op_jvm_walker__begin() empties it at each sample: what BPF keeps
+ * from one sample to the next is struct op_jvm_pc_entry, taken only after
+ * its checks, so a freed and reused nmethod is never named from it).
  */
 struct op_jvm_walker {
 	__u64 scopes;	  /* the pending scopes' nmethod: its scopes data */
@@ -230,8 +274,10 @@ struct op_jvm_walker {
 	__u32 next;	  /* the next scope's decode offset, 0: none pending */
 	__s32 deferred;	  /* the step result to return after the last one */
 	__u64 nm_name;	  /* a blob name pointer this walk read as "nmethod" (0: none) */
-	__u16 blob_next;  /* the blob slot to fill next */
-	__u16 scope_next; /* the scope slot to fill next */
+	__u8 blob_next;	  /* the blob slot to fill next */
+	__u8 scope_next;  /* the scope slot to fill next */
+	__u8 epoch_known; /* 1: epoch read for this walk (0 is a count too) */
+	__u8 reserved;
 	/*
 	 * The blob's first bytes, read as one block (block_len of them; 0: none):
 	 * every CodeBlob and nmethod field the step needs, one read instead of
@@ -239,8 +285,9 @@ struct op_jvm_walker {
 	 * PcDesc search's last window.
 	 */
 	__u32 block_len;
-	__u32 epoch; /* the JVM's collection count when the walk began (0: not known) */
-	__u32 reserved;
+	__u32 epoch; /* the JVM's collection count when the walk began (epoch_known) */
+	/* The pending scopes' blob slot + 1 (0: none): its Method is the root scope's. */
+	__u32 nm_slot;
 	struct op_jvm_blob blobs[OP_JVM_BLOBS];
 	struct op_jvm_scope scope_cache[OP_JVM_SCOPES];
 	struct op_jvm_method methods[OP_JVM_METHODS];
@@ -258,14 +305,16 @@ enum op_jvm_stat {
 	OP_JVM_STAT_INLINED,	     /* inlined frames written */
 	OP_JVM_STAT_NO_PCDESC,	     /* compiled frames without debug info at their pc */
 	OP_JVM_STAT_DEOPT,	     /* deoptimised compiled frames, named from their original pc */
+	OP_JVM_STAT_REMEMBERED,	     /* nmethods taken from the cross-sample cache */
 	OP_JVM_STAT__COUNT,
 };
 
 _Static_assert(sizeof(struct op_jvm_heap) == 32, "op_jvm_heap layout");
 _Static_assert(sizeof(struct op_jvm_proc) == 32 * OP_JVM_MAX_HEAPS + 80, "op_jvm_proc layout");
-_Static_assert(sizeof(struct op_jvm_blob) == 120, "op_jvm_blob layout");
+_Static_assert(sizeof(struct op_jvm_blob) == 128, "op_jvm_blob layout");
+_Static_assert(sizeof(struct op_jvm_pc_entry) == 176, "op_jvm_pc_entry layout");
 _Static_assert(sizeof(struct op_jvm_scope) == 32, "op_jvm_scope layout");
-_Static_assert(sizeof(struct op_jvm_walker) == 48 + 120 * OP_JVM_BLOBS + 32 * OP_JVM_SCOPES +
+_Static_assert(sizeof(struct op_jvm_walker) == 48 + 128 * OP_JVM_BLOBS + 32 * OP_JVM_SCOPES +
 						   16 * OP_JVM_METHODS + OP_JVM_BLOCK,
 	       "op_jvm_walker layout");
 

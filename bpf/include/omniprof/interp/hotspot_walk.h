@@ -10,7 +10,11 @@
  * The includer defines
  *   OP_JVM_READ(jw, dst, size, addr)  copy user memory; 0 on success
  *   OP_JVM_STAT(which)               count an enum op_jvm_stat
- * and may define OP_JVM_SUBPROG (the linkage of the step's larger parts).
+ * and may define OP_JVM_SUBPROG (the linkage of the step's larger parts) and
+ *   OP_JVM_PC_CACHE_GET(jw, pc)       the struct op_jvm_pc_entry remembered
+ *                                    for this pid's return address pc, or NULL
+ *   OP_JVM_PC_CACHE_PUT(jw, proc, pc, b)  remember blob b for pc
+ * (the BPF step's cross-sample cache; without them every sample reads anew).
  *
  * Every loop is bounded (OP_JVM_MAX_HEAPS heaps, OP_JVM_SEGMAP_STEPS steps
  * back through a segment map) and every value read is checked before it
@@ -37,6 +41,63 @@
 /* A frame larger than this (bytes) is garbage: HotSpot frames are small. */
 #define OP_JVM_MAX_FRAME (1u << 20)
 
+/*
+ * The segment where the block holding segment seg of a segment map begins,
+ * -1 when none does. Each map byte says how many segments back to step (0:
+ * the block starts here, 0xff: a free segment). The OP_JVM_SEGMAP_WINDOW
+ * bytes ending at seg are read at once and the steps that stay among them
+ * cost no read: a small blob, the usual nmethod, is found with one read
+ * instead of two; then one byte a step, as far as OP_JVM_SEGMAP_STEPS.
+ * Its own function in BPF (OP_JVM_SUBPROG), and the window's walk ends
+ * before the byte-a-step one begins: the verifier checks each loop once, and
+ * the caller sees one unknown number (inline, the window's byte position,
+ * known at each step, multiplied the verifier's states: on_sample 56k ->
+ * 336k instructions, session 13).
+ */
+OP_JVM_SUBPROG __s64 op_jvm_segmap_start(struct op_jvm_walker *jw, __u64 segmap, __u64 seg)
+{
+	__u8 win[OP_JVM_SEGMAP_WINDOW];
+
+	if (!jw) /* a global function's pointers may be NULL for the verifier */
+		return -1;
+	/* Never past seg: the map may not be committed beyond it. */
+	if (seg >= OP_JVM_SEGMAP_WINDOW - 1 &&
+	    !OP_JVM_READ(jw, win, OP_JVM_SEGMAP_WINDOW,
+			 segmap + seg - (OP_JVM_SEGMAP_WINDOW - 1))) {
+		__u32 pos = OP_JVM_SEGMAP_WINDOW - 1;
+
+		/* Each step goes back one byte or more: the window is left within its size. */
+		for (int i = 0; i < OP_JVM_SEGMAP_WINDOW; i++) {
+			__u8 back = win[pos & (OP_JVM_SEGMAP_WINDOW - 1)];
+
+			if (back == 0xff)
+				return -1;
+			if (!back)
+				return (__s64)seg;
+			if (back > seg)
+				return -1;
+			seg -= back;
+			if (back > pos)
+				break;
+			pos -= back;
+		}
+	}
+	for (int i = 0; i < OP_JVM_SEGMAP_STEPS; i++) {
+		__u8 back;
+
+		if (OP_JVM_READ(jw, &back, 1, segmap + seg))
+			return -1;
+		if (back == 0xff)
+			return -1;
+		if (!back)
+			return (__s64)seg;
+		if (back > seg)
+			return -1;
+		seg -= back;
+	}
+	return -1;
+}
+
 /* The code blob holding pc (through its heap's segment map), 0 when none does. */
 static __always_inline __u64 op_jvm_find_blob(struct op_jvm_walker *jw,
 					      const struct op_jvm_proc *proc, __u64 pc)
@@ -45,26 +106,17 @@ static __always_inline __u64 op_jvm_find_blob(struct op_jvm_walker *jw,
 		const struct op_jvm_heap *heap = &proc->heaps[h];
 		__u32 shift = heap->log2_segment & 31;
 		__u64 seg;
+		__s64 start;
 
 		if (h >= proc->n_heaps)
 			break;
 		if (pc < heap->low || pc >= heap->high)
 			continue;
 		seg = (pc - heap->low) >> shift;
-		for (int i = 0; i < OP_JVM_SEGMAP_STEPS; i++) {
-			__u8 back;
-
-			if (OP_JVM_READ(jw, &back, 1, heap->segmap + seg))
-				return 0;
-			if (back == 0xff) /* a free segment */
-				return 0;
-			if (!back)
-				return heap->low + (seg << shift);
-			if (back > seg)
-				return 0;
-			seg -= back;
-		}
-		return 0;
+		start = op_jvm_segmap_start(jw, heap->segmap, seg);
+		if (start < 0 || (__u64)start > seg)
+			return 0;
+		return heap->low + ((__u64)start << shift);
 	}
 	return 0;
 }
@@ -117,6 +169,7 @@ static __always_inline void op_jvm_walker__begin(struct op_jvm_walker *jw)
 {
 	jw->next = 0;
 	jw->nm_name = 0;
+	jw->nm_slot = 0;
 	jw->blob_next = 0;
 	jw->scope_next = 0;
 	for (int i = 0; i < OP_JVM_BLOBS; i++)
@@ -126,6 +179,7 @@ static __always_inline void op_jvm_walker__begin(struct op_jvm_walker *jw)
 	for (int i = 0; i < OP_JVM_METHODS; i++)
 		jw->methods[i].method = 0;
 	jw->epoch = 0;
+	jw->epoch_known = 0;
 }
 
 /*
@@ -143,6 +197,7 @@ static __always_inline void op_jvm_walker__epoch(struct op_jvm_walker *jw,
 	if (proc->safepoint_count && OP_JVM_READ(jw, &safepoints, 4, proc->safepoint_count))
 		return;
 	jw->epoch = count + safepoints;
+	jw->epoch_known = 1;
 }
 
 /* Method::_constMethod of method, remembered for the walk. 0 or -1. */
@@ -323,9 +378,16 @@ static __always_inline int op_jvm_scope(const struct op_jvm_proc *proc, struct o
 	}
 	if (!v[1] || v[1] > 0xffff)
 		return -1;
-	if (OP_JVM_READ(jw, method, 8, jw->metadata + (__u64)(v[1] - 1) * 8) || !*method ||
-	    op_jvm_const_method(jw, proc, *method, cm))
+	if (!v[0] && jw->nm_slot) {
+		/* The root scope is the compiled method itself: no metadata read. */
+		const struct op_jvm_blob *nm = &jw->blobs[(jw->nm_slot - 1) & (OP_JVM_BLOBS - 1)];
+
+		*method = nm->method;
+		*cm = nm->cm;
+	} else if (OP_JVM_READ(jw, method, 8, jw->metadata + (__u64)(v[1] - 1) * 8) || !*method ||
+		   op_jvm_const_method(jw, proc, *method, cm)) {
 		return -1;
+	}
 	*bci = v[2] && v[2] <= 0x10000 ? v[2] - 1 : 0;
 	*sender = v[0];
 	sc = &jw->scope_cache[jw->scope_next++ & (OP_JVM_SCOPES - 1)];
@@ -423,8 +485,85 @@ static __always_inline void op_jvm_debug_info(struct op_jvm_walker *jw,
  */
 #define OP_JVM_NO_BLOB (-2)
 
+/*
+ * What the cross-sample cache keeps of blob b, read for jw's walk of proc:
+ * the blob with its last PcDesc answer, and that PcDesc's scope decoded.
+ */
+static __always_inline void op_jvm_pc_entry__fill(struct op_jvm_pc_entry *e,
+						  const struct op_jvm_walker *jw,
+						  const struct op_jvm_proc *proc,
+						  const struct op_jvm_blob *b)
+{
+	__u64 at = b->scopes + b->last_scope;
+
+	__builtin_memcpy(&e->blob, b, sizeof(e->blob));
+	e->blob.remembered = 0;
+	e->interp_start = proc->interp_start;
+	e->epoch = jw->epoch;
+	e->gen = proc->gen;
+	/* Its scope at the remembered PcDesc, as this walk decoded it (at 0: none). */
+	e->scope.at = 0;
+	if (!b->scopes || !b->last_scope)
+		return;
+	for (int i = 0; i < OP_JVM_SCOPES; i++) {
+		if (jw->scope_cache[i].at == at) {
+			__builtin_memcpy(&e->scope, &jw->scope_cache[i], sizeof(e->scope));
+			return;
+		}
+	}
+}
+
+#ifdef OP_JVM_PC_CACHE_GET
+/*
+ * The slot of the nmethod remembered for return address ra (the
+ * cross-sample cache) when it is still the compilation read then and holds
+ * lpc, -1 when not: the same image of the pid (gen, interp_start), the same
+ * epoch (its Method and ConstMethod stand), and its header read again (one
+ * block, as op_jvm_blob_at() reads it) with the same compile id, name,
+ * Method* and code range. Its own function in BPF: verified once, apart
+ * from the blob reading.
+ */
+OP_JVM_SUBPROG int op_jvm_blob_remembered(struct op_jvm_walker *jw, const struct op_jvm_proc *proc,
+					  __u64 lpc, __u64 ra)
+{
+	const struct op_jvm_pc_entry *e;
+	struct op_jvm_blob *b;
+	__u64 blob, name = 0, method = 0, begin = 0, end = 0;
+	__s32 id = 0;
+	__u32 slot;
+
+	if (!jw || !proc) /* a global function's pointers may be NULL for the verifier */
+		return -1;
+	e = OP_JVM_PC_CACHE_GET(jw, ra);
+	if (!e || !jw->epoch_known || e->epoch != jw->epoch || e->gen != proc->gen ||
+	    e->interp_start != proc->interp_start || !e->blob.blob || !e->blob.compile_id ||
+	    e->blob.kind != OP_JVM_B_NMETHOD || lpc < e->blob.code_begin || lpc >= e->blob.code_end)
+		return -1;
+	blob = e->blob.blob;
+	op_jvm_load_block(jw, blob);
+	if (op_jvm_s32(jw, blob, proc->nm_compile_id, &id) || id != e->blob.compile_id ||
+	    op_jvm_u64(jw, blob, proc->blob_name, &name) || name != e->blob.name ||
+	    op_jvm_u64(jw, blob, proc->nmethod_method, &method) || method != e->blob.method ||
+	    op_jvm_addr(jw, proc, blob, proc->blob_code_begin, &begin) ||
+	    begin != e->blob.code_begin || op_jvm_addr(jw, proc, blob, proc->blob_code_end, &end) ||
+	    end != e->blob.code_end)
+		return -1;
+	slot = jw->blob_next & (OP_JVM_BLOBS - 1);
+	b = &jw->blobs[slot];
+	__builtin_memcpy(b, &e->blob, sizeof(*b));
+	b->remembered = 1;
+	jw->blob_next++;
+	/* Its first scope decoded: a frame with nothing inlined reads no scope. */
+	if (e->scope.at && e->scope.at == b->scopes + b->last_scope)
+		__builtin_memcpy(&jw->scope_cache[jw->scope_next++ & (OP_JVM_SCOPES - 1)],
+				 &e->scope, sizeof(e->scope));
+	OP_JVM_STAT(jw, OP_JVM_STAT_REMEMBERED);
+	return (int)slot;
+}
+#endif
+
 OP_JVM_SUBPROG int op_jvm_blob_at(struct op_jvm_walker *jw, const struct op_jvm_proc *proc,
-				  __u64 lpc)
+				  __u64 lpc, __u64 ra)
 {
 	struct op_jvm_blob *b;
 	__u64 blob, name8 = 0, rest = 0;
@@ -437,6 +576,16 @@ OP_JVM_SUBPROG int op_jvm_blob_at(struct op_jvm_walker *jw, const struct op_jvm_
 		if (b->blob && lpc >= b->code_begin && lpc < b->code_end)
 			return i;
 	}
+#ifdef OP_JVM_PC_CACHE_GET
+	if (ra && proc->nm_compile_id) {
+		int got = op_jvm_blob_remembered(jw, proc, lpc, ra);
+
+		if (got >= 0)
+			return got;
+	}
+#else
+	(void)ra;
+#endif
 	blob = op_jvm_find_blob(jw, proc, lpc);
 	if (!blob)
 		return OP_JVM_NO_BLOB;
@@ -485,10 +634,15 @@ OP_JVM_SUBPROG int op_jvm_blob_at(struct op_jvm_walker *jw, const struct op_jvm_
 	b->last_scope = 0;
 	b->orig_pc_offset = 0;
 	b->deopt_handler = b->deopt_mh_handler = 0;
+	b->compile_id = 0;
+	b->remembered = 0;
 	if (b->kind == OP_JVM_B_NMETHOD) {
 		if (op_jvm_u64(jw, blob, proc->nmethod_method, &b->method) ||
 		    op_jvm_const_method(jw, proc, b->method, &b->cm))
 			return -1;
+		if (proc->nm_compile_id &&
+		    op_jvm_s32(jw, blob, proc->nm_compile_id, &b->compile_id))
+			b->compile_id = 0;
 		if (proc->nm_scopes_data)
 			op_jvm_debug_info(jw, proc, blob, b);
 		if (proc->nm_orig_pc_offset &&
@@ -500,6 +654,21 @@ OP_JVM_SUBPROG int op_jvm_blob_at(struct op_jvm_walker *jw, const struct op_jvm_
 	b->blob = blob;
 	jw->blob_next++;
 	return (int)slot;
+}
+
+/* The nmethod in blob slot remember - 1 (0: none) remembered for return address pc. */
+static __always_inline void
+op_jvm_remember(struct op_jvm_walker *jw, const struct op_jvm_proc *proc, __u64 pc, __u32 remember)
+{
+#ifdef OP_JVM_PC_CACHE_PUT
+	if (remember)
+		OP_JVM_PC_CACHE_PUT(jw, proc, pc, &jw->blobs[(remember - 1) & (OP_JVM_BLOBS - 1)]);
+#else
+	(void)jw;
+	(void)proc;
+	(void)pc;
+	(void)remember;
+#endif
 }
 
 /*
@@ -520,7 +689,7 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 	__u64 lpc = u->pc_exact ? pc : pc - 1;
 	__u64 ra = 0, nsp = 0, nfp = 0, method = 0, cm = 0;
 	struct op_jvm_blob *b;
-	__u32 slot = 0;
+	__u32 slot = 0, remember = 0;
 	int found;
 
 	if (lpc >= proc->interp_start && lpc < proc->interp_end) {
@@ -547,7 +716,7 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 		goto caller;
 	}
 
-	found = op_jvm_blob_at(jw, proc, lpc);
+	found = op_jvm_blob_at(jw, proc, lpc, u->pc_exact ? 0 : pc);
 	if (found < 0) {
 		if (found == OP_JVM_NO_BLOB)
 			OP_JVM_STAT(jw, OP_JVM_STAT_NO_BLOB);
@@ -574,11 +743,15 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 		if (b->scopes) {
 			jw->scopes = b->scopes;
 			jw->metadata = b->metadata;
+			jw->nm_slot = slot + 1;
 			nm_scope = op_jvm_pcdesc(
 			    jw, slot, (__s32)(at - b->code_begin) + (u->pc_exact ? 1 : 0));
 		}
 		if (!nm_scope)
 			OP_JVM_STAT(jw, OP_JVM_STAT_NO_PCDESC);
+		/* Remembered for its return address once its first scope is decoded (below). */
+		if (!u->pc_exact && !b->remembered && b->compile_id && jw->epoch_known)
+			remember = slot + 1;
 	} else {
 		op_jvm_frame(jw, frame, b->name, b->blob, OP_JVM_T_STUB, OP_JVM_BCI_NONE);
 		OP_JVM_STAT(jw, OP_JVM_STAT_STUB);
@@ -623,6 +796,7 @@ caller:
 		jw->next = nm_scope;
 		if (jw->metadata) {
 			ret = op_jvm_pending(proc, jw, frame);
+			op_jvm_remember(jw, proc, pc, remember);
 			if (ret <= OP_STEP_END)
 				return ret;
 		}
@@ -632,6 +806,7 @@ caller:
 		OP_JVM_STAT(jw, OP_JVM_STAT_COMPILED);
 		return jw->deferred;
 	}
+	op_jvm_remember(jw, proc, pc, remember);
 	if (method && frame->kind == OP_FRAME_HOTSPOT &&
 	    (frame->data >> OP_JVM_TYPE_SHIFT) == OP_JVM_T_COMPILED)
 		OP_JVM_STAT(jw, OP_JVM_STAT_COMPILED);
