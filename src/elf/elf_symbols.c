@@ -3,6 +3,8 @@
 
 #include <stddef.h>
 
+#include "elf/elf_pages.h"
+
 bool elf_symbols__for_each(Elf *elf, unsigned int sh_type, elf_symbol_fn fn, void *ctx)
 {
 	Elf_Scn *scn = NULL;
@@ -22,6 +24,8 @@ bool elf_symbols__for_each(Elf *elf, unsigned int sh_type, elf_symbol_fn fn, voi
 			const char *name;
 			GElf_Sym sym;
 
+			/* Large tables: the pages read so far given back (issue 22). */
+			elf_pages__drop_symbols_every(elf, scn, i);
 			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
 				continue;
 			name = elf_strptr(elf, shdr.sh_link, sym.st_name);

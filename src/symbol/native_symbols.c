@@ -18,6 +18,7 @@
 #include "symbol/native_symbols.h"
 
 #include "elf/elf_file.h"
+#include "elf/elf_pages.h"
 #include "elf/gopclntab.h"
 #include "elf/plt.h"
 #include "symbol/debuginfo.h"
@@ -601,65 +602,10 @@ static size_t file_bytes(struct native_symbols *ns)
 	return total;
 }
 
-/* pagemap: the page is present; it maps a file's page (a private copy made by
- * a write is anonymous and has this bit clear). */
-#define PM_PRESENT (1ull << 63)
-#define PM_FILE	   (1ull << 61)
-
-/*
- * Drops the pages of [p, p + len) that map a file's page: a later read faults the same page in
- * again from the page cache. Pages that are not the file's (libelf's private mapping written to, or
- * memory libelf read the file into) are never touched, so this is safe on
- * any range elf_rawfile() returns. Returns the bytes dropped.
- *
- * One madvise() covers a whole run of file pages and the absent pages between them (dropping
- * an absent page does nothing): each call flushes the TLB of every CPU the agent's threads
- * run on, and one call per run of present pages was 4.7% of a whole-system agent's steady
- * CPU (issue 22). Only an anonymous page (a private copy) ends a run.
- */
+/* What native_symbols__drop_pages() does to each image: elf/elf_pages.c. */
 size_t native_symbols__drop_file_range(const void *p, size_t len)
 {
-	int pagemap;
-	size_t page, dropped = 0, held = 0;
-	uint64_t entries[512];
-	uintptr_t first, end, run = 0, last = 0;
-
-	pagemap = pagemap_fd(&page);
-	if (pagemap < 0 || !len)
-		return 0;
-	/* A mapping starts at a page and ends at one: the page holding the
-	 * image's end is all the mapping's. Anything else, only whole pages. */
-	first = ((uintptr_t)p + page - 1) / page;
-	end = (uintptr_t)p % page ? ((uintptr_t)p + len) / page
-				  : ((uintptr_t)p + len + page - 1) / page;
-	for (uintptr_t at = first; at < end;) {
-		size_t n = end - at < 512 ? end - at : 512;
-		ssize_t got = pread(pagemap, entries, n * sizeof(*entries), (off_t)(at * 8));
-
-		if (got <= 0)
-			break;
-		n = (size_t)got / sizeof(*entries);
-		for (size_t i = 0; i < n; i++, at++) {
-			if (!(entries[i] & PM_PRESENT))
-				continue;
-			if (entries[i] & PM_FILE) {
-				if (!run)
-					run = at;
-				last = at + 1;
-				held++;
-				continue;
-			}
-			/* An anonymous page: the run ends at the last file page before it. */
-			if (run &&
-			    !madvise((void *)(run * page), (last - run) * page, MADV_DONTNEED))
-				dropped += held * page;
-			run = 0;
-			held = 0;
-		}
-	}
-	if (run && !madvise((void *)(run * page), (last - run) * page, MADV_DONTNEED))
-		dropped += held * page;
-	return dropped;
+	return elf_pages__drop_range(p, len);
 }
 
 /* The file pages of elf's image that this process holds, dropped. */

@@ -12,6 +12,7 @@
 
 #include "elf/cold_part.h"
 #include "elf/elf_file.h"
+#include "elf/elf_pages.h"
 #include "interp/python/python_layout.h"
 #include "unwind/interp_ranges.h"
 #include "util/log.h"
@@ -66,6 +67,8 @@ static void scan_symbols(Elf *elf, uint32_t sh_type, struct wanted_syms *w)
 			GElf_Sym sym;
 			const char *name;
 
+			/* Large tables: the pages read so far given back (issue 22). */
+			elf_pages__drop_symbols_every(elf, scn, i);
 			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
 			    !sym.st_value)
 				continue;

@@ -12,6 +12,7 @@
 
 #include "elf/cold_part.h"
 #include "elf/elf_file.h"
+#include "elf/elf_pages.h"
 #include "interp/ruby/ruby_layout.h"
 #include "proc/remote_memory.h"
 
@@ -113,6 +114,8 @@ static void scan_symbols(Elf *elf, uint32_t sh_type, struct wanted *w)
 			GElf_Sym sym;
 			const char *name;
 
+			/* Large tables: the pages read so far given back (issue 22). */
+			elf_pages__drop_symbols_every(elf, scn, i);
 			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
 				continue;
 			name = elf_strptr(elf, shdr.sh_link, sym.st_name);

@@ -10,6 +10,7 @@
 #include <libelf.h>
 
 #include "elf/elf_file.h"
+#include "elf/elf_pages.h"
 #include "proc/process_table.h"
 
 /* A v8dbg_* value not found: the field must be derived or the file refused. */
@@ -295,6 +296,8 @@ static void scan_symbols(const struct elf_file *ef, Elf *elf, uint32_t sh_type, 
 			GElf_Sym sym;
 			const char *name;
 
+			/* Large tables: the pages read so far given back (issue 22). */
+			elf_pages__drop_symbols_every(elf, scn, i);
 			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
 			    !sym.st_value)
 				continue;
