@@ -225,6 +225,11 @@ $(BUILD)/bench/stack_deltas_bench: bench/stack_deltas_bench.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
+# CPU of loading a table read back from the disk cache (worker and sampling thread).
+$(BUILD)/bench/table_load_bench: bench/table_load_bench.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+
 # omniprof serve's store: ingest rate and query times over a fleet's hour.
 $(BUILD)/bench/serve_bench: bench/serve_bench.c $(LIB)
 	@mkdir -p $(@D)
@@ -235,7 +240,7 @@ $(BUILD)/bench/verifier_stats: bench/verifier_stats.c $(SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< $(LDLIBS) -o $@
 
-bench-tools: $(BIN) $(WORKLOADS) $(BENCH_WL) $(BUILD)/bench/stack_deltas_bench \
+bench-tools: $(BIN) $(WORKLOADS) $(BENCH_WL) $(BUILD)/bench/stack_deltas_bench $(BUILD)/bench/table_load_bench \
 	     $(BUILD)/bench/verifier_stats $(BUILD)/bench/serve_bench
 
 bench: bench-tools

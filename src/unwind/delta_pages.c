@@ -48,15 +48,18 @@ int delta_pages__build(const uint32_t *addr, const uint16_t *rule, size_t n, uin
 		first[l] = at;
 		at += sizes[l];
 	}
-	/* The deltas themselves, in the last level. */
+	/* The deltas themselves, in the last level: whole runs copied (a large table
+	 * has millions), only the last page padded. */
 	for (uint32_t p = 0; p < sizes[levels - 1]; p++) {
 		struct op_delta_page *page = &pages[first[levels - 1] + p];
+		size_t i = (size_t)p * OP_PAGE_DELTAS;
+		size_t k = n - i < OP_PAGE_DELTAS ? n - i : OP_PAGE_DELTAS;
 
-		for (uint32_t s = 0; s < OP_PAGE_DELTAS; s++) {
-			size_t i = (size_t)p * OP_PAGE_DELTAS + s;
-
-			page->addr[s] = i < n ? addr[i] : OP_DELTA_PAD;
-			page->rule[s] = i < n ? rule[i] : 0;
+		memcpy(page->addr, &addr[i], k * sizeof(*addr));
+		memcpy(page->rule, &rule[i], k * sizeof(*rule));
+		for (size_t s = k; s < OP_PAGE_DELTAS; s++) {
+			page->addr[s] = OP_DELTA_PAD;
+			page->rule[s] = 0;
 		}
 	}
 	/* Each level above: the first address of every page of the level below. */

@@ -4,7 +4,7 @@
  * default /var/cache/omniprof): libLLVM's table takes 0.9 s to build on an
  * idle 2-CPU machine and ten times that under load, while the samples of a
  * compiler that maps it wait for it. A table read back costs one read of the
- * file plus a SHA-256 over it (the first time this run for that unchanged file).
+ * file plus a checksum over it (the first time this run for that unchanged file).
  *
  * One file per table, named by its id (stack_deltas__table_id(): a hash of
  * every input the build reads), so a file is found again whatever path or
@@ -12,13 +12,14 @@
  * owned by the effective user and closed to group and others (it is created
  * 0700 when missing); a cache file is accepted only when it is a regular file
  * owned by the same user, reached without a symlink, whose header names the
- * id asked for and whose SHA-256 over header and deltas matches, with the
+ * id asked for and whose checksum over header and deltas matches (against
+ * damaged files; the folder's owner and mode keep others out), with the
  * deltas sorted. Anything else is refused (counted, and removed so the
  * next build replaces it). Files are written to a temporary name and renamed
  * in (never partially visible, never through a symlink), and the folder is
  * kept under a byte bound, least recently used removed first (a hit touches
  * its file, at most every 10 minutes: a touch changes its ctime, and a file
- * read back again unchanged skips its SHA-256, util/stat_memo.h).
+ * read back again unchanged skips its checksum, util/stat_memo.h).
  *
  * Used from the file worker's threads at once: the struct is read-only after
  * table_cache__open() and its counters are atomic. Reference counted, since
@@ -70,7 +71,7 @@ int table_cache__load(struct table_cache *tc, const uint8_t id[STACK_DELTAS_ID_L
 int table_cache__store(struct table_cache *tc, const struct stack_delta_table *t);
 
 void table_cache__stats(const struct table_cache *tc, struct table_cache_stats *out);
-/* The file name of id in the folder (32 hex digits and ".tbl"; buf of 40 bytes). */
+/* The file name of id in the folder (32 hex digits and ".tb2"; buf of 40 bytes). */
 void table_cache__name(const uint8_t id[STACK_DELTAS_ID_LEN], char buf[40]);
 
 #endif

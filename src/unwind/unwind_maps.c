@@ -274,6 +274,37 @@ static uint32_t rule_index(struct unwind_maps *um, const struct op_unwind_rule *
 }
 
 /*
+ * Rule indexes remembered by the rule's 8 bytes while one table loads: a table
+ * has a few hundred distinct rules for up to millions of deltas, and hashing
+ * and comparing each delta's rule against the shared map was a fifth of a
+ * load's CPU. An entry never goes stale (a rule keeps its index while the maps
+ * live). Direct mapped; a collision only costs the shared map's lookup.
+ */
+#define RULE_MEMO_SLOTS 256
+
+struct rule_memo {
+	uint64_t key;
+	uint32_t index; /* UINT32_MAX: empty */
+};
+
+_Static_assert(sizeof(struct op_unwind_rule) == sizeof(uint64_t), "rule memo key");
+
+static uint32_t rule_index_memo(struct unwind_maps *um, struct rule_memo memo[RULE_MEMO_SLOTS],
+				const struct op_unwind_rule *rule)
+{
+	struct rule_memo *m;
+	uint64_t key;
+
+	memcpy(&key, rule, sizeof(key));
+	m = &memo[(key * 0x9e3779b97f4a7c15ull) >> 56]; /* the top 8 bits: 256 slots */
+	if (m->index != UINT32_MAX && m->key == key)
+		return m->index;
+	m->key = key;
+	m->index = rule_index(um, rule);
+	return m->index;
+}
+
+/*
  * Loads the built table *tp under id, and frees its deltas as soon as they are
  * laid out as addr and rule (a large table, its 32-bit copies and its pages
  * were held together: 25 MiB for libLLVM-14, 20 at most now). 0 or -errno.
@@ -282,6 +313,7 @@ static int load_built(struct unwind_maps *um, uint64_t id, struct stack_delta_ta
 		      struct loaded_table *lt)
 {
 	const struct stack_delta_table t = *tp;
+	struct rule_memo memo[RULE_MEMO_SLOTS];
 	struct op_delta_page *pages = NULL;
 	struct op_table_info info = {0};
 	uint32_t *keys = NULL, *addr = NULL, count, n_pages = 0, levels, offset = 0;
@@ -309,8 +341,10 @@ static int load_built(struct unwind_maps *um, uint64_t id, struct stack_delta_ta
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	for (size_t i = 0; i < RULE_MEMO_SLOTS; i++)
+		memo[i].index = UINT32_MAX;
 	for (size_t i = 0; i < t.n; i++) {
-		uint32_t r = rule_index(um, &t.deltas[i].rule);
+		uint32_t r = rule_index_memo(um, memo, &t.deltas[i].rule);
 
 		if (r == UINT32_MAX) {
 			um->stats.map_full++;
