@@ -58,8 +58,19 @@ class Bench:
             raise RuntimeError(f"workload did not start: {argv}")
         return c
 
+    def cache_args(self, exe):
+        """With --against, each build keeps its tables in a cache folder of its own: two
+        builds of different cache formats in one folder evict each other's files at its
+        256 MiB bound, and both then rebuild tables they would have read back."""
+        if not self.against:
+            return []
+        tag = "against" if os.path.realpath(exe) == os.path.realpath(self.against) else "this"
+        os.makedirs("/var/cache/omniprof-bench", mode=0o700, exist_ok=True)
+        return ["--table-cache", f"/var/cache/omniprof-bench/{tag}"]
+
     def record(self, extra, seconds, hz, out, verbose=False, omniprof=None):
         argv = [omniprof or self.omniprof, "record", "-d", str(seconds), "-F", str(hz), "-o", out]
+        argv += self.cache_args(argv[0])
         if verbose:
             argv.append("-v")
         return bl.Child(argv + extra, stdout=subprocess.DEVNULL,
@@ -392,7 +403,8 @@ class Bench:
         sink = bl.OtlpHttpSink()
         rec = bl.Child([omniprof, "agent", "-F", str(hz), "--interval", "5",
                         "--otlp-endpoint", f"127.0.0.1:{sink.port}",
-                        "--otlp-protocol", "http", "--insecure", "-v", *extra],
+                        "--otlp-protocol", "http", "--insecure", "-v",
+                        *self.cache_args(omniprof), *extra],
                        stderr=open(out + ".stderr", "w"))
         return rec, sink
 
@@ -512,7 +524,7 @@ class Bench:
         with bl.BpfStats():
             for i in range(launches):
                 for name, exe in (builds if i % 2 == 0 else builds[::-1]):
-                    c = bl.Child([exe, "record", "-d", "1", "-F", "20", "-o",
+                    c = bl.Child([exe, "record", "-d", "1", "-F", "20", *self.cache_args(exe), "-o",
                                   self.out_dir(f"first-{i}-{len(res[name]['first'])}")])
                     t = bl.first_prog_run(c.pid, c.start)
                     c.wait(timeout=60)
@@ -525,10 +537,11 @@ class Bench:
                         sink = bl.OtlpHttpSink()
                         sinks.append(sink)
                         argv = [exe, "agent", "-F", "20", "--interval", "5", "--otlp-endpoint",
-                                f"127.0.0.1:{sink.port}", "--otlp-protocol", "http", "--insecure"]
+                                f"127.0.0.1:{sink.port}", "--otlp-protocol", "http", "--insecure",
+                                *self.cache_args(exe)]
                     else:
-                        argv = [exe, "record", "-d", str(seconds), "-F", "20", "-o",
-                                self.out_dir(f"startup-record-{len(kids)}")]
+                        argv = [exe, "record", "-d", str(seconds), "-F", "20", *self.cache_args(exe),
+                                "-o", self.out_dir(f"startup-record-{len(kids)}")]
                     kids.append((name, bl.Child(argv)))
                 end = time.monotonic() + seconds + 40
                 while time.monotonic() < end:
