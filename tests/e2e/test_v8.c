@@ -543,6 +543,17 @@ static const struct v8_case cases[] = {
      .chain = {"classesMain", "(anonymous)", "Ring.spin", "area"},
      .node2 = "/opt/omniprof-node/16/node",
      .seconds = "15"},
+    /* The same on Node 22 and 24: V8 12 numbers scope types as V8 9 to 11
+     * (the class's scope 0, the method's 2), V8 13 from SCRIPT_SCOPE (2
+     * and 4, in raw 32-bit flags) and keeps the class's positions before
+     * its locals. */
+    {.name = "anonymous function and class method, Node 22 and Node 24",
+     .script = "v8_shapes.js",
+     .mode = "classes",
+     .chain = {"classesMain", "(anonymous)", "Ring.spin", "area"},
+     .node = "/opt/omniprof-node/22/node",
+     .node2 = "/opt/omniprof-node/24/node",
+     .seconds = "15"},
     /* An async function's synchronous part: asyncMain resumed from the
      * microtask queue after each await calls asyncStep, which runs
      * asyncLeaf before its own await. */
@@ -563,8 +574,11 @@ static const struct v8_case cases[] = {
      .copies = true},
     /* Maglev alone: Node 24 (V8 13.6) with TurboFan off compiles the warm
      * chain with Maglev only (--trace-opt: main, render, layout, measure
-     * "target MAGLEV"); every frame named, in order. Not lined: Maglev
-     * frames get no line (`v8: frames named without a line`), a gap. */
+     * "target MAGLEV"); every frame named, in order. Not lined: Maglev code
+     * records no source positions (every Maglev Code's table is the one
+     * empty TrustedByteArray), and its deoptimization entries' pcs are the
+     * deopt exits', not the calls' return addresses (those map to lazy
+     * deopt points through the Maglev safepoint table only): a gap. */
     {.name = "Node 24 warm chain (Maglev)",
      .script = "v8_chain.js",
      .mode = "warm",
