@@ -574,15 +574,16 @@ static const struct v8_case cases[] = {
      .copies = true},
     /* Maglev alone: Node 24 (V8 13.6) with TurboFan off compiles the warm
      * chain with Maglev only (--trace-opt: main, render, layout, measure
-     * "target MAGLEV"); every frame named, in order. Not lined: Maglev code
-     * records no source positions (every Maglev Code's table is the one
-     * empty TrustedByteArray), and its deoptimization entries' pcs are the
-     * deopt exits', not the calls' return addresses (those map to lazy
-     * deopt points through the Maglev safepoint table only): a gap. */
+     * "target MAGLEV"); every frame named, in order. Maglev code has no
+     * source positions: a caller's line is its call's (the return
+     * address's safepoint -> lazy deoptimization entry -> bytecode offset);
+     * the leaf's pc is no call's (no line). */
     {.name = "Node 24 warm chain (Maglev)",
      .script = "v8_chain.js",
      .mode = "warm",
      .chain = {"main", "render", "layout", "measure"},
+     .lines = true,
+     .need_lines = {"main", "render", "layout"},
      .node = "/opt/omniprof-node/24/node",
      .flag = "--no-turbofan",
      .seconds = "15"},
