@@ -543,6 +543,17 @@ static const struct v8_case cases[] = {
      .chain = {"classesMain", "(anonymous)", "Ring.spin", "area"},
      .node2 = "/opt/omniprof-node/16/node",
      .seconds = "15"},
+    /* The same on Node 22 and 24: V8 12 numbers scope types as V8 9 to 11
+     * (the class's scope 0, the method's 2), V8 13 from SCRIPT_SCOPE (2
+     * and 4, in raw 32-bit flags) and keeps the class's positions before
+     * its locals. */
+    {.name = "anonymous function and class method, Node 22 and Node 24",
+     .script = "v8_shapes.js",
+     .mode = "classes",
+     .chain = {"classesMain", "(anonymous)", "Ring.spin", "area"},
+     .node = "/opt/omniprof-node/22/node",
+     .node2 = "/opt/omniprof-node/24/node",
+     .seconds = "15"},
     /* An async function's synchronous part: asyncMain resumed from the
      * microtask queue after each await calls asyncStep, which runs
      * asyncLeaf before its own await. */
@@ -563,12 +574,16 @@ static const struct v8_case cases[] = {
      .copies = true},
     /* Maglev alone: Node 24 (V8 13.6) with TurboFan off compiles the warm
      * chain with Maglev only (--trace-opt: main, render, layout, measure
-     * "target MAGLEV"); every frame named, in order. Not lined: Maglev
-     * frames get no line (`v8: frames named without a line`), a gap. */
+     * "target MAGLEV"); every frame named, in order. Maglev code has no
+     * source positions: a caller's line is its call's (the return
+     * address's safepoint -> lazy deoptimization entry -> bytecode offset);
+     * the leaf's pc is no call's (no line). */
     {.name = "Node 24 warm chain (Maglev)",
      .script = "v8_chain.js",
      .mode = "warm",
      .chain = {"main", "render", "layout", "measure"},
+     .lines = true,
+     .need_lines = {"main", "render", "layout"},
      .node = "/opt/omniprof-node/24/node",
      .flag = "--no-turbofan",
      .seconds = "15"},

@@ -191,6 +191,8 @@ static struct v8_layout layout(void)
 	    .fixed_array_data = 16,
 	    .scopeinfo_ncontextlocals = 2,
 	    .scopeinfo_first_vars = 3,
+	    .scope_class = 0,
+	    .scope_function = 2,
 	    .type_first_nonstring = 128,
 	    .type_sfi = 262,
 	    .type_scope_info = 261,
@@ -345,6 +347,7 @@ static void test_strings_and_names(void **state)
 		put64(cls + 8 + 8 * 3, 0);	    /* saved class variable index */
 		put64(cls + 8 + 8 * 4, 3ull << 32); /* start: "class" */
 		put64(cls + 8 + 8 * 5, 40ull << 32);
+		put64(scope + 8, 0x1000022ull << 32); /* flags: FUNCTION_SCOPE */
 		memset(heap + (scope - BASE) + 8 + 8 * 8, 0, 8 * 8);
 		put64(scope + 8 + 8 * 8, 0xffffffffull << 32); /* the function variable's slot */
 		put64(scope + 8 + 8 * 9, 5ull << 32);	       /* positions */
@@ -353,6 +356,40 @@ static void test_strings_and_names(void **state)
 		put64(sfi + 16, scope | 1);
 		assert_int_equal(v8_heap__function_name(&mem, &l, sfi | 1, out, sizeof(out)), 0);
 		assert_string_equal(out, "Shape.render");
+		/* V8 13 numbers scope types from SCRIPT_SCOPE (class 2, function
+		 * 4) in raw 32-bit flags, and keeps a class's positions in the two
+		 * slots before its context locals (here slot 1: "class"). */
+		{
+			struct v8_layout l13 = l;
+
+			l13.scope_class = 2;
+			l13.scope_function = 4;
+			l13.scope_flags_raw = true;
+			assert_int_equal(
+			    v8_heap__function_name(&mem, &l13, sfi | 1, out, sizeof(out)), 0);
+			assert_string_equal(out, "render"); /* V8 11's flags: no class */
+			put64(scope + 8, 0x4171e4);
+			put64(cls + 8, 0x400020);
+			assert_int_equal(
+			    v8_heap__function_name(&mem, &l13, sfi | 1, out, sizeof(out)), 0);
+			assert_string_equal(out, "render"); /* the outer scope's 0: a script's */
+			put64(cls + 8, 0x400022);
+			assert_int_equal(
+			    v8_heap__function_name(&mem, &l13, sfi | 1, out, sizeof(out)), 0);
+			assert_string_equal(out, "render"); /* no "class" at slot 1's 0 */
+			put64(cls + 8 + 8 * 1, 3ull << 32);
+			assert_int_equal(
+			    v8_heap__function_name(&mem, &l13, sfi | 1, out, sizeof(out)), 0);
+			assert_string_equal(out, "Shape.render");
+			put64(scope + 8, 0x1000022ull << 32);
+			put64(cls + 8, 0x1000020ull << 32);
+			put64(cls + 8 + 8 * 1, 0);
+		}
+		/* The method's own scope not a function's: no class. */
+		put64(scope + 8, 0x1000020ull << 32);
+		assert_int_equal(v8_heap__function_name(&mem, &l, sfi | 1, out, sizeof(out)), 0);
+		assert_string_equal(out, "render");
+		put64(scope + 8, 0x1000022ull << 32);
 		/* Not at "class": no class name guessed. */
 		put64(cls + 8 + 8 * 4, 4ull << 32);
 		assert_int_equal(v8_heap__function_name(&mem, &l, sfi | 1, out, sizeof(out)), 0);

@@ -617,6 +617,26 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 	l->code_kind_interpreted = (uint32_t)sc.v[S_CODE_KIND_INTERPRETED];
 	l->scopeinfo_ncontextlocals = (uint32_t)sc.v[S_SCOPE_NLOCALS];
 	l->scopeinfo_first_vars = (uint32_t)sc.v[S_SCOPE_FIRST_VARS];
+	/*
+	 * ScopeType (not in v8dbg_*): V8 9 to 12 number CLASS_SCOPE,
+	 * EVAL_SCOPE, FUNCTION_SCOPE, ... from 0 (Node 22's process: a method's
+	 * own scope 2, its outer 0 at "class Ring"); V8 13 (its deoptimization
+	 * data's wrapped function is its sign) puts SCRIPT_SCOPE and
+	 * REPL_MODE_SCOPE first: CLASS_SCOPE 2, FUNCTION_SCOPE 4, keeps the
+	 * flags as a raw 32-bit field and the positions before the context
+	 * locals (Node 24's process: own 4, outer 2, its start at "class"). A
+	 * later V8 numbering them otherwise fails the checks made where they
+	 * are used (the method's own scope a function's, "class" in the source
+	 * at the class's start): bare names.
+	 */
+	if (sc.v[S_DEOPT_WRAPPED_SFI] != V8_ABSENT) {
+		l->scope_class = 2;
+		l->scope_function = 4;
+		l->scope_flags_raw = true;
+	} else {
+		l->scope_class = 0;
+		l->scope_function = 2;
+	}
 	l->type_first_nonstring = (uint16_t)sc.v[S_FIRST_NONSTRING];
 	l->type_jsfunction_first = (uint16_t)sc.v[S_T_JSFUNCTION];
 	l->type_jsfunction_last =

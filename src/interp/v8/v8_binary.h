@@ -39,6 +39,12 @@ struct v8_layout {
 	uint16_t code_bytecode, code_positions, code_entry, code_flags, code_size;
 	uint32_t code_kind_mask, code_kind_baseline, code_kind_interpreted;
 	uint32_t scopeinfo_ncontextlocals, scopeinfo_first_vars;
+	/* ScopeType numbers of a class's and a function's scope (the low 4 bits
+	 * of a ScopeInfo's flags): not described, known per V8 major. V8 13's
+	 * flags are a raw 32-bit field, a Smi before (scope_flags_raw false),
+	 * and its positions come before the context locals. */
+	uint8_t scope_class, scope_function;
+	bool scope_flags_raw;
 	/* Instance types. */
 	uint16_t type_first_nonstring, type_jsfunction_first, type_jsfunction_last;
 	uint16_t type_sfi, type_script, type_scope_info, type_bytecode_array, type_code;

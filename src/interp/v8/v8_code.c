@@ -483,6 +483,154 @@ cleanup:
 	return line;
 }
 
+/* The bytecode array sfi runs (directly, through baseline code or InterpreterData; V8 10 on). */
+static bool sfi_bytecode(const struct v8_code_ctx *cc, uint64_t sfi, uint64_t *ba)
+{
+	const struct v8_layout *l = cc->layout;
+	uint16_t type;
+
+	if (!l->has_function_data || l->type_baseline_data ||
+	    v8_heap__field(cc->mem, sfi, l->sfi_function_data, ba) ||
+	    v8_heap__type(cc->mem, l, *ba, &type))
+		return false;
+	if (type == l->type_bytecode_array)
+		return true;
+	if (type == l->type_code ? v8_heap__field(cc->mem, *ba, l->code_bytecode, ba)
+				 : v8_heap__field(cc->mem, *ba, 8, ba))
+		return false;
+	return !v8_heap__type(cc->mem, l, *ba, &type) && type == l->type_bytecode_array &&
+	       sfi_runs(cc, sfi, *ba);
+}
+
+/* Safepoints of a Maglev code read, at most, and the table's bytes. */
+#define V8_SAFEPOINTS_MAX      4096
+#define V8_SAFEPOINT_BYTES_MAX (64u << 10)
+/* Deoptimization entries looked at, at most (eager and lazy). */
+#define V8_DEOPT_ENTRIES_MAX 4096
+/* Slots of a deoptimization entry (release builds): its bytecode offset,
+ * translation index and pc. */
+#define V8_DEOPT_ENTRY_SIZE 3
+
+/* n (1..4) little-endian bytes at *p, which moves past them. */
+static uint32_t le_bytes(const uint8_t **p, int n)
+{
+	uint32_t v = 0;
+
+	for (int b = 0; b < n; b++)
+		v |= (uint32_t)(*p)[b] << (8 * b);
+	*p += n;
+	return v;
+}
+
+/*
+ * The deoptimization index of return address offset pc_off in Maglev code
+ * whose instructions are [entry, entry + size): its safepoint table, the
+ * first part of the metadata after the instructions. Its header: four
+ * 32-bit words, the safepoint count and the entry configuration among them
+ * (V8 13.6, as read in Node 24's Maglev code: a stack slot count, then the
+ * count, the configuration, the tagged slot count; V8 12's source orders
+ * count, configuration, tagged, untagged slot counts: not read, Node 22 was
+ * not seen running Maglev code). The configuration:
+ * has deopt data (bit 0), register index bytes (bits 1-3), pc bytes (4-6),
+ * deopt index bytes (7-9). Then per safepoint its pc, deopt index + 1 and
+ * trampoline + 1, a spill count byte, the register indexes; the pcs must
+ * rise inside the code. -1 when none.
+ */
+static int64_t maglev_deopt_index(const struct v8_code_ctx *cc, uint64_t entry, uint32_t size,
+				  uint64_t pc_off)
+{
+	uint32_t head[4], count, cfg, pc_size, dx_size, reg_size, esize, last = 0;
+	uint8_t *table = NULL;
+	const uint8_t *p;
+	int64_t found = -1;
+	size_t bytes;
+
+	/* V8 13's header alone (seen; scope_flags_raw is V8 13's sign); V8 12's
+	 * differs (Node 22 ran no Maglev code to read it in). */
+	if (!cc->layout->scope_flags_raw ||
+	    remote_memory__read(cc->mem, entry + size, head, sizeof(head)))
+		return -1;
+	count = head[1];
+	cfg = head[2];
+	pc_size = (cfg >> 4) & 7;
+	dx_size = (cfg >> 7) & 7;
+	reg_size = (cfg >> 1) & 7;
+	if (!(cfg & 1) || (cfg >> 10) || !pc_size || pc_size > 4 || !dx_size || dx_size > 4 ||
+	    reg_size > 4 || !count || count > V8_SAFEPOINTS_MAX)
+		return -1;
+	esize = 2 * pc_size + dx_size + 1 + reg_size;
+	bytes = (size_t)count * esize;
+	if (bytes > V8_SAFEPOINT_BYTES_MAX || !(table = malloc(bytes)))
+		return -1;
+	if (remote_memory__read(cc->mem, entry + size + sizeof(head), table, bytes))
+		goto cleanup;
+	p = table;
+	for (uint32_t i = 0; i < count; i++) {
+		const uint8_t *e = p;
+		uint32_t pc = le_bytes(&e, (int)pc_size), dx = le_bytes(&e, (int)dx_size);
+
+		p += esize;
+		if (pc >= size || (i && pc <= last)) {
+			found = -1; /* not a safepoint table */
+			break;
+		}
+		last = pc;
+		if (pc == pc_off)
+			found = (int64_t)dx - 1; /* the rest checked still */
+	}
+cleanup:
+	free(table);
+	return found;
+}
+
+/*
+ * The line of a return address in Maglev code (V8 13), which records no
+ * source positions (its table is the empty one): each call is a lazy
+ * deoptimization point, its safepoint naming its deoptimization entry,
+ * whose first slot is the call's bytecode offset; that bytecode's source
+ * position is the line. The entries follow the InliningPositions, the
+ * deopt exits' start and the eager and lazy counts, eager ones first; the
+ * array's length must be exactly theirs and the index a lazy entry's. Only
+ * code without inlined functions (the offset could be an inlined one's).
+ * 0: unknown (a leaf's pc is no call's: no line).
+ */
+static int64_t maglev_line(const struct v8_code_ctx *cc, uint64_t deopt, uint64_t entry,
+			   uint32_t size, uint64_t pc_off, uint64_t sfi, uint64_t script)
+{
+	const struct v8_layout *l = cc->layout;
+	uint32_t first = l->deopt_inlining_index + 4;
+	uint64_t table, len, eager, lazy, bo, ba, positions;
+	struct v8_position *pos = NULL;
+	const struct v8_position *p;
+	int64_t line = 0, dx;
+	size_t n = 0;
+
+	if (!l->code_described || array_at(cc, deopt, l->deopt_inlining_index, &table) ||
+	    v8_heap__field(cc->mem, table, l->fixed_array_length, &len) || (len & 1) ||
+	    (int64_t)len >> l->smi_shift != 0 || array_at(cc, deopt, first - 2, &eager) ||
+	    array_at(cc, deopt, first - 1, &lazy) || (eager & 1) || (lazy & 1) ||
+	    v8_heap__field(cc->mem, deopt, l->fixed_array_length, &len))
+		return 0;
+	eager = (uint64_t)((int64_t)eager >> l->smi_shift);
+	lazy = (uint64_t)((int64_t)lazy >> l->smi_shift);
+	len = (uint64_t)((int64_t)len >> l->smi_shift);
+	if (eager > V8_DEOPT_ENTRIES_MAX || lazy > V8_DEOPT_ENTRIES_MAX ||
+	    len != first + V8_DEOPT_ENTRY_SIZE * (eager + lazy))
+		return 0;
+	dx = maglev_deopt_index(cc, entry, size, pc_off);
+	if (dx < (int64_t)eager || dx >= (int64_t)(eager + lazy) ||
+	    array_at(cc, deopt, first + V8_DEOPT_ENTRY_SIZE * (uint32_t)dx, &bo) || (bo & 1) ||
+	    (int64_t)bo >> l->smi_shift < 0 || !sfi_bytecode(cc, sfi, &ba) ||
+	    v8_heap__field(cc->mem, ba, l->bytecode_array_positions, &positions) ||
+	    v8_heap__positions(cc->mem, l, positions, &pos, &n))
+		return 0;
+	p = v8_heap__position_at(pos, n, (uint32_t)((int64_t)bo >> l->smi_shift));
+	if (p && !p->inlining_id)
+		line = line_in(cc, script, p->script_offset);
+	free(pos);
+	return line;
+}
+
 int v8_code__read_jit(const struct v8_code_ctx *cc, uint64_t pc, uint64_t sfi, struct v8_code **out)
 {
 	const struct v8_layout *l = cc->layout;
@@ -526,6 +674,10 @@ int v8_code__read_jit(const struct v8_code_ctx *cc, uint64_t pc, uint64_t sfi, s
 			c->line = v8_heap__line_of(s->ends, s->n, offset);
 		else
 			drop_inlined(c); /* never a partial chain */
+		/* Maglev's (the kind after baseline): no positions; its calls' lazy deopt points.
+		 */
+		if (!n && (flags & l->code_kind_mask) == l->code_kind_baseline + 1)
+			c->line = maglev_line(cc, deopt, entry, size, pc - entry, sfi, script);
 	}
 	if (!c->line)
 		cc->stats->no_lines++;

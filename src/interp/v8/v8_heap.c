@@ -210,9 +210,8 @@ static bool is_string(const struct remote_memory *mem, const struct v8_layout *l
 	return !v8_heap__type(mem, l, obj, &type) && type < l->type_first_nonstring;
 }
 
-/* V8's ScopeType: the first 4 bits of a ScopeInfo's flags, CLASS_SCOPE first. */
+/* V8's ScopeType: the first 4 bits of a ScopeInfo's flags (numbers in the layout). */
 #define V8_SCOPE_TYPE_MASK 0xfu
-#define V8_CLASS_SCOPE	   0u
 /* Slots after a ScopeInfo's context locals looked at: the function variable
  * (2), the inferred name, the class variable's index, the positions (2), the
  * outer ScopeInfo. */
@@ -301,14 +300,19 @@ static void class_name(const struct remote_memory *mem, const struct v8_layout *
 	size_t first, i, k;
 
 	out[0] = 0;
-	if (scope_tail(mem, l, cls, &first) ||
-	    remote_memory__read(mem, cls - 1 + l->fixed_array_data - 8 + 8 * first, slots,
+	/* V8 13 keeps the positions before the context locals (the last two
+	 * slots before them, scopeinfo_idx_first_vars counting them); V8 10 to
+	 * 12 after, where a saved class variable index may come first. */
+	if (l->scope_flags_raw && l->scopeinfo_first_vars >= 2)
+		first = l->scopeinfo_first_vars - 2;
+	else if (l->scope_flags_raw || scope_tail(mem, l, cls, &first))
+		return;
+	if (remote_memory__read(mem, cls - 1 + l->fixed_array_data - 8 + 8 * first, slots,
 				sizeof(slots)))
 		return;
 	/* V8 9 (its BaselineData's sign) keeps no class positions: the slots
 	 * there are the next object's; its class variable names the class. Only
-	 * there: V8 12 on number scope types otherwise (0 is the script's scope,
-	 * whose locals are no class's), and V8 10, 11 keep the positions. */
+	 * there: V8 10 on keep the positions, checked against the source. */
 	if (l->type_baseline_data) {
 		class_local(mem, l, cls, out, cap);
 		return;
@@ -340,18 +344,34 @@ static void class_name(const struct remote_memory *mem, const struct v8_layout *
 	}
 }
 
-/*
- * A method of a class: its scope info's outer scope info (the first
- * ScopeInfo among the slots after the locals, before the next object's map)
- * is a class scope. Its class's name, "" when not a method or unknown.
- */
-static void method_class(const struct remote_memory *mem, const struct v8_layout *l, uint64_t sfi,
-			 const uint64_t *tail, size_t n, char *out, size_t cap)
+/* Is scope info si's ScopeType (its flags' low bits) want? */
+static bool scope_is(const struct remote_memory *mem, const struct v8_layout *l, uint64_t si,
+		     uint8_t want)
 {
 	uint64_t flags;
+
+	if (v8_heap__field(mem, si, l->fixed_array_data - 8, &flags))
+		return false;
+	if (l->scope_flags_raw) /* V8 13: a uint32 (then padding, or the next field) */
+		return (flags & V8_SCOPE_TYPE_MASK) == want;
+	return !(flags & 1) && ((uint64_t)smi(l, flags) & V8_SCOPE_TYPE_MASK) == want;
+}
+
+/*
+ * A method of a class: its scope info (own) is a function's and its outer
+ * scope info (the first ScopeInfo among the slots after the locals, before
+ * the next object's map) is a class scope. Its class's name, "" when not a
+ * method or unknown. Both types are checked: numbers wrong for a V8 give
+ * the bare method name.
+ */
+static void method_class(const struct remote_memory *mem, const struct v8_layout *l, uint64_t sfi,
+			 uint64_t own, const uint64_t *tail, size_t n, char *out, size_t cap)
+{
 	uint16_t type;
 
 	out[0] = 0;
+	if (!scope_is(mem, l, own, l->scope_function))
+		return;
 	for (size_t i = 0; i < n; i++) {
 		if (!(tail[i] & 1) || v8_heap__type(mem, l, tail[i], &type))
 			continue;
@@ -359,8 +379,7 @@ static void method_class(const struct remote_memory *mem, const struct v8_layout
 			return; /* past the ScopeInfo's end */
 		if (type != l->type_scope_info)
 			continue;
-		if (v8_heap__field(mem, tail[i], l->fixed_array_data - 8, &flags) || (flags & 1) ||
-		    ((uint64_t)smi(l, flags) & V8_SCOPE_TYPE_MASK) != V8_CLASS_SCOPE)
+		if (!scope_is(mem, l, tail[i], l->scope_class))
 			return;
 		class_name(mem, l, tail[i], sfi, out, cap);
 		return;
@@ -427,7 +446,7 @@ int v8_heap__function_name(const struct remote_memory *mem, const struct v8_layo
 			return err;
 	}
 	/* Class methods as "Class.method" (not the constructor: its name is the class's). */
-	method_class(mem, l, sfi, slots, tail, cls, sizeof(cls));
+	method_class(mem, l, sfi, v, slots, tail, cls, sizeof(cls));
 	len = strlen(out);
 	clen = strlen(cls);
 	if (out[0] && clen && strcmp(cls, out) && clen + 1 + len < cap) {
