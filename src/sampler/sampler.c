@@ -30,8 +30,16 @@
 #define HOTPLUG_CHECK_NS 1000000000ull
 /* The first-sample events are closed at the first poll this long after they start. */
 #define FIRST_SAMPLE_KEEP_NS 100000000ull
-/* The drainer looks at the ring at least this often (samples do not wake it). */
-#define DRAIN_POLL_MS 10
+/*
+ * The drainer looks at the ring at least this often (samples do not wake it;
+ * stack copies and events do, and the ring at a quarter full): every
+ * DRAIN_POLL_MS while records come in bulk (at least DRAIN_BUSY_BYTES were
+ * waiting at its last look: copies), else every DRAIN_IDLE_MS, so a host
+ * sampled in steady state costs 10 wakeups a second, not 100.
+ */
+#define DRAIN_POLL_MS	 10
+#define DRAIN_IDLE_MS	 100
+#define DRAIN_BUSY_BYTES (64u << 10)
 /* The queue's bound (bytes of records), unless twice the ring is more. */
 #define QUEUE_MIN_BYTES (32u << 20)
 
@@ -930,12 +938,14 @@ static void *drainer_main(void *arg)
 	int epfd = ring_buffer__epoll_fd(s->rb);
 	struct epoll_event ev;
 
+	int wait_ms = DRAIN_POLL_MS;
+
 	for (;;) {
 		bool waited = false;
 
 		/* Its one fd is the ring's: a wakeup or the timeout, then the records. */
-		if (epfd < 0 || (epoll_wait(epfd, &ev, 1, DRAIN_POLL_MS) < 0 && errno != EINTR))
-			usleep(DRAIN_POLL_MS * 1000);
+		if (epfd < 0 || (epoll_wait(epfd, &ev, 1, wait_ms) < 0 && errno != EINTR))
+			usleep(wait_ms * 1000);
 		pthread_mutex_lock(&s->q_lock);
 		while (!s->stopping && s->q_bytes + ring_pending(s) > s->q_room) {
 			struct timespec until;
@@ -956,6 +966,7 @@ static void *drainer_main(void *arg)
 			break;
 		}
 		pthread_mutex_unlock(&s->q_lock);
+		wait_ms = ring_pending(s) >= DRAIN_BUSY_BYTES ? DRAIN_POLL_MS : DRAIN_IDLE_MS;
 		consume_ring(s);
 	}
 	return NULL;
