@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "compile_sources.h"
 #include "perf_script.h"
 #include "testutil.h"
 
@@ -35,20 +36,6 @@
 
 #define STRINGIFY(x) #x
 #define TO_STRING(x) STRINGIFY(x)
-
-/* Each deep() call nests about ten frames of cc1plus's constexpr evaluator. */
-static const char deep_src[] = "constexpr unsigned long deep(int n, unsigned long a)\n"
-			       "{\n"
-			       "\tif (n == 0) {\n"
-			       "\t\tunsigned long s = a;\n"
-			       "\t\tfor (int i = 0; i < 200000; i++)\n"
-			       "\t\t\ts = s * 31 + i;\n"
-			       "\t\treturn s;\n"
-			       "\t}\n"
-			       "\treturn deep(n - 1, a * 7 + n) + 1;\n"
-			       "}\n"
-			       "constexpr unsigned long v0 = deep(60, 0);\n"
-			       "constexpr unsigned long v1 = deep(60, 1);\n";
 
 struct cc_count {
 	long user;   /* samples with user frames */
@@ -142,7 +129,7 @@ static void test_cc1plus_deep(void **state)
 	cc1plus[strcspn(cc1plus, "\n")] = '\0';
 	assert_int_equal(access(cc1plus, X_OK), 0);
 	snprintf(src, sizeof(src), "%s/deep.cc", dir);
-	assert_int_equal(tu_write_file(src, deep_src), 0);
+	assert_int_equal(tu_write_file(src, deep_compile_src), 0);
 	/* An idle cc1plus (reading its stdin), recorded too: the compiler's tables are
 	 * built at the recording's start-up and found loaded when the compile execs. */
 	assert_int_equal(pipe(in), 0);

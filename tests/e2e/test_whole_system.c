@@ -30,6 +30,7 @@
 
 #include <cmocka.h>
 
+#include "compile_sources.h"
 #include "omniprof_run.h"
 #include "perf_script.h"
 #include "testutil.h"
@@ -62,20 +63,6 @@ static const char unit_src[] =
     "int main() {\n  std::map<std::string, std::vector<int>> m;\n"
     "  std::unordered_map<int, std::function<int(int)>> u;\n"
     "  std::cout << F<300>::v() << m.size() << u.size();\n}\n";
-
-/* test_deep_compile's source: each deep() call nests about ten frames of cc1plus. */
-static const char deep_src[] = "constexpr unsigned long deep(int n, unsigned long a)\n"
-			       "{\n"
-			       "\tif (n == 0) {\n"
-			       "\t\tunsigned long s = a;\n"
-			       "\t\tfor (int i = 0; i < 200000; i++)\n"
-			       "\t\t\ts = s * 31 + i;\n"
-			       "\t\treturn s;\n"
-			       "\t}\n"
-			       "\treturn deep(n - 1, a * 7 + n) + 1;\n"
-			       "}\n"
-			       "constexpr unsigned long v0 = deep(60, 0);\n"
-			       "constexpr unsigned long v1 = deep(60, 1);\n";
 
 /* Where Go's stacks end: a goroutine's, g0's, and a new thread's first frame (as test_go). */
 static const char *const go_roots[] = {"runtime.goexit", "runtime.mstart",    "runtime.rt0_go",
@@ -256,7 +243,7 @@ static void test_whole_system(void **state)
 	snprintf(deep, sizeof(deep), "%s/deep.cc", dir);
 	snprintf(perf_data, sizeof(perf_data), "%s/perf.data", dir);
 	assert_int_equal(tu_write_file(unit, unit_src), 0);
-	assert_int_equal(tu_write_file(deep, deep_src), 0);
+	assert_int_equal(tu_write_file(deep, deep_compile_src), 0);
 
 	snprintf(loop, sizeof(loop), "while :; do clang++ -O2 -c '%s' -o '%s.o' || exit 1; done",
 		 unit, unit);
