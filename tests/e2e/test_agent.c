@@ -485,15 +485,86 @@ static void test_python_frames(void **state)
 	free(dir);
 }
 
+/*
+ * A node process (the installed node running tests/workloads/v8/v8_chain.js,
+ * its warm chain: TurboFan code, no flags): its JavaScript functions arrive
+ * as `v8js` frames of the script, each caller at the line that calls the
+ * next, the leaf in its own body, node's own frames `native`
+ * (check.js --v8-script). V8 is named once node's 98 MB table is built:
+ * a longer run than Python's.
+ */
+static void test_v8_frames(void **state)
+{
+	char *dir = tu_mkdtemp(), records[1100], log[1100], endpoint[64], pid_s[16];
+	char node[PATH_MAX], script[PATH_MAX], *out = NULL;
+	char *wl_argv[] = {node, script, "120", "warm", NULL};
+	int gport = tu_free_port(), rc;
+	pid_t wl, rx, agent;
+
+	(void)state;
+	assert_non_null(dir);
+	assert_non_null(realpath("/usr/bin/node", node));
+	assert_non_null(realpath("tests/workloads/v8/v8_chain.js", script));
+	snprintf(records, sizeof(records), "%s/records.jsonl", dir);
+	snprintf(log, sizeof(log), "%s/agent.log", dir);
+	assert_true(gport > 0);
+	snprintf(endpoint, sizeof(endpoint), "127.0.0.1:%d", gport);
+	rx = start_receiver(records, gport, 0, NULL);
+	assert_true(rx > 0);
+	wl = tu_spawn_ready(wl_argv);
+	assert_true(wl > 0);
+	snprintf(pid_s, sizeof(pid_s), "%d", wl);
+	{
+		const char *args[] = {"--interval",
+				      "1",
+				      "-F",
+				      "99",
+				      "-p",
+				      pid_s,
+				      "--otlp-endpoint",
+				      endpoint,
+				      "--insecure",
+				      "--service-name",
+				      "nodeapp",
+				      NULL};
+
+		agent = start_agent(log, args);
+	}
+	sleep(15);
+	stop_agent(agent, log);
+	kill(wl, SIGKILL); /* it would run 120 s */
+	tu_reap(wl);
+	tu_reap(rx);
+
+	rc = tu_run(
+	    &out,
+	    "node tests/e2e/otlp/check.js --file %s --exe %s --chain main,render,layout,measure "
+	    "--frequency %d --mode otlp --transport grpc --pid %d --service nodeapp "
+	    "--v8-script %s",
+	    records, node, HZ, wl, script);
+	printf("    %s", out ? out : "(no output)\n");
+	free(out);
+	assert_int_equal(rc, 0);
+	tu_rmtree(dir);
+	free(dir);
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
+	const struct CMUnitTest all[] = {
 	    cmocka_unit_test(test_grpc_and_pyroscope),
 	    cmocka_unit_test(test_http),
 	    cmocka_unit_test(test_grpc_tls),
 	    cmocka_unit_test(test_backend_down_then_back),
 	    cmocka_unit_test(test_python_frames),
+	    cmocka_unit_test(test_v8_frames),
 	};
+	struct CMUnitTest tests[sizeof(all) / sizeof(all[0])];
+	const char *only = getenv("AGENT_CASE"); /* run the tests whose name holds it */
+	size_t n = 0;
 
-	return cmocka_run_group_tests(tests, setup, NULL);
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (!only || strstr(all[i].name, only))
+			tests[n++] = all[i];
+	return _cmocka_run_group_tests("tests", tests, n, setup, NULL);
 }

@@ -5,7 +5,9 @@
  * the BPF sampler runs) over a stack and heap image, then the host's naming
  * of every V8 frame it gives (src/interp/v8/v8_code.c, v8_heap.c: type
  * checks, strings, ScopeInfos, scripts' line ends, source position tables,
- * the code header search, baseline bytecode walks) over the same image.
+ * the code header search, baseline bytecode walks) over the same image,
+ * and the image read as a Maglev safepoint table (V8 12's and 13's
+ * headers).
  * Input: pc (8 bytes), fp offset (4: its top bit names with node 16's
  * layout, else node 20's), then the image. Whatever the image
  * holds, the walk ends within its frame budget, only the last frame may be
@@ -226,5 +228,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		v8_code__free(code);
 	}
 	v8_scripts__clear(&scripts, 0, true);
+
+	/* The image as a Maglev safepoint table: a deopt index within the
+	 * widest configuration's 4 bytes, or none. */
+	for (unsigned cw = 0; cw < 2; cw++) {
+		int64_t dx = v8_heap__maglev_deopt_index(im.bytes, im.len, cw, (uint32_t)(pc >> 8),
+							 (uint32_t)pc & 0xffff);
+
+		if (dx < -1 || dx >= (int64_t)UINT32_MAX ||
+		    (im.len >= V8_MAGLEV_SAFEPOINT_HEADER &&
+		     v8_heap__maglev_safepoints_size(im.bytes, cw) > V8_SAFEPOINT_BYTES_MAX))
+			abort();
+	}
 	return 0;
 }

@@ -11,7 +11,10 @@
  * trusted space: named only while its function still runs that bytecode;
  * V8 9's (Node 16) BaselineData, and its baseline code lined through it;
  * V8 10's (Node 18) code objects,
- * instructions inline; the real files.
+ * instructions inline; Maglev safepoint tables (V8 12's and 13's headers,
+ * built here): a return address's deopt index, and the bounds (entry count,
+ * pcs rising inside the code, a safepoint without deopt entry); the real
+ * files.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -143,6 +146,90 @@ static void test_baseline_offsets(void **state)
 			 -EINVAL);
 	assert_int_equal(v8_heap__baseline_offset(table, 5, bc, sizeof(bc), sizes, 0, 8, &bo),
 			 -EINVAL);
+}
+
+/* ---- Maglev safepoint tables ---------------------------------------------- */
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int b = 0; b < 4; b++)
+		p[b] = (uint8_t)(v >> (8 * b));
+}
+
+/*
+ * A table of n safepoints {pc, deopt index + 1} with 2-byte pcs, 1-byte
+ * deopt indexes and one register index byte; the header's count at word
+ * count_word (V8 13: 1, after the stack slot count; V8 12: 0). Its size.
+ */
+static size_t build_safepoints(uint8_t *out, unsigned count_word, uint32_t n,
+			       const uint32_t (*entries)[2])
+{
+	/* has deopt data, 1 register index byte, 2 pc bytes, 1 deopt index byte */
+	const uint32_t cfg = 1 | (1u << 1) | (2u << 4) | (1u << 7);
+	const size_t esize = 2 * 2 + 1 + 1 + 1;
+	uint8_t *e = out + V8_MAGLEV_SAFEPOINT_HEADER;
+
+	memset(out, 0, V8_MAGLEV_SAFEPOINT_HEADER);
+	put32(out, 0x30); /* V8 13: stack slots; V8 12: overwritten by the count */
+	put32(out + 4 * count_word, n);
+	put32(out + 4 * (count_word + 1), cfg);
+	for (uint32_t i = 0; i < n; i++, e += esize) {
+		e[0] = (uint8_t)entries[i][0];
+		e[1] = (uint8_t)(entries[i][0] >> 8);
+		e[2] = (uint8_t)entries[i][1];
+		e[3] = 0xff; /* trampoline + 1: none */
+		e[4] = 0;
+		e[5] = 0; /* pushed registers */
+		e[6] = 0x3;
+	}
+	return V8_MAGLEV_SAFEPOINT_HEADER + n * esize;
+}
+
+static void test_maglev_safepoints(void **state)
+{
+	/* Three calls (deopt indexes 4 and 7) and a safepoint with no deopt entry. */
+	const uint32_t calls[][2] = {{0x10, 5}, {0x123, 8}, {0x200, 0}};
+	const uint32_t unordered[][2] = {{0x10, 5}, {0x300, 8}, {0x200, 1}};
+	uint8_t t[V8_MAGLEV_SAFEPOINT_HEADER + 8 * 16];
+	size_t len;
+
+	(void)state;
+	for (unsigned cw = 0; cw < 2; cw++) {
+		len = build_safepoints(t, cw, 3, calls);
+		assert_int_equal(v8_heap__maglev_safepoints_size(t, cw), len);
+		assert_int_equal(v8_heap__maglev_deopt_index(t, len, cw, 0x400, 0x10), 4);
+		assert_int_equal(v8_heap__maglev_deopt_index(t, len, cw, 0x400, 0x123), 7);
+		/* A safepoint without deopt entry, a pc no safepoint's. */
+		assert_int_equal(v8_heap__maglev_deopt_index(t, len, cw, 0x400, 0x200), -1);
+		assert_int_equal(v8_heap__maglev_deopt_index(t, len, cw, 0x400, 0x124), -1);
+		/* The table one byte short of its entries: refused. */
+		assert_int_equal(v8_heap__maglev_deopt_index(t, len - 1, cw, 0x400, 0x10), -1);
+		/* A pc past the code's end, even after the one looked for: not a table. */
+		assert_int_equal(v8_heap__maglev_deopt_index(t, len, cw, 0x200, 0x10), -1);
+		/* Pcs not rising: not a table. */
+		len = build_safepoints(t, cw, 3, unordered);
+		assert_int_equal(v8_heap__maglev_deopt_index(t, len, cw, 0x400, 0x10), -1);
+	}
+	/* V8 13's header read as V8 12's (and back): the count is a configuration
+	 * without pc bytes, refused. */
+	len = build_safepoints(t, 1, 3, calls);
+	assert_int_equal(v8_heap__maglev_safepoints_size(t, 0), 0);
+	assert_int_equal(v8_heap__maglev_deopt_index(t, len, 0, 0x400, 0x10), -1);
+	len = build_safepoints(t, 0, 3, calls);
+	assert_int_equal(v8_heap__maglev_deopt_index(t, len, 1, 0x400, 0x10), -1);
+	/* No entries, too many, unknown configuration bits, no deopt data. */
+	len = build_safepoints(t, 1, 0, calls);
+	assert_int_equal(v8_heap__maglev_safepoints_size(t, 1), 0);
+	build_safepoints(t, 1, 3, calls);
+	put32(t + 4, V8_SAFEPOINTS_MAX + 1);
+	assert_int_equal(v8_heap__maglev_safepoints_size(t, 1), 0);
+	put32(t + 4, 3);
+	put32(t + 8, (1 | (1u << 1) | (2u << 4) | (1u << 7)) | (1u << 10));
+	assert_int_equal(v8_heap__maglev_safepoints_size(t, 1), 0);
+	put32(t + 8, (1u << 1) | (2u << 4) | (1u << 7));
+	assert_int_equal(v8_heap__maglev_safepoints_size(t, 1), 0);
+	/* A short buffer is never read past. */
+	assert_int_equal(v8_heap__maglev_deopt_index(t, 8, 1, 0x400, 0x10), -1);
 }
 
 /* ---- objects ---------------------------------------------------------------- */
@@ -940,15 +1027,11 @@ static void test_v9_baseline_code(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_positions),
-	    cmocka_unit_test(test_lines),
-	    cmocka_unit_test(test_baseline_offsets),
-	    cmocka_unit_test(test_strings_and_names),
-	    cmocka_unit_test(test_trusted_function_data),
-	    cmocka_unit_test(test_inline_code),
-	    cmocka_unit_test(test_v9_baseline_code),
-	    cmocka_unit_test(test_real_binaries),
-	    cmocka_unit_test(test_bytecode_start),
+	    cmocka_unit_test(test_positions),	      cmocka_unit_test(test_lines),
+	    cmocka_unit_test(test_baseline_offsets),  cmocka_unit_test(test_maglev_safepoints),
+	    cmocka_unit_test(test_strings_and_names), cmocka_unit_test(test_trusted_function_data),
+	    cmocka_unit_test(test_inline_code),	      cmocka_unit_test(test_v9_baseline_code),
+	    cmocka_unit_test(test_real_binaries),     cmocka_unit_test(test_bytecode_start),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -502,89 +502,43 @@ static bool sfi_bytecode(const struct v8_code_ctx *cc, uint64_t sfi, uint64_t *b
 	       sfi_runs(cc, sfi, *ba);
 }
 
-/* Safepoints of a Maglev code read, at most, and the table's bytes. */
-#define V8_SAFEPOINTS_MAX      4096
-#define V8_SAFEPOINT_BYTES_MAX (64u << 10)
 /* Deoptimization entries looked at, at most (eager and lazy). */
 #define V8_DEOPT_ENTRIES_MAX 4096
 /* Slots of a deoptimization entry (release builds): its bytecode offset,
  * translation index and pc. */
 #define V8_DEOPT_ENTRY_SIZE 3
 
-/* n (1..4) little-endian bytes at *p, which moves past them. */
-static uint32_t le_bytes(const uint8_t **p, int n)
-{
-	uint32_t v = 0;
-
-	for (int b = 0; b < n; b++)
-		v |= (uint32_t)(*p)[b] << (8 * b);
-	*p += n;
-	return v;
-}
-
 /*
  * The deoptimization index of return address offset pc_off in Maglev code
- * whose instructions are [entry, entry + size): its safepoint table, the
- * first part of the metadata after the instructions. Its header: four
- * 32-bit words, the safepoint count and the entry configuration among them
- * (V8 13.6, as read in Node 24's Maglev code: a stack slot count, then the
- * count, the configuration, the tagged slot count; V8 12's source orders
- * count, configuration, tagged, untagged slot counts: not read, Node 22 was
- * not seen running Maglev code). The configuration:
- * has deopt data (bit 0), register index bytes (bits 1-3), pc bytes (4-6),
- * deopt index bytes (7-9). Then per safepoint its pc, deopt index + 1 and
- * trampoline + 1, a spill count byte, the register indexes; the pcs must
- * rise inside the code. -1 when none.
+ * whose instructions are [entry, entry + size): its safepoint table
+ * (v8_heap__maglev_deopt_index), the header's count at word 1 on V8 13
+ * (read in Node 24's Maglev code), word 0 on V8 12 (read in Node 22's, run
+ * with --maglev). -1 when none.
  */
 static int64_t maglev_deopt_index(const struct v8_code_ctx *cc, uint64_t entry, uint32_t size,
 				  uint64_t pc_off)
 {
-	uint32_t head[4], count, cfg, pc_size, dx_size, reg_size, esize, last = 0;
-	uint8_t *table = NULL;
-	const uint8_t *p;
+	unsigned count_word = cc->layout->scope_flags_raw ? 1 : 0;
+	uint8_t head[V8_MAGLEV_SAFEPOINT_HEADER], *table = NULL;
 	int64_t found = -1;
 	size_t bytes;
 
-	/* V8 13's header alone (seen; scope_flags_raw is V8 13's sign); V8 12's
-	 * differs (Node 22 ran no Maglev code to read it in). */
-	if (!cc->layout->scope_flags_raw ||
+	/* V8 12 and 13 alone (their Code described): V8 11's Maglev was not shipped. */
+	if (!cc->layout->code_described ||
 	    remote_memory__read(cc->mem, entry + size, head, sizeof(head)))
 		return -1;
-	count = head[1];
-	cfg = head[2];
-	pc_size = (cfg >> 4) & 7;
-	dx_size = (cfg >> 7) & 7;
-	reg_size = (cfg >> 1) & 7;
-	if (!(cfg & 1) || (cfg >> 10) || !pc_size || pc_size > 4 || !dx_size || dx_size > 4 ||
-	    reg_size > 4 || !count || count > V8_SAFEPOINTS_MAX)
+	bytes = v8_heap__maglev_safepoints_size(head, count_word);
+	if (!bytes || !(table = malloc(bytes)))
 		return -1;
-	esize = 2 * pc_size + dx_size + 1 + reg_size;
-	bytes = (size_t)count * esize;
-	if (bytes > V8_SAFEPOINT_BYTES_MAX || !(table = malloc(bytes)))
-		return -1;
-	if (remote_memory__read(cc->mem, entry + size + sizeof(head), table, bytes))
-		goto cleanup;
-	p = table;
-	for (uint32_t i = 0; i < count; i++) {
-		const uint8_t *e = p;
-		uint32_t pc = le_bytes(&e, (int)pc_size), dx = le_bytes(&e, (int)dx_size);
-
-		p += esize;
-		if (pc >= size || (i && pc <= last)) {
-			found = -1; /* not a safepoint table */
-			break;
-		}
-		last = pc;
-		if (pc == pc_off)
-			found = (int64_t)dx - 1; /* the rest checked still */
-	}
-cleanup:
+	if (!remote_memory__read(cc->mem, entry + size, table, bytes))
+		found =
+		    v8_heap__maglev_deopt_index(table, bytes, count_word, size, (uint32_t)pc_off);
 	free(table);
 	return found;
 }
 
 /*
- * The line of a return address in Maglev code (V8 13), which records no
+ * The line of a return address in Maglev code (V8 12, 13), which records no
  * source positions (its table is the empty one): each call is a lazy
  * deoptimization point, its safepoint naming its deoptimization entry,
  * whose first slot is the call's bytecode offset; that bytecode's source

@@ -791,3 +791,70 @@ const struct v8_position *v8_heap__position_at(const struct v8_position *p, size
 		best = &p[i];
 	return best;
 }
+
+/* n (1..4) little-endian bytes at p. */
+static uint32_t le_bytes(const uint8_t *p, unsigned n)
+{
+	uint32_t v = 0;
+
+	for (unsigned b = 0; b < n; b++)
+		v |= (uint32_t)p[b] << (8 * b);
+	return v;
+}
+
+/* The configuration's field sizes: 0 when it is not one. */
+static uint32_t maglev_entry_size(const uint8_t *head, unsigned count_word, uint32_t *count,
+				  uint32_t *pc_size, uint32_t *dx_size)
+{
+	uint32_t cfg, reg_size;
+
+	if (count_word > 2)
+		return 0;
+	*count = le_bytes(head + 4 * count_word, 4);
+	cfg = le_bytes(head + 4 * (count_word + 1), 4);
+	*pc_size = (cfg >> 4) & 7;
+	*dx_size = (cfg >> 7) & 7;
+	reg_size = (cfg >> 1) & 7;
+	/* Maglev code's table always has deopt data: its calls are lazy deopt points. */
+	if (!(cfg & 1) || (cfg >> 10) || !*pc_size || *pc_size > 4 || !*dx_size || *dx_size > 4 ||
+	    reg_size > 4 || !*count || *count > V8_SAFEPOINTS_MAX)
+		return 0;
+	return 2 * *pc_size + *dx_size + 1 + reg_size;
+}
+
+size_t v8_heap__maglev_safepoints_size(const uint8_t *head, unsigned count_word)
+{
+	uint32_t count, pc_size, dx_size, esize;
+	size_t bytes;
+
+	esize = maglev_entry_size(head, count_word, &count, &pc_size, &dx_size);
+	bytes = V8_MAGLEV_SAFEPOINT_HEADER + (size_t)count * esize;
+	return esize && bytes <= V8_SAFEPOINT_BYTES_MAX ? bytes : 0;
+}
+
+int64_t v8_heap__maglev_deopt_index(const uint8_t *table, size_t len, unsigned count_word,
+				    uint32_t code_size, uint32_t pc_off)
+{
+	uint32_t count, pc_size, dx_size, esize, last = 0;
+	int64_t found = -1;
+
+	if (len < V8_MAGLEV_SAFEPOINT_HEADER ||
+	    v8_heap__maglev_safepoints_size(table, count_word) > len)
+		return -1;
+	esize = maglev_entry_size(table, count_word, &count, &pc_size, &dx_size);
+	if (!esize)
+		return -1;
+	for (uint32_t i = 0; i < count; i++) {
+		const uint8_t *e = table + V8_MAGLEV_SAFEPOINT_HEADER + (size_t)i * esize;
+		uint32_t pc = le_bytes(e, pc_size), dx = le_bytes(e + pc_size, dx_size);
+
+		/* Every pc checked, past the one looked for too: a table whose pcs
+		 * do not rise inside the code is not one. */
+		if (pc >= code_size || (i && pc <= last))
+			return -1;
+		last = pc;
+		if (pc == pc_off)
+			found = (int64_t)dx - 1; /* dx 0: no deopt entry, -1 */
+	}
+	return found;
+}

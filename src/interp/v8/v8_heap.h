@@ -86,6 +86,30 @@ int v8_heap__baseline_offset(const uint8_t *table, size_t table_len, const uint8
 			     size_t bytecode_len, const uint8_t (*sizes)[256], uint32_t n,
 			     uint32_t pc_off, int64_t *out);
 
+/*
+ * A Maglev code's safepoint table (the first part of its metadata, right
+ * after its instructions): a 16-byte header of four little-endian 32-bit
+ * words, the safepoint count at word count_word and the entry
+ * configuration after it (V8 13.6: word 1, after a stack slot count; V8
+ * 12.4: word 0), then per safepoint its pc, deopt index + 1, trampoline pc
+ * + 1, a byte counting pushed registers and the register indexes, each
+ * field as many bytes as the configuration says (bit 0: has deopt data,
+ * bits 1-3 register index bytes, 4-6 pc bytes, 7-9 deopt index bytes).
+ */
+#define V8_MAGLEV_SAFEPOINT_HEADER 16
+#define V8_SAFEPOINTS_MAX	   4096	       /* safepoints of one code read, at most */
+#define V8_SAFEPOINT_BYTES_MAX	   (64u << 10) /* bytes of one table read, at most */
+/* The bytes of the table whose first V8_MAGLEV_SAFEPOINT_HEADER bytes are
+ * head, header included; 0 when the header is not a table's. */
+size_t v8_heap__maglev_safepoints_size(const uint8_t *head, unsigned count_word);
+/*
+ * The deoptimization index of the safepoint at pc offset pc_off in the table
+ * (len bytes, header included) of code code_size bytes long; -1 when none,
+ * or when the table is not one (too short, pcs not rising inside the code).
+ */
+int64_t v8_heap__maglev_deopt_index(const uint8_t *table, size_t len, unsigned count_word,
+				    uint32_t code_size, uint32_t pc_off);
+
 /* The entry for code offset off (the last one at or before it), NULL when none. */
 const struct v8_position *v8_heap__position_at(const struct v8_position *p, size_t n, uint32_t off);
 

@@ -10,6 +10,8 @@
 //        [--resource-attrs JSON]  (otlp: attributes every resource of the pid must carry)
 //        [--python-script PATH]  (otlp: a CPython process running PATH; --chain
 //                                 names its Python functions, outermost first)
+//        [--v8-script PATH]      (otlp: a node process running PATH: its JavaScript
+//                                 functions, as --python-script's, in v8js frames)
 //   node check.js --file F --mode cpu-after --pid N --cpu C --after-ns T [--min-events K]
 //   node check.js --file F --mode offcpu-set --pid N --chain A,B,... --cpu-pid M --cpu-chain C,D,...
 'use strict';
@@ -216,39 +218,47 @@ function checkOtlp() {
   expect(ids['process.executable.build_id.htlhash'] === htlhash(args.exe),
     `build_id.htlhash ${ids['process.executable.build_id.htlhash']} != ${htlhash(args.exe)}`);
   expect(exeMaps.every((m) => m.type === 'native'), 'the executable\'s frames are not native');
-  const py = args['python-script'] ? checkPythonFrames(p) : null;
+  const py = args['python-script'] ? checkScriptFrames(p, PYTHON)
+    : args['v8-script'] ? checkScriptFrames(p, V8JS) : null;
   const c = chainCounts(py ? py.stacks : p.stacks);
   expect(c.leaf >= 10, `only ${c.leaf} events in ${chain[chain.length - 1]}`);
   expect(c.complete * 10 >= c.leaf * 9, `only ${c.complete} of ${c.leaf} leaf events have the whole chain`);
   console.log(`check: OK ${p.requests} requests, ${p.profiles.length} profiles, ${p.events} events ` +
               `(${c.complete}/${c.leaf} with the whole chain), threads ${[...p.threadNames].join(',')}, ` +
               `cpus ${[...p.cpus].sort().join(',')}, frame types ${[...p.frameTypes].sort().join(',')}` +
-              (py ? `, ${py.calls} Python calls at their line, ${py.leaves} leaf lines` : ''));
+              (py ? `, ${py.calls} ${py.lang} calls at their line, ${py.leaves} leaf lines` : ''));
 }
 
-// A CPython process: its chain's functions come as cpython frames of the
-// script, without a mapping, each caller at a line of the script that calls
-// the next one, the leaf at a line of its own body. Returns the stacks of
-// Python frames only (the interpreter's frames between them left out) for
-// the chain count, and how many frames' lines were checked.
-function checkPythonFrames(p) {
-  const script = args['python-script'];
+// A runtime's frames: their type, the script's option, how a function of
+// the script begins (its body: after that line, up to the next one).
+const PYTHON = { lang: 'Python', type: 'cpython', option: 'python-script', def: (n) => `def ${n}(`,
+                 next: (l) => l.startsWith('def ') };
+const V8JS = { lang: 'JavaScript', type: 'v8js', option: 'v8-script', def: (n) => `function ${n}(`,
+               next: (l) => l.startsWith('function ') };
+
+// A CPython (or node) process: its chain's functions come as cpython (v8js)
+// frames of the script, without a mapping, each caller at a line of the
+// script that calls the next one, the leaf at a line of its own body. Returns
+// the stacks of the runtime's frames only (the interpreter's frames between
+// them left out) for the chain count, and how many frames' lines were checked.
+function checkScriptFrames(p, rt) {
+  const script = args[rt.option];
   const text = fs.readFileSync(script, 'utf8').split('\n');
   const leafName = chain[chain.length - 1];
-  const def = text.findIndex((l) => l.startsWith(`def ${leafName}(`));
-  let end = text.findIndex((l, i) => i > def && l.startsWith('def '));
+  const def = text.findIndex((l) => l.startsWith(rt.def(leafName)));
+  let end = text.findIndex((l, i) => i > def && rt.next(l));
   if (end < 0) end = text.length;
-  expect(def >= 0, `no def ${leafName} in ${script}`);
-  expect(p.frameTypes.has('cpython'), 'no cpython frame');
+  expect(def >= 0, `no ${rt.def(leafName)} in ${script}`);
+  expect(p.frameTypes.has(rt.type), `no ${rt.type} frame`);
   const stacks = [];
   let calls = 0, leaves = 0;
   for (const st of p.stacks) {
-    const frames = st.frames.filter((f) => f.type === 'cpython'); // leaf first
+    const frames = st.frames.filter((f) => f.type === rt.type); // leaf first
     for (const f of frames) {
-      expect(!f.mapped, `cpython frame ${f.name} has a mapping`);
+      expect(!f.mapped, `${rt.type} frame ${f.name} has a mapping`);
       if (!chain.includes(f.name)) continue;
-      expect(f.file === script, `cpython frame ${f.name} in file "${f.file}", not ${script}`);
-      expect(f.line > 0 && f.line <= text.length, `cpython frame ${f.name} at line ${f.line}`);
+      expect(f.file === script, `${rt.type} frame ${f.name} in file "${f.file}", not ${script}`);
+      expect(f.line > 0 && f.line <= text.length, `${rt.type} frame ${f.name} at line ${f.line}`);
     }
     for (let i = 1; i < frames.length; i++) {
       const caller = frames[i], callee = frames[i - 1];
@@ -259,14 +269,17 @@ function checkPythonFrames(p) {
       calls += st.n;
     }
     if (frames.length && frames[0].name === leafName) {
-      expect(frames[0].line > def + 1 && frames[0].line <= end,
-        `${leafName} at line ${frames[0].line}, outside its body (lines ${def + 2}-${end})`);
+      // Python: after its def line; JavaScript: from it (optimized code's
+      // entry stack check carries the function's own position).
+      const first = rt === V8JS ? def + 1 : def + 2;
+      expect(frames[0].line >= first && frames[0].line <= end,
+        `${leafName} at line ${frames[0].line}, outside its body (lines ${first}-${end})`);
       leaves += st.n;
     }
     stacks.push({ stack: frames.map((f) => f.name).reverse(), n: st.n });
   }
-  expect(calls > 0 && leaves > 0, `no Python frame of the chain (${calls} calls, ${leaves} leaves)`);
-  return { stacks, calls, leaves };
+  expect(calls > 0 && leaves > 0, `no ${rt.lang} frame of the chain (${calls} calls, ${leaves} leaves)`);
+  return { lang: rt.lang, stacks, calls, leaves };
 }
 
 function checkPyroscope() {
