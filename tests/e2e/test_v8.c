@@ -13,7 +13,9 @@
  * function's synchronous part, a
  * function deoptimized over and over, GC pressure, JavaScript -> an N-API
  * addon (tests/workloads/lib/v8_addon.c) -> JavaScript, and the warm chain
- * through stack copies (the walker in user space). Cases with the same
+ * through stack copies (the walker in user space); inlined functions
+ * (TurboFan's, and Maglev's on Node 24, from its deoptimization
+ * translation) as the lines of one location. Cases with the same
  * recording flags and distinct function names run side by side in one
  * recording (two groups of three nodes, a third of five: four other node
  * majors, Node 16 twice); each process's samples are counted by its pid
@@ -72,6 +74,9 @@ struct v8_case {
 	const char *flag;
 	/* Cases of one group (non-zero, listed next to each other) share one recording. */
 	int group;
+	/* Functions that must be seen as the lines of one location, innermost
+	 * first: inlined into one optimized frame (NULL-terminated). */
+	const char *one_location[5];
 };
 
 static char *omniprof(void)
@@ -303,6 +308,37 @@ static const Perftools__Profiles__Function *function_by_id(const Perftools__Prof
 }
 
 /*
+ * Whether some location of the pprof holds exactly the functions of want
+ * as its lines, in that order (innermost first): one code object's frame
+ * with its inlined functions, not frames of their own.
+ */
+static bool one_location(const char *pprof, const char *const *want)
+{
+	Perftools__Profiles__Profile *p = tu_read_pprof(pprof);
+	bool found = false;
+
+	assert_non_null(p);
+	for (size_t i = 0; i < p->n_location && !found; i++) {
+		const Perftools__Profiles__Location *loc = p->location[i];
+		size_t k = 0;
+
+		for (; k < loc->n_line && want[k]; k++) {
+			const Perftools__Profiles__Function *f =
+			    function_by_id(p, loc->line[k]->function_id);
+
+			if (!f || f->name < 0 || (size_t)f->name >= p->n_string_table ||
+			    strcmp(p->string_table[f->name], want[k]))
+				break;
+		}
+		found = k == loc->n_line && !want[k];
+	}
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	printf("    %s%s%s... as the lines of one location: %s\n", want[0], want[1] ? ", " : "",
+	       want[1] ? want[1] : "", found ? "yes" : "no");
+	return found;
+}
+
+/*
  * The chain counted in the samples of process pid alone (the pprof's "pid"
  * label): each sample's stack, root first, inlined frames in their place,
  * as stacks.folded gives it.
@@ -416,6 +452,8 @@ static void test_case(void **state)
 	}
 	if (!rec.rc && rec.text && vc->lines)
 		check_lines(pprof, script, vc->chain, vc->need_lines);
+	if (!rec.rc && rec.text && vc->one_location[0])
+		assert_true(one_location(pprof, vc->one_location));
 	chain_spec__free(cs);
 	assert_int_equal(rec.rc, 0);
 	assert_true(c.leaf >= MIN_LEAF);
@@ -506,6 +544,7 @@ static const struct v8_case cases[] = {
      .chain = {"inlineMain", "inlineHost", "inlA", "inlB", "inlC"},
      .lines = true,
      .need_lines = {"inlineHost", "inlA", "inlB", "inlC"},
+     .one_location = {"inlC", "inlB", "inlA", "inlineHost"},
      .group = 1},
     {.name = "worker_threads worker",
      .script = "v8_shapes.js",
@@ -584,6 +623,21 @@ static const struct v8_case cases[] = {
      .chain = {"main", "render", "layout", "measure"},
      .lines = true,
      .need_lines = {"main", "render", "layout"},
+     .node = "/opt/omniprof-node/24/node",
+     .flag = "--no-turbofan",
+     .seconds = "15"},
+    /* Maglev's inlining (Node 24, TurboFan off for the workload):
+     * --trace-maglev-inlining shows mgA and mgB inlined into mgHost, mgLeaf
+     * not (too big). The return address in mgHost's code is mgB's call of
+     * mgLeaf: its deoptimization translation gives mgHost, mgA and mgB,
+     * each a frame of its own at its call line. */
+    {.name = "Node 24 inlined functions (Maglev)",
+     .script = "v8_inline.js",
+     .mode = "maglev",
+     .chain = {"mgMain", "mgHost", "mgA", "mgB", "mgLeaf"},
+     .lines = true,
+     .need_lines = {"mgMain", "mgHost", "mgA", "mgB"},
+     .one_location = {"mgB", "mgA", "mgHost"},
      .node = "/opt/omniprof-node/24/node",
      .flag = "--no-turbofan",
      .seconds = "15"},

@@ -7,7 +7,7 @@
  * checks, strings, ScopeInfos, scripts' line ends, source position tables,
  * the code header search, baseline bytecode walks) over the same image,
  * and the image read as a Maglev safepoint table (V8 12's and 13's
- * headers).
+ * headers) and as a deoptimization translation (V8 13.6's opcodes).
  * Input: pc (8 bytes), fp offset (4: its top bit names with node 16's
  * layout, else node 20's), then the image. Whatever the image
  * holds, the walk ends within its frame budget, only the last frame may be
@@ -238,6 +238,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (dx < -1 || dx >= (int64_t)UINT32_MAX ||
 		    (im.len >= V8_MAGLEV_SAFEPOINT_HEADER &&
 		     v8_heap__maglev_safepoints_size(im.bytes, cw) > V8_SAFEPOINT_BYTES_MAX))
+			abort();
+	}
+	{
+		struct v8_deopt_frame f[V8_DEOPT_FRAMES_MAX];
+		size_t n = 99;
+
+		if (!v8_heap__translation_frames(im.bytes, im.len, fp_off % (im.len + 1),
+						 &v8_translation_v13, f, V8_DEOPT_FRAMES_MAX, &n) &&
+		    (!n || n > V8_DEOPT_FRAMES_MAX || f[0].bytecode_offset < 0 || f[0].literal < 0))
 			abort();
 	}
 	return 0;

@@ -13,8 +13,10 @@
  * V8 10's (Node 18) code objects,
  * instructions inline; Maglev safepoint tables (V8 12's and 13's headers,
  * built here): a return address's deopt index, and the bounds (entry count,
- * pcs rising inside the code, a safepoint without deopt entry); the real
- * files.
+ * pcs rising inside the code, a safepoint without deopt entry);
+ * deoptimization translations (V8 13.6's opcodes, built here: frames of a
+ * translation, one matching its lookback's, and what does not decode);
+ * the real files (V8 13.6's operand counts found in Node 24's node).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -33,6 +35,7 @@
 #include "interp/v8/v8_code.h"
 #include "interp/v8/v8_heap.h"
 #include "proc/remote_memory.h"
+#include "testutil.h"
 
 /* ---- source position tables ----------------------------------------------- */
 
@@ -230,6 +233,173 @@ static void test_maglev_safepoints(void **state)
 	assert_int_equal(v8_heap__maglev_safepoints_size(t, 1), 0);
 	/* A short buffer is never read past. */
 	assert_int_equal(v8_heap__maglev_deopt_index(t, 8, 1, 0x400, 0x10), -1);
+}
+
+/* ---- deoptimization translations ------------------------------------------ */
+
+/* V8 13.6's opcode numbers (as v8_translation_v13). */
+enum {
+	T_IFWR = 0,   /* interpreted frame with return: 6 operands */
+	T_IFWOR = 1,  /* without return: 4 */
+	T_JSBCF = 2,  /* builtin continuation: 3 */
+	T_EXTRA = 10, /* inlined extra arguments: 3 */
+	T_BEGIN = 14, /* without feedback: 3 */
+	T_REG = 39,   /* register: 1 */
+	T_LITERAL = 38,
+	T_UPDATE_FEEDBACK = 43, /* 2 */
+	T_MATCH = 44,
+	T_N = 45,
+};
+
+struct tbuf {
+	uint8_t b[256];
+	size_t n;
+};
+
+static void t_uvlq(struct tbuf *t, uint32_t v)
+{
+	do {
+		uint8_t byte = v & 0x7f;
+
+		v >>= 7;
+		t->b[t->n++] = (uint8_t)(byte | (v ? 0x80 : 0));
+	} while (v);
+}
+
+/* Signed: magnitude above the sign bit. */
+static void t_svlq(struct tbuf *t, int32_t v)
+{
+	t_uvlq(t, v < 0 ? ((uint32_t)-v << 1) | 1 : (uint32_t)v << 1);
+}
+
+static void t_op(struct tbuf *t, uint8_t op, int n, const int32_t *operands)
+{
+	t->b[t->n++] = op;
+	for (int k = 0; k < n; k++)
+		t_svlq(t, operands[k]);
+}
+
+static void test_translations(void **state)
+{
+	const struct v8_translation_ops *ops = &v8_translation_v13;
+	struct v8_deopt_frame f[V8_DEOPT_FRAMES_MAX];
+	struct tbuf t = {0}, bad;
+	size_t a, b, c, n;
+
+	(void)state;
+	/* A: two interpreted frames (outer at offset 10, function 0; inner at
+	 * 200, function 2), values between, inlined extra arguments first. */
+	a = t.n;
+	t.b[t.n++] = T_BEGIN;
+	t_uvlq(&t, 0); /* no lookback */
+	t_svlq(&t, 3);
+	t_svlq(&t, 2);
+	t_op(&t, T_EXTRA, 3, (int32_t[]){4, 1, 0});
+	t_op(&t, T_REG, 1, (int32_t[]){1});
+	t_op(&t, T_IFWOR, 4, (int32_t[]){10, 0, 1, 3});
+	t_op(&t, T_REG, 1, (int32_t[]){2});
+	t_op(&t, T_REG, 1, (int32_t[]){3});
+	t_op(&t, T_LITERAL, 1, (int32_t[]){-7});
+	t_op(&t, T_UPDATE_FEEDBACK, 2, (int32_t[]){5, 6});
+	t_op(&t, T_IFWR, 6, (int32_t[]){200, 2, 3, 1, 0, 1});
+	t_op(&t, T_REG, 1, (int32_t[]){4});
+	/* B, matching A: its own BEGIN, A's first four operations (an implicit
+	 * match: byte T_N + 4), a register of its own, A's next two (an explicit
+	 * match), then its own inner frame at offset 300. */
+	b = t.n;
+	t.b[t.n++] = T_BEGIN;
+	t_uvlq(&t, (uint32_t)(b - a));
+	t_svlq(&t, 3);
+	t_svlq(&t, 2);
+	t.b[t.n++] = T_N + 4; /* extra arguments, register, outer frame, register */
+	t_op(&t, T_REG, 1, (int32_t[]){9});
+	t.b[t.n++] = T_MATCH;
+	t_uvlq(&t, 2); /* literal, update feedback */
+	t_op(&t, T_IFWR, 6, (int32_t[]){300, 2, 3, 1, 0, 1});
+	/* C: one frame, function 5 at offset 1000 (a two-byte VLQ). */
+	c = t.n;
+	t.b[t.n++] = T_BEGIN;
+	t_uvlq(&t, 0);
+	t_svlq(&t, 1);
+	t_svlq(&t, 1);
+	t_op(&t, T_IFWR, 6, (int32_t[]){1000, 5, 6, 0, 0, 1});
+
+	assert_int_equal(v8_heap__translation_frames(t.b, t.n, (uint32_t)a, ops, f, 16, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(f[0].bytecode_offset, 10);
+	assert_int_equal(f[0].literal, 0);
+	assert_int_equal(f[1].bytecode_offset, 200);
+	assert_int_equal(f[1].literal, 2);
+	assert_int_equal(v8_heap__translation_frames(t.b, t.n, (uint32_t)b, ops, f, 16, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(f[0].bytecode_offset, 10); /* A's outer frame */
+	assert_int_equal(f[0].literal, 0);
+	assert_int_equal(f[1].bytecode_offset, 300);
+	assert_int_equal(f[1].literal, 2);
+	assert_int_equal(v8_heap__translation_frames(t.b, t.n, (uint32_t)c, ops, f, 16, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(f[0].bytecode_offset, 1000);
+	assert_int_equal(f[0].literal, 5);
+
+	/* Not at a BEGIN; room for fewer frames than it has; cut short. */
+	assert_int_equal(v8_heap__translation_frames(t.b, t.n, (uint32_t)a + 1, ops, f, 16, &n),
+			 -EINVAL);
+	assert_int_equal(v8_heap__translation_frames(t.b, t.n, (uint32_t)a, ops, f, 1, &n),
+			 -EINVAL);
+	assert_int_equal(v8_heap__translation_frames(t.b, c - 3, (uint32_t)b, ops, f, 16, &n),
+			 -EINVAL);
+	/* B read alone (its lookback before the buffer): refused. */
+	assert_int_equal(v8_heap__translation_frames(t.b + b, t.n - b, 0, ops, f, 16, &n), -EINVAL);
+	/* An unknown opcode (T_N is a match of none), a JavaScript frame count
+	 * its frames do not have, a builtin continuation frame. */
+	bad = t;
+	bad.b[c + 4] = T_N;
+	assert_int_equal(v8_heap__translation_frames(bad.b, bad.n, (uint32_t)c, ops, f, 16, &n),
+			 -EINVAL);
+	bad = t;
+	bad.b[c + 3] = 2 << 1; /* C: two JavaScript frames in one frame */
+	assert_int_equal(v8_heap__translation_frames(bad.b, bad.n, (uint32_t)c, ops, f, 16, &n),
+			 -EINVAL);
+	bad = t;
+	bad.b[c + 4] = T_JSBCF;
+	assert_int_equal(v8_heap__translation_frames(bad.b, bad.n, (uint32_t)c, ops, f, 16, &n),
+			 -EINVAL);
+	/* B's lookback not at a BEGIN. */
+	bad = t;
+	bad.b[b + 1] = (uint8_t)(b - a - 1);
+	assert_int_equal(v8_heap__translation_frames(bad.b, bad.n, (uint32_t)b, ops, f, 16, &n),
+			 -EINVAL);
+	/* A match in a translation with no lookback. */
+	bad = t;
+	bad.b[b + 1] = 0;
+	assert_int_equal(v8_heap__translation_frames(bad.b, bad.n, (uint32_t)b, ops, f, 16, &n),
+			 -EINVAL);
+	/* Every prefix of the buffer: an error or the frames, never a read past it. */
+	for (size_t len = 0; len < t.n; len++)
+		for (size_t at = 0; at < len; at++)
+			(void)v8_heap__translation_frames(t.b, len, (uint32_t)at, ops, f, 16, &n);
+}
+
+/*
+ * V8 13.6's operand counts are node's own: Node 24's binary holds its
+ * TranslationOpcodeOperandCount table, 45 int32s, exactly.
+ */
+static void test_translation_counts_v13(void **state)
+{
+	size_t len = 0, n = v8_translation_v13.n;
+	char *bin = tu_read_file("/opt/omniprof-node/24/node", &len);
+	int32_t want[64];
+	bool found = false;
+
+	(void)state;
+	assert_non_null(bin);
+	assert_true(n <= 64);
+	for (size_t k = 0; k < n; k++)
+		want[k] = v8_translation_v13.operands[k];
+	for (size_t at = 0; at + n * 4 <= len && !found; at += 4)
+		found = !memcmp(bin + at, want, n * 4);
+	free(bin);
+	assert_true(found);
 }
 
 /* ---- objects ---------------------------------------------------------------- */
@@ -1029,6 +1199,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_positions),	      cmocka_unit_test(test_lines),
 	    cmocka_unit_test(test_baseline_offsets),  cmocka_unit_test(test_maglev_safepoints),
+	    cmocka_unit_test(test_translations),      cmocka_unit_test(test_translation_counts_v13),
 	    cmocka_unit_test(test_strings_and_names), cmocka_unit_test(test_trusted_function_data),
 	    cmocka_unit_test(test_inline_code),	      cmocka_unit_test(test_v9_baseline_code),
 	    cmocka_unit_test(test_real_binaries),     cmocka_unit_test(test_bytecode_start),

@@ -370,6 +370,8 @@ static size_t v8_counters(const void *rt, struct interp_counter *out)
 	    {"v8: frame objects unreadable", v->stats.code_errors},
 	    {"v8: bytecode no longer its function's", v->stats.mismatches},
 	    {"v8: frames named without a line", v->stats.no_lines},
+	    {"v8: Maglev frames named by their deoptimization translation",
+	     v->stats.maglev_translations},
 	    {"v8: JIT code recompiled at a frame's pc", v->stats.recompiled},
 	    {"v8: scripts' line ends computed", v->stats.scripts},
 	    {"v8: frames not named (byte budget)", v->stats.over_budget},

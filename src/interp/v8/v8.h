@@ -24,10 +24,11 @@ struct v8_stats {
 	uint64_t code_errors; /* objects that could not be read or did not check out */
 	uint64_t mismatches;  /* a bytecode array no longer its function's: not named */
 	uint64_t no_lines;    /* named without a line (no position table, pc out of its code) */
-	uint64_t recompiled;  /* a JIT frame's code object changed at its pc: read again */
-	uint64_t scripts;     /* scripts' line ends computed */
-	uint64_t over_budget; /* frames not named: a byte budget was full */
-	uint64_t read_ns;     /* time spent reading frames' objects (the bench's naming cost) */
+	uint64_t maglev_translations; /* Maglev return addresses named by their translation */
+	uint64_t recompiled;	      /* a JIT frame's code object changed at its pc: read again */
+	uint64_t scripts;	      /* scripts' line ends computed */
+	uint64_t over_budget;	      /* frames not named: a byte budget was full */
+	uint64_t read_ns; /* time spent reading frames' objects (the bench's naming cost) */
 };
 
 /* Objects kept per process between intervals, and byte budgets. */

@@ -537,52 +537,138 @@ static int64_t maglev_deopt_index(const struct v8_code_ctx *cc, uint64_t entry, 
 	return found;
 }
 
+/* The line of bytecode offset bo in the function sfi runs (0: unknown). */
+static int64_t bytecode_line(const struct v8_code_ctx *cc, uint64_t sfi, uint64_t script,
+			     uint32_t bo)
+{
+	const struct v8_layout *l = cc->layout;
+	struct v8_position *pos = NULL;
+	const struct v8_position *p;
+	uint64_t ba, positions;
+	int64_t line = 0;
+	size_t n = 0;
+
+	if (!sfi_bytecode(cc, sfi, &ba) ||
+	    v8_heap__field(cc->mem, ba, l->bytecode_array_positions, &positions) ||
+	    v8_heap__positions(cc->mem, l, positions, &pos, &n))
+		return 0;
+	p = v8_heap__position_at(pos, n, bo);
+	if (p && !p->inlining_id)
+		line = line_in(cc, script, p->script_offset);
+	free(pos);
+	return line;
+}
+
+/*
+ * The frames of a Maglev return address from its deoptimization entry's
+ * translation (V8 13): its interpreted frames, outermost first, each a
+ * function of the deoptimization literal array and its bytecode offset.
+ * The outermost must be this code's function (sfi) and the innermost's
+ * offset the entry's; every function is checked as a SharedFunctionInfo.
+ * Then c->line is the outermost's line and c->inlined the others, innermost
+ * first, each with its own function's line of its offset. False (c
+ * untouched) when any of it does not hold.
+ */
+static bool maglev_translation(const struct v8_code_ctx *cc, uint64_t deopt, uint64_t sfi,
+			       uint64_t script, uint64_t tr_index, uint64_t bo, struct v8_code *c)
+{
+	const struct v8_layout *l = cc->layout;
+	struct v8_deopt_frame frames[V8_DEOPT_FRAMES_MAX];
+	uint64_t tr, literals, fsfi, fscript;
+	size_t n = 0, tr_len = 0;
+	int64_t line;
+	uint8_t *bytes = NULL;
+	bool ok = false;
+
+	/* V8 13.6's opcodes (scope_flags_raw: V8 13's sign); the translation
+	 * is the deoptimization data's first element. */
+	if (!l->scope_flags_raw || array_at(cc, deopt, 0, &tr) ||
+	    array_at(cc, deopt, l->deopt_literal_index, &literals) ||
+	    read_bytes(cc, tr, l->type_byte_array, l->fixed_array_data, &bytes, &tr_len) ||
+	    tr_index > UINT32_MAX ||
+	    v8_heap__translation_frames(bytes, tr_len, (uint32_t)tr_index, &v8_translation_v13,
+					frames, V8_DEOPT_FRAMES_MAX, &n) ||
+	    (uint64_t)frames[n - 1].bytecode_offset != bo ||
+	    array_at(cc, literals, (uint32_t)frames[0].literal, &fsfi) || (fsfi & ~2ull) != sfi)
+		goto cleanup;
+	/* The outermost's line is checked with the code later (v8_code__current):
+	 * without it, no inlined frame is kept either. */
+	line = bytecode_line(cc, sfi, script, (uint32_t)frames[0].bytecode_offset);
+	if (!line)
+		goto cleanup;
+	for (size_t i = n; i-- > 1;) {
+		struct v8_code tmp = {0};
+		struct v8_inlined *in;
+
+		if (array_at(cc, literals, (uint32_t)frames[i].literal, &fsfi) ||
+		    read_names(cc, fsfi & ~2ull, &fscript, &tmp) ||
+		    !(in = realloc(c->inlined, (c->n_inlined + 1) * sizeof(*in)))) {
+			free(tmp.name);
+			free(tmp.filename);
+			drop_inlined(c);
+			goto cleanup;
+		}
+		c->inlined = in;
+		in[c->n_inlined++] = (struct v8_inlined){
+		    tmp.name, tmp.filename,
+		    bytecode_line(cc, fsfi & ~2ull, fscript, (uint32_t)frames[i].bytecode_offset)};
+	}
+	c->line = line;
+	ok = true;
+cleanup:
+	free(bytes);
+	return ok;
+}
+
 /*
  * The line of a return address in Maglev code (V8 12, 13), which records no
  * source positions (its table is the empty one): each call is a lazy
- * deoptimization point, its safepoint naming its deoptimization entry,
- * whose first slot is the call's bytecode offset; that bytecode's source
- * position is the line. The entries follow the InliningPositions, the
- * deopt exits' start and the eager and lazy counts, eager ones first; the
- * array's length must be exactly theirs and the index a lazy entry's. Only
- * code without inlined functions (the offset could be an inlined one's).
- * 0: unknown (a leaf's pc is no call's: no line).
+ * deoptimization point, its safepoint naming its deoptimization entry
+ * {the call's bytecode offset, its translation's index, its pc}. The
+ * entries follow the InliningPositions, the deopt exits' start and the
+ * eager and lazy counts, eager ones first; the array's length must be
+ * exactly theirs and the index a lazy entry's. The translation gives the
+ * functions inlined at the call as frames of their own (maglev_translation);
+ * else, in code without inlined functions, the offset's line in this
+ * function (with inlined ones the offset could be one of theirs: no line).
+ * c->line 0: unknown (a leaf's pc is no call's: no line).
  */
-static int64_t maglev_line(const struct v8_code_ctx *cc, uint64_t deopt, uint64_t entry,
-			   uint32_t size, uint64_t pc_off, uint64_t sfi, uint64_t script)
+static void maglev_frames(const struct v8_code_ctx *cc, uint64_t deopt, uint64_t entry,
+			  uint32_t size, uint64_t pc_off, uint64_t sfi, uint64_t script,
+			  struct v8_code *c)
 {
 	const struct v8_layout *l = cc->layout;
 	uint32_t first = l->deopt_inlining_index + 4;
-	uint64_t table, len, eager, lazy, bo, ba, positions;
-	struct v8_position *pos = NULL;
-	const struct v8_position *p;
-	int64_t line = 0, dx;
-	size_t n = 0;
+	uint64_t table, len, inlined, eager, lazy, bo, tr_index;
+	int64_t dx;
 
 	if (!l->code_described || array_at(cc, deopt, l->deopt_inlining_index, &table) ||
-	    v8_heap__field(cc->mem, table, l->fixed_array_length, &len) || (len & 1) ||
-	    (int64_t)len >> l->smi_shift != 0 || array_at(cc, deopt, first - 2, &eager) ||
-	    array_at(cc, deopt, first - 1, &lazy) || (eager & 1) || (lazy & 1) ||
+	    v8_heap__field(cc->mem, table, l->fixed_array_length, &inlined) || (inlined & 1) ||
+	    array_at(cc, deopt, first - 2, &eager) || array_at(cc, deopt, first - 1, &lazy) ||
+	    (eager & 1) || (lazy & 1) ||
 	    v8_heap__field(cc->mem, deopt, l->fixed_array_length, &len))
-		return 0;
+		return;
 	eager = (uint64_t)((int64_t)eager >> l->smi_shift);
 	lazy = (uint64_t)((int64_t)lazy >> l->smi_shift);
 	len = (uint64_t)((int64_t)len >> l->smi_shift);
 	if (eager > V8_DEOPT_ENTRIES_MAX || lazy > V8_DEOPT_ENTRIES_MAX ||
 	    len != first + V8_DEOPT_ENTRY_SIZE * (eager + lazy))
-		return 0;
+		return;
 	dx = maglev_deopt_index(cc, entry, size, pc_off);
 	if (dx < (int64_t)eager || dx >= (int64_t)(eager + lazy) ||
 	    array_at(cc, deopt, first + V8_DEOPT_ENTRY_SIZE * (uint32_t)dx, &bo) || (bo & 1) ||
-	    (int64_t)bo >> l->smi_shift < 0 || !sfi_bytecode(cc, sfi, &ba) ||
-	    v8_heap__field(cc->mem, ba, l->bytecode_array_positions, &positions) ||
-	    v8_heap__positions(cc->mem, l, positions, &pos, &n))
-		return 0;
-	p = v8_heap__position_at(pos, n, (uint32_t)((int64_t)bo >> l->smi_shift));
-	if (p && !p->inlining_id)
-		line = line_in(cc, script, p->script_offset);
-	free(pos);
-	return line;
+	    (int64_t)bo >> l->smi_shift < 0 ||
+	    array_at(cc, deopt, first + V8_DEOPT_ENTRY_SIZE * (uint32_t)dx + 1, &tr_index) ||
+	    (tr_index & 1) || (int64_t)tr_index >> l->smi_shift < 0)
+		return;
+	bo = (uint64_t)((int64_t)bo >> l->smi_shift);
+	tr_index = (uint64_t)((int64_t)tr_index >> l->smi_shift);
+	if (maglev_translation(cc, deopt, sfi, script, tr_index, bo, c)) {
+		cc->stats->maglev_translations++;
+		return;
+	}
+	if ((int64_t)inlined >> l->smi_shift == 0)
+		c->line = bytecode_line(cc, sfi, script, (uint32_t)bo);
 }
 
 int v8_code__read_jit(const struct v8_code_ctx *cc, uint64_t pc, uint64_t sfi, struct v8_code **out)
@@ -631,7 +717,7 @@ int v8_code__read_jit(const struct v8_code_ctx *cc, uint64_t pc, uint64_t sfi, s
 		/* Maglev's (the kind after baseline): no positions; its calls' lazy deopt points.
 		 */
 		if (!n && (flags & l->code_kind_mask) == l->code_kind_baseline + 1)
-			c->line = maglev_line(cc, deopt, entry, size, pc - entry, sfi, script);
+			maglev_frames(cc, deopt, entry, size, pc - entry, sfi, script, c);
 	}
 	if (!c->line)
 		cc->stats->no_lines++;

@@ -858,3 +858,206 @@ int64_t v8_heap__maglev_deopt_index(const uint8_t *table, size_t len, unsigned c
 	}
 	return found;
 }
+
+/* V8 13.6's 45 opcodes' operand counts, by opcode number. */
+static const uint8_t v13_operands[45] = {
+    6, 4, 3, 3,		       /* interpreted with / without return, builtin continuations */
+    2, 1, 3, 4, 3, 3, 3,       /* construct stubs, continuations, wasm, extra arguments */
+    1, 0, 0, 3, 3,	       /* arguments elements, lengths, BEGIN without / with feedback */
+    1, 1, 1, 0,		       /* bool register, slot, captured object, string concat */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, /* double, simd, holey double, duplicated, float */
+    1, 1, 1, 1, 1, 1, 1, 1,    /* int32, int64, signed and unsigned bigint64 */
+    0, 1, 1, 1, 1, 1, 2, 1,    /* optimized out ... update feedback, match previous */
+};
+
+const struct v8_translation_ops v8_translation_v13 = {
+    .operands = v13_operands,
+    .n = 45,
+    .n_frames = 11,
+    .interpreted_with_return = 0,
+    .interpreted_without_return = 1,
+    .inlined_extra_arguments = 10,
+    .begin_without_feedback = 14,
+    .begin_with_feedback = 15,
+    .match_previous = 44,
+};
+
+/* A translation being read: its own position and its lookback's. */
+struct tr_iter {
+	const uint8_t *t;
+	size_t len, cur, prev;
+	bool has_prev;
+	uint32_t remaining; /* operations still to take from prev (the current one included) */
+	uint32_t since;	    /* operations of its own since prev was aligned */
+	const struct v8_translation_ops *ops;
+};
+
+/* An unsigned VLQ at *pos, below limit. 0 or -EINVAL. */
+static int tr_uvlq(const uint8_t *t, size_t limit, size_t *pos, uint32_t *out)
+{
+	uint64_t v = 0;
+
+	for (int shift = 0; shift < 35; shift += 7) {
+		uint8_t b;
+
+		if (*pos >= limit)
+			return -EINVAL;
+		b = t[(*pos)++];
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			if (v > UINT32_MAX)
+				return -EINVAL;
+			*out = (uint32_t)v;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* The next operand, from prev while operations are taken from there. */
+static int tr_operand(struct tr_iter *it, int32_t *out)
+{
+	uint32_t u;
+	int err = it->remaining ? tr_uvlq(it->t, it->cur, &it->prev, &u)
+				: tr_uvlq(it->t, it->len, &it->cur, &u);
+
+	if (err)
+		return err;
+	/* Sign in bit 0, magnitude above. */
+	*out = (u & 1) ? -(int32_t)(u >> 1) : (int32_t)(u >> 1);
+	return 0;
+}
+
+static bool tr_begin(const struct v8_translation_ops *ops, uint8_t op)
+{
+	return op == ops->begin_without_feedback || op == ops->begin_with_feedback;
+}
+
+/* An operation at prev: never a match, always before cur; a BEGIN (the
+ * lookback's own, aligned with this one's) only skipped, never taken. */
+static int tr_op_at_prev(struct tr_iter *it, uint8_t *op, bool skip)
+{
+	if (!it->has_prev || it->prev >= it->cur)
+		return -EINVAL;
+	*op = it->t[it->prev++];
+	if (*op >= it->ops->n || *op == it->ops->match_previous ||
+	    (!skip && tr_begin(it->ops, *op)))
+		return -EINVAL;
+	return 0;
+}
+
+static int tr_skip_at_prev(struct tr_iter *it)
+{
+	uint8_t op;
+	uint32_t u;
+	int err = tr_op_at_prev(it, &op, true);
+
+	for (uint8_t k = 0; !err && k < it->ops->operands[op]; k++)
+		err = tr_uvlq(it->t, it->cur, &it->prev, &u);
+	return err;
+}
+
+static int tr_skip_operands(struct tr_iter *it, uint8_t op, unsigned done)
+{
+	int32_t v;
+	int err = 0;
+
+	for (unsigned k = done; !err && k < it->ops->operands[op]; k++)
+		err = tr_operand(it, &v);
+	return err;
+}
+
+/* The next operation's opcode (its operands follow, from where it came). */
+static int tr_next(struct tr_iter *it, uint8_t *op)
+{
+	const struct v8_translation_ops *ops = it->ops;
+	uint32_t lookback;
+	size_t peek;
+	uint8_t b;
+	int err;
+
+	if (it->remaining)
+		it->remaining--;
+	if (it->remaining)
+		return tr_op_at_prev(it, op, false);
+	if (it->cur >= it->len)
+		return -EINVAL;
+	b = it->t[it->cur++];
+	if (b >= ops->n) {
+		it->remaining = b - ops->n;
+		b = ops->match_previous;
+	} else if (b == ops->match_previous &&
+		   (err = tr_uvlq(it->t, it->len, &it->cur, &it->remaining))) {
+		return err;
+	}
+	if (tr_begin(ops, b)) {
+		peek = it->cur;
+		if ((err = tr_uvlq(it->t, it->len, &peek, &lookback)))
+			return err;
+		if (lookback) {
+			/* The earlier BEGIN, which refers to none itself. */
+			if (lookback > it->cur - 1)
+				return -EINVAL;
+			it->prev = it->cur - 1 - lookback;
+			if (!tr_begin(ops, it->t[it->prev]) || it->t[it->prev + 1] != 0)
+				return -EINVAL;
+			it->has_prev = true;
+		}
+		it->since = 1;
+	} else if (b == ops->match_previous) {
+		if (!it->remaining)
+			return -EINVAL; /* V8 writes none taking nothing */
+		for (uint32_t k = 0; k < it->since; k++)
+			if ((err = tr_skip_at_prev(it)))
+				return err;
+		it->since = 0;
+		return tr_op_at_prev(it, op, false);
+	} else {
+		it->since++;
+	}
+	*op = b;
+	return 0;
+}
+
+int v8_heap__translation_frames(const uint8_t *t, size_t len, uint32_t index,
+				const struct v8_translation_ops *ops, struct v8_deopt_frame *out,
+				size_t max, size_t *n)
+{
+	struct tr_iter it = {.t = t, .len = len, .cur = index, .ops = ops};
+	int32_t lookback, frames, js;
+	uint8_t op;
+	int err;
+
+	*n = 0;
+	if (index >= len || (err = tr_next(&it, &op)) || !tr_begin(ops, op) ||
+	    (err = tr_operand(&it, &lookback)) || (err = tr_operand(&it, &frames)) ||
+	    (err = tr_operand(&it, &js)))
+		return -EINVAL;
+	if (js < 1 || frames < js || frames > V8_DEOPT_FRAMES_MAX || (size_t)js > max)
+		return -EINVAL;
+	for (uint32_t ops_read = 0; frames > 0; ops_read++) {
+		if (ops_read >= V8_TRANSLATION_OPS_MAX || tr_next(&it, &op) || tr_begin(ops, op))
+			return -EINVAL;
+		if (op >= ops->n_frames) {
+			if (tr_skip_operands(&it, op, 0))
+				return -EINVAL;
+			continue;
+		}
+		frames--;
+		if (op == ops->inlined_extra_arguments) {
+			if (tr_skip_operands(&it, op, 0))
+				return -EINVAL;
+			continue;
+		}
+		/* Frames of builtins or construct stubs are not named here. */
+		if ((op != ops->interpreted_with_return && op != ops->interpreted_without_return) ||
+		    *n >= (size_t)js)
+			return -EINVAL;
+		if (tr_operand(&it, &out[*n].bytecode_offset) ||
+		    tr_operand(&it, &out[*n].literal) || tr_skip_operands(&it, op, 2) ||
+		    out[*n].bytecode_offset < 0 || out[*n].literal < 0)
+			return -EINVAL;
+		(*n)++;
+	}
+	return *n == (size_t)js ? 0 : -EINVAL;
+}

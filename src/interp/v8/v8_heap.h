@@ -110,6 +110,49 @@ size_t v8_heap__maglev_safepoints_size(const uint8_t *head, unsigned count_word)
 int64_t v8_heap__maglev_deopt_index(const uint8_t *table, size_t len, unsigned count_word,
 				    uint32_t code_size, uint32_t pc_off);
 
+/*
+ * A deoptimization translation (DeoptimizationFrameTranslation, V8 12 on):
+ * per translation a BEGIN (lookback distance to an earlier BEGIN, frame
+ * count, JavaScript frame count), then per frame a frame opcode and its
+ * operands followed by its values' opcodes, outermost frame first. Opcodes
+ * are bytes, operands VLQ (7 bits a byte, low first, 0x80 continues;
+ * signed ones with their sign in bit 0). A translation refers back to its
+ * lookback BEGIN's: MATCH_PREVIOUS_TRANSLATION n (or an opcode byte >=
+ * the opcode count, n = byte - count) takes the next n operations from
+ * there, after skipping as many there as this one has of its own since
+ * they were last aligned. Opcode numbers and operand counts per V8 version.
+ */
+struct v8_translation_ops {
+	const uint8_t *operands; /* operand count by opcode */
+	uint8_t n;		 /* opcodes */
+	uint8_t n_frames;	 /* opcodes below it are frames' */
+	uint8_t interpreted_with_return, interpreted_without_return, inlined_extra_arguments;
+	uint8_t begin_without_feedback, begin_with_feedback, match_previous;
+};
+/* V8 13.6 (Node 24): the order and counts read from node's own binary
+ * (its opcode printer's jump table, TranslationOpcodeOperandCount's table). */
+extern const struct v8_translation_ops v8_translation_v13;
+
+/* An interpreted frame of a translation. */
+struct v8_deopt_frame {
+	int32_t bytecode_offset;
+	int32_t literal; /* its function's index in the deoptimization literal array */
+};
+#define V8_DEOPT_FRAMES_MAX    16   /* frames of one translation */
+#define V8_TRANSLATION_OPS_MAX 8192 /* operations decoded for one translation */
+
+/*
+ * The interpreted frames of the translation at index of the translation
+ * bytes t (len), outermost first, into out (max): *n of them, exactly its
+ * JavaScript frame count. -EINVAL when it does not decode exactly: an
+ * unknown opcode, a lookback or match out of range, counts that disagree,
+ * a frame other than an interpreted one or inlined extra arguments (a
+ * builtin continuation, a construct stub).
+ */
+int v8_heap__translation_frames(const uint8_t *t, size_t len, uint32_t index,
+				const struct v8_translation_ops *ops, struct v8_deopt_frame *out,
+				size_t max, size_t *n);
+
 /* The entry for code offset off (the last one at or before it), NULL when none. */
 const struct v8_position *v8_heap__position_at(const struct v8_position *p, size_t n, uint32_t off);
 
