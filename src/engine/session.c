@@ -601,7 +601,7 @@ struct profile *session__take_offcpu_profile(struct session *ss)
 int session__take_profile(struct session *ss, struct profile **out)
 {
 	struct trace_table done;
-	uint64_t now, dropped, traces_dropped;
+	uint64_t now, dropped, traces_dropped, first_ns, last_ns;
 	struct profile *p;
 	int err;
 
@@ -626,6 +626,8 @@ int session__take_profile(struct session *ss, struct profile **out)
 	ss->tables.traces_dropped += traces_dropped;
 	/* New samples go to a fresh table from here on. */
 	reset_traces(ss);
+	first_ns = done.first_time_ns;
+	last_ns = done.last_time_ns;
 	p = profile__new(ss->opts.frequency_hz);
 	err = p ? profile_builder__build(p, &done, &ss->sym) : -ENOMEM;
 	trace_table__clear(&done);
@@ -646,6 +648,17 @@ int session__take_profile(struct session *ss, struct profile **out)
 	/* Intervals tile time exactly: the next starts where this one ended. */
 	ss->interval_start_wall_ns += p->duration_ns;
 	ss->interval_start_ns = now;
+	/*
+	 * A held stack copy is unwound once its tables exist, often in a later
+	 * interval than the one it was sampled in: the window stretches back (or
+	 * on) to cover every sample it carries, so no timestamp lies outside it.
+	 */
+	if (first_ns && first_ns < p->time_ns) {
+		p->duration_ns += p->time_ns - first_ns;
+		p->time_ns = first_ns;
+	}
+	if (last_ns > p->time_ns + p->duration_ns)
+		p->duration_ns = last_ns - p->time_ns;
 	ss->c.monotonic_to_wall_ns =
 	    (int64_t)(session__clock_ns(CLOCK_REALTIME) - session__clock_ns(CLOCK_MONOTONIC));
 	*out = p;

@@ -44,6 +44,7 @@ void trace_table__clear(struct trace_table *tt)
 	tt->samples = tt->truncated = 0;
 	tt->n_timestamps = tt->timestamps_dropped = 0;
 	tt->bytes = tt->dropped = 0;
+	tt->first_time_ns = tt->last_time_ns = 0;
 }
 
 /* Appends t's time to e, within the table's budget: 0, or -ENOMEM (the sample still counts). */
@@ -101,6 +102,12 @@ int trace_table__add_weighted(struct trace_table *tt, const struct trace *t, uin
 	}
 	e->count += weight;
 	tt->samples += weight;
+	if (t->time_ns) {
+		if (!tt->first_time_ns || t->time_ns < tt->first_time_ns)
+			tt->first_time_ns = t->time_ns;
+		if (t->time_ns > tt->last_time_ns)
+			tt->last_time_ns = t->time_ns;
+	}
 	if (tt->keep_events)
 		add_timestamp(tt, e, t->time_ns);
 	if (t->flags & OP_TRACE_F_USER_TRUNCATED)

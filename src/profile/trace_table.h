@@ -65,6 +65,9 @@ struct trace_table {
 	uint64_t max_bytes;	     /* bound of the traces' memory; 0: none */
 	uint64_t bytes;		     /* memory the traces hold (without timestamps) */
 	uint64_t dropped;	     /* samples of new traces refused at max_bytes */
+	/* The earliest and latest sample times added (0: none). A held stack copy
+	 * is added after its interval ended: the profile's window must cover it. */
+	uint64_t first_time_ns, last_time_ns;
 };
 
 void trace_table__init(struct trace_table *tt);

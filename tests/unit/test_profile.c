@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "profile/profile.h"
+#include "profile/trace_table.h"
 #include "util/hashmap.h"
 
 static int setup(void **state)
@@ -290,6 +291,40 @@ static void test_hashmap(void **state)
 	hashmap__clear(NULL);
 }
 
+/*
+ * A held stack copy reaches the table after its interval ended: the table keeps
+ * the earliest and latest sample time so the profile's window can cover them.
+ */
+static void test_trace_table_times(void **state)
+{
+	struct {
+		struct trace t;
+		struct trace_frame f[1];
+	} s = {0};
+	struct trace_table tt;
+	const uint64_t times[] = {5000, 1200, 9000, 0, 4000};
+
+	(void)state;
+	trace_table__init(&tt);
+	assert_int_equal(tt.first_time_ns, 0);
+	assert_int_equal(tt.last_time_ns, 0);
+	s.t.pid = 7;
+	s.t.n_frames = 1;
+	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
+		s.f[0].addr = 0x1000 + i % 2; /* two traces: the times span both */
+		s.t.time_ns = times[i];
+		assert_int_equal(trace_table__add(&tt, &s.t), 0);
+	}
+	/* A sample without a time (0) moves neither end. */
+	assert_int_equal(tt.first_time_ns, 1200);
+	assert_int_equal(tt.last_time_ns, 9000);
+	assert_int_equal(tt.samples, 5);
+	trace_table__clear(&tt);
+	assert_int_equal(tt.first_time_ns, 0);
+	assert_int_equal(tt.last_time_ns, 0);
+	trace_table__clear(&tt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -301,6 +336,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_samples, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_growth, setup, teardown),
 	    cmocka_unit_test(test_hashmap),
+	    cmocka_unit_test(test_trace_table_times),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
