@@ -304,12 +304,17 @@ static void test_file_pages_charged_as_read(void **state)
 	struct opened o;
 	struct sym_frame frames[8];
 	struct nm_sym nm;
+	struct native_symbols_info info;
 	size_t sections, opened, looked_up;
 
 	(void)state;
 	big_lib(lib, sizeof(lib));
 	sections = symbol_section_bytes(lib);
 	o = open_syms(lib);
+	/* Its DWARF is read in place: cheap to load again (symbolizer's pass unloads). */
+	native_symbols__info(o.ns, &info);
+	assert_true(info.has_dwarf);
+	assert_false(info.dwarf_in_heap);
 	opened = native_symbols__file_growth(o.ns);
 	assert_true(opened > 0);
 	assert_true(opened < sections / 2);
@@ -429,6 +434,7 @@ static void test_lookup_heap_counted(void **state)
 	struct opened o;
 	struct sym_frame frames[8];
 	size_t measured = 0, counted = 0, before, n = 0, file;
+	struct native_symbols_info info;
 	struct stat st;
 
 	(void)state;
@@ -444,6 +450,10 @@ static void test_lookup_heap_counted(void **state)
 	    0);
 	free(out);
 	o = open_syms(lib);
+	/* -gz: libelf inflated its DWARF into the heap. */
+	native_symbols__info(o.ns, &info);
+	assert_true(info.has_dwarf);
+	assert_true(info.dwarf_in_heap);
 	(void)native_symbols__lookup_growth(o.ns);
 	/* Every tenth function of each unit, the middle of it. */
 	assert_int_equal(
