@@ -192,7 +192,8 @@ void symbol_cache__shrink_each(struct symbol_cache *c, size_t (*fn)(void *value,
 }
 
 size_t symbol_cache__remove_if(struct symbol_cache *c,
-			       bool (*pred)(const struct symbol_cache_entry *e))
+			       bool (*pred)(const struct symbol_cache_entry *e, void *ctx),
+			       void *ctx)
 {
 	struct list_node *n = list__first(&c->lru);
 	size_t removed = 0;
@@ -201,7 +202,7 @@ size_t symbol_cache__remove_if(struct symbol_cache *c,
 		struct symbol_cache_entry *e = entry_of(n);
 
 		n = list__next(&c->lru, n);
-		if (!pred(e))
+		if (!pred(e, ctx))
 			continue;
 		drop(c, e);
 		c->stats.evictions++;

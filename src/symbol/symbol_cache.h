@@ -118,11 +118,12 @@ void symbol_cache__charge(struct symbol_cache *c, struct symbol_cache_entry *e, 
 void symbol_cache__shrink_each(struct symbol_cache *c, size_t (*fn)(void *value, void *ctx),
 			       void *ctx);
 /*
- * Drops every entry for which pred(entry) is true (counted as evictions);
+ * Drops every entry for which pred(entry, ctx) is true (counted as evictions);
  * returns how many. The freed heap stays for reuse (no trim).
  */
 size_t symbol_cache__remove_if(struct symbol_cache *c,
-			       bool (*pred)(const struct symbol_cache_entry *e));
+			       bool (*pred)(const struct symbol_cache_entry *e, void *ctx),
+			       void *ctx);
 /* Drops key's entry (its file went away). True when there was one. */
 bool symbol_cache__remove(struct symbol_cache *c, uint64_t key);
 /* Evicts least recently used entries until the total is within bound. */

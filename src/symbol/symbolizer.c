@@ -37,6 +37,7 @@ int symbolizer__init(struct symbolizer *s, struct file_cache *files,
 	bound = opts->cache_bytes ? opts->cache_bytes : (size_t)SYMBOL_CACHE_DEFAULT_MB << 20;
 	symbol_cache__init(&s->cache, bound, free_symbols);
 	frame_memo__init(&s->memo, 0);
+	s->unload_min_cost = SYMBOLIZER_RELOAD_MIN_COST;
 	err =
 	    debuginfo__init(&s->debuginfo, opts->debug_dirs, opts->n_debug_dirs, opts->debuginfod);
 	if (err)
@@ -155,20 +156,21 @@ static void drop_file_pages(struct symbolizer *s)
 }
 
 /* True for an entry to unload after a pass: see symbolizer__drop_file_pages(). */
-static bool unload_after_pass(const struct symbol_cache_entry *e)
+static bool unload_after_pass(const struct symbol_cache_entry *e, void *ctx)
 {
+	const struct symbolizer *s = ctx;
 	struct native_symbols_info info;
 
-	if (!e->value || e->cost < SYMBOLIZER_RELOAD_MIN_COST)
+	if (!e->value || e->cost < s->unload_min_cost)
 		return false;
 	native_symbols__info(e->value, &info);
-	return info.has_dwarf && !info.dwarf_in_heap;
+	return info.has_dwarf && !info.dwarf_in_heap && info.n_funcs <= SYMBOLIZER_RELOAD_MAX_FUNCS;
 }
 
 void symbolizer__drop_file_pages(struct symbolizer *s)
 {
 	drop_file_pages(s);
-	s->stats.pass_unloads += symbol_cache__remove_if(&s->cache, unload_after_pass);
+	s->stats.pass_unloads += symbol_cache__remove_if(&s->cache, unload_after_pass, s);
 }
 
 /* Heap allocated since before (0 when other frees outweighed it). */

@@ -55,6 +55,7 @@ struct symbolizer {
 	struct sym_frame *frames;  /* SYM_MAX_FRAMES, the result of the last native lookup */
 	uint32_t lookups;	   /* native lookups, to re-measure file pages now and then */
 	size_t file_held;	   /* file pages the lookups mapped in since the last drop */
+	size_t unload_min_cost;	   /* SYMBOLIZER_RELOAD_MIN_COST (tests lower it) */
 	struct symbolizer_stats stats;
 };
 
@@ -109,8 +110,13 @@ void symbolizer__new_pass(struct symbolizer *s);
  */
 void symbolizer__drop_file_pages(struct symbolizer *s);
 
-/* Unloaded after a pass (see above) from this cost on. */
-#define SYMBOLIZER_RELOAD_MIN_COST (1u << 20)
+/*
+ * Unloaded after a pass (see above) from this cost on, and only with at most
+ * this many functions: reading and sorting the symbol table again is the part
+ * of a reload that grows with the file (libpython3.11: 5,426 functions).
+ */
+#define SYMBOLIZER_RELOAD_MIN_COST  (1u << 20)
+#define SYMBOLIZER_RELOAD_MAX_FUNCS 65536
 
 /* Text for an OP_FRAME_ERROR frame's reason. */
 const char *symbolizer__error(uint64_t reason);
