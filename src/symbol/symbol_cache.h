@@ -47,7 +47,7 @@
  * named all their addresses) are dropped at the next pass whatever the bound,
  * when they hold at least SYMBOL_CACHE_IDLE_MIN_COST: libdw keeps every unit,
  * line table and inflated section it read for the file's lifetime (libc's
- * debug file: 20 MiB and more), which the memo no longer needs. A file is
+ * debug file: 11-13 MiB in a busy agent), which the memo no longer needs. A file is
  * loaded again on its next new address (counted in files_loaded); smaller
  * entries (symbol tables alone, files without symbols) stay, as reloading
  * them costs more than they hold.
