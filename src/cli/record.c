@@ -513,9 +513,10 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 	}
 	fprintf(stderr, "  %-40s %llu\n", "symbols: inline frames added",
 		(unsigned long long)sym->stats.native_inline);
-	fprintf(stderr, "  %-40s %llu (%llu without symbols)\n", "symbols: file loads",
-		(unsigned long long)sym->stats.files_loaded,
-		(unsigned long long)sym->stats.files_without_symbols);
+	fprintf(stderr, "  %-40s %llu (%llu without symbols, %llu unloaded after a pass)\n",
+		"symbols: file loads", (unsigned long long)sym->stats.files_loaded,
+		(unsigned long long)sym->stats.files_without_symbols,
+		(unsigned long long)sym->stats.pass_unloads);
 	fprintf(stderr, "  %-40s %llu (%llu bytes charged)\n", "symbols: file pages given back",
 		(unsigned long long)sym->stats.file_page_drops,
 		(unsigned long long)sym->stats.file_bytes_dropped);

@@ -75,6 +75,7 @@ struct native_symbols {
 	struct byte_span *spans; /* the sections file_bytes() measures */
 	size_t n_spans;
 	bool spans_known;
+	bool dwarf_in_heap; /* see native_symbols_info */
 };
 
 /* A section in a file's mapping (at NULL: not in a mapping, size counted whole). */
@@ -567,6 +568,32 @@ static int section_spans(Elf *elf, struct byte_span **spans, size_t *n, size_t *
 	return 0;
 }
 
+/* True when a DWARF section of elf lies in the heap (inflated) rather than in its mapping. */
+static bool dwarf_inflated(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, image_len = 0;
+	const char *image;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	image = elf_rawfile(elf, &image_len);
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (!name || (strncmp(name, ".debug_", 7) && strncmp(name, ".zdebug_", 8)))
+			continue;
+		/* Still compressed (libdw refused it) or inflated: either way not in place. */
+		if ((shdr.sh_flags & SHF_COMPRESSED) || inflated(scn, image, image_len))
+			return true;
+	}
+	return false;
+}
+
 /*
  * Memory of the sections elfutils reads in place from its mapping of the file
  * for names and lines (compressed ones are inflated into the heap instead,
@@ -763,6 +790,9 @@ int native_symbols__open_opts(const struct elf_file *ef, const struct symbol_opt
 		ns->dwarf = dwfl_module_getdwarf(ns->mod, &ns->dwarf_bias);
 		if (ns->dwarf)
 			guard_dwarf(ns);
+		if (ns->dwarf)
+			ns->dwarf_in_heap = dwarf_inflated(dwarf_getelf(ns->dwarf)) ||
+					    (ns->alt && dwarf_inflated(dwarf_getelf(ns->alt)));
 	}
 	ns->touched = true;
 	*out = ns;
@@ -806,6 +836,7 @@ void native_symbols__info(const struct native_symbols *ns, struct native_symbols
 	info->debug_file = ns->debug_file;
 	info->has_dwarf = ns->dwarf != NULL;
 	info->has_gopclntab = ns->go != NULL;
+	info->dwarf_in_heap = ns->dwarf_in_heap;
 	info->n_funcs = ns->n_funcs;
 }
 

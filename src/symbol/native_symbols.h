@@ -103,6 +103,13 @@ struct native_symbols_info {
 	const char *debug_file; /* separate debug file in use, or NULL */
 	int has_dwarf;
 	int has_gopclntab;
+	/*
+	 * Its DWARF sections were compressed and libelf inflated them into the
+	 * heap (libc6-dbg: 9.6 MiB, 90-240 ms to load): costly to load again.
+	 * Without it DWARF is read in place from the file's mapping, and loading
+	 * it again costs little more than the units a lookup parses.
+	 */
+	int dwarf_in_heap;
 	size_t n_funcs; /* function symbols in the table */
 };
 void native_symbols__info(const struct native_symbols *ns, struct native_symbols_info *info);

@@ -21,6 +21,7 @@ void symbol_cache__init(struct symbol_cache *c, size_t limit, void (*free_value)
 	hashmap__init(&c->index, entry_equal, NULL);
 	list__init(&c->lru);
 	c->limit = limit;
+	c->idle_passes = SYMBOL_CACHE_IDLE_PASSES;
 	c->free_value = free_value;
 }
 
@@ -129,9 +130,42 @@ struct symbol_cache_entry *symbol_cache__put(struct symbol_cache *c, uint64_t ke
 	return e;
 }
 
+/*
+ * Drops the big entries no lookup used in the last idle_passes passes. They
+ * lie at the tail (least recently used first); an idle small entry is
+ * stepped over, so the walk stops at the first entry used since.
+ */
+static void drop_idle(struct symbol_cache *c)
+{
+	struct list_node *n = list__last(&c->lru);
+	size_t freed = 0;
+
+	while (c->idle_passes && n) {
+		struct symbol_cache_entry *e = entry_of(n);
+
+		if (e->pass + c->idle_passes >= c->pass)
+			break;
+		n = list__prev(&c->lru, n);
+		if (e->cost < SYMBOL_CACHE_IDLE_MIN_COST)
+			continue;
+		freed += e->cost;
+		drop(c, e);
+		c->stats.evictions++;
+		c->stats.idle_drops++;
+	}
+	/*
+	 * Most of a file's DWARF state is small chunks (units, line tables):
+	 * freed, they would stay as free heap up to memory__release()'s 16 MiB.
+	 * An idle drop is rare (once per file per idle spell): trim now.
+	 */
+	if (freed >= RELEASE_AFTER_BYTES)
+		memory__trim();
+}
+
 void symbol_cache__new_pass(struct symbol_cache *c)
 {
 	c->pass++;
+	drop_idle(c);
 	evict(c, NULL, false);
 }
 
@@ -155,6 +189,26 @@ void symbol_cache__shrink_each(struct symbol_cache *c, size_t (*fn)(void *value,
 		e->cost -= freed;
 		c->cost -= freed;
 	}
+}
+
+size_t symbol_cache__remove_if(struct symbol_cache *c,
+			       bool (*pred)(const struct symbol_cache_entry *e, void *ctx),
+			       void *ctx)
+{
+	struct list_node *n = list__first(&c->lru);
+	size_t removed = 0;
+
+	while (n) {
+		struct symbol_cache_entry *e = entry_of(n);
+
+		n = list__next(&c->lru, n);
+		if (!pred(e, ctx))
+			continue;
+		drop(c, e);
+		c->stats.evictions++;
+		removed++;
+	}
+	return removed;
 }
 
 bool symbol_cache__remove(struct symbol_cache *c, uint64_t key)

@@ -42,6 +42,19 @@
  */
 #define SYMBOL_CACHE_DEFAULT_MB 32
 
+/*
+ * Files idle this many whole passes (no lookup reached them: the frame memo
+ * named all their addresses) are dropped at the next pass whatever the bound,
+ * when they hold at least SYMBOL_CACHE_IDLE_MIN_COST: libdw keeps every unit,
+ * line table and inflated section it read for the file's lifetime (libc's
+ * debug file: 11-13 MiB in a busy agent), which the memo no longer needs. A file is
+ * loaded again on its next new address (counted in files_loaded); smaller
+ * entries (symbol tables alone, files without symbols) stay, as reloading
+ * them costs more than they hold.
+ */
+#define SYMBOL_CACHE_IDLE_PASSES   3
+#define SYMBOL_CACHE_IDLE_MIN_COST (256u << 10)
+
 struct symbol_cache_entry {
 	uint64_t key;
 	void *value; /* owned by the cache (freed with free_value); may be NULL */
@@ -54,6 +67,7 @@ struct symbol_cache_stats {
 	uint64_t hits;
 	uint64_t misses;
 	uint64_t evictions;
+	uint64_t idle_drops; /* evictions of idle files (see SYMBOL_CACHE_IDLE_PASSES) */
 	size_t peak_cost;
 };
 
@@ -63,7 +77,8 @@ struct symbol_cache {
 	size_t cost;
 	size_t limit;
 	size_t n_entries;
-	uint64_t pass; /* the current pass */
+	uint64_t pass;	      /* the current pass */
+	uint64_t idle_passes; /* drop big entries idle this many passes (0: never) */
 	void (*free_value)(void *value);
 	struct symbol_cache_stats stats;
 };
@@ -75,8 +90,9 @@ void symbol_cache__clear(struct symbol_cache *c); /* frees every value; accepts 
 /* The entry for key, now the most recently used, or NULL (counted as a miss). */
 struct symbol_cache_entry *symbol_cache__get(struct symbol_cache *c, uint64_t key);
 
-/* A new pass over the files starts (a profile is about to be named); brings
- * the total back within the bound. */
+/* A new pass over the files starts (a profile is about to be named); drops
+ * the big entries idle for idle_passes passes (SYMBOL_CACHE_IDLE_PASSES after
+ * init), then brings the total back within the bound. */
 void symbol_cache__new_pass(struct symbol_cache *c);
 
 /*
@@ -100,6 +116,13 @@ void symbol_cache__charge(struct symbol_cache *c, struct symbol_cache_entry *e, 
  * dropped; at most the entry's cost). Evicts nothing.
  */
 void symbol_cache__shrink_each(struct symbol_cache *c, size_t (*fn)(void *value, void *ctx),
+			       void *ctx);
+/*
+ * Drops every entry for which pred(entry, ctx) is true (counted as evictions);
+ * returns how many. The freed heap stays for reuse (no trim).
+ */
+size_t symbol_cache__remove_if(struct symbol_cache *c,
+			       bool (*pred)(const struct symbol_cache_entry *e, void *ctx),
 			       void *ctx);
 /* Drops key's entry (its file went away). True when there was one. */
 bool symbol_cache__remove(struct symbol_cache *c, uint64_t key);

@@ -37,6 +37,7 @@ int symbolizer__init(struct symbolizer *s, struct file_cache *files,
 	bound = opts->cache_bytes ? opts->cache_bytes : (size_t)SYMBOL_CACHE_DEFAULT_MB << 20;
 	symbol_cache__init(&s->cache, bound, free_symbols);
 	frame_memo__init(&s->memo, 0);
+	s->unload_min_cost = SYMBOLIZER_RELOAD_MIN_COST;
 	err =
 	    debuginfo__init(&s->debuginfo, opts->debug_dirs, opts->n_debug_dirs, opts->debuginfod);
 	if (err)
@@ -144,7 +145,7 @@ static size_t drop_value_pages(void *value, void *ctx)
 	return native_symbols__drop_pages(value);
 }
 
-void symbolizer__drop_file_pages(struct symbolizer *s)
+static void drop_file_pages(struct symbolizer *s)
 {
 	size_t before = s->cache.cost;
 
@@ -152,6 +153,24 @@ void symbolizer__drop_file_pages(struct symbolizer *s)
 	s->stats.file_page_drops++;
 	s->stats.file_bytes_dropped += before - s->cache.cost;
 	s->file_held = 0;
+}
+
+/* True for an entry to unload after a pass: see symbolizer__drop_file_pages(). */
+static bool unload_after_pass(const struct symbol_cache_entry *e, void *ctx)
+{
+	const struct symbolizer *s = ctx;
+	struct native_symbols_info info;
+
+	if (!e->value || e->cost < s->unload_min_cost)
+		return false;
+	native_symbols__info(e->value, &info);
+	return info.has_dwarf && !info.dwarf_in_heap && info.n_funcs <= SYMBOLIZER_RELOAD_MAX_FUNCS;
+}
+
+void symbolizer__drop_file_pages(struct symbolizer *s)
+{
+	drop_file_pages(s);
+	s->stats.pass_unloads += symbol_cache__remove_if(&s->cache, unload_after_pass, s);
 }
 
 /* Heap allocated since before (0 when other frees outweighed it). */
@@ -252,7 +271,7 @@ size_t symbolizer__native(struct symbolizer *s, uint32_t file_slot, uint64_t vad
 		symbol_cache__charge(&s->cache, e, lookup_growth(s, e->value));
 	/* Pointers into the pages (source file names) stay valid: a read maps them in again. */
 	if (s->file_held > FILE_PAGES_HELD_MAX)
-		symbolizer__drop_file_pages(s);
+		drop_file_pages(s);
 	/* Remembered only when the file was open: a file not open yet may be later. */
 	if (e)
 		frame_memo__put(&s->memo, file_slot, vaddr, s->frames, n);

@@ -39,6 +39,7 @@ struct symbolizer_stats {
 	uint64_t files_without_symbols;
 	uint64_t file_page_drops;    /* times the files' mapped pages were given back */
 	uint64_t file_bytes_dropped; /* what those drops had charged, in bytes */
+	uint64_t pass_unloads;	     /* files unloaded after a pass (in-place DWARF) */
 	bool kernel_restricted;	     /* kptr_restrict hid kernel addresses */
 };
 
@@ -54,6 +55,7 @@ struct symbolizer {
 	struct sym_frame *frames;  /* SYM_MAX_FRAMES, the result of the last native lookup */
 	uint32_t lookups;	   /* native lookups, to re-measure file pages now and then */
 	size_t file_held;	   /* file pages the lookups mapped in since the last drop */
+	size_t unload_min_cost;	   /* SYMBOLIZER_RELOAD_MIN_COST (tests lower it) */
 	struct symbolizer_stats stats;
 };
 
@@ -93,12 +95,28 @@ void symbolizer__forget_file(struct symbolizer *s, uint32_t file_slot);
 void symbolizer__new_pass(struct symbolizer *s);
 
 /*
- * Gives back the pages of the ELF and debug files that lookups mapped in
- * (their symbol tables stay; lookups map what they need again). Called after
- * a pass named its frames, so an agent holds none between intervals, and by
- * the lookups themselves when they hold more than 4 MiB.
+ * Called after a pass named its frames. Gives back the pages of the ELF and
+ * debug files that lookups mapped in (their symbol tables stay; lookups map
+ * what they need again: the lookups do the same when they hold more than 4
+ * MiB), so an agent holds none between intervals, and unloads the files
+ * whose DWARF libdw reads in place once they hold SYMBOLIZER_RELOAD_MIN_COST:
+ * what libdw parsed for them (units, line tables, abbreviations) is kept for
+ * the file's lifetime and only grows, while the frame memo already names the
+ * addresses it served (an interpreter built with -g: 12-14 MiB after a few
+ * intervals of a whole-system agent). The next pass loads such a file again
+ * only for an address the memo lacks, parsing only the units it needs.
+ * Files whose DWARF was inflated into the heap (libc6-dbg) stay: loading them
+ * again costs 90-240 ms each.
  */
 void symbolizer__drop_file_pages(struct symbolizer *s);
+
+/*
+ * Unloaded after a pass (see above) from this cost on, and only with at most
+ * this many functions: reading and sorting the symbol table again is the part
+ * of a reload that grows with the file (libpython3.11: 5,426 functions).
+ */
+#define SYMBOLIZER_RELOAD_MIN_COST  (1u << 20)
+#define SYMBOLIZER_RELOAD_MAX_FUNCS 65536
 
 /* Text for an OP_FRAME_ERROR frame's reason. */
 const char *symbolizer__error(uint64_t reason);

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <limits.h>
 #include <link.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -21,7 +22,10 @@
 #include <unistd.h>
 
 #include "elf/elf_file.h"
+#include "proc/file_cache.h"
+#include "proc/proc_maps.h"
 #include "symbol/native_symbols.h"
+#include "symbol/symbolizer.h"
 #include "util/memory.h"
 #include "testutil.h"
 
@@ -304,12 +308,17 @@ static void test_file_pages_charged_as_read(void **state)
 	struct opened o;
 	struct sym_frame frames[8];
 	struct nm_sym nm;
+	struct native_symbols_info info;
 	size_t sections, opened, looked_up;
 
 	(void)state;
 	big_lib(lib, sizeof(lib));
 	sections = symbol_section_bytes(lib);
 	o = open_syms(lib);
+	/* Its DWARF is read in place: cheap to load again (symbolizer's pass unloads). */
+	native_symbols__info(o.ns, &info);
+	assert_true(info.has_dwarf);
+	assert_false(info.dwarf_in_heap);
 	opened = native_symbols__file_growth(o.ns);
 	assert_true(opened > 0);
 	assert_true(opened < sections / 2);
@@ -429,6 +438,7 @@ static void test_lookup_heap_counted(void **state)
 	struct opened o;
 	struct sym_frame frames[8];
 	size_t measured = 0, counted = 0, before, n = 0, file;
+	struct native_symbols_info info;
 	struct stat st;
 
 	(void)state;
@@ -444,6 +454,10 @@ static void test_lookup_heap_counted(void **state)
 	    0);
 	free(out);
 	o = open_syms(lib);
+	/* -gz: libelf inflated its DWARF into the heap. */
+	native_symbols__info(o.ns, &info);
+	assert_true(info.has_dwarf);
+	assert_true(info.dwarf_in_heap);
 	(void)native_symbols__lookup_growth(o.ns);
 	/* Every tenth function of each unit, the middle of it. */
 	assert_int_equal(
@@ -921,6 +935,91 @@ static void test_plt_stubs(void **state)
 	}
 }
 
+/* The frames symbolizer__native() gives for vaddr, copied: name and line of each. */
+static size_t named(struct symbolizer *sym, uint32_t slot, uint64_t vaddr, char names[][128],
+		    int64_t *lines, size_t max)
+{
+	const struct sym_frame *frames;
+	size_t n = symbolizer__native(sym, slot, vaddr, &frames);
+
+	for (size_t i = 0; i < n && i < max; i++) {
+		snprintf(names[i], 128, "%.127s", frames[i].name);
+		lines[i] = frames[i].line;
+	}
+	return n;
+}
+
+/*
+ * A library whose DWARF is read in place (-g, uncompressed), loaded in this
+ * process and named through the file cache: after a pass it is unloaded (the
+ * memo keeps what it named: the same address again loads nothing), and a new
+ * address loads it again with the same names and lines a first load gives.
+ */
+static void test_unloaded_after_pass(void **state)
+{
+	char lib[300], names[3][8][128], real[PATH_MAX];
+	int64_t lines[3][8];
+	struct proc_map *all = NULL, *m = NULL;
+	struct file_cache fc;
+	struct symbolizer sym, fresh;
+	struct nm_sym a, b;
+	size_t n = 0, na, nb;
+	uint32_t slot;
+	void *h;
+
+	(void)state;
+	big_lib(lib, sizeof(lib));
+	assert_non_null(realpath(lib, real));
+	assert_true(nm_lookup(lib, "big_3_250", &a));
+	assert_true(nm_lookup(lib, "big_1_10", &b));
+	h = dlopen(real, RTLD_NOW | RTLD_LOCAL);
+	assert_non_null(h);
+	assert_int_equal(proc_maps__read(getpid(), &all, &n), 0);
+	for (size_t i = 0; i < n && !m; i++)
+		if (!strcmp(all[i].path, real) && (all[i].perms & PROC_MAP_X))
+			m = &all[i];
+	assert_non_null(m);
+	file_cache__init(&fc);
+	slot = file_cache__get(&fc, getpid(), m);
+	assert_true(slot != 0);
+	assert_int_equal(symbolizer__init(&sym, &fc, NULL), 0);
+	sym.unload_min_cost = 1; /* this small library costs less than the default */
+
+	na = named(&sym, slot, a.addr + 4, names[0], lines[0], 8);
+	assert_true(na >= 1);
+	assert_string_equal(names[0][0], "big_3_250");
+	assert_true(lines[0][0] > 0);
+	assert_int_equal(sym.stats.files_loaded, 1);
+	symbolizer__drop_file_pages(&sym); /* the end of a pass */
+	assert_int_equal(sym.stats.pass_unloads, 1);
+	assert_int_equal(sym.cache.n_entries, 0);
+	/* Remembered: nothing loaded. */
+	assert_int_equal(named(&sym, slot, a.addr + 4, names[1], lines[1], 8), na);
+	assert_int_equal(sym.stats.files_loaded, 1);
+	assert_string_equal(names[1][0], names[0][0]);
+	assert_int_equal(lines[1][0], lines[0][0]);
+	/* A new address loads it again: as a symbolizer that never unloaded names it. */
+	nb = named(&sym, slot, b.addr + 4, names[1], lines[1], 8);
+	assert_int_equal(sym.stats.files_loaded, 2);
+	assert_int_equal(symbolizer__init(&fresh, &fc, NULL), 0);
+	assert_int_equal(named(&fresh, slot, b.addr + 4, names[2], lines[2], 8), nb);
+	assert_true(nb >= 1);
+	assert_string_equal(names[1][0], "big_1_10");
+	for (size_t i = 0; i < nb; i++) {
+		assert_string_equal(names[1][i], names[2][i]);
+		assert_int_equal(lines[1][i], lines[2][i]);
+	}
+	/* At the default cost floor it stays loaded. */
+	symbolizer__drop_file_pages(&fresh);
+	assert_int_equal(fresh.stats.pass_unloads, 0);
+	assert_int_equal(fresh.cache.n_entries, 1);
+	symbolizer__clear(&fresh);
+	symbolizer__clear(&sym);
+	file_cache__clear(&fc);
+	proc_maps__free(all, n);
+	dlclose(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -940,6 +1039,7 @@ int main(void)
 	    cmocka_unit_test(test_drop_range_keeps_written_pages),
 	    cmocka_unit_test(test_lookup_heap_counted),
 	    cmocka_unit_test(test_plt_stubs),
+	    cmocka_unit_test(test_unloaded_after_pass),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -228,6 +228,45 @@ static void test_shrink_each(void **state)
 	assert_int_equal(freed, 2);
 }
 
+/*
+ * A big file no lookup reached for SYMBOL_CACHE_IDLE_PASSES passes is dropped
+ * at the next pass though the bound has room; a small one, or one used within
+ * them, stays.
+ */
+static void test_idle_files_dropped(void **state)
+{
+	const size_t big = SYMBOL_CACHE_IDLE_MIN_COST;
+	struct symbol_cache c;
+
+	(void)state;
+	freed = 0;
+	symbol_cache__init(&c, 64 * big, free_value);
+	assert_non_null(symbol_cache__put(&c, 1, value(), big));     /* idle from now */
+	assert_non_null(symbol_cache__put(&c, 2, value(), 100));     /* small, idle */
+	assert_non_null(symbol_cache__put(&c, 3, value(), 2 * big)); /* used every pass */
+	for (unsigned int pass = 1; pass <= SYMBOL_CACHE_IDLE_PASSES; pass++) {
+		symbol_cache__new_pass(&c);
+		assert_non_null(symbol_cache__get(&c, 3));
+		assert_int_equal(c.n_entries, 3);
+		assert_int_equal(c.stats.idle_drops, 0);
+	}
+	symbol_cache__new_pass(&c);
+	assert_int_equal(c.stats.idle_drops, 1);
+	assert_int_equal(freed, 1);
+	assert_int_equal(c.n_entries, 2);
+	assert_int_equal(c.cost, 2 * big + 100);
+	assert_null(symbol_cache__get(&c, 1));
+	assert_non_null(symbol_cache__get(&c, 2));
+	assert_non_null(symbol_cache__get(&c, 3));
+	/* 0 turns it off. */
+	c.idle_passes = 0;
+	for (int pass = 0; pass < 10; pass++)
+		symbol_cache__new_pass(&c);
+	assert_int_equal(c.n_entries, 2);
+	symbol_cache__clear(&c);
+	assert_int_equal(freed, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +277,7 @@ int main(void)
 	    cmocka_unit_test(test_churn_stays_bounded),
 	    cmocka_unit_test(test_negative_entries),
 	    cmocka_unit_test(test_shrink_each),
+	    cmocka_unit_test(test_idle_files_dropped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
