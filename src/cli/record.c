@@ -414,10 +414,12 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 	fprintf(stderr, "  %-40s %llu of %llu bytes\n", "ring: most held when read",
 		(unsigned long long)hotplug->ring_high_water,
 		(unsigned long long)hotplug->ring_bytes);
-	fprintf(stderr, "  %-40s %llu bytes at most, %llu lost, %llu waits (full)\n",
+	fprintf(stderr,
+		"  %-40s %llu bytes at most, %llu lost, %llu waits (full), %llu hand-overs cut\n",
 		"ring: reader's queue", (unsigned long long)hotplug->queue_high_water,
 		(unsigned long long)hotplug->queue_dropped,
-		(unsigned long long)hotplug->queue_full_waits);
+		(unsigned long long)hotplug->queue_full_waits,
+		(unsigned long long)hotplug->queue_handovers_cut);
 	fprintf(stderr, "  %-40s %llu\n", "user: trace records",
 		(unsigned long long)c->stats.traces);
 	fprintf(stderr, "  %-40s %llu\n", "dropped: malformed records",
@@ -499,6 +501,24 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 		(unsigned long long)c->copies.bad_records);
 	fprintf(stderr, "  %-40s %llu cfi, %llu frame pointers\n", "copies: frames",
 		(unsigned long long)c->copies.frames_cfi, (unsigned long long)c->copies.frames_fp);
+	fprintf(stderr, "  %-40s %llu (%llu of them truncated)\n",
+		"copies: a frame in a file without table",
+		(unsigned long long)c->copies.without_table,
+		(unsigned long long)c->copies.truncated_without_table);
+	for (unsigned int i = 0; i < STACK_COPY_REASONS; i++) {
+		static const char prefix[] = "[unwind stopped: ";
+		const char *why = symbolizer__error(i);
+		char label[96];
+
+		if (!c->copies.stopped[i])
+			continue;
+		/* "[unwind stopped: why]" -> "copies: truncated, why" */
+		why =
+		    strncmp(why, prefix, sizeof(prefix) - 1) ? "other]" : why + sizeof(prefix) - 1;
+		snprintf(label, sizeof(label), "copies: truncated, %.*s", (int)strcspn(why, "]"),
+			 why);
+		fprintf(stderr, "  %-40s %llu\n", label, (unsigned long long)c->copies.stopped[i]);
+	}
 	for (unsigned int i = 1; i < OP_INTERP__COUNT; i++) {
 		const struct interp_ops *ops = interp__of_id(i);
 		const struct interp_walk_stats *ws = &c->copies.interp[i];
@@ -598,9 +618,10 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 	fprintf(stderr, "  %-40s %llu (%llu entries)\n", "tables: processes evicted (greediest)",
 		(unsigned long long)um->stats.evicted_processes,
 		(unsigned long long)um->stats.evicted_entries);
-	fprintf(stderr, "  %-40s %llu posted, %llu timed out\n",
+	fprintf(stderr, "  %-40s %llu posted, %llu timed out, %llu reopened (file gone)\n",
 		"tables: builds on the file worker", (unsigned long long)um->stats.builds_posted,
-		(unsigned long long)um->stats.builds_timed_out);
+		(unsigned long long)um->stats.builds_timed_out,
+		(unsigned long long)um->stats.builds_reopened);
 	fprintf(stderr, "  %-40s %llu\n", "tables: refused (file changed under us)",
 		(unsigned long long)um->stats.tables_changed);
 }

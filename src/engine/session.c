@@ -538,6 +538,10 @@ void session__stop_sampling(struct session *ss)
 		ss->prob.on_ns += ss->stopped_ns - ss->prob.on_since_ns;
 	ss->prob.on_since_ns = 0;
 	ss->switches_until_ns = session__clock_ns(CLOCK_MONOTONIC);
+	/* A backlog goes in slices, the file worker's results taken between them
+	 * (its threads stop while too many finished jobs wait); then the rest. */
+	while (sampler__backlog(ss->s) && sampler__poll(ss->s, 0) >= 0)
+		collector__poll_files(&ss->c);
 	sampler__drain(ss->s);
 	/* Held samples are unwound with the tables in the BPF maps: before they go. */
 	settle_files(ss, final_wait_ms(ss), false);

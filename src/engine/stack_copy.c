@@ -23,6 +23,7 @@ struct copy_walk {
 	bool beyond_copy;	     /* a stack read fell outside the copied bytes */
 	bool go_switch;		     /* the walk met a Go stack switch's rule */
 	bool guessed;		     /* the last rule looked up was frame pointers' */
+	bool no_table;		     /* a frame in a mapped file whose table is not in the maps */
 	uint64_t unknown_pc;	     /* a trusted pc in no mapping read (0: none) */
 };
 
@@ -147,6 +148,12 @@ static void copy_find_rule(void *ctx, uint32_t pid, uint64_t pc, struct op_unwin
 		/* As the sampler: a pc the walk can trust, in no mapping read so far. */
 		if (!guessed && !l->w->unknown_pc)
 			l->w->unknown_pc = pc;
+		/* In a mapping (it has no table: none built, or no CFI), not outside. */
+		l->w->no_table |= l->m.end != 0 && l->m.table_id == 0;
+		l->w->stats->frames_fp++;
+		break;
+	case OP_LOOKUP_FP_NO_TABLE: /* the mapping names a table that is not loaded */
+		l->w->no_table = true;
 		l->w->stats->frames_fp++;
 		break;
 	default: /* frame pointers, or anonymous code's */
@@ -237,9 +244,16 @@ long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct 
 		out->flags |= res.flags;
 		if (unknown_pc)
 			*unknown_pc = w.unknown_pc;
+		stats->without_table += w.no_table;
 		if (res.flags & OP_TRACE_F_USER_TRUNCATED) {
+			const struct op_frame *last = &user[res.n_frames ? res.n_frames - 1 : 0];
+			uint64_t reason =
+			    res.n_frames && last->kind == OP_FRAME_ERROR ? last->addr : 0;
+
 			stats->truncated++;
 			stats->beyond_copy += w.beyond_copy;
+			stats->truncated_without_table += w.no_table;
+			stats->stopped[reason < STACK_COPY_REASONS ? reason : 0]++;
 		} else {
 			stats->complete++;
 		}

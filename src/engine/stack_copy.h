@@ -21,6 +21,9 @@
 struct process;
 struct process_table;
 
+/* Reasons counted apart: enum op_unwind_error's 0-15. */
+#define STACK_COPY_REASONS 16
+
 struct stack_copy_stats {
 	uint64_t received;    /* stack copies from the BPF side */
 	uint64_t stack_bytes; /* ... their stack bytes, in all */
@@ -32,6 +35,16 @@ struct stack_copy_stats {
 	uint64_t bad_records; /* malformed copies */
 	uint64_t frames_cfi;  /* frames unwound with a loaded table's rule */
 	uint64_t frames_fp;   /* frames unwound with frame pointers (no table) */
+	/* Walks with a frame in a mapped file whose table was not in the maps
+	 * (none built or loaded: frame pointers there), and of those truncated:
+	 * a held copy is released once its process's tables are all in, so
+	 * these are files without CFI, failed builds, or copies handled
+	 * without their tables (held past the end wait: `unready`). */
+	uint64_t without_table;
+	uint64_t truncated_without_table;
+	/* Truncated walks by the reason of their error frame (enum
+	 * op_unwind_error; 0: none given or a reason past the array). */
+	uint64_t stopped[STACK_COPY_REASONS];
 	/* Copies of processes running a runtime, walked with its step too, per enum op_interp. */
 	struct interp_walk_stats interp[OP_INTERP__COUNT];
 	uint64_t interp_reads; /* the runtimes' reads of the live process (process_vm_readv) */

@@ -173,9 +173,11 @@ struct file_origin {
  * and running (the cache's own, duplicated): a process that exits before its
  * job runs (a compiler lives a second or two, libLLVM's build queues behind
  * others) leaves no mapping to reopen the file through. Past it a job reopens
- * through the mapping as before.
+ * through the mapping as before. A whole-system start-up scan posts a hundred
+ * or more builds at once: with 64, a compiler's jobs posted after it held
+ * none, and failed to open their file once the compiler had exited (issue 17).
  */
-#define FILE_CACHE_SOURCE_FDS 64
+#define FILE_CACHE_SOURCE_FDS 256
 
 /* Fills *o for file slot (o->path, o->fd: the caller's). 0, or -ENOENT (no ELF file),
  * -errno. */

@@ -100,6 +100,9 @@ struct sampler {
 	/* The drainer reads the ring while q_bytes and the ring's fill are below this. */
 	uint64_t q_room;
 	uint64_t ring_size; /* the ring's bytes */
+	/* The main thread's: records taken from the queue, not handed over yet
+	 * (a hand-over cut at its budget), in order. */
+	struct queued_record *taken;
 };
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -889,6 +892,10 @@ void sampler__free(struct sampler *s)
 			next = r->next;
 			free(r);
 		}
+		for (struct queued_record *r = s->taken, *next; r; r = next) {
+			next = r->next;
+			free(r);
+		}
 		pthread_mutex_destroy(&s->rb_lock);
 		pthread_mutex_destroy(&s->q_lock);
 		pthread_cond_destroy(&s->q_taken);
@@ -972,15 +979,13 @@ static void *drainer_main(void *arg)
 	return NULL;
 }
 
-/* Hands the queued records to the callback, in order, on the calling (main) thread. */
-static int deliver_queue(struct sampler *s)
+/* Takes what the drainer queued into the main thread's list (s->taken). */
+static void take_queue(struct sampler *s)
 {
-	struct queued_record *r, *next;
 	uint64_t drained;
-	int n = 0;
 
 	pthread_mutex_lock(&s->q_lock);
-	r = s->q_first;
+	s->taken = s->q_first;
 	s->q_first = s->q_last = NULL;
 	s->q_bytes = 0;
 	if (s->wake_sent) {
@@ -991,11 +996,43 @@ static int deliver_queue(struct sampler *s)
 	}
 	pthread_cond_signal(&s->q_taken);
 	pthread_mutex_unlock(&s->q_lock);
-	for (; r; r = next) {
-		next = r->next;
-		s->fn(s->ctx, r->data, r->size);
-		free(r);
-		n++;
+}
+
+/*
+ * Hands the queued records to the callback, in order, on the calling (main)
+ * thread, for up to budget_ns (0: all of them). The queue is taken whole, as
+ * before (the drainer fills it again meanwhile, up to its room); what is
+ * left of it past the budget is handed over first at the next call, so that
+ * the caller's other work between two calls (collecting the file worker's
+ * tables, releasing held copies) waits no longer than the budget. Under load
+ * the main thread gets a small share of a CPU, and one hand-over of
+ * everything queued took 5-18 s of wall time (issue 17): the file worker's
+ * finished jobs were not collected meanwhile, so its threads stopped at their
+ * done-list bound and libLLVM's build started 11 s late.
+ */
+static int deliver_queue(struct sampler *s, uint64_t budget_ns)
+{
+	uint64_t start = budget_ns ? clock__now_ns() : 0;
+	struct queued_record *r;
+	int n = 0;
+
+	for (;;) {
+		if (!s->taken)
+			take_queue(s);
+		if (!s->taken)
+			break;
+		while ((r = s->taken)) {
+			if (budget_ns && n && clock__now_ns() - start >= budget_ns) {
+				s->hotplug.queue_handovers_cut++;
+				return n;
+			}
+			s->taken = r->next;
+			s->fn(s->ctx, r->data, r->size);
+			free(r);
+			n++;
+		}
+		if (budget_ns)
+			break; /* the next queue at the next call: poll() first */
 	}
 	return n;
 }
@@ -1008,10 +1045,11 @@ int sampler__poll(struct sampler *s, int timeout_ms)
 	/* Samples do not wake the reader (see trace_wakeup in sampler.bpf.c): a
 	 * timeout is the usual way here, and what the drainer queued meanwhile
 	 * is handed over now. The ring itself is left to the drainer: a main
-	 * thread short of CPU would hold it (rb_lock) while preempted. */
-	if (poll(&pfd, 1, timeout_ms) < 0)
+	 * thread short of CPU would hold it (rb_lock) while preempted. Records
+	 * left from the last hand-over go on at once. */
+	if (poll(&pfd, 1, s->taken ? 0 : timeout_ms) < 0)
 		return -errno;
-	n = deliver_queue(s);
+	n = deliver_queue(s, SAMPLER_HANDOVER_BUDGET_MS * 1000000ull);
 	/* Their one sample (10 us after the start) is long done: the events go. */
 	if (s->first_armed_ns && s->first_fds &&
 	    clock__now_ns() - s->first_armed_ns >= FIRST_SAMPLE_KEEP_NS)
@@ -1023,16 +1061,21 @@ int sampler__poll(struct sampler *s, int timeout_ms)
 	return n;
 }
 
+bool sampler__backlog(const struct sampler *s)
+{
+	return s && s->taken;
+}
+
 int sampler__drain(struct sampler *s)
 {
-	int n = deliver_queue(s), err;
+	int n = deliver_queue(s, 0), err;
 
 	/* What the drainer queued first goes first; then the ring, through the
 	 * queue (a read the queue's room ended goes on once it is handed over:
 	 * each round takes a record at least, and the rounds are bounded). */
 	for (int round = 0; round < 64; round++) {
 		err = consume_ring(s);
-		n += deliver_queue(s);
+		n += deliver_queue(s, 0);
 		if (err != -ENOSPC)
 			return err < 0 ? err : n;
 	}

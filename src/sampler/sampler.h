@@ -68,11 +68,20 @@ int sampler__attach_offcpu(struct sampler *s);
  *
  * Waits up to timeout_ms for records that should not wait (process and
  * unknown-address events, or a queue past a quarter of the ring), then hands
- * over everything queued (what is in the ring is the drainer's, within
- * milliseconds). Returns the number handed over or -errno (-EINTR when a
- * signal arrived).
+ * over what is queued, in order, for up to SAMPLER_HANDOVER_BUDGET_MS (what
+ * is in the ring is the drainer's, within milliseconds); without waiting
+ * while records are left from the last hand-over. Returns the number handed over or -errno (-EINTR
+ * when a signal arrived).
  */
 int sampler__poll(struct sampler *s, int timeout_ms);
+/*
+ * One sampler__poll() hands records over for this long at most (wall time),
+ * the rest left queued, so that the caller's other work between two polls
+ * (the file worker's results, held copies) comes at least this often.
+ */
+#define SAMPLER_HANDOVER_BUDGET_MS 50
+/* Records are left from the last hand-over (the next poll does not wait). */
+bool sampler__backlog(const struct sampler *s);
 /* Hands over whatever is queued and in the ring now, without waiting (the
  * end of an interval: every record sampled so far). */
 int sampler__drain(struct sampler *s);
@@ -135,6 +144,8 @@ struct sampler_hotplug_stats {
 	uint64_t queue_high_water;
 	uint64_t queue_dropped;
 	uint64_t queue_full_waits;
+	/* Hand-overs cut at SAMPLER_HANDOVER_BUDGET_MS, the rest left queued. */
+	uint64_t queue_handovers_cut;
 };
 void sampler__hotplug_stats(struct sampler *s, struct sampler_hotplug_stats *out);
 /* Looks at the online CPUs now (sampler__poll() does it once a second). */

@@ -55,10 +55,12 @@ struct loaded_table {
 	uint32_t n_deltas;
 	uint32_t n_pages;
 	uint32_t chunk;
-	uint32_t offset; /* first page */
-	int error;	 /* non-zero: building failed, nothing loaded */
-	bool building;	 /* a build job is out (refs 0, nothing loaded) */
-	bool fresh;	 /* built for waiting processes: their first acquire is no reuse */
+	uint32_t offset;       /* first page */
+	int error;	       /* non-zero: building failed, nothing loaded */
+	bool building;	       /* a build job is out (refs 0, nothing loaded) */
+	bool fresh;	       /* built for waiting processes: their first acquire is no reuse */
+	bool reopen;	       /* its file could not be opened: build it again (UNKNOWN) */
+	uint8_t open_failures; /* builds that could not open the file */
 	const struct file_job *job; /* while building: its job (file_worker__promote) */
 };
 
@@ -579,7 +581,7 @@ enum unwind_table_state unwind_maps__table_state(const struct unwind_maps *um, u
 {
 	const struct loaded_table *lt = hashmap__find(&um->tables, hash_u64(id), &id);
 
-	if (!lt)
+	if (!lt || lt->reopen)
 		return UNWIND_TABLE_UNKNOWN;
 	return lt->building ? UNWIND_TABLE_BUILDING : UNWIND_TABLE_READY;
 }
@@ -600,6 +602,7 @@ static void build_job_run(struct file_job *job)
 	ef.fd = j->src.open(j->src.ctx);
 	if (ef.fd < 0) {
 		job->err = ef.fd;
+		j->open_failed = true;
 		return;
 	}
 	/* The id of the bytes open now (one read of the CFI sections): a table cached
@@ -656,7 +659,7 @@ struct table_build_job *unwind_maps__build_job(struct unwind_maps *um, uint64_t 
 					       struct table_source *src)
 {
 	struct table_build_job *j = calloc(1, sizeof(*j));
-	struct loaded_table *lt = calloc(1, sizeof(*lt));
+	struct loaded_table *lt = calloc(1, sizeof(*lt)), *old;
 	uint64_t h = hash_u64(id);
 
 	if (!j || !lt)
@@ -669,6 +672,17 @@ struct table_build_job *unwind_maps__build_job(struct unwind_maps *um, uint64_t 
 	j->cache = table_cache__get(um->cache);
 	j->src = *src;
 	memset(src, 0, sizeof(*src));
+	old = hashmap__find(&um->tables, h, &id);
+	if (old && old->reopen) {
+		/* Its file could not be opened last time: through this source now. */
+		free(lt);
+		old->reopen = false;
+		old->error = 0;
+		old->building = true;
+		old->job = &j->job;
+		um->stats.builds_posted++;
+		return j;
+	}
 	lt->id = id;
 	lt->building = true;
 	lt->job = &j->job;
@@ -709,6 +723,15 @@ void unwind_maps__finish_build(struct unwind_maps *um, struct table_build_job *j
 		lt->error = j->job.err ?: check_built(um, id, &j->table);
 		if (!lt->error)
 			lt->error = load_built(um, id, &j->table, lt);
+		/* Opened through a process that exited meanwhile: not a failure of the
+		 * file. Built again for the next process that waits for it (bounded). */
+		if (j->open_failed && ++lt->open_failures < UNWIND_BUILD_REOPEN_TRIES) {
+			lt->reopen = true;
+			um->stats.builds_reopened++;
+			pr_debug("%s: could not be opened for its table (%s), built again later",
+				 j->src.path, strerror(-lt->error));
+			return;
+		}
 	}
 	count_load(um, lt, j->src.path);
 	/* Built for processes that wait for it: they acquire it next. Until then it

@@ -53,6 +53,7 @@ struct unwind_maps_stats {
 	uint64_t tables_refused_share; /* tables not built: the process held its share of pages */
 	uint64_t builds_posted;	       /* builds run on the file worker */
 	uint64_t builds_timed_out;     /* ... abandoned past the timeout (frame pointers then) */
+	uint64_t builds_reopened;      /* ... whose file could not be opened, posted again */
 	uint64_t tables_changed;       /* built from other bytes than its id names: refused */
 	uint64_t cache_reads;	       /* build jobs answered from the disk cache */
 	uint64_t cache_read_ns;	       /* ... and the time they took (reading, checking) */
@@ -171,6 +172,7 @@ struct table_build_job {
 	struct stack_delta_table table; /* the result */
 	struct table_cache *cache;	/* a reference, or NULL: no disk cache */
 	bool from_cache;		/* table read back from the cache, not built */
+	bool open_failed;		/* src.open() failed: nothing was read */
 };
 
 /*
@@ -180,7 +182,14 @@ struct table_build_job {
  */
 struct table_build_job *unwind_maps__build_job(struct unwind_maps *um, uint64_t table_id,
 					       struct table_source *src);
-/* Loads what j built (abandoned or failed: remembered as failed, frame pointers). */
+/*
+ * Loads what j built (abandoned or failed: remembered as failed, frame
+ * pointers). A job that could not open its file (the process it was to be
+ * opened through exited) is not remembered as failed the first
+ * UNWIND_BUILD_REOPEN_TRIES times: the table is UNKNOWN again, so that the
+ * next process waiting for it posts a build through its own mapping.
+ */
+#define UNWIND_BUILD_REOPEN_TRIES 3
 void unwind_maps__finish_build(struct unwind_maps *um, struct table_build_job *j, bool abandoned);
 
 /*

@@ -7,13 +7,18 @@
  * the budget the oldest unused table is unloaded. LPM entries: each pid
  * holds at most its budget, a range past it is refused whole (none of its
  * entries stay), others still get theirs, and the greediest pid is named.
+ * A build job that could not open its file leaves the table unknown (built
+ * again through the next source) UNWIND_BUILD_REOPEN_TRIES - 1 times, then
+ * it is remembered as failed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -250,12 +255,79 @@ static void test_table_only_under_its_own_id(void **state)
 	maps_destroy(&fx);
 }
 
+/* table_source.open: the process the file was to be opened through is gone. */
+static int open_gone(void *ctx)
+{
+	(void)ctx;
+	return -ENOENT;
+}
+
+static int open_path(void *ctx)
+{
+	int fd = open(ctx, O_RDONLY | O_CLOEXEC);
+
+	return fd >= 0 ? fd : -errno;
+}
+
+/* Posts a build of id from path through open_fn and runs it here, as the worker would. */
+static void build_once(struct unwind_maps *um, uint64_t id, const char *path, uint64_t size,
+		       int (*open_fn)(void *ctx))
+{
+	struct table_source src = {
+	    .path = strdup(path), .size = size, .open = open_fn, .ctx = (void *)path};
+	struct table_build_job *j;
+
+	assert_non_null(src.path);
+	j = unwind_maps__build_job(um, id, &src);
+	assert_non_null(j);
+	assert_int_equal(unwind_maps__table_state(um, id), UNWIND_TABLE_BUILDING);
+	j->job.run(&j->job);
+	unwind_maps__finish_build(um, j, false);
+	j->job.free(&j->job);
+}
+
+static void test_build_reopened_when_file_gone(void **state)
+{
+	struct elf_file *libc = NULL;
+	struct fixture fx;
+	uint32_t pages;
+	uint64_t id;
+
+	(void)state;
+	maps_create(&fx);
+	assert_int_equal(elf_file__open(LIBC, -1, &libc), 0);
+	id = table_id_of(libc);
+	/* Not opened: unknown again (no failure remembered), then built through a source that
+	 * opens. */
+	build_once(&fx.um, id, LIBC, libc->size, open_gone);
+	assert_int_equal(unwind_maps__table_state(&fx.um, id), UNWIND_TABLE_UNKNOWN);
+	assert_int_equal(fx.um.stats.builds_reopened, 1);
+	assert_int_equal(fx.um.stats.tables_failed, 0);
+	build_once(&fx.um, id, LIBC, libc->size, open_path);
+	assert_int_equal(unwind_maps__table_state(&fx.um, id), UNWIND_TABLE_READY);
+	assert_true(unwind_maps__table_loaded(&fx.um, id, &pages) && pages > 0);
+	assert_int_equal(unwind_maps__acquire(&fx.um, id, NULL), 0);
+	unwind_maps__release(&fx.um, id);
+	/* Never opened: retried a bounded number of times, then a failure (frame pointers). */
+	for (int i = 0; i < UNWIND_BUILD_REOPEN_TRIES; i++) {
+		assert_int_not_equal(unwind_maps__table_state(&fx.um, id ^ 1), UNWIND_TABLE_READY);
+		build_once(&fx.um, id ^ 1, LIBC, libc->size, open_gone);
+	}
+	assert_int_equal(unwind_maps__table_state(&fx.um, id ^ 1), UNWIND_TABLE_READY);
+	assert_false(unwind_maps__table_loaded(&fx.um, id ^ 1, &pages));
+	assert_int_equal(fx.um.stats.builds_reopened, 1 + UNWIND_BUILD_REOPEN_TRIES - 1);
+	assert_int_equal(fx.um.stats.tables_failed, 1);
+	elf_file__close(libc);
+	maps_destroy(&fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_rules_read_back_and_reuse),
 	    cmocka_unit_test(test_lpm_budget),
 	    cmocka_unit_test(test_table_only_under_its_own_id),
+	    cmocka_unit_test(test_build_reopened_when_file_gone),
 	};
 
 	return cmocka_run_group_tests_name("unwind_maps", tests, NULL, NULL);
