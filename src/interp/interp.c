@@ -47,7 +47,7 @@ struct interp {
 	struct hashmap procs;	  /* pid -> struct interp_proc */
 	/* Bit (name[0] << 8 | name[1]): some runtime's marker starts so (see file_candidates). */
 	uint64_t marker_pairs[65536 / 64];
-	uint32_t markers_all;	   /* bit r: runtime r has no markers (always a candidate) */
+	uint32_t no_markers;	   /* bit r: runtime r has no markers (always a candidate) */
 	uint64_t files_scanned;	   /* files whose symbols were read for the markers */
 	uint64_t files_no_runtime; /* of them, no runtime's marker found: inspected by none */
 };
@@ -171,7 +171,9 @@ static uint32_t file_candidates(struct interp *in, const struct cached_file *cf)
 
 	if (!cf->elf)
 		return 0; /* no runtime inspects a file without an ELF */
-	s.want = all & ~in->markers_all;
+	s.want = all & ~in->no_markers;
+	if (!s.want)
+		return all; /* no runtime has markers: nothing to read */
 	elf = elf_begin(cf->elf->fd, ELF_C_READ_MMAP, NULL);
 	if (!elf)
 		return all; /* each runtime finds out for itself, as before */
@@ -181,7 +183,7 @@ static uint32_t file_candidates(struct interp *in, const struct cached_file *cf)
 	in->files_scanned++;
 	if (!s.found)
 		in->files_no_runtime++;
-	return s.found | in->markers_all;
+	return s.found | in->no_markers;
 }
 
 /* Runtime r's data for file_slot (inspected on first sight), NULL when not its file. */
@@ -419,7 +421,7 @@ int interp__new(const struct interp_env *env, struct process_table *pt, struct i
 		if (err)
 			goto cleanup;
 		if (!m)
-			in->markers_all |= 1u << r;
+			in->no_markers |= 1u << r;
 		for (; m && *m; m++) {
 			unsigned int pair;
 
