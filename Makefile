@@ -230,6 +230,11 @@ $(BUILD)/bench/table_load_bench: bench/table_load_bench.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
+# CPU of the runtimes' first look at each file a process maps (inspect_file).
+$(BUILD)/bench/inspect_bench: bench/inspect_bench.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+
 # omniprof serve's store: ingest rate and query times over a fleet's hour.
 $(BUILD)/bench/serve_bench: bench/serve_bench.c $(LIB)
 	@mkdir -p $(@D)
@@ -241,7 +246,7 @@ $(BUILD)/bench/verifier_stats: bench/verifier_stats.c $(SKELS)
 	$(CC) $(CFLAGS) $< $(LDLIBS) -o $@
 
 bench-tools: $(BIN) $(WORKLOADS) $(BENCH_WL) $(BUILD)/bench/stack_deltas_bench $(BUILD)/bench/table_load_bench \
-	     $(BUILD)/bench/verifier_stats $(BUILD)/bench/serve_bench
+	     $(BUILD)/bench/inspect_bench $(BUILD)/bench/verifier_stats $(BUILD)/bench/serve_bench
 
 bench: bench-tools
 	scripts/install-deps.sh --bench

@@ -5,6 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gelf.h>
+#include <libelf.h>
+
+#include "elf/elf_file.h"
+#include "elf/elf_symbols.h"
 #include "proc/file_cache.h"
 #include "proc/process_table.h"
 #include "unwind/interp_ranges.h"
@@ -14,8 +19,10 @@
 /* What each runtime found in one file, inspected once per file slot and runtime. */
 struct interp_file {
 	uint32_t file_slot;
-	uint32_t inspected; /* bit r: runtime r looked at it */
-	void *data[];	    /* runtime r's data, NULL: not its file */
+	uint32_t inspected;  /* bit r: runtime r looked at it */
+	uint32_t candidates; /* bit r: runtime r may own it (file_candidates) */
+	bool scanned;	     /* candidates is known */
+	void *data[];	     /* runtime r's data, NULL: not its file */
 };
 
 /* A process one runtime or more is attached to. */
@@ -38,6 +45,11 @@ struct interp {
 	void **rt;		  /* rt[r]: runtime r's state */
 	struct hashmap files;	  /* file slot -> struct interp_file */
 	struct hashmap procs;	  /* pid -> struct interp_proc */
+	/* Bit (name[0] << 8 | name[1]): some runtime's marker starts so (see file_candidates). */
+	uint64_t marker_pairs[65536 / 64];
+	uint32_t no_markers;	   /* bit r: runtime r has no markers (always a candidate) */
+	uint64_t files_scanned;	   /* files whose symbols were read for the markers */
+	uint64_t files_no_runtime; /* of them, no runtime's marker found: inspected by none */
 };
 
 _Static_assert(sizeof(((struct interp_file *)0)->inspected) * 8 >= 32 &&
@@ -103,6 +115,77 @@ static void free_file(struct interp *in, struct interp_file *f)
 	free(f);
 }
 
+static bool marker_matches(const char *marker, const char *name)
+{
+	size_t n = strlen(marker);
+
+	if (n && marker[n - 1] == '*')
+		return !strncmp(name, marker, n - 1);
+	return !strcmp(name, marker);
+}
+
+struct marker_scan {
+	const struct interp *in;
+	uint32_t found; /* bit r: one of runtime r's markers was seen */
+	uint32_t want;	/* the runtimes with markers */
+};
+
+static bool note_marker(void *ctx, const GElf_Sym *sym, const char *name)
+{
+	struct marker_scan *s = ctx;
+	unsigned int pair;
+
+	(void)sym;
+	if (!name[0])
+		return false;
+	/* Nearly every name stops here (C++'s "_Z" names included). */
+	pair = (unsigned int)(unsigned char)name[0] << 8 | (unsigned char)name[1];
+	if (!(s->in->marker_pairs[pair / 64] >> (pair % 64) & 1))
+		return false;
+	for (size_t r = 0; r < interp_registry_len; r++) {
+		const char *const *m = interp_registry[r]->file_markers;
+
+		if (!m || s->found & (1u << r))
+			continue;
+		for (; *m; m++) {
+			if (marker_matches(*m, name)) {
+				s->found |= 1u << r;
+				break;
+			}
+		}
+	}
+	return (s->found & s->want) == s->want;
+}
+
+/*
+ * The runtimes that may own f (bit r): those without markers, and those of
+ * whose markers f defines one. One pass over f's symbol tables instead of
+ * one per runtime: most files a process maps are no runtime's, and a large
+ * library's tables took each runtime tens of milliseconds to read (issue 22).
+ */
+static uint32_t file_candidates(struct interp *in, const struct cached_file *cf)
+{
+	struct marker_scan s = {.in = in};
+	uint32_t all = interp_registry_len < 32 ? (1u << interp_registry_len) - 1 : ~0u;
+	Elf *elf;
+
+	if (!cf->elf)
+		return 0; /* no runtime inspects a file without an ELF */
+	s.want = all & ~in->no_markers;
+	if (!s.want)
+		return all; /* no runtime has markers: nothing to read */
+	elf = elf_begin(cf->elf->fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return all; /* each runtime finds out for itself, as before */
+	if (!elf_symbols__for_each(elf, SHT_DYNSYM, note_marker, &s))
+		elf_symbols__for_each(elf, SHT_SYMTAB, note_marker, &s);
+	elf_end(elf);
+	in->files_scanned++;
+	if (!s.found)
+		in->files_no_runtime++;
+	return s.found | in->no_markers;
+}
+
 /* Runtime r's data for file_slot (inspected on first sight), NULL when not its file. */
 static const void *file_data(struct interp *in, size_t r, uint32_t file_slot)
 {
@@ -127,8 +210,13 @@ static const void *file_data(struct interp *in, size_t r, uint32_t file_slot)
 	/* Still being opened (a waiting process's maps): inspected once it is. */
 	if (cf && cf->pending)
 		return NULL;
+	if (cf && !f->scanned) {
+		f->candidates = file_candidates(in, cf);
+		f->scanned = true;
+	}
 	f->inspected |= 1u << r;
-	if (cf && !interp_registry[r]->inspect_file(in->rt[r], cf, &data))
+	if (cf && f->candidates & (1u << r) &&
+	    !interp_registry[r]->inspect_file(in->rt[r], cf, &data))
 		f->data[r] = data;
 	return f->data[r];
 }
@@ -327,9 +415,25 @@ int interp__new(const struct interp_env *env, struct process_table *pt, struct i
 		goto cleanup;
 	}
 	for (size_t r = 0; r < interp_registry_len; r++) {
+		const char *const *m = interp_registry[r]->file_markers;
+
 		err = interp_registry[r]->new_rt(env, &in->rt[r]);
 		if (err)
 			goto cleanup;
+		if (!m)
+			in->no_markers |= 1u << r;
+		for (; m && *m; m++) {
+			unsigned int pair;
+
+			/* A marker shorter than two characters (or "x*") would match names
+			 * note_marker's filter never lets through. */
+			if (!(*m)[0] || !(*m)[1] || (*m)[1] == '*') {
+				err = -EINVAL;
+				goto cleanup;
+			}
+			pair = (unsigned int)(unsigned char)(*m)[0] << 8 | (unsigned char)(*m)[1];
+			in->marker_pairs[pair / 64] |= 1ull << (pair % 64);
+		}
 	}
 	if (pt) {
 		l.ctx = in;
@@ -507,9 +611,14 @@ void interp__read_bpf_counters(struct interp *in, interp_read_percpu_fn read, vo
 
 void interp__print_counters(const struct interp *in, FILE *f)
 {
-	if (in)
+	if (in) {
 		fprintf(f, "  %-40s %llu\n", "runtimes: interp_procs updates failed",
 			(unsigned long long)in->range_errors);
+		fprintf(f, "  %-40s %llu\n", "runtimes: files' symbols read once",
+			(unsigned long long)in->files_scanned);
+		fprintf(f, "  %-40s %llu\n", "runtimes: files of no runtime",
+			(unsigned long long)in->files_no_runtime);
+	}
 	for (size_t r = 0; in && r < interp_registry_len; r++) {
 		const struct interp_ops *ops = interp_registry[r];
 		struct interp_counter *c =

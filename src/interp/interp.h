@@ -131,6 +131,15 @@ struct interp_ops {
 	void (*unload)(void *rt);
 
 	/*
+	 * Symbol names, NULL-terminated ("name*": any name starting with
+	 * "name"), of which every file of the runtime defines at least one in
+	 * .dynsym or .symtab: a file none of whose defined symbols is named so is
+	 * not inspected (interp.c reads each file's symbols once for all
+	 * runtimes). NULL: every file is inspected (inspect_file filters itself).
+	 */
+	const char *const *file_markers;
+
+	/*
 	 * Per file, once per file slot: 0 and *data when f is the runtime's,
 	 * -ENOENT when it is not, another -errno when it is but cannot be used
 	 * (logged and counted by the runtime). data is freed by free_file.

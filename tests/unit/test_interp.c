@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -88,6 +90,9 @@ static void test_registry(void **state)
 
 		assert_true((unsigned)ops->kind < OP_FRAME_KIND_COUNT);
 		assert_ptr_equal(interp__of_kind(ops->kind), ops);
+		/* Markers of two characters or more (interp__new refuses others). */
+		for (const char *const *m = ops->file_markers; m && *m; m++)
+			assert_true(strlen(*m) >= 2 && (*m)[1] != '*');
 		for (size_t q = 0; q < r; q++)
 			assert_int_not_equal(interp_registry[q]->kind, ops->kind);
 		/* No runtime state: the frame is kept unnamed, its offset kept. */
@@ -230,6 +235,27 @@ static void test_listeners(void **state)
 	assert_int_equal(c.procs.n_waiting, 0);
 	assert_true(a.maps_read >= 1);
 	assert_int_equal(a.pid, self);
+	/* This test's files (libc, libelf, ...) were read once for every runtime's
+	 * markers, and are none's. */
+	{
+		unsigned long long scanned = 0, none = 1;
+		size_t len = 0;
+		char *text = NULL, *at;
+		FILE *f = open_memstream(&text, &len);
+
+		assert_non_null(f);
+		interp__print_counters(in, f);
+		fclose(f);
+		at = strstr(text, "runtimes: files' symbols read once");
+		assert_non_null(at);
+		scanned = strtoull(at + strlen("runtimes: files' symbols read once"), NULL, 10);
+		at = strstr(text, "runtimes: files of no runtime");
+		assert_non_null(at);
+		none = strtoull(at + strlen("runtimes: files of no runtime"), NULL, 10);
+		free(text);
+		assert_true(scanned >= 3);
+		assert_int_equal(none, scanned);
+	}
 	process_table__mark_exited(&c.procs, self);
 	assert_int_equal(a.exited, 1);
 	assert_int_equal(b.exited, 1);

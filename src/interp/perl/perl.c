@@ -380,6 +380,9 @@ static size_t perl_counters(const void *rt, struct interp_counter *out)
 	return n;
 }
 
+/* Every perl exports its runops loop (perl_binary__inspect rejects a file without it). */
+static const char *const perl_file_markers[] = {"Perl_runops_standard", NULL};
+
 const struct interp_ops perl_interp_ops = {
     .name = "perl",
     .kind = OP_FRAME_PERL,
@@ -390,6 +393,7 @@ const struct interp_ops perl_interp_ops = {
     .new_rt = perl_new_rt,
     .free_rt = perl_free_rt,
     .unload = perl_unload,
+    .file_markers = perl_file_markers,
     .inspect_file = perl_inspect_file,
     .free_file = perl_free_file,
     .attach = perl_attach,

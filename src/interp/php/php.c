@@ -436,6 +436,9 @@ static void php_free_rt(void *rt)
 	free(rt);
 }
 
+/* Every PHP exports execute_ex (php_binary__inspect rejects a file without it). */
+static const char *const php_file_markers[] = {"execute_ex", NULL};
+
 const struct interp_ops php_interp_ops = {
     .name = "php",
     .kind = OP_FRAME_PHP,
@@ -446,6 +449,7 @@ const struct interp_ops php_interp_ops = {
     .new_rt = php_new_rt,
     .free_rt = php_free_rt,
     .unload = php_unload,
+    .file_markers = php_file_markers,
     .inspect_file = php_inspect_file,
     .free_file = php_free_file,
     .attach = php_attach,

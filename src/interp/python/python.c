@@ -404,6 +404,9 @@ static size_t python_held(const void *rt, uint32_t pid)
 	return python__codes_held(rt, pid);
 }
 
+/* Every CPython defines its eval loop (python_binary__inspect rejects a file without it). */
+static const char *const python_file_markers[] = {"_PyEval_EvalFrameDefault", NULL};
+
 const struct interp_ops python_interp_ops = {
     .name = "python",
     .kind = OP_FRAME_PYTHON,
@@ -414,6 +417,7 @@ const struct interp_ops python_interp_ops = {
     .new_rt = python_new_rt,
     .free_rt = python_free_rt,
     .unload = python_unload,
+    .file_markers = python_file_markers,
     .inspect_file = python_inspect_file,
     .free_file = python_free_file,
     .attach = python_attach,

@@ -478,6 +478,9 @@ static size_t ruby_counters(const void *rt, struct interp_counter *out)
 	return n;
 }
 
+/* Every CRuby defines ruby_version (ruby_binary__inspect rejects a file without it). */
+static const char *const ruby_file_markers[] = {"ruby_version", NULL};
+
 const struct interp_ops ruby_interp_ops = {
     .name = "ruby",
     .kind = OP_FRAME_RUBY,
@@ -488,6 +491,7 @@ const struct interp_ops ruby_interp_ops = {
     .new_rt = ruby_new_rt,
     .free_rt = ruby_free_rt,
     .unload = ruby_unload,
+    .file_markers = ruby_file_markers,
     .inspect_file = ruby_inspect_file,
     .free_file = ruby_free_file,
     .attach = ruby_attach,

@@ -388,6 +388,9 @@ static size_t v8_counters(const void *rt, struct interp_counter *out)
 	return n;
 }
 
+/* A V8 omniprof reads has its v8dbg_* metadata (v8_binary__inspect rejects a file without one). */
+static const char *const v8_file_markers[] = {"v8dbg_*", NULL};
+
 const struct interp_ops v8_interp_ops = {
     .name = "v8",
     .kind = OP_FRAME_V8,
@@ -398,6 +401,7 @@ const struct interp_ops v8_interp_ops = {
     .new_rt = v8_new_rt,
     .free_rt = v8_free_rt,
     .unload = v8_unload,
+    .file_markers = v8_file_markers,
     .inspect_file = v8_inspect_file,
     .free_file = v8_free_file,
     .attach = v8_attach,
