@@ -420,30 +420,19 @@ static void test_backend_down_then_back(void **state)
 }
 
 /*
- * A CPython process (Debian's python3 running tests/workloads/python/py_chain.py):
- * its Python functions arrive as `cpython` frames of the script, each caller
- * at the line that calls the next, between the interpreter's native frames
- * (check.js --python-script).
+ * Runs wl_argv under `agent -p` (1 s intervals, 99 Hz, OTLP/gRPC to the test
+ * receiver, service `service`) for `seconds`, then stops the workload and
+ * checks the records with check.js, its arguments `--file RECORDS --pid PID`
+ * followed by check_args; returns check.js's exit code.
  */
-static void test_python_frames(void **state)
+static int run_script_agent(char *const wl_argv[], const char *service, unsigned int seconds,
+			    const char *check_args)
 {
-	char *dir = tu_mkdtemp(), records[1100], log[1100], endpoint[64], pid_s[16];
-	char python[1024], script[PATH_MAX], chain[512], *out = NULL;
-	char *wl_argv[] = {python, script, "60", NULL};
+	char *dir = tu_mkdtemp(), records[1100], log[1100], endpoint[64], pid_s[16], *out = NULL;
 	int gport = tu_free_port(), rc;
-	unsigned int minor;
-	size_t off;
 	pid_t wl, rx, agent;
 
-	(void)state;
 	assert_non_null(dir);
-	if (tu_distro_python(python, sizeof(python), &minor))
-		fail_msg("no python3 of Debian's python3-minimal package");
-	assert_non_null(realpath("tests/workloads/python/py_chain.py", script));
-	off = (size_t)snprintf(chain, sizeof(chain), "<module>,main,run");
-	for (int i = 1; i <= 10; i++)
-		off += (size_t)snprintf(chain + off, sizeof(chain) - off, ",link_%02d", i);
-	snprintf(chain + off, sizeof(chain) - off, ",rec,py_leaf");
 	snprintf(records, sizeof(records), "%s/records.jsonl", dir);
 	snprintf(log, sizeof(log), "%s/agent.log", dir);
 	assert_true(gport > 0);
@@ -464,25 +453,51 @@ static void test_python_frames(void **state)
 				      endpoint,
 				      "--insecure",
 				      "--service-name",
-				      "pyapp",
+				      service,
 				      NULL};
 
 		agent = start_agent(log, args);
 	}
-	sleep(5);
+	sleep(seconds);
 	stop_agent(agent, log);
 	tu_reap(wl);
 	tu_reap(rx);
 
 	rc = tu_run(&out,
-		    "node tests/e2e/otlp/check.js --file %s --exe %s --chain '%s' --frequency %d "
-		    "--mode otlp --transport grpc --pid %d --service pyapp --python-script %s",
-		    records, python, chain, HZ, wl, script);
+		    "node tests/e2e/otlp/check.js --file %s --pid %d --frequency %d --mode otlp "
+		    "--transport grpc --service %s %s",
+		    records, wl, HZ, service, check_args);
 	printf("    %s", out ? out : "(no output)\n");
 	free(out);
-	assert_int_equal(rc, 0);
 	tu_rmtree(dir);
 	free(dir);
+	return rc;
+}
+
+/*
+ * A CPython process (Debian's python3 running tests/workloads/python/py_chain.py):
+ * its Python functions arrive as `cpython` frames of the script, each caller
+ * at the line that calls the next, between the interpreter's native frames
+ * (check.js --python-script).
+ */
+static void test_python_frames(void **state)
+{
+	char python[1024], script[PATH_MAX], chain[512], check[3 * PATH_MAX];
+	char *wl_argv[] = {python, script, "60", NULL};
+	unsigned int minor;
+	size_t off;
+
+	(void)state;
+	if (tu_distro_python(python, sizeof(python), &minor))
+		fail_msg("no python3 of Debian's python3-minimal package");
+	assert_non_null(realpath("tests/workloads/python/py_chain.py", script));
+	off = (size_t)snprintf(chain, sizeof(chain), "<module>,main,run");
+	for (int i = 1; i <= 10; i++)
+		off += (size_t)snprintf(chain + off, sizeof(chain) - off, ",link_%02d", i);
+	snprintf(chain + off, sizeof(chain) - off, ",rec,py_leaf");
+	snprintf(check, sizeof(check), "--exe %s --chain '%s' --python-script %s", python, chain,
+		 script);
+	assert_int_equal(run_script_agent(wl_argv, "pyapp", 5, check), 0);
 }
 
 /*
@@ -495,58 +510,15 @@ static void test_python_frames(void **state)
  */
 static void test_v8_frames(void **state)
 {
-	char *dir = tu_mkdtemp(), records[1100], log[1100], endpoint[64], pid_s[16];
-	char node[PATH_MAX], script[PATH_MAX], *out = NULL;
+	char node[PATH_MAX], script[PATH_MAX], check[3 * PATH_MAX];
 	char *wl_argv[] = {node, script, "120", "warm", NULL};
-	int gport = tu_free_port(), rc;
-	pid_t wl, rx, agent;
 
 	(void)state;
-	assert_non_null(dir);
 	assert_non_null(realpath("/usr/bin/node", node));
 	assert_non_null(realpath("tests/workloads/v8/v8_chain.js", script));
-	snprintf(records, sizeof(records), "%s/records.jsonl", dir);
-	snprintf(log, sizeof(log), "%s/agent.log", dir);
-	assert_true(gport > 0);
-	snprintf(endpoint, sizeof(endpoint), "127.0.0.1:%d", gport);
-	rx = start_receiver(records, gport, 0, NULL);
-	assert_true(rx > 0);
-	wl = tu_spawn_ready(wl_argv);
-	assert_true(wl > 0);
-	snprintf(pid_s, sizeof(pid_s), "%d", wl);
-	{
-		const char *args[] = {"--interval",
-				      "1",
-				      "-F",
-				      "99",
-				      "-p",
-				      pid_s,
-				      "--otlp-endpoint",
-				      endpoint,
-				      "--insecure",
-				      "--service-name",
-				      "nodeapp",
-				      NULL};
-
-		agent = start_agent(log, args);
-	}
-	sleep(15);
-	stop_agent(agent, log);
-	kill(wl, SIGKILL); /* it would run 120 s */
-	tu_reap(wl);
-	tu_reap(rx);
-
-	rc = tu_run(
-	    &out,
-	    "node tests/e2e/otlp/check.js --file %s --exe %s --chain main,render,layout,measure "
-	    "--frequency %d --mode otlp --transport grpc --pid %d --service nodeapp "
-	    "--v8-script %s",
-	    records, node, HZ, wl, script);
-	printf("    %s", out ? out : "(no output)\n");
-	free(out);
-	assert_int_equal(rc, 0);
-	tu_rmtree(dir);
-	free(dir);
+	snprintf(check, sizeof(check), "--exe %s --chain main,render,layout,measure --v8-script %s",
+		 node, script);
+	assert_int_equal(run_script_agent(wl_argv, "nodeapp", 15, check), 0);
 }
 
 int main(void)
