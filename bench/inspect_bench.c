@@ -30,23 +30,10 @@
 #include "proc/proc_maps.h"
 #include "proc/process_table.h"
 
+#include "bench_clock.h"
+
 #define ROUNDS	  9
 #define MAX_FILES 256
-
-static double thread_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 /* One round: a new cache and runtimes, every file inspected. The ms it took, or < 0. */
 static double round_ms(const struct proc_map *maps, size_t n_maps, const char *const *paths,
@@ -80,9 +67,9 @@ static double round_ms(const struct proc_map *maps, size_t n_maps, const char *c
 	p.pid = (uint32_t)getpid();
 	p.maps = pm;
 	*found = p.n_maps;
-	t0 = thread_ms();
+	t0 = bench__thread_ms();
 	interp__sync_process(in, &p);
-	t1 = thread_ms() - t0;
+	t1 = bench__thread_ms() - t0;
 cleanup:
 	interp__free(in);
 	file_cache__clear(&fc);
@@ -134,7 +121,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	qsort(ms + 1, ROUNDS - 1, sizeof(ms[0]), cmp_double);
+	qsort(ms + 1, ROUNDS - 1, sizeof(ms[0]), bench__cmp_double);
 	printf("%zu files: inspection %.2f ms median of %d rounds (min %.2f, max %.2f; "
 	       "first round %.2f)\n",
 	       found, ms[1 + (ROUNDS - 1) / 2], ROUNDS - 1, ms[1], ms[ROUNDS - 1], ms[0]);

@@ -27,6 +27,8 @@
 #include "serve/query.h"
 #include "serve/store.h"
 
+#include "bench_clock.h"
+
 #define HOSTS	   10
 #define CPUS	   2
 #define HZ	   20
@@ -146,22 +148,6 @@ cleanup:
 	return err;
 }
 
-/* CPU time of this thread: under a loaded machine, wall time counts the other processes too. */
-static double cpu_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void time_query(sqlite3 *db, const char *label,
 		       int (*fn)(sqlite3 *, const struct query_filter *, struct qbuf *),
 		       const struct query_filter *f)
@@ -171,19 +157,19 @@ static void time_query(sqlite3 *db, const char *label,
 
 	for (int i = 0; i < RUNS; i++) {
 		struct qbuf out = {0};
-		double t0 = now_ms(), c0 = cpu_ms();
+		double t0 = now_ms(), c0 = bench__thread_ms();
 
 		if (fn(db, f, &out)) {
 			fprintf(stderr, "%s failed\n", label);
 			exit(1);
 		}
 		t[i] = now_ms() - t0;
-		c[i] = cpu_ms() - c0;
+		c[i] = bench__thread_ms() - c0;
 		bytes = out.len;
 		qbuf__free(&out);
 	}
-	qsort(t, RUNS, sizeof(t[0]), cmp_double);
-	qsort(c, RUNS, sizeof(c[0]), cmp_double);
+	qsort(t, RUNS, sizeof(t[0]), bench__cmp_double);
+	qsort(c, RUNS, sizeof(c[0]), bench__cmp_double);
 	printf(
 	    "%s: p50 %.1f ms, p95 %.1f ms, max %.1f ms over %d runs, %zu bytes; cpu p50 %.1f ms, "
 	    "p95 %.1f ms\n",
@@ -230,13 +216,13 @@ int main(int argc, char **argv)
 			if (make_request(h, t, &buf, &len, &n))
 				return 1;
 			t0 = now_ms();
-			c0 = cpu_ms();
+			c0 = bench__thread_ms();
 			if (otlp_ingest(s, buf, len, why, sizeof(why), &stored) || stored != n) {
 				fprintf(stderr, "ingest failed: %s\n", why);
 				return 1;
 			}
 			ingest_ms += now_ms() - t0;
-			ingest_cpu += cpu_ms() - c0;
+			ingest_cpu += bench__thread_ms() - c0;
 			total += n;
 			free(buf);
 		}

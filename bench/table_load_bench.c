@@ -34,22 +34,9 @@
 #include "unwind/table_cache.h"
 #include "unwind/unwind_maps.h"
 
+#include "bench_clock.h"
+
 #define ROUNDS 15
-
-static double thread_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 static int open_path(void *ctx)
 {
@@ -100,12 +87,12 @@ static int bench_file(const char *path, struct table_cache *tc, int fds[4])
 			err = -ENOMEM;
 			break;
 		}
-		t0 = thread_ms();
+		t0 = bench__thread_ms();
 		j->job.run(&j->job);
-		worker[r] = thread_ms() - t0;
-		t0 = thread_ms();
+		worker[r] = bench__thread_ms() - t0;
+		t0 = bench__thread_ms();
 		unwind_maps__finish_build(&um, j, false);
-		sampling[r] = thread_ms() - t0;
+		sampling[r] = bench__thread_ms() - t0;
 		err = j->from_cache ? 0 : -ENOENT;
 		j->job.free(&j->job);
 		if (!err)
@@ -121,8 +108,8 @@ static int bench_file(const char *path, struct table_cache *tc, int fds[4])
 	if (!err) {
 		double first = worker[0];
 
-		qsort(worker, ROUNDS, sizeof(double), cmp_double);
-		qsort(sampling, ROUNDS, sizeof(double), cmp_double);
+		qsort(worker, ROUNDS, sizeof(double), bench__cmp_double);
+		qsort(sampling, ROUNDS, sizeof(double), bench__cmp_double);
 		printf("%s: %zu deltas; worker %.2f ms (the first: %.2f, the table id hashed too), "
 		       "sampling thread %.2f ms (CPU, median of %d; min %.2f, %.2f)\n",
 		       path, t.n, worker[ROUNDS / 2], first, sampling[ROUNDS / 2], ROUNDS,
