@@ -593,8 +593,10 @@ static void test_segmap_window(void **state)
 #define PC_CACHE_N     8
 #define GC_COUNT       (META + 0xf00) /* CollectedHeap::_total_collections */
 #define COMPILE_ID_OFF 180	      /* nmethod::_compile_id (made up: a free offset) */
-#define RUN_ID	       101
-#define WORK_ID	       102
+/* Where the tests put it: past Method* (180), or before it (64, another free offset). */
+static uint32_t compile_id_off = COMPILE_ID_OFF;
+#define RUN_ID	101
+#define WORK_ID 102
 
 static struct {
 	bool used;
@@ -641,7 +643,7 @@ static struct op_jvm_proc proc_cached(void)
 	struct op_jvm_proc p = proc17;
 
 	p.gc_count = GC_COUNT;
-	p.nm_compile_id = COMPILE_ID_OFF;
+	p.nm_compile_id = (uint16_t)compile_id_off;
 	p.gen = 1;
 	return p;
 }
@@ -650,8 +652,8 @@ static struct op_jvm_proc proc_cached(void)
 static void build_cached(void)
 {
 	build();
-	put32(run_blob + COMPILE_ID_OFF, RUN_ID);
-	put32(work_blob + COMPILE_ID_OFF, WORK_ID);
+	put32(run_blob + compile_id_off, RUN_ID);
+	put32(work_blob + compile_id_off, WORK_ID);
 	put32(GC_COUNT, 5);
 }
 
@@ -693,7 +695,7 @@ static void assert_chain(const struct user_unwind_result *r, const struct op_fra
  * at an exact pc: not remembered), and the next walk takes it: the same
  * frames without run's ten segment map reads (JDK 8's linear map), its
  * PcDesc search or its first scope's read (c's, decoded with it), its
- * header read again as one block.
+ * compile id and Method* read again (one read of the span between them).
  */
 static void test_pc_cache_hit(void **state)
 {
@@ -754,14 +756,14 @@ static void pc_cache_refused(enum pc_cache_change change)
 	assert_int_equal(pc_puts, change == PCC_EPOCH_UNKNOWN ? 0 : 1);
 	switch (change) {
 	case PCC_RECOMPILED:
-		put32(run_blob + COMPILE_ID_OFF, RUN_ID + 10);
+		put32(run_blob + compile_id_off, RUN_ID + 10);
 		/* fallthrough */
 	case PCC_SAME_ID:
 		root = METHOD(M_MAIN);
 		put64(run_blob + proc17.nmethod_method, root);
 		break;
 	case PCC_SAME_METHOD:
-		put32(run_blob + COMPILE_ID_OFF, RUN_ID + 10);
+		put32(run_blob + compile_id_off, RUN_ID + 10);
 		break;
 	case PCC_COLLECTED:
 		put32(GC_COUNT, 6);
@@ -793,6 +795,21 @@ static void test_pc_cache_checks(void **state)
 	pc_cache_refused(PCC_OTHER_IMAGE);
 	pc_cache_refused(PCC_OTHER_PID);
 	pc_cache_refused(PCC_EPOCH_UNKNOWN);
+}
+
+/*
+ * A hit reads the compile id and Method* again as one span, whichever comes
+ * first in the nmethod: with the id before Method*, the same hit and the
+ * same refusals.
+ */
+static void test_pc_cache_id_before_method(void **state)
+{
+	compile_id_off = 64;
+	test_pc_cache_hit(state);
+	pc_cache_refused(PCC_RECOMPILED);
+	pc_cache_refused(PCC_SAME_ID);
+	pc_cache_refused(PCC_SAME_METHOD);
+	compile_id_off = COMPILE_ID_OFF;
 }
 
 static void test_recursion_cached(void **state)
@@ -959,13 +976,21 @@ static void test_line_table(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_whole_chain),	      cmocka_unit_test(test_jdk23_immutable_data),
-	    cmocka_unit_test(test_prologue),	      cmocka_unit_test(test_free_segment),
-	    cmocka_unit_test(test_unreadable_method), cmocka_unit_test(test_hostile_segmap),
-	    cmocka_unit_test(test_segmap_window),     cmocka_unit_test(test_pc_cache_hit),
-	    cmocka_unit_test(test_pc_cache_checks),   cmocka_unit_test(test_hostile_frames),
-	    cmocka_unit_test(test_line_table),	      cmocka_unit_test(test_recursion_cached),
-	    cmocka_unit_test(test_pcdesc_search),     cmocka_unit_test(test_deoptimised_frame),
+	    cmocka_unit_test(test_whole_chain),
+	    cmocka_unit_test(test_jdk23_immutable_data),
+	    cmocka_unit_test(test_prologue),
+	    cmocka_unit_test(test_free_segment),
+	    cmocka_unit_test(test_unreadable_method),
+	    cmocka_unit_test(test_hostile_segmap),
+	    cmocka_unit_test(test_segmap_window),
+	    cmocka_unit_test(test_pc_cache_hit),
+	    cmocka_unit_test(test_pc_cache_checks),
+	    cmocka_unit_test(test_pc_cache_id_before_method),
+	    cmocka_unit_test(test_hostile_frames),
+	    cmocka_unit_test(test_line_table),
+	    cmocka_unit_test(test_recursion_cached),
+	    cmocka_unit_test(test_pcdesc_search),
+	    cmocka_unit_test(test_deoptimised_frame),
 	    cmocka_unit_test(test_jdk8_offsets),
 	};
 

@@ -230,21 +230,22 @@ struct op_jvm_scope {
 
 /*
  * An nmethod as a walk read it for one return address, remembered across
- * samples (BPF: the LRU hash `jvm_pc_cache`, key pid and pc): a stack's
- * return addresses repeat from sample to sample, and reading their blobs
- * (segment map, block, ConstMethod, PcDescs) is most of a compiled frame's
- * cost. Used only while nothing it holds can have changed: the same image
- * of the pid (gen and interp_start: not another JVM after an exec or a
- * pid's reuse), the same epoch (no collection, no redefinition since: its
- * Method and ConstMethod stand) and the blob's header read again at its
- * address with the same compile id, name, Method* and code range (a freed
- * nmethod's memory taken by another compilation, the same method's
+ * samples (BPF: the per-CPU array `jvm_pc_cache`, 2-way sets of struct
+ * op_jvm_pc_slot indexed by a hash of pid and pc): a stack's return
+ * addresses repeat from sample to sample, and reading their blobs (segment
+ * map, block, ConstMethod, PcDescs) is most of a compiled frame's cost.
+ * Used only while nothing it holds can have changed: the same image of the
+ * pid (gen and interp_start: not another JVM after an exec or a pid's
+ * reuse), the same epoch (no collection, no redefinition since: its Method
+ * and ConstMethod stand) and, read again at the blob's address (one read of
+ * the span holding both), the same nmethod::_compile_id and Method* (a
+ * freed nmethod's memory taken by another compilation, the same method's
  * included, holds another compile id; taken by anything else, other bytes).
  */
 struct op_jvm_pc_key {
 	__u32 pid;
 	__u32 reserved;
-	__u64 pc;
+	__u64 pc; /* 0: an empty slot */
 };
 
 struct op_jvm_pc_entry {
@@ -253,6 +254,20 @@ struct op_jvm_pc_entry {
 	__u64 interp_start;
 	__u32 epoch;
 	__u32 gen; /* op_jvm_proc.gen */
+};
+
+/*
+ * One slot of BPF's jvm_pc_cache: its key in the value (an array, not a
+ * hash: the lookup is an index, no helper call, no hashing of the key in the
+ * kernel, no LRU list; a hash lookup cost about as much as the rest of a
+ * remembered frame). Per CPU: a CPU's entries are written only by its own
+ * samples, which do not nest, so an entry is never read half written.
+ */
+#define OP_JVM_PC_CACHE_SLOTS 512 /* per CPU: 96 KiB */
+#define OP_JVM_PC_CACHE_WAYS  2
+struct op_jvm_pc_slot {
+	struct op_jvm_pc_key key;
+	struct op_jvm_pc_entry e;
 };
 
 struct op_jvm_method {
@@ -313,6 +328,10 @@ _Static_assert(sizeof(struct op_jvm_heap) == 32, "op_jvm_heap layout");
 _Static_assert(sizeof(struct op_jvm_proc) == 32 * OP_JVM_MAX_HEAPS + 80, "op_jvm_proc layout");
 _Static_assert(sizeof(struct op_jvm_blob) == 128, "op_jvm_blob layout");
 _Static_assert(sizeof(struct op_jvm_pc_entry) == 176, "op_jvm_pc_entry layout");
+_Static_assert(sizeof(struct op_jvm_pc_slot) == 192, "op_jvm_pc_slot layout");
+_Static_assert((OP_JVM_PC_CACHE_SLOTS & (OP_JVM_PC_CACHE_SLOTS - 1)) == 0 &&
+		   OP_JVM_PC_CACHE_WAYS == 2,
+	       "jvm_pc_cache: 2-way sets, a power of two of slots");
 _Static_assert(sizeof(struct op_jvm_scope) == 32, "op_jvm_scope layout");
 _Static_assert(sizeof(struct op_jvm_walker) == 48 + 128 * OP_JVM_BLOBS + 32 * OP_JVM_SCOPES +
 						   16 * OP_JVM_METHODS + OP_JVM_BLOCK,

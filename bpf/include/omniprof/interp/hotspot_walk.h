@@ -518,19 +518,21 @@ static __always_inline void op_jvm_pc_entry__fill(struct op_jvm_pc_entry *e,
  * The slot of the nmethod remembered for return address ra (the
  * cross-sample cache) when it is still the compilation read then and holds
  * lpc, -1 when not: the same image of the pid (gen, interp_start), the same
- * epoch (its Method and ConstMethod stand), and its header read again (one
- * block, as op_jvm_blob_at() reads it) with the same compile id, name,
- * Method* and code range. Its own function in BPF: verified once, apart
- * from the blob reading.
+ * epoch (its Method and ConstMethod stand), and read again at its address
+ * the same compile id and Method* (one read of the span from the one to
+ * the other, 196 bytes in JDK 17: the 288-byte header read, and the id's
+ * own read past it, cost twice as much; its code range and name are those
+ * of that compilation). Its own function in BPF: verified once, apart from
+ * the blob reading.
  */
 OP_JVM_SUBPROG int op_jvm_blob_remembered(struct op_jvm_walker *jw, const struct op_jvm_proc *proc,
 					  __u64 lpc, __u64 ra)
 {
 	const struct op_jvm_pc_entry *e;
 	struct op_jvm_blob *b;
-	__u64 blob, name = 0, method = 0, begin = 0, end = 0;
+	__u32 id_off, m_off, lo, slot;
+	__u64 method = 0, len, id_at, m_at;
 	__s32 id = 0;
-	__u32 slot;
 
 	if (!jw || !proc) /* a global function's pointers may be NULL for the verifier */
 		return -1;
@@ -539,14 +541,22 @@ OP_JVM_SUBPROG int op_jvm_blob_remembered(struct op_jvm_walker *jw, const struct
 	    e->interp_start != proc->interp_start || !e->blob.blob || !e->blob.compile_id ||
 	    e->blob.kind != OP_JVM_B_NMETHOD || lpc < e->blob.code_begin || lpc >= e->blob.code_end)
 		return -1;
-	blob = e->blob.blob;
-	op_jvm_load_block(jw, blob);
-	if (op_jvm_s32(jw, blob, proc->nm_compile_id, &id) || id != e->blob.compile_id ||
-	    op_jvm_u64(jw, blob, proc->blob_name, &name) || name != e->blob.name ||
-	    op_jvm_u64(jw, blob, proc->nmethod_method, &method) || method != e->blob.method ||
-	    op_jvm_addr(jw, proc, blob, proc->blob_code_begin, &begin) ||
-	    begin != e->blob.code_begin || op_jvm_addr(jw, proc, blob, proc->blob_code_end, &end) ||
-	    end != e->blob.code_end)
+	id_off = proc->nm_compile_id;
+	m_off = proc->nmethod_method;
+	lo = id_off < m_off ? id_off : m_off;
+	len = (id_off < m_off ? m_off + 8 : id_off + 4) - lo;
+	id_at = id_off - lo;
+	m_at = m_off - lo;
+	/* The bounds checked on what the read and the copies get (the verifier's view). */
+	__asm__ __volatile__("" : "+r"(len), "+r"(id_at), "+r"(m_at));
+	if (!id_off || len > OP_JVM_BLOCK || id_at > OP_JVM_BLOCK - 4 || m_at > OP_JVM_BLOCK - 8)
+		return -1;
+	jw->block_len = 0; /* the block is scratch: not this blob's first bytes */
+	if (OP_JVM_READ(jw, jw->block, len, e->blob.blob + lo))
+		return -1;
+	__builtin_memcpy(&id, &jw->block[id_at], 4);
+	__builtin_memcpy(&method, &jw->block[m_at], 8);
+	if (id != e->blob.compile_id || method != e->blob.method)
 		return -1;
 	slot = jw->blob_next & (OP_JVM_BLOBS - 1);
 	b = &jw->blobs[slot];
