@@ -108,8 +108,8 @@ __noinline int jvm_pc_cache_put(const struct op_jvm_walker *jw, const struct op_
 	__u32 set = jvm_pc_cache_set(pid, pc), i;
 	struct op_jvm_pc_slot *s = NULL;
 
-	if (!jw || !proc || !b ||
-	    !pc) /* a global function's pointers may be NULL for the verifier */
+	/* A global function's pointers may be NULL for the verifier; pc 0 marks an empty slot. */
+	if (!jw || !proc || !b || !pc)
 		return -1;
 	for (__u32 way = 0; way < OP_JVM_PC_CACHE_WAYS; way++) {
 		i = set + way;
