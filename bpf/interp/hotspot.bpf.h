@@ -52,8 +52,9 @@ struct {
  * (pid, return address) -> the nmethod a walk read there
  * (omniprof/interp/hotspot_abi.h, struct op_jvm_pc_slot: checked before
  * use, so an entry of a gone JVM or a freed nmethod is never taken).
- * OP_JVM_PC_CACHE_SLOTS of 192 bytes per CPU (96 KiB each), preallocated,
- * JVM or not, in 2-way sets: the hot return addresses of a few JVMs.
+ * OP_JVM_PC_CACHE_SLOTS of 192 bytes per possible CPU (48 KiB each: 3 MiB on
+ * 64 CPUs), preallocated, JVM or not, in 2-way sets: the hot return
+ * addresses of a few JVMs.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

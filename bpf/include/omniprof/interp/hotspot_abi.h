@@ -71,6 +71,12 @@ enum op_jvm_type {
  * a PcDesc search's last window (OP_JVM_PCDESC_WINDOW + 2 PcDescs). */
 #define OP_JVM_BLOCK	   288
 #define OP_JVM_BLOCK_SHORT 128 /* ... when the block runs past readable memory */
+/*
+ * The walker's scratch bytes (jw->block): the block, or a remembered
+ * nmethod's check read (OP_JVM_PC_CACHE_GET: from its HeapBlock header to
+ * its later field of compile id and Method*, 324 bytes in JDK 17).
+ */
+#define OP_JVM_SCRATCH 328
 /* "nmethod" as a little-endian u64 with its NUL: the name every nmethod's CodeBlob has. */
 #define OP_JVM_NMETHOD_NAME 0x646f6874656d6eull
 /* "native nmethod" (a native method's wrapper): its first 8 bytes, then "method" with its NUL. */
@@ -135,7 +141,14 @@ struct op_jvm_proc {
 	__s8 ifr_bcp;
 	__u8 n_heaps;
 	__u8 flags; /* OP_JVM_F_* */
-	__u8 reserved;
+	/*
+	 * Where the CodeHeap's HeapBlock header (heap_block_size bytes, the
+	 * blob after it) keeps its block's length in segments (a size_t: bits
+	 * 0..3, bytes from the HeapBlock) and whether it is used (a bool: bits
+	 * 4..7). Known whenever nm_compile_id is: a remembered nmethod is taken
+	 * only while its block is used and still covers the pc.
+	 */
+	__u8 hb_fields;
 	/* nmethod debug info (bytes from the nmethod; 0: inlined frames not read) */
 	__u16 nm_scopes_data;	 /* CompiledMethod::_scopes_data_begin (a pointer) */
 	__u16 nm_pcs_offset;	 /* nmethod::_scopes_pcs_offset (an int offset) */
@@ -184,6 +197,7 @@ struct op_jvm_proc {
 #define OP_JVM_METHODS 8
 /* PcDescs a search reads as one block once it has narrowed to this many. */
 #define OP_JVM_PCDESC_WINDOW 16
+_Static_assert(OP_JVM_BLOCK <= OP_JVM_SCRATCH, "the block fits the scratch bytes");
 _Static_assert((OP_JVM_PCDESC_WINDOW + 2) * OP_JVM_PCDESC_SIZE <= OP_JVM_BLOCK,
 	       "a PcDesc search's window fits the block");
 
@@ -238,9 +252,11 @@ struct op_jvm_scope {
  * pid (gen and interp_start: not another JVM after an exec or a pid's
  * reuse), the same epoch (no collection, no redefinition since: its Method
  * and ConstMethod stand) and, read again at the blob's address (one read of
- * the span holding both), the same nmethod::_compile_id and Method* (a
+ * the span from its HeapBlock), the same nmethod::_compile_id and Method* (a
  * freed nmethod's memory taken by another compilation, the same method's
- * included, holds another compile id; taken by anything else, other bytes).
+ * included, holds another compile id; taken by anything else, other bytes)
+ * in a CodeHeap block still used and covering the pc (a freed nmethod keeps
+ * its ids: a new blob carved from its block's tail does not).
  */
 struct op_jvm_pc_key {
 	__u32 pid;
@@ -263,7 +279,7 @@ struct op_jvm_pc_entry {
  * remembered frame). Per CPU: a CPU's entries are written only by its own
  * samples, which do not nest, so an entry is never read half written.
  */
-#define OP_JVM_PC_CACHE_SLOTS 512 /* per CPU: 96 KiB */
+#define OP_JVM_PC_CACHE_SLOTS 256 /* per CPU: 48 KiB */
 #define OP_JVM_PC_CACHE_WAYS  2
 struct op_jvm_pc_slot {
 	struct op_jvm_pc_key key;
@@ -306,7 +322,7 @@ struct op_jvm_walker {
 	struct op_jvm_blob blobs[OP_JVM_BLOBS];
 	struct op_jvm_scope scope_cache[OP_JVM_SCOPES];
 	struct op_jvm_method methods[OP_JVM_METHODS];
-	__u8 block[OP_JVM_BLOCK];
+	__u8 block[OP_JVM_SCRATCH];
 };
 
 /* BPF counters (per-CPU array `jvm_stats`). */
@@ -321,6 +337,7 @@ enum op_jvm_stat {
 	OP_JVM_STAT_NO_PCDESC,	     /* compiled frames without debug info at their pc */
 	OP_JVM_STAT_DEOPT,	     /* deoptimised compiled frames, named from their original pc */
 	OP_JVM_STAT_REMEMBERED,	     /* nmethods taken from the cross-sample cache */
+	OP_JVM_STAT_FREED,	     /* ... refused: the same ids, its HeapBlock freed or shrunk */
 	OP_JVM_STAT__COUNT,
 };
 
@@ -334,7 +351,7 @@ _Static_assert((OP_JVM_PC_CACHE_SLOTS & (OP_JVM_PC_CACHE_SLOTS - 1)) == 0 &&
 	       "jvm_pc_cache: 2-way sets, a power of two of slots");
 _Static_assert(sizeof(struct op_jvm_scope) == 32, "op_jvm_scope layout");
 _Static_assert(sizeof(struct op_jvm_walker) == 48 + 128 * OP_JVM_BLOBS + 32 * OP_JVM_SCOPES +
-						   16 * OP_JVM_METHODS + OP_JVM_BLOCK,
+						   16 * OP_JVM_METHODS + OP_JVM_SCRATCH,
 	       "op_jvm_walker layout");
 
 #endif
