@@ -322,19 +322,26 @@ static void test_code_cache(void **state)
 	/* nmethods remembered: the compile id and the block's length (at 0) and use (at 8). */
 	assert_int_equal(proc.nm_compile_id, 304);
 	assert_int_equal(proc.hb_fields, 0x80);
-	/* Without the block's header fields described, or with a header that does not fit
-	 * the HeapBlock, nothing is remembered. */
-	for (int i = 0; i < 2; i++) {
+	/* Without the block's header fields described, with a header that does not fit the
+	 * HeapBlock, or with a check's read (HeapBlock to the compile id) past the walker's
+	 * scratch, nothing is remembered. */
+	for (int i = 0; i < 3; i++) {
 		struct hotspot_layout l2 = l;
 
-		if (i)
+		if (i == 0)
+			l2.hb_known = false;
+		else if (i == 1)
 			l2.hb_used = 16;
 		else
-			l2.hb_known = false;
+			l2.nm_compile_id = OP_JVM_SCRATCH - 16 - 4 + 1;
 		assert_int_equal(hotspot_vm__code_cache(&rm, &l2, &proc, &low, &high), 0);
 		assert_int_equal(proc.nm_compile_id, 0);
 		assert_int_equal(proc.hb_fields, 0);
 	}
+	/* The longest read that fits: remembered. */
+	l.nm_compile_id = OP_JVM_SCRATCH - 16 - 4;
+	assert_int_equal(hotspot_vm__code_cache(&rm, &l, &proc, &low, &high), 0);
+	assert_int_equal(proc.nm_compile_id, OP_JVM_SCRATCH - 16 - 4);
 	/* A heap whose segment size is absurd: refused. */
 	put32(heap1 + 256, 40);
 	assert_int_equal(hotspot_vm__code_cache(&rm, &l, &proc, &low, &high), -EINVAL);

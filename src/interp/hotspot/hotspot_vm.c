@@ -478,11 +478,16 @@ int hotspot_vm__code_cache(const struct remote_memory *mem, const struct hotspot
 	/*
 	 * nmethods remembered across samples only where each can be proven the
 	 * same: its compile id, and its CodeHeap block's header (its length a
-	 * size_t, its use a bool, both within the HeapBlock before the blob).
+	 * size_t, its use a bool, both within the HeapBlock before the blob),
+	 * and where the one read that checks a hit, from the HeapBlock to the
+	 * later of the id and Method*, fits the walker's scratch (else every hit
+	 * would be refused after its put).
 	 */
-	if (l->nm_compile_id && fits_u16(l->nm_compile_id) && l->hb_known && l->hb_header < 16 &&
-	    l->hb_length < 16 && l->hb_used < 16 && l->hb_header + l->hb_length + 8 <= 16 &&
-	    l->hb_header + l->hb_used < 16 &&
+	if (l->nm_compile_id && fits_u16(l->nm_compile_id) &&
+	    (uint64_t)l->heap_block_size + l->nm_compile_id + 4 <= OP_JVM_SCRATCH &&
+	    (uint64_t)l->heap_block_size + l->nmethod_method + 8 <= OP_JVM_SCRATCH && l->hb_known &&
+	    l->hb_header < 16 && l->hb_length < 16 && l->hb_used < 16 &&
+	    l->hb_header + l->hb_length + 8 <= 16 && l->hb_header + l->hb_used < 16 &&
 	    l->hb_header + l->hb_length + 8 <= l->heap_block_size &&
 	    l->hb_header + l->hb_used < l->heap_block_size) {
 		proc->nm_compile_id = (uint16_t)l->nm_compile_id;
