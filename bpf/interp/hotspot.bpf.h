@@ -39,7 +39,6 @@ struct {
 struct op_jvm_bpf_walker {
 	struct op_jvm_walker w;
 	struct op_jvm_proc proc;
-	struct op_jvm_pc_entry entry; /* scratch: an entry being stored in jvm_pc_cache */
 };
 
 struct {
@@ -51,24 +50,41 @@ struct {
 
 /*
  * (pid, return address) -> the nmethod a walk read there
- * (omniprof/interp/hotspot_abi.h, struct op_jvm_pc_entry: checked before
+ * (omniprof/interp/hotspot_abi.h, struct op_jvm_pc_slot: checked before
  * use, so an entry of a gone JVM or a freed nmethod is never taken).
- * An LRU map is preallocated, JVM or not: 4096 entries of 176 bytes
- * (704 KiB of kernel memory) hold the hot return addresses of a few JVMs.
+ * OP_JVM_PC_CACHE_SLOTS of 192 bytes per possible CPU (48 KiB each: 3 MiB on
+ * 64 CPUs), preallocated, JVM or not, in 2-way sets: the hot return
+ * addresses of a few JVMs.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct op_jvm_pc_key);
-	__type(value, struct op_jvm_pc_entry);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, OP_JVM_PC_CACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct op_jvm_pc_slot);
 } jvm_pc_cache SEC(".maps");
+
+/* The first slot of (pid, pc)'s set (its ways follow it). */
+static __always_inline __u32 jvm_pc_cache_set(__u32 pid, __u64 pc)
+{
+	__u64 h = (pc ^ ((__u64)pid << 40)) * 0x9e3779b97f4a7c15ull;
+
+	return (__u32)(h >> 32) & (OP_JVM_PC_CACHE_SLOTS - OP_JVM_PC_CACHE_WAYS);
+}
 
 /* The walk is of the current task: its process's entries. */
 static __always_inline const struct op_jvm_pc_entry *jvm_pc_cache_get(__u64 pc)
 {
-	struct op_jvm_pc_key key = {.pid = bpf_get_current_pid_tgid() >> 32, .pc = pc};
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u32 set = jvm_pc_cache_set(pid, pc);
 
-	return bpf_map_lookup_elem(&jvm_pc_cache, &key);
+	for (__u32 way = 0; way < OP_JVM_PC_CACHE_WAYS; way++) {
+		__u32 i = set + way;
+		const struct op_jvm_pc_slot *s = bpf_map_lookup_elem(&jvm_pc_cache, &i);
+
+		if (s && s->key.pc == pc && s->key.pid == pid)
+			return &s->e;
+	}
+	return NULL;
 }
 
 __noinline int jvm_pc_cache_put(const struct op_jvm_walker *jw, const struct op_jvm_proc *proc,
@@ -82,23 +98,40 @@ __noinline int jvm_pc_cache_put(const struct op_jvm_walker *jw, const struct op_
 #include "omniprof/interp/hotspot_walk.h"
 
 /*
- * Remembers blob b for return address pc (0, or < 0 when it could not). Its own function: the
- * step's states do not carry the entry's copy.
+ * Remembers blob b for return address pc (0, or < 0 when it could not), in
+ * its set's way that holds pc already or is empty, else in either. Its own
+ * function: the step's states do not carry the entry's filling.
  */
 __noinline int jvm_pc_cache_put(const struct op_jvm_walker *jw, const struct op_jvm_proc *proc,
 				__u64 pc, const struct op_jvm_blob *b)
 {
-	struct op_jvm_pc_key key = {.pid = bpf_get_current_pid_tgid() >> 32, .pc = pc};
-	struct op_jvm_bpf_walker *bw;
-	__u32 zero = 0;
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u32 set = jvm_pc_cache_set(pid, pc), i;
+	struct op_jvm_pc_slot *s = NULL;
 
-	if (!jw || !proc || !b) /* a global function's pointers may be NULL for the verifier */
+	/* A global function's pointers may be NULL for the verifier; pc 0 marks an empty slot. */
+	if (!jw || !proc || !b || !pc)
 		return -1;
-	bw = bpf_map_lookup_elem(&jvm_walk, &zero);
-	if (!bw)
-		return -1;
-	op_jvm_pc_entry__fill(&bw->entry, jw, proc, b);
-	return bpf_map_update_elem(&jvm_pc_cache, &key, &bw->entry, BPF_ANY);
+	for (__u32 way = 0; way < OP_JVM_PC_CACHE_WAYS; way++) {
+		i = set + way;
+		s = bpf_map_lookup_elem(&jvm_pc_cache, &i);
+		if (s && (!s->key.pc || (s->key.pc == pc && s->key.pid == pid)))
+			break;
+		s = NULL;
+	}
+	if (!s) {
+		i = set + (bpf_get_prandom_u32() & (OP_JVM_PC_CACHE_WAYS - 1));
+		s = bpf_map_lookup_elem(&jvm_pc_cache, &i);
+		if (!s)
+			return -1;
+	}
+	/* Samples on this CPU do not nest: the key goes in last only for clarity. */
+	s->key.pc = 0;
+	op_jvm_pc_entry__fill(&s->e, jw, proc, b);
+	s->key.pid = pid;
+	s->key.reserved = 0;
+	s->key.pc = pc;
+	return 0;
 }
 
 /*

@@ -456,7 +456,9 @@ static void test_case(void **state)
 	}
 	/* The BPF step's cross-sample nmethods: the chains below went through them. */
 	remembered = counter(out, "hotspot: nmethods taken from the cross-sample cache");
-	printf("    nmethods taken from the cross-sample cache: %ld\n", remembered);
+	printf("    nmethods taken from the cross-sample cache: %ld (refused, their block freed: "
+	       "%ld)\n",
+	       remembered, counter(out, "hotspot: remembered nmethods refused, their block freed"));
 	if (jc->what == DEOPT) {
 		deopt = counter(out, "hotspot: deoptimised frames named from their original pc");
 		printf("    deoptimised frames named from their original pc: %ld\n", deopt);

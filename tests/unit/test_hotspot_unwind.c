@@ -118,7 +118,11 @@ static void mark_block(uint64_t block, uint32_t n)
 		put8(SEGMAP + first + i, (uint8_t)(i ? 1 : 0));
 }
 
-/* A blob at block: code [begin, end) as offsets from the blob, frame_size words. */
+/*
+ * A blob at block: code [begin, end) as offsets from the blob, frame_size
+ * words; its HeapBlock header (JDK 17: _length in segments at 0, _used at 8)
+ * says used, segs long.
+ */
 static uint64_t put_blob(uint64_t block, uint32_t segs, const char *name_addr_tag, uint64_t name,
 			 int32_t frame_size, int32_t complete, uint32_t begin, uint32_t end)
 {
@@ -126,6 +130,8 @@ static uint64_t put_blob(uint64_t block, uint32_t segs, const char *name_addr_ta
 
 	(void)name_addr_tag;
 	mark_block(block, segs);
+	put64(block, segs);
+	put8(block + 8, 1);
 	put32(blob + proc17.blob_frame_size, (uint32_t)frame_size);
 	put32(blob + proc17.blob_frame_complete, (uint32_t)complete);
 	put64(blob + proc17.blob_code_begin, blob + begin);
@@ -593,8 +599,10 @@ static void test_segmap_window(void **state)
 #define PC_CACHE_N     8
 #define GC_COUNT       (META + 0xf00) /* CollectedHeap::_total_collections */
 #define COMPILE_ID_OFF 180	      /* nmethod::_compile_id (made up: a free offset) */
-#define RUN_ID	       101
-#define WORK_ID	       102
+/* Where the tests put it: past Method* (180), or before it (64, another free offset). */
+static uint32_t compile_id_off = COMPILE_ID_OFF;
+#define RUN_ID	101
+#define WORK_ID 102
 
 static struct {
 	bool used;
@@ -641,7 +649,8 @@ static struct op_jvm_proc proc_cached(void)
 	struct op_jvm_proc p = proc17;
 
 	p.gc_count = GC_COUNT;
-	p.nm_compile_id = COMPILE_ID_OFF;
+	p.nm_compile_id = (uint16_t)compile_id_off;
+	p.hb_fields = 0 | (8 << 4); /* HeapBlock::Header::_length at 0, _used at 8 */
 	p.gen = 1;
 	return p;
 }
@@ -650,8 +659,8 @@ static struct op_jvm_proc proc_cached(void)
 static void build_cached(void)
 {
 	build();
-	put32(run_blob + COMPILE_ID_OFF, RUN_ID);
-	put32(work_blob + COMPILE_ID_OFF, WORK_ID);
+	put32(run_blob + compile_id_off, RUN_ID);
+	put32(work_blob + compile_id_off, WORK_ID);
 	put32(GC_COUNT, 5);
 }
 
@@ -693,7 +702,7 @@ static void assert_chain(const struct user_unwind_result *r, const struct op_fra
  * at an exact pc: not remembered), and the next walk takes it: the same
  * frames without run's ten segment map reads (JDK 8's linear map), its
  * PcDesc search or its first scope's read (c's, decoded with it), its
- * header read again as one block.
+ * compile id and Method* read again (one read of the span between them).
  */
 static void test_pc_cache_hit(void **state)
 {
@@ -754,14 +763,14 @@ static void pc_cache_refused(enum pc_cache_change change)
 	assert_int_equal(pc_puts, change == PCC_EPOCH_UNKNOWN ? 0 : 1);
 	switch (change) {
 	case PCC_RECOMPILED:
-		put32(run_blob + COMPILE_ID_OFF, RUN_ID + 10);
+		put32(run_blob + compile_id_off, RUN_ID + 10);
 		/* fallthrough */
 	case PCC_SAME_ID:
 		root = METHOD(M_MAIN);
 		put64(run_blob + proc17.nmethod_method, root);
 		break;
 	case PCC_SAME_METHOD:
-		put32(run_blob + COMPILE_ID_OFF, RUN_ID + 10);
+		put32(run_blob + compile_id_off, RUN_ID + 10);
 		break;
 	case PCC_COLLECTED:
 		put32(GC_COUNT, 6);
@@ -793,6 +802,103 @@ static void test_pc_cache_checks(void **state)
 	pc_cache_refused(PCC_OTHER_IMAGE);
 	pc_cache_refused(PCC_OTHER_PID);
 	pc_cache_refused(PCC_EPOCH_UNKNOWN);
+}
+
+/*
+ * A hit reads the compile id and Method* again as one span, whichever comes
+ * first in the nmethod: with the id before Method*, the same hit and the
+ * same refusals.
+ */
+static void test_pc_cache_id_before_method(void **state)
+{
+	compile_id_off = 64;
+	test_pc_cache_hit(state);
+	pc_cache_refused(PCC_RECOMPILED);
+	pc_cache_refused(PCC_SAME_ID);
+	pc_cache_refused(PCC_SAME_METHOD);
+	compile_id_off = COMPILE_ID_OFF;
+}
+
+enum pc_cache_block {
+	PCB_USED,  /* the block as it was: the hit taken */
+	PCB_FREED, /* run freed (its header's _used false), nothing else changed */
+	PCB_TAIL, /* ... and a new nmethod carved from the free block's tail at run's return address
+		   */
+	PCB_SHORT /* the block's _length ends before the return address */
+};
+
+/*
+ * run's nmethod remembered, then its CodeHeap block changed under the same
+ * compile id and Method* (a freed nmethod's header stays as it was): the
+ * hit is refused (counted) and the pc looked up anew. In PCB_TAIL the
+ * lookup finds the new nmethod (b's, no PcDescs) in the tail of the freed
+ * block, a frame of run's size: without the block's check the remembered
+ * run, with its inlined c, b, a, would name it.
+ */
+static void pc_cache_block(enum pc_cache_block change)
+{
+	const uint64_t tail = RUN_BLOCK + 8 * 64; /* run's return address is in segment 9 */
+	struct op_frame frames[32];
+	struct hotspot_unwind hu;
+	struct user_unwind_result r;
+	struct op_jvm_proc p = proc_cached();
+	uint64_t nb;
+
+	build_cached();
+	memset(pc_slots, 0, sizeof(pc_slots));
+	pc_puts = 0;
+	r = walk_cached(&p, 42, frames, &hu);
+	assert_chain(&r, frames, METHOD(M_RUN));
+	assert_int_equal(pc_puts, 1);
+	switch (change) {
+	case PCB_USED:
+		break;
+	case PCB_TAIL:
+		nb = put_blob(tail, 24, "new", NMETHOD_NAME, RUN_FRAME, 0x10, 0x20, 0x500);
+		put64(nb + proc17.nmethod_method, METHOD(M_B));
+		put32(nb + compile_id_off, RUN_ID + 50);
+		assert_true(nb + 0x20 <= run_blob + 0x100 + RUN_RA_OFF - 1);
+		put64(RUN_BLOCK, 8); /* the free block: what is left of run's */
+				     /* fallthrough */
+	case PCB_FREED:
+		put8(RUN_BLOCK + 8, 0);
+		break;
+	case PCB_SHORT:
+		put64(RUN_BLOCK, 9); /* segments 0..8: the return address is in 9 */
+		break;
+	}
+	r = walk_cached(&p, 42, frames, &hu);
+	assert_int_equal(hu.stats[OP_JVM_STAT_REMEMBERED], change == PCB_USED ? 1 : 0);
+	assert_int_equal(hu.stats[OP_JVM_STAT_FREED], change == PCB_USED ? 0 : 1);
+	if (change != PCB_TAIL) {
+		assert_chain(&r, frames, METHOD(M_RUN));
+		assert_int_equal(segmap_reads, change == PCB_USED ? 1 + 1 : 1 + 10 + 1);
+		return;
+	}
+	/* The new nmethod's frame, of b's (no PcDescs: no bci), then main as before. */
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.n_frames, 5);
+	assert_java(&frames[0], METHOD(M_WORK), OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
+	assert_java(&frames[1], METHOD(M_B), OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
+	assert_java(&frames[2], METHOD(M_MAIN), OP_JVM_T_INTERPRETED, MAIN_BCI);
+	assert_java(&frames[3], STUB_NAME, OP_JVM_T_STUB, OP_JVM_BCI_NONE);
+	assert_int_equal(frames[4].addr, NATIVE_RA);
+	/* The new nmethod is remembered for the address now, and taken next. */
+	assert_int_equal(pc_puts, 2);
+	r = walk_cached(&p, 42, frames, &hu);
+	assert_int_equal(r.n_frames, 5);
+	assert_java(&frames[1], METHOD(M_B), OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
+	assert_int_equal(hu.stats[OP_JVM_STAT_REMEMBERED], 1);
+	assert_int_equal(hu.stats[OP_JVM_STAT_FREED], 0);
+}
+
+static void test_pc_cache_block(void **state)
+{
+	(void)state;
+	pc_cache_block(PCB_USED);
+	pc_cache_block(PCB_FREED);
+	pc_cache_block(PCB_TAIL);
+	pc_cache_block(PCB_SHORT);
 }
 
 static void test_recursion_cached(void **state)
@@ -959,13 +1065,22 @@ static void test_line_table(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_whole_chain),	      cmocka_unit_test(test_jdk23_immutable_data),
-	    cmocka_unit_test(test_prologue),	      cmocka_unit_test(test_free_segment),
-	    cmocka_unit_test(test_unreadable_method), cmocka_unit_test(test_hostile_segmap),
-	    cmocka_unit_test(test_segmap_window),     cmocka_unit_test(test_pc_cache_hit),
-	    cmocka_unit_test(test_pc_cache_checks),   cmocka_unit_test(test_hostile_frames),
-	    cmocka_unit_test(test_line_table),	      cmocka_unit_test(test_recursion_cached),
-	    cmocka_unit_test(test_pcdesc_search),     cmocka_unit_test(test_deoptimised_frame),
+	    cmocka_unit_test(test_whole_chain),
+	    cmocka_unit_test(test_jdk23_immutable_data),
+	    cmocka_unit_test(test_prologue),
+	    cmocka_unit_test(test_free_segment),
+	    cmocka_unit_test(test_unreadable_method),
+	    cmocka_unit_test(test_hostile_segmap),
+	    cmocka_unit_test(test_segmap_window),
+	    cmocka_unit_test(test_pc_cache_hit),
+	    cmocka_unit_test(test_pc_cache_checks),
+	    cmocka_unit_test(test_pc_cache_id_before_method),
+	    cmocka_unit_test(test_pc_cache_block),
+	    cmocka_unit_test(test_hostile_frames),
+	    cmocka_unit_test(test_line_table),
+	    cmocka_unit_test(test_recursion_cached),
+	    cmocka_unit_test(test_pcdesc_search),
+	    cmocka_unit_test(test_deoptimised_frame),
 	    cmocka_unit_test(test_jdk8_offsets),
 	};
 

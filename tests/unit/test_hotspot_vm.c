@@ -50,7 +50,8 @@
 
 static uint8_t mem[SIZE];
 static uint64_t strings_end, n_structs, n_types, n_ints;
-static uint64_t bump_at; /* a read of this address counts a collection (0: none) */
+static uint64_t bump_at;	  /* a read of this address counts a collection (0: none) */
+static bool no_heap_block_fields; /* build() leaves HeapBlock's header fields out */
 
 static void put32(uint64_t addr, uint32_t v);
 
@@ -179,6 +180,12 @@ static void build(void)
 	type("ConstMethod", 48);
 	type("ConstantPool", 72);
 	type("HeapBlock", 16);
+	field("nmethod", "_compile_id", 304);
+	if (!no_heap_block_fields) {
+		field("HeapBlock", "_header", 0);
+		field("HeapBlock::Header", "_length", 0);
+		field("HeapBlock::Header", "_used", 8);
+	}
 	int_constant("ConstMethod::_has_linenumber_table", 1);
 	int_constant("frame::interpreter_frame_sender_sp_offset", -1);
 	put32(STATICS + 0x30, 17);
@@ -224,6 +231,25 @@ static void test_layout(void **state)
 	assert_int_equal(l.ifr_sender_sp, -1);
 	assert_int_equal(l.ifr_method, -3);
 	assert_int_equal(l.ifr_bcp, -8);
+}
+
+/* HeapBlock's header fields read (offsets of 0 are real), or known absent. */
+static void test_layout_heap_block(void **state)
+{
+	struct hotspot_layout l;
+
+	(void)state;
+	build();
+	assert_int_equal(read_layout(&l), 0);
+	assert_true(l.hb_known);
+	assert_int_equal(l.hb_header, 0);
+	assert_int_equal(l.hb_length, 0);
+	assert_int_equal(l.hb_used, 8);
+	no_heap_block_fields = true;
+	build();
+	no_heap_block_fields = false;
+	assert_int_equal(read_layout(&l), 0);
+	assert_false(l.hb_known);
 }
 
 static void test_not_ready_and_refused(void **state)
@@ -293,6 +319,29 @@ static void test_code_cache(void **state)
 	assert_int_equal(proc.blob_frame_size, 28);
 	assert_int_equal(proc.nm_metadata_offset, 260);
 	assert_int_equal(proc.ifr_bcp, -8);
+	/* nmethods remembered: the compile id and the block's length (at 0) and use (at 8). */
+	assert_int_equal(proc.nm_compile_id, 304);
+	assert_int_equal(proc.hb_fields, 0x80);
+	/* Without the block's header fields described, with a header that does not fit the
+	 * HeapBlock, or with a check's read (HeapBlock to the compile id) past the walker's
+	 * scratch, nothing is remembered. */
+	for (int i = 0; i < 3; i++) {
+		struct hotspot_layout l2 = l;
+
+		if (i == 0)
+			l2.hb_known = false;
+		else if (i == 1)
+			l2.hb_used = 16;
+		else
+			l2.nm_compile_id = OP_JVM_SCRATCH - 16 - 4 + 1;
+		assert_int_equal(hotspot_vm__code_cache(&rm, &l2, &proc, &low, &high), 0);
+		assert_int_equal(proc.nm_compile_id, 0);
+		assert_int_equal(proc.hb_fields, 0);
+	}
+	/* The longest read that fits: remembered. */
+	l.nm_compile_id = OP_JVM_SCRATCH - 16 - 4;
+	assert_int_equal(hotspot_vm__code_cache(&rm, &l, &proc, &low, &high), 0);
+	assert_int_equal(proc.nm_compile_id, OP_JVM_SCRATCH - 16 - 4);
 	/* A heap whose segment size is absurd: refused. */
 	put32(heap1 + 256, 40);
 	assert_int_equal(hotspot_vm__code_cache(&rm, &l, &proc, &low, &high), -EINVAL);
@@ -915,10 +964,15 @@ static void test_redefined_method(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_layout),	     cmocka_unit_test(test_not_ready_and_refused),
-	    cmocka_unit_test(test_code_cache),	     cmocka_unit_test(test_jdk8),
-	    cmocka_unit_test(test_reused_method),    cmocka_unit_test(test_safepoint_counter),
-	    cmocka_unit_test(test_redefined_method), cmocka_unit_test(test_jdk25),
+	    cmocka_unit_test(test_layout),
+	    cmocka_unit_test(test_layout_heap_block),
+	    cmocka_unit_test(test_not_ready_and_refused),
+	    cmocka_unit_test(test_code_cache),
+	    cmocka_unit_test(test_jdk8),
+	    cmocka_unit_test(test_reused_method),
+	    cmocka_unit_test(test_safepoint_counter),
+	    cmocka_unit_test(test_redefined_method),
+	    cmocka_unit_test(test_jdk25),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -587,6 +587,7 @@ static size_t hotspot_counters(const void *rt, struct interp_counter *out)
 	    [OP_JVM_STAT_NO_PCDESC] = "hotspot: compiled frames without debug info at their pc",
 	    [OP_JVM_STAT_DEOPT] = "hotspot: deoptimised frames named from their original pc",
 	    [OP_JVM_STAT_REMEMBERED] = "hotspot: nmethods taken from the cross-sample cache",
+	    [OP_JVM_STAT_FREED] = "hotspot: remembered nmethods refused, their block freed",
 	};
 	const struct hotspot *hs = rt;
 	const struct interp_counter host[] = {

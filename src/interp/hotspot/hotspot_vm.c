@@ -117,6 +117,10 @@ static const struct want wants[] = {
     {"ConstMethod", NULL, W_SIZE, L(const_method_size), true},
     {"ConstantPool", NULL, W_SIZE, L(constant_pool_size), true},
     {"HeapBlock", NULL, W_SIZE, L(heap_block_size), true},
+    /* A block's length and use: a remembered nmethod's block must still be it (hb_known). */
+    {"HeapBlock", "_header", W_OFFSET, L(hb_header), false},
+    {"HeapBlock::Header", "_length", W_OFFSET, L(hb_length), false},
+    {"HeapBlock::Header", "_used", W_OFFSET, L(hb_used), false},
     {NULL, "ConstMethod::_has_linenumber_table", W_INT, L(cm_has_linenumbers), false},
     {NULL, "ConstMethodFlags::_misc_has_linenumber_table", W_INT, L(cm_has_linenumbers), false},
     {NULL, "frame::interpreter_frame_sender_sp_offset", W_INT, L(ifr_sender_sp), true},
@@ -295,6 +299,12 @@ int hotspot_vm__read(const struct remote_memory *mem, const uint64_t sym[HS_SYM_
 	for (size_t w = 0; w < N_WANTS; w++)
 		if (wants[w].type && !strncmp(wants[w].type, "PerfData", 8) && !found[w])
 			l.perf = false;
+	/* Offsets of 0 are real here too (the header starts the block, its length the header). */
+	l.hb_known = true;
+	for (size_t w = 0; w < N_WANTS; w++)
+		if (wants[w].type && !strncmp(wants[w].type, "HeapBlock", 9) && wants[w].field &&
+		    !found[w])
+			l.hb_known = false;
 	if (!l.blob_code_begin && !l.blob_code_end && l.blob_code_offset && l.blob_data_offset) {
 		/* JDK 8: the code, scopes and deopt handlers as offsets from the blob. */
 		l.offsets = true;
@@ -465,9 +475,25 @@ int hotspot_vm__code_cache(const struct remote_memory *mem, const struct hotspot
 		proc->nm_pcs_end_offset = (uint16_t)l->nm_pcs_end_offset;
 		proc->nm_metadata_offset = (uint16_t)l->nm_metadata_offset;
 	}
-	/* nmethods remembered across samples only where each can be proven the same. */
-	if (l->nm_compile_id && fits_u16(l->nm_compile_id))
+	/*
+	 * nmethods remembered across samples only where each can be proven the
+	 * same: its compile id, and its CodeHeap block's header (its length a
+	 * size_t, its use a bool, both within the HeapBlock before the blob),
+	 * and where the one read that checks a hit, from the HeapBlock to the
+	 * later of the id and Method*, fits the walker's scratch (else every hit
+	 * would be refused after its put).
+	 */
+	if (l->nm_compile_id && fits_u16(l->nm_compile_id) &&
+	    (uint64_t)l->heap_block_size + l->nm_compile_id + 4 <= OP_JVM_SCRATCH &&
+	    (uint64_t)l->heap_block_size + l->nmethod_method + 8 <= OP_JVM_SCRATCH && l->hb_known &&
+	    l->hb_header < 16 && l->hb_length < 16 && l->hb_used < 16 &&
+	    l->hb_header + l->hb_length + 8 <= 16 && l->hb_header + l->hb_used < 16 &&
+	    l->hb_header + l->hb_length + 8 <= l->heap_block_size &&
+	    l->hb_header + l->hb_used < l->heap_block_size) {
 		proc->nm_compile_id = (uint16_t)l->nm_compile_id;
+		proc->hb_fields =
+		    (uint8_t)((l->hb_header + l->hb_length) | ((l->hb_header + l->hb_used) << 4));
+	}
 	/* Deoptimised frames named from their original pc when all three are known. */
 	if (l->nm_orig_pc_offset && l->nm_deopt_handler && l->nm_deopt_mh_handler &&
 	    fits_u16(l->nm_orig_pc_offset) && fits_u16(l->nm_deopt_handler) &&

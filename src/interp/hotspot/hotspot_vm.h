@@ -66,7 +66,10 @@ struct hotspot_layout {
 	uint32_t nmethod_method;
 	uint32_t nm_scopes_data, nm_pcs_offset, nm_pcs_end_offset, nm_metadata_offset;
 	uint32_t nm_deopt_handler, nm_deopt_mh_handler, nm_orig_pc_offset;
-	uint32_t nm_compile_id;		 /* nmethod::_compile_id (0: not described) */
+	uint32_t nm_compile_id; /* nmethod::_compile_id (0: not described) */
+	/* HeapBlock::_header, its HeapBlock::Header::_length and _used (hb_known: all three) */
+	uint32_t hb_header, hb_length, hb_used;
+	bool hb_known;
 	uint32_t heap_total_collections; /* CollectedHeap::_total_collections, 0: not described */
 	/* PerfDataPrologue / PerfDataEntry fields (perf: all five described) */
 	uint32_t pp_entry_offset, pp_num_entries;

@@ -71,6 +71,12 @@ enum op_jvm_type {
  * a PcDesc search's last window (OP_JVM_PCDESC_WINDOW + 2 PcDescs). */
 #define OP_JVM_BLOCK	   288
 #define OP_JVM_BLOCK_SHORT 128 /* ... when the block runs past readable memory */
+/*
+ * The walker's scratch bytes (jw->block): the block, or a remembered
+ * nmethod's check read (OP_JVM_PC_CACHE_GET: from its HeapBlock header to
+ * its later field of compile id and Method*, 324 bytes in JDK 17).
+ */
+#define OP_JVM_SCRATCH 328
 /* "nmethod" as a little-endian u64 with its NUL: the name every nmethod's CodeBlob has. */
 #define OP_JVM_NMETHOD_NAME 0x646f6874656d6eull
 /* "native nmethod" (a native method's wrapper): its first 8 bytes, then "method" with its NUL. */
@@ -135,7 +141,14 @@ struct op_jvm_proc {
 	__s8 ifr_bcp;
 	__u8 n_heaps;
 	__u8 flags; /* OP_JVM_F_* */
-	__u8 reserved;
+	/*
+	 * Where the CodeHeap's HeapBlock header (heap_block_size bytes, the
+	 * blob after it) keeps its block's length in segments (a size_t: bits
+	 * 0..3, bytes from the HeapBlock) and whether it is used (a bool: bits
+	 * 4..7). Known whenever nm_compile_id is: a remembered nmethod is taken
+	 * only while its block is used and still covers the pc.
+	 */
+	__u8 hb_fields;
 	/* nmethod debug info (bytes from the nmethod; 0: inlined frames not read) */
 	__u16 nm_scopes_data;	 /* CompiledMethod::_scopes_data_begin (a pointer) */
 	__u16 nm_pcs_offset;	 /* nmethod::_scopes_pcs_offset (an int offset) */
@@ -184,6 +197,7 @@ struct op_jvm_proc {
 #define OP_JVM_METHODS 8
 /* PcDescs a search reads as one block once it has narrowed to this many. */
 #define OP_JVM_PCDESC_WINDOW 16
+_Static_assert(OP_JVM_BLOCK <= OP_JVM_SCRATCH, "the block fits the scratch bytes");
 _Static_assert((OP_JVM_PCDESC_WINDOW + 2) * OP_JVM_PCDESC_SIZE <= OP_JVM_BLOCK,
 	       "a PcDesc search's window fits the block");
 
@@ -230,21 +244,24 @@ struct op_jvm_scope {
 
 /*
  * An nmethod as a walk read it for one return address, remembered across
- * samples (BPF: the LRU hash `jvm_pc_cache`, key pid and pc): a stack's
- * return addresses repeat from sample to sample, and reading their blobs
- * (segment map, block, ConstMethod, PcDescs) is most of a compiled frame's
- * cost. Used only while nothing it holds can have changed: the same image
- * of the pid (gen and interp_start: not another JVM after an exec or a
- * pid's reuse), the same epoch (no collection, no redefinition since: its
- * Method and ConstMethod stand) and the blob's header read again at its
- * address with the same compile id, name, Method* and code range (a freed
- * nmethod's memory taken by another compilation, the same method's
- * included, holds another compile id; taken by anything else, other bytes).
+ * samples (BPF: the per-CPU array `jvm_pc_cache`, 2-way sets of struct
+ * op_jvm_pc_slot indexed by a hash of pid and pc): a stack's return
+ * addresses repeat from sample to sample, and reading their blobs (segment
+ * map, block, ConstMethod, PcDescs) is most of a compiled frame's cost.
+ * Used only while nothing it holds can have changed: the same image of the
+ * pid (gen and interp_start: not another JVM after an exec or a pid's
+ * reuse), the same epoch (no collection, no redefinition since: its Method
+ * and ConstMethod stand) and, read again at the blob's address (one read of
+ * the span from its HeapBlock), the same nmethod::_compile_id and Method* (a
+ * freed nmethod's memory taken by another compilation, the same method's
+ * included, holds another compile id; taken by anything else, other bytes)
+ * in a CodeHeap block still used and covering the pc (a freed nmethod keeps
+ * its ids: a new blob carved from its block's tail does not).
  */
 struct op_jvm_pc_key {
 	__u32 pid;
 	__u32 reserved;
-	__u64 pc;
+	__u64 pc; /* 0: an empty slot */
 };
 
 struct op_jvm_pc_entry {
@@ -253,6 +270,20 @@ struct op_jvm_pc_entry {
 	__u64 interp_start;
 	__u32 epoch;
 	__u32 gen; /* op_jvm_proc.gen */
+};
+
+/*
+ * One slot of BPF's jvm_pc_cache: its key in the value (an array, not a
+ * hash: the lookup is an index, no helper call, no hashing of the key in the
+ * kernel, no LRU list; a hash lookup cost about as much as the rest of a
+ * remembered frame). Per CPU: a CPU's entries are written only by its own
+ * samples, which do not nest, so an entry is never read half written.
+ */
+#define OP_JVM_PC_CACHE_SLOTS 256 /* per CPU: 48 KiB */
+#define OP_JVM_PC_CACHE_WAYS  2
+struct op_jvm_pc_slot {
+	struct op_jvm_pc_key key;
+	struct op_jvm_pc_entry e;
 };
 
 struct op_jvm_method {
@@ -291,7 +322,7 @@ struct op_jvm_walker {
 	struct op_jvm_blob blobs[OP_JVM_BLOBS];
 	struct op_jvm_scope scope_cache[OP_JVM_SCOPES];
 	struct op_jvm_method methods[OP_JVM_METHODS];
-	__u8 block[OP_JVM_BLOCK];
+	__u8 block[OP_JVM_SCRATCH];
 };
 
 /* BPF counters (per-CPU array `jvm_stats`). */
@@ -306,6 +337,7 @@ enum op_jvm_stat {
 	OP_JVM_STAT_NO_PCDESC,	     /* compiled frames without debug info at their pc */
 	OP_JVM_STAT_DEOPT,	     /* deoptimised compiled frames, named from their original pc */
 	OP_JVM_STAT_REMEMBERED,	     /* nmethods taken from the cross-sample cache */
+	OP_JVM_STAT_FREED,	     /* ... refused: the same ids, its HeapBlock freed or shrunk */
 	OP_JVM_STAT__COUNT,
 };
 
@@ -313,9 +345,13 @@ _Static_assert(sizeof(struct op_jvm_heap) == 32, "op_jvm_heap layout");
 _Static_assert(sizeof(struct op_jvm_proc) == 32 * OP_JVM_MAX_HEAPS + 80, "op_jvm_proc layout");
 _Static_assert(sizeof(struct op_jvm_blob) == 128, "op_jvm_blob layout");
 _Static_assert(sizeof(struct op_jvm_pc_entry) == 176, "op_jvm_pc_entry layout");
+_Static_assert(sizeof(struct op_jvm_pc_slot) == 192, "op_jvm_pc_slot layout");
+_Static_assert((OP_JVM_PC_CACHE_SLOTS & (OP_JVM_PC_CACHE_SLOTS - 1)) == 0 &&
+		   OP_JVM_PC_CACHE_WAYS == 2,
+	       "jvm_pc_cache: 2-way sets, a power of two of slots");
 _Static_assert(sizeof(struct op_jvm_scope) == 32, "op_jvm_scope layout");
 _Static_assert(sizeof(struct op_jvm_walker) == 48 + 128 * OP_JVM_BLOBS + 32 * OP_JVM_SCOPES +
-						   16 * OP_JVM_METHODS + OP_JVM_BLOCK,
+						   16 * OP_JVM_METHODS + OP_JVM_SCRATCH,
 	       "op_jvm_walker layout");
 
 #endif

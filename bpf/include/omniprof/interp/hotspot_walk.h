@@ -515,22 +515,53 @@ static __always_inline void op_jvm_pc_entry__fill(struct op_jvm_pc_entry *e,
 
 #ifdef OP_JVM_PC_CACHE_GET
 /*
+ * Whether the CodeHeap block at block, length segments long, covers pc: in
+ * pc's heap, its length within the heap (a freed block's bytes may be
+ * anything later), pc before its end.
+ */
+static __always_inline int op_jvm_block_covers(const struct op_jvm_proc *proc, __u64 block,
+					       __u64 length, __u64 pc)
+{
+	for (int h = 0; h < OP_JVM_MAX_HEAPS; h++) {
+		const struct op_jvm_heap *heap = &proc->heaps[h];
+		__u32 shift = heap->log2_segment & 31;
+
+		if (h >= proc->n_heaps)
+			break;
+		if (pc < heap->low || pc >= heap->high)
+			continue;
+		if (block < heap->low || block > pc || length > (heap->high - block) >> shift)
+			return 0;
+		return pc - block < length << shift;
+	}
+	return 0;
+}
+
+/*
  * The slot of the nmethod remembered for return address ra (the
  * cross-sample cache) when it is still the compilation read then and holds
  * lpc, -1 when not: the same image of the pid (gen, interp_start), the same
- * epoch (its Method and ConstMethod stand), and its header read again (one
- * block, as op_jvm_blob_at() reads it) with the same compile id, name,
- * Method* and code range. Its own function in BPF: verified once, apart
- * from the blob reading.
+ * epoch (its Method and ConstMethod stand), read again at its address the
+ * same compile id and Method* (its code range and name are those of that
+ * compilation), and its CodeHeap block still used and covering lpc. The
+ * block: HotSpot frees an nmethod by marking its HeapBlock free (_used
+ * false), the rest of its header left as it was, and carves a new block
+ * from the tail of a free one, shortening the free one's _length; so a new
+ * blob past the old header, a return address in it equal to a remembered
+ * one, would pass the ids alone (counted: OP_JVM_STAT_FREED). One read from
+ * the HeapBlock to the later of the two fields (324 bytes in JDK 17: two
+ * reads cost nearly twice one). Its own function in BPF: verified once,
+ * apart from the blob reading.
  */
 OP_JVM_SUBPROG int op_jvm_blob_remembered(struct op_jvm_walker *jw, const struct op_jvm_proc *proc,
 					  __u64 lpc, __u64 ra)
 {
 	const struct op_jvm_pc_entry *e;
 	struct op_jvm_blob *b;
-	__u64 blob, name = 0, method = 0, begin = 0, end = 0;
+	__u32 id_off, m_off, slot;
+	__u64 method = 0, length = 0, len, id_at, m_at, hb, len_at, used_at;
 	__s32 id = 0;
-	__u32 slot;
+	__u8 used = 0;
 
 	if (!jw || !proc) /* a global function's pointers may be NULL for the verifier */
 		return -1;
@@ -539,15 +570,32 @@ OP_JVM_SUBPROG int op_jvm_blob_remembered(struct op_jvm_walker *jw, const struct
 	    e->interp_start != proc->interp_start || !e->blob.blob || !e->blob.compile_id ||
 	    e->blob.kind != OP_JVM_B_NMETHOD || lpc < e->blob.code_begin || lpc >= e->blob.code_end)
 		return -1;
-	blob = e->blob.blob;
-	op_jvm_load_block(jw, blob);
-	if (op_jvm_s32(jw, blob, proc->nm_compile_id, &id) || id != e->blob.compile_id ||
-	    op_jvm_u64(jw, blob, proc->blob_name, &name) || name != e->blob.name ||
-	    op_jvm_u64(jw, blob, proc->nmethod_method, &method) || method != e->blob.method ||
-	    op_jvm_addr(jw, proc, blob, proc->blob_code_begin, &begin) ||
-	    begin != e->blob.code_begin || op_jvm_addr(jw, proc, blob, proc->blob_code_end, &end) ||
-	    end != e->blob.code_end)
+	id_off = proc->nm_compile_id;
+	m_off = proc->nmethod_method;
+	hb = proc->heap_block_size;
+	len_at = proc->hb_fields & 0xf;
+	used_at = proc->hb_fields >> 4;
+	len = hb + (id_off + 4 > m_off + 8 ? id_off + 4 : m_off + 8);
+	id_at = hb + id_off;
+	m_at = hb + m_off;
+	/* The bounds checked on what the read and the copies get (the verifier's view). */
+	__asm__ __volatile__("" : "+r"(len), "+r"(id_at), "+r"(m_at));
+	if (!id_off || len_at + 8 > hb || used_at >= hb || e->blob.blob < hb ||
+	    len > OP_JVM_SCRATCH || id_at > OP_JVM_SCRATCH - 4 || m_at > OP_JVM_SCRATCH - 8)
 		return -1;
+	jw->block_len = 0; /* the block is scratch: not this blob's first bytes */
+	if (OP_JVM_READ(jw, jw->block, len, e->blob.blob - hb))
+		return -1;
+	__builtin_memcpy(&id, &jw->block[id_at], 4);
+	__builtin_memcpy(&method, &jw->block[m_at], 8);
+	__builtin_memcpy(&length, &jw->block[len_at], 8);
+	used = jw->block[used_at];
+	if (id != e->blob.compile_id || method != e->blob.method)
+		return -1;
+	if (!used || !op_jvm_block_covers(proc, e->blob.blob - hb, length, lpc)) {
+		OP_JVM_STAT(jw, OP_JVM_STAT_FREED);
+		return -1;
+	}
 	slot = jw->blob_next & (OP_JVM_BLOBS - 1);
 	b = &jw->blobs[slot];
 	__builtin_memcpy(b, &e->blob, sizeof(*b));
