@@ -226,7 +226,7 @@ function checkOtlp() {
   console.log(`check: OK ${p.requests} requests, ${p.profiles.length} profiles, ${p.events} events ` +
               `(${c.complete}/${c.leaf} with the whole chain), threads ${[...p.threadNames].join(',')}, ` +
               `cpus ${[...p.cpus].sort().join(',')}, frame types ${[...p.frameTypes].sort().join(',')}` +
-              (py ? `, ${py.calls} ${py.lang} calls at their line, ${py.leaves} leaf lines` : ''));
+              (py ? `, ${py.calls} ${py.lang} calls at their line, ${py.leaves} leaf lines, ${py.lineless} frames without a line` : ''));
 }
 
 // A runtime's frames: their type, the script's option, how a function of
@@ -251,24 +251,28 @@ function checkScriptFrames(p, rt) {
   expect(def >= 0, `no ${rt.def(leafName)} in ${script}`);
   expect(p.frameTypes.has(rt.type), `no ${rt.type} frame`);
   const stacks = [];
-  let calls = 0, leaves = 0;
+  let calls = 0, leaves = 0, named = 0, lineless = 0;
   for (const st of p.stacks) {
     const frames = st.frames.filter((f) => f.type === rt.type); // leaf first
     for (const f of frames) {
       expect(!f.mapped, `${rt.type} frame ${f.name} has a mapping`);
       if (!chain.includes(f.name)) continue;
       expect(f.file === script, `${rt.type} frame ${f.name} in file "${f.file}", not ${script}`);
+      named += st.n;
+      // Line 0: a frame whose line could not be checked says so (V8 gives
+      // no line rather than one of a code object that may have moved).
+      if (f.line === 0) { lineless += st.n; continue; }
       expect(f.line > 0 && f.line <= text.length, `${rt.type} frame ${f.name} at line ${f.line}`);
     }
     for (let i = 1; i < frames.length; i++) {
       const caller = frames[i], callee = frames[i - 1];
-      if (!chain.includes(caller.name) || !chain.includes(callee.name)) continue;
+      if (!chain.includes(caller.name) || !chain.includes(callee.name) || !caller.line) continue;
       const src = text[caller.line - 1];
       expect(src.includes(`${callee.name}(`),
         `${caller.name} at ${script}:${caller.line} ("${src.trim()}") does not call ${callee.name}`);
       calls += st.n;
     }
-    if (frames.length && frames[0].name === leafName) {
+    if (frames.length && frames[0].name === leafName && frames[0].line) {
       // Python: after its def line; JavaScript: from it (optimized code's
       // entry stack check carries the function's own position).
       const first = rt === V8JS ? def + 1 : def + 2;
@@ -279,7 +283,9 @@ function checkScriptFrames(p, rt) {
     stacks.push({ stack: frames.map((f) => f.name).reverse(), n: st.n });
   }
   expect(calls > 0 && leaves > 0, `no ${rt.lang} frame of the chain (${calls} calls, ${leaves} leaves)`);
-  return { lang: rt.lang, stacks, calls, leaves };
+  // At most 1 in 50 of the chain's frames without a line; every line given is right.
+  expect(lineless * 50 <= named, `${lineless} of ${named} ${rt.type} frames of the chain without a line`);
+  return { lang: rt.lang, stacks, calls, leaves, lineless };
 }
 
 function checkPyroscope() {
