@@ -371,7 +371,7 @@ static void test_grpc_tls(void **state)
 }
 
 /*
- * The backend is down for the agent's first 20 s, then comes up: every
+ * The backend is down for the agent's first 12 s, then comes up: every
  * interval since the start still arrives (the queue holds 60), the outage is
  * logged once when it starts and once when it ends, and sampling went on.
  */
@@ -400,7 +400,8 @@ static void test_backend_down_then_back(void **state)
 		agent = start_agent(log, args);
 		unsetenv("OTEL_EXPORTER_OTLP_INSECURE");
 	}
-	sleep(20);
+	/* 12 s: past the backoff's growth to its longest (1, 2, 4, 8 s). */
+	sleep(12);
 	rx = start_receiver(records, gport, 0, NULL);
 	assert_true(rx > 0);
 	sleep(8); /* the longest backoff is 8 s: the queue drains within it */
@@ -409,7 +410,7 @@ static void test_backend_down_then_back(void **state)
 	tu_reap(rx);
 
 	/* Consecutive intervals spanning at least the outage reached the receiver. */
-	check(records, "--mode continuity --transport grpc --pid %d --min-seconds 20", wl);
+	check(records, "--mode continuity --transport grpc --pid %d --min-seconds 12", wl);
 	check(records, "--mode otlp --transport grpc --pid %d --service fp_chain", wl);
 	assert_int_equal(count_lines_with(log, "export failing"), 1);
 	assert_int_equal(count_lines_with(log, "export recovered"), 1);

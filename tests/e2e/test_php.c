@@ -48,12 +48,15 @@
 #include "profile.pb-c.h"
 #include "testutil.h"
 
-#define PHP	       "/usr/bin/php8.2"
-#define PHP_FPM	       "/usr/sbin/php-fpm8.2"
-#define CGI_FCGI       "/usr/bin/cgi-fcgi"
+#define PHP	 "/usr/bin/php8.2"
+#define PHP_FPM	 "/usr/sbin/php-fpm8.2"
+#define CGI_FCGI "/usr/bin/cgi-fcgi"
+/* php-fpm's cases: a 7 s request (and its recycled worker's) inside the recording. */
 #define RECORD_SECONDS "8"
-#define FREQUENCY      "199"
-#define MIN_LEAF       20
+/* php-cli's cases: one busy process, 199 Hz: hundreds of leaf samples even on a loaded machine. */
+#define CLI_SECONDS "5"
+#define FREQUENCY   "199"
+#define MIN_LEAF    20
 #define JIT_FLAGS                                                                                  \
 	"-d opcache.enable_cli=1 -d opcache.jit=tracing -d opcache.jit_buffer_size=64M "           \
 	"-d opcache.jit_hot_loop=1 -d opcache.jit_hot_func=1"
@@ -353,7 +356,7 @@ static char *record_cli_for(const char *flags, const char *script, const char *d
 static char *record_cli(const char *flags, const char *script, const char *dir, bool copies,
 			char **verbose)
 {
-	return record_cli_for(flags, script, dir, copies, RECORD_SECONDS, verbose);
+	return record_cli_for(flags, script, dir, copies, CLI_SECONDS, verbose);
 }
 
 /* copies: every sample unwound in user space from a stack copy (the walker's C build). */

@@ -472,7 +472,7 @@ static void test_case(void **state)
 static void test_young(void **state)
 {
 	char *dir = tu_mkdtemp(), log[1024], out_dir[1024], pprof[1100];
-	char *argv[] = {NODE, "tests/workloads/v8/v8_chain.js", "12", "warm", NULL};
+	char *argv[] = {NODE, "tests/workloads/v8/v8_chain.js", "8", "warm", NULL};
 	const char *args[] = {"-F", FREQUENCY, "-o", out_dir, NULL};
 	const char *const chain[] = {"main", "render", "layout", "measure"};
 	struct chain_spec *cs = chain_spec__new();
@@ -498,7 +498,7 @@ static void test_young(void **state)
 	sleep(2);
 	pid = tu_spawn_ready(argv);
 	assert_true(pid > 0);
-	/* Its 12 s of work (tu_reap would kill it now). */
+	/* Its 8 s of work (tu_reap would kill it now). */
 	tu_wait_bounded(pid, 60000, 50, NULL);
 	kill(rec, SIGHUP);
 	status = tu_wait_bounded(rec, 120000, 20, NULL);
@@ -524,10 +524,12 @@ static void test_node_present(void **state)
 }
 
 /*
- * Groups 1 and 2 each record their cases' nodes at the same time (distinct
- * leaf functions and, for the lines, distinct function names per script):
- * the warm and the cold chain, whose lines are both checked in
- * v8_chain.js, are in different groups.
+ * Each group records its cases' nodes at the same time (distinct leaf
+ * functions; a script's lines are checked over the group's whole pprof, so
+ * two chains of one script in a group are at the same lines: the cold chain
+ * on Node 20 and 16, the warm and cold ones of group 3). The warm and the
+ * cold chain of Node 20 are in different groups. Grouped to keep the suite
+ * short: each recording costs its length plus node's start.
  */
 static const struct v8_case cases[] = {
     {.name = "warm chain (TurboFan)",
@@ -551,17 +553,27 @@ static const struct v8_case cases[] = {
      .mode = "worker",
      .chain = {"workerMain", "workerLeaf"},
      .group = 1},
+    /* An async function's synchronous part: asyncMain resumed from the
+     * microtask queue after each await calls asyncStep, which runs
+     * asyncLeaf before its own await. */
+    {.name = "async functions (synchronous part)",
+     .script = "v8_shapes.js",
+     .mode = "async",
+     .chain = {"asyncMain", "asyncStep", "asyncLeaf"},
+     .group = 1},
     {.name = "cold chain (interpreted, baseline)",
      .script = "v8_chain.js",
      .mode = "cold",
      .chain = {"main", "render", "layout", "measureCold"},
      .lines = true,
      .need_lines = {"main", "render", "layout", "measureCold"},
+     .seconds = "15",
      .group = 2},
     {.name = "deoptimized over and over",
      .script = "v8_shapes.js",
      .mode = "deopt",
      .chain = {"deoptMain", "polyLeaf"},
+     .seconds = "15",
      .group = 2},
     {.name = "JavaScript -> native addon -> JavaScript",
      .script = "v8_shapes.js",
@@ -569,6 +581,18 @@ static const struct v8_case cases[] = {
      .chain = {"addonMain", "addon_call_back", "addon_inner", "jsLeaf"},
      .lib = "v8_addon.so",
      .gaps = 16,
+     .seconds = "15",
+     .group = 2},
+    /* Node 16's interpreted and baseline frames (V8 9.4's derived bytecode
+     * start and script source) beside Node 20's: the same script's lines. */
+    {.name = "Node 16 cold chain (interpreted, baseline)",
+     .script = "v8_chain.js",
+     .mode = "cold",
+     .chain = {"main", "render", "layout", "measureCold"},
+     .lines = true,
+     .need_lines = {"main", "render", "layout", "measureCold"},
+     .node = "/opt/omniprof-node/16/node",
+     .seconds = "15",
      .group = 2},
     /* Alone: recorded beside three other nodes (one run, a loaded machine),
      * its anonymous function's frame was an unnamed [anon]+0x... in 3 of 4
@@ -593,13 +617,6 @@ static const struct v8_case cases[] = {
      .node = "/opt/omniprof-node/22/node",
      .node2 = "/opt/omniprof-node/24/node",
      .seconds = "15"},
-    /* An async function's synchronous part: asyncMain resumed from the
-     * microtask queue after each await calls asyncStep, which runs
-     * asyncLeaf before its own await. */
-    {.name = "async functions (synchronous part)",
-     .script = "v8_shapes.js",
-     .mode = "async",
-     .chain = {"asyncMain", "asyncStep", "asyncLeaf"}},
     /* GC threads take the CPUs from the profiler's start too: longer, alone. */
     {.name = "GC pressure",
      .script = "v8_shapes.js",
@@ -625,7 +642,8 @@ static const struct v8_case cases[] = {
      .need_lines = {"main", "render", "layout"},
      .node = "/opt/omniprof-node/24/node",
      .flag = "--no-turbofan",
-     .seconds = "15"},
+     .seconds = "15",
+     .group = 4},
     /* Maglev's inlining (Node 24, TurboFan off for the workload):
      * --trace-maglev-inlining shows mgA and mgB inlined into mgHost, mgLeaf
      * not (too big). The return address in mgHost's code is mgB's call of
@@ -640,17 +658,8 @@ static const struct v8_case cases[] = {
      .one_location = {"mgB", "mgA", "mgHost"},
      .node = "/opt/omniprof-node/24/node",
      .flag = "--no-turbofan",
-     .seconds = "15"},
-    /* Node 16's interpreted and baseline frames, alone: its lines (V8 9.4's
-     * derived bytecode start and script source) checked in its own pprof. */
-    {.name = "Node 16 cold chain (interpreted, baseline)",
-     .script = "v8_chain.js",
-     .mode = "cold",
-     .chain = {"main", "render", "layout", "measureCold"},
-     .lines = true,
-     .need_lines = {"main", "render", "layout", "measureCold"},
-     .node = "/opt/omniprof-node/16/node",
-     .seconds = "15"},
+     .seconds = "15",
+     .group = 4},
     /* Official builds of other majors (no pointer compression), all in one
      * recording (group 3), each process counted by its pid. Node 16 runs
      * twice: two processes of one binary in a recording must both be
