@@ -10,6 +10,7 @@
 #include "interp/interp.h"
 #include "proc/file_cache.h"
 #include "symbol/kallsyms.h"
+#include "util/clock.h"
 #include "omniprof/abi.h"
 #include "util/log.h"
 #include "util/memory.h"
@@ -207,6 +208,7 @@ static struct symbol_cache_entry *file_entry(struct symbolizer *s, uint32_t file
 	const struct cached_file *f;
 	struct native_symbols *ns = NULL;
 	size_t heap, file;
+	uint64_t start;
 	int err;
 
 	if (e)
@@ -218,7 +220,9 @@ static struct symbol_cache_entry *file_entry(struct symbolizer *s, uint32_t file
 	if (file_cache__ensure_fd(s->files, file_slot))
 		return symbol_cache__put(&s->cache, file_slot, NULL, NEGATIVE_ENTRY_COST);
 	heap = memory__heap_in_use();
+	start = clock__ns(CLOCK_THREAD_CPUTIME_ID);
 	err = native_symbols__open_opts(f->elf, &s->sym_opts, &ns);
+	s->stats.load_ns += clock__ns(CLOCK_THREAD_CPUTIME_ID) - start;
 	s->stats.files_loaded++;
 	if (err) {
 		s->stats.files_without_symbols++;
@@ -255,6 +259,7 @@ size_t symbolizer__native(struct symbolizer *s, uint32_t file_slot, uint64_t vad
 {
 	long memo = frame_memo__get(&s->memo, file_slot, vaddr, s->frames, SYM_MAX_FRAMES);
 	struct symbol_cache_entry *e;
+	uint64_t start;
 	size_t n;
 
 	if (memo >= 0) {
@@ -262,6 +267,7 @@ size_t symbolizer__native(struct symbolizer *s, uint32_t file_slot, uint64_t vad
 		count_frames(s, (size_t)memo);
 		return (size_t)memo;
 	}
+	start = clock__ns(CLOCK_THREAD_CPUTIME_ID);
 	e = file_entry(s, file_slot);
 	n = symbolizer__native_in(s, e ? e->value : NULL, vaddr, frames);
 	/* libdw parses units, lines and abbreviations as lookups reach them, and
@@ -275,6 +281,7 @@ size_t symbolizer__native(struct symbolizer *s, uint32_t file_slot, uint64_t vad
 	/* Remembered only when the file was open: a file not open yet may be later. */
 	if (e)
 		frame_memo__put(&s->memo, file_slot, vaddr, s->frames, n);
+	s->stats.miss_ns += clock__ns(CLOCK_THREAD_CPUTIME_ID) - start;
 	return n;
 }
 

@@ -40,7 +40,9 @@ struct symbolizer_stats {
 	uint64_t file_page_drops;    /* times the files' mapped pages were given back */
 	uint64_t file_bytes_dropped; /* what those drops had charged, in bytes */
 	uint64_t pass_unloads;	     /* files unloaded after a pass (in-place DWARF) */
-	bool kernel_restricted;	     /* kptr_restrict hid kernel addresses */
+	uint64_t load_ns;	     /* thread CPU time loading files' symbols */
+	uint64_t miss_ns; /* thread CPU time naming addresses the memo lacked, loads included */
+	bool kernel_restricted; /* kptr_restrict hid kernel addresses */
 };
 
 struct symbolizer {
