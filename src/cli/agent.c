@@ -702,13 +702,18 @@ static void log_tables(const struct agent *a)
 		(double)a->ss.um.stats.build_ns / 1e6,
 		(unsigned long long)a->ss.um.stats.cache_reads,
 		(double)a->ss.um.stats.cache_read_ns / 1e6);
-	pr_info("symbols: %llu file loads (%llu evictions), frames named %llu, remembered %llu "
-		"(%llu resets)",
-		(unsigned long long)a->ss.sym.stats.files_loaded,
-		(unsigned long long)a->ss.sym.cache.stats.evictions,
-		(unsigned long long)a->ss.sym.memo.stats.misses,
-		(unsigned long long)a->ss.sym.memo.stats.hits,
-		(unsigned long long)a->ss.sym.memo.stats.resets);
+	pr_info(
+	    "symbols: %llu file loads (%.1f ms; %llu evictions, %llu unloaded after a pass, "
+	    "%llu idle, %llu reloads %.1f ms), frames named %llu (%.1f ms), remembered %llu (%llu "
+	    "resets)",
+	    (unsigned long long)a->ss.sym.stats.files_loaded, (double)a->ss.sym.stats.load_ns / 1e6,
+	    (unsigned long long)a->ss.sym.cache.stats.evictions,
+	    (unsigned long long)a->ss.sym.stats.pass_unloads,
+	    (unsigned long long)a->ss.sym.cache.stats.idle_drops,
+	    (unsigned long long)a->ss.sym.stats.reloads, (double)a->ss.sym.stats.reload_ns / 1e6,
+	    (unsigned long long)a->ss.sym.memo.stats.misses, (double)a->ss.sym.stats.miss_ns / 1e6,
+	    (unsigned long long)a->ss.sym.memo.stats.hits,
+	    (unsigned long long)a->ss.sym.memo.stats.resets);
 	safe_open__stats(&so);
 	pr_info("files of targets: %llu opened; refused: %llu symlink, %llu directory, %llu FIFO, "
 		"%llu socket, %llu device, %llu pseudo fs, %llu over the size cap, %llu magic "

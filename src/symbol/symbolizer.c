@@ -10,6 +10,7 @@
 #include "interp/interp.h"
 #include "proc/file_cache.h"
 #include "symbol/kallsyms.h"
+#include "util/clock.h"
 #include "omniprof/abi.h"
 #include "util/log.h"
 #include "util/memory.h"
@@ -59,6 +60,9 @@ void symbolizer__clear(struct symbolizer *s)
 	debuginfo__clear(&s->debuginfo);
 	free(s->frames);
 	s->frames = NULL;
+	free(s->unloaded);
+	s->unloaded = NULL;
+	s->n_unloaded = 0;
 }
 
 /* kernel.kptr_restrict's value, or -1 when unreadable. */
@@ -155,16 +159,51 @@ static void drop_file_pages(struct symbolizer *s)
 	s->file_held = 0;
 }
 
-/* True for an entry to unload after a pass: see symbolizer__drop_file_pages(). */
+/* Marks file_slot as unloaded after a pass, so that its next load counts as a reload. */
+static void mark_unloaded(struct symbolizer *s, uint64_t file_slot)
+{
+	if (file_slot >= s->n_unloaded) {
+		size_t n = file_slot + 1 > 2 * s->n_unloaded ? file_slot + 1 : 2 * s->n_unloaded;
+		uint8_t *grown = realloc(s->unloaded, n);
+
+		if (!grown)
+			return; /* only a counter is lost */
+		memset(grown + s->n_unloaded, 0, n - s->n_unloaded);
+		s->unloaded = grown;
+		s->n_unloaded = n;
+	}
+	s->unloaded[file_slot] = 1;
+}
+
+/* Whether file_slot was unloaded after a pass since its last load; clears the mark. */
+static bool take_unloaded(struct symbolizer *s, uint64_t file_slot)
+{
+	bool was = file_slot < s->n_unloaded && s->unloaded[file_slot];
+
+	if (was)
+		s->unloaded[file_slot] = 0;
+	return was;
+}
+
+/*
+ * True for an entry to unload after a pass: see symbolizer__drop_file_pages().
+ * A file a lookup of this very pass reached stays: its process is finding new
+ * addresses in it, and unloading it would make the next pass load it and parse
+ * its units again (measured in reloads: every pass for an agent's busy
+ * workloads early on).
+ */
 static bool unload_after_pass(const struct symbol_cache_entry *e, void *ctx)
 {
-	const struct symbolizer *s = ctx;
+	struct symbolizer *s = ctx;
 	struct native_symbols_info info;
 
-	if (!e->value || e->cost < s->unload_min_cost)
+	if (!e->value || e->cost < s->unload_min_cost || e->pass >= s->cache.pass)
 		return false;
 	native_symbols__info(e->value, &info);
-	return info.has_dwarf && !info.dwarf_in_heap && info.n_funcs <= SYMBOLIZER_RELOAD_MAX_FUNCS;
+	if (!info.has_dwarf || info.dwarf_in_heap || info.n_funcs > SYMBOLIZER_RELOAD_MAX_FUNCS)
+		return false;
+	mark_unloaded(s, e->key);
+	return true;
 }
 
 void symbolizer__drop_file_pages(struct symbolizer *s)
@@ -207,6 +246,7 @@ static struct symbol_cache_entry *file_entry(struct symbolizer *s, uint32_t file
 	const struct cached_file *f;
 	struct native_symbols *ns = NULL;
 	size_t heap, file;
+	uint64_t start;
 	int err;
 
 	if (e)
@@ -218,8 +258,16 @@ static struct symbol_cache_entry *file_entry(struct symbolizer *s, uint32_t file
 	if (file_cache__ensure_fd(s->files, file_slot))
 		return symbol_cache__put(&s->cache, file_slot, NULL, NEGATIVE_ENTRY_COST);
 	heap = memory__heap_in_use();
+	start = clock__ns(CLOCK_THREAD_CPUTIME_ID);
 	err = native_symbols__open_opts(f->elf, &s->sym_opts, &ns);
+	start = clock__ns(CLOCK_THREAD_CPUTIME_ID) - start;
+	s->stats.load_ns += start;
 	s->stats.files_loaded++;
+	if (take_unloaded(s, file_slot)) {
+		s->stats.reloads++;
+		s->stats.reload_ns += start;
+	}
+	pr_debug("symbols: %s loaded in %.1f ms", f->path, (double)start / 1e6);
 	if (err) {
 		s->stats.files_without_symbols++;
 		pr_info("%s: no symbols: %s", f->path, strerror(-err));
@@ -255,6 +303,7 @@ size_t symbolizer__native(struct symbolizer *s, uint32_t file_slot, uint64_t vad
 {
 	long memo = frame_memo__get(&s->memo, file_slot, vaddr, s->frames, SYM_MAX_FRAMES);
 	struct symbol_cache_entry *e;
+	uint64_t start;
 	size_t n;
 
 	if (memo >= 0) {
@@ -262,6 +311,7 @@ size_t symbolizer__native(struct symbolizer *s, uint32_t file_slot, uint64_t vad
 		count_frames(s, (size_t)memo);
 		return (size_t)memo;
 	}
+	start = clock__ns(CLOCK_THREAD_CPUTIME_ID);
 	e = file_entry(s, file_slot);
 	n = symbolizer__native_in(s, e ? e->value : NULL, vaddr, frames);
 	/* libdw parses units, lines and abbreviations as lookups reach them, and
@@ -275,6 +325,7 @@ size_t symbolizer__native(struct symbolizer *s, uint32_t file_slot, uint64_t vad
 	/* Remembered only when the file was open: a file not open yet may be later. */
 	if (e)
 		frame_memo__put(&s->memo, file_slot, vaddr, s->frames, n);
+	s->stats.miss_ns += clock__ns(CLOCK_THREAD_CPUTIME_ID) - start;
 	return n;
 }
 
@@ -313,4 +364,5 @@ void symbolizer__forget_file(struct symbolizer *s, uint32_t file_slot)
 {
 	frame_memo__forget_file(&s->memo, file_slot);
 	symbol_cache__remove(&s->cache, file_slot);
+	take_unloaded(s, file_slot);
 }

@@ -40,7 +40,11 @@ struct symbolizer_stats {
 	uint64_t file_page_drops;    /* times the files' mapped pages were given back */
 	uint64_t file_bytes_dropped; /* what those drops had charged, in bytes */
 	uint64_t pass_unloads;	     /* files unloaded after a pass (in-place DWARF) */
-	bool kernel_restricted;	     /* kptr_restrict hid kernel addresses */
+	uint64_t load_ns;	     /* thread CPU time loading files' symbols */
+	uint64_t reloads;	     /* loads of a file unloaded after a pass */
+	uint64_t reload_ns;	     /* thread CPU time of those loads */
+	uint64_t miss_ns; /* thread CPU time naming addresses the memo lacked, loads included */
+	bool kernel_restricted; /* kptr_restrict hid kernel addresses */
 };
 
 struct symbolizer {
@@ -56,6 +60,8 @@ struct symbolizer {
 	uint32_t lookups;	   /* native lookups, to re-measure file pages now and then */
 	size_t file_held;	   /* file pages the lookups mapped in since the last drop */
 	size_t unload_min_cost;	   /* SYMBOLIZER_RELOAD_MIN_COST (tests lower it) */
+	uint8_t *unloaded;	   /* by file slot: 1 once unloaded after a pass (counts reloads) */
+	size_t n_unloaded;
 	struct symbolizer_stats stats;
 };
 

@@ -15,6 +15,8 @@
 
 /* A v8dbg_* value not found: the field must be derived or the file refused. */
 #define V8_ABSENT INT64_MIN
+/* Instance types a file may list for the one-pass type search (V8 13: about 300). */
+#define V8_MAX_TYPES 1024
 
 /* The v8dbg_* values this build reads, by name (without the prefix). */
 enum v8_sym {
@@ -195,6 +197,15 @@ struct scan {
 	uint64_t sizes, sizes_len;	   /* Bytecodes::kBytecodeSizes */
 	uint64_t tramp, tramp_size;	   /* Builtins_InterpreterEntryTrampoline */
 	unsigned int found;
+	/*
+	 * The .dynsym pass keeps every v8dbg_type_* value here, so that the type
+	 * after JS_FUNCTION_TYPE is found once that one is known without a third
+	 * pass over node's 75,000 dynamic symbols (issue 22). Bounded: past
+	 * V8_MAX_TYPES (a file claiming that many) that pass is made as before.
+	 */
+	int32_t types[V8_MAX_TYPES];
+	size_t n_types;
+	bool collect_types, types_overflow;
 };
 
 #define BYTECODE_SIZES_SYM "_ZN2v88internal11interpreter9Bytecodes14kBytecodeSizesE"
@@ -259,9 +270,18 @@ static void note_symbol(const struct elf_file *ef, struct scan *sc, const char *
 	if (sym->st_size != 4 || read_vaddr(ef, sym->st_value, &v32, 4))
 		return;
 	sc->found++;
-	if (!strncmp(name, "type_", 5) && v32 > sc->v[S_T_JSFUNCTION] &&
-	    (sc->type_after_jsfunction == V8_ABSENT || v32 < sc->type_after_jsfunction))
-		sc->type_after_jsfunction = v32; /* refined below once JS_FUNCTION_TYPE is known */
+	if (!strncmp(name, "type_", 5)) {
+		if (v32 > sc->v[S_T_JSFUNCTION] &&
+		    (sc->type_after_jsfunction == V8_ABSENT || v32 < sc->type_after_jsfunction))
+			sc->type_after_jsfunction =
+			    v32; /* refined once JS_FUNCTION_TYPE is known */
+		if (sc->collect_types) {
+			if (sc->n_types < V8_MAX_TYPES)
+				sc->types[sc->n_types++] = v32;
+			else
+				sc->types_overflow = true;
+		}
+	}
 	for (int i = 0; i < S__COUNT; i++) {
 		if (!strcmp(name, sym_names[i])) {
 			sc->v[i] = v32;
@@ -494,16 +514,28 @@ int v8_binary__inspect(const struct elf_file *ef, struct v8_binary *out)
 	sc.sizes = sc.sizes_len = 0;
 	sc.tramp = sc.tramp_size = 0;
 	sc.found = 0;
+	sc.n_types = 0;
+	sc.types_overflow = false;
 	elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
 	if (!elf)
 		return -ENOENT;
 	/* .dynsym first (node exports them), .symtab for what a strip left. */
+	sc.collect_types = true;
 	scan_symbols(ef, elf, SHT_DYNSYM, &sc, false);
+	sc.collect_types = false;
 	scan_symbols(ef, elf, SHT_SYMTAB, &sc, false);
 	if (sc.found && sc.v[S_T_JSFUNCTION] != V8_ABSENT) {
-		/* Now that JS_FUNCTION_TYPE is known, the next listed type. */
+		/* Now that JS_FUNCTION_TYPE is known, the next type .dynsym lists. */
 		sc.type_after_jsfunction = V8_ABSENT;
-		scan_symbols(ef, elf, SHT_DYNSYM, &sc, true);
+		if (sc.types_overflow) {
+			scan_symbols(ef, elf, SHT_DYNSYM, &sc, true);
+		} else {
+			for (size_t i = 0; i < sc.n_types; i++)
+				if (sc.types[i] > sc.v[S_T_JSFUNCTION] &&
+				    (sc.type_after_jsfunction == V8_ABSENT ||
+				     sc.types[i] < sc.type_after_jsfunction))
+					sc.type_after_jsfunction = sc.types[i];
+		}
 	}
 	elf_end(elf);
 	out->symbols = sc.found;
