@@ -89,6 +89,12 @@ static const struct op_unwind_rule *copy_rule(struct copy_lookup *l, uint32_t in
 #define OP_LOOKUP_CHUNK(ctx, chunk)	copy_chunk((ctx), (chunk))
 #define OP_LOOKUP_RULE(ctx, index)	copy_rule((ctx), (index))
 #define OP_DELTA_PAGE(chunk, index)	copy_page((chunk), (index))
+#define OP_LOOKUP_CACHED(ctx, id, vaddr, rule)                                                     \
+	unwind_maps__rule_cached(((struct copy_lookup *)(ctx))->w->pt->unwind, (id), (vaddr),      \
+				 (rule))
+#define OP_LOOKUP_REMEMBER(ctx, id, vaddr, rule)                                                   \
+	unwind_maps__rule_remember(((struct copy_lookup *)(ctx))->w->pt->unwind, (id), (vaddr),    \
+				   (rule))
 #include "omniprof/unwind/lookup.h"
 
 static const struct op_mapping_value *copy_mapping(struct copy_lookup *l, uint64_t pc)
