@@ -506,6 +506,8 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 		"copies: a frame in a file without table",
 		(unsigned long long)c->copies.without_table,
 		(unsigned long long)c->copies.truncated_without_table);
+	fprintf(stderr, "  %-40s %llu\n", "copies: tables of unpublished mappings",
+		(unsigned long long)c->copies.unpublished_tables);
 	for (unsigned int i = 0; i < STACK_COPY_REASONS; i++) {
 		static const char prefix[] = "[unwind stopped: ";
 		const char *why = symbolizer__error(i);
