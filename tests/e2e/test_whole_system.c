@@ -12,7 +12,11 @@
  * root with no stop marker is printed and held to a floor (MIN_*_PCT, below
  * the issue's 99%: what the machine reliably gives at a load of about ten);
  * `perf record -a --call-graph dwarf` of PERF_SECONDS inside the same window
- * gives the reference figure printed beside ours (not asserted).
+ * gives the reference figure printed beside ours (not asserted). A second
+ * record follows with the table cache the first filled (a warm start: every
+ * table read back at once, issue 17 and 22), held to its own floors. Stacks
+ * deeper than --max-frames (gofmt's go/printer recursion) keep their leaf
+ * side and say so: counted apart, not in the share.
  * Needs root, BPF, clang, g++, golang-go and linux-perf
  * (scripts/install-deps.sh).
  */
@@ -40,31 +44,34 @@
 #define PERF_DELAY     3   /* perf starts this long into the recording */
 #define PERF_SECONDS   "4" /* perf script unwinds -a dwarf data slowly under load */
 #define WARMUP_SECONDS 2   /* the loops run before the recording starts */
-#define MIN_SAMPLES    40  /* per workload */
-#define TOO_DEEP       "[unwind stopped: too many frames]"
+/* Per workload and record, with user frames: at a load of 11-13 on 2 CPUs the
+ * clang++ loop gave 20-97 such samples in 10 s (the rest kernel-only). */
+#define MIN_SAMPLES 15
+#define TOO_DEEP    "[unwind stopped: too many frames]"
 /*
- * Floors: what six runs at a load of 11-26 (the machine shared with other
- * builds) gave without exception (bench/RESULTS.md, "Issue 17: the ring read
- * by a thread of its own"): gofmt 92.0-100%; clang++ and cc1plus are
- * bimodal, 87.7-100% in most runs and 0% in some, so their floor is 0 until
- * that is fixed; issue 17's target is 99% for all three. Why (session 15,
- * bench/RESULTS.md "Issue 17: why clang++ and cc1plus are 0% in some
- * whole-system runs"): a run at 0% is one whose libLLVM, libclang-cpp or
- * cc1plus table is not in the maps when the held copies go: either built
- * after the record and its 15 s end wait (`held: ... unready`; at load 15-20
- * on 2 CPUs the cold builds of the whole machine take 13-30 s of the file
- * worker's two threads, the large ones one at a time), or (fixed) remembered
- * as failed because the build could not open its file once the compiler that
- * posted it had exited (`reopened (file gone)`). Seven runs at load 14-23
- * after the fixes: clang++ 0-98.5%, cc1plus 0-100%, still bimodal on the
- * first cause.
+ * Floors, below what three runs at a load of 11-13 (the machine shared with
+ * other helpers' builds and tests) gave (bench/RESULTS.md, "Issue 17: a warm
+ * start that keeps the ring's consumer up (session 16)"): cold clang++
+ * 98.7-100%, cc1plus 87.4-100%, gofmt 93.3-99.2%; warm clang++ 96.9-100%,
+ * cc1plus 98.9-100%, gofmt 91.7-100% (of 12-86 samples: its deep recursion,
+ * counted apart, takes most of a warm record's gofmt samples). Issue 17's
+ * target is 99% for all three. Session 15 saw clang++ and cc1plus at 0% in
+ * some runs: their tables not in the maps when the held copies went (built
+ * after the record and its 15 s end wait; the large ones one at a time), a
+ * build that could not open its file (fixed then). Session 16: a warm start's
+ * sampling thread seconds behind the ring (copies' rules looked up in the BPF
+ * maps by syscalls; fixed by a rule cache), libLLVM's read-back put back for
+ * the whole record (fixed: no reservation while a job waits for room), and
+ * copies of compilers that exited before they were published walked by frame
+ * pointers (fixed: their files' loaded tables).
  */
-#define MIN_CLANG_PCT	0.0
+#define MIN_CLANG_PCT	85.0
 #define MIN_GOFMT_PCT	90.0
-#define MIN_CC1PLUS_PCT 0.0
+#define MIN_CC1PLUS_PCT 80.0
 /* The same with the table cache the first record filled (a warm start). */
-#define MIN_WARM_CLANG_PCT   0.0
-#define MIN_WARM_CC1PLUS_PCT 0.0
+#define MIN_WARM_CLANG_PCT   90.0
+#define MIN_WARM_GOFMT_PCT   80.0
+#define MIN_WARM_CC1PLUS_PCT 90.0
 
 /* test_compile_loop's source: templates and the standard library, about a second. */
 static const char unit_src[] =
@@ -340,7 +347,7 @@ static void test_whole_system(void **state)
 	struct record_run warm = {
 	    .what = "warm start: the --table-cache the first record filled",
 	    .w = {{.comm = "clang++", .is_root = native_root, .floor_pct = MIN_WARM_CLANG_PCT},
-		  {.comm = "gofmt", .is_root = go_root, .floor_pct = MIN_GOFMT_PCT},
+		  {.comm = "gofmt", .is_root = go_root, .floor_pct = MIN_WARM_GOFMT_PCT},
 		  {.comm = "cc1plus", .is_root = native_root, .floor_pct = MIN_WARM_CC1PLUS_PCT}},
 	};
 	char *dir = tu_mkdtemp(), unit[600], deep[600], perf_data[600], loop[2048], *cc1plus = NULL;
