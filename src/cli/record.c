@@ -469,8 +469,9 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 		"held: records waiting for files", (unsigned long long)c->held.held,
 		(unsigned long long)c->held.released, (unsigned long long)c->held.unready,
 		(unsigned long long)c->held.overflow);
-	fprintf(stderr, "  %-40s %llu bytes peak\n", "held: memory",
-		(unsigned long long)c->held.peak_bytes);
+	fprintf(stderr, "  %-40s %llu bytes peak, %llu releases cut at %u ms\n", "held: memory",
+		(unsigned long long)c->held.peak_bytes, (unsigned long long)c->held.slices_cut,
+		(unsigned)COLLECTOR_RELEASE_BUDGET_MS);
 	fprintf(stderr, "  %-40s %llu\n", "held: file jobs moved ahead (sampled)",
 		(unsigned long long)c->held.promoted);
 	fprintf(stderr, "  %-40s %llu\n", "user: waiting processes offered again",
@@ -505,6 +506,8 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 		"copies: a frame in a file without table",
 		(unsigned long long)c->copies.without_table,
 		(unsigned long long)c->copies.truncated_without_table);
+	fprintf(stderr, "  %-40s %llu\n", "copies: tables of unpublished mappings",
+		(unsigned long long)c->copies.unpublished_tables);
 	for (unsigned int i = 0; i < STACK_COPY_REASONS; i++) {
 		static const char prefix[] = "[unwind stopped: ";
 		const char *why = symbolizer__error(i);

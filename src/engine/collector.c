@@ -85,7 +85,8 @@ static bool hold(struct collector *c, struct process *p, const void *data, size_
 {
 	struct held_record *r;
 
-	if (c->releasing || !p->waiting)
+	/* A published process's new records go behind those it still has held. */
+	if (c->releasing || (!p->waiting && !p->held_bytes))
 		return false;
 	if (p->held_bytes + size > COLLECTOR_HELD_PROCESS_BYTES ||
 	    c->held.bytes + size > COLLECTOR_HELD_BYTES) {
@@ -161,7 +162,54 @@ static void on_ready(void *ctx, struct process *p)
 	struct collector *c = ctx;
 
 	if (p->held_bytes)
-		release(c, false, p->pid);
+		c->release_pending = true;
+}
+
+/*
+ * Handles the held records of published processes, oldest first, for up to
+ * budget_ns; the rest stay held, in order, for the next call
+ * (c->release_pending).
+ */
+static void release_ready(struct collector *c, uint64_t budget_ns)
+{
+	uint64_t start = clock__now_ns();
+	struct held_record *r = c->held_first, *prev = NULL, *next;
+
+	c->releasing = true;
+	for (; r; r = next) {
+		struct process *p = process_table__find(&c->procs, r->pid);
+
+		next = r->next;
+		if (p && p->waiting) {
+			prev = r;
+			continue;
+		}
+		if (clock__now_ns() - start >= budget_ns) {
+			c->held.slices_cut++;
+			c->releasing = false;
+			return;
+		}
+		if (prev)
+			prev->next = next;
+		else
+			c->held_first = next;
+		if (c->held_last == r)
+			c->held_last = prev;
+		if (p) {
+			p->held_bytes -= r->size;
+			c->held.released++;
+		}
+		c->held.bytes -= r->size;
+		collector__handle(c, r->data, r->size);
+		free(r);
+	}
+	c->release_pending = false;
+	c->releasing = false;
+}
+
+bool collector__release_pending(const struct collector *c)
+{
+	return c->release_pending && c->held_first;
 }
 
 static void on_job(void *ctx, struct file_job *job, bool abandoned)
@@ -186,6 +234,8 @@ size_t collector__poll_files(struct collector *c)
 	n = file_worker__poll(c->files.worker, on_job, c);
 	if (n)
 		process_table__publish_ready(&c->procs, on_ready, c);
+	if (c->release_pending)
+		release_ready(c, COLLECTOR_RELEASE_BUDGET_MS * 1000000ull);
 	return n;
 }
 
@@ -324,6 +374,10 @@ static int handle_proc_event(struct collector *c, const struct op_proc_event *e,
 	}
 	if (e->hdr.type == OP_EVENT_EXIT) {
 		c->stats.exits++;
+		/* Published with records still held: those go with its maps, before they do. */
+		p = process_table__find(&c->procs, e->hdr.pid);
+		if (p && p->held_bytes && !p->waiting && !c->releasing)
+			release(c, false, p->pid);
 		process_table__mark_exited(&c->procs, e->hdr.pid);
 		if (c->targets)
 			targets__on_exit(c->targets, e->hdr.pid);

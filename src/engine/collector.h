@@ -49,7 +49,18 @@ struct collector_held_stats {
 	uint64_t promoted; /* file jobs moved ahead of the start-up scan's for a sampled process */
 	uint64_t bytes;	   /* held now */
 	uint64_t peak_bytes;
+	uint64_t slices_cut; /* releases cut at COLLECTOR_RELEASE_BUDGET_MS, went on later */
 };
+
+/*
+ * Held records of published processes are handled for this long at most per
+ * collector__poll_files(); the rest wait for the next call (their processes'
+ * new records are held behind them, in order). Issue 17: at a warm start
+ * tens of processes were published at once and the main thread unwound
+ * their hundreds of copies in one go, the ring's reader's queue reached its
+ * bound meanwhile (29 MiB) and the BPF side refused copies ("ring half full").
+ */
+#define COLLECTOR_RELEASE_BUDGET_MS 20
 
 struct held_record;
 
@@ -77,7 +88,8 @@ struct collector {
 	uint32_t max_user_frames; /* stack copies walk this deep (--max-frames); 0: the most */
 	struct offcpu *offcpu;	  /* off-CPU traces joined with their waits; NULL: off */
 	struct held_record *held_first, *held_last;
-	bool releasing; /* handling held records: hold nothing */
+	bool releasing;	      /* handling held records: hold nothing */
+	bool release_pending; /* a published process may still have records held */
 	struct collector_held_stats held;
 };
 
@@ -98,6 +110,8 @@ int collector__handle(struct collector *c, const void *data, size_t size);
  * held records handled. Never waits. Returns how many jobs came back.
  */
 size_t collector__poll_files(struct collector *c);
+/* Whether held records of published processes wait for the next collector__poll_files(). */
+bool collector__release_pending(const struct collector *c);
 /* Handles every held record now, ready or not (the end of a recording). */
 void collector__release_held(struct collector *c);
 

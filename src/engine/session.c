@@ -484,6 +484,9 @@ static int64_t poll_limit_ms(const struct session *ss)
 
 	if ((ss->fw && file_worker__in_flight(ss->fw)) || ss->c.procs.n_waiting || ss->c.held_first)
 		limit = SESSION_BUSY_POLL_MS;
+	/* Held records of published processes go in slices, the ring's queue taken between them. */
+	if (collector__release_pending(&ss->c))
+		return 0;
 	return runtime_ms && runtime_ms < limit ? runtime_ms : limit;
 }
 

@@ -7,6 +7,7 @@
 
 #include <bpf/bpf.h>
 
+#include "proc/file_cache.h"
 #include "proc/process_table.h"
 #include "proc/remote_memory.h"
 #include "unwind/unwind_maps.h"
@@ -89,20 +90,46 @@ static const struct op_unwind_rule *copy_rule(struct copy_lookup *l, uint32_t in
 #define OP_LOOKUP_CHUNK(ctx, chunk)	copy_chunk((ctx), (chunk))
 #define OP_LOOKUP_RULE(ctx, index)	copy_rule((ctx), (index))
 #define OP_DELTA_PAGE(chunk, index)	copy_page((chunk), (index))
+#define OP_LOOKUP_CACHED(ctx, id, vaddr, rule)                                                     \
+	unwind_maps__rule_cached(((struct copy_lookup *)(ctx))->w->pt->unwind, (id), (vaddr),      \
+				 (rule))
+#define OP_LOOKUP_REMEMBER(ctx, id, vaddr, rule)                                                   \
+	unwind_maps__rule_remember(((struct copy_lookup *)(ctx))->w->pt->unwind, (id), (vaddr),    \
+				   (rule))
 #include "omniprof/unwind/lookup.h"
 
 static const struct op_mapping_value *copy_mapping(struct copy_lookup *l, uint64_t pc)
 {
 	const struct process_mapping *m = process_table__find_mapping(l->w->p, pc);
 
+	const struct cached_file *f;
+	uint32_t pages;
+
 	/* The process is known (its maps were read): outside them is the marker. */
 	l->m = (struct op_mapping_value){0};
-	if (m)
-		l->m = (struct op_mapping_value){
-		    .table_id = m->range_id == OP_TABLE_ID_ANON ? OP_TABLE_ID_ANON : m->table_id,
-		    .bias = m->bias,
-		    .start = m->start,
-		    .end = m->end};
+	if (!m)
+		return &l->m;
+	l->m = (struct op_mapping_value){
+	    .table_id = m->range_id == OP_TABLE_ID_ANON ? OP_TABLE_ID_ANON : m->table_id,
+	    .bias = m->bias,
+	    .start = m->start,
+	    .end = m->end};
+	/*
+	 * A mapping that took no table although its file's is loaded: a process
+	 * that exited while it waited is never published (its mappings acquire
+	 * nothing), and its held copies, a short compiler's samples, were walked
+	 * by frame pointers once the table was in (issue 17, session 16); also a
+	 * process at its page share. The copy is walked with the table all the
+	 * same (looked up, no reference taken: unloaded later, it is not found).
+	 */
+	if (!l->m.table_id && m->has_bias && l->w->pt->unwind && l->w->pt->files) {
+		f = file_cache__at(l->w->pt->files, m->file_slot);
+		if (f && f->elf && f->table_id &&
+		    unwind_maps__table_loaded(l->w->pt->unwind, f->table_id, &pages)) {
+			l->m.table_id = f->table_id;
+			l->w->stats->unpublished_tables++;
+		}
+	}
 	return &l->m;
 }
 

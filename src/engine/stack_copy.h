@@ -42,6 +42,9 @@ struct stack_copy_stats {
 	 * without their tables (held past the end wait: `unready`). */
 	uint64_t without_table;
 	uint64_t truncated_without_table;
+	/* Mappings met by copies' walks that took no table (a process that exited
+	 * before it was published) walked with their file's loaded table. */
+	uint64_t unpublished_tables;
 	/* Truncated walks by the reason of their error frame (enum
 	 * op_unwind_error; 0: none given or a reason past the array). */
 	uint64_t stopped[STACK_COPY_REASONS];

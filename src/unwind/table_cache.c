@@ -405,6 +405,18 @@ int table_cache__load(struct table_cache *tc, const uint8_t id[STACK_DELTAS_ID_L
 	return 0;
 }
 
+uint64_t table_cache__load_bytes(struct table_cache *tc, const uint8_t id[STACK_DELTAS_ID_LEN])
+{
+	char name[40];
+	struct stat st;
+
+	table_cache__name(id, name);
+	if (fstatat(tc->dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size < sizeof(struct cache_header))
+		return 0;
+	return (uint64_t)st.st_size - sizeof(struct cache_header);
+}
+
 struct cache_entry {
 	char name[64];
 	uint64_t size;

@@ -67,6 +67,12 @@ void table_cache__put(struct table_cache *tc);
  */
 int table_cache__load(struct table_cache *tc, const uint8_t id[STACK_DELTAS_ID_LEN],
 		      struct stack_delta_table *out);
+/*
+ * The bytes table_cache__load() of id would allocate (the cached file's size
+ * less its header; not checked: a file refused later only cost its reservation).
+ * 0 when id is not cached or cannot be looked at.
+ */
+uint64_t table_cache__load_bytes(struct table_cache *tc, const uint8_t id[STACK_DELTAS_ID_LEN]);
 /* Writes t (t->has_id) under its id, then trims the folder. 0 or -errno. */
 int table_cache__store(struct table_cache *tc, const struct stack_delta_table *t);
 

@@ -129,6 +129,52 @@ void unwind_maps__clear(struct unwind_maps *um)
 	list__init(&um->unused);
 	table_cache__put(um->cache);
 	um->cache = NULL;
+	free(um->rule_memo);
+	um->rule_memo = NULL;
+}
+
+struct unwind_rule_memo {
+	uint64_t table_id; /* 0: empty (no table has id 0) */
+	uint64_t vaddr;
+	struct op_unwind_rule rule;
+};
+
+static size_t rule_memo_slot(uint64_t table_id, uint64_t vaddr)
+{
+	return (size_t)(hash_u64(table_id ^ (vaddr * 0x9e3779b97f4a7c15ull)) &
+			(UNWIND_RULE_MEMO_SIZE - 1));
+}
+
+bool unwind_maps__rule_cached(const struct unwind_maps *um, uint64_t table_id, uint64_t vaddr,
+			      struct op_unwind_rule *rule)
+{
+	const struct unwind_rule_memo *e;
+
+	if (!um || !um->rule_memo || !table_id)
+		return false;
+	e = &um->rule_memo[rule_memo_slot(table_id, vaddr)];
+	if (e->table_id != table_id || e->vaddr != vaddr)
+		return false;
+	*rule = e->rule;
+	return true;
+}
+
+void unwind_maps__rule_remember(struct unwind_maps *um, uint64_t table_id, uint64_t vaddr,
+				const struct op_unwind_rule *rule)
+{
+	struct unwind_rule_memo *e;
+
+	if (!um || !table_id)
+		return;
+	if (!um->rule_memo) {
+		um->rule_memo = calloc(UNWIND_RULE_MEMO_SIZE, sizeof(*um->rule_memo));
+		if (!um->rule_memo)
+			return; /* looked up in the maps each time, as before */
+	}
+	e = &um->rule_memo[rule_memo_slot(table_id, vaddr)];
+	e->table_id = table_id;
+	e->vaddr = vaddr;
+	e->rule = *rule;
 }
 
 void unwind_maps__set_table_cache(struct unwind_maps *um, struct table_cache *cache)
@@ -608,14 +654,27 @@ static void build_job_run(struct file_job *job)
 	/* The id of the bytes open now (one read of the CFI sections): a table cached
 	 * under it was built from these very bytes. */
 	cached = j->cache && !stack_deltas__table_id(&ef, id);
-	if (cached && !table_cache__load(j->cache, id, &j->table)) {
-		j->from_cache = true;
-		job->err = 0;
-		goto cleanup;
+	/*
+	 * A table read back reserves its size (issue 22): at a warm start the
+	 * whole machine's tables were read back at once, 13.5-37 MiB of heap on
+	 * the two threads beside the finished ones waiting; now the reads in
+	 * flight share the builds' FILE_WORKER_RESERVE_BYTES (a larger one runs
+	 * alone), and a read that does not fit is put back as a build is.
+	 */
+	if (cached) {
+		size_t bytes = (size_t)table_cache__load_bytes(j->cache, id);
+
+		if (bytes && !file_job__reserve(job, bytes))
+			goto cleanup;
+		if (!table_cache__load(j->cache, id, &j->table)) {
+			j->from_cache = true;
+			job->err = 0;
+			goto cleanup;
+		}
 	}
 	/* Two large builds at once made the profiler's peak: a large one waits its
 	 * turn (run again from the start later; the thread goes on with other
-	 * jobs). A table read back is its own size only: never held back. */
+	 * jobs). */
 	cost = stack_deltas__build_cost(&ef);
 	if (!file_job__reserve(job, cost))
 		goto cleanup;

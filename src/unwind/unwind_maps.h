@@ -96,6 +96,8 @@ struct unwind_maps {
 	/* Built tables kept on disk across runs (unwind/table_cache.h), or NULL. A
 	 * reference: build jobs take their own. */
 	struct table_cache *cache;
+	/* User space's rule cache for stack copies (unwind_maps__rule_cached), or NULL. */
+	struct unwind_rule_memo *rule_memo;
 };
 
 void unwind_maps__init(struct unwind_maps *um, int mappings_fd, int tables_fd, int info_fd,
@@ -122,6 +124,22 @@ void unwind_maps__release(struct unwind_maps *um, uint64_t table_id);
  * tables_refused_share), so its files cannot grow the chunks without end.
  */
 #define UNWIND_TABLE_PAGES_PER_PROCESS (1u << 15)
+
+/*
+ * The rules stack copies found, by (table id, ELF address), as the sampler's
+ * per-CPU rule cache: a table id names the bytes its table was built from, so
+ * an entry never goes stale (not even once the table is unloaded). Without it
+ * each frame of a copy cost the BPF map reads of its delta search, a syscall
+ * per page level and one for the rule: at a warm start most of the sampling
+ * thread's time (issue 17). UNWIND_RULE_MEMO_SIZE entries, direct mapped,
+ * allocated at the first remember (24 bytes each); freed with um.
+ */
+#define UNWIND_RULE_MEMO_SIZE 8192
+/* True with *rule when (table_id, vaddr) is remembered. */
+bool unwind_maps__rule_cached(const struct unwind_maps *um, uint64_t table_id, uint64_t vaddr,
+			      struct op_unwind_rule *rule);
+void unwind_maps__rule_remember(struct unwind_maps *um, uint64_t table_id, uint64_t vaddr,
+				const struct op_unwind_rule *rule);
 
 /* Is table id loaded (built without error)? *pages: its size in delta pages. */
 bool unwind_maps__table_loaded(const struct unwind_maps *um, uint64_t table_id, uint32_t *pages);

@@ -128,7 +128,16 @@ bool file_job__reserve(struct file_job *job, size_t bytes)
 	if (!sh || bytes < FILE_WORKER_RESERVE_MIN)
 		return true;
 	pthread_mutex_lock(&sh->lock);
-	fits = !sh->reserved || sh->reserved + bytes <= FILE_WORKER_RESERVE_BYTES || sh->stopping;
+	/*
+	 * While a job waits for room (deferred), no other takes any: a large one
+	 * (libLLVM's table, read back or built) was put back again and again
+	 * while the other thread went from one smaller job to the next, and the
+	 * compilers held for it were handled without it at the record's end
+	 * (issue 17, session 16). Nothing reserved: anything fits.
+	 */
+	fits = !sh->reserved ||
+	       (sh->reserved + bytes <= FILE_WORKER_RESERVE_BYTES && !sh->deferred_first) ||
+	       sh->stopping;
 	if (fits) {
 		sh->reserved += bytes;
 		job->reserved += bytes;
