@@ -248,17 +248,16 @@ struct walk_scratch {
 	__u8 memo_ok;
 	__u64 memo_pc;
 	struct op_unwind_rule memo_rule;
-	/* Which packed forms every frame written so far fits (PACK_*): the
-	 * frames also go into packed (OP_PACKED_FRAME) and wide
-	 * (op_frame__pack_wide), and the record is sent in the smaller form
-	 * that holds them all (OP_TRACE_F_PACKED, OP_TRACE_F_PACKED_WIDE). */
+	/* The packed form every frame written so far fits (PACK_*, 0: none):
+	 * the frames also go into packed, and the record is sent in it
+	 * (OP_TRACE_F_PACKED, OP_TRACE_F_PACKED_WIDE). One form a walk: the
+	 * narrow one without runtimes, the wide one with (a JVM's). */
 	__u8 pack;
-	__u64 packed[OP_MAX_USER_FRAMES];
-	__u64 wide[2 * OP_MAX_USER_FRAMES];
+	__u64 packed[2 * OP_MAX_USER_FRAMES];
 };
 
-#define PACK_NARROW 1 /* OP_PACKED_FRAME: native and error frames */
-#define PACK_WIDE   2 /* op_frame__pack_wide: ... and HotSpot frames */
+#define PACK_NARROW 1 /* OP_PACKED_FRAME, one word a frame: native and error frames */
+#define PACK_WIDE   2 /* op_frame__pack_wide, two: ... and HotSpot frames */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -544,22 +543,24 @@ struct walk_loop {
 	struct trace_buf *b;
 };
 
-/* Adds frame slot index (just written) to the packed forms it fits, and ends
- * each form it does not fit. */
+/* Adds frame slot index (just written) to the packed frames, or ends packing
+ * when it does not fit the walk's form. */
 static __always_inline void pack_frame(struct walk_scratch *ws, __u32 index,
 				       const struct op_frame *f)
 {
 	__u32 i = index & (OP_MAX_USER_FRAMES - 1);
 
-	if (ws->pack & PACK_NARROW) {
-		if ((f->addr & ~OP_PACKED_ADDR_MASK) || f->data || f->aux || f->kind > 15 ||
-		    f->flags > 15)
-			ws->pack &= ~PACK_NARROW;
-		else
-			ws->packed[i] = OP_PACKED_FRAME(f->addr, f->kind, f->flags);
+	if (ws->pack == PACK_WIDE) {
+		if (op_frame__pack_wide(f, &ws->packed[2 * i]))
+			ws->pack = 0;
+		return;
 	}
-	if ((ws->pack & PACK_WIDE) && op_frame__pack_wide(f, &ws->wide[2 * i]))
-		ws->pack &= ~PACK_WIDE;
+	if ((f->addr & ~OP_PACKED_ADDR_MASK) || f->data || f->aux || f->kind > 15 ||
+	    f->flags > 15) {
+		ws->pack = 0;
+		return;
+	}
+	ws->packed[i] = OP_PACKED_FRAME(f->addr, f->kind, f->flags);
 }
 
 static long walk_one_frame(__u32 index, void *data)
@@ -686,7 +687,7 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 {
 	struct op_trace *t = &b->t;
 	struct op_walk *w = &ws->walk;
-	__u32 pid = t->hdr.pid, err;
+	__u32 pid = t->hdr.pid, err, slot;
 	int at;
 
 	if (regs_err) {
@@ -700,9 +701,9 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 	op_unwinder__set_bx(&w->u, r->bx);
 	if (w->has_interp)
 		user_pinned_regs(ctx, w);
-	/* A process with runtimes: HotSpot frames fit the wide form (its native
-	 * threads' stacks, the narrow one); the other runtimes' frames fit neither. */
-	ws->pack = w->has_interp ? PACK_NARROW | PACK_WIDE : PACK_NARROW;
+	/* A process with runtimes: the wide form, which HotSpot frames fit (the
+	 * other runtimes' fit neither). */
+	ws->pack = w->has_interp ? PACK_WIDE : PACK_NARROW;
 	{
 		struct walk_loop l = {.ws = ws, .b = b};
 
@@ -733,11 +734,14 @@ counted:
 				       w->n ? trace_user_frame(b, w->n - 1) : NULL);
 		if (at >= 0) {
 			op_frame__set_error(trace_user_frame(b, at), err);
-			ws->packed[at & (OP_MAX_USER_FRAMES - 1)] =
-			    OP_PACKED_FRAME(err, OP_FRAME_ERROR, 0);
-			ws->wide[2 * (at & (OP_MAX_USER_FRAMES - 1))] =
-			    (__u64)OP_FRAME_ERROR << OP_WIDE_KIND_SHIFT | err;
-			ws->wide[2 * (at & (OP_MAX_USER_FRAMES - 1)) + 1] = 0;
+			slot = (__u32)at & (OP_MAX_USER_FRAMES - 1);
+			if (ws->pack == PACK_WIDE) {
+				ws->packed[2 * slot] =
+				    (__u64)OP_FRAME_ERROR << OP_WIDE_KIND_SHIFT | err;
+				ws->packed[2 * slot + 1] = 0;
+			} else {
+				ws->packed[slot] = OP_PACKED_FRAME(err, OP_FRAME_ERROR, 0);
+			}
 			w->n = at + 1;
 		}
 	}
@@ -756,7 +760,7 @@ static __always_inline long trace_size(struct trace_buf *b, struct walk_scratch 
 	__u64 nk = t->n_kernel & 255, nu = t->n_user & (OP_MAX_USER_FRAMES * 2 - 1);
 	long size;
 
-	if ((ws->pack & PACK_NARROW) && nu && nu <= OP_MAX_USER_FRAMES) {
+	if (ws->pack == PACK_NARROW && nu && nu <= OP_MAX_USER_FRAMES) {
 		/* Reading a map value cannot fault; were it to fail, the destination
 		 * is zeroed: sent as a stack with no user frames, truncated. */
 		if (bpf_probe_read_kernel((__u8 *)b->body + nk * 8, nu * 8, ws->packed)) {
@@ -767,8 +771,8 @@ static __always_inline long trace_size(struct trace_buf *b, struct walk_scratch 
 		t->flags |= OP_TRACE_F_PACKED;
 		return OP_TRACE_PACKED_SIZE(nk, nu);
 	}
-	if ((ws->pack & PACK_WIDE) && nu && nu <= OP_MAX_USER_FRAMES) {
-		if (bpf_probe_read_kernel((__u8 *)b->body + nk * 8, nu * 16, ws->wide)) {
+	if (ws->pack == PACK_WIDE && nu && nu <= OP_MAX_USER_FRAMES) {
+		if (bpf_probe_read_kernel((__u8 *)b->body + nk * 8, nu * 16, ws->packed)) {
 			t->n_user = 0;
 			t->flags |= OP_TRACE_F_USER_TRUNCATED;
 			return OP_TRACE_SIZE(nk, 0);
