@@ -314,8 +314,8 @@ struct op_trace {
 	(sizeof(struct op_trace) + 8 * (n_kernel) + 8 * (n_user))
 
 /*
- * A walk whose frames are native, error and HotSpot frames (a JVM's stack)
- * is sent with OP_TRACE_F_PACKED_WIDE, each user frame two __u64
+ * A walk in a process with runtimes whose frames are all native, error or
+ * HotSpot frames (a JVM's stacks) is sent with OP_TRACE_F_PACKED_WIDE, each user frame two __u64
  * (omniprof/frame_pack.h: op_frame__pack_wide): two thirds of struct
  * op_frame. Such a record is exactly OP_TRACE_WIDE_SIZE(n_kernel, n_user) bytes.
  */
