@@ -12,6 +12,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "omniprof/abi.h"
+#include "omniprof/frame_pack.h"
 
 /*
  * The rule lookup and the stack reads are global functions: the verifier
@@ -247,11 +248,16 @@ struct walk_scratch {
 	__u8 memo_ok;
 	__u64 memo_pc;
 	struct op_unwind_rule memo_rule;
-	/* Every frame written so far packs (OP_PACKED_FRAME): the frames also go
-	 * into packed, and the record is sent with OP_TRACE_F_PACKED. */
+	/* The packed form every frame written so far fits (PACK_*, 0: none):
+	 * the frames also go into packed, and the record is sent in it
+	 * (OP_TRACE_F_PACKED, OP_TRACE_F_PACKED_WIDE). One form a walk: the
+	 * narrow one without runtimes, the wide one with (a JVM's). */
 	__u8 pack;
-	__u64 packed[OP_MAX_USER_FRAMES];
+	__u64 packed[2 * OP_MAX_USER_FRAMES];
 };
+
+#define PACK_NARROW 1 /* OP_PACKED_FRAME, one word a frame: native and error frames */
+#define PACK_WIDE   2 /* op_frame__pack_wide, two: ... and HotSpot frames */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -538,16 +544,23 @@ struct walk_loop {
 };
 
 /* Adds frame slot index (just written) to the packed frames, or ends packing
- * when it does not pack. */
+ * when it does not fit the walk's form. */
 static __always_inline void pack_frame(struct walk_scratch *ws, __u32 index,
 				       const struct op_frame *f)
 {
+	__u32 i = index & (OP_MAX_USER_FRAMES - 1);
+
+	if (ws->pack == PACK_WIDE) {
+		if (op_frame__pack_wide(f, &ws->packed[2 * i]))
+			ws->pack = 0;
+		return;
+	}
 	if ((f->addr & ~OP_PACKED_ADDR_MASK) || f->data || f->aux || f->kind > 15 ||
 	    f->flags > 15) {
 		ws->pack = 0;
 		return;
 	}
-	ws->packed[index & (OP_MAX_USER_FRAMES - 1)] = OP_PACKED_FRAME(f->addr, f->kind, f->flags);
+	ws->packed[i] = OP_PACKED_FRAME(f->addr, f->kind, f->flags);
 }
 
 static long walk_one_frame(__u32 index, void *data)
@@ -566,8 +579,8 @@ static long walk_one_frame(__u32 index, void *data)
 		return 1;
 	f = trace_user_frame(b, index);
 	ret = op_walk__round(&ws->walk, index, max, f);
-	/* A round under the bound wrote its frame; a runtime's step may have
-	 * written earlier slots too, so walks with runtimes do not pack. */
+	/* A round under the bound wrote its frame, and only it: a runtime's
+	 * step writes the slot it is given (omniprof/unwind/walk.h). */
 	if (ws->pack && index < max)
 		pack_frame(ws, index, f);
 	return ret;
@@ -674,7 +687,7 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 {
 	struct op_trace *t = &b->t;
 	struct op_walk *w = &ws->walk;
-	__u32 pid = t->hdr.pid, err;
+	__u32 pid = t->hdr.pid, err, slot;
 	int at;
 
 	if (regs_err) {
@@ -688,7 +701,9 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 	op_unwinder__set_bx(&w->u, r->bx);
 	if (w->has_interp)
 		user_pinned_regs(ctx, w);
-	ws->pack = !w->has_interp;
+	/* A process with runtimes: the wide form, which HotSpot frames fit (the
+	 * other runtimes' fit neither). */
+	ws->pack = w->has_interp ? PACK_WIDE : PACK_NARROW;
 	{
 		struct walk_loop l = {.ws = ws, .b = b};
 
@@ -719,8 +734,14 @@ counted:
 				       w->n ? trace_user_frame(b, w->n - 1) : NULL);
 		if (at >= 0) {
 			op_frame__set_error(trace_user_frame(b, at), err);
-			ws->packed[at & (OP_MAX_USER_FRAMES - 1)] =
-			    OP_PACKED_FRAME(err, OP_FRAME_ERROR, 0);
+			slot = (__u32)at & (OP_MAX_USER_FRAMES - 1);
+			if (ws->pack == PACK_WIDE) {
+				ws->packed[2 * slot] =
+				    (__u64)OP_FRAME_ERROR << OP_WIDE_KIND_SHIFT | err;
+				ws->packed[2 * slot + 1] = 0;
+			} else {
+				ws->packed[slot] = OP_PACKED_FRAME(err, OP_FRAME_ERROR, 0);
+			}
 			w->n = at + 1;
 		}
 	}
@@ -729,8 +750,9 @@ counted:
 
 /*
  * The record's size, its user frames packed first when they all pack
- * (OP_TRACE_F_PACKED: a third of the bytes into the ring buffer): the packed
- * copy the walk kept goes over the struct op_frame ones.
+ * (OP_TRACE_F_PACKED: a third of the bytes into the ring buffer;
+ * OP_TRACE_F_PACKED_WIDE: two thirds): the packed copy the walk kept goes
+ * over the struct op_frame ones.
  */
 static __always_inline long trace_size(struct trace_buf *b, struct walk_scratch *ws)
 {
@@ -738,7 +760,7 @@ static __always_inline long trace_size(struct trace_buf *b, struct walk_scratch 
 	__u64 nk = t->n_kernel & 255, nu = t->n_user & (OP_MAX_USER_FRAMES * 2 - 1);
 	long size;
 
-	if (ws->pack && nu && nu <= OP_MAX_USER_FRAMES) {
+	if (ws->pack == PACK_NARROW && nu && nu <= OP_MAX_USER_FRAMES) {
 		/* Reading a map value cannot fault; were it to fail, the destination
 		 * is zeroed: sent as a stack with no user frames, truncated. */
 		if (bpf_probe_read_kernel((__u8 *)b->body + nk * 8, nu * 8, ws->packed)) {
@@ -748,6 +770,15 @@ static __always_inline long trace_size(struct trace_buf *b, struct walk_scratch 
 		}
 		t->flags |= OP_TRACE_F_PACKED;
 		return OP_TRACE_PACKED_SIZE(nk, nu);
+	}
+	if (ws->pack == PACK_WIDE && nu && nu <= OP_MAX_USER_FRAMES) {
+		if (bpf_probe_read_kernel((__u8 *)b->body + nk * 8, nu * 16, ws->packed)) {
+			t->n_user = 0;
+			t->flags |= OP_TRACE_F_USER_TRUNCATED;
+			return OP_TRACE_SIZE(nk, 0);
+		}
+		t->flags |= OP_TRACE_F_PACKED_WIDE;
+		return OP_TRACE_WIDE_SIZE(nk, nu);
 	}
 	size = OP_TRACE_SIZE(nk, nu);
 	return size > (long)sizeof(*b) ? (long)sizeof(*b) : size;

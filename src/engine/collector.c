@@ -9,6 +9,7 @@
 #include "interp/interp.h"
 #include "unwind/unwind_maps.h"
 #include "omniprof/abi.h"
+#include "omniprof/frame_pack.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -270,7 +271,8 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 	struct trace *t = c->scratch;
 	struct process *p = NULL;
 	uint32_t n = 0;
-	bool is_packed;
+	bool is_packed, is_wide;
+	size_t want;
 
 	/* The size must be exactly what the counts say (see struct op_trace). */
 	if (size < sizeof(*e) || e->n_kernel > OP_MAX_KERNEL_FRAMES + 1 ||
@@ -279,8 +281,11 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 		return -EINVAL;
 	}
 	is_packed = e->flags & OP_TRACE_F_PACKED;
-	if (size != (is_packed ? OP_TRACE_PACKED_SIZE(e->n_kernel, e->n_user)
-			       : OP_TRACE_SIZE(e->n_kernel, e->n_user))) {
+	is_wide = e->flags & OP_TRACE_F_PACKED_WIDE;
+	want = is_packed ? OP_TRACE_PACKED_SIZE(e->n_kernel, e->n_user)
+	       : is_wide ? OP_TRACE_WIDE_SIZE(e->n_kernel, e->n_user)
+			 : OP_TRACE_SIZE(e->n_kernel, e->n_user);
+	if ((is_packed && is_wide) || size != want) {
 		c->stats.bad_records++;
 		return -EINVAL;
 	}
@@ -316,7 +321,8 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 	memset(t, 0, sizeof(*t));
 	t->pid = e->hdr.pid;
 	t->tid = e->tid;
-	t->flags = e->flags & ~OP_TRACE_F_PACKED; /* the record's form, not the trace's */
+	/* The record's form, not the trace's. */
+	t->flags = e->flags & ~(OP_TRACE_F_PACKED | OP_TRACE_F_PACKED_WIDE);
 	if (c->traces.keep_events && !(e->flags & OP_TRACE_F_OFF_CPU)) {
 		t->cpu = e->cpu;
 		t->time_ns = e->ktime_ns + (uint64_t)c->monotonic_to_wall_ns;
@@ -336,6 +342,11 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 			unpacked = (struct op_frame){.addr = OP_PACKED_FRAME_ADDR(packed[i]),
 						     .kind = OP_PACKED_FRAME_KIND(packed[i]),
 						     .flags = OP_PACKED_FRAME_FLAGS(packed[i])};
+			f = &unpacked;
+		} else if (is_wide) {
+			const __u64 w[2] = {packed[2 * i], packed[2 * i + 1]};
+
+			op_frame__unpack_wide(w, &unpacked);
 			f = &unpacked;
 		}
 		*tf = (struct trace_frame){.addr = f->addr, .kind = f->kind, .flags = f->flags};

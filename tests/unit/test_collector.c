@@ -8,7 +8,10 @@
  * off-CPU starts and ends kept in order while their process is held.
  * The process is this test itself (its own /proc/self/maps). And the
  * wall-clock time a sample is stamped with (keep_events), even for a sample
- * handled before the session first set the clock offset.
+ * handled before the session first set the clock offset. The wide packed
+ * form of a JVM's frames (omniprof/frame_pack.h) gives back every field of
+ * every kind it takes, refuses what it cannot hold, and reads as the same
+ * trace as the struct op_frame form.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -22,6 +25,7 @@
 #include <cmocka.h>
 
 #include "engine/collector.h"
+#include "omniprof/frame_pack.h"
 #include "util/clock.h"
 
 /* A trace record of this process with nk kernel and nu user frames; free() it. */
@@ -404,6 +408,149 @@ static void test_packed_trace_reads_as_unpacked(void **state)
 	free(rec);
 }
 
+/* A HotSpot frame as the walker writes it (omniprof/interp/hotspot_walk.h: op_jvm_frame). */
+static struct op_frame jvm_frame(uint64_t addr, uint64_t fingerprint, uint32_t type, uint32_t bci,
+				 uint16_t epoch)
+{
+	return (struct op_frame){.addr = addr,
+				 .data = (fingerprint & OP_JVM_FP_MASK) |
+					 ((uint64_t)type << OP_JVM_TYPE_SHIFT),
+				 .aux = (bci & OP_JVM_BCI_MASK) | (type << OP_JVM_AUX_TYPE_SHIFT),
+				 .kind = OP_FRAME_HOTSPOT,
+				 .reserved = epoch};
+}
+
+static void assert_frame_equal(const struct op_frame *a, const struct op_frame *b)
+{
+	assert_int_equal(a->addr, b->addr);
+	assert_int_equal(a->data, b->data);
+	assert_int_equal(a->aux, b->aux);
+	assert_int_equal(a->kind, b->kind);
+	assert_int_equal(a->flags, b->flags);
+	assert_int_equal(a->reserved, b->reserved);
+}
+
+/* Every kind of frame the wide form takes comes back field for field. */
+static void test_wide_round_trip(void **state)
+{
+	const struct op_frame fits[] = {
+	    {.addr = 0x7f0012345678ull, .kind = OP_FRAME_NATIVE},
+	    {.addr = OP_PACKED_ADDR_MASK,
+	     .kind = OP_FRAME_NATIVE,
+	     .flags = OP_FRAME_F_RETURN_ADDRESS},
+	    {.addr = 0xffffffff81000000ull & OP_PACKED_ADDR_MASK, .kind = OP_FRAME_KERNEL},
+	    {.addr = OP_UNWIND_ERR_HOTSPOT, .kind = OP_FRAME_ERROR},
+	    /* Method frames: the highest user address, bci 0, the largest, none. */
+	    jvm_frame(0x7ffffffffff8ull, 0x7ffffffffff8ull, OP_JVM_T_INTERPRETED, 0, 0),
+	    jvm_frame(0x800001008ull, 0x800002010ull, OP_JVM_T_INTERPRETED, 17, 0xffff),
+	    jvm_frame(0x800001008ull, 0x800002010ull, OP_JVM_T_COMPILED, OP_JVM_BCI_NONE, 3),
+	    jvm_frame(0x7f00deadbee8ull, 8, OP_JVM_T_INLINED, 0xfffe, 0x8001),
+	    /* A stub: its name pointer at any byte, the blob 8-byte aligned. */
+	    jvm_frame(0x7f1234567891ull, 0x7f0010000090ull, OP_JVM_T_STUB, OP_JVM_BCI_NONE, 42),
+	    jvm_frame(0x7fffffffffffull, 0, OP_JVM_T_STUB, OP_JVM_BCI_NONE, 0),
+	};
+	struct op_frame refused[] = {
+	    /* Another runtime's frame, a native frame with a payload, a kernel-half address. */
+	    {.addr = 0x7f0000001000ull, .data = 99, .aux = 7, .kind = OP_FRAME_PYTHON},
+	    {.addr = 0x401000, .data = 1, .kind = OP_FRAME_NATIVE},
+	    {.addr = 0x401000, .reserved = 1, .kind = OP_FRAME_NATIVE},
+	    {.addr = 1ull << 56, .kind = OP_FRAME_NATIVE},
+	    /* HotSpot values it cannot hold: unaligned or kernel-half pointers, a bci
+	     * past 16 bits, types that disagree, a stub with a bci, flags. */
+	    jvm_frame(0x800001009ull, 0x800002010ull, OP_JVM_T_COMPILED, 1, 0),
+	    jvm_frame(0x800001008ull, 0x800002014ull, OP_JVM_T_COMPILED, 1, 0),
+	    jvm_frame(1ull << 47, 0x800002010ull, OP_JVM_T_INTERPRETED, 1, 0),
+	    jvm_frame(0x800001008ull, 1ull << 47, OP_JVM_T_INTERPRETED, 1, 0),
+	    jvm_frame(0x800001008ull, 0x800002010ull, OP_JVM_T_INTERPRETED, 0xffff, 0),
+	    jvm_frame(0x800001008ull, 0x800002010ull, OP_JVM_T_INTERPRETED, 0x10000, 0),
+	    jvm_frame(0x800001001ull, 0x800002010ull, OP_JVM_T_STUB, 5, 0),
+	    jvm_frame(0x800001008ull, 0x800002010ull, OP_JVM_T_COMPILED, 1, 0),
+	    jvm_frame(0x800001008ull, 0x800002010ull, OP_JVM_T_COMPILED, 1, 0),
+	    jvm_frame(0x800001008ull, 0x800002010ull, 4, 1, 0),
+	};
+	__u64 w[2] = {0, 0};
+
+	(void)state;
+	refused[11].aux = 1 | (OP_JVM_T_INLINED << OP_JVM_AUX_TYPE_SHIFT);
+	refused[12].flags = OP_FRAME_F_RETURN_ADDRESS;
+	for (size_t i = 0; i < sizeof(fits) / sizeof(fits[0]); i++) {
+		struct op_frame back;
+
+		memset(&back, 0xa5, sizeof(back));
+		assert_int_equal(op_frame__pack_wide(&fits[i], w), 0);
+		op_frame__unpack_wide(w, &back);
+		assert_frame_equal(&back, &fits[i]);
+	}
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		assert_int_equal(op_frame__pack_wide(&refused[i], w), -1);
+}
+
+/* A wide record (OP_TRACE_F_PACKED_WIDE) reads as the same trace as its
+ * struct op_frame form, and is taken at its own size only. */
+static void test_wide_trace_reads_as_unpacked(void **state)
+{
+	uint64_t pc = (uint64_t)(uintptr_t)&test_wide_trace_reads_as_unpacked;
+	struct op_frame *user;
+	struct op_trace *rec, *wrec;
+	struct trace *t, *wt;
+	uint64_t *wide;
+	size_t size, wsize;
+
+	(void)state;
+	rec = new_trace(2, 4, &size);
+	user = (struct op_frame *)((uint64_t *)(rec + 1) + 2);
+	user[0] = jvm_frame(0x800001008ull, 0x800002010ull, OP_JVM_T_COMPILED, 12, 7);
+	user[1] =
+	    jvm_frame(0x7f1234567891ull, 0x7f0010000090ull, OP_JVM_T_STUB, OP_JVM_BCI_NONE, 7);
+	user[2] = (struct op_frame){
+	    .addr = pc + 16, .kind = OP_FRAME_NATIVE, .flags = OP_FRAME_F_RETURN_ADDRESS};
+	wsize = OP_TRACE_WIDE_SIZE(2, 4);
+	wrec = calloc(1, wsize);
+	assert_non_null(wrec);
+	memcpy(wrec, rec, OP_TRACE_WIDE_SIZE(2, 0));
+	wrec->flags |= OP_TRACE_F_PACKED_WIDE;
+	wide = (uint64_t *)(wrec + 1) + 2;
+	for (int i = 0; i < 4; i++) {
+		__u64 w[2] = {0, 0};
+
+		assert_int_equal(op_frame__pack_wide(&user[i], w), 0);
+		wide[2 * i] = w[0];
+		wide[2 * i + 1] = w[1];
+	}
+
+	t = only_trace_of(rec, size);
+	wt = only_trace_of(wrec, wsize);
+	assert_int_equal(wt->n_frames, 6);
+	assert_int_equal(wt->n_frames, t->n_frames);
+	assert_int_equal(wt->frames[2].kind, OP_FRAME_HOTSPOT);
+	assert_int_equal(wt->frames[3].kind, OP_FRAME_HOTSPOT);
+	assert_int_equal(wt->frames[4].flags, OP_FRAME_F_RETURN_ADDRESS);
+	assert_int_equal(wt->frames[5].kind, OP_FRAME_ERROR);
+	assert_int_equal(wt->flags, t->flags);
+	for (uint32_t i = 0; i < t->n_frames; i++) {
+		assert_int_equal(wt->frames[i].addr, t->frames[i].addr);
+		assert_int_equal(wt->frames[i].kind, t->frames[i].kind);
+		assert_int_equal(wt->frames[i].flags, t->frames[i].flags);
+		assert_int_equal(wt->frames[i].file_slot, t->frames[i].file_slot);
+	}
+	free(wt);
+	free(t);
+	{
+		struct collector c;
+
+		assert_int_equal(collector__init(&c), 0);
+		assert_int_equal(collector__handle(&c, wrec, OP_TRACE_SIZE(2, 4)), -EINVAL);
+		assert_int_equal(collector__handle(&c, wrec, OP_TRACE_PACKED_SIZE(2, 4)), -EINVAL);
+		/* Both packed forms at once is no form. */
+		wrec->flags |= OP_TRACE_F_PACKED;
+		assert_int_equal(collector__handle(&c, wrec, wsize), -EINVAL);
+		assert_int_equal(c.stats.bad_records, 3);
+		collector__clear(&c);
+	}
+	free(wrec);
+	free(rec);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -415,6 +562,8 @@ int main(void)
 	    cmocka_unit_test(test_offcpu_order_while_held),
 	    cmocka_unit_test(test_sample_before_offset_is_wall_clock),
 	    cmocka_unit_test(test_samples_before_start_left_out),
+	    cmocka_unit_test(test_wide_round_trip),
+	    cmocka_unit_test(test_wide_trace_reads_as_unpacked),
 	};
 
 	return cmocka_run_group_tests_name("collector", tests, NULL, NULL);

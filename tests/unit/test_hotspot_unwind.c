@@ -702,7 +702,8 @@ static void assert_chain(const struct user_unwind_result *r, const struct op_fra
  * at an exact pc: not remembered), and the next walk takes it: the same
  * frames without run's ten segment map reads (JDK 8's linear map), its
  * PcDesc search or its first scope's read (c's, decoded with it), its
- * compile id and Method* read again (one read of the span between them).
+ * compile id and Method* read again (one read of the span between them)
+ * and its block's start checked in the segment map (one byte).
  */
 static void test_pc_cache_hit(void **state)
 {
@@ -728,7 +729,7 @@ static void test_pc_cache_hit(void **state)
 	assert_chain(&r, frames, METHOD(M_RUN));
 	assert_int_equal(hu.stats[OP_JVM_STAT_REMEMBERED], 1);
 	assert_int_equal(pc_puts, 1); /* a remembered nmethod is not stored again */
-	assert_int_equal(segmap_reads, 1 + 1);
+	assert_int_equal(segmap_reads, 1 + 1 + 1);
 	assert_int_equal(scope_reads, 3); /* b, a, run */
 	assert_true(heap_reads + 10 < first_reads);
 }
@@ -859,7 +860,7 @@ static void pc_cache_block(enum pc_cache_block change)
 		put32(nb + compile_id_off, RUN_ID + 50);
 		assert_true(nb + 0x20 <= run_blob + 0x100 + RUN_RA_OFF - 1);
 		put64(RUN_BLOCK, 8); /* the free block: what is left of run's */
-		/* fallthrough */
+				     /* fallthrough */
 	case PCB_FREED:
 		put8(RUN_BLOCK + 8, 0);
 		break;
@@ -870,9 +871,15 @@ static void pc_cache_block(enum pc_cache_block change)
 	r = walk_cached(&p, 42, frames, &hu);
 	assert_int_equal(hu.stats[OP_JVM_STAT_REMEMBERED], change == PCB_USED ? 1 : 0);
 	assert_int_equal(hu.stats[OP_JVM_STAT_FREED], change == PCB_USED ? 0 : 1);
+	if (change == PCB_FREED) {
+		/* Looked up anew, the pc is in a freed block: no frame for it, counted. */
+		assert_error_after(r, frames, 1);
+		assert_int_equal(hu.stats[OP_JVM_STAT_FREE_BLOCK], 1);
+		return;
+	}
 	if (change != PCB_TAIL) {
 		assert_chain(&r, frames, METHOD(M_RUN));
-		assert_int_equal(segmap_reads, change == PCB_USED ? 1 + 1 : 1 + 10 + 1);
+		assert_int_equal(segmap_reads, change == PCB_USED ? 1 + 1 + 1 : 1 + 10 + 1);
 		return;
 	}
 	/* The new nmethod's frame, of b's (no PcDescs: no bci), then main as before. */
@@ -899,6 +906,96 @@ static void test_pc_cache_block(void **state)
 	pc_cache_block(PCB_FREED);
 	pc_cache_block(PCB_TAIL);
 	pc_cache_block(PCB_SHORT);
+}
+
+/*
+ * A pc in a freed block (its HeapBlock's _used false, the segment map and
+ * the rest of its header as they were): the full lookup gives no frame for
+ * it, counted; when the header's layout is not known (no compile id) it
+ * cannot tell, and names the blob as before.
+ */
+static void test_freed_block(void **state)
+{
+	struct op_frame frames[32];
+	struct hotspot_unwind hu;
+	struct op_jvm_proc p = proc_cached();
+	struct user_unwind_result r;
+
+	(void)state;
+	build_cached();
+	put8(RUN_BLOCK + 8, 0);
+	p.gc_count = 0; /* nothing remembered: every lookup is a full one */
+	r = walk(&p, WORK_PC, S0, 0x1234, frames, 32, &hu);
+	assert_error_after(r, frames, 1);
+	assert_java(&frames[0], METHOD(M_WORK), OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
+	assert_int_equal(hu.stats[OP_JVM_STAT_FREE_BLOCK], 1);
+	assert_int_equal(hu.stats[OP_JVM_STAT_NO_BLOB], 1);
+	/* The leaf's block freed too: not even the first frame. */
+	put8(WORK_BLOCK + 8, 0);
+	r = walk(&p, WORK_PC, S0, 0x1234, frames, 32, &hu);
+	assert_error_after(r, frames, 0);
+	assert_int_equal(hu.stats[OP_JVM_STAT_FREE_BLOCK], 1);
+	/* Without the header's layout: the blob as the segment map finds it. */
+	put8(WORK_BLOCK + 8, 1);
+	p.nm_compile_id = 0;
+	p.hb_fields = 0;
+	r = walk(&p, WORK_PC, S0, 0x1234, frames, 32, &hu);
+	assert_chain(&r, frames, METHOD(M_RUN));
+	assert_int_equal(hu.stats[OP_JVM_STAT_FREE_BLOCK], 0);
+}
+
+/*
+ * run's block freed and merged into a free block before it, and a new
+ * nmethod (b's) carved from that block beginning before run's header and
+ * covering it, its code holding run's return address: run's header still
+ * there with the same 12 bytes (compile id, Method*), used and covering the
+ * pc (as an unwritten part of the new block would hold it). The segment map
+ * says run's block no longer begins there: refused, counted, and the new
+ * nmethod named. The heap begins 16 segments before CODE for room.
+ */
+static void test_pc_cache_covered_header(void **state)
+{
+	const uint64_t nb_block = CODE - 0x400;
+	struct op_frame frames[32];
+	struct hotspot_unwind hu;
+	struct user_unwind_result r;
+	struct op_jvm_proc p = proc_cached();
+	uint64_t nb;
+
+	(void)state;
+	p.heaps[0].low = nb_block;
+	p.heaps[0].segmap = SEGMAP - 16;
+	build_cached();
+	memset(&mem[SEGMAP - 16 - MEM_BASE], 0xff, 16);
+	memset(pc_slots, 0, sizeof(pc_slots));
+	pc_puts = 0;
+	r = walk_cached(&p, 42, frames, &hu);
+	assert_chain(&r, frames, METHOD(M_RUN));
+	assert_int_equal(pc_puts, 1);
+	r = walk_cached(&p, 42, frames, &hu);
+	assert_int_equal(hu.stats[OP_JVM_STAT_REMEMBERED], 1);
+
+	/* The new block: segments 0..31 of the heap, run's 16..47 before. */
+	for (uint32_t i = 0; i < 32; i++)
+		put8(SEGMAP - 16 + i, (uint8_t)(i ? 1 : 0));
+	put64(nb_block, 32);
+	put8(nb_block + 8, 1);
+	nb = nb_block + 16;
+	put32(nb + proc17.blob_frame_size, RUN_FRAME);
+	put32(nb + proc17.blob_frame_complete, 0x10);
+	put64(nb + proc17.blob_code_begin, nb + 0x20);
+	put64(nb + proc17.blob_code_end, run_blob + 0x500);
+	put64(nb + proc17.blob_name, NMETHOD_NAME);
+	put64(nb + proc17.nmethod_method, METHOD(M_B));
+	put32(nb + compile_id_off, RUN_ID + 60);
+	r = walk_cached(&p, 42, frames, &hu);
+	assert_int_equal(hu.stats[OP_JVM_STAT_REMEMBERED], 0);
+	assert_int_equal(hu.stats[OP_JVM_STAT_FREED], 1);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.n_frames, 5);
+	assert_java(&frames[0], METHOD(M_WORK), OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
+	assert_java(&frames[1], METHOD(M_B), OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
+	assert_java(&frames[2], METHOD(M_MAIN), OP_JVM_T_INTERPRETED, MAIN_BCI);
 }
 
 static void test_recursion_cached(void **state)
@@ -1076,6 +1173,8 @@ int main(void)
 	    cmocka_unit_test(test_pc_cache_checks),
 	    cmocka_unit_test(test_pc_cache_id_before_method),
 	    cmocka_unit_test(test_pc_cache_block),
+	    cmocka_unit_test(test_freed_block),
+	    cmocka_unit_test(test_pc_cache_covered_header),
 	    cmocka_unit_test(test_hostile_frames),
 	    cmocka_unit_test(test_line_table),
 	    cmocka_unit_test(test_recursion_cached),

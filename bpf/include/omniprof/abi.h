@@ -263,6 +263,9 @@ enum op_trace_flags {
 	/* The user frames are packed, a __u64 each (OP_PACKED_FRAME), not struct
 	 * op_frame: see OP_TRACE_PACKED_SIZE. */
 	OP_TRACE_F_PACKED = 1 << 4,
+	/* The user frames are packed two __u64 each (omniprof/frame_pack.h),
+	 * not struct op_frame: see OP_TRACE_WIDE_SIZE. */
+	OP_TRACE_F_PACKED_WIDE = 1 << 5,
 };
 
 struct op_event_header {
@@ -309,6 +312,15 @@ struct op_trace {
 #define OP_PACKED_FRAME_FLAGS(p) ((__u8)((p) >> 60))
 #define OP_TRACE_PACKED_SIZE(n_kernel, n_user)                                                     \
 	(sizeof(struct op_trace) + 8 * (n_kernel) + 8 * (n_user))
+
+/*
+ * A walk in a process with runtimes whose frames are all native, error or
+ * HotSpot frames (a JVM's stacks) is sent with OP_TRACE_F_PACKED_WIDE, each user frame two __u64
+ * (omniprof/frame_pack.h: op_frame__pack_wide): two thirds of struct
+ * op_frame. Such a record is exactly OP_TRACE_WIDE_SIZE(n_kernel, n_user) bytes.
+ */
+#define OP_TRACE_WIDE_SIZE(n_kernel, n_user)                                                       \
+	(sizeof(struct op_trace) + 8 * (n_kernel) + 16 * (n_user))
 
 /* Process lifecycle, so user space reads mappings while the process lives. */
 struct op_proc_event {

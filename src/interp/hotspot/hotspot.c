@@ -588,6 +588,7 @@ static size_t hotspot_counters(const void *rt, struct interp_counter *out)
 	    [OP_JVM_STAT_DEOPT] = "hotspot: deoptimised frames named from their original pc",
 	    [OP_JVM_STAT_REMEMBERED] = "hotspot: nmethods taken from the cross-sample cache",
 	    [OP_JVM_STAT_FREED] = "hotspot: remembered nmethods refused, their block freed",
+	    [OP_JVM_STAT_FREE_BLOCK] = "hotspot: code cache pcs in a freed block",
 	};
 	const struct hotspot *hs = rt;
 	const struct interp_counter host[] = {

@@ -67,9 +67,10 @@ enum op_jvm_type {
 /* Binary search steps through an nmethod's PcDescs (16 bytes each): 2^16 of them. */
 #define OP_JVM_PCDESC_STEPS 16
 #define OP_JVM_PCDESC_SIZE  16
-/* Bytes of a blob read as one block (JDK 17's nmethod fields end at 276); also
- * a PcDesc search's last window (OP_JVM_PCDESC_WINDOW + 2 PcDescs). */
-#define OP_JVM_BLOCK	   288
+/* Bytes of a blob read as one block, from its HeapBlock header (16 bytes;
+ * JDK 17's nmethod fields end at 276 after it); also a PcDesc search's last
+ * window (OP_JVM_PCDESC_WINDOW + 2 PcDescs). */
+#define OP_JVM_BLOCK	   304
 #define OP_JVM_BLOCK_SHORT 128 /* ... when the block runs past readable memory */
 /*
  * The walker's scratch bytes (jw->block): the block, or a remembered
@@ -308,7 +309,7 @@ struct op_jvm_walker {
 	__u8 blob_next;	  /* the blob slot to fill next */
 	__u8 scope_next;  /* the scope slot to fill next */
 	__u8 epoch_known; /* 1: epoch read for this walk (0 is a count too) */
-	__u8 reserved;
+	__u8 block_skip;  /* where the blob begins in block (its HeapBlock first) */
 	/*
 	 * The blob's first bytes, read as one block (block_len of them; 0: none):
 	 * every CodeBlob and nmethod field the step needs, one read instead of
@@ -338,6 +339,7 @@ enum op_jvm_stat {
 	OP_JVM_STAT_DEOPT,	     /* deoptimised compiled frames, named from their original pc */
 	OP_JVM_STAT_REMEMBERED,	     /* nmethods taken from the cross-sample cache */
 	OP_JVM_STAT_FREED,	     /* ... refused: the same ids, its HeapBlock freed or shrunk */
+	OP_JVM_STAT_FREE_BLOCK,	     /* a pc in a freed CodeHeap block (its HeapBlock not used) */
 	OP_JVM_STAT__COUNT,
 };
 

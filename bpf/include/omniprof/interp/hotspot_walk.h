@@ -121,11 +121,16 @@ static __always_inline __u64 op_jvm_find_blob(struct op_jvm_walker *jw,
 	return 0;
 }
 
-/* The blob's s32 / u64 field at off: from its block when the block holds it. 0 or -1. */
+/*
+ * The blob's s32 / u64 field at off: from its block when the block holds it
+ * (the block begins block_skip bytes before the blob, at its HeapBlock). 0 or -1.
+ */
 static __always_inline int op_jvm_s32(struct op_jvm_walker *jw, __u64 blob, __u32 off, __s32 *v)
 {
-	if (off <= OP_JVM_BLOCK - 8 && off + 4 <= jw->block_len) {
-		__builtin_memcpy(v, &jw->block[off], 4);
+	__u32 at = off + jw->block_skip;
+
+	if (at <= OP_JVM_BLOCK - 8 && at + 4 <= jw->block_len) {
+		__builtin_memcpy(v, &jw->block[at], 4);
 		return 0;
 	}
 	return OP_JVM_READ(jw, v, 4, blob + off);
@@ -133,8 +138,10 @@ static __always_inline int op_jvm_s32(struct op_jvm_walker *jw, __u64 blob, __u3
 
 static __always_inline int op_jvm_u64(struct op_jvm_walker *jw, __u64 blob, __u32 off, __u64 *v)
 {
-	if (off <= OP_JVM_BLOCK - 8 && off + 8 <= jw->block_len) {
-		__builtin_memcpy(v, &jw->block[off], 8);
+	__u32 at = off + jw->block_skip;
+
+	if (at <= OP_JVM_BLOCK - 8 && at + 8 <= jw->block_len) {
+		__builtin_memcpy(v, &jw->block[at], 8);
 		return 0;
 	}
 	return OP_JVM_READ(jw, v, 8, blob + off);
@@ -154,13 +161,17 @@ static __always_inline int op_jvm_addr(struct op_jvm_walker *jw, const struct op
 	return 0;
 }
 
-/* Reads the blob's block: all of it, or its first OP_JVM_BLOCK_SHORT bytes. */
-static __always_inline void op_jvm_load_block(struct op_jvm_walker *jw, __u64 blob)
+/*
+ * Reads the block of the CodeHeap block at hb_at (its HeapBlock header, hb
+ * bytes, then the blob): all of it, or its first OP_JVM_BLOCK_SHORT bytes.
+ */
+static __always_inline void op_jvm_load_block(struct op_jvm_walker *jw, __u64 hb_at, __u32 hb)
 {
 	jw->block_len = 0;
-	if (!OP_JVM_READ(jw, jw->block, OP_JVM_BLOCK, blob))
+	jw->block_skip = (__u8)hb;
+	if (!OP_JVM_READ(jw, jw->block, OP_JVM_BLOCK, hb_at))
 		jw->block_len = OP_JVM_BLOCK;
-	else if (!OP_JVM_READ(jw, jw->block, OP_JVM_BLOCK_SHORT, blob))
+	else if (!OP_JVM_READ(jw, jw->block, OP_JVM_BLOCK_SHORT, hb_at))
 		jw->block_len = OP_JVM_BLOCK_SHORT;
 }
 
@@ -307,6 +318,7 @@ static __always_inline __u32 op_jvm_pcdesc(struct op_jvm_walker *jw, __u32 slot,
 	if (len > (OP_JVM_PCDESC_WINDOW + 2) * OP_JVM_PCDESC_SIZE)
 		return 0;
 	jw->block_len = 0; /* the block is scratch now */
+	jw->block_skip = 0;
 	if (OP_JVM_READ(jw, jw->block, len, base + (__u64)first * OP_JVM_PCDESC_SIZE))
 		return 0;
 	/* The first at or after target and the one before it, in one pass. */
@@ -515,12 +527,13 @@ static __always_inline void op_jvm_pc_entry__fill(struct op_jvm_pc_entry *e,
 
 #ifdef OP_JVM_PC_CACHE_GET
 /*
- * Whether the CodeHeap block at block, length segments long, covers pc: in
- * pc's heap, its length within the heap (a freed block's bytes may be
- * anything later), pc before its end.
+ * Where the segment map byte of the CodeHeap block at block is, when the
+ * block, length segments long, covers pc (in pc's heap, its length within
+ * the heap: a freed block's bytes may be anything later, pc before its
+ * end); 0 when it does not.
  */
-static __always_inline int op_jvm_block_covers(const struct op_jvm_proc *proc, __u64 block,
-					       __u64 length, __u64 pc)
+static __always_inline __u64 op_jvm_block_covers(const struct op_jvm_proc *proc, __u64 block,
+						 __u64 length, __u64 pc)
 {
 	for (int h = 0; h < OP_JVM_MAX_HEAPS; h++) {
 		const struct op_jvm_heap *heap = &proc->heaps[h];
@@ -530,9 +543,10 @@ static __always_inline int op_jvm_block_covers(const struct op_jvm_proc *proc, _
 			break;
 		if (pc < heap->low || pc >= heap->high)
 			continue;
-		if (block < heap->low || block > pc || length > (heap->high - block) >> shift)
+		if (block < heap->low || block > pc || length > (heap->high - block) >> shift ||
+		    pc - block >= length << shift)
 			return 0;
-		return pc - block < length << shift;
+		return heap->segmap + ((block - heap->low) >> shift);
 	}
 	return 0;
 }
@@ -548,10 +562,16 @@ static __always_inline int op_jvm_block_covers(const struct op_jvm_proc *proc, _
  * false), the rest of its header left as it was, and carves a new block
  * from the tail of a free one, shortening the free one's _length; so a new
  * blob past the old header, a return address in it equal to a remembered
- * one, would pass the ids alone (counted: OP_JVM_STAT_FREED). One read from
- * the HeapBlock to the later of the two fields (324 bytes in JDK 17: two
- * reads cost nearly twice one). Its own function in BPF: verified once,
- * apart from the blob reading.
+ * one, would pass the ids alone (counted: OP_JVM_STAT_FREED); and the
+ * block must still begin where it did (its segment map byte 0): a freed
+ * block merged into the free one before it, a new blob carved from that
+ * beginning before the old header and covering it, would hold there what the
+ * old header held when that part of it was left unwritten (a block's tail
+ * past its blob: HotSpot hands out a whole free block when the rest would be
+ * too small), with a later blob holding the pc. One read from the HeapBlock
+ * to the later of the two fields (324 bytes in JDK 17: two reads cost nearly
+ * twice one), one of the map's byte. Its own function in BPF: verified
+ * once, apart from the blob reading.
  */
 OP_JVM_SUBPROG int op_jvm_blob_remembered(struct op_jvm_walker *jw, const struct op_jvm_proc *proc,
 					  __u64 lpc, __u64 ra)
@@ -559,9 +579,9 @@ OP_JVM_SUBPROG int op_jvm_blob_remembered(struct op_jvm_walker *jw, const struct
 	const struct op_jvm_pc_entry *e;
 	struct op_jvm_blob *b;
 	__u32 id_off, m_off, slot;
-	__u64 method = 0, length = 0, len, id_at, m_at, hb, len_at, used_at;
+	__u64 method = 0, length = 0, len, id_at, m_at, hb, len_at, used_at, start_at;
 	__s32 id = 0;
-	__u8 used = 0;
+	__u8 used = 0, back = 0xff;
 
 	if (!jw || !proc) /* a global function's pointers may be NULL for the verifier */
 		return -1;
@@ -584,6 +604,7 @@ OP_JVM_SUBPROG int op_jvm_blob_remembered(struct op_jvm_walker *jw, const struct
 	    len > OP_JVM_SCRATCH || id_at > OP_JVM_SCRATCH - 4 || m_at > OP_JVM_SCRATCH - 8)
 		return -1;
 	jw->block_len = 0; /* the block is scratch: not this blob's first bytes */
+	jw->block_skip = 0;
 	if (OP_JVM_READ(jw, jw->block, len, e->blob.blob - hb))
 		return -1;
 	__builtin_memcpy(&id, &jw->block[id_at], 4);
@@ -592,7 +613,15 @@ OP_JVM_SUBPROG int op_jvm_blob_remembered(struct op_jvm_walker *jw, const struct
 	used = jw->block[used_at];
 	if (id != e->blob.compile_id || method != e->blob.method)
 		return -1;
-	if (!used || !op_jvm_block_covers(proc, e->blob.blob - hb, length, lpc)) {
+	/*
+	 * Still a block's start in the segment map (byte 0): a block that a
+	 * freed one was merged into, and a new blob carved from it that begins
+	 * before the old header and covers it, step back past it. Such a blob
+	 * may hold the old header's bytes as they were (an unwritten block
+	 * tail) or its own equal to them; only the map tells.
+	 */
+	start_at = used ? op_jvm_block_covers(proc, e->blob.blob - hb, length, lpc) : 0;
+	if (!start_at || OP_JVM_READ(jw, &back, 1, start_at) || back) {
 		OP_JVM_STAT(jw, OP_JVM_STAT_FREED);
 		return -1;
 	}
@@ -637,11 +666,20 @@ OP_JVM_SUBPROG int op_jvm_blob_at(struct op_jvm_walker *jw, const struct op_jvm_
 	blob = op_jvm_find_blob(jw, proc, lpc);
 	if (!blob)
 		return OP_JVM_NO_BLOB;
-	blob += proc->heap_block_size;
 	slot = jw->blob_next & (OP_JVM_BLOBS - 1);
 	b = &jw->blobs[slot];
 	b->blob = 0;
-	op_jvm_load_block(jw, blob);
+	/* Its HeapBlock read with it: its _used (known with the compile id, see
+	 * op_jvm_proc.hb_fields) says whether the block is a blob at all. The
+	 * segment map leaves a freed block's bytes as they were, so a pc in a
+	 * freed nmethod (a stale return address) finds the freed header. */
+	op_jvm_load_block(jw, blob, proc->heap_block_size);
+	if (proc->nm_compile_id && (proc->hb_fields >> 4) < proc->heap_block_size &&
+	    (proc->hb_fields >> 4) < jw->block_len && !jw->block[(proc->hb_fields >> 4) & 15]) {
+		OP_JVM_STAT(jw, OP_JVM_STAT_FREE_BLOCK);
+		return OP_JVM_NO_BLOB;
+	}
+	blob += proc->heap_block_size;
 	if (op_jvm_s32(jw, blob, proc->blob_frame_size, &b->frame_size) ||
 	    op_jvm_s32(jw, blob, proc->blob_frame_complete, &b->complete) ||
 	    op_jvm_addr(jw, proc, blob, proc->blob_code_begin, &b->code_begin) ||
