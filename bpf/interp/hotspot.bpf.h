@@ -49,7 +49,8 @@ struct {
 } jvm_walk SEC(".maps");
 
 /*
- * (pid, return address) -> the nmethod a walk read there
+ * (pid, return address) -> the nmethod a walk read there, and (pid,
+ * OP_JVM_PC_LEAF) -> the pid's last leaf nmethod
  * (omniprof/interp/hotspot_abi.h, struct op_jvm_pc_slot: checked before
  * use, so an entry of a gone JVM or a freed nmethod is never taken).
  * OP_JVM_PC_CACHE_SLOTS of 192 bytes per possible CPU (48 KiB each: 3 MiB on

@@ -112,7 +112,7 @@ struct interp_walk_stats {
 
 /* Bytes a runtime's walk of one stack copy may keep (interp_ops.walk_size;
  * HotSpot's walk remembers the code blobs and scopes it has read). */
-#define INTERP_WALK_MAX_SIZE 2176
+#define INTERP_WALK_MAX_SIZE 2184
 
 struct interp_ops {
 	const char *name;	 /* for logs: its folder's name */

@@ -459,6 +459,8 @@ static void test_case(void **state)
 	printf("    nmethods taken from the cross-sample cache: %ld (refused, their block freed: "
 	       "%ld)\n",
 	       remembered, counter(out, "hotspot: remembered nmethods refused, their block freed"));
+	printf("    leaf nmethods taken from the cross-sample cache: %ld\n",
+	       counter(out, "hotspot: leaf nmethods taken from the cross-sample cache"));
 	if (jc->what == DEOPT) {
 		deopt = counter(out, "hotspot: deoptimised frames named from their original pc");
 		printf("    deoptimised frames named from their original pc: %ld\n", deopt);

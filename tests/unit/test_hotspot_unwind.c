@@ -610,7 +610,8 @@ static struct {
 	uint64_t pc;
 	struct op_jvm_pc_entry e;
 } pc_slots[PC_CACHE_N];
-static unsigned int pc_puts;
+static unsigned int pc_puts;   /* return addresses remembered */
+static unsigned int leaf_puts; /* leaf nmethods remembered (OP_JVM_PC_LEAF) */
 
 static const struct op_jvm_pc_entry *pc_get(void *ctx, uint32_t pid, uint64_t pc)
 {
@@ -626,7 +627,10 @@ static void pc_put(void *ctx, uint32_t pid, uint64_t pc, const struct op_jvm_pc_
 	int free_slot = -1;
 
 	(void)ctx;
-	pc_puts++;
+	if (pc == OP_JVM_PC_LEAF)
+		leaf_puts++;
+	else
+		pc_puts++;
 	for (int i = 0; i < PC_CACHE_N; i++) {
 		if (pc_slots[i].used && pc_slots[i].pid == pid && pc_slots[i].pc == pc) {
 			pc_slots[i].e = *e;
@@ -664,9 +668,10 @@ static void build_cached(void)
 	put32(GC_COUNT, 5);
 }
 
-/* A walk from work's pc with the cache, its reads counted. */
-static struct user_unwind_result walk_cached(const struct op_jvm_proc *proc, uint32_t pid,
-					     struct op_frame *frames, struct hotspot_unwind *hu)
+/* A walk from leaf pc pc with the cache, its reads counted. */
+static struct user_unwind_result walk_cached_at(const struct op_jvm_proc *proc, uint32_t pid,
+						uint64_t pc, struct op_frame *frames,
+						struct hotspot_unwind *hu)
 {
 	memset(hu, 0, sizeof(*hu));
 	hu->proc = proc;
@@ -678,7 +683,14 @@ static struct user_unwind_result walk_cached(const struct op_jvm_proc *proc, uin
 	return user_unwind__walk(&(struct user_unwind_ops){counting_read, fp_rule, NULL, NULL},
 				 &(struct user_unwind_interp){
 				     &ranges, {[OP_INTERP_HOTSPOT] = hotspot_unwind__runtime(hu)}},
-				 pid, WORK_PC, S0, 0x1234, frames, 32);
+				 pid, pc, S0, 0x1234, frames, 32);
+}
+
+/* A walk from work's pc with the cache, its reads counted. */
+static struct user_unwind_result walk_cached(const struct op_jvm_proc *proc, uint32_t pid,
+					     struct op_frame *frames, struct hotspot_unwind *hu)
+{
+	return walk_cached_at(proc, pid, WORK_PC, frames, hu);
 }
 
 /* The walk of test_whole_chain, run's root frame named root. */
@@ -699,7 +711,8 @@ static void assert_chain(const struct user_unwind_result *r, const struct op_fra
 
 /*
  * Run's nmethod is remembered for its return address (work, the leaf, is
- * at an exact pc: not remembered), and the next walk takes it: the same
+ * at an exact pc: remembered as the pid's last leaf, test_leaf_cache), and
+ * the next walk takes it: the same
  * frames without run's ten segment map reads (JDK 8's linear map), its
  * PcDesc search or its first scope's read (c's, decoded with it), its
  * compile id and Method* read again (one read of the span between them)
@@ -860,7 +873,7 @@ static void pc_cache_block(enum pc_cache_block change)
 		put32(nb + compile_id_off, RUN_ID + 50);
 		assert_true(nb + 0x20 <= run_blob + 0x100 + RUN_RA_OFF - 1);
 		put64(RUN_BLOCK, 8); /* the free block: what is left of run's */
-				     /* fallthrough */
+		/* fallthrough */
 	case PCB_FREED:
 		put8(RUN_BLOCK + 8, 0);
 		break;
@@ -906,6 +919,111 @@ static void test_pc_cache_block(void **state)
 	pc_cache_block(PCB_FREED);
 	pc_cache_block(PCB_TAIL);
 	pc_cache_block(PCB_SHORT);
+}
+
+/*
+ * The leaf (an exact pc: never a return address) is remembered as the
+ * pid's last leaf nmethod and taken, after a return address's checks, for
+ * the next leaf pc in its code: another pc in work, read with one span of
+ * its header and one segment map byte; a leaf pc in another nmethod (run)
+ * is looked up anew and replaces it.
+ */
+static void test_leaf_cache(void **state)
+{
+	struct op_frame frames[32];
+	struct hotspot_unwind hu;
+	struct user_unwind_result r;
+	struct op_jvm_proc p = proc_cached();
+	unsigned int first_reads;
+
+	(void)state;
+	build_cached();
+	memset(pc_slots, 0, sizeof(pc_slots));
+	pc_puts = leaf_puts = 0;
+	r = walk_cached(&p, 42, frames, &hu);
+	assert_chain(&r, frames, METHOD(M_RUN));
+	assert_int_equal(leaf_puts, 1);
+	assert_int_equal(hu.stats[OP_JVM_STAT_LEAF], 0);
+	first_reads = heap_reads;
+
+	r = walk_cached(&p, 42, frames, &hu);
+	assert_chain(&r, frames, METHOD(M_RUN));
+	assert_int_equal(hu.stats[OP_JVM_STAT_LEAF], 1);
+	assert_int_equal(hu.stats[OP_JVM_STAT_REMEMBERED], 1);
+	assert_int_equal(leaf_puts, 1); /* taken, not stored again */
+	assert_int_equal(segmap_reads, 1 + 1 + 1);
+	assert_true(heap_reads < first_reads);
+
+	/* Another pc in work's code: the same nmethod, taken. */
+	r = walk_cached_at(&p, 42, WORK_PC + 0x40, frames, &hu);
+	assert_chain(&r, frames, METHOD(M_RUN));
+	assert_int_equal(hu.stats[OP_JVM_STAT_LEAF], 1);
+	assert_int_equal(hu.stats[OP_JVM_STAT_FREED], 0);
+
+	/* Another pid: nothing of pid 42's leaf. */
+	r = walk_cached(&p, 43, frames, &hu);
+	assert_chain(&r, frames, METHOD(M_RUN));
+	assert_int_equal(hu.stats[OP_JVM_STAT_LEAF], 0);
+
+	/* A leaf pc in run (its PcDesc at the call: c inlined): run is the leaf now. */
+	r = walk_cached_at(&p, 42, run_blob + 0x100 + 0x20, frames, &hu);
+	assert_int_equal(hu.stats[OP_JVM_STAT_LEAF], 0);
+	assert_java(&frames[0], METHOD(M_C), OP_JVM_T_INLINED, 4);
+	assert_int_equal(leaf_puts, 3);
+	r = walk_cached_at(&p, 42, run_blob + 0x100 + 0x30, frames, &hu);
+	assert_int_equal(hu.stats[OP_JVM_STAT_LEAF], 1);
+	assert_java(&frames[0], METHOD(M_C), OP_JVM_T_INLINED, 4);
+	/* work's leaf entry is gone: looked up anew. */
+	r = walk_cached(&p, 42, frames, &hu);
+	assert_chain(&r, frames, METHOD(M_RUN));
+	assert_int_equal(hu.stats[OP_JVM_STAT_LEAF], 0);
+	assert_int_equal(leaf_puts, 4);
+}
+
+/*
+ * work remembered as the leaf, then its block freed (its header as it was)
+ * or another compilation put at its address: the leaf is refused and looked
+ * up anew, never named from the cache.
+ */
+static void test_leaf_cache_refused(void **state)
+{
+	struct op_frame frames[32];
+	struct hotspot_unwind hu;
+	struct user_unwind_result r;
+	struct op_jvm_proc p = proc_cached();
+
+	(void)state;
+	for (int recompiled = 0; recompiled < 2; recompiled++) {
+		build_cached();
+		memset(pc_slots, 0, sizeof(pc_slots));
+		pc_puts = leaf_puts = 0;
+		r = walk_cached(&p, 42, frames, &hu);
+		assert_chain(&r, frames, METHOD(M_RUN));
+		assert_int_equal(leaf_puts, 1);
+		if (!recompiled) {
+			/* Freed: no frame for the pc, counted twice (refused, then a freed block).
+			 */
+			put8(WORK_BLOCK + 8, 0);
+			r = walk_cached(&p, 42, frames, &hu);
+			assert_error_after(r, frames, 0);
+			assert_int_equal(hu.stats[OP_JVM_STAT_LEAF], 0);
+			assert_int_equal(hu.stats[OP_JVM_STAT_FREED], 1);
+			assert_int_equal(hu.stats[OP_JVM_STAT_FREE_BLOCK], 1);
+			continue;
+		}
+		/* main compiled at work's address, another id: named main. */
+		put32(work_blob + compile_id_off, WORK_ID + 10);
+		put64(work_blob + proc17.nmethod_method, METHOD(M_MAIN));
+		r = walk_cached(&p, 42, frames, &hu);
+		assert_int_equal(hu.stats[OP_JVM_STAT_LEAF], 0);
+		assert_java(&frames[0], METHOD(M_MAIN), OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
+		assert_java(&frames[1], METHOD(M_C), OP_JVM_T_INLINED, 4);
+		assert_int_equal(leaf_puts, 2);
+		/* The new compilation is the leaf now, and taken next. */
+		r = walk_cached(&p, 42, frames, &hu);
+		assert_int_equal(hu.stats[OP_JVM_STAT_LEAF], 1);
+		assert_java(&frames[0], METHOD(M_MAIN), OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
+	}
 }
 
 /*
@@ -1173,6 +1291,8 @@ int main(void)
 	    cmocka_unit_test(test_pc_cache_checks),
 	    cmocka_unit_test(test_pc_cache_id_before_method),
 	    cmocka_unit_test(test_pc_cache_block),
+	    cmocka_unit_test(test_leaf_cache),
+	    cmocka_unit_test(test_leaf_cache_refused),
 	    cmocka_unit_test(test_freed_block),
 	    cmocka_unit_test(test_pc_cache_covered_header),
 	    cmocka_unit_test(test_hostile_frames),

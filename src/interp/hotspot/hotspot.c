@@ -573,7 +573,7 @@ static void hotspot_read_bpf_counters(void *rt, interp_read_percpu_fn read, void
 	read(ctx, "jvm_stats", hs->bpf_stats, OP_JVM_STAT__COUNT);
 }
 
-#define HOTSPOT_COUNTERS 26
+#define HOTSPOT_COUNTERS 27
 static size_t hotspot_counters(const void *rt, struct interp_counter *out)
 {
 	static const char *const bpf_names[OP_JVM_STAT__COUNT] = {
@@ -589,6 +589,7 @@ static size_t hotspot_counters(const void *rt, struct interp_counter *out)
 	    [OP_JVM_STAT_REMEMBERED] = "hotspot: nmethods taken from the cross-sample cache",
 	    [OP_JVM_STAT_FREED] = "hotspot: remembered nmethods refused, their block freed",
 	    [OP_JVM_STAT_FREE_BLOCK] = "hotspot: code cache pcs in a freed block",
+	    [OP_JVM_STAT_LEAF] = "hotspot: leaf nmethods taken from the cross-sample cache",
 	};
 	const struct hotspot *hs = rt;
 	const struct interp_counter host[] = {

@@ -262,8 +262,17 @@ struct op_jvm_scope {
 struct op_jvm_pc_key {
 	__u32 pid;
 	__u32 reserved;
-	__u64 pc; /* 0: an empty slot */
+	__u64 pc; /* 0: an empty slot; OP_JVM_PC_LEAF: the pid's last leaf nmethod */
 };
+
+/*
+ * The key of a pid's last leaf nmethod: a leaf's pc is exact, never the
+ * same twice in a hot loop, so it is not a key; its nmethod is kept under
+ * this one (not a user address: never a return address) and taken, after
+ * the same checks as a return address's, when the next leaf pc is in its
+ * code.
+ */
+#define OP_JVM_PC_LEAF 0xffffffffffffffffull
 
 struct op_jvm_pc_entry {
 	struct op_jvm_blob blob;
@@ -340,6 +349,7 @@ enum op_jvm_stat {
 	OP_JVM_STAT_REMEMBERED,	     /* nmethods taken from the cross-sample cache */
 	OP_JVM_STAT_FREED,	     /* ... refused: the same ids, its HeapBlock freed or shrunk */
 	OP_JVM_STAT_FREE_BLOCK,	     /* a pc in a freed CodeHeap block (its HeapBlock not used) */
+	OP_JVM_STAT_LEAF,	     /* leaf nmethods taken from the cache (OP_JVM_PC_LEAF) */
 	OP_JVM_STAT__COUNT,
 };
 

@@ -488,10 +488,11 @@ static __always_inline void op_jvm_debug_info(struct op_jvm_walker *jw,
 }
 
 /*
- * The slot of the code blob whose code holds lpc: one the walk has read, or
- * found through its heap's segment map, read (one block) and remembered.
- * OP_JVM_NO_BLOB when there is none (a pc in a free segment or in no heap),
- * -1 when it cannot be read or is not sane. Its own function in BPF
+ * The slot of the code blob whose code holds lpc: one the walk has read,
+ * one the cross-sample cache remembers under key (the return address, or
+ * OP_JVM_PC_LEAF for an exact pc; 0: none), or found through its heap's
+ * segment map, read (one block) and remembered. OP_JVM_NO_BLOB when there is none (a pc in a free
+ * segment or in no heap), -1 when it cannot be read or is not sane. Its own function in BPF
  * (OP_JVM_SUBPROG): the verifier checks the blob's reading once, and it
  * returns a number, as global functions must.
  */
@@ -552,8 +553,9 @@ static __always_inline __u64 op_jvm_block_covers(const struct op_jvm_proc *proc,
 }
 
 /*
- * The slot of the nmethod remembered for return address ra (the
- * cross-sample cache) when it is still the compilation read then and holds
+ * The slot of the nmethod remembered under key ra (a return address, or
+ * OP_JVM_PC_LEAF: the pid's last leaf nmethod; the cross-sample cache) when
+ * it is still the compilation read then and holds
  * lpc, -1 when not: the same image of the pid (gen, interp_start), the same
  * epoch (its Method and ConstMethod stand), read again at its address the
  * same compile id and Method* (its code range and name are those of that
@@ -634,13 +636,13 @@ OP_JVM_SUBPROG int op_jvm_blob_remembered(struct op_jvm_walker *jw, const struct
 	if (e->scope.at && e->scope.at == b->scopes + b->last_scope)
 		__builtin_memcpy(&jw->scope_cache[jw->scope_next++ & (OP_JVM_SCOPES - 1)],
 				 &e->scope, sizeof(e->scope));
-	OP_JVM_STAT(jw, OP_JVM_STAT_REMEMBERED);
+	OP_JVM_STAT(jw, ra == OP_JVM_PC_LEAF ? OP_JVM_STAT_LEAF : OP_JVM_STAT_REMEMBERED);
 	return (int)slot;
 }
 #endif
 
 OP_JVM_SUBPROG int op_jvm_blob_at(struct op_jvm_walker *jw, const struct op_jvm_proc *proc,
-				  __u64 lpc, __u64 ra)
+				  __u64 lpc, __u64 key)
 {
 	struct op_jvm_blob *b;
 	__u64 blob, name8 = 0, rest = 0;
@@ -654,14 +656,14 @@ OP_JVM_SUBPROG int op_jvm_blob_at(struct op_jvm_walker *jw, const struct op_jvm_
 			return i;
 	}
 #ifdef OP_JVM_PC_CACHE_GET
-	if (ra && proc->nm_compile_id) {
-		int got = op_jvm_blob_remembered(jw, proc, lpc, ra);
+	if (proc->nm_compile_id) {
+		int got = op_jvm_blob_remembered(jw, proc, lpc, key);
 
 		if (got >= 0)
 			return got;
 	}
 #else
-	(void)ra;
+	(void)key;
 #endif
 	blob = op_jvm_find_blob(jw, proc, lpc);
 	if (!blob)
@@ -773,6 +775,8 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 	__u32 nm_scope = 0;
 	__u64 pc = u->regs.pc, sp = u->regs.sp, fp = u->regs.fp;
 	__u64 lpc = u->pc_exact ? pc : pc - 1;
+	/* The cache's key: the return address, or for an exact pc (a leaf) the pid's last leaf. */
+	__u64 key = u->pc_exact ? OP_JVM_PC_LEAF : pc;
 	__u64 ra = 0, nsp = 0, nfp = 0, method = 0, cm = 0;
 	struct op_jvm_blob *b;
 	__u32 slot = 0, remember = 0;
@@ -802,7 +806,7 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 		goto caller;
 	}
 
-	found = op_jvm_blob_at(jw, proc, lpc, u->pc_exact ? 0 : pc);
+	found = op_jvm_blob_at(jw, proc, lpc, key);
 	if (found < 0) {
 		if (found == OP_JVM_NO_BLOB)
 			OP_JVM_STAT(jw, OP_JVM_STAT_NO_BLOB);
@@ -835,8 +839,11 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 		}
 		if (!nm_scope)
 			OP_JVM_STAT(jw, OP_JVM_STAT_NO_PCDESC);
-		/* Remembered for its return address once its first scope is decoded (below). */
-		if (!u->pc_exact && !b->remembered && b->compile_id && jw->epoch_known)
+		/*
+		 * Remembered for its return address, or a leaf as the pid's last
+		 * leaf, once its first scope is decoded (below).
+		 */
+		if (!b->remembered && b->compile_id && jw->epoch_known)
 			remember = slot + 1;
 	} else {
 		op_jvm_frame(jw, frame, b->name, b->blob, OP_JVM_T_STUB, OP_JVM_BCI_NONE);
@@ -882,7 +889,7 @@ caller:
 		jw->next = nm_scope;
 		if (jw->metadata) {
 			ret = op_jvm_pending(proc, jw, frame);
-			op_jvm_remember(jw, proc, pc, remember);
+			op_jvm_remember(jw, proc, key, remember);
 			if (ret <= OP_STEP_END)
 				return ret;
 		}
@@ -892,7 +899,7 @@ caller:
 		OP_JVM_STAT(jw, OP_JVM_STAT_COMPILED);
 		return jw->deferred;
 	}
-	op_jvm_remember(jw, proc, pc, remember);
+	op_jvm_remember(jw, proc, key, remember);
 	if (method && frame->kind == OP_FRAME_HOTSPOT &&
 	    (frame->data >> OP_JVM_TYPE_SHIFT) == OP_JVM_T_COMPILED)
 		OP_JVM_STAT(jw, OP_JVM_STAT_COMPILED);
