@@ -873,7 +873,7 @@ static void pc_cache_block(enum pc_cache_block change)
 		put32(nb + compile_id_off, RUN_ID + 50);
 		assert_true(nb + 0x20 <= run_blob + 0x100 + RUN_RA_OFF - 1);
 		put64(RUN_BLOCK, 8); /* the free block: what is left of run's */
-		/* fallthrough */
+				     /* fallthrough */
 	case PCB_FREED:
 		put8(RUN_BLOCK + 8, 0);
 		break;
