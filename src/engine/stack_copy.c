@@ -207,6 +207,10 @@ static void copy_find_rule(void *ctx, uint32_t pid, uint64_t pc, struct op_unwin
 	}
 	if (rule->cmd == OP_RULE_GO_SWITCH)
 		l->w->go_switch = true;
+	/* A walk that met a file not ready is thrown away (stack_copy__walk_ready):
+	 * it stops here rather than go on by frame pointers (cc1plus: 640 frames). */
+	if (l->w->blocked_slot)
+		op_rule__set_invalid(rule);
 }
 
 bool stack_copy__mapping_ready(const struct process_table *pt, const struct process_mapping *m)
