@@ -469,9 +469,13 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 		"held: records waiting for files", (unsigned long long)c->held.held,
 		(unsigned long long)c->held.released, (unsigned long long)c->held.unready,
 		(unsigned long long)c->held.overflow);
-	fprintf(stderr, "  %-40s %llu bytes peak, %llu releases cut at %u ms\n", "held: memory",
-		(unsigned long long)c->held.peak_bytes, (unsigned long long)c->held.slices_cut,
-		(unsigned)COLLECTOR_RELEASE_BUDGET_MS);
+	fprintf(stderr, "  %-40s %llu (walks kept held: %llu a file not ready, %llu unmapped pc)\n",
+		"held: copies released before publish", (unsigned long long)c->held.early,
+		(unsigned long long)c->held.blocked, (unsigned long long)c->held.blocked_unmapped);
+	fprintf(stderr, "  %-40s %llu bytes peak, %llu releases cut at %u ms (%llu walk passes)\n",
+		"held: memory", (unsigned long long)c->held.peak_bytes,
+		(unsigned long long)c->held.slices_cut, (unsigned)COLLECTOR_RELEASE_BUDGET_MS,
+		(unsigned long long)c->held.loaded_cut);
 	fprintf(stderr, "  %-40s %llu\n", "held: file jobs moved ahead (sampled)",
 		(unsigned long long)c->held.promoted);
 	fprintf(stderr, "  %-40s %llu\n", "user: waiting processes offered again",

@@ -41,7 +41,11 @@ struct held_record {
 	struct held_record *next;
 	uint32_t pid;
 	uint32_t size;
-	uint8_t data[];
+	/* A stack copy of a waiting process whose last walk met a file not ready
+	 * (its slot; 0: not walked, or walked before that file was met). */
+	uint32_t blocked_slot;
+	bool not_early;		    /* never released before its process is published */
+	_Alignas(8) uint8_t data[]; /* a record: read as its u64 fields */
 };
 
 void collector__set_clock_offset(struct collector *c)
@@ -106,6 +110,14 @@ static bool hold(struct collector *c, struct process *p, const void *data, size_
 	r->next = NULL;
 	r->pid = p->pid;
 	r->size = (uint32_t)size;
+	r->blocked_slot = 0;
+	/* Only a CPU sample's copy may go ahead of the process's older records
+	 * (collector__release_loaded): an off-CPU start or end keeps its order. */
+	r->not_early = size < sizeof(struct op_stack_copy) ||
+		       ((const struct op_event_header *)data)->type != OP_EVENT_STACK_COPY ||
+		       (((const struct op_stack_copy *)data)->flags & OP_TRACE_F_OFF_CPU);
+	if (!r->not_early && p->waiting)
+		c->loaded_pending = true;
 	memcpy(r->data, data, size);
 	if (c->held_last)
 		c->held_last->next = r;
@@ -167,13 +179,12 @@ static void on_ready(void *ctx, struct process *p)
 }
 
 /*
- * Handles the held records of published processes, oldest first, for up to
- * budget_ns; the rest stay held, in order, for the next call
+ * Handles the held records of published processes, oldest first, until
+ * budget_ns after start; the rest stay held, in order, for the next call
  * (c->release_pending).
  */
-static void release_ready(struct collector *c, uint64_t budget_ns)
+static void release_ready(struct collector *c, uint64_t start, uint64_t budget_ns)
 {
-	uint64_t start = clock__now_ns();
 	struct held_record *r = c->held_first, *prev = NULL, *next;
 
 	c->releasing = true;
@@ -208,9 +219,116 @@ static void release_ready(struct collector *c, uint64_t budget_ns)
 	c->releasing = false;
 }
 
+/* Whether the file of slot may have become ready since a walk was blocked by
+ * it (the file level of stack_copy__mapping_ready(): cheap, no walk). */
+static bool slot_may_be_ready(const struct collector *c, uint32_t slot)
+{
+	const struct cached_file *f = file_cache__at(&c->files, slot);
+
+	if (!f)
+		return true;
+	if (f->pending)
+		return false;
+	return !c->procs.unwind || !f->elf || !f->table_id ||
+	       unwind_maps__table_state(c->procs.unwind, f->table_id) == UNWIND_TABLE_READY;
+}
+
+/*
+ * Issue 17: a process is published once every file it maps is ready, so a
+ * compiler whose files are all in but libLLVM's table held every copy for
+ * that table, even those whose stack never enters libLLVM, and a loaded
+ * machine built it after the recording's end wait (`unready`: frame
+ * pointers). Here each held CPU-sample copy of a still waiting process is
+ * walked with the tables loaded so far; one whose walk met only ready files
+ * is handled now (counted `early`), one that met a file still opened or
+ * built stays held with that file's slot, not walked again until the file
+ * is ready (`blocked`); one with a pc in no mapping stays for its publish.
+ * No copy is published from a walk that took frame pointers for a table
+ * still to come. Walks stop budget_ns after start (c->loaded_pending then
+ * stays set).
+ */
+static void release_loaded(struct collector *c, uint64_t start, uint64_t budget_ns)
+{
+	struct held_record *r = c->held_first, *prev = NULL, *next;
+	const void *states[OP_INTERP__COUNT];
+
+	if (!c->loaded_pending)
+		return;
+	c->releasing = true;
+	for (; r; r = next) {
+		struct process *p = process_table__find(&c->procs, r->pid);
+		const struct op_stack_copy *e = (const struct op_stack_copy *)r->data;
+		struct stack_copy_stats before;
+		uint64_t unknown_pc;
+		uint32_t slot;
+		long n;
+
+		next = r->next;
+		if (!p || !p->waiting || r->not_early ||
+		    (r->blocked_slot && !slot_may_be_ready(c, r->blocked_slot))) {
+			prev = r;
+			continue;
+		}
+		if (clock__now_ns() - start >= budget_ns) {
+			c->held.loaded_cut++;
+			c->loaded_cut = true;
+			c->releasing = false;
+			return;
+		}
+		before = c->copies;
+		for (unsigned int i = 0; i < OP_INTERP__COUNT; i++)
+			states[i] = interp__walk_state(c->interp, e->hdr.pid, i);
+		n = stack_copy__walk_ready(
+		    e, r->size, &c->procs, p, interp__ranges(c->interp, e->hdr.pid), states,
+		    c->copy_trace, &c->copies, &unknown_pc, c->max_user_frames, &slot);
+		/* (unknown_pc is also a pc in a mapping without table: only outside counts.) */
+		if (unknown_pc && process_table__find_mapping(p, unknown_pc))
+			unknown_pc = 0;
+		if (n < 0 || slot || unknown_pc) {
+			/* Walked again later: counted once, as the walk that is kept. */
+			c->copies = before;
+			r->blocked_slot = slot;
+			if (slot) {
+				c->held.blocked++;
+			} else {
+				/* Malformed, or a caller newly mapped: as before, at its publish.
+				 */
+				r->not_early = true;
+				c->held.blocked_unmapped++;
+			}
+			prev = r;
+			continue;
+		}
+		if (prev)
+			prev->next = next;
+		else
+			c->held_first = next;
+		if (c->held_last == r)
+			c->held_last = prev;
+		p->held_bytes -= r->size;
+		c->held.bytes -= r->size;
+		c->held.early++;
+		handle_trace(c, c->copy_trace, (size_t)n);
+		free(r);
+	}
+	c->loaded_pending = c->loaded_cut = false;
+	c->releasing = false;
+}
+
 bool collector__release_pending(const struct collector *c)
 {
-	return c->release_pending && c->held_first;
+	/*
+	 * A pass over waiting processes' copies that was cut goes on at once; new
+	 * copies wait for the next poll (at most SESSION_BUSY_POLL_MS), or every
+	 * sample of a waiting process would make the loop poll again at once.
+	 */
+	return (c->release_pending || c->loaded_cut) && c->held_first;
+}
+
+void collector__release_loaded(struct collector *c)
+{
+	c->loaded_pending = true;
+	release_loaded(c, clock__now_ns(), UINT64_MAX);
 }
 
 static void on_job(void *ctx, struct file_job *job, bool abandoned)
@@ -228,15 +346,21 @@ static void on_job(void *ctx, struct file_job *job, bool abandoned)
 
 size_t collector__poll_files(struct collector *c)
 {
+	uint64_t start = clock__now_ns(), budget = COLLECTOR_RELEASE_BUDGET_MS * 1000000ull;
 	size_t n;
 
 	if (!c->files.worker)
 		return 0;
 	n = file_worker__poll(c->files.worker, on_job, c);
-	if (n)
+	if (n) {
 		process_table__publish_ready(&c->procs, on_ready, c);
+		/* Files opened, tables loaded: copies of waiting processes may walk now. */
+		c->loaded_pending = true;
+	}
 	if (c->release_pending)
-		release_ready(c, COLLECTOR_RELEASE_BUDGET_MS * 1000000ull);
+		release_ready(c, start, budget);
+	/* What is left of the slice: copies whose own stacks' files are in. */
+	release_loaded(c, start, budget);
 	return n;
 }
 

@@ -50,6 +50,12 @@ struct collector_held_stats {
 	uint64_t bytes;	   /* held now */
 	uint64_t peak_bytes;
 	uint64_t slices_cut; /* releases cut at COLLECTOR_RELEASE_BUDGET_MS, went on later */
+	/* Copies of processes still waiting, released as their own stacks' files
+	 * were ready (collector__release_loaded), and walks that kept one held. */
+	uint64_t early;
+	uint64_t blocked;	   /* ... its walk met a file still opened or its table built */
+	uint64_t blocked_unmapped; /* ... a pc in no mapping (or malformed): at its publish */
+	uint64_t loaded_cut;	   /* ... passes cut at the slice's end, went on later */
 };
 
 /*
@@ -90,6 +96,8 @@ struct collector {
 	struct held_record *held_first, *held_last;
 	bool releasing;	      /* handling held records: hold nothing */
 	bool release_pending; /* a published process may still have records held */
+	bool loaded_pending;  /* a waiting process's held copy may walk with its files now */
+	bool loaded_cut;      /* ... and the last pass over them was cut at the slice's end */
 	struct collector_held_stats held;
 };
 
@@ -110,8 +118,17 @@ int collector__handle(struct collector *c, const void *data, size_t size);
  * held records handled. Never waits. Returns how many jobs came back.
  */
 size_t collector__poll_files(struct collector *c);
-/* Whether held records of published processes wait for the next collector__poll_files(). */
+/* Whether held records wait for the next collector__poll_files() (a release or
+ * a pass of collector__release_loaded cut at the slice's end). */
 bool collector__release_pending(const struct collector *c);
+/*
+ * Handles the held CPU-sample stack copies of processes still waiting for
+ * some files whose own walks meet only files that are ready (opened, tables
+ * loaded or failed for good); the others stay held. Walks all of them:
+ * collector__poll_files() does the same within its COLLECTOR_RELEASE_BUDGET_MS
+ * slice (after the published processes' records).
+ */
+void collector__release_loaded(struct collector *c);
 /* Handles every held record now, ready or not (the end of a recording). */
 void collector__release_held(struct collector *c);
 

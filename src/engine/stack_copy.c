@@ -10,6 +10,7 @@
 #include "proc/file_cache.h"
 #include "proc/process_table.h"
 #include "proc/remote_memory.h"
+#include "unwind/lpm_ranges.h"
 #include "unwind/unwind_maps.h"
 #include "unwind/user_unwind.h"
 #include "omniprof/unwind/lookup_cache.h"
@@ -26,6 +27,8 @@ struct copy_walk {
 	bool guessed;		     /* the last rule looked up was frame pointers' */
 	bool no_table;		     /* a frame in a mapped file whose table is not in the maps */
 	uint64_t unknown_pc;	     /* a trusted pc in no mapping read (0: none) */
+	bool check_ready;	     /* note the first file met that is not ready */
+	uint32_t blocked_slot;	     /* ... its file slot (0: none met) */
 };
 
 /*
@@ -109,6 +112,8 @@ static const struct op_mapping_value *copy_mapping(struct copy_lookup *l, uint64
 	l->m = (struct op_mapping_value){0};
 	if (!m)
 		return &l->m;
+	if (l->w->check_ready && !l->w->blocked_slot && !stack_copy__mapping_ready(l->w->pt, m))
+		l->w->blocked_slot = m->file_slot;
 	l->m = (struct op_mapping_value){
 	    .table_id = m->range_id == OP_TABLE_ID_ANON ? OP_TABLE_ID_ANON : m->table_id,
 	    .bias = m->bias,
@@ -129,6 +134,19 @@ static const struct op_mapping_value *copy_mapping(struct copy_lookup *l, uint64
 			l->m.table_id = f->table_id;
 			l->w->stats->unpublished_tables++;
 		}
+	}
+	/*
+	 * A waiting process's mappings have no range id yet (taken when it is
+	 * published): anonymous code is told from its file as the publish would,
+	 * so a copy released before (stack_copy__walk_ready) gets the kernel's
+	 * anonymous-code rule there, not frame pointers.
+	 */
+	if (!l->m.table_id && !m->range_id && l->w->p->waiting && l->w->pt->files) {
+		f = file_cache__at(l->w->pt->files, m->file_slot);
+		if (f && !f->pending &&
+		    lpm_ranges__range_id(f->elf != NULL, f->table_id, f->open_error,
+					 f->inode == 0) == OP_TABLE_ID_ANON)
+			l->m.table_id = OP_TABLE_ID_ANON;
 	}
 	return &l->m;
 }
@@ -189,15 +207,34 @@ static void copy_find_rule(void *ctx, uint32_t pid, uint64_t pc, struct op_unwin
 	}
 	if (rule->cmd == OP_RULE_GO_SWITCH)
 		l->w->go_switch = true;
+	/* A walk that met a file not ready is thrown away (stack_copy__walk_ready):
+	 * it stops here rather than go on by frame pointers (cc1plus: 640 frames). */
+	if (l->w->blocked_slot)
+		op_rule__set_invalid(rule);
 }
 
-long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct process_table *pt,
-			  const struct process *p, const struct op_interp_proc *ranges,
-			  const void *const *states, struct op_trace *out,
-			  struct stack_copy_stats *stats, uint64_t *unknown_pc, uint32_t max_frames)
+bool stack_copy__mapping_ready(const struct process_table *pt, const struct process_mapping *m)
+{
+	const struct cached_file *f = pt->files ? file_cache__at(pt->files, m->file_slot) : NULL;
+
+	if (!f)
+		return true;
+	if (f->pending)
+		return false;
+	/* As process_table's files_ready(): no table to wait for. */
+	if (!pt->unwind || !f->elf || !f->table_id || !m->has_bias)
+		return true;
+	return unwind_maps__table_state(pt->unwind, f->table_id) == UNWIND_TABLE_READY;
+}
+
+static long walk(const struct op_stack_copy *copy, size_t size, struct process_table *pt,
+		 const struct process *p, const struct op_interp_proc *ranges,
+		 const void *const *states, struct op_trace *out, struct stack_copy_stats *stats,
+		 uint64_t *unknown_pc, uint32_t max_frames, uint32_t *blocked_slot)
 {
 	const uint64_t *kernel = (const uint64_t *)(copy + 1);
-	struct copy_walk w = {.copy = copy, .pt = pt, .p = p, .stats = stats};
+	struct copy_walk w = {
+	    .copy = copy, .pt = pt, .p = p, .stats = stats, .check_ready = blocked_slot != NULL};
 	struct remote_memory live = remote_memory__live(copy->hdr.pid);
 	struct remote_memory_overlay stack = {.base = copy->sp, .len = copy->stack_len};
 	struct remote_memory_overlay interp_mem = {.base = copy->sp,
@@ -271,6 +308,20 @@ long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct 
 		out->flags |= res.flags;
 		if (unknown_pc)
 			*unknown_pc = w.unknown_pc;
+		/*
+		 * Every native frame is named with its mapping's file, the last
+		 * one's rule not always looked up (a walk cut at max_frames): a
+		 * file still being opened there blocks the copy as well.
+		 */
+		for (uint32_t i = 0; blocked_slot && !w.blocked_slot && i < res.n_frames; i++) {
+			const struct process_mapping *m;
+
+			if (user[i].kind != OP_FRAME_NATIVE || user[i].data)
+				continue;
+			m = process_table__find_mapping(p, user[i].addr);
+			if (m && !stack_copy__mapping_ready(pt, m))
+				w.blocked_slot = m->file_slot;
+		}
 		stats->without_table += w.no_table;
 		if (res.flags & OP_TRACE_F_USER_TRUNCATED) {
 			const struct op_frame *last = &user[res.n_frames ? res.n_frames - 1 : 0];
@@ -285,5 +336,26 @@ long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct 
 			stats->complete++;
 		}
 	}
+	if (blocked_slot)
+		*blocked_slot = w.blocked_slot;
 	return (long)OP_TRACE_SIZE(out->n_kernel, out->n_user);
+}
+
+long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct process_table *pt,
+			  const struct process *p, const struct op_interp_proc *ranges,
+			  const void *const *states, struct op_trace *out,
+			  struct stack_copy_stats *stats, uint64_t *unknown_pc, uint32_t max_frames)
+{
+	return walk(copy, size, pt, p, ranges, states, out, stats, unknown_pc, max_frames, NULL);
+}
+
+long stack_copy__walk_ready(const struct op_stack_copy *copy, size_t size, struct process_table *pt,
+			    const struct process *p, const struct op_interp_proc *ranges,
+			    const void *const *states, struct op_trace *out,
+			    struct stack_copy_stats *stats, uint64_t *unknown_pc,
+			    uint32_t max_frames, uint32_t *blocked_slot)
+{
+	*blocked_slot = 0;
+	return walk(copy, size, pt, p, ranges, states, out, stats, unknown_pc, max_frames,
+		    blocked_slot);
 }

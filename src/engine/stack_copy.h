@@ -43,7 +43,8 @@ struct stack_copy_stats {
 	uint64_t without_table;
 	uint64_t truncated_without_table;
 	/* Mappings met by copies' walks that took no table (a process that exited
-	 * before it was published) walked with their file's loaded table. */
+	 * before it was published, or one still waiting: stack_copy__walk_ready)
+	 * walked with their file's loaded table. */
 	uint64_t unpublished_tables;
 	/* Truncated walks by the reason of their error frame (enum
 	 * op_unwind_error; 0: none given or a reason past the array). */
@@ -90,5 +91,28 @@ long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct 
 			  const void *const *states, struct op_trace *out,
 			  struct stack_copy_stats *stats, uint64_t *unknown_pc,
 			  uint32_t max_frames);
+
+/*
+ * Whether mapping m's file is ready for a copy's walk and for naming its
+ * frames: opened (or failed for good), and its table loaded (or failed, or
+ * none to build), as process_table publishes a process whose files all are.
+ */
+struct process_mapping;
+bool stack_copy__mapping_ready(const struct process_table *pt, const struct process_mapping *m);
+
+/*
+ * stack_copy__to_trace() for a copy of a process still waiting for some of
+ * its files (issue 17): walked with the tables loaded so far. *blocked_slot:
+ * the file slot of the first mapping the walk met (or a frame of out lies
+ * in) whose file is not ready (stack_copy__mapping_ready()), 0 when none
+ * was. Not 0: out is not the sample's walk (frame pointers where a table is
+ * still being built) and must not be published; the caller keeps the copy
+ * and restores stats.
+ */
+long stack_copy__walk_ready(const struct op_stack_copy *copy, size_t size, struct process_table *pt,
+			    const struct process *p, const struct op_interp_proc *ranges,
+			    const void *const *states, struct op_trace *out,
+			    struct stack_copy_stats *stats, uint64_t *unknown_pc,
+			    uint32_t max_frames, uint32_t *blocked_slot);
 
 #endif

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "engine/collector.h"
+#include "unwind/unwind_maps.h"
 #include "omniprof/frame_pack.h"
 #include "util/clock.h"
 
@@ -551,6 +552,160 @@ static void test_wide_trace_reads_as_unpacked(void **state)
 	free(rec);
 }
 
+#define COPY_SP 0x7ffd00001000ull
+
+/*
+ * A stack copy of this process, its frame-pointer chain giving frames pc,
+ * ra1, ra2 (outermost); free() it.
+ */
+static struct op_stack_copy *new_fp_copy(uint64_t pc, uint64_t ra1, uint64_t ra2, size_t *size)
+{
+	struct op_stack_copy *e = calloc(1, OP_STACK_COPY_MAX_SIZE);
+	uint8_t *stack;
+	const uint64_t words[][2] = {{0x40, COPY_SP + 0x80}, {0x48, ra1}, {0x80, 0}, {0x88, ra2}};
+
+	assert_non_null(e);
+	e->hdr.type = OP_EVENT_STACK_COPY;
+	e->hdr.pid = (uint32_t)getpid();
+	e->tid = e->hdr.pid;
+	strcpy(e->comm, "test");
+	e->n_kernel = 1;
+	((uint64_t *)(e + 1))[0] = 0xffffffff81000010ull;
+	e->pc = pc;
+	e->sp = COPY_SP;
+	e->fp = COPY_SP + 0x40;
+	e->stack_len = 0x100;
+	stack = (uint8_t *)((uint64_t *)(e + 1) + e->n_kernel);
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		memcpy(stack + words[i][0], &words[i][1], 8);
+	*size = OP_STACK_COPY_SIZE(e->n_kernel, e->stack_len);
+	return e;
+}
+
+static int no_open(void *ctx)
+{
+	(void)ctx;
+	return -ENOENT;
+}
+
+/*
+ * Issue 17: a process waits while any file it maps is opened or has its
+ * table built (libLLVM's, seconds), but a held copy whose own stack is in
+ * files that are ready is released then, walked and named; a copy with a
+ * frame in the file still to come stays held, through the file's open and
+ * its table's build, and is released once that table is in (here: failed).
+ */
+static void test_copy_released_when_its_files_are_in(void **state)
+{
+	uint64_t in_exe[3] = {(uintptr_t)&new_trace, (uintptr_t)&only_trace,
+			      (uintptr_t)&new_fp_copy};
+	uint64_t in_libc = (uintptr_t)&getpid;
+	struct table_source src = {.open = no_open};
+	const struct process_mapping *m_exe, *m_libc;
+	struct op_stack_copy *a, *b;
+	struct table_build_job *job;
+	struct cached_file *libc, *exe;
+	struct unwind_maps um;
+	struct collector c;
+	const struct trace *t;
+	struct process *p;
+	size_t size_a, size_b;
+
+	(void)state;
+	assert_int_equal(collector__init(&c), 0);
+	p = process_table__get(&c.procs, (uint32_t)getpid());
+	assert_non_null(p);
+	m_exe = process_table__find_mapping(p, in_exe[0]);
+	m_libc = process_table__find_mapping(p, in_libc);
+	assert_non_null(m_exe);
+	assert_non_null(m_libc);
+	assert_int_not_equal(m_exe->file_slot, m_libc->file_slot);
+	assert_true(m_libc->has_bias);
+	libc = file_cache__at(&c.files, m_libc->file_slot);
+	assert_non_null(libc);
+	assert_non_null(libc->elf);
+	/* libc is being opened (its table is built next); the executable is ready. */
+	unwind_maps__init(&um, -1, -1, -1, -1, 1 << 16);
+	c.procs.unwind = &um;
+	if (!libc->table_id)
+		libc->table_id = 0x1234;
+	/* The executable's table came back (failed here: no BPF maps; ready all the same). */
+	exe = file_cache__at(&c.files, m_exe->file_slot);
+	assert_non_null(exe);
+	if (!exe->table_id)
+		exe->table_id = 0x5678;
+	job = unwind_maps__build_job(&um, exe->table_id, &src);
+	assert_non_null(job);
+	job->job.err = -EIO;
+	unwind_maps__finish_build(&um, job, false);
+	job->job.free(&job->job);
+	src = (struct table_source){.open = no_open};
+	libc->pending = true;
+	p->waiting = true;
+
+	a = new_fp_copy(in_exe[0], in_exe[1], in_exe[2], &size_a);
+	b = new_fp_copy(in_exe[0], in_libc, in_exe[2], &size_b);
+	assert_int_equal(collector__handle(&c, a, size_a), 0);
+	assert_int_equal(collector__handle(&c, b, size_b), 0);
+	assert_int_equal(c.held.held, 2);
+	assert_int_equal(c.stats.traces, 0);
+
+	/* a's stack is in the executable only: out, whole, named; b stays. */
+	collector__release_loaded(&c);
+	assert_int_equal(c.held.early, 1);
+	assert_int_equal(c.held.blocked, 1);
+	assert_int_equal(c.stats.traces, 1);
+	assert_int_equal(p->held_bytes, size_b);
+	assert_int_equal(c.copies.received, 1); /* b's blocked walk not counted */
+	assert_int_equal(c.copies.complete, 1);
+	t = only_trace(&c);
+	assert_int_equal(t->n_frames, 1 + 3);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(t->frames[1 + i].kind, OP_FRAME_NATIVE);
+		assert_int_equal(t->frames[1 + i].file_slot, m_exe->file_slot);
+	}
+	assert_int_equal(t->flags & OP_TRACE_F_USER_TRUNCATED, 0);
+
+	/* Nothing changed for libc: b is not walked again. */
+	collector__release_loaded(&c);
+	assert_int_equal(c.held.blocked, 1);
+
+	/* libc opened, its table building: still held (a walk now would take
+	 * frame pointers where the table comes), and not walked again. */
+	libc->pending = false;
+	job = unwind_maps__build_job(&um, libc->table_id, &src);
+	assert_non_null(job);
+	collector__release_loaded(&c);
+	assert_int_equal(c.held.early, 1);
+	assert_int_equal(c.held.blocked, 1);
+	assert_int_equal(c.stats.traces, 1);
+	assert_int_equal(p->held_bytes, size_b);
+	/* A new copy into libc, walked now: its table is not in, it stays. */
+	assert_int_equal(collector__handle(&c, b, size_b), 0);
+	collector__release_loaded(&c);
+	assert_int_equal(c.held.early, 1);
+	assert_int_equal(c.held.blocked, 2);
+	assert_int_equal(p->held_bytes, 2 * size_b);
+
+	/* The build ended (failed: frame pointers for good, as once published). */
+	job->job.err = -EIO;
+	unwind_maps__finish_build(&um, job, false);
+	job->job.free(&job->job);
+	collector__release_loaded(&c);
+	assert_int_equal(c.held.early, 3);
+	assert_int_equal(c.held.blocked, 2);
+	assert_int_equal(c.stats.traces, 3);
+	assert_int_equal(p->held_bytes, 0);
+	assert_null(c.held_first);
+
+	p->waiting = false;
+	c.procs.unwind = NULL;
+	unwind_maps__clear(&um);
+	free(a);
+	free(b);
+	collector__clear(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -560,6 +715,7 @@ int main(void)
 	    cmocka_unit_test(test_unknown_address_rereads_at_once),
 	    cmocka_unit_test(test_jit_stop_rereads_slowly),
 	    cmocka_unit_test(test_offcpu_order_while_held),
+	    cmocka_unit_test(test_copy_released_when_its_files_are_in),
 	    cmocka_unit_test(test_sample_before_offset_is_wall_clock),
 	    cmocka_unit_test(test_samples_before_start_left_out),
 	    cmocka_unit_test(test_wide_round_trip),
