@@ -872,8 +872,9 @@ static void pc_cache_block(enum pc_cache_block change)
 		put64(nb + proc17.nmethod_method, METHOD(M_B));
 		put32(nb + compile_id_off, RUN_ID + 50);
 		assert_true(nb + 0x20 <= run_blob + 0x100 + RUN_RA_OFF - 1);
-		put64(RUN_BLOCK, 8); /* the free block: what is left of run's */
-				     /* fallthrough */
+		/* The free block: what is left of run's. */
+		put64(RUN_BLOCK, 8);
+		/* fallthrough */
 	case PCB_FREED:
 		put8(RUN_BLOCK + 8, 0);
 		break;
