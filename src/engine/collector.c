@@ -132,6 +132,17 @@ static bool hold(struct collector *c, struct process *p, const void *data, size_
 	return true;
 }
 
+/* Takes r out of the held list; prev is the record before it (NULL: r is first). */
+static void held__unlink(struct collector *c, struct held_record *prev, struct held_record *r)
+{
+	if (prev)
+		prev->next = r->next;
+	else
+		c->held_first = r->next;
+	if (c->held_last == r)
+		c->held_last = prev;
+}
+
 static int handle_trace(struct collector *c, const struct op_trace *e, size_t size);
 static int handle_stack_copy(struct collector *c, const struct op_stack_copy *e, size_t size);
 
@@ -149,12 +160,7 @@ static void release(struct collector *c, bool all, uint32_t pid)
 			prev = r;
 			continue;
 		}
-		if (prev)
-			prev->next = next;
-		else
-			c->held_first = next;
-		if (c->held_last == r)
-			c->held_last = prev;
+		held__unlink(c, prev, r);
 		p = process_table__find(&c->procs, r->pid);
 		if (p) {
 			p->held_bytes -= r->size;
@@ -201,12 +207,7 @@ static void release_ready(struct collector *c, uint64_t start, uint64_t budget_n
 			c->releasing = false;
 			return;
 		}
-		if (prev)
-			prev->next = next;
-		else
-			c->held_first = next;
-		if (c->held_last == r)
-			c->held_last = prev;
+		held__unlink(c, prev, r);
 		if (p) {
 			p->held_bytes -= r->size;
 			c->held.released++;
@@ -299,12 +300,7 @@ static void release_loaded(struct collector *c, uint64_t start, uint64_t budget_
 			prev = r;
 			continue;
 		}
-		if (prev)
-			prev->next = next;
-		else
-			c->held_first = next;
-		if (c->held_last == r)
-			c->held_last = prev;
+		held__unlink(c, prev, r);
 		p->held_bytes -= r->size;
 		c->held.bytes -= r->size;
 		c->held.early++;
