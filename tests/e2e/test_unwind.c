@@ -66,7 +66,34 @@ struct unwind_case {
 	 * sends the process's first unknown-address report, then a stack copy,
 	 * unwound with the maps read on that report: a copy must come back. */
 	bool copies_on_new_mapping;
+	/* Cases of one group (non-zero, listed next to each other, no
+	 * record_flags, no copy counted) share one recording, each counted by
+	 * its own comm: two single-threaded workloads on two CPUs, each its
+	 * own CPU, the samples it would have alone. */
+	int group;
 };
+
+#define MAX_GROUP 2
+
+/* The recording of the last group, kept for its other cases. */
+static struct {
+	int group;
+	int rc;
+	char *text; /* stacks.folded, NULL when unreadable */
+} rec;
+
+static void rec_clear(void)
+{
+	free(rec.text);
+	memset(&rec, 0, sizeof(rec));
+}
+
+static int rec_teardown(void **state)
+{
+	(void)state;
+	rec_clear();
+	return 0;
+}
 
 static char *omniprof(void)
 {
@@ -287,6 +314,80 @@ static bool copy_all(const struct unwind_case *uc)
 	return uc->record_flags && strstr(uc->record_flags, "--copy-all-stacks");
 }
 
+/* The list (below), for a group's other cases: set in main. */
+static const struct unwind_case *all_cases;
+static size_t n_cases;
+
+/*
+ * Starts every workload of uc's group and records them together into rec
+ * (-p with all their pids). Fails the test when one does not start.
+ */
+static void rec_group(const struct unwind_case *uc)
+{
+	char path[MAX_GROUP][512], pids[128] = "", *dir = tu_mkdtemp(), *out = NULL, folded[1024];
+	pid_t pid[MAX_GROUP];
+	size_t n = 0, len = 0;
+
+	rec_clear();
+	assert_non_null(dir);
+	for (size_t i = 0; i < n_cases; i++) {
+		char *argv[] = {path[n], "60", (char *)all_cases[i].arg2, NULL};
+
+		if (all_cases[i].group != uc->group)
+			continue;
+		assert_true(n < MAX_GROUP);
+		assert_null(all_cases[i].record_flags);
+		workload_path(path[n], sizeof(path[n]), all_cases[i].workload);
+		pid[n] = tu_spawn_ready(argv);
+		if (pid[n] <= 0) {
+			for (size_t j = 0; j < n; j++)
+				tu_reap(pid[j]);
+			tu_rmtree(dir);
+			free(dir);
+			fail_msg("%s did not start", path[n]);
+		}
+		len +=
+		    (size_t)snprintf(pids + len, sizeof(pids) - len, "%s%d", n ? "," : "", pid[n]);
+		n++;
+	}
+	rec.group = uc->group;
+	rec.rc = tu_run(&out, "%s record -v -p %s -d %d -F 99 -o %s", omniprof(), pids,
+			RECORD_SECONDS, dir);
+	for (size_t j = 0; j < n; j++)
+		tu_reap(pid[j]);
+	if (rec.rc)
+		print_error("omniprof record failed (%d):\n%s\n", rec.rc, out ? out : "");
+	free(out);
+	snprintf(folded, sizeof(folded), "%s/stacks.folded", dir);
+	rec.text = tu_read_file(folded, NULL);
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/* A case of a group: its workload's chains counted in the group's recording. */
+static void test_group_case(const struct unwind_case *uc)
+{
+	void (*expects[2])(struct chain_spec *) = {uc->expect, uc->expect2};
+	struct chain_count c[2] = {{0}, {0}};
+	int n = expects[1] ? 2 : 1;
+
+	if (rec.group != uc->group)
+		rec_group(uc);
+	for (int i = 0; i < n && rec.text; i++) {
+		struct chain_spec *cs = chain_spec__new();
+
+		assert_non_null(cs);
+		expects[i](cs);
+		c[i] = chain_spec__count_folded(cs, rec.text, uc->workload);
+		report(uc->workload, c[i]);
+		chain_spec__free(cs);
+	}
+	assert_int_equal(rec.rc, 0);
+	assert_non_null(rec.text);
+	for (int i = 0; i < n; i++)
+		assert_share(c[i]);
+}
+
 static void test_pid_case(void **state)
 {
 	const struct unwind_case *uc = *state;
@@ -300,6 +401,11 @@ static void test_pid_case(void **state)
 	bool have_text;
 	pid_t pid;
 
+	if (uc->group) {
+		free(dir);
+		test_group_case(uc);
+		return;
+	}
 	assert_non_null(dir);
 	for (int i = 0; i < n; i++) {
 		cs[i] = chain_spec__new();
@@ -495,30 +601,33 @@ static void test_short_lived_whole_system(void **state)
 
 /* ---- the list --------------------------------------------------------------- */
 
+/* Grouped by two to keep the suite short (each recording costs its length
+ * plus the start); dlopen_late alone (its copy counter is the recording's),
+ * jit_code alone (its two chains share its samples). */
 static const struct unwind_case cases[] = {
-    {"nofp_gcc", NULL, expect_nofp, NULL, NULL, NULL, false},
-    {"nofp_clang", NULL, expect_nofp, NULL, NULL, NULL, false},
-    {"libc_qsort", NULL, expect_libc_qsort, NULL, NULL, NULL, false},
-    {"signal_handler", NULL, expect_signal_handler, NULL, NULL, NULL, false},
+    {"nofp_gcc", NULL, expect_nofp, NULL, NULL, NULL, false, 1},
+    {"nofp_clang", NULL, expect_nofp, NULL, NULL, NULL, false, 1},
+    {"libc_qsort", NULL, expect_libc_qsort, NULL, NULL, NULL, false, 2},
+    {"signal_handler", NULL, expect_signal_handler, NULL, NULL, NULL, false, 2},
     /* Deeper than the default --max-frames (256): the whole budget asked for. */
     {"deep_recursion", TO_STRING(RECURSION_DEPTH), expect_deep_recursion, NULL, NULL,
-     "--max-frames=" TO_STRING(OP_MAX_USER_FRAMES_), false},
-    {"cpp_templates", NULL, expect_cpp_templates, NULL, NULL, NULL, false},
-    {"rust_chain", NULL, expect_rust_chain, NULL, NULL, NULL, false},
-    {"dlopen_late", NULL, expect_dlopen_late, NULL, NULL, NULL, true},
-    {"vdso_chain", NULL, expect_vdso_chain, NULL, NULL, NULL, false},
-    {"jit_code", NULL, expect_jit_framed, expect_jit_frameless, NULL, NULL, false},
+     "--max-frames=" TO_STRING(OP_MAX_USER_FRAMES_), false, 0},
+    {"cpp_templates", NULL, expect_cpp_templates, NULL, NULL, NULL, false, 3},
+    {"rust_chain", NULL, expect_rust_chain, NULL, NULL, NULL, false, 3},
+    {"dlopen_late", NULL, expect_dlopen_late, NULL, NULL, NULL, true, 0},
+    {"vdso_chain", NULL, expect_vdso_chain, NULL, NULL, NULL, false, 0},
+    {"jit_code", NULL, expect_jit_framed, expect_jit_frameless, NULL, NULL, false, 0},
     /* The stack-copy path forced for every sample (a test hook): the copies are
      * unwound in user space by the same unwinder with the same rules. */
-    {"nofp_gcc", NULL, expect_nofp, NULL, "nofp_gcc (stack copies)", "--copy-all-stacks", false},
+    {"nofp_gcc", NULL, expect_nofp, NULL, "nofp_gcc (stack copies)", "--copy-all-stacks", false, 0},
     {"deep_recursion", TO_STRING(COPY_RECURSION_DEPTH), expect_copied_recursion, NULL,
      "deep_recursion (stack copies)",
-     "--copy-all-stacks --max-frames=" TO_STRING(OP_MAX_USER_FRAMES_), false},
+     "--copy-all-stacks --max-frames=" TO_STRING(OP_MAX_USER_FRAMES_), false, 0},
     /* A copy up to the stack's top, deeper than 128 KiB (issue 17: a compiler's
      * deep template instantiation). */
     {"big_frames", TO_STRING(BIG_FRAMES_DEPTH), expect_big_frames, NULL,
      "big_frames (stack copies, 340 KiB)",
-     "--copy-all-stacks --max-frames=" TO_STRING(OP_MAX_USER_FRAMES_), false},
+     "--copy-all-stacks --max-frames=" TO_STRING(OP_MAX_USER_FRAMES_), false, 0},
 };
 
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
@@ -526,6 +635,9 @@ static const struct unwind_case cases[] = {
 int main(void)
 {
 	struct CMUnitTest tests[N_CASES + 1];
+
+	all_cases = cases;
+	n_cases = N_CASES;
 
 	/* One test per workload, named after it. */
 	for (size_t i = 0; i < N_CASES; i++)
@@ -535,5 +647,5 @@ int main(void)
 					.initial_state = (void *)&cases[i]};
 	tests[N_CASES] = (struct CMUnitTest){.name = "short_lived (whole system)",
 					     .test_func = test_short_lived_whole_system};
-	return cmocka_run_group_tests_name("e2e_unwind", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("e2e_unwind", tests, NULL, rec_teardown);
 }
