@@ -145,6 +145,27 @@ $(WL_BUILD)/%.class: $(WL_DIR)/%.java
 	@mkdir -p $(@D)
 	javac -d $(@D) $<
 
+# The HotSpot end-to-end test's Java workloads (tests/e2e/test_hotspot.c),
+# built with the JDK it runs (17) into its classes folder: part of the
+# build, not of the test's run.
+JDK17      := /usr/lib/jvm/java-17-openjdk-amd64
+HS_CLASSES := $(BUILD)/tests/hotspot_classes
+HS_MAIN    := $(addprefix $(WL_DIR)/,hotspot_chain/HotspotChain.java hotspot_jni/HotspotJni.java \
+		hotspot_unload/HotspotUnload.java hotspot_deopt/HotspotDeopt.java)
+HS_PLUGINS := $(wildcard $(WL_DIR)/hotspot_unload/plugins/*.java)
+HS_REDEF   := $(WL_DIR)/hotspot_redefine/HotspotRedefine.java
+HS_JNI_LIB := $(WL_DIR)/hotspot_jni/hotspot_jni.c
+HS_MANIF   := $(WL_DIR)/hotspot_redefine/MANIFEST.MF
+$(HS_CLASSES)/.built: $(HS_MAIN) $(HS_PLUGINS) $(HS_REDEF) $(HS_JNI_LIB) $(HS_MANIF)
+	rm -rf $(@D) && mkdir -p $(@D)
+	$(JDK17)/bin/javac -d $(@D) $(HS_MAIN)
+	$(JDK17)/bin/javac -d $(@D)/plugins $(HS_PLUGINS)
+	gcc -O2 -g -shared -fPIC -I$(JDK17)/include -I$(JDK17)/include/linux $(HS_JNI_LIB) \
+		-o $(@D)/libhotspot_jni.so
+	$(JDK17)/bin/javac -d $(@D)/redefine $(HS_REDEF)
+	$(JDK17)/bin/jar cfm $(@D)/redefine.jar $(HS_MANIF) -C $(@D)/redefine .
+	touch $@
+
 # The agent's end-to-end tests run receivers on Node.js: their npm packages,
 # pinned by the lock file, are installed under the build folder.
 NODE_DIR   := $(BUILD)/node
@@ -197,7 +218,7 @@ fuzz: $(WORKLOADS)
 		$(FUZZ_NAMES:%=$(BUILD)/fuzz/libfuzzer/%)
 	tests/fuzz/run.sh $(BUILD)/fuzz $(BUILD)/workloads $(FUZZ_SECONDS) $(FUZZ_NAMES)
 
-tests: $(BIN) $(TEST_BINS) $(REPLAY_BIN) $(FUZZ_REPLAYS) $(WORKLOADS) $(JAVA_WL) \
+tests: $(BIN) $(TEST_BINS) $(REPLAY_BIN) $(FUZZ_REPLAYS) $(WORKLOADS) $(JAVA_WL) $(HS_CLASSES)/.built \
        $(NODE_DIR)/node_modules/.installed $(SERVE_NODE_DIR)/node_modules/.installed
 
 # No BPF and no privilege needed (it traces only its own children).

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * End-to-end HotSpot: Debian's JDK 17 (openjdk-17-jdk-headless) runs
- * tests/workloads/hotspot_chain/HotspotChain.java, compiled here with its
+ * tests/workloads/hotspot_chain/HotspotChain.java, compiled by `make tests` with its
  * javac, with default flags but for the execution mode: interpreted only
  * (-Xint), C1 only (-XX:TieredStopAtLevel=1), C2 only
  * (-XX:-TieredCompilation) and default tiered; and 32 Java threads. Each
@@ -17,23 +17,23 @@
  * frame under -Xint, _[i] for a, b and c in the compiled modes (their names
  * in the pprof stay plain). The pprof's lines of the calls in run, a, b and c must be the lines
  * javap -l gives for them (and the file HotspotChain.java). And Java -> JNI native method -> C ->
- * Java callback (HotspotJni.java and hotspot_jni.c, built here with the JDK's headers), the native
- * frames between. And a JVM with a 1 GiB code cache whose plugin classes (HotspotUnload.java:
- * PluginA and PluginB, alternately, each with a class loader of its own) are unloaded every 75 ms
- * (about 65 unload rounds in the recording) and their memory reused: every stack names the plugin
- * that ran, never one plugin's method under the other's (the JVM's collection epochs: omniprof -v's
- * counters of names read again and of frames refused are printed), and no frame of its growing code
- * cache falls to the native rules (anonymous code, or no mapping). And a JVM started 1 s into a
- * whole-system recording (10 s of life): its samples from the first named Java frame on hold the
- * whole chain (the HotSpot runtime attaches as soon as libjvm is opened, not once its table is
- * built). And compiled frames deoptimised while their callee runs (HotspotDeopt.java: the leaf
- * changes a MutableCallSite its caller's nmethod depends on, so that frame returns to the deopt
- * handler for the rest of the leaf's 100 ms): the chain main -> run -> outer -> spin stays whole
- * and named, and omniprof -v counts deoptimised frames named from their original pc. And a JVM
- * whose own agent (its jar's Launcher-Agent-Class) redefines a class every 100 ms
- * (HotspotRedefine.java; old Methods freed with no collection): omniprof sees it can redefine
- * (safepoints join its epochs) and the chain main -> a -> b -> spin stays whole. Needs root and
- * BPF.
+ * Java callback (HotspotJni.java and hotspot_jni.c, built by `make tests` with the JDK's headers),
+ * the native frames between. And a JVM with a 1 GiB code cache whose plugin classes
+ * (HotspotUnload.java: PluginA and PluginB, alternately, each with a class loader of its own) are
+ * unloaded every 75 ms (about 65 unload rounds in the recording) and their memory reused: every
+ * stack names the plugin that ran, never one plugin's method under the other's (the JVM's
+ * collection epochs: omniprof -v's counters of names read again and of frames refused are printed),
+ * and no frame of its growing code cache falls to the native rules (anonymous code, or no mapping).
+ * And a JVM started 1 s into a whole-system recording (10 s of life): its samples from the first
+ * named Java frame on hold the whole chain (the HotSpot runtime attaches as soon as libjvm is
+ * opened, not once its table is built). And compiled frames deoptimised while their callee runs
+ * (HotspotDeopt.java: the leaf changes a MutableCallSite its caller's nmethod depends on, so that
+ * frame returns to the deopt handler for the rest of the leaf's 100 ms): the chain main -> run ->
+ * outer -> spin stays whole and named, and omniprof -v counts deoptimised frames named from their
+ * original pc. And a JVM whose own agent (its jar's Launcher-Agent-Class) redefines a class every
+ * 100 ms (HotspotRedefine.java; old Methods freed with no collection): omniprof sees it can
+ * redefine (safepoints join its epochs) and the chain main -> a -> b -> spin stays whole. Needs
+ * root and BPF.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -60,13 +60,6 @@
 
 #define JDK	       "/usr/lib/jvm/java-17-openjdk-amd64"
 #define SOURCE	       "tests/workloads/hotspot_chain/HotspotChain.java"
-#define JNI_SOURCE     "tests/workloads/hotspot_jni/HotspotJni.java"
-#define JNI_LIB_SOURCE "tests/workloads/hotspot_jni/hotspot_jni.c"
-#define UNLOAD_SOURCE  "tests/workloads/hotspot_unload/HotspotUnload.java"
-#define DEOPT_SOURCE   "tests/workloads/hotspot_deopt/HotspotDeopt.java"
-#define PLUGIN_SOURCES "tests/workloads/hotspot_unload/plugins/*.java"
-#define REDEF_SOURCE   "tests/workloads/hotspot_redefine/HotspotRedefine.java"
-#define REDEF_MANIFEST "tests/workloads/hotspot_redefine/MANIFEST.MF"
 #define RECORD_SECONDS "5"
 #define FREQUENCY      "199"
 #define MIN_LEAF       20 /* fewer leaf samples than this says nothing */
@@ -596,27 +589,17 @@ int main(void)
 {
 	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 1];
 	size_t n = sizeof(cases) / sizeof(cases[0]);
-	char *out = NULL;
-	int rc, failed;
+	char built[600];
+	int failed;
 
-	/* The classes live in the build folder: /tmp/omniprof-test-* folders are
-	 * other tests' to remove. */
+	/* The classes live in the build folder (`make tests` builds them with the
+	 * JDK, whose absence fails the build, never skips this suite). */
 	snprintf(classes, sizeof(classes), "%s/tests/hotspot_classes", tu_build_dir());
-	/* The JDK is the suite's subject: its absence fails, never skips. */
-	rc = tu_run(&out,
-		    "rm -rf %s && mkdir -p %s && " JDK "/bin/javac -d %s " SOURCE " " JNI_SOURCE
-		    " " UNLOAD_SOURCE " " DEOPT_SOURCE " && " JDK
-		    "/bin/javac -d %s/plugins " PLUGIN_SOURCES " && gcc -O2 -g -shared -fPIC -I" JDK
-		    "/include -I" JDK "/include/linux " JNI_LIB_SOURCE
-		    " -o %s/libhotspot_jni.so && " JDK "/bin/javac -d %s/redefine " REDEF_SOURCE
-		    " && " JDK "/bin/jar cfm %s/redefine.jar " REDEF_MANIFEST " -C %s/redefine .",
-		    classes, classes, classes, classes, classes, classes, classes, classes);
-	if (rc) {
-		fprintf(stderr, "building the workloads failed (%d): %s\n", rc, out ? out : "");
-		free(out);
+	snprintf(built, sizeof(built), "%s/.built", classes);
+	if (access(built, R_OK)) {
+		fprintf(stderr, "%s is missing: `make tests` builds the Java workloads\n", built);
 		return 1;
 	}
-	free(out);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		tests[i] = (struct CMUnitTest){.name = cases[i].name,
 					       .test_func = test_case,
