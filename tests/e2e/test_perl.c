@@ -52,7 +52,47 @@ struct perl_case {
 	const char *name;
 	const char *mode; /* perl_chain.pl's MODE */
 	bool copies;	  /* record --copy-all-stacks: every sample walked in user space */
+	/*
+	 * Cases of one group (non-zero, next to each other, no flags) share one
+	 * recording: two perls on two CPUs, each its own. Each is started
+	 * through a symlink of its own name (its comm, the folded stacks' first
+	 * field), its lines checked in its own samples (the pprof's pid label).
+	 */
+	int group;
 };
+
+#define MAX_GROUP 2
+
+/* The recording of the last group, kept for its other cases. */
+static struct {
+	int group;
+	int rc;
+	char *dir;  /* the output and the symlinks; removed by rec_clear */
+	char *text; /* stacks.folded, NULL when unreadable */
+	const struct perl_case *member[MAX_GROUP];
+	pid_t pid[MAX_GROUP];
+	size_t n;
+} rec;
+
+/* The list (in main), for a group's other cases. */
+static const struct perl_case *all_cases;
+static size_t n_cases;
+
+static void rec_clear(void)
+{
+	if (rec.dir)
+		tu_rmtree(rec.dir);
+	free(rec.dir);
+	free(rec.text);
+	memset(&rec, 0, sizeof(rec));
+}
+
+static int rec_teardown(void **state)
+{
+	(void)state;
+	rec_clear();
+	return 0;
+}
 
 /*
  * The perl the cases run: Debian's, or OMNIPROF_TEST_PERL (a perl built
@@ -161,13 +201,21 @@ struct line_check {
 
 /* Every location of each checked function: its file and a line in [min, max]; each seen.
  * An eval's file is perl's name for its code, "(eval N)". */
-static void check_lines(const char *pprof, struct line_check *checks, size_t n)
+static void check_lines(const char *pprof, struct line_check *checks, size_t n, pid_t pid)
 {
 	Perftools__Profiles__Profile *p = tu_read_pprof(pprof);
+	bool *used = NULL; /* by location index: in a sample of pid (pid > 0) */
 
 	assert_non_null(p);
+	if (pid > 0) {
+		used = tu_pprof_pid_locations(p, pid);
+		assert_non_null(used);
+	}
 	for (size_t l = 0; l < p->n_location; l++) {
 		const Perftools__Profiles__Location *loc = p->location[l];
+
+		if (used && !used[l])
+			continue;
 
 		for (size_t j = 0; j < loc->n_line; j++) {
 			const Perftools__Profiles__Function *f = NULL;
@@ -201,6 +249,7 @@ static void check_lines(const char *pprof, struct line_check *checks, size_t n)
 		}
 	}
 	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(used);
 	for (size_t c = 0; c < n; c++) {
 		printf("    %s: %ld location(s) at %s:%ld%s\n", checks[c].function, checks[c].seen,
 		       checks[c].file, checks[c].min, checks[c].min == checks[c].max ? "" : "+");
@@ -216,7 +265,7 @@ static void check_lines(const char *pprof, struct line_check *checks, size_t n)
 	}
 
 /* Each frame at the statement that called the next one; the leaf anywhere in its body. */
-static void check_case_lines(const char *pprof, const char *mode)
+static void check_case_lines(const char *pprof, const char *mode, pid_t pid)
 {
 	struct line_check checks[8];
 	char *text = tu_read_file(SCRIPT, NULL);
@@ -266,10 +315,89 @@ static void check_case_lines(const char *pprof, const char *mode)
 						  false};
 	}
 	free(text);
-	check_lines(pprof, checks, n);
+	check_lines(pprof, checks, n, pid);
 }
 
 /* ---- one case ----------------------------------------------------------------- */
+
+/* The symlink a grouped case's perl is started through: its comm. */
+static void group_link(size_t m, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s/perlcase%zu", rec.dir, m);
+}
+
+/*
+ * Starts every case of pc's group, each through its symlink, and records
+ * them together into rec (-p with all their pids). Fails the test when one
+ * does not start.
+ */
+static void rec_group(const struct perl_case *pc)
+{
+	char link[MAX_GROUP][1100], pids[64] = "", folded[1100], *out = NULL;
+	size_t len = 0;
+
+	rec_clear();
+	rec.dir = tu_mkdtemp();
+	assert_non_null(rec.dir);
+	rec.group = pc->group;
+	for (size_t i = 0; i < n_cases; i++) {
+		char *argv[] = {link[rec.n], SCRIPT, "60", (char *)all_cases[i].mode, NULL};
+
+		if (all_cases[i].group != pc->group)
+			continue;
+		assert_true(rec.n < MAX_GROUP);
+		assert_true(!all_cases[i].copies && strcmp(all_cases[i].mode, "deep"));
+		group_link(rec.n, link[rec.n], sizeof(link[rec.n]));
+		assert_int_equal(symlink(perl(), link[rec.n]), 0);
+		rec.member[rec.n] = &all_cases[i];
+		rec.pid[rec.n] = tu_spawn_ready(argv);
+		if (rec.pid[rec.n] <= 0) {
+			for (size_t j = 0; j < rec.n; j++)
+				tu_reap(rec.pid[j]);
+			fail_msg("%s (as %s) %s did not start", perl(), link[rec.n], SCRIPT);
+		}
+		len += (size_t)snprintf(pids + len, sizeof(pids) - len, "%s%d", rec.n ? "," : "",
+					rec.pid[rec.n]);
+		rec.n++;
+	}
+	rec.rc = tu_run(&out, "%s record -p %s -d " RECORD_SECONDS " -F " FREQUENCY " -o %s/out -v",
+			omniprof(), pids, rec.dir);
+	for (size_t j = 0; j < rec.n; j++)
+		tu_reap(rec.pid[j]);
+	if (rec.rc)
+		print_error("omniprof record failed (%d):\n%s\n", rec.rc, out ? out : "");
+	free(out);
+	snprintf(folded, sizeof(folded), "%s/out/stacks.folded", rec.dir);
+	rec.text = tu_read_file(folded, NULL);
+}
+
+/* A case of a group: its chain counted by its comm, its lines in its samples. */
+static void run_group_case(const struct perl_case *pc)
+{
+	char link[1100], pprof[1100];
+	struct chain_spec *cs = chain_spec__new();
+	struct chain_count c = {0};
+	size_t m = 0;
+
+	assert_non_null(cs);
+	expect_chain(cs, pc->mode);
+	if (rec.group != pc->group)
+		rec_group(pc);
+	while (m < rec.n && rec.member[m] != pc)
+		m++;
+	assert_true(m < rec.n);
+	group_link(m, link, sizeof(link));
+	if (rec.text)
+		c = chain_spec__count_folded(cs, rec.text, strrchr(link, '/') + 1);
+	report(pc->mode, c);
+	snprintf(pprof, sizeof(pprof), "%s/out/profile.pb.gz", rec.dir);
+	if (!rec.rc && rec.text)
+		check_case_lines(pprof, pc->mode, rec.pid[m]);
+	chain_spec__free(cs);
+	assert_int_equal(rec.rc, 0);
+	assert_true(c.leaf >= MIN_LEAF);
+	assert_true(c.complete * 100 >= c.leaf * 95);
+}
 
 static void run_case(const struct perl_case *pc, bool as_attacker)
 {
@@ -327,7 +455,7 @@ static void run_case(const struct perl_case *pc, bool as_attacker)
 		c = chain_spec__count_folded(cs, text, "perl");
 	report(pc->mode, c);
 	if (!rc && text && !as_attacker)
-		check_case_lines(pprof, pc->mode);
+		check_case_lines(pprof, pc->mode, 0);
 	tu_rmtree(dir);
 	free(dir);
 	free(text);
@@ -339,7 +467,12 @@ static void run_case(const struct perl_case *pc, bool as_attacker)
 
 static void test_case(void **state)
 {
-	run_case(*state, false);
+	const struct perl_case *pc = *state;
+
+	if (pc->group)
+		run_group_case(pc);
+	else
+		run_case(pc, false);
 }
 
 static void test_attacker(void **state)
@@ -399,7 +532,7 @@ static void test_threads(void **state)
 		report(label, c[i]);
 	}
 	if (!rc && text)
-		check_lines(pprof, checks, 3);
+		check_lines(pprof, checks, 3, 0);
 	tu_rmtree(dir);
 	free(dir);
 	free(text);
@@ -487,22 +620,26 @@ static void test_perl_present(void **state)
 
 int main(void)
 {
+	/* Two by two where no flag is needed (a recording costs its length plus the start). */
 	static const struct perl_case cases[] = {
-	    {"named subs: main -> Report::build -> Report::row -> Report::cell", "chain", false},
-	    {"anonymous sub: Report::__ANON__", "anon", false},
-	    {"sort with a Perl comparator: Perl -> C -> Perl", "sort", false},
+	    {"named subs: main -> Report::build -> Report::row -> Report::cell", "chain", false, 1},
+	    {"anonymous sub: Report::__ANON__", "anon", false, 1},
+	    {"sort with a Perl comparator: Perl -> C -> Perl", "sort", false, 2},
 	    {"sort with a named comparator (MULTICALL), mostly in sort's C code", "sortnamed",
-	     false},
-	    {"string eval: (eval)", "eval", false},
+	     false, 2},
+	    {"string eval: (eval)", "eval", false, 3},
 	    {"eval block under docatch (sort's comparator): its own runops frame", "sorteval",
-	     false},
-	    {"500 levels of recursion", "deep", false},
-	    {"sort with a Perl comparator, from stack copies (walked in user space)", "sort", true},
+	     false, 3},
+	    {"500 levels of recursion", "deep", false, 0},
+	    {"sort with a Perl comparator, from stack copies (walked in user space)", "sort", true,
+	     0},
 	};
 	struct CMUnitTest tests[17];
 	bool debian = !getenv("OMNIPROF_TEST_PERL");
 	size_t n = 0;
 
+	all_cases = cases;
+	n_cases = sizeof(cases) / sizeof(cases[0]);
 	tests[n++] = (struct CMUnitTest){.name = "perl present", .test_func = test_perl_present};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		tests[n++] = (struct CMUnitTest){.name = cases[i].name,
@@ -526,5 +663,5 @@ int main(void)
 	/* By hand: OMNIPROF_TEST_FILTER="*embedded*" runs the cases it matches. */
 	if (getenv("OMNIPROF_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("OMNIPROF_TEST_FILTER"));
-	return _cmocka_run_group_tests("e2e_perl", tests, n, NULL, NULL);
+	return _cmocka_run_group_tests("e2e_perl", tests, n, NULL, rec_teardown);
 }

@@ -47,10 +47,45 @@ struct py_case {
 	char python[1024]; /* interpreter path */
 	enum workload what;
 	bool copies; /* record --copy-all-stacks: every sample unwound in user space */
+	/*
+	 * Cases of one group (non-zero, next to each other, the same flags,
+	 * one Python thread each) share one recording: two interpreters on two
+	 * CPUs, each its own. Each is started through a symlink of its own name
+	 * (its comm, the folded stacks' first field) and its lines are checked
+	 * in its own samples (the pprof's pid label).
+	 */
+	int group;
 };
 
 static struct py_case cases[MAX_CASES];
 static size_t n_cases;
+
+#define MAX_GROUP 2
+
+/* The recording of the last group, kept for its other cases. */
+static struct {
+	int group;
+	int rc;
+	char *dir;  /* the output and the symlinks; removed by rec_clear */
+	char *text; /* stacks.folded, NULL when unreadable */
+	pid_t pid[MAX_CASES];
+} rec;
+
+static void rec_clear(void)
+{
+	if (rec.dir)
+		tu_rmtree(rec.dir);
+	free(rec.dir);
+	free(rec.text);
+	memset(&rec, 0, sizeof(rec));
+}
+
+static int rec_teardown(void **state)
+{
+	(void)state;
+	rec_clear();
+	return 0;
+}
 
 static const char *script_dir(void)
 {
@@ -164,14 +199,22 @@ struct line_check {
  * file_suffix, at a line in [min, max]; each function must be seen.
  */
 static void check_lines(const char *pprof, const char *file_suffix, struct line_check *checks,
-			size_t n)
+			size_t n, pid_t pid)
 {
 	Perftools__Profiles__Profile *p = tu_read_pprof(pprof);
 	size_t suffix_len = strlen(file_suffix);
+	bool *used = NULL; /* by location index: in a sample of pid (pid > 0) */
 
 	assert_non_null(p);
+	if (pid > 0) {
+		used = tu_pprof_pid_locations(p, pid);
+		assert_non_null(used);
+	}
 	for (size_t l = 0; l < p->n_location; l++) {
 		const Perftools__Profiles__Location *loc = p->location[l];
+
+		if (used && !used[l])
+			continue;
 
 		for (size_t j = 0; j < loc->n_line; j++) {
 			const Perftools__Profiles__Function *f = NULL;
@@ -212,6 +255,7 @@ static void check_lines(const char *pprof, const char *file_suffix, struct line_
 		}
 	}
 	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(used);
 	for (size_t c = 0; c < n; c++) {
 		printf("    %s: %ld location(s) at %s:%ld%s\n", checks[c].function, checks[c].seen,
 		       file_suffix, checks[c].min, checks[c].min == checks[c].max ? "" : "+");
@@ -220,7 +264,7 @@ static void check_lines(const char *pprof, const char *file_suffix, struct line_
 }
 
 /* The chain's calls: link_NN's frame is at its `return link_NN+1(...)` line, etc. */
-static void check_chain_lines(const char *pprof)
+static void check_chain_lines(const char *pprof, pid_t pid)
 {
 	char script[512], needle[64], def[32], *text;
 	struct line_check checks[CHAIN_LINKS + 3] = {{0}};
@@ -251,45 +295,120 @@ static void check_chain_lines(const char *pprof)
 	free(text);
 	for (size_t i = 0; i < n; i++)
 		assert_true(checks[i].min > 0);
-	check_lines(pprof, "/py_chain.py", checks, n);
+	check_lines(pprof, "/py_chain.py", checks, n, pid);
 }
 
 /* ---- one case ----------------------------------------------------------------- */
 
-static void test_case(void **state)
+/*
+ * The command line of pc's workload into argv (its script, depth or library
+ * in the caller's buffers); interp is the interpreter's path.
+ */
+static void case_argv(const struct py_case *pc, const char *interp, char **argv, char *script,
+		      char *lib, char *depth)
 {
-	const struct py_case *pc = *state;
-	char script[512], lib[512], depth[16], comm[16], folded[1024], pprof[1024];
-	char *dir = tu_mkdtemp(), *out = NULL, *text = NULL;
-	char *argv[6] = {(char *)pc->python, script, "60", NULL, NULL, NULL};
-	struct chain_spec *cs[3] = {chain_spec__new(), chain_spec__new(), chain_spec__new()};
-	struct chain_count c[3] = {{0}, {0}, {0}};
-	const char *labels[3] = {"chain", NULL, NULL};
-	size_t n_chains = 1;
-	pid_t pid;
-	int rc;
-
-	assert_non_null(dir);
-	for (int i = 0; i < 3; i++)
-		assert_non_null(cs[i]);
-	comm_of(pc->python, comm);
+	argv[0] = (char *)interp;
+	argv[1] = script;
+	argv[2] = "60";
+	argv[3] = argv[4] = argv[5] = NULL;
 	switch (pc->what) {
 	case CHAIN:
 	case DEEP:
-		snprintf(script, sizeof(script), "%s/py_chain.py", script_dir());
-		snprintf(depth, sizeof(depth), "%d", pc->what == DEEP ? DEEP_LEVELS : 0);
+		snprintf(script, 512, "%s/py_chain.py", script_dir());
+		snprintf(depth, 16, "%d", pc->what == DEEP ? DEEP_LEVELS : 0);
 		argv[3] = depth;
+		break;
+	case MIXED:
+		snprintf(script, 512, "%s/py_mixed.py", script_dir());
+		snprintf(lib, 512, "%s/workloads/lib/py_callback.so", tu_build_dir());
+		argv[3] = lib;
+		break;
+	case THREADS:
+		snprintf(script, 512, "%s/py_threads.py", script_dir());
+		break;
+	}
+}
+
+/* The symlink a grouped case's interpreter is started through: its comm. */
+static void group_link(size_t index, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s/pycase%zu", rec.dir, index);
+}
+
+/*
+ * Starts every case of pc's group, each through its symlink, and records
+ * them together into rec (-p with all their pids). Fails the test when one
+ * does not start.
+ */
+static void rec_group(const struct py_case *pc)
+{
+	char script[512], lib[512], depth[16], link[1100], pids[128] = "", *out = NULL;
+	char folded[1100], *argv[6];
+	pid_t pid[MAX_GROUP];
+	size_t n = 0, len = 0;
+
+	rec_clear();
+	rec.dir = tu_mkdtemp();
+	assert_non_null(rec.dir);
+	rec.group = pc->group;
+	for (size_t i = 0; i < n_cases; i++) {
+		if (cases[i].group != pc->group)
+			continue;
+		assert_true(n < MAX_GROUP);
+		assert_true(cases[i].what != THREADS && cases[i].copies == pc->copies &&
+			    (cases[i].what == DEEP) == (pc->what == DEEP));
+		group_link(i, link, sizeof(link));
+		assert_int_equal(symlink(cases[i].python, link), 0);
+		case_argv(&cases[i], link, argv, script, lib, depth);
+		pid[n] = tu_spawn_ready(argv);
+		if (pid[n] <= 0) {
+			for (size_t j = 0; j < n; j++)
+				tu_reap(pid[j]);
+			fail_msg("%s (as %s) %s did not start", cases[i].python, link, script);
+		}
+		rec.pid[i] = pid[n];
+		len +=
+		    (size_t)snprintf(pids + len, sizeof(pids) - len, "%s%d", n ? "," : "", pid[n]);
+		n++;
+	}
+	/* Deeper than the default --max-frames (256): the whole budget asked for. */
+	rec.rc =
+	    tu_run(&out, "%s record -p %s -d " RECORD_SECONDS " -F " FREQUENCY " -o %s/out%s%s",
+		   omniprof(), pids, rec.dir, pc->copies ? " --copy-all-stacks" : "",
+		   pc->what == DEEP ? " --max-frames 1024" : "");
+	for (size_t j = 0; j < n; j++)
+		tu_reap(pid[j]);
+	if (rec.rc)
+		print_error("omniprof record failed (%d):\n%s\n", rec.rc, out ? out : "");
+	free(out);
+	snprintf(folded, sizeof(folded), "%s/out/stacks.folded", rec.dir);
+	rec.text = tu_read_file(folded, NULL);
+}
+
+static void test_case(void **state)
+{
+	const struct py_case *pc = *state;
+	char script[512], lib[512], depth[16], comm[16], folded[1024], pprof[1100];
+	char *dir = NULL, *out = NULL, *text = NULL, *argv[6];
+	struct chain_spec *cs[3] = {chain_spec__new(), chain_spec__new(), chain_spec__new()};
+	struct chain_count c[3] = {{0}, {0}, {0}};
+	const char *labels[3] = {"chain", NULL, NULL};
+	size_t n_chains = 1, index = (size_t)(pc - cases);
+	pid_t pid;
+	int rc;
+
+	for (int i = 0; i < 3; i++)
+		assert_non_null(cs[i]);
+	switch (pc->what) {
+	case CHAIN:
+	case DEEP:
 		expect_chain(cs[0], pc->what == DEEP ? DEEP_LEVELS : 0);
 		break;
 	case MIXED:
-		snprintf(script, sizeof(script), "%s/py_mixed.py", script_dir());
-		snprintf(lib, sizeof(lib), "%s/workloads/lib/py_callback.so", tu_build_dir());
-		argv[3] = lib;
 		expect_mixed(cs[0]);
 		labels[0] = "python -> C -> python";
 		break;
 	case THREADS:
-		snprintf(script, sizeof(script), "%s/py_threads.py", script_dir());
 		for (int i = 0; i < 3; i++)
 			expect_thread(cs[i], (char)('a' + i));
 		labels[0] = "thread a";
@@ -298,29 +417,50 @@ static void test_case(void **state)
 		n_chains = 3;
 		break;
 	}
-	pid = tu_spawn_ready(argv);
-	if (pid <= 0) {
-		tu_rmtree(dir);
-		fail_msg("%s %s did not start", pc->python, script);
+	if (pc->group) {
+		char link[1100];
+
+		if (rec.group != pc->group)
+			rec_group(pc);
+		group_link(index, link, sizeof(link));
+		comm_of(link, comm);
+		rc = rec.rc;
+		pid = rec.pid[index];
+		text = rec.text ? strdup(rec.text) : NULL;
+		snprintf(pprof, sizeof(pprof), "%s/out/profile.pb.gz", rec.dir);
+	} else {
+		dir = tu_mkdtemp();
+		assert_non_null(dir);
+		comm_of(pc->python, comm);
+		case_argv(pc, pc->python, argv, script, lib, depth);
+		pid = tu_spawn_ready(argv);
+		if (pid <= 0) {
+			tu_rmtree(dir);
+			fail_msg("%s %s did not start", pc->python, script);
+		}
+		/* Deeper than the default --max-frames (256): the whole budget asked for. */
+		rc =
+		    tu_run(&out, "%s record -p %d -d " RECORD_SECONDS " -F " FREQUENCY " -o %s%s%s",
+			   omniprof(), pid, dir, pc->copies ? " --copy-all-stacks" : "",
+			   pc->what == DEEP ? " --max-frames 1024" : "");
+		tu_reap(pid);
+		if (rc)
+			print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
+		free(out);
+		snprintf(folded, sizeof(folded), "%s/stacks.folded", dir);
+		snprintf(pprof, sizeof(pprof), "%s/profile.pb.gz", dir);
+		text = tu_read_file(folded, NULL);
+		/* Alone in its recording: every location is its own. */
+		pid = 0;
 	}
-	/* Deeper than the default --max-frames (256): the whole budget asked for. */
-	rc = tu_run(&out, "%s record -p %d -d " RECORD_SECONDS " -F " FREQUENCY " -o %s%s%s",
-		    omniprof(), pid, dir, pc->copies ? " --copy-all-stacks" : "",
-		    pc->what == DEEP ? " --max-frames 1024" : "");
-	tu_reap(pid);
-	if (rc)
-		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
-	free(out);
-	snprintf(folded, sizeof(folded), "%s/stacks.folded", dir);
-	snprintf(pprof, sizeof(pprof), "%s/profile.pb.gz", dir);
-	text = tu_read_file(folded, NULL);
 	for (size_t i = 0; i < n_chains && text; i++) {
 		c[i] = chain_spec__count_folded(cs[i], text, comm);
 		report(labels[i], c[i]);
 	}
 	if (!rc && text && pc->what == CHAIN)
-		check_chain_lines(pprof);
-	tu_rmtree(dir);
+		check_chain_lines(pprof, pid);
+	if (dir)
+		tu_rmtree(dir);
 	free(dir);
 	free(text);
 	for (int i = 0; i < 3; i++)
@@ -343,6 +483,7 @@ static void add_case(const char *name, const char *python, enum workload what)
 	snprintf(pc->python, sizeof(pc->python), "%s", python);
 	pc->what = what;
 	pc->copies = false;
+	pc->group = 0;
 }
 
 /* Debian's python3 (tu_distro_python): its path and minor version, found once in main. */
@@ -383,6 +524,9 @@ int main(void)
 			 versions[i]);
 		snprintf(name, sizeof(name), "pyenv %.60s", versions[i]);
 		add_case(name, python, CHAIN);
+		/* Two by two (an odd last one alone). */
+		if (i % 2 || i + 1 < n_versions)
+			cases[n_cases - 1].group = (int)(i / 2) + 1;
 	}
 	debian_found = tu_distro_python(debian_python, sizeof(debian_python), &debian_minor);
 	snprintf(deb, sizeof(deb), "debian python3.%u", debian_minor);
@@ -395,15 +539,20 @@ int main(void)
 		snprintf(python, sizeof(python), "%.400s/versions/%.60s/bin/python3", root, oldest);
 		snprintf(name, sizeof(name), "pyenv %.60s, %d levels deep", oldest, DEEP_LEVELS);
 		add_case(name, python, DEEP);
+		cases[n_cases - 1].group = 100;
 		snprintf(python, sizeof(python), "%.400s/versions/%.60s/bin/python3", root, newest);
 		snprintf(name, sizeof(name), "pyenv %.60s, %d levels deep", newest, DEEP_LEVELS);
 		add_case(name, python, DEEP);
+		cases[n_cases - 1].group = 100;
 		snprintf(name, sizeof(name), "pyenv %.60s, ctypes callback", oldest);
 		snprintf(python, sizeof(python), "%.400s/versions/%.60s/bin/python3", root, oldest);
 		add_case(name, python, MIXED);
+		cases[n_cases - 1].group = 101;
 	}
 	snprintf(name, sizeof(name), "%s, ctypes callback", deb);
 	add_case(name, debian_python, MIXED);
+	if (n_versions)
+		cases[n_cases - 1].group = 101;
 	snprintf(name, sizeof(name), "%s, three threads", deb);
 	add_case(name, debian_python, THREADS);
 	if (n_versions) {
@@ -429,5 +578,5 @@ int main(void)
 	for (size_t i = 0; i < n_cases; i++)
 		tests[i + 1] = (struct CMUnitTest){
 		    .name = cases[i].name, .test_func = test_case, .initial_state = &cases[i]};
-	return _cmocka_run_group_tests("e2e_python", tests, n_cases + 1, NULL, NULL);
+	return _cmocka_run_group_tests("e2e_python", tests, n_cases + 1, NULL, rec_teardown);
 }

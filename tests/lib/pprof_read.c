@@ -172,3 +172,37 @@ long tu_line_of(const char *text, const char *needle)
 		line += *p == '\n';
 	return line;
 }
+
+bool *tu_pprof_pid_locations(const Perftools__Profiles__Profile *p, int pid)
+{
+	int64_t key = -1;
+	bool *used;
+
+	for (size_t i = 0; i < p->n_string_table; i++)
+		if (!strcmp(p->string_table[i], "pid"))
+			key = (int64_t)i;
+	if (key <= 0)
+		return NULL;
+	used = calloc(p->n_location ? p->n_location : 1, sizeof(*used));
+	if (!used)
+		return NULL;
+	for (size_t i = 0; i < p->n_sample; i++) {
+		const Perftools__Profiles__Sample *sm = p->sample[i];
+		bool ours = false;
+
+		for (size_t k = 0; k < sm->n_label; k++)
+			ours |= sm->label[k]->key == key && sm->label[k]->num == pid;
+		for (size_t j = 0; ours && j < sm->n_location_id; j++) {
+			/* Ids are usually index + 1; else searched. */
+			size_t l = sm->location_id[j] - 1;
+
+			if (l >= p->n_location || p->location[l]->id != sm->location_id[j])
+				for (l = 0; l < p->n_location; l++)
+					if (p->location[l]->id == sm->location_id[j])
+						break;
+			if (l < p->n_location)
+				used[l] = true;
+		}
+	}
+	return used;
+}

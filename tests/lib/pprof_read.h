@@ -24,6 +24,13 @@ Perftools__Profiles__Profile *tu_read_pprof(const char *path);
  */
 bool tu_pprof_spec_ok(const Perftools__Profiles__Profile *p);
 
+/*
+ * Which locations (by index in p->location) the samples of process pid (the
+ * "pid" label) refer to: an array of p->n_location flags, the caller's to
+ * free; NULL when out of memory or when p has no "pid" label.
+ */
+bool *tu_pprof_pid_locations(const Perftools__Profiles__Profile *p, int pid);
+
 /* 1-based line number of the first line of text that contains needle, 0 if none. */
 long tu_line_of(const char *text, const char *needle);
 
