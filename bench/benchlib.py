@@ -94,7 +94,8 @@ def proc_cpu_s(pid):
 
 def rss_parts(pid):
     """pid's resident memory now, in KiB, by kind (/proc/PID/smaps): "ring" (the
-    BPF ring buffer's mapping: kernel memory, mapped twice, all of it resident),
+    BPF ring buffer's mapping: kernel memory, all of it resident; mapped once
+    since session 17, util/bpf_ring.c, twice by libbpf before),
     "code" (the binary and shared libraries), "heap" (malloc's heap and anonymous
     mappings: big allocations, thread arenas and stacks), "files" (other mapped
     files: the ELF files being read), "other". None when unreadable."""

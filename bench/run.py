@@ -584,8 +584,8 @@ class Bench:
                  f"Peak RSS: the kernel's high-water mark (rusage) of that agent and of "
                  f"`record -d {seconds} -F 20`, the builds side by side on the same busy "
                  f"workloads; beside it the largest /proc/PID/smaps total seen (every 0.2 s) "
-                 f"split in MiB: the BPF ring buffer's mapping (kernel memory, mapped twice, "
-                 f"all resident), code (binary and shared libraries), heap (malloc and "
+                 f"split in MiB: the BPF ring buffer's mapping (kernel memory, "
+                 f"mapped once by util/bpf_ring.c, all resident), code (binary and shared libraries), heap (malloc and "
                  f"anonymous mappings), mapped files.", "",
                  "| build | time to first sample (median; min–max) | agent CPU, first "
                  f"{seconds} s | % of one CPU | agent peak RSS | record peak RSS | BPF map memory |",

@@ -540,10 +540,14 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 	}
 	fprintf(stderr, "  %-40s %llu\n", "symbols: inline frames added",
 		(unsigned long long)sym->stats.native_inline);
-	fprintf(stderr, "  %-40s %llu (%llu without symbols, %llu unloaded after a pass)\n",
+	fprintf(stderr,
+		"  %-40s %llu (%llu without symbols, %llu unloaded after a pass, %llu given back "
+		"once named, %llu reloaded)\n",
 		"symbols: file loads", (unsigned long long)sym->stats.files_loaded,
 		(unsigned long long)sym->stats.files_without_symbols,
-		(unsigned long long)sym->stats.pass_unloads);
+		(unsigned long long)sym->stats.pass_unloads,
+		(unsigned long long)sym->stats.one_file_releases,
+		(unsigned long long)sym->stats.reloads);
 	fprintf(stderr, "  %-40s %llu (%llu bytes charged)\n", "symbols: file pages given back",
 		(unsigned long long)sym->stats.file_page_drops,
 		(unsigned long long)sym->stats.file_bytes_dropped);
@@ -732,6 +736,8 @@ int cmd_record(int argc, char **argv)
 		child = 0;
 	}
 
+	/* One last pass names it all, file by file: each file's symbols go once named. */
+	symbolizer__one_file_at_a_time(&ss.sym);
 	if (session__take_profile(&ss, &p)) {
 		pr_err("out of memory while building the profile");
 		goto cleanup;

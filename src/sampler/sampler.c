@@ -21,6 +21,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "util/bpf_ring.h"
 #include "util/read_file.h"
 #include "sampler.skel.h"
 #include "util/clock.h"
@@ -52,7 +53,7 @@ struct queued_record {
 
 struct sampler {
 	struct sampler_bpf *skel;
-	struct ring_buffer *rb;
+	struct bpf_ring *rb; /* one mapping of the data (util/bpf_ring.h) */
 	/* Indexed by CPU number, max_cpus (possible CPUs) long; -1: not sampled. link_fds[cpu]
 	 * is -1 too when the kernel has no perf links and the program sits on the event. */
 	int *link_fds;
@@ -235,7 +236,7 @@ static bool record_is_urgent(const void *data, size_t size)
 /*
  * The ring's callback (under rb_lock, on either thread): queues a copy of the
  * record. Past the queue's room it still queues it but ends the read
- * (-ENOSPC: libbpf moves the consumer past this record and stops), so that
+ * (-ENOSPC: the reader moves the consumer past this record and stops), so that
  * the rest stays in the ring; a record is lost only past the hard bound or
  * out of memory (counted).
  */
@@ -252,7 +253,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		memcpy(r->data, data, size);
 	}
 	pthread_mutex_lock(&s->q_lock);
-	/* The fill behind the reader, also in the middle of a long read (libbpf
+	/* The fill behind the reader, also in the middle of a long read (the reader
 	 * moves the consumer position record by record). */
 	if (fill > s->hotplug.ring_high_water)
 		s->hotplug.ring_high_water = fill;
@@ -801,7 +802,7 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 	}
 	s->next_check_ns = clock__now_ns() + HOTPLUG_CHECK_NS;
 
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_record, s, NULL);
+	s->rb = bpf_ring__new(bpf_map__fd(s->skel->maps.events), on_record, s);
 	if (!s->rb) {
 		err = -errno;
 		pr_err("cannot map the ring buffer: %s", strerror(-err));
@@ -902,7 +903,7 @@ void sampler__free(struct sampler *s)
 	}
 	if (s->wake_fd >= 0)
 		close(s->wake_fd);
-	ring_buffer__free(s->rb);
+	bpf_ring__free(s->rb);
 	if (s->ring_cons) {
 		munmap((void *)s->ring_cons, (size_t)sysconf(_SC_PAGESIZE));
 		munmap((void *)s->ring_prod, (size_t)sysconf(_SC_PAGESIZE));
@@ -927,7 +928,7 @@ static int consume_ring(struct sampler *s)
 	pthread_mutex_lock(&s->rb_lock);
 	/* Before the reads: the fill the reader finds when it comes is the ring's need. */
 	note_ring_fill(s);
-	n = ring_buffer__consume(s->rb);
+	n = bpf_ring__consume(s->rb);
 	pthread_mutex_unlock(&s->rb_lock);
 	return n;
 }
@@ -942,7 +943,7 @@ static int consume_ring(struct sampler *s)
 static void *drainer_main(void *arg)
 {
 	struct sampler *s = arg;
-	int epfd = ring_buffer__epoll_fd(s->rb);
+	int epfd = bpf_ring__epoll_fd(s->rb);
 	struct epoll_event ev;
 
 	int wait_ms = DRAIN_POLL_MS;

@@ -64,6 +64,11 @@ struct symbol_cache_entry *symbol_cache__get(struct symbol_cache *c, uint64_t ke
 	return e;
 }
 
+struct symbol_cache_entry *symbol_cache__find(struct symbol_cache *c, uint64_t key)
+{
+	return hashmap__find(&c->index, hash_u64(key), &key);
+}
+
 /*
  * The entry to evict for room beside keep (NULL: none), NULL when there is
  * none to take: the least recently used if neither this pass nor the one

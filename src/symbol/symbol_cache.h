@@ -89,6 +89,8 @@ void symbol_cache__clear(struct symbol_cache *c); /* frees every value; accepts 
 
 /* The entry for key, now the most recently used, or NULL (counted as a miss). */
 struct symbol_cache_entry *symbol_cache__get(struct symbol_cache *c, uint64_t key);
+/* The entry of key or NULL, as it is: not counted, not moved in the LRU order. */
+struct symbol_cache_entry *symbol_cache__find(struct symbol_cache *c, uint64_t key);
 
 /* A new pass over the files starts (a profile is about to be named); drops
  * the big entries idle for idle_passes passes (SYMBOL_CACHE_IDLE_PASSES after

@@ -298,6 +298,38 @@ size_t symbolizer__native_in(struct symbolizer *s, struct native_symbols *ns, ui
 	return n;
 }
 
+/*
+ * One file at a time: gives back the symbols of the file the last lookup used
+ * when file_slot is another one. The last lookup's *frames are used up by now
+ * (they are valid until the next call); the memo holds copies.
+ */
+static void release_last_file(struct symbolizer *s, uint32_t file_slot)
+{
+	struct symbol_cache_entry *e;
+	size_t cost;
+
+	if (s->have_last && s->last_file != file_slot &&
+	    (e = symbol_cache__find(&s->cache, s->last_file))) {
+		cost = e->cost;
+		if (e->value)
+			mark_unloaded(s, s->last_file);
+		symbol_cache__remove(&s->cache, s->last_file);
+		s->stats.one_file_releases++;
+		/* Mostly small chunks: the next file reuses them; pages past the
+		 * trim threshold go back to the kernel. */
+		if (cost >= (1u << 20))
+			memory__release();
+	}
+	s->have_last = true;
+	s->last_file = file_slot;
+}
+
+void symbolizer__one_file_at_a_time(struct symbolizer *s)
+{
+	s->one_file = true;
+	s->have_last = false;
+}
+
 size_t symbolizer__native(struct symbolizer *s, uint32_t file_slot, uint64_t vaddr,
 			  const struct sym_frame **frames)
 {
@@ -312,6 +344,8 @@ size_t symbolizer__native(struct symbolizer *s, uint32_t file_slot, uint64_t vad
 		return (size_t)memo;
 	}
 	start = clock__ns(CLOCK_THREAD_CPUTIME_ID);
+	if (s->one_file)
+		release_last_file(s, file_slot);
 	e = file_entry(s, file_slot);
 	n = symbolizer__native_in(s, e ? e->value : NULL, vaddr, frames);
 	/* libdw parses units, lines and abbreviations as lookups reach them, and

@@ -40,6 +40,7 @@ struct symbolizer_stats {
 	uint64_t file_page_drops;    /* times the files' mapped pages were given back */
 	uint64_t file_bytes_dropped; /* what those drops had charged, in bytes */
 	uint64_t pass_unloads;	     /* files unloaded after a pass (in-place DWARF) */
+	uint64_t one_file_releases;  /* files given back by symbolizer__one_file_at_a_time() */
 	uint64_t load_ns;	     /* thread CPU time loading files' symbols */
 	uint64_t reloads;	     /* loads of a file unloaded after a pass */
 	uint64_t reload_ns;	     /* thread CPU time of those loads */
@@ -62,6 +63,9 @@ struct symbolizer {
 	size_t unload_min_cost;	   /* SYMBOLIZER_RELOAD_MIN_COST (tests lower it) */
 	uint8_t *unloaded;	   /* by file slot: 1 once unloaded after a pass (counts reloads) */
 	size_t n_unloaded;
+	bool one_file;	    /* symbolizer__one_file_at_a_time() */
+	bool have_last;	    /* last_file is a file a lookup loaded */
+	uint32_t last_file; /* the file slot of the last lookup that missed the memo */
 	struct symbolizer_stats stats;
 };
 
@@ -87,6 +91,19 @@ const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_retu
  */
 size_t symbolizer__native(struct symbolizer *s, uint32_t file_slot, uint64_t vaddr,
 			  const struct sym_frame **frames);
+
+/*
+ * For one last pass whose lookups come file by file (record's profiles, named
+ * sorted by file): from now on a file's symbols (its libdw units and line
+ * tables, libelf's inflated debug sections, its symbol table, its mapped
+ * pages) are given back as soon as a lookup asks for another file, instead of
+ * being kept up to the cache's bound for a next pass there is none of. So the
+ * heap at the end of a recording holds the largest file's symbols, not the
+ * cache's bound of them. Names do not change: a file asked for again is loaded
+ * again (counted in reloads), and the frame memo still answers the addresses
+ * named before.
+ */
+void symbolizer__one_file_at_a_time(struct symbolizer *s);
 
 /*
  * The same for a file opened by the caller (omniprof symbolize): ns may be

@@ -1030,6 +1030,94 @@ static void test_unloaded_after_pass(void **state)
 	dlclose(h);
 }
 
+/* The file cache slot of the executable mapping of path (loaded in this process). */
+static uint32_t slot_of(struct file_cache *fc, const struct proc_map *all, size_t n,
+			const char *path)
+{
+	char real[PATH_MAX];
+
+	assert_non_null(realpath(path, real));
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(all[i].path, real) && (all[i].perms & PROC_MAP_X))
+			return file_cache__get(fc, getpid(), &all[i]);
+	fail_msg("%s is not mapped", real);
+	return 0;
+}
+
+/*
+ * record's naming, one file at a time: lookups of two libraries in file order
+ * keep one file loaded (the other is given back when a lookup asks for the
+ * next), a lookup of a file given back loads it again (a reload, counted), an
+ * address named before comes from the memo without a load, and every frame
+ * has the names and lines of a symbolizer that keeps both files.
+ */
+static void test_one_file_at_a_time(void **state)
+{
+	struct {
+		int lib;
+		const char *fn;
+	} order[] = {
+	    {0, "big_3_250"}, {0, "big_1_10"},	{1, "omni_alpha"}, {1, "omni_beta"},
+	    {0, "big_2_7"},   {0, "big_3_250"}, {1, "omni_delta"},
+	};
+	size_t n_order = sizeof(order) / sizeof(order[0]);
+	char lib[300], names[2][8][128];
+	const char *libs[2] = {lib, fx.lib};
+	int64_t lines[2][8];
+	struct proc_map *all = NULL;
+	struct file_cache fc;
+	struct symbolizer sym, keep;
+	uint32_t slots[2];
+	void *h[2];
+	size_t n = 0;
+
+	(void)state;
+	big_lib(lib, sizeof(lib));
+	for (int i = 0; i < 2; i++) {
+		h[i] = dlopen(libs[i], RTLD_NOW | RTLD_LOCAL);
+		assert_non_null(h[i]);
+	}
+	assert_int_equal(proc_maps__read(getpid(), &all, &n), 0);
+	file_cache__init(&fc);
+	for (int i = 0; i < 2; i++) {
+		slots[i] = slot_of(&fc, all, n, libs[i]);
+		assert_true(slots[i] != 0);
+	}
+	assert_true(slots[0] != slots[1]);
+	assert_int_equal(symbolizer__init(&sym, &fc, NULL), 0);
+	assert_int_equal(symbolizer__init(&keep, &fc, NULL), 0);
+	symbolizer__one_file_at_a_time(&sym);
+	for (size_t k = 0; k < n_order; k++) {
+		struct nm_sym at;
+		size_t a, b;
+
+		assert_true(nm_lookup(libs[order[k].lib], order[k].fn, &at));
+		a = named(&sym, slots[order[k].lib], at.addr + 4, names[0], lines[0], 8);
+		b = named(&keep, slots[order[k].lib], at.addr + 4, names[1], lines[1], 8);
+		assert_true(a >= 1);
+		assert_int_equal(a, b);
+		assert_string_equal(names[0][0], order[k].fn);
+		for (size_t i = 0; i < a && i < 8; i++) {
+			assert_string_equal(names[0][i], names[1][i]);
+			assert_int_equal(lines[0][i], lines[1][i]);
+		}
+		/* One file held at a time; the other symbolizer keeps both. */
+		assert_int_equal(sym.cache.n_entries, 1);
+	}
+	/* big, omni, big again (a reload), big_3_250 from the memo, omni again. */
+	assert_int_equal(sym.stats.one_file_releases, 3);
+	assert_int_equal(sym.stats.files_loaded, 4);
+	assert_int_equal(sym.stats.reloads, 2);
+	assert_int_equal(keep.stats.files_loaded, 2);
+	assert_int_equal(keep.cache.n_entries, 2);
+	symbolizer__clear(&keep);
+	symbolizer__clear(&sym);
+	file_cache__clear(&fc);
+	proc_maps__free(all, n);
+	for (int i = 0; i < 2; i++)
+		dlclose(h[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1050,6 +1138,7 @@ int main(void)
 	    cmocka_unit_test(test_lookup_heap_counted),
 	    cmocka_unit_test(test_plt_stubs),
 	    cmocka_unit_test(test_unloaded_after_pass),
+	    cmocka_unit_test(test_one_file_at_a_time),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
