@@ -2054,78 +2054,115 @@ static bool has_bytes(const GElf_Shdr *sh)
 	       !(sh->sh_flags & SHF_COMPRESSED) && sh->sh_size > 0;
 }
 
-int stack_deltas__fde_index(const struct elf_file *ef, struct fde_index *out)
+/* Section headers read for the index at most (4096 sections), and the names' table. */
+#define INDEX_MAX_SECTIONS 4096
+#define INDEX_MAX_NAMES	   (64u << 10)
+
+int stack_deltas__fde_index_read(fde_read_fn read, void *ctx, uint64_t file_size,
+				 struct fde_index *out)
 {
-	const GElf_Shdr *hs = NULL, *es = NULL;
-	GElf_Shdr hdr_shdr, eh_shdr;
-	struct cfi_sections cs = {0};
+	Elf64_Shdr *sh = NULL, *hs = NULL, *es = NULL, *go = NULL;
+	char *names = NULL;
 	uint8_t head[64];
-	Elf_Scn *scn = NULL;
-	size_t shstrndx, n;
-	GElf_Ehdr ehdr;
-	ssize_t got;
-	Elf *elf;
+	Elf64_Ehdr eh;
+	size_t n;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (!ef || ef->fd < 0)
-		return -EBADF;
-	elf = elf_begin(ef->fd, ELF_C_READ, NULL);
-	if (!elf)
+	err = file_size < sizeof(eh) ? -ENOEXEC : read(ctx, 0, &eh, sizeof(eh));
+	if (err)
+		return err;
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG))
 		return -ENOEXEC;
-	err = -ENOEXEC;
-	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr))
-		goto cleanup;
-	err = -EOPNOTSUPP;
-	if (ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_ident[EI_DATA] != ELFDATA2LSB ||
-	    ehdr.e_machine != EM_X86_64)
-		goto cleanup;
-	err = find_sections(elf, &cs);
+	/* Register numbers and the rules' meaning are x86-64's (as the build). */
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh.e_machine != EM_X86_64)
+		return -EOPNOTSUPP;
+	/* No section headers, or extended numbering: the build's business. */
+	if (eh.e_shnum == 0 || eh.e_shnum > INDEX_MAX_SECTIONS || eh.e_shentsize != sizeof(*sh) ||
+	    eh.e_shstrndx == SHN_UNDEF || eh.e_shstrndx >= eh.e_shnum)
+		return -EOPNOTSUPP;
+	n = (size_t)eh.e_shnum * sizeof(*sh);
+	if (eh.e_shoff > file_size || n > file_size - eh.e_shoff)
+		return -ENOEXEC;
+	sh = malloc(n);
+	if (!sh)
+		return -ENOMEM;
+	err = read(ctx, eh.e_shoff, sh, n);
 	if (err)
 		goto cleanup;
-	/* Go's own table wins over CFI in the build: such files wait for it. */
-	err = -EOPNOTSUPP;
-	if (cs.gopclntab || !cs.eh_frame)
-		goto cleanup;
 	err = -ENOEXEC;
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		goto cleanup;
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		GElf_Shdr sh;
-		const char *name;
+	{
+		const Elf64_Shdr *st = &sh[eh.e_shstrndx];
 
-		if (!gelf_getshdr(scn, &sh))
+		if (st->sh_type == SHT_NOBITS || st->sh_size == 0 ||
+		    st->sh_size > INDEX_MAX_NAMES || st->sh_offset > file_size ||
+		    st->sh_size > file_size - st->sh_offset)
 			goto cleanup;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && !strcmp(name, ".eh_frame_hdr") && !hs) {
-			hdr_shdr = sh;
-			hs = &hdr_shdr;
+		names = malloc(st->sh_size + 1);
+		err = -ENOMEM;
+		if (!names)
+			goto cleanup;
+		err = read(ctx, st->sh_offset, names, st->sh_size);
+		if (err)
+			goto cleanup;
+		names[st->sh_size] = '\0';
+		/* The first section of each name, as the build's find_sections(). */
+		for (size_t i = 0; i < eh.e_shnum; i++) {
+			const char *name;
+
+			if (sh[i].sh_name >= st->sh_size)
+				continue;
+			name = names + sh[i].sh_name;
+			if (!strcmp(name, ".eh_frame") && !es)
+				es = &sh[i];
+			else if (!strcmp(name, ".eh_frame_hdr") && !hs)
+				hs = &sh[i];
+			else if (!strcmp(name, ".gopclntab") && !go)
+				go = &sh[i];
 		}
 	}
-	eh_shdr = cs.eh_shdr;
-	es = &eh_shdr;
-	/* No search table: the whole section would have to be walked (the build does it). */
+	/* Go's own table wins over CFI in the build; without a search table the whole
+	 * section would have to be walked (the build does it): both wait for the table. */
 	err = -EOPNOTSUPP;
-	if (!hs || !has_bytes(hs) || !has_bytes(es))
+	if (go || !es || !hs || !has_bytes(hs) || !has_bytes(es))
 		goto cleanup;
 	err = -ENOEXEC;
-	if (hs->sh_offset > ef->size || hs->sh_size > ef->size - hs->sh_offset ||
-	    es->sh_offset > ef->size || es->sh_size > ef->size - es->sh_offset)
+	if (hs->sh_offset > file_size || hs->sh_size > file_size - hs->sh_offset ||
+	    es->sh_offset > file_size || es->sh_size > file_size - es->sh_offset)
 		goto cleanup;
 	/* The header's fields (at most 4 + 8 + 8 bytes); the table is read entry by entry. */
 	n = hs->sh_size < sizeof(head) ? hs->sh_size : sizeof(head);
-	got = pread(ef->fd, head, n, (off_t)hs->sh_offset);
-	if (got != (ssize_t)n) {
-		err = -EIO;
+	err = read(ctx, hs->sh_offset, head, n);
+	if (err)
 		goto cleanup;
-	}
 	err = stack_deltas__fde_index_parse(head, n, hs->sh_size, hs->sh_addr, hs->sh_offset,
 					    es->sh_addr, es->sh_offset, es->sh_size, out);
 cleanup:
-	elf_end(elf);
+	free(sh);
+	free(names);
 	if (err)
 		memset(out, 0, sizeof(*out));
 	return err;
+}
+
+static int ef_pread(void *ctx, uint64_t off, void *buf, size_t len)
+{
+	const struct elf_file *ef = ctx;
+	ssize_t n;
+
+	if (off > ef->size || len > ef->size - off)
+		return -ERANGE;
+	n = pread(ef->fd, buf, len, (off_t)off);
+	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
+}
+
+int stack_deltas__fde_index(const struct elf_file *ef, struct fde_index *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!ef || ef->fd < 0)
+		return -EBADF;
+	return stack_deltas__fde_index_read(ef_pread, (void *)ef, ef->size, out);
 }
 
 /* One search-table entry: an FDE's start and its offset in .eh_frame. 0 or -errno. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -228,8 +229,17 @@ static int fde_pread(void *ctx, uint64_t off, void *buf, size_t len)
 	}
 	if (off > ef->size || len > ef->size - off)
 		return -ERANGE;
-	n = pread(ef->fd, buf, len, (off_t)off);
-	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
+	/*
+	 * The sampling thread never waits for a file: only what the page cache
+	 * holds (the open job just read these sections to hash them) is read; the
+	 * rest, or a file system that cannot say (a FUSE server may never answer),
+	 * gives no rule now and the copy waits for the table on the file worker.
+	 */
+	n = preadv2(ef->fd, &(struct iovec){.iov_base = buf, .iov_len = len}, 1, (off_t)off,
+		    RWF_NOWAIT);
+	if (n < 0)
+		return errno == EOPNOTSUPP ? -EAGAIN : -errno; /* "cannot say": try again later */
+	return n == (ssize_t)len ? 0 : -EIO;
 }
 
 int unwind_maps__fde_rule(struct unwind_maps *um, uint64_t table_id, const struct elf_file *ef,
@@ -278,9 +288,11 @@ int unwind_maps__fde_rule(struct unwind_maps *um, uint64_t table_id, const struc
 		m->table_bytes -= m->files[slot].table ? (size_t)m->files[slot].ix.count * 8 : 0;
 		free(m->files[slot].table);
 		m->files[slot].table = NULL;
-		err = stack_deltas__fde_index(ef, &m->files[slot].ix);
+		rd = (struct fde_reader){.ef = ef, .ix = &m->files[slot].ix};
+		err = stack_deltas__fde_index_read(fde_pread, &rd, ef->size, &m->files[slot].ix);
 		m->files[slot].table_id = table_id;
-		m->files[slot].err = err == -ENOMEM || err == -EIO ? 0 : err;
+		/* Passing errors (not in the page cache yet, memory) are not remembered. */
+		m->files[slot].err = err == -ENOMEM || err == -EIO || err == -EAGAIN ? 0 : err;
 		if (err) {
 			if (!m->files[slot].err)
 				m->files[slot].table_id = 0; /* passing: try again next time */

@@ -7,7 +7,9 @@
  * header's bytes, then .eh_frame's. The two sections are read through a
  * bounded reader as one file (.eh_frame first). Each pc the search table
  * names (and the bytes after it) is looked up; rows given must be sorted,
- * start at the FDE's start, lie inside it and give a rule for the pc.
+ * start at the FDE's start, lie inside it and give a rule for the pc. The
+ * whole input is also read as an ELF file (stack_deltas__fde_index_read: its
+ * own reading of the ELF and section headers), and looked up the same way.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -61,6 +63,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 8)
 		return 0;
+	f = (struct file){.data = data, .len = size};
+	if (stack_deltas__fde_index_read(file_read, &f, size, &ix) == 0) {
+		for (uint32_t i = 0; i < ix.count && i < MAX_LOOKUPS; i++) {
+			int32_t rel;
+
+			if (file_read(&f, ix.table_off + (uint64_t)i * 8, &rel, 4))
+				break;
+			check(&ix, &f, ix.hdr_vaddr + (uint64_t)(int64_t)rel);
+		}
+	}
 	memcpy(&hdr_len, data, 4);
 	memcpy(&dist, data + 4, 4);
 	data += 8;

@@ -57,6 +57,7 @@ if len(secs) == 2:
     with open(dst, "wb") as o:
         o.write(struct.pack("<Ii", hs, ha - ea) + data[ho:ho + hs] + data[eo:eo + es])
 PY
+		cp "$f" "$out/$(basename "$f").elf" # read as an ELF file too
 	done
 	;;
 fuzz_build_id)
