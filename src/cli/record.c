@@ -512,6 +512,10 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 		(unsigned long long)c->copies.truncated_without_table);
 	fprintf(stderr, "  %-40s %llu\n", "copies: tables of unpublished mappings",
 		(unsigned long long)c->copies.unpublished_tables);
+	fprintf(stderr, "  %-40s %llu read, %llu remembered, %llu refused, %.1f ms\n",
+		"copies: frames from the file's CFI", (unsigned long long)c->copies.frames_fde,
+		(unsigned long long)c->copies.frames_fde_memo,
+		(unsigned long long)c->copies.fde_refused, c->copies.fde_ns / 1e6);
 	for (unsigned int i = 0; i < STACK_COPY_REASONS; i++) {
 		static const char prefix[] = "[unwind stopped: ";
 		const char *why = symbolizer__error(i);

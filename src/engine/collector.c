@@ -44,6 +44,9 @@ struct held_record {
 	/* A stack copy of a waiting process whose last walk met a file not ready
 	 * (its slot; 0: not walked, or walked before that file was met). */
 	uint32_t blocked_slot;
+	/* blocked by a file still being opened: walked again once it is open (its
+	 * CFI may give the rules before its table is in), else once the table is */
+	bool blocked_open;
 	bool not_early;		    /* never released before its process is published */
 	_Alignas(8) uint8_t data[]; /* a record: read as its u64 fields */
 };
@@ -111,6 +114,7 @@ static bool hold(struct collector *c, struct process *p, const void *data, size_
 	r->pid = p->pid;
 	r->size = (uint32_t)size;
 	r->blocked_slot = 0;
+	r->blocked_open = false;
 	/* Only a CPU sample's copy may go ahead of the process's older records
 	 * (collector__release_loaded): an off-CPU start or end keeps its order. */
 	r->not_early = size < sizeof(struct op_stack_copy) ||
@@ -221,8 +225,9 @@ static void release_ready(struct collector *c, uint64_t start, uint64_t budget_n
 }
 
 /* Whether the file of slot may have become ready since a walk was blocked by
- * it (the file level of stack_copy__mapping_ready(): cheap, no walk). */
-static bool slot_may_be_ready(const struct collector *c, uint32_t slot)
+ * it (the file level of stack_copy__mapping_ready(): cheap, no walk); a walk
+ * blocked while it was being opened goes again once it is open. */
+static bool slot_may_be_ready(const struct collector *c, uint32_t slot, bool open_only)
 {
 	const struct cached_file *f = file_cache__at(&c->files, slot);
 
@@ -230,6 +235,8 @@ static bool slot_may_be_ready(const struct collector *c, uint32_t slot)
 		return true;
 	if (f->pending)
 		return false;
+	if (open_only)
+		return true;
 	return !c->procs.unwind || !f->elf || !f->table_id ||
 	       unwind_maps__table_state(c->procs.unwind, f->table_id) == UNWIND_TABLE_READY;
 }
@@ -266,7 +273,7 @@ static void release_loaded(struct collector *c, uint64_t start, uint64_t budget_
 
 		next = r->next;
 		if (!p || !p->waiting || r->not_early ||
-		    (r->blocked_slot && !slot_may_be_ready(c, r->blocked_slot))) {
+		    (r->blocked_slot && !slot_may_be_ready(c, r->blocked_slot, r->blocked_open))) {
 			prev = r;
 			continue;
 		}
@@ -290,6 +297,9 @@ static void release_loaded(struct collector *c, uint64_t start, uint64_t budget_
 			c->copies = before;
 			r->blocked_slot = slot;
 			if (slot) {
+				const struct cached_file *f = file_cache__at(&c->files, slot);
+
+				r->blocked_open = f && f->pending;
 				c->held.blocked++;
 			} else {
 				/* Malformed, or a caller newly mapped: as before, at its publish.

@@ -7,12 +7,14 @@
 
 #include <bpf/bpf.h>
 
+#include "elf/elf_file.h"
 #include "proc/file_cache.h"
 #include "proc/process_table.h"
 #include "proc/remote_memory.h"
 #include "unwind/lpm_ranges.h"
 #include "unwind/unwind_maps.h"
 #include "unwind/user_unwind.h"
+#include "util/clock.h"
 #include "omniprof/unwind/lookup_cache.h"
 
 struct copy_walk {
@@ -101,6 +103,26 @@ static const struct op_unwind_rule *copy_rule(struct copy_lookup *l, uint32_t in
 				   (rule))
 #include "omniprof/unwind/lookup.h"
 
+/*
+ * The file of m when its table is not ready yet but the file is open (its ELF
+ * checked, its descriptor open): its CFI can be read one FDE at a time
+ * (unwind_maps__fde_rule). NULL otherwise.
+ */
+static const struct cached_file *fde_file(const struct process_table *pt,
+					  const struct process_mapping *m)
+{
+	const struct cached_file *f;
+
+	if (!pt->unwind || !pt->files || !m->has_bias)
+		return NULL;
+	f = file_cache__at(pt->files, m->file_slot);
+	if (!f || f->pending || !f->elf || f->elf->fd < 0 || !f->table_id)
+		return NULL;
+	if (unwind_maps__table_state(pt->unwind, f->table_id) == UNWIND_TABLE_READY)
+		return NULL;
+	return f;
+}
+
 static const struct op_mapping_value *copy_mapping(struct copy_lookup *l, uint64_t pc)
 {
 	const struct process_mapping *m = process_table__find_mapping(l->w->p, pc);
@@ -112,7 +134,10 @@ static const struct op_mapping_value *copy_mapping(struct copy_lookup *l, uint64
 	l->m = (struct op_mapping_value){0};
 	if (!m)
 		return &l->m;
-	if (l->w->check_ready && !l->w->blocked_slot && !stack_copy__mapping_ready(l->w->pt, m))
+	/* A file whose CFI can be read at once blocks only where it gives no rule
+	 * (copy_find_rule). */
+	if (l->w->check_ready && !l->w->blocked_slot && !stack_copy__mapping_ready(l->w->pt, m) &&
+	    !fde_file(l->w->pt, m))
 		l->w->blocked_slot = m->file_slot;
 	l->m = (struct op_mapping_value){
 	    .table_id = m->range_id == OP_TABLE_ID_ANON ? OP_TABLE_ID_ANON : m->table_id,
@@ -174,16 +199,52 @@ static const struct op_unwind_rule *copy_rule(struct copy_lookup *l, uint32_t in
 	return bpf_map_lookup_elem(l->w->pt->unwind->rules_fd, &index, &l->rule) ? NULL : &l->rule;
 }
 
+/*
+ * A pc in a file whose table is not loaded yet: the rule from the file's CFI
+ * (the FDE covering it, as the table will have it), as perf --call-graph
+ * dwarf unwinds a copy without any table. True with *rule; false where the
+ * file alone gives none (a walk that checks readiness waits for the table).
+ */
+static bool copy_fde_rule(struct copy_lookup *l, uint64_t pc, struct op_unwind_rule *rule)
+{
+	const struct process_mapping *m = process_table__find_mapping(l->w->p, pc);
+	const struct cached_file *f = m ? fde_file(l->w->pt, m) : NULL;
+	uint64_t t0;
+	int err;
+
+	if (!f)
+		return false;
+	t0 = clock__now_ns();
+	err = unwind_maps__fde_rule(l->w->pt->unwind, f->table_id, f->elf, pc - m->bias, rule);
+	l->w->stats->fde_ns += clock__now_ns() - t0;
+	if (err < 0) {
+		l->w->stats->fde_refused++;
+		if (l->w->check_ready && !l->w->blocked_slot)
+			l->w->blocked_slot = m->file_slot;
+		return false;
+	}
+	if (err == 1)
+		l->w->stats->frames_fde_memo++;
+	else
+		l->w->stats->frames_fde++;
+	return true;
+}
+
 /* OP_FIND_RULE of bpf/sampler.bpf.c (lookup_rule), over the process table. */
 static void copy_find_rule(void *ctx, uint32_t pid, uint64_t pc, struct op_unwind_rule *rule)
 {
 	struct copy_lookup *l = ctx;
 	const struct op_mapping_value *m;
+	uint32_t how;
 
 	bool guessed = l->w->guessed;
 
 	l->w->guessed = true;
-	switch (op_lookup__rule(l, &l->cache, pid, pc, rule, &m)) {
+	how = op_lookup__rule(l, &l->cache, pid, pc, rule, &m);
+	if ((how == OP_LOOKUP_FP_NO_TABLE || how == OP_LOOKUP_FP_NO_MAPPING) &&
+	    copy_fde_rule(l, pc, rule))
+		how = OP_LOOKUP_CFI;
+	switch (how) {
 	case OP_LOOKUP_CFI:
 	case OP_LOOKUP_INVALID: /* a gap of a loaded table: its rule, as the kernel's */
 		l->w->stats->frames_cfi++;
@@ -319,7 +380,8 @@ static long walk(const struct op_stack_copy *copy, size_t size, struct process_t
 			if (user[i].kind != OP_FRAME_NATIVE || user[i].data)
 				continue;
 			m = process_table__find_mapping(p, user[i].addr);
-			if (m && !stack_copy__mapping_ready(pt, m))
+			/* Named once opened: an open file whose table is to come does not block. */
+			if (m && !stack_copy__mapping_ready(pt, m) && !fde_file(pt, m))
 				w.blocked_slot = m->file_slot;
 		}
 		stats->without_table += w.no_table;

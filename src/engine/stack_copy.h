@@ -33,8 +33,16 @@ struct stack_copy_stats {
 	uint64_t no_maps;     /* the process's maps were never read: its first frame only */
 	uint64_t reread;      /* a caller in a mapping made since: maps read, unwound again */
 	uint64_t bad_records; /* malformed copies */
-	uint64_t frames_cfi;  /* frames unwound with a loaded table's rule */
-	uint64_t frames_fp;   /* frames unwound with frame pointers (no table) */
+	uint64_t
+	    frames_cfi; /* frames unwound with a table's rule (loaded, or its FDE: frames_fde) */
+	uint64_t frames_fp; /* frames unwound with frame pointers (no table) */
+	/* Frames whose file's table was not loaded, unwound from the file's CFI at
+	 * once (unwind_maps__fde_rule): read from the file / remembered; pcs it
+	 * gave no rule for (the walk waits for the table), and its time. */
+	uint64_t frames_fde;
+	uint64_t frames_fde_memo;
+	uint64_t fde_refused;
+	uint64_t fde_ns;
 	/* Walks with a frame in a mapped file whose table was not in the maps
 	 * (none built or loaded: frame pointers there), and of those truncated:
 	 * a held copy is released once its process's tables are all in, so

@@ -313,6 +313,9 @@ struct section {
 	size_t len;
 	uint64_t vaddr;
 	bool debug; /* .debug_frame dialect */
+	/* Offset of data[0] in the whole section: 0, or a window of one entry
+	 * (stack_deltas__fde_rows), whose CIE pointer reaches back past it. */
+	uint64_t base;
 };
 
 /* The framing of one CIE or FDE. */
@@ -372,9 +375,9 @@ static int entry__read(const struct section *s, size_t off, struct entry *e)
 	} else {
 		/* The pointer counts backwards from its own field. */
 		e->is_cie = id == 0;
-		if (!e->is_cie && id > e->id_pos)
+		if (!e->is_cie && id > s->base + e->id_pos)
 			return ENTRY_SKIP;
-		e->cie_off = e->id_pos - id;
+		e->cie_off = s->base + e->id_pos - id;
 	}
 	return ENTRY_OK;
 }
@@ -1028,66 +1031,101 @@ static const struct cie *walk__find_cie(const struct walk *w, uint64_t off)
 	return NULL;
 }
 
-/* Returns 0 (FDE used, or skipped and counted) or -ENOMEM. */
-static int walk__fde(struct walk *w, const struct entry *e, size_t seq)
+/* The FDE's [start, end) and where its instructions start (*insn). 0 or -EINVAL. */
+static int fde__range(const struct section *s, const struct entry *e, const struct cie *cie,
+		      uint64_t *start, uint64_t *end, size_t *insn)
 {
-	const struct section *s = w->s;
 	struct cursor c = {.data = s->data, .pos = e->body, .end = e->end};
-	uint64_t start, range, end, unsupported = w->stats->unsupported;
-	struct interp *it = &w->it;
-	const struct cie *cie;
-	struct fde_span *span;
-	int err;
+	uint64_t range;
 
-	cie = walk__find_cie(w, e->cie_off);
-	if (!cie || !cie->valid)
-		goto bad;
-	if (cursor__encoded_addr(&c, cie->fde_enc, cie->ptr_size, s->vaddr, &start) ||
+	if (cursor__encoded_addr(&c, cie->fde_enc, cie->ptr_size, s->vaddr, start) ||
 	    cursor__encoded_value(&c, cie->fde_enc, cie->ptr_size, &range))
-		goto bad;
+		return -EINVAL;
 	if (cie->has_aug_data) {
 		uint64_t n = cursor__uleb(&c);
 
 		if (c.bad || n > c.end - c.pos)
-			goto bad;
+			return -EINVAL;
 		c.pos += n;
 	}
-	if (__builtin_add_overflow(start, range, &end))
-		goto bad;
+	if (__builtin_add_overflow(*start, range, end))
+		return -EINVAL;
+	*insn = c.pos;
+	return 0;
+}
+
+/*
+ * One FDE's rows, appended to *rows: its rules from its start, a ROW_HOLE
+ * row at its end last (see struct delta_vec). The table's build and the walk
+ * of a held stack copy (stack_deltas__fde_rows) both take an FDE's rows from
+ * here, so the two cannot give different rules. Returns 0 (*start and *end
+ * set), 1 for an FDE with no rows (empty, a .debug_frame tombstone), -EINVAL
+ * for a malformed one (nothing appended, its unsupported rows not counted),
+ * -ENOMEM.
+ */
+static int fde__rows(const struct section *s, const struct entry *e, const struct cie *cie,
+		     struct interp *it, struct delta_vec *rows, struct stack_delta_stats *stats,
+		     uint64_t *start, uint64_t *end)
+{
+	uint64_t unsupported = stats->unsupported;
+	size_t insn;
+	int err;
+
+	if (fde__range(s, e, cie, start, end, &insn))
+		return -EINVAL;
 	/* Empty, or a .debug_frame tombstone (the linker's mark for a discarded function). */
-	if (range == 0 || (s->debug && start == 0)) {
-		w->stats->fdes++;
-		return 0;
-	}
+	if (*start == *end || (s->debug && *start == 0))
+		return 1;
 
 	it->s = s;
 	it->cie = cie;
 	it->st = cie->init;
 	it->depth = 0;
 	it->fde = true;
-	it->loc = start;
-	it->end = end;
+	it->loc = *start;
+	it->end = *end;
 	it->done = false;
-	it->rows = &w->rows;
-	it->first_row = w->rows.n;
-	it->stats = w->stats;
+	it->rows = rows;
+	it->first_row = rows->n;
+	it->stats = stats;
 	if (cie->signal) {
 		/* The trampoline's CFI describes the ucontext: the BPF side knows that layout. */
-		err = delta_vec__push(&w->rows, start, rule_cmd(OP_RULE_SIGNAL));
+		err = delta_vec__push(rows, *start, rule_cmd(OP_RULE_SIGNAL));
 	} else {
-		err = interp__run(it, c.pos, c.end);
+		err = interp__run(it, insn, e->end);
 		if (!err)
-			err = interp__emit(it, end);
+			err = interp__emit(it, *end);
 	}
 	if (!err)
-		err = delta_vec__push(&w->rows, end, rule_cmd(ROW_HOLE));
+		err = delta_vec__push(rows, *end, rule_cmd(ROW_HOLE));
+	if (err && err != -ENOMEM) {
+		/* Nothing of a malformed FDE is kept, so its rows are not counted either. */
+		rows->n = it->first_row;
+		stats->unsupported = unsupported;
+		return -EINVAL;
+	}
+	return err;
+}
+
+/* Returns 0 (FDE used, or skipped and counted) or -ENOMEM. */
+static int walk__fde(struct walk *w, const struct entry *e, size_t seq)
+{
+	const struct cie *cie = walk__find_cie(w, e->cie_off);
+	size_t first = w->rows.n;
+	struct fde_span *span;
+	uint64_t start, end;
+	int err;
+
+	if (!cie || !cie->valid)
+		goto bad;
+	err = fde__rows(w->s, e, cie, &w->it, &w->rows, w->stats, &start, &end);
 	if (err == -ENOMEM)
 		return err;
-	if (err) {
-		/* Nothing of a malformed FDE is kept, so its rows are not counted either. */
-		w->rows.n = it->first_row;
-		w->stats->unsupported = unsupported;
+	if (err < 0)
 		goto bad;
+	if (err == 1) {
+		w->stats->fdes++;
+		return 0;
 	}
 	err = array__reserve(w->spans.v, w->spans.cap, w->spans.n + 1);
 	if (err)
@@ -1095,8 +1133,8 @@ static int walk__fde(struct walk *w, const struct entry *e, size_t seq)
 	span = &w->spans.v[w->spans.n++];
 	span->start = start;
 	span->end = end;
-	span->first = it->first_row;
-	span->n = w->rows.n - it->first_row;
+	span->first = first;
+	span->n = w->rows.n - first;
 	span->seq = seq;
 	w->stats->fdes++;
 	return 0;
@@ -1964,4 +2002,422 @@ int stack_deltas__table_id(const struct elf_file *ef, uint8_t out[STACK_DELTAS_I
 	    !memcmp(&before, &after, sizeof(before)))
 		stat_memo__add(&before, out, STACK_DELTAS_ID_LEN);
 	return err;
+}
+
+/* ---- one FDE at a time: a held stack copy's walk before its file's table exists ---------- */
+
+/* An entry larger than this is not read on its own (the table will have it). */
+#define FDE_ENTRY_MAX (64u << 10)
+/* DW_EH_PE_datarel | DW_EH_PE_sdata4: the search table's encoding every linker writes. */
+#define HDR_TABLE_ENC 0x3b
+
+int stack_deltas__fde_index_parse(const uint8_t *hdr, size_t hdr_len, uint64_t hdr_size,
+				  uint64_t hdr_vaddr, uint64_t hdr_off, uint64_t eh_vaddr,
+				  uint64_t eh_off, uint64_t eh_size, struct fde_index *out)
+{
+	struct cursor c = {.data = hdr, .pos = 0, .end = hdr_len};
+	uint8_t version, ptr_enc, count_enc, table_enc;
+	uint64_t eh_ptr, count;
+
+	memset(out, 0, sizeof(*out));
+	version = cursor__u8(&c);
+	ptr_enc = cursor__u8(&c);
+	count_enc = cursor__u8(&c);
+	table_enc = cursor__u8(&c);
+	if (c.bad || version != 1 || table_enc != HDR_TABLE_ENC)
+		return -EOPNOTSUPP;
+	/* The frame pointer field: only where it says .eh_frame is (pc-relative or absolute). */
+	if (cursor__encoded_addr(&c, ptr_enc, 8, hdr_vaddr, &eh_ptr) || eh_ptr != eh_vaddr)
+		return -EOPNOTSUPP;
+	if (count_enc == DW_EH_PE_omit || (count_enc & 0x70) ||
+	    cursor__encoded_value(&c, count_enc, 8, &count))
+		return -EOPNOTSUPP;
+	/* The entries lie in the section (hdr_size bytes), read one by one later. */
+	if (hdr_len > hdr_size || count == 0 || count > (hdr_size - c.pos) / 8 ||
+	    count > UINT32_MAX)
+		return -ENOENT;
+	if (eh_size == 0 || eh_off > UINT64_MAX - eh_size || hdr_off > UINT64_MAX - hdr_size)
+		return -ENOEXEC;
+	out->eh_off = eh_off;
+	out->eh_size = eh_size;
+	out->eh_vaddr = eh_vaddr;
+	out->hdr_vaddr = hdr_vaddr;
+	out->table_off = hdr_off + c.pos;
+	out->count = (uint32_t)count;
+	return 0;
+}
+
+/* A section whose bytes are in the file as they are (lld types .eh_frame SHT_X86_64_UNWIND). */
+static bool has_bytes(const GElf_Shdr *sh)
+{
+	return (sh->sh_type == SHT_PROGBITS || sh->sh_type == SHT_X86_64_UNWIND) &&
+	       !(sh->sh_flags & SHF_COMPRESSED) && sh->sh_size > 0;
+}
+
+/* Section headers read for the index at most (4096 sections), and the names' table. */
+#define INDEX_MAX_SECTIONS 4096
+#define INDEX_MAX_NAMES	   (64u << 10)
+
+int stack_deltas__fde_index_read(fde_read_fn read, void *ctx, uint64_t file_size,
+				 struct fde_index *out)
+{
+	Elf64_Shdr *sh = NULL, *hs = NULL, *es = NULL, *go = NULL;
+	char *names = NULL;
+	uint8_t head[64];
+	Elf64_Ehdr eh;
+	size_t n;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = file_size < sizeof(eh) ? -ENOEXEC : read(ctx, 0, &eh, sizeof(eh));
+	if (err)
+		return err;
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG))
+		return -ENOEXEC;
+	/* Register numbers and the rules' meaning are x86-64's (as the build). */
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh.e_machine != EM_X86_64)
+		return -EOPNOTSUPP;
+	/* No section headers, or extended numbering: the build's business. */
+	if (eh.e_shnum == 0 || eh.e_shnum > INDEX_MAX_SECTIONS || eh.e_shentsize != sizeof(*sh) ||
+	    eh.e_shstrndx == SHN_UNDEF || eh.e_shstrndx >= eh.e_shnum)
+		return -EOPNOTSUPP;
+	n = (size_t)eh.e_shnum * sizeof(*sh);
+	if (eh.e_shoff > file_size || n > file_size - eh.e_shoff)
+		return -ENOEXEC;
+	sh = malloc(n);
+	if (!sh)
+		return -ENOMEM;
+	err = read(ctx, eh.e_shoff, sh, n);
+	if (err)
+		goto cleanup;
+	err = -ENOEXEC;
+	{
+		const Elf64_Shdr *st = &sh[eh.e_shstrndx];
+
+		if (st->sh_type == SHT_NOBITS || st->sh_size == 0 ||
+		    st->sh_size > INDEX_MAX_NAMES || st->sh_offset > file_size ||
+		    st->sh_size > file_size - st->sh_offset)
+			goto cleanup;
+		names = malloc(st->sh_size + 1);
+		err = -ENOMEM;
+		if (!names)
+			goto cleanup;
+		err = read(ctx, st->sh_offset, names, st->sh_size);
+		if (err)
+			goto cleanup;
+		names[st->sh_size] = '\0';
+		/* The first section of each name, as the build's find_sections(). */
+		for (size_t i = 0; i < eh.e_shnum; i++) {
+			const char *name;
+
+			if (sh[i].sh_name >= st->sh_size)
+				continue;
+			name = names + sh[i].sh_name;
+			if (!strcmp(name, ".eh_frame") && !es)
+				es = &sh[i];
+			else if (!strcmp(name, ".eh_frame_hdr") && !hs)
+				hs = &sh[i];
+			else if (!strcmp(name, ".gopclntab") && !go)
+				go = &sh[i];
+		}
+	}
+	/* Go's own table wins over CFI in the build; without a search table the whole
+	 * section would have to be walked (the build does it): both wait for the table. */
+	err = -EOPNOTSUPP;
+	if (go || !es || !hs || !has_bytes(hs) || !has_bytes(es))
+		goto cleanup;
+	err = -ENOEXEC;
+	if (hs->sh_offset > file_size || hs->sh_size > file_size - hs->sh_offset ||
+	    es->sh_offset > file_size || es->sh_size > file_size - es->sh_offset)
+		goto cleanup;
+	/* The header's fields (at most 4 + 8 + 8 bytes); the table is read entry by entry. */
+	n = hs->sh_size < sizeof(head) ? hs->sh_size : sizeof(head);
+	err = read(ctx, hs->sh_offset, head, n);
+	if (err)
+		goto cleanup;
+	err = stack_deltas__fde_index_parse(head, n, hs->sh_size, hs->sh_addr, hs->sh_offset,
+					    es->sh_addr, es->sh_offset, es->sh_size, out);
+cleanup:
+	free(sh);
+	free(names);
+	if (err)
+		memset(out, 0, sizeof(*out));
+	return err;
+}
+
+static int ef_pread(void *ctx, uint64_t off, void *buf, size_t len)
+{
+	const struct elf_file *ef = ctx;
+	ssize_t n;
+
+	if (off > ef->size || len > ef->size - off)
+		return -ERANGE;
+	n = pread(ef->fd, buf, len, (off_t)off);
+	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
+}
+
+int stack_deltas__fde_index(const struct elf_file *ef, struct fde_index *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!ef || ef->fd < 0)
+		return -EBADF;
+	return stack_deltas__fde_index_read(ef_pread, (void *)ef, ef->size, out);
+}
+
+/* One search-table entry: an FDE's start and its offset in .eh_frame. 0 or -errno. */
+static int fde_index__entry(const struct fde_index *ix, fde_read_fn read, void *ctx, uint32_t i,
+			    uint64_t *loc, uint64_t *fde_off)
+{
+	uint8_t b[8];
+	int32_t rel_loc, rel_fde;
+	uint64_t fde;
+	int err = read(ctx, ix->table_off + (uint64_t)i * 8, b, sizeof(b));
+
+	if (err)
+		return err;
+	memcpy(&rel_loc, b, 4);
+	memcpy(&rel_fde, b + 4, 4);
+	*loc = ix->hdr_vaddr + (uint64_t)(int64_t)rel_loc;
+	fde = ix->hdr_vaddr + (uint64_t)(int64_t)rel_fde;
+	if (fde < ix->eh_vaddr || fde - ix->eh_vaddr >= ix->eh_size)
+		return -ENOEXEC;
+	*fde_off = fde - ix->eh_vaddr;
+	return 0;
+}
+
+/* A read entry's bytes: grown to the largest entry read (an FDE is tens of bytes). */
+struct entry_buf {
+	uint8_t *p;
+	size_t cap;
+};
+
+/*
+ * Reads the entry at off of .eh_frame into b as a one-entry window of the
+ * section (*s). 0, -ENOEXEC (malformed, a terminator), -EOPNOTSUPP (larger
+ * than FDE_ENTRY_MAX), -ENOMEM, or the read's error.
+ */
+static int fde_index__read_entry(const struct fde_index *ix, fde_read_fn read, void *ctx,
+				 uint64_t off, struct entry_buf *b, struct section *s,
+				 struct entry *e)
+{
+	uint64_t length, total, avail = ix->eh_size - off;
+	uint32_t len32;
+	int err;
+
+	if (off >= ix->eh_size || avail < 4)
+		return -ENOEXEC;
+	err = read(ctx, ix->eh_off + off, &len32, 4);
+	if (err)
+		return err;
+	if (len32 == 0 || len32 >= 0xfffffff0)
+		return len32 == 0xffffffff ? -EOPNOTSUPP
+					   : -ENOEXEC; /* 64-bit: GCC never writes it */
+	length = len32;
+	total = 4 + length;
+	if (total > avail)
+		return -ENOEXEC;
+	if (total > FDE_ENTRY_MAX)
+		return -EOPNOTSUPP;
+	if (total > b->cap) {
+		uint8_t *p = realloc(b->p, (size_t)total);
+
+		if (!p)
+			return -ENOMEM;
+		b->p = p;
+		b->cap = (size_t)total;
+	}
+	err = read(ctx, ix->eh_off + off, b->p, (size_t)total);
+	if (err)
+		return err;
+	*s = (struct section){.data = b->p,
+			      .len = (size_t)total,
+			      .vaddr = ix->eh_vaddr + off,
+			      .debug = false,
+			      .base = off};
+	return entry__read(s, 0, e) == ENTRY_OK ? 0 : -ENOEXEC;
+}
+
+/* A CIE whose initial state names an expression: its bytes are in the CIE, not the FDE's window. */
+static bool cie__init_has_expr(const struct cie *cie)
+{
+	const struct cfi_state *st = &cie->init;
+
+	return st->cfa_how == CFA_EXPR || st->rbp.how == REG_EXPR || st->rbp.how == REG_VAL_EXPR ||
+	       st->ra.how == REG_EXPR || st->ra.how == REG_VAL_EXPR;
+}
+
+/* The CIE at cie_off parsed into *cie (its own window in scratch). 0 or -errno. */
+static int fde_index__cie(const struct fde_index *ix, fde_read_fn read, void *ctx, uint64_t cie_off,
+			  struct entry_buf *scratch, struct cie *cie,
+			  struct stack_delta_stats *stats)
+{
+	struct section s;
+	struct entry e;
+	int err = fde_index__read_entry(ix, read, ctx, cie_off, scratch, &s, &e);
+
+	if (err)
+		return err;
+	if (!e.is_cie)
+		return -ENOEXEC;
+	err = cie__parse(&s, 0, cie, stats);
+	if (err)
+		return err;
+	if (!cie->valid)
+		return -ENOEXEC;
+	return cie__init_has_expr(cie) ? -EOPNOTSUPP : 0;
+}
+
+/*
+ * FDE i's range, read with its CIE (the one in *cie when it starts at
+ * *cie_at, else parsed into it). 0, 1 for an FDE with no range, -errno.
+ */
+static int fde_index__range(const struct fde_index *ix, fde_read_fn read, void *ctx,
+			    uint64_t fde_off, struct entry_buf *buf, struct entry_buf *scratch,
+			    struct cie *cie, uint64_t *cie_at, struct stack_delta_stats *stats,
+			    struct section *s, struct entry *e, uint64_t *start, uint64_t *end)
+{
+	size_t insn;
+	int err = fde_index__read_entry(ix, read, ctx, fde_off, buf, s, e);
+
+	if (err)
+		return err;
+	if (e->is_cie)
+		return -ENOEXEC;
+	if (*cie_at != e->cie_off) {
+		*cie_at = UINT64_MAX;
+		err = fde_index__cie(ix, read, ctx, e->cie_off, scratch, cie, stats);
+		if (err)
+			return err;
+		*cie_at = e->cie_off;
+	}
+	if (fde__range(s, e, cie, start, end, &insn))
+		return -ENOEXEC;
+	return *start == *end ? 1 : 0;
+}
+
+int stack_deltas__fde_rows(const struct fde_index *ix, fde_read_fn read, void *ctx, uint64_t vaddr,
+			   struct fde_rows *out)
+{
+	uint64_t loc, fde_off, start, end, nstart, nend, noff;
+	uint64_t cie_at = UINT64_MAX, ncie_at = UINT64_MAX;
+	struct entry_buf buf = {0}, nbuf = {0}, scratch = {0};
+	struct stack_delta_stats stats = {0};
+	struct delta_vec rows = {0};
+	struct cie *cie = NULL, *ncie;
+	struct interp *it = NULL;
+	struct section s, ns;
+	struct entry e, ne;
+	uint32_t lo = 0, hi, i;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!ix->count)
+		return -ENOENT;
+	/* The last entry starting at or before vaddr: at most 32 probes. */
+	hi = ix->count;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		err = fde_index__entry(ix, read, ctx, mid, &loc, &fde_off);
+		if (err)
+			return err;
+		if (loc <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -ENOENT;
+	i = lo - 1;
+	err = fde_index__entry(ix, read, ctx, i, &loc, &fde_off);
+	if (err)
+		return err;
+	cie = calloc(2, sizeof(*cie));
+	it = calloc(1, sizeof(*it));
+	err = -ENOMEM;
+	if (!cie || !it)
+		goto cleanup;
+	ncie = &cie[1];
+	err = fde_index__range(ix, read, ctx, fde_off, &buf, &scratch, cie, &cie_at, &stats, &s, &e,
+			       &start, &end);
+	if (err == 1)
+		err = -ENOENT;
+	if (err)
+		goto cleanup;
+	/* The table names the FDE by its start: another answer is a lying table. */
+	err = -ENOEXEC;
+	if (start != loc)
+		goto cleanup;
+	err = -ENOENT; /* a gap: .debug_frame or the entry point may fill it in the table */
+	if (vaddr >= end)
+		goto cleanup;
+	/*
+	 * The build keeps the lowest-starting FDE where two overlap (equal starts:
+	 * the earlier in the section). The entries beside this one are checked
+	 * for either; a file with such FDEs waits for its table.
+	 */
+	err = -EOPNOTSUPP;
+	if (i + 1 < ix->count &&
+	    (fde_index__entry(ix, read, ctx, i + 1, &nstart, &noff) || nstart == start))
+		goto cleanup;
+	if (i > 0) {
+		int r;
+
+		if (fde_index__entry(ix, read, ctx, i - 1, &nstart, &noff) || nstart == start)
+			goto cleanup;
+		*ncie = *cie;
+		ncie_at = cie_at;
+		r = fde_index__range(ix, read, ctx, noff, &nbuf, &scratch, ncie, &ncie_at, &stats,
+				     &ns, &ne, &nstart, &nend);
+		if (r < 0 || (r == 0 && nstart <= vaddr && vaddr < nend))
+			goto cleanup;
+	}
+	err = fde__rows(&s, &e, cie, it, &rows, &stats, &start, &end);
+	if (err == 1)
+		err = -ENOENT;
+	if (err == -EINVAL)
+		err = -ENOEXEC;
+	if (err)
+		goto cleanup;
+	out->start = start;
+	out->end = end;
+	out->fde_off = fde_off;
+	/* Its last row is the ROW_HOLE at end: the rows cover [start, end) without it. */
+	out->n = rows.n - 1;
+	out->rows = rows.v;
+	rows = (struct delta_vec){0};
+cleanup:
+	free(rows.v);
+	free(buf.p);
+	free(nbuf.p);
+	free(scratch.p);
+	free(cie);
+	free(it);
+	return err;
+}
+
+const struct op_unwind_rule *fde_rows__rule(const struct fde_rows *r, uint64_t vaddr)
+{
+	size_t lo = 0, hi = r->n;
+
+	if (!r->n || vaddr < r->start || vaddr >= r->end)
+		return NULL;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->rows[mid].addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &r->rows[lo - 1].rule : NULL;
+}
+
+void fde_rows__free(struct fde_rows *r)
+{
+	if (!r)
+		return;
+	free(r->rows);
+	*r = (struct fde_rows){0};
 }

@@ -96,4 +96,65 @@ void stack_delta_table__free(struct stack_delta_table *t); /* accepts NULL and e
 /* The rule covering addr (binary search), or NULL when addr is before the first entry. */
 const struct stack_delta *stack_delta_table__find(const struct stack_delta_table *t, uint64_t addr);
 
+/*
+ * One FDE at a time (issue 17): a held stack copy of a process whose file's
+ * table is not built yet is walked from the file's CFI at once, as perf
+ * --call-graph dwarf does. The FDE covering a pc is found through
+ * .eh_frame_hdr's binary-search table and run through the very per-FDE
+ * logic the table's build uses, so its rule is the table's rule there. Only
+ * where the table's answer is the FDE's alone: a pc in no FDE (a gap, which
+ * .debug_frame or the entry point may fill), a file with Go's table, an FDE
+ * beside one with the same start or one that overlaps it, or a CIE whose
+ * initial state holds an expression give no rule: those wait for the table.
+ * A file whose section framing breaks before the FDE (the build stops there)
+ * is the one case they may differ: a hostile file only lies to its own
+ * process's samples, as any CFI may.
+ */
+struct fde_index {
+	uint64_t eh_off, eh_size, eh_vaddr; /* .eh_frame: file offset, size, address */
+	uint64_t hdr_vaddr; /* .eh_frame_hdr's address: the entries are relative to it */
+	uint64_t table_off; /* file offset of the search table (8 bytes an entry) */
+	uint32_t count;	    /* its entries */
+};
+
+/* Reads exactly len bytes at file offset off into buf: 0 or -errno. */
+typedef int (*fde_read_fn)(void *ctx, uint64_t off, void *buf, size_t len);
+
+/*
+ * Where ef's .eh_frame_hdr table and .eh_frame lie (section headers and the
+ * header's fields, read through ef->fd). 0, -EOPNOTSUPP (no usable search
+ * table, a Go file, not x86-64: wait for the table), -ENOEXEC, -EIO.
+ */
+int stack_deltas__fde_index(const struct elf_file *ef, struct fde_index *out);
+/* The same through read over a file of file_size bytes (its own ELF and section
+ * headers' reading, bounded: 4096 sections, 64 KiB of names). */
+int stack_deltas__fde_index_read(fde_read_fn read, void *ctx, uint64_t file_size,
+				 struct fde_index *out);
+/* The header's part of it, from the section's first hdr_len bytes of hdr_size (tests,
+ * fuzzing). */
+int stack_deltas__fde_index_parse(const uint8_t *hdr, size_t hdr_len, uint64_t hdr_size,
+				  uint64_t hdr_vaddr, uint64_t hdr_off, uint64_t eh_vaddr,
+				  uint64_t eh_off, uint64_t eh_size, struct fde_index *out);
+
+/* One FDE's rules: rows[k].rule from rows[k].addr to the next row's (the last: to end). */
+struct fde_rows {
+	uint64_t start, end;	  /* the FDE's range */
+	uint64_t fde_off;	  /* its offset in .eh_frame */
+	struct stack_delta *rows; /* owned, sorted, rows[0].addr == start */
+	size_t n;
+};
+
+/*
+ * The rows of the FDE covering vaddr, every read through read (bounded:
+ * 32 probes of the table, entries of at most 64 KiB). 0 with *out (free
+ * with fde_rows__free), -ENOENT (no FDE covers vaddr), -EOPNOTSUPP (the
+ * table's answer is not this FDE's alone, see above), -ENOEXEC (malformed),
+ * -ENOMEM, or the read's error.
+ */
+int stack_deltas__fde_rows(const struct fde_index *ix, fde_read_fn read, void *ctx, uint64_t vaddr,
+			   struct fde_rows *out);
+/* The rule at vaddr, or NULL outside [start, end). */
+const struct op_unwind_rule *fde_rows__rule(const struct fde_rows *r, uint64_t vaddr);
+void fde_rows__free(struct fde_rows *r); /* accepts NULL */
+
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -106,6 +107,8 @@ void unwind_maps__init(struct unwind_maps *um, int mappings_fd, int tables_fd, i
 	unwind_maps__set_capacity(um, 1u << 20); /* exe_mappings' size in sampler.bpf.c */
 }
 
+static void fde_memo__free(struct unwind_fde_memo *m);
+
 void unwind_maps__clear(struct unwind_maps *um)
 {
 	void *e;
@@ -131,6 +134,8 @@ void unwind_maps__clear(struct unwind_maps *um)
 	um->cache = NULL;
 	free(um->rule_memo);
 	um->rule_memo = NULL;
+	fde_memo__free(um->fde_memo);
+	um->fde_memo = NULL;
 }
 
 struct unwind_rule_memo {
@@ -175,6 +180,165 @@ void unwind_maps__rule_remember(struct unwind_maps *um, uint64_t table_id, uint6
 	e->table_id = table_id;
 	e->vaddr = vaddr;
 	e->rule = *rule;
+}
+
+struct unwind_fde_memo {
+	struct {
+		uint64_t table_id; /* 0: empty */
+		int err;	   /* stack_deltas__fde_index()'s */
+		struct fde_index ix;
+		uint8_t *table; /* its search table read whole (owned), or NULL */
+	} files[UNWIND_FDE_FILES];
+	size_t table_bytes; /* of the tables read whole */
+	struct {
+		uint64_t table_id; /* 0: empty */
+		struct fde_rows rows;
+	} fdes[UNWIND_FDE_SLOTS];
+	uint32_t next_file, next_fde; /* replaced in turn */
+};
+
+static void fde_memo__free(struct unwind_fde_memo *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < UNWIND_FDE_SLOTS; i++)
+		fde_rows__free(&m->fdes[i].rows);
+	for (size_t i = 0; i < UNWIND_FDE_FILES; i++)
+		free(m->files[i].table);
+	free(m);
+}
+
+/* The reads of stack_deltas__fde_rows: the search table from its copy when read whole. */
+struct fde_reader {
+	const struct elf_file *ef;
+	const struct fde_index *ix;
+	const uint8_t *table;
+};
+
+static int fde_pread(void *ctx, uint64_t off, void *buf, size_t len)
+{
+	const struct fde_reader *rd = ctx;
+	const struct elf_file *ef = rd->ef;
+	uint64_t table_len = (uint64_t)rd->ix->count * 8;
+	ssize_t n;
+
+	if (rd->table && off >= rd->ix->table_off && len <= table_len &&
+	    off - rd->ix->table_off <= table_len - len) {
+		memcpy(buf, rd->table + (off - rd->ix->table_off), len);
+		return 0;
+	}
+	if (off > ef->size || len > ef->size - off)
+		return -ERANGE;
+	/*
+	 * The sampling thread never waits for a file: only what the page cache
+	 * holds (the open job just read these sections to hash them) is read; the
+	 * rest, or a file system that cannot say (a FUSE server may never answer),
+	 * gives no rule now and the copy waits for the table on the file worker.
+	 */
+	n = preadv2(ef->fd, &(struct iovec){.iov_base = buf, .iov_len = len}, 1, (off_t)off,
+		    RWF_NOWAIT);
+	if (n < 0)
+		return errno == EOPNOTSUPP ? -EAGAIN : -errno; /* "cannot say": try again later */
+	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+int unwind_maps__fde_rule(struct unwind_maps *um, uint64_t table_id, const struct elf_file *ef,
+			  uint64_t vaddr, struct op_unwind_rule *rule)
+{
+	struct unwind_fde_memo *m;
+	const struct op_unwind_rule *r;
+	const struct fde_index *ix = NULL;
+	const uint8_t *table = NULL;
+	struct fde_reader rd;
+	struct fde_rows rows;
+	uint32_t slot;
+	int err;
+
+	if (!um || !table_id)
+		return -EINVAL;
+	if (unwind_maps__rule_cached(um, table_id, vaddr, rule))
+		return 1;
+	if (!um->fde_memo) {
+		um->fde_memo = calloc(1, sizeof(*um->fde_memo));
+		if (!um->fde_memo)
+			return -ENOMEM;
+	}
+	m = um->fde_memo;
+	/* Linear scans: a few hundred compares against the reads they save. */
+	for (size_t i = 0; i < UNWIND_FDE_SLOTS; i++) {
+		if (m->fdes[i].table_id == table_id &&
+		    (r = fde_rows__rule(&m->fdes[i].rows, vaddr))) {
+			*rule = *r;
+			unwind_maps__rule_remember(um, table_id, vaddr, rule);
+			return 1;
+		}
+	}
+	for (size_t i = 0; i < UNWIND_FDE_FILES && !ix; i++) {
+		if (m->files[i].table_id != table_id)
+			continue;
+		if (m->files[i].err)
+			return m->files[i].err;
+		ix = &m->files[i].ix;
+		table = m->files[i].table;
+	}
+	if (!ix) {
+		if (!ef || ef->fd < 0)
+			return -EBADF;
+		slot = m->next_file++ % UNWIND_FDE_FILES;
+		m->table_bytes -= m->files[slot].table ? (size_t)m->files[slot].ix.count * 8 : 0;
+		free(m->files[slot].table);
+		m->files[slot].table = NULL;
+		rd = (struct fde_reader){.ef = ef, .ix = &m->files[slot].ix};
+		err = stack_deltas__fde_index_read(fde_pread, &rd, ef->size, &m->files[slot].ix);
+		m->files[slot].table_id = table_id;
+		/* Passing errors (not in the page cache yet, memory) are not remembered. */
+		m->files[slot].err = err == -ENOMEM || err == -EIO || err == -EAGAIN ? 0 : err;
+		if (err) {
+			if (!m->files[slot].err)
+				m->files[slot].table_id = 0; /* passing: try again next time */
+			return err;
+		}
+		ix = &m->files[slot].ix;
+		/*
+		 * The search table read once, when it fits (libLLVM-14's: 0.7 MiB): its
+		 * binary search is then no pread a probe. Else probed in the file.
+		 */
+		if ((size_t)ix->count * 8 <= UNWIND_FDE_TABLE_MAX - m->table_bytes &&
+		    m->table_bytes <= UNWIND_FDE_TABLE_MAX) {
+			uint8_t *t = malloc((size_t)ix->count * 8);
+			struct fde_reader direct = {.ef = ef, .ix = ix};
+
+			if (t && !fde_pread(&direct, ix->table_off, t, (size_t)ix->count * 8)) {
+				m->files[slot].table = t;
+				m->table_bytes += (size_t)ix->count * 8;
+				table = t;
+			} else {
+				free(t);
+			}
+		}
+	}
+	if (!ef || ef->fd < 0)
+		return -EBADF;
+	rd = (struct fde_reader){.ef = ef, .ix = ix, .table = table};
+	err = stack_deltas__fde_rows(ix, fde_pread, &rd, vaddr, &rows);
+	if (err)
+		return err;
+	r = fde_rows__rule(&rows, vaddr);
+	if (!r) {
+		fde_rows__free(&rows);
+		return -ENOENT;
+	}
+	*rule = *r;
+	unwind_maps__rule_remember(um, table_id, vaddr, rule);
+	if (rows.n <= UNWIND_FDE_MAX_ROWS) {
+		slot = m->next_fde++ % UNWIND_FDE_SLOTS;
+		fde_rows__free(&m->fdes[slot].rows);
+		m->fdes[slot].table_id = table_id;
+		m->fdes[slot].rows = rows;
+	} else {
+		fde_rows__free(&rows);
+	}
+	return 0;
 }
 
 void unwind_maps__set_table_cache(struct unwind_maps *um, struct table_cache *cache)

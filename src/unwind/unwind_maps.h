@@ -98,6 +98,9 @@ struct unwind_maps {
 	struct table_cache *cache;
 	/* User space's rule cache for stack copies (unwind_maps__rule_cached), or NULL. */
 	struct unwind_rule_memo *rule_memo;
+	/* Files' search tables and FDEs read for copies before their tables exist
+	 * (unwind_maps__fde_rule), or NULL. */
+	struct unwind_fde_memo *fde_memo;
 };
 
 void unwind_maps__init(struct unwind_maps *um, int mappings_fd, int tables_fd, int info_fd,
@@ -140,6 +143,26 @@ bool unwind_maps__rule_cached(const struct unwind_maps *um, uint64_t table_id, u
 			      struct op_unwind_rule *rule);
 void unwind_maps__rule_remember(struct unwind_maps *um, uint64_t table_id, uint64_t vaddr,
 				const struct op_unwind_rule *rule);
+
+/*
+ * The rule at vaddr of file table_id from the file's own CFI, before its
+ * table is built (issue 17): the FDE found through .eh_frame_hdr, run by the
+ * build's own per-FDE logic (stack_deltas__fde_rows), so the rule is the
+ * table's. Reads ef->fd (pread, bounded). Remembered: each file's search
+ * table's place (UNWIND_FDE_FILES, a failure too) and the table itself
+ * while all fit in UNWIND_FDE_TABLE_MAX, the last UNWIND_FDE_SLOTS
+ * FDEs' rows (at most UNWIND_FDE_MAX_ROWS rows each, 2 MiB at most), and
+ * each rule in the rule memo above. Returns 0 with *rule, 1 when it was
+ * remembered (no read), or -errno: no rule from the file alone (wait for
+ * the table; see stack_deltas.h).
+ */
+#define UNWIND_FDE_FILES    64
+#define UNWIND_FDE_SLOTS    256
+#define UNWIND_FDE_MAX_ROWS 512
+/* Search tables kept in memory, in all (bytes): a file past it is probed by pread. */
+#define UNWIND_FDE_TABLE_MAX (4u << 20)
+int unwind_maps__fde_rule(struct unwind_maps *um, uint64_t table_id, const struct elf_file *ef,
+			  uint64_t vaddr, struct op_unwind_rule *rule);
 
 /* Is table id loaded (built without error)? *pages: its size in delta pages. */
 bool unwind_maps__table_loaded(const struct unwind_maps *um, uint64_t table_id, uint32_t *pages);

@@ -56,20 +56,19 @@
  * 98.7, 100 and 100%, cc1plus 87.4-100%, gofmt 93.3-99.2%; warm clang++
  * 81.4-100%, cc1plus 98.9-100%, gofmt 91.7-100% (of 12-121 samples: its deep
  * recursion, counted apart, takes many of gofmt's samples). Issue 17's target
- * is 99% for all three. The cold floors of clang++ and cc1plus stay 0: a cold
- * run is still at 0% when the compilers' tables are built after the record
- * and its 15 s end wait (`held: ... unready`; at load 10-20 on 2 CPUs the
- * whole machine's builds take 13-30 s of the file worker's two threads, the
- * large ones one at a time; session 15 saw both at 0%). Fixed in session 16:
- * a warm start's sampling thread seconds behind the ring (copies' rules
- * looked up in the BPF maps by syscalls: a rule cache now), libLLVM's
- * read-back put back for the whole record (no reservation while a job waits
- * for room), and copies of compilers that exited before they were published
- * walked by frame pointers (their files' loaded tables now).
+ * is 99% for all three. The cold floors of clang++ and cc1plus were 0 until
+ * session 17: a cold run was at 0% when the compilers' tables were built
+ * after the record and its 15 s end wait. Since session 17 a held copy is
+ * walked from its files' CFI one FDE at a time before their tables exist
+ * (unwind_maps__fde_rule): three cold runs at a load of 13-15 gave clang++
+ * 96.4, 100 and 93.0%, cc1plus 100, 100 and 100% (bench/RESULTS.md, "Issue
+ * 17: a held copy walked from its files' CFI (session 17)"); the floors keep
+ * a margin below them. clang++'s misses are ld.so's lazy-binding trampoline
+ * (a copy carries no rbx) and libz3's missing CFI, not readiness.
  */
-#define MIN_CLANG_PCT	0.0
+#define MIN_CLANG_PCT	85.0
 #define MIN_GOFMT_PCT	90.0
-#define MIN_CC1PLUS_PCT 0.0
+#define MIN_CC1PLUS_PCT 95.0
 /* The same with the table cache the first record filled (a warm start). */
 #define MIN_WARM_CLANG_PCT   75.0
 #define MIN_WARM_GOFMT_PCT   80.0
@@ -256,6 +255,7 @@ static const char *const counter_keys[] = {"not copied (over budget)",
 					   "held: memory",
 					   "copies: unwound in user space",
 					   "copies: a frame in a file without table",
+					   "copies: frames from the file's CFI",
 					   "copies: truncated, bad frame pointer",
 					   "copies: truncated, too many frames",
 					   "tables: build time",

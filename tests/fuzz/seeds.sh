@@ -40,6 +40,26 @@ fuzz_eh_frame)
 	section "$obj" .debug_frame "$out/debug_frame" 01
 	rm -f "$obj"
 	;;
+fuzz_fde_rows)
+	# Real .eh_frame_hdr and .eh_frame, framed as the target reads them.
+	for f in "${elfs[@]}"; do
+		python3 - "$f" "$out/$(basename "$f").fde" <<'PY' || true
+import struct, subprocess, sys
+src, dst = sys.argv[1], sys.argv[2]
+secs = {}
+for line in subprocess.run(["readelf", "-SW", src], capture_output=True, text=True).stdout.splitlines():
+    p = line.replace("[ ", "[").split()
+    if len(p) > 6 and p[1] in (".eh_frame", ".eh_frame_hdr"):
+        secs[p[1]] = (int(p[3], 16), int(p[4], 16), int(p[5], 16))
+if len(secs) == 2:
+    data = open(src, "rb").read()
+    (ea, eo, es), (ha, ho, hs) = secs[".eh_frame"], secs[".eh_frame_hdr"]
+    with open(dst, "wb") as o:
+        o.write(struct.pack("<Ii", hs, ha - ea) + data[ho:ho + hs] + data[eo:eo + es])
+PY
+		cp "$f" "$out/$(basename "$f").elf" # read as an ELF file too
+	done
+	;;
 fuzz_build_id)
 	for f in "${elfs[@]}"; do
 		section "$f" .note.gnu.build-id "$out/$(basename "$f").note"

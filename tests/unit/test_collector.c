@@ -670,21 +670,26 @@ static void test_copy_released_when_its_files_are_in(void **state)
 	collector__release_loaded(&c);
 	assert_int_equal(c.held.blocked, 1);
 
-	/* libc opened, its table building: still held (a walk now would take
-	 * frame pointers where the table comes), and not walked again. */
+	/* libc opened, its table building: b is walked once more (libc's CFI may
+	 * give its rules before the table: unwind_maps__fde_rule), but its pc
+	 * there (getpid's first byte, a return address: the walk looks up the
+	 * byte before it) is no FDE's alone, so it stays held, not taking frame
+	 * pointers where the table comes, and is not walked again. */
 	libc->pending = false;
 	job = unwind_maps__build_job(&um, libc->table_id, &src);
 	assert_non_null(job);
 	collector__release_loaded(&c);
 	assert_int_equal(c.held.early, 1);
-	assert_int_equal(c.held.blocked, 1);
+	assert_int_equal(c.held.blocked, 2);
 	assert_int_equal(c.stats.traces, 1);
 	assert_int_equal(p->held_bytes, size_b);
+	collector__release_loaded(&c);
+	assert_int_equal(c.held.blocked, 2);
 	/* A new copy into libc, walked now: its table is not in, it stays. */
 	assert_int_equal(collector__handle(&c, b, size_b), 0);
 	collector__release_loaded(&c);
 	assert_int_equal(c.held.early, 1);
-	assert_int_equal(c.held.blocked, 2);
+	assert_int_equal(c.held.blocked, 3);
 	assert_int_equal(p->held_bytes, 2 * size_b);
 
 	/* The build ended (failed: frame pointers for good, as once published). */
@@ -693,7 +698,7 @@ static void test_copy_released_when_its_files_are_in(void **state)
 	job->job.free(&job->job);
 	collector__release_loaded(&c);
 	assert_int_equal(c.held.early, 3);
-	assert_int_equal(c.held.blocked, 2);
+	assert_int_equal(c.held.blocked, 3);
 	assert_int_equal(c.stats.traces, 3);
 	assert_int_equal(p->held_bytes, 0);
 	assert_null(c.held_first);

@@ -12,10 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "elf/elf_file.h"
 #include "unwind/stack_deltas.h"
+#include "unwind/unwind_maps.h"
 #include "testutil.h"
 
 /* ---- a small assembler for hand-written CFI sections ------------------------------ */
@@ -2080,6 +2082,183 @@ static void test_other_machine(void **state)
 	elf_file__close(ef);
 }
 
+/* ---- one FDE at a time (stack_deltas__fde_rows) against the whole table ---- */
+
+static int fd_read(void *ctx, uint64_t off, void *buf, size_t len)
+{
+	ssize_t n = pread(*(int *)ctx, buf, len, (off_t)off);
+
+	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+/*
+ * For pcs all over the file (each delta's first byte, the byte before the
+ * next, and its middle), the rule of the FDE found through .eh_frame_hdr
+ * is the full table's rule, wherever the per-FDE path gives one; it gives
+ * one for nearly every pc the table covers with a rule.
+ */
+static void check_fde_rules(const char *path, size_t stride, size_t min_checked, bool need_index)
+{
+	struct stack_delta_table t;
+	struct elf_file *ef = NULL;
+	struct fde_index ix;
+	size_t checked = 0, refused = 0, gaps = 0;
+	struct timespec t0, t1;
+	uint64_t fde_ns = 0, find_ns = 0;
+
+	build_file(path, &t);
+	assert_int_equal(elf_file__open(path, -1, &ef), 0);
+	if (!need_index && stack_deltas__fde_index(ef, &ix) == -EOPNOTSUPP) {
+		/* a variant without a search table (.debug_frame only) waits for its table */
+		elf_file__close(ef);
+		stack_delta_table__free(&t);
+		return;
+	}
+	assert_int_equal(stack_deltas__fde_index(ef, &ix), 0);
+	assert_true(ix.count > 0);
+	for (size_t i = 0; i + 1 < t.n; i += stride) {
+		uint64_t lo = t.deltas[i].addr, hi = t.deltas[i + 1].addr;
+		uint64_t pcs[3] = {lo, lo + (hi - lo) / 2, hi - 1};
+
+		for (int k = 0; k < 3; k++) {
+			struct fde_rows r;
+			const struct op_unwind_rule *got;
+			const struct stack_delta *want;
+			int err;
+
+			/* Timed for bench/RESULTS.md (printed, not checked). */
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			want = stack_delta_table__find(&t, pcs[k]);
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			find_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000L +
+					      (t1.tv_nsec - t0.tv_nsec));
+			err = stack_deltas__fde_rows(&ix, fd_read, &ef->fd, pcs[k], &r);
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			fde_ns += (uint64_t)((t0.tv_sec - t1.tv_sec) * 1000000000L +
+					     (t0.tv_nsec - t1.tv_nsec));
+
+			assert_non_null(want);
+			if (err == -ENOENT) {
+				/* No FDE there: the table's rule comes from elsewhere (a gap,
+				 * the entry's stop), never from an FDE's rows. */
+				gaps++;
+				continue;
+			}
+			if (err) {
+				assert_int_equal(err, -EOPNOTSUPP);
+				refused++;
+				continue;
+			}
+			got = fde_rows__rule(&r, pcs[k]);
+			assert_non_null(got);
+			if (memcmp(got, &want->rule, sizeof(*got))) {
+				fail_msg("%s: pc 0x%llx: FDE rule cmd %u base %u cfa %d fp %d, "
+					 "table cmd "
+					 "%u base %u cfa %d fp %d",
+					 path, (unsigned long long)pcs[k], got->cmd, got->cfa_base,
+					 got->cfa_offset, got->fp_offset, want->rule.cmd,
+					 want->rule.cfa_base, want->rule.cfa_offset,
+					 want->rule.fp_offset);
+			}
+			checked++;
+			fde_rows__free(&r);
+		}
+	}
+	print_message(
+	    "%s: %zu pcs with the table's rule, %zu refused, %zu in no FDE; per pc: "
+	    "%.0f ns from the file's CFI (uncached), %.0f ns in the built table\n",
+	    path, checked, refused, gaps,
+	    (double)fde_ns / (double)(checked + refused + gaps ? checked + refused + gaps : 1),
+	    (double)find_ns / (double)(checked + refused + gaps ? checked + refused + gaps : 1));
+	assert_true(checked >= min_checked);
+	assert_true(refused * 100 <= checked);
+	elf_file__close(ef);
+	stack_delta_table__free(&t);
+}
+
+static void test_fde_rules_equal_table(void **state)
+{
+	char path[512];
+
+	(void)state;
+	check_fde_rules(LIBC, 1, 10000, true);
+	assert_int_equal(tu_workload_path("cpp_templates", path, sizeof(path)), 0);
+	check_fde_rules(path, 1, 100, true);
+	for (unsigned int i = 0; i < N_VARIANTS; i++)
+		check_fde_rules(fx.prog[i], 1, 10, false);
+	/* A large library when installed (the compiler loop's): every 97th delta (all of
+	 * them, 2.58 million pcs, gave the table's rule too: 5 minutes under load). */
+	if (access("/usr/lib/llvm-14/lib/libLLVM-14.so.1", R_OK) == 0)
+		check_fde_rules("/usr/lib/llvm-14/lib/libLLVM-14.so.1", 97, 20000, true);
+}
+
+/* A file without .eh_frame_hdr has no per-FDE path: it waits for its table. */
+static void test_fde_index_refusals(void **state)
+{
+	struct elf_file *ef = NULL;
+	struct fde_index ix;
+	uint8_t hdr[32] = {1, 0x1b, 0x03, 0x3b};
+
+	(void)state;
+	assert_int_equal(elf_file__open(fx.nohdr, -1, &ef), 0);
+	assert_int_equal(stack_deltas__fde_index(ef, &ix), -EOPNOTSUPP);
+	elf_file__close(ef);
+	/* eh_frame_ptr (pcrel at hdr + 4) names .eh_frame: 0x1000 + 4 + 0x100 = 0x1104 */
+	hdr[4] = 0x00;
+	hdr[5] = 0x01;
+	hdr[8] = 2; /* two entries, 16 bytes: the 32 bytes hold them */
+	assert_int_equal(stack_deltas__fde_index_parse(hdr, sizeof(hdr), sizeof(hdr), 0x1000,
+						       0x1000, 0x1104, 0x1104, 64, &ix),
+			 0);
+	assert_int_equal(ix.count, 2);
+	assert_int_equal(ix.table_off, 0x1000 + 12);
+	/* another table encoding, another eh_frame, a count past the section */
+	hdr[3] = 0x03;
+	assert_int_equal(stack_deltas__fde_index_parse(hdr, sizeof(hdr), sizeof(hdr), 0x1000,
+						       0x1000, 0x1104, 0x1104, 64, &ix),
+			 -EOPNOTSUPP);
+	hdr[3] = 0x3b;
+	assert_int_equal(stack_deltas__fde_index_parse(hdr, sizeof(hdr), sizeof(hdr), 0x1000,
+						       0x1000, 0x2000, 0x2000, 64, &ix),
+			 -EOPNOTSUPP);
+	hdr[8] = 3;
+	assert_int_equal(stack_deltas__fde_index_parse(hdr, sizeof(hdr), sizeof(hdr), 0x1000,
+						       0x1000, 0x1104, 0x1104, 64, &ix),
+			 -ENOENT);
+}
+
+/* The same through unwind_maps__fde_rule: what a copy's walk calls, and its memo. */
+static void test_fde_rule_memo(void **state)
+{
+	struct stack_delta_table t;
+	struct elf_file *ef = NULL;
+	struct unwind_maps um;
+	size_t found = 0, remembered = 0;
+
+	(void)state;
+	build_file(LIBC, &t);
+	assert_int_equal(elf_file__open(LIBC, -1, &ef), 0);
+	unwind_maps__init(&um, -1, -1, -1, -1, 1 << 16);
+	for (size_t i = 0; i < t.n && i < 4000; i++) {
+		struct op_unwind_rule r1, r2;
+		int err = unwind_maps__fde_rule(&um, 0x77, ef, t.deltas[i].addr, &r1);
+
+		if (err < 0)
+			continue;
+		assert_memory_equal(&r1, &t.deltas[i].rule, sizeof(r1));
+		found++;
+		/* Asked again: remembered, no read. */
+		assert_int_equal(unwind_maps__fde_rule(&um, 0x77, ef, t.deltas[i].addr, &r2), 1);
+		assert_memory_equal(&r1, &r2, sizeof(r1));
+		remembered++;
+	}
+	assert_true(found > 2000);
+	assert_int_equal(remembered, found);
+	unwind_maps__clear(&um);
+	elf_file__close(ef);
+	stack_delta_table__free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2111,6 +2290,9 @@ int main(void)
 	    cmocka_unit_test(test_loader_entry_root),
 	    cmocka_unit_test(test_real_sections_malformed),
 	    cmocka_unit_test(test_other_machine),
+	    cmocka_unit_test(test_fde_rules_equal_table),
+	    cmocka_unit_test(test_fde_index_refusals),
+	    cmocka_unit_test(test_fde_rule_memo),
 	};
 	int failed;
 
