@@ -281,12 +281,29 @@ def stats_map_id(pid):
 
 def read_counters(map_id):
     """The sampler's counters summed over CPUs, indexed by enum op_stat."""
-    r = subprocess.run(["bpftool", "-j", "map", "dump", "id", str(map_id)],
-                       capture_output=True, text=True)
-    if r.returncode:
-        return None
+    return read_counters_of([map_id])[0]
+
+
+def read_counters_of(map_ids):
+    """read_counters for several maps, their bpftool dumps run at once (None where
+    one is not readable): read in the same moment, not one after another."""
+    procs = [subprocess.Popen(["bpftool", "-j", "map", "dump", "id", str(m)], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True) if m is not None else None
+             for m in map_ids]
+    outs = []
+    for p in procs:
+        if p is None:
+            outs.append(None)
+            continue
+        text = p.communicate()[0]
+        outs.append(counters_from_dump(text) if p.returncode == 0 else None)
+    return outs
+
+
+def counters_from_dump(text):
+    """The counters of one `bpftool -j map dump` of the stats map, summed over CPUs."""
     out = {}
-    for entry in json.loads(r.stdout):
+    for entry in json.loads(text):
         f = entry.get("formatted", {})
         out[f.get("key")] = sum(v["value"] for v in f.get("values", []))
     return out
@@ -305,27 +322,33 @@ def ns_per_sample_series(pid, seconds, interval=0.5):
     return ns_per_sample_series_of([pid], seconds, interval)[0]
 
 
-def ns_per_sample_series_of(pids, seconds, interval=0.5):
+def ns_per_sample_series_of(pids, seconds, interval=0.5, keep_gaps=False):
     """ns_per_sample_series for several profilers running at once (one series
     per pid, read in the same intervals): side by side, so the load of the
-    machine weighs on each alike."""
+    machine weighs on each alike. keep_gaps: an interval without a figure is
+    None in its series, so index i is the same interval in every series."""
     map_ids = [stats_map_id(pid) for pid in pids]
 
-    def snap(pid, map_id):
-        if map_id is None:
-            return None
-        prog, ctr = sampler_prog_stats(pid), read_counters(map_id)
-        return None if prog is None or ctr is None else (prog[0], walked_samples(ctr))
+    def snaps():
+        # Every agent's program time, then all their counters in one go: the
+        # same moment for each (dumps one after another drift apart on a busy host).
+        progs = [sampler_prog_stats(p) if m is not None else None for p, m in zip(pids, map_ids)]
+        ctrs = read_counters_of(map_ids)
+        return [None if prog is None or ctr is None else (prog[0], walked_samples(ctr))
+                for prog, ctr in zip(progs, ctrs)]
 
     series = [[] for _ in pids]
-    last = [snap(p, m) for p, m in zip(pids, map_ids)]
+    last = snaps()
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         time.sleep(interval)
-        for i, (pid, map_id) in enumerate(zip(pids, map_ids)):
-            now = snap(pid, map_id)
+        nows = snaps()
+        for i in range(len(pids)):
+            now = nows[i]
             if now is not None and last[i] is not None and now[1] > last[i][1]:
                 series[i].append((now[0] - last[i][0]) / (now[1] - last[i][1]))
+            elif keep_gaps:
+                series[i].append(None)
             last[i] = now
     return series
 

@@ -34,6 +34,8 @@ class Bench:
         self.omniprof = os.path.join(self.build, "omniprof")
         # bpf-cost --against: another build's omniprof, profiling the same workload at the same time
         self.against = os.path.join(os.path.abspath(args.against), "omniprof") if args.against else None
+        # bpf-cost --paired N: each row measured at the same time as a native N-frame stack
+        self.paired = getattr(args, "paired", None)
         self.rows = [w for w in args.rows.split(",") if w] if getattr(args, "rows", None) else None
         self.wl = os.path.join(self.build, "workloads")
         self.bwl = os.path.join(self.build, "bench", "workloads")
@@ -101,31 +103,85 @@ class Bench:
         for w in workers:
             w.signal(signal.SIGKILL)
             w.wait()
-        text = open(out + ".stderr").read()
-
-        def counter(name):
-            m = re.search(re.escape(name) + r"\s+(\d+)", text)
-            return int(m.group(1)) if m else 0
-
-        samples = counter("user: trace records")
-        frames = counter("frames: unwound with stack deltas") + \
-            counter("frames: unwound with frame pointers") + \
-            counter("v8: frames walked in BPF") + \
-            counter("ruby: Ruby frames walked in BPF") + \
-            counter("ruby: C function frames walked in BPF") + \
-            counter("python: frames walked in BPF") + \
-            counter("perl: frames walked in BPF") + \
-            counter("php: frames walked in BPF") + \
-            sum(counter("hotspot: %s frames walked in BPF" % k)
-                for k in ("interpreted", "compiled", "stub", "inlined"))
         return {
             "label": label,
             "ns": bl.median(series),
             "p90": sorted(series)[int(len(series) * 0.9)] if series else None,
             "intervals": len(series),
-            "frames": frames / samples if samples else None,
+            "frames": frames_per_sample(out + ".stderr"),
             "against": bl.median(other_series),
         }
+
+    def bpf_cost_paired(self, label, make_workload, seconds, extra=()):
+        """label's workload and the native reference stack (deep_recursion at self.paired
+        frames) run at the same time, each profiled by an agent of its own (and, with
+        --against, by one of that build's too): each agent's program has its own BPF time,
+        so the per-frame ratio of one 0.5 s round to the reference's in the same round has
+        the host's drift in both halves alike. Rows measured one after the other mix that
+        drift into their ratio (1.08-2.19x for one build in three quiet runs)."""
+        if self.rows and not any(w in label for w in self.rows):
+            return None
+        ref = (lambda: self.start_ready([os.path.join(self.wl, "deep_recursion"), "600",
+                                         str(self.paired)]))
+        builds = [self.omniprof] + ([self.against] if self.against else [])
+        # Half the CPUs' worth of workers each: the two stacks share the machine evenly.
+        n = max(1, (os.cpu_count() or 1) // 2)
+        workers, recs = [], []  # recs: (build index, "row" or "ref", Child, stderr path)
+        try:
+            for kind, make, ext in (("row", make_workload, list(extra)), ("ref", ref, [])):
+                ws = [make() for _ in range(n)]
+                workers += ws
+                pids = ["-p", ",".join(str(w.pid) for w in ws), *ext]
+                for i, exe in enumerate(builds):
+                    out = self.out_dir(f"bpf-cost-paired-{label}-{kind}-{i}")
+                    recs.append((i, kind, self.record(pids, seconds + 3, 999, out, verbose=True,
+                                                      omniprof=exe), out + ".stderr"))
+            series = [[] for _ in recs]
+            if all(bl.wait_for_prog(r[2].pid) for r in recs):
+                time.sleep(1.0)  # tables built and loaded
+                series = bl.ns_per_sample_series_of([r[2].pid for r in recs], seconds, keep_gaps=True)
+            for r in recs:
+                r[2].wait(timeout=60)
+        finally:
+            for w in workers:
+                w.signal(signal.SIGKILL)
+                w.wait()
+        result = {"label": label}
+        for i in range(len(builds)):
+            (ri, row), (fi, ref_r) = [(k, r) for k, r in enumerate(recs) if r[0] == i]
+            fr, ff = frames_per_sample(row[3]), frames_per_sample(ref_r[3])
+            ratios = []
+            if fr and ff:
+                ratios = [(a / fr) / (b / ff) for a, b in zip(series[ri], series[fi])
+                          if a is not None and b is not None and b > 0]
+            ok = [v for v in series[ri] if v is not None]
+            ref_ok = [v for v in series[fi] if v is not None]
+            result["against" if i else "this"] = {
+                "ns": bl.median(ok), "ref_ns": bl.median(ref_ok), "frames": fr, "ref_frames": ff,
+                "ratio": bl.median(ratios), "rounds": len(ratios),
+                "p10": sorted(ratios)[len(ratios) // 10] if ratios else None,
+                "p90": sorted(ratios)[len(ratios) * 9 // 10] if ratios else None,
+            }
+        return result
+
+    def bpf_cost_paired_lines(self, rows):
+        head = ("| stack | user frames per sample | BPF ns per sample (median) | native "
+                f"{self.paired} at the same time: frames, ns | per-frame ratio to native, "
+                "median of rounds | p10–p90 of rounds | rounds |")
+        cells = ["this", "against"] if self.against else ["this"]
+        lines = []
+        for key in cells:
+            if self.against:
+                lines.append(f"\n{'this build' if key == 'this' else '--against build'}:\n")
+            lines += [head, "|---|---|---|---|---|---|---|"]
+            for r in rows:
+                c = r[key]
+                lines.append(f"| {r['label']} | {bl.fmt(c['frames'])} | {bl.fmt(c['ns'], '{:.0f}')} "
+                             f"| {bl.fmt(c['ref_frames'])}, {bl.fmt(c['ref_ns'], '{:.0f}')} "
+                             f"| {bl.fmt(c['ratio'], '{:.2f}')}× "
+                             f"| {bl.fmt(c['p10'], '{:.2f}')}–{bl.fmt(c['p90'], '{:.2f}')} "
+                             f"| {c['rounds']} |")
+        return lines
 
     def java_argv(self, main, *args, flags=()):
         """A bench/workloads/<main>.java program (compiled here once) on the JDK, small heap,
@@ -141,60 +197,72 @@ class Bench:
 
     def bpf_cost(self, depths=None):
         seconds = 3 if self.quick else 8
-        rows = []
+        specs = []
+        add = specs.append
+        for depth in depths or (10, 40, 256, 1024):
+            add((
+                f"native, {depth} frames",
+                lambda d=depth: self.start_ready(
+                    [os.path.join(self.wl, "deep_recursion"), "600", str(d)]),
+                # Past the default 256 frames, the depth perf walks (issue 17).
+                seconds, ["--max-frames", "1024"] if depth > 256 else []))
+        add((
+            "Python, 30 Python frames",
+            lambda: self.start_ready([self.python, os.path.join(HERE, "workloads", "py_loop.py"),
+                                      "600", "30"]),
+            seconds))
+        add((
+            "Perl, 40 Perl frames",
+            lambda: self.start_ready([self.perl, os.path.join(HERE, "workloads", "perl_loop.pl"),
+                                      "600", "40"]),
+            seconds))
+        add((
+            "V8, 40 JavaScript frames (optimized)",
+            lambda: self.start_ready([self.node, os.path.join(HERE, "workloads", "v8_loop.js"),
+                                      "600", "40"]),
+            seconds))
+        add((
+            "Python, 30 Python frames, 16 threads",
+            lambda: self.start_ready([self.python, os.path.join(HERE, "workloads", "py_loop.py"),
+                                      "600", "30", "16"]),
+            seconds))
+        add((
+            "Ruby, 40 Ruby frames",
+            lambda: self.start_ready([self.ruby, os.path.join(HERE, "workloads", "rb_loop.rb"),
+                                      "600", "40"]),
+            seconds))
+        add((
+            "Java (C2), 40 Java frames",
+            lambda: self.start_ready(self.java_argv("JavaDeep", "600", "40")),
+            seconds))
+        add((
+            "Java (C2), 40 distinct methods, each its own nmethod",
+            lambda: self.start_ready(self.java_argv(
+                "JavaWide", "600", flags=("-XX:CompileCommand=quiet",
+                                          "-XX:CompileCommand=dontinline,JavaWide::m*"))),
+            seconds))
+        add((
+            "Java (C2), 40 distinct methods, inlined as C2 chooses",
+            lambda: self.start_ready(self.java_argv("JavaWide", "600")),
+            seconds))
+        if os.path.exists(self.php):
+            add((
+                "PHP, 40 PHP frames (php8.2, JIT off)",
+                lambda: self.start_ready([self.php, "-n", os.path.join(HERE, "workloads", "php_loop.php"),
+                                          "600", "40"]),
+                seconds))
         with bl.BpfStats():
-            for depth in depths or (10, 40, 256, 1024):
-                rows.append(self.bpf_cost_one(
-                    f"native, {depth} frames",
-                    lambda d=depth: self.start_ready(
-                        [os.path.join(self.wl, "deep_recursion"), "600", str(d)]),
-                    # Past the default 256 frames, the depth perf walks (issue 17).
-                    seconds, ["--max-frames", "1024"] if depth > 256 else []))
-            rows.append(self.bpf_cost_one(
-                "Python, 30 Python frames",
-                lambda: self.start_ready([self.python, os.path.join(HERE, "workloads", "py_loop.py"),
-                                          "600", "30"]),
-                seconds))
-            rows.append(self.bpf_cost_one(
-                "Perl, 40 Perl frames",
-                lambda: self.start_ready([self.perl, os.path.join(HERE, "workloads", "perl_loop.pl"),
-                                          "600", "40"]),
-                seconds))
-            rows.append(self.bpf_cost_one(
-                "V8, 40 JavaScript frames (optimized)",
-                lambda: self.start_ready([self.node, os.path.join(HERE, "workloads", "v8_loop.js"),
-                                          "600", "40"]),
-                seconds))
-            rows.append(self.bpf_cost_one(
-                "Python, 30 Python frames, 16 threads",
-                lambda: self.start_ready([self.python, os.path.join(HERE, "workloads", "py_loop.py"),
-                                          "600", "30", "16"]),
-                seconds))
-            rows.append(self.bpf_cost_one(
-                "Ruby, 40 Ruby frames",
-                lambda: self.start_ready([self.ruby, os.path.join(HERE, "workloads", "rb_loop.rb"),
-                                          "600", "40"]),
-                seconds))
-            rows.append(self.bpf_cost_one(
-                "Java (C2), 40 Java frames",
-                lambda: self.start_ready(self.java_argv("JavaDeep", "600", "40")),
-                seconds))
-            rows.append(self.bpf_cost_one(
-                "Java (C2), 40 distinct methods, each its own nmethod",
-                lambda: self.start_ready(self.java_argv(
-                    "JavaWide", "600", flags=("-XX:CompileCommand=quiet",
-                                              "-XX:CompileCommand=dontinline,JavaWide::m*"))),
-                seconds))
-            rows.append(self.bpf_cost_one(
-                "Java (C2), 40 distinct methods, inlined as C2 chooses",
-                lambda: self.start_ready(self.java_argv("JavaWide", "600")),
-                seconds))
-            if os.path.exists(self.php):
-                rows.append(self.bpf_cost_one(
-                    "PHP, 40 PHP frames (php8.2, JIT off)",
-                    lambda: self.start_ready([self.php, "-n", os.path.join(HERE, "workloads", "php_loop.php"),
-                                              "600", "40"]),
-                    seconds))
+            if self.paired:
+                # Each row beside the native reference at the same time; the native rows
+                # themselves would only be paired with their own kind.
+                # 30 s: 40-60 rounds (0.5 s, plus the counters' reads) for each ratio's median.
+                specs = [(sp[0], sp[1], 6 if self.quick else 30, *sp[3:]) for sp in specs]
+                rows = [r for r in (self.bpf_cost_paired(*sp) for sp in specs
+                                    if not sp[0].startswith("native,")) if r]
+                lines = self.bpf_cost_paired_lines(rows)
+                self.sections["bpf-cost"] = ([], lines)
+                return lines
+            rows = [self.bpf_cost_one(*sp) for sp in specs]
         lines = ["| stack | user frames per sample | BPF ns per sample (median) | p90 | intervals |"
                  + (" --against build, same time (median) |" if self.against else ""),
                  "|---|---|---|---|---|" + ("---|" if self.against else "")]
@@ -1134,6 +1202,29 @@ class Bench:
         return out
 
 
+def frames_per_sample(stderr_path):
+    """User frames per walked sample from a `record -v` run's counters, or None."""
+    with open(stderr_path) as f:
+        text = f.read()
+
+    def counter(name):
+        m = re.search(re.escape(name) + r"\s+(\d+)", text)
+        return int(m.group(1)) if m else 0
+
+    samples = counter("user: trace records")
+    frames = counter("frames: unwound with stack deltas") + \
+        counter("frames: unwound with frame pointers") + \
+        counter("v8: frames walked in BPF") + \
+        counter("ruby: Ruby frames walked in BPF") + \
+        counter("ruby: C function frames walked in BPF") + \
+        counter("python: frames walked in BPF") + \
+        counter("perl: frames walked in BPF") + \
+        counter("php: frames walked in BPF") + \
+        sum(counter("hotspot: %s frames walked in BPF" % k)
+            for k in ("interpreted", "compiled", "stub", "inlined"))
+    return frames / samples if samples else None
+
+
 def git_commit():
     r = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
                        capture_output=True, text=True)
@@ -1295,6 +1386,10 @@ def main():
     ap.add_argument("--against", default=None, metavar="BUILD",
                     help="bpf-cost, startup and agent: also run this build's omniprof on the same workload "
                          "at the same time (before/after comparisons on a busy machine)")
+    ap.add_argument("--paired", type=int, default=None, metavar="FRAMES",
+                    help="bpf-cost: measure each row at the same time as a native FRAMES-frame stack, "
+                         "each with an agent of its own, and report the median of the 0.5 s rounds' "
+                         "per-frame ratios to it (a ratio the host's drift does not move)")
     ap.add_argument("sections", nargs="*", help=", ".join(SECTIONS))
     args = ap.parse_args()
     if os.geteuid() != 0:
