@@ -322,11 +322,10 @@ def ns_per_sample_series(pid, seconds, interval=0.5):
     return ns_per_sample_series_of([pid], seconds, interval)[0]
 
 
-def ns_per_sample_series_of(pids, seconds, interval=0.5, keep_gaps=False):
+def ns_per_sample_series_of(pids, seconds, interval=0.5):
     """ns_per_sample_series for several profilers running at once (one series
     per pid, read in the same intervals): side by side, so the load of the
-    machine weighs on each alike. keep_gaps: an interval without a figure is
-    None in its series, so index i is the same interval in every series."""
+    machine weighs on each alike."""
     map_ids = [stats_map_id(pid) for pid in pids]
 
     def snaps():
@@ -347,10 +346,29 @@ def ns_per_sample_series_of(pids, seconds, interval=0.5, keep_gaps=False):
             now = nows[i]
             if now is not None and last[i] is not None and now[1] > last[i][1]:
                 series[i].append((now[0] - last[i][0]) / (now[1] - last[i][1]))
-            elif keep_gaps:
-                series[i].append(None)
             last[i] = now
     return series
+
+
+def named_map_id(pid, name):
+    """Id of the map called name (bpftool's name) that pid holds, or None."""
+    for _, info in fdinfo(pid):
+        if "map_id" not in info:
+            continue
+        r = subprocess.run(["bpftool", "-j", "map", "show", "id", info["map_id"]],
+                           capture_output=True, text=True)
+        if r.returncode == 0 and json.loads(r.stdout).get("name") == name:
+            return info["map_id"]
+    return None
+
+
+def jvm_stat_index(name):
+    """Index of counter name in enum op_jvm_stat (omniprof/interp/hotspot_abi.h)."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "bpf", "include", "omniprof", "interp", "hotspot_abi.h")
+    with open(path) as f:
+        body = f.read().split("enum op_jvm_stat {", 1)[1].split("};", 1)[0]
+    return re.findall(r"^\s*(OP_JVM_STAT_\w+)", body, re.M).index(name)
 
 
 def wait_for_prog(pid, timeout=30):

@@ -34,7 +34,7 @@ class Bench:
         self.omniprof = os.path.join(self.build, "omniprof")
         # bpf-cost --against: another build's omniprof, profiling the same workload at the same time
         self.against = os.path.join(os.path.abspath(args.against), "omniprof") if args.against else None
-        # bpf-cost --paired N: each row measured at the same time as a native N-frame stack
+        # bpf-cost --paired N: each Java row in rounds alternating with a native N-frame stack
         self.paired = getattr(args, "paired", None)
         self.rows = [w for w in args.rows.split(",") if w] if getattr(args, "rows", None) else None
         self.wl = os.path.join(self.build, "workloads")
@@ -112,62 +112,104 @@ class Bench:
             "against": bl.median(other_series),
         }
 
-    def bpf_cost_paired(self, label, make_workload, seconds, extra=()):
+    def bpf_cost_paired(self, label, make_workload, seconds, extra=(), interval=0.5):
         """label's workload and the native reference stack (deep_recursion at self.paired
-        frames) run at the same time, each profiled by an agent of its own (and, with
-        --against, by one of that build's too): each agent's program has its own BPF time,
-        so the per-frame ratio of one 0.5 s round to the reference's in the same round has
-        the host's drift in both halves alike. Rows measured one after the other mix that
-        drift into their ratio (1.08-2.19x for one build in three quiet runs)."""
-        if self.rows and not any(w in label for w in self.rows):
+        frames), both running, both targets of one agent (and, with --against, of one of
+        that build's too), in alternating rounds: in each round one of the two is stopped
+        (SIGSTOP) and the other runs, so the round's BPF time per walked sample and its
+        frames (the native frames and HotSpot's, read from the agent's counters) are that
+        stack's alone; each row round's per-frame cost is divided by the next native
+        round's. Rows measured one after the other, 8 s each, mix the host's drift between
+        rows into their ratio (1.08-2.19x for one build in three quiet runs); here the two
+        halves of a ratio are a second apart, with the same agents. Only for the native and
+        HotSpot rows (their frames are the ones counted per round)."""
+        if (self.rows and not any(w in label for w in self.rows)) or not label.startswith("Java"):
             return None
         ref = (lambda: self.start_ready([os.path.join(self.wl, "deep_recursion"), "600",
                                          str(self.paired)]))
         builds = [self.omniprof] + ([self.against] if self.against else [])
-        # Half the CPUs' worth of workers each: the two stacks share the machine evenly.
-        n = max(1, (os.cpu_count() or 1) // 2)
-        workers, recs = [], []  # recs: (build index, "row" or "ref", Child, stderr path)
+        ncpu = os.cpu_count() or 1
+        groups = {"row": [], "ref": []}
+        recs, rounds = [], []  # rounds: (kind, per agent (ns, walked, frames) or None)
+        cfi = bl.op_stat_index("OP_STAT_FRAMES_CFI")
+        fp = bl.op_stat_index("OP_STAT_FRAMES_FP")
+        jvm = [bl.jvm_stat_index(n) for n in ("OP_JVM_STAT_INTERPRETED", "OP_JVM_STAT_COMPILED",
+                                               "OP_JVM_STAT_STUB", "OP_JVM_STAT_INLINED")]
         try:
-            for kind, make, ext in (("row", make_workload, list(extra)), ("ref", ref, [])):
-                ws = [make() for _ in range(n)]
-                workers += ws
-                pids = ["-p", ",".join(str(w.pid) for w in ws), *ext]
-                for i, exe in enumerate(builds):
-                    out = self.out_dir(f"bpf-cost-paired-{label}-{kind}-{i}")
-                    recs.append((i, kind, self.record(pids, seconds + 3, 999, out, verbose=True,
-                                                      omniprof=exe), out + ".stderr"))
-            series = [[] for _ in recs]
-            if all(bl.wait_for_prog(r[2].pid) for r in recs):
+            groups["row"] = [make_workload() for _ in range(ncpu)]
+            groups["ref"] = [ref() for _ in range(ncpu)]
+            for w in groups["ref"]:
+                w.signal(signal.SIGSTOP)
+            pids = ["-p", ",".join(str(w.pid) for w in groups["row"] + groups["ref"]), *extra]
+            for i, exe in enumerate(builds):
+                out = self.out_dir(f"bpf-cost-paired-{label}-{i}")
+                recs.append(self.record(pids, 3 * seconds + 60, 999, out, omniprof=exe))
+            if all(bl.wait_for_prog(r.pid) for r in recs):
                 time.sleep(1.0)  # tables built and loaded
-                series = bl.ns_per_sample_series_of([r[2].pid for r in recs], seconds, keep_gaps=True)
+                stats = [bl.stats_map_id(r.pid) for r in recs]
+                jstats = [bl.named_map_id(r.pid, "jvm_stats") for r in recs]
+
+                def snap():
+                    progs = [bl.sampler_prog_stats(r.pid) for r in recs]
+                    maps = bl.read_counters_of(stats + jstats)
+                    out = []
+                    for k, prog in enumerate(progs):
+                        c, j = maps[k], maps[len(recs) + k]
+                        out.append(None if prog is None or c is None or j is None else
+                                   (prog[0], bl.walked_samples(c),
+                                    c.get(cfi, 0) + c.get(fp, 0) + sum(j.get(x, 0) for x in jvm)))
+                    return out
+
+                end, k = time.monotonic() + seconds, 0
+                while time.monotonic() < end:
+                    kind = ("row", "ref")[k % 2]
+                    for w in groups["ref" if kind == "row" else "row"]:
+                        w.signal(signal.SIGSTOP)
+                    for w in groups[kind]:
+                        w.signal(signal.SIGCONT)
+                    time.sleep(0.1)  # the stopped stack's last samples are in
+                    before = snap()
+                    time.sleep(interval)
+                    after = snap()
+                    rounds.append((kind, [None if x is None or y is None or y[1] <= x[1] else
+                                          tuple(b - a for a, b in zip(x, y))
+                                          for x, y in zip(before, after)]))
+                    k += 1
             for r in recs:
-                r[2].wait(timeout=60)
+                r.signal(signal.SIGINT)
+                r.wait(timeout=60)
         finally:
-            for w in workers:
+            for w in groups["row"] + groups["ref"]:
                 w.signal(signal.SIGKILL)
+                w.signal(signal.SIGCONT)
                 w.wait()
         result = {"label": label}
         for i in range(len(builds)):
-            (ri, row), (fi, ref_r) = [(k, r) for k, r in enumerate(recs) if r[0] == i]
-            fr, ff = frames_per_sample(row[3]), frames_per_sample(ref_r[3])
+            def total(kind, f):
+                ds = [d[i] for kd, d in rounds if kd == kind and d[i]]
+                return sum(x[f] for x in ds)
+
+            fr = total("row", 2) / total("row", 1) if total("row", 1) else None
+            ff = total("ref", 2) / total("ref", 1) if total("ref", 1) else None
+            row_ns = [d[i][0] / d[i][1] for kd, d in rounds if kd == "row" and d[i]]
+            ref_ns = [d[i][0] / d[i][1] for kd, d in rounds if kd == "ref" and d[i]]
             ratios = []
-            if fr and ff:
-                ratios = [(a / fr) / (b / ff) for a, b in zip(series[ri], series[fi])
-                          if a is not None and b is not None and b > 0]
-            ok = [v for v in series[ri] if v is not None]
-            ref_ok = [v for v in series[fi] if v is not None]
+            for j in range(0, len(rounds) - 1, 2):
+                a, b = rounds[j][1][i], rounds[j + 1][1][i]
+                if a and b and a[2] and b[2]:
+                    ratios.append((a[0] / a[2]) / (b[0] / b[2]))
             result["against" if i else "this"] = {
-                "ns": bl.median(ok), "ref_ns": bl.median(ref_ok), "frames": fr, "ref_frames": ff,
-                "ratio": bl.median(ratios), "rounds": len(ratios),
+                "ns": bl.median(row_ns), "ref_ns": bl.median(ref_ns), "frames": fr,
+                "ref_frames": ff, "ratio": bl.median(ratios), "rounds": len(ratios),
                 "p10": sorted(ratios)[len(ratios) // 10] if ratios else None,
                 "p90": sorted(ratios)[len(ratios) * 9 // 10] if ratios else None,
             }
         return result
 
     def bpf_cost_paired_lines(self, rows):
-        head = ("| stack | user frames per sample | BPF ns per sample (median) | native "
-                f"{self.paired} at the same time: frames, ns | per-frame ratio to native, "
-                "median of rounds | p10–p90 of rounds | rounds |")
+        head = ("| stack | user frames per sample | BPF ns per sample (median of rounds) | native "
+                f"{self.paired} in the rounds between: frames, ns | per-frame ratio to native, "
+                "median of round pairs | p10–p90 of pairs | pairs |")
         cells = ["this", "against"] if self.against else ["this"]
         lines = []
         for key in cells:
@@ -253,9 +295,9 @@ class Bench:
                 seconds))
         with bl.BpfStats():
             if self.paired:
-                # Each row beside the native reference at the same time; the native rows
-                # themselves would only be paired with their own kind.
-                # 30 s: 40-60 rounds (0.5 s, plus the counters' reads) for each ratio's median.
+                # Each Java row in rounds alternating with the native reference (the
+                # native rows would be paired with their own kind); 30 s: 20-30 rounds
+                # of 0.5 s and the counters' reads.
                 specs = [(sp[0], sp[1], 6 if self.quick else 30, *sp[3:]) for sp in specs]
                 rows = [r for r in (self.bpf_cost_paired(*sp) for sp in specs
                                     if not sp[0].startswith("native,")) if r]
@@ -1387,9 +1429,10 @@ def main():
                     help="bpf-cost, startup and agent: also run this build's omniprof on the same workload "
                          "at the same time (before/after comparisons on a busy machine)")
     ap.add_argument("--paired", type=int, default=None, metavar="FRAMES",
-                    help="bpf-cost: measure each row at the same time as a native FRAMES-frame stack, "
-                         "each with an agent of its own, and report the median of the 0.5 s rounds' "
-                         "per-frame ratios to it (a ratio the host's drift does not move)")
+                    help="bpf-cost: the Java rows only, each in 0.5 s rounds alternating with a native "
+                         "FRAMES-frame stack (the other one stopped), profiled by the same agent; reports "
+                         "the median of the round pairs' per-frame ratios (the host's drift between "
+                         "rows does not move it)")
     ap.add_argument("sections", nargs="*", help=", ".join(SECTIONS))
     args = ap.parse_args()
     if os.geteuid() != 0:
