@@ -282,12 +282,29 @@ def stats_map_id(pid):
 
 def read_counters(map_id):
     """The sampler's counters summed over CPUs, indexed by enum op_stat."""
-    r = subprocess.run(["bpftool", "-j", "map", "dump", "id", str(map_id)],
-                       capture_output=True, text=True)
-    if r.returncode:
-        return None
+    return read_counters_of([map_id])[0]
+
+
+def read_counters_of(map_ids):
+    """read_counters for several maps, their bpftool dumps run at once (None where
+    one is not readable): read in the same moment, not one after another."""
+    procs = [subprocess.Popen(["bpftool", "-j", "map", "dump", "id", str(m)], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True) if m is not None else None
+             for m in map_ids]
+    outs = []
+    for p in procs:
+        if p is None:
+            outs.append(None)
+            continue
+        text = p.communicate()[0]
+        outs.append(counters_from_dump(text) if p.returncode == 0 else None)
+    return outs
+
+
+def counters_from_dump(text):
+    """The counters of one `bpftool -j map dump` of the stats map, summed over CPUs."""
     out = {}
-    for entry in json.loads(r.stdout):
+    for entry in json.loads(text):
         f = entry.get("formatted", {})
         out[f.get("key")] = sum(v["value"] for v in f.get("values", []))
     return out
@@ -312,23 +329,47 @@ def ns_per_sample_series_of(pids, seconds, interval=0.5):
     machine weighs on each alike."""
     map_ids = [stats_map_id(pid) for pid in pids]
 
-    def snap(pid, map_id):
-        if map_id is None:
-            return None
-        prog, ctr = sampler_prog_stats(pid), read_counters(map_id)
-        return None if prog is None or ctr is None else (prog[0], walked_samples(ctr))
+    def snaps():
+        # Every agent's program time, then all their counters in one go: the
+        # same moment for each (dumps one after another drift apart on a busy host).
+        progs = [sampler_prog_stats(p) if m is not None else None for p, m in zip(pids, map_ids)]
+        ctrs = read_counters_of(map_ids)
+        return [None if prog is None or ctr is None else (prog[0], walked_samples(ctr))
+                for prog, ctr in zip(progs, ctrs)]
 
     series = [[] for _ in pids]
-    last = [snap(p, m) for p, m in zip(pids, map_ids)]
+    last = snaps()
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         time.sleep(interval)
-        for i, (pid, map_id) in enumerate(zip(pids, map_ids)):
-            now = snap(pid, map_id)
+        nows = snaps()
+        for i in range(len(pids)):
+            now = nows[i]
             if now is not None and last[i] is not None and now[1] > last[i][1]:
                 series[i].append((now[0] - last[i][0]) / (now[1] - last[i][1]))
             last[i] = now
     return series
+
+
+def named_map_id(pid, name):
+    """Id of the map called name (bpftool's name) that pid holds, or None."""
+    for _, info in fdinfo(pid):
+        if "map_id" not in info:
+            continue
+        r = subprocess.run(["bpftool", "-j", "map", "show", "id", info["map_id"]],
+                           capture_output=True, text=True)
+        if r.returncode == 0 and json.loads(r.stdout).get("name") == name:
+            return info["map_id"]
+    return None
+
+
+def jvm_stat_index(name):
+    """Index of counter name in enum op_jvm_stat (omniprof/interp/hotspot_abi.h)."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "bpf", "include", "omniprof", "interp", "hotspot_abi.h")
+    with open(path) as f:
+        body = f.read().split("enum op_jvm_stat {", 1)[1].split("};", 1)[0]
+    return re.findall(r"^\s*(OP_JVM_STAT_\w+)", body, re.M).index(name)
 
 
 def wait_for_prog(pid, timeout=30):

@@ -34,6 +34,8 @@ class Bench:
         self.omniprof = os.path.join(self.build, "omniprof")
         # bpf-cost --against: another build's omniprof, profiling the same workload at the same time
         self.against = os.path.join(os.path.abspath(args.against), "omniprof") if args.against else None
+        # bpf-cost --paired N: each Java row in rounds alternating with a native N-frame stack
+        self.paired = getattr(args, "paired", None)
         self.rows = [w for w in args.rows.split(",") if w] if getattr(args, "rows", None) else None
         self.wl = os.path.join(self.build, "workloads")
         self.bwl = os.path.join(self.build, "bench", "workloads")
@@ -101,31 +103,127 @@ class Bench:
         for w in workers:
             w.signal(signal.SIGKILL)
             w.wait()
-        text = open(out + ".stderr").read()
-
-        def counter(name):
-            m = re.search(re.escape(name) + r"\s+(\d+)", text)
-            return int(m.group(1)) if m else 0
-
-        samples = counter("user: trace records")
-        frames = counter("frames: unwound with stack deltas") + \
-            counter("frames: unwound with frame pointers") + \
-            counter("v8: frames walked in BPF") + \
-            counter("ruby: Ruby frames walked in BPF") + \
-            counter("ruby: C function frames walked in BPF") + \
-            counter("python: frames walked in BPF") + \
-            counter("perl: frames walked in BPF") + \
-            counter("php: frames walked in BPF") + \
-            sum(counter("hotspot: %s frames walked in BPF" % k)
-                for k in ("interpreted", "compiled", "stub", "inlined"))
         return {
             "label": label,
             "ns": bl.median(series),
             "p90": sorted(series)[int(len(series) * 0.9)] if series else None,
             "intervals": len(series),
-            "frames": frames / samples if samples else None,
+            "frames": frames_per_sample(out + ".stderr"),
             "against": bl.median(other_series),
         }
+
+    def bpf_cost_paired(self, label, make_workload, seconds, extra=(), interval=0.5):
+        """label's workload and the native reference stack (deep_recursion at self.paired
+        frames), both running, both targets of one agent (and, with --against, of one of
+        that build's too), in alternating rounds: in each round one of the two is stopped
+        (SIGSTOP) and the other runs, so the round's BPF time per walked sample and its
+        frames (the native frames and HotSpot's, read from the agent's counters) are that
+        stack's alone; each row round's per-frame cost is divided by the next native
+        round's. Rows measured one after the other, 8 s each, mix the host's drift between
+        rows into their ratio (1.08-2.19x for one build in three quiet runs); here the two
+        halves of a ratio are a second apart, with the same agents. Only for the native and
+        HotSpot rows (their frames are the ones counted per round)."""
+        if (self.rows and not any(w in label for w in self.rows)) or not label.startswith("Java"):
+            return None
+        ref = (lambda: self.start_ready([os.path.join(self.wl, "deep_recursion"), "600",
+                                         str(self.paired)]))
+        builds = [self.omniprof] + ([self.against] if self.against else [])
+        ncpu = os.cpu_count() or 1
+        groups = {"row": [], "ref": []}
+        recs, rounds = [], []  # rounds: (kind, per agent (ns, walked, frames) or None)
+        cfi = bl.op_stat_index("OP_STAT_FRAMES_CFI")
+        fp = bl.op_stat_index("OP_STAT_FRAMES_FP")
+        jvm = [bl.jvm_stat_index(n) for n in ("OP_JVM_STAT_INTERPRETED", "OP_JVM_STAT_COMPILED",
+                                               "OP_JVM_STAT_STUB", "OP_JVM_STAT_INLINED")]
+        try:
+            groups["row"] = [make_workload() for _ in range(ncpu)]
+            groups["ref"] = [ref() for _ in range(ncpu)]
+            for w in groups["ref"]:
+                w.signal(signal.SIGSTOP)
+            pids = ["-p", ",".join(str(w.pid) for w in groups["row"] + groups["ref"]), *extra]
+            for i, exe in enumerate(builds):
+                out = self.out_dir(f"bpf-cost-paired-{label}-{i}")
+                recs.append(self.record(pids, 3 * seconds + 60, 999, out, omniprof=exe))
+            if all(bl.wait_for_prog(r.pid) for r in recs):
+                time.sleep(1.0)  # tables built and loaded
+                stats = [bl.stats_map_id(r.pid) for r in recs]
+                jstats = [bl.named_map_id(r.pid, "jvm_stats") for r in recs]
+
+                def snap():
+                    progs = [bl.sampler_prog_stats(r.pid) for r in recs]
+                    maps = bl.read_counters_of(stats + jstats)
+                    out = []
+                    for k, prog in enumerate(progs):
+                        c, j = maps[k], maps[len(recs) + k]
+                        out.append(None if prog is None or c is None or j is None else
+                                   (prog[0], bl.walked_samples(c),
+                                    c.get(cfi, 0) + c.get(fp, 0) + sum(j.get(x, 0) for x in jvm)))
+                    return out
+
+                end, k = time.monotonic() + seconds, 0
+                while time.monotonic() < end:
+                    kind = ("row", "ref")[k % 2]
+                    for w in groups["ref" if kind == "row" else "row"]:
+                        w.signal(signal.SIGSTOP)
+                    for w in groups[kind]:
+                        w.signal(signal.SIGCONT)
+                    time.sleep(0.1)  # the stopped stack's last samples are in
+                    before = snap()
+                    time.sleep(interval)
+                    after = snap()
+                    rounds.append((kind, [None if x is None or y is None or y[1] <= x[1] else
+                                          tuple(b - a for a, b in zip(x, y))
+                                          for x, y in zip(before, after)]))
+                    k += 1
+            for r in recs:
+                r.signal(signal.SIGINT)
+                r.wait(timeout=60)
+        finally:
+            for w in groups["row"] + groups["ref"]:
+                w.signal(signal.SIGKILL)
+                w.signal(signal.SIGCONT)
+                w.wait()
+        result = {"label": label}
+        for i in range(len(builds)):
+            def total(kind, f):
+                ds = [d[i] for kd, d in rounds if kd == kind and d[i]]
+                return sum(x[f] for x in ds)
+
+            fr = total("row", 2) / total("row", 1) if total("row", 1) else None
+            ff = total("ref", 2) / total("ref", 1) if total("ref", 1) else None
+            row_ns = [d[i][0] / d[i][1] for kd, d in rounds if kd == "row" and d[i]]
+            ref_ns = [d[i][0] / d[i][1] for kd, d in rounds if kd == "ref" and d[i]]
+            ratios = []
+            for j in range(0, len(rounds) - 1, 2):
+                a, b = rounds[j][1][i], rounds[j + 1][1][i]
+                if a and b and a[2] and b[2]:
+                    ratios.append((a[0] / a[2]) / (b[0] / b[2]))
+            result["against" if i else "this"] = {
+                "ns": bl.median(row_ns), "ref_ns": bl.median(ref_ns), "frames": fr,
+                "ref_frames": ff, "ratio": bl.median(ratios), "rounds": len(ratios),
+                "p10": sorted(ratios)[len(ratios) // 10] if ratios else None,
+                "p90": sorted(ratios)[len(ratios) * 9 // 10] if ratios else None,
+            }
+        return result
+
+    def bpf_cost_paired_lines(self, rows):
+        head = ("| stack | user frames per sample | BPF ns per sample (median of rounds) | native "
+                f"{self.paired} in the rounds between: frames, ns | per-frame ratio to native, "
+                "median of round pairs | p10–p90 of pairs | pairs |")
+        cells = ["this", "against"] if self.against else ["this"]
+        lines = []
+        for key in cells:
+            if self.against:
+                lines.append(f"\n{'this build' if key == 'this' else '--against build'}:\n")
+            lines += [head, "|---|---|---|---|---|---|---|"]
+            for r in rows:
+                c = r[key]
+                lines.append(f"| {r['label']} | {bl.fmt(c['frames'])} | {bl.fmt(c['ns'], '{:.0f}')} "
+                             f"| {bl.fmt(c['ref_frames'])}, {bl.fmt(c['ref_ns'], '{:.0f}')} "
+                             f"| {bl.fmt(c['ratio'], '{:.2f}')}× "
+                             f"| {bl.fmt(c['p10'], '{:.2f}')}–{bl.fmt(c['p90'], '{:.2f}')} "
+                             f"| {c['rounds']} |")
+        return lines
 
     def java_argv(self, main, *args, flags=()):
         """A bench/workloads/<main>.java program (compiled here once) on the JDK, small heap,
@@ -141,60 +239,72 @@ class Bench:
 
     def bpf_cost(self, depths=None):
         seconds = 3 if self.quick else 8
-        rows = []
+        specs = []
+        add = specs.append
+        for depth in depths or (10, 40, 256, 1024):
+            add((
+                f"native, {depth} frames",
+                lambda d=depth: self.start_ready(
+                    [os.path.join(self.wl, "deep_recursion"), "600", str(d)]),
+                # Past the default 256 frames, the depth perf walks (issue 17).
+                seconds, ["--max-frames", "1024"] if depth > 256 else []))
+        add((
+            "Python, 30 Python frames",
+            lambda: self.start_ready([self.python, os.path.join(HERE, "workloads", "py_loop.py"),
+                                      "600", "30"]),
+            seconds))
+        add((
+            "Perl, 40 Perl frames",
+            lambda: self.start_ready([self.perl, os.path.join(HERE, "workloads", "perl_loop.pl"),
+                                      "600", "40"]),
+            seconds))
+        add((
+            "V8, 40 JavaScript frames (optimized)",
+            lambda: self.start_ready([self.node, os.path.join(HERE, "workloads", "v8_loop.js"),
+                                      "600", "40"]),
+            seconds))
+        add((
+            "Python, 30 Python frames, 16 threads",
+            lambda: self.start_ready([self.python, os.path.join(HERE, "workloads", "py_loop.py"),
+                                      "600", "30", "16"]),
+            seconds))
+        add((
+            "Ruby, 40 Ruby frames",
+            lambda: self.start_ready([self.ruby, os.path.join(HERE, "workloads", "rb_loop.rb"),
+                                      "600", "40"]),
+            seconds))
+        add((
+            "Java (C2), 40 Java frames",
+            lambda: self.start_ready(self.java_argv("JavaDeep", "600", "40")),
+            seconds))
+        add((
+            "Java (C2), 40 distinct methods, each its own nmethod",
+            lambda: self.start_ready(self.java_argv(
+                "JavaWide", "600", flags=("-XX:CompileCommand=quiet",
+                                          "-XX:CompileCommand=dontinline,JavaWide::m*"))),
+            seconds))
+        add((
+            "Java (C2), 40 distinct methods, inlined as C2 chooses",
+            lambda: self.start_ready(self.java_argv("JavaWide", "600")),
+            seconds))
+        if os.path.exists(self.php):
+            add((
+                "PHP, 40 PHP frames (php8.2, JIT off)",
+                lambda: self.start_ready([self.php, "-n", os.path.join(HERE, "workloads", "php_loop.php"),
+                                          "600", "40"]),
+                seconds))
         with bl.BpfStats():
-            for depth in depths or (10, 40, 256, 1024):
-                rows.append(self.bpf_cost_one(
-                    f"native, {depth} frames",
-                    lambda d=depth: self.start_ready(
-                        [os.path.join(self.wl, "deep_recursion"), "600", str(d)]),
-                    # Past the default 256 frames, the depth perf walks (issue 17).
-                    seconds, ["--max-frames", "1024"] if depth > 256 else []))
-            rows.append(self.bpf_cost_one(
-                "Python, 30 Python frames",
-                lambda: self.start_ready([self.python, os.path.join(HERE, "workloads", "py_loop.py"),
-                                          "600", "30"]),
-                seconds))
-            rows.append(self.bpf_cost_one(
-                "Perl, 40 Perl frames",
-                lambda: self.start_ready([self.perl, os.path.join(HERE, "workloads", "perl_loop.pl"),
-                                          "600", "40"]),
-                seconds))
-            rows.append(self.bpf_cost_one(
-                "V8, 40 JavaScript frames (optimized)",
-                lambda: self.start_ready([self.node, os.path.join(HERE, "workloads", "v8_loop.js"),
-                                          "600", "40"]),
-                seconds))
-            rows.append(self.bpf_cost_one(
-                "Python, 30 Python frames, 16 threads",
-                lambda: self.start_ready([self.python, os.path.join(HERE, "workloads", "py_loop.py"),
-                                          "600", "30", "16"]),
-                seconds))
-            rows.append(self.bpf_cost_one(
-                "Ruby, 40 Ruby frames",
-                lambda: self.start_ready([self.ruby, os.path.join(HERE, "workloads", "rb_loop.rb"),
-                                          "600", "40"]),
-                seconds))
-            rows.append(self.bpf_cost_one(
-                "Java (C2), 40 Java frames",
-                lambda: self.start_ready(self.java_argv("JavaDeep", "600", "40")),
-                seconds))
-            rows.append(self.bpf_cost_one(
-                "Java (C2), 40 distinct methods, each its own nmethod",
-                lambda: self.start_ready(self.java_argv(
-                    "JavaWide", "600", flags=("-XX:CompileCommand=quiet",
-                                              "-XX:CompileCommand=dontinline,JavaWide::m*"))),
-                seconds))
-            rows.append(self.bpf_cost_one(
-                "Java (C2), 40 distinct methods, inlined as C2 chooses",
-                lambda: self.start_ready(self.java_argv("JavaWide", "600")),
-                seconds))
-            if os.path.exists(self.php):
-                rows.append(self.bpf_cost_one(
-                    "PHP, 40 PHP frames (php8.2, JIT off)",
-                    lambda: self.start_ready([self.php, "-n", os.path.join(HERE, "workloads", "php_loop.php"),
-                                              "600", "40"]),
-                    seconds))
+            if self.paired:
+                # Each Java row in rounds alternating with the native reference (the
+                # native rows would be paired with their own kind); 30 s: 20-30 rounds
+                # of 0.5 s and the counters' reads.
+                specs = [(sp[0], sp[1], 6 if self.quick else 30, *sp[3:]) for sp in specs]
+                rows = [r for r in (self.bpf_cost_paired(*sp) for sp in specs
+                                    if not sp[0].startswith("native,")) if r]
+                lines = self.bpf_cost_paired_lines(rows)
+                self.sections["bpf-cost"] = ([], lines)
+                return lines
+            rows = [self.bpf_cost_one(*sp) for sp in specs]
         lines = ["| stack | user frames per sample | BPF ns per sample (median) | p90 | intervals |"
                  + (" --against build, same time (median) |" if self.against else ""),
                  "|---|---|---|---|---|" + ("---|" if self.against else "")]
@@ -1134,6 +1244,29 @@ class Bench:
         return out
 
 
+def frames_per_sample(stderr_path):
+    """User frames per walked sample from a `record -v` run's counters, or None."""
+    with open(stderr_path) as f:
+        text = f.read()
+
+    def counter(name):
+        m = re.search(re.escape(name) + r"\s+(\d+)", text)
+        return int(m.group(1)) if m else 0
+
+    samples = counter("user: trace records")
+    frames = counter("frames: unwound with stack deltas") + \
+        counter("frames: unwound with frame pointers") + \
+        counter("v8: frames walked in BPF") + \
+        counter("ruby: Ruby frames walked in BPF") + \
+        counter("ruby: C function frames walked in BPF") + \
+        counter("python: frames walked in BPF") + \
+        counter("perl: frames walked in BPF") + \
+        counter("php: frames walked in BPF") + \
+        sum(counter("hotspot: %s frames walked in BPF" % k)
+            for k in ("interpreted", "compiled", "stub", "inlined"))
+    return frames / samples if samples else None
+
+
 def git_commit():
     r = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
                        capture_output=True, text=True)
@@ -1295,6 +1428,11 @@ def main():
     ap.add_argument("--against", default=None, metavar="BUILD",
                     help="bpf-cost, startup and agent: also run this build's omniprof on the same workload "
                          "at the same time (before/after comparisons on a busy machine)")
+    ap.add_argument("--paired", type=int, default=None, metavar="FRAMES",
+                    help="bpf-cost: the Java rows only, each in 0.5 s rounds alternating with a native "
+                         "FRAMES-frame stack (the other one stopped), profiled by the same agent; reports "
+                         "the median of the round pairs' per-frame ratios (the host's drift between "
+                         "rows does not move it)")
     ap.add_argument("sections", nargs="*", help=", ".join(SECTIONS))
     args = ap.parse_args()
     if os.geteuid() != 0:
