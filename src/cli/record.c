@@ -458,9 +458,10 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 			(unsigned long long)ws.threads);
 		fprintf(stderr,
 			"  %-40s %llu put back (no room), %.1f MiB reserved at most, %llu urged "
-			"jobs beside\n",
+			"jobs beside (%llu urged once put back)\n",
 			"file worker: build memory", (unsigned long long)ws.deferred,
-			(double)ws.reserved_max / (1 << 20), (unsigned long long)ws.urgent_beside);
+			(double)ws.reserved_max / (1 << 20), (unsigned long long)ws.urgent_beside,
+			(unsigned long long)ws.urged_deferred);
 	}
 	fprintf(stderr, "  %-40s %llu closed past %u, %llu reopened, %llu not reopened\n",
 		"user: file descriptors", (unsigned long long)c->files.stats.fds_closed,

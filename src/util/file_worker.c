@@ -436,23 +436,44 @@ bool file_worker__urge(struct file_worker *fw, const struct file_job *job)
 	for (cur = sh->urgent_last ? sh->urgent_last->next : sh->queue_first; cur && cur != job;
 	     cur = cur->next)
 		prev = cur;
-	if (!cur || cur->urgent) {
+	if (!cur) {
+		/*
+		 * Put back for want of room (gofmt's build behind libLLVM's): out
+		 * of the deferred jobs, so a thread takes it again at once and it
+		 * reserves beside (file_job__reserve).
+		 */
+		prev = NULL;
+		for (cur = sh->deferred_first; cur && cur != job; cur = cur->next)
+			prev = cur;
+		if (!cur || cur->urgent) {
+			pthread_mutex_unlock(&sh->lock);
+			return false;
+		}
+		if (prev)
+			prev->next = cur->next;
+		else
+			sh->deferred_first = cur->next;
+		if (sh->deferred_last == cur)
+			sh->deferred_last = prev;
+		sh->stats.urged_deferred++;
+	} else if (cur->urgent) {
 		pthread_mutex_unlock(&sh->lock);
 		return false;
+	} else {
+		if (!prev)
+			prev = sh->urgent_last;
+		/* Out of its place ... */
+		if (prev)
+			prev->next = cur->next;
+		else
+			sh->queue_first = cur->next;
+		if (sh->queue_last == cur)
+			sh->queue_last = prev;
+		if (sh->fg_last == cur)
+			sh->fg_last = prev;
+		if (sh->bg_first == cur)
+			sh->bg_first = cur->next;
 	}
-	if (!prev)
-		prev = sh->urgent_last;
-	/* Out of its place ... */
-	if (prev)
-		prev->next = cur->next;
-	else
-		sh->queue_first = cur->next;
-	if (sh->queue_last == cur)
-		sh->queue_last = prev;
-	if (sh->fg_last == cur)
-		sh->fg_last = prev;
-	if (sh->bg_first == cur)
-		sh->bg_first = cur->next;
 	/* ... and after the last urgent one (or first). */
 	old_urgent = sh->urgent_last;
 	if (old_urgent) {
@@ -469,6 +490,7 @@ bool file_worker__urge(struct file_worker *fw, const struct file_job *job)
 	sh->urgent_last = cur;
 	cur->urgent = true;
 	sh->stats.urged++;
+	pthread_cond_signal(&sh->cond);
 	pthread_mutex_unlock(&sh->lock);
 	return true;
 }

@@ -88,8 +88,9 @@ struct file_worker_stats {
 	uint64_t promoted;	/* background jobs moved ahead: a sampled process waits for them */
 	uint64_t urged;		/* jobs moved to the head: a held copy gets no rule without them */
 	uint64_t urgent_beside; /* reservations granted to urged jobs beside a full one */
-	uint64_t deferred;	/* jobs put back by file_job__reserve() (no room yet) */
-	uint64_t reserved_max;	/* most bytes reserved at once */
+	uint64_t urged_deferred; /* ... of them taken out of the jobs put back (no room) */
+	uint64_t deferred;	 /* jobs put back by file_job__reserve() (no room yet) */
+	uint64_t reserved_max;	 /* most bytes reserved at once */
 };
 
 struct file_worker;
@@ -119,13 +120,13 @@ void file_worker__post_as(struct file_worker *fw, struct file_job *job, bool bac
  */
 bool file_worker__promote(struct file_worker *fw, const struct file_job *job);
 /*
- * Moves job, if it is still queued (foreground or background) and was not
- * urged before, to the head of the queue, after the jobs urged before it: a
- * file a held copy can take no rule from until the job is done (a Go file's
- * table, a file with no .eh_frame_hdr, a refused FDE, a file still opened)
- * goes before the builds of files whose copies are already walked from their
- * CFI one FDE at a time (issue 17). True when it moved. job is only
- * compared, as by file_worker__promote().
+ * Moves job, if it is still queued (foreground, background, or put back
+ * for want of room) and was not urged before, to the head of the queue,
+ * after the jobs urged before it: a file a held copy can take no rule from
+ * until the job is done (a Go file's table, a file with no .eh_frame_hdr, a
+ * refused FDE, a file still opened) goes before the builds of files whose
+ * copies are already walked from their CFI one FDE at a time (issue 17).
+ * True when it moved. job is only compared, as by file_worker__promote().
  */
 bool file_worker__urge(struct file_worker *fw, const struct file_job *job);
 

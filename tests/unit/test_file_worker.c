@@ -285,7 +285,7 @@ static void urge_reserve_run(struct file_job *job)
 /*
  * An urged small build runs beside a large one holding the reservation (a
  * held copy waits for it: gofmt's table beside libLLVM's); one not urged
- * is put back until the large one ends.
+ * is put back, and urged then, runs beside as well.
  */
 static void test_urged_runs_beside_large(void **state)
 {
@@ -320,12 +320,22 @@ static void test_urged_runs_beside_large(void **state)
 	POLL_UNTIL(fw, &s, s.sum >= 20);
 	assert_int_equal(s.done, 2);
 	assert_int_equal(s.sum, 20);
+	/* The other one was put back: urged then, it runs beside too. */
+	for (double t0 = now_s(); now_s() - t0 < 10; usleep(1000)) {
+		file_worker__stats(fw, &st);
+		if (st.deferred >= 1)
+			break;
+	}
+	assert_true(st.deferred >= 1);
+	assert_true(file_worker__urge(fw, &other->job));
+	POLL_UNTIL(fw, &s, s.done == 3);
+	assert_int_equal(s.done, 3);
 	assert_int_equal(write(p[1], "x", 1), 1);
 	POLL_UNTIL(fw, &s, s.done == 4);
 	assert_int_equal(s.done, 4);
 	file_worker__stats(fw, &st);
-	assert_int_equal(st.urgent_beside, 1);
-	assert_true(st.deferred >= 1);
+	assert_int_equal(st.urgent_beside, 2);
+	assert_int_equal(st.urged_deferred, 1);
 	file_worker__free(fw);
 	close(p[0]);
 	close(p[1]);
