@@ -456,9 +456,12 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 			(unsigned long long)ws.done, (unsigned long long)ws.abandoned,
 			(unsigned long long)ws.refused, (unsigned long long)ws.late,
 			(unsigned long long)ws.threads);
-		fprintf(stderr, "  %-40s %llu put back (no room), %.1f MiB reserved at most\n",
+		fprintf(stderr,
+			"  %-40s %llu put back (no room), %.1f MiB reserved at most, %llu urged "
+			"jobs beside (%llu urged once put back)\n",
 			"file worker: build memory", (unsigned long long)ws.deferred,
-			(double)ws.reserved_max / (1 << 20));
+			(double)ws.reserved_max / (1 << 20), (unsigned long long)ws.urgent_beside,
+			(unsigned long long)ws.urged_deferred);
 	}
 	fprintf(stderr, "  %-40s %llu closed past %u, %llu reopened, %llu not reopened\n",
 		"user: file descriptors", (unsigned long long)c->files.stats.fds_closed,
@@ -476,8 +479,9 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 		"held: memory", (unsigned long long)c->held.peak_bytes,
 		(unsigned long long)c->held.slices_cut, (unsigned)COLLECTOR_RELEASE_BUDGET_MS,
 		(unsigned long long)c->held.loaded_cut);
-	fprintf(stderr, "  %-40s %llu\n", "held: file jobs moved ahead (sampled)",
-		(unsigned long long)c->held.promoted);
+	fprintf(stderr, "  %-40s %llu (%llu to the head: a copy's walk stopped there)\n",
+		"held: file jobs moved ahead (sampled)", (unsigned long long)c->held.promoted,
+		(unsigned long long)c->held.urged);
 	fprintf(stderr, "  %-40s %llu\n", "user: waiting processes offered again",
 		(unsigned long long)c->procs.stats.reoffered);
 	fprintf(stderr, "  %-40s %llu (%llu maps reads waited)\n",

@@ -242,6 +242,30 @@ static bool slot_may_be_ready(const struct collector *c, uint32_t slot, bool ope
 }
 
 /*
+ * A held copy's walk stopped at slot: the file gives no rule until its job is
+ * done (still opened, or a table to wait for where its CFI cannot be read one
+ * FDE at a time: Go, no .eh_frame_hdr, a refused FDE). That job goes to the
+ * head of the worker's queue: before, gofmt's table waited behind libLLVM's,
+ * libclang-cpp's and cc1plus's, whose copies no longer wait for them, and was
+ * built after the recording's end wait (issue 17, session 17).
+ */
+static void urge_blocking(struct collector *c, uint32_t slot)
+{
+	const struct cached_file *f = file_cache__at(&c->files, slot);
+	const struct file_job *job;
+
+	if (!f || !c->files.worker)
+		return;
+	job = f->pending ? f->open_job
+	      : f->table_id && c->procs.unwind
+		  ? unwind_maps__build_job_of(c->procs.unwind, f->table_id)
+		  : NULL;
+	/* (urgent is written by this thread only: read without the lock.) */
+	if (job && !job->urgent && file_worker__urge(c->files.worker, job))
+		c->held.urged++;
+}
+
+/*
  * Issue 17: a process is published once every file it maps is ready, so a
  * compiler whose files are all in but libLLVM's table held every copy for
  * that table, even those whose stack never enters libLLVM, and a loaded
@@ -301,6 +325,7 @@ static void release_loaded(struct collector *c, uint64_t start, uint64_t budget_
 
 				r->blocked_open = f && f->pending;
 				c->held.blocked++;
+				urge_blocking(c, slot);
 			} else {
 				/* Malformed, or a caller newly mapped: as before, at its publish.
 				 */

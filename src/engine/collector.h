@@ -47,6 +47,7 @@ struct collector_held_stats {
 	uint64_t unready;  /* ... handled before (the end, an exec): frame pointers there */
 	uint64_t overflow; /* not held, past a byte budget: handled at once */
 	uint64_t promoted; /* file jobs moved ahead of the start-up scan's for a sampled process */
+	uint64_t urged;	   /* file jobs moved to the head: a copy's walk stopped at their file */
 	uint64_t bytes;	   /* held now */
 	uint64_t peak_bytes;
 	uint64_t slices_cut; /* releases cut at COLLECTOR_RELEASE_BUDGET_MS, went on later */

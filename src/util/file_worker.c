@@ -18,16 +18,20 @@
 struct shared {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	/* The queue: jobs posted in the foreground, then those posted in the
-	 * background (from bg_first on), each part in posting order. */
+	/* The queue: jobs urged (up to urgent_last), jobs posted in the
+	 * foreground (up to fg_last, which may be urgent_last), then those posted
+	 * in the background (from bg_first on), each part in posting order. Jobs
+	 * put back (deferred) go to the head, ahead of all. */
 	struct file_job *queue_first, *queue_last;
-	struct file_job *fg_last, *bg_first;
+	struct file_job *urgent_last, *fg_last, *bg_first;
 	struct file_job *done_first, *done_last;
 	/* Finished jobs not handed back by file_worker__poll yet: those on the
 	 * done list and those it took and has not finished handing back. */
 	size_t n_done;
-	size_t done_bytes; /* file_job.bytes of those n_done */
-	size_t reserved;   /* file_job__reserve() grants of the running jobs */
+	size_t done_bytes;	/* file_job.bytes of those n_done */
+	size_t reserved;	/* file_job__reserve() grants of the running jobs */
+	size_t reserved_urgent; /* ... of those urged, granted past the others'
+				   (FILE_WORKER_URGENT_BYTES) */
 	/* Jobs put back by file_job__reserve() (no room), queued again first
 	 * when a reservation ends. */
 	struct file_job *deferred_first, *deferred_last;
@@ -107,6 +111,8 @@ static void unreserve(struct shared *sh, struct file_job *job)
 	if (!job->reserved)
 		return;
 	sh->reserved -= job->reserved;
+	if (job->urgent)
+		sh->reserved_urgent -= job->reserved;
 	job->reserved = 0;
 	if (!sh->deferred_first)
 		return;
@@ -138,6 +144,14 @@ bool file_job__reserve(struct file_job *job, size_t bytes)
 	fits = !sh->reserved ||
 	       (sh->reserved + bytes <= FILE_WORKER_RESERVE_BYTES && !sh->deferred_first) ||
 	       sh->stopping;
+	/* An urged job, small: beside the others (a held copy waits for it). */
+	if (!fits && job->urgent && sh->reserved_urgent + bytes <= FILE_WORKER_URGENT_BYTES) {
+		fits = true;
+		sh->reserved_urgent += bytes;
+		sh->stats.urgent_beside++;
+	} else if (fits && job->urgent) {
+		sh->reserved_urgent += bytes;
+	}
 	if (fits) {
 		sh->reserved += bytes;
 		job->reserved += bytes;
@@ -174,6 +188,8 @@ static void *worker_main(void *arg)
 			sh->queue_last = NULL;
 		if (sh->fg_last == job)
 			sh->fg_last = NULL;
+		if (sh->urgent_last == job)
+			sh->urgent_last = NULL;
 		if (sh->bg_first == job)
 			sh->bg_first = job->next;
 		job->next = NULL;
@@ -338,6 +354,7 @@ void file_worker__post_as(struct file_worker *fw, struct file_job *job, bool bac
 
 	job->err = 0;
 	job->abandoned = false;
+	job->urgent = false;
 	job->bytes = 0;
 	fw->in_flight++;
 	pthread_mutex_lock(&sh->lock);
@@ -405,6 +422,75 @@ bool file_worker__promote(struct file_worker *fw, const struct file_job *job)
 	if (!cur->next)
 		sh->queue_last = cur;
 	sh->stats.promoted++;
+	pthread_mutex_unlock(&sh->lock);
+	return true;
+}
+
+bool file_worker__urge(struct file_worker *fw, const struct file_job *job)
+{
+	struct shared *sh = fw->sh;
+	struct file_job *prev = NULL, *cur, *old_urgent;
+
+	pthread_mutex_lock(&sh->lock);
+	/* Urged once is enough: its place is kept (a held copy urges at each walk). */
+	for (cur = sh->urgent_last ? sh->urgent_last->next : sh->queue_first; cur && cur != job;
+	     cur = cur->next)
+		prev = cur;
+	if (!cur) {
+		/*
+		 * Put back for want of room (gofmt's build behind libLLVM's): out
+		 * of the deferred jobs, so a thread takes it again at once and it
+		 * reserves beside (file_job__reserve).
+		 */
+		prev = NULL;
+		for (cur = sh->deferred_first; cur && cur != job; cur = cur->next)
+			prev = cur;
+		if (!cur || cur->urgent) {
+			pthread_mutex_unlock(&sh->lock);
+			return false;
+		}
+		if (prev)
+			prev->next = cur->next;
+		else
+			sh->deferred_first = cur->next;
+		if (sh->deferred_last == cur)
+			sh->deferred_last = prev;
+		sh->stats.urged_deferred++;
+	} else if (cur->urgent) {
+		pthread_mutex_unlock(&sh->lock);
+		return false;
+	} else {
+		if (!prev)
+			prev = sh->urgent_last;
+		/* Out of its place ... */
+		if (prev)
+			prev->next = cur->next;
+		else
+			sh->queue_first = cur->next;
+		if (sh->queue_last == cur)
+			sh->queue_last = prev;
+		if (sh->fg_last == cur)
+			sh->fg_last = prev;
+		if (sh->bg_first == cur)
+			sh->bg_first = cur->next;
+	}
+	/* ... and after the last urgent one (or first). */
+	old_urgent = sh->urgent_last;
+	if (old_urgent) {
+		cur->next = old_urgent->next;
+		old_urgent->next = cur;
+	} else {
+		cur->next = sh->queue_first;
+		sh->queue_first = cur;
+	}
+	if (!cur->next)
+		sh->queue_last = cur;
+	if (!sh->fg_last || sh->fg_last == old_urgent)
+		sh->fg_last = cur;
+	sh->urgent_last = cur;
+	cur->urgent = true;
+	sh->stats.urged++;
+	pthread_cond_signal(&sh->cond);
 	pthread_mutex_unlock(&sh->lock);
 	return true;
 }

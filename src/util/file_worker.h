@@ -43,6 +43,10 @@
 #define FILE_WORKER_RESERVE_BYTES (16u << 20)
 /* Less is not reserved: small builds never wait, and do not keep a large one waiting. */
 #define FILE_WORKER_RESERVE_MIN (1u << 20)
+/* An urged job (file_worker__urge) up to this size may run beside a large build
+ * that holds the reservation (one such at a time): gofmt's table (1.3 MiB) waited
+ * for libLLVM's (29 MiB) to end. The peak grows by it at most. */
+#define FILE_WORKER_URGENT_BYTES (4u << 20)
 /* Stuck threads left behind at most; past it no replacement is started. */
 #define FILE_WORKER_MAX_ABANDONED 16
 
@@ -67,6 +71,7 @@ struct file_job {
 	unsigned int timeout_ms; /* 0: the worker's */
 	bool abandoned;		 /* under the lock */
 	bool deferred;		 /* file_job__reserve() found no room: run() again later */
+	bool urgent;		 /* under the lock: moved to the head (file_worker__urge) */
 	size_t bytes;		 /* set by run(): memory the finished job holds */
 	size_t reserved;	 /* under the lock: what file_job__reserve() granted */
 	void *owner;		 /* the worker's shared state, while it runs */
@@ -76,13 +81,16 @@ struct file_job {
 struct file_worker_stats {
 	uint64_t queued;
 	uint64_t done;
-	uint64_t abandoned;    /* jobs that ran past the timeout */
-	uint64_t refused;      /* failed at once: every thread was stuck */
-	uint64_t threads;      /* threads started */
-	uint64_t late;	       /* abandoned jobs that returned after all (freed by their thread) */
-	uint64_t promoted;     /* background jobs moved ahead: a sampled process waits for them */
-	uint64_t deferred;     /* jobs put back by file_job__reserve() (no room yet) */
-	uint64_t reserved_max; /* most bytes reserved at once */
+	uint64_t abandoned;	/* jobs that ran past the timeout */
+	uint64_t refused;	/* failed at once: every thread was stuck */
+	uint64_t threads;	/* threads started */
+	uint64_t late;		/* abandoned jobs that returned after all (freed by their thread) */
+	uint64_t promoted;	/* background jobs moved ahead: a sampled process waits for them */
+	uint64_t urged;		/* jobs moved to the head: a held copy gets no rule without them */
+	uint64_t urgent_beside; /* reservations granted to urged jobs beside a full one */
+	uint64_t urged_deferred; /* ... of them taken out of the jobs put back (no room) */
+	uint64_t deferred;	 /* jobs put back by file_job__reserve() (no room yet) */
+	uint64_t reserved_max;	 /* most bytes reserved at once */
 };
 
 struct file_worker;
@@ -111,6 +119,16 @@ void file_worker__post_as(struct file_worker *fw, struct file_job *job, bool bac
  * have finished (not freed by the caller yet).
  */
 bool file_worker__promote(struct file_worker *fw, const struct file_job *job);
+/*
+ * Moves job, if it is still queued (foreground, background, or put back
+ * for want of room) and was not urged before, to the head of the queue,
+ * after the jobs urged before it: a file a held copy can take no rule from
+ * until the job is done (a Go file's table, a file with no .eh_frame_hdr, a
+ * refused FDE, a file still opened) goes before the builds of files whose
+ * copies are already walked from their CFI one FDE at a time (issue 17).
+ * True when it moved. job is only compared, as by file_worker__promote().
+ */
+bool file_worker__urge(struct file_worker *fw, const struct file_job *job);
 
 /*
  * Called with each job that finished (abandoned false: fn owns the job and

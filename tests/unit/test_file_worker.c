@@ -197,6 +197,152 @@ static void test_promote(void **state)
 	close(p[1]);
 }
 
+static atomic_int started;
+
+/* As job_run, counted in started first: the test knows a thread took it. */
+static void started_run(struct file_job *job)
+{
+	atomic_fetch_add(&started, 1);
+	job_run(job);
+}
+
+/* Waits until n jobs of started_run (or urge_reserve_run) were taken, or 10 s. */
+static void wait_started(int n)
+{
+	double t0 = now_s();
+
+	while (atomic_load(&started) < n && now_s() - t0 < 10)
+		usleep(1000);
+	assert_true(atomic_load(&started) >= n);
+}
+
+/*
+ * Jobs urged (a held copy's walk stopped at their file) run before every
+ * other queued job, foreground or background, in the order they were urged;
+ * a job urged again stays where it is; the others keep their
+ * order, and a foreground job posted after still goes before the background.
+ */
+static void test_urge(void **state)
+{
+	struct file_worker_stats st;
+	struct file_worker *fw;
+	struct seen s = {0};
+	struct test_job *first, *a, *b;
+	int p[2], base;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(file_worker__new(1, 10000, &fw), 0);
+	base = atomic_load(&ran);
+	atomic_store(&started, 0);
+	first = job_new(p[0], 0);
+	first->job.run = started_run;
+	file_worker__post(fw, &first->job);
+	wait_started(1); /* running: not queued any more */
+	a = job_new(-1, 1);
+	file_worker__post(fw, &a->job);
+	file_worker__post(fw, &job_new(-1, 3)->job);
+	file_worker__post(fw, &job_new(-1, 4)->job);
+	file_worker__set_background(fw, true);
+	file_worker__post(fw, &job_new(-1, 6)->job);
+	b = job_new(-1, 2);
+	file_worker__post(fw, &b->job);
+	file_worker__post(fw, &job_new(-1, 7)->job);
+	file_worker__set_background(fw, false);
+	assert_true(file_worker__urge(fw, &a->job));
+	assert_true(file_worker__urge(fw, &b->job));
+	assert_false(file_worker__urge(fw, &a->job));
+	/* Neither promoted any more: they are no background jobs now. */
+	assert_false(file_worker__promote(fw, &b->job));
+	file_worker__post(fw, &job_new(-1, 5)->job);
+	assert_int_equal(write(p[1], "x", 1), 1);
+	POLL_UNTIL(fw, &s, s.done == 8);
+	assert_int_equal(s.done, 8);
+	for (int v = 0; v < 8; v++)
+		assert_int_equal(s.order[v] - base, v);
+	file_worker__stats(fw, &st);
+	assert_int_equal(st.urged, 2);
+	file_worker__free(fw);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* value 1: a build past the whole budget (runs alone), held by its pipe;
+ * even: a small one (2 MiB) that returns at once. */
+static void urge_reserve_run(struct file_job *job)
+{
+	struct test_job *j = (struct test_job *)job;
+	char c;
+
+	if (!file_job__reserve(job, j->value == 1 ? FILE_WORKER_RESERVE_BYTES * 2 : 2u << 20))
+		return; /* run again later */
+	if (j->value == 1)
+		atomic_fetch_add(&started, 1);
+	if (j->fd >= 0 && read(j->fd, &c, 1) != 1)
+		job->err = -EIO;
+}
+
+/*
+ * An urged small build runs beside a large one holding the reservation (a
+ * held copy waits for it: gofmt's table beside libLLVM's); one not urged
+ * is put back, and urged then, runs beside as well.
+ */
+static void test_urged_runs_beside_large(void **state)
+{
+	struct file_worker_stats st;
+	struct file_worker *fw;
+	struct seen s = {0};
+	struct test_job *large, *blocker, *other, *urged;
+	int p[2], q[2];
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(pipe(q), 0);
+	assert_int_equal(file_worker__new(2, 10000, &fw), 0);
+	atomic_store(&started, 0);
+	large = job_new(p[0], 1);
+	large->job.run = urge_reserve_run;
+	file_worker__post(fw, &large->job);
+	/* Holds the other thread while the two small ones are queued. */
+	blocker = job_new(q[0], 8);
+	blocker->job.run = started_run;
+	file_worker__post(fw, &blocker->job);
+	wait_started(2); /* the large one reserved, the blocker running */
+	other = job_new(-1, 2);
+	other->job.run = urge_reserve_run;
+	file_worker__post(fw, &other->job);
+	urged = job_new(-1, 4);
+	urged->job.run = urge_reserve_run;
+	file_worker__post(fw, &urged->job);
+	assert_true(file_worker__urge(fw, &urged->job));
+	assert_int_equal(write(q[1], "x", 1), 1);
+	/* 8 * 2 (run doubles it) + 4: the blocker and the urged one, the large one still held. */
+	POLL_UNTIL(fw, &s, s.sum >= 20);
+	assert_int_equal(s.done, 2);
+	assert_int_equal(s.sum, 20);
+	/* The other one was put back: urged then, it runs beside too. */
+	for (double t0 = now_s(); now_s() - t0 < 10; usleep(1000)) {
+		file_worker__stats(fw, &st);
+		if (st.deferred >= 1)
+			break;
+	}
+	assert_true(st.deferred >= 1);
+	assert_true(file_worker__urge(fw, &other->job));
+	POLL_UNTIL(fw, &s, s.done == 3);
+	assert_int_equal(s.done, 3);
+	assert_int_equal(write(p[1], "x", 1), 1);
+	POLL_UNTIL(fw, &s, s.done == 4);
+	assert_int_equal(s.done, 4);
+	file_worker__stats(fw, &st);
+	assert_int_equal(st.urgent_beside, 2);
+	assert_int_equal(st.urged_deferred, 1);
+	file_worker__free(fw);
+	close(p[0]);
+	close(p[1]);
+	close(q[0]);
+	close(q[1]);
+}
+
 static void test_stuck_job_abandoned(void **state)
 {
 	struct file_worker_stats st;
@@ -464,6 +610,8 @@ int main(void)
 	    cmocka_unit_test(test_jobs_come_back),
 	    cmocka_unit_test(test_background_jobs_last),
 	    cmocka_unit_test(test_promote),
+	    cmocka_unit_test(test_urge),
+	    cmocka_unit_test(test_urged_runs_beside_large),
 	    cmocka_unit_test(test_stuck_job_abandoned),
 	    cmocka_unit_test(test_cap_then_refused_and_free_never_waits),
 	    cmocka_unit_test(test_done_jobs_bounded_until_handled),
