@@ -390,6 +390,25 @@ void file_worker__set_background(struct file_worker *fw, bool background)
 	fw->background = background;
 }
 
+/*
+ * Takes cur out of the queue (prev: the job before it, NULL when cur is the
+ * head); a mark of the queue's parts that pointed at cur moves to its
+ * neighbour. Called with sh->lock held.
+ */
+static void queue_unlink(struct shared *sh, struct file_job *prev, struct file_job *cur)
+{
+	if (prev)
+		prev->next = cur->next;
+	else
+		sh->queue_first = cur->next;
+	if (sh->queue_last == cur)
+		sh->queue_last = prev;
+	if (sh->fg_last == cur)
+		sh->fg_last = prev;
+	if (sh->bg_first == cur)
+		sh->bg_first = cur->next;
+}
+
 bool file_worker__promote(struct file_worker *fw, const struct file_job *job)
 {
 	struct shared *sh = fw->sh;
@@ -404,14 +423,7 @@ bool file_worker__promote(struct file_worker *fw, const struct file_job *job)
 		return false;
 	}
 	/* Out of the background part ... */
-	if (prev)
-		prev->next = cur->next;
-	else
-		sh->queue_first = cur->next;
-	if (sh->queue_last == cur)
-		sh->queue_last = prev;
-	if (sh->bg_first == cur)
-		sh->bg_first = cur->next;
+	queue_unlink(sh, prev, cur);
 	/* ... and after the last foreground job. */
 	cur->next = sh->bg_first;
 	if (sh->fg_last)
@@ -463,16 +475,7 @@ bool file_worker__urge(struct file_worker *fw, const struct file_job *job)
 		if (!prev)
 			prev = sh->urgent_last;
 		/* Out of its place ... */
-		if (prev)
-			prev->next = cur->next;
-		else
-			sh->queue_first = cur->next;
-		if (sh->queue_last == cur)
-			sh->queue_last = prev;
-		if (sh->fg_last == cur)
-			sh->fg_last = prev;
-		if (sh->bg_first == cur)
-			sh->bg_first = cur->next;
+		queue_unlink(sh, prev, cur);
 	}
 	/* ... and after the last urgent one (or first). */
 	old_urgent = sh->urgent_last;
