@@ -30,10 +30,12 @@
  * (HotspotDeopt.java: the leaf changes a MutableCallSite its caller's nmethod depends on, so that
  * frame returns to the deopt handler for the rest of the leaf's 100 ms): the chain main -> run ->
  * outer -> spin stays whole and named, and omniprof -v counts deoptimised frames named from their
- * original pc. And a JVM whose own agent (its jar's Launcher-Agent-Class) redefines a class every
- * 100 ms (HotspotRedefine.java; old Methods freed with no collection): omniprof sees it can
- * redefine (safepoints join its epochs) and the chain main -> a -> b -> spin stays whole. Needs
- * root and BPF.
+ * original pc; and the same in a 3 MiB code cache, swept (nmethods freed) about every second with
+ * no collection (its -Xlog counts both): the chain stays whole while remembered nmethods are taken
+ * without their check read between sweeps (omniprof -v's counter). And a JVM whose own agent (its
+ * jar's Launcher-Agent-Class) redefines a class every 100 ms (HotspotRedefine.java; old Methods
+ * freed with no collection): omniprof sees it can redefine (safepoints join its epochs) and the
+ * chain main -> a -> b -> spin stays whole. Needs root and BPF.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -629,8 +631,8 @@ static const struct jvm_case cases[] = {
     {"compiled frames deoptimised under their callee", DEOPT,
      "-XX:CompileCommand=dontinline,HotspotDeopt::spin", "0", "2000", "0"},
     /* A 3 MiB code cache: the deoptimised nmethods swept (freed) about every second, no
-     * collection, their blocks taken by the compilations that follow. */
-    {"deoptimised nmethods swept and their blocks reused", SWEPT,
+     * collection, their blocks free for the compilations that follow (outer's among them). */
+    {"deoptimised nmethods swept (freed), no collection", SWEPT,
      "-XX:CompileCommand=dontinline,HotspotDeopt::spin", "0", "2000", "0"},
     /* warmup_ms: its period of redefinitions */
     {"a class redefined by the JVM's own agent every 100 ms", REDEFINE, "", "0", "100", "0"},
