@@ -30,10 +30,12 @@
  * (HotspotDeopt.java: the leaf changes a MutableCallSite its caller's nmethod depends on, so that
  * frame returns to the deopt handler for the rest of the leaf's 100 ms): the chain main -> run ->
  * outer -> spin stays whole and named, and omniprof -v counts deoptimised frames named from their
- * original pc. And a JVM whose own agent (its jar's Launcher-Agent-Class) redefines a class every
- * 100 ms (HotspotRedefine.java; old Methods freed with no collection): omniprof sees it can
- * redefine (safepoints join its epochs) and the chain main -> a -> b -> spin stays whole. Needs
- * root and BPF.
+ * original pc; and the same in a 3 MiB code cache, swept (nmethods freed) about every second with
+ * no collection (its -Xlog counts both): the chain stays whole while remembered nmethods are taken
+ * without their check read between sweeps (omniprof -v's counter). And a JVM whose own agent (its
+ * jar's Launcher-Agent-Class) redefines a class every 100 ms (HotspotRedefine.java; old Methods
+ * freed with no collection): omniprof sees it can redefine (safepoints join its epochs) and the
+ * chain main -> a -> b -> spin stays whole. Needs root and BPF.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -66,7 +68,7 @@
 #define THREADS	       "32"
 #define EXPECT(call)   assert_int_equal((call), 0)
 
-enum workload { CHAIN, JNI, UNLOAD, DEOPT, REDEFINE };
+enum workload { CHAIN, JNI, UNLOAD, DEOPT, SWEPT, REDEFINE };
 
 struct jvm_case {
 	const char *name;
@@ -214,6 +216,22 @@ static void expect_plugin(struct chain_spec *cs, char p)
 	add_java(cs, name, false);
 }
 
+/* Lines of text that hold what. */
+static long count_lines(const char *text, const char *what)
+{
+	long n = 0;
+
+	for (const char *line = text; line && *line;) {
+		const char *end = strchr(line, '\n');
+		const char *hit = strstr(line, what);
+
+		if (hit && (!end || hit < end))
+			n++;
+		line = end ? end + 1 : NULL;
+	}
+	return n;
+}
+
 /* Lines of stacks.folded that name methods of both plugins: a name left from an unloaded class. */
 static long mixed_plugins(const char *text)
 {
@@ -346,7 +364,7 @@ static void test_case(void **state)
 {
 	const struct jvm_case *jc = *state;
 	char *dir = tu_mkdtemp(), *out = NULL, *text = NULL, folded[1024], pprof[1024];
-	char libpath[600], jar[600];
+	char libpath[600], jar[600], jvm_log[1100];
 	char *argv[20] = {"/usr/bin/nice", "-n",      (char *)jc->nice,
 			  JDK "/bin/java", "-Xmx64m", "-XX:+UseSerialGC"};
 	struct chain_spec *cs = chain_spec__new(), *cs_b = chain_spec__new();
@@ -354,7 +372,11 @@ static void test_case(void **state)
 	struct chain_count c = {0}, c_b = {0}, c_osr = {0};
 	/* main alone runs the chain in a compiled mode: run in OSR code (HotspotChain.java). */
 	bool osr = jc->what == CHAIN && !strcmp(jc->threads, "0") && strcmp(jc->flags, "-Xint");
-	long mixed = 0, deopt = -1, redefinable = -1, anon = -1, no_mapping = -1, remembered = -1;
+	/* SWEPT: HotspotDeopt in a code cache small enough to be swept every second or so. */
+	bool deopt = jc->what == DEOPT || jc->what == SWEPT;
+	long sweeps = -1, collections = -1;
+	long mixed = 0, deopted = -1, redefinable = -1, anon = -1, no_mapping = -1, remembered = -1,
+	     unchanged = -1;
 	int argc = 6, rc;
 	pid_t pid;
 
@@ -366,8 +388,15 @@ static void test_case(void **state)
 		    : !strcmp(jc->flags, "-Xint") ? INTERPRETED
 						  : INLINING;
 	expect_plugin(cs_b, 'B');
-	if (jc->what == DEOPT)
+	if (deopt)
 		argv[argc++] = "-XX:CompileCommand=quiet"; /* "ready" is its first line */
+	if (jc->what == SWEPT) {
+		/* Its sweeps and collections logged, for the test to count. */
+		snprintf(jvm_log, sizeof(jvm_log), "-Xlog:codecache+sweep=debug,gc:file=%s/jvm.log",
+			 dir);
+		argv[argc++] = "-XX:ReservedCodeCacheSize=3m";
+		argv[argc++] = jvm_log;
+	}
 	if (*jc->flags)
 		argv[argc++] = (char *)jc->flags;
 	if (jc->what == JNI) {
@@ -384,7 +413,7 @@ static void test_case(void **state)
 		argv[argc++] = classes;
 		argv[argc++] = jc->what == JNI	    ? "HotspotJni"
 			       : jc->what == UNLOAD ? "HotspotUnload"
-			       : jc->what == DEOPT  ? "HotspotDeopt"
+			       : deopt		    ? "HotspotDeopt"
 						    : "HotspotChain";
 	}
 	argv[argc++] = "60";
@@ -402,7 +431,7 @@ static void test_case(void **state)
 		expect_jni(cs);
 	else if (jc->what == UNLOAD)
 		expect_plugin(cs, 'A');
-	else if (jc->what == DEOPT)
+	else if (deopt)
 		expect_deopt(cs);
 	else if (jc->what == REDEFINE)
 		expect_redefine(cs);
@@ -454,9 +483,24 @@ static void test_case(void **state)
 	       remembered, counter(out, "hotspot: remembered nmethods refused, their block freed"));
 	printf("    leaf nmethods taken from the cross-sample cache: %ld\n",
 	       counter(out, "hotspot: leaf nmethods taken from the cross-sample cache"));
-	if (jc->what == DEOPT) {
-		deopt = counter(out, "hotspot: deoptimised frames named from their original pc");
-		printf("    deoptimised frames named from their original pc: %ld\n", deopt);
+	unchanged = counter(
+	    out, "hotspot: remembered nmethods taken without a check read (code count unchanged)");
+	printf("    ... of them taken without a check read (code count unchanged): %ld\n",
+	       unchanged);
+	if (deopt) {
+		deopted = counter(out, "hotspot: deoptimised frames named from their original pc");
+		printf("    deoptimised frames named from their original pc: %ld\n", deopted);
+	}
+	if (jc->what == SWEPT) {
+		char log_path[1100], *log;
+
+		snprintf(log_path, sizeof(log_path), "%s/jvm.log", dir);
+		log = tu_read_file(log_path, NULL);
+		sweeps = log ? count_lines(log, "[codecache,sweep] CodeCache: size=") : -1;
+		collections = log ? count_lines(log, "[gc] GC(") : -1;
+		printf("    the JVM's sweeps %ld (each a traversal), collections %ld\n", sweeps,
+		       collections);
+		free(log);
 	}
 	free(out);
 	snprintf(folded, sizeof(folded), "%s/stacks.folded", dir);
@@ -499,8 +543,13 @@ static void test_case(void **state)
 	} else {
 		assert_true(c.leaf >= MIN_LEAF);
 	}
-	if (jc->what == DEOPT)
-		assert_true(deopt > 0);
+	if (deopt)
+		assert_true(deopted > 0);
+	if (jc->what == SWEPT) {
+		/* Sweeps freed nmethods while the cache's entries were taken unread. */
+		assert_true(sweeps >= 3);
+		assert_true(unchanged > 0);
+	}
 	if (jc->what == REDEFINE)
 		assert_int_equal(redefinable, 1);
 	assert_true(c.complete * 100 >= c.leaf * 95);
@@ -580,6 +629,10 @@ static const struct jvm_case cases[] = {
     {"1 GiB code cache, classes unloaded and their memory reused", UNLOAD,
      "-XX:ReservedCodeCacheSize=1g", "0", "0", "0"},
     {"compiled frames deoptimised under their callee", DEOPT,
+     "-XX:CompileCommand=dontinline,HotspotDeopt::spin", "0", "2000", "0"},
+    /* A 3 MiB code cache: the deoptimised nmethods swept (freed) about every second, no
+     * collection, their blocks free for the compilations that follow (outer's among them). */
+    {"deoptimised nmethods swept (freed), no collection", SWEPT,
      "-XX:CompileCommand=dontinline,HotspotDeopt::spin", "0", "2000", "0"},
     /* warmup_ms: its period of redefinitions */
     {"a class redefined by the JVM's own agent every 100 ms", REDEFINE, "", "0", "100", "0"},

@@ -923,6 +923,96 @@ static void test_pc_cache_block(void **state)
 }
 
 /*
+ * With a code count (JDK 17: NMethodSweeper::_traversals, which moves
+ * before any nmethod is freed): a remembered nmethod whose count is as when
+ * it was last read or checked is taken without the check read (no header
+ * span, no segment map byte: only the stub's lookup reads the map). When the
+ * count moves, the next use checks it as before: a freed block is refused
+ * (counted) and never named; one still used is stored again with the new
+ * count and then taken unchecked. An unreadable count (or one of ~0, which
+ * reads as not known) checks every use, as without one.
+ */
+#define CODE_COUNT (META + 0xf08) /* NMethodSweeper::_traversals (a long) */
+
+static void test_pc_cache_code_count(void **state)
+{
+	struct op_frame frames[32];
+	struct hotspot_unwind hu;
+	struct user_unwind_result r;
+	struct op_jvm_proc p = proc_cached();
+	unsigned int checked_reads;
+
+	(void)state;
+	p.code_count = CODE_COUNT;
+	build_cached();
+	put64(CODE_COUNT, 7);
+	memset(pc_slots, 0, sizeof(pc_slots));
+	pc_puts = leaf_puts = 0;
+	r = walk_cached(&p, 42, frames, &hu);
+	assert_chain(&r, frames, METHOD(M_RUN));
+	assert_int_equal(pc_puts, 1);
+	assert_int_equal(leaf_puts, 1);
+	assert_int_equal(hu.stats[OP_JVM_STAT_UNCHANGED], 0);
+
+	/* The count unchanged: run and the leaf taken without a read of them. */
+	r = walk_cached(&p, 42, frames, &hu);
+	assert_chain(&r, frames, METHOD(M_RUN));
+	assert_int_equal(hu.stats[OP_JVM_STAT_REMEMBERED], 1);
+	assert_int_equal(hu.stats[OP_JVM_STAT_LEAF], 1);
+	assert_int_equal(hu.stats[OP_JVM_STAT_UNCHANGED], 2);
+	assert_int_equal(segmap_reads, 1);
+	assert_int_equal(pc_puts, 1);
+	assert_int_equal(leaf_puts, 1);
+
+	/* A sweep since, nothing freed: checked (header span and map byte) and stored again. */
+	put64(CODE_COUNT, 8);
+	r = walk_cached(&p, 42, frames, &hu);
+	assert_chain(&r, frames, METHOD(M_RUN));
+	assert_int_equal(hu.stats[OP_JVM_STAT_REMEMBERED], 1);
+	assert_int_equal(hu.stats[OP_JVM_STAT_UNCHANGED], 0);
+	assert_int_equal(segmap_reads, 1 + 1 + 1);
+	assert_int_equal(pc_puts, 2);
+	assert_int_equal(leaf_puts, 2);
+	checked_reads = heap_reads;
+	r = walk_cached(&p, 42, frames, &hu);
+	assert_chain(&r, frames, METHOD(M_RUN));
+	assert_int_equal(hu.stats[OP_JVM_STAT_UNCHANGED], 2);
+	assert_int_equal(segmap_reads, 1);
+	assert_true(heap_reads < checked_reads);
+	assert_int_equal(pc_puts, 2);
+
+	/* The count unreadable: every use checked, none stored again. */
+	p.code_count = MEM_BASE - 0x1000;
+	r = walk_cached(&p, 42, frames, &hu);
+	assert_chain(&r, frames, METHOD(M_RUN));
+	assert_int_equal(hu.stats[OP_JVM_STAT_REMEMBERED], 1);
+	assert_int_equal(hu.stats[OP_JVM_STAT_UNCHANGED], 0);
+	assert_int_equal(segmap_reads, 1 + 1 + 1);
+	assert_int_equal(pc_puts, 2);
+	p.code_count = CODE_COUNT;
+
+	/* A count of ~0 (its mark would be 0): checked, as not known. */
+	put64(CODE_COUNT, 0xffffffffull);
+	for (int i = 0; i < 2; i++) {
+		r = walk_cached(&p, 42, frames, &hu);
+		assert_chain(&r, frames, METHOD(M_RUN));
+		assert_int_equal(hu.stats[OP_JVM_STAT_UNCHANGED], 0);
+		assert_int_equal(segmap_reads, 1 + 1 + 1);
+	}
+
+	/* Swept and run's block freed (its header as it was): refused, never named. */
+	put64(CODE_COUNT, 10);
+	put8(RUN_BLOCK + 8, 0);
+	r = walk_cached(&p, 42, frames, &hu);
+	assert_int_equal(hu.stats[OP_JVM_STAT_LEAF], 1); /* work, checked: not freed */
+	assert_int_equal(hu.stats[OP_JVM_STAT_REMEMBERED], 0);
+	assert_int_equal(hu.stats[OP_JVM_STAT_UNCHANGED], 0);
+	assert_int_equal(hu.stats[OP_JVM_STAT_FREED], 1);
+	assert_error_after(r, frames, 1);
+	assert_int_equal(hu.stats[OP_JVM_STAT_FREE_BLOCK], 1);
+}
+
+/*
  * The leaf (an exact pc: never a return address) is remembered as the
  * pid's last leaf nmethod and taken, after a return address's checks, for
  * the next leaf pc in its code: another pc in work, read with one span of
@@ -1292,6 +1382,7 @@ int main(void)
 	    cmocka_unit_test(test_pc_cache_checks),
 	    cmocka_unit_test(test_pc_cache_id_before_method),
 	    cmocka_unit_test(test_pc_cache_block),
+	    cmocka_unit_test(test_pc_cache_code_count),
 	    cmocka_unit_test(test_leaf_cache),
 	    cmocka_unit_test(test_leaf_cache_refused),
 	    cmocka_unit_test(test_freed_block),

@@ -65,9 +65,36 @@ static bool note_vm_symbol(void *ctx, const GElf_Sym *sym, const char *name)
 	return false;
 }
 
+#define HOTSPOT_SWEEPER_TRAVERSALS "_ZN14NMethodSweeper11_traversalsE"
+
+/* NMethodSweeper::_traversals: not exported, found in the .symtab when the file keeps one. */
+static bool note_sweeper(void *ctx, const GElf_Sym *sym, const char *name)
+{
+	struct hotspot_file *hf = ctx;
+
+	if (!sym->st_value || GELF_ST_TYPE(sym->st_info) != STT_OBJECT || sym->st_size != 8 ||
+	    strcmp(name, HOTSPOT_SWEEPER_TRAVERSALS))
+		return false;
+	hf->sweeper_traversals = sym->st_value;
+	return true;
+}
+
 static void scan_symbols(Elf *elf, struct hotspot_file *hf)
 {
 	elf_symbols__for_each(elf, SHT_DYNSYM, note_vm_symbol, hf);
+	elf_symbols__for_each(elf, SHT_SYMTAB, note_sweeper, hf);
+}
+
+/*
+ * The JDKs whose sweeper is the only code that frees an nmethod, and frees
+ * it only in a later traversal than the one that made it a zombie (each
+ * traversal counted in NMethodSweeper::_traversals before it visits an
+ * nmethod), checked in their source: docs/architecture.md, "What frees an
+ * nmethod". Others keep the check read on every use.
+ */
+static bool sweeper_counts_frees(int major)
+{
+	return major == 17;
 }
 
 static int hotspot_inspect_file(void *rt, const struct cached_file *f, void **data)
@@ -253,6 +280,9 @@ static int hotspot_attach(void *rt, const struct process *p, const struct proces
 	    (struct interp_range){.start = low, .end = high, .flags = OP_INTERP_RANGE_F_UNWINDS};
 	*n_ranges = 1;
 	proc.gen = hp->gen;
+	proc.code_count = hf->sweeper_traversals && sweeper_counts_frees(hp->layout.major)
+			      ? hf->sweeper_traversals + m->bias
+			      : 0;
 	note_redefinable(hs, hp, &mem, &proc);
 	if (hp->published && !memcmp(&hp->bpf, &proc, sizeof(proc)))
 		return 0;
@@ -573,7 +603,7 @@ static void hotspot_read_bpf_counters(void *rt, interp_read_percpu_fn read, void
 	read(ctx, "jvm_stats", hs->bpf_stats, OP_JVM_STAT__COUNT);
 }
 
-#define HOTSPOT_COUNTERS 27
+#define HOTSPOT_COUNTERS 28
 static size_t hotspot_counters(const void *rt, struct interp_counter *out)
 {
 	static const char *const bpf_names[OP_JVM_STAT__COUNT] = {
@@ -590,6 +620,8 @@ static size_t hotspot_counters(const void *rt, struct interp_counter *out)
 	    [OP_JVM_STAT_FREED] = "hotspot: remembered nmethods refused, their block freed",
 	    [OP_JVM_STAT_FREE_BLOCK] = "hotspot: code cache pcs in a freed block",
 	    [OP_JVM_STAT_LEAF] = "hotspot: leaf nmethods taken from the cross-sample cache",
+	    [OP_JVM_STAT_UNCHANGED] =
+		"hotspot: remembered nmethods taken without a check read (code count unchanged)",
 	};
 	const struct hotspot *hs = rt;
 	const struct interp_counter host[] = {

@@ -63,6 +63,12 @@ struct hotspot_stats {
 /* libjvm.so: where its self-description symbols are (file vaddrs): inspect_file's data. */
 struct hotspot_file {
 	uint64_t sym[HS_SYM__COUNT];
+	/*
+	 * NMethodSweeper::_traversals (a long) in its .symtab, 0: none (a
+	 * stripped libjvm, or JDK 20+ which has no sweeper): the code count of
+	 * op_jvm_proc.code_count.
+	 */
+	uint64_t sweeper_traversals;
 };
 
 struct hotspot {

@@ -119,8 +119,9 @@ void hotspot_unwind__walk_end(const void *walk, struct interp_walk_stats *stats)
 	const struct hotspot_unwind *hu = walk;
 
 	stats->walks++;
-	stats->frames += hu->stats[OP_JVM_STAT_INTERPRETED] + hu->stats[OP_JVM_STAT_COMPILED] +
-			 hu->stats[OP_JVM_STAT_INLINED] + hu->stats[OP_JVM_STAT_STUB];
+	stats->frames += (uint64_t)hu->stats[OP_JVM_STAT_INTERPRETED] +
+			 hu->stats[OP_JVM_STAT_COMPILED] + hu->stats[OP_JVM_STAT_INLINED] +
+			 hu->stats[OP_JVM_STAT_STUB];
 	stats->no_state += hu->stats[OP_JVM_STAT_NO_PROC];
 	stats->errors += hu->stats[OP_JVM_STAT_READ_ERR];
 }

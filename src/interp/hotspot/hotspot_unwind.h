@@ -37,7 +37,7 @@ struct hotspot_unwind {
 	void *read_ctx;
 	struct op_walk *walk;
 	const struct hotspot_pc_cache *pc_cache; /* NULL: none (stack copies, replay) */
-	uint64_t stats[OP_JVM_STAT__COUNT];
+	uint32_t stats[OP_JVM_STAT__COUNT];	 /* one walk's: a few hundred frames at most */
 };
 
 /* The step for user_unwind__walk() (struct user_unwind_interp.runtimes[OP_INTERP_HOTSPOT]). */

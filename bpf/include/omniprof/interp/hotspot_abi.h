@@ -188,6 +188,15 @@ struct op_jvm_proc {
 	 * the old Methods without a collection, but only at a safepoint.
 	 */
 	__u64 safepoint_count;
+	/*
+	 * A JVM-wide count that moves between any nmethod's last activation and
+	 * the freeing of its block (JDK 17: NMethodSweeper::_traversals, a long,
+	 * its low 32 bits read; docs/architecture.md, HotSpot, "What frees an nmethod"), 0:
+	 * not known. While it reads as it did when a remembered nmethod was last
+	 * checked, that nmethod is still the one at its address, and the check
+	 * read (its header and segment map byte) is not made again.
+	 */
+	__u64 code_count;
 };
 
 /* Code blobs, decoded scopes and Method -> ConstMethod pairs one walk
@@ -231,7 +240,12 @@ struct op_jvm_blob {
 	__u64 deopt_handler;  /* nmethod: its deopt handlers (0: unknown) */
 	__u64 deopt_mh_handler;
 	__s32 compile_id; /* nmethod: its nmethod::_compile_id (0: not read) */
-	__u32 remembered; /* 1: taken from OP_JVM_PC_CACHE_GET (not stored again) */
+	/*
+	 * In the walker: 1 when taken from OP_JVM_PC_CACHE_GET (not stored
+	 * again). In a cache entry: the walker's code_mark when the nmethod was
+	 * last read or checked in the JVM's memory (0: none).
+	 */
+	__u32 remembered;
 };
 
 /* A decoded scope: the nmethod's scopes data + decode offset it was read at. */
@@ -257,7 +271,9 @@ struct op_jvm_scope {
  * freed nmethod's memory taken by another compilation, the same method's
  * included, holds another compile id; taken by anything else, other bytes)
  * in a CodeHeap block still used and covering the pc (a freed nmethod keeps
- * its ids: a new blob carved from its block's tail does not).
+ * its ids: a new blob carved from its block's tail does not). The last two
+ * are not read again while the code count (op_jvm_proc.code_count) is as
+ * when they were last read (blob.remembered).
  */
 struct op_jvm_pc_key {
 	__u32 pid;
@@ -329,6 +345,9 @@ struct op_jvm_walker {
 	__u32 epoch; /* the JVM's collection count when the walk began (epoch_known) */
 	/* The pending scopes' blob slot + 1 (0: none): its Method is the root scope's. */
 	__u32 nm_slot;
+	/* op_jvm_proc.code_count's low 32 bits + 1 when the walk began (0: not read). */
+	__u32 code_mark;
+	__u32 reserved;
 	struct op_jvm_blob blobs[OP_JVM_BLOBS];
 	struct op_jvm_scope scope_cache[OP_JVM_SCOPES];
 	struct op_jvm_method methods[OP_JVM_METHODS];
@@ -350,11 +369,12 @@ enum op_jvm_stat {
 	OP_JVM_STAT_FREED,	     /* ... refused: the same ids, its HeapBlock freed or shrunk */
 	OP_JVM_STAT_FREE_BLOCK,	     /* a pc in a freed CodeHeap block (its HeapBlock not used) */
 	OP_JVM_STAT_LEAF,	     /* leaf nmethods taken from the cache (OP_JVM_PC_LEAF) */
+	OP_JVM_STAT_UNCHANGED,	     /* ... taken without the check read: code count unchanged */
 	OP_JVM_STAT__COUNT,
 };
 
 _Static_assert(sizeof(struct op_jvm_heap) == 32, "op_jvm_heap layout");
-_Static_assert(sizeof(struct op_jvm_proc) == 32 * OP_JVM_MAX_HEAPS + 80, "op_jvm_proc layout");
+_Static_assert(sizeof(struct op_jvm_proc) == 32 * OP_JVM_MAX_HEAPS + 88, "op_jvm_proc layout");
 _Static_assert(sizeof(struct op_jvm_blob) == 128, "op_jvm_blob layout");
 _Static_assert(sizeof(struct op_jvm_pc_entry) == 176, "op_jvm_pc_entry layout");
 _Static_assert(sizeof(struct op_jvm_pc_slot) == 192, "op_jvm_pc_slot layout");
@@ -362,7 +382,7 @@ _Static_assert((OP_JVM_PC_CACHE_SLOTS & (OP_JVM_PC_CACHE_SLOTS - 1)) == 0 &&
 		   OP_JVM_PC_CACHE_WAYS == 2,
 	       "jvm_pc_cache: 2-way sets, a power of two of slots");
 _Static_assert(sizeof(struct op_jvm_scope) == 32, "op_jvm_scope layout");
-_Static_assert(sizeof(struct op_jvm_walker) == 48 + 128 * OP_JVM_BLOBS + 32 * OP_JVM_SCOPES +
+_Static_assert(sizeof(struct op_jvm_walker) == 56 + 128 * OP_JVM_BLOBS + 32 * OP_JVM_SCOPES +
 						   16 * OP_JVM_METHODS + OP_JVM_SCRATCH,
 	       "op_jvm_walker layout");
 

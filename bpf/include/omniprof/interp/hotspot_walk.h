@@ -191,6 +191,7 @@ static __always_inline void op_jvm_walker__begin(struct op_jvm_walker *jw)
 		jw->methods[i].method = 0;
 	jw->epoch = 0;
 	jw->epoch_known = 0;
+	jw->code_mark = 0;
 }
 
 /*
@@ -209,6 +210,10 @@ static __always_inline void op_jvm_walker__epoch(struct op_jvm_walker *jw,
 		return;
 	jw->epoch = count + safepoints;
 	jw->epoch_known = 1;
+	/* The code count, + 1 (a count of ~0 reads as not known: checked as before). */
+	count = 0;
+	if (proc->code_count && !OP_JVM_READ(jw, &count, 4, proc->code_count))
+		jw->code_mark = count + 1;
 }
 
 /* Method::_constMethod of method, remembered for the walk. 0 or -1. */
@@ -510,7 +515,8 @@ static __always_inline void op_jvm_pc_entry__fill(struct op_jvm_pc_entry *e,
 	__u64 at = b->scopes + b->last_scope;
 
 	__builtin_memcpy(&e->blob, b, sizeof(e->blob));
-	e->blob.remembered = 0;
+	/* Read (or checked) in this walk: the code count it began with. */
+	e->blob.remembered = jw->code_mark;
 	e->interp_start = proc->interp_start;
 	e->epoch = jw->epoch;
 	e->gen = proc->gen;
@@ -572,15 +578,19 @@ static __always_inline __u64 op_jvm_block_covers(const struct op_jvm_proc *proc,
  * past its blob: HotSpot hands out a whole free block when the rest would be
  * too small), with a later blob holding the pc. One read from the HeapBlock
  * to the later of the two fields (324 bytes in JDK 17: two reads cost nearly
- * twice one), one of the map's byte. Its own function in BPF: verified
- * once, apart from the blob reading.
+ * twice one), one of the map's byte. Neither read while the JVM's code
+ * count (op_jvm_proc.code_count) is as when the entry was last read or
+ * checked: no nmethod live then has been freed since (counted
+ * OP_JVM_STAT_UNCHANGED); one checked under a new count is stored again
+ * with it. Its own function in BPF: verified once, apart from the blob
+ * reading.
  */
 OP_JVM_SUBPROG int op_jvm_blob_remembered(struct op_jvm_walker *jw, const struct op_jvm_proc *proc,
 					  __u64 lpc, __u64 ra)
 {
 	const struct op_jvm_pc_entry *e;
 	struct op_jvm_blob *b;
-	__u32 id_off, m_off, slot;
+	__u32 id_off, m_off, slot, unchanged;
 	__u64 method = 0, length = 0, len, id_at, m_at, hb, len_at, used_at, start_at;
 	__s32 id = 0;
 	__u8 used = 0, back = 0xff;
@@ -592,6 +602,14 @@ OP_JVM_SUBPROG int op_jvm_blob_remembered(struct op_jvm_walker *jw, const struct
 	    e->interp_start != proc->interp_start || !e->blob.blob || !e->blob.compile_id ||
 	    e->blob.kind != OP_JVM_B_NMETHOD || lpc < e->blob.code_begin || lpc >= e->blob.code_end)
 		return -1;
+	/*
+	 * The code count as when the entry was last checked: no nmethod's block
+	 * has been freed since, and this one, live then (its pc was on a stack),
+	 * is still the one at its address.
+	 */
+	unchanged = jw->code_mark && e->blob.remembered == jw->code_mark;
+	if (unchanged)
+		goto take;
 	id_off = proc->nm_compile_id;
 	m_off = proc->nmethod_method;
 	hb = proc->heap_block_size;
@@ -627,11 +645,15 @@ OP_JVM_SUBPROG int op_jvm_blob_remembered(struct op_jvm_walker *jw, const struct
 		OP_JVM_STAT(jw, OP_JVM_STAT_FREED);
 		return -1;
 	}
+take:
 	slot = jw->blob_next & (OP_JVM_BLOBS - 1);
 	b = &jw->blobs[slot];
 	__builtin_memcpy(b, &e->blob, sizeof(*b));
-	b->remembered = 1;
+	/* Checked under a new code count: stored again with it (op_jvm_pc_entry__fill). */
+	b->remembered = unchanged || !jw->code_mark;
 	jw->blob_next++;
+	if (unchanged)
+		OP_JVM_STAT(jw, OP_JVM_STAT_UNCHANGED);
 	/* Its first scope decoded: a frame with nothing inlined reads no scope. */
 	if (e->scope.at && e->scope.at == b->scopes + b->last_scope)
 		__builtin_memcpy(&jw->scope_cache[jw->scope_next++ & (OP_JVM_SCOPES - 1)],
