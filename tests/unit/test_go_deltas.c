@@ -437,6 +437,74 @@ static void test_func_rules_equal_table(void **state)
 		check_func_rules("/usr/lib/go-1.19/bin/gofmt", 1, 20000);
 }
 
+/* A reader whose reads fail once its budget is spent (bytes not in the page cache). */
+struct failing_reader {
+	struct file_reader rd;
+	unsigned long left;
+};
+
+static int failing_read(void *ctx, uint64_t off, void *buf, size_t len)
+{
+	struct failing_reader *f = ctx;
+
+	if (!f->left)
+		return -EAGAIN;
+	f->left--;
+	return file_read(&f->rd, off, buf, len);
+}
+
+/*
+ * Reads that fail part way through a lookup give the read's error, never
+ * another answer: no rule from bytes half read, no "not Go's" for a pc Go's
+ * table covers.
+ */
+static void test_func_rows_failed_reads(void **state)
+{
+	struct go_bin *g = *state;
+	struct elf_file *ef = NULL;
+	struct file_reader whole = {.fd = -1};
+	struct failing_reader fr = {.rd = {.fd = -1}};
+	struct gopclntab *t = NULL;
+	struct go_index gi;
+	size_t answered = 0, failed = 0;
+
+	assert_int_equal(elf_file__open(g->path, -1, &ef), 0);
+	whole.fd = fr.rd.fd = ef->fd;
+	assert_int_equal(go_deltas__index_read(file_read, &whole, ef->size, &gi), 0);
+	fr.rd.base = gi.off;
+	fr.left = 1000;
+	assert_int_equal(gopclntab__open_read(failing_read, &fr, gi.size, gi.text_addr, &t), 0);
+	for (size_t i = 0; i + 1 < g->table.n; i += 13) {
+		uint64_t pc = g->table.deltas[i].addr;
+		struct fde_rows full, r;
+		int want;
+
+		fr.left = 1000;
+		want = go_deltas__func_rows(t, pc, &full);
+		for (unsigned long budget = 0; budget < 16; budget++) {
+			int err;
+
+			fr.left = budget;
+			err = go_deltas__func_rows(t, pc, &r);
+			if (err == -EAGAIN) {
+				failed++;
+				continue;
+			}
+			assert_int_equal(err, want);
+			if (!err) {
+				assert_int_equal(r.n, full.n);
+				assert_memory_equal(r.rows, full.rows, r.n * sizeof(*r.rows));
+				answered++;
+			}
+			fde_rows__free(&r);
+		}
+		fde_rows__free(&full);
+	}
+	assert_true(answered > 100 && failed > 100);
+	gopclntab__free(t);
+	elf_file__close(ef);
+}
+
 /* The same through unwind_maps__fde_rule: what a copy's walk calls, and its memo. */
 static void test_go_rule_memo(void **state)
 {
@@ -492,6 +560,7 @@ int main(void)
 	    cmocka_unit_test(test_without_section_headers),
 	    cmocka_unit_test(test_hostile_bytes),
 	    cmocka_unit_test(test_func_rules_equal_table),
+	    cmocka_unit_test(test_func_rows_failed_reads),
 	    cmocka_unit_test(test_go_rule_memo),
 	};
 
