@@ -520,6 +520,10 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 		"copies: frames from the file's CFI", (unsigned long long)c->copies.frames_fde,
 		(unsigned long long)c->copies.frames_fde_memo,
 		(unsigned long long)c->copies.fde_refused, c->copies.fde_ns / 1e6);
+	fprintf(stderr, "  %-40s %llu read, %llu remembered, %llu refused\n",
+		"copies: frames from Go's .gopclntab", (unsigned long long)c->copies.frames_go,
+		(unsigned long long)c->copies.frames_go_memo,
+		(unsigned long long)c->copies.go_refused);
 	for (unsigned int i = 0; i < STACK_COPY_REASONS; i++) {
 		static const char prefix[] = "[unwind stopped: ";
 		const char *why = symbolizer__error(i);

@@ -35,9 +35,27 @@
 /* A pc-value table longer than this is corrupt (real ones have a few hundred pairs). */
 #define MAX_PCVALUE_STEPS (1u << 20)
 
+/*
+ * A table read through a read function (gopclntab__open_read) keeps the last
+ * bytes read: accesses are small (a u32, a varint's byte, a name) and mostly
+ * near the one before (a pcsp table's bytes, a record's fields).
+ */
+/* Bytes a read fetches at least (a name longer than this is read again, up to the window). */
+#define READ_MIN 512
+
+struct window {
+	uint64_t off;
+	size_t len; /* 0: empty */
+	int err;    /* the first failed read's error since gopclntab__read_error() */
+	uint8_t buf[GOPCLNTAB_WINDOW];
+};
+
 struct gopclntab {
-	const uint8_t *data;
-	size_t len;
+	const uint8_t *data; /* the whole table, or NULL when read through read */
+	uint64_t len;
+	gopclntab_read_fn read;
+	void *ctx;
+	struct window *win; /* owned; with read only */
 	enum gopclntab_version version;
 	uint32_t quantum;
 	uint32_t ptrsize;
@@ -49,13 +67,48 @@ struct gopclntab {
 
 /* ---- bounds-checked little-endian reads --------------------------------- */
 
+/*
+ * n bytes at off, or NULL when they are not all in the table or cannot be
+ * read (the window's error says which). Through read, valid until the next
+ * access.
+ */
+static const uint8_t *bytes_at(const struct gopclntab *t, uint64_t off, size_t n)
+{
+	struct window *w = t->win;
+	size_t len;
+	int err;
+
+	if (off > t->len || t->len - off < n)
+		return NULL;
+	if (!t->read)
+		return t->data + off;
+	if (n > sizeof(w->buf)) {
+		w->err = w->err ? w->err : -E2BIG;
+		return NULL;
+	}
+	if (w->len && off >= w->off && off - w->off <= w->len - n)
+		return w->buf + (off - w->off);
+	/* A read's cost grows with its bytes: most accesses need a few of them. */
+	len = n > READ_MIN ? n : READ_MIN;
+	if (len > t->len - off)
+		len = (size_t)(t->len - off);
+	w->len = 0;
+	err = t->read(t->ctx, off, w->buf, len);
+	if (err) {
+		w->err = w->err ? w->err : err;
+		return NULL;
+	}
+	w->off = off;
+	w->len = len;
+	return w->buf;
+}
+
 static bool read_u32(const struct gopclntab *t, uint64_t off, uint32_t *v)
 {
-	const uint8_t *p;
+	const uint8_t *p = bytes_at(t, off, 4);
 
-	if (off > t->len || t->len - off < 4)
+	if (!p)
 		return false;
-	p = t->data + off;
 	*v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 	return true;
 }
@@ -72,12 +125,36 @@ static bool read_word(const struct gopclntab *t, uint64_t off, uint64_t *v)
 	return true;
 }
 
-/* A NUL-terminated string at off, or NULL. */
+/*
+ * A NUL-terminated string at off, or NULL. Through read, one of at most
+ * GOPCLNTAB_WINDOW - 1 bytes (a longer one is -E2BIG: the whole table may
+ * have it), valid until the next access.
+ */
 static const char *string_at(const struct gopclntab *t, uint64_t off)
 {
-	if (off >= t->len || !memchr(t->data + off, '\0', t->len - off))
+	uint64_t n;
+	const uint8_t *p;
+
+	if (off >= t->len)
 		return NULL;
-	return (const char *)t->data + off;
+	n = t->len - off;
+	if (t->read && n > READ_MIN) {
+		/* Most names are short: the window's usual read first. */
+		p = bytes_at(t, off, READ_MIN);
+		if (!p || memchr(p, '\0', READ_MIN))
+			return (const char *)p;
+		if (n > GOPCLNTAB_WINDOW)
+			n = GOPCLNTAB_WINDOW;
+	}
+	p = bytes_at(t, off, (size_t)n);
+	if (!p)
+		return NULL;
+	if (!memchr(p, '\0', (size_t)n)) {
+		if (n < t->len - off && !t->win->err)
+			t->win->err = -E2BIG;
+		return NULL;
+	}
+	return (const char *)p;
 }
 
 static bool add_off(uint64_t a, uint64_t b, uint64_t *sum)
@@ -87,18 +164,25 @@ static bool add_off(uint64_t a, uint64_t b, uint64_t *sum)
 
 /* ---- header --------------------------------------------------------------- */
 
-int gopclntab__open(const uint8_t *data, size_t len, uint64_t text_start, struct gopclntab **out)
+/* Bytes of the header at most: magic, 4 bytes, 8 words. */
+#define HEADER_MAX (8 + 8 * 8)
+
+/*
+ * The header's fields from its first hdr_len bytes (at hdr) into *h, whose
+ * len (the table's size) is set. 0 or -ENOEXEC.
+ */
+static int parse_header(const uint8_t *hdr, size_t hdr_len, uint64_t text_start,
+			struct gopclntab *out)
 {
-	struct gopclntab h = {.data = data, .len = len}, *t;
-	uint64_t w[8];
-	uint32_t magic;
+	struct gopclntab h = {.data = hdr, .len = hdr_len};
+	uint64_t len = out->len, w[8];
+	uint32_t magic = 0;
 	size_t nwords;
 
-	*out = NULL;
-	if (!data || len < 16 || data[4] || data[5])
+	if (!hdr || hdr_len < 16 || hdr[4] || hdr[5])
 		return -ENOEXEC;
-	h.quantum = data[6];
-	h.ptrsize = data[7];
+	h.quantum = hdr[6];
+	h.ptrsize = hdr[7];
 	if ((h.quantum != 1 && h.quantum != 2 && h.quantum != 4) ||
 	    (h.ptrsize != 4 && h.ptrsize != 8))
 		return -ENOEXEC;
@@ -162,7 +246,21 @@ int gopclntab__open(const uint8_t *data, size_t len, uint64_t text_start, struct
 	}
 	if (h.funcnametab > len || h.cutab > len || h.filetab > len || h.pctab > len)
 		return -ENOEXEC;
+	h.len = len;
+	*out = h;
+	return 0;
+}
 
+int gopclntab__open(const uint8_t *data, size_t len, uint64_t text_start, struct gopclntab **out)
+{
+	struct gopclntab h = {.len = len}, *t;
+	int err;
+
+	*out = NULL;
+	err = parse_header(data, len, text_start, &h);
+	if (err)
+		return err;
+	h.data = data;
 	t = malloc(sizeof(*t));
 	if (!t)
 		return -ENOMEM;
@@ -171,9 +269,65 @@ int gopclntab__open(const uint8_t *data, size_t len, uint64_t text_start, struct
 	return 0;
 }
 
+int gopclntab__open_read(gopclntab_read_fn read, void *ctx, uint64_t len, uint64_t text_start,
+			 struct gopclntab **out)
+{
+	struct gopclntab h = {.len = len}, *t;
+	uint8_t hdr[HEADER_MAX];
+	size_t n = len < sizeof(hdr) ? (size_t)len : sizeof(hdr);
+	int err;
+
+	*out = NULL;
+	if (!read || len < 16)
+		return -ENOEXEC;
+	err = read(ctx, 0, hdr, n);
+	if (err)
+		return err;
+	err = parse_header(hdr, n, text_start, &h);
+	if (err)
+		return err;
+	t = malloc(sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	*t = h;
+	t->data = NULL;
+	t->read = read;
+	t->ctx = ctx;
+	t->win = calloc(1, sizeof(*t->win));
+	if (!t->win) {
+		free(t);
+		return -ENOMEM;
+	}
+	*out = t;
+	return 0;
+}
+
 void gopclntab__free(struct gopclntab *t)
 {
+	if (!t)
+		return;
+	free(t->win);
 	free(t);
+}
+
+int gopclntab__read_error(const struct gopclntab *t)
+{
+	int err;
+
+	if (!t->win)
+		return 0;
+	err = t->win->err;
+	t->win->err = 0;
+	return err;
+}
+
+void gopclntab__functab(const struct gopclntab *t, uint64_t *off, uint64_t *len)
+{
+	uint64_t pair = t->version >= GOPCLNTAB_GO118 ? 8 : 2ull * t->ptrsize;
+
+	/* parse_header() checked that nfunc + 1 pairs fit. */
+	*off = t->functab;
+	*len = (t->nfunc + 1) * pair;
 }
 
 enum gopclntab_version gopclntab__version(const struct gopclntab *t)
@@ -213,9 +367,12 @@ static bool read_uvarint(const struct gopclntab *t, uint64_t *off, uint32_t *v)
 	for (unsigned shift = 0; shift < 35; shift += 7) {
 		uint8_t b;
 
-		if (*off >= t->len)
+		const uint8_t *p = bytes_at(t, *off, 1);
+
+		if (!p)
 			return false;
-		b = t->data[(*off)++];
+		b = *p;
+		(*off)++;
 		result |= (uint32_t)(b & 0x7f) << shift;
 		if (!(b & 0x80)) {
 			*v = result;
@@ -275,18 +432,15 @@ static const char *file_name(const struct gopclntab *t, uint32_t cu_offset, int3
 	return add_off(t->filetab, name_off, &off) ? string_at(t, off) : NULL;
 }
 
-int gopclntab__lookup(const struct gopclntab *t, uint64_t pc, struct gopclntab_frame *out)
+int gopclntab__find_func(const struct gopclntab *t, uint64_t pc, size_t *index)
 {
-	uint64_t lo = 0, hi = t->nfunc, first, end, funcoff, rec, entry, name_off;
-	uint32_t fields[9];
-	size_t n_fields;
-	int32_t line = 0, fileno = -1;
+	uint64_t lo = 0, hi = t->nfunc, first, end, funcoff;
 
 	if (!functab_entry(t, 0, &first, &funcoff) || !functab_entry(t, t->nfunc, &end, &funcoff))
 		return -EINVAL;
 	if (pc < first || pc >= end)
 		return -ENOENT;
-	/* The last entry whose pc is <= pc. */
+	/* The last entry whose pc is <= pc: at most 64 probes (nfunc < 2^64). */
 	while (hi - lo > 1) {
 		uint64_t mid = lo + (hi - lo) / 2, mpc;
 
@@ -297,6 +451,21 @@ int gopclntab__lookup(const struct gopclntab *t, uint64_t pc, struct gopclntab_f
 		else
 			hi = mid;
 	}
+	*index = (size_t)lo;
+	return 0;
+}
+
+int gopclntab__lookup(const struct gopclntab *t, uint64_t pc, struct gopclntab_frame *out)
+{
+	uint64_t funcoff, rec, entry, name_off;
+	uint32_t fields[9];
+	size_t n_fields, lo;
+	int32_t line = 0, fileno = -1;
+	int err;
+
+	err = gopclntab__find_func(t, pc, &lo);
+	if (err)
+		return err;
 	if (!functab_entry(t, lo, &entry, &funcoff) || !add_off(t->funcdata, funcoff, &rec))
 		return -EINVAL;
 

@@ -43,6 +43,38 @@ struct gopclntab_frame {
 int gopclntab__open(const uint8_t *data, size_t len, uint64_t text_start, struct gopclntab **out);
 void gopclntab__free(struct gopclntab *t); /* accepts NULL */
 
+/* Reads exactly len bytes at offset off of the table into buf: 0 or -errno. */
+typedef int (*gopclntab_read_fn)(void *ctx, uint64_t off, void *buf, size_t len);
+/* The bytes a table read through a read function keeps (its largest access). */
+#define GOPCLNTAB_WINDOW 4096
+
+/*
+ * The same over a table of len bytes that is not in memory (a file's
+ * section, before its stack table is built: issue 17): every access goes
+ * through read, at offsets and counts inside len, at most GOPCLNTAB_WINDOW
+ * bytes at a time, kept until the next access. Names returned point into
+ * those bytes: valid until the next call on the table; one longer than
+ * GOPCLNTAB_WINDOW - 1 bytes is not read (-E2BIG). Returns as
+ * gopclntab__open(), or read's error. ctx must outlive the table.
+ */
+int gopclntab__open_read(gopclntab_read_fn read, void *ctx, uint64_t len, uint64_t text_start,
+			 struct gopclntab **out);
+/*
+ * The first error of read (or -E2BIG) since the last call, 0 when none: a
+ * table read through read answers -EINVAL / -ENOENT for bytes it could not
+ * read, which this tells from malformed ones. Clears it.
+ */
+int gopclntab__read_error(const struct gopclntab *t);
+/* Where the function table lies in the table: offset and size (bytes). */
+void gopclntab__functab(const struct gopclntab *t, uint64_t *off, uint64_t *len);
+
+/*
+ * The index of the function whose entries' range holds pc (binary search of
+ * the function table, at most 64 probes). 0 with *index, -ENOENT outside the
+ * table's first and last pc, -EINVAL for an unreadable entry.
+ */
+int gopclntab__find_func(const struct gopclntab *t, uint64_t pc, size_t *index);
+
 enum gopclntab_version gopclntab__version(const struct gopclntab *t);
 size_t gopclntab__n_funcs(const struct gopclntab *t);
 

@@ -218,15 +218,28 @@ static bool copy_fde_rule(struct copy_lookup *l, uint64_t pc, struct op_unwind_r
 	err = unwind_maps__fde_rule(l->w->pt->unwind, f->table_id, f->elf, pc - m->bias, rule);
 	l->w->stats->fde_ns += clock__now_ns() - t0;
 	if (err < 0) {
-		l->w->stats->fde_refused++;
+		if (unwind_maps__fde_file_is_go(l->w->pt->unwind, f->table_id))
+			l->w->stats->go_refused++;
+		else
+			l->w->stats->fde_refused++;
 		if (l->w->check_ready && !l->w->blocked_slot)
 			l->w->blocked_slot = m->file_slot;
 		return false;
 	}
-	if (err == 1)
+	switch (err) {
+	case UNWIND_FDE_REMEMBERED:
 		l->w->stats->frames_fde_memo++;
-	else
+		break;
+	case UNWIND_GO_READ:
+		l->w->stats->frames_go++;
+		break;
+	case UNWIND_GO_REMEMBERED:
+		l->w->stats->frames_go_memo++;
+		break;
+	default:
 		l->w->stats->frames_fde++;
+		break;
+	}
 	return true;
 }
 

@@ -43,6 +43,11 @@ struct stack_copy_stats {
 	uint64_t frames_fde_memo;
 	uint64_t fde_refused;
 	uint64_t fde_ns;
+	/* The same of Go files, read one function at a time from .gopclntab
+	 * (their time in fde_ns). */
+	uint64_t frames_go;
+	uint64_t frames_go_memo;
+	uint64_t go_refused;
 	/* Walks with a frame in a mapped file whose table was not in the maps
 	 * (none built or loaded: frame pointers there), and of those truncated:
 	 * a held copy is released once its process's tables are all in, so

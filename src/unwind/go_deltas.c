@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <elf.h>
+
 #include "elf/gopclntab.h"
 #include "util/array.h"
 
@@ -162,6 +164,22 @@ static enum go_special special_of(const char *name)
 	return GO_ORDINARY;
 }
 
+/*
+ * The byte before f's entry, which a special function takes from the one
+ * before it (see add_func): nothing for the others.
+ */
+static int add_before_entry(struct runs *rs, enum go_special kind, const struct gopclntab_func *f)
+{
+	if (!f->entry)
+		return 0;
+	if (kind == GO_SWITCH_PC)
+		return pcsp_run(rs, false, f->entry - 1, f->entry, 0);
+	if (kind == GO_SIGRETURN)
+		return runs__push(rs, f->entry - 1, f->entry,
+				  (struct op_unwind_rule){.cmd = OP_RULE_SIGNAL});
+	return 0;
+}
+
 static int add_func(struct runs *rs, const struct gopclntab *t, const struct gopclntab_func *f)
 {
 	struct op_unwind_rule rule = {0};
@@ -201,11 +219,9 @@ static int add_func(struct runs *rs, const struct gopclntab *t, const struct gop
 		 * the entry gets its frame's rule (rsp at the return address), so the
 		 * walk goes on to runtime.cgocall (Go 1.21+ save entry + 8, inside). */
 		rs->stats->special++;
-		if (f->entry) {
-			err = pcsp_run(rs, false, f->entry - 1, f->entry, 0);
-			if (err)
-				return err;
-		}
+		err = add_before_entry(rs, kind, f);
+		if (err)
+			return err;
 		break;
 	case GO_ORDINARY:
 		break;
@@ -331,4 +347,151 @@ long go_deltas__find_pclntab(const uint8_t *data, size_t len, uint64_t text_lo, 
 			return (long)off;
 	}
 	return -ENOENT;
+}
+
+/* ---- one function at a time: a held stack copy's walk before the table exists --------- */
+
+/* Steps of one function's pcsp table at most (real ones: a few dozen). */
+#define FUNC_MAX_STEPS 65536
+
+int go_deltas__func_rows(const struct gopclntab *t, uint64_t vaddr, struct fde_rows *out)
+{
+	struct go_delta_stats stats = {0};
+	struct runs rs = {.stats = &stats, .budget = FUNC_MAX_STEPS};
+	struct gopclntab_func f, next;
+	size_t i, cap = 0, k = 0;
+	int err, rerr;
+
+	memset(out, 0, sizeof(*out));
+	gopclntab__read_error(t);
+	err = gopclntab__find_func(t, vaddr, &i);
+	/* Before the first function: the first may take the byte before its entry. */
+	if (err == -ENOENT && vaddr < UINT64_MAX && !gopclntab__find_func(t, vaddr + 1, &i) &&
+	    i == 0) {
+		err = 0;
+		f = (struct gopclntab_func){0};
+	} else if (!err) {
+		err = gopclntab__func(t, i, &f);
+		if (!err)
+			err = add_func(&rs, t, &f);
+		/* A function whose runs the build drops: the table's gap, CFI's to fill. */
+		if (!err && (stats.bad_funcs || !rs.n))
+			err = -ENOENT;
+		i++;
+	}
+	/* The next function may take the last byte (see add_before_entry). */
+	if (!err && i < gopclntab__n_funcs(t) && !gopclntab__func(t, i, &next))
+		err = add_before_entry(&rs, special_of(next.name), &next);
+	if (err == -E2BIG)
+		err = -ENOENT; /* the build's budget is the whole table's: not this answer */
+	rerr = gopclntab__read_error(t);
+	if (rerr)
+		err = rerr; /* bytes not read are no answer yet */
+	if (!err && !rs.n)
+		err = -ENOENT;
+	if (err)
+		goto cleanup;
+	/* The runs as rows: a gap between them is OP_RULE_INVALID (no answer there). */
+	for (size_t j = 0; j < rs.n; j++) {
+		err = -ENOMEM;
+		if (array__reserve(out->rows, cap, k + 2))
+			goto cleanup;
+		if (j && rs.v[j - 1].end < rs.v[j].start)
+			out->rows[k++] = (struct stack_delta){.addr = rs.v[j - 1].end,
+							      .rule = {.cmd = OP_RULE_INVALID}};
+		out->rows[k++] = (struct stack_delta){.addr = rs.v[j].start, .rule = rs.v[j].rule};
+	}
+	err = 0;
+	out->n = k;
+	out->start = rs.v[0].start;
+	out->end = rs.v[rs.n - 1].end;
+	out->fde_off = f.entry;
+cleanup:
+	free(rs.v);
+	if (err)
+		fde_rows__free(out);
+	return err;
+}
+
+/* Section headers read at most (4096 sections), and the names' table (as the FDE index). */
+#define INDEX_MAX_SECTIONS 4096
+#define INDEX_MAX_NAMES	   (64u << 10)
+
+int go_deltas__index_read(go_read_fn read, void *ctx, uint64_t file_size, struct go_index *out)
+{
+	Elf64_Shdr *sh = NULL, *go = NULL;
+	uint64_t text_addr = 0;
+	bool have_text = false;
+	char *names = NULL;
+	const Elf64_Shdr *st;
+	Elf64_Ehdr eh;
+	size_t n;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = file_size < sizeof(eh) ? -ENOEXEC : read(ctx, 0, &eh, sizeof(eh));
+	if (err)
+		return err;
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG))
+		return -ENOEXEC;
+	/* As the build: x86-64's registers; no section headers is the build's business. */
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh.e_machine != EM_X86_64 || eh.e_shnum == 0 || eh.e_shnum > INDEX_MAX_SECTIONS ||
+	    eh.e_shentsize != sizeof(*sh) || eh.e_shstrndx == SHN_UNDEF ||
+	    eh.e_shstrndx >= eh.e_shnum)
+		return -EOPNOTSUPP;
+	n = (size_t)eh.e_shnum * sizeof(*sh);
+	if (eh.e_shoff > file_size || n > file_size - eh.e_shoff)
+		return -ENOEXEC;
+	sh = malloc(n);
+	if (!sh)
+		return -ENOMEM;
+	err = read(ctx, eh.e_shoff, sh, n);
+	if (err)
+		goto cleanup;
+	err = -ENOEXEC;
+	st = &sh[eh.e_shstrndx];
+	if (st->sh_type == SHT_NOBITS || st->sh_size == 0 || st->sh_size > INDEX_MAX_NAMES ||
+	    st->sh_offset > file_size || st->sh_size > file_size - st->sh_offset)
+		goto cleanup;
+	names = malloc(st->sh_size + 1);
+	err = -ENOMEM;
+	if (!names)
+		goto cleanup;
+	err = read(ctx, st->sh_offset, names, st->sh_size);
+	if (err)
+		goto cleanup;
+	names[st->sh_size] = '\0';
+	/* The first section of each name, as the build's find_sections(). */
+	for (size_t i = 0; i < eh.e_shnum; i++) {
+		const char *name;
+
+		if (sh[i].sh_name >= st->sh_size)
+			continue;
+		name = names + sh[i].sh_name;
+		if (!strcmp(name, ".gopclntab") && !go) {
+			go = &sh[i];
+		} else if (!strcmp(name, ".text") && !have_text) {
+			text_addr = sh[i].sh_addr;
+			have_text = sh[i].sh_addr != 0;
+		}
+	}
+	err = -ENOENT;
+	if (!go)
+		goto cleanup;
+	/* The build reads it through libelf (decompressed, say): only the plain bytes here. */
+	err = -EOPNOTSUPP;
+	if (go->sh_type == SHT_NOBITS || go->sh_size == 0 || (go->sh_flags & SHF_COMPRESSED))
+		goto cleanup;
+	err = -ENOEXEC;
+	if (go->sh_offset > file_size || go->sh_size > file_size - go->sh_offset)
+		goto cleanup;
+	out->off = go->sh_offset;
+	out->size = go->sh_size;
+	out->text_addr = text_addr;
+	err = 0;
+cleanup:
+	free(names);
+	free(sh);
+	return err;
 }

@@ -41,6 +41,8 @@
 
 #include "unwind/stack_deltas.h"
 
+struct gopclntab;
+
 struct go_delta_stats {
 	uint64_t funcs;	     /* functions turned into deltas */
 	uint64_t bad_funcs;  /* functions skipped: malformed record or pcsp table */
@@ -67,5 +69,43 @@ int go_deltas__build(const uint8_t *data, size_t len, uint64_t text_start,
  * data, or -ENOENT.
  */
 long go_deltas__find_pclntab(const uint8_t *data, size_t len, uint64_t text_lo, uint64_t text_hi);
+
+/*
+ * One function at a time (issue 17): a held stack copy of a Go process whose
+ * file's table is not built yet is walked from .gopclntab at once. The
+ * function covering vaddr is found by the function table's binary search and
+ * run through the build's own per-function code, so its rule is the table's
+ * there. Only where the table's answer is Go's alone: a pc in no function, in
+ * a function the build drops (malformed record or pcsp table) or in a run
+ * with an impossible SP delta is CFI's (the build fills those gaps with
+ * .eh_frame / .debug_frame): no answer. A table the build rejects whole (more
+ * decoding steps than half its size, functions out of order) is the one case
+ * they may differ: a hostile file only lies to its own process's samples.
+ *
+ * The rows of the function covering vaddr (the byte before its entry, and its
+ * last byte, as the build gives them) into *out (free with fde_rows__free();
+ * fde_off: the function's entry): OP_RULE_INVALID rows are no answer (wait
+ * for the table). 0, -ENOENT (no answer from Go's table alone), -ENOMEM, or
+ * a read error of t (gopclntab__read_error, -E2BIG included).
+ */
+int go_deltas__func_rows(const struct gopclntab *t, uint64_t vaddr, struct fde_rows *out);
+
+/* Where a file's .gopclntab lies, and .text's address (for tables that leave it 0). */
+struct go_index {
+	uint64_t off, size; /* file offset and size of .gopclntab */
+	uint64_t text_addr; /* 0 when no .text */
+};
+
+/* Reads exactly len bytes at file offset off into buf: 0 or -errno. */
+typedef int (*go_read_fn)(void *ctx, uint64_t off, void *buf, size_t len);
+
+/*
+ * The file's .gopclntab from its section headers, read through read over a
+ * file of file_size bytes (bounded: 4096 sections, 64 KiB of names). 0 with
+ * *out, -ENOENT (not a Go file), -EOPNOTSUPP (no section headers, not
+ * x86-64, a compressed or empty section: wait for the table), -ENOEXEC,
+ * -ENOMEM, or read's error.
+ */
+int go_deltas__index_read(go_read_fn read, void *ctx, uint64_t file_size, struct go_index *out);
 
 #endif

@@ -16,6 +16,8 @@
 #include "unwind/stack_deltas.h"
 #include "omniprof/abi.h"
 #include "unwind/delta_pages.h"
+#include "unwind/go_deltas.h"
+#include "elf/gopclntab.h"
 #include "unwind/table_cache.h"
 #include "util/array.h"
 #include "util/clock.h"
@@ -182,20 +184,48 @@ void unwind_maps__rule_remember(struct unwind_maps *um, uint64_t table_id, uint6
 	e->rule = *rule;
 }
 
+/*
+ * A Go file's .gopclntab read for copies (issue 17): the table read through
+ * go_pread (its function table from memory when read whole).
+ */
+struct go_file {
+	struct go_index gi;
+	struct gopclntab *t; /* reads through rd */
+	struct go_reader {
+		const struct elf_file *ef; /* set before each use */
+		uint64_t base, size;	   /* the section's offset and size */
+		const uint8_t *functab;	   /* its function table read whole, or NULL */
+		uint64_t functab_off, functab_len;
+		uint32_t reads; /* preads of this lookup */
+	} rd;
+	uint8_t *functab; /* owned */
+};
+
 struct unwind_fde_memo {
 	struct {
 		uint64_t table_id; /* 0: empty */
 		int err;	   /* stack_deltas__fde_index()'s */
 		struct fde_index ix;
-		uint8_t *table; /* its search table read whole (owned), or NULL */
+		uint8_t *table;	    /* its search table read whole (owned), or NULL */
+		struct go_file *go; /* a Go file: read from .gopclntab (owned), or NULL */
 	} files[UNWIND_FDE_FILES];
-	size_t table_bytes; /* of the tables read whole */
+	size_t table_bytes; /* of the tables read whole (search tables, Go function tables) */
 	struct {
 		uint64_t table_id; /* 0: empty */
+		bool go;	   /* a Go function's rows: OP_RULE_INVALID there is no answer */
 		struct fde_rows rows;
 	} fdes[UNWIND_FDE_SLOTS];
 	uint32_t next_file, next_fde; /* replaced in turn */
 };
+
+static void go_file__free(struct go_file *g)
+{
+	if (!g)
+		return;
+	gopclntab__free(g->t);
+	free(g->functab);
+	free(g);
+}
 
 static void fde_memo__free(struct unwind_fde_memo *m)
 {
@@ -203,9 +233,30 @@ static void fde_memo__free(struct unwind_fde_memo *m)
 		return;
 	for (size_t i = 0; i < UNWIND_FDE_SLOTS; i++)
 		fde_rows__free(&m->fdes[i].rows);
-	for (size_t i = 0; i < UNWIND_FDE_FILES; i++)
+	for (size_t i = 0; i < UNWIND_FDE_FILES; i++) {
 		free(m->files[i].table);
+		go_file__free(m->files[i].go);
+	}
 	free(m);
+}
+
+/*
+ * The sampling thread never waits for a file: only what the page cache holds
+ * (the open job just read these sections to hash them) is read; the rest, or
+ * a file system that cannot say (a FUSE server may never answer), gives no
+ * rule now and the copy waits for the table on the file worker.
+ */
+static int pread_nowait(const struct elf_file *ef, uint64_t off, void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (off > ef->size || len > ef->size - off)
+		return -ERANGE;
+	n = preadv2(ef->fd, &(struct iovec){.iov_base = buf, .iov_len = len}, 1, (off_t)off,
+		    RWF_NOWAIT);
+	if (n < 0)
+		return errno == EOPNOTSUPP ? -EAGAIN : -errno; /* "cannot say": try again later */
+	return n == (ssize_t)len ? 0 : -EIO;
 }
 
 /* The reads of stack_deltas__fde_rows: the search table from its copy when read whole. */
@@ -218,28 +269,144 @@ struct fde_reader {
 static int fde_pread(void *ctx, uint64_t off, void *buf, size_t len)
 {
 	const struct fde_reader *rd = ctx;
-	const struct elf_file *ef = rd->ef;
 	uint64_t table_len = (uint64_t)rd->ix->count * 8;
-	ssize_t n;
 
 	if (rd->table && off >= rd->ix->table_off && len <= table_len &&
 	    off - rd->ix->table_off <= table_len - len) {
 		memcpy(buf, rd->table + (off - rd->ix->table_off), len);
 		return 0;
 	}
-	if (off > ef->size || len > ef->size - off)
+	return pread_nowait(rd->ef, off, buf, len);
+}
+
+/* Whole-file reads (Go's section headers). */
+static int file_pread(void *ctx, uint64_t off, void *buf, size_t len)
+{
+	return pread_nowait(ctx, off, buf, len);
+}
+
+/* Reads of one Go rule at most: a function table probed in the file, a record, a name, its
+ * pcsp table and the next function's (a few windows each when nothing is in memory). */
+#define GO_RULE_MAX_READS 48
+
+/* The reads of a Go file's table, at offsets into .gopclntab (bounded by it). */
+static int go_pread(void *ctx, uint64_t off, void *buf, size_t len)
+{
+	struct go_reader *rd = ctx;
+
+	if (off > rd->size || len > rd->size - off)
 		return -ERANGE;
-	/*
-	 * The sampling thread never waits for a file: only what the page cache
-	 * holds (the open job just read these sections to hash them) is read; the
-	 * rest, or a file system that cannot say (a FUSE server may never answer),
-	 * gives no rule now and the copy waits for the table on the file worker.
-	 */
-	n = preadv2(ef->fd, &(struct iovec){.iov_base = buf, .iov_len = len}, 1, (off_t)off,
-		    RWF_NOWAIT);
-	if (n < 0)
-		return errno == EOPNOTSUPP ? -EAGAIN : -errno; /* "cannot say": try again later */
-	return n == (ssize_t)len ? 0 : -EIO;
+	if (rd->functab && off >= rd->functab_off && len <= rd->functab_len &&
+	    off - rd->functab_off <= rd->functab_len - len) {
+		memcpy(buf, rd->functab + (off - rd->functab_off), len);
+		return 0;
+	}
+	if (++rd->reads > GO_RULE_MAX_READS)
+		return -E2BIG;
+	return pread_nowait(rd->ef, rd->base + off, buf, len);
+}
+
+/*
+ * Opens ef's .gopclntab for one rule at a time into *out (free with
+ * go_file__free), its function table read whole while the files' tables
+ * read whole stay within UNWIND_FDE_TABLE_MAX (*table_bytes). 0, -ENOENT
+ * (not a Go file), or -errno.
+ */
+static int go_file__open(const struct elf_file *ef, size_t *table_bytes, struct go_file **out)
+{
+	struct go_file *g;
+	uint64_t off, len;
+	int err;
+
+	*out = NULL;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	err = go_deltas__index_read(file_pread, (void *)ef, ef->size, &g->gi);
+	if (err)
+		goto cleanup;
+	g->rd = (struct go_reader){.ef = ef, .base = g->gi.off, .size = g->gi.size};
+	err = gopclntab__open_read(go_pread, &g->rd, g->gi.size, g->gi.text_addr, &g->t);
+	if (err)
+		goto cleanup;
+	gopclntab__functab(g->t, &off, &len);
+	/* gofmt's: 35 KiB; its binary search is then no pread a probe. */
+	if (len <= UNWIND_FDE_TABLE_MAX - *table_bytes && *table_bytes <= UNWIND_FDE_TABLE_MAX) {
+		g->functab = malloc(len);
+		if (g->functab && !pread_nowait(ef, g->gi.off + off, g->functab, len)) {
+			g->rd.functab = g->functab;
+			g->rd.functab_off = off;
+			g->rd.functab_len = len;
+			*table_bytes += len;
+		} else {
+			free(g->functab);
+			g->functab = NULL;
+		}
+	}
+	*out = g;
+	return 0;
+cleanup:
+	go_file__free(g);
+	return err;
+}
+
+static size_t files_slot(const struct unwind_fde_memo *m, uint64_t table_id)
+{
+	for (size_t i = 0; i < UNWIND_FDE_FILES; i++)
+		if (m->files[i].table_id == table_id)
+			return i;
+	return UNWIND_FDE_FILES;
+}
+
+bool unwind_maps__fde_file_is_go(const struct unwind_maps *um, uint64_t table_id)
+{
+	size_t i;
+
+	if (!um || !um->fde_memo || !table_id)
+		return false;
+	i = files_slot(um->fde_memo, table_id);
+	return i < UNWIND_FDE_FILES && um->fde_memo->files[i].go;
+}
+
+/* Keeps rows (taken) in the next FDE slot when small enough; else frees them. */
+static void fde_memo__keep(struct unwind_fde_memo *m, uint64_t table_id, bool go,
+			   struct fde_rows *rows)
+{
+	uint32_t slot;
+
+	if (rows->n > UNWIND_FDE_MAX_ROWS) {
+		fde_rows__free(rows);
+		return;
+	}
+	slot = m->next_fde++ % UNWIND_FDE_SLOTS;
+	fde_rows__free(&m->fdes[slot].rows);
+	m->fdes[slot].table_id = table_id;
+	m->fdes[slot].go = go;
+	m->fdes[slot].rows = *rows;
+	*rows = (struct fde_rows){0};
+}
+
+/* The rule of a Go file's function at vaddr (see unwind_maps__fde_rule). */
+static int go_rule(struct unwind_maps *um, struct go_file *g, uint64_t table_id,
+		   const struct elf_file *ef, uint64_t vaddr, struct op_unwind_rule *rule)
+{
+	const struct op_unwind_rule *r;
+	struct fde_rows rows;
+	int err;
+
+	g->rd.ef = ef;
+	g->rd.reads = 0;
+	err = go_deltas__func_rows(g->t, vaddr, &rows);
+	if (err)
+		return err;
+	r = fde_rows__rule(&rows, vaddr);
+	err = r && r->cmd != OP_RULE_INVALID ? UNWIND_GO_READ : -ENOENT;
+	if (err == UNWIND_GO_READ) {
+		*rule = *r;
+		unwind_maps__rule_remember(um, table_id, vaddr, rule);
+	}
+	fde_memo__keep(um->fde_memo, table_id, true, &rows);
+	return err;
 }
 
 int unwind_maps__fde_rule(struct unwind_maps *um, uint64_t table_id, const struct elf_file *ef,
@@ -249,15 +416,18 @@ int unwind_maps__fde_rule(struct unwind_maps *um, uint64_t table_id, const struc
 	const struct op_unwind_rule *r;
 	const struct fde_index *ix = NULL;
 	const uint8_t *table = NULL;
+	struct go_file *go = NULL;
 	struct fde_reader rd;
 	struct fde_rows rows;
 	uint32_t slot;
+	size_t fi;
 	int err;
 
 	if (!um || !table_id)
 		return -EINVAL;
 	if (unwind_maps__rule_cached(um, table_id, vaddr, rule))
-		return 1;
+		return unwind_maps__fde_file_is_go(um, table_id) ? UNWIND_GO_REMEMBERED
+								 : UNWIND_FDE_REMEMBERED;
 	if (!um->fde_memo) {
 		um->fde_memo = calloc(1, sizeof(*um->fde_memo));
 		if (!um->fde_memo)
@@ -268,28 +438,47 @@ int unwind_maps__fde_rule(struct unwind_maps *um, uint64_t table_id, const struc
 	for (size_t i = 0; i < UNWIND_FDE_SLOTS; i++) {
 		if (m->fdes[i].table_id == table_id &&
 		    (r = fde_rows__rule(&m->fdes[i].rows, vaddr))) {
+			/* In Go's rows, a run the build leaves to CFI. */
+			if (m->fdes[i].go && r->cmd == OP_RULE_INVALID)
+				return -ENOENT;
 			*rule = *r;
 			unwind_maps__rule_remember(um, table_id, vaddr, rule);
-			return 1;
+			return m->fdes[i].go ? UNWIND_GO_REMEMBERED : UNWIND_FDE_REMEMBERED;
 		}
 	}
-	for (size_t i = 0; i < UNWIND_FDE_FILES && !ix; i++) {
-		if (m->files[i].table_id != table_id)
-			continue;
-		if (m->files[i].err)
-			return m->files[i].err;
-		ix = &m->files[i].ix;
-		table = m->files[i].table;
+	fi = files_slot(m, table_id);
+	if (fi < UNWIND_FDE_FILES) {
+		if (m->files[fi].err)
+			return m->files[fi].err;
+		ix = &m->files[fi].ix;
+		table = m->files[fi].table;
+		go = m->files[fi].go;
 	}
 	if (!ix) {
 		if (!ef || ef->fd < 0)
 			return -EBADF;
 		slot = m->next_file++ % UNWIND_FDE_FILES;
 		m->table_bytes -= m->files[slot].table ? (size_t)m->files[slot].ix.count * 8 : 0;
+		m->table_bytes -= m->files[slot].go && m->files[slot].go->functab
+				      ? (size_t)m->files[slot].go->rd.functab_len
+				      : 0;
 		free(m->files[slot].table);
 		m->files[slot].table = NULL;
+		go_file__free(m->files[slot].go);
+		m->files[slot].go = NULL;
 		rd = (struct fde_reader){.ef = ef, .ix = &m->files[slot].ix};
 		err = stack_deltas__fde_index_read(fde_pread, &rd, ef->size, &m->files[slot].ix);
+		/*
+		 * A Go file (the FDE path refuses it: .gopclntab wins in its table) is
+		 * read one function at a time from .gopclntab; a file that is not Go
+		 * keeps the FDE path's answer.
+		 */
+		if (err == -EOPNOTSUPP) {
+			int gerr = go_file__open(ef, &m->table_bytes, &m->files[slot].go);
+
+			if (gerr != -ENOENT)
+				err = gerr;
+		}
 		m->files[slot].table_id = table_id;
 		/* Passing errors (not in the page cache yet, memory) are not remembered. */
 		m->files[slot].err = err == -ENOMEM || err == -EIO || err == -EAGAIN ? 0 : err;
@@ -299,11 +488,12 @@ int unwind_maps__fde_rule(struct unwind_maps *um, uint64_t table_id, const struc
 			return err;
 		}
 		ix = &m->files[slot].ix;
+		go = m->files[slot].go;
 		/*
 		 * The search table read once, when it fits (libLLVM-14's: 0.7 MiB): its
 		 * binary search is then no pread a probe. Else probed in the file.
 		 */
-		if ((size_t)ix->count * 8 <= UNWIND_FDE_TABLE_MAX - m->table_bytes &&
+		if (!go && (size_t)ix->count * 8 <= UNWIND_FDE_TABLE_MAX - m->table_bytes &&
 		    m->table_bytes <= UNWIND_FDE_TABLE_MAX) {
 			uint8_t *t = malloc((size_t)ix->count * 8);
 			struct fde_reader direct = {.ef = ef, .ix = ix};
@@ -319,6 +509,8 @@ int unwind_maps__fde_rule(struct unwind_maps *um, uint64_t table_id, const struc
 	}
 	if (!ef || ef->fd < 0)
 		return -EBADF;
+	if (go)
+		return go_rule(um, go, table_id, ef, vaddr, rule);
 	rd = (struct fde_reader){.ef = ef, .ix = ix, .table = table};
 	err = stack_deltas__fde_rows(ix, fde_pread, &rd, vaddr, &rows);
 	if (err)
@@ -330,15 +522,8 @@ int unwind_maps__fde_rule(struct unwind_maps *um, uint64_t table_id, const struc
 	}
 	*rule = *r;
 	unwind_maps__rule_remember(um, table_id, vaddr, rule);
-	if (rows.n <= UNWIND_FDE_MAX_ROWS) {
-		slot = m->next_fde++ % UNWIND_FDE_SLOTS;
-		fde_rows__free(&m->fdes[slot].rows);
-		m->fdes[slot].table_id = table_id;
-		m->fdes[slot].rows = rows;
-	} else {
-		fde_rows__free(&rows);
-	}
-	return 0;
+	fde_memo__keep(m, table_id, false, &rows);
+	return UNWIND_FDE_READ;
 }
 
 void unwind_maps__set_table_cache(struct unwind_maps *um, struct table_cache *cache)

@@ -152,10 +152,22 @@ void unwind_maps__rule_remember(struct unwind_maps *um, uint64_t table_id, uint6
  * table's place (UNWIND_FDE_FILES, a failure too) and the table itself
  * while all fit in UNWIND_FDE_TABLE_MAX, the last UNWIND_FDE_SLOTS
  * FDEs' rows (at most UNWIND_FDE_MAX_ROWS rows each, 2 MiB at most), and
- * each rule in the rule memo above. Returns 0 with *rule, 1 when it was
- * remembered (no read), or -errno: no rule from the file alone (wait for
- * the table; see stack_deltas.h).
+ * each rule in the rule memo above. A Go file (which the FDE path refuses:
+ * .gopclntab wins in its table) is read one function at a time from
+ * .gopclntab (go_deltas__func_rows: the function table found by the section
+ * headers, read whole within the same 4 MiB, the function's record, name and
+ * pcsp table through a 4 KiB window, at most GO_RULE_MAX_READS preads a
+ * rule), its rows kept in the same slots. Returns UNWIND_FDE_READ /
+ * UNWIND_GO_READ with *rule, UNWIND_FDE_REMEMBERED / UNWIND_GO_REMEMBERED
+ * when it was remembered (no read), or -errno: no rule from the file alone
+ * (wait for the table; see stack_deltas.h and go_deltas.h).
  */
+enum {
+	UNWIND_FDE_READ = 0,
+	UNWIND_FDE_REMEMBERED = 1,
+	UNWIND_GO_READ = 2,
+	UNWIND_GO_REMEMBERED = 3,
+};
 #define UNWIND_FDE_FILES    64
 #define UNWIND_FDE_SLOTS    256
 #define UNWIND_FDE_MAX_ROWS 512
@@ -163,6 +175,8 @@ void unwind_maps__rule_remember(struct unwind_maps *um, uint64_t table_id, uint6
 #define UNWIND_FDE_TABLE_MAX (4u << 20)
 int unwind_maps__fde_rule(struct unwind_maps *um, uint64_t table_id, const struct elf_file *ef,
 			  uint64_t vaddr, struct op_unwind_rule *rule);
+/* Is table_id's file read from .gopclntab by unwind_maps__fde_rule (its refusals are Go's)? */
+bool unwind_maps__fde_file_is_go(const struct unwind_maps *um, uint64_t table_id);
 
 /* Is table id loaded (built without error)? *pages: its size in delta pages. */
 bool unwind_maps__table_loaded(const struct unwind_maps *um, uint64_t table_id, uint32_t *pages);

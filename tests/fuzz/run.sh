@@ -22,6 +22,7 @@ for target in "$@"; do
 	# -max_len: ELF files need room; a Go program's .gopclntab is hundreds of KiB.
 	max_len=65536
 	[ "$target" = fuzz_gopclntab ] && max_len=1048576
+	[ "$target" = fuzz_go_func_rows ] && max_len=4194304
 	"$build/libfuzzer/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
 		-max_len="$max_len" -print_final_stats=1 -artifact_prefix="$artifacts" "$corpus" \
 		>"$log" 2>&1

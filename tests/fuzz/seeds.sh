@@ -86,6 +86,12 @@ fuzz_go_deltas)
 	[ -f "$wl/go_deep" ] && section "$wl/go_deep" .gopclntab "$out/go_deep.gopclntab"
 	[ -f "$wl/go_chain" ] && cp "$wl/go_chain" "$out/go_chain.elf"
 	;;
+fuzz_go_func_rows)
+	# A Go workload's table alone, and whole binaries (read through their section headers).
+	[ -f "$wl/go_deep" ] && section "$wl/go_deep" .gopclntab "$out/go_deep.gopclntab"
+	[ -f "$wl/go_chain" ] && cp "$wl/go_chain" "$out/go_chain.elf"
+	[ -f "$wl/go_cgo" ] && cp "$wl/go_cgo" "$out/go_cgo.elf"
+	;;
 fuzz_kallsyms)
 	# A slice of the real table, with and without module symbols.
 	[ -r /proc/kallsyms ] && head -n 2000 /proc/kallsyms >"$out/kallsyms_head"

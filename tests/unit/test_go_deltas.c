@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <setjmp.h>
@@ -23,7 +24,9 @@
 #include <cmocka.h>
 
 #include "elf/elf_file.h"
+#include "elf/gopclntab.h"
 #include "testutil.h"
+#include "unwind/unwind_maps.h"
 #include "unwind/go_deltas.h"
 #include "unwind/stack_deltas.h"
 
@@ -322,6 +325,233 @@ static void test_hostile_bytes(void **state)
 	free(bytes);
 }
 
+/* The reads of the one-function path: pread of the file (a section's bytes at base). */
+struct file_reader {
+	int fd;
+	uint64_t base;
+	unsigned long reads;
+};
+
+static int file_read(void *ctx, uint64_t off, void *buf, size_t len)
+{
+	struct file_reader *rd = ctx;
+	ssize_t n = pread(rd->fd, buf, len, (off_t)(rd->base + off));
+
+	rd->reads++;
+	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+static uint64_t ns_between(const struct timespec *a, const struct timespec *b)
+{
+	return (uint64_t)((b->tv_sec - a->tv_sec) * 1000000000L + (b->tv_nsec - a->tv_nsec));
+}
+
+/*
+ * For pcs all over a Go file (each delta's first byte, its middle and the
+ * byte before the next, every stride-th delta), the rule of the function
+ * read alone from .gopclntab through pread is the full table's rule,
+ * wherever the one-function path gives one; it gives one for every pc the
+ * table covers from Go's table (the rest: CFI of C code linked in).
+ */
+static void check_func_rules(const char *path, size_t stride, size_t min_checked)
+{
+	struct stack_delta_table t = {0};
+	struct elf_file *ef = NULL;
+	struct file_reader whole = {.fd = -1}, sect = {.fd = -1};
+	struct gopclntab *g = NULL;
+	struct go_index gi;
+	size_t checked = 0, refused = 0, invalid = 0;
+	struct timespec t0, t1;
+	uint64_t go_ns = 0;
+
+	assert_int_equal(elf_file__open(path, -1, &ef), 0);
+	assert_int_equal(stack_deltas__build(ef, &t), 0);
+	whole.fd = sect.fd = ef->fd;
+	assert_int_equal(go_deltas__index_read(file_read, &whole, ef->size, &gi), 0);
+	sect.base = gi.off;
+	assert_int_equal(gopclntab__open_read(file_read, &sect, gi.size, gi.text_addr, &g), 0);
+	for (size_t i = 0; i + 1 < t.n; i += stride) {
+		uint64_t lo = t.deltas[i].addr, hi = t.deltas[i + 1].addr;
+		uint64_t pcs[3] = {lo, lo + (hi - lo) / 2, hi - 1};
+
+		for (int k = 0; k < 3; k++) {
+			const struct stack_delta *want = stack_delta_table__find(&t, pcs[k]);
+			const struct op_unwind_rule *got;
+			struct fde_rows r;
+			int err;
+
+			assert_non_null(want);
+			/* Timed for bench/RESULTS.md (printed, not checked): thread CPU time. */
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+			err = go_deltas__func_rows(g, pcs[k], &r);
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+			go_ns += ns_between(&t0, &t1);
+			if (err) {
+				assert_int_equal(err, -ENOENT);
+				refused++;
+				continue;
+			}
+			got = fde_rows__rule(&r, pcs[k]);
+			if (!got || got->cmd == OP_RULE_INVALID) {
+				/* Padding after the function's pcsp table, a run with an impossible
+				 * delta: CFI fills them in the table (no answer). */
+				invalid++;
+			} else if (memcmp(got, &want->rule, sizeof(*got))) {
+				fail_msg(
+				    "%s: pc 0x%llx: Go rule cmd %u base %u cfa %d fp %d, table cmd "
+				    "%u base %u cfa %d fp %d",
+				    path, (unsigned long long)pcs[k], got->cmd, got->cfa_base,
+				    got->cfa_offset, got->fp_offset, want->rule.cmd,
+				    want->rule.cfa_base, want->rule.cfa_offset,
+				    want->rule.fp_offset);
+			} else {
+				checked++;
+			}
+			fde_rows__free(&r);
+		}
+	}
+	print_message(
+	    "%s: %zu pcs with the table's rule, %zu refused (not Go's), %zu in an invalid "
+	    "run; per pc %.1f us CPU through pread (uncached), %.1f preads\n",
+	    path, checked, refused, invalid,
+	    (double)go_ns / 1e3 / (double)(checked + refused + invalid),
+	    (double)sect.reads / (double)(checked + refused + invalid));
+	assert_true(checked >= min_checked);
+	/* Go code is nearly all of a Go binary: C code (cgo, CFI) is the rest. */
+	assert_true(refused * 10 <= checked);
+	gopclntab__free(g);
+	elf_file__close(ef);
+	stack_delta_table__free(&t);
+}
+
+static void test_func_rules_equal_table(void **state)
+{
+	struct go_bin *g = *state;
+	char path[600];
+
+	check_func_rules(g->path, 1, 5000);
+	snprintf(path, sizeof(path), "%s/workloads/go_cgo", tu_build_dir());
+	check_func_rules(path, 1, 5000);
+	/* Debian's gofmt (Go 1.19), the whole-system test's. */
+	if (access("/usr/lib/go-1.19/bin/gofmt", R_OK) == 0)
+		check_func_rules("/usr/lib/go-1.19/bin/gofmt", 1, 20000);
+}
+
+/* A reader whose reads fail once its budget is spent (bytes not in the page cache). */
+struct failing_reader {
+	struct file_reader rd;
+	unsigned long left;
+};
+
+static int failing_read(void *ctx, uint64_t off, void *buf, size_t len)
+{
+	struct failing_reader *f = ctx;
+
+	if (!f->left)
+		return -EAGAIN;
+	f->left--;
+	return file_read(&f->rd, off, buf, len);
+}
+
+/*
+ * Reads that fail part way through a lookup give the read's error, never
+ * another answer: no rule from bytes half read, no "not Go's" for a pc Go's
+ * table covers.
+ */
+static void test_func_rows_failed_reads(void **state)
+{
+	struct go_bin *g = *state;
+	struct elf_file *ef = NULL;
+	struct file_reader whole = {.fd = -1};
+	struct failing_reader fr = {.rd = {.fd = -1}};
+	struct gopclntab *t = NULL;
+	struct go_index gi;
+	size_t answered = 0, failed = 0;
+
+	assert_int_equal(elf_file__open(g->path, -1, &ef), 0);
+	whole.fd = fr.rd.fd = ef->fd;
+	assert_int_equal(go_deltas__index_read(file_read, &whole, ef->size, &gi), 0);
+	fr.rd.base = gi.off;
+	fr.left = 1000;
+	assert_int_equal(gopclntab__open_read(failing_read, &fr, gi.size, gi.text_addr, &t), 0);
+	for (size_t i = 0; i + 1 < g->table.n; i += 13) {
+		uint64_t pc = g->table.deltas[i].addr;
+		struct fde_rows full, r;
+		int want;
+
+		fr.left = 1000;
+		want = go_deltas__func_rows(t, pc, &full);
+		for (unsigned long budget = 0; budget < 16; budget++) {
+			int err;
+
+			fr.left = budget;
+			err = go_deltas__func_rows(t, pc, &r);
+			if (err == -EAGAIN) {
+				failed++;
+				continue;
+			}
+			assert_int_equal(err, want);
+			if (!err) {
+				assert_int_equal(r.n, full.n);
+				assert_memory_equal(r.rows, full.rows, r.n * sizeof(*r.rows));
+				answered++;
+			}
+			fde_rows__free(&r);
+		}
+		fde_rows__free(&full);
+	}
+	assert_true(answered > 100 && failed > 100);
+	gopclntab__free(t);
+	elf_file__close(ef);
+}
+
+/* The same through unwind_maps__fde_rule: what a copy's walk calls, and its memo. */
+static void test_go_rule_memo(void **state)
+{
+	struct go_bin *g = *state;
+	struct elf_file *ef = NULL;
+	struct unwind_maps um;
+	size_t found = 0, read = 0;
+	struct timespec t0, t1;
+	uint64_t read_ns = 0;
+
+	assert_int_equal(elf_file__open(g->path, -1, &ef), 0);
+	unwind_maps__init(&um, -1, -1, -1, -1, 1 << 16);
+	for (size_t i = 0; i + 1 < g->table.n; i++) {
+		struct op_unwind_rule r1, r2;
+		uint64_t pc = g->table.deltas[i].addr;
+		int err;
+
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+		err = unwind_maps__fde_rule(&um, 0x77, ef, pc, &r1);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+		if (err == UNWIND_GO_READ) {
+			read_ns += ns_between(&t0, &t1);
+			read++;
+		}
+
+		if (err < 0) {
+			assert_true(unwind_maps__fde_file_is_go(&um, 0x77));
+			continue;
+		}
+		assert_true(err == UNWIND_GO_READ || err == UNWIND_GO_REMEMBERED);
+		assert_memory_equal(&r1, &g->table.deltas[i].rule, sizeof(r1));
+		found++;
+		/* Asked again: remembered, no read. */
+		assert_int_equal(unwind_maps__fde_rule(&um, 0x77, ef, pc, &r2),
+				 UNWIND_GO_REMEMBERED);
+		assert_memory_equal(&r1, &r2, sizeof(r1));
+	}
+	/* Timed for bench/RESULTS.md (printed, not checked): a function read, its function
+	 * table in memory, from the page cache; thread CPU time. */
+	print_message("%s: %zu rules, %zu functions read from .gopclntab, %.1f us CPU each\n",
+		      g->path, found, read, read ? (double)read_ns / 1e3 / (double)read : 0.0);
+	assert_true(found > 1000);
+	assert_true(read > 100 && read < found);
+	unwind_maps__clear(&um);
+	elf_file__close(ef);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -329,6 +559,9 @@ int main(void)
 	    cmocka_unit_test(test_roots_and_switches),
 	    cmocka_unit_test(test_without_section_headers),
 	    cmocka_unit_test(test_hostile_bytes),
+	    cmocka_unit_test(test_func_rules_equal_table),
+	    cmocka_unit_test(test_func_rows_failed_reads),
+	    cmocka_unit_test(test_go_rule_memo),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
