@@ -107,16 +107,19 @@ uint64_t lpm_ranges__acquire_within_share(struct unwind_maps *um, uint64_t table
 	return table_id;
 }
 
-/* Inserts m's range; a full trie evicts the greediest process and tries once more. */
+/* Inserts m's range (new: no range of old published overlaps it, so none of its
+ * entries is in the trie); a full trie evicts the greediest process and tries once more. */
 static int add_range_evicting(struct unwind_maps *um, uint32_t pid, const struct lpm_range *m,
-			      const bool *evicted, const struct lpm_owner *owner)
+			      bool new, const bool *evicted, const struct lpm_owner *owner)
 {
-	int err = unwind_maps__add_range(um, pid, m->start, m->end, m->range_id, m->bias);
+	int (*add)(struct unwind_maps *, uint32_t, uint64_t, uint64_t, uint64_t, uint64_t) =
+	    new ? unwind_maps__add_new_range : unwind_maps__add_range;
+	int err = add(um, pid, m->start, m->end, m->range_id, m->bias);
 
 	if ((err == -ENOSPC || err == -E2BIG) && evict_greediest(um, owner)) {
 		if (*evicted)
 			return err;
-		err = unwind_maps__add_range(um, pid, m->start, m->end, m->range_id, m->bias);
+		err = add(um, pid, m->start, m->end, m->range_id, m->bias);
 	}
 	return err;
 }
@@ -145,9 +148,19 @@ void lpm_ranges__publish(struct unwind_maps *um, uint32_t pid, const struct lpm_
 		publish_evicted(um, pid, r, old, owner);
 		return;
 	}
-	for (size_t i = 0; i < r->n && !*evicted; i++) {
+	for (size_t i = 0, k = 0; i < r->n && !*evicted; i++) {
 		struct lpm_range *m = lpm_ranges__at(r, i);
-		int err = m->range_id ? add_range_evicting(um, pid, m, evicted, owner) : 0;
+		/* Ranges of old with a table are in the trie (a refused one has none). */
+		bool new = !overlaps_table(old, m->start, m->end);
+		int err;
+
+		/* Unchanged since old (both sorted by start): its entries are there as they
+		 * would be written (a re-read wrote each again, two syscalls an entry). */
+		while (k < old->n && lpm_ranges__at(old, k)->start < m->start)
+			k++;
+		if (m->range_id && k < old->n && same_range(lpm_ranges__at(old, k), m))
+			continue;
+		err = m->range_id ? add_range_evicting(um, pid, m, new, evicted, owner) : 0;
 
 		if (err) {
 			if (m->table_id)

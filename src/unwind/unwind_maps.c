@@ -1300,10 +1300,80 @@ static struct op_mapping_key block_key(uint32_t pid, uint64_t start, int bits)
 /* Blocks of [start, end): at most 2 x 64 (up, then down the powers of two). */
 #define RANGE_BLOCKS_MAX 128
 
+/* The kernel's ENOTSUPP (not in userspace headers): a map type without batch operations. */
+#define LPM_ENOTSUPP 524
+
+/*
+ * The keys of the blocks of [start, end) of pid into keys (RANGE_BLOCKS_MAX of
+ * them). Returns their count, or RANGE_BLOCKS_MAX + 1 when there are more.
+ */
+static uint32_t range_keys(uint32_t pid, uint64_t start, uint64_t end,
+			   struct op_mapping_key keys[RANGE_BLOCKS_MAX])
+{
+	uint32_t n = 0;
+
+	while (start < end) {
+		int bits = block_bits(start, end);
+
+		if (n == RANGE_BLOCKS_MAX)
+			return RANGE_BLOCKS_MAX + 1;
+		keys[n++] = block_key(pid, start, bits);
+		start += 1ull << bits;
+	}
+	return n;
+}
+
+/* Does err (of a batch call that did nothing) say the kernel has no batch operations? */
+static bool batch_unsupported(int err, uint32_t done)
+{
+	return !done && (err == -EINVAL || err == -EOPNOTSUPP || err == -LPM_ENOTSUPP);
+}
+
+/*
+ * Deletes keys[0..n) from the trie, absent ones skipped; returns how many were
+ * there. One syscall per range instead of one per block (a short-lived
+ * process's ranges are written at its exec and withdrawn at its exit: on a
+ * host running compilers, thousands of entries a second, each a syscall). The
+ * kernel's batch stops at a key it cannot delete: the next batch starts past it.
+ */
+static uint32_t delete_keys(struct unwind_maps *um, const struct op_mapping_key *keys, uint32_t n)
+{
+	uint32_t deleted = 0, at = 0;
+
+	while (at < n && !um->lpm_no_batch) {
+		uint32_t count = n - at;
+		int err =
+		    bpf_map_delete_batch(um->mappings_fd, &keys[at], &count, NULL) ? -errno : 0;
+
+		if (count > n - at)
+			count = n - at;
+		if (err && batch_unsupported(err, count) && !deleted && !at) {
+			um->lpm_no_batch = true;
+			break;
+		}
+		deleted += count;
+		at += count;
+		if (!err)
+			return deleted;
+		at++; /* the key refused: absent */
+	}
+	for (; at < n; at++)
+		if (!bpf_map_delete_elem(um->mappings_fd, &keys[at]))
+			deleted++;
+	return deleted;
+}
+
 static void remove_blocks(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end)
 {
-	uint32_t removed = 0;
+	struct op_mapping_key keys[RANGE_BLOCKS_MAX];
+	uint32_t removed = 0, n = range_keys(pid, start, end, keys);
 
+	if (n <= RANGE_BLOCKS_MAX) {
+		removed = delete_keys(um, keys, n);
+		um->stats.mapping_entries -= removed;
+		lpm_pid_sub(um, pid, removed);
+		return;
+	}
 	while (start < end) {
 		int bits = block_bits(start, end);
 		struct op_mapping_key key = block_key(pid, start, bits);
@@ -1315,6 +1385,16 @@ static void remove_blocks(struct unwind_maps *um, uint32_t pid, uint64_t start, 
 		start += 1ull << bits;
 	}
 	lpm_pid_sub(um, pid, removed);
+}
+
+/* A range refused with err: counted by its reason. */
+static void count_refused(struct unwind_maps *um, int err)
+{
+	if (err == -EDQUOT)
+		um->stats.refused_pid_budget++;
+	else if (err == -ENOSPC || err == -E2BIG)
+		um->stats.refused_map_full++;
+	um->stats.map_full += err == -ENOSPC || err == -E2BIG;
 }
 
 /*
@@ -1352,14 +1432,9 @@ static int insert_blocks(struct unwind_maps *um, uint32_t pid, uint64_t start, u
 		err = errno == ENOENT ? -EDQUOT : -errno;
 	}
 	if (err) {
-		for (uint32_t i = 0; i < n_added; i++)
-			bpf_map_delete_elem(um->mappings_fd, &added[i]);
+		delete_keys(um, added, n_added);
 		n_added = 0;
-		if (err == -EDQUOT)
-			um->stats.refused_pid_budget++;
-		else if (err == -ENOSPC || err == -E2BIG)
-			um->stats.refused_map_full++;
-		um->stats.map_full += err == -ENOSPC || err == -E2BIG;
+		count_refused(um, err);
 	}
 	lp->entries += n_added;
 	um->stats.mapping_entries += n_added;
@@ -1377,6 +1452,63 @@ int unwind_maps__add_range(struct unwind_maps *um, uint32_t pid, uint64_t start,
 	    .table_id = table_id, .bias = bias, .start = start, .end = end};
 
 	return insert_blocks(um, pid, start, end, &v);
+}
+
+/*
+ * As insert_blocks, for a range none of whose blocks is in the trie: all of
+ * them in one batch (the kernel's batch update knows no BPF_NOEXIST, so only
+ * a range known to be new can be counted this way). A range past pid's budget
+ * or of more blocks than RANGE_BLOCKS_MAX goes block by block, as before.
+ */
+static int insert_new_blocks(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end,
+			     const struct op_mapping_value *value)
+{
+	struct op_mapping_value values[RANGE_BLOCKS_MAX];
+	struct op_mapping_key keys[RANGE_BLOCKS_MAX];
+	uint32_t n = range_keys(pid, start, end, keys), count;
+	struct lpm_pid *lp;
+	int err;
+
+	if (um->lpm_no_batch || n > RANGE_BLOCKS_MAX || !n)
+		return insert_blocks(um, pid, start, end, value);
+	lp = lpm_pid_get(um, pid, true);
+	if (!lp)
+		return -ENOMEM;
+	/* insert_blocks takes a block while entries + added < budget. */
+	if (lp->entries + n > um->pid_budget)
+		return insert_blocks(um, pid, start, end, value);
+	for (uint32_t i = 0; i < n; i++)
+		values[i] = *value;
+	count = n;
+	err = bpf_map_update_batch(um->mappings_fd, keys, values, &count, NULL) ? -errno : 0;
+	if (count > n)
+		count = n;
+	if (err && batch_unsupported(err, count)) {
+		um->lpm_no_batch = true;
+		return insert_blocks(um, pid, start, end, value);
+	}
+	if (err) {
+		/* A refused range leaves none of its new entries behind. */
+		delete_keys(um, keys, count);
+		count_refused(um, err);
+		if (!lp->entries) {
+			hashmap__remove_entry(&um->pid_entries, hash_u64(pid), lp);
+			free(lp);
+		}
+		return err;
+	}
+	lp->entries += n;
+	um->stats.mapping_entries += n;
+	return 0;
+}
+
+int unwind_maps__add_new_range(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end,
+			       uint64_t table_id, uint64_t bias)
+{
+	struct op_mapping_value v = {
+	    .table_id = table_id, .bias = bias, .start = start, .end = end};
+
+	return insert_new_blocks(um, pid, start, end, &v);
 }
 
 void unwind_maps__remove_range(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end)

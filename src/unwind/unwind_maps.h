@@ -92,6 +92,7 @@ struct unwind_maps {
 	uint32_t max_mappings;	    /* the trie's capacity (exe_mappings max_entries) */
 	uint32_t pid_budget;	    /* entries one pid may hold */
 	struct hashmap pid_entries; /* struct lpm_pid: pid -> entries it holds */
+	bool lpm_no_batch;	    /* the kernel refused a batch on the trie: one key a call */
 	struct unwind_maps_stats stats;
 	/* Built tables kept on disk across runs (unwind/table_cache.h), or NULL. A
 	 * reference: build jobs take their own. */
@@ -291,6 +292,10 @@ uint32_t unwind_maps__pid_entries(const struct unwind_maps *um, uint32_t pid);
  */
 int unwind_maps__add_range(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end,
 			   uint64_t table_id, uint64_t bias);
+/* The same for a range the caller knows has no entry in the trie yet (no range
+ * of pid there overlaps it): its entries are written in one syscall. */
+int unwind_maps__add_new_range(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end,
+			       uint64_t table_id, uint64_t bias);
 void unwind_maps__remove_range(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end);
 /* The "known process" marker: a pid-only entry with no table; flags: OP_MARKER_F_*
  * (written again when they change). */

@@ -6,7 +6,9 @@
  * table stays loaded for the next process and is reused, not rebuilt; past
  * the budget the oldest unused table is unloaded. LPM entries: each pid
  * holds at most its budget, a range past it is refused whole (none of its
- * entries stay), others still get theirs, and the greediest pid is named.
+ * entries stay), others still get theirs, and the greediest pid is named; a
+ * range known to be new is written in one batch with the same result, and a
+ * process published again holds exactly its new ranges' entries.
  * A build job that could not open its file leaves the table unknown (built
  * again through the next source) UNWIND_BUILD_REOPEN_TRIES - 1 times, then
  * it is remembered as failed.
@@ -29,6 +31,7 @@
 #include "elf/file_id.h"
 #include "unwind/stack_deltas.h"
 #include "testutil.h"
+#include "unwind/lpm_ranges.h"
 #include "unwind/unwind_maps.h"
 
 /* The system's libc, found through the dynamic linker's cache. */
@@ -229,6 +232,181 @@ static void test_lpm_budget(void **state)
 	maps_destroy(&fx);
 }
 
+/* The value the trie gives for addr of pid (a full-length key), or -errno. */
+static int trie_value(int fd, uint32_t pid, uint64_t addr, struct op_mapping_value *v)
+{
+	struct op_mapping_key key = {
+	    .prefixlen = 96, .pid = pid, .addr_be = __builtin_bswap64(addr)};
+
+	return bpf_map_lookup_elem(fd, &key, v) ? -errno : 0;
+}
+
+/*
+ * A range known to be new goes in as one batch: the same entries and values
+ * as block by block, counted the same; past the pid's budget it is refused
+ * whole; when the trie fills during the batch none of the range's entries
+ * stay; removed (in batches too), the counts go back to what the trie holds.
+ */
+static void test_lpm_new_range_batch(void **state)
+{
+	const uint64_t base = 0x7f0000000000ull, size = 1ull << 20;
+	struct op_mapping_value a, b;
+	struct fixture fx;
+	uint32_t n, pid;
+	uint64_t j;
+	int err = 0;
+
+	(void)state;
+	maps_create(&fx);
+	unwind_maps__set_capacity(&fx.um, 1024); /* 64 entries a pid */
+	assert_int_equal(
+	    unwind_maps__add_range(&fx.um, 100, base + 0x1000, base + size - 0x1000, 42, 7), 0);
+	n = unwind_maps__pid_entries(&fx.um, 100);
+	assert_true(n > 8);
+	assert_int_equal(
+	    unwind_maps__add_new_range(&fx.um, 200, base + 0x1000, base + size - 0x1000, 42, 7), 0);
+	assert_false(fx.um.lpm_no_batch); /* this kernel took the batch */
+	assert_int_equal(unwind_maps__pid_entries(&fx.um, 200), n);
+	assert_int_equal(trie_entries(fx.fds[0]), 2 * n);
+	assert_int_equal(fx.um.stats.mapping_entries, 2 * n);
+	for (uint64_t addr = base + 0x1000; addr < base + size - 0x1000; addr += 0x7000) {
+		assert_int_equal(trie_value(fx.fds[0], 100, addr, &a), 0);
+		assert_int_equal(trie_value(fx.fds[0], 200, addr, &b), 0);
+		assert_memory_equal(&a, &b, sizeof(a));
+		assert_int_equal(b.table_id, 42);
+		assert_int_equal(b.bias, 7);
+	}
+	assert_int_equal(trie_value(fx.fds[0], 200, base + size - 0x1000, &b), -ENOENT);
+	assert_int_equal(trie_value(fx.fds[0], 200, base, &b), -ENOENT);
+
+	/* Past the budget: refused whole, the count still what the trie holds. */
+	for (j = 1; j < 100 && !err; j++)
+		err = unwind_maps__add_new_range(&fx.um, 200, base + j * size + 0x1000,
+						 base + (j + 1) * size - 0x1000, 42, 0);
+	assert_int_equal(err, -EDQUOT);
+	assert_true(unwind_maps__pid_entries(&fx.um, 200) <= 64);
+	assert_int_equal(fx.um.stats.mapping_entries, trie_entries(fx.fds[0]));
+	for (uint64_t k = 0; k < j; k++)
+		unwind_maps__remove_range(&fx.um, 200, base + k * size + 0x1000,
+					  base + (k + 1) * size - 0x1000);
+	assert_int_equal(unwind_maps__pid_entries(&fx.um, 200), 0);
+	assert_int_equal(unwind_maps__pid_entries(&fx.um, 100), n);
+	assert_int_equal(fx.um.stats.mapping_entries, trie_entries(fx.fds[0]));
+
+	/* The trie (1024 entries) fills during a batch: none of that range's entries stay. */
+	unwind_maps__set_capacity(&fx.um, 1u << 20);
+	err = 0;
+	for (pid = 300; pid < 400 && !err; pid++)
+		for (j = 0; j < 20 && !err; j++)
+			err = unwind_maps__add_new_range(&fx.um, pid, base + j * size + 0x1000,
+							 base + (j + 1) * size - 0x1000, 42, 0);
+	assert_true(err == -ENOSPC || err == -E2BIG);
+	assert_true(fx.um.stats.refused_map_full >= 1);
+	assert_int_equal(fx.um.stats.mapping_entries, trie_entries(fx.fds[0]));
+	assert_true(trie_entries(fx.fds[0]) < 1024);
+	maps_destroy(&fx);
+}
+
+static bool no_owner(void *ctx, uint32_t pid, struct lpm_ranges *ranges, bool **evicted)
+{
+	(void)ctx;
+	(void)pid;
+	(void)ranges;
+	(void)evicted;
+	return false;
+}
+
+/* Every 0x3000th address of each range of r gives its value for pid; out of them, the
+ * pid's marker. */
+static void check_published(int fd, uint32_t pid, const struct lpm_range *r, size_t n, uint64_t lo,
+			    uint64_t hi)
+{
+	struct op_mapping_value v;
+
+	for (uint64_t addr = lo; addr < hi; addr += 0x3000) {
+		size_t i = 0;
+
+		while (i < n && !(addr >= r[i].start && addr < r[i].end))
+			i++;
+		if (i == n) {
+			/* Only the pid's marker (no table, no range). */
+			assert_int_equal(trie_value(fd, pid, addr, &v), 0);
+			assert_int_equal(v.table_id, 0);
+			assert_int_equal(v.end, 0);
+			continue;
+		}
+		assert_int_equal(trie_value(fd, pid, addr, &v), 0);
+		assert_int_equal(v.table_id, r[i].range_id);
+		assert_int_equal(v.start, r[i].start);
+		assert_int_equal(v.end, r[i].end);
+		assert_int_equal(v.bias, r[i].bias);
+	}
+}
+
+/*
+ * A process published again (its maps re-read): ranges unchanged since the
+ * last publish are not written again, new ones go in as batches, changed and
+ * gone ones are replaced and withdrawn; the trie then holds exactly the new
+ * list's entries and the counts are what it holds.
+ */
+static void test_lpm_publish_again(void **state)
+{
+	const uint64_t b = 0x7f0000000000ull;
+	struct lpm_range r1[] = {
+	    {b + 0x1000, b + 0x25000, 0, 11, 0},
+	    {b + 0x40000, b + 0x93000, 0, 12, 0x1000},
+	    {b + 0x100000, b + 0x171000, 0, 13, 0},
+	};
+	/* The first unchanged, the second's table changed, the third gone, one new. */
+	struct lpm_range r2[] = {
+	    {b + 0x1000, b + 0x25000, 0, 11, 0},
+	    {b + 0x40000, b + 0x93000, 0, 22, 0x1000},
+	    {b + 0x200000, b + 0x20b000, 0, 14, 0},
+	};
+	/* The first grown (overlapping its old self), the rest unchanged. */
+	struct lpm_range r3[] = {
+	    {b + 0x1000, b + 0x3a000, 0, 11, 0},
+	    {b + 0x40000, b + 0x93000, 0, 22, 0x1000},
+	    {b + 0x200000, b + 0x20b000, 0, 14, 0},
+	};
+	struct lpm_ranges o = {0}, n1 = {r1, 3, sizeof(r1[0])}, n2 = {r2, 3, sizeof(r2[0])},
+			  n3 = {r3, 3, sizeof(r3[0])};
+	struct lpm_owner owner = {.find = no_owner};
+	struct lpm_range copy[3];
+	struct lpm_ranges c = {copy, 3, sizeof(copy[0])};
+	bool evicted = false;
+	struct fixture fx;
+
+	(void)state;
+	maps_create(&fx);
+	lpm_ranges__publish(&fx.um, 500, &n1, &o, &evicted, &owner);
+	check_published(fx.fds[0], 500, r1, 3, b, b + 0x300000);
+	assert_int_equal(fx.um.stats.mapping_entries, trie_entries(fx.fds[0]) - 1); /* + marker */
+	assert_int_equal(unwind_maps__pid_entries(&fx.um, 500), fx.um.stats.mapping_entries);
+
+	/* The same list again: nothing changes. */
+	memcpy(copy, r1, sizeof(copy));
+	lpm_ranges__publish(&fx.um, 500, &c, &n1, &evicted, &owner);
+	check_published(fx.fds[0], 500, r1, 3, b, b + 0x300000);
+	assert_int_equal(fx.um.stats.mapping_entries, trie_entries(fx.fds[0]) - 1);
+
+	lpm_ranges__publish(&fx.um, 500, &n2, &n1, &evicted, &owner);
+	check_published(fx.fds[0], 500, r2, 3, b, b + 0x300000);
+	assert_int_equal(fx.um.stats.mapping_entries, trie_entries(fx.fds[0]) - 1);
+	assert_int_equal(unwind_maps__pid_entries(&fx.um, 500), fx.um.stats.mapping_entries);
+
+	lpm_ranges__publish(&fx.um, 500, &n3, &n2, &evicted, &owner);
+	check_published(fx.fds[0], 500, r3, 3, b, b + 0x300000);
+	assert_int_equal(fx.um.stats.mapping_entries, trie_entries(fx.fds[0]) - 1);
+	assert_int_equal(unwind_maps__pid_entries(&fx.um, 500), fx.um.stats.mapping_entries);
+
+	lpm_ranges__unpublish(&fx.um, 500, &n3);
+	assert_int_equal(trie_entries(fx.fds[0]), 0);
+	assert_int_equal(fx.um.stats.mapping_entries, 0);
+	assert_false(evicted);
+	maps_destroy(&fx);
+}
+
 /*
  * A table is loaded only under the id of the bytes it was built from: an id
  * computed before the file was rewritten (or any other id) is refused, so a
@@ -326,6 +504,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_rules_read_back_and_reuse),
 	    cmocka_unit_test(test_lpm_budget),
+	    cmocka_unit_test(test_lpm_new_range_batch),
+	    cmocka_unit_test(test_lpm_publish_again),
 	    cmocka_unit_test(test_table_only_under_its_own_id),
 	    cmocka_unit_test(test_build_reopened_when_file_gone),
 	};
