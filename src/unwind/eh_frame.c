@@ -1783,7 +1783,7 @@ static int crt_rows(const struct elf_file *ef, const struct cfi_sections *cs, bo
 		const uint8_t *p;
 		size_t n, k = 0, body;
 
-		if (!crt_bytes(ef, cs, i, &p, &n))
+		if (!crt_bytes(ef, cs, i, &p, &n) || at > UINT64_MAX - CRT_MAX)
 			continue;
 		if (n >= sizeof(endbr) / 2 && bytes_match(p, endbr, sizeof(endbr) / 2))
 			k = sizeof(endbr) / 2;
@@ -1895,7 +1895,7 @@ static int crtstuff_rows(const struct elf_file *ef, Elf *elf, const struct cfi_s
 		r8.cfa_base = r16.cfa_base = OP_CFA_F_BX;
 	for (int i = 0; i < 2 && !err; i++) {
 		uint64_t v = array_first(ef, cs, i);
-		size_t n = code_at(ef, elf, v, code), k = 0, ret;
+		size_t n = v <= UINT64_MAX - CRT_MAX ? code_at(ef, elf, v, code) : 0, k = 0, ret;
 
 		if (n >= n_endbr && bytes_match(code, endbr, n_endbr))
 			k = n_endbr;
@@ -1921,7 +1921,8 @@ static int crtstuff_rows(const struct elf_file *ef, Elf *elf, const struct cfi_s
 		if (!err)
 			err = delta_vec__push(&crt, v + ret + 1, rule_cmd(ROW_HOLE));
 	}
-	/* frame_dummy after __do_global_dtors_aux in memory (as GCC lays them out). */
+	/* Rows sorted: frame_dummy's (pushed first) stay first when it lies lower, else
+	 * __do_global_dtors_aux's go first (as GCC lays them out); overlapping: neither's. */
 	if (!err && crt.n == 6 && crt.v[0].addr < crt.v[2].addr) {
 		if (crt.v[1].addr > crt.v[2].addr)
 			crt.n = 0; /* overlapping: neither is crtstuff's */

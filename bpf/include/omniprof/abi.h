@@ -80,8 +80,9 @@ enum op_cfa_base {
  * The rest of cfa_base (rules CFA, PLT, CFA_DEREF and CFA_RBX): where the
  * caller's rbx is, for the walk to reach an OP_RULE_CFA_RBX frame above the
  * one it started from (a sample in _dl_fixup, which the trampoline called).
- * Only files with OP_RULE_CFA_RBX rows carry it (ld.so: a dynamic loader, see
- * stack_deltas__build), so the shared rule array does not grow for others.
+ * Only a dynamic loader's rules carry it (ld.so, whose trampolines are the
+ * OP_RULE_CFA_RBX rows: elf_is_loader() in src/unwind/eh_frame.c), so the
+ * shared rule array does not grow for other files.
  * OP_CFA_F_BX set: the CFI describes rbx here, caller's rbx at CFA - 8 *
  * OP_CFA_BX_SLOT(cfa_base) (slot 0: rbx unchanged, the callee-saved default).
  * Unset (every other file, frame pointers, runtimes): rbx becomes unknown.
@@ -144,11 +145,11 @@ enum op_rule_cmd {
 	 * profile trampolines) do `push %rbx; mov %rsp,%rbx; and $-64,%rsp`
 	 * and then subtract a size known only at run time (the CPU's xsave
 	 * area), so no rsp-based rule exists there. The walk tracks no
-	 * callee-saved register but rbp and, in files with such rows, rbx: the
+	 * callee-saved register but rbp and, in a dynamic loader's frames, rbx: the
 	 * sampled thread's rbx (or a signal frame's) is carried up through the
 	 * frames whose rules say where rbx was saved (OP_CFA_F_BX, a sample in
-	 * _dl_fixup under the trampoline). A frame without that (a file without
-	 * the rows: libc's IFUNC resolver called by _dl_fixup) makes rbx unknown
+	 * _dl_fixup under the trampoline). A frame of another file (libc's
+	 * IFUNC resolver called by _dl_fixup) makes rbx unknown
 	 * again, and an OP_RULE_CFA_RBX frame above it stops the walk with
 	 * OP_UNWIND_ERR_RBX_CFA. Stack copies carry the sampled rbx too.
 	 */
