@@ -309,6 +309,7 @@ static __always_inline int send_stack_copy(struct bpf_perf_event_data *ctx, __u3
 	x.b->c.pc = r.pc;
 	x.b->c.sp = r.sp;
 	x.b->c.fp = r.fp;
+	x.b->c.bx = r.bx; /* OP_RULE_CFA_RBX: ld.so's trampoline, walked in user space */
 	x.b->c.tls_base = BPF_CORE_READ(task, thread.fsbase);
 	x.sp = r.sp;
 	/* Up to the top of the stack's mapping: the whole stack, not pages past it

@@ -369,12 +369,19 @@ static long walk(const struct op_stack_copy *copy, size_t size, struct process_t
 		out->flags |= OP_TRACE_F_USER_TRUNCATED;
 	} else {
 		/* As the sampler: frames in a runtime's code go to its step. */
-		/* With the thread pointer: Go's switches read g from TLS. */
-		res = user_unwind__walk_tls(&ops, &interp, copy->hdr.pid, copy->pc, copy->sp,
-					    copy->fp, copy->tls_base, user,
-					    max_frames && max_frames < OP_MAX_USER_FRAMES
-						? max_frames
-						: OP_MAX_USER_FRAMES);
+		/* With the thread pointer (Go's switches read g from TLS) and rbx (ld.so's
+		 * lazy-binding trampoline, OP_RULE_CFA_RBX). */
+		struct user_unwind_regs regs = {.pc = copy->pc,
+						.sp = copy->sp,
+						.fp = copy->fp,
+						.fsbase = copy->tls_base,
+						.bx = copy->bx,
+						.has_bx = true};
+
+		res = user_unwind__walk_regs(&ops, &interp, copy->hdr.pid, &regs, user,
+					     max_frames && max_frames < OP_MAX_USER_FRAMES
+						 ? max_frames
+						 : OP_MAX_USER_FRAMES);
 		for (unsigned int i = 1; i < OP_INTERP__COUNT; i++)
 			if (runtime[i] && runtime[i]->walk_end)
 				runtime[i]->walk_end(walks[i], &stats->interp[i]);

@@ -313,6 +313,9 @@ struct section {
 	size_t len;
 	uint64_t vaddr;
 	bool debug; /* .debug_frame dialect */
+	/* Rules say where the caller's rbx is (OP_CFA_F_BX): a dynamic loader's
+	 * CFI, see elf_is_loader(). */
+	bool track_bx;
 	/* Offset of data[0] in the whole section: 0, or a window of one entry
 	 * (stack_deltas__fde_rows), whose CIE pointer reaches back past it. */
 	uint64_t base;
@@ -413,7 +416,8 @@ struct cfi_state {
 	int64_t cfa_off;
 	size_t cfa_expr, cfa_expr_len;
 	struct reg_rule rbp;
-	struct reg_rule ra; /* the CIE's return-address column */
+	struct reg_rule rbx; /* read only where the section tracks rbx */
+	struct reg_rule ra;  /* the CIE's return-address column */
 };
 
 struct cie {
@@ -539,8 +543,43 @@ static bool rbp_fp_offset(const struct section *s, const struct cfi_state *st, i
 	return true;
 }
 
+/*
+ * OP_CFA_F_BX and the slot of the caller's rbx for a rule of a section that
+ * tracks rbx (0 elsewhere, and where the CFI puts rbx anywhere but a slot
+ * CFA - 8k: the walk then forgets rbx, as it does in every other file).
+ */
+static uint8_t rbx_bits(const struct interp *it)
+{
+	const struct reg_rule *bx = &it->st.rbx;
+
+	if (!it->s->track_bx)
+		return 0;
+	switch (bx->how) {
+	case REG_UNSPEC:
+	case REG_SAME:
+		return OP_CFA_F_BX;
+	case REG_OFFSET:
+		if (bx->off >= 0 || bx->off % 8 || -bx->off / 8 > OP_CFA_BX_SLOT_MAX)
+			return 0;
+		return (uint8_t)(OP_CFA_F_BX | (-bx->off / 8) << OP_CFA_BX_SLOT_SHIFT);
+	default:
+		return 0;
+	}
+}
+
+static bool state__to_rule_base(const struct interp *it, struct op_unwind_rule *r);
+
 /* Returns false (the row is then OP_RULE_INVALID) when the state has no expressible rule. */
 static bool state__to_rule(const struct interp *it, struct op_unwind_rule *r)
+{
+	bool ok = state__to_rule_base(it, r);
+
+	if (ok && r->cmd != OP_RULE_STOP)
+		r->cfa_base |= rbx_bits(it);
+	return ok;
+}
+
+static bool state__to_rule_base(const struct interp *it, struct op_unwind_rule *r)
 {
 	const struct cfi_state *st = &it->st;
 	const struct section *s = it->s;
@@ -668,6 +707,8 @@ static struct reg_rule *interp__reg(struct interp *it, uint64_t reg)
 {
 	if (reg == DWREG_RBP)
 		return &it->st.rbp;
+	if (reg == DWREG_RBX)
+		return &it->st.rbx;
 	if (reg == it->cie->ra_reg)
 		return &it->st.ra;
 	return NULL;
@@ -678,6 +719,8 @@ static void interp__restore(struct interp *it, uint64_t reg)
 {
 	if (reg == DWREG_RBP)
 		it->st.rbp = it->fde ? it->cie->init.rbp : (struct reg_rule){0};
+	else if (reg == DWREG_RBX)
+		it->st.rbx = it->fde ? it->cie->init.rbx : (struct reg_rule){0};
 	else if (reg == it->cie->ra_reg)
 		it->st.ra = it->fde ? it->cie->init.ra : (struct reg_rule){0};
 }
@@ -1459,7 +1502,12 @@ int stack_deltas__parse(const uint8_t *data, size_t len, uint64_t section_vaddr,
 
 struct cfi_sections {
 	Elf_Scn *eh_frame, *debug_frame, *gopclntab;
-	GElf_Shdr eh_shdr, debug_shdr, go_shdr;
+	Elf_Scn *crt[2]; /* .init, .fini: crti/crtn's _init and _fini, see crt_rows() */
+	GElf_Shdr eh_shdr, debug_shdr, go_shdr, crt_shdr[2];
+	/* The first .init_array and .fini_array: crtstuff's frame_dummy and
+	 * __do_global_dtors_aux come first in them (crtstuff_rows()). */
+	GElf_Shdr arrays[2];
+	bool has_array[2];
 	uint64_t text_addr; /* .text's address (Go tables may leave it 0); 0 when none */
 };
 
@@ -1515,6 +1563,14 @@ static int find_sections(Elf *elf, struct cfi_sections *cs)
 		} else if (!strcmp(name, ".gopclntab") && !cs->gopclntab) {
 			cs->gopclntab = scn;
 			cs->go_shdr = shdr;
+		} else if ((shdr.sh_type == SHT_INIT_ARRAY || shdr.sh_type == SHT_FINI_ARRAY) &&
+			   !cs->has_array[shdr.sh_type == SHT_FINI_ARRAY]) {
+			cs->has_array[shdr.sh_type == SHT_FINI_ARRAY] = true;
+			cs->arrays[shdr.sh_type == SHT_FINI_ARRAY] = shdr;
+		} else if ((!strcmp(name, ".init") || !strcmp(name, ".fini")) &&
+			   !cs->crt[name[1] == 'f']) {
+			cs->crt[name[1] == 'f'] = scn;
+			cs->crt_shdr[name[1] == 'f'] = shdr;
 		} else if (!strcmp(name, ".text") && !cs->text_addr) {
 			cs->text_addr = shdr.sh_addr;
 		}
@@ -1522,11 +1578,37 @@ static int find_sections(Elf *elf, struct cfi_sections *cs)
 	return 0;
 }
 
+/*
+ * A dynamic loader (ld.so; a static PIE too): a shared object with an entry
+ * point and no interpreter of its own. Its lazy-binding trampolines have rbx
+ * CFAs (OP_RULE_CFA_RBX), so its rules say where rbx is (OP_CFA_F_BX). The
+ * build and the FDE index decide it from the same headers.
+ */
+static bool elf_is_loader(uint16_t e_type, uint64_t e_entry, bool has_interp)
+{
+	return e_type == ET_DYN && e_entry != 0 && !has_interp;
+}
+
+/* elf_is_loader() of a file libelf opened. */
+static bool gelf_is_loader(Elf *elf, const GElf_Ehdr *ehdr)
+{
+	size_t n = 0;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
+			return false;
+	return elf_is_loader(ehdr->e_type, ehdr->e_entry, false);
+}
+
 /* Walks one section into *rows. Returns 0, -ENOENT (absent/empty), -ENOEXEC or -ENOMEM. */
 static int elf_section_ranges(const struct elf_file *ef, Elf_Scn *scn, const GElf_Shdr *shdr,
-			      bool debug, struct delta_vec *rows, struct stack_delta_stats *stats)
+			      bool debug, bool track_bx, struct delta_vec *rows,
+			      struct stack_delta_stats *stats)
 {
-	struct section s = {.vaddr = shdr->sh_addr, .debug = debug};
+	struct section s = {.vaddr = shdr->sh_addr, .debug = debug, .track_bx = track_bx};
 	Elf_Data *data;
 	int err;
 
@@ -1644,6 +1726,221 @@ static int go_section_ranges(const struct elf_file *ef, Elf *elf, const struct c
  * libelf is initialised by elf_file__open(), which every struct elf_file
  * went through.
  */
+/* The most bytes of a .init or .fini section crt_rows() reads (and cfi_id() hashes). */
+#define CRT_MAX 64
+
+/* The bytes of cs's .init (i 0) or .fini (1) when crt_rows() reads them: *p owned by elf. */
+static bool crt_bytes(const struct elf_file *ef, const struct cfi_sections *cs, int i,
+		      const uint8_t **p, size_t *n)
+{
+	const GElf_Shdr *sh = &cs->crt_shdr[i];
+	Elf_Data *data;
+
+	if (!cs->crt[i] || sh->sh_type != SHT_PROGBITS || !(sh->sh_flags & SHF_EXECINSTR) ||
+	    (sh->sh_flags & SHF_COMPRESSED) || sh->sh_size > CRT_MAX ||
+	    section__bytes(ef, cs->crt[i], sh, &data) || data->d_size != sh->sh_size)
+		return false;
+	*p = data->d_buf;
+	*n = data->d_size;
+	return true;
+}
+
+/* n bytes of p equal to want's, a 0x100 in want matching any byte. */
+static bool bytes_match(const uint8_t *p, const uint16_t *want, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (want[i] != 0x100 && p[i] != want[i])
+			return false;
+	return true;
+}
+
+/*
+ * _init and _fini, glibc's crti.o and crtn.o: assembly without CFI, the
+ * first code of a library a process runs (a sample on its page fault ended in
+ * "no unwind rule"). The whole section must be the known sequence,
+ * `[endbr64] sub $8,%rsp; [mov PREINIT(%rip),%rax; test %rax,%rax; je 1f;
+ * call *%rax; 1:] add $8,%rsp; ret`, nothing from other objects: CFA =
+ * rsp + 8 up to the sub, rsp + 16 until the add is done, rsp + 8 at the ret.
+ * Rows for the gaps of rows, as .debug_frame's (CFI that covers it wins).
+ */
+static int crt_rows(const struct elf_file *ef, const struct cfi_sections *cs, bool track_bx,
+		    struct delta_vec *rows)
+{
+	static const uint16_t endbr[] = {0xf3, 0x0f, 0x1e, 0xfa};
+	static const uint16_t sub8[] = {0x48, 0x83, 0xec, 0x08};
+	static const uint16_t preinit[] = {0x48, 0x8b, 0x05, 0x100, 0x100, 0x100, 0x100,
+					   0x48, 0x85, 0xc0, 0x74,  0x02,  0xff,  0xd0};
+	static const uint16_t add8ret[] = {0x48, 0x83, 0xc4, 0x08, 0xc3};
+	struct op_unwind_rule r8 = {.cmd = OP_RULE_CFA, .cfa_offset = 8},
+			      r16 = {.cmd = OP_RULE_CFA, .cfa_offset = 16};
+	struct delta_vec crt = {0};
+	int err = 0;
+
+	if (track_bx) /* rbx untouched */
+		r8.cfa_base = r16.cfa_base = OP_CFA_F_BX;
+	for (int i = 0; i < 2 && !err; i++) {
+		uint64_t at = cs->crt_shdr[i].sh_addr;
+		const uint8_t *p;
+		size_t n, k = 0, body;
+
+		if (!crt_bytes(ef, cs, i, &p, &n) || at > UINT64_MAX - CRT_MAX)
+			continue;
+		if (n >= sizeof(endbr) / 2 && bytes_match(p, endbr, sizeof(endbr) / 2))
+			k = sizeof(endbr) / 2;
+		if (n < k + sizeof(sub8) / 2 + sizeof(add8ret) / 2 ||
+		    !bytes_match(p + k, sub8, sizeof(sub8) / 2))
+			continue;
+		k += sizeof(sub8) / 2;
+		body = n - k - sizeof(add8ret) / 2;
+		if ((body && (body != sizeof(preinit) / 2 || !bytes_match(p + k, preinit, body))) ||
+		    !bytes_match(p + n - sizeof(add8ret) / 2, add8ret, sizeof(add8ret) / 2))
+			continue;
+		err = delta_vec__push(&crt, at, r8);
+		if (!err)
+			err = delta_vec__push(&crt, at + k, r16);
+		if (!err)
+			err = delta_vec__push(&crt, at + n - 1, r8);
+		if (!err)
+			err = delta_vec__push(&crt, at + n, rule_cmd(ROW_HOLE));
+	}
+	/* .fini before .init in memory: rows must be sorted. */
+	if (!err && crt.n == 8 && crt.v[0].addr > crt.v[4].addr)
+		for (size_t j = 0; j < 4; j++) {
+			struct stack_delta t = crt.v[j];
+
+			crt.v[j] = crt.v[j + 4];
+			crt.v[j + 4] = t;
+		}
+	if (!err && crt.n == 8 && crt.v[3].addr > crt.v[4].addr)
+		crt.n = 0; /* overlapping sections: not crti's */
+	if (!err)
+		err = rows__fill_gaps(rows, &crt);
+	free(crt.v);
+	return err;
+}
+
+/*
+ * Up to CRT_MAX bytes of code at vaddr v, from the executable section that
+ * holds it (read through ef->fd into buf): how many, 0 when none.
+ */
+static size_t code_at(const struct elf_file *ef, Elf *elf, uint64_t v, uint8_t *buf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while (v && (scn = elf_nextscn(elf, scn)) != NULL) {
+		uint64_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || v < sh.sh_addr ||
+		    v - sh.sh_addr >= sh.sh_size)
+			continue;
+		n = sh.sh_size - (v - sh.sh_addr);
+		if (n > CRT_MAX)
+			n = CRT_MAX;
+		if (sh.sh_offset > ef->size || v - sh.sh_addr > ef->size - sh.sh_offset ||
+		    n > ef->size - sh.sh_offset - (v - sh.sh_addr) ||
+		    pread(ef->fd, buf, n, (off_t)(sh.sh_offset + (v - sh.sh_addr))) != (ssize_t)n)
+			return 0;
+		return n;
+	}
+	return 0;
+}
+
+/* The first pointer of cs's .init_array (i 0) or .fini_array (1), 0 when none or unreadable
+ * (an array whose pointers only relocations give reads 0). */
+static uint64_t array_first(const struct elf_file *ef, const struct cfi_sections *cs, int i)
+{
+	const GElf_Shdr *sh = &cs->arrays[i];
+	uint64_t v = 0;
+
+	if (!cs->has_array[i] || sh->sh_size < sizeof(v) || sh->sh_offset > ef->size ||
+	    sizeof(v) > ef->size - sh->sh_offset ||
+	    pread(ef->fd, &v, sizeof(v), (off_t)sh->sh_offset) != (ssize_t)sizeof(v))
+		return 0;
+	return v;
+}
+
+/*
+ * GCC's crtstuff (crtbegin*.o, built without unwind tables): frame_dummy,
+ * which .init_array's first entry names (`[endbr64] jmp register_tm_clones`,
+ * called while a library loads), and __do_global_dtors_aux, .fini_array's
+ * first (the caller of __cxa_finalize when a library or program exits:
+ * `push %rbp` after a test, `pop %rbp; ret`, `ret` for the early exit).
+ * Only the exact code gets rows (the displacements excepted): CFA = rsp + 8,
+ * rsp + 16 with rbp saved at CFA - 16 between the push and the pop. The
+ * same gap-filling as crt_rows().
+ */
+static int crtstuff_rows(const struct elf_file *ef, Elf *elf, const struct cfi_sections *cs,
+			 bool track_bx, struct delta_vec *rows)
+{
+	static const uint16_t endbr[] = {0xf3, 0x0f, 0x1e, 0xfa};
+	static const uint16_t jmp32[] = {0xe9, 0x100, 0x100, 0x100, 0x100};
+#define W 0x100
+	static const uint16_t dtors[] = {0x80, 0x3d, W,	   W,	 W,    W,    0x00, 0x75, W,    0x55,
+					 0x48, 0x83, 0x3d, W,	 W,    W,    W,	   0x00, 0x48, 0x89,
+					 0xe5, 0x74, 0x0c, 0x48, 0x8b, 0x3d, W,	   W,	 W,    W,
+					 0xe8, W,    W,	   W,	 W,    0xe8, W,	   W,	 W,    W,
+					 0xc6, 0x05, W,	   W,	 W,    W,    0x01, 0x5d, 0xc3};
+#undef W
+	const size_t n_endbr = sizeof(endbr) / 2, n_jmp = sizeof(jmp32) / 2,
+		     n_dtors = sizeof(dtors) / 2;
+	struct op_unwind_rule r8 = {.cmd = OP_RULE_CFA, .cfa_offset = 8},
+			      r16 = {.cmd = OP_RULE_CFA, .cfa_offset = 16, .fp_offset = -16};
+	struct delta_vec crt = {0};
+	uint8_t code[CRT_MAX];
+	int err = 0;
+
+	if (track_bx) /* rbx untouched */
+		r8.cfa_base = r16.cfa_base = OP_CFA_F_BX;
+	for (int i = 0; i < 2 && !err; i++) {
+		uint64_t v = array_first(ef, cs, i);
+		size_t n = v <= UINT64_MAX - CRT_MAX ? code_at(ef, elf, v, code) : 0, k = 0, ret;
+
+		if (n >= n_endbr && bytes_match(code, endbr, n_endbr))
+			k = n_endbr;
+		if (i == 0) {
+			if (n < k + n_jmp || !bytes_match(code + k, jmp32, n_jmp))
+				continue;
+			err = delta_vec__push(&crt, v, r8);
+			if (!err)
+				err = delta_vec__push(&crt, v + k + n_jmp, rule_cmd(ROW_HOLE));
+			continue;
+		}
+		if (n < k + n_dtors || !bytes_match(code + k, dtors, n_dtors))
+			continue;
+		/* jne's target (rel8 from the push): the early exit's ret, past the pop's */
+		ret = k + 9 + (size_t)(int8_t)code[k + 8];
+		if ((int8_t)code[k + 8] < 0 || ret < k + n_dtors || ret >= n || code[ret] != 0xc3)
+			continue;
+		err = delta_vec__push(&crt, v, r8);
+		if (!err)
+			err = delta_vec__push(&crt, v + k + 10, r16); /* push %rbp done */
+		if (!err)
+			err = delta_vec__push(&crt, v + k + n_dtors - 1, r8); /* pop %rbp done */
+		if (!err)
+			err = delta_vec__push(&crt, v + ret + 1, rule_cmd(ROW_HOLE));
+	}
+	/* Rows sorted: frame_dummy's (pushed first) stay first when it lies lower, else
+	 * __do_global_dtors_aux's go first (as GCC lays them out); overlapping: neither's. */
+	if (!err && crt.n == 6 && crt.v[0].addr < crt.v[2].addr) {
+		if (crt.v[1].addr > crt.v[2].addr)
+			crt.n = 0; /* overlapping: neither is crtstuff's */
+	} else if (!err && crt.n == 6) {
+		struct stack_delta f[2] = {crt.v[0], crt.v[1]};
+
+		memmove(&crt.v[0], &crt.v[2], 4 * sizeof(*crt.v));
+		crt.v[4] = f[0];
+		crt.v[5] = f[1];
+		if (crt.v[3].addr > crt.v[4].addr)
+			crt.n = 0;
+	}
+	if (!err)
+		err = rows__fill_gaps(rows, &crt);
+	free(crt.v);
+	return err;
+}
+
 /* Bytes from the entry point that entry_stop() covers where no CFI does. */
 #define ENTRY_STOP_LEN 256
 
@@ -1705,6 +2002,7 @@ int stack_deltas__build(const struct elf_file *ef, struct stack_delta_table *out
 	struct cfi_sections cs = {0};
 	int err, err_eh, err_dbg, err_go;
 	GElf_Ehdr ehdr;
+	bool loader;
 	Elf *elf;
 
 	memset(out, 0, sizeof(*out));
@@ -1726,8 +2024,10 @@ int stack_deltas__build(const struct elf_file *ef, struct stack_delta_table *out
 	/* What is parsed below is what is hashed here: the table and its id cannot disagree. */
 	out->has_id = !cfi_id(ef, elf, false, out->id);
 
-	err_eh = elf_section_ranges(ef, cs.eh_frame, &cs.eh_shdr, false, &eh, &out->stats);
-	err_dbg = elf_section_ranges(ef, cs.debug_frame, &cs.debug_shdr, true, &dbg, &out->stats);
+	loader = gelf_is_loader(elf, &ehdr);
+	err_eh = elf_section_ranges(ef, cs.eh_frame, &cs.eh_shdr, false, loader, &eh, &out->stats);
+	err_dbg =
+	    elf_section_ranges(ef, cs.debug_frame, &cs.debug_shdr, true, loader, &dbg, &out->stats);
 	err_go = go_section_ranges(ef, elf, &cs, &go, &out->stats);
 	if (err_eh == -ENOMEM || err_dbg == -ENOMEM || err_go == -ENOMEM) {
 		err = -ENOMEM;
@@ -1761,7 +2061,11 @@ int stack_deltas__build(const struct elf_file *ef, struct stack_delta_table *out
 		if (err)
 			goto cleanup;
 	}
-	err = entry_stop(&ehdr, &eh);
+	err = crt_rows(ef, &cs, loader, &eh);
+	if (!err)
+		err = crtstuff_rows(ef, elf, &cs, loader, &eh);
+	if (!err)
+		err = entry_stop(&ehdr, &eh);
 	if (!err)
 		table__from_rows(out, &eh);
 cleanup:
@@ -1946,15 +2250,16 @@ static int cfi_id(const struct elf_file *ef, Elf *elf, bool streamed,
 		goto cleanup;
 	}
 	/* The builder's version: 3 since Go's systemstack_switch rule, 4 since
-	 * rbx-based CFAs (OP_RULE_CFA_RBX). */
-	id_hash__add(&h, "omniprof cfi 4", 14);
+	 * rbx-based CFAs (OP_RULE_CFA_RBX), 5 since a loader's rbx slots (OP_CFA_F_BX). */
+	id_hash__add(&h, "omniprof cfi 5", 14);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr)) {
 		id_hash__u64(&h, 1); /* not an ELF file libelf can read: no table */
 	} else {
 		id_hash__u64(&h, ehdr.e_ident[EI_CLASS]);
 		id_hash__u64(&h, ehdr.e_ident[EI_DATA]);
 		id_hash__u64(&h, ehdr.e_machine);
-		id_hash__u64(&h, ehdr.e_entry); /* entry_stop() */
+		id_hash__u64(&h, ehdr.e_entry);		      /* entry_stop() */
+		id_hash__u64(&h, gelf_is_loader(elf, &ehdr)); /* OP_CFA_F_BX */
 		if (find_sections(elf, &cs)) {
 			id_hash__u64(&h, 2); /* section headers unreadable */
 		} else {
@@ -1969,6 +2274,27 @@ static int cfi_id(const struct elf_file *ef, Elf *elf, bool streamed,
 				id_hash__u64(&h, text_addr);
 				id_hash__u64(&h, go_len);
 				id_hash__add(&h, go, go_len);
+			}
+			/* crtstuff_rows() */
+			for (int i = 0; i < 2; i++) {
+				uint64_t v = array_first(ef, &cs, i);
+				uint8_t code[CRT_MAX];
+				size_t n = code_at(ef, elf, v, code);
+
+				id_hash__u64(&h, 8 + i);
+				id_hash__u64(&h, v);
+				id_hash__add(&h, code, n);
+			}
+			/* crt_rows() */
+			for (int i = 0; i < 2; i++) {
+				const uint8_t *p;
+				size_t n;
+
+				id_hash__u64(&h, 6 + i);
+				if (crt_bytes(ef, &cs, i, &p, &n)) {
+					id_hash__u64(&h, cs.crt_shdr[i].sh_addr);
+					id_hash__add(&h, p, n);
+				}
 			}
 		}
 	}
@@ -2054,7 +2380,9 @@ static bool has_bytes(const GElf_Shdr *sh)
 	       !(sh->sh_flags & SHF_COMPRESSED) && sh->sh_size > 0;
 }
 
-/* Section headers read for the index at most (4096 sections), and the names' table. */
+/* Section headers read for the index at most (4096 sections), and the names' table;
+ * program headers (libelf's PN_XNUM extension is left to the build). */
+#define INDEX_MAX_SEGMENTS 1024
 #define INDEX_MAX_SECTIONS 4096
 #define INDEX_MAX_NAMES	   (64u << 10)
 
@@ -2062,6 +2390,8 @@ int stack_deltas__fde_index_read(fde_read_fn read, void *ctx, uint64_t file_size
 				 struct fde_index *out)
 {
 	Elf64_Shdr *sh = NULL, *hs = NULL, *es = NULL, *go = NULL;
+	Elf64_Phdr *ph = NULL;
+	bool has_interp = false;
 	char *names = NULL;
 	uint8_t head[64];
 	Elf64_Ehdr eh;
@@ -2082,6 +2412,23 @@ int stack_deltas__fde_index_read(fde_read_fn read, void *ctx, uint64_t file_size
 	if (eh.e_shnum == 0 || eh.e_shnum > INDEX_MAX_SECTIONS || eh.e_shentsize != sizeof(*sh) ||
 	    eh.e_shstrndx == SHN_UNDEF || eh.e_shstrndx >= eh.e_shnum)
 		return -EOPNOTSUPP;
+	/* The program headers, for elf_is_loader() (as the build's, through libelf). */
+	if (eh.e_phnum > INDEX_MAX_SEGMENTS || (eh.e_phnum && eh.e_phentsize != sizeof(*ph)))
+		return -EOPNOTSUPP;
+	if (eh.e_phnum) {
+		n = (size_t)eh.e_phnum * sizeof(*ph);
+		if (eh.e_phoff > file_size || n > file_size - eh.e_phoff)
+			return -ENOEXEC;
+		ph = malloc(n);
+		if (!ph)
+			return -ENOMEM;
+		err = read(ctx, eh.e_phoff, ph, n);
+		for (size_t i = 0; !err && i < eh.e_phnum; i++)
+			has_interp |= ph[i].p_type == PT_INTERP;
+		free(ph);
+		if (err)
+			return err;
+	}
 	n = (size_t)eh.e_shnum * sizeof(*sh);
 	if (eh.e_shoff > file_size || n > file_size - eh.e_shoff)
 		return -ENOEXEC;
@@ -2138,6 +2485,8 @@ int stack_deltas__fde_index_read(fde_read_fn read, void *ctx, uint64_t file_size
 		goto cleanup;
 	err = stack_deltas__fde_index_parse(head, n, hs->sh_size, hs->sh_addr, hs->sh_offset,
 					    es->sh_addr, es->sh_offset, es->sh_size, out);
+	if (!err)
+		out->track_bx = elf_is_loader(eh.e_type, eh.e_entry, has_interp);
 cleanup:
 	free(sh);
 	free(names);
@@ -2234,6 +2583,7 @@ static int fde_index__read_entry(const struct fde_index *ix, fde_read_fn read, v
 			      .len = (size_t)total,
 			      .vaddr = ix->eh_vaddr + off,
 			      .debug = false,
+			      .track_bx = ix->track_bx,
 			      .base = off};
 	return entry__read(s, 0, e) == ENTRY_OK ? 0 : -ENOEXEC;
 }

@@ -115,6 +115,7 @@ struct fde_index {
 	uint64_t hdr_vaddr; /* .eh_frame_hdr's address: the entries are relative to it */
 	uint64_t table_off; /* file offset of the search table (8 bytes an entry) */
 	uint32_t count;	    /* its entries */
+	bool track_bx;	    /* a dynamic loader: rules carry rbx's slot (OP_CFA_F_BX) */
 };
 
 /* Reads exactly len bytes at file offset off into buf: 0 or -errno. */

@@ -107,7 +107,7 @@ struct user_unwind_regs {
 	uint64_t pc, sp, fp;
 	uint64_t fsbase; /* 0: unknown */
 	/* rbx (OP_RULE_CFA_RBX: ld.so's lazy-binding trampolines) when has_bx;
-	 * stack copies carry none. */
+	 * stack copies carry it (struct op_stack_copy's bx). */
 	uint64_t bx;
 	bool has_bx;
 };

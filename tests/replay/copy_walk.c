@@ -98,6 +98,7 @@ static struct op_stack_copy *build_copy(const struct snapshot *s, const struct s
 	c->sp = sp;
 	c->fp = t->regs.rbp;
 	c->tls_base = t->regs.fs_base;
+	c->bx = t->regs.rbx;
 	c->stack_len = (uint32_t)(at - sp);
 	*size = OP_STACK_COPY_SIZE(0, c->stack_len);
 	return c;

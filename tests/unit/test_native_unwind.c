@@ -257,6 +257,92 @@ static void test_rbx_cfa_rule(void **state)
 	n_ranges = 0;
 }
 
+/* A rule of ld.so's (OP_CFA_F_BX): the caller's rbx at CFA - 8 * slot, 0: unchanged. */
+static uint8_t bx_base(uint8_t base, unsigned int slot)
+{
+	return (uint8_t)(base | OP_CFA_F_BX | slot << OP_CFA_BX_SLOT_SHIFT);
+}
+
+/*
+ * A sample two frames above the trampoline: a loader function called by
+ * _dl_fixup (rbx untouched), _dl_fixup (which saved the trampoline's rbx at
+ * CFA - 16 and reused rbx), then the trampoline (CFA = rbx + 32). ld.so's
+ * rules say where rbx was saved, so the walk carries it up to the
+ * trampoline. One frame of a file without that (libc's IFUNC resolver called
+ * by _dl_fixup) and rbx is unknown again: the named stop. An unreadable save
+ * slot too.
+ */
+static void test_rbx_tracked(void **state)
+{
+	const uint64_t sp0 = STACK_BASE + 256, bx = STACK_BASE + 1024;
+	struct op_frame frames[8];
+	struct op_unwinder u;
+	int result, n;
+
+	(void)state;
+	memset(stack_image, 0, sizeof(stack_image));
+	n_ranges = 0;
+	ranges[n_ranges++] =
+	    (struct test_range){0x121c4, 0x1227e, {OP_RULE_CFA_RBX, bx_base(OP_CFA_RSP, 4), 0, 32}};
+	ranges[n_ranges++] = (struct test_range){0x900000, 0x900100, {OP_RULE_STOP, 0, 0, 0}};
+	/* _dl_fixup after `push %rbx`: CFA = rsp + 16, rbx at CFA - 16 */
+	ranges[n_ranges++] =
+	    (struct test_range){0xc00000, 0xc00100, {OP_RULE_CFA, bx_base(OP_CFA_RSP, 2), 0, 16}};
+	/* a loader function that does not touch rbx */
+	ranges[n_ranges++] =
+	    (struct test_range){0xd00000, 0xd00100, {OP_RULE_CFA, bx_base(OP_CFA_RSP, 0), 0, 8}};
+	/* the same in a file without rbx slots */
+	ranges[n_ranges++] =
+	    (struct test_range){0xe00000, 0xe00100, {OP_RULE_CFA, OP_CFA_RSP, 0, 8}};
+	put(sp0, 0xc00050);	    /* the leaf's return address into _dl_fixup */
+	put(sp0 + 8, bx);	    /* _dl_fixup's push %rbx: the trampoline's rbx */
+	put(sp0 + 16, 0x12245 + 5); /* _dl_fixup's return address into the trampoline */
+	put(bx, 0x4242);	    /* the trampoline's push %rbx: its caller's */
+	put(bx + 24, 0x900010);	    /* the PLT caller's return address at CFA - 8 */
+
+	/* The leaf's own rbx is _dl_fixup's scratch value: the saved one is used. */
+	op_unwinder__init(&u, 1234, 0xd00010, sp0, 0x1111);
+	op_unwinder__set_bx(&u, 0x5555);
+	n = 0;
+	do {
+		result = op_unwind_step(&u, &frames[n++]);
+	} while (result == OP_STEP_CONTINUE && n < 8);
+	assert_int_equal(result, OP_STEP_END);
+	assert_int_equal(n, 4);
+	assert_int_equal(frames[1].addr, 0xc00050);
+	assert_int_equal(frames[2].addr, 0x12245 + 5);
+	assert_int_equal(frames[3].addr, 0x900010);
+	assert_int_equal(u.regs.bx, 0x4242); /* the trampoline's slot 4: its caller's rbx */
+
+	/* The leaf in a file without slots: rbx unknown above it. */
+	op_unwinder__init(&u, 1234, 0xe00010, sp0, 0x1111);
+	op_unwinder__set_bx(&u, 0x5555);
+	n = 0;
+	do {
+		result = op_unwind_step(&u, &frames[n++]);
+	} while (result == OP_STEP_CONTINUE && n < 8);
+	assert_int_equal(result, OP_STEP_ERROR_BASE + OP_UNWIND_ERR_RBX_CFA);
+	assert_int_equal(n, 3);
+
+	/* No rbx at the sample: nothing to carry. */
+	n = unwind_all(0xd00010, sp0, 0x1111, frames, 8, &result);
+	assert_int_equal(result, OP_STEP_ERROR_BASE + OP_UNWIND_ERR_RBX_CFA);
+	assert_int_equal(n, 3);
+
+	/* _dl_fixup's save slot unreadable (below the stack image's start). */
+	put(STACK_BASE + 16, 0x12245 + 5);
+	ranges[2].rule.cfa_base = bx_base(OP_CFA_RSP, 31);
+	op_unwinder__init(&u, 1234, 0xc00010, STACK_BASE + 8, 0x1111);
+	op_unwinder__set_bx(&u, 0x5555);
+	n = 0;
+	do {
+		result = op_unwind_step(&u, &frames[n++]);
+	} while (result == OP_STEP_CONTINUE && n < 8);
+	assert_int_equal(result, OP_STEP_ERROR_BASE + OP_UNWIND_ERR_RBX_CFA);
+	assert_int_equal(n, 2);
+	n_ranges = 0;
+}
+
 static void test_plt_rule(void **state)
 {
 	const uint64_t sp0 = STACK_BASE + 128;
@@ -338,6 +424,7 @@ int main(void)
 	    cmocka_unit_test(test_cfi_rules_without_frame_pointers),
 	    cmocka_unit_test(test_signal_frame),
 	    cmocka_unit_test(test_rbx_cfa_rule),
+	    cmocka_unit_test(test_rbx_tracked),
 	    cmocka_unit_test(test_plt_rule),
 	    cmocka_unit_test(test_anonymous_code),
 	    cmocka_unit_test(test_error_frame_encoding),

@@ -224,7 +224,15 @@ static void check_invariants(const struct stack_delta_table *t)
 		const struct op_unwind_rule *r = &t->deltas[i].rule;
 
 		assert_true(r->cmd <= OP_RULE_SIGNAL || r->cmd == OP_RULE_CFA_RBX);
-		assert_true(r->cfa_base <= OP_CFA_RBP);
+		/* rbx's slot (OP_CFA_F_BX) only beside a CFA */
+		if ((r->cfa_base & OP_CFA_F_BX) &&
+		    (r->cmd == OP_RULE_CFA || r->cmd == OP_RULE_PLT ||
+		     r->cmd == OP_RULE_CFA_DEREF || r->cmd == OP_RULE_CFA_RBX))
+			assert_true((r->cfa_base &
+				     ~(OP_CFA_F_BX | OP_CFA_BX_SLOT_MAX << OP_CFA_BX_SLOT_SHIFT)) <=
+				    OP_CFA_RBP);
+		else
+			assert_true(r->cfa_base <= OP_CFA_RBP);
 		if (i) {
 			const struct op_unwind_rule *p = &t->deltas[i - 1].rule;
 
@@ -1351,13 +1359,32 @@ static bool parse_reg_off(const char *s, uint8_t *base, int32_t *off)
 	return *end == '\0';
 }
 
+/* A dynamic loader, told from its headers: ET_DYN with an entry point and no PT_INTERP. */
+static bool is_loader(const char *path)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	bool interp = false;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	for (unsigned int i = 0; i < eh.e_phnum; i++) {
+		assert_int_equal(pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))),
+				 sizeof(ph));
+		interp |= ph.p_type == PT_INTERP;
+	}
+	close(fd);
+	return eh.e_type == ET_DYN && eh.e_entry && !interp;
+}
+
 /*
  * The rule a readelf frames-interp row stands for, written from the
  * meaning of its columns rather than from our code. Returns false for rows
  * readelf shows as expressions ("exp"), checked separately.
  */
-static bool expected_rule(const char *aug, const char *cfa, const char *rbp, const char *ra,
-			  struct op_unwind_rule *e)
+static bool expected_rule(const char *aug, const char *cfa, const char *rbp, const char *rbx,
+			  const char *ra, bool track_bx, struct op_unwind_rule *e)
 {
 	char *end;
 	long fp = 0;
@@ -1395,6 +1422,17 @@ static bool expected_rule(const char *aug, const char *cfa, const char *rbp, con
 		e->cfa_base = OP_CFA_RSP;
 	}
 	e->fp_offset = (int16_t)fp;
+	/* A dynamic loader's rules say where the caller's rbx is: unchanged ("u": no
+	 * rule, or "s"), or at CFA - 8k; anywhere else it is not described. */
+	if (track_bx) {
+		long k = rbx[0] == 'c' ? strtol(rbx + 1, &end, 10) : 0;
+
+		if (!strcmp(rbx, "u") || !strcmp(rbx, "s"))
+			e->cfa_base |= OP_CFA_F_BX;
+		else if (rbx[0] == 'c' && !*end && k < 0 && k % 8 == 0 &&
+			 -k / 8 <= OP_CFA_BX_SLOT_MAX)
+			e->cfa_base |= (uint8_t)(OP_CFA_F_BX | (-k / 8) << OP_CFA_BX_SLOT_SHIFT);
+	}
 	return true;
 }
 
@@ -1405,7 +1443,7 @@ struct rd_cie {
 	int sec;
 	uint64_t off;
 	char aug[16];
-	char cfa[COL_LEN], rbp[COL_LEN], ra[COL_LEN];
+	char cfa[COL_LEN], rbp[COL_LEN], rbx[COL_LEN], ra[COL_LEN];
 	bool has_row;
 };
 
@@ -1422,6 +1460,8 @@ struct rd {
 	size_t n_fdes;
 	size_t rows_checked, rows_skipped, mismatches;
 	size_t rows_in[2]; /* checked rows from .eh_frame, .debug_frame */
+	bool track_bx;	   /* a dynamic loader: rbx's slot in each rule (OP_CFA_F_BX) */
+	size_t bx_rows;	   /* rows checked with an rbx slot */
 };
 
 /* Splits a row into columns; "r3 (rbx)" is one column. */
@@ -1457,9 +1497,10 @@ static int split_row(char *p, char cols[][COL_LEN])
 }
 
 static void pick_columns(char names[][COL_LEN], int n_names, char vals[][COL_LEN], int n_vals,
-			 char *cfa, char *rbp, char *ra)
+			 char *cfa, char *rbp, char *rbx, char *ra)
 {
 	strcpy(rbp, "u");
+	strcpy(rbx, "u");
 	strcpy(cfa, "?");
 	strcpy(ra, "?");
 	for (int i = 0; i < n_names && i < n_vals; i++) {
@@ -1467,6 +1508,8 @@ static void pick_columns(char names[][COL_LEN], int n_names, char vals[][COL_LEN
 			strcpy(cfa, vals[i]);
 		else if (!strcmp(names[i], "rbp"))
 			strcpy(rbp, vals[i]);
+		else if (!strcmp(names[i], "rbx"))
+			strcpy(rbx, vals[i]);
 		else if (!strcmp(names[i], "ra"))
 			strcpy(ra, vals[i]);
 	}
@@ -1482,12 +1525,13 @@ static const struct rd_cie *rd_find_cie(const struct rd *rd, int sec, uint64_t o
 }
 
 static void rd_check_row(struct rd *rd, const struct stack_delta_table *t, int sec, const char *aug,
-			 uint64_t loc, const char *cfa, const char *rbp, const char *ra)
+			 uint64_t loc, const char *cfa, const char *rbp, const char *rbx,
+			 const char *ra)
 {
 	const struct stack_delta *d;
 	struct op_unwind_rule want;
 
-	if (!expected_rule(aug, cfa, rbp, ra, &want)) {
+	if (!expected_rule(aug, cfa, rbp, rbx, ra, rd->track_bx, &want)) {
 		rd->rows_skipped++;
 		return;
 	}
@@ -1495,11 +1539,12 @@ static void rd_check_row(struct rd *rd, const struct stack_delta_table *t, int s
 	if (d && rules_equal(&d->rule, &want)) {
 		rd->rows_checked++;
 		rd->rows_in[sec == 1]++;
+		rd->bx_rows += OP_CFA_BX_SLOT(want.cfa_base) != 0;
 		return;
 	}
 	if (rd->mismatches++ < 10)
-		fprintf(stderr, "%#llx: readelf %s %s %s; ours cmd %d base %d cfa %d fp %d\n",
-			(unsigned long long)loc, cfa, rbp, ra, d ? d->rule.cmd : -1,
+		fprintf(stderr, "%#llx: readelf %s %s %s %s; ours cmd %d base %d cfa %d fp %d\n",
+			(unsigned long long)loc, cfa, rbp, rbx, ra, d ? d->rule.cmd : -1,
 			d ? d->rule.cfa_base : -1, d ? d->rule.cfa_offset : 0,
 			d ? d->rule.fp_offset : 0);
 }
@@ -1513,7 +1558,7 @@ static void compare_with_readelf(const char *path, const struct stack_delta_tabl
 {
 	char *out = NULL, *line, *save = NULL;
 	char names[MAX_COLS][COL_LEN], vals[MAX_COLS][COL_LEN];
-	char cfa[COL_LEN], rbp[COL_LEN], ra[COL_LEN];
+	char cfa[COL_LEN], rbp[COL_LEN], rbx[COL_LEN], ra[COL_LEN];
 	int sec = -1, n_names = 0;
 	struct rd_cie *cie = NULL;
 	struct rd_fde *fde = NULL;
@@ -1521,6 +1566,7 @@ static void compare_with_readelf(const char *path, const struct stack_delta_tabl
 	size_t cap_c = 0, cap_f = 0;
 
 	memset(rd, 0, sizeof(*rd));
+	rd->track_bx = is_loader(path);
 	/* readelf exits with 1 on some valid files (libc) without saying why: the output counts */
 	tu_run(&out, "readelf --debug-dump=frames-interp '%s'", path);
 	assert_non_null(out);
@@ -1537,7 +1583,7 @@ static void compare_with_readelf(const char *path, const struct stack_delta_tabl
 			assert_non_null(fc);
 			assert_true(fc->has_row);
 			rd_check_row(rd, t, fde->sec, fc->aug, fde->start, fc->cfa, fc->rbp,
-				     fc->ra);
+				     fc->rbx, fc->ra);
 		}
 		if (new_entry) {
 			fde = NULL;
@@ -1583,10 +1629,11 @@ static void compare_with_readelf(const char *path, const struct stack_delta_tabl
 			   sscanf(line, "%llx", &a) == 1) {
 			int n_vals = split_row(line + 17, vals);
 
-			pick_columns(names, n_names, vals, n_vals, cfa, rbp, ra);
+			pick_columns(names, n_names, vals, n_vals, cfa, rbp, rbx, ra);
 			if (cie) {
 				strcpy(cie->cfa, cfa);
 				strcpy(cie->rbp, rbp);
+				strcpy(cie->rbx, rbx);
 				strcpy(cie->ra, ra);
 				cie->has_row = true;
 			} else if (fde) {
@@ -1596,7 +1643,8 @@ static void compare_with_readelf(const char *path, const struct stack_delta_tabl
 				fde_has_rows = true;
 				/* .debug_frame tombstones (address 0) are not code */
 				if (!(fde->sec == 1 && fde->start == 0) && a < fde->end)
-					rd_check_row(rd, t, fde->sec, fc->aug, a, cfa, rbp, ra);
+					rd_check_row(rd, t, fde->sec, fc->aug, a, cfa, rbp, rbx,
+						     ra);
 			}
 		}
 	}
@@ -1638,36 +1686,84 @@ static bool at_entry(uint64_t entry, uint64_t addr)
 	return entry && addr >= entry && addr < entry + ENTRY_ROOT_BYTES;
 }
 
+static uint64_t section_info(const char *path, const char *name, uint64_t *offset, uint64_t *size);
+
+static void read_at(const char *path, const char *name, uint64_t v, void *buf, size_t n);
+
+/* path's .init and .fini, and crtstuff's __do_global_dtors_aux and frame_dummy (at most
+ * 64 bytes from each): the build gives them rules without CFI (crt_rows, crtstuff_rows). */
+struct crt_ranges {
+	uint64_t addr[4], size[4];
+};
+
+static struct crt_ranges crt_of(const char *path)
+{
+	static const char *arrays[2] = {".fini_array", ".init_array"};
+	struct crt_ranges c = {0};
+
+	c.addr[0] = section_info(path, ".init", NULL, &c.size[0]);
+	c.addr[1] = section_info(path, ".fini", NULL, &c.size[1]);
+	for (int i = 0; i < 2; i++) {
+		uint64_t size = 0, a = section_info(path, arrays[i], NULL, &size);
+
+		if (a && size >= 8) {
+			read_at(path, arrays[i], a, &c.addr[2 + i], 8);
+			c.size[2 + i] = 64;
+		}
+	}
+	return c;
+}
+
+static bool in_crt(const struct crt_ranges *c, uint64_t addr)
+{
+	for (int i = 0; i < 4; i++)
+		if (c->addr[i] && addr >= c->addr[i] && addr < c->addr[i] + c->size[i])
+			return true;
+	return false;
+}
+
 /*
  * a and b give every address the same rule, except in the entry point's root,
  * which only a table made by stack_deltas__build() has (stack_deltas__parse()
  * sees no ELF header).
  */
 static void assert_same_rules(const struct stack_delta_table *a, const struct stack_delta_table *b,
-			      uint64_t entry)
+			      const char *path)
 {
 	const struct stack_delta_table *t[2] = {a, b};
+	uint64_t entry = entry_of(path);
+	struct crt_ranges crt = crt_of(path);
 
 	for (int k = 0; k < 2; k++) {
 		for (size_t i = 0; i < t[k]->n; i++) {
 			uint64_t x = t[k]->deltas[i].addr;
 			const struct stack_delta *da, *db;
 
-			if (at_entry(entry, x))
+			if (at_entry(entry, x) || in_crt(&crt, x))
 				continue;
 			da = stack_delta_table__find(a, x);
 			db = stack_delta_table__find(b, x);
 			assert_non_null(da);
+			/* Before the parsed table's first row: the end of crt rows, no CFI. */
+			if (!db && da->rule.cmd == OP_RULE_INVALID && in_crt(&crt, x - 1))
+				continue;
 			assert_non_null(db);
-			assert_memory_equal(&da->rule, &db->rule, sizeof(da->rule));
+			if (memcmp(&da->rule, &db->rule, sizeof(da->rule)))
+				fail_msg(
+				    "%#llx: cmd %u base %u cfa %d, parsed cmd %u base %u cfa %d",
+				    (unsigned long long)x, da->rule.cmd, da->rule.cfa_base,
+				    da->rule.cfa_offset, db->rule.cmd, db->rule.cfa_base,
+				    db->rule.cfa_offset);
 		}
 	}
 }
 
 static void check_fde_boundaries(const struct rd *rd, const struct stack_delta_table *t, size_t max,
-				 uint64_t entry)
+				 const char *path)
 {
 	size_t step = rd->n_fdes > max ? rd->n_fdes / max : 1;
+	uint64_t entry = entry_of(path);
+	struct crt_ranges crt = crt_of(path);
 
 	for (size_t i = 0; i < rd->n_fdes; i += step) {
 		const struct rd_fde *f = &rd->fdes[i];
@@ -1683,6 +1779,8 @@ static void check_fde_boundaries(const struct rd *rd, const struct stack_delta_t
 			d = stack_delta_table__find(t, f->end);
 			assert_non_null(d);
 			if (at_entry(entry, f->end) && d->rule.cmd == OP_RULE_STOP)
+				continue;
+			if (in_crt(&crt, f->end) && d->rule.cmd == OP_RULE_CFA)
 				continue;
 			assert_int_equal(d->rule.cmd, OP_RULE_INVALID);
 			if (stack_delta_table__find(t, f->end - 1)->rule.cmd != OP_RULE_INVALID)
@@ -1836,7 +1934,7 @@ static void test_compiled_programs(void **state)
 		/* crt files, our 7 functions, the PLT */
 		assert_true(rd.rows_checked >= 20);
 		assert_true(rd.n_fdes >= 8);
-		check_fde_boundaries(&rd, &t, SIZE_MAX, entry_of(fx.prog[i]));
+		check_fde_boundaries(&rd, &t, SIZE_MAX, fx.prog[i]);
 		check_expressions(fx.prog[i], &t, &plts, &derefs, &signals);
 		assert_int_equal(plts, 1);
 		/* GCC realigns with DRAP; clang with rbp and rbx instead */
@@ -1870,11 +1968,15 @@ static void test_system_libc(void **state)
 	assert_true(rd.n_fdes > 1000);
 	assert_true(rd.rows_checked > 10000);
 	assert_true(rd.rows_skipped < 10);
-	check_fde_boundaries(&rd, &t, 500, entry_of(LIBC));
+	check_fde_boundaries(&rd, &t, 500, LIBC);
 	check_expressions(LIBC, &t, &plts, &derefs, &signals);
 	assert_int_equal(plts, 1);
 	assert_int_equal(signals, 1);
 	check_plt_section(LIBC, &t);
+	/* Not a loader (it has PT_INTERP): no rbx slots, the shared rule array stays as it was. */
+	assert_false(rd.track_bx);
+	for (size_t i = 0; i < t.n; i++)
+		assert_false(t.deltas[i].rule.cfa_base & OP_CFA_F_BX);
 	free(rd.cies);
 	free(rd.fdes);
 	stack_delta_table__free(&t);
@@ -1907,6 +2009,124 @@ static void test_loader_entry_root(void **state)
 	stack_delta_table__free(&t);
 }
 
+static void assert_cfa_rsp(const struct stack_delta_table *t, uint64_t pc, int32_t cfa)
+{
+	const struct stack_delta *d = stack_delta_table__find(t, pc);
+
+	assert_non_null(d);
+	if (d->rule.cmd != OP_RULE_CFA || d->rule.cfa_base != OP_CFA_RSP ||
+	    d->rule.cfa_offset != cfa || d->rule.fp_offset != 0)
+		fail_msg("%#llx: cmd %u base %u cfa %d fp %d, want rsp+%d", (unsigned long long)pc,
+			 d->rule.cmd, d->rule.cfa_base, d->rule.cfa_offset, d->rule.fp_offset, cfa);
+}
+
+/*
+ * _init and _fini (glibc's crti.o/crtn.o: `sub $8,%rsp; [call __gmon_start__ if
+ * any;] add $8,%rsp; ret`, no CFI): a sample there (the page fault of the
+ * first instruction a process runs in a library) is unwound, not "no unwind
+ * rule". GCC's crt code in a program and in libstdc++.
+ */
+static void test_crt_init_fini(void **state)
+{
+	char paths[2][512];
+
+	(void)state;
+	assert_int_equal(tu_workload_path("cpp_templates", paths[0], sizeof(paths[0])), 0);
+	if (tu_system_lib("libstdc++.so.6", paths[1], sizeof(paths[1])))
+		fail_msg("libstdc++.so.6 is not in the dynamic linker's cache");
+	for (int f = 0; f < 2; f++) {
+		struct stack_delta_table t;
+		uint64_t init, fini, init_size = 0, fini_size = 0;
+
+		init = section_info(paths[f], ".init", NULL, &init_size);
+		fini = section_info(paths[f], ".fini", NULL, &fini_size);
+		/* endbr64 or not: 23 or 27 bytes, 9 or 13 */
+		assert_true(init && (init_size == 23 || init_size == 27));
+		assert_true(fini && (fini_size == 9 || fini_size == 13));
+		build_file(paths[f], &t);
+		check_invariants(&t);
+		for (int s = 0; s < 2; s++) {
+			uint64_t at = s ? fini : init, size = s ? fini_size : init_size;
+			uint64_t sub = size == 23 || size == 9 ? at : at + 4;
+
+			assert_cfa_rsp(&t, at, 8);
+			assert_cfa_rsp(&t, sub, 8);	       /* the sub not done yet */
+			assert_cfa_rsp(&t, sub + 4, 16);       /* done */
+			assert_cfa_rsp(&t, at + size - 5, 16); /* the add not done yet */
+			assert_cfa_rsp(&t, at + size - 1, 8);  /* at the ret */
+		}
+		stack_delta_table__free(&t);
+	}
+}
+
+/* n bytes of path at vaddr v in section name (at most 64). */
+static void read_at(const char *path, const char *name, uint64_t v, void *buf, size_t n)
+{
+	uint64_t off = 0, size = 0, addr = section_info(path, name, &off, &size);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(addr && v >= addr && v - addr + n <= size);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, buf, n, (off_t)(off + (v - addr))), (ssize_t)n);
+	close(fd);
+}
+
+static void assert_rule_at(const struct stack_delta_table *t, uint64_t pc, int32_t cfa, int16_t fp)
+{
+	const struct stack_delta *d = stack_delta_table__find(t, pc);
+
+	assert_non_null(d);
+	if (d->rule.cmd != OP_RULE_CFA || d->rule.cfa_base != OP_CFA_RSP ||
+	    d->rule.cfa_offset != cfa || d->rule.fp_offset != fp)
+		fail_msg("%#llx: cmd %u base %u cfa %d fp %d, want rsp+%d fp %d",
+			 (unsigned long long)pc, d->rule.cmd, d->rule.cfa_base, d->rule.cfa_offset,
+			 d->rule.fp_offset, cfa, fp);
+}
+
+/*
+ * GCC's crtstuff without CFI: __do_global_dtors_aux (.fini_array's first
+ * entry: the caller of __cxa_finalize at exit, which stopped libLLVM's,
+ * libz3's and libclang-cpp's exit samples with "no unwind rule") and
+ * frame_dummy (.init_array's first) get rules: rsp + 8, rsp + 16 with rbp at
+ * CFA - 16 from its push to its pop. A program and libstdc++, both GCC's.
+ */
+static void test_crtstuff(void **state)
+{
+	static const uint8_t endbr[] = {0xf3, 0x0f, 0x1e, 0xfa};
+	char paths[2][512];
+
+	(void)state;
+	assert_int_equal(tu_workload_path("cpp_templates", paths[0], sizeof(paths[0])), 0);
+	if (tu_system_lib("libstdc++.so.6", paths[1], sizeof(paths[1])))
+		fail_msg("libstdc++.so.6 is not in the dynamic linker's cache");
+	for (int f = 0; f < 2; f++) {
+		struct stack_delta_table t;
+		uint64_t dtors, dummy, k;
+		uint8_t code[64];
+
+		read_at(paths[f], ".fini_array", section_info(paths[f], ".fini_array", NULL, NULL),
+			&dtors, sizeof(dtors));
+		read_at(paths[f], ".init_array", section_info(paths[f], ".init_array", NULL, NULL),
+			&dummy, sizeof(dummy));
+		read_at(paths[f], ".text", dtors, code, sizeof(code));
+		k = memcmp(code, endbr, sizeof(endbr)) ? 0 : sizeof(endbr);
+		/* push %rbp at k + 9 and pop %rbp at k + 47, as GCC 12's crtstuff */
+		assert_int_equal(code[k + 9], 0x55);
+		assert_int_equal(code[k + 47], 0x5d);
+		build_file(paths[f], &t);
+		check_invariants(&t);
+		assert_rule_at(&t, dtors, 8, 0);
+		assert_rule_at(&t, dtors + k + 9, 8, 0);     /* the push not done yet */
+		assert_rule_at(&t, dtors + k + 10, 16, -16); /* done */
+		assert_rule_at(&t, dtors + k + 34, 16, -16); /* the return from __cxa_finalize */
+		assert_rule_at(&t, dtors + k + 47, 16, -16); /* the pop not done yet */
+		assert_rule_at(&t, dtors + k + 48, 8, 0);    /* the ret */
+		assert_rule_at(&t, dummy, 8, 0);
+		assert_rule_at(&t, dummy + k + 4, 8, 0); /* its jmp's last byte */
+		stack_delta_table__free(&t);
+	}
+}
+
 /*
  * The system's dynamic loader: every row readelf prints, rbx-based CFAs
  * included. _dl_runtime_resolve_{fxsave,xsave,xsavec} (lazy binding) keep
@@ -1932,10 +2152,15 @@ static void test_system_loader(void **state)
 	for (size_t i = 0; i < t.n; i++) {
 		const struct op_unwind_rule *r = &t.deltas[i].rule;
 
-		if (r->cmd == OP_RULE_CFA_RBX && r->cfa_offset == 32 && r->fp_offset == 0)
+		/* rbx + 32, its caller's rbx at CFA - 32 (the trampoline's push) */
+		if (r->cmd == OP_RULE_CFA_RBX && r->cfa_offset == 32 && r->fp_offset == 0 &&
+		    r->cfa_base == (OP_CFA_F_BX | 4 << OP_CFA_BX_SLOT_SHIFT))
 			resolvers++;
 	}
 	assert_true(resolvers >= 3);
+	/* _dl_fixup's own save of the trampoline's rbx is among them (readelf's rbx column) */
+	assert_true(rd.track_bx);
+	assert_true(rd.bx_rows > 100);
 	free(rd.cies);
 	free(rd.fdes);
 	stack_delta_table__free(&t);
@@ -1962,7 +2187,7 @@ static void test_build_paths(void **state)
 	vaddr = section_info(fx.prog[0], ".eh_frame", NULL, NULL);
 	assert_true(vaddr != 0);
 	assert_int_equal(stack_deltas__parse(bytes, len, vaddr, 0, &b), 0);
-	assert_same_rules(&a, &b, entry_of(fx.prog[0]));
+	assert_same_rules(&a, &b, fx.prog[0]);
 	free(bytes);
 	stack_delta_table__free(&b);
 
@@ -2184,6 +2409,10 @@ static void test_fde_rules_equal_table(void **state)
 	/* Every 7th of libc's deltas (each one of them agreed when the path was written,
 	 * 74,609 pcs; all of them cost 75 s of the suite's ASan build). */
 	check_fde_rules(LIBC, 7, 8000, true);
+	/* The loader's rules carry rbx's slot: the FDE index tells a loader as the build does. */
+	if (tu_system_lib("ld-linux-x86-64.so.2", path, sizeof(path)))
+		fail_msg("ld-linux-x86-64.so.2 is not in the dynamic linker's cache");
+	check_fde_rules(path, 1, 500, true);
 	assert_int_equal(tu_workload_path("cpp_templates", path, sizeof(path)), 0);
 	check_fde_rules(path, 1, 100, true);
 	for (unsigned int i = 0; i < N_VARIANTS; i++)
@@ -2288,6 +2517,8 @@ int main(void)
 	    cmocka_unit_test(test_compiled_programs),
 	    cmocka_unit_test(test_system_libc),
 	    cmocka_unit_test(test_system_loader),
+	    cmocka_unit_test(test_crt_init_fini),
+	    cmocka_unit_test(test_crtstuff),
 	    cmocka_unit_test(test_build_paths),
 	    cmocka_unit_test(test_loader_entry_root),
 	    cmocka_unit_test(test_real_sections_malformed),

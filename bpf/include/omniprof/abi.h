@@ -77,6 +77,23 @@ enum op_cfa_base {
 };
 
 /*
+ * The rest of cfa_base (rules CFA, PLT, CFA_DEREF and CFA_RBX): where the
+ * caller's rbx is, for the walk to reach an OP_RULE_CFA_RBX frame above the
+ * one it started from (a sample in _dl_fixup, which the trampoline called).
+ * Only a dynamic loader's rules carry it (ld.so, whose trampolines are the
+ * OP_RULE_CFA_RBX rows: elf_is_loader() in src/unwind/eh_frame.c), so the
+ * shared rule array does not grow for other files.
+ * OP_CFA_F_BX set: the CFI describes rbx here, caller's rbx at CFA - 8 *
+ * OP_CFA_BX_SLOT(cfa_base) (slot 0: rbx unchanged, the callee-saved default).
+ * Unset (every other file, frame pointers, runtimes): rbx becomes unknown.
+ */
+#define OP_CFA_BASE_MASK	 1
+#define OP_CFA_F_BX		 0x80
+#define OP_CFA_BX_SLOT_SHIFT	 2
+#define OP_CFA_BX_SLOT_MAX	 31
+#define OP_CFA_BX_SLOT(cfa_base) (((cfa_base) >> OP_CFA_BX_SLOT_SHIFT) & OP_CFA_BX_SLOT_MAX)
+
+/*
  * STOP, INVALID and SIGNAL carry no operands (the other fields are 0).
  *
  * PLT: the lazy-binding .plt that GNU ld writes (16-byte entries: jmp *GOT,
@@ -128,11 +145,13 @@ enum op_rule_cmd {
 	 * profile trampolines) do `push %rbx; mov %rsp,%rbx; and $-64,%rsp`
 	 * and then subtract a size known only at run time (the CPU's xsave
 	 * area), so no rsp-based rule exists there. The walk tracks no
-	 * callee-saved register but rbp: rbx is known only in the frame whose
-	 * registers the walk started from (the sampled thread's, or a signal
-	 * frame's ucontext). In any frame above it (the trampoline called
-	 * _dl_fixup, which saved and reused rbx) the walk stops with
-	 * OP_UNWIND_ERR_RBX_CFA, and so do stack copies (their record has no rbx).
+	 * callee-saved register but rbp and, in a dynamic loader's frames, rbx: the
+	 * sampled thread's rbx (or a signal frame's) is carried up through the
+	 * frames whose rules say where rbx was saved (OP_CFA_F_BX, a sample in
+	 * _dl_fixup under the trampoline). A frame of another file (libc's
+	 * IFUNC resolver called by _dl_fixup) makes rbx unknown
+	 * again, and an OP_RULE_CFA_RBX frame above it stops the walk with
+	 * OP_UNWIND_ERR_RBX_CFA. Stack copies carry the sampled rbx too.
 	 */
 	OP_RULE_CFA_RBX = 9,
 };
@@ -159,7 +178,7 @@ enum op_go_switch_flags {
 
 struct op_unwind_rule {
 	__u8 cmd;      /* enum op_rule_cmd */
-	__u8 cfa_base; /* enum op_cfa_base */
+	__u8 cfa_base; /* enum op_cfa_base, and OP_CFA_F_BX with its slot */
 	/*
 	 * CFA, PLT: caller's rbp saved at CFA + fp_offset; 0: rbp unchanged.
 	 * CFA_DEREF: caller's rbp saved at base + fp_offset (always).
@@ -399,6 +418,7 @@ struct op_stack_copy {
 	__u64 tls_base;	 /* the thread pointer (fs base): finds a runtime's thread state */
 	__u32 stack_len; /* bytes of stack, from sp */
 	__u32 reserved2;
+	__u64 bx; /* rbx (OP_RULE_CFA_RBX: ld.so's lazy-binding trampolines) */
 };
 
 #define OP_STACK_COPY_SIZE(n_kernel, stack_len)                                                    \
@@ -502,7 +522,7 @@ _Static_assert(sizeof(struct op_proc_event) == 40, "op_proc_event layout");
 _Static_assert(sizeof(struct op_exec_event) == 40 + OP_EXEC_PATH_LEN, "op_exec_event layout");
 _Static_assert(sizeof(struct op_trace) == 64, "op_trace header layout");
 _Static_assert(sizeof(struct op_offcpu_end) == 32, "op_offcpu_end layout");
-_Static_assert(sizeof(struct op_stack_copy) == 104, "op_stack_copy layout");
+_Static_assert(sizeof(struct op_stack_copy) == 112, "op_stack_copy layout");
 _Static_assert(__builtin_offsetof(struct op_stack_copy, flags) ==
 		   __builtin_offsetof(struct op_trace, flags),
 	       "op_stack_copy header as op_trace's");
@@ -511,7 +531,7 @@ _Static_assert(sizeof(struct op_trace) % 8 == 0 && sizeof(struct op_frame) % 8 =
 	       "op_trace alignment");
 _Static_assert(OP_TRACE_MAX_SIZE == 64 + 8 * (OP_MAX_KERNEL_FRAMES + 1) + 24 * OP_MAX_USER_FRAMES,
 	       "op_trace size");
-_Static_assert(OP_STACK_COPY_MAX_SIZE == 104 + 8 * (OP_MAX_KERNEL_FRAMES + 1) + OP_STACK_COPY_MAX,
+_Static_assert(OP_STACK_COPY_MAX_SIZE == 112 + 8 * (OP_MAX_KERNEL_FRAMES + 1) + OP_STACK_COPY_MAX,
 	       "op_stack_copy size");
 
 #endif

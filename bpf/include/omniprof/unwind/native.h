@@ -155,7 +155,8 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 {
 	struct op_regs *r = &u->regs;
 	struct op_unwind_rule fallback;
-	__u64 base, cfa, ra = 0, fp = r->fp;
+	__u64 base, cfa, ra = 0, fp = r->fp, bx = r->bx;
+	__u32 slot;
 	/* In anonymous code the frame pointer is a guess: every way it fails says so. */
 	int anon = rule->cmd == OP_RULE_ANON, err;
 	__u32 bad_fp = anon ? OP_UNWIND_ERR_ANON_CODE : OP_UNWIND_ERR_BAD_FP;
@@ -195,8 +196,10 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_NO_RULE;
 	}
 
-	base = rule->cmd == OP_RULE_CFA_RBX ? r->bx : rule->cfa_base == OP_CFA_RBP ? r->fp : r->sp;
-	if (rule->cfa_base == OP_CFA_RBP) {
+	base = rule->cmd == OP_RULE_CFA_RBX			   ? r->bx
+	       : (rule->cfa_base & OP_CFA_BASE_MASK) == OP_CFA_RBP ? r->fp
+								   : r->sp;
+	if ((rule->cfa_base & OP_CFA_BASE_MASK) == OP_CFA_RBP) {
 		/* A zero frame pointer marks the outermost frame (_start clears rbp);
 		 * JIT code is never outermost. */
 		if (base == 0)
@@ -226,9 +229,17 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 	}
 	if (ra == 0)
 		return anon ? OP_STEP_ERROR_BASE + bad_fp : OP_STEP_END;
+	/* The caller's rbx where this frame's rule says (OP_CFA_F_BX), when this
+	 * frame's is known: otherwise bx_sp, now below the caller's sp, forgets it. */
+	if ((rule->cfa_base & OP_CFA_F_BX) && u->bx_sp && u->bx_sp == r->sp) {
+		slot = OP_CFA_BX_SLOT(rule->cfa_base);
+		if (!slot || !OP_READ_USER(u, &bx, sizeof(bx), cfa - 8 * (__u64)slot))
+			u->bx_sp = cfa;
+	}
 	r->pc = ra;
 	r->sp = cfa;
 	r->fp = fp;
+	r->bx = bx;
 	u->pc_exact = 0;
 	return OP_STEP_CONTINUE;
 }
