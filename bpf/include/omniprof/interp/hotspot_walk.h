@@ -192,6 +192,7 @@ static __always_inline void op_jvm_walker__begin(struct op_jvm_walker *jw)
 	jw->epoch = 0;
 	jw->epoch_known = 0;
 	jw->code_mark = 0;
+	jw->pid = 0;
 }
 
 /*
