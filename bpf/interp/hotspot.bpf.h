@@ -72,10 +72,11 @@ static __always_inline __u32 jvm_pc_cache_set(__u32 pid, __u64 pc)
 	return (__u32)(h >> 32) & (OP_JVM_PC_CACHE_SLOTS - OP_JVM_PC_CACHE_WAYS);
 }
 
-/* The walk is of the current task: its process's entries. */
-static __always_inline const struct op_jvm_pc_entry *jvm_pc_cache_get(__u64 pc)
+/* The walked process's entries (jw->pid, set when its walk began). */
+static __always_inline const struct op_jvm_pc_entry *
+jvm_pc_cache_get(const struct op_jvm_walker *jw, __u64 pc)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u32 pid = jw->pid;
 	__u32 set = jvm_pc_cache_set(pid, pc);
 
 	for (__u32 way = 0; way < OP_JVM_PC_CACHE_WAYS; way++) {
@@ -94,7 +95,7 @@ __noinline int jvm_pc_cache_put(const struct op_jvm_walker *jw, const struct op_
 #define OP_JVM_READ(jw, dst, size, addr)     OP_READ_USER(NULL, dst, size, addr)
 #define OP_JVM_STAT(jw, which)		     jvm_stat_inc(which)
 #define OP_JVM_SUBPROG			     __noinline
-#define OP_JVM_PC_CACHE_GET(jw, pc)	     jvm_pc_cache_get(pc)
+#define OP_JVM_PC_CACHE_GET(jw, pc)	     jvm_pc_cache_get(jw, pc)
 #define OP_JVM_PC_CACHE_PUT(jw, proc, pc, b) jvm_pc_cache_put(jw, proc, pc, b)
 #include "omniprof/interp/hotspot_walk.h"
 
@@ -106,13 +107,14 @@ __noinline int jvm_pc_cache_put(const struct op_jvm_walker *jw, const struct op_
 __noinline int jvm_pc_cache_put(const struct op_jvm_walker *jw, const struct op_jvm_proc *proc,
 				__u64 pc, const struct op_jvm_blob *b)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	__u32 set = jvm_pc_cache_set(pid, pc), i;
 	struct op_jvm_pc_slot *s = NULL;
+	__u32 pid, set, i;
 
 	/* A global function's pointers may be NULL for the verifier; pc 0 marks an empty slot. */
 	if (!jw || !proc || !b || !pc)
 		return -1;
+	pid = jw->pid;
+	set = jvm_pc_cache_set(pid, pc);
 	for (__u32 way = 0; way < OP_JVM_PC_CACHE_WAYS; way++) {
 		i = set + way;
 		s = bpf_map_lookup_elem(&jvm_pc_cache, &i);
@@ -155,6 +157,7 @@ __noinline int hotspot_step(struct op_walk *w, struct op_frame *frame, int res)
 		__u32 pid = w->u.pid;
 
 		op_jvm_walker__begin(&bw->w);
+		bw->w.pid = pid; /* the current task's tgid (walk_user_stack) */
 		proc = bpf_map_lookup_elem(&jvm_procs, &pid);
 		if (proc) {
 			__builtin_memcpy(&bw->proc, proc, sizeof(bw->proc));

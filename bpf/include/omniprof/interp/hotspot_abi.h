@@ -347,7 +347,12 @@ struct op_jvm_walker {
 	__u32 nm_slot;
 	/* op_jvm_proc.code_count's low 32 bits + 1 when the walk began (0: not read). */
 	__u32 code_mark;
-	__u32 reserved;
+	/*
+	 * BPF: the walked process's tgid (the current task's), the key of its
+	 * jvm_pc_cache entries, set once a walk: not a helper call per frame.
+	 * 0 in user space.
+	 */
+	__u32 pid;
 	struct op_jvm_blob blobs[OP_JVM_BLOBS];
 	struct op_jvm_scope scope_cache[OP_JVM_SCOPES];
 	struct op_jvm_method methods[OP_JVM_METHODS];

@@ -192,6 +192,7 @@ static __always_inline void op_jvm_walker__begin(struct op_jvm_walker *jw)
 	jw->epoch = 0;
 	jw->epoch_known = 0;
 	jw->code_mark = 0;
+	jw->pid = 0;
 }
 
 /*
@@ -367,8 +368,16 @@ static __always_inline int op_jvm_scope(const struct op_jvm_proc *proc, struct o
 
 	if (!off || off > (1u << 24))
 		return -1;
-	for (int i = 0; i < OP_JVM_SCOPES; i++) {
-		sc = &jw->scope_cache[i];
+	/*
+	 * The slot written last first: a remembered nmethod's scope was just put
+	 * there (op_jvm_blob_remembered), which the search below finds only after
+	 * the walk's other scopes (all 16 slots full on a stack of distinct
+	 * nmethods).
+	 */
+	sc = &jw->scope_cache[(jw->scope_next - 1) & (OP_JVM_SCOPES - 1)];
+	for (int i = -1; i < OP_JVM_SCOPES; i++) {
+		if (i >= 0)
+			sc = &jw->scope_cache[i];
 		if (sc->at == at) {
 			*method = sc->method;
 			*cm = sc->cm;
