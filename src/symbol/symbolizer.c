@@ -43,6 +43,7 @@ int symbolizer__init(struct symbolizer *s, struct file_cache *files,
 	    debuginfo__init(&s->debuginfo, opts->debug_dirs, opts->n_debug_dirs, opts->debuginfod);
 	if (err)
 		return err;
+	debuginfo__set_inflate_dir(&s->debuginfo, opts->inflate_dir);
 	s->sym_opts.demangle = opts->demangle;
 	s->sym_opts.debuginfo = &s->debuginfo;
 	s->frames = calloc(SYM_MAX_FRAMES, sizeof(*s->frames));
