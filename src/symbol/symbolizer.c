@@ -118,7 +118,8 @@ const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_retu
 			       const char **module, char *buf, size_t len)
 {
 	struct kallsyms *ks = kernel_symbols(s);
-	const struct ksym *sym = ks ? kallsyms__find(ks, is_return ? addr - 1 : addr) : NULL;
+	struct ksym ksym,
+	    *sym = ks && kallsyms__find(ks, is_return ? addr - 1 : addr, &ksym) ? &ksym : NULL;
 
 	*module = NULL;
 	if (!sym) {
