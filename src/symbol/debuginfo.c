@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "util/hashmap.h"
 #include "util/log.h"
 #include "util/safe_open.h"
 #include "util/clock.h"
@@ -550,17 +551,25 @@ static uint64_t inflated_size(Elf *elf, uint64_t file_size)
 	return any ? file_size + grow : 0;
 }
 
-/* The copy's name: the build id, then the debug file's size and change time. */
+/*
+ * The copy's name (42 bytes: the table cache's trim counts and removes only
+ * names under 64): the build id's first 10 bytes, then a hash of the whole
+ * build id and the debug file's device, inode, size and modification time.
+ * A debug file found inside a target's root carries the build id its binary
+ * claims: with the inode in the name, it cannot pass for (and have its copy
+ * used as) the host's file of that build id.
+ */
 static void inflated_name(char *buf, size_t size, const uint8_t *id, size_t id_len,
 			  const struct stat *st)
 {
+	const uint64_t fields[] = {st->st_dev, st->st_ino, (uint64_t)st->st_size,
+				   (uint64_t)st->st_mtim.tv_sec, (uint64_t)st->st_mtim.tv_nsec};
+	uint64_t h = hash_bytes(fields, sizeof(fields), hash_bytes(id, id_len, 0));
 	size_t o = 0;
 
-	for (size_t i = 0; i < id_len && o + 3 < size; i++)
+	for (size_t i = 0; i < id_len && i < 10 && o + 3 < size; i++)
 		o += (size_t)snprintf(buf + o, size - o, "%02x", id[i]);
-	snprintf(buf + o, size - o, "-%llx-%llx.%09ld" INFLATED_SUFFIX,
-		 (unsigned long long)st->st_size, (unsigned long long)st->st_mtim.tv_sec,
-		 st->st_mtim.tv_nsec);
+	snprintf(buf + o, size - o, "-%016llx" INFLATED_SUFFIX, (unsigned long long)h);
 }
 
 /* The copy called name, when it is one: an fd, or -1. */
@@ -647,7 +656,7 @@ cleanup:
 
 int debuginfo__inflated(struct debuginfo *d, int fd, const uint8_t *id, size_t id_len)
 {
-	char name[2 * 64 + 96], tmp[sizeof(name) + 32];
+	char name[2 * 64 + 128], tmp[sizeof(name) + 32];
 	uint64_t want;
 	struct stat st;
 	Elf *elf;

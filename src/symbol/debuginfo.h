@@ -144,7 +144,8 @@ int debuginfo__set_inflate_dir(struct debuginfo *d, const char *dir);
  * in place: the fd of its inflated copy (fd closed), written first when the
  * folder lacks it, or fd itself when it has nothing compressed, without a
  * build id, without a folder, or when the copy fails (counted in stats).
- * The copy is named by the build id and the file's size and change time,
+ * The copy is named by the build id and a hash of it and the file's device,
+ * inode, size and modification time,
  * written to a temporary name and renamed, and used only when it is a
  * regular file of this user that carries the same build id.
  */
