@@ -159,6 +159,8 @@ void cli_common__init(struct cli_common *c, bool debuginfod)
 	c->n_cpus = 0;
 	c->max_frames = CLI_DEFAULT_MAX_FRAMES;
 	c->table_cache = NULL;
+	/* Debug files' inflated copies live beside the tables (--table-cache off: none). */
+	c->sym.inflate_dir = TABLE_CACHE_DEFAULT_DIR;
 	c->prob_threshold = CLI_PROB_THRESHOLD_MAX;
 	c->prob_interval_ms = CLI_DEFAULT_PROB_INTERVAL_MS;
 	c->config_text = NULL;
@@ -300,6 +302,7 @@ static int parse_shared(struct cli_common *c, int key, const char *arg)
 			return -EINVAL;
 		}
 		c->table_cache = arg;
+		c->sym.inflate_dir = strcmp(arg, "off") ? arg : NULL;
 		return 0;
 	case CLI_KEY_DEMANGLE:
 		if (demangle__parse_mode(arg, &c->sym.demangle)) {

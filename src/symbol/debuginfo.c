@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "util/hashmap.h"
 #include "util/log.h"
 #include "util/safe_open.h"
 #include "util/clock.h"
@@ -22,6 +23,7 @@
 int debuginfo__init(struct debuginfo *d, const char *const *dirs, size_t n, bool use_debuginfod)
 {
 	memset(d, 0, sizeof(*d));
+	d->inflate_dir_fd = -1;
 	d->roots = calloc(n + 1, sizeof(*d->roots));
 	if (!d->roots)
 		return -ENOMEM;
@@ -51,7 +53,10 @@ void debuginfo__clear(struct debuginfo *d)
 	free(d->roots);
 	if (d->debuginfod)
 		debuginfod_end(d->debuginfod);
+	if (d->inflate_dir_fd >= 0)
+		close(d->inflate_dir_fd);
 	memset(d, 0, sizeof(*d));
+	d->inflate_dir_fd = -1;
 }
 
 /* The GNU build id of the ELF file open on fd into buf: its length, 0 when it has none. */
@@ -478,4 +483,227 @@ int debuginfo__find(struct debuginfo *d, const struct debuginfo_query *q, char *
 	}
 	d->stats.not_found++;
 	return -ENOENT;
+}
+
+/* An inflated copy larger than this is not written (libc6-dbg's libc: 10 MB). */
+#define INFLATED_MAX_BYTES (256ull << 20)
+/* A copy read back is touched (for the folder's trim order) at most this often. */
+#define INFLATED_TOUCH_SEC 600
+#define INFLATED_SUFFIX	   ".dbg1"
+#define INFLATED_TMP	   ".tmp-"
+
+int debuginfo__set_inflate_dir(struct debuginfo *d, const char *dir)
+{
+	struct stat st;
+	int fd;
+
+	if (d->inflate_dir_fd >= 0)
+		close(d->inflate_dir_fd);
+	d->inflate_dir_fd = -1;
+	if (!dir)
+		return 0;
+	/* Only the last component is created, as the table cache does. */
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		pr_debug("%s: %s (debug files inflated in memory)", dir, strerror(errno));
+		return 0;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	/* Anyone else able to write here could hand libdw any DWARF. */
+	if (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		pr_debug("%s: not this user's own folder (debug files inflated in memory)", dir);
+		close(fd);
+		return 0;
+	}
+	d->inflate_dir_fd = fd;
+	return 0;
+}
+
+/*
+ * The size of the file open as elf once its compressed debug sections are
+ * inflated, or 0 when it has none (or one that is not a debug section, or
+ * a header that cannot be read: then libdw deals with the file as it is).
+ */
+static uint64_t inflated_size(Elf *elf, uint64_t file_size)
+{
+	uint64_t grow = 0;
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	bool any = false;
+
+	if (elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+		GElf_Chdr chdr;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &shdr) || !(shdr.sh_flags & SHF_COMPRESSED))
+			continue;
+		name = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (!name || strncmp(name, ".debug_", 7) || !gelf_getchdr(scn, &chdr) ||
+		    chdr.ch_size > INFLATED_MAX_BYTES)
+			return 0;
+		any = true;
+		grow += chdr.ch_size + chdr.ch_addralign; /* alignment: libelf may pad */
+	}
+	return any ? file_size + grow : 0;
+}
+
+/*
+ * The copy's name (42 bytes: the table cache's trim counts and removes only
+ * names under 64): the build id's first 10 bytes, then a hash of the whole
+ * build id and the debug file's device, inode, size and modification time.
+ * A debug file found inside a target's root carries the build id its binary
+ * claims: with the inode in the name, it cannot pass for (and have its copy
+ * used as) the host's file of that build id.
+ */
+static void inflated_name(char *buf, size_t size, const uint8_t *id, size_t id_len,
+			  const struct stat *st)
+{
+	const uint64_t fields[] = {st->st_dev, st->st_ino, (uint64_t)st->st_size,
+				   (uint64_t)st->st_mtim.tv_sec, (uint64_t)st->st_mtim.tv_nsec};
+	uint64_t h = hash_bytes(fields, sizeof(fields), hash_bytes(id, id_len, 0));
+	size_t o = 0;
+
+	for (size_t i = 0; i < id_len && i < 10 && o + 3 < size; i++)
+		o += (size_t)snprintf(buf + o, size - o, "%02x", id[i]);
+	snprintf(buf + o, size - o, "-%016llx" INFLATED_SUFFIX, (unsigned long long)h);
+}
+
+/* The copy called name, when it is one: an fd, or -1. */
+static int open_inflated(struct debuginfo *d, const char *name, const uint8_t *id, size_t id_len)
+{
+	uint8_t got[64];
+	struct stat st;
+	int fd = openat(d->inflate_dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (uint64_t)st.st_size > SAFE_OPEN_MAX_ELF ||
+	    file_build_id(fd, got, sizeof(got)) != id_len || memcmp(got, id, id_len)) {
+		close(fd);
+		return -1;
+	}
+	if (st.st_mtim.tv_sec + INFLATED_TOUCH_SEC < time(NULL))
+		futimens(fd, NULL); /* recently used: trimmed last */
+	return fd;
+}
+
+/* Copies the whole file src (size bytes) to dst. 0 or -errno. */
+static int copy_file(int src, int dst, uint64_t size)
+{
+	char buf[64 * 1024];
+	uint64_t off = 0;
+
+	while (off < size) {
+		size_t want = size - off < sizeof(buf) ? (size_t)(size - off) : sizeof(buf);
+		ssize_t n = pread(src, buf, want, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		for (ssize_t w = 0; w < n;) {
+			ssize_t k = write(dst, buf + w, (size_t)(n - w));
+
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0)
+				return k < 0 ? -errno : -EIO;
+			w += k;
+		}
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Writes the inflated copy of src (size bytes) to tmp (open for reading and
+ * writing, empty): the file copied, then libelf inflates each compressed
+ * section and lays the file out again. 0 or -errno.
+ */
+static int write_inflated(int src, int tmp, uint64_t size)
+{
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+	int err = copy_file(src, tmp, size);
+
+	if (err)
+		return err;
+	elf = elf_begin(tmp, ELF_C_RDWR, NULL);
+	if (!elf)
+		return -EINVAL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+
+		if (gelf_getshdr(scn, &shdr) && (shdr.sh_flags & SHF_COMPRESSED) &&
+		    elf_compress(scn, 0, 0) < 0) {
+			err = -EINVAL;
+			goto cleanup;
+		}
+	}
+	if (elf_update(elf, ELF_C_WRITE) < 0)
+		err = -EIO;
+	else if (fdatasync(tmp))
+		err = -errno;
+cleanup:
+	elf_end(elf);
+	return err;
+}
+
+int debuginfo__inflated(struct debuginfo *d, int fd, const uint8_t *id, size_t id_len)
+{
+	char name[2 * 64 + 128], tmp[sizeof(name) + 32];
+	uint64_t want;
+	struct stat st;
+	Elf *elf;
+	int copy, out = -1, err;
+
+	if (d->inflate_dir_fd < 0 || id_len < 2 || id_len > 64 || fstat(fd, &st))
+		return fd;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	want = elf ? inflated_size(elf, (uint64_t)st.st_size) : 0;
+	elf_end(elf);
+	if (!want)
+		return fd;
+	inflated_name(name, sizeof(name), id, id_len, &st);
+	copy = open_inflated(d, name, id, id_len);
+	if (copy >= 0)
+		goto found;
+	if (want > INFLATED_MAX_BYTES) {
+		err = -EFBIG;
+		goto failed;
+	}
+	snprintf(tmp, sizeof(tmp), INFLATED_TMP "%d-%s", (int)getpid(), name);
+	out = openat(d->inflate_dir_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		     0600);
+	if (out < 0) {
+		err = -errno;
+		goto failed;
+	}
+	err = write_inflated(fd, out, (uint64_t)st.st_size);
+	if (!err && renameat(d->inflate_dir_fd, tmp, d->inflate_dir_fd, name))
+		err = -errno;
+	close(out);
+	if (err) {
+		unlinkat(d->inflate_dir_fd, tmp, 0);
+		goto failed;
+	}
+	d->stats.inflated_written++;
+	copy = open_inflated(d, name, id, id_len);
+	if (copy < 0) {
+		err = -EBADF;
+		goto failed;
+	}
+found:
+	d->stats.inflated_used++;
+	close(fd);
+	return copy;
+failed:
+	d->stats.inflated_failed++;
+	pr_debug("inflated copy %s: %s (inflated in memory)", name, strerror(-err));
+	return fd;
 }

@@ -64,6 +64,9 @@ struct debuginfo_stats {
 	uint64_t debuginfod_too_big;  /* downloads aborted at the size cap */
 	uint64_t debuginfod_invalid;  /* files served that were not the debug file asked for */
 	uint64_t debuginfod_skipped;  /* build ids not asked for: the run's time budget was spent */
+	uint64_t inflated_used;	      /* debug files read from their inflated copy */
+	uint64_t inflated_written;    /* inflated copies written */
+	uint64_t inflated_failed;     /* copies that could not be written or were refused */
 };
 
 struct debuginfo {
@@ -80,6 +83,7 @@ struct debuginfo {
 	double dfd_total_deadline;
 	enum debuginfod_abort dfd_abort;
 	unsigned dfd_logged; /* kinds of failure logged once */
+	int inflate_dir_fd;  /* where inflated copies live (debuginfo__set_inflate_dir), or -1 */
 	struct debuginfo_stats stats;
 };
 
@@ -116,5 +120,35 @@ int debuginfo__find(struct debuginfo *d, const struct debuginfo_query *q, char *
  * debug file). An fd and *found (caller frees), or -ENOENT / -ENOMEM.
  */
 int debuginfo__find_by_build_id(struct debuginfo *d, const void *id, size_t len, char **found);
+
+/*
+ * Debug files whose DWARF sections are compressed (SHF_COMPRESSED: Debian's
+ * libc6-dbg) cost their whole inflated size in the heap for as long as libdw
+ * holds them: libdw inflates every debug section when it opens the file, the
+ * location lists it never reads here included (libc's: 9.6 MB, the largest
+ * part of a whole-system agent's heap). Written once inflated to a private
+ * folder and read from there, the same bytes are clean file pages, which the
+ * symbolizer gives back after each pass (symbolizer__drop_file_pages) like
+ * any other file's, and no load inflates them again.
+ *
+ * debuginfo__set_inflate_dir() names the folder (the table cache's: it must
+ * be owned by this user and closed to others, as table_cache__open() checks;
+ * its bound and trim, least recently used first, cover these files too).
+ * NULL or an unusable folder: no copies (0 is returned either way; the reason
+ * is logged at debug level).
+ */
+int debuginfo__set_inflate_dir(struct debuginfo *d, const char *dir);
+
+/*
+ * The debug file open on fd (owned; it matched build id id) as a file to read
+ * in place: the fd of its inflated copy (fd closed), written first when the
+ * folder lacks it, or fd itself when it has nothing compressed, without a
+ * build id, without a folder, or when the copy fails (counted in stats).
+ * The copy is named by the build id and a hash of it and the file's device,
+ * inode, size and modification time,
+ * written to a temporary name and renamed, and used only when it is a
+ * regular file of this user that carries the same build id.
+ */
+int debuginfo__inflated(struct debuginfo *d, int fd, const uint8_t *id, size_t id_len);
 
 #endif

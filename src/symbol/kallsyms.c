@@ -26,13 +26,30 @@
 #define KSYM_MODULE_MAX	  1024
 #define KALLSYMS_MAX_FILE (1u << 30)
 
+/* Symbols [first, next run's first) of one module (or the kernel), within 4 GiB of base. */
+struct ksym_run {
+	size_t first;
+	uint64_t base;
+	const char *module; /* NULL for the kernel image */
+};
+
 struct kallsyms {
-	struct ksym *syms; /* sorted by address, then file order */
+	uint32_t *off;	/* by symbol, sorted by address then file order: address - run base */
+	uint32_t *name; /* by symbol: offset of its name in names */
 	size_t n_syms;
+	struct ksym_run *runs; /* by first symbol (so by address) */
+	size_t n_runs;
 	char *names;		      /* every kept name, NUL-terminated, in file order */
 	struct string_intern modules; /* module names, copies shared by their symbols */
 	size_t skipped;
 	bool restricted;
+};
+
+/* A symbol while the table is built: 16 bytes, sorted, then packed. */
+struct ksym_build {
+	uint64_t addr;
+	uint32_t name;	 /* offset in the name arena */
+	uint32_t module; /* index in modules + 1; 0 for the kernel image */
 };
 
 /* One line split into fields; the pointers point into the parsed text. */
@@ -138,12 +155,12 @@ static bool is_text_type(char type)
 	return type == 't' || type == 'T' || type == 'w' || type == 'W';
 }
 
-/* The shared copy of a module name (owned by ks), or NULL on ENOMEM. */
-static const char *intern_module(struct kallsyms *ks, const char *name, size_t len)
+/* The module's index in ks->modules + 1, or 0 on ENOMEM. */
+static uint32_t intern_module(struct kallsyms *ks, const char *name, size_t len)
 {
 	int64_t i = string_intern__add_len(&ks->modules, name, len);
 
-	return i < 0 ? NULL : string_intern__at(&ks->modules, (size_t)i);
+	return i < 0 || i >= UINT32_MAX ? 0 : (uint32_t)i + 1;
 }
 
 /*
@@ -153,11 +170,12 @@ static const char *intern_module(struct kallsyms *ks, const char *name, size_t l
  */
 struct kallsyms_builder {
 	struct kallsyms *ks;
+	struct ksym_build *syms;
 	size_t cap_syms;
 	size_t names_len;
 	size_t cap_names;
 	/* A module's symbols are listed together: the last one is usually it. */
-	const char *last_mod, *last_src;
+	uint32_t last_mod;
 	size_t last_len;
 	char last_buf[KSYM_MODULE_MAX]; /* the last module name as read (its text goes away) */
 	bool any_line;
@@ -172,15 +190,15 @@ struct kallsyms_builder {
 static bool pfx_of(const struct kallsyms_builder *b, const struct kline *l)
 {
 	const struct kallsyms *ks = b->ks;
-	const struct ksym *prev;
+	const struct ksym_build *prev;
 	size_t off;
 
 	if (!ks->n_syms)
 		return false;
-	prev = &ks->syms[ks->n_syms - 1];
-	off = (size_t)(uintptr_t)prev->name;
+	prev = &b->syms[ks->n_syms - 1];
+	off = prev->name;
 	return b->names_len - off == PFX_LEN + l->name_len + 1 &&
-	       prev->module == (l->module ? b->last_mod : NULL) &&
+	       prev->module == (l->module ? b->last_mod : 0) &&
 	       !memcmp(ks->names + off, PFX, PFX_LEN) &&
 	       !memcmp(ks->names + off + PFX_LEN, l->name, l->name_len);
 }
@@ -188,7 +206,7 @@ static bool pfx_of(const struct kallsyms_builder *b, const struct kline *l)
 static int store_symbol(struct kallsyms_builder *b, const struct kline *l)
 {
 	struct kallsyms *ks = b->ks;
-	struct ksym *s;
+	struct ksym_build *s;
 
 	if (l->module && (!b->last_mod || b->last_len != l->module_len ||
 			  memcmp(b->last_buf, l->module, l->module_len) != 0)) {
@@ -198,26 +216,27 @@ static int store_symbol(struct kallsyms_builder *b, const struct kline *l)
 		memcpy(b->last_buf, l->module, l->module_len);
 		b->last_len = l->module_len;
 	}
-	if (array__grow(ks->syms, b->cap_syms, ks->n_syms))
+	if (array__grow(b->syms, b->cap_syms, ks->n_syms))
 		return -ENOMEM;
 	/* Kernels with function padding list "__pfx_NAME" right before each NAME
 	 * (half of all text symbols): NAME shares the tail of that name's bytes. */
 	if (pfx_of(b, l)) {
-		s = &ks->syms[ks->n_syms];
-		s->name = (const char *)((uintptr_t)s[-1].name + PFX_LEN);
+		s = &b->syms[ks->n_syms];
+		s->name = s[-1].name + (uint32_t)PFX_LEN;
 		ks->n_syms++;
 		s->addr = l->addr;
-		s->module = l->module ? b->last_mod : NULL;
+		s->module = l->module ? b->last_mod : 0;
 		return 0;
 	}
+	/* KALLSYMS_MAX_FILE keeps the arena's offsets within 32 bits. */
 	if (array__reserve(ks->names, b->cap_names, b->names_len + l->name_len + 1))
 		return -ENOMEM;
-	s = &ks->syms[ks->n_syms++];
+	s = &b->syms[ks->n_syms++];
 	memcpy(ks->names + b->names_len, l->name, l->name_len);
 	ks->names[b->names_len + l->name_len] = '\0';
 	s->addr = l->addr;
-	s->name = (const char *)(uintptr_t)b->names_len; /* made a pointer at the end */
-	s->module = l->module ? b->last_mod : NULL;
+	s->name = (uint32_t)b->names_len;
+	s->module = l->module ? b->last_mod : 0;
 	b->names_len += l->name_len + 1;
 	return 0;
 }
@@ -258,13 +277,12 @@ static long builder_lines(struct kallsyms_builder *b, const char *buf, size_t le
 
 static int ksym_cmp(const void *a, const void *b)
 {
-	const struct ksym *x = a, *y = b;
+	const struct ksym_build *x = a, *y = b;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
 	/* Names sit in the arena in file order, so this keeps aliases in file order. */
-	return ((uintptr_t)x->name > (uintptr_t)y->name) -
-	       ((uintptr_t)x->name < (uintptr_t)y->name);
+	return (x->name > y->name) - (x->name < y->name);
 }
 
 /*
@@ -275,10 +293,10 @@ static int ksym_cmp(const void *a, const void *b)
  * a full sort gives (ksym_cmp is a total order: names have distinct offsets);
  * a full qsort cost a third of a load (65 M instructions).
  */
-static void sort_symbols(struct ksym *syms, size_t n)
+static void sort_symbols(struct ksym_build *syms, size_t n)
 {
 	size_t k = 1, t, i, j, o;
-	struct ksym *rest;
+	struct ksym_build *rest;
 
 	while (k < n && ksym_cmp(&syms[k - 1], &syms[k]) <= 0)
 		k++;
@@ -310,7 +328,43 @@ static int builder_start(struct kallsyms_builder *b)
 	return 0;
 }
 
-/* Sorts, turns name offsets into pointers and returns the table. */
+static void builder_free(struct kallsyms_builder *b)
+{
+	free(b->syms);
+	b->syms = NULL;
+	kallsyms__free(b->ks);
+	b->ks = NULL;
+}
+
+/* The sorted symbols packed into ks's arrays and runs. 0 or -ENOMEM. */
+static int pack_symbols(struct kallsyms *ks, const struct ksym_build *syms)
+{
+	size_t cap_runs = 0;
+
+	ks->off = malloc(ks->n_syms * sizeof(*ks->off));
+	ks->name = malloc(ks->n_syms * sizeof(*ks->name));
+	if (!ks->off || !ks->name)
+		return -ENOMEM;
+	for (size_t i = 0; i < ks->n_syms; i++) {
+		const struct ksym_run *run = ks->n_runs ? &ks->runs[ks->n_runs - 1] : NULL;
+		const char *module =
+		    syms[i].module ? string_intern__at(&ks->modules, syms[i].module - 1) : NULL;
+
+		if (!run || run->module != module || syms[i].addr - run->base > UINT32_MAX) {
+			if (array__grow(ks->runs, cap_runs, ks->n_runs))
+				return -ENOMEM;
+			ks->runs[ks->n_runs++] =
+			    (struct ksym_run){.first = i, .base = syms[i].addr, .module = module};
+			run = &ks->runs[ks->n_runs - 1];
+		}
+		ks->off[i] = (uint32_t)(syms[i].addr - run->base);
+		ks->name[i] = syms[i].name;
+	}
+	ks->runs = realloc(ks->runs, ks->n_runs * sizeof(*ks->runs)) ?: ks->runs;
+	return 0;
+}
+
+/* Sorts and packs the symbols and returns the table, or NULL on ENOMEM (b freed). */
 static struct kallsyms *builder_finish(struct kallsyms_builder *b)
 {
 	struct kallsyms *ks = b->ks;
@@ -318,19 +372,24 @@ static struct kallsyms *builder_finish(struct kallsyms_builder *b)
 	ks->restricted = b->any_line && !b->any_nonzero;
 	/* With every address hidden there is nothing a lookup could return. */
 	if (ks->restricted || !ks->n_syms) {
-		free(ks->syms);
 		free(ks->names);
-		ks->syms = NULL;
 		ks->names = NULL;
 		ks->n_syms = 0;
+		free(b->syms);
+		b->syms = NULL;
+		b->ks = NULL;
 		return ks;
 	}
 	/* Give back what the doubling left unused (a mapping shrinks in place). */
-	ks->syms = realloc(ks->syms, ks->n_syms * sizeof(*ks->syms)) ?: ks->syms;
 	ks->names = realloc(ks->names, b->names_len) ?: ks->names;
-	sort_symbols(ks->syms, ks->n_syms);
-	for (size_t i = 0; i < ks->n_syms; i++)
-		ks->syms[i].name = ks->names + (uintptr_t)ks->syms[i].name;
+	sort_symbols(b->syms, ks->n_syms);
+	if (pack_symbols(ks, b->syms)) {
+		builder_free(b);
+		return NULL;
+	}
+	free(b->syms);
+	b->syms = NULL;
+	b->ks = NULL;
 	return ks;
 }
 
@@ -346,11 +405,11 @@ int kallsyms__parse(const char *buf, size_t len, struct kallsyms **out)
 	if (err)
 		return err;
 	if (len && builder_lines(&b, buf, len, true) < 0) {
-		kallsyms__free(b.ks);
+		builder_free(&b);
 		return -ENOMEM;
 	}
 	*out = builder_finish(&b);
-	return 0;
+	return *out ? 0 : -ENOMEM;
 }
 
 /* Pieces read at a time: a line is at most ~2 KiB (name and module bounds). */
@@ -405,12 +464,13 @@ int kallsyms__load(const char *path, struct kallsyms **out)
 		have -= (size_t)used;
 	}
 	*out = builder_finish(&b);
-	b.ks = NULL;
+	if (!*out)
+		err = -ENOMEM;
 cleanup:
 	if (fd >= 0)
 		close(fd);
 	free(buf);
-	kallsyms__free(b.ks);
+	builder_free(&b);
 	return err;
 }
 
@@ -419,40 +479,76 @@ void kallsyms__free(struct kallsyms *ks)
 	if (!ks)
 		return;
 	string_intern__free(&ks->modules);
-	free(ks->syms);
+	free(ks->off);
+	free(ks->name);
+	free(ks->runs);
 	free(ks->names);
 	free(ks);
 }
 
-const struct ksym *kallsyms__find(const struct kallsyms *ks, uint64_t addr)
+/* The index of the run holding addr (the last whose base is at or below it), or -1. */
+static long run_at(const struct kallsyms *ks, uint64_t addr)
 {
-	size_t lo = 0, hi = ks->n_syms;
-	uint64_t found;
+	size_t lo = 0, hi = ks->n_runs;
 
-	/* First symbol above addr; the one before it is the answer. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (ks->syms[mid].addr <= addr)
+		if (ks->runs[mid].base <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == 0)
-		return NULL;
-	/* Of several names at one address, give the one listed first. */
-	found = ks->syms[lo - 1].addr;
-	hi = lo - 1;
-	lo = 0;
+	return (long)lo - 1;
+}
+
+static size_t run_end(const struct kallsyms *ks, size_t r)
+{
+	return r + 1 < ks->n_runs ? ks->runs[r + 1].first : ks->n_syms;
+}
+
+/* The first symbol of run r at or above offset off (run_end when none). */
+static size_t first_at_or_above(const struct kallsyms *ks, size_t r, uint64_t off)
+{
+	size_t lo = ks->runs[r].first, hi = run_end(ks, r);
+
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (ks->syms[mid].addr < found)
+		if (ks->off[mid] < off)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return &ks->syms[lo];
+	return lo;
+}
+
+bool kallsyms__find(const struct kallsyms *ks, uint64_t addr, struct ksym *out)
+{
+	long r = run_at(ks, addr);
+	uint64_t off;
+	size_t i;
+
+	if (r < 0)
+		return false;
+	/* Runs are in address order: the answer is run r's last symbol at or below addr. */
+	off = addr - ks->runs[r].base;
+	i = off > UINT32_MAX ? run_end(ks, (size_t)r) : first_at_or_above(ks, (size_t)r, off + 1);
+	/* Of several names at one address, give the one listed first: the first of
+	 * them in its run, or in an earlier run starting at the same address (a
+	 * module change). */
+	off = ks->off[i - 1];
+	i = first_at_or_above(ks, (size_t)r, off);
+	while (i == ks->runs[r].first && r > 0 && !off &&
+	       ks->runs[r - 1].base + ks->off[ks->runs[r].first - 1] == ks->runs[r].base) {
+		r--;
+		off = ks->off[ks->runs[r + 1].first - 1];
+		i = first_at_or_above(ks, (size_t)r, off);
+	}
+	out->addr = ks->runs[r].base + off;
+	out->name = ks->names + ks->name[i];
+	out->module = ks->runs[r].module;
+	return true;
 }
 
 size_t kallsyms__count(const struct kallsyms *ks)

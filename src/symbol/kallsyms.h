@@ -24,8 +24,10 @@ int kallsyms__load(const char *path, struct kallsyms **out);
 int kallsyms__parse(const char *buf, size_t len, struct kallsyms **out);
 void kallsyms__free(struct kallsyms *ks); /* accepts NULL */
 
-/* The symbol covering addr (the last one at or below it), or NULL. */
-const struct ksym *kallsyms__find(const struct kallsyms *ks, uint64_t addr);
+/* The symbol covering addr (the last one at or below it; of several at its
+ * address, the one listed first) into *out (its strings belong to ks), or
+ * false when none is. */
+bool kallsyms__find(const struct kallsyms *ks, uint64_t addr, struct ksym *out);
 size_t kallsyms__count(const struct kallsyms *ks);
 size_t kallsyms__skipped_lines(const struct kallsyms *ks);
 /* True when every address read as 0: kptr_restrict hides them from us. */

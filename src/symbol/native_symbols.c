@@ -156,6 +156,9 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	    .crc = crc,
 	};
 	fd = debuginfo__find(ns->opts.debuginfo, &q, debuginfo_file_name);
+	/* Compressed DWARF is read from an inflated copy: see debuginfo__inflated(). */
+	if (fd >= 0 && q.build_id_len)
+		fd = debuginfo__inflated(ns->opts.debuginfo, fd, q.build_id, q.build_id_len);
 	if (fd >= 0 && *debuginfo_file_name && !ns->debug_file)
 		ns->debug_file = strdup(*debuginfo_file_name);
 	return fd >= 0 ? fd : -1;

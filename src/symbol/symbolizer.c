@@ -43,6 +43,7 @@ int symbolizer__init(struct symbolizer *s, struct file_cache *files,
 	    debuginfo__init(&s->debuginfo, opts->debug_dirs, opts->n_debug_dirs, opts->debuginfod);
 	if (err)
 		return err;
+	debuginfo__set_inflate_dir(&s->debuginfo, opts->inflate_dir);
 	s->sym_opts.demangle = opts->demangle;
 	s->sym_opts.debuginfo = &s->debuginfo;
 	s->frames = calloc(SYM_MAX_FRAMES, sizeof(*s->frames));
@@ -117,7 +118,8 @@ const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_retu
 			       const char **module, char *buf, size_t len)
 {
 	struct kallsyms *ks = kernel_symbols(s);
-	const struct ksym *sym = ks ? kallsyms__find(ks, is_return ? addr - 1 : addr) : NULL;
+	struct ksym ksym,
+	    *sym = ks && kallsyms__find(ks, is_return ? addr - 1 : addr, &ksym) ? &ksym : NULL;
 
 	*module = NULL;
 	if (!sym) {

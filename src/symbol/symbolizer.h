@@ -29,6 +29,9 @@ struct symbolizer_opts {
 	size_t n_debug_dirs;
 	bool debuginfod;    /* ask debuginfod servers (when DEBUGINFOD_URLS is set) */
 	size_t cache_bytes; /* bound of the symbol cache; 0 means the default */
+	/* Where debug files with compressed DWARF are kept inflated (the table cache's
+	 * folder: see debuginfo__set_inflate_dir); NULL: inflated in memory. */
+	const char *inflate_dir;
 };
 
 struct symbolizer_stats {

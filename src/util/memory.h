@@ -17,8 +17,9 @@
  * it gives the memory back at once. glibc would otherwise raise that
  * threshold after the first such free and take later big buffers from the
  * heap, where a small allocation above them keeps them resident. Smaller
- * free pages stay in the heap for reuse until memory__release(). Call once,
- * before the big allocations.
+ * free pages stay in the heap for reuse until memory__release(). All threads
+ * share one arena (see memory.c). Call once, before the big allocations and
+ * the threads.
  */
 void memory__tune(void);
 /* Bytes of heap in use (every arena), for charging allocations to their cause. */

@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(&probe, data, size < sizeof(probe) ? size : sizeof(probe));
 	const uint64_t addrs[] = {0, 1, probe, 0xffffffff81000000ull, UINT64_MAX};
 	for (size_t i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
-		const struct ksym *s = kallsyms__find(ks, addrs[i]);
+		struct ksym v, *s = kallsyms__find(ks, addrs[i], &v) ? &v : NULL;
 
 		if (s && s->name)
 			(void)strlen(s->name);

@@ -4,7 +4,8 @@
  * .gnu_debuglink in the binary's .debug/ folder, under a debug root
  * mirroring the binary's folder, by build id; a debug file with the right
  * name but the wrong contents is refused; MiniDebugInfo (.gnu_debugdata)
- * names functions of a stripped binary with no file at all.
+ * names functions of a stripped binary with no file at all; compressed DWARF
+ * is read from an inflated copy.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -169,6 +170,105 @@ static void test_build_id(void **state)
 	expect_named(bin, root, f->fn_addr, want);
 }
 
+/* Names dbg_static_fn in bin as expect_named() does, with inflated copies kept in
+ * inflate_dir; *stats gets the search's counters. */
+static void expect_named_inflated(const char *bin, const char *root, const char *inflate_dir,
+				  uint64_t addr, struct debuginfo_stats *stats)
+{
+	struct debuginfo d;
+	struct symbol_options o = {.demangle = DEMANGLE_DEFAULT, .debuginfo = &d};
+	struct native_symbols *ns;
+	struct native_symbols_info info;
+	struct sym_frame frames[SYM_MAX_FRAMES];
+	struct elf_file *ef;
+	size_t n;
+
+	assert_int_equal(debuginfo__init(&d, &root, 1, false), 0);
+	assert_int_equal(debuginfo__set_inflate_dir(&d, inflate_dir), 0);
+	assert_int_equal(elf_file__open(bin, -1, &ef), 0);
+	assert_int_equal(native_symbols__open_opts(ef, &o, &ns), 0);
+	n = native_symbols__frames(ns, addr + 2, frames, SYM_MAX_FRAMES);
+	native_symbols__info(ns, &info);
+	assert_true(info.has_dwarf);
+	assert_int_equal(n, 1);
+	assert_string_equal(frames[0].name, "dbg_static_fn");
+	assert_non_null(frames[0].file);
+	assert_non_null(strstr(frames[0].file, "prog.c"));
+	assert_true(frames[0].line > 0);
+	/* Read from the copy, the DWARF is not inflated into the heap. */
+	assert_true(!info.dwarf_in_heap == (stats != NULL && d.stats.inflated_used > 0));
+	native_symbols__free(ns);
+	elf_file__close(ef);
+	if (stats)
+		*stats = d.stats;
+	debuginfo__clear(&d);
+}
+
+/*
+ * A debug file with compressed DWARF (objcopy --compress-debug-sections, as
+ * Debian's -dbg packages ship) is read from an inflated copy in the given
+ * folder: written once (under a name the table cache's trim counts: under 64
+ * bytes), its sections no longer compressed, read back by the
+ * next search; a copy that is not the debug file (another build id) is
+ * replaced; a folder others may write is not used. The names and lines are
+ * the same every way.
+ */
+static void test_compressed_read_inflated(void **state)
+{
+	struct fx *f = *state;
+	char bin[512], root[512], want[512], cache[512], *out = NULL;
+	struct debuginfo_stats st;
+	struct elf_file *ef;
+
+	snprintf(bin, sizeof(bin), "%s/prog.full", f->dir);
+	assert_int_equal(elf_file__open(bin, -1, &ef), 0);
+	assert_non_null(ef->build_id);
+	snprintf(want, sizeof(want), "%s/zids/.build-id/%.2s/%s.debug", f->dir, ef->build_id,
+		 ef->build_id + 2);
+	assert_int_equal(tu_run(NULL,
+				"mkdir -p $(dirname %s) && objcopy --only-keep-debug "
+				"--compress-debug-sections=zlib %s %s && objcopy --strip-all %s "
+				"%s/z_prog && readelf -SW %s | grep -q ' \\.debug_info .* C '",
+				want, bin, want, bin, f->dir, want),
+			 0);
+	elf_file__close(ef);
+	snprintf(bin, sizeof(bin), "%s/z_prog", f->dir);
+	snprintf(root, sizeof(root), "%s/zids", f->dir);
+	snprintf(cache, sizeof(cache), "%s/inflated", f->dir);
+
+	/* Without a folder: inflated in memory, as before. */
+	expect_named_inflated(bin, root, NULL, f->fn_addr, NULL);
+	/* The first search writes the copy, the second reads it. */
+	expect_named_inflated(bin, root, cache, f->fn_addr, &st);
+	assert_int_equal(st.inflated_written, 1);
+	assert_int_equal(st.inflated_used, 1);
+	assert_int_equal(st.inflated_failed, 0);
+	assert_int_equal(tu_run(&out,
+				"cd %s && ls | awk 'length($0) >= 64 { exit 1 }' && "
+				"ls | grep -c '\\.dbg1$' && ! ls -a | grep -q '^\\.tmp-' && "
+				"! readelf -SW *.dbg1 | grep -q ' \\.debug_.* C '",
+				cache),
+			 0);
+	assert_int_equal(atoi(out), 1);
+	free(out);
+	expect_named_inflated(bin, root, cache, f->fn_addr, &st);
+	assert_int_equal(st.inflated_written, 0);
+	assert_int_equal(st.inflated_used, 1);
+
+	/* Not the debug file under the copy's name: refused and written again. */
+	assert_int_equal(
+	    tu_run(NULL, "cd %s && for c in *.dbg1; do cp /bin/true \"$c\"; done", cache), 0);
+	expect_named_inflated(bin, root, cache, f->fn_addr, &st);
+	assert_int_equal(st.inflated_written, 1);
+	assert_int_equal(st.inflated_used, 1);
+
+	/* A folder others may write: no copies. */
+	assert_int_equal(tu_run(NULL, "chmod 0777 %s", cache), 0);
+	expect_named_inflated(bin, root, cache, f->fn_addr, &st);
+	assert_int_equal(st.inflated_written, 0);
+	assert_int_equal(st.inflated_used, 0);
+}
+
 static void test_wrong_file_refused(void **state)
 {
 	struct fx *f = *state;
@@ -259,6 +359,7 @@ int main(void)
 	    cmocka_unit_test(test_debuglink_dot_debug),
 	    cmocka_unit_test(test_debuglink_under_root),
 	    cmocka_unit_test(test_build_id),
+	    cmocka_unit_test(test_compressed_read_inflated),
 	    cmocka_unit_test(test_wrong_file_refused),
 	    cmocka_unit_test(test_minidebuginfo),
 	    cmocka_unit_test(test_altlink_never_opened_by_path),

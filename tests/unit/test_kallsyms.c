@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "symbol/kallsyms.h"
+#include "util/memory.h"
 
 /*
  * Parses exactly len bytes copied into a buffer of that size, so any read
@@ -37,7 +38,7 @@ static struct kallsyms *parse_str(const char *text)
 static void assert_sym(const struct kallsyms *ks, uint64_t addr, uint64_t want_addr,
 		       const char *want_name, const char *want_module)
 {
-	const struct ksym *s = kallsyms__find(ks, addr);
+	struct ksym s_v, *s = kallsyms__find(ks, addr, &s_v) ? &s_v : NULL;
 
 	assert_non_null(s);
 	assert_true(s->addr == want_addr);
@@ -64,8 +65,8 @@ static void test_basic_with_modules(void **state)
 	assert_int_equal(kallsyms__skipped_lines(ks), 0);
 	assert_false(kallsyms__restricted(ks));
 
-	assert_null(kallsyms__find(ks, 0));
-	assert_null(kallsyms__find(ks, 0xffffffff80ffffffull));
+	assert_false(kallsyms__find(ks, 0, &(struct ksym){0}));
+	assert_false(kallsyms__find(ks, 0xffffffff80ffffffull, &(struct ksym){0}));
 	assert_sym(ks, 0xffffffff81000000ull, 0xffffffff81000000ull, "_stext", NULL);
 	assert_sym(ks, 0xffffffff810000ffull, 0xffffffff81000000ull, "_stext", NULL);
 	assert_sym(ks, 0xffffffff81000100ull, 0xffffffff81000100ull, "do_one_thing", NULL);
@@ -77,9 +78,9 @@ static void test_basic_with_modules(void **state)
 	assert_sym(ks, UINT64_MAX, 0xffffffffc0300100ull, "ext4_weak", "ext4");
 
 	/* One module string is shared by all of that module's symbols. */
-	const struct ksym *a = kallsyms__find(ks, 0xffffffffc0300000ull);
-	const struct ksym *b = kallsyms__find(ks, 0xffffffffc0300080ull);
-	const struct ksym *c = kallsyms__find(ks, 0xffffffffc0300100ull);
+	struct ksym a_v, *a = kallsyms__find(ks, 0xffffffffc0300000ull, &a_v) ? &a_v : NULL;
+	struct ksym b_v, *b = kallsyms__find(ks, 0xffffffffc0300080ull, &b_v) ? &b_v : NULL;
+	struct ksym c_v, *c = kallsyms__find(ks, 0xffffffffc0300100ull, &c_v) ? &c_v : NULL;
 	assert_ptr_equal(a->module, b->module);
 	assert_ptr_equal(a->module, c->module);
 	kallsyms__free(ks);
@@ -99,8 +100,8 @@ static void test_pfx_names_shared(void **state)
 					"ffffffffc0300010 t mod_fn\t[vfat]\n"
 					"ffffffffc0400000 t __pfx_same\t[xfs]\n"
 					"ffffffffc0400010 t same\t[xfs]\n");
-	const struct ksym *pfx = kallsyms__find(ks, 0xffffffff81000008ull);
-	const struct ksym *fn = kallsyms__find(ks, 0xffffffff81000010ull);
+	struct ksym pfx_v, *pfx = kallsyms__find(ks, 0xffffffff81000008ull, &pfx_v) ? &pfx_v : NULL;
+	struct ksym fn_v, *fn = kallsyms__find(ks, 0xffffffff81000010ull, &fn_v) ? &fn_v : NULL;
 
 	assert_int_equal(kallsyms__count(ks), 8);
 	assert_sym(ks, 0xffffffff81000008ull, 0xffffffff81000000ull, "__pfx_do_read", NULL);
@@ -112,8 +113,8 @@ static void test_pfx_names_shared(void **state)
 	assert_sym(ks, 0xffffffffc0300011ull, 0xffffffffc0300010ull, "mod_fn", "vfat");
 	assert_sym(ks, 0xffffffffc0400001ull, 0xffffffffc0400000ull, "__pfx_same", "xfs");
 	assert_sym(ks, 0xffffffffc0400011ull, 0xffffffffc0400010ull, "same", "xfs");
-	pfx = kallsyms__find(ks, 0xffffffffc0400000ull);
-	fn = kallsyms__find(ks, 0xffffffffc0400010ull);
+	pfx = kallsyms__find(ks, 0xffffffffc0400000ull, &pfx_v) ? &pfx_v : NULL;
+	fn = kallsyms__find(ks, 0xffffffffc0400010ull, &fn_v) ? &fn_v : NULL;
 	assert_ptr_equal(fn->name, pfx->name + strlen("__pfx_"));
 	kallsyms__free(ks);
 }
@@ -194,8 +195,8 @@ static void test_restricted(void **state)
 					"0000000000000000 t modfn\t[ext4]\n");
 
 	assert_true(kallsyms__restricted(ks));
-	assert_null(kallsyms__find(ks, 0));
-	assert_null(kallsyms__find(ks, 0xffffffff81000000ull));
+	assert_false(kallsyms__find(ks, 0, &(struct ksym){0}));
+	assert_false(kallsyms__find(ks, 0xffffffff81000000ull, &(struct ksym){0}));
 	kallsyms__free(ks);
 
 	/* One real address means the addresses are not hidden. */
@@ -209,7 +210,7 @@ static void test_restricted(void **state)
 	ks = parse_str("");
 	assert_false(kallsyms__restricted(ks));
 	assert_int_equal(kallsyms__count(ks), 0);
-	assert_null(kallsyms__find(ks, 1234));
+	assert_false(kallsyms__find(ks, 1234, &(struct ksym){0}));
 	kallsyms__free(ks);
 
 	ks = NULL;
@@ -248,10 +249,11 @@ static uint64_t rng(void)
 /* Every kept symbol must be findable at its own address, and the table sorted. */
 static void check_consistent(const struct kallsyms *ks)
 {
-	const struct ksym *prev = NULL;
+	struct ksym prev = {0};
+	bool have_prev = false;
 
 	for (uint64_t probe = 0; probe < 64; probe++) {
-		const struct ksym *s = kallsyms__find(ks, rng());
+		struct ksym s_v, *s = kallsyms__find(ks, rng(), &s_v) ? &s_v : NULL;
 
 		if (!s)
 			continue;
@@ -259,9 +261,13 @@ static void check_consistent(const struct kallsyms *ks)
 		assert_true(strlen(s->name) > 0);
 		if (s->module)
 			assert_true(strlen(s->module) > 0);
-		if (prev && prev->addr == s->addr)
-			assert_ptr_equal(prev, s);
-		prev = s;
+		/* One address, one symbol: the same name (the very same bytes) every time. */
+		if (have_prev && prev.addr == s->addr) {
+			assert_ptr_equal(prev.name, s->name);
+			assert_ptr_equal(prev.module, s->module);
+		}
+		prev = *s;
+		have_prev = true;
 	}
 }
 
@@ -378,17 +384,17 @@ static void test_bpf_programs(void **state)
 	    "ffffffff81000000 T _text\n"
 	    "ffffffffc0201000 t bpf_prog_6deef7357e7b4530_on_sample\t[bpf]\n"
 	    "ffffffffc0203000 t bpf_prog_3a1c0bd4c1d21b35_handle_exec\t[bpf]\n";
-	const struct ksym *k;
+	struct ksym k_v, *k;
 	struct kallsyms *ks;
 
 	(void)state;
 	assert_int_equal(kallsyms__parse(text, sizeof(text) - 1, &ks), 0);
-	k = kallsyms__find(ks, 0xffffffffc0201040ull);
+	k = kallsyms__find(ks, 0xffffffffc0201040ull, &k_v) ? &k_v : NULL;
 	assert_non_null(k);
 	assert_string_equal(k->name, "bpf_prog_6deef7357e7b4530_on_sample");
 	assert_non_null(k->module);
 	assert_string_equal(k->module, "bpf");
-	k = kallsyms__find(ks, 0xffffffffc0203001ull);
+	k = kallsyms__find(ks, 0xffffffffc0203001ull, &k_v) ? &k_v : NULL;
 	assert_non_null(k);
 	assert_string_equal(k->name, "bpf_prog_3a1c0bd4c1d21b35_handle_exec");
 	kallsyms__free(ks);
@@ -427,18 +433,18 @@ static void test_real_proc_kallsyms(void **state)
 			modsym = &syms[i];
 	}
 	assert_non_null(sched);
-	const struct ksym *s = kallsyms__find(ks, sched->addr);
+	struct ksym s_v, *s = kallsyms__find(ks, sched->addr, &s_v) ? &s_v : NULL;
 	assert_non_null(s);
 	assert_true(s->addr == sched->addr);
 	if (unique_text_addr(syms, n, sched))
 		assert_string_equal(s->name, "schedule");
 	assert_null(s->module);
 	/* An address inside schedule() still resolves to it. */
-	s = kallsyms__find(ks, sched->addr + 1);
+	s = kallsyms__find(ks, sched->addr + 1, &s_v) ? &s_v : NULL;
 	assert_true(s->addr == sched->addr);
 
 	if (modsym) {
-		s = kallsyms__find(ks, modsym->addr);
+		s = kallsyms__find(ks, modsym->addr, &s_v) ? &s_v : NULL;
 		assert_non_null(s);
 		assert_string_equal(s->name, modsym->name);
 		assert_non_null(s->module);
@@ -485,7 +491,7 @@ static void check_sorted_like_full_sort(size_t n, size_t n_tail, uint64_t seed)
 			uint64_t probe = addrs[i] + d * 31, best = 0;
 			size_t first = n;
 			char want[32];
-			const struct ksym *got = kallsyms__find(ks, probe);
+			struct ksym got_v, *got = kallsyms__find(ks, probe, &got_v) ? &got_v : NULL;
 
 			for (size_t j = 0; j < n; j++)
 				if (addrs[j] <= probe && (first == n || addrs[j] > best)) {
@@ -514,6 +520,51 @@ static void test_unsorted_tail_merged(void **state)
 	check_sorted_like_full_sort(400, 400, 5);
 }
 
+/*
+ * The packed table: addresses more than 4 GiB apart (a new run), an alias of
+ * another module at the same address (the first listed wins across runs), the
+ * top of the address space; and what the table holds once loaded, at most 8
+ * bytes a symbol beside the names (24 with the pointers it had).
+ */
+static void test_packed_runs(void **state)
+{
+	(void)state;
+	struct kallsyms *ks = parse_str("0000000000001000 T low\n"
+					"0000000200000000 T high\n"
+					"0000000200000010 T a\t[m1]\n"
+					"0000000200000010 T b\t[m2]\n"
+					"0000000200000020 T c\t[m2]\n"
+					"ffffffffffff0000 T top\n");
+	size_t n = 100000, cap = n * 48, len = 0, before, after;
+	char *text = malloc(cap);
+
+	assert_int_equal(kallsyms__count(ks), 6);
+	assert_false(kallsyms__find(ks, 0xfff, &(struct ksym){0}));
+	assert_sym(ks, 0x1fff, 0x1000, "low", NULL);
+	assert_sym(ks, 0x1ffffffffull, 0x1000, "low", NULL);
+	assert_sym(ks, 0x200000000ull, 0x200000000ull, "high", NULL);
+	assert_sym(ks, 0x200000011ull, 0x200000010ull, "a", "m1");
+	assert_sym(ks, 0x200000020ull, 0x200000020ull, "c", "m2");
+	assert_sym(ks, 0xfffffffffffeffffull, 0x200000020ull, "c", "m2");
+	assert_sym(ks, UINT64_MAX, 0xffffffffffff0000ull, "top", NULL);
+	kallsyms__free(ks);
+
+	assert_non_null(text);
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(text + len, cap - len, "%llx T f%06zu\n",
+					0xffffffff81000000ull + i * 16, i);
+	before = memory__heap_in_use();
+	ks = parse_exact(text, len);
+	after = memory__heap_in_use();
+	assert_int_equal(kallsyms__count(ks), n);
+	/* Names: 8 bytes each with their NUL; the rest must be the 8-byte entries. */
+	assert_true(after - before <= n * 8 + n * 8 + 64 * 1024);
+	assert_sym(ks, 0xffffffff81000000ull + 777 * 16 + 5, 0xffffffff81000000ull + 777 * 16,
+		   "f000777", NULL);
+	kallsyms__free(ks);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -528,6 +579,7 @@ int main(void)
 	    cmocka_unit_test(test_bpf_programs),
 	    cmocka_unit_test(test_real_proc_kallsyms),
 	    cmocka_unit_test(test_unsorted_tail_merged),
+	    cmocka_unit_test(test_packed_runs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
