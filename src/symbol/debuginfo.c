@@ -20,10 +20,21 @@
 #include "util/safe_open.h"
 #include "util/clock.h"
 
+/* An inflated copy larger than this is not written (libc6-dbg's libc: 10 MB). */
+#define INFLATED_MAX_BYTES (256ull << 20)
+/*
+ * Nor past this many bytes written by one run: a target can name many debug
+ * files (its own root's), and the folder is trimmed only when a table is
+ * stored, so without it a hostile process could fill the disk between trims.
+ * Past it a debug file is inflated in memory, as without a folder.
+ */
+#define INFLATED_RUN_BYTES (256ull << 20)
+
 int debuginfo__init(struct debuginfo *d, const char *const *dirs, size_t n, bool use_debuginfod)
 {
 	memset(d, 0, sizeof(*d));
 	d->inflate_dir_fd = -1;
+	d->inflated_budget = INFLATED_RUN_BYTES;
 	d->roots = calloc(n + 1, sizeof(*d->roots));
 	if (!d->roots)
 		return -ENOMEM;
@@ -485,8 +496,6 @@ int debuginfo__find(struct debuginfo *d, const struct debuginfo_query *q, char *
 	return -ENOENT;
 }
 
-/* An inflated copy larger than this is not written (libc6-dbg's libc: 10 MB). */
-#define INFLATED_MAX_BYTES (256ull << 20)
 /* A copy read back is touched (for the folder's trim order) at most this often. */
 #define INFLATED_TOUCH_SEC 600
 #define INFLATED_SUFFIX	   ".dbg1"
@@ -673,10 +682,12 @@ int debuginfo__inflated(struct debuginfo *d, int fd, const uint8_t *id, size_t i
 	copy = open_inflated(d, name, id, id_len);
 	if (copy >= 0)
 		goto found;
-	if (want > INFLATED_MAX_BYTES) {
+	if (want > INFLATED_MAX_BYTES || d->inflated_bytes > d->inflated_budget ||
+	    want > d->inflated_budget - d->inflated_bytes) {
 		err = -EFBIG;
 		goto failed;
 	}
+	d->inflated_bytes += want;
 	snprintf(tmp, sizeof(tmp), INFLATED_TMP "%d-%s", (int)getpid(), name);
 	out = openat(d->inflate_dir_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		     0600);

@@ -84,6 +84,8 @@ struct debuginfo {
 	enum debuginfod_abort dfd_abort;
 	unsigned dfd_logged; /* kinds of failure logged once */
 	int inflate_dir_fd;  /* where inflated copies live (debuginfo__set_inflate_dir), or -1 */
+	uint64_t inflated_bytes;  /* bytes of inflated copies written by this run */
+	uint64_t inflated_budget; /* ... and at most this many (debuginfo__init: 256 MiB) */
 	struct debuginfo_stats stats;
 };
 

@@ -172,8 +172,9 @@ static void test_build_id(void **state)
 
 /* Names dbg_static_fn in bin as expect_named() does, with inflated copies kept in
  * inflate_dir; *stats gets the search's counters. */
-static void expect_named_inflated(const char *bin, const char *root, const char *inflate_dir,
-				  uint64_t addr, struct debuginfo_stats *stats)
+/* As expect_named_inflated(), with this many bytes of copies allowed to the run. */
+static void expect_named_budget(const char *bin, const char *root, const char *inflate_dir,
+				uint64_t addr, struct debuginfo_stats *stats, uint64_t budget)
 {
 	struct debuginfo d;
 	struct symbol_options o = {.demangle = DEMANGLE_DEFAULT, .debuginfo = &d};
@@ -185,6 +186,8 @@ static void expect_named_inflated(const char *bin, const char *root, const char 
 
 	assert_int_equal(debuginfo__init(&d, &root, 1, false), 0);
 	assert_int_equal(debuginfo__set_inflate_dir(&d, inflate_dir), 0);
+	if (budget != UINT64_MAX)
+		d.inflated_budget = budget;
 	assert_int_equal(elf_file__open(bin, -1, &ef), 0);
 	assert_int_equal(native_symbols__open_opts(ef, &o, &ns), 0);
 	n = native_symbols__frames(ns, addr + 2, frames, SYM_MAX_FRAMES);
@@ -204,13 +207,20 @@ static void expect_named_inflated(const char *bin, const char *root, const char 
 	debuginfo__clear(&d);
 }
 
+static void expect_named_inflated(const char *bin, const char *root, const char *inflate_dir,
+				  uint64_t addr, struct debuginfo_stats *stats)
+{
+	expect_named_budget(bin, root, inflate_dir, addr, stats, UINT64_MAX);
+}
+
 /*
  * A debug file with compressed DWARF (objcopy --compress-debug-sections, as
  * Debian's -dbg packages ship) is read from an inflated copy in the given
  * folder: written once (under a name the table cache's trim counts: under 64
  * bytes), its sections no longer compressed, read back by the
  * next search; a copy that is not the debug file (another build id) is
- * replaced; a folder others may write is not used. The names and lines are
+ * replaced; a run writes copies up to its budget of bytes; a folder others may
+ * write is not used. The names and lines are
  * the same every way.
  */
 static void test_compressed_read_inflated(void **state)
@@ -261,6 +271,16 @@ static void test_compressed_read_inflated(void **state)
 	expect_named_inflated(bin, root, cache, f->fn_addr, &st);
 	assert_int_equal(st.inflated_written, 1);
 	assert_int_equal(st.inflated_used, 1);
+
+	/* Past the run's budget of copy bytes: inflated in memory, nothing written. */
+	assert_int_equal(tu_run(NULL, "rm -f %s/*.dbg1", cache), 0);
+	expect_named_budget(bin, root, cache, f->fn_addr, &st, 1024);
+	assert_int_equal(st.inflated_written, 0);
+	assert_int_equal(st.inflated_used, 0);
+	assert_int_equal(st.inflated_failed, 1);
+	assert_int_equal(tu_run(&out, "ls %s | grep -c '\\.dbg1$' || true", cache), 0);
+	assert_int_equal(atoi(out), 0);
+	free(out);
 
 	/* A folder others may write: no copies. */
 	assert_int_equal(tu_run(NULL, "chmod 0777 %s", cache), 0);
