@@ -26,11 +26,12 @@ struct copy_walk {
 	struct remote_memory interp; /* the copy over the live process */
 	bool beyond_copy;	     /* a stack read fell outside the copied bytes */
 	bool go_switch;		     /* the walk met a Go stack switch's rule */
-	bool guessed;		     /* the last rule looked up was frame pointers' */
-	bool no_table;		     /* a frame in a mapped file whose table is not in the maps */
-	uint64_t unknown_pc;	     /* a trusted pc in no mapping read (0: none) */
-	bool check_ready;	     /* note the first file met that is not ready */
-	uint32_t blocked_slot;	     /* ... its file slot (0: none met) */
+	bool go_stale;	     /* ... whose thread had moved on: past the copy is not the sample's */
+	bool guessed;	     /* the last rule looked up was frame pointers' */
+	bool no_table;	     /* a frame in a mapped file whose table is not in the maps */
+	uint64_t unknown_pc; /* a trusted pc in no mapping read (0: none) */
+	bool check_ready;    /* note the first file met that is not ready */
+	uint32_t blocked_slot; /* ... its file slot (0: none met) */
 };
 
 /*
@@ -243,6 +244,30 @@ static bool copy_fde_rule(struct copy_lookup *l, uint64_t pc, struct op_unwind_r
 	return true;
 }
 
+/*
+ * Whether a Go switch's checks (op_unwind_go_switch) hold in the live process
+ * now: g from TLS is its m's g0, m.curg another goroutine of that m. Only then
+ * is the goroutine parked where the switch left it and its stack, past the
+ * copy, worth reading live. Otherwise it has run on since the sample: the
+ * frame-pointer fallback would read its stack as it is now (frames of
+ * garbage), so nothing past the copy is read and the walk stops with
+ * OP_UNWIND_ERR_GO_STALE.
+ */
+static bool go_switch_live(struct copy_walk *w, const struct op_unwind_rule *rule)
+{
+	uint64_t g = 0, m = 0, g0 = 0, curg = 0, curg_m = 0;
+	const struct remote_memory *mem = &w->interp;
+
+	return w->copy->tls_base &&
+	       !remote_memory__read(mem, w->copy->tls_base + (int64_t)rule->cfa_offset, &g,
+				    sizeof(g)) &&
+	       g && !remote_memory__read(mem, g + OP_GO_G_M, &m, sizeof(m)) && m &&
+	       !remote_memory__read(mem, m + OP_GO_M_G0, &g0, sizeof(g0)) && g0 == g &&
+	       !remote_memory__read(mem, m + (uint16_t)rule->fp_offset, &curg, sizeof(curg)) &&
+	       curg && curg != g &&
+	       !remote_memory__read(mem, curg + OP_GO_G_M, &curg_m, sizeof(curg_m)) && curg_m == m;
+}
+
 /* OP_FIND_RULE of bpf/sampler.bpf.c (lookup_rule), over the process table. */
 static void copy_find_rule(void *ctx, uint32_t pid, uint64_t pc, struct op_unwind_rule *rule)
 {
@@ -279,8 +304,12 @@ static void copy_find_rule(void *ctx, uint32_t pid, uint64_t pc, struct op_unwin
 		l->w->stats->frames_fp++;
 		break;
 	}
-	if (rule->cmd == OP_RULE_GO_SWITCH)
-		l->w->go_switch = true;
+	if (rule->cmd == OP_RULE_GO_SWITCH) {
+		if (go_switch_live(l->w, rule))
+			l->w->go_switch = true;
+		else
+			l->w->go_stale = true;
+	}
 	/* A walk that met a file not ready is thrown away (stack_copy__walk_ready):
 	 * it stops here rather than go on by frame pointers (cc1plus: 640 frames). */
 	if (l->w->blocked_slot)
@@ -385,6 +414,12 @@ static long walk(const struct op_stack_copy *copy, size_t size, struct process_t
 		for (unsigned int i = 1; i < OP_INTERP__COUNT; i++)
 			if (runtime[i] && runtime[i]->walk_end)
 				runtime[i]->walk_end(walks[i], &stats->interp[i]);
+		/* A read that failed past a Go switch whose thread had moved on:
+		 * say why (the goroutine's stack is no longer the sample's). */
+		if (w.go_stale && !w.go_switch && (res.flags & OP_TRACE_F_USER_TRUNCATED) &&
+		    res.n_frames && user[res.n_frames - 1].kind == OP_FRAME_ERROR &&
+		    user[res.n_frames - 1].addr == OP_UNWIND_ERR_READ)
+			user[res.n_frames - 1].addr = OP_UNWIND_ERR_GO_STALE;
 		out->n_user = (uint16_t)res.n_frames;
 		out->flags |= res.flags;
 		if (unknown_pc)

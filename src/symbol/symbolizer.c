@@ -382,6 +382,8 @@ const char *symbolizer__error(uint64_t reason)
 		return "[unwind stopped: process exited before its maps were read]";
 	case OP_UNWIND_ERR_RBX_CFA:
 		return "[unwind stopped: lazy-binding trampoline above the leaf (CFA in rbx)]";
+	case OP_UNWIND_ERR_GO_STALE:
+		return "[unwind stopped: Go stack switch, thread moved on before the copy's walk]";
 	default: {
 		/* A runtime's own reason (its frames could not be read). */
 		const char *text = interp__unwind_error(reason);

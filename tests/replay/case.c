@@ -145,6 +145,12 @@ static int parse_line(struct replay_case *c, char *line, int lineno, char *err, 
 		c->from_copy = true;
 		return 0;
 	}
+	if (!strcmp(words[0], "copy") && n >= 3 && !strcmp(words[1], "stops")) {
+		c->from_copy = true;
+		free(c->copy_stop);
+		c->copy_stop = strdup(rest_of(rest_of(line)));
+		return c->copy_stop ? 0 : -ENOMEM;
+	}
 	if (!strcmp(words[0], "memory") && n == 2 && !strcmp(words[1], "writable")) {
 		c->copy_writable = true;
 		return 0;
@@ -336,6 +342,7 @@ void case__free(struct replay_case *c)
 	free(c->name);
 	free(c->dir);
 	free(c->workload);
+	free(c->copy_stop);
 	free(c->python);
 	for (int i = 0; i < c->n_args; i++)
 		free(c->args[i]);

@@ -35,6 +35,9 @@
  *                            taken before its process's tables existed
  *                            (tests/replay/copy_walk.h; needs BPF maps): the same
  *                            expectations must hold
+ *   copy stops TEXT          the same, but the copy's walk (after the process is
+ *                            gone) ends with an error naming TEXT where the direct
+ *                            walk goes on, its frames before it the direct walk's
  *   settle MS                wait MS after "ready" before stopping (default 200)
  *   step main|none           single-step the main thread towards the stop (default main)
  *   known_failure REASON     the case documents a known gap: failing is reported as
@@ -118,6 +121,11 @@ struct replay_case {
 	bool run;	/* workload: a program run with args as they are (run) */
 	bool copy_writable;
 	bool from_copy; /* copy: also walk from a stack copy */
+	/* copy stops TEXT: the copy's walk, done after the process is gone, ends
+	 * with an error naming TEXT where the direct walk goes on (its frames
+	 * before it are the direct walk's first ones). NULL: it matches the
+	 * expectations as the direct walk does. */
+	char *copy_stop;
 	char *args[CASE_MAX_ARGS + 1];
 	int n_args;
 	char *snapshot;

@@ -240,7 +240,9 @@ static size_t name_frame(struct runtimes *rts, const struct space *sp, const str
  */
 static bool replay_copy(const struct replay_case *c, const struct case_thread *ct,
 			const struct snapshot *s, const struct snapshot_thread *t,
-			const struct space *sp, struct runtimes *rts, char *summary, size_t len)
+			const struct space *sp, struct runtimes *rts,
+			const struct named_frame *direct, size_t n_direct, char *summary,
+			size_t len)
 {
 	static struct op_frame frames[OP_MAX_USER_FRAMES];
 	static struct named_frame named[OP_MAX_USER_FRAMES * 2];
@@ -260,6 +262,27 @@ static bool replay_copy(const struct replay_case *c, const struct case_thread *c
 	for (uint32_t i = 0; i < n_frames; i++)
 		n += name_frame(rts, sp, &frames[i], &named[n],
 				sizeof(named) / sizeof(named[0]) - n);
+	if (c->copy_stop) {
+		/* The direct walk's first frames, then the stop where it goes on. */
+		bool ok = n >= 2 && n - 1 < n_direct && named[n - 1].error &&
+			  strstr(named[n - 1].name, c->copy_stop) && st.truncated == 1;
+
+		for (size_t i = 0; ok && i + 1 < n; i++)
+			ok = !strcmp(named[i].name, direct[i].name);
+		if (ok) {
+			snprintf(summary + used, len - used,
+				 "; from a stack copy (%u bytes): %zu frames, then '%s'", stack_len,
+				 n - 1, named[n - 1].name);
+			return true;
+		}
+		snprintf(summary, len,
+			 "thread %s (tid %u), from a stack copy of %u bytes: not the direct "
+			 "walk's first frames ending with '%s'",
+			 t->comm, t->tid, stack_len, c->copy_stop);
+		printf("     %s, %s:\n", c->name, summary);
+		print_stack(named, n);
+		return false;
+	}
 	if (match(ct->exp, ct->n_exp, 0, named, n, 0, &deepest, &deepest_exp) && st.complete == 1) {
 		snprintf(summary + used, len - used,
 			 "; from a stack copy (%u bytes): %zu frames, %llu by tables", stack_len, n,
@@ -331,7 +354,7 @@ static bool replay_thread(const struct replay_case *c, const struct case_thread 
 			printf("     %s, thread %s:\n", c->name, t->comm);
 			print_stack(named, n);
 		}
-		return !c->from_copy || replay_copy(c, ct, s, t, sp, rts, summary, len);
+		return !c->from_copy || replay_copy(c, ct, s, t, sp, rts, named, n, summary, len);
 	}
 	if (deepest_exp < ct->n_exp)
 		expect_text(&ct->exp[deepest_exp], want, sizeof(want));

@@ -64,6 +64,10 @@ enum op_unwind_error {
 	/* An OP_RULE_CFA_RBX frame (ld.so's lazy-binding trampoline) above the
 	 * frame whose registers are known: its rbx is not. */
 	OP_UNWIND_ERR_RBX_CFA = 14,
+	/* A stack copy's Go switch (OP_RULE_GO_SWITCH) whose thread has moved
+	 * on since the sample: the goroutine's stack, past the copy, is not
+	 * the sampled moment's (user space only). */
+	OP_UNWIND_ERR_GO_STALE = 15,
 };
 
 /*
