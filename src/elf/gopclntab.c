@@ -86,7 +86,9 @@ static const uint8_t *bytes_at(const struct gopclntab *t, uint64_t off, size_t n
 		w->err = w->err ? w->err : -E2BIG;
 		return NULL;
 	}
-	if (w->len && off >= w->off && off - w->off <= w->len - n)
+	/* A window shorter than n never holds them (w->len - n would wrap: a name
+	 * read again past its first READ_MIN bytes). */
+	if (w->len >= n && w->len && off >= w->off && off - w->off <= w->len - n)
 		return w->buf + (off - w->off);
 	/* A read's cost grows with its bytes: most accesses need a few of them. */
 	len = n > READ_MIN ? n : READ_MIN;
