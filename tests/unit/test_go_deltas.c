@@ -437,6 +437,71 @@ static void test_func_rules_equal_table(void **state)
 		check_func_rules("/usr/lib/go-1.19/bin/gofmt", 1, 20000);
 }
 
+/* Reads from a table held in memory (a copy the test changed). */
+struct mem_reader {
+	const uint8_t *data;
+	size_t len;
+};
+
+static int mem_read(void *ctx, uint64_t off, void *buf, size_t len)
+{
+	const struct mem_reader *m = ctx;
+
+	if (off > m->len || m->len - off < len)
+		return -EIO;
+	memcpy(buf, m->data + off, len);
+	return 0;
+}
+
+/*
+ * A function name longer than the window's first read of a name (512 bytes)
+ * comes back whole through the read function, as from memory: it is read
+ * again in full, never answered from the shorter window and the stale bytes
+ * past it. The name of a function in the middle of the table is made 700
+ * bytes long (over the names after it, in the copy).
+ */
+static void test_long_name_through_window(void **state)
+{
+	struct go_bin *g = *state;
+	struct elf_file *ef = NULL;
+	struct file_reader whole = {.fd = -1};
+	struct gopclntab *in_mem = NULL, *through = NULL;
+	struct gopclntab_func fm, fr;
+	struct mem_reader m;
+	struct go_index gi;
+	const size_t long_len = 700;
+	uint8_t *bytes;
+	size_t i, at;
+
+	assert_int_equal(elf_file__open(g->path, -1, &ef), 0);
+	whole.fd = ef->fd;
+	assert_int_equal(go_deltas__index_read(file_read, &whole, ef->size, &gi), 0);
+	bytes = malloc(gi.size);
+	assert_non_null(bytes);
+	assert_int_equal(pread(ef->fd, bytes, gi.size, (off_t)gi.off), (ssize_t)gi.size);
+	assert_int_equal(gopclntab__open(bytes, gi.size, gi.text_addr, &in_mem), 0);
+	i = gopclntab__n_funcs(in_mem) / 2;
+	assert_int_equal(gopclntab__func(in_mem, i, &fm), 0);
+	at = (size_t)((const uint8_t *)fm.name - bytes);
+	assert_true(at + long_len + 1 < gi.size);
+	memset(bytes + at, 'x', long_len);
+	bytes[at + long_len] = '\0';
+	m.data = bytes;
+	m.len = gi.size;
+	assert_int_equal(gopclntab__open_read(mem_read, &m, gi.size, gi.text_addr, &through), 0);
+	/* A read of another function first: the window holds other bytes. */
+	assert_int_equal(gopclntab__func(through, 0, &fr), 0);
+	assert_int_equal(gopclntab__func(in_mem, i, &fm), 0);
+	assert_int_equal(strlen(fm.name), long_len);
+	assert_int_equal(gopclntab__func(through, i, &fr), 0);
+	assert_string_equal(fr.name, fm.name);
+	assert_int_equal(fr.entry, fm.entry);
+	gopclntab__free(through);
+	gopclntab__free(in_mem);
+	free(bytes);
+	elf_file__close(ef);
+}
+
 /* A reader whose reads fail once its budget is spent (bytes not in the page cache). */
 struct failing_reader {
 	struct file_reader rd;
@@ -561,6 +626,7 @@ int main(void)
 	    cmocka_unit_test(test_hostile_bytes),
 	    cmocka_unit_test(test_func_rules_equal_table),
 	    cmocka_unit_test(test_func_rows_failed_reads),
+	    cmocka_unit_test(test_long_name_through_window),
 	    cmocka_unit_test(test_go_rule_memo),
 	};
 
