@@ -150,6 +150,56 @@ static char *record(const char *dir, const char *cache, const char *name, const 
 	return out;
 }
 
+/*
+ * On a failure, what the stops were: each stop marker of clang++'s samples in
+ * a stacks.folded with its samples, and the frame before it (the last one
+ * the walk reached), the most frequent first, MARKERS_SHOWN at most.
+ */
+#define MARKERS_SHOWN 12
+static void print_markers(const char *path)
+{
+	struct {
+		char what[200];
+		long n;
+	} seen[64];
+	size_t n_seen = 0, len;
+	char *text = tu_read_file(path, &len), *line, *save = NULL;
+
+	if (!text)
+		return;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *space = strrchr(line, ' '), *mark, *before, what[200];
+		size_t i;
+
+		if (strncmp(line, "clang++;", 8) || !space || !(mark = strstr(line, ";[")))
+			continue;
+		*space = '\0';
+		*mark = '\0';
+		before = strrchr(line, ';');
+		snprintf(what, sizeof(what), "%.80s after %.100s", mark + 1,
+			 before ? before + 1 : line);
+		for (i = 0; i < n_seen && strcmp(seen[i].what, what); i++)
+			;
+		if (i == n_seen) {
+			if (n_seen == sizeof(seen) / sizeof(seen[0]))
+				continue;
+			snprintf(seen[n_seen].what, sizeof(seen[n_seen].what), "%s", what);
+			seen[n_seen++].n = 0;
+		}
+		seen[i].n += atol(space + 1);
+	}
+	free(text);
+	for (size_t shown = 0; shown < MARKERS_SHOWN && shown < n_seen; shown++) {
+		size_t best = shown;
+
+		for (size_t i = shown + 1; i < n_seen; i++)
+			if (seen[i].n > seen[best].n)
+				best = i;
+		printf("      %6ld %s\n", seen[best].n, seen[best].what);
+		seen[best] = seen[shown];
+	}
+}
+
 static void print_counters(const char *title, const char *out)
 {
 	static const char *const keys[] = {
@@ -231,6 +281,18 @@ static void test_clang_loop(void **state)
 	       PERF_SECONDS, perf_share, perf_samples, perf_depth);
 	print_counters("cold", out_cold);
 	print_counters("warm", out_warm);
+	/* Below a floor: everything the runs counted, and where their stacks stopped. */
+	if (pct(warm.rooted, warm.samples) < MIN_ROOTED_PCT ||
+	    pct(cold.rooted, cold.samples) < MIN_ROOTED_PCT) {
+		printf("    cold, every counter:\n%s\n    warm, every counter:\n%s\n", out_cold,
+		       out_warm);
+		printf("    cold, stop markers:\n");
+		snprintf(folded, sizeof(folded), "%s/cold/stacks.folded", dir);
+		print_markers(folded);
+		printf("    warm, stop markers:\n");
+		snprintf(folded, sizeof(folded), "%s/warm/stacks.folded", dir);
+		print_markers(folded);
+	}
 
 	/* The second run read libLLVM's and libclang-cpp's tables back instead of building them. */
 	assert_true(tu_counter_after(out_warm, "tables: disk cache") >= 2);

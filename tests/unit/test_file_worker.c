@@ -604,6 +604,120 @@ static void test_reserve_one_large_at_a_time(void **state)
 	file_worker__free(fw);
 }
 
+/*
+ * Every job comes back, whatever the order of posts (foreground and
+ * background), promotions, urgings and reservations that put jobs back: the
+ * queue's marks (urgent_last, fg_last, bg_first, the put-back list) are moved
+ * by each of those, and a job lost between them would leave a table building
+ * for ever. A seeded random mix, several seeds; the job's pointer is passed to
+ * promote and urge only while it is out (they compare, never read it).
+ */
+#define RANDOM_JOBS 400
+#define RANDOM_OUT  64
+
+struct random_job {
+	struct file_job job;
+	unsigned int reserve_mib; /* what run() reserves */
+	unsigned int sleep_us;
+	int slot; /* in struct random_seen.out */
+};
+
+struct random_seen {
+	struct file_job *out[RANDOM_OUT]; /* posted, not back yet */
+	int done;
+	int errors;
+};
+
+static void random_run(struct file_job *job)
+{
+	struct random_job *j = (struct random_job *)job;
+
+	if (!file_job__reserve(job, (size_t)j->reserve_mib << 20))
+		return; /* put back: run again later */
+	if (j->sleep_us)
+		usleep(j->sleep_us);
+}
+
+static void random_back(void *ctx, struct file_job *job, bool abandoned)
+{
+	struct random_seen *s = ctx;
+	struct random_job *j = (struct random_job *)job;
+
+	assert_false(abandoned);
+	assert_ptr_equal(s->out[j->slot], job);
+	s->out[j->slot] = NULL;
+	s->done++;
+	s->errors += job->err != 0;
+	job->free(job);
+}
+
+static uint32_t next_random(uint32_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 17;
+	*state ^= *state << 5;
+	return *state;
+}
+
+static void test_random_mix_all_come_back(void **state)
+{
+	static const unsigned int sizes_mib[] = {0, 0, 2, 6, 12, 20};
+
+	(void)state;
+	for (uint32_t seed = 1; seed <= 8; seed++) {
+		struct random_seen s = {0};
+		struct file_worker_stats st;
+		struct file_worker *fw;
+		uint32_t r = seed * 2654435761u;
+		int posted = 0;
+
+		assert_int_equal(file_worker__new(2, 20000, &fw), 0);
+		while (posted < RANDOM_JOBS) {
+			uint32_t what = next_random(&r) % 8;
+			int slot = (int)(next_random(&r) % RANDOM_OUT);
+
+			if (what < 4 && !s.out[slot]) {
+				struct random_job *j = calloc(1, sizeof(*j));
+
+				assert_non_null(j);
+				j->job.kind = FILE_JOB_BUILD;
+				j->job.run = random_run;
+				j->job.free = job_free;
+				j->reserve_mib =
+				    sizes_mib[next_random(&r) %
+					      (sizeof(sizes_mib) / sizeof(sizes_mib[0]))];
+				j->sleep_us = next_random(&r) % 3 ? 0 : next_random(&r) % 2000;
+				j->slot = slot;
+				s.out[slot] = &j->job;
+				file_worker__post_as(fw, &j->job, next_random(&r) % 2);
+				posted++;
+			} else if (what == 4 && s.out[slot]) {
+				file_worker__promote(fw, s.out[slot]);
+			} else if (what == 5 && s.out[slot]) {
+				file_worker__urge(fw, s.out[slot]);
+			} else if (what == 6) {
+				file_worker__poll(fw, random_back, &s);
+			} else if (what == 7) {
+				usleep(next_random(&r) % 500);
+			}
+		}
+		for (double t0 = now_s(); s.done < posted && now_s() - t0 < 20; usleep(2000))
+			file_worker__poll(fw, random_back, &s);
+		file_worker__stats(fw, &st);
+		if (s.done != posted)
+			fail_msg(
+			    "seed %u: %d of %d jobs came back (%llu deferred, %llu urged, %llu "
+			    "promoted, %llu urged once put back)",
+			    seed, s.done, posted, (unsigned long long)st.deferred,
+			    (unsigned long long)st.urged, (unsigned long long)st.promoted,
+			    (unsigned long long)st.urged_deferred);
+		assert_int_equal(s.errors, 0);
+		assert_true(st.deferred > 0); /* the mix did put jobs back */
+		assert_true(st.urged > 0 && st.promoted > 0);
+		file_worker__free(fw);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -617,6 +731,7 @@ int main(void)
 	    cmocka_unit_test(test_done_jobs_bounded_until_handled),
 	    cmocka_unit_test(test_done_bytes_bounded_until_handled),
 	    cmocka_unit_test(test_reserve_one_large_at_a_time),
+	    cmocka_unit_test(test_random_mix_all_come_back),
 	};
 
 	return cmocka_run_group_tests_name("file_worker", tests, NULL, NULL);
