@@ -438,8 +438,10 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 		(unsigned long long)c->stats.unresolved);
 	fprintf(stderr, "  %-40s %llu\n", "user: files opened",
 		(unsigned long long)c->files.stats.opened);
-	fprintf(stderr, "  %-40s %llu\n", "user: files that could not be opened",
-		(unsigned long long)c->files.stats.open_errors);
+	fprintf(stderr, "  %-40s %llu (%llu opened again through another process)\n",
+		"user: files that could not be opened",
+		(unsigned long long)c->files.stats.open_errors,
+		(unsigned long long)c->files.stats.open_retries);
 	fprintf(stderr, "  %-40s %llu\n", "user: files not ELF or malformed",
 		(unsigned long long)c->files.stats.not_elf);
 	fprintf(stderr, "  %-40s %llu posted, %llu timed out\n",

@@ -397,6 +397,8 @@ static void open_elf(struct file_cache *fc, struct cached_file *f, pid_t pid,
 		fc->stats.open_errors++;
 		return;
 	}
+	f->open_pid = pid;
+	f->opens++;
 	if (fc->worker) {
 		f->pending = true;
 		f->open_job = &j->job;
@@ -639,6 +641,17 @@ int file_cache__ensure_fd(struct file_cache *fc, uint32_t slot)
 	return 0;
 }
 
+/*
+ * Whether f, known and not open, is opened again through pid: its last open
+ * failed as an open through a process that is gone fails (see
+ * FILE_CACHE_OPENS), and went through another process than pid.
+ */
+static bool open_again(const struct cached_file *f, pid_t pid, const struct proc_map *m)
+{
+	return m->inode && !f->elf && !f->pending && f->open_pid != pid &&
+	       (f->open_error == -ENOENT || f->open_error == -ESRCH) && f->opens < FILE_CACHE_OPENS;
+}
+
 uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map *m)
 {
 	/* Anonymous executable memory (JIT code) shares one pseudo file. */
@@ -657,6 +670,11 @@ uint32_t file_cache__get(struct file_cache *fc, pid_t pid, const struct proc_map
 	if (f) {
 		free(vdso);
 		set_origin(f, pid, m);
+		if (open_again(f, pid, m)) {
+			fc->stats.open_retries++;
+			f->open_error = 0;
+			open_elf(fc, f, pid, m);
+		}
 		return f->slot;
 	}
 	if (!fc->n_free_slots && array__grow(fc->files, fc->cap_files, fc->n_files))

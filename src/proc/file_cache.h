@@ -34,6 +34,18 @@
 
 struct elf_file;
 
+/*
+ * Opens of one file at most. A file is opened through the process that
+ * mapped it (/proc/PID/map_files, or its path inside /proc/PID/root): when
+ * that process is gone by the time the open runs (a compiler that lived a
+ * second, its opens queued behind others), the open fails with ENOENT or
+ * ESRCH although the file is fine. The next process that maps it tries
+ * again, through itself, up to this many opens in all: a failure kept for
+ * good had every later compiler's samples in that file walked without a
+ * table (issue 17: a CI run's whole warm recording of clang++).
+ */
+#define FILE_CACHE_OPENS 8
+
 struct cached_file {
 	uint32_t slot; /* 1-based, stable for the cache's life */
 	uint32_t dev_major;
@@ -51,6 +63,9 @@ struct cached_file {
 	uint64_t key_hash;    /* its hash in by_key */
 	bool pending;	      /* being opened on the file worker: nothing known yet */
 	const struct file_job *open_job; /* while pending: its job (file_worker__promote) */
+	/* The process its last open went through, and how many opens it has had. */
+	pid_t open_pid;
+	uint32_t opens;
 	/* The last mapping seen of it: where to reopen it (file_cache__ensure_fd). */
 	pid_t origin_pid;
 	uint64_t origin_start, origin_end, origin_offset;
@@ -73,6 +88,8 @@ struct file_cache_stats {
 	uint64_t fds_closed;	  /* descriptors closed past max_fds (the file stays known) */
 	uint64_t fds_reopened;
 	uint64_t reopen_failed; /* no process maps it any more, or another file is there now */
+	uint64_t
+	    open_retries; /* opens tried again through another process (see FILE_CACHE_OPENS) */
 };
 
 /* Descriptors of mapped files kept open at most (file_cache.max_fds default):

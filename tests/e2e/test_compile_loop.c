@@ -202,10 +202,13 @@ static void print_markers(const char *path)
 
 static void print_counters(const char *title, const char *out)
 {
-	static const char *const keys[] = {
-	    "tables: disk cache",	"tables: build time",
-	    "held: records waiting",	"copies: unwound in user space",
-	    "not copied (over budget)", "end: waited"};
+	static const char *const keys[] = {"tables: disk cache",
+					   "tables: build time",
+					   "held: records waiting",
+					   "copies: unwound in user space",
+					   "not copied (over budget)",
+					   "end: waited",
+					   "user: files that could not be opened"};
 
 	printf("    %s:\n", title);
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
