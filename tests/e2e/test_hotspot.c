@@ -36,7 +36,9 @@
  * (-XX:+LogCompilation: each nmethod's block address and method) shows blocks the sweeper freed
  * taken by another method's nmethod while omniprof ran (at least one is required), and no sample
  * has a frame named out of HotspotDeopt's one call path, as a frame named from a remembered entry
- * of the block's old nmethod would be (frames lost are counted apart, not failed). And a JVM whose
+ * of the block's old nmethod would be (frames lost are counted apart, not failed); the walk's
+ * refusals of remembered nmethods whose address a new nmethod took are printed (omniprof -v's
+ * counters: chance decides whether a new return address equals a remembered one). And a JVM whose
  * own agent (its jar's Launcher-Agent-Class) redefines a class every 100 ms (HotspotRedefine.java;
  * old Methods freed with no collection): omniprof sees it can redefine (safepoints join its epochs)
  * and the chain main -> a -> b -> spin stays whole. Needs root and BPF.
@@ -570,8 +572,8 @@ static void test_case(void **state)
 	struct deopt_names names = {-1, -1};
 	struct block_reuse reuse = {0};
 	uint64_t spawned_ms, record_ms = 0, recorded_ms = 0;
-	long mixed = 0, deopted = -1, redefinable = -1, anon = -1, no_mapping = -1, remembered = -1,
-	     unchanged = -1;
+	long recompiled = -1, replaced = -1, mixed = 0, deopted = -1, redefinable = -1, anon = -1,
+	     no_mapping = -1, remembered = -1, unchanged = -1;
 	int argc = 6, rc;
 	pid_t pid;
 
@@ -687,9 +689,15 @@ static void test_case(void **state)
 	}
 	/* The BPF step's cross-sample nmethods: the chains below went through them. */
 	remembered = counter(out, "hotspot: nmethods taken from the cross-sample cache");
-	printf("    nmethods taken from the cross-sample cache: %ld (refused, their block freed: "
-	       "%ld)\n",
-	       remembered, counter(out, "hotspot: remembered nmethods refused, their block freed"));
+	recompiled = counter(
+	    out,
+	    "hotspot: remembered nmethods refused, their method's new nmethod at their address");
+	replaced = counter(
+	    out, "hotspot: remembered nmethods refused, another method's nmethod at their address");
+	printf("    nmethods taken from the cross-sample cache: %ld (refused: their block freed "
+	       "%ld, their method's new nmethod there %ld, another method's nmethod there %ld)\n",
+	       remembered, counter(out, "hotspot: remembered nmethods refused, their block freed"),
+	       recompiled, replaced);
 	printf("    leaf nmethods taken from the cross-sample cache: %ld\n",
 	       counter(out, "hotspot: leaf nmethods taken from the cross-sample cache"));
 	unchanged = counter(
