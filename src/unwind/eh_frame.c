@@ -36,6 +36,7 @@
 #include <openssl/evp.h>
 
 #include "elf/elf_file.h"
+#include "elf/elf_sections.h"
 #include "unwind/go_deltas.h"
 #include "util/stat_memo.h"
 #include "util/array.h"
@@ -2380,37 +2381,29 @@ static bool has_bytes(const GElf_Shdr *sh)
 	       !(sh->sh_flags & SHF_COMPRESSED) && sh->sh_size > 0;
 }
 
-/* Section headers read for the index at most (4096 sections), and the names' table;
- * program headers (libelf's PN_XNUM extension is left to the build). */
+/* Program headers read for the index at most (libelf's PN_XNUM extension is left to
+ * the build); the section headers' bounds are elf_sections'. */
 #define INDEX_MAX_SEGMENTS 1024
-#define INDEX_MAX_SECTIONS 4096
-#define INDEX_MAX_NAMES	   (64u << 10)
 
 int stack_deltas__fde_index_read(fde_read_fn read, void *ctx, uint64_t file_size,
 				 struct fde_index *out)
 {
-	Elf64_Shdr *sh = NULL, *hs = NULL, *es = NULL, *go = NULL;
+	struct elf_sections secs = {0};
+	const Elf64_Shdr *hs, *es;
 	Elf64_Phdr *ph = NULL;
 	bool has_interp = false;
-	char *names = NULL;
 	uint8_t head[64];
 	Elf64_Ehdr eh;
 	size_t n;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = file_size < sizeof(eh) ? -ENOEXEC : read(ctx, 0, &eh, sizeof(eh));
+	/* No section headers, or extended numbering: the build's business. */
+	err = elf_sections__ehdr(read, ctx, file_size, &eh);
 	if (err)
 		return err;
-	if (memcmp(eh.e_ident, ELFMAG, SELFMAG))
-		return -ENOEXEC;
 	/* Register numbers and the rules' meaning are x86-64's (as the build). */
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
-	    eh.e_machine != EM_X86_64)
-		return -EOPNOTSUPP;
-	/* No section headers, or extended numbering: the build's business. */
-	if (eh.e_shnum == 0 || eh.e_shnum > INDEX_MAX_SECTIONS || eh.e_shentsize != sizeof(*sh) ||
-	    eh.e_shstrndx == SHN_UNDEF || eh.e_shstrndx >= eh.e_shnum)
+	if (eh.e_machine != EM_X86_64)
 		return -EOPNOTSUPP;
 	/* The program headers, for elf_is_loader() (as the build's, through libelf). */
 	if (eh.e_phnum > INDEX_MAX_SEGMENTS || (eh.e_phnum && eh.e_phentsize != sizeof(*ph)))
@@ -2429,50 +2422,17 @@ int stack_deltas__fde_index_read(fde_read_fn read, void *ctx, uint64_t file_size
 		if (err)
 			return err;
 	}
-	n = (size_t)eh.e_shnum * sizeof(*sh);
-	if (eh.e_shoff > file_size || n > file_size - eh.e_shoff)
-		return -ENOEXEC;
-	sh = malloc(n);
-	if (!sh)
-		return -ENOMEM;
-	err = read(ctx, eh.e_shoff, sh, n);
+	err = elf_sections__read(read, ctx, file_size, &eh, &secs);
 	if (err)
-		goto cleanup;
-	err = -ENOEXEC;
-	{
-		const Elf64_Shdr *st = &sh[eh.e_shstrndx];
-
-		if (st->sh_type == SHT_NOBITS || st->sh_size == 0 ||
-		    st->sh_size > INDEX_MAX_NAMES || st->sh_offset > file_size ||
-		    st->sh_size > file_size - st->sh_offset)
-			goto cleanup;
-		names = malloc(st->sh_size + 1);
-		err = -ENOMEM;
-		if (!names)
-			goto cleanup;
-		err = read(ctx, st->sh_offset, names, st->sh_size);
-		if (err)
-			goto cleanup;
-		names[st->sh_size] = '\0';
-		/* The first section of each name, as the build's find_sections(). */
-		for (size_t i = 0; i < eh.e_shnum; i++) {
-			const char *name;
-
-			if (sh[i].sh_name >= st->sh_size)
-				continue;
-			name = names + sh[i].sh_name;
-			if (!strcmp(name, ".eh_frame") && !es)
-				es = &sh[i];
-			else if (!strcmp(name, ".eh_frame_hdr") && !hs)
-				hs = &sh[i];
-			else if (!strcmp(name, ".gopclntab") && !go)
-				go = &sh[i];
-		}
-	}
-	/* Go's own table wins over CFI in the build; without a search table the whole
-	 * section would have to be walked (the build does it): both wait for the table. */
+		return err;
+	/* The first section of each name, as the build's find_sections(). Go's own table
+	 * wins over CFI in the build; without a search table the whole section would have
+	 * to be walked (the build does it): both wait for the table. */
+	es = elf_sections__first(&secs, ".eh_frame");
+	hs = elf_sections__first(&secs, ".eh_frame_hdr");
 	err = -EOPNOTSUPP;
-	if (go || !es || !hs || !has_bytes(hs) || !has_bytes(es))
+	if (elf_sections__first(&secs, ".gopclntab") || !es || !hs || !has_bytes(hs) ||
+	    !has_bytes(es))
 		goto cleanup;
 	err = -ENOEXEC;
 	if (hs->sh_offset > file_size || hs->sh_size > file_size - hs->sh_offset ||
@@ -2488,8 +2448,7 @@ int stack_deltas__fde_index_read(fde_read_fn read, void *ctx, uint64_t file_size
 	if (!err)
 		out->track_bx = elf_is_loader(eh.e_type, eh.e_entry, has_interp);
 cleanup:
-	free(sh);
-	free(names);
+	elf_sections__free(&secs);
 	if (err)
 		memset(out, 0, sizeof(*out));
 	return err;

@@ -18,6 +18,7 @@
 
 #include <elf.h>
 
+#include "elf/elf_sections.h"
 #include "elf/gopclntab.h"
 #include "util/array.h"
 
@@ -413,68 +414,31 @@ cleanup:
 	return err;
 }
 
-/* Section headers read at most (4096 sections), and the names' table (as the FDE index). */
-#define INDEX_MAX_SECTIONS 4096
-#define INDEX_MAX_NAMES	   (64u << 10)
-
 int go_deltas__index_read(go_read_fn read, void *ctx, uint64_t file_size, struct go_index *out)
 {
-	Elf64_Shdr *sh = NULL, *go = NULL;
+	struct elf_sections secs = {0};
 	uint64_t text_addr = 0;
-	bool have_text = false;
-	char *names = NULL;
-	const Elf64_Shdr *st;
+	const Elf64_Shdr *go;
 	Elf64_Ehdr eh;
-	size_t n;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = file_size < sizeof(eh) ? -ENOEXEC : read(ctx, 0, &eh, sizeof(eh));
+	/* As the build: x86-64's registers; no section headers is the build's business. */
+	err = elf_sections__ehdr(read, ctx, file_size, &eh);
+	if (!err && eh.e_machine != EM_X86_64)
+		err = -EOPNOTSUPP;
+	if (!err)
+		err = elf_sections__read(read, ctx, file_size, &eh, &secs);
 	if (err)
 		return err;
-	if (memcmp(eh.e_ident, ELFMAG, SELFMAG))
-		return -ENOEXEC;
-	/* As the build: x86-64's registers; no section headers is the build's business. */
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
-	    eh.e_machine != EM_X86_64 || eh.e_shnum == 0 || eh.e_shnum > INDEX_MAX_SECTIONS ||
-	    eh.e_shentsize != sizeof(*sh) || eh.e_shstrndx == SHN_UNDEF ||
-	    eh.e_shstrndx >= eh.e_shnum)
-		return -EOPNOTSUPP;
-	n = (size_t)eh.e_shnum * sizeof(*sh);
-	if (eh.e_shoff > file_size || n > file_size - eh.e_shoff)
-		return -ENOEXEC;
-	sh = malloc(n);
-	if (!sh)
-		return -ENOMEM;
-	err = read(ctx, eh.e_shoff, sh, n);
-	if (err)
-		goto cleanup;
-	err = -ENOEXEC;
-	st = &sh[eh.e_shstrndx];
-	if (st->sh_type == SHT_NOBITS || st->sh_size == 0 || st->sh_size > INDEX_MAX_NAMES ||
-	    st->sh_offset > file_size || st->sh_size > file_size - st->sh_offset)
-		goto cleanup;
-	names = malloc(st->sh_size + 1);
-	err = -ENOMEM;
-	if (!names)
-		goto cleanup;
-	err = read(ctx, st->sh_offset, names, st->sh_size);
-	if (err)
-		goto cleanup;
-	names[st->sh_size] = '\0';
-	/* The first section of each name, as the build's find_sections(). */
-	for (size_t i = 0; i < eh.e_shnum; i++) {
-		const char *name;
+	/* As the build's find_sections(): the first .gopclntab, the first .text with an
+	 * address (Go's tables may leave one 0). */
+	go = elf_sections__first(&secs, ".gopclntab");
+	for (size_t i = 0; i < secs.n && !text_addr; i++) {
+		const char *name = elf_sections__name(&secs, i);
 
-		if (sh[i].sh_name >= st->sh_size)
-			continue;
-		name = names + sh[i].sh_name;
-		if (!strcmp(name, ".gopclntab") && !go) {
-			go = &sh[i];
-		} else if (!strcmp(name, ".text") && !have_text) {
-			text_addr = sh[i].sh_addr;
-			have_text = sh[i].sh_addr != 0;
-		}
+		if (name && !strcmp(name, ".text"))
+			text_addr = secs.sh[i].sh_addr;
 	}
 	err = -ENOENT;
 	if (!go)
@@ -491,7 +455,6 @@ int go_deltas__index_read(go_read_fn read, void *ctx, uint64_t file_size, struct
 	out->text_addr = text_addr;
 	err = 0;
 cleanup:
-	free(names);
-	free(sh);
+	elf_sections__free(&secs);
 	return err;
 }

@@ -101,7 +101,7 @@ typedef int (*go_read_fn)(void *ctx, uint64_t off, void *buf, size_t len);
 
 /*
  * The file's .gopclntab from its section headers, read through read over a
- * file of file_size bytes (bounded: 4096 sections, 64 KiB of names). 0 with
+ * file of file_size bytes (by elf_sections: 4096 sections, 64 KiB of names). 0 with
  * *out, -ENOENT (not a Go file), -EOPNOTSUPP (no section headers, not
  * x86-64, a compressed or empty section: wait for the table), -ENOEXEC,
  * -ENOMEM, or read's error.

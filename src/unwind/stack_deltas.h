@@ -127,8 +127,8 @@ typedef int (*fde_read_fn)(void *ctx, uint64_t off, void *buf, size_t len);
  * table, a Go file, not x86-64: wait for the table), -ENOEXEC, -EIO.
  */
 int stack_deltas__fde_index(const struct elf_file *ef, struct fde_index *out);
-/* The same through read over a file of file_size bytes (its own ELF and section
- * headers' reading, bounded: 4096 sections, 64 KiB of names). */
+/* The same through read over a file of file_size bytes (the ELF and section headers
+ * read by elf_sections, bounded: 4096 sections, 64 KiB of names). */
 int stack_deltas__fde_index_read(fde_read_fn read, void *ctx, uint64_t file_size,
 				 struct fde_index *out);
 /* The header's part of it, from the section's first hdr_len bytes of hdr_size (tests,

@@ -32,10 +32,16 @@
  * outer -> spin stays whole and named, and omniprof -v counts deoptimised frames named from their
  * original pc; and the same in a 3 MiB code cache, swept (nmethods freed) about every second with
  * no collection (its -Xlog counts both): the chain stays whole while remembered nmethods are taken
- * without their check read between sweeps (omniprof -v's counter). And a JVM whose own agent (its
- * jar's Launcher-Agent-Class) redefines a class every 100 ms (HotspotRedefine.java; old Methods
- * freed with no collection): omniprof sees it can redefine (safepoints join its epochs) and the
- * chain main -> a -> b -> spin stays whole. Needs root and BPF.
+ * without their check read between sweeps (omniprof -v's counter); the JVM's compile log
+ * (-XX:+LogCompilation: each nmethod's block address and method) shows blocks the sweeper freed
+ * taken by another method's nmethod while omniprof ran (at least one is required), and no sample
+ * has a frame named out of HotspotDeopt's one call path, as a frame named from a remembered entry
+ * of the block's old nmethod would be (frames lost are counted apart, not failed); the walk's
+ * refusals of remembered nmethods whose address a new nmethod took are printed (omniprof -v's
+ * counters: chance decides whether a new return address equals a remembered one). And a JVM whose
+ * own agent (its jar's Launcher-Agent-Class) redefines a class every 100 ms (HotspotRedefine.java;
+ * old Methods freed with no collection): omniprof sees it can redefine (safepoints join its epochs)
+ * and the chain main -> a -> b -> spin stays whole. Needs root and BPF.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -250,6 +256,194 @@ static long mixed_plugins(const char *text)
 	return n;
 }
 
+/* ---- SWEPT: blocks the JVM reused, and names against the program's calls ---- */
+
+/* One nmethod the JVM installed (its -XX:+LogCompilation log): block address, time, method. */
+struct nm_install {
+	unsigned long long addr;
+	double stamp; /* seconds since the JVM started */
+	const char *method;
+	size_t method_len;
+};
+
+static int nm_install_cmp(const void *a, const void *b)
+{
+	const struct nm_install *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->stamp < y->stamp ? -1 : x->stamp > y->stamp;
+}
+
+/* The value of attribute name="..." (name='...') in the line [line, end), or NULL. */
+static const char *xml_attr(const char *line, const char *end, const char *name, size_t *len)
+{
+	char key[32];
+	const char *at, *close;
+
+	snprintf(key, sizeof(key), " %s='", name);
+	at = memmem(line, (size_t)(end - line), key, strlen(key));
+	if (!at)
+		return NULL;
+	at += strlen(key);
+	close = memchr(at, '\'', (size_t)(end - at));
+	if (!close)
+		return NULL;
+	*len = (size_t)(close - at);
+	return at;
+}
+
+struct block_reuse {
+	long installs; /* nmethods installed */
+	long reused;   /* ... into a block that held another method's nmethod before */
+	long in_run;   /* ... of them while omniprof ran */
+	long deopt;    /* ... of those, one of the two a HotspotDeopt method (sampled) */
+	long same;     /* installed while omniprof ran where the method's previous nmethod was */
+};
+
+/*
+ * From the JVM's compile log: nmethods installed at the block address of an earlier nmethod of
+ * another method (the block freed by the sweeper, then taken). [from_s, to_s]: omniprof's run,
+ * in the JVM's seconds.
+ */
+static struct block_reuse block_reuse(const char *log, double from_s, double to_s)
+{
+	struct block_reuse r = {0};
+	struct nm_install *v = NULL;
+	size_t n = 0, cap = 0;
+
+	for (const char *line = log; line && *line;) {
+		const char *end = strchr(line, '\n'), *a, *m, *t;
+		size_t alen, mlen, tlen;
+
+		if (!end)
+			end = line + strlen(line);
+		if (!strncmp(line, "<nmethod ", 9) && (a = xml_attr(line, end, "address", &alen)) &&
+		    (m = xml_attr(line, end, "method", &mlen)) &&
+		    (t = xml_attr(line, end, "stamp", &tlen))) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 256;
+				v = realloc(v, cap * sizeof(*v));
+				assert_non_null(v);
+			}
+			v[n++] =
+			    (struct nm_install){strtoull(a, NULL, 16), strtod(t, NULL), m, mlen};
+		}
+		line = *end ? end + 1 : NULL;
+	}
+	qsort(v, n, sizeof(*v), nm_install_cmp);
+	r.installs = (long)n;
+	for (size_t i = 1; i < n; i++) {
+		const struct nm_install *old = &v[i - 1], *now = &v[i];
+		bool in_run = now->stamp >= from_s && now->stamp <= to_s;
+
+		if (old->addr != now->addr)
+			continue;
+		if (old->method_len == now->method_len &&
+		    !memcmp(old->method, now->method, now->method_len)) {
+			/* Same method, same size: a return address there is the old one's. */
+			r.same += in_run;
+			continue;
+		}
+		r.reused++;
+		r.in_run += in_run;
+		if (in_run && (!strncmp(old->method, "HotspotDeopt ", 13) ||
+			       !strncmp(now->method, "HotspotDeopt ", 13))) {
+			if (r.deopt++ < 4)
+				printf("      block 0x%llx at %.3f s: %.*s, then %.*s\n", now->addr,
+				       now->stamp, (int)old->method_len, old->method,
+				       (int)now->method_len, now->method);
+		}
+	}
+	free(v);
+	return r;
+}
+
+/* The HotspotDeopt method a folded frame names ("HotspotDeopt.outer_[j]" -> "outer"), or NULL. */
+static const char *deopt_method(const char *frame, size_t len, size_t *mlen)
+{
+	const char *suffix;
+
+	if (len <= 13 || memcmp(frame, "HotspotDeopt.", 13))
+		return NULL;
+	suffix = memmem(frame, len, "_[", 2);
+	*mlen = (size_t)((suffix ? suffix : frame + len) - frame) - 13;
+	return frame + 13;
+}
+
+/* A HotspotDeopt method's depth in its one call path (main -> run -> outer -> spin, or outer's
+ * call site's target), -1 for any other. */
+static int deopt_depth(const char *m, size_t len)
+{
+	static const char *const path[] = {"main", "run", "outer", "spin", "plusOne", "timesThree"};
+
+	for (int i = 0; i < 6; i++)
+		if (strlen(path[i]) == len && !memcmp(m, path[i], len))
+			return i < 3 ? i : 3;
+	return -1;
+}
+
+struct deopt_names {
+	long wrong; /* samples with a frame named out of the program's calls */
+	long lost;  /* samples with a HotspotDeopt frame missing between two named ones */
+};
+
+/*
+ * The samples of stacks.folded whose named HotspotDeopt frames break the program's one call
+ * path: one under another at its depth or deeper (outer under outer, run under outer), an
+ * unknown HotspotDeopt method, or other code between them (but for the method handles between
+ * outer and its call site's target). A frame named from a remembered nmethod whose block another
+ * method's nmethod took names the old method at the new code, which breaks the path; a frame the
+ * walk lost (one depth skipped, nothing between) does not and is counted apart. An unnamed frame
+ * ("[unknown Java code]", a stub) breaks the pair.
+ */
+static struct deopt_names deopt_names(const char *text)
+{
+	struct deopt_names r = {0};
+
+	for (const char *line = text; line && *line;) {
+		const char *end = strchr(line, '\n'), *stack_end;
+		bool wrong = false, lost = false, other = false, not_invoke = false;
+		int prev = -1;
+
+		if (!end)
+			end = line + strlen(line);
+		stack_end = end;
+		while (stack_end > line && stack_end[-1] != ' ')
+			stack_end--; /* the count */
+		for (const char *f = line; f < stack_end && !wrong;) {
+			const char *semi = memchr(f, ';', (size_t)(stack_end - f)), *m;
+			size_t len = (size_t)((semi ? semi : stack_end - 1) - f), mlen;
+
+			if (len && f[0] == '[') {
+				prev = -1;
+			} else if ((m = deopt_method(f, len, &mlen))) {
+				int d = deopt_depth(m, mlen);
+
+				if (d < 0 || (prev >= 0 && d <= prev))
+					wrong = true;
+				else if (prev >= 0 && other && (not_invoke || prev != 2 || d != 3))
+					wrong = true;
+				else if (prev >= 0 && !other && d > prev + 1)
+					lost = true;
+				prev = d;
+				other = not_invoke = false;
+			} else if (prev >= 0) {
+				other = true;
+				not_invoke |= len < 17 || memcmp(f, "java.lang.invoke.", 17);
+			}
+			f = semi ? semi + 1 : stack_end;
+		}
+		if (wrong || lost)
+			printf("      %s: %.*s\n", wrong ? "wrong name" : "frame lost",
+			       (int)(end - line > 600 ? 600 : end - line), line);
+		r.wrong += wrong ? strtol(stack_end, NULL, 10) : 0;
+		r.lost += lost && !wrong ? strtol(stack_end, NULL, 10) : 0;
+		line = *end ? end + 1 : NULL;
+	}
+	return r;
+}
+
 static void report(const char *what, struct chain_count c)
 {
 	printf("    %s: %ld of %ld leaf samples complete (%.1f%%)\n", what, c.complete, c.leaf,
@@ -364,8 +558,8 @@ static void test_case(void **state)
 {
 	const struct jvm_case *jc = *state;
 	char *dir = tu_mkdtemp(), *out = NULL, *text = NULL, folded[1024], pprof[1024];
-	char libpath[600], jar[600], jvm_log[1100];
-	char *argv[20] = {"/usr/bin/nice", "-n",      (char *)jc->nice,
+	char libpath[600], jar[600], jvm_log[1100], compile_log[1100];
+	char *argv[24] = {"/usr/bin/nice", "-n",      (char *)jc->nice,
 			  JDK "/bin/java", "-Xmx64m", "-XX:+UseSerialGC"};
 	struct chain_spec *cs = chain_spec__new(), *cs_b = chain_spec__new();
 	struct chain_spec *cs_osr = chain_spec__new();
@@ -375,8 +569,11 @@ static void test_case(void **state)
 	/* SWEPT: HotspotDeopt in a code cache small enough to be swept every second or so. */
 	bool deopt = jc->what == DEOPT || jc->what == SWEPT;
 	long sweeps = -1, collections = -1;
-	long mixed = 0, deopted = -1, redefinable = -1, anon = -1, no_mapping = -1, remembered = -1,
-	     unchanged = -1;
+	struct deopt_names names = {-1, -1};
+	struct block_reuse reuse = {0};
+	uint64_t spawned_ms, record_ms = 0, recorded_ms = 0;
+	long recompiled = -1, replaced = -1, mixed = 0, deopted = -1, redefinable = -1, anon = -1,
+	     no_mapping = -1, remembered = -1, unchanged = -1;
 	int argc = 6, rc;
 	pid_t pid;
 
@@ -396,6 +593,11 @@ static void test_case(void **state)
 			 dir);
 		argv[argc++] = "-XX:ReservedCodeCacheSize=3m";
 		argv[argc++] = jvm_log;
+		/* Each nmethod's block address and method: which blocks another method took. */
+		snprintf(compile_log, sizeof(compile_log), "-XX:LogFile=%s/compile.log", dir);
+		argv[argc++] = "-XX:+UnlockDiagnosticVMOptions";
+		argv[argc++] = "-XX:+LogCompilation";
+		argv[argc++] = compile_log;
 	}
 	if (*jc->flags)
 		argv[argc++] = (char *)jc->flags;
@@ -444,14 +646,23 @@ static void test_case(void **state)
 		expect_main(cs_osr);
 		run_compiled = false;
 	}
+	spawned_ms = tu_now_ms();
 	pid = tu_spawn_ready(argv);
 	if (pid <= 0) {
 		tu_rmtree(dir);
 		fail_msg("%s did not start", jc->name);
 	}
+	record_ms = tu_now_ms();
 	rc = tu_run(&out, "%s record -p %d -d " RECORD_SECONDS " -F " FREQUENCY " -o %s -v",
 		    omniprof(), pid, dir);
-	tu_reap(pid);
+	recorded_ms = tu_now_ms();
+	if (jc->what == SWEPT) {
+		/* A clean exit: the JVM writes its compiler threads' logs into compile.log then. */
+		kill(pid, SIGTERM);
+		tu_wait_bounded(pid, 30000, 50, NULL);
+	} else {
+		tu_reap(pid);
+	}
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
 	if (jc->what == UNLOAD) {
@@ -478,9 +689,15 @@ static void test_case(void **state)
 	}
 	/* The BPF step's cross-sample nmethods: the chains below went through them. */
 	remembered = counter(out, "hotspot: nmethods taken from the cross-sample cache");
-	printf("    nmethods taken from the cross-sample cache: %ld (refused, their block freed: "
-	       "%ld)\n",
-	       remembered, counter(out, "hotspot: remembered nmethods refused, their block freed"));
+	recompiled = counter(
+	    out,
+	    "hotspot: remembered nmethods refused, their method's new nmethod at their address");
+	replaced = counter(
+	    out, "hotspot: remembered nmethods refused, another method's nmethod at their address");
+	printf("    nmethods taken from the cross-sample cache: %ld (refused: their block freed "
+	       "%ld, their method's new nmethod there %ld, another method's nmethod there %ld)\n",
+	       remembered, counter(out, "hotspot: remembered nmethods refused, their block freed"),
+	       recompiled, replaced);
 	printf("    leaf nmethods taken from the cross-sample cache: %ld\n",
 	       counter(out, "hotspot: leaf nmethods taken from the cross-sample cache"));
 	unchanged = counter(
@@ -500,6 +717,19 @@ static void test_case(void **state)
 		collections = log ? count_lines(log, "[gc] GC(") : -1;
 		printf("    the JVM's sweeps %ld (each a traversal), collections %ld\n", sweeps,
 		       collections);
+		free(log);
+		snprintf(log_path, sizeof(log_path), "%s/compile.log", dir);
+		log = tu_read_file(log_path, NULL);
+		assert_non_null(log);
+		/* The JVM's clock starts after the spawn: omniprof's run in its seconds, at most.
+		 */
+		reuse = block_reuse(log, (double)(record_ms - spawned_ms) / 1000.0,
+				    (double)(recorded_ms - spawned_ms) / 1000.0);
+		printf(
+		    "    nmethods installed %ld, into a block another method's nmethod held %ld, "
+		    "%ld of them while omniprof ran (%ld with a HotspotDeopt method); into the "
+		    "block of the same method's previous nmethod while omniprof ran %ld\n",
+		    reuse.installs, reuse.reused, reuse.in_run, reuse.deopt, reuse.same);
 		free(log);
 	}
 	free(out);
@@ -521,6 +751,13 @@ static void test_case(void **state)
 	}
 	if (!rc && text && jc->what == CHAIN)
 		check_lines(pprof);
+	if (text && jc->what == SWEPT) {
+		names = deopt_names(text);
+		printf(
+		    "    samples with a frame named out of HotspotDeopt's calls %ld, with a frame "
+		    "lost %ld\n",
+		    names.wrong, names.lost);
+	}
 	tu_rmtree(dir);
 	free(dir);
 	free(text);
@@ -549,6 +786,10 @@ static void test_case(void **state)
 		/* Sweeps freed nmethods while the cache's entries were taken unread. */
 		assert_true(sweeps >= 3);
 		assert_true(unchanged > 0);
+		/* Blocks were taken by other methods' nmethods while sampled, and no frame was
+		 * named from a remembered entry of the block's old nmethod. */
+		assert_true(reuse.in_run > 0);
+		assert_int_equal(names.wrong, 0);
 	}
 	if (jc->what == REDEFINE)
 		assert_int_equal(redefinable, 1);
@@ -631,7 +872,8 @@ static const struct jvm_case cases[] = {
     {"compiled frames deoptimised under their callee", DEOPT,
      "-XX:CompileCommand=dontinline,HotspotDeopt::spin", "0", "2000", "0"},
     /* A 3 MiB code cache: the deoptimised nmethods swept (freed) about every second, no
-     * collection, their blocks free for the compilations that follow (outer's among them). */
+     * collection, their blocks taken by the compilations that follow (outer's, run's, method
+     * handles': the compile log shows which). */
     {"deoptimised nmethods swept (freed), no collection", SWEPT,
      "-XX:CompileCommand=dontinline,HotspotDeopt::spin", "0", "2000", "0"},
     /* warmup_ms: its period of redefinitions */

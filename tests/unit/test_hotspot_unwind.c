@@ -802,6 +802,10 @@ static void pc_cache_refused(enum pc_cache_change change)
 	/* Read anew: the frame is the nmethod's now, never the one remembered. */
 	assert_chain(&r, frames, root);
 	assert_int_equal(hu.stats[OP_JVM_STAT_REMEMBERED], 0);
+	/* Another nmethod at the address is counted; the other refusals end before the read. */
+	assert_int_equal(hu.stats[OP_JVM_STAT_REPLACED],
+			 change == PCC_RECOMPILED || change == PCC_SAME_ID);
+	assert_int_equal(hu.stats[OP_JVM_STAT_RECOMPILED], change == PCC_SAME_METHOD);
 	assert_int_equal(segmap_reads, 1 + 10 + 1);
 	assert_int_equal(scope_reads, 4);
 }

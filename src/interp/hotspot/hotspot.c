@@ -603,7 +603,7 @@ static void hotspot_read_bpf_counters(void *rt, interp_read_percpu_fn read, void
 	read(ctx, "jvm_stats", hs->bpf_stats, OP_JVM_STAT__COUNT);
 }
 
-#define HOTSPOT_COUNTERS 28
+#define HOTSPOT_COUNTERS 30
 static size_t hotspot_counters(const void *rt, struct interp_counter *out)
 {
 	static const char *const bpf_names[OP_JVM_STAT__COUNT] = {
@@ -622,6 +622,10 @@ static size_t hotspot_counters(const void *rt, struct interp_counter *out)
 	    [OP_JVM_STAT_LEAF] = "hotspot: leaf nmethods taken from the cross-sample cache",
 	    [OP_JVM_STAT_UNCHANGED] =
 		"hotspot: remembered nmethods taken without a check read (code count unchanged)",
+	    [OP_JVM_STAT_RECOMPILED] =
+		"hotspot: remembered nmethods refused, their method's new nmethod at their address",
+	    [OP_JVM_STAT_REPLACED] =
+		"hotspot: remembered nmethods refused, another method's nmethod at their address",
 	};
 	const struct hotspot *hs = rt;
 	const struct interp_counter host[] = {

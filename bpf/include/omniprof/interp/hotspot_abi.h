@@ -375,6 +375,8 @@ enum op_jvm_stat {
 	OP_JVM_STAT_FREE_BLOCK,	     /* a pc in a freed CodeHeap block (its HeapBlock not used) */
 	OP_JVM_STAT_LEAF,	     /* leaf nmethods taken from the cache (OP_JVM_PC_LEAF) */
 	OP_JVM_STAT_UNCHANGED,	     /* ... taken without the check read: code count unchanged */
+	OP_JVM_STAT_RECOMPILED,	     /* remembered refused: a new nmethod of its method there */
+	OP_JVM_STAT_REPLACED,	     /* remembered refused: another method's nmethod there */
 	OP_JVM_STAT__COUNT,
 };
 

@@ -640,8 +640,12 @@ OP_JVM_SUBPROG int op_jvm_blob_remembered(struct op_jvm_walker *jw, const struct
 	__builtin_memcpy(&method, &jw->block[m_at], 8);
 	__builtin_memcpy(&length, &jw->block[len_at], 8);
 	used = jw->block[used_at];
-	if (id != e->blob.compile_id || method != e->blob.method)
+	/* Its block freed and taken by another nmethod (counted: test_hotspot's swept case). */
+	if (id != e->blob.compile_id || method != e->blob.method) {
+		OP_JVM_STAT(jw, method != e->blob.method ? OP_JVM_STAT_REPLACED
+							 : OP_JVM_STAT_RECOMPILED);
 		return -1;
+	}
 	/*
 	 * Still a block's start in the segment map (byte 0): a block that a
 	 * freed one was merged into, and a new blob carved from it that begins
