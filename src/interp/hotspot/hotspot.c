@@ -603,7 +603,7 @@ static void hotspot_read_bpf_counters(void *rt, interp_read_percpu_fn read, void
 	read(ctx, "jvm_stats", hs->bpf_stats, OP_JVM_STAT__COUNT);
 }
 
-#define HOTSPOT_COUNTERS 28
+#define HOTSPOT_COUNTERS 29
 static size_t hotspot_counters(const void *rt, struct interp_counter *out)
 {
 	static const char *const bpf_names[OP_JVM_STAT__COUNT] = {
@@ -622,6 +622,8 @@ static size_t hotspot_counters(const void *rt, struct interp_counter *out)
 	    [OP_JVM_STAT_LEAF] = "hotspot: leaf nmethods taken from the cross-sample cache",
 	    [OP_JVM_STAT_UNCHANGED] =
 		"hotspot: remembered nmethods taken without a check read (code count unchanged)",
+	    [OP_JVM_STAT_CHAIN] =
+		"hotspot: compiled frames whose inlined scopes came from the chain cache",
 	};
 	const struct hotspot *hs = rt;
 	const struct interp_counter host[] = {
