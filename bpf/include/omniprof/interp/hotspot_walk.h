@@ -464,28 +464,31 @@ static __always_inline int op_jvm_chain_complete(const struct op_jvm_chain *c)
 }
 
 /*
- * Before the first scope (jw->next) of a compiled frame of the nmethod
- * with compile id id is decoded: when the chain cache holds its chain (the
- * same first scope of the same compilation, in the same JVM image and
- * epoch), the chain is copied into the walk's scopes, where
- * op_jvm_scope() finds each in turn (jw->scope_hint) without a read; else
- * the slot is claimed and op_jvm_chain_add() fills it as the scopes are
- * decoded. 1 when taken. Nothing without a compile id or a known epoch.
- * Its own function in BPF: verified once, apart from the step.
+ * After the first scope (at decode offset first) of a compiled frame of
+ * the nmethod with compile id id is written into *frame, when it has a
+ * sender (jw->next: a frame with nothing inlined never comes here, so it
+ * pays nothing): when the chain cache holds its chain (the same first
+ * scope of the same compilation, in the same JVM image and epoch), the
+ * rest of the chain is copied into the walk's scopes, where op_jvm_scope()
+ * finds each in turn (jw->scope_hint) without a read; else the slot is
+ * claimed with the first scope, and op_jvm_chain_add() appends the others
+ * as they are decoded. 1 when taken. Nothing without a compile id or a
+ * known epoch. Its own function in BPF: verified once, apart from the step.
  */
 OP_JVM_SUBPROG int op_jvm_chain_begin(struct op_jvm_walker *jw, const struct op_jvm_proc *proc,
-				      __s32 id)
+				      __s32 id, __u32 first, const struct op_frame *frame)
 {
 	struct op_jvm_chain_key k;
 	struct op_jvm_chain *c;
 	__u32 i, n, j, start, off;
 
-	if (!jw || !proc) /* a global function's pointers may be NULL for the verifier */
+	/* A global function's pointers may be NULL for the verifier. */
+	if (!jw || !proc || !frame)
 		return 0;
 	jw->chain_slot = 0;
-	if (!id || !jw->epoch_known || !jw->next || !jw->scopes)
+	if (!id || !jw->epoch_known || !first || !jw->next || !jw->scopes)
 		return 0;
-	k.at = jw->scopes + jw->next;
+	k.at = jw->scopes + first;
 	k.interp_start = proc->interp_start;
 	k.pid = jw->pid;
 	k.gen = proc->gen;
@@ -497,7 +500,8 @@ OP_JVM_SUBPROG int op_jvm_chain_begin(struct op_jvm_walker *jw, const struct op_
 		return 0;
 	if (c->key.at != k.at || c->key.compile_id != k.compile_id || c->key.pid != k.pid ||
 	    c->key.gen != k.gen || c->key.epoch != k.epoch ||
-	    c->key.interp_start != k.interp_start || !op_jvm_chain_complete(c)) {
+	    c->key.interp_start != k.interp_start || !op_jvm_chain_complete(c) ||
+	    c->s[0].sender != jw->next) {
 		/* Samples on this CPU do not nest: emptied, then keyed, then filled. */
 		c->key.at = 0;
 		c->n = 0;
@@ -507,14 +511,20 @@ OP_JVM_SUBPROG int op_jvm_chain_begin(struct op_jvm_walker *jw, const struct op_
 		c->key.epoch = k.epoch;
 		c->key.compile_id = k.compile_id;
 		c->key.at = k.at;
+		/* The first scope as op_jvm_pending() wrote it (op_jvm_frame). */
+		c->s[0].method = frame->addr;
+		c->s[0].cm = frame->data & OP_JVM_FP_MASK;
+		c->s[0].bci = (__u32)(frame->aux & OP_JVM_BCI_MASK);
+		c->s[0].sender = jw->next;
+		c->n = 1;
 		jw->chain_slot = i + 1;
 		return 0;
 	}
 	n = c->n;
 	start = jw->scope_next;
 	off = jw->next;
-	for (j = 0; j < OP_JVM_CHAIN; j++) {
-		struct op_jvm_scope *sc = &jw->scope_cache[(start + j) & (OP_JVM_SCOPES - 1)];
+	for (j = 1; j < OP_JVM_CHAIN; j++) {
+		struct op_jvm_scope *sc = &jw->scope_cache[(start + j - 1) & (OP_JVM_SCOPES - 1)];
 
 		if (j >= n || !off)
 			break;
@@ -525,7 +535,7 @@ OP_JVM_SUBPROG int op_jvm_chain_begin(struct op_jvm_walker *jw, const struct op_
 		sc->sender = c->s[j].sender;
 		off = c->s[j].sender;
 	}
-	jw->scope_next = (__u8)(start + j);
+	jw->scope_next = (__u8)(start + j - 1);
 	jw->scope_hint = start;
 	OP_JVM_STAT(jw, OP_JVM_STAT_CHAIN);
 	return 1;
@@ -1055,12 +1065,13 @@ caller:
 		jw->deferred = ra ? OP_STEP_CONTINUE : OP_STEP_END;
 		jw->next = nm_scope;
 		if (jw->metadata) {
+			ret = op_jvm_pending(proc, jw, frame);
 #ifdef OP_JVM_CHAIN_SLOT
-			op_jvm_chain_begin(jw, proc, nm_id);
+			if (jw->next)
+				op_jvm_chain_begin(jw, proc, nm_id, nm_scope, frame);
 #else
 			(void)nm_id;
 #endif
-			ret = op_jvm_pending(proc, jw, frame);
 			op_jvm_remember(jw, proc, key, remember);
 			if (ret <= OP_STEP_END)
 				return ret;
