@@ -92,11 +92,31 @@ jvm_pc_cache_get(const struct op_jvm_walker *jw, __u64 pc)
 __noinline int jvm_pc_cache_put(const struct op_jvm_walker *jw, const struct op_jvm_proc *proc,
 				__u64 pc, const struct op_jvm_blob *b);
 
+/*
+ * A compiled frame's decoded scope chain, by (pid, compile id, first scope)
+ * (omniprof/interp/hotspot_abi.h, struct op_jvm_chain: its key checked
+ * before use, so a chain of a freed nmethod is never taken for a later one
+ * at its address). OP_JVM_CHAIN_SLOTS of 424 bytes per possible CPU (53 KiB
+ * each), preallocated, direct-mapped: the hot pcs' chains of a few JVMs.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, OP_JVM_CHAIN_SLOTS);
+	__type(key, __u32);
+	__type(value, struct op_jvm_chain);
+} jvm_chain_cache SEC(".maps");
+
+static __always_inline struct op_jvm_chain *jvm_chain_slot(__u32 i)
+{
+	return bpf_map_lookup_elem(&jvm_chain_cache, &i);
+}
+
 #define OP_JVM_READ(jw, dst, size, addr)     OP_READ_USER(NULL, dst, size, addr)
 #define OP_JVM_STAT(jw, which)		     jvm_stat_inc(which)
 #define OP_JVM_SUBPROG			     __noinline
 #define OP_JVM_PC_CACHE_GET(jw, pc)	     jvm_pc_cache_get(jw, pc)
 #define OP_JVM_PC_CACHE_PUT(jw, proc, pc, b) jvm_pc_cache_put(jw, proc, pc, b)
+#define OP_JVM_CHAIN_SLOT(jw, i)	     jvm_chain_slot(i)
 #include "omniprof/interp/hotspot_walk.h"
 
 /*

@@ -648,6 +648,18 @@ static void pc_put(void *ctx, uint32_t pid, uint64_t pc, const struct op_jvm_pc_
 
 static const struct hotspot_pc_cache pc_cache = {pc_get, pc_put, NULL};
 
+/* BPF's `jvm_chain_cache`, its slots here; walk_cached_at() uses it when chain_on. */
+static struct op_jvm_chain chain_slots[OP_JVM_CHAIN_SLOTS];
+static bool chain_on;
+
+static struct op_jvm_chain *chain_slot(void *ctx, uint32_t i)
+{
+	(void)ctx;
+	return i < OP_JVM_CHAIN_SLOTS ? &chain_slots[i] : NULL;
+}
+
+static const struct hotspot_chain_cache chain_cache = {chain_slot, NULL};
+
 static struct op_jvm_proc proc_cached(void)
 {
 	struct op_jvm_proc p = proc17;
@@ -677,6 +689,7 @@ static struct user_unwind_result walk_cached_at(const struct op_jvm_proc *proc, 
 	hu->proc = proc;
 	hu->read = counting_read;
 	hu->pc_cache = &pc_cache;
+	hu->chain_cache = chain_on ? &chain_cache : NULL;
 	heap_reads = 0;
 	segmap_reads = 0;
 	scope_reads = 0;
@@ -808,6 +821,86 @@ static void pc_cache_refused(enum pc_cache_change change)
 	assert_int_equal(hu.stats[OP_JVM_STAT_RECOMPILED], change == PCC_SAME_METHOD);
 	assert_int_equal(segmap_reads, 1 + 10 + 1);
 	assert_int_equal(scope_reads, 4);
+}
+
+enum chain_change {
+	CC_NONE,
+	CC_RECOMPILED, /* another compilation at run's address, its scopes at the same offsets */
+	CC_COLLECTED,  /* a collection since (its Methods may be freed) */
+	CC_OTHER_PID,  /* another process, another JVM at the same addresses */
+};
+
+/*
+ * The scope chain cache (BPF's `jvm_chain_cache`): the first walk decodes
+ * run's scopes c, b, a, run and keeps them by run's compile id; the next
+ * one takes them with no scope read (c from run's remembered nmethod, b, a
+ * and run from the chain). After change, the chain is never taken: another
+ * compilation at the same address, whose first scope is at the same place
+ * in its scopes data (here inlining only b, at another bci), is named from
+ * its own scopes.
+ */
+static void chain_cache_after(enum chain_change change)
+{
+	struct op_frame frames[32];
+	struct hotspot_unwind hu;
+	struct user_unwind_result r;
+	struct op_jvm_proc p = proc_cached();
+	uint32_t pid = 42;
+
+	build_cached();
+	memset(pc_slots, 0, sizeof(pc_slots));
+	memset(chain_slots, 0, sizeof(chain_slots));
+	chain_on = true;
+	r = walk_cached(&p, pid, frames, &hu);
+	assert_chain(&r, frames, METHOD(M_RUN));
+	assert_int_equal(hu.stats[OP_JVM_STAT_CHAIN], 0);
+	assert_int_equal(scope_reads, 4); /* c, b, a, run */
+
+	switch (change) {
+	case CC_NONE:
+		break;
+	case CC_RECOMPILED:
+		put32(run_blob + compile_id_off, RUN_ID + 10);
+		put_scope(0x10, 0x300, 2, 5); /* b at bci 5, called by run */
+		break;
+	case CC_COLLECTED:
+		put32(GC_COUNT, 6);
+		break;
+	case CC_OTHER_PID:
+		pid = 43;
+		break;
+	}
+	r = walk_cached(&p, pid, frames, &hu);
+	chain_on = false;
+	if (change == CC_NONE) {
+		assert_chain(&r, frames, METHOD(M_RUN));
+		assert_int_equal(hu.stats[OP_JVM_STAT_CHAIN], 1);
+		assert_int_equal(hu.stats[OP_JVM_STAT_INLINED], 3);
+		assert_int_equal(scope_reads, 0);
+		return;
+	}
+	assert_int_equal(hu.stats[OP_JVM_STAT_CHAIN], 0);
+	if (change != CC_RECOMPILED) {
+		assert_chain(&r, frames, METHOD(M_RUN));
+		assert_int_equal(scope_reads, 4);
+		return;
+	}
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.n_frames, 6);
+	assert_java(&frames[0], METHOD(M_WORK), OP_JVM_T_COMPILED, OP_JVM_BCI_NONE);
+	assert_java(&frames[1], METHOD(M_B), OP_JVM_T_INLINED, 5);
+	assert_java(&frames[2], METHOD(M_RUN), OP_JVM_T_COMPILED, 9);
+	assert_java(&frames[3], METHOD(M_MAIN), OP_JVM_T_INTERPRETED, MAIN_BCI);
+	assert_int_equal(scope_reads, 2); /* b, run */
+}
+
+static void test_chain_cache(void **state)
+{
+	(void)state;
+	chain_cache_after(CC_NONE);
+	chain_cache_after(CC_RECOMPILED);
+	chain_cache_after(CC_COLLECTED);
+	chain_cache_after(CC_OTHER_PID);
 }
 
 static void test_pc_cache_checks(void **state)
@@ -1384,6 +1477,7 @@ int main(void)
 	    cmocka_unit_test(test_segmap_window),
 	    cmocka_unit_test(test_pc_cache_hit),
 	    cmocka_unit_test(test_pc_cache_checks),
+	    cmocka_unit_test(test_chain_cache),
 	    cmocka_unit_test(test_pc_cache_id_before_method),
 	    cmocka_unit_test(test_pc_cache_block),
 	    cmocka_unit_test(test_pc_cache_code_count),

@@ -603,7 +603,7 @@ static void hotspot_read_bpf_counters(void *rt, interp_read_percpu_fn read, void
 	read(ctx, "jvm_stats", hs->bpf_stats, OP_JVM_STAT__COUNT);
 }
 
-#define HOTSPOT_COUNTERS 30
+#define HOTSPOT_COUNTERS 31
 static size_t hotspot_counters(const void *rt, struct interp_counter *out)
 {
 	static const char *const bpf_names[OP_JVM_STAT__COUNT] = {
@@ -626,6 +626,8 @@ static size_t hotspot_counters(const void *rt, struct interp_counter *out)
 		"hotspot: remembered nmethods refused, their method's new nmethod at their address",
 	    [OP_JVM_STAT_REPLACED] =
 		"hotspot: remembered nmethods refused, another method's nmethod at their address",
+	    [OP_JVM_STAT_CHAIN] =
+		"hotspot: compiled frames whose inlined scopes came from the chain cache",
 	};
 	const struct hotspot *hs = rt;
 	const struct interp_counter host[] = {

@@ -13,6 +13,7 @@ static void hotspot_stat(struct op_jvm_walker *jw, uint32_t which);
 static const struct op_jvm_pc_entry *hotspot_pc_get(struct op_jvm_walker *jw, uint64_t pc);
 static void hotspot_pc_put(struct op_jvm_walker *jw, const struct op_jvm_proc *proc, uint64_t pc,
 			   const struct op_jvm_blob *b);
+static struct op_jvm_chain *hotspot_chain_slot(struct op_jvm_walker *jw, uint32_t i);
 
 /* The walk's macros (this file only calls the HotSpot reader; the native
  * step and the loop run in src/unwind/user_unwind.c). */
@@ -23,6 +24,7 @@ static void hotspot_pc_put(struct op_jvm_walker *jw, const struct op_jvm_proc *p
 #define OP_JVM_STAT(jw, which)		      hotspot_stat((jw), (which))
 #define OP_JVM_PC_CACHE_GET(jw, pc)	      hotspot_pc_get((jw), (pc))
 #define OP_JVM_PC_CACHE_PUT(jw, proc, pc, b)  hotspot_pc_put((jw), (proc), (pc), (b))
+#define OP_JVM_CHAIN_SLOT(jw, i)	      hotspot_chain_slot((jw), (i))
 #include "omniprof/unwind/native.h"
 #include "omniprof/unwind/walk.h"
 #include "omniprof/interp/hotspot_walk.h"
@@ -86,6 +88,15 @@ static void hotspot_pc_put(struct op_jvm_walker *jw, const struct op_jvm_proc *p
 	hu->pc_cache->put(hu->pc_cache->ctx, hotspot_pid(hu), pc, &e);
 }
 
+static struct op_jvm_chain *hotspot_chain_slot(struct op_jvm_walker *jw, uint32_t i)
+{
+	struct hotspot_unwind *hu = unwind_of(jw);
+
+	if (!hu->chain_cache || i >= OP_JVM_CHAIN_SLOTS)
+		return NULL;
+	return hu->chain_cache->slot(hu->chain_cache->ctx, i);
+}
+
 static int hotspot_unwind__step(void *ctx, struct op_walk *w, struct op_frame *frame, int res)
 {
 	struct hotspot_unwind *hu = ctx;
@@ -93,6 +104,8 @@ static int hotspot_unwind__step(void *ctx, struct op_walk *w, struct op_frame *f
 	hu->walk = w;
 	if (op_walk__setup_once(w, OP_INTERP_HOTSPOT)) {
 		op_jvm_walker__begin(&hu->walker);
+		/* As BPF's: the walked process, the chain cache's key. */
+		hu->walker.pid = hotspot_pid(hu);
 		if (hu->proc)
 			op_jvm_walker__epoch(&hu->walker, hu->proc);
 	}

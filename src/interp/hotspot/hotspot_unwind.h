@@ -28,6 +28,15 @@ struct hotspot_pc_cache {
 	void *ctx;
 };
 
+/*
+ * The scope chain cache BPF keeps (the `jvm_chain_cache` map), for the unit
+ * tests: slot returns its slot i (< OP_JVM_CHAIN_SLOTS), or NULL.
+ */
+struct hotspot_chain_cache {
+	struct op_jvm_chain *(*slot)(void *ctx, uint32_t i);
+	void *ctx;
+};
+
 /* One walk's state (interp_ops.walk_size bytes, zeroed by the caller). */
 struct hotspot_unwind {
 	struct op_jvm_walker walker; /* first: the walker's reads find the rest from it */
@@ -36,8 +45,9 @@ struct hotspot_unwind {
 	int (*read)(void *ctx, void *dst, size_t size, uint64_t addr);
 	void *read_ctx;
 	struct op_walk *walk;
-	const struct hotspot_pc_cache *pc_cache; /* NULL: none (stack copies, replay) */
-	uint32_t stats[OP_JVM_STAT__COUNT];	 /* one walk's: a few hundred frames at most */
+	const struct hotspot_pc_cache *pc_cache;       /* NULL: none (stack copies, replay) */
+	const struct hotspot_chain_cache *chain_cache; /* NULL: none (stack copies, replay) */
+	uint32_t stats[OP_JVM_STAT__COUNT]; /* one walk's: a few hundred frames at most */
 };
 
 /* The step for user_unwind__walk() (struct user_unwind_interp.runtimes[OP_INTERP_HOTSPOT]). */

@@ -318,6 +318,51 @@ struct op_jvm_method {
 };
 
 /*
+ * A compiled frame's chain of scopes as a walk decoded it, remembered
+ * across samples (BPF: the per-CPU array `jvm_chain_cache`, direct-mapped by
+ * a hash of the key): the same pc comes back in every sample of a hot loop,
+ * and decoding its inlined scopes (each a scope read, a metadata read and
+ * often a ConstMethod read) is most of the cost of a stack of inlined
+ * methods. The key names the nmethod by its compile id, not its address: a
+ * compile id is the JVM's and never given twice, so an nmethod compiled
+ * later at the same address (the old one freed, "What frees an nmethod")
+ * has another one and never matches a chain of the old. The blob's compile
+ * id comes from this walk's read of the nmethod or from a remembered one's
+ * checks (op_jvm_blob_remembered). Epoch, gen and interp_start as in
+ * op_jvm_pc_entry (its Methods and ConstMethods stand, the same JVM image).
+ */
+struct op_jvm_chain_key {
+	__u64 at; /* the first scope: the nmethod's scopes data + decode offset (0: empty) */
+	__u64 interp_start;
+	__u32 pid;
+	__u32 gen;
+	__u32 epoch;
+	__s32 compile_id;
+};
+
+/* One decoded scope of a chain; its decode offset is the previous one's sender. */
+struct op_jvm_chain_scope {
+	__u64 method;
+	__u64 cm;
+	__u32 bci;
+	__u32 sender; /* 0: the root scope, the last of the chain */
+};
+
+/* Scopes one chain entry holds: JDK 17's MaxInlineLevel is 15 (16 with the root). */
+#define OP_JVM_CHAIN	   16
+#define OP_JVM_CHAIN_SLOTS 128 /* per CPU: 53 KiB */
+struct op_jvm_chain {
+	struct op_jvm_chain_key key;
+	/*
+	 * Scopes held: the first n of the chain (all of it when the last has
+	 * sender 0; a walk that stopped while decoding it leaves a prefix).
+	 */
+	__u32 n;
+	__u32 reserved;
+	struct op_jvm_chain_scope s[OP_JVM_CHAIN];
+};
+
+/*
  * One walk's state, per CPU in BPF, on the stack in user space: a compiled
  * frame's pending inlined scopes (innermost first, written one per step; the
  * unwinder has already moved to the caller), and what the walk has read so
@@ -349,10 +394,14 @@ struct op_jvm_walker {
 	__u32 code_mark;
 	/*
 	 * BPF: the walked process's tgid (the current task's), the key of its
-	 * jvm_pc_cache entries, set once a walk: not a helper call per frame.
-	 * 0 in user space.
+	 * jvm_pc_cache and jvm_chain_cache entries, set once a walk: not a
+	 * helper call per frame. In user space the walk's pid.
 	 */
 	__u32 pid;
+	/* The scope slot op_jvm_scope() looks at first (a chain's next, once copied in). */
+	__u32 scope_hint;
+	/* The chain cache slot + 1 the frame's scopes are appended to as decoded (0: none). */
+	__u32 chain_slot;
 	struct op_jvm_blob blobs[OP_JVM_BLOBS];
 	struct op_jvm_scope scope_cache[OP_JVM_SCOPES];
 	struct op_jvm_method methods[OP_JVM_METHODS];
@@ -377,6 +426,7 @@ enum op_jvm_stat {
 	OP_JVM_STAT_UNCHANGED,	     /* ... taken without the check read: code count unchanged */
 	OP_JVM_STAT_RECOMPILED,	     /* remembered refused: a new nmethod of its method there */
 	OP_JVM_STAT_REPLACED,	     /* remembered refused: another method's nmethod there */
+	OP_JVM_STAT_CHAIN,	     /* compiled frames' scope chains taken from the chain cache */
 	OP_JVM_STAT__COUNT,
 };
 
@@ -389,7 +439,11 @@ _Static_assert((OP_JVM_PC_CACHE_SLOTS & (OP_JVM_PC_CACHE_SLOTS - 1)) == 0 &&
 		   OP_JVM_PC_CACHE_WAYS == 2,
 	       "jvm_pc_cache: 2-way sets, a power of two of slots");
 _Static_assert(sizeof(struct op_jvm_scope) == 32, "op_jvm_scope layout");
-_Static_assert(sizeof(struct op_jvm_walker) == 56 + 128 * OP_JVM_BLOBS + 32 * OP_JVM_SCOPES +
+_Static_assert(sizeof(struct op_jvm_chain) == 40 + 24 * OP_JVM_CHAIN, "op_jvm_chain layout");
+_Static_assert((OP_JVM_CHAIN_SLOTS & (OP_JVM_CHAIN_SLOTS - 1)) == 0 &&
+		   OP_JVM_CHAIN <= OP_JVM_SCOPES,
+	       "jvm_chain_cache: a power of two of slots, a chain fits the walk's scopes");
+_Static_assert(sizeof(struct op_jvm_walker) == 64 + 128 * OP_JVM_BLOBS + 32 * OP_JVM_SCOPES +
 						   16 * OP_JVM_METHODS + OP_JVM_SCRATCH,
 	       "op_jvm_walker layout");
 

@@ -14,7 +14,11 @@
  *   OP_JVM_PC_CACHE_GET(jw, pc)       the struct op_jvm_pc_entry remembered
  *                                    for this pid's return address pc, or NULL
  *   OP_JVM_PC_CACHE_PUT(jw, proc, pc, b)  remember blob b for pc
- * (the BPF step's cross-sample cache; without them every sample reads anew).
+ * (the BPF step's cross-sample cache; without them every sample reads anew)
+ * and
+ *   OP_JVM_CHAIN_SLOT(jw, i)          the struct op_jvm_chain in slot i of
+ *                                    the scope chain cache, or NULL
+ * (without it every sample decodes a compiled frame's scopes anew).
  *
  * Every loop is bounded (OP_JVM_MAX_HEAPS heaps, OP_JVM_SEGMAP_STEPS steps
  * back through a segment map) and every value read is checked before it
@@ -183,6 +187,8 @@ static __always_inline void op_jvm_walker__begin(struct op_jvm_walker *jw)
 	jw->nm_slot = 0;
 	jw->blob_next = 0;
 	jw->scope_next = 0;
+	jw->scope_hint = 0;
+	jw->chain_slot = 0;
 	for (int i = 0; i < OP_JVM_BLOBS; i++)
 		jw->blobs[i].blob = 0;
 	for (int i = 0; i < OP_JVM_SCOPES; i++)
@@ -368,8 +374,18 @@ static __always_inline int op_jvm_scope(const struct op_jvm_proc *proc, struct o
 
 	if (!off || off > (1u << 24))
 		return -1;
+	/* The next of a chain copied in (op_jvm_chain_begin): found in one look. */
+	sc = &jw->scope_cache[jw->scope_hint & (OP_JVM_SCOPES - 1)];
+	if (sc->at == at) {
+		*method = sc->method;
+		*cm = sc->cm;
+		*bci = sc->bci;
+		*sender = sc->sender;
+		jw->scope_hint++;
+		return 0;
+	}
 	/*
-	 * The slot written last first: a remembered nmethod's scope was just put
+	 * Then the slot written last: a remembered nmethod's scope was just put
 	 * there (op_jvm_blob_remembered), which the search below finds only after
 	 * the walk's other scopes (all 16 slots full on a stack of distinct
 	 * nmethods).
@@ -425,6 +441,129 @@ static __always_inline int op_jvm_scope(const struct op_jvm_proc *proc, struct o
 	return 0;
 }
 
+#ifdef OP_JVM_CHAIN_SLOT
+/* The chain cache slot of key k (direct-mapped). */
+static __always_inline __u32 op_jvm_chain_index(const struct op_jvm_chain_key *k)
+{
+	__u64 h = (k->at ^ ((__u64)k->pid << 40) ^ ((__u64)(__u32)k->compile_id << 16)) *
+		  0x9e3779b97f4a7c15ull;
+
+	return (__u32)(h >> 32) & (OP_JVM_CHAIN_SLOTS - 1);
+}
+
+/*
+ * Whether chain c holds the whole of its chain, or as much as one entry
+ * can: a walk that stopped while decoding it leaves a prefix, built again.
+ */
+static __always_inline int op_jvm_chain_complete(const struct op_jvm_chain *c)
+{
+	__u32 n = c->n;
+
+	return n && n <= OP_JVM_CHAIN &&
+	       (n == OP_JVM_CHAIN || !c->s[(n - 1) & (OP_JVM_CHAIN - 1)].sender);
+}
+
+/*
+ * After the first scope (at decode offset first) of a compiled frame of
+ * the nmethod with compile id id is written into *frame, when it has a
+ * sender (jw->next: a frame with nothing inlined never comes here, so it
+ * pays nothing): when the chain cache holds its chain (the same first
+ * scope of the same compilation, in the same JVM image and epoch), the
+ * rest of the chain is copied into the walk's scopes, where op_jvm_scope()
+ * finds each in turn (jw->scope_hint) without a read; else the slot is
+ * claimed with the first scope, and op_jvm_chain_add() appends the others
+ * as they are decoded. 1 when taken. Nothing without a compile id or a
+ * known epoch. Its own function in BPF: verified once, apart from the step.
+ */
+OP_JVM_SUBPROG int op_jvm_chain_begin(struct op_jvm_walker *jw, const struct op_jvm_proc *proc,
+				      __s32 id, __u32 first, const struct op_frame *frame)
+{
+	struct op_jvm_chain_key k;
+	struct op_jvm_chain *c;
+	__u32 i, n, j, start, off;
+
+	/* A global function's pointers may be NULL for the verifier. */
+	if (!jw || !proc || !frame)
+		return 0;
+	jw->chain_slot = 0;
+	if (!id || !jw->epoch_known || !first || !jw->next || !jw->scopes)
+		return 0;
+	k.at = jw->scopes + first;
+	k.interp_start = proc->interp_start;
+	k.pid = jw->pid;
+	k.gen = proc->gen;
+	k.epoch = jw->epoch;
+	k.compile_id = id;
+	i = op_jvm_chain_index(&k);
+	c = OP_JVM_CHAIN_SLOT(jw, i);
+	if (!c)
+		return 0;
+	if (c->key.at != k.at || c->key.compile_id != k.compile_id || c->key.pid != k.pid ||
+	    c->key.gen != k.gen || c->key.epoch != k.epoch ||
+	    c->key.interp_start != k.interp_start || !op_jvm_chain_complete(c) ||
+	    c->s[0].sender != jw->next) {
+		/* Samples on this CPU do not nest: emptied, then keyed, then filled. */
+		c->key.at = 0;
+		c->n = 0;
+		c->key.interp_start = k.interp_start;
+		c->key.pid = k.pid;
+		c->key.gen = k.gen;
+		c->key.epoch = k.epoch;
+		c->key.compile_id = k.compile_id;
+		c->key.at = k.at;
+		/* The first scope as op_jvm_pending() wrote it (op_jvm_frame). */
+		c->s[0].method = frame->addr;
+		c->s[0].cm = frame->data & OP_JVM_FP_MASK;
+		c->s[0].bci = (__u32)(frame->aux & OP_JVM_BCI_MASK);
+		c->s[0].sender = jw->next;
+		c->n = 1;
+		jw->chain_slot = i + 1;
+		return 0;
+	}
+	n = c->n;
+	start = jw->scope_next;
+	off = jw->next;
+	for (j = 1; j < OP_JVM_CHAIN; j++) {
+		struct op_jvm_scope *sc = &jw->scope_cache[(start + j - 1) & (OP_JVM_SCOPES - 1)];
+
+		if (j >= n || !off)
+			break;
+		sc->at = jw->scopes + off;
+		sc->method = c->s[j].method;
+		sc->cm = c->s[j].cm;
+		sc->bci = c->s[j].bci;
+		sc->sender = c->s[j].sender;
+		off = c->s[j].sender;
+	}
+	jw->scope_next = (__u8)(start + j - 1);
+	jw->scope_hint = start;
+	OP_JVM_STAT(jw, OP_JVM_STAT_CHAIN);
+	return 1;
+}
+
+/* A scope just decoded, appended to the chain being built (jw->chain_slot). */
+static __always_inline void op_jvm_chain_add(struct op_jvm_walker *jw, __u64 method, __u64 cm,
+					     __u32 bci, __u32 sender)
+{
+	struct op_jvm_chain *c =
+	    OP_JVM_CHAIN_SLOT(jw, (jw->chain_slot - 1) & (OP_JVM_CHAIN_SLOTS - 1));
+	__u32 n;
+
+	if (!c || c->n >= OP_JVM_CHAIN) {
+		jw->chain_slot = 0;
+		return;
+	}
+	n = c->n & (OP_JVM_CHAIN - 1);
+	c->s[n].method = method;
+	c->s[n].cm = cm;
+	c->s[n].bci = bci;
+	c->s[n].sender = sender;
+	c->n = n + 1;
+	if (!sender || n + 1 >= OP_JVM_CHAIN)
+		jw->chain_slot = 0;
+}
+#endif
+
 /*
  * Writes the next pending inlined scope of a compiled frame (jw->next) into
  * *frame. An enum op_step_result: jw->deferred after the last one. Its own
@@ -443,10 +582,15 @@ OP_JVM_SUBPROG int op_jvm_pending(const struct op_jvm_proc *proc, struct op_jvm_
 	jw->next = 0;
 	if (op_jvm_scope(proc, jw, off, &method, &cm, &bci, &sender)) {
 		/* The frames already written stand; the rest of this one is lost. */
+		jw->chain_slot = 0;
 		OP_JVM_STAT(jw, OP_JVM_STAT_READ_ERR);
 		op_frame__set_error(frame, OP_UNWIND_ERR_HOTSPOT);
 		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_HOTSPOT;
 	}
+#ifdef OP_JVM_CHAIN_SLOT
+	if (jw->chain_slot)
+		op_jvm_chain_add(jw, method, cm, bci, sender);
+#endif
 	op_jvm_frame(jw, frame, method, cm, sender ? OP_JVM_T_INLINED : OP_JVM_T_COMPILED, bci);
 	OP_JVM_STAT(jw, sender ? OP_JVM_STAT_INLINED : OP_JVM_STAT_COMPILED);
 	if (!sender)
@@ -815,6 +959,7 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 	__u64 ra = 0, nsp = 0, nfp = 0, method = 0, cm = 0;
 	struct op_jvm_blob *b;
 	__u32 slot = 0, remember = 0;
+	__s32 nm_id = 0;
 	int found;
 
 	if (lpc >= proc->interp_start && lpc < proc->interp_end) {
@@ -869,6 +1014,7 @@ static __always_inline int op_jvm_step(struct op_unwinder *u, const struct op_jv
 			jw->scopes = b->scopes;
 			jw->metadata = b->metadata;
 			jw->nm_slot = slot + 1;
+			nm_id = b->compile_id;
 			nm_scope = op_jvm_pcdesc(
 			    jw, slot, (__s32)(at - b->code_begin) + (u->pc_exact ? 1 : 0));
 		}
@@ -924,6 +1070,12 @@ caller:
 		jw->next = nm_scope;
 		if (jw->metadata) {
 			ret = op_jvm_pending(proc, jw, frame);
+#ifdef OP_JVM_CHAIN_SLOT
+			if (jw->next)
+				op_jvm_chain_begin(jw, proc, nm_id, nm_scope, frame);
+#else
+			(void)nm_id;
+#endif
 			op_jvm_remember(jw, proc, key, remember);
 			if (ret <= OP_STEP_END)
 				return ret;
@@ -967,6 +1119,7 @@ static __always_inline int op_jvm_walk_step(struct op_walk *w, const struct op_j
 	if (res != OP_STEP_RUNTIME_UNWINDS || !proc)
 		return res;
 	jw->next = 0;
+	jw->chain_slot = 0;
 	ret = op_jvm_step(&w->u, proc, jw, frame);
 	if (jw->next)
 		w->active = OP_INTERP_HOTSPOT;
