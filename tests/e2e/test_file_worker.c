@@ -624,12 +624,190 @@ static void test_many_files_bounded_fds(void **state)
 	assert_true(log_lines <= MAX_LOG_LINES);
 }
 
+/* A fuse_hang server serving late_lib.so at dir/mntN, and a copy of dlopen_late at dir/wlN
+ * whose lib/ is that mount; the server's pid. */
+static pid_t fuse_served_copy(const char *dir, int n, char *mnt, size_t mnt_len, char *flag,
+			      size_t flag_len, char *exe, size_t exe_len)
+{
+	char wl[400], lib[512], server[512], served[600];
+	char *server_argv[] = {server, lib, "late_lib.so", flag, mnt, "-f", NULL};
+	pid_t srv;
+
+	snprintf(mnt, mnt_len, "%s/mnt%d", dir, n);
+	snprintf(flag, flag_len, "%s/hang%d", dir, n);
+	snprintf(wl, sizeof(wl), "%s/wl%d", dir, n);
+	snprintf(exe, exe_len, "%s/dlopen_late", wl);
+	snprintf(lib, sizeof(lib), "%s/workloads/lib/late_lib.so", tu_build_dir());
+	snprintf(server, sizeof(server), "%s/workloads/fuse_hang", tu_build_dir());
+	assert_int_equal(mkdir(mnt, 0755), 0);
+	assert_int_equal(mkdir(wl, 0755), 0);
+	assert_int_equal(tu_run(NULL, "cp %s/workloads/dlopen_late %s && ln -s %s %s/lib",
+				tu_build_dir(), exe, mnt, wl),
+			 0);
+	srv = fork();
+	assert_true(srv >= 0);
+	if (srv == 0) {
+		execv(server, server_argv);
+		_exit(127);
+	}
+	snprintf(served, sizeof(served), "%s/late_lib.so", mnt);
+	assert_true(wait_for(exists, served, 20));
+	return srv;
+}
+
+/*
+ * A file is opened through the process that mapped it. Here both worker
+ * threads hang on two FUSE files (processes H1, H2) while the opens of a
+ * third process's files wait behind them; that process (A) is killed
+ * meanwhile, so when the hung opens are abandoned its files' opens run
+ * through a process that is gone, and fail. C, started after A, maps the same
+ * files all along; B, started after the failure, too: they are opened again
+ * through them, and their samples are walked and named as any (before: the
+ * failure was kept while any process used the files, the library had no
+ * range and no names, and the samples came as stack copies walked without a
+ * table; a CI run's clang++ loop lost its whole warm recording so).
+ */
+static void test_open_again_after_opener_gone(void **state)
+{
+	char *dir = tu_mkdtemp(), mnt[2][512], flag[2][512], hung_exe[2][512], exe[512], exe_b[512],
+	     wl[400], log[512], out_dir[512], build[PATH_MAX], secs_h[] = "7", secs_a[] = "60",
+	     delay[] = "0";
+	char *hung_argv[2][4] = {{hung_exe[0], secs_h, delay, NULL},
+				 {hung_exe[1], secs_h, delay, NULL}};
+	char *argv[] = {exe, secs_a, delay, NULL}, *b_argv[] = {exe_b, secs_a, delay, NULL};
+	char *rec_argv[] = {
+	    tu_omniprof_path(),	  "record", "-v",    "-F", "99", "-d", "14", "--comm",
+	    "^dlopen_late(_b)?$", "-o",	    out_dir, NULL};
+	struct chain_spec *cs = chain_spec__new();
+	struct chain_count cc = {0}, cc_c = {0};
+	pid_t srv[2], hung[2], a, b, c, rec;
+	long reopened, timed_out;
+	char *text = NULL, *out = NULL;
+	int status = -1, fd;
+
+	(void)state;
+	assert_non_null(dir);
+	assert_non_null(cs);
+	/* From the root: a walk that stopped has no _start. */
+	assert_int_equal(chain_spec__add(cs, "_start"), 0);
+	assert_int_equal(chain_spec__add(cs, "__libc_start_main"), 0);
+	assert_int_equal(chain_spec__add(cs, "__libc_start_call_main"), 0);
+	assert_int_equal(chain_spec__add(cs, "main"), 0);
+	assert_int_equal(chain_spec__add(cs, "run_late"), 0);
+	assert_int_equal(chain_spec__add(cs, "lib_outer"), 0);
+	assert_int_equal(chain_spec__add(cs, "lib_mid"), 0);
+	assert_int_equal(chain_spec__add(cs, "lib_leaf"), 0);
+	snprintf(log, sizeof(log), "%s/record.log", dir);
+	snprintf(out_dir, sizeof(out_dir), "%s/out", dir);
+	for (int i = 0; i < 2; i++) {
+		struct maps_query q;
+
+		srv[i] = fuse_served_copy(dir, i + 1, mnt[i], sizeof(mnt[i]), flag[i],
+					  sizeof(flag[i]), hung_exe[i], sizeof(hung_exe[i]));
+		hung[i] = tu_spawn_ready(hung_argv[i]);
+		assert_true(hung[i] > 0);
+		q = (struct maps_query){hung[i], "late_lib.so"};
+		assert_true(wait_for(maps_hold, &q, 20));
+		/* From now on every open and read of the served file blocks. */
+		fd = open(flag[i], O_CREAT | O_WRONLY, 0644);
+		assert_true(fd >= 0);
+		close(fd);
+	}
+	/* A and B: the same program and library (the real one), started last. */
+	snprintf(wl, sizeof(wl), "%s/wl", dir);
+	snprintf(exe, sizeof(exe), "%s/dlopen_late", wl);
+	/* B's own name (a hard link): its samples told from C's. */
+	snprintf(exe_b, sizeof(exe_b), "%s/dlopen_late_b", wl);
+	assert_int_equal(mkdir(wl, 0755), 0);
+	assert_non_null(realpath(tu_build_dir(), build)); /* the link is read from wl/ */
+	assert_int_equal(
+	    tu_run(NULL,
+		   "cp %s/workloads/dlopen_late %s && ln %s %s && ln -s %s/workloads/lib %s/lib",
+		   build, exe, exe, exe_b, build, wl),
+	    0);
+	a = tu_spawn_ready(argv);
+	assert_true(a > 0);
+	{
+		struct maps_query q = {a, "late_lib.so"};
+
+		assert_true(wait_for(maps_hold, &q, 20));
+	}
+	/* C keeps using A's files after A is gone (the next compiler of a loop): a file no
+	 * process uses is forgotten, and a failure with it. */
+	c = tu_spawn_ready(argv);
+	assert_true(c > 0);
+	{
+		struct maps_query q = {c, "late_lib.so"};
+
+		assert_true(wait_for(maps_hold, &q, 20));
+	}
+
+	rec = tu_spawn_logged(rec_argv, log, 0644, false);
+	assert_true(rec > 0);
+	/* The start-up scan posted every file's open (H1's and H2's hang both threads): A goes. */
+	assert_true(wait_for(log_says_sampling, log, 60));
+	kill(a, SIGKILL);
+	waitpid(a, NULL, 0);
+	/* The hung opens abandoned (5 s), A's ran and failed: B maps the same files. */
+	for (int i = 0; i < 200 && !tu_log_has(log, "took over the timeout"); i++)
+		usleep(50000);
+	usleep(500000);
+	b = tu_spawn_ready(b_argv);
+	assert_true(b > 0);
+	/*
+	 * The stuck requests go (their threads were replaced): the record's
+	 * exit is not held by a thread blocked in the kernel for the server.
+	 */
+	for (int i = 0; i < 2; i++) {
+		kill(hung[i], SIGKILL);
+		waitpid(hung[i], NULL, 0);
+		kill(srv[i], SIGKILL);
+		waitpid(srv[i], NULL, 0);
+		umount2(mnt[i], MNT_DETACH);
+	}
+	assert_int_equal(waitpid(rec, &status, 0), rec);
+	kill(b, SIGKILL);
+	waitpid(b, NULL, 0);
+	kill(c, SIGKILL);
+	waitpid(c, NULL, 0);
+
+	read_outputs(log, out_dir, &out, &text);
+	reopened = counter(out, "user: files that could not be opened", "opened again");
+	timed_out = counter(out, "user: file opens on the file worker", "timed out");
+	if (text) {
+		cc = chain_spec__count_folded(cs, text, "dlopen_late_b");
+		cc_c = chain_spec__count_folded(cs, text, "dlopen_late");
+	}
+	print_message("opens timed out %ld, files opened again through another process %ld; B: "
+		      "%ld samples with lib_leaf named, %ld of them the whole chain from a root "
+		      "(C, A: %ld, %ld; C's samples held while it waited for the hung opens "
+		      "overflowed)\n",
+		      timed_out, reopened, cc.leaf, cc.complete, cc_c.leaf, cc_c.complete);
+	if (!text || cc.leaf < 40 || reopened < 1 || cc.complete < cc.leaf * 9 / 10)
+		print_message("%s\n", out ? out : "(no log)");
+	tu_rmtree(dir);
+	free(dir);
+	free(text);
+	free(out);
+	chain_spec__free(cs);
+
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* The scenario happened: the hung opens were abandoned, A's files opened again. */
+	assert_true(timed_out >= 2);
+	assert_true(reopened >= 1);
+	/* B, the next process of the program, ran seconds at 99 Hz: named, and whole. */
+	assert_true(cc.leaf >= 40);
+	assert_true(cc.complete >= cc.leaf * 9 / 10);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hung_fuse_file),
 	    cmocka_unit_test(test_long_table_build),
 	    cmocka_unit_test(test_many_files_bounded_fds),
+	    cmocka_unit_test(test_open_again_after_opener_gone),
 	};
 
 	return cmocka_run_group_tests_name("e2e_file_worker", tests, NULL, NULL);
