@@ -17,6 +17,31 @@
 #include "util/clock.h"
 #include "omniprof/unwind/lookup_cache.h"
 
+/*
+ * The native unwinder's Go switch check (op_go_switch__curg) over the live
+ * process: an unwinder whose reads go to its mem. Only that check is used
+ * here; the walk itself runs in unwind/user_unwind.c.
+ */
+struct op_unwinder;
+static int live_read(struct op_unwinder *u, void *dst, size_t size, uint64_t addr);
+
+#define OP_READ_USER(u, dst, size, addr) live_read((u), (dst), (size), (addr))
+#define OP_FIND_RULE(u, pc, rule)	 ((void)(pc), op_rule__set_invalid(rule))
+#include "omniprof/unwind/native.h"
+
+struct live_unwinder {
+	struct op_unwinder u;
+	const struct remote_memory *mem;
+};
+
+static int live_read(struct op_unwinder *u, void *dst, size_t size, uint64_t addr)
+{
+	const struct live_unwinder *lu =
+	    (const struct live_unwinder *)((uintptr_t)u - offsetof(struct live_unwinder, u));
+
+	return remote_memory__read(lu->mem, addr, dst, size);
+}
+
 struct copy_walk {
 	const struct op_stack_copy *copy;
 	struct process_table *pt;
@@ -245,27 +270,19 @@ static bool copy_fde_rule(struct copy_lookup *l, uint64_t pc, struct op_unwind_r
 }
 
 /*
- * Whether a Go switch's checks (op_unwind_go_switch) hold in the live process
- * now: g from TLS is its m's g0, m.curg another goroutine of that m. Only then
- * is the goroutine parked where the switch left it and its stack, past the
- * copy, worth reading live. Otherwise it has run on since the sample: the
- * frame-pointer fallback would read its stack as it is now (frames of
- * garbage), so nothing past the copy is read and the walk stops with
- * OP_UNWIND_ERR_GO_STALE.
+ * Whether a Go switch's checks (op_go_switch__curg, the switch rule's own)
+ * hold in the live process now: g from TLS is its m's g0, m.curg another
+ * goroutine of that m. Only then is the goroutine parked where the switch
+ * left it and its stack, past the copy, worth reading live. Otherwise it has
+ * run on since the sample: the frame-pointer fallback would read its stack as
+ * it is now (frames of garbage), so nothing past the copy is read and the walk
+ * stops with OP_UNWIND_ERR_GO_STALE.
  */
 static bool go_switch_live(struct copy_walk *w, const struct op_unwind_rule *rule)
 {
-	uint64_t g = 0, m = 0, g0 = 0, curg = 0, curg_m = 0;
-	const struct remote_memory *mem = &w->interp;
+	struct live_unwinder lu = {.mem = &w->interp};
 
-	return w->copy->tls_base &&
-	       !remote_memory__read(mem, w->copy->tls_base + (int64_t)rule->cfa_offset, &g,
-				    sizeof(g)) &&
-	       g && !remote_memory__read(mem, g + OP_GO_G_M, &m, sizeof(m)) && m &&
-	       !remote_memory__read(mem, m + OP_GO_M_G0, &g0, sizeof(g0)) && g0 == g &&
-	       !remote_memory__read(mem, m + (uint16_t)rule->fp_offset, &curg, sizeof(curg)) &&
-	       curg && curg != g &&
-	       !remote_memory__read(mem, curg + OP_GO_G_M, &curg_m, sizeof(curg_m)) && curg_m == m;
+	return op_go_switch__curg(&lu.u, w->copy->tls_base, rule) != 0;
 }
 
 /* OP_FIND_RULE of bpf/sampler.bpf.c (lookup_rule), over the process table. */
