@@ -263,6 +263,71 @@ static long copy_stack_page(__u32 index, void *data)
 }
 
 /*
+ * A copy taken on a Go g0 stack (runtime.systemstack, mcall, asmcgocall: a
+ * cgo call or the runtime's own work) holds g0's stack only: the goroutine it
+ * switched away from is found at walk time, in user space, from g.m.curg.sched,
+ * and by then the goroutine has run on. So its switch is captured now
+ * (struct op_stack_copy's go_*): the checks of OP_RULE_GO_SWITCH
+ * (op_go_switch__curg: g from TLS is m.g0, m.curg another goroutine of that
+ * m), whatever the pc's rule (not known before the walk), then curg.sched's
+ * sp and bp where curg's stack holds sched.sp (go_stack_top). Seven reads
+ * that fail at the first or second in a thread that is not Go's. True with
+ * the fields set and *top the goroutine stack's top.
+ */
+static __always_inline bool copy_go_switch(struct op_stack_copy *c, __u64 *top)
+{
+	__u64 g = 0, m = 0, g0 = 0, curg = 0, curg_m = 0, sp = 0, bp = 0;
+
+	if (c->tls_base < 8 ||
+	    bpf_probe_read_user(&g, sizeof(g), (const void *)(c->tls_base + OP_GO_G_TLS_OFFSET)) ||
+	    !g || bpf_probe_read_user(&m, sizeof(m), (const void *)(g + OP_GO_G_M)) || !m ||
+	    bpf_probe_read_user(&g0, sizeof(g0), (const void *)(m + OP_GO_M_G0)) || g0 != g ||
+	    bpf_probe_read_user(&curg, sizeof(curg), (const void *)(m + OP_GO_M_CURG)) || !curg ||
+	    curg == g ||
+	    bpf_probe_read_user(&curg_m, sizeof(curg_m), (const void *)(curg + OP_GO_G_M)) ||
+	    curg_m != m ||
+	    bpf_probe_read_user(&sp, sizeof(sp),
+				(const void *)(curg + OP_GO_G_SCHED + OP_GO_GOBUF_SP)) ||
+	    bpf_probe_read_user(&bp, sizeof(bp),
+				(const void *)(curg + OP_GO_G_SCHED + OP_GO_GOBUF_BP)) ||
+	    !go_stack_top(curg, sp, top))
+		return false;
+	c->go_g = g;
+	c->go_m = m;
+	c->go_curg = curg;
+	c->go_sched_sp = sp;
+	c->go_sched_bp = bp;
+	return true;
+}
+
+/*
+ * The goroutine's stack from sched.sp, after the copied stack (at most
+ * OP_STACK_COPY_GO_MAX, and what the budget has left): one read, the stack
+ * being all in use from sched.sp up. Returns the bytes added (0: none, and
+ * the switch is not sent: the walk falls back to the live process).
+ */
+static __always_inline __u32 copy_go_stack(struct stack_copy_buf *b, __u64 top, __u64 room)
+{
+	__u64 nk = b->c.n_kernel, len = b->c.stack_len, off, n = top - b->c.go_sched_sp;
+
+	if (n > OP_STACK_COPY_GO_MAX)
+		n = OP_STACK_COPY_GO_MAX;
+	if (n > room)
+		n = room;
+	/* Bounds the verifier can follow, on opaque copies (see copy_stack_page). */
+	__asm__ volatile("" : "+r"(nk));
+	__asm__ volatile("" : "+r"(len));
+	__asm__ volatile("" : "+r"(n));
+	if (nk > OP_MAX_KERNEL_FRAMES + 1 || len > OP_STACK_COPY_MAX || n == 0 ||
+	    n > OP_STACK_COPY_GO_MAX)
+		return 0;
+	off = nk * 8 + len;
+	if (bpf_probe_read_user(&b->body[off], n, (const void *)b->c.go_sched_sp))
+		return 0;
+	return (__u32)n;
+}
+
+/*
  * Sends the sample as a stack copy (the caller checked the budget). Returns 0
  * when it was handled (sent, or dropped and counted), non-zero when the
  * caller records it as usual: the thread has no user context (kernel
@@ -276,7 +341,7 @@ static __always_inline int send_stack_copy(struct bpf_perf_event_data *ctx, __u3
 	struct op_regs r;
 	__u32 cpu = bpf_get_smp_processor_id();
 	long n, size;
-	__u64 nk;
+	__u64 nk, go_top = 0, room;
 
 	if (user_regs(ctx, &r) || !r.pc)
 		return 1;
@@ -295,6 +360,10 @@ static __always_inline int send_stack_copy(struct bpf_perf_event_data *ctx, __u3
 	x.b->c.n_kernel = 0;
 	x.b->c.reserved = 0;
 	x.b->c.reserved2 = 0;
+	x.b->c.go_stack_len = 0;
+	x.b->c.go_flags = 0;
+	x.b->c.go_g = x.b->c.go_m = x.b->c.go_curg = 0;
+	x.b->c.go_sched_sp = x.b->c.go_sched_bp = 0;
 	task = bpf_get_current_task_btf();
 	task_comms(task, x.b->c.comm, x.b->c.pcomm);
 	if (kernel_stacks) {
@@ -333,6 +402,15 @@ static __always_inline int send_stack_copy(struct bpf_perf_event_data *ctx, __u3
 
 	nk = x.b->c.n_kernel & 255;
 	size = OP_STACK_COPY_SIZE(nk, x.len & (2 * OP_STACK_COPY_MAX - 1));
+	/* A Go switch's goroutine, from what the budget has left past the copy. */
+	if (copy_go_switch(&x.b->c, &go_top)) {
+		room = !cb ? OP_STACK_COPY_GO_MAX : cb->bytes > (__u64)size ? cb->bytes - size : 0;
+		x.b->c.go_stack_len = copy_go_stack(x.b, go_top, room);
+		if (x.b->c.go_stack_len) {
+			x.b->c.go_flags = OP_STACK_COPY_F_GO;
+			size += x.b->c.go_stack_len & (2 * OP_STACK_COPY_GO_MAX - 1);
+		}
+	}
 	if (size > (long)OP_STACK_COPY_MAX_SIZE)
 		size = OP_STACK_COPY_MAX_SIZE;
 	stat_inc(OP_STAT_STACK_COPIES);

@@ -504,6 +504,8 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 		(unsigned long long)c->copies.stack_bytes / 1024);
 	fprintf(stderr, "  %-40s %llu\n", "copies: live reads past a Go switch",
 		(unsigned long long)c->copies.switch_reads);
+	fprintf(stderr, "  %-40s %llu\n", "copies: Go switches taken from the copy",
+		(unsigned long long)c->copies.go_captured);
 	fprintf(stderr, "  %-40s %llu\n", "copies: process maps never read",
 		(unsigned long long)c->copies.no_maps);
 	fprintf(stderr, "  %-40s %llu\n", "copies: a caller newly mapped (maps read)",

@@ -17,15 +17,42 @@
 #include "util/clock.h"
 #include "omniprof/unwind/lookup_cache.h"
 
+/*
+ * The native unwinder's Go switch check (op_go_switch__curg) over the live
+ * process: an unwinder whose reads go to its mem. Only that check is used
+ * here; the walk itself runs in unwind/user_unwind.c.
+ */
+struct op_unwinder;
+static int live_read(struct op_unwinder *u, void *dst, size_t size, uint64_t addr);
+
+#define OP_READ_USER(u, dst, size, addr) live_read((u), (dst), (size), (addr))
+#define OP_FIND_RULE(u, pc, rule)	 ((void)(pc), op_rule__set_invalid(rule))
+#include "omniprof/unwind/native.h"
+
+struct live_unwinder {
+	struct op_unwinder u;
+	const struct remote_memory *mem;
+};
+
+static int live_read(struct op_unwinder *u, void *dst, size_t size, uint64_t addr)
+{
+	const struct live_unwinder *lu =
+	    (const struct live_unwinder *)((uintptr_t)u - offsetof(struct live_unwinder, u));
+
+	return remote_memory__read(lu->mem, addr, dst, size);
+}
+
 struct copy_walk {
 	const struct op_stack_copy *copy;
 	struct process_table *pt;
 	const struct process *p;
 	struct stack_copy_stats *stats;
-	struct remote_memory stack;  /* the copied bytes: [sp, sp + stack_len), nothing else */
-	struct remote_memory interp; /* the copy over the live process */
-	bool beyond_copy;	     /* a stack read fell outside the copied bytes */
-	bool go_switch;		     /* the walk met a Go stack switch's rule */
+	struct remote_memory stack;    /* the copied bytes: [sp, sp + stack_len), nothing else */
+	struct remote_memory interp;   /* the copy over the live process */
+	struct remote_memory go_stack; /* the goroutine's copied bytes (OP_STACK_COPY_F_GO) */
+	bool go_captured;	       /* the walk met a Go switch the copy captured */
+	bool beyond_copy;	       /* a stack read fell outside the copied bytes */
+	bool go_switch;		       /* the walk met a Go stack switch's rule */
 	bool go_stale;	     /* ... whose thread had moved on: past the copy is not the sample's */
 	bool guessed;	     /* the last rule looked up was frame pointers' */
 	bool no_table;	     /* a frame in a mapped file whose table is not in the maps */
@@ -35,6 +62,37 @@ struct copy_walk {
 };
 
 /*
+ * The words of a Go switch the copy captured at the sample (struct
+ * op_stack_copy's go_*), at the addresses op_go_switch__curg and the switch
+ * step read them from: g from TLS, g.m, m.g0, m.curg, curg.m, curg.sched's
+ * sp and bp. 0 with *dst set, -EFAULT for any other read.
+ */
+static int go_captured_read(const struct op_stack_copy *c, void *dst, size_t size, uint64_t addr)
+{
+	const struct {
+		uint64_t addr, value;
+	} words[] = {
+	    {c->tls_base + (int64_t)OP_GO_G_TLS_OFFSET, c->go_g},
+	    {c->go_g + OP_GO_G_M, c->go_m},
+	    {c->go_m + OP_GO_M_G0, c->go_g},
+	    {c->go_m + OP_GO_M_CURG, c->go_curg},
+	    {c->go_curg + OP_GO_G_M, c->go_m},
+	    {c->go_curg + OP_GO_G_SCHED + OP_GO_GOBUF_SP, c->go_sched_sp},
+	    {c->go_curg + OP_GO_G_SCHED + OP_GO_GOBUF_BP, c->go_sched_bp},
+	};
+
+	if (size != sizeof(uint64_t))
+		return -EFAULT;
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		if (words[i].addr == addr) {
+			memcpy(dst, &words[i].value, sizeof(uint64_t));
+			return 0;
+		}
+	}
+	return -EFAULT;
+}
+
+/*
  * The unwinder's reads: the target's stack is what was copied. Once the walk
  * meets a Go stack switch (OP_RULE_GO_SWITCH: the sample is on g0, in C or
  * the runtime), what lies outside the copy is read from the live process:
@@ -42,14 +100,23 @@ struct copy_walk {
  * while its thread runs on g0. The switch rule's checks (g is m.g0, curg.m
  * is m, asmcgocall's saved g, read from the copy, is curg) hold back reads of
  * a thread that moved on; a goroutine that switched again since is walked
- * from its newer switch (counted, as the runtimes' live reads).
+ * from its newer switch (counted, as the runtimes' live reads). A copy that
+ * captured its switch at the sample (OP_STACK_COPY_F_GO) is walked from that
+ * alone: the switch's words and the goroutine's copied stack, never the
+ * live process (a read past them is past the copy).
  */
 static int copy_read(void *ctx, void *dst, size_t size, uint64_t addr)
 {
 	struct copy_walk *w = ctx;
 	int err = remote_memory__read(&w->stack, addr, dst, size);
 
-	if (err && w->go_switch) {
+	if (err && w->go_captured) {
+		err = go_captured_read(w->copy, dst, size, addr);
+		if (err)
+			err = remote_memory__read(&w->go_stack, addr, dst, size);
+		if (err)
+			w->beyond_copy |= addr >= w->copy->go_sched_sp;
+	} else if (err && w->go_switch) {
 		err = remote_memory__read(&w->interp, addr, dst, size);
 		if (!err)
 			w->stats->switch_reads++;
@@ -245,27 +312,19 @@ static bool copy_fde_rule(struct copy_lookup *l, uint64_t pc, struct op_unwind_r
 }
 
 /*
- * Whether a Go switch's checks (op_unwind_go_switch) hold in the live process
- * now: g from TLS is its m's g0, m.curg another goroutine of that m. Only then
- * is the goroutine parked where the switch left it and its stack, past the
- * copy, worth reading live. Otherwise it has run on since the sample: the
- * frame-pointer fallback would read its stack as it is now (frames of
- * garbage), so nothing past the copy is read and the walk stops with
- * OP_UNWIND_ERR_GO_STALE.
+ * Whether a Go switch's checks (op_go_switch__curg, the switch rule's own)
+ * hold in the live process now: g from TLS is its m's g0, m.curg another
+ * goroutine of that m. Only then is the goroutine parked where the switch
+ * left it and its stack, past the copy, worth reading live. Otherwise it has
+ * run on since the sample: the frame-pointer fallback would read its stack as
+ * it is now (frames of garbage), so nothing past the copy is read and the walk
+ * stops with OP_UNWIND_ERR_GO_STALE.
  */
 static bool go_switch_live(struct copy_walk *w, const struct op_unwind_rule *rule)
 {
-	uint64_t g = 0, m = 0, g0 = 0, curg = 0, curg_m = 0;
-	const struct remote_memory *mem = &w->interp;
+	struct live_unwinder lu = {.mem = &w->interp};
 
-	return w->copy->tls_base &&
-	       !remote_memory__read(mem, w->copy->tls_base + (int64_t)rule->cfa_offset, &g,
-				    sizeof(g)) &&
-	       g && !remote_memory__read(mem, g + OP_GO_G_M, &m, sizeof(m)) && m &&
-	       !remote_memory__read(mem, m + OP_GO_M_G0, &g0, sizeof(g0)) && g0 == g &&
-	       !remote_memory__read(mem, m + (uint16_t)rule->fp_offset, &curg, sizeof(curg)) &&
-	       curg && curg != g &&
-	       !remote_memory__read(mem, curg + OP_GO_G_M, &curg_m, sizeof(curg_m)) && curg_m == m;
+	return op_go_switch__curg(&lu.u, w->copy->tls_base, rule) != 0;
 }
 
 /* OP_FIND_RULE of bpf/sampler.bpf.c (lookup_rule), over the process table. */
@@ -305,7 +364,10 @@ static void copy_find_rule(void *ctx, uint32_t pid, uint64_t pc, struct op_unwin
 		break;
 	}
 	if (rule->cmd == OP_RULE_GO_SWITCH) {
-		if (go_switch_live(l->w, rule))
+		if (l->w->copy->go_flags & OP_STACK_COPY_F_GO) {
+			l->w->stats->go_captured += !l->w->go_captured;
+			l->w->go_captured = true;
+		} else if (go_switch_live(l->w, rule))
 			l->w->go_switch = true;
 		else
 			l->w->go_stale = true;
@@ -344,6 +406,8 @@ static long walk(const struct op_stack_copy *copy, size_t size, struct process_t
 						   .len = copy->stack_len,
 						   .fallback = &live,
 						   .fallback_reads = &stats->interp_reads};
+	struct remote_memory_overlay go_stack = {.base = copy->go_sched_sp,
+						 .len = copy->go_stack_len};
 	struct copy_lookup lookup = {.w = &w};
 	struct user_unwind_ops ops = {copy_read, copy_find_rule, &w, &lookup};
 	/* Each runtime's state for this walk (interp_ops.walk_size bytes). */
@@ -359,14 +423,18 @@ static long walk(const struct op_stack_copy *copy, size_t size, struct process_t
 	/* The size must be exactly what the counts say (see struct op_stack_copy). */
 	if (size < sizeof(*copy) || copy->stack_len > OP_STACK_COPY_MAX ||
 	    copy->n_kernel > OP_MAX_KERNEL_FRAMES + 1 ||
-	    size != OP_STACK_COPY_SIZE(copy->n_kernel, copy->stack_len)) {
+	    copy->go_stack_len > OP_STACK_COPY_GO_MAX ||
+	    (copy->go_stack_len && !(copy->go_flags & OP_STACK_COPY_F_GO)) ||
+	    size != OP_STACK_COPY_SIZE(copy->n_kernel, copy->stack_len) + copy->go_stack_len) {
 		stats->bad_records++;
 		return -EINVAL;
 	}
 	stats->received++;
 	stats->stack_bytes += copy->stack_len;
 	stack.bytes = interp_mem.bytes = (const uint8_t *)(kernel + copy->n_kernel);
+	go_stack.bytes = stack.bytes + copy->stack_len;
 	w.stack = remote_memory__overlay(&stack);
+	w.go_stack = remote_memory__overlay(&go_stack);
 	w.interp = remote_memory__overlay(&interp_mem);
 	for (unsigned int i = 1; states && i < OP_INTERP__COUNT; i++) {
 		const struct interp_ops *ops = interp__of_id(i);

@@ -66,6 +66,7 @@ struct stack_copy_stats {
 	struct interp_walk_stats interp[OP_INTERP__COUNT];
 	uint64_t interp_reads; /* the runtimes' reads of the live process (process_vm_readv) */
 	uint64_t switch_reads; /* reads of the live process past a Go stack switch */
+	uint64_t go_captured;  /* walks that took a Go switch the copy captured at the sample */
 };
 
 /*

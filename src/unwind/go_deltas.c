@@ -33,7 +33,7 @@
  * TLS is dynamic): there the rule's checks (g == g.m.g0, curg.m == m) fail
  * and the frame-pointer fallback is taken.
  */
-#define GO_G_TLS_OFFSET (-8)
+#define GO_G_TLS_OFFSET OP_GO_G_TLS_OFFSET
 /*
  * m.curg's offset, amd64: 192 in Go 1.19 (Debian's; the unit test reads it
  * from the DWARF of the Go runtime installed), and in every release from
@@ -41,7 +41,7 @@
  * words), divmod and padding, procid, gsignal, goSigStack (gsignalStack, 5
  * words), sigmask (8 bytes), tls (6 words), mstartfn, then curg.
  */
-#define GO_M_CURG 192
+#define GO_M_CURG OP_GO_M_CURG
 
 struct run {
 	uint64_t start, end;

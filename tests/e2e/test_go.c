@@ -540,7 +540,7 @@ static void test_cgo_copies(void **state)
 {
 	char *build = realpath(tu_build_dir(), NULL), path[600], deep_path[600], pids[32],
 	     *out = NULL, *text;
-	long leaf, whole, live, copies, kib;
+	long leaf, whole, live, captured, copies, kib;
 	struct worst worst = {0};
 	struct go_count deep;
 	pid_t pid, deep_pid;
@@ -572,6 +572,7 @@ static void test_cgo_copies(void **state)
 	copies = counter(out, "copies: unwound in user space");
 	kib = counter(out, "copies: stack bytes received");
 	live = counter(out, "copies: live reads past a Go switch");
+	captured = counter(out, "copies: Go switches taken from the copy");
 	free(out);
 	printf("      copies: %.1f KiB of stack each\n", copies > 0 ? (double)kib / copies : 0);
 	/* Not 99%: a sample in Go's signal handler (sysmon preempts the spinning goroutine
@@ -584,7 +585,11 @@ static void test_cgo_copies(void **state)
 	assert_true(copies > 0 && kib >= 0);
 	assert_true(kib < copies * 32);
 	assert_true(leaf >= MIN_SAMPLES);
-	assert_true(live > 0);
+	/* The switches from the copy's own capture (bpf/stack_copy.h: the test
+	 * hook's copies are not budgeted, each has its goroutine), not the live
+	 * process (a switch caught mid-way, g not yet m.g0, may still be). */
+	printf("      copies: %ld Go switches from the copy, %ld live reads\n", captured, live);
+	assert_true(captured > 0 && live < captured);
 	assert_true(whole * 100 >= leaf * 85);
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "interp/interp.h"
+#include "omniprof/abi.h"
 
 #define MAX_REPEAT 4096
 
@@ -143,6 +144,17 @@ static int parse_line(struct replay_case *c, char *line, int lineno, char *err, 
 	}
 	if (!strcmp(words[0], "copy") && n == 1) {
 		c->from_copy = true;
+		return 0;
+	}
+	if (!strcmp(words[0], "copy") && n == 3 && !strcmp(words[1], "go")) {
+		char *end;
+		unsigned long v = strtoul(words[2], &end, 10);
+
+		if (*end || !v || v > OP_STACK_COPY_GO_MAX)
+			return fail(err, len, lineno, "copy go: 1 to %d bytes",
+				    OP_STACK_COPY_GO_MAX);
+		c->from_copy = true;
+		c->copy_go = (uint32_t)v;
 		return 0;
 	}
 	if (!strcmp(words[0], "copy") && n >= 3 && !strcmp(words[1], "stops")) {

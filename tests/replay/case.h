@@ -38,6 +38,9 @@
  *   copy stops TEXT          the same, but the copy's walk (after the process is
  *                            gone) ends with an error naming TEXT where the direct
  *                            walk goes on, its frames before it the direct walk's
+ *   copy go BYTES            the copy also captures a Go switch at the sample, as
+ *                            the sampler does (struct op_stack_copy's go_*), with
+ *                            at most BYTES of the goroutine's stack
  *   settle MS                wait MS after "ready" before stopping (default 200)
  *   step main|none           single-step the main thread towards the stop (default main)
  *   known_failure REASON     the case documents a known gap: failing is reported as
@@ -76,6 +79,7 @@
 #define OMNIPROF_TESTS_REPLAY_CASE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 enum expect_kind {
@@ -120,7 +124,8 @@ struct replay_case {
 	bool perl;	/* workload: a script in tests/workloads/perl/ run by /usr/bin/perl */
 	bool run;	/* workload: a program run with args as they are (run) */
 	bool copy_writable;
-	bool from_copy; /* copy: also walk from a stack copy */
+	bool from_copy;	  /* copy: also walk from a stack copy */
+	uint32_t copy_go; /* copy go BYTES (0: the copy captures no Go switch) */
 	/* copy stops TEXT: the copy's walk, done after the process is gone, ends
 	 * with an error naming TEXT where the direct walk goes on (its frames
 	 * before it are the direct walk's first ones). NULL: it matches the

@@ -69,11 +69,50 @@ fail:
  * mapping), whole pages after the first, at most OP_STACK_COPY_MAX.
  * Returns the record (caller frees) and its size in *size, or NULL.
  */
+/*
+ * The Go switch as bpf/stack_copy.h's copy_go_switch() and copy_go_stack()
+ * capture it at the sample, from the snapshot: g from TLS is m.g0, m.curg
+ * another goroutine of that m, curg.sched.sp in curg's stack; then up to
+ * go_max bytes of that stack from sched.sp, after the copied stack.
+ */
+static void build_copy_go(const struct remote_memory *mem, struct op_stack_copy *c, uint32_t go_max)
+{
+	uint64_t g = 0, m = 0, g0 = 0, curg = 0, curg_m = 0, sp = 0, bp = 0, lo = 0, hi = 0, n;
+	uint8_t *go_stack = (uint8_t *)(c + 1) + c->stack_len;
+
+	if (!go_max || c->tls_base < 8 ||
+	    remote_memory__read(mem, c->tls_base + (int64_t)OP_GO_G_TLS_OFFSET, &g, 8) || !g ||
+	    remote_memory__read(mem, g + OP_GO_G_M, &m, 8) || !m ||
+	    remote_memory__read(mem, m + OP_GO_M_G0, &g0, 8) || g0 != g ||
+	    remote_memory__read(mem, m + OP_GO_M_CURG, &curg, 8) || !curg || curg == g ||
+	    remote_memory__read(mem, curg + OP_GO_G_M, &curg_m, 8) || curg_m != m ||
+	    remote_memory__read(mem, curg + OP_GO_G_SCHED + OP_GO_GOBUF_SP, &sp, 8) ||
+	    remote_memory__read(mem, curg + OP_GO_G_SCHED + OP_GO_GOBUF_BP, &bp, 8) ||
+	    remote_memory__read(mem, curg, &lo, 8) ||
+	    remote_memory__read(mem, curg + OP_GO_G_STACK_HI, &hi, 8) || sp < lo || sp >= hi)
+		return;
+	n = hi - sp;
+	if (n > go_max)
+		n = go_max;
+	if (n > OP_STACK_COPY_GO_MAX)
+		n = OP_STACK_COPY_GO_MAX;
+	if (remote_memory__read(mem, sp, go_stack, n))
+		return;
+	c->go_flags = OP_STACK_COPY_F_GO;
+	c->go_g = g;
+	c->go_m = m;
+	c->go_curg = curg;
+	c->go_sched_sp = sp;
+	c->go_sched_bp = bp;
+	c->go_stack_len = (uint32_t)n;
+}
+
 static struct op_stack_copy *build_copy(const struct snapshot *s, const struct snapshot_thread *t,
-					size_t *size)
+					uint32_t go_max, size_t *size)
 {
 	struct remote_memory mem = snapshot__memory(s);
-	struct op_stack_copy *c = calloc(1, OP_STACK_COPY_SIZE(0, OP_STACK_COPY_MAX));
+	struct op_stack_copy *c =
+	    calloc(1, OP_STACK_COPY_SIZE(0, OP_STACK_COPY_MAX) + OP_STACK_COPY_GO_MAX);
 	uint64_t sp = t->regs.rsp, at = sp;
 	uint8_t *stack;
 
@@ -100,13 +139,14 @@ static struct op_stack_copy *build_copy(const struct snapshot *s, const struct s
 	c->tls_base = t->regs.fs_base;
 	c->bx = t->regs.rbx;
 	c->stack_len = (uint32_t)(at - sp);
-	*size = OP_STACK_COPY_SIZE(0, c->stack_len);
+	build_copy_go(&mem, c, go_max);
+	*size = OP_STACK_COPY_SIZE(0, c->stack_len) + c->go_stack_len;
 	return c;
 }
 
 int copy_walk__run(const struct snapshot *s, const struct snapshot_thread *t,
 		   const struct space *sp, struct op_frame *frames, uint32_t *n_frames,
-		   uint32_t *stack_len, struct stack_copy_stats *stats)
+		   uint32_t go_max, uint32_t *stack_len, struct stack_copy_stats *stats)
 {
 	struct process_table pt = {0};
 	struct process p = {.pid = s->pid, .refreshes = 1};
@@ -125,7 +165,7 @@ int copy_walk__run(const struct snapshot *s, const struct snapshot_thread *t,
 		return err;
 	unwind_maps__init(&um, m.mappings, m.tables, m.info, m.rules, OP_MAX_RULES);
 	p.maps = calloc(sp->n_maps ? sp->n_maps : 1, sizeof(*p.maps));
-	copy = build_copy(s, t, &size);
+	copy = build_copy(s, t, go_max, &size);
 	out = malloc(OP_TRACE_MAX_SIZE);
 	if (!p.maps || !copy || !out) {
 		err = -ENOMEM;

@@ -21,13 +21,16 @@
 
 /*
  * Unwinds thread t of snapshot s (its executable mappings in sp) from a
- * copy. frames gets up to OP_MAX_USER_FRAMES user frames (error frames as
- * the record holds them), *n_frames their count, *stack_len the bytes
+ * copy. go_max: when the thread is on a Go g0 stack with a goroutine switched
+ * away from, the copy also captures the switch and up to go_max bytes of the
+ * goroutine's stack, as the sampler does (0: the copy captures none, as
+ * before the sampler did; at most OP_STACK_COPY_GO_MAX). frames gets up to OP_MAX_USER_FRAMES user
+ * frames (error frames as the record holds them), *n_frames their count, *stack_len the bytes
  * copied, stats what stack_copy counted. 0, or -errno (no BPF, no memory,
  * a malformed record).
  */
 int copy_walk__run(const struct snapshot *s, const struct snapshot_thread *t,
 		   const struct space *sp, struct op_frame *frames, uint32_t *n_frames,
-		   uint32_t *stack_len, struct stack_copy_stats *stats);
+		   uint32_t go_max, uint32_t *stack_len, struct stack_copy_stats *stats);
 
 #endif

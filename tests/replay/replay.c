@@ -252,7 +252,7 @@ static bool replay_copy(const struct replay_case *c, const struct case_thread *c
 	char want[NAME_LEN];
 	int err;
 
-	err = copy_walk__run(s, t, sp, frames, &n_frames, &stack_len, &st);
+	err = copy_walk__run(s, t, sp, frames, &n_frames, c->copy_go, &stack_len, &st);
 	if (err) {
 		snprintf(summary, len,
 			 "thread %s: the stack copy could not be unwound: %s (BPF maps need root)",

@@ -177,6 +177,56 @@ static void put_heap(uint8_t *heap, uint64_t addr, uint64_t value, size_t size)
 }
 
 /*
+ * A copy's Go switch fields (bpf/stack_copy.h) from a hostile record: a
+ * goroutine stack longer than OP_STACK_COPY_GO_MAX, or past the record's
+ * size, or bytes without the flag that says they are the goroutine's, are
+ * refused whole; a record whose size counts them is walked.
+ */
+static void test_go_switch_fields_malformed(void **state)
+{
+	struct process_table pt = {0};
+	struct stack_copy_stats st = {0};
+	struct op_stack_copy *c = new_copy();
+	struct op_trace *t = malloc(OP_TRACE_MAX_SIZE);
+
+	(void)state;
+	assert_non_null(t);
+	c->stack_len = 64;
+	c->go_flags = OP_STACK_COPY_F_GO;
+	c->go_sched_sp = 0xc000100000ull;
+	c->go_stack_len = OP_STACK_COPY_GO_MAX + 8;
+	assert_int_equal(stack_copy__to_trace(c, copy_size(c) + c->go_stack_len, &pt, NULL, NULL,
+					      NULL, t, &st, NULL, 0),
+			 -EINVAL);
+	c->go_stack_len = UINT32_MAX;
+	assert_int_equal(stack_copy__to_trace(c, copy_size(c) + c->go_stack_len, &pt, NULL, NULL,
+					      NULL, t, &st, NULL, 0),
+			 -EINVAL);
+	/* Its bytes past the size the record has, or the size without them. */
+	c->go_stack_len = 64;
+	assert_int_equal(
+	    stack_copy__to_trace(c, copy_size(c), &pt, NULL, NULL, NULL, t, &st, NULL, 0), -EINVAL);
+	assert_int_equal(stack_copy__to_trace(c, copy_size(c) + c->go_stack_len + 8, &pt, NULL,
+					      NULL, NULL, t, &st, NULL, 0),
+			 -EINVAL);
+	/* Goroutine bytes the flag does not vouch for. */
+	c->go_flags = 0;
+	assert_int_equal(stack_copy__to_trace(c, copy_size(c) + c->go_stack_len, &pt, NULL, NULL,
+					      NULL, t, &st, NULL, 0),
+			 -EINVAL);
+	assert_int_equal(st.bad_records, 5);
+	assert_int_equal(st.received, 0);
+	/* Counted in the size, with the flag: a record (its walk: no maps here). */
+	c->go_flags = OP_STACK_COPY_F_GO;
+	assert_true(stack_copy__to_trace(c, copy_size(c) + c->go_stack_len, &pt, NULL, NULL, NULL,
+					 t, &st, NULL, 0) > 0);
+	assert_int_equal(st.received, 1);
+	assert_int_equal(st.stack_bytes, 64);
+	free(t);
+	free(c);
+}
+
+/*
  * A copy of a CPython 3.12 process: Python -> C -> Python. The interpreter's
  * thread state and frames live in this test's heap (read live, as the
  * agent reads a young process with process_vm_readv: the copy's pid is the
@@ -350,6 +400,7 @@ int main(void)
 	    cmocka_unit_test(test_frame_pointer_walk_over_copy),
 	    cmocka_unit_test(test_process_never_read),
 	    cmocka_unit_test(test_malformed_copies),
+	    cmocka_unit_test(test_go_switch_fields_malformed),
 	    cmocka_unit_test(test_python_frames_from_copy),
 	    cmocka_unit_test(test_python_block_past_copy_end),
 	};

@@ -179,6 +179,16 @@ enum op_go_switch_flags {
 #define OP_GO_GOBUF_SP	  0
 #define OP_GO_GOBUF_BP	  48
 #define OP_GO_CGO_SAVED_G 48
+/* g.stack.hi: the top of the goroutine's stack (g.stack is lo, hi). */
+#define OP_GO_G_STACK_HI 8
+/*
+ * Where g is from the thread pointer (x86-64: tp - 8, Go's TLS slot in an
+ * executable, linked by Go or by the system linker) and m.curg's offset (Go
+ * 1.16 to 1.23): what src/unwind/go_deltas.c puts in OP_RULE_GO_SWITCH's
+ * rules, and where a stack copy looks for a switched-away goroutine.
+ */
+#define OP_GO_G_TLS_OFFSET (-8)
+#define OP_GO_M_CURG	   192
 
 struct op_unwind_rule {
 	__u8 cmd;      /* enum op_rule_cmd */
@@ -405,6 +415,22 @@ struct op_offcpu_end {
  */
 #define OP_STACK_COPY_MAX    (512 * 1024)
 #define OP_STACK_COPY_COMMON (128 * 1024)
+/*
+ * A copy taken on a Go g0 stack with a goroutine switched away from (the
+ * checks of op_go_switch__curg with OP_GO_G_TLS_OFFSET and OP_GO_M_CURG:
+ * g from TLS is m.g0, m.curg another goroutine of that m) also carries, as
+ * they were at the sample, g, m, curg, curg.sched's sp and bp
+ * (OP_STACK_COPY_F_GO in go_flags), and go_stack_len bytes of the
+ * goroutine's stack from sched.sp (up to its g.stack.hi, at most
+ * OP_STACK_COPY_GO_MAX), after the copied stack. The walk in user space
+ * takes the switch from them rather than from the live process, where the
+ * goroutine has run on since.
+ */
+#define OP_STACK_COPY_GO_MAX (16 * 1024)
+
+enum op_stack_copy_go_flags {
+	OP_STACK_COPY_F_GO = 1, /* go_g .. go_sched_bp and the goroutine's stack are set */
+};
 
 struct op_stack_copy {
 	struct op_event_header hdr;
@@ -419,15 +445,25 @@ struct op_stack_copy {
 	__u64 pc;
 	__u64 sp;
 	__u64 fp;
-	__u64 tls_base;	 /* the thread pointer (fs base): finds a runtime's thread state */
-	__u32 stack_len; /* bytes of stack, from sp */
+	__u64 tls_base;	    /* the thread pointer (fs base): finds a runtime's thread state */
+	__u32 stack_len;    /* bytes of stack, from sp */
+	__u32 go_stack_len; /* bytes of the goroutine's stack, from go_sched_sp (0: none) */
+	__u64 bx;	    /* rbx (OP_RULE_CFA_RBX: ld.so's lazy-binding trampolines) */
+	__u32 go_flags;	    /* enum op_stack_copy_go_flags */
 	__u32 reserved2;
-	__u64 bx; /* rbx (OP_RULE_CFA_RBX: ld.so's lazy-binding trampolines) */
+	__u64 go_g; /* the Go switch at the sample: g (m.g0), m, m.curg */
+	__u64 go_m;
+	__u64 go_curg;
+	__u64 go_sched_sp; /* curg.sched.sp, bp */
+	__u64 go_sched_bp;
 };
 
+/* A record is header, __u64 kernel[n_kernel], the stack (stack_len bytes),
+ * then the goroutine's (go_stack_len): OP_STACK_COPY_SIZE + go_stack_len. */
 #define OP_STACK_COPY_SIZE(n_kernel, stack_len)                                                    \
 	(sizeof(struct op_stack_copy) + 8 * (n_kernel) + (stack_len))
-#define OP_STACK_COPY_MAX_SIZE OP_STACK_COPY_SIZE(OP_MAX_KERNEL_FRAMES + 1, OP_STACK_COPY_MAX)
+#define OP_STACK_COPY_MAX_SIZE                                                                     \
+	(OP_STACK_COPY_SIZE(OP_MAX_KERNEL_FRAMES + 1, OP_STACK_COPY_MAX) + OP_STACK_COPY_GO_MAX)
 
 /*
  * Runtimes (interpreters, JITs) whose code the walk hands over to: when a
@@ -526,7 +562,7 @@ _Static_assert(sizeof(struct op_proc_event) == 40, "op_proc_event layout");
 _Static_assert(sizeof(struct op_exec_event) == 40 + OP_EXEC_PATH_LEN, "op_exec_event layout");
 _Static_assert(sizeof(struct op_trace) == 64, "op_trace header layout");
 _Static_assert(sizeof(struct op_offcpu_end) == 32, "op_offcpu_end layout");
-_Static_assert(sizeof(struct op_stack_copy) == 112, "op_stack_copy layout");
+_Static_assert(sizeof(struct op_stack_copy) == 160, "op_stack_copy layout");
 _Static_assert(__builtin_offsetof(struct op_stack_copy, flags) ==
 		   __builtin_offsetof(struct op_trace, flags),
 	       "op_stack_copy header as op_trace's");
@@ -535,7 +571,11 @@ _Static_assert(sizeof(struct op_trace) % 8 == 0 && sizeof(struct op_frame) % 8 =
 	       "op_trace alignment");
 _Static_assert(OP_TRACE_MAX_SIZE == 64 + 8 * (OP_MAX_KERNEL_FRAMES + 1) + 24 * OP_MAX_USER_FRAMES,
 	       "op_trace size");
-_Static_assert(OP_STACK_COPY_MAX_SIZE == 112 + 8 * (OP_MAX_KERNEL_FRAMES + 1) + OP_STACK_COPY_MAX,
+_Static_assert(OP_STACK_COPY_MAX_SIZE ==
+		   160 + 8 * (OP_MAX_KERNEL_FRAMES + 1) + OP_STACK_COPY_MAX + OP_STACK_COPY_GO_MAX,
 	       "op_stack_copy size");
+_Static_assert(__builtin_offsetof(struct op_stack_copy, go_g) == 120 &&
+		   __builtin_offsetof(struct op_stack_copy, go_sched_bp) == 152,
+	       "op_stack_copy Go switch fields");
 
 #endif
