@@ -276,16 +276,11 @@ static long copy_stack_page(__u32 index, void *data)
  */
 static __always_inline bool copy_go_switch(struct op_stack_copy *c, __u64 *top)
 {
-	__u64 g = 0, m = 0, g0 = 0, curg = 0, curg_m = 0, sp = 0, bp = 0;
+	__u64 g = 0, m = 0, sp = 0, bp = 0,
+	      curg =
+		  op_go_switch__curg(NULL, c->tls_base, OP_GO_G_TLS_OFFSET, OP_GO_M_CURG, &g, &m);
 
-	if (c->tls_base < 8 ||
-	    bpf_probe_read_user(&g, sizeof(g), (const void *)(c->tls_base + OP_GO_G_TLS_OFFSET)) ||
-	    !g || bpf_probe_read_user(&m, sizeof(m), (const void *)(g + OP_GO_G_M)) || !m ||
-	    bpf_probe_read_user(&g0, sizeof(g0), (const void *)(m + OP_GO_M_G0)) || g0 != g ||
-	    bpf_probe_read_user(&curg, sizeof(curg), (const void *)(m + OP_GO_M_CURG)) || !curg ||
-	    curg == g ||
-	    bpf_probe_read_user(&curg_m, sizeof(curg_m), (const void *)(curg + OP_GO_G_M)) ||
-	    curg_m != m ||
+	if (!curg ||
 	    bpf_probe_read_user(&sp, sizeof(sp),
 				(const void *)(curg + OP_GO_G_SCHED + OP_GO_GOBUF_SP)) ||
 	    bpf_probe_read_user(&bp, sizeof(bp),

@@ -323,8 +323,10 @@ static bool copy_fde_rule(struct copy_lookup *l, uint64_t pc, struct op_unwind_r
 static bool go_switch_live(struct copy_walk *w, const struct op_unwind_rule *rule)
 {
 	struct live_unwinder lu = {.mem = &w->interp};
+	__u64 g, m;
 
-	return op_go_switch__curg(&lu.u, w->copy->tls_base, rule) != 0;
+	return op_go_switch__curg(&lu.u, w->copy->tls_base, rule->cfa_offset,
+				  (uint16_t)rule->fp_offset, &g, &m) != 0;
 }
 
 /* OP_FIND_RULE of bpf/sampler.bpf.c (lookup_rule), over the process table. */

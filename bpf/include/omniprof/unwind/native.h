@@ -117,27 +117,34 @@ static __always_inline int op_unwind_signal_frame(struct op_unwinder *u)
 
 /*
  * The goroutine a Go switch left, as OP_RULE_GO_SWITCH finds it: g from the
- * thread pointer at rule->cfa_offset, m = g.m, curg = m.curg (at
- * rule->fp_offset), and only when g is m.g0 (the thread is on the switch's
- * g0) and curg another goroutine of the same m (a wrong TLS slot or offset
- * does not get that far). 0 otherwise. The one check of the switch: the
- * step below and a stack copy's walk (src/engine/stack_copy.c: whether the
- * live process still holds the sample's goroutine) both ask it, each reading
- * through its own OP_READ_USER.
+ * thread pointer at tls_offset (the rule's cfa_offset), m = g.m, curg =
+ * m.curg (at curg_offset, the rule's fp_offset), and only when g is m.g0
+ * (the thread is on the switch's g0) and curg another goroutine of the same
+ * m (a wrong TLS slot or offset does not get that far). 0 otherwise; g and m
+ * in *g_out and *m_out when curg is returned. The one check of the switch:
+ * the step below, a stack copy taken in BPF (bpf/stack_copy.h, which
+ * captures the switch with Go's fixed offsets) and a copy's walk in user
+ * space (src/engine/stack_copy.c: whether the live process still holds the
+ * sample's goroutine) all ask it, each reading through its own OP_READ_USER.
  */
 static __always_inline __u64 op_go_switch__curg(struct op_unwinder *u, __u64 fsbase,
-						const struct op_unwind_rule *rule)
+						__s64 tls_offset, __u16 curg_offset, __u64 *g_out,
+						__u64 *m_out)
 {
 	__u64 g = 0, m = 0, g0 = 0, curg = 0, curg_m = 0;
 
-	(void)u; /* an includer's OP_READ_USER may use neither */
-	(void)rule;
-	if (!fsbase || OP_READ_USER(u, &g, sizeof(g), fsbase + (__s64)rule->cfa_offset) || !g ||
+	/* An includer's OP_READ_USER may use none of them. */
+	(void)u;
+	(void)tls_offset;
+	(void)curg_offset;
+	if (!fsbase || OP_READ_USER(u, &g, sizeof(g), fsbase + tls_offset) || !g ||
 	    OP_READ_USER(u, &m, sizeof(m), g + OP_GO_G_M) || !m ||
 	    OP_READ_USER(u, &g0, sizeof(g0), m + OP_GO_M_G0) || g0 != g ||
-	    OP_READ_USER(u, &curg, sizeof(curg), m + (__u16)rule->fp_offset) || !curg ||
-	    curg == g || OP_READ_USER(u, &curg_m, sizeof(curg_m), curg + OP_GO_G_M) || curg_m != m)
+	    OP_READ_USER(u, &curg, sizeof(curg), m + curg_offset) || !curg || curg == g ||
+	    OP_READ_USER(u, &curg_m, sizeof(curg_m), curg + OP_GO_G_M) || curg_m != m)
 		return 0;
+	*g_out = g;
+	*m_out = m;
 	return curg;
 }
 
@@ -150,8 +157,9 @@ static __always_inline int op_unwind_go_switch(struct op_unwinder *u,
 					       const struct op_unwind_rule *rule)
 {
 	struct op_regs *r = &u->regs;
-	__u64 curg = op_go_switch__curg(u, OP_READ_FSBASE(u), rule), sp = 0, bp = 0, pc = 0,
-	      saved = 0;
+	__u64 g = 0, m = 0, sp = 0, bp = 0, pc = 0, saved = 0;
+	__u64 curg = op_go_switch__curg(u, OP_READ_FSBASE(u), rule->cfa_offset,
+					(__u16)rule->fp_offset, &g, &m);
 
 	if (!curg)
 		return OP_STEP_END;
