@@ -207,13 +207,8 @@ static const void *file_data(struct interp *in, size_t r, uint32_t file_slot)
 	if (f->inspected & (1u << r))
 		return f->data[r];
 	cf = in->env.files ? file_cache__at(in->env.files, file_slot) : NULL;
-	/*
-	 * Still being opened (a waiting process's maps), or its open failed
-	 * through a process gone since (the next one that maps it opens it again:
-	 * file_cache.h, FILE_CACHE_OPENS): inspected once it is open. No runtime
-	 * inspects a file without an ELF, so nothing is lost by not remembering.
-	 */
-	if (cf && (cf->pending || !cf->elf))
+	/* Still being opened (a waiting process's maps): inspected once it is. */
+	if (cf && cf->pending)
 		return NULL;
 	if (cf && !f->scanned) {
 		f->candidates = file_candidates(in, cf);
