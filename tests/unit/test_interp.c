@@ -8,6 +8,7 @@
  * test's own process), a waiting process published by a later read included.
  */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -439,12 +441,123 @@ static void test_reoffer_when_opened(void **state)
 	file_worker__free(fw);
 }
 
+/* interp__print_counters' "runtimes: files' symbols read once". */
+static unsigned long long files_scanned(struct interp *in)
+{
+	const char *label = "runtimes: files' symbols read once";
+	unsigned long long n;
+	size_t len = 0;
+	char *text = NULL, *at;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	interp__print_counters(in, f);
+	fclose(f);
+	at = strstr(text, label);
+	assert_non_null(at);
+	n = strtoull(at + strlen(label), NULL, 10);
+	free(text);
+	return n;
+}
+
+/* Polls the worker until no file of p is pending, installing what comes back. */
+static void opens_done(struct collector *c, const struct process *p)
+{
+	for (int i = 0; i < 500 && pending_files(c, p); i++) {
+		file_worker__poll(c->files.worker, count_job, c);
+		usleep(10000);
+	}
+	assert_int_equal(pending_files(c, p), 0);
+}
+
+/*
+ * A file whose open failed because the process it went through was gone is
+ * opened again through the next process that maps it (file_cache.h,
+ * FILE_CACHE_OPENS). The runtimes inspect it then, not before: a mapping of
+ * a file without an ELF has no bias, which they skip, so nothing is
+ * remembered of it (a libpython opened through a gone process must not leave
+ * later Python processes walked as native). libc stands for the file here:
+ * its symbols are read once it is open, not while it is not.
+ */
+static void test_inspected_once_opened_again(void **state)
+{
+	struct file_worker *fw = NULL;
+	struct kept_jobs kept = {0};
+	struct interp_env env = {0};
+	struct interp *in = NULL;
+	struct process *self, *other;
+	struct collector c;
+	uint32_t libc_slot = 0, pending;
+	unsigned long long scanned;
+	pid_t child;
+
+	(void)state;
+	assert_int_equal(collector__init(&c), 0);
+	assert_int_equal(file_worker__new(0, 0, &fw), 0);
+	c.files.worker = fw;
+	env.files = &c.files;
+	assert_int_equal(interp__new(&env, &c.procs, &in), 0);
+	self = process_table__get(&c.procs, (uint32_t)getpid());
+	assert_non_null(self);
+	pending = pending_files(&c, self);
+	for (int i = 0; i < 500 && kept.n < pending; i++) {
+		file_worker__poll(c.files.worker, keep_job, &kept);
+		if (kept.n < pending)
+			usleep(10000);
+	}
+	assert_int_equal(kept.n, pending);
+	/* libc's open fails as an open through a process gone since fails. */
+	for (size_t i = 0; i < kept.n; i++) {
+		struct file_open_job *j = (struct file_open_job *)kept.job[i];
+		const char *base = strrchr(j->map.path, '/');
+
+		if (base && !strncmp(base, "/libc.so", 8)) {
+			libc_slot = j->file_slot;
+			j->job.err = -ENOENT;
+			j->opened = false;
+		}
+		file_cache__install(&c.files, j, false);
+		kept.job[i]->free(kept.job[i]);
+	}
+	assert_true(libc_slot != 0);
+	assert_null(file_cache__at(&c.files, libc_slot)->elf);
+	/* Published without it: the runtimes look at its files, libc among them. */
+	assert_int_equal(process_table__publish_ready(&c.procs, NULL, NULL), 1);
+	scanned = files_scanned(in);
+	assert_true(scanned >= 2); /* the test binary, cmocka, ...: not libc */
+
+	/* Another process maps libc: opened again through it, and read once open. */
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		for (;;)
+			pause();
+	}
+	other = process_table__get(&c.procs, (uint32_t)child);
+	assert_non_null(other);
+	assert_int_equal(c.files.stats.open_retries, 1);
+	opens_done(&c, other);
+	assert_int_equal(process_table__publish_ready(&c.procs, NULL, NULL), 1);
+	assert_non_null(file_cache__at(&c.files, libc_slot)->elf);
+	assert_int_equal(files_scanned(in), scanned + 1);
+
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	interp__free(in);
+	collector__clear(&c);
+	file_worker__free(fw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_frame_kinds),	       cmocka_unit_test(test_registry),
-	    cmocka_unit_test(test_describe_inline),    cmocka_unit_test(test_listeners),
-	    cmocka_unit_test(test_refresh_after_wait), cmocka_unit_test(test_reoffer_when_opened),
+	    cmocka_unit_test(test_frame_kinds),
+	    cmocka_unit_test(test_registry),
+	    cmocka_unit_test(test_describe_inline),
+	    cmocka_unit_test(test_listeners),
+	    cmocka_unit_test(test_refresh_after_wait),
+	    cmocka_unit_test(test_reoffer_when_opened),
+	    cmocka_unit_test(test_inspected_once_opened_again),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
