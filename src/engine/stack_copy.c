@@ -311,6 +311,19 @@ static bool copy_fde_rule(struct copy_lookup *l, uint64_t pc, struct op_unwind_r
 	return true;
 }
 
+uint64_t stack_copy__go_curg(const struct remote_memory *mem, uint64_t tls_base, uint64_t *g,
+			     uint64_t *m)
+{
+	struct live_unwinder lu = {.mem = mem};
+	__u64 gg = 0, mm = 0,
+	      curg =
+		  op_go_switch__curg(&lu.u, tls_base, OP_GO_G_TLS_OFFSET, OP_GO_M_CURG, &gg, &mm);
+
+	*g = gg;
+	*m = mm;
+	return curg;
+}
+
 /*
  * Whether a Go switch's checks (op_go_switch__curg, the switch rule's own)
  * hold in the live process now: g from TLS is its m's g0, m.curg another

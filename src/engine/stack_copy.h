@@ -107,6 +107,17 @@ long stack_copy__to_trace(const struct op_stack_copy *copy, size_t size, struct 
 			  uint32_t max_frames);
 
 /*
+ * The goroutine a Go switch left, read through mem, with the checks and Go's
+ * fixed offsets a stack copy's capture in BPF uses (bpf/stack_copy.h,
+ * copy_go_switch: op_go_switch__curg of omniprof/unwind/native.h): curg, with
+ * g and m in *g and *m, or 0 when the thread is not on a switch's g0. For
+ * whoever builds a copy as BPF does (the replay suite).
+ */
+struct remote_memory;
+uint64_t stack_copy__go_curg(const struct remote_memory *mem, uint64_t tls_base, uint64_t *g,
+			     uint64_t *m);
+
+/*
  * Whether mapping m's file is ready for a copy's walk and for naming its
  * frames: opened (or failed for good), and its table loaded (or failed, or
  * none to build), as process_table publishes a process whose files all are.

@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 
 #include "elf/file_id.h"
+#include "engine/stack_copy.h"
 #include "proc/process_table.h"
 #include "proc/remote_memory.h"
 #include "unwind/stack_deltas.h"
@@ -64,28 +65,17 @@ fail:
 }
 
 /*
- * The record the sampler sends (bpf/stack_copy.h): no kernel frames, the
- * stack from rsp up to the end of what the snapshot holds there (the stack's
- * mapping), whole pages after the first, at most OP_STACK_COPY_MAX.
- * Returns the record (caller frees) and its size in *size, or NULL.
- */
-/*
  * The Go switch as bpf/stack_copy.h's copy_go_switch() and copy_go_stack()
- * capture it at the sample, from the snapshot: g from TLS is m.g0, m.curg
- * another goroutine of that m, curg.sched.sp in curg's stack; then up to
- * go_max bytes of that stack from sched.sp, after the copied stack.
+ * capture it at the sample, from the snapshot: the switch's own check
+ * (stack_copy__go_curg), curg.sched.sp in curg's stack; then up to go_max
+ * bytes of that stack from sched.sp, after the copied stack.
  */
 static void build_copy_go(const struct remote_memory *mem, struct op_stack_copy *c, uint32_t go_max)
 {
-	uint64_t g = 0, m = 0, g0 = 0, curg = 0, curg_m = 0, sp = 0, bp = 0, lo = 0, hi = 0, n;
+	uint64_t g = 0, m = 0, curg, sp = 0, bp = 0, lo = 0, hi = 0, n;
 	uint8_t *go_stack = (uint8_t *)(c + 1) + c->stack_len;
 
-	if (!go_max || c->tls_base < 8 ||
-	    remote_memory__read(mem, c->tls_base + (int64_t)OP_GO_G_TLS_OFFSET, &g, 8) || !g ||
-	    remote_memory__read(mem, g + OP_GO_G_M, &m, 8) || !m ||
-	    remote_memory__read(mem, m + OP_GO_M_G0, &g0, 8) || g0 != g ||
-	    remote_memory__read(mem, m + OP_GO_M_CURG, &curg, 8) || !curg || curg == g ||
-	    remote_memory__read(mem, curg + OP_GO_G_M, &curg_m, 8) || curg_m != m ||
+	if (!go_max || !(curg = stack_copy__go_curg(mem, c->tls_base, &g, &m)) ||
 	    remote_memory__read(mem, curg + OP_GO_G_SCHED + OP_GO_GOBUF_SP, &sp, 8) ||
 	    remote_memory__read(mem, curg + OP_GO_G_SCHED + OP_GO_GOBUF_BP, &bp, 8) ||
 	    remote_memory__read(mem, curg, &lo, 8) ||
@@ -107,6 +97,12 @@ static void build_copy_go(const struct remote_memory *mem, struct op_stack_copy 
 	c->go_stack_len = (uint32_t)n;
 }
 
+/*
+ * The record the sampler sends (bpf/stack_copy.h): no kernel frames, the
+ * stack from rsp up to the end of what the snapshot holds there (the stack's
+ * mapping), whole pages after the first, at most OP_STACK_COPY_MAX.
+ * Returns the record (caller frees) and its size in *size, or NULL.
+ */
 static struct op_stack_copy *build_copy(const struct snapshot *s, const struct snapshot_thread *t,
 					uint32_t go_max, size_t *size)
 {
