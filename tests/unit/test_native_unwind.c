@@ -16,10 +16,15 @@
 #define STACK_SIZE 4096
 static uint8_t stack_image[STACK_SIZE];
 
+/* Reads below this fail too: a stack copy starts at the sampled sp. */
+static uint64_t read_floor;
+
 static int fake_read(void *dst, size_t size, uint64_t addr)
 {
-	if (addr < STACK_BASE || addr + size > STACK_BASE + STACK_SIZE)
-		return -14; /* -EFAULT, as bpf_probe_read_user */
+	if (addr < STACK_BASE || addr < read_floor || addr + size > STACK_BASE + STACK_SIZE) {
+		memset(dst, 0, size); /* as bpf_probe_read_user */
+		return -14;	      /* -EFAULT */
+	}
 	memcpy(dst, &stack_image[addr - STACK_BASE], size);
 	return 0;
 }
@@ -329,17 +334,72 @@ static void test_rbx_tracked(void **state)
 	assert_int_equal(result, OP_STEP_ERROR_BASE + OP_UNWIND_ERR_RBX_CFA);
 	assert_int_equal(n, 3);
 
-	/* _dl_fixup's save slot unreadable (below the stack image's start). */
+	/* _dl_fixup's save slot below sp and unreadable (below the stack image's
+	 * start, as below a stack copy's): popped already, so the thread's rbx is
+	 * the trampoline's and is carried up to it. */
 	put(STACK_BASE + 16, 0x12245 + 5);
 	ranges[2].rule.cfa_base = bx_base(OP_CFA_RSP, 31);
 	op_unwinder__init(&u, 1234, 0xc00010, STACK_BASE + 8, 0x1111);
-	op_unwinder__set_bx(&u, 0x5555);
+	op_unwinder__set_bx(&u, bx);
 	n = 0;
 	do {
 		result = op_unwind_step(&u, &frames[n++]);
 	} while (result == OP_STEP_CONTINUE && n < 8);
-	assert_int_equal(result, OP_STEP_ERROR_BASE + OP_UNWIND_ERR_RBX_CFA);
+	assert_int_equal(result, OP_STEP_END);
+	assert_int_equal(n, 3);
+	assert_int_equal(frames[1].addr, 0x12245 + 5);
+	assert_int_equal(frames[2].addr, 0x900010);
+	n_ranges = 0;
+}
+
+/*
+ * A sample in an epilogue after `pop %rbp` (cc1plus's, at `pop %r14` or `ret`):
+ * the CFI still says rbp is saved at CFA - 48, below sp now. The register holds
+ * the caller's rbp already. A stack copy starts at sp, so the slot cannot be read
+ * there: the walk keeps the register instead of stopping as unreadable, and the
+ * caller's rbp-based rule then finds its frame through it.
+ */
+static void test_epilogue_slot_below_sp(void **state)
+{
+	const uint64_t sp0 = STACK_BASE + 256, caller_fp = STACK_BASE + 512;
+	struct op_frame frames[8];
+	int result, n;
+
+	(void)state;
+	memset(stack_image, 0, sizeof(stack_image));
+	n_ranges = 0;
+	/* the epilogue at `ret`: CFA = rsp + 8, rbp at CFA - 48 */
+	ranges[n_ranges++] =
+	    (struct test_range){0x600000, 0x600100, {OP_RULE_CFA, OP_CFA_RSP, -48, 8}};
+	/* the caller keeps its CFA in rbp: CFA = rbp + 16, its rbp at CFA - 16 */
+	ranges[n_ranges++] =
+	    (struct test_range){0x601000, 0x601100, {OP_RULE_CFA, OP_CFA_RBP, -16, 16}};
+	ranges[n_ranges++] = (struct test_range){0x602000, 0x602100, {OP_RULE_STOP, 0, 0, 0}};
+	put(sp0, 0x601010);
+	put(caller_fp, 0);
+	put(caller_fp + 8, 0x602020);
+	put(sp0 + 8 - 48, 0xdead); /* the stale slot, as the live walk reads it */
+
+	/* The live walk (memory below sp readable) reads the slot as before. */
+	n = unwind_all(0x600010, sp0, caller_fp, frames, 8, &result);
 	assert_int_equal(n, 2);
+	assert_int_equal(result, OP_STEP_ERROR_BASE + OP_UNWIND_ERR_BAD_FP);
+
+	/* A copy from sp: the slot unreadable, the register kept. */
+	put(sp0 + 8 - 48, caller_fp);
+	read_floor = sp0;
+	n = unwind_all(0x600010, sp0, caller_fp, frames, 8, &result);
+	read_floor = 0;
+	assert_int_equal(result, OP_STEP_END);
+	assert_int_equal(n, 3);
+	assert_int_equal(frames[1].addr, 0x601010);
+	assert_int_equal(frames[2].addr, 0x602020);
+
+	/* A slot at or above sp that cannot be read still stops the walk. */
+	ranges[0].rule.fp_offset = 8 * 500; /* past the image */
+	n = unwind_all(0x600010, sp0, caller_fp, frames, 8, &result);
+	assert_int_equal(n, 1);
+	assert_int_equal(result, OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ);
 	n_ranges = 0;
 }
 
@@ -425,6 +485,7 @@ int main(void)
 	    cmocka_unit_test(test_signal_frame),
 	    cmocka_unit_test(test_rbx_cfa_rule),
 	    cmocka_unit_test(test_rbx_tracked),
+	    cmocka_unit_test(test_epilogue_slot_below_sp),
 	    cmocka_unit_test(test_plt_rule),
 	    cmocka_unit_test(test_anonymous_code),
 	    cmocka_unit_test(test_error_frame_encoding),

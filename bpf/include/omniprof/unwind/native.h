@@ -253,7 +253,12 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 			return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ;
 	} else if (rule->fp_offset &&
 		   OP_READ_USER(u, &fp, sizeof(fp), cfa + (__s64)rule->fp_offset)) {
-		return OP_STEP_ERROR_BASE + bad_read;
+		/* A save slot below sp was popped already (an epilogue, whose CFI
+		 * still names the slot): rbp holds the caller's value. A stack copy
+		 * starts at sp, so only its walk fails to read the slot. */
+		if (cfa + (__s64)rule->fp_offset >= r->sp)
+			return OP_STEP_ERROR_BASE + bad_read;
+		fp = r->fp;
 	}
 	if (ra == 0)
 		return anon ? OP_STEP_ERROR_BASE + bad_fp : OP_STEP_END;
@@ -261,8 +266,12 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 	 * frame's is known: otherwise bx_sp, now below the caller's sp, forgets it. */
 	if ((rule->cfa_base & OP_CFA_F_BX) && u->bx_sp && u->bx_sp == r->sp) {
 		slot = OP_CFA_BX_SLOT(rule->cfa_base);
-		if (!slot || !OP_READ_USER(u, &bx, sizeof(bx), cfa - 8 * (__u64)slot))
+		if (!slot || !OP_READ_USER(u, &bx, sizeof(bx), cfa - 8 * (__u64)slot)) {
 			u->bx_sp = cfa;
+		} else if (cfa - 8 * (__u64)slot < r->sp) {
+			bx = r->bx; /* popped already, as rbp above */
+			u->bx_sp = cfa;
+		}
 	}
 	r->pc = ra;
 	r->sp = cfa;
