@@ -30,7 +30,7 @@
 
 #define RING_BYTES 4096
 #define BIG_RING   (4 * 4096) /* read through a window of one page */
-#define LONG_LEN   200	       /* with its 8-byte header: 208, not a divisor of the ring */
+#define LONG_LEN   200	      /* with its 8-byte header: 208, not a divisor of the ring */
 #define SHORT_LEN  56
 
 struct prog {
