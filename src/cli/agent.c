@@ -30,6 +30,7 @@
 #include "export/transport.h"
 #include "proc/process_labels.h"
 #include "profile/profile.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/memory.h"
 #include "util/safe_open.h"
@@ -686,11 +687,12 @@ static void log_tables(const struct agent *a)
 	struct safe_open_stats so;
 
 	pr_info("cpus: %d sampled; hotplug: %llu events closed, %llu reopened; ring: %llu of %llu "
-		"KiB held at most when read",
+		"KiB held at most when read, window moved %llu times",
 		a->ss.s ? sampler__n_cpus(a->ss.s) : 0, (unsigned long long)a->ss.hotplug.closed,
 		(unsigned long long)a->ss.hotplug.reopened,
 		(unsigned long long)a->ss.hotplug.ring_high_water >> 10,
-		(unsigned long long)a->ss.hotplug.ring_bytes >> 10);
+		(unsigned long long)a->ss.hotplug.ring_bytes >> 10,
+		(unsigned long long)a->ss.hotplug.ring_window_moves);
 	pr_info("tables: %zu processes, %zu files, %zu runtime code objects, %zu symbol files "
 		"(%zu KiB); forgotten so far: %llu processes, %llu files; traces dropped: %llu",
 		t->processes, t->files, t->runtime_objects, a->ss.sym.cache.n_entries,
@@ -803,6 +805,22 @@ static void export_interval(struct agent *a)
 	profile__free(offcpu);
 	profile__free(p);
 	publish_metrics(a);
+	if (a->intervals == 1) {
+		/* Start-up is over (loader, BTF, TLS set-up, the first naming and
+		 * sending): its code pages go, what runs from now on comes back. */
+		struct timespec c0, c1;
+		uint64_t t0 = clock__now_ns();
+		size_t dropped;
+
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+		dropped = memory__drop_code_pages();
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+		pr_debug("code pages given back after the first interval: %zu KiB in %.1f ms (%.1f "
+			 "ms of CPU)",
+			 dropped >> 10, (double)(clock__now_ns() - t0) / 1e6,
+			 (double)(c1.tv_sec - c0.tv_sec) * 1e3 +
+			     (double)(c1.tv_nsec - c0.tv_nsec) / 1e6);
+	}
 }
 
 /*

@@ -32,6 +32,7 @@
 #include "unwind/unwind_maps.h"
 #include "unwind/table_cache.h"
 #include "util/log.h"
+#include "util/memory.h"
 #include "util/safe_open.h"
 
 #define DEFAULT_OUTPUT_DIR "omniprof-out"
@@ -411,9 +412,10 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 	fprintf(stderr, "  %-40s %llu closed, %llu reopened, %llu open errors\n",
 		"cpus: hotplug events", (unsigned long long)hotplug->closed,
 		(unsigned long long)hotplug->reopened, (unsigned long long)hotplug->open_errors);
-	fprintf(stderr, "  %-40s %llu of %llu bytes\n", "ring: most held when read",
-		(unsigned long long)hotplug->ring_high_water,
-		(unsigned long long)hotplug->ring_bytes);
+	fprintf(stderr, "  %-40s %llu of %llu bytes; window moved %llu times\n",
+		"ring: most held when read", (unsigned long long)hotplug->ring_high_water,
+		(unsigned long long)hotplug->ring_bytes,
+		(unsigned long long)hotplug->ring_window_moves);
 	fprintf(stderr,
 		"  %-40s %llu bytes at most, %llu lost, %llu waits (full), %llu hand-overs cut\n",
 		"ring: reader's queue", (unsigned long long)hotplug->queue_high_water,
@@ -675,6 +677,7 @@ int cmd_record(int argc, char **argv)
 	struct profile *p = NULL, *offcpu = NULL;
 	struct output_dir dir = {.fd = -1};
 	uint64_t deadline_ns;
+	size_t dropped;
 	pid_t child = 0;
 	uint32_t child_pid;
 	struct metrics_server *metrics = NULL; /* --metrics-listen, or NULL */
@@ -717,6 +720,10 @@ int cmd_record(int argc, char **argv)
 	sopts.offcpu_threshold = o->offcpu_threshold;
 	if (session__start(&ss, &sopts))
 		goto cleanup;
+	/* Loading, BTF, kallsyms and the first scan are done: their code pages go
+	 * (memory.h); what sampling and the profile's writing run comes back. */
+	dropped = memory__drop_code_pages();
+	pr_debug("code pages given back after start-up: %zu KiB", dropped >> 10);
 
 	/* -d counts from the first sample on: the start-up (loading, reading what runs)
 	 * is not part of the recording. */

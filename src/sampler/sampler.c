@@ -929,6 +929,9 @@ static int consume_ring(struct sampler *s)
 	/* Before the reads: the fill the reader finds when it comes is the ring's need. */
 	note_ring_fill(s);
 	n = bpf_ring__consume(s->rb);
+	pthread_mutex_lock(&s->q_lock);
+	s->hotplug.ring_window_moves = bpf_ring__window_moves(s->rb);
+	pthread_mutex_unlock(&s->q_lock);
 	pthread_mutex_unlock(&s->rb_lock);
 	return n;
 }

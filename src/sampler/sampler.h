@@ -137,6 +137,8 @@ struct sampler_hotplug_stats {
 	 * when the reader came (at each poll), in bytes; 0 when not measured. */
 	uint64_t ring_bytes;
 	uint64_t ring_high_water;
+	/* The reader's window over the ring moved this many times (util/bpf_ring.h). */
+	uint64_t ring_window_moves;
 	/* The queue between the ring's reader thread and the main thread: the
 	 * most it held (bytes), records lost past its bound (or out of memory),
 	 * and the times the reader left the ring unread because the queue could

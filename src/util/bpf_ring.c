@@ -2,6 +2,7 @@
 #include "util/bpf_ring.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/bpf.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,16 +18,71 @@ struct bpf_ring {
 	bpf_ring_cb cb;
 	void *ctx;
 	size_t page;
-	size_t size; /* the data area's bytes: a power of two */
+	size_t size;   /* the data area's bytes: a power of two */
+	size_t window; /* the bytes of the data mapped at a time (at least a page) */
+	int map_fd;    /* a copy of the caller's: the window is mapped again through it */
 	unsigned long *consumer;
-	/* The producer's page, then the data area once. */
-	void *prod_map;
-	const unsigned long *producer;
-	const uint8_t *data;
+	const unsigned long *producer; /* the producer's page */
+	/*
+	 * The part of the data mapped now: bytes [win_off, win_off + win_len) of
+	 * the kernel's doubled data area (the data, then the same pages again), so
+	 * a record that wraps past the end reads as one piece without the whole
+	 * area mapped twice; NULL when nothing is mapped.
+	 */
+	const uint8_t *win;
+	size_t win_off, win_len;
+	uint64_t moves;
 	int epoll_fd;
 };
 
+/*
+ * Bytes [off, off + len) of the data (off < size, len <= size) as one piece:
+ * from the window mapped now (or its second copy of the data), else the
+ * window moves to the page holding off, as long as the window or len needs.
+ * The kernel puts every page of a ring's mapping in at mmap time, so what is
+ * mapped is resident: a window, not the whole data, is what this reader
+ * holds (issue 22: the sampler's 8 MiB ring was 8 MiB of its RSS, the same
+ * pages the BPF map memory already counts). A move is an mmap and an munmap
+ * (a TLB flush), once per window's bytes read. A pointer valid until the
+ * next call, or NULL with errno set.
+ */
+static const uint8_t *ring_view(struct bpf_ring *r, size_t off, size_t len)
+{
+	size_t start, need, want;
+	void *p;
+
+	if (r->win) {
+		if (off >= r->win_off && off + len <= r->win_off + r->win_len)
+			return r->win + (off - r->win_off);
+		/* The window runs into the data's second copy, where off wrapped to. */
+		if (off + r->size >= r->win_off && off + r->size + len <= r->win_off + r->win_len)
+			return r->win + (off + r->size - r->win_off);
+	}
+	start = off & ~(r->page - 1);
+	need = (off - start + len + r->page - 1) & ~(r->page - 1);
+	want = need > r->window ? need : r->window;
+	/* Within the doubled area: start <= size - page and need <= size + page. */
+	if (start + want > 2 * r->size)
+		want = 2 * r->size - start;
+	/* The data starts after the consumer's and the producer's pages. */
+	p = mmap(NULL, want, PROT_READ, MAP_SHARED, r->map_fd, (off_t)(2 * r->page + start));
+	if (p == MAP_FAILED)
+		return NULL;
+	if (r->win)
+		munmap((void *)r->win, r->win_len);
+	r->win = p;
+	r->win_off = start;
+	r->win_len = want;
+	r->moves++;
+	return r->win + (off - start);
+}
+
 struct bpf_ring *bpf_ring__new(int map_fd, bpf_ring_cb cb, void *ctx)
+{
+	return bpf_ring__new_window(map_fd, BPF_RING_WINDOW_BYTES, cb, ctx);
+}
+
+struct bpf_ring *bpf_ring__new_window(int map_fd, size_t window, bpf_ring_cb cb, void *ctx)
 {
 	struct bpf_map_info info = {0};
 	uint32_t len = sizeof(info);
@@ -59,8 +115,15 @@ struct bpf_ring *bpf_ring__new(int map_fd, bpf_ring_cb cb, void *ctx)
 	r->ctx = ctx;
 	r->page = (size_t)sysconf(_SC_PAGESIZE);
 	r->size = info.max_entries;
-	r->prod_map = MAP_FAILED;
+	/* Whole pages, at most the ring (a record is never longer than the ring). */
+	window = (window + r->page - 1) & ~(r->page - 1);
+	r->window = window < r->page ? r->page : window > r->size ? r->size : window;
 	r->epoll_fd = -1;
+	r->map_fd = fcntl(map_fd, F_DUPFD_CLOEXEC, 0);
+	if (r->map_fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
 	/* The consumer position's page: the one page the kernel lets us write. */
 	p = mmap(NULL, r->page, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd, 0);
 	if (p == MAP_FAILED) {
@@ -68,18 +131,18 @@ struct bpf_ring *bpf_ring__new(int map_fd, bpf_ring_cb cb, void *ctx)
 		goto cleanup;
 	}
 	r->consumer = p;
-	/*
-	 * The producer's page and the data area once: the kernel also accepts the
-	 * data's second copy after it (what libbpf maps), which is what costs the
-	 * resident memory this reader saves.
-	 */
-	r->prod_map = mmap(NULL, r->page + r->size, PROT_READ, MAP_SHARED, map_fd, (off_t)r->page);
-	if (r->prod_map == MAP_FAILED) {
+	p = mmap(NULL, r->page, PROT_READ, MAP_SHARED, map_fd, (off_t)r->page);
+	if (p == MAP_FAILED) {
 		err = -errno;
 		goto cleanup;
 	}
-	r->producer = r->prod_map;
-	r->data = (const uint8_t *)r->prod_map + r->page;
+	r->producer = p;
+	/* The first window, where the reading starts, so that a mapping failure shows now. */
+	if (!ring_view(r, 0, r->page)) {
+		err = -errno;
+		goto cleanup;
+	}
+	r->moves = 0;
 	r->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (r->epoll_fd < 0 || epoll_ctl(r->epoll_fd, EPOLL_CTL_ADD, map_fd, &ev) < 0) {
 		err = -errno;
@@ -98,10 +161,14 @@ void bpf_ring__free(struct bpf_ring *r)
 		return;
 	if (r->epoll_fd >= 0)
 		close(r->epoll_fd);
-	if (r->prod_map != MAP_FAILED)
-		munmap(r->prod_map, r->page + r->size);
+	if (r->win)
+		munmap((void *)r->win, r->win_len);
+	if (r->producer)
+		munmap((void *)r->producer, r->page);
 	if (r->consumer)
 		munmap(r->consumer, r->page);
+	if (r->map_fd >= 0)
+		close(r->map_fd);
 	free(r);
 }
 
@@ -120,14 +187,18 @@ int bpf_ring__consume(struct bpf_ring *r)
 		if (cons >= prod)
 			break;
 		while (cons < prod) {
+			size_t off = (size_t)(cons & mask);
 			/* Headers are 8-byte aligned in a ring of whole pages: never split. */
-			const uint32_t *hdr = (const uint32_t *)(r->data + (cons & mask));
-			uint32_t len_flags = __atomic_load_n(hdr, __ATOMIC_ACQUIRE), len;
-			size_t off, first;
-			void *copy = NULL;
-			uint8_t *sample;
+			const uint8_t *rec = ring_view(r, off, BPF_RINGBUF_HDR_SZ);
+			uint32_t len_flags, len;
 			int err;
 
+			if (!rec) {
+				err = -errno;
+				__atomic_store_n(r->consumer, cons, __ATOMIC_RELEASE);
+				return err;
+			}
+			len_flags = __atomic_load_n((const uint32_t *)rec, __ATOMIC_ACQUIRE);
 			if (len_flags & BPF_RINGBUF_BUSY_BIT)
 				goto done; /* reserved, not committed yet: records after it wait */
 			len = len_flags & RING_LEN_MASK;
@@ -135,27 +206,20 @@ int bpf_ring__consume(struct bpf_ring *r)
 			 * the mapping: stop rather than trust it. */
 			if ((uint64_t)len + BPF_RINGBUF_HDR_SZ > r->size)
 				goto done;
-			off = (size_t)((cons + BPF_RINGBUF_HDR_SZ) & mask);
-			cons += (len + BPF_RINGBUF_HDR_SZ + 7) & ~7ul;
 			if (len_flags & BPF_RINGBUF_DISCARD_BIT) {
+				cons += (len + BPF_RINGBUF_HDR_SZ + 7) & ~7ul;
 				__atomic_store_n(r->consumer, cons, __ATOMIC_RELEASE);
 				continue;
 			}
-			sample = (uint8_t *)r->data + off;
-			if (off + len > r->size) {
-				/* Wraps past the end: one piece for the callback. */
-				first = r->size - off;
-				copy = malloc(len);
-				if (!copy) {
-					__atomic_store_n(r->consumer, cons, __ATOMIC_RELEASE);
-					return -ENOMEM;
-				}
-				memcpy(copy, sample, first);
-				memcpy((uint8_t *)copy + first, r->data, len - first);
-				sample = copy;
+			/* The header and the sample in one piece, wrapped or not. */
+			rec = ring_view(r, off, BPF_RINGBUF_HDR_SZ + len);
+			if (!rec) {
+				err = -errno;
+				__atomic_store_n(r->consumer, cons, __ATOMIC_RELEASE);
+				return err;
 			}
-			err = r->cb(r->ctx, sample, len);
-			free(copy);
+			cons += (len + BPF_RINGBUF_HDR_SZ + 7) & ~7ul;
+			err = r->cb(r->ctx, (void *)(rec + BPF_RINGBUF_HDR_SZ), len);
 			if (err < 0) {
 				__atomic_store_n(r->consumer, cons, __ATOMIC_RELEASE);
 				return err;
@@ -177,5 +241,10 @@ int bpf_ring__epoll_fd(const struct bpf_ring *r)
 
 size_t bpf_ring__mapped_bytes(const struct bpf_ring *r)
 {
-	return r ? 2 * r->page + r->size : 0;
+	return r ? 2 * r->page + r->win_len : 0;
+}
+
+uint64_t bpf_ring__window_moves(const struct bpf_ring *r)
+{
+	return r ? r->moves : 0;
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "util/clock.h"
@@ -172,4 +173,116 @@ size_t memory__bpf_map_bytes(size_t *n_maps)
 	if (n_maps)
 		*n_maps = n;
 	return total;
+}
+
+/* /proc/self/smaps read at most this far (some 25 lines a mapping, ~100 mappings). */
+#define SMAPS_MAX (1u << 20)
+
+/* One mapping of /proc/self/smaps being read. */
+struct smaps_vma {
+	uintptr_t start, end;
+	bool droppable; /* read-only, private, of a file mapped executable somewhere */
+	bool anon_seen; /* its Anonymous line was read (not cut off by the read's bound) */
+	size_t rss_kib, anon_kib;
+};
+
+/* Adjacent mappings given back in one call (each call is a TLB flush on every CPU). */
+struct drop_range {
+	uintptr_t start, end;
+	size_t kib, dropped;
+};
+
+/* Mappings with less than this resident are left alone: not worth a flush. */
+#define DROP_MIN_KIB 128
+
+static void drop_flush(struct drop_range *d)
+{
+	if (d->end > d->start && !madvise((void *)d->start, d->end - d->start, MADV_DONTNEED))
+		d->dropped += d->kib << 10;
+	d->start = d->end = 0;
+	d->kib = 0;
+}
+
+static void drop_vma(struct drop_range *d, const struct smaps_vma *v)
+{
+	/* Anonymous pages in a private file mapping are its copied-on-write
+	 * ones (relocations): MADV_DONTNEED would put the file's bytes back. */
+	if (!v->droppable || !v->anon_seen || v->rss_kib < DROP_MIN_KIB || v->anon_kib)
+		return;
+	if (v->start != d->end)
+		drop_flush(d);
+	if (!d->kib)
+		d->start = v->start;
+	d->end = v->end;
+	d->kib += v->rss_kib;
+}
+
+/* A mapping's first line starts with its address in lowercase hex; the
+ * fields' lines with a capitalised name. */
+static bool smaps_head(const char *line)
+{
+	return (*line >= '0' && *line <= '9') || (*line >= 'a' && *line <= 'f');
+}
+
+size_t memory__drop_code_pages(void)
+{
+	char *text = NULL, *line, *next, *nl, paths[64][256];
+	struct smaps_vma v = {0};
+	struct drop_range d = {0};
+	size_t len = 0, n_paths = 0;
+	ssize_t got;
+	int fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	text = malloc(SMAPS_MAX + 1);
+	if (!text)
+		goto cleanup;
+	while (len < SMAPS_MAX && (got = read(fd, text + len, SMAPS_MAX - len)) > 0)
+		len += (size_t)got;
+	text[len] = '\0';
+	/* The files mapped executable: the binary and its libraries (up to 64). */
+	for (line = text; line && *line; line = nl ? nl + 1 : NULL) {
+		char perms[8], path[256];
+
+		nl = strchr(line, '\n');
+		if (n_paths < 64 && smaps_head(line) &&
+		    sscanf(line, "%*x-%*x %7s %*x %*x:%*x %*u %255s", perms, path) == 2 &&
+		    path[0] == '/' && strchr(perms, 'x'))
+			snprintf(paths[n_paths++], sizeof(paths[0]), "%s", path);
+	}
+	for (line = text; line && *line; line = next) {
+		char perms[8], path[256];
+		unsigned long a, b;
+		int fields;
+
+		nl = strchr(line, '\n');
+		next = nl ? nl + 1 : NULL;
+		if (!strncmp(line, "Rss:", 4)) {
+			v.rss_kib = strtoul(line + 4, NULL, 10);
+			continue;
+		}
+		if (!strncmp(line, "Anonymous:", 10)) {
+			v.anon_kib = strtoul(line + 10, NULL, 10);
+			v.anon_seen = true;
+			continue;
+		}
+		if (!smaps_head(line))
+			continue;
+		path[0] = '\0';
+		fields = sscanf(line, "%lx-%lx %7s %*x %*x:%*x %*u %255s", &a, &b, perms, path);
+		if (fields < 3)
+			continue;
+		drop_vma(&d, &v);
+		v = (struct smaps_vma){.start = a, .end = b};
+		for (size_t i = 0; fields == 4 && i < n_paths && !v.droppable; i++)
+			v.droppable = !strcmp(paths[i], path) && perms[0] == 'r' &&
+				      perms[1] == '-' && perms[3] == 'p';
+	}
+	drop_vma(&d, &v);
+	drop_flush(&d);
+cleanup:
+	free(text);
+	close(fd);
+	return d.dropped;
 }

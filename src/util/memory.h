@@ -49,4 +49,14 @@ void memory__trim(void);
  */
 size_t memory__bpf_map_bytes(size_t *n_maps);
 
+/*
+ * Takes the pages of the binary's and its libraries' read-only mappings out
+ * of this process (MADV_DONTNEED: clean file pages, still in the page cache,
+ * faulted in again when run or read), skipping any mapping with pages of its
+ * own (relocated data). What start-up alone ran (the BPF loader, BTF,
+ * OpenSSL's and libcurl's set-up, option parsing) then no longer counts in
+ * the RSS. Returns the resident bytes given back. Reads /proc/self/smaps.
+ */
+size_t memory__drop_code_pages(void);
+
 #endif

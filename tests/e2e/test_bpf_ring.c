@@ -6,8 +6,10 @@
  * copies the packet it is given into the ring (bpf_ringbuf_output), so the
  * test knows every record's bytes. Records of two sizes that do not divide
  * the ring go round it many times, so some wrap past its end: each must come
- * whole and in order. Also: a callback's error stops the read after that
- * record, and the mappings hold the data once. Needs root.
+ * whole and in order; so must they through a window of one page over a ring
+ * of 4, moved as the reading goes round. Also: a callback's error stops the
+ * read after that record, and the mappings hold the data once (or the
+ * window). Needs root.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -27,12 +29,14 @@
 #include "util/bpf_ring.h"
 
 #define RING_BYTES 4096
-#define LONG_LEN   200 /* with its 8-byte header: 208, not a divisor of the ring */
+#define BIG_RING   (4 * 4096) /* read through a window of one page */
+#define LONG_LEN   200	      /* with its 8-byte header: 208, not a divisor of the ring */
 #define SHORT_LEN  56
 
 struct prog {
 	int map_fd;
 	int long_fd, short_fd;
+	struct prog *big; /* the same over a ring of BIG_RING bytes */
 };
 
 #define INSN(c, d, s, o, i)                                                                        \
@@ -69,22 +73,30 @@ static int load_copier(int map_fd, int len)
 	return fd < 0 ? -errno : fd;
 }
 
-static int setup(void **state)
+static int prog__open(struct prog *p, uint32_t bytes)
 {
-	static struct prog p;
-
-	p.map_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "ring_test", 0, 0, RING_BYTES, NULL);
-	if (p.map_fd < 0) {
+	p->map_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "ring_test", 0, 0, bytes, NULL);
+	if (p->map_fd < 0) {
 		fprintf(stderr, "ringbuf map: %s (needs root)\n", strerror(errno));
 		return -1;
 	}
-	p.long_fd = load_copier(p.map_fd, LONG_LEN);
-	p.short_fd = load_copier(p.map_fd, SHORT_LEN);
-	if (p.long_fd < 0 || p.short_fd < 0) {
+	p->long_fd = load_copier(p->map_fd, LONG_LEN);
+	p->short_fd = load_copier(p->map_fd, SHORT_LEN);
+	if (p->long_fd < 0 || p->short_fd < 0) {
 		fprintf(stderr, "program load: %s\n",
-			strerror(-(p.long_fd < 0 ? p.long_fd : p.short_fd)));
+			strerror(-(p->long_fd < 0 ? p->long_fd : p->short_fd)));
 		return -1;
 	}
+	return 0;
+}
+
+static int setup(void **state)
+{
+	static struct prog p, big;
+
+	if (prog__open(&p, RING_BYTES) || prog__open(&big, BIG_RING))
+		return -1;
+	p.big = &big;
 	*state = &p;
 	return 0;
 }
@@ -93,9 +105,11 @@ static int teardown(void **state)
 {
 	struct prog *p = *state;
 
-	close(p->long_fd);
-	close(p->short_fd);
-	close(p->map_fd);
+	for (int i = 0; i < 2; i++, p = p->big) {
+		close(p->long_fd);
+		close(p->short_fd);
+		close(p->map_fd);
+	}
 	return 0;
 }
 
@@ -145,36 +159,76 @@ static int check_record(void *ctx, void *data, size_t size)
 	return i == s->fail_at ? -E2BIG : 0;
 }
 
-static void test_records_whole_across_the_wrap(void **state)
+/* Bursts of 1 to 7 records (at most 7 * 208 bytes: under a page), read after
+ * each, round a ring of ring_bytes read by r: all whole and in order, and
+ * records really did straddle the ring's end (the test's point). */
+static void round_the_ring(struct prog *p, struct bpf_ring *r, size_t ring_bytes, unsigned bursts,
+			   struct seen *seen)
 {
-	struct prog *p = *state;
-	struct seen seen = {.fail_at = ~0u};
-	struct bpf_ring *r = bpf_ring__new(p->map_fd, check_record, &seen);
 	unsigned i = 0, wraps = 0;
 	uint64_t pos = 0;
 
-	assert_non_null(r);
-	/* Bursts of 1 to 7 records (at most 7 * 208 bytes: under the ring), read after each. */
-	for (unsigned burst = 0; burst < 400; burst++) {
+	for (unsigned burst = 0; burst < bursts; burst++) {
 		unsigned n = 1 + burst % 7;
 
 		for (unsigned k = 0; k < n; k++, i++) {
 			size_t rec = (8 + record_len(i) + 7) & ~(size_t)7;
 
 			/* The sample (after its header) runs past the ring's end. */
-			if ((pos + 8) % RING_BYTES + record_len(i) > RING_BYTES)
+			if ((pos + 8) % ring_bytes + record_len(i) > ring_bytes)
 				wraps++;
 			pos += rec;
 			emit(p, i);
 		}
 		assert_int_equal(bpf_ring__consume(r), (int)n);
 	}
-	assert_int_equal(seen.next, i);
-	assert_int_equal(seen.bad, 0);
-	/* The test's point: records really did straddle the end. */
+	assert_int_equal(seen->next, i);
+	assert_int_equal(seen->bad, 0);
 	assert_true(wraps >= 10);
 	assert_int_equal(bpf_ring__consume(r), 0);
+}
+
+static void test_records_whole_across_the_wrap(void **state)
+{
+	struct prog *p = *state;
+	struct seen seen = {.fail_at = ~0u};
+	struct bpf_ring *r = bpf_ring__new(p->map_fd, check_record, &seen);
+
+	assert_non_null(r);
+	round_the_ring(p, r, RING_BYTES, 400, &seen);
 	bpf_ring__free(r);
+}
+
+/* Resident KiB of this process's BPF map mappings (only the test's maps are mapped). */
+static long map_rss_kib(void);
+
+/*
+ * A window of one page over a ring of 4: it moves as the reading goes round
+ * (a record straddling the window's end maps two pages from its own), and
+ * what is resident is the window, never the ring's data.
+ */
+static void test_records_whole_through_a_window(void **state)
+{
+	struct prog *p = ((struct prog *)*state)->big;
+	struct seen seen = {.fail_at = ~0u};
+	long page = sysconf(_SC_PAGESIZE), before = map_rss_kib();
+	struct bpf_ring *r = bpf_ring__new_window(p->map_fd, 1, check_record, &seen);
+	uint64_t laps;
+
+	assert_non_null(r);
+	assert_int_equal(bpf_ring__mapped_bytes(r), 3 * (size_t)page);
+	/* ~3,200 records of 208 and 64 bytes: about 31 laps of the ring. */
+	round_the_ring(p, r, BIG_RING, 800, &seen);
+	laps = (uint64_t)seen.next * (2 * 208 + 64) / 3 / BIG_RING;
+	assert_true(laps >= 10);
+	/* At least once a page read; at most twice a record (its header, then the rest). */
+	assert_true(bpf_ring__window_moves(r) >= laps * (BIG_RING / page) - 1);
+	assert_true(bpf_ring__window_moves(r) <= 2 * (uint64_t)seen.next);
+	/* The two position pages and a window of one page, or two for a straddling record. */
+	assert_true(bpf_ring__mapped_bytes(r) <= 4 * (size_t)page);
+	assert_true(map_rss_kib() - before <= 4 * page / 1024);
+	bpf_ring__free(r);
+	assert_int_equal(map_rss_kib(), before);
 }
 
 static void test_callback_error_stops_after_its_record(void **state)
@@ -196,7 +250,6 @@ static void test_callback_error_stops_after_its_record(void **state)
 	bpf_ring__free(r);
 }
 
-/* Resident KiB of this process's BPF map mappings (only the test's map is mapped). */
 static long map_rss_kib(void)
 {
 	FILE *f = fopen("/proc/self/smaps", "r");
@@ -249,6 +302,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_records_whole_across_the_wrap),
+	    cmocka_unit_test(test_records_whole_through_a_window),
 	    cmocka_unit_test(test_callback_error_stops_after_its_record),
 	    cmocka_unit_test(test_data_mapped_once),
 	    cmocka_unit_test(test_not_a_ring),
