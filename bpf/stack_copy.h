@@ -153,13 +153,21 @@ struct copy_ctx {
 	__u32 limit; /* bytes to copy: up to the stack mapping's top */
 };
 
-/* bpf_find_vma's callback: the bytes from sp to the end of its mapping. */
+/*
+ * bpf_find_vma's callback: the bytes from sp to the end of its mapping, or
+ * to the top of the alternate signal stack that holds sp (Go's gsignal stack
+ * lies in Go's heap, whose mapping runs megabytes on: see copy_sig_stack).
+ * Decided here, not by the caller, which is inlined twice: the verifier
+ * sees the one limit as before.
+ */
 static long stack_vma_end(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
 	struct copy_ctx *x = data;
-	__u64 end = BPF_CORE_READ(vma, vm_end);
+	__u64 end = BPF_CORE_READ(vma, vm_end), alt = BPF_CORE_READ(task, sas_ss_sp),
+	      alt_size = BPF_CORE_READ(task, sas_ss_size);
 
-	(void)task;
+	if (alt && x->sp >= alt && x->sp - alt < alt_size && alt_size < end - alt)
+		end = alt + alt_size;
 	if (end > x->sp)
 		x->limit = end - x->sp < OP_STACK_COPY_MAX ? end - x->sp : OP_STACK_COPY_MAX;
 	return 0;
@@ -323,6 +331,117 @@ static __always_inline __u32 copy_go_stack(struct stack_copy_buf *b, __u64 top, 
 }
 
 /*
+ * A sample on a signal's alternate stack (sigaltstack: Go runs its handler,
+ * runtime.sigtramp, on each m's gsignal stack; C programs may too) is a copy
+ * of that stack, which holds the kernel's signal frame but not the stack the
+ * signal interrupted: its walk went through the frame's ucontext and stopped
+ * at the interrupted frame (`unreadable stack`). So the interrupted stack is
+ * copied too, as a Go switch's goroutine is (OP_STACK_COPY_F_SIGNAL). The
+ * kernel puts the frame (return address, ucontext, siginfo) just under the
+ * top of the alternate stack, below the FPU state, whose size depends on the
+ * CPU and kernel: the ucontext is found by its uc_stack, where the kernel
+ * saved the thread's alternate stack (ss_sp, ss_size: task_struct's
+ * sas_ss_sp and sas_ss_size), with uc_link 0 and small uc_flags, scanned
+ * 16 bytes at a time (the frame's alignment) from the top down, at most
+ * SIGFRAME_SCAN bytes (AVX-512's state is under 3 KiB). Only samples on an
+ * alternate stack pay for the scan.
+ */
+#define SIGFRAME_SCAN (8 * 1024)
+
+struct sig_scan {
+	__u64 top; /* the alternate stack's top, 16-aligned */
+	__u64 ss_sp;
+	__u64 ss_size;
+	__u64 uc; /* the ucontext found (0: none) */
+};
+
+/* struct ucontext's first words (x86-64): uc_flags, uc_link, uc_stack. */
+struct sig_uc_head {
+	__u64 flags;
+	__u64 link;
+	__u64 ss_sp;
+	__u32 ss_flags;
+	__u32 pad;
+	__u64 ss_size;
+};
+
+static long sigframe_find_uc(__u32 index, void *data)
+{
+	struct sig_scan *s = data;
+	__u64 uc = s->top - 16 * ((__u64)index + 1);
+	struct sig_uc_head h;
+
+	if (bpf_probe_read_user(&h, sizeof(h), (const void *)uc))
+		return 0;
+	if (h.ss_sp != s->ss_sp || h.ss_size != s->ss_size || h.link || h.flags >= 256)
+		return 0;
+	s->uc = uc;
+	return 1;
+}
+
+/*
+ * Whether sp is on the thread's alternate signal stack; *top its top (the
+ * copy of that stack ends there).
+ */
+static __always_inline bool on_sigaltstack(struct task_struct *task, __u64 sp, __u64 *top,
+					   struct sig_scan *s)
+{
+	s->ss_sp = BPF_CORE_READ(task, sas_ss_sp);
+	s->ss_size = BPF_CORE_READ(task, sas_ss_size);
+	if (!s->ss_sp || !s->ss_size || s->ss_size > (1ull << 30) || sp < s->ss_sp ||
+	    sp - s->ss_sp >= s->ss_size)
+		return false;
+	*top = s->ss_sp + s->ss_size;
+	s->top = *top & ~15ull;
+	return true;
+}
+
+/*
+ * The stack a signal interrupted, for a copy taken on the alternate stack
+ * (above) and built in this CPU's scratch copy (its sp set): go_sched_sp is
+ * the interrupted rsp, read from the signal frame's ucontext, the stack
+ * copied from it up to its goroutine's top (g.stack.hi of the interrupted
+ * r14, Go's g), else its mapping's end, at most OP_STACK_COPY_GO_MAX and
+ * room. Returns the bytes copied (go_stack_len; 0: none). A global function,
+ * verified once rather than at each of send_stack_copy's two inlined sites.
+ */
+__noinline int copy_sig_stack(__u64 room)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct stack_copy_buf *b = bpf_map_lookup_elem(&stack_copy_scratch, &cpu);
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct copy_ctx vma = {};
+	struct sig_scan s = {};
+	__u64 isp = 0, r14 = 0, top = 0;
+
+	if (!b || !on_sigaltstack(task, b->c.sp, &top, &s))
+		return 0;
+	bpf_loop(SIGFRAME_SCAN / 16, sigframe_find_uc, &s, 0);
+	if (!s.uc ||
+	    bpf_probe_read_user(&isp, sizeof(isp), (const void *)(s.uc + OP_SIGFRAME_RSP)) ||
+	    bpf_probe_read_user(&r14, sizeof(r14), (const void *)(s.uc + OP_SIGFRAME_R14)))
+		return 0;
+	/* Interrupted on the alternate stack itself: already in the copy. */
+	if (!isp || (isp >= s.ss_sp && isp - s.ss_sp < s.ss_size))
+		return 0;
+	if (!go_stack_top(r14, isp, &top)) {
+		vma.sp = isp;
+		bpf_find_vma(task, isp, stack_vma_end, &vma, 0);
+		if (!vma.limit)
+			return 0;
+		top = isp + vma.limit;
+	}
+	b->c.go_sched_sp = isp;
+	b->c.go_stack_len = copy_go_stack(b, top, room);
+	if (!b->c.go_stack_len) {
+		b->c.go_sched_sp = 0;
+		return 0;
+	}
+	b->c.go_flags = OP_STACK_COPY_F_SIGNAL;
+	return (int)b->c.go_stack_len;
+}
+
+/*
  * Sends the sample as a stack copy (the caller checked the budget). Returns 0
  * when it was handled (sent, or dropped and counted), non-zero when the
  * caller records it as usual: the thread has no user context (kernel
@@ -382,6 +501,8 @@ static __always_inline int send_stack_copy(struct bpf_perf_event_data *ctx, __u3
 	x.limit = OP_STACK_COPY_COMMON;
 	bpf_find_vma(task, r.sp, stack_vma_end, &x, 0);
 	copy_limit_go_stack(ctx, task, &x, x.b->c.tls_base);
+	/* On the alternate signal stack: that stack ends at its top (Go's gsignal
+	 * lies in Go's heap, whose mapping runs on). */
 	/* The test hook's copies are not budgeted (never asked, never refilled). */
 	cb = copy_all_stacks ? NULL : bpf_map_lookup_elem(&copy_budget, &(__u32){0});
 	nk = x.b->c.n_kernel & 255;
@@ -397,9 +518,13 @@ static __always_inline int send_stack_copy(struct bpf_perf_event_data *ctx, __u3
 
 	nk = x.b->c.n_kernel & 255;
 	size = OP_STACK_COPY_SIZE(nk, x.len & (2 * OP_STACK_COPY_MAX - 1));
-	/* A Go switch's goroutine, from what the budget has left past the copy. */
-	if (copy_go_switch(&x.b->c, &go_top)) {
-		room = !cb ? OP_STACK_COPY_GO_MAX : cb->bytes > (__u64)size ? cb->bytes - size : 0;
+	room = !cb ? OP_STACK_COPY_GO_MAX : cb->bytes > (__u64)size ? cb->bytes - size : 0;
+	/* The stack a signal interrupted, or else a Go switch's goroutine, from what
+	 * the budget has left past the copy: one of them (the walk reads a Go switch
+	 * past a signal's interrupted stack from the live process). */
+	if (copy_sig_stack(room) > 0) {
+		size += x.b->c.go_stack_len & (2 * OP_STACK_COPY_GO_MAX - 1);
+	} else if (copy_go_switch(&x.b->c, &go_top)) {
 		x.b->c.go_stack_len = copy_go_stack(x.b, go_top, room);
 		if (x.b->c.go_stack_len) {
 			x.b->c.go_flags = OP_STACK_COPY_F_GO;

@@ -49,7 +49,7 @@ struct copy_walk {
 	struct stack_copy_stats *stats;
 	struct remote_memory stack;    /* the copied bytes: [sp, sp + stack_len), nothing else */
 	struct remote_memory interp;   /* the copy over the live process */
-	struct remote_memory go_stack; /* the goroutine's copied bytes (OP_STACK_COPY_F_GO) */
+	struct remote_memory go_stack; /* the second copied region: F_GO, F_SIGNAL */
 	bool go_captured;	       /* the walk met a Go switch the copy captured */
 	bool beyond_copy;	       /* a stack read fell outside the copied bytes */
 	bool go_switch;		       /* the walk met a Go stack switch's rule */
@@ -103,13 +103,21 @@ static int go_captured_read(const struct op_stack_copy *c, void *dst, size_t siz
  * from its newer switch (counted, as the runtimes' live reads). A copy that
  * captured its switch at the sample (OP_STACK_COPY_F_GO) is walked from that
  * alone: the switch's words and the goroutine's copied stack, never the
- * live process (a read past them is past the copy).
+ * live process (a read past them is past the copy). A copy of a signal's
+ * alternate stack (OP_STACK_COPY_F_SIGNAL) holds the interrupted stack as
+ * well, read where the signal frame's registers lead.
  */
 static int copy_read(void *ctx, void *dst, size_t size, uint64_t addr)
 {
 	struct copy_walk *w = ctx;
 	int err = remote_memory__read(&w->stack, addr, dst, size);
 
+	if (err && (w->copy->go_flags & OP_STACK_COPY_F_SIGNAL)) {
+		/* The stack the signal interrupted, as copied with the sample. */
+		err = remote_memory__read(&w->go_stack, addr, dst, size);
+		if (err)
+			w->beyond_copy |= addr >= w->copy->go_sched_sp;
+	}
 	if (err && w->go_captured) {
 		err = go_captured_read(w->copy, dst, size, addr);
 		if (err)
@@ -439,7 +447,9 @@ static long walk(const struct op_stack_copy *copy, size_t size, struct process_t
 	if (size < sizeof(*copy) || copy->stack_len > OP_STACK_COPY_MAX ||
 	    copy->n_kernel > OP_MAX_KERNEL_FRAMES + 1 ||
 	    copy->go_stack_len > OP_STACK_COPY_GO_MAX ||
-	    (copy->go_stack_len && !(copy->go_flags & OP_STACK_COPY_F_GO)) ||
+	    (copy->go_stack_len &&
+	     !(copy->go_flags & (OP_STACK_COPY_F_GO | OP_STACK_COPY_F_SIGNAL))) ||
+	    (copy->go_flags & OP_STACK_COPY_F_GO && copy->go_flags & OP_STACK_COPY_F_SIGNAL) ||
 	    size != OP_STACK_COPY_SIZE(copy->n_kernel, copy->stack_len) + copy->go_stack_len) {
 		stats->bad_records++;
 		return -EINVAL;

@@ -222,6 +222,17 @@ static void test_go_switch_fields_malformed(void **state)
 					 t, &st, NULL, 0) > 0);
 	assert_int_equal(st.received, 1);
 	assert_int_equal(st.stack_bytes, 64);
+	/* A signal's interrupted stack (OP_STACK_COPY_F_SIGNAL) is such bytes too,
+	 * but never together with a Go switch's. */
+	c->go_flags = OP_STACK_COPY_F_SIGNAL;
+	assert_true(stack_copy__to_trace(c, copy_size(c) + c->go_stack_len, &pt, NULL, NULL, NULL,
+					 t, &st, NULL, 0) > 0);
+	c->go_flags = OP_STACK_COPY_F_GO | OP_STACK_COPY_F_SIGNAL;
+	assert_int_equal(stack_copy__to_trace(c, copy_size(c) + c->go_stack_len, &pt, NULL, NULL,
+					      NULL, t, &st, NULL, 0),
+			 -EINVAL);
+	assert_int_equal(st.received, 2);
+	assert_int_equal(st.bad_records, 6);
 	free(t);
 	free(c);
 }

@@ -430,6 +430,11 @@ struct op_offcpu_end {
 
 enum op_stack_copy_go_flags {
 	OP_STACK_COPY_F_GO = 1, /* go_g .. go_sched_bp and the goroutine's stack are set */
+	/* A copy of a signal's alternate stack (bpf/stack_copy.h: Go's gsignal):
+	 * go_sched_sp is the rsp the signal interrupted (its frame's ucontext), and
+	 * the go_stack_len bytes after the copied stack are the interrupted stack's
+	 * from there; go_g, go_m, go_curg and go_sched_bp are 0. Never with F_GO. */
+	OP_STACK_COPY_F_SIGNAL = 2,
 };
 
 struct op_stack_copy {

@@ -37,11 +37,13 @@
 
 /* Where the kernel's rt_sigframe keeps the interrupted registers, relative to
  * rsp in the signal trampoline: struct ucontext (uc_mcontext at 40) gregs[]
- * REG_RBP = 10, REG_RBX = 11, REG_RSP = 15, REG_RIP = 16. The x86-64 ABI fixes them. */
+ * REG_R14 = 6, REG_RBP = 10, REG_RBX = 11, REG_RSP = 15, REG_RIP = 16. The x86-64 ABI
+ * fixes them. */
 #define OP_SIGFRAME_RBP (40 + 10 * 8)
 #define OP_SIGFRAME_RBX (40 + 11 * 8)
 #define OP_SIGFRAME_RSP (40 + 15 * 8)
 #define OP_SIGFRAME_RIP (40 + 16 * 8)
+#define OP_SIGFRAME_R14 (40 + 6 * 8) /* REG_R14: Go's g in Go code (a stack copy's capture) */
 
 struct op_regs {
 	__u64 pc;
