@@ -1441,6 +1441,22 @@ static void test_jdk8_offsets(void **state)
 	assert_java(&frames[4], METHOD(M_RUN), OP_JVM_T_COMPILED, 9);
 	assert_java(&frames[5], METHOD(M_MAIN), OP_JVM_T_INTERPRETED, MAIN_BCI);
 	assert_java(&frames[6], STUB_NAME, OP_JVM_T_STUB, OP_JVM_BCI_NONE);
+	/*
+	 * run deoptimised, its handlers int offsets (JDK 8, 23+), the method
+	 * handle's -1 (none, as Temurin 25 writes it): still named from the pc
+	 * saved in its frame (before, the -1 dropped the deopt handling).
+	 */
+	put32(run_blob + proc8.nm_deopt_handler, 0x100 + 0x3f0);
+	put32(run_blob + proc8.nm_deopt_mh_handler, 0xffffffffu);
+	put32(run_blob + proc8.nm_orig_pc_offset, 0x10);
+	put64(S0 + WORK_FRAME * 8 - 8, run_blob + 0x100 + 0x3f0);
+	put64(S0 + WORK_FRAME * 8 + 0x10, run_blob + 0x100 + RUN_RA_OFF);
+	r = walk(&proc8, WORK_PC, S0, 0x1234, frames, 32, &hu);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.n_frames, 8);
+	assert_java(&frames[1], METHOD(M_C), OP_JVM_T_INLINED, 4);
+	assert_java(&frames[4], METHOD(M_RUN), OP_JVM_T_COMPILED, 9);
+	assert_int_equal(hu.stats[OP_JVM_STAT_DEOPT], 1);
 	/* A negative offset is refused, not followed. */
 	put32(work_blob + 48, 0xfffff000);
 	assert_error_after(walk(&proc8, WORK_PC, S0, 0x1234, frames, 32, &hu), frames, 0);

@@ -917,9 +917,12 @@ OP_JVM_SUBPROG int op_jvm_blob_at(struct op_jvm_walker *jw, const struct op_jvm_
 			op_jvm_debug_info(jw, proc, blob, b);
 		if (proc->nm_orig_pc_offset &&
 		    (op_jvm_s32(jw, blob, proc->nm_orig_pc_offset, &b->orig_pc_offset) ||
-		     op_jvm_addr(jw, proc, blob, proc->nm_deopt_handler, &b->deopt_handler) ||
-		     op_jvm_addr(jw, proc, blob, proc->nm_deopt_mh_handler, &b->deopt_mh_handler)))
+		     op_jvm_addr(jw, proc, blob, proc->nm_deopt_handler, &b->deopt_handler)))
 			b->orig_pc_offset = 0;
+		/* JDK 23+ writes -1 for no method-handle deopt handler (Temurin 25): none. */
+		if (b->orig_pc_offset &&
+		    op_jvm_addr(jw, proc, blob, proc->nm_deopt_mh_handler, &b->deopt_mh_handler))
+			b->deopt_mh_handler = 0;
 	}
 	b->blob = blob;
 	jw->blob_next++;
