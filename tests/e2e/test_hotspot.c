@@ -41,9 +41,15 @@
  * counters: chance decides whether a new return address equals a remembered one). And a JVM whose
  * own agent (its jar's Launcher-Agent-Class) redefines a class every 100 ms (HotspotRedefine.java;
  * old Methods freed with no collection): omniprof sees it can redefine (safepoints join its epochs)
- * and the chain main -> a -> b -> spin stays whole. Needs root and BPF.
+ * and the chain main -> a -> b -> spin stays whole. And every other HotSpot JDK found under
+ * /usr/lib/jvm (Temurin 25 on this machine image; none is fine, the JDK 17 cases still run):
+ * -Xint, C2 only (inlined three deep) and default tiered, 4 s each, with the same assertions
+ * (complete chains, inlined frames, OSR, lines from javap -l); which JDKs ran is printed.
+ * Needs root and BPF.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -69,10 +75,12 @@
 #define JDK	       "/usr/lib/jvm/java-17-openjdk-amd64"
 #define SOURCE	       "tests/workloads/hotspot_chain/HotspotChain.java"
 #define RECORD_SECONDS "5"
-#define FREQUENCY      "199"
-#define MIN_LEAF       20 /* fewer leaf samples than this says nothing */
-#define THREADS	       "32"
-#define EXPECT(call)   assert_int_equal((call), 0)
+/* Another JDK's short set (find_other_jdks): 4 s, keeping CI's added time about 25 s. */
+#define OTHER_RECORD_SECONDS "4"
+#define FREQUENCY	     "199"
+#define MIN_LEAF	     20 /* fewer leaf samples than this says nothing */
+#define THREADS		     "32"
+#define EXPECT(call)	     assert_int_equal((call), 0)
 
 enum workload { CHAIN, JNI, UNLOAD, DEOPT, SWEPT, REDEFINE };
 
@@ -87,6 +95,9 @@ struct jvm_case {
 	 * omniprof's file worker (libjvm.so's table, 20 MB of code) for seconds.
 	 */
 	const char *nice;
+	/* Another HotSpot JDK found under /usr/lib/jvm (NULL: JDK) and the classes it runs. */
+	const char *java_home;
+	const char *classes;
 };
 
 static char classes[512]; /* javac's (and gcc's) output, made once in main */
@@ -482,7 +493,7 @@ struct line_check {
  * line of its body; the line of its call in the chain is among them, and is
  * in javap -l's table for the method.
  */
-static void check_lines(const char *pprof)
+static void check_lines(const char *pprof, const char *class_dir)
 {
 	char *src = tu_read_file(SOURCE, NULL), *javap = NULL;
 	struct line_check checks[] = {
@@ -498,7 +509,7 @@ static void check_lines(const char *pprof)
 	int rc;
 
 	assert_non_null(src);
-	rc = tu_run(&javap, JDK "/bin/javap -l -cp %s HotspotChain", classes);
+	rc = tu_run(&javap, JDK "/bin/javap -l -cp %s HotspotChain", class_dir);
 	assert_int_equal(rc, 0);
 	for (size_t c = 0; c < 4; c++) {
 		checks[c].line = tu_line_of(src, calls[c]);
@@ -558,9 +569,10 @@ static void test_case(void **state)
 {
 	const struct jvm_case *jc = *state;
 	char *dir = tu_mkdtemp(), *out = NULL, *text = NULL, folded[1024], pprof[1024];
-	char libpath[600], jar[600], jvm_log[1100], compile_log[1100];
-	char *argv[24] = {"/usr/bin/nice", "-n",      (char *)jc->nice,
-			  JDK "/bin/java", "-Xmx64m", "-XX:+UseSerialGC"};
+	char libpath[600], jar[600], jvm_log[1100], compile_log[1100], java[600];
+	char *argv[24] = {"/usr/bin/nice",   "-n", (char *)jc->nice, java, "-Xmx64m",
+			  "-XX:+UseSerialGC"};
+	const char *class_dir = jc->classes ? jc->classes : classes;
 	struct chain_spec *cs = chain_spec__new(), *cs_b = chain_spec__new();
 	struct chain_spec *cs_osr = chain_spec__new();
 	struct chain_count c = {0}, c_b = {0}, c_osr = {0};
@@ -581,6 +593,7 @@ static void test_case(void **state)
 	assert_non_null(cs);
 	assert_non_null(cs_b);
 	assert_non_null(cs_osr);
+	snprintf(java, sizeof(java), "%s/bin/java", jc->java_home ? jc->java_home : JDK);
 	java_mode = jc->what != CHAIN		  ? ANY_MODE
 		    : !strcmp(jc->flags, "-Xint") ? INTERPRETED
 						  : INLINING;
@@ -612,7 +625,7 @@ static void test_case(void **state)
 		argv[argc++] = jar;
 	} else {
 		argv[argc++] = "-cp";
-		argv[argc++] = classes;
+		argv[argc++] = (char *)class_dir;
 		argv[argc++] = jc->what == JNI	    ? "HotspotJni"
 			       : jc->what == UNLOAD ? "HotspotUnload"
 			       : deopt		    ? "HotspotDeopt"
@@ -653,8 +666,8 @@ static void test_case(void **state)
 		fail_msg("%s did not start", jc->name);
 	}
 	record_ms = tu_now_ms();
-	rc = tu_run(&out, "%s record -p %d -d " RECORD_SECONDS " -F " FREQUENCY " -o %s -v",
-		    omniprof(), pid, dir);
+	rc = tu_run(&out, "%s record -p %d -d %s -F " FREQUENCY " -o %s -v", omniprof(), pid,
+		    jc->java_home ? OTHER_RECORD_SECONDS : RECORD_SECONDS, dir);
 	recorded_ms = tu_now_ms();
 	if (jc->what == SWEPT) {
 		/* A clean exit: the JVM writes its compiler threads' logs into compile.log then. */
@@ -750,7 +763,7 @@ static void test_case(void **state)
 		mixed = mixed_plugins(text);
 	}
 	if (!rc && text && jc->what == CHAIN)
-		check_lines(pprof);
+		check_lines(pprof, class_dir);
 	if (text && jc->what == SWEPT) {
 		names = deopt_names(text);
 		printf(
@@ -861,29 +874,128 @@ static void test_young(void **state)
 }
 
 static const struct jvm_case cases[] = {
-    {"interpreted only (-Xint)", CHAIN, "-Xint", "0", "200", "0"},
-    {"C1 only (-XX:TieredStopAtLevel=1)", CHAIN, "-XX:TieredStopAtLevel=1", "0", "1500", "0"},
-    {"C2 only (-XX:-TieredCompilation)", CHAIN, "-XX:-TieredCompilation", "0", "2500", "0"},
-    {"default tiered", CHAIN, "", "0", "2500", "0"},
-    {"default tiered, 32 threads", CHAIN, "", THREADS, "3000", "15"},
-    {"Java -> JNI -> Java callback", JNI, "", "0", "2000", "0"},
+    {"interpreted only (-Xint)", CHAIN, "-Xint", "0", "200", "0", NULL, NULL},
+    {"C1 only (-XX:TieredStopAtLevel=1)", CHAIN, "-XX:TieredStopAtLevel=1", "0", "1500", "0", NULL,
+     NULL},
+    {"C2 only (-XX:-TieredCompilation)", CHAIN, "-XX:-TieredCompilation", "0", "2500", "0", NULL,
+     NULL},
+    {"default tiered", CHAIN, "", "0", "2500", "0", NULL, NULL},
+    {"default tiered, 32 threads", CHAIN, "", THREADS, "3000", "15", NULL, NULL},
+    {"Java -> JNI -> Java callback", JNI, "", "0", "2000", "0", NULL, NULL},
     {"1 GiB code cache, classes unloaded and their memory reused", UNLOAD,
-     "-XX:ReservedCodeCacheSize=1g", "0", "0", "0"},
+     "-XX:ReservedCodeCacheSize=1g", "0", "0", "0", NULL, NULL},
     {"compiled frames deoptimised under their callee", DEOPT,
-     "-XX:CompileCommand=dontinline,HotspotDeopt::spin", "0", "2000", "0"},
+     "-XX:CompileCommand=dontinline,HotspotDeopt::spin", "0", "2000", "0", NULL, NULL},
     /* A 3 MiB code cache: the deoptimised nmethods swept (freed) about every second, no
      * collection, their blocks taken by the compilations that follow (outer's, run's, method
      * handles': the compile log shows which). */
     {"deoptimised nmethods swept (freed), no collection", SWEPT,
-     "-XX:CompileCommand=dontinline,HotspotDeopt::spin", "0", "2000", "0"},
+     "-XX:CompileCommand=dontinline,HotspotDeopt::spin", "0", "2000", "0", NULL, NULL},
     /* warmup_ms: its period of redefinitions */
-    {"a class redefined by the JVM's own agent every 100 ms", REDEFINE, "", "0", "100", "0"},
+    {"a class redefined by the JVM's own agent every 100 ms", REDEFINE, "", "0", "100", "0", NULL,
+     NULL},
 };
+
+/*
+ * Every other HotSpot JDK under /usr/lib/jvm: a JDK (bin/java, bin/javac's
+ * not needed) whose libjvm.so exports HotSpot's self-description
+ * (gHotSpotVMStructs), one entry per real directory, JDK itself left out
+ * (its cases above). Each runs a short set of the chain cases.
+ */
+#define JVM_DIR	   "/usr/lib/jvm"
+#define MAX_OTHERS 8
+static char other_homes[MAX_OTHERS][300], other_versions[MAX_OTHERS][64];
+static char release8[600]; /* HotspotChain for a JDK before 17 (javac --release 8) */
+
+/* The JDK's major version from its `release` file (JAVA_VERSION="1.8.0_x" or "25.0.3"), 0. */
+static int jdk_major(const char *home, char *version, size_t cap)
+{
+	char path[400], *text, *v, *end;
+	int major = 0;
+
+	snprintf(path, sizeof(path), "%.299s/release", home);
+	text = tu_read_file(path, NULL);
+	if (!text)
+		return 0;
+	v = strstr(text, "JAVA_VERSION=\"");
+	if (v) {
+		v += 14;
+		end = strchr(v, '"');
+		snprintf(version, cap, "%.*s", end ? (int)(end - v) : 0, v);
+		major = !strncmp(v, "1.", 2) ? atoi(v + 2) : atoi(v);
+	}
+	free(text);
+	return major;
+}
+
+/* Whether libjvm.so under home is HotSpot's (it exports gHotSpotVMStructs). */
+static bool is_hotspot(const char *home)
+{
+	static const char *const libs[] = {"lib/server/libjvm.so",
+					   "jre/lib/amd64/server/libjvm.so"};
+	char path[400];
+	bool found = false;
+
+	for (size_t i = 0; i < 2 && !found; i++) {
+		size_t len = 0;
+		char *data;
+
+		snprintf(path, sizeof(path), "%s/%s", home, libs[i]);
+		data = tu_read_file(path, &len);
+		if (data)
+			found = memmem(data, len, "gHotSpotVMStructs", 17) != NULL;
+		free(data);
+	}
+	return found;
+}
+
+/* The other HotSpot JDKs (at most MAX_OTHERS) into other_homes: how many. */
+static size_t find_other_jdks(void)
+{
+	char self[PATH_MAX], real[PATH_MAX], java[400];
+	struct dirent *d;
+	size_t n = 0;
+	DIR *dir;
+
+	if (!realpath(JDK, self))
+		return 0;
+	dir = opendir(JVM_DIR);
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir)) && n < MAX_OTHERS) {
+		bool seen = false;
+
+		if (d->d_name[0] == '.' || strlen(d->d_name) > 200)
+			continue;
+		snprintf(java, sizeof(java), JVM_DIR "/%s", d->d_name);
+		if (!realpath(java, real) || !strcmp(real, self) || strlen(real) >= 300)
+			continue;
+		for (size_t i = 0; i < n; i++)
+			seen |= !strcmp(other_homes[i], real);
+		snprintf(java, sizeof(java), "%s/bin/java", real);
+		if (seen || access(java, X_OK) || !is_hotspot(real))
+			continue;
+		snprintf(other_homes[n++], sizeof(other_homes[0]), "%s", real);
+	}
+	closedir(dir);
+	return n;
+}
+
+/* The cases each other JDK runs: interpreted, C2 inlining three deep, default tiered. */
+static const struct jvm_case other_cases[] = {
+    {"interpreted only (-Xint)", CHAIN, "-Xint", "0", "200", "0", NULL, NULL},
+    {"C2 only (-XX:-TieredCompilation)", CHAIN, "-XX:-TieredCompilation", "0", "2000", "0", NULL,
+     NULL},
+    {"default tiered", CHAIN, "", "0", "2000", "0", NULL, NULL},
+};
+#define N_OTHER_CASES (sizeof(other_cases) / sizeof(other_cases[0]))
+static struct jvm_case others[MAX_OTHERS * N_OTHER_CASES];
+static char other_names[MAX_OTHERS * N_OTHER_CASES][400];
 
 int main(void)
 {
-	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 1];
-	size_t n = sizeof(cases) / sizeof(cases[0]);
+	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0]) + 1 + MAX_OTHERS * N_OTHER_CASES];
+	size_t n = sizeof(cases) / sizeof(cases[0]), n_others, n_tests;
 	char built[600];
 	int failed;
 
@@ -901,9 +1013,47 @@ int main(void)
 					       .initial_state = (void *)&cases[i]};
 	tests[n] = (struct CMUnitTest){.name = "JVM started during a whole-system recording",
 				       .test_func = test_young};
+	n_tests = n + 1;
+	/* Every other HotSpot JDK present: the short set, the same assertions. */
+	n_others = find_other_jdks();
+	printf("HotSpot JDKs: %s (all cases)", JDK);
+	for (size_t j = 0; j < n_others; j++) {
+		int major = jdk_major(other_homes[j], other_versions[j], sizeof(other_versions[0]));
+		const char *dir = classes;
+
+		/* JDK 17's classes (version 61) need 17+; an older JDK runs a --release 8 build. */
+		if (major < 17) {
+			if (!*release8) {
+				snprintf(release8, sizeof(release8), "%s/release8", classes);
+				if (tu_run(NULL, JDK "/bin/javac --release 8 -d %s " SOURCE,
+					   release8)) {
+					fprintf(stderr, "javac --release 8 failed\n");
+					return 1;
+				}
+			}
+			dir = release8;
+		}
+		printf(", %s (%s: %zu cases)", other_homes[j],
+		       *other_versions[j] ? other_versions[j] : "version unknown", N_OTHER_CASES);
+		for (size_t c = 0; c < N_OTHER_CASES; c++) {
+			size_t k = j * N_OTHER_CASES + c;
+
+			others[k] = other_cases[c];
+			others[k].java_home = other_homes[j];
+			others[k].classes = dir;
+			snprintf(other_names[k], sizeof(other_names[k]), "%.299s: %s",
+				 other_homes[j], other_cases[c].name);
+			others[k].name = other_names[k];
+			tests[n_tests++] = (struct CMUnitTest){.name = other_names[k],
+							       .test_func = test_case,
+							       .initial_state = (void *)&others[k]};
+		}
+	}
+	printf("%s\n", n_others ? "" : "; no other HotSpot JDK under " JVM_DIR);
+	fflush(stdout);
 	/* OMNIPROF_HOTSPOT_CASE: run only the cases whose name matches (a cmocka pattern). */
 	if (getenv("OMNIPROF_HOTSPOT_CASE"))
 		cmocka_set_test_filter(getenv("OMNIPROF_HOTSPOT_CASE"));
-	failed = _cmocka_run_group_tests("hotspot", tests, n + 1, NULL, NULL);
+	failed = _cmocka_run_group_tests("hotspot", tests, n_tests, NULL, NULL);
 	return failed;
 }

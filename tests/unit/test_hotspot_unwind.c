@@ -140,14 +140,18 @@ static uint64_t put_blob(uint64_t block, uint32_t segs, const char *name_addr_ta
 	return blob;
 }
 
-/* UNSIGNED5 of v at *p (HotSpot's CompressedWriteStream::write_int). */
+/* UNSIGNED5's excess put_u5 writes with: 0 (JDK 8 to 19), 1 (JDK 20+: OP_JVM_F_UNSIGNED5_X1). */
+static uint32_t u5_excess;
+
+/* UNSIGNED5 of v at *p (HotSpot's CompressedWriteStream::write_int): 192 - excess low codes. */
 static void put_u5(uint64_t *p, uint32_t v)
 {
-	for (int i = 0; i < 4 && v >= 192; i++) {
+	for (int i = 0; i < 4 && v >= 192 - u5_excess; i++) {
+		v -= 192 - u5_excess;
 		put8((*p)++, (uint8_t)(192 + (v & 63)));
-		v = (v - 192) >> 6;
+		v >>= 6;
 	}
-	put8((*p)++, (uint8_t)v);
+	put8((*p)++, (uint8_t)(v + u5_excess));
 }
 
 /* A scope at off: (sender, metadata index, bci + 1). */
@@ -377,8 +381,12 @@ static void test_jdk23_immutable_data(void **state)
 
 	(void)state;
 	for (int mutable_meta = 0; mutable_meta < 2; mutable_meta++) {
+		/* JDK 20+'s UNSIGNED5: each byte its bits + 1. */
+		u5_excess = 1;
 		p = proc_imm(mutable_meta);
+		p.flags |= OP_JVM_F_UNSIGNED5_X1;
 		build_imm(mutable_meta);
+		u5_excess = 0;
 		r = walk(&p, WORK_PC, S0, 0x1234, frames, 32, &hu);
 		assert_int_equal(r.error, 0);
 		assert_int_equal(r.n_frames, 8);
@@ -390,7 +398,7 @@ static void test_jdk23_immutable_data(void **state)
 		assert_java(&frames[5], METHOD(M_MAIN), OP_JVM_T_INTERPRETED, MAIN_BCI);
 		assert_int_equal(hu.stats[OP_JVM_STAT_INLINED], 3);
 		/* Their lines, from those bcis: (bci 0, line 2) (bci 5, line 4). */
-		n = hotspot_method__decode_lines(table, sizeof(table), lines, 4);
+		n = hotspot_method__decode_lines(table, sizeof(table), 0, lines, 4);
 		assert_int_equal(n, 2);
 		m.n_lines = (uint32_t)n;
 		assert_int_equal(hotspot_method__line(&m, frames[1].aux & OP_JVM_BCI_MASK), 2);
@@ -1433,6 +1441,22 @@ static void test_jdk8_offsets(void **state)
 	assert_java(&frames[4], METHOD(M_RUN), OP_JVM_T_COMPILED, 9);
 	assert_java(&frames[5], METHOD(M_MAIN), OP_JVM_T_INTERPRETED, MAIN_BCI);
 	assert_java(&frames[6], STUB_NAME, OP_JVM_T_STUB, OP_JVM_BCI_NONE);
+	/*
+	 * run deoptimised, its handlers int offsets (JDK 8, 23+), the method
+	 * handle's -1 (none, as Temurin 25 writes it): still named from the pc
+	 * saved in its frame (before, the -1 dropped the deopt handling).
+	 */
+	put32(run_blob + proc8.nm_deopt_handler, 0x100 + 0x3f0);
+	put32(run_blob + proc8.nm_deopt_mh_handler, 0xffffffffu);
+	put32(run_blob + proc8.nm_orig_pc_offset, 0x10);
+	put64(S0 + WORK_FRAME * 8 - 8, run_blob + 0x100 + 0x3f0);
+	put64(S0 + WORK_FRAME * 8 + 0x10, run_blob + 0x100 + RUN_RA_OFF);
+	r = walk(&proc8, WORK_PC, S0, 0x1234, frames, 32, &hu);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.n_frames, 8);
+	assert_java(&frames[1], METHOD(M_C), OP_JVM_T_INLINED, 4);
+	assert_java(&frames[4], METHOD(M_RUN), OP_JVM_T_COMPILED, 9);
+	assert_int_equal(hu.stats[OP_JVM_STAT_DEOPT], 1);
 	/* A negative offset is refused, not followed. */
 	put32(work_blob + 48, 0xfffff000);
 	assert_error_after(walk(&proc8, WORK_PC, S0, 0x1234, frames, 32, &hu), frames, 0);
@@ -1448,7 +1472,7 @@ static void test_line_table(void **state)
 	int n;
 
 	(void)state;
-	n = hotspot_method__decode_lines(table, sizeof(table), lines, 8);
+	n = hotspot_method__decode_lines(table, sizeof(table), 0, lines, 8);
 	assert_int_equal(n, 4);
 	assert_int_equal(lines[0].bci, 0);
 	assert_int_equal(lines[0].line, 2);
@@ -1462,7 +1486,19 @@ static void test_line_table(void **state)
 	assert_int_equal(hotspot_method__line(&m, 41), 1);
 	assert_int_equal(hotspot_method__line(&m, OP_JVM_BCI_NONE), 0);
 	/* Cut short: refused, not read past. */
-	assert_int_equal(hotspot_method__decode_lines(table, 4, lines, 8), -22);
+	assert_int_equal(hotspot_method__decode_lines(table, 4, 0, lines, 8), -22);
+	/* The same table as JDK 20+ writes it: each UNSIGNED5 byte its bits + 1. */
+	{
+		const uint8_t x1[] = {(0 << 3) | 2, (5 << 3) | 2, 0xff, 71, 6, 0xff, 199, 5,
+				      249,	    197,	  6,	0};
+		struct hotspot_line again[8];
+
+		assert_int_equal(hotspot_method__decode_lines(x1, sizeof(x1), 1, again, 8), 4);
+		assert_memory_equal(again, lines, 4 * sizeof(lines[0]));
+		/* Read without the excess: other lines. */
+		assert_true(hotspot_method__decode_lines(x1, sizeof(x1), 0, again, 8) != 4 ||
+			    memcmp(again, lines, 4 * sizeof(lines[0])));
+	}
 }
 
 int main(void)

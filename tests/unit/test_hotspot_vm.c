@@ -322,6 +322,9 @@ static void test_code_cache(void **state)
 	/* nmethods remembered: the compile id and the block's length (at 0) and use (at 8). */
 	assert_int_equal(proc.nm_compile_id, 304);
 	assert_int_equal(proc.hb_fields, 0x80);
+	/* JDK 17: UNSIGNED5 without an excess, a size_t block length. */
+	assert_int_equal(l.unsigned5_excess, 0);
+	assert_int_equal(proc.flags & (OP_JVM_F_UNSIGNED5_X1 | OP_JVM_F_HB_LEN32), 0);
 	/* Without the block's header fields described, with a header that does not fit the
 	 * HeapBlock, or with a check's read (HeapBlock to the compile id) past the walker's
 	 * scratch, nothing is remembered. */
@@ -479,6 +482,11 @@ static void build_major(int major)
 		/* JDK 25: the metadata table at _mutable_data + _relocation_size. */
 		field("CodeBlob", "_relocation_size", 12);
 		field("CodeBlob", "_mutable_data", 48);
+		/* Temurin 25.0.3's: a uint32_t length, _used right after it. */
+		field("HeapBlock", "_header", 0);
+		field("HeapBlock::Header", "_length", 0);
+		field("HeapBlock::Header", "_used", 4);
+		field("nmethod", "_compile_id", 212);
 	} else if (!no_metadata_offset) {
 		/* JDK 23, 24: at the blob's data + nmethod::_metadata_offset (a u2). */
 		field("nmethod", "_metadata_offset", 96);
@@ -540,7 +548,12 @@ static void test_jdk25(void **state)
 	/* PcDescs [_scopes_pcs_offset, _scopes_data_offset) and scopes counted
 	 * from _immutable_data; metadata at _mutable_data + _relocation_size;
 	 * deopt handlers as int offsets from the blob. */
-	assert_int_equal(proc.flags, OP_JVM_F_OFFSETS | OP_JVM_F_IMMUTABLE | OP_JVM_F_META_MUTABLE);
+	assert_int_equal(l.unsigned5_excess, 1);
+	/* And UNSIGNED5 with its excess of 1 (JDK 20+), HeapBlock's length a uint32_t. */
+	assert_int_equal(proc.flags, OP_JVM_F_OFFSETS | OP_JVM_F_IMMUTABLE | OP_JVM_F_META_MUTABLE |
+					 OP_JVM_F_UNSIGNED5_X1 | OP_JVM_F_HB_LEN32);
+	assert_int_equal(proc.nm_compile_id, 212);
+	assert_int_equal(proc.hb_fields, 0 | 4 << 4);
 	assert_int_equal(proc.nm_immutable_data, 120);
 	assert_int_equal(proc.nm_scopes_data, 104);
 	assert_int_equal(proc.nm_pcs_offset, 100);
@@ -555,7 +568,7 @@ static void test_jdk25(void **state)
 	assert_int_equal(read_layout(&l), 0);
 	build_code_cache();
 	assert_int_equal(hotspot_vm__code_cache(&rm, &l, &proc, &low, &high), 0);
-	assert_int_equal(proc.flags, OP_JVM_F_OFFSETS | OP_JVM_F_IMMUTABLE);
+	assert_int_equal(proc.flags, OP_JVM_F_OFFSETS | OP_JVM_F_IMMUTABLE | OP_JVM_F_UNSIGNED5_X1);
 	assert_int_equal(proc.nm_meta_base, 32);
 	assert_int_equal(proc.nm_metadata_offset, 96);
 	assert_int_equal(proc.nm_pcs_end_offset, 104);
@@ -570,7 +583,7 @@ static void test_jdk25(void **state)
 	assert_int_equal(read_layout(&l), 0);
 	build_code_cache();
 	assert_int_equal(hotspot_vm__code_cache(&rm, &l, &proc, &low, &high), 0);
-	assert_int_equal(proc.flags, OP_JVM_F_OFFSETS);
+	assert_int_equal(proc.flags, OP_JVM_F_OFFSETS | OP_JVM_F_UNSIGNED5_X1);
 	assert_int_equal(proc.nm_scopes_data, 0);
 	assert_int_equal(proc.nm_metadata_offset, 0);
 	assert_int_equal(proc.nmethod_method, 72);

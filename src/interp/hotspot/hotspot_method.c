@@ -70,8 +70,12 @@ static int pool_symbol(const struct remote_memory *m, const struct hotspot_layou
 	return read_symbol(m, l, sym, buf, cap);
 }
 
-/* UNSIGNED5 (HotSpot's CompressedReadStream::read_int): bytes >= 192 go on. */
-static int read_unsigned5(const uint8_t *p, size_t len, size_t *pos, uint32_t *out)
+/*
+ * UNSIGNED5 (HotSpot's CompressedReadStream::read_int): bytes >= 192 go on,
+ * each its bits + excess (1 from JDK 20: OP_JVM_F_UNSIGNED5_X1).
+ */
+static int read_unsigned5(const uint8_t *p, size_t len, unsigned int excess, size_t *pos,
+			  uint32_t *out)
 {
 	uint32_t sum = 0;
 	int shift = 0;
@@ -82,7 +86,7 @@ static int read_unsigned5(const uint8_t *p, size_t len, size_t *pos, uint32_t *o
 		if (*pos >= len)
 			return -EINVAL;
 		b = p[(*pos)++];
-		sum += b << shift;
+		sum += (b - excess) << shift;
 		if (b < 192 || i == 4) {
 			*out = sum;
 			return 0;
@@ -92,18 +96,19 @@ static int read_unsigned5(const uint8_t *p, size_t len, size_t *pos, uint32_t *o
 	return -EINVAL;
 }
 
-static int read_signed5(const uint8_t *p, size_t len, size_t *pos, int32_t *out)
+static int read_signed5(const uint8_t *p, size_t len, unsigned int excess, size_t *pos,
+			int32_t *out)
 {
 	uint32_t v;
 
-	if (read_unsigned5(p, len, pos, &v))
+	if (read_unsigned5(p, len, excess, pos, &v))
 		return -EINVAL;
 	*out = (int32_t)((v >> 1) ^ (0u - (v & 1)));
 	return 0;
 }
 
-int hotspot_method__decode_lines(const uint8_t *p, size_t len, struct hotspot_line *lines,
-				 size_t max)
+int hotspot_method__decode_lines(const uint8_t *p, size_t len, unsigned int excess,
+				 struct hotspot_line *lines, size_t max)
 {
 	size_t pos = 0, n = 0;
 	int64_t bci = 0, line = 0;
@@ -118,7 +123,8 @@ int hotspot_method__decode_lines(const uint8_t *p, size_t len, struct hotspot_li
 		if (!b)
 			break;
 		if (b == 0xff) {
-			if (read_signed5(p, len, &pos, &db) || read_signed5(p, len, &pos, &dl))
+			if (read_signed5(p, len, excess, &pos, &db) ||
+			    read_signed5(p, len, excess, &pos, &dl))
 				return -EINVAL;
 		} else {
 			db = b >> 3;
@@ -134,7 +140,8 @@ int hotspot_method__decode_lines(const uint8_t *p, size_t len, struct hotspot_li
 }
 
 /* The compressed line table at addr (read page by page up to its end) into m. */
-static int read_lines(const struct remote_memory *mem, uint64_t addr, struct hotspot_method *m)
+static int read_lines(const struct remote_memory *mem, uint64_t addr, unsigned int excess,
+		      struct hotspot_method *m)
 {
 	uint8_t *buf = malloc(HOTSPOT_LINES_MAX);
 	struct hotspot_line *lines = NULL;
@@ -157,7 +164,7 @@ static int read_lines(const struct remote_memory *mem, uint64_t addr, struct hot
 			free(buf);
 			return -ENOMEM;
 		}
-		n = hotspot_method__decode_lines(buf, got, lines, got);
+		n = hotspot_method__decode_lines(buf, got, excess, lines, got);
 		if (n >= 0)
 			break;
 	}
@@ -229,7 +236,8 @@ int hotspot_method__read(const struct remote_memory *mem, const struct hotspot_l
 	if (pool_symbol(mem, l, cp, file_index, file, HOTSPOT_NAME_MAX))
 		file[0] = 0;
 	if (flags & l->cm_has_linenumbers) {
-		err = read_lines(mem, cm + l->const_method_size + code_size, m);
+		err =
+		    read_lines(mem, cm + l->const_method_size + code_size, l->unsigned5_excess, m);
 		if (err == -ENOMEM)
 			goto cleanup;
 	}

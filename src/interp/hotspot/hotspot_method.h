@@ -54,11 +54,12 @@ int64_t hotspot_method__line(const struct hotspot_method *m, uint32_t bci);
 /*
  * Decodes a compressed line number table (HotSpot's
  * CompressedLineNumberReadStream: one byte (bci delta << 3 | line delta), or
- * 0xff then two signed UNSIGNED5 numbers; 0 ends it) of len bytes into
- * lines (at most max). Returns how many entries, or -EINVAL when the bytes
- * end before the table does.
+ * 0xff then two signed UNSIGNED5 numbers, each byte its bits + excess
+ * (hotspot_layout.unsigned5_excess: 1 from JDK 20); 0 ends it) of len bytes
+ * into lines (at most max). Returns how many entries, or -EINVAL when the
+ * bytes end before the table does.
  */
-int hotspot_method__decode_lines(const uint8_t *p, size_t len, struct hotspot_line *lines,
-				 size_t max);
+int hotspot_method__decode_lines(const uint8_t *p, size_t len, unsigned int excess,
+				 struct hotspot_line *lines, size_t max);
 
 #endif

@@ -343,6 +343,8 @@ int hotspot_vm__read(const struct remote_memory *mem, const uint64_t sym[HS_SYM_
 	 */
 	l.ifr_method = l.ifr_sender_sp - 2;
 	l.ifr_bcp = l.ifr_method - (l.major == 8 ? 4 : 5);
+	/* Not described by the JVM: its version (OP_JVM_F_UNSIGNED5_X1 names the sources). */
+	l.unsigned5_excess = l.major >= 20 ? 1 : 0;
 	*out = l;
 	return 0;
 }
@@ -493,7 +495,12 @@ int hotspot_vm__code_cache(const struct remote_memory *mem, const struct hotspot
 		proc->nm_compile_id = (uint16_t)l->nm_compile_id;
 		proc->hb_fields =
 		    (uint8_t)((l->hb_header + l->hb_length) | ((l->hb_header + l->hb_used) << 4));
+		/* _used 4 bytes after _length: a uint32_t length (JDK 25), else a size_t. */
+		if (l->hb_used > l->hb_length && l->hb_used - l->hb_length < 8)
+			proc->flags |= OP_JVM_F_HB_LEN32;
 	}
+	if (l->unsigned5_excess)
+		proc->flags |= OP_JVM_F_UNSIGNED5_X1;
 	/* Deoptimised frames named from their original pc when all three are known. */
 	if (l->nm_orig_pc_offset && l->nm_deopt_handler && l->nm_deopt_mh_handler &&
 	    fits_u16(l->nm_orig_pc_offset) && fits_u16(l->nm_deopt_handler) &&

@@ -98,6 +98,9 @@ struct hotspot_layout {
 	 * ConstMethodFlags::_misc_has_linenumber_table (JDK 21+) */
 	uint32_t cm_has_linenumbers;
 	int ifr_sender_sp, ifr_method, ifr_bcp;
+	/* UNSIGNED5's excess in debug info and line tables: 1 from JDK 20, else 0
+	 * (OP_JVM_F_UNSIGNED5_X1, which names the sources) */
+	uint8_t unsigned5_excess;
 };
 
 /*

@@ -112,6 +112,21 @@ enum op_jvm_type {
  * names the int, nm_metadata_offset the u2) when this flag is clear.
  */
 #define OP_JVM_F_META_MUTABLE 0x04
+/*
+ * The JVM writes its debug info (and line tables) as UNSIGNED5 with an
+ * excess of 1, so that no byte is 0: each byte stands for its value + 1
+ * (src/hotspot/share/utilities/unsigned5.hpp, X = 1, L = 191; JDK 20 on).
+ * JDK 8 to 19 (compressedStream.cpp) write the value itself (L = 192). A
+ * byte >= 192 goes on in both. Seen in the JDKs' own serviceability agents:
+ * Temurin 25's sun.jvm.hotspot.utilities.Unsigned5 (X = 1, L = 191) and
+ * Debian 17's sun.jvm.hotspot.code.CompressedStream (L = 192).
+ */
+#define OP_JVM_F_UNSIGNED5_X1 0x08
+/*
+ * HeapBlock::Header::_length is a uint32_t (JDK 25's vmStructs: _length at
+ * 0, _used at 4), not a size_t (JDK 8 to 17: _used at 8): its low 4 bytes.
+ */
+#define OP_JVM_F_HB_LEN32 0x10
 
 struct op_jvm_heap {
 	__u64 low; /* the heap's committed code: [low, high) */
@@ -144,10 +159,10 @@ struct op_jvm_proc {
 	__u8 flags; /* OP_JVM_F_* */
 	/*
 	 * Where the CodeHeap's HeapBlock header (heap_block_size bytes, the
-	 * blob after it) keeps its block's length in segments (a size_t: bits
-	 * 0..3, bytes from the HeapBlock) and whether it is used (a bool: bits
-	 * 4..7). Known whenever nm_compile_id is: a remembered nmethod is taken
-	 * only while its block is used and still covers the pc.
+	 * blob after it) keeps its block's length in segments (a size_t, or a
+	 * uint32_t with OP_JVM_F_HB_LEN32: bits 0..3, bytes from the HeapBlock)
+	 * and whether it is used (a bool: bits 4..7). Known whenever nm_compile_id is: a remembered
+	 * nmethod is taken only while its block is used and still covers the pc.
 	 */
 	__u8 hb_fields;
 	/* nmethod debug info (bytes from the nmethod; 0: inlined frames not read) */

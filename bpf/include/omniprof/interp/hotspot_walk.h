@@ -361,7 +361,8 @@ static __always_inline __u32 op_jvm_pcdesc(struct op_jvm_walker *jw, __u32 slot,
 /*
  * Decodes the scope at offset off of jw's nmethod (HotSpot's ScopeDesc
  * header: the sender's offset, the method's metadata index, bci + 1, each
- * an UNSIGNED5 number: bytes >= 192 go on, 6 more bits each). 0 or -1.
+ * an UNSIGNED5 number: bytes >= 192 go on, 6 more bits each; from JDK 20
+ * each byte is its bits + 1, OP_JVM_F_UNSIGNED5_X1). 0 or -1.
  */
 static __always_inline int op_jvm_scope(const struct op_jvm_proc *proc, struct op_jvm_walker *jw,
 					__u32 off, __u64 *method, __u64 *cm, __u32 *bci,
@@ -370,7 +371,7 @@ static __always_inline int op_jvm_scope(const struct op_jvm_proc *proc, struct o
 	struct op_jvm_scope *sc;
 	__u64 at = jw->scopes + off;
 	__u8 b[16];
-	__u32 v[3] = {0, 0, 0}, pos = 0;
+	__u32 v[3] = {0, 0, 0}, pos = 0, x = proc->flags & OP_JVM_F_UNSIGNED5_X1 ? 1 : 0;
 
 	if (!off || off > (1u << 24))
 		return -1;
@@ -411,7 +412,7 @@ static __always_inline int op_jvm_scope(const struct op_jvm_proc *proc, struct o
 			__u32 c = b[pos & 15];
 
 			pos++;
-			sum += c << shift;
+			sum += (c - x) << shift;
 			if (c < 192)
 				break;
 			shift += 6;
@@ -783,6 +784,8 @@ OP_JVM_SUBPROG int op_jvm_blob_remembered(struct op_jvm_walker *jw, const struct
 	__builtin_memcpy(&id, &jw->block[id_at], 4);
 	__builtin_memcpy(&method, &jw->block[m_at], 8);
 	__builtin_memcpy(&length, &jw->block[len_at], 8);
+	if (proc->flags & OP_JVM_F_HB_LEN32)
+		length &= 0xffffffffull; /* the bytes after it are _used's */
 	used = jw->block[used_at];
 	/* Its block freed and taken by another nmethod (counted: test_hotspot's swept case). */
 	if (id != e->blob.compile_id || method != e->blob.method) {
@@ -914,9 +917,12 @@ OP_JVM_SUBPROG int op_jvm_blob_at(struct op_jvm_walker *jw, const struct op_jvm_
 			op_jvm_debug_info(jw, proc, blob, b);
 		if (proc->nm_orig_pc_offset &&
 		    (op_jvm_s32(jw, blob, proc->nm_orig_pc_offset, &b->orig_pc_offset) ||
-		     op_jvm_addr(jw, proc, blob, proc->nm_deopt_handler, &b->deopt_handler) ||
-		     op_jvm_addr(jw, proc, blob, proc->nm_deopt_mh_handler, &b->deopt_mh_handler)))
+		     op_jvm_addr(jw, proc, blob, proc->nm_deopt_handler, &b->deopt_handler)))
 			b->orig_pc_offset = 0;
+		/* JDK 23+ writes -1 for no method-handle deopt handler (Temurin 25): none. */
+		if (b->orig_pc_offset &&
+		    op_jvm_addr(jw, proc, blob, proc->nm_deopt_mh_handler, &b->deopt_mh_handler))
+			b->deopt_mh_handler = 0;
 	}
 	b->blob = blob;
 	jw->blob_next++;
