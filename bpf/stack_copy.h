@@ -154,6 +154,24 @@ struct copy_ctx {
 };
 
 /*
+ * The bytes to copy when bpf_find_vma cannot look the stack's mapping up (it
+ * only try-locks the mmap lock, which a thread in mmap, mprotect or brk holds
+ * for writing: cc1plus's copies sampled in mmap were cut at 128 KiB in deep
+ * recursions, issue 17). The main thread's stack began at mm->start_stack,
+ * read without the lock: from sp up to the page past it (its outermost frame,
+ * _start's, lies below; above it argv and the environment). A thread's
+ * stack elsewhere keeps OP_STACK_COPY_COMMON.
+ */
+static __always_inline __u32 copy_limit_unlocked(struct task_struct *task, __u64 sp)
+{
+	__u64 start = BPF_CORE_READ(task, mm, start_stack);
+
+	if (start > sp && start - sp <= OP_STACK_COPY_MAX - STACK_COPY_PAGE)
+		return (__u32)(start - sp + STACK_COPY_PAGE);
+	return OP_STACK_COPY_COMMON;
+}
+
+/*
  * bpf_find_vma's callback: the bytes from sp to the end of its mapping, or
  * to the top of the alternate signal stack that holds sp (Go's gsignal stack
  * lies in Go's heap, whose mapping runs megabytes on: see copy_sig_stack).
@@ -497,8 +515,10 @@ static __always_inline int send_stack_copy(struct bpf_perf_event_data *ctx, __u3
 	x.sp = r.sp;
 	/* Up to the top of the stack's mapping: the whole stack, not pages past it
 	 * (each a failed read). Where the mapping cannot be looked up (its lock
-	 * taken), the common size, as before copies could be deeper. */
-	x.limit = OP_STACK_COPY_COMMON;
+	 * taken: the sampled thread itself in mmap, mprotect or brk holds it for
+	 * writing), the main thread's stack up to where it started
+	 * (copy_limit_unlocked), else the common size. */
+	x.limit = copy_limit_unlocked(task, r.sp);
 	bpf_find_vma(task, r.sp, stack_vma_end, &x, 0);
 	copy_limit_go_stack(ctx, task, &x, x.b->c.tls_base);
 	/* On the alternate signal stack: that stack ends at its top (Go's gsignal

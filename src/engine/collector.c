@@ -16,7 +16,8 @@
 int collector__init(struct collector *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->scratch = malloc(sizeof(struct trace) + (OP_MAX_KERNEL_FRAMES + 1 + OP_MAX_USER_FRAMES) *
+	/* (+ 1: the origin's frame, with mark_origin) */
+	c->scratch = malloc(sizeof(struct trace) + (OP_MAX_KERNEL_FRAMES + 2 + OP_MAX_USER_FRAMES) *
 						       sizeof(struct trace_frame));
 	c->copy_trace = malloc(OP_TRACE_MAX_SIZE);
 	if (!c->scratch || !c->copy_trace) {
@@ -174,7 +175,9 @@ static void release(struct collector *c, bool all, uint32_t pid)
 				c->held.released++;
 		}
 		c->held.bytes -= r->size;
+		c->handling_unready = p && p->waiting;
 		collector__handle(c, r->data, r->size);
+		c->handling_unready = false;
 		free(r);
 	}
 	c->releasing = false;
@@ -339,7 +342,9 @@ static void release_loaded(struct collector *c, uint64_t start, uint64_t budget_
 		p->held_bytes -= r->size;
 		c->held.bytes -= r->size;
 		c->held.early++;
+		c->handling_copy = c->handling_early = true;
 		handle_trace(c, c->copy_trace, (size_t)n);
+		c->handling_copy = c->handling_early = false;
 		free(r);
 	}
 	c->loaded_pending = c->loaded_cut = false;
@@ -418,6 +423,19 @@ static void reread_for_jit(struct collector *c, struct process *p)
 	process_table__refresh(&c->procs, p);
 }
 
+/* Where the record handled now comes from (mark_origin). */
+static enum trace_origin origin_of(const struct collector *c)
+{
+	if (c->handling_copy)
+		return c->handling_early     ? TRACE_ORIGIN_COPY_EARLY
+		       : c->handling_unready ? TRACE_ORIGIN_COPY_UNREADY
+		       : c->releasing	     ? TRACE_ORIGIN_COPY_HELD
+					     : TRACE_ORIGIN_COPY;
+	return c->handling_unready ? TRACE_ORIGIN_WALK_UNREADY
+	       : c->releasing	   ? TRACE_ORIGIN_WALK_HELD
+				   : TRACE_ORIGIN_WALK;
+}
+
 static int handle_trace(struct collector *c, const struct op_trace *e, size_t size)
 {
 	const uint64_t *kernel = (const uint64_t *)(e + 1);
@@ -485,6 +503,9 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 	copy_comm(t->comm, e->comm);
 	copy_comm(t->pcomm, e->pcomm);
 
+	if (c->mark_origin && !(e->flags & OP_TRACE_F_OFF_CPU))
+		t->frames[n++] = (struct trace_frame){.addr = TRACE_ORIGIN_BASE + origin_of(c),
+						      .kind = OP_FRAME_ERROR};
 	for (uint32_t i = 0; i < e->n_kernel; i++)
 		t->frames[n++] = (struct trace_frame){.addr = kernel[i], .kind = OP_FRAME_KERNEL};
 
@@ -665,6 +686,7 @@ static int handle_stack_copy(struct collector *c, const struct op_stack_copy *e,
 	const void *states[OP_INTERP__COUNT];
 	struct process *p;
 	long n;
+	int err;
 
 	if (size < sizeof(*e)) {
 		c->copies.bad_records++;
@@ -725,7 +747,10 @@ static int handle_stack_copy(struct collector *c, const struct op_stack_copy *e,
 		if (hold(c, p, e, size))
 			return 0;
 	}
-	return handle_trace(c, c->copy_trace, (size_t)n);
+	c->handling_copy = true;
+	err = handle_trace(c, c->copy_trace, (size_t)n);
+	c->handling_copy = false;
+	return err;
 }
 
 /* A recorded thread runs again: its trace gets the time in between. In order

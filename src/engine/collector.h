@@ -100,7 +100,18 @@ struct collector {
 	bool loaded_pending;  /* a waiting process's held copy may walk with its files now */
 	bool loaded_cut;      /* ... and the last pass over them was cut at the slice's end */
 	struct collector_held_stats held;
+	/* Each CPU trace ends (at its leaf) with a frame naming where its user
+	 * stack came from (enum trace_origin): tests only, off by default. */
+	bool mark_origin;
+	/* The record being handled is a stack copy unwound (by handle_stack_copy
+	 * or release_loaded: TRACE_ORIGIN_COPY*), not a BPF walk. */
+	bool handling_copy;
+	bool handling_early;   /* ... by release_loaded */
+	bool handling_unready; /* a held record of a process never published (the end) */
 };
+
+/* Set (to anything) in record's or agent's environment: collector.mark_origin. */
+#define COLLECTOR_MARK_ORIGIN_ENV "OMNIPROF_TEST_MARK_ORIGIN"
 
 /* 0 or -ENOMEM. Free with collector__clear(). */
 int collector__init(struct collector *c);

@@ -371,6 +371,7 @@ int session__start(struct session *ss, const struct session_opts *o)
 	sopts.n_cpus = o->n_cpus;
 	sopts.max_frames = o->max_frames;
 	ss->c.max_user_frames = o->max_frames;
+	ss->c.mark_origin = getenv(COLLECTOR_MARK_ORIGIN_ENV) != NULL;
 	sopts.offcpu_threshold = o->offcpu_threshold;
 	/* The events are opened and attached stopped: the interval starts when they
 	 * start, below. No sample should come before; any that did would be counted. */

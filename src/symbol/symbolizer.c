@@ -9,6 +9,7 @@
 
 #include "interp/interp.h"
 #include "proc/file_cache.h"
+#include "profile/trace_table.h"
 #include "symbol/kallsyms.h"
 #include "util/clock.h"
 #include "omniprof/abi.h"
@@ -385,8 +386,21 @@ const char *symbolizer__error(uint64_t reason)
 	case OP_UNWIND_ERR_GO_STALE:
 		return "[unwind stopped: Go stack switch, thread moved on before the copy's walk]";
 	default: {
+		static const char *const origins[TRACE_ORIGIN__COUNT] = {
+		    [TRACE_ORIGIN_WALK] = "[sampled: BPF walk]",
+		    [TRACE_ORIGIN_WALK_HELD] = "[sampled: BPF walk, held]",
+		    [TRACE_ORIGIN_WALK_UNREADY] = "[sampled: BPF walk, held, never ready]",
+		    [TRACE_ORIGIN_COPY] = "[sampled: stack copy]",
+		    [TRACE_ORIGIN_COPY_HELD] = "[sampled: stack copy, held]",
+		    [TRACE_ORIGIN_COPY_EARLY] = "[sampled: stack copy, held, walked early]",
+		    [TRACE_ORIGIN_COPY_UNREADY] = "[sampled: stack copy, held, never ready]",
+		};
+		const char *text;
+
+		if (reason >= TRACE_ORIGIN_BASE && reason < TRACE_ORIGIN_BASE + TRACE_ORIGIN__COUNT)
+			return origins[reason - TRACE_ORIGIN_BASE];
 		/* A runtime's own reason (its frames could not be read). */
-		const char *text = interp__unwind_error(reason);
+		text = interp__unwind_error(reason);
 
 		return text ? text : "[unwind stopped]";
 	}

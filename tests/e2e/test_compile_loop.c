@@ -16,6 +16,9 @@
  * process group: the compilers forked later inherit the event) for PERF_SECONDS of the
  * warm run; its share of clang++'s samples ending at a root is printed beside
  * ours (not asserted: a reference). One recording pair serves every assertion.
+ * Every sample with user frames that does not start at a root is printed by
+ * shape: its stop, the outermost frame reached, and whether it was a BPF
+ * walk or a stack copy, held or not (tests/lib/folded_shapes.h).
  * Needs root, BPF, clang and linux-perf (scripts/install-deps.sh).
  */
 #include <errno.h>
@@ -34,6 +37,8 @@
 
 #include <cmocka.h>
 
+#include "engine/collector.h"
+#include "folded_shapes.h"
 #include "omniprof_run.h"
 #include "perf_script.h"
 #include "testutil.h"
@@ -47,7 +52,10 @@
  * stack copy). Ours: warm 99.1-99.3% on an idle machine, 94.3% once in CI's
  * pool of four tests at a time; cold 100% (69/69) at a load of 19 once copies
  * held 128 KiB and the end waited for the held copies' tables (before: 0-65%,
- * 23.9% at that load). A floor against regressions, not issue 17's 99%. */
+ * 23.9% at that load). A floor against regressions, not issue 17's 99%.
+ * Since session 20 kernel-only samples (no user stack: an exec or an exit)
+ * are not counted, as in test_whole_system: they were the misses of a
+ * warm run at 97.4% (3 of 117) whose stacks with user frames were 114/114. */
 #define MIN_ROOTED_PCT 90.0
 
 /* Enough C++ for a compile of about a second: templates, the standard library. */
@@ -71,14 +79,29 @@ static double pct(long a, long b)
 	return b ? 100.0 * (double)a / (double)b : 0;
 }
 
-/* clang++'s samples in a stacks.folded: "clang++;ROOT;...;LEAF COUNT", root first. */
-static struct rooted count_folded(const char *path)
+/* clang++'s roots in our output: crt1's _start, or the loader's entry (no .symtab). */
+static bool is_root(const char *f, size_t len)
+{
+	return (len == 6 && !strncmp(f, "_start", 6)) ||
+	       (len > 21 && !strncmp(f, "ld-linux-x86-64.so.2+", 21));
+}
+
+/*
+ * clang++'s samples with user frames in a stacks.folded: "clang++;ROOT;...;LEAF
+ * COUNT", root first; every unrooted one is printed first, by shape
+ * (folded_shapes.h). Kernel-only samples (an exiting compiler's, its user
+ * stack gone) are not judged, as in test_whole_system and test_deep_compile.
+ */
+static struct rooted count_folded(const char *path, const char *title)
 {
 	struct rooted r = {0};
 	size_t len;
 	char *text = tu_read_file(path, &len), *line, *save = NULL;
 
 	assert_non_null(text);
+	printf("    %s, every unrooted sample:\n", title);
+	folded_shapes__print(text, "clang++", is_root, "      ");
+	folded_shapes__strip(text);
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *space = strrchr(line, ' '), *first;
 		long n;
@@ -88,12 +111,15 @@ static struct rooted count_folded(const char *path)
 		n = atol(space + 1);
 		*space = '\0';
 		first = line + 8;
+		len = strcspn(first, ";");
+		if (!strstr(line, ";[") && len > 4 && !strncmp(first + len - 4, "_[k]", 4))
+			continue;
 		r.samples += n;
 		if (strstr(line, ";[")) {
 			r.stops += n;
 			continue;
 		}
-		if (!strncmp(first, "_start;", 7) || !strncmp(first, "ld-linux-x86-64.so.2+", 21))
+		if (is_root(first, len))
 			r.rooted += n;
 	}
 	free(text);
@@ -140,7 +166,8 @@ static char *record(const char *dir, const char *cache, const char *name, const 
 {
 	char *out = NULL;
 	int rc = tu_run(&out,
-			"%s record -v --comm '^clang\\+\\+$' -F " FREQUENCY
+			COLLECTOR_MARK_ORIGIN_ENV
+			"=1 %s record -v --comm '^clang\\+\\+$' -F " FREQUENCY
 			" --max-frames 1024 -d %s --table-cache '%s' -o '%s/%s' 2>&1",
 			tu_omniprof_path(), secs, cache, dir, name);
 
@@ -148,56 +175,6 @@ static char *record(const char *dir, const char *cache, const char *name, const 
 		printf("%s\n", out ? out : "");
 	assert_int_equal(rc, 0);
 	return out;
-}
-
-/*
- * On a failure, what the stops were: each stop marker of clang++'s samples in
- * a stacks.folded with its samples, and the frame before it (the last one
- * the walk reached), the most frequent first, MARKERS_SHOWN at most.
- */
-#define MARKERS_SHOWN 12
-static void print_markers(const char *path)
-{
-	struct {
-		char what[200];
-		long n;
-	} seen[64];
-	size_t n_seen = 0, len;
-	char *text = tu_read_file(path, &len), *line, *save = NULL;
-
-	if (!text)
-		return;
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *space = strrchr(line, ' '), *mark, *before, what[200];
-		size_t i;
-
-		if (strncmp(line, "clang++;", 8) || !space || !(mark = strstr(line, ";[")))
-			continue;
-		*space = '\0';
-		*mark = '\0';
-		before = strrchr(line, ';');
-		snprintf(what, sizeof(what), "%.80s after %.100s", mark + 1,
-			 before ? before + 1 : line);
-		for (i = 0; i < n_seen && strcmp(seen[i].what, what); i++)
-			;
-		if (i == n_seen) {
-			if (n_seen == sizeof(seen) / sizeof(seen[0]))
-				continue;
-			snprintf(seen[n_seen].what, sizeof(seen[n_seen].what), "%s", what);
-			seen[n_seen++].n = 0;
-		}
-		seen[i].n += atol(space + 1);
-	}
-	free(text);
-	for (size_t shown = 0; shown < MARKERS_SHOWN && shown < n_seen; shown++) {
-		size_t best = shown;
-
-		for (size_t i = shown + 1; i < n_seen; i++)
-			if (seen[i].n > seen[best].n)
-				best = i;
-		printf("      %6ld %s\n", seen[best].n, seen[best].what);
-		seen[best] = seen[shown];
-	}
 }
 
 static void print_counters(const char *title, const char *out)
@@ -260,7 +237,7 @@ static void test_clang_loop(void **state)
 	assert_int_equal(stat(cache, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0700);
 	snprintf(folded, sizeof(folded), "%s/cold/stacks.folded", dir);
-	cold = count_folded(folded);
+	cold = count_folded(folded, "cold");
 
 	/* Warm: a restarted recorder with the folder the first one filled; perf beside it. */
 	perf = perf_start(compiler, perf_data);
@@ -271,7 +248,7 @@ static void test_clang_loop(void **state)
 	perf_share =
 	    perf_script__rooted(perf_data, "clang++", perf_is_root, &perf_samples, &perf_depth);
 	snprintf(folded, sizeof(folded), "%s/warm/stacks.folded", dir);
-	warm = count_folded(folded);
+	warm = count_folded(folded, "warm");
 
 	printf("    clang++ -O2 -c in a loop, --comm, %s Hz:\n", FREQUENCY);
 	printf("      omniprof, cold cache (%s s): %ld of %ld samples start at a root, no stop "
@@ -289,12 +266,6 @@ static void test_clang_loop(void **state)
 	    pct(cold.rooted, cold.samples) < MIN_ROOTED_PCT) {
 		printf("    cold, every counter:\n%s\n    warm, every counter:\n%s\n", out_cold,
 		       out_warm);
-		printf("    cold, stop markers:\n");
-		snprintf(folded, sizeof(folded), "%s/cold/stacks.folded", dir);
-		print_markers(folded);
-		printf("    warm, stop markers:\n");
-		snprintf(folded, sizeof(folded), "%s/warm/stacks.folded", dir);
-		print_markers(folded);
 	}
 
 	/* The second run read libLLVM's and libclang-cpp's tables back instead of building them. */

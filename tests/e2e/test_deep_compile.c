@@ -8,7 +8,9 @@
  * samples with user frames must start at the process's root (crt1's _start,
  * or the dynamic loader's entry while it loads the compiler) with no stop
  * marker; perf's figure is printed beside (its 8 KiB stack copies cannot
- * hold such stacks).
+ * hold such stacks). Every sample that does not is printed by shape (its
+ * stop, the outermost frame reached, BPF walk or stack copy:
+ * tests/lib/folded_shapes.h).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +28,8 @@
 #include <unistd.h>
 
 #include "compile_sources.h"
+#include "engine/collector.h"
+#include "folded_shapes.h"
 #include "perf_script.h"
 #include "testutil.h"
 
@@ -42,8 +46,6 @@ struct cc_count {
 	long rooted; /* ... starting at the root, no stop marker */
 	long frames; /* user frames of those samples */
 	long deep;   /* samples deeper than 256 user frames */
-	char worst[400];
-	long worst_count;
 };
 
 static bool is_kernel(const char *f, size_t len)
@@ -90,11 +92,6 @@ static struct cc_count count_folded(const char *text, const char *comm)
 				c.frames += count * n;
 				c.deep += n > 256 ? count : 0;
 				c.rooted += rooted ? count : 0;
-				if (!rooted && count > c.worst_count) {
-					c.worst_count = count;
-					snprintf(c.worst, sizeof(c.worst), "%.*s",
-						 (int)(count_at - stack), stack);
-				}
 			}
 		}
 		line = end ? end + 1 : NULL;
@@ -173,7 +170,9 @@ static void test_cc1plus_deep(void **state)
 	}
 	snprintf(pids, sizeof(pids), "%d,%d", (int)pid, (int)idle);
 	snprintf(rec, sizeof(rec), "%s/rec", dir);
-	rc = tu_run(&out, "%s/omniprof record -v --max-frames 1024 -p %s -d %d -F %d -o %s",
+	rc = tu_run(&out,
+		    COLLECTOR_MARK_ORIGIN_ENV
+		    "=1 %s/omniprof record -v --max-frames 1024 -p %s -d %d -F %d -o %s",
 		    tu_build_dir(), pids, SECONDS, FREQUENCY, rec);
 	if (rc)
 		print_error("omniprof record failed (%d):\n%s\n", rc, out ? out : "");
@@ -191,15 +190,14 @@ static void test_cc1plus_deep(void **state)
 	free(cc1plus);
 	free(out);
 	assert_non_null(text);
+	folded_shapes__print(text, "cc1plus", is_root, "    ");
+	folded_shapes__strip(text);
 	c = count_folded(text, "cc1plus");
 	free(text);
 	printf("    cc1plus: %ld of %ld samples with user frames start at the root (%.1f%%), "
 	       "%ld deeper than 256 frames, %.1f frames a sample\n",
 	       c.rooted, c.user, pct(c.rooted, c.user), c.deep,
 	       c.user ? (double)c.frames / (double)c.user : 0);
-	if (c.worst_count)
-		printf("      most frequent unrooted stack (%ld samples): %.300s\n", c.worst_count,
-		       c.worst);
 	printf("    perf --call-graph dwarf on the same process: %.1f%% of %ld samples end at "
 	       "_start (%.1f frames a sample)\n",
 	       perf_share, perf_samples, perf_depth);

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "engine/collector.h"
+#include "symbol/symbolizer.h"
 #include "unwind/unwind_maps.h"
 #include "omniprof/frame_pack.h"
 #include "util/clock.h"
@@ -711,10 +712,82 @@ static void test_copy_released_when_its_files_are_in(void **state)
 	collector__clear(&c);
 }
 
+/* Samples of origin o (mark_origin's frame at the leaf) in the table. */
+static uint64_t samples_of_origin(struct collector *c, enum trace_origin o)
+{
+	uint64_t n = 0;
+	size_t i = 0;
+	void *e = NULL;
+
+	while (hashmap__next(&c->traces.traces, &i, &e)) {
+		const struct trace *t = e;
+
+		assert_true(t->n_frames >= 1);
+		assert_int_equal(t->frames[0].kind, OP_FRAME_ERROR);
+		if (t->frames[0].addr == TRACE_ORIGIN_BASE + o)
+			n += t->count;
+	}
+	return n;
+}
+
+/*
+ * mark_origin (the tests' COLLECTOR_MARK_ORIGIN_ENV): every CPU trace gets a
+ * frame at its leaf naming where its user stack came from: a BPF walk
+ * handled at once, held while its process waited and handled once it was
+ * published, or handled at the end with the process never published; the
+ * frames after it are the record's, as without it.
+ */
+static void test_origin_marked(void **state)
+{
+	struct collector c;
+	const struct trace *t;
+	struct op_trace *rec;
+	struct process *p;
+	size_t size;
+
+	(void)state;
+	assert_int_equal(collector__init(&c), 0);
+	c.mark_origin = true;
+	rec = new_trace(3, 2, &size);
+	assert_int_equal(collector__handle(&c, rec, size), 0);
+	t = only_trace(&c);
+	assert_int_equal(t->n_frames, 1 + 5);
+	assert_int_equal(t->frames[0].addr, TRACE_ORIGIN_BASE + TRACE_ORIGIN_WALK);
+	assert_string_equal(symbolizer__error(t->frames[0].addr), "[sampled: BPF walk]");
+	assert_int_equal(t->frames[1].kind, OP_FRAME_KERNEL);
+	assert_int_equal(t->frames[5].addr, OP_UNWIND_ERR_READ);
+	/* (the last user frame is still the one a truncated walk ends with) */
+	assert_int_equal(t->frames[t->n_frames - 1].kind, OP_FRAME_ERROR);
+
+	/* Held while the process waits: published, then handled. */
+	p = process_table__get(&c.procs, (uint32_t)getpid());
+	assert_non_null(p);
+	p->waiting = true;
+	assert_int_equal(collector__handle(&c, rec, size), 0);
+	assert_int_equal(c.held.held, 1);
+	p->waiting = false;
+	collector__release_held(&c);
+	assert_int_equal(samples_of_origin(&c, TRACE_ORIGIN_WALK_HELD), 1);
+
+	/* Held, and the recording ends before the process is published. */
+	p->waiting = true;
+	assert_int_equal(collector__handle(&c, rec, size), 0);
+	assert_int_equal(collector__handle(&c, rec, size), 0);
+	collector__release_held(&c);
+	assert_int_equal(samples_of_origin(&c, TRACE_ORIGIN_WALK_UNREADY), 2);
+	assert_int_equal(samples_of_origin(&c, TRACE_ORIGIN_WALK), 1);
+	assert_string_equal(symbolizer__error(TRACE_ORIGIN_BASE + TRACE_ORIGIN_COPY_EARLY),
+			    "[sampled: stack copy, held, walked early]");
+	p->waiting = false;
+	free(rec);
+	collector__clear(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_trace_layout),
+	    cmocka_unit_test(test_origin_marked),
 	    cmocka_unit_test(test_trace_size_must_match),
 	    cmocka_unit_test(test_packed_trace_reads_as_unpacked),
 	    cmocka_unit_test(test_unknown_address_rereads_at_once),
