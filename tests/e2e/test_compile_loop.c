@@ -57,6 +57,9 @@
  * are not counted, as in test_whole_system: they were the misses of a
  * warm run at 97.4% (3 of 117) whose stacks with user frames were 114/114. */
 #define MIN_ROOTED_PCT 90.0
+/* Issue 17's 99%, of the cold and warm runs pooled (300-800 samples; CI of
+ * 72baede: 579 of 583, the merged tree of session 20: 825 of 825). */
+#define MIN_POOLED_PCT 99.0
 
 /* Enough C++ for a compile of about a second: templates, the standard library. */
 static const char source[] =
@@ -276,6 +279,10 @@ static void test_clang_loop(void **state)
 	assert_true(tu_counter_after(out_cold, "copies: unwound in user space") >= 1);
 	assert_true(cold.samples >= MIN_SAMPLES / 4);
 	assert_true(pct(cold.rooted, cold.samples) >= MIN_ROOTED_PCT);
+	printf("      pooled: %ld of %ld (%.1f%%; floor %.0f%%)\n", cold.rooted + warm.rooted,
+	       cold.samples + warm.samples,
+	       pct(cold.rooted + warm.rooted, cold.samples + warm.samples), MIN_POOLED_PCT);
+	assert_true(pct(cold.rooted + warm.rooted, cold.samples + warm.samples) >= MIN_POOLED_PCT);
 	free(out_cold);
 	free(out_warm);
 	tu_rmtree(dir);

@@ -10,9 +10,9 @@
  *  - cc1plus on test_deep_compile's constexpr recursion (~640 frames deep).
  * For each, the share of its samples with user frames that start at a true
  * root with no stop marker is printed, and the share of the cold and the
- * warm record pooled is held to a floor (MIN_*_PCT, below the issue's 99%:
- * what the machine reliably gives at a load of 20); every sample that does
- * not is printed by shape (tests/lib/folded_shapes.h: its stop, the
+ * warm record pooled is held to a floor (MIN_*_PCT, the issue's 99%, which
+ * a ring over half full, under a load of 15 and more, does not give); every
+ * sample that does not is printed by shape (tests/lib/folded_shapes.h: its stop, the
  * outermost frame reached, and whether it was a BPF walk or a stack copy,
  * held or not);
  * `perf record -a --call-graph dwarf` of PERF_SECONDS inside the same window
@@ -86,9 +86,18 @@
  * miss in a dozen; the pooled floors keep a margin below what the loaded
  * runs gave.
  */
-#define MIN_CLANG_PCT	85.0
-#define MIN_GOFMT_PCT	95.0
-#define MIN_CC1PLUS_PCT 90.0
+/*
+ * Held to the issue's 99% (session 20, the lead), once the two causes above
+ * were fixed (and rbp's save slot below sp in an epilogue, 3eb6a98: cc1plus's
+ * copies at `pop %r14` or `ret`): at a load of 2-5, as CI runs the end-to-end
+ * tests one at a time, the merged tree gave pooled clang++ 719 of 720, gofmt
+ * 1226 of 1226, cc1plus 713 of 713, no copy refused. Pooled, 99% of 600-1200
+ * samples leaves room for a few misses; a ring over half full (an agent
+ * starved of CPU, as in the loaded runs above) fails it, as it should.
+ */
+#define MIN_CLANG_PCT	99.0
+#define MIN_GOFMT_PCT	99.0
+#define MIN_CC1PLUS_PCT 99.0
 
 /* test_compile_loop's source: templates and the standard library, about a second. */
 static const char unit_src[] =
