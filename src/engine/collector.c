@@ -7,6 +7,7 @@
 
 #include "engine/targets.h"
 #include "interp/interp.h"
+#include "symbol/symbolizer.h"
 #include "unwind/unwind_maps.h"
 #include "omniprof/abi.h"
 #include "omniprof/frame_pack.h"

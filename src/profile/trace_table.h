@@ -28,26 +28,6 @@ struct trace_frame {
 };
 _Static_assert(sizeof(struct trace_frame) == 16, "trace_frame layout");
 
-/*
- * Where a sample's user stack came from, for the tests that explain every
- * incomplete stack (issue 17): with collector.mark_origin set (the
- * environment variable COLLECTOR_MARK_ORIGIN_ENV), each CPU trace gets one
- * more frame at its leaf end, an OP_FRAME_ERROR frame whose reason is
- * TRACE_ORIGIN_BASE + one of these, named "[sampled: ...]" by
- * symbolizer__error(). Off by default: it splits traces and adds a frame.
- */
-#define TRACE_ORIGIN_BASE 0x4f00u
-enum trace_origin {
-	TRACE_ORIGIN_WALK,	   /* the BPF walk, handled at once */
-	TRACE_ORIGIN_WALK_HELD,	   /* ... held while its process's files were readied */
-	TRACE_ORIGIN_WALK_UNREADY, /* ... held, handled with the process never published */
-	TRACE_ORIGIN_COPY,	   /* a stack copy unwound in user space at once */
-	TRACE_ORIGIN_COPY_HELD,	   /* ... held, unwound once its process was published */
-	TRACE_ORIGIN_COPY_EARLY,   /* ... held, unwound before, its own files ready */
-	TRACE_ORIGIN_COPY_UNREADY, /* ... held, unwound with the process never published */
-	TRACE_ORIGIN__COUNT,
-};
-
 struct trace {
 	uint32_t pid;
 	uint32_t tid;

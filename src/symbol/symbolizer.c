@@ -9,7 +9,6 @@
 
 #include "interp/interp.h"
 #include "proc/file_cache.h"
-#include "profile/trace_table.h"
 #include "symbol/kallsyms.h"
 #include "util/clock.h"
 #include "omniprof/abi.h"
