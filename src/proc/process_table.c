@@ -445,6 +445,14 @@ enomem:
 	return NULL;
 }
 
+static bool any_code(const struct proc_map *raw, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (raw[i].perms & PROC_MAP_X)
+			return true;
+	return false;
+}
+
 int process_table__refresh(struct process_table *pt, struct process *p)
 {
 	struct process_mapping *maps = NULL, *old;
@@ -465,6 +473,17 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 		if (err == -ENOENT)
 			p->gone = true;
 		return err;
+	}
+	/*
+	 * A process past its exit_mm (exiting, or a zombie) reads as no mapping
+	 * at all; every live process maps its program or the loader. Its samples
+	 * still queued were taken with the maps it had: keep those.
+	 */
+	if (p->n_maps && !any_code(raw, n_raw)) {
+		pt->stats.maps_errors++;
+		p->gone = true;
+		err = -ESRCH;
+		goto cleanup;
 	}
 	maps = malloc((n_raw ? n_raw : 1) * sizeof(*maps));
 	if (!maps) {

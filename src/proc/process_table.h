@@ -132,7 +132,8 @@ void process_table__clear(struct process_table *pt); /* accepts NULL */
 
 /* The entry for pid, created (and its maps read) on first sight; NULL on ENOMEM. */
 struct process *process_table__get(struct process_table *pt, uint32_t pid);
-/* Re-reads pid's mappings now (exec, start-up scan). 0 or -errno. */
+/* Re-reads pid's mappings now (exec, start-up scan). 0 or -errno: -ESRCH when the
+ * process is past its exit_mm (no mapping at all), its last maps kept. */
 int process_table__refresh(struct process_table *pt, struct process *p);
 /* Re-reads p's mappings unless it was read very recently or is gone. True if read. */
 bool process_table__refresh_if_stale(struct process_table *pt, struct process *p);

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -141,6 +142,47 @@ static void test_unknown_address_rereads_at_once(void **state)
 	assert_int_equal(c.stats.unknown_rereads, 1);
 	assert_int_equal(c.stats.unknown_reports, 2);
 	collector__clear(&c);
+}
+
+/*
+ * A process past its exit_mm (here a zombie: exited, not reaped) reads as no
+ * mapping at all. Its samples still queued were taken while it ran, so a read
+ * then (an unknown address, an exec event handled late) must not leave it
+ * without maps: its frames would be named [unknown].
+ */
+static void test_exiting_process_keeps_its_maps(void **state)
+{
+	struct collector c;
+	struct process *p;
+	siginfo_t si = {0};
+	int go[2];
+	size_t n_maps;
+	char b = 0;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pipe(go), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		close(go[1]);
+		(void)!read(go[0], &b, 1);
+		_exit(0);
+	}
+	close(go[0]);
+	assert_int_equal(collector__init(&c), 0);
+	p = process_table__get(&c.procs, (uint32_t)pid); /* reads its maps while it runs */
+	assert_non_null(p);
+	n_maps = p->n_maps;
+	assert_true(n_maps > 0);
+	close(go[1]); /* it exits */
+	assert_int_equal(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
+
+	assert_int_equal(process_table__refresh(&c.procs, p), -ESRCH);
+	assert_int_equal(p->n_maps, n_maps);
+	assert_true(p->gone);
+	collector__clear(&c);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
 }
 
 /*
@@ -791,6 +833,7 @@ int main(void)
 	    cmocka_unit_test(test_trace_size_must_match),
 	    cmocka_unit_test(test_packed_trace_reads_as_unpacked),
 	    cmocka_unit_test(test_unknown_address_rereads_at_once),
+	    cmocka_unit_test(test_exiting_process_keeps_its_maps),
 	    cmocka_unit_test(test_jit_stop_rereads_slowly),
 	    cmocka_unit_test(test_offcpu_order_while_held),
 	    cmocka_unit_test(test_copy_released_when_its_files_are_in),
