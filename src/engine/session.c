@@ -509,6 +509,8 @@ int session__run(struct session *ss, uint64_t deadline_ns, volatile sig_atomic_t
 		    (int64_t)((ss->next_draw_ns - now) / 1000000) < left_ms)
 			left_ms = (int64_t)((ss->next_draw_ns - now) / 1000000);
 		limit_ms = poll_limit_ms(ss);
+		/* The drainer wakes no more often than this loop takes what it queued. */
+		sampler__set_idle_wait_ms(ss->s, (int)limit_ms);
 		err = sampler__poll(ss->s, left_ms < limit_ms ? (int)left_ms + 1 : (int)limit_ms);
 		if (err < 0 && err != -EINTR) {
 			pr_err("reading samples failed: %s", strerror(-err));

@@ -33,14 +33,22 @@
 #define FIRST_SAMPLE_KEEP_NS 100000000ull
 /*
  * The drainer looks at the ring at least this often (samples do not wake it;
- * stack copies and events do, and the ring at a quarter full): every
- * DRAIN_POLL_MS while records come in bulk (at least DRAIN_BUSY_BYTES were
- * waiting at its last look: copies), else every DRAIN_IDLE_MS, so a host
- * sampled in steady state costs 10 wakeups a second, not 100.
+ * events do, a stack copy when nothing else waits in the ring, and the ring
+ * at a quarter full): every DRAIN_POLL_MS while records come in bulk (at
+ * least DRAIN_BUSY_BYTES were waiting at its last look: copies); every
+ * DRAIN_IDLE_MS for DRAIN_URGENT_KEEP_NS after a record that wakes the main
+ * thread (an exec, an unknown address: the main thread's own wait shortens as
+ * it handles them, and the drainer, asleep by then, would not see it); else
+ * at the main thread's own wait (sampler__set_idle_wait_ms: the records it
+ * could take no sooner), DRAIN_IDLE_MS unless set, DRAIN_MAX_IDLE_MS at
+ * most. A wake-up costs about 100 us of CPU on this VM: the drainer's 10 a
+ * second were a quarter of `agent -p`'s steady state (issue 22).
  */
-#define DRAIN_POLL_MS	 10
-#define DRAIN_IDLE_MS	 100
-#define DRAIN_BUSY_BYTES (64u << 10)
+#define DRAIN_POLL_MS	     10
+#define DRAIN_IDLE_MS	     100
+#define DRAIN_MAX_IDLE_MS    1000
+#define DRAIN_URGENT_KEEP_NS 2000000000ull
+#define DRAIN_BUSY_BYTES     (64u << 10)
 /* The queue's bound (bytes of records), unless twice the ring is more. */
 #define QUEUE_MIN_BYTES (32u << 20)
 
@@ -96,6 +104,14 @@ struct sampler {
 	bool stopping;		/* under q_lock */
 	int wake_fd;
 	bool wake_sent; /* under q_lock: wake_fd written, not read yet */
+	/* The drainer's wait while records trickle (sampler__set_idle_wait_ms), and
+	 * when it last queued a record that wakes the main thread (CLOCK_MONOTONIC
+	 * ns, 0: never): both atomic, read by the drainer between its waits. */
+	int idle_wait_ms;
+	uint64_t last_urgent_ns;
+	/* The drainer waits on drain_epfd: the ring's epoll fd and stop_fd, an eventfd
+	 * sampler__free() writes so that a long wait ends at once. */
+	int drain_epfd, stop_fd;
 	struct queued_record *q_first, *q_last;
 	uint64_t q_bytes, q_max_bytes;
 	/* The drainer reads the ring while q_bytes and the ring's fill are below this. */
@@ -245,7 +261,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	struct sampler *s = ctx;
 	struct queued_record *r = malloc(sizeof(*r) + size);
 	uint64_t fill = ring_pending(s);
-	bool wake, full;
+	bool wake, full, urgent;
 
 	if (r) {
 		r->next = NULL;
@@ -272,7 +288,10 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (s->q_bytes > s->hotplug.queue_high_water)
 		s->hotplug.queue_high_water = s->q_bytes;
 	full = s->q_bytes > s->q_room;
-	wake = !s->wake_sent && (record_is_urgent(data, size) || s->q_bytes >= s->ring_size / 4);
+	urgent = record_is_urgent(data, size);
+	if (urgent)
+		__atomic_store_n(&s->last_urgent_ns, clock__now_ns(), __ATOMIC_RELAXED);
+	wake = !s->wake_sent && (urgent || s->q_bytes >= s->ring_size / 4);
 	if (wake)
 		s->wake_sent = true;
 	pthread_mutex_unlock(&s->q_lock);
@@ -653,6 +672,8 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 	s->fn = fn;
 	s->ctx = ctx;
 	s->wake_fd = -1;
+	s->drain_epfd = s->stop_fd = -1;
+	s->idle_wait_ms = DRAIN_IDLE_MS;
 	s->frequency_hz = opts->frequency_hz;
 	s->max_cpus = libbpf_num_possible_cpus();
 	s->link_fds = malloc((size_t)s->max_cpus * sizeof(*s->link_fds));
@@ -822,6 +843,29 @@ cleanup:
 	return err;
 }
 
+/* The drainer's wait set: the ring's epoll fd (nested) and stop_fd. 0 or -errno after one line. */
+static int drain_wait_init(struct sampler *s)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+	int ring_epfd = bpf_ring__epoll_fd(s->rb), err;
+
+	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->drain_epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->stop_fd < 0 || s->drain_epfd < 0)
+		goto fail;
+	ev.data.fd = s->stop_fd;
+	if (epoll_ctl(s->drain_epfd, EPOLL_CTL_ADD, s->stop_fd, &ev) < 0)
+		goto fail;
+	ev.data.fd = ring_epfd;
+	if (ring_epfd >= 0 && epoll_ctl(s->drain_epfd, EPOLL_CTL_ADD, ring_epfd, &ev) < 0)
+		goto fail;
+	return 0;
+fail:
+	err = -errno;
+	pr_err("cannot set up the ring reader's wait: %s", strerror(-err));
+	return err;
+}
+
 /*
  * Starts the drainer (after the ring is mapped): 0 or -errno after one line.
  * It takes no signal, so that SIGINT and the like still end the main thread's
@@ -845,6 +889,9 @@ static int start_drainer(struct sampler *s)
 		pr_err("cannot create an eventfd for the ring's reader: %s", strerror(-err));
 		return err;
 	}
+	err = drain_wait_init(s);
+	if (err)
+		return err;
 	pthread_mutex_init(&s->rb_lock, NULL);
 	pthread_mutex_init(&s->q_lock, NULL);
 	pthread_cond_init(&s->q_taken, NULL);
@@ -885,6 +932,10 @@ void sampler__free(struct sampler *s)
 		s->stopping = true;
 		pthread_cond_signal(&s->q_taken);
 		pthread_mutex_unlock(&s->q_lock);
+		if (write(s->stop_fd, &(uint64_t){1}, sizeof(uint64_t)) < 0) {
+			/* Cannot fail once created (a counter far from full): the drainer
+			 * would stop at the end of its wait anyway. */
+		}
 		pthread_join(s->drainer, NULL);
 	}
 	if (s->locks_ready) {
@@ -903,6 +954,10 @@ void sampler__free(struct sampler *s)
 	}
 	if (s->wake_fd >= 0)
 		close(s->wake_fd);
+	if (s->drain_epfd >= 0)
+		close(s->drain_epfd);
+	if (s->stop_fd >= 0)
+		close(s->stop_fd);
 	bpf_ring__free(s->rb);
 	if (s->ring_cons) {
 		munmap((void *)s->ring_cons, (size_t)sysconf(_SC_PAGESIZE));
@@ -936,8 +991,29 @@ static int consume_ring(struct sampler *s)
 	return n;
 }
 
+void sampler__set_idle_wait_ms(struct sampler *s, int ms)
+{
+	if (!s)
+		return;
+	ms = ms < DRAIN_POLL_MS ? DRAIN_POLL_MS : ms > DRAIN_MAX_IDLE_MS ? DRAIN_MAX_IDLE_MS : ms;
+	__atomic_store_n(&s->idle_wait_ms, ms, __ATOMIC_RELAXED);
+}
+
+/* The drainer's next wait: see DRAIN_POLL_MS. */
+static int drain_wait_ms(struct sampler *s)
+{
+	uint64_t urgent = __atomic_load_n(&s->last_urgent_ns, __ATOMIC_RELAXED);
+	int idle = __atomic_load_n(&s->idle_wait_ms, __ATOMIC_RELAXED);
+
+	if (ring_pending(s) >= DRAIN_BUSY_BYTES)
+		return DRAIN_POLL_MS;
+	if (urgent && clock__now_ns() - urgent < DRAIN_URGENT_KEEP_NS && idle > DRAIN_IDLE_MS)
+		return DRAIN_IDLE_MS;
+	return idle;
+}
+
 /*
- * The drainer: waits for the ring's wakeups or DRAIN_POLL_MS, then empties
+ * The drainer: waits for the ring's wakeups or drain_wait_ms(), then empties
  * it into the queue. While the queue could not take the whole ring (and what
  * comes during the read: half a ring more), it leaves the ring alone
  * (counted): the BPF side then refuses copies (counted there) and keeps the
@@ -946,17 +1022,16 @@ static int consume_ring(struct sampler *s)
 static void *drainer_main(void *arg)
 {
 	struct sampler *s = arg;
-	int epfd = bpf_ring__epoll_fd(s->rb);
-	struct epoll_event ev;
-
+	struct epoll_event ev[2];
 	int wait_ms = DRAIN_POLL_MS;
 
 	for (;;) {
 		bool waited = false;
 
-		/* Its one fd is the ring's: a wakeup or the timeout, then the records. */
-		if (epfd < 0 || (epoll_wait(epfd, &ev, 1, wait_ms) < 0 && errno != EINTR))
-			usleep(wait_ms * 1000);
+		/* The ring's wakeup, the stop or the timeout, then the records. */
+		if (epoll_wait(s->drain_epfd, ev, 2, wait_ms) < 0 && errno != EINTR)
+			usleep((useconds_t)(wait_ms < DRAIN_IDLE_MS ? wait_ms : DRAIN_IDLE_MS) *
+			       1000);
 		pthread_mutex_lock(&s->q_lock);
 		while (!s->stopping && s->q_bytes + ring_pending(s) > s->q_room) {
 			struct timespec until;
@@ -977,7 +1052,7 @@ static void *drainer_main(void *arg)
 			break;
 		}
 		pthread_mutex_unlock(&s->q_lock);
-		wait_ms = ring_pending(s) >= DRAIN_BUSY_BYTES ? DRAIN_POLL_MS : DRAIN_IDLE_MS;
+		wait_ms = drain_wait_ms(s);
 		consume_ring(s);
 	}
 	return NULL;

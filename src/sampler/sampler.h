@@ -69,11 +69,20 @@ int sampler__attach_offcpu(struct sampler *s);
  * Waits up to timeout_ms for records that should not wait (process and
  * unknown-address events, or a queue past a quarter of the ring), then hands
  * over what is queued, in order, for up to SAMPLER_HANDOVER_BUDGET_MS (what
- * is in the ring is the drainer's, within milliseconds); without waiting
- * while records are left from the last hand-over. Returns the number handed over or -errno (-EINTR
- * when a signal arrived).
+ * is in the ring is the drainer's, queued within its wait: sampler__set_idle_wait_ms); without
+ * waiting while records are left from the last hand-over. Returns the number handed over or -errno
+ * (-EINTR when a signal arrived).
  */
 int sampler__poll(struct sampler *s, int timeout_ms);
+/*
+ * The longest the drainer waits between two looks at the ring while records
+ * trickle in (clamped to 10..1000 ms; 100 until set): the caller's own
+ * sampler__poll() timeout, since records it would take no sooner need not
+ * leave the ring sooner. Events that wake the caller, a quarter-full ring and
+ * records in bulk still shorten the drainer's wait; for 2 s after such an
+ * event it waits 100 ms at most.
+ */
+void sampler__set_idle_wait_ms(struct sampler *s, int ms);
 /*
  * One sampler__poll() hands records over for this long at most (wall time),
  * the rest left queued, so that the caller's other work between two polls
