@@ -484,12 +484,28 @@ class Bench:
                                str(seconds), "30"])
         return {"chain": chain, "python": py}
 
+    def start_compiler_loop(self, out):
+        """`gcc -O2 -c` of a generated 300-function C file in a loop: a new cc1 (a large
+        binary without frame pointers) every few seconds, as on a build host."""
+        src = out + "-loop.c"
+        with open(src, "w") as f:
+            for i in range(300):
+                f.write(f"int f{i}(int *a, int n) {{ int s = {i}; for (int j = 0; j < n; j++) "
+                        f"{{ switch ((a[j] + {i}) % 7) {{ case 0: s += a[j] * {i % 13 + 1}; break; "
+                        f"case 1: s ^= a[j] << {i % 5}; break; case 2: s -= a[j] / {i % 3 + 1}; "
+                        f"break; default: s += j; }} }} return s; }}\n")
+        return bl.Child(["bash", "-c", f"echo ready; while :; do gcc -O2 -c '{src}' -o '{src}.o' "
+                         f"|| exit 1; done"], stdout=subprocess.PIPE)
+
     @staticmethod
     def finish_busy(workloads):
         """Stops the workloads; returns their progress lines as [(ns, iterations)]."""
         out = {}
         for name, w in workloads.items():
-            w.signal()
+            try:  # each is a session leader: the compiler loop's gcc goes with its shell
+                os.killpg(w.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
         for name, w in workloads.items():
             text = w.proc.stdout.read().decode(errors="replace")
             w.wait(timeout=10)
@@ -524,12 +540,16 @@ class Bench:
         with bl.BpfStats():
             # "agent -p": only the two busy workloads, so the steady state is the agent's
             # own interval path, not the tables of every process a busy host starts.
+            # "agent, compiler loop": the issue's fifth target, the busy workloads plus a
+            # new large compiler process (cc1) every few seconds beside them.
             for hz, mode in ((20, "record"), (99, "record"), (20, "agent"), (99, "agent"),
-                             (20, "agent -p"), (99, "agent -p")):
+                             (20, "agent -p"), (99, "agent -p"), (20, "agent, compiler loop")):
                 if self.rows and not any(w in f"{mode} {hz}" for w in self.rows):
                     continue
                 busy = self.start_busy(seconds + 30)
-                out = self.out_dir(f"agent-{hz}-{mode.replace(' ', '')}")
+                out = self.out_dir(f"agent-{hz}-{re.sub('[^a-z-]', '', mode)}")
+                if "compiler" in mode:
+                    busy["compiler loop"] = self.start_compiler_loop(out)
                 sink = other = None
                 if mode.startswith("agent"):
                     extra = (["-p", f"{busy['chain'].pid},{busy['python'].pid}"]
