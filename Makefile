@@ -9,9 +9,13 @@ BPFTOOL  ?= bpftool
 PROTOC_C ?= protoc-c
 SAN      ?=
 
-PKGS     := libbpf libelf libdw libdebuginfod zlib libprotobuf-c libcrypto libcurl \
-	    sqlite3 libmicrohttpd libnghttp2 # serve (libmicrohttpd: the agent's --metrics-listen too)
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKGS     := libbpf libelf libdw zlib libprotobuf-c libcrypto \
+	    sqlite3 libnghttp2 # serve
+# Opened at first use (dlopen, util/dynlib.h), not linked: their headers only.
+# libcurl: the exporters; libdebuginfod: a debuginfod lookup; libmicrohttpd: serve
+# and --metrics-listen. Linked, their constructors (GnuTLS, p11-kit) ran in every start.
+DLOPEN_PKGS := libdebuginfod libcurl libmicrohttpd
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) $(DLOPEN_PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 .DEFAULT_GOAL := all # the first rule below is vmlinux.h's

@@ -856,6 +856,7 @@ int cmd_agent(int argc, char **argv)
 	uint64_t interval_ns, next_ns;
 	uint64_t flush_deadline;
 	uint32_t flush_ms;
+	const char *why;
 	int ret = 1, err;
 
 	if (!a || !(a->o = calloc(1, sizeof(*a->o)))) {
@@ -878,8 +879,8 @@ int cmd_agent(int argc, char **argv)
 	/* The exit's parts that cannot be interrupted (the last build, a main thread
 	 * stuck in a file) are bounded by a timer started by the stop signal itself. */
 	cli__exit_backstop((unsigned int)a->o->flush_s + 3);
-	if (transport__global_init()) {
-		pr_err("cannot initialise libcurl");
+	if (transport__global_init(&why)) {
+		pr_err("cannot start the exporters: %s", why);
 		goto cleanup;
 	}
 	label_cache__init(&a->labels, a->o->service_name);

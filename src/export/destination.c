@@ -7,9 +7,8 @@
 #include <string.h>
 #include <time.h>
 
-#include <curl/curl.h>
-
 #include "export/pyroscope.h"
+#include "util/curl_api.h"
 #include "util/log.h"
 
 char *destination__otlp_url(const char *ep, enum transport_kind protocol, bool insecure)
@@ -51,11 +50,15 @@ char *destination__url(const struct destination_opts *o)
 
 int destination__check_url(const char *url, const char **why)
 {
-	CURLU *u = curl_url();
+	const struct curl_api *cu = curl_api__get(why);
 	char *scheme = NULL, *host = NULL, *port = NULL;
 	int err = -EINVAL;
 	CURLUcode rc;
+	CURLU *u;
 
+	if (!cu)
+		return -ENOENT;
+	u = cu->url();
 	*why = "out of memory";
 	if (!u)
 		return -ENOMEM;
@@ -63,21 +66,21 @@ int destination__check_url(const char *url, const char **why)
 		*why = "it holds white space";
 		goto cleanup;
 	}
-	rc = curl_url_set(u, CURLUPART_URL, url, 0);
+	rc = cu->url_set(u, CURLUPART_URL, url, 0);
 	if (rc) {
-		*why = curl_url_strerror(rc);
+		*why = cu->url_strerror(rc);
 		goto cleanup;
 	}
-	if (curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) ||
+	if (cu->url_get(u, CURLUPART_SCHEME, &scheme, 0) ||
 	    (strcmp(scheme, "http") && strcmp(scheme, "https"))) {
 		*why = "the scheme is neither http nor https";
 		goto cleanup;
 	}
-	if (curl_url_get(u, CURLUPART_HOST, &host, 0) || !*host) {
+	if (cu->url_get(u, CURLUPART_HOST, &host, 0) || !*host) {
 		*why = "no host";
 		goto cleanup;
 	}
-	rc = curl_url_get(u, CURLUPART_PORT, &port, 0);
+	rc = cu->url_get(u, CURLUPART_PORT, &port, 0);
 	if (rc == CURLUE_OK && (atol(port) < 1 || atol(port) > 65535)) {
 		*why = "the port is not in 1..65535";
 		goto cleanup;
@@ -85,10 +88,10 @@ int destination__check_url(const char *url, const char **why)
 	*why = NULL;
 	err = 0;
 cleanup:
-	curl_free(scheme);
-	curl_free(host);
-	curl_free(port);
-	curl_url_cleanup(u);
+	cu->free(scheme);
+	cu->free(host);
+	cu->free(port);
+	cu->url_cleanup(u);
 	return err;
 }
 

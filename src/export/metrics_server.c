@@ -11,15 +11,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <microhttpd.h>
-
 #include "util/log.h"
+#include "util/mhd_api.h"
 #include "util/net_addr.h"
 
 /* A scraper is one or two clients; more at once are refused, not queued. */
 #define MAX_CONNECTIONS	  8
 #define CONN_TIMEOUT_S	  5
 #define CONTENT_TYPE_TEXT "text/plain; version=0.0.4; charset=utf-8"
+
+/* libmicrohttpd, opened by the first metrics_server__start(), before its daemon's threads. */
+static const struct mhd_api *mhd;
 
 struct metrics_server {
 	struct MHD_Daemon *daemon;
@@ -53,16 +55,16 @@ static unsigned long long rss_bytes(void)
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, char *body,
 			     size_t len)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	struct MHD_Response *r = mhd->create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
 	enum MHD_Result ret;
 
 	if (!r) {
 		free(body);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE_TEXT);
-	ret = MHD_queue_response(conn, status, r);
-	MHD_destroy_response(r);
+	mhd->add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE_TEXT);
+	ret = mhd->queue_response(conn, status, r);
+	mhd->destroy_response(r);
 	return ret;
 }
 
@@ -120,18 +122,23 @@ int metrics_server__start(const char *listen, struct metrics_server **out)
 		pr_err("--metrics-listen: '%s': %s", listen, why);
 		return err;
 	}
+	mhd = mhd_api__get(&why);
+	if (!mhd) {
+		pr_err("--metrics-listen: %s", why);
+		return -ENOENT;
+	}
 	m = calloc(1, sizeof(*m));
 	if (!m) {
 		pr_err("out of memory");
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&m->lock, NULL);
-	m->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-					 (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-				     0, NULL, NULL, on_request, m, MHD_OPTION_SOCK_ADDR,
-				     (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
-				     (unsigned int)MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
-				     (unsigned int)CONN_TIMEOUT_S, MHD_OPTION_END);
+	m->daemon = mhd->start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+					  (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+				      0, NULL, NULL, on_request, m, MHD_OPTION_SOCK_ADDR,
+				      (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
+				      (unsigned int)MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
+				      (unsigned int)CONN_TIMEOUT_S, MHD_OPTION_END);
 	if (!m->daemon) {
 		err = errno ? -errno : -EIO;
 		pr_err("--metrics-listen: cannot listen on %s: %s", listen, strerror(-err));
@@ -163,7 +170,7 @@ void metrics_server__free(struct metrics_server *m)
 	if (!m)
 		return;
 	if (m->daemon)
-		MHD_stop_daemon(m->daemon);
+		mhd->stop_daemon(m->daemon);
 	pthread_mutex_destroy(&m->lock);
 	free(m->page);
 	free(m);

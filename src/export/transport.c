@@ -16,10 +16,11 @@
 #include <string.h>
 #include <time.h>
 
-#include <curl/curl.h>
+#include <openssl/crypto.h>
 #include <zlib.h>
 
 #include "util/clock.h"
+#include "util/curl_api.h"
 #include "util/version.h"
 
 #define DEFAULT_TIMEOUT_MS 10000
@@ -34,6 +35,7 @@
 
 struct transport {
 	struct transport_opts opts;
+	const struct curl_api *cu; /* libcurl, opened by transport__global_init() */
 	CURL *curl;
 	struct curl_slist *headers; /* the caller's, plus the protocol's */
 	/* The current response. */
@@ -61,9 +63,20 @@ static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off
 	return deadline && clock__now_ns() >= deadline;
 }
 
-int transport__global_init(void)
+int transport__global_init(const char **why)
 {
-	return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -EIO;
+	const struct curl_api *cu = curl_api__get(why);
+
+	if (!cu)
+		return -ENOENT;
+	*why = "curl_global_init failed";
+	/*
+	 * libcurl's OpenSSL would be first to initialise OpenSSL, and with an
+	 * exit-time cleanup: the file worker may still hash when the process
+	 * exits (engine/session.c says why that crashes). Nothing to clean anyway.
+	 */
+	OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
+	return cu->global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -EIO;
 }
 
 int transport__gzip(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len)
@@ -171,17 +184,22 @@ int transport__new(const struct transport_opts *opts, struct transport **out)
 	if (!t)
 		return -ENOMEM;
 	t->opts = *opts;
-	t->curl = curl_easy_init();
+	t->cu = curl_api__get(NULL);
+	if (!t->cu) {
+		err = -ENOENT;
+		goto cleanup;
+	}
+	t->curl = t->cu->easy_init();
 	if (!t->curl)
 		goto cleanup;
 	for (size_t i = 0; i < opts->n_headers; i++) {
-		h = curl_slist_append(t->headers, opts->headers[i]);
+		h = t->cu->slist_append(t->headers, opts->headers[i]);
 		if (!h)
 			goto cleanup;
 		t->headers = h;
 	}
 	/* No "Expect: 100-continue" round trip before each body. */
-	h = curl_slist_append(t->headers, "Expect:");
+	h = t->cu->slist_append(t->headers, "Expect:");
 	if (!h)
 		goto cleanup;
 	t->headers = h;
@@ -190,19 +208,19 @@ int transport__new(const struct transport_opts *opts, struct transport **out)
 		static const char *const grpc[] = {"te: trailers", "grpc-accept-encoding: gzip"};
 
 		for (size_t i = 0; i < sizeof(grpc) / sizeof(grpc[0]); i++) {
-			h = curl_slist_append(t->headers, grpc[i]);
+			h = t->cu->slist_append(t->headers, grpc[i]);
 			if (!h)
 				goto cleanup;
 			t->headers = h;
 		}
 		if (opts->gzip) {
-			h = curl_slist_append(t->headers, "grpc-encoding: gzip");
+			h = t->cu->slist_append(t->headers, "grpc-encoding: gzip");
 			if (!h)
 				goto cleanup;
 			t->headers = h;
 		}
 	} else if (opts->gzip) {
-		h = curl_slist_append(t->headers, "Content-Encoding: gzip");
+		h = t->cu->slist_append(t->headers, "Content-Encoding: gzip");
 		if (!h)
 			goto cleanup;
 		t->headers = h;
@@ -219,8 +237,9 @@ void transport__free(struct transport *t)
 	if (!t)
 		return;
 	if (t->curl)
-		curl_easy_cleanup(t->curl);
-	curl_slist_free_all(t->headers);
+		t->cu->easy_cleanup(t->curl);
+	if (t->headers)
+		t->cu->slist_free_all(t->headers);
 	free(t);
 }
 
@@ -300,6 +319,7 @@ int transport__post(struct transport *t, const char *url, const char *content_ty
 	long status = 0, timeout_ms, connect_ms;
 	uint64_t deadline;
 	CURLcode rc;
+	const struct curl_api *cu = t->cu;
 	CURL *c = t->curl;
 	int err;
 
@@ -312,7 +332,7 @@ int transport__post(struct transport *t, const char *url, const char *content_ty
 	/* Content-Type is per request: copy the shared headers behind it. */
 	snprintf(ctype, sizeof(ctype), "Content-Type: %s",
 		 t->opts.kind == TRANSPORT_GRPC ? "application/grpc" : content_type);
-	headers = curl_slist_append(NULL, ctype);
+	headers = cu->slist_append(NULL, ctype);
 	timeout_ms = t->opts.timeout_ms > 0 ? t->opts.timeout_ms : (long)DEFAULT_TIMEOUT_MS;
 	deadline = atomic_load(&t->deadline_ns);
 	if (deadline) {
@@ -331,15 +351,15 @@ int transport__post(struct transport *t, const char *url, const char *content_ty
 			 timeout_ms <= 0	 ? 1
 			 : timeout_ms > 99999999 ? 99999999
 						 : timeout_ms);
-		h = curl_slist_append(headers, grpc_timeout);
+		h = cu->slist_append(headers, grpc_timeout);
 		if (!h)
-			curl_slist_free_all(headers);
+			cu->slist_free_all(headers);
 		headers = h;
 	}
 	for (struct curl_slist *s = t->headers; headers && s; s = s->next) {
-		h = curl_slist_append(headers, s->data);
+		h = cu->slist_append(headers, s->data);
 		if (!h) {
-			curl_slist_free_all(headers);
+			cu->slist_free_all(headers);
 			headers = NULL;
 		}
 		headers = h;
@@ -360,7 +380,7 @@ int transport__post(struct transport *t, const char *url, const char *content_ty
 		long left_ms = now >= deadline ? 0 : (long)((deadline - now) / 1000000);
 
 		if (left_ms <= 0) {
-			curl_slist_free_all(headers);
+			cu->slist_free_all(headers);
 			free(framed);
 			snprintf(why, why_len, "exit deadline reached");
 			return -EAGAIN;
@@ -370,54 +390,54 @@ int transport__post(struct transport *t, const char *url, const char *content_ty
 		if (left_ms < connect_ms)
 			connect_ms = left_ms;
 	}
-	curl_easy_reset(c);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "omniprof/" OMNIPROF_VERSION);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_POST, 1L);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, framed);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)framed_len);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, t);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, t);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
+	cu->easy_reset(c);
+	cu->easy_setopt(c, CURLOPT_URL, url);
+	cu->easy_setopt(c, CURLOPT_USERAGENT, "omniprof/" OMNIPROF_VERSION);
+	cu->easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	cu->easy_setopt(c, CURLOPT_POST, 1L);
+	cu->easy_setopt(c, CURLOPT_POSTFIELDS, framed);
+	cu->easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)framed_len);
+	cu->easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+	cu->easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	cu->easy_setopt(c, CURLOPT_WRITEDATA, t);
+	cu->easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	cu->easy_setopt(c, CURLOPT_HEADERDATA, t);
+	cu->easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+	cu->easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+	cu->easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
 	/* The deadline can come forward during the transfer (a stop, a second signal). */
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(c, CURLOPT_XFERINFODATA, t);
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	cu->easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+	cu->easy_setopt(c, CURLOPT_XFERINFODATA, t);
+	cu->easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	cu->easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (t->opts.kind == TRANSPORT_GRPC) {
-		curl_easy_setopt(c, CURLOPT_HTTP_VERSION,
-				 t->opts.insecure ? (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
-						  : (long)CURL_HTTP_VERSION_2TLS);
+		cu->easy_setopt(c, CURLOPT_HTTP_VERSION,
+				t->opts.insecure ? (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+						 : (long)CURL_HTTP_VERSION_2TLS);
 		/*
 		 * A fresh connection per call: Debian 12's libcurl (7.88) sends nothing
 		 * for a second request on a reused HTTP/2 connection (seen with the
 		 * curl tool too), and one connect per interval costs nothing.
 		 */
-		curl_easy_setopt(c, CURLOPT_FORBID_REUSE, 1L);
+		cu->easy_setopt(c, CURLOPT_FORBID_REUSE, 1L);
 	}
 	if (t->opts.ca_file)
-		curl_easy_setopt(c, CURLOPT_CAINFO, t->opts.ca_file);
+		cu->easy_setopt(c, CURLOPT_CAINFO, t->opts.ca_file);
 	if (t->opts.cert_file)
-		curl_easy_setopt(c, CURLOPT_SSLCERT, t->opts.cert_file);
+		cu->easy_setopt(c, CURLOPT_SSLCERT, t->opts.cert_file);
 	if (t->opts.key_file)
-		curl_easy_setopt(c, CURLOPT_SSLKEY, t->opts.key_file);
+		cu->easy_setopt(c, CURLOPT_SSLKEY, t->opts.key_file);
 	if (t->opts.basic_auth) {
-		curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-		curl_easy_setopt(c, CURLOPT_USERPWD, t->opts.basic_auth);
+		cu->easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		cu->easy_setopt(c, CURLOPT_USERPWD, t->opts.basic_auth);
 	}
 
-	rc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	rc = cu->easy_perform(c);
+	cu->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	/* The handle keeps pointers to these until the next reset. */
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, NULL);
-	curl_slist_free_all(headers);
+	cu->easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
+	cu->easy_setopt(c, CURLOPT_POSTFIELDS, NULL);
+	cu->slist_free_all(headers);
 	free(framed);
 
 	/* A body cut off at the cap still has its status: judge by that. */
@@ -432,9 +452,9 @@ int transport__post(struct transport *t, const char *url, const char *content_ty
 				 "the receiver's certificate is not trusted by %s%s: %s",
 				 t->opts.ca_file ? "the CA file " : "the system's CAs",
 				 t->opts.ca_file ? t->opts.ca_file : "",
-				 errbuf[0] ? errbuf : curl_easy_strerror(rc));
+				 errbuf[0] ? errbuf : cu->easy_strerror(rc));
 		else
-			snprintf(why, why_len, "%s%s", errbuf[0] ? errbuf : curl_easy_strerror(rc),
+			snprintf(why, why_len, "%s%s", errbuf[0] ? errbuf : cu->easy_strerror(rc),
 				 !t->opts.cert_file && strstr(errbuf, "certificate required")
 				     ? " (the receiver wants a client certificate and key)"
 				     : "");

@@ -73,7 +73,11 @@ void transport__set_deadline(struct transport *t, uint64_t deadline_ns);
 /* gzip (RFC 1952) of data: 0 with *out (malloc'ed) and *out_len, or -errno. */
 int transport__gzip(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len);
 
-/* Process-wide set-up, before any thread starts: 0 or -EIO. */
-int transport__global_init(void);
+/*
+ * Process-wide set-up, before any thread starts: libcurl opened (it is not
+ * linked: util/curl_api.h) and initialised. 0, or -errno with *why saying
+ * what failed (static text).
+ */
+int transport__global_init(const char **why);
 
 #endif

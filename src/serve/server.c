@@ -11,7 +11,6 @@
 #include "serve/server.h"
 
 #include <errno.h>
-#include <microhttpd.h>
 #include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,9 +20,13 @@
 #include "serve/ingest.h"
 #include "serve/query.h"
 #include "serve/store.h"
+#include "util/mhd_api.h"
 #include "util/net_addr.h"
 
 extern const char serve_ui_html_start[], serve_ui_html_end[];
+
+/* libmicrohttpd, opened by http_server__start() before its daemon's threads. */
+static const struct mhd_api *mhd;
 
 /*
  * Read connections kept between requests: each keeps its page cache warm
@@ -249,20 +252,20 @@ out:
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *type,
 			     const void *body, size_t len, enum MHD_ResponseMemoryMode mode)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)body, mode);
+	struct MHD_Response *r = mhd->create_response_from_buffer(len, (void *)body, mode);
 	enum MHD_Result ret;
 
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, "Content-Type", type);
-	MHD_add_response_header(r, "Cache-Control", "no-store");
-	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	mhd->add_response_header(r, "Content-Type", type);
+	mhd->add_response_header(r, "Cache-Control", "no-store");
+	mhd->add_response_header(r, "X-Content-Type-Options", "nosniff");
 	if (!strncmp(type, "text/html", 9))
-		MHD_add_response_header(r, "Content-Security-Policy",
-					"default-src 'self'; script-src 'unsafe-inline'; "
-					"style-src 'unsafe-inline'; img-src 'self' data:");
-	ret = MHD_queue_response(conn, status, r);
-	MHD_destroy_response(r);
+		mhd->add_response_header(r, "Content-Security-Policy",
+					 "default-src 'self'; script-src 'unsafe-inline'; "
+					 "style-src 'unsafe-inline'; img-src 'self' data:");
+	ret = mhd->queue_response(conn, status, r);
+	mhd->destroy_response(r);
 	return ret;
 }
 
@@ -278,18 +281,18 @@ static enum MHD_Result reply_gzip(struct MHD_Connection *conn, const char *type,
 
 	if (serve__gzip(out->s, out->len, &z, &zlen))
 		return reply(conn, 200, type, out->s, out->len, MHD_RESPMEM_MUST_COPY);
-	r = MHD_create_response_from_buffer(zlen, z, MHD_RESPMEM_MUST_FREE);
+	r = mhd->create_response_from_buffer(zlen, z, MHD_RESPMEM_MUST_FREE);
 	if (!r) {
 		free(z);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, "Content-Type", type);
-	MHD_add_response_header(r, "Content-Encoding", "gzip");
-	MHD_add_response_header(r, "Vary", "Accept-Encoding");
-	MHD_add_response_header(r, "Cache-Control", "no-store");
-	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-	ret = MHD_queue_response(conn, 200, r);
-	MHD_destroy_response(r);
+	mhd->add_response_header(r, "Content-Type", type);
+	mhd->add_response_header(r, "Content-Encoding", "gzip");
+	mhd->add_response_header(r, "Vary", "Accept-Encoding");
+	mhd->add_response_header(r, "Cache-Control", "no-store");
+	mhd->add_response_header(r, "X-Content-Type-Options", "nosniff");
+	ret = mhd->queue_response(conn, 200, r);
+	mhd->destroy_response(r);
 	return ret;
 }
 
@@ -301,7 +304,7 @@ static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned status, 
 
 static int64_t arg_int(struct MHD_Connection *conn, const char *key, int64_t dflt)
 {
-	const char *v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
+	const char *v = mhd->lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
 	char *end;
 	long long x;
 
@@ -330,7 +333,7 @@ static void filter_from_args(struct MHD_Connection *conn, const char *prefix,
 		const char *v;
 
 		snprintf(key, sizeof(key), "%s%s", prefix, keys[i]);
-		v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
+		v = mhd->lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
 		if (v)
 			*fields[i] = v;
 	}
@@ -366,7 +369,7 @@ static enum MHD_Result api(struct http_server *h, struct MHD_Connection *conn, c
 		err = query__top(db, &f, &out);
 	} else if (!strcmp(url, "/api/timeline")) {
 		err = query__timeline(
-		    db, &f, MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "by"), &out);
+		    db, &f, mhd->lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "by"), &out);
 	} else if (!strcmp(url, "/api/diff")) {
 		filter_from_args(conn, "b_", &f, &fb);
 		err = query__diff(db, &f, &fb, &out);
@@ -393,18 +396,18 @@ static enum MHD_Result api(struct http_server *h, struct MHD_Connection *conn, c
 		ret = reply_text(conn, 500, "query failed\n");
 	else if (!strcmp(url, "/api/pprof")) {
 		struct MHD_Response *r =
-		    MHD_create_response_from_buffer(out.len, out.s, MHD_RESPMEM_MUST_COPY);
+		    mhd->create_response_from_buffer(out.len, out.s, MHD_RESPMEM_MUST_COPY);
 
 		if (!r) {
 			qbuf__free(&out);
 			return MHD_NO;
 		}
-		MHD_add_response_header(r, "Content-Type", type);
-		MHD_add_response_header(r, "Content-Disposition",
-					"attachment; filename=\"profile.pb.gz\"");
-		ret = MHD_queue_response(conn, 200, r);
-		MHD_destroy_response(r);
-	} else if (out.len >= GZIP_FROM && serve__accepts_gzip(MHD_lookup_connection_value(
+		mhd->add_response_header(r, "Content-Type", type);
+		mhd->add_response_header(r, "Content-Disposition",
+					 "attachment; filename=\"profile.pb.gz\"");
+		ret = mhd->queue_response(conn, 200, r);
+		mhd->destroy_response(r);
+	} else if (out.len >= GZIP_FROM && serve__accepts_gzip(mhd->lookup_connection_value(
 					       conn, MHD_HEADER_KIND, "Accept-Encoding"))) {
 		ret = reply_gzip(conn, type, &out);
 	} else {
@@ -417,7 +420,7 @@ static enum MHD_Result api(struct http_server *h, struct MHD_Connection *conn, c
 static enum MHD_Result ingest(struct http_server *h, struct MHD_Connection *conn,
 			      struct request *rq)
 {
-	const char *enc = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Encoding");
+	const char *enc = mhd->lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Encoding");
 	bool gzip = enc && !strcasecmp(enc, "gzip");
 	char why[256], msg[300];
 	int err;
@@ -458,7 +461,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		if (!rq)
 			return MHD_NO;
 		*con_cls = rq;
-		cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+		cl = mhd->lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
 		if (cl && strtoull(cl, NULL, 10) > h->c->max_body)
 			rq->too_big = true;
 		return MHD_YES;
@@ -501,7 +504,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	if (!strcmp(url, "/healthz"))
 		return reply_text(conn, 200, "ok\n");
 	if (!serve__auth_ok(h->c,
-			    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization")))
+			    mhd->lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization")))
 		return reply_text(conn, 401, "missing or wrong Authorization: Bearer token\n");
 	if (!strcmp(url, "/v1development/profiles")) {
 		if (!post)
@@ -534,16 +537,23 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 int http_server__start(struct serve_ctx *c, const struct sockaddr_storage *addr,
 		       struct http_server **out)
 {
-	struct http_server *h = calloc(1, sizeof(*h));
+	struct http_server *h;
+	const char *why;
 
 	*out = NULL;
+	mhd = mhd_api__get(&why);
+	if (!mhd) {
+		fprintf(stderr, "serve: %s\n", why);
+		return -ENOENT;
+	}
+	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
 	h->c = c;
 	pthread_mutex_init(&h->pool_lock, NULL);
 	sem_init(&h->queries, 0, SERVE_MAX_QUERIES);
 	/* A thread per connection, capped: queries take a CPU each anyway. */
-	h->d = MHD_start_daemon(
+	h->d = mhd->start_daemon(
 	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG |
 		(addr->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 	    0, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR, addr, MHD_OPTION_CONNECTION_TIMEOUT,
@@ -563,7 +573,7 @@ void http_server__stop(struct http_server *h)
 {
 	if (!h)
 		return;
-	MHD_stop_daemon(h->d);
+	mhd->stop_daemon(h->d);
 	for (int i = 0; i < h->n_pool; i++)
 		sqlite3_close(h->pool[i]);
 	pthread_mutex_destroy(&h->pool_lock);

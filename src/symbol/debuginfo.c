@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "symbol/debuginfo.h"
 
-#include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -19,6 +18,7 @@
 #include "util/log.h"
 #include "util/safe_open.h"
 #include "util/clock.h"
+#include "util/debuginfod_api.h"
 
 /* An inflated copy larger than this is not written (libc6-dbg's libc: 10 MB). */
 #define INFLATED_MAX_BYTES (256ull << 20)
@@ -62,8 +62,8 @@ void debuginfo__clear(struct debuginfo *d)
 	for (size_t i = 0; i < d->n_roots; i++)
 		free(d->roots[i]);
 	free(d->roots);
-	if (d->debuginfod)
-		debuginfod_end(d->debuginfod);
+	if (d->debuginfod) /* a client: the library is loaded */
+		debuginfod_api__get(NULL)->end(d->debuginfod);
 	if (d->inflate_dir_fd >= 0)
 		close(d->inflate_dir_fd);
 	memset(d, 0, sizeof(*d));
@@ -352,7 +352,7 @@ static uint64_t env_cap(const char *name, uint64_t def)
  */
 static int debuginfod_progress(debuginfod_client *c, long a, long b)
 {
-	struct debuginfo *d = debuginfod_get_user_data(c);
+	struct debuginfo *d = debuginfod_api__get(NULL)->get_user_data(c);
 
 	if ((a > 0 && (uint64_t)a > d->dfd_max_bytes) ||
 	    (b > 0 && (uint64_t)b > d->dfd_max_bytes)) {
@@ -368,6 +368,9 @@ static int debuginfod_progress(debuginfod_client *c, long a, long b)
 
 static bool debuginfod_client_ready(struct debuginfo *d)
 {
+	const struct debuginfod_api *dfd;
+	const char *why;
+
 	if (d->debuginfod_tried)
 		return d->debuginfod != NULL;
 	d->debuginfod_tried = true;
@@ -381,13 +384,19 @@ static bool debuginfod_client_ready(struct debuginfo *d)
 	d->dfd_max_bytes = env_cap(DEBUGINFOD_MAXSIZE_ENV_VAR, DEBUGINFOD_MAX_BYTES);
 	d->dfd_request_s = (double)env_cap(DEBUGINFOD_MAXTIME_ENV_VAR, DEBUGINFOD_REQUEST_S);
 	d->dfd_total_deadline = now_s() + DEBUGINFOD_TOTAL_S;
-	d->debuginfod = debuginfod_begin();
+	/* Opened here, not linked: most runs never ask a server (util/debuginfod_api.h). */
+	dfd = debuginfod_api__get(&why);
+	if (!dfd) {
+		pr_warn("debuginfod: %s; debug files come from disk only", why);
+		return false;
+	}
+	d->debuginfod = dfd->begin();
 	if (!d->debuginfod) {
 		pr_warn("debuginfod: cannot start a client; debug files come from disk only");
 		return false;
 	}
-	debuginfod_set_user_data(d->debuginfod, d);
-	debuginfod_set_progressfn(d->debuginfod, debuginfod_progress);
+	dfd->set_user_data(d->debuginfod, d);
+	dfd->set_progressfn(d->debuginfod, debuginfod_progress);
 	return true;
 }
 
@@ -424,7 +433,8 @@ static int by_debuginfod(struct debuginfo *d, const struct debuginfo_query *q, c
 	d->dfd_request_deadline = now + d->dfd_request_s;
 	if (d->dfd_request_deadline > d->dfd_total_deadline)
 		d->dfd_request_deadline = d->dfd_total_deadline;
-	fd = debuginfod_find_debuginfo(d->debuginfod, q->build_id, (int)q->build_id_len, found);
+	fd = debuginfod_api__get(NULL)->find_debuginfo(d->debuginfod, q->build_id,
+						       (int)q->build_id_len, found);
 	for (size_t i = 0; i < q->build_id_len; i++)
 		snprintf(hex + 2 * i, 3, "%02x", q->build_id[i]);
 	if (fd < 0) {

@@ -263,6 +263,11 @@ static void test_http(void **state)
 
 		agent = start_agent(log, args);
 	}
+	assert_true(tu_wait_log(log, "agent: sampling", 30000));
+	/* libcurl is opened for the exporter (util/curl_api.h); nothing else of the lazy ones. */
+	assert_int_equal(tu_maps_has(agent, "/libcurl.so.4"), 1);
+	assert_int_equal(tu_maps_has(agent, "/libdebuginfod"), 0);
+	assert_int_equal(tu_maps_has(agent, "/libmicrohttpd.so"), 0);
 	sleep(4);
 	stop_agent(agent, log);
 	tu_reap(wl);

@@ -117,6 +117,27 @@ bool tu_wait_log(const char *log_path, const char *needle, unsigned timeout_ms)
 	return false;
 }
 
+int tu_maps_has(pid_t pid, const char *needle)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	int has = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (!has && getline(&line, &cap, f) > 0) {
+		const char *file = strchr(line, '/'); /* the path column, when there is one */
+
+		has = file && strstr(file, needle);
+	}
+	free(line);
+	fclose(f);
+	return has;
+}
+
 void tu_print_log(const char *title, const char *log_path)
 {
 	char *log = tu_read_file(log_path, NULL);

@@ -44,6 +44,11 @@ int tu_wait_bounded(pid_t pid, uint64_t limit_ms, unsigned poll_ms, struct rusag
 bool tu_log_has(const char *log_path, const char *needle);
 /* Polls log_path every 100 ms until it holds needle: true, or false after timeout_ms. */
 bool tu_wait_log(const char *log_path, const char *needle, unsigned timeout_ms);
+/*
+ * Whether a mapping of pid's (/proc/PID/maps) is of a file whose name holds
+ * needle (e.g. "/libcurl.so"); -1 when the maps cannot be read.
+ */
+int tu_maps_has(pid_t pid, const char *needle);
 /* Prints the file at log_path under the title line ("(none)" when unreadable). */
 void tu_print_log(const char *title, const char *log_path);
 /*
