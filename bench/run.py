@@ -36,6 +36,10 @@ class Bench:
         self.against = os.path.join(os.path.abspath(args.against), "omniprof") if args.against else None
         # bpf-cost --paired N: each Java row in rounds alternating with a native N-frame stack
         self.paired = getattr(args, "paired", None)
+        # --table-cache DIR: each build's cache folder under DIR, emptied before each long
+        # start-up run (a cold start: every table built); without it /var/cache's, kept warm
+        self.table_cache = os.path.abspath(args.table_cache) if getattr(args, "table_cache", None) \
+            else None
         self.rows = [w for w in args.rows.split(",") if w] if getattr(args, "rows", None) else None
         self.wl = os.path.join(self.build, "workloads")
         self.bwl = os.path.join(self.build, "bench", "workloads")
@@ -64,11 +68,20 @@ class Bench:
         """With --against, each build keeps its tables in a cache folder of its own: two
         builds of different cache formats in one folder evict each other's files at its
         256 MiB bound, and both then rebuild tables they would have read back."""
-        if not self.against:
+        if not self.against and not self.table_cache:
             return []
-        tag = "against" if os.path.realpath(exe) == os.path.realpath(self.against) else "this"
-        os.makedirs("/var/cache/omniprof-bench", mode=0o700, exist_ok=True)
-        return ["--table-cache", f"/var/cache/omniprof-bench/{tag}"]
+        tag = "against" if self.against and \
+            os.path.realpath(exe) == os.path.realpath(self.against) else "this"
+        root = self.table_cache or "/var/cache/omniprof-bench"
+        os.makedirs(root, mode=0o700, exist_ok=True)
+        return ["--table-cache", f"{root}/{tag}"]
+
+    def empty_table_caches(self):
+        """--table-cache: both builds' folders emptied (the next runs start cold)."""
+        if not self.table_cache:
+            return
+        for tag in ("this", "against"):
+            shutil.rmtree(os.path.join(self.table_cache, tag), ignore_errors=True)
 
     def record(self, extra, seconds, hz, out, verbose=False, omniprof=None):
         argv = [omniprof or self.omniprof, "record", "-d", str(seconds), "-F", str(hz), "-o", out]
@@ -660,6 +673,7 @@ class Bench:
                     c.wait(timeout=60)
                     res[name]["first"].append(t)
             for mode in ("agent", "record"):
+                self.empty_table_caches()
                 busy = self.start_busy(seconds + 40)
                 sinks, kids = [], []
                 for name, exe in builds:
@@ -1453,6 +1467,9 @@ def main():
                          "FRAMES-frame stack (the other one stopped), profiled by the same agent; reports "
                          "the median of the round pairs' per-frame ratios (the host's drift between "
                          "rows does not move it)")
+    ap.add_argument("--table-cache", default=None, metavar="DIR",
+                    help="startup: each build's table cache in a folder under DIR, emptied before "
+                         "the agent's and the record's long runs (a cold start)")
     ap.add_argument("sections", nargs="*", help=", ".join(SECTIONS))
     args = ap.parse_args()
     if os.geteuid() != 0:

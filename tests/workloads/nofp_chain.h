@@ -15,8 +15,15 @@
 
 static time_t deadline;
 
+/* A workload may wait in the leaf before it spins (idle_nofp.c: the whole chain
+ * is on its stack when it wakes); it may move the deadline. */
+#ifndef NOFP_LEAF_WAIT
+#define NOFP_LEAF_WAIT(deadline) ((void)0)
+#endif
+
 WL_NOINLINE unsigned long leaf(unsigned long x)
 {
+	NOFP_LEAF_WAIT(deadline);
 	return wl_spin_until(x, deadline);
 }
 
