@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "interp/interp.h"
@@ -138,6 +139,16 @@ const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_retu
 #define FILE_PAGES_EVERY 64
 
 /*
+ * Minor faults of the naming thread after which a lookup re-measures the file
+ * pages at once: a fault maps up to 64 KiB of a file (fault-around), and one
+ * lookup that reaches a new unit (its DIE tree and line program: 1.5 MiB for
+ * libpython's ceval.c) can map more than FILE_PAGES_HELD_MAX by itself,
+ * which the 64-lookup cadence left held until 63 more lookups (issue 22).
+ * Heap faults count too: they only make a measure come sooner.
+ */
+#define FILE_PAGES_FAULTS 32
+
+/*
  * File pages (of the ELF and debug files libelf maps) the lookups may hold
  * before they are all given back: issue 22 found 45-49 MiB of them resident in
  * a whole-system agent, the largest part of its RSS. What a lookup needs
@@ -222,13 +233,26 @@ static size_t heap_growth(size_t before)
 	return now > before ? now - before : 0;
 }
 
-/* What a lookup in ns added: the units libdw parsed for it, and now and then
- * the file pages it came to hold. */
+/* The calling thread's minor faults so far (0 when unknown). */
+static long thread_faults(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) ? 0 : ru.ru_minflt;
+}
+
+/* What a lookup in ns added: the units libdw parsed for it, and the file pages
+ * it came to hold, measured every FILE_PAGES_EVERY lookups or when the lookups
+ * faulted FILE_PAGES_FAULTS times since the last measure. */
 static size_t lookup_growth(struct symbolizer *s, struct native_symbols *ns)
 {
 	size_t grown = native_symbols__lookup_growth(ns), file;
+	long faults = thread_faults();
 
-	if (++s->lookups % FILE_PAGES_EVERY == 0) {
+	/* Another thread's count (record's last pass) is below or far from it: measured. */
+	if (++s->lookups % FILE_PAGES_EVERY == 0 || faults < s->faults_measured ||
+	    faults - s->faults_measured >= FILE_PAGES_FAULTS) {
+		s->faults_measured = faults;
 		file = native_symbols__file_growth(ns);
 		s->file_held += file;
 		grown += file;

@@ -63,8 +63,9 @@ struct symbolizer {
 	struct sym_frame *frames;  /* SYM_MAX_FRAMES, the result of the last native lookup */
 	uint32_t lookups;	   /* native lookups, to re-measure file pages now and then */
 	size_t file_held;	   /* file pages the lookups mapped in since the last drop */
-	size_t unload_min_cost;	   /* SYMBOLIZER_RELOAD_MIN_COST (tests lower it) */
-	uint8_t *unloaded;	   /* by file slot: 1 once unloaded after a pass (counts reloads) */
+	long faults_measured;	/* this thread's minor faults when file pages were last measured */
+	size_t unload_min_cost; /* SYMBOLIZER_RELOAD_MIN_COST (tests lower it) */
+	uint8_t *unloaded;	/* by file slot: 1 once unloaded after a pass (counts reloads) */
 	size_t n_unloaded;
 	bool one_file;	    /* symbolizer__one_file_at_a_time() */
 	bool have_last;	    /* last_file is a file a lookup loaded */
