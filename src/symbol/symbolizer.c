@@ -40,6 +40,7 @@ int symbolizer__init(struct symbolizer *s, struct file_cache *files,
 	symbol_cache__init(&s->cache, bound, free_symbols);
 	frame_memo__init(&s->memo, 0);
 	s->unload_min_cost = SYMBOLIZER_RELOAD_MIN_COST;
+	s->one_file_growth = SYMBOLIZER_ONE_FILE_GROWTH;
 	err =
 	    debuginfo__init(&s->debuginfo, opts->debug_dirs, opts->n_debug_dirs, opts->debuginfod);
 	if (err)
@@ -326,17 +327,21 @@ size_t symbolizer__native_in(struct symbolizer *s, struct native_symbols *ns, ui
 
 /*
  * One file at a time: gives back the symbols of the file the last lookup used
- * when file_slot is another one. The last lookup's *frames are used up by now
- * (they are valid until the next call); the memo holds copies.
+ * when file_slot is another one, or when its lookups grew it by more than
+ * SYMBOLIZER_ONE_FILE_GROWTH since its load. The last lookup's *frames are
+ * used up by now (they are valid until the next call); the memo holds copies.
  */
 static void release_last_file(struct symbolizer *s, uint32_t file_slot)
 {
 	struct symbol_cache_entry *e;
 	size_t cost;
 
-	if (s->have_last && s->last_file != file_slot &&
-	    (e = symbol_cache__find(&s->cache, s->last_file))) {
+	if (s->have_last && (e = symbol_cache__find(&s->cache, s->last_file)) &&
+	    (s->last_file != file_slot ||
+	     (e->value && s->have_loaded && s->loaded_slot == file_slot &&
+	      e->cost > s->last_loaded + s->one_file_growth))) {
 		cost = e->cost;
+		s->have_loaded = false;
 		if (e->value)
 			mark_unloaded(s, s->last_file);
 		symbol_cache__remove(&s->cache, s->last_file);
@@ -354,6 +359,7 @@ void symbolizer__one_file_at_a_time(struct symbolizer *s)
 {
 	s->one_file = true;
 	s->have_last = false;
+	s->have_loaded = false;
 }
 
 size_t symbolizer__native(struct symbolizer *s, uint32_t file_slot, uint64_t vaddr,
@@ -373,6 +379,13 @@ size_t symbolizer__native(struct symbolizer *s, uint32_t file_slot, uint64_t vad
 	if (s->one_file)
 		release_last_file(s, file_slot);
 	e = file_entry(s, file_slot);
+	/* Its cost as loaded (or as found when one file at a time began): where
+	 * its growth counts from. */
+	if (s->one_file && e && (!s->have_loaded || s->loaded_slot != file_slot)) {
+		s->have_loaded = true;
+		s->loaded_slot = file_slot;
+		s->last_loaded = e->cost;
+	}
 	n = symbolizer__native_in(s, e ? e->value : NULL, vaddr, frames);
 	/* libdw parses units, lines and abbreviations as lookups reach them, and
 	 * reads more pages of the file: charged to the file, which may push others

@@ -343,7 +343,7 @@ static void units_lib(char *lib, size_t len, size_t *info_bytes)
 	char *out = NULL;
 	unsigned long long size;
 
-	snprintf(lib, len, "%s/libunits.so", fx.dir);
+	snprintf(lib, len, "%s/libmanyunits.so", fx.dir);
 	if (access(lib, R_OK) != 0) {
 		assert_int_equal(
 		    tu_run(&out,
@@ -1205,6 +1205,72 @@ static void test_one_file_at_a_time(void **state)
 		dlclose(h[i]);
 }
 
+static int by_addr(const void *a, const void *b)
+{
+	const struct nm_sym *x = a, *y = b;
+
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+/*
+ * One file at a time, a file whose lookups grew it by more than
+ * one_file_growth since its load is given back and loaded again for its next
+ * lookup (lowered here to 16 KiB: a few units of libmanyunits.so's 64). The
+ * lookups come in address order, as record's do: the names and lines are a
+ * keeping symbolizer's, one file is held at most, and it was loaded again
+ * several times (none before the change).
+ */
+static void test_one_file_split_by_growth(void **state)
+{
+	char lib[300], fn[32], names[2][8][128];
+	struct nm_sym at[64];
+	int64_t lines[2][8];
+	struct proc_map *all = NULL;
+	struct file_cache fc;
+	struct symbolizer sym, keep;
+	size_t info_bytes, n = 0;
+	uint32_t slot;
+	void *h;
+
+	(void)state;
+	units_lib(lib, sizeof(lib), &info_bytes);
+	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	assert_non_null(h);
+	assert_int_equal(proc_maps__read(getpid(), &all, &n), 0);
+	file_cache__init(&fc);
+	slot = slot_of(&fc, all, n, lib);
+	assert_true(slot != 0);
+	for (int i = 0; i < 64; i++) {
+		snprintf(fn, sizeof(fn), "f_%d", i + 1);
+		if (!nm_lookup(lib, fn, &at[i]))
+			fail_msg("%s not in %s", fn, lib);
+	}
+	qsort(at, 64, sizeof(at[0]), by_addr);
+	assert_int_equal(symbolizer__init(&sym, &fc, NULL), 0);
+	assert_int_equal(symbolizer__init(&keep, &fc, NULL), 0);
+	symbolizer__one_file_at_a_time(&sym);
+	sym.one_file_growth = 16 << 10;
+	for (int i = 0; i < 64; i++) {
+		size_t a = named(&sym, slot, at[i].addr + 4, names[0], lines[0], 8);
+		size_t b = named(&keep, slot, at[i].addr + 4, names[1], lines[1], 8);
+
+		assert_true(a >= 1);
+		assert_int_equal(a, b);
+		assert_string_equal(names[0][0], names[1][0]);
+		assert_true(lines[0][0] > 12000);
+		assert_int_equal(lines[0][0], lines[1][0]);
+		assert_true(sym.cache.n_entries <= 1);
+	}
+	assert_true(sym.stats.reloads >= 3);
+	assert_int_equal(sym.stats.files_loaded, sym.stats.reloads + 1);
+	assert_int_equal(keep.stats.files_loaded, 1);
+	symbolizer__clear(&keep);
+	symbolizer__clear(&sym);
+	file_cache__clear(&fc);
+	proc_maps__free(all, n);
+	dlclose(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1227,6 +1293,7 @@ int main(void)
 	    cmocka_unit_test(test_plt_stubs),
 	    cmocka_unit_test(test_unloaded_after_pass),
 	    cmocka_unit_test(test_one_file_at_a_time),
+	    cmocka_unit_test(test_one_file_split_by_growth),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
