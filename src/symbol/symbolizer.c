@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "interp/interp.h"
@@ -39,6 +40,7 @@ int symbolizer__init(struct symbolizer *s, struct file_cache *files,
 	symbol_cache__init(&s->cache, bound, free_symbols);
 	frame_memo__init(&s->memo, 0);
 	s->unload_min_cost = SYMBOLIZER_RELOAD_MIN_COST;
+	s->one_file_growth = SYMBOLIZER_ONE_FILE_GROWTH;
 	err =
 	    debuginfo__init(&s->debuginfo, opts->debug_dirs, opts->n_debug_dirs, opts->debuginfod);
 	if (err)
@@ -138,6 +140,16 @@ const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_retu
 #define FILE_PAGES_EVERY 64
 
 /*
+ * Minor faults of the naming thread after which a lookup re-measures the file
+ * pages at once: a fault maps up to 64 KiB of a file (fault-around), and one
+ * lookup that reaches a new unit (its DIE tree and line program: 1.5 MiB for
+ * libpython's ceval.c) can map more than FILE_PAGES_HELD_MAX by itself,
+ * which the 64-lookup cadence left held until 63 more lookups (issue 22).
+ * Heap faults count too: they only make a measure come sooner.
+ */
+#define FILE_PAGES_FAULTS 32
+
+/*
  * File pages (of the ELF and debug files libelf maps) the lookups may hold
  * before they are all given back: issue 22 found 45-49 MiB of them resident in
  * a whole-system agent, the largest part of its RSS. What a lookup needs
@@ -222,13 +234,26 @@ static size_t heap_growth(size_t before)
 	return now > before ? now - before : 0;
 }
 
-/* What a lookup in ns added: the units libdw parsed for it, and now and then
- * the file pages it came to hold. */
+/* The calling thread's minor faults so far (0 when unknown). */
+static long thread_faults(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) ? 0 : ru.ru_minflt;
+}
+
+/* What a lookup in ns added: the units libdw parsed for it, and the file pages
+ * it came to hold, measured every FILE_PAGES_EVERY lookups or when the lookups
+ * faulted FILE_PAGES_FAULTS times since the last measure. */
 static size_t lookup_growth(struct symbolizer *s, struct native_symbols *ns)
 {
 	size_t grown = native_symbols__lookup_growth(ns), file;
+	long faults = thread_faults();
 
-	if (++s->lookups % FILE_PAGES_EVERY == 0) {
+	/* Another thread's count (record's last pass) is below or far from it: measured. */
+	if (++s->lookups % FILE_PAGES_EVERY == 0 || faults < s->faults_measured ||
+	    faults - s->faults_measured >= FILE_PAGES_FAULTS) {
+		s->faults_measured = faults;
 		file = native_symbols__file_growth(ns);
 		s->file_held += file;
 		grown += file;
@@ -302,17 +327,21 @@ size_t symbolizer__native_in(struct symbolizer *s, struct native_symbols *ns, ui
 
 /*
  * One file at a time: gives back the symbols of the file the last lookup used
- * when file_slot is another one. The last lookup's *frames are used up by now
- * (they are valid until the next call); the memo holds copies.
+ * when file_slot is another one, or when its lookups grew it by more than
+ * SYMBOLIZER_ONE_FILE_GROWTH since its load. The last lookup's *frames are
+ * used up by now (they are valid until the next call); the memo holds copies.
  */
 static void release_last_file(struct symbolizer *s, uint32_t file_slot)
 {
 	struct symbol_cache_entry *e;
 	size_t cost;
 
-	if (s->have_last && s->last_file != file_slot &&
-	    (e = symbol_cache__find(&s->cache, s->last_file))) {
+	if (s->have_last && (e = symbol_cache__find(&s->cache, s->last_file)) &&
+	    (s->last_file != file_slot ||
+	     (e->value && s->have_loaded && s->loaded_slot == file_slot &&
+	      e->cost > s->last_loaded + s->one_file_growth))) {
 		cost = e->cost;
+		s->have_loaded = false;
 		if (e->value)
 			mark_unloaded(s, s->last_file);
 		symbol_cache__remove(&s->cache, s->last_file);
@@ -330,6 +359,7 @@ void symbolizer__one_file_at_a_time(struct symbolizer *s)
 {
 	s->one_file = true;
 	s->have_last = false;
+	s->have_loaded = false;
 }
 
 size_t symbolizer__native(struct symbolizer *s, uint32_t file_slot, uint64_t vaddr,
@@ -349,6 +379,13 @@ size_t symbolizer__native(struct symbolizer *s, uint32_t file_slot, uint64_t vad
 	if (s->one_file)
 		release_last_file(s, file_slot);
 	e = file_entry(s, file_slot);
+	/* Its cost as loaded (or as found when one file at a time began): where
+	 * its growth counts from. */
+	if (s->one_file && e && (!s->have_loaded || s->loaded_slot != file_slot)) {
+		s->have_loaded = true;
+		s->loaded_slot = file_slot;
+		s->last_loaded = e->cost;
+	}
 	n = symbolizer__native_in(s, e ? e->value : NULL, vaddr, frames);
 	/* libdw parses units, lines and abbreviations as lookups reach them, and
 	 * reads more pages of the file: charged to the file, which may push others

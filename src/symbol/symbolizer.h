@@ -63,12 +63,17 @@ struct symbolizer {
 	struct sym_frame *frames;  /* SYM_MAX_FRAMES, the result of the last native lookup */
 	uint32_t lookups;	   /* native lookups, to re-measure file pages now and then */
 	size_t file_held;	   /* file pages the lookups mapped in since the last drop */
-	size_t unload_min_cost;	   /* SYMBOLIZER_RELOAD_MIN_COST (tests lower it) */
-	uint8_t *unloaded;	   /* by file slot: 1 once unloaded after a pass (counts reloads) */
+	long faults_measured;	/* this thread's minor faults when file pages were last measured */
+	size_t unload_min_cost; /* SYMBOLIZER_RELOAD_MIN_COST (tests lower it) */
+	uint8_t *unloaded;	/* by file slot: 1 once unloaded after a pass (counts reloads) */
 	size_t n_unloaded;
-	bool one_file;	    /* symbolizer__one_file_at_a_time() */
-	bool have_last;	    /* last_file is a file a lookup loaded */
-	uint32_t last_file; /* the file slot of the last lookup that missed the memo */
+	bool one_file;		/* symbolizer__one_file_at_a_time() */
+	bool have_last;		/* last_file is a file a lookup loaded */
+	uint32_t last_file;	/* the file slot of the last lookup that missed the memo */
+	bool have_loaded;	/* loaded_slot and last_loaded are known */
+	uint32_t loaded_slot;	/* one file at a time: the file slot whose load cost is... */
+	size_t last_loaded;	/* ...its entry's cost then */
+	size_t one_file_growth; /* SYMBOLIZER_ONE_FILE_GROWTH (tests lower it) */
 	struct symbolizer_stats stats;
 };
 
@@ -102,10 +107,15 @@ size_t symbolizer__native(struct symbolizer *s, uint32_t file_slot, uint64_t vad
  * pages) are given back as soon as a lookup asks for another file, instead of
  * being kept up to the cache's bound for a next pass there is none of. So the
  * heap at the end of a recording holds the largest file's symbols, not the
- * cache's bound of them. Names do not change: a file asked for again is loaded
- * again (counted in reloads), and the frame memo still answers the addresses
- * named before.
+ * cache's bound of them. A file whose lookups made libdw keep more than
+ * SYMBOLIZER_ONE_FILE_GROWTH since it was loaded is given back and loaded
+ * again for its next lookup: the lookups come in address order, so the units
+ * named before (their line tables: 19 MiB for one file at record's end, issue
+ * 22) are not needed again. Names do not change: a file asked for again is
+ * loaded again (counted in reloads), and the frame memo still answers the
+ * addresses named before.
  */
+#define SYMBOLIZER_ONE_FILE_GROWTH (6u << 20)
 void symbolizer__one_file_at_a_time(struct symbolizer *s);
 
 /*

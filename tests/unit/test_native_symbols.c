@@ -334,6 +334,93 @@ static void test_file_pages_charged_as_read(void **state)
 }
 
 /*
+ * A library of 64 units, 80 KiB of .debug_info each (an enum of 12,000
+ * members; one object compiled once, its function renamed per copy), built
+ * once into fx.dir; its path into lib, its .debug_info size into *info_bytes.
+ */
+static void units_lib(char *lib, size_t len, size_t *info_bytes)
+{
+	char *out = NULL;
+	unsigned long long size;
+
+	snprintf(lib, len, "%s/libmanyunits.so", fx.dir);
+	if (access(lib, R_OK) != 0) {
+		assert_int_equal(
+		    tu_run(&out,
+			   "cd '%s' && { echo 'enum e {'; seq 1 12000 | sed 's/.*/m_&,/'; "
+			   "echo '}; int f(enum e x) { return (int)x + 1; }'; } > units.c && "
+			   "cc -g -O0 -fno-eliminate-unused-debug-types -fPIC -c -o units.o "
+			   "units.c && for i in $(seq 1 64); do "
+			   "objcopy --redefine-sym f=f_$i units.o units$i.o || exit 1; done && "
+			   "cc -shared -o '%s' units[0-9]*.o",
+			   fx.dir, lib),
+		    0);
+		free(out);
+	}
+	assert_int_equal(
+	    tu_run(&out, "readelf -SW '%s' | awk '$2 == \".debug_info\" { print $6 }'", lib), 0);
+	assert_int_equal(sscanf(out, "%llx", &size), 1);
+	free(out);
+	*info_bytes = (size_t)size;
+}
+
+/* Resident KiB of this process's mappings of path (/proc/self/smaps). */
+static size_t mapped_kib(const char *path)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool in = false;
+	size_t kib = 0;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long start, end, kb;
+
+		/* A mapping's first line: "start-end perms offset dev inode path". */
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2)
+			in = strstr(line, path) != NULL;
+		else if (in && sscanf(line, "Rss: %lu kB", &kb) == 1)
+			kib += kb;
+	}
+	fclose(f);
+	return kib;
+}
+
+/*
+ * libdwfl's first lookup in a module reads every unit's header and unit DIE
+ * (its own walk), each read mapping in up to 64 KiB of the file: 4 of this
+ * library's 5 MiB of .debug_info were held after one lookup. The walk done
+ * first gives the pages back as it goes, so the first lookup leaves little
+ * more resident than the open did; the name and line are DWARF's, in the
+ * first unit and in the last.
+ */
+static void test_first_lookup_walk_gives_back_units(void **state)
+{
+	char lib[300];
+	struct opened o;
+	struct sym_frame frames[8];
+	struct nm_sym last, first;
+	size_t info_bytes, opened, looked_up;
+
+	(void)state;
+	units_lib(lib, sizeof(lib), &info_bytes);
+	assert_true(info_bytes >= (4u << 20));
+	o = open_syms(lib);
+	opened = mapped_kib(lib);
+	assert_true(nm_lookup(lib, "f_64", &last));
+	assert_true(native_symbols__frames(o.ns, last.addr, frames, 8) >= 1);
+	assert_string_equal(frames[0].name, "f_64");
+	assert_true(frames[0].line > 12000);
+	looked_up = mapped_kib(lib);
+	assert_true(looked_up < opened + 1024);
+	assert_true(nm_lookup(lib, "f_1", &first));
+	assert_true(native_symbols__frames(o.ns, first.addr, frames, 8) >= 1);
+	assert_string_equal(frames[0].name, "f_1");
+	assert_true(frames[0].line > 12000);
+	close_syms(&o);
+}
+
+/*
  * A private mapping of a file with pages read, absent and written (a written
  * page is an anonymous copy): the drop gives back the file's pages (read,
  * or mapped beside them), in runs around the written ones, and the written
@@ -1118,6 +1205,72 @@ static void test_one_file_at_a_time(void **state)
 		dlclose(h[i]);
 }
 
+static int by_addr(const void *a, const void *b)
+{
+	const struct nm_sym *x = a, *y = b;
+
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+/*
+ * One file at a time, a file whose lookups grew it by more than
+ * one_file_growth since its load is given back and loaded again for its next
+ * lookup (lowered here to 16 KiB: a few units of libmanyunits.so's 64). The
+ * lookups come in address order, as record's do: the names and lines are a
+ * keeping symbolizer's, one file is held at most, and it was loaded again
+ * several times (none before the change).
+ */
+static void test_one_file_split_by_growth(void **state)
+{
+	char lib[300], fn[32], names[2][8][128];
+	struct nm_sym at[64];
+	int64_t lines[2][8];
+	struct proc_map *all = NULL;
+	struct file_cache fc;
+	struct symbolizer sym, keep;
+	size_t info_bytes, n = 0;
+	uint32_t slot;
+	void *h;
+
+	(void)state;
+	units_lib(lib, sizeof(lib), &info_bytes);
+	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	assert_non_null(h);
+	assert_int_equal(proc_maps__read(getpid(), &all, &n), 0);
+	file_cache__init(&fc);
+	slot = slot_of(&fc, all, n, lib);
+	assert_true(slot != 0);
+	for (int i = 0; i < 64; i++) {
+		snprintf(fn, sizeof(fn), "f_%d", i + 1);
+		if (!nm_lookup(lib, fn, &at[i]))
+			fail_msg("%s not in %s", fn, lib);
+	}
+	qsort(at, 64, sizeof(at[0]), by_addr);
+	assert_int_equal(symbolizer__init(&sym, &fc, NULL), 0);
+	assert_int_equal(symbolizer__init(&keep, &fc, NULL), 0);
+	symbolizer__one_file_at_a_time(&sym);
+	sym.one_file_growth = 16 << 10;
+	for (int i = 0; i < 64; i++) {
+		size_t a = named(&sym, slot, at[i].addr + 4, names[0], lines[0], 8);
+		size_t b = named(&keep, slot, at[i].addr + 4, names[1], lines[1], 8);
+
+		assert_true(a >= 1);
+		assert_int_equal(a, b);
+		assert_string_equal(names[0][0], names[1][0]);
+		assert_true(lines[0][0] > 12000);
+		assert_int_equal(lines[0][0], lines[1][0]);
+		assert_true(sym.cache.n_entries <= 1);
+	}
+	assert_true(sym.stats.reloads >= 3);
+	assert_int_equal(sym.stats.files_loaded, sym.stats.reloads + 1);
+	assert_int_equal(keep.stats.files_loaded, 1);
+	symbolizer__clear(&keep);
+	symbolizer__clear(&sym);
+	file_cache__clear(&fc);
+	proc_maps__free(all, n);
+	dlclose(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1134,11 +1287,13 @@ int main(void)
 	    cmocka_unit_test(test_mutated_files),
 	    cmocka_unit_test(test_file_pages_charged_as_read),
 	    cmocka_unit_test(test_file_pages_dropped),
+	    cmocka_unit_test(test_first_lookup_walk_gives_back_units),
 	    cmocka_unit_test(test_drop_range_keeps_written_pages),
 	    cmocka_unit_test(test_lookup_heap_counted),
 	    cmocka_unit_test(test_plt_stubs),
 	    cmocka_unit_test(test_unloaded_after_pass),
 	    cmocka_unit_test(test_one_file_at_a_time),
+	    cmocka_unit_test(test_one_file_split_by_growth),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
