@@ -77,6 +77,7 @@ struct dwarf_index {
 	struct memo prefixes; /* per declaration: its prefix */
 	struct memo origins;  /* per abstract origin: the DIEs enclosing it in its unit */
 	size_t bytes, grown, max_bytes;
+	bool full; /* an index did not fit: no more are built (each try walks a whole level) */
 };
 
 /* Walks a DIE's children as libdw does: an imported unit's in place. */
@@ -84,7 +85,10 @@ struct child_iter {
 	Dwarf_Die die;
 	Dwarf_Die stack[MAX_IMPORTS]; /* the DW_TAG_imported_unit DIEs walked into */
 	int depth;
-	/* Units walked into, when the caller wants them (top level of a unit). */
+	/*
+	 * Units walked into (their roots' addr, malloc'd, the caller frees),
+	 * when the caller wants them: cap_imports (size_t)-1 says it does not.
+	 */
 	void **imports;
 	size_t n_imports, cap_imports;
 	bool alloc_failed;
@@ -254,7 +258,7 @@ static struct child_index *index_build(struct dwarf_index *di, Dwarf_Die *parent
 	uint32_t order = 0;
 	int r;
 
-	if (di->bytes >= di->max_bytes)
+	if (di->full || di->bytes >= di->max_bytes)
 		return NULL;
 	ci = calloc(1, sizeof(*ci));
 	if (!ci)
@@ -283,8 +287,10 @@ static struct child_index *index_build(struct dwarf_index *di, Dwarf_Die *parent
 			ci->failed = true;
 			break;
 		}
-		if ((size_t)ci->n * sizeof(*ci->e) + di->bytes > di->max_bytes)
+		if ((size_t)ci->n * sizeof(*ci->e) + di->bytes > di->max_bytes) {
+			di->full = true;
 			goto cleanup;
+		}
 	}
 	if (r < 0 || it.alloc_failed)
 		ci->failed = true;
