@@ -260,6 +260,12 @@ $(BUILD)/bench/inspect_bench: bench/inspect_bench.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
+# CPU per native frame named: the scope index against libdw's walks (issue 22).
+$(BUILD)/bench/naming_bench: bench/naming_bench.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+bench-tools: $(BUILD)/bench/naming_bench
+
 # omniprof serve's store: ingest rate and query times over a fleet's hour.
 $(BUILD)/bench/serve_bench: bench/serve_bench.c $(LIB)
 	@mkdir -p $(@D)

@@ -10,6 +10,7 @@ PKGS=(
 	libelf-dev libdw-dev zlib1g-dev libssl-dev
 	libdebuginfod-dev libiberty-dev
 	binutils xz-utils debuginfod
+	dwz # DWARF with partial units, as distributions ship it (tests/unit/test_dwarf_index.c)
 	protobuf-c-compiler libprotobuf-c-dev
 	libcurl4-openssl-dev openssl
 	systemd man-db	  # tests of packaging/: systemd-analyze verify, man -l

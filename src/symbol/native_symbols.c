@@ -22,6 +22,7 @@
 #include "elf/gopclntab.h"
 #include "elf/plt.h"
 #include "symbol/debuginfo.h"
+#include "symbol/dwarf_index.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -75,8 +76,10 @@ struct native_symbols {
 	struct byte_span *spans; /* the sections file_bytes() measures */
 	size_t n_spans;
 	bool spans_known;
-	bool dwarf_in_heap; /* see native_symbols_info */
-	bool units_walked;  /* walk_units() ran (before the first DWARF lookup) */
+	bool dwarf_in_heap;	   /* see native_symbols_info */
+	bool units_walked;	   /* walk_units() ran (before the first DWARF lookup) */
+	struct dwarf_index *index; /* scope chains and prefixes; NULL until a DWARF lookup */
+	bool reference;		   /* test only: name frames with libdw's walks, no index */
 };
 
 /* A section in a file's mapping (at NULL: not in a mapping, size counted whole). */
@@ -865,6 +868,7 @@ void native_symbols__free(struct native_symbols *ns)
 		close(ns->alt_fd);
 	free(ns->debug_file);
 	free(ns->units);
+	dwarf_index__free(ns->index);
 	free(ns);
 }
 
@@ -953,8 +957,10 @@ static bool name_die(Dwarf_Die *die, Dwarf_Die *out)
 /*
  * "ns::Class::name" from the DIE's enclosing namespaces, classes, structs
  * and unions (DWARF names a function without them). NULL when unnamed.
+ * The prefix is remembered per declaration (dwarf_index.c); the reference
+ * path walks the unit with dwarf_getscopes_die() for each call, as before.
  */
-static const char *qualified_name(Dwarf_Die *die, char *buf, size_t len)
+static const char *qualified_name(struct native_symbols *ns, Dwarf_Die *die, char *buf, size_t len)
 {
 	Dwarf_Die decl, *scopes = NULL;
 	const char *name;
@@ -963,6 +969,10 @@ static const char *qualified_name(Dwarf_Die *die, char *buf, size_t len)
 
 	if (!name_die(die, &decl) || !(name = dwarf_diename(&decl)) || !*name)
 		return NULL;
+	if (!ns->reference) {
+		used = dwarf_index__prefix(ns->index, &decl, buf, len);
+		goto named;
+	}
 	n = dwarf_getscopes_die(&decl, &scopes);
 	buf[0] = '\0';
 	/* scopes[0] is the DIE itself, the CU last: prefixes from the outside in. */
@@ -978,6 +988,7 @@ static const char *qualified_name(Dwarf_Die *die, char *buf, size_t len)
 					 "%s::", scope ? scope : "(anonymous namespace)");
 	}
 	free(scopes);
+named:
 	if (used < len)
 		snprintf(buf + used, len - used, "%s", name);
 	return buf;
@@ -987,7 +998,7 @@ static const char *qualified_name(Dwarf_Die *die, char *buf, size_t len)
  * The linkage (mangled) name of a function DIE, else its qualified DWARF
  * name (written into buf), else NULL.
  */
-static const char *die_name(Dwarf_Die *die, char *buf, size_t len)
+static const char *die_name(struct native_symbols *ns, Dwarf_Die *die, char *buf, size_t len)
 {
 	Dwarf_Attribute attr;
 	const char *name;
@@ -997,7 +1008,7 @@ static const char *die_name(Dwarf_Die *die, char *buf, size_t len)
 		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
 	if (name && *name)
 		return name;
-	return qualified_name(die, buf, len);
+	return qualified_name(ns, die, buf, len);
 }
 
 /* The file and line an inlined call was made from (in its caller). */
@@ -1031,6 +1042,11 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *inlined, const char **file, int6
 #define UNIT_FILE_BYTES 48
 #define UNIT_BYTES	4096
 #define ARANGE_BYTES	40
+/*
+ * A file's scope index and remembered prefixes (dwarf_index.c): libpython's
+ * whole index is well under this; past it lookups walk as libdw does.
+ */
+#define DWARF_INDEX_MAX_BYTES (8u << 20)
 
 /* Counts what libdw keeps of cu the first time a lookup reaches it. */
 static void count_unit(struct native_symbols *ns, Dwarf_Die *cu)
@@ -1112,7 +1128,12 @@ static size_t dwarf_frames(struct native_symbols *ns, uint64_t vaddr, struct sym
 		file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
 	count_unit(ns, cu);
 	cur_line = line;
-	nscopes = dwarf_getscopes(cu, vaddr - bias, &scopes);
+	if (!ns->index && !ns->reference)
+		ns->index = dwarf_index__new(DWARF_INDEX_MAX_BYTES);
+	if (ns->reference)
+		nscopes = dwarf_getscopes(cu, vaddr - bias, &scopes);
+	else
+		nscopes = dwarf_index__scopes(ns->index, cu, vaddr - bias, &scopes);
 	for (int i = 0; i < nscopes && n < max; i++) {
 		int tag = dwarf_tag(&scopes[i]);
 		const char *name;
@@ -1122,7 +1143,7 @@ static size_t dwarf_frames(struct native_symbols *ns, uint64_t vaddr, struct sym
 		/* Keep the last slot for the function itself. */
 		if (tag == DW_TAG_inlined_subroutine && n == max - 1)
 			continue;
-		name = die_name(&scopes[i], qualified, sizeof(qualified));
+		name = die_name(ns, &scopes[i], qualified, sizeof(qualified));
 		set_names(ns, &out[n], name ? name : "");
 		out[n].file = file;
 		out[n].line = cur_line;
@@ -1135,6 +1156,7 @@ static size_t dwarf_frames(struct native_symbols *ns, uint64_t vaddr, struct sym
 		call_site(cu, &scopes[i], &file, &cur_line);
 	}
 	free(scopes);
+	ns->counted += dwarf_index__growth(ns->index);
 	if (n && !*outer && n < max) {
 		/*
 		 * The chain ended in inlined calls without the function that
@@ -1169,6 +1191,17 @@ static size_t go_frames(struct native_symbols *ns, uint64_t vaddr, struct sym_fr
 	out->line = gf.line;
 	out->inlined = 0;
 	return 1;
+}
+
+size_t native_symbols__frames_reference(struct native_symbols *ns, uint64_t vaddr,
+					struct sym_frame *out, size_t max)
+{
+	size_t n;
+
+	ns->reference = true;
+	n = native_symbols__frames(ns, vaddr, out, max);
+	ns->reference = false;
+	return n;
 }
 
 size_t native_symbols__frames(struct native_symbols *ns, uint64_t vaddr, struct sym_frame *out,

@@ -63,6 +63,14 @@ size_t native_symbols__frames(struct native_symbols *ns, uint64_t vaddr, struct 
 			      size_t max);
 
 /*
+ * Test only: native_symbols__frames() as it was before issue 22's index,
+ * with libdw's dwarf_getscopes() / dwarf_getscopes_die() walking the unit
+ * for each address, to check the index gives the same frames.
+ */
+size_t native_symbols__frames_reference(struct native_symbols *ns, uint64_t vaddr,
+					struct sym_frame *out, size_t max);
+
+/*
  * File-backed memory the symbols came to hold since the last call, in bytes,
  * for the cache bound: the resident pages of the symbol, string and
  * uncompressed DWARF sections elfutils reads in place from its mapping of
