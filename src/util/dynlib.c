@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,4 +38,24 @@ int dynlib__load(const char *soname, const struct dynlib_sym *syms, size_t n, ch
 		memcpy(syms[i].fn_ptr, &addr, sizeof(addr));
 	}
 	return 0;
+}
+
+bool dynlib__get(struct dynlib *lib, const char **why)
+{
+	bool ok;
+
+	pthread_mutex_lock(&lib->lock);
+	if (!lib->tried) {
+		char err[256];
+
+		lib->tried = true;
+		lib->ok = !dynlib__load(lib->soname, lib->syms, lib->n_syms, err, sizeof(err));
+		if (!lib->ok)
+			snprintf(lib->why, sizeof(lib->why), "cannot load %s (%s)", lib->what, err);
+	}
+	ok = lib->ok;
+	pthread_mutex_unlock(&lib->lock);
+	if (!ok && why)
+		*why = lib->why;
+	return ok;
 }

@@ -2,6 +2,7 @@
 #ifndef OMNIPROF_UTIL_DYNLIB_H
 #define OMNIPROF_UTIL_DYNLIB_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -33,5 +34,34 @@ struct dynlib_sym {
  */
 int dynlib__load(const char *soname, const struct dynlib_sym *syms, size_t n, char *why,
 		 size_t why_len);
+
+/*
+ * One library's table, loaded once for the process at its first
+ * dynlib__get(): a static of the library's *_api.c, made with DYNLIB_INIT.
+ */
+struct dynlib {
+	const char *what; /* the library's name in the error line, e.g. "libcurl" */
+	const char *soname;
+	const struct dynlib_sym *syms;
+	size_t n_syms;
+	pthread_mutex_t lock;
+	bool tried;
+	bool ok;
+	char why[320];
+};
+
+#define DYNLIB_INIT(what_, soname_, syms_)                                                         \
+	{                                                                                          \
+		.what = (what_), .soname = (soname_), .syms = (syms_),                             \
+		.n_syms = sizeof(syms_) / sizeof((syms_)[0]), .lock = PTHREAD_MUTEX_INITIALIZER,   \
+	}
+
+/*
+ * Loads lib at the first call (thread-safe) and says whether its table is
+ * usable. When it is not, *why (when why is not NULL) says so in a few words
+ * for the caller's one error line ("cannot load libcurl (...)"); nothing is
+ * logged here. The text lives as long as lib.
+ */
+bool dynlib__get(struct dynlib *lib, const char **why);
 
 #endif
