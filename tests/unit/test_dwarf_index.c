@@ -377,9 +377,9 @@ static size_t read_funcs(const char *path, struct func **out)
  * start is checked in both.
  */
 #ifdef __SANITIZE_ADDRESS__
-#define STRIDED(n) ((n) / 8)
+#define STRIDED(n) ((n) / 16)
 #else
-#define STRIDED(n) ((n) / 2)
+#define STRIDED(n) ((n) / 8)
 #endif
 
 static struct tally compare_file(const char *path, size_t max_strided)
