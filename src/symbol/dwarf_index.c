@@ -640,6 +640,24 @@ static bool is_c(Dwarf_Die *unit)
 }
 
 /*
+ * Appends "name::" to buf (used of len bytes written) when scope names its
+ * members (a namespace, class, struct or union); returns the new sum of what
+ * each part wanted to write, as the old qualified_name() counted it.
+ */
+static size_t append_scope(Dwarf_Die *scope, char *buf, size_t used, size_t len)
+{
+	int tag = dwarf_tag(scope);
+	const char *name;
+
+	if (tag != DW_TAG_namespace && tag != DW_TAG_class_type && tag != DW_TAG_structure_type &&
+	    tag != DW_TAG_union_type)
+		return used;
+	name = dwarf_diename(scope);
+	return used + (size_t)snprintf(buf + used, len - used,
+				       "%s::", name ? name : "(anonymous namespace)");
+}
+
+/*
  * The prefix of decl (in unit) as the old loop over dwarf_getscopes_die()
  * wrote it, into buf; returns the sum of what each part wanted to write.
  */
@@ -652,17 +670,25 @@ static size_t build_prefix(Dwarf_Die *unit, Dwarf_Die *decl, char *buf, size_t l
 	buf[0] = '\0';
 	n = enclosing(unit, decl, chain, 64);
 	/* chain[0] is the unit: prefixes from the outside in. */
-	for (int i = 1; i < n && used < len; i++) {
-		int tag = dwarf_tag(&chain[i]);
-		const char *scope;
+	for (int i = 1; i < n && used < len; i++)
+		used = append_scope(&chain[i], buf, used, len);
+	return used;
+}
 
-		if (tag != DW_TAG_namespace && tag != DW_TAG_class_type &&
-		    tag != DW_TAG_structure_type && tag != DW_TAG_union_type)
-			continue;
-		scope = dwarf_diename(&chain[i]);
-		used += (size_t)snprintf(buf + used, len - used,
-					 "%s::", scope ? scope : "(anonymous namespace)");
-	}
+size_t dwarf_index__prefix_libdw(Dwarf_Die *decl, char *buf, size_t len)
+{
+	Dwarf_Die *scopes = NULL;
+	size_t used = 0;
+	int n;
+
+	if (!len)
+		return 0;
+	n = dwarf_getscopes_die(decl, &scopes);
+	buf[0] = '\0';
+	/* scopes[0] is the DIE itself, the CU last: prefixes from the outside in. */
+	for (int i = n - 1; i >= 1 && used < len; i--)
+		used = append_scope(&scopes[i], buf, used, len);
+	free(scopes);
 	return used;
 }
 

@@ -54,6 +54,13 @@ int dwarf_index__scopes(struct dwarf_index *di, Dwarf_Die *cu, Dwarf_Addr pc, Dw
  */
 size_t dwarf_index__prefix(struct dwarf_index *di, Dwarf_Die *decl, char *buf, size_t len);
 
+/*
+ * The same prefix from libdw's own walk (dwarf_getscopes_die(): the whole
+ * unit at every call, slow): the reference the index is checked against
+ * (native_symbols' reference path, the tests). No index needed.
+ */
+size_t dwarf_index__prefix_libdw(Dwarf_Die *decl, char *buf, size_t len);
+
 /* Bytes the index allocated since the last call (to be counted as the file's). */
 size_t dwarf_index__growth(struct dwarf_index *di);
 

@@ -962,33 +962,16 @@ static bool name_die(Dwarf_Die *die, Dwarf_Die *out)
  */
 static const char *qualified_name(struct native_symbols *ns, Dwarf_Die *die, char *buf, size_t len)
 {
-	Dwarf_Die decl, *scopes = NULL;
+	Dwarf_Die decl;
 	const char *name;
-	size_t used = 0;
-	int n;
+	size_t used;
 
 	if (!name_die(die, &decl) || !(name = dwarf_diename(&decl)) || !*name)
 		return NULL;
-	if (!ns->reference) {
+	if (ns->reference)
+		used = dwarf_index__prefix_libdw(&decl, buf, len);
+	else
 		used = dwarf_index__prefix(ns->index, &decl, buf, len);
-		goto named;
-	}
-	n = dwarf_getscopes_die(&decl, &scopes);
-	buf[0] = '\0';
-	/* scopes[0] is the DIE itself, the CU last: prefixes from the outside in. */
-	for (int i = n - 1; i >= 1 && used < len; i--) {
-		int tag = dwarf_tag(&scopes[i]);
-		const char *scope;
-
-		if (tag != DW_TAG_namespace && tag != DW_TAG_class_type &&
-		    tag != DW_TAG_structure_type && tag != DW_TAG_union_type)
-			continue;
-		scope = dwarf_diename(&scopes[i]);
-		used += (size_t)snprintf(buf + used, len - used,
-					 "%s::", scope ? scope : "(anonymous namespace)");
-	}
-	free(scopes);
-named:
 	if (used < len)
 		snprintf(buf + used, len - used, "%s", name);
 	return buf;

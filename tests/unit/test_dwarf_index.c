@@ -170,29 +170,6 @@ struct tally {
 	size_t foreign; /* chains through an inlined call whose origin is in a partial unit */
 };
 
-/* The old qualified_name()'s prefix loop, on libdw's own walk. */
-static size_t libdw_prefix(Dwarf_Die *decl, char *buf, size_t len)
-{
-	Dwarf_Die *scopes = NULL;
-	size_t used = 0;
-	int n = dwarf_getscopes_die(decl, &scopes);
-
-	buf[0] = '\0';
-	for (int i = n - 1; i >= 1 && used < len; i--) {
-		int tag = dwarf_tag(&scopes[i]);
-		const char *scope;
-
-		if (tag != DW_TAG_namespace && tag != DW_TAG_class_type &&
-		    tag != DW_TAG_structure_type && tag != DW_TAG_union_type)
-			continue;
-		scope = dwarf_diename(&scopes[i]);
-		used += (size_t)snprintf(buf + used, len - used,
-					 "%s::", scope ? scope : "(anonymous namespace)");
-	}
-	free(scopes);
-	return used;
-}
-
 /* The DIE a function DIE's name comes from (as native_symbols.c's name_die). */
 static bool decl_of(Dwarf_Die *die, Dwarf_Die *out)
 {
@@ -217,7 +194,7 @@ static void compare_prefix(struct dwarf_index *di, Dwarf_Die *die, struct tally 
 
 	if (!decl_of(die, &decl))
 		return;
-	a = libdw_prefix(&decl, want, sizeof(want));
+	a = dwarf_index__prefix_libdw(&decl, want, sizeof(want));
 	/* Twice: computed, then remembered. */
 	for (int k = 0; k < 2; k++) {
 		b = dwarf_index__prefix(di, &decl, got, sizeof(got));
