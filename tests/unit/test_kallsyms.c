@@ -169,6 +169,50 @@ static void test_malformed_lines_skipped(void **state)
 	kallsyms__free(ks);
 }
 
+/*
+ * Fields are scanned eight bytes at a time: a byte that is not printable
+ * ASCII ends a field wherever it sits in its word, and every printable one
+ * is kept. Each name here is 1-24 bytes of '!' to '~' (all 94 used across
+ * them), and each bad byte (control, DEL, 8-bit, NUL) is tried at every
+ * position of a 19-byte name.
+ */
+static void test_field_bytes_at_every_position(void **state)
+{
+	static const unsigned char bad[] = {0x00, 0x01, 0x1f, 0x7f, 0x80, 0xa0, 0xfe, 0xff};
+	char line[128], name[32];
+	struct kallsyms *ks;
+	struct ksym s;
+
+	(void)state;
+	for (int len = 1; len <= 24; len++) {
+		for (int i = 0; i < len; i++)
+			name[i] = (char)('!' + (len * 7 + i) % ('~' - '!' + 1));
+		name[len] = '\0';
+		snprintf(line, sizeof(line), "0000000000001000 T %s\n", name);
+		ks = parse_str(line);
+		assert_int_equal(kallsyms__skipped_lines(ks), 0);
+		assert_true(kallsyms__find(ks, 0x1000, &s));
+		assert_string_equal(s.name, name);
+		kallsyms__free(ks);
+	}
+	for (size_t b = 0; b < sizeof(bad); b++) {
+		for (int at = 0; at < 19; at++) {
+			int n;
+
+			memcpy(name, "abcdefghijklmnopqrs", 19);
+			name[at] = (char)bad[b];
+			n = snprintf(line, sizeof(line), "0000000000001000 T ");
+			memcpy(line + n, name, 19);
+			memcpy(line + n + 19, "\n0000000000002000 T ok\n", 23);
+			ks = parse_exact(line, (size_t)n + 19 + 23);
+			assert_int_equal(kallsyms__skipped_lines(ks), 1);
+			assert_int_equal(kallsyms__count(ks), 1);
+			assert_sym(ks, 0x2000, 0x2000, "ok", NULL);
+			kallsyms__free(ks);
+		}
+	}
+}
+
 static void test_no_trailing_newline(void **state)
 {
 	(void)state;
@@ -572,6 +616,7 @@ int main(void)
 	    cmocka_unit_test(test_pfx_names_shared),
 	    cmocka_unit_test(test_only_text_symbols_kept),
 	    cmocka_unit_test(test_malformed_lines_skipped),
+	    cmocka_unit_test(test_field_bytes_at_every_position),
 	    cmocka_unit_test(test_no_trailing_newline),
 	    cmocka_unit_test(test_restricted),
 	    cmocka_unit_test(test_aliases_give_first_listed),
