@@ -11,6 +11,7 @@ median over repeated intervals or runs, measured on this machine now.
 """
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -104,12 +105,26 @@ class Bench:
         if self.against:
             other = self.record(pids, seconds + 3, 999, out + "-against", omniprof=self.against)
         series = other_series = []
+        phases = other_phases = None
         if bl.wait_for_prog(rec.pid) and (not other or bl.wait_for_prog(other.pid)):
-            time.sleep(1.0)  # tables built and loaded
-            if other:
-                series, other_series = bl.ns_per_sample_series_of([rec.pid, other.pid], seconds)
+            start = time.monotonic()
+            pids = [rec.pid, other.pid] if other else [rec.pid]
+            maps = [phase_maps(p) for p in pids]
+            time.sleep(max(0.0, 1.0 - (time.monotonic() - start)))  # tables built and loaded
+            if any(maps):
+                # OP_BPF_PHASES builds: the phases over the first half, read while the
+                # recordings surely still run.
+                before = [phase_snap(m) for m in maps]
+                halves = [bl.ns_per_sample_series_of(pids, seconds / 2)]
+                split = [phase_split(b, phase_snap(m)) for b, m in zip(before, maps)]
+                halves.append(bl.ns_per_sample_series_of(pids, seconds / 2))
+                all_series = [a + b for a, b in zip(halves[0], halves[1])]
+                phases, other_phases = split[0], (split[1] if other else None)
             else:
-                series = bl.ns_per_sample_series(rec.pid, seconds)
+                all_series = bl.ns_per_sample_series_of(pids, seconds)
+            series = all_series[0]
+            if other:
+                other_series = all_series[1]
         rec.wait(timeout=60)
         if other:
             other.wait(timeout=60)
@@ -123,6 +138,8 @@ class Bench:
             "intervals": len(series),
             "frames": frames_per_sample(out + ".stderr"),
             "against": bl.median(other_series),
+            "phases": phases,
+            "against_phases": other_phases,
         }
 
     def bpf_cost_paired(self, label, make_workload, seconds, extra=(), interval=0.5):
@@ -328,6 +345,7 @@ class Bench:
         if self.rows:
             rows = [r for r in rows if any(w in r["label"] for w in self.rows)]
             lines = lines[:2] + [l for l in lines[2:] if any(w in l for w in self.rows)]
+        lines += phase_lines(rows)
         self.sections["bpf-cost"] = (rows, lines)
         return lines
 
@@ -1443,6 +1461,68 @@ def largest_eh_frame_files(n):
                     found.append((p, size))
     found.sort(key=lambda x: -x[1])
     return found[:n]
+
+
+# bpf-cost with a build whose BPF object has OP_BPF_PHASES (bpf/sampler.bpf.c: enum
+# sample_phase): where a walked sample's time goes. Such a build, beside the default one:
+#   make BUILD=build-phases CLANG="clang -DOP_BPF_PHASES" build-phases/omniprof
+# (workloads: a symlink build-phases/workloads -> ../build/workloads, or a full build).
+SAMPLE_PHASES = ["setup", "known", "header", "walk", "size", "wakeup", "ring"]
+
+
+def phase_maps(pid):
+    """(phase_ns map id, stats map id) of pid's sampler when its BPF object has the
+    phase_ns map, else None."""
+    phase_map = stats_map = None
+    for _, info in bl.fdinfo(pid):
+        if info.get("map_type") != str(bl.BPF_MAP_TYPE_PERCPU_ARRAY):
+            continue
+        r = subprocess.run(["bpftool", "-j", "map", "show", "id", info["map_id"]],
+                           capture_output=True, text=True)
+        name = json.loads(r.stdout).get("name") if r.returncode == 0 else None
+        if name == "phase_ns":
+            phase_map = info["map_id"]
+        elif name == "stats":
+            stats_map = info["map_id"]
+    if phase_map is None or stats_map is None:
+        return None
+    return phase_map, stats_map
+
+
+def phase_snap(maps):
+    """(walked samples, [ns per phase]) from phase_maps()' maps, None without them."""
+    if not maps:
+        return None
+    phases, ctrs = bl.read_counters_of(list(maps))
+    if phases is None or ctrs is None:
+        return None
+    return bl.walked_samples(ctrs), [phases.get(i, 0) for i in range(len(SAMPLE_PHASES))]
+
+
+def phase_split(before, after):
+    """ns per walked sample in each phase between two phase_snap()s, None without them."""
+    if not before or not after or after[0] <= before[0]:
+        return None
+    n = after[0] - before[0]
+    return [(a - b) / n for b, a in zip(before[1], after[1])]
+
+
+def phase_lines(rows):
+    """The phase table of bpf-cost rows measured with an OP_BPF_PHASES build."""
+    found = [(r["label"], "this", r.get("phases")) for r in rows] + \
+        [(r["label"], "--against", r.get("against_phases")) for r in rows]
+    found = [f for f in found if f[2]]
+    if not found:
+        return []
+    out = ["", "Where a walked sample's time goes (OP_BPF_PHASES builds; ns per walked sample, "
+           "bpf_ktime_get_ns around each part of sample(); the rest of the BPF time per sample is "
+           "the program's entry and exit and the runs filtered early, charged to the walked ones):",
+           "", "| stack | build | " + " | ".join(SAMPLE_PHASES) + " | sum |",
+           "|---|---|" + "---|" * (len(SAMPLE_PHASES) + 1)]
+    for label, build, ph in found:
+        out.append(f"| {label} | {build} | " + " | ".join(f"{v:.0f}" for v in ph) +
+                   f" | {sum(ph):.0f} |")
+    return out
 
 
 SECTIONS = ["bpf-cost", "agent", "startup", "offcpu", "latency", "tables", "verifier", "compare",

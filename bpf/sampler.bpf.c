@@ -786,8 +786,49 @@ static __always_inline long trace_size(struct trace_buf *b, struct walk_scratch 
 
 #include "stack_copy.h"
 
+#ifdef OP_BPF_PHASES
+/*
+ * Bench only (bench/run.py bpf-phases, a build with CLANG="clang -DOP_BPF_PHASES"):
+ * where a walked sample's time goes, in ns summed per CPU, by the part of
+ * sample() it is spent in. The default build has none of it.
+ */
+enum sample_phase {
+	PHASE_SETUP,  /* filters, scratch, registers */
+	PHASE_KNOWN,  /* stack_copy_wanted: the first pc's mapping (LPM trie, table info) */
+	PHASE_HEADER, /* the record's header, names, the kernel stack */
+	PHASE_WALK,   /* the user walk */
+	PHASE_SIZE,   /* trace_size: the packed frames into the record */
+	PHASE_WAKEUP, /* trace_wakeup */
+	PHASE_RING,   /* bpf_ringbuf_output */
+	PHASE__COUNT,
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PHASE__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} phase_ns SEC(".maps");
+
+/* Adds the time since *since to phase which and starts the next phase now. */
+static __always_inline void phase_end(__u32 which, __u64 *since)
+{
+	__u64 now = bpf_ktime_get_ns(), *v = bpf_map_lookup_elem(&phase_ns, &which);
+
+	if (v)
+		*v += now - *since;
+	*since = bpf_ktime_get_ns();
+}
+#define PHASE_START(t)	    __u64 t = bpf_ktime_get_ns()
+#define PHASE_END(which, t) phase_end((which), &(t))
+#else
+#define PHASE_START(t)
+#define PHASE_END(which, t)
+#endif
+
 static __always_inline void sample(struct bpf_perf_event_data *ctx)
 {
+	PHASE_START(phase_t);
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
 	struct task_struct *task;
@@ -797,7 +838,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx)
 	struct op_regs r = {};
 	long n, size;
 	int regs_err;
-	__u64 now;
+	__u64 now, wakeup;
 
 	now = bpf_ktime_get_ns();
 	if (now >= stop_after_ns)
@@ -817,6 +858,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx)
 		return;
 	regs_err = user_regs(ctx, &r) ? -1 : !r.pc ? -2 : 0;
 	walk_scratch__reset(ws, r.sp);
+	PHASE_END(PHASE_SETUP, phase_t);
 	if (stack_copy_wanted(ws, tgid, !regs_err, r.pc)) {
 		if (!send_stack_copy(ctx, tgid, tid))
 			return;
@@ -825,6 +867,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx)
 		ws->over_budget = 1;
 	}
 	t = &b->t;
+	PHASE_END(PHASE_KNOWN, phase_t);
 
 	t->hdr.type = OP_EVENT_TRACE;
 	t->hdr.pid = tgid;
@@ -846,7 +889,9 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx)
 			t->n_kernel = n / sizeof(__u64);
 		}
 	}
+	PHASE_END(PHASE_HEADER, phase_t);
 	walk_user_stack(ctx, b, ws, &r, regs_err);
+	PHASE_END(PHASE_WALK, phase_t);
 	/*
 	 * The walk met a frame of a process or mapping not ready (a pc in no
 	 * mapping read so far: libraries the dynamic loader mapped after the
@@ -869,8 +914,12 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx)
 		stat_inc(OP_STAT_STACK_COPY_SKIPPED);
 
 	size = trace_size(b, ws);
-	if (bpf_ringbuf_output(&events, b, size, trace_wakeup(size)))
+	PHASE_END(PHASE_SIZE, phase_t);
+	wakeup = trace_wakeup(size);
+	PHASE_END(PHASE_WAKEUP, phase_t);
+	if (bpf_ringbuf_output(&events, b, size, wakeup))
 		stat_inc(OP_STAT_RINGBUF_FULL);
+	PHASE_END(PHASE_RING, phase_t);
 	return;
 }
 
