@@ -244,10 +244,14 @@ static ptrdiff_t settle_pass_pages(struct symbol_cache_entry *e, void *ctx)
 
 void symbolizer__drop_file_pages(struct symbolizer *s)
 {
+	bool give_back;
+
 	symbol_cache__adjust_each(&s->cache, settle_pass_pages, s);
+	/* One file at a time (record's last pass): no pass follows to use them. */
+	give_back = s->one_file || s->file_held > s->file_pages_kept_max;
 	pr_debug("symbols: after the pass, %zu KiB of file pages held (%s)", s->file_held >> 10,
-		 s->file_held > s->file_pages_kept_max ? "given back" : "kept");
-	if (s->file_held > s->file_pages_kept_max)
+		 give_back ? "given back" : "kept");
+	if (give_back)
 		drop_file_pages(s);
 	else
 		s->stats.file_page_keeps++;

@@ -137,8 +137,8 @@ void symbolizer__new_pass(struct symbolizer *s);
  * debug files that lookups mapped in (their symbol tables stay; lookups map
  * what they need again: the lookups do the same when they hold more than 4
  * MiB): those of the files no lookup of this pass used, and those of the
- * others too when they hold more than SYMBOLIZER_FILE_PAGES_KEPT. And it unloads the files
- * whose DWARF libdw reads in place once they hold SYMBOLIZER_RELOAD_MIN_COST:
+ * others too when they hold more than SYMBOLIZER_FILE_PAGES_KEPT or one file
+ * at a time is on (record's last pass). And it unloads the files whose DWARF libdw reads in place once they hold SYMBOLIZER_RELOAD_MIN_COST:
  * what libdw parsed for them (units, line tables, abbreviations) is kept for
  * the file's lifetime and only grows, while the frame memo already names the
  * addresses it served (an interpreter built with -g: 12-14 MiB after a few

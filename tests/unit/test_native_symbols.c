@@ -1121,7 +1121,8 @@ static void test_unloaded_after_pass(void **state)
  * After a pass, the file pages of the files it used stay while all the
  * lookups hold is within the budget (the next pass's lookups in the same
  * units find them: nothing to fault in again), those of a file the pass did
- * not use go back, and over the budget all go back.
+ * not use go back, and over the budget or one file at a time (record's last
+ * pass) all go back.
  */
 static void test_pass_keeps_pages_within_budget(void **state)
 {
@@ -1130,7 +1131,7 @@ static void test_pass_keeps_pages_within_budget(void **state)
 	struct proc_map *all = NULL, *m = NULL;
 	struct file_cache fc;
 	struct symbolizer sym;
-	struct nm_sym a, b, c;
+	struct nm_sym a, b, c, d;
 	size_t n = 0, held, cost;
 	uint32_t slot;
 	void *h;
@@ -1141,6 +1142,7 @@ static void test_pass_keeps_pages_within_budget(void **state)
 	assert_true(nm_lookup(lib, "big_3_250", &a));
 	assert_true(nm_lookup(lib, "big_3_251", &b));
 	assert_true(nm_lookup(lib, "big_1_10", &c));
+	assert_true(nm_lookup(lib, "big_2_5", &d));
 	h = dlopen(real, RTLD_NOW | RTLD_LOCAL);
 	assert_non_null(h);
 	assert_int_equal(proc_maps__read(getpid(), &all, &n), 0);
@@ -1188,6 +1190,16 @@ static void test_pass_keeps_pages_within_budget(void **state)
 	assert_string_equal(names[0], "big_1_10");
 	symbolizer__drop_file_pages(&sym);
 	assert_int_equal(sym.stats.file_page_drops, 1);
+	assert_int_equal(sym.file_held, 0);
+	/* One file at a time (record's last pass, none after it): all go back. */
+	sym.file_pages_kept_max = SYMBOLIZER_FILE_PAGES_KEPT;
+	symbolizer__one_file_at_a_time(&sym);
+	symbolizer__new_pass(&sym);
+	assert_true(named(&sym, slot, d.addr + 4, names, lines, 8) >= 1);
+	assert_string_equal(names[0], "big_2_5");
+	symbolizer__drop_file_pages(&sym);
+	assert_int_equal(sym.stats.file_page_drops, 2);
+	assert_int_equal(sym.stats.file_page_keeps, 3);
 	assert_int_equal(sym.file_held, 0);
 	symbolizer__clear(&sym);
 	file_cache__clear(&fc);
