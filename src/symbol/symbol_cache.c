@@ -196,6 +196,27 @@ void symbol_cache__shrink_each(struct symbol_cache *c, size_t (*fn)(void *value,
 	}
 }
 
+void symbol_cache__adjust_each(struct symbol_cache *c,
+			       ptrdiff_t (*fn)(struct symbol_cache_entry *e, void *ctx), void *ctx)
+{
+	for (struct list_node *n = list__first(&c->lru); n; n = list__next(&c->lru, n)) {
+		struct symbol_cache_entry *e = entry_of(n);
+		ptrdiff_t delta = e->value ? fn(e, ctx) : 0;
+		size_t less;
+
+		if (delta >= 0) {
+			e->cost += (size_t)delta;
+			c->cost += (size_t)delta;
+			continue;
+		}
+		less = (size_t)-delta < e->cost ? (size_t)-delta : e->cost;
+		e->cost -= less;
+		c->cost -= less;
+	}
+	if (c->cost > c->stats.peak_cost)
+		c->stats.peak_cost = c->cost;
+}
+
 size_t symbol_cache__remove_if(struct symbol_cache *c,
 			       bool (*pred)(const struct symbol_cache_entry *e, void *ctx),
 			       void *ctx)

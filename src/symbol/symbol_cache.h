@@ -120,6 +120,13 @@ void symbol_cache__charge(struct symbol_cache *c, struct symbol_cache_entry *e, 
 void symbol_cache__shrink_each(struct symbol_cache *c, size_t (*fn)(void *value, void *ctx),
 			       void *ctx);
 /*
+ * Calls fn(entry, ctx) for every entry with a value and adds what it returns
+ * to the entry's cost (negative: what the value gave back; the cost goes no
+ * lower than 0). Evicts nothing: the next put, charge or pass does.
+ */
+void symbol_cache__adjust_each(struct symbol_cache *c,
+			       ptrdiff_t (*fn)(struct symbol_cache_entry *e, void *ctx), void *ctx);
+/*
  * Drops every entry for which pred(entry, ctx) is true (counted as evictions);
  * returns how many. The freed heap stays for reuse (no trim).
  */

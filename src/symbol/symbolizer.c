@@ -41,6 +41,7 @@ int symbolizer__init(struct symbolizer *s, struct file_cache *files,
 	frame_memo__init(&s->memo, 0);
 	s->unload_min_cost = SYMBOLIZER_RELOAD_MIN_COST;
 	s->one_file_growth = SYMBOLIZER_ONE_FILE_GROWTH;
+	s->file_pages_kept_max = SYMBOLIZER_FILE_PAGES_KEPT;
 	err =
 	    debuginfo__init(&s->debuginfo, opts->debug_dirs, opts->n_debug_dirs, opts->debuginfod);
 	if (err)
@@ -220,9 +221,40 @@ static bool unload_after_pass(const struct symbol_cache_entry *e, void *ctx)
 	return true;
 }
 
+/*
+ * At a pass's end: the file pages of a file no lookup of this pass used are
+ * given back (taken off its cost); those of a file this pass used are
+ * measured (charged to it), to be kept when all that the lookups hold stays
+ * within file_pages_kept_max (see symbolizer__drop_file_pages()).
+ */
+static ptrdiff_t settle_pass_pages(struct symbol_cache_entry *e, void *ctx)
+{
+	struct symbolizer *s = ctx;
+	size_t n;
+
+	if (e->pass < s->cache.pass) {
+		n = native_symbols__drop_pages(e->value);
+		s->file_held -= n < s->file_held ? n : s->file_held;
+		return -(ptrdiff_t)n;
+	}
+	n = native_symbols__file_growth(e->value);
+	s->file_held += n;
+	return (ptrdiff_t)n;
+}
+
 void symbolizer__drop_file_pages(struct symbolizer *s)
 {
-	drop_file_pages(s);
+	bool give_back;
+
+	symbol_cache__adjust_each(&s->cache, settle_pass_pages, s);
+	/* One file at a time (record's last pass): no pass follows to use them. */
+	give_back = s->one_file || s->file_held > s->file_pages_kept_max;
+	pr_debug("symbols: after the pass, %zu KiB of file pages held (%s)", s->file_held >> 10,
+		 give_back ? "given back" : "kept");
+	if (give_back)
+		drop_file_pages(s);
+	else
+		s->stats.file_page_keeps++;
 	s->stats.pass_unloads += symbol_cache__remove_if(&s->cache, unload_after_pass, s);
 }
 

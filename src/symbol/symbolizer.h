@@ -42,6 +42,7 @@ struct symbolizer_stats {
 	uint64_t files_without_symbols;
 	uint64_t file_page_drops;    /* times the files' mapped pages were given back */
 	uint64_t file_bytes_dropped; /* what those drops had charged, in bytes */
+	uint64_t file_page_keeps;    /* passes that kept their files' pages (within the budget) */
 	uint64_t pass_unloads;	     /* files unloaded after a pass (in-place DWARF) */
 	uint64_t one_file_releases;  /* files given back by symbolizer__one_file_at_a_time() */
 	uint64_t load_ns;	     /* thread CPU time loading files' symbols */
@@ -65,7 +66,8 @@ struct symbolizer {
 	size_t file_held;	   /* file pages the lookups mapped in since the last drop */
 	long faults_measured;	/* this thread's minor faults when file pages were last measured */
 	size_t unload_min_cost; /* SYMBOLIZER_RELOAD_MIN_COST (tests lower it) */
-	uint8_t *unloaded;	/* by file slot: 1 once unloaded after a pass (counts reloads) */
+	size_t file_pages_kept_max; /* SYMBOLIZER_FILE_PAGES_KEPT (tests change it) */
+	uint8_t *unloaded; /* by file slot: 1 once unloaded after a pass (counts reloads) */
 	size_t n_unloaded;
 	bool one_file;		/* symbolizer__one_file_at_a_time() */
 	bool have_last;		/* last_file is a file a lookup loaded */
@@ -134,8 +136,9 @@ void symbolizer__new_pass(struct symbolizer *s);
  * Called after a pass named its frames. Gives back the pages of the ELF and
  * debug files that lookups mapped in (their symbol tables stay; lookups map
  * what they need again: the lookups do the same when they hold more than 4
- * MiB), so an agent holds none between intervals, and unloads the files
- * whose DWARF libdw reads in place once they hold SYMBOLIZER_RELOAD_MIN_COST:
+ * MiB): those of the files no lookup of this pass used, and those of the
+ * others too when they hold more than SYMBOLIZER_FILE_PAGES_KEPT or one file
+ * at a time is on (record's last pass). And it unloads the files whose DWARF libdw reads in place once they hold SYMBOLIZER_RELOAD_MIN_COST:
  * what libdw parsed for them (units, line tables, abbreviations) is kept for
  * the file's lifetime and only grows, while the frame memo already names the
  * addresses it served (an interpreter built with -g: 12-14 MiB after a few
@@ -145,6 +148,16 @@ void symbolizer__new_pass(struct symbolizer *s);
  * again costs 90-240 ms each.
  */
 void symbolizer__drop_file_pages(struct symbolizer *s);
+
+/*
+ * File pages the files a pass used may keep to the next pass. A busy
+ * process brings new addresses every interval, in the same few units of the
+ * same files: giving all their pages back after each pass made the next
+ * pass's lookups fault them in again, 5-8% of a whole-system agent's steady
+ * CPU (issue 22, session 21's self-profile). Kept only up to this much, so
+ * that what the agent holds between intervals stays small.
+ */
+#define SYMBOLIZER_FILE_PAGES_KEPT (2u << 20)
 
 /*
  * Unloaded after a pass (see above) from this cost on, and only with at most

@@ -1117,6 +1117,96 @@ static void test_unloaded_after_pass(void **state)
 	dlclose(h);
 }
 
+/*
+ * After a pass, the file pages of the files it used stay while all the
+ * lookups hold is within the budget (the next pass's lookups in the same
+ * units find them: nothing to fault in again), those of a file the pass did
+ * not use go back, and over the budget or one file at a time (record's last
+ * pass) all go back.
+ */
+static void test_pass_keeps_pages_within_budget(void **state)
+{
+	char lib[300], names[8][128], real[PATH_MAX];
+	int64_t lines[8];
+	struct proc_map *all = NULL, *m = NULL;
+	struct file_cache fc;
+	struct symbolizer sym;
+	struct nm_sym a, b, c, d;
+	size_t n = 0, held, cost;
+	uint32_t slot;
+	void *h;
+
+	(void)state;
+	big_lib(lib, sizeof(lib));
+	assert_non_null(realpath(lib, real));
+	assert_true(nm_lookup(lib, "big_3_250", &a));
+	assert_true(nm_lookup(lib, "big_3_251", &b));
+	assert_true(nm_lookup(lib, "big_1_10", &c));
+	assert_true(nm_lookup(lib, "big_2_5", &d));
+	h = dlopen(real, RTLD_NOW | RTLD_LOCAL);
+	assert_non_null(h);
+	assert_int_equal(proc_maps__read(getpid(), &all, &n), 0);
+	for (size_t i = 0; i < n && !m; i++)
+		if (!strcmp(all[i].path, real) && (all[i].perms & PROC_MAP_X))
+			m = &all[i];
+	assert_non_null(m);
+	file_cache__init(&fc);
+	slot = file_cache__get(&fc, getpid(), m);
+	assert_true(slot != 0);
+	assert_int_equal(symbolizer__init(&sym, &fc, NULL), 0);
+	assert_int_equal(sym.file_pages_kept_max, SYMBOLIZER_FILE_PAGES_KEPT);
+
+	symbolizer__new_pass(&sym);
+	assert_true(named(&sym, slot, a.addr + 4, names, lines, 8) >= 1);
+	assert_string_equal(names[0], "big_3_250");
+	symbolizer__drop_file_pages(&sym);
+	held = sym.file_held;
+	assert_true(held > 0);
+	assert_true(held <= SYMBOLIZER_FILE_PAGES_KEPT);
+	assert_int_equal(sym.stats.file_page_keeps, 1);
+	assert_int_equal(sym.stats.file_page_drops, 0);
+	assert_int_equal(sym.cache.n_entries, 1);
+	/* The next address in the same unit reads the pages kept: little new. */
+	symbolizer__new_pass(&sym);
+	assert_true(named(&sym, slot, b.addr + 4, names, lines, 8) >= 1);
+	assert_string_equal(names[0], "big_3_251");
+	assert_true(lines[0] > 0);
+	symbolizer__drop_file_pages(&sym);
+	assert_int_equal(sym.stats.file_page_keeps, 2);
+	assert_true(sym.file_held >= held);
+	assert_true(sym.file_held < held + 64 * 1024);
+	/* A pass that did not use the file (the memo named it): its pages go back. */
+	cost = sym.cache.cost;
+	symbolizer__new_pass(&sym);
+	assert_true(named(&sym, slot, a.addr + 4, names, lines, 8) >= 1);
+	symbolizer__drop_file_pages(&sym);
+	assert_int_equal(sym.file_held, 0);
+	assert_true(sym.cache.cost < cost);
+	assert_int_equal(sym.cache.n_entries, 1);
+	/* Over the budget: all go back. */
+	sym.file_pages_kept_max = 0;
+	symbolizer__new_pass(&sym);
+	assert_true(named(&sym, slot, c.addr + 4, names, lines, 8) >= 1);
+	assert_string_equal(names[0], "big_1_10");
+	symbolizer__drop_file_pages(&sym);
+	assert_int_equal(sym.stats.file_page_drops, 1);
+	assert_int_equal(sym.file_held, 0);
+	/* One file at a time (record's last pass, none after it): all go back. */
+	sym.file_pages_kept_max = SYMBOLIZER_FILE_PAGES_KEPT;
+	symbolizer__one_file_at_a_time(&sym);
+	symbolizer__new_pass(&sym);
+	assert_true(named(&sym, slot, d.addr + 4, names, lines, 8) >= 1);
+	assert_string_equal(names[0], "big_2_5");
+	symbolizer__drop_file_pages(&sym);
+	assert_int_equal(sym.stats.file_page_drops, 2);
+	assert_int_equal(sym.stats.file_page_keeps, 3);
+	assert_int_equal(sym.file_held, 0);
+	symbolizer__clear(&sym);
+	file_cache__clear(&fc);
+	proc_maps__free(all, n);
+	dlclose(h);
+}
+
 /* The file cache slot of the executable mapping of path (loaded in this process). */
 static uint32_t slot_of(struct file_cache *fc, const struct proc_map *all, size_t n,
 			const char *path)
@@ -1292,6 +1382,7 @@ int main(void)
 	    cmocka_unit_test(test_lookup_heap_counted),
 	    cmocka_unit_test(test_plt_stubs),
 	    cmocka_unit_test(test_unloaded_after_pass),
+	    cmocka_unit_test(test_pass_keeps_pages_within_budget),
 	    cmocka_unit_test(test_one_file_at_a_time),
 	    cmocka_unit_test(test_one_file_split_by_growth),
 	};
