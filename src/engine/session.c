@@ -348,6 +348,10 @@ int session__start(struct session *ss, const struct session_opts *o)
 		pr_err("out of memory");
 		return err;
 	}
+	/* A continuous run names kernel frames in one of its first intervals
+	 * anyway: read their symbols now, beside the BPF load below. */
+	if (o->bounded && o->kernel_stacks && symbolizer__preload_kernel(&ss->sym))
+		pr_debug("kernel symbols: read at the first kernel frame instead");
 
 	sopts.frequency_hz = o->frequency_hz;
 	sopts.kernel_stacks = o->kernel_stacks;

@@ -57,6 +57,10 @@ void symbolizer__clear(struct symbolizer *s)
 {
 	if (!s)
 		return;
+	if (s->ksyms_loading) {
+		pthread_join(s->ksyms_thread, NULL);
+		s->ksyms_loading = false;
+	}
 	kallsyms__free(s->ksyms);
 	s->ksyms = NULL;
 	symbol_cache__clear(&s->cache);
@@ -83,6 +87,26 @@ static int kptr_restrict(void)
 	return v;
 }
 
+static void *preload_kernel(void *arg)
+{
+	struct symbolizer *s = arg;
+
+	s->ksyms_err = kallsyms__load(NULL, &s->ksyms);
+	return NULL;
+}
+
+int symbolizer__preload_kernel(struct symbolizer *s)
+{
+	int err;
+
+	if (s->ksyms_tried || s->ksyms_loading)
+		return -EALREADY;
+	err = -pthread_create(&s->ksyms_thread, NULL, preload_kernel, s);
+	if (!err)
+		s->ksyms_loading = true;
+	return err;
+}
+
 static struct kallsyms *kernel_symbols(struct symbolizer *s)
 {
 	int err;
@@ -90,7 +114,13 @@ static struct kallsyms *kernel_symbols(struct symbolizer *s)
 	if (s->ksyms_tried)
 		return s->ksyms;
 	s->ksyms_tried = true;
-	err = kallsyms__load(NULL, &s->ksyms);
+	if (s->ksyms_loading) {
+		pthread_join(s->ksyms_thread, NULL);
+		s->ksyms_loading = false;
+		err = s->ksyms_err;
+	} else {
+		err = kallsyms__load(NULL, &s->ksyms);
+	}
 	if (err) {
 		pr_warn("cannot read /proc/kallsyms (%s): kernel frames show as addresses",
 			strerror(-err));

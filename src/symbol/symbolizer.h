@@ -10,6 +10,7 @@
 #ifndef OMNIPROF_SYMBOL_SYMBOLIZER_H
 #define OMNIPROF_SYMBOL_SYMBOLIZER_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -57,6 +58,11 @@ struct symbolizer {
 	struct kallsyms *ksyms;	     /* loaded on the first kernel frame */
 	const struct interp *interp; /* names runtimes' frames; NULL: shown unnamed */
 	bool ksyms_tried;
+	/* symbolizer__preload_kernel()'s thread, joined at the first kernel frame
+	 * (or at symbolizer__clear()); until then only it writes ksyms and ksyms_err. */
+	bool ksyms_loading;
+	int ksyms_err;
+	pthread_t ksyms_thread;
 	struct symbol_options sym_opts;
 	struct debuginfo debuginfo;
 	struct symbol_cache cache; /* file slot -> struct native_symbols * */
@@ -83,6 +89,17 @@ struct symbolizer {
 int symbolizer__init(struct symbolizer *s, struct file_cache *files,
 		     const struct symbolizer_opts *opts);
 void symbolizer__clear(struct symbolizer *s); /* accepts NULL */
+
+/*
+ * Starts reading /proc/kallsyms on a thread of its own, to be taken at the
+ * first kernel frame named: the agent starts it beside the BPF load, so its
+ * 60-70 ms are spent during start-up rather than inside the first interval
+ * that meets a kernel frame (and while another CPU verifies the programs).
+ * Optional: without it the first kernel frame reads the file itself. 0 or
+ * -errno (then the read is left to the first kernel frame). Call it once,
+ * before the first symbolizer__kernel().
+ */
+int symbolizer__preload_kernel(struct symbolizer *s);
 
 /*
  * Writes the name of a frame into buf (len bytes) and returns buf.
@@ -138,7 +155,8 @@ void symbolizer__new_pass(struct symbolizer *s);
  * what they need again: the lookups do the same when they hold more than 4
  * MiB): those of the files no lookup of this pass used, and those of the
  * others too when they hold more than SYMBOLIZER_FILE_PAGES_KEPT or one file
- * at a time is on (record's last pass). And it unloads the files whose DWARF libdw reads in place once they hold SYMBOLIZER_RELOAD_MIN_COST:
+ * at a time is on (record's last pass). And it unloads the files whose
+ * DWARF libdw reads in place once they hold SYMBOLIZER_RELOAD_MIN_COST:
  * what libdw parsed for them (units, line tables, abbreviations) is kept for
  * the file's lifetime and only grows, while the frame memo already names the
  * addresses it served (an interpreter built with -g: 12-14 MiB after a few
