@@ -1036,6 +1036,20 @@ static size_t named(struct symbolizer *sym, uint32_t slot, uint64_t vaddr, char 
 	return n;
 }
 
+/* The file cache slot of the executable mapping of path (loaded in this process). */
+static uint32_t slot_of(struct file_cache *fc, const struct proc_map *all, size_t n,
+			const char *path)
+{
+	char real[PATH_MAX];
+
+	assert_non_null(realpath(path, real));
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(all[i].path, real) && (all[i].perms & PROC_MAP_X))
+			return file_cache__get(fc, getpid(), &all[i]);
+	fail_msg("%s is not mapped", real);
+	return 0;
+}
+
 /*
  * A library whose DWARF is read in place (-g, uncompressed), loaded in this
  * process and named through the file cache: it stays loaded after a pass that
@@ -1045,9 +1059,9 @@ static size_t named(struct symbolizer *sym, uint32_t slot, uint64_t vaddr, char 
  */
 static void test_unloaded_after_pass(void **state)
 {
-	char lib[300], names[3][8][128], real[PATH_MAX];
+	char lib[300], names[3][8][128];
 	int64_t lines[3][8];
-	struct proc_map *all = NULL, *m = NULL;
+	struct proc_map *all = NULL;
 	struct file_cache fc;
 	struct symbolizer sym, fresh;
 	struct nm_sym a, b;
@@ -1057,18 +1071,13 @@ static void test_unloaded_after_pass(void **state)
 
 	(void)state;
 	big_lib(lib, sizeof(lib));
-	assert_non_null(realpath(lib, real));
 	assert_true(nm_lookup(lib, "big_3_250", &a));
 	assert_true(nm_lookup(lib, "big_1_10", &b));
-	h = dlopen(real, RTLD_NOW | RTLD_LOCAL);
+	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	assert_non_null(h);
 	assert_int_equal(proc_maps__read(getpid(), &all, &n), 0);
-	for (size_t i = 0; i < n && !m; i++)
-		if (!strcmp(all[i].path, real) && (all[i].perms & PROC_MAP_X))
-			m = &all[i];
-	assert_non_null(m);
 	file_cache__init(&fc);
-	slot = file_cache__get(&fc, getpid(), m);
+	slot = slot_of(&fc, all, n, lib);
 	assert_true(slot != 0);
 	assert_int_equal(symbolizer__init(&sym, &fc, NULL), 0);
 	sym.unload_min_cost = 1; /* this small library costs less than the default */
@@ -1126,9 +1135,9 @@ static void test_unloaded_after_pass(void **state)
  */
 static void test_pass_keeps_pages_within_budget(void **state)
 {
-	char lib[300], names[8][128], real[PATH_MAX];
+	char lib[300], names[8][128];
 	int64_t lines[8];
-	struct proc_map *all = NULL, *m = NULL;
+	struct proc_map *all = NULL;
 	struct file_cache fc;
 	struct symbolizer sym;
 	struct nm_sym a, b, c, d;
@@ -1138,20 +1147,15 @@ static void test_pass_keeps_pages_within_budget(void **state)
 
 	(void)state;
 	big_lib(lib, sizeof(lib));
-	assert_non_null(realpath(lib, real));
 	assert_true(nm_lookup(lib, "big_3_250", &a));
 	assert_true(nm_lookup(lib, "big_3_251", &b));
 	assert_true(nm_lookup(lib, "big_1_10", &c));
 	assert_true(nm_lookup(lib, "big_2_5", &d));
-	h = dlopen(real, RTLD_NOW | RTLD_LOCAL);
+	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	assert_non_null(h);
 	assert_int_equal(proc_maps__read(getpid(), &all, &n), 0);
-	for (size_t i = 0; i < n && !m; i++)
-		if (!strcmp(all[i].path, real) && (all[i].perms & PROC_MAP_X))
-			m = &all[i];
-	assert_non_null(m);
 	file_cache__init(&fc);
-	slot = file_cache__get(&fc, getpid(), m);
+	slot = slot_of(&fc, all, n, lib);
 	assert_true(slot != 0);
 	assert_int_equal(symbolizer__init(&sym, &fc, NULL), 0);
 	assert_int_equal(sym.file_pages_kept_max, SYMBOLIZER_FILE_PAGES_KEPT);
@@ -1205,20 +1209,6 @@ static void test_pass_keeps_pages_within_budget(void **state)
 	file_cache__clear(&fc);
 	proc_maps__free(all, n);
 	dlclose(h);
-}
-
-/* The file cache slot of the executable mapping of path (loaded in this process). */
-static uint32_t slot_of(struct file_cache *fc, const struct proc_map *all, size_t n,
-			const char *path)
-{
-	char real[PATH_MAX];
-
-	assert_non_null(realpath(path, real));
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(all[i].path, real) && (all[i].perms & PROC_MAP_X))
-			return file_cache__get(fc, getpid(), &all[i]);
-	fail_msg("%s is not mapped", real);
-	return 0;
 }
 
 /*
