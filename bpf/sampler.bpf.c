@@ -788,7 +788,7 @@ static __always_inline long trace_size(struct trace_buf *b, struct walk_scratch 
 
 #ifdef OP_BPF_PHASES
 /*
- * Bench only (bench/run.py bpf-phases, a build with CLANG="clang -DOP_BPF_PHASES"):
+ * Bench only (bench/run.py bpf-cost, with a build made with CLANG="clang -DOP_BPF_PHASES"):
  * where a walked sample's time goes, in ns summed per CPU, by the part of
  * sample() it is spent in. The default build has none of it.
  */
