@@ -97,6 +97,12 @@ fuzz_kallsyms)
 	[ -r /proc/kallsyms ] && head -n 2000 /proc/kallsyms >"$out/kallsyms_head"
 	[ -r /proc/kallsyms ] && tail -n 2000 /proc/kallsyms >"$out/kallsyms_tail"
 	;;
+fuzz_kernel_btf)
+	# The BPF object's own BTF (the kernel types it names, in the same format), and
+	# the running kernel's whole BTF (5.5 MB: the reader's real input).
+	section "$wl/../bpf/sampler.bpf.o" .BTF "$out/sampler_bpf.btf"
+	[ -r /sys/kernel/btf/vmlinux ] && cp /sys/kernel/btf/vmlinux "$out/vmlinux.btf"
+	;;
 esac
 # A target with no seed still gets one input.
 [ -n "$(ls -A "$out")" ] || printf 'x' >"$out/empty"
