@@ -34,6 +34,15 @@ const volatile struct op_kernel_offsets kernel_offsets;
 		__kr_v;                                                                            \
 	})
 
+/* A string field (char[N]) into dst (sizeof(dst) bytes at most, NUL-terminated) by a
+ * probe read; dst empty when it fails. */
+#define OP_KREAD_STR(dst, ptr, field)                                                              \
+	do {                                                                                       \
+		if (bpf_probe_read_kernel_str((dst), sizeof(dst),                                  \
+					      (const char *)(ptr) + kernel_offsets.field) < 0)     \
+			(dst)[0] = '\0';                                                           \
+	} while (0)
+
 /* The current task's fs base (its TLS pointer): the runtimes' thread state. */
 #define OP_CURRENT_FSBASE() OP_KFIELD(bpf_get_current_task_btf(), task_fsbase, __u64)
 

@@ -1123,9 +1123,7 @@ static __always_inline void proc_event(struct task_struct *task, __u32 type,
 	e->tid = OP_KREAD(task, task_pid, __u32);
 	e->reserved = 0;
 	e->ktime_ns = bpf_ktime_get_ns();
-	if (bpf_probe_read_kernel_str(e->comm, sizeof(e->comm),
-				      (const char *)task + kernel_offsets.task_comm) < 0)
-		e->comm[0] = '\0';
+	OP_KREAD_STR(e->comm, task, task_comm);
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 

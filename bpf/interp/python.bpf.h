@@ -21,6 +21,7 @@
 #define OMNIPROF_BPF_INTERP_PYTHON_BPF_H
 
 #include "omniprof/interp/python_abi.h"
+#include "kernel_read.h" /* OP_KFIELD: the thread's fs base */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

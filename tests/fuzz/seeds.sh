@@ -100,7 +100,8 @@ fuzz_kallsyms)
 fuzz_kernel_btf)
 	# The BPF object's own BTF (the kernel types it names, in the same format), and
 	# the running kernel's whole BTF (5.5 MB: the reader's real input).
-	section "$wl/../bpf/sampler.bpf.o" .BTF "$out/sampler_bpf.btf"
+	llvm-objcopy --dump-section ".BTF=$out/sampler_bpf.btf" "$wl/../bpf/sampler.bpf.o" \
+		/dev/null 2>/dev/null || true # binutils' objcopy knows no BPF ELF
 	[ -r /sys/kernel/btf/vmlinux ] && cp /sys/kernel/btf/vmlinux "$out/vmlinux.btf"
 	;;
 esac
