@@ -81,7 +81,7 @@ static struct sampler_bpf *load(unsigned level, char **logs)
 		return NULL;
 	}
 	/* The kernel's field offsets, as the sampler sets them (bpf/kernel_read.h). */
-	if (kernel_offsets__get((struct op_kernel_offsets *)&skel->rodata->kernel_offsets)) {
+	if (kernel_offsets__get(&skel->rodata->kernel_offsets)) {
 		sampler_bpf__destroy(skel);
 		return NULL;
 	}

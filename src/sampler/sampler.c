@@ -722,7 +722,7 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 	}
 	/* The kernel's field offsets, from its BTF by our own reader: the object has no
 	 * CO-RE relocation, so libbpf does not load vmlinux BTF (bpf/kernel_read.h). */
-	err = kernel_offsets__get((struct op_kernel_offsets *)&s->skel->rodata->kernel_offsets);
+	err = kernel_offsets__get(&s->skel->rodata->kernel_offsets);
 	if (err)
 		goto cleanup;
 	s->skel->rodata->filter_pids = opts->n_pids > 0 || opts->filter_pids;
