@@ -272,9 +272,9 @@ $(BUILD)/bench/serve_bench: bench/serve_bench.c $(LIB)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
 # The verifier's processed-instruction totals per BPF program and global function.
-$(BUILD)/bench/verifier_stats: bench/verifier_stats.c $(SKELS)
+$(BUILD)/bench/verifier_stats: bench/verifier_stats.c $(SKELS) $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $< $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
 bench-tools: $(BIN) $(WORKLOADS) $(BENCH_WL) $(BUILD)/bench/stack_deltas_bench $(BUILD)/bench/table_load_bench \
 	     $(BUILD)/bench/inspect_bench $(BUILD)/bench/verifier_stats $(BUILD)/bench/serve_bench

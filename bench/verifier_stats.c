@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "util/kernel_btf.h"
 #include "sampler.skel.h"
 
 #define LOG_SIZE (16u << 20)
@@ -77,6 +78,11 @@ static struct sampler_bpf *load(unsigned level, char **logs)
 	if (!skel) {
 		fprintf(stderr, "verifier_stats: cannot open the BPF object: %s\n",
 			strerror(errno));
+		return NULL;
+	}
+	/* The kernel's field offsets, as the sampler sets them (bpf/kernel_read.h). */
+	if (kernel_offsets__get(&skel->rodata->kernel_offsets)) {
+		sampler_bpf__destroy(skel);
 		return NULL;
 	}
 	skel->rodata->kernel_stacks = true;

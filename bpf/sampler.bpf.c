@@ -9,9 +9,9 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include <bpf/bpf_core_read.h>
 
 #include "omniprof/abi.h"
+#include "kernel_read.h"
 #include "omniprof/frame_pack.h"
 
 /*
@@ -29,7 +29,7 @@ __noinline int copy_budget_ok(void);
 		     : bpf_probe_read_user((dst), (size), (const void *)(addr)))
 #define OP_FIND_RULE(u, pc, rule) lookup_rule((u)->pid, (pc), (rule))
 /* The walk is of the current task (the sampled one, or the one switching out). */
-#define OP_READ_FSBASE(u) (bpf_get_current_task_btf()->thread.fsbase)
+#define OP_READ_FSBASE(u) OP_CURRENT_FSBASE()
 #include "omniprof/unwind/native.h"
 
 /* The walk (omniprof/unwind/walk.h) and the runtimes' steps it dispatches to. */
@@ -338,7 +338,9 @@ static __always_inline void stat_inc(__u32 which)
  */
 static __always_inline void task_comms(struct task_struct *task, char *comm, char *pcomm)
 {
-	const __u64 *c = (const __u64 *)task->comm, *p = (const __u64 *)task->group_leader->comm;
+	struct task_struct *leader = OP_KFIELD(task, task_group_leader, struct task_struct *);
+	const __u64 *c = &OP_KFIELD(task, task_comm, __u64),
+		    *p = &OP_KFIELD(leader, task_comm, __u64);
 
 	__builtin_memcpy(comm, c, 8);
 	__builtin_memcpy(comm + 8, c + 1, 8);
@@ -590,9 +592,7 @@ static long walk_one_frame(__u32 index, void *data)
 static __always_inline bool in_user_mode(struct bpf_perf_event_data *ctx)
 {
 	/* The context allows only 8-byte loads of the x86-64 pt_regs (a fixed ABI layout). */
-	__u64 *ctx_regs = (__u64 *)&ctx->regs;
-
-	return (ctx_regs[__builtin_offsetof(struct pt_regs, cs) / 8] & 3) == 3;
+	return (OP_CTX_REGS(ctx)->cs & 3) == 3;
 }
 
 /* User registers at the sample: from the context when the CPU was in user
@@ -600,29 +600,29 @@ static __always_inline bool in_user_mode(struct bpf_perf_event_data *ctx)
 static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct op_regs *r)
 {
 	struct task_struct *task;
-	struct pt_regs *regs;
+	const struct op_pt_regs *regs;
 
 	/* The context allows only 8-byte loads of the x86-64 pt_regs (a fixed ABI layout). */
-	__u64 *ctx_regs = (__u64 *)&ctx->regs;
-
 	if (in_user_mode(ctx)) {
-		r->pc = ctx_regs[__builtin_offsetof(struct pt_regs, ip) / 8];
-		r->sp = ctx_regs[__builtin_offsetof(struct pt_regs, sp) / 8];
-		r->fp = ctx_regs[__builtin_offsetof(struct pt_regs, bp) / 8];
-		r->bx = ctx_regs[__builtin_offsetof(struct pt_regs, bx) / 8];
+		regs = OP_CTX_REGS(ctx);
+		r->pc = regs->ip;
+		r->sp = regs->sp;
+		r->fp = regs->bp;
+		r->bx = regs->bx;
 		return 0;
 	}
 	task = bpf_get_current_task_btf();
-	if (!task || !BPF_CORE_READ(task, mm) ||
-	    (BPF_CORE_READ(task, flags) & 0x00200000 /* PF_KTHREAD */))
+	if (!task || !OP_KFIELD(task, task_mm, void *) ||
+	    (OP_KFIELD(task, task_flags, __u32) & 0x00200000 /* PF_KTHREAD */))
 		return -1;
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	/* The kernel's pt_regs, the same fixed layout (checked by user space). */
+	regs = (const struct op_pt_regs *)bpf_task_pt_regs(task);
 	if (!regs)
 		return -1;
-	r->pc = BPF_CORE_READ(regs, ip);
-	r->sp = BPF_CORE_READ(regs, sp);
-	r->fp = BPF_CORE_READ(regs, bp);
-	r->bx = BPF_CORE_READ(regs, bx);
+	r->pc = OP_TASK_REG(regs, ip);
+	r->sp = OP_TASK_REG(regs, sp);
+	r->fp = OP_TASK_REG(regs, bp);
+	r->bx = OP_TASK_REG(regs, bx);
 	return 0;
 }
 
@@ -631,21 +631,20 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct op_
 static __always_inline void user_pinned_regs(struct bpf_perf_event_data *ctx, struct op_walk *w)
 {
 	struct task_struct *task;
-	struct pt_regs *regs;
+	const struct op_pt_regs *regs;
 
 	if (ctx && in_user_mode(ctx)) {
-		__u64 *ctx_regs = (__u64 *)&ctx->regs;
-
-		w->leaf_r14 = ctx_regs[__builtin_offsetof(struct pt_regs, r14) / 8];
-		w->leaf_r15 = ctx_regs[__builtin_offsetof(struct pt_regs, r15) / 8];
+		regs = OP_CTX_REGS(ctx);
+		w->leaf_r14 = regs->r14;
+		w->leaf_r15 = regs->r15;
 		return;
 	}
 	task = bpf_get_current_task_btf();
-	regs = task ? (struct pt_regs *)bpf_task_pt_regs(task) : NULL;
+	regs = task ? (const struct op_pt_regs *)bpf_task_pt_regs(task) : NULL;
 	if (!regs)
 		return;
-	w->leaf_r14 = BPF_CORE_READ(regs, r14);
-	w->leaf_r15 = BPF_CORE_READ(regs, r15);
+	w->leaf_r14 = OP_TASK_REG(regs, r14);
+	w->leaf_r15 = OP_TASK_REG(regs, r15);
 }
 
 static __always_inline __u32 err_stat(__u32 err)
@@ -933,7 +932,7 @@ SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
 	sample(ctx);
-	return ctx->sample_period == OP_FIRST_SAMPLE_PERIOD_NS;
+	return ((const struct op_perf_ctx *)ctx)->sample_period == OP_FIRST_SAMPLE_PERIOD_NS;
 }
 
 /*
@@ -968,9 +967,10 @@ struct {
 #define OP_TASK_DEAD	   0x80	      /* __state of a task switching out for the last time */
 #define OP_PF_KTHREAD	   0x00200000 /* task->flags of a kernel thread */
 
+/* next: a raw tracepoint's argument (a number to the verifier), read with probe reads. */
 static __always_inline void offcpu_switch_in(struct task_struct *next)
 {
-	__u32 tid = next->pid;
+	__u32 tid = OP_KREAD(next, task_pid, __u32);
 	__u64 *start = bpf_map_lookup_elem(&offcpu_pending, &tid), start_ns;
 	struct op_offcpu_end *e;
 
@@ -984,7 +984,7 @@ static __always_inline void offcpu_switch_in(struct task_struct *next)
 		return;
 	}
 	e->hdr.type = OP_EVENT_OFFCPU_END;
-	e->hdr.pid = next->tgid;
+	e->hdr.pid = OP_KREAD(next, task_tgid, __u32);
 	e->tid = tid;
 	e->reserved = 0;
 	e->start_ns = start_ns;
@@ -992,21 +992,24 @@ static __always_inline void offcpu_switch_in(struct task_struct *next)
 	bpf_ringbuf_submit(e, trace_wakeup(sizeof(*e)));
 }
 
+/* prev: the current task, through its BTF pointer (plain loads, bpf_task_pt_regs). */
 static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *prev,
 					      unsigned int prev_state)
 {
-	__u32 tgid = prev->tgid, tid = prev->pid, zero = 0;
+	__u32 tgid = OP_KFIELD(prev, task_tgid, __u32), tid = OP_KFIELD(prev, task_pid, __u32);
+	__u32 zero = 0;
 	struct walk_scratch *ws;
 	struct trace_buf *b;
 	struct op_trace *t;
-	struct pt_regs *regs;
+	const struct op_pt_regs *regs;
 	struct op_regs r = {};
 	long n, size;
 	__u64 now;
 	int regs_err;
 
 	/* Idle, kernel threads, and a thread leaving for good (it never runs again). */
-	if (!tgid || (prev->flags & OP_PF_KTHREAD) || !prev->mm || (prev_state & OP_TASK_DEAD))
+	if (!tgid || (OP_KFIELD(prev, task_flags, __u32) & OP_PF_KTHREAD) ||
+	    !OP_KFIELD(prev, task_mm, void *) || (prev_state & OP_TASK_DEAD))
 		return;
 	/* The same targets as the CPU samples (prev is current: the cgroup test holds). */
 	if (!pid_wanted(tgid) || !cgroup_wanted())
@@ -1023,11 +1026,11 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 		stat_inc(OP_STAT_OFFCPU_PENDING_FULL);
 		return;
 	}
-	regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+	regs = (const struct op_pt_regs *)bpf_task_pt_regs(prev);
 	if (regs) {
-		r.pc = BPF_CORE_READ(regs, ip);
-		r.sp = BPF_CORE_READ(regs, sp);
-		r.fp = BPF_CORE_READ(regs, bp);
+		r.pc = OP_TASK_REG(regs, ip);
+		r.sp = OP_TASK_REG(regs, sp);
+		r.fp = OP_TASK_REG(regs, bp);
 	}
 	regs_err = !regs ? -1 : !r.pc ? -2 : 0;
 	walk_scratch__reset(ws, r.sp);
@@ -1069,23 +1072,33 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	stat_inc(OP_STAT_OFFCPU_SAMPLED);
 }
 
-/* Loaded only with --off-cpu (sampler.c). prev is current here. */
-SEC("tp_btf/sched_switch")
+/*
+ * Loaded only with --off-cpu (sampler.c). A raw tracepoint, not tp_btf (which
+ * makes libbpf load vmlinux BTF to find it): its arguments are numbers to the
+ * verifier. prev is current here (__schedule traces the switch before it
+ * switches), so it is read through bpf_get_current_task_btf(), the pointer
+ * bpf_task_pt_regs needs. (Not compared with prev: clang then reads through
+ * prev, equal, which the verifier sees as a number.)
+ */
+SEC("raw_tp/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
+	struct task_struct *cur = bpf_get_current_task_btf();
+
 	offcpu_switch_in(next);
-	offcpu_switch_out(ctx, prev, prev_state);
+	offcpu_switch_out(ctx, cur, prev_state);
 	return 0;
 }
 
-/* bprm: an exec's, whose path is sent with the event; NULL for an exit. */
+/* bprm: an exec's, whose path is sent with the event; NULL for an exit. task and
+ * bprm: raw tracepoint arguments, read with probe reads. */
 static __always_inline void proc_event(struct task_struct *task, __u32 type,
 				       struct linux_binprm *bprm)
 {
 	struct op_proc_event *e;
 	struct op_exec_event *x = NULL;
-	__u32 tgid = BPF_CORE_READ(task, tgid);
+	__u32 tgid = OP_KREAD(task, task_tgid, __u32);
 
 	/* Both tracepoints run in the task's own context: the cgroup test applies. */
 	if (!(type == OP_EVENT_EXEC && report_all_execs) && !pid_wanted(tgid))
@@ -1102,22 +1115,23 @@ static __always_inline void proc_event(struct task_struct *task, __u32 type,
 		stat_inc(OP_STAT_PROC_EVENT_LOST);
 		return;
 	}
-	if (x &&
-	    bpf_probe_read_kernel_str(x->path, sizeof(x->path), BPF_CORE_READ(bprm, interp)) < 0)
+	if (x && bpf_probe_read_kernel_str(x->path, sizeof(x->path),
+					   OP_KREAD(bprm, bprm_interp, const char *)) < 0)
 		x->path[0] = '\0';
 	e->hdr.type = type;
 	e->hdr.pid = tgid;
-	e->tid = BPF_CORE_READ(task, pid);
+	e->tid = OP_KREAD(task, task_pid, __u32);
 	e->reserved = 0;
 	e->ktime_ns = bpf_ktime_get_ns();
-	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
+	OP_KREAD_STR(e->comm, task, task_comm);
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
-SEC("tp_btf/sched_process_exec")
+/* The process tracepoints are raw tracepoints too (see on_switch). */
+SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 tgid = OP_KREAD(p, task_tgid, __u32);
 	struct op_mapping_key marker = {.prefixlen = 32, .pid = tgid};
 
 	/* A new image: its first unknown address is reported at once, whatever
@@ -1131,24 +1145,24 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	return 0;
 }
 
-SEC("tp_btf/sched_process_exit")
+SEC("raw_tp/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {
-	__u32 tid = BPF_CORE_READ(p, pid);
+	__u32 tid = OP_KREAD(p, task_pid, __u32);
 
 	/* A thread runs to exit, so its switch-in has ended any wait: a pending
 	 * entry left here is a safety net's catch (counted), not a leak. */
 	if (offcpu_threshold && !bpf_map_delete_elem(&offcpu_pending, &tid))
 		stat_inc(OP_STAT_OFFCPU_EXITED);
 	/* Only the whole process leaving matters: skip threads other than the leader. */
-	if (tid != BPF_CORE_READ(p, tgid))
+	if (tid != OP_KREAD(p, task_tgid, __u32))
 		return 0;
 	proc_event(p, OP_EVENT_EXIT, NULL);
 	return 0;
 }
 
 /* A new process whose parent is profiled is profiled too (follow_children). */
-SEC("tp_btf/sched_process_fork")
+SEC("raw_tp/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid, ctgid;
@@ -1157,11 +1171,11 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 
 	if (!follow_children)
 		return 0;
-	ctgid = BPF_CORE_READ(child, tgid);
+	ctgid = OP_KREAD(child, task_tgid, __u32);
 	/* A new thread of a process is that process already. */
-	if (BPF_CORE_READ(child, pid) != ctgid)
+	if (OP_KREAD(child, task_pid, __u32) != ctgid)
 		return 0;
-	ptgid = BPF_CORE_READ(parent, tgid);
+	ptgid = OP_KREAD(parent, task_tgid, __u32);
 	if (!bpf_map_lookup_elem(&pid_filter, &ptgid))
 		return 0;
 	err = bpf_map_update_elem(&pid_filter, &ctgid, &one, BPF_ANY);

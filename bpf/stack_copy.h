@@ -164,7 +164,8 @@ struct copy_ctx {
  */
 static __always_inline __u32 copy_limit_unlocked(struct task_struct *task, __u64 sp)
 {
-	__u64 start = BPF_CORE_READ(task, mm, start_stack);
+	struct mm_struct *mm = OP_KFIELD(task, task_mm, struct mm_struct *);
+	__u64 start = mm ? OP_KFIELD(mm, mm_start_stack, __u64) : 0;
 
 	if (start > sp && start - sp <= OP_STACK_COPY_MAX - STACK_COPY_PAGE)
 		return (__u32)(start - sp + STACK_COPY_PAGE);
@@ -181,8 +182,8 @@ static __always_inline __u32 copy_limit_unlocked(struct task_struct *task, __u64
 static long stack_vma_end(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
 	struct copy_ctx *x = data;
-	__u64 end = BPF_CORE_READ(vma, vm_end), alt = BPF_CORE_READ(task, sas_ss_sp),
-	      alt_size = BPF_CORE_READ(task, sas_ss_size);
+	__u64 end = OP_KFIELD(vma, vma_vm_end, __u64), alt = OP_KFIELD(task, task_sas_ss_sp, __u64),
+	      alt_size = OP_KFIELD(task, task_sas_ss_size, __u64);
 
 	if (alt && x->sp >= alt && x->sp - alt < alt_size && alt_size < end - alt)
 		end = alt + alt_size;
@@ -233,15 +234,15 @@ static __always_inline void copy_limit_go_stack(struct bpf_perf_event_data *ctx,
 						struct task_struct *task, struct copy_ctx *x,
 						__u64 tls_base)
 {
-	__u64 *ctx_regs = (__u64 *)&ctx->regs, r14 = 0, g = 0, top = 0;
-	struct pt_regs *regs;
+	__u64 r14 = 0, g = 0, top = 0;
+	const struct op_pt_regs *regs;
 
 	if (in_user_mode(ctx)) {
-		r14 = ctx_regs[__builtin_offsetof(struct pt_regs, r14) / 8];
+		r14 = OP_CTX_REGS(ctx)->r14;
 	} else {
-		regs = (struct pt_regs *)bpf_task_pt_regs(task);
+		regs = (const struct op_pt_regs *)bpf_task_pt_regs(task);
 		if (regs)
-			r14 = BPF_CORE_READ(regs, r14);
+			r14 = OP_TASK_REG(regs, r14);
 	}
 	if (!go_stack_top(r14, x->sp, &top)) {
 		if (tls_base < 8 ||
@@ -404,8 +405,8 @@ static long sigframe_find_uc(__u32 index, void *data)
 static __always_inline bool on_sigaltstack(struct task_struct *task, __u64 sp, __u64 *top,
 					   struct sig_scan *s)
 {
-	s->ss_sp = BPF_CORE_READ(task, sas_ss_sp);
-	s->ss_size = BPF_CORE_READ(task, sas_ss_size);
+	s->ss_sp = OP_KFIELD(task, task_sas_ss_sp, __u64);
+	s->ss_size = OP_KFIELD(task, task_sas_ss_size, __u64);
 	if (!s->ss_sp || !s->ss_size || s->ss_size > (1ull << 30) || sp < s->ss_sp ||
 	    sp - s->ss_sp >= s->ss_size)
 		return false;
@@ -511,7 +512,7 @@ static __always_inline int send_stack_copy(struct bpf_perf_event_data *ctx, __u3
 	x.b->c.sp = r.sp;
 	x.b->c.fp = r.fp;
 	x.b->c.bx = r.bx; /* OP_RULE_CFA_RBX: ld.so's trampoline, walked in user space */
-	x.b->c.tls_base = BPF_CORE_READ(task, thread.fsbase);
+	x.b->c.tls_base = OP_KFIELD(task, task_fsbase, __u64);
 	x.sp = r.sp;
 	/* Up to the top of the stack's mapping: the whole stack, not pages past it
 	 * (each a failed read). Where the mapping cannot be looked up (its lock

@@ -19,6 +19,7 @@
 #define OMNIPROF_BPF_INTERP_PERL_BPF_H
 
 #include "omniprof/interp/perl_abi.h"
+#include "kernel_read.h" /* OP_KFIELD: the thread's fs base */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -76,7 +77,7 @@ __noinline int perl_step(struct op_walk *w, struct op_frame *frame, int res)
 		if (proc) {
 			struct task_struct *task = bpf_get_current_task_btf();
 
-			if (op_perl_setup(pw, proc, BPF_CORE_READ(task, thread.fsbase),
+			if (op_perl_setup(pw, proc, OP_KFIELD(task, task_fsbase, __u64),
 					  (__u32)id == (__u32)(id >> 32)))
 				op_walk__set_ready(w, OP_INTERP_PERL);
 		}

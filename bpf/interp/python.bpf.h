@@ -21,6 +21,7 @@
 #define OMNIPROF_BPF_INTERP_PYTHON_BPF_H
 
 #include "omniprof/interp/python_abi.h"
+#include "kernel_read.h" /* OP_KFIELD: the thread's fs base */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -96,7 +97,7 @@ static __always_inline int py_walk_setup(struct op_py_walker *py, __u32 pid)
 
 	if (!proc)
 		return 0;
-	op_py_search_reset(py, proc, &s, BPF_CORE_READ(task, thread.fsbase));
+	op_py_search_reset(py, proc, &s, OP_KFIELD(task, task_fsbase, __u64));
 	cached = bpf_map_lookup_elem(&py_tstate_cache, &tid);
 	if (!cached || !op_py_search_try(py, &s, *cached)) {
 		if (op_py_search_first(py, &s))

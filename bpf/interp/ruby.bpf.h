@@ -16,6 +16,7 @@
 #define OMNIPROF_BPF_INTERP_RUBY_BPF_H
 
 #include "omniprof/interp/ruby_abi.h"
+#include "kernel_read.h" /* OP_KFIELD: the thread's fs base */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -60,7 +61,7 @@ static __always_inline int rb_walk_setup(struct op_rb_walker *rb, __u32 pid)
 
 	if (!proc)
 		return 0;
-	return op_rb_begin(rb, proc, BPF_CORE_READ(task, thread.fsbase));
+	return op_rb_begin(rb, proc, OP_KFIELD(task, task_fsbase, __u64));
 }
 
 /* OP_INTERP_STEP for OP_INTERP_RUBY (omniprof/unwind/walk.h): the set-up the

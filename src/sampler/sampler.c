@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 
 #include "util/bpf_ring.h"
+#include "util/kernel_btf.h"
 #include "util/read_file.h"
 #include "sampler.skel.h"
 #include "util/clock.h"
@@ -719,6 +720,11 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 		explain_load_error(err);
 		goto cleanup;
 	}
+	/* The kernel's field offsets, from its BTF by our own reader: the object has no
+	 * CO-RE relocation, so libbpf does not load vmlinux BTF (bpf/kernel_read.h). */
+	err = kernel_offsets__get(&s->skel->rodata->kernel_offsets);
+	if (err)
+		goto cleanup;
 	s->skel->rodata->filter_pids = opts->n_pids > 0 || opts->filter_pids;
 	s->skel->rodata->report_all_execs = opts->report_all_execs;
 	s->skel->rodata->follow_children = opts->follow_children;

@@ -11,6 +11,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,6 +21,7 @@
 
 #include "omniprof/abi.h"
 #include "sampler/sampler.h"
+#include "util/log.h"
 
 #define FREQUENCY 997
 #define BUSY_MS	  300
@@ -135,11 +139,50 @@ static void test_first_sample_at_once(void **state)
 	sampler__free(s);
 }
 
+/*
+ * The programs load without libbpf loading the kernel's BTF (5.5 MB read and
+ * parsed per process start, issue 22): libbpf's own debug output, through the
+ * sampler's log at -vv, shows the object being read and no "kernel BTF" line,
+ * with every program loaded (the off-CPU one too) and the process
+ * tracepoints attached.
+ */
+static void test_no_vmlinux_btf_load(void **state)
+{
+	struct sampler_opts o = {
+	    .frequency_hz = FREQUENCY, .kernel_stacks = true, .offcpu_threshold = 1ull << 32};
+	struct sampler *s = NULL;
+	uint64_t samples = 0;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *log = open_memstream(&text, &len);
+	int saved = log_verbosity;
+
+	(void)state;
+	assert_non_null(log);
+	log__set_output(log, NULL);
+	log_verbosity = 2;
+	assert_int_equal(sampler__open(&o, count_samples, &samples, &s), 0);
+	assert_int_equal(sampler__attach_offcpu(s), 0);
+	sampler__free(s);
+	log_verbosity = saved;
+	log__set_output(NULL, NULL);
+	fclose(log);
+	/* libbpf spoke (its debug lines reach this log)... */
+	assert_non_null(strstr(text, "libbpf: sec 'perf_event': found program 'on_sample'"));
+	assert_non_null(strstr(text, "found program 'on_switch'"));
+	/* ...and never loaded vmlinux BTF, nor relocated anything against it. */
+	assert_null(strstr(text, "kernel BTF"));
+	assert_null(strstr(text, "vmlinux"));
+	assert_null(strstr(text, "CO-RE"));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_events_start_stopped),
 	    cmocka_unit_test(test_first_sample_at_once),
+	    cmocka_unit_test(test_no_vmlinux_btf_load),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -97,6 +97,13 @@ fuzz_kallsyms)
 	[ -r /proc/kallsyms ] && head -n 2000 /proc/kallsyms >"$out/kallsyms_head"
 	[ -r /proc/kallsyms ] && tail -n 2000 /proc/kallsyms >"$out/kallsyms_tail"
 	;;
+fuzz_kernel_btf)
+	# The BPF object's own BTF (the kernel types it names, in the same format), and
+	# the running kernel's whole BTF (5.5 MB: the reader's real input).
+	llvm-objcopy --dump-section ".BTF=$out/sampler_bpf.btf" "$wl/../bpf/sampler.bpf.o" \
+		/dev/null 2>/dev/null || true # binutils' objcopy knows no BPF ELF
+	[ -r /sys/kernel/btf/vmlinux ] && cp /sys/kernel/btf/vmlinux "$out/vmlinux.btf"
+	;;
 esac
 # A target with no seed still gets one input.
 [ -n "$(ls -A "$out")" ] || printf 'x' >"$out/empty"
