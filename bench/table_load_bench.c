@@ -9,7 +9,11 @@
  * The rounds run within 2 s of the store, so the file is checked every round
  * (util/stat_memo.h keys no file that recent), as on a table's first read back
  * in a run; the table id is hashed in the first round only.
- * Real BPF maps (root), a cache folder of its own under /tmp.
+ * Real BPF maps (root), a cache folder of its own under /tmp. Also the RSS
+ * peak of one read and load over the RSS before it (watched by a thread, the
+ * most of the rounds; the agent's heap settings, memory__tune): the table's
+ * transient heap (issue 22). The watching thread takes a CPU meanwhile, at
+ * real-time priority (SCHED_FIFO 1).
  *
  *   make build/bench/table_load_bench
  *   build/bench/table_load_bench FILE...
@@ -19,6 +23,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,10 +41,80 @@
 #include "unwind/stack_deltas.h"
 #include "unwind/table_cache.h"
 #include "unwind/unwind_maps.h"
+#include "util/memory.h"
 
 #include "bench_clock.h"
 
 #define ROUNDS 15
+
+/*
+ * The RSS peak of a round, watched by a thread of its own: the kernel's
+ * VmHWM missed most of a load's transient, a plain thread too under load. It reads /proc/self/statm
+ * (resident pages) in a loop while a round runs; a load takes milliseconds, a read some
+ * microseconds.
+ */
+struct rss_watch {
+	pthread_t thread;
+	atomic_bool stop;
+	atomic_long peak; /* pages */
+	int fd;
+};
+
+static long rss_pages(int fd)
+{
+	char buf[128];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	long size, resident;
+
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	return sscanf(buf, "%ld %ld", &size, &resident) == 2 ? resident : 0;
+}
+
+static void *rss_watch_main(void *arg)
+{
+	struct rss_watch *w = arg;
+
+	while (!atomic_load(&w->stop)) {
+		long r = rss_pages(w->fd);
+
+		if (r > atomic_load(&w->peak))
+			atomic_store(&w->peak, r);
+	}
+	return NULL;
+}
+
+/* Starts watching; the RSS now in pages, or -1 when no watch runs. */
+static long rss_watch_start(struct rss_watch *w)
+{
+	w->fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	if (w->fd < 0)
+		return -1;
+	atomic_store(&w->stop, false);
+	atomic_store(&w->peak, rss_pages(w->fd));
+	if (pthread_create(&w->thread, NULL, rss_watch_main, w)) {
+		close(w->fd);
+		return -1;
+	}
+	/* Real-time for the round (root): under load a plain thread was not run
+	 * during a load's few milliseconds and missed its transient. */
+	{
+		struct sched_param sp = {.sched_priority = 1};
+
+		pthread_setschedparam(w->thread, SCHED_FIFO, &sp);
+	}
+	return atomic_load(&w->peak);
+}
+
+/* Stops watching; the most pages seen. */
+static long rss_watch_stop(struct rss_watch *w)
+{
+	atomic_store(&w->stop, true);
+	pthread_join(w->thread, NULL);
+	close(w->fd);
+	return atomic_load(&w->peak);
+}
 
 static int open_path(void *ctx)
 {
@@ -49,6 +127,7 @@ static int open_path(void *ctx)
 static int bench_file(const char *path, struct table_cache *tc, int fds[4])
 {
 	double worker[ROUNDS], sampling[ROUNDS];
+	long peak_kib = 0;
 	struct stack_delta_table t = {0};
 	uint8_t hid[STACK_DELTAS_ID_LEN];
 	struct elf_file *ef = NULL;
@@ -76,12 +155,15 @@ static int bench_file(const char *path, struct table_cache *tc, int fds[4])
 		    .path = strdup(path), .size = ef->size, .open = open_path, .ctx = NULL};
 		struct table_build_job *j;
 		double t0;
+		struct rss_watch watch;
+		long rss;
 
 		if (!src.path) {
 			err = -ENOMEM;
 			break;
 		}
 		src.ctx = src.path;
+		rss = rss_watch_start(&watch);
 		j = unwind_maps__build_job(&um, id, &src);
 		if (!j) {
 			err = -ENOMEM;
@@ -95,6 +177,12 @@ static int bench_file(const char *path, struct table_cache *tc, int fds[4])
 		sampling[r] = bench__thread_ms() - t0;
 		err = j->from_cache ? 0 : -ENOENT;
 		j->job.free(&j->job);
+		if (rss >= 0) {
+			long kib = (rss_watch_stop(&watch) - rss) * (sysconf(_SC_PAGESIZE) / 1024);
+
+			if (kib > peak_kib)
+				peak_kib = kib;
+		}
 		if (!err)
 			err = unwind_maps__acquire(&um, id, NULL);
 		unwind_maps__release(&um, id);
@@ -111,9 +199,10 @@ static int bench_file(const char *path, struct table_cache *tc, int fds[4])
 		qsort(worker, ROUNDS, sizeof(double), bench__cmp_double);
 		qsort(sampling, ROUNDS, sizeof(double), bench__cmp_double);
 		printf("%s: %zu deltas; worker %.2f ms (the first: %.2f, the table id hashed too), "
-		       "sampling thread %.2f ms (CPU, median of %d; min %.2f, %.2f)\n",
+		       "sampling thread %.2f ms (CPU, median of %d; min %.2f, %.2f); "
+		       "RSS peak of a read and load %.1f MiB over the RSS before it (most of %d)\n",
 		       path, t.n, worker[ROUNDS / 2], first, sampling[ROUNDS / 2], ROUNDS,
-		       worker[0], sampling[0]);
+		       worker[0], sampling[0], peak_kib / 1024.0, ROUNDS);
 	}
 cleanup:
 	stack_delta_table__free(&t);
@@ -134,6 +223,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s FILE...\n", argv[0]);
 		return 2;
 	}
+	/* The agent's and record's heap (a fixed mmap threshold: glibc's dynamic
+	 * one would serve the rounds after the first from the heap instead). */
+	memory__tune();
 	if (!mkdtemp(dir))
 		return 1;
 	snprintf(cache, sizeof(cache), "%s/cache", dir);

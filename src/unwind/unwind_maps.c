@@ -702,19 +702,91 @@ static uint32_t rule_index_memo(struct unwind_maps *um, struct rule_memo memo[RU
 }
 
 /*
- * Loads the built table *tp under id, and frees its deltas as soon as they are
- * laid out as addr and rule (a large table, its 32-bit copies and its pages
- * were held together: 25 MiB for libLLVM-14, 20 at most now). 0 or -errno.
+ * Lays out the n deltas of *bufp (owned: realloc'ed when too small, *bufp
+ * updated) as the last level of their page tree, n_leaves pages
+ * (delta_pages.h) from its start, in their own bytes. 0, or -ENOSPC when the
+ * rule array is full (the bytes are then no table any more), -ENOMEM.
+ *
+ * In place (issue 22): the deltas (16 bytes each) and a 32-bit addr and
+ * 16-bit rule copy of them (6), then the copy and the pages (6), were held,
+ * 22 bytes a delta at the worst (libLLVM-14's 949k deltas: 20 MiB of heap), 16
+ * now: the pages are the table's load form already, the copy was only their
+ * input; and the load faults in no new memory (the pages were a fresh mapping:
+ * a large table's load took 40% less CPU without them). Leaf p (1536 bytes at
+ * 1536p) is made on the stack from deltas 256p.. (at 4096p..) and then
+ * written over bytes whose deltas were all read; every access to the buffer
+ * goes through memcpy, since its bytes change type under the loop. A table of
+ * fewer than 96 deltas has fewer bytes than its one page: grown first.
+ */
+static int leaves_in_place(struct unwind_maps *um, struct stack_delta **bufp, size_t n,
+			   uint32_t n_leaves, uint64_t base)
+{
+	const size_t leaf_bytes = (size_t)n_leaves * sizeof(struct op_delta_page);
+	unsigned char *b = (unsigned char *)*bufp, *resized;
+	struct rule_memo memo[RULE_MEMO_SLOTS];
+
+	if (n * sizeof(struct stack_delta) < leaf_bytes) {
+		resized = realloc(b, leaf_bytes);
+		if (!resized)
+			return -ENOMEM;
+		*bufp = (struct stack_delta *)(void *)resized;
+		b = resized;
+	}
+	for (size_t i = 0; i < RULE_MEMO_SLOTS; i++)
+		memo[i].index = UINT32_MAX;
+	for (uint32_t p = 0; p < n_leaves; p++) {
+		const size_t first = (size_t)p * OP_PAGE_DELTAS;
+		const size_t k = n - first < OP_PAGE_DELTAS ? n - first : OP_PAGE_DELTAS;
+		struct op_delta_page page;
+
+		for (size_t s = 0; s < k; s++) {
+			struct stack_delta d;
+			uint32_t r;
+
+			memcpy(&d, b + (first + s) * sizeof(d), sizeof(d));
+			r = rule_index_memo(um, memo, &d.rule);
+			if (r == UINT32_MAX) {
+				um->stats.map_full++;
+				return -ENOSPC;
+			}
+			page.addr[s] = (uint32_t)(d.addr - base);
+			page.rule[s] = (uint16_t)r;
+		}
+		delta_pages__pad(&page, k);
+		memcpy(b + (size_t)p * sizeof(page), &page, sizeof(page));
+	}
+	/* Not shrunk: nothing large is allocated before it is freed, and a large
+	 * block is a mapping of its own, whose mremap() costs a TLB flush. */
+	return 0;
+}
+
+/* Writes n pages under keys into chunk_fd. 0 or -errno. */
+static int write_pages(int chunk_fd, uint32_t *keys, const struct op_delta_page *pages, uint32_t n)
+{
+	uint32_t count = n;
+
+	if (!n || !bpf_map_update_batch(chunk_fd, keys, pages, &count, NULL))
+		return 0;
+	/* Older kernels: one at a time. */
+	for (uint32_t i = 0; i < n; i++)
+		if (bpf_map_update_elem(chunk_fd, &keys[i], &pages[i], BPF_ANY))
+			return -errno;
+	return 0;
+}
+
+/*
+ * Loads the built table *tp under id. Its deltas become its pages' last level
+ * in their own bytes (leaves_in_place), so *tp is emptied once that starts
+ * (its deltas freed here); a failure before leaves it as it was. 0 or -errno.
  */
 static int load_built(struct unwind_maps *um, uint64_t id, struct stack_delta_table *tp,
 		      struct loaded_table *lt)
 {
 	const struct stack_delta_table t = *tp;
-	struct rule_memo memo[RULE_MEMO_SLOTS];
-	struct op_delta_page *pages = NULL;
+	struct op_delta_page *upper = NULL;
 	struct op_table_info info = {0};
-	uint32_t *keys = NULL, *addr = NULL, count, n_pages = 0, levels, offset = 0;
-	uint16_t *rule = NULL;
+	uint32_t *keys = NULL, n_pages = 0, n_leaves, levels, offset = 0;
+	struct stack_delta *buf = NULL;
 	bool allocated = false;
 	int chunk_fd, err;
 
@@ -725,6 +797,7 @@ static int load_built(struct unwind_maps *um, uint64_t id, struct stack_delta_ta
 		goto cleanup;
 	}
 	n_pages = delta_pages__count(t.n, &levels);
+	n_leaves = (uint32_t)((t.n + OP_PAGE_DELTAS - 1) / OP_PAGE_DELTAS);
 	info.base = t.deltas[0].addr;
 	err = deltas_alloc(um, n_pages, &info.chunk, &offset);
 	if (err) {
@@ -732,51 +805,39 @@ static int load_built(struct unwind_maps *um, uint64_t id, struct stack_delta_ta
 		goto cleanup;
 	}
 	allocated = true;
-	addr = malloc(t.n * sizeof(*addr));
-	rule = malloc(t.n * sizeof(*rule));
-	if (!addr || !rule) {
-		err = -ENOMEM;
+	/* Its bytes are ours from here: laid out anew, freed at the end. */
+	buf = tp->deltas;
+	tp->deltas = NULL;
+	tp->n = 0;
+	err = leaves_in_place(um, &buf, t.n, n_leaves, info.base);
+	if (err)
 		goto cleanup;
-	}
-	for (size_t i = 0; i < RULE_MEMO_SLOTS; i++)
-		memo[i].index = UINT32_MAX;
-	for (size_t i = 0; i < t.n; i++) {
-		uint32_t r = rule_index_memo(um, memo, &t.deltas[i].rule);
-
-		if (r == UINT32_MAX) {
-			um->stats.map_full++;
-			err = -ENOSPC;
+	/* The levels above (1/256 of the leaves) come first in the chunk. */
+	if (n_pages > n_leaves) {
+		upper = malloc((size_t)(n_pages - n_leaves) * sizeof(*upper));
+		if (!upper) {
+			err = -ENOMEM;
 			goto cleanup;
 		}
-		addr[i] = (uint32_t)(t.deltas[i].addr - info.base);
-		rule[i] = (uint16_t)r;
 	}
-	stack_delta_table__free(tp);
-	pages = malloc((size_t)n_pages * sizeof(*pages));
 	keys = malloc((size_t)n_pages * sizeof(*keys));
-	if (!pages || !keys) {
+	if (!keys) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = delta_pages__build(addr, rule, t.n, offset, pages, &info);
-	free(rule);
-	free(addr);
-	rule = NULL;
-	addr = NULL;
+	err = delta_pages__build_upper((const struct op_delta_page *)(void *)buf, t.n, offset,
+				       upper, &info);
 	if (err)
 		goto cleanup;
 	for (uint32_t i = 0; i < n_pages; i++)
 		keys[i] = offset + i;
 	chunk_fd = um->chunks[info.chunk].fd;
-	count = n_pages;
-	if (bpf_map_update_batch(chunk_fd, keys, pages, &count, NULL)) {
-		/* Older kernels: one at a time. */
-		for (uint32_t i = 0; i < n_pages; i++)
-			if (bpf_map_update_elem(chunk_fd, &keys[i], &pages[i], BPF_ANY)) {
-				err = -errno;
-				goto cleanup;
-			}
-	}
+	err = write_pages(chunk_fd, keys, upper, n_pages - n_leaves);
+	if (!err)
+		err = write_pages(chunk_fd, keys + (n_pages - n_leaves),
+				  (const struct op_delta_page *)(void *)buf, n_leaves);
+	if (err)
+		goto cleanup;
 	/* Published last: the unwinder sees a table only once it is complete. */
 	if (bpf_map_update_elem(um->info_fd, &id, &info, BPF_ANY)) {
 		err = -errno;
@@ -795,9 +856,8 @@ cleanup:
 	if (allocated)
 		deltas_free(um, info.chunk, offset, n_pages);
 	free(keys);
-	free(pages);
-	free(rule);
-	free(addr);
+	free(upper);
+	free(buf);
 	return err;
 }
 

@@ -9,6 +9,9 @@
  * entries stay), others still get theirs, and the greediest pid is named; a
  * range known to be new is written in one batch with the same result, and a
  * process published again holds exactly its new ranges' entries.
+ * A loaded table's pages (the deltas laid out in their own bytes) are
+ * byte for byte delta_pages__build()'s tree of them, at one, two and three
+ * levels.
  * A build job that could not open its file leaves the table unknown (built
  * again through the next source) UNWIND_BUILD_REOPEN_TRIES - 1 times, then
  * it is remembered as failed.
@@ -31,6 +34,7 @@
 #include "elf/file_id.h"
 #include "unwind/stack_deltas.h"
 #include "testutil.h"
+#include "unwind/delta_pages.h"
 #include "unwind/lpm_ranges.h"
 #include "unwind/unwind_maps.h"
 
@@ -499,10 +503,106 @@ static void test_build_reopened_when_file_gone(void **state)
 	maps_destroy(&fx);
 }
 
+/*
+ * path's table as loaded (its deltas laid out as the pages' last level in
+ * their own bytes, load_built) is, page for page and byte for byte, the tree
+ * delta_pages__build() makes of the same deltas with the rule indexes the
+ * load gave them; and each index names the delta's rule in the rule map.
+ */
+static void check_pages_as_built(const char *path, uint32_t want_levels)
+{
+	struct stack_delta_table t = {0};
+	const struct op_table_info *info;
+	struct op_table_info expect_info = {0};
+	struct op_delta_page *got, *expect;
+	struct elf_file *ef = NULL;
+	uint32_t inner_id, n_pages, levels, leaves, upper;
+	uint32_t *addr;
+	uint16_t *rule;
+	struct fixture fx;
+	uint64_t id;
+	int chunk_fd;
+
+	maps_create(&fx);
+	assert_int_equal(elf_file__open(path, -1, &ef), 0);
+	id = table_id_of(ef);
+	assert_int_equal(stack_deltas__build(ef, &t), 0);
+	assert_int_equal(unwind_maps__acquire(&fx.um, id, ef), 0);
+	info = unwind_maps__table_info(&fx.um, id);
+	assert_non_null(info);
+	n_pages = delta_pages__count(t.n, &levels);
+	assert_int_equal(levels, want_levels);
+	assert_int_equal(info->n_levels, levels);
+	leaves = (uint32_t)((t.n + OP_PAGE_DELTAS - 1) / OP_PAGE_DELTAS);
+	upper = n_pages - leaves;
+	assert_int_equal(bpf_map_lookup_elem(fx.fds[1], &info->chunk, &inner_id), 0);
+	chunk_fd = bpf_map_get_fd_by_id(inner_id);
+	assert_true(chunk_fd >= 0);
+	got = calloc(n_pages, sizeof(*got));
+	expect = calloc(n_pages, sizeof(*expect));
+	addr = calloc(t.n, sizeof(*addr));
+	rule = calloc(t.n, sizeof(*rule));
+	assert_true(got && expect && addr && rule);
+	for (uint32_t p = 0; p < n_pages; p++) {
+		uint32_t key = info->level_first[0] + p;
+
+		assert_int_equal(bpf_map_lookup_elem(chunk_fd, &key, &got[p]), 0);
+	}
+	for (size_t i = 0; i < t.n; i++) {
+		struct op_unwind_rule r;
+		uint32_t index;
+
+		addr[i] = (uint32_t)(t.deltas[i].addr - info->base);
+		rule[i] = got[upper + i / OP_PAGE_DELTAS].rule[i % OP_PAGE_DELTAS];
+		index = rule[i];
+		assert_int_equal(bpf_map_lookup_elem(fx.fds[3], &index, &r), 0);
+		assert_memory_equal(&r, &t.deltas[i].rule, sizeof(r));
+	}
+	assert_int_equal(
+	    delta_pages__build(addr, rule, t.n, info->level_first[0], expect, &expect_info), 0);
+	assert_memory_equal(got, expect, (size_t)n_pages * sizeof(*got));
+	assert_memory_equal(expect_info.level_first, info->level_first, sizeof(info->level_first));
+	assert_int_equal(expect_info.n_levels, info->n_levels);
+	free(rule);
+	free(addr);
+	free(expect);
+	free(got);
+	close(chunk_fd);
+	unwind_maps__release(&fx.um, id);
+	stack_delta_table__free(&t);
+	elf_file__close(ef);
+	maps_destroy(&fx);
+}
+
+/* One page smaller than its deltas' bytes (libdl's 20 deltas, 320 bytes: the
+ * buffer grows first), two levels (libc), three (cc1, 478k deltas). */
+static void test_pages_as_built(void **state)
+{
+	char path[512], cc1[512] = "";
+	FILE *f;
+
+	(void)state;
+	/* gcc's cc1: a large stripped binary, the compiler loop's. */
+	f = popen("gcc -print-prog-name=cc1", "r");
+	assert_non_null(f);
+	if (!fgets(cc1, sizeof(cc1), f))
+		cc1[0] = 0;
+	pclose(f);
+	cc1[strcspn(cc1, "\n")] = 0;
+	if (access(cc1, R_OK))
+		fail_msg("gcc's cc1 (%s) is not readable", cc1);
+	if (tu_system_lib("libdl.so.2", path, sizeof(path)))
+		fail_msg("libdl.so.2 is not in the dynamic linker's cache (ldconfig -p)");
+	check_pages_as_built(path, 1);
+	check_pages_as_built(LIBC, 2);
+	check_pages_as_built(cc1, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_rules_read_back_and_reuse),
+	    cmocka_unit_test(test_pages_as_built),
 	    cmocka_unit_test(test_lpm_budget),
 	    cmocka_unit_test(test_lpm_new_range_batch),
 	    cmocka_unit_test(test_lpm_publish_again),
