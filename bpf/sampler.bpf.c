@@ -748,6 +748,23 @@ counted:
 }
 
 /*
+ * walk_user_stack() for a CPU sample: a global function, so the verifier
+ * checks the walk (its bpf_loop and the round it runs: the native step, the
+ * runtimes' dispatch) once, on its own, rather than at each of sample()'s
+ * two walks and in every state sample() arrives there with. One call per
+ * walk, not per frame (a call and its return cost the most on CPUs whose
+ * returns are mitigated).
+ */
+__noinline int walk_user_stack_cpu(struct bpf_perf_event_data *ctx, struct trace_buf *b,
+				   struct walk_scratch *ws, const struct op_regs *r, int regs_err)
+{
+	if (!b || !ws || !r)
+		return -1;
+	walk_user_stack(ctx, b, ws, r, regs_err);
+	return 0;
+}
+
+/*
  * The record's size, its user frames packed first when they all pack
  * (OP_TRACE_F_PACKED: a third of the bytes into the ring buffer;
  * OP_TRACE_F_PACKED_WIDE: two thirds): the packed copy the walk kept goes
@@ -889,7 +906,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx)
 		}
 	}
 	PHASE_END(PHASE_HEADER, phase_t);
-	walk_user_stack(ctx, b, ws, &r, regs_err);
+	walk_user_stack_cpu(ctx, b, ws, &r, regs_err);
 	PHASE_END(PHASE_WALK, phase_t);
 	/*
 	 * The walk met a frame of a process or mapping not ready (a pc in no
@@ -906,7 +923,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx)
 		if (!send_stack_copy(ctx, tgid, tid))
 			return;
 		walk_scratch__reset(ws, r.sp);
-		walk_user_stack(ctx, b, ws, &r, regs_err);
+		walk_user_stack_cpu(ctx, b, ws, &r, regs_err);
 		ws->over_budget = 1;
 	}
 	if (ws->over_budget)

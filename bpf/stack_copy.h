@@ -464,9 +464,10 @@ __noinline int copy_sig_stack(__u64 room)
  * Sends the sample as a stack copy (the caller checked the budget). Returns 0
  * when it was handled (sent, or dropped and counted), non-zero when the
  * caller records it as usual: the thread has no user context (kernel
- * thread), or the ring buffer is already half full.
+ * thread), or the ring buffer is already half full. A global function: the
+ * verifier checks it once, not at each of sample()'s two call sites.
  */
-static __always_inline int send_stack_copy(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid)
+__noinline int send_stack_copy(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid)
 {
 	struct copy_ctx x = {};
 	struct copy_budget *cb;
