@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "symbol/demangle.h"
+#include "symbol/dwarf_lines.h"
 
 struct elf_file;
 struct debuginfo;
@@ -118,7 +119,8 @@ struct native_symbols_info {
 	 * it again costs little more than the units a lookup parses.
 	 */
 	int dwarf_in_heap;
-	size_t n_funcs; /* function symbols in the table */
+	size_t n_funcs;			/* function symbols in the table */
+	struct dwarf_lines_stats lines; /* line programs read by dwarf_lines, and left to libdw */
 };
 void native_symbols__info(const struct native_symbols *ns, struct native_symbols_info *info);
 
