@@ -854,8 +854,11 @@ int dwarf_lines__unit(struct dwarf_lines *dl, uint64_t stmt_list, const char *co
 		else
 			hi = mid;
 	}
+	size_t cap_before = dl->cap_units;
+
 	if (array__grow(dl->units, dl->cap_units, dl->n_units))
 		return -ENOMEM;
+	dl->growth += (dl->cap_units - cap_before) * sizeof(*dl->units);
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;

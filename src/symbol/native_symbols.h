@@ -101,9 +101,11 @@ size_t native_symbols__drop_pages(struct native_symbols *ns);
 size_t native_symbols__drop_file_range(const void *p, size_t len);
 
 /*
- * Heap that lookups made libdw keep since the last call (units parsed: their
- * line tables, file names and abbreviations), counted from what it holds
- * rather than measured, so other threads' allocations are not charged here.
+ * Heap that lookups made libdw and dwarf_lines keep since the last call
+ * (units parsed: their abbreviations; their sequences, checkpoints and file
+ * names, or libdw's line tables where dwarf_lines left a unit to libdw),
+ * counted from what they hold rather than measured, so other threads'
+ * allocations are not charged here.
  */
 size_t native_symbols__lookup_growth(struct native_symbols *ns);
 
