@@ -23,6 +23,7 @@
 #include "elf/plt.h"
 #include "symbol/debuginfo.h"
 #include "symbol/dwarf_index.h"
+#include "symbol/dwarf_lines.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -71,9 +72,13 @@ struct native_symbols {
 	bool touched;	       /* looked up since native_symbols__drop_pages() */
 	uint64_t *units;       /* offsets of the units lookups reached, sorted */
 	size_t n_units, units_cap;
-	bool aranges_counted;	 /* the module's address ranges were counted */
-	size_t counted;		 /* heap counted and not yet reported */
-	struct byte_span *spans; /* the sections file_bytes() measures */
+	uint64_t *libdw_units; /* those whose lines libdw read (dwarf_lines left them), sorted */
+	size_t n_libdw_units, libdw_units_cap;
+	struct dwarf_lines *lines; /* the line programs' reader; NULL: libdw reads lines */
+	bool lines_tried;	   /* dwarf_lines__new() ran */
+	bool aranges_counted;	   /* the module's address ranges were counted */
+	size_t counted;		   /* heap counted and not yet reported */
+	struct byte_span *spans;   /* the sections file_bytes() measures */
 	size_t n_spans;
 	bool spans_known;
 	bool dwarf_in_heap;	   /* see native_symbols_info */
@@ -868,7 +873,9 @@ void native_symbols__free(struct native_symbols *ns)
 		close(ns->alt_fd);
 	free(ns->debug_file);
 	free(ns->units);
+	free(ns->libdw_units);
 	dwarf_index__free(ns->index);
+	dwarf_lines__free(ns->lines);
 	free(ns);
 }
 
@@ -887,6 +894,7 @@ void native_symbols__info(const struct native_symbols *ns, struct native_symbols
 	info->has_gopclntab = ns->go != NULL;
 	info->dwarf_in_heap = ns->dwarf_in_heap;
 	info->n_funcs = ns->n_funcs;
+	dwarf_lines__stats(ns->lines, &info->lines);
 }
 
 const char *native_symbols__lookup(struct native_symbols *ns, uint64_t vaddr, uint64_t *offset)
@@ -994,8 +1002,16 @@ static const char *die_name(struct native_symbols *ns, Dwarf_Die *die, char *buf
 	return qualified_name(ns, die, buf, len);
 }
 
-/* The file and line an inlined call was made from (in its caller). */
-static void call_site(Dwarf_Die *cu, Dwarf_Die *inlined, const char **file, int64_t *line)
+static void count_unit(struct native_symbols *ns, Dwarf_Die *cu, bool libdw_lines);
+
+/*
+ * The file and line an inlined call was made from (in its caller): the file
+ * from the unit's line program header, read by dwarf_lines (lu) unless it
+ * left the unit or the index to libdw, whose dwarf_getsrcfiles() reads the
+ * unit's whole line table.
+ */
+static void call_site(struct native_symbols *ns, struct dwarf_lines_unit *lu, Dwarf_Die *cu,
+		      Dwarf_Die *inlined, const char **file, int64_t *line)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Files *files;
@@ -1006,16 +1022,21 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *inlined, const char **file, int6
 	*line = 0;
 	if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line, &attr), &v) == 0)
 		*line = (int64_t)v;
-	if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &v) == 0 &&
-	    dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && v < nfiles)
+	if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &v) != 0)
+		return;
+	if (lu && dwarf_lines__file(lu, v, file) == 0)
+		return;
+	count_unit(ns, cu, true);
+	if (dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && v < nfiles)
 		*file = dwarf_filesrc(files, v, NULL, NULL);
 }
 
 /*
  * What libdw keeps of a unit once a lookup reached it, by what it holds
  * (libdw 0.188 on x86-64, measured with mallinfo2 on one thread: see
- * test_lookup_heap_counted): its line table (a Dwarf_Line and a Dwfl_Line
- * per row), its file names, and the unit itself with its abbreviations.
+ * test_lookup_heap_counted): the unit itself with its abbreviations, and,
+ * when dwarf_lines left the unit's lines to libdw, its line table (a
+ * Dwarf_Line and a Dwfl_Line per row) and file names.
  * Measuring the heap around each lookup instead cost two mallinfo2 calls
  * per frame named (a walk of every free chunk of every arena: 12-21% of a
  * steady interval), and saw every other thread's allocations as the
@@ -1031,11 +1052,49 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *inlined, const char **file, int6
  */
 #define DWARF_INDEX_MAX_BYTES (8u << 20)
 
-/* Counts what libdw keeps of cu the first time a lookup reaches it. */
-static void count_unit(struct native_symbols *ns, Dwarf_Die *cu)
+/*
+ * Adds off to the sorted set v (n, cap); true when it was not there (and
+ * the set could grow: else it is counted when a lookup next reaches it).
+ */
+static bool unit_set_add(struct native_symbols *ns, uint64_t **v, size_t *n, size_t *cap,
+			 uint64_t off)
+{
+	size_t lo = 0, hi = *n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if ((*v)[mid] == off)
+			return false;
+		if ((*v)[mid] < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (*n == *cap) {
+		size_t grown_cap = *cap ? 2 * *cap : 16;
+		uint64_t *grown = realloc(*v, grown_cap * sizeof(*grown));
+
+		if (!grown)
+			return false;
+		*v = grown;
+		ns->counted += (grown_cap - *cap) * sizeof(*grown);
+		*cap = grown_cap;
+	}
+	memmove(&(*v)[lo + 1], &(*v)[lo], (*n - lo) * sizeof(**v));
+	(*v)[lo] = off;
+	(*n)++;
+	return true;
+}
+
+/*
+ * Counts what libdw keeps of cu the first time a lookup reaches it, and
+ * its line table the first time libdw read it (libdw_lines).
+ */
+static void count_unit(struct native_symbols *ns, Dwarf_Die *cu, bool libdw_lines)
 {
 	uint64_t off = dwarf_dieoffset(cu);
-	size_t lo = 0, hi = ns->n_units, nlines = 0, nfiles = 0;
+	size_t nlines = 0, nfiles = 0;
 	Dwarf_Lines *lines;
 	Dwarf_Files *files;
 
@@ -1047,35 +1106,39 @@ static void count_unit(struct native_symbols *ns, Dwarf_Die *cu)
 		if (dwarf_getaranges(ns->dwarf, &ar, &n) == 0)
 			ns->counted += n * ARANGE_BYTES;
 	}
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ns->units[mid] == off)
-			return;
-		if (ns->units[mid] < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (ns->n_units == ns->units_cap) {
-		size_t cap = ns->units_cap ? 2 * ns->units_cap : 16;
-		uint64_t *grown = realloc(ns->units, cap * sizeof(*grown));
-
-		if (!grown)
-			return; /* not counted now: counted when a lookup next reaches it */
-		ns->units = grown;
-		ns->units_cap = cap;
-		ns->counted += (cap - ns->n_units) * sizeof(*grown);
-	}
-	memmove(&ns->units[lo + 1], &ns->units[lo], (ns->n_units - lo) * sizeof(*ns->units));
-	ns->units[lo] = off;
-	ns->n_units++;
+	if (unit_set_add(ns, &ns->units, &ns->n_units, &ns->units_cap, off))
+		ns->counted += UNIT_BYTES;
+	if (!libdw_lines ||
+	    !unit_set_add(ns, &ns->libdw_units, &ns->n_libdw_units, &ns->libdw_units_cap, off))
+		return;
 	/* Both cached by libdw already when the lookup read lines (no new parse). */
 	if (dwarf_getsrclines(cu, &lines, &nlines) != 0)
 		nlines = 0;
 	if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
 		nfiles = 0;
-	ns->counted += UNIT_BYTES + nlines * UNIT_LINE_BYTES + nfiles * UNIT_FILE_BYTES;
+	ns->counted += nlines * UNIT_LINE_BYTES + nfiles * UNIT_FILE_BYTES;
+}
+
+/*
+ * dwarf_lines' view of cu (NULL: libdw reads its lines: the reference
+ * path, no .debug_line this reader can use, or a program it leaves to libdw).
+ */
+static struct dwarf_lines_unit *lines_unit(struct native_symbols *ns, Dwarf_Die *cu)
+{
+	struct dwarf_lines_unit *lu = NULL;
+
+	if (ns->reference)
+		return NULL;
+	if (!ns->lines_tried) {
+		ns->lines_tried = true;
+		ns->lines = dwarf_lines__new(ns->dwarf);
+	}
+	if (!ns->lines)
+		return NULL;
+	if (dwarf_lines__unit_of(ns->lines, cu, &lu) != 0)
+		lu = NULL;
+	ns->counted += dwarf_lines__growth(ns->lines);
+	return lu;
 }
 
 size_t native_symbols__lookup_growth(struct native_symbols *ns)
@@ -1097,19 +1160,28 @@ static size_t dwarf_frames(struct native_symbols *ns, uint64_t vaddr, struct sym
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = dwfl_module_addrdie(ns->mod, vaddr, &bias), *scopes = NULL;
 	Dwfl_Line *l;
+	struct dwarf_lines_unit *lu;
 	const char *file = NULL;
 	char qualified[SYM_NAME_MAX];
 	int line = 0, nscopes;
 	int64_t cur_line;
 	size_t n = 0;
+	bool libdw_lines = true;
 
 	*outer = false;
 	if (!cu)
 		return 0;
-	l = dwfl_module_getsrc(ns->mod, vaddr);
-	if (l)
-		file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
-	count_unit(ns, cu);
+	lu = lines_unit(ns, cu);
+	if (lu)
+		libdw_lines = dwarf_lines__find(lu, vaddr - bias, &file, &line) == -ENOTSUP;
+	if (libdw_lines) {
+		file = NULL;
+		line = 0;
+		l = dwfl_module_getsrc(ns->mod, vaddr);
+		if (l)
+			file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+	}
+	count_unit(ns, cu, libdw_lines);
 	cur_line = line;
 	if (!ns->index && !ns->reference)
 		ns->index = dwarf_index__new(DWARF_INDEX_MAX_BYTES);
@@ -1136,7 +1208,7 @@ static size_t dwarf_frames(struct native_symbols *ns, uint64_t vaddr, struct sym
 			*outer = true;
 			break;
 		}
-		call_site(cu, &scopes[i], &file, &cur_line);
+		call_site(ns, lu, cu, &scopes[i], &file, &cur_line);
 	}
 	free(scopes);
 	ns->counted += dwarf_index__growth(ns->index);

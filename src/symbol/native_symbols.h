@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "symbol/demangle.h"
+#include "symbol/dwarf_lines.h"
 
 struct elf_file;
 struct debuginfo;
@@ -100,9 +101,11 @@ size_t native_symbols__drop_pages(struct native_symbols *ns);
 size_t native_symbols__drop_file_range(const void *p, size_t len);
 
 /*
- * Heap that lookups made libdw keep since the last call (units parsed: their
- * line tables, file names and abbreviations), counted from what it holds
- * rather than measured, so other threads' allocations are not charged here.
+ * Heap that lookups made libdw and dwarf_lines keep since the last call
+ * (units parsed: their abbreviations; their sequences, checkpoints and file
+ * names, or libdw's line tables where dwarf_lines left a unit to libdw),
+ * counted from what they hold rather than measured, so other threads'
+ * allocations are not charged here.
  */
 size_t native_symbols__lookup_growth(struct native_symbols *ns);
 
@@ -118,7 +121,8 @@ struct native_symbols_info {
 	 * it again costs little more than the units a lookup parses.
 	 */
 	int dwarf_in_heap;
-	size_t n_funcs; /* function symbols in the table */
+	size_t n_funcs;			/* function symbols in the table */
+	struct dwarf_lines_stats lines; /* line programs read by dwarf_lines, and left to libdw */
 };
 void native_symbols__info(const struct native_symbols *ns, struct native_symbols_info *info);
 

@@ -92,6 +92,19 @@ fuzz_go_func_rows)
 	[ -f "$wl/go_chain" ] && cp "$wl/go_chain" "$out/go_chain.elf"
 	[ -f "$wl/go_cgo" ] && cp "$wl/go_cgo" "$out/go_cgo.elf"
 	;;
+fuzz_dwarf_lines)
+	# Line programs and their strings, framed as the target reads them (length, .debug_line, .debug_line_str).
+	for f in "$wl"/cpp_inline "$wl"/cpp_templates "$wl"/nofp_gcc; do
+		[ -f "$f" ] || continue
+		tl=$(mktemp) ts=$(mktemp)
+		if objcopy --dump-section .debug_line="$tl" "$f" /dev/null 2>/dev/null && [ -s "$tl" ]; then
+			objcopy --dump-section .debug_line_str="$ts" "$f" /dev/null 2>/dev/null || : >"$ts"
+			python3 -c 'import struct,sys; l=open(sys.argv[1],"rb").read(); s=open(sys.argv[2],"rb").read(); open(sys.argv[3],"wb").write(struct.pack("<I",len(l))+l+s)' \
+				"$tl" "$ts" "$out/$(basename "$f").lines"
+		fi
+		rm -f "$tl" "$ts"
+	done
+	;;
 fuzz_kallsyms)
 	# A slice of the real table, with and without module symbols.
 	[ -r /proc/kallsyms ] && head -n 2000 /proc/kallsyms >"$out/kallsyms_head"
