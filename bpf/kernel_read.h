@@ -18,7 +18,9 @@ const volatile struct op_kernel_offsets kernel_offsets;
  * A field read through a pointer the verifier knows by its BTF type
  * (bpf_get_current_task_btf(), a field of it, a bpf_find_vma callback's vma):
  * a plain load, checked by the verifier against the kernel's own BTF at load
- * (an offset that is not the field's fails the load) and made safe by it.
+ * and made safe by it (a pointer field read at a wrong offset fails the load;
+ * a number field is only checked to lie inside some member: the offsets'
+ * own checks in user space, kernel_btf.c, are what keep those right).
  */
 #define OP_KFIELD(ptr, field, type)                                                                \
 	(*(const __typeof__(type) *)((const char *)(ptr) + kernel_offsets.field))

@@ -182,7 +182,7 @@ static bool resolve(const struct kernel_btf *btf, uint32_t id, struct btf_type *
 static uint64_t type_size(const struct kernel_btf *btf, uint32_t id, int depth)
 {
 	struct btf_type t;
-	uint64_t elem;
+	uint64_t elem, n;
 
 	if (depth > MAX_DEPTH || !resolve(btf, id, &t))
 		return 0;
@@ -198,8 +198,12 @@ static uint64_t type_size(const struct kernel_btf *btf, uint32_t id, int depth)
 		return sizeof(void *); /* the kernel's: the BPF code runs on this machine */
 	case KIND_ARRAY:
 		elem = type_size(btf, get_u32(t.p + BTF_TYPE_LEN), depth + 1);
-		/* Both at most 2^32: the product fits. */
-		return elem * get_u32(t.p + BTF_TYPE_LEN + 8);
+		n = get_u32(t.p + BTF_TYPE_LEN + 8);
+		/* A nested array's element can itself be past 2^32: refuse a size
+		 * that would wrap rather than return a wrong small one. */
+		if (n && elem > UINT64_MAX / n)
+			return 0;
+		return elem * n;
 	default:
 		return 0;
 	}

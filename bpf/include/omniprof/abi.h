@@ -382,7 +382,7 @@ struct op_unknown_event {
 };
 
 /*
- * Off-CPU (--off-cpu, tp_btf/sched_switch): a sampled switch-out of a user
+ * Off-CPU (--off-cpu, raw_tp/sched_switch): a sampled switch-out of a user
  * thread goes at once as a struct op_trace with OP_TRACE_F_OFF_CPU (ktime_ns:
  * the switch-out), and the thread's (tid -> that time) is kept in the
  * bounded `offcpu_pending` map; when the thread is switched in again this
