@@ -35,6 +35,17 @@
 
 /* Sequences whose ranges may hold one address that a lookup compares. */
 #define MAX_OVERLAP 64
+/*
+ * Bounds on what a hostile program can make one unit cost (no compiler
+ * comes near them): a directory or file name, all of a unit's joined
+ * names, the program bytes between two rows; and a checkpoint at least
+ * every CHECKPOINT_BYTES of program, so a lookup decodes a bounded number
+ * of bytes as well as of rows.
+ */
+#define NAME_MAX_BYTES	 4096
+#define NAMES_MAX_BYTES	 (8u << 20)
+#define ROW_GAP_MAX	 (64u << 10)
+#define CHECKPOINT_BYTES 4096
 
 struct cp {
 	uint64_t addr;
@@ -56,6 +67,7 @@ struct seq {
 struct dwarf_lines_unit {
 	uint64_t stmt_list;
 	bool unsupported;
+	bool refused; /* names past the bounds: no lines, and none from libdw either */
 	/* the header, for decoding */
 	const uint8_t *prog, *prog_end; /* the program (prog: the unit's start) */
 	uint32_t prog_off;		/* the first opcode's offset from prog */
@@ -78,7 +90,7 @@ struct dwarf_lines {
 	struct dwarf_lines_unit **units; /* sorted by stmt_list */
 	size_t n_units, cap_units;
 	size_t growth, bytes;
-	size_t unsupported, lookups_unsupported;
+	size_t unsupported, refused, lookups_unsupported;
 };
 
 /* ---- bounded reads ------------------------------------------------------ */
@@ -365,9 +377,17 @@ static int join_files(struct dwarf_lines_unit *u, const struct header_lists *h,
 		const struct entry *f = &h->files[i];
 		const char *d = f->path[0] == '/' ? NULL : dir_of(u, h, f->dir, comp_dir, &bad);
 
+		size_t fl = strnlen(f->path, NAME_MAX_BYTES),
+		       dl = d ? strnlen(d, NAME_MAX_BYTES) : 0;
+
 		if (bad)
 			return -ENOTSUP;
-		total += strlen(f->path) + 1 + (d ? strlen(d) + 1 : 0);
+		/* Many entries naming one long string would multiply it (libdw too). */
+		if (fl == NAME_MAX_BYTES || dl == NAME_MAX_BYTES)
+			return -EFBIG;
+		total += fl + 1 + (d ? dl + 1 : 0);
+		if (total > NAMES_MAX_BYTES)
+			return -EFBIG;
 	}
 	u->files = calloc(h->n_files ? h->n_files : 1, sizeof(*u->files));
 	u->names = malloc(total ? total : 1);
@@ -580,6 +600,7 @@ static int index_program(struct dwarf_lines_unit *u)
 	size_t cap_seqs = 0, n_cps = 0, cap_cps = 0, rows = 0;
 	bool open = false;
 	uint64_t prev = 0, last_row_addr = 0;
+	size_t cp_off = 0, row_off = 0; /* where the last checkpoint, the last row ended */
 	bool last_row = false;
 
 	state_init(u, &s);
@@ -596,6 +617,7 @@ static int index_program(struct dwarf_lines_unit *u)
 						      .file = (uint32_t)s.file,
 						      .is_stmt = s.is_stmt};
 			cur = (struct seq){.first_cp = (uint32_t)(n_cps - 1)};
+			cp_off = row_off = (size_t)(at - u->prog);
 			open = true;
 			rows = 0;
 			last_row = false;
@@ -607,6 +629,9 @@ static int index_program(struct dwarf_lines_unit *u)
 			continue;
 		if (rows && s.addr < prev)
 			return -ENOTSUP; /* addresses going back: libdw sorts them; not handled */
+		if ((size_t)(r.p - u->prog) - row_off > ROW_GAP_MAX)
+			return -ENOTSUP; /* a lookup would decode all of it: left to libdw */
+		row_off = (size_t)(r.p - u->prog);
 		if (s.file > UINT32_MAX)
 			return -ENOTSUP;
 		if (!rows)
@@ -627,7 +652,8 @@ static int index_program(struct dwarf_lines_unit *u)
 		}
 		last_row = true;
 		last_row_addr = s.addr;
-		if (rows % DWARF_LINES_CHECKPOINT == 0) {
+		if (rows % DWARF_LINES_CHECKPOINT == 0 || row_off - cp_off >= CHECKPOINT_BYTES) {
+			cp_off = row_off;
 			if (array__grow(u->cps, cap_cps, n_cps))
 				return -ENOMEM;
 			u->cps[n_cps++] = (struct cp){.addr = s.addr,
@@ -747,6 +773,8 @@ int dwarf_lines__find(struct dwarf_lines_unit *u, uint64_t addr, const char **fi
 
 	*file = NULL;
 	*line = 0;
+	if (u->refused)
+		return -ENOENT;
 	if (u->unsupported)
 		return -ENOTSUP;
 	hi = u->n_seqs;
@@ -807,6 +835,8 @@ unsupported:
 int dwarf_lines__file(struct dwarf_lines_unit *u, uint64_t idx, const char **name)
 {
 	*name = NULL;
+	if (u->refused)
+		return -EBADMSG;
 	if (u->unsupported)
 		return -ENOTSUP;
 	/* DWARF 2-4 number files from 1; libdw's table has a placeholder at 0. */
@@ -847,7 +877,7 @@ int dwarf_lines__unit(struct dwarf_lines *dl, uint64_t stmt_list, const char *co
 
 		if (dl->units[mid]->stmt_list == stmt_list) {
 			*unit = dl->units[mid];
-			return (*unit)->unsupported ? -ENOTSUP : 0;
+			return (*unit)->unsupported && !(*unit)->refused ? -ENOTSUP : 0;
 		}
 		if (dl->units[mid]->stmt_list < stmt_list)
 			lo = mid + 1;
@@ -889,15 +919,19 @@ int dwarf_lines__unit(struct dwarf_lines *dl, uint64_t stmt_list, const char *co
 		u->names = NULL;
 		u->n_seqs = u->n_files = 0;
 		u->unsupported = true;
+		u->refused = err == -EFBIG;
 		dl->growth = before;
-		dl->unsupported++;
+		if (u->refused)
+			dl->refused++;
+		else
+			dl->unsupported++;
 	}
 	dl->growth += sizeof(*u);
 	memmove(&dl->units[lo + 1], &dl->units[lo], (dl->n_units - lo) * sizeof(*dl->units));
 	dl->units[lo] = u;
 	dl->n_units++;
 	*unit = u;
-	return u->unsupported ? -ENOTSUP : 0;
+	return u->unsupported && !u->refused ? -ENOTSUP : 0;
 }
 
 int dwarf_lines__unit_of(struct dwarf_lines *dl, Dwarf_Die *cu, struct dwarf_lines_unit **unit)
@@ -1006,6 +1040,7 @@ void dwarf_lines__stats(const struct dwarf_lines *dl, struct dwarf_lines_stats *
 		return;
 	st->units = dl->n_units;
 	st->unsupported = dl->unsupported;
+	st->refused = dl->refused;
 	st->lookups_unsupported = dl->lookups_unsupported;
 	st->bytes = dl->bytes + dl->growth;
 }

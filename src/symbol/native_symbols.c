@@ -1024,8 +1024,12 @@ static void call_site(struct native_symbols *ns, struct dwarf_lines_unit *lu, Dw
 		*line = (int64_t)v;
 	if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &v) != 0)
 		return;
-	if (lu && dwarf_lines__file(lu, v, file) == 0)
-		return;
+	if (lu) {
+		int rc = dwarf_lines__file(lu, v, file);
+
+		if (rc == 0 || rc == -EBADMSG) /* -EBADMSG: a refused unit, not for libdw either */
+			return;
+	}
 	count_unit(ns, cu, true);
 	if (dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && v < nfiles)
 		*file = dwarf_filesrc(files, v, NULL, NULL);
@@ -1119,6 +1123,16 @@ static void count_unit(struct native_symbols *ns, Dwarf_Die *cu, bool libdw_line
 	ns->counted += nlines * UNIT_LINE_BYTES + nfiles * UNIT_FILE_BYTES;
 }
 
+/* Whether cu is a split (.dwo) unit. */
+static bool split_unit(Dwarf_Die *cu)
+{
+	uint8_t type = 0;
+
+	if (dwarf_cu_info(cu->cu, NULL, &type, NULL, NULL, NULL, NULL, NULL) != 0)
+		return true; /* unknown: left to libdw */
+	return type == DW_UT_split_compile || type == DW_UT_split_type;
+}
+
 /*
  * dwarf_lines' view of cu (NULL: libdw reads its lines: the reference
  * path, no .debug_line this reader can use, or a program it leaves to libdw).
@@ -1134,6 +1148,10 @@ static struct dwarf_lines_unit *lines_unit(struct native_symbols *ns, Dwarf_Die 
 		ns->lines = dwarf_lines__new(ns->dwarf);
 	}
 	if (!ns->lines)
+		return NULL;
+	/* Only a unit of this Dwarf, not a split one: its DW_AT_stmt_list is
+	 * another file's .debug_line (libdw reads a split unit's lines). */
+	if (dwarf_cu_getdwarf(cu->cu) != ns->dwarf || split_unit(cu))
 		return NULL;
 	if (dwarf_lines__unit_of(ns->lines, cu, &lu) != 0)
 		lu = NULL;

@@ -470,12 +470,206 @@ static void test_malformed(void **state)
 	dwarf_lines__free(dl);
 }
 
+/* ---- hand-made units: the bounds against hostile programs ---------------- */
+
+struct lbuf {
+	uint8_t *p;
+	size_t n, cap;
+};
+
+static void put(struct lbuf *b, const void *d, size_t n)
+{
+	if (b->n + n > b->cap) {
+		b->cap = (b->n + n) * 2;
+		b->p = realloc(b->p, b->cap);
+		assert_non_null(b->p);
+	}
+	memcpy(b->p + b->n, d, n);
+	b->n += n;
+}
+
+static void put_u8(struct lbuf *b, uint8_t v)
+{
+	put(b, &v, 1);
+}
+
+static void put_u32(struct lbuf *b, size_t at, uint32_t v)
+{
+	memcpy(b->p + at, &v, 4);
+}
+
+/* A row at addr with line advanced by dline (DW_LNS_advance_line, DW_LNS_copy). */
+static void put_row(struct lbuf *b, int8_t dline)
+{
+	put_u8(b, 0x03); /* advance_line, one-byte sleb */
+	put_u8(b, (uint8_t)dline & 0x7f);
+	put_u8(b, 0x01); /* copy */
+}
+
+static void put_set_address(struct lbuf *b, uint64_t addr)
+{
+	put_u8(b, 0);
+	put_u8(b, 9);
+	put_u8(b, 0x02);
+	put(b, &addr, 8);
+}
+
+static void put_advance_pc(struct lbuf *b, uint8_t delta)
+{
+	put_u8(b, 0x02);
+	put_u8(b, delta & 0x7f);
+}
+
+static void put_end_sequence(struct lbuf *b)
+{
+	put_u8(b, 0);
+	put_u8(b, 1);
+	put_u8(b, 0x01);
+}
+
+/*
+ * A DWARF 4 line unit's header into b: one include directory dir (NULL:
+ * none) and n_files entries "f.c" in it. The program follows; finish with
+ * unit_end().
+ */
+static void unit_begin(struct lbuf *b, const char *dir, size_t n_files)
+{
+	static const uint8_t fixed[] = {1, 1, 1, (uint8_t)-5, 14, 13, 0, 1, 1,
+					1, 1, 0, 0,	      0,  1,  0, 0, 1};
+	size_t hdr;
+
+	b->n = 0;
+	put(b, "\0\0\0\0\4\0\0\0\0\0", 10); /* unit_length, version 4, header_length */
+	put(b, fixed, sizeof(fixed));
+	if (dir)
+		put(b, dir, strlen(dir) + 1);
+	put_u8(b, 0);
+	for (size_t i = 0; i < n_files; i++) {
+		put(b, "f.c", 4);
+		put_u8(b, dir ? 1 : 0);
+		put_u8(b, 0);
+		put_u8(b, 0);
+	}
+	put_u8(b, 0);
+	hdr = b->n - 10;
+	put_u32(b, 6, (uint32_t)hdr);
+}
+
+static void unit_end(struct lbuf *b)
+{
+	put_u32(b, 0, (uint32_t)(b->n - 4));
+}
+
+/* Many file entries naming one long directory would join into gigabytes:
+ * the unit is refused (no line, and none asked of libdw), and counted. */
+static void test_names_bounded(void **state)
+{
+	char *dir = malloc(4097);
+	struct lbuf b = {0};
+	struct dwarf_lines *dl;
+	struct dwarf_lines_unit *u;
+	struct dwarf_lines_stats st;
+	const char *file;
+	int line;
+
+	(void)state;
+	assert_non_null(dir);
+	memset(dir, 'a', 4000);
+	dir[4000] = '\0';
+	for (int pass = 0; pass < 3; pass++) {
+		/* 10 files: fine; 3,000 of them: 12 MB joined; a 4 KiB name alone. */
+		size_t n_files = pass == 1 ? 3000 : pass == 2 ? 1 : 10;
+
+		if (pass == 2) {
+			memset(dir, 'b', 4096);
+			dir[4096] = '\0';
+		}
+		unit_begin(&b, dir, n_files);
+		put_set_address(&b, 0x1000);
+		put_row(&b, 0);
+		put_advance_pc(&b, 0x10);
+		put_end_sequence(&b);
+		unit_end(&b);
+		dl = dwarf_lines__new_raw(b.p, b.n, NULL, 0, NULL, 0);
+		assert_non_null(dl);
+		assert_int_equal(dwarf_lines__unit(dl, 0, NULL, &u), 0);
+		assert_non_null(u);
+		dwarf_lines__stats(dl, &st);
+		if (pass == 0) {
+			assert_int_equal(dwarf_lines__find(u, 0x1008, &file, &line), 0);
+			assert_int_equal(line, 1);
+			assert_int_equal(strlen(file), 4000 + 4);
+			assert_int_equal(st.refused, 0);
+		} else {
+			assert_int_equal(dwarf_lines__find(u, 0x1008, &file, &line), -ENOENT);
+			assert_null(file);
+			assert_int_equal(dwarf_lines__file(u, 1, &file), -EBADMSG);
+			assert_int_equal(st.refused, 1);
+			assert_true(st.bytes < 4096);
+			/* Asked again: the same answer from the record. */
+			assert_int_equal(dwarf_lines__unit(dl, 0, NULL, &u), 0);
+		}
+		dwarf_lines__free(dl);
+	}
+	free(b.p);
+	free(dir);
+}
+
+/* Program bytes between rows: up to 64 KiB they are checkpointed every
+ * 4 KiB (each lookup decodes a bounded part); past it the unit is libdw's. */
+static void test_row_gaps_bounded(void **state)
+{
+	struct lbuf b = {0};
+	struct dwarf_lines *dl;
+	struct dwarf_lines_unit *u;
+	const char *file;
+	int line;
+
+	(void)state;
+	for (int pass = 0; pass < 2; pass++) {
+		/* 40 rows 5 KiB apart (an even run of negate_stmt keeps is_stmt),
+		 * then one gap of 70 KiB in the second pass. */
+		unit_begin(&b, NULL, 1);
+		put_set_address(&b, 0x1000);
+		put_row(&b, 0);
+		for (int row = 1; row < 40; row++) {
+			size_t gap = pass == 1 && row == 20 ? 70 << 10 : 5 << 10;
+
+			for (size_t i = 0; i < gap; i++)
+				put_u8(&b, 0x06);
+			put_advance_pc(&b, 0x10);
+			put_row(&b, 1);
+		}
+		put_advance_pc(&b, 0x10);
+		put_end_sequence(&b);
+		unit_end(&b);
+		dl = dwarf_lines__new_raw(b.p, b.n, NULL, 0, NULL, 0);
+		assert_non_null(dl);
+		if (pass == 1) {
+			assert_int_equal(dwarf_lines__unit(dl, 0, NULL, &u), -ENOTSUP);
+			dwarf_lines__free(dl);
+			continue;
+		}
+		assert_int_equal(dwarf_lines__unit(dl, 0, NULL, &u), 0);
+		for (int row = 0; row < 40; row++) {
+			assert_int_equal(
+			    dwarf_lines__find(u, 0x1000 + 0x10 * row + 8, &file, &line), 0);
+			assert_int_equal(line, row + 1);
+			assert_string_equal(file, "f.c");
+		}
+		assert_int_equal(dwarf_lines__find(u, 0x1000 + 0x10 * 40, &file, &line), -ENOENT);
+		dwarf_lines__free(dl);
+	}
+	free(b.p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_malformed),	 cmocka_unit_test(test_built),
-	    cmocka_unit_test(test_cpp_workload), cmocka_unit_test(test_omniprof),
-	    cmocka_unit_test(test_libc_debug),	 cmocka_unit_test(test_libpython),
+	    cmocka_unit_test(test_malformed),	  cmocka_unit_test(test_built),
+	    cmocka_unit_test(test_cpp_workload),  cmocka_unit_test(test_omniprof),
+	    cmocka_unit_test(test_libc_debug),	  cmocka_unit_test(test_libpython),
+	    cmocka_unit_test(test_names_bounded), cmocka_unit_test(test_row_gaps_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
