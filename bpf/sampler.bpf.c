@@ -24,10 +24,22 @@ __noinline int read_user_u64(__u64 *dst, __u64 addr);
 /* bpf/stack_copy.h: whether the copies' budget allows one now (1) or not (0). */
 __noinline int copy_budget_ok(void);
 
+/*
+ * What most frames need answered without a call: a stack read the window
+ * holds, and the rule of the pc the previous frame looked up (a recursion).
+ * A call's return costs more than the rest of a frame on CPUs whose returns
+ * are mitigated (AMD's SRSO "Safe RET": a mispredicted return each time), so
+ * the calls are left for the misses. Defined with the walk's scratch below.
+ */
+struct op_unwinder;
+static __always_inline int stack_read_u64(struct op_unwinder *u, __u64 *dst, __u64 addr);
+static __always_inline int find_rule(struct op_unwinder *u, __u64 pc, struct op_unwind_rule *rule);
+
 #define OP_READ_USER(u, dst, size, addr)                                                           \
 	((size) == 8 ? read_user_u64((__u64 *)(dst), (addr))                                       \
 		     : bpf_probe_read_user((dst), (size), (const void *)(addr)))
-#define OP_FIND_RULE(u, pc, rule) lookup_rule((u)->pid, (pc), (rule))
+#define OP_READ_STACK_U64(u, dst, addr) stack_read_u64((u), (dst), (addr))
+#define OP_FIND_RULE(u, pc, rule)	find_rule((u), (pc), (rule))
 /* The walk is of the current task (the sampled one, or the one switching out). */
 #define OP_READ_FSBASE(u) OP_CURRENT_FSBASE()
 #include "omniprof/unwind/native.h"
@@ -256,6 +268,11 @@ struct walk_scratch {
 	__u64 packed[2 * OP_MAX_USER_FRAMES];
 };
 
+/* The walk's unwinder is where stack_read_u64() and find_rule() find their scratch. */
+_Static_assert(__builtin_offsetof(struct walk_scratch, walk) == 0 &&
+		   __builtin_offsetof(struct op_walk, u) == 0,
+	       "the unwinder opens the walk's scratch");
+
 #define PACK_NARROW 1 /* OP_PACKED_FRAME, one word a frame: native and error frames */
 #define PACK_WIDE   2 /* op_frame__pack_wide, two: ... and HotSpot frames */
 
@@ -395,6 +412,23 @@ __noinline int read_user_u64(__u64 *dst, __u64 addr)
 }
 
 /*
+ * OP_READ_STACK_U64: the window's hit inline, read_user_u64() for the rest.
+ * u is the walk's unwinder, so its scratch is the one the walk reset.
+ */
+static __always_inline int stack_read_u64(struct op_unwinder *u, __u64 *dst, __u64 addr)
+{
+	struct walk_scratch *ws = (struct walk_scratch *)u;
+	__u64 off = addr - ws->window_start;
+
+	/* The window lies inside the stack span (read_user_u64 reads it only there). */
+	if (off < ws->window_len && ws->window_len - off >= 8) {
+		__builtin_memcpy(dst, &ws->window[off & (STACK_WINDOW - 1)], 8);
+		return 0;
+	}
+	return read_user_u64(dst, addr);
+}
+
+/*
  * Waking the reader is an interrupt (an IPI to this CPU): several microseconds,
  * more than the whole unwind, and a reader wakeup per sample. So samples do
  * not wake it, except the one that fills the ring past a quarter (the reader
@@ -490,13 +524,6 @@ __noinline int lookup_rule(__u32 pid, __u64 pc, struct op_unwind_rule *rule)
 		op_rule__set_invalid(rule);
 		return 0;
 	}
-	/* The same pc in the same sample: the same mapping, so the same rule. */
-	if (ws->memo_ok && ws->memo_pc == pc) {
-		*rule = ws->memo_rule;
-		ws->prev_guess = 0;
-		ws->frames_cfi++;
-		return 0;
-	}
 	how = op_lookup__rule(NULL, &ws->lookup, pid, pc, rule, &m);
 	guess = ws->prev_guess;
 	ws->prev_guess = how != OP_LOOKUP_CFI && how != OP_LOOKUP_INVALID;
@@ -535,6 +562,23 @@ __noinline int lookup_rule(__u32 pid, __u64 pc, struct op_unwind_rule *rule)
 		ws->fallbacks[2]++;
 	ws->frames_fp++;
 	return 0;
+}
+
+/*
+ * OP_FIND_RULE: the pc the previous frame looked up (in the same sample: the
+ * same mapping, so the same rule) answered inline, lookup_rule() for the rest.
+ */
+static __always_inline int find_rule(struct op_unwinder *u, __u64 pc, struct op_unwind_rule *rule)
+{
+	struct walk_scratch *ws = (struct walk_scratch *)u;
+
+	if (ws->memo_ok && ws->memo_pc == pc) {
+		*rule = ws->memo_rule;
+		ws->prev_guess = 0;
+		ws->frames_cfi++;
+		return 0;
+	}
+	return lookup_rule(u->pid, pc, rule);
 }
 
 /* What every round of the walk uses, found once per sample: the callback

@@ -17,6 +17,16 @@
  *                                   includer picks the frame-pointer rule
  *                                   (op_unwind_fp_rule) when it has no table
  *
+ * and may define
+ *
+ *   OP_READ_STACK_U64(u, dst, addr) an 8-byte read of the walked stack (the
+ *                                   return address and the registers a rule
+ *                                   says were saved), 0 on success; default:
+ *                                   OP_READ_USER. The BPF sampler serves
+ *                                   these from a window of the stack without
+ *                                   a call: two or more a frame, on CPUs where
+ *                                   every return is mitigated
+ *
  * Each step emits the frame for the current PC, finds the rule for that PC and
  * applies it to get the caller's registers (x86-64: return address at CFA - 8).
  */
@@ -28,6 +38,10 @@
 
 #if !defined(OP_READ_USER) || !defined(OP_FIND_RULE)
 #error "define OP_READ_USER and OP_FIND_RULE before including omniprof/unwind/native.h"
+#endif
+
+#ifndef OP_READ_STACK_U64
+#define OP_READ_STACK_U64(u, dst, addr) OP_READ_USER(u, dst, 8, addr)
 #endif
 
 /* The thread's fs base (x86-64 TLS: where Go keeps g), 0 when unknown. */
@@ -242,19 +256,19 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 	cfa = base + (__s64)rule->cfa_offset;
 	if (rule->cmd == OP_RULE_PLT && (r->pc & 15) >= 11)
 		cfa += 8; /* past the stub's push: the second half of each 16-byte PLT entry */
-	if (rule->cmd == OP_RULE_CFA_DEREF && OP_READ_USER(u, &cfa, sizeof(cfa), cfa))
+	if (rule->cmd == OP_RULE_CFA_DEREF && OP_READ_STACK_U64(u, &cfa, cfa))
 		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ;
 	if (cfa < r->sp + 8 && rule->cmd != OP_RULE_FP_SWITCH)
 		return OP_STEP_ERROR_BASE + bad_cfa;
-	if (OP_READ_USER(u, &ra, sizeof(ra), cfa - 8))
+	if (OP_READ_STACK_U64(u, &ra, cfa - 8))
 		return OP_STEP_ERROR_BASE + bad_read;
 	if (rule->cmd == OP_RULE_CFA_DEREF) {
 		/* Realigned frame: the caller's rbp sits at a fixed place from the base
 		 * register, not from the CFA (see OP_RULE_CFA_DEREF). */
-		if (OP_READ_USER(u, &fp, sizeof(fp), base + (__s64)rule->fp_offset))
+		if (OP_READ_STACK_U64(u, &fp, base + (__s64)rule->fp_offset))
 			return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ;
 	} else if (rule->fp_offset &&
-		   OP_READ_USER(u, &fp, sizeof(fp), cfa + (__s64)rule->fp_offset)) {
+		   OP_READ_STACK_U64(u, &fp, cfa + (__s64)rule->fp_offset)) {
 		/* A save slot below sp was popped already (an epilogue, whose CFI
 		 * still names the slot): rbp holds the caller's value. A stack copy
 		 * starts at sp, so only its walk fails to read the slot. */
@@ -268,7 +282,7 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 	 * frame's is known: otherwise bx_sp, now below the caller's sp, forgets it. */
 	if ((rule->cfa_base & OP_CFA_F_BX) && u->bx_sp && u->bx_sp == r->sp) {
 		slot = OP_CFA_BX_SLOT(rule->cfa_base);
-		if (!slot || !OP_READ_USER(u, &bx, sizeof(bx), cfa - 8 * (__u64)slot)) {
+		if (!slot || !OP_READ_STACK_U64(u, &bx, cfa - 8 * (__u64)slot)) {
 			u->bx_sp = cfa;
 		} else if (cfa - 8 * (__u64)slot < r->sp) {
 			bx = r->bx; /* popped already, as rbp above */
