@@ -267,8 +267,7 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 		 * register, not from the CFA (see OP_RULE_CFA_DEREF). */
 		if (OP_READ_STACK_U64(u, &fp, base + (__s64)rule->fp_offset))
 			return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ;
-	} else if (rule->fp_offset &&
-		   OP_READ_STACK_U64(u, &fp, cfa + (__s64)rule->fp_offset)) {
+	} else if (rule->fp_offset && OP_READ_STACK_U64(u, &fp, cfa + (__s64)rule->fp_offset)) {
 		/* A save slot below sp was popped already (an epilogue, whose CFI
 		 * still names the slot): rbp holds the caller's value. A stack copy
 		 * starts at sp, so only its walk fails to read the slot. */
