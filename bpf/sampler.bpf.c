@@ -78,6 +78,8 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 21); /* resized by user space from the CPU count */
 } events SEC(".maps");
+/* A quarter of events' size, set by user space with it (0: asked of the ring). */
+const volatile __u64 ring_quarter = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -85,6 +87,20 @@ struct {
 	__type(key, __u32); /* tgid */
 	__type(value, __u8);
 } pid_filter SEC(".maps");
+
+/*
+ * How many times user space took a pid out of pid_filter (bumped after each
+ * delete, src/engine/targets.c): a tgid found in it at generation g is still
+ * in it while the generation is g, so a CPU remembers its last such tgid and
+ * skips the hash lookup for most samples (bpf/sampler.bpf.c pid_wanted).
+ * Additions (user space's, a fork's) need no bump: only found tgids are kept.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} pid_filter_gen SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
@@ -110,6 +126,20 @@ struct {
 	__type(key, __u32);
 	__type(value, struct op_interp_proc);
 } interp_procs SEC(".maps");
+
+/*
+ * How many times user space added to interp_procs (bumped after each update,
+ * src/unwind/interp_ranges.c): a pid found absent at generation g is still
+ * absent while the generation is g, so a CPU remembers its last such pid and
+ * skips the hash lookup (a call and its return, about 100 ns on this
+ * SRSO Safe-RET host) for most samples of processes without runtimes.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} interp_gen SEC(".maps");
 
 /*
  * Stack deltas live in large "chunk" arrays of pages, each holding the tables
@@ -233,6 +263,8 @@ static __always_inline void rule_cache_put(__u64 table_id, __u64 vaddr,
 #define STACK_WINDOW 2048	/* a power of two, at most a page */
 #define STACK_SPAN   (8u << 20) /* reads this far above sp are stack reads */
 
+#define PID_SLOTS 8 /* a power of two */
+
 struct walk_scratch {
 	struct op_walk walk; /* the user-stack walk (too big for the BPF stack) */
 	struct op_lookup_cache
@@ -266,6 +298,11 @@ struct walk_scratch {
 	 * narrow one without runtimes, the wide one with (a JVM's). */
 	__u8 pack;
 	__u64 packed[2 * OP_MAX_USER_FRAMES];
+	/* Kept across samples (not reset), slot pid % PID_SLOTS: generation << 32 |
+	 * pid of the last such pid this CPU found without an interp_procs entry
+	 * (interp_procs_of), and in pid_filter (pid_wanted_cached). */
+	__u64 no_interp[PID_SLOTS];
+	__u64 pid_in_filter[PID_SLOTS];
 };
 
 /* The walk's unwinder is where stack_read_u64() and find_rule() find their scratch. */
@@ -439,14 +476,39 @@ static __always_inline int stack_read_u64(struct op_unwinder *u, __u64 *dst, __u
 static __always_inline __u64 trace_wakeup(long size)
 {
 	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
-	__u64 quarter = bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4;
+	/* The ring's size is set before the load (a helper call fewer). */
+	__u64 quarter =
+	    ring_quarter ? ring_quarter : bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4;
 
 	return avail < quarter && avail + size >= quarter ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
-
 static __always_inline bool pid_wanted(__u32 tgid)
 {
 	return !filter_pids || bpf_map_lookup_elem(&pid_filter, &tgid);
+}
+
+/*
+ * pid_wanted() for the CPU samples: the lookup skipped when this CPU found tgid
+ * in pid_filter at the current generation (read before the lookup, so a
+ * delete after it is seen at the next sample).
+ */
+static __always_inline bool pid_wanted_cached(struct walk_scratch *ws, __u32 tgid)
+{
+	const __u64 *genp;
+	__u64 key;
+
+	if (!filter_pids)
+		return true;
+	genp = bpf_map_lookup_elem(&pid_filter_gen, &(__u32){0});
+	if (!genp)
+		return bpf_map_lookup_elem(&pid_filter, &tgid);
+	key = *genp << 32 | tgid;
+	if (tgid && ws->pid_in_filter[tgid & (PID_SLOTS - 1)] == key)
+		return true;
+	if (!bpf_map_lookup_elem(&pid_filter, &tgid))
+		return false;
+	ws->pid_in_filter[tgid & (PID_SLOTS - 1)] = key;
+	return true;
 }
 
 /* Whether the current task is under the --cgroup folder (descendants included). */
@@ -723,6 +785,29 @@ static __always_inline void walk_scratch__reset(struct walk_scratch *ws, __u64 s
 	ws->memo_ok = 0;
 }
 
+/*
+ * pid's interp_procs value, NULL when it has none: the lookup skipped when this
+ * CPU found pid without one at the current generation. The generation is read
+ * before the lookup, so an entry added after it is found at the next one.
+ */
+static __always_inline const struct op_interp_proc *interp_procs_of(struct walk_scratch *ws,
+								    __u32 pid)
+{
+	const __u64 *genp = bpf_map_lookup_elem(&interp_gen, &(__u32){0});
+	const struct op_interp_proc *ip;
+	__u64 key;
+
+	if (!genp)
+		return bpf_map_lookup_elem(&interp_procs, &pid);
+	key = *genp << 32 | pid;
+	if (pid && ws->no_interp[pid & (PID_SLOTS - 1)] == key)
+		return NULL;
+	ip = bpf_map_lookup_elem(&interp_procs, &pid);
+	if (!ip)
+		ws->no_interp[pid & (PID_SLOTS - 1)] = key;
+	return ip;
+}
+
 /* regs_err: 0, -1 no user context (kernel thread), -2 a user pc of 0. ws was reset. */
 static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, struct trace_buf *b,
 					    struct walk_scratch *ws, const struct op_regs *r,
@@ -739,8 +824,8 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 		t->flags |= OP_TRACE_F_NO_USER;
 		return;
 	}
-	/* One lookup per sample: does the process run a runtime at all? */
-	op_walk__init(w, pid, r->pc, r->sp, r->fp, bpf_map_lookup_elem(&interp_procs, &pid));
+	/* Does the process run a runtime at all? At most one lookup per sample. */
+	op_walk__init(w, pid, r->pc, r->sp, r->fp, interp_procs_of(ws, pid));
 	op_unwinder__set_bx(&w->u, r->bx);
 	if (w->has_interp)
 		user_pinned_regs(ctx, w);
@@ -809,6 +894,43 @@ __noinline int walk_user_stack_cpu(struct bpf_perf_event_data *ctx, struct trace
 }
 
 /*
+ * The packed frames (words of them, at most 2 * OP_MAX_USER_FRAMES) over the
+ * record's op_frame slots, after its nk kernel frames: plain loads and stores
+ * of 64 bytes a round instead of bpf_probe_read_kernel (whose checks and
+ * nested calls cost more than the copy on CPUs whose returns are mitigated).
+ * A global function: the verifier checks its loop once, not at each of
+ * trace_size()'s callers with each count of rounds. The last round may copy up
+ * to 7 words past the frames: inside the buffer, past the record's size, never
+ * sent. The op_frame slots are not read again. 0, -1: b or ws NULL.
+ */
+__noinline int packed_copy(struct trace_buf *b, struct walk_scratch *ws, __u64 nk, __u64 words)
+{
+	__u64 base = nk;
+
+	if (!b || !ws)
+		return -1;
+	/* A mask the verifier can follow, on an opaque copy so the compiler keeps it. */
+	__asm__ volatile("" : "+r"(base));
+	base &= 255;
+	for (__u32 c = 0; c < 2 * OP_MAX_USER_FRAMES / 8; c++) {
+		__u64 *d = (__u64 *)((__u8 *)b->body + base * 8 + c * 64);
+		const __u64 *src = &ws->packed[c * 8];
+
+		if (c * 8 >= words)
+			break;
+		d[0] = src[0];
+		d[1] = src[1];
+		d[2] = src[2];
+		d[3] = src[3];
+		d[4] = src[4];
+		d[5] = src[5];
+		d[6] = src[6];
+		d[7] = src[7];
+	}
+	return 0;
+}
+
+/*
  * The record's size, its user frames packed first when they all pack
  * (OP_TRACE_F_PACKED: a third of the bytes into the ring buffer;
  * OP_TRACE_F_PACKED_WIDE: two thirds): the packed copy the walk kept goes
@@ -817,31 +939,24 @@ __noinline int walk_user_stack_cpu(struct bpf_perf_event_data *ctx, struct trace
 static __always_inline long trace_size(struct trace_buf *b, struct walk_scratch *ws)
 {
 	struct op_trace *t = &b->t;
-	__u64 nk = t->n_kernel & 255, nu = t->n_user & (OP_MAX_USER_FRAMES * 2 - 1);
+	__u64 nk = t->n_kernel & 255, nu = t->n_user & (OP_MAX_USER_FRAMES * 2 - 1), words = 0;
 	long size;
 
 	if (ws->pack == PACK_NARROW && nu && nu <= OP_MAX_USER_FRAMES) {
-		/* Reading a map value cannot fault; were it to fail, the destination
-		 * is zeroed: sent as a stack with no user frames, truncated. */
-		if (bpf_probe_read_kernel((__u8 *)b->body + nk * 8, nu * 8, ws->packed)) {
-			t->n_user = 0;
-			t->flags |= OP_TRACE_F_USER_TRUNCATED;
-			return OP_TRACE_SIZE(nk, 0);
-		}
+		words = nu;
 		t->flags |= OP_TRACE_F_PACKED;
-		return OP_TRACE_PACKED_SIZE(nk, nu);
-	}
-	if (ws->pack == PACK_WIDE && nu && nu <= OP_MAX_USER_FRAMES) {
-		if (bpf_probe_read_kernel((__u8 *)b->body + nk * 8, nu * 16, ws->packed)) {
-			t->n_user = 0;
-			t->flags |= OP_TRACE_F_USER_TRUNCATED;
-			return OP_TRACE_SIZE(nk, 0);
-		}
+		size = OP_TRACE_PACKED_SIZE(nk, nu);
+	} else if (ws->pack == PACK_WIDE && nu && nu <= OP_MAX_USER_FRAMES) {
+		words = 2 * nu;
 		t->flags |= OP_TRACE_F_PACKED_WIDE;
-		return OP_TRACE_WIDE_SIZE(nk, nu);
+		size = OP_TRACE_WIDE_SIZE(nk, nu);
+	} else {
+		size = OP_TRACE_SIZE(nk, nu);
+		return size > (long)sizeof(*b) ? (long)sizeof(*b) : size;
 	}
-	size = OP_TRACE_SIZE(nk, nu);
-	return size > (long)sizeof(*b) ? (long)sizeof(*b) : size;
+	/* b and ws are not NULL: it copies. */
+	packed_copy(b, ws, nk, words);
+	return size;
 }
 
 #include "stack_copy.h"
@@ -889,9 +1004,10 @@ static __always_inline void phase_end(__u32 which, __u64 *since)
 static __always_inline void sample(struct bpf_perf_event_data *ctx)
 {
 	PHASE_START(phase_t);
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
-	struct task_struct *task;
+	/* The ids from the task (bpf_get_current_pid_tgid's fields): a helper call fewer. */
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = OP_KFIELD(task, task_tgid, __u32), tid = OP_KFIELD(task, task_pid, __u32),
+	      zero = 0;
 	struct walk_scratch *ws;
 	struct trace_buf *b;
 	struct op_trace *t;
@@ -908,13 +1024,15 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx)
 		stat_inc(OP_STAT_IDLE);
 		return;
 	}
-	if (!pid_wanted(tgid) || !cgroup_wanted()) {
+	ws = walk_scratch__get();
+	if (!ws)
+		return;
+	if (!pid_wanted_cached(ws, tgid) || !cgroup_wanted()) {
 		stat_inc(OP_STAT_FILTERED);
 		return;
 	}
-	ws = walk_scratch__get();
 	b = bpf_map_lookup_elem(&scratch, &zero);
-	if (!ws || !b)
+	if (!b)
 		return;
 	regs_err = user_regs(ctx, &r) ? -1 : !r.pc ? -2 : 0;
 	walk_scratch__reset(ws, r.sp);
@@ -937,7 +1055,6 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx)
 	t->flags = 0;
 	t->n_kernel = 0;
 	t->n_user = 0;
-	task = bpf_get_current_task_btf();
 	task_comms(task, t->comm, t->pcomm);
 
 	if (kernel_stacks && !in_user_mode(ctx)) {

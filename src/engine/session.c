@@ -411,8 +411,8 @@ int session__start(struct session *ss, const struct session_opts *o)
 	 * their files readied first (the scan's in the background). */
 	file_worker__set_background(ss->fw, true);
 	if (targets__by_process(&ss->targets)) {
-		n_targets =
-		    targets__attach(&ss->targets, sampler__pid_filter_fd(ss->s), &target_pids);
+		n_targets = targets__attach(&ss->targets, sampler__pid_filter_fd(ss->s),
+					    sampler__map_fd(ss->s, "pid_filter_gen"), &target_pids);
 		if (n_targets < 0) {
 			pr_err("cannot list the processes to profile: %s", strerror(-n_targets));
 			return n_targets;

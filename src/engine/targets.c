@@ -20,6 +20,7 @@ int targets__init(struct targets *t, const struct targets_opts *o)
 	memset(t, 0, sizeof(*t));
 	t->o = *o;
 	t->map_fd = -1;
+	t->gen_fd = -1;
 	t->by_process = o->n_pids || o->comm || o->container;
 	if (o->comm) {
 		if (regcomp(&t->comm, o->comm, REG_EXTENDED | REG_NOSUB)) {
@@ -104,14 +105,31 @@ bool targets__match(const struct targets *t, uint32_t pid, const char *comm,
 	return true;
 }
 
+/* After a delete: the sampler's CPUs forget the pid they remembered in the map
+ * (pid_wanted_cached in bpf/sampler.bpf.c). This process is the one writer. */
+static void bump_gen(struct targets *t)
+{
+	uint32_t zero = 0;
+	uint64_t gen = 0;
+
+	if (t->gen_fd < 0)
+		return;
+	if (!bpf_map_lookup_elem(t->gen_fd, &zero, &gen))
+		gen++;
+	if (bpf_map_update_elem(t->gen_fd, &zero, &gen, BPF_ANY))
+		pr_warn("cannot mark the pid filter changed: %s", strerror(errno));
+}
+
 /* Puts pid in or out of the map; counts a full map. */
 static void set_target(struct targets *t, uint32_t pid, bool on)
 {
 	uint8_t one = 1;
 
 	if (!on) {
-		if (!bpf_map_delete_elem(t->map_fd, &pid))
-			t->stats.removed++;
+		if (bpf_map_delete_elem(t->map_fd, &pid))
+			return;
+		t->stats.removed++;
+		bump_gen(t);
 		return;
 	}
 	if (bpf_map_update_elem(t->map_fd, &pid, &one, BPF_ANY)) {
@@ -150,12 +168,13 @@ static int attach_running(uint32_t pid, void *ctx)
 	return push_pid(a, pid);
 }
 
-int targets__attach(struct targets *t, int map_fd, uint32_t **out)
+int targets__attach(struct targets *t, int map_fd, int gen_fd, uint32_t **out)
 {
 	struct attach_ctx a = {.t = t};
 	int err = 0;
 
 	t->map_fd = map_fd;
+	t->gen_fd = gen_fd;
 	if (t->o.follow_children || t->o.n_pids) {
 		/* A command's process is a target before its exec (its comm is still ours). */
 		for (size_t i = 0; i < t->o.n_pids && !err; i++) {

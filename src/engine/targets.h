@@ -39,6 +39,7 @@ struct targets {
 	bool has_comm;
 	regex_t comm;
 	int map_fd; /* pid_filter; -1 until targets__attach */
+	int gen_fd; /* pid_filter_gen, bumped after each delete; -1: none */
 	struct targets_stats stats;
 };
 
@@ -60,10 +61,11 @@ bool targets__follow_children(const struct targets *t);
 bool targets__match(const struct targets *t, uint32_t pid, const char *comm,
 		    const char *container_id, bool in_tree);
 
-/* Fills the map fd from the processes running now (or the -p list). Returns how many
- * processes are targets and, when out is not NULL, their pids (*out freed by the
- * caller; NULL when none). -errno on failure. */
-int targets__attach(struct targets *t, int map_fd, uint32_t **out);
+/* Fills the map fd from the processes running now (or the -p list). gen_fd: the
+ * sampler's pid_filter_gen (its CPUs remember a pid found in the map until it
+ * changes), -1: none. Returns how many processes are targets and, when out is not
+ * NULL, their pids (*out freed by the caller; NULL when none). -errno on failure. */
+int targets__attach(struct targets *t, int map_fd, int gen_fd, uint32_t **out);
 /* An exec of pid (its new comm): whether it is (still) a target; the map follows. */
 bool targets__on_exec(struct targets *t, uint32_t pid, const char *comm);
 /* pid exited: its map entry goes (a pid reused later must match on its own). */

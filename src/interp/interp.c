@@ -41,6 +41,7 @@ struct interp {
 	struct interp_env env;
 	struct process_table *pt; /* listened to; NULL once interp__free() began */
 	int ranges_fd;		  /* the interp_procs BPF map, -1: none */
+	int gen_fd;		  /* its generation (interp_gen), -1: none */
 	uint64_t range_errors;	  /* interp_procs updates that failed */
 	void **rt;		  /* rt[r]: runtime r's state */
 	struct hashmap files;	  /* file slot -> struct interp_file */
@@ -248,7 +249,7 @@ static void publish_ranges(struct interp *in, struct interp_proc *ip)
 			err = interp_procs__remove(in->ranges_fd, ip->pid);
 		ip->published = false;
 	} else {
-		err = interp_procs__publish(in->ranges_fd, ip->pid, &v);
+		err = interp_procs__publish(in->ranges_fd, in->gen_fd, ip->pid, &v);
 		ip->published = !err;
 	}
 	if (err) {
@@ -407,6 +408,7 @@ int interp__new(const struct interp_env *env, struct process_table *pt, struct i
 		return -ENOMEM;
 	in->env = *env;
 	in->ranges_fd = env->map_fd ? env->map_fd(env->ctx, "interp_procs") : -1;
+	in->gen_fd = env->map_fd ? env->map_fd(env->ctx, "interp_gen") : -1;
 	hashmap__init(&in->files, file_equal, NULL);
 	hashmap__init(&in->procs, proc_equal, NULL);
 	in->rt = calloc(interp_registry_len ? interp_registry_len : 1, sizeof(*in->rt));
@@ -480,6 +482,7 @@ void interp__unload(struct interp *in)
 	in->pt = NULL;
 	in->env.map_fd = NULL;
 	in->ranges_fd = -1;
+	in->gen_fd = -1;
 	for (size_t r = 0; r < interp_registry_len; r++)
 		if (interp_registry[r]->unload)
 			interp_registry[r]->unload(in->rt[r]);

@@ -746,6 +746,8 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 	bpf_map__set_max_entries(
 	    s->skel->maps.events,
 	    (uint32_t)ring_size(n_cpus, opts, s->skel->rodata->copy_budget_count));
+	/* The samples' wakeup test: the ring's size known to the program (a query fewer). */
+	s->skel->rodata->ring_quarter = bpf_map__max_entries(s->skel->maps.events) / 4;
 	size_maps(s->skel, opts->offcpu_threshold != 0);
 	/* One stack-copy buffer per possible CPU (bpf/stack_copy.h). */
 	bpf_map__set_max_entries(s->skel->maps.stack_copy_scratch,

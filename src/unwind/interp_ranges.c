@@ -30,11 +30,24 @@ int op_interp_proc__empty(const struct op_interp_proc *v)
 	return 1;
 }
 
-int interp_procs__publish(int map_fd, uint32_t pid, const struct op_interp_proc *v)
+int interp_procs__publish(int map_fd, int gen_fd, uint32_t pid, const struct op_interp_proc *v)
 {
+	uint32_t zero = 0;
+	uint64_t gen = 0;
+
 	if (map_fd < 0)
 		return -EBADF;
-	return bpf_map_update_elem(map_fd, &pid, v, BPF_ANY) ? -errno : 0;
+	if (bpf_map_update_elem(map_fd, &pid, v, BPF_ANY))
+		return -errno;
+	if (gen_fd < 0)
+		return 0;
+	/* After the entry: a sample that read the old generation may still have
+	 * missed it, one that reads the new one finds it. This process is the
+	 * map's one writer. */
+	if (bpf_map_lookup_elem(gen_fd, &zero, &gen))
+		return -errno;
+	gen++;
+	return bpf_map_update_elem(gen_fd, &zero, &gen, BPF_ANY) ? -errno : 0;
 }
 
 int interp_procs__remove(int map_fd, uint32_t pid)

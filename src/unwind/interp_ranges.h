@@ -23,8 +23,12 @@ int op_interp_proc__add(struct op_interp_proc *v, uint32_t interp, uint64_t star
 /* Whether v holds no range. */
 int op_interp_proc__empty(const struct op_interp_proc *v);
 
-/* Sets pid's value in the map map_fd. 0 or -errno. */
-int interp_procs__publish(int map_fd, uint32_t pid, const struct op_interp_proc *v);
+/*
+ * Sets pid's value in the map map_fd, then bumps the generation in gen_fd
+ * (the sampler's interp_gen: the walk remembers pids it found without an
+ * entry until the generation changes; -1: none). 0 or -errno.
+ */
+int interp_procs__publish(int map_fd, int gen_fd, uint32_t pid, const struct op_interp_proc *v);
 
 /* Deletes pid's value. 0 (also when there was none) or -errno. */
 int interp_procs__remove(int map_fd, uint32_t pid);

@@ -5,7 +5,9 @@
  * and a display name, the generic resolve/describe keep (id, offset) for a
  * runtime's frame and leave other frames alone, and the process table tells
  * its listeners about maps reads, exits and forgotten processes (this
- * test's own process), a waiting process published by a later read included.
+ * test's own process), a waiting process published by a later read included;
+ * and, on real BPF maps, that publishing a process's ranges bumps the
+ * generation the sampler's CPUs check before they skip the lookup.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -22,9 +24,12 @@
 
 #include <cmocka.h>
 
+#include <bpf/bpf.h>
+
 #include "engine/collector.h"
 #include "interp/interp.h"
 #include "profile/profile.h"
+#include "unwind/interp_ranges.h"
 
 /* The profile.frame.type values of the semantic conventions (v1.44). */
 static bool semconv_frame_type(const char *t)
@@ -548,10 +553,53 @@ static void test_inspected_once_opened_again(void **state)
 	file_worker__free(fw);
 }
 
+static uint64_t generation(int fd)
+{
+	uint32_t zero = 0;
+	uint64_t gen = ~0ull;
+
+	assert_int_equal(bpf_map_lookup_elem(fd, &zero, &gen), 0);
+	return gen;
+}
+
+/* The sampler remembers a pid found without ranges until interp_gen changes
+ * (bpf/sampler.bpf.c interp_procs_of): every publication must change it after
+ * the entry is in; a removal need not. */
+static void test_publish_bumps_generation(void **state)
+{
+	struct op_interp_proc v, got;
+	uint32_t pid = 4000000;
+	int map = bpf_map_create(BPF_MAP_TYPE_HASH, "test_interp", 4, sizeof(v), 16, NULL);
+	int gen = bpf_map_create(BPF_MAP_TYPE_ARRAY, "test_interp_gen", 4, 8, 1, NULL);
+
+	(void)state;
+	/* Real maps: fails loudly without BPF (root). */
+	assert_true(map >= 0);
+	assert_true(gen >= 0);
+	memset(&v, 0, sizeof(v));
+	assert_int_equal(op_interp_proc__add(&v, 1, 0x1000, 0x2000, 0), 0);
+	assert_int_equal(generation(gen), 0);
+	assert_int_equal(interp_procs__publish(map, gen, pid, &v), 0);
+	assert_int_equal(bpf_map_lookup_elem(map, &pid, &got), 0);
+	assert_memory_equal(&got, &v, sizeof(v));
+	assert_int_equal(generation(gen), 1);
+	assert_int_equal(interp_procs__publish(map, gen, pid, &v), 0);
+	assert_int_equal(generation(gen), 2);
+	assert_int_equal(interp_procs__remove(map, pid), 0);
+	assert_true(bpf_map_lookup_elem(map, &pid, &got) < 0);
+	assert_int_equal(generation(gen), 2);
+	/* No generation map: the entry still goes in. */
+	assert_int_equal(interp_procs__publish(map, -1, pid, &v), 0);
+	assert_int_equal(generation(gen), 2);
+	close(map);
+	close(gen);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_frame_kinds),
+	    cmocka_unit_test(test_publish_bumps_generation),
 	    cmocka_unit_test(test_registry),
 	    cmocka_unit_test(test_describe_inline),
 	    cmocka_unit_test(test_listeners),
