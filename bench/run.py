@@ -641,6 +641,7 @@ class Bench:
                     "rss": rec.maxrss_mib, "map_mib": mem[0] / 2**20, "maps": mem[1],
                     "bpf_pct": bpf_pct, "bpf_ns_run": ns, "status": rec.status, "steady": steady,
                     "steady_against": steady_other,
+                    "rss_against": other[0].maxrss_mib if other else None,
                 })
         lines = ["Agent CPU counts the whole run: loading the BPF programs, scanning every "
                  "process, building their tables, and writing the profile at the end; the steady "
@@ -650,12 +651,14 @@ class Bench:
                  "sends an OTLP/HTTP report every 5 s to a local receiver (bench/benchlib.py "
                  "OtlpHttpSink) and is stopped with SIGTERM after the same time."
                  + (" With --against, that build's agent runs beside each agent row (same workloads, "
-                    "same window, its own receiver): its steady state is the last column." if self.against else ""),
+                    "same window, its own receiver): its steady state and peak RSS are the last "
+                    "columns." if self.against else ""),
                  "",
                  "| mode, frequency | agent CPU (user+sys) | % of one CPU | steady state | peak RSS | BPF map memory "
                  "| BPF time, % of one CPU (all CPUs) | BPF ns per program run (all processes) |"
-                 + (" steady state, --against build |" if self.against else ""),
-                 "|---|---|---|---|---|---|---|---|" + ("---|" if self.against else "")]
+                 + (" steady state, --against build | peak RSS, --against build |"
+                    if self.against else ""),
+                 "|---|---|---|---|---|---|---|---|" + ("---|---|" if self.against else "")]
         for r in rows:
             sent = ""
             if r["exports"]:
@@ -666,7 +669,8 @@ class Bench:
                 f"| {bl.fmt(r['steady'], '{:.2f}%')} "
                 f"| **{r['rss']:.1f} MiB** | {r['map_mib']:.1f} MiB in {r['maps']} maps "
                 f"| {bl.fmt(r['bpf_pct'], '{:.2f}%')} | {bl.fmt(r['bpf_ns_run'], '{:.0f}')} |"
-                + (f" {bl.fmt(r['steady_against'], '{:.2f}%')} |" if self.against else ""))
+                + (f" {bl.fmt(r['steady_against'], '{:.2f}%')} "
+                   f"| {bl.fmt(r.get('rss_against'), '{:.1f} MiB')} |" if self.against else ""))
         self.sections["agent"] = (rows, lines)
         return lines
 

@@ -2,6 +2,7 @@
 #include "unwind/delta_pages.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Pages per level, root first. Returns the level count, 0 when n does not fit. */
@@ -102,4 +103,148 @@ int delta_pages__build(const uint32_t *addr, const uint16_t *rule, size_t n, uin
 		delta_pages__pad(page, k);
 	}
 	return delta_pages__build_upper(&pages[upper], n, first_page, pages, info);
+}
+
+size_t delta_leaves__bytes(size_t n)
+{
+	return (n + OP_PAGE_DELTAS - 1) / OP_PAGE_DELTAS * sizeof(struct op_delta_page);
+}
+
+int delta_leaves__init(struct delta_leaves *l, size_t n)
+{
+	memset(l, 0, sizeof(*l));
+	if (n >= OP_DELTA_PAD)
+		return -E2BIG;
+	if (n) {
+		l->pages = malloc(delta_leaves__bytes(n));
+		if (!l->pages)
+			return -ENOMEM;
+	}
+	l->cap = n;
+	return 0;
+}
+
+/* The slot of the rule whose 8 bytes are key: its own, or the empty one to put it in. */
+static uint32_t *leaves_slot(struct delta_leaves *l, uint64_t key)
+{
+	uint32_t mask = l->n_slots - 1, i = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+
+	for (;; i = (i + 1) & mask) {
+		uint64_t have;
+
+		if (l->slots[i] == UINT32_MAX)
+			return &l->slots[i];
+		memcpy(&have, &l->rules[l->slots[i]], sizeof(have));
+		if (have == key)
+			return &l->slots[i];
+	}
+}
+
+/* Room for one more rule: the index at most half full. 0 or -ENOMEM. */
+static int leaves_grow(struct delta_leaves *l)
+{
+	uint32_t *old = l->slots, old_n = l->n_slots;
+
+	if (l->n_rules == l->rules_cap && l->n_rules < OP_MAX_RULES) {
+		uint32_t cap = l->rules_cap ? 2 * l->rules_cap : 256;
+		struct op_unwind_rule *r = realloc(l->rules, (size_t)cap * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		l->rules = r;
+		l->rules_cap = cap;
+	}
+	if (2 * (l->n_rules + 1) <= l->n_slots)
+		return 0;
+	l->n_slots = old_n ? 2 * old_n : 512;
+	l->slots = malloc((size_t)l->n_slots * sizeof(*l->slots));
+	if (!l->slots) {
+		l->slots = old;
+		l->n_slots = old_n;
+		return -ENOMEM;
+	}
+	memset(l->slots, 0xff, (size_t)l->n_slots * sizeof(*l->slots));
+	for (uint32_t i = 0; i < old_n; i++) {
+		uint64_t key;
+
+		if (old[i] == UINT32_MAX)
+			continue;
+		memcpy(&key, &l->rules[old[i]], sizeof(key));
+		*leaves_slot(l, key) = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+_Static_assert(sizeof(struct op_unwind_rule) == sizeof(uint64_t), "a rule is its 8 bytes' key");
+
+int delta_leaves__add(struct delta_leaves *l, const struct stack_delta *d, size_t k)
+{
+	/* The last rule seen: runs of one rule are common (a function's body). */
+	uint64_t last_key = 0;
+	uint16_t last = 0;
+	bool have_last = false;
+
+	if (k > l->cap - l->n)
+		return -ENOSPC;
+	if (k && !l->n)
+		l->base = d[0].addr;
+	for (size_t i = 0; i < k; i++, l->n++) {
+		struct op_delta_page *page = &l->pages[l->n / OP_PAGE_DELTAS];
+		size_t s = l->n % OP_PAGE_DELTAS;
+		uint64_t key, off = d[i].addr - l->base;
+		uint32_t *slot;
+
+		if (off >= OP_DELTA_PAD)
+			l->too_wide = true;
+		page->addr[s] = (uint32_t)off;
+		memcpy(&key, &d[i].rule, sizeof(key));
+		if (have_last && key == last_key) {
+			page->rule[s] = last;
+			continue;
+		}
+		if (!l->slots || 2 * (l->n_rules + 1) > l->n_slots) {
+			if (leaves_grow(l))
+				return -ENOMEM;
+		}
+		slot = leaves_slot(l, key);
+		if (*slot == UINT32_MAX) {
+			if (l->n_rules >= OP_MAX_RULES) {
+				/* Not loadable: the shared array holds no more. Read on (the
+				 * file is still checked), local index 0 for the rest. */
+				l->rules_full = true;
+				page->rule[s] = 0;
+				have_last = false;
+				continue;
+			}
+			if (l->n_rules == l->rules_cap && leaves_grow(l))
+				return -ENOMEM;
+			l->rules[l->n_rules] = d[i].rule;
+			*slot = l->n_rules++;
+		}
+		last = (uint16_t)*slot;
+		last_key = key;
+		have_last = true;
+		page->rule[s] = last;
+	}
+	return 0;
+}
+
+void delta_leaves__finish(struct delta_leaves *l)
+{
+	if (l->n % OP_PAGE_DELTAS)
+		delta_pages__pad(&l->pages[l->n / OP_PAGE_DELTAS], l->n % OP_PAGE_DELTAS);
+	free(l->slots);
+	l->slots = NULL;
+	l->n_slots = 0;
+}
+
+void delta_leaves__free(struct delta_leaves *l)
+{
+	if (!l)
+		return;
+	free(l->pages);
+	free(l->rules);
+	free(l->slots);
+	memset(l, 0, sizeof(*l));
 }

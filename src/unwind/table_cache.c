@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "unwind/delta_pages.h"
 #include "util/stat_memo.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -262,16 +263,19 @@ static int write_all(int fd, const void *buf, size_t len)
 }
 
 /*
- * Checks and reads the open cache file fd of id into out (*mtime: the file's).
- * 0, -EBADMSG or -errno. The digest is computed once per run per unchanged file
- * (util/stat_memo.h): a file read back again with the same device, inode, size,
- * mtime and ctime holds the bytes checked the first time.
+ * Checks and reads the open cache file fd of id into out, or into leaves and
+ * *stats when out is NULL (*mtime: the file's). 0, -EBADMSG or -errno. The digest is
+ * computed once per run per unchanged file (util/stat_memo.h): a file read
+ * back again with the same device, inode, size, mtime and ctime holds the
+ * bytes checked the first time.
  */
 static int read_table(int fd, const uint8_t id[STACK_DELTAS_ID_LEN], struct stack_delta_table *out,
+		      struct delta_leaves *leaves, struct stack_delta_stats *stats,
 		      struct timespec *mtime)
 {
 	uint8_t digest[CACHE_DIGEST_LEN], seen[CACHE_DIGEST_LEN];
-	struct stack_delta *deltas = NULL;
+	struct stack_delta *deltas = NULL, *block, prev = {0};
+	struct delta_leaves l = {0};
 	struct stat_memo_key before, after;
 	struct cache_sum sum;
 	struct cache_header h;
@@ -302,10 +306,19 @@ static int read_table(int fd, const uint8_t id[STACK_DELTAS_ID_LEN], struct stac
 	if (check)
 		sum_begin(&sum, &h);
 	if (h.n) {
-		deltas = malloc(h.n * sizeof(*deltas));
+		/*
+		 * The deltas whole, or (leaves) one block at a time laid out as
+		 * leaves: 16 bytes a delta becomes 6 on the worker (issue 22).
+		 */
+		deltas = malloc((out ? h.n : CACHE_READ_DELTAS) * sizeof(*deltas));
 		if (!deltas) {
 			err = -ENOMEM;
 			goto cleanup;
+		}
+		if (!out) {
+			err = delta_leaves__init(&l, h.n);
+			if (err)
+				goto cleanup;
 		}
 	}
 	/*
@@ -317,16 +330,27 @@ static int read_table(int fd, const uint8_t id[STACK_DELTAS_ID_LEN], struct stac
 	for (uint64_t at = 0; at < h.n; at += CACHE_READ_DELTAS) {
 		uint64_t k = h.n - at < CACHE_READ_DELTAS ? h.n - at : CACHE_READ_DELTAS;
 
-		err = read_all(fd, &deltas[at], k * sizeof(*deltas));
+		block = out ? &deltas[at] : deltas;
+		err = read_all(fd, block, k * sizeof(*deltas));
 		if (err)
 			goto cleanup;
 		if (check)
-			sum_update(&sum, &deltas[at], k * sizeof(*deltas));
-		for (uint64_t i = at ? at : 1; i < at + k; i++) {
-			if (deltas[i].addr <= deltas[i - 1].addr) {
+			sum_update(&sum, block, k * sizeof(*deltas));
+		if (at && block[0].addr <= prev.addr) {
+			err = -EBADMSG;
+			goto cleanup;
+		}
+		for (uint64_t i = 1; i < k; i++) {
+			if (block[i].addr <= block[i - 1].addr) {
 				err = -EBADMSG;
 				goto cleanup;
 			}
+		}
+		prev = block[k - 1];
+		if (!out) {
+			err = delta_leaves__add(&l, block, k);
+			if (err)
+				goto cleanup;
 		}
 	}
 	if (check) {
@@ -340,29 +364,44 @@ static int read_table(int fd, const uint8_t id[STACK_DELTAS_ID_LEN], struct stac
 		    !memcmp(&before, &after, sizeof(before)))
 			stat_memo__add(&before, digest, sizeof(digest));
 	}
-	out->deltas = deltas;
-	out->n = h.n;
-	out->stats.cies = h.stats[0];
-	out->stats.fdes = h.stats[1];
-	out->stats.unsupported = h.stats[2];
-	out->stats.bad_entries = h.stats[3];
+	if (!out) {
+		free(deltas);
+		delta_leaves__finish(&l);
+		*leaves = l;
+	} else {
+		out->deltas = deltas;
+		out->n = h.n;
+		stats = &out->stats;
+	}
+	stats->cies = h.stats[0];
+	stats->fdes = h.stats[1];
+	stats->unsupported = h.stats[2];
+	stats->bad_entries = h.stats[3];
+	if (!out)
+		return 0;
 	memcpy(out->id, id, STACK_DELTAS_ID_LEN);
 	out->has_id = true;
 	return 0;
 cleanup:
+	delta_leaves__free(&l);
 	free(deltas);
 	return err;
 }
 
-int table_cache__load(struct table_cache *tc, const uint8_t id[STACK_DELTAS_ID_LEN],
-		      struct stack_delta_table *out)
+/* table_cache__load() into out, or into leaves and *stats when out is NULL. */
+static int load(struct table_cache *tc, const uint8_t id[STACK_DELTAS_ID_LEN],
+		struct stack_delta_table *out, struct delta_leaves *leaves,
+		struct stack_delta_stats *stats)
 {
 	uint64_t start = clock__now_ns();
 	struct timespec mtime = {0}, now;
 	char name[40];
 	int fd, err;
 
-	memset(out, 0, sizeof(*out));
+	if (out)
+		memset(out, 0, sizeof(*out));
+	else
+		memset(leaves, 0, sizeof(*leaves));
 	table_cache__name(id, name);
 	/* O_NONBLOCK: a FIFO put here would not hold the worker (it is refused next). */
 	fd = openat(tc->dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -378,7 +417,7 @@ int table_cache__load(struct table_cache *tc, const uint8_t id[STACK_DELTAS_ID_L
 		}
 		err = -EBADMSG; /* a symlink */
 	} else {
-		err = read_table(fd, id, out, &mtime);
+		err = read_table(fd, id, out, leaves, stats, &mtime);
 		close(fd);
 	}
 	if (err == -EBADMSG) {
@@ -405,6 +444,18 @@ int table_cache__load(struct table_cache *tc, const uint8_t id[STACK_DELTAS_ID_L
 	return 0;
 }
 
+int table_cache__load(struct table_cache *tc, const uint8_t id[STACK_DELTAS_ID_LEN],
+		      struct stack_delta_table *out)
+{
+	return load(tc, id, out, NULL, NULL);
+}
+
+int table_cache__load_leaves(struct table_cache *tc, const uint8_t id[STACK_DELTAS_ID_LEN],
+			     struct delta_leaves *out, struct stack_delta_stats *stats)
+{
+	return load(tc, id, NULL, out, stats);
+}
+
 uint64_t table_cache__load_bytes(struct table_cache *tc, const uint8_t id[STACK_DELTAS_ID_LEN])
 {
 	char name[40];
@@ -415,6 +466,17 @@ uint64_t table_cache__load_bytes(struct table_cache *tc, const uint8_t id[STACK_
 	    (uint64_t)st.st_size < sizeof(struct cache_header))
 		return 0;
 	return (uint64_t)st.st_size - sizeof(struct cache_header);
+}
+
+uint64_t table_cache__load_leaves_bytes(struct table_cache *tc,
+					const uint8_t id[STACK_DELTAS_ID_LEN])
+{
+	uint64_t bytes = table_cache__load_bytes(tc, id);
+
+	/* Its leaves, and the block read into beside them. */
+	return bytes ? delta_leaves__bytes(bytes / sizeof(struct stack_delta)) +
+			   CACHE_READ_DELTAS * sizeof(struct stack_delta)
+		     : 0;
 }
 
 struct cache_entry {

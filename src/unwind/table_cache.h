@@ -73,6 +73,19 @@ int table_cache__load(struct table_cache *tc, const uint8_t id[STACK_DELTAS_ID_L
  * 0 when id is not cached or cannot be looked at.
  */
 uint64_t table_cache__load_bytes(struct table_cache *tc, const uint8_t id[STACK_DELTAS_ID_LEN]);
+
+struct delta_leaves;
+/*
+ * The table of id read back straight into its leaf-page form (delta_pages.h:
+ * 6 bytes a delta, rules local to the table; free with delta_leaves__free()),
+ * its build's counts into *stats: the same checks and results as
+ * table_cache__load(), without ever holding the deltas whole (issue 22).
+ */
+int table_cache__load_leaves(struct table_cache *tc, const uint8_t id[STACK_DELTAS_ID_LEN],
+			     struct delta_leaves *out, struct stack_delta_stats *stats);
+/* As table_cache__load_bytes(), for table_cache__load_leaves(). */
+uint64_t table_cache__load_leaves_bytes(struct table_cache *tc,
+					const uint8_t id[STACK_DELTAS_ID_LEN]);
 /* Writes t (t->has_id) under its id, then trims the folder. 0 or -errno. */
 int table_cache__store(struct table_cache *tc, const struct stack_delta_table *t);
 

@@ -775,6 +775,65 @@ static int write_pages(int chunk_fd, uint32_t *keys, const struct op_delta_page 
 }
 
 /*
+ * Writes a table's pages into the chunk space allocated for it (n_pages from
+ * info->chunk's page offset; its leaves: n_leaves pages for n deltas, the
+ * last level, already laid out with shared rule ids), the levels above first,
+ * then publishes info under id and fills lt. 0 or -errno (the caller frees
+ * the space).
+ */
+static int publish_pages(struct unwind_maps *um, uint64_t id, const struct op_delta_page *leaves,
+			 size_t n, uint32_t n_pages, uint32_t offset, struct op_table_info *info,
+			 struct loaded_table *lt)
+{
+	const uint32_t n_leaves = (uint32_t)((n + OP_PAGE_DELTAS - 1) / OP_PAGE_DELTAS);
+	struct op_delta_page *upper = NULL;
+	uint32_t *keys = NULL;
+	int chunk_fd, err;
+
+	/* The levels above (1/256 of the leaves) come first in the chunk. */
+	if (n_pages > n_leaves) {
+		upper = malloc((size_t)(n_pages - n_leaves) * sizeof(*upper));
+		if (!upper) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
+	keys = malloc((size_t)n_pages * sizeof(*keys));
+	if (!keys) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = delta_pages__build_upper(leaves, n, offset, upper, info);
+	if (err)
+		goto cleanup;
+	for (uint32_t i = 0; i < n_pages; i++)
+		keys[i] = offset + i;
+	chunk_fd = um->chunks[info->chunk].fd;
+	err = write_pages(chunk_fd, keys, upper, n_pages - n_leaves);
+	if (!err)
+		err = write_pages(chunk_fd, keys + (n_pages - n_leaves), leaves, n_leaves);
+	if (err)
+		goto cleanup;
+	/* Published last: the unwinder sees a table only once it is complete. */
+	if (bpf_map_update_elem(um->info_fd, &id, info, BPF_ANY)) {
+		err = -errno;
+		if (err == -E2BIG || err == -ENOSPC)
+			um->stats.map_full++;
+		goto cleanup;
+	}
+	lt->base = info->base;
+	lt->info = *info;
+	lt->n_deltas = (uint32_t)n;
+	lt->n_pages = n_pages;
+	lt->chunk = info->chunk;
+	lt->offset = offset;
+cleanup:
+	free(keys);
+	free(upper);
+	return err;
+}
+
+/*
  * Loads the built table *tp under id. Its deltas become its pages' last level
  * in their own bytes (leaves_in_place), so *tp is emptied once that starts
  * (its deltas freed here); a failure before leaves it as it was. 0 or -errno.
@@ -783,12 +842,11 @@ static int load_built(struct unwind_maps *um, uint64_t id, struct stack_delta_ta
 		      struct loaded_table *lt)
 {
 	const struct stack_delta_table t = *tp;
-	struct op_delta_page *upper = NULL;
 	struct op_table_info info = {0};
-	uint32_t *keys = NULL, n_pages = 0, n_leaves, levels, offset = 0;
+	uint32_t n_pages = 0, n_leaves, levels, offset = 0;
 	struct stack_delta *buf = NULL;
 	bool allocated = false;
-	int chunk_fd, err;
+	int err;
 
 	/* Deltas hold 32-bit offsets from the first address (OP_DELTA_PAD excluded). */
 	if (!t.n || t.n >= OP_DELTA_PAD ||
@@ -810,54 +868,81 @@ static int load_built(struct unwind_maps *um, uint64_t id, struct stack_delta_ta
 	tp->deltas = NULL;
 	tp->n = 0;
 	err = leaves_in_place(um, &buf, t.n, n_leaves, info.base);
-	if (err)
-		goto cleanup;
-	/* The levels above (1/256 of the leaves) come first in the chunk. */
-	if (n_pages > n_leaves) {
-		upper = malloc((size_t)(n_pages - n_leaves) * sizeof(*upper));
-		if (!upper) {
-			err = -ENOMEM;
-			goto cleanup;
-		}
-	}
-	keys = malloc((size_t)n_pages * sizeof(*keys));
-	if (!keys) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	err = delta_pages__build_upper((const struct op_delta_page *)(void *)buf, t.n, offset,
-				       upper, &info);
-	if (err)
-		goto cleanup;
-	for (uint32_t i = 0; i < n_pages; i++)
-		keys[i] = offset + i;
-	chunk_fd = um->chunks[info.chunk].fd;
-	err = write_pages(chunk_fd, keys, upper, n_pages - n_leaves);
 	if (!err)
-		err = write_pages(chunk_fd, keys + (n_pages - n_leaves),
-				  (const struct op_delta_page *)(void *)buf, n_leaves);
-	if (err)
-		goto cleanup;
-	/* Published last: the unwinder sees a table only once it is complete. */
-	if (bpf_map_update_elem(um->info_fd, &id, &info, BPF_ANY)) {
-		err = -errno;
-		if (err == -E2BIG || err == -ENOSPC)
-			um->stats.map_full++;
-		goto cleanup;
-	}
-	lt->base = info.base;
-	lt->info = info;
-	lt->n_deltas = (uint32_t)t.n;
-	lt->n_pages = n_pages;
-	lt->chunk = info.chunk;
-	lt->offset = offset;
-	allocated = false;
+		err = publish_pages(um, id, (const struct op_delta_page *)(void *)buf, t.n, n_pages,
+				    offset, &info, lt);
+	if (!err)
+		allocated = false;
 cleanup:
 	if (allocated)
 		deltas_free(um, info.chunk, offset, n_pages);
-	free(keys);
-	free(upper);
 	free(buf);
+	return err;
+}
+
+/*
+ * Loads a table read back in leaf form (table_cache__load_leaves) under id:
+ * its local rule indexes become shared ids in place, asked for in local
+ * order (the order of their first deltas), so the shared rule array and the
+ * pages end as load_built() of the same deltas leaves them, bit for bit
+ * (test_unwind_maps). l is freed. 0 or -errno, the errors load_built() gives.
+ */
+static int load_leaves(struct unwind_maps *um, uint64_t id, struct delta_leaves *l,
+		       struct loaded_table *lt)
+{
+	struct op_table_info info = {0};
+	uint32_t n_pages = 0, levels, offset = 0;
+	uint16_t *map = NULL;
+	bool allocated = false;
+	int err;
+
+	if (!l->n || l->n >= OP_DELTA_PAD || l->too_wide) {
+		err = -E2BIG;
+		goto cleanup;
+	}
+	n_pages = delta_pages__count(l->n, &levels);
+	info.base = l->base;
+	err = deltas_alloc(um, n_pages, &info.chunk, &offset);
+	if (err) {
+		um->stats.map_full++;
+		goto cleanup;
+	}
+	allocated = true;
+	map = malloc((size_t)(l->n_rules ? l->n_rules : 1) * sizeof(*map));
+	if (!map) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (uint32_t i = 0; i < l->n_rules; i++) {
+		uint32_t r = rule_index(um, &l->rules[i]);
+
+		if (r == UINT32_MAX) {
+			um->stats.map_full++;
+			err = -ENOSPC;
+			goto cleanup;
+		}
+		map[i] = (uint16_t)r;
+	}
+	/* A rule past OP_MAX_RULES distinct ones would have found the array full. */
+	if (l->rules_full) {
+		um->stats.map_full++;
+		err = -ENOSPC;
+		goto cleanup;
+	}
+	/* The deltas' slots only: the last leaf's padding keeps rule 0. */
+	for (size_t i = 0; i < l->n; i++) {
+		uint16_t *rule = &l->pages[i / OP_PAGE_DELTAS].rule[i % OP_PAGE_DELTAS];
+
+		*rule = map[*rule];
+	}
+	err = publish_pages(um, id, l->pages, l->n, n_pages, offset, &info, lt);
+	if (!err)
+		allocated = false;
+cleanup:
+	if (allocated)
+		deltas_free(um, info.chunk, offset, n_pages);
+	free(map);
+	delta_leaves__free(l);
 	return err;
 }
 
@@ -868,14 +953,20 @@ cleanup:
  * while the build waited for the worker), and a table built from other CFI
  * must never serve the processes that map the file id stands for.
  */
-static int check_built(struct unwind_maps *um, uint64_t id, const struct stack_delta_table *t)
+static int check_id(struct unwind_maps *um, uint64_t id, const struct stack_delta_stats *stats,
+		    const uint8_t *table_id)
 {
-	um->stats.cfi_bad_entries += t->stats.bad_entries;
-	if (!t->has_id || file_id__from_htlhash(t->id) != id) {
+	um->stats.cfi_bad_entries += stats->bad_entries;
+	if (!table_id || file_id__from_htlhash(table_id) != id) {
 		um->stats.tables_changed++;
 		return -ESTALE;
 	}
 	return 0;
+}
+
+static int check_built(struct unwind_maps *um, uint64_t id, const struct stack_delta_table *t)
+{
+	return check_id(um, id, &t->stats, t->has_id ? t->id : NULL);
 }
 
 static int load_table(struct unwind_maps *um, uint64_t id, const struct elf_file *ef,
@@ -1071,11 +1162,12 @@ static void build_job_run(struct file_job *job)
 	 * alone), and a read that does not fit is put back as a build is.
 	 */
 	if (cached) {
-		size_t bytes = (size_t)table_cache__load_bytes(j->cache, id);
+		size_t bytes = (size_t)table_cache__load_leaves_bytes(j->cache, id);
 
 		if (bytes && !file_job__reserve(job, bytes))
 			goto cleanup;
-		if (!table_cache__load(j->cache, id, &j->table)) {
+		if (!table_cache__load_leaves(j->cache, id, &j->leaves, &j->leaves_stats)) {
+			memcpy(j->leaves_id, id, sizeof(id));
 			j->from_cache = true;
 			job->err = 0;
 			goto cleanup;
@@ -1099,7 +1191,8 @@ static void build_job_run(struct file_job *job)
 	if (cost >= UNWIND_TRIM_AFTER_BYTES)
 		memory__trim();
 cleanup:
-	job->bytes = j->table.n * sizeof(*j->table.deltas);
+	job->bytes = j->table.n * sizeof(*j->table.deltas) + delta_leaves__bytes(j->leaves.n) +
+		     (size_t)j->leaves.n_rules * sizeof(*j->leaves.rules);
 	close(ef.fd);
 }
 
@@ -1118,6 +1211,7 @@ static void build_job_free(struct file_job *job)
 	if (!j)
 		return;
 	stack_delta_table__free(&j->table);
+	delta_leaves__free(&j->leaves);
 	table_source__clear(&j->src);
 	table_cache__put(j->cache);
 	free(j);
@@ -1188,9 +1282,15 @@ void unwind_maps__finish_build(struct unwind_maps *um, struct table_build_job *j
 		} else {
 			um->stats.build_ns += j->job.run_ns;
 		}
-		lt->error = j->job.err ?: check_built(um, id, &j->table);
+		if (j->job.err)
+			lt->error = j->job.err;
+		else if (j->from_cache)
+			lt->error = check_id(um, id, &j->leaves_stats, j->leaves_id);
+		else
+			lt->error = check_built(um, id, &j->table);
 		if (!lt->error)
-			lt->error = load_built(um, id, &j->table, lt);
+			lt->error = j->from_cache ? load_leaves(um, id, &j->leaves, lt)
+						  : load_built(um, id, &j->table, lt);
 		/* Opened through a process that exited meanwhile: not a failure of the
 		 * file. Built again for the next process that waits for it (bounded). */
 		if (j->open_failed && ++lt->open_failures < UNWIND_BUILD_REOPEN_TRIES) {

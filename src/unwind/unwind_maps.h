@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "util/file_worker.h"
+#include "unwind/delta_pages.h"
 #include "unwind/stack_deltas.h"
 #include "omniprof/abi.h"
 #include "util/hashmap.h"
@@ -225,10 +226,15 @@ struct table_build_job {
 	struct file_job job;
 	uint64_t table_id;
 	struct table_source src;
-	struct stack_delta_table table; /* the result */
-	struct table_cache *cache;	/* a reference, or NULL: no disk cache */
-	bool from_cache;		/* table read back from the cache, not built */
-	bool open_failed;		/* src.open() failed: nothing was read */
+	struct stack_delta_table table; /* the result (built) */
+	/* The result read back from the cache (from_cache): in leaf form, 6 bytes a
+	 * delta where the table's deltas take 16 (issue 22). */
+	struct delta_leaves leaves;
+	struct stack_delta_stats leaves_stats;
+	uint8_t leaves_id[STACK_DELTAS_ID_LEN];
+	struct table_cache *cache; /* a reference, or NULL: no disk cache */
+	bool from_cache;	   /* read back from the cache (leaves), not built (table) */
+	bool open_failed;	   /* src.open() failed: nothing was read */
 };
 
 /*

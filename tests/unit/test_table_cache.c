@@ -5,6 +5,10 @@
  * another user's cache files are refused (and removed, the symlink's target
  * untouched); a folder open to others or a symlink is refused; writes replace
  * a symlink rather than follow it; the folder stays under its bound.
+ * Read back in leaf form (table_cache__load_leaves), a table is its deltas'
+ * addresses less the first and their rules through local indexes numbered in
+ * order of first use, the last leaf padded; the files refused by the one
+ * reader are refused by the other.
  * Tables are real: the system libc's and ld.so's, built by stack_deltas__build().
  */
 #include <errno.h>
@@ -22,6 +26,7 @@
 #include <cmocka.h>
 
 #include "elf/elf_file.h"
+#include "unwind/delta_pages.h"
 #include "unwind/stack_deltas.h"
 #include "unwind/table_cache.h"
 #include "testutil.h"
@@ -134,6 +139,68 @@ static void test_round_trip(void **state)
 	table_cache__put(tc);
 }
 
+/* t read back in leaf form is t: see the file's comment. */
+static void assert_leaves_are(const struct stack_delta_table *t, const struct delta_leaves *l,
+			      const struct stack_delta_stats *stats)
+{
+	uint32_t next_new = 0;
+
+	assert_int_equal(l->n, t->n);
+	assert_int_equal(l->base, t->deltas[0].addr);
+	assert_false(l->too_wide);
+	assert_false(l->rules_full);
+	assert_int_equal(stats->fdes, t->stats.fdes);
+	assert_int_equal(stats->cies, t->stats.cies);
+	assert_int_equal(stats->bad_entries, t->stats.bad_entries);
+	for (size_t i = 0; i < t->n; i++) {
+		const struct op_delta_page *page = &l->pages[i / OP_PAGE_DELTAS];
+		uint16_t r = page->rule[i % OP_PAGE_DELTAS];
+
+		assert_int_equal(page->addr[i % OP_PAGE_DELTAS], t->deltas[i].addr - l->base);
+		assert_true(r < l->n_rules);
+		assert_memory_equal(&l->rules[r], &t->deltas[i].rule, sizeof(l->rules[r]));
+		/* Numbered in order of first use. */
+		assert_true(r <= next_new);
+		if (r == next_new)
+			next_new++;
+	}
+	assert_int_equal(next_new, l->n_rules);
+	for (size_t s = t->n % OP_PAGE_DELTAS; s && s < OP_PAGE_DELTAS; s++) {
+		assert_int_equal(l->pages[t->n / OP_PAGE_DELTAS].addr[s], OP_DELTA_PAD);
+		assert_int_equal(l->pages[t->n / OP_PAGE_DELTAS].rule[s], 0);
+	}
+}
+
+/* Stored, read back in leaf form; a miss and the stats as for the deltas' reader. */
+static void test_leaves_round_trip(void **state)
+{
+	struct table_cache *tc = fresh_cache(0);
+	struct stack_delta_stats stats;
+	struct table_cache_stats st;
+	struct delta_leaves l;
+
+	(void)state;
+	assert_int_equal(table_cache__load_leaves(tc, fx.ld.id, &l, &stats), -ENOENT);
+	assert_int_equal(table_cache__store(tc, &fx.libc), 0);
+	assert_int_equal(table_cache__store(tc, &fx.ld), 0);
+	/* The bytes reserved for it cover its leaves. */
+	assert_true(table_cache__load_leaves_bytes(tc, fx.libc.id) >=
+		    delta_leaves__bytes(fx.libc.n));
+	for (int pass = 0; pass < 2; pass++) { /* checked, then read again unchecked */
+		assert_int_equal(table_cache__load_leaves(tc, fx.libc.id, &l, &stats), 0);
+		assert_leaves_are(&fx.libc, &l, &stats);
+		delta_leaves__free(&l);
+		assert_int_equal(table_cache__load_leaves(tc, fx.ld.id, &l, &stats), 0);
+		assert_leaves_are(&fx.ld, &l, &stats);
+		delta_leaves__free(&l);
+	}
+	table_cache__stats(tc, &st);
+	assert_int_equal(st.hits, 4);
+	assert_int_equal(st.misses, 1);
+	assert_int_equal(st.refused, 0);
+	table_cache__put(tc);
+}
+
 /* Rewrites the byte at off of path (from its end when off < 0). */
 static void flip_byte(const char *path, long off)
 {
@@ -163,6 +230,28 @@ static void assert_refused(struct table_cache *tc, const uint8_t *id, const char
 	assert_int_equal(errno, ENOENT);
 }
 
+/*
+ * The file at path refused by both readers: a copy of it is put back after
+ * the leaf reader removed it, for the deltas' reader (two refusals counted).
+ */
+static void assert_refused_both(struct table_cache *tc, const uint8_t *id, const char *path)
+{
+	struct stack_delta_stats stats;
+	struct delta_leaves l;
+	char copy[700];
+	struct stat st;
+
+	snprintf(copy, sizeof(copy), "%s.copy", fx.dir);
+	assert_int_equal(tu_run(NULL, "cp '%s' '%s'", path, copy), 0);
+	assert_int_equal(table_cache__load_leaves(tc, id, &l, &stats), -EBADMSG);
+	assert_null(l.pages);
+	assert_null(l.rules);
+	assert_int_equal(lstat(path, &st), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(rename(copy, path), 0);
+	assert_refused(tc, id, path);
+}
+
 static void test_corrupt_refused(void **state)
 {
 	struct table_cache *tc = fresh_cache(0);
@@ -177,16 +266,16 @@ static void test_corrupt_refused(void **state)
 	for (size_t i = 0; i < sizeof(offsets) / sizeof(offsets[0]); i++) {
 		assert_int_equal(table_cache__store(tc, &fx.libc), 0);
 		flip_byte(path, offsets[i]);
-		assert_refused(tc, fx.libc.id, path);
+		assert_refused_both(tc, fx.libc.id, path);
 	}
 	assert_int_equal(table_cache__store(tc, &fx.libc), 0);
 	assert_int_equal(truncate(path, 104 + 16 * 7), 0);
-	assert_refused(tc, fx.libc.id, path);
+	assert_refused_both(tc, fx.libc.id, path);
 	/* An empty file and one shorter than its header. */
 	assert_int_equal(tu_run(NULL, ": > '%s'", path), 0);
-	assert_refused(tc, fx.libc.id, path);
+	assert_refused_both(tc, fx.libc.id, path);
 	table_cache__stats(tc, &st);
-	assert_int_equal(st.refused, 5);
+	assert_int_equal(st.refused, 10);
 	assert_int_equal(st.hits, 0);
 	table_cache__put(tc);
 }
@@ -217,7 +306,7 @@ static void test_unsorted_refused(void **state)
 		bad.deltas[at].addr = bad.deltas[at + 1].addr;
 		bad.deltas[at + 1].addr = addr;
 		assert_int_equal(table_cache__store(tc, &bad), 0);
-		assert_refused(tc, fx.libc.id, path);
+		assert_refused_both(tc, fx.libc.id, path);
 	}
 	free(bad.deltas);
 	/* The same table in order is read back whole, every block. */
@@ -339,7 +428,7 @@ int main(void)
 	    cmocka_unit_test(test_round_trip),	     cmocka_unit_test(test_corrupt_refused),
 	    cmocka_unit_test(test_foreign_refused),  cmocka_unit_test(test_links_refused),
 	    cmocka_unit_test(test_folder_refused),   cmocka_unit_test(test_bound),
-	    cmocka_unit_test(test_unsorted_refused),
+	    cmocka_unit_test(test_unsorted_refused), cmocka_unit_test(test_leaves_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -12,6 +12,10 @@
  * A loaded table's pages (the deltas laid out in their own bytes) are
  * byte for byte delta_pages__build()'s tree of them, at one, two and three
  * levels.
+ * A table read back from the cache (in leaf form, its rules local until the
+ * load) leaves the maps as the table built and loaded does: the same pages,
+ * table info and rule array, bit for bit, for tables loaded one after
+ * another (their rules shared).
  * A build job that could not open its file leaves the table unknown (built
  * again through the next source) UNWIND_BUILD_REOPEN_TRIES - 1 times, then
  * it is remembered as failed.
@@ -36,6 +40,7 @@
 #include "testutil.h"
 #include "unwind/delta_pages.h"
 #include "unwind/lpm_ranges.h"
+#include "unwind/table_cache.h"
 #include "unwind/unwind_maps.h"
 
 /* The system's libc, found through the dynamic linker's cache. */
@@ -598,11 +603,113 @@ static void test_pages_as_built(void **state)
 	check_pages_as_built(cc1, 3);
 }
 
+/* The pages, table info and rules of the maps after loading paths[] in order. */
+struct maps_image {
+	struct op_table_info info[3];
+	struct op_delta_page *pages[3];
+	uint32_t n_pages[3];
+	struct op_unwind_rule *rules;
+	uint64_t n_rules;
+};
+
+static void load_all(struct table_cache *tc, const char *const paths[3], struct maps_image *img,
+		     uint64_t *cache_reads)
+{
+	struct fixture fx;
+
+	maps_create(&fx);
+	unwind_maps__set_table_cache(&fx.um, tc);
+	for (int k = 0; k < 3; k++) {
+		const struct op_table_info *info;
+		struct elf_file *ef = NULL;
+		uint32_t inner_id;
+		uint64_t id;
+		int chunk_fd;
+
+		assert_int_equal(elf_file__open(paths[k], -1, &ef), 0);
+		id = table_id_of(ef);
+		build_once(&fx.um, id, paths[k], ef->size, open_path);
+		assert_int_equal(unwind_maps__acquire(&fx.um, id, NULL), 0);
+		info = unwind_maps__table_info(&fx.um, id);
+		assert_non_null(info);
+		img->info[k] = *info;
+		assert_true(unwind_maps__table_loaded(&fx.um, id, &img->n_pages[k]));
+		assert_true(img->n_pages[k] > 0);
+		img->pages[k] = calloc(img->n_pages[k], sizeof(struct op_delta_page));
+		assert_non_null(img->pages[k]);
+		assert_int_equal(bpf_map_lookup_elem(fx.fds[1], &info->chunk, &inner_id), 0);
+		chunk_fd = bpf_map_get_fd_by_id(inner_id);
+		assert_true(chunk_fd >= 0);
+		for (uint32_t p = 0; p < img->n_pages[k]; p++) {
+			uint32_t key = info->level_first[0] + p;
+
+			assert_int_equal(bpf_map_lookup_elem(chunk_fd, &key, &img->pages[k][p]), 0);
+		}
+		close(chunk_fd);
+		elf_file__close(ef);
+	}
+	img->n_rules = fx.um.stats.rules;
+	img->rules = calloc(img->n_rules, sizeof(*img->rules));
+	assert_non_null(img->rules);
+	for (uint32_t i = 0; i < img->n_rules; i++)
+		assert_int_equal(bpf_map_lookup_elem(fx.fds[3], &i, &img->rules[i]), 0);
+	*cache_reads = fx.um.stats.cache_reads;
+	maps_destroy(&fx);
+}
+
+static void test_cached_pages_as_built(void **state)
+{
+	char cc1[512] = "", libdl[512], dir[600];
+	const char *paths[3] = {libdl, LIBC, cc1};
+	struct maps_image built = {0}, cached = {0};
+	struct table_cache *tc;
+	uint64_t reads;
+	char *tmp;
+	FILE *f;
+
+	(void)state;
+	f = popen("gcc -print-prog-name=cc1", "r");
+	assert_non_null(f);
+	if (!fgets(cc1, sizeof(cc1), f))
+		cc1[0] = 0;
+	pclose(f);
+	cc1[strcspn(cc1, "\n")] = 0;
+	if (access(cc1, R_OK))
+		fail_msg("gcc's cc1 (%s) is not readable", cc1);
+	if (tu_system_lib("libdl.so.2", libdl, sizeof(libdl)))
+		fail_msg("libdl.so.2 is not in the dynamic linker's cache (ldconfig -p)");
+	tmp = tu_mkdtemp();
+	assert_non_null(tmp);
+	snprintf(dir, sizeof(dir), "%s/cache", tmp);
+	assert_int_equal(table_cache__open(dir, 0, &tc), 0);
+	/* Built (and stored), then the same files read back: one, two, three levels. */
+	load_all(tc, paths, &built, &reads);
+	assert_int_equal(reads, 0);
+	load_all(tc, paths, &cached, &reads);
+	assert_int_equal(reads, 3);
+	assert_int_equal(cached.n_rules, built.n_rules);
+	assert_memory_equal(cached.rules, built.rules, built.n_rules * sizeof(*built.rules));
+	for (int k = 0; k < 3; k++) {
+		assert_memory_equal(&cached.info[k], &built.info[k], sizeof(built.info[k]));
+		assert_int_equal(cached.n_pages[k], built.n_pages[k]);
+		assert_memory_equal(cached.pages[k], built.pages[k],
+				    (size_t)built.n_pages[k] * sizeof(struct op_delta_page));
+		free(cached.pages[k]);
+		free(built.pages[k]);
+	}
+	free(cached.rules);
+	free(built.rules);
+	table_cache__put(tc);
+	tu_rmtree(tmp);
+	free(tmp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_rules_read_back_and_reuse),
 	    cmocka_unit_test(test_pages_as_built),
+	    cmocka_unit_test(test_cached_pages_as_built),
 	    cmocka_unit_test(test_lpm_budget),
 	    cmocka_unit_test(test_lpm_new_range_batch),
 	    cmocka_unit_test(test_lpm_publish_again),
