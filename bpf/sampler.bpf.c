@@ -75,10 +75,10 @@ __u64 stop_after_ns = ~0ull;
 const volatile bool copy_all_stacks = false;
 /*
  * The unwind maps' generation: user space adds 1 after every change it makes to
- * exe_mappings or table_info (src/unwind/unwind_maps.c, unwind_maps__changed),
- * on_exec after it removes a pid's marker. The mappings a CPU's walks met stay
- * in its scratch from one sample to the next only while the pid and this
- * generation are the ones they were looked up under (walk_scratch__reset).
+ * exe_mappings or table_info (src/unwind/unwind_maps.c, maps_changed), on_exec
+ * after it removes a pid's marker. The mappings a CPU's walks met stay in its
+ * scratch from one sample to the next only while this generation is the one
+ * they were looked up under (walk_scratch__reset).
  */
 __u64 maps_gen = 0;
 
@@ -743,7 +743,7 @@ static __always_inline __u32 err_stat(__u32 err)
  * Forgets the previous sample, but for the mappings the walks met (each with
  * its pid) while the unwind maps have not changed since: a kept mapping is
  * one the trie held under the generation read here, and any change since (a
- * range removed or rewritten at exec, exit, munmap or dlclose, a table
+ * range written or removed at exec, exit or a re-read of the maps, a table
  * unloaded, the marker removed at exec) has bumped maps_gen, so the next
  * sample looks it up again. User space bumps after its change reaches the
  * trie, so a sample that still reads the old generation overlaps the change,
