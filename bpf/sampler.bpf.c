@@ -73,6 +73,14 @@ bool stack_copy_enabled = false;
  * on, however late user space is to stop the events (record -d). */
 __u64 stop_after_ns = ~0ull;
 const volatile bool copy_all_stacks = false;
+/*
+ * The unwind maps' generation: user space adds 1 after every change it makes to
+ * exe_mappings or table_info (src/unwind/unwind_maps.c, maps_changed), on_exec
+ * after it removes a pid's marker. The mappings a CPU's walks met stay in its
+ * scratch from one sample to the next only while this generation is the one
+ * they were looked up under (walk_scratch__reset).
+ */
+__u64 maps_gen = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -254,11 +262,12 @@ static __always_inline void rule_cache_put(__u64 table_id, __u64 vaddr,
 #include "omniprof/unwind/lookup.h"
 
 /*
- * Per-sample memory of the walk, so each frame costs a few loads instead of
- * helper calls: the mappings (with their tables) already met in this sample,
- * and a window of user stack copied with one read, from which the unwinder's
- * 8-byte reads are served. Reset at the start of every sample, so nothing in
- * it outlives the sample it was read for.
+ * Memory of the walk, so each frame costs a few loads instead of helper calls:
+ * the mappings (with their tables) already met, and a window of user stack
+ * copied with one read, from which the unwinder's 8-byte reads are served.
+ * Everything but the mappings is reset at the start of every sample; the
+ * mappings (each with its pid) are kept for the next samples while the unwind
+ * maps have not changed since they were looked up (walk_scratch__reset).
  */
 #define STACK_WINDOW 2048	/* a power of two, at most a page */
 #define STACK_SPAN   (8u << 20) /* reads this far above sp are stack reads */
@@ -267,8 +276,10 @@ static __always_inline void rule_cache_put(__u64 table_id, __u64 vaddr,
 
 struct walk_scratch {
 	struct op_walk walk; /* the user-stack walk (too big for the BPF stack) */
-	struct op_lookup_cache
-	    lookup;	    /* the mappings met in this sample (omniprof/unwind/lookup.h) */
+	/* The mappings the walks met (omniprof/unwind/lookup.h), while maps_gen is
+	 * lookup_gen: see walk_scratch__reset. */
+	struct op_lookup_cache lookup;
+	__u64 lookup_gen;
 	__u32 window_len;   /* bytes valid in window */
 	__u64 window_start; /* user address of window[0] */
 	__u64 stack_lo;	    /* the sample's sp: the window serves [stack_lo, + STACK_SPAN) */
@@ -553,15 +564,20 @@ static __always_inline void report_unknown(__u32 pid, __u64 addr)
  */
 static __always_inline bool process_known(struct walk_scratch *ws, __u32 pid, __u64 pc)
 {
-	const struct op_mapping_value *m = lpm_lookup(pid, pc);
+	const struct op_mapping_value *m;
 	const struct op_table_info *info;
 
+	/* A mapping of pid kept from an earlier sample is in the trie now (see
+	 * walk_scratch__reset): the process is known. */
+	if (op_lookup_cache__find(&ws->lookup, pid, pc))
+		return true;
+	m = lpm_lookup(pid, pc);
 	if (!m)
 		return false;
 	if (m->table_id && m->table_id != OP_TABLE_ID_ANON) {
 		info = OP_LOOKUP_TABLE(NULL, m->table_id);
 		if (info)
-			op_lookup_cache__add(&ws->lookup, m, pc, info);
+			op_lookup_cache__add(&ws->lookup, pid, m, pc, info);
 	}
 	return true;
 }
@@ -633,11 +649,24 @@ __noinline int lookup_rule(__u32 pid, __u64 pc, struct op_unwind_rule *rule)
 static __always_inline int find_rule(struct op_unwinder *u, __u64 pc, struct op_unwind_rule *rule)
 {
 	struct walk_scratch *ws = (struct walk_scratch *)u;
+	struct op_mapping_cache_entry *e;
 
 	if (ws->memo_ok && ws->memo_pc == pc) {
 		*rule = ws->memo_rule;
 		ws->prev_guess = 0;
 		ws->frames_cfi++;
+		return 0;
+	}
+	/* A mapping met before whose rule for pc is in the rule cache: what
+	 * lookup_rule() would answer first (omniprof/unwind/lookup.h), without
+	 * the call (a per-CPU array's lookup is inlined: no helper call either). */
+	e = op_lookup_cache__find(&ws->lookup, u->pid, pc);
+	if (e && rule_cache_get(e->table_id, pc - e->bias, rule)) {
+		ws->prev_guess = 0;
+		ws->frames_cfi++;
+		ws->memo_ok = 1;
+		ws->memo_pc = pc;
+		ws->memo_rule = *rule;
 		return 0;
 	}
 	return lookup_rule(u->pid, pc, rule);
@@ -772,10 +801,28 @@ static __always_inline __u32 err_stat(__u32 err)
 	}
 }
 
-/* Forgets the previous sample: nothing in the scratch outlives its sample. */
+/*
+ * Forgets the previous sample, but for the mappings the walks met (each with
+ * its pid) while the unwind maps have not changed since: a kept mapping is
+ * one the trie held under the generation read here, and any change since (a
+ * range written or removed at exec, exit or a re-read of the maps, a table
+ * unloaded, the marker removed at exec) has bumped maps_gen, so the next
+ * sample looks it up again. User space bumps after its change reaches the
+ * trie, so a sample that still reads the old generation overlaps the change,
+ * as a sample whose own lookup came just before it does. The generation is
+ * read before any lookup of this sample: what the walk adds is at least as
+ * new as the generation it is kept under. A new process with a reused pid is
+ * an exec (bumped) or a fork of one whose entries the trie still holds until
+ * user space handles the exit (and bumps): what the trie would answer.
+ */
 static __always_inline void walk_scratch__reset(struct walk_scratch *ws, __u64 sp)
 {
-	op_lookup_cache__reset(&ws->lookup);
+	__u64 gen = *(volatile __u64 *)&maps_gen;
+
+	if (ws->lookup_gen != gen) {
+		op_lookup_cache__reset(&ws->lookup);
+		ws->lookup_gen = gen;
+	}
 	ws->window_len = 0;
 	ws->stack_lo = sp;
 	ws->frames_cfi = ws->frames_fp = 0;
@@ -1319,6 +1366,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	 * marker its samples come as stack copies, not walks over the old image's
 	 * mappings (user space removes the old ranges when it handles the exec). */
 	bpf_map_delete_elem(&exe_mappings, &marker);
+	/* The walks' kept mappings of this pid (the old image's) are not used again. */
+	__sync_fetch_and_add(&maps_gen, 1);
 	proc_event(p, OP_EVENT_EXEC, bprm);
 	return 0;
 }

@@ -388,6 +388,7 @@ int session__start(struct session *ss, const struct session_opts *o)
 	unwind_maps__init(&ss->um, ufds.mappings, ufds.tables, ufds.info, ufds.rules,
 			  ufds.max_rules);
 	unwind_maps__set_capacity(&ss->um, ufds.max_mappings);
+	unwind_maps__set_generation(&ss->um, ufds.gen);
 	session__open_table_cache(ss, o->table_cache);
 	process_table__set_unwind_maps(&ss->c.procs, &ss->um);
 	/* Runtimes: found in every maps read, their frames named as they arrive. */

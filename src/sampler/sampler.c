@@ -1198,6 +1198,7 @@ void sampler__unwind_fds(const struct sampler *s, struct sampler_unwind_fds *out
 	out->rules = bpf_map__fd(s->skel->maps.unwind_rules);
 	out->max_rules = bpf_map__max_entries(s->skel->maps.unwind_rules);
 	out->max_mappings = bpf_map__max_entries(s->skel->maps.exe_mappings);
+	out->gen = (uint64_t *)&s->skel->bss->maps_gen;
 }
 
 void sampler__enable_stack_copies(struct sampler *s)

@@ -105,6 +105,7 @@ struct sampler_unwind_fds {
 	int rules;
 	uint32_t max_rules;
 	uint32_t max_mappings; /* exe_mappings' size */
+	uint64_t *gen;	       /* maps_gen in the mapped .bss (unwind_maps__set_generation) */
 };
 void sampler__unwind_fds(const struct sampler *s, struct sampler_unwind_fds *out);
 

@@ -109,6 +109,19 @@ void unwind_maps__init(struct unwind_maps *um, int mappings_fd, int tables_fd, i
 	unwind_maps__set_capacity(um, 1u << 20); /* exe_mappings' size in sampler.bpf.c */
 }
 
+void unwind_maps__set_generation(struct unwind_maps *um, uint64_t *gen)
+{
+	um->gen = gen;
+}
+
+/* After a change to the trie or table_info: the walks' kept mappings are looked up again
+ * (bpf/sampler.bpf.c walk_scratch__reset). The syscall that made the change is behind us. */
+static void maps_changed(struct unwind_maps *um)
+{
+	if (um->gen)
+		__atomic_fetch_add(um->gen, 1, __ATOMIC_SEQ_CST);
+}
+
 static void fde_memo__free(struct unwind_fde_memo *m);
 
 void unwind_maps__clear(struct unwind_maps *um)
@@ -1062,6 +1075,8 @@ static void unload(struct unwind_maps *um, struct loaded_table *lt)
 		/* Unpublish, then reuse the space: a sample already past the lookup may read
 		 * a newer table's deltas once, at worst one odd frame, never a fault. */
 		bpf_map_delete_elem(um->info_fd, &lt->id);
+		/* Before the space is reused: no walk keeps this table's info past it. */
+		maps_changed(um);
 		deltas_free(um, lt->chunk, lt->offset, lt->n_pages);
 		um->stats.tables_unloaded++;
 		um->stats.deltas_loaded -= lt->n_deltas;
@@ -1610,8 +1625,11 @@ int unwind_maps__add_range(struct unwind_maps *um, uint32_t pid, uint64_t start,
 {
 	struct op_mapping_value v = {
 	    .table_id = table_id, .bias = bias, .start = start, .end = end};
+	int err = insert_blocks(um, pid, start, end, &v);
 
-	return insert_blocks(um, pid, start, end, &v);
+	/* Entries already there may have been rewritten. */
+	maps_changed(um);
+	return err;
 }
 
 /*
@@ -1667,13 +1685,17 @@ int unwind_maps__add_new_range(struct unwind_maps *um, uint32_t pid, uint64_t st
 {
 	struct op_mapping_value v = {
 	    .table_id = table_id, .bias = bias, .start = start, .end = end};
+	int err = insert_new_blocks(um, pid, start, end, &v);
 
-	return insert_new_blocks(um, pid, start, end, &v);
+	/* A refused range's entries were there for a moment. */
+	maps_changed(um);
+	return err;
 }
 
 void unwind_maps__remove_range(struct unwind_maps *um, uint32_t pid, uint64_t start, uint64_t end)
 {
 	remove_blocks(um, pid, start, end);
+	maps_changed(um);
 }
 
 int unwind_maps__add_pid(struct unwind_maps *um, uint32_t pid, uint64_t flags)
@@ -1683,6 +1705,7 @@ int unwind_maps__add_pid(struct unwind_maps *um, uint32_t pid, uint64_t flags)
 
 	if (bpf_map_update_elem(um->mappings_fd, &key, &v, BPF_ANY))
 		return -errno;
+	maps_changed(um);
 	return 0;
 }
 
@@ -1691,4 +1714,5 @@ void unwind_maps__remove_pid(struct unwind_maps *um, uint32_t pid)
 	struct op_mapping_key key = {.prefixlen = 32, .pid = pid};
 
 	bpf_map_delete_elem(um->mappings_fd, &key);
+	maps_changed(um);
 }

@@ -103,6 +103,9 @@ struct unwind_maps {
 	/* Files' search tables and FDEs read for copies before their tables exist
 	 * (unwind_maps__fde_rule), or NULL. */
 	struct unwind_fde_memo *fde_memo;
+	/* The sampler's maps_gen (bpf/sampler.bpf.c), or NULL: bumped after every
+	 * change to the trie or table_info (unwind_maps__set_generation). */
+	uint64_t *gen;
 };
 
 void unwind_maps__init(struct unwind_maps *um, int mappings_fd, int tables_fd, int info_fd,
@@ -111,6 +114,13 @@ void unwind_maps__clear(struct unwind_maps *um); /* accepts NULL */
 /* Build jobs look tables up in cache first and store what they build there
  * (takes a reference; NULL: none). */
 void unwind_maps__set_table_cache(struct unwind_maps *um, struct table_cache *cache);
+/*
+ * gen (the sampler's maps_gen, in its mapped .bss; NULL: none) is bumped
+ * after every change to exe_mappings or table_info, before anything that
+ * depends on the change (an unloaded table's pages reused): the BPF walks
+ * keep the mappings they met across samples only while it is unchanged.
+ */
+void unwind_maps__set_generation(struct unwind_maps *um, uint64_t *gen);
 
 /*
  * Takes a reference on the table of file table_id, building it from ef and

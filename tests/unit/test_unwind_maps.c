@@ -19,6 +19,7 @@
  * A build job that could not open its file leaves the table unknown (built
  * again through the next source) UNWIND_BUILD_REOPEN_TRIES - 1 times, then
  * it is remembered as failed.
+ * Every change to the trie or table_info bumps the sampler's generation.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -704,6 +705,60 @@ static void test_cached_pages_as_built(void **state)
 	free(tmp);
 }
 
+/*
+ * Every change the BPF walks' kept mappings could depend on bumps the
+ * generation (bpf/sampler.bpf.c walk_scratch__reset): a range written or
+ * removed, a pid's marker written or removed, a table unloaded.
+ */
+static void test_generation_bumped(void **state)
+{
+	struct elf_file *ef = NULL;
+	struct op_table_info info;
+	struct fixture fx;
+	uint64_t gen = 0, before, id;
+	char path[512];
+
+	(void)state;
+	maps_create(&fx);
+	unwind_maps__set_generation(&fx.um, &gen);
+	before = gen;
+	assert_int_equal(add_odd_range(&fx.um, 7, 0), 0);
+	assert_true(gen > before);
+	before = gen;
+	assert_int_equal(unwind_maps__add_range(&fx.um, 7, 0x7f0000000000ull + 0x1000,
+						0x7f0000000000ull + (1ull << 20) - 0x1000, 43, 0),
+			 0); /* the same range rewritten */
+	assert_true(gen > before);
+	before = gen;
+	assert_int_equal(
+	    unwind_maps__add_new_range(&fx.um, 7, 0x7e0000000000ull, 0x7e0000010000ull, 42, 0), 0);
+	assert_true(gen > before);
+	before = gen;
+	assert_int_equal(unwind_maps__add_pid(&fx.um, 7, 0), 0);
+	assert_true(gen > before);
+	before = gen;
+	unwind_maps__remove_range(&fx.um, 7, 0x7e0000000000ull, 0x7e0000010000ull);
+	assert_true(gen > before);
+	before = gen;
+	unwind_maps__remove_pid(&fx.um, 7);
+	assert_true(gen > before);
+
+	/* A table unloaded (no budget for unused ones): bumped, its info gone. */
+	snprintf(path, sizeof(path), "%s/workloads/nofp_gcc", tu_build_dir());
+	assert_int_equal(elf_file__open(path, -1, &ef), 0);
+	id = table_id_of(ef);
+	fx.um.unused_budget = 0;
+	assert_int_equal(unwind_maps__acquire(&fx.um, id, ef), 0);
+	before = gen;
+	unwind_maps__release(&fx.um, id);
+	assert_int_equal(fx.um.stats.tables_unloaded, 1);
+	assert_true(gen > before);
+	assert_int_equal(bpf_map_lookup_elem(fx.fds[2], &id, &info), -ENOENT);
+
+	elf_file__close(ef);
+	maps_destroy(&fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -715,6 +770,7 @@ int main(void)
 	    cmocka_unit_test(test_lpm_publish_again),
 	    cmocka_unit_test(test_table_only_under_its_own_id),
 	    cmocka_unit_test(test_build_reopened_when_file_gone),
+	    cmocka_unit_test(test_generation_bumped),
 	};
 
 	return cmocka_run_group_tests_name("unwind_maps", tests, NULL, NULL);

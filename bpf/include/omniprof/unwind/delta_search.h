@@ -22,10 +22,12 @@
 #endif
 
 /* BPF needs the page search unrolled (clang); ordinary C does not care. */
+#ifndef OP_UNROLL
 #ifdef __clang__
 #define OP_UNROLL _Pragma("unroll")
 #else
 #define OP_UNROLL
+#endif
 #endif
 
 /*

@@ -20,9 +20,10 @@
  *   OP_LOOKUP_CACHED(ctx, table_id, vaddr, rule)  non-zero with *rule on a hit
  *   OP_LOOKUP_REMEMBER(ctx, table_id, vaddr, rule)
  *
- * The mappings met during one walk are kept in a struct op_lookup_cache (the
- * caller resets it for every sample), so most frames cost a few compares
- * instead of a trie lookup: a mapping entry carries its whole [start, end).
+ * The mappings met are kept in a struct op_lookup_cache (each with its pid;
+ * the caller resets it when storage changes: BPF, see walk_scratch__reset in
+ * bpf/sampler.bpf.c), so most frames cost a few compares instead of a trie
+ * lookup: a mapping entry carries its whole [start, end).
  */
 #ifndef OMNIPROF_UNWIND_LOOKUP_H
 #define OMNIPROF_UNWIND_LOOKUP_H
@@ -55,14 +56,10 @@ op_lookup__mapping(void *ctx, struct op_lookup_cache *c, __u32 pid, __u64 pc, __
 	const struct op_table_info *info;
 	struct op_mapping_cache_entry *e;
 
-	(void)pid; /* storage that serves one process ignores it */
 	*m_out = 0;
-	OP_UNROLL
-	for (int i = 0; i < OP_MAPPING_CACHE_SIZE; i++) {
-		e = &c->mappings[i];
-		if (pc - e->start < e->end - e->start)
-			return e;
-	}
+	e = op_lookup_cache__find(c, pid, pc);
+	if (e)
+		return e;
 	m = OP_LOOKUP_MAPPING(ctx, pid, pc);
 	*m_out = m;
 	if (!m) {
@@ -82,7 +79,7 @@ op_lookup__mapping(void *ctx, struct op_lookup_cache *c, __u32 pid, __u64 pc, __
 		*how = OP_LOOKUP_FP_NO_TABLE;
 		return 0;
 	}
-	return op_lookup_cache__add(c, m, pc, info);
+	return op_lookup_cache__add(c, pid, m, pc, info);
 }
 
 /*

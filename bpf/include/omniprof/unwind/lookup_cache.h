@@ -14,11 +14,22 @@
 #define __always_inline inline __attribute__((always_inline))
 #endif
 
+/* The cache's search unrolled for BPF (as omniprof/unwind/delta_search.h's). */
+#ifndef OP_UNROLL
+#ifdef __clang__
+#define OP_UNROLL _Pragma("unroll")
+#else
+#define OP_UNROLL
+#endif
+#endif
+
 #define OP_MAPPING_CACHE_SIZE 4
 
 struct op_mapping_cache_entry {
-	__u64 start; /* the mapping [start, end); start == end: unused */
+	__u64 start; /* pid's mapping [start, end); start == end: unused */
 	__u64 end;
+	__u32 pid;
+	__u32 reserved;
 	__u64 bias;
 	__u64 table_id;
 	struct op_table_info info;
@@ -47,13 +58,30 @@ static __always_inline void op_lookup_cache__reset(struct op_lookup_cache *c)
 		c->mappings[i].start = c->mappings[i].end = 0;
 }
 
-/* Puts mapping m (a file's: not the marker, not anonymous) into the cache
- * with its table info. */
+/* The cached mapping of pid holding pc, NULL: none. */
 static __always_inline struct op_mapping_cache_entry *
-op_lookup_cache__add(struct op_lookup_cache *c, const struct op_mapping_value *m, __u64 pc,
-		     const struct op_table_info *info)
+op_lookup_cache__find(struct op_lookup_cache *c, __u32 pid, __u64 pc)
+{
+	struct op_mapping_cache_entry *e;
+
+	OP_UNROLL
+	for (int i = 0; i < OP_MAPPING_CACHE_SIZE; i++) {
+		e = &c->mappings[i];
+		if (pc - e->start < e->end - e->start && e->pid == pid)
+			return e;
+	}
+	return 0;
+}
+
+/* Puts pid's mapping m (a file's: not the marker, not anonymous) into the
+ * cache with its table info. */
+static __always_inline struct op_mapping_cache_entry *
+op_lookup_cache__add(struct op_lookup_cache *c, __u32 pid, const struct op_mapping_value *m,
+		     __u64 pc, const struct op_table_info *info)
 {
 	struct op_mapping_cache_entry *e = &c->mappings[c->next++ & (OP_MAPPING_CACHE_SIZE - 1)];
+
+	e->pid = pid;
 
 	e->start = m->start;
 	e->end = m->end;
