@@ -732,8 +732,10 @@ static __always_inline __u32 err_stat(__u32 err)
 /*
  * Forgets the previous sample: nothing in the scratch outlives its sample.
  * task: the one walked, current. The main thread's stack (sp below
- * mm->start_stack and within STACK_SPAN of it; other mappings lie at least the
- * stack's rlimit, 128 MiB at the least, below it) is one mapping from sp up to
+ * mm->start_stack and within STACK_SPAN of it; the kernel puts other mappings
+ * at least the stack's rlimit, 128 MiB at the least, below it, unless asked
+ * for an address there: then a window read only fails, and the sample goes
+ * on page by page, or reads the same bytes) is one mapping from sp up to
  * argc's word at start_stack (above it, argv and the environment; below, _start's
  * frame): the window's reads may cross its pages.
  */
