@@ -269,7 +269,7 @@ static __always_inline void rule_cache_put(__u64 table_id, __u64 vaddr,
  * mappings (each with its pid) are kept for the next samples while the unwind
  * maps have not changed since they were looked up (walk_scratch__reset).
  */
-#define STACK_WINDOW 2048	/* a power of two, at most a page */
+#define STACK_WINDOW 8192	/* a power of two: at most two pages, or one (see read_user_u64) */
 #define STACK_SPAN   (8u << 20) /* reads this far above sp are stack reads */
 
 #define PID_SLOTS 8 /* a power of two */
@@ -283,6 +283,7 @@ struct walk_scratch {
 	__u32 window_len;   /* bytes valid in window */
 	__u64 window_start; /* user address of window[0] */
 	__u64 stack_lo;	    /* the sample's sp: the window serves [stack_lo, + STACK_SPAN) */
+	__u64 stack_hi;	    /* the main thread's stack is mapped up to here (0: not sp's) */
 	__u8 window[STACK_WINDOW + 16];
 	__u32 frames_cfi; /* counters, added to stats once per sample */
 	__u32 frames_fp;
@@ -422,15 +423,21 @@ static __always_inline struct walk_scratch *walk_scratch__get(void)
 
 /*
  * OP_READ_USER for the unwinder's 8-byte reads: from the stack window when it
- * holds [addr, addr + 8), else one read of the user stack from addr to the
- * end of its page (at most STACK_WINDOW bytes; never past the page, which may
- * be the last one of the stack) where the next frames' reads, at higher
- * addresses, mostly land. 0 or -1.
+ * holds [addr, addr + 8), else one read of user stack into it, from the start
+ * of addr's page (or from sp, when sp is in that page): the page's part below
+ * addr holds what a frame reads after its first read (its return address):
+ * its saved registers. The read ends at the page's end, which may be the last
+ * of the stack, unless the stack is the main thread's, one mapping from sp
+ * to mm->start_stack (stack_hi, walk_scratch__reset): then it goes on, up to
+ * STACK_WINDOW bytes, and where that fails (a page not present) the rest of
+ * the sample reads page by page. A read costs ~110-300 ns here however small, against ~55 ns a KiB
+ * copied, so the fewer the better (bench/RESULTS.md, issue 22, session 24).
+ * 0 or -1.
  */
 __noinline int read_user_u64(__u64 *dst, __u64 addr)
 {
 	struct walk_scratch *ws = walk_scratch__get();
-	__u64 off;
+	__u64 off, start;
 	__u32 len;
 
 	if (!dst)
@@ -441,18 +448,30 @@ __noinline int read_user_u64(__u64 *dst, __u64 addr)
 		return bpf_probe_read_user(dst, 8, (const void *)addr) ? -1 : 0;
 	off = addr - ws->window_start;
 	if (off >= ws->window_len || ws->window_len - off < 8) {
-		len = 4096 - (addr & 4095);
-		if (len > STACK_WINDOW)
-			len = STACK_WINDOW;
-		if (len < 8)
-			return bpf_probe_read_user(dst, 8, (const void *)addr) ? -1 : 0;
+		start = addr & ~4095ull;
+		if (start < ws->stack_lo)
+			start = ws->stack_lo;
+		off = addr - start;
 		ws->window_len = 0;
+		/* stack_hi > sp: [sp, stack_hi) is one mapping. */
+		if (ws->stack_hi >= addr + 8) {
+			len = ws->stack_hi - start > STACK_WINDOW ? STACK_WINDOW
+								  : ws->stack_hi - start;
+			if (!bpf_probe_read_user(ws->window, len & (2 * STACK_WINDOW - 1),
+						 (const void *)start))
+				goto read;
+			ws->stack_hi = 0;
+		}
+		len = 4096 - (start & 4095);
+		/* [addr, addr + 8) crosses the page's end. */
+		if (len < off + 8)
+			return bpf_probe_read_user(dst, 8, (const void *)addr) ? -1 : 0;
 		if (bpf_probe_read_user(ws->window, len & (2 * STACK_WINDOW - 1),
-					(const void *)addr))
+					(const void *)start))
 			return -1;
-		ws->window_start = addr;
+	read:
+		ws->window_start = start;
 		ws->window_len = len;
-		off = 0;
 	}
 	/* off + 8 <= window_len <= STACK_WINDOW; the mask restates it for the verifier. */
 	__builtin_memcpy(dst, &ws->window[off & (STACK_WINDOW - 1)], 8);
@@ -814,9 +833,20 @@ static __always_inline __u32 err_stat(__u32 err)
  * new as the generation it is kept under. A new process with a reused pid is
  * an exec (bumped) or a fork of one whose entries the trie still holds until
  * user space handles the exit (and bumps): what the trie would answer.
+ *
+ * task: the one walked, current. The main thread's stack (sp below
+ * mm->start_stack and within STACK_SPAN of it; the kernel puts other mappings
+ * at least the stack's rlimit, 128 MiB at the least, below it, unless asked
+ * for an address there: then a window read only fails, and the sample goes
+ * on page by page, or reads the same bytes) is one mapping from sp up to
+ * argc's word at start_stack (above it, argv and the environment; below, _start's
+ * frame): the window's reads may cross its pages.
  */
-static __always_inline void walk_scratch__reset(struct walk_scratch *ws, __u64 sp)
+static __always_inline void walk_scratch__reset(struct walk_scratch *ws, struct task_struct *task,
+						__u64 sp)
 {
+	struct mm_struct *mm = OP_KFIELD(task, task_mm, struct mm_struct *);
+	__u64 top = mm ? OP_KFIELD(mm, mm_start_stack, __u64) : 0;
 	__u64 gen = *(volatile __u64 *)&maps_gen;
 
 	if (ws->lookup_gen != gen) {
@@ -825,6 +855,7 @@ static __always_inline void walk_scratch__reset(struct walk_scratch *ws, __u64 s
 	}
 	ws->window_len = 0;
 	ws->stack_lo = sp;
+	ws->stack_hi = top > sp && top - sp < STACK_SPAN ? top + 8 : 0;
 	ws->frames_cfi = ws->frames_fp = 0;
 	ws->fallbacks[0] = ws->fallbacks[1] = ws->fallbacks[2] = 0;
 	ws->copy_ok = ws->want_copy = ws->over_budget = ws->prev_guess = 0;
@@ -1082,7 +1113,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx)
 	if (!b)
 		return;
 	regs_err = user_regs(ctx, &r) ? -1 : !r.pc ? -2 : 0;
-	walk_scratch__reset(ws, r.sp);
+	walk_scratch__reset(ws, task, r.sp);
 	PHASE_END(PHASE_SETUP, phase_t);
 	if (stack_copy_wanted(ws, tgid, !regs_err, r.pc)) {
 		if (!send_stack_copy(ctx, tgid, tid))
@@ -1130,7 +1161,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx)
 	if (ws->want_copy) {
 		if (!send_stack_copy(ctx, tgid, tid))
 			return;
-		walk_scratch__reset(ws, r.sp);
+		walk_scratch__reset(ws, task, r.sp);
 		walk_user_stack_cpu(ctx, b, ws, &r, regs_err);
 		ws->over_budget = 1;
 	}
@@ -1258,7 +1289,7 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 		r.fp = OP_TASK_REG(regs, bp);
 	}
 	regs_err = !regs ? -1 : !r.pc ? -2 : 0;
-	walk_scratch__reset(ws, r.sp);
+	walk_scratch__reset(ws, prev, r.sp);
 	/* No stack copies here (copy_ok stays 0): a thread of a process not ready is
 	 * walked with what is known, and counted. */
 	if (!regs_err && !process_known(ws, tgid, r.pc))
