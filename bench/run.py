@@ -8,6 +8,15 @@ Sections: bpf-cost, agent, startup, offcpu, latency, tables, compare (default: a
 root, a build (`make tests bench-tools`), and for `compare` linux-perf and
 bpftrace (scripts/install-deps.sh --bench installs them). Every figure is a
 median over repeated intervals or runs, measured on this machine now.
+
+bpf-cost's native rows come with their frame-pointer floor (issue 22; --floor):
+bench/fp_floor.bpf.c, a perf_event program doing only bpf_get_stack(BPF_F_USER_STACK)
+into a per-CPU buffer ("walk"), or that and a ring buffer send ("walk + send"), runs
+on deep_recursion_fp (the same code built with frame pointers, same depth) in 0.5 s
+rounds alternating with the row's workers, and the table gives omniprof's BPF ns per
+sample as a ratio to it, with both walks' frames per sample. The kernel's walk stops
+at kernel.perf_event_max_stack (127 frames), so past that depth the ratio is not of
+equal walks.
 """
 
 import argparse
@@ -193,8 +202,14 @@ class Bench:
         loaders, over seconds. --floor rounds: 0.5 s rounds alternating between the row's
         workers and the floor's (the others stopped), each program's figure from its own
         rounds, so each stack has the CPUs as the row alone would; --floor together: both
-        running, every interval counts for all. Also the floor's cells: its frames per walk
-        (bpf_get_stack's bytes / 8) and ns per walked sample, per variant."""
+        running, every interval counts for all. Also the cells of the floor table: the floor's
+        frames per walk (bpf_get_stack's bytes / 8), ns per walked sample, and the ratios.
+
+        "Net" figures (rounds only): each program's runs that walk nothing (other processes,
+        idle CPUs) are charged to its walked ones in the gross figure, as in the rows above; on
+        a loaded host they are most runs, and the same charge on both sides of a ratio pulls it
+        towards 1. A program's rounds where its workers are stopped have only such runs: their
+        mean cost, taken off its own rounds' time, leaves the walked runs' own."""
         loaders = [floor["loaders"][v] for v in self.FLOOR_VARIANTS]
         every = list(pids) + [f.pid for f in loaders]
         maps = [bl.stats_map_id(p) for p in every]
@@ -204,12 +219,12 @@ class Bench:
             progs = [bl.sampler_prog_stats(p) for p in every]
             ctrs = bl.read_counters_of(maps)
             return [None if p is None or c is None else
-                    (p[0], bl.walked_samples(c), c.get(FP_FLOOR_STAT_BYTES, 0))
+                    (p[0], bl.walked_samples(c), c.get(FP_FLOOR_STAT_BYTES, 0), p[1])
                     for p, c in zip(progs, ctrs)]
 
         groups = {"row": workers, "floor": floor["workers"]}
-        series = [[] for _ in every]
-        bytes_walked = [[0, 0] for _ in every]
+        own = [{} for _ in every]  # round -> (ns, walked, runs, bytes) of the program's own rounds
+        idle = [[0, 0] for _ in every]  # (ns, runs) of its rounds that walked nothing
         end, k = time.monotonic() + seconds, 0
         while time.monotonic() < end:
             kind = ("row", "floor")[k % 2] if self.floor == "rounds" else None
@@ -223,21 +238,52 @@ class Bench:
             time.sleep(interval)
             after = snap()
             for i, (a, b) in enumerate(zip(before, after)):
-                mine = kind is None or (kind == "row") == (i < nrec)
-                if mine and a and b and b[1] > a[1]:
-                    series[i].append((b[0] - a[0]) / (b[1] - a[1]))
-                    bytes_walked[i][0] += b[2] - a[2]
-                    bytes_walked[i][1] += b[1] - a[1]
+                if not a or not b:
+                    continue
+                d = (b[0] - a[0], b[1] - a[1], b[3] - a[3], b[2] - a[2])
+                if kind is None or (kind == "row") == (i < nrec):
+                    if d[1] > 0:
+                        own[i][k] = d
+                elif d[1] == 0 and d[2] > 0:
+                    idle[i][0] += d[0]
+                    idle[i][1] += d[2]
             k += 1
         for w in workers:
             w.signal(signal.SIGCONT)
-        cells = {}
+
+        def gross(i):
+            return {k: d[0] / d[1] for k, d in own[i].items()}
+
+        def net(i):
+            if not idle[i][1]:
+                return {}
+            other = idle[i][0] / idle[i][1]
+            return {k: (d[0] - (d[2] - d[1]) * other) / d[1] for k, d in own[i].items()}
+
+        def pair_ratio(r, i, per):
+            # Each recording's round over the floor's next one (together: the same interval),
+            # so the host's drift between rounds a second apart weighs on both halves.
+            step = 1 if self.floor == "rounds" else 0
+            a, b = per(r), per(i)
+            return bl.median([ns / b[k + step] for k, ns in a.items() if b.get(k + step)]), \
+                len([k for k in a if b.get(k + step)])
+
+        cells = {"floor_other_run": [idle[i][0] / idle[i][1] if idle[i][1] else None
+                                     for i in range(len(every))]}
+        for r, key in zip(range(nrec), ("this", "against")):
+            cells[f"net_{key}"] = bl.median(list(net(r).values()))
         for j, v in enumerate(self.FLOOR_VARIANTS):
             i = nrec + j
-            cells[f"floor_{v}"] = bl.median(series[i])
-            cells[f"floor_{v}_frames"] = (bytes_walked[i][0] / 8 / bytes_walked[i][1]
-                                          if bytes_walked[i][1] else None)
-        return series[:nrec], cells
+            cells[f"floor_{v}"] = bl.median(list(gross(i).values()))
+            cells[f"floor_{v}_net"] = bl.median(list(net(i).values()))
+            walked = sum(d[1] for d in own[i].values())
+            cells[f"floor_{v}_frames"] = (sum(d[3] for d in own[i].values()) / 8 / walked
+                                          if walked else None)
+            for r, key in zip(range(nrec), ("this", "against")):
+                cells[f"floor_{v}_ratio_{key}"], cells[f"floor_{v}_pairs_{key}"] = \
+                    pair_ratio(r, i, gross)
+                cells[f"floor_{v}_net_ratio_{key}"], _ = pair_ratio(r, i, net)
+        return [list(gross(r).values()) for r in range(nrec)], cells
 
     def bpf_cost_paired(self, label, make_workload, seconds, extra=(), interval=0.5):
         """label's workload and the native reference stack (deep_recursion at self.paired
@@ -455,25 +501,39 @@ class Bench:
             return []
         how = ("in 0.5 s rounds alternating with the row's (the other workers stopped)"
                if self.floor == "rounds" else "at the same time as the row's")
-        builds = [("this", "ns")] + ([("--against", "against")] if self.against else [])
+        builds = [("this", "ns", "this")] + ([("--against", "against", "against")]
+                                             if self.against else [])
         out = ["", "The frame-pointer floor: bench/fp_floor.bpf.c's bpf_get_stack(BPF_F_USER_STACK, "
                "128 frames) on deep_recursion built with frame pointers at the same depth, "
                f"{how}, 999 Hz; walk: into a per-CPU buffer only; walk + send: and through a ring "
-               "buffer. BPF ns per walked sample (median of 0.5 s intervals; filtered runs charged "
-               "to the walked ones as in the rows above). The kernel's walk stops at "
-               "kernel.perf_event_max_stack (127) and where libc's frames have no frame pointer:",
-               "", "| stack | build | omniprof frames | omniprof ns | floor frames | walk ns "
-               "| ratio to walk | walk + send ns | ratio to walk + send |",
-               "|---|---|---|---|---|---|---|---|---|"]
+               "buffer. BPF ns per walked sample, median of 0.5 s intervals: gross, the runs that "
+               "walk nothing (other processes) charged to the walked ones as in the rows above; "
+               "net, their mean cost (from each program's rounds with its workers stopped, last "
+               "column) taken off. Ratios: medians of neighbouring rounds' ratios (pairs). The "
+               "kernel's walk stops at kernel.perf_event_max_stack (127) and where libc's frames "
+               "have no frame pointer:",
+               "", "| stack | build | omniprof frames | omniprof ns gross / net | floor frames "
+               "| walk ns gross / net | ratio to walk gross / net | walk + send ns gross / net "
+               "| ratio to walk + send gross / net | pairs | a run walking nothing, ns "
+               "(omniprof / walk / send) |",
+               "|---|---|---|---|---|---|---|---|---|---|---|"]
+
+        def two(a, b, spec="{:.0f}", unit=""):
+            return f"{bl.fmt(a, spec)}{unit} / {bl.fmt(b, spec)}{unit}"
+
         for r in rows:
-            for name, key in builds:
-                ns = r.get(key)
-                w, s = r.get("floor_walk"), r.get("floor_send")
-                out.append(f"| {r['label']} | {name} | {bl.fmt(r['frames'])} | {bl.fmt(ns, '{:.0f}')} "
-                           f"| {bl.fmt(r.get('floor_walk_frames'))} | {bl.fmt(w, '{:.0f}')} "
-                           f"| {bl.fmt(ns / w if ns and w else None, '{:.2f}')}× "
-                           f"| {bl.fmt(s, '{:.0f}')} "
-                           f"| {bl.fmt(ns / s if ns and s else None, '{:.2f}')}× |")
+            for n, (name, key, tag) in enumerate(builds):
+                other = r.get("floor_other_run") or []
+                runs = [other[n] if n < len(other) else None] + other[-2:]
+                out.append(f"| {r['label']} | {name} | {bl.fmt(r['frames'])} "
+                           f"| {two(r.get(key), r.get(f'net_{tag}'))} "
+                           f"| {bl.fmt(r.get('floor_walk_frames'))} "
+                           f"| {two(r.get('floor_walk'), r.get('floor_walk_net'))} "
+                           f"| {two(r.get(f'floor_walk_ratio_{tag}'), r.get(f'floor_walk_net_ratio_{tag}'), '{:.2f}', '×')} "
+                           f"| {two(r.get('floor_send'), r.get('floor_send_net'))} "
+                           f"| {two(r.get(f'floor_send_ratio_{tag}'), r.get(f'floor_send_net_ratio_{tag}'), '{:.2f}', '×')} "
+                           f"| {r.get(f'floor_walk_pairs_{tag}', 0)} "
+                           f"| {' / '.join(bl.fmt(x, '{:.0f}') for x in runs)} |")
         return out
 
     # ---- HotSpot naming: cost per new Method*, RSS with 10,000 methods --------
