@@ -519,7 +519,7 @@ class Bench:
                "|---|---|---|---|---|---|---|---|---|---|---|"]
 
         def two(a, b, spec="{:.0f}", unit=""):
-            return f"{bl.fmt(a, spec)}{unit} / {bl.fmt(b, spec)}{unit}"
+            return " / ".join(bl.fmt(x, spec) + (unit if x is not None else "") for x in (a, b))
 
         for r in rows:
             for n, (name, key, tag) in enumerate(builds):
