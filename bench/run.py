@@ -14,7 +14,9 @@ bench/fp_floor.bpf.c, a perf_event program doing only bpf_get_stack(BPF_F_USER_S
 into a per-CPU buffer ("walk"), or that and a ring buffer send ("walk + send"), runs
 on deep_recursion_fp (the same code built with frame pointers, same depth) in 0.5 s
 rounds alternating with the row's workers, and the table gives omniprof's BPF ns per
-sample as a ratio to it, with both walks' frames per sample. The kernel's walk stops
+sample as a ratio to it, with both walks' frames per sample: gross (runs for other
+processes charged to the walked ones, as in the rows) and net (their mean cost, from
+each program's rounds with its workers stopped, taken off). The kernel's walk stops
 at kernel.perf_event_max_stack (127 frames), so past that depth the ratio is not of
 equal walks.
 """
