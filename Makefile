@@ -276,7 +276,21 @@ $(BUILD)/bench/verifier_stats: bench/verifier_stats.c $(SKELS) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
-bench-tools: $(BIN) $(WORKLOADS) $(BENCH_WL) $(BUILD)/bench/stack_deltas_bench $(BUILD)/bench/table_load_bench \
+# The frame-pointer floor beside the sampler (bpf-cost): its own BPF object and
+# skeleton under the bench folder, nothing of it in the shipped binary.
+$(BUILD)/bench/fp_floor.bpf.o: bench/fp_floor.bpf.c bench/fp_floor.h $(GEN)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -Ibench -c $< -o $@
+
+$(BUILD)/bench/gen/fp_floor.skel.h: $(BUILD)/bench/fp_floor.bpf.o
+	@mkdir -p $(@D)
+	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/bench/fp_floor: bench/fp_floor.c bench/fp_floor.h $(BUILD)/bench/gen/fp_floor.skel.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Ibench -I$(BUILD)/bench/gen $< $(shell pkg-config --libs libbpf) -o $@
+
+bench-tools: $(BIN) $(WORKLOADS) $(BENCH_WL) $(BUILD)/bench/fp_floor $(BUILD)/bench/stack_deltas_bench $(BUILD)/bench/table_load_bench \
 	     $(BUILD)/bench/inspect_bench $(BUILD)/bench/verifier_stats $(BUILD)/bench/serve_bench
 
 bench: bench-tools

@@ -8,6 +8,17 @@ Sections: bpf-cost, agent, startup, offcpu, latency, tables, compare (default: a
 root, a build (`make tests bench-tools`), and for `compare` linux-perf and
 bpftrace (scripts/install-deps.sh --bench installs them). Every figure is a
 median over repeated intervals or runs, measured on this machine now.
+
+bpf-cost's native rows come with their frame-pointer floor (issue 22; --floor):
+bench/fp_floor.bpf.c, a perf_event program doing only bpf_get_stack(BPF_F_USER_STACK)
+into a per-CPU buffer ("walk"), or that and a ring buffer send ("walk + send"), runs
+on deep_recursion_fp (the same code built with frame pointers, same depth) in 0.5 s
+rounds alternating with the row's workers, and the table gives omniprof's BPF ns per
+sample as a ratio to it, with both walks' frames per sample: gross (runs for other
+processes charged to the walked ones, as in the rows) and net (their mean cost, from
+each program's rounds with its workers stopped, taken off). The kernel's walk stops
+at kernel.perf_event_max_stack (127 frames), so past that depth the ratio is not of
+equal walks.
 """
 
 import argparse
@@ -25,6 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+FP_FLOOR_STAT_BYTES = 3  # enum fp_floor_stat in bench/fp_floor.h
 ROOT = os.path.dirname(HERE)
 
 
@@ -42,6 +54,8 @@ class Bench:
         self.table_cache = os.path.abspath(args.table_cache) if getattr(args, "table_cache", None) \
             else None
         self.rows = [w for w in args.rows.split(",") if w] if getattr(args, "rows", None) else None
+        # bpf-cost --floor: the native rows' frame-pointer floor, in rounds, together, or off
+        self.floor = getattr(args, "floor", None) or "rounds"
         self.wl = os.path.join(self.build, "workloads")
         self.bwl = os.path.join(self.build, "bench", "workloads")
         self.python = os.environ.get("OMNIPROF_BENCH_PYTHON", "/usr/bin/python3")
@@ -93,25 +107,36 @@ class Bench:
                         stderr=open(out + ".stderr", "w"))
 
     # ---- BPF time per sample ------------------------------------------------
-    def bpf_cost_one(self, label, make_workload, seconds, extra=()):
+    def bpf_cost_one(self, label, make_workload, seconds, extra=(), floor_depth=None):
         if self.rows and not any(w in label for w in self.rows):
             return {"label": label, "ns": None, "p90": None, "intervals": 0, "frames": None,
                     "against": None}
         workers = [make_workload() for _ in range(os.cpu_count() or 1)]
+        floor = self.floor_start(floor_depth, seconds) if floor_depth else None
+        # The floor's rounds alternate with omniprof's: twice the time, the same rounds each.
+        span = 2 * seconds if floor and self.floor == "rounds" else seconds
         out = self.out_dir(f"bpf-cost-{label}")
         pids = ["-p", ",".join(str(w.pid) for w in workers), *extra]
-        rec = self.record(pids, seconds + 3, 999, out, verbose=True)
+        rec = self.record(pids, span + (5 if floor else 3), 999, out, verbose=True)
         other = None
         if self.against:
-            other = self.record(pids, seconds + 3, 999, out + "-against", omniprof=self.against)
+            other = self.record(pids, span + (5 if floor else 3), 999, out + "-against", omniprof=self.against)
         series = other_series = []
         phases = other_phases = None
+        floor_cells = {}
+        if floor and not all(bl.wait_for_prog(f.pid) for f in floor["loaders"].values()):
+            floor = None
         if bl.wait_for_prog(rec.pid) and (not other or bl.wait_for_prog(other.pid)):
             start = time.monotonic()
             pids = [rec.pid, other.pid] if other else [rec.pid]
             maps = [phase_maps(p) for p in pids]
             time.sleep(max(0.0, 1.0 - (time.monotonic() - start)))  # tables built and loaded
-            if any(maps):
+            if floor:
+                before = [phase_snap(m) for m in maps]
+                all_series, floor_cells = self.floor_rounds(pids, workers, floor, span)
+                split = [phase_split(b, phase_snap(m)) for b, m in zip(before, maps)]
+                phases, other_phases = split[0], (split[1] if other else None)
+            elif any(maps):
                 # OP_BPF_PHASES builds: the phases over the first half, read while the
                 # recordings surely still run.
                 before = [phase_snap(m) for m in maps]
@@ -128,10 +153,12 @@ class Bench:
         rec.wait(timeout=60)
         if other:
             other.wait(timeout=60)
-        for w in workers:
+        for w in workers + (self.floor_stop(floor) if floor_depth else []):
             w.signal(signal.SIGKILL)
+            w.signal(signal.SIGCONT)
             w.wait()
         return {
+            **floor_cells,
             "label": label,
             "ns": bl.median(series),
             "p90": sorted(series)[int(len(series) * 0.9)] if series else None,
@@ -141,6 +168,124 @@ class Bench:
             "phases": phases,
             "against_phases": other_phases,
         }
+
+    # ---- the frame-pointer floor beside the native rows ----------------------
+    FLOOR_VARIANTS = ("walk", "send")
+
+    def floor_start(self, depth, seconds):
+        """The frame-pointer floor of a native row: deep_recursion_fp (the same code built
+        with frame pointers) at depth on every CPU, and one bench/fp_floor per variant
+        (walk: bpf_get_stack into a per-CPU buffer; send: and through a ring buffer) on
+        those workers, at 999 Hz like the recordings. None when not built or --floor off."""
+        exe = os.path.join(self.build, "bench", "fp_floor")
+        wl = os.path.join(self.bwl, "deep_recursion_fp")
+        if self.floor == "off" or not os.path.exists(exe) or not os.path.exists(wl):
+            return None
+        workers = [self.start_ready([wl, "600", str(depth)]) for _ in range(os.cpu_count() or 1)]
+        if self.floor == "rounds":
+            for w in workers:
+                w.signal(signal.SIGSTOP)
+        pids = ",".join(str(w.pid) for w in workers)
+        loaders = {}
+        for v in self.FLOOR_VARIANTS:
+            argv = [exe, "-F", "999", "-d", str(3 * seconds + 30), "-p", pids]
+            loaders[v] = bl.Child(argv + (["--send"] if v == "send" else []), stdout=subprocess.PIPE)
+            if not loaders[v].wait_line("ready"):
+                raise RuntimeError(f"fp_floor did not start: {argv}")
+        return {"workers": workers, "loaders": loaders}
+
+    @staticmethod
+    def floor_stop(floor):
+        """The floor's processes, for the caller to kill and reap (none when it did not start)."""
+        return (floor["workers"] + list(floor["loaders"].values())) if floor else []
+
+    def floor_rounds(self, pids, workers, floor, seconds, interval=0.5):
+        """BPF ns per walked sample of the recordings pids (one series each) and of the floor's
+        loaders, over seconds. --floor rounds: 0.5 s rounds alternating between the row's
+        workers and the floor's (the others stopped), each program's figure from its own
+        rounds, so each stack has the CPUs as the row alone would; --floor together: both
+        running, every interval counts for all. Also the cells of the floor table: the floor's
+        frames per walk (bpf_get_stack's bytes / 8), ns per walked sample, and the ratios.
+
+        "Net" figures (rounds only): each program's runs that walk nothing (other processes,
+        idle CPUs) are charged to its walked ones in the gross figure, as in the rows above; on
+        a loaded host they are most runs, and the same charge on both sides of a ratio pulls it
+        towards 1. A program's rounds where its workers are stopped have only such runs: their
+        mean cost, taken off its own rounds' time, leaves the walked runs' own."""
+        loaders = [floor["loaders"][v] for v in self.FLOOR_VARIANTS]
+        every = list(pids) + [f.pid for f in loaders]
+        maps = [bl.stats_map_id(p) for p in every]
+        nrec = len(pids)
+
+        def snap():
+            progs = [bl.sampler_prog_stats(p) for p in every]
+            ctrs = bl.read_counters_of(maps)
+            return [None if p is None or c is None else
+                    (p[0], bl.walked_samples(c), c.get(FP_FLOOR_STAT_BYTES, 0), p[1])
+                    for p, c in zip(progs, ctrs)]
+
+        groups = {"row": workers, "floor": floor["workers"]}
+        own = [{} for _ in every]  # round -> (ns, walked, runs, bytes) of the program's own rounds
+        idle = [[0, 0] for _ in every]  # (ns, runs) of its rounds that walked nothing
+        end, k = time.monotonic() + seconds, 0
+        while time.monotonic() < end:
+            kind = ("row", "floor")[k % 2] if self.floor == "rounds" else None
+            if kind:
+                for w in groups["floor" if kind == "row" else "row"]:
+                    w.signal(signal.SIGSTOP)
+                for w in groups[kind]:
+                    w.signal(signal.SIGCONT)
+                time.sleep(0.1)  # the stopped stack's last samples are in
+            before = snap()
+            time.sleep(interval)
+            after = snap()
+            for i, (a, b) in enumerate(zip(before, after)):
+                if not a or not b:
+                    continue
+                d = (b[0] - a[0], b[1] - a[1], b[3] - a[3], b[2] - a[2])
+                if kind is None or (kind == "row") == (i < nrec):
+                    if d[1] > 0:
+                        own[i][k] = d
+                elif d[1] == 0 and d[2] > 0:
+                    idle[i][0] += d[0]
+                    idle[i][1] += d[2]
+            k += 1
+        for w in workers:
+            w.signal(signal.SIGCONT)
+
+        def gross(i):
+            return {k: d[0] / d[1] for k, d in own[i].items()}
+
+        def net(i):
+            if not idle[i][1]:
+                return {}
+            other = idle[i][0] / idle[i][1]
+            return {k: (d[0] - (d[2] - d[1]) * other) / d[1] for k, d in own[i].items()}
+
+        def pair_ratio(r, i, per):
+            # Each recording's round over the floor's next one (together: the same interval),
+            # so the host's drift between rounds a second apart weighs on both halves.
+            step = 1 if self.floor == "rounds" else 0
+            a, b = per(r), per(i)
+            return bl.median([ns / b[k + step] for k, ns in a.items() if b.get(k + step)]), \
+                len([k for k in a if b.get(k + step)])
+
+        cells = {"floor_other_run": [idle[i][0] / idle[i][1] if idle[i][1] else None
+                                     for i in range(len(every))]}
+        for r, key in zip(range(nrec), ("this", "against")):
+            cells[f"net_{key}"] = bl.median(list(net(r).values()))
+        for j, v in enumerate(self.FLOOR_VARIANTS):
+            i = nrec + j
+            cells[f"floor_{v}"] = bl.median(list(gross(i).values()))
+            cells[f"floor_{v}_net"] = bl.median(list(net(i).values()))
+            walked = sum(d[1] for d in own[i].values())
+            cells[f"floor_{v}_frames"] = (sum(d[3] for d in own[i].values()) / 8 / walked
+                                          if walked else None)
+            for r, key in zip(range(nrec), ("this", "against")):
+                cells[f"floor_{v}_ratio_{key}"], cells[f"floor_{v}_pairs_{key}"] = \
+                    pair_ratio(r, i, gross)
+                cells[f"floor_{v}_net_ratio_{key}"], _ = pair_ratio(r, i, net)
+        return [list(gross(r).values()) for r in range(nrec)], cells
 
     def bpf_cost_paired(self, label, make_workload, seconds, extra=(), interval=0.5):
         """label's workload and the native reference stack (deep_recursion at self.paired
@@ -277,7 +422,7 @@ class Bench:
                 lambda d=depth: self.start_ready(
                     [os.path.join(self.wl, "deep_recursion"), "600", str(d)]),
                 # Past the default 256 frames, the depth perf walks (issue 17).
-                seconds, ["--max-frames", "1024"] if depth > 256 else []))
+                seconds, ["--max-frames", "1024"] if depth > 256 else [], depth))
         add((
             "Python, 30 Python frames",
             lambda: self.start_ready([self.python, os.path.join(HERE, "workloads", "py_loop.py"),
@@ -328,7 +473,7 @@ class Bench:
                 # Each Java row in rounds alternating with the native reference (the
                 # native rows would be paired with their own kind); 30 s: 20-30 rounds
                 # of 0.5 s and the counters' reads.
-                specs = [(sp[0], sp[1], 6 if self.quick else 30, *sp[3:]) for sp in specs]
+                specs = [(sp[0], sp[1], 6 if self.quick else 30, *sp[3:4]) for sp in specs]
                 rows = [r for r in (self.bpf_cost_paired(*sp) for sp in specs
                                     if not sp[0].startswith("native,")) if r]
                 lines = self.bpf_cost_paired_lines(rows)
@@ -345,10 +490,53 @@ class Bench:
         if self.rows:
             rows = [r for r in rows if any(w in r["label"] for w in self.rows)]
             lines = lines[:2] + [l for l in lines[2:] if any(w in l for w in self.rows)]
+        lines += self.floor_lines(rows)
         lines += phase_lines(rows)
         self.sections["bpf-cost"] = (rows, lines)
         return lines
 
+
+    def floor_lines(self, rows):
+        """The native rows beside their frame-pointer floor (bench/fp_floor.bpf.c)."""
+        rows = [r for r in rows if "floor_walk" in r]
+        if not rows:
+            return []
+        how = ("in 0.5 s rounds alternating with the row's (the other workers stopped)"
+               if self.floor == "rounds" else "at the same time as the row's")
+        builds = [("this", "ns", "this")] + ([("--against", "against", "against")]
+                                             if self.against else [])
+        out = ["", "The frame-pointer floor: bench/fp_floor.bpf.c's bpf_get_stack(BPF_F_USER_STACK, "
+               "128 frames) on deep_recursion built with frame pointers at the same depth, "
+               f"{how}, 999 Hz; walk: into a per-CPU buffer only; walk + send: and through a ring "
+               "buffer. BPF ns per walked sample, median of 0.5 s intervals: gross, the runs that "
+               "walk nothing (other processes) charged to the walked ones as in the rows above; "
+               "net, their mean cost (from each program's rounds with its workers stopped, last "
+               "column) taken off. Ratios: medians of neighbouring rounds' ratios (pairs). The "
+               "kernel's walk stops at kernel.perf_event_max_stack (127) and where libc's frames "
+               "have no frame pointer:",
+               "", "| stack | build | omniprof frames | omniprof ns gross / net | floor frames "
+               "| walk ns gross / net | ratio to walk gross / net | walk + send ns gross / net "
+               "| ratio to walk + send gross / net | pairs | a run walking nothing, ns "
+               "(omniprof / walk / send) |",
+               "|---|---|---|---|---|---|---|---|---|---|---|"]
+
+        def two(a, b, spec="{:.0f}", unit=""):
+            return " / ".join(bl.fmt(x, spec) + (unit if x is not None else "") for x in (a, b))
+
+        for r in rows:
+            for n, (name, key, tag) in enumerate(builds):
+                other = r.get("floor_other_run") or []
+                runs = [other[n] if n < len(other) else None] + other[-2:]
+                out.append(f"| {r['label']} | {name} | {bl.fmt(r['frames'])} "
+                           f"| {two(r.get(key), r.get(f'net_{tag}'))} "
+                           f"| {bl.fmt(r.get('floor_walk_frames'))} "
+                           f"| {two(r.get('floor_walk'), r.get('floor_walk_net'))} "
+                           f"| {two(r.get(f'floor_walk_ratio_{tag}'), r.get(f'floor_walk_net_ratio_{tag}'), '{:.2f}', '×')} "
+                           f"| {two(r.get('floor_send'), r.get('floor_send_net'))} "
+                           f"| {two(r.get(f'floor_send_ratio_{tag}'), r.get(f'floor_send_net_ratio_{tag}'), '{:.2f}', '×')} "
+                           f"| {r.get(f'floor_walk_pairs_{tag}', 0)} "
+                           f"| {' / '.join(bl.fmt(x, '{:.0f}') for x in runs)} |")
+        return out
 
     # ---- HotSpot naming: cost per new Method*, RSS with 10,000 methods --------
     def jvm_naming(self, n_methods=10000):
@@ -1551,6 +1739,10 @@ def main():
                          "FRAMES-frame stack (the other one stopped), profiled by the same agent; reports "
                          "the median of the round pairs' per-frame ratios (the host's drift between "
                          "rows does not move it)")
+    ap.add_argument("--floor", choices=("rounds", "together", "off"), default="rounds",
+                    help="bpf-cost: each native row's frame-pointer floor (bench/fp_floor on "
+                         "deep_recursion_fp at the same depth) in 0.5 s rounds alternating with the "
+                         "row's workers (default), running at the same time, or not at all")
     ap.add_argument("--table-cache", default=None, metavar="DIR",
                     help="startup: each build's table cache in a folder under DIR, emptied before "
                          "the agent's and the record's long runs (a cold start)")
