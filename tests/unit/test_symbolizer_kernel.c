@@ -33,7 +33,7 @@ struct pick {
 
 /*
  * Text symbols of /proc/kallsyms, every STRIDE-th: what a kernel stack's
- * addresses look like (core image, modules, BPF programs). Returns the
+ * addresses look like (core image, modules; not BPF programs, see below). Returns the
  * number read into picks (caller's array of max entries).
  */
 static size_t pick_symbols(struct pick *picks, size_t max)
@@ -49,7 +49,10 @@ static size_t pick_symbols(struct pick *picks, size_t max)
 
 		if (sscanf(line, "%" SCNx64 " %c %127s [%63[^]]]", &addr, &type, name, module) < 3)
 			continue;
-		if (!strchr("tTwW", type) || !addr || seen++ % STRIDE)
+		/* BPF programs and trampolines come and go with other processes'
+		 * loads: the three reads of the table here may not agree on them. */
+		if (!strchr("tTwW", type) || !addr || !strcmp(module, "bpf") ||
+		    !strncmp(module, "__builtin__", 11) || seen++ % STRIDE)
 			continue;
 		picks[n].addr = addr;
 		snprintf(picks[n].name, sizeof(picks[n].name), "%s", name);
