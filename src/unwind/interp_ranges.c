@@ -34,6 +34,7 @@ int interp_procs__publish(int map_fd, int gen_fd, uint32_t pid, const struct op_
 {
 	uint32_t zero = 0;
 	uint64_t gen = 0;
+	int err;
 
 	if (map_fd < 0)
 		return -EBADF;
@@ -44,10 +45,20 @@ int interp_procs__publish(int map_fd, int gen_fd, uint32_t pid, const struct op_
 	/* After the entry: a sample that read the old generation may still have
 	 * missed it, one that reads the new one finds it. This process is the
 	 * map's one writer. */
-	if (bpf_map_lookup_elem(gen_fd, &zero, &gen))
-		return -errno;
+	if (bpf_map_lookup_elem(gen_fd, &zero, &gen)) {
+		err = -errno;
+		goto cleanup;
+	}
 	gen++;
-	return bpf_map_update_elem(gen_fd, &zero, &gen, BPF_ANY) ? -errno : 0;
+	if (!bpf_map_update_elem(gen_fd, &zero, &gen, BPF_ANY))
+		return 0;
+	err = -errno;
+cleanup:
+	/* Not bumped: CPUs that remember pid without an entry would not see it, and
+	 * the caller, told it failed, would never take it out (a reused pid would
+	 * inherit the ranges). The entry goes with its bump or not at all. */
+	bpf_map_delete_elem(map_fd, &pid);
+	return err;
 }
 
 int interp_procs__remove(int map_fd, uint32_t pid)

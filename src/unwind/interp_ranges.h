@@ -26,7 +26,9 @@ int op_interp_proc__empty(const struct op_interp_proc *v);
 /*
  * Sets pid's value in the map map_fd, then bumps the generation in gen_fd
  * (the sampler's interp_gen: the walk remembers pids it found without an
- * entry until the generation changes; -1: none). 0 or -errno.
+ * entry until the generation changes; -1: none). 0 or -errno; on an error pid
+ * has no value in map_fd (one whose generation could not be bumped is
+ * taken out again).
  */
 int interp_procs__publish(int map_fd, int gen_fd, uint32_t pid, const struct op_interp_proc *v);
 

@@ -595,11 +595,39 @@ static void test_publish_bumps_generation(void **state)
 	close(gen);
 }
 
+/* A publication whose generation cannot be bumped (here: a generation map
+ * without key 0) fails and leaves no entry: the caller, told it failed, never
+ * takes the pid out, and the CPUs that remember the pid without one would not
+ * see it. */
+static void test_publish_unbumped_leaves_nothing(void **state)
+{
+	struct op_interp_proc v, got;
+	uint32_t pid = 4000001;
+	int map = bpf_map_create(BPF_MAP_TYPE_HASH, "test_interp", 4, sizeof(v), 16, NULL);
+	int gen = bpf_map_create(BPF_MAP_TYPE_HASH, "test_interp_gen", 4, 8, 1, NULL);
+
+	(void)state;
+	/* Real maps: fails loudly without BPF (root). */
+	assert_true(map >= 0);
+	assert_true(gen >= 0);
+	memset(&v, 0, sizeof(v));
+	assert_int_equal(op_interp_proc__add(&v, 1, 0x1000, 0x2000, 0), 0);
+	assert_int_equal(interp_procs__publish(map, gen, pid, &v), -ENOENT);
+	assert_true(bpf_map_lookup_elem(map, &pid, &got) < 0);
+	/* An entry there before goes too: its value is not what was asked. */
+	assert_int_equal(interp_procs__publish(map, -1, pid, &v), 0);
+	assert_int_equal(interp_procs__publish(map, gen, pid, &v), -ENOENT);
+	assert_true(bpf_map_lookup_elem(map, &pid, &got) < 0);
+	close(map);
+	close(gen);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_frame_kinds),
 	    cmocka_unit_test(test_publish_bumps_generation),
+	    cmocka_unit_test(test_publish_unbumped_leaves_nothing),
 	    cmocka_unit_test(test_registry),
 	    cmocka_unit_test(test_describe_inline),
 	    cmocka_unit_test(test_listeners),
