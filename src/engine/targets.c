@@ -114,8 +114,14 @@ static void bump_gen(struct targets *t)
 
 	if (t->gen_fd < 0)
 		return;
-	if (!bpf_map_lookup_elem(t->gen_fd, &zero, &gen))
-		gen++;
+	/* Not read: writing 0 would change nothing (a missed bump) or set the
+	 * generation back to a value the CPUs may meet again with pids they
+	 * remember from it. */
+	if (bpf_map_lookup_elem(t->gen_fd, &zero, &gen)) {
+		pr_warn("cannot read the pid filter's generation: %s", strerror(errno));
+		return;
+	}
+	gen++;
 	if (bpf_map_update_elem(t->gen_fd, &zero, &gen, BPF_ANY))
 		pr_warn("cannot mark the pid filter changed: %s", strerror(errno));
 }

@@ -155,6 +155,34 @@ static void test_delete_bumps_generation(void **state)
 	close(gen);
 }
 
+/* A generation that cannot be read is not written (here: a generation map
+ * without key 0): writing 0 would be a missed bump, or set it back to a value
+ * the sampler's CPUs may meet again. */
+static void test_unread_generation_not_written(void **state)
+{
+	struct targets t;
+	struct targets_opts o = {.comm = "^omniprof-none$"};
+	uint32_t pid = 4000000, zero = 0;
+	uint64_t got;
+	uint8_t one = 1;
+	int map = bpf_map_create(BPF_MAP_TYPE_HASH, "test_filter", 4, 1, 16, NULL);
+	int gen = bpf_map_create(BPF_MAP_TYPE_HASH, "test_filter_gen", 4, 8, 1, NULL);
+
+	(void)state;
+	/* Real maps: fails loudly without BPF (root). */
+	assert_true(map >= 0);
+	assert_true(gen >= 0);
+	assert_int_equal(targets__init(&t, &o), 0);
+	assert_true(targets__attach(&t, map, gen, NULL) >= 0);
+	assert_int_equal(bpf_map_update_elem(map, &pid, &one, BPF_ANY), 0);
+	targets__on_exit(&t, pid);
+	assert_true(bpf_map_lookup_elem(map, &pid, &one) < 0);
+	assert_true(bpf_map_lookup_elem(gen, &zero, &got) < 0);
+	targets__clear(&t);
+	close(map);
+	close(gen);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -165,6 +193,7 @@ int main(void)
 	    cmocka_unit_test(test_bad_regex),
 	    cmocka_unit_test(test_kernel_symbols_hidden),
 	    cmocka_unit_test(test_delete_bumps_generation),
+	    cmocka_unit_test(test_unread_generation_not_written),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
