@@ -841,6 +841,11 @@ static __always_inline __u32 err_stat(__u32 err)
  * on page by page, or reads the same bytes) is one mapping from sp up to
  * argc's word at start_stack (above it, argv and the environment; below, _start's
  * frame): the window's reads may cross its pages.
+ *
+ * One scratch a CPU, shared by on_sample and on_switch: neither runs inside the
+ * other today (cpu-clock samples fire from a hard-IRQ timer, sched_switch is
+ * traced with IRQs off). An NMI-driven event would break that, and with it the
+ * kept mappings' generation (a nested reset relabels the outer walk's entries).
  */
 static __always_inline void walk_scratch__reset(struct walk_scratch *ws, struct task_struct *task,
 						__u64 sp)

@@ -570,6 +570,8 @@ void session__stop_sampling(struct session *ss)
 	/* The tables go with the BPF object: stop keeping them in step first. */
 	process_table__set_unwind_maps(&ss->c.procs, NULL);
 	interp__unload(ss->interp);
+	/* The generation lives in the object's .bss: nothing may bump it once that is gone. */
+	unwind_maps__set_generation(&ss->um, NULL);
 	sampler__free(ss->s);
 	ss->s = NULL;
 }
@@ -691,6 +693,8 @@ void session__clear(struct session *ss)
 	if (ss->collector_ready)
 		process_table__set_unwind_maps(&ss->c.procs, NULL);
 	interp__unload(ss->interp);
+	/* The generation lives in the object's .bss: nothing may bump it once that is gone. */
+	unwind_maps__set_generation(&ss->um, NULL);
 	sampler__free(ss->s);
 	ss->s = NULL;
 	unwind_maps__clear(&ss->um);
