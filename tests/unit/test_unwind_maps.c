@@ -580,23 +580,28 @@ static void check_pages_as_built(const char *path, uint32_t want_levels)
 	maps_destroy(&fx);
 }
 
+/* gcc's cc1 into path (len bytes): a large stripped binary, the compiler loop's. */
+static void cc1_path(char *path, size_t len)
+{
+	FILE *f = popen("gcc -print-prog-name=cc1", "r");
+
+	assert_non_null(f);
+	if (!fgets(path, (int)len, f))
+		path[0] = 0;
+	pclose(f);
+	path[strcspn(path, "\n")] = 0;
+	if (access(path, R_OK))
+		fail_msg("gcc's cc1 (%s) is not readable", path);
+}
+
 /* One page smaller than its deltas' bytes (libdl's 20 deltas, 320 bytes: the
  * buffer grows first), two levels (libc), three (cc1, 478k deltas). */
 static void test_pages_as_built(void **state)
 {
 	char path[512], cc1[512] = "";
-	FILE *f;
 
 	(void)state;
-	/* gcc's cc1: a large stripped binary, the compiler loop's. */
-	f = popen("gcc -print-prog-name=cc1", "r");
-	assert_non_null(f);
-	if (!fgets(cc1, sizeof(cc1), f))
-		cc1[0] = 0;
-	pclose(f);
-	cc1[strcspn(cc1, "\n")] = 0;
-	if (access(cc1, R_OK))
-		fail_msg("gcc's cc1 (%s) is not readable", cc1);
+	cc1_path(cc1, sizeof(cc1));
 	if (tu_system_lib("libdl.so.2", path, sizeof(path)))
 		fail_msg("libdl.so.2 is not in the dynamic linker's cache (ldconfig -p)");
 	check_pages_as_built(path, 1);
@@ -666,17 +671,9 @@ static void test_cached_pages_as_built(void **state)
 	struct table_cache *tc;
 	uint64_t reads;
 	char *tmp;
-	FILE *f;
 
 	(void)state;
-	f = popen("gcc -print-prog-name=cc1", "r");
-	assert_non_null(f);
-	if (!fgets(cc1, sizeof(cc1), f))
-		cc1[0] = 0;
-	pclose(f);
-	cc1[strcspn(cc1, "\n")] = 0;
-	if (access(cc1, R_OK))
-		fail_msg("gcc's cc1 (%s) is not readable", cc1);
+	cc1_path(cc1, sizeof(cc1));
 	if (tu_system_lib("libdl.so.2", libdl, sizeof(libdl)))
 		fail_msg("libdl.so.2 is not in the dynamic linker's cache (ldconfig -p)");
 	tmp = tu_mkdtemp();

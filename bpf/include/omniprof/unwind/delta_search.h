@@ -12,6 +12,7 @@
 #define OMNIPROF_UNWIND_DELTA_SEARCH_H
 
 #include "omniprof/abi.h"
+#include "omniprof/unwind/unroll.h"
 
 #ifndef OP_DELTA_PAGE
 #error "define OP_DELTA_PAGE before including delta_search.h"
@@ -19,15 +20,6 @@
 
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
-#endif
-
-/* BPF needs the page search unrolled (clang); ordinary C does not care. */
-#ifndef OP_UNROLL
-#ifdef __clang__
-#define OP_UNROLL _Pragma("unroll")
-#else
-#define OP_UNROLL
-#endif
 #endif
 
 /*

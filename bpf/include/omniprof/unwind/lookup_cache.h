@@ -9,18 +9,10 @@
 #define OMNIPROF_UNWIND_LOOKUP_CACHE_H
 
 #include "omniprof/abi.h"
+#include "omniprof/unwind/unroll.h"
 
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
-#endif
-
-/* The cache's search unrolled for BPF (as omniprof/unwind/delta_search.h's). */
-#ifndef OP_UNROLL
-#ifdef __clang__
-#define OP_UNROLL _Pragma("unroll")
-#else
-#define OP_UNROLL
-#endif
 #endif
 
 #define OP_MAPPING_CACHE_SIZE 4
