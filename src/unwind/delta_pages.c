@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hashmap.h"
+
 /* Pages per level, root first. Returns the level count, 0 when n does not fit. */
 static uint32_t level_sizes(size_t n, uint32_t sizes[OP_PAGE_LEVELS_MAX])
 {
@@ -110,6 +112,14 @@ size_t delta_leaves__bytes(size_t n)
 	return (n + OP_PAGE_DELTAS - 1) / OP_PAGE_DELTAS * sizeof(struct op_delta_page);
 }
 
+/* The index stores local index i as the entry i + 1 (never NULL); ctx: the leaves. */
+static bool leaves_rule_equal(const void *entry, const void *key, void *ctx)
+{
+	const struct delta_leaves *l = ctx;
+
+	return !memcmp(&l->rules[(uintptr_t)entry - 1], key, sizeof(struct op_unwind_rule));
+}
+
 int delta_leaves__init(struct delta_leaves *l, size_t n)
 {
 	memset(l, 0, sizeof(*l));
@@ -121,58 +131,23 @@ int delta_leaves__init(struct delta_leaves *l, size_t n)
 			return -ENOMEM;
 	}
 	l->cap = n;
+	hashmap__init(&l->index, leaves_rule_equal, l);
 	return 0;
 }
 
-/* The slot of the rule whose 8 bytes are key: its own, or the empty one to put it in. */
-static uint32_t *leaves_slot(struct delta_leaves *l, uint64_t key)
-{
-	uint32_t mask = l->n_slots - 1, i = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & mask;
-
-	for (;; i = (i + 1) & mask) {
-		uint64_t have;
-
-		if (l->slots[i] == UINT32_MAX)
-			return &l->slots[i];
-		memcpy(&have, &l->rules[l->slots[i]], sizeof(have));
-		if (have == key)
-			return &l->slots[i];
-	}
-}
-
-/* Room for one more rule: the index at most half full. 0 or -ENOMEM. */
+/* Room for one more rule in rules[]. 0 or -ENOMEM. */
 static int leaves_grow(struct delta_leaves *l)
 {
-	uint32_t *old = l->slots, old_n = l->n_slots;
+	uint32_t cap = l->rules_cap ? 2 * l->rules_cap : 256;
+	struct op_unwind_rule *r;
 
-	if (l->n_rules == l->rules_cap && l->n_rules < OP_MAX_RULES) {
-		uint32_t cap = l->rules_cap ? 2 * l->rules_cap : 256;
-		struct op_unwind_rule *r = realloc(l->rules, (size_t)cap * sizeof(*r));
-
-		if (!r)
-			return -ENOMEM;
-		l->rules = r;
-		l->rules_cap = cap;
-	}
-	if (2 * (l->n_rules + 1) <= l->n_slots)
+	if (l->n_rules < l->rules_cap)
 		return 0;
-	l->n_slots = old_n ? 2 * old_n : 512;
-	l->slots = malloc((size_t)l->n_slots * sizeof(*l->slots));
-	if (!l->slots) {
-		l->slots = old;
-		l->n_slots = old_n;
+	r = realloc(l->rules, (size_t)cap * sizeof(*r));
+	if (!r)
 		return -ENOMEM;
-	}
-	memset(l->slots, 0xff, (size_t)l->n_slots * sizeof(*l->slots));
-	for (uint32_t i = 0; i < old_n; i++) {
-		uint64_t key;
-
-		if (old[i] == UINT32_MAX)
-			continue;
-		memcpy(&key, &l->rules[old[i]], sizeof(key));
-		*leaves_slot(l, key) = old[i];
-	}
-	free(old);
+	l->rules = r;
+	l->rules_cap = cap;
 	return 0;
 }
 
@@ -187,13 +162,15 @@ int delta_leaves__add(struct delta_leaves *l, const struct stack_delta *d, size_
 
 	if (k > l->cap - l->n)
 		return -ENOSPC;
+	l->index.ctx = l; /* where the leaves are now (a struct may be moved between calls) */
 	if (k && !l->n)
 		l->base = d[0].addr;
 	for (size_t i = 0; i < k; i++, l->n++) {
 		struct op_delta_page *page = &l->pages[l->n / OP_PAGE_DELTAS];
 		size_t s = l->n % OP_PAGE_DELTAS;
-		uint64_t key, off = d[i].addr - l->base;
-		uint32_t *slot;
+		uint64_t key, hash, off = d[i].addr - l->base;
+		uint32_t local;
+		void *found;
 
 		if (off >= OP_DELTA_PAD)
 			l->too_wide = true;
@@ -203,12 +180,11 @@ int delta_leaves__add(struct delta_leaves *l, const struct stack_delta *d, size_
 			page->rule[s] = last;
 			continue;
 		}
-		if (!l->slots || 2 * (l->n_rules + 1) > l->n_slots) {
-			if (leaves_grow(l))
-				return -ENOMEM;
-		}
-		slot = leaves_slot(l, key);
-		if (*slot == UINT32_MAX) {
+		hash = hash_u64(key);
+		found = hashmap__find(&l->index, hash, &d[i].rule);
+		if (found) {
+			local = (uint32_t)((uintptr_t)found - 1);
+		} else {
 			if (l->n_rules >= OP_MAX_RULES) {
 				/* Not loadable: the shared array holds no more. Read on (the
 				 * file is still checked), local index 0 for the rest. */
@@ -217,12 +193,14 @@ int delta_leaves__add(struct delta_leaves *l, const struct stack_delta *d, size_
 				have_last = false;
 				continue;
 			}
-			if (l->n_rules == l->rules_cap && leaves_grow(l))
+			if (leaves_grow(l))
 				return -ENOMEM;
 			l->rules[l->n_rules] = d[i].rule;
-			*slot = l->n_rules++;
+			if (hashmap__insert(&l->index, hash, (void *)((uintptr_t)l->n_rules + 1)))
+				return -ENOMEM;
+			local = l->n_rules++;
 		}
-		last = (uint16_t)*slot;
+		last = (uint16_t)local;
 		last_key = key;
 		have_last = true;
 		page->rule[s] = last;
@@ -234,9 +212,7 @@ void delta_leaves__finish(struct delta_leaves *l)
 {
 	if (l->n % OP_PAGE_DELTAS)
 		delta_pages__pad(&l->pages[l->n / OP_PAGE_DELTAS], l->n % OP_PAGE_DELTAS);
-	free(l->slots);
-	l->slots = NULL;
-	l->n_slots = 0;
+	hashmap__clear(&l->index);
 }
 
 void delta_leaves__free(struct delta_leaves *l)
@@ -245,6 +221,6 @@ void delta_leaves__free(struct delta_leaves *l)
 		return;
 	free(l->pages);
 	free(l->rules);
-	free(l->slots);
+	hashmap__clear(&l->index);
 	memset(l, 0, sizeof(*l));
 }

@@ -13,6 +13,7 @@
 
 #include "omniprof/abi.h"
 #include "unwind/stack_deltas.h"
+#include "util/hashmap.h"
 
 /* Pages a table of n deltas takes (0 when n is 0 or too large); sets *n_levels. */
 uint32_t delta_pages__count(size_t n, uint32_t *n_levels);
@@ -62,9 +63,9 @@ struct delta_leaves {
 	uint32_t n_rules;
 	bool too_wide;	 /* a delta OP_DELTA_PAD or more above base: no page tree fits */
 	bool rules_full; /* more than OP_MAX_RULES distinct rules: cannot be loaded */
-	/* While it is filled: the local rules' open-addressed index (freed by finish). */
-	uint32_t *slots;
-	uint32_t n_slots, rules_cap;
+	uint32_t rules_cap;
+	/* While it is filled: rule -> local index + 1 (freed by finish). */
+	struct hashmap index;
 };
 
 /* The bytes of the leaves of n deltas. */
