@@ -55,8 +55,20 @@ static void test_find_rule(uint64_t pc, struct op_unwind_rule *rule)
 	op_unwind_fp_rule(rule);
 }
 
-#define OP_READ_USER(u, dst, size, addr) fake_read((dst), (size), (addr))
-#define OP_FIND_RULE(u, pc, rule)	 test_find_rule((pc), (rule))
+/* The fast step's reads: only inside [window_lo, window_hi), as the BPF walk's
+ * window serves them without a call. */
+static uint64_t window_lo, window_hi;
+
+static int window_read(__u64 *dst, uint64_t addr)
+{
+	if (addr < window_lo || addr + 8 > window_hi)
+		return -1;
+	return fake_read(dst, 8, addr);
+}
+
+#define OP_READ_USER(u, dst, size, addr)     fake_read((dst), (size), (addr))
+#define OP_READ_STACK_U64_FAST(u, dst, addr) window_read((dst), (addr))
+#define OP_FIND_RULE(u, pc, rule)	     test_find_rule((pc), (rule))
 #include "omniprof/unwind/native.h"
 
 static void put(uint64_t addr, uint64_t value)
@@ -475,6 +487,105 @@ static void test_error_frame_encoding(void **state)
 	assert_int_equal(f.flags, 0);
 }
 
+/* A small deterministic generator (xorshift64*): the cases differ, the run repeats. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+/* A stack address, 8-aligned, or now and then one outside the image. */
+static uint64_t rng_stack_addr(void)
+{
+	uint64_t r = rng();
+
+	if (r % 16 == 0)
+		return r % 3 ? 0 : STACK_BASE + 2 * STACK_SIZE;
+	return STACK_BASE + ((r >> 8) % (STACK_SIZE / 8)) * 8;
+}
+
+/*
+ * op_unwind_step_fast() against op_unwind_step() over random rules,
+ * registers, stacks and windows: where the fast step does not decline it
+ * writes the same frame, leaves the unwinder in the same state and gives the
+ * same result; where it declines, it changed nothing; it never gives an error
+ * (those are the full step's); and it takes the plain CFA rules it can read.
+ */
+static void test_fast_step_agrees(void **state)
+{
+	const uint8_t cmds[] = {
+	    OP_RULE_CFA,       OP_RULE_CFA,	  OP_RULE_CFA,	     OP_RULE_CFA,    OP_RULE_STOP,
+	    OP_RULE_INVALID,   OP_RULE_PLT,	  OP_RULE_CFA_DEREF, OP_RULE_SIGNAL, OP_RULE_ANON,
+	    OP_RULE_FP_SWITCH, OP_RULE_GO_SWITCH, OP_RULE_CFA_RBX};
+	int taken = 0, taken_continue = 0, taken_end = 0, declined_cfa = 0, cases = 20000;
+
+	(void)state;
+	for (int c = 0; c < cases; c++) {
+		struct op_unwinder full, fast, before;
+		struct op_frame f_full, f_fast;
+		struct op_unwind_rule rule;
+		int r_full, r_fast;
+
+		for (size_t i = 0; i < STACK_SIZE / 8; i++) {
+			uint64_t v = rng();
+
+			/* Stacks hold return addresses, saved frame pointers and zeros. */
+			v = v % 4 == 0 ? 0 : v % 4 == 1 ? rng_stack_addr() : 0x400000 + v % 0x10000;
+			memcpy(&stack_image[i * 8], &v, 8);
+		}
+		rule.cmd = cmds[rng() % sizeof(cmds)];
+		rule.cfa_base = (uint8_t)(rng() % 2);
+		if (rng() % 4 == 0)
+			rule.cfa_base |=
+			    OP_CFA_F_BX | (uint8_t)((rng() % 4) << OP_CFA_BX_SLOT_SHIFT);
+		rule.cfa_offset = (int32_t)(rng() % 8) * 8 + (rng() % 8 == 0 ? -8 : 8);
+		rule.fp_offset = rng() % 3 ? -(int32_t)(rng() % 4) * 8 : 0;
+		memset(&full, 0, sizeof(full));
+		op_unwinder__init(&full, 1234, 0x400000 + rng() % 0x10000, rng_stack_addr(),
+				  rng() % 8 ? rng_stack_addr() : rng());
+		full.pc_exact = rng() % 4 == 0;
+		if (rng() % 3 == 0)
+			op_unwinder__set_bx(&full, rng_stack_addr());
+		read_floor = rng() % 4 == 0 ? full.regs.sp : 0;
+		window_lo = rng() % 4 ? full.regs.sp : full.regs.sp + (rng() % 512) * 8;
+		window_hi = window_lo + (rng() % 2 ? STACK_SIZE : (rng() % 128) * 8);
+		fast = before = full;
+		n_ranges = 1;
+		ranges[0] = (struct test_range){0, UINT64_MAX, rule};
+		memset(&f_full, 0xaa, sizeof(f_full));
+		memset(&f_fast, 0x55, sizeof(f_fast));
+
+		r_full = op_unwind_step(&full, &f_full);
+		r_fast = op_unwind_step_fast(&fast, &rule, &f_fast);
+		if (r_fast == OP_STEP_DECLINED) {
+			assert_memory_equal(&fast, &before, sizeof(fast));
+			for (size_t i = 0; i < sizeof(f_fast); i++)
+				assert_int_equal(((uint8_t *)&f_fast)[i], 0x55);
+			declined_cfa += rule.cmd == OP_RULE_CFA;
+			continue;
+		}
+		assert_int_equal(rule.cmd, OP_RULE_CFA);
+		assert_true(r_fast == OP_STEP_CONTINUE || r_fast == OP_STEP_END);
+		assert_int_equal(r_fast, r_full);
+		assert_memory_equal(&fast, &full, sizeof(fast));
+		assert_memory_equal(&f_fast, &f_full, sizeof(f_fast));
+		taken++;
+		taken_continue += r_fast == OP_STEP_CONTINUE;
+		taken_end += r_fast == OP_STEP_END;
+	}
+	n_ranges = 0;
+	read_floor = 0;
+	/* The cases reach both answers and both ways: the comparison above ran. */
+	assert_true(taken_continue > cases / 50);
+	assert_true(taken_end > 0);
+	assert_true(declined_cfa > cases / 50);
+	assert_true(taken > cases / 20);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -489,6 +600,7 @@ int main(void)
 	    cmocka_unit_test(test_plt_rule),
 	    cmocka_unit_test(test_anonymous_code),
 	    cmocka_unit_test(test_error_frame_encoding),
+	    cmocka_unit_test(test_fast_step_agrees),
 	};
 
 	return cmocka_run_group_tests_name("native_unwind", tests, NULL, NULL);

@@ -26,6 +26,11 @@
  *                                   these from a window of the stack without
  *                                   a call: two or more a frame, on CPUs where
  *                                   every return is mitigated
+ *   OP_READ_STACK_U64_FAST(u, dst, addr) the same read for op_unwind_step_fast():
+ *                                   nonzero also where the read would cost a
+ *                                   call (the BPF window's miss), which makes
+ *                                   that step decline; default:
+ *                                   OP_READ_STACK_U64
  *
  * Each step emits the frame for the current PC, finds the rule for that PC and
  * applies it to get the caller's registers (x86-64: return address at CFA - 8).
@@ -42,6 +47,9 @@
 
 #ifndef OP_READ_STACK_U64
 #define OP_READ_STACK_U64(u, dst, addr) OP_READ_USER(u, dst, 8, addr)
+#endif
+#ifndef OP_READ_STACK_U64_FAST
+#define OP_READ_STACK_U64_FAST(u, dst, addr) OP_READ_STACK_U64(u, dst, addr)
 #endif
 
 /* The thread's fs base (x86-64 TLS: where Go keeps g), 0 when unknown. */
@@ -73,6 +81,9 @@ enum op_step_result {
 	 * the runtime unwinds itself; frame is an empty slot. A step that does not
 	 * take it returns it unchanged and the native step runs. */
 	OP_STEP_RUNTIME_UNWINDS = 2,
+	/* From op_unwind_step_fast() only: it left the frame to op_unwind_step(),
+	 * changing nothing. */
+	OP_STEP_DECLINED = 3,
 	/* > OP_STEP_END: an enum op_unwind_error + OP_STEP_ERROR_BASE */
 	OP_STEP_ERROR_BASE = 16,
 };
@@ -193,9 +204,21 @@ static __always_inline int op_unwind_go_switch(struct op_unwinder *u,
 	return OP_STEP_CONTINUE;
 }
 
-/* Moves u->regs to the caller's frame according to rule. */
-static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
-						const struct op_unwind_rule *rule)
+/* A stack read of op_unwind_apply_rule__mode(): the fast one in its fast form. */
+#define OP_APPLY_READ(fast, u, dst, addr)                                                          \
+	((fast) ? OP_READ_STACK_U64_FAST(u, dst, addr) : OP_READ_STACK_U64(u, dst, addr))
+
+/*
+ * Moves u->regs to the caller's frame according to rule. fast (a constant:
+ * each form is compiled apart) is op_unwind_step_fast()'s form: only the
+ * plain CFA rule without an rbx to carry, its reads by
+ * OP_READ_STACK_U64_FAST, and anything else, an error included, declined
+ * before u is changed (OP_STEP_DECLINED), so that the full form, run next on
+ * the same frame, decides it. Where the fast form does not decline, it does
+ * what the full one does.
+ */
+static __always_inline int
+op_unwind_apply_rule__mode(struct op_unwinder *u, const struct op_unwind_rule *rule, const int fast)
 {
 	struct op_regs *r = &u->regs;
 	struct op_unwind_rule fallback;
@@ -207,6 +230,9 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 	__u32 bad_cfa = anon ? OP_UNWIND_ERR_ANON_CODE : OP_UNWIND_ERR_BAD_CFA;
 	__u32 bad_read = anon ? OP_UNWIND_ERR_ANON_CODE : OP_UNWIND_ERR_READ;
 
+	if (fast && (rule->cmd != OP_RULE_CFA ||
+		     ((rule->cfa_base & OP_CFA_F_BX) && u->bx_sp && u->bx_sp == r->sp)))
+		return OP_STEP_DECLINED;
 	switch (rule->cmd) {
 	case OP_RULE_STOP:
 		return OP_STEP_END;
@@ -251,7 +277,7 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 		/* Callers live at higher addresses: a base below sp is not a frame
 		 * (but after a stack switch the caller is on another stack). */
 		if (base < r->sp && rule->cmd != OP_RULE_FP_SWITCH)
-			return OP_STEP_ERROR_BASE + bad_fp;
+			return fast ? OP_STEP_DECLINED : OP_STEP_ERROR_BASE + bad_fp;
 	}
 	cfa = base + (__s64)rule->cfa_offset;
 	if (rule->cmd == OP_RULE_PLT && (r->pc & 15) >= 11)
@@ -259,15 +285,17 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 	if (rule->cmd == OP_RULE_CFA_DEREF && OP_READ_STACK_U64(u, &cfa, cfa))
 		return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ;
 	if (cfa < r->sp + 8 && rule->cmd != OP_RULE_FP_SWITCH)
-		return OP_STEP_ERROR_BASE + bad_cfa;
-	if (OP_READ_STACK_U64(u, &ra, cfa - 8))
-		return OP_STEP_ERROR_BASE + bad_read;
+		return fast ? OP_STEP_DECLINED : OP_STEP_ERROR_BASE + bad_cfa;
+	if (OP_APPLY_READ(fast, u, &ra, cfa - 8))
+		return fast ? OP_STEP_DECLINED : OP_STEP_ERROR_BASE + bad_read;
 	if (rule->cmd == OP_RULE_CFA_DEREF) {
 		/* Realigned frame: the caller's rbp sits at a fixed place from the base
 		 * register, not from the CFA (see OP_RULE_CFA_DEREF). */
 		if (OP_READ_STACK_U64(u, &fp, base + (__s64)rule->fp_offset))
 			return OP_STEP_ERROR_BASE + OP_UNWIND_ERR_READ;
-	} else if (rule->fp_offset && OP_READ_STACK_U64(u, &fp, cfa + (__s64)rule->fp_offset)) {
+	} else if (rule->fp_offset && OP_APPLY_READ(fast, u, &fp, cfa + (__s64)rule->fp_offset)) {
+		if (fast)
+			return OP_STEP_DECLINED;
 		/* A save slot below sp was popped already (an epilogue, whose CFI
 		 * still names the slot): rbp holds the caller's value. A stack copy
 		 * starts at sp, so only its walk fails to read the slot. */
@@ -296,6 +324,31 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 	return OP_STEP_CONTINUE;
 }
 
+static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
+						const struct op_unwind_rule *rule)
+{
+	return op_unwind_apply_rule__mode(u, rule, 0);
+}
+
+/* A return address points after the call; the call itself (pc - 1) is in the
+ * caller's function and under its unwind rule, which matters for calls to
+ * noreturn functions at the very end of a function. */
+static __always_inline __u64 op_unwinder__lookup_pc(const struct op_unwinder *u)
+{
+	return u->pc_exact ? u->regs.pc : u->regs.pc - 1;
+}
+
+/* The native frame at pc (exact: where the thread stopped, not a return address). */
+static __always_inline void op_frame__set_native(struct op_frame *frame, __u64 pc, __u8 exact)
+{
+	frame->addr = pc;
+	frame->data = 0;
+	frame->aux = 0;
+	frame->kind = OP_FRAME_NATIVE;
+	frame->flags = exact ? 0 : OP_FRAME_F_RETURN_ADDRESS;
+	frame->reserved = 0;
+}
+
 /*
  * Emits the current frame into *frame and unwinds one level. Returns an
  * enum op_step_result; on OP_STEP_CONTINUE the caller emits again.
@@ -303,21 +356,36 @@ static __always_inline int op_unwind_apply_rule(struct op_unwinder *u,
 static __always_inline int op_unwind_step(struct op_unwinder *u, struct op_frame *frame)
 {
 	struct op_unwind_rule rule;
-	/* A return address points after the call; the call itself (pc - 1) is in the
-	 * caller's function and under its unwind rule, which matters for calls to
-	 * noreturn functions at the very end of a function. */
-	__u64 lookup_pc = u->pc_exact ? u->regs.pc : u->regs.pc - 1;
+	__u64 lookup_pc = op_unwinder__lookup_pc(u);
 
-	frame->addr = u->regs.pc;
-	frame->data = 0;
-	frame->aux = 0;
-	frame->kind = OP_FRAME_NATIVE;
-	frame->flags = u->pc_exact ? 0 : OP_FRAME_F_RETURN_ADDRESS;
-	frame->reserved = 0;
+	op_frame__set_native(frame, u->regs.pc, u->pc_exact);
 	u->n_frames++;
 
 	OP_FIND_RULE(u, lookup_pc, &rule);
 	return op_unwind_apply_rule(u, &rule);
+}
+
+/*
+ * op_unwind_step() for a frame whose rule (for op_unwinder__lookup_pc) the
+ * includer already holds, done the cheap way (op_unwind_apply_rule__mode's
+ * fast form): OP_STEP_CONTINUE or OP_STEP_END with the frame emitted and u
+ * moved as op_unwind_step() would, or OP_STEP_DECLINED with neither: the
+ * includer runs op_unwind_step() on the frame. The BPF walk runs frames this
+ * way after each round's first, in the same call (a call a frame fewer).
+ */
+static __always_inline int op_unwind_step_fast(struct op_unwinder *u,
+					       const struct op_unwind_rule *rule,
+					       struct op_frame *frame)
+{
+	__u64 pc = u->regs.pc;
+	__u8 exact = u->pc_exact;
+	int res = op_unwind_apply_rule__mode(u, rule, 1);
+
+	if (res == OP_STEP_DECLINED)
+		return res;
+	op_frame__set_native(frame, pc, exact);
+	u->n_frames++;
+	return res;
 }
 
 static __always_inline void op_frame__set_error(struct op_frame *frame, __u32 error)
