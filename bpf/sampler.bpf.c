@@ -737,12 +737,15 @@ static __always_inline void pack_frame(struct walk_scratch *ws, __u32 index,
 }
 
 /*
- * Frames a round runs after its first one without leaving the callback (each
- * callback's call and return cost ~7 ns here, a third of a recursion's
- * frame), while they take the fast way: a native walk, the rule known without
- * a call, the reads in the window, the frame packed.
+ * Frames a bpf_loop callback takes the cheap way (walk_fast_frame) before it
+ * returns (each callback's call and return cost ~7 ns here, a third of a
+ * recursion's frame): a native walk, the rule known without a call, the
+ * reads in the window, the frame packed. The first frame that is not goes
+ * through the full round (op_walk__round), which ends the callback: the full
+ * round's code is checked by the verifier once per callback, the cheap one
+ * once per frame it may take (~2k instructions each).
  */
-#define WALK_FAST_FRAMES 7
+#define WALK_FAST_FRAMES 8
 
 /*
  * One more frame of a native walk the cheap way (op_unwind_step_fast): 1, it
@@ -785,9 +788,15 @@ static long walk_one_frame(__u32 index, void *data)
 	(void)index;
 	if (!b || !ws || ws->want_copy)
 		return 1;
-	/* The frame slot is the count of frames written (a round writes one or
-	 * more): read from the map value, an unknown scalar to the verifier,
-	 * which then checks the callback once instead of once per possible count. */
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < WALK_FAST_FRAMES && more == 1; i++)
+		more = walk_fast_frame(ws, b, max);
+	if (more)
+		return more == 2;
+	/* Declined: the full round takes the frame. The frame slot is the count
+	 * of frames written: read from the map value, an unknown scalar to the
+	 * verifier, which then checks the callback once instead of once per
+	 * possible count. */
 	n = ws->walk.n;
 	f = trace_user_frame(b, n);
 	ret = op_walk__round(&ws->walk, n, max, f);
@@ -795,12 +804,7 @@ static long walk_one_frame(__u32 index, void *data)
 	 * step writes the slot it is given (omniprof/unwind/walk.h). */
 	if (ws->pack && n < max)
 		pack_frame(ws, n, f);
-	if (ret)
-		return ret;
-#pragma clang loop unroll(disable)
-	for (int i = 0; i < WALK_FAST_FRAMES && more == 1; i++)
-		more = walk_fast_frame(ws, b, max);
-	return more == 2;
+	return ret;
 }
 
 /* Whether the sample interrupted user code (then there is no kernel stack). */
@@ -976,6 +980,13 @@ static __always_inline void walk_user_stack(struct bpf_perf_event_data *ctx, str
 	/* A process with runtimes: the wide form, which HotSpot frames fit (the
 	 * other runtimes' fit neither). */
 	ws->pack = w->has_interp ? PACK_WIDE : PACK_NARROW;
+	/* The stack window read now, where the first frame's read would fill it,
+	 * so that frame too can go the cheap way. */
+	if (!w->has_interp) {
+		__u64 top;
+
+		read_user_u64(&top, r->sp);
+	}
 	{
 		struct walk_loop l = {.ws = ws, .b = b};
 
