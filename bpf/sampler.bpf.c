@@ -769,7 +769,13 @@ static __always_inline int walk_fast_frame(struct walk_scratch *ws, struct trace
 		return 0;
 	ws->prev_guess = 0;
 	ws->frames_cfi++;
-	pack_frame(ws, n, f);
+	/* pack_frame() of a native frame in the narrow form, written out: the
+	 * verifier would otherwise walk the wide form's branch too, every frame. */
+	if (f->addr & ~OP_PACKED_ADDR_MASK)
+		ws->pack = 0;
+	else
+		ws->packed[n & (OP_MAX_USER_FRAMES - 1)] =
+		    OP_PACKED_FRAME(f->addr, f->kind, f->flags);
 	w->result = res;
 	w->n = n + 1;
 	return res == OP_STEP_CONTINUE ? 1 : 2;
