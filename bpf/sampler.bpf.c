@@ -88,6 +88,14 @@ struct {
 } events SEC(".maps");
 /* A quarter of events' size, set by user space with it (0: asked of the ring). */
 const volatile __u64 ring_quarter = 0;
+/*
+ * The bytes of records a CPU writes between two looks at the ring's fill
+ * (trace_wakeup): set by user space to ring_quarter / (2 * the CPUs sampled);
+ * 0: a look at every record.
+ */
+const volatile __u64 ring_check_bytes = 0;
+/* The ring's consumer position at the last wake-up a record asked for (trace_wakeup). */
+__u64 ring_woken_cons = ~0ull;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -310,6 +318,9 @@ struct walk_scratch {
 	 * narrow one without runtimes, the wide one with (a JVM's). */
 	__u8 pack;
 	__u64 packed[2 * OP_MAX_USER_FRAMES];
+	/* Kept across samples: the bytes of records this CPU wrote since it last
+	 * looked at the ring's fill (trace_wakeup). */
+	__u64 ring_bytes;
 	/* Kept across samples (not reset), slot pid % PID_SLOTS: generation << 32 |
 	 * pid of the last such pid this CPU found without an interp_procs entry
 	 * (interp_procs_of), and in pid_filter (pid_wanted_cached). */
@@ -498,20 +509,53 @@ static __always_inline int stack_read_u64(struct op_unwinder *u, __u64 *dst, __u
 /*
  * Waking the reader is an interrupt (an IPI to this CPU): several microseconds,
  * more than the whole unwind, and a reader wakeup per sample. So samples do
- * not wake it, except the one that fills the ring past a quarter (the reader
- * polls with a timeout anyway); the rare process and unknown-address events
- * wake it at once, since the tables they lead to decide how the next samples
- * unwind.
+ * not wake it, except when the ring is found a quarter full (the reader
+ * polls with a timeout anyway: every 10 ms while busy, at most every second
+ * idle, src/sampler/sampler.c drain_wait_ms); the rare process and
+ * unknown-address events wake it at once, since the tables they lead to
+ * decide how the next samples unwind.
+ *
+ * Looking at the fill is a helper call (~80 ns here, most of it the miss on
+ * the positions other CPUs write), so a CPU looks only once it has written
+ * ring_check_bytes (T) since its last look: T = Q / (2 n) for a quarter Q and
+ * n CPUs sampled, at least 32 KiB (the ring has 256 KiB a CPU), a look every
+ * ~80 40-frame samples or more. Bounds:
+ * - The fill: each CPU wrote less than T since its last look, so less than
+ *   n T = Q / 2 went in since the latest look of any CPU, which found the
+ *   ring under Q or woke the reader (or one had, at the same consumer
+ *   position): the reader is woken before the ring holds 1.5 Q (3/8 of it)
+ *   of samples, as before at Q. Stack copies (bpf/stack_copy.h) stop at half
+ *   by their own test. A CPU brought online after the load adds T more.
+ * - The wake-ups: at most one per consumer position (ring_woken_cons), and
+ *   the position moves only when the reader takes records, all that are
+ *   there: one wake-up per quarter ring of records the reader did not take
+ *   first at its timed polls, whatever n is, as with the crossing test it
+ *   replaces. Two CPUs that look within the same few ns may both wake it
+ *   (a plain store, no atomics on older kernels): one wake-up more, rarely.
+ *   At 20 Hz on a 64-CPU host (~540 KB/s of 420-byte samples, Q 4 MiB)
+ *   the ring never gets to Q between the drainer's polls: no wake-ups.
  */
-static __always_inline __u64 trace_wakeup(long size)
+static __always_inline __u64 trace_wakeup(struct walk_scratch *ws, long size)
 {
-	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
-	/* The ring's size is set before the load (a helper call fewer). */
-	__u64 quarter =
-	    ring_quarter ? ring_quarter : bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4;
+	__u64 avail, cons, quarter;
 
-	return avail < quarter && avail + size >= quarter ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	if (ws) {
+		if (ws->ring_bytes + size < ring_check_bytes) {
+			ws->ring_bytes += size;
+			return BPF_RB_NO_WAKEUP;
+		}
+		ws->ring_bytes = 0;
+	}
+	/* The ring's size is set before the load (a helper call fewer). */
+	quarter = ring_quarter ? ring_quarter : bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4;
+	cons = bpf_ringbuf_query(&events, BPF_RB_CONS_POS);
+	avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	if (avail + size < quarter || cons == *(volatile __u64 *)&ring_woken_cons)
+		return BPF_RB_NO_WAKEUP;
+	*(volatile __u64 *)&ring_woken_cons = cons;
+	return BPF_RB_FORCE_WAKEUP;
 }
+
 static __always_inline bool pid_wanted(__u32 tgid)
 {
 	return !filter_pids || bpf_map_lookup_elem(&pid_filter, &tgid);
@@ -1175,7 +1219,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx)
 
 	size = trace_size(b, ws);
 	PHASE_END(PHASE_SIZE, phase_t);
-	wakeup = trace_wakeup(size);
+	wakeup = trace_wakeup(ws, size);
 	PHASE_END(PHASE_WAKEUP, phase_t);
 	if (bpf_ringbuf_output(&events, b, size, wakeup))
 		stat_inc(OP_STAT_RINGBUF_FULL);
@@ -1250,7 +1294,7 @@ static __always_inline void offcpu_switch_in(struct task_struct *next)
 	e->reserved = 0;
 	e->start_ns = start_ns;
 	e->end_ns = bpf_ktime_get_ns();
-	bpf_ringbuf_submit(e, trace_wakeup(sizeof(*e)));
+	bpf_ringbuf_submit(e, trace_wakeup(walk_scratch__get(), sizeof(*e)));
 }
 
 /* prev: the current task, through its BTF pointer (plain loads, bpf_task_pt_regs). */
@@ -1325,7 +1369,7 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 		stat_inc(OP_STAT_OFFCPU_TRUNCATED);
 
 	size = trace_size(b, ws);
-	if (bpf_ringbuf_output(&events, b, size, trace_wakeup(size))) {
+	if (bpf_ringbuf_output(&events, b, size, trace_wakeup(ws, size))) {
 		bpf_map_delete_elem(&offcpu_pending, &tid);
 		stat_inc(OP_STAT_OFFCPU_LOST);
 		return;
