@@ -317,6 +317,11 @@ struct walk_scratch {
 	 * (OP_TRACE_F_PACKED, OP_TRACE_F_PACKED_WIDE). One form a walk: the
 	 * narrow one without runtimes, the wide one with (a JVM's). */
 	__u8 pack;
+	/* A record of packed frames without kernel frames (a sample taken in user
+	 * mode, most of them) is sent from here: its header copied into rec_head,
+	 * right before the packed frames (trace_size), instead of the frames
+	 * copied after the header in the trace_buf. */
+	__u64 rec_head[sizeof(struct op_trace) / 8];
 	__u64 packed[2 * OP_MAX_USER_FRAMES];
 	/* Kept across samples: the bytes of records this CPU wrote since it last
 	 * looked at the ring's fill (trace_wakeup). */
@@ -327,6 +332,10 @@ struct walk_scratch {
 	__u64 no_interp[PID_SLOTS];
 	__u64 pid_in_filter[PID_SLOTS];
 };
+
+_Static_assert(__builtin_offsetof(struct walk_scratch, packed) ==
+		   __builtin_offsetof(struct walk_scratch, rec_head) + sizeof(struct op_trace),
+	       "a record's header right before its packed frames");
 
 /* The walk's unwinder is where stack_read_u64() and find_rule() find their scratch. */
 _Static_assert(__builtin_offsetof(struct walk_scratch, walk) == 0 &&
@@ -1058,32 +1067,40 @@ __noinline int packed_copy(struct trace_buf *b, struct walk_scratch *ws, __u64 n
 }
 
 /*
- * The record's size, its user frames packed first when they all pack
- * (OP_TRACE_F_PACKED: a third of the bytes into the ring buffer;
- * OP_TRACE_F_PACKED_WIDE: two thirds): the packed copy the walk kept goes
- * over the struct op_frame ones.
+ * The record's size and where it is (*rec): its user frames packed when they
+ * all pack (OP_TRACE_F_PACKED: a third of the bytes into the ring buffer;
+ * OP_TRACE_F_PACKED_WIDE: two thirds). Without kernel frames, the header goes
+ * right before the packed frames the walk kept (8 words copied, not the
+ * frames); with them, the packed frames go over the struct op_frame ones
+ * after the kernel frames. Else the trace_buf as built.
  */
-static __always_inline long trace_size(struct trace_buf *b, struct walk_scratch *ws)
+static __always_inline long trace_size(struct trace_buf *b, struct walk_scratch *ws,
+				       const void **rec)
 {
 	struct op_trace *t = &b->t;
 	__u64 nk = t->n_kernel & 255, nu = t->n_user & (OP_MAX_USER_FRAMES * 2 - 1), words = 0;
 	long size;
 
+	*rec = b;
 	if (ws->pack == PACK_NARROW && nu && nu <= OP_MAX_USER_FRAMES) {
 		words = nu;
 		t->flags |= OP_TRACE_F_PACKED;
-		size = OP_TRACE_PACKED_SIZE(nk, nu);
 	} else if (ws->pack == PACK_WIDE && nu && nu <= OP_MAX_USER_FRAMES) {
 		words = 2 * nu;
 		t->flags |= OP_TRACE_F_PACKED_WIDE;
-		size = OP_TRACE_WIDE_SIZE(nk, nu);
 	} else {
 		size = OP_TRACE_SIZE(nk, nu);
 		return size > (long)sizeof(*b) ? (long)sizeof(*b) : size;
 	}
+	if (!nk) {
+		__builtin_memcpy(ws->rec_head, t, sizeof(*t));
+		*rec = ws->rec_head;
+		/* words <= 2 * OP_MAX_USER_FRAMES: inside rec_head and packed. */
+		return sizeof(*t) + 8 * words;
+	}
 	/* b and ws are not NULL: it copies. */
 	packed_copy(b, ws, nk, words);
-	return size;
+	return sizeof(*t) + 8 * nk + 8 * words;
 }
 
 #include "stack_copy.h"
@@ -1139,6 +1156,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx)
 	struct trace_buf *b;
 	struct op_trace *t;
 	struct op_regs r = {};
+	const void *rec;
 	long n, size;
 	int regs_err;
 	__u64 now, wakeup;
@@ -1217,11 +1235,11 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx)
 	if (ws->over_budget)
 		stat_inc(OP_STAT_STACK_COPY_SKIPPED);
 
-	size = trace_size(b, ws);
+	size = trace_size(b, ws, &rec);
 	PHASE_END(PHASE_SIZE, phase_t);
 	wakeup = trace_wakeup(ws, size);
 	PHASE_END(PHASE_WAKEUP, phase_t);
-	if (bpf_ringbuf_output(&events, b, size, wakeup))
+	if (bpf_ringbuf_output(&events, (void *)rec, size, wakeup))
 		stat_inc(OP_STAT_RINGBUF_FULL);
 	PHASE_END(PHASE_RING, phase_t);
 	return;
@@ -1308,6 +1326,7 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	struct op_trace *t;
 	const struct op_pt_regs *regs;
 	struct op_regs r = {};
+	const void *rec;
 	long n, size;
 	__u64 now;
 	int regs_err;
@@ -1368,8 +1387,8 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	if (t->flags & OP_TRACE_F_USER_TRUNCATED)
 		stat_inc(OP_STAT_OFFCPU_TRUNCATED);
 
-	size = trace_size(b, ws);
-	if (bpf_ringbuf_output(&events, b, size, trace_wakeup(ws, size))) {
+	size = trace_size(b, ws, &rec);
+	if (bpf_ringbuf_output(&events, (void *)rec, size, trace_wakeup(ws, size))) {
 		bpf_map_delete_elem(&offcpu_pending, &tid);
 		stat_inc(OP_STAT_OFFCPU_LOST);
 		return;
