@@ -1159,11 +1159,16 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx)
 	const void *rec;
 	long n, size;
 	int regs_err;
-	__u64 now, wakeup;
+	__u64 now = 0, wakeup, stop = *(volatile __u64 *)&stop_after_ns;
 
-	now = bpf_ktime_get_ns();
-	if (now >= stop_after_ns)
-		return;
+	/* The time before the counters only when a recording has an end (record -d):
+	 * else the idle and filtered samples go without the call, and the others
+	 * take it after the filters. */
+	if (stop != ~0ull) {
+		now = bpf_ktime_get_ns();
+		if (now >= stop)
+			return;
+	}
 	stat_inc(OP_STAT_SAMPLES);
 	if (tgid == 0) {
 		stat_inc(OP_STAT_IDLE);
@@ -1176,6 +1181,8 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx)
 		stat_inc(OP_STAT_FILTERED);
 		return;
 	}
+	if (!now)
+		now = bpf_ktime_get_ns();
 	b = bpf_map_lookup_elem(&scratch, &zero);
 	if (!b)
 		return;
