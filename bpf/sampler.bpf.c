@@ -803,10 +803,11 @@ static __always_inline bool in_user_mode(struct bpf_perf_event_data *ctx)
 }
 
 /* User registers at the sample: from the context when the CPU was in user
- * mode, else the ones the task saved on kernel entry. */
-static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct op_regs *r)
+ * mode, else the ones task (current, bpf_get_current_task_btf(): the caller
+ * has it, a helper call fewer) saved on kernel entry. */
+static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct task_struct *task,
+				     struct op_regs *r)
 {
-	struct task_struct *task;
 	const struct op_pt_regs *regs;
 
 	/* The context allows only 8-byte loads of the x86-64 pt_regs (a fixed ABI layout). */
@@ -818,7 +819,6 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct op_
 		r->bx = regs->bx;
 		return 0;
 	}
-	task = bpf_get_current_task_btf();
 	if (!task || !OP_KFIELD(task, task_mm, void *) ||
 	    (OP_KFIELD(task, task_flags, __u32) & 0x00200000 /* PF_KTHREAD */))
 		return -1;
@@ -1186,7 +1186,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx)
 	b = bpf_map_lookup_elem(&scratch, &zero);
 	if (!b)
 		return;
-	regs_err = user_regs(ctx, &r) ? -1 : !r.pc ? -2 : 0;
+	regs_err = user_regs(ctx, task, &r) ? -1 : !r.pc ? -2 : 0;
 	walk_scratch__reset(ws, task, r.sp);
 	PHASE_END(PHASE_SETUP, phase_t);
 	if (stack_copy_wanted(ws, tgid, !regs_err, r.pc)) {
