@@ -90,6 +90,14 @@ struct {
 } events SEC(".maps");
 /* A quarter of events' size, set by user space with it (0: asked of the ring). */
 const volatile __u64 ring_quarter = 0;
+/*
+ * The bytes of records a CPU writes between two looks at the ring's fill
+ * (trace_wakeup): set by user space to ring_quarter / (2 * the CPUs sampled);
+ * 0: a look at every record.
+ */
+const volatile __u64 ring_check_bytes = 0;
+/* The ring's consumer position at the last wake-up a record asked for (trace_wakeup). */
+__u64 ring_woken_cons = ~0ull;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -311,13 +319,25 @@ struct walk_scratch {
 	 * (OP_TRACE_F_PACKED, OP_TRACE_F_PACKED_WIDE). One form a walk: the
 	 * narrow one without runtimes, the wide one with (a JVM's). */
 	__u8 pack;
+	/* A record of packed frames without kernel frames (a sample taken in user
+	 * mode, most of them) is sent from here: its header copied into rec_head,
+	 * right before the packed frames (trace_size), instead of the frames
+	 * copied after the header in the trace_buf. */
+	__u64 rec_head[sizeof(struct op_trace) / 8];
 	__u64 packed[2 * OP_MAX_USER_FRAMES];
+	/* Kept across samples: the bytes of records this CPU wrote since it last
+	 * looked at the ring's fill (trace_wakeup). */
+	__u64 ring_bytes;
 	/* Kept across samples (not reset), slot pid % PID_SLOTS: generation << 32 |
 	 * pid of the last such pid this CPU found without an interp_procs entry
 	 * (interp_procs_of), and in pid_filter (pid_wanted_cached). */
 	__u64 no_interp[PID_SLOTS];
 	__u64 pid_in_filter[PID_SLOTS];
 };
+
+_Static_assert(__builtin_offsetof(struct walk_scratch, packed) ==
+		   __builtin_offsetof(struct walk_scratch, rec_head) + sizeof(struct op_trace),
+	       "a record's header right before its packed frames");
 
 /* The walk's unwinder is where stack_read_u64() and find_rule() find their scratch. */
 _Static_assert(__builtin_offsetof(struct walk_scratch, walk) == 0 &&
@@ -506,20 +526,53 @@ static __always_inline int stack_read_u64(struct op_unwinder *u, __u64 *dst, __u
 /*
  * Waking the reader is an interrupt (an IPI to this CPU): several microseconds,
  * more than the whole unwind, and a reader wakeup per sample. So samples do
- * not wake it, except the one that fills the ring past a quarter (the reader
- * polls with a timeout anyway); the rare process and unknown-address events
- * wake it at once, since the tables they lead to decide how the next samples
- * unwind.
+ * not wake it, except when the ring is found a quarter full (the reader
+ * polls with a timeout anyway: every 10 ms while busy, at most every second
+ * idle, src/sampler/sampler.c drain_wait_ms); the rare process and
+ * unknown-address events wake it at once, since the tables they lead to
+ * decide how the next samples unwind.
+ *
+ * Looking at the fill is a helper call (~80 ns here, most of it the miss on
+ * the positions other CPUs write), so a CPU looks only once it has written
+ * ring_check_bytes (T) since its last look: T = Q / (2 n) for a quarter Q and
+ * n CPUs sampled, at least 32 KiB (the ring has 256 KiB a CPU), a look every
+ * ~80 40-frame samples or more. Bounds:
+ * - The fill: each CPU wrote less than T since its last look, so less than
+ *   n T = Q / 2 went in since the latest look of any CPU, which found the
+ *   ring under Q or woke the reader (or one had, at the same consumer
+ *   position): the reader is woken before the ring holds 1.5 Q (3/8 of it)
+ *   of samples, as before at Q. Stack copies (bpf/stack_copy.h) stop at half
+ *   by their own test. A CPU brought online after the load adds T more.
+ * - The wake-ups: at most one per consumer position (ring_woken_cons), and
+ *   the position moves only when the reader takes records, all that are
+ *   there: one wake-up per quarter ring of records the reader did not take
+ *   first at its timed polls, whatever n is, as with the crossing test it
+ *   replaces. Two CPUs that look within the same few ns may both wake it
+ *   (a plain store, no atomics on older kernels): one wake-up more, rarely.
+ *   At 20 Hz on a 64-CPU host (~540 KB/s of 420-byte samples, Q 4 MiB)
+ *   the ring never gets to Q between the drainer's polls: no wake-ups.
  */
-static __always_inline __u64 trace_wakeup(long size)
+static __always_inline __u64 trace_wakeup(struct walk_scratch *ws, long size)
 {
-	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
-	/* The ring's size is set before the load (a helper call fewer). */
-	__u64 quarter =
-	    ring_quarter ? ring_quarter : bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4;
+	__u64 avail, cons, quarter;
 
-	return avail < quarter && avail + size >= quarter ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	if (ws) {
+		if (ws->ring_bytes + size < ring_check_bytes) {
+			ws->ring_bytes += size;
+			return BPF_RB_NO_WAKEUP;
+		}
+		ws->ring_bytes = 0;
+	}
+	/* The ring's size is set before the load (a helper call fewer). */
+	quarter = ring_quarter ? ring_quarter : bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4;
+	cons = bpf_ringbuf_query(&events, BPF_RB_CONS_POS);
+	avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	if (avail + size < quarter || cons == *(volatile __u64 *)&ring_woken_cons)
+		return BPF_RB_NO_WAKEUP;
+	*(volatile __u64 *)&ring_woken_cons = cons;
+	return BPF_RB_FORCE_WAKEUP;
 }
+
 static __always_inline bool pid_wanted(__u32 tgid)
 {
 	return !filter_pids || bpf_map_lookup_elem(&pid_filter, &tgid);
@@ -821,10 +874,11 @@ static __always_inline bool in_user_mode(struct bpf_perf_event_data *ctx)
 }
 
 /* User registers at the sample: from the context when the CPU was in user
- * mode, else the ones the task saved on kernel entry. */
-static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct op_regs *r)
+ * mode, else the ones task (current, bpf_get_current_task_btf(): the caller
+ * has it, a helper call fewer) saved on kernel entry. */
+static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct task_struct *task,
+				     struct op_regs *r)
 {
-	struct task_struct *task;
 	const struct op_pt_regs *regs;
 
 	/* The context allows only 8-byte loads of the x86-64 pt_regs (a fixed ABI layout). */
@@ -836,7 +890,6 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct op_
 		r->bx = regs->bx;
 		return 0;
 	}
-	task = bpf_get_current_task_btf();
 	if (!task || !OP_KFIELD(task, task_mm, void *) ||
 	    (OP_KFIELD(task, task_flags, __u32) & 0x00200000 /* PF_KTHREAD */))
 		return -1;
@@ -1092,32 +1145,40 @@ __noinline int packed_copy(struct trace_buf *b, struct walk_scratch *ws, __u64 n
 }
 
 /*
- * The record's size, its user frames packed first when they all pack
- * (OP_TRACE_F_PACKED: a third of the bytes into the ring buffer;
- * OP_TRACE_F_PACKED_WIDE: two thirds): the packed copy the walk kept goes
- * over the struct op_frame ones.
+ * The record's size and where it is (*rec): its user frames packed when they
+ * all pack (OP_TRACE_F_PACKED: a third of the bytes into the ring buffer;
+ * OP_TRACE_F_PACKED_WIDE: two thirds). Without kernel frames, the header goes
+ * right before the packed frames the walk kept (8 words copied, not the
+ * frames); with them, the packed frames go over the struct op_frame ones
+ * after the kernel frames. Else the trace_buf as built.
  */
-static __always_inline long trace_size(struct trace_buf *b, struct walk_scratch *ws)
+static __always_inline long trace_size(struct trace_buf *b, struct walk_scratch *ws,
+				       const void **rec)
 {
 	struct op_trace *t = &b->t;
 	__u64 nk = t->n_kernel & 255, nu = t->n_user & (OP_MAX_USER_FRAMES * 2 - 1), words = 0;
 	long size;
 
+	*rec = b;
 	if (ws->pack == PACK_NARROW && nu && nu <= OP_MAX_USER_FRAMES) {
 		words = nu;
 		t->flags |= OP_TRACE_F_PACKED;
-		size = OP_TRACE_PACKED_SIZE(nk, nu);
 	} else if (ws->pack == PACK_WIDE && nu && nu <= OP_MAX_USER_FRAMES) {
 		words = 2 * nu;
 		t->flags |= OP_TRACE_F_PACKED_WIDE;
-		size = OP_TRACE_WIDE_SIZE(nk, nu);
 	} else {
 		size = OP_TRACE_SIZE(nk, nu);
 		return size > (long)sizeof(*b) ? (long)sizeof(*b) : size;
 	}
+	if (!nk) {
+		__builtin_memcpy(ws->rec_head, t, sizeof(*t));
+		*rec = ws->rec_head;
+		/* words <= 2 * OP_MAX_USER_FRAMES: inside rec_head and packed. */
+		return sizeof(*t) + 8 * words;
+	}
 	/* b and ws are not NULL: it copies. */
 	packed_copy(b, ws, nk, words);
-	return size;
+	return sizeof(*t) + 8 * nk + 8 * words;
 }
 
 #include "stack_copy.h"
@@ -1173,13 +1234,19 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx)
 	struct trace_buf *b;
 	struct op_trace *t;
 	struct op_regs r = {};
+	const void *rec;
 	long n, size;
 	int regs_err;
-	__u64 now, wakeup;
+	__u64 now = 0, wakeup, stop = *(volatile __u64 *)&stop_after_ns;
 
-	now = bpf_ktime_get_ns();
-	if (now >= stop_after_ns)
-		return;
+	/* The time before the counters only when a recording has an end (record -d):
+	 * else the idle and filtered samples go without the call, and the others
+	 * take it after the filters. */
+	if (stop != ~0ull) {
+		now = bpf_ktime_get_ns();
+		if (now >= stop)
+			return;
+	}
 	stat_inc(OP_STAT_SAMPLES);
 	if (tgid == 0) {
 		stat_inc(OP_STAT_IDLE);
@@ -1192,10 +1259,12 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx)
 		stat_inc(OP_STAT_FILTERED);
 		return;
 	}
+	if (!now)
+		now = bpf_ktime_get_ns();
 	b = bpf_map_lookup_elem(&scratch, &zero);
 	if (!b)
 		return;
-	regs_err = user_regs(ctx, &r) ? -1 : !r.pc ? -2 : 0;
+	regs_err = user_regs(ctx, task, &r) ? -1 : !r.pc ? -2 : 0;
 	walk_scratch__reset(ws, task, r.sp);
 	PHASE_END(PHASE_SETUP, phase_t);
 	if (stack_copy_wanted(ws, tgid, !regs_err, r.pc)) {
@@ -1251,11 +1320,11 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx)
 	if (ws->over_budget)
 		stat_inc(OP_STAT_STACK_COPY_SKIPPED);
 
-	size = trace_size(b, ws);
+	size = trace_size(b, ws, &rec);
 	PHASE_END(PHASE_SIZE, phase_t);
-	wakeup = trace_wakeup(size);
+	wakeup = trace_wakeup(ws, size);
 	PHASE_END(PHASE_WAKEUP, phase_t);
-	if (bpf_ringbuf_output(&events, b, size, wakeup))
+	if (bpf_ringbuf_output(&events, (void *)rec, size, wakeup))
 		stat_inc(OP_STAT_RINGBUF_FULL);
 	PHASE_END(PHASE_RING, phase_t);
 	return;
@@ -1328,7 +1397,7 @@ static __always_inline void offcpu_switch_in(struct task_struct *next)
 	e->reserved = 0;
 	e->start_ns = start_ns;
 	e->end_ns = bpf_ktime_get_ns();
-	bpf_ringbuf_submit(e, trace_wakeup(sizeof(*e)));
+	bpf_ringbuf_submit(e, trace_wakeup(walk_scratch__get(), sizeof(*e)));
 }
 
 /* prev: the current task, through its BTF pointer (plain loads, bpf_task_pt_regs). */
@@ -1342,6 +1411,7 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	struct op_trace *t;
 	const struct op_pt_regs *regs;
 	struct op_regs r = {};
+	const void *rec;
 	long n, size;
 	__u64 now;
 	int regs_err;
@@ -1402,8 +1472,8 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	if (t->flags & OP_TRACE_F_USER_TRUNCATED)
 		stat_inc(OP_STAT_OFFCPU_TRUNCATED);
 
-	size = trace_size(b, ws);
-	if (bpf_ringbuf_output(&events, b, size, trace_wakeup(size))) {
+	size = trace_size(b, ws, &rec);
+	if (bpf_ringbuf_output(&events, (void *)rec, size, trace_wakeup(ws, size))) {
 		bpf_map_delete_elem(&offcpu_pending, &tid);
 		stat_inc(OP_STAT_OFFCPU_LOST);
 		return;

@@ -477,7 +477,8 @@ __noinline int send_stack_copy(struct bpf_perf_event_data *ctx, __u32 tgid, __u3
 	long n, size;
 	__u64 nk, go_top = 0, room;
 
-	if (user_regs(ctx, &r) || !r.pc)
+	task = bpf_get_current_task_btf();
+	if (user_regs(ctx, task, &r) || !r.pc)
 		return 1;
 	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) + OP_STACK_COPY_MAX_SIZE >
 	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2)
@@ -498,7 +499,6 @@ __noinline int send_stack_copy(struct bpf_perf_event_data *ctx, __u32 tgid, __u3
 	x.b->c.go_flags = 0;
 	x.b->c.go_g = x.b->c.go_m = x.b->c.go_curg = 0;
 	x.b->c.go_sched_sp = x.b->c.go_sched_bp = 0;
-	task = bpf_get_current_task_btf();
 	task_comms(task, x.b->c.comm, x.b->c.pcomm);
 	if (kernel_stacks) {
 		n = bpf_get_stack(ctx, x.b->body, 8 * (OP_MAX_KERNEL_FRAMES + 1), 0);

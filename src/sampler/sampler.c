@@ -748,6 +748,11 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 	    (uint32_t)ring_size(n_cpus, opts, s->skel->rodata->copy_budget_count));
 	/* The samples' wakeup test: the ring's size known to the program (a query fewer). */
 	s->skel->rodata->ring_quarter = bpf_map__max_entries(s->skel->maps.events) / 4;
+	/* A CPU looks at the ring's fill once per this many bytes of its records, so
+	 * that all of them together write at most half a quarter unseen (the bounds:
+	 * trace_wakeup in sampler.bpf.c). */
+	s->skel->rodata->ring_check_bytes =
+	    s->skel->rodata->ring_quarter / (2 * (uint64_t)(n_cpus > 0 ? n_cpus : 1));
 	size_maps(s->skel, opts->offcpu_threshold != 0);
 	/* One stack-copy buffer per possible CPU (bpf/stack_copy.h). */
 	bpf_map__set_max_entries(s->skel->maps.stack_copy_scratch,
