@@ -371,14 +371,16 @@ static void flush_mmaps(struct sampler *s, uint64_t t)
 	s->mm_n -= i;
 }
 
-/* Whether addr of pid is in a range the trie holds (not only its marker). */
-static bool in_known_range(const struct sampler *s, uint32_t pid, uint64_t addr)
+/* What the trie holds for addr of pid: 1 a range, 0 only pid's marker, -1 nothing
+ * (a process not published). */
+static int range_at(const struct sampler *s, uint32_t pid, uint64_t addr)
 {
 	struct op_mapping_key key = {.prefixlen = 32 + 64, .pid = pid, .addr_be = htobe64(addr)};
 	struct op_mapping_value v;
 
-	return !bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.exe_mappings), &key, &v) &&
-	       v.table_id;
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.exe_mappings), &key, &v))
+		return -1;
+	return v.table_id ? 1 : 0;
 }
 
 /*
@@ -391,10 +393,14 @@ static bool in_known_range(const struct sampler *s, uint32_t pid, uint64_t addr)
 static void on_mmap(void *ctx, const struct op_mmap_event *e)
 {
 	struct sampler *s = ctx;
+	int first;
 	size_t i;
 
-	if (!e->len || (!in_known_range(s, e->hdr.pid, e->addr) &&
-			!in_known_range(s, e->hdr.pid, e->addr + e->len - 1)))
+	if (!e->len)
+		return;
+	/* (A process the trie knows nothing of costs one lookup.) */
+	first = range_at(s, e->hdr.pid, e->addr);
+	if (first < 0 || (!first && range_at(s, e->hdr.pid, e->addr + e->len - 1) <= 0))
 		return;
 	s->mm_queued++;
 	if (s->mm_n == MMAP_PENDING_MAX)
