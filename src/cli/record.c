@@ -422,6 +422,17 @@ static void print_counters(const uint64_t bpf[OP_STAT__COUNT],
 		(unsigned long long)hotplug->queue_dropped,
 		(unsigned long long)hotplug->queue_full_waits,
 		(unsigned long long)hotplug->queue_handovers_cut);
+	fprintf(stderr,
+		"  %-40s %llu on the host, %llu over known ranges, %llu lost, %llu wake-ups (%llu "
+		"put off)\n",
+		"mmap: code mappings seen", (unsigned long long)hotplug->mmap_records,
+		(unsigned long long)hotplug->mmap_queued, (unsigned long long)hotplug->mmap_lost,
+		(unsigned long long)hotplug->mmap_wakeups,
+		(unsigned long long)hotplug->mmap_throttled);
+	fprintf(stderr, "  %-40s %llu (%llu maps read again, %llu put off, %llu same file)\n",
+		"user: code mapped over known ranges", (unsigned long long)c->stats.mmaps,
+		(unsigned long long)c->stats.remaps, (unsigned long long)c->stats.remaps_limited,
+		(unsigned long long)c->stats.remaps_same);
 	fprintf(stderr, "  %-40s %llu\n", "user: trace records",
 		(unsigned long long)c->stats.traces);
 	fprintf(stderr, "  %-40s %llu\n", "dropped: malformed records",

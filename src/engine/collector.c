@@ -424,6 +424,104 @@ static void reread_for_jit(struct collector *c, struct process *p)
 	process_table__refresh(&c->procs, p);
 }
 
+/*
+ * p's maps are read again because code was mapped over a range they hold
+ * (handle_mmap). Its held records were taken before: handled first, with the
+ * maps they were taken with, when it is published.
+ */
+static void remap_now(struct collector *c, struct process *p, uint64_t now)
+{
+	p->remapped_ns = now;
+	p->remap_due = false;
+	c->stats.remaps++;
+	if (p->held_bytes && !p->waiting && !c->releasing)
+		release(c, false, p->pid);
+	process_table__refresh(&c->procs, p);
+	/* Published by that read: what it held goes first, in order. */
+	if (!c->releasing && !p->waiting && p->held_bytes)
+		release(c, false, p->pid);
+}
+
+/* A read put off by the rate limit is done at p's first sample past it. */
+static void remap_if_due(struct collector *c, struct process *p)
+{
+	uint64_t now;
+
+	if (!p->remap_due || c->releasing || p->exited || p->gone)
+		return;
+	now = clock__now_ns();
+	if (now - p->remapped_ns >= COLLECTOR_REMAP_MIN_NS)
+		remap_now(c, p, now);
+}
+
+/* Whether mapping m holds e's file at e's place (device, inode, and the same file
+ * offset at each address). */
+static bool same_file(const struct collector *c, const struct process_mapping *m,
+		      const struct op_mmap_event *e)
+{
+	const struct cached_file *f = file_cache__at(&c->files, m->file_slot);
+
+	return f && f->inode == e->inode && f->dev_major == e->dev_major &&
+	       f->dev_minor == e->dev_minor && m->start - m->offset == e->addr - e->pgoff;
+}
+
+/*
+ * The sampler saw e's process map file code over a range the trie holds for
+ * it (sampler.c on_mmap: a library dlclosed, another dlopened at its
+ * address): no sample reports that (its addresses are all in known
+ * mappings), so the old file's table would walk the new code and its names
+ * name it. When the maps last read hold another file there (or nothing), they
+ * are read again now, which replaces the range in the trie (a new range id:
+ * the walks' mapping cache is dropped with the generation) and in the table
+ * the collector names frames with. The records come in time order with the
+ * samples, so those taken before were named with the old maps. Rate limited
+ * per process (COLLECTOR_REMAP_MIN_NS).
+ */
+static int handle_mmap(struct collector *c, const struct op_mmap_event *e, size_t size)
+{
+	uint64_t end = e->addr + e->len, now;
+	bool overlap = false, other = false;
+	struct process *p;
+
+	if (size < sizeof(*e) || end <= e->addr) {
+		c->stats.bad_records++;
+		return -EINVAL;
+	}
+	p = process_table__find(&c->procs, e->hdr.pid);
+	if (!p || p->exited || p->gone)
+		return 0;
+	/* Behind the records it holds (taken before): handled when they are. */
+	if (hold(c, p, e, size))
+		return 0;
+	c->stats.mmaps++;
+	for (size_t i = 0; i < p->n_maps && p->maps[i].start < end; i++) {
+		const struct process_mapping *m = &p->maps[i];
+
+		if (m->end <= e->addr)
+			continue;
+		overlap = true;
+		other |= !same_file(c, m, e);
+	}
+	/* (No overlap: the trie holds a range there that the last read has not.) */
+	if (overlap && !other) {
+		c->stats.remaps_same++;
+		return 0;
+	}
+	now = clock__now_ns();
+	if (p->remapped_ns && now - p->remapped_ns < COLLECTOR_REMAP_MIN_NS) {
+		c->stats.remaps_limited++;
+		p->remap_due = true;
+		if (!c->stats.remap_warned)
+			pr_info("pid %u maps code over its own code again within %llu ms: its maps "
+				"are read at most that often for it (counted)",
+				p->pid, COLLECTOR_REMAP_MIN_NS / 1000000);
+		c->stats.remap_warned = true;
+		return 0;
+	}
+	remap_now(c, p, now);
+	return 0;
+}
+
 /* Where the record handled now comes from (mark_origin). */
 static enum trace_origin origin_of(const struct collector *c)
 {
@@ -478,6 +576,7 @@ static int handle_trace(struct collector *c, const struct op_trace *e, size_t si
 		/* Its frames are named against files still being opened: later. */
 		if (hold(c, p, e, size))
 			return 0;
+		remap_if_due(c, p);
 	} else if (e->flags & OP_TRACE_F_OFF_CPU) {
 		/*
 		 * A wait's start without user frames keeps its place among the
@@ -723,6 +822,7 @@ static int handle_stack_copy(struct collector *c, const struct op_stack_copy *e,
 		release(c, false, p->pid);
 	if (hold(c, p, e, size))
 		return 0;
+	remap_if_due(c, p);
 	for (int attempt = 0;; attempt++) {
 		struct stack_copy_stats before = c->copies;
 		uint64_t unknown_pc;
@@ -793,6 +893,8 @@ int collector__handle(struct collector *c, const void *data, size_t size)
 		return handle_stack_copy(c, data, size);
 	case OP_EVENT_OFFCPU_END:
 		return handle_offcpu_end(c, data, size);
+	case OP_EVENT_MMAP:
+		return handle_mmap(c, data, size);
 	default:
 		c->stats.bad_records++;
 		return -EINVAL;

@@ -30,7 +30,21 @@ struct collector_stats {
 	uint64_t jit_rereads;	  /* maps read again for samples stopped in anonymous code */
 	uint64_t enomem;	  /* samples lost to allocation failure */
 	uint64_t before_start;	  /* CPU samples taken before sampling_from_ns: left out */
+	/* Code mapped over a range the trie held (OP_EVENT_MMAP, sampler/mmap_events.h). */
+	uint64_t mmaps;		 /* such records handled */
+	uint64_t remaps;	 /* ... another file there: maps read again at once */
+	uint64_t remaps_limited; /* ... within COLLECTOR_REMAP_MIN_NS of the last: read later */
+	uint64_t remaps_same;	 /* ... the file the maps already hold there: nothing to do */
+	bool remap_warned;	 /* the one log line of a process remapping in a loop */
 };
+
+/*
+ * A process's maps are read again for code mapped over its known ranges at
+ * most this often: a process mapping and unmapping code in a loop costs the
+ * agent a maps read per interval, no more (the reads put off are done at its
+ * next sample after it).
+ */
+#define COLLECTOR_REMAP_MIN_NS (50ull * 1000 * 1000)
 
 /*
  * Records of a process whose files are not ready yet (opened and tables built

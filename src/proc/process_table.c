@@ -287,6 +287,53 @@ static bool try_publish(struct process_table *pt, struct process *p)
 	return true;
 }
 
+/* Whether maps (sorted by start) hold o as it is: same range, file and offset. */
+static bool still_mapped(const struct process_mapping *maps, size_t n,
+			 const struct process_mapping *o)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (maps[mid].start < o->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && maps[lo].start == o->start && maps[lo].end == o->end &&
+	       maps[lo].file_slot == o->file_slot && maps[lo].offset == o->offset;
+}
+
+/*
+ * p waits for the files of its new maps while p->published stays in the BPF
+ * maps: a published range the new maps no longer hold as it was (unmapped,
+ * or another file mapped there: a library dlclosed and another dlopened at
+ * its address) leaves them now, so the new code is not walked with the old
+ * file's table meanwhile (its samples, with no range and no pid marker, come
+ * as stack copies, held until the new tables are in).
+ */
+static void withdraw_replaced(struct process_table *pt, struct process *p)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < p->n_published; i++) {
+		struct process_mapping *o = &p->published[i];
+
+		if (still_mapped(p->maps, p->n_maps, o)) {
+			p->published[kept++] = *o;
+			continue;
+		}
+		if (o->range_id && pt->unwind)
+			unwind_maps__remove_range(pt->unwind, p->pid, o->start, o->end);
+		if (o->table_id && pt->unwind)
+			unwind_maps__release(pt->unwind, o->table_id);
+		file_cache__unref(pt->files, o->file_slot);
+		pt->stats.withdrawn++;
+	}
+	p->n_published = kept;
+}
+
 /* How many files of p's maps are still being opened on the file worker. */
 static uint32_t pending_files(const struct process_table *pt, const struct process *p)
 {
@@ -544,6 +591,7 @@ int process_table__refresh(struct process_table *pt, struct process *p)
 		 */
 		if (pt->unwind)
 			unwind_maps__remove_pid(pt->unwind, p->pid);
+		withdraw_replaced(pt, p);
 		pt->stats.waited++;
 		if (!p->waiting)
 			pt->n_waiting++;

@@ -71,6 +71,10 @@ struct process {
 	uint64_t held_bytes;   /* the collector's: records held until it is published */
 	bool truncated;	       /* its last maps read had more than PROCESS_MAPS_MAX mappings */
 	uint64_t refreshed_ns; /* CLOCK_MONOTONIC of the last maps read */
+	/* The collector's: its last read for code mapped over a known range, and
+	 * whether one was put off since (rate limit: engine/collector.c). */
+	uint64_t remapped_ns;
+	bool remap_due;
 	uint32_t refreshes;
 	/* The absolute path of its last exec's program (the exec event's), or NULL: names
 	 * a process gone before /proc/PID/exe was read. Owned. */
@@ -87,6 +91,7 @@ struct process_table_stats {
 	uint64_t maps_truncated;  /* executable mappings past PROCESS_MAPS_MAX, not tracked */
 	uint64_t waited;	  /* maps reads that had to wait for the file worker */
 	uint64_t reoffered;	  /* waiting processes told again (maps_seen): files opened */
+	uint64_t withdrawn;	  /* published mappings gone or replaced, withdrawn while waiting */
 };
 
 /* Executable mappings tracked per process at most; more are counted and ignored. */

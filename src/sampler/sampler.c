@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sampler/sampler.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <poll.h>
@@ -21,6 +22,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "sampler/mmap_events.h"
 #include "util/bpf_ring.h"
 #include "util/kernel_btf.h"
 #include "util/read_file.h"
@@ -50,6 +52,15 @@
 #define DRAIN_MAX_IDLE_MS    1000
 #define DRAIN_URGENT_KEEP_NS 2000000000ull
 #define DRAIN_BUSY_BYTES     (64u << 10)
+/*
+ * A mapping's record (mmap_events.h) wakes the drainer at most this often: a
+ * host starting processes maps code thousands of times a second, and what a
+ * wake-up finds is read at once all the same. It bounds how long a library
+ * mapped over a known range is walked with the old file's table.
+ */
+#define DRAIN_MMAP_GAP_NS (20ull * 1000 * 1000)
+/* Mapping records over a known range waiting to be queued among the ring's by time. */
+#define MMAP_PENDING_MAX 32
 /* The queue's bound (bytes of records), unless twice the ring is more. */
 #define QUEUE_MIN_BYTES (32u << 20)
 
@@ -121,6 +132,25 @@ struct sampler {
 	/* The main thread's: records taken from the queue, not handed over yet
 	 * (a hand-over cut at its budget), in order. */
 	struct queued_record *taken;
+	/*
+	 * Executable file mappings (mmap_events.h), NULL when they cannot be
+	 * followed. Read under rb_lock with the ring: those over a range the
+	 * trie holds for the process wait in mm_pending (oldest first) and go
+	 * into the queue before the first ring record of their time or later,
+	 * so the main thread handles the samples taken before a library was
+	 * mapped over another's range with the old maps, and those after with
+	 * the new. mm_read_ns: when the rings were last read (a ring record
+	 * written after it has them read again first).
+	 */
+	struct mmap_events *mm;
+	struct op_mmap_event mm_pending[MMAP_PENDING_MAX];
+	size_t mm_n;
+	uint64_t mm_read_ns;
+	uint64_t mm_last_wake_ns; /* the drainer's: its last wake-up by a mapping's record */
+	bool mm_warned;
+	/* Copied into hotplug (under q_lock) after each read: mm_queued is
+	 * written under rb_lock, mm_throttled by the drainer (atomic). */
+	uint64_t mm_queued, mm_throttled, mm_wakeups;
 };
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -257,9 +287,8 @@ static bool record_is_urgent(const void *data, size_t size)
  * the rest stays in the ring; a record is lost only past the hard bound or
  * out of memory (counted).
  */
-static int on_record(void *ctx, void *data, size_t size)
+static int queue_record(struct sampler *s, const void *data, size_t size)
 {
-	struct sampler *s = ctx;
 	struct queued_record *r = malloc(sizeof(*r) + size);
 	uint64_t fill = ring_pending(s);
 	bool wake, full, urgent;
@@ -307,6 +336,111 @@ static int on_record(void *ctx, void *data, size_t size)
 	return full ? -ENOSPC : 0;
 }
 
+/* A ring record's time (CLOCK_MONOTONIC), 0 for those without one. */
+static uint64_t record_time(const void *data, size_t size)
+{
+	const struct op_event_header *h = data;
+	uint64_t t;
+
+	if (size < 32)
+		return 0;
+	switch (h->type) {
+	case OP_EVENT_TRACE:
+	case OP_EVENT_STACK_COPY:
+	case OP_EVENT_EXEC:
+	case OP_EVENT_EXIT:
+		memcpy(&t, (const uint8_t *)data + offsetof(struct op_trace, ktime_ns), sizeof(t));
+		return t;
+	case OP_EVENT_OFFCPU_END:
+		memcpy(&t, (const uint8_t *)data + offsetof(struct op_offcpu_end, end_ns),
+		       sizeof(t));
+		return t;
+	default:
+		return 0;
+	}
+}
+
+/* Queues the pending mapping records of time up to t (all with UINT64_MAX). */
+static void flush_mmaps(struct sampler *s, uint64_t t)
+{
+	size_t i = 0;
+
+	while (i < s->mm_n && s->mm_pending[i].ktime_ns <= t)
+		queue_record(s, &s->mm_pending[i++], sizeof(s->mm_pending[0]));
+	memmove(s->mm_pending, s->mm_pending + i, (s->mm_n - i) * sizeof(s->mm_pending[0]));
+	s->mm_n -= i;
+}
+
+/* What the trie holds for addr of pid: 1 a range, 0 only pid's marker, -1 nothing
+ * (a process not published). */
+static int range_at(const struct sampler *s, uint32_t pid, uint64_t addr)
+{
+	struct op_mapping_key key = {.prefixlen = 32 + 64, .pid = pid, .addr_be = htobe64(addr)};
+	struct op_mapping_value v;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.exe_mappings), &key, &v))
+		return -1;
+	return v.table_id ? 1 : 0;
+}
+
+/*
+ * mmap_events__read's callback (under rb_lock): a mapping of file code at an
+ * address the trie holds a range for (its first or last byte) is kept to be
+ * queued by time; the others are not the main thread's business (a new
+ * range is found by the samples: OP_EVENT_UNKNOWN), which keeps it and the
+ * queue out of a host's start-up.
+ */
+static void on_mmap(void *ctx, const struct op_mmap_event *e)
+{
+	struct sampler *s = ctx;
+	int first;
+	size_t i;
+
+	if (!e->len)
+		return;
+	/* (A process the trie knows nothing of costs one lookup.) */
+	first = range_at(s, e->hdr.pid, e->addr);
+	if (first < 0 || (!first && range_at(s, e->hdr.pid, e->addr + e->len - 1) <= 0))
+		return;
+	s->mm_queued++;
+	if (s->mm_n == MMAP_PENDING_MAX)
+		flush_mmaps(s, s->mm_pending[0].ktime_ns); /* the oldest goes now: bounded */
+	/* Each CPU's records come in order, not the CPUs': kept sorted by time. */
+	for (i = s->mm_n; i > 0 && s->mm_pending[i - 1].ktime_ns > e->ktime_ns; i--)
+		s->mm_pending[i] = s->mm_pending[i - 1];
+	s->mm_pending[i] = *e;
+	s->mm_n++;
+}
+
+/* Reads the mapping records (under rb_lock). */
+static void read_mmaps(struct sampler *s)
+{
+	if (!s->mm)
+		return;
+	s->mm_read_ns = clock__now_ns();
+	mmap_events__read(s->mm, on_mmap, s);
+}
+
+/*
+ * The ring's callback (under rb_lock): queues the record, after the mapping
+ * records older than it. A record written after the mapping rings were read
+ * has them read again first: a mapping made between the two would else be
+ * queued after samples taken later than it.
+ */
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+	uint64_t t = s->mm ? record_time(data, size) : 0;
+
+	if (t) {
+		if (t > s->mm_read_ns)
+			read_mmaps(s);
+		if (s->mm_n)
+			flush_mmaps(s, t);
+	}
+	return queue_record(s, data, size);
+}
+
 /*
  * Attaches the program to the event without starting it: 0 or -errno. libbpf's
  * bpf_program__attach_perf_event (1.1, Debian 12) enables the event after attaching,
@@ -328,6 +462,37 @@ static int attach_stopped(int prog_fd, int perf_fd, int *link_fd)
 	return 0;
 }
 
+/*
+ * cpu's mapping records (mmap_events.h), read by the drainer. Without them a
+ * library mapped over another's range keeps the old one's table and names:
+ * said once, not fatal.
+ */
+static void open_mmap_events(struct sampler *s, int cpu)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+	int fd;
+
+	if (!s->mm)
+		return;
+	if (s->locks_ready)
+		pthread_mutex_lock(&s->rb_lock);
+	fd = mmap_events__open_cpu(s->mm, cpu);
+	if (s->locks_ready)
+		pthread_mutex_unlock(&s->rb_lock);
+	if (fd < 0) {
+		if (!s->mm_warned)
+			pr_warn("cpu %d: cannot follow code mappings (%s): a library mapped over "
+				"another's range keeps its names until its maps are read again",
+				cpu, strerror(-fd));
+		s->mm_warned = true;
+		return;
+	}
+	ev.data.fd = fd;
+	if (s->drain_epfd >= 0 && epoll_ctl(s->drain_epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		/* Read at the drainer's own pace then. */
+	}
+}
+
 /* Opens cpu's event and attaches the program: 0, or -errno (nothing left open). */
 static int open_cpu(struct sampler *s, int cpu)
 {
@@ -343,6 +508,7 @@ static int open_cpu(struct sampler *s, int cpu)
 	s->perf_fds[cpu] = fd;
 	s->enabled_ns[cpu] = 0;
 	s->n_cpus++;
+	open_mmap_events(s, cpu);
 	/* A CPU that comes back while sampling runs starts counting at once. */
 	if (s->enabled) {
 		ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
@@ -408,6 +574,14 @@ int sampler__pid_filter_fd(const struct sampler *s)
 static void close_cpu(struct sampler *s, int cpu)
 {
 	close_first_samples(s, cpu);
+	if (s->mm) {
+		/* (Closing the fd also takes it out of the drainer's epoll set.) */
+		if (s->locks_ready)
+			pthread_mutex_lock(&s->rb_lock);
+		mmap_events__close_cpu(s->mm, cpu);
+		if (s->locks_ready)
+			pthread_mutex_unlock(&s->rb_lock);
+	}
 	if (s->perf_fds[cpu] < 0)
 		return;
 	if (s->link_fds[cpu] >= 0)
@@ -688,6 +862,8 @@ int sampler__open(const struct sampler_opts *opts, sampler_event_fn fn, void *ct
 	}
 	for (int i = 0; i < s->max_cpus; i++)
 		s->perf_fds[i] = s->link_fds[i] = s->first_fds[i] = s->first_link_fds[i] = -1;
+	/* NULL (out of memory): mappings are not followed, as where the kernel refuses. */
+	s->mm = mmap_events__new(s->max_cpus);
 	if (opts->n_cpus) {
 		bool any = false;
 
@@ -872,6 +1048,12 @@ static int drain_wait_init(struct sampler *s)
 	ev.data.fd = ring_epfd;
 	if (ring_epfd >= 0 && epoll_ctl(s->drain_epfd, EPOLL_CTL_ADD, ring_epfd, &ev) < 0)
 		goto fail;
+	/* The mapping records of the CPUs opened so far (later ones: open_mmap_events). */
+	for (int cpu = 0; cpu < s->max_cpus; cpu++) {
+		ev.data.fd = mmap_events__fd(s->mm, cpu);
+		if (ev.data.fd >= 0 && epoll_ctl(s->drain_epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
+			goto fail;
+	}
 	return 0;
 fail:
 	err = -errno;
@@ -978,6 +1160,7 @@ void sampler__free(struct sampler *s)
 	}
 	for (int i = 0; s->perf_fds && s->first_fds && i < s->max_cpus; i++)
 		close_cpu(s, i);
+	mmap_events__free(s->mm);
 	sampler_bpf__destroy(s->skel);
 	free(s->link_fds);
 	free(s->perf_fds);
@@ -996,9 +1179,25 @@ static int consume_ring(struct sampler *s)
 	pthread_mutex_lock(&s->rb_lock);
 	/* Before the reads: the fill the reader finds when it comes is the ring's need. */
 	note_ring_fill(s);
+	read_mmaps(s);
 	n = bpf_ring__consume(s->rb);
+	/* What is left is older than anything the ring holds next (its records came
+	 * after the read, or were read again at a later record). A read the queue's
+	 * room cut short leaves records in the ring: they wait for its next read. */
+	if (n != -ENOSPC)
+		flush_mmaps(s, UINT64_MAX);
 	pthread_mutex_lock(&s->q_lock);
 	s->hotplug.ring_window_moves = bpf_ring__window_moves(s->rb);
+	if (s->mm) {
+		struct mmap_events_stats ms;
+
+		mmap_events__stats(s->mm, &ms);
+		s->hotplug.mmap_records = ms.records;
+		s->hotplug.mmap_lost = ms.lost;
+		s->hotplug.mmap_queued = s->mm_queued;
+		s->hotplug.mmap_throttled = __atomic_load_n(&s->mm_throttled, __ATOMIC_RELAXED);
+		s->hotplug.mmap_wakeups = __atomic_load_n(&s->mm_wakeups, __ATOMIC_RELAXED);
+	}
 	pthread_mutex_unlock(&s->q_lock);
 	pthread_mutex_unlock(&s->rb_lock);
 	return n;
@@ -1035,16 +1234,32 @@ static int drain_wait_ms(struct sampler *s)
 static void *drainer_main(void *arg)
 {
 	struct sampler *s = arg;
-	struct epoll_event ev[2];
-	int wait_ms = DRAIN_POLL_MS;
+	struct epoll_event ev[4];
+	int wait_ms = DRAIN_POLL_MS, n;
 
 	for (;;) {
-		bool waited = false;
+		bool waited = false, by_mmap = false;
 
 		/* The ring's wakeup, the stop or the timeout, then the records. */
-		if (epoll_wait(s->drain_epfd, ev, 2, wait_ms) < 0 && errno != EINTR)
+		n = epoll_wait(s->drain_epfd, ev, 4, wait_ms);
+		if (n < 0 && errno != EINTR)
 			usleep((useconds_t)(wait_ms < DRAIN_IDLE_MS ? wait_ms : DRAIN_IDLE_MS) *
 			       1000);
+		for (int i = 0; i < n; i++)
+			by_mmap |= ev[i].data.fd != s->stop_fd &&
+				   ev[i].data.fd != bpf_ring__epoll_fd(s->rb);
+		if (by_mmap) {
+			/* Woken by a mapping's record: at most once per DRAIN_MMAP_GAP_NS. */
+			uint64_t now = clock__now_ns(), since = now - s->mm_last_wake_ns;
+
+			__atomic_fetch_add(&s->mm_wakeups, 1, __ATOMIC_RELAXED);
+			if (since < DRAIN_MMAP_GAP_NS) {
+				__atomic_fetch_add(&s->mm_throttled, 1, __ATOMIC_RELAXED);
+				usleep((useconds_t)((DRAIN_MMAP_GAP_NS - since) / 1000));
+				now = clock__now_ns();
+			}
+			s->mm_last_wake_ns = now;
+		}
 		pthread_mutex_lock(&s->q_lock);
 		while (!s->stopping && s->q_bytes + ring_pending(s) > s->q_room) {
 			struct timespec until;

@@ -158,6 +158,15 @@ struct sampler_hotplug_stats {
 	uint64_t queue_full_waits;
 	/* Hand-overs cut at SAMPLER_HANDOVER_BUDGET_MS, the rest left queued. */
 	uint64_t queue_handovers_cut;
+	/* Executable file mappings made on the host (sampler/mmap_events.h): read,
+	 * queued for the main thread (over a range the trie holds for that
+	 * process: a library mapped over another's), lost in a full ring, the
+	 * drainer's wake-ups by them, and those put off (at most one per 20 ms). */
+	uint64_t mmap_records;
+	uint64_t mmap_queued;
+	uint64_t mmap_lost;
+	uint64_t mmap_throttled;
+	uint64_t mmap_wakeups;
 };
 void sampler__hotplug_stats(struct sampler *s, struct sampler_hotplug_stats *out);
 /* Looks at the online CPUs now (sampler__poll() does it once a second). */

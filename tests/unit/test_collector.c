@@ -145,6 +145,84 @@ static void test_unknown_address_rereads_at_once(void **state)
 }
 
 /*
+ * Code mapped over a known range (OP_EVENT_MMAP, the sampler's mapping
+ * records): the file the maps hold there reads nothing; another file reads
+ * the maps at once, then at most every COLLECTOR_REMAP_MIN_NS (the read put
+ * off is done at the process's first sample past it); untracked processes are
+ * left alone; a malformed record is counted.
+ */
+static void test_code_mapped_over_known_range(void **state)
+{
+	struct op_mmap_event e = {.hdr = {.type = OP_EVENT_MMAP, .pid = (uint32_t)getpid()}};
+	const struct process_mapping *m;
+	const struct cached_file *f;
+	struct collector c;
+	struct process *p;
+	struct op_trace *t;
+	uint64_t reads;
+	size_t size;
+
+	(void)state;
+	assert_int_equal(collector__init(&c), 0);
+	c.sampling_from_ns = 0;
+	p = process_table__get(&c.procs, (uint32_t)getpid());
+	assert_non_null(p);
+	m = process_table__find_mapping(p, (uint64_t)(uintptr_t)&test_code_mapped_over_known_range);
+	assert_non_null(m);
+	f = file_cache__at(&c.files, m->file_slot);
+	assert_non_null(f);
+	assert_true(f->inode != 0);
+	reads = c.procs.stats.maps_reads;
+
+	/* This very mapping, as the maps hold it: nothing to read. */
+	e.addr = m->start;
+	e.len = m->end - m->start;
+	e.pgoff = m->offset;
+	e.inode = f->inode;
+	e.dev_major = f->dev_major;
+	e.dev_minor = f->dev_minor;
+	assert_int_equal(collector__handle(&c, &e, sizeof(e)), 0);
+	assert_int_equal(c.procs.stats.maps_reads, reads);
+	assert_int_equal(c.stats.remaps_same, 1);
+
+	/* Another file there (another inode; then another offset): read at once. */
+	e.inode = f->inode + 1;
+	assert_int_equal(collector__handle(&c, &e, sizeof(e)), 0);
+	assert_int_equal(c.procs.stats.maps_reads, reads + 1);
+	assert_int_equal(c.stats.remaps, 1);
+	/* Within COLLECTOR_REMAP_MIN_NS: put off, not read. */
+	e.inode = f->inode;
+	e.pgoff += 4096;
+	assert_int_equal(collector__handle(&c, &e, sizeof(e)), 0);
+	assert_int_equal(c.procs.stats.maps_reads, reads + 1);
+	assert_int_equal(c.stats.remaps_limited, 1);
+	assert_true(p->remap_due);
+	/* ... done at its first sample past the interval. */
+	t = new_trace(0, 1, &size);
+	t->ktime_ns = clock__now_ns();
+	assert_int_equal(collector__handle(&c, t, size), 0);
+	assert_int_equal(c.procs.stats.maps_reads, reads + 1);
+	p->remapped_ns -= COLLECTOR_REMAP_MIN_NS;
+	assert_int_equal(collector__handle(&c, t, size), 0);
+	assert_int_equal(c.procs.stats.maps_reads, reads + 2);
+	assert_int_equal(c.stats.remaps, 2);
+	assert_false(p->remap_due);
+	free(t);
+
+	/* A process not tracked: nothing. */
+	e.hdr.pid = 0x7ffffff0;
+	assert_int_equal(collector__handle(&c, &e, sizeof(e)), 0);
+	assert_int_equal(c.stats.mmaps, 3);
+	/* Malformed: a range that wraps, a short record. */
+	e.hdr.pid = (uint32_t)getpid();
+	e.len = ~0ull;
+	assert_int_equal(collector__handle(&c, &e, sizeof(e)), -EINVAL);
+	assert_int_equal(collector__handle(&c, &e, sizeof(e) - 8), -EINVAL);
+	assert_int_equal(c.stats.bad_records, 2);
+	collector__clear(&c);
+}
+
+/*
  * A process past its exit_mm (here a zombie: exited, not reaped) reads as no
  * mapping at all. Its samples still queued were taken while it ran, so a read
  * then (an unknown address, an exec event handled late) must not leave it
@@ -841,6 +919,7 @@ int main(void)
 	    cmocka_unit_test(test_samples_before_start_left_out),
 	    cmocka_unit_test(test_wide_round_trip),
 	    cmocka_unit_test(test_wide_trace_reads_as_unpacked),
+	    cmocka_unit_test(test_code_mapped_over_known_range),
 	};
 
 	return cmocka_run_group_tests_name("collector", tests, NULL, NULL);

@@ -34,6 +34,7 @@ enum op_event_type {
 	OP_EVENT_UNKNOWN = 4,	 /* the unwinder met an unknown pid or address: read its maps */
 	OP_EVENT_STACK_COPY = 5, /* a sample of a process not known yet: registers and stack */
 	OP_EVENT_OFFCPU_END = 6, /* a thread whose switch-out was recorded runs again */
+	OP_EVENT_MMAP = 7,	 /* user space only: a process mapped file code (perf's MMAP2) */
 };
 
 /* OP_FRAME_NATIVE, OP_FRAME_KERNEL, OP_FRAME_ERROR and one per runtime: omniprof/frame_kinds.h */
@@ -382,6 +383,26 @@ struct op_unknown_event {
 };
 
 /*
+ * OP_EVENT_MMAP: never written by BPF. The sampler makes it from perf's
+ * PERF_RECORD_MMAP2 (an executable file mapping, of any process) and queues
+ * it among the ring's records by time, so that user space sees a library
+ * mapped over another's range (dlclose, then dlopen at the same address)
+ * between the samples taken before and after it.
+ */
+struct op_mmap_event {
+	struct op_event_header hdr;
+	__u32 tid;
+	__u32 prot;
+	__u64 ktime_ns; /* CLOCK_MONOTONIC, as the samples' */
+	__u64 addr;
+	__u64 len;
+	__u64 pgoff; /* file offset of addr */
+	__u64 inode;
+	__u32 dev_major;
+	__u32 dev_minor;
+};
+
+/*
  * Off-CPU (--off-cpu, raw_tp/sched_switch): a sampled switch-out of a user
  * thread goes at once as a struct op_trace with OP_TRACE_F_OFF_CPU (ktime_ns:
  * the switch-out), and the thread's (tid -> that time) is kept in the
@@ -562,6 +583,7 @@ _Static_assert(sizeof(struct op_interp_proc) == 24 * OP_INTERP_MAX_RANGES, "op_i
 _Static_assert(sizeof(struct op_table_info) == 32, "op_table_info layout");
 _Static_assert(sizeof(struct op_delta_page) == 6 * OP_PAGE_DELTAS, "op_delta_page layout");
 _Static_assert(sizeof(struct op_unknown_event) == 16, "op_unknown_event layout");
+_Static_assert(sizeof(struct op_mmap_event) == 64, "op_mmap_event layout");
 _Static_assert(sizeof(struct op_event_header) == 8, "op_event_header layout");
 _Static_assert(sizeof(struct op_proc_event) == 40, "op_proc_event layout");
 _Static_assert(sizeof(struct op_exec_event) == 40 + OP_EXEC_PATH_LEN, "op_exec_event layout");
