@@ -257,18 +257,24 @@ static void test_cpu_hotplug(void **state)
 	free(dir);
 }
 
-/* record until SIGHUP: exits 0 and writes what it sampled. */
+/*
+ * record until SIGHUP: exits 0 and writes what it sampled. The signal goes once fp_chain has
+ * had 3 s of CPU while sampled (what a sleep of 3 s gave it on an idle host; a starved
+ * fp_chain on a loaded host had a fraction of the samples), within 180 s.
+ */
 static void test_record_sighup(void **state)
 {
 	char *dir = tu_mkdtemp(), log[1100], out_dir[1100], path[1200], pid_s[16], *folded;
 	struct chain_count cc;
+	double used = -1;
+	bool enough;
 	pid_t rec, wl;
 	int status;
 
 	(void)state;
 	snprintf(log, sizeof(log), "%s/record.log", dir);
 	snprintf(out_dir, sizeof(out_dir), "%s/out", dir);
-	wl = start_workload(exe_path, 60);
+	wl = start_workload(exe_path, 300);
 	assert_true(wl > 0);
 	snprintf(pid_s, sizeof(pid_s), "%d", wl);
 	{
@@ -277,12 +283,21 @@ static void test_record_sighup(void **state)
 		rec = tu_omniprof_start(log, "record", args);
 	}
 	assert_true(rec > 0);
-	wait_sampling(log);
-	sleep(3);
+	if (!tu_wait_log(log, "sampling", 30000)) {
+		tu_reap(rec);
+		tu_reap(wl); /* it would spin for its 300 s */
+		fail_msg("omniprof did not start sampling within 30 s");
+	}
+	enough = tu_wait_cpu(wl, 3.0, 180000, &used);
 	kill(rec, SIGHUP);
 	status = tu_wait_bounded(rec, 60000, 20, NULL);
 	tu_reap(wl);
 	tu_print_log("log", log);
+	printf("    fp_chain used %.2f s of CPU while sampled\n", used);
+	if (!enough)
+		fail_msg("fp_chain had %.2f s of CPU in 180 s, 3 s needed: the host is too loaded "
+			 "for this test",
+			 used);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	snprintf(path, sizeof(path), "%s/stacks.folded", out_dir);

@@ -98,6 +98,47 @@ int tu_wait_bounded(pid_t pid, uint64_t limit_ms, unsigned poll_ms, struct rusag
 	}
 }
 
+double tu_cpu_seconds(pid_t pid)
+{
+	char path[64], text[1024], *p;
+	unsigned long long ut, st;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, text, sizeof(text) - 1); /* one read: the kernel writes the line at once */
+	close(fd);
+	if (n <= 0)
+		return -1;
+	text[n] = '\0';
+	/* "pid (comm) state ppid ...": utime and stime are the 14th and 15th fields; comm may
+	 * hold spaces and parentheses, so the fields are counted from its last ')'. */
+	p = strrchr(text, ')');
+	if (!p ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+bool tu_wait_cpu(pid_t pid, double cpu_s, uint64_t limit_ms, double *used)
+{
+	double first = tu_cpu_seconds(pid), now = first;
+	uint64_t start = tu_now_ms();
+	bool done = false;
+
+	while (first >= 0 && now >= 0 && !(done = now - first >= cpu_s) &&
+	       tu_now_ms() - start <= limit_ms) {
+		usleep(50 * 1000);
+		now = tu_cpu_seconds(pid);
+	}
+	if (used)
+		*used = first >= 0 && now >= 0 ? now - first : -1;
+	return done;
+}
+
 bool tu_log_has(const char *log_path, const char *needle)
 {
 	char *log = tu_read_file(log_path, NULL);

@@ -40,6 +40,16 @@ pid_t tu_omniprof_start(const char *log_path, const char *sub, const char *const
  * (may be NULL) gets its resource usage either way.
  */
 int tu_wait_bounded(pid_t pid, uint64_t limit_ms, unsigned poll_ms, struct rusage *ru);
+/* CPU seconds (user + system, all threads) pid has used so far, from /proc/PID/stat; -1 when
+ * it cannot be read. */
+double tu_cpu_seconds(pid_t pid);
+/*
+ * Polls pid's CPU time every 50 ms until it has used cpu_s seconds more than at the call: true,
+ * or false after limit_ms. *used (may be NULL) gets the CPU seconds it used meanwhile. A test
+ * that needs a number of samples of a workload waits on this rather than a fixed duration: on a
+ * loaded host a busy workload gets a fraction of a CPU, and so a fraction of the samples.
+ */
+bool tu_wait_cpu(pid_t pid, double cpu_s, uint64_t limit_ms, double *used);
 /* Whether the file at log_path holds needle now (false when unreadable). */
 bool tu_log_has(const char *log_path, const char *needle);
 /* Polls log_path every 100 ms until it holds needle: true, or false after timeout_ms. */
