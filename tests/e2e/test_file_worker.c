@@ -74,26 +74,6 @@ static char *read_proc(const char *path)
 	return buf;
 }
 
-/* CPU seconds (user + system) pid used so far, from /proc/PID/stat; -1 if unreadable. */
-static double cpu_seconds(pid_t pid)
-{
-	char path[64], *text, *p;
-	unsigned long long ut, st;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	text = read_proc(path);
-	if (!text)
-		return -1;
-	p = strrchr(text, ')');
-	if (!p ||
-	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2) {
-		free(text);
-		return -1;
-	}
-	free(text);
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
 /* The state letter of pid ('Z': its main thread exited), or 0 when it is gone. */
 static char proc_state(pid_t pid)
 {
@@ -282,8 +262,8 @@ static void test_hung_fuse_file(void **state)
 	busy = tu_spawn_ready(busy_argv);
 	assert_true(busy > 0);
 
-	busy_cpu0 = cpu_seconds(busy);
-	hung_cpu0 = cpu_seconds(hung);
+	busy_cpu0 = tu_cpu_seconds(busy);
+	hung_cpu0 = tu_cpu_seconds(hung);
 	t0 = now_s();
 	rec = start_record(log, out_dir, RECORD_SECONDS, busy, hung);
 	/*
@@ -305,8 +285,8 @@ static void test_hung_fuse_file(void **state)
 		usleep(50000);
 	}
 	t_done = now_s() - t0;
-	busy_cpu1 = cpu_seconds(busy);
-	hung_cpu1 = cpu_seconds(hung);
+	busy_cpu1 = tu_cpu_seconds(busy);
+	hung_cpu1 = tu_cpu_seconds(hung);
 	/* Let the stuck requests go: kill the server, unmount. */
 	kill(srv, SIGKILL);
 	waitpid(srv, NULL, 0);
@@ -402,7 +382,7 @@ static void test_long_table_build(void **state)
 	assert_true(busy > 0);
 	big = tu_spawn_ready(big_argv);
 	assert_true(big > 0);
-	cpu0 = cpu_seconds(busy);
+	cpu0 = tu_cpu_seconds(busy);
 	t0 = now_s();
 	rec = start_record(log, out_dir, BUILD_SECONDS, busy, big);
 	assert_true(wait_for(log_says_sampling, log, 60));
@@ -414,7 +394,7 @@ static void test_long_table_build(void **state)
 	while (now_s() - t0 < RECORD_BOUND_S + BUILD_SECONDS && waitpid(rec, &status, WNOHANG) == 0)
 		usleep(50000);
 	t_done = now_s() - t0;
-	cpu1 = cpu_seconds(busy);
+	cpu1 = tu_cpu_seconds(busy);
 	if (t_done >= RECORD_BOUND_S + BUILD_SECONDS) {
 		kill(rec, SIGKILL);
 		waitpid(rec, &status, 0);
