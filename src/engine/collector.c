@@ -442,7 +442,26 @@ static void remap_now(struct collector *c, struct process *p, uint64_t now)
 		release(c, false, p->pid);
 }
 
-/* A read put off by the rate limit is done at p's first sample past it. */
+/*
+ * Whether p's maps may be read again now for code mapped over them: at most
+ * every COLLECTOR_REMAP_MIN_NS for p, and COLLECTOR_REMAPS_PER_SEC over all
+ * processes (taken from that budget when allowed).
+ */
+static bool remap_allowed(struct collector *c, const struct process *p, uint64_t now)
+{
+	if (p->remapped_ns && now - p->remapped_ns < COLLECTOR_REMAP_MIN_NS)
+		return false;
+	if (now - c->remap_window_ns >= 1000000000ull) {
+		c->remap_window_ns = now;
+		c->remaps_in_window = 0;
+	}
+	if (c->remaps_in_window >= COLLECTOR_REMAPS_PER_SEC)
+		return false;
+	c->remaps_in_window++;
+	return true;
+}
+
+/* A read put off by the rate limits is done at p's first sample past them. */
 static void remap_if_due(struct collector *c, struct process *p)
 {
 	uint64_t now;
@@ -450,7 +469,7 @@ static void remap_if_due(struct collector *c, struct process *p)
 	if (!p->remap_due || c->releasing || p->exited || p->gone)
 		return;
 	now = clock__now_ns();
-	if (now - p->remapped_ns >= COLLECTOR_REMAP_MIN_NS)
+	if (remap_allowed(c, p, now))
 		remap_now(c, p, now);
 }
 
@@ -508,13 +527,14 @@ static int handle_mmap(struct collector *c, const struct op_mmap_event *e, size_
 		return 0;
 	}
 	now = clock__now_ns();
-	if (p->remapped_ns && now - p->remapped_ns < COLLECTOR_REMAP_MIN_NS) {
+	if (!remap_allowed(c, p, now)) {
 		c->stats.remaps_limited++;
 		p->remap_due = true;
 		if (!c->stats.remap_warned)
-			pr_info("pid %u maps code over its own code again within %llu ms: its maps "
-				"are read at most that often for it (counted)",
-				p->pid, COLLECTOR_REMAP_MIN_NS / 1000000);
+			pr_info("pid %u maps code over known code faster than its maps are read "
+				"for it (every %llu ms a process, %d a second in all): read later "
+				"(counted)",
+				p->pid, COLLECTOR_REMAP_MIN_NS / 1000000, COLLECTOR_REMAPS_PER_SEC);
 		c->stats.remap_warned = true;
 		return 0;
 	}

@@ -33,7 +33,7 @@ struct collector_stats {
 	/* Code mapped over a range the trie held (OP_EVENT_MMAP, sampler/mmap_events.h). */
 	uint64_t mmaps;		 /* such records handled */
 	uint64_t remaps;	 /* ... another file there: maps read again at once */
-	uint64_t remaps_limited; /* ... within COLLECTOR_REMAP_MIN_NS of the last: read later */
+	uint64_t remaps_limited; /* ... past COLLECTOR_REMAP_MIN_NS or _PER_SEC: read later */
 	uint64_t remaps_same;	 /* ... the file the maps already hold there: nothing to do */
 	bool remap_warned;	 /* the one log line of a process remapping in a loop */
 };
@@ -45,6 +45,9 @@ struct collector_stats {
  * next sample after it).
  */
 #define COLLECTOR_REMAP_MIN_NS (50ull * 1000 * 1000)
+/* ... and at most this many such reads a second over all processes: many
+ * processes doing it at once cost the agent no more (the rest put off as above). */
+#define COLLECTOR_REMAPS_PER_SEC 20
 
 /*
  * Records of a process whose files are not ready yet (opened and tables built
@@ -114,6 +117,10 @@ struct collector {
 	bool loaded_pending;  /* a waiting process's held copy may walk with its files now */
 	bool loaded_cut;      /* ... and the last pass over them was cut at the slice's end */
 	struct collector_held_stats held;
+	/* The host-wide remap budget (COLLECTOR_REMAPS_PER_SEC): reads in the second from
+	 * remap_window_ns. */
+	uint64_t remap_window_ns;
+	uint32_t remaps_in_window;
 	/* Each CPU trace ends (at its leaf) with a frame naming where its user
 	 * stack came from (enum trace_origin): tests only, off by default. */
 	bool mark_origin;

@@ -147,8 +147,9 @@ static void test_unknown_address_rereads_at_once(void **state)
 /*
  * Code mapped over a known range (OP_EVENT_MMAP, the sampler's mapping
  * records): the file the maps hold there reads nothing; another file reads
- * the maps at once, then at most every COLLECTOR_REMAP_MIN_NS (the read put
- * off is done at the process's first sample past it); untracked processes are
+ * the maps at once, then at most every COLLECTOR_REMAP_MIN_NS and
+ * COLLECTOR_REMAPS_PER_SEC host-wide (the read put off is done at the
+ * process's first sample past them); untracked processes are
  * left alone; a malformed record is counted.
  */
 static void test_code_mapped_over_known_range(void **state)
@@ -207,12 +208,31 @@ static void test_code_mapped_over_known_range(void **state)
 	assert_int_equal(c.procs.stats.maps_reads, reads + 2);
 	assert_int_equal(c.stats.remaps, 2);
 	assert_false(p->remap_due);
+
+	/* The host-wide budget spent (other processes' reads): put off too, past this
+	 * process's own interval, and done at its first sample in the next second. */
+	p->remapped_ns -= COLLECTOR_REMAP_MIN_NS;
+	c.remaps_in_window = COLLECTOR_REMAPS_PER_SEC;
+	e.pgoff -= 4096;
+	e.inode = f->inode + 1;
+	assert_int_equal(collector__handle(&c, &e, sizeof(e)), 0);
+	assert_int_equal(c.procs.stats.maps_reads, reads + 2);
+	assert_int_equal(c.stats.remaps_limited, 2);
+	assert_true(p->remap_due);
+	assert_int_equal(collector__handle(&c, t, size), 0);
+	assert_int_equal(c.procs.stats.maps_reads, reads + 2);
+	c.remap_window_ns -= 1000000000ull;
+	assert_int_equal(collector__handle(&c, t, size), 0);
+	assert_int_equal(c.procs.stats.maps_reads, reads + 3);
+	assert_int_equal(c.stats.remaps, 3);
+	assert_int_equal(c.remaps_in_window, 1);
+	assert_false(p->remap_due);
 	free(t);
 
 	/* A process not tracked: nothing. */
 	e.hdr.pid = 0x7ffffff0;
 	assert_int_equal(collector__handle(&c, &e, sizeof(e)), 0);
-	assert_int_equal(c.stats.mmaps, 3);
+	assert_int_equal(c.stats.mmaps, 4);
 	/* Malformed: a range that wraps, a short record. */
 	e.hdr.pid = (uint32_t)getpid();
 	e.len = ~0ull;
