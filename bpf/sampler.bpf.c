@@ -803,7 +803,8 @@ static __always_inline void pack_frame(struct walk_scratch *ws, __u32 index,
 /*
  * One more frame of a native walk the cheap way (op_unwind_step_fast): 1, it
  * was written and the walk goes on; 2, it was written and was the last; 0,
- * declined, nothing changed (the next round's full step takes the frame).
+ * declined, the walk unchanged (the next round's full step takes the frame;
+ * the memo may hold the frame's rule now, which that step then finds).
  */
 static __always_inline int walk_fast_frame(struct walk_scratch *ws, struct trace_buf *b, __u32 max)
 {
